@@ -1,0 +1,3 @@
+from streamlint.cli import main
+
+raise SystemExit(main())

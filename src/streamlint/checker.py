@@ -1,0 +1,99 @@
+"""Check one source text: parse once, analyse once, run every selected rule over the analysis.
+
+This module knows nothing about files, configuration or suppression comments: the
+engine feeds it text and turns its `SourceError` into an SL000 diagnostic.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Iterable, Sequence
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from streamlint.diagnostics import Diagnostic
+from streamlint.model.analysis import FileAnalysis, analyze_module
+from streamlint.rules import Rule
+
+# Deeply nested code can exhaust the recursion limit of the parser or the analysis;
+# that is reported as SL000 for the file, never as a traceback.
+_RECURSION_LIMIT = 6000
+
+
+class SourceError(Exception):
+    """The file could not be parsed or analysed. Row and column are 1-based."""
+
+    def __init__(self, message: str, row: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.row = row
+        self.column = column
+
+
+def parse(source: str) -> cst.Module:
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as err:
+        message = str(err.message) if hasattr(err, "message") else str(err)
+        raise SourceError(f"SyntaxError: {message}", err.raw_line, err.raw_column + 1) from None
+    except RecursionError:
+        raise SourceError("file too deeply nested to parse") from None
+    except Exception as err:  # libcst can raise plain exceptions on odd input
+        raise SourceError(f"cannot parse file: {err}") from None
+
+
+def analyze(source: str) -> FileAnalysis:
+    """Parse and analyse; exposed for tests and tools that inspect the stream model."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
+    try:
+        module = parse(source)
+        try:
+            return analyze_module(module)
+        except RecursionError:
+            raise SourceError("file too deeply nested for the stream analysis") from None
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def check_source(source: str, filename: str, rules: Sequence[type[Rule]]) -> list[Diagnostic]:
+    """Diagnostics of the given rules for one source text, sorted by position."""
+    analysis = analyze(source)
+    if not analysis.ops_seen:
+        return []
+    findings = [(rule, f) for rule in rules for f in rule().check(analysis)]
+    if not findings:
+        return []
+    positions = _positions(analysis.module)
+    out: dict[tuple[int, str, str], Diagnostic] = {}
+    for rule, finding in findings:
+        rng = positions.get(finding.node)
+        if rng is None:
+            continue
+        diag = Diagnostic(
+            filename=filename,
+            row=rng.start.line,
+            column=rng.start.column + 1,
+            code=rule.code,
+            message=finding.message,
+            end_row=rng.end.line,
+            end_column=rng.end.column + 1,
+            noqa_row=rng.start.line,
+            name=rule.name,
+        )
+        # One finding per line and problem.
+        out.setdefault((diag.row, diag.code, diag.message), diag)
+    return sorted(out.values())
+
+
+def _positions(module: cst.Module) -> "dict[cst.CSTNode, object]":
+    # Positions cost a full extra pass over the tree, so they are computed only for
+    # files that have findings. unsafe_skip_copy keeps the node identities the
+    # analysis recorded (and skips MetadataWrapper's deep copy).
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    return wrapper.resolve(PositionProvider)  # type: ignore[return-value]
+
+
+def iter_rule_codes(rules: Iterable[type[Rule]]) -> list[str]:
+    return [r.code for r in rules]

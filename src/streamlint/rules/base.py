@@ -1,0 +1,40 @@
+"""What a rule is: metadata, its documentation (the class docstring), and a query."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Iterable
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from streamlint.model.analysis import FileAnalysis
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A rule's answer: the node to point at and the message to show."""
+
+    node: cst.CSTNode
+    message: str
+
+
+class Rule:
+    """Base class. Subclasses set `code`, `name`, `summary` and document themselves.
+
+    The class docstring is the rule's user documentation, in ruff's form:
+    ``## What it does`` / ``## Why is this bad?`` / ``## Example`` / ``## Use instead``.
+    `streamlint rule CODE`, SARIF and docs/rules/ all render that one text.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+
+    def check(self, analysis: "FileAnalysis") -> Iterable[Finding]:
+        raise NotImplementedError
+
+    @classmethod
+    def docs(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
