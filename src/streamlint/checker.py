@@ -10,7 +10,6 @@ import sys
 from typing import Iterable, Sequence
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from streamlint.diagnostics import Diagnostic
 from streamlint.model.analysis import FileAnalysis, analyze_module
@@ -65,7 +64,7 @@ def check_source(source: str, filename: str, rules: Sequence[type[Rule]]) -> lis
     findings = [(rule, f) for rule in rules for f in rule().check(analysis)]
     if not findings:
         return []
-    positions = _positions(analysis.module)
+    positions = analysis.positions()
     out: dict[tuple[int, str, str], Diagnostic] = {}
     for rule, finding in findings:
         rng = positions.get(finding.node)
@@ -85,14 +84,6 @@ def check_source(source: str, filename: str, rules: Sequence[type[Rule]]) -> lis
         # One finding per line and problem.
         out.setdefault((diag.row, diag.code, diag.message), diag)
     return sorted(out.values())
-
-
-def _positions(module: cst.Module) -> "dict[cst.CSTNode, object]":
-    # Positions cost a full extra pass over the tree, so they are computed only for
-    # files that have findings. unsafe_skip_copy keeps the node identities the
-    # analysis recorded (and skips MetadataWrapper's deep copy).
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    return wrapper.resolve(PositionProvider)  # type: ignore[return-value]
 
 
 def iter_rule_codes(rules: Iterable[type[Rule]]) -> list[str]:

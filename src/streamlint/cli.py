@@ -1,0 +1,226 @@
+"""The `streamlint` command, following ruff's conventions.
+
+    streamlint [check] [PATH ...]     bare paths mean `check`; `-` reads stdin
+    streamlint rule CODE | --all      a rule's documentation, or the list of rules
+
+Exit codes: 0 no findings, 1 findings (SL000 included), 2 usage, configuration or
+internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence, TextIO
+
+from streamlint import __version__, engine, output
+from streamlint import rules as registry
+from streamlint.config import ConfigError, SettingsResolver, parse_selectors
+from streamlint.discovery import discover
+from streamlint.selection import RuleSelection
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+_SUBCOMMANDS = ("check", "rule")
+_TOP_LEVEL = ("-h", "--help", "-V", "--version")
+
+
+class UsageError(Exception):
+    """A bad argument value found after parsing (exit 2)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="streamlint",
+        description="Find CUDA stream misuse in CuPy, Numba-CUDA, PyTorch and cuda-python code.",
+    )
+    parser.add_argument("-V", "--version", action="version", version=f"streamlint {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser("check", help="check files and directories (the default)")
+    check.add_argument("paths", nargs="*", metavar="PATH", help="files or directories; - for stdin")
+    check.add_argument("--select", action="append", metavar="CODES",
+                       help="rules to enable: codes, prefixes (SL1) or ALL, comma-separated")
+    check.add_argument("--ignore", action="append", metavar="CODES", help="rules to disable")
+    check.add_argument("--extend-select", action="append", metavar="CODES",
+                       help="rules to enable on top of the selection")
+    check.add_argument("--format", "--output-format", dest="format", default="text",
+                       choices=output.FORMATS, help="output format (default: text)")
+    check.add_argument("--statistics", action="store_true", help="show counts per rule")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    check.add_argument("--no-cache", action="store_true", help="do not use a cache (none yet)")
+    check.add_argument("--force-exclude", action="store_true",
+                       help="apply exclusions to paths named on the command line too")
+    check.add_argument("--config", type=Path, metavar="PATH",
+                       help="use this TOML file instead of discovering pyproject.toml")
+    check.add_argument("--stdin-filename", metavar="PATH",
+                       help="name to use for stdin (for config and messages)")
+    check.add_argument("--show-source", action="store_true",
+                       help="show the source line under each finding (text format)")
+    check.add_argument("-q", "--quiet", action="store_true",
+                       help="print findings only, no summary or warnings")
+    check.add_argument("-V", "--version", action="version", version=f"streamlint {__version__}")
+
+    rule = sub.add_parser("rule", help="show a rule's documentation")
+    which = rule.add_mutually_exclusive_group(required=True)
+    which.add_argument("code", nargs="?", metavar="CODE", help="rule code, e.g. SL101")
+    which.add_argument("--all", action="store_true", help="list every rule")
+    rule.add_argument("--format", "--output-format", dest="format", default="text",
+                      choices=("text", "json"))
+    return parser  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code instead of exiting."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list or (args_list[0] not in _SUBCOMMANDS and args_list[0] not in _TOP_LEVEL):
+        args_list.insert(0, "check")
+    try:
+        args = build_parser().parse_args(args_list)
+    except SystemExit as exit_:  # argparse exits 2 on bad usage, 0 for --help
+        return exit_.code if isinstance(exit_.code, int) else EXIT_ERROR
+    try:
+        if args.command == "rule":
+            return run_rule(args, sys.stdout)
+        return run_check(args, sys.stdout, sys.stderr)
+    except (ConfigError, UsageError) as err:
+        _error(f"error: {err}")
+        return EXIT_ERROR
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+        return EXIT_CLEAN
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return EXIT_ERROR
+    except Exception as err:  # a bug in streamlint: say so clearly, never a bare traceback
+        where = traceback.extract_tb(err.__traceback__)[-1]
+        _error(
+            f"internal error: {type(err).__name__}: {err} "
+            f"(at {os.path.basename(where.filename)}:{where.lineno}); please report it"
+        )
+        if os.environ.get("STREAMLINT_TRACEBACK"):
+            traceback.print_exc()
+        return EXIT_ERROR
+
+
+def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    engine.load_checker()  # a broken install is an internal error, not SL000 on every file
+    layer = RuleSelection(
+        select=_selectors(args.select, "--select"),
+        extend_select=_selectors(args.extend_select, "--extend-select") or (),
+        ignore=_selectors(args.ignore, "--ignore") or (),
+    )
+    resolver = SettingsResolver(explicit_config=args.config, overrides=layer)
+    paths = list(args.paths)
+    if not paths:
+        paths = ["-"] if args.stdin_filename else ["."]
+
+    results: list[engine.FileResult] = []
+    stdin_text: str | None = None
+    file_paths = [p for p in paths if p != "-"]
+    if len(file_paths) != len(paths):
+        stdin_result, stdin_text = _lint_stdin(args, resolver)
+        if stdin_result is not None:
+            results.append(stdin_result)
+
+    found = discover(file_paths, resolver, force_exclude=args.force_exclude) if file_paths else None
+    if found is not None:
+        if not args.quiet:
+            for warning in found.warnings:
+                err.write(f"streamlint: warning: {warning}\n")
+            if not found.files and not results:
+                err.write("streamlint: warning: no Python files found under the given paths\n")
+        results.extend(engine.lint_files(found.files))
+
+    diagnostics = sorted(d for r in sorted(results, key=lambda r: r.path) for d in r.diagnostics)
+    stdin_name = args.stdin_filename or "-"
+    output.write(
+        args.format,
+        diagnostics,
+        out,
+        show_source=args.show_source,
+        statistics=args.statistics,
+        quiet=args.quiet,
+        source=_source_loader(stdin_name, stdin_text),
+    )
+    out.flush()
+    return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
+
+
+def run_rule(args: argparse.Namespace, out: TextIO) -> int:
+    if args.all:
+        rules = registry.all_rules()
+        if args.format == "json":
+            data = [{"code": r.code, "name": r.name, "summary": r.summary} for r in rules]
+            out.write(json.dumps(data, indent=2) + "\n")
+        else:
+            width = max((len(r.name) for r in rules), default=0)
+            for r in rules:
+                out.write(f"{r.code}  {r.name:<{width}}  {r.summary}\n")
+        return EXIT_CLEAN
+    rule = registry.rule_by_code(args.code)
+    if rule is None:
+        known = ", ".join(r.code for r in registry.all_rules()) or "none"
+        raise UsageError(f"unknown rule code {args.code!r} (known: {known})")
+    if args.format == "json":
+        data = {"code": rule.code, "name": rule.name, "summary": rule.summary, "docs": rule.docs()}
+        out.write(json.dumps(data, indent=2) + "\n")
+    else:
+        out.write(f"# {rule.name} ({rule.code})\n\n{rule.summary}\n\n{rule.docs()}\n")
+    return EXIT_CLEAN
+
+
+def _lint_stdin(
+    args: argparse.Namespace, resolver: SettingsResolver
+) -> tuple[engine.FileResult | None, str | None]:
+    name = args.stdin_filename or "-"
+    anchor = name if args.stdin_filename else os.getcwd()
+    settings = resolver.for_path(anchor)
+    if args.force_exclude and args.stdin_filename:
+        probe = discover([name], resolver, force_exclude=True)
+        if not probe.files:
+            return None, None  # excluded by name, as ruff does with --force-exclude
+    stream = sys.stdin
+    data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode("utf-8")
+    result = engine.lint_bytes(data, name, settings)
+    text = engine.decode(data, name)
+    return result, text if isinstance(text, str) else None
+
+
+def _selectors(values: list[str] | None, flag: str) -> tuple[str, ...] | None:
+    if values is None:
+        return None
+    items = [item for value in values for item in value.split(",") if item.strip()]
+    return parse_selectors(items, f"invalid value for {flag}")
+
+
+def _source_loader(stdin_name: str, stdin_text: str | None):
+    @lru_cache(maxsize=64)
+    def load(filename: str) -> list[str] | None:
+        if stdin_text is not None and filename == stdin_name:
+            return stdin_text.splitlines()
+        try:
+            text = engine.decode(Path(filename).read_bytes(), filename)
+        except OSError:
+            return None
+        return text.splitlines() if isinstance(text, str) else None
+
+    return load
+
+
+def _error(message: str) -> None:
+    sys.stderr.write(f"streamlint: {message}\n")
+
+
+def _quiet_broken_pipe() -> None:
+    # The reader went away (e.g. `| head`); point stdout at devnull so the interpreter's
+    # final flush does not raise again.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

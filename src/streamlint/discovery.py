@@ -1,0 +1,211 @@
+"""Which files a run checks: *.py and *.pyi under the given paths.
+
+Directories are walked with ruff's default excludes (or the config's `exclude`), the
+config's `extend-exclude`, and the `.gitignore` files of the tree and of its ancestors
+up to the repository root. Files named explicitly are checked even when excluded,
+unless `force_exclude` (what pre-commit needs, since it passes every file by name).
+Symlinked directories are followed once each, so a symlink loop cannot hang the walk.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+import pathspec
+
+from streamlint.config import Settings, SettingsResolver
+
+PY_SUFFIXES = (".py", ".pyi")
+GITIGNORE = ".gitignore"
+
+# (directory the file sits in, its compiled patterns), outermost first.
+IgnoreChain = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
+
+
+@dataclass
+class Discovery:
+    files: list[tuple[Path, Settings]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def discover(
+    paths: Sequence[Path | str],
+    resolver: SettingsResolver | None = None,
+    *,
+    force_exclude: bool = False,
+) -> Discovery:
+    """Files to check, sorted by path, each with the settings that apply to it."""
+    resolver = resolver or SettingsResolver()
+    walker = _Walker(resolver)
+    for raw in paths:
+        shown = os.path.normpath(str(raw))
+        absolute = os.path.abspath(shown)
+        settings = resolver.for_path(absolute)
+        if os.path.isdir(absolute):
+            chain = walker.ancestor_chain(os.path.dirname(absolute))
+            if force_exclude and walker.excluded_with_parents(absolute, True, settings, chain):
+                continue
+            walker.walk(shown, absolute, chain)
+        else:
+            # Named files are checked whatever their suffix; a missing one gets SL000.
+            chain = walker.ancestor_chain(os.path.dirname(absolute))
+            if force_exclude and walker.excluded_with_parents(absolute, False, settings, chain):
+                continue
+            walker.add(shown, absolute, settings)
+    files = sorted(walker.files.values(), key=lambda item: str(item[0]))
+    return Discovery(files=files, warnings=walker.warnings)
+
+
+class _Walker:
+    def __init__(self, resolver: SettingsResolver) -> None:
+        self.resolver = resolver
+        self.files: dict[str, tuple[Path, Settings]] = {}
+        self.warnings: list[str] = []
+        self._seen_dirs: set[tuple[int, int]] = set()
+        self._chains: dict[str, IgnoreChain] = {}
+
+    def add(self, shown: str, absolute: str, settings: Settings) -> None:
+        self.files.setdefault(absolute, (Path(shown), settings))
+
+    def walk(self, shown_root: str, abs_root: str, chain: IgnoreChain) -> None:
+        # An explicit stack, not recursion: trees can be deeper than the recursion limit.
+        stack = [(shown_root, abs_root, chain)]
+        while stack:
+            shown, absolute, chain = stack.pop()
+            if not self._first_visit(absolute):
+                continue
+            settings = self.resolver.for_dir(Path(absolute))
+            try:
+                with os.scandir(absolute) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError as err:
+                self.warnings.append(f"cannot read directory {shown}: {err.strerror or err}")
+                continue
+            if settings.respect_gitignore and any(e.name == GITIGNORE for e in entries):
+                spec = self._load_gitignore(os.path.join(absolute, GITIGNORE))
+                if spec is not None:
+                    chain = (*chain, (absolute, spec))
+            subdirs = []
+            for entry in entries:
+                child_abs = os.path.join(absolute, entry.name)
+                child_shown = entry.name if shown == "." else os.path.join(shown, entry.name)
+                is_dir = _is_dir(entry)
+                if self.excluded(child_abs, is_dir, settings, chain):
+                    continue
+                if is_dir:
+                    subdirs.append((child_shown, child_abs, chain))
+                elif entry.name.endswith(PY_SUFFIXES):
+                    self.add(child_shown, child_abs, settings)
+            stack.extend(reversed(subdirs))
+
+    def excluded(self, absolute: str, is_dir: bool, settings: Settings, chain: IgnoreChain) -> bool:
+        root = str(settings.root) if settings.root else os.getcwd()
+        rel = _relative(absolute, root) or os.path.basename(absolute)
+        if _exclude_spec(settings.all_excludes).match_file(rel + "/" if is_dir else rel):
+            return True
+        if settings.respect_gitignore:
+            for base, spec in reversed(chain):  # the innermost .gitignore that matches decides
+                rel_git = _relative(absolute, base)
+                if rel_git is None:
+                    continue
+                verdict = spec.check_file(rel_git + "/" if is_dir else rel_git).include
+                if verdict is not None:
+                    return verdict
+        return False
+
+    def excluded_with_parents(
+        self, absolute: str, is_dir: bool, settings: Settings, chain: IgnoreChain
+    ) -> bool:
+        """`absolute` or one of its parents up to the project's top is excluded."""
+        if self.excluded(absolute, is_dir, settings, chain):
+            return True
+        top = self._top(absolute, settings)
+        parent = os.path.dirname(absolute)
+        while parent != top and parent != os.path.dirname(parent):
+            if self.excluded(parent, True, settings, chain):
+                return True
+            parent = os.path.dirname(parent)
+        return False
+
+    def _top(self, absolute: str, settings: Settings) -> str | None:
+        # The config's directory, else the repository root, else the working directory;
+        # None (check every ancestor, as ruff does) for a path outside all of them.
+        if settings.root and _relative(absolute, str(settings.root)) is not None:
+            return str(settings.root)
+        current = os.path.dirname(absolute)
+        while current != os.path.dirname(current):
+            if os.path.exists(os.path.join(current, ".git")):
+                return current
+            current = os.path.dirname(current)
+        cwd = os.getcwd()
+        return cwd if _relative(absolute, cwd) is not None else None
+
+    def ancestor_chain(self, directory: str) -> IgnoreChain:
+        """The .gitignore files from the repository root down to `directory` inclusive."""
+        if directory in self._chains:
+            return self._chains[directory]
+        dirs = []
+        current = directory
+        while True:
+            dirs.append(current)
+            if os.path.exists(os.path.join(current, ".git")):
+                break
+            parent = os.path.dirname(current)
+            if parent == current:
+                dirs = []  # not in a repository: only the checked tree's own files count
+                break
+            current = parent
+        chain: IgnoreChain = ()
+        for d in reversed(dirs):
+            path = os.path.join(d, GITIGNORE)
+            if os.path.isfile(path):
+                spec = self._load_gitignore(path)
+                if spec is not None:
+                    chain = (*chain, (d, spec))
+        self._chains[directory] = chain
+        return chain
+
+    def _load_gitignore(self, path: str) -> pathspec.GitIgnoreSpec | None:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                return pathspec.GitIgnoreSpec.from_lines(fh.read().splitlines())
+        except (OSError, ValueError) as err:
+            self.warnings.append(f"ignoring {path}: {err}")
+            return None
+
+    def _first_visit(self, directory: str) -> bool:
+        try:
+            st = os.stat(directory)
+        except OSError:
+            return True  # scandir will report it
+        key = (st.st_dev, st.st_ino)
+        if key in self._seen_dirs:
+            return False
+        self._seen_dirs.add(key)
+        return True
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()  # follows symlinks; loops are cut by _first_visit
+    except OSError:
+        return False
+
+
+def _relative(path: str, base: str) -> str | None:
+    """`path` relative to `base` in POSIX form, or None when it is not inside it."""
+    if path == base:
+        return "."
+    prefix = base.rstrip(os.sep) + os.sep
+    if not path.startswith(prefix):
+        return None
+    return path[len(prefix) :].replace(os.sep, "/")
+
+
+@lru_cache(maxsize=64)
+def _exclude_spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines(patterns)

@@ -1,0 +1,1 @@
+"""The stream model: one analysis per file that every rule queries."""

@@ -1,0 +1,63 @@
+"""Framework API facts as data: one table module per framework, one index here."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from streamlint.model.api import cuda_python, cupy, numba_cuda, numpy_api, torch_api
+from streamlint.model.api.facts import Fact
+
+FUNCTIONS: dict[str, Fact] = {
+    **cupy.FUNCTIONS,
+    **numba_cuda.FUNCTIONS,
+    **torch_api.FUNCTIONS,
+    **cuda_python.FUNCTIONS,
+}
+
+STREAM_METHODS: dict[str, dict[str, Fact]] = {
+    "cupy": cupy.STREAM_METHODS,
+    "numba": numba_cuda.STREAM_METHODS,
+    "torch": torch_api.STREAM_METHODS,
+}
+EVENT_METHODS: dict[str, dict[str, Fact]] = {
+    "cupy": cupy.EVENT_METHODS,
+    "numba": numba_cuda.EVENT_METHODS,
+    "torch": torch_api.EVENT_METHODS,
+}
+ARRAY_METHODS: dict[str, dict[str, Fact]] = {
+    "cupy": cupy.ARRAY_METHODS,
+    "numba": numba_cuda.ARRAY_METHODS,
+    "torch": torch_api.TENSOR_METHODS,
+}
+
+# Import spellings that name the same module.
+_ALIASES = {
+    "cuda.cudart": "cuda.bindings.runtime",
+    "cuda.cuda": "cuda.bindings.driver",
+    "cuda.bindings.cudart": "cuda.bindings.runtime",
+    "cupy.cuda.stream": "cupy.cuda",
+    "cupy.cuda.device": "cupy.cuda",
+    "torch.cuda.streams": "torch.cuda",
+    "numba.cuda.api": "numba.cuda",
+    "torch.utils.data.dataloader": "torch.utils.data",
+    "cupy._core": "cupy",
+}
+
+# Top-level packages whose names mark a file as GPU code worth analysing.
+FRAMEWORK_ROOTS = {"cupy": "cupy", "cupyx": "cupy", "numba": "numba", "torch": "torch", "cuda": "cuda-python"}
+
+
+def normalize(qualname: str) -> str:
+    """Canonical spelling of a qualified name (module aliases folded)."""
+    for alias, real in _ALIASES.items():
+        if qualname == alias or qualname.startswith(alias + "."):
+            return real + qualname[len(alias):]
+    return qualname
+
+
+def lookup(qualname: str) -> Optional[Fact]:
+    return FUNCTIONS.get(qualname)
+
+
+def framework_of(qualname: str) -> Optional[str]:
+    return FRAMEWORK_ROOTS.get(qualname.split(".", 1)[0])

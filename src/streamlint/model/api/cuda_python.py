@@ -1,0 +1,93 @@
+"""cuda-python (`cuda.bindings.runtime` / `cuda.bindings.driver`): explicit streams only.
+
+API-FACTS.md section 5. Every call returns a tuple whose first item is the error code.
+Stream arguments of 0/None mean the legacy default stream. `cudaStreamCreate` makes a
+blocking stream; only `cudaStreamNonBlocking` / `CU_STREAM_NON_BLOCKING` opt out.
+"""
+
+from __future__ import annotations
+
+from streamlint.model.api.facts import (
+    BLOCK_ALWAYS, STREAM_ARG, STREAM_LEGACY, Arg, Fact,
+)
+from streamlint.model.ops import OpKind as K
+
+RT = "cuda.bindings.runtime"
+DRV = "cuda.bindings.driver"
+F = "cuda-python"
+
+
+def _t(kind, **kw) -> Fact:
+    return Fact(kind, F, returns_tuple=True, **kw)
+
+
+RUNTIME: dict[str, Fact] = {
+    "cudaStreamCreate": _t(K.STREAM_CREATE, result="stream", creates_blocking="yes"),
+    "cudaStreamCreateWithFlags": _t(K.STREAM_CREATE, result="stream", creates_blocking="flags:0"),
+    "cudaStreamCreateWithPriority": _t(K.STREAM_CREATE, result="stream", creates_blocking="flags:0"),
+    "cudaStreamSynchronize": _t(K.STREAM_SYNC, blocking=BLOCK_ALWAYS, target=Arg(0)),
+    "cudaStreamWaitEvent": _t(K.STREAM_WAIT_EVENT, stream=STREAM_ARG, stream_arg=Arg(0), target=Arg(1)),
+    "cudaDeviceSynchronize": _t(K.DEVICE_SYNC, blocking=BLOCK_ALWAYS),
+    "cudaEventCreate": _t(K.EVENT_CREATE, result="event"),
+    "cudaEventCreateWithFlags": _t(K.EVENT_CREATE, result="event"),
+    "cudaEventRecord": _t(K.EVENT_RECORD, stream=STREAM_ARG, stream_arg=Arg(1), target=Arg(0)),
+    "cudaEventSynchronize": _t(K.EVENT_SYNC, blocking=BLOCK_ALWAYS, target=Arg(0)),
+    "cudaMemcpy": _t(K.COPY, stream=STREAM_LEGACY, blocking=BLOCK_ALWAYS, direction=Arg(3), sync_api=True),
+    "cudaMemcpyAsync": _t(K.COPY, stream=STREAM_ARG, stream_arg=Arg(4), direction=Arg(3), async_api=True),
+    "cudaMemcpy2D": _t(K.COPY, stream=STREAM_LEGACY, blocking=BLOCK_ALWAYS, direction=Arg(6), sync_api=True),
+    "cudaMemcpy2DAsync": _t(K.COPY, stream=STREAM_ARG, stream_arg=Arg(7), direction=Arg(6), async_api=True),
+    "cudaMemset": _t(K.MEMSET, stream=STREAM_LEGACY),
+    "cudaMemsetAsync": _t(K.MEMSET, stream=STREAM_ARG, stream_arg=Arg(3)),
+    "cudaMalloc": _t(K.RAW_ALLOC, stream=STREAM_LEGACY, result="device:raw"),
+    "cudaFree": _t(K.RAW_ALLOC, stream=STREAM_LEGACY),
+    "cudaMallocAsync": _t(K.ALLOC, stream=STREAM_ARG, stream_arg=Arg(1), result="device:raw"),
+    "cudaFreeAsync": _t(K.ALLOC, stream=STREAM_ARG, stream_arg=Arg(1)),
+    "cudaMallocHost": _t(K.PINNED_ALLOC, result="pinned:raw"),
+    "cudaHostAlloc": _t(K.PINNED_ALLOC, result="pinned:raw"),
+    "cudaHostRegister": _t(K.HOST_REGISTER, host=Arg(0)),
+    "cudaLaunchKernel": _t(K.KERNEL, stream=STREAM_ARG, stream_arg=Arg(5)),
+    "cudaGraphLaunch": _t(K.KERNEL, stream=STREAM_ARG, stream_arg=Arg(1)),
+}
+
+DRIVER: dict[str, Fact] = {
+    "cuStreamCreate": _t(K.STREAM_CREATE, result="stream", creates_blocking="flags:0"),
+    "cuStreamCreateWithPriority": _t(K.STREAM_CREATE, result="stream", creates_blocking="flags:0"),
+    "cuStreamSynchronize": _t(K.STREAM_SYNC, blocking=BLOCK_ALWAYS, target=Arg(0)),
+    "cuStreamWaitEvent": _t(K.STREAM_WAIT_EVENT, stream=STREAM_ARG, stream_arg=Arg(0), target=Arg(1)),
+    "cuCtxSynchronize": _t(K.DEVICE_SYNC, blocking=BLOCK_ALWAYS),
+    "cuEventCreate": _t(K.EVENT_CREATE, result="event"),
+    "cuEventRecord": _t(K.EVENT_RECORD, stream=STREAM_ARG, stream_arg=Arg(1), target=Arg(0)),
+    "cuEventSynchronize": _t(K.EVENT_SYNC, blocking=BLOCK_ALWAYS, target=Arg(0)),
+    "cuMemcpyHtoD": _t(K.COPY_H2D, stream=STREAM_LEGACY, blocking=BLOCK_ALWAYS, host=Arg(1), sync_api=True),
+    "cuMemcpyDtoH": _t(K.COPY_D2H, stream=STREAM_LEGACY, blocking=BLOCK_ALWAYS, host=Arg(0), sync_api=True),
+    "cuMemcpyDtoD": _t(K.COPY_D2D, stream=STREAM_LEGACY),
+    "cuMemcpyHtoDAsync": _t(K.COPY_H2D, stream=STREAM_ARG, stream_arg=Arg(3), host=Arg(1), async_api=True),
+    "cuMemcpyDtoHAsync": _t(K.COPY_D2H, stream=STREAM_ARG, stream_arg=Arg(3), host=Arg(0), async_api=True),
+    "cuMemcpyDtoDAsync": _t(K.COPY_D2D, stream=STREAM_ARG, stream_arg=Arg(3)),
+    "cuMemsetD8": _t(K.MEMSET, stream=STREAM_LEGACY),
+    "cuMemsetD16": _t(K.MEMSET, stream=STREAM_LEGACY),
+    "cuMemsetD32": _t(K.MEMSET, stream=STREAM_LEGACY),
+    "cuMemsetD8Async": _t(K.MEMSET, stream=STREAM_ARG, stream_arg=Arg(3)),
+    "cuMemsetD16Async": _t(K.MEMSET, stream=STREAM_ARG, stream_arg=Arg(3)),
+    "cuMemsetD32Async": _t(K.MEMSET, stream=STREAM_ARG, stream_arg=Arg(3)),
+    "cuMemAlloc": _t(K.RAW_ALLOC, stream=STREAM_LEGACY, result="device:raw"),
+    "cuMemFree": _t(K.RAW_ALLOC, stream=STREAM_LEGACY),
+    "cuMemAllocAsync": _t(K.ALLOC, stream=STREAM_ARG, stream_arg=Arg(1), result="device:raw"),
+    "cuMemAllocHost": _t(K.PINNED_ALLOC, result="pinned:raw"),
+    "cuMemHostAlloc": _t(K.PINNED_ALLOC, result="pinned:raw"),
+    "cuMemHostRegister": _t(K.HOST_REGISTER, host=Arg(0)),
+    "cuLaunchKernel": _t(K.KERNEL, stream=STREAM_ARG, stream_arg=Arg(8, "hStream")),
+    "cuGraphLaunch": _t(K.KERNEL, stream=STREAM_ARG, stream_arg=Arg(1)),
+}
+
+FUNCTIONS: dict[str, Fact] = {
+    **{f"{RT}.{name}": fact for name, fact in RUNTIME.items()},
+    **{f"{DRV}.{name}": fact for name, fact in DRIVER.items()},
+}
+
+# Named stream handles.
+LEGACY_HANDLES = frozenset({f"{RT}.cudaStreamLegacy", f"{DRV}.CU_STREAM_LEGACY"})
+PER_THREAD_HANDLES = frozenset({f"{RT}.cudaStreamPerThread", f"{DRV}.CU_STREAM_PER_THREAD"})
+# Stream creation flags, by the last component of their name.
+NON_BLOCKING_FLAGS = frozenset({"cudaStreamNonBlocking", "CU_STREAM_NON_BLOCKING"})
+BLOCKING_FLAGS = frozenset({"cudaStreamDefault", "CU_STREAM_DEFAULT"})

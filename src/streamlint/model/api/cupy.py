@@ -1,0 +1,107 @@
+"""CuPy: every op runs on the thread's current stream unless given `stream=`.
+
+API-FACTS.md section 2. `Stream()` is blocking unless `non_blocking=True`;
+`asnumpy`/`get` block by default (CuPy >= 13) and synchronize the whole stream.
+"""
+
+from __future__ import annotations
+
+from streamlint.model.api.facts import (
+    BLOCK_ALWAYS, BLOCK_FLAG, STREAM_ARG, STREAM_ARG_OR_CURRENT, STREAM_CURRENT,
+    STREAM_LEGACY, STREAM_SELF, Arg, Fact,
+)
+from streamlint.model.ops import OpKind as K
+
+F = "cupy"
+
+_D2H = Fact(
+    K.COPY_D2H, F, stream=STREAM_ARG_OR_CURRENT, blocking=BLOCK_FLAG,
+    flag=Arg(kw="blocking"), flag_default=True, flag_blocks_when=True,
+    result="pageable:numpy", out=Arg(kw="out"), async_api=True,
+)
+
+FUNCTIONS: dict[str, Fact] = {
+    "cupy.cuda.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="not:non_blocking"),
+    "cupy.cuda.stream.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="not:non_blocking"),
+    "cupy.cuda.ExternalStream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown"),
+    "cupy.cuda.Stream.from_external": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown"),
+    "cupy.cuda.get_current_stream": Fact(None, F, result="current_stream"),
+    "cupy.cuda.Event": Fact(K.EVENT_CREATE, F, result="event"),
+    "cupy.cuda.Device().synchronize": Fact(K.DEVICE_SYNC, F, blocking=BLOCK_ALWAYS),
+    "cupy.cuda.runtime.deviceSynchronize": Fact(K.DEVICE_SYNC, F, blocking=BLOCK_ALWAYS),
+    "cupy.cuda.runtime.streamSynchronize": Fact(K.STREAM_SYNC, F, blocking=BLOCK_ALWAYS, target=Arg(0)),
+    "cupy.asnumpy": Fact(
+        K.COPY_D2H, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(1, "stream"), blocking=BLOCK_FLAG,
+        flag=Arg(kw="blocking"), flag_default=True, flag_blocks_when=True,
+        result="pageable:numpy", out=Arg(3, "out"), async_api=True,
+    ),
+    # asarray/array stage a pageable source through CuPy's pinned pool: no SL301.
+    "cupy.asarray": Fact(K.COPY_H2D, F, stream=STREAM_CURRENT, result="device:cupy", host=Arg(0, "a")),
+    "cupy.array": Fact(K.COPY_H2D, F, stream=STREAM_CURRENT, result="device:cupy", host=Arg(0, "obj")),
+    "cupy.asanyarray": Fact(K.COPY_H2D, F, stream=STREAM_CURRENT, result="device:cupy", host=Arg(0, "a")),
+    "cupy.ascontiguousarray": Fact(K.COPY_H2D, F, stream=STREAM_CURRENT, result="device:cupy", host=Arg(0, "a")),
+    "cupy.empty": Fact(K.ALLOC, F, result="device:cupy"),
+    "cupy.empty_like": Fact(K.ALLOC, F, result="device:cupy"),
+    "cupyx.empty_pinned": Fact(K.PINNED_ALLOC, F, result="pinned:numpy"),
+    "cupyx.zeros_pinned": Fact(K.PINNED_ALLOC, F, result="pinned:numpy"),
+    "cupyx.empty_like_pinned": Fact(K.PINNED_ALLOC, F, result="pinned:numpy"),
+    "cupyx.zeros_like_pinned": Fact(K.PINNED_ALLOC, F, result="pinned:numpy"),
+    "cupy.cuda.alloc_pinned_memory": Fact(K.PINNED_ALLOC, F, result="pinned:raw"),
+    "cupy.cuda.runtime.memcpy": Fact(
+        K.COPY, F, stream=STREAM_LEGACY, blocking=BLOCK_ALWAYS, direction=Arg(3, "kind"), sync_api=True,
+    ),
+    "cupy.cuda.runtime.memcpyAsync": Fact(
+        K.COPY, F, stream=STREAM_ARG, stream_arg=Arg(4, "stream"), direction=Arg(3, "kind"), async_api=True,
+    ),
+    "cupy.cuda.runtime.memset": Fact(K.MEMSET, F, stream=STREAM_LEGACY),
+    "cupy.cuda.runtime.memsetAsync": Fact(K.MEMSET, F, stream=STREAM_ARG, stream_arg=Arg(3, "stream")),
+    "cupy.cuda.runtime.malloc": Fact(K.RAW_ALLOC, F, stream=STREAM_LEGACY, result="device:raw"),
+    "cupy.cuda.runtime.free": Fact(K.RAW_ALLOC, F, stream=STREAM_LEGACY),
+    "cupy.RawKernel": Fact(K.ALLOC, F, result="kernel:cupy"),
+    "cupy.ElementwiseKernel": Fact(K.ALLOC, F, result="kernel:cupy"),
+    "cupy.ReductionKernel": Fact(K.ALLOC, F, result="kernel:cupy"),
+    "cupy.RawModule().get_function": Fact(K.ALLOC, F, result="kernel:cupy"),
+}
+
+# Creation functions that fill memory with a kernel on the current stream.
+FILLING_CREATORS = frozenset({
+    "zeros", "ones", "full", "arange", "linspace", "logspace", "eye", "identity",
+    "zeros_like", "ones_like", "full_like", "tri", "meshgrid",
+})
+
+STREAM_METHODS: dict[str, Fact] = {
+    "synchronize": Fact(K.STREAM_SYNC, F, stream=STREAM_SELF, blocking=BLOCK_ALWAYS),
+    "use": Fact(K.SET_STREAM, F, stream=STREAM_SELF, result="self"),
+    "record": Fact(K.EVENT_RECORD, F, stream=STREAM_SELF, result="event"),
+    "wait_event": Fact(K.STREAM_WAIT_EVENT, F, stream=STREAM_SELF, target=Arg(0, "event")),
+}
+
+EVENT_METHODS: dict[str, Fact] = {
+    "record": Fact(K.EVENT_RECORD, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(0, "stream")),
+    "synchronize": Fact(K.EVENT_SYNC, F, blocking=BLOCK_ALWAYS),
+}
+
+ARRAY_METHODS: dict[str, Fact] = {
+    "get": Fact(
+        K.COPY_D2H, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(0, "stream"), blocking=BLOCK_FLAG,
+        flag=Arg(3, "blocking"), flag_default=True, flag_blocks_when=True,
+        result="pageable:numpy", out=Arg(2, "out"), async_api=True,
+    ),
+    "set": Fact(
+        K.COPY_H2D, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(1, "stream"),
+        host=Arg(0, "arr"), async_api=True,
+    ),
+    "item": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
+    "tolist": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
+    "tobytes": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
+    "tofile": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
+}
+
+# Array methods that launch a kernel on the current stream and return a device array.
+KERNEL_METHODS = frozenset({
+    "sum", "mean", "max", "min", "argmax", "argmin", "prod", "std", "var", "cumsum", "cumprod",
+    "astype", "copy", "fill", "dot", "clip", "round", "conj", "all", "any", "sort", "argsort",
+    "take", "put", "repeat", "flatten", "trace", "diagonal", "ptp", "partition",
+})
+# Array methods that only make a view (no device work).
+VIEW_METHODS = frozenset({"reshape", "view", "transpose", "swapaxes", "squeeze", "ravel"})

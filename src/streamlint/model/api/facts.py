@@ -1,0 +1,62 @@
+"""The shape of one API fact. The tables (one module per framework) are pure data.
+
+Each fact says, for a call or method: the kind of operation, which stream it runs on,
+whether it blocks the host, and what it returns. Sources: ../shared/API-FACTS.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from streamlint.model.ops import OpKind
+
+
+@dataclass(frozen=True)
+class Arg:
+    """Where an argument is found: by position, by keyword, or both."""
+
+    pos: Optional[int] = None
+    kw: Optional[str] = None
+
+
+# Which stream an operation is queued on.
+STREAM_NONE = "none"  # host-only or allocation-only
+STREAM_CURRENT = "current"  # the framework's current stream (CuPy, PyTorch)
+STREAM_LEGACY = "legacy"  # always the legacy default stream
+STREAM_ARG = "arg"  # the stream argument; absent/0/None means the legacy default stream
+STREAM_ARG_OR_CURRENT = "arg_or_current"
+STREAM_ARG_OR_BOUND = "arg_or_bound"  # Numba: argument, else the array's bound stream, else legacy
+STREAM_SELF = "self"  # a method of a stream object
+
+# Host blocking.
+BLOCK_ALWAYS = "always"
+BLOCK_NEVER = "never"
+BLOCK_UNLESS_STREAM = "unless_stream"  # Numba/cuda-python: synchronous API without a stream
+BLOCK_FLAG = "flag"  # decided by `flag` (CuPy blocking=, torch non_blocking=)
+
+
+@dataclass(frozen=True)
+class Fact:
+    kind: Optional[OpKind]  # None: the call only produces a value, it queues nothing
+    framework: str
+    stream: str = STREAM_NONE
+    stream_arg: Optional[Arg] = None
+    blocking: str = BLOCK_NEVER
+    # BLOCK_FLAG: the keyword and its default; `flag_blocks_when` is the value that blocks.
+    flag: Optional[Arg] = None
+    flag_default: bool = True
+    flag_blocks_when: bool = True
+    # What the call returns: see flow.RESULTS for the vocabulary.
+    result: str = "unknown"
+    host: Optional[Arg] = None  # host-side buffer of a copy
+    out: Optional[Arg] = None  # destination buffer of a D2H copy into an existing array
+    direction: Optional[Arg] = None  # cudaMemcpyKind argument
+    returns_tuple: bool = False  # cuda-python: (err, value)
+    # Stream creation: how blocking is decided: "yes", "no", "not:<kw>", "flags:<pos>"
+    creates_blocking: Optional[str] = None
+    # A synchronous API whose stream-ordered async form exists (SL202).
+    sync_api: bool = False
+    # An "async" API: overlaps only with pinned host memory (SL301).
+    async_api: bool = False
+    target: Optional[Arg] = None  # stream/event argument of syncs and waits

@@ -1,0 +1,62 @@
+"""Numba-CUDA: no current stream; every API takes `stream=0` (the legacy default stream).
+
+API-FACTS.md section 3. A device array remembers a bound stream that its transfer
+methods use when no stream is passed. A falsy stream selects the synchronous driver
+copy; any Stream object selects the async one.
+"""
+
+from __future__ import annotations
+
+from streamlint.model.api.facts import (
+    BLOCK_ALWAYS, BLOCK_UNLESS_STREAM, STREAM_ARG, STREAM_ARG_OR_BOUND, STREAM_SELF, Arg, Fact,
+)
+from streamlint.model.ops import OpKind as K
+
+F = "numba"
+
+FUNCTIONS: dict[str, Fact] = {
+    "numba.cuda.stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="yes"),
+    "numba.cuda.default_stream": Fact(None, F, result="legacy_stream"),
+    "numba.cuda.legacy_default_stream": Fact(None, F, result="legacy_stream"),
+    "numba.cuda.per_thread_default_stream": Fact(None, F, result="per_thread_stream"),
+    "numba.cuda.external_stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown"),
+    "numba.cuda.event": Fact(K.EVENT_CREATE, F, result="event"),
+    "numba.cuda.synchronize": Fact(K.DEVICE_SYNC, F, blocking=BLOCK_ALWAYS),
+    "numba.cuda.to_device": Fact(
+        K.COPY_H2D, F, stream=STREAM_ARG, stream_arg=Arg(1, "stream"), blocking=BLOCK_UNLESS_STREAM,
+        result="device:numba:bound", host=Arg(0, "obj"), sync_api=True, async_api=True,
+    ),
+    "numba.cuda.device_array": Fact(K.ALLOC, F, stream_arg=Arg(4, "stream"), result="device:numba:bound"),
+    "numba.cuda.device_array_like": Fact(K.ALLOC, F, stream_arg=Arg(1, "stream"), result="device:numba:bound"),
+    "numba.cuda.pinned_array": Fact(K.PINNED_ALLOC, F, result="pinned:numpy"),
+    "numba.cuda.pinned_array_like": Fact(K.PINNED_ALLOC, F, result="pinned:numpy"),
+    "numba.cuda.mapped_array": Fact(K.PINNED_ALLOC, F, result="mapped:numba"),
+    "numba.cuda.mapped_array_like": Fact(K.PINNED_ALLOC, F, result="mapped:numba"),
+    "numba.cuda.managed_array": Fact(K.ALLOC, F, result="mapped:numba"),
+    "numba.cuda.as_cuda_array": Fact(None, F, result="device:numba"),
+    "numba.cuda.from_cuda_array_interface": Fact(None, F, result="device:numba"),
+    "numba.cuda.jit": Fact(None, F, result="kernel:numba"),
+}
+
+STREAM_METHODS: dict[str, Fact] = {
+    "synchronize": Fact(K.STREAM_SYNC, F, stream=STREAM_SELF, blocking=BLOCK_ALWAYS),
+}
+
+EVENT_METHODS: dict[str, Fact] = {
+    # Event.record(stream=0) and Event.wait(stream=0) default to the legacy stream,
+    # not to any bound stream.
+    "record": Fact(K.EVENT_RECORD, F, stream=STREAM_ARG, stream_arg=Arg(0, "stream")),
+    "wait": Fact(K.STREAM_WAIT_EVENT, F, stream=STREAM_ARG, stream_arg=Arg(0, "stream")),
+    "synchronize": Fact(K.EVENT_SYNC, F, blocking=BLOCK_ALWAYS),
+}
+
+ARRAY_METHODS: dict[str, Fact] = {
+    "copy_to_host": Fact(
+        K.COPY_D2H, F, stream=STREAM_ARG_OR_BOUND, stream_arg=Arg(1, "stream"), blocking=BLOCK_UNLESS_STREAM,
+        result="pageable:numpy", out=Arg(0, "ary"), sync_api=True, async_api=True,
+    ),
+    "copy_to_device": Fact(
+        K.COPY_H2D, F, stream=STREAM_ARG_OR_BOUND, stream_arg=Arg(1, "stream"), blocking=BLOCK_UNLESS_STREAM,
+        host=Arg(0, "ary"), sync_api=True, async_api=True,
+    ),
+}

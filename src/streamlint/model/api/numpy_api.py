@@ -1,0 +1,14 @@
+"""NumPy: what makes a host array, and whether its memory is pageable or pinned."""
+
+from __future__ import annotations
+
+# numpy.<name>(...) returns a new pageable host array.
+PAGEABLE_CREATORS = frozenset({
+    "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "array", "eye", "identity",
+    "zeros_like", "ones_like", "empty_like", "full_like", "concatenate", "stack", "vstack", "hstack",
+    "copy", "fromfile", "load", "loadtxt", "tile", "meshgrid", "random.rand", "random.randn",
+    "random.random", "random.randint", "random.uniform", "random.normal", "random.standard_normal",
+    "random.random_sample", "ascontiguousarray",
+})
+# numpy.<name>(x, ...) views or wraps x's memory (a pinned buffer stays pinned).
+SAME_MEMORY = frozenset({"frombuffer", "asarray", "asanyarray", "reshape", "ravel", "ctypeslib.as_array"})

@@ -1,0 +1,100 @@
+"""PyTorch: every op, copy and allocation uses the current stream of the tensor's device.
+
+API-FACTS.md section 4. Pool streams are created non-blocking, so torch side streams
+never order against the legacy default stream. A copy's direction depends on its
+source and target: the flow decides it (see flow._torch_copy).
+"""
+
+from __future__ import annotations
+
+from streamlint.model.api.facts import (
+    BLOCK_ALWAYS, BLOCK_FLAG, STREAM_ARG_OR_CURRENT, STREAM_CURRENT, STREAM_SELF, Arg, Fact,
+)
+from streamlint.model.ops import OpKind as K
+
+F = "torch"
+
+FUNCTIONS: dict[str, Fact] = {
+    "torch.cuda.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="no"),
+    "torch.cuda.streams.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="no"),
+    "torch.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="no"),
+    "torch.cuda.ExternalStream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown"),
+    "torch.cuda.get_stream_from_external": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown"),
+    "torch.cuda.current_stream": Fact(None, F, result="current_stream"),
+    "torch.accelerator.current_stream": Fact(None, F, result="current_stream"),
+    "torch.cuda.default_stream": Fact(None, F, result="legacy_stream"),
+    "torch.cuda.stream": Fact(None, F, result="context", stream_arg=Arg(0, "stream")),
+    "torch.cuda.StreamContext": Fact(None, F, result="context", stream_arg=Arg(0, "stream")),
+    "torch.cuda.set_stream": Fact(K.SET_STREAM, F, stream_arg=Arg(0, "stream")),
+    "torch.accelerator.set_stream": Fact(K.SET_STREAM, F, stream_arg=Arg(0, "stream")),
+    "torch.cuda.Event": Fact(K.EVENT_CREATE, F, result="event"),
+    "torch.Event": Fact(K.EVENT_CREATE, F, result="event"),
+    "torch.cuda.synchronize": Fact(K.DEVICE_SYNC, F, blocking=BLOCK_ALWAYS),
+    "torch.accelerator.synchronize": Fact(K.DEVICE_SYNC, F, blocking=BLOCK_ALWAYS),
+    "torch.utils.data.DataLoader": Fact(None, F, result="loader"),
+    "torch.utils.data.dataloader.DataLoader": Fact(None, F, result="loader"),
+    "torch.device": Fact(None, F, result="device"),
+    "torch.from_numpy": Fact(None, F, result="like_arg0:torch"),
+    "torch.equal": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
+}
+
+# torch.<creator>(..., device=, pin_memory=): device from the keywords, CPU otherwise.
+CREATORS = frozenset({
+    "rand", "randn", "randint", "zeros", "ones", "empty", "full", "arange", "linspace",
+    "logspace", "eye", "tensor", "as_tensor", "empty_strided", "randperm", "normal",
+})
+LIKE_CREATORS = frozenset({"rand_like", "randn_like", "zeros_like", "ones_like", "empty_like", "full_like", "randint_like"})
+ALLOCATING_ONLY = frozenset({"empty", "empty_like", "empty_strided"})
+
+STREAM_METHODS: dict[str, Fact] = {
+    "synchronize": Fact(K.STREAM_SYNC, F, stream=STREAM_SELF, blocking=BLOCK_ALWAYS),
+    "wait_stream": Fact(K.WAIT_STREAM, F, stream=STREAM_SELF, target=Arg(0, "stream")),
+    "wait_event": Fact(K.STREAM_WAIT_EVENT, F, stream=STREAM_SELF, target=Arg(0, "event")),
+    "record_event": Fact(K.EVENT_RECORD, F, stream=STREAM_SELF, result="event"),
+}
+
+EVENT_METHODS: dict[str, Fact] = {
+    "record": Fact(K.EVENT_RECORD, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(0, "stream")),
+    "wait": Fact(K.STREAM_WAIT_EVENT, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(0, "stream")),
+    "synchronize": Fact(K.EVENT_SYNC, F, blocking=BLOCK_ALWAYS),
+}
+
+# Copies whose direction depends on source and target.
+_NB = dict(blocking=BLOCK_FLAG, flag_default=False, flag_blocks_when=False, stream=STREAM_CURRENT)
+TENSOR_COPIES: dict[str, Fact] = {
+    "to": Fact(K.COPY, F, flag=Arg(kw="non_blocking"), **_NB),
+    "cuda": Fact(K.COPY_H2D, F, flag=Arg(1, "non_blocking"), **_NB),
+    "cpu": Fact(K.COPY_D2H, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
+    "copy_": Fact(K.COPY, F, flag=Arg(1, "non_blocking"), **_NB),
+}
+
+TENSOR_METHODS: dict[str, Fact] = {
+    "item": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
+    "tolist": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
+    "numpy": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
+    "pin_memory": Fact(K.PIN, F, result="pinned:torch"),
+    "record_stream": Fact(K.RECORD_STREAM, F, target=Arg(0, "stream")),
+}
+
+# Tensor methods that return a tensor on the same device (and launch work there,
+# except views). Anything else (size, dim, shape, ...) returns a non-tensor.
+TENSOR_PRESERVING = frozenset({
+    "sum", "mean", "max", "min", "abs", "exp", "log", "float", "double", "half", "bfloat16", "int",
+    "long", "bool", "clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze",
+    "unsqueeze", "permute", "transpose", "t", "softmax", "log_softmax", "relu", "sigmoid", "tanh",
+    "argmax", "argmin", "norm", "pow", "sqrt", "add", "sub", "mul", "div", "matmul", "mm", "bmm",
+    "std", "var", "prod", "cumsum", "expand", "expand_as", "repeat", "gather", "scatter",
+    "index_select", "masked_fill", "clamp", "type_as", "neg", "sign", "round", "floor", "ceil",
+    "eq", "ne", "lt", "le", "gt", "ge", "any", "all", "add_", "sub_", "mul_", "div_", "zero_",
+    "fill_", "clamp_", "copy", "narrow", "chunk", "split", "topk", "sort", "cat", "square",
+})
+VIEW_METHODS = frozenset({
+    "view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "t", "expand",
+    "expand_as", "narrow", "detach", "contiguous",
+})
+# torch.* functions that do not return a tensor on the device of their inputs.
+NON_TENSOR_FUNCTIONS = frozenset({
+    "is_tensor", "numel", "is_floating_point", "is_complex", "manual_seed", "save", "load",
+    "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "device", "dtype",
+    "get_default_dtype", "set_default_dtype", "is_grad_enabled", "compile", "jit",
+})

@@ -1,0 +1,1183 @@
+"""The flow walk: one pass over a body in program order, producing its GpuOp record.
+
+It tracks what each name holds (values.py), the current stream of each framework,
+loops, branches and `self.` attributes, and turns calls into operations using the API
+tables (api/). Whatever the text does not show stays UNKNOWN.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Iterable, Optional, Sequence
+
+import libcst as cst
+
+from streamlint.model import api
+from streamlint.model.api import cupy as cupy_api
+from streamlint.model.api import cuda_python, numpy_api, torch_api
+from streamlint.model.api.facts import (
+    BLOCK_ALWAYS, BLOCK_FLAG, BLOCK_UNLESS_STREAM, STREAM_ARG, STREAM_ARG_OR_BOUND,
+    STREAM_ARG_OR_CURRENT, STREAM_CURRENT, STREAM_LEGACY, STREAM_SELF, Arg, Fact,
+)
+from streamlint.model.ops import (
+    COPIES, DEVICE_WORK, HOST_SYNCS, FunctionRecord, GpuOp, HelperRef, LoopInfo, OpKind,
+)
+from streamlint.model.values import (
+    UNKNOWN, Buffer, Const, Device, Event, Instance, Kernel, Launch, LocalFunction, Loader, Mem,
+    QualRef, Seq, Stream, StreamContext, StreamKind, TorchModule, Value, ambient_stream, join,
+    legacy_stream,
+)
+
+if TYPE_CHECKING:
+    from streamlint.model.analysis import FileAnalyzer
+
+# Frameworks that keep a per-thread current stream.
+CURRENT_FRAMEWORKS = ("cupy", "torch")
+LOCAL = "<local>."
+_BUILTIN_SYNCS = frozenset({"print", "float", "int", "bool", "str", "repr", "complex"})
+_POINTER_ATTRS = frozenset({"ctypes", "data", "ptr", "T", "mT", "real", "imag", "base"})
+
+
+class State:
+    __slots__ = ("vars", "current")
+
+    def __init__(self, vars: dict[str, Value], current: dict[str, Stream]) -> None:
+        self.vars = vars
+        self.current = current
+
+    def copy(self) -> "State":
+        return State(dict(self.vars), dict(self.current))
+
+    def merge(self, other: "State") -> None:
+        """Join another path's state into this one (branches meeting)."""
+        for key in set(self.vars) | set(other.vars):
+            self.vars[key] = join(self.vars.get(key, UNKNOWN), other.vars.get(key, UNKNOWN))
+        for fw in set(self.current) | set(other.current):
+            a, b = self.current.get(fw), other.current.get(fw)
+            self.current[fw] = a if a == b else ambient_stream(fw)
+
+
+class Walker:
+    """Walks one body; names it does not bind are looked up in the module's environment."""
+
+    def __init__(
+        self,
+        analyzer: "FileAnalyzer",
+        record: FunctionRecord,
+        params: Sequence[str] = (),
+        seed: Optional[dict[str, Value]] = None,
+    ) -> None:
+        self.an = analyzer
+        self.record = record
+        self.params = frozenset(params)
+        at_module = record.kind == "module"
+        start = legacy_stream if at_module else ambient_stream
+        self.state = State(dict(seed or {}), {fw: start(fw) for fw in CURRENT_FRAMEWORKS})
+        self.loop_stack: list[int] = []
+        self.comprehension_depth = 0
+        self.returns: Value = None  # type: ignore[assignment]
+
+    # ------------------------------------------------------------------ helpers
+    def code(self, node: cst.CSTNode) -> str:
+        return self.an.code(node)
+
+    def lookup(self, name: str) -> Value:
+        if name in self.state.vars:
+            return self.state.vars[name]
+        if self.record.kind != "module":
+            module_vars = self.an.module_vars()
+            if name in module_vars:
+                return module_vars[name]
+        return UNKNOWN
+
+    def is_bound(self, name: str) -> bool:
+        return name in self.state.vars or (self.record.kind != "module" and name in self.an.module_vars())
+
+    def emit(self, kind: OpKind, api_label: str, node: cst.CSTNode, framework: str, **kw) -> GpuOp:
+        loops = tuple(self.loop_stack)
+        op = GpuOp(
+            kind=kind, api=api_label, node=node, framework=framework, index=len(self.record.ops),
+            loops=loops, in_forward=self.record.is_forward,
+            in_comprehension=self.comprehension_depth > 0, **kw,
+        )
+        self.record.ops.append(op)
+        if kind in DEVICE_WORK and op.stream is not None and op.stream.explicit:
+            self.record.passes_stream = True
+        return op
+
+    def param_stream(self, expr: cst.BaseExpression, framework: str) -> Stream:
+        """A stream we cannot see the creation of (a parameter, an unknown attribute)."""
+        label = self.code(expr)
+        return Stream(framework, StreamKind.EXPLICIT, None, label, site=hash(("stream", self.record.name, label)))
+
+    # ------------------------------------------------------------------ statements
+    def walk(self, body: Iterable[cst.CSTNode]) -> None:
+        for stmt in body:
+            self.stmt(stmt)
+
+    def stmt(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                self.small(small)
+        elif isinstance(node, cst.If):
+            self.if_(node)
+        elif isinstance(node, (cst.For, cst.While)):
+            self.loop(node)
+        elif isinstance(node, cst.With):
+            self.with_(node)
+        elif isinstance(node, (cst.Try, cst.TryStar)):
+            self.try_(node)
+        elif isinstance(node, cst.FunctionDef):
+            self.an.define_function(node, self)
+        elif isinstance(node, cst.ClassDef):
+            self.an.define_class(node, self)
+        elif isinstance(node, cst.Match):
+            self.eval(node.subject)
+            base = self.state
+            merged: Optional[State] = None
+            for case in node.cases:
+                self.state = base.copy()
+                self.walk(case.body.body)
+                merged = self.state if merged is None else (merged.merge(self.state) or merged)
+            self.state = base
+            if merged is not None:
+                base.merge(merged)
+        elif isinstance(node, cst.IndentedBlock):
+            self.walk(node.body)
+
+    def small(self, node: cst.BaseSmallStatement) -> None:
+        if isinstance(node, cst.Expr):
+            self.eval(node.value)
+        elif isinstance(node, cst.Assign):
+            target = node.targets[-1].target
+            label = self.code(target) if isinstance(target, (cst.Name, cst.Attribute)) else ""
+            value = self.eval(node.value, label)
+            for target in node.targets:
+                self.bind(target.target, value)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                self.bind(node.target, self.eval(node.value, self.code(node.target)))
+        elif isinstance(node, cst.AugAssign):
+            left = self.eval(node.target)
+            right = self.eval(node.value)
+            self.bind(node.target, self.arith(left, right, node, inplace=True))
+        elif isinstance(node, cst.Return):
+            if node.value is not None:
+                value = self.eval(node.value)
+                self.returns = value if self.returns is None else join(self.returns, value)
+        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+            for name, value in self.an.import_bindings(node):
+                self.state.vars[name] = value
+        elif isinstance(node, cst.Assert):
+            self.truth(node.test)
+        elif isinstance(node, cst.Raise):
+            if node.exc is not None:
+                self.eval(node.exc)
+
+    def bind(self, target: cst.BaseExpression, value: Value) -> None:
+        if isinstance(target, cst.Name):
+            self.state.vars[target.value] = self.labelled(value, target.value)
+        elif isinstance(target, cst.Attribute):
+            key = self.code(target)
+            if key.startswith("self."):
+                self.state.vars[key] = self.labelled(value, key)
+            else:
+                self.eval(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = [e.value for e in target.elements]
+            for i, element in enumerate(elements):
+                if isinstance(element, cst.StarredElement):
+                    self.bind(element.value, UNKNOWN)
+                    continue
+                item = value.item(i) if isinstance(value, (Seq, _Batch)) else UNKNOWN
+                self.bind(element, item)
+        elif isinstance(target, cst.Subscript):
+            self.eval(target.value)
+            for el in target.slice:
+                if isinstance(el.slice, cst.Index):
+                    self.eval(el.slice.value)
+        elif isinstance(target, cst.StarredElement):
+            self.bind(target.value, UNKNOWN)
+
+    @staticmethod
+    def labelled(value: Value, label: str) -> Value:
+        if isinstance(value, (Stream, Event, Loader)) and not value.label:
+            return replace(value, label=label)
+        if isinstance(value, Buffer) and not value.label:
+            return replace(value, label=label)
+        if isinstance(value, Seq) and isinstance(value.element, (Stream, Event)) and not value.element.label:
+            return replace(value, element=replace(value.element, label=f"{label}[...]"))
+        return value
+
+    def if_(self, node: cst.If) -> None:
+        self.truth(node.test)
+        base = self.state
+        self.state = base.copy()
+        self.walk(node.body.body)
+        then_state = self.state
+        self.state = base.copy()
+        if isinstance(node.orelse, cst.If):
+            self.if_(node.orelse)
+        elif isinstance(node.orelse, cst.Else):
+            self.walk(node.orelse.body.body)
+        then_state.merge(self.state)
+        self.state = then_state
+
+    def loop(self, node: cst.For | cst.While) -> None:
+        loop_id = len(self.record.loops)
+        self.record.loops[loop_id] = LoopInfo(node, self.loop_stack[-1] if self.loop_stack else None)
+        before = self.state.copy()
+        if isinstance(node, cst.For):
+            element = self.element_of(self.eval(node.iter))
+        else:
+            element = UNKNOWN
+        self.loop_stack.append(loop_id)
+        if isinstance(node, cst.For):
+            self.bind(node.target, element)
+        else:
+            self.truth(node.test)
+        self.walk(node.body.body)
+        self.loop_stack.pop()
+        # The body may run zero times.
+        self.state.merge(before)
+        if node.orelse is not None:
+            self.walk(node.orelse.body.body)
+
+    def element_of(self, iterable: Value) -> Value:
+        if isinstance(iterable, Seq):
+            return iterable.element
+        if isinstance(iterable, Loader):
+            mem = Mem.PINNED if iterable.pin_memory else Mem.PAGEABLE
+            if iterable.pin_memory is None:
+                return UNKNOWN
+            return _Batch(Buffer("torch", mem, site=iterable.site, loader_site=iterable.site, label="batch"))
+        if isinstance(iterable, _Batch):
+            return iterable
+        return UNKNOWN
+
+    def with_(self, node: cst.With) -> None:
+        saved_current = dict(self.state.current)
+        finals: list[tuple[OpKind, Stream, cst.CSTNode]] = []
+        pinned_names: list[tuple[str, Value]] = []
+        for item in node.items:
+            value = self.eval(item.item)
+            if isinstance(value, StreamContext):
+                stream = value.stream
+                if isinstance(stream, Stream):
+                    self.make_current(value.framework, stream)
+            elif isinstance(value, Stream) and value.framework in CURRENT_FRAMEWORKS:
+                self.make_current(value.framework, value)
+            elif isinstance(value, _AutoSync):
+                finals.append((OpKind.STREAM_SYNC, value.stream, item.item))
+            elif isinstance(value, _Pinned):
+                for name in value.names:
+                    old = self.lookup(name)
+                    pinned_names.append((name, old))
+                    if isinstance(old, Buffer):
+                        self.state.vars[name] = replace(old, mem=Mem.PINNED)
+            if item.asname is not None:
+                self.bind(item.asname.name, value if not isinstance(value, StreamContext) else value.stream)
+        self.walk(node.body.body)
+        for kind, stream, at in finals:
+            self.emit(kind, "auto_synchronize", at, stream.framework, stream=stream, target=stream, host_blocking=True)
+        for name, old in pinned_names:
+            self.state.vars[name] = old
+        self.state.current = saved_current
+
+    def make_current(self, framework: str, stream: Stream) -> None:
+        self.state.current[framework] = stream
+        if stream.explicit:
+            self.record.enters_stream = True
+
+    def try_(self, node: cst.Try | cst.TryStar) -> None:
+        base = self.state.copy()
+        self.walk(node.body.body)
+        for handler in node.handlers:
+            saved = self.state
+            self.state = base.copy()
+            self.walk(handler.body.body)
+            saved.merge(self.state)
+            self.state = saved
+        if node.orelse is not None:
+            self.walk(node.orelse.body.body)
+        if node.finalbody is not None:
+            self.walk(node.finalbody.body.body)
+
+    # ------------------------------------------------------------------ expressions
+    def truth(self, expr: cst.BaseExpression) -> Value:
+        """Evaluate an expression used as a truth value (`if`, `while`, `and`, `not`)."""
+        value = self.eval(expr)
+        if isinstance(value, Buffer) and value.mem is Mem.DEVICE and value.framework in ("torch", "cupy"):
+            self.emit(
+                OpKind.IMPLICIT_SYNC, "truth value", expr, value.framework,
+                stream=self.state.current.get(value.framework), receiver=value, host_blocking=True,
+            )
+        return UNKNOWN
+
+    def eval(self, expr: cst.BaseExpression, label: str = "") -> Value:  # noqa: C901
+        if isinstance(expr, cst.Name):
+            if expr.value in ("True", "False", "None"):
+                return Const({"True": True, "False": False, "None": None}[expr.value])
+            return self.lookup(expr.value)
+        if isinstance(expr, cst.Attribute):
+            return self.attribute(expr)
+        if isinstance(expr, cst.Call):
+            return self.call(expr, label)
+        if isinstance(expr, cst.Subscript):
+            return self.subscript(expr)
+        if isinstance(expr, cst.BinaryOperation):
+            return self.arith(self.eval(expr.left), self.eval(expr.right), expr)
+        if isinstance(expr, cst.Comparison):
+            left = self.eval(expr.left)
+            result = UNKNOWN
+            for target in expr.comparisons:
+                right = self.eval(target.comparator)
+                if not isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)):
+                    result = self.arith(left, right, expr)
+            return result
+        if isinstance(expr, cst.UnaryOperation):
+            if isinstance(expr.operator, cst.Not):
+                return self.truth(expr.expression)
+            return self.arith(self.eval(expr.expression), UNKNOWN, expr)
+        if isinstance(expr, cst.BooleanOperation):
+            self.truth(expr.left)
+            self.truth(expr.right)
+            return UNKNOWN
+        if isinstance(expr, cst.IfExp):
+            self.truth(expr.test)
+            return self.device_join(self.eval(expr.body), self.eval(expr.orelse))
+        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+            items = tuple(self.eval(e.value) for e in expr.elements)
+            element = items[0] if items else UNKNOWN
+            for item in items[1:]:
+                element = join(element, item)
+            return Seq(items=items, element=element)
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            return Seq(element=self.comprehension(expr.for_in, expr.elt))
+        if isinstance(expr, cst.DictComp):
+            self.comprehension(expr.for_in, expr.value)
+            return UNKNOWN
+        if isinstance(expr, cst.SimpleString):
+            try:
+                return Const(expr.evaluated_value)
+            except Exception:
+                return UNKNOWN
+        if isinstance(expr, cst.Integer):
+            try:
+                return Const(int(expr.value, 0))
+            except ValueError:
+                return UNKNOWN
+        if isinstance(expr, cst.FormattedString):
+            for part in expr.parts:
+                if isinstance(part, cst.FormattedStringExpression):
+                    self.builtin_sync("f-string", part.expression, self.eval(part.expression))
+            return UNKNOWN
+        if isinstance(expr, cst.NamedExpr):
+            value = self.eval(expr.value)
+            self.bind(expr.target, value)
+            return value
+        if isinstance(expr, (cst.Await, cst.Yield)):
+            inner = getattr(expr, "expression", None) or getattr(expr, "value", None)
+            if isinstance(inner, cst.BaseExpression):
+                return self.eval(inner)
+            return UNKNOWN
+        if isinstance(expr, cst.Lambda):
+            return UNKNOWN
+        if isinstance(expr, cst.Dict):
+            for element in expr.elements:
+                if isinstance(element, cst.DictElement):
+                    self.eval(element.key)
+                self.eval(element.value)
+            return UNKNOWN
+        if isinstance(expr, cst.StarredElement):
+            return self.eval(expr.value)
+        return UNKNOWN
+
+    def comprehension(self, for_in: cst.CompFor, elt: cst.BaseExpression) -> Value:
+        saved = self.state
+        self.state = saved.copy()
+        self.comprehension_depth += 1
+        node: Optional[cst.CompFor] = for_in
+        while node is not None:
+            self.bind(node.target, self.element_of(self.eval(node.iter)))
+            for cond in node.ifs:
+                self.truth(cond.test)
+            node = node.inner_for_in
+        value = self.eval(elt)
+        self.comprehension_depth -= 1
+        self.state = saved
+        return value
+
+    @staticmethod
+    def device_join(a: Value, b: Value) -> Value:
+        """`"cuda" if torch.cuda.is_available() else "cpu"`: the code's GPU path is CUDA."""
+        for x, y in ((a, b), (b, a)):
+            if _is_cuda_target(x) and _is_cpu_target(y):
+                return x
+        return join(a, b)
+
+    def attribute(self, expr: cst.Attribute) -> Value:
+        key = self.code(expr)
+        if key.startswith("self.") and key.count(".") == 1:
+            if key in self.state.vars:
+                return self.state.vars[key]
+            return self.an.class_attr(self.record.class_name, expr.attr.value)
+        base = self.eval(expr.value)
+        attr = expr.attr.value
+        if isinstance(base, QualRef):
+            qualname = api.normalize(f"{base.qualname}.{attr}")
+            return self.named_value(qualname) or QualRef(qualname)
+        if isinstance(base, Buffer) and attr in _POINTER_ATTRS:
+            return base
+        if isinstance(base, Instance):
+            return self.an.class_attr(base.cls, attr)
+        if isinstance(base, _Batch):
+            return base
+        return UNKNOWN
+
+    def named_value(self, qualname: str) -> Optional[Value]:
+        """Module attributes that denote streams (`Stream.null`, `cudaStreamLegacy`)."""
+        if qualname in ("cupy.cuda.Stream.null",) or qualname in cuda_python.LEGACY_HANDLES:
+            return legacy_stream(api.framework_of(qualname) or "cuda")
+        if qualname == "cupy.cuda.Stream.ptds" or qualname in cuda_python.PER_THREAD_HANDLES:
+            return Stream(api.framework_of(qualname) or "cuda", StreamKind.PER_THREAD, True, "the per-thread default stream", site=-3)
+        return None
+
+    def subscript(self, expr: cst.Subscript) -> Value:
+        base = self.eval(expr.value)
+        indices = []
+        for el in expr.slice:
+            if isinstance(el.slice, cst.Index):
+                indices.append((self.eval(el.slice.value), el.slice.value))
+            else:
+                for part in (el.slice.lower, el.slice.upper, el.slice.step):
+                    if part is not None:
+                        self.eval(part)
+                indices.append((None, None))
+        if isinstance(base, Kernel) and base.framework == "numba" and 2 <= len(indices) <= 4:
+            stream = indices[2][0] if len(indices) >= 3 else None
+            stream_expr = indices[2][1] if len(indices) >= 3 else None
+            return Launch(base, self.launch_stream(stream, stream_expr))
+        if isinstance(base, Seq):
+            first = indices[0][0] if len(indices) == 1 else None
+            index = first.value if isinstance(first, Const) and isinstance(first.value, int) else None
+            return base.item(index)
+        if isinstance(base, Buffer):
+            return base  # a view of the same memory
+        if isinstance(base, _Batch):
+            return base.batch
+        if isinstance(base, Stream):
+            return UNKNOWN
+        if self.an.numba_imported and base is UNKNOWN and 2 <= len(indices) <= 4 and isinstance(expr.value, (cst.Name, cst.Attribute)):
+            # `kernel[grid, block(, stream)]` on a kernel defined elsewhere: a launch
+            # configuration whose kernel body we cannot see.
+            stream = indices[2][0] if len(indices) >= 3 else None
+            stream_expr = indices[2][1] if len(indices) >= 3 else None
+            return Launch(Kernel("numba", self.code(expr.value)), self.launch_stream(stream, stream_expr))
+        return UNKNOWN
+
+    def launch_stream(self, value: Optional[Value], expr: Optional[cst.BaseExpression]) -> Optional[Value]:
+        if value is None or (isinstance(value, Const) and value.value in (0, None)):
+            return None
+        if isinstance(value, Stream):
+            return value
+        return self.param_stream(expr, "numba") if expr is not None else UNKNOWN
+
+    def arith(self, left: Value, right: Value, node: cst.CSTNode, inplace: bool = False) -> Value:
+        for value in (left, right):
+            if isinstance(value, Buffer) and value.mem is Mem.DEVICE and value.framework in ("torch", "cupy"):
+                fw = value.framework
+                reads = tuple(v for v in (left, right) if isinstance(v, Buffer))
+                result = value if inplace else Buffer(fw, Mem.DEVICE, site=id(node))
+                self.emit(OpKind.KERNEL, self.code(node)[:40], node, fw, stream=self.state.current.get(fw),
+                          reads=reads, writes=(result,))
+                return result
+        for value in (left, right):
+            if isinstance(value, Buffer) and value.framework == "raw":
+                return value  # pointer arithmetic keeps the allocation's provenance
+        for value in (left, right):
+            if isinstance(value, Buffer) and value.mem in (Mem.PAGEABLE, Mem.PINNED) and value.framework in ("numpy", "torch"):
+                return value if inplace else Buffer(value.framework, Mem.PAGEABLE, site=id(node))
+        return UNKNOWN
+
+    # ------------------------------------------------------------------ calls
+    def args_of(self, call: cst.Call) -> tuple[list[cst.BaseExpression], dict[str, cst.BaseExpression]]:
+        positional: list[cst.BaseExpression] = []
+        keywords: dict[str, cst.BaseExpression] = {}
+        for arg in call.args:
+            if arg.keyword is not None:
+                keywords[arg.keyword.value] = arg.value
+            elif not arg.star:
+                positional.append(arg.value)
+        return positional, keywords
+
+    def eval_args(self, call: cst.Call) -> "Args":
+        positional, keywords = self.args_of(call)
+        values = {id(e): self.eval(e) for e in positional}
+        values.update({id(e): self.eval(e) for e in keywords.values()})
+        for arg in call.args:
+            if arg.star:
+                self.eval(arg.value)
+        return Args(positional, keywords, values)
+
+    def call(self, node: cst.Call, label: str = "") -> Value:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            receiver = self.eval(func.value)
+            method = func.attr.value
+            if isinstance(receiver, QualRef):
+                qualname = api.normalize(f"{receiver.qualname}.{method}")
+                return self.call_qualified(qualname, node, label)
+            return self.call_method(receiver, method, node, label)
+        callee = self.eval(func)
+        if isinstance(callee, QualRef):
+            return self.call_qualified(callee.qualname, node, label)
+        if isinstance(callee, Launch):
+            return self.numba_launch(callee, node)
+        if isinstance(callee, Kernel) and callee.framework == "cupy":
+            return self.cupy_kernel_call(callee, node)
+        if isinstance(callee, LocalFunction):
+            args = self.eval_args(node)
+            return self.an.call_local(callee, node, args, self)
+        if isinstance(callee, TorchModule):
+            return self.module_call(node)
+        if isinstance(func, cst.Name) and not self.is_bound(func.value):
+            return self.builtin(func.value, node)
+        self.eval_args(node)
+        return UNKNOWN
+
+    def builtin(self, name: str, node: cst.Call) -> Value:
+        args = self.eval_args(node)
+        first = args.value(Arg(0)) if args.positional else UNKNOWN
+        if name in _BUILTIN_SYNCS:
+            for expr in args.positional:
+                self.builtin_sync(f"{name}()", node, args.values[id(expr)])
+            return UNKNOWN
+        if name in ("list", "tuple", "iter", "reversed", "sorted"):
+            return first if isinstance(first, (Seq, Loader, _Batch)) else UNKNOWN
+        if name == "next":
+            return self.element_of(first)
+        if name == "enumerate":
+            return Seq(element=Seq(items=(UNKNOWN, self.element_of(first))))
+        if name == "zip":
+            return Seq(element=Seq(items=tuple(self.element_of(args.values[id(e)]) for e in args.positional)))
+        return UNKNOWN
+
+    def builtin_sync(self, what: str, node: cst.CSTNode, value: Value) -> None:
+        if isinstance(value, Buffer) and value.mem is Mem.DEVICE and value.framework in ("torch", "cupy"):
+            self.emit(OpKind.IMPLICIT_SYNC, what, node, value.framework,
+                      stream=self.state.current.get(value.framework), receiver=value, host_blocking=True)
+
+    def call_qualified(self, qualname: str, node: cst.Call, label: str) -> Value:
+        if qualname == "numba.cuda.pinned":
+            self.eval_args(node)
+            return _Pinned(tuple(a.value.value for a in node.args if isinstance(a.value, cst.Name)))
+        fact = api.lookup(qualname)
+        if fact is not None:
+            return self.apply(fact, self.code(node.func), node, self.eval_args(node), label=label)
+        if qualname.startswith(LOCAL):
+            self.eval_args(node)
+            return self.an.instantiate(qualname[len(LOCAL):])
+        root = qualname.split(".", 1)[0]
+        if root in ("cupy", "cupyx"):
+            return self.cupy_function(qualname, node)
+        if root == "torch":
+            return self.torch_function(qualname, node)
+        if root == "numpy":
+            return self.numpy_function(qualname, node)
+        self.eval_args(node)
+        if api.framework_of(qualname) and qualname.rsplit(".", 1)[-1][:1].isupper():
+            return QualRef(qualname + "()")  # an instance of a framework class
+        return UNKNOWN
+
+    # --- framework fallbacks for calls no table entry names
+    def cupy_function(self, qualname: str, node: cst.Call) -> Value:
+        args = self.eval_args(node)
+        name = qualname.rsplit(".", 1)[-1]
+        stream = self.state.current["cupy"]
+        if name in cupy_api.FILLING_CREATORS or qualname.startswith("cupy.random."):
+            result = Buffer("cupy", Mem.DEVICE, site=id(node))
+            self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=stream, writes=(result,))
+            return result
+        arrays = tuple(v for v in args.all() if isinstance(v, Buffer) and v.framework == "cupy" and v.mem is Mem.DEVICE)
+        if not arrays:
+            return UNKNOWN
+        out = args.value(Arg(kw="out"))
+        result = out if isinstance(out, Buffer) else Buffer("cupy", Mem.DEVICE, site=id(node))
+        self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=stream, reads=arrays, writes=(result,))
+        return result
+
+    def torch_function(self, qualname: str, node: cst.Call) -> Value:
+        args = self.eval_args(node)
+        parts = qualname.split(".")
+        name = parts[-1]
+        if qualname.startswith("torch.nn.") and name[:1].isupper():
+            return TorchModule(site=id(node))
+        if len(parts) == 2 and name in torch_api.CREATORS:
+            return self.torch_creation(name, node, args)
+        if len(parts) == 2 and name in torch_api.LIKE_CREATORS:
+            base = args.value(Arg(0))
+            device = args.value(Arg(kw="device"))
+            if _is_cuda_target(device) or (isinstance(base, Buffer) and base.mem is Mem.DEVICE and device is UNKNOWN and "device" not in args.keywords):
+                return self.torch_creation(name, node, args, force_cuda=True)
+            if isinstance(base, Buffer) and "device" not in args.keywords:
+                return Buffer("torch", Mem.PAGEABLE if base.mem is not Mem.DEVICE else Mem.DEVICE, site=id(node))
+            return UNKNOWN
+        if name in torch_api.NON_TENSOR_FUNCTIONS or not (qualname.startswith("torch.nn.functional.") or len(parts) == 2):
+            return UNKNOWN
+        tensors = [v for v in args.all() if isinstance(v, Buffer) and v.framework == "torch"]
+        for value in args.all():
+            if isinstance(value, Seq):
+                tensors.extend(v for v in (value.items or (value.element,)) if isinstance(v, Buffer) and v.framework == "torch")
+        if any(t.mem is Mem.DEVICE for t in tensors):
+            out = args.value(Arg(kw="out"))
+            result = out if isinstance(out, Buffer) else Buffer("torch", Mem.DEVICE, site=id(node))
+            self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
+                      reads=tuple(tensors), writes=(result,))
+            return result
+        if tensors and all(t.mem in (Mem.PAGEABLE, Mem.PINNED) for t in tensors):
+            return Buffer("torch", Mem.PAGEABLE, site=id(node))
+        return UNKNOWN
+
+    def torch_creation(self, name: str, node: cst.Call, args: "Args", force_cuda: bool = False) -> Value:
+        device = args.value(Arg(kw="device"))
+        pinned = args.value(Arg(kw="pin_memory"))
+        if force_cuda or _is_cuda_target(device):
+            result = Buffer("torch", Mem.DEVICE, site=id(node))
+            if name not in torch_api.ALLOCATING_ONLY:
+                self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"], writes=(result,))
+            return result
+        if "device" in args.keywords and not _is_cpu_target(device):
+            return UNKNOWN
+        if isinstance(pinned, Const) and pinned.value is True:
+            return Buffer("torch", Mem.PINNED, site=id(node))
+        if "pin_memory" in args.keywords and not isinstance(pinned, Const):
+            return UNKNOWN
+        if name in ("tensor", "as_tensor"):
+            source = args.value(Arg(0))
+            if isinstance(source, Buffer) and source.mem is Mem.DEVICE:
+                return UNKNOWN
+        return Buffer("torch", Mem.PAGEABLE, site=id(node))
+
+    def numpy_function(self, qualname: str, node: cst.Call) -> Value:
+        args = self.eval_args(node)
+        name = qualname[len("numpy."):]
+        if name in numpy_api.SAME_MEMORY:
+            source = args.value(Arg(0))
+            if isinstance(source, Buffer) and source.mem in (Mem.PINNED, Mem.PAGEABLE, Mem.MAPPED):
+                return Buffer("numpy", source.mem, site=source.site, pinned_by=source.pinned_by)
+            if isinstance(source, Buffer):
+                if source.framework == "numba" and source.mem is Mem.DEVICE and name in ("asarray", "asanyarray"):
+                    return Buffer("numpy", Mem.PAGEABLE, site=id(node))
+                return UNKNOWN
+            return Buffer("numpy", Mem.PAGEABLE, site=id(node)) if name in ("asarray", "asanyarray") and isinstance(source, (Seq, Const)) else UNKNOWN
+        if name in numpy_api.PAGEABLE_CREATORS:
+            return Buffer("numpy", Mem.PAGEABLE, site=id(node))
+        return UNKNOWN
+
+    # --- method calls on known values
+    def call_method(self, receiver: Value, method: str, node: cst.Call, label: str) -> Value:
+        label_api = self.code(node.func)
+        if isinstance(receiver, Stream):
+            if receiver.framework == "numba" and method == "auto_synchronize":
+                self.eval_args(node)
+                return _AutoSync(receiver)
+            fact = api.STREAM_METHODS.get(receiver.framework, {}).get(method)
+            if fact is not None:
+                return self.apply(fact, label_api, node, self.eval_args(node), receiver=receiver, label=label)
+        elif isinstance(receiver, Event):
+            fact = api.EVENT_METHODS.get(receiver.framework, {}).get(method)
+            if fact is not None:
+                return self.apply(fact, label_api, node, self.eval_args(node), receiver=receiver, label=label)
+        elif isinstance(receiver, Buffer):
+            return self.buffer_method(receiver, method, node, label)
+        elif isinstance(receiver, TorchModule):
+            self.eval_args(node)
+            return receiver if method in ("to", "cuda", "cpu", "eval", "train", "half", "float") else UNKNOWN
+        elif isinstance(receiver, Instance):
+            function = self.an.method_of(receiver.cls, method)
+            if function is not None:
+                return self.an.call_local(function, node, self.eval_args(node), self)
+            if self.an.is_torch_module_class(receiver.cls) and method in ("to", "cuda", "eval", "train"):
+                self.eval_args(node)
+                return receiver
+        elif isinstance(receiver, Kernel) and receiver.framework == "numba" and method == "forall":
+            self.eval_args(node)
+            return UNKNOWN
+        elif isinstance(receiver, _Batch):
+            return self.buffer_method(receiver.batch, method, node, label)
+        elif isinstance(receiver, Loader) and method == "__iter__":
+            return _Batch(Buffer("torch", Mem.PINNED if receiver.pin_memory else Mem.PAGEABLE, site=receiver.site, loader_site=receiver.site))
+        elif receiver is UNKNOWN:
+            return self.unknown_receiver_method(method, node)
+        self.eval_args(node)
+        return UNKNOWN
+
+    def unknown_receiver_method(self, method: str, node: cst.Call) -> Value:
+        """Methods whose name alone tells the result kind, whatever the receiver."""
+        args = self.eval_args(node)
+        if method == "pin_memory" and not args.positional and not args.keywords and self.an.torch_imported:
+            result = Buffer("torch", Mem.PINNED, site=id(node), pinned_by=id(node))
+            self.emit(OpKind.PIN, self.code(node.func), node, "torch", result=result)
+            return result
+        if method in ("cuda", "to") and self.an.torch_imported:
+            target = args.value(Arg(0, "device")) if method == "to" else Const("cuda")
+            if _is_cuda_target(target):
+                non_blocking = _const_bool(args.value(Arg(kw="non_blocking") if method == "to" else Arg(1, "non_blocking")))
+                self.emit(OpKind.COPY, self.code(node.func), node, "torch", stream=self.state.current["torch"],
+                          non_blocking=non_blocking, host_blocking=None)
+                return Buffer("torch", Mem.DEVICE, site=id(node))
+        return UNKNOWN
+
+    def buffer_method(self, receiver: Buffer, method: str, node: cst.Call, label: str) -> Value:
+        fw = receiver.framework
+        label_api = self.code(node.func)
+        if fw == "torch":
+            if method in torch_api.TENSOR_COPIES:
+                return self.torch_copy(receiver, method, node)
+            fact = torch_api.TENSOR_METHODS.get(method)
+            if fact is not None:
+                if fact.kind is OpKind.IMPLICIT_SYNC and receiver.mem is not Mem.DEVICE:
+                    self.eval_args(node)
+                    return UNKNOWN
+                if fact.kind is OpKind.PIN and receiver.mem is Mem.PINNED:
+                    self.eval_args(node)
+                    return receiver
+                return self.apply(fact, label_api, node, self.eval_args(node), receiver=receiver, label=label)
+            args = self.eval_args(node)
+            if method in torch_api.TENSOR_PRESERVING:
+                if method in torch_api.VIEW_METHODS:
+                    return receiver
+                if receiver.mem is Mem.DEVICE:
+                    result = Buffer("torch", Mem.DEVICE, site=id(node))
+                    self.emit(OpKind.KERNEL, label_api, node, "torch", stream=self.state.current["torch"],
+                              receiver=receiver, reads=(receiver,) + tuple(v for v in args.all() if isinstance(v, Buffer)),
+                              writes=(receiver if method.endswith("_") else result,))
+                    return receiver if method.endswith("_") else result
+                return Buffer("torch", Mem.PAGEABLE, site=id(node))
+            return UNKNOWN
+        if fw == "cupy":
+            fact = cupy_api.ARRAY_METHODS.get(method)
+            if fact is not None:
+                return self.apply(fact, label_api, node, self.eval_args(node), receiver=receiver, label=label)
+            args = self.eval_args(node)
+            if method in cupy_api.VIEW_METHODS:
+                return receiver
+            if method in cupy_api.KERNEL_METHODS:
+                result = receiver if method == "fill" else Buffer("cupy", Mem.DEVICE, site=id(node))
+                self.emit(OpKind.KERNEL, label_api, node, "cupy", stream=self.state.current["cupy"],
+                          receiver=receiver, reads=(receiver,) + tuple(v for v in args.all() if isinstance(v, Buffer)), writes=(result,))
+                return result
+            return UNKNOWN
+        if fw == "numba":
+            fact = api.ARRAY_METHODS["numba"].get(method)
+            if fact is not None:
+                return self.apply(fact, label_api, node, self.eval_args(node), receiver=receiver, label=label)
+            self.eval_args(node)
+            if method in ("bind",):
+                return receiver
+            return receiver if method in ("reshape", "ravel", "view", "split") else UNKNOWN
+        if fw == "numpy":
+            self.eval_args(node)
+            if method in ("reshape", "view", "ravel", "transpose", "squeeze", "__array__"):
+                return receiver
+            if method in ("copy", "astype", "flatten"):
+                return Buffer("numpy", Mem.PAGEABLE, site=id(node))
+            return UNKNOWN
+        self.eval_args(node)
+        return UNKNOWN
+
+    def torch_copy(self, receiver: Buffer, method: str, node: cst.Call) -> Value:
+        args = self.eval_args(node)
+        fact = torch_api.TENSOR_COPIES[method]
+        label_api = self.code(node.func)
+        stream = self.state.current["torch"]
+        non_blocking = _const_bool(args.value(fact.flag)) if fact.flag else False
+        if fact.flag and not args.has(fact.flag):
+            non_blocking = False
+        if method == "copy_":
+            source = args.value(Arg(0, "src"))
+            dst_dev, src_dev = receiver.mem is Mem.DEVICE, isinstance(source, Buffer) and source.mem is Mem.DEVICE
+            if dst_dev and isinstance(source, Buffer) and not src_dev:
+                kind, host = OpKind.COPY_H2D, source
+            elif not dst_dev and src_dev:
+                kind, host = OpKind.COPY_D2H, receiver
+            elif dst_dev and src_dev:
+                kind, host = OpKind.COPY_D2D, UNKNOWN
+            else:
+                return receiver
+            self.emit(kind, label_api, node, "torch", stream=stream, non_blocking=non_blocking,
+                      host_blocking=_blocks(fact, non_blocking, kind), host_buffer=host, receiver=receiver,
+                      pinned_out=kind is OpKind.COPY_D2H and receiver.mem is Mem.PINNED, is_async_api=True,
+                      reads=(source,), writes=(receiver,))
+            return receiver
+        if method == "cpu":
+            target: Value = Const("cpu")
+        elif method == "cuda":
+            target = Const("cuda")
+        else:
+            target = args.value(Arg(0, "device"))
+            if target is UNKNOWN and "device" not in args.keywords and not args.positional:
+                return receiver
+            if isinstance(target, QualRef):
+                return receiver  # a dtype: same device
+            if isinstance(target, Buffer) and target.framework == "torch":
+                target = Const("cuda") if target.mem is Mem.DEVICE else Const("cpu")
+        if _is_cuda_target(target):
+            if receiver.mem is Mem.DEVICE:
+                return receiver
+            result = Buffer("torch", Mem.DEVICE, site=id(node))
+            self.emit(OpKind.COPY_H2D, label_api, node, "torch", stream=stream, non_blocking=non_blocking,
+                      host_blocking=_blocks(fact, non_blocking, OpKind.COPY_H2D), host_buffer=receiver,
+                      receiver=receiver, is_async_api=True, result=result, reads=(receiver,), writes=(result,))
+            return result
+        if _is_cpu_target(target):
+            if receiver.mem is not Mem.DEVICE:
+                return receiver
+            mem = Mem.PINNED if non_blocking else Mem.PAGEABLE
+            result = Buffer("torch", mem, site=id(node))
+            self.emit(OpKind.COPY_D2H, label_api, node, "torch", stream=stream, non_blocking=non_blocking,
+                      host_blocking=_blocks(fact, non_blocking, OpKind.COPY_D2H), host_buffer=result,
+                      receiver=receiver, pinned_out=bool(non_blocking), is_async_api=True, result=result,
+                      reads=(receiver,), writes=(result,))
+            return result
+        return UNKNOWN
+
+    def module_call(self, node: cst.Call) -> Value:
+        args = self.eval_args(node)
+        tensors = tuple(v for v in args.all() if isinstance(v, Buffer) and v.framework == "torch")
+        if any(t.mem is Mem.DEVICE for t in tensors):
+            result = Buffer("torch", Mem.DEVICE, site=id(node))
+            self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
+                      reads=tensors, writes=(result,))
+            return result
+        return UNKNOWN
+
+    def numba_launch(self, launch: Launch, node: cst.Call) -> Value:
+        args = self.eval_args(node)
+        stream = launch.stream if isinstance(launch.stream, Stream) else legacy_stream("numba")
+        values = tuple(args.values[id(e)] for e in args.positional)
+        self.emit(OpKind.KERNEL, self.code(node.func), node, "numba", stream=stream, receiver=launch.kernel,
+                  reads=values, writes=values)
+        return UNKNOWN
+
+    def cupy_kernel_call(self, kernel: Kernel, node: cst.Call) -> Value:
+        args = self.eval_args(node)
+        stream_value = args.value(Arg(kw="stream"))
+        stream = self.stream_from(stream_value, args.keywords.get("stream"), "cupy") if "stream" in args.keywords else self.state.current["cupy"]
+        values: list[Value] = []
+        for value in args.all():
+            values.extend(value.items or ()) if isinstance(value, Seq) else values.append(value)
+        buffers = tuple(v for v in values if isinstance(v, Buffer))
+        self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=stream, receiver=kernel, reads=buffers, writes=buffers)
+        return UNKNOWN
+
+    def stream_from(self, value: Value, expr: Optional[cst.BaseExpression], framework: str) -> Stream:
+        """The stream an argument denotes; absent, 0 and None mean the legacy default stream."""
+        if isinstance(value, Stream):
+            return value
+        if expr is None or (isinstance(value, Const) and value.value in (0, None)):
+            return legacy_stream(framework)
+        if isinstance(value, Seq) and isinstance(value.element, Stream):
+            return value.element
+        return self.param_stream(expr, framework)
+
+    # --- applying a table fact
+    def apply(self, fact: Fact, label_api: str, node: cst.Call, args: "Args",
+              receiver: Value = UNKNOWN, label: str = "") -> Value:  # noqa: C901
+        fw = fact.framework
+        cur_fw = fw if fw in CURRENT_FRAMEWORKS else None
+        stream: Optional[Stream] = None
+        stream_given = fact.stream_arg is not None and args.has(fact.stream_arg)
+        stream_value = args.value(fact.stream_arg) if fact.stream_arg else UNKNOWN
+        if fact.stream == STREAM_CURRENT and cur_fw:
+            stream = self.state.current[cur_fw]
+        elif fact.stream == STREAM_LEGACY:
+            stream = legacy_stream(fw)
+        elif fact.stream == STREAM_SELF and isinstance(receiver, Stream):
+            stream = receiver
+        elif fact.stream == STREAM_ARG:
+            stream = self.stream_from(stream_value, args.expr(fact.stream_arg) if stream_given else None, fw)
+        elif fact.stream == STREAM_ARG_OR_CURRENT:
+            if stream_given and not (isinstance(stream_value, Const) and stream_value.value is None):
+                stream = self.stream_from(stream_value, args.expr(fact.stream_arg), fw)
+            elif cur_fw:
+                stream = self.state.current[cur_fw]
+        elif fact.stream == STREAM_ARG_OR_BOUND:
+            if stream_given and not (isinstance(stream_value, Const) and stream_value.value in (0, None)):
+                stream = self.stream_from(stream_value, args.expr(fact.stream_arg), fw)
+            elif isinstance(receiver, Buffer) and receiver.bound_stream is not None:
+                stream = receiver.bound_stream
+            elif isinstance(receiver, Buffer):
+                stream = legacy_stream(fw)
+            else:
+                stream = None  # unknown receiver: its bound stream is unknown
+
+        # Host blocking.
+        flag: Optional[bool] = None
+        if fact.blocking == BLOCK_ALWAYS:
+            blocking: Optional[bool] = True
+        elif fact.blocking == BLOCK_UNLESS_STREAM:
+            blocking = None if stream is None else stream.kind is StreamKind.LEGACY
+        elif fact.blocking == BLOCK_FLAG and fact.flag is not None:
+            flag = _const_bool(args.value(fact.flag)) if args.has(fact.flag) else fact.flag_default
+            blocking = None if flag is None else flag == fact.flag_blocks_when
+        else:
+            blocking = False
+
+        kind = fact.kind
+        host_buffer: Value = UNKNOWN
+        if fact.host is not None:
+            host_buffer = args.value(fact.host)
+        if fact.direction is not None:
+            kind = _direction(args.value(fact.direction), args.expr(fact.direction))
+            if kind is OpKind.COPY_H2D:
+                host_buffer = args.value(Arg(1))
+            elif kind is OpKind.COPY_D2H:
+                host_buffer = args.value(Arg(0))
+        out = args.value(fact.out) if fact.out is not None and args.has(fact.out) else None
+
+        result = self.result_of(fact, node, args, receiver, stream, stream_value if stream_given else None, out, label)
+        if kind in (OpKind.COPY_D2H,) and host_buffer is UNKNOWN:
+            host_buffer = out if out is not None else result
+
+        if kind is not None:
+            target = None
+            if fact.target is not None:
+                tv = args.value(fact.target)
+                if isinstance(tv, Stream):
+                    target = tv
+                elif isinstance(tv, Event):
+                    target = tv.recorded_on
+            if kind is OpKind.STREAM_SYNC and target is None and isinstance(receiver, Stream):
+                target = receiver
+            if kind is OpKind.EVENT_SYNC and isinstance(receiver, Event):
+                target = receiver.recorded_on
+            op = self.emit(
+                kind, label_api, node, fw, stream=stream, host_blocking=blocking,
+                is_async_api=fact.async_api, sync_api=fact.sync_api and bool(blocking),
+                host_buffer=host_buffer, receiver=receiver, result=result,
+                non_blocking=None if flag is None else (not flag if fact.flag_blocks_when else flag),
+                pinned_out=isinstance(out, Buffer) and out.mem is Mem.PINNED, target=target,
+                reads=tuple(v for v in args.all() if isinstance(v, Buffer)),
+                writes=(result,) if isinstance(result, Buffer) else (),
+            )
+            self.after_op(op, fact, args, receiver)
+        return result
+
+    def after_op(self, op: GpuOp, fact: Fact, args: "Args", receiver: Value) -> None:
+        kind = op.kind
+        if kind is OpKind.STREAM_CREATE and isinstance(op.result, Stream) and op.result.explicit:
+            self.record.enters_stream = True
+        elif kind is OpKind.SET_STREAM:
+            fw = op.framework
+            stream = receiver if isinstance(receiver, Stream) else args.value(fact.stream_arg) if fact.stream_arg else UNKNOWN
+            if isinstance(stream, Stream) and fw in CURRENT_FRAMEWORKS:
+                self.make_current(fw, stream)
+        elif kind is OpKind.EVENT_RECORD:
+            event = receiver if isinstance(receiver, Event) else args.value(fact.target) if fact.target else UNKNOWN
+            if isinstance(event, Event) and op.stream is not None:
+                self.rebind(event, replace(event, recorded_on=op.stream))
+        elif kind is OpKind.HOST_REGISTER:
+            registered = args.value(fact.host) if fact.host else UNKNOWN
+            if isinstance(registered, Buffer):
+                self.rebind(registered, replace(registered, mem=Mem.PINNED))
+
+    def rebind(self, old: Value, new: Value) -> None:
+        for name, value in list(self.state.vars.items()):
+            if value == old:
+                self.state.vars[name] = new
+
+    def result_of(self, fact: Fact, node: cst.Call, args: "Args", receiver: Value,
+                  stream: Optional[Stream], stream_value: Optional[Value], out: Optional[Value], label: str) -> Value:  # noqa: C901
+        spec = fact.result
+        fw = fact.framework
+        site = id(node)
+        value: Value = UNKNOWN
+        if spec == "stream":
+            value = Stream(fw, StreamKind.EXPLICIT, self.created_blocking(fact, args), label, site=site)
+        elif spec == "event":
+            recorded = stream if fact.kind is OpKind.EVENT_RECORD else None
+            value = Event(fw, label, site=site, recorded_on=recorded)
+        elif spec.startswith(("device:", "pinned:", "pageable:", "mapped:")):
+            mem_name, framework, *rest = spec.split(":")
+            mem = {"device": Mem.DEVICE, "pinned": Mem.PINNED, "pageable": Mem.PAGEABLE, "mapped": Mem.MAPPED}[mem_name]
+            if out is not None:
+                return out
+            bound = None
+            if rest and rest[0] == "bound":
+                bv = args.value(fact.stream_arg) if fact.stream_arg else UNKNOWN
+                if isinstance(bv, Stream):
+                    bound = bv
+                elif fact.stream_arg and args.has(fact.stream_arg) and not (isinstance(bv, Const) and bv.value in (0, None)):
+                    bound = self.param_stream(args.expr(fact.stream_arg), fw)
+            pinned_by = site if fact.kind is OpKind.PIN else 0
+            value = Buffer(framework, mem, site=site, label=label, bound_stream=bound, pinned_by=pinned_by)
+        elif spec.startswith("kernel:"):
+            value = Kernel(spec.split(":")[1], label or self.code(node.func), node=node, site=site)
+        elif spec == "current_stream":
+            value = self.state.current.get(fw, UNKNOWN)
+        elif spec == "legacy_stream":
+            value = legacy_stream(fw)
+        elif spec == "per_thread_stream":
+            value = Stream(fw, StreamKind.PER_THREAD, True, "the per-thread default stream", site=-3)
+        elif spec == "context":
+            sv = args.value(fact.stream_arg) if fact.stream_arg else UNKNOWN
+            if isinstance(sv, Const) and sv.value is None:
+                value = UNKNOWN
+            elif isinstance(sv, Stream):
+                value = StreamContext(sv, fw)
+            elif fact.stream_arg and args.has(fact.stream_arg):
+                value = StreamContext(self.param_stream(args.expr(fact.stream_arg), fw), fw)
+        elif spec == "loader":
+            pin = args.value(Arg(kw="pin_memory"))
+            if "pin_memory" not in args.keywords:
+                pinned: Optional[bool] = False
+            else:
+                pinned = _const_bool(pin)
+            value = Loader(pinned, site, label)
+        elif spec == "device":
+            first = args.value(Arg(0, "type"))
+            value = first if isinstance(first, Const) else UNKNOWN
+        elif spec.startswith("like_arg0:"):
+            first = args.value(Arg(0))
+            if isinstance(first, Buffer):
+                value = Buffer(spec.split(":")[1], first.mem, site=first.site, pinned_by=first.pinned_by)
+        elif spec == "self":
+            value = receiver
+        if fact.returns_tuple:
+            return Seq(items=(UNKNOWN, value))
+        return value
+
+    def created_blocking(self, fact: Fact, args: "Args") -> Optional[bool]:
+        how = fact.creates_blocking
+        if how == "yes":
+            return True
+        if how == "no":
+            return False
+        if how and how.startswith("not:"):
+            kw = how[4:]
+            if kw not in args.keywords:
+                return True
+            flag = _const_bool(args.value(Arg(kw=kw)))
+            return None if flag is None else not flag
+        if how and how.startswith("flags:"):
+            arg = Arg(int(how[6:]), "flags")
+            if not args.has(arg):
+                return True
+            value, expr = args.value(arg), args.expr(arg)
+            if isinstance(value, Const) and isinstance(value.value, int):
+                return value.value == 0
+            name = self.code(expr).rsplit(".", 1)[-1] if expr is not None else ""
+            if isinstance(value, QualRef):
+                name = value.qualname.rsplit(".", 1)[-1]
+            if name in cuda_python.NON_BLOCKING_FLAGS:
+                return False
+            if name in cuda_python.BLOCKING_FLAGS:
+                return True
+        return None
+
+
+class Args:
+    """Evaluated call arguments, addressable by position or keyword."""
+
+    __slots__ = ("positional", "keywords", "values")
+
+    def __init__(self, positional, keywords, values) -> None:
+        self.positional: list[cst.BaseExpression] = positional
+        self.keywords: dict[str, cst.BaseExpression] = keywords
+        self.values: dict[int, Value] = values
+
+    def expr(self, arg: Optional[Arg]) -> Optional[cst.BaseExpression]:
+        if arg is None:
+            return None
+        if arg.kw is not None and arg.kw in self.keywords:
+            return self.keywords[arg.kw]
+        if arg.pos is not None and arg.pos < len(self.positional):
+            return self.positional[arg.pos]
+        return None
+
+    def has(self, arg: Optional[Arg]) -> bool:
+        return self.expr(arg) is not None
+
+    def value(self, arg: Optional[Arg]) -> Value:
+        expr = self.expr(arg)
+        return UNKNOWN if expr is None else self.values.get(id(expr), UNKNOWN)
+
+    def all(self) -> list[Value]:
+        return list(self.values.values())
+
+
+class _Batch:
+    """What iterating a DataLoader yields: a batch (tuple, dict or tensor) of one memory kind."""
+
+    __slots__ = ("batch",)
+
+    def __init__(self, batch: Buffer) -> None:
+        self.batch = batch
+
+    def item(self, index) -> Value:
+        return self.batch
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Batch) and other.batch == self.batch
+
+    def __hash__(self) -> int:
+        return hash(self.batch)
+
+
+class _AutoSync:
+    __slots__ = ("stream",)
+
+    def __init__(self, stream: Stream) -> None:
+        self.stream = stream
+
+
+class _Pinned:
+    __slots__ = ("names",)
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = names
+
+
+def _const_bool(value: Value) -> Optional[bool]:
+    if isinstance(value, Const) and isinstance(value.value, (bool, int)) and value.value in (0, 1):
+        return bool(value.value)
+    return None
+
+
+def _is_cuda_target(value: Value) -> bool:
+    if isinstance(value, Const) and isinstance(value.value, str):
+        return value.value.split(":")[0] == "cuda"
+    if isinstance(value, Const) and isinstance(value.value, int) and not isinstance(value.value, bool):
+        return True  # .to(0) / .cuda(0): a CUDA device index
+    if isinstance(value, Device):
+        return value.cuda
+    return False
+
+
+def _is_cpu_target(value: Value) -> bool:
+    if isinstance(value, Const) and isinstance(value.value, str):
+        return value.value == "cpu"
+    if isinstance(value, Device):
+        return not value.cuda
+    return False
+
+
+def _blocks(fact: Fact, non_blocking: Optional[bool], kind: OpKind) -> Optional[bool]:
+    if fact.blocking == BLOCK_ALWAYS:
+        return True
+    return None if non_blocking is None else not non_blocking
+
+
+def _direction(value: Value, expr: Optional[cst.BaseExpression]) -> OpKind:
+    name = value.qualname if isinstance(value, QualRef) else ""
+    if isinstance(value, Const) and isinstance(value.value, int):
+        return {1: OpKind.COPY_H2D, 2: OpKind.COPY_D2H, 3: OpKind.COPY_D2D}.get(value.value, OpKind.COPY)
+    if name.endswith("HostToDevice"):
+        return OpKind.COPY_H2D
+    if name.endswith("DeviceToHost"):
+        return OpKind.COPY_D2H
+    if name.endswith("DeviceToDevice"):
+        return OpKind.COPY_D2D
+    return OpKind.COPY

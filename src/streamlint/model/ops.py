@@ -1,0 +1,118 @@
+"""The record the analysis produces: GPU operations per function, in program order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Optional, Tuple
+
+import libcst as cst
+
+from streamlint.model.values import Stream, Value, UNKNOWN
+
+
+class OpKind(Enum):
+    COPY_H2D = "H2D copy"
+    COPY_D2H = "D2H copy"
+    COPY_D2D = "D2D copy"
+    COPY = "copy"  # direction not known from the text
+    KERNEL = "kernel"
+    MEMSET = "memset"
+    RAW_ALLOC = "raw allocation"  # cudaMalloc / cudaFree: synchronizes the device
+    ALLOC = "allocation"  # framework pools: no device work
+    PINNED_ALLOC = "pinned allocation"
+    STREAM_CREATE = "stream creation"
+    EVENT_CREATE = "event creation"
+    EVENT_RECORD = "event record"
+    STREAM_WAIT_EVENT = "stream wait event"
+    WAIT_STREAM = "wait stream"
+    STREAM_SYNC = "stream synchronize"
+    EVENT_SYNC = "event synchronize"
+    DEVICE_SYNC = "device synchronize"
+    IMPLICIT_SYNC = "implicit synchronization"
+    SET_STREAM = "set current stream"
+    PIN = "pin memory"
+    RECORD_STREAM = "record stream"
+    HOST_REGISTER = "host register"
+
+
+COPIES = frozenset({OpKind.COPY_H2D, OpKind.COPY_D2H, OpKind.COPY_D2D, OpKind.COPY})
+# Operations that queue work on a stream (the things streams exist to overlap).
+DEVICE_WORK = COPIES | {OpKind.KERNEL, OpKind.MEMSET}
+HOST_SYNCS = frozenset({OpKind.STREAM_SYNC, OpKind.EVENT_SYNC, OpKind.DEVICE_SYNC})
+
+
+@dataclass(frozen=True)
+class HelperRef:
+    """The op was found inside a same-module function called here."""
+
+    name: str
+    node: cst.CSTNode = field(compare=False)  # the helper's own operation node
+    api: str = ""
+
+
+@dataclass(eq=False)
+class GpuOp:
+    kind: OpKind
+    api: str  # what was called, as the user spelled it: "cp.asnumpy", "t.to"
+    node: cst.CSTNode  # the call (positions come from here)
+    framework: str
+    index: int  # program order within the function
+    stream: Optional[Stream] = None  # where the work is queued; None for host-only ops
+    host_blocking: Optional[bool] = False  # None: depends on what we cannot see
+    is_async_api: bool = False  # an "async" form that can overlap given pinned memory
+    sync_api: bool = False  # a synchronous copy API that has a stream-ordered async form
+    host_buffer: Value = UNKNOWN  # host side of a copy
+    receiver: Value = UNKNOWN  # the object a method was called on
+    result: Value = UNKNOWN
+    non_blocking: Optional[bool] = None  # torch's non_blocking= / CuPy's not blocking=
+    pinned_out: bool = False  # D2H into a known pinned destination
+    target: Optional[Stream] = None  # synchronized / waited-on stream
+    loops: Tuple[int, ...] = ()  # enclosing loops, outermost first (ids into FunctionRecord.loops)
+    in_forward: bool = False
+    in_comprehension: bool = False
+    helper: Optional[HelperRef] = None
+    reads: Tuple[Value, ...] = ()
+    writes: Tuple[Value, ...] = ()
+
+    @property
+    def hot(self) -> bool:
+        """A hot path: a loop body or an nn.Module's forward."""
+        return bool(self.loops) or self.in_forward
+
+    @property
+    def on_explicit_stream(self) -> bool:
+        return self.stream is not None and self.stream.explicit
+
+    @property
+    def is_stream_work(self) -> bool:
+        return self.kind in DEVICE_WORK and self.on_explicit_stream
+
+    def describe_stream(self) -> str:
+        return self.stream.label if self.stream else "no stream"
+
+
+@dataclass
+class LoopInfo:
+    node: cst.CSTNode
+    parent: Optional[int]
+    comprehension: bool = False
+
+
+@dataclass
+class FunctionRecord:
+    """One analysed body: a function, a method, or the module top level."""
+
+    name: str
+    node: cst.CSTNode
+    kind: str  # "module" | "function" | "method"
+    class_name: Optional[str] = None
+    is_forward: bool = False
+    ops: list[GpuOp] = field(default_factory=list)
+    loops: dict[int, LoopInfo] = field(default_factory=dict)
+    enters_stream: bool = False  # creates, enters or makes current an explicit stream
+    passes_stream: bool = False  # queues work on a stream it received
+
+    @property
+    def is_stream_region(self) -> bool:
+        return self.enters_stream or self.passes_stream

@@ -1,0 +1,116 @@
+"""Shared questions rules ask of a FunctionRecord: what is pending, what follows.
+
+Order within a body is program order (`op.index`); an enclosing loop makes everything
+in its body both before and after every point in it (the next iteration).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, FunctionRecord, GpuOp, OpKind
+from streamlint.model.values import Buffer, Mem, Stream, StreamKind
+
+
+def shared_loop(a: GpuOp, b: GpuOp) -> Optional[int]:
+    """The innermost loop enclosing both operations, if any."""
+    common = None
+    for x, y in zip(a.loops, b.loops):
+        if x != y:
+            break
+        common = x
+    return common
+
+
+def stream_work(record: FunctionRecord) -> list[GpuOp]:
+    return [op for op in record.ops if op.is_stream_work]
+
+
+def work_after(record: FunctionRecord, at: GpuOp) -> list[GpuOp]:
+    """Explicit-stream work that the host queues after `at` (later, or next iteration)."""
+    return [w for w in stream_work(record) if w is not at and (w.index > at.index or shared_loop(w, at) is not None)]
+
+
+def pending_at(record: FunctionRecord, at: GpuOp) -> list[GpuOp]:
+    """Explicit-stream work that may still be running when the host reaches `at`."""
+    syncs = [s for s in record.ops if s.kind in HOST_SYNCS or _drains(s)]
+    pending = []
+    for w in stream_work(record):
+        if w is at:
+            continue
+        if w.index < at.index:
+            between = [s for s in syncs if w.index < s.index < at.index]
+        else:
+            loop = shared_loop(w, at)
+            if loop is None:
+                continue
+            # Queued in the previous iteration: syncs after it in that iteration, or
+            # before `at` in this one.
+            between = [s for s in syncs if loop in s.loops and (s.index > w.index or s.index < at.index)]
+        if not any(covers(s, w) for s in between):
+            pending.append(w)
+    return pending
+
+
+def between_stream_work(record: FunctionRecord, at: GpuOp, blocking_only: bool = False) -> tuple[list[GpuOp], list[GpuOp]]:
+    """(pending before, queued after) explicit-stream work around `at`."""
+    before = pending_at(record, at)
+    after = work_after(record, at)
+    if blocking_only:
+        before = [w for w in before if w.stream is not None and w.stream.blocking is True]
+        after = [w for w in after if w.stream is not None and w.stream.blocking is True]
+    return before, after
+
+
+def _drains(op: GpuOp) -> bool:
+    """A host-blocking operation that waits for a stream's queued work (e.g. a blocking copy)."""
+    return op.host_blocking is True and op.stream is not None and op.kind in DEVICE_WORK | {OpKind.IMPLICIT_SYNC}
+
+
+def covers(sync: GpuOp, work: GpuOp) -> bool:
+    """Does the host-side wait `sync` guarantee that `work` has finished?
+
+    When the text does not say which stream a wait is for, assume it covers the work:
+    a linter that is unsure stays silent.
+    """
+    if sync.kind is OpKind.DEVICE_SYNC:
+        return True
+    stream = work.stream
+    if sync.kind in (OpKind.STREAM_SYNC, OpKind.EVENT_SYNC):
+        target = sync.target
+        return target is None or stream is None or _same_stream(target, stream)
+    if _drains(sync):
+        drained = sync.stream
+        if drained is None or stream is None:
+            return True
+        if _same_stream(drained, stream):
+            return True
+        # Work on the legacy default stream first waits for every blocking stream.
+        return drained.kind is StreamKind.LEGACY and stream.blocking is True
+    return False
+
+
+def _same_stream(a: Stream, b: Stream) -> bool:
+    return a.site == b.site and a.framework == b.framework or a.label == b.label and bool(a.label)
+
+
+def streams_named(ops: Iterable[GpuOp]) -> str:
+    """`s1`, `s2` and `s3`: the streams of some operations, for messages."""
+    labels: list[str] = []
+    for op in ops:
+        label = op.stream.label if op.stream is not None else ""
+        if label and f"`{label}`" not in labels:
+            labels.append(f"`{label}`")
+    if not labels:
+        return "other streams"
+    if len(labels) == 1:
+        return labels[0]
+    return ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+def is_host_buffer(value: object, mem: Mem) -> bool:
+    return isinstance(value, Buffer) and value.mem is mem and value.framework != "cupy"
+
+
+def is_default_stream(stream: Optional[Stream]) -> bool:
+    return stream is not None and stream.is_default

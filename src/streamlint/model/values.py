@@ -1,0 +1,195 @@
+"""Abstract values the flow analysis tracks for names, attributes and expressions.
+
+Every value is immutable and hashable. `UNKNOWN` is the honest answer whenever the
+text does not say what something is; rules stay silent on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Optional, Tuple, Union
+
+import libcst as cst
+
+
+class Mem(Enum):
+    DEVICE = "device"
+    PINNED = "pinned host"
+    PAGEABLE = "pageable host"
+    MAPPED = "mapped host"  # zero-copy, device-accessible
+
+
+class StreamKind(Enum):
+    EXPLICIT = "explicit"  # a user stream (created, or received as a parameter)
+    LEGACY = "legacy"  # the legacy default stream (handle 0)
+    PER_THREAD = "per-thread"  # cudaStreamPerThread
+    AMBIENT = "ambient"  # whatever was current when the function was entered
+
+
+@dataclass(frozen=True)
+class Unknown:
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = Unknown()
+
+
+@dataclass(frozen=True)
+class Stream:
+    framework: str
+    kind: StreamKind
+    blocking: Optional[bool]  # None: cannot tell from the text
+    label: str  # how the source names it, for messages
+    site: int = 0  # identity: the creating node, or the parameter
+
+    @property
+    def explicit(self) -> bool:
+        return self.kind is StreamKind.EXPLICIT
+
+    @property
+    def is_default(self) -> bool:
+        return self.kind in (StreamKind.LEGACY, StreamKind.AMBIENT)
+
+
+def legacy_stream(framework: str) -> Stream:
+    return Stream(framework, StreamKind.LEGACY, None, "the legacy default stream", site=-1)
+
+
+def ambient_stream(framework: str) -> Stream:
+    return Stream(framework, StreamKind.AMBIENT, None, "the current stream", site=-2)
+
+
+@dataclass(frozen=True)
+class Event:
+    framework: str
+    label: str
+    site: int = 0
+    recorded_on: Optional[Stream] = None
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """An array, tensor or raw pointer whose memory kind is known."""
+
+    framework: str  # numpy | cupy | torch | numba | raw
+    mem: Mem
+    site: int = 0
+    label: str = ""
+    bound_stream: Optional[Stream] = None  # Numba device arrays bound to a stream
+    loader_site: int = 0  # batches of a DataLoader: the loader's site
+    pinned_by: int = 0  # site of the .pin_memory() call that made it, if any
+
+    def with_label(self, label: str) -> "Buffer":
+        return replace(self, label=label) if label and not self.label else self
+
+
+@dataclass(frozen=True)
+class Device:
+    cuda: bool
+
+
+@dataclass(frozen=True)
+class Loader:
+    pin_memory: Optional[bool]
+    site: int
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class TorchModule:
+    """An nn.Module instance: calling it on CUDA tensors yields CUDA tensors."""
+
+    site: int = 0
+
+
+@dataclass(frozen=True)
+class QualRef:
+    """A reference to an imported module, class or function by qualified name."""
+
+    qualname: str
+
+
+@dataclass(frozen=True)
+class Const:
+    value: object
+
+
+@dataclass(frozen=True)
+class Kernel:
+    framework: str  # numba | cupy
+    label: str
+    node: Optional[cst.CSTNode] = field(default=None, compare=False, hash=False)
+    site: int = 0
+
+
+@dataclass(frozen=True)
+class Launch:
+    """`kernel[grid, block, stream]`: a configured Numba kernel, not yet called."""
+
+    kernel: Kernel
+    stream: Optional["Value"]  # None: no stream in the config (legacy default stream)
+
+
+@dataclass(frozen=True)
+class Seq:
+    """A list/tuple whose elements we may know individually (`items`) or only by kind."""
+
+    items: Optional[Tuple["Value", ...]] = None
+    element: "Value" = UNKNOWN
+
+    def item(self, index: Optional[int]) -> "Value":
+        if self.items is not None and index is not None and -len(self.items) <= index < len(self.items):
+            return self.items[index]
+        return self.element
+
+
+@dataclass(frozen=True)
+class LocalFunction:
+    """A function or method defined in the checked file."""
+
+    name: str
+    node: cst.CSTNode = field(compare=False, hash=False)
+    site: int = 0
+    owner: Optional[str] = None  # class name for methods
+
+
+@dataclass(frozen=True)
+class Instance:
+    """An instance of a class defined in this file (its `self.` attributes are known)."""
+
+    cls: str
+
+
+@dataclass(frozen=True)
+class StreamContext:
+    """The value of `torch.cuda.stream(s)`: entering it makes `s` current."""
+
+    stream: "Value"
+    framework: str
+
+
+Value = Union[
+    Unknown, Stream, Event, Buffer, Device, Loader, TorchModule, QualRef, Const, Kernel,
+    Launch, Seq, LocalFunction, Instance, StreamContext,
+]
+
+
+def join(a: Value, b: Value) -> Value:
+    """What a name holds after two paths meet: the same value, or UNKNOWN."""
+    if a == b:
+        return a
+    if isinstance(a, Buffer) and isinstance(b, Buffer) and a.framework == b.framework and a.mem == b.mem:
+        return replace(a, site=a.site if a.site == b.site else 0, bound_stream=None if a.bound_stream != b.bound_stream else a.bound_stream)
+    if isinstance(a, Stream) and isinstance(b, Stream) and a.framework == b.framework and a.kind == b.kind:
+        return replace(a, blocking=a.blocking if a.blocking == b.blocking else None)
+    return UNKNOWN
+
+
+def is_device(value: Value) -> bool:
+    return isinstance(value, Buffer) and value.mem is Mem.DEVICE
+
+
+def is_host(value: Value) -> bool:
+    return isinstance(value, Buffer) and value.mem in (Mem.PINNED, Mem.PAGEABLE)

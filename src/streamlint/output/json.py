@@ -1,0 +1,40 @@
+"""JSON output with ruff's field names, so tools that read ruff's JSON read ours."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any, Sequence, TextIO
+
+from streamlint.diagnostics import Diagnostic
+from streamlint.selection import SOURCE_ERROR_NAME
+
+
+def to_dict(diag: Diagnostic) -> dict[str, Any]:
+    return {
+        "code": diag.code,
+        "message": diag.message,
+        "filename": diag.filename,
+        "location": {"row": diag.row, "column": diag.column},
+        "end_location": {"row": diag.end_row, "column": diag.end_column},
+        "fix": None,
+        "url": diag.url,
+        "noqa_row": diag.noqa_row,
+    }
+
+
+def write(diagnostics: Sequence[Diagnostic], out: TextIO) -> None:
+    json.dump([to_dict(d) for d in diagnostics], out, indent=2, ensure_ascii=False)
+    out.write("\n")
+
+
+def write_statistics(diagnostics: Sequence[Diagnostic], out: TextIO) -> None:
+    counts = Counter(d.code for d in diagnostics)
+    names = {d.code: d.name for d in diagnostics}
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    data = [
+        {"code": code, "name": names[code] or SOURCE_ERROR_NAME, "count": count}
+        for code, count in rows
+    ]
+    json.dump(data, out, indent=2)
+    out.write("\n")

@@ -1,0 +1,62 @@
+"""Human-readable output: `path:row:col: CODE message`, then a summary line."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Callable, Sequence, TextIO
+
+from streamlint.diagnostics import Diagnostic
+from streamlint.selection import SOURCE_ERROR_NAME
+
+
+def write(
+    diagnostics: Sequence[Diagnostic],
+    out: TextIO,
+    *,
+    show_source: bool = False,
+    quiet: bool = False,
+    source: Callable[[str], "list[str] | None"] | None = None,
+) -> None:
+    for diag in diagnostics:
+        out.write(f"{diag.filename}:{diag.row}:{diag.column}: {diag.code} {diag.message}\n")
+        if show_source and source is not None:
+            out.write(_excerpt(diag, source(diag.filename)))
+    if not quiet:
+        out.write(summary(len(diagnostics)) + "\n")
+
+
+def summary(count: int) -> str:
+    if count == 0:
+        return "All checks passed!"
+    return f"Found {count} finding{'s' if count != 1 else ''}."
+
+
+def write_statistics(diagnostics: Sequence[Diagnostic], out: TextIO, *, quiet: bool = False) -> None:
+    counts = Counter(d.code for d in diagnostics)
+    names = {d.code: d.name for d in diagnostics}
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    width = max((len(str(n)) for n in counts.values()), default=1)
+    for code, count in rows:
+        out.write(f"{count:>{width}}  {code}  {names[code] or SOURCE_ERROR_NAME}\n")
+    if not quiet:
+        out.write(summary(len(diagnostics)) + "\n")
+
+
+def _excerpt(diag: Diagnostic, lines: "list[str] | None") -> str:
+    """The flagged line with a caret underline, ruff-style."""
+    if not lines or not 1 <= diag.row <= len(lines):
+        return ""
+    line = lines[diag.row - 1].rstrip("\r\n")
+    start = min(diag.column - 1, len(line))
+    end = diag.end_column - 1 if diag.end_row == diag.row else len(line)
+    end = max(start + 1, min(end, len(line)))
+    gutter = str(diag.row)
+    pad = " " * len(gutter)
+    # Keep tabs in the indent so the carets line up whatever the tab width.
+    indent = "".join(ch if ch == "\t" else " " for ch in line[:start])
+    return (
+        f"{pad} |\n"
+        f"{gutter} | {line}\n"
+        f"{pad} | {indent}{'^' * (end - start)}\n"
+        f"{pad} |\n"
+    )

@@ -1,0 +1,29 @@
+"""Small phrasing and predicates several rules share (queries live in model.queries)."""
+
+from __future__ import annotations
+
+from streamlint.model.analysis import FileAnalysis
+from streamlint.model.ops import FunctionRecord, GpuOp, OpKind
+from streamlint.model.queries import work_after
+
+
+def call_text(analysis: FileAnalysis, op: GpuOp) -> str:
+    """The call as the user wrote it, shortened for a message: `cp.asnumpy(...)`."""
+    return f"`{op.api}(...)`" if op.api else "this call"
+
+
+def via_helper(analysis: FileAnalysis, op: GpuOp) -> str:
+    """' inside `helper()` (line N)' when the operation hides in a same-module function."""
+    if op.helper is None:
+        return ""
+    return f" inside `{op.helper.name}()` (`{op.helper.api}` at line {analysis.line_of(op.helper.node)})"
+
+
+def blocking_copy_in_region(record: FunctionRecord, op: GpuOp) -> bool:
+    """SL202's condition; SL502 defers to it so one call gets one finding."""
+    if not record.is_stream_region or op.host_blocking is not True:
+        return False
+    if op.kind not in (OpKind.COPY_H2D, OpKind.COPY_D2H, OpKind.COPY, OpKind.COPY_D2D):
+        return False
+    blocking_copy = op.sync_api or (op.framework == "cupy" and op.kind is OpKind.COPY_D2H and op.on_explicit_stream)
+    return blocking_copy and bool(work_after(record, op))

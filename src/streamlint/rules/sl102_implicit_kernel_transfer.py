@@ -1,0 +1,125 @@
+"""SL102 implicit-kernel-transfer: a host NumPy array passed straight to a Numba kernel launch."""
+
+from __future__ import annotations
+
+from streamlint.model.ops import OpKind
+from streamlint.model.values import Buffer, Mem
+from streamlint.rules.base import Finding, Rule
+
+
+class ImplicitKernelTransfer(Rule):
+    """
+    ## What it does
+    Flags a Numba-CUDA kernel launch (`kernel[grid, block](...)` of a
+    `@cuda.jit` function) that receives a host NumPy array directly as an
+    argument.
+
+    ## Why is this bad?
+    For every host array argument Numba allocates a device buffer, copies the
+    array to the device, launches the kernel, and then copies the buffer back to
+    the host (an implicit `cuda.InOut`), on every launch:
+    - Launched on stream 0 (no stream given), the copy-back is a synchronous
+      `cuMemcpyDtoH` followed by a synchronization of the default stream, so the
+      launch blocks the host until the kernel and the copies finish.
+    - Launched on a stream, the copy-back is asynchronous: a pageable array
+      makes the driver block until the kernel and the copy finish, and a pinned
+      array returns at once with host data that stays stale until
+      `stream.synchronize()`.
+
+    Measured on an H200 with 16 M floats: 20.8 ms per launch with NumPy
+    arguments, 0.089 ms with device arrays. Numba emits a
+    `NumbaPerformanceWarning` for this at run time, but warnings are easily
+    filtered or missed (and it historically did not fire for `guvectorize`).
+
+    ## Example
+    ```python
+    import numpy as np
+    from numba import cuda
+
+
+    @cuda.jit
+    def saxpy(a, x, y, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = a * x[i] + y[i]
+
+
+    x = np.random.rand(n).astype(np.float32)
+    y = np.random.rand(n).astype(np.float32)
+    out = np.empty_like(x)
+    for step in range(steps):
+        saxpy[blocks, threads](2.0, x, y, out)  # 3 copies in, 3 copies out, host waits
+    ```
+
+    ## Use instead
+    Copy the inputs once, keep the data on the device, and copy back once:
+    ```python
+    import numpy as np
+    from numba import cuda
+
+
+    @cuda.jit
+    def saxpy(a, x, y, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = a * x[i] + y[i]
+
+
+    x = np.random.rand(n).astype(np.float32)
+    y = np.random.rand(n).astype(np.float32)
+    d_x = cuda.to_device(x)
+    d_y = cuda.to_device(y)
+    d_out = cuda.device_array_like(x)
+    for step in range(steps):
+        saxpy[blocks, threads](2.0, d_x, d_y, d_out)
+    out = d_out.copy_to_host()
+    ```
+    When one launch really needs host data, `cuda.In(x)` / `cuda.Out(out)` state
+    the direction and copy only one way; an explicit wrapper is not reported.
+
+    ## Known limits
+    - Only arguments the analysis knows to be host NumPy arrays are reported
+      (arrays made by NumPy in the same function or module, results of
+      `copy_to_host()`). Parameters and values from other modules are unknown and
+      stay silent.
+    - CuPy arrays, PyTorch tensors and Numba device arrays are passed without a
+      copy (through `__cuda_array_interface__`) and are never reported.
+    - Only kernels whose `@cuda.jit` decoration is visible in the same module
+      are recognized.
+
+    ## References
+    - numba/numba#6904 and PR #7064 (`NumbaPerformanceWarning`,
+      `NUMBA_CUDA_WARN_ON_IMPLICIT_COPY`), numba/numba#2929 (unnecessary D2H
+      copies; use `cuda.to_device` / `cuda.In`), numba/numba#7342 (no warning for
+      `guvectorize`).
+    - Numba-CUDA documentation: *Memory management* (`user/memory.rst`).
+    - streamlint API facts: §3.3 *Kernel launch and implicit copies*, §8 item 9.
+    """
+
+    code = "SL102"
+    name = "implicit-kernel-transfer"
+    summary = "Host NumPy array passed straight to a Numba CUDA kernel launch (implicit copies)"
+
+    def check(self, analysis):
+        for _, op in analysis.all_ops():
+            if op.kind is not OpKind.KERNEL or op.framework != "numba":
+                continue
+            hosts = [
+                v for v in op.reads
+                if isinstance(v, Buffer) and v.framework == "numpy" and v.mem in (Mem.PAGEABLE, Mem.PINNED)
+            ]
+            if not hosts:
+                continue
+            names = ", ".join(f"`{v.label}`" if v.label else "a NumPy array" for v in hosts)
+            plural = "s" if len(hosts) > 1 else ""
+            on_default = op.stream is not None and op.stream.is_default
+            cost = (
+                "and the copy back synchronizes the host" if on_default
+                else "and the copy back blocks the host for pageable arrays"
+            )
+            yield Finding(
+                op.node,
+                f"host NumPy array{plural} {names} passed to kernel `{op.api}`: Numba copies "
+                f"{'them' if plural else 'it'} to the device before and back after every launch, {cost}; "
+                f"move the data once with `cuda.to_device` and pass device arrays",
+            )

@@ -1,0 +1,126 @@
+"""SL103 device-synchronize: device-wide synchronization in a hot path or between stream work."""
+
+from __future__ import annotations
+
+from streamlint.model.ops import OpKind
+from streamlint.model.queries import between_stream_work
+from streamlint.rules._shared import via_helper
+from streamlint.rules.base import Finding, Rule
+
+
+class DeviceSynchronize(Rule):
+    """
+    ## What it does
+    Flags a device-wide synchronization in a hot path (a loop body, or the
+    `forward` method of an `nn.Module` subclass) or between work on explicit
+    streams:
+    - PyTorch: `torch.cuda.synchronize()`
+    - CuPy: `cp.cuda.Device().synchronize()`, `cp.cuda.runtime.deviceSynchronize()`
+    - Numba-CUDA: `numba.cuda.synchronize()`
+    - cuda-python: `cudaDeviceSynchronize()`
+
+    One synchronization before any stream work, or at the end after the
+    pipeline, is fine and not flagged.
+
+    ## Why is this bad?
+    A device-wide synchronization blocks the host until *every* stream of the
+    device (Numba: of the context) has finished all of its queued work. While it
+    waits, the host cannot queue the next copies and kernels, so the GPU runs dry
+    at every iteration and the overlap between streams that the pipeline was
+    built for is lost.
+
+    Usually only one dependency is needed, and there are narrower tools:
+    - To order work between streams, make one stream wait for another on the
+      device: the host does not wait at all (`s.wait_stream(other)` and
+      `s.wait_event(e)` in PyTorch, `s.wait_event(e)` in CuPy, `e.wait(stream)`
+      in Numba, `cudaStreamWaitEvent` in cuda-python).
+    - When the host really needs a result, wait for the stream or event that
+      produces it (`s.synchronize()`, `e.synchronize()`,
+      `cudaStreamSynchronize`, `cudaEventSynchronize`).
+    - To time GPU work, record events and synchronize the end event once.
+
+    ## Example
+    ```python
+    import torch
+
+    side = torch.cuda.Stream()
+    for x in batches:
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            feats = encoder(x)
+        torch.cuda.synchronize()  # host waits for the whole device, every batch
+        logits = head(feats)
+    ```
+    ```python
+    import cupy as cp
+
+    streams = [cp.cuda.Stream() for _ in range(2)]
+    for i, chunk in enumerate(chunks):
+        with streams[i % 2]:
+            spectra[i] = cp.fft.fft(chunk)
+        cp.cuda.Device().synchronize()  # serializes the two streams
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    side = torch.cuda.Stream()
+    for x in batches:
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            feats = encoder(x)
+        torch.cuda.current_stream().wait_stream(side)  # ordered on the device
+        logits = head(feats)
+    ```
+    ```python
+    import cupy as cp
+
+    streams = [cp.cuda.Stream() for _ in range(2)]
+    for i, chunk in enumerate(chunks):
+        with streams[i % 2]:
+            spectra[i] = cp.fft.fft(chunk)
+    cp.cuda.Device().synchronize()  # once, after the pipeline
+    ```
+
+    ## Known limits
+    - Only the calls listed above are reported. Operations that synchronize as a
+      side effect (`torch.cuda.empty_cache()`, entering `torch.cuda.graph(...)`,
+      `cudaFree`) are not this rule.
+    - Synchronizations inside functions of other modules are not seen.
+    - Whether a synchronization is really needed (for example before host code
+      reads memory written by a kernel) cannot be decided statically; where a
+      device-wide one is intended, suppress the finding on that line.
+
+    ## References
+    - CUDA Runtime API: `cudaDeviceSynchronize`, `cudaStreamWaitEvent`,
+      `cudaStreamSynchronize`, `cudaEventSynchronize`.
+    - PyTorch documentation: *CUDA semantics* (`docs/source/notes/cuda.rst`,
+      stream synchronization with `wait_stream`).
+    - streamlint API facts: §2.1, §3.1, §4.1, §5.1 (stream and device
+      synchronization), §9.
+    """
+
+    code = "SL103"
+    name = "device-synchronize"
+    summary = "Device-wide synchronization in a hot path or between stream work"
+
+    def check(self, analysis):
+        for record, op in analysis.all_ops():
+            if op.kind is not OpKind.DEVICE_SYNC or op.in_comprehension:
+                continue
+            if op.in_forward:
+                where = "in `forward`, on every call"
+            elif op.hot and record.is_stream_region:
+                where = "on every iteration of this loop"
+            else:
+                before, after = between_stream_work(record, op)
+                if not (before and after):
+                    continue
+                where = "between stream work"
+            yield Finding(
+                op.node,
+                f"`{op.api}` waits for every stream on the device{via_helper(analysis, op)} {where}; "
+                f"wait only for what is needed (`s.synchronize()`, an event, or `wait_stream`/`wait_event` "
+                f"to order streams on the device)",
+            )

