@@ -39,10 +39,14 @@ class FileAnalysis:
     def ops_seen(self) -> bool:
         return any(record.ops for record in self.functions)
 
-    def all_ops(self) -> Iterator[tuple[FunctionRecord, GpuOp]]:
+    def all_ops(self, helpers: bool = False) -> Iterator[tuple[FunctionRecord, GpuOp]]:
+        """Every operation with its body. `helpers=True` adds the operations that
+        same-module helpers contribute at their call sites (rules about hidden
+        default-stream work and blocking copies report those there)."""
         for record in self.functions:
             for op in record.ops:
-                yield record, op
+                if helpers or op.helper is None:
+                    yield record, op
 
     def code(self, node: cst.CSTNode) -> str:
         key = id(node)

@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 CURRENT_FRAMEWORKS = ("cupy", "torch")
 LOCAL = "<local>."
 _BUILTIN_SYNCS = frozenset({"print", "float", "int", "bool", "str", "repr", "complex"})
+# Storing a stream or event into a container keeps it for later: creating one per
+# item (one event per submodule, streams appended at set-up) is not a hot-path smell.
+_CONTAINER_STORES = frozenset({"append", "add", "insert", "extend", "put", "put_nowait", "appendleft", "setdefault"})
 _POINTER_ATTRS = frozenset({"ctypes", "data", "ptr", "T", "mT", "real", "imag", "base"})
 
 
@@ -189,15 +192,26 @@ class Walker:
                 if isinstance(element, cst.StarredElement):
                     self.bind(element.value, UNKNOWN)
                     continue
-                item = value.item(i) if isinstance(value, (Seq, _Batch)) else UNKNOWN
+                if isinstance(value, (Seq, _Batch)):
+                    item = value.item(i)
+                elif isinstance(value, Buffer) and value.loader_site:
+                    item = value  # a batch unpacks into tensors of the same memory kind
+                else:
+                    item = UNKNOWN
                 self.bind(element, item)
         elif isinstance(target, cst.Subscript):
+            self.keep([value])
             self.eval(target.value)
             for el in target.slice:
                 if isinstance(el.slice, cst.Index):
                     self.eval(el.slice.value)
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, UNKNOWN)
+
+    def keep(self, values: Iterable[Value]) -> None:
+        for value in values:
+            if isinstance(value, (Stream, Event)):
+                self.record.kept_sites.add(value.site)
 
     @staticmethod
     def labelled(value: Value, label: str) -> Value:
@@ -539,7 +553,7 @@ class Walker:
         if isinstance(callee, LocalFunction):
             args = self.eval_args(node)
             return self.an.call_local(callee, node, args, self)
-        if isinstance(callee, TorchModule):
+        if isinstance(callee, TorchModule) or (isinstance(callee, Instance) and self.an.is_torch_module_class(callee.cls)):
             return self.module_call(node)
         if isinstance(func, cst.Name) and not self.is_bound(func.value):
             return self.builtin(func.value, node)
@@ -579,6 +593,10 @@ class Walker:
             self.eval_args(node)
             return self.an.instantiate(qualname[len(LOCAL):])
         root = qualname.split(".", 1)[0]
+        last = qualname.rsplit(".", 1)[-1]
+        if root in ("cupy", "cupyx", "numba", "cuda") and last[:1].isupper() and not qualname.startswith("cupy.random."):
+            self.eval_args(node)
+            return QualRef(qualname + "()")  # an instance of a framework class (`cp.cuda.Device(0)`)
         if root in ("cupy", "cupyx"):
             return self.cupy_function(qualname, node)
         if root == "torch":
@@ -678,6 +696,10 @@ class Walker:
     # --- method calls on known values
     def call_method(self, receiver: Value, method: str, node: cst.Call, label: str) -> Value:
         label_api = self.code(node.func)
+        if method in _CONTAINER_STORES and not isinstance(receiver, (Stream, Event, Buffer)):
+            args = self.eval_args(node)
+            self.keep(args.all())
+            return UNKNOWN
         if isinstance(receiver, Stream):
             if receiver.framework == "numba" and method == "auto_synchronize":
                 self.eval_args(node)
@@ -733,6 +755,9 @@ class Walker:
         fw = receiver.framework
         label_api = self.code(node.func)
         if fw == "torch":
+            if receiver.loader_site and method in ("items", "values"):
+                self.eval_args(node)
+                return Seq(element=Seq(items=(UNKNOWN, receiver)) if method == "items" else receiver)
             if method in torch_api.TENSOR_COPIES:
                 return self.torch_copy(receiver, method, node)
             fact = torch_api.TENSOR_METHODS.get(method)
@@ -926,6 +951,10 @@ class Walker:
             blocking = False
 
         kind = fact.kind
+        if kind is OpKind.IMPLICIT_SYNC and not any(
+            isinstance(v, Buffer) and v.mem is Mem.DEVICE for v in (receiver, *args.all())
+        ):
+            kind = None  # e.g. torch.equal on CPU tensors: nothing to wait for
         host_buffer: Value = UNKNOWN
         if fact.host is not None:
             host_buffer = args.value(fact.host)

@@ -112,6 +112,7 @@ class FunctionRecord:
     loops: dict[int, LoopInfo] = field(default_factory=dict)
     enters_stream: bool = False  # creates, enters or makes current an explicit stream
     passes_stream: bool = False  # queues work on a stream it received
+    kept_sites: set[int] = field(default_factory=set)  # streams/events stored into containers
 
     @property
     def is_stream_region(self) -> bool:

@@ -27,8 +27,24 @@ def stream_work(record: FunctionRecord) -> list[GpuOp]:
 
 
 def work_after(record: FunctionRecord, at: GpuOp) -> list[GpuOp]:
-    """Explicit-stream work that the host queues after `at` (later, or next iteration)."""
-    return [w for w in stream_work(record) if w is not at and (w.index > at.index or shared_loop(w, at) is not None)]
+    """Explicit-stream work that the host queues after `at` (later, or next iteration)
+    while `at` may still be running: a host wait that covers `at` in between means the
+    later work could not have overlapped it anyway."""
+    syncs = [s for s in record.ops if (s.kind in HOST_SYNCS or _drains(s)) and s is not at and covers(s, at)]
+    later = []
+    for w in stream_work(record):
+        if w is at:
+            continue
+        if w.index > at.index:
+            between = [s for s in syncs if at.index < s.index < w.index]
+        else:
+            loop = shared_loop(w, at)
+            if loop is None:
+                continue
+            between = [s for s in syncs if loop in s.loops and (s.index > at.index or s.index < w.index)]
+        if not between:
+            later.append(w)
+    return later
 
 
 def pending_at(record: FunctionRecord, at: GpuOp) -> list[GpuOp]:

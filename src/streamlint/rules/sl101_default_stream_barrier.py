@@ -144,7 +144,7 @@ class DefaultStreamBarrier(Rule):
     summary = "Device work on the legacy default stream between work on blocking streams"
 
     def check(self, analysis):
-        for record, op in analysis.all_ops():
+        for record, op in analysis.all_ops(helpers=True):
             if op.kind not in DEVICE_WORK | {OpKind.RAW_ALLOC} or not is_default_stream(op.stream):
                 continue
             if op.kind in COPIES and op.host_blocking is not False:

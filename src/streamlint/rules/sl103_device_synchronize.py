@@ -106,12 +106,12 @@ class DeviceSynchronize(Rule):
     summary = "Device-wide synchronization in a hot path or between stream work"
 
     def check(self, analysis):
-        for record, op in analysis.all_ops():
+        for record, op in analysis.all_ops(helpers=True):
             if op.kind is not OpKind.DEVICE_SYNC or op.in_comprehension:
                 continue
             if op.in_forward:
                 where = "in `forward`, on every call"
-            elif op.hot and record.is_stream_region:
+            elif op.hot:
                 where = "on every iteration of this loop"
             else:
                 before, after = between_stream_work(record, op)

@@ -166,7 +166,7 @@ class BlockingCopyInStreamRegion(Rule):
     summary = "Host-blocking copy between stream work, where a stream-ordered async copy exists"
 
     def check(self, analysis):
-        for record, op in analysis.all_ops():
+        for record, op in analysis.all_ops(helpers=True):
             if not blocking_copy_in_region(record, op):
                 continue
             after = work_after(record, op)

@@ -8,6 +8,7 @@ from streamlint.rules.base import Finding, Rule
 _CREATIONS = (OpKind.STREAM_CREATE, OpKind.EVENT_CREATE)
 # A loop that does any of these per iteration is a hot path, not a set-up loop.
 _WORK = DEVICE_WORK | HOST_SYNCS | {OpKind.IMPLICIT_SYNC, OpKind.EVENT_RECORD, OpKind.WAIT_STREAM, OpKind.STREAM_WAIT_EVENT}
+_EVENT_WHY = "each one is created and destroyed again with a driver call; an event can be re-recorded"
 _WHY = {
     "torch": "torch hands out 32 pool streams per priority round-robin, so the 33rd aliases the 1st",
     "cupy": "each one is a new CUDA stream whose memory-pool arena is not freed automatically",
@@ -147,6 +148,8 @@ class StreamCreatedInHotPath(Rule):
         for record, op in analysis.all_ops():
             if op.kind not in _CREATIONS or op.in_comprehension:
                 continue
+            if op.kind is OpKind.EVENT_CREATE and getattr(op.result, "site", None) in record.kept_sites:
+                continue  # one event per item, kept to wait on later: made on purpose
             if op.in_forward:
                 where = "on every call of `forward`"
             elif op.loops and any(
@@ -158,6 +161,7 @@ class StreamCreatedInHotPath(Rule):
             thing = "stream" if op.kind is OpKind.STREAM_CREATE else "event"
             yield Finding(
                 op.node,
-                f"`{op.api}()` creates a {thing} {where}: {_WHY.get(op.framework, 'creation is not free')}; "
+                f"`{op.api}()` creates a{'n' if thing == 'event' else ''} {thing} {where}: "
+                f"{_EVENT_WHY if thing == 'event' else _WHY.get(op.framework, 'creation is not free')}; "
                 f"create it once (before the loop or in `__init__`) and reuse it",
             )
