@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-PREFILTER = (b"cupy", b"numba", b"torch", b"cuda")
+from streamlint.model.api import PREFILTER_KEYS as PREFILTER
 
 
 def default_target() -> Path | None:

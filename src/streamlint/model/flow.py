@@ -618,12 +618,21 @@ class Walker:
             self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=stream, writes=(result,))
             return result
         arrays = tuple(v for v in args.all() if isinstance(v, Buffer) and v.framework == "cupy" and v.mem is Mem.DEVICE)
-        if not arrays:
+        if not arrays and not self.cupy_kernel_function(qualname, args):
             return UNKNOWN
         out = args.value(Arg(kw="out"))
         result = out if isinstance(out, Buffer) else Buffer("cupy", Mem.DEVICE, site=id(node))
         self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=stream, reads=arrays, writes=(result,))
         return result
+
+    @staticmethod
+    def cupy_kernel_function(qualname: str, args: "Args") -> bool:
+        """`cp.sqrt(x)` launches a kernel whatever `x` is (CuPy refuses host arrays);
+        namespaces and helpers that compute nothing on the device are excluded."""
+        module, _, name = qualname.rpartition(".")
+        if module not in cupy_api.KERNEL_NAMESPACES or name in cupy_api.NON_KERNEL_FUNCTIONS:
+            return False
+        return bool(args.positional) and not all(isinstance(v, Const) for v in args.all())
 
     def torch_function(self, qualname: str, node: cst.Call) -> Value:
         args = self.eval_args(node)
@@ -966,7 +975,9 @@ class Walker:
                 host_buffer = args.value(Arg(0))
         out = args.value(fact.out) if fact.out is not None and args.has(fact.out) else None
 
-        result = self.result_of(fact, node, args, receiver, stream, stream_value if stream_given else None, out, label)
+        returned = self.result_of(fact, node, args, receiver, stream, stream_value if stream_given else None, out, label)
+        # cuda-python returns (err, value): the op records the value, the caller gets the tuple.
+        result = returned.item(1) if fact.returns_tuple and isinstance(returned, Seq) else returned
         if kind in (OpKind.COPY_D2H,) and host_buffer is UNKNOWN:
             host_buffer = out if out is not None else result
 
@@ -992,7 +1003,7 @@ class Walker:
                 writes=(result,) if isinstance(result, Buffer) else (),
             )
             self.after_op(op, fact, args, receiver)
-        return result
+        return returned
 
     def after_op(self, op: GpuOp, fact: Fact, args: "Args", receiver: Value) -> None:
         kind = op.kind

@@ -41,7 +41,7 @@ class Stream:
     framework: str
     kind: StreamKind
     blocking: Optional[bool]  # None: cannot tell from the text
-    label: str  # how the source names it, for messages
+    label: str = field(compare=False)  # how the source names it, for messages
     site: int = 0  # identity: the creating node, or the parameter
 
     @property
@@ -64,7 +64,7 @@ def ambient_stream(framework: str) -> Stream:
 @dataclass(frozen=True)
 class Event:
     framework: str
-    label: str
+    label: str = field(compare=False)
     site: int = 0
     recorded_on: Optional[Stream] = None
 
@@ -76,7 +76,7 @@ class Buffer:
     framework: str  # numpy | cupy | torch | numba | raw
     mem: Mem
     site: int = 0
-    label: str = ""
+    label: str = field(default="", compare=False)
     bound_stream: Optional[Stream] = None  # Numba device arrays bound to a stream
     loader_site: int = 0  # batches of a DataLoader: the loader's site
     pinned_by: int = 0  # site of the .pin_memory() call that made it, if any
@@ -94,7 +94,7 @@ class Device:
 class Loader:
     pin_memory: Optional[bool]
     site: int
-    label: str = ""
+    label: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)

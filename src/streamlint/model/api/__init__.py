@@ -43,6 +43,15 @@ _ALIASES = {
     "cupy._core": "cupy",
 }
 
+# A file none of whose bytes contain any of these words cannot produce a finding, so
+# it is not parsed: every rule needs a CUDA device, a stream, pinned memory, a
+# non-blocking copy or one of the non-torch frameworks to appear in the text. (Plain
+# "torch" is not enough: most of PyTorch's own files import torch and never touch CUDA.)
+PREFILTER_KEYS: tuple[bytes, ...] = (
+    b"cuda", b"cupy", b"numba", b"Stream", b"pin_memory", b"non_blocking",
+    b"accelerator", b"Event",
+)
+
 # Top-level packages whose names mark a file as GPU code worth analysing.
 FRAMEWORK_ROOTS = {"cupy": "cupy", "cupyx": "cupy", "numba": "numba", "torch": "torch", "cuda": "cuda-python"}
 

@@ -1,0 +1,203 @@
+"""The stream model's record, checked directly: names, API facts, flow, helpers."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from streamlint.checker import analyze
+from streamlint.model.ops import OpKind
+from streamlint.model.values import Buffer, Mem, Stream, StreamKind
+
+
+def record(source: str, name: str = "<module>"):
+    analysis = analyze(textwrap.dedent(source))
+    for rec in analysis.functions:
+        if rec.name == name:
+            return rec
+    raise AssertionError(f"no record {name!r}: {[r.name for r in analysis.functions]}")
+
+
+def ops(source: str, name: str = "<module>", kind: OpKind | None = None):
+    return [op for op in record(source, name).ops if kind is None or op.kind is kind]
+
+
+@pytest.mark.parametrize(
+    "imports, create, framework, blocking",
+    [
+        ("import cupy as cp", "cp.cuda.Stream()", "cupy", True),
+        ("import cupy as xp", "xp.cuda.Stream(non_blocking=True)", "cupy", False),
+        ("from cupy.cuda import Stream", "Stream()", "cupy", True),
+        ("from cupy.cuda import Stream", "Stream(non_blocking=flag)", "cupy", None),
+        ("from numba import cuda", "cuda.stream()", "numba", True),
+        ("from numba import cuda as nc", "nc.stream()", "numba", True),
+        ("import numba.cuda", "numba.cuda.stream()", "numba", True),
+        ("import torch", "torch.cuda.Stream()", "torch", False),
+        ("import torch.cuda as tc", "tc.Stream(priority=-1)", "torch", False),
+        ("from torch.cuda import Stream, stream", "Stream()", "torch", False),
+        ("from cuda.bindings import runtime as cudart", "cudart.cudaStreamCreate()[1]", "cuda-python", True),
+        ("from cuda import cudart", "cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking)[1]", "cuda-python", False),
+        ("from cuda.bindings import driver", "driver.cuStreamCreate(0)[1]", "cuda-python", True),
+    ],
+)
+def test_import_forms_and_blocking_flags(imports, create, framework, blocking):
+    created = ops(f"{imports}\ns = {create}\n", kind=OpKind.STREAM_CREATE)
+    assert len(created) == 1
+    stream = created[0].result
+    assert isinstance(stream, Stream)
+    assert stream.framework == framework
+    assert stream.blocking is blocking
+    assert stream.kind is StreamKind.EXPLICIT
+
+
+def test_current_stream_follows_with_and_use():
+    src = """
+    import cupy as cp
+    s1 = cp.cuda.Stream()
+    a = cp.zeros(4)
+    with s1:
+        b = cp.sin(a)
+    c = cp.cos(a)
+    s1.use()
+    d = cp.tan(a)
+    """
+    kernels = ops(src, kind=OpKind.KERNEL)
+    labels = [op.stream.label for op in kernels]
+    assert labels == ["the legacy default stream", "s1", "the legacy default stream", "s1"]
+
+
+def test_torch_stream_context_and_pinned_copy():
+    src = """
+    import torch
+    s = torch.cuda.Stream()
+    x = torch.empty(8, pin_memory=True)
+    with torch.cuda.stream(s):
+        y = x.to("cuda", non_blocking=True)
+    z = torch.rand(8).cuda()
+    """
+    copies = ops(src, kind=OpKind.COPY_H2D)
+    assert [op.stream.label for op in copies] == ["s", "the legacy default stream"]
+    assert copies[0].non_blocking is True and copies[0].host_blocking is False
+    assert copies[0].host_buffer.mem is Mem.PINNED
+    assert copies[1].non_blocking is False and copies[1].host_blocking is True
+    assert copies[1].host_buffer.mem is Mem.PAGEABLE
+
+
+def test_device_idiom_counts_as_cuda_and_unknown_stays_unknown():
+    src = """
+    import torch
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    a = torch.rand(4).to(device)
+    def f(t, dev):
+        return t.to(dev, non_blocking=True)
+    """
+    assert len(ops(src, kind=OpKind.COPY_H2D)) == 1
+    assert ops(src, name="f") == []
+
+
+def test_numba_launch_streams_and_bound_arrays():
+    src = """
+    from numba import cuda
+    import numpy as np
+
+    @cuda.jit
+    def kern(a):
+        pass
+
+    s = cuda.stream()
+    h = np.zeros(16)
+    d = cuda.to_device(h, stream=s)
+    kern[1, 16](d)
+    kern[1, 16, s](d)
+    back = d.copy_to_host()
+    """
+    launches = ops(src, kind=OpKind.KERNEL)
+    assert [op.stream.kind for op in launches] == [StreamKind.LEGACY, StreamKind.EXPLICIT]
+    (h2d,) = ops(src, kind=OpKind.COPY_H2D)
+    assert h2d.stream.label == "s" and h2d.host_blocking is False
+    (d2h,) = ops(src, kind=OpKind.COPY_D2H)
+    # d is bound to s, so the bare copy_to_host is asynchronous on s.
+    assert d2h.stream.label == "s" and d2h.host_blocking is False
+
+
+def test_cuda_python_copy_direction_and_pinned_pointer():
+    src = """
+    from cuda.bindings import runtime as cudart
+    import numpy as np
+    err, s = cudart.cudaStreamCreate()
+    err, pinned = cudart.cudaMallocHost(1024)
+    host = np.zeros(256, dtype=np.float32)
+    cudart.cudaMemcpyAsync(0, pinned, 1024, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice, s)
+    cudart.cudaMemcpyAsync(host.ctypes.data, 0, 1024, cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost, s)
+    cudart.cudaMemcpy(0, host.ctypes.data, 1024, cudart.cudaMemcpyKind.cudaMemcpyHostToDevice)
+    """
+    h2d = ops(src, kind=OpKind.COPY_H2D)
+    d2h = ops(src, kind=OpKind.COPY_D2H)
+    assert h2d[0].host_buffer.mem is Mem.PINNED and h2d[0].stream.label == "s"
+    assert d2h[0].host_buffer.mem is Mem.PAGEABLE
+    assert h2d[1].stream.kind is StreamKind.LEGACY and h2d[1].sync_api
+
+
+def test_self_attributes_from_init_are_known_in_methods():
+    src = """
+    import torch
+    class Prefetcher:
+        def __init__(self):
+            self.stream = torch.cuda.Stream()
+            self.buf = torch.empty(64, pin_memory=True)
+        def step(self):
+            with torch.cuda.stream(self.stream):
+                return self.buf.cuda(non_blocking=True)
+    """
+    (copy,) = ops(src, name="Prefetcher.step", kind=OpKind.COPY_H2D)
+    assert copy.stream.label == "self.stream"
+    assert copy.host_buffer.mem is Mem.PINNED
+
+
+def test_helper_default_stream_work_is_seen_at_the_call_site():
+    src = """
+    import cupy as cp
+    def prepare(x):
+        return cp.sqrt(x)
+    s1 = cp.cuda.Stream()
+    a = cp.ones(4)
+    prepare(a)
+    """
+    (via,) = [op for op in ops(src, kind=OpKind.KERNEL) if op.helper is not None]
+    assert via.helper.name == "prepare"
+    assert via.stream.kind is StreamKind.LEGACY  # the caller's current stream
+
+
+def test_loops_comprehensions_and_forward():
+    src = """
+    import torch
+    import torch.nn as nn
+    streams = [torch.cuda.Stream() for _ in range(4)]
+    for i in range(3):
+        e = torch.cuda.Event()
+    class M(nn.Module):
+        def forward(self, x):
+            return x
+    """
+    creations = ops(src)
+    assert creations[0].in_comprehension and not creations[0].hot
+    assert creations[1].hot and creations[1].loops
+    assert record(src, "M.forward").is_forward
+
+
+def test_dataloader_batches_carry_pinnedness():
+    src = """
+    import torch
+    from torch.utils.data import DataLoader
+    loader = DataLoader(ds, batch_size=4, pin_memory=True)
+    for (x, lengths), y in loader:
+        x.cuda(non_blocking=True)
+    other = DataLoader(ds, pin_memory=some_flag)
+    for z in other:
+        z.cuda(non_blocking=True)
+    """
+    copies = ops(src, kind=OpKind.COPY_H2D)
+    assert len(copies) == 1
+    buffer = copies[0].host_buffer
+    assert isinstance(buffer, Buffer) and buffer.mem is Mem.PINNED and buffer.loader_site
