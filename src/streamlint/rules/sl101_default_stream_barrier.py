@@ -135,7 +135,7 @@ class DefaultStreamBarrier(Rule):
     - PyTorch pool streams are non-blocking: pytorch/pytorch#2702, #3054, #101300.
     - Non-blocking CuPy stream against legacy-stream work of another library:
       cupy/cupy#6104.
-    - streamlint API facts: §1.1 *Kinds of default stream*, §1.3 *Implicit
+    - [API facts](../api-facts.md) (the fact base behind the tables in `src/streamlint/model/api/`): §1.1 *Kinds of default stream*, §1.3 *Implicit
       synchronization points*, §6 *Cross-framework interop facts*.
     """
 

@@ -93,7 +93,7 @@ class ImplicitKernelTransfer(Rule):
       copies; use `cuda.to_device` / `cuda.In`), numba/numba#7342 (no warning for
       `guvectorize`).
     - Numba-CUDA documentation: *Memory management* (`user/memory.rst`).
-    - streamlint API facts: §3.3 *Kernel launch and implicit copies*, §8 item 9.
+    - [API facts](../api-facts.md) (the fact base behind the tables in `src/streamlint/model/api/`): §3.3 *Kernel launch and implicit copies*, §8 item 9.
     """
 
     code = "SL102"

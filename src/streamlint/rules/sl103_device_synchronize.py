@@ -97,7 +97,7 @@ class DeviceSynchronize(Rule):
       `cudaStreamSynchronize`, `cudaEventSynchronize`.
     - PyTorch documentation: *CUDA semantics* (`docs/source/notes/cuda.rst`,
       stream synchronization with `wait_stream`).
-    - streamlint API facts: §2.1, §3.1, §4.1, §5.1 (stream and device
+    - [API facts](../api-facts.md) (the fact base behind the tables in `src/streamlint/model/api/`): §2.1, §3.1, §4.1, §5.1 (stream and device
       synchronization), §9.
     """
 

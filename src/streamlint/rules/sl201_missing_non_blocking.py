@@ -89,7 +89,7 @@ class MissingNonBlocking(Rule):
       and `non_blocking`).
     - pytorch/pytorch#127612 (mutating a pinned source after a non-blocking copy),
       pytorch/pytorch#86264 (device-to-host non-blocking reads).
-    - streamlint API facts: §4.3 *Transfers and tensor creation*, §8 items 1-3.
+    - [API facts](../api-facts.md) (the fact base behind the tables in `src/streamlint/model/api/`): §4.3 *Transfers and tensor creation*, §8 items 1-3.
     """
 
     code = "SL201"

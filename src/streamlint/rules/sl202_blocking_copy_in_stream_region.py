@@ -29,8 +29,9 @@ class BlockingCopyInStreamRegion(Rule):
     It is also reported at the call site of a function of the same module that
     hides such a copy; the message names the helper and its line.
 
-    The final read-out after the pipeline, and copies before any stream work,
-    are fine and not flagged.
+    The final read-out after the pipeline is fine, and so is a copy that a host
+    synchronization separates from the later stream work (nothing could have
+    overlapped it).
 
     ## Why is this bad?
     The host waits inside the call, so it cannot queue the work that should have
@@ -50,8 +51,10 @@ class BlockingCopyInStreamRegion(Rule):
     sequential, 17.5 ms with two streams, pinned buffers and asynchronous copies.
 
     A synchronous copy *before* any stream work does not serialize the
-    independent streams that follow; it only blocks the host for the copy, and is
-    not flagged.
+    independent streams that follow (seed 002's claim that `prepareData`
+    "serializes everything" is wrong), but the host still waits in it instead of
+    queuing the stream work that an asynchronous copy would have overlapped, so
+    it is flagged when that work follows with no synchronization in between.
 
     ## Example
     ```python
@@ -157,7 +160,7 @@ class BlockingCopyInStreamRegion(Rule):
     - cupy/cupy#7820 and #7938 (`asnumpy` / `get` blocking by default since v13),
       cupy/cupy#1692 and #1970 (`blocking=False` needs a pinned `out`).
     - Numba-CUDA documentation: *Memory management* (`user/memory.rst`).
-    - streamlint API facts: §1.2 *Host-side behavior of memcpy/memset*, §2.3,
+    - [API facts](../api-facts.md) (the fact base behind the tables in `src/streamlint/model/api/`): §1.2 *Host-side behavior of memcpy/memset*, §2.3,
       §3.2, §5.1, §5.2, §8 item 6.
     """
 

@@ -154,7 +154,7 @@ class AsyncCopyPageable(Rule):
       documentation), cupy/cupy#1692 and #1970 (`blocking=False` needs a pinned
       `out`), pytorch/pytorch#127612 (mutating a pinned source too early).
     - PyTorch tutorials: `intermediate_source/pinmem_nonblock.py`.
-    - streamlint API facts: §1.2, §2.3, §3.2, §4.3, §5.1, §5.2, §8 items 2, 3, 10.
+    - [API facts](../api-facts.md) (the fact base behind the tables in `src/streamlint/model/api/`): §1.2, §2.3, §3.2, §4.3, §5.1, §5.2, §8 items 2, 3, 10.
     """
 
     code = "SL301"

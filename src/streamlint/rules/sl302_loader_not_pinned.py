@@ -65,7 +65,7 @@ class LoaderNotPinned(Rule):
     - PyTorch: `torch.utils.data.DataLoader` documentation (`pin_memory`).
     - PyTorch tutorials: `intermediate_source/pinmem_nonblock.py`.
     - pytorch/pytorch#42539 (`non_blocking` with pageable memory).
-    - streamlint API facts: §4.3 *Transfers and tensor creation*, §8 item 2.
+    - [API facts](../api-facts.md) (the fact base behind the tables in `src/streamlint/model/api/`): §4.3 *Transfers and tensor creation*, §8 item 2.
     """
 
     code = "SL302"

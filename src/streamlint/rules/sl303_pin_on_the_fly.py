@@ -63,7 +63,7 @@ class PinOnTheFly(Rule):
     - PyTorch: `Tensor.pin_memory` documentation (`torch/_tensor_docs.py`).
     - CUDA Programming Guide: *Implicit Synchronization* (page-locked host
       allocation).
-    - streamlint API facts: §1.3, §4.3, §8 item 2.
+    - [API facts](../api-facts.md) (the fact base behind the tables in `src/streamlint/model/api/`): §1.3, §4.3, §8 item 2.
     """
 
     code = "SL303"

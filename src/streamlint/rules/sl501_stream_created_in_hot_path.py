@@ -137,7 +137,7 @@ class StreamCreatedInHotPath(Rule):
     - CuPy: `cupy/cuda/stream.pyx`, `cupy/cuda/memory.pyx` (per-stream arenas).
     - Numba-CUDA documentation: *Memory management*, deallocation behavior
       (`NUMBA_CUDA_MAX_PENDING_DEALLOCS_COUNT`, `cuda.defer_cleanup()`).
-    - streamlint API facts: §2.1, §2.5, §3.1, §3.4, §4.1, §5.1.
+    - [API facts](../api-facts.md) (the fact base behind the tables in `src/streamlint/model/api/`): §2.1, §2.5, §3.1, §3.4, §4.1, §5.1.
     """
 
     code = "SL501"

@@ -96,7 +96,7 @@ class ImplicitSyncInLoop(Rule):
     - CuPy: `cupy.ndarray.get`, `cupy.asnumpy` (blocking by default since v13,
       cupy/cupy#7938).
     - pytorch/pytorch#87794 (synchronization during graph capture).
-    - streamlint API facts: §2.4 *Kernels and implicitly synchronizing
+    - [API facts](../api-facts.md) (the fact base behind the tables in `src/streamlint/model/api/`): §2.4 *Kernels and implicitly synchronizing
       operations*, §4.4 *Implicitly synchronizing ops*, §8 items 11-12.
     """
 
