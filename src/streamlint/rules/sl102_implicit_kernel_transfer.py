@@ -84,8 +84,10 @@ class ImplicitKernelTransfer(Rule):
       stay silent.
     - CuPy arrays, PyTorch tensors and Numba device arrays are passed without a
       copy (through `__cuda_array_interface__`) and are never reported.
-    - Only kernels whose `@cuda.jit` decoration is visible in the same module
-      are recognized.
+    - Kernels are recognized by a visible `@cuda.jit` decoration in the same
+      module, or, in a module that imports Numba, by the launch syntax
+      `name[grid, block](...)` / `name[grid, block, stream](...)` on a name
+      imported from elsewhere (`@cuda.jit(device=True)` functions are not kernels).
 
     ## References
     - numba/numba#6904 and PR #7064 (`NumbaPerformanceWarning`,

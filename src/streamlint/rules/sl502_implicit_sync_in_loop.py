@@ -85,8 +85,9 @@ class ImplicitSyncInLoop(Rule):
     ## Known limits
     - Only values known to be CUDA tensors or CuPy arrays are reported; values
       returned by unknown calls or received as parameters stay silent.
-    - Other implicitly synchronizing operations, such as boolean-mask indexing,
-      `nonzero()` and `torch.equal`, are not reported by this rule.
+    - Other implicitly synchronizing operations, such as boolean-mask indexing
+      and `nonzero()`, are not reported by this rule (`torch.equal` on CUDA
+      tensors is, since it ends in `.item()`).
     - `Tensor.numpy()` without `force=True` raises on a CUDA tensor rather than
       synchronizing.
 
