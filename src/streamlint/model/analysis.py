@@ -101,6 +101,7 @@ class FileAnalyzer:
         self.torch_imported = False
         self.numba_imported = False
         self.module_walker: Optional[Walker] = None
+        self._kernel_writes: dict[int, frozenset[int]] = {}
 
     def module_vars(self) -> dict[str, Value]:
         return self.module_walker.state.vars if self.module_walker is not None else {}
@@ -117,6 +118,8 @@ class FileAnalyzer:
         self.result.functions.insert(0, record)
         for function in list(self.functions.values()):
             self.analyse(function)
+        if self.needs_hazard_walk(record):
+            self.hazard_walk(record, list(self.module.body), [], {})
         return self.result
 
     def analyse(self, function: _Function) -> Optional[FunctionRecord]:
@@ -143,7 +146,8 @@ class FileAnalyzer:
                     seed.update({f"self.{k}": v for k, v in self.init_attrs(cls).items()})
             params = params[1:]
         walker = Walker(self, record, params=params, seed=seed)
-        walker.walk(function.node.body.body if isinstance(function.node.body, cst.IndentedBlock) else [function.node.body])
+        body = function.node.body.body if isinstance(function.node.body, cst.IndentedBlock) else [function.node.body]
+        walker.walk(body)
         function.record = record
         function.returns = walker.returns if walker.returns is not None else UNKNOWN
         function.created_streams = frozenset(
@@ -152,6 +156,8 @@ class FileAnalyzer:
         if cls and name == "__init__":
             cls.attrs.update({k[5:]: v for k, v in walker.state.vars.items() if k.startswith("self.")})
             cls.init_done = True
+        if self.needs_hazard_walk(record):
+            self.hazard_walk(record, list(body), params, seed)
         function.in_progress = False
         self.result.functions.append(record)
         return record
@@ -247,6 +253,61 @@ class FileAnalyzer:
             walker.record.ops.extend(replace(op, index=len(walker.record.ops) + i) for i, op in enumerate(body_record.ops))
         walker.state.vars[info.name] = QualRef(LOCAL + info.name)
 
+    def kernel_writes(self, kernel: Kernel) -> Optional[frozenset[int]]:
+        """Positions of the parameters a Numba kernel's body writes (None: cannot tell).
+
+        A parameter is written when it is the base of a subscript assignment
+        (`y[i] = ...`, `y[i] += ...`) or the first argument of `cuda.atomic.*`."""
+        node = kernel.node
+        if not isinstance(node, cst.FunctionDef):
+            return None
+        cached = self._kernel_writes.get(id(node))
+        if cached is not None:
+            return cached
+        params = [p.name.value for p in node.params.params]
+        written: set[str] = set()
+
+        class Finder(cst.CSTVisitor):
+            def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+                written.update(_subscript_bases(target.target))
+
+            def visit_AugAssign(self, aug: cst.AugAssign) -> None:
+                written.update(_subscript_bases(aug.target))
+
+            def visit_Call(self, call: cst.Call) -> None:
+                func = call.func
+                if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and func.value.attr.value == "atomic":
+                    if call.args and isinstance(call.args[0].value, (cst.Name, cst.Subscript)):
+                        written.update(_subscript_bases(call.args[0].value) or {getattr(call.args[0].value, "value", "")})
+
+        node.body.visit(Finder())
+        result = frozenset(i for i, name in enumerate(params) if name in written)
+        self._kernel_writes[id(node)] = result
+        return result
+
+    # ------------------------------------------------------------------ hazards
+    def hazard_walk(self, record: FunctionRecord, body: list, params: list[str], seed: dict) -> None:
+        """Walk a body again with the happens-before state; store what it finds."""
+        scratch = FunctionRecord(record.name, record.node, record.kind, class_name=record.class_name,
+                                 is_forward=record.is_forward)
+        walker = Walker(self, scratch, params=params, seed=seed, hazard_mode=True)
+        if record.kind == "module":
+            walker.state.vars = dict(self.module_vars())
+        walker.walk(body)
+        walker.finish()
+        record.hazards = sorted(walker.hazards.values(), key=lambda h: (h.code, id(h.node)))
+
+    @staticmethod
+    def needs_hazard_walk(record: FunctionRecord) -> bool:
+        """Only bodies that queue work on explicit streams, copy asynchronously or
+        record streams can have cross-stream hazards."""
+        for op in record.ops:
+            if op.on_explicit_stream or op.kind is OpKind.RECORD_STREAM:
+                return True
+            if op.kind in (OpKind.COPY_D2H, OpKind.COPY_H2D, OpKind.COPY) and op.host_blocking is False:
+                return True
+        return False
+
     # ------------------------------------------------------------------ classes
     def init_attrs(self, cls: _Class) -> dict[str, Value]:
         if not cls.init_done and "__init__" in cls.methods:
@@ -333,3 +394,17 @@ class FileAnalyzer:
 
 def analyze_module(module: cst.Module) -> FileAnalysis:
     return FileAnalyzer(module).run()
+
+
+def _subscript_bases(target: cst.BaseExpression) -> set[str]:
+    names: set[str] = set()
+    node = target
+    if isinstance(node, (cst.Tuple, cst.List)):
+        for element in node.elements:
+            names |= _subscript_bases(element.value)
+        return names
+    while isinstance(node, cst.Subscript):
+        node = node.value
+        if isinstance(node, cst.Name):
+            names.add(node.value)
+    return names

@@ -19,6 +19,7 @@ from streamlint.model.api.facts import (
     BLOCK_ALWAYS, BLOCK_FLAG, BLOCK_UNLESS_STREAM, STREAM_ARG, STREAM_ARG_OR_BOUND,
     STREAM_ARG_OR_CURRENT, STREAM_CURRENT, STREAM_LEGACY, STREAM_SELF, Arg, Fact,
 )
+from streamlint.model.hazards import ANY, DEVICE, HB, HOSTMEM, LEGACY, Access, Ev, Hazard, stream_key
 from streamlint.model.ops import (
     COPIES, DEVICE_WORK, HOST_SYNCS, FunctionRecord, GpuOp, HelperRef, LoopInfo, OpKind,
 )
@@ -42,14 +43,15 @@ _POINTER_ATTRS = frozenset({"ctypes", "data", "ptr", "T", "mT", "real", "imag", 
 
 
 class State:
-    __slots__ = ("vars", "current")
+    __slots__ = ("vars", "current", "hb")
 
-    def __init__(self, vars: dict[str, Value], current: dict[str, Stream]) -> None:
+    def __init__(self, vars: dict[str, Value], current: dict[str, Stream], hb: Optional[HB] = None) -> None:
         self.vars = vars
         self.current = current
+        self.hb = hb  # ordering state; only in the hazard walk
 
     def copy(self) -> "State":
-        return State(dict(self.vars), dict(self.current))
+        return State(dict(self.vars), dict(self.current), self.hb.copy() if self.hb is not None else None)
 
     def merge(self, other: "State") -> None:
         """Join another path's state into this one (branches meeting)."""
@@ -58,6 +60,8 @@ class State:
         for fw in set(self.current) | set(other.current):
             a, b = self.current.get(fw), other.current.get(fw)
             self.current[fw] = a if a == b else ambient_stream(fw)
+        if self.hb is not None and other.hb is not None:
+            self.hb.meet(other.hb)
 
 
 class Walker:
@@ -69,6 +73,7 @@ class Walker:
         record: FunctionRecord,
         params: Sequence[str] = (),
         seed: Optional[dict[str, Value]] = None,
+        hazard_mode: bool = False,
     ) -> None:
         self.an = analyzer
         self.record = record
@@ -79,6 +84,16 @@ class Walker:
         self.loop_stack: list[int] = []
         self.comprehension_depth = 0
         self.returns: Value = None  # type: ignore[assignment]
+        # The hazard walk (a second walk of bodies that use streams) carries the
+        # happens-before state and collects cross-stream hazards.
+        self.hazard_mode = hazard_mode
+        self.hazards: dict[tuple, Hazard] = {}
+        self.escaped: set[int] = set()  # buffer sites returned or stored beyond the body
+        if hazard_mode:
+            self.state.hb = HB()
+            entry = self.state.hb.tick(LEGACY, True)
+            for name in params:
+                self.state.hb.produced_before_entry(("n", name, ""), record.node, entry)
 
     # ------------------------------------------------------------------ helpers
     def code(self, node: cst.CSTNode) -> str:
@@ -106,7 +121,155 @@ class Walker:
         self.record.ops.append(op)
         if kind in DEVICE_WORK and op.stream is not None and op.stream.explicit:
             self.record.passes_stream = True
+        if self.state.hb is not None:
+            self.order(op)
         return op
+
+    # ------------------------------------------------------------------ happens-before
+    def order(self, op: GpuOp) -> None:
+        """Apply one operation to the ordering state and check its buffer accesses."""
+        hb = self.state.hb
+        kind = op.kind
+        event_site = op.event.site if op.event is not None else None
+        if kind is OpKind.DEVICE_SYNC:
+            hb.host_sync(None)
+        elif kind is OpKind.STREAM_SYNC:
+            hb.host_sync(stream_key(op.target) if op.target is not None else None)
+        elif kind is OpKind.EVENT_SYNC:
+            hb.host_sync_event(event_site)
+        elif kind is OpKind.EVENT_RECORD:
+            if op.stream is not None and event_site is not None:
+                hb.record_event(event_site, stream_key(op.stream))
+        elif kind is OpKind.STREAM_WAIT_EVENT:
+            if op.stream is not None:
+                hb.wait_event(stream_key(op.stream), event_site)
+        elif kind is OpKind.WAIT_STREAM:
+            if op.stream is not None:
+                hb.wait_stream(stream_key(op.stream), stream_key(op.target) if op.target is not None else None)
+        elif kind is OpKind.RECORD_STREAM:
+            target = stream_key(op.target) if op.target is not None else None
+            for acc in op.accesses:
+                if target is None:
+                    hb.allocs.pop(acc.key, None)  # recorded on a stream we cannot name: protected
+                else:
+                    hb.record_stream(acc.key, target)
+        elif kind is OpKind.RAW_ALLOC:
+            hb.host_sync(None)  # cudaMalloc/cudaFree synchronize the device
+        elif (kind in DEVICE_WORK or kind is OpKind.IMPLICIT_SYNC) and op.stream is not None:
+            key = stream_key(op.stream)
+            clock = hb.tick(key, op.stream.blocking)
+            label = op.stream.label or "a stream"
+            found: list[Hazard] = []
+            for acc in op.accesses:
+                ev = Ev(op.node, key, clock, label=label, api=op.api, space=acc.space)
+                self.self_attribute_produced(acc)
+                found.extend(hb.device_access(acc, ev, op.framework))
+                hb.used(acc.key, ev)
+            # A read-modify-write racing another writer is one problem (SL402), not two.
+            written = {h.key for h in found if h.code == "SL402"}
+            for hazard in found:
+                if not (hazard.code == "SL401" and hazard.key in written):
+                    self.hazards.setdefault(hazard.identity, hazard)
+            if op.host_blocking is True or self.drains_host(op):
+                hb.host_sync(key)
+            if isinstance(op.result, Buffer) and op.result.framework == "torch" and op.result.mem is Mem.DEVICE and op.result.site:
+                hb.allocated(("b", op.result.site, ""), key, label, op.node)
+
+    @staticmethod
+    def drains_host(op: GpuOp) -> bool:
+        """A D2H copy into memory not known to be pinned waits for its stream in practice."""
+        return op.kind in (OpKind.COPY_D2H, OpKind.COPY) and op.host_blocking is not True and not op.pinned_out and not (
+            isinstance(op.host_buffer, Buffer) and op.host_buffer.mem is Mem.PINNED
+        )
+
+    def self_attribute_produced(self, acc: Access) -> None:
+        """`self.x` read in a method: like a parameter, produced before the call."""
+        hb = self.state.hb
+        if acc.key[0] == "n" and acc.key[1].startswith("self.") and not hb.has_history(acc.key):
+            hb.produced_before_entry(acc.key, self.record.node, 1)
+
+    def access(self, expr: Optional[cst.BaseExpression], value: Value, write: bool, space: str = ANY) -> Optional[Access]:
+        """The buffer an argument names, for the ordering check (None: we cannot tell)."""
+        if expr is None:
+            return None
+        region = ""
+        base = expr
+        while True:
+            if isinstance(base, cst.Subscript):
+                if len(base.slice) == 1 and isinstance(base.slice[0].slice, cst.Slice):
+                    text = self.code(base.slice[0].slice)
+                    region = region or ("" if text.strip() in (":", "::") else text)
+                base = base.value
+            elif isinstance(base, cst.BinaryOperation) and isinstance(value, Buffer) and value.framework == "raw":
+                region = region or self.code(base.right)
+                base = base.left
+            elif isinstance(base, cst.Attribute) and base.attr.value in _POINTER_ATTRS and not self.code(base).startswith("self."):
+                base = base.value
+            else:
+                break
+        label = self.code(base)
+        if isinstance(value, Buffer) and value.site:
+            return Access(("b", value.site, region), label, write, space)
+        if value is UNKNOWN or isinstance(value, _Batch):
+            if isinstance(base, cst.Name):
+                return Access(("n", base.value, region), label, write, space)
+            if isinstance(base, cst.Attribute) and label.startswith("self.") and label.count(".") == 1:
+                return Access(("n", label, region), label, write, space)
+        return None
+
+    def accesses(self, pairs: Iterable[tuple], write: bool = False, space: str = ANY) -> tuple[Access, ...]:
+        out = []
+        for expr, value in pairs:
+            acc = self.access(expr, value, write, space)
+            if acc is not None:
+                out.append(acc)
+        return tuple(out)
+
+    def result_access(self, value: Value, node: cst.CSTNode, space: str = DEVICE) -> tuple[Access, ...]:
+        if isinstance(value, Buffer) and value.site:
+            return (Access(("b", value.site, ""), self.code(node)[:40], True, space),)
+        return ()
+
+    def host_touch(self, expr: cst.BaseExpression, value: Value, write: bool, framework: str = "") -> None:
+        """The host reads or writes a host buffer (SL403 / SL402 against pending async copies)."""
+        hb = self.state.hb
+        if hb is None or not (isinstance(value, Buffer) and value.mem in (Mem.PINNED, Mem.PAGEABLE)):
+            return
+        acc = self.access(expr, value, write, HOSTMEM)
+        if acc is None:
+            return
+        found = hb.host_write(acc, expr, framework or value.framework) if write else hb.host_read(acc, expr, framework or value.framework)
+        for hazard in found:
+            self.hazards.setdefault(hazard.identity, hazard)
+
+    def finish(self) -> None:
+        """End of a function body: tensors it made and did not hand out are released."""
+        hb = self.state.hb
+        if hb is None or self.record.kind == "module":
+            return
+        held = {v.site for k, v in self.state.vars.items() if k.startswith("self.") and isinstance(v, Buffer)}
+        for key in list(hb.allocs):
+            if key[0] == "b" and key[1] not in self.escaped and key[1] not in held:
+                name = next((k for k, v in self.state.vars.items() if isinstance(v, Buffer) and v.site == key[1]), "")
+                for hazard in hb.released(key, self.record.node, name or "the tensor"):
+                    self.hazards.setdefault(hazard.identity, hazard)
+
+    def escape(self, value: Value) -> None:
+        if isinstance(value, Buffer):
+            self.escaped.add(value.site)
+        elif isinstance(value, Seq):
+            for item in value.items or (value.element,):
+                self.escape(item)
+
+    def release(self, value: Value, node: cst.CSTNode, label: str) -> None:
+        """A torch tensor's last name goes away: the caching allocator may reuse its memory."""
+        hb = self.state.hb
+        if hb is None or not (isinstance(value, Buffer) and value.site):
+            return
+        if any(v == value for v in self.state.vars.values()):
+            return  # still held by another name
+        for hazard in hb.released(("b", value.site, ""), node, label):
+            self.hazards.setdefault(hazard.identity, hazard)
 
     def param_stream(self, expr: cst.BaseExpression, framework: str) -> Stream:
         """A stream we cannot see the creation of (a parameter, an unknown attribute)."""
@@ -163,14 +326,17 @@ class Walker:
         elif isinstance(node, cst.AugAssign):
             left = self.eval(node.target)
             right = self.eval(node.value)
-            self.bind(node.target, self.arith(left, right, node, inplace=True))
+            self.bind(node.target, self.arith(left, right, node, inplace=True, exprs=(node.target, node.value)))
         elif isinstance(node, cst.Return):
             if node.value is not None:
                 value = self.eval(node.value)
+                self.escape(value)
                 self.returns = value if self.returns is None else join(self.returns, value)
         elif isinstance(node, (cst.Import, cst.ImportFrom)):
             for name, value in self.an.import_bindings(node):
                 self.state.vars[name] = value
+        elif isinstance(node, cst.Del):
+            self.delete(node.target)
         elif isinstance(node, cst.Assert):
             self.truth(node.test)
         elif isinstance(node, cst.Raise):
@@ -179,13 +345,20 @@ class Walker:
 
     def bind(self, target: cst.BaseExpression, value: Value) -> None:
         if isinstance(target, cst.Name):
+            old = self.state.vars.get(target.value)
             self.state.vars[target.value] = self.labelled(value, target.value)
+            if self.state.hb is not None and old is not None and old != value:
+                self.release(old, target, target.value)
+                if not isinstance(value, Buffer):
+                    self.state.hb.forget(("n", target.value, ""))
         elif isinstance(target, cst.Attribute):
             key = self.code(target)
             if key.startswith("self."):
                 self.state.vars[key] = self.labelled(value, key)
+                self.escape(value)
             else:
                 self.eval(target.value)
+                self.escape(value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             elements = [e.value for e in target.elements]
             for i, element in enumerate(elements):
@@ -201,12 +374,29 @@ class Walker:
                 self.bind(element, item)
         elif isinstance(target, cst.Subscript):
             self.keep([value])
-            self.eval(target.value)
+            self.escape(value)
+            base = self.eval(target.value)
+            if isinstance(base, Buffer) and base.mem is Mem.DEVICE and base.framework in ("torch", "cupy"):
+                # `x[i] = v` on a device array: a copy/fill kernel on the current stream.
+                fw = base.framework
+                self.emit(OpKind.KERNEL, self.code(target)[:40], target, fw, stream=self.state.current[fw],
+                          accesses=self.accesses([(target, base)], write=True, space=DEVICE))
+            else:
+                self.host_touch(target, base, write=True)
             for el in target.slice:
                 if isinstance(el.slice, cst.Index):
                     self.eval(el.slice.value)
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, UNKNOWN)
+
+    def delete(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self.delete(element.value)
+        elif isinstance(target, cst.Name):
+            old = self.state.vars.pop(target.value, None)
+            if old is not None:
+                self.release(old, target, target.value)
 
     def keep(self, values: Iterable[Value]) -> None:
         for value in values:
@@ -246,11 +436,15 @@ class Walker:
         else:
             element = UNKNOWN
         self.loop_stack.append(loop_id)
-        if isinstance(node, cst.For):
-            self.bind(node.target, element)
-        else:
-            self.truth(node.test)
-        self.walk(node.body.body)
+        # The hazard walk goes round the body again so that one iteration's work meets
+        # the next ones' (a ping-pong buffer refilled two iterations later). Bounded.
+        passes = 1 if self.state.hb is None else max(1, 3 - len(self.loop_stack) + 1)
+        for _ in range(passes):
+            if isinstance(node, cst.For):
+                self.bind(node.target, element)
+            else:
+                self.truth(node.test)
+            self.walk(node.body.body)
         self.loop_stack.pop()
         # The body may run zero times.
         self.state.merge(before)
@@ -340,19 +534,19 @@ class Walker:
         if isinstance(expr, cst.Subscript):
             return self.subscript(expr)
         if isinstance(expr, cst.BinaryOperation):
-            return self.arith(self.eval(expr.left), self.eval(expr.right), expr)
+            return self.arith(self.eval(expr.left), self.eval(expr.right), expr, exprs=(expr.left, expr.right))
         if isinstance(expr, cst.Comparison):
             left = self.eval(expr.left)
             result = UNKNOWN
             for target in expr.comparisons:
                 right = self.eval(target.comparator)
                 if not isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)):
-                    result = self.arith(left, right, expr)
+                    result = self.arith(left, right, expr, exprs=(expr.left, target.comparator))
             return result
         if isinstance(expr, cst.UnaryOperation):
             if isinstance(expr.operator, cst.Not):
                 return self.truth(expr.expression)
-            return self.arith(self.eval(expr.expression), UNKNOWN, expr)
+            return self.arith(self.eval(expr.expression), UNKNOWN, expr, exprs=(expr.expression, None))
         if isinstance(expr, cst.BooleanOperation):
             self.truth(expr.left)
             self.truth(expr.right)
@@ -384,7 +578,7 @@ class Walker:
         if isinstance(expr, cst.FormattedString):
             for part in expr.parts:
                 if isinstance(part, cst.FormattedStringExpression):
-                    self.builtin_sync("f-string", part.expression, self.eval(part.expression))
+                    self.builtin_sync("f-string", part.expression, self.eval(part.expression), part.expression)
             return UNKNOWN
         if isinstance(expr, cst.NamedExpr):
             value = self.eval(expr.value)
@@ -477,6 +671,8 @@ class Walker:
             index = first.value if isinstance(first, Const) and isinstance(first.value, int) else None
             return base.item(index)
         if isinstance(base, Buffer):
+            if self.state.hb is not None and base.mem in (Mem.PINNED, Mem.PAGEABLE):
+                self.host_touch(expr, base, write=False)
             return base  # a view of the same memory
         if isinstance(base, _Batch):
             return base.batch
@@ -497,15 +693,22 @@ class Walker:
             return value
         return self.param_stream(expr, "numba") if expr is not None else UNKNOWN
 
-    def arith(self, left: Value, right: Value, node: cst.CSTNode, inplace: bool = False) -> Value:
+    def arith(self, left: Value, right: Value, node: cst.CSTNode, inplace: bool = False,
+              exprs: tuple = (None, None)) -> Value:
         for value in (left, right):
             if isinstance(value, Buffer) and value.mem is Mem.DEVICE and value.framework in ("torch", "cupy"):
                 fw = value.framework
                 reads = tuple(v for v in (left, right) if isinstance(v, Buffer))
                 result = value if inplace else Buffer(fw, Mem.DEVICE, site=id(node))
+                accesses = self.accesses(zip(exprs, (left, right)))
+                accesses += self.accesses([(exprs[0], left)], write=True) if inplace else self.result_access(result, node)
                 self.emit(OpKind.KERNEL, self.code(node)[:40], node, fw, stream=self.state.current.get(fw),
-                          reads=reads, writes=(result,))
+                          reads=reads, writes=(result,), accesses=accesses)
                 return result
+        if self.state.hb is not None:
+            for expr, value in zip(exprs, (left, right)):
+                if expr is not None:
+                    self.host_touch(expr, value, write=inplace and expr is exprs[0])
         for value in (left, right):
             if isinstance(value, Buffer) and value.framework == "raw":
                 return value  # pointer arithmetic keeps the allocation's provenance
@@ -565,7 +768,7 @@ class Walker:
         first = args.value(Arg(0)) if args.positional else UNKNOWN
         if name in _BUILTIN_SYNCS:
             for expr in args.positional:
-                self.builtin_sync(f"{name}()", node, args.values[id(expr)])
+                self.builtin_sync(f"{name}()", node, args.values[id(expr)], expr)
             return UNKNOWN
         if name in ("list", "tuple", "iter", "reversed", "sorted"):
             return first if isinstance(first, (Seq, Loader, _Batch)) else UNKNOWN
@@ -577,7 +780,9 @@ class Walker:
             return Seq(element=Seq(items=tuple(self.element_of(args.values[id(e)]) for e in args.positional)))
         return UNKNOWN
 
-    def builtin_sync(self, what: str, node: cst.CSTNode, value: Value) -> None:
+    def builtin_sync(self, what: str, node: cst.CSTNode, value: Value, expr: Optional[cst.BaseExpression] = None) -> None:
+        if self.state.hb is not None and expr is not None:
+            self.host_touch(expr, value, write=False)
         if isinstance(value, Buffer) and value.mem is Mem.DEVICE and value.framework in ("torch", "cupy"):
             self.emit(OpKind.IMPLICIT_SYNC, what, node, value.framework,
                       stream=self.state.current.get(value.framework), receiver=value, host_blocking=True)
@@ -615,14 +820,19 @@ class Walker:
         stream = self.state.current["cupy"]
         if name in cupy_api.FILLING_CREATORS or qualname.startswith("cupy.random."):
             result = Buffer("cupy", Mem.DEVICE, site=id(node))
-            self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=stream, writes=(result,))
+            self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=stream, writes=(result,),
+                      accesses=self.result_access(result, node))
             return result
         arrays = tuple(v for v in args.all() if isinstance(v, Buffer) and v.framework == "cupy" and v.mem is Mem.DEVICE)
         if not arrays and not self.cupy_kernel_function(qualname, args):
             return UNKNOWN
         out = args.value(Arg(kw="out"))
         result = out if isinstance(out, Buffer) else Buffer("cupy", Mem.DEVICE, site=id(node))
-        self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=stream, reads=arrays, writes=(result,))
+        out_expr = args.keywords.get("out")
+        reads = self.accesses((e, v) for e, v in args.pairs() if e is not out_expr)
+        writes = self.accesses([(out_expr, out)], write=True) if out_expr is not None else self.result_access(result, node)
+        self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=stream, reads=arrays, writes=(result,),
+                  accesses=reads + writes)
         return result
 
     @staticmethod
@@ -656,23 +866,46 @@ class Walker:
         for value in args.all():
             if isinstance(value, Seq):
                 tensors.extend(v for v in (value.items or (value.element,)) if isinstance(v, Buffer) and v.framework == "torch")
-        if any(t.mem is Mem.DEVICE for t in tensors):
+        if any(t.mem is Mem.DEVICE for t in tensors) or (self.on_side_stream("torch") and not all(
+            isinstance(t, Buffer) and t.mem is not Mem.DEVICE for t in tensors
+        ) and args.positional):
             out = args.value(Arg(kw="out"))
             result = out if isinstance(out, Buffer) else Buffer("torch", Mem.DEVICE, site=id(node))
+            out_expr = args.keywords.get("out")
+            reads = self.accesses(self.flat_pairs(args, skip=out_expr))
+            writes = self.accesses([(out_expr, out)], write=True) if out_expr is not None else self.result_access(result, node)
             self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
-                      reads=tuple(tensors), writes=(result,))
+                      reads=tuple(tensors), writes=(result,), accesses=reads + writes)
             return result
         if tensors and all(t.mem in (Mem.PAGEABLE, Mem.PINNED) for t in tensors):
             return Buffer("torch", Mem.PAGEABLE, site=id(node))
         return UNKNOWN
+
+    def on_side_stream(self, framework: str) -> bool:
+        current = self.state.current.get(framework)
+        return current is not None and current.explicit
+
+    @staticmethod
+    def flat_pairs(args: "Args", skip: Optional[cst.BaseExpression] = None) -> list[tuple]:
+        """Argument (expression, value) pairs, list/tuple displays opened up."""
+        out = []
+        for expr, value in args.pairs():
+            if expr is skip:
+                continue
+            if isinstance(expr, (cst.List, cst.Tuple)) and isinstance(value, Seq) and value.items is not None:
+                out.extend(zip((e.value for e in expr.elements), value.items))
+            else:
+                out.append((expr, value))
+        return out
 
     def torch_creation(self, name: str, node: cst.Call, args: "Args", force_cuda: bool = False) -> Value:
         device = args.value(Arg(kw="device"))
         pinned = args.value(Arg(kw="pin_memory"))
         if force_cuda or _is_cuda_target(device):
             result = Buffer("torch", Mem.DEVICE, site=id(node))
-            if name not in torch_api.ALLOCATING_ONLY:
-                self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"], writes=(result,))
+            kind = OpKind.ALLOC if name in torch_api.ALLOCATING_ONLY else OpKind.KERNEL
+            self.emit(kind, self.code(node.func), node, "torch", stream=self.state.current["torch"], writes=(result,),
+                      result=result, accesses=self.result_access(result, node) if kind is OpKind.KERNEL else ())
             return result
         if "device" in args.keywords and not _is_cpu_target(device):
             return UNKNOWN
@@ -688,6 +921,11 @@ class Walker:
 
     def numpy_function(self, qualname: str, node: cst.Call) -> Value:
         args = self.eval_args(node)
+        if self.state.hb is not None:
+            out_expr = args.keywords.get("out")
+            for expr, value in args.pairs():
+                write = expr is out_expr or (qualname == "numpy.copyto" and args.positional and expr is args.positional[0])
+                self.host_touch(expr, value, write=write)
         name = qualname[len("numpy."):]
         if name in numpy_api.SAME_MEMORY:
             source = args.value(Arg(0))
@@ -708,6 +946,8 @@ class Walker:
         if method in _CONTAINER_STORES and not isinstance(receiver, (Stream, Event, Buffer)):
             args = self.eval_args(node)
             self.keep(args.all())
+            for value in args.all():
+                self.escape(value)
             return UNKNOWN
         if isinstance(receiver, Stream):
             if receiver.framework == "numba" and method == "auto_synchronize":
@@ -732,6 +972,12 @@ class Walker:
             if self.an.is_torch_module_class(receiver.cls) and method in ("to", "cuda", "eval", "train"):
                 self.eval_args(node)
                 return receiver
+            # Not a method: an attribute holding something callable (`self.conv1(x)`).
+            held = self.attribute(node.func) if isinstance(node.func, cst.Attribute) else UNKNOWN
+            if isinstance(held, TorchModule) or (isinstance(held, Instance) and self.an.is_torch_module_class(held.cls)):
+                return self.module_call(node)
+            if isinstance(held, Launch):
+                return self.numba_launch(held, node)
         elif isinstance(receiver, Kernel) and receiver.framework == "numba" and method == "forall":
             self.eval_args(node)
             return UNKNOWN
@@ -755,9 +1001,13 @@ class Walker:
             target = args.value(Arg(0, "device")) if method == "to" else Const("cuda")
             if _is_cuda_target(target):
                 non_blocking = _const_bool(args.value(Arg(kw="non_blocking") if method == "to" else Arg(1, "non_blocking")))
+                result = Buffer("torch", Mem.DEVICE, site=id(node))
+                # The source is either host memory (then this is an H2D copy) or already
+                # on the device (then nothing is copied): never a device read to order.
+                accesses = self.accesses([(node.func.value, UNKNOWN)], space=HOSTMEM) + self.result_access(result, node)
                 self.emit(OpKind.COPY, self.code(node.func), node, "torch", stream=self.state.current["torch"],
-                          non_blocking=non_blocking, host_blocking=None)
-                return Buffer("torch", Mem.DEVICE, site=id(node))
+                          non_blocking=non_blocking, host_blocking=None, accesses=accesses)
+                return result
         return UNKNOWN
 
     def buffer_method(self, receiver: Buffer, method: str, node: cst.Call, label: str) -> Value:
@@ -783,12 +1033,11 @@ class Walker:
                 if method in torch_api.VIEW_METHODS:
                     return receiver
                 if receiver.mem is Mem.DEVICE:
-                    result = Buffer("torch", Mem.DEVICE, site=id(node))
-                    self.emit(OpKind.KERNEL, label_api, node, "torch", stream=self.state.current["torch"],
-                              receiver=receiver, reads=(receiver,) + tuple(v for v in args.all() if isinstance(v, Buffer)),
-                              writes=(receiver if method.endswith("_") else result,))
-                    return receiver if method.endswith("_") else result
+                    return self.device_method(receiver, node, label_api, args, "torch", inplace=method.endswith("_"))
+                self.host_touch(node.func.value, receiver, write=method.endswith("_"))
                 return Buffer("torch", Mem.PAGEABLE, site=id(node))
+            if receiver.mem is not Mem.DEVICE:
+                self.host_touch(node.func.value, receiver, write=False)
             return UNKNOWN
         if fw == "cupy":
             fact = cupy_api.ARRAY_METHODS.get(method)
@@ -798,10 +1047,7 @@ class Walker:
             if method in cupy_api.VIEW_METHODS:
                 return receiver
             if method in cupy_api.KERNEL_METHODS:
-                result = receiver if method == "fill" else Buffer("cupy", Mem.DEVICE, site=id(node))
-                self.emit(OpKind.KERNEL, label_api, node, "cupy", stream=self.state.current["cupy"],
-                          receiver=receiver, reads=(receiver,) + tuple(v for v in args.all() if isinstance(v, Buffer)), writes=(result,))
-                return result
+                return self.device_method(receiver, node, label_api, args, "cupy", inplace=method == "fill")
             return UNKNOWN
         if fw == "numba":
             fact = api.ARRAY_METHODS["numba"].get(method)
@@ -815,11 +1061,23 @@ class Walker:
             self.eval_args(node)
             if method in ("reshape", "view", "ravel", "transpose", "squeeze", "__array__"):
                 return receiver
+            self.host_touch(node.func.value, receiver, write=method in ("fill", "put", "sort", "itemset", "resize"))
             if method in ("copy", "astype", "flatten"):
                 return Buffer("numpy", Mem.PAGEABLE, site=id(node))
             return UNKNOWN
         self.eval_args(node)
         return UNKNOWN
+
+    def device_method(self, receiver: Buffer, node: cst.Call, label_api: str, args: "Args", fw: str, inplace: bool) -> Value:
+        """A method of a device array that launches a kernel on the current stream."""
+        result = receiver if inplace else Buffer(fw, Mem.DEVICE, site=id(node))
+        recv_expr = node.func.value  # type: ignore[attr-defined]
+        accesses = self.accesses([(recv_expr, receiver)] + self.flat_pairs(args))
+        accesses += self.accesses([(recv_expr, receiver)], write=True) if inplace else self.result_access(result, node)
+        self.emit(OpKind.KERNEL, label_api, node, fw, stream=self.state.current[fw], receiver=receiver,
+                  reads=(receiver,) + tuple(v for v in args.all() if isinstance(v, Buffer)), writes=(result,),
+                  accesses=accesses, result=result)
+        return result
 
     def torch_copy(self, receiver: Buffer, method: str, node: cst.Call) -> Value:
         args = self.eval_args(node)
@@ -829,21 +1087,29 @@ class Walker:
         non_blocking = _const_bool(args.value(fact.flag)) if fact.flag else False
         if fact.flag and not args.has(fact.flag):
             non_blocking = False
+        recv_expr = node.func.value  # type: ignore[attr-defined]
         if method == "copy_":
-            source = args.value(Arg(0, "src"))
+            src_expr, source = args.pair(Arg(0, "src"))
             dst_dev, src_dev = receiver.mem is Mem.DEVICE, isinstance(source, Buffer) and source.mem is Mem.DEVICE
-            if dst_dev and isinstance(source, Buffer) and not src_dev:
+            src_host = isinstance(source, Buffer) and source.mem is not Mem.DEVICE
+            if dst_dev and src_host:
                 kind, host = OpKind.COPY_H2D, source
-            elif not dst_dev and src_dev:
+            elif not dst_dev and (src_dev or (source is UNKNOWN and receiver.mem is Mem.PINNED and non_blocking)):
+                # A non_blocking copy into a pinned host tensor only makes sense from the GPU.
                 kind, host = OpKind.COPY_D2H, receiver
             elif dst_dev and src_dev:
                 kind, host = OpKind.COPY_D2D, UNKNOWN
             else:
+                if not dst_dev:
+                    self.host_touch(recv_expr, receiver, write=True)
                 return receiver
+            src_space = HOSTMEM if kind is OpKind.COPY_H2D else DEVICE
+            dst_space = HOSTMEM if kind is OpKind.COPY_D2H else DEVICE
+            accesses = self.accesses([(src_expr, source)], space=src_space) + self.accesses([(recv_expr, receiver)], write=True, space=dst_space)
             self.emit(kind, label_api, node, "torch", stream=stream, non_blocking=non_blocking,
                       host_blocking=_blocks(fact, non_blocking, kind), host_buffer=host, receiver=receiver,
                       pinned_out=kind is OpKind.COPY_D2H and receiver.mem is Mem.PINNED, is_async_api=True,
-                      reads=(source,), writes=(receiver,))
+                      reads=(source,), writes=(receiver,), accesses=accesses)
             return receiver
         if method == "cpu":
             target: Value = Const("cpu")
@@ -861,29 +1127,35 @@ class Walker:
             if receiver.mem is Mem.DEVICE:
                 return receiver
             result = Buffer("torch", Mem.DEVICE, site=id(node))
+            accesses = self.accesses([(recv_expr, receiver)], space=HOSTMEM) + self.result_access(result, node)
             self.emit(OpKind.COPY_H2D, label_api, node, "torch", stream=stream, non_blocking=non_blocking,
                       host_blocking=_blocks(fact, non_blocking, OpKind.COPY_H2D), host_buffer=receiver,
-                      receiver=receiver, is_async_api=True, result=result, reads=(receiver,), writes=(result,))
+                      receiver=receiver, is_async_api=True, result=result, reads=(receiver,), writes=(result,),
+                      accesses=accesses)
             return result
         if _is_cpu_target(target):
             if receiver.mem is not Mem.DEVICE:
                 return receiver
             mem = Mem.PINNED if non_blocking else Mem.PAGEABLE
             result = Buffer("torch", mem, site=id(node))
+            accesses = self.accesses([(recv_expr, receiver)], space=DEVICE) + self.result_access(result, node, HOSTMEM)
             self.emit(OpKind.COPY_D2H, label_api, node, "torch", stream=stream, non_blocking=non_blocking,
                       host_blocking=_blocks(fact, non_blocking, OpKind.COPY_D2H), host_buffer=result,
                       receiver=receiver, pinned_out=bool(non_blocking), is_async_api=True, result=result,
-                      reads=(receiver,), writes=(result,))
+                      reads=(receiver,), writes=(result,), accesses=accesses)
             return result
         return UNKNOWN
 
     def module_call(self, node: cst.Call) -> Value:
+        """An nn.Module called on CUDA tensors (or on anything inside a side-stream
+        context, where the code plainly means GPU work) launches kernels there."""
         args = self.eval_args(node)
         tensors = tuple(v for v in args.all() if isinstance(v, Buffer) and v.framework == "torch")
-        if any(t.mem is Mem.DEVICE for t in tensors):
+        if any(t.mem is Mem.DEVICE for t in tensors) or (self.on_side_stream("torch") and args.positional and not tensors):
             result = Buffer("torch", Mem.DEVICE, site=id(node))
+            accesses = self.accesses(self.flat_pairs(args)) + self.result_access(result, node)
             self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
-                      reads=tensors, writes=(result,))
+                      reads=tensors, writes=(result,), accesses=accesses, result=result)
             return result
         return UNKNOWN
 
@@ -891,19 +1163,26 @@ class Walker:
         args = self.eval_args(node)
         stream = launch.stream if isinstance(launch.stream, Stream) else legacy_stream("numba")
         values = tuple(args.values[id(e)] for e in args.positional)
-        self.emit(OpKind.KERNEL, self.code(node.func), node, "numba", stream=stream, receiver=launch.kernel,
-                  reads=values, writes=values)
+        written = self.an.kernel_writes(launch.kernel)
+        accesses: list[Access] = []
+        for i, (expr, value) in enumerate(zip(args.positional, values)):
+            accesses.extend(self.accesses([(expr, value)], space=DEVICE))
+            if written is None or i in written:
+                accesses.extend(self.accesses([(expr, value)], write=True, space=DEVICE))
+        self.emit(OpKind.KERNEL, launch.kernel.label, node, "numba", stream=stream, receiver=launch.kernel,
+                  reads=values, writes=values, accesses=tuple(accesses))
         return UNKNOWN
 
     def cupy_kernel_call(self, kernel: Kernel, node: cst.Call) -> Value:
         args = self.eval_args(node)
         stream_value = args.value(Arg(kw="stream"))
         stream = self.stream_from(stream_value, args.keywords.get("stream"), "cupy") if "stream" in args.keywords else self.state.current["cupy"]
-        values: list[Value] = []
-        for value in args.all():
-            values.extend(value.items or ()) if isinstance(value, Seq) else values.append(value)
-        buffers = tuple(v for v in values if isinstance(v, Buffer))
-        self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=stream, receiver=kernel, reads=buffers, writes=buffers)
+        pairs = [p for p in self.flat_pairs(args) if p[0] is not args.keywords.get("stream")]
+        buffers = tuple(v for _, v in pairs if isinstance(v, Buffer))
+        # A raw kernel's body is C++ we do not read: every array argument may be written.
+        accesses = self.accesses(pairs, space=DEVICE) + self.accesses(pairs, write=True, space=DEVICE)
+        self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=stream, receiver=kernel, reads=buffers,
+                  writes=buffers, accesses=accesses)
         return UNKNOWN
 
     def stream_from(self, value: Value, expr: Optional[cst.BaseExpression], framework: str) -> Stream:
@@ -981,18 +1260,32 @@ class Walker:
         if kind in (OpKind.COPY_D2H,) and host_buffer is UNKNOWN:
             host_buffer = out if out is not None else result
 
+        if kind is OpKind.COPY_H2D and fw == "cupy" and fact.host is not None:
+            source = args.value(fact.host)
+            if isinstance(source, Buffer) and source.mem is Mem.DEVICE and fact.result.startswith("device"):
+                return source  # cp.asarray of a device array: no copy
+
         if kind is not None:
             target = None
+            event: Optional[Value] = None
             if fact.target is not None:
                 tv = args.value(fact.target)
                 if isinstance(tv, Stream):
                     target = tv
                 elif isinstance(tv, Event):
-                    target = tv.recorded_on
+                    target, event = tv.recorded_on, tv
+                elif kind is OpKind.WAIT_STREAM and args.has(fact.target):
+                    target = self.stream_from(tv, args.expr(fact.target), fw)
+            if isinstance(receiver, Event):
+                event = receiver
+                if kind is OpKind.EVENT_SYNC:
+                    target = receiver.recorded_on
+            elif isinstance(result, Event):
+                event = result
             if kind is OpKind.STREAM_SYNC and target is None and isinstance(receiver, Stream):
                 target = receiver
-            if kind is OpKind.EVENT_SYNC and isinstance(receiver, Event):
-                target = receiver.recorded_on
+            if kind is OpKind.RECORD_STREAM and fact.target is not None:
+                target = self.stream_from(args.value(fact.target), args.expr(fact.target), fw)
             op = self.emit(
                 kind, label_api, node, fw, stream=stream, host_blocking=blocking,
                 is_async_api=fact.async_api, sync_api=fact.sync_api and bool(blocking),
@@ -1001,9 +1294,37 @@ class Walker:
                 pinned_out=isinstance(out, Buffer) and out.mem is Mem.PINNED, target=target,
                 reads=tuple(v for v in args.all() if isinstance(v, Buffer)),
                 writes=(result,) if isinstance(result, Buffer) else (),
+                accesses=self.fact_accesses(kind, fact, node, args, receiver, result, out), event=event,
             )
             self.after_op(op, fact, args, receiver)
         return returned
+
+    def fact_accesses(self, kind: OpKind, fact: Fact, node: cst.Call, args: "Args", receiver: Value,
+                      result: Value, out: Optional[Value]) -> tuple[Access, ...]:
+        """Which buffers a table API reads and writes (source read, destination written)."""
+        recv = (node.func.value, receiver) if isinstance(node.func, cst.Attribute) and receiver is not UNKNOWN else (None, UNKNOWN)
+        out_pair = args.pair(fact.out) if out is not None else None
+        raw_pair = fact.direction is not None or fact.framework == "cuda-python"
+        if kind is OpKind.RECORD_STREAM or kind is OpKind.IMPLICIT_SYNC:
+            return self.accesses([recv], space=DEVICE)
+        if kind is OpKind.MEMSET:
+            return self.accesses([args.pair(Arg(0))], write=True, space=DEVICE)
+        if kind not in (OpKind.COPY_H2D, OpKind.COPY_D2H, OpKind.COPY_D2D):
+            return ()
+        src_space = HOSTMEM if kind is OpKind.COPY_H2D else DEVICE
+        dst_space = HOSTMEM if kind is OpKind.COPY_D2H else DEVICE
+        if raw_pair:
+            src, dst = args.pair(Arg(1)), args.pair(Arg(0))
+        elif kind is OpKind.COPY_H2D:
+            src = args.pair(fact.host)
+            dst = recv if recv[0] is not None else (None, UNKNOWN)
+        else:
+            src = recv if recv[0] is not None else args.pair(Arg(0))
+            dst = out_pair if out_pair is not None else (None, UNKNOWN)
+        accesses = self.accesses([src], space=src_space) + self.accesses([dst], write=True, space=dst_space)
+        if dst[0] is None:
+            accesses += self.result_access(result, node, dst_space)
+        return accesses
 
     def after_op(self, op: GpuOp, fact: Fact, args: "Args", receiver: Value) -> None:
         kind = op.kind
@@ -1146,6 +1467,13 @@ class Args:
 
     def all(self) -> list[Value]:
         return list(self.values.values())
+
+    def pairs(self) -> list[tuple[cst.BaseExpression, Value]]:
+        exprs = list(self.positional) + list(self.keywords.values())
+        return [(e, self.values.get(id(e), UNKNOWN)) for e in exprs]
+
+    def pair(self, arg: Optional[Arg]) -> tuple[Optional[cst.BaseExpression], Value]:
+        return self.expr(arg), self.value(arg)
 
 
 class _Batch:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Optional, Tuple
+from typing import TYPE_CHECKING, Optional, Tuple
 
 import libcst as cst
 
 from streamlint.model.values import Stream, Value, UNKNOWN
+
+if TYPE_CHECKING:
+    from streamlint.model.hazards import Access, Hazard
 
 
 class OpKind(Enum):
@@ -74,6 +77,8 @@ class GpuOp:
     helper: Optional[HelperRef] = None
     reads: Tuple[Value, ...] = ()
     writes: Tuple[Value, ...] = ()
+    accesses: Tuple["Access", ...] = ()  # buffers read and written, for the ordering check
+    event: Optional[Value] = None  # the event recorded, waited on or synchronized
 
     @property
     def hot(self) -> bool:
@@ -113,6 +118,7 @@ class FunctionRecord:
     enters_stream: bool = False  # creates, enters or makes current an explicit stream
     passes_stream: bool = False  # queues work on a stream it received
     kept_sites: set[int] = field(default_factory=set)  # streams/events stored into containers
+    hazards: list["Hazard"] = field(default_factory=list)  # from the hazard walk (SL401-SL404)
 
     @property
     def is_stream_region(self) -> bool:

@@ -1,0 +1,333 @@
+"""Happens-before over the program text: vector clocks per stream, as CSAN does at run time.
+
+Each operation queued on a stream ticks that stream's clock. Every stream (and the
+host) keeps a vector of the latest operation on each other stream it has waited for.
+Edges: `wait_stream`, event record + wait, host synchronizations, blocking copies,
+and the legacy default stream's implicit barrier with blocking streams. Buffer
+accesses are checked against the last writes and the reads since, per buffer key.
+
+The walker (flow.py) drives this state along the program: it is copied at branches,
+met at joins (a wait on only one path orders nothing), and run several times around
+loops so that one iteration's work meets the next one's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import libcst as cst
+
+from streamlint.model.values import Stream, StreamKind
+
+HOST = "host"
+LEGACY = "legacy"
+
+# Access spaces: which memory an access touches, when the text says so.
+DEVICE, HOSTMEM, ANY = "device", "host", "any"
+
+
+@dataclass(frozen=True)
+class Access:
+    key: tuple  # buffer identity: ("b", site[, region]) or ("n", name)
+    label: str  # how the source names it
+    write: bool
+    space: str = ANY
+
+
+@dataclass(frozen=True)
+class Ev:
+    """One access by one operation: where, on which stream, at which clock."""
+
+    node: cst.CSTNode = field(compare=False)
+    stream: str
+    clock: int
+    label: str = field(compare=False, default="")  # the stream's label
+    api: str = field(compare=False, default="")
+    param: bool = False  # a parameter produced on the caller's stream before entry
+    space: str = ANY
+
+
+@dataclass(frozen=True)
+class Hazard:
+    code: str
+    node: cst.CSTNode = field(compare=False)  # where it is reported
+    other: Optional[cst.CSTNode] = field(compare=False)  # the conflicting access
+    buffer: str
+    first: str  # stream (or "the host") of the earlier access
+    second: str  # stream (or "the host") of the later access
+    framework: str
+    first_api: str = ""
+    release: Optional[cst.CSTNode] = field(default=None, compare=False)
+    param: bool = False
+    key: tuple = ()
+
+    @property
+    def identity(self) -> tuple:
+        return (self.code, id(self.node), self.key)
+
+
+def stream_key(stream: Stream) -> str:
+    if stream.kind in (StreamKind.LEGACY, StreamKind.AMBIENT):
+        return LEGACY
+    if stream.kind is StreamKind.PER_THREAD:
+        return "ptds"
+    return f"{stream.framework}:{stream.site}"
+
+
+def _merge(into: dict[str, int], other: dict[str, int]) -> None:
+    for k, v in other.items():
+        if into.get(k, 0) < v:
+            into[k] = v
+
+
+def _meet(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    return {k: min(v, b[k]) for k, v in a.items() if k in b}
+
+
+@dataclass
+class Alloc:
+    stream: str
+    stream_label: str
+    node: cst.CSTNode
+    uses: list[Ev] = field(default_factory=list)
+    recorded: set[str] = field(default_factory=set)
+
+
+class HB:
+    """The ordering state at one program point."""
+
+    def __init__(self) -> None:
+        self.clock: dict[str, int] = {}
+        self.vc: dict[str, dict[str, int]] = {}
+        self.host: dict[str, int] = {}
+        self.events: dict[int, dict[str, int]] = {}
+        self.legacy_vc: dict[str, int] = {}
+        self.blocking: dict[str, Optional[bool]] = {LEGACY: True}
+        self.writes: dict[tuple, tuple[Ev, ...]] = {}
+        self.reads: dict[tuple, tuple[Ev, ...]] = {}
+        self.allocs: dict[tuple, Alloc] = {}
+
+    # ------------------------------------------------------------ state algebra
+    def copy(self) -> "HB":
+        new = HB.__new__(HB)
+        new.clock = dict(self.clock)
+        new.vc = {k: dict(v) for k, v in self.vc.items()}
+        new.host = dict(self.host)
+        new.events = {k: dict(v) for k, v in self.events.items()}
+        new.legacy_vc = dict(self.legacy_vc)
+        new.blocking = dict(self.blocking)
+        new.writes = dict(self.writes)
+        new.reads = dict(self.reads)
+        new.allocs = {k: Alloc(a.stream, a.stream_label, a.node, list(a.uses), set(a.recorded)) for k, a in self.allocs.items()}
+        return new
+
+    def meet(self, other: "HB") -> None:
+        """Two paths join: keep only the waits both made, and every access either made."""
+        for k, v in other.clock.items():
+            self.clock[k] = max(self.clock.get(k, 0), v)
+        for k in set(self.vc) | set(other.vc):
+            self.vc[k] = _meet(self.vc.get(k, {}), other.vc.get(k, {}))
+        self.host = _meet(self.host, other.host)
+        self.events = {k: _meet(v, other.events[k]) for k, v in self.events.items() if k in other.events}
+        self.legacy_vc = _meet(self.legacy_vc, other.legacy_vc)
+        self.blocking.update(other.blocking)
+        for table_name in ("writes", "reads"):
+            mine, theirs = getattr(self, table_name), getattr(other, table_name)
+            for base in set(mine) | set(theirs):
+                a, b = mine.get(base, {}), theirs.get(base, {})
+                if a is b:
+                    continue
+                parts = {}
+                for region in set(a) | set(b):
+                    merged = tuple(dict.fromkeys(a.get(region, ()) + b.get(region, ())))
+                    parts[region] = merged[-8:]  # bounded: enough to name the conflict
+                mine[base] = parts
+        for key, alloc in other.allocs.items():
+            mine_alloc = self.allocs.get(key)
+            if mine_alloc is None:
+                self.allocs[key] = alloc
+            else:
+                mine_alloc.uses.extend(u for u in alloc.uses if u not in mine_alloc.uses)
+                mine_alloc.recorded &= alloc.recorded
+
+    # ------------------------------------------------------------ ordering edges
+    def stream_vc(self, key: str) -> dict[str, int]:
+        return self.vc.setdefault(key, {})
+
+    def host_sync(self, key: Optional[str]) -> None:
+        """The host waited for everything queued so far on `key` (None: on every stream)."""
+        if key is None:
+            for k, v in self.vc.items():
+                _merge(self.host, v)
+            _merge(self.host, self.clock)
+        else:
+            _merge(self.host, self.stream_vc(key))
+
+    def host_sync_event(self, site: Optional[int]) -> None:
+        if site is not None and site in self.events:
+            _merge(self.host, self.events[site])
+        elif site is None:
+            self.host_sync(None)
+
+    def record_event(self, site: int, stream: str) -> None:
+        self.events[site] = dict(self.stream_vc(stream))
+
+    def wait_event(self, stream: str, site: Optional[int]) -> None:
+        if site is not None and site in self.events:
+            _merge(self.stream_vc(stream), self.events[site])
+        else:
+            # An event we cannot follow: assume it orders everything (stay silent).
+            for v in list(self.vc.values()):
+                _merge(self.stream_vc(stream), v)
+            _merge(self.stream_vc(stream), self.clock)
+
+    def wait_stream(self, stream: str, other: Optional[str]) -> None:
+        if other is None:
+            self.wait_event(stream, None)
+        else:
+            _merge(self.stream_vc(stream), self.stream_vc(other))
+
+    def tick(self, key: str, blocking: Optional[bool]) -> int:
+        """Queue one operation on `key`; returns its clock."""
+        self.blocking.setdefault(key, blocking)
+        vc = self.stream_vc(key)
+        # Work queued now starts after everything the host has already seen finish.
+        _merge(vc, self.host)
+        if key == LEGACY:
+            # The legacy default stream first waits for every blocking stream.
+            for other, other_vc in list(self.vc.items()):
+                if other != LEGACY and self.blocking.get(other) is True:
+                    _merge(vc, other_vc)
+        elif self.blocking.get(key) is True:
+            # ... and blocking streams wait for the legacy stream's earlier work.
+            _merge(vc, self.legacy_vc)
+        clock = self.clock.get(key, 0) + 1
+        self.clock[key] = clock
+        vc[key] = clock
+        if key == LEGACY:
+            self.legacy_vc = dict(vc)
+        return clock
+
+    def ordered(self, stream: str, ev: Ev) -> bool:
+        """Is the earlier access `ev` ordered before new work on `stream`?"""
+        if ev.stream == stream or ev.stream == HOST:
+            return True
+        if stream == HOST:
+            return self.host.get(ev.stream, 0) >= ev.clock
+        return self.stream_vc(stream).get(ev.stream, 0) >= ev.clock
+
+    # ------------------------------------------------------------ buffer accesses
+    def _entries(self, table: dict, key: tuple) -> tuple[Ev, ...]:
+        """Accesses that may overlap `key`: the whole buffer and any part of it."""
+        base, region = key[:-1], key[-1]
+        parts = table.get(base, {})
+        if region == "":
+            return tuple(ev for evs in parts.values() for ev in evs)
+        return parts.get("", ()) + parts.get(region, ())
+
+    def _set(self, table: dict, key: tuple, evs: tuple[Ev, ...]) -> None:
+        base, region = key[:-1], key[-1]
+        parts = dict(table.get(base, {}))
+        if region == "":
+            parts = {"": evs} if evs else {}
+        elif evs:
+            parts[region] = evs
+        else:
+            parts.pop(region, None)
+        table[base] = parts
+
+    def _add(self, table: dict, key: tuple, ev: Ev) -> None:
+        base, region = key[:-1], key[-1]
+        current = table.get(base, {}).get(region, ())
+        parts = dict(table.get(base, {}))
+        parts[region] = (current + (ev,))[-8:]
+        table[base] = parts
+
+    def produced_before_entry(self, key: tuple, node: cst.CSTNode, clock: int) -> None:
+        """A parameter: taken as produced on the caller's current stream."""
+        self._set(self.writes, key, (Ev(node, LEGACY, clock, label="the caller's current stream", param=True),))
+
+    def forget(self, key: tuple) -> None:
+        """A name now holds something else: its old accesses no longer apply to it."""
+        base = key[:-1]
+        self.writes.pop(base, None)
+        self.reads.pop(base, None)
+
+    def has_history(self, key: tuple) -> bool:
+        return bool(self._entries(self.writes, key) or self._entries(self.reads, key))
+
+    def device_access(self, acc: Access, ev: Ev, framework: str) -> list[Hazard]:
+        hazards = []
+        if not acc.write:
+            for w in self._entries(self.writes, acc.key):
+                if w.stream == HOST or (w.param and acc.space == HOSTMEM):
+                    continue
+                if w.space == HOSTMEM and acc.space != HOSTMEM:
+                    continue
+                if not self.ordered(ev.stream, w):
+                    hazards.append(Hazard("SL401", ev.node, w.node, acc.label, w.label, ev.label, framework,
+                                          w.api, param=w.param, key=acc.key))
+            self._add(self.reads, acc.key, ev)
+        else:
+            for prior in self._entries(self.reads, acc.key) + self._entries(self.writes, acc.key):
+                if prior.stream == HOST or prior.param:
+                    continue
+                if not self.ordered(ev.stream, prior):
+                    hazards.append(Hazard("SL402", ev.node, prior.node, acc.label, prior.label, ev.label,
+                                          framework, prior.api, key=acc.key))
+            self._set(self.writes, acc.key, (ev,))
+            self._set(self.reads, acc.key, ())
+        return hazards
+
+    def host_read(self, acc: Access, node: cst.CSTNode, framework: str) -> list[Hazard]:
+        """The host reads a buffer: an async copy into it must have been waited for."""
+        hazards = []
+        for w in self._entries(self.writes, acc.key):
+            if w.stream == HOST or w.param or w.space != HOSTMEM:
+                continue
+            if not self.ordered(HOST, w):
+                hazards.append(Hazard("SL403", node, w.node, acc.label, w.label, "the host", framework, w.api, key=acc.key))
+        return hazards
+
+    def host_write(self, acc: Access, node: cst.CSTNode, framework: str) -> list[Hazard]:
+        """The host overwrites a buffer an async copy may still be reading or writing."""
+        hazards = []
+        for prior in self._entries(self.reads, acc.key) + self._entries(self.writes, acc.key):
+            if prior.stream == HOST or prior.param or prior.space != HOSTMEM:
+                continue
+            if not self.ordered(HOST, prior):
+                hazards.append(Hazard("SL402", node, prior.node, acc.label, prior.label, "the host", framework,
+                                      prior.api, key=acc.key))
+        self._set(self.writes, acc.key, (Ev(node, HOST, 0, label="the host"),))
+        self._set(self.reads, acc.key, ())
+        return hazards
+
+    # ------------------------------------------------------------ allocator (SL404)
+    def allocated(self, key: tuple, stream: str, label: str, node: cst.CSTNode) -> None:
+        self.allocs[key] = Alloc(stream, label, node)
+
+    def used(self, key: tuple, ev: Ev) -> None:
+        alloc = self.allocs.get(key)
+        if alloc is not None and ev.stream != alloc.stream and ev.stream != HOST:
+            if all(u.stream != ev.stream for u in alloc.uses):
+                alloc.uses.append(ev)
+
+    def record_stream(self, key: tuple, stream: str) -> None:
+        alloc = self.allocs.get(key)
+        if alloc is not None:
+            alloc.recorded.add(stream)
+
+    def released(self, key: tuple, node: cst.CSTNode, label: str) -> list[Hazard]:
+        alloc = self.allocs.pop(key, None)
+        if alloc is None:
+            return []
+        hazards = []
+        for use in alloc.uses:
+            if use.stream in alloc.recorded:
+                continue
+            if self.stream_vc(alloc.stream).get(use.stream, 0) >= use.clock:
+                continue  # the allocating stream waited for the use before the release
+            hazards.append(Hazard("SL404", use.node, alloc.node, label, alloc.stream_label, use.label,
+                                  "torch", release=node, key=key))
+        return hazards
