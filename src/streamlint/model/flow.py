@@ -87,6 +87,7 @@ class Walker:
         # The hazard walk (a second walk of bodies that use streams) carries the
         # happens-before state and collects cross-stream hazards.
         self.hazard_mode = hazard_mode
+        self.view_depth = 0
         self.hazards: dict[tuple, Hazard] = {}
         self.escaped: set[int] = set()  # buffer sites returned or stored beyond the body
         if hazard_mode:
@@ -130,7 +131,7 @@ class Walker:
         """Apply one operation to the ordering state and check its buffer accesses."""
         hb = self.state.hb
         kind = op.kind
-        event_site = op.event.site if op.event is not None else None
+        event_site = op.event.site if isinstance(op.event, Event) and op.event.site else None
         if kind is OpKind.DEVICE_SYNC:
             hb.host_sync(None)
         elif kind is OpKind.STREAM_SYNC:
@@ -138,7 +139,7 @@ class Walker:
         elif kind is OpKind.EVENT_SYNC:
             hb.host_sync_event(event_site)
         elif kind is OpKind.EVENT_RECORD:
-            if op.stream is not None and event_site is not None:
+            if op.stream is not None and event_site is not None:  # an unknown event: nothing to record
                 hb.record_event(event_site, stream_key(op.stream))
         elif kind is OpKind.STREAM_WAIT_EVENT:
             if op.stream is not None:
@@ -165,11 +166,18 @@ class Walker:
                 self.self_attribute_produced(acc)
                 found.extend(hb.device_access(acc, ev, op.framework))
                 hb.used(acc.key, ev)
-            # A read-modify-write racing another writer is one problem (SL402), not two.
+            # A read-modify-write racing another writer is one problem, not two: SL402
+            # when the body is seen to write, SL401 when the write is only assumed (a
+            # kernel body we cannot read).
+            assumed = {a.key for a in op.accesses if a.write and a.assumed}
             written = {h.key for h in found if h.code == "SL402"}
+            read = {h.key for h in found if h.code == "SL401"}
             for hazard in found:
-                if not (hazard.code == "SL401" and hazard.key in written):
-                    self.hazards.setdefault(hazard.identity, hazard)
+                if hazard.code == "SL401" and hazard.key in written and hazard.key not in assumed:
+                    continue
+                if hazard.code == "SL402" and hazard.key in read and hazard.key in assumed:
+                    continue
+                self.hazards.setdefault(hazard.identity, hazard)
             if op.host_blocking is True or self.drains_host(op):
                 hb.host_sync(key)
             if isinstance(op.result, Buffer) and op.result.framework == "torch" and op.result.mem is Mem.DEVICE and op.result.site:
@@ -199,6 +207,10 @@ class Walker:
                 if len(base.slice) == 1 and isinstance(base.slice[0].slice, cst.Slice):
                     text = self.code(base.slice[0].slice)
                     region = region or ("" if text.strip() in (":", "::") else text)
+                elif len(base.slice) == 1 and isinstance(base.slice[0].slice, cst.Index) and isinstance(
+                    base.slice[0].slice.value, (cst.Integer, cst.SimpleString)
+                ):
+                    region = region or f"[{self.code(base.slice[0].slice.value)}]"
                 base = base.value
             elif isinstance(base, cst.BinaryOperation) and isinstance(value, Buffer) and value.framework == "raw":
                 region = region or self.code(base.right)
@@ -227,7 +239,7 @@ class Walker:
 
     def result_access(self, value: Value, node: cst.CSTNode, space: str = DEVICE) -> tuple[Access, ...]:
         if isinstance(value, Buffer) and value.site:
-            return (Access(("b", value.site, ""), self.code(node)[:40], True, space),)
+            return (Access(("b", value.site, ""), self.code(node)[:40], True, space, fresh=True),)
         return ()
 
     def host_touch(self, expr: cst.BaseExpression, value: Value, write: bool, framework: str = "") -> None:
@@ -274,7 +286,9 @@ class Walker:
     def param_stream(self, expr: cst.BaseExpression, framework: str) -> Stream:
         """A stream we cannot see the creation of (a parameter, an unknown attribute)."""
         label = self.code(expr)
-        return Stream(framework, StreamKind.EXPLICIT, None, label, site=hash(("stream", self.record.name, label)))
+        # PyTorch hands out only non-blocking pool streams (ExternalStream aside).
+        blocking = False if framework == "torch" else None
+        return Stream(framework, StreamKind.EXPLICIT, blocking, label, site=hash(("stream", self.record.name, label)))
 
     # ------------------------------------------------------------------ statements
     def walk(self, body: Iterable[cst.CSTNode]) -> None:
@@ -446,8 +460,12 @@ class Walker:
                 self.truth(node.test)
             self.walk(node.body.body)
         self.loop_stack.pop()
-        # The body may run zero times.
+        # The body may run zero times: names may still hold their old values. The
+        # ordering state keeps what the body did, though: a loop that waits on each
+        # of its streams is taken to have run (the zero-trip path is rarely meant).
+        hb, self.state.hb = self.state.hb, None
         self.state.merge(before)
+        self.state.hb = hb
         if node.orelse is not None:
             self.walk(node.orelse.body.body)
 
@@ -671,7 +689,7 @@ class Walker:
             index = first.value if isinstance(first, Const) and isinstance(first.value, int) else None
             return base.item(index)
         if isinstance(base, Buffer):
-            if self.state.hb is not None and base.mem in (Mem.PINNED, Mem.PAGEABLE):
+            if self.state.hb is not None and base.mem in (Mem.PINNED, Mem.PAGEABLE) and not self.view_depth:
                 self.host_touch(expr, base, write=False)
             return base  # a view of the same memory
         if isinstance(base, _Batch):
@@ -707,7 +725,8 @@ class Walker:
                 return result
         if self.state.hb is not None:
             for expr, value in zip(exprs, (left, right)):
-                if expr is not None:
+                if expr is not None and not (isinstance(value, Buffer) and value.framework == "raw"):
+                    # (pointer arithmetic reads no memory)
                     self.host_touch(expr, value, write=inplace and expr is exprs[0])
         for value in (left, right):
             if isinstance(value, Buffer) and value.framework == "raw":
@@ -730,17 +749,28 @@ class Walker:
 
     def eval_args(self, call: cst.Call) -> "Args":
         positional, keywords = self.args_of(call)
-        values = {id(e): self.eval(e) for e in positional}
-        values.update({id(e): self.eval(e) for e in keywords.values()})
+        values = {id(e): self.eval_arg(e) for e in positional}
+        values.update({id(e): self.eval_arg(e) for e in keywords.values()})
         for arg in call.args:
             if arg.star:
                 self.eval(arg.value)
         return Args(positional, keywords, values)
 
+    def eval_arg(self, expr: cst.BaseExpression) -> Value:
+        """An argument: a subscript here only names a view (the callee decides whether
+        the host reads it: NumPy and print do, a GPU copy does not)."""
+        if isinstance(expr, cst.Subscript):
+            self.view_depth += 1
+            try:
+                return self.eval(expr)
+            finally:
+                self.view_depth -= 1
+        return self.eval(expr)
+
     def call(self, node: cst.Call, label: str = "") -> Value:
         func = node.func
         if isinstance(func, cst.Attribute):
-            receiver = self.eval(func.value)
+            receiver = self.eval_arg(func.value)  # the method decides what it reads
             method = func.attr.value
             if isinstance(receiver, QualRef):
                 qualname = api.normalize(f"{receiver.qualname}.{method}")
@@ -1168,7 +1198,7 @@ class Walker:
         for i, (expr, value) in enumerate(zip(args.positional, values)):
             accesses.extend(self.accesses([(expr, value)], space=DEVICE))
             if written is None or i in written:
-                accesses.extend(self.accesses([(expr, value)], write=True, space=DEVICE))
+                accesses.extend(replace(a, assumed=written is None) for a in self.accesses([(expr, value)], write=True, space=DEVICE))
         self.emit(OpKind.KERNEL, launch.kernel.label, node, "numba", stream=stream, receiver=launch.kernel,
                   reads=values, writes=values, accesses=tuple(accesses))
         return UNKNOWN
@@ -1180,7 +1210,9 @@ class Walker:
         pairs = [p for p in self.flat_pairs(args) if p[0] is not args.keywords.get("stream")]
         buffers = tuple(v for _, v in pairs if isinstance(v, Buffer))
         # A raw kernel's body is C++ we do not read: every array argument may be written.
-        accesses = self.accesses(pairs, space=DEVICE) + self.accesses(pairs, write=True, space=DEVICE)
+        accesses = self.accesses(pairs, space=DEVICE) + tuple(
+            replace(a, assumed=True) for a in self.accesses(pairs, write=True, space=DEVICE)
+        )
         self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=stream, receiver=kernel, reads=buffers,
                   writes=buffers, accesses=accesses)
         return UNKNOWN

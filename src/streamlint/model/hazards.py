@@ -33,6 +33,8 @@ class Access:
     label: str  # how the source names it
     write: bool
     space: str = ANY
+    assumed: bool = False  # a write we assume because we cannot read the kernel body
+    fresh: bool = False  # the result of the call: new memory, whatever earlier runs of it did
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,14 @@ class HB:
     def stream_vc(self, key: str) -> dict[str, int]:
         return self.vc.setdefault(key, {})
 
+    def full_vc(self, key: str) -> dict[str, int]:
+        """What finishing everything queued on `key` so far implies: its own work
+        (a stream runs in order, whatever path queued it) and all it waited for."""
+        vc = dict(self.stream_vc(key))
+        if self.clock.get(key, 0) > vc.get(key, 0):
+            vc[key] = self.clock[key]
+        return vc
+
     def host_sync(self, key: Optional[str]) -> None:
         """The host waited for everything queued so far on `key` (None: on every stream)."""
         if key is None:
@@ -162,7 +172,7 @@ class HB:
                 _merge(self.host, v)
             _merge(self.host, self.clock)
         else:
-            _merge(self.host, self.stream_vc(key))
+            _merge(self.host, self.full_vc(key))
 
     def host_sync_event(self, site: Optional[int]) -> None:
         if site is not None and site in self.events:
@@ -171,7 +181,7 @@ class HB:
             self.host_sync(None)
 
     def record_event(self, site: int, stream: str) -> None:
-        self.events[site] = dict(self.stream_vc(stream))
+        self.events[site] = self.full_vc(stream)
 
     def wait_event(self, stream: str, site: Optional[int]) -> None:
         if site is not None and site in self.events:
@@ -186,7 +196,7 @@ class HB:
         if other is None:
             self.wait_event(stream, None)
         else:
-            _merge(self.stream_vc(stream), self.stream_vc(other))
+            _merge(self.stream_vc(stream), self.full_vc(other))
 
     def tick(self, key: str, blocking: Optional[bool]) -> int:
         """Queue one operation on `key`; returns its clock."""
@@ -197,9 +207,11 @@ class HB:
         if key == LEGACY:
             # The legacy default stream first waits for every blocking stream.
             for other, other_vc in list(self.vc.items()):
-                if other != LEGACY and self.blocking.get(other) is True:
-                    _merge(vc, other_vc)
-        elif self.blocking.get(key) is True:
+                # A stream whose flags we cannot see may be blocking: assume it is
+                # ordered (a linter that is unsure stays silent).
+                if other != LEGACY and self.blocking.get(other) is not False:
+                    _merge(vc, self.full_vc(other))
+        elif self.blocking.get(key) is not False:
             # ... and blocking streams wait for the legacy stream's earlier work.
             _merge(vc, self.legacy_vc)
         clock = self.clock.get(key, 0) + 1
@@ -270,7 +282,10 @@ class HB:
                                           w.api, param=w.param, key=acc.key))
             self._add(self.reads, acc.key, ev)
         else:
-            for prior in self._entries(self.reads, acc.key) + self._entries(self.writes, acc.key):
+            # A fresh allocation is new memory: earlier uses of what this call made in
+            # an earlier iteration do not touch it (allocator reuse is SL404's business).
+            priors = () if acc.fresh else self._entries(self.reads, acc.key) + self._entries(self.writes, acc.key)
+            for prior in priors:
                 if prior.stream == HOST or prior.param:
                     continue
                 if not self.ordered(ev.stream, prior):

@@ -184,6 +184,8 @@ def join(a: Value, b: Value) -> Value:
         return replace(a, site=a.site if a.site == b.site else 0, bound_stream=None if a.bound_stream != b.bound_stream else a.bound_stream)
     if isinstance(a, Stream) and isinstance(b, Stream) and a.framework == b.framework and a.kind == b.kind:
         return replace(a, blocking=a.blocking if a.blocking == b.blocking else None)
+    if isinstance(a, Event) and isinstance(b, Event) and a.framework == b.framework:
+        return Event(a.framework, a.label, site=0)  # one of several events: identity unknown
     return UNKNOWN
 
 

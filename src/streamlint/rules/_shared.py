@@ -27,3 +27,41 @@ def blocking_copy_in_region(record: FunctionRecord, op: GpuOp) -> bool:
         return False
     blocking_copy = op.sync_api or (op.framework == "cupy" and op.kind is OpKind.COPY_D2H and op.on_explicit_stream)
     return blocking_copy and bool(work_after(record, op))
+
+
+# How each framework spells "make stream B wait for stream A" (SL401/SL402 fixes).
+_DEFAULT_SPELLING = {
+    "torch": "torch.cuda.current_stream()",
+    "cupy": "cp.cuda.Stream.null",
+    "numba": "cuda.default_stream()",
+    "cuda-python": "0",
+}
+_WAIT_IDIOM = {
+    "torch": "`{b}.wait_stream({a})`",
+    "cupy": "`{b}.wait_event({a}.record())`",
+    "numba": "`e = cuda.event(); e.record({a}); e.wait({b})`",
+    "cuda-python": "`cudaEventRecord(e, {a})` then `cudaStreamWaitEvent({b}, e, 0)`",
+}
+
+
+def stream_code(label: str, framework: str) -> str:
+    """A stream label as code the user can paste (the default streams have no name)."""
+    if not label or label.startswith("the ") or " " in label:
+        return _DEFAULT_SPELLING.get(framework, "the default stream")
+    return label
+
+
+def wait_idiom(first: str, second: str, framework: str) -> str:
+    a, b = stream_code(first, framework), stream_code(second, framework)
+    return _WAIT_IDIOM.get(framework, _WAIT_IDIOM["cupy"]).format(a=a, b=b)
+
+
+def named(label: str) -> str:
+    return label if label.startswith("the ") else f"`{label}`"
+
+
+def hazards(analysis: FileAnalysis, code: str):
+    for record in analysis.functions:
+        for hazard in record.hazards:
+            if hazard.code == code:
+                yield record, hazard

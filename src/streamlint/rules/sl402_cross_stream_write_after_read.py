@@ -1,0 +1,90 @@
+"""SL402 cross-stream-write-after-read: a buffer is overwritten while other work may still use it."""
+
+from __future__ import annotations
+
+from streamlint.rules._shared import hazards, named, stream_code, wait_idiom
+from streamlint.rules.base import Finding, Rule
+
+
+class CrossStreamWriteAfterRead(Rule):
+    """
+    ## What it does
+    Flags a write to a buffer that work queued on another stream may still be
+    reading or writing, with nothing ordering the two:
+    - a kernel or copy on stream B overwrites what pending work on stream A reads
+      (write-after-read) or writes (write-after-write);
+    - the host overwrites a pinned host buffer (`h[:] = ...`, `np.copyto(h, ...)`,
+      `h.copy_(batch)`, `h.fill_(0)`) while an asynchronous copy from it (or into
+      it) may still be in flight on a stream.
+
+    ## Why is this bad?
+    An asynchronous copy from pinned memory reads the host buffer when the stream
+    reaches it, not when the call returns. Refilling the buffer before the stream
+    has passed the copy sends the new data (or a mix) to the GPU
+    (pytorch/pytorch#127612). On the device, a second writer on another stream, or
+    a writer racing a slower reader, corrupts data in the same silent way.
+
+    Seed 002's ping-pong loop is correct exactly because it calls
+    `cudaStreamSynchronize(s)` before refilling `h_in[buf]`; without it, the refill
+    races the copy of two iterations ago.
+
+    ## Example
+    ```python
+    import numpy as np
+    from numba import cuda
+
+    s = cuda.stream()
+    h = cuda.pinned_array(n, dtype=np.float32)
+    for frame in frames:
+        h[:] = frame                           # the previous copy may still read h
+        d = cuda.to_device(h, stream=s)
+        process[blocks, threads, s](d)
+    ```
+
+    ## Use instead
+    ```python
+    import numpy as np
+    from numba import cuda
+
+    s = cuda.stream()
+    h = cuda.pinned_array(n, dtype=np.float32)
+    for frame in frames:
+        s.synchronize()                        # the copy from h has finished
+        h[:] = frame
+        d = cuda.to_device(h, stream=s)
+        process[blocks, threads, s](d)
+    ```
+    Between streams, make the writer wait for the reader: torch
+    `writer.wait_stream(reader)`, CuPy `writer.wait_event(reader.record())`, Numba
+    `e.record(reader); e.wait(writer)`, cuda-python `cudaEventRecord` +
+    `cudaStreamWaitEvent`. With two buffers, record an event per buffer after its
+    copy and synchronize that event before refilling the buffer.
+
+    ## Known limits
+    - A refill through a raw pointer (cuda-python `cudaMallocHost` memory viewed
+      through ctypes) is not followed.
+    - A pageable host buffer is staged by the driver before an asynchronous copy
+      returns, so refilling it is safe and not reported.
+    - A read-modify-write racing another writer is reported once, here, not also as
+      SL401.
+
+    ## References
+    - [API facts](../api-facts.md): §1.2 (async copies), §2.3 (`ndarray.set`), §4.3, §8 item 3.
+    - pytorch/pytorch#127612 (mutating a pinned source after a non-blocking copy).
+    """
+
+    code = "SL402"
+    name = "cross-stream-write-after-read"
+    summary = "A buffer is overwritten while work on another stream (or an async copy) may still use it"
+
+    def check(self, analysis):
+        for _, h in hazards(analysis, self.code):
+            at = analysis.line_of(h.node)
+            other = analysis.line_of(h.other) if h.other is not None else 0
+            if h.second == "the host":
+                fix = f"`{stream_code(h.first, h.framework)}.synchronize()` (or an event recorded after that copy) before line {at}"
+                what = f"the host overwrites `{h.buffer}` here while {named(h.first)} may still be copying it (line {other})"
+            else:
+                fix = f"{wait_idiom(h.first, h.second, h.framework)} before line {at}"
+                what = f"`{h.buffer}` is overwritten on {named(h.second)} here while {named(h.first)} may still use it (line {other})"
+            yield Finding(h.node, f"{what}; {fix}")

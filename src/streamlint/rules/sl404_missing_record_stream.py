@@ -1,0 +1,84 @@
+"""SL404 missing-record-stream: a tensor used on another stream is freed without record_stream."""
+
+from __future__ import annotations
+
+from streamlint.rules._shared import hazards, named, stream_code
+from streamlint.rules.base import Finding, Rule
+
+
+class MissingRecordStream(Rule):
+    """
+    ## What it does
+    Flags a PyTorch CUDA tensor that was allocated while stream A was current, is
+    used by work on another stream B, and is then released (`del`, rebinding its
+    name, or the function returning without handing it out) without
+    `t.record_stream(B)` and without A waiting on B before the release. The finding
+    is at the first use on B, where `record_stream` belongs; the message names the
+    release.
+
+    ## Why is this bad?
+    PyTorch's caching allocator ties each block to the stream that was current
+    when it was allocated. When the tensor is freed, the block can be handed to the
+    next allocation on A at once, while B's queued work still reads or writes it:
+    the new owner and the old user race on the same memory (illegal addresses in
+    NVIDIA/TensorRT-LLM#15265, NaNs in meta-pytorch/torchrec#4231). `wait_stream`
+    orders execution but does not tell the allocator anything; only
+    `record_stream`, or keeping a reference until A has waited on B, does.
+
+    ## Example
+    ```python
+    import torch
+
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        batch = host_batch.cuda(non_blocking=True)   # allocated on `side`
+    torch.cuda.current_stream().wait_stream(side)
+    loss = model(batch).sum()                        # used on the default stream
+    del batch                                        # block may go back to `side`
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        batch = host_batch.cuda(non_blocking=True)
+    torch.cuda.current_stream().wait_stream(side)
+    batch.record_stream(torch.cuda.current_stream())
+    loss = model(batch).sum()
+    del batch
+    ```
+
+    ## Known limits
+    - Only tensors created in the same function (by a PyTorch op, factory or copy
+      under a known current stream) are followed; a tensor returned to the caller or
+      stored in `self.` or a container is not released here.
+    - `record_stream` makes memory use less predictable (pytorch/pytorch#76861);
+      where you own the tensor's lifetime, `side.wait_stream(current)` before the
+      release is the alternative the rule accepts.
+
+    ## References
+    - [API facts](../api-facts.md): §4.5 (caching allocator and `record_stream`),
+      §8 item 5.
+    """
+
+    code = "SL404"
+    name = "missing-record-stream"
+    summary = "A tensor used on another stream is released without record_stream"
+
+    def check(self, analysis):
+        for record, h in hazards(analysis, self.code):
+            user = stream_code(h.second, "torch")
+            owner = stream_code(h.first, "torch")
+            if h.release is record.node:
+                released = f"released when `{record.name}` returns"
+            else:
+                released = f"released at line {analysis.line_of(h.release)}"
+            yield Finding(
+                h.node,
+                f"`{h.buffer}` was allocated on {named(h.first)} (line {analysis.line_of(h.other)}) and is used "
+                f"on {named(h.second)} here, then {released} without `record_stream`: the allocator may hand "
+                f"its memory to new work on {named(h.first)} while this work still uses it; "
+                f"`{h.buffer}.record_stream({user})` here (or `{owner}.wait_stream({user})` before the release)",
+            )
