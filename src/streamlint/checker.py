@@ -42,14 +42,15 @@ def parse(source: str) -> cst.Module:
         raise SourceError(f"cannot parse file: {err}") from None
 
 
-def analyze(source: str) -> FileAnalysis:
-    """Parse and analyse; exposed for tests and tools that inspect the stream model."""
+def analyze(source: str, path: str = "") -> FileAnalysis:
+    """Parse and analyse; exposed for tests and tools that inspect the stream model.
+    `path` lets imports of other modules of the project be followed."""
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
     try:
         module = parse(source)
         try:
-            return analyze_module(module)
+            return analyze_module(module, path)
         except RecursionError:
             raise SourceError("file too deeply nested for the stream analysis") from None
     finally:
@@ -58,7 +59,7 @@ def analyze(source: str) -> FileAnalysis:
 
 def check_source(source: str, filename: str, rules: Sequence[type[Rule]]) -> list[Diagnostic]:
     """Diagnostics of the given rules for one source text, sorted by position."""
-    analysis = analyze(source)
+    analysis = analyze(source, filename)
     if not analysis.ops_seen:
         return []
     findings = [(rule, f) for rule in rules for f in rule().check(analysis)]

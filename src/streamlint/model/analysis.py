@@ -12,11 +12,14 @@ from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from streamlint.model import api
+from pathlib import Path
+
+from streamlint.model import api, project
 from streamlint.model.flow import LOCAL, Walker
+from streamlint.model.hazards import DEVICE, HOSTMEM, UNSURE
 from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, FunctionRecord, GpuOp, HelperRef, OpKind
 from streamlint.model.values import (
-    UNKNOWN, Instance, Kernel, LocalFunction, QualRef, Stream, StreamKind, TorchModule, Value,
+    UNKNOWN, Buffer, Instance, Mem, Kernel, LocalFunction, QualRef, Stream, StreamKind, TorchModule, Value,
 )
 
 if TYPE_CHECKING:
@@ -26,6 +29,8 @@ _TORCH_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Mod
 # Ops a helper contributes at its call site: work on the caller's or the default
 # stream, and host synchronizations (both change what the caller's streams can overlap).
 _PROPAGATED = DEVICE_WORK | HOST_SYNCS | {OpKind.RAW_ALLOC}
+# ... and, for the ordering check, the helper's waits, event records and record_stream.
+_ORDERING = frozenset({OpKind.EVENT_RECORD, OpKind.STREAM_WAIT_EVENT, OpKind.WAIT_STREAM, OpKind.RECORD_STREAM})
 
 
 @dataclass
@@ -34,6 +39,7 @@ class FileAnalysis:
     functions: list[FunctionRecord]
     _codes: dict[int, str] = field(default_factory=dict, repr=False)
     _positions: Optional[Mapping[cst.CSTNode, CodeRange]] = field(default=None, repr=False)
+    path: str = ""  # the file, when known (messages about other modules name it)
 
     @property
     def ops_seen(self) -> bool:
@@ -93,9 +99,11 @@ class _Class:
 
 
 class FileAnalyzer:
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, path: str = "", depth: int = 0) -> None:
         self.module = module
-        self.result = FileAnalysis(module, [])
+        self.path = path
+        self.depth = depth  # how many modules away from the file being checked
+        self.result = FileAnalysis(module, [], path=path)
         self.functions: dict[int, _Function] = {}
         self.classes: dict[str, _Class] = {}
         self.torch_imported = False
@@ -308,6 +316,26 @@ class FileAnalyzer:
                 return True
         return False
 
+    # ------------------------------------------------------------------ other modules
+    def foreign(self, qualname: str) -> Value:
+        """What an imported name denotes in another module of the project, if it is one
+        (a function, a kernel, a module-level stream or buffer); UNKNOWN otherwise."""
+        if not self.path or "." not in qualname.lstrip("."):
+            return UNKNOWN
+        module_name, _, name = qualname.rpartition(".")
+        if module_name.endswith(".") or not module_name:
+            module_name = module_name or "."
+        path = project.module_file(self.path, module_name)
+        if path is None or str(path) == str(Path(self.path).resolve()):
+            return UNKNOWN
+        other = project.analyzer_for(path, self.depth + 1)
+        if other is None:
+            return UNKNOWN
+        value = other.module_vars().get(name, UNKNOWN)
+        if isinstance(value, LocalFunction):
+            return replace(value, home=other)
+        return value
+
     # ------------------------------------------------------------------ classes
     def init_attrs(self, cls: _Class) -> dict[str, Value]:
         if not cls.init_done and "__init__" in cls.methods:
@@ -338,31 +366,68 @@ class FileAnalyzer:
 
     # ------------------------------------------------------------------ helpers
     def call_local(self, callee: LocalFunction, node: cst.Call, args: "Args", walker: Walker) -> Value:
-        function = self.functions.get(callee.site)
+        """A call to a function of this file (or of another checked module): its record
+        is its summary. Its default-stream work, blocking copies and syncs count at the
+        call site; in the hazard walk so do its stream work, waits and buffer accesses,
+        with parameters replaced by the caller's arguments."""
+        home = callee.home if isinstance(callee.home, FileAnalyzer) else self
+        function = home.functions.get(callee.site)
         if function is None:
             return UNKNOWN
-        record = self.analyse(function)
+        record = home.analyse(function)
         if record is None:
             return UNKNOWN
         params = function.params[1:] if function.class_name else function.params
         bound = self.bind_params(params, args)
+        exprs = self.bind_exprs(params, args)
+        hazard_walk = walker.state.hb is not None
+        kinds = _PROPAGATED | _ORDERING if hazard_walk else _PROPAGATED
         for op in record.ops:
-            if op.kind not in _PROPAGATED or op.in_comprehension:
+            if op.kind not in kinds or op.in_comprehension:
                 continue
-            stream = self.stream_at_call(op.stream, function, bound, walker)
+            stream = self.stream_at_call(op.stream, function, bound, walker, keep_own=hazard_walk)
             if stream is None and op.stream is not None:
                 continue  # work on a stream the helper made itself: reported inside it
-            target = self.stream_at_call(op.target, function, bound, walker) if op.target else op.target
-            helper = op.helper or HelperRef(callee.name, op.node, op.api)
+            target = self.stream_at_call(op.target, function, bound, walker, keep_own=True) if op.target else op.target
+            accesses = self.map_accesses(op.accesses, exprs, bound, walker, function) if hazard_walk else ()
+            helper = op.helper or HelperRef(callee.name, op.node, op.api, home=home.result)
             walker.emit(
                 op.kind, op.api, node, op.framework, stream=stream, host_blocking=op.host_blocking,
                 is_async_api=op.is_async_api, sync_api=op.sync_api, host_buffer=op.host_buffer,
                 non_blocking=op.non_blocking, pinned_out=op.pinned_out, target=target, helper=helper,
+                accesses=accesses, event=op.event,
             )
         result = function.returns
         if isinstance(result, Stream) and result.label in bound:
             return bound[result.label]
         return result
+
+    @staticmethod
+    def bind_exprs(params: list[str], args: "Args") -> dict[str, cst.BaseExpression]:
+        exprs = dict(zip(params, args.positional))
+        exprs.update({k: v for k, v in args.keywords.items() if k in params})
+        return exprs
+
+    @staticmethod
+    def map_accesses(accesses, exprs, bound, walker: Walker, function: "_Function") -> tuple:
+        """A helper's buffer accesses in the caller's terms (parameters -> arguments)."""
+        out = []
+        for acc in accesses:
+            kind, name, region = acc.key
+            if kind == "b":
+                out.append(acc)
+            elif name in exprs:
+                value = bound.get(name, UNKNOWN)
+                space = acc.space
+                if space == UNSURE and isinstance(value, Buffer):
+                    space = DEVICE if value.mem is Mem.DEVICE else HOSTMEM
+                mapped = walker.access(exprs[name], value, acc.write, space)
+                if mapped is not None:
+                    out.append(replace(mapped, key=mapped.key[:-1] + (mapped.key[-1] or region,),
+                                       assumed=acc.assumed, fresh=acc.fresh))
+            elif name.startswith("self.") and function.class_name and walker.record.class_name == function.class_name:
+                out.append(acc)
+        return tuple(out)
 
     @staticmethod
     def bind_params(params: list[str], args: "Args") -> dict[str, Value]:
@@ -374,7 +439,8 @@ class FileAnalyzer:
                 bound[name] = args.values.get(id(expr), UNKNOWN)
         return bound
 
-    def stream_at_call(self, stream: Optional[Stream], function: _Function, bound: dict[str, Value], walker: Walker) -> Optional[Stream]:
+    def stream_at_call(self, stream: Optional[Stream], function: _Function, bound: dict[str, Value], walker: Walker,
+                       keep_own: bool = False) -> Optional[Stream]:
         """Translate a stream seen inside a helper into the caller's terms."""
         if stream is None:
             return None
@@ -383,7 +449,7 @@ class FileAnalyzer:
         if stream.kind is not StreamKind.EXPLICIT:
             return stream
         if stream.site in function.created_streams:
-            return None
+            return stream if keep_own else None
         if stream.label in bound:
             value = bound[stream.label]
             if isinstance(value, Stream):
@@ -392,8 +458,8 @@ class FileAnalyzer:
         return stream
 
 
-def analyze_module(module: cst.Module) -> FileAnalysis:
-    return FileAnalyzer(module).run()
+def analyze_module(module: cst.Module, path: str = "") -> FileAnalysis:
+    return FileAnalyzer(module, path=path).run()
 
 
 def _subscript_bases(target: cst.BaseExpression) -> set[str]:

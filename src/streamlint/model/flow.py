@@ -19,7 +19,7 @@ from streamlint.model.api.facts import (
     BLOCK_ALWAYS, BLOCK_FLAG, BLOCK_UNLESS_STREAM, STREAM_ARG, STREAM_ARG_OR_BOUND,
     STREAM_ARG_OR_CURRENT, STREAM_CURRENT, STREAM_LEGACY, STREAM_SELF, Arg, Fact,
 )
-from streamlint.model.hazards import ANY, DEVICE, HB, HOSTMEM, LEGACY, Access, Ev, Hazard, stream_key
+from streamlint.model.hazards import ANY, DEVICE, HB, HOSTMEM, LEGACY, UNSURE, Access, Ev, Hazard, stream_key
 from streamlint.model.ops import (
     COPIES, DEVICE_WORK, HOST_SYNCS, FunctionRecord, GpuOp, HelperRef, LoopInfo, OpKind,
 )
@@ -162,7 +162,7 @@ class Walker:
             label = op.stream.label or "a stream"
             found: list[Hazard] = []
             for acc in op.accesses:
-                ev = Ev(op.node, key, clock, label=label, api=op.api, space=acc.space)
+                ev = Ev(op.node, key, clock, label=label, api=op.api, space=acc.space, via=op.helper)
                 self.self_attribute_produced(acc)
                 found.extend(hb.device_access(acc, ev, op.framework))
                 hb.used(acc.key, ev)
@@ -186,7 +186,7 @@ class Walker:
     @staticmethod
     def drains_host(op: GpuOp) -> bool:
         """A D2H copy into memory not known to be pinned waits for its stream in practice."""
-        return op.kind in (OpKind.COPY_D2H, OpKind.COPY) and op.host_blocking is not True and not op.pinned_out and not (
+        return op.kind is OpKind.COPY_D2H and op.host_blocking is not True and not op.pinned_out and not (
             isinstance(op.host_buffer, Buffer) and op.host_buffer.mem is Mem.PINNED
         )
 
@@ -696,12 +696,12 @@ class Walker:
             return base.batch
         if isinstance(base, Stream):
             return UNKNOWN
-        if self.an.numba_imported and base is UNKNOWN and 2 <= len(indices) <= 4 and isinstance(expr.value, (cst.Name, cst.Attribute)):
-            # `kernel[grid, block(, stream)]` on a kernel defined elsewhere: a launch
-            # configuration whose kernel body we cannot see.
-            stream = indices[2][0] if len(indices) >= 3 else None
-            stream_expr = indices[2][1] if len(indices) >= 3 else None
-            return Launch(Kernel("numba", self.code(expr.value)), self.launch_stream(stream, stream_expr))
+        if isinstance(base, QualRef) and api.framework_of(base.qualname) is None:
+            foreign = self.an.foreign(base.qualname)
+            if isinstance(foreign, Kernel) and 2 <= len(indices) <= 4:
+                stream = indices[2][0] if len(indices) >= 3 else None
+                stream_expr = indices[2][1] if len(indices) >= 3 else None
+                return Launch(foreign, self.launch_stream(stream, stream_expr))
         return UNKNOWN
 
     def launch_stream(self, value: Optional[Value], expr: Optional[cst.BaseExpression]) -> Optional[Value]:
@@ -827,6 +827,10 @@ class Walker:
         if qualname.startswith(LOCAL):
             self.eval_args(node)
             return self.an.instantiate(qualname[len(LOCAL):])
+        if api.framework_of(qualname) is None:
+            foreign = self.an.foreign(qualname)
+            if isinstance(foreign, LocalFunction):
+                return self.an.call_local(foreign, node, self.eval_args(node), self)
         root = qualname.split(".", 1)[0]
         last = qualname.rsplit(".", 1)[-1]
         if root in ("cupy", "cupyx", "numba", "cuda") and last[:1].isupper() and not qualname.startswith("cupy.random."):
@@ -1027,6 +1031,15 @@ class Walker:
             result = Buffer("torch", Mem.PINNED, site=id(node), pinned_by=id(node))
             self.emit(OpKind.PIN, self.code(node.func), node, "torch", result=result)
             return result
+        if method == "copy_" and self.an.torch_imported and args.positional:
+            # dst.copy_(src) with neither side known: a copy on the current stream whose
+            # direction the caller's arguments will tell (helpers are summarized this way).
+            nb = _const_bool(args.value(Arg(1, "non_blocking")))
+            accesses = self.accesses([args.pair(Arg(0, "src"))], space=UNSURE) + self.accesses(
+                [(node.func.value, UNKNOWN)], write=True, space=UNSURE)
+            self.emit(OpKind.COPY, self.code(node.func), node, "torch", stream=self.state.current["torch"],
+                      non_blocking=nb, host_blocking=None if nb is None else not nb, accesses=accesses)
+            return UNKNOWN
         if method in ("cuda", "to") and self.an.torch_imported:
             target = args.value(Arg(0, "device")) if method == "to" else Const("cuda")
             if _is_cuda_target(target):

@@ -25,6 +25,7 @@ LEGACY = "legacy"
 
 # Access spaces: which memory an access touches, when the text says so.
 DEVICE, HOSTMEM, ANY = "device", "host", "any"
+UNSURE = "unsure"  # a copy whose direction the text does not tell: never a device read of a parameter
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class Ev:
     api: str = field(compare=False, default="")
     param: bool = False  # a parameter produced on the caller's stream before entry
     space: str = ANY
+    via: object = field(default=None, compare=False)  # HelperRef when a called function did it
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,8 @@ class Hazard:
     release: Optional[cst.CSTNode] = field(default=None, compare=False)
     param: bool = False
     key: tuple = ()
+    via: object = field(default=None, compare=False)  # the later access happened inside a helper
+    other_via: object = field(default=None, compare=False)  # ... the earlier one
 
     @property
     def identity(self) -> tuple:
@@ -273,13 +277,13 @@ class HB:
         hazards = []
         if not acc.write:
             for w in self._entries(self.writes, acc.key):
-                if w.stream == HOST or (w.param and acc.space == HOSTMEM):
+                if w.stream == HOST or (w.param and acc.space in (HOSTMEM, UNSURE)):
                     continue
                 if w.space == HOSTMEM and acc.space != HOSTMEM:
                     continue
                 if not self.ordered(ev.stream, w):
                     hazards.append(Hazard("SL401", ev.node, w.node, acc.label, w.label, ev.label, framework,
-                                          w.api, param=w.param, key=acc.key))
+                                          w.api, param=w.param, key=acc.key, via=ev.via, other_via=w.via))
             self._add(self.reads, acc.key, ev)
         else:
             # A fresh allocation is new memory: earlier uses of what this call made in
@@ -290,7 +294,7 @@ class HB:
                     continue
                 if not self.ordered(ev.stream, prior):
                     hazards.append(Hazard("SL402", ev.node, prior.node, acc.label, prior.label, ev.label,
-                                          framework, prior.api, key=acc.key))
+                                          framework, prior.api, key=acc.key, via=ev.via, other_via=prior.via))
             self._set(self.writes, acc.key, (ev,))
             self._set(self.reads, acc.key, ())
         return hazards
@@ -302,7 +306,8 @@ class HB:
             if w.stream == HOST or w.param or w.space != HOSTMEM:
                 continue
             if not self.ordered(HOST, w):
-                hazards.append(Hazard("SL403", node, w.node, acc.label, w.label, "the host", framework, w.api, key=acc.key))
+                hazards.append(Hazard("SL403", node, w.node, acc.label, w.label, "the host", framework, w.api,
+                                      key=acc.key, other_via=w.via))
         return hazards
 
     def host_write(self, acc: Access, node: cst.CSTNode, framework: str) -> list[Hazard]:
@@ -313,7 +318,7 @@ class HB:
                 continue
             if not self.ordered(HOST, prior):
                 hazards.append(Hazard("SL402", node, prior.node, acc.label, prior.label, "the host", framework,
-                                      prior.api, key=acc.key))
+                                      prior.api, key=acc.key, other_via=prior.via))
         self._set(self.writes, acc.key, (Ev(node, HOST, 0, label="the host"),))
         self._set(self.reads, acc.key, ())
         return hazards

@@ -52,6 +52,7 @@ class HelperRef:
     name: str
     node: cst.CSTNode = field(compare=False)  # the helper's own operation node
     api: str = ""
+    home: object = field(default=None, compare=False)  # the FileAnalysis holding `node` (another module)
 
 
 @dataclass(eq=False)

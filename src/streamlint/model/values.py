@@ -153,6 +153,7 @@ class LocalFunction:
     node: cst.CSTNode = field(compare=False, hash=False)
     site: int = 0
     owner: Optional[str] = None  # class name for methods
+    home: object = field(default=None, compare=False, hash=False)  # analyzer of another module
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,18 @@ def call_text(analysis: FileAnalysis, op: GpuOp) -> str:
 
 def via_helper(analysis: FileAnalysis, op: GpuOp) -> str:
     """' inside `helper()` (line N)' when the operation hides in a same-module function."""
-    if op.helper is None:
+    return inside(analysis, op.helper)
+
+
+def inside(analysis: FileAnalysis, helper) -> str:
+    """' inside `helper()` (`api` at line N[ of other.py])' for work a called function does."""
+    if helper is None:
         return ""
-    return f" inside `{op.helper.name}()` (`{op.helper.api}` at line {analysis.line_of(op.helper.node)})"
+    home = helper.home if isinstance(helper.home, FileAnalysis) else analysis
+    where = f"line {home.line_of(helper.node)}"
+    if home is not analysis and home.path:
+        where += f" of {home.path}"
+    return f" inside `{helper.name}()` (`{helper.api}` at {where})"
 
 
 def blocking_copy_in_region(record: FunctionRecord, op: GpuOp) -> bool:

@@ -84,10 +84,10 @@ class ImplicitKernelTransfer(Rule):
       stay silent.
     - CuPy arrays, PyTorch tensors and Numba device arrays are passed without a
       copy (through `__cuda_array_interface__`) and are never reported.
-    - Kernels are recognized by a visible `@cuda.jit` decoration in the same
-      module, or, in a module that imports Numba, by the launch syntax
-      `name[grid, block](...)` / `name[grid, block, stream](...)` on a name
-      imported from elsewhere (`@cuda.jit(device=True)` functions are not kernels).
+    - Kernels are recognized by their `@cuda.jit` decoration (or `cuda.jit(f)`) in
+      the same module, or in a module of the checked project that an import
+      resolves to. A kernel received as a parameter or imported from elsewhere is
+      unknown and stays silent; `@cuda.jit(device=True)` functions are not kernels.
 
     ## References
     - numba/numba#6904 and PR #7064 (`NumbaPerformanceWarning`,

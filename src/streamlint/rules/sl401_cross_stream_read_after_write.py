@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from streamlint.rules._shared import hazards, named, wait_idiom
+from streamlint.rules._shared import hazards, inside, named, wait_idiom
 from streamlint.rules.base import Finding, Rule
 
 
@@ -103,9 +103,10 @@ class CrossStreamReadAfterWrite(Rule):
             if h.param:
                 origin = f"`{h.buffer}` is produced on the caller's current stream (a parameter or attribute)"
             else:
-                origin = f"`{h.buffer}` is written on {named(h.first)} at line {analysis.line_of(h.other)}"
+                origin = (f"`{h.buffer}` is written on {named(h.first)} at line {analysis.line_of(h.other)}"
+                          f"{inside(analysis, h.other_via)}")
             yield Finding(
                 h.node,
-                f"{origin} and read on {named(h.second)} here with no wait in between; "
+                f"{origin} and read on {named(h.second)} here{inside(analysis, h.via)} with no wait in between; "
                 f"{wait_idiom(h.first, h.second, h.framework)} before line {at}",
             )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from streamlint.rules._shared import hazards, named, stream_code
+from streamlint.rules._shared import hazards, inside, named, stream_code
 from streamlint.rules.base import Finding, Rule
 
 
@@ -70,6 +70,6 @@ class HostReadBeforeSync(Rule):
             yield Finding(
                 h.node,
                 f"the host reads `{h.buffer}` here, but the asynchronous copy into it on {named(h.first)} "
-                f"(line {analysis.line_of(h.other)}) may not have finished; `{stream}.synchronize()` "
+                f"(line {analysis.line_of(h.other)}{inside(analysis, h.other_via)}) may not have finished; `{stream}.synchronize()` "
                 f"(or an event recorded after the copy) before line {at}",
             )

@@ -1,0 +1,94 @@
+"""Other modules of the checked project: `from .staging import prefetch` resolves to the
+summary of `prefetch` in staging.py, read from disk (parsed and analysed, never imported).
+
+Analyses are cached per process by path and modification time. Resolution is lazy (on
+the first call of an imported name), bounded in depth, and guarded against cycles.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from streamlint.model import api
+
+if TYPE_CHECKING:
+    from streamlint.model.analysis import FileAnalyzer
+
+MAX_DEPTH = 2  # a module's helpers may call helpers of one more module
+MAX_BYTES = 2_000_000
+
+_cache: dict[str, tuple[float, Optional["FileAnalyzer"]]] = {}
+_in_progress: set[str] = set()
+
+
+def module_file(from_path: str, dotted: str) -> Optional[Path]:
+    """The file a module name denotes, seen from `from_path` (relative or absolute)."""
+    if not from_path or from_path == "-":
+        return None
+    here = Path(from_path).resolve().parent
+    level = len(dotted) - len(dotted.lstrip("."))
+    parts = [p for p in dotted.lstrip(".").split(".") if p]
+    if level:
+        base = here
+        for _ in range(level - 1):
+            base = base.parent
+        return _find(base, parts)
+    if not parts or api.framework_of(dotted) or parts[0] in ("numpy", "os", "sys", "typing"):
+        return None
+    # Absolute: beside the file (scripts), or from the top of its package.
+    top = here
+    while (top / "__init__.py").exists() and top.parent != top:
+        top = top.parent
+    for base in dict.fromkeys((here, top)):
+        found = _find(base, parts)
+        if found is not None:
+            return found
+    return None
+
+
+def _find(base: Path, parts: list[str]) -> Optional[Path]:
+    if not parts:
+        init = base / "__init__.py"
+        return init if init.is_file() else None
+    candidate = base.joinpath(*parts)
+    for path in (candidate.with_suffix(".py"), candidate / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def analyzer_for(path: Path, depth: int) -> Optional["FileAnalyzer"]:
+    from streamlint.model.analysis import FileAnalyzer
+
+    key = str(path)
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    cached = _cache.get(key)
+    if cached is not None and cached[0] == stat.st_mtime:
+        return cached[1]
+    if key in _in_progress or depth > MAX_DEPTH or stat.st_size > MAX_BYTES:
+        return None
+    _in_progress.add(key)
+    try:
+        data = path.read_bytes()
+        if not any(k in data for k in api.PREFILTER_KEYS):
+            analyzer = None
+        else:
+            analyzer = FileAnalyzer(cst.parse_module(data.decode("utf-8")), path=key, depth=depth)
+            analyzer.run()
+    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
+        analyzer = None
+    finally:
+        _in_progress.discard(key)
+    _cache[key] = (stat.st_mtime, analyzer)
+    return analyzer
+
+
+def clear() -> None:
+    _cache.clear()
