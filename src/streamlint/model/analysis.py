@@ -108,8 +108,10 @@ class FileAnalyzer:
         self.classes: dict[str, _Class] = {}
         self.torch_imported = False
         self.numba_imported = False
+        self.gpu_imported = False
         self.module_walker: Optional[Walker] = None
         self._kernel_writes: dict[int, frozenset[int]] = {}
+        self.called: set[int] = set()  # functions of this file called from this file
 
     def module_vars(self) -> dict[str, Value]:
         return self.module_walker.state.vars if self.module_walker is not None else {}
@@ -128,6 +130,11 @@ class FileAnalyzer:
             self.analyse(function)
         if self.needs_hazard_walk(record):
             self.hazard_walk(record, list(self.module.body), [], {})
+        # A helper's parameters are checked at its call sites, with the real arguments;
+        # the parameter convention only speaks for functions nobody here calls.
+        for rec in self.result.functions:
+            if id(rec.node) in self.called:
+                rec.hazards = [h for h in rec.hazards if not h.param]
         return self.result
 
     def analyse(self, function: _Function) -> Optional[FunctionRecord]:
@@ -197,6 +204,8 @@ class FileAnalyzer:
             self.torch_imported = True
         elif root == "numba":
             self.numba_imported = True
+        if api.framework_of(dotted):
+            self.gpu_imported = True
 
     def define_function(self, node: cst.FunctionDef, walker: Walker) -> None:
         for decorator in node.decorators:
@@ -374,6 +383,7 @@ class FileAnalyzer:
         function = home.functions.get(callee.site)
         if function is None:
             return UNKNOWN
+        home.called.add(id(function.node))
         record = home.analyse(function)
         if record is None:
             return UNKNOWN
@@ -385,10 +395,10 @@ class FileAnalyzer:
         for op in record.ops:
             if op.kind not in kinds or op.in_comprehension:
                 continue
-            stream = self.stream_at_call(op.stream, function, bound, walker, keep_own=hazard_walk)
+            stream = self.stream_at_call(op.stream, function, bound, walker, keep_own=hazard_walk, exprs=exprs)
             if stream is None and op.stream is not None:
                 continue  # work on a stream the helper made itself: reported inside it
-            target = self.stream_at_call(op.target, function, bound, walker, keep_own=True) if op.target else op.target
+            target = self.stream_at_call(op.target, function, bound, walker, keep_own=True, exprs=exprs) if op.target else op.target
             accesses = self.map_accesses(op.accesses, exprs, bound, walker, function) if hazard_walk else ()
             helper = op.helper or HelperRef(callee.name, op.node, op.api, home=home.result)
             walker.emit(
@@ -440,7 +450,7 @@ class FileAnalyzer:
         return bound
 
     def stream_at_call(self, stream: Optional[Stream], function: _Function, bound: dict[str, Value], walker: Walker,
-                       keep_own: bool = False) -> Optional[Stream]:
+                       keep_own: bool = False, exprs: Optional[dict] = None) -> Optional[Stream]:
         """Translate a stream seen inside a helper into the caller's terms."""
         if stream is None:
             return None
@@ -454,6 +464,8 @@ class FileAnalyzer:
             value = bound[stream.label]
             if isinstance(value, Stream):
                 return value
+            if exprs and stream.label in exprs:
+                return walker.stream_from(value, exprs[stream.label], stream.framework)
             return replace(stream, site=hash(("arg", walker.record.name, stream.label)))
         return stream
 

@@ -39,6 +39,7 @@ _BUILTIN_SYNCS = frozenset({"print", "float", "int", "bool", "str", "repr", "com
 # Storing a stream or event into a container keeps it for later: creating one per
 # item (one event per submodule, streams appended at set-up) is not a hot-path smell.
 _CONTAINER_STORES = frozenset({"append", "add", "insert", "extend", "put", "put_nowait", "appendleft", "setdefault"})
+_UNKNOWN_STREAM_METHODS = frozenset({"synchronize", "wait_stream", "wait_event"})
 _POINTER_ATTRS = frozenset({"ctypes", "data", "ptr", "T", "mT", "real", "imag", "base"})
 
 
@@ -88,6 +89,7 @@ class Walker:
         # happens-before state and collects cross-stream hazards.
         self.hazard_mode = hazard_mode
         self.view_depth = 0
+        self.incarnations = 0
         self.hazards: dict[tuple, Hazard] = {}
         self.escaped: set[int] = set()  # buffer sites returned or stored beyond the body
         if hazard_mode:
@@ -163,7 +165,6 @@ class Walker:
             found: list[Hazard] = []
             for acc in op.accesses:
                 ev = Ev(op.node, key, clock, label=label, api=op.api, space=acc.space, via=op.helper)
-                self.self_attribute_produced(acc)
                 found.extend(hb.device_access(acc, ev, op.framework))
                 hb.used(acc.key, ev)
             # A read-modify-write racing another writer is one problem, not two: SL402
@@ -180,8 +181,18 @@ class Walker:
                 self.hazards.setdefault(hazard.identity, hazard)
             if op.host_blocking is True or self.drains_host(op):
                 hb.host_sync(key)
-            if isinstance(op.result, Buffer) and op.result.framework == "torch" and op.result.mem is Mem.DEVICE and op.result.site:
-                hb.allocated(("b", op.result.site, ""), key, label, op.node)
+            self.allocations(op, key, label)
+        elif kind is OpKind.ALLOC and op.stream is not None and op.framework == "torch":
+            self.allocations(op, stream_key(op.stream), op.stream.label or "a stream")
+
+    def allocations(self, op: GpuOp, key: str, label: str) -> None:
+        """A torch op that makes a new CUDA tensor allocates it on the current stream."""
+        result = op.result
+        if not (isinstance(result, Buffer) and result.framework == "torch" and result.mem is Mem.DEVICE and result.site):
+            return
+        if op.kind is not OpKind.ALLOC and not any(a.fresh and a.key[1] == result.site for a in op.accesses):
+            return  # in place, or a copy whose source may already be on the device
+        self.state.hb.allocated(("b", result.site, ""), key, label, op.node)
 
     @staticmethod
     def drains_host(op: GpuOp) -> bool:
@@ -189,12 +200,6 @@ class Walker:
         return op.kind is OpKind.COPY_D2H and op.host_blocking is not True and not op.pinned_out and not (
             isinstance(op.host_buffer, Buffer) and op.host_buffer.mem is Mem.PINNED
         )
-
-    def self_attribute_produced(self, acc: Access) -> None:
-        """`self.x` read in a method: like a parameter, produced before the call."""
-        hb = self.state.hb
-        if acc.key[0] == "n" and acc.key[1].startswith("self.") and not hb.has_history(acc.key):
-            hb.produced_before_entry(acc.key, self.record.node, 1)
 
     def access(self, expr: Optional[cst.BaseExpression], value: Value, write: bool, space: str = ANY) -> Optional[Access]:
         """The buffer an argument names, for the ordering check (None: we cannot tell)."""
@@ -250,7 +255,12 @@ class Walker:
         acc = self.access(expr, value, write, HOSTMEM)
         if acc is None:
             return
-        found = hb.host_write(acc, expr, framework or value.framework) if write else hb.host_read(acc, expr, framework or value.framework)
+        if write:
+            # Refilling pageable memory is safe: an async copy from it was staged (copied
+            # away) before the call returned. Only pinned memory is read later by the DMA.
+            found = hb.host_write(acc, expr, framework or value.framework, check=value.mem is Mem.PINNED)
+        else:
+            found = hb.host_read(acc, expr, framework or value.framework)
         for hazard in found:
             self.hazards.setdefault(hazard.identity, hazard)
 
@@ -276,12 +286,20 @@ class Walker:
     def release(self, value: Value, node: cst.CSTNode, label: str) -> None:
         """A torch tensor's last name goes away: the caching allocator may reuse its memory."""
         hb = self.state.hb
-        if hb is None or not (isinstance(value, Buffer) and value.site):
+        if hb is None or not (isinstance(value, Buffer) and value.site) or value.site in self.escaped:
             return
         if any(v == value for v in self.state.vars.values()):
             return  # still held by another name
         for hazard in hb.released(("b", value.site, ""), node, label):
             self.hazards.setdefault(hazard.identity, hazard)
+
+    def site(self, node: cst.CSTNode) -> int:
+        """Identity of what a call makes. In the hazard walk every evaluation makes a new
+        one, so the tensor of one loop iteration is not the next iteration's tensor."""
+        if self.state.hb is None:
+            return id(node)
+        self.incarnations += 1
+        return hash((id(node), self.incarnations))
 
     def param_stream(self, expr: cst.BaseExpression, framework: str) -> Stream:
         """A stream we cannot see the creation of (a parameter, an unknown attribute)."""
@@ -717,7 +735,7 @@ class Walker:
             if isinstance(value, Buffer) and value.mem is Mem.DEVICE and value.framework in ("torch", "cupy"):
                 fw = value.framework
                 reads = tuple(v for v in (left, right) if isinstance(v, Buffer))
-                result = value if inplace else Buffer(fw, Mem.DEVICE, site=id(node))
+                result = value if inplace else Buffer(fw, Mem.DEVICE, site=self.site(node))
                 accesses = self.accesses(zip(exprs, (left, right)))
                 accesses += self.accesses([(exprs[0], left)], write=True) if inplace else self.result_access(result, node)
                 self.emit(OpKind.KERNEL, self.code(node)[:40], node, fw, stream=self.state.current.get(fw),
@@ -733,7 +751,7 @@ class Walker:
                 return value  # pointer arithmetic keeps the allocation's provenance
         for value in (left, right):
             if isinstance(value, Buffer) and value.mem in (Mem.PAGEABLE, Mem.PINNED) and value.framework in ("numpy", "torch"):
-                return value if inplace else Buffer(value.framework, Mem.PAGEABLE, site=id(node))
+                return value if inplace else Buffer(value.framework, Mem.PAGEABLE, site=self.site(node))
         return UNKNOWN
 
     # ------------------------------------------------------------------ calls
@@ -853,7 +871,7 @@ class Walker:
         name = qualname.rsplit(".", 1)[-1]
         stream = self.state.current["cupy"]
         if name in cupy_api.FILLING_CREATORS or qualname.startswith("cupy.random."):
-            result = Buffer("cupy", Mem.DEVICE, site=id(node))
+            result = Buffer("cupy", Mem.DEVICE, site=self.site(node))
             self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=stream, writes=(result,),
                       accesses=self.result_access(result, node))
             return result
@@ -861,7 +879,7 @@ class Walker:
         if not arrays and not self.cupy_kernel_function(qualname, args):
             return UNKNOWN
         out = args.value(Arg(kw="out"))
-        result = out if isinstance(out, Buffer) else Buffer("cupy", Mem.DEVICE, site=id(node))
+        result = out if isinstance(out, Buffer) else Buffer("cupy", Mem.DEVICE, site=self.site(node))
         out_expr = args.keywords.get("out")
         reads = self.accesses((e, v) for e, v in args.pairs() if e is not out_expr)
         writes = self.accesses([(out_expr, out)], write=True) if out_expr is not None else self.result_access(result, node)
@@ -883,7 +901,7 @@ class Walker:
         parts = qualname.split(".")
         name = parts[-1]
         if qualname.startswith("torch.nn.") and name[:1].isupper():
-            return TorchModule(site=id(node))
+            return TorchModule(site=self.site(node))
         if len(parts) == 2 and name in torch_api.CREATORS:
             return self.torch_creation(name, node, args)
         if len(parts) == 2 and name in torch_api.LIKE_CREATORS:
@@ -892,7 +910,7 @@ class Walker:
             if _is_cuda_target(device) or (isinstance(base, Buffer) and base.mem is Mem.DEVICE and device is UNKNOWN and "device" not in args.keywords):
                 return self.torch_creation(name, node, args, force_cuda=True)
             if isinstance(base, Buffer) and "device" not in args.keywords:
-                return Buffer("torch", Mem.PAGEABLE if base.mem is not Mem.DEVICE else Mem.DEVICE, site=id(node))
+                return Buffer("torch", Mem.PAGEABLE if base.mem is not Mem.DEVICE else Mem.DEVICE, site=self.site(node))
             return UNKNOWN
         if name in torch_api.NON_TENSOR_FUNCTIONS or not (qualname.startswith("torch.nn.functional.") or len(parts) == 2):
             return UNKNOWN
@@ -900,19 +918,23 @@ class Walker:
         for value in args.all():
             if isinstance(value, Seq):
                 tensors.extend(v for v in (value.items or (value.element,)) if isinstance(v, Buffer) and v.framework == "torch")
-        if any(t.mem is Mem.DEVICE for t in tensors) or (self.on_side_stream("torch") and not all(
-            isinstance(t, Buffer) and t.mem is not Mem.DEVICE for t in tensors
-        ) and args.positional):
+        unsure = not tensors and bool(args.positional) and not all(isinstance(v, Const) for v in args.all())
+        if unsure and not self.on_side_stream("torch") and self.state.hb is None:
+            unsure = False  # outside a side stream only the hazard walk needs these
+        if any(t.mem is Mem.DEVICE for t in tensors) or unsure:
             out = args.value(Arg(kw="out"))
-            result = out if isinstance(out, Buffer) else Buffer("torch", Mem.DEVICE, site=id(node))
+            result = out if isinstance(out, Buffer) else Buffer("torch", Mem.DEVICE, site=self.site(node))
             out_expr = args.keywords.get("out")
-            reads = self.accesses(self.flat_pairs(args, skip=out_expr))
-            writes = self.accesses([(out_expr, out)], write=True) if out_expr is not None else self.result_access(result, node)
+            # On tensors we cannot see, the device is the caller's business (UNSURE maps
+            # to the caller's arguments), except under a side stream, where GPU work is meant.
+            space = UNSURE if unsure and not self.on_side_stream("torch") else ANY
+            reads = self.accesses(self.flat_pairs(args, skip=out_expr), space=space)
+            writes = self.accesses([(out_expr, out)], write=True, space=space) if out_expr is not None else self.result_access(result, node)
             self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
-                      reads=tuple(tensors), writes=(result,), accesses=reads + writes)
+                      reads=tuple(tensors), writes=(result,), accesses=reads + writes, result=result)
             return result
         if tensors and all(t.mem in (Mem.PAGEABLE, Mem.PINNED) for t in tensors):
-            return Buffer("torch", Mem.PAGEABLE, site=id(node))
+            return Buffer("torch", Mem.PAGEABLE, site=self.site(node))
         return UNKNOWN
 
     def on_side_stream(self, framework: str) -> bool:
@@ -936,7 +958,7 @@ class Walker:
         device = args.value(Arg(kw="device"))
         pinned = args.value(Arg(kw="pin_memory"))
         if force_cuda or _is_cuda_target(device):
-            result = Buffer("torch", Mem.DEVICE, site=id(node))
+            result = Buffer("torch", Mem.DEVICE, site=self.site(node))
             kind = OpKind.ALLOC if name in torch_api.ALLOCATING_ONLY else OpKind.KERNEL
             self.emit(kind, self.code(node.func), node, "torch", stream=self.state.current["torch"], writes=(result,),
                       result=result, accesses=self.result_access(result, node) if kind is OpKind.KERNEL else ())
@@ -944,14 +966,14 @@ class Walker:
         if "device" in args.keywords and not _is_cpu_target(device):
             return UNKNOWN
         if isinstance(pinned, Const) and pinned.value is True:
-            return Buffer("torch", Mem.PINNED, site=id(node))
+            return Buffer("torch", Mem.PINNED, site=self.site(node))
         if "pin_memory" in args.keywords and not isinstance(pinned, Const):
             return UNKNOWN
         if name in ("tensor", "as_tensor"):
             source = args.value(Arg(0))
             if isinstance(source, Buffer) and source.mem is Mem.DEVICE:
                 return UNKNOWN
-        return Buffer("torch", Mem.PAGEABLE, site=id(node))
+        return Buffer("torch", Mem.PAGEABLE, site=self.site(node))
 
     def numpy_function(self, qualname: str, node: cst.Call) -> Value:
         args = self.eval_args(node)
@@ -967,11 +989,11 @@ class Walker:
                 return Buffer("numpy", source.mem, site=source.site, pinned_by=source.pinned_by)
             if isinstance(source, Buffer):
                 if source.framework == "numba" and source.mem is Mem.DEVICE and name in ("asarray", "asanyarray"):
-                    return Buffer("numpy", Mem.PAGEABLE, site=id(node))
+                    return Buffer("numpy", Mem.PAGEABLE, site=self.site(node))
                 return UNKNOWN
-            return Buffer("numpy", Mem.PAGEABLE, site=id(node)) if name in ("asarray", "asanyarray") and isinstance(source, (Seq, Const)) else UNKNOWN
+            return Buffer("numpy", Mem.PAGEABLE, site=self.site(node)) if name in ("asarray", "asanyarray") and isinstance(source, (Seq, Const)) else UNKNOWN
         if name in numpy_api.PAGEABLE_CREATORS:
-            return Buffer("numpy", Mem.PAGEABLE, site=id(node))
+            return Buffer("numpy", Mem.PAGEABLE, site=self.site(node))
         return UNKNOWN
 
     # --- method calls on known values
@@ -1028,9 +1050,11 @@ class Walker:
         """Methods whose name alone tells the result kind, whatever the receiver."""
         args = self.eval_args(node)
         if method == "pin_memory" and not args.positional and not args.keywords and self.an.torch_imported:
-            result = Buffer("torch", Mem.PINNED, site=id(node), pinned_by=id(node))
+            result = Buffer("torch", Mem.PINNED, site=self.site(node), pinned_by=id(node))
             self.emit(OpKind.PIN, self.code(node.func), node, "torch", result=result)
             return result
+        if method in _UNKNOWN_STREAM_METHODS and self.an.gpu_imported:
+            return self.unknown_stream_method(method, node, args)
         if method == "copy_" and self.an.torch_imported and args.positional:
             # dst.copy_(src) with neither side known: a copy on the current stream whose
             # direction the caller's arguments will tell (helpers are summarized this way).
@@ -1044,13 +1068,33 @@ class Walker:
             target = args.value(Arg(0, "device")) if method == "to" else Const("cuda")
             if _is_cuda_target(target):
                 non_blocking = _const_bool(args.value(Arg(kw="non_blocking") if method == "to" else Arg(1, "non_blocking")))
-                result = Buffer("torch", Mem.DEVICE, site=id(node))
+                result = Buffer("torch", Mem.DEVICE, site=self.site(node))
                 # The source is either host memory (then this is an H2D copy) or already
                 # on the device (then nothing is copied): never a device read to order.
                 accesses = self.accesses([(node.func.value, UNKNOWN)], space=HOSTMEM) + self.result_access(result, node)
                 self.emit(OpKind.COPY, self.code(node.func), node, "torch", stream=self.state.current["torch"],
                           non_blocking=non_blocking, host_blocking=None, accesses=accesses)
                 return result
+        return UNKNOWN
+
+    def unknown_stream_method(self, method: str, node: cst.Call, args: "Args") -> Value:
+        """`self.side.wait_stream(...)`, `ev.synchronize()` on values we cannot see: keep
+        the ordering they give (a linter that is unsure stays silent). The receiver is
+        taken as the stream its text names, as in `torch.cuda.stream(self.side)`."""
+        fw = "torch" if self.an.torch_imported else "cupy"
+        recv_expr = node.func.value  # type: ignore[attr-defined]
+        if method == "synchronize":
+            self.emit(OpKind.EVENT_SYNC, self.code(node.func), node, fw, host_blocking=True)
+            return UNKNOWN
+        stream = self.param_stream(recv_expr, fw)
+        if method == "wait_stream":
+            target_expr, target = args.pair(Arg(0, "stream"))
+            other = self.stream_from(target, target_expr, fw) if target_expr is not None else None
+            self.emit(OpKind.WAIT_STREAM, self.code(node.func), node, fw, stream=stream, target=other)
+        elif method == "wait_event":
+            event = args.value(Arg(0, "event"))
+            self.emit(OpKind.STREAM_WAIT_EVENT, self.code(node.func), node, fw, stream=stream,
+                      event=event if isinstance(event, Event) else None)
         return UNKNOWN
 
     def buffer_method(self, receiver: Buffer, method: str, node: cst.Call, label: str) -> Value:
@@ -1066,19 +1110,21 @@ class Walker:
             if fact is not None:
                 if fact.kind is OpKind.IMPLICIT_SYNC and receiver.mem is not Mem.DEVICE:
                     self.eval_args(node)
-                    return UNKNOWN
+                    self.host_touch(node.func.value, receiver, write=False)  # .numpy()/.item() read it
+                    return receiver if method == "numpy" else UNKNOWN
                 if fact.kind is OpKind.PIN and receiver.mem is Mem.PINNED:
                     self.eval_args(node)
                     return receiver
                 return self.apply(fact, label_api, node, self.eval_args(node), receiver=receiver, label=label)
             args = self.eval_args(node)
-            if method in torch_api.TENSOR_PRESERVING:
+            inplace = method.endswith("_") and method not in torch_api.NON_KERNEL_INPLACE
+            if method in torch_api.TENSOR_PRESERVING or inplace:
                 if method in torch_api.VIEW_METHODS:
                     return receiver
                 if receiver.mem is Mem.DEVICE:
-                    return self.device_method(receiver, node, label_api, args, "torch", inplace=method.endswith("_"))
+                    return self.device_method(receiver, node, label_api, args, "torch", inplace=inplace)
                 self.host_touch(node.func.value, receiver, write=method.endswith("_"))
-                return Buffer("torch", Mem.PAGEABLE, site=id(node))
+                return Buffer("torch", Mem.PAGEABLE, site=self.site(node))
             if receiver.mem is not Mem.DEVICE:
                 self.host_touch(node.func.value, receiver, write=False)
             return UNKNOWN
@@ -1106,14 +1152,14 @@ class Walker:
                 return receiver
             self.host_touch(node.func.value, receiver, write=method in ("fill", "put", "sort", "itemset", "resize"))
             if method in ("copy", "astype", "flatten"):
-                return Buffer("numpy", Mem.PAGEABLE, site=id(node))
+                return Buffer("numpy", Mem.PAGEABLE, site=self.site(node))
             return UNKNOWN
         self.eval_args(node)
         return UNKNOWN
 
     def device_method(self, receiver: Buffer, node: cst.Call, label_api: str, args: "Args", fw: str, inplace: bool) -> Value:
         """A method of a device array that launches a kernel on the current stream."""
-        result = receiver if inplace else Buffer(fw, Mem.DEVICE, site=id(node))
+        result = receiver if inplace else Buffer(fw, Mem.DEVICE, site=self.site(node))
         recv_expr = node.func.value  # type: ignore[attr-defined]
         accesses = self.accesses([(recv_expr, receiver)] + self.flat_pairs(args))
         accesses += self.accesses([(recv_expr, receiver)], write=True) if inplace else self.result_access(result, node)
@@ -1142,9 +1188,15 @@ class Walker:
                 kind, host = OpKind.COPY_D2H, receiver
             elif dst_dev and src_dev:
                 kind, host = OpKind.COPY_D2D, UNKNOWN
+            elif dst_dev:
+                # From something we cannot see (host or device): the destination is written.
+                accesses = self.accesses([(src_expr, source)], space=UNSURE) + self.accesses(
+                    [(recv_expr, receiver)], write=True, space=DEVICE)
+                self.emit(OpKind.COPY, label_api, node, "torch", stream=stream, non_blocking=non_blocking,
+                          host_blocking=None, receiver=receiver, accesses=accesses)
+                return receiver
             else:
-                if not dst_dev:
-                    self.host_touch(recv_expr, receiver, write=True)
+                self.host_touch(recv_expr, receiver, write=True)
                 return receiver
             src_space = HOSTMEM if kind is OpKind.COPY_H2D else DEVICE
             dst_space = HOSTMEM if kind is OpKind.COPY_D2H else DEVICE
@@ -1169,7 +1221,7 @@ class Walker:
         if _is_cuda_target(target):
             if receiver.mem is Mem.DEVICE:
                 return receiver
-            result = Buffer("torch", Mem.DEVICE, site=id(node))
+            result = Buffer("torch", Mem.DEVICE, site=self.site(node))
             accesses = self.accesses([(recv_expr, receiver)], space=HOSTMEM) + self.result_access(result, node)
             self.emit(OpKind.COPY_H2D, label_api, node, "torch", stream=stream, non_blocking=non_blocking,
                       host_blocking=_blocks(fact, non_blocking, OpKind.COPY_H2D), host_buffer=receiver,
@@ -1180,7 +1232,7 @@ class Walker:
             if receiver.mem is not Mem.DEVICE:
                 return receiver
             mem = Mem.PINNED if non_blocking else Mem.PAGEABLE
-            result = Buffer("torch", mem, site=id(node))
+            result = Buffer("torch", mem, site=self.site(node))
             accesses = self.accesses([(recv_expr, receiver)], space=DEVICE) + self.result_access(result, node, HOSTMEM)
             self.emit(OpKind.COPY_D2H, label_api, node, "torch", stream=stream, non_blocking=non_blocking,
                       host_blocking=_blocks(fact, non_blocking, OpKind.COPY_D2H), host_buffer=result,
@@ -1195,7 +1247,7 @@ class Walker:
         args = self.eval_args(node)
         tensors = tuple(v for v in args.all() if isinstance(v, Buffer) and v.framework == "torch")
         if any(t.mem is Mem.DEVICE for t in tensors) or (self.on_side_stream("torch") and args.positional and not tensors):
-            result = Buffer("torch", Mem.DEVICE, site=id(node))
+            result = Buffer("torch", Mem.DEVICE, site=self.site(node))
             accesses = self.accesses(self.flat_pairs(args)) + self.result_access(result, node)
             self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
                       reads=tensors, writes=(result,), accesses=accesses, result=result)
@@ -1398,13 +1450,15 @@ class Walker:
                   stream: Optional[Stream], stream_value: Optional[Value], out: Optional[Value], label: str) -> Value:  # noqa: C901
         spec = fact.result
         fw = fact.framework
-        site = id(node)
+        site = self.site(node)
         value: Value = UNKNOWN
         if spec == "stream":
-            value = Stream(fw, StreamKind.EXPLICIT, self.created_blocking(fact, args), label, site=site)
+            # Streams and events keep one identity per creating call: a stream made anew
+            # each iteration is taken as one stream (in order: no hazard between them).
+            value = Stream(fw, StreamKind.EXPLICIT, self.created_blocking(fact, args), label, site=id(node))
         elif spec == "event":
             recorded = stream if fact.kind is OpKind.EVENT_RECORD else None
-            value = Event(fw, label, site=site, recorded_on=recorded)
+            value = Event(fw, label, site=id(node), recorded_on=recorded)
         elif spec.startswith(("device:", "pinned:", "pageable:", "mapped:")):
             mem_name, framework, *rest = spec.split(":")
             mem = {"device": Mem.DEVICE, "pinned": Mem.PINNED, "pageable": Mem.PAGEABLE, "mapped": Mem.MAPPED}[mem_name]

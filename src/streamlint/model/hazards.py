@@ -13,7 +13,7 @@ loops so that one iteration's work meets the next one's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 import libcst as cst
@@ -70,6 +70,9 @@ class Hazard:
 
     @property
     def identity(self) -> tuple:
+        if self.code == "SL403":
+            # One report per pending copy: the first read, where the fix goes.
+            return (self.code, id(self.other), self.key)
         return (self.code, id(self.node), self.key)
 
 
@@ -96,6 +99,7 @@ class Alloc:
     stream: str
     stream_label: str
     node: cst.CSTNode
+    name: str = ""
     uses: list[Ev] = field(default_factory=list)
     recorded: set[str] = field(default_factory=set)
 
@@ -125,15 +129,24 @@ class HB:
         new.blocking = dict(self.blocking)
         new.writes = dict(self.writes)
         new.reads = dict(self.reads)
-        new.allocs = {k: Alloc(a.stream, a.stream_label, a.node, list(a.uses), set(a.recorded)) for k, a in self.allocs.items()}
+        new.allocs = {k: replace(a, uses=list(a.uses), recorded=set(a.recorded)) for k, a in self.allocs.items()}
         return new
 
     def meet(self, other: "HB") -> None:
         """Two paths join: keep only the waits both made, and every access either made."""
         for k, v in other.clock.items():
             self.clock[k] = max(self.clock.get(k, 0), v)
+        # Work queued from now on also starts after what the host has waited for, so
+        # a path that synchronized the host orders as much as one that made a stream wait.
         for k in set(self.vc) | set(other.vc):
-            self.vc[k] = _meet(self.vc.get(k, {}), other.vc.get(k, {}))
+            mine, theirs = dict(self.vc.get(k, {})), dict(other.vc.get(k, {}))
+            _merge(mine, self.host)
+            _merge(theirs, other.host)
+            self.vc[k] = _meet(mine, theirs)
+        for k in set(self.clock) | set(other.clock):
+            if k not in self.vc:
+                mine, theirs = dict(self.host), dict(other.host)
+                self.vc[k] = _meet(mine, theirs)
         self.host = _meet(self.host, other.host)
         self.events = {k: _meet(v, other.events[k]) for k, v in self.events.items() if k in other.events}
         self.legacy_vc = _meet(self.legacy_vc, other.legacy_vc)
@@ -310,10 +323,11 @@ class HB:
                                       key=acc.key, other_via=w.via))
         return hazards
 
-    def host_write(self, acc: Access, node: cst.CSTNode, framework: str) -> list[Hazard]:
+    def host_write(self, acc: Access, node: cst.CSTNode, framework: str, check: bool = True) -> list[Hazard]:
         """The host overwrites a buffer an async copy may still be reading or writing."""
         hazards = []
-        for prior in self._entries(self.reads, acc.key) + self._entries(self.writes, acc.key):
+        priors = self._entries(self.reads, acc.key) + self._entries(self.writes, acc.key) if check else ()
+        for prior in priors:
             if prior.stream == HOST or prior.param or prior.space != HOSTMEM:
                 continue
             if not self.ordered(HOST, prior):
@@ -346,6 +360,8 @@ class HB:
         for use in alloc.uses:
             if use.stream in alloc.recorded:
                 continue
+            if self.host.get(use.stream, 0) >= use.clock:
+                continue  # the host waited for the use to finish before the release
             if self.stream_vc(alloc.stream).get(use.stream, 0) >= use.clock:
                 continue  # the allocating stream waited for the use before the release
             hazards.append(Hazard("SL404", use.node, alloc.node, label, alloc.stream_label, use.label,

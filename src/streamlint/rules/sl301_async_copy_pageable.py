@@ -13,7 +13,9 @@ class AsyncCopyPageable(Rule):
     Flags an asynchronous host-to-device or device-to-host copy whose host
     buffer is known to be pageable (ordinary, not page-locked memory):
     - PyTorch: `t.to(<cuda device>, non_blocking=True)` / `t.cuda(non_blocking=True)`
-      of a tensor that is not pinned.
+      of an unpinned tensor, `cuda_t.copy_(pageable, non_blocking=True)`, and
+      `pageable.copy_(cuda_t, non_blocking=True)` (a device-to-host copy into
+      pageable memory waits anyway).
     - Numba-CUDA: `cuda.to_device(np_arr, stream=s)`, `d.copy_to_host(np_arr, stream=s)`,
       `d.copy_to_host(stream=s)` (the new result array is pageable), and a bare
       `d.copy_to_host()` when `d` is bound to a stream (created with `stream=s`).

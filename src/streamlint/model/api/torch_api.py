@@ -87,7 +87,13 @@ TENSOR_PRESERVING = frozenset({
     "index_select", "masked_fill", "clamp", "type_as", "neg", "sign", "round", "floor", "ceil",
     "eq", "ne", "lt", "le", "gt", "ge", "any", "all", "add_", "sub_", "mul_", "div_", "zero_",
     "fill_", "clamp_", "copy", "narrow", "chunk", "split", "topk", "sort", "cat", "square",
+    "amax", "amin", "logsumexp", "sin", "cos", "tan", "erf", "log1p", "log2", "log10", "rsqrt",
+    "reciprocal", "where", "nan_to_num", "clamp_min", "clamp_max", "to_dense", "masked_scatter",
+    "floor_divide", "remainder", "fmod", "lerp", "addmm", "baddbmm", "einsum", "unfold", "roll",
+    "flip", "tril", "triu", "diag", "outer", "dot", "cross", "cumprod", "median", "mode", "sgn",
 })
+# In-place-looking methods (trailing "_") that launch no kernel on the tensor's data.
+NON_KERNEL_INPLACE = frozenset({"requires_grad_", "share_memory_", "set_", "resize_", "detach_", "retain_grad_", "record_stream_"})
 VIEW_METHODS = frozenset({
     "view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "t", "expand",
     "expand_as", "narrow", "detach", "contiguous",
