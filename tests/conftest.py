@@ -1,13 +1,15 @@
 """Shared helpers: a fake checker and fake rules for engine tests that need no model.
 
 The fake checker flags `hit(SL101)` markers (or `hit(SL101+2)` for a finding spanning
-two more rows) at the marker's column, raises a source error on `syntax_error!` and
-crashes on `crash!`. Files still need a GPU word (e.g. `import torch`) to pass the
-prefilter.
+two more rows) at the marker's column, raises a source error on `syntax_error!`,
+raises on `crash!` and kills its (worker) process on `die!`. Files still need a GPU
+word (e.g. `import torch.cuda`) to pass the prefilter.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import re
 from pathlib import Path
 
@@ -16,6 +18,7 @@ import pytest
 from streamlint.diagnostics import Diagnostic
 from streamlint.rules import Rule
 
+_PYTEST_PID = os.getpid()
 _MARKER = re.compile(r"hit\((SL\d{3})(?:\+(\d+))?\)")
 
 
@@ -27,7 +30,8 @@ class FakeSourceError(Exception):
 
 def _fake_rule(code: str, name: str) -> type[Rule]:
     doc = f"## What it does\nFake {name}.\n\n## Why is this bad?\nTests.\n"
-    return type(f"Fake{code}", (Rule,), {"code": code, "name": name, "summary": name, "__doc__": doc})
+    attrs = {"code": code, "name": name, "summary": name, "__doc__": doc}
+    return type(f"Fake{code}", (Rule,), attrs)
 
 
 FAKE_RULES = tuple(
@@ -45,6 +49,8 @@ def fake_check(source: str, filename: str, rules) -> list[Diagnostic]:
             raise FakeSourceError("SyntaxError: fake", row, line.index("syntax_error!") + 1)
         if "crash!" in line:
             raise ValueError("fake crash")
+        if "die!" in line and os.getpid() != _PYTEST_PID:  # only ever in a worker process
+            os._exit(70)
         for m in _MARKER.finditer(line):
             code, extra = m.group(1), int(m.group(2) or 0)
             if code in codes:
@@ -65,6 +71,12 @@ def fake_engine(monkeypatch):
     monkeypatch.setattr(streamlint.rules, "all_rules", lambda: FAKE_RULES)
     monkeypatch.setattr(engine, "load_checker", lambda: (fake_check, FakeSourceError))
     return FAKE_RULES
+
+
+# The fakes reach pool workers only when they are forked from the test process.
+needs_fork = pytest.mark.skipif(
+    multiprocessing.get_start_method() != "fork", reason="fakes need fork-started workers"
+)
 
 
 def write(path: Path, text: str | bytes) -> Path:

@@ -19,7 +19,7 @@ from streamlint.config import (
 from streamlint.engine import lint_paths, rules_for_file
 from streamlint.selection import RuleSelection
 
-ALL_FAKE = "import torch\nhit(SL101)\nhit(SL102)\nhit(SL202)\nhit(SL501)\n"
+ALL_FAKE = "import torch.cuda\nhit(SL101)\nhit(SL102)\nhit(SL202)\nhit(SL501)\n"
 
 
 def found_codes(results) -> list[str]:
@@ -116,7 +116,8 @@ class TestSelection:
         assert self.selected(select=("SL1",)) == ["SL101", "SL102"]
 
     def test_select_code_and_extend(self):
-        assert self.selected(select=("SL101",), extend_select=("SL5",)) == ["SL101", "SL501", "SL502"]
+        chosen = self.selected(select=("SL101",), extend_select=("SL5",))
+        assert chosen == ["SL101", "SL501", "SL502"]
 
     def test_more_specific_wins(self):
         assert self.selected(select=("SL1",), ignore=("SL101",)) == ["SL102"]

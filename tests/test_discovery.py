@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write
+from conftest import needs_fork, write
 from streamlint.config import SettingsResolver
 from streamlint.discovery import discover
 from streamlint.engine import lint_paths
@@ -77,7 +77,8 @@ def test_respect_gitignore_can_be_turned_off(tmp_path):
 
 
 def test_config_exclude_and_extend_exclude(tmp_path):
-    write(tmp_path / "pyproject.toml", '[tool.streamlint]\nextend-exclude = ["gen", "legacy/*.py"]\n')
+    config = '[tool.streamlint]\nextend-exclude = ["gen", "legacy/*.py"]\n'
+    write(tmp_path / "pyproject.toml", config)
     write(tmp_path / "gen" / "a.py", "")
     write(tmp_path / "legacy" / "b.py", "")
     write(tmp_path / "legacy" / "deep" / "c.py", "")
@@ -99,6 +100,43 @@ def test_explicit_files_are_checked_unless_force_exclude(tmp_path):
     # An explicitly named excluded directory is walked, unless force_exclude.
     assert rel(tmp_path, [tmp_path / "build"]) == ["build/x.py"]
     assert rel(tmp_path, [tmp_path / "build"], force_exclude=True) == []
+
+
+def test_named_directory_inside_excluded_or_ignored_directories_is_walked(tmp_path, monkeypatch):
+    # Like linting an installed package: site-packages is excluded by default, and the
+    # interpreter may live in a git checkout that ignores it (pyenv's does).
+    (tmp_path / ".git").mkdir()
+    write(tmp_path / ".gitignore", "/versions/\n")
+    pkg = tmp_path / "versions" / "lib" / "site-packages" / "torch"
+    write(pkg / "a.py", "")
+    write(pkg / "sub" / "b.py", "")
+    write(pkg / "build" / "c.py", "")  # excluded below the named directory all the same
+    monkeypatch.chdir(tmp_path)
+    assert rel(tmp_path, [pkg]) == [
+        "versions/lib/site-packages/torch/a.py",
+        "versions/lib/site-packages/torch/sub/b.py",
+    ]
+    assert rel(tmp_path, [pkg], force_exclude=True) == []
+
+
+@pytest.mark.parametrize(
+    "pattern, path, excluded",
+    [
+        ("gen", "a/gen/x.py", True),
+        ("*_pb2.py", "a/b/m_pb2.py", True),
+        ("[ab].py", "pkg/a.py", True),
+        ("[!ab].py", "pkg/a.py", False),
+        ("pkg/*.py", "pkg/sub/x.py", False),
+        ("pkg/**/*.py", "pkg/sub/x.py", True),
+        ("**/fixtures/*.py", "a/b/fixtures/x.py", True),
+        ("/pkg/x.py", "pkg/x.py", True),
+        ("x.py/", "x.py", False),  # a trailing slash matches directories only
+    ],
+)
+def test_exclude_glob_semantics(tmp_path, pattern, path, excluded):
+    write(tmp_path / "pyproject.toml", f'[tool.streamlint]\nextend-exclude = ["{pattern}"]\n')
+    write(tmp_path / path, "")
+    assert rel(tmp_path) == ([] if excluded else [path])
 
 
 def test_explicit_file_with_any_suffix_is_checked(tmp_path):
@@ -125,10 +163,11 @@ def test_symlink_loop_does_not_hang(tmp_path):
     assert "cannot read file" in dangling.diagnostics[0].message
 
 
+@needs_fork
 @pytest.mark.usefixtures("fake_engine")
 def test_parallel_and_serial_give_the_same_sorted_results(tmp_path):
     for i in range(30):
-        body = "import torch\nhit(SL101)\n" if i % 3 else "x = 1\n"
+        body = "import torch.cuda\nhit(SL101)\n" if i % 3 else "x = 1\n"
         write(tmp_path / f"d{i % 4}" / f"f{i:02}.py", body)
     write(tmp_path / "bad.py", b"cuda\xff\n")
     serial = lint_paths([tmp_path], jobs=1)

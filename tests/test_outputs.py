@@ -12,7 +12,9 @@ from streamlint import rules as registry
 from streamlint.diagnostics import Diagnostic
 from streamlint.output import github, sarif, write
 
-D1 = Diagnostic("src/a.py", 3, 9, "SL501", "stream created in a loop", 3, 28, 3, "stream-created-in-hot-path")
+D1 = Diagnostic(
+    "src/a.py", 3, 9, "SL501", "stream created in a loop", 3, 28, 3, "stream-created-in-hot-path"
+)
 D2 = Diagnostic("src/b.py", 1, 1, "SL000", "SyntaxError: bad, very: bad", 1, 1, 1, "")
 D3 = Diagnostic("src/a.py", 9, 1, "SL102", "host array", 9, 22, 9, "implicit-kernel-transfer")
 DIAGS = sorted([D1, D2, D3])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import os
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -58,7 +58,7 @@ class Settings:
     root: Path | None = None
     config_file: Path | None = None
     # Later layers of rule selection (the command line's), applied over the config's.
-    overrides: tuple[RuleSelection, ...] = field(default=())
+    overrides: tuple[RuleSelection, ...] = ()
 
     @classmethod
     def default(cls) -> Settings:

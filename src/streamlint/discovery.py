@@ -2,14 +2,20 @@
 
 Directories are walked with ruff's default excludes (or the config's `exclude`), the
 config's `extend-exclude`, and the `.gitignore` files of the tree and of its ancestors
-up to the repository root. Files named explicitly are checked even when excluded,
-unless `force_exclude` (what pre-commit needs, since it passes every file by name).
-Symlinked directories are followed once each, so a symlink loop cannot hang the walk.
+up to the repository root. As in ruff, an exclude pattern matches an entry's own name
+or, when it contains a slash, its path relative to the config's directory; what is
+below an excluded directory is left out because the walk never enters it.
+
+Paths named explicitly are checked even when excluded or inside an excluded directory
+(a named directory is walked), unless `force_exclude` (what pre-commit needs, since
+it passes every file by name). Symlinked directories are followed once each, so a
+symlink loop cannot hang the walk.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -49,7 +55,7 @@ def discover(
             chain = walker.ancestor_chain(os.path.dirname(absolute))
             if force_exclude and walker.excluded_with_parents(absolute, True, settings, chain):
                 continue
-            walker.walk(shown, absolute, chain)
+            walker.walk(shown, absolute, _without_blankets(chain, absolute))
         else:
             # Named files are checked whatever their suffix; a missing one gets SL000.
             chain = walker.ancestor_chain(os.path.dirname(absolute))
@@ -104,8 +110,8 @@ class _Walker:
 
     def excluded(self, absolute: str, is_dir: bool, settings: Settings, chain: IgnoreChain) -> bool:
         root = str(settings.root) if settings.root else os.getcwd()
-        rel = _relative(absolute, root) or os.path.basename(absolute)
-        if _exclude_spec(settings.all_excludes).match_file(rel + "/" if is_dir else rel):
+        rel = _relative(absolute, root)
+        if _exclude_matches(settings.all_excludes, rel, os.path.basename(absolute), is_dir):
             return True
         if settings.respect_gitignore:
             for base, spec in reversed(chain):  # the innermost .gitignore that matches decides
@@ -206,6 +212,60 @@ def _relative(path: str, base: str) -> str | None:
     return path[len(prefix) :].replace(os.sep, "/")
 
 
-@lru_cache(maxsize=64)
-def _exclude_spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
-    return pathspec.GitIgnoreSpec.from_lines(patterns)
+def _without_blankets(chain: IgnoreChain, root: str) -> IgnoreChain:
+    """The chain without the .gitignore files that ignore `root` itself or a directory
+    above it: the user named `root`, so what would hide all of it does not apply."""
+    kept = []
+    for base, spec in chain:
+        rel = _relative(root, base)
+        parts = rel.split("/") if rel not in (None, ".") else []
+        prefixes = ["/".join(parts[: i + 1]) + "/" for i in range(len(parts))]
+        if not any(spec.check_file(prefix).include for prefix in prefixes):
+            kept.append((base, spec))
+    return tuple(kept)
+
+
+def _exclude_matches(patterns: tuple[str, ...], rel: str | None, name: str, is_dir: bool) -> bool:
+    for raw in patterns:
+        pattern = raw[2:] if raw.startswith("./") else raw
+        if pattern.endswith("/"):
+            if not is_dir:
+                continue
+            pattern = pattern.rstrip("/")
+        if "/" in pattern:
+            if rel is not None and _glob(pattern.lstrip("/")).fullmatch(rel):
+                return True
+        elif _glob(pattern).fullmatch(name):
+            return True
+    return False
+
+
+@lru_cache(maxsize=512)
+def _glob(pattern: str) -> re.Pattern[str]:
+    """A glob as a regex: `*`, `?` and `[...]` stay inside one path component, `**` spans
+    any number of them."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        char = pattern[i]
+        end = pattern.find("]", i + 2) if char == "[" else -1
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif end != -1:
+            body = pattern[i + 1 : end]
+            body = "^" + body[1:] if body.startswith("!") else body
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return re.compile("".join(out))

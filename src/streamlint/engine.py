@@ -7,8 +7,11 @@ Checked code is only ever read: never imported, executed or written.
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import stat
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -24,11 +27,24 @@ from streamlint.config import Settings, SettingsResolver
 from streamlint.diagnostics import Diagnostic
 from streamlint.rules import Rule
 
-# A file that mentions none of these cannot use a GPU framework we model: not parsed.
-PREFILTER = (b"cupy", b"numba", b"torch", b"cuda")
+try:  # the model's vocabulary: a file with none of these words cannot have a finding
+    from streamlint.model.api import PREFILTER_KEYS as PREFILTER
+except ImportError:  # pragma: no cover - a broken install; the checker reports it
+    PREFILTER = (b"cupy", b"numba", b"torch", b"cuda")
 BOM = b"\xef\xbb\xbf"
 # Below this many files a process pool costs more (start-up, imports) than it saves.
 PARALLEL_THRESHOLD = 8
+
+# CPython refuses more than 200 nested brackets. libcst's native parser does not raise on
+# absurd nesting: it overflows the C stack (a segfault, at ~1,500 brackets or ~6,000
+# chained operators on an 8 MiB stack) and slows quadratically on long chains. Nesting
+# without brackets needs a long run of text between commas at one bracket level, so:
+# the bracket depth is checked first; CPython's parser referees a text with such a long
+# run; and the checker runs on a thread with a 32x larger stack, for margin.
+MAX_BRACKET_DEPTH = 200
+# The longest run in PyTorch's sources is ~430 (strings and comments count as one char).
+LONG_RUN = 4096
+CHECK_STACK_SIZE = 256 * 1024 * 1024  # reserved address space; pages are used on demand
 
 CheckFn = Callable[[str, str, Sequence[type[Rule]]], "list[Diagnostic]"]
 
@@ -66,13 +82,17 @@ def lint_text(
         check, error_type = load_checker()
     except Exception as err:  # e.g. a broken install: report it per file, not a traceback
         return [source_error(filename, f"internal error: cannot load the checker: {err}")]
+    problem = nesting_problem(text)
+    if problem is not None:
+        message, row, column = problem
+        return [source_error(filename, message, row, column)]
     try:
-        found = check(text, filename, enabled)
+        found = call_with_large_stack(check, text, filename, enabled)
     except error_type as err:
         message = getattr(err, "message", str(err))
         return [source_error(filename, message, getattr(err, "row", 1), getattr(err, "column", 1))]
     except RecursionError:
-        return [source_error(filename, "internal error: file too deeply nested to analyse")]
+        return [source_error(filename, "file too deeply nested to analyse")]
     except Exception as err:
         return [source_error(filename, f"internal error: {type(err).__name__}: {err}")]
     codes = {rule.code for rule in enabled}
@@ -113,13 +133,107 @@ def decode(data: bytes, filename: str) -> str | Diagnostic:
         return source_error(filename, message, row, column)
 
 
+_STRINGS_AND_COMMENTS = re.compile(
+    r"#[^\n]*"
+    r'|"""(?:\\.|[^\\])*?"""'
+    r"|'''(?:\\.|[^\\])*?'''"
+    r'|"(?:\\.|[^"\\\n])*"'
+    r"|'(?:\\.|[^'\\\n])*'",
+    re.S,
+)
+_STRUCTURE = re.compile(r"[()\[\]{},;]|\\?\r?\n")
+
+
+def nesting_problem(text: str) -> tuple[str, int, int] | None:
+    """(message, row, column) when the text nests deeper than Python allows, else None."""
+    openers = text.count("(") + text.count("[") + text.count("{")
+    if openers <= MAX_BRACKET_DEPTH and len(text) <= LONG_RUN:
+        return None  # too small to nest deeply: the common case costs three counts
+    # Strings and comments become one space (plus NULs that keep their line count).
+    stripped = _STRINGS_AND_COMMENTS.sub(lambda m: " " + "\0" * m.group().count("\n"), text)
+    # run[d]: length of the open run at bracket depth d (its own text, not that of the
+    # brackets inside it); outer[d]: the runs enclosing it, which nest with it.
+    run, outer, pos, suspect = [0], [0], 0, None
+    for match in _STRUCTURE.finditer(stripped):
+        char, at = match.group(), match.start()
+        run[-1] += at - pos
+        pos = match.end()
+        if char in "([{":
+            if len(run) > MAX_BRACKET_DEPTH:
+                row, column = _stripped_position(stripped, at)
+                return "SyntaxError: too many nested parentheses", row, column
+            run[-1] += 1
+            outer.append(outer[-1] + run[-1])
+            run.append(0)
+            continue
+        if char[-1] == "\n" and (len(run) > 1 or char[0] == "\\"):
+            continue  # a line break inside a statement
+        # A closing bracket, a comma, a semicolon or the end of a statement ends a run.
+        if outer[-1] + run[-1] > LONG_RUN and suspect is None:
+            suspect = at
+        if char in ")]}":
+            if len(run) > 1:
+                run.pop()
+                outer.pop()
+            run[-1] += 1
+        else:
+            run[-1] = 0
+    if outer[-1] + run[-1] + len(stripped) - pos > LONG_RUN and suspect is None:
+        suspect = len(stripped)
+    if suspect is None:
+        return None
+    try:
+        ast.parse(text)  # C speed, and it raises rather than crashes on deep nesting
+    except (RecursionError, MemoryError):
+        row, _ = _stripped_position(stripped, suspect)
+        return "file too deeply nested to parse (Python refuses it too)", row, 1
+    except (SyntaxError, ValueError):
+        pass  # may be newer syntax than this interpreter's; libcst decides
+    return None
+
+
+def _stripped_position(stripped: str, at: int) -> tuple[int, int]:
+    row = stripped.count("\n", 0, at) + stripped.count("\0", 0, at) + 1
+    line_start = max(stripped.rfind("\n", 0, at), stripped.rfind("\0", 0, at)) + 1
+    return row, at - line_start + 1  # the column is exact unless a string precedes it
+
+
+def call_with_large_stack(fn: Callable, *args):
+    """fn(*args) on a thread with a large stack: deep recursion in native parsers and
+    in the analysis then raises (RecursionError) or succeeds instead of crashing."""
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = fn(*args)
+        except BaseException as err:  # re-raised in the caller's thread
+            outcome["error"] = err
+
+    try:
+        old = threading.stack_size(CHECK_STACK_SIZE)
+    except (ValueError, RuntimeError):  # a platform that refuses: run here
+        return fn(*args)
+    try:
+        thread = threading.Thread(target=run, name="streamlint-check", daemon=True)
+        thread.start()
+    except RuntimeError:  # no memory for the stack: run here
+        return fn(*args)
+    finally:
+        threading.stack_size(old)
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]
+
+
 def lint_file(path: Path, settings: Settings, **kwargs) -> FileResult:
     filename = str(path)
     try:
         data = _read(path)
     except OSError as err:
         reason = err.strerror or str(err)
-        return FileResult(filename, [source_error(filename, f"cannot read file: {reason}")], False, 0)
+        diag = source_error(filename, f"cannot read file: {reason}")
+        return FileResult(filename, [diag], analysed=False, lines=0)
     return lint_bytes(data, filename, settings, **kwargs)
 
 
@@ -203,9 +317,11 @@ def _glob_spec(pattern: str) -> pathspec.GitIgnoreSpec:
 
 
 def _read(path: Path) -> bytes:
-    # Refuse FIFOs and devices: reading them could block forever.
-    with open(path, "rb") as fh:
-        mode = os.fstat(fh.fileno()).st_mode
+    # O_NONBLOCK so that opening a FIFO does not wait for a writer; then refuse
+    # anything but a regular file (FIFOs and devices could block or never end).
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with open(fd, "rb") as fh:
+        mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             if stat.S_ISDIR(mode):
                 raise IsADirectoryError(21, "is a directory")
@@ -227,21 +343,62 @@ def _lint_chunk(
 def _lint_parallel(
     items: list[tuple[Path, Settings]], jobs: int, rules: Sequence[type[Rule]] | None
 ) -> list[FileResult]:
-    # Small chunks keep the cores busy to the end; large files are not known in advance.
-    size = max(1, min(16, len(items) // (jobs * 4)))
-    chunks = [items[i : i + size] for i in range(0, len(items), size)]
     results: list[FileResult] = []
+    suspects: list[tuple[Path, Settings]] = []
+    chunks = _chunks(items, jobs)
     with ProcessPoolExecutor(max_workers=min(jobs, len(chunks))) as pool:
         futures = [(chunk, pool.submit(_lint_chunk, chunk, rules)) for chunk in chunks]
         for chunk, future in futures:
             try:
                 results.extend(future.result())
             except BrokenProcessPool:
-                # A worker died (killed, out of memory, a crash in native code).
-                message = "internal error: the worker process checking this file died"
-                results.extend(
-                    FileResult(str(p), [source_error(str(p), message)], False, 0) for p, _ in chunk
-                )
+                # A worker died (killed, out of memory, a crash in native code) and took
+                # every pending chunk with it: those files are retried one by one.
+                suspects.extend(chunk)
+    return results + _lint_isolated(suspects, rules)
+
+
+def _chunks(items: list[tuple[Path, Settings]], jobs: int) -> list[list[tuple[Path, Settings]]]:
+    """Largest files first, in chunks of about equal bytes: big files do not end up
+    queued last, and small ones travel together to save round trips."""
+    sized = sorted(((_size(path), i) for i, (path, _) in enumerate(items)), reverse=True)
+    target = max(sum(size for size, _ in sized) // (jobs * 8), 1)
+    chunks, current, weight = [], [], 0
+    for size, i in sized:
+        current.append(items[i])
+        weight += size
+        if weight >= target or len(current) >= 64:
+            chunks.append(current)
+            current, weight = [], 0
+    return chunks + [current] if current else chunks
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _lint_isolated(
+    items: Sequence[tuple[Path, Settings]], rules: Sequence[type[Rule]] | None
+) -> list[FileResult]:
+    """Each file in a worker of its own, so a crash names its file and spares the rest."""
+    results: list[FileResult] = []
+    pool: ProcessPoolExecutor | None = None
+    try:
+        for path, settings in items:
+            pool = pool or ProcessPoolExecutor(max_workers=1)
+            try:
+                results.extend(pool.submit(_lint_chunk, [(path, settings)], rules).result())
+            except BrokenProcessPool:
+                pool.shutdown()
+                pool = None
+                message = "internal error: the checker crashed on this file (in native code)"
+                results.append(FileResult(str(path), [source_error(str(path), message)], True, 0))
+    finally:
+        if pool is not None:
+            pool.shutdown()
     return results
 
 

@@ -31,7 +31,9 @@ def summary(count: int) -> str:
     return f"Found {count} finding{'s' if count != 1 else ''}."
 
 
-def write_statistics(diagnostics: Sequence[Diagnostic], out: TextIO, *, quiet: bool = False) -> None:
+def write_statistics(
+    diagnostics: Sequence[Diagnostic], out: TextIO, *, quiet: bool = False
+) -> None:
     counts = Counter(d.code for d in diagnostics)
     names = {d.code: d.name for d in diagnostics}
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
