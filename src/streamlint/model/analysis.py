@@ -400,7 +400,10 @@ class FileAnalyzer:
                 continue  # work on a stream the helper made itself: reported inside it
             target = self.stream_at_call(op.target, function, bound, walker, keep_own=True, exprs=exprs) if op.target else op.target
             accesses = self.map_accesses(op.accesses, exprs, bound, walker, function) if hazard_walk else ()
-            helper = op.helper or HelperRef(callee.name, op.node, op.api, home=home.result)
+            # Name the function called here; point at the call deepest inside it.
+            inner = op.helper
+            helper = HelperRef(callee.name, inner.node if inner else op.node, inner.api if inner else op.api,
+                               home=inner.home if inner else home.result)
             walker.emit(
                 op.kind, op.api, node, op.framework, stream=stream, host_blocking=op.host_blocking,
                 is_async_api=op.is_async_api, sync_api=op.sync_api, host_buffer=op.host_buffer,
@@ -410,6 +413,8 @@ class FileAnalyzer:
         result = function.returns
         if isinstance(result, Stream) and result.label in bound:
             return bound[result.label]
+        if hazard_walk and isinstance(result, Buffer) and result.site:
+            return replace(result, site=walker.site(node))  # each call makes a new buffer
         return result
 
     @staticmethod

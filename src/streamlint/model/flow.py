@@ -39,7 +39,12 @@ _BUILTIN_SYNCS = frozenset({"print", "float", "int", "bool", "str", "repr", "com
 # Storing a stream or event into a container keeps it for later: creating one per
 # item (one event per submodule, streams appended at set-up) is not a hot-path smell.
 _CONTAINER_STORES = frozenset({"append", "add", "insert", "extend", "put", "put_nowait", "appendleft", "setdefault"})
-_UNKNOWN_STREAM_METHODS = frozenset({"synchronize", "wait_stream", "wait_event"})
+_UNKNOWN_STREAM_METHODS = frozenset({"synchronize", "sync", "wait_stream", "wait_event"})
+# Host timers: a loop that reads one is a measurement harness; its syncs end timed regions.
+_TIMERS = frozenset({"time.perf_counter", "time.perf_counter_ns", "time.time", "time.monotonic",
+                     "time.monotonic_ns", "time.process_time", "timeit.default_timer"})
+_CAPTURE_BEGIN = frozenset({"begin_capture", "capture_begin"})
+_CAPTURE_END = frozenset({"end_capture", "capture_end"})
 _POINTER_ATTRS = frozenset({"ctypes", "data", "ptr", "T", "mT", "real", "imag", "base"})
 
 
@@ -89,6 +94,8 @@ class Walker:
         # happens-before state and collects cross-stream hazards.
         self.hazard_mode = hazard_mode
         self.view_depth = 0
+        self.capturing = 0  # inside stream capture: work is recorded into a graph, not run
+        self.branch_depth: list[int] = []  # per enclosing loop: how many `if` branches deep
         self.incarnations = 0
         self.hazards: dict[tuple, Hazard] = {}
         self.escaped: set[int] = set()  # buffer sites returned or stored beyond the body
@@ -119,7 +126,8 @@ class Walker:
         op = GpuOp(
             kind=kind, api=api_label, node=node, framework=framework, index=len(self.record.ops),
             loops=loops, in_forward=self.record.is_forward,
-            in_comprehension=self.comprehension_depth > 0, **kw,
+            in_comprehension=self.comprehension_depth > 0,
+            conditional=bool(self.branch_depth and self.branch_depth[-1]), **kw,
         )
         self.record.ops.append(op)
         if kind in DEVICE_WORK and op.stream is not None and op.stream.explicit:
@@ -133,6 +141,8 @@ class Walker:
         """Apply one operation to the ordering state and check its buffer accesses."""
         hb = self.state.hb
         kind = op.kind
+        if self.capturing and kind in DEVICE_WORK | {OpKind.EVENT_RECORD, OpKind.STREAM_WAIT_EVENT, OpKind.WAIT_STREAM}:
+            return  # captured into a graph: it runs when the graph is launched
         event_site = op.event.site if isinstance(op.event, Event) and op.event.site else None
         if kind is OpKind.DEVICE_SYNC:
             hb.host_sync(None)
@@ -449,6 +459,8 @@ class Walker:
         self.truth(node.test)
         base = self.state
         self.state = base.copy()
+        if self.branch_depth:
+            self.branch_depth[-1] += 1
         self.walk(node.body.body)
         then_state = self.state
         self.state = base.copy()
@@ -456,6 +468,8 @@ class Walker:
             self.if_(node.orelse)
         elif isinstance(node.orelse, cst.Else):
             self.walk(node.orelse.body.body)
+        if self.branch_depth:
+            self.branch_depth[-1] -= 1
         then_state.merge(self.state)
         self.state = then_state
 
@@ -468,6 +482,7 @@ class Walker:
         else:
             element = UNKNOWN
         self.loop_stack.append(loop_id)
+        self.branch_depth.append(0)
         # The hazard walk goes round the body again so that one iteration's work meets
         # the next ones' (a ping-pong buffer refilled two iterations later). Bounded.
         passes = 1 if self.state.hb is None else max(1, 3 - len(self.loop_stack) + 1)
@@ -478,6 +493,7 @@ class Walker:
                 self.truth(node.test)
             self.walk(node.body.body)
         self.loop_stack.pop()
+        self.branch_depth.pop()
         # The body may run zero times: names may still hold their old values. The
         # ordering state keeps what the body did, though: a loop that waits on each
         # of its streams is taken to have run (the zero-trip path is rarely meant).
@@ -489,7 +505,8 @@ class Walker:
 
     def element_of(self, iterable: Value) -> Value:
         if isinstance(iterable, Seq):
-            return iterable.element
+            element = iterable.element
+            return replace(element, one_of=True) if isinstance(element, Stream) else element
         if isinstance(iterable, Loader):
             mem = Mem.PINNED if iterable.pin_memory else Mem.PAGEABLE
             if iterable.pin_memory is None:
@@ -503,8 +520,12 @@ class Walker:
         saved_current = dict(self.state.current)
         finals: list[tuple[OpKind, Stream, cst.CSTNode]] = []
         pinned_names: list[tuple[str, Value]] = []
+        capturing = 0
         for item in node.items:
-            value = self.eval(item.item)
+            label = self.code(item.asname.name) if item.asname is not None and isinstance(item.asname.name, cst.Name) else ""
+            value = self.labelled(self.eval(item.item, label), label) if label else self.eval(item.item)
+            if isinstance(value, _Capture):
+                capturing += 1
             if isinstance(value, StreamContext):
                 stream = value.stream
                 if isinstance(stream, Stream):
@@ -521,7 +542,9 @@ class Walker:
                         self.state.vars[name] = replace(old, mem=Mem.PINNED)
             if item.asname is not None:
                 self.bind(item.asname.name, value if not isinstance(value, StreamContext) else value.stream)
+        self.capturing += capturing
         self.walk(node.body.body)
+        self.capturing -= capturing
         for kind, stream, at in finals:
             self.emit(kind, "auto_synchronize", at, stream.framework, stream=stream, target=stream, host_blocking=True)
         for name, old in pinned_names:
@@ -705,10 +728,18 @@ class Walker:
         if isinstance(base, Seq):
             first = indices[0][0] if len(indices) == 1 else None
             index = first.value if isinstance(first, Const) and isinstance(first.value, int) else None
-            return base.item(index)
+            item = base.item(index)
+            if index is None and isinstance(item, Stream):
+                item = replace(item, one_of=True)
+            return item
         if isinstance(base, Buffer):
             if self.state.hb is not None and base.mem in (Mem.PINNED, Mem.PAGEABLE) and not self.view_depth:
                 self.host_touch(expr, base, write=False)
+            if base.framework == "numpy" and not any(isinstance(el.slice, cst.Slice) for el in expr.slice):
+                # `a[i]` is a row view or a NumPy scalar (passed to kernels by value):
+                # the creating call's shape tells which, when we saw it.
+                left = None if base.ndim is None else base.ndim - len(expr.slice)
+                return replace(base, maybe_scalar=left is None or left <= 0, ndim=left)
             return base  # a view of the same memory
         if isinstance(base, _Batch):
             return base.batch
@@ -751,7 +782,8 @@ class Walker:
                 return value  # pointer arithmetic keeps the allocation's provenance
         for value in (left, right):
             if isinstance(value, Buffer) and value.mem in (Mem.PAGEABLE, Mem.PINNED) and value.framework in ("numpy", "torch"):
-                return value if inplace else Buffer(value.framework, Mem.PAGEABLE, site=self.site(node))
+                scalar = all(v.maybe_scalar if isinstance(v, Buffer) else not isinstance(v, Seq) for v in (left, right))
+                return value if inplace else Buffer(value.framework, Mem.PAGEABLE, site=self.site(node), maybe_scalar=scalar)
         return UNKNOWN
 
     # ------------------------------------------------------------------ calls
@@ -801,6 +833,12 @@ class Walker:
             return self.numba_launch(callee, node)
         if isinstance(callee, Kernel) and callee.framework == "cupy":
             return self.cupy_kernel_call(callee, node)
+        if isinstance(callee, Kernel) and callee.framework == "numba" and len(node.args) == 1:
+            # cuda.jit("void(float32[:])")(fn): the decorator applied to a function
+            target = self.eval(node.args[0].value)
+            if isinstance(target, LocalFunction):
+                return Kernel("numba", target.name, node=target.node, site=target.site)
+            return UNKNOWN
         if isinstance(callee, LocalFunction):
             args = self.eval_args(node)
             return self.an.call_local(callee, node, args, self)
@@ -808,8 +846,19 @@ class Walker:
             return self.module_call(node)
         if isinstance(func, cst.Name) and not self.is_bound(func.value):
             return self.builtin(func.value, node)
-        self.eval_args(node)
+        args = self.eval_args(node)
+        self.unseen_call_on_side_stream(node, args)
         return UNKNOWN
+
+    def unseen_call_on_side_stream(self, node: cst.Call, args: "Args") -> None:
+        """A call we cannot see into, made with arguments under `torch.cuda.stream(s)` /
+        `with s:`: the code plainly queues GPU work there. It reads its arguments (on
+        which device the caller's values tell) and makes the loop around it a hot path."""
+        for fw in CURRENT_FRAMEWORKS:
+            if self.on_side_stream(fw) and args.positional and (fw != "torch" or self.an.torch_imported):
+                self.emit(OpKind.KERNEL, self.code(node.func), node, fw, stream=self.state.current[fw],
+                          accesses=self.accesses(self.flat_pairs(args), space=UNSURE))
+                return
 
     def builtin(self, name: str, node: cst.Call) -> Value:
         args = self.eval_args(node)
@@ -836,6 +885,9 @@ class Walker:
                       stream=self.state.current.get(value.framework), receiver=value, host_blocking=True)
 
     def call_qualified(self, qualname: str, node: cst.Call, label: str) -> Value:
+        if qualname in _TIMERS:
+            for loop in self.loop_stack:
+                self.record.loops[loop].timed = True
         if qualname == "numba.cuda.pinned":
             self.eval_args(node)
             return _Pinned(tuple(a.value.value for a in node.args if isinstance(a.value, cst.Name)))
@@ -870,6 +922,8 @@ class Walker:
         args = self.eval_args(node)
         name = qualname.rsplit(".", 1)[-1]
         stream = self.state.current["cupy"]
+        if name in cupy_api.NON_KERNEL_FUNCTIONS:
+            return UNKNOWN  # host-side helpers and predicates: no device work
         if name in cupy_api.FILLING_CREATORS or qualname.startswith("cupy.random."):
             result = Buffer("cupy", Mem.DEVICE, site=self.site(node))
             self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=stream, writes=(result,),
@@ -937,6 +991,14 @@ class Walker:
             return Buffer("torch", Mem.PAGEABLE, site=self.site(node))
         return UNKNOWN
 
+    def shape_rank(self, shape: Optional[cst.BaseExpression]) -> Optional[int]:
+        """Dimensions of an array made with this shape argument, when the text shows it."""
+        if isinstance(shape, (cst.Tuple, cst.List)):
+            return len(shape.elements)
+        if isinstance(shape, (cst.Integer, cst.Name, cst.BinaryOperation)):
+            return 1
+        return None
+
     def on_side_stream(self, framework: str) -> bool:
         current = self.state.current.get(framework)
         return current is not None and current.explicit
@@ -992,13 +1054,21 @@ class Walker:
                     return Buffer("numpy", Mem.PAGEABLE, site=self.site(node))
                 return UNKNOWN
             return Buffer("numpy", Mem.PAGEABLE, site=self.site(node)) if name in ("asarray", "asanyarray") and isinstance(source, (Seq, Const)) else UNKNOWN
+        scalar_below = numpy_api.SCALAR_WITHOUT_SIZE.get(name)
+        if scalar_below is not None and "size" not in args.keywords and len(args.positional) <= scalar_below:
+            return UNKNOWN  # np.random.randint(500): a Python/NumPy scalar
         if name in numpy_api.PAGEABLE_CREATORS:
-            return Buffer("numpy", Mem.PAGEABLE, site=self.site(node))
+            ndim = 1 if name in ("arange", "linspace", "logspace") else self.shape_rank(args.positional[0] if args.positional else None)
+            return Buffer("numpy", Mem.PAGEABLE, site=self.site(node), ndim=ndim)
         return UNKNOWN
 
     # --- method calls on known values
     def call_method(self, receiver: Value, method: str, node: cst.Call, label: str) -> Value:
         label_api = self.code(node.func)
+        if method in _CAPTURE_BEGIN or method in _CAPTURE_END:
+            self.eval_args(node)
+            self.capturing = max(0, self.capturing + (1 if method in _CAPTURE_BEGIN else -1))
+            return UNKNOWN
         if method in _CONTAINER_STORES and not isinstance(receiver, (Stream, Event, Buffer)):
             args = self.eval_args(node)
             self.keep(args.all())
@@ -1083,7 +1153,7 @@ class Walker:
         taken as the stream its text names, as in `torch.cuda.stream(self.side)`."""
         fw = "torch" if self.an.torch_imported else "cupy"
         recv_expr = node.func.value  # type: ignore[attr-defined]
-        if method == "synchronize":
+        if method in ("synchronize", "sync"):
             self.emit(OpKind.EVENT_SYNC, self.code(node.func), node, fw, host_blocking=True)
             return UNKNOWN
         stream = self.param_stream(recv_expr, fw)
@@ -1472,7 +1542,8 @@ class Walker:
                 elif fact.stream_arg and args.has(fact.stream_arg) and not (isinstance(bv, Const) and bv.value in (0, None)):
                     bound = self.param_stream(args.expr(fact.stream_arg), fw)
             pinned_by = site if fact.kind is OpKind.PIN else 0
-            value = Buffer(framework, mem, site=site, label=label, bound_stream=bound, pinned_by=pinned_by)
+            ndim = self.shape_rank(args.expr(Arg(0, "shape"))) if fact.kind in (OpKind.ALLOC, OpKind.PINNED_ALLOC) else None
+            value = Buffer(framework, mem, site=site, label=label, bound_stream=bound, pinned_by=pinned_by, ndim=ndim)
         elif spec.startswith("kernel:"):
             value = Kernel(spec.split(":")[1], label or self.code(node.func), node=node, site=site)
         elif spec == "current_stream":
@@ -1505,6 +1576,8 @@ class Walker:
                 value = Buffer(spec.split(":")[1], first.mem, site=first.site, pinned_by=first.pinned_by)
         elif spec == "self":
             value = receiver
+        elif spec == "capture":
+            value = _Capture()
         if fact.returns_tuple:
             return Seq(items=(UNKNOWN, value))
         return value
@@ -1591,6 +1664,12 @@ class _Batch:
 
     def __hash__(self) -> int:
         return hash(self.batch)
+
+
+class _Capture:
+    """`with torch.cuda.graph(g):` - the body is captured, not run."""
+
+    __slots__ = ()
 
 
 class _AutoSync:

@@ -75,6 +75,7 @@ class GpuOp:
     loops: Tuple[int, ...] = ()  # enclosing loops, outermost first (ids into FunctionRecord.loops)
     in_forward: bool = False
     in_comprehension: bool = False
+    conditional: bool = False  # under an `if` inside its innermost loop (not every iteration)
     helper: Optional[HelperRef] = None
     reads: Tuple[Value, ...] = ()
     writes: Tuple[Value, ...] = ()
@@ -103,6 +104,7 @@ class LoopInfo:
     node: cst.CSTNode
     parent: Optional[int]
     comprehension: bool = False
+    timed: bool = False  # reads a host timer: a benchmark harness
 
 
 @dataclass

@@ -22,8 +22,16 @@ def shared_loop(a: GpuOp, b: GpuOp) -> Optional[int]:
     return common
 
 
-def stream_work(record: FunctionRecord) -> list[GpuOp]:
-    return [op for op in record.ops if op.is_stream_work]
+_QUEUED_WORK = frozenset({OpKind.KERNEL, OpKind.MEMSET, OpKind.COPY_H2D, OpKind.COPY_D2D})
+
+
+def stream_work(record: FunctionRecord, besides: Optional[GpuOp] = None) -> list[GpuOp]:
+    """Explicit-stream work; `besides`: not what the same call of a helper did (one call
+    is one step for its caller: what happens inside it is the helper's own business)."""
+    work = [op for op in record.ops if op.is_stream_work]
+    if besides is not None and besides.helper is not None:
+        work = [op for op in work if op.node is not besides.node]
+    return work
 
 
 def work_after(record: FunctionRecord, at: GpuOp) -> list[GpuOp]:
@@ -32,7 +40,7 @@ def work_after(record: FunctionRecord, at: GpuOp) -> list[GpuOp]:
     later work could not have overlapped it anyway."""
     syncs = [s for s in record.ops if (s.kind in HOST_SYNCS or _drains(s)) and s is not at and covers(s, at)]
     later = []
-    for w in stream_work(record):
+    for w in stream_work(record, besides=at):
         if w is at:
             continue
         if w.index > at.index:
@@ -51,7 +59,7 @@ def pending_at(record: FunctionRecord, at: GpuOp) -> list[GpuOp]:
     """Explicit-stream work that may still be running when the host reaches `at`."""
     syncs = [s for s in record.ops if s.kind in HOST_SYNCS or _drains(s)]
     pending = []
-    for w in stream_work(record):
+    for w in stream_work(record, besides=at):
         if w is at:
             continue
         if w.index < at.index:
@@ -94,20 +102,44 @@ def covers(sync: GpuOp, work: GpuOp) -> bool:
     stream = work.stream
     if sync.kind in (OpKind.STREAM_SYNC, OpKind.EVENT_SYNC):
         target = sync.target
-        return target is None or stream is None or _same_stream(target, stream)
+        return target is None or stream is None or same_stream(target, stream)
     if _drains(sync):
         drained = sync.stream
         if drained is None or stream is None:
             return True
-        if _same_stream(drained, stream):
+        if same_stream(drained, stream):
             return True
         # Work on the legacy default stream first waits for every blocking stream.
         return drained.kind is StreamKind.LEGACY and stream.blocking is True
     return False
 
 
-def _same_stream(a: Stream, b: Stream) -> bool:
+def same_stream(a: Stream, b: Stream) -> bool:
     return a.site == b.site and a.framework == b.framework or a.label == b.label and bool(a.label)
+
+
+def loop_queues_work(record: FunctionRecord, loop: int) -> bool:
+    """Does the loop queue GPU work each time round (kernels, uploads, device copies)?
+    A loop that only reads results back, or synchronizes each device once, is not a hot
+    path: there is no GPU work for its syncs to stall."""
+    return any(
+        loop in op.loops and op.kind in _QUEUED_WORK and not op.in_comprehension for op in record.ops
+    )
+
+
+def in_hot_path(record: FunctionRecord, op: GpuOp) -> bool:
+    """`forward` of an nn.Module, or a loop that queues GPU work every iteration (the
+    operation itself runs every iteration: not under an `if` inside the loop)."""
+    if op.in_comprehension or op.conditional:
+        return False
+    if op.in_forward:
+        return True
+    return bool(op.loops) and loop_queues_work(record, op.loops[-1])
+
+
+def in_timed_loop(record: FunctionRecord, op: GpuOp) -> bool:
+    """Inside a loop that reads a host timer: its synchronizations bound timed regions."""
+    return any(record.loops[loop].timed for loop in op.loops if loop in record.loops)
 
 
 def streams_named(ops: Iterable[GpuOp]) -> str:

@@ -43,6 +43,8 @@ class Stream:
     blocking: Optional[bool]  # None: cannot tell from the text
     label: str = field(compare=False)  # how the source names it, for messages
     site: int = 0  # identity: the creating node, or the parameter
+    # Drawn from a collection by a changing index (`streams[i % 2]`): one of several streams.
+    one_of: bool = field(default=False, compare=False)
 
     @property
     def explicit(self) -> bool:
@@ -80,6 +82,8 @@ class Buffer:
     bound_stream: Optional[Stream] = None  # Numba device arrays bound to a stream
     loader_site: int = 0  # batches of a DataLoader: the loader's site
     pinned_by: int = 0  # site of the .pin_memory() call that made it, if any
+    maybe_scalar: bool = field(default=False, compare=False)  # `a[i]` of a NumPy array: maybe a scalar
+    ndim: Optional[int] = field(default=None, compare=False)  # when the creating call shows the shape
 
     def with_label(self, label: str) -> "Buffer":
         return replace(self, label=label) if label and not self.label else self

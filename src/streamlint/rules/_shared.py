@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlint.model.analysis import FileAnalysis
 from streamlint.model.ops import FunctionRecord, GpuOp, OpKind
-from streamlint.model.queries import work_after
+from streamlint.model.queries import same_stream, work_after
 
 
 def call_text(analysis: FileAnalysis, op: GpuOp) -> str:
@@ -35,7 +35,17 @@ def blocking_copy_in_region(record: FunctionRecord, op: GpuOp) -> bool:
     if op.kind not in (OpKind.COPY_H2D, OpKind.COPY_D2H, OpKind.COPY, OpKind.COPY_D2D):
         return False
     blocking_copy = op.sync_api or (op.framework == "cupy" and op.kind is OpKind.COPY_D2H and op.on_explicit_stream)
-    return blocking_copy and bool(work_after(record, op))
+    return blocking_copy and bool(overlappable_after(record, op))
+
+
+def overlappable_after(record: FunctionRecord, op: GpuOp) -> list[GpuOp]:
+    """Stream work after a blocking copy that could have run beside it: on another stream
+    (work on the copy's own stream runs after it anyway)."""
+    own = op.stream
+    return [
+        w for w in work_after(record, op)
+        if own is None or w.stream is None or own.one_of or w.stream.one_of or not same_stream(w.stream, own)
+    ]
 
 
 # How each framework spells "make stream B wait for stream A" (SL401/SL402 fixes).

@@ -109,11 +109,12 @@ class ImplicitKernelTransfer(Rule):
             hosts = [
                 v for v in op.reads
                 if isinstance(v, Buffer) and v.framework == "numpy" and v.mem in (Mem.PAGEABLE, Mem.PINNED)
+                and not v.maybe_scalar
             ]
             if not hosts:
                 continue
-            names = ", ".join(f"`{v.label}`" if v.label else "a NumPy array" for v in hosts)
             plural = "s" if len(hosts) > 1 else ""
+            names = ", ".join(f"`{v.label}`" for v in hosts if v.label) or ("arguments" if plural else "argument")
             on_default = op.stream is not None and op.stream.is_default
             cost = (
                 "and the copy back synchronizes the host" if on_default

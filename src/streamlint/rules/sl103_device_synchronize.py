@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from streamlint.model.ops import OpKind
-from streamlint.model.queries import between_stream_work
+from streamlint.model.queries import between_stream_work, in_hot_path, in_timed_loop
 from streamlint.rules._shared import via_helper
 from streamlint.rules.base import Finding, Rule
 
@@ -106,13 +106,13 @@ class DeviceSynchronize(Rule):
     summary = "Device-wide synchronization in a hot path or between stream work"
 
     def check(self, analysis):
-        for record, op in analysis.all_ops(helpers=True):
-            if op.kind is not OpKind.DEVICE_SYNC or op.in_comprehension:
-                continue
-            if op.in_forward:
+        for record, op in analysis.all_ops():
+            if op.kind is not OpKind.DEVICE_SYNC or op.in_comprehension or in_timed_loop(record, op):
+                continue  # (a benchmark's sync ends its timed region)
+            if op.in_forward and not op.conditional:
                 where = "in `forward`, on every call"
-            elif op.hot:
-                where = "on every iteration of this loop"
+            elif in_hot_path(record, op):
+                where = "on every iteration of a loop that queues GPU work"
             else:
                 before, after = between_stream_work(record, op)
                 if not (before and after):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from streamlint.model.queries import streams_named, work_after
-from streamlint.rules._shared import blocking_copy_in_region, via_helper
+from streamlint.model.queries import streams_named
+from streamlint.rules._shared import blocking_copy_in_region, overlappable_after, via_helper
 from streamlint.rules.base import Finding, Rule
 
 _FIX = {
@@ -172,7 +172,7 @@ class BlockingCopyInStreamRegion(Rule):
         for record, op in analysis.all_ops(helpers=True):
             if not blocking_copy_in_region(record, op):
                 continue
-            after = work_after(record, op)
+            after = overlappable_after(record, op)
             if op.stream is not None and op.stream.explicit:
                 blocks = f"blocks the host until `{op.stream.label}` has drained"
             else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from streamlint.model.ops import OpKind
 from streamlint.model.values import Buffer, Mem
+from streamlint.model.queries import in_hot_path
 from streamlint.rules._shared import blocking_copy_in_region
 from streamlint.rules.base import Finding, Rule
 
@@ -107,7 +108,7 @@ class ImplicitSyncInLoop(Rule):
 
     def check(self, analysis):
         for record, op in analysis.all_ops():
-            if not op.hot or op.in_comprehension or op.helper is not None:
+            if not in_hot_path(record, op):
                 continue
             if op.kind is OpKind.IMPLICIT_SYNC:
                 what = f"`{op.api}`" if op.api != "truth value" else "the truth value of a GPU array"

@@ -114,4 +114,8 @@ NON_KERNEL_FUNCTIONS = frozenset({
     "is_available", "fuse", "vectorize", "asnumpy", "float16", "float32", "float64", "int8", "int16",
     "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool_", "complex64", "complex128",
     "get_include", "memoize", "clear_memo", "broadcast_shapes", "printoptions", "set_printoptions",
+    # host-side predicates and type helpers (they return Python values, not arrays)
+    "issubdtype", "may_share_memory", "shares_memory", "common_type", "min_scalar_type",
+    "promote_types", "iscomplexobj", "isrealobj", "isfortran", "obj2sctype", "asnumpy",
+    "get_default_memory_pool", "is_available",
 })

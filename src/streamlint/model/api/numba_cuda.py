@@ -40,6 +40,8 @@ FUNCTIONS: dict[str, Fact] = {
 
 STREAM_METHODS: dict[str, Fact] = {
     "synchronize": Fact(K.STREAM_SYNC, F, stream=STREAM_SELF, blocking=BLOCK_ALWAYS),
+    # `await s.async_done()`: the coroutine resumes once the stream has drained.
+    "async_done": Fact(K.STREAM_SYNC, F, stream=STREAM_SELF),
 }
 
 EVENT_METHODS: dict[str, Fact] = {

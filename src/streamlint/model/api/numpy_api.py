@@ -12,3 +12,10 @@ PAGEABLE_CREATORS = frozenset({
 })
 # numpy.<name>(x, ...) views or wraps x's memory (a pinned buffer stays pinned).
 SAME_MEMORY = frozenset({"frombuffer", "asarray", "asanyarray", "reshape", "ravel", "ctypeslib.as_array"})
+
+# numpy.random.<name>(...) returns a scalar unless given a size: the number of positional
+# arguments that come before `size`.
+SCALAR_WITHOUT_SIZE = {
+    "random.randint": 2, "random.uniform": 2, "random.normal": 2, "random.rand": 0, "random.randn": 0,
+    "random.random": 0, "random.random_sample": 0, "random.standard_normal": 0,
+}

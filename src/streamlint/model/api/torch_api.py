@@ -36,6 +36,9 @@ FUNCTIONS: dict[str, Fact] = {
     "torch.device": Fact(None, F, result="device"),
     "torch.from_numpy": Fact(None, F, result="like_arg0:torch"),
     "torch.equal": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
+    "torch.allclose": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
+    "torch.is_nonzero": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
+    "torch.cuda.graph": Fact(None, F, result="capture"),
 }
 
 # torch.<creator>(..., device=, pin_memory=): device from the keywords, CPU otherwise.

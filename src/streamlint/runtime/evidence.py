@@ -1,0 +1,197 @@
+"""What a trace shows: per repetition of a run, and per flagged statement.
+
+All durations are returned in milliseconds, bytes as integers.
+
+- `rep_metrics`: the GPU span of one call of `run()` (first op issued in it starting to
+  last op ending), busy time per class, copy/kernel overlap, cross-stream overlap (time
+  with two or more streams busy, after merging each stream's ops), GPU idle time, host
+  time blocked in CUDA calls (`blocked_ms`) and the part of it spent before the last GPU
+  op was issued (`stall_ms`: the host was stuck instead of queuing work; the final wait
+  for results is not a stall), pageable and pinned bytes, and counts of copies, syncs and
+  stream/event creations.
+- `finding_cost`: per flagged statement (a `record_function` range per execution): how
+  often it ran, host time in it, host time blocked in CUDA calls, pageable bytes and GPU
+  time of the work it issued, syncs, and the GPU idle time from the statement's start
+  until the next work the host issued after it began to run ("lost overlap": the GPU
+  had nothing to do because the host was held up here).
+"""
+
+from __future__ import annotations
+
+from statistics import median
+from typing import Iterable, Sequence
+
+from streamlint.runtime import intervals as iv
+from streamlint.runtime.labels import REP_PREFIX, parse_label
+from streamlint.runtime.streams import marker_ops
+from streamlint.runtime.trace import BLOCKING_KINDS, GpuOp, Range, Trace
+
+MS = 1e-3  # trace times are microseconds
+
+
+def reps(trace: Trace) -> list[Range]:
+    """The repetition ranges; a trace without any is one repetition from end to end."""
+    found = trace.ranges_named(REP_PREFIX, prefix=True)
+    if found:
+        return found
+    if not trace.gpu and not trace.api:
+        return []
+    lo = min([o.start for o in trace.gpu] + [c.start for c in trace.api])
+    hi = max([o.end for o in trace.gpu] + [c.end for c in trace.api])
+    tid = trace.api[0].tid if trace.api else 0
+    return [Range(f"{REP_PREFIX}0", lo, hi, tid)]
+
+
+class Evidence:
+    """A parsed trace with the marker ops set aside."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        markers = marker_ops(trace)
+        self.ops = [op for op in trace.gpu if op.correlation not in markers]
+
+    def ops_in(self, window: Range) -> list[GpuOp]:
+        own = {id(op) for op in self.trace.ops_issued_in(window)}
+        return [op for op in self.ops if id(op) in own]
+
+    # -- per repetition -------------------------------------------------------------
+    def rep_metrics(self, rep: Range) -> dict:
+        ops = self.ops_in(rep)
+        calls = self.trace.calls_in(rep)
+        out: dict = {"ops": len(ops)}
+        if not ops:
+            out.update(span_ms=0.0, gpu_busy_ms=0.0)
+            return out
+        first = min(op.start for op in ops)
+        last = max(op.end for op in ops)
+        kernels = [(o.start, o.end) for o in ops if o.kind == "kernel"]
+        copies = [(o.start, o.end) for o in ops if o.kind == "memcpy"]
+        per_stream: dict[int, list] = {}
+        for o in ops:
+            per_stream.setdefault(o.stream, []).append((o.start, o.end))
+        busy = iv.total((o.start, o.end) for o in ops)
+        last_issue = max(self.trace.issue_time(o) for o in ops)
+        blocking = [(c.start, c.end) for c in calls if c.kind in BLOCKING_KINDS]
+        syncs = [c for c in calls if c.kind == "sync"]
+        creates = [c for c in calls if c.kind == "create"]
+        destroys = [c for c in calls if c.kind == "destroy"]
+        out.update(
+            span_ms=(last - first) * MS,
+            gpu_busy_ms=busy * MS,
+            gpu_idle_ms=(last - first - busy) * MS,
+            kernel_ms=iv.total(kernels) * MS,
+            copy_ms=iv.total(copies) * MS,
+            copy_kernel_overlap_ms=iv.overlap(copies, kernels) * MS,
+            cross_stream_ms=iv.at_least(per_stream, 2) * MS,
+            streams=len(per_stream),
+            blocked_ms=iv.total(blocking) * MS,
+            stall_ms=iv.total(iv.clip(blocking, rep.start, last_issue)) * MS,
+            host_ms=rep.dur * MS,
+            kernels=len(kernels),
+            copies=len(copies),
+            h2d=sum(1 for o in ops if o.direction == "HtoD"),
+            d2h=sum(1 for o in ops if o.direction == "DtoH"),
+            copy_bytes=sum(o.bytes for o in ops if o.is_copy),
+            pageable_bytes=sum(o.bytes for o in ops if o.host_memory == "Pageable"),
+            pinned_bytes=sum(o.bytes for o in ops if o.host_memory == "Pinned"),
+            pageable_copies=sum(1 for o in ops if o.host_memory == "Pageable"),
+            syncs=len(syncs),
+            sync_ms=sum(c.dur for c in syncs) * MS,
+            creates=len(creates),
+            create_ms=sum(c.dur for c in creates) * MS,
+            destroys=len(destroys),
+            destroy_ms=sum(c.dur for c in destroys) * MS,
+        )
+        out["cross_stream_fraction"] = out["cross_stream_ms"] / out["gpu_busy_ms"] if busy else 0.0
+        # Host time inside the API calls that issued host/device copies, and those copies'
+        # GPU time: an "asynchronous" copy that holds the host for its whole transfer is
+        # synchronous in practice.
+        copy_calls = [self.trace.launch_of(o) for o in ops if o.host_memory]
+        out["copy_call_ms"] = sum(c.dur for c in copy_calls if c is not None) * MS
+        out["host_copy_gpu_ms"] = sum(o.dur for o in ops if o.host_memory) * MS
+        pageable = [(o.start, o.end) for o in ops if o.host_memory == "Pageable"]
+        out["pageable_kernel_overlap_ms"] = iv.overlap(pageable, kernels) * MS
+        pageable_calls = [self.trace.launch_of(o) for o in ops if o.host_memory == "Pageable"]
+        out["pageable_call_ms"] = sum(c.dur for c in pageable_calls if c is not None) * MS
+        out["pageable_gpu_ms"] = iv.total(pageable) * MS
+        return out
+
+    def all_reps(self) -> list[dict]:
+        return [self.rep_metrics(r) for r in reps(self.trace)]
+
+    # -- per flagged statement --------------------------------------------------------
+    def labels(self) -> list[str]:
+        return sorted({r.name for r in self.trace.ranges if parse_label(r.name) is not None})
+
+    def finding_cost(self, label: str) -> dict:
+        ranges = self.trace.ranges_named(label)
+        busy = iv.merge((o.start, o.end) for o in self.ops)
+        host = blocked = gpu = idle = 0.0
+        pageable = pinned = copies = syncs = ops_n = 0
+        for r in ranges:
+            host += r.dur
+            calls = self.trace.calls_in(r)
+            blocked += iv.total((c.start, c.end) for c in calls if c.kind in BLOCKING_KINDS)
+            syncs += sum(1 for c in calls if c.kind == "sync")
+            ops = self.ops_in(r)
+            ops_n += len(ops)
+            gpu += sum(o.dur for o in ops)
+            copies += sum(1 for o in ops if o.is_copy)
+            pageable += sum(o.bytes for o in ops if o.host_memory == "Pageable")
+            pinned += sum(o.bytes for o in ops if o.host_memory == "Pinned")
+            idle += self._idle_around(r, busy)
+        n = len(ranges)
+        return {
+            "label": label,
+            "occurrences": n,
+            "host_ms": host * MS,
+            "host_blocked_ms": blocked * MS,
+            "gpu_ms": gpu * MS,
+            "ops": ops_n,
+            "copies": copies,
+            "pageable_bytes": pageable,
+            "pinned_bytes": pinned,
+            "syncs": syncs,
+            "gpu_idle_ms": idle * MS,
+            "host_ms_each": (host / n * MS) if n else 0.0,
+        }
+
+    def _idle_around(self, r: Range, busy: list) -> float:
+        """GPU idle time from the statement's start until the first op issued after its
+        end starts running (the drain-and-refill bubble the statement caused)."""
+        later = [o.start for o in self.ops if self.trace.issue_time(o) >= r.end]
+        if not later or min(later) <= r.start:
+            return 0.0
+        return iv.total(iv.gaps(busy, r.start, min(later)))
+
+    def finding_costs(self) -> dict[str, dict]:
+        return {label: self.finding_cost(label) for label in self.labels()}
+
+
+def median_metrics(rows: Sequence[dict]) -> dict:
+    """Per key, the median over repetitions (numbers only)."""
+    keys = sorted({k for row in rows for k, v in row.items() if isinstance(v, (int, float))})
+    return {k: median(row.get(k, 0) for row in rows) for k in keys}
+
+
+def median_rep_index(rows: Sequence[dict]) -> int:
+    """The repetition whose span is the median (for pictures)."""
+    if not rows:
+        return 0
+    order = sorted(range(len(rows)), key=lambda i: rows[i].get("span_ms", 0.0))
+    return order[len(order) // 2]
+
+
+def summarize(trace: Trace) -> dict:
+    ev = Evidence(trace)
+    rows = ev.all_reps()
+    return {
+        "reps": rows,
+        "median": median_metrics(rows),
+        "median_rep": median_rep_index(rows),
+        "findings": ev.finding_costs(),
+    }
+
+
+def values(rows: Iterable[dict], key: str) -> list[float]:
+    return [row[key] for row in rows if key in row]

@@ -1,0 +1,263 @@
+"""One traced program, in a process of its own:
+
+    python -m streamlint.runtime.harness SPEC.json
+
+The runner writes SPEC.json and reads back what this writes into `spec["out"]`:
+`meta.json` (status, wall times, stream markers, machine), `trace.json.gz` (the trimmed
+trace) and, for fixtures, `result_<trial>.npz` (what `run()` returned, as arrays).
+
+A fixture (mode "fixture") is imported from its instrumented copy and `run(**params)` is
+called: `warmup` times untraced, `trials` times untraced keeping each result, `reps`
+times untraced and timed by the wall clock, then `traced_reps` times under the tracer,
+each inside a `streamlint::rep::<k>` range. A script (mode "script") runs once, as
+`__main__`, under the tracer, with `sys.argv` set to its arguments.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib.util
+import inspect
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from streamlint.runtime import trace as trace_io
+from streamlint.runtime.labels import rep_name
+
+EXIT_OK, EXIT_FAILED, EXIT_NO_GPU = 0, 1, 3
+
+
+def prepare_numpy() -> None:
+    """numba-cuda 0.30 still calls numpy.row_stack, which NumPy 2.5 removed."""
+    import numpy
+
+    if not hasattr(numpy, "row_stack"):
+        numpy.row_stack = numpy.vstack
+
+
+def preimport(source: str) -> None:
+    """Import the frameworks the program names, so their stream classes can be hooked
+    before the program creates any stream."""
+    for word, module in (("cupy", "cupy"), ("numba", "numba.cuda")):
+        if word in source:
+            try:
+                importlib.import_module(module)
+            except Exception:
+                pass
+
+
+def install_probes(torch: Any) -> None:
+    """The names instrumented code calls (instrument.py); builtins, so that the traced
+    file needs no import of its own."""
+    record = torch.profiler.record_function
+
+    def call(label: str, thunk):
+        with record(label):
+            return thunk()
+
+    def truth(label: str, thunk) -> bool:
+        with record(label):
+            return bool(thunk())
+
+    builtins._streamlint_rf = record  # type: ignore[attr-defined]
+    builtins._streamlint_call = call  # type: ignore[attr-defined]
+    builtins._streamlint_truth = truth  # type: ignore[attr-defined]
+
+
+def to_arrays(value: Any) -> list:
+    """A result as a list of NumPy arrays (device arrays copied to the host)."""
+    import numpy as np
+
+    module = type(value).__module__.split(".")[0]
+    if value is None:
+        return []
+    if module == "torch":
+        return [value.detach().cpu().numpy()]
+    if module == "cupy":
+        return [value.get()]
+    if hasattr(value, "copy_to_host"):
+        return [value.copy_to_host()]
+    if isinstance(value, np.ndarray):
+        return [np.array(value)]
+    if isinstance(value, (int, float, bool, np.number)):
+        return [np.asarray(value)]
+    if isinstance(value, dict):
+        return [a for k in sorted(value) for a in to_arrays(value[k])]
+    if isinstance(value, (list, tuple)):
+        if all(isinstance(v, (int, float, bool, np.number)) for v in value):
+            return [np.asarray(value)]
+        return [a for v in value for a in to_arrays(v)]
+    return [np.asarray(value)]
+
+
+def save_result(value: Any, path: Path) -> None:
+    import numpy as np
+
+    arrays = to_arrays(value)
+    np.savez(path, **{f"a_{i}": a for i, a in enumerate(arrays)})
+
+
+def machine_info(torch: Any) -> dict:
+    info = {
+        "gpu": torch.cuda.get_device_name(0),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "torch": torch.__version__,
+        "cuda_runtime": torch.version.cuda,
+    }
+    try:
+        smi = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=20,
+        )  # fmt: skip
+        if smi.returncode == 0:
+            info["driver"] = smi.stdout.strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError):
+        pass
+    for name in ("numpy", "cupy", "numba", "numba_cuda", "libcst"):
+        module = sys.modules.get(name)
+        if module is not None and hasattr(module, "__version__"):
+            info[name] = module.__version__
+    return info
+
+
+def load_fixture(path: str):
+    spec = importlib.util.spec_from_file_location("streamlint_runtime_target", path)
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+def accepted(fn, params: dict) -> dict:
+    names = inspect.signature(fn).parameters
+    return {k: v for k, v in params.items() if k in names}
+
+
+def run_fixture(torch: Any, spec: dict, out: Path, markers, meta: dict) -> None:
+    from streamlint.runtime.capture import tracing
+
+    module = load_fixture(spec["path"])
+    params = accepted(module.run, spec.get("params", {}))
+    meta["params"] = params
+
+    def call():
+        value = module.run(**params)
+        torch.cuda.synchronize()
+        return value
+
+    for _ in range(spec.get("warmup", 2)):
+        call()
+    for t in range(spec.get("trials", 1)):
+        save_result(call(), out / f"result_{t}.npz")
+    walls = []
+    for _ in range(spec.get("reps", 5)):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        call()
+        walls.append((time.perf_counter() - t0) * 1e3)
+    meta["wall_ms"] = walls
+    raw = out / "raw_trace.json"
+    with tracing(torch, raw):
+        markers.start_trace()
+        for k in range(spec.get("traced_reps", 3)):
+            with torch.profiler.record_function(rep_name(k)):
+                markers.mark_defaults()
+                module.run(**params)
+            torch.cuda.synchronize()
+        markers.stop_trace()
+    finish_trace(raw, out, spec)
+
+
+def run_script(torch: Any, spec: dict, out: Path, markers, meta: dict) -> None:
+    from streamlint.runtime.capture import tracing
+
+    original = spec["original"]
+    source = Path(spec["path"]).read_text(encoding="utf-8")
+    code = compile(source, original, "exec")  # the user's path and lines in tracebacks
+    sys.argv = [original, *spec.get("args", [])]
+    sys.path.insert(0, str(Path(original).resolve().parent))
+    scope = {"__name__": "__main__", "__file__": original, "__builtins__": builtins}
+    raw = out / "raw_trace.json"
+    t0 = time.perf_counter()
+    try:
+        with tracing(torch, raw):
+            markers.start_trace()
+            with torch.profiler.record_function(rep_name(0)):
+                markers.mark_defaults()
+                try:
+                    exec(code, scope)
+                except SystemExit as stop:
+                    if stop.code not in (None, 0):
+                        raise
+            markers.stop_trace()
+    finally:
+        meta["wall_ms"] = [(time.perf_counter() - t0) * 1e3]
+        if raw.exists():
+            finish_trace(raw, out, spec)
+
+
+def finish_trace(raw: Path, out: Path, spec: dict) -> None:
+    data = trace_io.read_json(raw)
+    trace_io.write_json(trace_io.trim(data), out / "trace.json.gz")
+    if not spec.get("keep_raw"):
+        raw.unlink()
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    spec = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    out = Path(spec["out"])
+    out.mkdir(parents=True, exist_ok=True)
+    meta: dict = {"status": "running", "mode": spec["mode"]}
+
+    def save(status: str) -> None:
+        meta["status"] = status
+        (out / "meta.json").write_text(json.dumps(meta, indent=1, default=str), encoding="utf-8")
+
+    try:
+        import torch
+    except ImportError as err:
+        meta["error"] = f"PyTorch is not importable: {err}"
+        save("error")
+        return EXIT_NO_GPU
+    if not torch.cuda.is_available():
+        meta["error"] = "PyTorch sees no CUDA GPU"
+        save("error")
+        return EXIT_NO_GPU
+    prepare_numpy()
+    source = Path(spec["path"]).read_text(encoding="utf-8")
+    preimport(source)
+    from streamlint.runtime.hooks import StreamMarkers
+
+    traced_file = spec["original"] if spec["mode"] == "script" else spec["path"]
+    markers = StreamMarkers(torch, traced_file)
+    meta["hooks"] = markers.install()
+    install_probes(torch)
+    try:
+        if spec["mode"] == "fixture":
+            run_fixture(torch, spec, out, markers, meta)
+        else:
+            run_script(torch, spec, out, markers, meta)
+    except BaseException:
+        meta["error"] = traceback.format_exc()[-4000:]
+        meta["streams_created"] = markers.created
+        save("error")
+        sys.stderr.write(meta["error"])
+        return EXIT_FAILED
+    meta["streams_created"] = markers.created[:200]
+    meta["machine"] = machine_info(torch)
+    save("ok")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    sys.exit(main())

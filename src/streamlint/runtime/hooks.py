@@ -1,0 +1,144 @@
+"""Stream markers, issued inside the traced process (needs torch).
+
+Every stream the program creates through `torch.cuda.Stream`, `cupy.cuda.Stream` or
+`numba.cuda.stream` gets, at creation and while tracing, a one-element marker kernel
+inside a `streamlint::stream::<label>::<handle>` range, issued through
+`torch.cuda.ExternalStream(handle)`; so do the legacy default stream and PyTorch's
+current stream at the start of each traced repetition. The label names the framework
+and the line of the traced file that created the stream. streams.py reads them back.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from streamlint.runtime.streams import LEGACY_LABEL, marker_name
+
+
+def handle_of(obj: Any) -> int | None:
+    """The integer `cudaStream_t` of a CuPy, Numba or cuda-bindings handle."""
+    for attr in ("ptr", "cuda_stream"):
+        value = getattr(obj, attr, None)
+        if isinstance(value, int):
+            return value
+    handle = getattr(obj, "handle", obj)
+    for attempt in (lambda h: h.value, int, lambda h: int(h.getPtr())):
+        try:
+            value = attempt(handle)
+        except Exception:
+            continue
+        if isinstance(value, int):
+            return value
+    return None
+
+
+class StreamMarkers:
+    def __init__(self, torch: Any, traced_file: str) -> None:
+        self.torch = torch
+        self.traced_file = traced_file
+        self.active = False
+        self.marked: set[int] = set()
+        self.created: list[dict] = []
+        self.installed: dict[str, bool] = {}
+        self._busy = False
+        self._buf = torch.zeros(1, device="cuda")
+
+    # -- markers ---------------------------------------------------------------
+    def start_trace(self) -> None:
+        self.active = True
+        self.marked.clear()
+
+    def stop_trace(self) -> None:
+        self.active = False
+
+    def mark(self, handle: int | None, label: str) -> None:
+        if not self.active or handle is None or handle in self.marked or self._busy:
+            return
+        self.marked.add(handle)
+        torch = self.torch
+        self._busy = True
+        try:
+            stream = torch.cuda.default_stream() if handle == 0 else torch.cuda.ExternalStream(handle)
+            with torch.profiler.record_function(marker_name(label, handle)):
+                with torch.cuda.stream(stream):
+                    self._buf.add_(1.0)
+        finally:
+            self._busy = False
+
+    def mark_defaults(self) -> None:
+        self.mark(0, LEGACY_LABEL)
+        current = self.torch.cuda.current_stream().cuda_stream
+        if current != 0:
+            self.mark(current, "torch current stream")
+
+    def created_stream(self, framework: str, obj: Any) -> None:
+        if self._busy:
+            return
+        handle = handle_of(obj)
+        line = self._creating_line()
+        label = LEGACY_LABEL if handle == 0 else f"{framework} stream" + (f", line {line}" if line else "")
+        self.created.append({"framework": framework, "handle": handle, "line": line})
+        self.mark(handle, label)
+
+    def _creating_line(self) -> int | None:
+        frame = sys._getframe(2)
+        while frame is not None:
+            if frame.f_code.co_filename == self.traced_file:
+                return frame.f_lineno
+            frame = frame.f_back
+        return None
+
+    # -- creation hooks -------------------------------------------------------------
+    def install(self) -> dict[str, bool]:
+        self.installed["torch"] = self._hook_torch()
+        if "cupy" in sys.modules:
+            self.installed["cupy"] = self._hook_cupy(sys.modules["cupy"])
+        if "numba.cuda" in sys.modules:
+            self.installed["numba"] = self._hook_numba(sys.modules["numba.cuda"])
+        return self.installed
+
+    def _hook_torch(self) -> bool:
+        cls = self.torch.cuda.Stream
+        original = cls.__new__
+        markers = self
+
+        def __new__(kind, *args, **kwargs):
+            stream = original(kind, *args, **kwargs)
+            markers.created_stream("torch", stream)
+            return stream
+
+        try:
+            cls.__new__ = staticmethod(__new__)
+        except (TypeError, AttributeError):
+            return False
+        return True
+
+    def _hook_cupy(self, cupy: Any) -> bool:
+        cls = cupy.cuda.Stream
+        original = cls.__init__
+        markers = self
+
+        def __init__(stream, *args, **kwargs):
+            original(stream, *args, **kwargs)
+            markers.created_stream("cupy", stream)
+
+        try:
+            cls.__init__ = __init__
+        except (TypeError, AttributeError):
+            return False
+        return True
+
+    def _hook_numba(self, cuda: Any) -> bool:
+        original = getattr(cuda, "stream", None)
+        if original is None:
+            return False
+        markers = self
+
+        def stream(*args, **kwargs):
+            made = original(*args, **kwargs)
+            markers.created_stream("numba", made)
+            return made
+
+        cuda.stream = stream
+        return True

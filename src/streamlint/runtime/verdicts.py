@@ -1,0 +1,211 @@
+"""Verdicts per rule family, from the evidence of a bad/good pair.
+
+Each judge takes the two variants' summaries (evidence.summarize, medians over the
+traced repetitions), the trial comparison (compare.py) and the hazard trace check
+(hazards.py), and returns {"verdict": confirmed | not confirmed, "reason": why, "key":
+the one-line figure for tables}. A variant that crashed or hung gives "error" before
+any judge runs.
+
+- serialization (SL101, SL103, SL201, SL202): confirmed when the fix is measurably faster
+  (span ratio >= FASTER) and the bad variant either lost cross-stream overlap the fix has
+  or stalled the host in CUDA calls (before its last op was issued) for a time the fix
+  removes (>= STALL_SHARE of the bad span).
+- pageable (SL301, SL302): confirmed when the bad variant copies pageable bytes, the fix
+  copies none, and the bad "asynchronous" copies held the host for at least
+  SYNC_SHARE of their GPU time (they were synchronous) or overlapped no kernel.
+- pin-on-the-fly (SL303): confirmed when pinning in the loop is measurably slower than
+  the plain copy the fix makes.
+- hazards (SL401-SL404): confirmed when the fix agrees with itself in every trial and the
+  bad result differs in at least one trial or the trace shows the racing accesses in
+  the unsafe order.
+- overhead (SL102, SL501, SL502): confirmed when the bad variant pays at least one extra
+  copy / stream or event creation / synchronization per iteration of the flagged
+  statement; their time and the fix's speed-up are reported.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+FAMILY = {
+    "SL101": "serialization",
+    "SL103": "serialization",
+    "SL201": "serialization",
+    "SL202": "serialization",
+    "SL301": "pageable",
+    "SL302": "pageable",
+    "SL303": "pin-on-the-fly",
+    "SL401": "hazard",
+    "SL402": "hazard",
+    "SL403": "hazard",
+    "SL404": "hazard",
+    "SL102": "overhead",
+    "SL501": "overhead",
+    "SL502": "overhead",
+}
+FASTER = 1.05
+STALL_SHARE = 0.10
+OVERLAP_LOSS = 0.05
+SYNC_SHARE = 0.5
+CONFIRMED, NOT_CONFIRMED, ERROR = "confirmed", "not confirmed", "error"
+MB = 1 << 20
+
+
+def family(code: str) -> str:
+    return FAMILY.get(code, "unknown")
+
+
+def speedup(bad: dict, good: dict) -> float:
+    b, g = bad["median"].get("span_ms", 0.0), good["median"].get("span_ms", 0.0)
+    return b / g if g else 0.0
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _verdict(ok: bool, reason: str, key: str) -> dict:
+    return {"verdict": CONFIRMED if ok else NOT_CONFIRMED, "reason": reason, "key": key}
+
+
+def judge_serialization(code: str, bad: dict, good: dict, **_) -> dict:
+    b, g = bad["median"], good["median"]
+    sp = speedup(bad, good)
+    lost = g.get("cross_stream_fraction", 0.0) - b.get("cross_stream_fraction", 0.0)
+    stall_removed = b.get("stall_ms", 0.0) - g.get("stall_ms", 0.0)
+    overlap_lost = lost >= OVERLAP_LOSS
+    stalled = stall_removed >= STALL_SHARE * b.get("span_ms", 0.0)
+    key = (
+        f"cross-stream overlap {_pct(b.get('cross_stream_fraction', 0.0))} -> "
+        f"{_pct(g.get('cross_stream_fraction', 0.0))} of GPU busy time; host stalled "
+        f"{b.get('stall_ms', 0.0):.2f} -> {g.get('stall_ms', 0.0):.2f} ms; "
+        f"{b.get('span_ms', 0.0):.2f} -> {g.get('span_ms', 0.0):.2f} ms ({sp:.2f}x)"
+    )
+    if sp < FASTER:
+        return _verdict(False, f"the fix is not measurably faster ({sp:.2f}x < {FASTER}x)", key)
+    if not (overlap_lost or stalled):
+        return _verdict(False, "neither lost overlap nor a host stall that the fix removes", key)
+    why = []
+    if overlap_lost:
+        why.append(f"the bad variant lost {_pct(lost)} of cross-stream overlap")
+    if stalled:
+        why.append(f"the host stalled {stall_removed:.2f} ms more in CUDA calls")
+    return _verdict(True, "; ".join(why) + f"; the fix is {sp:.2f}x faster", key)
+
+
+def judge_pageable(code: str, bad: dict, good: dict, **_) -> dict:
+    b, g = bad["median"], good["median"]
+    sp = speedup(bad, good)
+    pageable = b.get("pageable_bytes", 0)
+    held = b.get("pageable_call_ms", 0.0)
+    gpu = b.get("pageable_gpu_ms", 0.0)
+    synchronous = gpu > 0 and held >= SYNC_SHARE * gpu
+    no_overlap = gpu > 0 and b.get("pageable_kernel_overlap_ms", 0.0) <= 0.05 * gpu
+    key = (
+        f"{pageable / MB:.0f} MB pageable in {int(b.get('pageable_copies', 0))} copies; host blocked "
+        f"{held:.2f} ms inside them (GPU copy time {gpu:.2f} ms); fix: "
+        f"{g.get('pageable_bytes', 0) / MB:.0f} MB pageable, host {g.get('copy_call_ms', 0.0):.2f} ms in copies; "
+        f"{sp:.2f}x"
+    )
+    if pageable <= 0:
+        return _verdict(False, "the bad variant copied no pageable memory", key)
+    if g.get("pageable_bytes", 0) > 0:
+        return _verdict(False, "the fix still copies pageable memory", key)
+    if not (synchronous or no_overlap):
+        return _verdict(False, "the pageable copies neither held the host nor lost overlap", key)
+    why = []
+    if synchronous:
+        why.append(f"the 'asynchronous' pageable copies held the host {held:.2f} ms of their {gpu:.2f} ms")
+    if no_overlap:
+        why.append("they overlapped no kernel")
+    return _verdict(True, "; ".join(why), key)
+
+
+def judge_pin_on_the_fly(code: str, bad: dict, good: dict, findings: dict | None = None, **_) -> dict:
+    sp = speedup(bad, good)
+    cost = _main_finding(code, findings or {})
+    each = cost.get("host_ms_each", 0.0) if cost else 0.0
+    n = cost.get("occurrences", 0) if cost else 0
+    key = (
+        f"pin_memory().to() {each:.2f} ms of host time per batch ({n} batches); "
+        f"{bad['median'].get('span_ms', 0.0):.2f} -> {good['median'].get('span_ms', 0.0):.2f} ms ({sp:.2f}x)"
+    )
+    if sp < FASTER:
+        return _verdict(False, f"pinning on the fly was not slower than the plain copy ({sp:.2f}x)", key)
+    return _verdict(True, f"pinning on the fly made the loop {sp:.2f}x slower than the plain copy", key)
+
+
+def judge_hazard(code: str, bad: dict, good: dict, comparison: dict | None = None,
+                 hazard: dict | None = None, **_) -> dict:  # fmt: skip
+    comparison = comparison or {}
+    hazard = hazard or {}
+    n = comparison.get("trials", 0)
+    k = comparison.get("differing_trials", 0)
+    worst = comparison.get("wrong_fraction_max", 0.0)
+    misordered = hazard.get("misordered", 0)
+    key = (
+        f"{_pct(worst)} of values wrong (worst trial), {k} of {n} trials differ; "
+        f"trace: {misordered} of {hazard.get('pairs', 0)} accesses unordered"
+        + (f" by up to {hazard.get('max_lead_ms', 0.0):.2f} ms" if misordered else "")
+    )
+    if not comparison.get("good_consistent", False):
+        return _verdict(False, "the fix's own trials disagree, so the comparison proves nothing", key)
+    if k == 0 and misordered == 0:
+        return _verdict(False, f"every one of {n} trials matched the fix and the trace shows no unsafe order", key)
+    why = []
+    if k:
+        why.append(f"the result differed in {k} of {n} trials (up to {_pct(worst)} of values)")
+    if misordered:
+        why.append(f"{hazard.get('what', 'the trace shows the race')} ({misordered} times)")
+    return _verdict(True, "; ".join(why), key)
+
+
+OVERHEAD_COUNTS = {
+    "SL102": ("copies", "copy_ms", "copies"),
+    "SL501": ("creates", "create_ms", "stream/event creations"),
+    "SL502": ("syncs", "sync_ms", "synchronizations"),
+}
+
+
+def judge_overhead(code: str, bad: dict, good: dict, findings: dict | None = None, **_) -> dict:
+    count_key, time_key, noun = OVERHEAD_COUNTS[code]
+    b, g = bad["median"], good["median"]
+    cost = _main_finding(code, findings or {})
+    iterations = max(cost.get("occurrences", 0) if cost else 0, 1)
+    extra = (b.get(count_key, 0) - g.get(count_key, 0)) / iterations
+    extra_ms = b.get(time_key, 0.0) - g.get(time_key, 0.0)
+    sp = speedup(bad, good)
+    key = (
+        f"{extra:.1f} extra {noun} per iteration ({int(b.get(count_key, 0))} vs {int(g.get(count_key, 0))} "
+        f"over {iterations} iterations), {extra_ms:.2f} ms in them; "
+        f"{b.get('span_ms', 0.0):.2f} -> {g.get('span_ms', 0.0):.2f} ms ({sp:.2f}x)"
+    )
+    if extra < 0.9:
+        return _verdict(False, f"no extra {noun} per iteration in the trace", key)
+    return _verdict(True, f"{extra:.1f} extra {noun} per iteration costing {extra_ms:.2f} ms; "
+                    f"the fix is {sp:.2f}x faster", key)  # fmt: skip
+
+
+def _main_finding(code: str, findings: dict) -> dict | None:
+    """The cost record of the pair's own finding (the most executed one if several)."""
+    own = [c for label, c in findings.items() if label.startswith(code + ":") and ":ref:" not in label]
+    return max(own, key=lambda c: c.get("occurrences", 0)) if own else None
+
+
+JUDGES: dict[str, Callable[..., dict]] = {
+    "serialization": judge_serialization,
+    "pageable": judge_pageable,
+    "pin-on-the-fly": judge_pin_on_the_fly,
+    "hazard": judge_hazard,
+    "overhead": judge_overhead,
+}
+
+
+def judge(code: str, bad: dict, good: dict, **evidence) -> dict:
+    fn = JUDGES.get(family(code))
+    if fn is None:
+        return {"verdict": NOT_CONFIRMED, "reason": f"no runtime check for {code}", "key": ""}
+    out = fn(code, bad, good, **evidence)
+    out["family"] = family(code)
+    out["speedup"] = speedup(bad, good)
+    return out
