@@ -6,6 +6,7 @@ engine feeds it text and turns its `SourceError` into an SL000 diagnostic.
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import Iterable, Sequence
 
@@ -42,19 +43,35 @@ def parse(source: str) -> cst.Module:
         raise SourceError(f"cannot parse file: {err}") from None
 
 
+_checked = 0
+# The cyclic garbage collector would rescan every live syntax tree node over and over
+# while a file is analysed (measured: 2.4x the parse time instead of 1.3x). The trees are
+# acyclic and freed by reference counting; the few cycles of the analysis are collected
+# every so many files.
+_COLLECT_EVERY = 32
+
+
 def analyze(source: str, path: str = "") -> FileAnalysis:
     """Parse and analyse; exposed for tests and tools that inspect the stream model.
     `path` lets imports of other modules of the project be followed."""
+    global _checked
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
+    gc_enabled = gc.isenabled()
+    gc.disable()
+    _checked += 1
     try:
         module = parse(source)
         try:
-            return analyze_module(module, path)
+            return analyze_module(module, path, source)
         except RecursionError:
             raise SourceError("file too deeply nested for the stream analysis") from None
     finally:
         sys.setrecursionlimit(old)
+        if gc_enabled:
+            gc.enable()
+            if _checked % _COLLECT_EVERY == 0:
+                gc.collect()
 
 
 def check_source(source: str, filename: str, rules: Sequence[type[Rule]]) -> list[Diagnostic]:

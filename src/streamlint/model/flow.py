@@ -40,6 +40,8 @@ _BUILTIN_SYNCS = frozenset({"print", "float", "int", "bool", "str", "repr", "com
 # item (one event per submodule, streams appended at set-up) is not a hot-path smell.
 _CONTAINER_STORES = frozenset({"append", "add", "insert", "extend", "put", "put_nowait", "appendleft", "setdefault"})
 _UNKNOWN_STREAM_METHODS = frozenset({"synchronize", "sync", "wait_stream", "wait_event"})
+_OPERATOR_LABELS = {cst.BinaryOperation: "arithmetic", cst.Comparison: "a comparison",
+                    cst.UnaryOperation: "arithmetic", cst.AugAssign: "in-place arithmetic"}
 # Host timers: a loop that reads one is a measurement harness; its syncs end timed regions.
 _TIMERS = frozenset({"time.perf_counter", "time.perf_counter_ns", "time.time", "time.monotonic",
                      "time.monotonic_ns", "time.process_time", "timeit.default_timer"})
@@ -684,8 +686,8 @@ class Walker:
         return join(a, b)
 
     def attribute(self, expr: cst.Attribute) -> Value:
-        key = self.code(expr)
-        if key.startswith("self.") and key.count(".") == 1:
+        if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            key = f"self.{expr.attr.value}"
             if key in self.state.vars:
                 return self.state.vars[key]
             return self.an.class_attr(self.record.class_name, expr.attr.value)
@@ -769,8 +771,8 @@ class Walker:
                 result = value if inplace else Buffer(fw, Mem.DEVICE, site=self.site(node))
                 accesses = self.accesses(zip(exprs, (left, right)))
                 accesses += self.accesses([(exprs[0], left)], write=True) if inplace else self.result_access(result, node)
-                self.emit(OpKind.KERNEL, self.code(node)[:40], node, fw, stream=self.state.current.get(fw),
-                          reads=reads, writes=(result,), accesses=accesses)
+                self.emit(OpKind.KERNEL, _OPERATOR_LABELS.get(type(node), "an elementwise operation"), node, fw,
+                          stream=self.state.current.get(fw), reads=reads, writes=(result,), accesses=accesses)
                 return result
         if self.state.hb is not None:
             for expr, value in zip(exprs, (left, right)):
@@ -850,6 +852,17 @@ class Walker:
         self.unseen_call_on_side_stream(node, args)
         return UNKNOWN
 
+    def gpu_relevant(self, args: "Args") -> bool:
+        """Is a call into another module worth reading that module for? Only if it is
+        given GPU values, or made where streams are in play (reading costs a parse)."""
+        if self.record.enters_stream or self.record.passes_stream or any(s.explicit for s in self.state.current.values()):
+            return True
+        for value in args.all():
+            items = value.items or (value.element,) if isinstance(value, Seq) else (value,)
+            if any(isinstance(v, (Buffer, Stream, Event)) for v in items):
+                return True
+        return False
+
     def unseen_call_on_side_stream(self, node: cst.Call, args: "Args") -> None:
         """A call we cannot see into, made with arguments under `torch.cuda.stream(s)` /
         `with s:`: the code plainly queues GPU work there. It reads its arguments (on
@@ -897,10 +910,13 @@ class Walker:
         if qualname.startswith(LOCAL):
             self.eval_args(node)
             return self.an.instantiate(qualname[len(LOCAL):])
-        if api.framework_of(qualname) is None:
-            foreign = self.an.foreign(qualname)
-            if isinstance(foreign, LocalFunction):
-                return self.an.call_local(foreign, node, self.eval_args(node), self)
+        if api.framework_of(qualname) is None and not qualname.startswith("numpy.") and self.an.follow_imports:
+            args = self.eval_args(node)
+            if self.gpu_relevant(args):
+                foreign = self.an.foreign(qualname)
+                if isinstance(foreign, LocalFunction):
+                    return self.an.call_local(foreign, node, args, self)
+            return UNKNOWN
         root = qualname.split(".", 1)[0]
         last = qualname.rsplit(".", 1)[-1]
         if root in ("cupy", "cupyx", "numba", "cuda") and last[:1].isupper() and not qualname.startswith("cupy.random."):

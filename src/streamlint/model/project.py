@@ -8,6 +8,7 @@ the first call of an imported name), bounded in depth, and guarded against cycle
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -18,17 +19,30 @@ from streamlint.model import api
 if TYPE_CHECKING:
     from streamlint.model.analysis import FileAnalyzer
 
-MAX_DEPTH = 2  # a module's helpers may call helpers of one more module
+MAX_DEPTH = 1  # the checked file's direct imports (their own imports stay unknown)
 MAX_BYTES = 2_000_000
 
 _cache: dict[str, tuple[float, Optional["FileAnalyzer"]]] = {}
 _in_progress: set[str] = set()
 
 
+_resolved: dict[tuple[str, str], Optional[Path]] = {}
+
+
 def module_file(from_path: str, dotted: str) -> Optional[Path]:
     """The file a module name denotes, seen from `from_path` (relative or absolute)."""
     if not from_path or from_path == "-":
         return None
+    root = dotted.lstrip(".").split(".", 1)[0]
+    if not dotted.startswith(".") and (root in sys.stdlib_module_names or api.framework_of(dotted)):
+        return None
+    key = (os.path.dirname(from_path), dotted)
+    if key not in _resolved:
+        _resolved[key] = _module_file(from_path, dotted)
+    return _resolved[key]
+
+
+def _module_file(from_path: str, dotted: str) -> Optional[Path]:
     here = Path(from_path).resolve().parent
     level = len(dotted) - len(dotted.lstrip("."))
     parts = [p for p in dotted.lstrip(".").split(".") if p]
@@ -80,7 +94,7 @@ def analyzer_for(path: Path, depth: int) -> Optional["FileAnalyzer"]:
         if not any(k in data for k in api.PREFILTER_KEYS):
             analyzer = None
         else:
-            analyzer = FileAnalyzer(cst.parse_module(data.decode("utf-8")), path=key, depth=depth)
+            analyzer = FileAnalyzer(cst.parse_module(data.decode("utf-8")), path=key, depth=depth, summaries_only=True)
             analyzer.run()
     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
         analyzer = None
@@ -92,3 +106,4 @@ def analyzer_for(path: Path, depth: int) -> Optional["FileAnalyzer"]:
 
 def clear() -> None:
     _cache.clear()
+    _resolved.clear()

@@ -18,6 +18,7 @@ All durations are returned in milliseconds, bytes as integers.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from statistics import median
 from typing import Iterable, Sequence
 
@@ -47,16 +48,41 @@ class Evidence:
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
-        markers = marker_ops(trace)
-        self.ops = [op for op in trace.gpu if op.correlation not in markers]
+        self.markers = marker_ops(trace)
+        self.ops = [op for op in trace.gpu if op.correlation not in self.markers]
+        self._reps = reps(trace)
+        by_issue = sorted(self.ops, key=trace.issue_time)
+        self._issue_times = [trace.issue_time(o) for o in by_issue]
+        # suffix minimum of start times: the first op to run among those issued after t
+        self._next_start = [float("inf")] * (len(by_issue) + 1)
+        for i in range(len(by_issue) - 1, -1, -1):
+            self._next_start[i] = min(by_issue[i].start, self._next_start[i + 1])
+        self.busy = iv.Busy((o.start, o.end) for o in self.ops)
 
-    def ops_in(self, window: Range) -> list[GpuOp]:
-        own = {id(op) for op in self.trace.ops_issued_in(window)}
-        return [op for op in self.ops if id(op) in own]
+    def ops_in(self, window: Range, until: float | None = None) -> list[GpuOp]:
+        found = self.trace.ops_issued_in(window, until=until)
+        return sorted((op for op in found if op.correlation not in self.markers), key=lambda o: o.start)
+
+    def rep_ops(self, rep: Range) -> list[GpuOp]:
+        """The ops of one repetition; ops without a recorded call (Numba's copies) count
+        until the next repetition starts."""
+        later = [r.start for r in self._reps if r.start > rep.start]
+        return self.ops_in(rep, until=min(later) if later else float("inf"))
+
+    def syncs_in(self, window: Range) -> tuple[int, list[tuple[float, float]]]:
+        """Host synchronizations in the window: (how many, their intervals), counting an
+        API call and its synchronization record once."""
+        calls = [c for c in self.trace.calls_in(window) if c.kind == "sync"]
+        records = self.trace.host_syncs_in(window)
+        ids = {c.correlation for c in calls} | {r.correlation for r in records}
+        ids.discard(0)
+        unnamed = sum(1 for c in calls if not c.correlation) + sum(1 for r in records if not r.correlation)
+        spans = [(c.start, c.end) for c in calls] + [(r.start, r.end) for r in records]
+        return len(ids) + unnamed, spans
 
     # -- per repetition -------------------------------------------------------------
     def rep_metrics(self, rep: Range) -> dict:
-        ops = self.ops_in(rep)
+        ops = self.rep_ops(rep)
         calls = self.trace.calls_in(rep)
         out: dict = {"ops": len(ops)}
         if not ops:
@@ -71,8 +97,8 @@ class Evidence:
             per_stream.setdefault(o.stream, []).append((o.start, o.end))
         busy = iv.total((o.start, o.end) for o in ops)
         last_issue = max(self.trace.issue_time(o) for o in ops)
-        blocking = [(c.start, c.end) for c in calls if c.kind in BLOCKING_KINDS]
-        syncs = [c for c in calls if c.kind == "sync"]
+        n_syncs, sync_spans = self.syncs_in(rep)
+        blocking = [(c.start, c.end) for c in calls if c.kind in BLOCKING_KINDS] + sync_spans
         creates = [c for c in calls if c.kind == "create"]
         destroys = [c for c in calls if c.kind == "destroy"]
         out.update(
@@ -95,8 +121,8 @@ class Evidence:
             pageable_bytes=sum(o.bytes for o in ops if o.host_memory == "Pageable"),
             pinned_bytes=sum(o.bytes for o in ops if o.host_memory == "Pinned"),
             pageable_copies=sum(1 for o in ops if o.host_memory == "Pageable"),
-            syncs=len(syncs),
-            sync_ms=sum(c.dur for c in syncs) * MS,
+            syncs=n_syncs,
+            sync_ms=iv.total(sync_spans) * MS,
             creates=len(creates),
             create_ms=sum(c.dur for c in creates) * MS,
             destroys=len(destroys),
@@ -117,7 +143,7 @@ class Evidence:
         return out
 
     def all_reps(self) -> list[dict]:
-        return [self.rep_metrics(r) for r in reps(self.trace)]
+        return [self.rep_metrics(r) for r in self._reps]
 
     # -- per flagged statement --------------------------------------------------------
     def labels(self) -> list[str]:
@@ -125,21 +151,21 @@ class Evidence:
 
     def finding_cost(self, label: str) -> dict:
         ranges = self.trace.ranges_named(label)
-        busy = iv.merge((o.start, o.end) for o in self.ops)
         host = blocked = gpu = idle = 0.0
         pageable = pinned = copies = syncs = ops_n = 0
         for r in ranges:
             host += r.dur
             calls = self.trace.calls_in(r)
-            blocked += iv.total((c.start, c.end) for c in calls if c.kind in BLOCKING_KINDS)
-            syncs += sum(1 for c in calls if c.kind == "sync")
+            n_syncs, sync_spans = self.syncs_in(r)
+            blocked += iv.total([(c.start, c.end) for c in calls if c.kind in BLOCKING_KINDS] + sync_spans)
+            syncs += n_syncs
             ops = self.ops_in(r)
             ops_n += len(ops)
             gpu += sum(o.dur for o in ops)
             copies += sum(1 for o in ops if o.is_copy)
             pageable += sum(o.bytes for o in ops if o.host_memory == "Pageable")
             pinned += sum(o.bytes for o in ops if o.host_memory == "Pinned")
-            idle += self._idle_around(r, busy)
+            idle += self._idle_around(r)
         n = len(ranges)
         return {
             "label": label,
@@ -156,13 +182,13 @@ class Evidence:
             "host_ms_each": (host / n * MS) if n else 0.0,
         }
 
-    def _idle_around(self, r: Range, busy: list) -> float:
+    def _idle_around(self, r: Range) -> float:
         """GPU idle time from the statement's start until the first op issued after its
         end starts running (the drain-and-refill bubble the statement caused)."""
-        later = [o.start for o in self.ops if self.trace.issue_time(o) >= r.end]
-        if not later or min(later) <= r.start:
+        nxt = self._next_start[bisect_left(self._issue_times, r.end)]
+        if nxt == float("inf") or nxt <= r.start:
             return 0.0
-        return iv.total(iv.gaps(busy, r.start, min(later)))
+        return self.busy.idle_between(r.start, nxt)
 
     def finding_costs(self) -> dict[str, dict]:
         return {label: self.finding_cost(label) for label in self.labels()}

@@ -7,6 +7,7 @@ sorted. Every function returns merged, sorted, non-overlapping intervals or a le
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import Iterable, Mapping, Sequence
 
 Interval = tuple[float, float]
@@ -78,6 +79,32 @@ def clip(intervals: Iterable[Interval], lo: float, hi: float) -> list[Interval]:
 def gaps(intervals: Iterable[Interval], lo: float, hi: float) -> list[Interval]:
     """Idle intervals inside [lo, hi]."""
     return subtract([(lo, hi)], intervals)
+
+
+class Busy:
+    """A merged interval list with prefix sums: busy time between two instants in
+    O(log n), for queries repeated over many windows."""
+
+    def __init__(self, intervals: Iterable[Interval]) -> None:
+        self.merged = merge(intervals)
+        self.starts = [s for s, _ in self.merged]
+        self.prefix = [0.0]
+        for s, e in self.merged:
+            self.prefix.append(self.prefix[-1] + (e - s))
+
+    def _until(self, t: float) -> float:
+        """Busy time before instant t."""
+        i = bisect_right(self.starts, t)
+        if i == 0:
+            return 0.0
+        s, e = self.merged[i - 1]
+        return self.prefix[i - 1] + (min(e, t) - s)
+
+    def between(self, lo: float, hi: float) -> float:
+        return max(0.0, self._until(hi) - self._until(lo)) if hi > lo else 0.0
+
+    def idle_between(self, lo: float, hi: float) -> float:
+        return max(0.0, (hi - lo) - self.between(lo, hi)) if hi > lo else 0.0
 
 
 def concurrency(classes: Mapping[object, Sequence[Interval]]) -> dict[int, float]:

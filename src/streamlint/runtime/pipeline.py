@@ -27,7 +27,7 @@ def stages(ev: Evidence) -> dict | None:
     """Per-chunk stage times of the median repetition, or None if it is no pipeline."""
     rows = []
     for rep in reps(ev.trace):
-        ops = ev.ops_in(rep)
+        ops = ev.rep_ops(rep)
         h2d = [o.dur for o in ops if o.direction == "HtoD"]
         d2h = [o.dur for o in ops if o.direction == "DtoH"]
         kernels = [(o.start, o.end) for o in ops if o.kind == "kernel"]
@@ -66,7 +66,7 @@ def pipeline_report(good: Evidence, bad: Evidence | None = None) -> dict | None:
         "good_efficiency": bound / st["span_ms"] if st["span_ms"] else 0.0,
     }
     if bad is not None:
-        spans = [Evidence.rep_metrics(bad, r)["span_ms"] for r in reps(bad.trace)]
+        spans = [bad.rep_metrics(r)["span_ms"] for r in reps(bad.trace)]
         if spans:
             b = median(spans)
             out["bad_ms"] = b

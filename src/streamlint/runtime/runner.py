@@ -217,7 +217,10 @@ def run_script(script: Path, args: Sequence[str], settings: Settings, records: P
 
 
 def _run_record(settings: Settings, commit: str | None, statuses: Sequence[dict]) -> dict:
-    machine = next((s["machine"] for s in statuses if s.get("machine")), {})
+    machine: dict = {}
+    for status in statuses:  # each variant saw the libraries it imported
+        for key, value in (status.get("machine") or {}).items():
+            machine.setdefault(key, value)
     return {
         "streamlint": streamlint.__version__,
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

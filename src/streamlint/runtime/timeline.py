@@ -27,6 +27,9 @@ COLORS = {
     "ref": "#9ecae1",
 }
 MAX_LANES = 10
+# A call drawn as blocking: any synchronization, or a copy / memset / allocation that held
+# the host longer than a launch would (an asynchronous call returns in microseconds).
+BLOCKING_DRAW_US = 20.0
 
 
 def _color(op: GpuOp) -> str:
@@ -45,21 +48,30 @@ def _lanes(ev: Evidence, ops: Sequence[GpuOp]) -> list[tuple[str, list[GpuOp]]]:
     for op in ops:
         by_stream.setdefault(op.stream, []).append(op)
     ordered = lane_order(infos, set(by_stream))
+    seen: dict[str, int] = {}
+    for info in ordered:
+        seen[info.label] = seen.get(info.label, 0) + 1
+    names = {i.cupti_id: (f"{i.label} (id {i.cupti_id})" if seen[i.label] > 1 else i.label) for i in ordered}
     if len(ordered) > MAX_LANES:
         keep = sorted(ordered, key=lambda i: -sum(o.dur for o in by_stream[i.cupti_id]))[: MAX_LANES - 1]
         kept_ids = {i.cupti_id for i in keep}
         rest = [o for s, v in by_stream.items() if s not in kept_ids for o in v]
         ordered = [i for i in ordered if i.cupti_id in kept_ids]
-        lanes = [(i.label, by_stream[i.cupti_id]) for i in ordered]
+        lanes = [(names[i.cupti_id], by_stream[i.cupti_id]) for i in ordered]
         lanes.append((f"{len(by_stream) - len(kept_ids)} other streams", rest))
         return lanes
-    return [(i.label, by_stream[i.cupti_id]) for i in ordered]
+    return [(names[i.cupti_id], by_stream[i.cupti_id]) for i in ordered]
 
 
 def _window(ev: Evidence, rep: Range) -> tuple[float, float, list[GpuOp]]:
-    ops = ev.ops_in(rep)
-    end = max([rep.end] + [o.end for o in ops])
-    return rep.start, end, ops
+    """The part of a repetition worth drawing: from just before its first GPU op (host
+    set-up before it, such as generating data, is left out) to its end."""
+    ops = ev.rep_ops(rep)
+    if not ops:
+        return rep.start, rep.end, ops
+    first, last = min(o.start for o in ops), max(o.end for o in ops)
+    start = max(rep.start, first - 0.03 * (last - first))
+    return start, max(last, min(rep.end, last + 0.03 * (last - first))), ops
 
 
 def draw_variant(ax, ev: Evidence, rep: Range, title: str, highlight: Sequence[str], t_max: float | None = None) -> None:
@@ -68,10 +80,12 @@ def draw_variant(ax, ev: Evidence, rep: Range, title: str, highlight: Sequence[s
     names = ["host"] + [name for name, _ in lanes]
     height = 0.8
     # host lane: CUDA calls made inside this repetition, blocking ones in red
-    calls = ev.trace.calls_in(rep)
+    calls = [c for c in ev.trace.calls_in(rep) if c.end >= start]
+    def blocking(c) -> bool:
+        return c.kind == "sync" or (c.kind in BLOCKING_KINDS and c.dur >= BLOCKING_DRAW_US)
+
     for kind_blocking in (False, True):
-        bars = [((c.start - start) * MS, max(c.dur * MS, 1e-4)) for c in calls
-                if (c.kind in BLOCKING_KINDS) == kind_blocking]  # fmt: skip
+        bars = [((c.start - start) * MS, max(c.dur * MS, 1e-4)) for c in calls if blocking(c) == kind_blocking]
         if bars:
             color = COLORS["blocking"] if kind_blocking else COLORS["call"]
             ax.broken_barh(bars, (-height / 2, height), facecolors=color, linewidth=0)
@@ -86,18 +100,24 @@ def draw_variant(ax, ev: Evidence, rep: Range, title: str, highlight: Sequence[s
     for r in ev.trace.ranges:
         if r.name not in wanted or r.end < start or r.start > end:
             continue
-        ref = (parse_label(r.name) or None) and parse_label(r.name).ref is not None
+        parsed = parse_label(r.name)
+        ref = parsed is not None and parsed.ref is not None
         color = COLORS["ref"] if ref else COLORS["flagged"]
         ax.axvspan((r.start - start) * MS, (r.end - start) * MS, color=color, alpha=0.45, zorder=0, linewidth=0)
         if r.name not in labelled:
             labelled.add(r.name)
-            ax.annotate(r.name, xy=((r.start - start) * MS, len(names) - 0.45), fontsize=7,
-                        color="#7a5c00" if not ref else "#1f4e79", annotation_clip=False)  # fmt: skip
+            text = f"{r.name.split(':ref:')[0]} refers to line {parsed.ref}" if ref and parsed is not None else r.name
+            # stacked above the axes, at the first execution, on a white box
+            ax.annotate(text, xy=((r.start - start) * MS, 1.0), xycoords=("data", "axes fraction"),
+                        xytext=(0, 2 + 10 * (len(labelled) - 1)), textcoords="offset points", fontsize=7,
+                        color="#7a5c00" if not ref else "#1f4e79", annotation_clip=False,
+                        bbox={"fc": "white", "ec": "none", "alpha": 0.8, "pad": 0.5},
+                        arrowprops={"arrowstyle": "-", "color": "#999999", "linewidth": 0.5})  # fmt: skip
     ax.set_yticks(range(len(names)))
     ax.set_yticklabels(names, fontsize=8)
     ax.set_ylim(len(names) - 0.4, -0.6)
     ax.set_xlim(0, t_max if t_max is not None else (end - start) * MS)
-    ax.set_title(title, fontsize=9, loc="left")
+    ax.set_title(title, fontsize=9, loc="left", pad=6 + 10 * len(labelled))
     ax.grid(axis="x", color="#e0e0e0", linewidth=0.5)
 
 
@@ -146,7 +166,7 @@ def draw_pair(path: Path, entry: dict, traces: dict[str, Trace], highlight: Sequ
         med = entry.get(variant, {}).get("median", {})
         title = f"{entry['code']} {variant}.py: GPU span {med.get('span_ms', span):.2f} ms (median repetition)"
         draw_variant(ax, ev, rep, title, highlight if variant == "bad" else (), t_max)
-    axes[-1].set_xlabel("ms from the start of run()")
+    axes[-1].set_xlabel("ms (from just before each variant's first GPU operation)")
     fig.suptitle(f"{entry['code']} {entry.get('name', '')}: {entry.get('verdict', '')}", fontsize=10, x=0.01,
                  ha="left")  # fmt: skip
     _legend(fig)
@@ -171,7 +191,7 @@ def draw_script(path: Path, entry: dict, trace: Trace) -> Path | None:
     highlight = [f["label"] for f in entry.get("findings", [])]
     fig, ax = plt.subplots(1, 1, figsize=(12, 1.6 + 0.45 * lanes))
     draw_variant(ax, ev, rep, f"{entry['script']}: the whole run", highlight)
-    ax.set_xlabel("ms from the start of the script")
+    ax.set_xlabel("ms (from just before the first GPU operation)")
     _legend(fig)
     fig.tight_layout(rect=(0, 0.1, 1, 1))
     fig.savefig(path, dpi=110)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -48,6 +48,8 @@ API_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 # Calls during which the host is held up waiting for the device (or the driver's staging).
 BLOCKING_KINDS = frozenset({"sync", "copy", "memset", "alloc"})
+# Synchronization records in which the host waits (a stream waiting on an event does not).
+HOST_SYNC_KINDS = frozenset({"Stream Sync", "Event Sync", "Context Sync"})
 
 
 def api_kind(name: str) -> str:
@@ -168,25 +170,55 @@ class Trace:
             return sorted((r for r in self.ranges if r.name.startswith(name)), key=lambda r: r.start)
         return sorted((r for r in self.ranges if r.name == name), key=lambda r: r.start)
 
+    @cached_property
+    def _api_starts(self) -> list[float]:
+        return [c.start for c in self.api]
+
+    @cached_property
+    def _issued(self) -> tuple[list[float], list[tuple[int, GpuOp]], list[float], list[GpuOp]]:
+        """Ops with a recorded call sorted by issue time (with the call's thread), and
+        ops without one sorted by start."""
+        with_call = sorted(((c.start, c.tid, op) for op in self.gpu if (c := self.launch_of(op)) is not None),
+                           key=lambda x: x[0])  # fmt: skip
+        without = sorted((op for op in self.gpu if self.launch_of(op) is None), key=lambda o: o.start)
+        return ([x[0] for x in with_call], [(x[1], x[2]) for x in with_call],
+                [o.start for o in without], without)  # fmt: skip
+
+    @cached_property
+    def _sync_starts(self) -> list[float]:
+        return [s.start for s in self.syncs]
+
     def calls_in(self, window: Range | tuple[float, float], tid: int | None = None) -> list[ApiCall]:
         lo, hi = _bounds(window)
         if tid is None and isinstance(window, Range):
             tid = window.tid
-        return [c for c in self.api if lo <= c.start <= hi and (tid is None or c.tid == tid)]
+        i, j = bisect_left(self._api_starts, lo), bisect_right(self._api_starts, hi)
+        return [c for c in self.api[i:j] if tid is None or c.tid == tid]
 
-    def ops_issued_in(self, window: Range | tuple[float, float], tid: int | None = None) -> list[GpuOp]:
-        """GPU ops whose issuing API call started inside the window (on its thread)."""
+    def ops_issued_in(self, window: Range | tuple[float, float], tid: int | None = None,
+                      until: float | None = None) -> list[GpuOp]:  # fmt: skip
+        """GPU ops whose issuing API call started inside the window (on its thread).
+
+        Kineto records only some driver calls (kernel launches, not Numba's cuMemcpy*),
+        so an op without a recorded call belongs to the window when it *starts* inside
+        it, or before `until` (a later bound for asynchronous work)."""
         lo, hi = _bounds(window)
         if tid is None and isinstance(window, Range):
             tid = window.tid
-        out = []
-        for op in self.gpu:
-            call = self.launch_of(op)
-            if call is None:
-                continue
-            if lo <= call.start <= hi and (tid is None or call.tid == tid):
-                out.append(op)
+        late = hi if until is None else max(hi, until)
+        issue, called, starts, uncalled = self._issued
+        i, j = bisect_left(issue, lo), bisect_right(issue, hi)
+        out = [op for t, op in called[i:j] if tid is None or t == tid]
+        k, m = bisect_left(starts, lo), bisect_right(starts, late)
+        out.extend(uncalled[k:m])
         return out
+
+    def host_syncs_in(self, window: Range | tuple[float, float]) -> list[SyncRecord]:
+        """Synchronization records in which the host waited, starting inside the window
+        (Numba's driver-level syncs appear only as these)."""
+        lo, hi = _bounds(window)
+        i, j = bisect_left(self._sync_starts, lo), bisect_right(self._sync_starts, hi)
+        return [s for s in self.syncs[i:j] if s.kind in HOST_SYNC_KINDS]
 
 
 def _bounds(window: Range | tuple[float, float]) -> tuple[float, float]:

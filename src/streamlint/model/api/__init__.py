@@ -52,6 +52,13 @@ PREFILTER_KEYS: tuple[bytes, ...] = (
     b"accelerator", b"Event",
 )
 
+# A file is worth following into other modules of the project only if its own text uses
+# streams, asynchronous copies, pinned memory or the non-torch frameworks: only then can a
+# helper's summary change a finding (reading the other module costs a parse).
+FOLLOW_IMPORTS_KEYS: tuple[str, ...] = (
+    "Stream", "stream", "non_blocking", "pin_memory", "numba", "cupy", "cudaMemcpy", "cuMemcpy", "Event",
+)
+
 # Top-level packages whose names mark a file as GPU code worth analysing.
 FRAMEWORK_ROOTS = {"cupy": "cupy", "cupyx": "cupy", "numba": "numba", "torch": "torch", "cuda": "cuda-python"}
 
