@@ -201,3 +201,31 @@ def test_dataloader_batches_carry_pinnedness():
     assert len(copies) == 1
     buffer = copies[0].host_buffer
     assert isinstance(buffer, Buffer) and buffer.mem is Mem.PINNED and buffer.loader_site
+
+
+def test_other_modules_of_the_project_are_read_for_summaries(tmp_path):
+    from streamlint.checker import check_source
+    from streamlint.model import project
+    from streamlint.rules import all_rules
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text(
+        "import torch\n\ndef make_host(n):\n    return torch.zeros(n)\n\n"
+        "def make_pinned(n):\n    return torch.zeros(n, pin_memory=True)\n"
+    )
+    main = pkg / "main.py"
+    main.write_text(
+        "import torch\nfrom .helpers import make_host, make_pinned\nfrom pkg.helpers import make_host as mh\n\n"
+        "def up(n):\n    a = make_host(n).to('cuda', non_blocking=True)\n"
+        "    b = make_pinned(n).to('cuda', non_blocking=True)\n"
+        "    c = mh(n).to('cuda', non_blocking=True)\n    return a, b, c\n"
+    )
+    assert project.module_file(str(main), ".helpers") == pkg / "helpers.py"
+    assert project.module_file(str(main), "pkg.helpers") == pkg / "helpers.py"
+    assert project.module_file(str(main), "os.path") is None  # the standard library is never read
+    found = [(d.row, d.code) for d in check_source(main.read_text(), str(main), all_rules())]
+    assert found == [(6, "SL301"), (8, "SL301")]  # make_pinned's result is pinned: no finding
+    # Without a path (stdin, no project) the imported helpers stay unknown.
+    assert check_source(main.read_text(), "-", all_rules()) == []

@@ -111,6 +111,7 @@ class FileAnalyzer:
         # a caller needs it, and skip the hazard walks (findings there are not reported).
         self.summaries_only = summaries_only
         self.follow_imports = bool(path) and not summaries_only
+        self.results_matter = True  # a helper's return value can decide a finding here
         self.depth = depth  # how many modules away from the file being checked
         self.result = FileAnalysis(module, [], path=path)
         self.functions: dict[int, _Function] = {}
@@ -490,6 +491,7 @@ def analyze_module(module: cst.Module, path: str = "", source: str = "") -> File
     analyzer = FileAnalyzer(module, path=path)
     if source:
         analyzer.follow_imports = analyzer.follow_imports and any(k in source for k in api.FOLLOW_IMPORTS_KEYS)
+        analyzer.results_matter = any(k in source for k in api.RESULTS_MATTER_KEYS)
     return analyzer.run()
 
 

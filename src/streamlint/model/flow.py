@@ -855,7 +855,9 @@ class Walker:
     def gpu_relevant(self, args: "Args") -> bool:
         """Is a call into another module worth reading that module for? Only if it is
         given GPU values, or made where streams are in play (reading costs a parse)."""
-        if self.record.enters_stream or self.record.passes_stream or any(s.explicit for s in self.state.current.values()):
+        if self.an.results_matter or self.record.enters_stream or self.record.passes_stream:
+            return True
+        if any(s.explicit for s in self.state.current.values()):
             return True
         for value in args.all():
             items = value.items or (value.element,) if isinstance(value, Seq) else (value,)

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 MAX_DEPTH = 1  # the checked file's direct imports (their own imports stay unknown)
 MAX_BYTES = 2_000_000
+# A module that names none of the frameworks cannot return GPU values or do GPU work.
+_FRAMEWORK_WORDS = (b"torch", b"cupy", b"numba", b"cuda")
 
 _cache: dict[str, tuple[float, Optional["FileAnalyzer"]]] = {}
 _in_progress: set[str] = set()
@@ -91,7 +93,7 @@ def analyzer_for(path: Path, depth: int) -> Optional["FileAnalyzer"]:
     _in_progress.add(key)
     try:
         data = path.read_bytes()
-        if not any(k in data for k in api.PREFILTER_KEYS):
+        if not any(k in data for k in _FRAMEWORK_WORDS):
             analyzer = None
         else:
             analyzer = FileAnalyzer(cst.parse_module(data.decode("utf-8")), path=key, depth=depth, summaries_only=True)

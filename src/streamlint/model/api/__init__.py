@@ -59,6 +59,10 @@ FOLLOW_IMPORTS_KEYS: tuple[str, ...] = (
     "Stream", "stream", "non_blocking", "pin_memory", "numba", "cupy", "cudaMemcpy", "cuMemcpy", "Event",
 )
 
+# ... and every call into another module is followed if the file makes asynchronous
+# copies, where what a helper returns (pinned or pageable memory) decides a finding.
+RESULTS_MATTER_KEYS: tuple[str, ...] = ("non_blocking", "pin_memory", "Async(", "stream=")
+
 # Top-level packages whose names mark a file as GPU code worth analysing.
 FRAMEWORK_ROOTS = {"cupy": "cupy", "cupyx": "cupy", "numba": "numba", "torch": "torch", "cuda": "cuda-python"}
 
