@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence, TextIO
 
+from streamlint.runtime.verify import add_verify_parser, run_verify
 from streamlint import __version__, engine, output
 from streamlint import rules as registry
 from streamlint.config import ConfigError, SettingsResolver, parse_selectors
@@ -25,7 +26,7 @@ from streamlint.discovery import discover
 from streamlint.selection import RuleSelection
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-_SUBCOMMANDS = ("check", "rule")
+_SUBCOMMANDS = ("check", "rule", "verify")
 _TOP_LEVEL = ("-h", "--help", "-V", "--version")
 
 
@@ -71,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--all", action="store_true", help="list every rule")
     rule.add_argument("--format", "--output-format", dest="format", default="text",
                       choices=("text", "json"))
+
+    add_verify_parser(sub)  # the GPU runtime checks (torch needed only when it runs)
     return parser  # fmt: skip
 
 
@@ -86,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "rule":
             return run_rule(args, sys.stdout)
+        if args.command == "verify":
+            return run_verify(args)
         return run_check(args, sys.stdout, sys.stderr)
     except (ConfigError, UsageError) as err:
         _error(f"error: {err}")

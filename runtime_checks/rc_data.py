@@ -1,0 +1,54 @@
+"""Data of the runtime checks. Every test not marked `gpu` runs on the CPU, on traces
+recorded on the GPU and committed under data/ (`streamlint verify --records`, trimmed):
+
+    data/pairs/     records of `streamlint verify fixtures/` (every rule's pair)
+    data/script/    records of `streamlint verify examples/train_loop.py -- --steps 24`
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import lru_cache
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data"
+PAIRS = DATA / "pairs"
+SCRIPT = DATA / "script"
+REPORTS = HERE / "reports"
+FIXTURES = HERE.parent / "fixtures"
+CODES = ("SL101", "SL102", "SL103", "SL201", "SL202", "SL301", "SL302", "SL303",
+         "SL401", "SL402", "SL403", "SL404", "SL501", "SL502")  # fmt: skip
+
+
+def gpu_problem() -> str | None:
+    if importlib.util.find_spec("torch") is None:
+        return "PyTorch is not installed"
+    try:
+        import torch
+    except Exception as err:  # a broken install
+        return f"PyTorch cannot be imported: {err}"
+    if not torch.cuda.is_available():
+        return "no CUDA GPU"
+    return None
+
+
+@lru_cache(maxsize=None)
+def trace_of(code: str, variant: str):
+    from streamlint.runtime.trace import load
+
+    return load(PAIRS / code / f"{variant}.trace.json.gz")
+
+
+@lru_cache(maxsize=None)
+def evidence_of(code: str, variant: str):
+    from streamlint.runtime.evidence import Evidence
+
+    return Evidence(trace_of(code, variant))
+
+
+@lru_cache(maxsize=None)
+def summary_of(code: str, variant: str) -> dict:
+    from streamlint.runtime.evidence import summarize
+
+    return summarize(trace_of(code, variant))

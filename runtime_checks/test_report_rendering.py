@@ -1,0 +1,93 @@
+"""Reports from records: report.json content, Markdown, HTML and timeline PNGs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from .rc_data import CODES, PAIRS, SCRIPT
+from streamlint.runtime import render, report, timeline
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def built():
+    return report.build(PAIRS)
+
+
+def test_report_has_machine_commit_and_every_pair(built):
+    assert built["machine"]["gpu"] and built["machine"]["driver"] and built["machine"]["torch"]
+    assert len(built["git_commit"]) == 40 and built["date"]
+    assert [p["code"] for p in built["pairs"]] == list(CODES)
+    assert sum(built["summary"].values()) == len(CODES)
+    for p in built["pairs"]:
+        assert p["static"]["bad_flagged"] and p["static"]["good_clean"]
+        assert p["verdict"] in ("confirmed", "not confirmed", "error")
+        assert p["key"]
+    json.dumps(built)  # serializable as is
+
+
+def test_markdown_has_the_summary_table_and_a_section_per_pair(built):
+    md = render.markdown(built)
+    assert md.startswith("# streamlint runtime verification")
+    assert "| Rule | Family | Verdict | Key figure | Bad ms | Good ms | Speed-up |" in md
+    for code in CODES:
+        assert f"\n## {code}\n" in md
+        assert f"![{code} timeline: bad above, good below]({code}.png)" in md
+    assert built["machine"]["gpu"] in md and built["git_commit"] in md
+    assert "ideal overlapped time" in md  # the pipeline pairs report their bound
+
+
+def test_html_is_escaped_and_links_the_pictures(built):
+    page = render.html_report(built)
+    assert page.startswith("<!doctype html>") and page.rstrip().endswith("</html>")
+    for code in CODES:
+        assert f"<img src='{code}.png'" in page and f"id='{code}'" in page
+    assert "<code>" in page and "`" not in page.split("<body>")[1].split("<table>")[0]
+
+
+def test_timeline_png_for_a_pair(tmp_path, built):
+    entry = next(p for p in built["pairs"] if p["code"] == "SL401")
+    out = timeline.draw_pair(tmp_path / "SL401.png", entry, report.load_traces(PAIRS / "SL401"),
+                             report.flagged_labels(entry))  # fmt: skip
+    data = out.read_bytes()
+    assert data.startswith(PNG) and len(data) > 20_000
+    assert report.flagged_labels(entry) == ["SL401:48:ref:47", "SL401:48"] or set(report.flagged_labels(entry)) == {
+        "SL401:48", "SL401:48:ref:47"}
+
+
+def test_write_report_from_records(tmp_path):
+    from streamlint.runtime.verify import write_report
+
+    records = tmp_path / "records"
+    records.mkdir()
+    shutil.copy(PAIRS / "run.json", records / "run.json")
+    for code in ("SL401", "SL102"):
+        shutil.copytree(PAIRS / code, records / code)
+    out = tmp_path / "out"
+    data = write_report(records, out, None)
+    assert [p["code"] for p in data["pairs"]] == ["SL102", "SL401"]
+    for name in ("report.json", "report.md", "report.html", "SL102.png", "SL401.png"):
+        assert (out / name).stat().st_size > 0
+    assert json.loads((out / "report.json").read_text())["pairs"][1]["code"] == "SL401"
+
+
+def test_script_report_costs_each_finding(tmp_path):
+    data = report.build(SCRIPT)
+    s = data["script"]
+    assert s["status"] == "ok" and s["args"] == ["--steps", "24"]
+    by_code = {f["code"]: f for f in s["findings"]}
+    assert set(by_code) == {"SL301", "SL502", "SL103"}
+    assert by_code["SL301"]["cost"]["occurrences"] == 24
+    assert by_code["SL301"]["cost"]["pageable_bytes"] == 24 * (1 << 22) * 4
+    assert by_code["SL502"]["cost"]["syncs"] >= 24
+    assert by_code["SL103"]["cost"]["syncs"] >= 24
+    for f in s["findings"]:
+        assert "host blocked" in f["measured"] and "lost overlap" in f["measured"]
+    md = render.markdown(data)
+    assert "| Line | Rule | Measured cost at that line |" in md and "script.png" in md
+    png = timeline.draw_script(tmp_path / "script.png", s, __import__("streamlint.runtime.trace", fromlist=["load"]).load(SCRIPT / "script" / "trace.json.gz"))
+    assert png.read_bytes().startswith(PNG)
