@@ -229,3 +229,22 @@ def test_other_modules_of_the_project_are_read_for_summaries(tmp_path):
     assert found == [(6, "SL301"), (8, "SL301")]  # make_pinned's result is pinned: no finding
     # Without a path (stdin, no project) the imported helpers stay unknown.
     assert check_source(main.read_text(), "-", all_rules()) == []
+
+
+@pytest.mark.parametrize("fixture", ["SL401/positive_interprocedural.py", "seeds/seed002_ping_pong.py", "SL404/negative_apex_data_prefetcher.py"])
+def test_statement_local_positions_match_whole_module_positions(fixture):
+    """Positions come from generating only the top-level statement that holds a node;
+    they must equal libcst's positions computed over the whole module."""
+    from pathlib import Path
+
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    path = Path(__file__).resolve().parent.parent / "fixtures" / fixture
+    analysis = analyze(path.read_text(), str(path))
+    nodes = [op.node for rec in analysis.functions for op in rec.ops]
+    assert nodes
+    local = {id(n): analysis.position(n) for n in nodes}
+    whole = MetadataWrapper(analysis.module, unsafe_skip_copy=True).resolve(PositionProvider)
+    for n in nodes:
+        assert local[id(n)] == whole[n], analysis.code(n)

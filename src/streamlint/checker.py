@@ -60,6 +60,10 @@ def analyze(source: str, path: str = "") -> FileAnalysis:
     gc_enabled = gc.isenabled()
     gc.disable()
     _checked += 1
+    if _checked % _COLLECT_EVERY == 0:
+        # The previous files' cycles are garbage by now; the young generations hold them
+        # (long-lived objects, like other modules' summaries, are not rescanned).
+        gc.collect(1)
     try:
         module = parse(source)
         try:
@@ -70,8 +74,6 @@ def analyze(source: str, path: str = "") -> FileAnalysis:
         sys.setrecursionlimit(old)
         if gc_enabled:
             gc.enable()
-            if _checked % _COLLECT_EVERY == 0:
-                gc.collect()
 
 
 def check_source(source: str, filename: str, rules: Sequence[type[Rule]]) -> list[Diagnostic]:
@@ -82,10 +84,9 @@ def check_source(source: str, filename: str, rules: Sequence[type[Rule]]) -> lis
     findings = [(rule, f) for rule in rules for f in rule().check(analysis)]
     if not findings:
         return []
-    positions = analysis.positions()
     out: dict[tuple[int, str, str], Diagnostic] = {}
     for rule, finding in findings:
-        rng = positions.get(finding.node)
+        rng = analysis.position(finding.node)
         if rng is None:
             continue
         diag = Diagnostic(

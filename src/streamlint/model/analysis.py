@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 
 import libcst as cst
+from libcst._position import CodePosition
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from pathlib import Path
@@ -40,6 +41,9 @@ class FileAnalysis:
     _codes: dict[int, str] = field(default_factory=dict, repr=False)
     _positions: Optional[Mapping[cst.CSTNode, CodeRange]] = field(default=None, repr=False)
     path: str = ""  # the file, when known (messages about other modules name it)
+    source: str = field(default="", repr=False)
+    tops: dict[int, cst.CSTNode] = field(default_factory=dict, repr=False)  # node -> its top-level statement
+    _done_tops: set[int] = field(default_factory=set, repr=False)
 
     @property
     def ops_seen(self) -> bool:
@@ -67,17 +71,56 @@ class FileAnalysis:
             self._codes[key] = text
         return text
 
-    def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
-        """Source ranges of every node. A full extra pass over the tree, so it runs
-        only when a rule reports something (findings and their messages need it)."""
+    def position(self, node: cst.CSTNode) -> Optional[CodeRange]:
+        """Source range of a node the analysis recorded.
+
+        libcst computes positions by generating code, which for a whole large file
+        costs several times its parse; findings are few, so only the top-level
+        statement that holds the node is generated (once), and placed in the file
+        by finding its text in the source."""
+        rng = self._positions.get(node) if self._positions else None
+        if rng is not None:
+            return rng
+        top = self.tops.get(id(node))
+        if top is not None and id(top) not in self._done_tops:
+            self._done_tops.add(id(top))
+            if self._place_statement(top):
+                rng = self._positions.get(node)
+                if rng is not None:
+                    return rng
+        # Anything else: positions of the whole module (slow, exact).
+        wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+        self._positions = dict(wrapper.resolve(PositionProvider))
+        self._done_tops = {id(stmt) for stmt in self.module.body}
+        return self._positions.get(node)
+
+    def _place_statement(self, top: cst.CSTNode) -> bool:
+        if not self.source:
+            return False
+        text = self.module.code_for_node(top)
+        start = self.source.find(text)
+        if start < 0 or self.source.find(text, start + 1) >= 0:
+            return False  # not found, or not unique: cannot place it
+        first_line = self.source.count("\n", 0, start)
+        alone = cst.Module(body=[top], header=[], footer=[], default_indent=self.module.default_indent,
+                           default_newline=self.module.default_newline)
+        local = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
         if self._positions is None:
-            # unsafe_skip_copy keeps the node identities the analysis recorded.
-            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self._positions = wrapper.resolve(PositionProvider)
-        return self._positions
+            self._positions = {}
+        for n, rng in local.items():
+            self._positions[n] = CodeRange(
+                CodePosition(rng.start.line + first_line, rng.start.column),
+                CodePosition(rng.end.line + first_line, rng.end.column),
+            )
+        return True
+
+    def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
+        """Positions of every node (the slow, exact way); tools that need them all."""
+        self.position(cst.Name("_"))  # not in the tree: forces the whole-module pass
+        return self._positions or {}
 
     def line_of(self, node: cst.CSTNode) -> int:
-        rng = self.positions().get(node)
+        rng = self.position(node)
         return rng.start.line if rng else 0
 
 
@@ -87,6 +130,7 @@ class _Function:
     node: cst.FunctionDef
     params: list[str]
     class_name: Optional[str]
+    top: Optional[cst.CSTNode] = None  # the top-level statement that holds the definition
     record: Optional[FunctionRecord] = None
     returns: Value = UNKNOWN
     created_streams: frozenset = frozenset()
@@ -104,7 +148,8 @@ class _Class:
 
 
 class FileAnalyzer:
-    def __init__(self, module: cst.Module, path: str = "", depth: int = 0, summaries_only: bool = False) -> None:
+    def __init__(self, module: cst.Module, path: str = "", depth: int = 0, summaries_only: bool = False,
+                 source: str = "") -> None:
         self.module = module
         self.path = path
         # Another module read for its functions' summaries: analyse a function only when
@@ -113,7 +158,7 @@ class FileAnalyzer:
         self.follow_imports = bool(path) and not summaries_only
         self.results_matter = True  # a helper's return value can decide a finding here
         self.depth = depth  # how many modules away from the file being checked
-        self.result = FileAnalysis(module, [], path=path)
+        self.result = FileAnalysis(module, [], path=path, source=source)
         self.functions: dict[int, _Function] = {}
         self.classes: dict[str, _Class] = {}
         self.torch_imported = False
@@ -141,7 +186,7 @@ class FileAnalyzer:
         for function in list(self.functions.values()):
             self.analyse(function)
         if self.needs_hazard_walk(record):
-            self.hazard_walk(record, list(self.module.body), [], {})
+            self.hazard_walk(record, self.module.body, [], {})
         # A helper's parameters are checked at its call sites, with the real arguments;
         # the parameter convention only speaks for functions nobody here calls.
         for rec in self.result.functions:
@@ -172,7 +217,8 @@ class FileAnalyzer:
                 if name != "__init__":
                     seed.update({f"self.{k}": v for k, v in self.init_attrs(cls).items()})
             params = params[1:]
-        walker = Walker(self, record, params=params, seed=seed)
+        walker = Walker(self, record, params=params, seed=seed, top=function.top)
+        self.result.tops[id(function.node)] = function.top
         body = function.node.body.body if isinstance(function.node.body, cst.IndentedBlock) else [function.node.body]
         walker.walk(body)
         function.record = record
@@ -232,7 +278,7 @@ class FileAnalyzer:
         params += [p.name.value for p in node.params.kwonly_params]
         owner = walker.record.class_name if walker.record.kind == "class" else None
         value = LocalFunction(node.name.value, node, site=id(node), owner=owner)
-        function = _Function(value, node, params, owner)
+        function = _Function(value, node, params, owner, top=walker.top or node)
         self.functions[id(node)] = function
         walker.state.vars[node.name.value] = value
 
@@ -267,7 +313,7 @@ class FileAnalyzer:
         info = _Class(node.name.value, node, torch_module)
         self.classes[info.name] = info
         body_record = FunctionRecord(info.name, node, "class", class_name=info.name)
-        body = Walker(self, body_record)
+        body = Walker(self, body_record, top=walker.top or node)
         for stmt in node.body.body if isinstance(node.body, cst.IndentedBlock) else []:
             if isinstance(stmt, cst.FunctionDef):
                 body.stmt(stmt)
@@ -319,7 +365,8 @@ class FileAnalyzer:
         """Walk a body again with the happens-before state; store what it finds."""
         scratch = FunctionRecord(record.name, record.node, record.kind, class_name=record.class_name,
                                  is_forward=record.is_forward)
-        walker = Walker(self, scratch, params=params, seed=seed, hazard_mode=True)
+        walker = Walker(self, scratch, params=params, seed=seed, hazard_mode=True,
+                        top=self.result.tops.get(id(record.node)))
         if record.kind == "module":
             walker.state.vars = dict(self.module_vars())
         walker.walk(body)
@@ -488,7 +535,7 @@ class FileAnalyzer:
 
 
 def analyze_module(module: cst.Module, path: str = "", source: str = "") -> FileAnalysis:
-    analyzer = FileAnalyzer(module, path=path)
+    analyzer = FileAnalyzer(module, path=path, source=source)
     if source:
         analyzer.follow_imports = analyzer.follow_imports and any(k in source for k in api.FOLLOW_IMPORTS_KEYS)
         analyzer.results_matter = any(k in source for k in api.RESULTS_MATTER_KEYS)

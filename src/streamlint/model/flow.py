@@ -82,6 +82,7 @@ class Walker:
         params: Sequence[str] = (),
         seed: Optional[dict[str, Value]] = None,
         hazard_mode: bool = False,
+        top: Optional[cst.CSTNode] = None,
     ) -> None:
         self.an = analyzer
         self.record = record
@@ -95,6 +96,7 @@ class Walker:
         # The hazard walk (a second walk of bodies that use streams) carries the
         # happens-before state and collects cross-stream hazards.
         self.hazard_mode = hazard_mode
+        self.top = top  # the top-level statement being walked (for cheap positions)
         self.view_depth = 0
         self.capturing = 0  # inside stream capture: work is recorded into a graph, not run
         self.branch_depth: list[int] = []  # per enclosing loop: how many `if` branches deep
@@ -132,6 +134,8 @@ class Walker:
             conditional=bool(self.branch_depth and self.branch_depth[-1]), **kw,
         )
         self.record.ops.append(op)
+        if self.top is not None:
+            self.an.result.tops[id(node)] = self.top
         if kind in DEVICE_WORK and op.stream is not None and op.stream.explicit:
             self.record.passes_stream = True
         if self.state.hb is not None:
@@ -322,7 +326,10 @@ class Walker:
 
     # ------------------------------------------------------------------ statements
     def walk(self, body: Iterable[cst.CSTNode]) -> None:
+        at_top = self.record.kind == "module" and body is self.an.module.body
         for stmt in body:
+            if at_top:
+                self.top = stmt
             self.stmt(stmt)
 
     def stmt(self, node: cst.CSTNode) -> None:
