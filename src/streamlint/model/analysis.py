@@ -20,7 +20,7 @@ from streamlint.model.flow import LOCAL, Walker
 from streamlint.model.hazards import DEVICE, HOSTMEM, UNSURE
 from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, FunctionRecord, GpuOp, HelperRef, OpKind
 from streamlint.model.values import (
-    UNKNOWN, Buffer, Instance, Mem, Kernel, LocalFunction, QualRef, Stream, StreamKind, TorchModule, Value,
+    UNKNOWN, Buffer, Instance, Mem, join, Kernel, LocalFunction, QualRef, Stream, StreamKind, TorchModule, Value,
 )
 
 if TYPE_CHECKING:
@@ -131,6 +131,7 @@ class _Function:
     params: list[str]
     class_name: Optional[str]
     top: Optional[cst.CSTNode] = None  # the top-level statement that holds the definition
+    self_attrs: dict = field(default_factory=dict)  # `self.x` values when the method ends
     record: Optional[FunctionRecord] = None
     returns: Value = UNKNOWN
     created_streams: frozenset = frozenset()
@@ -226,8 +227,9 @@ class FileAnalyzer:
         function.created_streams = frozenset(
             op.result.site for op in record.ops if op.kind is OpKind.STREAM_CREATE and isinstance(op.result, Stream)
         )
+        function.self_attrs = {k[5:]: v for k, v in walker.state.vars.items() if k.startswith("self.")}
         if cls and name == "__init__":
-            cls.attrs.update({k[5:]: v for k, v in walker.state.vars.items() if k.startswith("self.")})
+            cls.attrs.update(function.self_attrs)
             cls.init_done = True
         if not self.summaries_only and self.needs_hazard_walk(record):
             self.hazard_walk(record, list(body), params, seed)
@@ -413,10 +415,29 @@ class FileAnalyzer:
         return cls.attrs
 
     def class_attr(self, class_name: Optional[str], attr: str) -> Value:
+        """`self.attr` as `__init__` leaves it, or else as the other methods that set it
+        leave it (the same value from all of them, or UNKNOWN)."""
         cls = self.classes.get(class_name) if class_name else None
         if cls is None:
             return UNKNOWN
-        return self.init_attrs(cls).get(attr, UNKNOWN)
+        attrs = self.init_attrs(cls)
+        if attr in attrs:
+            return attrs[attr]
+        found: Optional[Value] = None
+        for name, method in cls.methods.items():
+            function = self.functions.get(method.site)
+            if name == "__init__" or function is None or function.in_progress:
+                continue
+            if f"self.{attr} =" not in self.code_of_function(function):
+                continue  # (cheap test before analysing a method for its attributes)
+            self.analyse(function)
+            if attr in function.self_attrs:
+                value = function.self_attrs[attr]
+                found = value if found is None else join(found, value)
+        return UNKNOWN if found is None else found
+
+    def code_of_function(self, function: "_Function") -> str:
+        return self.result.code(function.node)
 
     def method_of(self, class_name: str, method: str) -> Optional[LocalFunction]:
         cls = self.classes.get(class_name)

@@ -876,6 +876,8 @@ class Walker:
         """A call we cannot see into, made with arguments under `torch.cuda.stream(s)` /
         `with s:`: the code plainly queues GPU work there. It reads its arguments (on
         which device the caller's values tell) and makes the loop around it a hot path."""
+        if not any(not isinstance(v, Const) for v in args.all()):
+            return  # logging and the like: nothing GPU-side is passed
         for fw in CURRENT_FRAMEWORKS:
             if self.on_side_stream(fw) and args.positional and (fw != "torch" or self.an.torch_imported):
                 self.emit(OpKind.KERNEL, self.code(node.func), node, fw, stream=self.state.current[fw],
@@ -1129,6 +1131,9 @@ class Walker:
                 return self.module_call(node)
             if isinstance(held, Launch):
                 return self.numba_launch(held, node)
+            args = self.eval_args(node)
+            self.unseen_call_on_side_stream(node, args)
+            return UNKNOWN
         elif isinstance(receiver, Kernel) and receiver.framework == "numba" and method == "forall":
             self.eval_args(node)
             return UNKNOWN
@@ -1161,6 +1166,8 @@ class Walker:
             return UNKNOWN
         if method in ("cuda", "to") and self.an.torch_imported:
             target = args.value(Arg(0, "device")) if method == "to" else Const("cuda")
+            if not _is_cuda_target(target):
+                return UNKNOWN
             if _is_cuda_target(target):
                 non_blocking = _const_bool(args.value(Arg(kw="non_blocking") if method == "to" else Arg(1, "non_blocking")))
                 result = Buffer("torch", Mem.DEVICE, site=self.site(node))
@@ -1170,6 +1177,7 @@ class Walker:
                 self.emit(OpKind.COPY, self.code(node.func), node, "torch", stream=self.state.current["torch"],
                           non_blocking=non_blocking, host_blocking=None, accesses=accesses)
                 return result
+        self.unseen_call_on_side_stream(node, args)
         return UNKNOWN
 
     def unknown_stream_method(self, method: str, node: cst.Call, args: "Args") -> Value:
