@@ -101,7 +101,7 @@ class CrossStreamReadAfterWrite(Rule):
         for _, h in hazards(analysis, self.code):
             at = analysis.line_of(h.node)
             if h.param:
-                origin = f"`{h.buffer}` is produced on the caller's current stream (a parameter or attribute)"
+                origin = f"`{h.buffer}` is produced on the caller's current stream (a parameter)"
             else:
                 origin = (f"`{h.buffer}` is written on {named(h.first)} at line {analysis.line_of(h.other)}"
                           f"{inside(analysis, h.other_via)}")
