@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gc
 import sys
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import libcst as cst
 
@@ -104,6 +104,3 @@ def check_source(source: str, filename: str, rules: Sequence[type[Rule]]) -> lis
         out.setdefault((diag.row, diag.code, diag.message), diag)
     return sorted(out.values())
 
-
-def iter_rule_codes(rules: Iterable[type[Rule]]) -> list[str]:
-    return [r.code for r in rules]

@@ -27,10 +27,8 @@ from streamlint.config import Settings, SettingsResolver
 from streamlint.diagnostics import Diagnostic
 from streamlint.rules import Rule
 
-try:  # the model's vocabulary: a file with none of these words cannot have a finding
-    from streamlint.model.api import PREFILTER_KEYS as PREFILTER
-except ImportError:  # pragma: no cover - a broken install; the checker reports it
-    PREFILTER = (b"cupy", b"numba", b"torch", b"cuda")
+# The model's vocabulary: a file with none of these words cannot have a finding.
+from streamlint.model.api import PREFILTER_KEYS as PREFILTER
 BOM = b"\xef\xbb\xbf"
 # Below this many files a process pool costs more (start-up, imports) than it saves.
 PARALLEL_THRESHOLD = 8

@@ -1166,8 +1166,6 @@ class Walker:
             return UNKNOWN
         if method in ("cuda", "to") and self.an.torch_imported:
             target = args.value(Arg(0, "device")) if method == "to" else Const("cuda")
-            if not _is_cuda_target(target):
-                return UNKNOWN
             if _is_cuda_target(target):
                 non_blocking = _const_bool(args.value(Arg(kw="non_blocking") if method == "to" else Arg(1, "non_blocking")))
                 result = Buffer("torch", Mem.DEVICE, site=self.site(node))
@@ -1305,7 +1303,7 @@ class Walker:
             dst_space = HOSTMEM if kind is OpKind.COPY_D2H else DEVICE
             accesses = self.accesses([(src_expr, source)], space=src_space) + self.accesses([(recv_expr, receiver)], write=True, space=dst_space)
             self.emit(kind, label_api, node, "torch", stream=stream, non_blocking=non_blocking,
-                      host_blocking=_blocks(fact, non_blocking, kind), host_buffer=host, receiver=receiver,
+                      host_blocking=_blocks(fact, non_blocking), host_buffer=host, receiver=receiver,
                       pinned_out=kind is OpKind.COPY_D2H and receiver.mem is Mem.PINNED, is_async_api=True,
                       reads=(source,), writes=(receiver,), accesses=accesses)
             return receiver
@@ -1327,7 +1325,7 @@ class Walker:
             result = Buffer("torch", Mem.DEVICE, site=self.site(node))
             accesses = self.accesses([(recv_expr, receiver)], space=HOSTMEM) + self.result_access(result, node)
             self.emit(OpKind.COPY_H2D, label_api, node, "torch", stream=stream, non_blocking=non_blocking,
-                      host_blocking=_blocks(fact, non_blocking, OpKind.COPY_H2D), host_buffer=receiver,
+                      host_blocking=_blocks(fact, non_blocking), host_buffer=receiver,
                       receiver=receiver, is_async_api=True, result=result, reads=(receiver,), writes=(result,),
                       accesses=accesses)
             return result
@@ -1338,7 +1336,7 @@ class Walker:
             result = Buffer("torch", mem, site=self.site(node))
             accesses = self.accesses([(recv_expr, receiver)], space=DEVICE) + self.result_access(result, node, HOSTMEM)
             self.emit(OpKind.COPY_D2H, label_api, node, "torch", stream=stream, non_blocking=non_blocking,
-                      host_blocking=_blocks(fact, non_blocking, OpKind.COPY_D2H), host_buffer=result,
+                      host_blocking=_blocks(fact, non_blocking), host_buffer=result,
                       receiver=receiver, pinned_out=bool(non_blocking), is_async_api=True, result=result,
                       reads=(receiver,), writes=(result,), accesses=accesses)
             return result
@@ -1743,7 +1741,7 @@ def _is_cpu_target(value: Value) -> bool:
     return False
 
 
-def _blocks(fact: Fact, non_blocking: Optional[bool], kind: OpKind) -> Optional[bool]:
+def _blocks(fact: Fact, non_blocking: Optional[bool]) -> Optional[bool]:
     if fact.blocking == BLOCK_ALWAYS:
         return True
     return None if non_blocking is None else not non_blocking
