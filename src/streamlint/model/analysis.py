@@ -7,20 +7,37 @@ Calls to functions of the same file use the callee's record as its summary.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 
 import libcst as cst
 from libcst._position import CodePosition
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from pathlib import Path
-
 from streamlint.model import api, project
-from streamlint.model.flow import LOCAL, Walker
+from streamlint.model.flow import Walker
+from streamlint.model.walk_common import LOCAL
 from streamlint.model.hazards import DEVICE, HOSTMEM, UNSURE
-from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, FunctionRecord, GpuOp, HelperRef, OpKind
+from streamlint.model.ops import (
+    DEVICE_WORK,
+    HOST_SYNCS,
+    FunctionRecord,
+    GpuOp,
+    HelperRef,
+    OpKind,
+)
 from streamlint.model.values import (
-    UNKNOWN, Buffer, Instance, Mem, join, Kernel, LocalFunction, QualRef, Stream, StreamKind, TorchModule, Value,
+    UNKNOWN,
+    Buffer,
+    Instance,
+    Kernel,
+    LocalFunction,
+    Mem,
+    QualRef,
+    Stream,
+    StreamKind,
+    Value,
+    join,
 )
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Optional, Tuple
 
 import libcst as cst
 
-from streamlint.model.values import Stream, Value, UNKNOWN
+from streamlint.model.values import UNKNOWN, Stream, Value
 
 if TYPE_CHECKING:
     from streamlint.model.hazards import Access, Hazard

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from streamlint.model.api import cuda_python, cupy, numba_cuda, numpy_api, torch_api
+from streamlint.model.api import cuda_python, cupy, numba_cuda, torch_api
 from streamlint.model.api.facts import Fact
 
 FUNCTIONS: dict[str, Fact] = {

@@ -8,7 +8,11 @@ blocking stream; only `cudaStreamNonBlocking` / `CU_STREAM_NON_BLOCKING` opt out
 from __future__ import annotations
 
 from streamlint.model.api.facts import (
-    BLOCK_ALWAYS, STREAM_ARG, STREAM_LEGACY, Arg, Fact,
+    BLOCK_ALWAYS,
+    STREAM_ARG,
+    STREAM_LEGACY,
+    Arg,
+    Fact,
 )
 from streamlint.model.ops import OpKind as K
 

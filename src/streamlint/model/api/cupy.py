@@ -7,8 +7,15 @@ API-FACTS.md section 2. `Stream()` is blocking unless `non_blocking=True`;
 from __future__ import annotations
 
 from streamlint.model.api.facts import (
-    BLOCK_ALWAYS, BLOCK_FLAG, STREAM_ARG, STREAM_ARG_OR_CURRENT, STREAM_CURRENT,
-    STREAM_LEGACY, STREAM_SELF, Arg, Fact,
+    BLOCK_ALWAYS,
+    BLOCK_FLAG,
+    STREAM_ARG,
+    STREAM_ARG_OR_CURRENT,
+    STREAM_CURRENT,
+    STREAM_LEGACY,
+    STREAM_SELF,
+    Arg,
+    Fact,
 )
 from streamlint.model.ops import OpKind as K
 

@@ -8,7 +8,13 @@ copy; any Stream object selects the async one.
 from __future__ import annotations
 
 from streamlint.model.api.facts import (
-    BLOCK_ALWAYS, BLOCK_UNLESS_STREAM, STREAM_ARG, STREAM_ARG_OR_BOUND, STREAM_SELF, Arg, Fact,
+    BLOCK_ALWAYS,
+    BLOCK_UNLESS_STREAM,
+    STREAM_ARG,
+    STREAM_ARG_OR_BOUND,
+    STREAM_SELF,
+    Arg,
+    Fact,
 )
 from streamlint.model.ops import OpKind as K
 

@@ -8,7 +8,13 @@ source and target: the flow decides it (see flow._torch_copy).
 from __future__ import annotations
 
 from streamlint.model.api.facts import (
-    BLOCK_ALWAYS, BLOCK_FLAG, STREAM_ARG_OR_CURRENT, STREAM_CURRENT, STREAM_SELF, Arg, Fact,
+    BLOCK_ALWAYS,
+    BLOCK_FLAG,
+    STREAM_ARG_OR_CURRENT,
+    STREAM_CURRENT,
+    STREAM_SELF,
+    Arg,
+    Fact,
 )
 from streamlint.model.ops import OpKind as K
 

@@ -1,0 +1,896 @@
+"""The walker's calls: table facts, framework fallbacks, methods, launches, helpers."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from streamlint.model import api
+from streamlint.model.api import cuda_python, numpy_api, torch_api
+from streamlint.model.api import cupy as cupy_api
+from streamlint.model.api.facts import (
+    BLOCK_ALWAYS,
+    BLOCK_FLAG,
+    BLOCK_UNLESS_STREAM,
+    STREAM_ARG,
+    STREAM_ARG_OR_BOUND,
+    STREAM_ARG_OR_CURRENT,
+    STREAM_CURRENT,
+    STREAM_LEGACY,
+    STREAM_SELF,
+    Arg,
+    Fact,
+)
+from streamlint.model.hazards import ANY, DEVICE, HOSTMEM, UNSURE, Access
+from streamlint.model.ops import (
+    GpuOp,
+    OpKind,
+)
+from streamlint.model.values import (
+    UNKNOWN,
+    Buffer,
+    Const,
+    Event,
+    Instance,
+    Kernel,
+    Launch,
+    Loader,
+    LocalFunction,
+    Mem,
+    QualRef,
+    Seq,
+    Stream,
+    StreamContext,
+    StreamKind,
+    TorchModule,
+    Value,
+    legacy_stream,
+)
+from streamlint.model.walk_common import (
+    _BUILTIN_SYNCS,
+    _CAPTURE_BEGIN,
+    _CAPTURE_END,
+    _CONTAINER_STORES,
+    _TIMERS,
+    _UNKNOWN_STREAM_METHODS,
+    CURRENT_FRAMEWORKS,
+    LOCAL,
+    Args,
+    _AutoSync,
+    _Batch,
+    _blocks,
+    _Capture,
+    _const_bool,
+    _direction,
+    _is_cpu_target,
+    _is_cuda_target,
+    _Pinned,
+)
+
+if TYPE_CHECKING:
+    pass
+
+# Frameworks that keep a per-thread current stream.
+
+
+class CallsMixin:
+    """Methods of Walker that evaluate calls."""
+
+    def call(self, node: cst.Call, label: str = "") -> Value:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            receiver = self.eval_arg(func.value)  # the method decides what it reads
+            method = func.attr.value
+            if isinstance(receiver, QualRef):
+                qualname = api.normalize(f"{receiver.qualname}.{method}")
+                return self.call_qualified(qualname, node, label)
+            return self.call_method(receiver, method, node, label)
+        callee = self.eval(func)
+        if isinstance(callee, QualRef):
+            return self.call_qualified(callee.qualname, node, label)
+        if isinstance(callee, Launch):
+            return self.numba_launch(callee, node)
+        if isinstance(callee, Kernel) and callee.framework == "cupy":
+            return self.cupy_kernel_call(callee, node)
+        if isinstance(callee, Kernel) and callee.framework == "numba" and len(node.args) == 1:
+            # cuda.jit("void(float32[:])")(fn): the decorator applied to a function
+            target = self.eval(node.args[0].value)
+            if isinstance(target, LocalFunction):
+                return Kernel("numba", target.name, node=target.node, site=target.site)
+            return UNKNOWN
+        if isinstance(callee, LocalFunction):
+            args = self.eval_args(node)
+            return self.an.call_local(callee, node, args, self)
+        if isinstance(callee, TorchModule) or (isinstance(callee, Instance) and self.an.is_torch_module_class(callee.cls)):
+            return self.module_call(node)
+        if isinstance(func, cst.Name) and not self.is_bound(func.value):
+            return self.builtin(func.value, node)
+        args = self.eval_args(node)
+        self.unseen_call_on_side_stream(node, args)
+        return UNKNOWN
+
+    def gpu_relevant(self, args: "Args") -> bool:
+        """Is a call into another module worth reading that module for? Only if it is
+        given GPU values, or made where streams are in play (reading costs a parse)."""
+        if self.an.results_matter or self.record.enters_stream or self.record.passes_stream:
+            return True
+        if any(s.explicit for s in self.state.current.values()):
+            return True
+        for value in args.all():
+            items = value.items or (value.element,) if isinstance(value, Seq) else (value,)
+            if any(isinstance(v, (Buffer, Stream, Event)) for v in items):
+                return True
+        return False
+
+    def unseen_call_on_side_stream(self, node: cst.Call, args: "Args") -> None:
+        """A call we cannot see into, made with arguments under `torch.cuda.stream(s)` /
+        `with s:`: the code plainly queues GPU work there. It reads its arguments (on
+        which device the caller's values tell) and makes the loop around it a hot path."""
+        if not any(not isinstance(v, Const) for v in args.all()):
+            return  # logging and the like: nothing GPU-side is passed
+        for fw in CURRENT_FRAMEWORKS:
+            if self.on_side_stream(fw) and args.positional and (fw != "torch" or self.an.torch_imported):
+                self.emit(OpKind.KERNEL, self.code(node.func), node, fw, stream=self.state.current[fw],
+                          accesses=self.accesses(self.flat_pairs(args), space=UNSURE))
+                return
+
+    def builtin(self, name: str, node: cst.Call) -> Value:
+        args = self.eval_args(node)
+        first = args.value(Arg(0)) if args.positional else UNKNOWN
+        if name in _BUILTIN_SYNCS:
+            for expr in args.positional:
+                self.builtin_sync(f"{name}()", node, args.values[id(expr)], expr)
+            return UNKNOWN
+        if name in ("list", "tuple", "iter", "reversed", "sorted"):
+            return first if isinstance(first, (Seq, Loader, _Batch)) else UNKNOWN
+        if name == "next":
+            return self.element_of(first)
+        if name == "enumerate":
+            return Seq(element=Seq(items=(UNKNOWN, self.element_of(first))))
+        if name == "zip":
+            return Seq(element=Seq(items=tuple(self.element_of(args.values[id(e)]) for e in args.positional)))
+        return UNKNOWN
+
+    def builtin_sync(self, what: str, node: cst.CSTNode, value: Value, expr: Optional[cst.BaseExpression] = None) -> None:
+        if self.state.hb is not None and expr is not None:
+            self.host_touch(expr, value, write=False)
+        if isinstance(value, Buffer) and value.mem is Mem.DEVICE and value.framework in ("torch", "cupy"):
+            self.emit(OpKind.IMPLICIT_SYNC, what, node, value.framework,
+                      stream=self.state.current.get(value.framework), receiver=value, host_blocking=True)
+
+    def call_qualified(self, qualname: str, node: cst.Call, label: str) -> Value:
+        if qualname in _TIMERS:
+            for loop in self.loop_stack:
+                self.record.loops[loop].timed = True
+        if qualname == "numba.cuda.pinned":
+            self.eval_args(node)
+            return _Pinned(tuple(a.value.value for a in node.args if isinstance(a.value, cst.Name)))
+        fact = api.lookup(qualname)
+        if fact is not None:
+            return self.apply(fact, self.code(node.func), node, self.eval_args(node), label=label)
+        if qualname.startswith(LOCAL):
+            self.eval_args(node)
+            return self.an.instantiate(qualname[len(LOCAL):])
+        if api.framework_of(qualname) is None and not qualname.startswith("numpy.") and self.an.follow_imports:
+            args = self.eval_args(node)
+            if self.gpu_relevant(args):
+                foreign = self.an.foreign(qualname)
+                if isinstance(foreign, LocalFunction):
+                    return self.an.call_local(foreign, node, args, self)
+            return UNKNOWN
+        root = qualname.split(".", 1)[0]
+        last = qualname.rsplit(".", 1)[-1]
+        if root in ("cupy", "cupyx", "numba", "cuda") and last[:1].isupper() and not qualname.startswith("cupy.random."):
+            self.eval_args(node)
+            return QualRef(qualname + "()")  # an instance of a framework class (`cp.cuda.Device(0)`)
+        if root in ("cupy", "cupyx"):
+            return self.cupy_function(qualname, node)
+        if root == "torch":
+            return self.torch_function(qualname, node)
+        if root == "numpy":
+            return self.numpy_function(qualname, node)
+        self.eval_args(node)
+        if api.framework_of(qualname) and qualname.rsplit(".", 1)[-1][:1].isupper():
+            return QualRef(qualname + "()")  # an instance of a framework class
+        return UNKNOWN
+
+    # --- framework fallbacks for calls no table entry names
+    def cupy_function(self, qualname: str, node: cst.Call) -> Value:
+        args = self.eval_args(node)
+        name = qualname.rsplit(".", 1)[-1]
+        stream = self.state.current["cupy"]
+        if name in cupy_api.NON_KERNEL_FUNCTIONS:
+            return UNKNOWN  # host-side helpers and predicates: no device work
+        if name in cupy_api.FILLING_CREATORS or qualname.startswith("cupy.random."):
+            result = Buffer("cupy", Mem.DEVICE, site=self.site(node))
+            self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=stream, writes=(result,),
+                      accesses=self.result_access(result, node))
+            return result
+        arrays = tuple(v for v in args.all() if isinstance(v, Buffer) and v.framework == "cupy" and v.mem is Mem.DEVICE)
+        if not arrays and not self.cupy_kernel_function(qualname, args):
+            return UNKNOWN
+        out = args.value(Arg(kw="out"))
+        result = out if isinstance(out, Buffer) else Buffer("cupy", Mem.DEVICE, site=self.site(node))
+        out_expr = args.keywords.get("out")
+        reads = self.accesses((e, v) for e, v in args.pairs() if e is not out_expr)
+        writes = self.accesses([(out_expr, out)], write=True) if out_expr is not None else self.result_access(result, node)
+        self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=stream, reads=arrays, writes=(result,),
+                  accesses=reads + writes)
+        return result
+
+    @staticmethod
+    def cupy_kernel_function(qualname: str, args: "Args") -> bool:
+        """`cp.sqrt(x)` launches a kernel whatever `x` is (CuPy refuses host arrays);
+        namespaces and helpers that compute nothing on the device are excluded."""
+        module, _, name = qualname.rpartition(".")
+        if module not in cupy_api.KERNEL_NAMESPACES or name in cupy_api.NON_KERNEL_FUNCTIONS:
+            return False
+        return bool(args.positional) and not all(isinstance(v, Const) for v in args.all())
+
+    def torch_function(self, qualname: str, node: cst.Call) -> Value:
+        args = self.eval_args(node)
+        parts = qualname.split(".")
+        name = parts[-1]
+        if qualname.startswith("torch.nn.") and name[:1].isupper():
+            return TorchModule(site=self.site(node))
+        if len(parts) == 2 and name in torch_api.CREATORS:
+            return self.torch_creation(name, node, args)
+        if len(parts) == 2 and name in torch_api.LIKE_CREATORS:
+            base = args.value(Arg(0))
+            device = args.value(Arg(kw="device"))
+            if _is_cuda_target(device) or (isinstance(base, Buffer) and base.mem is Mem.DEVICE and device is UNKNOWN and "device" not in args.keywords):
+                return self.torch_creation(name, node, args, force_cuda=True)
+            if isinstance(base, Buffer) and "device" not in args.keywords:
+                return Buffer("torch", Mem.PAGEABLE if base.mem is not Mem.DEVICE else Mem.DEVICE, site=self.site(node))
+            return UNKNOWN
+        if name in torch_api.NON_TENSOR_FUNCTIONS or not (qualname.startswith("torch.nn.functional.") or len(parts) == 2):
+            return UNKNOWN
+        tensors = [v for v in args.all() if isinstance(v, Buffer) and v.framework == "torch"]
+        for value in args.all():
+            if isinstance(value, Seq):
+                tensors.extend(v for v in (value.items or (value.element,)) if isinstance(v, Buffer) and v.framework == "torch")
+        unsure = not tensors and bool(args.positional) and not all(isinstance(v, Const) for v in args.all())
+        if unsure and not self.on_side_stream("torch") and self.state.hb is None:
+            unsure = False  # outside a side stream only the hazard walk needs these
+        if any(t.mem is Mem.DEVICE for t in tensors) or unsure:
+            out = args.value(Arg(kw="out"))
+            result = out if isinstance(out, Buffer) else Buffer("torch", Mem.DEVICE, site=self.site(node))
+            out_expr = args.keywords.get("out")
+            # On tensors we cannot see, the device is the caller's business (UNSURE maps
+            # to the caller's arguments), except under a side stream, where GPU work is meant.
+            space = UNSURE if unsure and not self.on_side_stream("torch") else ANY
+            reads = self.accesses(self.flat_pairs(args, skip=out_expr), space=space)
+            writes = self.accesses([(out_expr, out)], write=True, space=space) if out_expr is not None else self.result_access(result, node)
+            self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
+                      reads=tuple(tensors), writes=(result,), accesses=reads + writes, result=result)
+            return result
+        if tensors and all(t.mem in (Mem.PAGEABLE, Mem.PINNED) for t in tensors):
+            return Buffer("torch", Mem.PAGEABLE, site=self.site(node))
+        return UNKNOWN
+
+    def shape_rank(self, shape: Optional[cst.BaseExpression]) -> Optional[int]:
+        """Dimensions of an array made with this shape argument, when the text shows it."""
+        if isinstance(shape, (cst.Tuple, cst.List)):
+            return len(shape.elements)
+        if isinstance(shape, (cst.Integer, cst.Name, cst.BinaryOperation)):
+            return 1
+        return None
+
+    def on_side_stream(self, framework: str) -> bool:
+        current = self.state.current.get(framework)
+        return current is not None and current.explicit
+
+    @staticmethod
+    def flat_pairs(args: "Args", skip: Optional[cst.BaseExpression] = None) -> list[tuple]:
+        """Argument (expression, value) pairs, list/tuple displays opened up."""
+        out = []
+        for expr, value in args.pairs():
+            if expr is skip:
+                continue
+            if isinstance(expr, (cst.List, cst.Tuple)) and isinstance(value, Seq) and value.items is not None:
+                out.extend(zip((e.value for e in expr.elements), value.items))
+            else:
+                out.append((expr, value))
+        return out
+
+    def torch_creation(self, name: str, node: cst.Call, args: "Args", force_cuda: bool = False) -> Value:
+        device = args.value(Arg(kw="device"))
+        pinned = args.value(Arg(kw="pin_memory"))
+        if force_cuda or _is_cuda_target(device):
+            result = Buffer("torch", Mem.DEVICE, site=self.site(node))
+            kind = OpKind.ALLOC if name in torch_api.ALLOCATING_ONLY else OpKind.KERNEL
+            self.emit(kind, self.code(node.func), node, "torch", stream=self.state.current["torch"], writes=(result,),
+                      result=result, accesses=self.result_access(result, node) if kind is OpKind.KERNEL else ())
+            return result
+        if "device" in args.keywords and not _is_cpu_target(device):
+            return UNKNOWN
+        if isinstance(pinned, Const) and pinned.value is True:
+            return Buffer("torch", Mem.PINNED, site=self.site(node))
+        if "pin_memory" in args.keywords and not isinstance(pinned, Const):
+            return UNKNOWN
+        if name in ("tensor", "as_tensor"):
+            source = args.value(Arg(0))
+            if isinstance(source, Buffer) and source.mem is Mem.DEVICE:
+                return UNKNOWN
+        return Buffer("torch", Mem.PAGEABLE, site=self.site(node))
+
+    def numpy_function(self, qualname: str, node: cst.Call) -> Value:
+        args = self.eval_args(node)
+        if self.state.hb is not None:
+            out_expr = args.keywords.get("out")
+            for expr, value in args.pairs():
+                write = expr is out_expr or (qualname == "numpy.copyto" and args.positional and expr is args.positional[0])
+                self.host_touch(expr, value, write=write)
+        name = qualname[len("numpy."):]
+        if name in numpy_api.SAME_MEMORY:
+            source = args.value(Arg(0))
+            if isinstance(source, Buffer) and source.mem in (Mem.PINNED, Mem.PAGEABLE, Mem.MAPPED):
+                return Buffer("numpy", source.mem, site=source.site, pinned_by=source.pinned_by)
+            if isinstance(source, Buffer):
+                if source.framework == "numba" and source.mem is Mem.DEVICE and name in ("asarray", "asanyarray"):
+                    return Buffer("numpy", Mem.PAGEABLE, site=self.site(node))
+                return UNKNOWN
+            return Buffer("numpy", Mem.PAGEABLE, site=self.site(node)) if name in ("asarray", "asanyarray") and isinstance(source, (Seq, Const)) else UNKNOWN
+        scalar_below = numpy_api.SCALAR_WITHOUT_SIZE.get(name)
+        if scalar_below is not None and "size" not in args.keywords and len(args.positional) <= scalar_below:
+            return UNKNOWN  # np.random.randint(500): a Python/NumPy scalar
+        if name in numpy_api.PAGEABLE_CREATORS:
+            ndim = 1 if name in ("arange", "linspace", "logspace") else self.shape_rank(args.positional[0] if args.positional else None)
+            return Buffer("numpy", Mem.PAGEABLE, site=self.site(node), ndim=ndim)
+        return UNKNOWN
+
+    # --- method calls on known values
+    def call_method(self, receiver: Value, method: str, node: cst.Call, label: str) -> Value:
+        label_api = self.code(node.func)
+        if method in _CAPTURE_BEGIN or method in _CAPTURE_END:
+            self.eval_args(node)
+            self.capturing = max(0, self.capturing + (1 if method in _CAPTURE_BEGIN else -1))
+            return UNKNOWN
+        if method in _CONTAINER_STORES and not isinstance(receiver, (Stream, Event, Buffer)):
+            args = self.eval_args(node)
+            self.keep(args.all())
+            for value in args.all():
+                self.escape(value)
+            return UNKNOWN
+        if isinstance(receiver, Stream):
+            if receiver.framework == "numba" and method == "auto_synchronize":
+                self.eval_args(node)
+                return _AutoSync(receiver)
+            fact = api.STREAM_METHODS.get(receiver.framework, {}).get(method)
+            if fact is not None:
+                return self.apply(fact, label_api, node, self.eval_args(node), receiver=receiver, label=label)
+        elif isinstance(receiver, Event):
+            fact = api.EVENT_METHODS.get(receiver.framework, {}).get(method)
+            if fact is not None:
+                return self.apply(fact, label_api, node, self.eval_args(node), receiver=receiver, label=label)
+        elif isinstance(receiver, Buffer):
+            return self.buffer_method(receiver, method, node, label)
+        elif isinstance(receiver, TorchModule):
+            self.eval_args(node)
+            return receiver if method in ("to", "cuda", "cpu", "eval", "train", "half", "float") else UNKNOWN
+        elif isinstance(receiver, Instance):
+            function = self.an.method_of(receiver.cls, method)
+            if function is not None:
+                return self.an.call_local(function, node, self.eval_args(node), self)
+            if self.an.is_torch_module_class(receiver.cls) and method in ("to", "cuda", "eval", "train"):
+                self.eval_args(node)
+                return receiver
+            # Not a method: an attribute holding something callable (`self.conv1(x)`).
+            held = self.attribute(node.func) if isinstance(node.func, cst.Attribute) else UNKNOWN
+            if isinstance(held, TorchModule) or (isinstance(held, Instance) and self.an.is_torch_module_class(held.cls)):
+                return self.module_call(node)
+            if isinstance(held, Launch):
+                return self.numba_launch(held, node)
+            args = self.eval_args(node)
+            self.unseen_call_on_side_stream(node, args)
+            return UNKNOWN
+        elif isinstance(receiver, Kernel) and receiver.framework == "numba" and method == "forall":
+            self.eval_args(node)
+            return UNKNOWN
+        elif isinstance(receiver, _Batch):
+            return self.buffer_method(receiver.batch, method, node, label)
+        elif isinstance(receiver, Loader) and method == "__iter__":
+            return _Batch(Buffer("torch", Mem.PINNED if receiver.pin_memory else Mem.PAGEABLE, site=receiver.site, loader_site=receiver.site))
+        elif receiver is UNKNOWN:
+            return self.unknown_receiver_method(method, node)
+        self.eval_args(node)
+        return UNKNOWN
+
+    def unknown_receiver_method(self, method: str, node: cst.Call) -> Value:
+        """Methods whose name alone tells the result kind, whatever the receiver."""
+        args = self.eval_args(node)
+        if method == "pin_memory" and not args.positional and not args.keywords and self.an.torch_imported:
+            result = Buffer("torch", Mem.PINNED, site=self.site(node), pinned_by=id(node))
+            self.emit(OpKind.PIN, self.code(node.func), node, "torch", result=result)
+            return result
+        if method in _UNKNOWN_STREAM_METHODS and self.an.gpu_imported:
+            return self.unknown_stream_method(method, node, args)
+        if method == "copy_" and self.an.torch_imported and args.positional:
+            # dst.copy_(src) with neither side known: a copy on the current stream whose
+            # direction the caller's arguments will tell (helpers are summarized this way).
+            nb = _const_bool(args.value(Arg(1, "non_blocking")))
+            accesses = self.accesses([args.pair(Arg(0, "src"))], space=UNSURE) + self.accesses(
+                [(node.func.value, UNKNOWN)], write=True, space=UNSURE)
+            self.emit(OpKind.COPY, self.code(node.func), node, "torch", stream=self.state.current["torch"],
+                      non_blocking=nb, host_blocking=None if nb is None else not nb, accesses=accesses)
+            return UNKNOWN
+        if method in ("cuda", "to") and self.an.torch_imported:
+            target = args.value(Arg(0, "device")) if method == "to" else Const("cuda")
+            if _is_cuda_target(target):
+                non_blocking = _const_bool(args.value(Arg(kw="non_blocking") if method == "to" else Arg(1, "non_blocking")))
+                result = Buffer("torch", Mem.DEVICE, site=self.site(node))
+                # The source is either host memory (then this is an H2D copy) or already
+                # on the device (then nothing is copied): never a device read to order.
+                accesses = self.accesses([(node.func.value, UNKNOWN)], space=HOSTMEM) + self.result_access(result, node)
+                self.emit(OpKind.COPY, self.code(node.func), node, "torch", stream=self.state.current["torch"],
+                          non_blocking=non_blocking, host_blocking=None, accesses=accesses)
+                return result
+        self.unseen_call_on_side_stream(node, args)
+        return UNKNOWN
+
+    def unknown_stream_method(self, method: str, node: cst.Call, args: "Args") -> Value:
+        """`self.side.wait_stream(...)`, `ev.synchronize()` on values we cannot see: keep
+        the ordering they give (a linter that is unsure stays silent). The receiver is
+        taken as the stream its text names, as in `torch.cuda.stream(self.side)`."""
+        fw = "torch" if self.an.torch_imported else "cupy"
+        recv_expr = node.func.value  # type: ignore[attr-defined]
+        if method in ("synchronize", "sync"):
+            self.emit(OpKind.EVENT_SYNC, self.code(node.func), node, fw, host_blocking=True)
+            return UNKNOWN
+        stream = self.param_stream(recv_expr, fw)
+        if method == "wait_stream":
+            target_expr, target = args.pair(Arg(0, "stream"))
+            other = self.stream_from(target, target_expr, fw) if target_expr is not None else None
+            self.emit(OpKind.WAIT_STREAM, self.code(node.func), node, fw, stream=stream, target=other)
+        elif method == "wait_event":
+            event = args.value(Arg(0, "event"))
+            self.emit(OpKind.STREAM_WAIT_EVENT, self.code(node.func), node, fw, stream=stream,
+                      event=event if isinstance(event, Event) else None)
+        return UNKNOWN
+
+    def buffer_method(self, receiver: Buffer, method: str, node: cst.Call, label: str) -> Value:
+        fw = receiver.framework
+        label_api = self.code(node.func)
+        if fw == "torch":
+            if receiver.loader_site and method in ("items", "values"):
+                self.eval_args(node)
+                return Seq(element=Seq(items=(UNKNOWN, receiver)) if method == "items" else receiver)
+            if method in torch_api.TENSOR_COPIES:
+                return self.torch_copy(receiver, method, node)
+            fact = torch_api.TENSOR_METHODS.get(method)
+            if fact is not None:
+                if fact.kind is OpKind.IMPLICIT_SYNC and receiver.mem is not Mem.DEVICE:
+                    self.eval_args(node)
+                    self.host_touch(node.func.value, receiver, write=False)  # .numpy()/.item() read it
+                    return receiver if method == "numpy" else UNKNOWN
+                if fact.kind is OpKind.PIN and receiver.mem is Mem.PINNED:
+                    self.eval_args(node)
+                    return receiver
+                return self.apply(fact, label_api, node, self.eval_args(node), receiver=receiver, label=label)
+            args = self.eval_args(node)
+            inplace = method.endswith("_") and method not in torch_api.NON_KERNEL_INPLACE
+            if method in torch_api.TENSOR_PRESERVING or inplace:
+                if method in torch_api.VIEW_METHODS:
+                    return receiver
+                if receiver.mem is Mem.DEVICE:
+                    return self.device_method(receiver, node, label_api, args, "torch", inplace=inplace)
+                self.host_touch(node.func.value, receiver, write=method.endswith("_"))
+                return Buffer("torch", Mem.PAGEABLE, site=self.site(node))
+            if receiver.mem is not Mem.DEVICE:
+                self.host_touch(node.func.value, receiver, write=False)
+            return UNKNOWN
+        if fw == "cupy":
+            fact = cupy_api.ARRAY_METHODS.get(method)
+            if fact is not None:
+                return self.apply(fact, label_api, node, self.eval_args(node), receiver=receiver, label=label)
+            args = self.eval_args(node)
+            if method in cupy_api.VIEW_METHODS:
+                return receiver
+            if method in cupy_api.KERNEL_METHODS:
+                return self.device_method(receiver, node, label_api, args, "cupy", inplace=method == "fill")
+            return UNKNOWN
+        if fw == "numba":
+            fact = api.ARRAY_METHODS["numba"].get(method)
+            if fact is not None:
+                return self.apply(fact, label_api, node, self.eval_args(node), receiver=receiver, label=label)
+            self.eval_args(node)
+            if method in ("bind",):
+                return receiver
+            return receiver if method in ("reshape", "ravel", "view", "split") else UNKNOWN
+        if fw == "numpy":
+            self.eval_args(node)
+            if method in ("reshape", "view", "ravel", "transpose", "squeeze", "__array__"):
+                return receiver
+            self.host_touch(node.func.value, receiver, write=method in ("fill", "put", "sort", "itemset", "resize"))
+            if method in ("copy", "astype", "flatten"):
+                return Buffer("numpy", Mem.PAGEABLE, site=self.site(node))
+            return UNKNOWN
+        self.eval_args(node)
+        return UNKNOWN
+
+    def device_method(self, receiver: Buffer, node: cst.Call, label_api: str, args: "Args", fw: str, inplace: bool) -> Value:
+        """A method of a device array that launches a kernel on the current stream."""
+        result = receiver if inplace else Buffer(fw, Mem.DEVICE, site=self.site(node))
+        recv_expr = node.func.value  # type: ignore[attr-defined]
+        accesses = self.accesses([(recv_expr, receiver)] + self.flat_pairs(args))
+        accesses += self.accesses([(recv_expr, receiver)], write=True) if inplace else self.result_access(result, node)
+        self.emit(OpKind.KERNEL, label_api, node, fw, stream=self.state.current[fw], receiver=receiver,
+                  reads=(receiver,) + tuple(v for v in args.all() if isinstance(v, Buffer)), writes=(result,),
+                  accesses=accesses, result=result)
+        return result
+
+    def torch_copy(self, receiver: Buffer, method: str, node: cst.Call) -> Value:
+        args = self.eval_args(node)
+        fact = torch_api.TENSOR_COPIES[method]
+        label_api = self.code(node.func)
+        stream = self.state.current["torch"]
+        non_blocking = _const_bool(args.value(fact.flag)) if fact.flag else False
+        if fact.flag and not args.has(fact.flag):
+            non_blocking = False
+        recv_expr = node.func.value  # type: ignore[attr-defined]
+        if method == "copy_":
+            src_expr, source = args.pair(Arg(0, "src"))
+            dst_dev, src_dev = receiver.mem is Mem.DEVICE, isinstance(source, Buffer) and source.mem is Mem.DEVICE
+            src_host = isinstance(source, Buffer) and source.mem is not Mem.DEVICE
+            if dst_dev and src_host:
+                kind, host = OpKind.COPY_H2D, source
+            elif not dst_dev and (src_dev or (source is UNKNOWN and receiver.mem is Mem.PINNED and non_blocking)):
+                # A non_blocking copy into a pinned host tensor only makes sense from the GPU.
+                kind, host = OpKind.COPY_D2H, receiver
+            elif dst_dev and src_dev:
+                kind, host = OpKind.COPY_D2D, UNKNOWN
+            elif dst_dev:
+                # From something we cannot see (host or device): the destination is written.
+                accesses = self.accesses([(src_expr, source)], space=UNSURE) + self.accesses(
+                    [(recv_expr, receiver)], write=True, space=DEVICE)
+                self.emit(OpKind.COPY, label_api, node, "torch", stream=stream, non_blocking=non_blocking,
+                          host_blocking=None, receiver=receiver, accesses=accesses)
+                return receiver
+            else:
+                self.host_touch(recv_expr, receiver, write=True)
+                return receiver
+            src_space = HOSTMEM if kind is OpKind.COPY_H2D else DEVICE
+            dst_space = HOSTMEM if kind is OpKind.COPY_D2H else DEVICE
+            accesses = self.accesses([(src_expr, source)], space=src_space) + self.accesses([(recv_expr, receiver)], write=True, space=dst_space)
+            self.emit(kind, label_api, node, "torch", stream=stream, non_blocking=non_blocking,
+                      host_blocking=_blocks(fact, non_blocking), host_buffer=host, receiver=receiver,
+                      pinned_out=kind is OpKind.COPY_D2H and receiver.mem is Mem.PINNED, is_async_api=True,
+                      reads=(source,), writes=(receiver,), accesses=accesses)
+            return receiver
+        if method == "cpu":
+            target: Value = Const("cpu")
+        elif method == "cuda":
+            target = Const("cuda")
+        else:
+            target = args.value(Arg(0, "device"))
+            if target is UNKNOWN and "device" not in args.keywords and not args.positional:
+                return receiver
+            if isinstance(target, QualRef):
+                return receiver  # a dtype: same device
+            if isinstance(target, Buffer) and target.framework == "torch":
+                target = Const("cuda") if target.mem is Mem.DEVICE else Const("cpu")
+        if _is_cuda_target(target):
+            if receiver.mem is Mem.DEVICE:
+                return receiver
+            result = Buffer("torch", Mem.DEVICE, site=self.site(node))
+            accesses = self.accesses([(recv_expr, receiver)], space=HOSTMEM) + self.result_access(result, node)
+            self.emit(OpKind.COPY_H2D, label_api, node, "torch", stream=stream, non_blocking=non_blocking,
+                      host_blocking=_blocks(fact, non_blocking), host_buffer=receiver,
+                      receiver=receiver, is_async_api=True, result=result, reads=(receiver,), writes=(result,),
+                      accesses=accesses)
+            return result
+        if _is_cpu_target(target):
+            if receiver.mem is not Mem.DEVICE:
+                return receiver
+            mem = Mem.PINNED if non_blocking else Mem.PAGEABLE
+            result = Buffer("torch", mem, site=self.site(node))
+            accesses = self.accesses([(recv_expr, receiver)], space=DEVICE) + self.result_access(result, node, HOSTMEM)
+            self.emit(OpKind.COPY_D2H, label_api, node, "torch", stream=stream, non_blocking=non_blocking,
+                      host_blocking=_blocks(fact, non_blocking), host_buffer=result,
+                      receiver=receiver, pinned_out=bool(non_blocking), is_async_api=True, result=result,
+                      reads=(receiver,), writes=(result,), accesses=accesses)
+            return result
+        return UNKNOWN
+
+    def module_call(self, node: cst.Call) -> Value:
+        """An nn.Module called on CUDA tensors (or on anything inside a side-stream
+        context, where the code plainly means GPU work) launches kernels there."""
+        args = self.eval_args(node)
+        tensors = tuple(v for v in args.all() if isinstance(v, Buffer) and v.framework == "torch")
+        if any(t.mem is Mem.DEVICE for t in tensors) or (self.on_side_stream("torch") and args.positional and not tensors):
+            result = Buffer("torch", Mem.DEVICE, site=self.site(node))
+            accesses = self.accesses(self.flat_pairs(args)) + self.result_access(result, node)
+            self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
+                      reads=tensors, writes=(result,), accesses=accesses, result=result)
+            return result
+        return UNKNOWN
+
+    def numba_launch(self, launch: Launch, node: cst.Call) -> Value:
+        args = self.eval_args(node)
+        stream = launch.stream if isinstance(launch.stream, Stream) else legacy_stream("numba")
+        values = tuple(args.values[id(e)] for e in args.positional)
+        written = self.an.kernel_writes(launch.kernel)
+        accesses: list[Access] = []
+        for i, (expr, value) in enumerate(zip(args.positional, values)):
+            accesses.extend(self.accesses([(expr, value)], space=DEVICE))
+            if written is None or i in written:
+                accesses.extend(replace(a, assumed=written is None) for a in self.accesses([(expr, value)], write=True, space=DEVICE))
+        self.emit(OpKind.KERNEL, launch.kernel.label, node, "numba", stream=stream, receiver=launch.kernel,
+                  reads=values, writes=values, accesses=tuple(accesses))
+        return UNKNOWN
+
+    def cupy_kernel_call(self, kernel: Kernel, node: cst.Call) -> Value:
+        args = self.eval_args(node)
+        stream_value = args.value(Arg(kw="stream"))
+        stream = self.stream_from(stream_value, args.keywords.get("stream"), "cupy") if "stream" in args.keywords else self.state.current["cupy"]
+        pairs = [p for p in self.flat_pairs(args) if p[0] is not args.keywords.get("stream")]
+        buffers = tuple(v for _, v in pairs if isinstance(v, Buffer))
+        # A raw kernel's body is C++ we do not read: every array argument may be written.
+        accesses = self.accesses(pairs, space=DEVICE) + tuple(
+            replace(a, assumed=True) for a in self.accesses(pairs, write=True, space=DEVICE)
+        )
+        self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=stream, receiver=kernel, reads=buffers,
+                  writes=buffers, accesses=accesses)
+        return UNKNOWN
+
+    def stream_from(self, value: Value, expr: Optional[cst.BaseExpression], framework: str) -> Stream:
+        """The stream an argument denotes; absent, 0 and None mean the legacy default stream."""
+        if isinstance(value, Stream):
+            return value
+        if expr is None or (isinstance(value, Const) and value.value in (0, None)):
+            return legacy_stream(framework)
+        if isinstance(value, Seq) and isinstance(value.element, Stream):
+            return value.element
+        return self.param_stream(expr, framework)
+
+    # --- applying a table fact
+    def apply(self, fact: Fact, label_api: str, node: cst.Call, args: "Args",
+              receiver: Value = UNKNOWN, label: str = "") -> Value:  # noqa: C901
+        fw = fact.framework
+        cur_fw = fw if fw in CURRENT_FRAMEWORKS else None
+        stream: Optional[Stream] = None
+        stream_given = fact.stream_arg is not None and args.has(fact.stream_arg)
+        stream_value = args.value(fact.stream_arg) if fact.stream_arg else UNKNOWN
+        if fact.stream == STREAM_CURRENT and cur_fw:
+            stream = self.state.current[cur_fw]
+        elif fact.stream == STREAM_LEGACY:
+            stream = legacy_stream(fw)
+        elif fact.stream == STREAM_SELF and isinstance(receiver, Stream):
+            stream = receiver
+        elif fact.stream == STREAM_ARG:
+            stream = self.stream_from(stream_value, args.expr(fact.stream_arg) if stream_given else None, fw)
+        elif fact.stream == STREAM_ARG_OR_CURRENT:
+            if stream_given and not (isinstance(stream_value, Const) and stream_value.value is None):
+                stream = self.stream_from(stream_value, args.expr(fact.stream_arg), fw)
+            elif cur_fw:
+                stream = self.state.current[cur_fw]
+        elif fact.stream == STREAM_ARG_OR_BOUND:
+            if stream_given and not (isinstance(stream_value, Const) and stream_value.value in (0, None)):
+                stream = self.stream_from(stream_value, args.expr(fact.stream_arg), fw)
+            elif isinstance(receiver, Buffer) and receiver.bound_stream is not None:
+                stream = receiver.bound_stream
+            elif isinstance(receiver, Buffer):
+                stream = legacy_stream(fw)
+            else:
+                stream = None  # unknown receiver: its bound stream is unknown
+
+        # Host blocking.
+        flag: Optional[bool] = None
+        if fact.blocking == BLOCK_ALWAYS:
+            blocking: Optional[bool] = True
+        elif fact.blocking == BLOCK_UNLESS_STREAM:
+            blocking = None if stream is None else stream.kind is StreamKind.LEGACY
+        elif fact.blocking == BLOCK_FLAG and fact.flag is not None:
+            flag = _const_bool(args.value(fact.flag)) if args.has(fact.flag) else fact.flag_default
+            blocking = None if flag is None else flag == fact.flag_blocks_when
+        else:
+            blocking = False
+
+        kind = fact.kind
+        if kind is OpKind.IMPLICIT_SYNC and not any(
+            isinstance(v, Buffer) and v.mem is Mem.DEVICE for v in (receiver, *args.all())
+        ):
+            kind = None  # e.g. torch.equal on CPU tensors: nothing to wait for
+        host_buffer: Value = UNKNOWN
+        if fact.host is not None:
+            host_buffer = args.value(fact.host)
+        if fact.direction is not None:
+            kind = _direction(args.value(fact.direction), args.expr(fact.direction))
+            if kind is OpKind.COPY_H2D:
+                host_buffer = args.value(Arg(1))
+            elif kind is OpKind.COPY_D2H:
+                host_buffer = args.value(Arg(0))
+        out = args.value(fact.out) if fact.out is not None and args.has(fact.out) else None
+
+        returned = self.result_of(fact, node, args, receiver, stream, stream_value if stream_given else None, out, label)
+        # cuda-python returns (err, value): the op records the value, the caller gets the tuple.
+        result = returned.item(1) if fact.returns_tuple and isinstance(returned, Seq) else returned
+        if kind in (OpKind.COPY_D2H,) and host_buffer is UNKNOWN:
+            host_buffer = out if out is not None else result
+
+        if kind is OpKind.COPY_H2D and fw == "cupy" and fact.host is not None:
+            source = args.value(fact.host)
+            if isinstance(source, Buffer) and source.mem is Mem.DEVICE and fact.result.startswith("device"):
+                return source  # cp.asarray of a device array: no copy
+
+        if kind is not None:
+            target = None
+            event: Optional[Value] = None
+            if fact.target is not None:
+                tv = args.value(fact.target)
+                if isinstance(tv, Stream):
+                    target = tv
+                elif isinstance(tv, Event):
+                    target, event = tv.recorded_on, tv
+                elif kind is OpKind.WAIT_STREAM and args.has(fact.target):
+                    target = self.stream_from(tv, args.expr(fact.target), fw)
+            if isinstance(receiver, Event):
+                event = receiver
+                if kind is OpKind.EVENT_SYNC:
+                    target = receiver.recorded_on
+            elif isinstance(result, Event):
+                event = result
+            if kind is OpKind.STREAM_SYNC and target is None and isinstance(receiver, Stream):
+                target = receiver
+            if kind is OpKind.RECORD_STREAM and fact.target is not None:
+                target = self.stream_from(args.value(fact.target), args.expr(fact.target), fw)
+            op = self.emit(
+                kind, label_api, node, fw, stream=stream, host_blocking=blocking,
+                is_async_api=fact.async_api, sync_api=fact.sync_api and bool(blocking),
+                host_buffer=host_buffer, receiver=receiver, result=result,
+                non_blocking=None if flag is None else (not flag if fact.flag_blocks_when else flag),
+                pinned_out=isinstance(out, Buffer) and out.mem is Mem.PINNED, target=target,
+                reads=tuple(v for v in args.all() if isinstance(v, Buffer)),
+                writes=(result,) if isinstance(result, Buffer) else (),
+                accesses=self.fact_accesses(kind, fact, node, args, receiver, result, out), event=event,
+            )
+            self.after_op(op, fact, args, receiver)
+        return returned
+
+    def fact_accesses(self, kind: OpKind, fact: Fact, node: cst.Call, args: "Args", receiver: Value,
+                      result: Value, out: Optional[Value]) -> tuple[Access, ...]:
+        """Which buffers a table API reads and writes (source read, destination written)."""
+        recv = (node.func.value, receiver) if isinstance(node.func, cst.Attribute) and receiver is not UNKNOWN else (None, UNKNOWN)
+        out_pair = args.pair(fact.out) if out is not None else None
+        raw_pair = fact.direction is not None or fact.framework == "cuda-python"
+        if kind is OpKind.RECORD_STREAM or kind is OpKind.IMPLICIT_SYNC:
+            return self.accesses([recv], space=DEVICE)
+        if kind is OpKind.MEMSET:
+            return self.accesses([args.pair(Arg(0))], write=True, space=DEVICE)
+        if kind not in (OpKind.COPY_H2D, OpKind.COPY_D2H, OpKind.COPY_D2D):
+            return ()
+        src_space = HOSTMEM if kind is OpKind.COPY_H2D else DEVICE
+        dst_space = HOSTMEM if kind is OpKind.COPY_D2H else DEVICE
+        if raw_pair:
+            src, dst = args.pair(Arg(1)), args.pair(Arg(0))
+        elif kind is OpKind.COPY_H2D:
+            src = args.pair(fact.host)
+            dst = recv if recv[0] is not None else (None, UNKNOWN)
+        else:
+            src = recv if recv[0] is not None else args.pair(Arg(0))
+            dst = out_pair if out_pair is not None else (None, UNKNOWN)
+        accesses = self.accesses([src], space=src_space) + self.accesses([dst], write=True, space=dst_space)
+        if dst[0] is None:
+            accesses += self.result_access(result, node, dst_space)
+        return accesses
+
+    def after_op(self, op: GpuOp, fact: Fact, args: "Args", receiver: Value) -> None:
+        kind = op.kind
+        if kind is OpKind.STREAM_CREATE and isinstance(op.result, Stream) and op.result.explicit:
+            self.record.enters_stream = True
+        elif kind is OpKind.SET_STREAM:
+            fw = op.framework
+            stream = receiver if isinstance(receiver, Stream) else args.value(fact.stream_arg) if fact.stream_arg else UNKNOWN
+            if isinstance(stream, Stream) and fw in CURRENT_FRAMEWORKS:
+                self.make_current(fw, stream)
+        elif kind is OpKind.EVENT_RECORD:
+            event = receiver if isinstance(receiver, Event) else args.value(fact.target) if fact.target else UNKNOWN
+            if isinstance(event, Event) and op.stream is not None:
+                self.rebind(event, replace(event, recorded_on=op.stream))
+        elif kind is OpKind.HOST_REGISTER:
+            registered = args.value(fact.host) if fact.host else UNKNOWN
+            if isinstance(registered, Buffer):
+                self.rebind(registered, replace(registered, mem=Mem.PINNED))
+
+    def rebind(self, old: Value, new: Value) -> None:
+        for name, value in list(self.state.vars.items()):
+            if value == old:
+                self.state.vars[name] = new
+
+    def result_of(self, fact: Fact, node: cst.Call, args: "Args", receiver: Value,
+                  stream: Optional[Stream], stream_value: Optional[Value], out: Optional[Value], label: str) -> Value:  # noqa: C901
+        spec = fact.result
+        fw = fact.framework
+        site = self.site(node)
+        value: Value = UNKNOWN
+        if spec == "stream":
+            # Streams and events keep one identity per creating call: a stream made anew
+            # each iteration is taken as one stream (in order: no hazard between them).
+            value = Stream(fw, StreamKind.EXPLICIT, self.created_blocking(fact, args), label, site=id(node))
+        elif spec == "event":
+            recorded = stream if fact.kind is OpKind.EVENT_RECORD else None
+            value = Event(fw, label, site=id(node), recorded_on=recorded)
+        elif spec.startswith(("device:", "pinned:", "pageable:", "mapped:")):
+            mem_name, framework, *rest = spec.split(":")
+            mem = {"device": Mem.DEVICE, "pinned": Mem.PINNED, "pageable": Mem.PAGEABLE, "mapped": Mem.MAPPED}[mem_name]
+            if out is not None:
+                return out
+            bound = None
+            if rest and rest[0] == "bound":
+                bv = args.value(fact.stream_arg) if fact.stream_arg else UNKNOWN
+                if isinstance(bv, Stream):
+                    bound = bv
+                elif fact.stream_arg and args.has(fact.stream_arg) and not (isinstance(bv, Const) and bv.value in (0, None)):
+                    bound = self.param_stream(args.expr(fact.stream_arg), fw)
+            pinned_by = site if fact.kind is OpKind.PIN else 0
+            ndim = self.shape_rank(args.expr(Arg(0, "shape"))) if fact.kind in (OpKind.ALLOC, OpKind.PINNED_ALLOC) else None
+            value = Buffer(framework, mem, site=site, label=label, bound_stream=bound, pinned_by=pinned_by, ndim=ndim)
+        elif spec.startswith("kernel:"):
+            value = Kernel(spec.split(":")[1], label or self.code(node.func), node=node, site=site)
+        elif spec == "current_stream":
+            value = self.state.current.get(fw, UNKNOWN)
+        elif spec == "legacy_stream":
+            value = legacy_stream(fw)
+        elif spec == "per_thread_stream":
+            value = Stream(fw, StreamKind.PER_THREAD, True, "the per-thread default stream", site=-3)
+        elif spec == "context":
+            sv = args.value(fact.stream_arg) if fact.stream_arg else UNKNOWN
+            if isinstance(sv, Const) and sv.value is None:
+                value = UNKNOWN
+            elif isinstance(sv, Stream):
+                value = StreamContext(sv, fw)
+            elif fact.stream_arg and args.has(fact.stream_arg):
+                value = StreamContext(self.param_stream(args.expr(fact.stream_arg), fw), fw)
+        elif spec == "loader":
+            pin = args.value(Arg(kw="pin_memory"))
+            if "pin_memory" not in args.keywords:
+                pinned: Optional[bool] = False
+            else:
+                pinned = _const_bool(pin)
+            value = Loader(pinned, site, label)
+        elif spec == "device":
+            first = args.value(Arg(0, "type"))
+            value = first if isinstance(first, Const) else UNKNOWN
+        elif spec.startswith("like_arg0:"):
+            first = args.value(Arg(0))
+            if isinstance(first, Buffer):
+                value = Buffer(spec.split(":")[1], first.mem, site=first.site, pinned_by=first.pinned_by)
+        elif spec == "self":
+            value = receiver
+        elif spec == "capture":
+            value = _Capture()
+        if fact.returns_tuple:
+            return Seq(items=(UNKNOWN, value))
+        return value
+
+    def created_blocking(self, fact: Fact, args: "Args") -> Optional[bool]:
+        how = fact.creates_blocking
+        if how == "yes":
+            return True
+        if how == "no":
+            return False
+        if how and how.startswith("not:"):
+            kw = how[4:]
+            if kw not in args.keywords:
+                return True
+            flag = _const_bool(args.value(Arg(kw=kw)))
+            return None if flag is None else not flag
+        if how and how.startswith("flags:"):
+            arg = Arg(int(how[6:]), "flags")
+            if not args.has(arg):
+                return True
+            value, expr = args.value(arg), args.expr(arg)
+            if isinstance(value, Const) and isinstance(value.value, int):
+                return value.value == 0
+            name = self.code(expr).rsplit(".", 1)[-1] if expr is not None else ""
+            if isinstance(value, QualRef):
+                name = value.qualname.rsplit(".", 1)[-1]
+            if name in cuda_python.NON_BLOCKING_FLAGS:
+                return False
+            if name in cuda_python.BLOCKING_FLAGS:
+                return True
+        return None
+
+

@@ -1,0 +1,211 @@
+"""The hazard walk's half of the walker: operations applied to the happens-before state,
+and the buffers each call reads and writes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable, Optional
+
+import libcst as cst
+
+from streamlint.model.hazards import (
+    ANY,
+    DEVICE,
+    HOSTMEM,
+    Access,
+    Ev,
+    Hazard,
+    stream_key,
+)
+from streamlint.model.ops import (
+    DEVICE_WORK,
+    GpuOp,
+    OpKind,
+)
+from streamlint.model.values import (
+    UNKNOWN,
+    Buffer,
+    Event,
+    Mem,
+    Seq,
+    Value,
+)
+from streamlint.model.walk_common import (
+    _POINTER_ATTRS,
+    _Batch,
+)
+
+if TYPE_CHECKING:
+    pass
+
+# Frameworks that keep a per-thread current stream.
+
+
+class OrderingMixin:
+    """Methods of Walker that drive the ordering state (see hazards.py)."""
+
+    def order(self, op: GpuOp) -> None:
+        """Apply one operation to the ordering state and check its buffer accesses."""
+        hb = self.state.hb
+        kind = op.kind
+        if self.capturing and kind in DEVICE_WORK | {OpKind.EVENT_RECORD, OpKind.STREAM_WAIT_EVENT, OpKind.WAIT_STREAM}:
+            return  # captured into a graph: it runs when the graph is launched
+        event_site = op.event.site if isinstance(op.event, Event) and op.event.site else None
+        if kind is OpKind.DEVICE_SYNC:
+            hb.host_sync(None)
+        elif kind is OpKind.STREAM_SYNC:
+            hb.host_sync(stream_key(op.target) if op.target is not None else None)
+        elif kind is OpKind.EVENT_SYNC:
+            hb.host_sync_event(event_site)
+        elif kind is OpKind.EVENT_RECORD:
+            if op.stream is not None and event_site is not None:  # an unknown event: nothing to record
+                hb.record_event(event_site, stream_key(op.stream))
+        elif kind is OpKind.STREAM_WAIT_EVENT:
+            if op.stream is not None:
+                hb.wait_event(stream_key(op.stream), event_site)
+        elif kind is OpKind.WAIT_STREAM:
+            if op.stream is not None:
+                hb.wait_stream(stream_key(op.stream), stream_key(op.target) if op.target is not None else None)
+        elif kind is OpKind.RECORD_STREAM:
+            target = stream_key(op.target) if op.target is not None else None
+            for acc in op.accesses:
+                if target is None:
+                    hb.allocs.pop(acc.key, None)  # recorded on a stream we cannot name: protected
+                else:
+                    hb.record_stream(acc.key, target)
+        elif kind is OpKind.RAW_ALLOC:
+            hb.host_sync(None)  # cudaMalloc/cudaFree synchronize the device
+        elif (kind in DEVICE_WORK or kind is OpKind.IMPLICIT_SYNC) and op.stream is not None:
+            key = stream_key(op.stream)
+            clock = hb.tick(key, op.stream.blocking)
+            label = op.stream.label or "a stream"
+            found: list[Hazard] = []
+            for acc in op.accesses:
+                ev = Ev(op.node, key, clock, label=label, api=op.api, space=acc.space, via=op.helper)
+                found.extend(hb.device_access(acc, ev, op.framework))
+                hb.used(acc.key, ev)
+            # A read-modify-write racing another writer is one problem, not two: SL402
+            # when the body is seen to write, SL401 when the write is only assumed (a
+            # kernel body we cannot read).
+            assumed = {a.key for a in op.accesses if a.write and a.assumed}
+            written = {h.key for h in found if h.code == "SL402"}
+            read = {h.key for h in found if h.code == "SL401"}
+            for hazard in found:
+                if hazard.code == "SL401" and hazard.key in written and hazard.key not in assumed:
+                    continue
+                if hazard.code == "SL402" and hazard.key in read and hazard.key in assumed:
+                    continue
+                self.hazards.setdefault(hazard.identity, hazard)
+            if op.host_blocking is True or self.drains_host(op):
+                hb.host_sync(key)
+            self.allocations(op, key, label)
+        elif kind is OpKind.ALLOC and op.stream is not None and op.framework == "torch":
+            self.allocations(op, stream_key(op.stream), op.stream.label or "a stream")
+
+    def allocations(self, op: GpuOp, key: str, label: str) -> None:
+        """A torch op that makes a new CUDA tensor allocates it on the current stream."""
+        result = op.result
+        if not (isinstance(result, Buffer) and result.framework == "torch" and result.mem is Mem.DEVICE and result.site):
+            return
+        if op.kind is not OpKind.ALLOC and not any(a.fresh and a.key[1] == result.site for a in op.accesses):
+            return  # in place, or a copy whose source may already be on the device
+        self.state.hb.allocated(("b", result.site, ""), key, label, op.node)
+
+    @staticmethod
+    def drains_host(op: GpuOp) -> bool:
+        """A D2H copy into memory not known to be pinned waits for its stream in practice."""
+        return op.kind is OpKind.COPY_D2H and op.host_blocking is not True and not op.pinned_out and not (
+            isinstance(op.host_buffer, Buffer) and op.host_buffer.mem is Mem.PINNED
+        )
+
+    def access(self, expr: Optional[cst.BaseExpression], value: Value, write: bool, space: str = ANY) -> Optional[Access]:
+        """The buffer an argument names, for the ordering check (None: we cannot tell)."""
+        if expr is None:
+            return None
+        region = ""
+        base = expr
+        while True:
+            if isinstance(base, cst.Subscript):
+                if len(base.slice) == 1 and isinstance(base.slice[0].slice, cst.Slice):
+                    text = self.code(base.slice[0].slice)
+                    region = region or ("" if text.strip() in (":", "::") else text)
+                elif len(base.slice) == 1 and isinstance(base.slice[0].slice, cst.Index) and isinstance(
+                    base.slice[0].slice.value, (cst.Integer, cst.SimpleString)
+                ):
+                    region = region or f"[{self.code(base.slice[0].slice.value)}]"
+                base = base.value
+            elif isinstance(base, cst.BinaryOperation) and isinstance(value, Buffer) and value.framework == "raw":
+                region = region or self.code(base.right)
+                base = base.left
+            elif isinstance(base, cst.Attribute) and base.attr.value in _POINTER_ATTRS and not self.code(base).startswith("self."):
+                base = base.value
+            else:
+                break
+        label = self.code(base)
+        if isinstance(value, Buffer) and value.site:
+            return Access(("b", value.site, region), label, write, space)
+        if value is UNKNOWN or isinstance(value, _Batch):
+            if isinstance(base, cst.Name):
+                return Access(("n", base.value, region), label, write, space)
+            if isinstance(base, cst.Attribute) and label.startswith("self.") and label.count(".") == 1:
+                return Access(("n", label, region), label, write, space)
+        return None
+
+    def accesses(self, pairs: Iterable[tuple], write: bool = False, space: str = ANY) -> tuple[Access, ...]:
+        out = []
+        for expr, value in pairs:
+            acc = self.access(expr, value, write, space)
+            if acc is not None:
+                out.append(acc)
+        return tuple(out)
+
+    def result_access(self, value: Value, node: cst.CSTNode, space: str = DEVICE) -> tuple[Access, ...]:
+        if isinstance(value, Buffer) and value.site:
+            return (Access(("b", value.site, ""), self.code(node)[:40], True, space, fresh=True),)
+        return ()
+
+    def host_touch(self, expr: cst.BaseExpression, value: Value, write: bool, framework: str = "") -> None:
+        """The host reads or writes a host buffer (SL403 / SL402 against pending async copies)."""
+        hb = self.state.hb
+        if hb is None or not (isinstance(value, Buffer) and value.mem in (Mem.PINNED, Mem.PAGEABLE)):
+            return
+        acc = self.access(expr, value, write, HOSTMEM)
+        if acc is None:
+            return
+        if write:
+            # Refilling pageable memory is safe: an async copy from it was staged (copied
+            # away) before the call returned. Only pinned memory is read later by the DMA.
+            found = hb.host_write(acc, expr, framework or value.framework, check=value.mem is Mem.PINNED)
+        else:
+            found = hb.host_read(acc, expr, framework or value.framework)
+        for hazard in found:
+            self.hazards.setdefault(hazard.identity, hazard)
+
+    def finish(self) -> None:
+        """End of a function body: tensors it made and did not hand out are released."""
+        hb = self.state.hb
+        if hb is None or self.record.kind == "module":
+            return
+        held = {v.site for k, v in self.state.vars.items() if k.startswith("self.") and isinstance(v, Buffer)}
+        for key in list(hb.allocs):
+            if key[0] == "b" and key[1] not in self.escaped and key[1] not in held:
+                name = next((k for k, v in self.state.vars.items() if isinstance(v, Buffer) and v.site == key[1]), "")
+                for hazard in hb.released(key, self.record.node, name or "the tensor"):
+                    self.hazards.setdefault(hazard.identity, hazard)
+
+    def escape(self, value: Value) -> None:
+        if isinstance(value, Buffer):
+            self.escaped.add(value.site)
+        elif isinstance(value, Seq):
+            for item in value.items or (value.element,):
+                self.escape(item)
+
+    def release(self, value: Value, node: cst.CSTNode, label: str) -> None:
+        """A torch tensor's last name goes away: the caching allocator may reuse its memory."""
+        hb = self.state.hb
+        if hb is None or not (isinstance(value, Buffer) and value.site) or value.site in self.escaped:
+            return
+        if any(v == value for v in self.state.vars.values()):
+            return  # still held by another name
+        for hazard in hb.released(("b", value.site, ""), node, label):
+            self.hazards.setdefault(hazard.identity, hazard)
+

@@ -1,0 +1,163 @@
+"""What the walk shares: call arguments, small marker values, and target/flag readers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from streamlint.model.api.facts import (
+    BLOCK_ALWAYS,
+    Arg,
+    Fact,
+)
+from streamlint.model.ops import (
+    OpKind,
+)
+from streamlint.model.values import (
+    UNKNOWN,
+    Buffer,
+    Const,
+    Device,
+    QualRef,
+    Stream,
+    Value,
+)
+
+if TYPE_CHECKING:
+    pass
+
+# Frameworks that keep a per-thread current stream.
+CURRENT_FRAMEWORKS = ("cupy", "torch")
+LOCAL = "<local>."
+_BUILTIN_SYNCS = frozenset({"print", "float", "int", "bool", "str", "repr", "complex"})
+# Storing a stream or event into a container keeps it for later: creating one per
+# item (one event per submodule, streams appended at set-up) is not a hot-path smell.
+_CONTAINER_STORES = frozenset({"append", "add", "insert", "extend", "put", "put_nowait", "appendleft", "setdefault"})
+_UNKNOWN_STREAM_METHODS = frozenset({"synchronize", "sync", "wait_stream", "wait_event"})
+_OPERATOR_LABELS = {cst.BinaryOperation: "arithmetic", cst.Comparison: "a comparison",
+                    cst.UnaryOperation: "arithmetic", cst.AugAssign: "in-place arithmetic"}
+# Host timers: a loop that reads one is a measurement harness; its syncs end timed regions.
+_TIMERS = frozenset({"time.perf_counter", "time.perf_counter_ns", "time.time", "time.monotonic",
+                     "time.monotonic_ns", "time.process_time", "timeit.default_timer"})
+_CAPTURE_BEGIN = frozenset({"begin_capture", "capture_begin"})
+_CAPTURE_END = frozenset({"end_capture", "capture_end"})
+_POINTER_ATTRS = frozenset({"ctypes", "data", "ptr", "T", "mT", "real", "imag", "base"})
+
+
+class Args:
+    """Evaluated call arguments, addressable by position or keyword."""
+
+    __slots__ = ("positional", "keywords", "values")
+
+    def __init__(self, positional, keywords, values) -> None:
+        self.positional: list[cst.BaseExpression] = positional
+        self.keywords: dict[str, cst.BaseExpression] = keywords
+        self.values: dict[int, Value] = values
+
+    def expr(self, arg: Optional[Arg]) -> Optional[cst.BaseExpression]:
+        if arg is None:
+            return None
+        if arg.kw is not None and arg.kw in self.keywords:
+            return self.keywords[arg.kw]
+        if arg.pos is not None and arg.pos < len(self.positional):
+            return self.positional[arg.pos]
+        return None
+
+    def has(self, arg: Optional[Arg]) -> bool:
+        return self.expr(arg) is not None
+
+    def value(self, arg: Optional[Arg]) -> Value:
+        expr = self.expr(arg)
+        return UNKNOWN if expr is None else self.values.get(id(expr), UNKNOWN)
+
+    def all(self) -> list[Value]:
+        return list(self.values.values())
+
+    def pairs(self) -> list[tuple[cst.BaseExpression, Value]]:
+        exprs = list(self.positional) + list(self.keywords.values())
+        return [(e, self.values.get(id(e), UNKNOWN)) for e in exprs]
+
+    def pair(self, arg: Optional[Arg]) -> tuple[Optional[cst.BaseExpression], Value]:
+        return self.expr(arg), self.value(arg)
+
+
+class _Batch:
+    """What iterating a DataLoader yields: a batch (tuple, dict or tensor) of one memory kind."""
+
+    __slots__ = ("batch",)
+
+    def __init__(self, batch: Buffer) -> None:
+        self.batch = batch
+
+    def item(self, index) -> Value:
+        return self.batch
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Batch) and other.batch == self.batch
+
+    def __hash__(self) -> int:
+        return hash(self.batch)
+
+
+class _Capture:
+    """`with torch.cuda.graph(g):` - the body is captured, not run."""
+
+    __slots__ = ()
+
+
+class _AutoSync:
+    __slots__ = ("stream",)
+
+    def __init__(self, stream: Stream) -> None:
+        self.stream = stream
+
+
+class _Pinned:
+    __slots__ = ("names",)
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = names
+
+
+def _const_bool(value: Value) -> Optional[bool]:
+    if isinstance(value, Const) and isinstance(value.value, (bool, int)) and value.value in (0, 1):
+        return bool(value.value)
+    return None
+
+
+def _is_cuda_target(value: Value) -> bool:
+    if isinstance(value, Const) and isinstance(value.value, str):
+        return value.value.split(":")[0] == "cuda"
+    if isinstance(value, Const) and isinstance(value.value, int) and not isinstance(value.value, bool):
+        return True  # .to(0) / .cuda(0): a CUDA device index
+    if isinstance(value, Device):
+        return value.cuda
+    return False
+
+
+def _is_cpu_target(value: Value) -> bool:
+    if isinstance(value, Const) and isinstance(value.value, str):
+        return value.value == "cpu"
+    if isinstance(value, Device):
+        return not value.cuda
+    return False
+
+
+def _blocks(fact: Fact, non_blocking: Optional[bool]) -> Optional[bool]:
+    if fact.blocking == BLOCK_ALWAYS:
+        return True
+    return None if non_blocking is None else not non_blocking
+
+
+def _direction(value: Value, expr: Optional[cst.BaseExpression]) -> OpKind:
+    name = value.qualname if isinstance(value, QualRef) else ""
+    if isinstance(value, Const) and isinstance(value.value, int):
+        return {1: OpKind.COPY_H2D, 2: OpKind.COPY_D2H, 3: OpKind.COPY_D2D}.get(value.value, OpKind.COPY)
+    if name.endswith("HostToDevice"):
+        return OpKind.COPY_H2D
+    if name.endswith("DeviceToHost"):
+        return OpKind.COPY_D2H
+    if name.endswith("DeviceToDevice"):
+        return OpKind.COPY_D2D
+    return OpKind.COPY
