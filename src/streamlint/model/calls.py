@@ -730,7 +730,7 @@ class CallsMixin:
                 event = receiver
                 if kind is OpKind.EVENT_SYNC:
                     target = receiver.recorded_on
-            elif isinstance(result, Event):
+            elif isinstance(result, Event) and event is None:
                 event = result
             if kind is OpKind.STREAM_SYNC and target is None and isinstance(receiver, Stream):
                 target = receiver
@@ -811,7 +811,8 @@ class CallsMixin:
             value = Stream(fw, StreamKind.EXPLICIT, self.created_blocking(fact, args), label, site=id(node))
         elif spec == "event":
             recorded = stream if fact.kind is OpKind.EVENT_RECORD else None
-            value = Event(fw, label, site=id(node), recorded_on=recorded)
+            given = args.value(fact.target) if fact.target is not None else UNKNOWN
+            value = given if isinstance(given, Event) else Event(fw, label, site=id(node), recorded_on=recorded)
         elif spec.startswith(("device:", "pinned:", "pageable:", "mapped:")):
             mem_name, framework, *rest = spec.split(":")
             mem = {"device": Mem.DEVICE, "pinned": Mem.PINNED, "pageable": Mem.PAGEABLE, "mapped": Mem.MAPPED}[mem_name]

@@ -79,7 +79,8 @@ FILLING_CREATORS = frozenset({
 STREAM_METHODS: dict[str, Fact] = {
     "synchronize": Fact(K.STREAM_SYNC, F, stream=STREAM_SELF, blocking=BLOCK_ALWAYS),
     "use": Fact(K.SET_STREAM, F, stream=STREAM_SELF, result="self"),
-    "record": Fact(K.EVENT_RECORD, F, stream=STREAM_SELF, result="event"),
+    # s.record(event=None): records the given event (or a new one) and returns it.
+    "record": Fact(K.EVENT_RECORD, F, stream=STREAM_SELF, result="event", target=Arg(0, "event")),
     "wait_event": Fact(K.STREAM_WAIT_EVENT, F, stream=STREAM_SELF, target=Arg(0, "event")),
 }
 
