@@ -50,6 +50,7 @@ from streamlint.model.values import (
 )
 from streamlint.model.walk_common import (
     _BUILTIN_SYNCS,
+    _EVENT_TIMERS,
     _CAPTURE_BEGIN,
     _CAPTURE_END,
     _CONTAINER_STORES,
@@ -99,7 +100,8 @@ class CallsMixin:
             target = self.eval(node.args[0].value)
             if isinstance(target, LocalFunction):
                 return Kernel("numba", target.name, node=target.node, site=target.site)
-            return UNKNOWN
+            # A function we cannot see: still a kernel (its body unknown: arguments written).
+            return Kernel("numba", self.code(node.args[0].value))
         if isinstance(callee, LocalFunction):
             args = self.eval_args(node)
             return self.an.call_local(callee, node, args, self)
@@ -161,7 +163,7 @@ class CallsMixin:
                       stream=self.state.current.get(value.framework), receiver=value, host_blocking=True)
 
     def call_qualified(self, qualname: str, node: cst.Call, label: str) -> Value:
-        if qualname in _TIMERS:
+        if qualname in _TIMERS or qualname in _EVENT_TIMERS:
             for loop in self.loop_stack:
                 self.record.loops[loop].timed = True
         if qualname == "numba.cuda.pinned":
@@ -344,9 +346,18 @@ class CallsMixin:
     # --- method calls on known values
     def call_method(self, receiver: Value, method: str, node: cst.Call, label: str) -> Value:
         label_api = self.code(node.func)
+        if method == "elapsed_time":  # CUDA-event timing: a measurement harness
+            for loop in self.loop_stack:
+                self.record.loops[loop].timed = True
         if method in _CAPTURE_BEGIN or method in _CAPTURE_END:
             self.eval_args(node)
-            self.capturing = max(0, self.capturing + (1 if method in _CAPTURE_BEGIN else -1))
+            # Capture is per stream: ending capture on a stream that is not capturing
+            # (it raises) does not end another stream's capture.
+            key = self.code(node.func.value)  # type: ignore[attr-defined]
+            if method in _CAPTURE_BEGIN:
+                self.capturing = self.capturing | {key}
+            else:
+                self.capturing = self.capturing - {key}
             return UNKNOWN
         if method in _CONTAINER_STORES and not isinstance(receiver, (Stream, Event, Buffer)):
             args = self.eval_args(node)

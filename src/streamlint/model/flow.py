@@ -111,7 +111,7 @@ class Walker(CallsMixin, OrderingMixin):
         self.hazard_mode = hazard_mode
         self.top = top  # the top-level statement being walked (for cheap positions)
         self.view_depth = 0
-        self.capturing = 0  # inside stream capture: work is recorded into a graph, not run
+        self.capturing: frozenset = frozenset()  # streams capturing: their work is recorded into a graph, not run
         self.branch_depth: list[int] = []  # per enclosing loop: how many `if` branches deep
         self.incarnations = 0
         self.hazards: dict[tuple, Hazard] = {}
@@ -311,20 +311,24 @@ class Walker(CallsMixin, OrderingMixin):
             return replace(value, element=replace(value.element, label=f"{label}[...]"))
         return value
 
-    def if_(self, node: cst.If) -> None:
+    def if_(self, node: cst.If, guarded: Optional[bool] = None) -> None:
         self.truth(node.test)
         base = self.state
         self.state = base.copy()
-        if self.branch_depth:
+        # A body under a periodic (`step % N == 0`), one-off (`step == K`) or flag
+        # (`if debug:`) test does not run every iteration; one under a data-dependent
+        # test (`if err > tol:`) may, so it still counts as every iteration.
+        guarded = _rare_test(node.test) if guarded is None else guarded
+        if self.branch_depth and guarded:
             self.branch_depth[-1] += 1
         self.walk(node.body.body)
         then_state = self.state
         self.state = base.copy()
         if isinstance(node.orelse, cst.If):
-            self.if_(node.orelse)
+            self.if_(node.orelse, guarded=guarded or None)
         elif isinstance(node.orelse, cst.Else):
             self.walk(node.orelse.body.body)
-        if self.branch_depth:
+        if self.branch_depth and guarded:
             self.branch_depth[-1] -= 1
         then_state.merge(self.state)
         self.state = then_state
@@ -376,12 +380,12 @@ class Walker(CallsMixin, OrderingMixin):
         saved_current = dict(self.state.current)
         finals: list[tuple[OpKind, Stream, cst.CSTNode]] = []
         pinned_names: list[tuple[str, Value]] = []
-        capturing = 0
+        capturing = False
         for item in node.items:
             label = self.code(item.asname.name) if item.asname is not None and isinstance(item.asname.name, cst.Name) else ""
             value = self.labelled(self.eval(item.item, label), label) if label else self.eval(item.item)
             if isinstance(value, _Capture):
-                capturing += 1
+                capturing = True
             if isinstance(value, StreamContext):
                 stream = value.stream
                 if isinstance(stream, Stream):
@@ -398,9 +402,11 @@ class Walker(CallsMixin, OrderingMixin):
                         self.state.vars[name] = replace(old, mem=Mem.PINNED)
             if item.asname is not None:
                 self.bind(item.asname.name, value if not isinstance(value, StreamContext) else value.stream)
-        self.capturing += capturing
+        saved_capturing = self.capturing
+        if capturing:
+            self.capturing = self.capturing | {"<torch.cuda.graph>"}
         self.walk(node.body.body)
-        self.capturing -= capturing
+        self.capturing = saved_capturing
         for kind, stream, at in finals:
             self.emit(kind, "auto_synchronize", at, stream.framework, stream=stream, target=stream, host_blocking=True)
         for name, old in pinned_names:
@@ -673,3 +679,22 @@ class Walker(CallsMixin, OrderingMixin):
                 self.view_depth -= 1
         return self.eval(expr)
 
+
+
+def _rare_test(test: cst.BaseExpression) -> bool:
+    """Does this `if` test make its body run only now and then (periodic, one-off, flag)?"""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _rare_test(test.expression)
+    if isinstance(test, (cst.Name, cst.Attribute)):
+        return True  # a flag: `if debug:`, `if self.verbose:`
+    if isinstance(test, cst.BooleanOperation):
+        return _rare_test(test.left) or _rare_test(test.right)
+    if isinstance(test, cst.Comparison):
+        if _has_modulo(test.left) or any(_has_modulo(c.comparator) for c in test.comparisons):
+            return True  # every N steps
+        return all(isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) for c in test.comparisons)
+    return _has_modulo(test)
+
+
+def _has_modulo(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.BinaryOperation) and (isinstance(expr.operator, cst.Modulo) or _has_modulo(expr.left))
