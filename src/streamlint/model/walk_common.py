@@ -41,8 +41,8 @@ _OPERATOR_LABELS = {cst.BinaryOperation: "arithmetic", cst.Comparison: "a compar
 _TIMERS = frozenset({"time.perf_counter", "time.perf_counter_ns", "time.time", "time.monotonic",
                      "time.monotonic_ns", "time.process_time", "timeit.default_timer"})
 _EVENT_TIMERS = frozenset({"cupy.cuda.get_elapsed_time", "numba.cuda.event_elapsed_time"})
-_CAPTURE_BEGIN = frozenset({"begin_capture", "capture_begin"})
-_CAPTURE_END = frozenset({"end_capture", "capture_end"})
+_CAPTURE_BEGIN = frozenset({"begin_capture", "capture_begin", "begin_building"})  # CuPy, torch, cuda.core
+_CAPTURE_END = frozenset({"end_capture", "capture_end", "end_building"})
 _POINTER_ATTRS = frozenset({"ctypes", "data", "ptr", "T", "mT", "real", "imag", "base"})
 
 
