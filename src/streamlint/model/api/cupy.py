@@ -29,7 +29,6 @@ _D2H = Fact(
 
 FUNCTIONS: dict[str, Fact] = {
     "cupy.cuda.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="not:non_blocking"),
-    "cupy.cuda.stream.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="not:non_blocking"),
     "cupy.cuda.ExternalStream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown"),
     "cupy.cuda.Stream.from_external": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown"),
     "cupy.cuda.get_current_stream": Fact(None, F, result="current_stream"),

@@ -22,7 +22,6 @@ F = "torch"
 
 FUNCTIONS: dict[str, Fact] = {
     "torch.cuda.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="no"),
-    "torch.cuda.streams.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="no"),
     "torch.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="no"),
     "torch.cuda.ExternalStream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown"),
     "torch.cuda.get_stream_from_external": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown"),
@@ -38,7 +37,6 @@ FUNCTIONS: dict[str, Fact] = {
     "torch.cuda.synchronize": Fact(K.DEVICE_SYNC, F, blocking=BLOCK_ALWAYS),
     "torch.accelerator.synchronize": Fact(K.DEVICE_SYNC, F, blocking=BLOCK_ALWAYS),
     "torch.utils.data.DataLoader": Fact(None, F, result="loader"),
-    "torch.utils.data.dataloader.DataLoader": Fact(None, F, result="loader"),
     "torch.device": Fact(None, F, result="device"),
     "torch.from_numpy": Fact(None, F, result="like_arg0:torch"),
     "torch.equal": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
