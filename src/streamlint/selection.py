@@ -18,9 +18,6 @@ from streamlint import rules as registry
 ALL = "ALL"
 SOURCE_ERROR = "SL000"  # unreadable or unparsable file: always reported
 SOURCE_ERROR_NAME = "source-error"
-# Announced for the next release (cross-stream hazards). Accepted in configuration so a
-# config written for a later version does not break this one; they select nothing yet.
-RESERVED_CODES = ("SL401", "SL402", "SL403", "SL404")
 
 _SELECTOR = re.compile(r"SL\d{0,3}")
 
@@ -48,7 +45,7 @@ def rule_codes() -> tuple[str, ...]:
 
 
 def known_codes() -> tuple[str, ...]:
-    return (SOURCE_ERROR, *rule_codes(), *RESERVED_CODES)
+    return (SOURCE_ERROR, *rule_codes())
 
 
 def normalize(selector: str) -> str:

@@ -131,11 +131,6 @@ class FileAnalysis:
             )
         return True
 
-    def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
-        """Positions of every node (the slow, exact way); tools that need them all."""
-        self.position(cst.Name("_"))  # not in the tree: forces the whole-module pass
-        return self._positions or {}
-
     def line_of(self, node: cst.CSTNode) -> int:
         rng = self.position(node)
         return rng.start.line if rng else 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, FunctionRecord, GpuOp, OpKind
-from streamlint.model.values import Buffer, Mem, Stream, StreamKind
+from streamlint.model.values import Stream, StreamKind
 
 
 def shared_loop(a: GpuOp, b: GpuOp) -> Optional[int]:
@@ -154,10 +154,6 @@ def streams_named(ops: Iterable[GpuOp]) -> str:
     if len(labels) == 1:
         return labels[0]
     return ", ".join(labels[:-1]) + " and " + labels[-1]
-
-
-def is_host_buffer(value: object, mem: Mem) -> bool:
-    return isinstance(value, Buffer) and value.mem is mem and value.framework != "cupy"
 
 
 def is_default_stream(stream: Optional[Stream]) -> bool:

@@ -7,11 +7,6 @@ from streamlint.model.ops import FunctionRecord, GpuOp, OpKind
 from streamlint.model.queries import same_stream, work_after
 
 
-def call_text(analysis: FileAnalysis, op: GpuOp) -> str:
-    """The call as the user wrote it, shortened for a message: `cp.asnumpy(...)`."""
-    return f"`{op.api}(...)`" if op.api else "this call"
-
-
 def via_helper(analysis: FileAnalysis, op: GpuOp) -> str:
     """' inside `helper()` (line N)' when the operation hides in a same-module function."""
     return inside(analysis, op.helper)
