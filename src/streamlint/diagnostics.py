@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from streamlint.fixes.model import Fix
 
 # Where a rule's documentation lives; `streamlint rule CODE` prints the same text.
 DOCS_URL = "https://github.com/streamlint/streamlint/blob/main/docs/rules/{code}.md"
@@ -22,6 +26,11 @@ class Diagnostic:
     noqa_row: int
     # Human-readable name of the rule (e.g. "default-stream-barrier"); "" for SL000.
     name: str = ""
+    # The fix for this finding, if the rule has one (not part of identity or order).
+    fix: Optional["Fix"] = field(default=None, compare=False)
+    # For notebooks: the 1-based index of the code cell; row/column are then within
+    # that cell. None for plain source files.
+    cell: Optional[int] = field(default=None, compare=False)
 
     @property
     def url(self) -> str | None:
