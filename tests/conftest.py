@@ -62,6 +62,17 @@ def fake_check(source: str, filename: str, rules) -> list[Diagnostic]:
     return sorted(out)
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch):
+    """Each test's result cache in a directory of its own (the environment reaches
+    subprocesses too): runs with fake checkers never share results with real ones, and
+    no test writes a cache into the repository."""
+    directory = tmp_path_factory.mktemp("cache") / ".streamlint_cache"
+    monkeypatch.setenv("STREAMLINT_CACHE_DIR", str(directory))
+    monkeypatch.delenv("STREAMLINT_NO_CACHE", raising=False)
+    return directory
+
+
 @pytest.fixture
 def fake_engine(monkeypatch):
     """Swap the rule registry and the checker for the fakes above."""
@@ -69,6 +80,7 @@ def fake_engine(monkeypatch):
     from streamlint import engine
 
     monkeypatch.setattr(streamlint.rules, "all_rules", lambda: FAKE_RULES)
+    monkeypatch.setattr(streamlint.rules, "rule_codes", lambda: tuple(r.code for r in FAKE_RULES))
     monkeypatch.setattr(engine, "load_checker", lambda: (fake_check, FakeSourceError))
     return FAKE_RULES
 

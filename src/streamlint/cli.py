@@ -2,6 +2,7 @@
 
     streamlint [check] [PATH ...]     bare paths mean `check`; `-` reads stdin
     streamlint rule CODE | --all      a rule's documentation, or the list of rules
+    streamlint clean                  remove the result cache
 
 Exit codes: 0 no findings, 1 findings (SL000 included), 2 usage, configuration or
 internal error.
@@ -20,13 +21,14 @@ from typing import Sequence, TextIO
 
 from streamlint.runtime.verify import add_verify_parser, run_verify
 from streamlint import __version__, engine, output
+from streamlint import cache as result_cache
 from streamlint import rules as registry
-from streamlint.config import ConfigError, SettingsResolver, parse_selectors
+from streamlint.config import ConfigError, Settings, SettingsResolver, parse_selectors
 from streamlint.discovery import discover
 from streamlint.selection import RuleSelection
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-_SUBCOMMANDS = ("check", "rule", "verify")
+_SUBCOMMANDS = ("check", "rule", "verify", "clean")
 _TOP_LEVEL = ("-h", "--help", "-V", "--version")
 
 
@@ -53,7 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
                        choices=output.FORMATS, help="output format (default: text)")
     check.add_argument("--statistics", action="store_true", help="show counts per rule")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
-    check.add_argument("--no-cache", action="store_true", help="do not use a cache (none yet)")
+    check.add_argument("--no-cache", action="store_true",
+                       help="neither read nor write the result cache")
+    check.add_argument("--cache-dir", type=Path, metavar="PATH",
+                       help="where the result cache lives (default: .streamlint_cache "
+                            "in the project root)")
     check.add_argument("--force-exclude", action="store_true",
                        help="apply exclusions to paths named on the command line too")
     check.add_argument("--config", type=Path, metavar="PATH",
@@ -73,6 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("--format", "--output-format", dest="format", default="text",
                       choices=("text", "json"))
 
+    clean = sub.add_parser("clean", help="remove the result cache")
+    clean.add_argument("--cache-dir", type=Path, metavar="PATH",
+                       help="the cache to remove (default: the configured one)")
+    clean.add_argument("--config", type=Path, metavar="PATH",
+                       help="the TOML file whose cache-dir to use")
+
     add_verify_parser(sub)  # the GPU runtime checks (torch needed only when it runs)
     return parser  # fmt: skip
 
@@ -91,6 +103,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_rule(args, sys.stdout)
         if args.command == "verify":
             return run_verify(args)
+        if args.command == "clean":
+            return run_clean(args, sys.stdout)
         return run_check(args, sys.stdout, sys.stderr)
     except (ConfigError, UsageError) as err:
         _error(f"error: {err}")
@@ -113,7 +127,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    engine.load_checker()  # a broken install is an internal error, not SL000 on every file
     layer = RuleSelection(
         select=_selectors(args.select, "--select"),
         extend_select=_selectors(args.extend_select, "--extend-select") or (),
@@ -139,7 +152,11 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 err.write(f"streamlint: warning: {warning}\n")
             if not found.files and not results:
                 err.write("streamlint: warning: no Python files found under the given paths\n")
-        results.extend(engine.lint_files(found.files))
+        cache = None if args.no_cache else _open_cache(args.cache_dir, resolver)
+        results.extend(engine.lint_files(found.files, cache=cache))
+        if cache is not None and not args.quiet:
+            for warning in cache.warnings:
+                err.write(f"streamlint: warning: {warning}\n")
 
     diagnostics = sorted(d for r in sorted(results, key=lambda r: r.path) for d in r.diagnostics)
     stdin_name = args.stdin_filename or "-"
@@ -179,9 +196,30 @@ def run_rule(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_CLEAN
 
 
+def run_clean(args: argparse.Namespace, out: TextIO) -> int:
+    resolver = SettingsResolver(explicit_config=args.config)
+    _, message = result_cache.clean(_cache_dir(args.cache_dir, resolver))
+    out.write(message + "\n")
+    return EXIT_CLEAN
+
+
+def _open_cache(option: Path | None, resolver: SettingsResolver) -> result_cache.ResultCache | None:
+    if result_cache.disabled_by_env():
+        return None
+    return result_cache.ResultCache(_cache_dir(option, resolver))
+
+
+def _cache_dir(option: Path | None, resolver: SettingsResolver) -> Path:
+    # One cache per run: the one of the configuration that applies to the working
+    # directory (like ruff's project root), whatever paths are checked.
+    settings: Settings = resolver.for_path(os.getcwd())
+    return result_cache.cache_dir(option, settings.cache_dir, settings.root)
+
+
 def _lint_stdin(
     args: argparse.Namespace, resolver: SettingsResolver
 ) -> tuple[engine.FileResult | None, str | None]:
+    engine.load_checker()  # a broken install is an internal error, not an SL000
     name = args.stdin_filename or "-"
     anchor = name if args.stdin_filename else os.getcwd()
     settings = resolver.for_path(anchor)

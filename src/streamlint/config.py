@@ -36,7 +36,7 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 CONFIG_FILE = "pyproject.toml"
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
 _SELECTOR_KEYS = ("select", "ignore", "extend-select")
-KNOWN_KEYS = (*_LIST_KEYS, "per-file-ignores", "respect-gitignore")
+KNOWN_KEYS = (*_LIST_KEYS, "per-file-ignores", "respect-gitignore", "cache-dir")
 
 
 class ConfigError(Exception):
@@ -54,6 +54,9 @@ class Settings:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDES
     extend_exclude: tuple[str, ...] = ()
     respect_gitignore: bool = True
+    # Where the result cache lives (relative paths are relative to the config file's
+    # directory); None: `.streamlint_cache` in the project root.
+    cache_dir: Path | None = None
     # The directory the patterns are relative to (the config file's); None: no config.
     root: Path | None = None
     config_file: Path | None = None
@@ -135,6 +138,11 @@ def settings_from_table(table: Mapping[str, Any], source: Path) -> Settings:
             raise ConfigError(f"{where}: respect-gitignore must be true or false")
         values["respect_gitignore"] = flag
     root = Path(os.path.abspath(source)).parent
+    if "cache-dir" in table:
+        value = table["cache-dir"]
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{where}: cache-dir must be a path (a non-empty string)")
+        values["cache_dir"] = root / os.path.expanduser(value)
     return Settings(**values, root=root, config_file=source)
 
 

@@ -17,7 +17,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, NamedTuple, Optional, Sequence
 
 import pathspec
 
@@ -25,10 +25,14 @@ from streamlint import rules as registry
 from streamlint import selection, suppression
 from streamlint.config import Settings, SettingsResolver
 from streamlint.diagnostics import Diagnostic
+from streamlint.model import reads
 from streamlint.rules import Rule
 
+if TYPE_CHECKING:
+    from streamlint.cache import ResultCache
+
 # The model's vocabulary: a file with none of these words cannot have a finding.
-from streamlint.model.api import PREFILTER_KEYS as PREFILTER
+from streamlint.model.prefilter import PREFILTER_KEYS as PREFILTER
 BOM = b"\xef\xbb\xbf"
 # Below this many files a process pool costs more (start-up, imports) than it saves.
 PARALLEL_THRESHOLD = 8
@@ -53,6 +57,15 @@ class FileResult:
     diagnostics: list[Diagnostic]
     analysed: bool  # False when the prefilter skipped the file (or it could not be read)
     lines: int
+
+
+class _Checked(NamedTuple):
+    """A file's result with what the cache needs: the hash of the bytes that were
+    checked (None when they could not be read) and the other files the analysis read."""
+
+    result: FileResult
+    digest: Optional[str]
+    deps: dict[str, reads.Note]
 
 
 def load_checker() -> tuple[CheckFn, type[Exception]]:
@@ -243,6 +256,7 @@ def lint_paths(
     resolver: SettingsResolver | None = None,
     force_exclude: bool = False,
     rules: Sequence[type[Rule]] | None = None,
+    cache: ResultCache | None = None,
 ) -> list[FileResult]:
     """Discover and lint files and directories; results sorted by path.
 
@@ -253,22 +267,76 @@ def lint_paths(
     if resolver is None and settings is not None:
         resolver = _FixedResolver(settings)
     found = discover(paths, resolver or SettingsResolver(), force_exclude=force_exclude)
-    return lint_files(found.files, jobs=jobs, rules=rules)
+    return lint_files(found.files, jobs=jobs, rules=rules, cache=cache)
 
 
 def lint_files(
     files: Sequence[tuple[Path, Settings]],
     jobs: int | None = None,
     rules: Sequence[type[Rule]] | None = None,
+    cache: ResultCache | None = None,
 ) -> list[FileResult]:
-    """Lint (path, settings) pairs, in a process pool when there are many."""
+    """Lint (path, settings) pairs, in a process pool when there are many; results
+    sorted by path. With a `cache`, files whose stored result is still valid are not
+    checked again, and the new results are stored (and saved) at the end."""
     jobs = default_jobs() if jobs is None else max(1, jobs)
     items = list(files)
+    results: list[FileResult] = []
+    keys: dict[str, tuple[str, str]] = {}  # filename -> (absolute path, config key)
+    if cache is not None:
+        items, results = _from_cache(items, rules, cache, keys)
+    if items:
+        load_checker()  # a broken install is one internal error, not SL000 on every file
     if jobs > 1 and len(items) > PARALLEL_THRESHOLD:
-        results = _lint_parallel(items, jobs, rules)
+        checked = _lint_parallel(items, jobs, rules)
     else:
-        results = _lint_chunk(items, rules)
+        checked = _lint_chunk(items, rules)
+    for result, digest, deps in checked:
+        results.append(result)
+        if cache is not None and digest is not None and _cacheable(result):
+            path, config = keys[result.path]
+            cache.store(path, digest, config, result.diagnostics, result.analysed, result.lines, deps)
+    if cache is not None:
+        cache.save()
     return sorted(results, key=lambda r: r.path)
+
+
+def _from_cache(
+    items: list[tuple[Path, Settings]],
+    rules: Sequence[type[Rule]] | None,
+    cache: ResultCache,
+    keys: dict[str, tuple[str, str]],
+) -> tuple[list[tuple[Path, Settings]], list[FileResult]]:
+    """(the items to check, the results found in the cache). Files are read and hashed
+    here; nothing is parsed, and neither the checker nor libcst is imported."""
+    from streamlint.cache.keys import config_key
+
+    codes = tuple(r.code for r in rules) if rules is not None else registry.rule_codes()
+    pending, hits = [], []
+    for path, settings in items:
+        filename = str(path)
+        absolute = os.path.abspath(filename)
+        config = config_key(settings, enabled_codes_for_file(settings, filename, codes))
+        keys[filename] = (absolute, config)
+        try:
+            data = _read(path)
+        except OSError:
+            pending.append((path, settings))  # reported by the check, never cached
+            continue
+        found = cache.lookup(absolute, filename, reads.content_hash(data), config)
+        if found is None:
+            pending.append((path, settings))
+        else:
+            hits.append(FileResult(filename, found.diagnostics, found.analysed, found.lines))
+    return pending, hits
+
+
+def _cacheable(result: FileResult) -> bool:
+    # An internal error may be transient (memory, a killed worker): checked again next time.
+    return not any(
+        d.code == selection.SOURCE_ERROR and d.message.startswith("internal error")
+        for d in result.diagnostics
+    )
 
 
 def default_jobs() -> int:
@@ -283,11 +351,18 @@ def rules_for_file(
 ) -> tuple[type[Rule], ...]:
     """The rules selected for one file: settings' layers, then per-file-ignores."""
     pool = tuple(rules) if rules is not None else registry.all_rules()
-    enabled = selection.enabled_codes(settings.layers, tuple(r.code for r in pool))
+    enabled = enabled_codes_for_file(settings, filename, tuple(r.code for r in pool))
+    return tuple(r for r in pool if r.code in enabled)
+
+
+def enabled_codes_for_file(
+    settings: Settings, filename: str, codes: tuple[str, ...]
+) -> tuple[str, ...]:
+    """Which of `codes` run on one file (the same choice as `rules_for_file`, from
+    codes alone, so that the cache can be keyed without importing any rule)."""
+    enabled = selection.enabled_codes(settings.layers, codes)
     ignored = per_file_ignored(settings, filename)
-    return tuple(
-        r for r in pool if r.code in enabled and not selection.is_ignored(ignored, r.code)
-    )
+    return tuple(c for c in codes if c in enabled and not selection.is_ignored(ignored, c))
 
 
 def per_file_ignored(settings: Settings, filename: str) -> tuple[str, ...]:
@@ -334,14 +409,32 @@ def _row_col(data: bytes, offset: int) -> tuple[int, int]:
 
 def _lint_chunk(
     items: Sequence[tuple[Path, Settings]], rules: Sequence[type[Rule]] | None = None
-) -> list[FileResult]:
-    return [lint_file(path, settings, rules=rules) for path, settings in items]
+) -> list[_Checked]:
+    if items:
+        from streamlint.model import project
+
+        # Import resolutions are remembered per chunk only: a module created or deleted
+        # since an earlier run in this process must be seen (the cache relies on it).
+        project.forget_resolutions()
+    return [_lint_recorded(path, settings, rules) for path, settings in items]
+
+
+def _lint_recorded(path: Path, settings: Settings, rules: Sequence[type[Rule]] | None) -> _Checked:
+    """lint_file, plus the hash of the bytes checked and what the analysis read besides."""
+    filename = str(path)
+    try:
+        data = _read(path)
+    except OSError:
+        return _Checked(lint_file(path, settings, rules=rules), None, {})
+    with reads.recording() as deps:
+        result = lint_bytes(data, filename, settings, rules=rules)
+    return _Checked(result, reads.content_hash(data), deps)
 
 
 def _lint_parallel(
     items: list[tuple[Path, Settings]], jobs: int, rules: Sequence[type[Rule]] | None
-) -> list[FileResult]:
-    results: list[FileResult] = []
+) -> list[_Checked]:
+    results: list[_Checked] = []
     suspects: list[tuple[Path, Settings]] = []
     chunks = _chunks(items, jobs)
     with ProcessPoolExecutor(max_workers=min(jobs, len(chunks))) as pool:
@@ -380,9 +473,9 @@ def _size(path: Path) -> int:
 
 def _lint_isolated(
     items: Sequence[tuple[Path, Settings]], rules: Sequence[type[Rule]] | None
-) -> list[FileResult]:
+) -> list[_Checked]:
     """Each file in a worker of its own, so a crash names its file and spares the rest."""
-    results: list[FileResult] = []
+    results: list[_Checked] = []
     pool: ProcessPoolExecutor | None = None
     try:
         for path, settings in items:
@@ -393,7 +486,8 @@ def _lint_isolated(
                 pool.shutdown()
                 pool = None
                 message = "internal error: the checker crashed on this file (in native code)"
-                results.append(FileResult(str(path), [source_error(str(path), message)], True, 0))
+                crashed = FileResult(str(path), [source_error(str(path), message)], True, 0)
+                results.append(_Checked(crashed, None, {}))
     finally:
         if pool is not None:
             pool.shutdown()

@@ -41,7 +41,7 @@ class RuleSelection:
 
 def rule_codes() -> tuple[str, ...]:
     # Looked up through the module so tests can swap the registry for fake rules.
-    return tuple(rule.code for rule in registry.all_rules())
+    return registry.rule_codes()
 
 
 def known_codes() -> tuple[str, ...]:

@@ -1,34 +1,49 @@
 """Other modules of the checked project: `from .staging import prefetch` resolves to the
 summary of `prefetch` in staging.py, read from disk (parsed and analysed, never imported).
 
-Analyses are cached per process by path and modification time. Resolution is lazy (on
-the first call of an imported name), bounded in depth, and guarded against cycles.
+Resolution is lazy (on the first call of an imported name), bounded in depth, and
+guarded against cycles. Analyses are kept per process, by path and modification time,
+in a small LRU: each holds its module's syntax tree, so the bound is what keeps memory
+flat on big trees. Every path looked at is noted (model/reads.py) so that a cached
+result of the checked file can be invalidated when one of them changes.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional
 
-import libcst as cst
-
-from streamlint.model import api
+from streamlint.model import api, reads
 
 if TYPE_CHECKING:
     from streamlint.model.analysis import FileAnalyzer
 
 MAX_DEPTH = 1  # the checked file's direct imports (their own imports stay unknown)
 MAX_BYTES = 2_000_000
+# The LRU's bounds. A summarised module costs about 25x its source in memory (its tree).
+MAX_CACHED_MODULES = 128
+MAX_CACHED_SOURCE_BYTES = 4_000_000
 # A module that names none of the frameworks cannot return GPU values or do GPU work.
 _FRAMEWORK_WORDS = (b"torch", b"cupy", b"numba", b"cuda")
 
-_cache: dict[str, tuple[float, Optional["FileAnalyzer"]]] = {}
+
+class _Summary(NamedTuple):
+    mtime_ns: int
+    size: int
+    digest: str
+    analyzer: Optional["FileAnalyzer"]
+
+
+_cache: OrderedDict[str, _Summary] = OrderedDict()
+_cached_bytes = 0
 _in_progress: set[str] = set()
 
-
-_resolved: dict[tuple[str, str], Optional[Path]] = {}
+# (directory of the importing file, dotted name) -> (file, the paths probed on the way).
+Probes = tuple[tuple[str, bool], ...]
+_resolved: dict[tuple[str, str], tuple[Optional[Path], Probes]] = {}
 
 
 def module_file(from_path: str, dotted: str) -> Optional[Path]:
@@ -40,11 +55,15 @@ def module_file(from_path: str, dotted: str) -> Optional[Path]:
         return None
     key = (os.path.dirname(from_path), dotted)
     if key not in _resolved:
-        _resolved[key] = _module_file(from_path, dotted)
-    return _resolved[key]
+        probes: list[tuple[str, bool]] = []
+        _resolved[key] = (_module_file(from_path, dotted, probes), tuple(probes))
+    found, probes = _resolved[key]
+    for path, exists in probes:  # noted on every call: each checked file needs its own
+        reads.note(path, reads.PRESENT if exists else reads.ABSENT)
+    return found
 
 
-def _module_file(from_path: str, dotted: str) -> Optional[Path]:
+def _module_file(from_path: str, dotted: str, probes: list[tuple[str, bool]]) -> Optional[Path]:
     here = Path(from_path).resolve().parent
     level = len(dotted) - len(dotted.lstrip("."))
     parts = [p for p in dotted.lstrip(".").split(".") if p]
@@ -52,60 +71,106 @@ def _module_file(from_path: str, dotted: str) -> Optional[Path]:
         base = here
         for _ in range(level - 1):
             base = base.parent
-        return _find(base, parts)
+        return _find(base, parts, probes)
     if not parts or api.framework_of(dotted) or parts[0] in ("numpy", "os", "sys", "typing"):
         return None
     # Absolute: beside the file (scripts), or from the top of its package.
     top = here
-    while (top / "__init__.py").exists() and top.parent != top:
+    while _is_file(top / "__init__.py", probes) and top.parent != top:
         top = top.parent
     for base in dict.fromkeys((here, top)):
-        found = _find(base, parts)
+        found = _find(base, parts, probes)
         if found is not None:
             return found
     return None
 
 
-def _find(base: Path, parts: list[str]) -> Optional[Path]:
+def _find(base: Path, parts: list[str], probes: list[tuple[str, bool]]) -> Optional[Path]:
     if not parts:
         init = base / "__init__.py"
-        return init if init.is_file() else None
+        return init if _is_file(init, probes) else None
     candidate = base.joinpath(*parts)
     for path in (candidate.with_suffix(".py"), candidate / "__init__.py"):
-        if path.is_file():
+        if _is_file(path, probes):
             return path
     return None
 
 
-def analyzer_for(path: Path, depth: int) -> Optional["FileAnalyzer"]:
-    from streamlint.model.analysis import FileAnalyzer
+def _is_file(path: Path, probes: list[tuple[str, bool]]) -> bool:
+    exists = path.is_file()
+    probes.append((str(path), exists))
+    return exists
 
+
+def analyzer_for(path: Path, depth: int) -> Optional["FileAnalyzer"]:
     key = str(path)
     try:
         stat = path.stat()
     except OSError:
+        reads.note(key, reads.ABSENT)
         return None
     cached = _cache.get(key)
-    if cached is not None and cached[0] == stat.st_mtime:
-        return cached[1]
-    if key in _in_progress or depth > MAX_DEPTH or stat.st_size > MAX_BYTES:
+    if cached is not None and (cached.mtime_ns, cached.size) == (stat.st_mtime_ns, stat.st_size):
+        _cache.move_to_end(key)
+        reads.note(key, cached.digest)
+        return cached.analyzer
+    if key in _in_progress or depth > MAX_DEPTH:
         return None
-    _in_progress.add(key)
     try:
         data = path.read_bytes()
-        if not any(k in data for k in _FRAMEWORK_WORDS):
-            analyzer = None
-        else:
-            analyzer = FileAnalyzer(cst.parse_module(data.decode("utf-8")), path=key, depth=depth, summaries_only=True)
-            analyzer.run()
-    except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
-        analyzer = None
+    except OSError:
+        reads.note(key, reads.ABSENT)
+        return None
+    digest = reads.content_hash(data)
+    reads.note(key, digest)
+    _in_progress.add(key)
+    try:
+        analyzer = _summarise(data, key, depth)
     finally:
         _in_progress.discard(key)
-    _cache[key] = (stat.st_mtime, analyzer)
+    _remember(key, _Summary(stat.st_mtime_ns, len(data), digest, analyzer))
     return analyzer
 
 
+def _summarise(data: bytes, key: str, depth: int) -> Optional["FileAnalyzer"]:
+    import libcst as cst
+
+    from streamlint.model.analysis import FileAnalyzer
+
+    if len(data) > MAX_BYTES or not any(k in data for k in _FRAMEWORK_WORDS):
+        return None
+    try:
+        module = cst.parse_module(data.decode("utf-8"))
+        analyzer = FileAnalyzer(module, path=key, depth=depth, summaries_only=True)
+        analyzer.run()
+    except (UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
+        return None
+    return analyzer
+
+
+def _remember(key: str, summary: _Summary) -> None:
+    global _cached_bytes
+    old = _cache.pop(key, None)
+    if old is not None and old.analyzer is not None:
+        _cached_bytes -= old.size
+    _cache[key] = summary
+    if summary.analyzer is None:
+        return  # a miss costs no tree: only its entry
+    _cached_bytes += summary.size
+    while _cache and (len(_cache) > MAX_CACHED_MODULES or _cached_bytes > MAX_CACHED_SOURCE_BYTES):
+        _, evicted = _cache.popitem(last=False)
+        if evicted.analyzer is not None:
+            _cached_bytes -= evicted.size
+
+
+def forget_resolutions() -> None:
+    """Forget which file each import resolved to (files may have appeared or gone);
+    the analyses stay, checked against each file's modification time."""
+    _resolved.clear()
+
+
 def clear() -> None:
+    global _cached_bytes
     _cache.clear()
     _resolved.clear()
+    _cached_bytes = 0

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from streamlint.rules.base import Finding, Rule
 
-__all__ = ["Finding", "Rule", "all_rules", "rule_by_code"]
+__all__ = ["Finding", "Rule", "all_rules", "rule_by_code", "rule_codes"]
 
 
 @lru_cache(maxsize=None)
@@ -26,6 +26,26 @@ def all_rules() -> tuple[type[Rule], ...]:
                 if value.__module__ == module.__name__:
                     found.append(value)
     return tuple(sorted(found, key=lambda r: r.code))
+
+
+def rule_codes() -> tuple[str, ...]:
+    """Every rule's code, sorted, from the module names alone (`sl101_...` is SL101).
+
+    Importing a rule loads the stream model and libcst; selecting rules and keying the
+    result cache need only the codes, so a run served from the cache imports neither.
+    """
+    return _codes_from_module_names()
+
+
+@lru_cache(maxsize=None)
+def _codes_from_module_names() -> tuple[str, ...]:
+    return tuple(
+        sorted(
+            f"SL{info.name[2:5]}"
+            for info in pkgutil.iter_modules(__path__)
+            if info.name.startswith("sl") and info.name[2:5].isdigit()
+        )
+    )
 
 
 def rule_by_code(code: str) -> type[Rule] | None:

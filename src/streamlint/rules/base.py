@@ -6,9 +6,9 @@ import inspect
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
-import libcst as cst
+if TYPE_CHECKING:  # libcst only for the annotation: a fully cached run never loads it
+    import libcst as cst
 
-if TYPE_CHECKING:
     from streamlint.model.analysis import FileAnalysis
 
 

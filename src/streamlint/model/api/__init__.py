@@ -43,14 +43,7 @@ _ALIASES = {
     "cupy._core": "cupy",
 }
 
-# A file none of whose bytes contain any of these words cannot produce a finding, so
-# it is not parsed: every rule needs a CUDA device, a stream, pinned memory, a
-# non-blocking copy or one of the non-torch frameworks to appear in the text. (Plain
-# "torch" is not enough: most of PyTorch's own files import torch and never touch CUDA.)
-PREFILTER_KEYS: tuple[bytes, ...] = (
-    b"cuda", b"cupy", b"numba", b"Stream", b"pin_memory", b"non_blocking",
-    b"accelerator", b"Event",
-)
+from streamlint.model.prefilter import PREFILTER_KEYS  # noqa: E402,F401  (its former home)
 
 # A file is worth following into other modules of the project only if its own text uses
 # streams, asynchronous copies, pinned memory or the non-torch frameworks: only then can a

@@ -1,0 +1,213 @@
+"""The cache on disk: one shard file per checked directory, under `<cache-dir>/results-*/`.
+
+A shard maps file names to entries: the content hash and configuration key the entry
+was made for, the dependencies the analysis read (model/reads.py), and the result.
+A shard is one header line (format, tool fingerprint, directory, hash of the body)
+and a JSON body. Shards are written whole, to a temporary file renamed over the old
+one, so a reader sees the old shard or the new one, never half of one; a shard whose
+header does not match (another version, another directory, a damaged body) is
+ignored and replaced on the next write. Concurrent runs: the last writer wins.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Optional
+
+from streamlint import __version__
+from streamlint.cache import codec
+from streamlint.cache.keys import FORMAT, tool_fingerprint
+from streamlint.diagnostics import Diagnostic
+from streamlint.model import reads
+
+CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by streamlint.\n"
+    "# For information about cache directory tags, see:\n"
+    "#\thttps://bford.info/cachedir/\n"
+)
+GITIGNORE = "# Automatically created by streamlint.\n*\n"
+RESULTS_PREFIX = "results-"
+
+
+class Cached(NamedTuple):
+    diagnostics: list[Diagnostic]
+    analysed: bool
+    lines: int
+
+
+@dataclass
+class _Shard:
+    entries: dict[str, Any] = field(default_factory=dict)
+    touched: set[str] = field(default_factory=set)  # names looked up or stored this run
+    dirty: bool = False
+
+
+class ResultCache:
+    """Lookups and stores of one run; `save()` writes what changed."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = os.path.abspath(directory)
+        self.results_dir = os.path.join(self.directory, f"{RESULTS_PREFIX}{FORMAT}-{__version__}")
+        self.hits = 0
+        self.misses = 0
+        self.warnings: list[str] = []
+        self._shards: dict[str, _Shard] = {}
+        self._current: dict[tuple[str, bool], reads.Note] = {}
+
+    # ------------------------------------------------------------------ lookups
+    def lookup(self, path: str, filename: str, digest: str, config: str) -> Optional[Cached]:
+        """The stored result for the file at absolute `path`, shown as `filename`, when it
+        was made for this content, this configuration, and dependencies as they are now."""
+        directory, name = os.path.split(path)
+        shard = self._shard(directory)
+        shard.touched.add(name)
+        found = self._valid(shard.entries.get(name), filename, digest, config)
+        if found is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return found
+
+    def _valid(self, entry: Any, filename: str, digest: str, config: str) -> Optional[Cached]:
+        if not isinstance(entry, dict) or entry.get("hash") != digest or entry.get("config") != config:
+            return None
+        deps = entry.get("deps")
+        if not isinstance(deps, dict):
+            return None
+        for dep, note in deps.items():
+            if not (note is None or isinstance(note, str)) or self._note_now(dep, note) != note:
+                return None
+        analysed, lines, raw = entry.get("analysed"), entry.get("lines"), entry.get("diagnostics")
+        if not isinstance(analysed, bool) or type(lines) is not int or not isinstance(raw, list):
+            return None
+        try:
+            diagnostics = [codec.decode_diagnostic(filename, d) for d in raw]
+        except codec.DecodeError:
+            return None
+        return Cached(diagnostics, analysed, lines)
+
+    def _note_now(self, path: str, recorded: reads.Note) -> reads.Note:
+        """What the analysis would note about `path` now (memoized for the run)."""
+        wants_hash = bool(recorded)
+        key = (path, wants_hash)
+        if key not in self._current:
+            if not wants_hash:
+                now = reads.PRESENT if os.path.isfile(path) else reads.ABSENT
+            else:
+                try:
+                    with open(path, "rb") as fh:
+                        now = reads.content_hash(fh.read())
+                except OSError:
+                    now = reads.ABSENT
+            self._current[key] = now
+        return self._current[key]
+
+    # ------------------------------------------------------------------ stores
+    def store(
+        self,
+        path: str,
+        digest: str,
+        config: str,
+        diagnostics: list[Diagnostic],
+        analysed: bool,
+        lines: int,
+        deps: dict[str, reads.Note],
+    ) -> None:
+        try:
+            encoded = [codec.encode_diagnostic(d) for d in diagnostics]
+        except TypeError:
+            return  # a value the cache cannot hold: this file is simply re-checked next time
+        directory, name = os.path.split(path)
+        shard = self._shard(directory)
+        shard.entries[name] = {
+            "hash": digest, "config": config, "deps": dict(sorted(deps.items())),
+            "analysed": analysed, "lines": lines, "diagnostics": encoded,
+        }  # fmt: skip
+        shard.touched.add(name)
+        shard.dirty = True
+
+    def save(self) -> None:
+        """Write the shards that changed; a failure becomes a warning, never an error."""
+        dirty = [(d, s) for d, s in sorted(self._shards.items()) if s.dirty]
+        if not dirty:
+            return
+        try:
+            self._prepare()
+            for directory, shard in dirty:
+                self._write(directory, shard)
+                shard.dirty = False
+        except OSError as err:
+            self.warnings.append(
+                f"cannot write the cache in {self.directory}: {err.strerror or err}"
+            )
+
+    # ------------------------------------------------------------------ files
+    def _shard(self, directory: str) -> _Shard:
+        shard = self._shards.get(directory)
+        if shard is None:
+            shard = self._shards[directory] = _Shard(self._read(directory))
+        return shard
+
+    def _shard_path(self, directory: str) -> str:
+        return os.path.join(self.results_dir, reads.content_hash(os.fsencode(directory)) + ".json")
+
+    def _read(self, directory: str) -> dict[str, Any]:
+        try:
+            with open(self._shard_path(directory), "rb") as fh:
+                raw = fh.read()
+        except OSError:
+            return {}
+        head, _, body = raw.partition(b"\n")
+        try:
+            header = json.loads(head)
+            if not isinstance(header, dict) or header != self._header(directory, body):
+                return {}
+            entries = json.loads(body)
+        except ValueError:  # not JSON, not UTF-8
+            return {}
+        return entries if isinstance(entries, dict) else {}
+
+    def _header(self, directory: str, body: bytes) -> dict[str, Any]:
+        return {
+            "streamlint-cache": FORMAT,
+            "tool": tool_fingerprint(),
+            "dir": directory,
+            "body": reads.content_hash(body),
+        }
+
+    def _write(self, directory: str, shard: _Shard) -> None:
+        # Entries of files that are gone (deleted or renamed since) are dropped.
+        entries = {
+            name: entry
+            for name, entry in sorted(shard.entries.items())
+            if name in shard.touched or os.path.isfile(os.path.join(directory, name))
+        }
+        body = json.dumps(entries, separators=(",", ":")).encode("utf-8")
+        head = json.dumps(self._header(directory, body)).encode("utf-8")
+        _write_atomic(self._shard_path(directory), head + b"\n" + body)
+
+    def _prepare(self) -> None:
+        os.makedirs(self.results_dir, exist_ok=True)
+        for name, text in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", GITIGNORE)):
+            path = os.path.join(self.directory, name)
+            if not os.path.exists(path):
+                _write_atomic(path, text.encode("utf-8"))
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    """Write to a temporary file in the same directory, then rename it over `path`."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
