@@ -1,18 +1,31 @@
-"""Speed and memory of streamlint against libcst's parser, measured in one run.
+"""streamlint against its peers, side by side on the same files, in one run.
 
 Usage:
-    python benchmarks/bench.py [PATH] [--jobs N] [--limit N]
+    python benchmarks/bench.py [--tree PATH] [--copies 4] [--runs 3] [--peer-runs N]
+                               [--torchfix CMD] [--fixit CMD] [--ruff CMD]
+                               [--skip-peer NAME ...] [--out benchmarks/results.json]
 
-PATH defaults to the installed torch package's sources. Every phase runs in a fresh
-subprocess so that its peak memory (max RSS, children included) is its own:
+The tree (default: the installed torch package's sources) is copied, its .py and .pyi
+files only, into a private work directory, once as `torch/` and, with `--copies N`,
+N more times under different package names as a synthetic monorepo. Every row is a
+command run as a subprocess on one of those copies (nothing is shared between rows
+but the page cache):
 
-- parse-all      libcst.parse_module over every file (the baseline for the full run)
-- parse-gpu      libcst.parse_module over the files the prefilter keeps
-- analyse-gpu    streamlint's whole per-file cost (read, parse, stream model, all
-                 rules, positions when there are findings) over the same files, serial
-- full           `lint_paths` over every file with the process pool (what the CLI does)
+- streamlint cold      an empty cache directory each run
+- streamlint warm      the cache from the previous run, nothing changed
+- streamlint touched   one line appended to one analysed file that no other file
+                       imports (a "leaf"), then a run
+- streamlint helper    the same for the analysed file most other files depend on:
+                       its importers are re-checked too
+- libcst parse-only    `libcst.parse_module` of every file, `--jobs` processes
+- TorchFix, Fixit      their default rules (rows say "not installed" without them)
+- ruff                 `ruff check --isolated --no-cache`, for scale, not as a peer
 
-Ratios are streamlint / libcst measured on the same files in the same run.
+Times are wall-clock medians over the runs. Memory is measured two ways: the peak,
+over time, of the summed proportional set size (PSS) of the whole process tree,
+sampled every 50 ms (shared pages counted once); and the largest max RSS of any one
+process of the tree, from wait4(2). Ratios are streamlint cold / the row, on the same
+tree in the same run. The script ends with a markdown table for benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -20,128 +33,450 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
+import platform
+import shlex
+import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
+import threading
 import time
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from streamlint.model.api import PREFILTER_KEYS as PREFILTER
+HERE = Path(__file__).resolve().parent
+SOURCE_SUFFIXES = (".py", ".pyi")
+PEERS = ("libcst", "torchfix", "fixit", "ruff")
 
 
-def default_target() -> Path | None:
+# ---------------------------------------------------------------- measuring one command
+
+
+@dataclass
+class Run:
+    seconds: float
+    returncode: int
+    peak_tree_pss_mib: float
+    max_process_rss_mib: float
+    output_lines: int
+    stderr_tail: str = ""
+
+
+class TreeMemory:
+    """Samples the summed PSS of a process and all its descendants until stopped."""
+
+    def __init__(self, root_pid: int, interval: float = 0.05) -> None:
+        self.root_pid = root_pid
+        self.interval = interval
+        self.peak_kib = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> TreeMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.peak_kib = max(self.peak_kib, sum(_pss_kib(p) for p in _tree(self.root_pid)))
+            self._stop.wait(self.interval)
+
+
+def _tree(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    stat = fh.read()
+            except OSError:
+                continue
+            ppid = int(stat[stat.rfind(b")") + 2 :].split()[1])
+            children.setdefault(ppid, []).append(int(entry))
+    out, stack = [], [root]
+    while stack:
+        pid = stack.pop()
+        out.append(pid)
+        stack.extend(children.get(pid, ()))
+    return out
+
+
+def _pss_kib(pid: int) -> int:
     try:
-        import importlib.util
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
 
-        spec = importlib.util.find_spec("torch")
-    except (ImportError, ValueError):
-        return None
+
+def measure(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> Run:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err)
+        with TreeMemory(proc.pid) as memory:
+            _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        lines = sum(1 for _ in out)
+        err.seek(0)
+        tail = err.read()[-2000:].decode("utf-8", "replace")
+    # ru_maxrss is in KiB on Linux: the largest of the child and its waited descendants.
+    return Run(seconds, proc.returncode, memory.peak_kib / 1024, usage.ru_maxrss / 1024, lines, tail)
+
+
+# ---------------------------------------------------------------- rows
+
+
+@dataclass
+class Row:
+    tree: str
+    tool: str
+    note: str = ""
+    runs: list[Run] = field(default_factory=list)
+    missing: str = ""  # why the row was not measured
+
+    @property
+    def median(self) -> float:
+        return statistics.median(r.seconds for r in self.runs)
+
+    def summary(self) -> dict:
+        data = asdict(self)
+        if self.runs:
+            data.update(
+                median_s=self.median,
+                min_s=min(r.seconds for r in self.runs),
+                max_s=max(r.seconds for r in self.runs),
+                peak_tree_pss_mib=max(r.peak_tree_pss_mib for r in self.runs),
+                max_process_rss_mib=max(r.max_process_rss_mib for r in self.runs),
+            )
+        return data
+
+
+def streamlint_cmd(target: Path, cache_dir: Path) -> list[str]:
+    return [sys.executable, "-m", "streamlint", "check", str(target), "--exit-zero", "--quiet",
+            "--cache-dir", str(cache_dir)]  # fmt: skip
+
+
+def streamlint_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("STREAMLINT_NO_CACHE", None)
+    env.pop("STREAMLINT_CACHE_DIR", None)
+    return env
+
+
+def bench_streamlint(tree: str, target: Path, work: Path, runs: int, touch: dict) -> list[Row]:
+    cache_dir = work / f"cache-{tree}"
+    env = streamlint_env()
+    cmd = streamlint_cmd(target, cache_dir)
+    cold = Row(tree, "streamlint cold", "empty cache")
+    for _ in range(runs):
+        shutil.rmtree(cache_dir, ignore_errors=True)
+        cold.runs.append(measure(cmd, work, env))
+        progress(cold)
+    warm = Row(tree, "streamlint warm", "nothing changed")
+    for _ in range(runs):
+        warm.runs.append(measure(cmd, work, env))
+        progress(warm)
+    leaf, helper = pick_touched(cache_dir, target, touch)
+    rows = [cold, warm]
+    for label, (path, dependents) in (("touched", leaf), ("helper touched", helper)):
+        if path is None:
+            rows.append(Row(tree, f"streamlint {label}", missing="no such file in this tree"))
+            continue
+        row = Row(tree, f"streamlint {label}",
+                  f"`{path.relative_to(target.parent)}` (+{dependents} importers)")  # fmt: skip
+        original = path.read_bytes()
+        try:
+            for i in range(runs):
+                path.write_bytes(original + f"\n# streamlint benchmark touch {i}\n".encode())
+                row.runs.append(measure(cmd, work, env))
+                progress(row)
+        finally:
+            path.write_bytes(original)
+        rows.append(row)
+    return rows
+
+
+def pick_touched(cache_dir: Path, target: Path, touch: dict) -> tuple[tuple, tuple]:
+    """(leaf, helper) as (path, number of cached files that depend on it), from the
+    dependencies the cache recorded: the leaf is the analysed file nobody imports whose
+    size is the median of such files; the helper is the file most others depend on."""
+    analysed: list[Path] = []
+    dependents: dict[str, int] = {}
+    for shard in sorted(cache_dir.glob("results-*/*.json")):
+        head, _, body = shard.read_bytes().partition(b"\n")
+        directory = json.loads(head)["dir"]
+        for name, entry in json.loads(body).items():
+            if entry["analysed"]:
+                analysed.append(Path(directory) / name)
+            for dep, note in entry["deps"].items():
+                if note:  # a content hash: the file was read
+                    dependents[dep] = dependents.get(dep, 0) + 1
+    inside = {d: n for d, n in dependents.items() if Path(d).is_relative_to(target)}
+
+    def chosen(option: str | None, default: Path | None) -> tuple:
+        path = target.parent / option if option else default
+        if path is None or not path.is_file():
+            return None, 0
+        return path, inside.get(str(path.resolve()), 0)
+
+    leaves = sorted((p.stat().st_size, str(p)) for p in analysed if str(p.resolve()) not in inside)
+    leaf = Path(leaves[len(leaves) // 2][1]) if leaves else None
+    helper = Path(max(inside, key=lambda d: (inside[d], d))) if inside else None
+    return chosen(touch.get("leaf"), leaf), chosen(touch.get("helper"), helper)
+
+
+def bench_peer(name: str, tree: str, target: Path, work: Path, runs: int, args) -> Row:
+    if name == "libcst":
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--phase", "parse", str(target),
+               "--jobs", str(args.jobs)]  # fmt: skip
+        row = Row(tree, "libcst parse-only", f"every file, {args.jobs} processes")
+    elif name == "torchfix":
+        base = find_tool(args.torchfix, "torchfix")
+        cmd = base and [*base, "-j", str(args.jobs), str(target)]
+        row = Row(tree, "TorchFix", f"default rules, -j {args.jobs}")
+    elif name == "fixit":
+        base = find_tool(args.fixit, "fixit")
+        cmd = base and [*base, "lint", str(target)]
+        row = Row(tree, "Fixit", "default rules")
+    else:
+        base = find_tool(args.ruff, "ruff")
+        cmd = base and [*base, "check", "--isolated", "--no-cache", "--exit-zero", "--quiet",
+                        str(target)]  # fmt: skip
+        row = Row(tree, "ruff (for scale)", "default rules, no cache")
+    if not cmd:
+        row.missing = "not installed"
+        return row
+    row.note += f"; {version_of(cmd[0], name)}"
+    for _ in range(runs):
+        row.runs.append(measure(cmd, work))
+        progress(row)
+    return row
+
+
+def find_tool(option: str | None, name: str) -> list[str] | None:
+    if option:
+        return shlex.split(option)
+    found = shutil.which(name)
+    return [found] if found else None
+
+
+def version_of(executable: str, name: str) -> str:
+    if name == "libcst":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return f"libcst {version('libcst')}"
+        except PackageNotFoundError:
+            return "libcst (version unknown)"
+    try:
+        out = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=60)
+        return (out.stdout or out.stderr).strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return f"{name} (version unknown)"
+
+
+# ---------------------------------------------------------------- the parse-only phase
+
+
+def parse_phase(target: Path, jobs: int) -> int:
+    from concurrent.futures import ProcessPoolExecutor
+
+    files = sorted(str(p) for p in source_files(target))
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        errors = sum(pool.map(_parse_one, files, chunksize=8))
+    print(f"parsed {len(files)} files, {errors} errors")
+    return 0
+
+
+def _parse_one(path: str) -> int:
+    import libcst as cst
+
+    try:
+        with open(path, "rb") as fh:
+            cst.parse_module(fh.read().decode("utf-8", errors="replace"))
+        return 0
+    except Exception:
+        return 1
+
+
+# ---------------------------------------------------------------- the trees
+
+
+def source_files(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.suffix in SOURCE_SUFFIXES and p.is_file()]
+
+
+def copy_tree(source: Path, dest: Path) -> None:
+    for path in source_files(source):
+        out = dest / path.relative_to(source)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, out)
+
+
+def count(root: Path) -> tuple[int, int]:
+    files = source_files(root)
+    lines = 0
+    for path in files:
+        with open(path, "rb") as fh:
+            lines += fh.read().count(b"\n")
+    return len(files), lines
+
+
+def default_tree() -> Path | None:
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")
     if spec is None or not spec.submodule_search_locations:
         return None
     return Path(list(spec.submodule_search_locations)[0])
 
 
-def python_files(root: Path, limit: int | None) -> list[Path]:
-    files = sorted(p for p in root.rglob("*.py") if p.is_file())
-    return files[:limit] if limit else files
+# ---------------------------------------------------------------- reporting
 
 
-def peak_rss_mib() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return max(own, children) / 1024.0  # Linux reports KiB
+def progress(row: Row) -> None:
+    run = row.runs[-1]
+    flag = "" if run.returncode in (0, 1) else f"  (exit status {run.returncode})"
+    print(f"  {row.tree:<9} {row.tool:<24} run {len(row.runs)}: {run.seconds:8.2f} s "
+          f"{run.peak_tree_pss_mib:7.0f} MiB{flag}", file=sys.stderr, flush=True)  # fmt: skip
 
 
-def run_phase(phase: str, files: list[Path], jobs: int) -> dict:
-    import libcst as cst
-
-    start = time.perf_counter()
-    lines = 0
-    findings = 0
-    errors = 0
-    analysed = 0
-    if phase in ("parse-all", "parse-gpu"):
-        for path in files:
-            data = path.read_bytes()
-            if phase == "parse-gpu" and not any(k in data for k in PREFILTER):
+def table(rows: list[Row], trees: dict[str, tuple[int, int]]) -> str:
+    out = [
+        "| tree | tool | runs | median s | min-max s | streamlint cold / tool | "
+        "peak MiB (tree PSS) | max process RSS MiB | notes |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for tree, (files, lines) in trees.items():
+        cold = next((r for r in rows if r.tree == tree and r.tool == "streamlint cold" and r.runs), None)
+        for row in (r for r in rows if r.tree == tree):
+            name = f"{tree} ({files:,} files, {lines / 1e6:.2f} M lines)"
+            if not row.runs:
+                out.append(f"| {name} | {row.tool} | 0 | - | - | - | - | - | {row.missing} |")
                 continue
-            analysed += 1
-            text = data.decode("utf-8", errors="replace")
-            lines += text.count("\n") + 1
-            try:
-                cst.parse_module(text)
-            except Exception:
-                errors += 1
-    elif phase == "analyse-gpu":
-        from streamlint.checker import SourceError, check_source
-        from streamlint.rules import all_rules
-
-        rules = all_rules()
-        for path in files:
-            data = path.read_bytes()
-            if not any(k in data for k in PREFILTER):
-                continue
-            analysed += 1
-            text = data.decode("utf-8", errors="replace")
-            lines += text.count("\n") + 1
-            try:
-                findings += len(check_source(text, str(path), rules))
-            except SourceError:
-                errors += 1
-    elif phase == "full":
-        from streamlint.engine import lint_paths
-
-        results = lint_paths(files, None, jobs=jobs)
-        for result in results:
-            lines += result.lines
-            findings += sum(1 for d in result.diagnostics if d.code != "SL000")
-            errors += sum(1 for d in result.diagnostics if d.code == "SL000")
-            analysed += bool(result.analysed)
-    seconds = time.perf_counter() - start
-    return {
-        "phase": phase, "files": len(files), "analysed_files": analysed, "lines": lines,
-        "seconds": seconds, "findings": findings, "errors": errors, "peak_rss_mib": peak_rss_mib(),
-    }
+            s = row.summary()
+            peer = not row.tool.startswith("streamlint")
+            ratio = f"{cold.median / row.median:.3g}x" if cold and peer else "-"
+            failed = [r.returncode for r in row.runs if r.returncode not in (0, 1)]
+            note = row.note + (f"; exit status {failed[0]}" if failed else "")
+            out.append(
+                f"| {name} | {row.tool} | {len(row.runs)} | {s['median_s']:.2f} | "
+                f"{s['min_s']:.2f}-{s['max_s']:.2f} | {ratio} | {s['peak_tree_pss_mib']:.0f} | "
+                f"{s['max_process_rss_mib']:.0f} | {note} |"
+            )
+    return "\n".join(out)
 
 
-def measure(phase: str, target: Path, jobs: int, limit: int | None) -> dict:
-    cmd = [sys.executable, __file__, str(target), "--phase", phase, "--jobs", str(jobs)]
-    if limit:
-        cmd += ["--limit", str(limit)]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+def targets(rows: list[Row], single: str) -> list[str]:
+    def median(tree: str, tool: str) -> float | None:
+        row = next((r for r in rows if r.tree == tree and r.tool == tool and r.runs), None)
+        return row.median if row else None
+
+    lines = []
+    for tree in dict.fromkeys(r.tree for r in rows):
+        cold, torchfix = median(tree, "streamlint cold"), median(tree, "TorchFix")
+        if cold and torchfix:
+            ok = torchfix / cold >= 10
+            lines.append(f"{tree}: TorchFix / streamlint cold = {torchfix / cold:.1f}x "
+                         f"(target >= 10x): {'met' if ok else 'NOT met'}")  # fmt: skip
+    for tool, limit in (("streamlint warm", 2.0), ("streamlint touched", 1.0),
+                        ("streamlint helper touched", 1.0)):  # fmt: skip
+        value = median(single, tool)
+        if value is not None:
+            lines.append(f"{single}: {tool} {value:.2f} s (target < {limit:g} s): "
+                         f"{'met' if value < limit else 'NOT met'}")  # fmt: skip
+    peaks = [r.summary()["peak_tree_pss_mib"] for r in rows if r.tool.startswith("streamlint") and r.runs]
+    if peaks:
+        peak = max(peaks)
+        lines.append(f"streamlint peak memory {peak:.0f} MiB, whole process tree "
+                     f"(target < 1024 MiB): {'met' if peak < 1024 else 'NOT met'}")  # fmt: skip
+    return lines
+
+
+# ---------------------------------------------------------------- main
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("path", nargs="?", type=Path)
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--limit", type=int, default=None, help="only the first N files (quick runs)")
+    parser.add_argument("--tree", type=Path, help="source tree (default: the installed torch package)")
+    parser.add_argument("--copies", type=int, default=4,
+                        help="copies of the tree in the synthetic monorepo (0: none; default 4)")
+    parser.add_argument("--runs", type=int, default=3, help="runs per streamlint, libcst and ruff row")
+    parser.add_argument("--peer-runs", type=int, help="runs per TorchFix and Fixit row (default: --runs)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="processes for the peers that take a number (streamlint uses every core)")
+    parser.add_argument("--torchfix", metavar="CMD", help="TorchFix command (default: torchfix on PATH)")
+    parser.add_argument("--fixit", metavar="CMD", help="Fixit command (default: fixit on PATH)")
+    parser.add_argument("--ruff", metavar="CMD", help="ruff command (default: ruff on PATH)")
+    parser.add_argument("--skip-peer", action="append", default=[], choices=PEERS, metavar="NAME",
+                        help=f"leave a peer out ({', '.join(PEERS)}); repeatable")
+    parser.add_argument("--touch", metavar="RELPATH", help="the leaf file to touch, relative to the work copy")
+    parser.add_argument("--touch-helper", metavar="RELPATH", help="the helper module to touch")
+    parser.add_argument("--work", type=Path, help="work directory (default: a temporary one, removed)")
+    parser.add_argument("--out", type=Path, default=HERE / "results.json", help="raw results (JSON)")
     parser.add_argument("--phase", help=argparse.SUPPRESS)
+    parser.add_argument("target", nargs="?", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    target = args.path or default_target()
-    if target is None:
-        parser.error("torch is not installed: give a PATH to lint")
-    files = python_files(target, args.limit)
-    if args.phase:
-        print(json.dumps(run_phase(args.phase, files, args.jobs)))
-        return 0
+    if args.phase == "parse":
+        return parse_phase(args.target, args.jobs)
 
-    print(f"target: {target} ({len(files)} files), jobs={args.jobs}, python {sys.version.split()[0]}")
-    rows = {phase: measure(phase, target, args.jobs, args.limit) for phase in ("parse-all", "parse-gpu", "analyse-gpu", "full")}
-    print(f"{'phase':<12} {'files':>6} {'analysed':>8} {'lines':>9} {'seconds':>8} {'files/s':>8} {'lines/s':>9} {'peak MiB':>9}")
-    for row in rows.values():
-        s = row["seconds"] or 1e-9
-        n = row["analysed_files"]
-        print(f"{row['phase']:<12} {row['files']:>6} {n:>8} {row['lines']:>9} {s:>8.2f} {n / s:>8.1f} {row['lines'] / s:>9.0f} {row['peak_rss_mib']:>9.0f}")
-    per_file = rows["analyse-gpu"]["seconds"] / rows["parse-gpu"]["seconds"]
-    full = rows["full"]["seconds"] / rows["parse-all"]["seconds"]
+    source = args.tree or default_tree()
+    if source is None or not source.is_dir():
+        parser.error("no tree: torch is not installed; give --tree PATH")
+    peer_runs = args.peer_runs or args.runs
+    work = args.work or Path(tempfile.mkdtemp(prefix="streamlint-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        single = work / source.name
+        shutil.rmtree(single, ignore_errors=True)
+        copy_tree(source, single)
+        targets_by_tree = {source.name: single}
+        if args.copies > 0:
+            mono = work / "monorepo"
+            shutil.rmtree(mono, ignore_errors=True)
+            for i in range(args.copies):
+                copy_tree(source, mono / f"{source.name}_copy{i}")
+            targets_by_tree["monorepo"] = mono
+        trees = {name: count(path) for name, path in targets_by_tree.items()}
+        print(f"source: {source}; work copies in {work}", file=sys.stderr)
+        rows: list[Row] = []
+        touch = {"leaf": args.touch, "helper": args.touch_helper}
+        for name, target in targets_by_tree.items():
+            rows += bench_streamlint(name, target, work, args.runs, touch)
+            for peer in PEERS:
+                if peer in args.skip_peer:
+                    rows.append(Row(name, peer, missing="skipped (--skip-peer)"))
+                    continue
+                runs = peer_runs if peer in ("torchfix", "fixit") else args.runs
+                rows.append(bench_peer(peer, name, target, work, runs, args))
+    finally:
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+    report = {
+        "source": str(source),
+        "trees": {k: {"files": f, "lines": n} for k, (f, n) in trees.items()},
+        "python": sys.version.split()[0],
+        "machine": f"{platform.platform()}, {os.cpu_count()} CPUs",
+        "rows": [r.summary() for r in rows],
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"Python {report['python']}; {report['machine']}; raw results in {args.out}\n")
+    print(table(rows, trees))
     print()
-    print(f"per analysed file, streamlint / libcst parse (serial, same files): {per_file:.2f}x  (target <= 2x)")
-    print(f"whole tree, streamlint (prefilter + {args.jobs} processes) / libcst parse of every file (serial): {full:.2f}x")
-    print(f"whole tree wall time: {rows['full']['seconds']:.1f} s  (target < 60 s on 2 cores); "
-          f"findings {rows['full']['findings']}, SL000 {rows['full']['errors']}")
-    print(f"peak memory, full run / parse-all: {rows['full']['peak_rss_mib'] / rows['parse-all']['peak_rss_mib']:.2f}x")
+    for line in targets(rows, source.name):
+        print(f"- {line}")
     return 0
 
 

@@ -12,6 +12,7 @@ from typing import Sequence
 
 import libcst as cst
 
+from streamlint import memory
 from streamlint.diagnostics import Diagnostic
 from streamlint.model.analysis import FileAnalysis, analyze_module
 from streamlint.rules import Rule
@@ -33,7 +34,8 @@ class SourceError(Exception):
 
 def parse(source: str) -> cst.Module:
     try:
-        return cst.parse_module(source)
+        with memory.parsing(len(source)):
+            return cst.parse_module(source)
     except cst.ParserSyntaxError as err:
         message = str(err.message) if hasattr(err, "message") else str(err)
         raise SourceError(f"SyntaxError: {message}", err.raw_line, err.raw_column + 1) from None

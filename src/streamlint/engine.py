@@ -8,6 +8,7 @@ Checked code is only ever read: never imported, executed or written.
 from __future__ import annotations
 
 import ast
+import multiprocessing
 import os
 import re
 import stat
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple, Optional, Sequence
 import pathspec
 
 from streamlint import rules as registry
-from streamlint import selection, suppression
+from streamlint import memory, selection, suppression
 from streamlint.config import Settings, SettingsResolver
 from streamlint.diagnostics import Diagnostic
 from streamlint.model import reads
@@ -437,7 +438,12 @@ def _lint_parallel(
     results: list[_Checked] = []
     suspects: list[tuple[Path, Settings]] = []
     chunks = _chunks(items, jobs)
-    with ProcessPoolExecutor(max_workers=min(jobs, len(chunks))) as pool:
+    context = multiprocessing.get_context()
+    budget = memory.shared_budget(context)  # big parses take turns (memory.py)
+    with ProcessPoolExecutor(
+        max_workers=min(jobs, len(chunks)), mp_context=context,
+        initializer=memory.init_worker, initargs=budget,
+    ) as pool:  # fmt: skip
         futures = [(chunk, pool.submit(_lint_chunk, chunk, rules)) for chunk in chunks]
         for chunk, future in futures:
             try:

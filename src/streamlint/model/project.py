@@ -16,6 +16,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Optional
 
+from streamlint import memory
 from streamlint.model import api, reads
 
 if TYPE_CHECKING:
@@ -23,9 +24,9 @@ if TYPE_CHECKING:
 
 MAX_DEPTH = 1  # the checked file's direct imports (their own imports stay unknown)
 MAX_BYTES = 2_000_000
-# The LRU's bounds. A summarised module costs about 25x its source in memory (its tree).
+# The LRU's bounds. A summarised module costs about 35x its source in memory (its tree).
 MAX_CACHED_MODULES = 128
-MAX_CACHED_SOURCE_BYTES = 4_000_000
+MAX_CACHED_SOURCE_BYTES = 2_000_000
 # A module that names none of the frameworks cannot return GPU values or do GPU work.
 _FRAMEWORK_WORDS = (b"torch", b"cupy", b"numba", b"cuda")
 
@@ -140,7 +141,8 @@ def _summarise(data: bytes, key: str, depth: int) -> Optional["FileAnalyzer"]:
     if len(data) > MAX_BYTES or not any(k in data for k in _FRAMEWORK_WORDS):
         return None
     try:
-        module = cst.parse_module(data.decode("utf-8"))
+        with memory.parsing(len(data)):
+            module = cst.parse_module(data.decode("utf-8"))
         analyzer = FileAnalyzer(module, path=key, depth=depth, summaries_only=True)
         analyzer.run()
     except (UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
