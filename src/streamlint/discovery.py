@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 import pathspec
 
@@ -226,18 +226,39 @@ def _without_blankets(chain: IgnoreChain, root: str) -> IgnoreChain:
 
 
 def _exclude_matches(patterns: tuple[str, ...], rel: str | None, name: str, is_dir: bool) -> bool:
-    for raw in patterns:
-        pattern = raw[2:] if raw.startswith("./") else raw
-        if pattern.endswith("/"):
-            if not is_dir:
-                continue
-            pattern = pattern.rstrip("/")
-        if "/" in pattern:
-            if rel is not None and _glob(pattern.lstrip("/")).fullmatch(rel):
-                return True
-        elif _glob(pattern).fullmatch(name):
-            return True
-    return False
+    by_name, by_path = _compiled_excludes(patterns)[is_dir]
+    if by_name is not None and by_name.fullmatch(name):
+        return True
+    return rel is not None and by_path is not None and by_path.fullmatch(rel) is not None
+
+
+Joined = Optional[re.Pattern]
+
+
+@lru_cache(maxsize=64)
+def _compiled_excludes(patterns: tuple[str, ...]) -> dict[bool, tuple[Joined, Joined]]:
+    """Per kind of entry (is_dir), one regex for the patterns that match a name and one
+    for those that match a relative path: a walk tests every entry against every
+    pattern, so they are joined once instead of tried one by one."""
+    out = {}
+    for is_dir in (False, True):
+        names, paths = [], []
+        for raw in patterns:
+            pattern = raw[2:] if raw.startswith("./") else raw
+            if pattern.endswith("/"):
+                if not is_dir:
+                    continue
+                pattern = pattern.rstrip("/")
+            if "/" in pattern:
+                paths.append(_glob(pattern.lstrip("/")).pattern)
+            else:
+                names.append(_glob(pattern).pattern)
+        out[is_dir] = (_alternation(names), _alternation(paths))
+    return out
+
+
+def _alternation(regexes: list[str]) -> Joined:
+    return re.compile("|".join(f"(?:{r})" for r in regexes)) if regexes else None
 
 
 @lru_cache(maxsize=512)

@@ -361,8 +361,14 @@ def enabled_codes_for_file(
 ) -> tuple[str, ...]:
     """Which of `codes` run on one file (the same choice as `rules_for_file`, from
     codes alone, so that the cache can be keyed without importing any rule)."""
-    enabled = selection.enabled_codes(settings.layers, codes)
-    ignored = per_file_ignored(settings, filename)
+    return _codes_after(settings.layers, codes, per_file_ignored(settings, filename))
+
+
+@lru_cache(maxsize=256)
+def _codes_after(
+    layers: tuple[selection.RuleSelection, ...], codes: tuple[str, ...], ignored: tuple[str, ...]
+) -> tuple[str, ...]:
+    enabled = selection.enabled_codes(layers, codes)
     return tuple(c for c in codes if c in enabled and not selection.is_ignored(ignored, c))
 
 
