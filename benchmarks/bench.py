@@ -190,7 +190,9 @@ def bench_streamlint(tree: str, target: Path, work: Path, runs: int, touch: dict
     rows = [cold, warm]
     for label, (path, dependents) in (("touched", leaf), ("helper touched", helper)):
         if path is None:
-            rows.append(Row(tree, f"streamlint {label}", missing="no such file in this tree"))
+            why = "no analysed file in this tree" if label == "touched" else (
+                "no file of this tree is read by the analysis of another")
+            rows.append(Row(tree, f"streamlint {label}", missing=why))
             continue
         row = Row(tree, f"streamlint {label}",
                   f"`{path.relative_to(target.parent)}` (+{dependents} importers)")  # fmt: skip

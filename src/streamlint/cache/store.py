@@ -15,6 +15,7 @@ import json
 import os
 import tempfile
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, NamedTuple, Optional
 
 from streamlint import __version__
@@ -204,6 +205,7 @@ def _write_atomic(path: str, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 would hide it from the group
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -211,3 +213,10 @@ def _write_atomic(path: str, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+@lru_cache(maxsize=None)
+def _umask() -> int:
+    mask = os.umask(0o022)  # reading it means setting it: put it straight back
+    os.umask(mask)
+    return mask
