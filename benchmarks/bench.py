@@ -1,7 +1,7 @@
 """streamlint against its peers, side by side on the same files, in one run.
 
 Usage:
-    python benchmarks/bench.py [--tree PATH] [--copies 4] [--runs 3] [--peer-runs N]
+    python benchmarks/bench.py [--tree PATH] [--copies 4] [--runs 3] [--peer-runs 1]
                                [--torchfix CMD] [--fixit CMD] [--ruff CMD]
                                [--skip-peer NAME ...] [--out benchmarks/results.json]
 
@@ -18,7 +18,8 @@ but the page cache):
 - streamlint helper    the same for the analysed file most other files depend on:
                        its importers are re-checked too
 - libcst parse-only    `libcst.parse_module` of every file, `--jobs` processes
-- TorchFix, Fixit      their default rules (rows say "not installed" without them)
+- TorchFix, Fixit      their default rules (rows say "not installed" without them);
+                       on the monorepo only with --slow-peers-on-monorepo
 - ruff                 `ruff check --isolated --no-cache`, for scale, not as a peer
 
 Times are wall-clock medians over the runs. Memory is measured two ways: the peak,
@@ -48,6 +49,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SOURCE_SUFFIXES = (".py", ".pyi")
 PEERS = ("libcst", "torchfix", "fixit", "ruff")
+TITLES = {"libcst": "libcst parse-only", "torchfix": "TorchFix", "fixit": "Fixit",
+          "ruff": "ruff (for scale)"}  # fmt: skip
 
 
 # ---------------------------------------------------------------- measuring one command
@@ -241,20 +244,20 @@ def bench_peer(name: str, tree: str, target: Path, work: Path, runs: int, args) 
     if name == "libcst":
         cmd = [sys.executable, str(Path(__file__).resolve()), "--phase", "parse", str(target),
                "--jobs", str(args.jobs)]  # fmt: skip
-        row = Row(tree, "libcst parse-only", f"every file, {args.jobs} processes")
+        row = Row(tree, TITLES[name], f"every file, {args.jobs} processes")
     elif name == "torchfix":
         base = find_tool(args.torchfix, "torchfix")
         cmd = base and [*base, "-j", str(args.jobs), str(target)]
-        row = Row(tree, "TorchFix", f"default rules, -j {args.jobs}")
+        row = Row(tree, TITLES[name], f"default rules, -j {args.jobs}")
     elif name == "fixit":
         base = find_tool(args.fixit, "fixit")
         cmd = base and [*base, "lint", str(target)]
-        row = Row(tree, "Fixit", "default rules")
+        row = Row(tree, TITLES[name], "default rules")
     else:
         base = find_tool(args.ruff, "ruff")
         cmd = base and [*base, "check", "--isolated", "--no-cache", "--exit-zero", "--quiet",
                         str(target)]  # fmt: skip
-        row = Row(tree, "ruff (for scale)", "default rules, no cache")
+        row = Row(tree, TITLES[name], "default rules, no cache")
     if not cmd:
         row.missing = "not installed"
         return row
@@ -414,7 +417,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--copies", type=int, default=4,
                         help="copies of the tree in the synthetic monorepo (0: none; default 4)")
     parser.add_argument("--runs", type=int, default=3, help="runs per streamlint, libcst and ruff row")
-    parser.add_argument("--peer-runs", type=int, help="runs per TorchFix and Fixit row (default: --runs)")
+    parser.add_argument("--peer-runs", type=int, default=1,
+                        help="runs per TorchFix and Fixit row (default 1: they take tens of minutes)")
+    parser.add_argument("--slow-peers-on-monorepo", action="store_true",
+                        help="run TorchFix and Fixit on the monorepo too (hours on 2 cores)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="processes for the peers that take a number (streamlint uses every core)")
     parser.add_argument("--torchfix", metavar="CMD", help="TorchFix command (default: torchfix on PATH)")
@@ -435,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
     source = args.tree or default_tree()
     if source is None or not source.is_dir():
         parser.error("no tree: torch is not installed; give --tree PATH")
-    peer_runs = args.peer_runs or args.runs
+    peer_runs = args.peer_runs
     work = args.work or Path(tempfile.mkdtemp(prefix="streamlint-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
@@ -456,10 +462,14 @@ def main(argv: list[str] | None = None) -> int:
         for name, target in targets_by_tree.items():
             rows += bench_streamlint(name, target, work, args.runs, touch)
             for peer in PEERS:
+                slow = peer in ("torchfix", "fixit")
                 if peer in args.skip_peer:
-                    rows.append(Row(name, peer, missing="skipped (--skip-peer)"))
+                    rows.append(Row(name, TITLES[peer], missing="skipped (--skip-peer)"))
                     continue
-                runs = peer_runs if peer in ("torchfix", "fixit") else args.runs
+                if slow and name == "monorepo" and not args.slow_peers_on_monorepo:
+                    rows.append(Row(name, TITLES[peer], missing="not run here (--slow-peers-on-monorepo)"))
+                    continue
+                runs = peer_runs if slow else args.runs
                 rows.append(bench_peer(peer, name, target, work, runs, args))
     finally:
         if args.work is None:

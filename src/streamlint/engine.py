@@ -37,6 +37,9 @@ from streamlint.model.prefilter import PREFILTER_KEYS as PREFILTER
 BOM = b"\xef\xbb\xbf"
 # Below this many files a process pool costs more (start-up, imports) than it saves.
 PARALLEL_THRESHOLD = 8
+# Small files are parsed without a trim after each (memory.py); a worker trims every so
+# many files all the same, so that the freed memory of many goes back too.
+TRIM_EVERY = 32
 
 # CPython refuses more than 200 nested brackets. libcst's native parser does not raise on
 # absurd nesting: it overflows the C stack (a segfault, at ~1,500 brackets or ~6,000
@@ -423,7 +426,12 @@ def _lint_chunk(
         # Import resolutions are remembered per chunk only: a module created or deleted
         # since an earlier run in this process must be seen (the cache relies on it).
         project.forget_resolutions()
-    return [_lint_recorded(path, settings, rules) for path, settings in items]
+    out = []
+    for n, (path, settings) in enumerate(items, 1):
+        out.append(_lint_recorded(path, settings, rules))
+        if n % TRIM_EVERY == 0:
+            memory.release_memory()
+    return out
 
 
 def _lint_recorded(path: Path, settings: Settings, rules: Sequence[type[Rule]] | None) -> _Checked:
@@ -463,7 +471,9 @@ def _lint_parallel(
 
 def _chunks(items: list[tuple[Path, Settings]], jobs: int) -> list[list[tuple[Path, Settings]]]:
     """Largest files first, in chunks of about equal bytes: big files do not end up
-    queued last, and small ones travel together to save round trips."""
+    queued last, and small ones travel together to save round trips. The largest parse
+    of the run (the one that may need the whole memory budget) thus starts first, while
+    the other workers are still fresh and small: they wait for it rather than grow."""
     sized = sorted(((_size(path), i) for i, (path, _) in enumerate(items)), reverse=True)
     target = max(sum(size for size, _ in sized) // (jobs * 8), 1)
     chunks, current, weight = [], [], 0
