@@ -22,6 +22,7 @@ from streamlint.runtime.verify import add_verify_parser, run_verify
 from streamlint import __version__, engine, output
 from streamlint import rules as registry
 from streamlint.config import ConfigError, SettingsResolver, parse_selectors
+from streamlint.diagnostics import sort_key
 from streamlint.discovery import discover
 from streamlint.selection import RuleSelection
 
@@ -141,7 +142,7 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 err.write("streamlint: warning: no Python files found under the given paths\n")
         results.extend(engine.lint_files(found.files))
 
-    diagnostics = sorted(d for r in sorted(results, key=lambda r: r.path) for d in r.diagnostics)
+    diagnostics = sorted((d for r in results for d in r.diagnostics), key=sort_key)
     stdin_name = args.stdin_filename or "-"
     output.write(
         args.format,
@@ -205,14 +206,21 @@ def _selectors(values: list[str] | None, flag: str) -> tuple[str, ...] | None:
 
 def _source_loader(stdin_name: str, stdin_text: str | None):
     @lru_cache(maxsize=64)
-    def load(filename: str) -> list[str] | None:
+    def load(filename: str, cell: int | None = None) -> list[str] | None:
         if stdin_text is not None and filename == stdin_name:
-            return stdin_text.splitlines()
-        try:
-            text = engine.decode(Path(filename).read_bytes(), filename)
-        except OSError:
+            text: str | object = stdin_text
+        else:
+            try:
+                text = engine.decode(Path(filename).read_bytes(), filename)
+            except OSError:
+                return None
+        if not isinstance(text, str):
             return None
-        return text.splitlines() if isinstance(text, str) else None
+        if cell is not None:  # a notebook's finding: the lines of its cell
+            from streamlint.notebooks.cells import cell_lines
+
+            return cell_lines(text, cell)
+        return text.splitlines()
 
     return load
 

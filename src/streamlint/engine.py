@@ -30,6 +30,7 @@ from streamlint.rules import Rule
 # The model's vocabulary: a file with none of these words cannot have a finding.
 from streamlint.model.api import PREFILTER_KEYS as PREFILTER
 BOM = b"\xef\xbb\xbf"
+NOTEBOOK_SUFFIX = ".ipynb"
 # Below this many files a process pool costs more (start-up, imports) than it saves.
 PARALLEL_THRESHOLD = 8
 
@@ -99,7 +100,11 @@ def lint_text(
 
 
 def lint_bytes(data: bytes, filename: str, settings: Settings, **kwargs) -> FileResult:
-    """Decode and prefilter raw file contents, then lint them."""
+    """Decode and prefilter raw file contents, then lint them (notebooks cell by cell)."""
+    if filename.endswith(NOTEBOOK_SUFFIX):
+        from streamlint.notebooks.lint import lint_notebook
+
+        return lint_notebook(data, filename, settings, **kwargs)
     text_or_error = decode(data, filename)
     if isinstance(text_or_error, Diagnostic):
         return FileResult(filename, [text_or_error], analysed=False, lines=0)
