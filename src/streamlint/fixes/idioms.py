@@ -1,0 +1,98 @@
+"""How each framework spells the code a fix inserts, and how the checked file names the
+framework's modules. Data first: a fix asks for an idiom by framework and fills it in.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import libcst as cst
+
+from streamlint.fixes.edits import is_pasteable
+
+# "make stream {b} wait for the work queued so far on stream {a}", as statements.
+# {m}: the file's name for the framework module below; {e}: a fresh variable.
+WAIT_LINES: dict[str, tuple[str, ...]] = {
+    "torch": ("{b}.wait_stream({a})",),
+    "cupy": ("{b}.wait_event({a}.record())",),
+    "numba": ("{e} = {m}.event()", "{e}.record(stream={a})", "{e}.wait(stream={b})"),
+}
+MODULE_OF: dict[str, str] = {"torch": "torch", "cupy": "cupy", "numba": "numba.cuda", "cuda-python": ""}
+
+# The ambient stream, spelled for a place where it is the stream in question. Only the
+# current stream of the place the code is inserted at can be named this way.
+CURRENT_STREAM: dict[str, str] = {
+    "torch": "{m}.cuda.current_stream()",
+    "cupy": "{m}.cuda.get_current_stream()",
+}
+LEGACY_STREAM: dict[str, str] = {
+    "torch": "{m}.cuda.default_stream()",
+    "cupy": "{m}.cuda.Stream.null",
+    "numba": "{m}.default_stream()",
+}
+
+
+def import_alias(module: cst.Module, dotted: str) -> Optional[str]:
+    """The name the file's top-level imports give module `dotted` (`import cupy as cp`
+    -> "cp"; `from numba import cuda` -> "cuda"; `import torch` -> "torch"), or None."""
+    parent, _, leaf = dotted.rpartition(".")
+    found: Optional[str] = None
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    name = _dotted(alias.name)
+                    if alias.asname is not None and name == dotted:
+                        found = _as(alias)
+                    elif alias.asname is None and (name == dotted or name.startswith(dotted + ".")):
+                        found = dotted
+            elif isinstance(small, cst.ImportFrom) and parent and small.module is not None:
+                if small.relative or _dotted(small.module) != parent or isinstance(small.names, cst.ImportStar):
+                    continue
+                for alias in small.names:
+                    if _dotted(alias.name) == leaf:
+                        found = _as(alias) or leaf
+    return found
+
+
+def spell_stream(label: str, framework: str, module: cst.Module, *, current_ok: bool) -> Optional[str]:
+    """Code for a stream the analysis labelled `label`, or None when it cannot be named.
+    `current_ok`: the code goes where that stream is the ambient current stream."""
+    if is_pasteable(label):
+        return label
+    table = None
+    if label == "the legacy default stream":
+        table = LEGACY_STREAM
+    elif label == "the current stream" and current_ok:
+        table = CURRENT_STREAM
+    if table is None or framework not in table:
+        return None
+    alias = import_alias(module, MODULE_OF[framework])
+    return table[framework].format(m=alias) if alias else None
+
+
+def fresh_name(source: str, base: str) -> str:
+    """`base`, or `base_2`, ... : a name the file does not use anywhere."""
+    used = set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", source))
+    name, n = base, 2
+    while name in used:
+        name, n = f"{base}_{n}", n + 1
+    return name
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def _as(alias: cst.ImportAlias) -> Optional[str]:
+    if alias.asname is None:
+        return None
+    name = alias.asname.name
+    return name.value if isinstance(name, cst.Name) else None
