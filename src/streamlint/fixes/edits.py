@@ -87,7 +87,23 @@ class FixBuilder:
         rng = self.analysis.position(old)
         if rng is None:
             return None
-        return Edit(rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1, self.code(new))
+        code = self.code(new)
+        if rng.start.line != rng.end.line:
+            # Rendered alone, a node loses its block's indentation on continuation lines
+            # (libcst adds it while rendering the whole module): put it back, having
+            # checked on the old node that this reproduces the source exactly.
+            indent = re.match(r"[ \t]*", self.line(rng.start.line)).group()
+            actual = "\n".join(
+                [self.line(rng.start.line)[rng.start.column:]]
+                + [self.line(r) for r in range(rng.start.line + 1, rng.end.line)]
+                + [self.line(rng.end.line)[: rng.end.column]]
+            )
+            rendered = self.code(old)
+            if _reindent(rendered, indent) == actual:
+                code = _reindent(code, indent)
+            elif rendered != actual:
+                return None
+        return Edit(rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1, code)
 
     def insert_before(self, statement: cst.CSTNode, lines: Sequence[str]) -> Optional[Edit]:
         """New statement lines before `statement`, at its indentation."""
@@ -136,6 +152,11 @@ class FixBuilder:
         return self.module.default_indent
 
 
+def _reindent(code: str, indent: str) -> str:
+    lines = re.split(r"\r\n|\r|\n", code)
+    return "\n".join([lines[0]] + [indent + line if line.strip() else line for line in lines[1:]])
+
+
 def make_fix(message: str, applicability: Applicability, edits: Sequence[Optional[Edit]]) -> Optional[Fix]:
     """A Fix, or None when any edit could not be placed (all or nothing)."""
     if not edits or any(e is None for e in edits):
@@ -153,22 +174,58 @@ def keyword_arg(name: str, value: str) -> cst.Arg:
 
 def with_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
     """`f(a)` -> `f(a, name=value)`; an existing `name=` keyword is replaced."""
-    args = list(call.args)
-    for i, arg in enumerate(args):
+    for i, arg in enumerate(call.args):
         if arg.keyword is not None and arg.keyword.value == name:
+            args = list(call.args)
             args[i] = arg.with_changes(value=cst.parse_expression(value))
             return call.with_changes(args=args)
-    new = keyword_arg(name, value)
-    if args:
-        last = args[-1]
-        if last.comma is cst.MaybeSentinel.DEFAULT or isinstance(last.comma, cst.MaybeSentinel):
-            args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-            args.append(new)
-        else:  # a trailing comma (maybe before a line break): keep the layout
-            before = args[-2].comma if len(args) > 1 else None
-            between = before.whitespace_after if isinstance(before, cst.Comma) else call.whitespace_before_args
-            args[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=between))
-            args.append(new.with_changes(comma=last.comma))
-    else:
-        args.append(new)
+    return append_arg(call, keyword_arg(name, value))
+
+
+def append_arg(call: cst.Call, new: cst.Arg) -> cst.Call:
+    """Add an argument at the end, keeping the call's layout: on the last argument's
+    line, or on a line of its own when the arguments end with a comma and a line break."""
+    args = list(call.args)
+    if not args:
+        return call.with_changes(args=[new])
+    last = args[-1]
+    if isinstance(last.comma, cst.Comma):  # `f(a, b,)` or one argument per line
+        before = args[-2].comma if len(args) > 1 else None
+        between = before.whitespace_after if isinstance(before, cst.Comma) else call.whitespace_before_args
+        args[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=between))
+        args.append(new.with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg))
+    else:  # `f(a, b)`, maybe with a line break before `)`: that stays after the new one
+        args[-1] = last.with_changes(
+            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+            whitespace_after_arg=cst.SimpleWhitespace(""),
+        )
+        args.append(new.with_changes(whitespace_after_arg=last.whitespace_after_arg))
     return call.with_changes(args=args)
+
+
+def bound_before(builder: FixBuilder, function: cst.CSTNode, label: str, row: int) -> bool:
+    """Is the root name of `label` (`s` of `s`, `self` of `self.stream`) bound where
+    code is inserted at `row`: a parameter of the function, or assigned, imported or a
+    loop/`with` target on an earlier line of the function or at module level? A name
+    bound only later would raise NameError at run time, so such a fix is not offered."""
+    root = label.split(".", 1)[0]
+    if isinstance(function, cst.FunctionDef):
+        params = function.params
+        names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+        names += [p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+        if root in names:
+            return True
+        rng = builder.analysis.position(function)
+        first = rng.start.line if rng else row
+    else:
+        first = 1
+    binding = re.compile(
+        rf"(?:^|[\s,(;])(?:{root}\s*(?::[^=\n]*)?=(?!=)|for\s+(?:[\w\s,(]*\b)?{root}\b[\w\s,)]*\bin\b"
+        rf"|as\s+{root}\b|import\s+(?:[\w.]+\s*,\s*)*{root}\b)"
+    )
+    lines = [builder.line(r) for r in range(first, row)]
+    if not isinstance(function, cst.FunctionDef):
+        return any(binding.search(line) for line in lines)
+    module_lines = [builder.line(r) for r in range(1, first)]
+    top_level = (line for line in module_lines if line[:1] not in (" ", "\t"))
+    return any(binding.search(line) for line in lines) or any(binding.search(line) for line in top_level)

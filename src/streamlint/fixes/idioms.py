@@ -9,7 +9,7 @@ from typing import Optional
 
 import libcst as cst
 
-from streamlint.fixes.edits import is_pasteable
+from streamlint.fixes.edits import FixBuilder, bound_before, is_pasteable
 
 # "make stream {b} wait for the work queued so far on stream {a}", as statements.
 # {m}: the file's name for the framework module below; {e}: a fresh variable.
@@ -72,6 +72,36 @@ def spell_stream(label: str, framework: str, module: cst.Module, *, current_ok: 
         return None
     alias = import_alias(module, MODULE_OF[framework])
     return table[framework].format(m=alias) if alias else None
+
+
+def stream_at(builder: FixBuilder, record, label: str, framework: str, row: int, *, current_ok: bool) -> Optional[str]:
+    """Code naming the stream labelled `label` at `row` of `record`'s body, or None.
+
+    A label is the name the stream had where the analysis met it; it names the same
+    stream at `row` only if that name is bound once in the function, before `row`, and
+    the stream is not one of several drawn from a collection (`streams[i % 2]`)."""
+    if not is_pasteable(label):
+        return spell_stream(label, framework, builder.module, current_ok=current_ok)
+    for op in record.ops:
+        for stream in (op.stream, op.target):
+            if stream is not None and stream.label == label and stream.one_of:
+                return None
+    root = label.split(".", 1)[0]
+    if not bound_before(builder, record.node, label, row):
+        return None
+    if root != "self" and _bindings(builder, record.node, root) > 1:
+        return None
+    return label
+
+
+def _bindings(builder: FixBuilder, function: cst.CSTNode, name: str) -> int:
+    rng = builder.analysis.position(function)
+    if rng is None:
+        return 2
+    pattern = re.compile(
+        rf"(?:^|[\s,(;])(?:{name}\s*(?::[^=\n]*)?=(?!=)|for\s+(?:[\w\s,(]*\b)?{name}\b[\w\s,)]*\bin\b|as\s+{name}\b)"
+    )
+    return sum(1 for r in range(rng.start.line, rng.end.line + 1) if pattern.search(builder.line(r)))
 
 
 def fresh_name(source: str, base: str) -> str:

@@ -92,10 +92,14 @@ def _fix_python(path: Path, settings: Settings, unsafe: bool, diff: bool, out: T
 
 def unified_diff(old: str, new: str, name: str) -> str:
     lines = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{name}", f"b/{name}"
+        old.splitlines(keepends=True), new.splitlines(keepends=True), *_diff_names(name)
     )
     text = "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines)
     return text
+
+
+def _diff_names(name: str) -> tuple[str, str]:
+    return (name, name) if os.path.isabs(name) else (f"a/{name}", f"b/{name}")
 
 
 def write_atomic(path: Path, data: bytes, *, expected: Optional[bytes] = None) -> Optional[str]:
