@@ -10,6 +10,7 @@ file). A second `fix_source` on the result therefore finds nothing to apply.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 
@@ -140,7 +141,7 @@ def fix_source(
         except ValueError as err:
             return FixOutcome(text, [], _refresh(text, filename, settings, rules), f"fixes could not be applied: {err}")
         after = engine.lint_text(candidate, filename, settings, rules=rules)
-        problem = _verify(current, candidate, chosen, edits, after)
+        problem = _verify(current, candidate, diagnostics, chosen, edits, after)
         if problem is not None:
             return FixOutcome(text, [], _refresh(text, filename, settings, rules), problem)
         applied.extend(chosen)
@@ -154,14 +155,27 @@ def _refresh(text: str, filename: str, settings: "Settings", rules) -> list[Diag
     return engine.lint_text(text, filename, settings, rules=rules)
 
 
-def _verify(old: str, new: str, chosen: Sequence[Diagnostic], edits: Sequence[Edit], after: Sequence[Diagnostic]) -> Optional[str]:
+def _verify(
+    old: str,
+    new: str,
+    before: Sequence[Diagnostic],
+    chosen: Sequence[Diagnostic],
+    edits: Sequence[Edit],
+    after: Sequence[Diagnostic],
+) -> Optional[str]:
+    """None if the new text parses and every fixed finding is gone; else what failed.
+    Findings are matched by code and position (moved with the edits); several findings
+    of one code at one position are counted, so fixing one of two is seen."""
     broken = next((d for d in after if d.code == SOURCE_ERROR), None)
     if broken is not None:
         return f"the fixes would make the file unparsable ({broken.message} at {broken.row}:{broken.column})"
-    still = {(d.code, d.row, d.column) for d in after}
+    where = {id(d): (d.code, *map_position(old, new, edits, d.row, d.column)) for d in before}
+    expected = Counter(where[id(d)] for d in before)
+    expected.subtract(where[id(d)] for d in chosen)
+    found = Counter((d.code, d.row, d.column) for d in after)
     for diag in chosen:
-        row, column = map_position(old, new, edits, diag.row, diag.column)
-        if (diag.code, row, column) in still:
+        key = where[id(diag)]
+        if found[key] > expected[key]:
             return (
                 f"the fix for {diag.code} at {diag.row}:{diag.column} ({diag.fix.message if diag.fix else ''}) "
                 "did not remove the finding"

@@ -126,3 +126,21 @@ def _as(alias: cst.ImportAlias) -> Optional[str]:
         return None
     name = alias.asname.name
     return name.value if isinstance(name, cst.Name) else None
+
+
+def wait_lines(builder: FixBuilder, record, hazard) -> Optional[list[str]]:
+    """Statements that make the reading stream wait for the writing one, placed before
+    the statement of `hazard.node`; None when a stream cannot be named there."""
+    template = WAIT_LINES.get(hazard.framework)
+    if template is None or hazard.param:
+        return None
+    row = builder.analysis.line_of(hazard.node)
+    writer = stream_at(builder, record, hazard.first, hazard.framework, row, current_ok=False)
+    reader = stream_at(builder, record, hazard.second, hazard.framework, row, current_ok=True)
+    if writer is None or reader is None or writer == reader:
+        return None
+    module = import_alias(builder.module, MODULE_OF[hazard.framework]) or ""
+    if "{m}" in "".join(template) and not module:
+        return None
+    event = fresh_name(builder.analysis.source, "ready") if "{e}" in "".join(template) else ""
+    return [line.format(a=writer, b=reader, m=module, e=event) for line in template]
