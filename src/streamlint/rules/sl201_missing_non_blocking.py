@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
+from streamlint.fixes.edits import FixBuilder, make_fix, with_keyword
+from streamlint.fixes.model import Applicability
 from streamlint.model.ops import OpKind
 from streamlint.model.values import Buffer, Mem
 from streamlint.rules.base import Finding, Rule
@@ -97,6 +101,7 @@ class MissingNonBlocking(Rule):
     summary = "PyTorch H2D copy without non_blocking=True from a pinned tensor or inside a side stream"
 
     def check(self, analysis):
+        builder = FixBuilder(analysis)
         for _, op in analysis.all_ops():
             if op.kind is not OpKind.COPY_H2D or op.framework != "torch" or op.non_blocking is not False:
                 continue
@@ -110,4 +115,24 @@ class MissingNonBlocking(Rule):
             yield Finding(
                 op.node,
                 f"`{op.api}` copies to the GPU without `non_blocking=True`: {why}; pass `non_blocking=True`",
+                fix=_fix(builder, op.node),
             )
+
+
+# Positional arguments before `non_blocking` in each copy method: `t.to(device, dtype,
+# non_blocking)`, `t.cuda(device, non_blocking)`, `dst.copy_(src, non_blocking)`.
+_POSITIONAL_BEFORE = {"to": 2, "cuda": 1, "copy_": 1}
+
+
+def _fix(builder: FixBuilder, node):
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+        return None
+    limit = _POSITIONAL_BEFORE.get(node.func.attr.value)
+    positional = [a for a in node.args if a.keyword is None]
+    if limit is None or len(positional) > limit or any(a.star for a in node.args):
+        return None  # `non_blocking` given positionally, or hidden in *args/**kwargs
+    return make_fix(
+        "Pass `non_blocking=True`",
+        Applicability.UNSAFE,
+        [builder.replace(node, with_keyword(node, "non_blocking", "True"))],
+    )

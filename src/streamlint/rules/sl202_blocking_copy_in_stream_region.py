@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
+from streamlint.fixes.edits import FixBuilder, append_arg, make_fix, with_keyword
+from streamlint.fixes.idioms import stream_at
+from streamlint.fixes.model import Applicability
 from streamlint.model.queries import streams_named
 from streamlint.rules._shared import blocking_copy_in_region, overlappable_after, via_helper
 from streamlint.rules.base import Finding, Rule
@@ -169,6 +174,7 @@ class BlockingCopyInStreamRegion(Rule):
     summary = "Host-blocking copy between stream work, where a stream-ordered async copy exists"
 
     def check(self, analysis):
+        builder = FixBuilder(analysis)
         for record, op in analysis.all_ops(helpers=True):
             if not blocking_copy_in_region(record, op):
                 continue
@@ -181,4 +187,47 @@ class BlockingCopyInStreamRegion(Rule):
                 op.node,
                 f"`{op.api}`{via_helper(analysis, op)} {blocks}, so the work queued after it on "
                 f"{streams_named(after)} cannot overlap it; {_FIX.get(op.framework, 'use the asynchronous form')}",
+                fix=_fix(builder, record, op),
             )
+
+
+# cuda-python's synchronous copies and their stream-ordered forms (same arguments, then
+# the stream).
+_ASYNC_FORM = {
+    "cudaMemcpy": "cudaMemcpyAsync",
+    "cudaMemcpy2D": "cudaMemcpy2DAsync",
+    "cuMemcpy": "cuMemcpyAsync",
+    "cuMemcpyHtoD": "cuMemcpyHtoDAsync",
+    "cuMemcpyDtoH": "cuMemcpyDtoHAsync",
+    "cuMemcpyDtoD": "cuMemcpyDtoDAsync",
+}
+_NUMBA_COPIES = ("to_device", "copy_to_host", "copy_to_device")
+
+
+def _fix(builder: FixBuilder, record, op):
+    """Queue the copy on the region's stream: the one explicit stream the function uses.
+    With several streams, the right one is a judgement call: no fix."""
+    node = op.node
+    if op.helper is not None or not isinstance(node, cst.Call):
+        return None
+    streams = [w.stream for w in record.ops if w.on_explicit_stream and w.helper is None]
+    if len({s.label for s in streams}) != 1 or any(s.one_of for s in streams):
+        return None
+    stream = stream_at(builder, record, streams[0].label, op.framework, builder.analysis.line_of(node),
+                       current_ok=False)
+    if stream is None:
+        return None
+    name = node.func.attr.value if isinstance(node.func, cst.Attribute) else getattr(node.func, "value", "")
+    if op.framework == "numba" and name in _NUMBA_COPIES and not any(a.star for a in node.args):
+        new = with_keyword(node, "stream", stream)
+        message = f"Queue the copy on `{stream}` (`stream={stream}`)"
+    elif op.framework == "cuda-python" and name in _ASYNC_FORM and not any(a.keyword or a.star for a in node.args):
+        func = node.func
+        renamed = cst.Name(_ASYNC_FORM[name])
+        func = func.with_changes(attr=renamed) if isinstance(func, cst.Attribute) else renamed
+        new = append_arg(node.with_changes(func=func), cst.Arg(cst.parse_expression(stream)))
+        message = f"Use `{_ASYNC_FORM[name]}` on `{stream}`"
+    else:
+        return None
+    # The host no longer waits for the copy: a host read of its result needs a sync.
+    return make_fix(message, Applicability.UNSAFE, [builder.replace(node, new)])

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from streamlint.fixes.edits import FixBuilder, make_fix
+from streamlint.fixes.idioms import wait_lines
+from streamlint.fixes.model import Applicability
 from streamlint.rules._shared import hazards, inside, named, wait_idiom
 from streamlint.rules.base import Finding, Rule
 
@@ -98,7 +101,8 @@ class CrossStreamReadAfterWrite(Rule):
     summary = "A stream reads a buffer another stream wrote, with no wait or event in between"
 
     def check(self, analysis):
-        for _, h in hazards(analysis, self.code):
+        builder = FixBuilder(analysis)
+        for record, h in hazards(analysis, self.code):
             at = analysis.line_of(h.node)
             if h.param:
                 origin = f"`{h.buffer}` is produced on the caller's current stream (a parameter)"
@@ -109,4 +113,15 @@ class CrossStreamReadAfterWrite(Rule):
                 h.node,
                 f"{origin} and read on {named(h.second)} here{inside(analysis, h.via)} with no wait in between; "
                 f"{wait_idiom(h.first, h.second, h.framework)} before line {at}",
+                fix=_fix(builder, record, h),
             )
+
+
+def _fix(builder: FixBuilder, record, hazard):
+    """The wait, just before the statement that reads. Unsafe: it changes what runs
+    concurrently (the reading stream now waits for everything queued on the writer)."""
+    lines = wait_lines(builder, record, hazard)
+    statement = builder.statement_of(hazard.node)
+    if lines is None or statement is None:
+        return None
+    return make_fix(f"Insert `{'; '.join(lines)}`", Applicability.UNSAFE, [builder.insert_before(statement, lines)])

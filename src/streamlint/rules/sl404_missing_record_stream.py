@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from streamlint.fixes.edits import FixBuilder, bound_before, is_pasteable, make_fix
+from streamlint.fixes.idioms import stream_at
+from streamlint.fixes.model import Applicability
 from streamlint.rules._shared import hazards, named, stream_code
 from streamlint.rules.base import Finding, Rule
 
@@ -68,6 +71,7 @@ class MissingRecordStream(Rule):
     summary = "A tensor used on another stream is released without record_stream"
 
     def check(self, analysis):
+        builder = FixBuilder(analysis)
         for record, h in hazards(analysis, self.code):
             user = stream_code(h.second, "torch")
             owner = stream_code(h.first, "torch")
@@ -81,4 +85,22 @@ class MissingRecordStream(Rule):
                 f"on {named(h.second)} here, then {released} without `record_stream`: the allocator may hand "
                 f"its memory to new work on {named(h.first)} while this work still uses it; "
                 f"`{h.buffer}.record_stream({user})` here (or `{owner}.wait_stream({user})` before the release)",
+                fix=_fix(builder, record, h),
             )
+
+
+def _fix(builder: FixBuilder, record, hazard):
+    """`t.record_stream(user)` before the statement that uses `t` on the other stream.
+    Unsafe: the memory is then kept until that stream's work is done (more memory in
+    use), which is the point, but it changes the allocator's behaviour."""
+    if hazard.framework != "torch" or not is_pasteable(hazard.buffer):
+        return None
+    statement = builder.statement_of(hazard.node)
+    if statement is None:
+        return None
+    row = builder.analysis.line_of(hazard.node)
+    user = stream_at(builder, record, hazard.second, "torch", row, current_ok=True)
+    if user is None or not bound_before(builder, record.node, hazard.buffer, row + 1):
+        return None
+    line = f"{hazard.buffer}.record_stream({user})"
+    return make_fix(f"Insert `{line}`", Applicability.UNSAFE, [builder.insert_before(statement, [line])])
