@@ -17,7 +17,7 @@ from typing import Callable, Optional, Sequence, TextIO
 
 from streamlint import engine
 from streamlint.config import Settings
-from streamlint.diagnostics import Diagnostic
+from streamlint.diagnostics import Diagnostic, sort_key
 from streamlint.fixes.apply import FixOutcome, fix_source
 
 BOM = engine.BOM
@@ -34,7 +34,15 @@ class FixReport:
 # path text -> (outcome of fixing it) for files that need something other than plain
 # Python (notebooks); registered by those modules.
 SpecialFixer = Callable[[Path, Settings, bool, bool, TextIO], "tuple[FixOutcome, bool]"]
-SPECIAL: dict[str, SpecialFixer] = {}
+
+
+def _fix_notebook(path: Path, settings: Settings, unsafe: bool, diff: bool, out: TextIO):
+    from streamlint.notebooks.fix import run_for_fixer  # imported only when a notebook is fixed
+
+    return run_for_fixer(path, settings, unsafe, diff, out)
+
+
+SPECIAL: dict[str, SpecialFixer] = {engine.NOTEBOOK_SUFFIX: _fix_notebook}
 
 
 def fix_files(
@@ -65,7 +73,7 @@ def fix_files(
         report.applied.extend(outcome.applied if outcome.error is None else [])
         if changed:
             report.changed_files.append(result.path)
-    report.diagnostics.sort()
+    report.diagnostics.sort(key=sort_key)
     return report
 
 
@@ -134,6 +142,8 @@ def describe(applied: Sequence[Diagnostic], out: TextIO, *, verb: str = "Fixed")
         out.write(f"{verb} nothing.\n")
         return
     out.write(f"{verb} {len(applied)} finding{'s' if len(applied) != 1 else ''}:\n")
-    for diag in sorted(applied):
+    from streamlint.output.text import location
+
+    for diag in sorted(applied, key=sort_key):
         fix = diag.fix
-        out.write(f"  {diag.filename}:{diag.row}:{diag.column}: {diag.code} [{fix.applicability.value}] {fix.message}\n")
+        out.write(f"  {location(diag)}: {diag.code} [{fix.applicability.value}] {fix.message}\n")

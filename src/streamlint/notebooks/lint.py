@@ -29,15 +29,16 @@ def lint_notebook(data: bytes, filename: str, settings: Settings, **kwargs) -> e
         return engine.FileResult(filename, [diag], analysed=False, lines=0)
     if not notebook.is_python:
         return engine.FileResult(filename, [], analysed=False, lines=0)
+    code = "\n".join(source for _, source in notebook.code_cells())
+    lines = code.count("\n") + 1 if code else 0
+    encoded = code.encode("utf-8", "surrogatepass")
+    if not any(word in encoded for word in PREFILTER_KEYS):
+        return engine.FileResult(filename, [], analysed=False, lines=lines)
     module = cells.build(notebook, syntax_error)
     broken = [
         dataclasses.replace(engine.source_error(filename, message, row, column), cell=number)
         for number, message, row, column in module.broken
     ]
-    lines = sum(span.rows for span in module.spans)
-    encoded = module.text.encode("utf-8", "surrogatepass")
-    if not any(word in encoded for word in PREFILTER_KEYS):
-        return engine.FileResult(filename, broken, analysed=False, lines=lines)
     try:
         found = engine.lint_text(module.text, filename, settings, **kwargs)
         diagnostics = [to_cell(d, module) for d in found]
