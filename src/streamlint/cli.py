@@ -27,7 +27,7 @@ from streamlint.discovery import discover
 from streamlint.selection import RuleSelection
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-_SUBCOMMANDS = ("check", "rule", "verify")
+_SUBCOMMANDS = ("check", "rule", "verify", "server")
 _TOP_LEVEL = ("-h", "--help", "-V", "--version")
 
 
@@ -83,6 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
                       choices=("text", "json"))
 
     add_verify_parser(sub)  # the GPU runtime checks (torch needed only when it runs)
+    sub.add_parser(
+        "server", help="run the language server over stdio (needs the `lsp` extra)",
+        description="A Language Server (LSP) over stdin/stdout, for editors: diagnostics "
+        "as you type, fixes as quick fixes. Install with: pip install 'streamlint[lsp]'",
+    )  # fmt: skip
     return parser  # fmt: skip
 
 
@@ -100,6 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_rule(args, sys.stdout)
         if args.command == "verify":
             return run_verify(args)
+        if args.command == "server":
+            return run_server()
         return run_check(args, sys.stdout, sys.stderr)
     except (ConfigError, UsageError) as err:
         _error(f"error: {err}")
@@ -207,6 +214,18 @@ def _run_fix(args, results, resolver, stdin_name, stdin_text, out: TextIO, err: 
     out.flush()
     failed = bool(report.failed_files)
     return EXIT_FINDINGS if (report.diagnostics or failed) and not args.exit_zero else EXIT_CLEAN
+
+
+def run_server() -> int:
+    try:
+        from streamlint.lsp.server import serve
+    except ImportError as err:
+        if (err.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
+            raise
+        _error(f"the language server needs {err.name.split('.')[0]}: pip install 'streamlint[lsp]'")
+        return EXIT_ERROR
+    serve()
+    return EXIT_CLEAN
 
 
 def run_rule(args: argparse.Namespace, out: TextIO) -> int:

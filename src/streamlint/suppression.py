@@ -20,6 +20,7 @@ from streamlint.selection import SOURCE_ERROR, matches, normalize
 
 _CODE_LIST = r"[A-Za-z]+[0-9]+(?:[,\s]+[A-Za-z]+[0-9]+)*"
 _NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODE_LIST})?)?", re.IGNORECASE)
+NOQA = _NOQA  # for tools that write such comments (the language server's quick fix)
 _DIRECTIVE = re.compile(
     r"#\s*streamlint:\s*(?P<kind>ignore-file|ignore)\b(?:\[(?P<codes>[^\]]*)\])?",
     re.IGNORECASE,
