@@ -230,6 +230,14 @@ def test_diff_shows_cells_and_writes_nothing(nb_path, capsys):
     assert "+gpu = host.to('cuda', non_blocking=True)\n" in out
 
 
+def test_fix_from_stdin_prints_the_fixed_notebook(nb_path, capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(nb_path.read_bytes())))
+    code, out, _ = run(capsys, "-", "--stdin-filename", "nb.ipynb", "--fix", "--unsafe-fixes")
+    fixed = nbformat.reads(out, as_version=4)
+    assert code == 0 and fixed.cells[4].source.startswith("s = torch.cuda.Stream()\nfor i")
+    assert nbformat.reads(nb_path.read_text(), as_version=4).cells[4].source == CELLS[4].source
+
+
 def test_layout_round_trip_is_byte_identical(tmp_path):
     nb = notebook()
     jupyter = nbformat.writes(nb) + "\n"

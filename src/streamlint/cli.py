@@ -189,11 +189,16 @@ def _run_fix(args, results, resolver, stdin_name, stdin_text, out: TextIO, err: 
     if stdin_text is not None:
         stdin_result = next(r for r in results if r.path == stdin_name)
         results = [r for r in results if r is not stdin_result]
-        outcome = fix_source(stdin_text, stdin_name, resolver.for_path(args.stdin_filename or os.getcwd()),
-                             unsafe=unsafe)
+        fixer, show_diff = fix_source, runner.unified_diff
+        if stdin_name.endswith(engine.NOTEBOOK_SUFFIX):
+            from streamlint.notebooks.fix import cell_diff, fix_notebook_text
+
+            fixer, show_diff = fix_notebook_text, cell_diff
+        outcome = fixer(stdin_text, stdin_name, resolver.for_path(args.stdin_filename or os.getcwd()),
+                        unsafe=unsafe)
         if outcome.error:
             err.write(f"streamlint: error: {stdin_name}: {outcome.error}; the text was left unchanged\n")
-        out.write(runner.unified_diff(stdin_text, outcome.source, stdin_name) if args.diff else outcome.source)
+        out.write(show_diff(stdin_text, outcome.source, stdin_name) if args.diff else outcome.source)
         out.flush()
         remaining = outcome.remaining if not args.diff else outcome.applied
         return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN

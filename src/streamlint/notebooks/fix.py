@@ -42,20 +42,21 @@ def _fix(
         data = path.read_bytes()
     except OSError as err:
         return FixOutcome("", [], [], f"cannot read file: {err.strerror or err}"), b""
-    return _fix_bytes(data, str(path), settings, unsafe, rules), data
-
-
-def _fix_bytes(
-    data: bytes, filename: str, settings: Settings, unsafe: bool, rules: Sequence[type] | None
-) -> FixOutcome:
-    text = engine.decode(data, filename)
+    text = engine.decode(data, str(path))
     if not isinstance(text, str):
-        return FixOutcome("", [], [text])
+        return FixOutcome("", [], [text]), data
+    return fix_notebook_text(text, str(path), settings, unsafe=unsafe, rules=rules), data
+
+
+def fix_notebook_text(
+    text: str, filename: str, settings: Settings, *, unsafe: bool = False, rules: Sequence[type] | None = None
+) -> FixOutcome:
+    """`fix_notebook` for a notebook's JSON text (e.g. read from stdin)."""
     try:
         notebook = cells.read(text)
     except cells.NotebookError as err:
         return FixOutcome(text, [], [engine.source_error(filename, err.message, err.row, err.column)])
-    current = lint_notebook(data, filename, settings, rules=rules).diagnostics
+    current = lint_notebook(text.encode("utf-8", "surrogatepass"), filename, settings, rules=rules).diagnostics
     if not notebook.is_python or not any(d.fix is not None and d.fix.applies(unsafe) for d in current):
         return FixOutcome(text, [], current)
     module = cells.build(notebook, syntax_error)
@@ -71,8 +72,7 @@ def _fix_bytes(
     if problem is not None:
         return FixOutcome(text, [], current, f"the fixed notebook would not be valid: {problem}")
     applied = sorted((to_cell(d, module) for d in outcome.applied), key=sort_key)
-    bom = engine.BOM if data.startswith(engine.BOM) else b""
-    remaining = lint_notebook(bom + new_text.encode("utf-8"), filename, settings, rules=rules)
+    remaining = lint_notebook(new_text.encode("utf-8", "surrogatepass"), filename, settings, rules=rules)
     return FixOutcome(new_text, applied, remaining.diagnostics)
 
 
