@@ -82,6 +82,15 @@ class ImplicitKernelTransfer(Rule):
     When one launch really needs host data, `cuda.In(x)` / `cuda.Out(out)` state
     the direction and copy only one way; an explicit wrapper is not reported.
 
+    ## Fix safety
+    There is a fix for launches on the default stream whose host arrays are passed
+    by name: `d_x = cuda.to_device(x)` before the launch, `d_x` in the call, and
+    `d_x.copy_to_host(x)` after it for each array the kernel body writes (all of
+    them when the body cannot be read). It is **unsafe**: Numba also copies back
+    arrays the kernel only reads, and code may rely on that. The copies still
+    happen on every call; move them out of loops by hand where the data does not
+    change. Launches on a stream get no fix (the copies would have to be ordered on it).
+
     ## Known limits
     - Only arguments the analysis knows to be host NumPy arrays are reported
       (arrays made by NumPy in the same function or module, results of
@@ -106,6 +115,7 @@ class ImplicitKernelTransfer(Rule):
     code = "SL102"
     name = "implicit-kernel-transfer"
     summary = "Host NumPy array passed straight to a Numba CUDA kernel launch (implicit copies)"
+    fix_availability = "sometimes"
 
     def check(self, analysis):
         builder = FixBuilder(analysis)
