@@ -75,7 +75,23 @@ def rules_table(rules) -> str:
 
 
 def expected_pages(root: Path = ROOT) -> dict[Path, str]:
-    return {root / DOCS_DIR / f"{rule.code}.md": render(rule, root) for rule in all_rules()}
+    pages = {root / DOCS_DIR / f"{rule.code}.md": render(rule, root) for rule in all_rules()}
+    pages[root / DOCS_DIR / "README.md"] = index_page()
+    return pages
+
+
+def index_page() -> str:
+    """docs/rules/README.md: every rule, whether it has a fix, and a link to its page."""
+    lines = [
+        "# Rule reference", "",
+        "Generated from the rules' docs (`streamlint rule CODE` prints the same text). "
+        "Fix: *sometimes* means some findings carry a fix; see each page's \"Fix safety\".", "",
+        "| Code | Name | Summary | Fix |", "|---|---|---|---|",
+    ]
+    for rule in all_rules():
+        summary = rule.summary.replace("|", "\\|")
+        lines.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {summary} | {rule.fix_availability} |")
+    return "\n".join(lines) + "\n"
 
 
 def updated_readme(text: str) -> str | None:
