@@ -204,6 +204,7 @@ def _run_fix(args, results, resolver, stdin_name, stdin_text, out: TextIO, err: 
         return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
     report = runner.fix_files(results, resolver.for_path, unsafe=unsafe, diff=args.diff, out=out, err=err)
     if args.diff:
+        out.flush()
         if not args.quiet:
             n = len(report.applied)
             err.write(f"Would fix {n} finding{'s' if n != 1 else ''} in {len(report.changed_files)} file(s).\n")

@@ -169,6 +169,19 @@ def _verify(
     broken = next((d for d in after if d.code == SOURCE_ERROR), None)
     if broken is not None:
         return f"the fixes would make the file unparsable ({broken.message} at {broken.row}:{broken.column})"
+    if new == old:
+        return "the fixes did not change the text"
+    # Per rule, the fixed findings are gone: fewer findings by at least as many...
+    left = Counter(d.code for d in before)
+    left.subtract(d.code for d in chosen)
+    now = Counter(d.code for d in after)
+    for diag in chosen:
+        if now[diag.code] > left[diag.code]:
+            return (
+                f"the fix for {diag.code} at {diag.row}:{diag.column} ({diag.fix.message if diag.fix else ''}) "
+                "did not remove the finding"
+            )
+    # ... and none is still where the fixed one moved to.
     where = {id(d): (d.code, *map_position(old, new, edits, d.row, d.column)) for d in before}
     expected = Counter(where[id(d)] for d in before)
     expected.subtract(where[id(d)] for d in chosen)

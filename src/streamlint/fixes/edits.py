@@ -93,16 +93,18 @@ class FixBuilder:
             # (libcst adds it while rendering the whole module): put it back, having
             # checked on the old node that this reproduces the source exactly.
             indent = re.match(r"[ \t]*", self.line(rng.start.line)).group()
+            code = _lf(code)
             actual = "\n".join(
                 [self.line(rng.start.line)[rng.start.column:]]
                 + [self.line(r) for r in range(rng.start.line + 1, rng.end.line)]
                 + [self.line(rng.end.line)[: rng.end.column]]
             )
-            rendered = self.code(old)
+            rendered = _lf(self.code(old))
             if _reindent(rendered, indent) == actual:
                 code = _reindent(code, indent)
             elif rendered != actual:
                 return None
+            code = code.replace("\n", self.newline())
         return Edit(rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1, code)
 
     def insert_before(self, statement: cst.CSTNode, lines: Sequence[str]) -> Optional[Edit]:
@@ -150,6 +152,10 @@ class FixBuilder:
 
     def indent_unit(self) -> str:
         return self.module.default_indent
+
+
+def _lf(code: str) -> str:
+    return re.sub(r"\r\n?", "\n", code)
 
 
 def _reindent(code: str, indent: str) -> str:

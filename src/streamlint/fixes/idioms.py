@@ -144,3 +144,13 @@ def wait_lines(builder: FixBuilder, record, hazard) -> Optional[list[str]]:
         return None
     event = fresh_name(builder.analysis.source, "ready") if "{e}" in "".join(template) else ""
     return [line.format(a=writer, b=reader, m=module, e=event) for line in template]
+
+
+def region_stream(builder: FixBuilder, record, op) -> Optional[str]:
+    """The one explicit stream a function queues its own work on, named where `op` is;
+    None when it uses several (which one is meant is a judgement call) or none."""
+    streams = [w.stream for w in record.ops if w.on_explicit_stream and w.helper is None]
+    if not streams or len({s.label for s in streams}) != 1 or any(s.one_of for s in streams):
+        return None
+    return stream_at(builder, record, streams[0].label, op.framework, builder.analysis.line_of(op.node),
+                     current_ok=False)

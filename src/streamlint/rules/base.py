@@ -34,6 +34,8 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     summary: ClassVar[str]
+    # "sometimes" when some findings carry a fix (ruff's wording), "none" otherwise.
+    fix_availability: ClassVar[str] = "none"
 
     def check(self, analysis: "FileAnalysis") -> Iterable[Finding]:
         raise NotImplementedError

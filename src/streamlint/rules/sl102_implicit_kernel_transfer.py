@@ -82,6 +82,15 @@ class ImplicitKernelTransfer(Rule):
     When one launch really needs host data, `cuda.In(x)` / `cuda.Out(out)` state
     the direction and copy only one way; an explicit wrapper is not reported.
 
+    ## Fix safety
+    There is a fix for launches on the default stream whose host arrays are passed
+    by name: `d_x = cuda.to_device(x)` before the launch, `d_x` in the call, and
+    `d_x.copy_to_host(x)` after it, for every array, as Numba does (a kernel can
+    write an array through a view the analysis does not follow). The program does
+    what it did; the fix is still marked **unsafe** because its point is the next
+    step, which is yours: drop the copies back of arrays the kernel only reads,
+    and move the copies out of loops where the data does not change. Launches on a stream get no fix (the copies would have to be ordered on it).
+
     ## Known limits
     - Only arguments the analysis knows to be host NumPy arrays are reported
       (arrays made by NumPy in the same function or module, results of
@@ -106,6 +115,7 @@ class ImplicitKernelTransfer(Rule):
     code = "SL102"
     name = "implicit-kernel-transfer"
     summary = "Host NumPy array passed straight to a Numba CUDA kernel launch (implicit copies)"
+    fix_availability = "sometimes"
 
     def check(self, analysis):
         builder = FixBuilder(analysis)
@@ -137,8 +147,7 @@ class ImplicitKernelTransfer(Rule):
 
 def _fix(builder: FixBuilder, op, hosts):
     """Make the copies explicit: `d_x = cuda.to_device(x)` before the launch, the
-    device array in the call, `d_x.copy_to_host(x)` after it for arrays the kernel
-    writes. Only for launches on the default stream, where Numba's own copies are
+    device array in the call, `d_x.copy_to_host(x)` after it. Only for launches on the default stream, where Numba's own copies are
     synchronous too, and for arrays passed by a plain name."""
     node = op.node
     if op.stream is not None and not op.stream.is_default or not isinstance(node, cst.Call):
@@ -157,8 +166,10 @@ def _fix(builder: FixBuilder, op, hosts):
         if not any(isinstance(a.value, cst.Name) and a.value.value == label and not a.keyword for a in node.args):
             return None
         names[label] = fresh_name(builder.analysis.source, f"d_{label}")
-    # Numba copies every host array back; arrays the kernel body never writes need not.
-    written = {a.label for a in op.accesses if a.write} & labels
+    # Numba copies every host array back, and so does the fix: a kernel can write an
+    # array through a view or an alias the body analysis does not follow. Dropping the
+    # copies of arrays the kernel only reads is then a one-line edit for the user.
+    written = labels
     args = [
         a.with_changes(value=cst.Name(names[a.value.value]))
         if isinstance(a.value, cst.Name) and a.value.value in names and not a.keyword else a

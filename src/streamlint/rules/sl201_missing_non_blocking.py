@@ -79,6 +79,14 @@ class MissingNonBlocking(Rule):
     side-stream context does not overlap even with `non_blocking=True` (see
     SL301): pin it where it is created.
 
+    ## Fix safety
+    The fix adds `non_blocking=True` (or turns `non_blocking=False` into `True`);
+    it is not offered when `non_blocking` could be passed positionally or through
+    `*args`/`**kwargs`. It is **unsafe**: after the change the host no longer waits
+    for the copy, so writing to the pinned source before the copy has run corrupts
+    the device data (pytorch/pytorch#127612), and a pageable source now makes SL301
+    report the copy.
+
     ## Known limits
     - Pinnedness of a tensor created elsewhere (a parameter, another module) is
       unknown; outside a side-stream context such a copy is not reported.
@@ -99,6 +107,7 @@ class MissingNonBlocking(Rule):
     code = "SL201"
     name = "missing-non-blocking"
     summary = "PyTorch H2D copy without non_blocking=True from a pinned tensor or inside a side stream"
+    fix_availability = "sometimes"
 
     def check(self, analysis):
         builder = FixBuilder(analysis)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from streamlint.fixes.edits import FixBuilder, append_arg, make_fix, with_keyword
-from streamlint.fixes.idioms import stream_at
+from streamlint.fixes.idioms import region_stream
 from streamlint.fixes.model import Applicability
 from streamlint.model.queries import streams_named
 from streamlint.rules._shared import blocking_copy_in_region, overlappable_after, via_helper
@@ -152,6 +152,16 @@ class BlockingCopyInStreamRegion(Rule):
     destination before the stream (or an event recorded after the copy) is
     synchronized.
 
+    ## Fix safety
+    When the function queues its work on exactly one explicit stream, bound once
+    before the copy, the fix queues the copy on it: Numba's `to_device`,
+    `copy_to_host` and `copy_to_device` get `stream=s`; cuda-python's `cudaMemcpy`,
+    `cuMemcpyHtoD` and friends become their `...Async` form with the stream as last
+    argument. It is **unsafe**: the host no longer waits for the copy, so a host read
+    of a device-to-host result needs `s.synchronize()` first, and a pageable host
+    buffer keeps the copy from overlapping (SL301). CuPy read-backs get no fix (the
+    asynchronous form needs a pinned `out=` buffer).
+
     ## Known limits
     - Helpers are followed only within the same module.
     - A CuPy copy outside any stream context runs on the current stream, which
@@ -172,6 +182,7 @@ class BlockingCopyInStreamRegion(Rule):
     code = "SL202"
     name = "blocking-copy-in-stream-region"
     summary = "Host-blocking copy between stream work, where a stream-ordered async copy exists"
+    fix_availability = "sometimes"
 
     def check(self, analysis):
         builder = FixBuilder(analysis)
@@ -210,11 +221,7 @@ def _fix(builder: FixBuilder, record, op):
     node = op.node
     if op.helper is not None or not isinstance(node, cst.Call):
         return None
-    streams = [w.stream for w in record.ops if w.on_explicit_stream and w.helper is None]
-    if len({s.label for s in streams}) != 1 or any(s.one_of for s in streams):
-        return None
-    stream = stream_at(builder, record, streams[0].label, op.framework, builder.analysis.line_of(node),
-                       current_ok=False)
+    stream = region_stream(builder, record, op)
     if stream is None:
         return None
     name = node.func.attr.value if isinstance(node.func, cst.Attribute) else getattr(node.func, "value", "")

@@ -79,6 +79,16 @@ class CrossStreamReadAfterWrite(Rule):
     CuPy: `s2.wait_event(s1.record())`; cuda-python: `cudaEventRecord(e, s1)` then
     `cudaStreamWaitEvent(s2, e, 0)`.
 
+    ## Fix safety
+    The fix inserts the framework's wait just before the statement that reads:
+    `B.wait_stream(A)` for PyTorch, `B.wait_event(A.record())` for CuPy, and
+    `e = cuda.event(); e.record(stream=A); e.wait(stream=B)` for Numba (three lines,
+    with a fresh name). It is offered only when both streams can be named there (a
+    name bound once before the read, or the current stream where the read runs on
+    it); cuda-python gets no fix. It is **unsafe**: the reading stream then waits
+    for everything queued on the writing one so far, which removes the race but
+    also some overlap you may have wanted.
+
     ## Known limits
     - Buffers are followed by name and by the call that made them, in the same
       module (and through helpers of the same module). Arrays from unknown calls
@@ -99,6 +109,7 @@ class CrossStreamReadAfterWrite(Rule):
     code = "SL401"
     name = "cross-stream-read-after-write"
     summary = "A stream reads a buffer another stream wrote, with no wait or event in between"
+    fix_availability = "sometimes"
 
     def check(self, analysis):
         builder = FixBuilder(analysis)

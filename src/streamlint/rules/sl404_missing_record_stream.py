@@ -53,6 +53,13 @@ class MissingRecordStream(Rule):
     del batch
     ```
 
+    ## Fix safety
+    The fix inserts `t.record_stream(B)` before the statement that uses `t` on
+    stream B (PyTorch only, when `t` and the stream can be named there). It is
+    **unsafe**: the caching allocator then keeps the block until B's work queued at
+    the time of the release is done, so peak memory can grow; `wait_stream` before
+    the release is the alternative when memory is tight.
+
     ## Known limits
     - Only tensors created in the same function (by a PyTorch op, factory or copy
       under a known current stream) are followed; a tensor returned to the caller or
@@ -69,6 +76,7 @@ class MissingRecordStream(Rule):
     code = "SL404"
     name = "missing-record-stream"
     summary = "A tensor used on another stream is released without record_stream"
+    fix_availability = "sometimes"
 
     def check(self, analysis):
         builder = FixBuilder(analysis)

@@ -132,6 +132,15 @@ class StreamCreatedInHotPath(Rule):
             done.record()
     ```
 
+    ## Fix safety
+    For `s = Stream(...)` in a loop, the fix moves the line before the outermost
+    loop when its arguments do not change in the loop; in `forward`, it creates the
+    stream in `__init__` as `self._s` (when `__init__` exists and the arguments name
+    no variables) and uses the attribute. It is **unsafe**: every iteration or call
+    then queues on one stream, so their work is ordered where it was not, and a
+    stream made in `__init__` belongs to the device current at construction.
+    Events get no fix (one event per item is often intended).
+
     ## Known limits
     - `forward` is recognized only in classes whose base is visibly an
       `nn.Module` in the same module; a base class defined elsewhere is unknown.
@@ -150,6 +159,7 @@ class StreamCreatedInHotPath(Rule):
     code = "SL501"
     name = "stream-created-in-hot-path"
     summary = "CUDA stream or event created in a loop body or an nn.Module forward()"
+    fix_availability = "sometimes"
 
     def check(self, analysis):
         builder = FixBuilder(analysis)
