@@ -2,6 +2,7 @@
 
     streamlint [check] [PATH ...]     bare paths mean `check`; `-` reads stdin
     streamlint rule CODE | --all      a rule's documentation, or the list of rules
+    streamlint server                 the language server, over stdio (`lsp` extra)
 
 Exit codes: 0 no findings, 1 findings (SL000 included), 2 usage, configuration or
 internal error.
