@@ -163,6 +163,21 @@ def test_broken_notebooks_are_sl000(tmp_path, content, message, row):
     assert diag.code == "SL000" and diag.message.startswith(message) and diag.row == row
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        [], 3, None, {"cells": {}}, {"cells": [3]}, {"cells": [], "metadata": 3},
+        {"cells": [{"cell_type": "code", "source": ["import torch\n", "x"]}], "metadata": {"language_info": "py"}},
+        {"cells": [{"cell_type": 7, "source": "import torch"}, {"cell_type": "code"}]},
+        {"cells": [{"cell_type": "code", "source": "import torch\n" + "(" * 300 + ")" * 300}]},
+    ],
+)
+def test_odd_json_never_crashes(tmp_path, data):
+    raw = json.dumps(data).encode()
+    result = lint_notebook(raw, "odd.ipynb", Settings.default())
+    assert all(d.code == "SL000" and "internal error" not in d.message for d in result.diagnostics)
+
+
 def test_notebooks_of_other_languages_are_skipped(tmp_path):
     nb = notebook(*CELLS)
     nb.metadata["language_info"] = {"name": "R"}

@@ -104,7 +104,11 @@ def lint_bytes(data: bytes, filename: str, settings: Settings, **kwargs) -> File
     if filename.endswith(NOTEBOOK_SUFFIX):
         from streamlint.notebooks.lint import lint_notebook
 
-        return lint_notebook(data, filename, settings, **kwargs)
+        try:
+            return lint_notebook(data, filename, settings, **kwargs)
+        except Exception as err:  # a bug in reading the notebook must not abort the run
+            diag = source_error(filename, f"internal error: {type(err).__name__}: {err}")
+            return FileResult(filename, [diag], analysed=True, lines=0)
     text_or_error = decode(data, filename)
     if isinstance(text_or_error, Diagnostic):
         return FileResult(filename, [text_or_error], analysed=False, lines=0)

@@ -42,9 +42,10 @@ class Notebook:
     @property
     def is_python(self) -> bool:
         """False when the metadata names another kernel language (R, Julia, ...)."""
-        metadata = self.data.get("metadata") or {}
+        metadata = self.data.get("metadata")
         for section, key in (("language_info", "name"), ("kernelspec", "language")):
-            value = (metadata.get(section) or {}).get(key) if isinstance(metadata, dict) else None
+            table = metadata.get(section) if isinstance(metadata, dict) else None
+            value = table.get(key) if isinstance(table, dict) else None
             if isinstance(value, str) and value.strip():
                 return value.strip().lower().startswith("python")
         return True
