@@ -229,7 +229,7 @@ def run_server() -> int:
     except ImportError as err:
         if (err.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
             raise
-        _error(f"the language server needs pygls (missing: {err.name}): pip install 'streamlint[lsp]'")
+        _error(f"the language server needs pygls (missing: {err.name.split('.')[0]}): pip install 'streamlint[lsp]'")
         return EXIT_ERROR
     serve()
     return EXIT_CLEAN
