@@ -202,6 +202,31 @@ async def _configured(tmp_path: Path) -> None:
         await stop(session)
 
 
+def test_the_server_answers_while_a_large_file_is_linted(tmp_path):
+    asyncio.run(_responsive(tmp_path))
+
+
+async def _responsive(tmp_path: Path) -> None:
+    # About 10,000 lines of stream code: linting it takes a second or more.
+    big = "import torch\n" + "".join(
+        f"def f{i}(x):\n    s = torch.cuda.Stream()\n    with torch.cuda.stream(s):\n"
+        f"        y = x.to('cuda')\n    torch.cuda.current_stream().wait_stream(s)\n    return y\n\n"
+        for i in range(1500)
+    )
+    small, large = (tmp_path / "small.py").as_uri(), (tmp_path / "large.py").as_uri()
+    session = await start(tmp_path)
+    try:
+        open_doc(session, small, SOURCE)
+        [diag] = await session.diagnostics(small, 1)
+        open_doc(session, large, big)
+        # Answered from what is known about the small file while the large one is linted.
+        actions = await actions_at(session, small, diag.range)
+        assert len(actions) == 2 and session.published.empty()
+        assert await session.diagnostics(large, 1) == []
+    finally:
+        await stop(session)
+
+
 @pytest.mark.parametrize(
     ("encoding", "character"),
     [
