@@ -31,6 +31,10 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     summary: ClassVar[str]
+    # A meta rule checks streamlint's own comments rather than GPU code: it has no
+    # query over the stream model (the engine runs it after suppression), no GPU
+    # behaviour and so no runtime fixture pair.
+    meta: ClassVar[bool] = False
 
     def check(self, analysis: "FileAnalysis") -> Iterable[Finding]:
         raise NotImplementedError
