@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Sequence, TextIO
 
 from streamlint.runtime.verify import add_verify_parser, run_verify
-from streamlint import __version__, engine, output
+from streamlint import __version__, adoption, engine, output
 from streamlint import rules as registry
 from streamlint.config import ConfigError, SettingsResolver, parse_selectors
 from streamlint.discovery import discover
 from streamlint.selection import RuleSelection
+from streamlint.adoption import AdoptionError
+from streamlint.baseline import BaselineError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _SUBCOMMANDS = ("check", "rule", "verify")
@@ -64,6 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="show the source line under each finding (text format)")
     check.add_argument("-q", "--quiet", action="store_true",
                        help="print findings only, no summary or warnings")
+    adopt = check.add_argument_group("adoption on an existing code base")
+    adopt.add_argument("--add-noqa", action="store_true",
+                       help="add `# noqa: CODE` comments for every current finding (edits files)")
+    adopt.add_argument("--baseline", type=Path, metavar="FILE",
+                       help="report only findings not recorded in FILE; records FILE if missing")
+    adopt.add_argument("--update-baseline", action="store_true",
+                       help="with --baseline: record the current findings in FILE")
     check.add_argument("-V", "--version", action="version", version=f"streamlint {__version__}")
 
     rule = sub.add_parser("rule", help="show a rule's documentation")
@@ -92,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "verify":
             return run_verify(args)
         return run_check(args, sys.stdout, sys.stderr)
-    except (ConfigError, UsageError) as err:
+    except (ConfigError, UsageError, AdoptionError, BaselineError) as err:
         _error(f"error: {err}")
         return EXIT_ERROR
     except BrokenPipeError:
@@ -113,6 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    paths = list(args.paths) or (["-"] if args.stdin_filename else ["."])
+    adoption.check_arguments(args, reads_stdin="-" in paths)
     engine.load_checker()  # a broken install is an internal error, not SL000 on every file
     layer = RuleSelection(
         select=_selectors(args.select, "--select"),
@@ -120,9 +131,6 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         ignore=_selectors(args.ignore, "--ignore") or (),
     )
     resolver = SettingsResolver(explicit_config=args.config, overrides=layer)
-    paths = list(args.paths)
-    if not paths:
-        paths = ["-"] if args.stdin_filename else ["."]
 
     results: list[engine.FileResult] = []
     stdin_text: str | None = None
@@ -142,7 +150,12 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         results.extend(engine.lint_files(found.files))
 
     diagnostics = sorted(d for r in sorted(results, key=lambda r: r.path) for d in r.diagnostics)
-    stdin_name = args.stdin_filename or "-"
+    source = _source_loader(args.stdin_filename or "-", stdin_text)
+    status = EXIT_CLEAN
+    if args.add_noqa:
+        diagnostics, status = adoption.add_noqa(results, err, quiet=args.quiet)
+    elif args.baseline is not None:
+        diagnostics = adoption.apply_baseline(args, results, diagnostics, source, err)
     output.write(
         args.format,
         diagnostics,
@@ -150,9 +163,11 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         show_source=args.show_source,
         statistics=args.statistics,
         quiet=args.quiet,
-        source=_source_loader(stdin_name, stdin_text),
+        source=source,
     )
     out.flush()
+    if status != EXIT_CLEAN:
+        return status
     return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
 
 
@@ -206,13 +221,15 @@ def _selectors(values: list[str] | None, flag: str) -> tuple[str, ...] | None:
 def _source_loader(stdin_name: str, stdin_text: str | None):
     @lru_cache(maxsize=64)
     def load(filename: str) -> list[str] | None:
+        # Split on "\n" only, as the rows are counted (splitlines would also split
+        # on form feeds and other characters Python does not end a line with).
         if stdin_text is not None and filename == stdin_name:
-            return stdin_text.splitlines()
+            return stdin_text.split("\n")
         try:
             text = engine.decode(Path(filename).read_bytes(), filename)
         except OSError:
             return None
-        return text.splitlines() if isinstance(text, str) else None
+        return text.split("\n") if isinstance(text, str) else None
 
     return load
 
