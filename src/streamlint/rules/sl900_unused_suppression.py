@@ -69,9 +69,8 @@ class UnusedSuppression(Rule):
     that suppresses nothing changes no finding and no behaviour.
 
     ## Known limits
-    - Findings are counted after selection: a suppression of a rule that is
-      enabled for the file but filtered out by a baseline still counts as used,
-      since the baseline does not suppress findings.
+    - A baseline (`--baseline`) is applied after this rule: a suppression whose
+      finding is also recorded in the baseline still counts as used.
     - An `ignore-file` directive below the file's leading comment block has no
       effect and is not reported.
     """
