@@ -79,11 +79,9 @@ def test_only_new_findings_are_reported(tree, capsys):
     copies.write_text(PINNED + NEW_COPY)
     code, out, _ = record(capsys)
     assert code == 1
-    assert out.splitlines() == [
-        out.splitlines()[0],
-        "Found 1 finding.",
-    ]
-    assert out.startswith("pkg/copies.py:11:12: SL201 `extra.to`")
+    lines = out.splitlines()
+    assert lines[0].startswith("pkg/copies.py:11:12: SL201 `extra.to`")
+    assert lines[1] == "Found 1 finding."
 
 
 def test_a_comment_on_the_line_keeps_the_match_but_an_edit_does_not(tree, capsys):
@@ -235,3 +233,16 @@ def test_dumps_round_trips(tmp_path):
     assert baseline.load(path) == counts
     assert path.read_text(encoding="utf-8").index("a.py") < path.read_text(encoding="utf-8").index("b.py")
     assert baseline.dumps(Counter()) == '{\n  "version": 1,\n  "findings": []\n}\n'
+
+
+def test_fix_reports_only_new_remaining_findings(tree, capsys):
+    record(capsys)
+    train = tree / "pkg" / "train.py"
+    train.write_text(LOOP.replace("side = torch.cuda.Stream()", "side = torch.cuda.Stream()  # noqa: SL501"))
+    code, out, _ = run(capsys, "--fix", "--baseline", "baseline.json", ".")
+    assert code == 0 and "Fixed 1 finding" in out  # the stale noqa (SL900, a safe fix)
+    assert train.read_text() == LOOP
+    code, _, err = run(capsys, "--diff", "--baseline", "baseline.json", ".")
+    assert code == 2 and "not with --diff" in err
+    code, _, err = run(capsys, "--add-noqa", "--fix", ".")
+    assert code == 2 and "cannot be combined with --fix" in err

@@ -12,8 +12,8 @@ import pytest
 from streamlint.rules import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
-REQUIRED = ("What it does", "Why is this bad?", "Example", "Use instead")
-OPTIONAL = ("Fix safety", "Known limits", "References")  # in this order, as in ruff
+REQUIRED = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety")
+OPTIONAL = ("Known limits", "References")
 HEADING = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
 PY_BLOCK = re.compile(r"^```python\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
 CODE = re.compile(r"SL\d{3}")

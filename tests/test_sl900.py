@@ -176,3 +176,14 @@ def test_sl900_runs_only_when_selected():
     layer = RuleSelection(select=("SL5",))
     assert lint_text(text, "t.py", Settings(overrides=(layer,))) == []
     assert [d.code for d in lint_text(text, "t.py", Settings.default())] == ["SL900"]
+
+
+def test_cli_fix_removes_stale_suppressions(tmp_path, capsys):
+    from conftest import PINNED_SNIPPET, run_cli
+
+    stale = PINNED_SNIPPET.replace("import torch\n", "import torch  # noqa: F401, SL103\n")
+    path = tmp_path / "copies.py"
+    path.write_text(stale)
+    code, out, _ = run_cli(capsys, "--fix", str(path))
+    assert code == 1 and "SL201" in out and "SL900" not in out  # SL201's fix is unsafe
+    assert path.read_text() == PINNED_SNIPPET.replace("import torch\n", "import torch  # noqa: F401\n")

@@ -28,8 +28,12 @@ def check_arguments(args: argparse.Namespace, reads_stdin: bool) -> None:
         raise AdoptionError("--add-noqa and --baseline cannot be used together")
     if args.add_noqa and reads_stdin:
         raise AdoptionError("--add-noqa edits files in place; it cannot edit stdin")
+    if args.add_noqa and (args.fix or args.diff):
+        raise AdoptionError("--add-noqa cannot be combined with --fix or --diff")
     if args.baseline is None:
         return
+    if args.diff or (args.fix and reads_stdin):
+        raise AdoptionError("--baseline works with --fix on files, not with --diff or stdin")
     if args.baseline.is_dir():
         raise AdoptionError(f"--baseline {args.baseline} is a directory; name a file")
     if reads_stdin and (args.update_baseline or not args.baseline.exists()):

@@ -79,6 +79,7 @@ class UnusedSuppression(Rule):
     name = "unused-suppression"
     summary = "Suppression comment that suppresses no finding"
     meta = True
+    fix_availability = "always"
 
     def check(self, analysis):
         # The work needs the other rules' findings and the comments, so it is done
