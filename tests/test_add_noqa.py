@@ -68,7 +68,7 @@ def test_keeps_crlf_bom_and_permissions(tree, capsys):
     assert data.count(b"\r\n") == data.count(b"\n") == PINNED.count("\n")
     assert b'to("cuda")  # noqa: SL201\r\n' in data
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o640
-    assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
+    assert not list(path.parent.glob(".*streamlint-tmp"))  # no temporary file left
     assert run(capsys, str(path))[0] == 0
 
 

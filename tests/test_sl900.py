@@ -7,6 +7,7 @@ import pytest
 from conftest import FAKE_RULES, SL501_SNIPPET
 from streamlint.config import Settings
 from streamlint.engine import lint_text
+from streamlint.fixes.apply import apply_edits
 from streamlint.fixes.model import Applicability, Edit
 from streamlint.rules.sl900_unused_suppression import UnusedSuppression
 from streamlint.selection import RuleSelection
@@ -28,21 +29,6 @@ def lint(text: str, **settings):
 
 def found(text: str, **settings) -> list[tuple[int, str]]:
     return [(d.row, d.code) for d in lint(text, **settings)]
-
-
-def apply_edits(text: str, edits) -> str:
-    """Apply non-overlapping edits (1-based rows and character columns)."""
-    starts = [0]
-    for line in text.split("\n")[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
-
-    def offset(row: int, column: int) -> int:
-        return (starts[row - 1] if row <= len(starts) else len(text)) + column - 1
-
-    for edit in sorted(edits, reverse=True):
-        start, end = offset(edit.row, edit.column), offset(edit.end_row, edit.end_column)
-        text = text[:start] + edit.content + text[end:]
-    return text
 
 
 def fixed(text: str) -> str:

@@ -15,7 +15,7 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> None:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         mode = 0o666 & ~_umask()
-    fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+    fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".streamlint-tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
