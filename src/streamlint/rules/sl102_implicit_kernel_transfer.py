@@ -85,11 +85,11 @@ class ImplicitKernelTransfer(Rule):
     ## Fix safety
     There is a fix for launches on the default stream whose host arrays are passed
     by name: `d_x = cuda.to_device(x)` before the launch, `d_x` in the call, and
-    `d_x.copy_to_host(x)` after it for each array the kernel body writes (all of
-    them when the body cannot be read). It is **unsafe**: Numba also copies back
-    arrays the kernel only reads, and code may rely on that. The copies still
-    happen on every call; move them out of loops by hand where the data does not
-    change. Launches on a stream get no fix (the copies would have to be ordered on it).
+    `d_x.copy_to_host(x)` after it, for every array, as Numba does (a kernel can
+    write an array through a view the analysis does not follow). The program does
+    what it did; the fix is still marked **unsafe** because its point is the next
+    step, which is yours: drop the copies back of arrays the kernel only reads,
+    and move the copies out of loops where the data does not change. Launches on a stream get no fix (the copies would have to be ordered on it).
 
     ## Known limits
     - Only arguments the analysis knows to be host NumPy arrays are reported
@@ -147,8 +147,7 @@ class ImplicitKernelTransfer(Rule):
 
 def _fix(builder: FixBuilder, op, hosts):
     """Make the copies explicit: `d_x = cuda.to_device(x)` before the launch, the
-    device array in the call, `d_x.copy_to_host(x)` after it for arrays the kernel
-    writes. Only for launches on the default stream, where Numba's own copies are
+    device array in the call, `d_x.copy_to_host(x)` after it. Only for launches on the default stream, where Numba's own copies are
     synchronous too, and for arrays passed by a plain name."""
     node = op.node
     if op.stream is not None and not op.stream.is_default or not isinstance(node, cst.Call):
@@ -167,8 +166,10 @@ def _fix(builder: FixBuilder, op, hosts):
         if not any(isinstance(a.value, cst.Name) and a.value.value == label and not a.keyword for a in node.args):
             return None
         names[label] = fresh_name(builder.analysis.source, f"d_{label}")
-    # Numba copies every host array back; arrays the kernel body never writes need not.
-    written = {a.label for a in op.accesses if a.write} & labels
+    # Numba copies every host array back, and so does the fix: a kernel can write an
+    # array through a view or an alias the body analysis does not follow. Dropping the
+    # copies of arrays the kernel only reads is then a one-line edit for the user.
+    written = labels
     args = [
         a.with_changes(value=cst.Name(names[a.value.value]))
         if isinstance(a.value, cst.Name) and a.value.value in names and not a.keyword else a
