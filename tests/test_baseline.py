@@ -204,6 +204,11 @@ def test_bad_baseline_is_a_clear_error(tree, capsys, content, fragment):
     assert fragment in err and err.startswith("streamlint: error: baseline baseline.json")
 
 
+def test_unwritable_baseline_is_a_clear_error(tree, capsys):
+    code, _, err = run(capsys, "--baseline", "missing/dir/b.json", ".")
+    assert code == 2 and "cannot write baseline missing/dir/b.json" in err
+
+
 def test_option_errors(tree, capsys):
     code, _, err = run(capsys, "--update-baseline", ".")
     assert code == 2 and "--update-baseline needs --baseline FILE" in err

@@ -140,7 +140,10 @@ def dumps(counts: Counter[Key]) -> str:
 
 
 def save(path: Path, counts: Counter[Key]) -> None:
-    write_atomic(path, dumps(counts).encode("utf-8"))
+    try:
+        write_atomic(path, dumps(counts).encode("utf-8"))
+    except OSError as err:
+        raise BaselineError(f"cannot write baseline {path}: {err.strerror or err}") from None
 
 
 def count_findings(

@@ -51,10 +51,6 @@ class Directive:
     codes_start: int  # where the code list is (or would be) written
     codes_end: int
 
-    @property
-    def text(self) -> str:
-        return self.kind if self.codes is None else ", ".join(c.text for c in self.codes)
-
 
 @dataclass
 class Suppressions:
