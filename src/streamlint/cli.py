@@ -20,12 +20,14 @@ from pathlib import Path
 from typing import Sequence, TextIO
 
 from streamlint.runtime.verify import add_verify_parser, run_verify
-from streamlint import __version__, engine, output
+from streamlint import __version__, adoption, engine, output
 from streamlint import rules as registry
 from streamlint.config import ConfigError, SettingsResolver, parse_selectors
 from streamlint.diagnostics import sort_key
 from streamlint.discovery import discover
 from streamlint.selection import RuleSelection
+from streamlint.adoption import AdoptionError
+from streamlint.baseline import BaselineError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 _SUBCOMMANDS = ("check", "rule", "verify", "server")
@@ -74,6 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="show the source line under each finding (text format)")
     check.add_argument("-q", "--quiet", action="store_true",
                        help="print findings only, no summary or warnings")
+    adopt = check.add_argument_group("adoption on an existing code base")
+    adopt.add_argument("--add-noqa", action="store_true",
+                       help="add `# noqa: CODE` comments for every current finding (edits files)")
+    adopt.add_argument("--baseline", type=Path, metavar="FILE",
+                       help="report only findings not recorded in FILE; records FILE if missing")
+    adopt.add_argument("--update-baseline", action="store_true",
+                       help="with --baseline: record the current findings in FILE")
     check.add_argument("-V", "--version", action="version", version=f"streamlint {__version__}")
 
     rule = sub.add_parser("rule", help="show a rule's documentation")
@@ -109,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "server":
             return run_server()
         return run_check(args, sys.stdout, sys.stderr)
-    except (ConfigError, UsageError) as err:
+    except (ConfigError, UsageError, AdoptionError, BaselineError) as err:
         _error(f"error: {err}")
         return EXIT_ERROR
     except BrokenPipeError:
@@ -130,6 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    paths = list(args.paths) or (["-"] if args.stdin_filename else ["."])
+    adoption.check_arguments(args, reads_stdin="-" in paths)
     engine.load_checker()  # a broken install is an internal error, not SL000 on every file
     layer = RuleSelection(
         select=_selectors(args.select, "--select"),
@@ -137,9 +148,6 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         ignore=_selectors(args.ignore, "--ignore") or (),
     )
     resolver = SettingsResolver(explicit_config=args.config, overrides=layer)
-    paths = list(args.paths)
-    if not paths:
-        paths = ["-"] if args.stdin_filename else ["."]
 
     results: list[engine.FileResult] = []
     stdin_text: str | None = None
@@ -163,6 +171,12 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.fix or args.diff:
         return _run_fix(args, results, resolver, stdin_name, stdin_text, out, err)
     diagnostics = sorted((d for r in results for d in r.diagnostics), key=sort_key)
+    source = _source_loader(stdin_name, stdin_text)
+    status = EXIT_CLEAN
+    if args.add_noqa:
+        diagnostics, status = adoption.add_noqa(results, err, quiet=args.quiet)
+    elif args.baseline is not None:
+        diagnostics = adoption.apply_baseline(args, results, diagnostics, source, err)
     output.write(
         args.format,
         diagnostics,
@@ -170,7 +184,7 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         show_source=args.show_source,
         statistics=args.statistics,
         quiet=args.quiet,
-        source=_source_loader(stdin_name, stdin_text),
+        source=source,
     )
     if args.show_fixes:
         from streamlint.fixes.runner import describe
@@ -178,6 +192,8 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         available = [d for d in diagnostics if d.fix is not None and d.fix.applies(args.unsafe_fixes)]
         describe(available, out, verb="Can fix")
     out.flush()
+    if status != EXIT_CLEAN:
+        return status
     return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
 
 
@@ -211,7 +227,10 @@ def _run_fix(args, results, resolver, stdin_name, stdin_text, out: TextIO, err: 
             err.write(f"Would fix {n} finding{'s' if n != 1 else ''} in {len(report.changed_files)} file(s).\n")
         out.flush()
         return EXIT_FINDINGS if report.applied and not args.exit_zero else EXIT_CLEAN
-    output.write(args.format, report.diagnostics, out, show_source=args.show_source,
+    remaining = report.diagnostics
+    if args.baseline is not None:  # the files are fixed: their lines are read anew
+        remaining = adoption.apply_baseline(args, results, remaining, _source_loader(stdin_name, None), err)
+    output.write(args.format, remaining, out, show_source=args.show_source,
                  statistics=args.statistics, quiet=args.quiet, source=_source_loader(stdin_name, None))
     if not args.quiet and args.format == "text":
         n = len(report.applied)
@@ -220,7 +239,7 @@ def _run_fix(args, results, resolver, stdin_name, stdin_text, out: TextIO, err: 
         runner.describe(report.applied, out)
     out.flush()
     failed = bool(report.failed_files)
-    return EXIT_FINDINGS if (report.diagnostics or failed) and not args.exit_zero else EXIT_CLEAN
+    return EXIT_FINDINGS if (remaining or failed) and not args.exit_zero else EXIT_CLEAN
 
 
 def run_server() -> int:
@@ -298,7 +317,9 @@ def _source_loader(stdin_name: str, stdin_text: str | None):
             from streamlint.notebooks.cells import cell_lines
 
             return cell_lines(text, cell)
-        return text.splitlines()
+        # Split on "\n" only, as the rows are counted (splitlines would also split
+        # on form feeds and other characters Python does not end a line with).
+        return text.split("\n")
 
     return load
 

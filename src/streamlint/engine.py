@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 import pathspec
 
 from streamlint import rules as registry
-from streamlint import selection, suppression
+from streamlint import selection, suppression, unused_suppressions
 from streamlint.config import Settings, SettingsResolver
 from streamlint.diagnostics import Diagnostic
 from streamlint.rules import Rule
@@ -86,7 +86,7 @@ def lint_text(
         message, row, column = problem
         return [source_error(filename, message, row, column)]
     try:
-        found = call_with_large_stack(check, text, filename, enabled)
+        found = call_with_large_stack(check, text, filename, [r for r in enabled if not r.meta])
     except error_type as err:
         message = getattr(err, "message", str(err))
         return [source_error(filename, message, getattr(err, "row", 1), getattr(err, "column", 1))]
@@ -96,7 +96,13 @@ def lint_text(
         return [source_error(filename, f"internal error: {type(err).__name__}: {err}")]
     codes = {rule.code for rule in enabled}
     kept = [d for d in found if d.code in codes or d.code == selection.SOURCE_ERROR]
-    return sorted(suppression.filter_diagnostics(kept, text))
+    if unused_suppressions.CODE not in codes:
+        return sorted(suppression.filter_diagnostics(kept, text))
+    comments = suppression.parse(text)
+    shown = [d for d in kept if not comments.suppresses(d)]
+    known = selection.rule_codes()
+    shown += unused_suppressions.find(text, filename, kept, comments, codes, known)
+    return sorted(shown)
 
 
 def lint_bytes(data: bytes, filename: str, settings: Settings, **kwargs) -> FileResult:

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import difflib
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
 
-from streamlint import engine
+from streamlint import atomic_write, engine
 from streamlint.config import Settings
 from streamlint.diagnostics import Diagnostic, sort_key
 from streamlint.fixes.apply import FixOutcome, fix_source
@@ -116,22 +115,8 @@ def write_atomic(path: Path, data: bytes, *, expected: Optional[bytes] = None) -
     try:
         if expected is not None and path.read_bytes() != expected:
             return "the file changed on disk while it was being fixed"
-        mode = path.stat().st_mode
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".streamlint-tmp", dir=path.parent)
+        atomic_write.write_atomic(path, data)
     except OSError as error:
-        return f"cannot write the fixed file: {error.strerror or error}"
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode & 0o7777)
-        os.replace(tmp, path)
-    except OSError as error:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         return f"cannot write the fixed file: {error.strerror or error}"
     return None
 
