@@ -190,6 +190,37 @@ def test_stdin_with_a_notebook_name(nb_path, capsys, monkeypatch):
     assert code == 1 and out.startswith("other.ipynb:cell 3:2:7: SL201")
 
 
+# ---- adopting: --add-noqa and --baseline ----
+
+
+def test_add_noqa_writes_into_the_cells(nb_path, capsys):
+    before = json.loads(nb_path.read_text())
+    code, _, err = run(capsys, "nb.ipynb", "--add-noqa")
+    assert code == 0 and "added 2 noqa codes in 1 file" in err
+    nb = nbformat.read(str(nb_path), as_version=4)
+    assert nb.cells[2].source.splitlines()[1] == "gpu = host.to('cuda')  # noqa: SL201"
+    assert nb.cells[4].source.splitlines()[1:3] == ["    s = torch.cuda.Stream()  # noqa: SL501", "    !echo step"]
+    for i in (0, 1, 3):
+        assert nb.cells[i].source == cells.cell_source(before["cells"][i])
+    assert nb.cells[2].outputs[0].text == "tensor(0.)\n"
+    assert run(capsys, "nb.ipynb")[0] == 0  # suppressed, and no SL900: the comments are used
+
+
+def test_baseline_matches_findings_by_their_cell_line(nb_path, capsys):
+    assert run(capsys, "nb.ipynb", "--baseline", "base.json")[0] == 0  # recorded
+    # A cell inserted above moves every finding to another cell: still matched.
+    nb = nbformat.read(str(nb_path), as_version=4)
+    nb.cells.insert(1, v4.new_code_cell("import os"))
+    nb.cells[3].source = nb.cells[3].source.replace("print(gpu.sum())", "print(gpu)")
+    nbformat.write(nb, str(nb_path))
+    code, out, _ = run(capsys, "nb.ipynb", "--baseline", "base.json")
+    assert code == 0, out
+    nb.cells.append(v4.new_code_cell("more = host.to('cuda')"))  # a new finding
+    nbformat.write(nb, str(nb_path))
+    code, out, _ = run(capsys, "nb.ipynb", "--baseline", "base.json")
+    assert code == 1 and out.startswith("nb.ipynb:cell 7:1:8: SL201")
+
+
 # ---- fixing ----
 
 

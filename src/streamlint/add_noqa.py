@@ -59,6 +59,10 @@ def add_noqa(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int]:
 def add_noqa_to_file(path: str | Path, diagnostics: Iterable[Diagnostic]) -> int:
     """Add the comments to the file in place (keeping its BOM, line endings and
     permissions); the number of codes added. A file that is no longer UTF-8 is left alone."""
+    if str(path).endswith(".ipynb"):  # comments go into the cells, not the JSON
+        from streamlint.notebooks.noqa import add_noqa_to_notebook
+
+        return add_noqa_to_notebook(path, diagnostics)
     data = Path(path).read_bytes()
     bom = BOM if data.startswith(BOM) else b""
     try:

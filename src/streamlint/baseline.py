@@ -38,8 +38,9 @@ from streamlint.selection import SOURCE_ERROR
 VERSION = 1
 _LINE_NUMBER = re.compile(r"\b(lines?) \d+")
 
-# filename -> the lines of its source (None when it cannot be read)
-SourceLines = Callable[[str], "list[str] | None"]
+# (filename, notebook cell or None) -> the lines of its source (None when it cannot
+# be read); for a notebook's finding, the lines of its cell.
+SourceLines = Callable[[str, "int | None"], "list[str] | None"]
 
 
 class BaselineError(Exception):
@@ -76,19 +77,19 @@ def key_of(diag: Diagnostic, root: Path, lines: list[str] | None) -> Key:
 def code_lines(source: SourceLines) -> SourceLines:
     """`source` with comments cut off the lines: adding `# TODO` or `# noqa: E501` to a
     flagged line does not make its finding new. Comments are found with tokenize."""
-    cache: dict[str, list[str] | None] = {}
+    cache: dict[tuple[str, int | None], list[str] | None] = {}
 
-    def load(filename: str) -> list[str] | None:
-        if filename not in cache:
-            lines = source(filename)
+    def load(filename: str, cell: int | None = None) -> list[str] | None:
+        if (filename, cell) not in cache:
+            lines = source(filename, cell)
             if lines is not None:
                 comments = suppression.scan("\n".join(lines)).comments
                 lines = [
                     line[: comments[row][0]] if row in comments else line
                     for row, line in enumerate(lines, start=1)
                 ]
-            cache[filename] = lines
-        return cache[filename]
+            cache[filename, cell] = lines
+        return cache[filename, cell]
 
     return load
 
@@ -153,7 +154,7 @@ def count_findings(
     cannot be read or parsed is always reported."""
     source = code_lines(source)
     return Counter(
-        key_of(d, root, source(d.filename)) for d in diagnostics if d.code != SOURCE_ERROR
+        key_of(d, root, source(d.filename, d.cell)) for d in diagnostics if d.code != SOURCE_ERROR
     )
 
 
@@ -170,7 +171,7 @@ def compare(
     left = Counter(baseline)
     new, matched = [], 0
     for diag in diagnostics:
-        key = key_of(diag, root, source(diag.filename)) if diag.code != SOURCE_ERROR else None
+        key = key_of(diag, root, source(diag.filename, diag.cell)) if diag.code != SOURCE_ERROR else None
         if key is not None and left[key] > 0:
             left[key] -= 1
             matched += 1
