@@ -374,7 +374,7 @@ def test_failed_write_leaves_the_old_shard_and_no_temporary_file(tree, tmp_path,
     monkeypatch.undo()
     assert cache.warnings == [f"cannot write the cache in {tmp_path / 'c'}: No space left on device"]
     assert {s: s.read_bytes() for s in shard_files(tmp_path / "c")} == before
-    assert not [p for p in (tmp_path / "c").rglob(".tmp-*")]
+    assert not [p for p in (tmp_path / "c").rglob("*streamlint-tmp*")]
 
 
 def test_unwritable_cache_directory_is_a_warning(tree, tmp_path, counted, capsys):

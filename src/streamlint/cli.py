@@ -3,6 +3,7 @@
     streamlint [check] [PATH ...]     bare paths mean `check`; `-` reads stdin
     streamlint rule CODE | --all      a rule's documentation, or the list of rules
     streamlint clean                  remove the result cache
+    streamlint server                 the language server, over stdio (`lsp` extra)
 
 Exit codes: 0 no findings, 1 findings (SL000 included), 2 usage, configuration or
 internal error.
@@ -20,15 +21,18 @@ from pathlib import Path
 from typing import Sequence, TextIO
 
 from streamlint.runtime.verify import add_verify_parser, run_verify
-from streamlint import __version__, engine, output
+from streamlint import __version__, adoption, engine, output
 from streamlint import cache as result_cache
 from streamlint import rules as registry
 from streamlint.config import ConfigError, Settings, SettingsResolver, parse_selectors
+from streamlint.diagnostics import sort_key
 from streamlint.discovery import discover
 from streamlint.selection import RuleSelection
+from streamlint.adoption import AdoptionError
+from streamlint.baseline import BaselineError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-_SUBCOMMANDS = ("check", "rule", "verify", "clean")
+_SUBCOMMANDS = ("check", "rule", "verify", "server", "clean")
 _TOP_LEVEL = ("-h", "--help", "-V", "--version")
 
 
@@ -55,6 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
                        choices=output.FORMATS, help="output format (default: text)")
     check.add_argument("--statistics", action="store_true", help="show counts per rule")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    check.add_argument("--fix", action="store_true",
+                       help="apply safe fixes (checked: a fix that does not remove its finding is not written)")
+    check.add_argument("--unsafe-fixes", action="store_true",
+                       help="also offer and apply unsafe fixes (they may change timing, memory or results)")
+    check.add_argument("--diff", action="store_true",
+                       help="print the fixes as a unified diff instead of writing them (exit 1 if any)")
+    check.add_argument("--show-fixes", action="store_true",
+                       help="list the fixes applied (with --fix) or available")
     check.add_argument("--no-cache", action="store_true",
                        help="neither read nor write the result cache")
     check.add_argument("--cache-dir", type=Path, metavar="PATH",
@@ -70,6 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="show the source line under each finding (text format)")
     check.add_argument("-q", "--quiet", action="store_true",
                        help="print findings only, no summary or warnings")
+    adopt = check.add_argument_group("adoption on an existing code base")
+    adopt.add_argument("--add-noqa", action="store_true",
+                       help="add `# noqa: CODE` comments for every current finding (edits files)")
+    adopt.add_argument("--baseline", type=Path, metavar="FILE",
+                       help="report only findings not recorded in FILE; records FILE if missing")
+    adopt.add_argument("--update-baseline", action="store_true",
+                       help="with --baseline: record the current findings in FILE")
     check.add_argument("-V", "--version", action="version", version=f"streamlint {__version__}")
 
     rule = sub.add_parser("rule", help="show a rule's documentation")
@@ -86,6 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the TOML file whose cache-dir to use")
 
     add_verify_parser(sub)  # the GPU runtime checks (torch needed only when it runs)
+    sub.add_parser(
+        "server", help="run the language server over stdio (needs the `lsp` extra)",
+        description="A Language Server (LSP) over stdin/stdout, for editors: diagnostics "
+        "as you type, fixes as quick fixes. Install with: pip install 'streamlint[lsp]'",
+    )  # fmt: skip
     return parser  # fmt: skip
 
 
@@ -105,8 +129,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_verify(args)
         if args.command == "clean":
             return run_clean(args, sys.stdout)
+        if args.command == "server":
+            return run_server()
         return run_check(args, sys.stdout, sys.stderr)
-    except (ConfigError, UsageError) as err:
+    except (ConfigError, UsageError, AdoptionError, BaselineError) as err:
         _error(f"error: {err}")
         return EXIT_ERROR
     except BrokenPipeError:
@@ -127,15 +153,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    paths = list(args.paths) or (["-"] if args.stdin_filename else ["."])
+    adoption.check_arguments(args, reads_stdin="-" in paths)
     layer = RuleSelection(
         select=_selectors(args.select, "--select"),
         extend_select=_selectors(args.extend_select, "--extend-select") or (),
         ignore=_selectors(args.ignore, "--ignore") or (),
     )
     resolver = SettingsResolver(explicit_config=args.config, overrides=layer)
-    paths = list(args.paths)
-    if not paths:
-        paths = ["-"] if args.stdin_filename else ["."]
 
     results: list[engine.FileResult] = []
     stdin_text: str | None = None
@@ -158,8 +183,17 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             for warning in cache.warnings:
                 err.write(f"streamlint: warning: {warning}\n")
 
-    diagnostics = sorted(d for r in sorted(results, key=lambda r: r.path) for d in r.diagnostics)
+    results.sort(key=lambda r: r.path)
     stdin_name = args.stdin_filename or "-"
+    if args.fix or args.diff:
+        return _run_fix(args, results, resolver, stdin_name, stdin_text, out, err)
+    diagnostics = sorted((d for r in results for d in r.diagnostics), key=sort_key)
+    source = _source_loader(stdin_name, stdin_text)
+    status = EXIT_CLEAN
+    if args.add_noqa:
+        diagnostics, status = adoption.add_noqa(results, err, quiet=args.quiet)
+    elif args.baseline is not None:
+        diagnostics = adoption.apply_baseline(args, results, diagnostics, source, err)
     output.write(
         args.format,
         diagnostics,
@@ -167,10 +201,74 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         show_source=args.show_source,
         statistics=args.statistics,
         quiet=args.quiet,
-        source=_source_loader(stdin_name, stdin_text),
+        source=source,
     )
+    if args.show_fixes:
+        from streamlint.fixes.runner import describe
+
+        available = [d for d in diagnostics if d.fix is not None and d.fix.applies(args.unsafe_fixes)]
+        describe(available, out, verb="Can fix")
     out.flush()
+    if status != EXIT_CLEAN:
+        return status
     return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
+
+
+def _run_fix(args, results, resolver, stdin_name, stdin_text, out: TextIO, err: TextIO) -> int:
+    """--fix / --diff: fix files (stdin: print the fixed text), then report what remains."""
+    from streamlint.fixes import runner
+    from streamlint.fixes.apply import fix_source
+
+    unsafe = args.unsafe_fixes
+    if stdin_text is not None:
+        stdin_result = next(r for r in results if r.path == stdin_name)
+        results = [r for r in results if r is not stdin_result]
+        fixer, show_diff = fix_source, runner.unified_diff
+        if stdin_name.endswith(engine.NOTEBOOK_SUFFIX):
+            from streamlint.notebooks.fix import cell_diff, fix_notebook_text
+
+            fixer, show_diff = fix_notebook_text, cell_diff
+        outcome = fixer(stdin_text, stdin_name, resolver.for_path(args.stdin_filename or os.getcwd()),
+                        unsafe=unsafe)
+        if outcome.error:
+            err.write(f"streamlint: error: {stdin_name}: {outcome.error}; the text was left unchanged\n")
+        out.write(show_diff(stdin_text, outcome.source, stdin_name) if args.diff else outcome.source)
+        out.flush()
+        remaining = outcome.remaining if not args.diff else outcome.applied
+        return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
+    report = runner.fix_files(results, resolver.for_path, unsafe=unsafe, diff=args.diff, out=out, err=err)
+    if args.diff:
+        out.flush()
+        if not args.quiet:
+            n = len(report.applied)
+            err.write(f"Would fix {n} finding{'s' if n != 1 else ''} in {len(report.changed_files)} file(s).\n")
+        out.flush()
+        return EXIT_FINDINGS if report.applied and not args.exit_zero else EXIT_CLEAN
+    remaining = report.diagnostics
+    if args.baseline is not None:  # the files are fixed: their lines are read anew
+        remaining = adoption.apply_baseline(args, results, remaining, _source_loader(stdin_name, None), err)
+    output.write(args.format, remaining, out, show_source=args.show_source,
+                 statistics=args.statistics, quiet=args.quiet, source=_source_loader(stdin_name, None))
+    if not args.quiet and args.format == "text":
+        n = len(report.applied)
+        out.write(f"Fixed {n} finding{'s' if n != 1 else ''} in {len(report.changed_files)} file(s).\n")
+    if args.show_fixes:
+        runner.describe(report.applied, out)
+    out.flush()
+    failed = bool(report.failed_files)
+    return EXIT_FINDINGS if (remaining or failed) and not args.exit_zero else EXIT_CLEAN
+
+
+def run_server() -> int:
+    try:
+        from streamlint.lsp.server import serve
+    except ImportError as err:
+        if (err.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
+            raise
+        _error(f"the language server needs pygls (missing: {err.name.split('.')[0]}): pip install 'streamlint[lsp]'")
+        return EXIT_ERROR
+    serve()
+    return EXIT_CLEAN
 
 
 def run_rule(args: argparse.Namespace, out: TextIO) -> int:
@@ -243,14 +341,23 @@ def _selectors(values: list[str] | None, flag: str) -> tuple[str, ...] | None:
 
 def _source_loader(stdin_name: str, stdin_text: str | None):
     @lru_cache(maxsize=64)
-    def load(filename: str) -> list[str] | None:
+    def load(filename: str, cell: int | None = None) -> list[str] | None:
         if stdin_text is not None and filename == stdin_name:
-            return stdin_text.splitlines()
-        try:
-            text = engine.decode(Path(filename).read_bytes(), filename)
-        except OSError:
+            text: str | object = stdin_text
+        else:
+            try:
+                text = engine.decode(Path(filename).read_bytes(), filename)
+            except OSError:
+                return None
+        if not isinstance(text, str):
             return None
-        return text.splitlines() if isinstance(text, str) else None
+        if cell is not None:  # a notebook's finding: the lines of its cell
+            from streamlint.notebooks.cells import cell_lines
+
+            return cell_lines(text, cell)
+        # Split on "\n" only, as the rows are counted (splitlines would also split
+        # on form feeds and other characters Python does not end a line with).
+        return text.split("\n")
 
     return load
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple, Optional, Sequence
 import pathspec
 
 from streamlint import rules as registry
-from streamlint import memory, selection, suppression
+from streamlint import memory, selection, suppression, unused_suppressions
 from streamlint.config import Settings, SettingsResolver
 from streamlint.diagnostics import Diagnostic
 from streamlint.model import reads
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 # The model's vocabulary: a file with none of these words cannot have a finding.
 from streamlint.model.prefilter import PREFILTER_KEYS as PREFILTER
 BOM = b"\xef\xbb\xbf"
+NOTEBOOK_SUFFIX = ".ipynb"
 # Below this many files a process pool costs more (start-up, imports) than it saves.
 PARALLEL_THRESHOLD = 8
 # Small files are parsed without a trim after each (memory.py); a worker trims every so
@@ -102,7 +103,7 @@ def lint_text(
         message, row, column = problem
         return [source_error(filename, message, row, column)]
     try:
-        found = call_with_large_stack(check, text, filename, enabled)
+        found = call_with_large_stack(check, text, filename, [r for r in enabled if not r.meta])
     except error_type as err:
         message = getattr(err, "message", str(err))
         return [source_error(filename, message, getattr(err, "row", 1), getattr(err, "column", 1))]
@@ -112,11 +113,25 @@ def lint_text(
         return [source_error(filename, f"internal error: {type(err).__name__}: {err}")]
     codes = {rule.code for rule in enabled}
     kept = [d for d in found if d.code in codes or d.code == selection.SOURCE_ERROR]
-    return sorted(suppression.filter_diagnostics(kept, text))
+    if unused_suppressions.CODE not in codes:
+        return sorted(suppression.filter_diagnostics(kept, text))
+    comments = suppression.parse(text)
+    shown = [d for d in kept if not comments.suppresses(d)]
+    known = selection.rule_codes()
+    shown += unused_suppressions.find(text, filename, kept, comments, codes, known)
+    return sorted(shown)
 
 
 def lint_bytes(data: bytes, filename: str, settings: Settings, **kwargs) -> FileResult:
-    """Decode and prefilter raw file contents, then lint them."""
+    """Decode and prefilter raw file contents, then lint them (notebooks cell by cell)."""
+    if filename.endswith(NOTEBOOK_SUFFIX):
+        from streamlint.notebooks.lint import lint_notebook
+
+        try:
+            return lint_notebook(data, filename, settings, **kwargs)
+        except Exception as err:  # a bug in reading the notebook must not abort the run
+            diag = source_error(filename, f"internal error: {type(err).__name__}: {err}")
+            return FileResult(filename, [diag], analysed=True, lines=0)
     text_or_error = decode(data, filename)
     if isinstance(text_or_error, Diagnostic):
         return FileResult(filename, [text_or_error], analysed=False, lines=0)

@@ -4,7 +4,8 @@ A shard maps file names to entries: the content hash and configuration key the e
 was made for, the dependencies the analysis read (model/reads.py), and the result.
 A shard is one header line (format, tool fingerprint, directory, hash of the body)
 and a JSON body. Shards are written whole, to a temporary file renamed over the old
-one, so a reader sees the old shard or the new one, never half of one; a shard whose
+one (atomic_write.py, without fsync: a shard lost in a crash costs a re-check), so a
+reader sees the old shard or the new one, never half of one; a shard whose
 header does not match (another version, another directory, a damaged body) is
 ignored and replaced on the next write. Concurrent runs: the last writer wins.
 """
@@ -13,12 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, NamedTuple, Optional
 
 from streamlint import __version__
+from streamlint.atomic_write import write_atomic
 from streamlint.cache import codec
 from streamlint.cache.keys import FORMAT, tool_fingerprint
 from streamlint.diagnostics import Diagnostic
@@ -189,34 +189,11 @@ class ResultCache:
         }
         body = json.dumps(entries, separators=(",", ":")).encode("utf-8")
         head = json.dumps(self._header(directory, body)).encode("utf-8")
-        _write_atomic(self._shard_path(directory), head + b"\n" + body)
+        write_atomic(self._shard_path(directory), head + b"\n" + body, durable=False)
 
     def _prepare(self) -> None:
         os.makedirs(self.results_dir, exist_ok=True)
         for name, text in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", GITIGNORE)):
             path = os.path.join(self.directory, name)
             if not os.path.exists(path):
-                _write_atomic(path, text.encode("utf-8"))
-
-
-def _write_atomic(path: str, data: bytes) -> None:
-    """Write to a temporary file in the same directory, then rename it over `path`."""
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 would hide it from the group
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-@lru_cache(maxsize=None)
-def _umask() -> int:
-    mask = os.umask(0o022)  # reading it means setting it: put it straight back
-    os.umask(mask)
-    return mask
+                write_atomic(path, text.encode("utf-8"), durable=False)
