@@ -560,3 +560,21 @@ def test_resolution_probes_are_noted_on_every_lookup(tmp_path):
         assert notes and all(note is reads.ABSENT for note in notes.values())
         assert str(tmp_path / "missing" / "mod.py") in notes
     project.clear()
+
+
+def test_notebook_results_keep_their_cells(tmp_path):
+    from conftest import SL501_SNIPPET
+
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": "# Title"},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": SL501_SNIPPET},
+    ]  # fmt: skip
+    notebook = {"cells": cells, "metadata": {"language_info": {"name": "python"}},
+                "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
+    write(tmp_path / "nb" / "pipeline.ipynb", json.dumps(notebook))
+    cold, _ = lint(tmp_path / "nb", tmp_path / "c")
+    warm, cache = lint(tmp_path / "nb", tmp_path / "c")
+    assert cache.hits == 1
+    cells_of = lambda results: [(d.cell, d.row, d.column, d.code) for r in results for d in r.diagnostics]  # noqa: E731
+    assert cells_of(warm) == cells_of(cold) == [(2, 3, 9, "SL501")]
