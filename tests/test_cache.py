@@ -578,3 +578,18 @@ def test_notebook_results_keep_their_cells(tmp_path):
     assert cache.hits == 1
     cells_of = lambda results: [(d.cell, d.row, d.column, d.code) for r in results for d in r.diagnostics]  # noqa: E731
     assert cells_of(warm) == cells_of(cold) == [(2, 3, 9, "SL501")]
+
+
+def test_fix_from_a_warm_cache_writes_the_same_result(tmp_path, capsys):
+    fixtures = REPO / "fixtures" / "SL201" / "fixes"
+    before = fixtures / "pinned_and_side_stream_before.py"
+    after = fixtures / "pinned_and_side_stream_after.py"
+    cached, uncached = tmp_path / "a" / "train.py", tmp_path / "b" / "train.py"
+    for target in (cached, uncached):
+        write(target, before.read_text())
+    argv = ["check", "--select", "SL201", "--cache-dir", str(tmp_path / "c")]
+    main([*argv, str(cached)])  # fills the cache: the fixes are stored with the findings
+    capsys.readouterr()
+    assert main([*argv, "--fix", "--unsafe-fixes", str(cached)]) == 0
+    assert main([*argv, "--no-cache", "--fix", "--unsafe-fixes", str(uncached)]) == 0
+    assert cached.read_text() == uncached.read_text() == after.read_text()
