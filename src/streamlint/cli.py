@@ -21,7 +21,7 @@ from typing import Sequence, TextIO
 from streamlint.runtime.verify import add_verify_parser, run_verify
 from streamlint import __version__, engine, output
 from streamlint import rules as registry
-from streamlint.config import ConfigError, SettingsResolver, parse_selectors
+from streamlint.config import ConfigError, SettingsResolver, parse_selectors, parse_timeout
 from streamlint.discovery import discover
 from streamlint.selection import RuleSelection
 
@@ -62,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="name to use for stdin (for config and messages)")
     check.add_argument("--show-source", action="store_true",
                        help="show the source line under each finding (text format)")
+    check.add_argument("--timeout", metavar="SECONDS",
+                       help="give up on a file after this long with SL000 (default: 30)")
     check.add_argument("-q", "--quiet", action="store_true",
                        help="print findings only, no summary or warnings")
     check.add_argument("-V", "--version", action="version", version=f"streamlint {__version__}")
@@ -119,7 +121,8 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         extend_select=_selectors(args.extend_select, "--extend-select") or (),
         ignore=_selectors(args.ignore, "--ignore") or (),
     )
-    resolver = SettingsResolver(explicit_config=args.config, overrides=layer)
+    timeout = None if args.timeout is None else parse_timeout(_number(args.timeout), "invalid value for --timeout")
+    resolver = SettingsResolver(explicit_config=args.config, overrides=layer, timeout=timeout)
     paths = list(args.paths)
     if not paths:
         paths = ["-"] if args.stdin_filename else ["."]
@@ -203,16 +206,23 @@ def _selectors(values: list[str] | None, flag: str) -> tuple[str, ...] | None:
     return parse_selectors(items, f"invalid value for {flag}")
 
 
+def _number(text: str) -> float | str:
+    try:
+        return float(text)
+    except ValueError:
+        return text  # parse_timeout names the bad value
+
+
 def _source_loader(stdin_name: str, stdin_text: str | None):
     @lru_cache(maxsize=64)
     def load(filename: str) -> list[str] | None:
         if stdin_text is not None and filename == stdin_name:
-            return stdin_text.splitlines()
+            return engine.source_lines(stdin_text)
         try:
             text = engine.decode(Path(filename).read_bytes(), filename)
         except OSError:
             return None
-        return text.splitlines() if isinstance(text, str) else None
+        return engine.source_lines(text) if isinstance(text, str) else None
 
     return load
 

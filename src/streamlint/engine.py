@@ -8,10 +8,13 @@ Checked code is only ever read: never imported, executed or written.
 from __future__ import annotations
 
 import ast
+import atexit
 import os
 import re
 import stat
+import sys
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -22,7 +25,7 @@ from typing import Callable, Sequence
 import pathspec
 
 from streamlint import rules as registry
-from streamlint import selection, suppression
+from streamlint import deadline, selection, suppression
 from streamlint.config import Settings, SettingsResolver
 from streamlint.diagnostics import Diagnostic
 from streamlint.rules import Rule
@@ -43,6 +46,13 @@ MAX_BRACKET_DEPTH = 200
 # The longest run in PyTorch's sources is ~430 (strings and comments count as one char).
 LONG_RUN = 4096
 CHECK_STACK_SIZE = 256 * 1024 * 1024  # reserved address space; pages are used on demand
+# The walk notices its deadline within a few statements; a checker thread still busy
+# this much later is in native code (the parser) and is left behind.
+MIN_GRACE, MAX_GRACE = 1.0, 5.0
+# Threads left behind. The interpreter must not finalize while one is inside libcst's
+# native parser (that aborts the process), so exit waits for them, up to this long.
+EXIT_WAIT = 600.0
+_left_behind: list[threading.Thread] = []
 
 CheckFn = Callable[[str, str, Sequence[type[Rule]]], "list[Diagnostic]"]
 
@@ -75,6 +85,7 @@ def lint_text(
     rules: Sequence[type[Rule]] | None = None,
 ) -> list[Diagnostic]:
     """Diagnostics for one source text after selection and suppression, sorted."""
+    text = universal_newlines(text)
     enabled = rules_for_file(settings, filename, rules)
     try:
         check, error_type = load_checker()
@@ -85,7 +96,10 @@ def lint_text(
         message, row, column = problem
         return [source_error(filename, message, row, column)]
     try:
-        found = call_with_large_stack(check, text, filename, enabled)
+        found = call_with_large_stack(check, text, filename, enabled, timeout=settings.timeout)
+    except deadline.AnalysisTimeout as err:
+        message = f"{err}; raise `timeout` in [tool.streamlint] or pass --timeout"
+        return [source_error(filename, message)]
     except error_type as err:
         message = getattr(err, "message", str(err))
         return [source_error(filename, message, getattr(err, "row", 1), getattr(err, "column", 1))]
@@ -104,7 +118,8 @@ def lint_bytes(data: bytes, filename: str, settings: Settings, **kwargs) -> File
     if isinstance(text_or_error, Diagnostic):
         return FileResult(filename, [text_or_error], analysed=False, lines=0)
     text = text_or_error
-    lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    breaks = text.count("\n") + text.count("\r") - text.count("\r\n")
+    lines = breaks + (1 if text and not text.endswith(("\n", "\r")) else 0)
     if not any(word in data for word in PREFILTER):
         return FileResult(filename, [], analysed=False, lines=lines)
     try:
@@ -129,6 +144,21 @@ def decode(data: bytes, filename: str) -> str | Diagnostic:
         byte = data[offset]
         message = f"file is not valid UTF-8 (byte 0x{byte:02x} at offset {offset})"
         return source_error(filename, message, row, column)
+
+
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+
+
+def universal_newlines(text: str) -> str:
+    """The text with Python's line breaks (CRLF, lone CR, LF) as LF: what the parser,
+    the tokenizer and every row number agree on. Columns do not change."""
+    return _LINE_BREAK.sub("\n", text) if "\r" in text else text
+
+
+def source_lines(text: str) -> list[str]:
+    """The lines as Python counts them (not str.splitlines, which also breaks at form
+    feeds, U+2028 and other characters that Python's tokenizer keeps inside a line)."""
+    return _LINE_BREAK.split(text)
 
 
 _STRINGS_AND_COMMENTS = re.compile(
@@ -196,32 +226,67 @@ def _stripped_position(stripped: str, at: int) -> tuple[int, int]:
     return row, at - line_start + 1  # the column is exact unless a string precedes it
 
 
-def call_with_large_stack(fn: Callable, *args):
+def call_with_large_stack(fn: Callable, *args, timeout: float | None = None):
     """fn(*args) on a thread with a large stack: deep recursion in native parsers and
-    in the analysis then raises (RecursionError) or succeeds instead of crashing."""
+    in the analysis then raises (RecursionError) or succeeds instead of crashing.
+
+    With a timeout, the walk raises deadline.AnalysisTimeout once it has used it up; a
+    thread still busy a grace period later (stuck in native code) is left behind, as a
+    daemon, and the caller gets AnalysisTimeout all the same.
+    """
     outcome: dict[str, object] = {}
 
     def run() -> None:
         try:
-            outcome["value"] = fn(*args)
+            with deadline.bounded(timeout):
+                outcome["value"] = fn(*args)
         except BaseException as err:  # re-raised in the caller's thread
             outcome["error"] = err
 
     try:
         old = threading.stack_size(CHECK_STACK_SIZE)
     except (ValueError, RuntimeError):  # a platform that refuses: run here
-        return fn(*args)
-    try:
-        thread = threading.Thread(target=run, name="streamlint-check", daemon=True)
-        thread.start()
-    except RuntimeError:  # no memory for the stack: run here
-        return fn(*args)
-    finally:
-        threading.stack_size(old)
-    thread.join()
+        run()
+    else:
+        try:
+            thread = threading.Thread(target=run, name="streamlint-check", daemon=True)
+            thread.start()
+        except RuntimeError:  # no memory for the stack: run here
+            thread = None
+        finally:
+            threading.stack_size(old)
+        if thread is None:
+            run()
+        else:
+            thread.join(None if timeout is None else timeout + _grace(timeout))
+            if thread.is_alive():
+                _leave_behind(thread)
+                raise deadline.AnalysisTimeout(timeout)  # type: ignore[arg-type]
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
     return outcome["value"]
+
+
+def _grace(timeout: float) -> float:
+    return max(MIN_GRACE, min(timeout, MAX_GRACE))
+
+
+def _leave_behind(thread: threading.Thread) -> None:
+    # Once past its parse, the thread meets its deadline at the next statement and ends.
+    if not _left_behind:
+        atexit.register(_wait_for_left_behind)
+    _left_behind.append(thread)
+
+
+def _wait_for_left_behind() -> None:
+    give_up = time.monotonic() + EXIT_WAIT
+    for thread in _left_behind:
+        thread.join(max(0.0, give_up - time.monotonic()))
+    if any(thread.is_alive() for thread in _left_behind):
+        sys.stderr.write("streamlint: a checker thread never finished; exiting without cleanup\n")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(2)
 
 
 def lint_file(path: Path, settings: Settings, **kwargs) -> FileResult:

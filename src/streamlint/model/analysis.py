@@ -14,6 +14,7 @@ import libcst as cst
 from libcst._position import CodePosition
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
+from streamlint.deadline import tick
 from streamlint.model import api, project
 from streamlint.model.flow import Walker
 from streamlint.model.walk_common import LOCAL
@@ -72,6 +73,7 @@ class FileAnalysis:
         default-stream work and blocking copies report those there)."""
         for record in self.functions:
             for op in record.ops:
+                tick()  # rules do per-operation work: the per-file time bound covers it
                 if helpers or op.helper is None:
                     yield record, op
 

@@ -17,6 +17,7 @@ import libcst as cst
 from streamlint.model import api
 
 if TYPE_CHECKING:
+    from streamlint.engine import nesting_problem
     from streamlint.model.analysis import FileAnalyzer
 
 MAX_DEPTH = 1  # the checked file's direct imports (their own imports stay unknown)
@@ -78,6 +79,7 @@ def _find(base: Path, parts: list[str]) -> Optional[Path]:
 
 
 def analyzer_for(path: Path, depth: int) -> Optional["FileAnalyzer"]:
+    from streamlint.engine import nesting_problem
     from streamlint.model.analysis import FileAnalyzer
 
     key = str(path)
@@ -93,10 +95,12 @@ def analyzer_for(path: Path, depth: int) -> Optional["FileAnalyzer"]:
     _in_progress.add(key)
     try:
         data = path.read_bytes()
-        if not any(k in data for k in _FRAMEWORK_WORDS):
+        text = data.decode("utf-8") if any(k in data for k in _FRAMEWORK_WORDS) else None
+        # The checked file's own guard: libcst's parser overflows the stack on absurd nesting.
+        if text is None or nesting_problem(text) is not None:
             analyzer = None
         else:
-            analyzer = FileAnalyzer(cst.parse_module(data.decode("utf-8")), path=key, depth=depth, summaries_only=True)
+            analyzer = FileAnalyzer(cst.parse_module(text), path=key, depth=depth, summaries_only=True)
             analyzer.run()
     except (OSError, UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
         analyzer = None
