@@ -13,6 +13,7 @@ Standard library only (plus streamlint itself).
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
 import sys
 from pathlib import Path
@@ -37,10 +38,32 @@ if "streamlint" not in sys.modules and (ROOT / "src" / "streamlint").is_dir():
 from streamlint.rules import all_rules  # noqa: E402
 
 
-def render(rule: type) -> str:
-    """The Markdown page of one rule."""
+def render(rule: type, root: Path = ROOT) -> str:
+    """The Markdown page of one rule: its docs, and for a rule with fixes the diff its
+    fix makes to the first before/after fixture pair (the pair the tests check)."""
     footer = FOOTER.format(module=rule.__module__, cls=rule.__qualname__)
-    return f"# {rule.code} {rule.name}\n\n{rule.summary}\n\n{rule.docs().strip()}\n\n{footer}\n"
+    availability = "Fix is sometimes available." if rule.fix_availability != "none" else "No fix."
+    page = f"# {rule.code} {rule.name}\n\n{rule.summary}\n\n{availability}\n\n{rule.docs().strip()}\n"
+    pair = fix_example(rule.code, root)
+    if pair:
+        page += f"\n## What the fix does\n\n{pair}"
+    return f"{page}\n{footer}\n"
+
+
+def fix_example(code: str, root: Path = ROOT) -> str:
+    befores = sorted((root / "fixtures" / code / "fixes").glob("*_before.py"))
+    if not befores:
+        return ""
+    before = befores[0]
+    after = before.with_name(before.name.replace("_before.py", "_after.py"))
+    rel = before.relative_to(root).as_posix()
+    diff = difflib.unified_diff(
+        before.read_text(encoding="utf-8").splitlines(keepends=True),
+        after.read_text(encoding="utf-8").splitlines(keepends=True),
+        f"a/{rel}", f"b/{rel}",
+    )
+    return (f"`streamlint --fix --unsafe-fixes` on [{before.name}](../../{rel}):\n\n"
+            f"```diff\n{''.join(diff)}```\n")
 
 
 def rules_table(rules) -> str:
@@ -52,7 +75,23 @@ def rules_table(rules) -> str:
 
 
 def expected_pages(root: Path = ROOT) -> dict[Path, str]:
-    return {root / DOCS_DIR / f"{rule.code}.md": render(rule) for rule in all_rules()}
+    pages = {root / DOCS_DIR / f"{rule.code}.md": render(rule, root) for rule in all_rules()}
+    pages[root / DOCS_DIR / "README.md"] = index_page()
+    return pages
+
+
+def index_page() -> str:
+    """docs/rules/README.md: every rule, whether it has a fix, and a link to its page."""
+    lines = [
+        "# Rule reference", "",
+        "Generated from the rules' docs (`streamlint rule CODE` prints the same text). "
+        "Fix: *sometimes* means some findings carry a fix; see each page's \"Fix safety\".", "",
+        "| Code | Name | Summary | Fix |", "|---|---|---|---|",
+    ]
+    for rule in all_rules():
+        summary = rule.summary.replace("|", "\\|")
+        lines.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {summary} | {rule.fix_availability} |")
+    return "\n".join(lines) + "\n"
 
 
 def updated_readme(text: str) -> str | None:

@@ -34,8 +34,9 @@ EXPECT_RE = re.compile(r"^#\s*expect:\s*(SL\d{3}(?:\s*,\s*SL\d{3})*)\s*,?\s*$")
 
 
 def _is_reserved(rel: Path) -> bool:
-    # fixtures/<CODE>/runtime/... is reserved for later (the runtime module's fixtures).
-    return len(rel.parts) > 2 and rel.parts[1] == "runtime"
+    # fixtures/<CODE>/runtime/... holds the runtime module's bad/good pairs, and
+    # fixtures/<CODE>/fixes/... the fix before/after pairs (tests/test_fixes.py).
+    return len(rel.parts) > 2 and rel.parts[1] in ("runtime", "fixes")
 
 
 def _fixture_files() -> list[Path]:

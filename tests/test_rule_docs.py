@@ -12,7 +12,7 @@ import pytest
 from streamlint.rules import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
-REQUIRED = ("What it does", "Why is this bad?", "Example", "Use instead")
+REQUIRED = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety")
 OPTIONAL = ("Known limits", "References")
 HEADING = re.compile(r"^## (.+?)\s*$", re.MULTILINE)
 PY_BLOCK = re.compile(r"^```python\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)

@@ -123,6 +123,7 @@ def check_source(source: str, filename: str, rules: Sequence[type[Rule]]) -> lis
             end_column=rng.end.column + 1,
             noqa_row=rng.start.line,
             name=rule.name,
+            fix=finding.fix,
         )
         # One finding per line and problem.
         out.setdefault((diag.row, diag.code, diag.message), diag)

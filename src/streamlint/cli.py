@@ -53,6 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
                        choices=output.FORMATS, help="output format (default: text)")
     check.add_argument("--statistics", action="store_true", help="show counts per rule")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    check.add_argument("--fix", action="store_true",
+                       help="apply safe fixes (checked: a fix that does not remove its finding is not written)")
+    check.add_argument("--unsafe-fixes", action="store_true",
+                       help="also offer and apply unsafe fixes (they may change timing, memory or results)")
+    check.add_argument("--diff", action="store_true",
+                       help="print the fixes as a unified diff instead of writing them (exit 1 if any)")
+    check.add_argument("--show-fixes", action="store_true",
+                       help="list the fixes applied (with --fix) or available")
     check.add_argument("--no-cache", action="store_true", help="do not use a cache (none yet)")
     check.add_argument("--force-exclude", action="store_true",
                        help="apply exclusions to paths named on the command line too")
@@ -144,8 +152,11 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 err.write("streamlint: warning: no Python files found under the given paths\n")
         results.extend(engine.lint_files(found.files))
 
-    diagnostics = sorted(d for r in sorted(results, key=lambda r: r.path) for d in r.diagnostics)
+    results.sort(key=lambda r: r.path)
     stdin_name = args.stdin_filename or "-"
+    if args.fix or args.diff:
+        return _run_fix(args, results, resolver, stdin_name, stdin_text, out, err)
+    diagnostics = sorted(d for r in results for d in r.diagnostics)
     output.write(
         args.format,
         diagnostics,
@@ -155,8 +166,50 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         quiet=args.quiet,
         source=_source_loader(stdin_name, stdin_text),
     )
+    if args.show_fixes:
+        from streamlint.fixes.runner import describe
+
+        available = [d for d in diagnostics if d.fix is not None and d.fix.applies(args.unsafe_fixes)]
+        describe(available, out, verb="Can fix")
     out.flush()
     return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
+
+
+def _run_fix(args, results, resolver, stdin_name, stdin_text, out: TextIO, err: TextIO) -> int:
+    """--fix / --diff: fix files (stdin: print the fixed text), then report what remains."""
+    from streamlint.fixes import runner
+    from streamlint.fixes.apply import fix_source
+
+    unsafe = args.unsafe_fixes
+    if stdin_text is not None:
+        stdin_result = next(r for r in results if r.path == stdin_name)
+        results = [r for r in results if r is not stdin_result]
+        outcome = fix_source(stdin_text, stdin_name, resolver.for_path(args.stdin_filename or os.getcwd()),
+                             unsafe=unsafe)
+        if outcome.error:
+            err.write(f"streamlint: error: {stdin_name}: {outcome.error}; the text was left unchanged\n")
+        out.write(runner.unified_diff(stdin_text, outcome.source, stdin_name) if args.diff else outcome.source)
+        out.flush()
+        remaining = outcome.remaining if not args.diff else outcome.applied
+        return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
+    report = runner.fix_files(results, resolver.for_path, unsafe=unsafe, diff=args.diff, out=out, err=err)
+    if args.diff:
+        out.flush()
+        if not args.quiet:
+            n = len(report.applied)
+            err.write(f"Would fix {n} finding{'s' if n != 1 else ''} in {len(report.changed_files)} file(s).\n")
+        out.flush()
+        return EXIT_FINDINGS if report.applied and not args.exit_zero else EXIT_CLEAN
+    output.write(args.format, report.diagnostics, out, show_source=args.show_source,
+                 statistics=args.statistics, quiet=args.quiet, source=_source_loader(stdin_name, None))
+    if not args.quiet and args.format == "text":
+        n = len(report.applied)
+        out.write(f"Fixed {n} finding{'s' if n != 1 else ''} in {len(report.changed_files)} file(s).\n")
+    if args.show_fixes:
+        runner.describe(report.applied, out)
+    out.flush()
+    failed = bool(report.failed_files)
+    return EXIT_FINDINGS if (report.diagnostics or failed) and not args.exit_zero else EXIT_CLEAN
 
 
 def run_rule(args: argparse.Namespace, out: TextIO) -> int:

@@ -17,9 +17,27 @@ def to_dict(diag: Diagnostic) -> dict[str, Any]:
         "filename": diag.filename,
         "location": {"row": diag.row, "column": diag.column},
         "end_location": {"row": diag.end_row, "column": diag.end_column},
-        "fix": None,
+        "fix": fix_dict(diag),
         "url": diag.url,
         "noqa_row": diag.noqa_row,
+    }
+
+
+def fix_dict(diag: Diagnostic) -> dict[str, Any] | None:
+    """ruff's shape: applicability, message and edits with 1-based locations."""
+    if diag.fix is None:
+        return None
+    return {
+        "applicability": diag.fix.applicability.value,
+        "message": diag.fix.message,
+        "edits": [
+            {
+                "content": e.content,
+                "location": {"row": e.row, "column": e.column},
+                "end_location": {"row": e.end_row, "column": e.end_column},
+            }
+            for e in diag.fix.edits
+        ],
     }
 
 

@@ -18,11 +18,26 @@ def write(
     source: Callable[[str], "list[str] | None"] | None = None,
 ) -> None:
     for diag in diagnostics:
-        out.write(f"{diag.filename}:{diag.row}:{diag.column}: {diag.code} {diag.message}\n")
+        mark = " [*]" if diag.fix is not None and diag.fix.applies(unsafe=False) else ""
+        out.write(f"{diag.filename}:{diag.row}:{diag.column}: {diag.code}{mark} {diag.message}\n")
         if show_source and source is not None:
             out.write(_excerpt(diag, source(diag.filename)))
     if not quiet:
         out.write(summary(len(diagnostics)) + "\n")
+        hint = fix_hint(diagnostics)
+        if hint:
+            out.write(hint + "\n")
+
+
+def fix_hint(diagnostics: Sequence[Diagnostic]) -> str:
+    """ruff's line about what `--fix` and `--unsafe-fixes` would do."""
+    safe = sum(1 for d in diagnostics if d.fix is not None and d.fix.applies(unsafe=False))
+    unsafe = sum(1 for d in diagnostics if d.fix is not None) - safe
+    hidden = f"{unsafe} hidden fix{'es' if unsafe != 1 else ''} can be enabled with the `--unsafe-fixes` option"
+    if safe:
+        line = f"[*] {safe} fixable with the `--fix` option"
+        return f"{line} ({hidden})." if unsafe else f"{line}."
+    return f"No fixes available ({hidden})." if unsafe else ""
 
 
 def summary(count: int) -> str:

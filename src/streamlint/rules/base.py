@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Iterable
+from typing import TYPE_CHECKING, ClassVar, Iterable, Optional
 
 import libcst as cst
 
 if TYPE_CHECKING:
+    from streamlint.fixes.model import Fix
     from streamlint.model.analysis import FileAnalysis
 
 
 @dataclass(frozen=True)
 class Finding:
-    """A rule's answer: the node to point at and the message to show."""
+    """A rule's answer: the node to point at, the message to show and, when the rule
+    knows one, a fix."""
 
     node: cst.CSTNode
     message: str
+    fix: Optional["Fix"] = None
 
 
 class Rule:
@@ -31,6 +34,8 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     summary: ClassVar[str]
+    # "sometimes" when some findings carry a fix (ruff's wording), "none" otherwise.
+    fix_availability: ClassVar[str] = "none"
 
     def check(self, analysis: "FileAnalysis") -> Iterable[Finding]:
         raise NotImplementedError

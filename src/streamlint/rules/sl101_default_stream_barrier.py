@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
+from streamlint.fixes.edits import FixBuilder, make_fix
+from streamlint.fixes.idioms import region_stream
+from streamlint.fixes.model import Applicability
 from streamlint.model.ops import COPIES, DEVICE_WORK, OpKind
 from streamlint.model.queries import between_stream_work, is_default_stream, streams_named
 from streamlint.rules._shared import via_helper
@@ -115,6 +120,15 @@ class DefaultStreamBarrier(Rule):
     stream work can be replaced by stream-ordered `cudaMallocAsync` /
     `cudaFreeAsync` or moved to set-up.
 
+    ## Fix safety
+    There is a fix, for Numba launches only: when the function queues its other
+    work on exactly one stream, `kernel[grid, block](...)` becomes
+    `kernel[grid, block, s](...)`. It is **unsafe**: the kernel is then ordered after
+    the work on `s` only, not after everything on the device, so code that relied on
+    the barrier (work on another stream that the kernel must follow) needs a wait.
+    With several streams, or a stream drawn from a list, there is no fix: which
+    stream is meant is a decision.
+
     ## Known limits
     - A stream received as a parameter, read from another module or created by
       an unknown call has an unknown blocking flag: the rule stays silent.
@@ -142,6 +156,7 @@ class DefaultStreamBarrier(Rule):
     code = "SL101"
     name = "default-stream-barrier"
     summary = "Device work on the legacy default stream between work on blocking streams"
+    fix_availability = "sometimes"
 
     def check(self, analysis):
         # Most bodies have no blocking stream at all: one look each, instead of a scan of
@@ -151,6 +166,7 @@ class DefaultStreamBarrier(Rule):
             for record in analysis.functions
             if any(w.is_stream_work and w.stream.blocking is True for w in record.ops)
         }
+        builder = FixBuilder(analysis)
         for record, op in analysis.all_ops(helpers=True):
             if id(record) not in blocking:
                 continue
@@ -168,4 +184,24 @@ class DefaultStreamBarrier(Rule):
                 f"between work on blocking streams: it waits for {streams_named(before)} "
                 f"and {streams_named(after)} waits for it; queue it on a stream "
                 f"(or create the streams non-blocking)",
+                fix=_fix(builder, record, op),
             )
+
+
+def _fix(builder: FixBuilder, record, op):
+    """A Numba launch `kernel[grid, block](...)` goes on the function's one stream:
+    `kernel[grid, block, s](...)`. Unsafe: the kernel is then ordered only after the
+    work on `s`, no longer after everything on the device."""
+    node = op.node
+    if op.framework != "numba" or op.helper is not None or not isinstance(node, cst.Call):
+        return None
+    config = node.func
+    if not isinstance(config, cst.Subscript) or len(config.slice) != 2:
+        return None
+    stream = region_stream(builder, record, op)
+    if stream is None:
+        return None
+    last = config.slice[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    third = cst.SubscriptElement(cst.Index(cst.parse_expression(stream)))
+    new = config.with_changes(slice=[*config.slice[:-1], last, third])
+    return make_fix(f"Launch on `{stream}`", Applicability.UNSAFE, [builder.replace(config, new)])

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
+from streamlint.fixes.edits import FixBuilder, make_fix
+from streamlint.fixes.idioms import fresh_name, import_alias
+from streamlint.fixes.model import Applicability
 from streamlint.model.ops import OpKind
 from streamlint.model.values import Buffer, Mem
 from streamlint.rules.base import Finding, Rule
@@ -77,6 +82,15 @@ class ImplicitKernelTransfer(Rule):
     When one launch really needs host data, `cuda.In(x)` / `cuda.Out(out)` state
     the direction and copy only one way; an explicit wrapper is not reported.
 
+    ## Fix safety
+    There is a fix for launches on the default stream whose host arrays are passed
+    by name: `d_x = cuda.to_device(x)` before the launch, `d_x` in the call, and
+    `d_x.copy_to_host(x)` after it, for every array, as Numba does (a kernel can
+    write an array through a view the analysis does not follow). The program does
+    what it did; the fix is still marked **unsafe** because its point is the next
+    step, which is yours: drop the copies back of arrays the kernel only reads,
+    and move the copies out of loops where the data does not change. Launches on a stream get no fix (the copies would have to be ordered on it).
+
     ## Known limits
     - Only arguments the analysis knows to be host NumPy arrays are reported
       (arrays made by NumPy in the same function or module, results of
@@ -101,8 +115,10 @@ class ImplicitKernelTransfer(Rule):
     code = "SL102"
     name = "implicit-kernel-transfer"
     summary = "Host NumPy array passed straight to a Numba CUDA kernel launch (implicit copies)"
+    fix_availability = "sometimes"
 
     def check(self, analysis):
+        builder = FixBuilder(analysis)
         for _, op in analysis.all_ops():
             if op.kind is not OpKind.KERNEL or op.framework != "numba":
                 continue
@@ -125,4 +141,43 @@ class ImplicitKernelTransfer(Rule):
                 f"host NumPy array{plural} {names} passed to kernel `{op.api}`: Numba copies "
                 f"{'them' if plural else 'it'} to the device before and back after every launch, {cost}; "
                 f"move the data once with `cuda.to_device` and pass device arrays",
+                fix=_fix(builder, op, hosts),
             )
+
+
+def _fix(builder: FixBuilder, op, hosts):
+    """Make the copies explicit: `d_x = cuda.to_device(x)` before the launch, the
+    device array in the call, `d_x.copy_to_host(x)` after it. Only for launches on the default stream, where Numba's own copies are
+    synchronous too, and for arrays passed by a plain name."""
+    node = op.node
+    if op.stream is not None and not op.stream.is_default or not isinstance(node, cst.Call):
+        return None
+    statement = builder.statement_of(node)
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    if not (isinstance(statement.body[0], cst.Expr) and statement.body[0].value is node):
+        return None
+    cuda = import_alias(builder.module, "numba.cuda")
+    labels = {v.label for v in hosts}
+    if cuda is None or "" in labels:
+        return None
+    names = {}
+    for label in sorted(labels):
+        if not any(isinstance(a.value, cst.Name) and a.value.value == label and not a.keyword for a in node.args):
+            return None
+        names[label] = fresh_name(builder.analysis.source, f"d_{label}")
+    # Numba copies every host array back, and so does the fix: a kernel can write an
+    # array through a view or an alias the body analysis does not follow. Dropping the
+    # copies of arrays the kernel only reads is then a one-line edit for the user.
+    written = labels
+    args = [
+        a.with_changes(value=cst.Name(names[a.value.value]))
+        if isinstance(a.value, cst.Name) and a.value.value in names and not a.keyword else a
+        for a in node.args
+    ]
+    before = [f"{names[label]} = {cuda}.to_device({label})" for label in sorted(labels)]
+    after = [f"{names[label]}.copy_to_host({label})" for label in sorted(written)]
+    edits = [builder.insert_before(statement, before), builder.replace(node, node.with_changes(args=args))]
+    if after:
+        edits.append(builder.insert_after(statement, after))
+    return make_fix("Copy the host arrays explicitly around the launch", Applicability.UNSAFE, edits)

@@ -83,6 +83,10 @@ class DeviceSynchronize(Rule):
     cp.cuda.Device().synchronize()  # once, after the pipeline
     ```
 
+    ## Fix safety
+    There is no fix: whether a device-wide synchronization can become a stream or
+    event wait depends on what the host does next, which a linter cannot decide.
+
     ## Known limits
     - Only the calls listed above are reported. Operations that synchronize as a
       side effect (`torch.cuda.empty_cache()`, entering `torch.cuda.graph(...)`,

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
+from streamlint.fixes.edits import FixBuilder, make_fix, with_keyword
+from streamlint.fixes.model import Applicability
 from streamlint.model.ops import OpKind
 from streamlint.model.values import Buffer, Mem
 from streamlint.rules.base import Finding, Rule
@@ -75,6 +79,14 @@ class MissingNonBlocking(Rule):
     side-stream context does not overlap even with `non_blocking=True` (see
     SL301): pin it where it is created.
 
+    ## Fix safety
+    The fix adds `non_blocking=True` (or turns `non_blocking=False` into `True`);
+    it is not offered when `non_blocking` could be passed positionally or through
+    `*args`/`**kwargs`. It is **unsafe**: after the change the host no longer waits
+    for the copy, so writing to the pinned source before the copy has run corrupts
+    the device data (pytorch/pytorch#127612), and a pageable source now makes SL301
+    report the copy.
+
     ## Known limits
     - Pinnedness of a tensor created elsewhere (a parameter, another module) is
       unknown; outside a side-stream context such a copy is not reported.
@@ -95,8 +107,10 @@ class MissingNonBlocking(Rule):
     code = "SL201"
     name = "missing-non-blocking"
     summary = "PyTorch H2D copy without non_blocking=True from a pinned tensor or inside a side stream"
+    fix_availability = "sometimes"
 
     def check(self, analysis):
+        builder = FixBuilder(analysis)
         for _, op in analysis.all_ops():
             if op.kind is not OpKind.COPY_H2D or op.framework != "torch" or op.non_blocking is not False:
                 continue
@@ -110,4 +124,24 @@ class MissingNonBlocking(Rule):
             yield Finding(
                 op.node,
                 f"`{op.api}` copies to the GPU without `non_blocking=True`: {why}; pass `non_blocking=True`",
+                fix=_fix(builder, op.node),
             )
+
+
+# Positional arguments before `non_blocking` in each copy method: `t.to(device, dtype,
+# non_blocking)`, `t.cuda(device, non_blocking)`, `dst.copy_(src, non_blocking)`.
+_POSITIONAL_BEFORE = {"to": 2, "cuda": 1, "copy_": 1}
+
+
+def _fix(builder: FixBuilder, node):
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+        return None
+    limit = _POSITIONAL_BEFORE.get(node.func.attr.value)
+    positional = [a for a in node.args if a.keyword is None]
+    if limit is None or len(positional) > limit or any(a.star for a in node.args):
+        return None  # `non_blocking` given positionally, or hidden in *args/**kwargs
+    return make_fix(
+        "Pass `non_blocking=True`",
+        Applicability.UNSAFE,
+        [builder.replace(node, with_keyword(node, "non_blocking", "True"))],
+    )

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
+from streamlint.fixes.edits import FixBuilder, append_arg, make_fix, with_keyword
+from streamlint.fixes.idioms import region_stream
+from streamlint.fixes.model import Applicability
 from streamlint.model.queries import streams_named
 from streamlint.rules._shared import blocking_copy_in_region, overlappable_after, via_helper
 from streamlint.rules.base import Finding, Rule
@@ -147,6 +152,16 @@ class BlockingCopyInStreamRegion(Rule):
     destination before the stream (or an event recorded after the copy) is
     synchronized.
 
+    ## Fix safety
+    When the function queues its work on exactly one explicit stream, bound once
+    before the copy, the fix queues the copy on it: Numba's `to_device`,
+    `copy_to_host` and `copy_to_device` get `stream=s`; cuda-python's `cudaMemcpy`,
+    `cuMemcpyHtoD` and friends become their `...Async` form with the stream as last
+    argument. It is **unsafe**: the host no longer waits for the copy, so a host read
+    of a device-to-host result needs `s.synchronize()` first, and a pageable host
+    buffer keeps the copy from overlapping (SL301). CuPy read-backs get no fix (the
+    asynchronous form needs a pinned `out=` buffer).
+
     ## Known limits
     - Helpers are followed only within the same module.
     - A CuPy copy outside any stream context runs on the current stream, which
@@ -167,8 +182,10 @@ class BlockingCopyInStreamRegion(Rule):
     code = "SL202"
     name = "blocking-copy-in-stream-region"
     summary = "Host-blocking copy between stream work, where a stream-ordered async copy exists"
+    fix_availability = "sometimes"
 
     def check(self, analysis):
+        builder = FixBuilder(analysis)
         for record, op in analysis.all_ops(helpers=True):
             if not blocking_copy_in_region(record, op):
                 continue
@@ -181,4 +198,43 @@ class BlockingCopyInStreamRegion(Rule):
                 op.node,
                 f"`{op.api}`{via_helper(analysis, op)} {blocks}, so the work queued after it on "
                 f"{streams_named(after)} cannot overlap it; {_FIX.get(op.framework, 'use the asynchronous form')}",
+                fix=_fix(builder, record, op),
             )
+
+
+# cuda-python's synchronous copies and their stream-ordered forms (same arguments, then
+# the stream).
+_ASYNC_FORM = {
+    "cudaMemcpy": "cudaMemcpyAsync",
+    "cudaMemcpy2D": "cudaMemcpy2DAsync",
+    "cuMemcpy": "cuMemcpyAsync",
+    "cuMemcpyHtoD": "cuMemcpyHtoDAsync",
+    "cuMemcpyDtoH": "cuMemcpyDtoHAsync",
+    "cuMemcpyDtoD": "cuMemcpyDtoDAsync",
+}
+_NUMBA_COPIES = ("to_device", "copy_to_host", "copy_to_device")
+
+
+def _fix(builder: FixBuilder, record, op):
+    """Queue the copy on the region's stream: the one explicit stream the function uses.
+    With several streams, the right one is a judgement call: no fix."""
+    node = op.node
+    if op.helper is not None or not isinstance(node, cst.Call):
+        return None
+    stream = region_stream(builder, record, op)
+    if stream is None:
+        return None
+    name = node.func.attr.value if isinstance(node.func, cst.Attribute) else getattr(node.func, "value", "")
+    if op.framework == "numba" and name in _NUMBA_COPIES and not any(a.star for a in node.args):
+        new = with_keyword(node, "stream", stream)
+        message = f"Queue the copy on `{stream}` (`stream={stream}`)"
+    elif op.framework == "cuda-python" and name in _ASYNC_FORM and not any(a.keyword or a.star for a in node.args):
+        func = node.func
+        renamed = cst.Name(_ASYNC_FORM[name])
+        func = func.with_changes(attr=renamed) if isinstance(func, cst.Attribute) else renamed
+        new = append_arg(node.with_changes(func=func), cst.Arg(cst.parse_expression(stream)))
+        message = f"Use `{_ASYNC_FORM[name]}` on `{stream}`"
+    else:
+        return None
+    # The host no longer waits for the copy: a host read of its result needs a sync.
+    return make_fix(message, Applicability.UNSAFE, [builder.replace(node, new)])

@@ -139,6 +139,10 @@ class AsyncCopyPageable(Rule):
     tracked per stream). Pinned memory is a limited resource: allocate it once
     and reuse it.
 
+    ## Fix safety
+    There is no fix: pinning means allocating the host buffer differently where it
+    is created, often in another function.
+
     ## Known limits
     - Only buffers the analysis saw being created pageable are reported (NumPy
       constructors, `np.load`, `torch.from_numpy`, CPU tensor factories without

@@ -55,6 +55,11 @@ class LoaderNotPinned(Rule):
     Batches of a custom type are pinned only if the type has a `pin_memory()`
     method.
 
+    ## Fix safety
+    There is no fix: adding `pin_memory=True` to a `DataLoader` changes its memory
+    use and, on some machines, its speed (see the runtime report), which is the
+    user's call.
+
     ## Known limits
     - Only loaders created in the same function or module (or assigned to
       `self.` in `__init__`) are known. A loader passed in as a parameter or

@@ -54,6 +54,10 @@ class PinOnTheFly(Rule):
     buffer that is refilled and reused must not be overwritten before the previous
     non-blocking copy from it has run (pytorch/pytorch#127612, SL402).
 
+    ## Fix safety
+    There is no fix: the pinned buffer has to be allocated once and reused, which
+    means restructuring the code around the loop.
+
     ## Known limits
     - The rule does not know whether the tensor is already pinned (then
       `pin_memory()` returns it unchanged and costs little); drop the redundant

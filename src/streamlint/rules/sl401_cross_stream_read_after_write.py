@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from streamlint.fixes.edits import FixBuilder, make_fix
+from streamlint.fixes.idioms import wait_lines
+from streamlint.fixes.model import Applicability
 from streamlint.rules._shared import hazards, inside, named, wait_idiom
 from streamlint.rules.base import Finding, Rule
 
@@ -76,6 +79,16 @@ class CrossStreamReadAfterWrite(Rule):
     CuPy: `s2.wait_event(s1.record())`; cuda-python: `cudaEventRecord(e, s1)` then
     `cudaStreamWaitEvent(s2, e, 0)`.
 
+    ## Fix safety
+    The fix inserts the framework's wait just before the statement that reads:
+    `B.wait_stream(A)` for PyTorch, `B.wait_event(A.record())` for CuPy, and
+    `e = cuda.event(); e.record(stream=A); e.wait(stream=B)` for Numba (three lines,
+    with a fresh name). It is offered only when both streams can be named there (a
+    name bound once before the read, or the current stream where the read runs on
+    it); cuda-python gets no fix. It is **unsafe**: the reading stream then waits
+    for everything queued on the writing one so far, which removes the race but
+    also some overlap you may have wanted.
+
     ## Known limits
     - Buffers are followed by name and by the call that made them, in the same
       module (and through helpers of the same module). Arrays from unknown calls
@@ -96,9 +109,11 @@ class CrossStreamReadAfterWrite(Rule):
     code = "SL401"
     name = "cross-stream-read-after-write"
     summary = "A stream reads a buffer another stream wrote, with no wait or event in between"
+    fix_availability = "sometimes"
 
     def check(self, analysis):
-        for _, h in hazards(analysis, self.code):
+        builder = FixBuilder(analysis)
+        for record, h in hazards(analysis, self.code):
             at = analysis.line_of(h.node)
             if h.param:
                 origin = f"`{h.buffer}` is produced on the caller's current stream (a parameter)"
@@ -109,4 +124,15 @@ class CrossStreamReadAfterWrite(Rule):
                 h.node,
                 f"{origin} and read on {named(h.second)} here{inside(analysis, h.via)} with no wait in between; "
                 f"{wait_idiom(h.first, h.second, h.framework)} before line {at}",
+                fix=_fix(builder, record, h),
             )
+
+
+def _fix(builder: FixBuilder, record, hazard):
+    """The wait, just before the statement that reads. Unsafe: it changes what runs
+    concurrently (the reading stream now waits for everything queued on the writer)."""
+    lines = wait_lines(builder, record, hazard)
+    statement = builder.statement_of(hazard.node)
+    if lines is None or statement is None:
+        return None
+    return make_fix(f"Insert `{'; '.join(lines)}`", Applicability.UNSAFE, [builder.insert_before(statement, lines)])

@@ -60,6 +60,10 @@ class CrossStreamWriteAfterRead(Rule):
     `cudaStreamWaitEvent`. With two buffers, record an event per buffer after its
     copy and synchronize that event before refilling the buffer.
 
+    ## Fix safety
+    There is no fix: the writer must wait for the reader, and where to put that wait
+    (or whether to double-buffer instead) changes the pipeline's structure.
+
     ## Known limits
     - A refill through a raw pointer (cuda-python `cudaMallocHost` memory viewed
       through ctypes) is not followed.

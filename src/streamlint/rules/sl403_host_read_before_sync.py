@@ -48,6 +48,10 @@ class HostReadBeforeSync(Rule):
     preds = cpu_logits.argmax(dim=1).numpy()
     ```
 
+    ## Fix safety
+    There is no fix: the synchronization belongs where the host first needs the
+    data, and that may be in another function.
+
     ## Known limits
     - A copy into pageable memory blocks the host in practice (the driver stages
       it), so it is not reported; a destination whose memory kind is unknown is

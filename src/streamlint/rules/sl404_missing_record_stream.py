@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from streamlint.fixes.edits import FixBuilder, bound_before, is_pasteable, make_fix
+from streamlint.fixes.idioms import stream_at
+from streamlint.fixes.model import Applicability
 from streamlint.rules._shared import hazards, named, stream_code
 from streamlint.rules.base import Finding, Rule
 
@@ -50,6 +53,13 @@ class MissingRecordStream(Rule):
     del batch
     ```
 
+    ## Fix safety
+    The fix inserts `t.record_stream(B)` before the statement that uses `t` on
+    stream B (PyTorch only, when `t` and the stream can be named there). It is
+    **unsafe**: the caching allocator then keeps the block until B's work queued at
+    the time of the release is done, so peak memory can grow; `wait_stream` before
+    the release is the alternative when memory is tight.
+
     ## Known limits
     - Only tensors created in the same function (by a PyTorch op, factory or copy
       under a known current stream) are followed; a tensor returned to the caller or
@@ -66,8 +76,10 @@ class MissingRecordStream(Rule):
     code = "SL404"
     name = "missing-record-stream"
     summary = "A tensor used on another stream is released without record_stream"
+    fix_availability = "sometimes"
 
     def check(self, analysis):
+        builder = FixBuilder(analysis)
         for record, h in hazards(analysis, self.code):
             user = stream_code(h.second, "torch")
             owner = stream_code(h.first, "torch")
@@ -81,4 +93,22 @@ class MissingRecordStream(Rule):
                 f"on {named(h.second)} here, then {released} without `record_stream`: the allocator may hand "
                 f"its memory to new work on {named(h.first)} while this work still uses it; "
                 f"`{h.buffer}.record_stream({user})` here (or `{owner}.wait_stream({user})` before the release)",
+                fix=_fix(builder, record, h),
             )
+
+
+def _fix(builder: FixBuilder, record, hazard):
+    """`t.record_stream(user)` before the statement that uses `t` on the other stream.
+    Unsafe: the memory is then kept until that stream's work is done (more memory in
+    use), which is the point, but it changes the allocator's behaviour."""
+    if hazard.framework != "torch" or not is_pasteable(hazard.buffer):
+        return None
+    statement = builder.statement_of(hazard.node)
+    if statement is None:
+        return None
+    row = builder.analysis.line_of(hazard.node)
+    user = stream_at(builder, record, hazard.second, "torch", row, current_ok=True)
+    if user is None or not bound_before(builder, record.node, hazard.buffer, row + 1):
+        return None
+    line = f"{hazard.buffer}.record_stream({user})"
+    return make_fix(f"Insert `{line}`", Applicability.UNSAFE, [builder.insert_before(statement, [line])])

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
+import libcst as cst
+
+from streamlint.fixes.edits import FixBuilder, make_fix
+from streamlint.fixes.idioms import fresh_name
+from streamlint.fixes.model import Applicability
 from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, OpKind
 from streamlint.rules.base import Finding, Rule
 
@@ -125,6 +132,15 @@ class StreamCreatedInHotPath(Rule):
             done.record()
     ```
 
+    ## Fix safety
+    For `s = Stream(...)` in a loop, the fix moves the line before the outermost
+    loop when its arguments do not change in the loop; in `forward`, it creates the
+    stream in `__init__` as `self._s` (when `__init__` exists and the arguments name
+    no variables) and uses the attribute. It is **unsafe**: every iteration or call
+    then queues on one stream, so their work is ordered where it was not, and a
+    stream made in `__init__` belongs to the device current at construction.
+    Events get no fix (one event per item is often intended).
+
     ## Known limits
     - `forward` is recognized only in classes whose base is visibly an
       `nn.Module` in the same module; a base class defined elsewhere is unknown.
@@ -143,8 +159,10 @@ class StreamCreatedInHotPath(Rule):
     code = "SL501"
     name = "stream-created-in-hot-path"
     summary = "CUDA stream or event created in a loop body or an nn.Module forward()"
+    fix_availability = "sometimes"
 
     def check(self, analysis):
+        builder = FixBuilder(analysis)
         for record, op in analysis.all_ops():
             if op.kind not in _CREATIONS or op.in_comprehension:
                 continue
@@ -164,4 +182,68 @@ class StreamCreatedInHotPath(Rule):
                 f"`{op.api}()` creates a{'n' if thing == 'event' else ''} {thing} {where}: "
                 f"{_EVENT_WHY if thing == 'event' else _WHY.get(op.framework, 'creation is not free')}; "
                 f"create it once (before the loop or in `__init__`) and reuse it",
+                fix=_fix(builder, record, op) if thing == "stream" else None,
             )
+
+
+def _fix(builder: FixBuilder, record, op):
+    """Create the stream once. In a loop: move `s = Stream(...)` before the outermost
+    loop (when its arguments do not change in the loop). In `forward`: create it in
+    `__init__` as an attribute and use the attribute. Unsafe: work of every iteration
+    (or call) then shares one stream, so it is ordered where it was not."""
+    statement = builder.statement_of(op.node)
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    assign = statement.body[0]
+    if not (isinstance(assign, cst.Assign) and assign.value is op.node and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)):
+        return None
+    if op.in_forward:
+        return _into_init(builder, record, statement, op.node, assign.targets[0].target.value)
+    loop = record.loops.get(op.loops[0]) if op.loops else None
+    if loop is None or _uses_names_bound_in(builder, op.node, loop.node):
+        return None
+    line = builder.code(statement).strip()
+    return make_fix(
+        "Create the stream once, before the loop",
+        Applicability.UNSAFE,
+        [builder.insert_before(loop.node, [line]), builder.delete_statement(statement)],
+    )
+
+
+def _into_init(builder: FixBuilder, record, statement, call, target: str):
+    cls = next((a for a in builder.ancestors(record.node) if isinstance(a, cst.ClassDef)), None)
+    if cls is None or not isinstance(cls.body, cst.IndentedBlock):
+        return None
+    init = next((f for f in cls.body.body if isinstance(f, cst.FunctionDef) and f.name.value == "__init__"), None)
+    if init is None or not isinstance(init.body, cst.IndentedBlock) or not init.body.body:
+        return None
+    params = init.params.params
+    if not params or params[0].name.value != "self" or _uses_any_name(builder, call):
+        return None  # arguments computed in forward() are not available in __init__
+    attribute = "self." + fresh_name(builder.analysis.source, f"_{target}")
+    last = init.body.body[-1]
+    return make_fix(
+        f"Create the stream once in `__init__` as `{attribute}`",
+        Applicability.UNSAFE,
+        [builder.insert_after(last, [f"{attribute} = {builder.code(call)}"]),
+         builder.replace(call, cst.parse_expression(attribute))],
+    )
+
+
+def _names(builder: FixBuilder, node) -> set[str]:
+    return set(re.findall(r"(?<![.\w])[A-Za-z_]\w*", builder.code(node)))
+
+
+def _uses_any_name(builder: FixBuilder, call: cst.Call) -> bool:
+    """Arguments that name variables (module-level constants aside, `Stream(device=d)`)."""
+    return any(_names(builder, arg.value) for arg in call.args)
+
+
+def _uses_names_bound_in(builder: FixBuilder, call: cst.Call, loop) -> bool:
+    used = set().union(*(_names(builder, arg.value) for arg in call.args)) if call.args else set()
+    if not used:
+        return False
+    text = builder.code(loop)
+    return any(re.search(rf"(?<![.\w]){re.escape(name)}\s*(?::[^=\n]*)?=(?!=)|for\s[^:]*\b{re.escape(name)}\b[^:]*\bin\b|\bas\s+{re.escape(name)}\b", text)
+               for name in used)

@@ -83,6 +83,10 @@ class ImplicitSyncInLoop(Rule):
     early stop), the wait is the price of the logic; suppress the finding on
     that line, or test only every N iterations.
 
+    ## Fix safety
+    There is no fix: removing a host synchronization means keeping the value on the
+    device or reading it less often, which changes the program.
+
     ## Known limits
     - Only values known to be CUDA tensors or CuPy arrays are reported; values
       returned by unknown calls or received as parameters stay silent.
