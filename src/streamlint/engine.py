@@ -147,12 +147,17 @@ def decode(data: bytes, filename: str) -> str | Diagnostic:
 
 
 _LINE_BREAK = re.compile(r"\r\n?|\n")
+_LONE_CR = re.compile(r"\r(?!\n)")
 
 
 def universal_newlines(text: str) -> str:
-    """The text with Python's line breaks (CRLF, lone CR, LF) as LF: what the parser,
-    the tokenizer and every row number agree on. Columns do not change."""
-    return _LINE_BREAK.sub("\n", text) if "\r" in text else text
+    """The text with no lone CR (Python's third line break, which libcst and the
+    tokenizer miscount): every break becomes the file's first CRLF or LF, so that fixes,
+    generated in that style, match the file. Rows and columns do not change."""
+    if "\r" not in text or not _LONE_CR.search(text):
+        return text
+    first = re.search(r"\r\n|\n", text)
+    return _LINE_BREAK.sub(first.group() if first else "\n", text)
 
 
 def source_lines(text: str) -> list[str]:
