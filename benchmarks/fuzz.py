@@ -1,12 +1,14 @@
 """The long fuzz run: N random programs through streamlint, in parallel, with a seed.
 
 Usage:
-    python benchmarks/fuzz.py [-n 10000] [--seed 0] [--jobs N] [--grammar-share 0.3]
-                              [--timeout 20] [--out fuzz-failures] [--json PATH]
+    python benchmarks/fuzz.py [-n 10000] [--seed 0] [--jobs N] [--grammar-share 0.2]
+                              [--bytes-share 0.1] [--timeout 20] [--out fuzz-failures]
+                              [--json PATH]
 
-Programs are fixture files with GPU code spliced in, and hypothesmith's random programs
-with GPU code spliced in (`--grammar-share` of them); see fuzz_programs.py for how they
-are made and which properties are checked. Phase 1 generates and checks every program in
+Programs are fixture files with GPU code spliced in, hypothesmith's random programs with
+GPU code spliced in (`--grammar-share` of them), and fixture files with hostile bytes
+spliced in (`--bytes-share`); see fuzz_programs.py for how they are made and which
+properties are checked. Phase 1 generates and checks every program in
 worker processes that all run with one hash seed; phase 2 lints every program again in
 workers with another hash seed and compares (set and dict order must not leak into the
 output). Each failing program is saved in --out with a .txt saying what broke; a worker
@@ -35,14 +37,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-KINDS = ("fixtures", "grammar")
+KINDS = ("fixtures", "grammar", "bytes")
 MAX_SAVED_PER_KIND = 50
 
 
 @dataclass(frozen=True)
 class Batch:
     index: int
-    kind: str  # fixtures or grammar
+    kind: str  # one of KINDS
     seed: int
     count: int
     timeout: float
@@ -61,6 +63,7 @@ class BatchResult:
     seconds: float = 0.0
     slowest: float = 0.0
     generator_errors: list = field(default_factory=list)
+    seen: set = field(default_factory=set)  # sha1 of every program
 
 
 # ---------------------------------------------------------------- in the workers
@@ -73,19 +76,23 @@ def run_batch(batch: Batch) -> BatchResult:
 
     import fuzz_programs as fp
 
-    strategy = fp.fixture_programs() if batch.kind == "fixtures" else fp.grammar_programs()
+    strategy = {"fixtures": fp.fixture_programs, "grammar": fp.grammar_programs, "bytes": fp.byte_programs}[batch.kind]()
     result = BatchResult(batch)
     lint_settings = fp.fuzz_settings(batch.timeout)
     inflight = Path(batch.out) / f"inflight-{os.getpid()}.py"
     start = time.perf_counter()
 
-    def one(text: str) -> None:
+    def one(program: str | bytes) -> None:
         if sum(result.outcomes.values()) >= batch.count:
             return
-        inflight.write_text(text, encoding="utf-8")  # left behind if the process dies
+        data = program if isinstance(program, bytes) else program.encode("utf-8", "surrogatepass")
+        inflight.write_bytes(data)  # left behind if the process dies
         began = time.perf_counter()
         try:
-            report = fp.check_program(text, lint_settings, fixes=batch.fixes)
+            if isinstance(program, bytes):
+                report = fp.check_bytes(program, lint_settings)
+            else:
+                report = fp.check_program(program, lint_settings, fixes=batch.fixes)
         except Exception:  # a bug in the properties' own code paths (fix_source, ...)
             report = fp.Report(problems=[traceback.format_exc()], kind="crash")
         result.slowest = max(result.slowest, time.perf_counter() - began)
@@ -93,11 +100,12 @@ def run_batch(batch: Batch) -> BatchResult:
         result.codes.update(set(report.codes))
         result.fixed += report.fixed
         result.with_findings += bool(report.codes)
-        sha = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+        sha = hashlib.sha1(data).hexdigest()
+        result.seen.add(sha)
         if report.kind not in ("ok", "parse-rejected"):
-            save(Path(batch.out), report.kind, sha, text, report.problems, batch)
-        if report.kind != "parse-rejected":
-            result.programs.append((sha, text, report.digest))
+            save(Path(batch.out), report.kind, sha, data, report.problems, batch)
+        if report.kind != "parse-rejected" and isinstance(program, str):
+            result.programs.append((sha, program, report.digest))
 
     # Hypothesis stops early once it has seen every small example of a strategy; new
     # seeds make up the difference.
@@ -128,11 +136,11 @@ def relint(items: list[tuple[str, str]], timeout: float) -> list[tuple[str, str]
     return [(sha, fp.diagnostics_digest(lint_text(text, fp.FILENAME, lint_settings))) for sha, text in items]
 
 
-def save(out: Path, kind: str, sha: str, text: str, problems: list[str], batch: Batch | None) -> None:
+def save(out: Path, kind: str, sha: str, data: bytes, problems: list[str], batch: Batch | None) -> None:
     if len(list(out.glob(f"{kind}-*.py"))) >= MAX_SAVED_PER_KIND:
         return
     stem = out / f"{kind}-{sha[:12]}"
-    stem.with_suffix(".py").write_text(text, encoding="utf-8")
+    stem.with_suffix(".py").write_bytes(data)  # the exact bytes: lint it to reproduce
     where = f"batch {batch.index} ({batch.kind}, seed {batch.seed})\n" if batch else ""
     stem.with_suffix(".txt").write_text(where + "\n".join(problems) + "\n", encoding="utf-8")
 
@@ -141,8 +149,8 @@ def save(out: Path, kind: str, sha: str, text: str, problems: list[str], batch: 
 
 
 def plan(args: argparse.Namespace) -> list[Batch]:
-    grammar = round(args.n * args.grammar_share)
-    counts = {"fixtures": args.n - grammar, "grammar": grammar}
+    grammar, hostile = round(args.n * args.grammar_share), round(args.n * args.bytes_share)
+    counts = {"fixtures": args.n - grammar - hostile, "grammar": grammar, "bytes": hostile}
     batches: list[Batch] = []
     for kind in KINDS:
         left = counts[kind]
@@ -189,20 +197,20 @@ def phase_one(batches: list[Batch], jobs: int, hash_seed: int, out: Path) -> tup
             dead = BatchResult(unfinished[0])
             dead.outcomes["crash"] += 1
             results.append(dead)
-            for text in flying:
-                sha = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-                save(out, "crash", sha, text, ["the worker process died on this program"], unfinished[0])
+            for data in flying:
+                sha = hashlib.sha1(data).hexdigest()
+                save(out, "crash", sha, data, ["the worker process died on this program"], unfinished[0])
         else:
             alone.extend(unfinished)
     return results, deaths
 
 
-def inflight_programs(out: Path) -> list[str]:
-    texts = []
+def inflight_programs(out: Path) -> list[bytes]:
+    found = []
     for path in out.glob("inflight-*.py"):
-        texts.append(path.read_text(encoding="utf-8"))
+        found.append(path.read_bytes())
         path.unlink()
-    return texts
+    return found
 
 
 def phase_two(results: list[BatchResult], jobs: int, hash_seed: int, timeout: float, out: Path) -> int:
@@ -217,7 +225,7 @@ def phase_two(results: list[BatchResult], jobs: int, hash_seed: int, timeout: fl
                 text, before = first[sha]
                 if digest != before:
                     differing += 1
-                    save(out, "nondeterministic-hash-seed", sha, text,
+                    save(out, "nondeterministic-hash-seed", sha, text.encode("utf-8", "surrogatepass"),
                          ["another hash seed gave other diagnostics:", before, "----", digest], None)  # fmt: skip
     return differing
 
@@ -245,8 +253,9 @@ def summarise(args, batches, results, deaths, differing, times) -> dict:
 
     return {
         "programs": sum(outcomes.values()),
-        "by_source": dict(by_kind),
-        "unique": len({sha for r in results for sha, _, _ in r.programs}),
+        "planned": sum(b.count for b in batches),
+        "by_source": {kind: by_kind[kind] for kind in KINDS if by_kind[kind]},
+        "distinct": len(set().union(*(r.seen for r in results))),
         "seed": args.seed,
         "jobs": args.jobs,
         "timeout_s": args.timeout,
@@ -276,7 +285,8 @@ def summarise(args, batches, results, deaths, differing, times) -> dict:
 
 
 def failures(summary: dict) -> int:
-    keys = ("crashes", "worker_deaths", "timeouts", "unexpected_sl000", "malformed",
+    """Failing programs (a worker death is one only when the program is known: a crash)."""
+    keys = ("crashes", "timeouts", "unexpected_sl000", "malformed",
             "nondeterministic_same_process_or_crlf", "nondeterministic_hash_seed",
             "fix_reparse_failures", "fix_crlf_failures")  # fmt: skip
     return sum(summary[k] for k in keys)
@@ -291,7 +301,9 @@ def report(summary: dict, out: Path) -> str:
         f"Python {s['python']}, streamlint {s['streamlint']}, libcst {s['libcst']}, hypothesis {s['hypothesis']}",
         "",
         f"programs                    {s['programs']:>7}  ({', '.join(f'{k} {v}' for k, v in s['by_source'].items())}; "
-        f"{s['unique']} distinct linted)",
+        f"{s['distinct']} distinct"
+        + (f"; {s['planned'] - s['programs']} planned ones lost with a dead worker" if s["planned"] != s["programs"] else "")
+        + ")",
         f"crashes                     {s['crashes']:>7}  (worker deaths: {s['worker_deaths']})",
         f"timeouts                    {s['timeouts']:>7}",
         f"SL000 on parsable programs  {s['unexpected_sl000']:>7}",
@@ -318,8 +330,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", type=int, default=10_000, help="programs (default 10,000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--grammar-share", type=float, default=0.3,
-                        help="share of hypothesmith programs (default 0.3; the rest: fixtures)")
+    parser.add_argument("--grammar-share", type=float, default=0.2,
+                        help="share of hypothesmith programs (default 0.2)")
+    parser.add_argument("--bytes-share", type=float, default=0.1,
+                        help="share of fixtures with hostile bytes (default 0.1; the rest: fixtures with GPU code)")
     parser.add_argument("--batch", type=int, default=50, help="programs per worker task")
     parser.add_argument("--timeout", type=float, default=20.0, help="per-file bound, seconds")
     parser.add_argument("--out", type=Path, default=Path("fuzz-failures"), help="where failures go")
@@ -341,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     print(report(summary, args.out))
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    return 1 if failures(summary) else 0
+    return 1 if failures(summary) or summary["worker_deaths"] else 0
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 Programs come from two sources, then get GPU code spliced in:
 - fixture files (fixtures/**/*.py), real stream-using code;
 - hypothesmith's random programs from Python's grammar (valid, but rarely about GPUs).
+A third source is hostile bytes: fixture files with random bytes (NULs, CRs, BOMs,
+brackets, quotes, invalid UTF-8) inserted, deleted or overwritten (`byte_programs`).
 
 The splicing (`mutate`) works on libcst trees, so every result is valid Python syntax:
 it inserts GPU API calls (streams, events, copies, kernel launches, syncs, for four
@@ -10,7 +12,8 @@ frameworks) at random statement positions, wraps random runs of statements in `w
 stream blocks, loops, branches, `try`, functions and `forward` methods, and deletes or
 duplicates statements. Every choice is drawn from hypothesis, so failures shrink.
 
-`check_program` lints one program and returns the broken properties (empty: all held).
+`check_program` lints one program and returns the broken properties (empty: all held);
+`check_bytes` does the same for hostile bytes, through the engine's decoding.
 Used by tests/test_fuzz.py (a short run) and benchmarks/fuzz.py (the long run).
 """
 
@@ -28,7 +31,7 @@ from hypothesis import strategies as st
 
 from streamlint import rules as registry
 from streamlint.config import Settings
-from streamlint.engine import lint_text, source_lines
+from streamlint.engine import decode, lint_bytes, lint_text, source_lines
 from streamlint.fixes.apply import fix_source
 from streamlint.selection import SOURCE_ERROR
 
@@ -323,6 +326,28 @@ def grammar_programs(max_mutations: int = 8) -> st.SearchStrategy[str]:
     return hypothesmith.from_grammar().flatmap(splice)
 
 
+GARBAGE = (b"\0", b"\r", b"\r\n", b"\t", b"\xef\xbb\xbf", b"\xff", b"\xc3", b"\xed\xa0\x80", b"(", b")",
+           b"[", b"{", b"'''", b'"', b"\\", b"#", b"    ", b"\x0c", b"\xe2\x80\xa8", b":", b"lambda", b"\n",
+           b"# noqa", b"# streamlint: ignore-file", b"async ", b"await ", b"*", b"@")  # fmt: skip
+
+
+@st.composite
+def byte_programs(draw, max_edits: int = 6) -> bytes:
+    """A fixture's bytes with random bytes inserted, deleted or overwritten."""
+    data = bytearray(draw(st.sampled_from([t for _, t in fixture_sources()])).encode("utf-8"))
+    for _ in range(draw(st.integers(1, max_edits))):
+        at = draw(st.integers(0, len(data)))
+        chunk = draw(st.one_of(st.sampled_from(GARBAGE), st.binary(min_size=1, max_size=8)))
+        kind = draw(st.sampled_from(("insert", "delete", "overwrite")))
+        if kind == "insert":
+            data[at:at] = chunk
+        elif kind == "delete":
+            del data[at : at + len(chunk)]
+        else:
+            data[at : at + len(chunk)] = chunk
+    return bytes(data)
+
+
 # ---------------------------------------------------------------- the properties
 
 
@@ -391,6 +416,39 @@ def check_program(text: str, settings: Optional[Settings] = None, fixes: bool = 
             _fail(report, "nondeterministic", "CRLF line endings gave other diagnostics")
     if fixes and any(d.fix is not None for d in first):
         _check_fix(report, text, settings)
+    return report
+
+
+def check_bytes(data: bytes, settings: Optional[Settings] = None) -> Report:
+    """Lint raw bytes as a file's contents: no exception, no internal error or timeout,
+    SL000 alone when there is one, the same output twice, and for text that decodes,
+    every property of check_program (fixes aside)."""
+    settings = settings or fuzz_settings()
+    report = Report()
+    try:
+        first = lint_bytes(data, FILENAME, settings).diagnostics
+        again = lint_bytes(data, FILENAME, settings).diagnostics
+    except Exception as err:
+        return _fail(report, "crash", f"lint_bytes raised {type(err).__name__}: {err}")
+    report.codes = tuple(d.code for d in first)
+    report.digest = diagnostics_digest(first)
+    for d in first:
+        if d.code == SOURCE_ERROR and d.message.startswith("internal error"):
+            _fail(report, "crash", d.message)
+        elif d.code == SOURCE_ERROR and "timed out" in d.message:
+            _fail(report, "timeout", d.message)
+    if SOURCE_ERROR in report.codes and len(first) != 1:
+        _fail(report, "malformed", f"SL000 beside other diagnostics: {report.codes}")
+    if any(d.row < 1 or d.column < 1 or d.end_row < d.row for d in first):
+        _fail(report, "malformed", f"bad positions: {report.digest}")
+    if diagnostics_digest(again) != report.digest:
+        _fail(report, "nondeterministic", "a second run in the same process gave other diagnostics")
+    text = decode(data, FILENAME)
+    if not report.problems and isinstance(text, str) and report.codes:  # analysed, not prefiltered
+        inner = check_program(text, settings, fixes=False)
+        if inner.kind not in ("ok", "parse-rejected"):
+            report.problems.extend(inner.problems)
+            report.kind = inner.kind
     return report
 
 

@@ -39,6 +39,13 @@ def test_grammar_programs_keep_every_property(text):
     assert report.problems == [], report.kind
 
 
+@SHORT
+@given(fp.byte_programs())
+def test_hostile_bytes_keep_every_property(data):
+    report = fp.check_bytes(data)
+    assert report.problems == [], report.kind
+
+
 FIX_BEFORE = sorted((ROOT / "fixtures").glob("*/fixes/*_before.py"))
 
 
@@ -125,11 +132,23 @@ def test_fix_properties_catch_broken_fixes(monkeypatch):
 
 def test_the_long_run_script_runs(tmp_path):
     done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "fuzz.py"), "-n", "4", "--jobs", "1", "--batch", "2",
+        [sys.executable, str(ROOT / "benchmarks" / "fuzz.py"), "-n", "10", "--jobs", "1", "--batch", "5",
          "--out", str(tmp_path / "failures"), "--json", str(tmp_path / "summary.json")],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "programs                          4  (fixtures 3, grammar 1;" in done.stdout
+    assert "programs                         10  (fixtures 7, grammar 2, bytes 1;" in done.stdout
     assert "0 failing programs" in done.stdout
     assert '"crashes": 0' in (tmp_path / "summary.json").read_text()
+
+
+def test_byte_properties_catch_broken_output(monkeypatch):
+    from streamlint.engine import FileResult
+
+    def lint_bytes(diagnostics):
+        return lambda data, filename, settings: FileResult(filename, diagnostics, True, 1)
+
+    monkeypatch.setattr(fp, "lint_bytes", lint_bytes([diag(code="SL000", message="x"), diag()]))
+    assert fp.check_bytes(b"import torch\n").kind == "malformed"
+    monkeypatch.setattr(fp, "lint_bytes", lint_bytes([diag(code="SL000", message="internal error: boom")]))
+    assert fp.check_bytes(b"import torch\n").kind == "crash"
