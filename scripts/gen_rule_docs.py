@@ -42,7 +42,9 @@ def render(rule: type, root: Path = ROOT) -> str:
     """The Markdown page of one rule: its docs, and for a rule with fixes the diff its
     fix makes to the first before/after fixture pair (the pair the tests check)."""
     footer = FOOTER.format(module=rule.__module__, cls=rule.__qualname__)
-    availability = "Fix is sometimes available." if rule.fix_availability != "none" else "No fix."
+    availability = {"always": "Fix is always available.", "sometimes": "Fix is sometimes available."}.get(
+        rule.fix_availability, "No fix."
+    )
     page = f"# {rule.code} {rule.name}\n\n{rule.summary}\n\n{availability}\n\n{rule.docs().strip()}\n"
     pair = fix_example(rule.code, root)
     if pair:

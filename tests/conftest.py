@@ -108,3 +108,34 @@ def kern(a):
 host_arr = np.zeros(4)
 kern[4, 32](host_arr)
 """  # SL102 at 9:1
+
+PINNED_SNIPPET = """\
+import torch
+
+
+def upload(rows, dim):
+    host = torch.empty(rows, dim, pin_memory=True)
+    return host.to("cuda")
+"""  # SL201 at 6:12 (a pinned tensor copied without non_blocking)
+
+LOOP_SNIPPET = """\
+import torch
+
+
+def train(model, loader):
+    side = torch.cuda.Stream()
+    for batch in loader:
+        with torch.cuda.stream(side):
+            out = model(batch)
+        torch.cuda.synchronize()
+    return out
+"""  # SL103 at 9:9 (a device-wide sync in a loop over stream work)
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of `streamlint ARGV` run in this process."""
+    from streamlint.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -9,7 +9,12 @@ where the offending call or statement starts:
     kern[blocks, threads](d_x)  # expect: SL101, SL102
 
 Comments are found with `tokenize`, so `# expect:` inside a string is not an expectation.
-The whole rule set runs on every file and the set of (line, code) must match exactly.
+An expectation may also follow another comment on its line, which SL900 fixtures need:
+
+    torch.cuda.synchronize()  # noqa: SL103  # expect: SL900
+
+Every file goes through the engine with every rule enabled, as for a user, so
+suppression comments and SL900 apply; the set of (line, code) must match exactly.
 Files under `fixtures/<CODE>/runtime/` are reserved for the GPU runtime module and are
 not collected here.
 """
@@ -28,8 +33,9 @@ from streamlint.rules import all_rules
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 CODE_RE = re.compile(r"SL\d{3}")
-# A comment that starts with "expect:" is an expectation; it must list codes and nothing else.
-EXPECT_START_RE = re.compile(r"^#\s*expect\s*:", re.IGNORECASE)
+# A comment (or the part of one from a second `#`) that starts with "expect:" is an
+# expectation; it must list codes and nothing else.
+EXPECT_START_RE = re.compile(r"(?:^|\s)#\s*expect\s*:", re.IGNORECASE)
 EXPECT_RE = re.compile(r"^#\s*expect:\s*(SL\d{3}(?:\s*,\s*SL\d{3})*)\s*,?\s*$")
 
 
@@ -73,18 +79,20 @@ def parse_expectations(text: str, name: str = "<fixture>") -> set[tuple[int, str
     expected: set[tuple[int, str]] = set()
     tokens = tokenize.generate_tokens(io.StringIO(text).readline)
     for tok in tokens:
-        if tok.type != tokenize.COMMENT or not EXPECT_START_RE.match(tok.string):
+        start = EXPECT_START_RE.search(tok.string) if tok.type == tokenize.COMMENT else None
+        if start is None:
             continue
         row = tok.start[0]
-        match = EXPECT_RE.match(tok.string)
+        comment = tok.string[start.start() :].strip()
+        match = EXPECT_RE.match(comment)
         if match is None:
             raise AssertionError(
-                f"{name}:{row}: malformed expectation {tok.string!r}; "
+                f"{name}:{row}: malformed expectation {comment!r}; "
                 "write '# expect: SL101' or '# expect: SL101, SL502'"
             )
         codes = [c.strip() for c in match.group(1).split(",")]
         if len(codes) != len(set(codes)):
-            raise AssertionError(f"{name}:{row}: a code is expected twice on one line: {tok.string!r}")
+            raise AssertionError(f"{name}:{row}: a code is expected twice on one line: {comment!r}")
         for code in codes:
             expected.add((row, code))
     return expected
@@ -109,11 +117,12 @@ def test_fixtures_exist() -> None:
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=[_rel(p) for p in FIXTURE_FILES])
 def test_fixture(path: Path) -> None:
     # Imported here so that the structural tests below run even while the model is missing.
-    from streamlint.checker import check_source
+    from streamlint.config import Settings
+    from streamlint.engine import lint_text
 
     text = path.read_text(encoding="utf-8")
     expected = parse_expectations(text, _rel(path))
-    diagnostics = check_source(text, str(path), all_rules())
+    diagnostics = lint_text(text, str(path), Settings.default(), rules=all_rules())
     found: dict[tuple[int, str], list[str]] = {}
     for diag in diagnostics:
         found.setdefault((diag.row, diag.code), []).append(diag.message)
@@ -194,6 +203,8 @@ def test_expectation_parser_only_counts_comments() -> None:
         "# not an expectation: expect: SL103 inside prose\n"
     )
     assert parse_expectations(text) == {(2, "SL101"), (2, "SL502")}
+    after_noqa = "x = 1  # noqa: SL103  # expect: SL900\ny = 2  # noqa#expect: SL101\n"
+    assert parse_expectations(after_noqa) == {(1, "SL900")}
     with pytest.raises(AssertionError):
         parse_expectations("x = 1  # expect: SL101 because\n")
     with pytest.raises(AssertionError):

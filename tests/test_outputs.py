@@ -157,7 +157,7 @@ def test_text_lines_and_summary():
 def test_text_show_source_underlines_the_range():
     lines = ["import torch", "for i in range(3):", "\ts = torch.cuda.Stream()"]
     diag = Diagnostic("a.py", 3, 6, "SL501", "m", 3, 25, 3, "n")
-    text = render("text", [diag], show_source=True, source=lambda _name: lines)
+    text = render("text", [diag], show_source=True, source=lambda _name, _cell: lines)
     assert text.splitlines()[1:5] == [
         "  |",
         "3 | \ts = torch.cuda.Stream()",
@@ -165,7 +165,7 @@ def test_text_show_source_underlines_the_range():
         "  |",
     ]
     # No source available: the finding alone.
-    assert render("text", [diag], show_source=True, source=lambda _n: None).count("\n") == 2
+    assert render("text", [diag], show_source=True, source=lambda _n, _c: None).count("\n") == 2
 
 
 def test_statistics_text_and_json():
@@ -188,9 +188,10 @@ def test_json_has_exactly_ruffs_fields():
     assert isinstance(data, list) and len(data) == 3
     first = data[0]
     assert set(first) == {
-        "code", "message", "filename", "location", "end_location", "fix", "url", "noqa_row",
+        "cell", "code", "message", "filename", "location", "end_location", "fix", "url", "noqa_row",
     }  # fmt: skip
     assert first == {
+        "cell": None,
         "code": "SL501",
         "message": "stream created in a loop",
         "filename": "src/a.py",

@@ -2,6 +2,7 @@
 
     streamlint [check] [PATH ...]     bare paths mean `check`; `-` reads stdin
     streamlint rule CODE | --all      a rule's documentation, or the list of rules
+    streamlint server                 the language server, over stdio (`lsp` extra)
 
 Exit codes: 0 no findings, 1 findings (SL000 included), 2 usage, configuration or
 internal error.
@@ -19,14 +20,17 @@ from pathlib import Path
 from typing import Sequence, TextIO
 
 from streamlint.runtime.verify import add_verify_parser, run_verify
-from streamlint import __version__, engine, output
+from streamlint import __version__, adoption, engine, output
 from streamlint import rules as registry
 from streamlint.config import ConfigError, SettingsResolver, parse_selectors, parse_timeout
+from streamlint.diagnostics import sort_key
 from streamlint.discovery import discover
 from streamlint.selection import RuleSelection
+from streamlint.adoption import AdoptionError
+from streamlint.baseline import BaselineError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-_SUBCOMMANDS = ("check", "rule", "verify")
+_SUBCOMMANDS = ("check", "rule", "verify", "server")
 _TOP_LEVEL = ("-h", "--help", "-V", "--version")
 
 
@@ -74,6 +78,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="give up on a file after this long with SL000 (default: 30)")
     check.add_argument("-q", "--quiet", action="store_true",
                        help="print findings only, no summary or warnings")
+    adopt = check.add_argument_group("adoption on an existing code base")
+    adopt.add_argument("--add-noqa", action="store_true",
+                       help="add `# noqa: CODE` comments for every current finding (edits files)")
+    adopt.add_argument("--baseline", type=Path, metavar="FILE",
+                       help="report only findings not recorded in FILE; records FILE if missing")
+    adopt.add_argument("--update-baseline", action="store_true",
+                       help="with --baseline: record the current findings in FILE")
     check.add_argument("-V", "--version", action="version", version=f"streamlint {__version__}")
 
     rule = sub.add_parser("rule", help="show a rule's documentation")
@@ -84,6 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
                       choices=("text", "json"))
 
     add_verify_parser(sub)  # the GPU runtime checks (torch needed only when it runs)
+    sub.add_parser(
+        "server", help="run the language server over stdio (needs the `lsp` extra)",
+        description="A Language Server (LSP) over stdin/stdout, for editors: diagnostics "
+        "as you type, fixes as quick fixes. Install with: pip install 'streamlint[lsp]'",
+    )  # fmt: skip
     return parser  # fmt: skip
 
 
@@ -101,8 +117,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_rule(args, sys.stdout)
         if args.command == "verify":
             return run_verify(args)
+        if args.command == "server":
+            return run_server()
         return run_check(args, sys.stdout, sys.stderr)
-    except (ConfigError, UsageError) as err:
+    except (ConfigError, UsageError, AdoptionError, BaselineError) as err:
         _error(f"error: {err}")
         return EXIT_ERROR
     except BrokenPipeError:
@@ -123,6 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    paths = list(args.paths) or (["-"] if args.stdin_filename else ["."])
+    adoption.check_arguments(args, reads_stdin="-" in paths)
     engine.load_checker()  # a broken install is an internal error, not SL000 on every file
     layer = RuleSelection(
         select=_selectors(args.select, "--select"),
@@ -131,9 +151,6 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
     timeout = None if args.timeout is None else parse_timeout(_number(args.timeout), "invalid value for --timeout")
     resolver = SettingsResolver(explicit_config=args.config, overrides=layer, timeout=timeout)
-    paths = list(args.paths)
-    if not paths:
-        paths = ["-"] if args.stdin_filename else ["."]
 
     results: list[engine.FileResult] = []
     stdin_text: str | None = None
@@ -156,7 +173,13 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     stdin_name = args.stdin_filename or "-"
     if args.fix or args.diff:
         return _run_fix(args, results, resolver, stdin_name, stdin_text, out, err)
-    diagnostics = sorted(d for r in results for d in r.diagnostics)
+    diagnostics = sorted((d for r in results for d in r.diagnostics), key=sort_key)
+    source = _source_loader(stdin_name, stdin_text)
+    status = EXIT_CLEAN
+    if args.add_noqa:
+        diagnostics, status = adoption.add_noqa(results, err, quiet=args.quiet)
+    elif args.baseline is not None:
+        diagnostics = adoption.apply_baseline(args, results, diagnostics, source, err)
     output.write(
         args.format,
         diagnostics,
@@ -164,7 +187,7 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         show_source=args.show_source,
         statistics=args.statistics,
         quiet=args.quiet,
-        source=_source_loader(stdin_name, stdin_text),
+        source=source,
     )
     if args.show_fixes:
         from streamlint.fixes.runner import describe
@@ -172,6 +195,8 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         available = [d for d in diagnostics if d.fix is not None and d.fix.applies(args.unsafe_fixes)]
         describe(available, out, verb="Can fix")
     out.flush()
+    if status != EXIT_CLEAN:
+        return status
     return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
 
 
@@ -184,11 +209,16 @@ def _run_fix(args, results, resolver, stdin_name, stdin_text, out: TextIO, err: 
     if stdin_text is not None:
         stdin_result = next(r for r in results if r.path == stdin_name)
         results = [r for r in results if r is not stdin_result]
-        outcome = fix_source(stdin_text, stdin_name, resolver.for_path(args.stdin_filename or os.getcwd()),
-                             unsafe=unsafe)
+        fixer, show_diff = fix_source, runner.unified_diff
+        if stdin_name.endswith(engine.NOTEBOOK_SUFFIX):
+            from streamlint.notebooks.fix import cell_diff, fix_notebook_text
+
+            fixer, show_diff = fix_notebook_text, cell_diff
+        outcome = fixer(stdin_text, stdin_name, resolver.for_path(args.stdin_filename or os.getcwd()),
+                        unsafe=unsafe)
         if outcome.error:
             err.write(f"streamlint: error: {stdin_name}: {outcome.error}; the text was left unchanged\n")
-        out.write(runner.unified_diff(stdin_text, outcome.source, stdin_name) if args.diff else outcome.source)
+        out.write(show_diff(stdin_text, outcome.source, stdin_name) if args.diff else outcome.source)
         out.flush()
         remaining = outcome.remaining if not args.diff else outcome.applied
         return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
@@ -200,7 +230,10 @@ def _run_fix(args, results, resolver, stdin_name, stdin_text, out: TextIO, err: 
             err.write(f"Would fix {n} finding{'s' if n != 1 else ''} in {len(report.changed_files)} file(s).\n")
         out.flush()
         return EXIT_FINDINGS if report.applied and not args.exit_zero else EXIT_CLEAN
-    output.write(args.format, report.diagnostics, out, show_source=args.show_source,
+    remaining = report.diagnostics
+    if args.baseline is not None:  # the files are fixed: their lines are read anew
+        remaining = adoption.apply_baseline(args, results, remaining, _source_loader(stdin_name, None), err)
+    output.write(args.format, remaining, out, show_source=args.show_source,
                  statistics=args.statistics, quiet=args.quiet, source=_source_loader(stdin_name, None))
     if not args.quiet and args.format == "text":
         n = len(report.applied)
@@ -209,7 +242,19 @@ def _run_fix(args, results, resolver, stdin_name, stdin_text, out: TextIO, err: 
         runner.describe(report.applied, out)
     out.flush()
     failed = bool(report.failed_files)
-    return EXIT_FINDINGS if (report.diagnostics or failed) and not args.exit_zero else EXIT_CLEAN
+    return EXIT_FINDINGS if (remaining or failed) and not args.exit_zero else EXIT_CLEAN
+
+
+def run_server() -> int:
+    try:
+        from streamlint.lsp.server import serve
+    except ImportError as err:
+        if (err.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
+            raise
+        _error(f"the language server needs pygls (missing: {err.name.split('.')[0]}): pip install 'streamlint[lsp]'")
+        return EXIT_ERROR
+    serve()
+    return EXIT_CLEAN
 
 
 def run_rule(args: argparse.Namespace, out: TextIO) -> int:
@@ -268,14 +313,23 @@ def _number(text: str) -> float | str:
 
 def _source_loader(stdin_name: str, stdin_text: str | None):
     @lru_cache(maxsize=64)
-    def load(filename: str) -> list[str] | None:
+    def load(filename: str, cell: int | None = None) -> list[str] | None:
         if stdin_text is not None and filename == stdin_name:
-            return engine.source_lines(stdin_text)
-        try:
-            text = engine.decode(Path(filename).read_bytes(), filename)
-        except OSError:
+            text: str | object = stdin_text
+        else:
+            try:
+                text = engine.decode(Path(filename).read_bytes(), filename)
+            except OSError:
+                return None
+        if not isinstance(text, str):
             return None
-        return engine.source_lines(text) if isinstance(text, str) else None
+        if cell is not None:  # a notebook's finding: the lines of its cell
+            from streamlint.notebooks.cells import cell_lines
+
+            return cell_lines(text, cell)
+        # Python's line breaks only, as the rows are counted (splitlines would also
+        # split on form feeds and other characters Python does not end a line with).
+        return engine.source_lines(text)
 
     return load
 

@@ -28,10 +28,16 @@ class Diagnostic:
     name: str = ""
     # The fix for this finding, if the rule has one (not part of identity or order).
     fix: Optional["Fix"] = field(default=None, compare=False)
-    # For notebooks: the 1-based index of the code cell; row/column are then within
-    # that cell. None for plain source files.
+    # For notebooks: the cell's 1-based number among all the notebook's cells (as ruff
+    # counts, markdown included); rows are then within that cell. None for other files.
     cell: Optional[int] = field(default=None, compare=False)
 
     @property
     def url(self) -> str | None:
         return None if self.code == "SL000" else DOCS_URL.format(code=self.code)
+
+
+def sort_key(diag: Diagnostic) -> tuple:
+    """Report order: by file, then cell (the field order cannot say this, since `cell`
+    is not part of a diagnostic's identity), then position."""
+    return (diag.filename, diag.cell or 0, diag.row, diag.column, diag.code, diag.message)

@@ -1,4 +1,4 @@
-"""Which files a run checks: *.py and *.pyi under the given paths.
+"""Which files a run checks: *.py, *.pyi and *.ipynb under the given paths.
 
 Directories are walked with ruff's default excludes (or the config's `exclude`), the
 config's `extend-exclude`, and the `.gitignore` files of the tree and of its ancestors
@@ -25,7 +25,7 @@ import pathspec
 
 from streamlint.config import Settings, SettingsResolver
 
-PY_SUFFIXES = (".py", ".pyi")
+PY_SUFFIXES = (".py", ".pyi", ".ipynb")  # notebooks are checked cell by cell
 GITIGNORE = ".gitignore"
 
 # (directory the file sits in, its compiled patterns), outermost first.

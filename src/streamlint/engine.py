@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 import pathspec
 
 from streamlint import rules as registry
-from streamlint import deadline, selection, suppression
+from streamlint import deadline, selection, suppression, unused_suppressions
 from streamlint.config import Settings, SettingsResolver
 from streamlint.diagnostics import Diagnostic
 from streamlint.rules import Rule
@@ -33,6 +33,7 @@ from streamlint.rules import Rule
 # The model's vocabulary: a file with none of these words cannot have a finding.
 from streamlint.model.api import PREFILTER_KEYS as PREFILTER
 BOM = b"\xef\xbb\xbf"
+NOTEBOOK_SUFFIX = ".ipynb"
 # Below this many files a process pool costs more (start-up, imports) than it saves.
 PARALLEL_THRESHOLD = 8
 
@@ -96,7 +97,8 @@ def lint_text(
         message, row, column = problem
         return [source_error(filename, message, row, column)]
     try:
-        found = call_with_large_stack(check, text, filename, enabled, timeout=settings.timeout)
+        checked = [r for r in enabled if not r.meta]
+        found = call_with_large_stack(check, text, filename, checked, timeout=settings.timeout)
     except deadline.AnalysisTimeout as err:
         message = f"{err}; raise `timeout` in [tool.streamlint] or pass --timeout"
         return [source_error(filename, message)]
@@ -109,11 +111,25 @@ def lint_text(
         return [source_error(filename, f"internal error: {type(err).__name__}: {err}")]
     codes = {rule.code for rule in enabled}
     kept = [d for d in found if d.code in codes or d.code == selection.SOURCE_ERROR]
-    return sorted(suppression.filter_diagnostics(kept, text))
+    if unused_suppressions.CODE not in codes:
+        return sorted(suppression.filter_diagnostics(kept, text))
+    comments = suppression.parse(text)
+    shown = [d for d in kept if not comments.suppresses(d)]
+    known = selection.rule_codes()
+    shown += unused_suppressions.find(text, filename, kept, comments, codes, known)
+    return sorted(shown)
 
 
 def lint_bytes(data: bytes, filename: str, settings: Settings, **kwargs) -> FileResult:
-    """Decode and prefilter raw file contents, then lint them."""
+    """Decode and prefilter raw file contents, then lint them (notebooks cell by cell)."""
+    if filename.endswith(NOTEBOOK_SUFFIX):
+        from streamlint.notebooks.lint import lint_notebook
+
+        try:
+            return lint_notebook(data, filename, settings, **kwargs)
+        except Exception as err:  # a bug in reading the notebook must not abort the run
+            diag = source_error(filename, f"internal error: {type(err).__name__}: {err}")
+            return FileResult(filename, [diag], analysed=True, lines=0)
     text_or_error = decode(data, filename)
     if isinstance(text_or_error, Diagnostic):
         return FileResult(filename, [text_or_error], analysed=False, lines=0)

@@ -20,11 +20,38 @@ from streamlint.selection import SOURCE_ERROR, matches, normalize
 
 _CODE_LIST = r"[A-Za-z]+[0-9]+(?:[,\s]+[A-Za-z]+[0-9]+)*"
 _NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODE_LIST})?)?", re.IGNORECASE)
+NOQA = _NOQA  # for tools that write such comments (the language server's quick fix)
 _DIRECTIVE = re.compile(
     r"#\s*streamlint:\s*(?P<kind>ignore-file|ignore)\b(?:\[(?P<codes>[^\]]*)\])?",
     re.IGNORECASE,
 )
-_SPLIT = re.compile(r"[,\s]+")
+_NOQA_CODE = re.compile(r"[A-Za-z]+[0-9]+")
+_DIRECTIVE_CODE = re.compile(r"[^,\s]+")
+
+
+@dataclass(frozen=True)
+class Code:
+    """One code or prefix of a directive as written; columns are 0-based on its line."""
+
+    text: str
+    selector: str  # normalized (upper case)
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Directive:
+    """One effective suppression as written, for the tools that report or edit them
+    (SL900, `--add-noqa`). Columns are 0-based character offsets on the line."""
+
+    kind: str  # "noqa", "ignore" or "ignore-file"
+    row: int
+    start: int
+    end: int
+    codes: tuple[Code, ...] | None  # None: no codes, so every code
+    codes_start: int  # where the code list is (or would be) written
+    codes_end: int
+
 
 @dataclass
 class Suppressions:
@@ -33,30 +60,47 @@ class Suppressions:
     file: frozenset[str] | None = frozenset()
     # row -> last row of the logical line (statement) that row belongs to
     statement_end: dict[int, int] = field(default_factory=dict)
+    directives: list[Directive] = field(default_factory=list)
+    # row -> (column, text) of the comment on that row
+    comments: dict[int, tuple[int, str]] = field(default_factory=dict)
+    # rows that end in code or a comment (not inside a string or after a backslash),
+    # where a trailing comment may be added
+    line_ends: set[int] = field(default_factory=set)
 
     def suppresses(self, diag: Diagnostic) -> bool:
         if diag.code == SOURCE_ERROR:
             return False
         if _covers(self.file, diag.code):
             return True
-        rows = {diag.noqa_row, self.statement_end.get(diag.end_row, diag.end_row)}
-        return any(row in self.lines and _covers(self.lines[row], diag.code) for row in rows)
+        return any(
+            row in self.lines and _covers(self.lines[row], diag.code) for row in self.rows(diag)
+        )
+
+    def rows(self, diag: Diagnostic) -> set[int]:
+        """The rows whose comments can suppress `diag`."""
+        return {diag.noqa_row, self.statement_end.get(diag.end_row, diag.end_row)}
 
 
 def parse(text: str) -> Suppressions:
     """Every suppression comment in `text` (cheap when there is none)."""
     if "noqa" not in text.lower() and "streamlint:" not in text:
         return Suppressions()
+    return scan(text)
+
+
+def scan(text: str) -> Suppressions:
+    """Like `parse`, and always fills the layout (statement ends, comments, line ends)."""
     found = Suppressions()
     leading = True  # still in the leading comment block
     line_start = None  # first row of the current logical line
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type == tokenize.COMMENT:
-                _add_comment(found, tok.string, tok.start[0], leading)
-            elif tok.type in (tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER):
-                pass
-            else:
+                found.comments[tok.start[0]] = (tok.start[1], tok.string)
+                _add_comment(found, tok.string, tok.start, leading)
+            elif tok.type in (tokenize.NL, tokenize.NEWLINE):
+                found.line_ends.add(tok.start[0])
+            elif tok.type != tokenize.ENDMARKER:
                 leading = False
             if tok.type not in (tokenize.COMMENT, tokenize.NL) and line_start is None:
                 line_start = tok.start[0]
@@ -79,19 +123,47 @@ def filter_diagnostics(diagnostics: Iterable[Diagnostic], text: str) -> list[Dia
     return [d for d in diagnostics if not found.suppresses(d)]
 
 
-def _add_comment(found: Suppressions, comment: str, row: int, leading: bool) -> None:
+def _add_comment(found: Suppressions, comment: str, start: tuple[int, int], leading: bool) -> None:
+    row, col = start
     for match in _NOQA.finditer(comment):
-        codes = match.group("codes")
+        codes = _spans(match, _NOQA_CODE, col)
         # `# noqa` and `# noqa:` with no codes suppress everything, as in flake8.
-        _merge_line(found, row, frozenset(_codes(codes)) if codes else None)
+        _merge_line(found, row, frozenset(c.selector for c in codes) if codes else None)
+        found.directives.append(_directive("noqa", row, col, match, codes or None))
     for match in _DIRECTIVE.finditer(comment):
-        raw = match.group("codes")
-        codes = frozenset(_codes(raw)) if raw and raw.strip() else None
-        if match.group("kind").lower() == "ignore-file":
-            if leading:
-                found.file = None if codes is None or found.file is None else found.file | codes
+        codes = _spans(match, _DIRECTIVE_CODE, col)
+        selectors = frozenset(c.selector for c in codes) if codes else None
+        kind = match.group("kind").lower()
+        if kind == "ignore-file":
+            if not leading:
+                continue  # not in the leading comment block: no effect
+            found.file = None if selectors is None or found.file is None else found.file | selectors
         else:
-            _merge_line(found, row, codes)
+            _merge_line(found, row, selectors)
+        found.directives.append(_directive(kind, row, col, match, codes or None))
+
+
+def _spans(match: re.Match, pattern: re.Pattern, col: int) -> tuple[Code, ...]:
+    raw = match.group("codes")
+    if not raw:
+        return ()
+    base = col + match.start("codes")
+    return tuple(
+        Code(m.group(), normalize(m.group()), base + m.start(), base + m.end())
+        for m in pattern.finditer(raw)
+    )
+
+
+def _directive(
+    kind: str, row: int, col: int, match: re.Match, codes: tuple[Code, ...] | None
+) -> Directive:
+    if match.group("codes") is not None:
+        codes_start, codes_end = col + match.start("codes"), col + match.end("codes")
+    else:
+        codes_start = codes_end = col + match.end()
+    return Directive(
+        kind, row, col + match.start(), col + match.end(), codes, codes_start, codes_end
+    )
 
 
 def _merge_line(found: Suppressions, row: int, codes: frozenset[str] | None) -> None:
@@ -99,10 +171,6 @@ def _merge_line(found: Suppressions, row: int, codes: frozenset[str] | None) -> 
         old = found.lines[row]
         codes = None if old is None or codes is None else old | codes
     found.lines[row] = codes
-
-
-def _codes(raw: str) -> list[str]:
-    return [normalize(c) for c in _SPLIT.split(raw) if c.strip()]
 
 
 def _covers(selectors: frozenset[str] | None, code: str) -> bool:

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import difflib
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence, TextIO
 
-from streamlint import engine
+from streamlint import atomic_write, engine
 from streamlint.config import Settings
-from streamlint.diagnostics import Diagnostic
+from streamlint.diagnostics import Diagnostic, sort_key
 from streamlint.fixes.apply import FixOutcome, fix_source
 
 BOM = engine.BOM
@@ -34,7 +33,15 @@ class FixReport:
 # path text -> (outcome of fixing it) for files that need something other than plain
 # Python (notebooks); registered by those modules.
 SpecialFixer = Callable[[Path, Settings, bool, bool, TextIO], "tuple[FixOutcome, bool]"]
-SPECIAL: dict[str, SpecialFixer] = {}
+
+
+def _fix_notebook(path: Path, settings: Settings, unsafe: bool, diff: bool, out: TextIO):
+    from streamlint.notebooks.fix import run_for_fixer  # imported only when a notebook is fixed
+
+    return run_for_fixer(path, settings, unsafe, diff, out)
+
+
+SPECIAL: dict[str, SpecialFixer] = {engine.NOTEBOOK_SUFFIX: _fix_notebook}
 
 
 def fix_files(
@@ -65,7 +72,7 @@ def fix_files(
         report.applied.extend(outcome.applied if outcome.error is None else [])
         if changed:
             report.changed_files.append(result.path)
-    report.diagnostics.sort()
+    report.diagnostics.sort(key=sort_key)
     return report
 
 
@@ -108,22 +115,8 @@ def write_atomic(path: Path, data: bytes, *, expected: Optional[bytes] = None) -
     try:
         if expected is not None and path.read_bytes() != expected:
             return "the file changed on disk while it was being fixed"
-        mode = path.stat().st_mode
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".streamlint-tmp", dir=path.parent)
+        atomic_write.write_atomic(path, data)
     except OSError as error:
-        return f"cannot write the fixed file: {error.strerror or error}"
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode & 0o7777)
-        os.replace(tmp, path)
-    except OSError as error:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         return f"cannot write the fixed file: {error.strerror or error}"
     return None
 
@@ -134,6 +127,8 @@ def describe(applied: Sequence[Diagnostic], out: TextIO, *, verb: str = "Fixed")
         out.write(f"{verb} nothing.\n")
         return
     out.write(f"{verb} {len(applied)} finding{'s' if len(applied) != 1 else ''}:\n")
-    for diag in sorted(applied):
+    from streamlint.output.text import location
+
+    for diag in sorted(applied, key=sort_key):
         fix = diag.fix
-        out.write(f"  {diag.filename}:{diag.row}:{diag.column}: {diag.code} [{fix.applicability.value}] {fix.message}\n")
+        out.write(f"  {location(diag)}: {diag.code} [{fix.applicability.value}] {fix.message}\n")

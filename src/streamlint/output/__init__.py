@@ -8,8 +8,9 @@ from streamlint.diagnostics import Diagnostic
 
 FORMATS = ("text", "json", "sarif", "github")
 
-# filename -> its source lines (None when it cannot be shown), for --show-source.
-SourceLoader = Callable[[str], "list[str] | None"]
+# (filename, notebook cell or None) -> the source lines (None when they cannot be
+# shown), for --show-source.
+SourceLoader = Callable[[str, "int | None"], "list[str] | None"]
 
 
 def write(

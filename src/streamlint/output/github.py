@@ -28,8 +28,14 @@ def format_line(diag: Diagnostic) -> str:
         "endLine": diag.end_row,
         "endColumn": diag.end_column,
     }
+    message = f"{diag.code} {diag.message}"
+    if diag.cell is not None:
+        # A cell's rows are not lines of the .ipynb file: annotate the file's first
+        # line (as ruff does) and say where in the notebook.
+        props.update(line=1, col=1, endLine=1, endColumn=1)
+        message = f"cell {diag.cell}:{diag.row}:{diag.column}: {message}"
     rendered = ",".join(f"{key}={escape_property(str(value))}" for key, value in props.items())
-    return f"::error {rendered}::{escape_data(f'{diag.code} {diag.message}')}"
+    return f"::error {rendered}::{escape_data(message)}"
 
 
 def write(diagnostics: Sequence[Diagnostic], out: TextIO) -> None:

@@ -1,4 +1,6 @@
-"""JSON output with ruff's field names, so tools that read ruff's JSON read ours."""
+"""JSON output with ruff's field names, so tools that read ruff's JSON read ours.
+
+`cell` is the notebook cell (ruff's numbering) whose rows `location` counts, or null."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from streamlint.selection import SOURCE_ERROR_NAME
 
 def to_dict(diag: Diagnostic) -> dict[str, Any]:
     return {
+        "cell": diag.cell,
         "code": diag.code,
         "message": diag.message,
         "filename": diag.filename,

@@ -85,6 +85,12 @@ def to_result(diag: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
             }
         ],
     }
+    if diag.cell is not None:
+        # The region counts rows within the cell (as the text and JSON formats do),
+        # not lines of the .ipynb file; the cell is named in the message, for viewers,
+        # and in the properties, for tools.
+        result["message"]["text"] = f"{diag.message} (cell {diag.cell})"
+        result["properties"] = {"cell": diag.cell}
     if diag.code in index:
         result["ruleIndex"] = index[diag.code]
     return result

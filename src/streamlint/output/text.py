@@ -1,4 +1,6 @@
-"""Human-readable output: `path:row:col: CODE message`, then a summary line."""
+"""Human-readable output: `path:row:col: CODE message`, then a summary line.
+
+A notebook's finding reads `nb.ipynb:cell 3:row:col: CODE message`, as in ruff."""
 
 from __future__ import annotations
 
@@ -15,13 +17,13 @@ def write(
     *,
     show_source: bool = False,
     quiet: bool = False,
-    source: Callable[[str], "list[str] | None"] | None = None,
+    source: Callable[[str, "int | None"], "list[str] | None"] | None = None,
 ) -> None:
     for diag in diagnostics:
         mark = " [*]" if diag.fix is not None and diag.fix.applies(unsafe=False) else ""
-        out.write(f"{diag.filename}:{diag.row}:{diag.column}: {diag.code}{mark} {diag.message}\n")
+        out.write(f"{location(diag)}: {diag.code}{mark} {diag.message}\n")
         if show_source and source is not None:
-            out.write(_excerpt(diag, source(diag.filename)))
+            out.write(_excerpt(diag, source(diag.filename, diag.cell)))
     if not quiet:
         out.write(summary(len(diagnostics)) + "\n")
         hint = fix_hint(diagnostics)
@@ -38,6 +40,11 @@ def fix_hint(diagnostics: Sequence[Diagnostic]) -> str:
         line = f"[*] {safe} fixable with the `--fix` option"
         return f"{line} ({hidden})." if unsafe else f"{line}."
     return f"No fixes available ({hidden})." if unsafe else ""
+
+
+def location(diag: Diagnostic) -> str:
+    cell = f"cell {diag.cell}:" if diag.cell is not None else ""
+    return f"{diag.filename}:{cell}{diag.row}:{diag.column}"
 
 
 def summary(count: int) -> str:

@@ -34,7 +34,11 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     summary: ClassVar[str]
-    # "sometimes" when some findings carry a fix (ruff's wording), "none" otherwise.
+    # A meta rule checks streamlint's own comments rather than GPU code: it has no
+    # query over the stream model (the engine runs it after suppression), no GPU
+    # behaviour and so no runtime fixture pair.
+    meta: ClassVar[bool] = False
+    # "always" or "sometimes" when findings carry a fix (ruff's wording), "none" otherwise.
     fix_availability: ClassVar[str] = "none"
 
     def check(self, analysis: "FileAnalysis") -> Iterable[Finding]:

@@ -1,0 +1,1 @@
+"""The language server (`streamlint server`): pygls over stdio. Needs the `lsp` extra."""
