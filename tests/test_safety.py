@@ -48,6 +48,12 @@ def make_project(root: Path) -> Path:
         """))  # fmt: skip
     for name in ("conftest", "setup", "sitecustomize", "usercustomize", "__main__", *SHADOWS):
         write(root / f"{name}.py", PAYLOAD + "import torch\ns = torch.cuda.Stream()\n")
+    # A notebook is checked cell by cell; its cells must not run either.
+    cell = f"open({str(root / 'PWNED_notebook')!r}, 'w')\nimport torch\ns = torch.cuda.Stream()\n"
+    notebook = {"cells": [{"cell_type": "code", "source": cell, "metadata": {}, "outputs": [],
+                           "execution_count": None}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
+    write(root / "analysis.ipynb", json.dumps(notebook))
     write(root / "pyproject.toml", textwrap.dedent("""\
         [build-system]
         requires = ["setuptools"]
@@ -70,6 +76,7 @@ def test_linting_never_imports_or_runs_the_checked_code(tmp_path):
         results = engine.lint_paths([root], jobs=jobs)
         found = {(Path(r.path).name, d.code) for r in results for d in r.diagnostics}
         assert ("train.py", "SL301") in found  # staging.py was read and summarised
+        assert "analysis.ipynb" in {Path(r.path).name for r in results if r.analysed}
         assert pwned(root) == []
 
 
