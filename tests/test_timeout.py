@@ -101,3 +101,27 @@ def test_cli_timeout_flag(tmp_path):
     done = run_cli("--timeout", "soon", "slow.py", cwd=tmp_path)
     assert done.returncode == 2
     assert "invalid value for --timeout: expected a positive number of seconds, got 'soon'" in done.stderr
+
+
+# ---- long files stay linear (each of these was quadratic, minutes at this size) ----
+
+
+def test_a_long_module_of_gpu_statements_is_analysed_quickly():
+    # SL101 scanned the body once per default-stream operation, and rebinding a name in
+    # the module's second (hazard) walk scanned every name: ~70 s here before.
+    text = SL501_SNIPPET + "".join(f"y{i} = torch.ones(4, device='cuda') + {i}\n" for i in range(3000))
+    start = time.monotonic()
+    assert [d.code for d in lint_text(text, "long.py", with_timeout(60))] == ["SL501"]
+    assert time.monotonic() - start < 15
+
+
+def test_fix_builders_of_one_file_share_one_parent_map():
+    from streamlint.checker import analyze
+    from streamlint.fixes.edits import FixBuilder
+
+    analysis = analyze(SL501_SNIPPET)
+    node = analysis.module.body[1]
+    first, second = FixBuilder(analysis), FixBuilder(analysis)
+    assert first.parent(node) is analysis.module
+    assert second.parent(node) is analysis.module
+    assert second._parents is first._parents is analysis.parents

@@ -62,6 +62,9 @@ class FileAnalysis:
     source: str = field(default="", repr=False)
     tops: dict[int, cst.CSTNode] = field(default_factory=dict, repr=False)  # node -> its top-level statement
     _done_tops: set[int] = field(default_factory=set, repr=False)
+    # id(node) -> its parent, built by the first rule that builds a fix (fixes/edits.py)
+    # and shared by the others: each full walk of a big tree takes seconds.
+    parents: Optional[dict[int, cst.CSTNode]] = field(default=None, repr=False)
 
     @property
     def ops_seen(self) -> bool:
