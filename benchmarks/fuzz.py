@@ -68,6 +68,10 @@ class BatchResult:
 
 # ---------------------------------------------------------------- in the workers
 
+# Programs this worker has checked (sha1): hypothesis can reach one program by several
+# paths, and a repeat would count twice for one program's worth of checking.
+_checked: set[str] = set()
+
 
 def run_batch(batch: Batch) -> BatchResult:
     """Generate `batch.count` programs from the batch's seed and check each one."""
@@ -86,6 +90,10 @@ def run_batch(batch: Batch) -> BatchResult:
         if sum(result.outcomes.values()) >= batch.count:
             return
         data = program if isinstance(program, bytes) else program.encode("utf-8", "surrogatepass")
+        sha = hashlib.sha1(data).hexdigest()
+        if sha in _checked:
+            return
+        _checked.add(sha)
         inflight.write_bytes(data)  # left behind if the process dies
         began = time.perf_counter()
         try:
@@ -100,21 +108,21 @@ def run_batch(batch: Batch) -> BatchResult:
         result.codes.update(set(report.codes))
         result.fixed += report.fixed
         result.with_findings += bool(report.codes)
-        sha = hashlib.sha1(data).hexdigest()
         result.seen.add(sha)
         if report.kind not in ("ok", "parse-rejected"):
             save(Path(batch.out), report.kind, sha, data, report.problems, batch)
         if report.kind != "parse-rejected" and isinstance(program, str):
             result.programs.append((sha, program, report.digest))
 
-    # Hypothesis stops early once it has seen every small example of a strategy; new
-    # seeds make up the difference.
-    for attempt in range(10):
+    # Hypothesis stops early once it has seen every small example of a strategy, and
+    # repeats are skipped: new seeds make up the difference.
+    for attempt in range(20):
         missing = batch.count - sum(result.outcomes.values())
         if missing <= 0:
             break
+        # The first examples of every seed are the same simplest ones: ask for extra.
         run = settings(
-            max_examples=missing, database=None, deadline=None, phases=[Phase.generate],
+            max_examples=missing if attempt == 0 else missing + 50, database=None, deadline=None, phases=[Phase.generate],
             suppress_health_check=list(HealthCheck),
         )(seed(batch.seed + attempt * 1_000_003)(given(strategy)(one)))  # fmt: skip
         try:
@@ -302,7 +310,9 @@ def report(summary: dict, out: Path) -> str:
         "",
         f"programs                    {s['programs']:>7}  ({', '.join(f'{k} {v}' for k, v in s['by_source'].items())}; "
         f"{s['distinct']} distinct"
-        + (f"; {s['planned'] - s['programs']} planned ones lost with a dead worker" if s["planned"] != s["programs"] else "")
+        + (f"; {s['planned'] - s['programs']} short of the {s['planned']} planned: "
+           + ("see worker deaths" if s["worker_deaths"] else "the generator ran out of new programs")
+           if s["planned"] != s["programs"] else "")
         + ")",
         f"crashes                     {s['crashes']:>7}  (worker deaths: {s['worker_deaths']})",
         f"timeouts                    {s['timeouts']:>7}",

@@ -262,7 +262,7 @@ def mutate(draw, source: str, max_mutations: int = 8) -> str:
     imports = draw(st.lists(st.sampled_from(IMPORTS), max_size=4, unique=True))
     if imports:
         module = module.with_changes(body=[*_statements("\n".join(imports)), *module.body])
-    for _ in range(draw(st.integers(0, max_mutations))):
+    for _ in range(draw(st.integers(1, max_mutations))):  # unmutated fixtures: test_fixtures.py
         blocks = _blocks(module)
         target = blocks[draw(st.integers(0, len(blocks) - 1))]
         size = len(target.body)
