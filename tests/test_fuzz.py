@@ -21,7 +21,7 @@ from streamlint.diagnostics import Diagnostic  # noqa: E402
 # Fixed examples (derandomize) so that CI is repeatable; the long run explores.
 SHORT = settings(
     max_examples=40, derandomize=True, database=None, deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    suppress_health_check=list(HealthCheck),  # slow generation on a slow CI is no failure
 )  # fmt: skip
 
 
