@@ -593,3 +593,24 @@ def test_fix_from_a_warm_cache_writes_the_same_result(tmp_path, capsys):
     assert main([*argv, "--fix", "--unsafe-fixes", str(cached)]) == 0
     assert main([*argv, "--no-cache", "--fix", "--unsafe-fixes", str(uncached)]) == 0
     assert cached.read_text() == uncached.read_text() == after.read_text()
+
+
+def test_time_outs_are_not_cached_and_the_timeout_setting_keeps_entries(tmp_path, fake_engine, monkeypatch):
+    from conftest import FakeSourceError
+    from streamlint import deadline
+
+    def slow_check(source, filename, rules):
+        if "slow!" in source:
+            raise deadline.AnalysisTimeout(30)
+        return fake_check(source, filename, rules)
+
+    monkeypatch.setattr(engine, "load_checker", lambda: (slow_check, FakeSourceError))
+    write(tmp_path / "p" / "slow.py", "import torch.cuda\nslow!\n")
+    write(tmp_path / "p" / "fine.py", FAKE)
+    first, _ = lint(tmp_path / "p", tmp_path / "c")
+    assert [r[4] for r in rows(first) if r[0] == "slow.py"][0].startswith("analysis timed out")
+    _, cache = lint(tmp_path / "p", tmp_path / "c")
+    assert (cache.hits, cache.misses) == (1, 1)  # fine.py hits; slow.py is checked again
+    write(tmp_path / "p" / "pyproject.toml", "[tool.streamlint]\ntimeout = 99\n")
+    _, cache = lint(tmp_path / "p", tmp_path / "c")
+    assert (cache.hits, cache.misses) == (1, 1)  # the time-out is not part of the key

@@ -6,8 +6,10 @@ engine feeds it text and turns its `SourceError` into an SL000 diagnostic.
 
 from __future__ import annotations
 
+import ast
 import gc
 import sys
+import warnings
 from typing import Sequence
 
 import libcst as cst
@@ -38,11 +40,33 @@ def parse(source: str) -> cst.Module:
             return cst.parse_module(source)
     except cst.ParserSyntaxError as err:
         message = str(err.message) if hasattr(err, "message") else str(err)
-        raise SourceError(f"SyntaxError: {message}", err.raw_line, err.raw_column + 1) from None
+        python = python_syntax_error(source)
+        if python is not None:
+            raise python from None
+        message = f"SyntaxError: {message} (Python accepts this file; libcst cannot parse it)"
+        raise SourceError(message, err.raw_line, err.raw_column + 1) from None
     except RecursionError:
         raise SourceError("file too deeply nested to parse") from None
     except Exception as err:  # libcst can raise plain exceptions on odd input
         raise SourceError(f"cannot parse file: {err}") from None
+
+
+def python_syntax_error(source: str) -> SourceError | None:
+    """CPython's own report of a syntax error, or None when it parses the text.
+
+    Its messages and positions beat libcst's, whose tokenizer errors (tabs, unterminated
+    strings, stray characters) all point at 1:1. Only called once libcst has failed, on
+    text that the engine's nesting guard has let through (CPython raises on deep nesting).
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings are not ours to show
+            ast.parse(source)
+    except SyntaxError as err:  # IndentationError and TabError included
+        return SourceError(f"{type(err).__name__}: {err.msg}", err.lineno or 1, err.offset or 1)
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return None
 
 
 _checked = 0

@@ -24,7 +24,7 @@ from streamlint.runtime.verify import add_verify_parser, run_verify
 from streamlint import __version__, adoption, engine, output
 from streamlint import cache as result_cache
 from streamlint import rules as registry
-from streamlint.config import ConfigError, Settings, SettingsResolver, parse_selectors
+from streamlint.config import ConfigError, Settings, SettingsResolver, parse_selectors, parse_timeout
 from streamlint.diagnostics import sort_key
 from streamlint.discovery import discover
 from streamlint.selection import RuleSelection
@@ -80,6 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="name to use for stdin (for config and messages)")
     check.add_argument("--show-source", action="store_true",
                        help="show the source line under each finding (text format)")
+    check.add_argument("--timeout", metavar="SECONDS",
+                       help="give up on a file after this long with SL000 (default: 30)")
     check.add_argument("-q", "--quiet", action="store_true",
                        help="print findings only, no summary or warnings")
     adopt = check.add_argument_group("adoption on an existing code base")
@@ -160,7 +162,8 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         extend_select=_selectors(args.extend_select, "--extend-select") or (),
         ignore=_selectors(args.ignore, "--ignore") or (),
     )
-    resolver = SettingsResolver(explicit_config=args.config, overrides=layer)
+    timeout = None if args.timeout is None else parse_timeout(_number(args.timeout), "invalid value for --timeout")
+    resolver = SettingsResolver(explicit_config=args.config, overrides=layer, timeout=timeout)
 
     results: list[engine.FileResult] = []
     stdin_text: str | None = None
@@ -339,6 +342,13 @@ def _selectors(values: list[str] | None, flag: str) -> tuple[str, ...] | None:
     return parse_selectors(items, f"invalid value for {flag}")
 
 
+def _number(text: str) -> float | str:
+    try:
+        return float(text)
+    except ValueError:
+        return text  # parse_timeout names the bad value
+
+
 def _source_loader(stdin_name: str, stdin_text: str | None):
     @lru_cache(maxsize=64)
     def load(filename: str, cell: int | None = None) -> list[str] | None:
@@ -355,9 +365,9 @@ def _source_loader(stdin_name: str, stdin_text: str | None):
             from streamlint.notebooks.cells import cell_lines
 
             return cell_lines(text, cell)
-        # Split on "\n" only, as the rows are counted (splitlines would also split
-        # on form feeds and other characters Python does not end a line with).
-        return text.split("\n")
+        # Python's line breaks only, as the rows are counted (splitlines would also
+        # split on form feeds and other characters Python does not end a line with).
+        return engine.source_lines(text)
 
     return load
 

@@ -36,7 +36,9 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 CONFIG_FILE = "pyproject.toml"
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
 _SELECTOR_KEYS = ("select", "ignore", "extend-select")
-KNOWN_KEYS = (*_LIST_KEYS, "per-file-ignores", "respect-gitignore", "cache-dir")
+KNOWN_KEYS = (*_LIST_KEYS, "per-file-ignores", "respect-gitignore", "timeout", "cache-dir")
+# Seconds one file's analysis may take before it is given up with SL000.
+DEFAULT_TIMEOUT = 30.0
 
 
 class ConfigError(Exception):
@@ -54,6 +56,7 @@ class Settings:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDES
     extend_exclude: tuple[str, ...] = ()
     respect_gitignore: bool = True
+    timeout: float = DEFAULT_TIMEOUT
     # Where the result cache lives (relative paths are relative to the config file's
     # directory); None: `.streamlint_cache` in the project root.
     cache_dir: Path | None = None
@@ -137,6 +140,8 @@ def settings_from_table(table: Mapping[str, Any], source: Path) -> Settings:
         if not isinstance(flag, bool):
             raise ConfigError(f"{where}: respect-gitignore must be true or false")
         values["respect_gitignore"] = flag
+    if "timeout" in table:
+        values["timeout"] = parse_timeout(table["timeout"], f"{where}: timeout")
     root = Path(os.path.abspath(source)).parent
     if "cache-dir" in table:
         value = table["cache-dir"]
@@ -144,6 +149,13 @@ def settings_from_table(table: Mapping[str, Any], source: Path) -> Settings:
             raise ConfigError(f"{where}: cache-dir must be a path (a non-empty string)")
         values["cache_dir"] = root / os.path.expanduser(value)
     return Settings(**values, root=root, config_file=source)
+
+
+def parse_timeout(value: Any, what: str) -> float:
+    """A per-file time bound in seconds: a positive, finite number (raises ConfigError)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e9:
+        raise ConfigError(f"{what}: expected a positive number of seconds, got {value!r}")
+    return float(value)
 
 
 def parse_selectors(items: list[str], what: str) -> tuple[str, ...]:
@@ -154,16 +166,23 @@ def parse_selectors(items: list[str], what: str) -> tuple[str, ...]:
 class SettingsResolver:
     """Settings for each checked path, each config file read once per run.
 
-    `overrides` (the command line's selection) is layered over whatever config applies.
+    `overrides` (the command line's selection) is layered over whatever config applies;
+    `timeout` (the command line's) replaces the config's.
     """
 
-    def __init__(self, explicit_config: Path | None = None, overrides: RuleSelection | None = None):
+    def __init__(
+        self,
+        explicit_config: Path | None = None,
+        overrides: RuleSelection | None = None,
+        timeout: float | None = None,
+    ):
         self._overrides = overrides
+        self._timeout = timeout
         self._fixed: Settings | None = None
         if explicit_config is not None:
             if not Path(explicit_config).is_file():
                 raise ConfigError(f"config file not found: {explicit_config}")
-            self._fixed = settings_from_file(Path(explicit_config)).with_overrides(overrides)
+            self._fixed = self._command_line(settings_from_file(Path(explicit_config)))
         self._by_dir: dict[Path, Settings] = {}
         self._by_config: dict[Path | None, Settings] = {}
 
@@ -198,8 +217,12 @@ class SettingsResolver:
     def _load(self, config: Path | None) -> Settings:
         if config not in self._by_config:
             base = settings_from_file(config) if config else Settings.default()
-            self._by_config[config] = base.with_overrides(self._overrides)
+            self._by_config[config] = self._command_line(base)
         return self._by_config[config]
+
+    def _command_line(self, settings: Settings) -> Settings:
+        settings = settings.with_overrides(self._overrides)
+        return settings if self._timeout is None else replace(settings, timeout=self._timeout)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

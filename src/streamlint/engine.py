@@ -8,11 +8,14 @@ Checked code is only ever read: never imported, executed or written.
 from __future__ import annotations
 
 import ast
+import atexit
 import multiprocessing
 import os
 import re
 import stat
+import sys
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -23,7 +26,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple, Optional, Sequence
 import pathspec
 
 from streamlint import rules as registry
-from streamlint import memory, selection, suppression, unused_suppressions
+from streamlint import deadline, memory, selection, suppression, unused_suppressions
 from streamlint.config import Settings, SettingsResolver
 from streamlint.diagnostics import Diagnostic
 from streamlint.model import reads
@@ -38,6 +41,8 @@ BOM = b"\xef\xbb\xbf"
 NOTEBOOK_SUFFIX = ".ipynb"
 # Below this many files a process pool costs more (start-up, imports) than it saves.
 PARALLEL_THRESHOLD = 8
+# SL000 messages of failures that say nothing lasting about the file (never cached).
+TRANSIENT_ERRORS = ("internal error", "analysis timed out")
 # Small files are parsed without a trim after each (memory.py); a worker trims every so
 # many files all the same, so that the freed memory of many goes back too.
 TRIM_EVERY = 32
@@ -52,6 +57,13 @@ MAX_BRACKET_DEPTH = 200
 # The longest run in PyTorch's sources is ~430 (strings and comments count as one char).
 LONG_RUN = 4096
 CHECK_STACK_SIZE = 256 * 1024 * 1024  # reserved address space; pages are used on demand
+# The walk notices its deadline within a few statements; a checker thread still busy
+# this much later is in native code (the parser) and is left behind.
+MIN_GRACE, MAX_GRACE = 1.0, 5.0
+# Threads left behind. The interpreter must not finalize while one is inside libcst's
+# native parser (that aborts the process), so exit waits for them, up to this long.
+EXIT_WAIT = 600.0
+_left_behind: list[threading.Thread] = []
 
 CheckFn = Callable[[str, str, Sequence[type[Rule]]], "list[Diagnostic]"]
 
@@ -93,6 +105,7 @@ def lint_text(
     rules: Sequence[type[Rule]] | None = None,
 ) -> list[Diagnostic]:
     """Diagnostics for one source text after selection and suppression, sorted."""
+    text = universal_newlines(text)
     enabled = rules_for_file(settings, filename, rules)
     try:
         check, error_type = load_checker()
@@ -103,7 +116,11 @@ def lint_text(
         message, row, column = problem
         return [source_error(filename, message, row, column)]
     try:
-        found = call_with_large_stack(check, text, filename, [r for r in enabled if not r.meta])
+        checked = [r for r in enabled if not r.meta]
+        found = call_with_large_stack(check, text, filename, checked, timeout=settings.timeout)
+    except deadline.AnalysisTimeout as err:
+        message = f"{err}; raise `timeout` in [tool.streamlint] or pass --timeout"
+        return [source_error(filename, message)]
     except error_type as err:
         message = getattr(err, "message", str(err))
         return [source_error(filename, message, getattr(err, "row", 1), getattr(err, "column", 1))]
@@ -136,7 +153,8 @@ def lint_bytes(data: bytes, filename: str, settings: Settings, **kwargs) -> File
     if isinstance(text_or_error, Diagnostic):
         return FileResult(filename, [text_or_error], analysed=False, lines=0)
     text = text_or_error
-    lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    breaks = text.count("\n") + text.count("\r") - text.count("\r\n")
+    lines = breaks + (1 if text and not text.endswith(("\n", "\r")) else 0)
     if not any(word in data for word in PREFILTER):
         return FileResult(filename, [], analysed=False, lines=lines)
     try:
@@ -161,6 +179,26 @@ def decode(data: bytes, filename: str) -> str | Diagnostic:
         byte = data[offset]
         message = f"file is not valid UTF-8 (byte 0x{byte:02x} at offset {offset})"
         return source_error(filename, message, row, column)
+
+
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
+def universal_newlines(text: str) -> str:
+    """The text with no lone CR (Python's third line break, which libcst and the
+    tokenizer miscount): every break becomes the file's first CRLF or LF, so that fixes,
+    generated in that style, match the file. Rows and columns do not change."""
+    if "\r" not in text or not _LONE_CR.search(text):
+        return text
+    first = re.search(r"\r\n|\n", text)
+    return _LINE_BREAK.sub(first.group() if first else "\n", text)
+
+
+def source_lines(text: str) -> list[str]:
+    """The lines as Python counts them (not str.splitlines, which also breaks at form
+    feeds, U+2028 and other characters that Python's tokenizer keeps inside a line)."""
+    return _LINE_BREAK.split(text)
 
 
 _STRINGS_AND_COMMENTS = re.compile(
@@ -228,32 +266,67 @@ def _stripped_position(stripped: str, at: int) -> tuple[int, int]:
     return row, at - line_start + 1  # the column is exact unless a string precedes it
 
 
-def call_with_large_stack(fn: Callable, *args):
+def call_with_large_stack(fn: Callable, *args, timeout: float | None = None):
     """fn(*args) on a thread with a large stack: deep recursion in native parsers and
-    in the analysis then raises (RecursionError) or succeeds instead of crashing."""
+    in the analysis then raises (RecursionError) or succeeds instead of crashing.
+
+    With a timeout, the walk raises deadline.AnalysisTimeout once it has used it up; a
+    thread still busy a grace period later (stuck in native code) is left behind, as a
+    daemon, and the caller gets AnalysisTimeout all the same.
+    """
     outcome: dict[str, object] = {}
 
     def run() -> None:
         try:
-            outcome["value"] = fn(*args)
+            with deadline.bounded(timeout):
+                outcome["value"] = fn(*args)
         except BaseException as err:  # re-raised in the caller's thread
             outcome["error"] = err
 
     try:
         old = threading.stack_size(CHECK_STACK_SIZE)
     except (ValueError, RuntimeError):  # a platform that refuses: run here
-        return fn(*args)
-    try:
-        thread = threading.Thread(target=run, name="streamlint-check", daemon=True)
-        thread.start()
-    except RuntimeError:  # no memory for the stack: run here
-        return fn(*args)
-    finally:
-        threading.stack_size(old)
-    thread.join()
+        run()
+    else:
+        try:
+            thread = threading.Thread(target=run, name="streamlint-check", daemon=True)
+            thread.start()
+        except RuntimeError:  # no memory for the stack: run here
+            thread = None
+        finally:
+            threading.stack_size(old)
+        if thread is None:
+            run()
+        else:
+            thread.join(None if timeout is None else timeout + _grace(timeout))
+            if thread.is_alive():
+                _leave_behind(thread)
+                raise deadline.AnalysisTimeout(timeout)  # type: ignore[arg-type]
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
     return outcome["value"]
+
+
+def _grace(timeout: float) -> float:
+    return max(MIN_GRACE, min(timeout, MAX_GRACE))
+
+
+def _leave_behind(thread: threading.Thread) -> None:
+    # Once past its parse, the thread meets its deadline at the next statement and ends.
+    if not _left_behind:
+        atexit.register(_wait_for_left_behind)
+    _left_behind.append(thread)
+
+
+def _wait_for_left_behind() -> None:
+    give_up = time.monotonic() + EXIT_WAIT
+    for thread in _left_behind:
+        thread.join(max(0.0, give_up - time.monotonic()))
+    if any(thread.is_alive() for thread in _left_behind):
+        sys.stderr.write("streamlint: a checker thread never finished; exiting without cleanup\n")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(2)
 
 
 def lint_file(path: Path, settings: Settings, **kwargs) -> FileResult:
@@ -351,9 +424,10 @@ def _from_cache(
 
 
 def _cacheable(result: FileResult) -> bool:
-    # An internal error may be transient (memory, a killed worker): checked again next time.
+    # An internal error or a time-out may be transient (memory, a killed worker, a
+    # loaded machine): such a file is checked again next time.
     return not any(
-        d.code == selection.SOURCE_ERROR and d.message.startswith("internal error")
+        d.code == selection.SOURCE_ERROR and d.message.startswith(TRANSIENT_ERRORS)
         for d in result.diagnostics
     )
 

@@ -17,10 +17,12 @@ from streamlint.diagnostics import Diagnostic
 # Bumped when the layout of a cache entry changes.
 FORMAT = 1
 
-# Settings that decide which files a run checks, not what a file's result is.
-_DISCOVERY_ONLY = frozenset(
-    {"exclude", "extend_exclude", "respect_gitignore", "root", "config_file", "cache_dir"}
-)
+# Settings that do not change a stored result: those that decide which files a run
+# checks, and the time-out (a result that timed out is never stored).
+_NOT_IN_RESULTS = frozenset(
+    {"exclude", "extend_exclude", "respect_gitignore", "root", "config_file", "cache_dir",
+     "timeout"}
+)  # fmt: skip
 
 
 @lru_cache(maxsize=None)
@@ -56,8 +58,8 @@ def _source_stats(root: str, top_only: bool = False) -> list[str]:
 
 def config_key(settings: Settings, codes: tuple[str, ...]) -> str:
     """The configuration as far as one file's result depends on it: the rules enabled for
-    it (after select, ignore and per-file-ignores) and every setting that is not only
-    about discovery (new settings count by default)."""
+    it (after select, ignore and per-file-ignores) and every other setting but those
+    known not to change a result (new settings count by default)."""
     return _settings_part(settings) + ":" + _digest(",".join(codes))
 
 
@@ -66,7 +68,7 @@ def _settings_part(settings: Settings) -> str:
     fields = (
         f"{f.name}={getattr(settings, f.name)!r}"
         for f in dataclasses.fields(settings)
-        if f.name not in _DISCOVERY_ONLY
+        if f.name not in _NOT_IN_RESULTS
     )
     return _digest(tool_fingerprint() + "\n" + "\n".join(fields))
 

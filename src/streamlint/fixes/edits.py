@@ -39,13 +39,16 @@ class FixBuilder:
     # -- structure -------------------------------------------------------------------
     def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         if self._parents is None:
-            self._parents = {}
-            stack: list[cst.CSTNode] = [self.module]
-            while stack:
-                current = stack.pop()
-                for child in current.children:
-                    self._parents[id(child)] = current
-                    stack.append(child)
+            if self.analysis.parents is None:  # one map per file, for every rule's builder
+                parents: dict[int, cst.CSTNode] = {}
+                stack: list[cst.CSTNode] = [self.module]
+                while stack:
+                    current = stack.pop()
+                    for child in current.children:
+                        parents[id(child)] = current
+                        stack.append(child)
+                self.analysis.parents = parents
+            self._parents = self.analysis.parents
         return self._parents.get(id(node))
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:

@@ -14,6 +14,7 @@ import libcst as cst
 from libcst._position import CodePosition
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
+from streamlint.deadline import tick
 from streamlint.model import api, project
 from streamlint.model.flow import Walker
 from streamlint.model.walk_common import LOCAL
@@ -61,6 +62,9 @@ class FileAnalysis:
     source: str = field(default="", repr=False)
     tops: dict[int, cst.CSTNode] = field(default_factory=dict, repr=False)  # node -> its top-level statement
     _done_tops: set[int] = field(default_factory=set, repr=False)
+    # id(node) -> its parent, built by the first rule that builds a fix (fixes/edits.py)
+    # and shared by the others: each full walk of a big tree takes seconds.
+    parents: Optional[dict[int, cst.CSTNode]] = field(default=None, repr=False)
 
     @property
     def ops_seen(self) -> bool:
@@ -72,6 +76,7 @@ class FileAnalysis:
         default-stream work and blocking copies report those there)."""
         for record in self.functions:
             for op in record.ops:
+                tick()  # rules do per-operation work: the per-file time bound covers it
                 if helpers or op.helper is None:
                     yield record, op
 

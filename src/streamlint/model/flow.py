@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 
 import libcst as cst
 
+from streamlint.deadline import tick
 from streamlint.model import api
 from streamlint.model.api import cuda_python
 from streamlint.model.hazards import DEVICE, HB, LEGACY, Hazard
@@ -175,6 +176,7 @@ class Walker(CallsMixin, OrderingMixin):
     def walk(self, body: Iterable[cst.CSTNode]) -> None:
         at_top = self.record.kind == "module" and body is self.an.module.body
         for stmt in body:
+            tick()  # the per-file time bound (a no-op unless the engine set one)
             if at_top:
                 self.top = stmt
             self.stmt(stmt)

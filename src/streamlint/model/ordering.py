@@ -204,6 +204,9 @@ class OrderingMixin:
         hb = self.state.hb
         if hb is None or not (isinstance(value, Buffer) and value.site) or value.site in self.escaped:
             return
+        if ("b", value.site, "") not in hb.allocs:
+            return  # not tracked (e.g. the first walk's value): nothing to release, and
+            # the scan below would make long bodies quadratic
         if any(v == value for v in self.state.vars.values()):
             return  # still held by another name
         for hazard in hb.released(("b", value.site, ""), node, label):

@@ -20,6 +20,7 @@ from streamlint import memory
 from streamlint.model import api, reads
 
 if TYPE_CHECKING:
+    from streamlint.engine import nesting_problem
     from streamlint.model.analysis import FileAnalyzer
 
 MAX_DEPTH = 1  # the checked file's direct imports (their own imports stay unknown)
@@ -136,13 +137,18 @@ def analyzer_for(path: Path, depth: int) -> Optional["FileAnalyzer"]:
 def _summarise(data: bytes, key: str, depth: int) -> Optional["FileAnalyzer"]:
     import libcst as cst
 
+    from streamlint.engine import nesting_problem
     from streamlint.model.analysis import FileAnalyzer
 
     if len(data) > MAX_BYTES or not any(k in data for k in _FRAMEWORK_WORDS):
         return None
     try:
+        text = data.decode("utf-8")
+        # The checked file's own guard: libcst's parser overflows the stack on absurd nesting.
+        if nesting_problem(text) is not None:
+            return None
         with memory.parsing(len(data)):
-            module = cst.parse_module(data.decode("utf-8"))
+            module = cst.parse_module(text)
         analyzer = FileAnalyzer(module, path=key, depth=depth, summaries_only=True)
         analyzer.run()
     except (UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):

@@ -159,8 +159,17 @@ class DefaultStreamBarrier(Rule):
     fix_availability = "sometimes"
 
     def check(self, analysis):
+        # Most bodies have no blocking stream at all: one look each, instead of a scan of
+        # the body for every default-stream operation (quadratic on long bodies).
+        blocking = {
+            id(record)
+            for record in analysis.functions
+            if any(w.is_stream_work and w.stream.blocking is True for w in record.ops)
+        }
         builder = FixBuilder(analysis)
         for record, op in analysis.all_ops(helpers=True):
+            if id(record) not in blocking:
+                continue
             if op.kind not in DEVICE_WORK | {OpKind.RAW_ALLOC} or not is_default_stream(op.stream):
                 continue
             if op.kind in COPIES and op.host_blocking is not False:
