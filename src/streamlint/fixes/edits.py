@@ -212,6 +212,17 @@ def append_arg(call: cst.Call, new: cst.Arg) -> cst.Call:
     return call.with_changes(args=args)
 
 
+def binding_pattern(name: str, *, imports: bool = False) -> "re.Pattern[str]":
+    """A line that binds `name`: `name = ...` (annotated too), a `for` or `with ... as`
+    target, and with `imports` an `import`. Text-level, so it errs towards "bound"."""
+    name = re.escape(name)
+    imported = rf"|import\s+(?:[\w.]+\s*,\s*)*{name}\b" if imports else ""
+    return re.compile(
+        rf"(?:^|[\s,(;])(?:{name}\s*(?::[^=\n]*)?=(?!=)|for\s+(?:[\w\s,(]*\b)?{name}\b[\w\s,)]*\bin\b"
+        rf"|as\s+{name}\b{imported})"
+    )
+
+
 def bound_before(builder: FixBuilder, function: cst.CSTNode, label: str, row: int) -> bool:
     """Is the root name of `label` (`s` of `s`, `self` of `self.stream`) bound where
     code is inserted at `row`: a parameter of the function, or assigned, imported or a
@@ -228,10 +239,7 @@ def bound_before(builder: FixBuilder, function: cst.CSTNode, label: str, row: in
         first = rng.start.line if rng else row
     else:
         first = 1
-    binding = re.compile(
-        rf"(?:^|[\s,(;])(?:{root}\s*(?::[^=\n]*)?=(?!=)|for\s+(?:[\w\s,(]*\b)?{root}\b[\w\s,)]*\bin\b"
-        rf"|as\s+{root}\b|import\s+(?:[\w.]+\s*,\s*)*{root}\b)"
-    )
+    binding = binding_pattern(root, imports=True)
     lines = [builder.line(r) for r in range(first, row)]
     if not isinstance(function, cst.FunctionDef):
         return any(binding.search(line) for line in lines)

@@ -9,7 +9,7 @@ from typing import Optional
 
 import libcst as cst
 
-from streamlint.fixes.edits import FixBuilder, bound_before, is_pasteable
+from streamlint.fixes.edits import FixBuilder, binding_pattern, bound_before, is_pasteable
 
 # "make stream {b} wait for the work queued so far on stream {a}", as statements.
 # {m}: the file's name for the framework module below; {e}: a fresh variable.
@@ -98,9 +98,7 @@ def _bindings(builder: FixBuilder, function: cst.CSTNode, name: str) -> int:
     rng = builder.analysis.position(function)
     if rng is None:
         return 2
-    pattern = re.compile(
-        rf"(?:^|[\s,(;])(?:{name}\s*(?::[^=\n]*)?=(?!=)|for\s+(?:[\w\s,(]*\b)?{name}\b[\w\s,)]*\bin\b|as\s+{name}\b)"
-    )
+    pattern = binding_pattern(name)
     return sum(1 for r in range(rng.start.line, rng.end.line + 1) if pattern.search(builder.line(r)))
 
 

@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from streamlint.fixes.edits import FixBuilder, make_fix
+from streamlint.fixes.edits import FixBuilder, binding_pattern, make_fix
 from streamlint.fixes.idioms import fresh_name
 from streamlint.fixes.model import Applicability
 from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, OpKind
@@ -245,5 +245,4 @@ def _uses_names_bound_in(builder: FixBuilder, call: cst.Call, loop) -> bool:
     if not used:
         return False
     text = builder.code(loop)
-    return any(re.search(rf"(?<![.\w]){re.escape(name)}\s*(?::[^=\n]*)?=(?!=)|for\s[^:]*\b{re.escape(name)}\b[^:]*\bin\b|\bas\s+{re.escape(name)}\b", text)
-               for name in used)
+    return any(binding_pattern(name).search(line) for name in used for line in text.splitlines())
