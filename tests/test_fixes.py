@@ -201,6 +201,12 @@ def test_text_marks_safe_fixes():
         "[*] 1 fixable with the `--fix` option "
         "(1 hidden fix can be enabled with the `--unsafe-fixes` option)."
     )
+    # With --unsafe-fixes, unsafe fixes are applicable too: marked, none hidden.
+    out = io.StringIO()
+    text.write(diags, out, unsafe_fixes=True)
+    lines = out.getvalue().splitlines()
+    assert lines[1] == "a.py:2:1: SL102 [*] m"
+    assert lines[-1] == "[*] 2 fixable with the `--fix` option."
 
 
 # -- the edit machinery ------------------------------------------------------------

@@ -205,6 +205,7 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         statistics=args.statistics,
         quiet=args.quiet,
         source=source,
+        unsafe_fixes=args.unsafe_fixes,
     )
     if args.show_fixes:
         from streamlint.fixes.runner import describe

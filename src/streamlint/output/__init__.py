@@ -22,8 +22,10 @@ def write(
     statistics: bool = False,
     quiet: bool = False,
     source: SourceLoader | None = None,
+    unsafe_fixes: bool = False,
 ) -> None:
-    """Render `diagnostics` (already sorted) in format `fmt`."""
+    """Render `diagnostics` (already sorted) in format `fmt`; `unsafe_fixes` counts
+    unsafe fixes as applicable in the text format's `[*]` marks and hint."""
     from streamlint.output import github, json, sarif, text
 
     if statistics:
@@ -33,7 +35,8 @@ def write(
         else:
             text.write_statistics(diagnostics, out, quiet=quiet)
     elif fmt == "text":
-        text.write(diagnostics, out, show_source=show_source, quiet=quiet, source=source)
+        text.write(diagnostics, out, show_source=show_source, quiet=quiet, source=source,
+                   unsafe_fixes=unsafe_fixes)
     elif fmt == "json":
         json.write(diagnostics, out)
     elif fmt == "sarif":

@@ -18,22 +18,24 @@ def write(
     show_source: bool = False,
     quiet: bool = False,
     source: Callable[[str, "int | None"], "list[str] | None"] | None = None,
+    unsafe_fixes: bool = False,
 ) -> None:
     for diag in diagnostics:
-        mark = " [*]" if diag.fix is not None and diag.fix.applies(unsafe=False) else ""
+        mark = " [*]" if diag.fix is not None and diag.fix.applies(unsafe_fixes) else ""
         out.write(f"{location(diag)}: {diag.code}{mark} {diag.message}\n")
         if show_source and source is not None:
             out.write(_excerpt(diag, source(diag.filename, diag.cell)))
     if not quiet:
         out.write(summary(len(diagnostics)) + "\n")
-        hint = fix_hint(diagnostics)
+        hint = fix_hint(diagnostics, unsafe_fixes)
         if hint:
             out.write(hint + "\n")
 
 
-def fix_hint(diagnostics: Sequence[Diagnostic]) -> str:
-    """ruff's line about what `--fix` and `--unsafe-fixes` would do."""
-    safe = sum(1 for d in diagnostics if d.fix is not None and d.fix.applies(unsafe=False))
+def fix_hint(diagnostics: Sequence[Diagnostic], unsafe_fixes: bool = False) -> str:
+    """ruff's line about what `--fix` and `--unsafe-fixes` would do. With
+    `--unsafe-fixes` given, unsafe fixes count as fixable and none is hidden."""
+    safe = sum(1 for d in diagnostics if d.fix is not None and d.fix.applies(unsafe_fixes))
     unsafe = sum(1 for d in diagnostics if d.fix is not None) - safe
     hidden = f"{unsafe} hidden fix{'es' if unsafe != 1 else ''} can be enabled with the `--unsafe-fixes` option"
     if safe:
