@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from streamlint.fixes.idioms import WAIT_LINES
 from streamlint.model.analysis import FileAnalysis
 from streamlint.model.ops import FunctionRecord, GpuOp, OpKind
 from streamlint.model.queries import same_stream, work_after
@@ -50,12 +51,13 @@ _DEFAULT_SPELLING = {
     "numba": "cuda.default_stream()",
     "cuda-python": "0",
 }
+# The idioms the SL401 fix inserts (one table for messages and fixes), spelled with the
+# usual module names; cuda-python has no fix, only the message.
 _WAIT_IDIOM = {
-    "torch": "`{b}.wait_stream({a})`",
-    "cupy": "`{b}.wait_event({a}.record())`",
-    "numba": "`e = cuda.event(); e.record({a}); e.wait({b})`",
-    "cuda-python": "`cudaEventRecord(e, {a})` then `cudaStreamWaitEvent({b}, e, 0)`",
+    framework: "`" + "; ".join(lines).replace("{m}", "cuda").replace("{e}", "e") + "`"
+    for framework, lines in WAIT_LINES.items()
 }
+_WAIT_IDIOM["cuda-python"] = "`cudaEventRecord(e, {a})` then `cudaStreamWaitEvent({b}, e, 0)`"
 
 
 def stream_code(label: str, framework: str) -> str:
