@@ -15,7 +15,7 @@ from libcst._position import CodePosition
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from streamlint.deadline import tick
-from streamlint.model import api, project
+from streamlint.model import api, evidence, project
 from streamlint.model.flow import Walker
 from streamlint.model.walk_common import LOCAL
 from streamlint.model.hazards import DEVICE, HOSTMEM, UNSURE
@@ -30,12 +30,15 @@ from streamlint.model.ops import (
 from streamlint.model.values import (
     UNKNOWN,
     Buffer,
+    Const,
+    Device,
     Instance,
     Kernel,
     LocalFunction,
     Mem,
     QualRef,
     Stream,
+    StreamContext,
     StreamKind,
     Value,
     join,
@@ -44,6 +47,10 @@ from streamlint.model.values import (
 if TYPE_CHECKING:
     from streamlint.model.flow import Args
 
+# Helpers walked again per call for their return value: small ones, not too deep.
+_SPECIALIZE_MAX_STATEMENTS = 12
+_SPECIALIZE_MAX_DEPTH = 3
+_CONTEXT_MANAGER_DECORATORS = frozenset({"contextmanager", "asynccontextmanager"})
 _TORCH_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 # Ops a helper contributes at its call site: work on the caller's or the default
 # stream, and host synchronizations (both change what the caller's streams can overlap).
@@ -153,6 +160,10 @@ class _Function:
     returns: Value = UNKNOWN
     created_streams: frozenset = frozenset()
     in_progress: bool = False
+    # Names of the enclosing body when a nested function was defined (closures).
+    closure: dict = field(default_factory=dict)
+    context_manager: bool = False  # decorated with @contextmanager
+    yield_current: dict = field(default_factory=dict)  # current streams at its first `yield`
 
 
 @dataclass
@@ -185,6 +196,9 @@ class FileAnalyzer:
         self.module_walker: Optional[Walker] = None
         self._kernel_writes: dict[int, frozenset[int]] = {}
         self.called: set[int] = set()  # functions of this file called from this file
+        self.imported_roots: set[str] = set()  # top-level packages the file imports
+        self.specialized: dict[tuple, Value] = {}  # (helper, arguments) -> what it returns
+        self.specializing = 0
 
     def module_vars(self) -> dict[str, Value]:
         return self.module_walker.state.vars if self.module_walker is not None else {}
@@ -227,6 +241,8 @@ class FileAnalyzer:
             is_forward=bool(cls and cls.torch_module and name == "forward"),
         )
         seed: dict[str, Value] = {p: UNKNOWN for p in function.params}
+        seed.update(function.closure)
+        seed.update(self.evident_params(function))
         params = list(function.params)
         if cls and params:
             seed[params[0]] = Instance(cls.name)
@@ -241,6 +257,7 @@ class FileAnalyzer:
         walker.walk(body)
         function.record = record
         function.returns = walker.returns if walker.returns is not None else UNKNOWN
+        function.yield_current = walker.yield_current or {}
         function.created_streams = frozenset(
             op.result.site for op in record.ops if op.kind is OpKind.STREAM_CREATE and isinstance(op.result, Stream)
         )
@@ -253,6 +270,38 @@ class FileAnalyzer:
         function.in_progress = False
         self.result.functions.append(record)
         return record
+
+    def evident_params(self, function: "_Function") -> dict[str, Value]:
+        """Parameters whose kind the function's own text shows (see evidence.py)."""
+        kinds = evidence.param_kinds(
+            function.node, function.params, frozenset(self.imported_roots), self.qualname_of, self.default_of,
+        )
+        return {name: evidence.value_for(kind, name) for name, kind in kinds.items()}
+
+    def qualname_of(self, expr: cst.BaseExpression) -> Optional[str]:
+        """`cp.ndarray` as `cupy.ndarray`, through the module's imports (no evaluation)."""
+        dotted = _spell(expr)
+        if not dotted or "(" in dotted or "[" in dotted:
+            return None
+        root, _, rest = dotted.partition(".")
+        bound = self.module_vars().get(root)
+        if isinstance(bound, QualRef):
+            return api.normalize(f"{bound.qualname}.{rest}" if rest else bound.qualname)
+        return None
+
+    def default_of(self, expr: cst.BaseExpression) -> Value:
+        """A parameter default that names a device: `"cuda"`, `torch.device("cuda:0")`."""
+        if isinstance(expr, cst.SimpleString):
+            try:
+                return Const(expr.evaluated_value)
+            except Exception:
+                return UNKNOWN
+        if isinstance(expr, cst.Call) and self.qualname_of(expr.func) == "torch.device" and expr.args:
+            first = expr.args[0].value
+            if isinstance(first, cst.SimpleString):
+                text = first.evaluated_value
+                return Device(cuda=isinstance(text, str) and text.split(":")[0] == "cuda")
+        return UNKNOWN
 
     # ------------------------------------------------------------------ bindings
     def import_bindings(self, node: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, Value]]:
@@ -277,6 +326,7 @@ class FileAnalyzer:
 
     def note_framework(self, dotted: str) -> None:
         root = dotted.split(".", 1)[0]
+        self.imported_roots.add(root)
         if root == "torch":
             self.torch_imported = True
         elif root == "numba":
@@ -298,6 +348,12 @@ class FileAnalyzer:
         owner = walker.record.class_name if walker.record.kind == "class" else None
         value = LocalFunction(node.name.value, node, site=id(node), owner=owner)
         function = _Function(value, node, params, owner, top=walker.top or node)
+        if walker.record.kind in ("function", "method"):
+            # A nested function sees the enclosing body's names as they are where it is defined.
+            function.closure = {k: v for k, v in walker.state.vars.items() if k not in params}
+        function.context_manager = any(
+            (_spell(d.decorator) or "").rsplit(".", 1)[-1] in _CONTEXT_MANAGER_DECORATORS for d in node.decorators
+        )
         self.functions[id(node)] = function
         walker.state.vars[node.name.value] = value
 
@@ -390,7 +446,7 @@ class FileAnalyzer:
             walker.state.vars = dict(self.module_vars())
         walker.walk(body)
         walker.finish()
-        record.hazards = sorted(walker.hazards.values(), key=lambda h: (h.code, id(h.node)))
+        record.hazards = sorted(_one_per_problem(walker.hazards.values()), key=lambda h: (h.code, id(h.node)))
 
     @staticmethod
     def needs_hazard_walk(record: FunctionRecord) -> bool:
@@ -507,11 +563,61 @@ class FileAnalyzer:
                 non_blocking=op.non_blocking, pinned_out=op.pinned_out, target=target, helper=helper,
                 accesses=accesses, event=op.event,
             )
+        if function.context_manager:
+            return self.context_of(function, bound, walker, exprs)
+        if function.class_name and function.class_name == walker.record.class_name and self.on_self(node):
+            # `self.helper()`: what the helper leaves on `self` is what the caller sees next.
+            for attr, value in function.self_attrs.items():
+                walker.state.vars[f"self.{attr}"] = value
         result = function.returns
+        if result is UNKNOWN and any(v is not UNKNOWN for v in bound.values()):
+            result = self.specialized_return(function, bound, walker)
         if isinstance(result, Stream) and result.label in bound:
             return bound[result.label]
         if hazard_walk and isinstance(result, Buffer) and result.site:
             return replace(result, site=walker.site(node))  # each call makes a new buffer
+        return result
+
+    @staticmethod
+    def on_self(node: cst.Call) -> bool:
+        func = node.func
+        return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+
+    def context_of(self, function: "_Function", bound: dict[str, Value], walker: Walker, exprs: dict) -> Value:
+        """A `@contextmanager` generator that yields inside a stream context makes that
+        stream current for the caller's `with` body."""
+        for fw, stream in (function.yield_current or {}).items():
+            if isinstance(stream, Stream) and stream.explicit:
+                mapped = self.stream_at_call(stream, function, bound, walker, keep_own=True, exprs=exprs)
+                if mapped is not None:
+                    return StreamContext(mapped, fw)
+        return UNKNOWN
+
+    def specialized_return(self, function: "_Function", bound: dict[str, Value], walker: Walker) -> Value:
+        """What a small helper returns for these arguments (a wrapper such as
+        `check(cudart.cudaStreamCreate())` passes its argument's kind through).
+        Walked again with the arguments bound; small bodies only, cached."""
+        body = function.node.body
+        if not isinstance(body, cst.IndentedBlock) or len(body.body) > _SPECIALIZE_MAX_STATEMENTS:
+            return UNKNOWN
+        if self.specializing >= _SPECIALIZE_MAX_DEPTH:
+            return UNKNOWN
+        key = (id(function.node), tuple(sorted((k, _hashable(v)) for k, v in bound.items())))
+        if key in self.specialized:
+            return self.specialized[key]
+        self.specialized[key] = UNKNOWN  # recursion guard
+        scratch = FunctionRecord(function.value.name, function.node, "function", class_name=function.class_name)
+        seed = {p: UNKNOWN for p in function.params}
+        seed.update(function.closure)
+        seed.update(bound)
+        self.specializing += 1
+        try:
+            inner = Walker(self, scratch, params=(), seed=seed, top=function.top)
+            inner.walk(body.body)
+        finally:
+            self.specializing -= 1
+        result = inner.returns if inner.returns is not None else UNKNOWN
+        self.specialized[key] = result
         return result
 
     @staticmethod
@@ -578,6 +684,29 @@ def analyze_module(module: cst.Module, path: str = "", source: str = "") -> File
         analyzer.follow_imports = analyzer.follow_imports and any(k in source for k in api.FOLLOW_IMPORTS_KEYS)
         analyzer.results_matter = any(k in source for k in api.RESULTS_MATTER_KEYS)
     return analyzer.run()
+
+
+def _one_per_problem(hazards) -> list:
+    """Reads on one stream of several buffers another stream produced, with no wait:
+    one missing wait, so one finding, at the first read (where the wait goes)."""
+    seen: set[tuple] = set()
+    out = []
+    for hazard in hazards:  # in program order
+        if hazard.code == "SL401":
+            problem = (hazard.code, hazard.first, hazard.second, hazard.param)
+            if problem in seen:
+                continue
+            seen.add(problem)
+        out.append(hazard)
+    return out
+
+
+def _hashable(value: Value) -> object:
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return id(value)
 
 
 def _subscript_bases(target: cst.BaseExpression) -> set[str]:

@@ -117,6 +117,8 @@ class HB:
         self.writes: dict[tuple, tuple[Ev, ...]] = {}
         self.reads: dict[tuple, tuple[Ev, ...]] = {}
         self.allocs: dict[tuple, Alloc] = {}
+        # Events made in the walked code: until recorded, waiting on one orders nothing.
+        self.created_events: set[int] = set()
 
     # ------------------------------------------------------------ state algebra
     def copy(self) -> "HB":
@@ -130,12 +132,31 @@ class HB:
         new.writes = dict(self.writes)
         new.reads = dict(self.reads)
         new.allocs = {k: replace(a, uses=list(a.uses), recorded=set(a.recorded)) for k, a in self.allocs.items()}
+        new.created_events = set(self.created_events)
         return new
 
-    def meet(self, other: "HB") -> None:
-        """Two paths join: keep only the waits both made, and every access either made."""
+    def meet(self, other: "HB", must: bool = False) -> None:
+        """Two paths join: keep the waits either made (a *may* order: a wait under a
+        condition such as `if wait: s.wait_stream(t)` may be the one that runs, and a
+        linter that is unsure stays silent), and every access either made.
+
+        `must`: keep only the waits both made. For a periodic guard in a loop
+        (`if step % 8 == 0: ev.synchronize()`) the last steps are known to skip it."""
         for k, v in other.clock.items():
             self.clock[k] = max(self.clock.get(k, 0), v)
+        if must:
+            self._must_meet(other)
+        else:
+            for k, v in other.vc.items():
+                _merge(self.stream_vc(k), v)
+            _merge(self.host, other.host)
+            for k, v in other.events.items():
+                _merge(self.events.setdefault(k, {}), v)
+            _merge(self.legacy_vc, other.legacy_vc)
+        self.created_events |= other.created_events
+        self._meet_accesses(other)
+
+    def _must_meet(self, other: "HB") -> None:
         # Work queued from now on also starts after what the host has waited for, so
         # a path that synchronized the host orders as much as one that made a stream wait.
         for k in set(self.vc) | set(other.vc):
@@ -145,11 +166,12 @@ class HB:
             self.vc[k] = _meet(mine, theirs)
         for k in set(self.clock) | set(other.clock):
             if k not in self.vc:
-                mine, theirs = dict(self.host), dict(other.host)
-                self.vc[k] = _meet(mine, theirs)
+                self.vc[k] = _meet(dict(self.host), dict(other.host))
         self.host = _meet(self.host, other.host)
         self.events = {k: _meet(v, other.events[k]) for k, v in self.events.items() if k in other.events}
         self.legacy_vc = _meet(self.legacy_vc, other.legacy_vc)
+
+    def _meet_accesses(self, other: "HB") -> None:
         self.blocking.update(other.blocking)
         for table_name in ("writes", "reads"):
             mine, theirs = getattr(self, table_name), getattr(other, table_name)
@@ -191,7 +213,14 @@ class HB:
         else:
             _merge(self.host, self.full_vc(key))
 
+    def event_created(self, site: int) -> None:
+        """A new event (or the name rebound to one): nothing recorded on it yet."""
+        self.created_events.add(site)
+        self.events.pop(site, None)
+
     def host_sync_event(self, site: Optional[int]) -> None:
+        if site is not None and site in self.created_events and site not in self.events:
+            return  # never recorded: synchronizing on it waits for nothing
         if site is not None and site in self.events:
             _merge(self.host, self.events[site])
         elif site is None:
@@ -201,6 +230,8 @@ class HB:
         self.events[site] = self.full_vc(stream)
 
     def wait_event(self, stream: str, site: Optional[int]) -> None:
+        if site is not None and site in self.created_events and site not in self.events:
+            return  # never recorded: waiting on it orders nothing
         if site is not None and site in self.events:
             _merge(self.stream_vc(stream), self.events[site])
         else:

@@ -56,6 +56,9 @@ class OrderingMixin:
             hb.host_sync(stream_key(op.target) if op.target is not None else None)
         elif kind is OpKind.EVENT_SYNC:
             hb.host_sync_event(event_site)
+        elif kind is OpKind.EVENT_CREATE:
+            if event_site is not None:
+                hb.event_created(event_site)
         elif kind is OpKind.EVENT_RECORD:
             if op.stream is not None and event_site is not None:  # an unknown event: nothing to record
                 hb.record_event(event_site, stream_key(op.stream))
