@@ -15,7 +15,7 @@ from libcst._position import CodePosition
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from streamlint.deadline import tick
-from streamlint.model import api, evidence, project
+from streamlint.model import api, classes, evidence, project
 from streamlint.model.flow import Walker
 from streamlint.model.walk_common import LOCAL
 from streamlint.model.hazards import DEVICE, HOSTMEM, UNSURE
@@ -164,6 +164,8 @@ class _Function:
     closure: dict = field(default_factory=dict)
     context_manager: bool = False  # decorated with @contextmanager
     yield_current: dict = field(default_factory=dict)  # current streams at its first `yield`
+    hazard_args: Optional[tuple] = None  # (body, params, seed) of its hazard walk, to walk it again
+    exit_pending: dict = field(default_factory=dict)  # what it leaves pending on `self` (classes.py)
 
 
 @dataclass
@@ -217,6 +219,7 @@ class FileAnalyzer:
             return self.result
         for function in list(self.functions.values()):
             self.analyse(function)
+        self.compose_classes()
         if self.needs_hazard_walk(record):
             self.hazard_walk(record, self.module.body, [], {})
         # A helper's parameters are checked at its call sites, with the real arguments;
@@ -266,7 +269,10 @@ class FileAnalyzer:
             cls.attrs.update(function.self_attrs)
             cls.init_done = True
         if not self.summaries_only and self.needs_hazard_walk(record):
-            self.hazard_walk(record, list(body), params, seed)
+            function.hazard_args = (list(body), params, seed)
+            hazard_walker = self.hazard_walk(record, list(body), params, seed)
+            if cls is not None:
+                function.exit_pending = classes.pending_at_exit(hazard_walker)
         function.in_progress = False
         self.result.functions.append(record)
         return record
@@ -436,17 +442,43 @@ class FileAnalyzer:
         return result
 
     # ------------------------------------------------------------------ hazards
-    def hazard_walk(self, record: FunctionRecord, body: list, params: list[str], seed: dict) -> None:
-        """Walk a body again with the happens-before state; store what it finds."""
+    def hazard_walk(self, record: FunctionRecord, body: list, params: list[str], seed: dict,
+                    entry: Optional[dict] = None) -> Walker:
+        """Walk a body again with the happens-before state; store what it finds.
+        `entry`: writes other methods of the class left pending on `self`."""
         scratch = FunctionRecord(record.name, record.node, record.kind, class_name=record.class_name,
                                  is_forward=record.is_forward)
         walker = Walker(self, scratch, params=params, seed=seed, hazard_mode=True,
                         top=self.result.tops.get(id(record.node)))
         if record.kind == "module":
             walker.state.vars = dict(self.module_vars())
+        if entry and record.class_name:
+            classes.inject(walker, record.class_name, entry)
         walker.walk(body)
         walker.finish()
         record.hazards = sorted(_one_per_problem(walker.hazards.values()), key=lambda h: (h.code, id(h.node)))
+        return walker
+
+    def compose_classes(self) -> None:
+        """Walk again the methods that start with writes other methods left pending on
+        `self` (see classes.py), so a read there meets the write it races with."""
+        for cls in self.classes.values():
+            methods = {name: self.functions.get(v.site) for name, v in cls.methods.items()}
+            exits = {name: f.exit_pending for name, f in methods.items() if f is not None and f.exit_pending}
+            if not exits:
+                continue
+            for name, function in methods.items():
+                if function is None or function.record is None or function.hazard_args is None:
+                    continue
+                if name == "__init__" or not classes.is_public(name):
+                    continue
+                entry: dict[str, list] = {}
+                for before in classes.runs_before(name, exits):
+                    for attr, pending in exits[before].items():
+                        entry.setdefault(attr, []).append(pending)
+                if entry:
+                    body, params, seed = function.hazard_args
+                    self.hazard_walk(function.record, body, params, seed, entry=entry)
 
     @staticmethod
     def needs_hazard_walk(record: FunctionRecord) -> bool:

@@ -233,6 +233,7 @@ class Walker(CallsMixin, OrderingMixin):
         elif isinstance(node, cst.Return):
             if node.value is not None:
                 value = self.eval(node.value)
+                self.handed_out(value, node)
                 self.escape(value)
                 self.returns = value if self.returns is None else join(self.returns, value)
         elif isinstance(node, (cst.Import, cst.ImportFrom)):
@@ -561,6 +562,8 @@ class Walker(CallsMixin, OrderingMixin):
     def attribute(self, expr: cst.Attribute) -> Value:
         if isinstance(expr.value, cst.Name) and expr.value.value == "self":
             key = f"self.{expr.attr.value}"
+            if self.state.hb is not None:
+                self.first_reads.setdefault(key, expr)
             if key in self.state.vars:
                 return self.state.vars[key]
             return self.an.class_attr(self.record.class_name, expr.attr.value)

@@ -81,6 +81,10 @@ def stream_key(stream: Stream) -> str:
         return LEGACY
     if stream.kind is StreamKind.PER_THREAD:
         return "ptds"
+    if stream.label.startswith("self.") and stream.label.count(".") == 1 and not stream.one_of:
+        # `self.stream` is one object in every method (syntactic paths, as RacerD),
+        # whether this walk saw its creation or only its name.
+        return f"{stream.framework}:{stream.label}"
     return f"{stream.framework}:{stream.site}"
 
 
@@ -303,6 +307,13 @@ class HB:
         parts = dict(table.get(base, {}))
         parts[region] = (current + (ev,))[-8:]
         table[base] = parts
+
+    def add_write(self, key: tuple, ev: Ev) -> None:
+        """A write made before this walk began (another method's, still pending)."""
+        self._add(self.writes, key, ev)
+
+    def pending_writes(self, key: tuple) -> tuple[Ev, ...]:
+        return self._entries(self.writes, key)
 
     def produced_before_entry(self, key: tuple, node: cst.CSTNode, clock: int) -> None:
         """A parameter: taken as produced on the caller's current stream."""

@@ -10,7 +10,9 @@ import libcst as cst
 from streamlint.model.hazards import (
     ANY,
     DEVICE,
+    HOST,
     HOSTMEM,
+    LEGACY,
     Access,
     Ev,
     Hazard,
@@ -27,6 +29,7 @@ from streamlint.model.values import (
     Event,
     Mem,
     Seq,
+    Stream,
     Value,
 )
 from streamlint.model.walk_common import (
@@ -194,6 +197,34 @@ class OrderingMixin:
                 name = next((k for k, v in self.state.vars.items() if isinstance(v, Buffer) and v.site == key[1]), "")
                 for hazard in hb.released(key, self.record.node, name or "the tensor"):
                     self.hazards.setdefault(hazard.identity, hazard)
+
+    def handed_out(self, value: Value, node: cst.CSTNode) -> None:
+        """`return y`: the caller uses `y` on its current stream. A result still being
+        written on a stream the caller cannot name (made here, or kept on `self`) with
+        no wait by the current stream races with whatever the caller does with it."""
+        hb = self.state.hb
+        if hb is None or self.record.kind == "module":
+            return
+        items = (value.items or ()) if isinstance(value, Seq) else (value,)
+        # Handing out the stream, or an event recorded on it, lets the caller wait.
+        handles = {stream_key(v) for v in items if isinstance(v, Stream)}
+        handles |= {stream_key(v.recorded_on) for v in items if isinstance(v, Event) and v.recorded_on is not None}
+        if any(isinstance(v, Event) and v.recorded_on is None for v in items):
+            return  # an event we cannot follow: assume it is the caller's means to wait
+        for item in items:
+            if not (isinstance(item, Buffer) and item.site and item.mem is Mem.DEVICE):
+                continue
+            for ev in hb.pending_writes(("b", item.site, "")):
+                if ev.stream in (HOST, LEGACY) or ev.stream in handles or ev.param or ev.label.split(".")[0] in self.params:
+                    continue  # a stream the caller passed in: the caller can wait on it
+                if hb.ordered(LEGACY, ev) or hb.ordered(HOST, ev) or hb.blocking.get(ev.stream) is not False:
+                    continue  # (the caller's legacy-stream work waits for a blocking stream)
+                at = self.first_reads.get(item.label, node)
+                hazard = Hazard("SL401", at, ev.node, item.label or "the returned value", ev.label,
+                                "the caller's current stream", item.framework, ev.api,
+                                key=("b", item.site, ""), other_via=ev.via)
+                self.hazards.setdefault(hazard.identity, hazard)
+                break
 
     def escape(self, value: Value) -> None:
         if isinstance(value, Buffer):
