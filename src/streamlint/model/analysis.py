@@ -18,7 +18,7 @@ from streamlint.deadline import tick
 from streamlint.model import api, classes, evidence, project
 from streamlint.model.flow import Walker
 from streamlint.model.walk_common import LOCAL
-from streamlint.model.hazards import DEVICE, HOSTMEM, UNSURE
+from streamlint.model.hazards import DEVICE, HOSTMEM, RAW, UNSURE
 from streamlint.model.ops import (
     DEVICE_WORK,
     HOST_SYNCS,
@@ -456,7 +456,7 @@ class FileAnalyzer:
             classes.inject(walker, record.class_name, entry)
         walker.walk(body)
         walker.finish()
-        record.hazards = sorted(_one_per_problem(walker.hazards.values()), key=lambda h: (h.code, id(h.node)))
+        record.hazards = sorted(_one_per_problem(walker.hazards.values()), key=lambda h: (h.kind.name, id(h.node)))
         return walker
 
     def compose_classes(self) -> None:
@@ -724,8 +724,8 @@ def _one_per_problem(hazards) -> list:
     seen: set[tuple] = set()
     out = []
     for hazard in hazards:  # in program order
-        if hazard.code == "SL401":
-            problem = (hazard.code, hazard.first, hazard.second, hazard.param)
+        if hazard.kind is RAW:
+            problem = (hazard.kind, hazard.first, hazard.second, hazard.param)
             if problem in seen:
                 continue
             seen.add(problem)

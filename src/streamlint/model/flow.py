@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 # Frameworks that keep a per-thread current stream.
 from streamlint.model.calls import CallsMixin
-from streamlint.model.ordering import OrderingMixin
+from streamlint.model.ordering import OrderingMixin, _affine
 from streamlint.model.walk_common import (
     _OPERATOR_LABELS,
     _POINTER_ATTRS,
@@ -119,6 +119,8 @@ class Walker(CallsMixin, OrderingMixin):
         self.escaped: set[int] = set()  # buffer sites returned or stored beyond the body
         self.yield_current: Optional[dict[str, Stream]] = None  # current streams at the first `yield`
         self.versions: dict[str, int] = {}  # how often each name was bound (index identity)
+        # (name, its binding) -> (loop name, that name's binding, offset, modulus): `slot = k % 2`
+        self.index_aliases: dict[tuple[str, int], tuple[str, int, int, int]] = {}
         self.first_reads: dict[str, cst.CSTNode] = {}  # `self.x` -> where this body first read it
         if hazard_mode:
             self.state.hb = HB()
@@ -223,6 +225,7 @@ class Walker(CallsMixin, OrderingMixin):
             value = self.eval(node.value, label)
             for target in node.targets:
                 self.bind(target.target, value)
+                self.note_index_alias(target.target, node.value)
         elif isinstance(node, cst.AnnAssign):
             if node.value is not None:
                 self.bind(node.target, self.eval(node.value, self.code(node.target)))
@@ -249,6 +252,7 @@ class Walker(CallsMixin, OrderingMixin):
 
     def bind(self, target: cst.BaseExpression, value: Value) -> None:
         if isinstance(target, cst.Name):
+            self.versions[target.value] = self.versions.get(target.value, 0) + 1
             old = self.state.vars.get(target.value)
             self.state.vars[target.value] = self.labelled(value, target.value)
             if self.state.hb is not None and old is not None and old != value:
@@ -292,6 +296,13 @@ class Walker(CallsMixin, OrderingMixin):
                     self.eval(el.slice.value)
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, UNKNOWN)
+
+    def note_index_alias(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`slot = (k + 1) % 2`: remember which binding of `k` the slot number came from."""
+        affine = _affine(value) if isinstance(target, cst.Name) else None
+        if affine is not None and affine[0] in self.versions:
+            name, offset, modulus = affine
+            self.index_aliases[(target.value, self.versions[target.value])] = (name, self.versions[name], offset, modulus)
 
     def delete(self, target: cst.BaseExpression) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):

@@ -14,6 +14,7 @@ loops so that one iteration's work meets the next one's.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Optional
 
 import libcst as cst
@@ -52,9 +53,24 @@ class Ev:
     via: object = field(default=None, compare=False)  # HelperRef when a called function did it
 
 
+class HazardKind(Enum):
+    """What went wrong between two accesses (rules map kinds to codes and messages)."""
+
+    READ_AFTER_WRITE = "a stream reads what another stream may still be writing"
+    WRITE_AFTER_READ = "a buffer is overwritten while another stream may still use it"
+    HOST_READ_BEFORE_SYNC = "the host reads what an asynchronous copy may still be writing"
+    RELEASE_WITHOUT_RECORD = "memory used on another stream is released without record_stream"
+
+
+RAW = HazardKind.READ_AFTER_WRITE
+WAR = HazardKind.WRITE_AFTER_READ
+HOST_RAW = HazardKind.HOST_READ_BEFORE_SYNC
+RELEASE = HazardKind.RELEASE_WITHOUT_RECORD
+
+
 @dataclass(frozen=True)
 class Hazard:
-    code: str
+    kind: HazardKind
     node: cst.CSTNode = field(compare=False)  # where it is reported
     other: Optional[cst.CSTNode] = field(compare=False)  # the conflicting access
     buffer: str
@@ -70,10 +86,10 @@ class Hazard:
 
     @property
     def identity(self) -> tuple:
-        if self.code == "SL403":
+        if self.kind is HOST_RAW:
             # One report per pending copy: the first read, where the fix goes.
-            return (self.code, id(self.other), self.key)
-        return (self.code, id(self.node), self.key)
+            return (self.kind, id(self.other), self.key)
+        return (self.kind, id(self.node), self.key)
 
 
 def stream_key(stream: Stream) -> str:
@@ -337,7 +353,7 @@ class HB:
                 if w.space == HOSTMEM and acc.space != HOSTMEM:
                     continue
                 if not self.ordered(ev.stream, w):
-                    hazards.append(Hazard("SL401", ev.node, w.node, acc.label, w.label, ev.label, framework,
+                    hazards.append(Hazard(RAW, ev.node, w.node, acc.label, w.label, ev.label, framework,
                                           w.api, param=w.param, key=acc.key, via=ev.via, other_via=w.via))
             self._add(self.reads, acc.key, ev)
         else:
@@ -348,7 +364,7 @@ class HB:
                 if prior.stream == HOST or prior.param:
                     continue
                 if not self.ordered(ev.stream, prior):
-                    hazards.append(Hazard("SL402", ev.node, prior.node, acc.label, prior.label, ev.label,
+                    hazards.append(Hazard(WAR, ev.node, prior.node, acc.label, prior.label, ev.label,
                                           framework, prior.api, key=acc.key, via=ev.via, other_via=prior.via))
             self._set(self.writes, acc.key, (ev,))
             self._set(self.reads, acc.key, ())
@@ -361,7 +377,7 @@ class HB:
             if w.stream == HOST or w.param or w.space != HOSTMEM:
                 continue
             if not self.ordered(HOST, w):
-                hazards.append(Hazard("SL403", node, w.node, acc.label, w.label, "the host", framework, w.api,
+                hazards.append(Hazard(HOST_RAW, node, w.node, acc.label, w.label, "the host", framework, w.api,
                                       key=acc.key, other_via=w.via))
         return hazards
 
@@ -373,7 +389,7 @@ class HB:
             if prior.stream == HOST or prior.param or prior.space != HOSTMEM:
                 continue
             if not self.ordered(HOST, prior):
-                hazards.append(Hazard("SL402", node, prior.node, acc.label, prior.label, "the host", framework,
+                hazards.append(Hazard(WAR, node, prior.node, acc.label, prior.label, "the host", framework,
                                       prior.api, key=acc.key, other_via=prior.via))
         self._set(self.writes, acc.key, (Ev(node, HOST, 0, label="the host"),))
         self._set(self.reads, acc.key, ())
@@ -406,6 +422,6 @@ class HB:
                 continue  # the host waited for the use to finish before the release
             if self.stream_vc(alloc.stream).get(use.stream, 0) >= use.clock:
                 continue  # the allocating stream waited for the use before the release
-            hazards.append(Hazard("SL404", use.node, alloc.node, label, alloc.stream_label, use.label,
+            hazards.append(Hazard(RELEASE, use.node, alloc.node, label, alloc.stream_label, use.label,
                                   "torch", release=node, key=key))
         return hazards
