@@ -349,6 +349,12 @@ class FileAnalyzer:
             if kernel is False:  # a device function: not launchable from the host
                 walker.state.vars[node.name.value] = UNKNOWN
                 return
+        known = self.functions.get(id(node))
+        if known is not None and walker.state.hb is not None:
+            # The hazard walk meets the definition again: the function is the one the
+            # first walk defined (and analysed), not a new one to analyse twice.
+            walker.state.vars[node.name.value] = known.value
+            return
         params = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
         params += [p.name.value for p in node.params.kwonly_params]
         owner = walker.record.class_name if walker.record.kind == "class" else None
@@ -380,6 +386,10 @@ class FileAnalyzer:
         return True
 
     def define_class(self, node: cst.ClassDef, walker: Walker) -> None:
+        known = self.classes.get(node.name.value)
+        if known is not None and known.node is node and walker.state.hb is not None:
+            walker.state.vars[known.name] = QualRef(LOCAL + known.name)  # (defined by the first walk)
+            return
         torch_module = False
         for base in node.bases:
             saved = len(walker.record.ops)
@@ -577,6 +587,9 @@ class FileAnalyzer:
         exprs = self.bind_exprs(params, args)
         hazard_walk = walker.state.hb is not None
         kinds = _PROPAGATED | _ORDERING if hazard_walk else _PROPAGATED
+        # `self.helper()`: the helper's results stay on `self`, so its allocations are the
+        # caller's to track (a tensor it allocates on a side stream, released later).
+        keeps_results = bool(function.class_name) and function.class_name == walker.record.class_name and self.on_self(node)
         for op in record.ops:
             if op.kind not in kinds or op.in_comprehension:
                 continue
@@ -593,7 +606,7 @@ class FileAnalyzer:
                 op.kind, op.api, node, op.framework, stream=stream, host_blocking=op.host_blocking,
                 is_async_api=op.is_async_api, sync_api=op.sync_api, host_buffer=op.host_buffer,
                 non_blocking=op.non_blocking, pinned_out=op.pinned_out, target=target, helper=helper,
-                accesses=accesses, event=op.event,
+                accesses=accesses, event=op.event, result=op.result if keeps_results else UNKNOWN,
             )
         if function.context_manager:
             return self.context_of(function, bound, walker, exprs)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
-from streamlint.model.hazards import HOST, HOSTMEM, LEGACY, Ev
+from streamlint.model.hazards import HOST, HOSTMEM, LEGACY, Alloc, Ev
 from streamlint.model.values import Buffer, Mem
 
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ class Pending:
     framework: str
     mem: Mem
     blocking: tuple[tuple[str, Optional[bool]], ...]  # the writing streams' flags
+    allocation: Optional[Alloc] = None  # made on a side stream, not yet recorded for the current one
 
 
 def pending_at_exit(walker: "Walker") -> dict[str, Pending]:
@@ -57,7 +58,10 @@ def pending_at_exit(walker: "Walker") -> dict[str, Pending]:
                     host_pending = host_pending and ev.space == HOSTMEM
                     if device_pending or host_pending:
                         evs.append(ev)
-        if not evs:
+        allocation = hb.allocs.get(("b", value.site, "")) if isinstance(value, Buffer) and value.site else None
+        if allocation is not None and (allocation.stream in (LEGACY, HOST) or LEGACY in allocation.recorded):
+            allocation = None
+        if not evs and allocation is None:
             continue
         if isinstance(value, Buffer):
             framework, mem = value.framework, value.mem
@@ -65,7 +69,7 @@ def pending_at_exit(walker: "Walker") -> dict[str, Pending]:
             framework = "torch"
             mem = Mem.PINNED if all(ev.space == HOSTMEM for ev in evs) else Mem.DEVICE
         blocking = tuple((ev.stream, hb.blocking.get(ev.stream)) for ev in evs)
-        out[name[5:]] = Pending(name[5:], tuple(dict.fromkeys(evs)), framework, mem, blocking)
+        out[name[5:]] = Pending(name[5:], tuple(dict.fromkeys(evs)), framework, mem, blocking, allocation)
     return out
 
 
@@ -84,6 +88,9 @@ def inject(walker: "Walker", class_name: str, pendings: dict[str, list[Pending]]
             for ev in pending.evs:
                 hb.clock[ev.stream] = max(hb.clock.get(ev.stream, 0), ev.clock)
                 hb.add_write(("b", site, ""), ev)
+            if pending.allocation is not None:
+                made = pending.allocation
+                hb.allocated(("b", site, ""), made.stream, made.stream_label, made.node)
 
 
 def runs_before(method: str, exits: dict[str, dict[str, Pending]]) -> list[str]:

@@ -83,6 +83,7 @@ class Hazard:
     key: tuple = ()
     via: object = field(default=None, compare=False)  # the later access happened inside a helper
     other_via: object = field(default=None, compare=False)  # ... the earlier one
+    handed_out: bool = False  # released by the caller, after this function returned it
 
     @property
     def identity(self) -> tuple:
@@ -210,7 +211,7 @@ class HB:
                 self.allocs[key] = alloc
             else:
                 mine_alloc.uses.extend(u for u in alloc.uses if u not in mine_alloc.uses)
-                mine_alloc.recorded &= alloc.recorded
+                mine_alloc.recorded |= alloc.recorded  # recorded on either path may protect it
 
     # ------------------------------------------------------------ ordering edges
     def stream_vc(self, key: str) -> dict[str, int]:

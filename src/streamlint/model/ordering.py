@@ -14,6 +14,7 @@ from streamlint.model.hazards import (
     HOSTMEM,
     LEGACY,
     RAW,
+    RELEASE,
     WAR,
     Access,
     Ev,
@@ -254,6 +255,25 @@ class OrderingMixin:
                                 key=("b", item.site, ""), other_via=ev.via)
                 self.hazards.setdefault(hazard.identity, hazard)
                 break
+            self.handed_out_allocation(item, node, handles)
+
+    def handed_out_allocation(self, item: Buffer, node: cst.CSTNode, handles: set) -> None:
+        """A tensor kept on `self`, allocated on a side stream, handed to the caller, who
+        uses it on its current stream (the prefetcher): without `record_stream`, when the
+        caller drops it the allocator may give its block to the side stream's next
+        prefetch while the caller's kernels still read it."""
+        if not item.label.startswith("self."):
+            return  # a result made for this call: the stream's next work is the caller's to order
+        made = self.state.hb.allocs.get(("b", item.site, ""))
+        if made is None or made.stream in (HOST, LEGACY) or LEGACY in made.recorded or made.stream in handles:
+            return
+        if made.stream_label.split(".")[0] in self.params or item.framework != "torch":
+            return
+        at = self.first_reads.get(item.label, node)
+        hazard = Hazard(RELEASE, at, made.node, item.label or "the returned value", made.stream_label,
+                        "the caller's current stream", "torch", release=node, key=("b", item.site, ""),
+                        handed_out=True)
+        self.hazards.setdefault(hazard.identity, hazard)
 
     def escape(self, value: Value) -> None:
         if isinstance(value, Buffer):
