@@ -34,6 +34,7 @@ from streamlint.model.values import (
     Device,
     Instance,
     Kernel,
+    Loader,
     LocalFunction,
     Mem,
     QualRef,
@@ -164,6 +165,9 @@ class _Function:
     closure: dict = field(default_factory=dict)
     context_manager: bool = False  # decorated with @contextmanager
     yield_current: dict = field(default_factory=dict)  # current streams at its first `yield`
+    # What every call site in the file passes, and the parameters that evidence types.
+    call_sites: list = field(default_factory=list)
+    caller_evidence: dict = field(default_factory=dict)
     hazard_args: Optional[tuple] = None  # (body, params, seed) of its hazard walk, to walk it again
     exit_pending: dict = field(default_factory=dict)  # what it leaves pending on `self` (classes.py)
 
@@ -219,6 +223,7 @@ class FileAnalyzer:
             return self.result
         for function in list(self.functions.values()):
             self.analyse(function)
+        self.apply_caller_evidence()
         self.compose_classes()
         if self.needs_hazard_walk(record):
             self.hazard_walk(record, self.module.body, [], {})
@@ -245,6 +250,7 @@ class FileAnalyzer:
         )
         seed: dict[str, Value] = {p: UNKNOWN for p in function.params}
         seed.update(function.closure)
+        seed.update(function.caller_evidence)
         seed.update(self.evident_params(function))
         params = list(function.params)
         if cls and params:
@@ -469,6 +475,24 @@ class FileAnalyzer:
         record.hazards = sorted(_one_per_problem(walker.hazards.values()), key=lambda h: (h.kind.name, id(h.node)))
         return walker
 
+    def apply_caller_evidence(self) -> None:
+        """Analyse again the functions whose every call site in the file passes the same
+        kind of value for a parameter the body gives no evidence about (a loader made
+        with pin_memory=True, a CUDA tensor, a CUDA device): how the project calls a
+        function is evidence of what its parameters are."""
+        for function in list(self.functions.values()):
+            if not function.call_sites or function.record is None or function.in_progress:
+                continue
+            evidence = _agreed_kinds(function.call_sites)
+            evidence = {k: v for k, v in evidence.items() if k not in function.caller_evidence}
+            if not evidence:
+                continue
+            function.caller_evidence = {**function.caller_evidence, **evidence}
+            self.result.functions = [r for r in self.result.functions if r is not function.record]
+            function.record = None
+            function.hazard_args = None
+            self.analyse(function)
+
     def compose_classes(self) -> None:
         """Walk again the methods that start with writes other methods left pending on
         `self` (see classes.py), so a read there meets the write it races with."""
@@ -579,6 +603,9 @@ class FileAnalyzer:
         if function is None:
             return UNKNOWN
         home.called.add(id(function.node))
+        if walker.state.hb is None and home is self:
+            params = function.params[1:] if function.class_name else function.params
+            function.call_sites.append(self.bind_params(params, args))
         record = home.analyse(function)
         if record is None:
             return UNKNOWN
@@ -729,6 +756,32 @@ def analyze_module(module: cst.Module, path: str = "", source: str = "") -> File
         analyzer.follow_imports = analyzer.follow_imports and any(k in source for k in api.FOLLOW_IMPORTS_KEYS)
         analyzer.results_matter = any(k in source for k in api.RESULTS_MATTER_KEYS)
     return analyzer.run()
+
+
+def _agreed_kinds(call_sites: list[dict]) -> dict[str, Value]:
+    """Parameters for which every call site passes the same kind of value."""
+    agreed: dict[str, Value] = {}
+    names = set(call_sites[0])
+    for site in call_sites[1:]:
+        names &= set(site)
+    for name in names:
+        kinds = {_kind_of(site[name], name) for site in call_sites}
+        if len(kinds) == 1:
+            kind = kinds.pop()
+            if kind is not None:
+                agreed[name] = kind
+    return agreed
+
+
+def _kind_of(value: Value, name: str) -> Optional[Value]:
+    """The part of an argument's value a parameter can take on (None: nothing to say)."""
+    if isinstance(value, Loader) and value.pin_memory is not None:
+        return Loader(value.pin_memory, site=value.site, label=name)
+    if isinstance(value, Buffer) and value.framework in ("torch", "cupy", "numba", "numpy"):
+        return Buffer(value.framework, value.mem, label=name, param=name)
+    if isinstance(value, Device) and value.cuda:
+        return value
+    return None
 
 
 def _one_per_problem(hazards) -> list:

@@ -154,6 +154,9 @@ class OrderingMixin:
         label = self.code(base)
         if isinstance(value, Buffer) and value.site:
             return Access(("b", value.site, region), label, write, space)
+        if isinstance(value, Buffer) and value.param:
+            # A parameter typed by evidence: keyed by its name, as call sites map it.
+            return Access(("n", value.param, region), label, write, space)
         if value is UNKNOWN or isinstance(value, _Batch):
             if isinstance(base, cst.Name):
                 return Access(("n", base.value, region), label, write, space)
