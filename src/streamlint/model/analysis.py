@@ -339,6 +339,8 @@ class FileAnalyzer:
     def note_framework(self, dotted: str) -> None:
         root = dotted.split(".", 1)[0]
         self.imported_roots.add(root)
+        root = api.accelerators.IMPLIES_FRAMEWORK.get(root, root)
+        self.imported_roots.add(root)
         if root == "torch":
             self.torch_imported = True
         elif root == "numba":

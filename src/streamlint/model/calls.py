@@ -196,6 +196,10 @@ class CallsMixin:
         if qualname == "numba.cuda.pinned":
             self.eval_args(node)
             return _Pinned(tuple(a.value.value for a in node.args if isinstance(a.value, cst.Name)))
+        namespace = api.NAMESPACE_RETURNS.get(qualname)
+        if namespace is not None:
+            self.eval_args(node)
+            return QualRef(namespace)
         fact = api.lookup(qualname)
         if fact is not None:
             return self.apply(fact, self.code(node.func), node, self.eval_args(node), label=label)
@@ -274,6 +278,9 @@ class CallsMixin:
             if isinstance(base, Buffer) and "device" not in args.keywords:
                 return Buffer("torch", Mem.PAGEABLE if base.mem is not Mem.DEVICE else Mem.DEVICE, site=self.site(node))
             return UNKNOWN
+        written = torch_api.COLLECTIVES.get(qualname)
+        if written is not None:
+            return self.collective(qualname, node, args, written)
         if name in torch_api.NON_TENSOR_FUNCTIONS or not (qualname.startswith("torch.nn.functional.") or len(parts) == 2):
             return UNKNOWN
         tensors = [v for v in args.all() if isinstance(v, Buffer) and v.framework == "torch"]
@@ -297,6 +304,18 @@ class CallsMixin:
             return result
         if tensors and all(t.mem in (Mem.PAGEABLE, Mem.PINNED) for t in tensors):
             return Buffer("torch", Mem.PAGEABLE, site=self.site(node))
+        return UNKNOWN
+
+    def collective(self, qualname: str, node: cst.Call, args: "Args", written: tuple[int, ...]) -> Value:
+        """A torch.distributed collective: queued after the current stream's work (NCCL
+        orders it there), it reads its tensor arguments and writes its outputs."""
+        pairs = [(e, args.values.get(id(e), UNKNOWN)) for e in args.positional]
+        if not pairs or all(isinstance(v, Const) for _, v in pairs):
+            return UNKNOWN
+        accesses = self.accesses(pairs, space=DEVICE)
+        accesses += self.accesses([p for i, p in enumerate(pairs) if i in written], write=True, space=DEVICE)
+        self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
+                  accesses=accesses)
         return UNKNOWN
 
     def shape_rank(self, shape: Optional[cst.BaseExpression]) -> Optional[int]:
@@ -469,8 +488,24 @@ class CallsMixin:
                 self.emit(OpKind.COPY, self.code(node.func), node, "torch", stream=self.state.current["torch"],
                           non_blocking=non_blocking, host_blocking=None, accesses=accesses)
                 return result
+        if self.on_side_stream("torch") and self.an.torch_imported and method not in torch_api.NON_TENSOR_METHODS \
+                and method not in _CONTAINER_STORES and not method.startswith("__"):
+            return self.opaque_method(method, node, args)
         self.unseen_call_on_side_stream(node, args)
         return UNKNOWN
+
+    def opaque_method(self, method: str, node: cst.Call, args: "Args") -> Value:
+        """`t.div_(n)`, `t.clone()` on a value we cannot see, under a PyTorch side stream:
+        GPU work on that stream that reads the receiver (writes it, for an in-place
+        method) and its arguments, and makes a CUDA tensor there."""
+        recv_expr = node.func.value  # type: ignore[attr-defined]
+        inplace = method.endswith("_") and method not in torch_api.NON_KERNEL_INPLACE
+        result = Buffer("torch", Mem.DEVICE, site=self.site(node))
+        accesses = self.accesses([(recv_expr, UNKNOWN)] + self.flat_pairs(args))
+        accesses += self.accesses([(recv_expr, UNKNOWN)], write=True) if inplace else self.result_access(result, node)
+        self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
+                  writes=(result,), accesses=accesses, result=result)
+        return result
 
     def unknown_stream_method(self, method: str, node: cst.Call, args: "Args") -> Value:
         """`self.side.wait_stream(...)`, `ev.synchronize()` on values we cannot see: keep
@@ -879,6 +914,8 @@ class CallsMixin:
             value = Kernel(spec.split(":")[1], label or self.code(node.func), node=node, site=site)
         elif spec == "current_stream":
             value = self.state.current.get(fw, UNKNOWN)
+        elif spec == "cuda_device":
+            value = Const("cuda")
         elif spec == "legacy_stream":
             value = legacy_stream(fw)
         elif spec == "per_thread_stream":

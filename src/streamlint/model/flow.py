@@ -520,10 +520,12 @@ class Walker(CallsMixin, OrderingMixin):
             except ValueError:
                 return UNKNOWN
         if isinstance(expr, cst.FormattedString):
+            first = expr.parts[0] if expr.parts else None
+            cuda = isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda")
             for part in expr.parts:
                 if isinstance(part, cst.FormattedStringExpression):
                     self.builtin_sync("f-string", part.expression, self.eval(part.expression), part.expression)
-            return UNKNOWN
+            return Const("cuda") if cuda else UNKNOWN  # f"cuda:{rank}" names a CUDA device
         if isinstance(expr, cst.NamedExpr):
             value = self.eval(expr.value)
             self.bind(expr.target, value)

@@ -123,3 +123,13 @@ NON_TENSOR_METHODS = frozenset({
 })
 # Attributes of a CUDA tensor that are CUDA tensors (views or named-tuple fields).
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "mH", "real", "imag", "values", "indices"})
+
+# torch.distributed collectives: the positional arguments each one writes (the rest it reads).
+_D = "torch.distributed."
+COLLECTIVES: dict[str, tuple[int, ...]] = {
+    _D + "all_reduce": (0,), _D + "broadcast": (0,), _D + "reduce": (0,),
+    _D + "all_gather": (0,), _D + "all_gather_into_tensor": (0,), _D + "_all_gather_base": (0,),
+    _D + "reduce_scatter": (0,), _D + "reduce_scatter_tensor": (0,), _D + "_reduce_scatter_base": (0,),
+    _D + "all_to_all": (0,), _D + "all_to_all_single": (0,), _D + "gather": (1,), _D + "scatter": (0,),
+    _D + "recv": (0,), _D + "irecv": (0,), _D + "send": (), _D + "isend": (),
+}
