@@ -18,7 +18,7 @@ from streamlint.deadline import tick
 from streamlint.model import api, classes, evidence, project
 from streamlint.model.flow import Walker
 from streamlint.model.walk_common import LOCAL
-from streamlint.model.hazards import DEVICE, HOSTMEM, RAW, UNSURE
+from streamlint.model.hazards import DEVICE, HOSTMEM, RAW, RELEASE, UNSURE
 from streamlint.model.ops import (
     DEVICE_WORK,
     HOST_SYNCS,
@@ -167,6 +167,7 @@ class _Function:
     yield_current: dict = field(default_factory=dict)  # current streams at its first `yield`
     # What every call site in the file passes, and the parameters that evidence types.
     call_sites: list = field(default_factory=list)
+    evident_locals: frozenset = frozenset()  # names its own uses show to be CUDA tensors
     caller_evidence: dict = field(default_factory=dict)
     hazard_args: Optional[tuple] = None  # (body, params, seed) of its hazard walk, to walk it again
     exit_pending: dict = field(default_factory=dict)  # what it leaves pending on `self` (classes.py)
@@ -260,7 +261,12 @@ class FileAnalyzer:
                 if name != "__init__":
                     seed.update({f"self.{k}": v for k, v in self.init_attrs(cls).items()})
             params = params[1:]
+        function.evident_locals = frozenset(
+            name for name, kind in evidence.local_kinds(function.node, frozenset(self.imported_roots)).items()
+            if kind is evidence.Kind.TORCH_CUDA and name not in function.params
+        )
         walker = Walker(self, record, params=params, seed=seed, top=function.top)
+        walker.evident_tensors = function.evident_locals
         self.result.tops[id(function.node)] = function.top
         body = function.node.body.body if isinstance(function.node.body, cst.IndentedBlock) else [function.node.body]
         walker.walk(body)
@@ -468,6 +474,9 @@ class FileAnalyzer:
                                  is_forward=record.is_forward)
         walker = Walker(self, scratch, params=params, seed=seed, hazard_mode=True,
                         top=self.result.tops.get(id(record.node)))
+        function = self.functions.get(id(record.node))
+        if function is not None:
+            walker.evident_tensors = function.evident_locals
         if record.kind == "module":
             walker.state.vars = dict(self.module_vars())
         if entry and record.class_name:
@@ -792,6 +801,9 @@ def _one_per_problem(hazards) -> list:
     seen: set[tuple] = set()
     out = []
     for hazard in hazards:  # in program order
+        if hazard.node is hazard.other and (hazard.via is not None or hazard.other_via is not None
+                                            or hazard.kind is RELEASE):
+            continue  # both sides inside one call of a helper: reported inside the helper
         if hazard.kind is RAW:
             problem = (hazard.kind, hazard.first, hazard.second, hazard.param)
             if problem in seen:

@@ -653,6 +653,10 @@ class CallsMixin:
                 return receiver  # a dtype: same device
             if isinstance(target, Buffer) and target.framework == "torch":
                 target = Const("cuda") if target.mem is Mem.DEVICE else Const("cpu")
+            if target is UNKNOWN and receiver.mem is Mem.DEVICE:
+                # `.to(self.dtype)` (or a device we cannot see): either way the current
+                # stream reads the tensor; the result is taken as a CUDA tensor made there.
+                return self.device_method(receiver, node, label_api, args, "torch", inplace=False)
         if _is_cuda_target(target):
             if receiver.mem is Mem.DEVICE:
                 return receiver

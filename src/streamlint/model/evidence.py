@@ -44,6 +44,14 @@ METHOD_EVIDENCE: dict[str, tuple[MethodEvidence, ...]] = {
     "to": (MethodEvidence(Kind.TORCH_CUDA, "torch", keyword="non_blocking", first_arg="cpu"),),
 }
 
+# Functions whose tensor arguments must be CUDA tensors (NCCL collectives), by the
+# last part of their name when called on a `dist`/`torch.distributed` module.
+COLLECTIVE_NAMES = frozenset({
+    "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "_all_gather_base",
+    "reduce_scatter", "reduce_scatter_tensor", "_reduce_scatter_base", "all_to_all", "all_to_all_single",
+})
+DISTRIBUTED_MODULES = frozenset({"dist", "torch.distributed", "distributed"})
+
 # Annotations (dotted, as resolved through the file's imports) naming device arrays.
 ANNOTATION_EVIDENCE: dict[str, Kind] = {
     "cupy.ndarray": Kind.CUPY,
@@ -96,6 +104,14 @@ def param_kinds(
     return found
 
 
+def local_kinds(node: cst.FunctionDef, imported: frozenset[str]) -> dict[str, Kind]:
+    """Names bound in a body that its own uses show to be device arrays (a name given
+    to an NCCL collective is a CUDA tensor, whatever call made it)."""
+    finder = _UsageFinder(None, imported)
+    node.body.visit(finder)
+    return finder.found
+
+
 def _is_cuda_default(value: Value) -> bool:
     if isinstance(value, Device):
         return value.cuda
@@ -105,8 +121,8 @@ def _is_cuda_default(value: Value) -> bool:
 class _UsageFinder(cst.CSTVisitor):
     """`param.method(...)` calls in a body (nested functions excluded: other scopes)."""
 
-    def __init__(self, names: set[str], imported: frozenset[str]) -> None:
-        self.names = names
+    def __init__(self, names: Optional[set[str]], imported: frozenset[str]) -> None:
+        self.names = names  # None: any name
         self.imported = imported
         self.found: dict[str, Kind] = {}
 
@@ -116,12 +132,21 @@ class _UsageFinder(cst.CSTVisitor):
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
 
+    def wants(self, name: str) -> bool:
+        return (self.names is None or name in self.names) and name not in self.found
+
     def visit_Call(self, call: cst.Call) -> None:
         func = call.func
+        if "torch" in self.imported and isinstance(func, cst.Attribute) and func.attr.value in COLLECTIVE_NAMES \
+                and _dotted(func.value) in DISTRIBUTED_MODULES:
+            for arg in call.args:
+                if arg.keyword is None and isinstance(arg.value, cst.Name) and self.wants(arg.value.value):
+                    self.found[arg.value.value] = Kind.TORCH_CUDA
+            return
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
             return
         name = func.value.value
-        if name not in self.names or name in self.found:
+        if not self.wants(name):
             return
         for evidence in METHOD_EVIDENCE.get(func.attr.value, ()):
             if evidence.needs_import in self.imported and _matches(evidence, call):
@@ -142,3 +167,12 @@ def _matches(evidence: MethodEvidence, call: cst.Call) -> bool:
         if not (isinstance(first, cst.SimpleString) and first.evaluated_value == evidence.first_arg):
             return False
     return True
+
+
+def _dotted(expr: cst.BaseExpression) -> str:
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        base = _dotted(expr.value)
+        return f"{base}.{expr.attr.value}" if base else ""
+    return ""

@@ -118,6 +118,7 @@ class Walker(CallsMixin, OrderingMixin):
         self.hazards: dict[tuple, Hazard] = {}
         self.escaped: set[int] = set()  # buffer sites returned or stored beyond the body
         self.yield_current: Optional[dict[str, Stream]] = None  # current streams at the first `yield`
+        self.evident_tensors: frozenset = frozenset()  # local names the body shows are CUDA tensors
         self.versions: dict[str, int] = {}  # how often each name was bound (index identity)
         # (name, its binding) -> (loop name, that name's binding, offset, modulus): `slot = k % 2`
         self.index_aliases: dict[tuple[str, int], tuple[str, int, int, int]] = {}
@@ -223,6 +224,7 @@ class Walker(CallsMixin, OrderingMixin):
             target = node.targets[-1].target
             label = self.code(target) if isinstance(target, (cst.Name, cst.Attribute)) else ""
             value = self.eval(node.value, label)
+            value = self.evident_tensor(node.targets[0].target, node.value, value)
             for target in node.targets:
                 self.bind(target.target, value)
                 self.note_index_alias(target.target, node.value)
@@ -296,6 +298,26 @@ class Walker(CallsMixin, OrderingMixin):
                     self.eval(el.slice.value)
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, UNKNOWN)
+
+    def evident_tensor(self, target: cst.BaseExpression, expr: cst.BaseExpression, value: Value) -> Value:
+        """`flat = store.get_flat()` where the body later hands `flat` to an NCCL
+        collective: a CUDA tensor the call made on the current stream (PyTorch's
+        invariant), whatever the call is."""
+        if value is not UNKNOWN or not isinstance(target, cst.Name) or target.value not in self.evident_tensors:
+            return value
+        if not isinstance(expr, (cst.Call, cst.Subscript, cst.Attribute, cst.BinaryOperation)):
+            return value
+        reads = []
+        if isinstance(expr, cst.Call):
+            operands = [a.value for a in expr.args]
+            if isinstance(expr.func, cst.Attribute):
+                operands.append(expr.func.value)
+            reads = [(e, self.lookup(e.value)) for e in operands if isinstance(e, cst.Name)]
+        result = Buffer("torch", Mem.DEVICE, site=self.site(expr))
+        accesses = self.accesses(reads) + self.result_access(result, expr)
+        self.emit(OpKind.KERNEL, self.code(expr)[:40], expr, "torch", stream=self.state.current["torch"],
+                  writes=(result,), accesses=accesses, result=result)
+        return result
 
     def note_index_alias(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`slot = (k + 1) % 2`: remember which binding of `k` the slot number came from."""
