@@ -77,7 +77,7 @@ def private_cache(tmp_path_factory, monkeypatch):
 def fake_engine(monkeypatch):
     """Swap the rule registry and the checker for the fakes above."""
     import streamlint.rules
-    from streamlint import engine
+    from streamlint.engine import lint as engine
 
     monkeypatch.setattr(streamlint.rules, "all_rules", lambda: FAKE_RULES)
     monkeypatch.setattr(streamlint.rules, "rule_codes", lambda: tuple(r.code for r in FAKE_RULES))

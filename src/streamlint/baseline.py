@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from streamlint import suppression
+from streamlint.suppression import comments as suppression
 from streamlint.atomic_write import write_atomic
 from streamlint.diagnostics import Diagnostic
 from streamlint.selection import SOURCE_ERROR

@@ -1,6 +1,6 @@
 """SL900: the suppression comments that suppress nothing, each with a fix removing it.
 
-The engine calls `find` after the other rules ran, with their findings before
+`apply.py` calls `find` after the other rules ran, with their findings before
 suppression, so that a comment counts as used exactly when it hides a finding.
 The rule's docs (rules/sl900_unused_suppression.py) say what is reported and why.
 """
@@ -14,7 +14,8 @@ from streamlint.diagnostics import Diagnostic
 from streamlint.fixes.model import Applicability, Edit, Fix
 from streamlint.rules.sl900_unused_suppression import UnusedSuppression
 from streamlint.selection import SOURCE_ERROR, matches
-from streamlint.suppression import Code, Directive, Suppressions
+from streamlint.source import split_lines
+from streamlint.suppression.comments import Code, Directive, Suppressions
 
 CODE = UnusedSuppression.code
 _OWN_SELECTOR = re.compile(r"SL\d*")  # streamlint's codes and prefixes; others are not ours
@@ -44,7 +45,7 @@ def find(
         d.row for d in found.directives
         if d.kind != "ignore-file" and d.codes and any(matches(c.selector, CODE) for c in d.codes)
     }  # fmt: skip
-    lines = text.split("\n")
+    lines = split_lines(text)
     out = []
     for index, directive in enumerate(found.directives):
         if directive.kind != "ignore-file" and directive.row in silenced_rows:
