@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Sequence, TextIO
 
 from streamlint import output
@@ -23,7 +24,19 @@ def write(
         quiet=args.quiet,
         source=source,
         unsafe_fixes=args.unsafe_fixes,
+        color=use_color(out),
     )
+
+
+def use_color(out: TextIO) -> bool:
+    """As ruff: colour on a terminal; `NO_COLOR` turns it off, `FORCE_COLOR` (or
+    `CLICOLOR_FORCE`) on, whatever the output is."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR") or os.environ.get("CLICOLOR_FORCE"):
+        return True
+    isatty = getattr(out, "isatty", None)
+    return bool(isatty and isatty())
 
 
 def show_available_fixes(args: argparse.Namespace, diagnostics: Sequence[Diagnostic], out: TextIO) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from streamlint.diagnostics import Diagnostic
@@ -26,6 +26,7 @@ _DIRECTIVE = re.compile(
     re.IGNORECASE,
 )
 _NOQA_CODE = re.compile(r"[A-Za-z]+[0-9]+")
+_CODES_WITHOUT_COLON = re.compile(rf"\s+(?P<codes>{_CODE_LIST})\b")
 _DIRECTIVE_CODE = re.compile(r"[^,\s]+")
 
 
@@ -51,6 +52,9 @@ class Directive:
     codes: tuple[Code, ...] | None  # None: no codes, so every code
     codes_start: int  # where the code list is (or would be) written
     codes_end: int
+    # `# noqa SL103`: codes without the colon (then codes_start/end span them). As in
+    # ruff, it is a bare `# noqa` (it suppresses every code) and reported (SL900).
+    missing_colon: bool = False
 
 
 @dataclass
@@ -129,7 +133,12 @@ def _add_comment(found: Suppressions, comment: str, start: tuple[int, int], lead
         codes = _spans(match, _NOQA_CODE, col)
         # `# noqa` and `# noqa:` with no codes suppress everything, as in flake8.
         _merge_line(found, row, frozenset(c.selector for c in codes) if codes else None)
-        found.directives.append(_directive("noqa", row, col, match, codes or None))
+        directive = _directive("noqa", row, col, match, codes or None)
+        bare = _CODES_WITHOUT_COLON.match(comment, match.end()) if match.group("codes") is None else None
+        if bare is not None:  # the codes' span, for the report that asks for a colon
+            start, end = col + bare.start("codes"), col + bare.end("codes")
+            directive = replace(directive, missing_colon=True, codes_start=start, codes_end=end)
+        found.directives.append(directive)
     for match in _DIRECTIVE.finditer(comment):
         codes = _spans(match, _DIRECTIVE_CODE, col)
         selectors = frozenset(c.selector for c in codes) if codes else None

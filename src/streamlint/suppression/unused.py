@@ -50,6 +50,9 @@ def find(
     for index, directive in enumerate(found.directives):
         if directive.kind != "ignore-file" and directive.row in silenced_rows:
             continue
+        if directive.missing_colon:
+            out.append(_missing_colon(filename, lines, directive))
+            continue
         if directive.codes is None:
             # A bare `# noqa` also silences other tools: it is never reported.
             if directive.kind == "ignore" and (index, None) not in used:
@@ -121,6 +124,19 @@ def _diagnostic(
         filename, row, directive.start + 1, CODE, message, row, directive.end + 1, row,
         UnusedSuppression.name,
         fix=Fix(what, Applicability.SAFE, (_removal(lines, found, directive, unused),)),
+    )  # fmt: skip
+
+
+def _missing_colon(filename: str, lines: list[str], directive: Directive) -> Diagnostic:
+    """ruff's PGH004 (blanket-noqa): a colon turns the comment into what it says. The
+    fix is unsafe: the comment stops suppressing the other codes of its line."""
+    row = directive.row
+    codes = lines[row - 1][directive.codes_start : directive.codes_end]
+    message = f"`# noqa {codes}` has no colon, so it suppresses every code here: write `# noqa: {codes}`"
+    insert = Edit(row, directive.end + 1, row, directive.end + 1, ":")
+    return Diagnostic(
+        filename, row, directive.start + 1, CODE, message, row, directive.end + 1, row,
+        UnusedSuppression.name, fix=Fix("Add a colon", Applicability.UNSAFE, (insert,)),
     )  # fmt: skip
 
 
