@@ -12,11 +12,12 @@ from typing import Optional, Sequence, TextIO
 from streamlint import atomic_write
 from streamlint.diagnostics import Diagnostic, sort_key
 from streamlint.output.text import location
+from streamlint.source import split_lines
 
 
 def unified_diff(old: str, new: str, name: str) -> str:
     lines = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), *_diff_names(name)
+        split_lines(old, keepends=True), split_lines(new, keepends=True), *_diff_names(name)
     )
     text = "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines)
     return text

@@ -137,7 +137,7 @@ def with_sources(notebook: cells.Notebook, sources: dict[int, str]) -> list[dict
             out.append(cell)
             continue
         cell = copy.copy(cell)
-        cell["source"] = new if isinstance(cell.get("source"), str) else new.splitlines(keepends=True)
+        cell["source"] = new if isinstance(cell.get("source"), str) else split_lines(new, keepends=True)
         out.append(cell)
     return out
 
@@ -159,7 +159,7 @@ def cell_diff(old_text: str, new_text: str, filename: str) -> str:
 
 
 def _with_final_newline(text: str) -> list[str]:
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     if lines and not lines[-1].endswith(("\n", "\r")):
         lines[-1] += "\n"
     return lines

@@ -44,7 +44,7 @@ def parses(source: str) -> bool:
 def cell_magic(source: str) -> str | None:
     """The line of the cell magic the cell starts with (`%%time`), or None. Comment
     lines may come first (Colab puts `# @title` form lines there)."""
-    for line in source.splitlines():
+    for line in split_lines(source):
         if line.strip() and not line.lstrip().startswith("#"):
             return line.strip() if line.startswith("%%") else None
     return None
