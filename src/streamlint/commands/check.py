@@ -22,6 +22,10 @@ from streamlint.engine import lint, run
 from streamlint.engine.lint import FileResult
 from streamlint.source import SourceFile
 
+# The formats --statistics can be printed in (as ruff: its text, or JSON); the others
+# (SARIF, annotations, reports) have no place for counts.
+STATISTICS_FORMATS = ("text", "full", "json")
+
 
 @dataclass
 class Linted:
@@ -58,7 +62,7 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def validate(args: argparse.Namespace, reads_stdin: bool) -> None:
     """Refuse combinations of options that cannot work (exit 2)."""
-    if args.statistics and args.format not in ("text", "json"):
+    if args.statistics and args.format not in STATISTICS_FORMATS:
         raise UsageError(f"--statistics cannot be shown in the {args.format} format; use text or json")
     if args.update_baseline and args.baseline is None:
         raise UsageError("--update-baseline needs --baseline FILE")

@@ -9,9 +9,8 @@ import os
 from pathlib import Path
 from typing import NamedTuple, Optional, Sequence
 
-from streamlint import memory
+from streamlint import memory, selection
 from streamlint import rules as registry
-from streamlint import selection
 from streamlint.cache import ResultCache
 from streamlint.cache.keys import config_key
 from streamlint.config import SettingsResolver

@@ -20,7 +20,6 @@ from streamlint.notebooks import magics
 from streamlint.source import LINE_BREAK, split_lines
 
 
-
 class NotebookError(Exception):
     """The file is not a notebook we can read. Row and column are 1-based, in the file."""
 

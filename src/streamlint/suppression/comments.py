@@ -52,8 +52,8 @@ class Directive:
     codes: tuple[Code, ...] | None  # None: no codes, so every code
     codes_start: int  # where the code list is (or would be) written
     codes_end: int
-    # `# noqa SL103`: codes without the colon (then codes_start/end span them). As in
-    # ruff, it is a bare `# noqa` (it suppresses every code) and reported (SL900).
+    # Codes written without the colon, as in "noqa SL103" (codes_start/end then span
+    # them). As in ruff, that is a bare noqa (it suppresses every code), reported by SL900.
     missing_colon: bool = False
 
 
