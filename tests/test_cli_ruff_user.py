@@ -191,6 +191,8 @@ def test_isolated_ignores_the_config(project, capsys):
     write(project / "pyproject.toml", '[tool.streamlint]\nselect = ["SL1"]\n')
     assert codes(run(capsys, "check", "--isolated", ".")[1]) == ["SL101", "SL502"]
     assert codes(run(capsys, "check", "--isolated", "--config", 'ignore = ["SL1"]', ".")[1]) == ["SL502"]
+    code, _, err = run(capsys, "check", "--isolated", "--config", "pyproject.toml", ".")
+    assert code == 2 and "cannot be used with --isolated" in err
 
 
 @pytest.mark.usefixtures("fake_engine")

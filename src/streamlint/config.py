@@ -131,7 +131,6 @@ class SettingsResolver:
         self._overrides = overrides
         self._timeout = timeout
         self._inline = dict(inline or {})
-        self._isolated = isolated
         self._by_dir: dict[Path, Settings] = {}
         self._by_config: dict[Path | None, Settings] = {}
         # One Settings for every path (an API caller's own, or --config's).

@@ -22,6 +22,8 @@ def resolver_from(args: argparse.Namespace) -> SettingsResolver:
     )
     timeout = None if args.timeout is None else parse_timeout(_number(args.timeout), "invalid value for --timeout")
     config_file, inline = _config_options(args.config or [])
+    if config_file is not None and args.isolated:
+        raise UsageError(f"--config {config_file} cannot be used with --isolated (which ignores config files)")
     inline.update(_file_options(args))
     return SettingsResolver(
         explicit_config=config_file, overrides=layer, timeout=timeout,
