@@ -278,6 +278,15 @@ def test_noqa_without_a_colon_suppresses_all_and_sl900_asks_for_the_colon(tmp_pa
     assert run(capsys, "check", "loop.py")[0] == 0  # with the colon: SL103 suppressed, nothing to say
 
 
+def test_noqa_with_a_colon_and_no_code_suppresses_nothing(tmp_path, capsys, monkeypatch):
+    # As ruff: "Invalid `# noqa` directive ... expected a comma-separated list of codes".
+    write(tmp_path / "copies.py", PINNED_SNIPPET.replace('return host.to("cuda")', 'return host.to("cuda")  # noqa:'))
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "check", "copies.py")
+    assert code == 1 and codes(out) == ["SL201", "SL900"]
+    assert "`# noqa:` names no code, so it suppresses nothing" in out
+
+
 # ---- notebooks ----
 
 

@@ -15,7 +15,7 @@ from streamlint.fixes.model import Applicability, Edit, Fix
 from streamlint.rules.sl900_unused_suppression import UnusedSuppression
 from streamlint.selection import SOURCE_ERROR, matches
 from streamlint.source import split_lines
-from streamlint.suppression.comments import Code, Directive, Suppressions
+from streamlint.suppression.comments import Code, Directive, Malformed, Suppressions
 
 CODE = UnusedSuppression.code
 _OWN_SELECTOR = re.compile(r"SL\d*")  # streamlint's codes and prefixes; others are not ours
@@ -50,8 +50,11 @@ def find(
     for index, directive in enumerate(found.directives):
         if directive.kind != "ignore-file" and directive.row in silenced_rows:
             continue
-        if directive.missing_colon:
+        if directive.malformed is Malformed.MISSING_COLON:
             out.append(_missing_colon(filename, lines, directive))
+            continue
+        if directive.malformed is Malformed.NO_CODES:
+            out.append(_no_codes(filename, lines, found, directive))
             continue
         if directive.codes is None:
             # A bare `# noqa` also silences other tools: it is never reported.
@@ -137,6 +140,17 @@ def _missing_colon(filename: str, lines: list[str], directive: Directive) -> Dia
     return Diagnostic(
         filename, row, directive.start + 1, CODE, message, row, directive.end + 1, row,
         UnusedSuppression.name, fix=Fix("Add a colon", Applicability.UNSAFE, (insert,)),
+    )  # fmt: skip
+
+
+def _no_codes(filename: str, lines: list[str], found: Suppressions, directive: Directive) -> Diagnostic:
+    """ruff's warning for an invalid noqa: the colon promises codes that are not there."""
+    row = directive.row
+    message = "`# noqa:` names no code, so it suppresses nothing: name the codes after the colon"
+    return Diagnostic(
+        filename, row, directive.start + 1, CODE, message, row, directive.end + 1, row,
+        UnusedSuppression.name,
+        fix=Fix("Remove the empty suppression", Applicability.SAFE, (_removal(lines, found, directive, None),)),
     )  # fmt: skip
 
 
