@@ -19,7 +19,7 @@ from streamlint.config import SettingsResolver
 from streamlint.diagnostics import sort_key
 from streamlint.discovery import discover
 from streamlint.engine import lint, run
-from streamlint.engine.lint import FileResult
+from streamlint.engine.lint import FileResult, FixRequest
 from streamlint.source import SourceFile
 
 # The formats --statistics can be printed in (as ruff: its text, or JSON); the others
@@ -41,7 +41,7 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.show_settings or args.show_files:
         return show.run(args, paths, resolver, out)
     fixing = args.fix or args.diff or args.fix_only
-    linted = lint_paths(args, paths, resolver, err, fix=args.unsafe_fixes if fixing else None)
+    linted = lint_paths(args, paths, resolver, err, fix=FixRequest(args.unsafe_fixes) if fixing else None)
     if fixing:
         return fix.run(args, linted.results, linted.stdin_name, linted.stdin_text, out, err)
     diagnostics = sorted((d for r in linted.results for d in r.diagnostics), key=sort_key)
@@ -87,7 +87,7 @@ def validate(args: argparse.Namespace, reads_stdin: bool) -> None:
 
 
 def lint_paths(
-    args: argparse.Namespace, paths: list[str], resolver: SettingsResolver, err: TextIO, *, fix: Optional[bool]
+    args: argparse.Namespace, paths: list[str], resolver: SettingsResolver, err: TextIO, *, fix: Optional[FixRequest]
 ) -> Linted:
     linted = Linted(stdin_name=args.stdin_filename or "-")
     file_paths = [p for p in paths if p != "-"]
@@ -109,7 +109,9 @@ def lint_paths(
     return linted
 
 
-def _lint_stdin(args: argparse.Namespace, resolver: SettingsResolver, linted: Linted, fix: Optional[bool]) -> None:
+def _lint_stdin(
+    args: argparse.Namespace, resolver: SettingsResolver, linted: Linted, fix: Optional[FixRequest]
+) -> None:
     lint.load_checker()  # a broken install is an internal error, not an SL000
     name = linted.stdin_name
     settings = resolver.for_path(name if args.stdin_filename else os.getcwd())

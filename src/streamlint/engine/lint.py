@@ -28,6 +28,13 @@ CheckFn = Callable[[str, str, Sequence[type[Rule]]], "list[Diagnostic]"]
 MAX_PASSES = 8
 
 
+@dataclass(frozen=True)
+class FixRequest:
+    """Fix what is linted (`--fix`): safe fixes, and with `unsafe` the unsafe ones too."""
+
+    unsafe: bool = False
+
+
 @dataclass
 class FileResult:
     path: str
@@ -125,10 +132,10 @@ def lint_python(
     settings: Settings,
     *,
     rules: Sequence[type[Rule]] | None = None,
-    fix: Optional[bool] = None,
+    fix: Optional[FixRequest] = None,
 ) -> FileResult:
-    """A .py file's result: decoded, prefiltered, linted; with `fix` (False: safe
-    fixes, True: unsafe ones too), fixed in the same pass."""
+    """A .py file's result: decoded, prefiltered, linted; with `fix`, fixed in the
+    same pass."""
     text = source.text()
     if isinstance(text, Diagnostic):
         return FileResult(source.path, [text], analysed=False, lines=0)
@@ -137,9 +144,9 @@ def lint_python(
         return FileResult(source.path, [], analysed=False, lines=lines)
     try:
         diagnostics = lint_text(text, source.path, settings, rules=rules)
-        if fix is None or not has_fix(diagnostics, fix):
+        if fix is None or not has_fix(diagnostics, fix.unsafe):
             return FileResult(source.path, diagnostics, analysed=True, lines=lines)
-        outcome = lint_fix(text, source.path, settings, unsafe=fix, rules=rules, diagnostics=diagnostics)
+        outcome = lint_fix(text, source.path, settings, unsafe=fix.unsafe, rules=rules, diagnostics=diagnostics)
     except Exception as err:  # selection/suppression bugs must not abort the run either
         diagnostics = [source_error(source.path, f"internal error: {type(err).__name__}: {err}")]
         return FileResult(source.path, diagnostics, analysed=True, lines=lines)

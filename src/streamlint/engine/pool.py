@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from streamlint import memory
-from streamlint.engine.lint import FileResult
+from streamlint.engine.lint import FileResult, FixRequest
 from streamlint.settings import Settings
 from streamlint.source import source_error
 
@@ -32,7 +32,7 @@ def default_jobs() -> int:
 
 
 def lint_parallel(
-    check_chunk: ChunkFn, items: list[Item], jobs: int, rules: Optional[Sequence], fix: Optional[bool]
+    check_chunk: ChunkFn, items: list[Item], jobs: int, rules: Optional[Sequence], fix: Optional[FixRequest]
 ) -> list:
     results: list = []
     suspects: list[Item] = []
@@ -79,7 +79,7 @@ def _size(path: Path) -> int:
 
 
 def _lint_isolated(
-    check_chunk: ChunkFn, items: Sequence[Item], rules: Optional[Sequence], fix: Optional[bool]
+    check_chunk: ChunkFn, items: Sequence[Item], rules: Optional[Sequence], fix: Optional[FixRequest]
 ) -> list:
     """Each file in a worker of its own."""
     results: list = []

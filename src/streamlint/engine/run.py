@@ -16,7 +16,7 @@ from streamlint.cache.keys import config_key
 from streamlint.config import SettingsResolver
 from streamlint.discovery import discover
 from streamlint.engine import lint, pool
-from streamlint.engine.lint import FileResult
+from streamlint.engine.lint import FileResult, FixRequest
 from streamlint.model import reads
 from streamlint.notebooks.fix import lint_fix_notebook
 from streamlint.notebooks.lint import lint_notebook
@@ -47,15 +47,14 @@ def lint_source(
     settings: Settings,
     *,
     rules: Sequence[type[Rule]] | None = None,
-    fix: Optional[bool] = None,
+    fix: Optional[FixRequest] = None,
 ) -> FileResult:
-    """One file's result, by its kind; with `fix` (False: safe fixes only, True: unsafe
-    ones too) linted and fixed in one pass."""
+    """One file's result, by its kind; with `fix`, linted and fixed in one pass."""
     try:
         if source.kind is SourceKind.NOTEBOOK:
             if fix is None:
                 return lint_notebook(source.data, source.path, settings, rules=rules)
-            return lint_fix_notebook(source, settings, unsafe=fix, rules=rules)
+            return lint_fix_notebook(source, settings, unsafe=fix.unsafe, rules=rules)
         return lint.lint_python(source, settings, rules=rules, fix=fix)
     except Exception as err:  # a bug in reading one file must not abort the run
         diag = source_error(source.path, f"internal error: {type(err).__name__}: {err}")
@@ -97,7 +96,7 @@ def lint_files(
     rules: Sequence[type[Rule]] | None = None,
     cache: ResultCache | None = None,
     *,
-    fix: Optional[bool] = None,
+    fix: Optional[FixRequest] = None,
 ) -> list[FileResult]:
     """Lint (path, settings) pairs, in a process pool when there are many; results
     sorted by path. With a `cache`, files whose stored result is still valid (and, with
@@ -125,7 +124,7 @@ def lint_files(
 
 
 def check_chunk(
-    items: Sequence[Item], rules: Sequence[type[Rule]] | None = None, fix: Optional[bool] = None
+    items: Sequence[Item], rules: Sequence[type[Rule]] | None = None, fix: Optional[FixRequest] = None
 ) -> list[Checked]:
     """Check files one after the other (in this process or in a pool worker)."""
     if items:
@@ -144,7 +143,7 @@ def check_chunk(
 
 
 def check_path(
-    path: Path, settings: Settings, *, rules: Sequence[type[Rule]] | None = None, fix: Optional[bool] = None
+    path: Path, settings: Settings, *, rules: Sequence[type[Rule]] | None = None, fix: Optional[FixRequest] = None
 ) -> Checked:
     """One file read once and checked, with the hash of its bytes and what the
     analysis read besides."""
@@ -164,7 +163,7 @@ def _from_cache(
     rules: Sequence[type[Rule]] | None,
     cache: ResultCache,
     keys: dict[str, tuple[str, str]],
-    fix: Optional[bool],
+    fix: Optional[FixRequest],
 ) -> tuple[list[Item], list[FileResult]]:
     """(the items to check, the results found in the cache). Files are read and hashed
     here; nothing is parsed, and neither the checker nor libcst is imported."""
@@ -181,7 +180,7 @@ def _from_cache(
             pending.append((path, settings))  # reported by the check, never cached
             continue
         found = cache.lookup(absolute, filename, reads.content_hash(data), config)
-        if found is None or (fix is not None and lint.has_fix(found.diagnostics, fix)):
+        if found is None or (fix is not None and lint.has_fix(found.diagnostics, fix.unsafe)):
             pending.append((path, settings))
         else:
             hits.append(FileResult(filename, found.diagnostics, found.analysed, found.lines))

@@ -87,5 +87,5 @@ class UnusedSuppression(Rule):
 
     def check(self, analysis):
         # The work needs the other rules' findings and the comments, so it is done
-        # by the engine after suppression (streamlint.unused_suppressions).
+        # by the engine after suppression (streamlint.suppression.unused).
         return ()
