@@ -138,7 +138,7 @@ def relint(items: list[tuple[str, str]], timeout: float) -> list[tuple[str, str]
     """(sha, digest) for each (sha, text): phase 2, in a process with another hash seed."""
     warnings.simplefilter("ignore")
     import fuzz_programs as fp
-    from streamlint.engine import lint_text
+    from streamlint.engine.lint import lint_text
 
     lint_settings = fp.fuzz_settings(timeout)
     return [(sha, fp.diagnostics_digest(lint_text(text, fp.FILENAME, lint_settings))) for sha, text in items]

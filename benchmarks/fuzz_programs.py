@@ -31,8 +31,11 @@ from hypothesis import strategies as st
 
 from streamlint import rules as registry
 from streamlint.config import Settings
-from streamlint.engine import decode, lint_bytes, lint_text, source_lines
-from streamlint.fixes.apply import fix_source
+from streamlint.engine.lint import lint_fix as fix_source
+from streamlint.engine.lint import lint_text
+from streamlint.engine.run import lint_bytes
+from streamlint.source import decode
+from streamlint.source import split_lines as source_lines
 from streamlint.selection import SOURCE_ERROR
 
 ROOT = Path(__file__).resolve().parent.parent

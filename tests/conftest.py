@@ -73,11 +73,18 @@ def private_cache(tmp_path_factory, monkeypatch):
     return directory
 
 
+@pytest.fixture(autouse=True)
+def plain_output(monkeypatch):
+    """No colour whatever the environment says (tests that want it set it)."""
+    for name in ("FORCE_COLOR", "CLICOLOR_FORCE", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def fake_engine(monkeypatch):
     """Swap the rule registry and the checker for the fakes above."""
     import streamlint.rules
-    from streamlint import engine
+    from streamlint.engine import lint as engine
 
     monkeypatch.setattr(streamlint.rules, "all_rules", lambda: FAKE_RULES)
     monkeypatch.setattr(streamlint.rules, "rule_codes", lambda: tuple(r.code for r in FAKE_RULES))

@@ -13,7 +13,7 @@ from conftest import LOOP_SNIPPET as LOOP
 from conftest import PINNED_SNIPPET as PINNED
 from conftest import run_cli as run
 from conftest import write
-from streamlint.add_noqa import add_noqa
+from streamlint.suppression.add_noqa import add_noqa
 from streamlint.diagnostics import Diagnostic
 
 
@@ -108,12 +108,12 @@ def test_stdin_and_baseline_are_usage_errors(tree, capsys, monkeypatch):
 
 
 def test_a_file_that_cannot_be_written_is_an_error(tree, capsys, monkeypatch):
-    import streamlint.add_noqa
+    import streamlint.suppression.add_noqa
 
     def refuse(path, data):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(streamlint.add_noqa, "write_atomic", refuse)
+    monkeypatch.setattr(streamlint.suppression.add_noqa, "write_atomic", refuse)
     code, _, err = run(capsys, "--add-noqa", ".")
     assert code == 2
     assert "cannot edit pkg/copies.py: Permission denied" in err

@@ -8,9 +8,11 @@ import sys
 import pytest
 
 from conftest import SL501_SNIPPET, needs_fork, write
-from streamlint import engine
+from streamlint import isolation, nesting
+from streamlint.engine import run as engine_run
 from streamlint.config import Settings
-from streamlint.engine import lint_file, lint_paths, lint_text
+from streamlint.engine.lint import lint_text
+from streamlint.engine.run import lint_file, lint_paths
 
 S = Settings.default()
 
@@ -42,7 +44,7 @@ def test_unreadable_file(tmp_path, monkeypatch):
     def deny(_path):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(engine, "_read", deny)
+    monkeypatch.setattr(engine_run, "read_bytes", deny)
     assert only(lint_file(path, S)) == ("SL000", 1, 1, "cannot read file: Permission denied")
 
 
@@ -59,7 +61,7 @@ def test_vanished_file(tmp_path):
     path = write(tmp_path / "gone.py", "import torch\n")
     files = discover([tmp_path]).files
     path.unlink()
-    [result] = engine.lint_files(files, jobs=1)
+    [result] = engine_run.lint_files(files, jobs=1)
     assert only(result) == ("SL000", 1, 1, "cannot read file: No such file or directory")
 
 
@@ -165,9 +167,9 @@ def test_big_flat_data_table_is_not_refereed(monkeypatch):
     def refuse(_text):
         raise AssertionError("CPython's parser should not be needed here")
 
-    monkeypatch.setattr(engine.ast, "parse", refuse)
+    monkeypatch.setattr(nesting.ast, "parse", refuse)
     rows = ",\n".join(["(1, 2.0, 'abc', None, [3, 4])"] * 50000)
-    assert engine.nesting_problem("import torch\nx = [" + rows + "]\n") is None
+    assert nesting.nesting_problem("import torch\nx = [" + rows + "]\n") is None
 
 
 def test_moderate_nesting_is_analysed_normally():
@@ -182,13 +184,13 @@ def test_brackets_in_strings_and_comments_do_not_count():
         + "t = " + triple + "\n" + "{" * 300 + "\n" + triple + "\n"
         + "u = " + "f'{1}' + " * 300 + "'x'\n"
     )  # fmt: skip
-    assert engine.nesting_problem(text) is None
+    assert nesting.nesting_problem(text) is None
 
 
 def test_large_stack_call_propagates_results_and_errors():
-    assert engine.call_with_large_stack(sum, [1, 2]) == 3
+    assert isolation.call_with_large_stack(sum, [1, 2]) == 3
     with pytest.raises(KeyError):
-        engine.call_with_large_stack({}.__getitem__, "k")
+        isolation.call_with_large_stack({}.__getitem__, "k")
     limit = sys.getrecursionlimit()
     lint_text(SL501_SNIPPET, "t.py", S)
     assert sys.getrecursionlimit() == limit

@@ -13,13 +13,15 @@ import pytest
 
 import streamlint
 from conftest import fake_check, needs_fork, write
-from streamlint import engine
+from streamlint.engine import lint as engine_lint
+from streamlint.engine import run as engine_run
 from streamlint.cache import ResultCache, keys
 from streamlint.cache.store import CACHEDIR_TAG, GITIGNORE
 from streamlint.cli import main
 from streamlint.config import Settings, SettingsResolver
 from streamlint.discovery import discover
 from streamlint.model import project
+from streamlint.model.analysis import FileAnalyzer
 from streamlint.selection import RuleSelection
 
 REPO = Path(__file__).resolve().parent.parent
@@ -37,14 +39,14 @@ def counted(fake_engine, monkeypatch):
 
     from conftest import FakeSourceError
 
-    monkeypatch.setattr(engine, "load_checker", lambda: (check, FakeSourceError))
+    monkeypatch.setattr(engine_lint, "load_checker", lambda: (check, FakeSourceError))
     return seen
 
 
 def lint(root: Path, cache_dir: Path, jobs: int = 1, resolver=None, use_cache: bool = True):
     found = discover([root], resolver or SettingsResolver())
     cache = ResultCache(cache_dir) if use_cache else None
-    results = engine.lint_files(found.files, jobs=jobs, cache=cache)
+    results = engine_run.lint_files(found.files, jobs=jobs, cache=cache)
     return results, cache
 
 
@@ -93,7 +95,7 @@ def test_the_shown_filename_comes_from_this_run(tree, tmp_path, counted, monkeyp
     monkeypatch.chdir(tree)
     found = discover(["sub"], SettingsResolver())
     cache = ResultCache(tmp_path / "c")
-    results = engine.lint_files(found.files, jobs=1, cache=cache)
+    results = engine_run.lint_files(found.files, jobs=1, cache=cache)
     assert cache.hits == 1
     assert [d.filename for d in results[0].diagnostics] == [os.path.join("sub", "c.py")]
 
@@ -168,7 +170,7 @@ def test_version_change_invalidates(tree, tmp_path, counted, monkeypatch):
 def test_fingerprint_follows_the_package_sources(tmp_path, monkeypatch):
     before = keys.tool_fingerprint()
     stats = keys._source_stats(os.path.dirname(streamlint.__file__))
-    assert any(line.startswith("engine.py:") for line in stats)
+    assert any(line.startswith("engine/lint.py:") for line in stats)
     monkeypatch.setattr(keys, "_source_stats", lambda root, top_only=False: ["changed"])
     keys.tool_fingerprint.cache_clear()
     try:
@@ -503,7 +505,7 @@ def test_warm_run_parses_nothing_and_does_not_import_libcst(tmp_path):
     env = {**os.environ, "STREAMLINT_CACHE_DIR": str(tmp_path / "c")}
     _cli("check", "fixtures/SL301", "--exit-zero", cwd=REPO, env=env)
     probe = (
-        "import sys\nfrom streamlint import engine\n"
+        "import sys\nfrom streamlint.engine import lint as engine\n"
         "def refuse():\n    raise AssertionError('the checker was loaded')\n"
         "engine.load_checker = refuse\n"
         "from streamlint.cli import main\n"
@@ -538,11 +540,11 @@ def test_summaries_of_other_modules_are_bounded(tmp_path, monkeypatch):
     monkeypatch.setattr(project, "MAX_CACHED_MODULES", 3)
     for i in range(6):
         write(tmp_path / f"h{i}.py", f"import torch\ndef f{i}():\n    return torch.zeros(3)\n")
-        assert project.analyzer_for(tmp_path / f"h{i}.py", 1) is not None
+        assert project.analyzer_for(tmp_path / f"h{i}.py", 1, FileAnalyzer) is not None
     assert list(project._cache) == [str(tmp_path / f"h{i}.py") for i in (3, 4, 5)]
     monkeypatch.setattr(project, "MAX_CACHED_SOURCE_BYTES", 250)
     write(tmp_path / "big.py", "import torch\n" + "x = 1\n" * 30)
-    project.analyzer_for(tmp_path / "big.py", 1)
+    project.analyzer_for(tmp_path / "big.py", 1, FileAnalyzer)
     kept = list(project._cache)
     assert kept[-1] == str(tmp_path / "big.py") and len(kept) < 3
     assert project._cached_bytes == sum(os.path.getsize(p) for p in kept) <= 250
@@ -604,7 +606,7 @@ def test_time_outs_are_not_cached_and_the_timeout_setting_keeps_entries(tmp_path
             raise deadline.AnalysisTimeout(30)
         return fake_check(source, filename, rules)
 
-    monkeypatch.setattr(engine, "load_checker", lambda: (slow_check, FakeSourceError))
+    monkeypatch.setattr(engine_lint, "load_checker", lambda: (slow_check, FakeSourceError))
     write(tmp_path / "p" / "slow.py", "import torch.cuda\nslow!\n")
     write(tmp_path / "p" / "fine.py", FAKE)
     first, _ = lint(tmp_path / "p", tmp_path / "c")

@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from conftest import SL102_SNIPPET, SL501_SNIPPET, write
-from streamlint import __version__, engine
+from streamlint import __version__
+from streamlint.engine import run as engine
 from streamlint import rules as registry
 from streamlint.cli import main
 
@@ -69,7 +70,7 @@ class TestCheck:
         [
             (["--select", "SL1"], ["SL101"]),
             (["--select", "SL5"], ["SL502"]),
-            (["--select", "sl101", "--select", "SL502"], ["SL101", "SL502"]),
+            (["--select", "SL101", "--select", "SL502"], ["SL101", "SL502"]),
             (["--select", "SL101,SL502"], ["SL101", "SL502"]),
             (["--ignore", "SL5"], ["SL101"]),
             (["--select", "SL", "--ignore", "SL1"], ["SL502"]),
@@ -197,7 +198,7 @@ def test_help_exits_0(capsys):
 
 
 def test_rule_prints_docs(capsys):
-    code, out, _ = run(capsys, "rule", "sl101")
+    code, out, _ = run(capsys, "rule", "SL101")
     rule = registry.rule_by_code("SL101")
     assert code == 0
     assert out.startswith(f"# {rule.name} (SL101)")
@@ -209,16 +210,17 @@ def test_rule_all_lists_every_rule(capsys):
     code, out, _ = run(capsys, "rule", "--all")
     lines = out.splitlines()
     assert code == 0
-    assert len(lines) == len(registry.all_rules()) >= 10
-    for line, rule in zip(lines, registry.all_rules()):
+    assert len(lines) == 1 + len(registry.all_rules()) >= 10
+    assert lines[0].split()[:2] == ["SL000", "source-error"]
+    for line, rule in zip(lines[1:], registry.all_rules()):
         assert line.split()[:2] == [rule.code, rule.name] and line.endswith(rule.summary)
     data = json.loads(run(capsys, "rule", "--all", "--format", "json")[1])
-    assert [d["code"] for d in data] == [r.code for r in registry.all_rules()]
+    assert [d["code"] for d in data] == ["SL000", *(r.code for r in registry.all_rules())]
 
 
 def test_unknown_rule_exits_2(capsys):
     code, _, err = run(capsys, "rule", "SL999")
-    assert code == 2 and "unknown rule code 'SL999'" in err
+    assert code == 2 and "unknown rule 'SL999'" in err
 
 
 # ---- end to end with the real rules (needs the stream model) ----

@@ -16,7 +16,8 @@ from streamlint.config import (
     SettingsResolver,
     load_settings,
 )
-from streamlint.engine import lint_paths, rules_for_file
+from streamlint.engine.run import lint_paths
+from streamlint.settings import rules_for_file
 from streamlint.selection import RuleSelection
 
 ALL_FAKE = "import torch.cuda\nhit(SL101)\nhit(SL102)\nhit(SL202)\nhit(SL501)\n"
@@ -95,7 +96,7 @@ def test_missing_explicit_config_exits_2(tmp_path, capsys, fake_engine):
 
 
 def test_prefixes_and_reserved_family_are_valid():
-    assert selection.validate("sl1") == "SL1"
+    assert selection.validate("SL1") == "SL1"
     assert selection.validate("SL") == "SL"
     assert selection.validate("ALL") == "ALL"
     assert selection.validate("SL4") == "SL4"  # announced family, accepted ahead of time

@@ -10,7 +10,7 @@ import pytest
 from conftest import needs_fork, write
 from streamlint.config import SettingsResolver
 from streamlint.discovery import discover
-from streamlint.engine import lint_paths
+from streamlint.engine.run import lint_paths
 
 
 def rel(tmp_path: Path, paths=None, **kwargs) -> list[str]:

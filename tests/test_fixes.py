@@ -19,7 +19,8 @@ from streamlint.config import Settings
 from streamlint.diagnostics import Diagnostic
 from streamlint.fixes import Applicability, Edit, Fix
 from streamlint.fixes import apply as fix_apply
-from streamlint.fixes.apply import apply_edits, choose, fix_source, map_position
+from streamlint.engine.lint import lint_fix as fix_source
+from streamlint.fixes.apply import apply_edits, choose, map_position
 from streamlint.fixes.runner import write_atomic
 from streamlint.rules import all_rules
 

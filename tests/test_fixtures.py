@@ -118,7 +118,7 @@ def test_fixtures_exist() -> None:
 def test_fixture(path: Path) -> None:
     # Imported here so that the structural tests below run even while the model is missing.
     from streamlint.config import Settings
-    from streamlint.engine import lint_text
+    from streamlint.engine.lint import lint_text
 
     text = path.read_text(encoding="utf-8")
     expected = parse_expectations(text, _rel(path))

@@ -143,7 +143,7 @@ def test_the_long_run_script_runs(tmp_path):
 
 
 def test_byte_properties_catch_broken_output(monkeypatch):
-    from streamlint.engine import FileResult
+    from streamlint.engine.lint import FileResult
 
     def lint_bytes(diagnostics):
         return lambda data, filename, settings: FileResult(filename, diagnostics, True, 1)

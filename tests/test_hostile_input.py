@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from conftest import SL501_SNIPPET, write
-from streamlint import engine
+from streamlint import source
+from streamlint.engine import run as engine
 from streamlint.config import Settings
-from streamlint.engine import lint_bytes, lint_paths
+from streamlint.engine.run import lint_bytes, lint_paths
 
 S = Settings.default()
 SL501_ROW = 3  # the snippet's finding, 3:9
@@ -70,7 +71,7 @@ def test_form_feed_and_line_separator_do_not_shift_rows():
     text = "x = 1  # \x0c form feed\ny = '\u2028'\n" + SL501_SNIPPET
     result = lint_bytes(text.encode(), "ff.py", S)
     assert codes_and_rows(result) == [("SL501", SL501_ROW + 2)]
-    assert engine.source_lines(text)[SL501_ROW + 1].strip() == "s = torch.cuda.Stream()"
+    assert source.split_lines(text)[SL501_ROW + 1].strip() == "s = torch.cuda.Stream()"
 
 
 # ---- binary and badly encoded files ----
@@ -147,15 +148,15 @@ def test_symlink_loops_and_dangling_links(tmp_path):
 def test_file_deleted_while_the_run_goes_on(tmp_path, monkeypatch):
     for name in ("a.py", "b.py", "c.py"):
         write(tmp_path / name, SL501_SNIPPET)
-    read = engine._read
+    read = engine.read_bytes
 
     def read_then_delete_b(path):
         data = read(path)
-        if path.name == "a.py":
+        if Path(path).name == "a.py":
             (tmp_path / "b.py").unlink()  # gone after discovery, before its turn
         return data
 
-    monkeypatch.setattr(engine, "_read", read_then_delete_b)
+    monkeypatch.setattr(engine, "read_bytes", read_then_delete_b)
     results = [(Path(r.path).name, r.diagnostics) for r in lint_paths([tmp_path], jobs=1)]
     assert [(name, [d.code for d in diags]) for name, diags in results] == [
         ("a.py", ["SL501"]), ("b.py", ["SL000"]), ("c.py", ["SL501"]),

@@ -20,11 +20,12 @@ from pathlib import Path
 import pytest
 
 from conftest import write
-from streamlint import engine
+import streamlint
+from streamlint.engine import run as engine
 from streamlint.cli import main
 from streamlint.config import ConfigError, SettingsResolver
 
-SRC = Path(engine.__file__).parent
+SRC = Path(streamlint.__file__).parent
 # Creates PWNED_<module name> beside the module when it is run.
 PAYLOAD = "import pathlib; pathlib.Path(__file__).with_name('PWNED_' + pathlib.Path(__file__).stem).write_text('ran')\n"
 # Modules that streamlint (or Python on its behalf) imports by name.
@@ -115,7 +116,7 @@ def hook(event, args):
         events.append([event])
 
 sys.addaudithook(hook)
-from streamlint.engine import lint_paths
+from streamlint.engine.run import lint_paths
 lint_paths([root], jobs=1)
 if sys.argv[2:] == ["control"]:  # the hook sees what it looks for
     exec(compile("x = 1", os.path.join(root, "probe.py"), "exec"))

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import FAKE_RULES, SL501_SNIPPET
 from streamlint.config import Settings
-from streamlint.engine import lint_text
+from streamlint.engine.lint import lint_text
 from streamlint.fixes.apply import apply_edits
 from streamlint.fixes.model import Applicability, Edit
 from streamlint.rules.sl900_unused_suppression import UnusedSuppression

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import SL501_SNIPPET
-from streamlint import suppression
+from streamlint.suppression import comments as suppression
 from streamlint.config import Settings
-from streamlint.engine import lint_text
+from streamlint.engine.lint import lint_text
 
 
 def codes(text: str) -> list[tuple[int, str]]:

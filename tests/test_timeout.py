@@ -10,9 +10,11 @@ import time
 import pytest
 
 from conftest import SL501_SNIPPET, write
-from streamlint import deadline, engine
+from streamlint import deadline
+from streamlint.engine import lint as engine
 from streamlint.config import DEFAULT_TIMEOUT, ConfigError, Settings, SettingsResolver
-from streamlint.engine import lint_paths, lint_text
+from streamlint.engine.lint import lint_text
+from streamlint.engine.run import lint_paths
 
 S = Settings.default()
 TIMEOUT_MESSAGE = "analysis timed out after {} s; raise `timeout` in [tool.streamlint] or pass --timeout"

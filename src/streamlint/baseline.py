@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from streamlint import suppression
 from streamlint.atomic_write import write_atomic
 from streamlint.diagnostics import Diagnostic
 from streamlint.selection import SOURCE_ERROR
+from streamlint.suppression import comments as suppression
 
 VERSION = 1
 _LINE_NUMBER = re.compile(r"\b(lines?) \d+")

@@ -56,7 +56,7 @@ def python_syntax_error(source: str) -> SourceError | None:
 
     Its messages and positions beat libcst's, whose tokenizer errors (tabs, unterminated
     strings, stray characters) all point at 1:1. Only called once libcst has failed, on
-    text that the engine's nesting guard has let through (CPython raises on deep nesting).
+    text that the nesting guard (nesting.py) has let through (CPython raises on deep nesting).
     """
     try:
         with warnings.catch_warnings():

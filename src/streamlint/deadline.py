@@ -3,7 +3,7 @@
 The flow walk calls `tick()` once per statement; every few ticks it reads the clock and
 raises `AnalysisTimeout` once the deadline has passed, so a pathological file costs at
 most about its budget. Native code (libcst's parser) cannot be interrupted this way:
-the engine's join timeout on the checker thread is the backstop for it.
+the join timeout on the checker thread (isolation.py) is the backstop for it.
 """
 
 from __future__ import annotations

@@ -54,10 +54,15 @@ def normalize(selector: str) -> str:
 
 def validate(selector: str, codes: Iterable[str] | None = None) -> str:
     """The normalized selector, or SelectorError when it can match no known code."""
-    sel = normalize(selector)
+    sel = selector.strip()
+    pool = tuple(codes) if codes is not None else known_codes()
+    if sel != sel.upper():  # as in ruff: codes are upper case, `sl101` is no code
+        raise SelectorError(
+            f"unknown rule selector {selector!r}: rule codes are upper case "
+            f"(did you mean {sel.upper()}?)"
+        )
     if sel == ALL:
         return sel
-    pool = tuple(codes) if codes is not None else known_codes()
     if _SELECTOR.fullmatch(sel) and any(code.startswith(sel) for code in pool):
         return sel
     hint = difflib.get_close_matches(sel, pool, n=1)

@@ -1,29 +1,20 @@
 """Apply fixes to a source text, and check that they did what they claim.
 
-`fix_source` lints, applies every applicable fix whose edits do not overlap another's,
-and lints again, up to a few passes. After each pass the fixed text must parse and each
-fixed finding must be gone from where its code moved to; otherwise the original text is
-returned unchanged with an error saying which fix failed (nothing is written for that
-file). A second `fix_source` on the result therefore finds nothing to apply.
+The pieces of the engine's `lint_fix` (engine/lint.py): choose the fixes that can go
+together, apply their edits, map positions across them, and verify the result (it
+parses, and each fixed finding is gone from where its code moved to).
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 from streamlint.diagnostics import Diagnostic
 from streamlint.fixes.model import Edit
 from streamlint.selection import SOURCE_ERROR
-
-if TYPE_CHECKING:
-    from streamlint.config import Settings
-    from streamlint.rules import Rule
-
-MAX_PASSES = 8
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+from streamlint.source import LineIndex
 
 
 @dataclass
@@ -38,24 +29,11 @@ class FixOutcome:
         return bool(self.applied) and self.error is None
 
 
-def line_starts(text: str) -> list[int]:
-    starts = [0]
-    starts.extend(m.end() for m in _LINE_BREAK.finditer(text))
-    return starts
-
-
-def offset(starts: Sequence[int], text: str, row: int, column: int) -> int:
-    """Character offset of a 1-based (row, column); clamped to the text."""
-    if row > len(starts):
-        return len(text)
-    return min(starts[max(row, 1) - 1] + max(column, 1) - 1, len(text))
-
-
 def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     """Apply non-overlapping edits (the caller has checked they do not overlap)."""
-    starts = line_starts(text)
+    index = LineIndex(text)
     spans = sorted(
-        ((offset(starts, text, e.row, e.column), offset(starts, text, e.end_row, e.end_column), e.content)
+        ((index.offset(e.row, e.column), index.offset(e.end_row, e.end_column), e.content)
          for e in edits),
         key=lambda span: (span[0], span[1]),
     )
@@ -101,61 +79,22 @@ def choose(diagnostics: Sequence[Diagnostic], unsafe: bool) -> tuple[list[Diagno
 def map_position(old: str, new: str, edits: Sequence[Edit], row: int, column: int) -> tuple[int, int]:
     """Where (row, column) of `old` is in `new` (the text after `edits`). A position
     inside a replaced span, or at its start, maps to the start of its replacement."""
-    old_starts = line_starts(old)
-    at = offset(old_starts, old, row, column)
+    old_index = LineIndex(old)
+    at = old_index.offset(row, column)
     shift = 0
     for e in edits:
-        start = offset(old_starts, old, e.row, e.column)
-        end = offset(old_starts, old, e.end_row, e.end_column)
+        start = old_index.offset(e.row, e.column)
+        end = old_index.offset(e.end_row, e.end_column)
         if end <= at and not (start == end == at):
             shift += len(e.content) - (end - start)  # wholly before (or an insertion before)
         elif start == end == at:
             shift += len(e.content)  # inserted right before the position
         elif start < at < end:
             at = start  # inside a replaced span
-    new_at = at + shift
-    new_starts = line_starts(new)
-    new_row = max(i for i, s in enumerate(new_starts) if s <= new_at) + 1 if new_starts else 1
-    return new_row, new_at - new_starts[new_row - 1] + 1
+    return LineIndex(new).position(at + shift)
 
 
-def fix_source(
-    text: str,
-    filename: str,
-    settings: "Settings",
-    *,
-    unsafe: bool = False,
-    rules: Optional[Sequence[type["Rule"]]] = None,
-) -> FixOutcome:
-    from streamlint import engine  # the engine imports the rules; keep this module light
-
-    current = text
-    applied: list[Diagnostic] = []
-    diagnostics = engine.lint_text(current, filename, settings, rules=rules)
-    for _ in range(MAX_PASSES):
-        chosen, edits = choose(diagnostics, unsafe)
-        if not chosen:
-            break
-        try:
-            candidate = apply_edits(current, edits)
-        except ValueError as err:
-            return FixOutcome(text, [], _refresh(text, filename, settings, rules), f"fixes could not be applied: {err}")
-        after = engine.lint_text(candidate, filename, settings, rules=rules)
-        problem = _verify(current, candidate, diagnostics, chosen, edits, after)
-        if problem is not None:
-            return FixOutcome(text, [], _refresh(text, filename, settings, rules), problem)
-        applied.extend(chosen)
-        current, diagnostics = candidate, after
-    return FixOutcome(current, applied, diagnostics)
-
-
-def _refresh(text: str, filename: str, settings: "Settings", rules) -> list[Diagnostic]:
-    from streamlint import engine
-
-    return engine.lint_text(text, filename, settings, rules=rules)
-
-
-def _verify(
+def verify(
     old: str,
     new: str,
     before: Sequence[Diagnostic],

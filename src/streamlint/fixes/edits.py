@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 import libcst as cst
 
 from streamlint.fixes.model import Applicability, Edit, Fix
+from streamlint.source import split_lines
 
 if TYPE_CHECKING:
     from streamlint.model.analysis import FileAnalysis
@@ -75,7 +76,7 @@ class FixBuilder:
     # -- text ------------------------------------------------------------------------
     def line(self, row: int) -> str:
         if self._lines is None:
-            self._lines = re.split(r"\r\n|\r|\n", self.analysis.source)
+            self._lines = split_lines(self.analysis.source)
         return self._lines[row - 1] if 0 < row <= len(self._lines) else ""
 
     def newline(self) -> str:
@@ -162,7 +163,7 @@ def _lf(code: str) -> str:
 
 
 def _reindent(code: str, indent: str) -> str:
-    lines = re.split(r"\r\n|\r|\n", code)
+    lines = split_lines(code)
     return "\n".join([lines[0]] + [indent + line if line.strip() else line for line in lines[1:]])
 
 

@@ -10,7 +10,6 @@ as they were when linted; lines break at \\n, \\r\\n and \\r only, as in the LSP
 from __future__ import annotations
 
 import io
-import re
 import tokenize
 from typing import Sequence
 
@@ -20,14 +19,14 @@ from pygls.workspace.position_codec import PositionCodec
 from streamlint.diagnostics import Diagnostic
 from streamlint.fixes.model import Applicability, Fix
 from streamlint.selection import SOURCE_ERROR
-from streamlint.suppression import NOQA
+from streamlint.source import split_lines
+from streamlint.suppression.comments import NOQA
 
 SOURCE = "streamlint"
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 def lines_of(text: str) -> list[str]:
-    return _LINE.findall(text)
+    return split_lines(text, keepends=True)
 
 
 def position(lines: Sequence[str], codec: PositionCodec, row: int, column: int) -> types.Position:

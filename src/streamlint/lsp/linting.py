@@ -10,10 +10,11 @@ from urllib.parse import urlparse
 
 from pygls.uris import to_fs_path
 
-from streamlint import engine
 from streamlint.config import SettingsResolver
 from streamlint.diagnostics import Diagnostic
 from streamlint.discovery import PY_SUFFIXES, discover
+from streamlint.engine.run import lint_bytes
+from streamlint.source import SourceKind
 
 PYTHON_LANGUAGE_IDS = ("python",)
 
@@ -30,7 +31,7 @@ def is_python(uri: str, language_id: str | None) -> bool:
     """Python source, by language id or by name. Notebooks (.ipynb, JSON) are not
     checked here: editors send their cells through notebook sync, not handled yet."""
     path = path_of(uri) or urlparse(uri).path
-    if path.endswith(".ipynb"):
+    if SourceKind.of(path) is SourceKind.NOTEBOOK:
         return False
     return language_id in PYTHON_LANGUAGE_IDS or path.endswith(PY_SUFFIXES)
 
@@ -47,4 +48,4 @@ def lint_document(uri: str, text: str, resolver: SettingsResolver | None = None)
         if not found.files:
             return []
         filename, settings = path, found.files[0][1]
-    return engine.lint_bytes(text.encode("utf-8", "surrogatepass"), filename, settings).diagnostics
+    return lint_bytes(text.encode("utf-8", "surrogatepass"), filename, settings).diagnostics

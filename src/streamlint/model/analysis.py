@@ -548,7 +548,7 @@ class FileAnalyzer:
         path = project.module_file(self.path, module_name)
         if path is None or str(path) == str(Path(self.path).resolve()):
             return UNKNOWN
-        other = project.analyzer_for(path, self.depth + 1)
+        other = project.analyzer_for(path, self.depth + 1, type(self))
         if other is None:
             return UNKNOWN
         value = other.module_vars().get(name, UNKNOWN)

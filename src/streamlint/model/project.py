@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, NamedTuple, Optional
 
 from streamlint import memory
 from streamlint.model import api, reads
+from streamlint.nesting import nesting_problem
 
 if TYPE_CHECKING:
-    from streamlint.engine import nesting_problem
     from streamlint.model.analysis import FileAnalyzer
 
 MAX_DEPTH = 1  # the checked file's direct imports (their own imports stay unknown)
@@ -104,7 +104,9 @@ def _is_file(path: Path, probes: list[tuple[str, bool]]) -> bool:
     return exists
 
 
-def analyzer_for(path: Path, depth: int) -> Optional["FileAnalyzer"]:
+def analyzer_for(path: Path, depth: int, analyzer_type: type["FileAnalyzer"]) -> Optional["FileAnalyzer"]:
+    """The summary of the module at `path`, analysed by `analyzer_type` (passed in by
+    the analysis, which imports this module: importing it here would be a cycle)."""
     key = str(path)
     try:
         stat = path.stat()
@@ -127,18 +129,18 @@ def analyzer_for(path: Path, depth: int) -> Optional["FileAnalyzer"]:
     reads.note(key, digest)
     _in_progress.add(key)
     try:
-        analyzer = _summarise(data, key, depth)
+        analyzer = _summarise(data, key, depth, analyzer_type)
     finally:
         _in_progress.discard(key)
     _remember(key, _Summary(stat.st_mtime_ns, len(data), digest, analyzer))
     return analyzer
 
 
-def _summarise(data: bytes, key: str, depth: int) -> Optional["FileAnalyzer"]:
+def _summarise(
+    data: bytes, key: str, depth: int, analyzer_type: type["FileAnalyzer"]
+) -> Optional["FileAnalyzer"]:
+    # lazy: libcst is loaded only when an imported module must be parsed.
     import libcst as cst
-
-    from streamlint.engine import nesting_problem
-    from streamlint.model.analysis import FileAnalyzer
 
     if len(data) > MAX_BYTES or not any(k in data for k in _FRAMEWORK_WORDS):
         return None
@@ -149,7 +151,7 @@ def _summarise(data: bytes, key: str, depth: int) -> Optional["FileAnalyzer"]:
             return None
         with memory.parsing(len(data)):
             module = cst.parse_module(text)
-        analyzer = FileAnalyzer(module, path=key, depth=depth, summaries_only=True)
+        analyzer = analyzer_type(module, path=key, depth=depth, summaries_only=True)
         analyzer.run()
     except (UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
         return None

@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import bisect
 import json
-import re
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from streamlint.notebooks import magics
-
-# What Python's tokenizer counts as a line break (str.splitlines counts more).
-LINE_BREAK = re.compile(r"\r\n|\r|\n")
+from streamlint.source import LINE_BREAK, split_lines
 
 
 class NotebookError(Exception):
@@ -172,4 +169,4 @@ def cell_lines(text: str, number: int) -> list[str] | None:
         return None
     if not 1 <= number <= len(cells):
         return None
-    return LINE_BREAK.split(cell_source(cells[number - 1]))
+    return split_lines(cell_source(cells[number - 1]))

@@ -10,15 +10,15 @@ import copy
 import difflib
 import json
 from pathlib import Path
-from typing import Any, Sequence, TextIO
+from typing import Any, Sequence
 
-from streamlint import engine
-from streamlint.config import Settings
 from streamlint.diagnostics import sort_key
-from streamlint.fixes.apply import FixOutcome, fix_source
+from streamlint.engine.lint import FileResult, has_fix, lint_fix
+from streamlint.fixes.apply import FixOutcome
 from streamlint.notebooks import cells, layout
-from streamlint.notebooks.lint import lint_notebook, syntax_error, to_cell
-from streamlint.notebooks.magics import split_lines
+from streamlint.notebooks.lint import lint_cells, lint_notebook, to_cell
+from streamlint.settings import Settings
+from streamlint.source import SourceFile, read_bytes, split_lines
 
 
 class SplitError(Exception):
@@ -30,55 +30,72 @@ def fix_notebook(
 ) -> FixOutcome:
     """The fixed notebook's JSON text in `source` (the original when nothing applied or
     a fix failed, with `error` saying why); `applied` and `remaining` are per cell.
-    Nothing is written (`run_for_fixer`, the `--fix` runner's hook, writes)."""
-    return _fix(Path(path), settings, unsafe, rules)[0]
-
-
-def _fix(
-    path: Path, settings: Settings, unsafe: bool, rules: Sequence[type] | None = None
-) -> tuple[FixOutcome, bytes]:
-    """The outcome, and the bytes it was computed from."""
+    Nothing is written (the `fix` command writes)."""
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except OSError as err:
-        return FixOutcome("", [], [], f"cannot read file: {err.strerror or err}"), b""
-    text = engine.decode(data, str(path))
-    if not isinstance(text, str):
-        return FixOutcome("", [], [text]), data
-    return fix_notebook_text(text, str(path), settings, unsafe=unsafe, rules=rules), data
+        return FixOutcome("", [], [], f"cannot read file: {err.strerror or err}")
+    return fix_notebook_bytes(data, str(path), settings, unsafe=unsafe, rules=rules)
+
+
+def lint_fix_notebook(
+    source: SourceFile, settings: Settings, *, unsafe: bool, rules: Sequence[type] | None = None
+) -> FileResult:
+    """A notebook's result, fixed in the same pass as it is linted (the engine's
+    `lint_fix` for notebooks)."""
+    outcome, result = _lint_fix(source.data, source.path, settings, unsafe, rules)
+    if outcome is None:
+        return result
+    return FileResult(source.path, outcome.remaining, True, result.lines, fixed=outcome, data=source.data)
 
 
 def fix_notebook_text(
     text: str, filename: str, settings: Settings, *, unsafe: bool = False, rules: Sequence[type] | None = None
 ) -> FixOutcome:
     """`fix_notebook` for a notebook's JSON text (e.g. read from stdin)."""
-    try:
-        notebook = cells.read(text)
-    except cells.NotebookError as err:
-        return FixOutcome(text, [], [engine.source_error(filename, err.message, err.row, err.column)])
-    current = lint_notebook(text.encode("utf-8", "surrogatepass"), filename, settings, rules=rules).diagnostics
-    if not notebook.is_python or not any(d.fix is not None and d.fix.applies(unsafe) for d in current):
-        return FixOutcome(text, [], current)
-    module = cells.build(notebook, syntax_error)
-    outcome = fix_source(module.text, filename, settings, unsafe=unsafe, rules=rules)
+    return fix_notebook_bytes(text.encode("utf-8", "surrogatepass"), filename, settings, unsafe=unsafe, rules=rules)
+
+
+def fix_notebook_bytes(
+    data: bytes, filename: str, settings: Settings, *, unsafe: bool = False, rules: Sequence[type] | None = None
+) -> FixOutcome:
+    outcome, result = _lint_fix(data, filename, settings, unsafe, rules)
+    if outcome is not None:
+        return outcome
+    text = SourceFile(filename, data).text()
+    return FixOutcome(text if isinstance(text, str) else "", [], result.diagnostics)
+
+
+def _lint_fix(
+    data: bytes, filename: str, settings: Settings, unsafe: bool, rules: Sequence[type] | None
+) -> tuple[FixOutcome | None, FileResult]:
+    """(the outcome, None when there was nothing to fix; the notebook's result)."""
+    linted = lint_cells(data, filename, settings, rules=rules)
+    current = linted.result.diagnostics
+    module, notebook = linted.module, linted.notebook
+    if module is None or notebook is None or not has_fix(current, unsafe):
+        return None, linted.result
+    text = SourceFile(filename, data).text()
+    assert isinstance(text, str)  # it was read as a notebook
+    outcome = lint_fix(module.text, filename, settings, unsafe=unsafe, rules=rules, diagnostics=linted.virtual)
     if outcome.error is not None or not outcome.applied:
-        return FixOutcome(text, [], current, outcome.error)
+        return FixOutcome(text, [], current, outcome.error), linted.result
     try:
         fixed = dict(notebook.data, cells=with_sources(notebook, split_back(module, outcome.source)))
         new_text = layout.dumps_like(text, notebook.data, fixed)
     except (SplitError, layout.LayoutError) as err:
-        return FixOutcome(text, [], current, str(err))
+        return FixOutcome(text, [], current, str(err)), linted.result
     problem = layout.validation_error(notebook.data, fixed)
     if problem is not None:
-        return FixOutcome(text, [], current, f"the fixed notebook would not be valid: {problem}")
+        return FixOutcome(text, [], current, f"the fixed notebook would not be valid: {problem}"), linted.result
     applied = sorted((to_cell(d, module) for d in outcome.applied), key=sort_key)
     remaining = lint_notebook(new_text.encode("utf-8", "surrogatepass"), filename, settings, rules=rules)
-    return FixOutcome(new_text, applied, remaining.diagnostics)
+    return FixOutcome(new_text, applied, remaining.diagnostics), linted.result
 
 
 def split_back(module: cells.VirtualModule, fixed: str) -> dict[int, str]:
     """cell number -> new source, for each cell of the virtual module."""
-    lines = split_lines(fixed)
+    lines = split_lines(fixed, keepends=True)
     out: dict[int, str] = {}
     at = 0
     for span in module.spans:
@@ -120,7 +137,7 @@ def with_sources(notebook: cells.Notebook, sources: dict[int, str]) -> list[dict
             out.append(cell)
             continue
         cell = copy.copy(cell)
-        cell["source"] = new if isinstance(cell.get("source"), str) else new.splitlines(keepends=True)
+        cell["source"] = new if isinstance(cell.get("source"), str) else split_lines(new, keepends=True)
         out.append(cell)
     return out
 
@@ -142,28 +159,7 @@ def cell_diff(old_text: str, new_text: str, filename: str) -> str:
 
 
 def _with_final_newline(text: str) -> list[str]:
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     if lines and not lines[-1].endswith(("\n", "\r")):
         lines[-1] += "\n"
     return lines
-
-
-def run_for_fixer(
-    path: Path, settings: Settings, unsafe: bool, diff: bool, out: TextIO
-) -> tuple[FixOutcome, bool]:
-    """The `--fix` / `--diff` runner's hook for .ipynb files: (outcome, changed)."""
-    from streamlint.fixes.runner import write_atomic
-
-    outcome, original = _fix(path, settings, unsafe)
-    if not outcome.changed:
-        return outcome, False
-    if diff:
-        out.write(cell_diff(engine.decode(original, str(path)), outcome.source, str(path)))
-        return outcome, True
-    bom = engine.BOM if original.startswith(engine.BOM) else b""
-    problem = write_atomic(path, bom + outcome.source.encode("utf-8"), expected=original)
-    if problem is not None:
-        current = lint_notebook(original, str(path), settings).diagnostics
-        return FixOutcome(outcome.source, [], current, problem), False
-    return outcome, True
-

@@ -8,58 +8,87 @@ work as in a .py file because the virtual module is what is linted.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
 
-from streamlint import engine
-from streamlint.config import Settings
+from streamlint import isolation
 from streamlint.diagnostics import Diagnostic, sort_key
+from streamlint.engine.lint import FileResult, lint_text
 from streamlint.fixes.model import Fix
-from streamlint.model.api import PREFILTER_KEYS
+from streamlint.model.prefilter import PREFILTER_KEYS
+from streamlint.nesting import nesting_problem
 from streamlint.notebooks import cells, magics
+from streamlint.notebooks.messages import to_cell_message
+from streamlint.rules import Rule
+from streamlint.settings import Settings
+from streamlint.source import decode, source_error
 
 
-def lint_notebook(data: bytes, filename: str, settings: Settings, **kwargs) -> engine.FileResult:
+@dataclass
+class LintedNotebook:
+    """A notebook's result, with what fixing it needs: its code cells as one module
+    and the findings in that module's rows (before they are moved into cells)."""
+
+    result: FileResult
+    notebook: Optional[cells.Notebook] = None
+    module: Optional[cells.VirtualModule] = None
+    virtual: list[Diagnostic] = field(default_factory=list)
+
+
+def lint_notebook(
+    data: bytes, filename: str, settings: Settings, *, rules: Sequence[type[Rule]] | None = None
+) -> FileResult:
     """The FileResult of a .ipynb file's raw bytes; problems reading it are SL000."""
-    text = engine.decode(data, filename)
+    return lint_cells(data, filename, settings, rules=rules).result
+
+
+def lint_cells(
+    data: bytes, filename: str, settings: Settings, *, rules: Sequence[type[Rule]] | None = None
+) -> LintedNotebook:
+    text = decode(data, filename)
     if isinstance(text, Diagnostic):
-        return engine.FileResult(filename, [text], analysed=False, lines=0)
+        return LintedNotebook(FileResult(filename, [text], analysed=False, lines=0))
     try:
         notebook = cells.read(text)
     except cells.NotebookError as err:
-        diag = engine.source_error(filename, err.message, err.row, err.column)
-        return engine.FileResult(filename, [diag], analysed=False, lines=0)
+        diag = source_error(filename, err.message, err.row, err.column)
+        return LintedNotebook(FileResult(filename, [diag], analysed=False, lines=0))
     if not notebook.is_python:
-        return engine.FileResult(filename, [], analysed=False, lines=0)
+        return LintedNotebook(FileResult(filename, [], analysed=False, lines=0))
     code = "\n".join(source for _, source in notebook.code_cells())
     lines = code.count("\n") + 1 if code else 0
     encoded = code.encode("utf-8", "surrogatepass")
     if not any(word in encoded for word in PREFILTER_KEYS):
-        return engine.FileResult(filename, [], analysed=False, lines=lines)
+        return LintedNotebook(FileResult(filename, [], analysed=False, lines=lines))
     module = cells.build(notebook, syntax_error)
     broken = [
-        dataclasses.replace(engine.source_error(filename, message, row, column), cell=number)
+        dataclasses.replace(source_error(filename, message, row, column), cell=number)
         for number, message, row, column in module.broken
     ]
+    virtual: list[Diagnostic] = []
     try:
-        found = engine.lint_text(module.text, filename, settings, **kwargs)
-        diagnostics = [to_cell(d, module) for d in found]
+        virtual = lint_text(module.text, filename, settings, rules=rules)
+        diagnostics = [to_cell(d, module) for d in virtual]
     except Exception as err:  # as for .py files: one SL000, never an aborted run
         message = f"internal error: {type(err).__name__}: {err}"
-        diagnostics = [engine.source_error(filename, message)]
+        diagnostics = [source_error(filename, message)]
     diagnostics = sorted(broken + diagnostics, key=sort_key)
-    return engine.FileResult(filename, diagnostics, analysed=True, lines=lines)
+    result = FileResult(filename, diagnostics, analysed=True, lines=lines)
+    return LintedNotebook(result, notebook, module, virtual)
 
 
 def syntax_error(text: str) -> tuple[str, int, int] | None:
     """(message, row, column) when a cell's text does not parse on its own."""
-    problem = engine.nesting_problem(text)  # before any parser sees absurd nesting
+    problem = nesting_problem(text)  # before any parser sees absurd nesting
     if problem is not None:
         return problem
     if magics.parses(text):  # CPython's parser first: fast, and right nearly always
         return None
-    from streamlint import checker  # newer syntax than this Python: libcst decides
+    # lazy: newer syntax than this Python is rare; only then is libcst loaded to decide.
+    from streamlint import checker
 
     try:
-        engine.call_with_large_stack(checker.parse, text)
+        isolation.call_with_large_stack(checker.parse, text)
     except checker.SourceError as err:
         return err.message, err.row, err.column
     except RecursionError:
@@ -78,6 +107,7 @@ def to_cell(diag: Diagnostic, module: cells.VirtualModule) -> Diagnostic:
     fix = _fix_to_cell(diag.fix, module, cell) if diag.fix is not None else None
     return dataclasses.replace(
         diag,
+        message=to_cell_message(diag.message, module, cell),
         row=row,
         end_row=end_row,
         end_column=end_column,

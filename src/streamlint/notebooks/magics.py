@@ -15,6 +15,8 @@ import ast
 import re
 import warnings
 
+from streamlint.source import split_lines
+
 # Cell magics that run their body as Python in the notebook's namespace.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 
@@ -26,14 +28,7 @@ _ESCAPE = re.compile(r"\s*(?:%{1,2}[A-Za-z_]|!(?!=))")
 _AUTOMAGIC = re.compile(
     r"\s*(?:pip|conda|mamba)\s+(?:install|uninstall|list|show|freeze|download|update|remove)\b"
 )
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _HELP = re.compile(r"^\s*(\?{1,2}\S.*|[\w.*\[\]]+\?{1,2})\s*$")
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines with their endings, broken where Python's tokenizer breaks them (at
-    \\n, \\r\\n and \\r only; str.splitlines also breaks at form feeds and more)."""
-    return _LINE.findall(text)
 
 
 def parses(source: str) -> bool:
@@ -49,7 +44,7 @@ def parses(source: str) -> bool:
 def cell_magic(source: str) -> str | None:
     """The line of the cell magic the cell starts with (`%%time`), or None. Comment
     lines may come first (Colab puts `# @title` form lines there)."""
-    for line in source.splitlines():
+    for line in split_lines(source):
         if line.strip() and not line.lstrip().startswith("#"):
             return line.strip() if line.startswith("%%") else None
     return None
@@ -73,7 +68,7 @@ def to_python(source: str, tag: str) -> tuple[str, dict[int, str]] | None:
         return None
     if magic is None and parses(source):
         return source, {}
-    lines = split_lines(source)
+    lines = split_lines(source, keepends=True)
     replaced: dict[int, str] = {}
     continued = False  # the previous escaped line ended with a backslash
     seen_header = False

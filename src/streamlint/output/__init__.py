@@ -23,9 +23,11 @@ def write(
     quiet: bool = False,
     source: SourceLoader | None = None,
     unsafe_fixes: bool = False,
+    color: bool = False,
 ) -> None:
     """Render `diagnostics` (already sorted) in format `fmt`; `unsafe_fixes` counts
-    unsafe fixes as applicable in the text format's `[*]` marks and hint."""
+    unsafe fixes as applicable in the text format's `[*]` marks and hint; `color`
+    paints the text format with ANSI styles."""
     from streamlint.output import github, json, sarif, text
 
     if statistics:
@@ -36,7 +38,7 @@ def write(
             text.write_statistics(diagnostics, out, quiet=quiet)
     elif fmt == "text":
         text.write(diagnostics, out, show_source=show_source, quiet=quiet, source=source,
-                   unsafe_fixes=unsafe_fixes)
+                   unsafe_fixes=unsafe_fixes, color=color)
     elif fmt == "json":
         json.write(diagnostics, out)
     elif fmt == "sarif":

@@ -19,10 +19,12 @@ def write(
     quiet: bool = False,
     source: Callable[[str, "int | None"], "list[str] | None"] | None = None,
     unsafe_fixes: bool = False,
+    color: bool = False,
 ) -> None:
+    paint = _paint if color else _plain
     for diag in diagnostics:
-        mark = " [*]" if diag.fix is not None and diag.fix.applies(unsafe_fixes) else ""
-        out.write(f"{location(diag)}: {diag.code}{mark} {diag.message}\n")
+        mark = paint(" [*]", _CYAN) if diag.fix is not None and diag.fix.applies(unsafe_fixes) else ""
+        out.write(f"{paint(location(diag), _BOLD)}: {paint(diag.code, _BOLD_RED)}{mark} {diag.message}\n")
         if show_source and source is not None:
             out.write(_excerpt(diag, source(diag.filename, diag.cell)))
     if not quiet:
@@ -30,6 +32,18 @@ def write(
         hint = fix_hint(diagnostics, unsafe_fixes)
         if hint:
             out.write(hint + "\n")
+
+
+# ANSI styles, as ruff colours a finding: its location bold, its code bold red.
+_BOLD, _BOLD_RED, _CYAN = "1", "1;31", "36"
+
+
+def _paint(text: str, style: str) -> str:
+    return f"\x1b[{style}m{text}\x1b[0m"
+
+
+def _plain(text: str, style: str) -> str:
+    return text
 
 
 def fix_hint(diagnostics: Sequence[Diagnostic], unsafe_fixes: bool = False) -> str:

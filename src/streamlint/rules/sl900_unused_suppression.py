@@ -24,6 +24,10 @@ class UnusedSuppression(Rule):
       when it suppresses nothing on its line.
     - Nothing is reported in a file that could not be checked (SL000), nor in a
       file that mentions no GPU framework (such files are not analysed at all).
+    - A `noqa` comment written wrong is reported as ruff reads it: `# noqa SL103`
+      (no colon) is a bare `# noqa` that suppresses every code, and the unsafe fix
+      adds the colon (ruff's PGH004); `# noqa:` with no code suppresses nothing
+      (ruff warns it is invalid), and the fix removes it.
 
     A code counts as used when it suppresses a finding, even if another comment
     suppresses the same finding too.
@@ -83,5 +87,5 @@ class UnusedSuppression(Rule):
 
     def check(self, analysis):
         # The work needs the other rules' findings and the comments, so it is done
-        # by the engine after suppression (streamlint.unused_suppressions).
+        # by the engine after suppression (streamlint.suppression.unused).
         return ()

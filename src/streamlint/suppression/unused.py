@@ -1,6 +1,6 @@
 """SL900: the suppression comments that suppress nothing, each with a fix removing it.
 
-The engine calls `find` after the other rules ran, with their findings before
+`apply.py` calls `find` after the other rules ran, with their findings before
 suppression, so that a comment counts as used exactly when it hides a finding.
 The rule's docs (rules/sl900_unused_suppression.py) say what is reported and why.
 """
@@ -14,7 +14,8 @@ from streamlint.diagnostics import Diagnostic
 from streamlint.fixes.model import Applicability, Edit, Fix
 from streamlint.rules.sl900_unused_suppression import UnusedSuppression
 from streamlint.selection import SOURCE_ERROR, matches
-from streamlint.suppression import Code, Directive, Suppressions
+from streamlint.source import split_lines
+from streamlint.suppression.comments import Code, Directive, Malformed, Suppressions
 
 CODE = UnusedSuppression.code
 _OWN_SELECTOR = re.compile(r"SL\d*")  # streamlint's codes and prefixes; others are not ours
@@ -44,10 +45,16 @@ def find(
         d.row for d in found.directives
         if d.kind != "ignore-file" and d.codes and any(matches(c.selector, CODE) for c in d.codes)
     }  # fmt: skip
-    lines = text.split("\n")
+    lines = split_lines(text)
     out = []
     for index, directive in enumerate(found.directives):
         if directive.kind != "ignore-file" and directive.row in silenced_rows:
+            continue
+        if directive.malformed is Malformed.MISSING_COLON:
+            out.append(_missing_colon(filename, lines, directive))
+            continue
+        if directive.malformed is Malformed.NO_CODES:
+            out.append(_no_codes(filename, lines, found, directive))
             continue
         if directive.codes is None:
             # A bare `# noqa` also silences other tools: it is never reported.
@@ -120,6 +127,30 @@ def _diagnostic(
         filename, row, directive.start + 1, CODE, message, row, directive.end + 1, row,
         UnusedSuppression.name,
         fix=Fix(what, Applicability.SAFE, (_removal(lines, found, directive, unused),)),
+    )  # fmt: skip
+
+
+def _missing_colon(filename: str, lines: list[str], directive: Directive) -> Diagnostic:
+    """ruff's PGH004 (blanket-noqa): a colon turns the comment into what it says. The
+    fix is unsafe: the comment stops suppressing the other codes of its line."""
+    row = directive.row
+    codes = lines[row - 1][directive.codes_start : directive.codes_end]
+    message = f"`# noqa {codes}` has no colon, so it suppresses every code here: write `# noqa: {codes}`"
+    insert = Edit(row, directive.end + 1, row, directive.end + 1, ":")
+    return Diagnostic(
+        filename, row, directive.start + 1, CODE, message, row, directive.end + 1, row,
+        UnusedSuppression.name, fix=Fix("Add a colon", Applicability.UNSAFE, (insert,)),
+    )  # fmt: skip
+
+
+def _no_codes(filename: str, lines: list[str], found: Suppressions, directive: Directive) -> Diagnostic:
+    """ruff's warning for an invalid noqa: the colon promises codes that are not there."""
+    row = directive.row
+    message = "`# noqa:` names no code, so it suppresses nothing: name the codes after the colon"
+    return Diagnostic(
+        filename, row, directive.start + 1, CODE, message, row, directive.end + 1, row,
+        UnusedSuppression.name,
+        fix=Fix("Remove the empty suppression", Applicability.SAFE, (_removal(lines, found, directive, None),)),
     )  # fmt: skip
 
 

@@ -2,18 +2,20 @@
 `# streamlint: ignore-file[codes]` in the file's leading comment block.
 
 Comments are found with `tokenize`, so text inside strings never counts. Every form
-takes codes or prefixes (`SL4`); no codes means all codes. A comment
-suppresses a finding on the finding's line or on the last line of the statement that
+takes codes or prefixes (`SL4`); no codes means all codes. As in ruff, codes after
+`noqa` without a colon make a bare noqa, and a colon followed by no code suppresses
+nothing (both are reported by SL900). A comment suppresses a finding on the finding's line or on the last line of the statement that
 holds it (where formatters leave trailing comments). SL000 is never suppressed.
 """
 
 from __future__ import annotations
 
+import enum
 import io
 import re
 import tokenize
-from dataclasses import dataclass, field
-from typing import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Optional
 
 from streamlint.diagnostics import Diagnostic
 from streamlint.selection import SOURCE_ERROR, matches, normalize
@@ -26,6 +28,7 @@ _DIRECTIVE = re.compile(
     re.IGNORECASE,
 )
 _NOQA_CODE = re.compile(r"[A-Za-z]+[0-9]+")
+_CODES_WITHOUT_COLON = re.compile(rf"\s+(?P<codes>{_CODE_LIST})\b")
 _DIRECTIVE_CODE = re.compile(r"[^,\s]+")
 
 
@@ -37,6 +40,11 @@ class Code:
     selector: str  # normalized (upper case)
     start: int
     end: int
+
+
+class Malformed(enum.Enum):
+    MISSING_COLON = "missing-colon"
+    NO_CODES = "no-codes"
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,11 @@ class Directive:
     codes: tuple[Code, ...] | None  # None: no codes, so every code
     codes_start: int  # where the code list is (or would be) written
     codes_end: int
+    # A noqa comment written wrong, as ruff reads it (reported by SL900):
+    # MISSING_COLON, codes without the colon ("noqa SL103"; codes_start/end then span
+    # them), is a bare noqa that suppresses every code; NO_CODES, a colon followed by
+    # no code ("noqa:"), suppresses nothing.
+    malformed: Optional[Malformed] = None
 
 
 @dataclass
@@ -127,9 +140,20 @@ def _add_comment(found: Suppressions, comment: str, start: tuple[int, int], lead
     row, col = start
     for match in _NOQA.finditer(comment):
         codes = _spans(match, _NOQA_CODE, col)
-        # `# noqa` and `# noqa:` with no codes suppress everything, as in flake8.
+        directive = _directive("noqa", row, col, match, codes or None)
+        if match.group("codes") is None and match.group().endswith(":"):
+            # As in ruff, a colon promises codes: with none, the comment suppresses nothing.
+            found.directives.append(replace(directive, malformed=Malformed.NO_CODES))
+            continue
+        # A bare noqa suppresses everything, as in flake8 and ruff.
         _merge_line(found, row, frozenset(c.selector for c in codes) if codes else None)
-        found.directives.append(_directive("noqa", row, col, match, codes or None))
+        bare = _CODES_WITHOUT_COLON.match(comment, match.end()) if match.group("codes") is None else None
+        if bare is not None:  # the codes' span, for the report that asks for a colon
+            start, end = col + bare.start("codes"), col + bare.end("codes")
+            directive = replace(
+                directive, malformed=Malformed.MISSING_COLON, codes_start=start, codes_end=end
+            )
+        found.directives.append(directive)
     for match in _DIRECTIVE.finditer(comment):
         codes = _spans(match, _DIRECTIVE_CODE, col)
         selectors = frozenset(c.selector for c in codes) if codes else None

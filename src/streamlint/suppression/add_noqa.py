@@ -14,12 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
-from streamlint import suppression
 from streamlint.atomic_write import write_atomic
 from streamlint.diagnostics import Diagnostic
-from streamlint.engine import BOM
 from streamlint.selection import SOURCE_ERROR, matches
-from streamlint.unused_suppressions import CODE as UNUSED_SUPPRESSION
+from streamlint.source import SourceFile, split_lines
+from streamlint.suppression import comments
+from streamlint.suppression.unused import CODE as UNUSED_SUPPRESSION
 
 SKIPPED = frozenset({SOURCE_ERROR, UNUSED_SUPPRESSION})
 
@@ -27,7 +27,7 @@ SKIPPED = frozenset({SOURCE_ERROR, UNUSED_SUPPRESSION})
 def add_noqa(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int]:
     """`text` with `# noqa` comments for `diagnostics` (findings in that text), and the
     number of codes added."""
-    layout = suppression.scan(text)
+    layout = comments.scan(text)
     wanted: dict[int, set[str]] = {}
     for diag in diagnostics:
         if diag.code in SKIPPED or diag.cell is not None:
@@ -35,12 +35,12 @@ def add_noqa(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int]:
         row = _comment_row(diag, layout)
         if row is not None:
             wanted.setdefault(row, set()).add(diag.code)
-    lines = text.split("\n")  # the rows tokenize counts; "\r" stays with its line
+    lines = split_lines(text, keepends=True)
     added = 0
     for row, codes in sorted(wanted.items()):
         line = lines[row - 1]
-        ending = "\r" if line.endswith("\r") else ""
-        body = line[: len(line) - len(ending)]
+        body = line.rstrip("\r\n")
+        ending = line[len(body) :]
         noqa = _noqa_with_codes(layout, row)
         if noqa is not None:
             new = sorted(c for c in codes if not any(matches(k.selector, c) for k in noqa.codes))
@@ -53,36 +53,30 @@ def add_noqa(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int]:
             body = f"{body.rstrip()}  # noqa: {', '.join(new)}"
         lines[row - 1] = body + ending
         added += len(new)
-    return "\n".join(lines), added
+    return "".join(lines), added
 
 
 def add_noqa_to_file(path: str | Path, diagnostics: Iterable[Diagnostic]) -> int:
-    """Add the comments to the file in place (keeping its BOM, line endings and
+    """Add the comments to a .py file in place (keeping its BOM, line endings and
     permissions); the number of codes added. A file that is no longer UTF-8 is left alone."""
-    if str(path).endswith(".ipynb"):  # comments go into the cells, not the JSON
-        from streamlint.notebooks.noqa import add_noqa_to_notebook
-
-        return add_noqa_to_notebook(path, diagnostics)
-    data = Path(path).read_bytes()
-    bom = BOM if data.startswith(BOM) else b""
-    try:
-        text = data[len(bom) :].decode("utf-8")
-    except UnicodeDecodeError:
+    source = SourceFile(str(path), Path(path).read_bytes())
+    text = source.text()
+    if not isinstance(text, str):
         return 0
     new_text, added = add_noqa(text, diagnostics)
     if added:
-        write_atomic(path, bom + new_text.encode("utf-8"))
+        write_atomic(path, source.encode(new_text))
     return added
 
 
-def _comment_row(diag: Diagnostic, layout: suppression.Suppressions) -> int | None:
+def _comment_row(diag: Diagnostic, layout: comments.Suppressions) -> int | None:
     if diag.noqa_row in layout.line_ends:
         return diag.noqa_row
     end = layout.statement_end.get(diag.end_row, diag.end_row)
     return end if end in layout.line_ends else None
 
 
-def _noqa_with_codes(layout: suppression.Suppressions, row: int) -> suppression.Directive | None:
+def _noqa_with_codes(layout: comments.Suppressions, row: int) -> comments.Directive | None:
     for directive in layout.directives:
         if directive.row == row and directive.kind == "noqa" and directive.codes:
             return directive

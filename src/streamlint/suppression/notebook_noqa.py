@@ -8,20 +8,19 @@ import dataclasses
 from pathlib import Path
 from typing import Iterable
 
-from streamlint import engine
 from streamlint.atomic_write import write_atomic
 from streamlint.diagnostics import Diagnostic
 from streamlint.notebooks import cells, layout
 from streamlint.notebooks.fix import split_back, with_sources
 from streamlint.notebooks.lint import syntax_error
+from streamlint.source import SourceFile
+from streamlint.suppression.add_noqa import add_noqa
 
 
 def add_noqa_to_notebook(path: str | Path, diagnostics: Iterable[Diagnostic]) -> int:
     """Add the comments to the notebook in place; the number of codes added."""
-    from streamlint.add_noqa import add_noqa  # imports the engine's rules; only when used
-
-    data = Path(path).read_bytes()
-    text = engine.decode(data, str(path))
+    source = SourceFile(str(path), Path(path).read_bytes())
+    text = source.text()
     if not isinstance(text, str):
         return 0
     try:
@@ -46,6 +45,5 @@ def add_noqa_to_notebook(path: str | Path, diagnostics: Iterable[Diagnostic]) ->
         out = layout.dumps_like(text, notebook.data, fixed)
     except Exception:  # SplitError, LayoutError: leave the notebook as it is
         return 0
-    bom = engine.BOM if data.startswith(engine.BOM) else b""
-    write_atomic(path, bom + out.encode("utf-8"))
+    write_atomic(path, source.encode(out))
     return added

@@ -1,0 +1,87 @@
+"""The settings a checking command takes from its options: the rule selection layer,
+`--timeout`, `--config` (a file, or `KEY=VALUE` overrides), `--isolated`, and the
+file options `--exclude`, `--extend-exclude` and `--per-file-ignores`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from streamlint.commands.exit import UsageError
+from streamlint.config import SettingsResolver, parse_inline
+from streamlint.config_table import parse_selectors, parse_timeout
+from streamlint.selection import RuleSelection
+
+
+def resolver_from(args: argparse.Namespace) -> SettingsResolver:
+    layer = RuleSelection(
+        select=_selectors(args.select, "--select"),
+        extend_select=_selectors(args.extend_select, "--extend-select") or (),
+        ignore=_selectors(args.ignore, "--ignore") or (),
+    )
+    timeout = None if args.timeout is None else parse_timeout(_number(args.timeout), "invalid value for --timeout")
+    config_file, inline = _config_options(args.config or [])
+    if config_file is not None and args.isolated:
+        raise UsageError(f"--config {config_file} cannot be used with --isolated (which ignores config files)")
+    inline.update(_file_options(args))
+    return SettingsResolver(
+        explicit_config=config_file, overrides=layer, timeout=timeout,
+        inline=inline, isolated=args.isolated,
+    )  # fmt: skip
+
+
+def _config_options(values: list[str]) -> tuple[Path | None, dict[str, Any]]:
+    """(the one config file named, the KEY=VALUE overrides): as in ruff, a value that
+    names an existing file (or does not look like `key = value`) is a file."""
+    path: Path | None = None
+    inline: dict[str, Any] = {}
+    for value in values:
+        if "=" in value and not Path(value).is_file():
+            inline.update(parse_inline(value))
+            continue
+        if path is not None:
+            raise UsageError(f"--config names two files ({path} and {value}); give one")
+        path = Path(value)
+    return path, inline
+
+
+def _file_options(args: argparse.Namespace) -> dict[str, Any]:
+    table: dict[str, Any] = {}
+    if args.exclude:
+        table["exclude"] = _split(args.exclude)
+    if args.extend_exclude:
+        table["extend-exclude"] = _split(args.extend_exclude)
+    if args.per_file_ignores:
+        table["per-file-ignores"] = _per_file_ignores(args.per_file_ignores)
+    return table
+
+
+def _per_file_ignores(values: list[str]) -> dict[str, list[str]]:
+    """`PATTERN:CODES` items (ruff's form) as a per-file-ignores table."""
+    table: dict[str, list[str]] = {}
+    for value in values:
+        pattern, colon, codes = value.rpartition(":")
+        if not colon or not pattern or not codes.strip():
+            raise UsageError(f"invalid value for --per-file-ignores: {value!r} (expected PATTERN:CODES)")
+        table.setdefault(pattern, []).extend(c.strip() for c in codes.split(",") if c.strip())
+    return table
+
+
+def _split(values: list[str]) -> list[str]:
+    return [item.strip() for value in values for item in value.split(",") if item.strip()]
+
+
+def _selectors(values: list[str] | None, flag: str) -> tuple[str, ...] | None:
+    if values is None:
+        return None
+    return parse_selectors(_split(values), f"invalid value for {flag}")
+
+
+def _number(text: str) -> float | str:
+    try:
+        return float(text)
+    except ValueError:
+        return text  # parse_timeout names the bad value
+
+

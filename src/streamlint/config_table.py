@@ -1,0 +1,97 @@
+"""One configuration table (`[tool.streamlint]`, or a streamlint.toml's top level, or
+the command line's `--config KEY=VALUE`s) validated into Settings."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+from streamlint import selection
+from streamlint.selection import SelectorError
+from streamlint.settings import Settings
+
+_LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
+_SELECTOR_KEYS = ("select", "ignore", "extend-select")
+KNOWN_KEYS = (*_LIST_KEYS, "per-file-ignores", "respect-gitignore", "timeout", "cache-dir", "extend")
+
+
+class ConfigError(Exception):
+    """Invalid or unreadable configuration; the CLI prints it and exits 2."""
+
+
+def settings_from_table(table: Mapping[str, Any], source: Path, where: str | None = None) -> Settings:
+    """Validated Settings from the keys of one table; patterns and `cache-dir` are
+    relative to `source`'s directory; `where` names the table in messages."""
+    where = where or str(source)
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where}: expected a table")
+    for key in table:
+        if key not in KNOWN_KEYS:
+            hint = difflib.get_close_matches(key, KNOWN_KEYS, n=1)
+            extra = f" (did you mean {hint[0]!r}?)" if hint else ""
+            raise ConfigError(
+                f"{where}: unknown key {key!r}{extra}; valid keys: {', '.join(KNOWN_KEYS)}"
+            )
+    values: dict[str, Any] = {}
+    for key in _LIST_KEYS:
+        if key in table:
+            items = _string_list(table[key], f"{where}: {key}")
+            if key in _SELECTOR_KEYS:
+                items = _selectors(items, f"{where}: {key}")
+            values[key.replace("-", "_")] = items
+    if "per-file-ignores" in table:
+        values["per_file_ignores"] = _per_file_ignores(table["per-file-ignores"], where)
+    if "respect-gitignore" in table:
+        flag = table["respect-gitignore"]
+        if not isinstance(flag, bool):
+            raise ConfigError(f"{where}: respect-gitignore must be true or false")
+        values["respect_gitignore"] = flag
+    if "timeout" in table:
+        values["timeout"] = parse_timeout(table["timeout"], f"{where}: timeout")
+    root = Path(os.path.abspath(source)).parent
+    if "cache-dir" in table:
+        value = table["cache-dir"]
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{where}: cache-dir must be a path (a non-empty string)")
+        values["cache_dir"] = root / os.path.expanduser(value)
+    config_file = source if source.is_file() else None
+    return Settings(**values, root=root, config_file=config_file)
+
+
+def parse_timeout(value: Any, what: str) -> float:
+    """A per-file time bound in seconds: a positive, finite number (raises ConfigError)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e9:
+        raise ConfigError(f"{what}: expected a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+def parse_selectors(items: list[str], what: str) -> tuple[str, ...]:
+    """Validated selectors from the command line or a config (raises ConfigError)."""
+    return _selectors(items, what)
+
+
+def _string_list(value: Any, what: str) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, list):
+        raise ConfigError(f"{what}: expected a list of strings, got {value!r}")
+    if not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{what}: expected a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _selectors(items: tuple[str, ...] | list[str], what: str) -> tuple[str, ...]:
+    try:
+        return tuple(selection.validate(item) for item in items)
+    except SelectorError as err:
+        raise ConfigError(f"{what}: {err}") from None
+
+
+def _per_file_ignores(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}: per-file-ignores must be a table of glob = [codes]")
+    out = []
+    for pattern, codes in value.items():
+        what = f"{where}: per-file-ignores[{pattern!r}]"
+        out.append((pattern, _selectors(_string_list(codes, what), what)))
+    return tuple(out)

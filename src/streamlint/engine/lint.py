@@ -1,0 +1,153 @@
+"""One Python text: lint only, or lint and fix, side by side (ruff's `lint_only` and
+`lint_fix`). Both run the checker once over the text as given; `lint_fix` then applies
+the fixes and lints only the fixed text, to verify them and to find what remains.
+
+Every failure about the text (unparsable, too deeply nested, timed out, a crash in the
+analysis or a rule) becomes one SL000 diagnostic and the run goes on. Checked code is
+only ever read: never imported, executed or written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
+
+from streamlint import deadline, isolation
+from streamlint.diagnostics import Diagnostic
+from streamlint.fixes import apply
+from streamlint.fixes.apply import FixOutcome
+from streamlint.model.prefilter import PREFILTER_KEYS
+from streamlint.nesting import nesting_problem
+from streamlint.rules import Rule
+from streamlint.settings import Settings, rules_for_file
+from streamlint.source import SourceFile, line_count, source_error, universal_newlines
+from streamlint.suppression.apply import apply_suppressions
+
+CheckFn = Callable[[str, str, Sequence[type[Rule]]], "list[Diagnostic]"]
+# At most this many rounds of fixing (a fix may reveal another).
+MAX_PASSES = 8
+
+
+@dataclass(frozen=True)
+class FixRequest:
+    """Fix what is linted (`--fix`): safe fixes, and with `unsafe` the unsafe ones too."""
+
+    unsafe: bool = False
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: list[Diagnostic]
+    analysed: bool  # False when the prefilter skipped the file (or it could not be read)
+    lines: int
+    # With --fix: what fixing did (None when the file was only linted).
+    fixed: Optional[FixOutcome] = field(default=None, compare=False)
+    # The bytes that were checked, kept when a fix is to be written over them.
+    data: Optional[bytes] = field(default=None, compare=False, repr=False)
+
+
+def load_checker() -> tuple[CheckFn, type[Exception]]:
+    """The checker and its error type; loaded on first use (and swappable in tests)."""
+    # lazy: the checker imports libcst and the stream model, which a run served
+    # entirely from the cache never needs.
+    from streamlint import checker
+
+    return checker.check_source, checker.SourceError
+
+
+def lint_text(
+    text: str, filename: str, settings: Settings, *, rules: Sequence[type[Rule]] | None = None
+) -> list[Diagnostic]:
+    """Lint only: diagnostics for one source text after selection and suppression, sorted."""
+    text = universal_newlines(text)
+    enabled = rules_for_file(settings, filename, rules)
+    try:
+        check, error_type = load_checker()
+    except Exception as err:  # e.g. a broken install: report it per file, not a traceback
+        return [source_error(filename, f"internal error: cannot load the checker: {err}")]
+    problem = nesting_problem(text)
+    if problem is not None:
+        message, row, column = problem
+        return [source_error(filename, message, row, column)]
+    try:
+        checked = [r for r in enabled if not r.meta]
+        found = isolation.call_with_large_stack(
+            check, text, filename, checked, timeout=settings.timeout
+        )
+    except deadline.AnalysisTimeout as err:
+        message = f"{err}; raise `timeout` in [tool.streamlint] or pass --timeout"
+        return [source_error(filename, message)]
+    except error_type as err:
+        message = getattr(err, "message", str(err))
+        return [source_error(filename, message, getattr(err, "row", 1), getattr(err, "column", 1))]
+    except RecursionError:
+        return [source_error(filename, "file too deeply nested to analyse")]
+    except Exception as err:
+        return [source_error(filename, f"internal error: {type(err).__name__}: {err}")]
+    return apply_suppressions(found, text, filename, {rule.code for rule in enabled})
+
+
+def lint_fix(
+    text: str,
+    filename: str,
+    settings: Settings,
+    *,
+    unsafe: bool = False,
+    rules: Sequence[type[Rule]] | None = None,
+    diagnostics: Sequence[Diagnostic] | None = None,
+) -> FixOutcome:
+    """Lint and fix: apply every applicable fix whose edits do not overlap another's,
+    lint the result, and repeat (up to MAX_PASSES). After each pass the fixed text must
+    parse and each fixed finding be gone; otherwise the original text comes back with
+    an `error` saying which fix failed. `diagnostics`: the text's own, when the caller
+    has them already (the text is then not linted again)."""
+    current = text
+    applied: list[Diagnostic] = []
+    found = list(diagnostics) if diagnostics is not None else lint_text(text, filename, settings, rules=rules)
+    original = found
+    for _ in range(MAX_PASSES):
+        chosen, edits = apply.choose(found, unsafe)
+        if not chosen:
+            break
+        try:
+            candidate = apply.apply_edits(current, edits)
+        except ValueError as err:
+            return FixOutcome(text, [], original, f"fixes could not be applied: {err}")
+        after = lint_text(candidate, filename, settings, rules=rules)
+        problem = apply.verify(current, candidate, found, chosen, edits, after)
+        if problem is not None:
+            return FixOutcome(text, [], original, problem)
+        applied.extend(chosen)
+        current, found = candidate, after
+    return FixOutcome(current, applied, found)
+
+
+def has_fix(diagnostics: Sequence[Diagnostic], unsafe: bool) -> bool:
+    return any(d.fix is not None and d.fix.applies(unsafe) for d in diagnostics)
+
+
+def lint_python(
+    source: SourceFile,
+    settings: Settings,
+    *,
+    rules: Sequence[type[Rule]] | None = None,
+    fix: Optional[FixRequest] = None,
+) -> FileResult:
+    """A .py file's result: decoded, prefiltered, linted; with `fix`, fixed in the
+    same pass."""
+    text = source.text()
+    if isinstance(text, Diagnostic):
+        return FileResult(source.path, [text], analysed=False, lines=0)
+    lines = line_count(text)
+    if not any(word in source.data for word in PREFILTER_KEYS):
+        return FileResult(source.path, [], analysed=False, lines=lines)
+    try:
+        diagnostics = lint_text(text, source.path, settings, rules=rules)
+        if fix is None or not has_fix(diagnostics, fix.unsafe):
+            return FileResult(source.path, diagnostics, analysed=True, lines=lines)
+        outcome = lint_fix(text, source.path, settings, unsafe=fix.unsafe, rules=rules, diagnostics=diagnostics)
+    except Exception as err:  # selection/suppression bugs must not abort the run either
+        diagnostics = [source_error(source.path, f"internal error: {type(err).__name__}: {err}")]
+        return FileResult(source.path, diagnostics, analysed=True, lines=lines)
+    return FileResult(source.path, outcome.remaining, True, lines, fixed=outcome, data=source.data)

@@ -1,0 +1,101 @@
+"""Many files over several processes: chunks of about equal bytes, largest first; a
+worker that dies takes only its own chunk's files to a retry, each file alone, so that
+a crash in native code names its file and spares the rest."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+from streamlint import memory
+from streamlint.engine.lint import FileResult, FixRequest
+from streamlint.settings import Settings
+from streamlint.source import source_error
+
+# Below this many files a process pool costs more (start-up, imports) than it saves.
+PARALLEL_THRESHOLD = 8
+
+Item = tuple[Path, Settings]
+# run.check_chunk: (items, rules, fix) -> the Checked results, in any order.
+ChunkFn = Callable[..., list]
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # the cores this process may use
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+def lint_parallel(
+    check_chunk: ChunkFn, items: list[Item], jobs: int, rules: Optional[Sequence], fix: Optional[FixRequest]
+) -> list:
+    results: list = []
+    suspects: list[Item] = []
+    chunks = _chunks(items, jobs)
+    context = multiprocessing.get_context()
+    budget = memory.shared_budget(context)  # big parses take turns (memory.py)
+    with ProcessPoolExecutor(
+        max_workers=min(jobs, len(chunks)), mp_context=context,
+        initializer=memory.init_worker, initargs=budget,
+    ) as executor:  # fmt: skip
+        futures = [(chunk, executor.submit(check_chunk, chunk, rules, fix)) for chunk in chunks]
+        for chunk, future in futures:
+            try:
+                results.extend(future.result())
+            except BrokenProcessPool:
+                # A worker died (killed, out of memory, a crash in native code) and took
+                # every pending chunk with it: those files are retried one by one.
+                suspects.extend(chunk)
+    return results + _lint_isolated(check_chunk, suspects, rules, fix)
+
+
+def _chunks(items: list[Item], jobs: int) -> list[list[Item]]:
+    """Largest files first, in chunks of about equal bytes: big files do not end up
+    queued last, and small ones travel together to save round trips. The largest parse
+    of the run (the one that may need the whole memory budget) thus starts first, while
+    the other workers are still fresh and small: they wait for it rather than grow."""
+    sized = sorted(((_size(path), i) for i, (path, _) in enumerate(items)), reverse=True)
+    target = max(sum(size for size, _ in sized) // (jobs * 8), 1)
+    chunks, current, weight = [], [], 0
+    for size, i in sized:
+        current.append(items[i])
+        weight += size
+        if weight >= target or len(current) >= 64:
+            chunks.append(current)
+            current, weight = [], 0
+    return chunks + [current] if current else chunks
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _lint_isolated(
+    check_chunk: ChunkFn, items: Sequence[Item], rules: Optional[Sequence], fix: Optional[FixRequest]
+) -> list:
+    """Each file in a worker of its own."""
+    results: list = []
+    executor: ProcessPoolExecutor | None = None
+    try:
+        for path, settings in items:
+            executor = executor or ProcessPoolExecutor(max_workers=1)
+            try:
+                results.extend(executor.submit(check_chunk, [(path, settings)], rules, fix).result())
+            except BrokenProcessPool:
+                executor.shutdown()
+                executor = None
+                message = "internal error: the checker crashed on this file (in native code)"
+                crashed = FileResult(str(path), [source_error(str(path), message)], True, 0)
+                results.append((crashed, None, {}))  # a run.Checked: no digest, no deps
+    finally:
+        if executor is not None:
+            executor.shutdown()
+    return results

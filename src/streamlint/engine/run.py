@@ -1,0 +1,196 @@
+"""Files in, results out: each file read once, served from the cache when its stored
+result still holds, else linted (and with `fix`, fixed in the same pass) by the lint
+function its kind calls for; in a process pool (`pool.py`) when there are many.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import NamedTuple, Optional, Sequence
+
+from streamlint import memory, selection
+from streamlint import rules as registry
+from streamlint.cache import ResultCache
+from streamlint.cache.keys import config_key
+from streamlint.config import SettingsResolver
+from streamlint.discovery import discover
+from streamlint.engine import lint, pool
+from streamlint.engine.lint import FileResult, FixRequest
+from streamlint.model import reads
+from streamlint.notebooks.fix import lint_fix_notebook
+from streamlint.notebooks.lint import lint_notebook
+from streamlint.rules import Rule
+from streamlint.settings import Settings, enabled_codes_for_file
+from streamlint.source import SourceFile, SourceKind, read_bytes, source_error
+
+# SL000 messages of failures that say nothing lasting about the file (never cached).
+TRANSIENT_ERRORS = ("internal error", "analysis timed out")
+# Small files are parsed without a trim after each (memory.py); a worker trims every so
+# many files all the same, so that the freed memory of many goes back too.
+TRIM_EVERY = 32
+
+Item = tuple[Path, Settings]
+
+
+class Checked(NamedTuple):
+    """A file's result with what the cache needs: the hash of the bytes that were
+    checked (None when they could not be read) and the other files the analysis read."""
+
+    result: FileResult
+    digest: Optional[str]
+    deps: dict[str, reads.Note]
+
+
+def lint_source(
+    source: SourceFile,
+    settings: Settings,
+    *,
+    rules: Sequence[type[Rule]] | None = None,
+    fix: Optional[FixRequest] = None,
+) -> FileResult:
+    """One file's result, by its kind; with `fix`, linted and fixed in one pass."""
+    try:
+        if source.kind is SourceKind.NOTEBOOK:
+            if fix is None:
+                return lint_notebook(source.data, source.path, settings, rules=rules)
+            return lint_fix_notebook(source, settings, unsafe=fix.unsafe, rules=rules)
+        return lint.lint_python(source, settings, rules=rules, fix=fix)
+    except Exception as err:  # a bug in reading one file must not abort the run
+        diag = source_error(source.path, f"internal error: {type(err).__name__}: {err}")
+        return FileResult(source.path, [diag], analysed=True, lines=0)
+
+
+def lint_bytes(data: bytes, filename: str, settings: Settings, **kwargs) -> FileResult:
+    """`lint_source` of raw contents under a name (stdin, an editor's buffer)."""
+    return lint_source(SourceFile(filename, data), settings, **kwargs)
+
+
+def lint_file(path: Path, settings: Settings, **kwargs) -> FileResult:
+    return check_path(path, settings, **kwargs).result
+
+
+def lint_paths(
+    paths: Sequence[Path],
+    settings: Settings | None = None,
+    jobs: int | None = None,
+    *,
+    resolver: SettingsResolver | None = None,
+    force_exclude: bool = False,
+    rules: Sequence[type[Rule]] | None = None,
+    cache: ResultCache | None = None,
+) -> list[FileResult]:
+    """Discover and lint files and directories; results sorted by path.
+
+    `settings` applies to every file; without it each file gets its nearest config.
+    """
+    if resolver is None and settings is not None:
+        resolver = SettingsResolver(fixed=settings)
+    found = discover(paths, resolver or SettingsResolver(), force_exclude=force_exclude)
+    return lint_files(found.files, jobs=jobs, rules=rules, cache=cache)
+
+
+def lint_files(
+    files: Sequence[Item],
+    jobs: int | None = None,
+    rules: Sequence[type[Rule]] | None = None,
+    cache: ResultCache | None = None,
+    *,
+    fix: Optional[FixRequest] = None,
+) -> list[FileResult]:
+    """Lint (path, settings) pairs, in a process pool when there are many; results
+    sorted by path. With a `cache`, files whose stored result is still valid (and, with
+    `fix`, has nothing to fix) are not checked again; new results are stored and saved."""
+    jobs = pool.default_jobs() if jobs is None else max(1, jobs)
+    items = list(files)
+    results: list[FileResult] = []
+    keys: dict[str, tuple[str, str]] = {}  # filename -> (absolute path, config key)
+    if cache is not None:
+        items, results = _from_cache(items, rules, cache, keys, fix)
+    if items:
+        lint.load_checker()  # a broken install is one internal error, not SL000 on every file
+    if jobs > 1 and len(items) > pool.PARALLEL_THRESHOLD:
+        checked = pool.lint_parallel(check_chunk, items, jobs, rules, fix)
+    else:
+        checked = check_chunk(items, rules, fix)
+    for result, digest, deps in checked:
+        results.append(result)
+        if cache is not None and digest is not None and result.fixed is None and _cacheable(result):
+            path, config = keys[result.path]
+            cache.store(path, digest, config, result.diagnostics, result.analysed, result.lines, deps)
+    if cache is not None:
+        cache.save()
+    return sorted(results, key=lambda r: r.path)
+
+
+def check_chunk(
+    items: Sequence[Item], rules: Sequence[type[Rule]] | None = None, fix: Optional[FixRequest] = None
+) -> list[Checked]:
+    """Check files one after the other (in this process or in a pool worker)."""
+    if items:
+        # lazy: the model imports libcst, which a run served from the cache never needs.
+        from streamlint.model import project
+
+        # Import resolutions are remembered per chunk only: a module created or deleted
+        # since an earlier run in this process must be seen (the cache relies on it).
+        project.forget_resolutions()
+    out = []
+    for n, (path, settings) in enumerate(items, 1):
+        out.append(check_path(path, settings, rules=rules, fix=fix))
+        if n % TRIM_EVERY == 0:
+            memory.release_memory()
+    return out
+
+
+def check_path(
+    path: Path, settings: Settings, *, rules: Sequence[type[Rule]] | None = None, fix: Optional[FixRequest] = None
+) -> Checked:
+    """One file read once and checked, with the hash of its bytes and what the
+    analysis read besides."""
+    filename = str(path)
+    try:
+        data = read_bytes(path)
+    except OSError as err:
+        diag = source_error(filename, f"cannot read file: {err.strerror or err}")
+        return Checked(FileResult(filename, [diag], analysed=False, lines=0), None, {})
+    with reads.recording() as deps:
+        result = lint_source(SourceFile(filename, data), settings, rules=rules, fix=fix)
+    return Checked(result, reads.content_hash(data), deps)
+
+
+def _from_cache(
+    items: list[Item],
+    rules: Sequence[type[Rule]] | None,
+    cache: ResultCache,
+    keys: dict[str, tuple[str, str]],
+    fix: Optional[FixRequest],
+) -> tuple[list[Item], list[FileResult]]:
+    """(the items to check, the results found in the cache). Files are read and hashed
+    here; nothing is parsed, and neither the checker nor libcst is imported."""
+    codes = tuple(r.code for r in rules) if rules is not None else registry.rule_codes()
+    pending, hits = [], []
+    for path, settings in items:
+        filename = str(path)
+        absolute = os.path.abspath(filename)
+        config = config_key(settings, enabled_codes_for_file(settings, filename, codes))
+        keys[filename] = (absolute, config)
+        try:
+            data = read_bytes(path)
+        except OSError:
+            pending.append((path, settings))  # reported by the check, never cached
+            continue
+        found = cache.lookup(absolute, filename, reads.content_hash(data), config)
+        if found is None or (fix is not None and lint.has_fix(found.diagnostics, fix.unsafe)):
+            pending.append((path, settings))
+        else:
+            hits.append(FileResult(filename, found.diagnostics, found.analysed, found.lines))
+    return pending, hits
+
+
+def _cacheable(result: FileResult) -> bool:
+    # An internal error or a time-out may be transient (memory, a killed worker, a
+    # loaded machine): such a file is checked again next time.
+    return not any(
+        d.code == selection.SOURCE_ERROR and d.message.startswith(TRANSIENT_ERRORS)
+        for d in result.diagnostics
+    )

@@ -1,0 +1,25 @@
+"""A file's findings after its suppression comments, plus SL900 for the comments that
+suppress nothing (found from the findings *before* suppression, so that a comment
+counts as used exactly when it hides one)."""
+
+from __future__ import annotations
+
+from typing import Collection, Iterable
+
+from streamlint import selection
+from streamlint.diagnostics import Diagnostic
+from streamlint.suppression import comments, unused
+
+
+def apply_suppressions(
+    found: Iterable[Diagnostic], text: str, filename: str, enabled: Collection[str]
+) -> list[Diagnostic]:
+    """The findings of the `enabled` rules that no comment suppresses, with SL900's
+    when it is enabled; sorted."""
+    kept = [d for d in found if d.code in enabled or d.code == selection.SOURCE_ERROR]
+    parsed = comments.parse(text)
+    shown = [d for d in kept if not parsed.suppresses(d)]
+    if unused.CODE in enabled:
+        known = selection.rule_codes()
+        shown += unused.find(text, filename, kept, parsed, enabled, known)
+    return sorted(shown)

@@ -1,0 +1,311 @@
+"""What a ruff user expects of the command line: usage errors, `rule` by name, output
+to a file, showing settings and files, file options and inline config on the command
+line, config discovery and `extend`, strict codes, `--fix-only`, colour, `# noqa`
+without a colon, and notebook messages in cell terms."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import LOOP_SNIPPET, PINNED_SNIPPET, run_cli as run, write
+from streamlint import rules as registry
+
+FAKE = "import torch.cuda\nhit(SL101)\nhit(SL502)\n"
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    write(tmp_path / "clean.py", "import torch\nx = 1\n")
+    write(tmp_path / "pkg" / "bad.py", FAKE)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def codes(out: str) -> list[str]:
+    return [line.split()[1] for line in out.splitlines() if ": SL" in line]
+
+
+# ---- usage errors: exit 2 with the usage of the command at fault ----
+
+
+def test_an_unknown_command_is_a_usage_error(project, capsys):
+    code, out, err = run(capsys, "rules", "SL401")
+    assert (code, out) == (2, "")
+    assert "usage: streamlint [-h]" in err
+    assert "unrecognized command 'rules' (did you mean 'rule'?)" in err
+
+
+def test_a_directory_named_like_a_word_is_still_checked(project, capsys, fake_engine):
+    assert run(capsys, "pkg")[0] == 1
+
+
+def test_a_bad_option_after_check_prints_checks_usage(project, capsys):
+    code, _, err = run(capsys, "check", "--bogus", ".")
+    assert code == 2
+    assert err.startswith("usage: streamlint check") and "unrecognized arguments: --bogus" in err
+
+
+def test_a_bad_option_after_rule_prints_rules_usage(capsys):
+    code, _, err = run(capsys, "rule", "SL101", "--bogus")
+    assert code == 2 and err.startswith("usage: streamlint rule")
+
+
+def test_statistics_refuse_a_format_that_cannot_hold_them(project, capsys):
+    code, out, err = run(capsys, "check", "--statistics", "--format", "sarif", ".")
+    assert (code, out) == (2, "")
+    assert "--statistics cannot be shown in the sarif format" in err
+
+
+# ---- streamlint rule ----
+
+
+def test_rule_by_name_is_rule_by_code(capsys):
+    rule = registry.rule_by_code("SL401")
+    by_name = run(capsys, "rule", rule.name)
+    assert by_name[0] == 0 and by_name[1] == run(capsys, "rule", "SL401")[1]
+
+
+def test_rule_knows_sl000(capsys):
+    code, out, _ = run(capsys, "rule", "SL000")
+    assert code == 0 and out.startswith("# source-error (SL000)") and "cannot be" in out
+    assert run(capsys, "rule", "source-error")[1] == out
+
+
+def test_rule_codes_are_upper_case(capsys):
+    code, _, err = run(capsys, "rule", "sl101")
+    assert code == 2 and "unknown rule 'sl101'" in err and "did you mean SL101?" in err
+
+
+# ---- codes validated strictly ----
+
+
+@pytest.mark.parametrize("flag", ["--select", "--ignore", "--extend-select"])
+def test_lower_case_codes_are_refused(project, capsys, flag):
+    code, out, err = run(capsys, "check", flag, "sl101", ".")
+    assert (code, out) == (2, "")
+    assert "invalid value for " + flag in err and "rule codes are upper case (did you mean SL101?)" in err
+
+
+def test_lower_case_codes_in_a_config_are_refused(project, capsys):
+    write(project / "pyproject.toml", '[tool.streamlint]\nignore = ["sl5"]\n')
+    code, _, err = run(capsys, "check", ".")
+    assert code == 2 and "ignore: unknown rule selector 'sl5': rule codes are upper case" in err
+
+
+# ---- output ----
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_output_file(project, capsys):
+    code, out, _ = run(capsys, "check", "-o", "report.json", "--format", "json", ".")
+    assert (code, out) == (1, "")
+    assert [d["code"] for d in json.loads((project / "report.json").read_text())] == ["SL101", "SL502"]
+    assert run(capsys, "check", "--output-file", "report.txt", ".")[1] == ""
+    assert (project / "report.txt").read_text().endswith("Found 2 findings.\n")
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_output_file_that_cannot_be_written_is_exit_2(project, capsys):
+    code, _, err = run(capsys, "check", "-o", str(project / "missing" / "r.txt"), ".")
+    assert code == 2 and "cannot write" in err
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_colour_follows_the_terminal_and_no_color(project, capsys, monkeypatch):
+    assert "\x1b[" not in run(capsys, "check", ".")[1]  # captured: not a terminal
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    out = run(capsys, "check", ".")[1]
+    assert "\x1b[1mpkg/bad.py:2:1\x1b[0m: \x1b[1;31mSL101\x1b[0m fake SL101" in out
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[" not in run(capsys, "check", ".")[1]
+
+
+# ---- files and settings ----
+
+
+def test_show_files_lists_what_would_be_checked(project, capsys):
+    write(project / "build" / "gen.py", FAKE)  # excluded by default
+    code, out, _ = run(capsys, "check", "--show-files", ".")
+    assert code == 0
+    assert out.splitlines() == [str(project / "clean.py"), str(project / "pkg" / "bad.py")]
+
+
+def test_show_settings_shows_the_config_and_the_rules(project, capsys):
+    write(project / "pyproject.toml", '[tool.streamlint]\nselect = ["SL1"]\nignore = ["SL101"]\n')
+    code, out, _ = run(capsys, "check", "--show-settings", "pkg/bad.py")
+    assert code == 0
+    assert f"Resolved settings for: {project / 'pkg' / 'bad.py'}" in out
+    assert f"Settings path: {project / 'pyproject.toml'}" in out
+    assert "select = [\n    'SL1',\n]" in out
+    enabled = out.split("enabled-rules = ")[1]
+    assert "'SL102'" in enabled and "'SL101'" not in enabled and "'SL201'" not in enabled
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_exclude_and_extend_exclude_on_the_command_line(project, capsys):
+    write(project / "vendored" / "x.py", FAKE)
+    assert "vendored/x.py" in run(capsys, "check", ".")[1]
+    assert "vendored" not in run(capsys, "check", "--extend-exclude", "vendored", ".")[1]
+    # --exclude replaces the defaults (and the config's): build/ is then checked.
+    write(project / "build" / "gen.py", FAKE)
+    out = run(capsys, "check", "--exclude", "vendored", ".")[1]
+    assert "build/gen.py" in out and "vendored" not in out
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_extend_exclude_on_the_command_line_adds_to_the_configs(project, capsys):
+    write(project / "pyproject.toml", '[tool.streamlint]\nextend-exclude = ["vendored"]\n')
+    write(project / "vendored" / "x.py", FAKE)
+    write(project / "third" / "y.py", FAKE)
+    out = run(capsys, "check", "--extend-exclude", "third", ".")[1]
+    assert "vendored" not in out and "third" not in out and "pkg/bad.py" in out
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_per_file_ignores_on_the_command_line(project, capsys):
+    out = run(capsys, "check", "--per-file-ignores", "pkg/*.py:SL5", ".")[1]
+    assert codes(out) == ["SL101"]
+    code, _, err = run(capsys, "check", "--per-file-ignores", "pkg/*.py", ".")
+    assert code == 2 and "expected PATTERN:CODES" in err
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_per_file_ignores_keys_may_start_with_dot_slash(project, capsys):
+    write(project / "pyproject.toml", '[tool.streamlint.per-file-ignores]\n"./pkg/bad.py" = ["SL101"]\n')
+    assert codes(run(capsys, "check", ".")[1]) == ["SL502"]
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_config_key_value_overrides_the_config(project, capsys):
+    write(project / "pyproject.toml", '[tool.streamlint]\nselect = ["SL1"]\n')
+    assert codes(run(capsys, "check", ".")[1]) == ["SL101"]
+    assert codes(run(capsys, "check", "--config", 'select = ["SL5"]', ".")[1]) == ["SL502"]
+    code, _, err = run(capsys, "check", "--config", "selekt = 1", ".")
+    assert code == 2 and "unknown key 'selekt'" in err
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_isolated_ignores_the_config(project, capsys):
+    write(project / "pyproject.toml", '[tool.streamlint]\nselect = ["SL1"]\n')
+    assert codes(run(capsys, "check", "--isolated", ".")[1]) == ["SL101", "SL502"]
+    assert codes(run(capsys, "check", "--isolated", "--config", 'ignore = ["SL1"]', ".")[1]) == ["SL502"]
+    code, _, err = run(capsys, "check", "--isolated", "--config", "pyproject.toml", ".")
+    assert code == 2 and "cannot be used with --isolated" in err
+
+
+@pytest.mark.usefixtures("fake_engine")
+@pytest.mark.parametrize(
+    "files, winner",
+    [
+        ({"streamlint.toml": "SL5", "pyproject.toml": "SL1"}, "SL502"),
+        ({".streamlint.toml": "SL1", "streamlint.toml": "SL5"}, "SL101"),
+        ({".streamlint.toml": "SL5", "pyproject.toml": "SL1"}, "SL502"),
+    ],
+)
+def test_config_files_in_ruffs_order(project, capsys, files, winner):
+    for name, selected in files.items():
+        table = "[tool.streamlint]\n" if name == "pyproject.toml" else ""
+        write(project / name, f'{table}select = ["{selected}"]\n')
+    assert codes(run(capsys, "check", ".")[1]) == [winner]
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_a_nearer_streamlint_toml_wins_over_a_farther_pyproject(project, capsys):
+    write(project / "pyproject.toml", '[tool.streamlint]\nselect = ["SL1"]\n')
+    write(project / "pkg" / "streamlint.toml", 'select = ["SL5"]\n')
+    assert codes(run(capsys, "check", ".")[1]) == ["SL502"]
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_extend_reads_another_config_first(project, capsys):
+    write(project / "base.toml", 'select = ["SL1", "SL5"]\nignore = ["SL101"]\n')
+    write(project / "pyproject.toml", '[tool.streamlint]\nextend = "base.toml"\n')
+    assert codes(run(capsys, "check", ".")[1]) == ["SL502"]
+    write(project / "pyproject.toml", '[tool.streamlint]\nextend = "base.toml"\nignore = []\n')
+    assert codes(run(capsys, "check", ".")[1]) == ["SL101", "SL502"]
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_extend_loops_and_missing_files_are_errors(project, capsys):
+    write(project / "a.toml", 'extend = "b.toml"\n')
+    write(project / "b.toml", 'extend = "a.toml"\n')
+    code, _, err = run(capsys, "check", "--config", "a.toml", ".")
+    assert code == 2 and "extend forms a loop" in err
+    write(project / "c.toml", 'extend = "nowhere.toml"\n')
+    code, _, err = run(capsys, "check", "--config", "c.toml", ".")
+    assert code == 2 and "extend names a missing file" in err
+
+
+# ---- fixing (real rules: SL201's unsafe fix adds non_blocking=True) ----
+
+FIXABLE = PINNED_SNIPPET
+
+
+def test_fix_only_fixes_and_reports_nothing_left(tmp_path, capsys, monkeypatch):
+    write(tmp_path / "loop.py", FIXABLE)
+    monkeypatch.chdir(tmp_path)
+    before = run(capsys, "check", "--unsafe-fixes", "loop.py")[1]
+    assert "SL201 [*]" in before
+    code, out, _ = run(capsys, "check", "--fix-only", "--unsafe-fixes", "loop.py")
+    assert code == 0 and ": SL" not in out and out.startswith("Fixed 1 finding")
+    assert (tmp_path / "loop.py").read_text() != FIXABLE
+
+
+def test_exit_non_zero_on_fix(tmp_path, capsys, monkeypatch):
+    write(tmp_path / "loop.py", FIXABLE)
+    monkeypatch.chdir(tmp_path)
+    code, _, _ = run(capsys, "check", "--fix-only", "--unsafe-fixes", "--exit-non-zero-on-fix", "loop.py")
+    assert code == 1
+    # Nothing left to fix: exit 0 again.
+    assert run(capsys, "check", "--fix-only", "--unsafe-fixes", "--exit-non-zero-on-fix", "loop.py")[0] == 0
+
+
+# ---- suppression comments ----
+
+
+def test_noqa_without_a_colon_suppresses_all_and_sl900_asks_for_the_colon(tmp_path, capsys, monkeypatch):
+    # As ruff: `# noqa CODE` is a bare `# noqa` (its PGH004 asks for the colon).
+    write(tmp_path / "loop.py", LOOP_SNIPPET.replace("torch.cuda.synchronize()", "torch.cuda.synchronize()  # noqa SL103"))
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "check", "loop.py")
+    assert code == 1 and codes(out) == ["SL900"]
+    assert "`# noqa SL103` has no colon, so it suppresses every code here: write `# noqa: SL103`" in out
+    code, out, _ = run(capsys, "check", "--diff", "--unsafe-fixes", "loop.py")
+    assert "+        torch.cuda.synchronize()  # noqa: SL103" in out
+    run(capsys, "check", "--fix", "--unsafe-fixes", "loop.py")
+    assert run(capsys, "check", "loop.py")[0] == 0  # with the colon: SL103 suppressed, nothing to say
+
+
+def test_noqa_with_a_colon_and_no_code_suppresses_nothing(tmp_path, capsys, monkeypatch):
+    # As ruff: "Invalid `# noqa` directive ... expected a comma-separated list of codes".
+    write(tmp_path / "copies.py", PINNED_SNIPPET.replace('return host.to("cuda")', 'return host.to("cuda")  # noqa:'))
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "check", "copies.py")
+    assert code == 1 and codes(out) == ["SL201", "SL900"]
+    assert "`# noqa:` names no code, so it suppresses nothing" in out
+
+
+# ---- notebooks ----
+
+
+def test_notebook_messages_count_lines_in_cells(tmp_path, capsys):
+    def cell(kind, *lines):
+        extra = {"execution_count": None, "outputs": []} if kind == "code" else {}
+        return {"cell_type": kind, "metadata": {}, "source": list(lines), **extra}
+
+    notebook = {
+        "cells": [
+            cell("markdown", "# title\n"),
+            cell("code", "import torch\n", "\n", "t = torch.randn(4, device='cuda')\n"),
+            cell("code", "x = 1\n", "host = t.to('cpu', non_blocking=True)\n"),
+            cell("code", "y = 2\n", "print(host.numpy())\n"),
+        ],
+        "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5,
+    }  # fmt: skip
+    path = write(tmp_path / "nb.ipynb", json.dumps(notebook))
+    code, out, _ = run(capsys, "check", "--select", "SL403", str(path))
+    line = out.splitlines()[0]
+    assert code == 1 and line.startswith(f"{path}:cell 4:2:7: SL403")
+    assert "(line 2 of cell 3)" in line and line.endswith("before line 2")
