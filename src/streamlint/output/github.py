@@ -6,9 +6,12 @@ are percent-encoded; in properties `:` and `,` are too.
 
 from __future__ import annotations
 
-from typing import Sequence, TextIO
+from typing import Sequence, TYPE_CHECKING, TextIO
 
 from streamlint.diagnostics import Diagnostic
+
+if TYPE_CHECKING:  # the options type only; the package imports this module
+    from streamlint.output import Options
 
 
 def escape_data(value: str) -> str:
@@ -41,3 +44,7 @@ def format_line(diag: Diagnostic) -> str:
 def write(diagnostics: Sequence[Diagnostic], out: TextIO) -> None:
     for diag in diagnostics:
         out.write(format_line(diag) + "\n")
+
+
+def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: Options) -> None:
+    write(diagnostics, out)

@@ -1,15 +1,20 @@
 """JSON output with ruff's field names, so tools that read ruff's JSON read ours.
 
-`cell` is the notebook cell (ruff's numbering) whose rows `location` counts, or null."""
+`cell` is the notebook cell (ruff's numbering) whose rows `location` counts, or null.
+`help` (not in ruff's JSON, where only the fix has a title) is the finding's short
+advice, the `help:` line of the full format, or null."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any, Sequence, TextIO
+from typing import Any, Sequence, TYPE_CHECKING, TextIO
 
 from streamlint.diagnostics import Diagnostic
 from streamlint.selection import SOURCE_ERROR_NAME
+
+if TYPE_CHECKING:  # the options type only; the package imports this module
+    from streamlint.output import Options
 
 
 def to_dict(diag: Diagnostic) -> dict[str, Any]:
@@ -17,6 +22,7 @@ def to_dict(diag: Diagnostic) -> dict[str, Any]:
         "cell": diag.cell,
         "code": diag.code,
         "message": diag.message,
+        "help": diag.help,
         "filename": diag.filename,
         "location": {"row": diag.row, "column": diag.column},
         "end_location": {"row": diag.end_row, "column": diag.end_column},
@@ -59,3 +65,7 @@ def write_statistics(diagnostics: Sequence[Diagnostic], out: TextIO) -> None:
     ]
     json.dump(data, out, indent=2)
     out.write("\n")
+
+
+def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: Options) -> None:
+    write(diagnostics, out)

@@ -5,10 +5,14 @@ A notebook's finding reads `nb.ipynb:cell 3:row:col: CODE message`, as in ruff."
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Sequence, TextIO
+from typing import Callable, Sequence, TYPE_CHECKING, TextIO
 
 from streamlint.diagnostics import Diagnostic
+from streamlint.output.excerpt import excerpt
 from streamlint.selection import SOURCE_ERROR_NAME
+
+if TYPE_CHECKING:  # the options type only; the package imports this module
+    from streamlint.output import Options
 
 
 def write(
@@ -24,7 +28,7 @@ def write(
         mark = " [*]" if diag.fix is not None and diag.fix.applies(unsafe_fixes) else ""
         out.write(f"{location(diag)}: {diag.code}{mark} {diag.message}\n")
         if show_source and source is not None:
-            out.write(_excerpt(diag, source(diag.filename, diag.cell)))
+            out.write(excerpt(diag, source(diag.filename, diag.cell)))
     if not quiet:
         out.write(summary(len(diagnostics)) + "\n")
         hint = fix_hint(diagnostics, unsafe_fixes)
@@ -68,21 +72,6 @@ def write_statistics(
         out.write(summary(len(diagnostics)) + "\n")
 
 
-def _excerpt(diag: Diagnostic, lines: "list[str] | None") -> str:
-    """The flagged line with a caret underline, ruff-style."""
-    if not lines or not 1 <= diag.row <= len(lines):
-        return ""
-    line = lines[diag.row - 1].rstrip("\r\n")
-    start = min(diag.column - 1, len(line))
-    end = diag.end_column - 1 if diag.end_row == diag.row else len(line)
-    end = max(start + 1, min(end, len(line)))
-    gutter = str(diag.row)
-    pad = " " * len(gutter)
-    # Keep tabs in the indent so the carets line up whatever the tab width.
-    indent = "".join(ch if ch == "\t" else " " for ch in line[:start])
-    return (
-        f"{pad} |\n"
-        f"{gutter} | {line}\n"
-        f"{pad} | {indent}{'^' * (end - start)}\n"
-        f"{pad} |\n"
-    )
+def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: Options) -> None:
+    write(diagnostics, out, show_source=options.show_source, quiet=options.quiet,
+          source=options.source, unsafe_fixes=options.unsafe_fixes)
