@@ -18,6 +18,8 @@ from streamlint.diagnostics import Diagnostic
 from streamlint.fixes.model import Applicability, Edit, Fix
 from streamlint.lsp import convert
 
+pytestmark = pytest.mark.slow  # each test starts the language server in a subprocess
+
 TIMEOUT = 60  # seconds to wait for one message (the first lint imports the model)
 
 # SL201 on line 3; the emoji before the copy is one code point but two UTF-16 units.

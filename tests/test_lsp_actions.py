@@ -6,10 +6,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from conftest import SL501_SNIPPET
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 from test_lsp import SOURCE, actions_at, apply, open_doc, start, stop
+
+pytestmark = pytest.mark.slow  # each test starts the language server in a subprocess
 
 FIX_ALL = "source.fixAll.streamlint"
 STALE = "y = 1  # noqa: SL103\n"  # SL900: a suppression with nothing to suppress

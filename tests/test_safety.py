@@ -80,6 +80,7 @@ def test_linting_never_imports_or_runs_the_checked_code(tmp_path):
         assert pwned(root) == []
 
 
+@pytest.mark.slow
 def test_python_dash_m_in_the_checked_directory_runs_none_of_it(tmp_path):
     root = make_project(tmp_path)
     done = subprocess.run(
@@ -124,6 +125,7 @@ print(json.dumps(events))
 """
 
 
+@pytest.mark.slow
 def test_audit_hooks_see_no_execution_compilation_or_write_in_the_tree(tmp_path):
     # Python's audit events: running or compiling a code object from the tree, opening
     # one of its files for writing, starting a process.
