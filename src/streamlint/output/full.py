@@ -18,7 +18,7 @@ as a diff, marked safe or unsafe.
 from __future__ import annotations
 
 import difflib
-from typing import Callable, Sequence, TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Callable, Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
 from streamlint.fixes.apply import apply_edits

@@ -6,7 +6,7 @@ are percent-encoded; in properties `:` and `,` are too.
 
 from __future__ import annotations
 
-from typing import Sequence, TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any, Sequence, TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
 from streamlint.selection import SOURCE_ERROR_NAME

@@ -10,7 +10,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Sequence, TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, Sequence, TextIO
 from urllib.parse import quote
 
 from streamlint import __version__

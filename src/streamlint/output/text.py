@@ -5,7 +5,7 @@ A notebook's finding reads `nb.ipynb:cell 3:row:col: CODE message`, as in ruff."
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Sequence, TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Callable, Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
 from streamlint.output.excerpt import excerpt

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from streamlint.model.ops import OpKind
-from streamlint.model.values import Buffer, Mem
 from streamlint.model.queries import in_hot_path
+from streamlint.model.values import Buffer, Mem
 from streamlint.rules._shared import blocking_copy_in_region
 from streamlint.rules.base import Finding, Rule
 
