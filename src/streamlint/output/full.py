@@ -91,7 +91,10 @@ def fix_diff(diag: Diagnostic, lines: list[str] | None) -> str:
         new = apply_edits(old, fix.edits)
     except ValueError as err:  # overlapping edits: show that rather than fail the listing
         return header + f"  (cannot show the fix: {err})\n"
-    hunks = difflib.unified_diff(old.split("\n"), new.split("\n"), n=1, lineterm="")
+    before, after = old.split("\n"), new.split("\n")
+    if before[-1] == after[-1] == "":  # the final line break, not an empty last line
+        before, after = before[:-1], after[:-1]
+    hunks = difflib.unified_diff(before, after, n=1, lineterm="")
     body = [line for line in hunks if not line.startswith(("---", "+++"))]
     return header + "".join(line + "\n" for line in body)
 
