@@ -165,3 +165,27 @@ def test_junit_clean_run_and_hostile_text():
     hostile = dataclasses.replace(PLAIN, message="bad \x01 <tag> & \"q\"")
     failure = ET.fromstring(render("junit", [hostile]).split("\n", 1)[1]).find(".//failure")
     assert failure.get("message") == "bad \ufffd <tag> & \"q\""
+
+
+# ---- help from a rule to the cache ----
+
+
+def test_a_rules_help_reaches_the_diagnostic_and_survives_the_cache():
+    from conftest import SL501_SNIPPET
+
+    from streamlint.cache.codec import decode_diagnostic, encode_diagnostic
+    from streamlint.checker import check_source
+    from streamlint.rules import Finding, Rule
+
+    class Helpful(Rule):
+        """## What it does\nTest.\n"""
+
+        code, name, summary = "SL501", "helpful", "helpful"
+
+        def check(self, analysis):
+            yield Finding(analysis.module.body[0], "short message", help="what to do")
+
+    [diag] = check_source(SL501_SNIPPET, "a.py", [Helpful])
+    assert (diag.message, diag.help) == ("short message", "what to do")
+    again = decode_diagnostic("a.py", json.loads(json.dumps(encode_diagnostic(diag))))
+    assert again.help == "what to do" and again == diag
