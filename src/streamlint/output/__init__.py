@@ -8,14 +8,12 @@ imported lazily, on first use, so that a run pays only for the format it prints.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from typing import Callable, Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
+from streamlint.output.options import Options, SourceLoader
 
-# (filename, notebook cell or None) -> the source lines (None when they cannot be
-# shown), for --show-source and the full format.
-SourceLoader = Callable[[str, "int | None"], "list[str] | None"]
+__all__ = ["FORMATS", "Options", "SourceLoader", "renderer", "write"]
 
 # Format name -> the module (under streamlint.output) that renders it.
 _MODULES = {
@@ -28,16 +26,6 @@ _MODULES = {
     "junit": "junit",  # JUnit XML
 }
 FORMATS = tuple(_MODULES)
-
-
-@dataclass(frozen=True)
-class Options:
-    """What a format may use beyond the diagnostics; each format reads what it needs."""
-
-    show_source: bool = False
-    quiet: bool = False
-    source: SourceLoader | None = None
-    unsafe_fixes: bool = False
 
 
 def renderer(fmt: str) -> Callable[[Sequence[Diagnostic], TextIO, Options], None]:

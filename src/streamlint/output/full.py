@@ -18,18 +18,14 @@ as a diff, marked safe or unsafe.
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING, Callable, Sequence, TextIO
+from typing import Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
 from streamlint.fixes.apply import apply_edits
 from streamlint.fixes.model import Applicability
 from streamlint.output import text
 from streamlint.output.excerpt import excerpt
-
-if TYPE_CHECKING:  # the options type only; the package imports this module
-    from streamlint.output import Options
-
-SourceLoader = Callable[[str, "int | None"], "list[str] | None"]
+from streamlint.output.options import Options, SourceLoader
 
 
 def write(

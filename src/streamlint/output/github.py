@@ -6,12 +6,10 @@ are percent-encoded; in properties `:` and `,` are too.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence, TextIO
+from typing import Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
-
-if TYPE_CHECKING:  # the options type only; the package imports this module
-    from streamlint.output import Options
+from streamlint.output.options import Options
 
 
 def escape_data(value: str) -> str:

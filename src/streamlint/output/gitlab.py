@@ -14,12 +14,10 @@ import hashlib
 import json
 import os
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Sequence, TextIO
+from typing import Any, Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
-
-if TYPE_CHECKING:  # the options type only; the package imports this module
-    from streamlint.output import Options
+from streamlint.output.options import Options
 
 
 def relative_path(filename: str, root: str | None = None) -> str:

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Sequence, TextIO
+from typing import Any, Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
+from streamlint.output.options import Options
 from streamlint.selection import SOURCE_ERROR_NAME
-
-if TYPE_CHECKING:  # the options type only; the package imports this module
-    from streamlint.output import Options
 
 
 def to_dict(diag: Diagnostic) -> dict[str, Any]:

@@ -7,12 +7,10 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from itertools import groupby
-from typing import TYPE_CHECKING, Sequence, TextIO
+from typing import Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
-
-if TYPE_CHECKING:  # the options type only; the package imports this module
-    from streamlint.output import Options
+from streamlint.output.options import Options
 
 # Characters XML 1.0 cannot hold even escaped (control characters, lone surrogates);
 # a message quoting hostile source text must still give a well-formed report.

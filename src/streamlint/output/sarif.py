@@ -10,16 +10,14 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence, TextIO
+from typing import Any, Sequence, TextIO
 from urllib.parse import quote
 
 from streamlint import __version__
 from streamlint import rules as registry
 from streamlint.diagnostics import DOCS_URL, Diagnostic
+from streamlint.output.options import Options
 from streamlint.selection import SOURCE_ERROR, SOURCE_ERROR_NAME
-
-if TYPE_CHECKING:  # the options type only; the package imports this module
-    from streamlint.output import Options
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/streamlint/streamlint"

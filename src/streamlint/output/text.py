@@ -5,14 +5,12 @@ A notebook's finding reads `nb.ipynb:cell 3:row:col: CODE message`, as in ruff."
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Callable, Sequence, TextIO
+from typing import Callable, Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
 from streamlint.output.excerpt import excerpt
+from streamlint.output.options import Options
 from streamlint.selection import SOURCE_ERROR_NAME
-
-if TYPE_CHECKING:  # the options type only; the package imports this module
-    from streamlint.output import Options
 
 
 def write(
