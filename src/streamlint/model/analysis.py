@@ -15,10 +15,10 @@ from libcst._position import CodePosition
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from streamlint.deadline import tick
-from streamlint.model import api, project
+from streamlint.model import api, classes, evidence, project
 from streamlint.model.flow import Walker
 from streamlint.model.walk_common import LOCAL
-from streamlint.model.hazards import DEVICE, HOSTMEM, UNSURE
+from streamlint.model.hazards import DEVICE, HOSTMEM, RAW, UNSURE
 from streamlint.model.ops import (
     DEVICE_WORK,
     HOST_SYNCS,
@@ -30,12 +30,16 @@ from streamlint.model.ops import (
 from streamlint.model.values import (
     UNKNOWN,
     Buffer,
+    Const,
+    Device,
     Instance,
     Kernel,
+    Loader,
     LocalFunction,
     Mem,
     QualRef,
     Stream,
+    StreamContext,
     StreamKind,
     Value,
     join,
@@ -44,6 +48,10 @@ from streamlint.model.values import (
 if TYPE_CHECKING:
     from streamlint.model.flow import Args
 
+# Helpers walked again per call for their return value: small ones, not too deep.
+_SPECIALIZE_MAX_STATEMENTS = 12
+_SPECIALIZE_MAX_DEPTH = 3
+_CONTEXT_MANAGER_DECORATORS = frozenset({"contextmanager", "asynccontextmanager"})
 _TORCH_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 # Ops a helper contributes at its call site: work on the caller's or the default
 # stream, and host synchronizations (both change what the caller's streams can overlap).
@@ -153,6 +161,15 @@ class _Function:
     returns: Value = UNKNOWN
     created_streams: frozenset = frozenset()
     in_progress: bool = False
+    # Names of the enclosing body when a nested function was defined (closures).
+    closure: dict = field(default_factory=dict)
+    context_manager: bool = False  # decorated with @contextmanager
+    yield_current: dict = field(default_factory=dict)  # current streams at its first `yield`
+    # What every call site in the file passes, and the parameters that evidence types.
+    call_sites: list = field(default_factory=list)
+    caller_evidence: dict = field(default_factory=dict)
+    hazard_args: Optional[tuple] = None  # (body, params, seed) of its hazard walk, to walk it again
+    exit_pending: dict = field(default_factory=dict)  # what it leaves pending on `self` (classes.py)
 
 
 @dataclass
@@ -185,6 +202,9 @@ class FileAnalyzer:
         self.module_walker: Optional[Walker] = None
         self._kernel_writes: dict[int, frozenset[int]] = {}
         self.called: set[int] = set()  # functions of this file called from this file
+        self.imported_roots: set[str] = set()  # top-level packages the file imports
+        self.specialized: dict[tuple, Value] = {}  # (helper, arguments) -> what it returns
+        self.specializing = 0
 
     def module_vars(self) -> dict[str, Value]:
         return self.module_walker.state.vars if self.module_walker is not None else {}
@@ -203,6 +223,8 @@ class FileAnalyzer:
             return self.result
         for function in list(self.functions.values()):
             self.analyse(function)
+        self.apply_caller_evidence()
+        self.compose_classes()
         if self.needs_hazard_walk(record):
             self.hazard_walk(record, self.module.body, [], {})
         # A helper's parameters are checked at its call sites, with the real arguments;
@@ -227,6 +249,9 @@ class FileAnalyzer:
             is_forward=bool(cls and cls.torch_module and name == "forward"),
         )
         seed: dict[str, Value] = {p: UNKNOWN for p in function.params}
+        seed.update(function.closure)
+        seed.update(function.caller_evidence)
+        seed.update(self.evident_params(function))
         params = list(function.params)
         if cls and params:
             seed[params[0]] = Instance(cls.name)
@@ -241,6 +266,7 @@ class FileAnalyzer:
         walker.walk(body)
         function.record = record
         function.returns = walker.returns if walker.returns is not None else UNKNOWN
+        function.yield_current = walker.yield_current or {}
         function.created_streams = frozenset(
             op.result.site for op in record.ops if op.kind is OpKind.STREAM_CREATE and isinstance(op.result, Stream)
         )
@@ -249,10 +275,45 @@ class FileAnalyzer:
             cls.attrs.update(function.self_attrs)
             cls.init_done = True
         if not self.summaries_only and self.needs_hazard_walk(record):
-            self.hazard_walk(record, list(body), params, seed)
+            function.hazard_args = (list(body), params, seed)
+            hazard_walker = self.hazard_walk(record, list(body), params, seed)
+            if cls is not None:
+                function.exit_pending = classes.pending_at_exit(hazard_walker)
         function.in_progress = False
         self.result.functions.append(record)
         return record
+
+    def evident_params(self, function: "_Function") -> dict[str, Value]:
+        """Parameters whose kind the function's own text shows (see evidence.py)."""
+        kinds = evidence.param_kinds(
+            function.node, function.params, frozenset(self.imported_roots), self.qualname_of, self.default_of,
+        )
+        return {name: evidence.value_for(kind, name) for name, kind in kinds.items()}
+
+    def qualname_of(self, expr: cst.BaseExpression) -> Optional[str]:
+        """`cp.ndarray` as `cupy.ndarray`, through the module's imports (no evaluation)."""
+        dotted = _spell(expr)
+        if not dotted or "(" in dotted or "[" in dotted:
+            return None
+        root, _, rest = dotted.partition(".")
+        bound = self.module_vars().get(root)
+        if isinstance(bound, QualRef):
+            return api.normalize(f"{bound.qualname}.{rest}" if rest else bound.qualname)
+        return None
+
+    def default_of(self, expr: cst.BaseExpression) -> Value:
+        """A parameter default that names a device: `"cuda"`, `torch.device("cuda:0")`."""
+        if isinstance(expr, cst.SimpleString):
+            try:
+                return Const(expr.evaluated_value)
+            except Exception:
+                return UNKNOWN
+        if isinstance(expr, cst.Call) and self.qualname_of(expr.func) == "torch.device" and expr.args:
+            first = expr.args[0].value
+            if isinstance(first, cst.SimpleString):
+                text = first.evaluated_value
+                return Device(cuda=isinstance(text, str) and text.split(":")[0] == "cuda")
+        return UNKNOWN
 
     # ------------------------------------------------------------------ bindings
     def import_bindings(self, node: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, Value]]:
@@ -277,6 +338,9 @@ class FileAnalyzer:
 
     def note_framework(self, dotted: str) -> None:
         root = dotted.split(".", 1)[0]
+        self.imported_roots.add(root)
+        root = api.accelerators.IMPLIES_FRAMEWORK.get(root, root)
+        self.imported_roots.add(root)
         if root == "torch":
             self.torch_imported = True
         elif root == "numba":
@@ -293,11 +357,23 @@ class FileAnalyzer:
             if kernel is False:  # a device function: not launchable from the host
                 walker.state.vars[node.name.value] = UNKNOWN
                 return
+        known = self.functions.get(id(node))
+        if known is not None and walker.state.hb is not None:
+            # The hazard walk meets the definition again: the function is the one the
+            # first walk defined (and analysed), not a new one to analyse twice.
+            walker.state.vars[node.name.value] = known.value
+            return
         params = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
         params += [p.name.value for p in node.params.kwonly_params]
         owner = walker.record.class_name if walker.record.kind == "class" else None
         value = LocalFunction(node.name.value, node, site=id(node), owner=owner)
         function = _Function(value, node, params, owner, top=walker.top or node)
+        if walker.record.kind in ("function", "method"):
+            # A nested function sees the enclosing body's names as they are where it is defined.
+            function.closure = {k: v for k, v in walker.state.vars.items() if k not in params}
+        function.context_manager = any(
+            (_spell(d.decorator) or "").rsplit(".", 1)[-1] in _CONTEXT_MANAGER_DECORATORS for d in node.decorators
+        )
         self.functions[id(node)] = function
         walker.state.vars[node.name.value] = value
 
@@ -318,6 +394,10 @@ class FileAnalyzer:
         return True
 
     def define_class(self, node: cst.ClassDef, walker: Walker) -> None:
+        known = self.classes.get(node.name.value)
+        if known is not None and known.node is node and walker.state.hb is not None:
+            walker.state.vars[known.name] = QualRef(LOCAL + known.name)  # (defined by the first walk)
+            return
         torch_module = False
         for base in node.bases:
             saved = len(walker.record.ops)
@@ -380,17 +460,61 @@ class FileAnalyzer:
         return result
 
     # ------------------------------------------------------------------ hazards
-    def hazard_walk(self, record: FunctionRecord, body: list, params: list[str], seed: dict) -> None:
-        """Walk a body again with the happens-before state; store what it finds."""
+    def hazard_walk(self, record: FunctionRecord, body: list, params: list[str], seed: dict,
+                    entry: Optional[dict] = None) -> Walker:
+        """Walk a body again with the happens-before state; store what it finds.
+        `entry`: writes other methods of the class left pending on `self`."""
         scratch = FunctionRecord(record.name, record.node, record.kind, class_name=record.class_name,
                                  is_forward=record.is_forward)
         walker = Walker(self, scratch, params=params, seed=seed, hazard_mode=True,
                         top=self.result.tops.get(id(record.node)))
         if record.kind == "module":
             walker.state.vars = dict(self.module_vars())
+        if entry and record.class_name:
+            classes.inject(walker, record.class_name, entry)
         walker.walk(body)
         walker.finish()
-        record.hazards = sorted(walker.hazards.values(), key=lambda h: (h.code, id(h.node)))
+        record.hazards = sorted(_one_per_problem(walker.hazards.values()), key=lambda h: (h.kind.name, id(h.node)))
+        return walker
+
+    def apply_caller_evidence(self) -> None:
+        """Analyse again the functions whose every call site in the file passes the same
+        kind of value for a parameter the body gives no evidence about (a loader made
+        with pin_memory=True, a CUDA tensor, a CUDA device): how the project calls a
+        function is evidence of what its parameters are."""
+        for function in list(self.functions.values()):
+            if not function.call_sites or function.record is None or function.in_progress:
+                continue
+            evidence = _agreed_kinds(function.call_sites)
+            evidence = {k: v for k, v in evidence.items() if k not in function.caller_evidence}
+            if not evidence:
+                continue
+            function.caller_evidence = {**function.caller_evidence, **evidence}
+            self.result.functions = [r for r in self.result.functions if r is not function.record]
+            function.record = None
+            function.hazard_args = None
+            self.analyse(function)
+
+    def compose_classes(self) -> None:
+        """Walk again the methods that start with writes other methods left pending on
+        `self` (see classes.py), so a read there meets the write it races with."""
+        for cls in self.classes.values():
+            methods = {name: self.functions.get(v.site) for name, v in cls.methods.items()}
+            exits = {name: f.exit_pending for name, f in methods.items() if f is not None and f.exit_pending}
+            if not exits:
+                continue
+            for name, function in methods.items():
+                if function is None or function.record is None or function.hazard_args is None:
+                    continue
+                if name == "__init__" or not classes.is_public(name):
+                    continue
+                entry: dict[str, list] = {}
+                for before in classes.runs_before(name, exits):
+                    for attr, pending in exits[before].items():
+                        entry.setdefault(attr, []).append(pending)
+                if entry:
+                    body, params, seed = function.hazard_args
+                    self.hazard_walk(function.record, body, params, seed, entry=entry)
 
     @staticmethod
     def needs_hazard_walk(record: FunctionRecord) -> bool:
@@ -481,6 +605,9 @@ class FileAnalyzer:
         if function is None:
             return UNKNOWN
         home.called.add(id(function.node))
+        if walker.state.hb is None and home is self:
+            params = function.params[1:] if function.class_name else function.params
+            function.call_sites.append(self.bind_params(params, args))
         record = home.analyse(function)
         if record is None:
             return UNKNOWN
@@ -489,6 +616,9 @@ class FileAnalyzer:
         exprs = self.bind_exprs(params, args)
         hazard_walk = walker.state.hb is not None
         kinds = _PROPAGATED | _ORDERING if hazard_walk else _PROPAGATED
+        # `self.helper()`: the helper's results stay on `self`, so its allocations are the
+        # caller's to track (a tensor it allocates on a side stream, released later).
+        keeps_results = bool(function.class_name) and function.class_name == walker.record.class_name and self.on_self(node)
         for op in record.ops:
             if op.kind not in kinds or op.in_comprehension:
                 continue
@@ -505,13 +635,63 @@ class FileAnalyzer:
                 op.kind, op.api, node, op.framework, stream=stream, host_blocking=op.host_blocking,
                 is_async_api=op.is_async_api, sync_api=op.sync_api, host_buffer=op.host_buffer,
                 non_blocking=op.non_blocking, pinned_out=op.pinned_out, target=target, helper=helper,
-                accesses=accesses, event=op.event,
+                accesses=accesses, event=op.event, result=op.result if keeps_results else UNKNOWN,
             )
+        if function.context_manager:
+            return self.context_of(function, bound, walker, exprs)
+        if function.class_name and function.class_name == walker.record.class_name and self.on_self(node):
+            # `self.helper()`: what the helper leaves on `self` is what the caller sees next.
+            for attr, value in function.self_attrs.items():
+                walker.state.vars[f"self.{attr}"] = value
         result = function.returns
+        if result is UNKNOWN and any(v is not UNKNOWN for v in bound.values()):
+            result = self.specialized_return(function, bound, walker)
         if isinstance(result, Stream) and result.label in bound:
             return bound[result.label]
         if hazard_walk and isinstance(result, Buffer) and result.site:
             return replace(result, site=walker.site(node))  # each call makes a new buffer
+        return result
+
+    @staticmethod
+    def on_self(node: cst.Call) -> bool:
+        func = node.func
+        return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+
+    def context_of(self, function: "_Function", bound: dict[str, Value], walker: Walker, exprs: dict) -> Value:
+        """A `@contextmanager` generator that yields inside a stream context makes that
+        stream current for the caller's `with` body."""
+        for fw, stream in (function.yield_current or {}).items():
+            if isinstance(stream, Stream) and stream.explicit:
+                mapped = self.stream_at_call(stream, function, bound, walker, keep_own=True, exprs=exprs)
+                if mapped is not None:
+                    return StreamContext(mapped, fw)
+        return UNKNOWN
+
+    def specialized_return(self, function: "_Function", bound: dict[str, Value], walker: Walker) -> Value:
+        """What a small helper returns for these arguments (a wrapper such as
+        `check(cudart.cudaStreamCreate())` passes its argument's kind through).
+        Walked again with the arguments bound; small bodies only, cached."""
+        body = function.node.body
+        if not isinstance(body, cst.IndentedBlock) or len(body.body) > _SPECIALIZE_MAX_STATEMENTS:
+            return UNKNOWN
+        if self.specializing >= _SPECIALIZE_MAX_DEPTH:
+            return UNKNOWN
+        key = (id(function.node), tuple(sorted((k, _hashable(v)) for k, v in bound.items())))
+        if key in self.specialized:
+            return self.specialized[key]
+        self.specialized[key] = UNKNOWN  # recursion guard
+        scratch = FunctionRecord(function.value.name, function.node, "function", class_name=function.class_name)
+        seed = {p: UNKNOWN for p in function.params}
+        seed.update(function.closure)
+        seed.update(bound)
+        self.specializing += 1
+        try:
+            inner = Walker(self, scratch, params=(), seed=seed, top=function.top)
+            inner.walk(body.body)
+        finally:
+            self.specializing -= 1
+        result = inner.returns if inner.returns is not None else UNKNOWN
+        self.specialized[key] = result
         return result
 
     @staticmethod
@@ -578,6 +758,55 @@ def analyze_module(module: cst.Module, path: str = "", source: str = "") -> File
         analyzer.follow_imports = analyzer.follow_imports and any(k in source for k in api.FOLLOW_IMPORTS_KEYS)
         analyzer.results_matter = any(k in source for k in api.RESULTS_MATTER_KEYS)
     return analyzer.run()
+
+
+def _agreed_kinds(call_sites: list[dict]) -> dict[str, Value]:
+    """Parameters for which every call site passes the same kind of value."""
+    agreed: dict[str, Value] = {}
+    names = set(call_sites[0])
+    for site in call_sites[1:]:
+        names &= set(site)
+    for name in names:
+        kinds = {_kind_of(site[name], name) for site in call_sites}
+        if len(kinds) == 1:
+            kind = kinds.pop()
+            if kind is not None:
+                agreed[name] = kind
+    return agreed
+
+
+def _kind_of(value: Value, name: str) -> Optional[Value]:
+    """The part of an argument's value a parameter can take on (None: nothing to say)."""
+    if isinstance(value, Loader) and value.pin_memory is not None:
+        return Loader(value.pin_memory, site=value.site, label=name)
+    if isinstance(value, Buffer) and value.framework in ("torch", "cupy", "numba", "numpy"):
+        return Buffer(value.framework, value.mem, label=name, param=name)
+    if isinstance(value, Device) and value.cuda:
+        return value
+    return None
+
+
+def _one_per_problem(hazards) -> list:
+    """Reads on one stream of several buffers another stream produced, with no wait:
+    one missing wait, so one finding, at the first read (where the wait goes)."""
+    seen: set[tuple] = set()
+    out = []
+    for hazard in hazards:  # in program order
+        if hazard.kind is RAW:
+            problem = (hazard.kind, hazard.first, hazard.second, hazard.param)
+            if problem in seen:
+                continue
+            seen.add(problem)
+        out.append(hazard)
+    return out
+
+
+def _hashable(value: Value) -> object:
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return id(value)
 
 
 def _subscript_bases(target: cst.BaseExpression) -> set[str]:

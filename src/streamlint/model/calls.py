@@ -109,9 +109,36 @@ class CallsMixin:
             return self.module_call(node)
         if isinstance(func, cst.Name) and not self.is_bound(func.value):
             return self.builtin(func.value, node)
-        args = self.eval_args(node)
+        return self.opaque_call(node, self.eval_args(node))
+
+    def opaque_call(self, node: cst.Call, args: "Args") -> Value:
+        """A callable we cannot see (a model, a loss, a submodule passed in).
+
+        PyTorch's invariant: called with a CUDA tensor, it runs on the current stream,
+        reads its tensor arguments and returns CUDA tensors made there. Under a side
+        stream the code plainly means GPU work, whatever the arguments show."""
+        tensors = [v for v in self.flat_values(args) if isinstance(v, Buffer) and v.framework == "torch"]
+        if any(t.mem is Mem.DEVICE for t in tensors) or (
+            self.on_side_stream("torch") and self.an.torch_imported and args.positional
+            and any(not isinstance(v, Const) for v in args.all())
+        ):
+            result = Buffer("torch", Mem.DEVICE, site=self.site(node))
+            accesses = self.accesses(self.flat_pairs(args)) + self.result_access(result, node)
+            self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
+                      reads=tuple(tensors), writes=(result,), accesses=accesses, result=result)
+            return result
         self.unseen_call_on_side_stream(node, args)
         return UNKNOWN
+
+    @staticmethod
+    def flat_values(args: "Args") -> list[Value]:
+        out: list[Value] = []
+        for value in args.all():
+            if isinstance(value, Seq):
+                out.extend(value.items or (value.element,))
+            else:
+                out.append(value)
+        return out
 
     def gpu_relevant(self, args: "Args") -> bool:
         """Is a call into another module worth reading that module for? Only if it is
@@ -169,6 +196,10 @@ class CallsMixin:
         if qualname == "numba.cuda.pinned":
             self.eval_args(node)
             return _Pinned(tuple(a.value.value for a in node.args if isinstance(a.value, cst.Name)))
+        namespace = api.NAMESPACE_RETURNS.get(qualname)
+        if namespace is not None:
+            self.eval_args(node)
+            return QualRef(namespace)
         fact = api.lookup(qualname)
         if fact is not None:
             return self.apply(fact, self.code(node.func), node, self.eval_args(node), label=label)
@@ -247,6 +278,9 @@ class CallsMixin:
             if isinstance(base, Buffer) and "device" not in args.keywords:
                 return Buffer("torch", Mem.PAGEABLE if base.mem is not Mem.DEVICE else Mem.DEVICE, site=self.site(node))
             return UNKNOWN
+        written = torch_api.COLLECTIVES.get(qualname)
+        if written is not None:
+            return self.collective(qualname, node, args, written)
         if name in torch_api.NON_TENSOR_FUNCTIONS or not (qualname.startswith("torch.nn.functional.") or len(parts) == 2):
             return UNKNOWN
         tensors = [v for v in args.all() if isinstance(v, Buffer) and v.framework == "torch"]
@@ -270,6 +304,18 @@ class CallsMixin:
             return result
         if tensors and all(t.mem in (Mem.PAGEABLE, Mem.PINNED) for t in tensors):
             return Buffer("torch", Mem.PAGEABLE, site=self.site(node))
+        return UNKNOWN
+
+    def collective(self, qualname: str, node: cst.Call, args: "Args", written: tuple[int, ...]) -> Value:
+        """A torch.distributed collective: queued after the current stream's work (NCCL
+        orders it there), it reads its tensor arguments and writes its outputs."""
+        pairs = [(e, args.values.get(id(e), UNKNOWN)) for e in args.positional]
+        if not pairs or all(isinstance(v, Const) for _, v in pairs):
+            return UNKNOWN
+        accesses = self.accesses(pairs, space=DEVICE)
+        accesses += self.accesses([p for i, p in enumerate(pairs) if i in written], write=True, space=DEVICE)
+        self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
+                  accesses=accesses)
         return UNKNOWN
 
     def shape_rank(self, shape: Optional[cst.BaseExpression]) -> Optional[int]:
@@ -394,9 +440,7 @@ class CallsMixin:
                 return self.module_call(node)
             if isinstance(held, Launch):
                 return self.numba_launch(held, node)
-            args = self.eval_args(node)
-            self.unseen_call_on_side_stream(node, args)
-            return UNKNOWN
+            return self.opaque_call(node, self.eval_args(node))
         elif isinstance(receiver, Kernel) and receiver.framework == "numba" and method == "forall":
             self.eval_args(node)
             return UNKNOWN
@@ -427,6 +471,12 @@ class CallsMixin:
             self.emit(OpKind.COPY, self.code(node.func), node, "torch", stream=self.state.current["torch"],
                       non_blocking=nb, host_blocking=None if nb is None else not nb, accesses=accesses)
             return UNKNOWN
+        if method == "to" and self.an.torch_imported and _is_cpu_target(args.value(Arg(0, "device"))) and \
+                _const_bool(args.value(Arg(kw="non_blocking"))):
+            # A non-blocking copy to the host only makes sense from the GPU: the receiver
+            # is a CUDA tensor (evidence), and the result pinned memory filled later.
+            receiver = Buffer("torch", Mem.DEVICE)
+            return self.torch_copy(receiver, method, node, args=args)
         if method in ("cuda", "to") and self.an.torch_imported:
             target = args.value(Arg(0, "device")) if method == "to" else Const("cuda")
             if _is_cuda_target(target):
@@ -438,8 +488,24 @@ class CallsMixin:
                 self.emit(OpKind.COPY, self.code(node.func), node, "torch", stream=self.state.current["torch"],
                           non_blocking=non_blocking, host_blocking=None, accesses=accesses)
                 return result
+        if self.on_side_stream("torch") and self.an.torch_imported and method not in torch_api.NON_TENSOR_METHODS \
+                and method not in _CONTAINER_STORES and not method.startswith("__"):
+            return self.opaque_method(method, node, args)
         self.unseen_call_on_side_stream(node, args)
         return UNKNOWN
+
+    def opaque_method(self, method: str, node: cst.Call, args: "Args") -> Value:
+        """`t.div_(n)`, `t.clone()` on a value we cannot see, under a PyTorch side stream:
+        GPU work on that stream that reads the receiver (writes it, for an in-place
+        method) and its arguments, and makes a CUDA tensor there."""
+        recv_expr = node.func.value  # type: ignore[attr-defined]
+        inplace = method.endswith("_") and method not in torch_api.NON_KERNEL_INPLACE
+        result = Buffer("torch", Mem.DEVICE, site=self.site(node))
+        accesses = self.accesses([(recv_expr, UNKNOWN)] + self.flat_pairs(args))
+        accesses += self.accesses([(recv_expr, UNKNOWN)], write=True) if inplace else self.result_access(result, node)
+        self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
+                  writes=(result,), accesses=accesses, result=result)
+        return result
 
     def unknown_stream_method(self, method: str, node: cst.Call, args: "Args") -> Value:
         """`self.side.wait_stream(...)`, `ev.synchronize()` on values we cannot see: keep
@@ -491,7 +557,12 @@ class CallsMixin:
                 return Buffer("torch", Mem.PAGEABLE, site=self.site(node))
             if receiver.mem is not Mem.DEVICE:
                 self.host_touch(node.func.value, receiver, write=False)
-            return UNKNOWN
+                return UNKNOWN
+            if method in torch_api.NON_TENSOR_METHODS:
+                return UNKNOWN
+            # Any other operation on a CUDA tensor runs on the current stream, reads
+            # the tensor and returns a CUDA tensor made there (PyTorch's invariant).
+            return self.device_method(receiver, node, label_api, args, "torch", inplace=False)
         if fw == "cupy":
             fact = cupy_api.ARRAY_METHODS.get(method)
             if fact is not None:
@@ -532,8 +603,8 @@ class CallsMixin:
                   accesses=accesses, result=result)
         return result
 
-    def torch_copy(self, receiver: Buffer, method: str, node: cst.Call) -> Value:
-        args = self.eval_args(node)
+    def torch_copy(self, receiver: Buffer, method: str, node: cst.Call, args: Optional["Args"] = None) -> Value:
+        args = args if args is not None else self.eval_args(node)
         fact = torch_api.TENSOR_COPIES[method]
         label_api = self.code(node.func)
         stream = self.state.current["torch"]
@@ -843,6 +914,8 @@ class CallsMixin:
             value = Kernel(spec.split(":")[1], label or self.code(node.func), node=node, site=site)
         elif spec == "current_stream":
             value = self.state.current.get(fw, UNKNOWN)
+        elif spec == "cuda_device":
+            value = Const("cuda")
         elif spec == "legacy_stream":
             value = legacy_stream(fw)
         elif spec == "per_thread_stream":

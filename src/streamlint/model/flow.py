@@ -14,7 +14,7 @@ import libcst as cst
 
 from streamlint.deadline import tick
 from streamlint.model import api
-from streamlint.model.api import cuda_python
+from streamlint.model.api import cuda_python, torch_api
 from streamlint.model.hazards import DEVICE, HB, LEGACY, Hazard
 from streamlint.model.ops import (
     DEVICE_WORK,
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 # Frameworks that keep a per-thread current stream.
 from streamlint.model.calls import CallsMixin
-from streamlint.model.ordering import OrderingMixin
+from streamlint.model.ordering import OrderingMixin, _affine
 from streamlint.model.walk_common import (
     _OPERATOR_LABELS,
     _POINTER_ATTRS,
@@ -75,7 +75,7 @@ class State:
     def copy(self) -> "State":
         return State(dict(self.vars), dict(self.current), self.hb.copy() if self.hb is not None else None)
 
-    def merge(self, other: "State") -> None:
+    def merge(self, other: "State", must: bool = False) -> None:
         """Join another path's state into this one (branches meeting)."""
         for key in set(self.vars) | set(other.vars):
             self.vars[key] = join(self.vars.get(key, UNKNOWN), other.vars.get(key, UNKNOWN))
@@ -83,7 +83,7 @@ class State:
             a, b = self.current.get(fw), other.current.get(fw)
             self.current[fw] = a if a == b else ambient_stream(fw)
         if self.hb is not None and other.hb is not None:
-            self.hb.meet(other.hb)
+            self.hb.meet(other.hb, must=must)
 
 
 class Walker(CallsMixin, OrderingMixin):
@@ -117,6 +117,11 @@ class Walker(CallsMixin, OrderingMixin):
         self.incarnations = 0
         self.hazards: dict[tuple, Hazard] = {}
         self.escaped: set[int] = set()  # buffer sites returned or stored beyond the body
+        self.yield_current: Optional[dict[str, Stream]] = None  # current streams at the first `yield`
+        self.versions: dict[str, int] = {}  # how often each name was bound (index identity)
+        # (name, its binding) -> (loop name, that name's binding, offset, modulus): `slot = k % 2`
+        self.index_aliases: dict[tuple[str, int], tuple[str, int, int, int]] = {}
+        self.first_reads: dict[str, cst.CSTNode] = {}  # `self.x` -> where this body first read it
         if hazard_mode:
             self.state.hb = HB()
             entry = self.state.hb.tick(LEGACY, True)
@@ -220,6 +225,7 @@ class Walker(CallsMixin, OrderingMixin):
             value = self.eval(node.value, label)
             for target in node.targets:
                 self.bind(target.target, value)
+                self.note_index_alias(target.target, node.value)
         elif isinstance(node, cst.AnnAssign):
             if node.value is not None:
                 self.bind(node.target, self.eval(node.value, self.code(node.target)))
@@ -230,6 +236,7 @@ class Walker(CallsMixin, OrderingMixin):
         elif isinstance(node, cst.Return):
             if node.value is not None:
                 value = self.eval(node.value)
+                self.handed_out(value, node)
                 self.escape(value)
                 self.returns = value if self.returns is None else join(self.returns, value)
         elif isinstance(node, (cst.Import, cst.ImportFrom)):
@@ -245,6 +252,7 @@ class Walker(CallsMixin, OrderingMixin):
 
     def bind(self, target: cst.BaseExpression, value: Value) -> None:
         if isinstance(target, cst.Name):
+            self.versions[target.value] = self.versions.get(target.value, 0) + 1
             old = self.state.vars.get(target.value)
             self.state.vars[target.value] = self.labelled(value, target.value)
             if self.state.hb is not None and old is not None and old != value:
@@ -289,6 +297,13 @@ class Walker(CallsMixin, OrderingMixin):
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, UNKNOWN)
 
+    def note_index_alias(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`slot = (k + 1) % 2`: remember which binding of `k` the slot number came from."""
+        affine = _affine(value) if isinstance(target, cst.Name) else None
+        if affine is not None and affine[0] in self.versions:
+            name, offset, modulus = affine
+            self.index_aliases[(target.value, self.versions[target.value])] = (name, self.versions[name], offset, modulus)
+
     def delete(self, target: cst.BaseExpression) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
@@ -332,7 +347,12 @@ class Walker(CallsMixin, OrderingMixin):
             self.walk(node.orelse.body.body)
         if self.branch_depth and guarded:
             self.branch_depth[-1] -= 1
-        then_state.merge(self.state)
+        if _leaves(node.body.body):
+            return  # the `if` branch returns or raises: only the other one goes on
+        if not (isinstance(node.orelse, cst.Else) and _leaves(node.orelse.body.body)):
+            # A periodic guard inside a loop skips its waits on the last steps: only the
+            # waits of both paths count there. Elsewhere a wait on either path may order.
+            then_state.merge(self.state, must=bool(self.loop_stack) and _periodic(node.test))
         self.state = then_state
 
     def loop(self, node: cst.For | cst.While) -> None:
@@ -427,7 +447,8 @@ class Walker(CallsMixin, OrderingMixin):
             saved = self.state
             self.state = base.copy()
             self.walk(handler.body.body)
-            saved.merge(self.state)
+            if not _leaves(handler.body.body):  # a handler that returns does not reach what follows
+                saved.merge(self.state)
             self.state = saved
         if node.orelse is not None:
             self.walk(node.orelse.body.body)
@@ -499,14 +520,18 @@ class Walker(CallsMixin, OrderingMixin):
             except ValueError:
                 return UNKNOWN
         if isinstance(expr, cst.FormattedString):
+            first = expr.parts[0] if expr.parts else None
+            cuda = isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda")
             for part in expr.parts:
                 if isinstance(part, cst.FormattedStringExpression):
                     self.builtin_sync("f-string", part.expression, self.eval(part.expression), part.expression)
-            return UNKNOWN
+            return Const("cuda") if cuda else UNKNOWN  # f"cuda:{rank}" names a CUDA device
         if isinstance(expr, cst.NamedExpr):
             value = self.eval(expr.value)
             self.bind(expr.target, value)
             return value
+        if isinstance(expr, cst.Yield) and self.yield_current is None:
+            self.yield_current = dict(self.state.current)
         if isinstance(expr, (cst.Await, cst.Yield)):
             inner = getattr(expr, "expression", None) or getattr(expr, "value", None)
             if isinstance(inner, cst.BaseExpression):
@@ -550,6 +575,8 @@ class Walker(CallsMixin, OrderingMixin):
     def attribute(self, expr: cst.Attribute) -> Value:
         if isinstance(expr.value, cst.Name) and expr.value.value == "self":
             key = f"self.{expr.attr.value}"
+            if self.state.hb is not None:
+                self.first_reads.setdefault(key, expr)
             if key in self.state.vars:
                 return self.state.vars[key]
             return self.an.class_attr(self.record.class_name, expr.attr.value)
@@ -560,6 +587,8 @@ class Walker(CallsMixin, OrderingMixin):
             return self.named_value(qualname) or QualRef(qualname)
         if isinstance(base, Buffer) and attr in _POINTER_ATTRS:
             return base
+        if isinstance(base, Buffer) and base.framework == "torch" and base.mem is Mem.DEVICE and attr in torch_api.TENSOR_ATTRIBUTES:
+            return base  # `x.grad`, `topk(...).indices`: CUDA tensors of the same computation
         if isinstance(base, Instance):
             return self.an.class_attr(base.cls, attr)
         if isinstance(base, _Batch):
@@ -683,6 +712,18 @@ class Walker(CallsMixin, OrderingMixin):
 
 
 
+def _leaves(body: Sequence[cst.BaseStatement]) -> bool:
+    """Does a block end by leaving the function (`return`, `raise`)?"""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, cst.SimpleStatementLine) and last.body:
+        return isinstance(last.body[-1], (cst.Return, cst.Raise))
+    if isinstance(last, cst.If) and isinstance(last.orelse, cst.Else):
+        return _leaves(last.body.body) and _leaves(last.orelse.body.body)
+    return False
+
+
 def _rare_test(test: cst.BaseExpression) -> bool:
     """Does this `if` test make its body run only now and then (periodic, one-off, flag)?"""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
@@ -695,6 +736,17 @@ def _rare_test(test: cst.BaseExpression) -> bool:
         if _has_modulo(test.left) or any(_has_modulo(c.comparator) for c in test.comparisons):
             return True  # every N steps
         return all(isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) for c in test.comparisons)
+    return _has_modulo(test)
+
+
+def _periodic(test: cst.BaseExpression) -> bool:
+    """`step % N == 0` (possibly inside `and`/`or`/`not`)."""
+    if isinstance(test, cst.UnaryOperation):
+        return _periodic(test.expression)
+    if isinstance(test, cst.BooleanOperation):
+        return _periodic(test.left) or _periodic(test.right)
+    if isinstance(test, cst.Comparison):
+        return _has_modulo(test.left) or any(_has_modulo(c.comparator) for c in test.comparisons)
     return _has_modulo(test)
 
 

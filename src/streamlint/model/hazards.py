@@ -14,6 +14,7 @@ loops so that one iteration's work meets the next one's.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Optional
 
 import libcst as cst
@@ -52,9 +53,24 @@ class Ev:
     via: object = field(default=None, compare=False)  # HelperRef when a called function did it
 
 
+class HazardKind(Enum):
+    """What went wrong between two accesses (rules map kinds to codes and messages)."""
+
+    READ_AFTER_WRITE = "a stream reads what another stream may still be writing"
+    WRITE_AFTER_READ = "a buffer is overwritten while another stream may still use it"
+    HOST_READ_BEFORE_SYNC = "the host reads what an asynchronous copy may still be writing"
+    RELEASE_WITHOUT_RECORD = "memory used on another stream is released without record_stream"
+
+
+RAW = HazardKind.READ_AFTER_WRITE
+WAR = HazardKind.WRITE_AFTER_READ
+HOST_RAW = HazardKind.HOST_READ_BEFORE_SYNC
+RELEASE = HazardKind.RELEASE_WITHOUT_RECORD
+
+
 @dataclass(frozen=True)
 class Hazard:
-    code: str
+    kind: HazardKind
     node: cst.CSTNode = field(compare=False)  # where it is reported
     other: Optional[cst.CSTNode] = field(compare=False)  # the conflicting access
     buffer: str
@@ -67,13 +83,14 @@ class Hazard:
     key: tuple = ()
     via: object = field(default=None, compare=False)  # the later access happened inside a helper
     other_via: object = field(default=None, compare=False)  # ... the earlier one
+    handed_out: bool = False  # released by the caller, after this function returned it
 
     @property
     def identity(self) -> tuple:
-        if self.code == "SL403":
+        if self.kind is HOST_RAW:
             # One report per pending copy: the first read, where the fix goes.
-            return (self.code, id(self.other), self.key)
-        return (self.code, id(self.node), self.key)
+            return (self.kind, id(self.other), self.key)
+        return (self.kind, id(self.node), self.key)
 
 
 def stream_key(stream: Stream) -> str:
@@ -81,6 +98,10 @@ def stream_key(stream: Stream) -> str:
         return LEGACY
     if stream.kind is StreamKind.PER_THREAD:
         return "ptds"
+    if stream.label.startswith("self.") and stream.label.count(".") == 1 and not stream.one_of:
+        # `self.stream` is one object in every method (syntactic paths, as RacerD),
+        # whether this walk saw its creation or only its name.
+        return f"{stream.framework}:{stream.label}"
     return f"{stream.framework}:{stream.site}"
 
 
@@ -117,6 +138,8 @@ class HB:
         self.writes: dict[tuple, tuple[Ev, ...]] = {}
         self.reads: dict[tuple, tuple[Ev, ...]] = {}
         self.allocs: dict[tuple, Alloc] = {}
+        # Events made in the walked code: until recorded, waiting on one orders nothing.
+        self.created_events: set[int] = set()
 
     # ------------------------------------------------------------ state algebra
     def copy(self) -> "HB":
@@ -130,12 +153,31 @@ class HB:
         new.writes = dict(self.writes)
         new.reads = dict(self.reads)
         new.allocs = {k: replace(a, uses=list(a.uses), recorded=set(a.recorded)) for k, a in self.allocs.items()}
+        new.created_events = set(self.created_events)
         return new
 
-    def meet(self, other: "HB") -> None:
-        """Two paths join: keep only the waits both made, and every access either made."""
+    def meet(self, other: "HB", must: bool = False) -> None:
+        """Two paths join: keep the waits either made (a *may* order: a wait under a
+        condition such as `if wait: s.wait_stream(t)` may be the one that runs, and a
+        linter that is unsure stays silent), and every access either made.
+
+        `must`: keep only the waits both made. For a periodic guard in a loop
+        (`if step % 8 == 0: ev.synchronize()`) the last steps are known to skip it."""
         for k, v in other.clock.items():
             self.clock[k] = max(self.clock.get(k, 0), v)
+        if must:
+            self._must_meet(other)
+        else:
+            for k, v in other.vc.items():
+                _merge(self.stream_vc(k), v)
+            _merge(self.host, other.host)
+            for k, v in other.events.items():
+                _merge(self.events.setdefault(k, {}), v)
+            _merge(self.legacy_vc, other.legacy_vc)
+        self.created_events |= other.created_events
+        self._meet_accesses(other)
+
+    def _must_meet(self, other: "HB") -> None:
         # Work queued from now on also starts after what the host has waited for, so
         # a path that synchronized the host orders as much as one that made a stream wait.
         for k in set(self.vc) | set(other.vc):
@@ -145,11 +187,12 @@ class HB:
             self.vc[k] = _meet(mine, theirs)
         for k in set(self.clock) | set(other.clock):
             if k not in self.vc:
-                mine, theirs = dict(self.host), dict(other.host)
-                self.vc[k] = _meet(mine, theirs)
+                self.vc[k] = _meet(dict(self.host), dict(other.host))
         self.host = _meet(self.host, other.host)
         self.events = {k: _meet(v, other.events[k]) for k, v in self.events.items() if k in other.events}
         self.legacy_vc = _meet(self.legacy_vc, other.legacy_vc)
+
+    def _meet_accesses(self, other: "HB") -> None:
         self.blocking.update(other.blocking)
         for table_name in ("writes", "reads"):
             mine, theirs = getattr(self, table_name), getattr(other, table_name)
@@ -168,7 +211,7 @@ class HB:
                 self.allocs[key] = alloc
             else:
                 mine_alloc.uses.extend(u for u in alloc.uses if u not in mine_alloc.uses)
-                mine_alloc.recorded &= alloc.recorded
+                mine_alloc.recorded |= alloc.recorded  # recorded on either path may protect it
 
     # ------------------------------------------------------------ ordering edges
     def stream_vc(self, key: str) -> dict[str, int]:
@@ -191,7 +234,14 @@ class HB:
         else:
             _merge(self.host, self.full_vc(key))
 
+    def event_created(self, site: int) -> None:
+        """A new event (or the name rebound to one): nothing recorded on it yet."""
+        self.created_events.add(site)
+        self.events.pop(site, None)
+
     def host_sync_event(self, site: Optional[int]) -> None:
+        if site is not None and site in self.created_events and site not in self.events:
+            return  # never recorded: synchronizing on it waits for nothing
         if site is not None and site in self.events:
             _merge(self.host, self.events[site])
         elif site is None:
@@ -201,6 +251,8 @@ class HB:
         self.events[site] = self.full_vc(stream)
 
     def wait_event(self, stream: str, site: Optional[int]) -> None:
+        if site is not None and site in self.created_events and site not in self.events:
+            return  # never recorded: waiting on it orders nothing
         if site is not None and site in self.events:
             _merge(self.stream_vc(stream), self.events[site])
         else:
@@ -273,6 +325,13 @@ class HB:
         parts[region] = (current + (ev,))[-8:]
         table[base] = parts
 
+    def add_write(self, key: tuple, ev: Ev) -> None:
+        """A write made before this walk began (another method's, still pending)."""
+        self._add(self.writes, key, ev)
+
+    def pending_writes(self, key: tuple) -> tuple[Ev, ...]:
+        return self._entries(self.writes, key)
+
     def produced_before_entry(self, key: tuple, node: cst.CSTNode, clock: int) -> None:
         """A parameter: taken as produced on the caller's current stream."""
         self._set(self.writes, key, (Ev(node, LEGACY, clock, label="the caller's current stream", param=True),))
@@ -295,7 +354,7 @@ class HB:
                 if w.space == HOSTMEM and acc.space != HOSTMEM:
                     continue
                 if not self.ordered(ev.stream, w):
-                    hazards.append(Hazard("SL401", ev.node, w.node, acc.label, w.label, ev.label, framework,
+                    hazards.append(Hazard(RAW, ev.node, w.node, acc.label, w.label, ev.label, framework,
                                           w.api, param=w.param, key=acc.key, via=ev.via, other_via=w.via))
             self._add(self.reads, acc.key, ev)
         else:
@@ -306,7 +365,7 @@ class HB:
                 if prior.stream == HOST or prior.param:
                     continue
                 if not self.ordered(ev.stream, prior):
-                    hazards.append(Hazard("SL402", ev.node, prior.node, acc.label, prior.label, ev.label,
+                    hazards.append(Hazard(WAR, ev.node, prior.node, acc.label, prior.label, ev.label,
                                           framework, prior.api, key=acc.key, via=ev.via, other_via=prior.via))
             self._set(self.writes, acc.key, (ev,))
             self._set(self.reads, acc.key, ())
@@ -319,7 +378,7 @@ class HB:
             if w.stream == HOST or w.param or w.space != HOSTMEM:
                 continue
             if not self.ordered(HOST, w):
-                hazards.append(Hazard("SL403", node, w.node, acc.label, w.label, "the host", framework, w.api,
+                hazards.append(Hazard(HOST_RAW, node, w.node, acc.label, w.label, "the host", framework, w.api,
                                       key=acc.key, other_via=w.via))
         return hazards
 
@@ -331,7 +390,7 @@ class HB:
             if prior.stream == HOST or prior.param or prior.space != HOSTMEM:
                 continue
             if not self.ordered(HOST, prior):
-                hazards.append(Hazard("SL402", node, prior.node, acc.label, prior.label, "the host", framework,
+                hazards.append(Hazard(WAR, node, prior.node, acc.label, prior.label, "the host", framework,
                                       prior.api, key=acc.key, other_via=prior.via))
         self._set(self.writes, acc.key, (Ev(node, HOST, 0, label="the host"),))
         self._set(self.reads, acc.key, ())
@@ -364,6 +423,6 @@ class HB:
                 continue  # the host waited for the use to finish before the release
             if self.stream_vc(alloc.stream).get(use.stream, 0) >= use.clock:
                 continue  # the allocating stream waited for the use before the release
-            hazards.append(Hazard("SL404", use.node, alloc.node, label, alloc.stream_label, use.label,
+            hazards.append(Hazard(RELEASE, use.node, alloc.node, label, alloc.stream_label, use.label,
                                   "torch", release=node, key=key))
         return hazards

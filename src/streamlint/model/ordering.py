@@ -10,7 +10,12 @@ import libcst as cst
 from streamlint.model.hazards import (
     ANY,
     DEVICE,
+    HOST,
     HOSTMEM,
+    LEGACY,
+    RAW,
+    RELEASE,
+    WAR,
     Access,
     Ev,
     Hazard,
@@ -27,6 +32,7 @@ from streamlint.model.values import (
     Event,
     Mem,
     Seq,
+    Stream,
     Value,
 )
 from streamlint.model.walk_common import (
@@ -56,6 +62,9 @@ class OrderingMixin:
             hb.host_sync(stream_key(op.target) if op.target is not None else None)
         elif kind is OpKind.EVENT_SYNC:
             hb.host_sync_event(event_site)
+        elif kind is OpKind.EVENT_CREATE:
+            if event_site is not None:
+                hb.event_created(event_site)
         elif kind is OpKind.EVENT_RECORD:
             if op.stream is not None and event_site is not None:  # an unknown event: nothing to record
                 hb.record_event(event_site, stream_key(op.stream))
@@ -87,12 +96,12 @@ class OrderingMixin:
             # when the body is seen to write, SL401 when the write is only assumed (a
             # kernel body we cannot read).
             assumed = {a.key for a in op.accesses if a.write and a.assumed}
-            written = {h.key for h in found if h.code == "SL402"}
-            read = {h.key for h in found if h.code == "SL401"}
+            written = {h.key for h in found if h.kind is WAR}
+            read = {h.key for h in found if h.kind is RAW}
             for hazard in found:
-                if hazard.code == "SL401" and hazard.key in written and hazard.key not in assumed:
+                if hazard.kind is RAW and hazard.key in written and hazard.key not in assumed:
                     continue
-                if hazard.code == "SL402" and hazard.key in read and hazard.key in assumed:
+                if hazard.kind is WAR and hazard.key in read and hazard.key in assumed:
                     continue
                 self.hazards.setdefault(hazard.identity, hazard)
             if op.host_blocking is True or self.drains_host(op):
@@ -127,11 +136,13 @@ class OrderingMixin:
             if isinstance(base, cst.Subscript):
                 if len(base.slice) == 1 and isinstance(base.slice[0].slice, cst.Slice):
                     text = self.code(base.slice[0].slice)
-                    region = region or ("" if text.strip() in (":", "::") else text)
+                    region = region or ("" if text.strip() in (":", "::") else text + self.versions_in(base.slice[0].slice))
                 elif len(base.slice) == 1 and isinstance(base.slice[0].slice, cst.Index) and isinstance(
                     base.slice[0].slice.value, (cst.Integer, cst.SimpleString)
                 ):
                     region = region or f"[{self.code(base.slice[0].slice.value)}]"
+                elif len(base.slice) == 1 and isinstance(base.slice[0].slice, cst.Index):
+                    region = region or self.slot(base.slice[0].slice.value)
                 base = base.value
             elif isinstance(base, cst.BinaryOperation) and isinstance(value, Buffer) and value.framework == "raw":
                 region = region or self.code(base.right)
@@ -143,12 +154,40 @@ class OrderingMixin:
         label = self.code(base)
         if isinstance(value, Buffer) and value.site:
             return Access(("b", value.site, region), label, write, space)
+        if isinstance(value, Buffer) and value.param:
+            # A parameter typed by evidence: keyed by its name, as call sites map it.
+            return Access(("n", value.param, region), label, write, space)
         if value is UNKNOWN or isinstance(value, _Batch):
             if isinstance(base, cst.Name):
                 return Access(("n", base.value, region), label, write, space)
             if isinstance(base, cst.Attribute) and label.startswith("self.") and label.count(".") == 1:
                 return Access(("n", label, region), label, write, space)
         return None
+
+    def slot(self, index: cst.BaseExpression) -> str:
+        """Which element an index names, as far as the text shows: `buf[k]`, `buf[k - 1]`
+        and `buf[(k + 1) % 2]` in terms of the binding of `k` they read (each pass of a
+        loop binds its variable anew, so `buf[(k - 1) % 2]` in one step is the slot
+        `buf[k % 2]` of the step before). Anything else: the whole buffer."""
+        affine = _affine(index)
+        if affine is not None:
+            name, offset, modulus = affine
+            alias = self.index_aliases.get((name, self.versions.get(name, 0)))
+            if alias is not None and not (modulus and alias[3]):
+                # `buf = frame % 2` ... `h[buf]`: the slot of `frame` it was computed from.
+                base, base_version, base_offset, base_modulus = alias
+                position = base_version + base_offset + offset
+                modulus = modulus or base_modulus
+                return f"[{base}%{modulus}={position % modulus}]" if modulus else f"[{base}={position}]"
+            if name in self.versions:
+                position = self.versions[name] + offset
+                return f"[{name}%{modulus}={position % modulus}]" if modulus else f"[{name}={position}]"
+        return ""
+
+    def versions_in(self, node: cst.CSTNode) -> str:
+        """`#k3`: the bindings of loop-varying names a slice reads (one step's slice is not the next's)."""
+        names = sorted({n.value for n in _names(node) if n.value in self.versions})
+        return "".join(f"#{name}{self.versions[name]}" for name in names)
 
     def accesses(self, pairs: Iterable[tuple], write: bool = False, space: str = ANY) -> tuple[Access, ...]:
         out = []
@@ -192,6 +231,53 @@ class OrderingMixin:
                 for hazard in hb.released(key, self.record.node, name or "the tensor"):
                     self.hazards.setdefault(hazard.identity, hazard)
 
+    def handed_out(self, value: Value, node: cst.CSTNode) -> None:
+        """`return y`: the caller uses `y` on its current stream. A result still being
+        written on a stream the caller cannot name (made here, or kept on `self`) with
+        no wait by the current stream races with whatever the caller does with it."""
+        hb = self.state.hb
+        if hb is None or self.record.kind == "module":
+            return
+        items = (value.items or ()) if isinstance(value, Seq) else (value,)
+        # Handing out the stream, or an event recorded on it, lets the caller wait.
+        handles = {stream_key(v) for v in items if isinstance(v, Stream)}
+        handles |= {stream_key(v.recorded_on) for v in items if isinstance(v, Event) and v.recorded_on is not None}
+        if any(isinstance(v, Event) and v.recorded_on is None for v in items):
+            return  # an event we cannot follow: assume it is the caller's means to wait
+        for item in items:
+            if not (isinstance(item, Buffer) and item.site and item.mem is Mem.DEVICE):
+                continue
+            for ev in hb.pending_writes(("b", item.site, "")):
+                if ev.stream in (HOST, LEGACY) or ev.stream in handles or ev.param or ev.label.split(".")[0] in self.params:
+                    continue  # a stream the caller passed in: the caller can wait on it
+                if hb.ordered(LEGACY, ev) or hb.ordered(HOST, ev) or hb.blocking.get(ev.stream) is not False:
+                    continue  # (the caller's legacy-stream work waits for a blocking stream)
+                at = self.first_reads.get(item.label, node)
+                hazard = Hazard(RAW, at, ev.node, item.label or "the returned value", ev.label,
+                                "the caller's current stream", item.framework, ev.api,
+                                key=("b", item.site, ""), other_via=ev.via)
+                self.hazards.setdefault(hazard.identity, hazard)
+                break
+            self.handed_out_allocation(item, node, handles)
+
+    def handed_out_allocation(self, item: Buffer, node: cst.CSTNode, handles: set) -> None:
+        """A tensor kept on `self`, allocated on a side stream, handed to the caller, who
+        uses it on its current stream (the prefetcher): without `record_stream`, when the
+        caller drops it the allocator may give its block to the side stream's next
+        prefetch while the caller's kernels still read it."""
+        if not item.label.startswith("self."):
+            return  # a result made for this call: the stream's next work is the caller's to order
+        made = self.state.hb.allocs.get(("b", item.site, ""))
+        if made is None or made.stream in (HOST, LEGACY) or LEGACY in made.recorded or made.stream in handles:
+            return
+        if made.stream_label.split(".")[0] in self.params or item.framework != "torch":
+            return
+        at = self.first_reads.get(item.label, node)
+        hazard = Hazard(RELEASE, at, made.node, item.label or "the returned value", made.stream_label,
+                        "the caller's current stream", "torch", release=node, key=("b", item.site, ""),
+                        handed_out=True)
+        self.hazards.setdefault(hazard.identity, hazard)
+
     def escape(self, value: Value) -> None:
         if isinstance(value, Buffer):
             self.escaped.add(value.site)
@@ -212,3 +298,36 @@ class OrderingMixin:
         for hazard in hb.released(("b", value.site, ""), node, label):
             self.hazards.setdefault(hazard.identity, hazard)
 
+
+
+def _affine(index: cst.BaseExpression) -> Optional[tuple[str, int, int]]:
+    """`k`, `k + 1`, `k - 1`, `(k + c) % n`, `(c + k) % n` as (name, offset, modulus or 0)."""
+    modulus = 0
+    if isinstance(index, cst.BinaryOperation) and isinstance(index.operator, cst.Modulo):
+        if not isinstance(index.right, cst.Integer):
+            return None
+        modulus = int(index.right.value, 0)
+        if modulus <= 0:
+            return None
+        index = index.left
+    if isinstance(index, cst.Name):
+        return index.value, 0, modulus
+    if isinstance(index, cst.BinaryOperation) and isinstance(index.operator, (cst.Add, cst.Subtract)):
+        left, right = index.left, index.right
+        sign = 1 if isinstance(index.operator, cst.Add) else -1
+        if isinstance(left, cst.Name) and isinstance(right, cst.Integer):
+            return left.value, sign * int(right.value, 0), modulus
+        if sign == 1 and isinstance(right, cst.Name) and isinstance(left, cst.Integer):
+            return right.value, int(left.value, 0), modulus
+    return None
+
+
+def _names(node: cst.CSTNode) -> Iterable[cst.Name]:
+    found: list[cst.Name] = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.append(name)
+
+    node.visit(Names())
+    return found

@@ -84,6 +84,9 @@ class Buffer:
     pinned_by: int = 0  # site of the .pin_memory() call that made it, if any
     maybe_scalar: bool = field(default=False, compare=False)  # `a[i]` of a NumPy array: maybe a scalar
     ndim: Optional[int] = field(default=None, compare=False)  # when the creating call shows the shape
+    # A parameter whose kind the code's evidence tells (annotation, usage, default):
+    # its accesses stay keyed by the parameter's name, so call sites map them to arguments.
+    param: str = ""
 
     def with_label(self, label: str) -> "Buffer":
         return replace(self, label=label) if label and not self.label else self
@@ -182,9 +185,15 @@ Value = Union[
 
 
 def join(a: Value, b: Value) -> Value:
-    """What a name holds after two paths meet: the same value, or UNKNOWN."""
+    """What a name holds after two paths meet: the same value, or UNKNOWN.
+
+    `None` on one path and a buffer on the other (`self.next = None` when a loader
+    runs out) is the buffer: every use that matters happens on the buffer's path."""
     if a == b:
         return a
+    for x, y in ((a, b), (b, a)):
+        if isinstance(x, Buffer) and isinstance(y, Const) and y.value is None:
+            return x
     if isinstance(a, Buffer) and isinstance(b, Buffer) and a.framework == b.framework and a.mem == b.mem:
         return replace(a, site=a.site if a.site == b.site else 0, bound_stream=None if a.bound_stream != b.bound_stream else a.bound_stream)
     if isinstance(a, Stream) and isinstance(b, Stream) and a.framework == b.framework and a.kind == b.kind:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from streamlint.fixes.idioms import WAIT_LINES
 from streamlint.model.analysis import FileAnalysis
+from streamlint.model.hazards import HazardKind
 from streamlint.model.ops import FunctionRecord, GpuOp, OpKind
 from streamlint.model.queries import same_stream, work_after
 
@@ -76,8 +77,17 @@ def named(label: str) -> str:
     return label if label.startswith("the ") else f"`{label}`"
 
 
+# The hazard kind each rule reports (the model knows kinds, not codes).
+HAZARD_CODES = {
+    HazardKind.READ_AFTER_WRITE: "SL401",
+    HazardKind.WRITE_AFTER_READ: "SL402",
+    HazardKind.HOST_READ_BEFORE_SYNC: "SL403",
+    HazardKind.RELEASE_WITHOUT_RECORD: "SL404",
+}
+
+
 def hazards(analysis: FileAnalysis, code: str):
     for record in analysis.functions:
         for hazard in record.hazards:
-            if hazard.code == code:
+            if HAZARD_CODES[hazard.kind] == code:
                 yield record, hazard

@@ -91,7 +91,9 @@ class MissingRecordStream(Rule):
         for record, h in hazards(analysis, self.code):
             user = stream_code(h.second, "torch")
             owner = stream_code(h.first, "torch")
-            if h.release is record.node:
+            if h.handed_out:
+                released = f"handed to the caller at line {analysis.line_of(h.release)} (released when it drops it)"
+            elif h.release is record.node:
                 released = f"released when `{record.name}` returns"
             else:
                 released = f"released at line {analysis.line_of(h.release)}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from streamlint.model.api import cuda_python, cupy, numba_cuda, torch_api
+from streamlint.model.api import accelerators, cuda_python, cupy, numba_cuda, torch_api
 from streamlint.model.api.facts import Fact
 
 FUNCTIONS: dict[str, Fact] = {
@@ -12,7 +12,10 @@ FUNCTIONS: dict[str, Fact] = {
     **numba_cuda.FUNCTIONS,
     **torch_api.FUNCTIONS,
     **cuda_python.FUNCTIONS,
+    **accelerators.FUNCTIONS,
 }
+# Calls that return a framework namespace (library accelerator abstractions).
+NAMESPACE_RETURNS: dict[str, str] = accelerators.NAMESPACE_RETURNS
 
 STREAM_METHODS: dict[str, dict[str, Fact]] = {
     "cupy": cupy.STREAM_METHODS,
@@ -41,6 +44,7 @@ _ALIASES = {
     "numba.cuda.api": "numba.cuda",
     "torch.utils.data.dataloader": "torch.utils.data",
     "cupy._core": "cupy",
+    **accelerators.MODULE_ALIASES,
 }
 
 from streamlint.model.prefilter import PREFILTER_KEYS  # noqa: E402,F401  (its former home)

@@ -111,3 +111,25 @@ NON_TENSOR_FUNCTIONS = frozenset({
     "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "device", "dtype",
     "get_default_dtype", "set_default_dtype", "is_grad_enabled", "compile", "jit",
 })
+
+# Tensor methods that return no tensor (metadata, host values, hooks): no device work.
+NON_TENSOR_METHODS = frozenset({
+    "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "storage_offset",
+    "data_ptr", "is_contiguous", "is_pinned", "is_floating_point", "is_complex", "get_device",
+    "untyped_storage", "storage", "type", "register_hook", "requires_grad_", "retain_grad",
+    "__len__", "__repr__", "__str__", "__format__", "__hash__", "dim_order", "is_set_to", "nbytes",
+    "is_shared", "share_memory_", "backward", "new_empty", "new_zeros", "new_ones", "new_full",
+    "new_tensor", "keys", "items", "values", "get",
+})
+# Attributes of a CUDA tensor that are CUDA tensors (views or named-tuple fields).
+TENSOR_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "mH", "real", "imag", "values", "indices"})
+
+# torch.distributed collectives: the positional arguments each one writes (the rest it reads).
+_D = "torch.distributed."
+COLLECTIVES: dict[str, tuple[int, ...]] = {
+    _D + "all_reduce": (0,), _D + "broadcast": (0,), _D + "reduce": (0,),
+    _D + "all_gather": (0,), _D + "all_gather_into_tensor": (0,), _D + "_all_gather_base": (0,),
+    _D + "reduce_scatter": (0,), _D + "reduce_scatter_tensor": (0,), _D + "_reduce_scatter_base": (0,),
+    _D + "all_to_all": (0,), _D + "all_to_all_single": (0,), _D + "gather": (1,), _D + "scatter": (0,),
+    _D + "recv": (0,), _D + "irecv": (0,), _D + "send": (), _D + "isend": (),
+}

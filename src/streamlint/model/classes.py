@@ -1,0 +1,105 @@
+"""State on `self` shared by a class's methods (RacerD's per-class composition).
+
+One method may leave a value on `self` produced on a stream and not yet ordered
+before the current stream (or the host): the classic prefetcher copies the next
+batch on `self.stream` in `preload()`. Another method that reads that attribute
+on the current stream, or hands it to its caller, races unless it waits first.
+
+A method's entry state takes the writes still pending when the methods that run
+before it return. What runs before is taken from evidence only: `__init__` runs
+before every method, and a public method runs again after itself (an iterator's
+`next`, a module's `forward`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+from streamlint.model.hazards import HOST, HOSTMEM, LEGACY, Alloc, Ev
+from streamlint.model.values import Buffer, Mem
+
+if TYPE_CHECKING:
+    from streamlint.model.flow import Walker
+
+
+@dataclass(frozen=True)
+class Pending:
+    """Writes to `self.<attr>` not yet ordered when a method returns."""
+
+    attr: str
+    evs: tuple[Ev, ...]
+    framework: str
+    mem: Mem
+    blocking: tuple[tuple[str, Optional[bool]], ...]  # the writing streams' flags
+    allocation: Optional[Alloc] = None  # made on a side stream, not yet recorded for the current one
+
+
+def pending_at_exit(walker: "Walker") -> dict[str, Pending]:
+    """What a method leaves on `self` that its caller's stream or host must still wait for."""
+    hb = walker.state.hb
+    if hb is None:
+        return {}
+    out: dict[str, Pending] = {}
+    for name, value in walker.state.vars.items():
+        if not name.startswith("self.") or name.count(".") != 1:
+            continue
+        bases = [("n", name)]
+        if isinstance(value, Buffer) and value.site:
+            bases.append(("b", value.site))
+        evs = []
+        for base in bases:
+            for region_evs in hb.writes.get(base, {}).values():
+                for ev in region_evs:
+                    if ev.stream == HOST or ev.param:
+                        continue
+                    host_pending = not hb.ordered(HOST, ev)
+                    device_pending = ev.stream != LEGACY and host_pending and not hb.ordered(LEGACY, ev)
+                    host_pending = host_pending and ev.space == HOSTMEM
+                    if device_pending or host_pending:
+                        evs.append(ev)
+        allocation = hb.allocs.get(("b", value.site, "")) if isinstance(value, Buffer) and value.site else None
+        if allocation is not None and (allocation.stream in (LEGACY, HOST) or LEGACY in allocation.recorded):
+            allocation = None
+        if not evs and allocation is None:
+            continue
+        if isinstance(value, Buffer):
+            framework, mem = value.framework, value.mem
+        else:
+            framework = "torch"
+            mem = Mem.PINNED if all(ev.space == HOSTMEM for ev in evs) else Mem.DEVICE
+        blocking = tuple((ev.stream, hb.blocking.get(ev.stream)) for ev in evs)
+        out[name[5:]] = Pending(name[5:], tuple(dict.fromkeys(evs)), framework, mem, blocking, allocation)
+    return out
+
+
+def inject(walker: "Walker", class_name: str, pendings: dict[str, list[Pending]]) -> None:
+    """Start a method's walk with what earlier methods left pending on `self`."""
+    hb = walker.state.hb
+    if hb is None:
+        return
+    for attr, plist in pendings.items():
+        site = hash(("self-attr", class_name, attr))
+        first = plist[0]
+        walker.state.vars[f"self.{attr}"] = Buffer(first.framework, first.mem, site=site, label=f"self.{attr}")
+        for pending in plist:
+            for key, flag in pending.blocking:
+                hb.blocking.setdefault(key, flag)
+            for ev in pending.evs:
+                hb.clock[ev.stream] = max(hb.clock.get(ev.stream, 0), ev.clock)
+                hb.add_write(("b", site, ""), ev)
+            if pending.allocation is not None:
+                made = pending.allocation
+                hb.allocated(("b", site, ""), made.stream, made.stream_label, made.node)
+
+
+def runs_before(method: str, exits: dict[str, dict[str, Pending]]) -> list[str]:
+    """The methods whose exit state may reach `method`'s entry (evidence of order)."""
+    before = ["__init__"]
+    if method != "__init__" and is_public(method):
+        before.append(method)
+    return [name for name in before if name in exits]
+
+
+def is_public(method: str) -> bool:
+    return not method.startswith("_") or (method.startswith("__") and method.endswith("__"))

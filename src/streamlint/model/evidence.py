@@ -1,0 +1,144 @@
+"""What a parameter is, from the code's own evidence (not from a guess).
+
+A parameter's value is unknown when a body is walked, but the body often says
+what it must be: a method that exists on one kind of object only
+(`d.copy_to_host()` is a Numba device array, `t.record_stream(s)` a CUDA tensor),
+an annotation (`a: cp.ndarray`), or a default (`device=torch.device("cuda")`).
+The tables below are the evidence; `param_kinds` reads a function for it.
+A parameter with no evidence stays unknown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Callable, Optional
+
+import libcst as cst
+
+from streamlint.model.values import Buffer, Const, Device, Mem, Value
+
+
+class Kind(Enum):
+    TORCH_CUDA = "torch CUDA tensor"
+    CUPY = "CuPy array"
+    NUMBA_DEVICE = "Numba device array"
+    CUDA_DEVICE = "CUDA device"
+
+
+@dataclass(frozen=True)
+class MethodEvidence:
+    kind: Kind
+    needs_import: str  # the framework the file must import for the method to mean this
+    min_args: int = 0  # positional arguments the call must have (`a.set(x)`, not `ev.set()`)
+    keyword: str = ""  # a keyword whose constant value must be True (`non_blocking=True`)
+    first_arg: str = ""  # the first argument's constant string value (`"cpu"`)
+
+
+# Methods that exist on one kind of object only, or whose arguments say so.
+METHOD_EVIDENCE: dict[str, tuple[MethodEvidence, ...]] = {
+    "record_stream": (MethodEvidence(Kind.TORCH_CUDA, "torch", min_args=1),),
+    "copy_to_host": (MethodEvidence(Kind.NUMBA_DEVICE, "numba"),),
+    "set": (MethodEvidence(Kind.CUPY, "cupy", min_args=1),),
+    # A non-blocking copy to the host only makes sense from the GPU.
+    "to": (MethodEvidence(Kind.TORCH_CUDA, "torch", keyword="non_blocking", first_arg="cpu"),),
+}
+
+# Annotations (dotted, as resolved through the file's imports) naming device arrays.
+ANNOTATION_EVIDENCE: dict[str, Kind] = {
+    "cupy.ndarray": Kind.CUPY,
+    "cupy._core.core.ndarray": Kind.CUPY,
+    "numba.cuda.cudadrv.devicearray.DeviceNDArray": Kind.NUMBA_DEVICE,
+    "numba.cuda.devicearray.DeviceNDArray": Kind.NUMBA_DEVICE,
+}
+
+# A CUDA device value seen as a default makes the parameter that device.
+DEVICE_DEFAULTS = frozenset({"cuda"})
+
+
+def value_for(kind: Kind, name: str) -> Value:
+    """The abstract value a parameter of this kind starts with."""
+    if kind is Kind.CUDA_DEVICE:
+        return Device(cuda=True)
+    framework = {Kind.TORCH_CUDA: "torch", Kind.CUPY: "cupy", Kind.NUMBA_DEVICE: "numba"}[kind]
+    return Buffer(framework, Mem.DEVICE, label=name, param=name)
+
+
+def param_kinds(
+    node: cst.FunctionDef,
+    params: list[str],
+    imported: frozenset[str],
+    resolve: Callable[[cst.BaseExpression], Optional[str]],
+    default_value: Callable[[cst.BaseExpression], Value],
+) -> dict[str, Kind]:
+    """Parameters of `node` whose kind the body, annotations or defaults show.
+
+    `resolve` spells an annotation as a qualified name (None when it cannot);
+    `default_value` evaluates a default expression in the module's environment."""
+    found: dict[str, Kind] = {}
+    wanted = set(params)
+    all_params = (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)
+    for param in all_params:
+        name = param.name.value
+        if name not in wanted:
+            continue
+        if param.annotation is not None:
+            qualname = resolve(param.annotation.annotation)
+            kind = ANNOTATION_EVIDENCE.get(qualname or "")
+            if kind is not None:
+                found[name] = kind
+                continue
+        if param.default is not None and _is_cuda_default(default_value(param.default)):
+            found[name] = Kind.CUDA_DEVICE
+    body_evidence = _UsageFinder(wanted - set(found), imported)
+    node.body.visit(body_evidence)
+    found.update(body_evidence.found)
+    return found
+
+
+def _is_cuda_default(value: Value) -> bool:
+    if isinstance(value, Device):
+        return value.cuda
+    return isinstance(value, Const) and isinstance(value.value, str) and value.value.split(":")[0] in DEVICE_DEFAULTS
+
+
+class _UsageFinder(cst.CSTVisitor):
+    """`param.method(...)` calls in a body (nested functions excluded: other scopes)."""
+
+    def __init__(self, names: set[str], imported: frozenset[str]) -> None:
+        self.names = names
+        self.imported = imported
+        self.found: dict[str, Kind] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Call(self, call: cst.Call) -> None:
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+            return
+        name = func.value.value
+        if name not in self.names or name in self.found:
+            return
+        for evidence in METHOD_EVIDENCE.get(func.attr.value, ()):
+            if evidence.needs_import in self.imported and _matches(evidence, call):
+                self.found[name] = evidence.kind
+                return
+
+
+def _matches(evidence: MethodEvidence, call: cst.Call) -> bool:
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if len(positional) < evidence.min_args:
+        return False
+    if evidence.keyword:
+        given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == evidence.keyword), None)
+        if not (isinstance(given, cst.Name) and given.value == "True"):
+            return False
+    if evidence.first_arg:
+        first = positional[0].value if positional else None
+        if not (isinstance(first, cst.SimpleString) and first.evaluated_value == evidence.first_arg):
+            return False
+    return True
