@@ -13,6 +13,7 @@ def med(code, variant):
     return summary_of(code, variant)["median"]
 
 
+@pytest.mark.slow
 def test_three_traced_repetitions_each():
     for code in ("SL101", "SL301", "SL502"):
         for variant in ("bad", "good"):
@@ -51,6 +52,7 @@ def test_implicit_numba_transfers_are_counted_from_call_less_copies():
     assert bad["copy_ms"] > 5 * good["copy_ms"]
 
 
+@pytest.mark.slow
 def test_stream_creations_and_syncs_per_iteration_are_counted():
     assert med("SL501", "bad")["creates"] == 256 and med("SL501", "good")["creates"] <= 1
     assert med("SL501", "bad")["destroys"] >= 255

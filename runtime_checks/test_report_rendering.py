@@ -10,6 +10,8 @@ import pytest
 from .rc_data import CODES, PAIRS, SCRIPT
 from streamlint.runtime import render, report, timeline
 
+pytestmark = pytest.mark.slow  # renders reports with matplotlib
+
 PNG = b"\x89PNG\r\n\x1a\n"
 
 

@@ -22,6 +22,7 @@ def test_every_rule_has_a_family_and_a_judge():
         assert verdicts.family(code) in verdicts.JUDGES
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("code", CODES)
 def test_committed_report_matches_its_data(code, pairs):
     committed = {p["code"]: p for p in json.loads((REPORTS / "report.json").read_text())["pairs"]}

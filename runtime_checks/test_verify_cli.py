@@ -61,6 +61,7 @@ def test_no_pairs_is_a_usage_error(tmp_path):
     assert code == 2 and "no runtime fixture pair" in err
 
 
+@pytest.mark.slow
 def test_report_from_records_needs_no_gpu(tmp_path, monkeypatch):
     monkeypatch.setattr(verify, "runtime_problem", lambda: "must not be asked")
     records = tmp_path / "records"
@@ -73,6 +74,7 @@ def test_report_from_records_needs_no_gpu(tmp_path, monkeypatch):
     assert (tmp_path / "rep" / "report.html").exists() and (tmp_path / "rep" / "SL403.png").exists()
 
 
+@pytest.mark.slow
 def test_summary_exit_code_follows_the_verdicts():
     code, out, _ = run(["verify", "--from-records", str(PAIRS)])
     lines = [l for l in out.splitlines() if l[:2] == "SL"]

@@ -7,7 +7,11 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import write
+
+pytestmark = pytest.mark.slow  # runs the benchmark script
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench.py"
 

@@ -491,6 +491,7 @@ def _cli(*argv: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
                           capture_output=True, text=True)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_warm_run_on_fixtures_matches_cold_and_uncached(tmp_path):
     env = {**os.environ, "STREAMLINT_CACHE_DIR": str(tmp_path / "c")}
     argv = ("check", "fixtures", "--format", "json", "--exit-zero")
@@ -501,6 +502,7 @@ def test_warm_run_on_fixtures_matches_cold_and_uncached(tmp_path):
     assert cold.stdout == warm.stdout == uncached.stdout
 
 
+@pytest.mark.slow
 def test_warm_run_parses_nothing_and_does_not_import_libcst(tmp_path):
     env = {**os.environ, "STREAMLINT_CACHE_DIR": str(tmp_path / "c")}
     _cli("check", "fixtures/SL301", "--exit-zero", cwd=REPO, env=env)

@@ -241,6 +241,7 @@ def test_real_findings_text_and_json(tmp_path, monkeypatch, capsys):
     assert run(capsys, "--ignore", "SL5", "loop.py")[0] == 0
 
 
+@pytest.mark.slow
 def test_python_dash_m_streamlint(tmp_path):
     write(tmp_path / "loop.py", SL501_SNIPPET)
     write(tmp_path / "ok.py", "x = 1\n")

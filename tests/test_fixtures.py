@@ -116,13 +116,12 @@ def test_fixtures_exist() -> None:
 
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=[_rel(p) for p in FIXTURE_FILES])
 def test_fixture(path: Path) -> None:
-    # Imported here so that the structural tests below run even while the model is missing.
-    from streamlint.config import Settings
-    from streamlint.engine.lint import lint_text
+    # The same (cached) run as the expected-output snapshots of tests/test_expected_output.py.
+    from expected_output import lint_fixture
 
     text = path.read_text(encoding="utf-8")
     expected = parse_expectations(text, _rel(path))
-    diagnostics = lint_text(text, str(path), Settings.default(), rules=all_rules())
+    diagnostics = lint_fixture(path)
     found: dict[tuple[int, str], list[str]] = {}
     for diag in diagnostics:
         found.setdefault((diag.row, diag.code), []).append(diag.message)

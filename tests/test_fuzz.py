@@ -18,6 +18,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import fuzz_programs as fp  # noqa: E402
 from streamlint.diagnostics import Diagnostic  # noqa: E402
 
+pytestmark = pytest.mark.slow  # the fuzzer: many generated programs per test
+
 # Fixed examples (derandomize) so that CI is repeatable; the long run explores.
 SHORT = settings(
     max_examples=40, derandomize=True, database=None, deadline=None,

@@ -117,6 +117,7 @@ def test_syntax_errors_point_where_python_does(text, row, kind):
 # ---- size ----
 
 
+@pytest.mark.slow
 def test_a_200000_line_file():
     # Mostly blank lines and comments (to keep the test quick) with a statement every
     # hundred lines and a finding on the very last rows.
@@ -174,6 +175,7 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_hostile_tree_end_to_end(tmp_path):
     write(tmp_path / "good.py", SL501_SNIPPET)
     write(tmp_path / "binary.py", b"\x7fELF\x02\x01\x01\x00\x00\x00")
@@ -205,6 +207,7 @@ def test_a_hostile_tree_end_to_end(tmp_path):
     assert run_cli("--exit-zero", ".", cwd=tmp_path).returncode == 0
 
 
+@pytest.mark.slow
 def test_deeply_nested_imported_module_does_not_crash_the_run(tmp_path):
     # The checked file is fine; the helper it imports would overflow libcst's native
     # stack (a segfault that took the whole process down). Run in a subprocess so a

@@ -18,6 +18,8 @@ from streamlint.diagnostics import Diagnostic
 from streamlint.fixes.model import Applicability, Edit, Fix
 from streamlint.lsp import convert
 
+pytestmark = pytest.mark.slow  # each test starts the language server in a subprocess
+
 TIMEOUT = 60  # seconds to wait for one message (the first lint imports the model)
 
 # SL201 on line 3; the emoji before the copy is one code point but two UTF-16 units.
@@ -45,7 +47,7 @@ class Session:
                 return list(params.diagnostics)
 
 
-async def start(cwd: Path) -> Session:
+async def start(cwd: Path, *, notebooks: bool = False) -> Session:
     client = LanguageClient("streamlint-tests", "1")
     session = Session(client)
 
@@ -64,6 +66,9 @@ async def start(cwd: Path) -> Session:
         workspace=types.WorkspaceClientCapabilities(
             workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True)
         ),
+        notebook_document=types.NotebookDocumentClientCapabilities(
+            synchronization=types.NotebookDocumentSyncClientCapabilities()
+        ) if notebooks else None,
     )
     result = await asyncio.wait_for(
         client.initialize_async(types.InitializeParams(
@@ -94,10 +99,10 @@ def change(session: Session, uri: str, version: int, text: str) -> None:
     ))  # fmt: skip
 
 
-async def actions_at(session: Session, uri: str, rng: types.Range) -> list[types.CodeAction]:
+async def actions_at(session: Session, uri: str, rng: types.Range, only: list[str] | None = None) -> list[types.CodeAction]:
     params = types.CodeActionParams(
         text_document=types.TextDocumentIdentifier(uri=uri), range=rng,
-        context=types.CodeActionContext(diagnostics=[]),
+        context=types.CodeActionContext(diagnostics=[], only=only),
     )  # fmt: skip
     return list(await asyncio.wait_for(session.client.text_document_code_action_async(params), TIMEOUT) or [])
 

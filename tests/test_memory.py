@@ -27,6 +27,7 @@ def _hold(size: int, entered: threading.Event, leave: threading.Event) -> None:
         leave.wait(10)
 
 
+@pytest.mark.slow
 def test_a_parse_waits_while_the_budget_is_spent(budget):
     events = [(threading.Event(), threading.Event()) for _ in range(3)]
     threads = [

@@ -183,17 +183,19 @@ def test_statistics_text_and_json():
 # ---- JSON ----
 
 
-def test_json_has_exactly_ruffs_fields():
+def test_json_has_exactly_ruffs_fields_and_help():
     data = json.loads(render("json"))
     assert isinstance(data, list) and len(data) == 3
     first = data[0]
     assert set(first) == {
         "cell", "code", "message", "filename", "location", "end_location", "fix", "url", "noqa_row",
+        "help",
     }  # fmt: skip
     assert first == {
         "cell": None,
         "code": "SL501",
         "message": "stream created in a loop",
+        "help": None,
         "filename": "src/a.py",
         "location": {"row": 3, "column": 9},
         "end_location": {"row": 3, "column": 28},

@@ -18,6 +18,8 @@ import pytest
 
 from conftest import SL501_SNIPPET, write
 
+pytestmark = pytest.mark.slow  # pre-commit builds a virtualenv and installs this repository
+
 REPO = Path(__file__).resolve().parents[1]
 TIMEOUT = 600  # seconds per run: the first install downloads libcst
 

@@ -33,6 +33,7 @@ def test_default_bound_is_thirty_seconds():
     assert S.timeout == DEFAULT_TIMEOUT == 30.0
 
 
+@pytest.mark.slow
 def test_walk_stops_at_its_deadline():
     [diag] = lint_text(LONG_PROGRAM, "slow.py", with_timeout(1e-6))
     assert (diag.code, diag.row, diag.column) == ("SL000", 1, 1)
@@ -41,6 +42,7 @@ def test_walk_stops_at_its_deadline():
     assert [d.code for d in lint_text(LONG_PROGRAM, "slow.py", S)] == ["SL501"]
 
 
+@pytest.mark.slow
 def test_a_checker_stuck_outside_the_walk_is_abandoned(monkeypatch):
     # time.sleep stands for native code (the parser) that never looks at the deadline.
     def stuck(source, filename, rules):
@@ -78,6 +80,7 @@ def test_timeout_in_config_and_on_the_command_line(tmp_path):
             SettingsResolver().for_path(tmp_path)
 
 
+@pytest.mark.slow
 def test_timed_out_file_does_not_stop_the_run(tmp_path):
     # The config's bound reaches the engine; another directory keeps the default.
     write(tmp_path / "a" / "pyproject.toml", "[tool.streamlint]\ntimeout = 0.000001\n")
@@ -95,6 +98,7 @@ def run_cli(*args: str, cwd) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_cli_timeout_flag(tmp_path):
     write(tmp_path / "slow.py", LONG_PROGRAM)
     done = run_cli("--timeout", "0.000001", "slow.py", cwd=tmp_path)
@@ -108,6 +112,7 @@ def test_cli_timeout_flag(tmp_path):
 # ---- long files stay linear (each of these was quadratic, minutes at this size) ----
 
 
+@pytest.mark.slow
 def test_a_long_module_of_gpu_statements_is_analysed_quickly():
     # SL101 scanned the body once per default-stream operation, and rebinding a name in
     # the module's second (hazard) walk scanned every name: ~70 s here before.

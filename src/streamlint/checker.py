@@ -126,6 +126,7 @@ def check_source(source: str, filename: str, rules: Sequence[type[Rule]]) -> lis
             noqa_row=rng.start.line,
             name=rule.name,
             fix=finding.fix,
+            help=finding.help,
         )
         # One finding per line and problem.
         out.setdefault((diag.row, diag.code, diag.message), diag)

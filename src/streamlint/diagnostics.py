@@ -31,6 +31,9 @@ class Diagnostic:
     # For notebooks: the cell's 1-based number among all the notebook's cells (as ruff
     # counts, markdown included); rows are then within that cell. None for other files.
     cell: Optional[int] = field(default=None, compare=False)
+    # A short line on what to do about it (the fix idiom), shown as ruff's `help:`;
+    # None when the message says it all. Not part of identity or order.
+    help: Optional[str] = field(default=None, compare=False)
 
     @property
     def url(self) -> str | None:

@@ -8,7 +8,7 @@ import hashlib
 import importlib.util
 import os
 import sys
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import streamlint
 from streamlint.config import Settings
@@ -25,7 +25,7 @@ _NOT_IN_RESULTS = frozenset(
 )  # fmt: skip
 
 
-@lru_cache(maxsize=None)
+@cache
 def tool_fingerprint() -> str:
     """streamlint's version, the Python and libcst it runs on, and the size and mtime of
     every source file of the package: an editable install that changes under a cache

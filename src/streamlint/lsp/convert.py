@@ -36,7 +36,9 @@ def position(lines: Sequence[str], codec: PositionCodec, row: int, column: int) 
     )
 
 
-def span(lines: Sequence[str], codec: PositionCodec, row: int, column: int, end_row: int, end_column: int) -> types.Range:
+def span(
+    lines: Sequence[str], codec: PositionCodec, row: int, column: int, end_row: int, end_column: int
+) -> types.Range:
     return types.Range(
         start=position(lines, codec, row, column), end=position(lines, codec, end_row, end_column)
     )

@@ -61,7 +61,7 @@ def read(text: str) -> Notebook:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise NotebookError(f"notebook is not valid JSON: {err.msg}", err.lineno, err.colno)
+        raise NotebookError(f"notebook is not valid JSON: {err.msg}", err.lineno, err.colno) from None
     except RecursionError:
         raise NotebookError("notebook is not valid JSON: nested too deeply") from None
     if isinstance(data, dict) and "worksheets" in data:

@@ -1,16 +1,38 @@
-"""Output formats. Each module renders a sorted list of diagnostics to a text stream."""
+"""Output formats: the registry `--format` takes its choices from, and `write`.
+
+Each format is a module of this package with a `render(diagnostics, out, options)`
+function; adding a format is adding a module and a line to `_MODULES`. The modules are
+imported lazily, on first use, so that a run pays only for the format it prints.
+"""
 
 from __future__ import annotations
 
+import importlib
 from typing import Callable, Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
+from streamlint.output.options import Options, SourceLoader
 
-FORMATS = ("text", "json", "sarif", "github")
+__all__ = ["FORMATS", "Options", "SourceLoader", "renderer", "write"]
 
-# (filename, notebook cell or None) -> the source lines (None when they cannot be
-# shown), for --show-source.
-SourceLoader = Callable[[str, "int | None"], "list[str] | None"]
+# Format name -> the module (under streamlint.output) that renders it.
+_MODULES = {
+    "text": "text",  # ruff's "concise": one line per finding
+    "full": "full",  # the source line, carets, help and the fix diff
+    "json": "json",
+    "sarif": "sarif",
+    "github": "github",  # GitHub Actions annotations
+    "gitlab": "gitlab",  # GitLab code quality report
+    "junit": "junit",  # JUnit XML
+}
+FORMATS = tuple(_MODULES)
+
+
+def renderer(fmt: str) -> Callable[[Sequence[Diagnostic], TextIO, Options], None]:
+    if fmt not in _MODULES:
+        raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    # lazy: load only the chosen format (sarif pulls in every rule's docs)
+    return importlib.import_module(f"streamlint.output.{_MODULES[fmt]}").render
 
 
 def write(
@@ -26,24 +48,18 @@ def write(
     color: bool = False,
 ) -> None:
     """Render `diagnostics` (already sorted) in format `fmt`; `unsafe_fixes` counts
-    unsafe fixes as applicable in the text format's `[*]` marks and hint; `color`
-    paints the text format with ANSI styles."""
-    from streamlint.output import github, json, sarif, text
-
+    unsafe fixes as applicable in the `[*]` marks and the fix hint; `color` paints
+    the text formats with ANSI styles."""
+    render = renderer(fmt)
     if statistics:
+        # lazy: the statistics writers live with the text and JSON formats
+        from streamlint.output import json, text
+
         # Like ruff: --statistics replaces the listing; JSON keeps being JSON.
         if fmt == "json":
             json.write_statistics(diagnostics, out)
         else:
             text.write_statistics(diagnostics, out, quiet=quiet)
-    elif fmt == "text":
-        text.write(diagnostics, out, show_source=show_source, quiet=quiet, source=source,
-                   unsafe_fixes=unsafe_fixes, color=color)
-    elif fmt == "json":
-        json.write(diagnostics, out)
-    elif fmt == "sarif":
-        sarif.write(diagnostics, out)
-    elif fmt == "github":
-        github.write(diagnostics, out)
-    else:
-        raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
+        return
+    options = Options(show_source=show_source, quiet=quiet, source=source, unsafe_fixes=unsafe_fixes, color=color)
+    render(diagnostics, out, options)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
+from streamlint.output.options import Options
 
 
 def escape_data(value: str) -> str:
@@ -41,3 +42,7 @@ def format_line(diag: Diagnostic) -> str:
 def write(diagnostics: Sequence[Diagnostic], out: TextIO) -> None:
     for diag in diagnostics:
         out.write(format_line(diag) + "\n")
+
+
+def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: Options) -> None:
+    write(diagnostics, out)

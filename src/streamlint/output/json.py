@@ -1,6 +1,8 @@
 """JSON output with ruff's field names, so tools that read ruff's JSON read ours.
 
-`cell` is the notebook cell (ruff's numbering) whose rows `location` counts, or null."""
+`cell` is the notebook cell (ruff's numbering) whose rows `location` counts, or null.
+`help` (not in ruff's JSON, where only the fix has a title) is the finding's short
+advice, the `help:` line of the full format, or null."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from collections import Counter
 from typing import Any, Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
+from streamlint.output.options import Options
 from streamlint.selection import SOURCE_ERROR_NAME
 
 
@@ -17,6 +20,7 @@ def to_dict(diag: Diagnostic) -> dict[str, Any]:
         "cell": diag.cell,
         "code": diag.code,
         "message": diag.message,
+        "help": diag.help,
         "filename": diag.filename,
         "location": {"row": diag.row, "column": diag.column},
         "end_location": {"row": diag.end_row, "column": diag.end_column},
@@ -59,3 +63,7 @@ def write_statistics(diagnostics: Sequence[Diagnostic], out: TextIO) -> None:
     ]
     json.dump(data, out, indent=2)
     out.write("\n")
+
+
+def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: Options) -> None:
+    write(diagnostics, out)

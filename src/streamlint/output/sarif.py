@@ -16,6 +16,7 @@ from urllib.parse import quote
 from streamlint import __version__
 from streamlint import rules as registry
 from streamlint.diagnostics import DOCS_URL, Diagnostic
+from streamlint.output.options import Options
 from streamlint.selection import SOURCE_ERROR, SOURCE_ERROR_NAME
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -67,10 +68,23 @@ def artifact_location(filename: str) -> dict[str, Any]:
 
 
 def to_result(diag: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
+    text = diag.message
+    properties: dict[str, Any] = {}
+    if diag.cell is not None:
+        # The region counts rows within the cell (as the text and JSON formats do),
+        # not lines of the .ipynb file; the cell is named in the message, for viewers,
+        # and in the properties, for tools.
+        text += f" (cell {diag.cell})"
+        properties["cell"] = diag.cell
+    if diag.help:
+        # SARIF results have no help of their own (rules do): viewers show the message,
+        # so the advice goes there on a line of its own, and in the properties for tools.
+        text += f"\nhelp: {diag.help}"
+        properties["help"] = diag.help
     result: dict[str, Any] = {
         "ruleId": diag.code,
         "level": "error",
-        "message": {"text": diag.message},
+        "message": {"text": text},
         "locations": [
             {
                 "physicalLocation": {
@@ -85,12 +99,8 @@ def to_result(diag: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
             }
         ],
     }
-    if diag.cell is not None:
-        # The region counts rows within the cell (as the text and JSON formats do),
-        # not lines of the .ipynb file; the cell is named in the message, for viewers,
-        # and in the properties, for tools.
-        result["message"]["text"] = f"{diag.message} (cell {diag.cell})"
-        result["properties"] = {"cell": diag.cell}
+    if properties:
+        result["properties"] = properties
     if diag.code in index:
         result["ruleIndex"] = index[diag.code]
     return result
@@ -124,3 +134,7 @@ def build(diagnostics: Sequence[Diagnostic]) -> dict[str, Any]:
 def write(diagnostics: Sequence[Diagnostic], out: TextIO) -> None:
     json.dump(build(diagnostics), out, indent=2, ensure_ascii=False)
     out.write("\n")
+
+
+def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: Options) -> None:
+    write(diagnostics, out)

@@ -8,6 +8,8 @@ from collections import Counter
 from typing import Callable, Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
+from streamlint.output.excerpt import excerpt
+from streamlint.output.options import Options
 from streamlint.selection import SOURCE_ERROR_NAME
 
 
@@ -26,7 +28,7 @@ def write(
         mark = paint(" [*]", _CYAN) if diag.fix is not None and diag.fix.applies(unsafe_fixes) else ""
         out.write(f"{paint(location(diag), _BOLD)}: {paint(diag.code, _BOLD_RED)}{mark} {diag.message}\n")
         if show_source and source is not None:
-            out.write(_excerpt(diag, source(diag.filename, diag.cell)))
+            out.write(excerpt(diag, source(diag.filename, diag.cell)))
     if not quiet:
         out.write(summary(len(diagnostics)) + "\n")
         hint = fix_hint(diagnostics, unsafe_fixes)
@@ -82,21 +84,6 @@ def write_statistics(
         out.write(summary(len(diagnostics)) + "\n")
 
 
-def _excerpt(diag: Diagnostic, lines: "list[str] | None") -> str:
-    """The flagged line with a caret underline, ruff-style."""
-    if not lines or not 1 <= diag.row <= len(lines):
-        return ""
-    line = lines[diag.row - 1].rstrip("\r\n")
-    start = min(diag.column - 1, len(line))
-    end = diag.end_column - 1 if diag.end_row == diag.row else len(line)
-    end = max(start + 1, min(end, len(line)))
-    gutter = str(diag.row)
-    pad = " " * len(gutter)
-    # Keep tabs in the indent so the carets line up whatever the tab width.
-    indent = "".join(ch if ch == "\t" else " " for ch in line[:start])
-    return (
-        f"{pad} |\n"
-        f"{gutter} | {line}\n"
-        f"{pad} | {indent}{'^' * (end - start)}\n"
-        f"{pad} |\n"
-    )
+def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: Options) -> None:
+    write(diagnostics, out, show_source=options.show_source, quiet=options.quiet,
+          source=options.source, unsafe_fixes=options.unsafe_fixes, color=options.color)

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from functools import lru_cache
+from functools import cache
 
 from streamlint.rules.base import Finding, Rule
 
 __all__ = ["Finding", "Rule", "all_rules", "rule_by_code", "rule_codes"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def all_rules() -> tuple[type[Rule], ...]:
     found: list[type[Rule]] = []
     for info in pkgutil.iter_modules(__path__):
@@ -37,7 +37,7 @@ def rule_codes() -> tuple[str, ...]:
     return _codes_from_module_names()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _codes_from_module_names() -> tuple[str, ...]:
     return tuple(
         sorted(

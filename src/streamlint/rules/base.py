@@ -21,6 +21,8 @@ class Finding:
     node: cst.CSTNode
     message: str
     fix: Optional["Fix"] = None
+    # The fix idiom in one short line (ruff's `help:`), so the message can stay short.
+    help: Optional[str] = None
 
 
 class Rule:

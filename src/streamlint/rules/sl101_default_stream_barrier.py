@@ -66,6 +66,23 @@ class DefaultStreamBarrier(Rule):
     ```python
     from numba import cuda
 
+
+    @cuda.jit
+    def scale(a):
+        a[cuda.grid(1)] *= 2.0
+
+
+    @cuda.jit
+    def clear(total):
+        total[cuda.grid(1)] = 0.0
+
+
+    @cuda.jit
+    def accumulate(b, total):
+        i = cuda.grid(1)
+        total[i] += b[i]
+
+
     s1, s2 = cuda.stream(), cuda.stream()
     scale[blocks, threads, s1](d_a)
     clear[blocks, threads](d_sum)  # no stream given: launched on stream 0
@@ -96,6 +113,23 @@ class DefaultStreamBarrier(Rule):
     ```
     ```python
     from numba import cuda
+
+
+    @cuda.jit
+    def scale(a):
+        a[cuda.grid(1)] *= 2.0
+
+
+    @cuda.jit
+    def clear(total):
+        total[cuda.grid(1)] = 0.0
+
+
+    @cuda.jit
+    def accumulate(b, total):
+        i = cuda.grid(1)
+        total[i] += b[i]
+
 
     s1, s2 = cuda.stream(), cuda.stream()
     scale[blocks, threads, s1](d_a)

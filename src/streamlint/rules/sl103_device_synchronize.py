@@ -43,13 +43,15 @@ class DeviceSynchronize(Rule):
     ```python
     import torch
 
-    side = torch.cuda.Stream()
-    for x in batches:
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            feats = encoder(x)
-        torch.cuda.synchronize()  # host waits for the whole device, every batch
-        logits = head(feats)
+
+    def train(encoder, head, batches):
+        side = torch.cuda.Stream()
+        for x in batches:
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                feats = encoder(x)
+            torch.cuda.synchronize()  # host waits for the whole device, every batch
+            logits = head(feats)
     ```
     ```python
     import cupy as cp
@@ -65,13 +67,15 @@ class DeviceSynchronize(Rule):
     ```python
     import torch
 
-    side = torch.cuda.Stream()
-    for x in batches:
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            feats = encoder(x)
-        torch.cuda.current_stream().wait_stream(side)  # ordered on the device
-        logits = head(feats)
+
+    def train(encoder, head, batches):
+        side = torch.cuda.Stream()
+        for x in batches:
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                feats = encoder(x)
+            torch.cuda.current_stream().wait_stream(side)  # ordered on the device
+            logits = head(feats)
     ```
     ```python
     import cupy as cp

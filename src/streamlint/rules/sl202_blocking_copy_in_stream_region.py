@@ -78,6 +78,13 @@ class BlockingCopyInStreamRegion(Rule):
     import numpy as np
     from numba import cuda
 
+
+    @cuda.jit
+    def process(d_in, d_out):
+        i = cuda.grid(1)
+        d_out[i] += d_in[i]
+
+
     stream = cuda.stream()
     d_in = cuda.device_array(n, dtype=np.float32)
     for i in range(n_chunks):
@@ -123,6 +130,13 @@ class BlockingCopyInStreamRegion(Rule):
     ```python
     import numpy as np
     from numba import cuda
+
+
+    @cuda.jit
+    def process(d_in, d_out):
+        i = cuda.grid(1)
+        d_out[i] += d_in[i]
+
 
     stream = cuda.stream()
     h_chunks = cuda.pinned_array((n_chunks, n), dtype=np.float32)  # filled by the producer

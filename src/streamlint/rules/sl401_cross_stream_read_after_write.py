@@ -41,6 +41,19 @@ class CrossStreamReadAfterWrite(Rule):
     ```python
     from numba import cuda
 
+
+    @cuda.jit
+    def produce(x, y):
+        i = cuda.grid(1)
+        y[i] = 2.0 * x[i]
+
+
+    @cuda.jit
+    def consume(y, z):
+        i = cuda.grid(1)
+        z[i] = y[i] + 1.0
+
+
     s1 = cuda.stream()
     s2 = cuda.stream()
     produce[blocks, threads, s1](x, y)   # writes y
@@ -58,6 +71,19 @@ class CrossStreamReadAfterWrite(Rule):
     ## Use instead
     ```python
     from numba import cuda
+
+
+    @cuda.jit
+    def produce(x, y):
+        i = cuda.grid(1)
+        y[i] = 2.0 * x[i]
+
+
+    @cuda.jit
+    def consume(y, z):
+        i = cuda.grid(1)
+        z[i] = y[i] + 1.0
+
 
     s1 = cuda.stream()
     s2 = cuda.stream()

@@ -30,22 +30,28 @@ class HostReadBeforeSync(Rule):
     ```python
     import torch
 
-    logits = model(batch)                         # on the GPU
-    cpu_logits = logits.to("cpu", non_blocking=True)
-    preds = cpu_logits.argmax(dim=1).numpy()      # may read before the copy lands
+
+    @torch.no_grad()
+    def top_classes(features, weight):
+        logits = features.cuda() @ weight.cuda()          # on the GPU
+        cpu_logits = logits.to("cpu", non_blocking=True)
+        return cpu_logits.argmax(dim=1).numpy()           # may read before the copy lands
     ```
 
     ## Use instead
     ```python
     import torch
 
-    logits = model(batch)
-    cpu_logits = logits.to("cpu", non_blocking=True)
-    done = torch.cuda.Event()
-    done.record()
-    # ... other host work ...
-    done.synchronize()
-    preds = cpu_logits.argmax(dim=1).numpy()
+
+    @torch.no_grad()
+    def top_classes(features, weight):
+        logits = features.cuda() @ weight.cuda()
+        cpu_logits = logits.to("cpu", non_blocking=True)
+        done = torch.cuda.Event()
+        done.record()
+        # ... other host work ...
+        done.synchronize()
+        return cpu_logits.argmax(dim=1).numpy()
     ```
 
     ## Fix safety

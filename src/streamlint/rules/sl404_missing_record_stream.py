@@ -32,25 +32,33 @@ class MissingRecordStream(Rule):
     ```python
     import torch
 
-    side = torch.cuda.Stream()
-    with torch.cuda.stream(side):
-        batch = host_batch.cuda(non_blocking=True)   # allocated on `side`
-    torch.cuda.current_stream().wait_stream(side)
-    loss = model(batch).sum()                        # used on the default stream
-    del batch                                        # block may go back to `side`
+
+    def project(host_batch, weight):
+        side = torch.cuda.Stream()
+        host = host_batch.pin_memory()
+        with torch.cuda.stream(side):
+            batch = host.cuda(non_blocking=True)     # allocated on `side`
+        torch.cuda.current_stream().wait_stream(side)
+        out = batch @ weight.cuda()                  # used on the default stream
+        del batch                                    # block may go back to `side`
+        return out
     ```
 
     ## Use instead
     ```python
     import torch
 
-    side = torch.cuda.Stream()
-    with torch.cuda.stream(side):
-        batch = host_batch.cuda(non_blocking=True)
-    torch.cuda.current_stream().wait_stream(side)
-    batch.record_stream(torch.cuda.current_stream())
-    loss = model(batch).sum()
-    del batch
+
+    def project(host_batch, weight):
+        side = torch.cuda.Stream()
+        host = host_batch.pin_memory()
+        with torch.cuda.stream(side):
+            batch = host.cuda(non_blocking=True)
+        torch.cuda.current_stream().wait_stream(side)
+        batch.record_stream(torch.cuda.current_stream())
+        out = batch @ weight.cuda()
+        del batch
+        return out
     ```
 
     ## Fix safety

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from streamlint.model.ops import OpKind
-from streamlint.model.values import Buffer, Mem
 from streamlint.model.queries import in_hot_path
+from streamlint.model.values import Buffer, Mem
 from streamlint.rules._shared import blocking_copy_in_region
 from streamlint.rules.base import Finding, Rule
 
@@ -41,13 +41,17 @@ class ImplicitSyncInLoop(Rule):
     ```python
     import torch
 
-    history = []
-    for step in range(steps):
-        x = torch.randn(batch, dim, device="cuda")
-        loss = (model(x) - target).pow(2).mean()
-        loss.backward()
-        optimizer.step()
-        history.append(loss.item())  # host waits for the whole step
+
+    def train(model, optimizer, steps, batch, dim):
+        target = torch.zeros(batch, 1, device="cuda")
+        history = []
+        for step in range(steps):
+            x = torch.randn(batch, dim, device="cuda")
+            loss = (model(x) - target).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+            history.append(loss.item())  # host waits for the whole step
+        return history
     ```
     ```python
     import cupy as cp
@@ -62,14 +66,17 @@ class ImplicitSyncInLoop(Rule):
     ```python
     import torch
 
-    history = torch.empty(steps, device="cuda")
-    for step in range(steps):
-        x = torch.randn(batch, dim, device="cuda")
-        loss = (model(x) - target).pow(2).mean()
-        loss.backward()
-        optimizer.step()
-        history[step] = loss.detach()
-    history = history.tolist()  # one transfer, one wait
+
+    def train(model, optimizer, steps, batch, dim):
+        target = torch.zeros(batch, 1, device="cuda")
+        history = torch.empty(steps, device="cuda")
+        for step in range(steps):
+            x = torch.randn(batch, dim, device="cuda")
+            loss = (model(x) - target).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+            history[step] = loss.detach()
+        return history.tolist()  # one transfer, one wait
     ```
     ```python
     import cupy as cp

@@ -60,7 +60,8 @@ def _evidence_lines(entry: dict) -> list[str]:
         lines.append(
             f"- `{variant}.py`: GPU span {m.get('span_ms', 0):.2f} ms (wall {_wall(entry, variant)} ms per call); "
             f"GPU busy {m.get('gpu_busy_ms', 0):.2f} ms, idle {m.get('gpu_idle_ms', 0):.2f} ms; "
-            f"cross-stream overlap {m.get('cross_stream_ms', 0):.2f} ms ({100 * m.get('cross_stream_fraction', 0):.1f}%), "
+            f"cross-stream overlap {m.get('cross_stream_ms', 0):.2f} ms "
+            f"({100 * m.get('cross_stream_fraction', 0):.1f}%), "
             f"copy/kernel overlap {m.get('copy_kernel_overlap_ms', 0):.2f} ms; host blocked in CUDA calls "
             f"{m.get('blocked_ms', 0):.2f} ms, of which stalled before the last launch {m.get('stall_ms', 0):.2f} ms; "
             f"{int(m.get('copies', 0))} copies ({m.get('pageable_bytes', 0) / MB:.0f} MB pageable, "
@@ -70,8 +71,10 @@ def _evidence_lines(entry: dict) -> list[str]:
     for label, cost in (entry.get("bad", {}).get("findings") or {}).items():
         if ":ref:" in label:
             continue
-        lines.append(f"- at `{label}` (per traced call): ran {cost['occurrences'] / max(len(entry['bad'].get('reps', [])), 1):.0f} times, "
-                     f"{cost['host_ms_each']:.3f} ms of host time each, host blocked {cost['host_blocked_ms']:.2f} ms in all, "
+        runs = cost["occurrences"] / max(len(entry["bad"].get("reps", [])), 1)
+        lines.append(f"- at `{label}` (per traced call): ran {runs:.0f} times, "
+                     f"{cost['host_ms_each']:.3f} ms of host time each, "
+                     f"host blocked {cost['host_blocked_ms']:.2f} ms in all, "
                      f"GPU idle around it {cost['gpu_idle_ms']:.2f} ms")  # fmt: skip
     cmp = entry.get("comparison")
     if cmp and cmp.get("trials"):
@@ -116,7 +119,8 @@ def markdown(report: dict) -> str:
             "|---|---|---|---|---:|---:|---:|"]  # fmt: skip
     for e in report.get("pairs", []):
         out.append(f"| [{e['code']}](#{e['code'].lower()}) {e['name']} | {e['family']} | **{e['verdict']}** | "
-                   f"{e.get('key', '')} | {_ms(e, 'bad')} | {_ms(e, 'good')} | {e.get('speedup', 0):.2f}x |")  # fmt: skip
+                   f"{e.get('key', '')} | {_ms(e, 'bad')} | {_ms(e, 'good')} | "
+                   f"{e.get('speedup', 0):.2f}x |")  # fmt: skip
     for e in report.get("pairs", []):
         out += ["", f"## {e['code']}", "", f"**{e['name']}** ({e['family']}): **{e['verdict']}**. {e['reason']}", ""]
         out += _static_lines(e) + [""] + _evidence_lines(e) + [""]
@@ -139,7 +143,8 @@ def script_markdown(report: dict) -> str:
     m = s.get("run_metrics") or {}
     if m:
         out += ["", f"Whole run: GPU span {m.get('span_ms', 0):.2f} ms, GPU idle {m.get('gpu_idle_ms', 0):.2f} ms, "
-                    f"host blocked {m.get('blocked_ms', 0):.2f} ms, {m.get('pageable_bytes', 0) / MB:.1f} MB pageable."]  # fmt: skip
+                    f"host blocked {m.get('blocked_ms', 0):.2f} ms, "
+                    f"{m.get('pageable_bytes', 0) / MB:.1f} MB pageable."]  # fmt: skip
     out += ["", f"![timeline of {s['script']}]({s['timeline']})"]
     return "\n".join(out) + "\n"
 

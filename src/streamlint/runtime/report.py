@@ -93,7 +93,8 @@ def analyse_pair(pair_dir: Path, traces: dict[str, Trace] | None = None) -> dict
 def cost_sentence(cost: dict) -> str:
     n = cost.get("occurrences", 0)
     parts = [f"ran {n} time{'s' if n != 1 else ''}",
-             f"host blocked {cost.get('host_blocked_ms', 0.0):.2f} ms of {cost.get('host_ms', 0.0):.2f} ms spent here"]  # fmt: skip
+             f"host blocked {cost.get('host_blocked_ms', 0.0):.2f} ms "
+             f"of {cost.get('host_ms', 0.0):.2f} ms spent here"]  # fmt: skip
     if cost.get("pageable_bytes"):
         parts.append(f"{cost['pageable_bytes'] / MB:.1f} MB copied from/to pageable memory")
     if cost.get("syncs"):
@@ -127,7 +128,9 @@ def analyse_script(script_dir: Path, trace: Trace | None = None) -> dict:
                 item["hazard_trace"] = hazards.check(ev, d["code"])
             findings.append(item)
     else:
-        findings = [dict(d, label=f"{d['code']}:{d['row']}", cost=None, measured="no trace") for d in rec.get("findings", [])]
+        findings = [
+            dict(d, label=f"{d['code']}:{d['row']}", cost=None, measured="no trace") for d in rec.get("findings", [])
+        ]
     entry["findings"] = findings
     return entry
 

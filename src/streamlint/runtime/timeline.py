@@ -74,7 +74,9 @@ def _window(ev: Evidence, rep: Range) -> tuple[float, float, list[GpuOp]]:
     return start, max(last, min(rep.end, last + 0.03 * (last - first))), ops
 
 
-def draw_variant(ax, ev: Evidence, rep: Range, title: str, highlight: Sequence[str], t_max: float | None = None) -> None:
+def draw_variant(
+    ax, ev: Evidence, rep: Range, title: str, highlight: Sequence[str], t_max: float | None = None
+) -> None:
     start, end, ops = _window(ev, rep)
     lanes = _lanes(ev, ops)
     names = ["host"] + [name for name, _ in lanes]

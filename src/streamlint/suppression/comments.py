@@ -4,8 +4,9 @@
 Comments are found with `tokenize`, so text inside strings never counts. Every form
 takes codes or prefixes (`SL4`); no codes means all codes. As in ruff, codes after
 `noqa` without a colon make a bare noqa, and a colon followed by no code suppresses
-nothing (both are reported by SL900). A comment suppresses a finding on the finding's line or on the last line of the statement that
-holds it (where formatters leave trailing comments). SL000 is never suppressed.
+nothing (both are reported by SL900). A comment suppresses a finding on the finding's
+line or on the last line of the statement that holds it (where formatters leave
+trailing comments). SL000 is never suppressed.
 """
 
 from __future__ import annotations

@@ -1,0 +1,100 @@
+"""The full format, after ruff's: each finding's concise line, then the flagged source
+with carets, a `= help:` line (the finding's help, or else its fix's title) and the fix
+as a diff, marked safe or unsafe.
+
+    pipeline.py:12:5: SL201 [*] `tensor.cuda()` in a side stream blocks the host ...
+       |
+    12 |     x = batch.cuda()
+       |         ^^^^^^^^^^^^ SL201
+       |
+       = help: Pass `non_blocking=True`
+
+    Safe fix
+    @@ -12 +12 @@
+    -    x = batch.cuda()
+    +    x = batch.cuda(non_blocking=True)
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Sequence, TextIO
+
+from streamlint.diagnostics import Diagnostic
+from streamlint.fixes.apply import apply_edits
+from streamlint.fixes.model import Applicability
+from streamlint.output import text
+from streamlint.output.excerpt import excerpt
+from streamlint.output.options import Options, SourceLoader
+
+
+def write(
+    diagnostics: Sequence[Diagnostic],
+    out: TextIO,
+    *,
+    quiet: bool = False,
+    source: SourceLoader | None = None,
+    unsafe_fixes: bool = False,
+) -> None:
+    for diag in diagnostics:
+        lines = source(diag.filename, diag.cell) if source is not None else None
+        out.write(render_finding(diag, lines, unsafe_fixes=unsafe_fixes))
+        out.write("\n")
+    if not quiet:
+        out.write(text.summary(len(diagnostics)) + "\n")
+        hint = text.fix_hint(diagnostics, unsafe_fixes)
+        if hint:
+            out.write(hint + "\n")
+
+
+def render_finding(diag: Diagnostic, lines: list[str] | None, *, unsafe_fixes: bool = False) -> str:
+    """One finding as the full format shows it, ending with a newline."""
+    mark = " [*]" if diag.fix is not None and diag.fix.applies(unsafe_fixes) else ""
+    parts = [f"{text.location(diag)}: {diag.code}{mark} {diag.message}\n"]
+    shown = excerpt(diag, lines, label=diag.code)
+    parts.append(shown)
+    help_text = help_line(diag)
+    if help_text:
+        pad = " " * (len(str(diag.row)) + 1)
+        parts.append(f"{pad}= help: {help_text}\n")
+    if diag.fix is not None:
+        parts.append("\n" + fix_diff(diag, lines))
+    return "".join(parts)
+
+
+def help_line(diag: Diagnostic) -> str:
+    """What the user can do: the finding's own help, else its fix's title (as ruff)."""
+    if diag.help:
+        return diag.help
+    return diag.fix.message if diag.fix is not None else ""
+
+
+def fix_diff(diag: Diagnostic, lines: list[str] | None) -> str:
+    """The fix's header (safe or unsafe, and its title) and its edits as a unified diff
+    of the file (or cell) with one line of context; the bare edits when the source
+    cannot be read."""
+    fix = diag.fix
+    assert fix is not None
+    kind = "Safe fix" if fix.applicability is Applicability.SAFE else "Unsafe fix"
+    header = f"{kind}: {fix.message}\n"
+    if lines is None:
+        edits = "".join(
+            f"  {e.row}:{e.column}-{e.end_row}:{e.end_column} -> {e.content!r}\n" for e in fix.edits
+        )
+        return header + edits
+    old = "\n".join(lines)
+    try:
+        new = apply_edits(old, fix.edits)
+    except ValueError as err:  # overlapping edits: show that rather than fail the listing
+        return header + f"  (cannot show the fix: {err})\n"
+    before, after = old.split("\n"), new.split("\n")
+    if before[-1] == after[-1] == "":  # the final line break, not an empty last line
+        before, after = before[:-1], after[:-1]
+    hunks = difflib.unified_diff(before, after, n=1, lineterm="")
+    body = [line for line in hunks if not line.startswith(("---", "+++"))]
+    return header + "".join(line + "\n" for line in body)
+
+
+def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: Options) -> None:
+    write(diagnostics, out, quiet=options.quiet, source=options.source,
+          unsafe_fixes=options.unsafe_fixes)

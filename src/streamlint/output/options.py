@@ -1,0 +1,22 @@
+"""What an output format may use beyond the diagnostics (its own module, so that the
+formats and the registry in `__init__.py` can both import it without a cycle)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+# (filename, notebook cell or None) -> the source lines (None when they cannot be
+# shown), for --show-source and the full format.
+SourceLoader = Callable[[str, "int | None"], "list[str] | None"]
+
+
+@dataclass(frozen=True)
+class Options:
+    """Each format reads what it needs."""
+
+    show_source: bool = False
+    quiet: bool = False
+    source: SourceLoader | None = None
+    unsafe_fixes: bool = False
+    color: bool = False  # ANSI styles (a terminal without NO_COLOR)

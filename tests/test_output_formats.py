@@ -1,0 +1,191 @@
+"""The registry of output formats and the formats added beside ruff's: full, gitlab,
+junit; and the optional `help` of a diagnostic in each format that can show it."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+from conftest import PINNED_SNIPPET, run_cli
+
+from streamlint import cli, output
+from streamlint.diagnostics import Diagnostic
+from streamlint.fixes import Applicability, Edit, Fix
+
+SOURCE = ["import torch", "", "def f(t):", "    return t.cuda()", ""]
+FIX = Fix("Pass `non_blocking=True`", Applicability.UNSAFE, (Edit(4, 19, 4, 19, "non_blocking=True"),))
+D = Diagnostic("src/a.py", 4, 12, "SL201", "copy without non_blocking", 4, 20, 4, "missing-non-blocking", FIX)
+PLAIN = Diagnostic("src/b.py", 2, 1, "SL103", "device sync in a loop", 2, 8, 2, "device-synchronize")
+
+
+def render(fmt: str, diags, **options) -> str:
+    out = io.StringIO()
+    output.write(fmt, diags, out, **options)
+    return out.getvalue()
+
+
+def lines_of(_name: str, _cell: int | None) -> list[str]:
+    return SOURCE
+
+
+# ---- the registry ----
+
+
+def test_cli_choices_come_from_the_registry():
+    _, commands = cli.build_parser()
+    check = next(a for a in commands["check"]._actions if a.dest == "format")
+    assert tuple(check.choices) == output.FORMATS
+    assert {"text", "full", "json", "sarif", "github", "gitlab", "junit"} <= set(output.FORMATS)
+
+
+@pytest.mark.parametrize("fmt", output.FORMATS)
+def test_every_registered_format_renders(fmt):
+    assert "src/a.py" in render(fmt, [D, PLAIN], source=lines_of)
+    assert "src/a.py" not in render(fmt, [], source=lines_of)
+
+
+def test_unknown_format_is_refused():
+    with pytest.raises(ValueError, match="unknown output format"):
+        render("yaml", [D])
+
+
+# ---- full ----
+
+
+def test_full_shows_source_carets_help_and_the_fix_diff():
+    text = render("full", [D], source=lines_of)
+    assert text.splitlines() == [
+        "src/a.py:4:12: SL201 copy without non_blocking",
+        "  |",
+        "4 |     return t.cuda()",
+        "  |            ^^^^^^^^ SL201",
+        "  |",
+        "  = help: Pass `non_blocking=True`",
+        "",
+        "Unsafe fix: Pass `non_blocking=True`",
+        "@@ -3,2 +3,2 @@",
+        " def f(t):",
+        "-    return t.cuda()",
+        "+    return t.cuda(non_blocking=True)",
+        "",
+        "Found 1 finding.",
+        "No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option).",
+    ]
+
+
+def test_full_marks_an_applicable_fix_and_prefers_the_diagnostics_own_help():
+    diag = dataclasses.replace(D, help="Copy asynchronously")
+    text = render("full", [diag], source=lines_of, unsafe_fixes=True, quiet=True)
+    assert text.startswith("src/a.py:4:12: SL201 [*] copy without non_blocking\n")
+    assert "= help: Copy asynchronously\n" in text
+    assert "Unsafe fix: Pass `non_blocking=True`\n" in text
+
+
+def test_full_without_source_or_fix():
+    text = render("full", [PLAIN], quiet=True)
+    assert text == "src/b.py:2:1: SL103 device sync in a loop\n\n"
+    no_source = render("full", [D], quiet=True)
+    assert "Unsafe fix: Pass `non_blocking=True`\n  4:19-4:19 -> 'non_blocking=True'\n" in no_source
+
+
+def test_full_format_from_the_command_line(tmp_path, capsys, monkeypatch):
+    (tmp_path / "upload.py").write_text(PINNED_SNIPPET)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(capsys, "--format", "full", "--no-cache", "upload.py")
+    assert code == 1, err
+    assert out.startswith("upload.py:6:12: SL201 ")
+    assert '6 |     return host.to("cuda")\n' in out
+    assert "  |            ^^^^^^^^^^^^^^^ SL201\n" in out
+    assert '+    return host.to("cuda", non_blocking=True)\n' in out
+
+
+# ---- help in JSON and SARIF ----
+
+
+def test_help_in_json_and_sarif():
+    diag = dataclasses.replace(PLAIN, help="Wait for one stream instead")
+    assert json.loads(render("json", [diag]))[0]["help"] == "Wait for one stream instead"
+    assert json.loads(render("json", [PLAIN]))[0]["help"] is None
+    result = json.loads(render("sarif", [diag]))["runs"][0]["results"][0]
+    assert result["message"]["text"] == "device sync in a loop\nhelp: Wait for one stream instead"
+    assert result["properties"] == {"help": "Wait for one stream instead"}
+    plain = json.loads(render("sarif", [PLAIN]))["runs"][0]["results"][0]
+    assert plain["message"]["text"] == "device sync in a loop" and "properties" not in plain
+
+
+# ---- gitlab ----
+
+
+def test_gitlab_code_quality_report(monkeypatch, tmp_path):
+    monkeypatch.setenv("CI_PROJECT_DIR", str(tmp_path))
+    inside = dataclasses.replace(D, filename=str(tmp_path / "pkg" / "a.py"))
+    twin = dataclasses.replace(inside, row=9, end_row=9, noqa_row=9)
+    issues = json.loads(render("gitlab", [inside, twin, PLAIN]))
+    assert [i["location"]["path"] for i in issues] == ["pkg/a.py", "pkg/a.py", "src/b.py"]
+    first = issues[0]
+    assert first["check_name"] == "SL201"
+    assert first["description"] == "SL201: copy without non_blocking"
+    assert first["severity"] == "major"
+    assert first["location"]["positions"] == {"begin": {"line": 4, "column": 12}, "end": {"line": 4, "column": 20}}
+    fingerprints = [i["fingerprint"] for i in issues]
+    assert len(set(fingerprints)) == 3, "identical findings still get distinct fingerprints"
+    # Moving the code (another row) keeps the fingerprint: it does not hash the line.
+    moved = json.loads(render("gitlab", [dataclasses.replace(inside, row=40, end_row=40)]))
+    assert moved[0]["fingerprint"] == fingerprints[0]
+    assert json.loads(render("gitlab", [])) == []
+
+
+# ---- junit ----
+
+
+def test_junit_report_one_suite_per_file():
+    text = render("junit", [D, dataclasses.replace(D, row=5, column=1), PLAIN])
+    assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>\n')
+    root = ET.fromstring(text.split("\n", 1)[1])
+    assert root.tag == "testsuites" and root.get("tests") == "3" and root.get("failures") == "3"
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == ["src/a.py", "src/b.py"]
+    assert [s.get("tests") for s in suites] == ["2", "1"]
+    case = suites[0].find("testcase")
+    assert case.get("name") == "org.streamlint.SL201" and case.get("classname") == "src.a"
+    assert (case.get("line"), case.get("column")) == ("4", "12")
+    failure = case.find("failure")
+    assert failure.get("message") == "copy without non_blocking"
+    assert failure.text == "line 4, col 12, copy without non_blocking"
+
+
+def test_junit_clean_run_and_hostile_text():
+    root = ET.fromstring(render("junit", []).split("\n", 1)[1])
+    assert root.get("tests") == "1" and root.get("failures") == "0"
+    assert root.find("testsuite/testcase").get("name") == "No errors found"
+    # Control characters and markup in a message (quoted source) keep the XML valid.
+    hostile = dataclasses.replace(PLAIN, message="bad \x01 <tag> & \"q\"")
+    failure = ET.fromstring(render("junit", [hostile]).split("\n", 1)[1]).find(".//failure")
+    assert failure.get("message") == "bad \ufffd <tag> & \"q\""
+
+
+# ---- help from a rule to the cache ----
+
+
+def test_a_rules_help_reaches_the_diagnostic_and_survives_the_cache():
+    from conftest import SL501_SNIPPET
+
+    from streamlint.cache.codec import decode_diagnostic, encode_diagnostic
+    from streamlint.checker import check_source
+    from streamlint.rules import Finding, Rule
+
+    class Helpful(Rule):
+        """## What it does\nTest.\n"""
+
+        code, name, summary = "SL501", "helpful", "helpful"
+
+        def check(self, analysis):
+            yield Finding(analysis.module.body[0], "short message", help="what to do")
+
+    [diag] = check_source(SL501_SNIPPET, "a.py", [Helpful])
+    assert (diag.message, diag.help) == ("short message", "what to do")
+    again = decode_diagnostic("a.py", json.loads(json.dumps(encode_diagnostic(diag))))
+    assert again.help == "what to do" and again == diag
