@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 # Helpers walked again per call for their return value: small ones, not too deep.
 _SPECIALIZE_MAX_STATEMENTS = 12
 _SPECIALIZE_MAX_DEPTH = 3
+_LEGACY_FRAMEWORKS = frozenset({"cupy", "cupyx", "numba", "cuda"})
 _CONTEXT_MANAGER_DECORATORS = frozenset({"contextmanager", "asynccontextmanager"})
 _TORCH_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 # Ops a helper contributes at its call site: work on the caller's or the default
@@ -232,7 +233,7 @@ class FileAnalyzer:
         # the parameter convention only speaks for functions nobody here calls.
         for rec in self.result.functions:
             if id(rec.node) in self.called:
-                rec.hazards = [h for h in rec.hazards if not h.param]
+                rec.hazards = [h for h in rec.hazards if not h.param or h.owned]
         return self.result
 
     def analyse(self, function: _Function) -> Optional[FunctionRecord]:
@@ -341,6 +342,12 @@ class FileAnalyzer:
             name = self.code(alias.name)
             local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
             yield local, QualRef(api.normalize(f"{base}.{name}"))
+
+    @property
+    def torch_only(self) -> bool:
+        """PyTorch code with no CuPy, Numba or cuda-python (their current stream is the
+        legacy default stream unless the code says otherwise)."""
+        return self.torch_imported and not (self.imported_roots & _LEGACY_FRAMEWORKS)
 
     def note_framework(self, dotted: str) -> None:
         root = dotted.split(".", 1)[0]

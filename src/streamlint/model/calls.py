@@ -918,6 +918,8 @@ class CallsMixin:
             value = Kernel(spec.split(":")[1], label or self.code(node.func), node=node, site=site)
         elif spec == "current_stream":
             value = self.state.current.get(fw, UNKNOWN)
+        elif spec == "none":
+            value = Const(None)
         elif spec == "cuda_device":
             value = Const("cuda")
         elif spec == "legacy_stream":

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
-from streamlint.model.hazards import HOST, HOSTMEM, LEGACY, Alloc, Ev
+from streamlint.model.hazards import HOST, HOSTMEM, Alloc, Ev
 from streamlint.model.values import Buffer, Mem
 
 if TYPE_CHECKING:
@@ -54,12 +54,14 @@ def pending_at_exit(walker: "Walker") -> dict[str, Pending]:
                     if ev.stream == HOST or ev.param:
                         continue
                     host_pending = not hb.ordered(HOST, ev)
-                    device_pending = ev.stream != LEGACY and host_pending and not hb.ordered(LEGACY, ev)
+                    current = walker.entry_key
+                    device_pending = ev.stream != current and host_pending and not hb.ordered(current, ev)
                     host_pending = host_pending and ev.space == HOSTMEM
                     if device_pending or host_pending:
                         evs.append(ev)
         allocation = hb.allocs.get(("b", value.site, "")) if isinstance(value, Buffer) and value.site else None
-        if allocation is not None and (allocation.stream in (LEGACY, HOST) or LEGACY in allocation.recorded):
+        current = walker.entry_key
+        if allocation is not None and (allocation.stream in (current, HOST) or current in allocation.recorded):
             allocation = None
         if not evs and allocation is None:
             continue

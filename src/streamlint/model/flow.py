@@ -15,7 +15,7 @@ import libcst as cst
 from streamlint.deadline import tick
 from streamlint.model import api
 from streamlint.model.api import cuda_python, torch_api
-from streamlint.model.hazards import DEVICE, HB, LEGACY, Hazard
+from streamlint.model.hazards import AMBIENT, DEVICE, HB, LEGACY, Hazard
 from streamlint.model.ops import (
     DEVICE_WORK,
     FunctionRecord,
@@ -39,6 +39,7 @@ from streamlint.model.values import (
     StreamContext,
     StreamKind,
     Value,
+    OWN_AMBIENT_SITE,
     ambient_stream,
     join,
     legacy_stream,
@@ -81,7 +82,8 @@ class State:
             self.vars[key] = join(self.vars.get(key, UNKNOWN), other.vars.get(key, UNKNOWN))
         for fw in set(self.current) | set(other.current):
             a, b = self.current.get(fw), other.current.get(fw)
-            self.current[fw] = a if a == b else ambient_stream(fw)
+            own = any(x is not None and x.site == OWN_AMBIENT_SITE for x in (a, b))
+            self.current[fw] = a if a == b else ambient_stream(fw, own_key=own)
         if self.hb is not None and other.hb is not None:
             self.hb.meet(other.hb, must=must)
 
@@ -102,8 +104,11 @@ class Walker(CallsMixin, OrderingMixin):
         self.record = record
         self.params = frozenset(params)
         at_module = record.kind == "module"
-        start = legacy_stream if at_module else ambient_stream
-        self.state = State(dict(seed or {}), {fw: start(fw) for fw in CURRENT_FRAMEWORKS})
+        own = analyzer.torch_only
+        self.state = State(dict(seed or {}), {
+            fw: legacy_stream(fw) if at_module else ambient_stream(fw, own_key=own and fw == "torch")
+            for fw in CURRENT_FRAMEWORKS
+        })
         self.loop_stack: list[int] = []
         self.comprehension_depth = 0
         self.returns: Value = None  # type: ignore[assignment]
@@ -123,11 +128,13 @@ class Walker(CallsMixin, OrderingMixin):
         # (name, its binding) -> (loop name, that name's binding, offset, modulus): `slot = k % 2`
         self.index_aliases: dict[tuple[str, int], tuple[str, int, int, int]] = {}
         self.first_reads: dict[str, cst.CSTNode] = {}  # `self.x` -> where this body first read it
+        # The caller's current stream: PyTorch's own key in code that uses only PyTorch.
+        self.entry_key = AMBIENT if analyzer.torch_only else LEGACY
         if hazard_mode:
             self.state.hb = HB()
-            entry = self.state.hb.tick(LEGACY, True)
+            entry = self.state.hb.tick(self.entry_key, True)
             for name in params:
-                self.state.hb.produced_before_entry(("n", name, ""), record.node, entry)
+                self.state.hb.produced_before_entry(("n", name, ""), record.node, entry, self.entry_key)
 
     # ------------------------------------------------------------------ helpers
     def code(self, node: cst.CSTNode) -> str:

@@ -43,6 +43,8 @@ FUNCTIONS: dict[str, Fact] = {
     "torch.allclose": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
     "torch.is_nonzero": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
     "torch.cuda.graph": Fact(None, F, result="capture"),
+    # A context that does nothing (the other arm of `stream(s) if overlap else nullcontext()`).
+    "contextlib.nullcontext": Fact(None, F, result="none"),
 }
 
 # torch.<creator>(..., device=, pin_memory=): device from the keywords, CPU otherwise.
