@@ -314,8 +314,13 @@ class CallsMixin:
             return UNKNOWN
         accesses = self.accesses(pairs, space=DEVICE)
         accesses += self.accesses([p for i, p in enumerate(pairs) if i in written], write=True, space=DEVICE)
-        self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
-                  accesses=accesses)
+        stream = self.state.current["torch"]
+        self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=stream, accesses=accesses)
+        if _const_bool(args.value(Arg(kw="async_op"))):
+            # The Work handle: `work.wait()` makes the then-current stream wait for the collective.
+            work = Event("torch", "the collective's work", site=self.site(node), recorded_on=stream)
+            self.emit(OpKind.EVENT_RECORD, self.code(node.func), node, "torch", stream=stream, event=work)
+            return work
         return UNKNOWN
 
     def shape_rank(self, shape: Optional[cst.BaseExpression]) -> Optional[int]:
@@ -525,6 +530,8 @@ class CallsMixin:
             event = args.value(Arg(0, "event"))
             self.emit(OpKind.STREAM_WAIT_EVENT, self.code(node.func), node, fw, stream=stream,
                       event=event if isinstance(event, Event) else None)
+        elif method == "wait" and not args.positional and not args.keywords:
+            self.emit(OpKind.STREAM_WAIT_EVENT, self.code(node.func), node, fw, stream=self.state.current[fw])
         return UNKNOWN
 
     def buffer_method(self, receiver: Buffer, method: str, node: cst.Call, label: str) -> Value:
