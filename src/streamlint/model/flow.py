@@ -358,6 +358,16 @@ class Walker(CallsMixin, OrderingMixin):
         return value
 
     def if_(self, node: cst.If, guarded: Optional[bool] = None) -> None:
+        known = self.static_truth(node.test)
+        if known is not None:
+            # `if len(result) == 2:` on a tuple we know: only one branch can run.
+            if known:
+                self.walk(node.body.body)
+            elif isinstance(node.orelse, cst.If):
+                self.if_(node.orelse, guarded=guarded)
+            elif isinstance(node.orelse, cst.Else):
+                self.walk(node.orelse.body.body)
+            return
         self.truth(node.test)
         base = self.state
         self.state = base.copy()
@@ -383,6 +393,24 @@ class Walker(CallsMixin, OrderingMixin):
             # waits of both paths count there. Elsewhere a wait on either path may order.
             then_state.merge(self.state, must=bool(self.loop_stack) and _periodic(node.test))
         self.state = then_state
+
+    def static_truth(self, test: cst.BaseExpression) -> Optional[bool]:
+        """A test the values decide: `len(t) == 2` for a tuple of known length."""
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+            return None
+        left, comparison = test.left, test.comparisons[0]
+        if not (isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len"
+                and len(left.args) == 1 and isinstance(comparison.comparator, cst.Integer)):
+            return None
+        if self.is_bound("len"):
+            return None
+        value = self.eval(left.args[0].value)
+        if not (isinstance(value, Seq) and value.items is not None):
+            return None
+        n, k = len(value.items), int(comparison.comparator.value, 0)
+        table = {cst.Equal: n == k, cst.NotEqual: n != k, cst.LessThan: n < k, cst.GreaterThan: n > k,
+                 cst.LessThanEqual: n <= k, cst.GreaterThanEqual: n >= k}
+        return table.get(type(comparison.operator))
 
     def loop(self, node: cst.For | cst.While) -> None:
         loop_id = len(self.record.loops)
