@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 # Helpers walked again per call for their return value: small ones, not too deep.
 _SPECIALIZE_MAX_STATEMENTS = 12
 _SPECIALIZE_MAX_DEPTH = 3
+_CONTEXT_MAX_STATEMENTS = 40  # helpers walked again under a caller's streams
 _LEGACY_FRAMEWORKS = frozenset({"cupy", "cupyx", "numba", "cuda"})
 _CONTEXT_MANAGER_DECORATORS = frozenset({"contextmanager", "asynccontextmanager"})
 _TORCH_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
@@ -192,7 +193,8 @@ class FileAnalyzer:
         # Another module read for its functions' summaries: analyse a function only when
         # a caller needs it, and skip the hazard walks (findings there are not reported).
         self.summaries_only = summaries_only
-        self.follow_imports = bool(path) and not summaries_only
+        # Other modules' own imports are followed too, as deep as project.MAX_DEPTH allows.
+        self.follow_imports = bool(path)
         self.results_matter = True  # a helper's return value can decide a finding here
         self.depth = depth  # how many modules away from the file being checked
         self.result = FileAnalysis(module, [], path=path, source=source)
@@ -631,6 +633,8 @@ class FileAnalyzer:
         bound = self.bind_params(params, args)
         exprs = self.bind_exprs(params, args)
         hazard_walk = walker.state.hb is not None
+        if hazard_walk and not function.context_manager and self.worth_walking_in_context(function, bound, walker):
+            return self.call_in_context(callee, function, home, node, bound, exprs, walker)
         kinds = _PROPAGATED | _ORDERING if hazard_walk else _PROPAGATED
         # `self.helper()`: the helper's results stay on `self`, so its allocations are the
         # caller's to track (a tensor it allocates on a side stream, released later).
@@ -667,6 +671,61 @@ class FileAnalyzer:
         if hazard_walk and isinstance(result, Buffer) and result.site:
             return replace(result, site=walker.site(node))  # each call makes a new buffer
         return result
+
+    def worth_walking_in_context(self, function: "_Function", bound: dict[str, Value], walker: Walker) -> bool:
+        """Walk a helper again under the caller's streams and with the caller's values
+        when its generic summary cannot say what it does here: it is given CUDA tensors,
+        or it is called under a side stream (where the code plainly means GPU work on
+        what it is given). Small helpers, bounded depth (documented in architecture.md)."""
+        body = function.node.body
+        if not isinstance(body, cst.IndentedBlock) or len(body.body) > _CONTEXT_MAX_STATEMENTS:
+            return False
+        if self.specializing >= _SPECIALIZE_MAX_DEPTH or function.in_progress:
+            return False
+        if any(isinstance(v, Buffer) and v.mem is Mem.DEVICE for v in bound.values()):
+            return True
+        side = any(s.explicit for s in walker.state.current.values())
+        return side and any(v is UNKNOWN for v in bound.values())
+
+    def call_in_context(self, callee: LocalFunction, function: "_Function", home: "FileAnalyzer", node: cst.Call,
+                        bound: dict[str, Value], exprs: dict, walker: Walker) -> Value:
+        """The helper's body walked with the caller's argument values and current streams;
+        its operations are the caller's, at the call (named after the helper)."""
+        seed: dict[str, Value] = {p: UNKNOWN for p in function.params}
+        seed.update(function.closure)
+        for name, value in bound.items():
+            expr = exprs.get(name)
+            if value is UNKNOWN and expr is not None and any(s.explicit for s in walker.state.current.values()):
+                # A value we cannot see, under a side stream: GPU data, keyed as the caller names it.
+                label = self.code(expr)
+                if isinstance(expr, cst.Name) or (label.startswith("self.") and label.count(".") == 1):
+                    value = Buffer("torch", Mem.DEVICE, label=label, param=label)
+            seed[name] = value
+        if function.class_name and function.params:
+            seed[function.params[0]] = walker.lookup("self") if self.on_self(node) else UNKNOWN
+        scratch = FunctionRecord(function.value.name, function.node, "function", class_name=function.class_name)
+        home.specializing += 1
+        try:
+            inner = Walker(home, scratch, params=(), seed=seed, top=function.top)
+            inner.state.current = dict(walker.state.current)
+            inner.fresh_sites = True
+            inner.outer = (walker, {k: v for k, v in exprs.items() if bound.get(k) is UNKNOWN})
+            inner.walk(function.node.body.body)
+        finally:
+            home.specializing -= 1
+        for op in scratch.ops:
+            if op.in_comprehension:
+                continue
+            deeper = op.helper
+            helper = HelperRef(callee.name, deeper.node if deeper else op.node, deeper.api if deeper else op.api,
+                               home=deeper.home if deeper else home.result)
+            walker.emit(
+                op.kind, op.api, node, op.framework, stream=op.stream, host_blocking=op.host_blocking,
+                is_async_api=op.is_async_api, sync_api=op.sync_api, host_buffer=op.host_buffer,
+                non_blocking=op.non_blocking, pinned_out=op.pinned_out, target=op.target, helper=helper,
+                accesses=op.accesses, event=op.event, result=op.result,
+            )
+        return inner.returns if inner.returns is not None else UNKNOWN
 
     @staticmethod
     def on_self(node: cst.Call) -> bool:

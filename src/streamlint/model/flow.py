@@ -124,6 +124,8 @@ class Walker(CallsMixin, OrderingMixin):
         self.escaped: set[int] = set()  # buffer sites returned or stored beyond the body
         self.yield_current: Optional[dict[str, Stream]] = None  # current streams at the first `yield`
         self.evident_tensors: frozenset = frozenset()  # local names the body shows are CUDA tensors
+        self.fresh_sites = False  # a helper walked for one call: what it makes is new each call
+        self.outer: Optional[tuple] = None  # (caller's walker, param -> caller's argument) in that case
         self.versions: dict[str, int] = {}  # how often each name was bound (index identity)
         # (name, its binding) -> (loop name, that name's binding, offset, modulus): `slot = k % 2`
         self.index_aliases: dict[tuple[str, int], tuple[str, int, int, int]] = {}
@@ -173,13 +175,17 @@ class Walker(CallsMixin, OrderingMixin):
     def site(self, node: cst.CSTNode) -> int:
         """Identity of what a call makes. In the hazard walk every evaluation makes a new
         one, so the tensor of one loop iteration is not the next iteration's tensor."""
-        if self.state.hb is None:
+        if self.state.hb is None and not self.fresh_sites:
             return id(node)
         self.incarnations += 1
         return hash((id(node), self.incarnations))
 
     def param_stream(self, expr: cst.BaseExpression, framework: str) -> Stream:
         """A stream we cannot see the creation of (a parameter, an unknown attribute)."""
+        if self.outer is not None and isinstance(expr, cst.Name) and expr.value in self.outer[1]:
+            # A helper walked for one call: its parameter is the caller's argument.
+            caller, exprs = self.outer
+            return caller.param_stream(exprs[expr.value], framework)
         label = self.code(expr)
         # PyTorch hands out only non-blocking pool streams (ExternalStream aside).
         blocking = False if framework == "torch" else None
