@@ -16,6 +16,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from streamlint.deadline import tick
 from streamlint.model import api, classes, evidence, project
+from streamlint.model.api import torch_api
 from streamlint.model.flow import Walker
 from streamlint.model.walk_common import LOCAL
 from streamlint.model.hazards import DEVICE, HOSTMEM, RAW, RELEASE, UNSURE
@@ -170,6 +171,7 @@ class _Function:
     # What every call site in the file passes, and the parameters that evidence types.
     call_sites: list = field(default_factory=list)
     evident_locals: frozenset = frozenset()  # names its own uses show to be CUDA tensors
+    scalar_params: frozenset = frozenset()  # parameters its signature shows are no buffers
     caller_evidence: dict = field(default_factory=dict)
     hazard_args: Optional[tuple] = None  # (body, params, seed) of its hazard walk, to walk it again
     exit_pending: dict = field(default_factory=dict)  # what it leaves pending on `self` (classes.py)
@@ -268,8 +270,10 @@ class FileAnalyzer:
             name for name, kind in evidence.local_kinds(function.node, frozenset(self.imported_roots)).items()
             if kind is evidence.Kind.TORCH_CUDA and name not in function.params
         )
+        function.scalar_params = self.scalar_params(function.node)
         walker = Walker(self, record, params=params, seed=seed, top=function.top)
         walker.evident_tensors = function.evident_locals
+        walker.scalar_names = function.scalar_params
         self.result.tops[id(function.node)] = function.top
         body = function.node.body.body if isinstance(function.node.body, cst.IndentedBlock) else [function.node.body]
         walker.walk(body)
@@ -298,6 +302,22 @@ class FileAnalyzer:
             function.node, function.params, frozenset(self.imported_roots), self.qualname_of, self.default_of,
         )
         return {name: evidence.value_for(kind, name) for name, kind in kinds.items()}
+
+    def scalar_params(self, node: cst.FunctionDef) -> frozenset:
+        """Parameters the signature shows are no buffers: a constant default other than
+        None (`non_blocking=True`, `dim=0`) or a scalar annotation (`group: ProcessGroup`)."""
+        names = set()
+        for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
+            default = param.default
+            if isinstance(default, (cst.Integer, cst.Float, cst.SimpleString)) or (
+                isinstance(default, cst.Name) and default.value in ("True", "False")
+            ):
+                names.add(param.name.value)
+            elif param.annotation is not None:
+                text = self.code(param.annotation.annotation)
+                if text in torch_api.SCALAR_ANNOTATIONS or text.rsplit(".", 1)[-1] == "ProcessGroup":
+                    names.add(param.name.value)
+        return frozenset(names)
 
     def qualname_of(self, expr: cst.BaseExpression) -> Optional[str]:
         """`cp.ndarray` as `cupy.ndarray`, through the module's imports (no evaluation)."""
@@ -486,6 +506,7 @@ class FileAnalyzer:
         function = self.functions.get(id(record.node))
         if function is not None:
             walker.evident_tensors = function.evident_locals
+            walker.scalar_names = function.scalar_params
         if record.kind == "module":
             walker.state.vars = dict(self.module_vars())
         if entry and record.class_name:

@@ -122,13 +122,20 @@ class CallsMixin:
             self.on_side_stream("torch") and self.an.torch_imported and args.positional
             and any(not isinstance(v, Const) for v in args.all())
         ):
-            result = Buffer("torch", Mem.DEVICE, site=self.site(node))
-            accesses = self.accesses(self.flat_pairs(args)) + self.result_access(result, node)
+            # (`opaque`: made by a call we cannot see; a predicate may return a bool instead)
+            result = Buffer("torch", Mem.DEVICE, site=self.site(node), opaque=True)
+            accesses = self.accesses(self.tensor_pairs(args)) + self.result_access(result, node)
             self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
                       reads=tuple(tensors), writes=(result,), accesses=accesses, result=result)
             return result
         self.unseen_call_on_side_stream(node, args)
         return UNKNOWN
+
+    def tensor_pairs(self, args: "Args") -> list[tuple]:
+        """Arguments that may be tensors: not the keywords that never are (`non_blocking=`,
+        `dtype=`, `group=`)."""
+        skip = {id(e) for k, e in args.keywords.items() if k in torch_api.NON_TENSOR_KEYWORDS}
+        return [(e, v) for e, v in self.flat_pairs(args) if id(e) not in skip]
 
     @staticmethod
     def flat_values(args: "Args") -> list[Value]:
@@ -505,8 +512,8 @@ class CallsMixin:
         method) and its arguments, and makes a CUDA tensor there."""
         recv_expr = node.func.value  # type: ignore[attr-defined]
         inplace = method.endswith("_") and method not in torch_api.NON_KERNEL_INPLACE
-        result = Buffer("torch", Mem.DEVICE, site=self.site(node))
-        accesses = self.accesses([(recv_expr, UNKNOWN)] + self.flat_pairs(args))
+        result = Buffer("torch", Mem.DEVICE, site=self.site(node), opaque=True)
+        accesses = self.accesses([(recv_expr, UNKNOWN)] + self.tensor_pairs(args))
         accesses += self.accesses([(recv_expr, UNKNOWN)], write=True) if inplace else self.result_access(result, node)
         self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
                   writes=(result,), accesses=accesses, result=result)
@@ -547,7 +554,8 @@ class CallsMixin:
             if fact is not None:
                 if fact.kind is OpKind.IMPLICIT_SYNC and receiver.mem is not Mem.DEVICE:
                     self.eval_args(node)
-                    self.host_touch(node.func.value, receiver, write=False)  # .numpy()/.item() read it
+                    if method != "numpy":  # .numpy() is a zero-copy view: it reads nothing
+                        self.host_touch(node.func.value, receiver, write=False)  # .item()/.tolist() read it
                     return receiver if method == "numpy" else UNKNOWN
                 if fact.kind is OpKind.PIN and receiver.mem is Mem.PINNED:
                     self.eval_args(node)

@@ -125,6 +125,7 @@ class Walker(CallsMixin, OrderingMixin):
         self.yield_current: Optional[dict[str, Stream]] = None  # current streams at the first `yield`
         self.evident_tensors: frozenset = frozenset()  # local names the body shows are CUDA tensors
         self.fresh_sites = False  # a helper walked for one call: what it makes is new each call
+        self.scalar_names: frozenset = frozenset()  # parameters typed as scalars (never buffers)
         self.outer: Optional[tuple] = None  # (caller's walker, param -> caller's argument) in that case
         self.versions: dict[str, int] = {}  # how often each name was bound (index identity)
         # (name, its binding) -> (loop name, that name's binding, offset, modulus): `slot = k % 2`
@@ -522,6 +523,8 @@ class Walker(CallsMixin, OrderingMixin):
     def truth(self, expr: cst.BaseExpression) -> Value:
         """Evaluate an expression used as a truth value (`if`, `while`, `and`, `not`)."""
         value = self.eval(expr)
+        if isinstance(value, Buffer) and value.opaque:
+            return UNKNOWN  # `if checker(t):` may test a Python bool the callable returned
         if isinstance(value, Buffer) and value.mem is Mem.DEVICE and value.framework in ("torch", "cupy"):
             self.emit(
                 OpKind.IMPLICIT_SYNC, "truth value", expr, value.framework,

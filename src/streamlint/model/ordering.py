@@ -152,6 +152,8 @@ class OrderingMixin:
             else:
                 break
         label = self.code(base)
+        if isinstance(base, cst.Name) and base.value in self.scalar_names:
+            return None  # a parameter the code types as a scalar or a group: never a buffer
         if isinstance(value, Buffer) and value.site:
             return Access(("b", value.site, region), label, write, space)
         if isinstance(value, Buffer) and value.param:

@@ -92,6 +92,7 @@ class Buffer:
     # A parameter whose kind the code's evidence tells (annotation, usage, default):
     # its accesses stay keyed by the parameter's name, so call sites map them to arguments.
     param: str = ""
+    opaque: bool = field(default=False, compare=False)  # made by a call we cannot see
 
     def with_label(self, label: str) -> "Buffer":
         return replace(self, label=label) if label and not self.label else self
