@@ -40,11 +40,12 @@ class Purpose(Enum):
     MEASUREMENT = "bounds a timed or measured region"
     CAPTURE = "prepares a CUDA-graph capture"
     SELECTION = "only selects between values"  # `if a > b: x = y`: `where` on the device does it
+    CHECK = "only guards a sanity check or a log line"  # `if torch.isnan(loss).any(): raise ...`
     OUTPUT = "is a streaming pipeline's output"  # D2H of an array per uploaded chunk, kept
 
     @property
     def needed(self) -> bool:
-        return self not in (Purpose.SELECTION, Purpose.OUTPUT)
+        return self not in (Purpose.SELECTION, Purpose.CHECK, Purpose.OUTPUT)
 
 
 # -- what calls are, by their spelled name's last component ------------------------------
@@ -120,7 +121,7 @@ class _Body:
     """Parents and name uses of one body, built once per record on first question."""
 
     def __init__(self, analysis: "FileAnalysis", record: FunctionRecord) -> None:
-        self.parents = _parents(analysis)
+        self.parents = parents_of(analysis)
         self.uses: dict[str, list[cst.Name]] = {}
         stack: list[cst.CSTNode] = [record.node]
         while stack:
@@ -138,7 +139,7 @@ class _Body:
             current = self.parents.get(id(current))
 
 
-def _parents(analysis: "FileAnalysis") -> dict[int, cst.CSTNode]:
+def parents_of(analysis: "FileAnalysis") -> dict[int, cst.CSTNode]:
     """The file's parent map, shared with the fix builder (one walk per file)."""
     if analysis.parents is None:
         parents: dict[int, cst.CSTNode] = {}
@@ -191,7 +192,7 @@ def _feeds(body: _Body, node: cst.CSTNode, depth: int) -> Optional[Purpose]:
         if isinstance(parent, (cst.If, cst.While)) and child is parent.test:
             if isinstance(parent, cst.While):
                 return Purpose.CONTROL
-            return Purpose.SELECTION if _selects_only(parent.body.body) else Purpose.CONTROL
+            return _branch(parent)
         if isinstance(parent, cst.For) and child is parent.iter:
             return Purpose.CONTROL
         if isinstance(parent, cst.IfExp) and child is parent.test:
@@ -263,31 +264,56 @@ def _is_target(body: _Body, use: cst.Name, assignment: cst.CSTNode) -> bool:
     return False
 
 
-def _selects_only(body: Sequence[cst.CSTNode]) -> bool:
-    """A branch body that only assigns values (`x, fx = u, fu`): the choice can be made
-    on the device with `where`. A body that leaves, calls or logs needs the host."""
-    for stmt in body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, cst.Pass):
-                    continue
-                if not isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-                    return False
-                if any(True for _ in _calls(small)):
-                    return False
-        elif isinstance(stmt, cst.If):
-            if not _selects_only(stmt.body.body):
-                return False
-            orelse = stmt.orelse
-            while isinstance(orelse, cst.If):
-                if not _selects_only(orelse.body.body):
-                    return False
-                orelse = orelse.orelse
-            if isinstance(orelse, cst.Else) and not _selects_only(orelse.body.body):
-                return False
-        else:
-            return False
-    return bool(body)
+_LOG_CALLS = frozenset({"print", "warn", "warning", "info", "debug", "error", "log", "append", "add", "extend",
+                        "write", "add_scalar", "log_metrics", "exception", "critical"})
+
+
+def _branch(node: cst.If) -> Optional[Purpose]:
+    """What a data-dependent `if` does with its test. It leaves the loop or the function
+    (`break`, `continue`, `return`), or queues other work: the host must know (CONTROL).
+    It only assigns: the device can choose (`where`: SELECTION). It only raises, logs or
+    collects: a check that can run every N steps or on the device (CHECK)."""
+    bodies = [node.body.body]
+    orelse = node.orelse
+    while isinstance(orelse, cst.If):
+        bodies.append(orelse.body.body)
+        orelse = orelse.orelse
+    if isinstance(orelse, cst.Else):
+        bodies.append(orelse.body.body)
+    kinds = set()
+    for body in bodies:
+        for stmt in body:
+            kinds |= _statement_kinds(stmt)
+    if "control" in kinds:
+        return Purpose.CONTROL
+    if kinds <= {"assign"}:
+        return Purpose.SELECTION
+    return Purpose.CHECK
+
+
+def _statement_kinds(stmt: cst.CSTNode) -> set[str]:
+    """"control" (leaves, or calls something that is not logging), "check" (raise,
+    log, collect) or "assign"."""
+    kinds: set[str] = set()
+    stack = [stmt]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(current, (cst.Break, cst.Continue, cst.Return)):
+            return {"control"}
+        if isinstance(current, cst.Raise):
+            kinds.add("check")
+            continue  # (the exception's constructor is no work)
+        if isinstance(current, cst.Call):
+            if _last(current.func) in _LOG_CALLS or _dotted(current.func).startswith(("logging.", "logger.", "log.")):
+                kinds.add("check")
+            else:
+                return {"control"}
+        if isinstance(current, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            kinds.add("assign")
+        stack.extend(current.children)
+    return kinds
 
 
 # -- what stands next to a synchronization -----------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from streamlint.model.ops import OpKind
+from streamlint.model.purpose import sync_purpose
 from streamlint.model.queries import between_stream_work, in_hot_path, in_timed_loop
 from streamlint.rules._shared import via_helper
 from streamlint.rules.base import Finding, Rule
@@ -126,9 +127,12 @@ class DeviceSynchronize(Rule):
                 if not (before and after):
                     continue
                 where = "between stream work"
+            purpose = sync_purpose(analysis, record, op)
+            if purpose is not None and purpose.needed:
+                continue  # before an assertion, a timer or memory statistic, a graph capture
             yield Finding(
                 op.node,
-                f"`{op.api}` waits for every stream on the device{via_helper(analysis, op)} {where}; "
-                f"wait only for what is needed (`s.synchronize()`, an event, or `wait_stream`/`wait_event` "
-                f"to order streams on the device)",
+                f"`{op.api}` waits for every stream on the device{via_helper(analysis, op)} {where}",
+                help="wait only for what is needed: `s.synchronize()`, an event, or "
+                     "`wait_stream`/`wait_event` to order streams on the device",
             )

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from streamlint.model.ops import OpKind
+from streamlint.model.purpose import Purpose, sync_purpose
 from streamlint.model.queries import in_hot_path
 from streamlint.model.values import Buffer, Mem
 from streamlint.rules._shared import blocking_copy_in_region
@@ -128,13 +131,62 @@ class ImplicitSyncInLoop(Rule):
                 and isinstance(op.receiver, Buffer) and op.receiver.mem is Mem.DEVICE
             ) or (op.kind is OpKind.COPY_D2H and op.framework == "cupy" and op.host_blocking is True):
                 if blocking_copy_in_region(record, op):
-                    continue  # SL202 reports this call
+                    continue  # SL202 reports this call (other streams' work could overlap it)
                 what = f"`{op.api}`"
             else:
                 continue
+            purpose = sync_purpose(analysis, record, op)
+            if purpose is not None and purpose.needed:
+                continue  # the host needs the value: control flow, a shape, a test, a measurement
             where = "call of `forward`" if op.in_forward and not op.loops else "iteration"
-            yield Finding(
-                op.node,
-                f"{what} copies GPU data to the host and waits for the stream on every {where}; "
-                f"keep the value on the device and read it once after the loop (or every N steps)",
-            )
+            if purpose is Purpose.SELECTION:
+                yield Finding(
+                    op.node,
+                    f"{what} waits for the stream on every {where} only to choose between values",
+                    help=f"select on the device: `{_WHERE[op.framework]}(cond, a, b)`",
+                )
+            elif purpose is Purpose.CHECK:
+                yield Finding(
+                    op.node,
+                    f"{what} waits for the stream on every {where} only for a check or a log line",
+                    help="check every N steps, or keep the values on the device and inspect them once after the loop",
+                )
+            elif purpose is Purpose.OUTPUT:
+                yield Finding(
+                    op.node,
+                    f"{what} waits for the stream on every {where} of this streaming loop, "
+                    f"so the next chunk's work cannot overlap the read-back",
+                    help=_STREAM_OUT[op.framework].replace("x.", f"{_operand(analysis, op)}.", 1)
+                    .replace("(x,", f"({_operand(analysis, op)},"),
+                )
+            else:
+                yield Finding(
+                    op.node,
+                    f"{what} copies GPU data to the host and waits for the stream on every {where}",
+                    help="keep the value on the device and read it once after the loop (or every N steps)",
+                )
+
+
+def _operand(analysis, op) -> str:
+    """The array read back, as spelled (`r` of `r.get()` or `cp.asnumpy(r)`)."""
+    node = op.node
+    if isinstance(node, cst.Call):
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("get", "cpu", "to", "numpy"):
+            text = analysis.code(node.func.value)
+        elif node.args:
+            text = analysis.code(node.args[0].value)
+        else:
+            text = ""
+        if text and len(text) <= 30 and "\n" not in text:
+            return text
+    return "x"
+
+
+_WHERE = {"torch": "torch.where", "cupy": "cp.where"}
+# A streaming pipeline's read-back: keep it per iteration, but without the wait.
+_STREAM_OUT = {
+    "cupy": "read back without waiting: `x.get(stream=s, out=pinned[i], blocking=False)` into "
+            "`cupyx.empty_pinned` buffers, then one `s.synchronize()` before the host uses them",
+    "torch": "read back without waiting: `pinned[i].copy_(x, non_blocking=True)` into "
+             "`pin_memory=True` buffers, then one stream or event `synchronize()` before the host uses them",
+}
