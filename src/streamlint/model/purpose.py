@@ -312,6 +312,7 @@ def _statement_kinds(stmt: cst.CSTNode) -> set[str]:
                 return {"control"}
         if isinstance(current, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             kinds.add("assign")
+            continue  # (calls in an assigned value compute it: `best = loss.detach()`)
         stack.extend(current.children)
     return kinds
 
@@ -389,9 +390,20 @@ def _streams_out(body: _Body, record: FunctionRecord, op: GpuOp) -> bool:
     if not op.loops or _last(getattr(op.node, "func", cst.Name("x"))) not in _ARRAY_READS and op.kind not in COPIES:
         return False
     loop = op.loops[-1]
-    if not any(w.kind is OpKind.COPY_H2D and loop in w.loops for w in record.ops):
-        return False
+    info = record.loops.get(loop)
+    fed = isinstance(info.node, cst.For) and not _counts(info.node.iter) if info is not None else False
+    if not fed and not any(w.kind is OpKind.COPY_H2D and loop in w.loops for w in record.ops):
+        return False  # neither uploads nor iterates over incoming data: not a stream of chunks
     return _kept(body, op.node, 0)
+
+
+def _counts(iterable: cst.BaseExpression) -> bool:
+    """`range(n)`, `enumerate(range(n))`: a counted loop, not one fed with data."""
+    while isinstance(iterable, cst.Call) and _last(iterable.func) in ("enumerate", "tqdm", "zip"):
+        if not iterable.args:
+            return False
+        iterable = iterable.args[0].value
+    return isinstance(iterable, cst.Call) and _last(iterable.func) in ("range", "trange", "arange")
 
 
 def _kept(body: _Body, node: cst.CSTNode, depth: int) -> bool:

@@ -7,6 +7,8 @@ import libcst as cst
 from streamlint.fixes.edits import FixBuilder, append_arg, make_fix, with_keyword
 from streamlint.fixes.idioms import region_stream
 from streamlint.fixes.model import Applicability
+from streamlint.model.ops import OpKind
+from streamlint.model.purpose import sync_purpose
 from streamlint.model.queries import streams_named
 from streamlint.rules._shared import blocking_copy_in_region, overlappable_after, via_helper
 from streamlint.rules.base import Finding, Rule
@@ -203,6 +205,10 @@ class BlockingCopyInStreamRegion(Rule):
         for record, op in analysis.all_ops(helpers=True):
             if not blocking_copy_in_region(record, op):
                 continue
+            if op.kind is OpKind.COPY_D2H and op.helper is None:
+                purpose = sync_purpose(analysis, record, op)
+                if purpose is not None and purpose.needed:
+                    continue  # the host needs the data now (a loop exit, a shape, an assertion)
             after = overlappable_after(record, op)
             if op.stream is not None and op.stream.explicit:
                 blocks = f"blocks the host until `{op.stream.label}` has drained"
