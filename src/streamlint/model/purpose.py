@@ -68,6 +68,7 @@ _ASSERT_MODULES = ("testing.", "np.testing", "numpy.testing", "cp.testing", "cup
 _STORE_METHODS = frozenset({"append", "extend", "put", "put_nowait", "write", "send", "add", "appendleft",
                             "save", "savez", "tofile"})
 _ARRAY_READS = frozenset({"numpy", "tobytes", "tofile", "get", "asnumpy", "cpu", "to", "copy_to_host"})
+_ORDERING_CALLS = frozenset({"wait_stream", "wait_event", "record", "wait", "empty_cache"})
 _DEPTH = 3  # how many assignments a value is followed through
 
 
@@ -342,7 +343,7 @@ def _neighbours(body: _Body, node: cst.CSTNode) -> Optional[Purpose]:
         at = next((i for i, s in enumerate(siblings) if s is stmt), None)
         if at is None:
             return None
-        for later in siblings[at + 1: at + 3]:
+        for later in siblings[at + 1: at + 4]:
             if _is_capture(later):
                 return Purpose.CAPTURE
             if not in_loop and _asserts(later):
@@ -374,11 +375,13 @@ def _asserts(stmt: cst.CSTNode) -> bool:
 
 
 def _syncs_only(stmt: cst.CSTNode) -> bool:
-    """A statement that is only another synchronization (`s.synchronize()`)."""
+    """A statement that only synchronizes or orders streams (`s.synchronize()`,
+    `current_stream().wait_stream(side)`): the window looks past it."""
     if not isinstance(stmt, cst.SimpleStatementLine):
         return False
     return all(
-        isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and "synchron" in _last(s.value.func).lower()
+        isinstance(s, cst.Expr) and isinstance(s.value, cst.Call)
+        and ("synchron" in _last(s.value.func).lower() or _last(s.value.func) in _ORDERING_CALLS)
         for s in stmt.body
     )
 

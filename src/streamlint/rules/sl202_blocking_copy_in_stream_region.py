@@ -15,7 +15,8 @@ from streamlint.rules.base import Finding, Rule
 
 _FIX = {
     "numba": "pass `stream=` so the copy is queued on a stream",
-    "cupy": "use `blocking=False` with a pinned `out=` and synchronize once after the pipeline",
+    "cupy": "read back without waiting: `x.get(stream=s, out=pinned, blocking=False)` into a "
+            "`cupyx.empty_pinned` buffer, then synchronize once before the host uses it",
     "cuda-python": "use the `...Async` copy on a stream",
 }
 
@@ -217,8 +218,9 @@ class BlockingCopyInStreamRegion(Rule):
             yield Finding(
                 op.node,
                 f"`{op.api}`{via_helper(analysis, op)} {blocks}, so the work queued after it on "
-                f"{streams_named(after)} cannot overlap it; {_FIX.get(op.framework, 'use the asynchronous form')}",
+                f"{streams_named(after)} cannot overlap it",
                 fix=_fix(builder, record, op),
+                help=_FIX.get(op.framework, "use the asynchronous form on the stream"),
             )
 
 

@@ -198,7 +198,7 @@ class StreamCreatedInHotPath(Rule):
                 )
                 continue
             counted = " and ".join(
-                f"{len(group)} {kind}{'s' if len(group) > 1 else ''}"
+                (f"{len(group)} {kind}s" if len(group) > 1 else f"a{'n' if kind == 'event' else ''} {kind}")
                 for group, kind in ((streams, "stream"), (events, "event")) if group
             )
             apis = ", ".join(dict.fromkeys(f"`{o.api}()`" for o in ops))
