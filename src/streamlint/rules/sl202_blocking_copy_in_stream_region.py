@@ -18,6 +18,8 @@ _FIX = {
     "cupy": "read back without waiting: `x.get(stream=s, out=pinned, blocking=False)` into a "
             "`cupyx.empty_pinned` buffer, then synchronize once before the host uses it",
     "cuda-python": "use the `...Async` copy on a stream",
+    "torch": "read back without waiting: `pinned.copy_(x, non_blocking=True)` into a `pin_memory=True` "
+             "buffer, then synchronize the stream (or an event) once before the host uses it",
 }
 
 
@@ -32,6 +34,8 @@ class BlockingCopyInStreamRegion(Rule):
       without `stream=` (and `d` not bound to a stream).
     - CuPy: `cp.asnumpy(x)` / `x.get()` with the default `blocking=True` inside a
       stream context (`with s:`).
+    - PyTorch: `.cpu()` / `.to("cpu")` of a CUDA tensor without
+      `non_blocking=True` inside `with torch.cuda.stream(s):`.
     - cuda-python: `cudaMemcpy`, `cuMemcpyHtoD`, `cuMemcpyDtoH`.
 
     It is also reported at the call site of a function of the same module that
@@ -39,7 +43,18 @@ class BlockingCopyInStreamRegion(Rule):
 
     The final read-out after the pipeline is fine, and so is a copy that a host
     synchronization separates from the later stream work (nothing could have
-    overlapped it).
+    overlapped it), and a device-to-host read whose value the host needs at
+    once: it decides the control flow (`if res < tol: break`), the shape of the
+    next arrays (`n = int(count.get())` then `cp.empty(n)`), or an assertion.
+
+    **One stream or several.** This rule is about stream/stream overlap: it
+    reports a blocking copy only when work on *another* stream (or on a stream
+    it cannot tell apart) is queued after it. A blocking copy in a loop that uses
+    one stream costs host/GPU overlap instead (the host waits every iteration
+    and cannot queue the next one's work); SL502 reports that case in a hot
+    path. One call never gets both. (Numba's and cuda-python's synchronous
+    copies run on the legacy default stream, so explicit-stream work after them
+    is on another stream: SL202.)
 
     ## Why is this bad?
     The host waits inside the call, so it cannot queue the work that should have

@@ -40,6 +40,10 @@ class StreamCreatedInHotPath(Rule):
     A comprehension that builds a set of streams or events once at set-up
     (`streams = [torch.cuda.Stream() for _ in range(4)]`) is not a hot path.
 
+    The creations of one iteration (or of one `forward` call) are one problem:
+    a loop that creates four timing events yields one finding, at the first,
+    naming all of them. Creations in an outer and an inner loop are two.
+
     ## Why is this bad?
     Streams and events are long-lived resources; what they cost or do when made
     anew on every call depends on the framework, and none of it is useful:
@@ -138,7 +142,8 @@ class StreamCreatedInHotPath(Rule):
     For `s = Stream(...)` in a loop, the fix moves the line before the outermost
     loop when its arguments do not change in the loop; in `forward`, it creates the
     stream in `__init__` as `self._s` (when `__init__` exists and the arguments name
-    no variables) and uses the attribute. It is **unsafe**: every iteration or call
+    no variables) and uses the attribute. A finding that names several streams gets
+    one fix for all of them, or none when one of them cannot be moved. It is **unsafe**: every iteration or call
     then queues on one stream, so their work is ordered where it was not, and a
     stream made in `__init__` belongs to the device current at construction.
     Events get no fix (one event per item is often intended).
