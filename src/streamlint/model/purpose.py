@@ -59,9 +59,9 @@ _MEMORY_CALLS = frozenset({"max_memory_allocated", "memory_allocated", "memory_r
                            "get_memory_info"})
 _CAPTURE_CALLS = frozenset({"capture_begin", "begin_capture", "begin_building", "cudaStreamBeginCapture",
                             "cuStreamBeginCapture", "make_graphed_callables", "graph"})
-_SHAPE_CALLS = frozenset({"empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange", "linspace",
+_SHAPE_CALLS = frozenset({"empty", "zeros", "ones", "rand", "randn", "randint", "arange", "linspace",
                           "empty_pinned", "zeros_pinned", "device_array", "pinned_array", "mapped_array",
-                          "new_empty", "new_zeros", "new_ones", "new_full", "empty_strided", "view", "reshape",
+                          "new_empty", "new_zeros", "new_ones", "empty_strided", "view", "reshape",
                           "narrow", "split", "expand", "resize_", "repeat", "tile", "broadcast_to", "eye",
                           "tensor_split", "chunk", "unflatten", "topk", "kthvalue", "pad"})
 _ASSERT_MODULES = ("testing.", "np.testing", "numpy.testing", "cp.testing", "cupy.testing", "torch.testing")
@@ -212,6 +212,8 @@ def _feeds(body: _Body, node: cst.CSTNode, depth: int) -> Optional[Purpose]:
                 return Purpose.CONTROL
             if name in _SHAPE_CALLS:
                 return Purpose.SHAPE
+            if name in ("full", "new_full") and parent.args and child is parent.args[0]:
+                return Purpose.SHAPE  # (the fill value is data, the size is a shape)
         if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.NamedExpr)) and depth < _DEPTH:
             targets = _bound_names(parent)
             best = None
@@ -343,9 +345,9 @@ def _neighbours(body: _Body, node: cst.CSTNode) -> Optional[Purpose]:
         at = next((i for i, s in enumerate(siblings) if s is stmt), None)
         if at is None:
             return None
+        if any(_is_capture(later) for later in siblings[at + 1: at + 4]):
+            return Purpose.CAPTURE  # (past the graph's own set-up: `g = torch.cuda.CUDAGraph()`)
         for later in siblings[at + 1: at + 4]:
-            if _is_capture(later):
-                return Purpose.CAPTURE
             if not in_loop and _asserts(later):
                 return Purpose.ASSERTION
             if not in_loop and not isinstance(later, (cst.For, cst.While)) and any(_is_timer(c) for c in _calls(later)):
