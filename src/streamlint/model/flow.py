@@ -550,7 +550,9 @@ class Walker(CallsMixin, OrderingMixin):
             result = UNKNOWN
             for target in expr.comparisons:
                 right = self.eval(target.comparator)
-                if not isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)):
+                if not isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) and not (
+                    _host_scalar(expr.left) or _host_scalar(target.comparator)
+                ):  # (`a.data.ptr == b.data.ptr`, `x.shape[0] == n`: Python ints, no kernel)
                     result = self.arith(left, right, expr, exprs=(expr.left, target.comparator))
             return result
         if isinstance(expr, cst.UnaryOperation):
@@ -776,6 +778,26 @@ class Walker(CallsMixin, OrderingMixin):
                 self.view_depth -= 1
         return self.eval(expr)
 
+
+
+# Attributes and methods of arrays that are host values (Python ints, shapes, devices).
+_HOST_ATTRS = frozenset({"ptr", "shape", "ndim", "nbytes", "itemsize", "dtype", "device", "is_cuda", "strides"})
+_HOST_METHODS = frozenset({"numel", "nelement", "size", "dim", "ndimension", "data_ptr", "element_size",
+                           "get_device", "stride", "storage_offset", "len"})
+
+
+def _host_scalar(expr: cst.BaseExpression) -> bool:
+    """An expression that is a Python value whatever array it starts from: a pointer,
+    a shape or one of its entries, an element count (comparing two is not a GPU read)."""
+    if isinstance(expr, cst.Subscript):
+        expr = expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value in _HOST_ATTRS
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        return name in _HOST_METHODS
+    return False
 
 
 def _leaves(body: Sequence[cst.BaseStatement]) -> bool:

@@ -43,7 +43,11 @@ def blocking_copy_in_region(record: FunctionRecord, op: GpuOp) -> bool:
         return False
     if op.kind not in (OpKind.COPY_H2D, OpKind.COPY_D2H, OpKind.COPY, OpKind.COPY_D2D):
         return False
-    blocking_copy = op.sync_api or (op.framework == "cupy" and op.kind is OpKind.COPY_D2H and op.on_explicit_stream)
+    # A blocking read-back inside a stream context drains that stream (CuPy's `get()`,
+    # PyTorch's `.cpu()`): other streams' work queued after it cannot overlap it.
+    blocking_copy = op.sync_api or (
+        op.framework in ("cupy", "torch") and op.kind is OpKind.COPY_D2H and op.on_explicit_stream
+    )
     return blocking_copy and bool(overlappable_after(record, op))
 
 
