@@ -1,0 +1,244 @@
+"""Curated stream bugs from public fix commits (input of build_manifest.py).
+
+Fields: id, repo (owner/name), fix (commit id or prefix), path (in the parent),
+framework (pytorch | cupy | numba | cuda-python), rule (expected code; scoring uses the
+family: SL1, SL2, SL3, SL4 = SL401-SL404, SL5), p / f: [(substring, line hint)] in the
+parent / fixed file, scope ('local' = producer, consumer and fix in one function;
+'class' = across methods of one class; 'cross-function' = across functions or modules;
+'implicit' = the stream or buffer comes from a library wrapper), desc.
+"""
+
+BUGS = [
+    dict(
+        id="apex-prefetcher-record-stream",
+        repo="NVIDIA/apex", fix="d5e2bb4b", path="examples/imagenet/main_amp.py",
+        framework="pytorch", rule="SL404", scope="class",
+        p=[("self.next_input = self.next_input.cuda(non_blocking=True)", 276),
+           ("input = self.next_input", 287)],
+        f=[("self.next_input = self.next_input.cuda(non_blocking=True)", 283),
+           ("input = self.next_input", 301)],
+        desc="data_prefetcher allocates next_input/next_target on its side stream in preload() and "
+             "next() hands them to the default stream without record_stream, so the caching allocator "
+             "can reuse the blocks on the side stream while the model still reads them.",
+    ),
+    dict(
+        id="megatron-bookkeeping-pinned-refill",
+        repo="NVIDIA/Megatron-LM", fix="53a2dd56fe",
+        path="megatron/core/inference/contexts/dynamic_context.py",
+        framework="pytorch", rule="SL402", scope="class",
+        p=[("self.gpu_view._buf.copy_(self._cpu_bookkeeping_buf, non_blocking=True)", 2512)],
+        f=[("self.gpu_view._buf.copy_(self._cpu_bookkeeping_buf, non_blocking=False)", 2524)],
+        desc="A non_blocking H2D copy from the pinned bookkeeping buffer is still in flight when the "
+             "next step re-stages the same host buffer in place, so the GPU reads corrupted indices "
+             "(illegal memory access).",
+    ),
+    dict(
+        id="megatron-offload-wrong-stream-event",
+        repo="NVIDIA/Megatron-LM", fix="ae6707622e",
+        path="megatron/core/optimizer/cpu_offloading/hybrid_optimizer.py",
+        framework="pytorch", rule="SL401", scope="cross-function",
+        p=[("self._d2h_stream.record_event().wait(torch.cuda.current_stream())", 125),
+           ("gpu_param.data.copy_(param.data, non_blocking=True)", 124)],
+        f=[("self._h2d_stream.record_event().wait(torch.cuda.current_stream())", 125),
+           ("gpu_param.data.copy_(param.data, non_blocking=True)", 124)],
+        desc="The hook copies parameters back on _h2d_stream but makes the current stream wait on an "
+             "event of _d2h_stream, so the model reads gpu_param before the H2D copy finished.",
+    ),
+    dict(
+        id="megatron-ddp-wait-default-not-current",
+        repo="NVIDIA/Megatron-LM", fix="3548385ac3",
+        path="megatron/core/distributed/param_and_grad_buffer.py",
+        framework="pytorch", rule="SL401", scope="class",
+        p=[("self.communication_stream.wait_stream(torch.cuda.default_stream())", 573)],
+        f=[("self.communication_stream.wait_stream(torch.cuda.current_stream())", 573)],
+        desc="The communication stream waits on the default stream, not on the current stream that "
+             "produced the gradients (different under CUDA graphs / side streams), so the reduce-scatter "
+             "can read unfinished gradients.",
+    ),
+    dict(
+        id="megatron-ddp-finish-wait-default-not-current",
+        repo="NVIDIA/Megatron-LM", fix="3548385ac3",
+        path="megatron/core/distributed/param_and_grad_buffer.py",
+        framework="pytorch", rule="SL401", scope="class",
+        p=[("torch.cuda.default_stream().wait_stream(self.communication_stream)", 680)],
+        f=[("torch.cuda.current_stream().wait_stream(self.communication_stream)", 680)],
+        desc="finish_grad_sync makes the default stream, not the current stream, wait for the "
+             "communication stream, so the optimizer on the current stream reads reduced gradients "
+             "before the collective finished.",
+    ),
+    dict(
+        id="apex-bottleneck-halo-wait",
+        repo="NVIDIA/apex", fix="05dd9c69", path="apex/contrib/bottleneck/bottleneck.py",
+        framework="pytorch", rule="SL401", scope="local",
+        p=[("btm_out1_halo = btm_out1_halo.clone()", 336)],
+        f=[("btm_out1_halo = btm_out1_halo.clone()", 337)],
+        desc="The out2 halo correction on stream2 reads btm_out1_halo, produced by the halo "
+             "transfer on stream1, without stream2.wait_stream(stream1).",
+    ),
+    dict(
+        id="apex-distadam-l2norm-no-wait",
+        repo="NVIDIA/apex", fix="be4c41c2",
+        path="apex/contrib/optimizers/distributed_fused_adam.py",
+        framework="pytorch", rule="SL401", scope="class",
+        p=[("return self._L2_grad_norm", 341)],
+        f=[("return self._L2_grad_norm", 344)],
+        desc="The L2_grad_norm property returns a norm computed on the block streams without making "
+             "the current stream wait for them, so callers read a partial norm.",
+    ),
+    dict(
+        id="torchrec-clipping-blocking-h2d",
+        repo="pytorch/torchrec", fix="caebdb1b", path="torchrec/optim/clipping.py",
+        framework="pytorch", rule="SL201", scope="local",
+        p=[("sharded_grad_norm.to(current_shard_norm.device), current_shard_norm", 219)],
+        f=[("sharded_grad_norm.to(current_shard_norm.device, non_blocking=True)", 219)],
+        desc="Gradient clipping moves a CPU scalar to the GPU with a blocking copy every step, "
+             "a host sync in the training loop (fixed with a pinned source and non_blocking=True).",
+    ),
+    dict(
+        id="torchrec-clipping-blocking-h2d-replicate",
+        repo="pytorch/torchrec", fix="caebdb1b", path="torchrec/optim/clipping.py",
+        framework="pytorch", rule="SL201", scope="local",
+        p=[(").to(sharded_grad_norm.device)", 229)],
+        f=[(").to(sharded_grad_norm.device, non_blocking=True)", 230)],
+        desc="Second blocking H2D copy of a CPU norm in the same clipping step.",
+    ),
+    dict(
+        id="fairscale-fsdp-mixed-precision-record-stream",
+        repo="facebookresearch/fairscale", fix="c06efdf6",
+        path="fairscale/nn/data_parallel/fully_sharded_data_parallel.py",
+        framework="pytorch", rule="SL404", scope="local",
+        p=[("param.grad.data = param.grad.data.to(dtype=param.data.dtype)", 970)],
+        f=[("param.grad.data = param.grad.data.to(dtype=param.data.dtype)", 971)],
+        desc="The fp16 gradient produced on the post-backward stream is dropped when grad.data is "
+             "rebound to its fp32 cast, without record_stream, so its block can be reused while the "
+             "cast still reads it.",
+    ),
+    dict(
+        id="fairscale-fsdp-cpu-grad-async-d2h",
+        repo="facebookresearch/fairscale", fix="c06efdf6",
+        path="fairscale/nn/data_parallel/fully_sharded_data_parallel.py",
+        framework="pytorch", rule="SL403", scope="cross-function",
+        p=[("param._cpu_grad.copy_(param.grad.data, non_blocking=True)", 974)],
+        f=[("param._cpu_grad.copy_(param.grad.data, non_blocking=False)", 977)],
+        desc="Gradients are copied D2H into the pinned _cpu_grad with non_blocking=True and handed "
+             "to the CPU optimizer as param.grad without any sync, so the host can read stale values.",
+    ),
+    dict(
+        id="colossalai-gemini-prefetch-no-wait",
+        repo="hpcaitech/ColossalAI", fix="3bcbba926", path="colossalai/zero/gemini/gemini_hook.py",
+        framework="pytorch", rule="SL401", scope="implicit",
+        p=[("with get_accelerator().stream(self._gemini_manager.chunk_manager._prefetch_stream):", 58),
+           ("maybe_work = self._chunk_manager.access_chunk(chunk, async_access=True)", 60)],
+        f=[("maybe_work = self._chunk_manager.access_chunk(chunk, async_access=True)", 69)],
+        desc="Chunks are prefetched on the prefetch stream without waiting for the current stream, "
+             "so the first prefetch can read parameters the optimizer is still updating.",
+    ),
+    dict(
+        id="cupy-test-get-stream-no-sync",
+        repo="cupy/cupy", fix="1444cbeb5", path="tests/cupy_tests/core_tests/test_ndarray_get.py",
+        framework="cupy", rule="SL403", scope="class", test_code=True,
+        p=[("np_testing.assert_array_equal(a_gpu.get(stream), a_cpu)", 21)],
+        f=[("np_testing.assert_array_equal(a_cpu, b_cpu)", 24)],
+        desc="ndarray.get(stream) on a non-null stream is an async D2H copy; the host compares the "
+             "result before synchronizing the stream.",
+    ),
+    dict(
+        id="cupy-test-texture-stream-no-wait",
+        repo="cupy/cupy", fix="a9def844e", path="tests/cupy_tests/cuda_tests/test_texture.py",
+        framework="cupy", rule="SL401", scope="local", test_code=True,
+        p=[("cu_arr.copy_from(arr, stream)", 67)],
+        f=[("cu_arr.copy_from(arr, stream)", 69)],
+        desc="Input generated on the current (default) stream is copied into a CUDAarray on a "
+             "separate stream with no event wait, so the copy can read unfinished data.",
+    ),
+    dict(
+        id="cupy-test-graph-same-stream-no-wait",
+        repo="cupy/cupy", fix="1acfada13", path="tests/cupy_tests/cuda_tests/test_graph.py",
+        framework="cupy", rule="SL401", scope="local", test_code=True,
+        p=[("g.launch()", 58), ("out1 = func(a)", 54)],
+        f=[("g.launch()", 57)],
+        desc="`a` is produced on the legacy default stream and read by a graph captured and launched "
+             "on a non_blocking=True stream, which is not ordered after the default stream.",
+    ),
+    dict(
+        id="cupy-test-graph-two-streams-no-wait",
+        repo="cupy/cupy", fix="1acfada13", path="tests/cupy_tests/cuda_tests/test_graph.py",
+        framework="cupy", rule="SL401", scope="local", test_code=True,
+        p=[("g.launch()", 80), ("out1 = func(a)", 75)],
+        f=[("g.launch()", 79)],
+        desc="Same as above with the graph captured on s1 and launched on s2, both non-blocking: "
+             "nothing orders them after the default-stream producer of `a`.",
+    ),
+    dict(
+        id="cupy-batched-inv-info-sync-loop",
+        repo="cupy/cupy", fix="253d3bb8e", path="cupy/linalg/solve.py",
+        framework="cupy", rule="SL502", scope="local",
+        p=[("if info < 0:", 383), ("info = info_array[i]", 382)],
+        f=[("cupy.linalg.util._check_cublas_info_array_if_synchronization_allowed(", 378)],
+        desc="_batched_inv compares each element of the device info array to 0 in a Python loop, "
+             "one device-to-host sync per matrix of the batch.",
+    ),
+    dict(
+        id="te-offload-reload-buffer-side-stream",
+        repo="NVIDIA/TransformerEngine", fix="67fcc1525", path="transformer_engine/pytorch/cpu_offload.py",
+        framework="pytorch", rule="SL404", scope="cross-function",
+        p=[("recovered_tensor = SynchronizedGroupOffloadHandler.reload(", 565)],
+        f=[("recovered_tensor = SynchronizedGroupOffloadHandler.reload(", 571)],
+        desc="Reload buffers are allocated inside reload() while the h2d side stream is current and "
+             "then used and freed on the main stream, so the allocator can hand the block back to "
+             "the side stream while the main stream still uses it.",
+    ),
+    dict(
+        id="examples-imagenet-cuda-true-train",
+        repo="pytorch/examples", fix="83f1b5c", path="imagenet/main.py",
+        framework="pytorch", rule="SL201", scope="local",
+        p=[("target = target.cuda(True)", 189)],
+        f=[("target = target.cuda(non_blocking=True)", 189)],
+        desc="`target.cuda(True)` passes True as the device, not non_blocking: the copy from the "
+             "pinned DataLoader batch is blocking.",
+    ),
+    dict(
+        id="examples-imagenet-cuda-true-validate",
+        repo="pytorch/examples", fix="83f1b5c", path="imagenet/main.py",
+        framework="pytorch", rule="SL201", scope="local",
+        p=[("target = target.cuda(True)", 233)],
+        f=[("target = target.cuda(non_blocking=True)", 233)],
+        desc="Same `.cuda(True)` mistake in the validation loop.",
+    ),
+    dict(
+        id="deepspeed-zero2-overlap-war",
+        repo="microsoft/DeepSpeed", fix="a41729f6a", path="deepspeed/runtime/zero/stage_1_and_2.py",
+        framework="pytorch", rule="SL402", scope="implicit",
+        p=[("stream.wait_stream(get_accelerator().current_stream())", 1041)],
+        f=[("stream.wait_stream(get_accelerator().current_stream())", 1041)],
+        desc="With overlap_comm the reduction stream reads the IPG bucket while the current stream "
+             "goes on to refill it; the current stream never waits for the reduction stream.",
+    ),
+    dict(
+        id="torchrec-embedding-forward-record-stream",
+        repo="pytorch/torchrec", fix="575e0810", path="torchrec/distributed/train_pipeline/utils.py",
+        framework="pytorch", rule="SL404", scope="class",
+        p=[("tensor = embeddings.values()", 486)],
+        f=[("tensor = embeddings.values()", 544)],
+        desc="Pooled embeddings produced on the embedding stream are used on the current stream "
+             "without record_stream (NaNs / illegal memory access under memory pressure).",
+    ),
+    dict(
+        id="megatron-cp-index-blocking-h2d",
+        repo="NVIDIA/Megatron-LM", fix="13722647f3", path="megatron/utils.py",
+        framework="pytorch", rule="SL201", scope="local",
+        p=[("index = torch.tensor([cp_rank, (2 * cp_size - cp_rank - 1)], device=val.device)", 246)],
+        f=[("index = torch.tensor([cp_rank, (2 * cp_size - cp_rank - 1)],", 246)],
+        desc="get_batch_on_this_cp_rank builds a CUDA index tensor from a Python list for every "
+             "batch, a blocking pageable H2D copy (fixed: pinned + .cuda(non_blocking=True)).",
+    ),
+    dict(
+        id="megatron-cp-rope-index-blocking-h2d",
+        repo="NVIDIA/Megatron-LM", fix="13722647f3",
+        path="megatron/core/models/common/embeddings/rotary_pos_embedding.py",
+        framework="pytorch", rule="SL201", scope="local",
+        p=[("cp_idx = torch.tensor([cp_rank, (2 * cp_size - cp_rank - 1)], device=pos_emb.device)", 37)],
+        f=[("cp_idx = torch.tensor(", 37)],
+        desc="Same blocking list-to-CUDA tensor in the rotary embedding of every forward.",
+    ),
+]
