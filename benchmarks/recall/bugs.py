@@ -241,4 +241,83 @@ BUGS = [
         f=[("cp_idx = torch.tensor(", 37)],
         desc="Same blocking list-to-CUDA tensor in the rotary embedding of every forward.",
     ),
+    dict(
+        id="megatron-ep-overlap-shared-expert-record-stream",
+        repo="NVIDIA/Megatron-LM", fix="dedb6dd689", path="megatron/core/models/gpt/fine_grained_callables.py",
+        framework="pytorch", rule="SL404", scope="cross-function",
+        p=[("output = layer.mlp.postprocess(output, shared_expert_output)", 559),
+           ("shared_expert_output = getattr(node.layer_state, 'shared_expert_output', None)", 557)],
+        f=[("output = layer.mlp.postprocess(output, shared_expert_output)", 581)],
+        desc="With EP overlap the combine step runs on the communication stream and reads "
+             "shared_expert_output, allocated on the computation stream, without record_stream, so "
+             "the computation stream can reuse its block too early (the residual already had one).",
+    ),
+    dict(
+        id="fairscale-fsdp-free-full-params-no-wait",
+        repo="facebookresearch/fairscale", fix="05ce7971",
+        path="fairscale/nn/data_parallel/fully_sharded_data_parallel.py",
+        framework="pytorch", rule="SL402", scope="class",
+        p=[("free_storage_(p._full_param_padded)", 1144),
+           ("with torch.cuda.stream(self._streams[\"all_gather\"]):", 1131)],
+        f=[("free_storage_(p._full_param_padded)", 1143)],
+        desc="_free_full_params frees the gathered parameters on the all_gather stream without "
+             "waiting for the current stream, which may still be computing with them.",
+    ),
+    dict(
+        id="deepspeed-zero3-wait-default-not-current",
+        repo="deepspeedai/DeepSpeed", fix="be60451f6", path="deepspeed/runtime/zero/stage3.py",
+        framework="pytorch", rule="SL401", scope="implicit",
+        p=[("self.reduce_and_partition_stream.wait_stream(get_accelerator().default_stream())", 1363)],
+        f=[("self.reduce_and_partition_stream.wait_stream(get_accelerator().current_stream())", 1363)],
+        desc="The reduce-and-partition stream waits on the default stream, not on the current "
+             "stream that produced the gradient (different under torch.compile / side streams), so "
+             "the bucket copy can read an unfinished gradient.",
+    ),
+    dict(
+        id="deepspeed-zero2-double-buffer-swap-no-wait",
+        repo="deepspeedai/DeepSpeed", fix="f897b6739", path="deepspeed/runtime/zero/stage_1_and_2.py",
+        framework="pytorch", rule="SL402", scope="implicit",
+        p=[("bucket.index = 1 - bucket.index", 999)],
+        f=[("bucket.index = 1 - bucket.index", 1002)],
+        desc="With overlap_comm and contiguous gradients the IPG double buffer is swapped without "
+             "the current stream waiting for the reduction stream, so the next gradients overwrite "
+             "a buffer the reduction may still read (#7188).",
+    ),
+    dict(
+        id="deepspeed-zero2-allreduce-buffer-lifetime",
+        repo="deepspeedai/DeepSpeed", fix="dac1525b3", path="deepspeed/runtime/zero/stage_1_and_2.py",
+        framework="pytorch", rule="SL404", scope="implicit",
+        p=[("buf.copy_(synced)", 1184)],
+        f=[("buf.copy_(synced)", 1186)],
+        desc="allreduce_and_copy_with_multiple_ranks uses the allreduced buffer and the gradient "
+             "buffers on the reduction stream without record_stream, so their blocks can be reused "
+             "by the current stream while the reduction still reads them.",
+    ),
+    dict(
+        id="deepspeed-zero2-allreduce-buffer-lifetime-2",
+        repo="deepspeedai/DeepSpeed", fix="dac1525b3", path="deepspeed/runtime/zero/stage_1_and_2.py",
+        framework="pytorch", rule="SL404", scope="implicit",
+        p=[("buf.copy_(synced)", 1751)],
+        f=[("buf.copy_(synced)", 1757)],
+        desc="Same missing record_stream in allreduce_and_copy (second copy-back loop).",
+    ),
+    dict(
+        id="deepspeed-zero2-multi-producer-wait",
+        repo="deepspeedai/DeepSpeed", fix="711bd11ec", path="deepspeed/runtime/zero/stage_1_and_2.py",
+        framework="pytorch", rule="SL401", scope="implicit",
+        p=[("stream.wait_stream(get_accelerator().current_stream())", 1265)],
+        f=[("stream.wait_stream(producer_stream)", 1288)],
+        desc="average_tensor makes the reduction stream wait only on the current stream, while the "
+             "IPG bucket was filled by copies on several autograd streams (#8061).",
+    ),
+    dict(
+        id="deepspeed-zeropp-secondary-partition-race",
+        repo="deepspeedai/DeepSpeed", fix="4578c2490", path="deepspeed/runtime/zero/partition_parameters.py",
+        framework="pytorch", rule="SL401", scope="cross-function",
+        p=[("param.ds_secondary_tensor.copy_(sec_src_tensor)", 1643)],
+        f=[("sec_numel).copy_(one_dim_param.narrow(0, secondary_start, sec_numel))", 1644)],
+        desc="The secondary (hpZ) partition is filled on the current stream and later all-gathered "
+             "on the communication stream with no ordering, so the all-gather can read it before the "
+             "copy is done (fixed with a stream sync).",
+    ),
 ]
