@@ -320,4 +320,38 @@ BUGS = [
              "on the communication stream with no ordering, so the all-gather can read it before the "
              "copy is done (fixed with a stream sync).",
     ),
+    dict(
+        id="colossalai-zero-overlap-comm-no-wait",
+        repo="hpcaitech/ColossalAI", fix="d86ddd9b2", path="colossalai/zero/low_level/low_level_optim.py",
+        framework="pytorch", rule="SL401", scope="local",
+        p=[("flat_grads = flat_grads.to(self._communication_dtype)", 257),
+           ("dist.all_reduce(flat_grads, group=self.dp_pg)", 260),
+           ("flat_grads_list = list(flat_grads.split(len(flat_grads) // self._world_size))", 274)],
+        f=[("flat_grads = flat_grads.to(self._communication_dtype)", 266),
+           ("dist.all_reduce(flat_grads, group=self.dp_pg)", 269),
+           ("flat_grads_list = list(flat_grads.split(len(flat_grads) // self._world_size))", 283)],
+        desc="With overlap_communication the flattened gradients, produced and scaled on the current "
+             "stream, are reduced on the comm stream with no wait_stream (and no record_stream, so "
+             "the block can also be reused too early).",
+    ),
+    dict(
+        id="colossalai-cache-embedding-stream-per-call",
+        repo="hpcaitech/ColossalAI", fix="c638bec02",
+        path="colossalai/nn/parallel/layers/cache_embedding/cache_mgr.py",
+        framework="pytorch", rule="SL501", scope="cross-function",
+        p=[("idxslt_stream = torch.cuda.Stream()", 353)],
+        f=[("with torch.cuda.stream(self._memcpy_stream):", 374)],
+        desc="_prepare_rows_on_cuda, run for every batch, creates a new torch.cuda.Stream on each "
+             "call for the async row copy (fixed: one stream created in __init__).",
+    ),
+    dict(
+        id="deepspeed-zero2-device-sync-per-bucket",
+        repo="microsoft/DeepSpeed", fix="97deaaec5", path="deepspeed/runtime/zero/stage_1_and_2.py",
+        framework="pytorch", rule="SL103", scope="cross-function",
+        p=[("torch.cuda.synchronize()", 944)],
+        f=[("stream.wait_stream(torch.cuda.current_stream())", 945)],
+        desc="average_tensor, run for every gradient bucket during backward, calls "
+             "torch.cuda.synchronize() where the reduction stream only needs to wait for the "
+             "current stream.",
+    ),
 ]
