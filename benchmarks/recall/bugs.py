@@ -354,4 +354,59 @@ BUGS = [
              "torch.cuda.synchronize() where the reduction stream only needs to wait for the "
              "current stream.",
     ),
+    dict(
+        id="torchtitan-per-iter-synchronize",
+        repo="pytorch/torchtitan", fix="cc2061a0b", path="train.py",
+        framework="pytorch", rule="SL103", scope="local",
+        p=[("torch.cuda.synchronize()", 260)],
+        f=[("scaler.update()", 252)],
+        desc="The training loop calls torch.cuda.synchronize() every iteration to time it with "
+             "CUDA events, stalling the host each step (fixed: host-side timing per log window).",
+    ),
+    dict(
+        id="torchtitan-loss-item-per-iter",
+        repo="pytorch/torchtitan", fix="5b2bb5232", path="train.py",
+        framework="pytorch", rule="SL502", scope="local",
+        p=[("current_loss = loss.item()", 298)],
+        f=[("losses_since_last_log.append(loss)", 296)],
+        desc="loss.item() on every training step; the fix keeps the tensors and reads them once "
+             "per logging window.",
+    ),
+    dict(
+        id="torchtitan-multimodal-item-per-element",
+        repo="pytorch/torchtitan", fix="4d38b17ad", path="torchtitan/models/common/multimodal.py",
+        framework="pytorch", rule="SL502", scope="local",
+        p=[("start = int(region_starts[i].item())", 82),
+           ("n_tokens = int(num_vision_tokens_per_item[i].item())", 83)],
+        f=[("start = int(region_starts_list[i])", 86)],
+        desc="get_vision_positions calls .item() on two CUDA tensors for every item of a Python "
+             "loop, one sync per scalar (fixed: one .tolist() before the loop).",
+    ),
+    dict(
+        id="torchtune-full-finetune-loss-item-per-step",
+        repo="pytorch/torchtune", fix="efa68eb8e", path="recipes/full_finetune.py",
+        framework="pytorch", rule="SL502", scope="local",
+        p=[("pbar.set_description(f\"{curr_epoch+1}|{idx+1}|Loss: {loss.item()}\")", 375)],
+        f=[("pbar.set_description(f\"{curr_epoch+1}|{idx+1}|Loss: {loss.item()}\")", 376)],
+        desc="The progress bar reads loss.item() on every step of the training loop (fixed: only "
+             "on logging steps, under `% log_every_n_steps == 0`).",
+    ),
+    dict(
+        id="torchtune-single-device-loss-item-per-step",
+        repo="pytorch/torchtune", fix="bb1aa9176", path="recipes/full_finetune_single_device.py",
+        framework="pytorch", rule="SL502", scope="local",
+        p=[("pbar.set_description(f\"{curr_epoch+1}|{idx+1}|Loss: {loss.item()}\")", 373)],
+        f=[("pbar.set_description(f\"{curr_epoch+1}|{idx+1}|Loss: {loss.item()}\")", 374)],
+        desc="Same per-step loss.item() in the single-device recipe, moved under the logging guard.",
+    ),
+    dict(
+        id="deepspeed-engine-loss-item-per-microstep",
+        repo="deepspeedai/DeepSpeed", fix="fac1df998", path="deepspeed/runtime/engine.py",
+        framework="pytorch", rule="SL502", scope="cross-function",
+        p=[("self.losses += loss.mean().item()", 1954)],
+        f=[("mean_loss = loss.mean().detach()", 1954)],
+        desc="DeepSpeedEngine.backward, run for every micro-step, reads loss.mean().item() for "
+             "logging even when nothing is logged (fixed: accumulate on the device, read at the "
+             "accumulation boundary).",
+    ),
 ]
