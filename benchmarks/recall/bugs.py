@@ -409,4 +409,31 @@ BUGS = [
              "logging even when nothing is logged (fixed: accumulate on the device, read at the "
              "accumulation boundary).",
     ),
+    dict(
+        id="torchrec-kjt-a2a-lengths-item-per-rank",
+        repo="pytorch/torchrec", fix="b6594d31", path="torchrec/distributed/dist_data.py",
+        framework="pytorch", rule="SL502", scope="local",
+        p=[("int(length.sum().item()) for length in lengths_per_rank", 393)],
+        f=[("out_lengths_per_worker = (", 392)],
+        desc="KJT all-to-all computes each rank's output length with .item() inside a list "
+             "comprehension, one device-to-host sync per rank (fixed: cat, then one .cpu().tolist()).",
+    ),
+    dict(
+        id="torchrec-length-per-key-item-per-chunk",
+        repo="pytorch/torchrec", fix="e2cc13ac", path="torchrec/sparse/jagged_tensor.py",
+        framework="pytorch", rule="SL502", scope="local",
+        p=[("int(torch.sum(chunk).item()) for chunk in torch.split(lengths, stride_per_key)", 635)],
+        f=[("[torch.sum(chunk).view(1) for chunk in torch.split(lengths, stride_per_key)]", 635)],
+        desc="_length_per_key_from_stride_per_key syncs once per key with .item() in a comprehension "
+             "(fixed: one .tolist() of the concatenated sums).",
+    ),
+    dict(
+        id="megatron-multimodal-loss-mask-item-per-sample",
+        repo="NVIDIA/Megatron-LM", fix="821d3c1d52", path="examples/multimodal/train.py",
+        framework="pytorch", rule="SL502", scope="local",
+        p=[("loss_mask[b, :max(0, question_length[b].item())] = 0.0", 254)],
+        f=[("question_length_mask = torch.arange(loss_mask.size(1), device=loss_mask.device)[None, :] < question_length[:, None]", 253)],
+        desc="get_ltor_masks_and_position_ids reads question_length[b].item() for every sample of "
+             "the micro-batch in a Python loop (fixed: one vectorised mask on the device).",
+    ),
 ]
