@@ -207,7 +207,7 @@ BUGS = [
     ),
     dict(
         id="deepspeed-zero2-overlap-war",
-        repo="microsoft/DeepSpeed", fix="a41729f6a", path="deepspeed/runtime/zero/stage_1_and_2.py",
+        repo="deepspeedai/DeepSpeed", fix="a41729f6a", path="deepspeed/runtime/zero/stage_1_and_2.py",
         framework="pytorch", rule="SL402", scope="implicit",
         p=[("stream.wait_stream(get_accelerator().current_stream())", 1041)],
         f=[("stream.wait_stream(get_accelerator().current_stream())", 1041)],
@@ -346,7 +346,7 @@ BUGS = [
     ),
     dict(
         id="deepspeed-zero2-device-sync-per-bucket",
-        repo="microsoft/DeepSpeed", fix="97deaaec5", path="deepspeed/runtime/zero/stage_1_and_2.py",
+        repo="deepspeedai/DeepSpeed", fix="97deaaec5", path="deepspeed/runtime/zero/stage_1_and_2.py",
         framework="pytorch", rule="SL103", scope="cross-function",
         p=[("torch.cuda.synchronize()", 944)],
         f=[("stream.wait_stream(torch.cuda.current_stream())", 945)],
