@@ -74,6 +74,8 @@ def main() -> None:
         out.append(f"framework = {q(b['framework'])}")
         out.append(f"rule = {q(b['rule'])}")
         out.append(f"scope = {q(b.get('scope', 'local'))}")
+        if "tree" in b:
+            out.append("tree = [" + ", ".join(q(t) for t in b["tree"]) + "]")
         if b.get("test_code"):
             out.append("test_code = true")
         out.append(f"description = {q(b['desc'])}")

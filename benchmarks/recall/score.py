@@ -65,14 +65,29 @@ def tree_roots(bug: dict, path: str) -> list[str]:
 
 
 def extract(mirror: pathlib.Path, commit: str, roots: list[str], dest: pathlib.Path) -> None:
+    """The Python sources (and pyproject.toml files) of `commit` under `roots`, into `dest`.
+
+    Only .py/.pyi/pyproject.toml are taken, by name: snapshots may lack the blobs of large
+    files, and one absent blob would fail a whole `git archive`; a missing blob is skipped.
+    """
     if (dest / ".done").exists():
         return
     dest.mkdir(parents=True, exist_ok=True)
-    arch = subprocess.run(
-        ["git", "-C", str(mirror), "archive", "--format=tar", commit, "--", *roots],
-        capture_output=True, check=True,
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=arch, check=True)
+    names = subprocess.run(["git", "-C", str(mirror), "ls-tree", "-r", "--name-only", "-z", commit, "--", *roots],
+                           capture_output=True, check=True).stdout.decode().split("\0")
+    names = [n for n in names if n.endswith((".py", ".pyi")) or n.endswith("pyproject.toml")]
+    for i in range(0, len(names), 500):
+        part = names[i:i + 500]
+        p = subprocess.run(["git", "-C", str(mirror), "archive", "--format=tar", commit, "--", *part],
+                           capture_output=True)
+        if p.returncode == 0:
+            subprocess.run(["tar", "-x", "-C", str(dest)], input=p.stdout, check=True)
+            continue
+        for n in part:
+            q = subprocess.run(["git", "-C", str(mirror), "show", f"{commit}:{n}"], capture_output=True)
+            if q.returncode == 0:
+                (dest / n).parent.mkdir(parents=True, exist_ok=True)
+                (dest / n).write_bytes(q.stdout)
     (dest / ".done").write_text("")
 
 
@@ -168,10 +183,14 @@ def main() -> int:
 
     def do(key):
         repo, commit, path = key
-        bug = next(b for b in bugs if b["repo"] == repo and (b["parent"] == commit or b["fix"] == commit))
-        dest = work / repo.replace("/", "+") / commit[:12]
+        bug = next(b for b in bugs if b["repo"] == repo
+                   and ((b["parent"] == commit and b["path"] == path)
+                        or (b["fix"] == commit and b.get("fixed_path", b["path"]) == path)))
+        roots = tree_roots(bug, path)
+        # One tree per (commit, roots): two bugs of one commit may need different directories.
+        dest = work / repo.replace("/", "+") / commit[:12] / "_".join(r.replace("/", "+") for r in roots)
         try:
-            extract(mirror_of(mirrors, repo), commit, tree_roots(bug, path), dest)
+            extract(mirror_of(mirrors, repo), commit, roots, dest)
         except subprocess.CalledProcessError as e:
             return key, {"error": f"extract failed: {e}", "findings": [], "src": []}
         src = (dest / path).read_text(errors="replace").splitlines() if (dest / path).exists() else []
