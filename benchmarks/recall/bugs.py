@@ -436,4 +436,14 @@ BUGS = [
         desc="get_ltor_masks_and_position_ids reads question_length[b].item() for every sample of "
              "the micro-batch in a Python loop (fixed: one vectorised mask on the device).",
     ),
+    dict(
+        id="torchrec-staged-pipeline-last-stage-no-wait",
+        repo="pytorch/torchrec", fix="a90d3ede", path="torchrec/distributed/train_pipeline/train_pipeline.py",
+        framework="pytorch", rule="SL401", scope="class",
+        p=[("return output", 779), ("output = self._advance()", 768)],
+        f=[("return out", 815)],
+        desc="StagedTrainPipeline.progress returns the last stage's output, produced on that stage's "
+             "stream with an event recorded, without making the compute stream wait on the event "
+             "(or record_stream), so the model forward can read an unfinished batch.",
+    ),
 ]
