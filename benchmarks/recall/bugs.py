@@ -446,4 +446,15 @@ BUGS = [
              "stream with an event recorded, without making the compute stream wait on the event "
              "(or record_stream), so the model forward can read an unfinished batch.",
     ),
+    dict(
+        id="lightning-move-to-cpu-non-blocking",
+        repo="Lightning-AI/pytorch-lightning", fix="cf32127e7e", path="pytorch_lightning/utilities/apply_func.py",
+        framework="pytorch", rule="SL403", scope="cross-function",
+        p=[("data_output = data.to(device, **kwargs)", 278),
+           ("kwargs = dict(non_blocking=True) if isinstance(data, torch.Tensor) else {}", 277)],
+        f=[("data_output = data.to(device, **kwargs)", 284)],
+        desc="move_data_to_device passes non_blocking=True also when the target is the CPU, so "
+             "batches moved back to the host are returned while the D2H copy may still be in "
+             "flight and callers read stale values (fixed: non_blocking only for non-CPU targets).",
+    ),
 ]
