@@ -317,4 +317,6 @@ def test_notebook_messages_count_lines_in_cells(tmp_path, capsys):
     code, out, _ = run(capsys, "check", "--select", "SL403", str(path))
     line = out.splitlines()[0]
     assert code == 1 and line.startswith(f"{path}:cell 4:2:7: SL403")
-    assert "(line 2 of cell 3)" in line and line.endswith("before line 2")
+    assert "(line 2 of cell 3)" in line
+    code, out, _ = run(capsys, "check", "--select", "SL403", "--format", "json", str(path))
+    assert json.loads(out)[0]["help"].endswith("before line 2")  # the fix idiom, cell-relative too

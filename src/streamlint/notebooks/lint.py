@@ -108,6 +108,7 @@ def to_cell(diag: Diagnostic, module: cells.VirtualModule) -> Diagnostic:
     return dataclasses.replace(
         diag,
         message=to_cell_message(diag.message, module, cell),
+        help=to_cell_message(diag.help, module, cell) if diag.help else diag.help,
         row=row,
         end_row=end_row,
         end_column=end_column,

@@ -216,9 +216,9 @@ class DefaultStreamBarrier(Rule):
                 op.node,
                 f"`{op.api}` queues a {what} on the legacy default stream{via_helper(analysis, op)} "
                 f"between work on blocking streams: it waits for {streams_named(before)} "
-                f"and {streams_named(after)} waits for it; queue it on a stream "
-                f"(or create the streams non-blocking)",
+                f"and {streams_named(after)} waits for it",
                 fix=_fix(builder, record, op),
+                help="queue it on a stream (or create the streams non-blocking)",
             )
 
 

@@ -139,9 +139,9 @@ class ImplicitKernelTransfer(Rule):
             yield Finding(
                 op.node,
                 f"host NumPy array{plural} {names} passed to kernel `{op.api}`: Numba copies "
-                f"{'them' if plural else 'it'} to the device before and back after every launch, {cost}; "
-                f"move the data once with `cuda.to_device` and pass device arrays",
+                f"{'them' if plural else 'it'} to the device before and back after every launch, {cost}",
                 fix=_fix(builder, op, hosts),
+                help="move the data once with `cuda.to_device` and pass device arrays",
             )
 
 

@@ -123,8 +123,9 @@ class MissingNonBlocking(Rule):
                 continue
             yield Finding(
                 op.node,
-                f"`{op.api}` copies to the GPU without `non_blocking=True`: {why}; pass `non_blocking=True`",
+                f"`{op.api}` copies to the GPU without `non_blocking=True`: {why}",
                 fix=_fix(builder, op.node),
+                help="pass `non_blocking=True`",
             )
 
 

@@ -185,6 +185,6 @@ class AsyncCopyPageable(Rule):
             yield Finding(
                 op.node,
                 f"`{op.api}` is an asynchronous copy {side} pageable host memory ({name}): the driver "
-                f"stages it through a pinned buffer and the host waits, so it cannot overlap other work; "
-                f"use pinned memory",
+                f"stages it through a pinned buffer and the host waits, so it cannot overlap other work",
+                help="use pinned memory",
             )

@@ -86,6 +86,6 @@ class LoaderNotPinned(Rule):
                 yield Finding(
                     op.node,
                     f"`{op.api}(..., non_blocking=True)` moves a batch of a DataLoader created without "
-                    f"`pin_memory=True`: the batch is pageable, so the copy is not asynchronous; "
-                    f"create the DataLoader with `pin_memory=True`",
+                    f"`pin_memory=True`: the batch is pageable, so the copy is not asynchronous",
+                    help="create the DataLoader with `pin_memory=True`",
                 )

@@ -94,7 +94,7 @@ class PinOnTheFly(Rule):
             yield Finding(
                 op.node,
                 f"`{op.api}()` pins a fresh copy on every {'call' if op.in_forward and not op.loops else 'iteration'} "
-                f"for a single H2D copy: an extra host copy (and possibly a cudaHostAlloc) each time; "
-                f"pin once outside the hot path (e.g. `DataLoader(pin_memory=True)` "
-                f"or a pinned staging buffer reused with `copy_`)",
+                f"for a single H2D copy: an extra host copy (and possibly a cudaHostAlloc) each time",
+                help="pin once outside the hot path (e.g. `DataLoader(pin_memory=True)` "
+                "or a pinned staging buffer reused with `copy_`)",
             )

@@ -145,8 +145,8 @@ class CrossStreamReadAfterWrite(Rule):
                 yield Finding(
                     h.node,
                     f"{named(h.second)} waits on the default stream here, but `{h.buffer}` is produced on the "
-                    f"current stream, which is another stream under a caller's side stream or a CUDA graph; "
-                    f"wait on `torch.cuda.current_stream()` instead",
+                    f"current stream, which is another stream under a caller's side stream or a CUDA graph",
+                    help="wait on `torch.cuda.current_stream()` instead",
                 )
                 continue
             if h.param:
@@ -156,9 +156,9 @@ class CrossStreamReadAfterWrite(Rule):
                           f"{inside(analysis, h.other_via)}")
             yield Finding(
                 h.node,
-                f"{origin} and read on {named(h.second)} here{inside(analysis, h.via)} with no wait in between; "
-                f"{wait_idiom(h.first, h.second, h.framework)} before line {at}",
+                f"{origin} and read on {named(h.second)} here{inside(analysis, h.via)} with no wait in between",
                 fix=_fix(builder, record, h),
+                help=f"{wait_idiom(h.first, h.second, h.framework)} before line {at}",
             )
 
 

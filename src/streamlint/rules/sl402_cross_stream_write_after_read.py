@@ -91,4 +91,4 @@ class CrossStreamWriteAfterRead(Rule):
             else:
                 fix = f"{wait_idiom(h.first, h.second, h.framework)} before line {at}"
                 what = f"`{h.buffer}` is overwritten on {named(h.second)} here while {named(h.first)} may still use it (line {other}{inside(analysis, h.other_via)}){inside(analysis, h.via)}"
-            yield Finding(h.node, f"{what}; {fix}")
+            yield Finding(h.node, what, help=fix)

@@ -80,6 +80,6 @@ class HostReadBeforeSync(Rule):
             yield Finding(
                 h.node,
                 f"the host reads `{h.buffer}` here, but the asynchronous copy into it on {named(h.first)} "
-                f"(line {analysis.line_of(h.other)}{inside(analysis, h.other_via)}) may not have finished; `{stream}.synchronize()` "
-                f"(or an event recorded after the copy) before line {at}",
+                f"(line {analysis.line_of(h.other)}{inside(analysis, h.other_via)}) may not have finished",
+                help=f"`{stream}.synchronize()` (or an event recorded after the copy) before line {at}",
             )

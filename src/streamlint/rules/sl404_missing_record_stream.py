@@ -101,9 +101,9 @@ class MissingRecordStream(Rule):
                 h.node,
                 f"`{h.buffer}` was allocated on {named(h.first)} (line {analysis.line_of(h.other)}) and is used "
                 f"on {named(h.second)} here, then {released} without `record_stream`: the allocator may hand "
-                f"its memory to new work on {named(h.first)} while this work still uses it; "
-                f"`{h.buffer}.record_stream({user})` here (or `{owner}.wait_stream({user})` before the release)",
+                f"its memory to new work on {named(h.first)} while this work still uses it",
                 fix=_fix(builder, record, h),
+                help=f"`{h.buffer}.record_stream({user})` here (or `{owner}.wait_stream({user})` before the release)",
             )
 
 
