@@ -99,9 +99,9 @@ class MissingRecordStream(Rule):
                 released = f"released at line {analysis.line_of(h.release)}"
             yield Finding(
                 h.node,
-                f"`{h.buffer}` was allocated on {named(h.first)} (line {analysis.line_of(h.other)}) and is used "
-                f"on {named(h.second)} here, then {released} without `record_stream`: the allocator may hand "
-                f"its memory to new work on {named(h.first)} while this work still uses it",
+                f"`{h.buffer}` was allocated on {named(h.first)} (line {analysis.line_of(h.other)}), is used "
+                f"on {named(h.second)} here, then {released} without `record_stream`: its memory may go to "
+                f"new work on {named(h.first)} too early",
                 fix=_fix(builder, record, h),
                 help=f"`{h.buffer}.record_stream({user})` here (or `{owner}.wait_stream({user})` before the release)",
             )
