@@ -102,7 +102,7 @@ class Walker(CallsMixin, OrderingMixin):
         self.record = record
         self.params = frozenset(params)
         at_module = record.kind == "module"
-        start = legacy_stream if at_module else ambient_stream
+        start = self.default_stream if at_module else ambient_stream
         self.state = State(dict(seed or {}), {fw: start(fw) for fw in CURRENT_FRAMEWORKS})
         self.loop_stack: list[int] = []
         self.comprehension_depth = 0
@@ -650,6 +650,9 @@ class Walker(CallsMixin, OrderingMixin):
         if isinstance(base, Buffer):
             if self.state.hb is not None and base.mem in (Mem.PINNED, Mem.PAGEABLE) and not self.view_depth:
                 self.host_touch(expr, base, write=False)
+            fresh = self.numpy_fresh_index(base, expr)  # advanced indexing copies
+            if fresh is not None:
+                return fresh
             if base.framework == "numpy" and not any(isinstance(el.slice, cst.Slice) for el in expr.slice):
                 # `a[i]` is a row view or a NumPy scalar (passed to kernels by value):
                 # the creating call's shape tells which, when we saw it.
