@@ -126,7 +126,7 @@ class CallsMixin(LibraryMixin):
             and any(not isinstance(v, Const) for v in args.all())
         ):
             result = Buffer("torch", Mem.DEVICE, site=self.site(node))
-            accesses = self.accesses(self.flat_pairs(args)) + self.result_access(result, node)
+            accesses = self.accesses(self.flat_pairs(args)) + self.module_reads(node) + self.result_access(result, node)
             self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
                       reads=tuple(tensors), writes=(result,), accesses=accesses, result=result)
             return result
@@ -184,6 +184,7 @@ class CallsMixin(LibraryMixin):
             return Seq(element=Seq(items=(UNKNOWN, self.element_of(first))))
         if name == "zip":
             return Seq(element=Seq(items=tuple(self.element_of(args.values[id(e)]) for e in args.positional)))
+        self.stream_given_call(node, args)  # a function of no module we know, given a stream
         return UNKNOWN
 
     def builtin_sync(self, what: str, node: cst.CSTNode, value: Value, expr: Optional[cst.BaseExpression] = None) -> None:

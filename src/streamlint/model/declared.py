@@ -32,21 +32,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
-from streamlint.model.api.facts import (
-    BLOCK_ALWAYS,
-    BLOCK_NEVER,
-    STREAM_ARG,
-    STREAM_ARG_OR_CURRENT,
-    STREAM_CURRENT,
-    STREAM_LEGACY,
-    STREAM_NONE,
-    STREAM_SELF,
-    Arg,
-    Fact,
-)
-from streamlint.model.ops import OpKind as K
+if TYPE_CHECKING:
+    from streamlint.model.api.facts import Arg, Fact
 
 try:
     import tomllib
@@ -54,24 +43,24 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 # What an effect model's call does.
-KINDS: dict[str, Optional[K]] = {
-    "h2d": K.COPY_H2D,
-    "d2h": K.COPY_D2H,
-    "d2d": K.COPY_D2D,
-    "copy": K.COPY,
-    "kernel": K.KERNEL,
-    "memset": K.MEMSET,
-    "device-sync": K.DEVICE_SYNC,
-    "stream-sync": K.STREAM_SYNC,
-    "event-sync": K.EVENT_SYNC,
-    "wait-event": K.STREAM_WAIT_EVENT,
-    "wait-stream": K.WAIT_STREAM,
-    "record-event": K.EVENT_RECORD,
-    "stream": K.STREAM_CREATE,
-    "event": K.EVENT_CREATE,
-    "pinned-alloc": K.PINNED_ALLOC,
-    "alloc": K.ALLOC,
-    "pin": K.PIN,
+KINDS: dict[str, Optional[str]] = {  # the OpKind each kind is (by name)
+    "h2d": "COPY_H2D",
+    "d2h": "COPY_D2H",
+    "d2d": "COPY_D2D",
+    "copy": "COPY",
+    "kernel": "KERNEL",
+    "memset": "MEMSET",
+    "device-sync": "DEVICE_SYNC",
+    "stream-sync": "STREAM_SYNC",
+    "event-sync": "EVENT_SYNC",
+    "wait-event": "STREAM_WAIT_EVENT",
+    "wait-stream": "WAIT_STREAM",
+    "record-event": "EVENT_RECORD",
+    "stream": "STREAM_CREATE",
+    "event": "EVENT_CREATE",
+    "pinned-alloc": "PINNED_ALLOC",
+    "alloc": "ALLOC",
+    "pin": "PIN",
     "value": None,  # no device work: only what it returns
 }
 _SYNC_KINDS = frozenset({"device-sync", "stream-sync", "event-sync"})
@@ -121,10 +110,16 @@ class Model:
     target_arg: Optional[str] = None
     source: str = ""  # where it was declared (for messages); not part of its meaning
 
-    def fact(self) -> Fact:
+    def fact(self) -> "Fact":
         """The model as an API fact."""
+        # lazy: the config loads models without the stream model (and libcst) that a
+        # run served from the cache never needs; facts are made when a file is analysed.
+        from streamlint.model.api.facts import BLOCK_ALWAYS, BLOCK_NEVER, Fact
+        from streamlint.model.ops import OpKind
+
         fw = self.framework
-        kind = KINDS[self.kind or "value"]
+        kind_name = KINDS[self.kind or "value"]
+        kind = OpKind[kind_name] if kind_name else None
         stream_mode, stream_arg = _stream(self.stream)
         blocking = self.blocking if self.blocking is not None else self.kind in _SYNC_KINDS
         reads = tuple(_arg(r) for r in self.reads if r != "self")
@@ -140,7 +135,9 @@ class Model:
         )
 
 
-def _arg(ref: str) -> Arg:
+def _arg(ref: str) -> "Arg":
+    from streamlint.model.api.facts import Arg  # lazy: as in Model.fact
+
     m = _REF.match(ref)
     assert m is not None  # checked when loaded
     if m.group("kw"):
@@ -148,7 +145,17 @@ def _arg(ref: str) -> Arg:
     return Arg(int(m.group("pos")), m.group("kw1"))
 
 
-def _stream(spec: str) -> tuple[str, Optional[Arg]]:
+def _stream(spec: str) -> tuple[str, Optional["Arg"]]:
+    # lazy: as in Model.fact
+    from streamlint.model.api.facts import (
+        STREAM_ARG,
+        STREAM_ARG_OR_CURRENT,
+        STREAM_CURRENT,
+        STREAM_LEGACY,
+        STREAM_NONE,
+        STREAM_SELF,
+    )
+
     if spec == "none":
         return STREAM_NONE, None
     if spec == "current":
@@ -277,7 +284,7 @@ class Registry:
 
     def __init__(self, models: Sequence[Model]) -> None:
         self.namespaces: dict[str, str] = {}
-        self.facts: dict[str, Fact] = {}
+        self.facts: dict[str, "Fact"] = {}
         self.classes: set[str] = set()
         for model in models:
             if model.namespace is not None:

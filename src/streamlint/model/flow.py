@@ -219,7 +219,8 @@ class Walker(CallsMixin, OrderingMixin):
 
     def small(self, node: cst.BaseSmallStatement) -> None:
         if isinstance(node, cst.Expr):
-            self.eval(node.value)
+            if not self.discarded_module_call(node.value):  # `model.to(device)` for its effect
+                self.eval(node.value)
         elif isinstance(node, cst.Assign):
             target = node.targets[-1].target
             label = self.code(target) if isinstance(target, (cst.Name, cst.Attribute)) else ""

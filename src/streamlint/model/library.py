@@ -15,18 +15,20 @@ import libcst as cst
 
 from streamlint.model.api import per_thread, torch_modules
 from streamlint.model.api.facts import Arg, Fact
-from streamlint.model.hazards import ANY, DEVICE, HOSTMEM, Access
+from streamlint.model.hazards import ANY, DEVICE, HOSTMEM, UNSURE, Access
 from streamlint.model.ops import OpKind
 from streamlint.model.values import (
     UNKNOWN,
     Buffer,
     Const,
     Event,
+    Instance,
     Mem,
     QualRef,
     Seq,
     Stream,
     StreamKind,
+    TorchModule,
     Value,
     legacy_stream,
 )
@@ -84,7 +86,7 @@ class LibraryMixin:
             out += self.accesses([(recv, self.self_value(recv))], space=DEVICE if fact.kind is not OpKind.COPY_H2D else DEVICE)
         if fact.reads_from is not None:
             rest = [(e, args.values.get(id(e), UNKNOWN)) for e in args.positional[fact.reads_from:]]
-            out += self.accesses(rest, space=DEVICE)
+            out += self.accesses(rest, space=UNSURE)  # (a parameter may be a scalar: UNSURE)
             if fact.args_written:
                 out += tuple(replace(a, assumed=True) for a in self.accesses(rest, write=True, space=DEVICE))
         for arg in fact.writes:
@@ -154,8 +156,9 @@ class LibraryMixin:
         opened: list[tuple] = []
         for expr, value in pairs:
             opened.extend(self.list_pairs(expr, value))
+        accesses = tuple(a for e, v in opened for a in self.accesses([(e, v)], space=ANY if isinstance(v, Buffer) else UNSURE))
         self.emit(OpKind.KERNEL, self.code(node.func), node, stream.framework, stream=stream,
-                  reads=tuple(v for _, v in opened if isinstance(v, Buffer)), accesses=self.accesses(opened))
+                  reads=tuple(v for _, v in opened if isinstance(v, Buffer)), accesses=accesses)
         return True
 
     # --- cross-framework views
@@ -291,10 +294,29 @@ class LibraryMixin:
             self.emit(kind, label, node, "torch", stream=stream, accesses=accesses)
         return True
 
+    def discarded_module_call(self, expr: cst.BaseExpression) -> bool:
+        """`model.to(device, non_blocking=True)` as a statement: its result is dropped, so
+        it is called for its effect on the receiver: a module's parameters (a tensor's
+        `.to()` would be pointless, so even a receiver typed as a tensor is a module here)."""
+        if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+                and expr.func.attr.value in torch_modules.MODULE_RETURNS_SELF and self.an.torch_imported):
+            return False
+        recv = self.module_params(expr.func.value)
+        if recv is None:
+            return False
+        held = self.eval_quiet(recv)
+        if not (held is UNKNOWN or isinstance(held, (TorchModule, Instance))
+                or (isinstance(held, Buffer) and held.framework == "torch" and held.mem is Mem.DEVICE)):
+            return False  # a host tensor's `.cuda()` is a copy, whatever happens to its result
+        return self.module_method(expr.func.attr.value, expr, self.eval_args(expr))
+
     def module_reads(self, node: cst.Call) -> tuple[Access, ...]:
-        """Calling a module reads its parameters."""
+        """Calling a module reads its parameters. Parameters made before the body began
+        are taken as complete (set up long before, with blocking copies): only a write
+        the body shows (`model.to(..., non_blocking=True)`, `opt.step()` on a side stream)
+        is ordered against the call, hence UNSURE (never against the parameter entry)."""
         recv = self.module_params(node.func)
-        return self.accesses([(recv, UNKNOWN)], space=DEVICE) if recv is not None else ()
+        return self.accesses([(recv, UNKNOWN)], space=UNSURE) if recv is not None else ()
 
     @staticmethod
     def optimizer_class(qualname: str) -> bool:
