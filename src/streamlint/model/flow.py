@@ -651,7 +651,7 @@ class Walker(CallsMixin, OrderingMixin):
         if isinstance(base, Buffer):
             if self.state.hb is not None and base.mem in (Mem.PINNED, Mem.PAGEABLE) and not self.view_depth:
                 self.host_touch(expr, base, write=False)
-            fresh = self.numpy_fresh_index(base, expr)  # advanced indexing copies
+            fresh = self.numpy_fresh_index(base, expr, indices)  # advanced indexing copies
             if fresh is not None:
                 return fresh
             if base.framework == "numpy" and not any(isinstance(el.slice, cst.Slice) for el in expr.slice):

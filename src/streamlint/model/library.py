@@ -167,6 +167,11 @@ class LibraryMixin:
         source = args.value(Arg(0))
         if isinstance(source, Buffer):
             return replace(source, framework=framework, bound_stream=None)
+        first = args.positional[0] if args.positional else None
+        if source is UNKNOWN and first is not None and _SIMPLE.match(self.code(first)):
+            # A value we cannot see (a parameter): the view is keyed by its name, so the
+            # ordering check sees the two names as one buffer.
+            return Buffer(framework, Mem.DEVICE, label=self.code(first), param=self.code(first))
         if framework == "numba" or source is not UNKNOWN:
             return Buffer(framework, Mem.DEVICE, site=self.site(node))
         return Buffer(framework, Mem.DEVICE, site=self.site(node)) if args.positional else UNKNOWN
@@ -198,19 +203,24 @@ class LibraryMixin:
                   result=result, reads=(source,), writes=(result,), accesses=accesses)
         return result
 
-    def numpy_fresh_index(self, base: Buffer, expr: cst.Subscript) -> Optional[Value]:
-        """NumPy/torch advanced indexing (`x[index_list]`, `x[index_array]`, `x[mask]`)
-        copies into a fresh pageable array, whatever memory `x` is."""
-        if base.mem not in (Mem.PINNED, Mem.PAGEABLE) or len(expr.slice) != 1:
+    def numpy_fresh_index(self, base: Buffer, expr: cst.Subscript, indices: list) -> Optional[Value]:
+        """NumPy/torch advanced indexing (`x[index_list]`, `x[index_array]`) copies into
+        a fresh pageable array, whatever memory `x` is."""
+        if base.mem not in (Mem.PINNED, Mem.PAGEABLE) or len(indices) != 1:
             return None
-        index = expr.slice[0].slice
-        if not isinstance(index, cst.Index):
-            return None
-        if isinstance(index.value, (cst.List, cst.ListComp)):
-            return Buffer(base.framework, Mem.PAGEABLE, site=self.site(expr))
-        value = self.eval_quiet(index.value) if isinstance(index.value, cst.Name) else UNKNOWN
+        value, index = indices[0]
+        if index is None:
+            return None  # a slice: a view
+        fresh = Buffer(base.framework, Mem.PAGEABLE, site=self.site(expr))
+        if isinstance(index, (cst.List, cst.ListComp)):
+            return fresh
+        if isinstance(index, cst.Call) and (
+            (isinstance(index.func, cst.Attribute) and index.func.attr.value == "tolist")
+            or (isinstance(index.func, cst.Name) and index.func.value in ("list", "sorted"))
+        ):
+            return fresh
         if isinstance(value, Seq) or (isinstance(value, Buffer) and value.mem is not Mem.DEVICE and not value.maybe_scalar):
-            return Buffer(base.framework, Mem.PAGEABLE, site=self.site(expr))
+            return fresh
         return None
 
     # --- torch functions beyond the 2-part namespace
