@@ -198,3 +198,13 @@ def test_every_builtin_model_file_is_valid():
     assert {f.stem for f in files} >= {"deepspeed", "rmm", "nvmath"}
     for path in files:
         assert declared.load_file(path)
+
+
+def test_readme_model_examples_are_valid(tmp_path):
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    blocks = [b.split("```", 1)[0] for b in readme.split("```toml\n")[1:]]
+    blocks = [b for b in blocks if "[[tool.streamlint.model]]" in b]
+    assert len(blocks) >= 2
+    write(tmp_path / "pyproject.toml", "[tool.streamlint]\n" + "\n".join(blocks))
+    targets = {m.target for m in load_settings(tmp_path).models}
+    assert {"mylib.copy_async", "mylib.get_accelerator", "mylib.fence"} <= targets
