@@ -767,6 +767,8 @@ class CallsMixin(LibraryMixin):
         stream: Optional[Stream] = None
         stream_given = fact.stream_arg is not None and args.has(fact.stream_arg)
         stream_value = args.value(fact.stream_arg) if fact.stream_arg else UNKNOWN
+        if isinstance(stream_value, _Capture):
+            return UNKNOWN  # cuda.core: launched into a GraphBuilder, recorded for later, not run now
         if fact.stream == STREAM_CURRENT and cur_fw:
             stream = self.state.current[cur_fw]
         elif fact.stream == STREAM_LEGACY:
