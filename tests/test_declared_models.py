@@ -7,8 +7,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from conftest import write
+
 from streamlint.cache.keys import config_key
 from streamlint.cli import main
 from streamlint.config import ConfigError, Settings, load_settings
@@ -186,7 +186,8 @@ def test_config_errors_for_models(tmp_path):
 
 
 def test_bad_model_exits_2(tmp_path, capsys):
-    write(tmp_path / "pyproject.toml", '[tool.streamlint]\n[[tool.streamlint.model]]\ntarget = "a.b"\nkind = "kernel"\nstrem = "s"\n')
+    body = '[tool.streamlint]\n[[tool.streamlint.model]]\ntarget = "a.b"\nkind = "kernel"\nstrem = "s"\n'
+    write(tmp_path / "pyproject.toml", body)
     write(tmp_path / "a.py", "import torch\n")
     assert main(["check", str(tmp_path)]) == 2
     assert "unknown key 'strem'" in capsys.readouterr().err

@@ -68,7 +68,8 @@ def test_optimizer_step_reads_and_writes_the_parameters():
         opt.zero_grad()
     """
     step, zero = record(src, "f").ops
-    assert step.kind is OpKind.KERNEL and [(a.key[1], a.write) for a in step.accesses] == [("model", False), ("model", True)]
+    assert step.kind is OpKind.KERNEL
+    assert [(a.key[1], a.write) for a in step.accesses] == [("model", False), ("model", True)]
     assert [(a.key[1], a.write) for a in zero.accesses] == [("model", True)]
 
 
