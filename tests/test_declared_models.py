@@ -209,3 +209,28 @@ def test_readme_model_examples_are_valid(tmp_path):
     write(tmp_path / "pyproject.toml", "[tool.streamlint]\n" + "\n".join(blocks))
     targets = {m.target for m in load_settings(tmp_path).models}
     assert {"mylib.copy_async", "mylib.get_accelerator", "mylib.fence"} <= targets
+
+
+def test_per_thread_default_stream_key(tmp_path):
+    src = textwrap.dedent("""
+        import cupy as cp
+
+        def two_streams(n):
+            s1 = cp.cuda.Stream()
+            s2 = cp.cuda.Stream()
+            a = cp.zeros(n)
+            with s1:
+                b = a * 2
+            c = a + 1
+            with s2:
+                d = a * 3
+            return b, c, d
+    """)
+    write(tmp_path / "pyproject.toml", '[tool.streamlint]\nper-thread-default-stream = ["cupy"]\n')
+    settings = load_settings(tmp_path)
+    assert settings.per_thread_default_stream == ("cupy",)
+    assert not [d for d in lint_text(src, str(tmp_path / "a.py"), settings) if d.code == "SL101"]
+    assert [d for d in lint_text(src, "a.py", Settings.default()) if d.code == "SL101"]
+    write(tmp_path / "pyproject.toml", '[tool.streamlint]\nper-thread-default-stream = ["jax"]\n')
+    with pytest.raises(ConfigError, match="per-thread-default-stream"):
+        load_settings(tmp_path)

@@ -16,7 +16,8 @@ from streamlint.settings import Settings
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
 _SELECTOR_KEYS = ("select", "ignore", "extend-select")
-KNOWN_KEYS = (*_LIST_KEYS, "per-file-ignores", "respect-gitignore", "timeout", "cache-dir", "extend", "model", "models")
+KNOWN_KEYS = (*_LIST_KEYS, "per-file-ignores", "respect-gitignore", "timeout", "cache-dir", "extend", "model", "models",
+              "per-thread-default-stream")
 
 
 class ConfigError(Exception):
@@ -60,6 +61,14 @@ def settings_from_table(table: Mapping[str, Any], source: Path, where: str | Non
         values["cache_dir"] = root / os.path.expanduser(value)
     if "model" in table or "models" in table:
         values["models"] = _models(table, root, where)
+    if "per-thread-default-stream" in table:
+        what = f"{where}: per-thread-default-stream"
+        frameworks = _string_list(table["per-thread-default-stream"], what)
+        for name in frameworks:
+            if name not in declared.PER_THREAD_FRAMEWORKS:
+                raise ConfigError(f"{what}: expected frameworks among {', '.join(declared.PER_THREAD_FRAMEWORKS)}, "
+                                  f"got {name!r}")
+        values["per_thread_default_stream"] = frameworks
     config_file = source if source.is_file() else None
     return Settings(**values, root=root, config_file=config_file)
 

@@ -56,6 +56,9 @@ class Settings:
     # Declared API models (`[[tool.streamlint.model]]` and the `models` files), checked;
     # part of the cache key like every other setting (model/declared.py).
     models: tuple[Model, ...] = ()
+    # Frameworks whose stream 0 is the per-thread default stream in this project
+    # (CUPY_CUDA_PER_THREAD_DEFAULT_STREAM and friends set outside the code).
+    per_thread_default_stream: tuple[str, ...] = ()
 
     @classmethod
     def default(cls) -> Settings:

@@ -73,7 +73,7 @@ def lint_text(
     # lazy: only a file that is analysed needs the models (and the model package).
     from streamlint.model import declared
 
-    declared.use(settings.models)  # the project's declared API models, for this file
+    declared.use(settings.models, settings.per_thread_default_stream)  # the project's API models
     try:
         checked = [r for r in enabled if not r.meta]
         found = isolation.call_with_large_stack(

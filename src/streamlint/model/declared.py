@@ -302,13 +302,22 @@ def _registry(project: tuple[Model, ...]) -> Registry:
 
 
 _project: tuple[Model, ...] = ()
+_per_thread: frozenset = frozenset()
+# Frameworks a project can declare switched to the per-thread default stream.
+PER_THREAD_FRAMEWORKS = ("cupy", "numba", "cuda-python")
 
 
-def use(models: Sequence[Model]) -> None:
+def use(models: Sequence[Model], per_thread: Sequence[str] = ()) -> None:
     """Make a project's models the active ones (the engine calls this per file, from its
-    settings; the built-in models are always active)."""
-    global _project
+    settings; the built-in models are always active), with the frameworks its config
+    says run with per-thread default streams (`per-thread-default-stream`)."""
+    global _project, _per_thread
     _project = tuple(models)
+    _per_thread = frozenset(per_thread)
+
+
+def per_thread_configured() -> frozenset:
+    return _per_thread
 
 
 def active() -> Registry:

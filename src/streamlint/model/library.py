@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
+from streamlint.model import declared
 from streamlint.model.api import per_thread, torch_modules
 from streamlint.model.api.facts import Arg, Fact
 from streamlint.model.hazards import ANY, DEVICE, HOSTMEM, UNSURE, Access
@@ -61,6 +62,7 @@ class LibraryMixin:
         cached = getattr(self.an, "_per_thread", None)
         if cached is None:
             cached = frozenset(per_thread_switched(getattr(self.an.result, "source", "") or ""))
+            cached |= declared.per_thread_configured()
             self.an._per_thread = cached
         return cached
 
@@ -290,9 +292,12 @@ class LibraryMixin:
             else:
                 return False
         if effect == torch_modules.MODULE_RELEASE:
-            # Copied out on the current stream (a blocking D2H copy), then freed.
+            # Copied out on the current stream (a blocking D2H copy), then freed: the
+            # allocator hands the memory to the current stream's next allocation, a write
+            # as far as another stream still reading the parameters is concerned.
             self.emit(OpKind.COPY_D2H, label, node, "torch", stream=stream, host_blocking=True,
-                      accesses=self.accesses([(recv, UNKNOWN)], space=DEVICE))
+                      accesses=self.accesses([(recv, UNKNOWN)], space=DEVICE)
+                      + self.accesses([(recv, UNKNOWN)], write=True, space=DEVICE))
             return True
         non_blocking = _const_bool(args.value(Arg(kw="non_blocking") if method == "to" else Arg(0, "non_blocking")))
         kind = OpKind.KERNEL if method in ("half", "bfloat16", "float", "double", "type", "zero_grad") else OpKind.COPY
@@ -367,8 +372,9 @@ class LibraryMixin:
 def per_thread_switched(source: str) -> set[str]:
     """Frameworks a file switches to the per-thread default stream: an assignment of an
     'on' value to one of per_thread.SWITCHES (`os.environ[...] = "1"`,
-    `os.environ.setdefault("...", "1")`, `config.CUDA_PER_THREAD_DEFAULT_STREAM = 1`)."""
-    found: set[str] = set()
+    `os.environ.setdefault("...", "1")`, `config.CUDA_PER_THREAD_DEFAULT_STREAM = 1`),
+    and those the project's config names (`per-thread-default-stream`)."""
+    found: set[str] = set(declared.per_thread_configured())
     if "PER_THREAD_DEFAULT_STREAM" not in source:
         return found
     for name, frameworks in per_thread.SWITCHES.items():

@@ -175,8 +175,8 @@ class DefaultStreamBarrier(Rule):
       `NUMBA_CUDA_PER_THREAD_DEFAULT_STREAM`, `CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM`,
       `numba.config.CUDA_PER_THREAD_DEFAULT_STREAM = 1`): then stream 0 is the
       calling thread's default stream, not a barrier, and the rule is silent for
-      that framework. Switched on outside the file (the shell's environment),
-      suppress the rule for such code.
+      that framework. Switched on outside the file (the shell's environment, a
+      launcher), say so in the config: `per-thread-default-stream = ["cupy"]`.
     - Allocations through a framework (CuPy's memory pool, Numba
       `device_array`, pinned allocations) are not reported, although a pool miss
       or a Numba `cuMemAlloc` can itself be an implicit synchronization point.
