@@ -278,6 +278,15 @@ def test_noqa_without_a_colon_suppresses_all_and_sl900_asks_for_the_colon(tmp_pa
     assert run(capsys, "check", "loop.py")[0] == 0  # with the colon: SL103 suppressed, nothing to say
 
 
+def test_flake8_style_noqa_of_other_tools_is_not_ours_to_report(tmp_path, capsys, monkeypatch):
+    # `# noqa E501` (another tool's code, no colon) is a bare noqa for us too, but asking
+    # its author for a colon is flake8's business, not SL900's (real projects are full of them).
+    write(tmp_path / "loop.py", LOOP_SNIPPET.replace("torch.cuda.synchronize()", "torch.cuda.synchronize()  # noqa E501"))
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "check", "loop.py")
+    assert code == 0 and codes(out) == []
+
+
 def test_noqa_with_a_colon_and_no_code_suppresses_nothing(tmp_path, capsys, monkeypatch):
     # As ruff: "Invalid `# noqa` directive ... expected a comma-separated list of codes".
     write(tmp_path / "copies.py", PINNED_SNIPPET.replace('return host.to("cuda")', 'return host.to("cuda")  # noqa:'))

@@ -16,7 +16,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from streamlint.deadline import tick
 from streamlint.model import api, classes, evidence, project
-from streamlint.model.api import torch_modules
+from streamlint.model.api import torch_api, torch_modules
 from streamlint.model.flow import Walker
 from streamlint.model.walk_common import LOCAL
 from streamlint.model.hazards import DEVICE, HOSTMEM, RAW, RELEASE, UNSURE
@@ -52,6 +52,8 @@ if TYPE_CHECKING:
 # Helpers walked again per call for their return value: small ones, not too deep.
 _SPECIALIZE_MAX_STATEMENTS = 12
 _SPECIALIZE_MAX_DEPTH = 3
+_CONTEXT_MAX_STATEMENTS = 40  # helpers walked again under a caller's streams
+_LEGACY_FRAMEWORKS = frozenset({"cupy", "cupyx", "numba", "cuda"})
 _CONTEXT_MANAGER_DECORATORS = frozenset({"contextmanager", "asynccontextmanager"})
 _TORCH_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 # Ops a helper contributes at its call site: work on the caller's or the default
@@ -169,6 +171,7 @@ class _Function:
     # What every call site in the file passes, and the parameters that evidence types.
     call_sites: list = field(default_factory=list)
     evident_locals: frozenset = frozenset()  # names its own uses show to be CUDA tensors
+    scalar_params: frozenset = frozenset()  # parameters its signature shows are no buffers
     caller_evidence: dict = field(default_factory=dict)
     hazard_args: Optional[tuple] = None  # (body, params, seed) of its hazard walk, to walk it again
     exit_pending: dict = field(default_factory=dict)  # what it leaves pending on `self` (classes.py)
@@ -192,7 +195,8 @@ class FileAnalyzer:
         # Another module read for its functions' summaries: analyse a function only when
         # a caller needs it, and skip the hazard walks (findings there are not reported).
         self.summaries_only = summaries_only
-        self.follow_imports = bool(path) and not summaries_only
+        # Other modules' own imports are followed too, as deep as project.MAX_DEPTH allows.
+        self.follow_imports = bool(path)
         self.results_matter = True  # a helper's return value can decide a finding here
         self.depth = depth  # how many modules away from the file being checked
         self.result = FileAnalysis(module, [], path=path, source=source)
@@ -233,7 +237,7 @@ class FileAnalyzer:
         # the parameter convention only speaks for functions nobody here calls.
         for rec in self.result.functions:
             if id(rec.node) in self.called:
-                rec.hazards = [h for h in rec.hazards if not h.param]
+                rec.hazards = [h for h in rec.hazards if not h.param or h.owned]
         return self.result
 
     def analyse(self, function: _Function) -> Optional[FunctionRecord]:
@@ -266,8 +270,10 @@ class FileAnalyzer:
             name for name, kind in evidence.local_kinds(function.node, frozenset(self.imported_roots)).items()
             if kind is evidence.Kind.TORCH_CUDA and name not in function.params
         )
+        function.scalar_params = self.scalar_params(function.node)
         walker = Walker(self, record, params=params, seed=seed, top=function.top)
         walker.evident_tensors = function.evident_locals
+        walker.scalar_names = function.scalar_params
         self.result.tops[id(function.node)] = function.top
         body = function.node.body.body if isinstance(function.node.body, cst.IndentedBlock) else [function.node.body]
         walker.walk(body)
@@ -296,6 +302,22 @@ class FileAnalyzer:
             function.node, function.params, frozenset(self.imported_roots), self.qualname_of, self.default_of,
         )
         return {name: evidence.value_for(kind, name) for name, kind in kinds.items()}
+
+    def scalar_params(self, node: cst.FunctionDef) -> frozenset:
+        """Parameters the signature shows are no buffers: a constant default other than
+        None (`non_blocking=True`, `dim=0`) or a scalar annotation (`group: ProcessGroup`)."""
+        names = set()
+        for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
+            default = param.default
+            if isinstance(default, (cst.Integer, cst.Float, cst.SimpleString)) or (
+                isinstance(default, cst.Name) and default.value in ("True", "False")
+            ):
+                names.add(param.name.value)
+            elif param.annotation is not None:
+                text = self.code(param.annotation.annotation)
+                if text in torch_api.SCALAR_ANNOTATIONS or text.rsplit(".", 1)[-1] == "ProcessGroup":
+                    names.add(param.name.value)
+        return frozenset(names)
 
     def qualname_of(self, expr: cst.BaseExpression) -> Optional[str]:
         """`cp.ndarray` as `cupy.ndarray`, through the module's imports (no evaluation)."""
@@ -342,6 +364,12 @@ class FileAnalyzer:
             name = self.code(alias.name)
             local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
             yield local, QualRef(api.normalize(f"{base}.{name}"))
+
+    @property
+    def torch_only(self) -> bool:
+        """PyTorch code with no CuPy, Numba or cuda-python (their current stream is the
+        legacy default stream unless the code says otherwise)."""
+        return self.torch_imported and not (self.imported_roots & _LEGACY_FRAMEWORKS)
 
     def note_framework(self, dotted: str) -> None:
         root = dotted.split(".", 1)[0]
@@ -478,6 +506,7 @@ class FileAnalyzer:
         function = self.functions.get(id(record.node))
         if function is not None:
             walker.evident_tensors = function.evident_locals
+            walker.scalar_names = function.scalar_params
         if record.kind == "module":
             walker.state.vars = dict(self.module_vars())
         if entry and record.class_name:
@@ -625,6 +654,8 @@ class FileAnalyzer:
         bound = self.bind_params(params, args)
         exprs = self.bind_exprs(params, args)
         hazard_walk = walker.state.hb is not None
+        if hazard_walk and not function.context_manager and self.worth_walking_in_context(function, bound, walker):
+            return self.call_in_context(callee, function, home, node, bound, exprs, walker)
         kinds = _PROPAGATED | _ORDERING if hazard_walk else _PROPAGATED
         # `self.helper()`: the helper's results stay on `self`, so its allocations are the
         # caller's to track (a tensor it allocates on a side stream, released later).
@@ -661,6 +692,61 @@ class FileAnalyzer:
         if hazard_walk and isinstance(result, Buffer) and result.site:
             return replace(result, site=walker.site(node))  # each call makes a new buffer
         return result
+
+    def worth_walking_in_context(self, function: "_Function", bound: dict[str, Value], walker: Walker) -> bool:
+        """Walk a helper again under the caller's streams and with the caller's values
+        when its generic summary cannot say what it does here: it is given CUDA tensors,
+        or it is called under a side stream (where the code plainly means GPU work on
+        what it is given). Small helpers, bounded depth (documented in architecture.md)."""
+        body = function.node.body
+        if not isinstance(body, cst.IndentedBlock) or len(body.body) > _CONTEXT_MAX_STATEMENTS:
+            return False
+        if self.specializing >= _SPECIALIZE_MAX_DEPTH or function.in_progress:
+            return False
+        if any(isinstance(v, Buffer) and v.mem is Mem.DEVICE for v in bound.values()):
+            return True
+        side = any(s.explicit for s in walker.state.current.values())
+        return side and any(v is UNKNOWN for v in bound.values())
+
+    def call_in_context(self, callee: LocalFunction, function: "_Function", home: "FileAnalyzer", node: cst.Call,
+                        bound: dict[str, Value], exprs: dict, walker: Walker) -> Value:
+        """The helper's body walked with the caller's argument values and current streams;
+        its operations are the caller's, at the call (named after the helper)."""
+        seed: dict[str, Value] = {p: UNKNOWN for p in function.params}
+        seed.update(function.closure)
+        for name, value in bound.items():
+            expr = exprs.get(name)
+            if value is UNKNOWN and expr is not None and any(s.explicit for s in walker.state.current.values()):
+                # A value we cannot see, under a side stream: GPU data, keyed as the caller names it.
+                label = self.code(expr)
+                if isinstance(expr, cst.Name) or (label.startswith("self.") and label.count(".") == 1):
+                    value = Buffer("torch", Mem.DEVICE, label=label, param=label)
+            seed[name] = value
+        if function.class_name and function.params:
+            seed[function.params[0]] = walker.lookup("self") if self.on_self(node) else UNKNOWN
+        scratch = FunctionRecord(function.value.name, function.node, "function", class_name=function.class_name)
+        home.specializing += 1
+        try:
+            inner = Walker(home, scratch, params=(), seed=seed, top=function.top)
+            inner.state.current = dict(walker.state.current)
+            inner.fresh_sites = True
+            inner.outer = (walker, {k: v for k, v in exprs.items() if bound.get(k) is UNKNOWN})
+            inner.walk(function.node.body.body)
+        finally:
+            home.specializing -= 1
+        for op in scratch.ops:
+            if op.in_comprehension:
+                continue
+            deeper = op.helper
+            helper = HelperRef(callee.name, deeper.node if deeper else op.node, deeper.api if deeper else op.api,
+                               home=deeper.home if deeper else home.result)
+            walker.emit(
+                op.kind, op.api, node, op.framework, stream=op.stream, host_blocking=op.host_blocking,
+                is_async_api=op.is_async_api, sync_api=op.sync_api, host_buffer=op.host_buffer,
+                non_blocking=op.non_blocking, pinned_out=op.pinned_out, target=op.target, helper=helper,
+                accesses=op.accesses, event=op.event, result=op.result,
+            )
+        return inner.returns if inner.returns is not None else UNKNOWN
 
     @staticmethod
     def on_self(node: cst.Call) -> bool:

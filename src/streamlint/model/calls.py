@@ -125,14 +125,21 @@ class CallsMixin(LibraryMixin):
             self.on_side_stream("torch") and self.an.torch_imported and args.positional
             and any(not isinstance(v, Const) for v in args.all())
         ):
-            result = Buffer("torch", Mem.DEVICE, site=self.site(node))
-            accesses = self.accesses(self.flat_pairs(args)) + self.module_reads(node) + self.result_access(result, node)
+            # (`opaque`: made by a call we cannot see; a predicate may return a bool instead)
+            result = Buffer("torch", Mem.DEVICE, site=self.site(node), opaque=True)
+            accesses = self.accesses(self.tensor_pairs(args)) + self.module_reads(node) + self.result_access(result, node)
             self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
                       reads=tuple(tensors), writes=(result,), accesses=accesses, result=result)
             return result
         if not self.stream_given_call(node, args):
             self.unseen_call_on_side_stream(node, args)
         return UNKNOWN
+
+    def tensor_pairs(self, args: "Args") -> list[tuple]:
+        """Arguments that may be tensors: not the keywords that never are (`non_blocking=`,
+        `dtype=`, `group=`)."""
+        skip = {id(e) for k, e in args.keywords.items() if k in torch_api.NON_TENSOR_KEYWORDS}
+        return [(e, v) for e, v in self.flat_pairs(args) if id(e) not in skip]
 
     @staticmethod
     def flat_values(args: "Args") -> list[Value]:
@@ -332,8 +339,13 @@ class CallsMixin(LibraryMixin):
             return UNKNOWN
         accesses = self.accesses(pairs, space=DEVICE)
         accesses += self.accesses([p for i, p in enumerate(pairs) if i in written], write=True, space=DEVICE)
-        self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
-                  accesses=accesses)
+        stream = self.state.current["torch"]
+        self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=stream, accesses=accesses)
+        if _const_bool(args.value(Arg(kw="async_op"))):
+            # The Work handle: `work.wait()` makes the then-current stream wait for the collective.
+            work = Event("torch", "the collective's work", site=self.site(node), recorded_on=stream)
+            self.emit(OpKind.EVENT_RECORD, self.code(node.func), node, "torch", stream=stream, event=work)
+            return work
         return UNKNOWN
 
     def shape_rank(self, shape: Optional[cst.BaseExpression]) -> Optional[int]:
@@ -525,8 +537,8 @@ class CallsMixin(LibraryMixin):
         method) and its arguments, and makes a CUDA tensor there."""
         recv_expr = node.func.value  # type: ignore[attr-defined]
         inplace = method.endswith("_") and method not in torch_api.NON_KERNEL_INPLACE
-        result = Buffer("torch", Mem.DEVICE, site=self.site(node))
-        accesses = self.accesses([(recv_expr, UNKNOWN)] + self.flat_pairs(args))
+        result = Buffer("torch", Mem.DEVICE, site=self.site(node), opaque=True)
+        accesses = self.accesses([(recv_expr, UNKNOWN)] + self.tensor_pairs(args))
         accesses += self.accesses([(recv_expr, UNKNOWN)], write=True) if inplace else self.result_access(result, node)
         self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
                   writes=(result,), accesses=accesses, result=result)
@@ -550,6 +562,8 @@ class CallsMixin(LibraryMixin):
             event = args.value(Arg(0, "event"))
             self.emit(OpKind.STREAM_WAIT_EVENT, self.code(node.func), node, fw, stream=stream,
                       event=event if isinstance(event, Event) else None)
+        elif method == "wait" and not args.positional and not args.keywords:
+            self.emit(OpKind.STREAM_WAIT_EVENT, self.code(node.func), node, fw, stream=self.state.current[fw])
         return UNKNOWN
 
     def buffer_method(self, receiver: Buffer, method: str, node: cst.Call, label: str) -> Value:
@@ -565,7 +579,8 @@ class CallsMixin(LibraryMixin):
             if fact is not None:
                 if fact.kind is OpKind.IMPLICIT_SYNC and receiver.mem is not Mem.DEVICE:
                     self.eval_args(node)
-                    self.host_touch(node.func.value, receiver, write=False)  # .numpy()/.item() read it
+                    if method != "numpy":  # .numpy() is a zero-copy view: it reads nothing
+                        self.host_touch(node.func.value, receiver, write=False)  # .item()/.tolist() read it
                     return receiver if method == "numpy" else UNKNOWN
                 if fact.kind is OpKind.PIN and receiver.mem is Mem.PINNED:
                     self.eval_args(node)
@@ -953,6 +968,8 @@ class CallsMixin(LibraryMixin):
             value = Kernel(spec.split(":")[1], label or self.code(node.func), node=node, site=site)
         elif spec == "current_stream":
             value = self.state.current.get(fw, UNKNOWN)
+        elif spec == "none":
+            value = Const(None)
         elif spec == "cuda_device":
             value = Const("cuda")
         elif spec == "legacy_stream":

@@ -5,10 +5,10 @@ before the current stream (or the host): the classic prefetcher copies the next
 batch on `self.stream` in `preload()`. Another method that reads that attribute
 on the current stream, or hands it to its caller, races unless it waits first.
 
-A method's entry state takes the writes still pending when the methods that run
-before it return. What runs before is taken from evidence only: `__init__` runs
-before every method, and a public method runs again after itself (an iterator's
-`next`, a module's `forward`).
+A method's entry state takes the writes still pending when the methods that may run
+before it return: `__init__` runs before every method, and any public method may run
+before any public method, itself included (an iterator's `next`, a module's
+`forward`, a getter after the step that computes what it returns).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
-from streamlint.model.hazards import HOST, HOSTMEM, LEGACY, Alloc, Ev
+from streamlint.model.hazards import HOST, HOSTMEM, Alloc, Ev
 from streamlint.model.values import Buffer, Mem
 
 if TYPE_CHECKING:
@@ -54,12 +54,14 @@ def pending_at_exit(walker: "Walker") -> dict[str, Pending]:
                     if ev.stream == HOST or ev.param:
                         continue
                     host_pending = not hb.ordered(HOST, ev)
-                    device_pending = ev.stream != LEGACY and host_pending and not hb.ordered(LEGACY, ev)
+                    current = walker.entry_key
+                    device_pending = ev.stream != current and host_pending and not hb.ordered(current, ev)
                     host_pending = host_pending and ev.space == HOSTMEM
                     if device_pending or host_pending:
                         evs.append(ev)
         allocation = hb.allocs.get(("b", value.site, "")) if isinstance(value, Buffer) and value.site else None
-        if allocation is not None and (allocation.stream in (LEGACY, HOST) or LEGACY in allocation.recorded):
+        current = walker.entry_key
+        if allocation is not None and (allocation.stream in (current, HOST) or current in allocation.recorded):
             allocation = None
         if not evs and allocation is None:
             continue
@@ -94,11 +96,13 @@ def inject(walker: "Walker", class_name: str, pendings: dict[str, list[Pending]]
 
 
 def runs_before(method: str, exits: dict[str, dict[str, Pending]]) -> list[str]:
-    """The methods whose exit state may reach `method`'s entry (evidence of order)."""
-    before = ["__init__"]
-    if method != "__init__" and is_public(method):
-        before.append(method)
-    return [name for name in before if name in exits]
+    """The methods whose exit state may reach `method`'s entry: `__init__`, and in a
+    class that keeps work pending on `self` across calls, any public method (a user
+    may call them in any order; one that hands out what another left pending, such
+    as a property returning a norm still being computed on a side stream, must wait)."""
+    if method == "__init__":
+        return []
+    return [name for name in exits if name == "__init__" or is_public(name)]
 
 
 def is_public(method: str) -> bool:

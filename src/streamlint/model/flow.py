@@ -15,7 +15,7 @@ import libcst as cst
 from streamlint.deadline import tick
 from streamlint.model import api
 from streamlint.model.api import cuda_python, torch_api
-from streamlint.model.hazards import DEVICE, HB, LEGACY, Hazard
+from streamlint.model.hazards import AMBIENT, DEVICE, HB, LEGACY, Hazard
 from streamlint.model.ops import (
     DEVICE_WORK,
     FunctionRecord,
@@ -39,6 +39,7 @@ from streamlint.model.values import (
     StreamContext,
     StreamKind,
     Value,
+    OWN_AMBIENT_SITE,
     ambient_stream,
     join,
     legacy_stream,
@@ -81,7 +82,8 @@ class State:
             self.vars[key] = join(self.vars.get(key, UNKNOWN), other.vars.get(key, UNKNOWN))
         for fw in set(self.current) | set(other.current):
             a, b = self.current.get(fw), other.current.get(fw)
-            self.current[fw] = a if a == b else ambient_stream(fw)
+            own = any(x is not None and x.site == OWN_AMBIENT_SITE for x in (a, b))
+            self.current[fw] = a if a == b else ambient_stream(fw, own_key=own)
         if self.hb is not None and other.hb is not None:
             self.hb.meet(other.hb, must=must)
 
@@ -102,8 +104,11 @@ class Walker(CallsMixin, OrderingMixin):
         self.record = record
         self.params = frozenset(params)
         at_module = record.kind == "module"
-        start = self.default_stream if at_module else ambient_stream
-        self.state = State(dict(seed or {}), {fw: start(fw) for fw in CURRENT_FRAMEWORKS})
+        own = analyzer.torch_only
+        self.state = State(dict(seed or {}), {
+            fw: self.default_stream(fw) if at_module else ambient_stream(fw, own_key=own and fw == "torch")
+            for fw in CURRENT_FRAMEWORKS
+        })
         self.loop_stack: list[int] = []
         self.comprehension_depth = 0
         self.returns: Value = None  # type: ignore[assignment]
@@ -119,15 +124,20 @@ class Walker(CallsMixin, OrderingMixin):
         self.escaped: set[int] = set()  # buffer sites returned or stored beyond the body
         self.yield_current: Optional[dict[str, Stream]] = None  # current streams at the first `yield`
         self.evident_tensors: frozenset = frozenset()  # local names the body shows are CUDA tensors
+        self.fresh_sites = False  # a helper walked for one call: what it makes is new each call
+        self.scalar_names: frozenset = frozenset()  # parameters typed as scalars (never buffers)
+        self.outer: Optional[tuple] = None  # (caller's walker, param -> caller's argument) in that case
         self.versions: dict[str, int] = {}  # how often each name was bound (index identity)
         # (name, its binding) -> (loop name, that name's binding, offset, modulus): `slot = k % 2`
         self.index_aliases: dict[tuple[str, int], tuple[str, int, int, int]] = {}
         self.first_reads: dict[str, cst.CSTNode] = {}  # `self.x` -> where this body first read it
+        # The caller's current stream: PyTorch's own key in code that uses only PyTorch.
+        self.entry_key = AMBIENT if analyzer.torch_only else LEGACY
         if hazard_mode:
             self.state.hb = HB()
-            entry = self.state.hb.tick(LEGACY, True)
+            entry = self.state.hb.tick(self.entry_key, True)
             for name in params:
-                self.state.hb.produced_before_entry(("n", name, ""), record.node, entry)
+                self.state.hb.produced_before_entry(("n", name, ""), record.node, entry, self.entry_key)
 
     # ------------------------------------------------------------------ helpers
     def code(self, node: cst.CSTNode) -> str:
@@ -166,13 +176,17 @@ class Walker(CallsMixin, OrderingMixin):
     def site(self, node: cst.CSTNode) -> int:
         """Identity of what a call makes. In the hazard walk every evaluation makes a new
         one, so the tensor of one loop iteration is not the next iteration's tensor."""
-        if self.state.hb is None:
+        if self.state.hb is None and not self.fresh_sites:
             return id(node)
         self.incarnations += 1
         return hash((id(node), self.incarnations))
 
     def param_stream(self, expr: cst.BaseExpression, framework: str) -> Stream:
         """A stream we cannot see the creation of (a parameter, an unknown attribute)."""
+        if self.outer is not None and isinstance(expr, cst.Name) and expr.value in self.outer[1]:
+            # A helper walked for one call: its parameter is the caller's argument.
+            caller, exprs = self.outer
+            return caller.param_stream(exprs[expr.value], framework)
         label = self.code(expr)
         # PyTorch hands out only non-blocking pool streams (ExternalStream aside).
         blocking = False if framework == "torch" else None
@@ -352,6 +366,16 @@ class Walker(CallsMixin, OrderingMixin):
         return value
 
     def if_(self, node: cst.If, guarded: Optional[bool] = None) -> None:
+        known = self.static_truth(node.test)
+        if known is not None:
+            # `if len(result) == 2:` on a tuple we know: only one branch can run.
+            if known:
+                self.walk(node.body.body)
+            elif isinstance(node.orelse, cst.If):
+                self.if_(node.orelse, guarded=guarded)
+            elif isinstance(node.orelse, cst.Else):
+                self.walk(node.orelse.body.body)
+            return
         self.truth(node.test)
         base = self.state
         self.state = base.copy()
@@ -377,6 +401,24 @@ class Walker(CallsMixin, OrderingMixin):
             # waits of both paths count there. Elsewhere a wait on either path may order.
             then_state.merge(self.state, must=bool(self.loop_stack) and _periodic(node.test))
         self.state = then_state
+
+    def static_truth(self, test: cst.BaseExpression) -> Optional[bool]:
+        """A test the values decide: `len(t) == 2` for a tuple of known length."""
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+            return None
+        left, comparison = test.left, test.comparisons[0]
+        if not (isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len"
+                and len(left.args) == 1 and isinstance(comparison.comparator, cst.Integer)):
+            return None
+        if self.is_bound("len"):
+            return None
+        value = self.eval(left.args[0].value)
+        if not (isinstance(value, Seq) and value.items is not None):
+            return None
+        n, k = len(value.items), int(comparison.comparator.value, 0)
+        table = {cst.Equal: n == k, cst.NotEqual: n != k, cst.LessThan: n < k, cst.GreaterThan: n > k,
+                 cst.LessThanEqual: n <= k, cst.GreaterThanEqual: n >= k}
+        return table.get(type(comparison.operator))
 
     def loop(self, node: cst.For | cst.While) -> None:
         loop_id = len(self.record.loops)
@@ -482,6 +524,8 @@ class Walker(CallsMixin, OrderingMixin):
     def truth(self, expr: cst.BaseExpression) -> Value:
         """Evaluate an expression used as a truth value (`if`, `while`, `and`, `not`)."""
         value = self.eval(expr)
+        if isinstance(value, Buffer) and value.opaque:
+            return UNKNOWN  # `if checker(t):` may test a Python bool the callable returned
         if isinstance(value, Buffer) and value.mem is Mem.DEVICE and value.framework in ("torch", "cupy"):
             self.emit(
                 OpKind.IMPLICIT_SYNC, "truth value", expr, value.framework,
@@ -507,7 +551,9 @@ class Walker(CallsMixin, OrderingMixin):
             result = UNKNOWN
             for target in expr.comparisons:
                 right = self.eval(target.comparator)
-                if not isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)):
+                if not isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) and not (
+                    _host_scalar(expr.left) or _host_scalar(target.comparator)
+                ):  # (`a.data.ptr == b.data.ptr`, `x.shape[0] == n`: Python ints, no kernel)
                     result = self.arith(left, right, expr, exprs=(expr.left, target.comparator))
             return result
         if isinstance(expr, cst.UnaryOperation):
@@ -736,6 +782,26 @@ class Walker(CallsMixin, OrderingMixin):
                 self.view_depth -= 1
         return self.eval(expr)
 
+
+
+# Attributes and methods of arrays that are host values (Python ints, shapes, devices).
+_HOST_ATTRS = frozenset({"ptr", "shape", "ndim", "nbytes", "itemsize", "dtype", "device", "is_cuda", "strides"})
+_HOST_METHODS = frozenset({"numel", "nelement", "size", "dim", "ndimension", "data_ptr", "element_size",
+                           "get_device", "stride", "storage_offset", "len"})
+
+
+def _host_scalar(expr: cst.BaseExpression) -> bool:
+    """An expression that is a Python value whatever array it starts from: a pointer,
+    a shape or one of its entries, an element count (comparing two is not a GPU read)."""
+    if isinstance(expr, cst.Subscript):
+        expr = expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value in _HOST_ATTRS
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        return name in _HOST_METHODS
+    return False
 
 
 def _leaves(body: Sequence[cst.BaseStatement]) -> bool:

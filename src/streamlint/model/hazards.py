@@ -19,10 +19,14 @@ from typing import Optional
 
 import libcst as cst
 
-from streamlint.model.values import Stream, StreamKind
+from streamlint.model.values import OWN_AMBIENT_SITE, Stream, StreamKind
 
 HOST = "host"
 LEGACY = "legacy"
+# PyTorch's current stream at entry (the caller's): not known to be the legacy default
+# stream (a caller's side stream, a CUDA-graph capture stream), so waiting on
+# `torch.cuda.default_stream()` does not order it. CuPy and Numba code keep the legacy key.
+AMBIENT = "ambient"
 
 # Access spaces: which memory an access touches, when the text says so.
 DEVICE, HOSTMEM, ANY = "device", "host", "any"
@@ -84,6 +88,8 @@ class Hazard:
     via: object = field(default=None, compare=False)  # the later access happened inside a helper
     other_via: object = field(default=None, compare=False)  # ... the earlier one
     handed_out: bool = False  # released by the caller, after this function returned it
+    owned: bool = False  # the reading stream waits for something here: this body owns its ordering
+    waits_on_default: bool = False  # reported at a wait on the default stream, not the current one
 
     @property
     def identity(self) -> tuple:
@@ -94,6 +100,8 @@ class Hazard:
 
 
 def stream_key(stream: Stream) -> str:
+    if stream.kind is StreamKind.AMBIENT and stream.site == OWN_AMBIENT_SITE:
+        return AMBIENT
     if stream.kind in (StreamKind.LEGACY, StreamKind.AMBIENT):
         return LEGACY
     if stream.kind is StreamKind.PER_THREAD:
@@ -140,6 +148,9 @@ class HB:
         self.allocs: dict[tuple, Alloc] = {}
         # Events made in the walked code: until recorded, waiting on one orders nothing.
         self.created_events: set[int] = set()
+        self.waiters: set[str] = set()  # streams this body makes wait (it owns their ordering)
+        # stream -> its wait on the legacy default stream (PyTorch: not the current stream)
+        self.default_waits: dict[str, cst.CSTNode] = {}
 
     # ------------------------------------------------------------ state algebra
     def copy(self) -> "HB":
@@ -154,6 +165,8 @@ class HB:
         new.reads = dict(self.reads)
         new.allocs = {k: replace(a, uses=list(a.uses), recorded=set(a.recorded)) for k, a in self.allocs.items()}
         new.created_events = set(self.created_events)
+        new.waiters = set(self.waiters)
+        new.default_waits = dict(self.default_waits)
         return new
 
     def meet(self, other: "HB", must: bool = False) -> None:
@@ -175,6 +188,9 @@ class HB:
                 _merge(self.events.setdefault(k, {}), v)
             _merge(self.legacy_vc, other.legacy_vc)
         self.created_events |= other.created_events
+        self.waiters |= other.waiters
+        for k, v in other.default_waits.items():
+            self.default_waits.setdefault(k, v)
         self._meet_accesses(other)
 
     def _must_meet(self, other: "HB") -> None:
@@ -251,6 +267,7 @@ class HB:
         self.events[site] = self.full_vc(stream)
 
     def wait_event(self, stream: str, site: Optional[int]) -> None:
+        self.waiters.add(stream)
         if site is not None and site in self.created_events and site not in self.events:
             return  # never recorded: waiting on it orders nothing
         if site is not None and site in self.events:
@@ -261,11 +278,14 @@ class HB:
                 _merge(self.stream_vc(stream), v)
             _merge(self.stream_vc(stream), self.clock)
 
-    def wait_stream(self, stream: str, other: Optional[str]) -> None:
+    def wait_stream(self, stream: str, other: Optional[str], node: Optional[cst.CSTNode] = None) -> None:
+        self.waiters.add(stream)
         if other is None:
             self.wait_event(stream, None)
         else:
             _merge(self.stream_vc(stream), self.full_vc(other))
+            if other == LEGACY and node is not None:
+                self.default_waits.setdefault(stream, node)
 
     def tick(self, key: str, blocking: Optional[bool]) -> int:
         """Queue one operation on `key`; returns its clock."""
@@ -332,9 +352,9 @@ class HB:
     def pending_writes(self, key: tuple) -> tuple[Ev, ...]:
         return self._entries(self.writes, key)
 
-    def produced_before_entry(self, key: tuple, node: cst.CSTNode, clock: int) -> None:
+    def produced_before_entry(self, key: tuple, node: cst.CSTNode, clock: int, stream: str = LEGACY) -> None:
         """A parameter: taken as produced on the caller's current stream."""
-        self._set(self.writes, key, (Ev(node, LEGACY, clock, label="the caller's current stream", param=True),))
+        self._set(self.writes, key, (Ev(node, stream, clock, label="the caller's current stream", param=True),))
 
     def forget(self, key: tuple) -> None:
         """A name now holds something else: its old accesses no longer apply to it."""
@@ -354,8 +374,11 @@ class HB:
                 if w.space == HOSTMEM and acc.space != HOSTMEM:
                     continue
                 if not self.ordered(ev.stream, w):
-                    hazards.append(Hazard(RAW, ev.node, w.node, acc.label, w.label, ev.label, framework,
-                                          w.api, param=w.param, key=acc.key, via=ev.via, other_via=w.via))
+                    misdirected = self.default_waits.get(ev.stream) if w.stream == AMBIENT else None
+                    hazards.append(Hazard(RAW, misdirected or ev.node, w.node, acc.label, w.label, ev.label,
+                                          framework, w.api, param=w.param, key=acc.key, via=ev.via,
+                                          other_via=w.via, owned=ev.stream in self.waiters,
+                                          waits_on_default=misdirected is not None))
             self._add(self.reads, acc.key, ev)
         else:
             # A fresh allocation is new memory: earlier uses of what this call made in

@@ -73,7 +73,7 @@ class OrderingMixin:
                 hb.wait_event(stream_key(op.stream), event_site)
         elif kind is OpKind.WAIT_STREAM:
             if op.stream is not None:
-                hb.wait_stream(stream_key(op.stream), stream_key(op.target) if op.target is not None else None)
+                hb.wait_stream(stream_key(op.stream), stream_key(op.target) if op.target is not None else None, op.node)
         elif kind is OpKind.RECORD_STREAM:
             target = stream_key(op.target) if op.target is not None else None
             for acc in op.accesses:
@@ -152,6 +152,8 @@ class OrderingMixin:
             else:
                 break
         label = self.code(base)
+        if isinstance(base, cst.Name) and base.value in self.scalar_names:
+            return None  # a parameter the code types as a scalar or a group: never a buffer
         if isinstance(value, Buffer) and value.site:
             return Access(("b", value.site, region), label, write, space)
         if isinstance(value, Buffer) and value.param:
@@ -162,6 +164,10 @@ class OrderingMixin:
                 return Access(("n", base.value, region), label, write, space)
             if isinstance(base, cst.Attribute) and label.startswith("self.") and label.count(".") == 1:
                 return Access(("n", label, region), label, write, space)
+            root, _, path = label.partition(".")
+            if isinstance(base, cst.Attribute) and root in self.params and path.isidentifier():
+                # `param.grad`, `p.data`: part of what the caller passed (made before entry).
+                return Access(("n", root, region or f".{path}"), label, write, space)
         return None
 
     def slot(self, index: cst.BaseExpression) -> str:
@@ -248,9 +254,9 @@ class OrderingMixin:
             if not (isinstance(item, Buffer) and item.site and item.mem is Mem.DEVICE):
                 continue
             for ev in hb.pending_writes(("b", item.site, "")):
-                if ev.stream in (HOST, LEGACY) or ev.stream in handles or ev.param or ev.label.split(".")[0] in self.params:
+                if ev.stream in (HOST, self.entry_key) or ev.stream in handles or ev.param or ev.label.split(".")[0] in self.params:
                     continue  # a stream the caller passed in: the caller can wait on it
-                if hb.ordered(LEGACY, ev) or hb.ordered(HOST, ev) or hb.blocking.get(ev.stream) is not False:
+                if hb.ordered(self.entry_key, ev) or hb.ordered(HOST, ev) or hb.blocking.get(ev.stream) is not False:
                     continue  # (the caller's legacy-stream work waits for a blocking stream)
                 at = self.first_reads.get(item.label, node)
                 hazard = Hazard(RAW, at, ev.node, item.label or "the returned value", ev.label,
@@ -268,7 +274,7 @@ class OrderingMixin:
         if not item.label.startswith("self."):
             return  # a result made for this call: the stream's next work is the caller's to order
         made = self.state.hb.allocs.get(("b", item.site, ""))
-        if made is None or made.stream in (HOST, LEGACY) or LEGACY in made.recorded or made.stream in handles:
+        if made is None or made.stream in (HOST, self.entry_key) or self.entry_key in made.recorded or made.stream in handles:
             return
         if made.stream_label.split(".")[0] in self.params or item.framework != "torch":
             return

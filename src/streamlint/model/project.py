@@ -23,7 +23,7 @@ from streamlint.nesting import nesting_problem
 if TYPE_CHECKING:
     from streamlint.model.analysis import FileAnalyzer
 
-MAX_DEPTH = 1  # the checked file's direct imports (their own imports stay unknown)
+MAX_DEPTH = 3  # imports of imports, three modules away at most (beyond: unknown)
 MAX_BYTES = 2_000_000
 # The LRU's bounds. A summarised module costs about 35x its source in memory (its tree).
 MAX_CACHED_MODULES = 128

@@ -59,8 +59,13 @@ def legacy_stream(framework: str) -> Stream:
     return Stream(framework, StreamKind.LEGACY, None, "the legacy default stream", site=-1)
 
 
-def ambient_stream(framework: str) -> Stream:
-    return Stream(framework, StreamKind.AMBIENT, None, "the current stream", site=-2)
+# The current stream at entry, tracked apart from the legacy default stream (PyTorch-only
+# code, where the caller's current stream may be a side stream or a capture stream).
+OWN_AMBIENT_SITE = -4
+
+
+def ambient_stream(framework: str, own_key: bool = False) -> Stream:
+    return Stream(framework, StreamKind.AMBIENT, None, "the current stream", site=OWN_AMBIENT_SITE if own_key else -2)
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,7 @@ class Buffer:
     # A parameter whose kind the code's evidence tells (annotation, usage, default):
     # its accesses stay keyed by the parameter's name, so call sites map them to arguments.
     param: str = ""
+    opaque: bool = field(default=False, compare=False)  # made by a call we cannot see
 
     def with_label(self, label: str) -> "Buffer":
         return replace(self, label=label) if label and not self.label else self
@@ -192,8 +198,8 @@ def join(a: Value, b: Value) -> Value:
     if a == b:
         return a
     for x, y in ((a, b), (b, a)):
-        if isinstance(x, Buffer) and isinstance(y, Const) and y.value is None:
-            return x
+        if isinstance(x, (Buffer, StreamContext, Stream, Event)) and isinstance(y, Const) and y.value is None:
+            return x  # (`ctx = torch.cuda.stream(s) if overlap else nullcontext()`: the stream's path)
     if isinstance(a, Buffer) and isinstance(b, Buffer) and a.framework == b.framework and a.mem == b.mem:
         return replace(a, site=a.site if a.site == b.site else 0, bound_stream=None if a.bound_stream != b.bound_stream else a.bound_stream)
     if isinstance(a, Stream) and isinstance(b, Stream) and a.framework == b.framework and a.kind == b.kind:

@@ -34,7 +34,9 @@ _BUILTIN_SYNCS = frozenset({"print", "float", "int", "bool", "str", "repr", "com
 # Storing a stream or event into a container keeps it for later: creating one per
 # item (one event per submodule, streams appended at set-up) is not a hot-path smell.
 _CONTAINER_STORES = frozenset({"append", "add", "insert", "extend", "put", "put_nowait", "appendleft", "setdefault"})
-_UNKNOWN_STREAM_METHODS = frozenset({"synchronize", "sync", "wait_stream", "wait_event"})
+# `.wait()` on a handle we cannot see (an async collective's Work, an event): the current
+# stream waits for it, and an unseen handle is taken to order everything (stay silent).
+_UNKNOWN_STREAM_METHODS = frozenset({"synchronize", "sync", "wait_stream", "wait_event", "wait"})
 _OPERATOR_LABELS = {cst.BinaryOperation: "arithmetic", cst.Comparison: "a comparison",
                     cst.UnaryOperation: "arithmetic", cst.AugAssign: "in-place arithmetic"}
 # Host timers: a loop that reads one is a measurement harness; its syncs end timed regions.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from streamlint.fixes.idioms import WAIT_LINES
 from streamlint.model.analysis import FileAnalysis
 from streamlint.model.hazards import HazardKind
@@ -21,8 +23,18 @@ def inside(analysis: FileAnalysis, helper) -> str:
     home = helper.home if isinstance(helper.home, FileAnalysis) else analysis
     where = f"line {home.line_of(helper.node)}"
     if home is not analysis and home.path:
-        where += f" of {home.path}"
+        where += f" of {_relative(home.path, analysis.path)}"
     return f" inside `{helper.name}()` (`{helper.api}` at {where})"
+
+
+def _relative(path: str, beside: str) -> str:
+    """Another module's path as seen from the checked file's directory (`pkg/ops.py`)."""
+    if not beside:
+        return path
+    try:
+        return os.path.relpath(path, os.path.dirname(os.path.abspath(beside)))
+    except ValueError:  # another drive
+        return path
 
 
 def blocking_copy_in_region(record: FunctionRecord, op: GpuOp) -> bool:
@@ -31,7 +43,11 @@ def blocking_copy_in_region(record: FunctionRecord, op: GpuOp) -> bool:
         return False
     if op.kind not in (OpKind.COPY_H2D, OpKind.COPY_D2H, OpKind.COPY, OpKind.COPY_D2D):
         return False
-    blocking_copy = op.sync_api or (op.framework == "cupy" and op.kind is OpKind.COPY_D2H and op.on_explicit_stream)
+    # A blocking read-back inside a stream context drains that stream (CuPy's `get()`,
+    # PyTorch's `.cpu()`): other streams' work queued after it cannot overlap it.
+    blocking_copy = op.sync_api or (
+        op.framework in ("cupy", "torch") and op.kind is OpKind.COPY_D2H and op.on_explicit_stream
+    )
     return blocking_copy and bool(overlappable_after(record, op))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from streamlint.model.ops import OpKind
+from streamlint.model.purpose import sync_purpose
 from streamlint.model.queries import between_stream_work, in_hot_path, in_timed_loop
 from streamlint.rules._shared import via_helper
 from streamlint.rules.base import Finding, Rule
@@ -20,7 +21,19 @@ class DeviceSynchronize(Rule):
     - cuda-python: `cudaDeviceSynchronize()`
 
     One synchronization before any stream work, or at the end after the
-    pipeline, is fine and not flagged.
+    pipeline, is fine and not flagged. Nor is one whose neighbours show what it is
+    for (decided from the code's shape, never from file names):
+    - a test's assertion follows it (`assert`, `torch.testing.assert_close`,
+      `np.testing.assert_*`, `self.assert*`);
+    - it bounds a timed or measured region: a host timer, `elapsed_time`, or a
+      memory statistic (`torch.cuda.max_memory_allocated()`, `memory_stats()`,
+      `reset_peak_memory_stats()`, CuPy's pool `used_bytes()`) stands next to
+      it, or the loop reads a host timer (a benchmark);
+    - a CUDA-graph capture follows it (`with torch.cuda.graph(g):`,
+      `g.capture_begin()`, `stream.begin_capture()`), also from inside the
+      warm-up loop just before the capture.
+    Stream waits and other synchronizations between the sync and what follows
+    are looked past.
 
     ## Why is this bad?
     A device-wide synchronization blocks the host until *every* stream of the
@@ -96,9 +109,12 @@ class DeviceSynchronize(Rule):
       side effect (`torch.cuda.empty_cache()`, entering `torch.cuda.graph(...)`,
       `cudaFree`) are not this rule.
     - Synchronizations inside functions of other modules are not seen.
+    - Only the statements right after the synchronization (up to three, past
+      other waits) are read for an assertion, a measurement or a capture; a sync
+      whose purpose lies further away is still reported.
     - Whether a synchronization is really needed (for example before host code
-      reads memory written by a kernel) cannot be decided statically; where a
-      device-wide one is intended, suppress the finding on that line.
+      reads memory written by a kernel) cannot always be decided statically;
+      where a device-wide one is intended, suppress the finding on that line.
 
     ## References
     - CUDA Runtime API: `cudaDeviceSynchronize`, `cudaStreamWaitEvent`,
@@ -126,9 +142,12 @@ class DeviceSynchronize(Rule):
                 if not (before and after):
                     continue
                 where = "between stream work"
+            purpose = sync_purpose(analysis, record, op)
+            if purpose is not None and purpose.needed:
+                continue  # before an assertion, a timer or memory statistic, a graph capture
             yield Finding(
                 op.node,
-                f"`{op.api}` waits for every stream on the device{via_helper(analysis, op)} {where}; "
-                f"wait only for what is needed (`s.synchronize()`, an event, or `wait_stream`/`wait_event` "
-                f"to order streams on the device)",
+                f"`{op.api}` waits for every stream on the device{via_helper(analysis, op)} {where}",
+                help="wait only for what is needed: `s.synchronize()`, an event, or "
+                     "`wait_stream`/`wait_event` to order streams on the device",
             )

@@ -7,14 +7,19 @@ import libcst as cst
 from streamlint.fixes.edits import FixBuilder, append_arg, make_fix, with_keyword
 from streamlint.fixes.idioms import region_stream
 from streamlint.fixes.model import Applicability
+from streamlint.model.ops import OpKind
+from streamlint.model.purpose import sync_purpose
 from streamlint.model.queries import streams_named
 from streamlint.rules._shared import blocking_copy_in_region, overlappable_after, via_helper
 from streamlint.rules.base import Finding, Rule
 
 _FIX = {
     "numba": "pass `stream=` so the copy is queued on a stream",
-    "cupy": "use `blocking=False` with a pinned `out=` and synchronize once after the pipeline",
+    "cupy": "read back without waiting: `x.get(stream=s, out=pinned, blocking=False)` into a "
+            "`cupyx.empty_pinned` buffer, then synchronize once before the host uses it",
     "cuda-python": "use the `...Async` copy on a stream",
+    "torch": "read back without waiting: `pinned.copy_(x, non_blocking=True)` into a `pin_memory=True` "
+             "buffer, then synchronize the stream (or an event) once before the host uses it",
 }
 
 
@@ -29,6 +34,8 @@ class BlockingCopyInStreamRegion(Rule):
       without `stream=` (and `d` not bound to a stream).
     - CuPy: `cp.asnumpy(x)` / `x.get()` with the default `blocking=True` inside a
       stream context (`with s:`).
+    - PyTorch: `.cpu()` / `.to("cpu")` of a CUDA tensor without
+      `non_blocking=True` inside `with torch.cuda.stream(s):`.
     - cuda-python: `cudaMemcpy`, `cuMemcpyHtoD`, `cuMemcpyDtoH`.
 
     It is also reported at the call site of a function of the same module that
@@ -36,7 +43,18 @@ class BlockingCopyInStreamRegion(Rule):
 
     The final read-out after the pipeline is fine, and so is a copy that a host
     synchronization separates from the later stream work (nothing could have
-    overlapped it).
+    overlapped it), and a device-to-host read whose value the host needs at
+    once: it decides the control flow (`if res < tol: break`), the shape of the
+    next arrays (`n = int(count.get())` then `cp.empty(n)`), or an assertion.
+
+    **One stream or several.** This rule is about stream/stream overlap: it
+    reports a blocking copy only when work on *another* stream (or on a stream
+    it cannot tell apart) is queued after it. A blocking copy in a loop that uses
+    one stream costs host/GPU overlap instead (the host waits every iteration
+    and cannot queue the next one's work); SL502 reports that case in a hot
+    path. One call never gets both. (Numba's and cuda-python's synchronous
+    copies run on the legacy default stream, so explicit-stream work after them
+    is on another stream: SL202.)
 
     ## Why is this bad?
     The host waits inside the call, so it cannot queue the work that should have
@@ -203,6 +221,10 @@ class BlockingCopyInStreamRegion(Rule):
         for record, op in analysis.all_ops(helpers=True):
             if not blocking_copy_in_region(record, op):
                 continue
+            if op.kind is OpKind.COPY_D2H and op.helper is None:
+                purpose = sync_purpose(analysis, record, op)
+                if purpose is not None and purpose.needed:
+                    continue  # the host needs the data now (a loop exit, a shape, an assertion)
             after = overlappable_after(record, op)
             if op.stream is not None and op.stream.explicit:
                 blocks = f"blocks the host until `{op.stream.label}` has drained"
@@ -211,8 +233,9 @@ class BlockingCopyInStreamRegion(Rule):
             yield Finding(
                 op.node,
                 f"`{op.api}`{via_helper(analysis, op)} {blocks}, so the work queued after it on "
-                f"{streams_named(after)} cannot overlap it; {_FIX.get(op.framework, 'use the asynchronous form')}",
+                f"{streams_named(after)} cannot overlap it",
                 fix=_fix(builder, record, op),
+                help=_FIX.get(op.framework, "use the asynchronous form on the stream"),
             )
 
 

@@ -141,6 +141,14 @@ class CrossStreamReadAfterWrite(Rule):
         builder = FixBuilder(analysis)
         for record, h in hazards(analysis, self.code):
             at = analysis.line_of(h.node)
+            if h.waits_on_default:
+                yield Finding(
+                    h.node,
+                    f"{named(h.second)} waits on the default stream here, but `{h.buffer}` is produced on the "
+                    f"current stream, which is another stream under a caller's side stream or a CUDA graph; "
+                    f"wait on `torch.cuda.current_stream()` instead",
+                )
+                continue
             if h.param:
                 origin = f"`{h.buffer}` is produced on the caller's current stream (a parameter)"
             else:

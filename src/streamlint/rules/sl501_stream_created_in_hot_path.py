@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import libcst as cst
 
 from streamlint.fixes.edits import FixBuilder, binding_pattern, make_fix
 from streamlint.fixes.idioms import fresh_name
-from streamlint.fixes.model import Applicability
+from streamlint.fixes.model import Applicability, Edit
 from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, OpKind
+from streamlint.model.purpose import parents_of
 from streamlint.rules.base import Finding, Rule
 
 _CREATIONS = (OpKind.STREAM_CREATE, OpKind.EVENT_CREATE)
@@ -37,6 +39,10 @@ class StreamCreatedInHotPath(Rule):
 
     A comprehension that builds a set of streams or events once at set-up
     (`streams = [torch.cuda.Stream() for _ in range(4)]`) is not a hot path.
+
+    The creations of one iteration (or of one `forward` call) are one problem:
+    a loop that creates four timing events yields one finding, at the first,
+    naming all of them. Creations in an outer and an inner loop are two.
 
     ## Why is this bad?
     Streams and events are long-lived resources; what they cost or do when made
@@ -136,7 +142,8 @@ class StreamCreatedInHotPath(Rule):
     For `s = Stream(...)` in a loop, the fix moves the line before the outermost
     loop when its arguments do not change in the loop; in `forward`, it creates the
     stream in `__init__` as `self._s` (when `__init__` exists and the arguments name
-    no variables) and uses the attribute. It is **unsafe**: every iteration or call
+    no variables) and uses the attribute. A finding that names several streams gets
+    one fix for all of them, or none when one of them cannot be moved. It is **unsafe**: every iteration or call
     then queues on one stream, so their work is ordered where it was not, and a
     stream made in `__init__` belongs to the device current at construction.
     Events get no fix (one event per item is often intended).
@@ -163,6 +170,8 @@ class StreamCreatedInHotPath(Rule):
 
     def check(self, analysis):
         builder = FixBuilder(analysis)
+        # One finding per loop (or `forward`) and body: the creations of one iteration are one problem.
+        groups: dict[tuple, list] = {}
         for record, op in analysis.all_ops():
             if op.kind not in _CREATIONS or op.in_comprehension:
                 continue
@@ -176,14 +185,74 @@ class StreamCreatedInHotPath(Rule):
                 where = "on every iteration of a loop that queues GPU work"
             else:
                 continue
-            thing = "stream" if op.kind is OpKind.STREAM_CREATE else "event"
+            key = (id(record), op.in_forward or op.loops[-1:])
+            groups.setdefault(key, []).append((record, op, where))
+        for members in groups.values():
+            record, op, where = members[0]
+            ops = [m[1] for m in members]
+            streams = [o for o in ops if o.kind is OpKind.STREAM_CREATE]
+            events = [o for o in ops if o.kind is OpKind.EVENT_CREATE]
+            if len(ops) == 1:
+                thing = "stream" if streams else "event"
+                yield Finding(
+                    op.node,
+                    f"`{op.api}()` creates a{'n' if thing == 'event' else ''} {thing} {where}",
+                    fix=_fix(builder, record, op) if streams else None,
+                    help=f"{_EVENT_WHY if events else _WHY.get(op.framework, 'creation is not free')}; "
+                         f"create it once (before the loop or in `__init__`) and reuse it",
+                )
+                continue
+            counted = " and ".join(
+                (f"{len(group)} {kind}s" if len(group) > 1 else f"a{'n' if kind == 'event' else ''} {kind}")
+                for group, kind in ((streams, "stream"), (events, "event")) if group
+            )
+            apis = ", ".join(dict.fromkeys(f"`{o.api}()`" for o in ops))
             yield Finding(
                 op.node,
-                f"`{op.api}()` creates a{'n' if thing == 'event' else ''} {thing} {where}: "
-                f"{_EVENT_WHY if thing == 'event' else _WHY.get(op.framework, 'creation is not free')}; "
-                f"create it once (before the loop or in `__init__`) and reuse it",
-                fix=_fix(builder, record, op) if thing == "stream" else None,
+                f"{apis} create{'s' if ', ' not in apis else ''} {counted} ({_names(analysis, ops)}) {where}",
+                fix=_group_fix([_fix(builder, record, o) for o in streams]) if streams else None,
+                help=f"{_WHY.get(op.framework, 'creation is not free') if streams else _EVENT_WHY}; "
+                     f"create them once (before the loop or in `__init__`) and reuse them",
             )
+
+
+def _group_fix(fixes):
+    """The streams' fixes as one (all or none); insertions at one point are joined in order."""
+    if not fixes or any(f is None for f in fixes):
+        return None
+    if len(fixes) == 1:
+        return fixes[0]
+    merged: dict[tuple, Edit] = {}
+    for fix in fixes:
+        for edit in fix.edits:
+            key = (edit.row, edit.column, edit.end_row, edit.end_column)
+            old = merged.get(key)
+            if old is not None and edit.row == edit.end_row and edit.column == edit.end_column:
+                merged[key] = replace(old, content=old.content + edit.content)
+            elif old is not None:
+                return None  # two edits of one range: cannot combine
+            else:
+                merged[key] = edit
+    first = fixes[0].message.replace("the stream", "the streams")
+    return make_fix(first.split(" as `")[0], Applicability.UNSAFE, list(merged.values()))
+
+
+def _names(analysis, ops) -> str:
+    """`start`, `end`: the names the creations were bound to (`err, s = cudaStreamCreate()`
+    names `s`), else the calls."""
+    parents = parents_of(analysis)
+    names = []
+    for op in ops:
+        label = getattr(op.result, "label", "")
+        if not label:
+            assign = parents.get(id(op.node))
+            if isinstance(assign, cst.Assign) and len(assign.targets) == 1:
+                target = assign.targets[0].target
+                elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+                kept = [analysis.code(e) for e in elements if not (isinstance(e, cst.Name) and e.value in ("err", "_", "status"))]
+                label = kept[-1] if kept else ""
+        names.append(f"`{label or op.api + '()'}`")
+    return ", ".join(dict.fromkeys(names))
 
 
 def _fix(builder: FixBuilder, record, op):
@@ -231,17 +300,17 @@ def _into_init(builder: FixBuilder, record, statement, call, target: str):
     )
 
 
-def _names(builder: FixBuilder, node) -> set[str]:
+def _names_in(builder: FixBuilder, node) -> set[str]:
     return set(re.findall(r"(?<![.\w])[A-Za-z_]\w*", builder.code(node)))
 
 
 def _uses_any_name(builder: FixBuilder, call: cst.Call) -> bool:
     """Arguments that name variables (module-level constants aside, `Stream(device=d)`)."""
-    return any(_names(builder, arg.value) for arg in call.args)
+    return any(_names_in(builder, arg.value) for arg in call.args)
 
 
 def _uses_names_bound_in(builder: FixBuilder, call: cst.Call, loop) -> bool:
-    used = set().union(*(_names(builder, arg.value) for arg in call.args)) if call.args else set()
+    used = set().union(*(_names_in(builder, arg.value) for arg in call.args)) if call.args else set()
     if not used:
         return False
     text = builder.code(loop)

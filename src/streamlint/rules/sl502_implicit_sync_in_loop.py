@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from streamlint.model.ops import OpKind
+from streamlint.model.purpose import Purpose, sync_purpose
 from streamlint.model.queries import in_hot_path
 from streamlint.model.values import Buffer, Mem
 from streamlint.rules._shared import blocking_copy_in_region
@@ -13,8 +16,8 @@ class ImplicitSyncInLoop(Rule):
     """
     ## What it does
     Flags an operation that implicitly copies GPU data to the host and waits for
-    it, in a hot path (a loop body, or the `forward` method of an `nn.Module`
-    subclass):
+    it, in a hot path (a loop body that queues GPU work, or the `forward` method
+    of an `nn.Module` subclass):
     - PyTorch, on a CUDA tensor: `.item()`, `.tolist()`, `.cpu()`,
       `.numpy(force=True)`, `.to("cpu")` without `non_blocking=True`,
       `print()` of the tensor, and its truth value (`if t:`, `bool(t)`,
@@ -22,8 +25,37 @@ class ImplicitSyncInLoop(Rule):
     - CuPy, on a CuPy array: `.get()`, `cp.asnumpy()`, `float(x)`, `int(x)`,
       `x.item()`.
 
-    CPU tensors and NumPy arrays are never reported, nor is a call that SL202
-    already reports.
+    It stays silent where the code's shape shows that the host needs the value
+    now, so that the wait is the price of the logic rather than a stall:
+    - the value decides the control flow: a `while` test (`while err > tol:`),
+      an `if` that leaves the loop or the function or queues other work
+      (`if cp.all(new == old): break`), a `for` iterable, a `range()` bound;
+    - it decides the shape of the next arrays (`n = int(mask.sum())` then
+      `torch.empty(n)`, a slice bound, `view`/`reshape` arguments);
+    - an assertion checks it (`assert`, `np.testing.assert_*`,
+      `torch.testing.assert_close`, `self.assert*`);
+    - it ends a timed or measured region (a host timer, `elapsed_time`,
+      `torch.cuda.max_memory_allocated()`, `memory_stats()`, CuPy's pool
+      `used_bytes()` right next to it), or precedes a CUDA-graph capture.
+
+    The value is followed through assignments (`res = float(diff)` then
+    `if res < tol: break`). The advice fits what the value feeds: a branch that
+    only picks between values gets `torch.where` / `cp.where`; a branch that
+    only raises or logs gets "check every N steps"; an array read back in a
+    loop that is fed chunk by chunk and keeps each result (stored, appended,
+    yielded) is a streaming pipeline's output, where reading once after the loop
+    is no option: it gets the non-blocking read-back into pinned buffers.
+
+    CPU tensors and NumPy arrays are never reported, nor are comparisons of
+    Python ints taken from arrays (`a.data.ptr == b.data.ptr`,
+    `x.shape[0] == n`, `t.numel()`).
+
+    **One stream or several.** A blocking copy in a loop that uses one stream
+    costs host/GPU overlap: the host waits for the stream every iteration and
+    cannot queue the next iteration's work while the GPU runs. SL502 reports
+    that. When work on *another* stream is queued after the copy, the copy also
+    keeps the streams from overlapping; SL202 reports it then, and SL502 does not
+    report the same call again.
 
     ## Why is this bad?
     Each of these reads device memory on the host, so the host must wait until
@@ -35,7 +67,7 @@ class ImplicitSyncInLoop(Rule):
     These operations are also illegal during CUDA graph capture.
 
     Keep the values on the device and read them once, after the loop, or at a
-    coarser interval.
+    coarser interval; or, for a pipeline's output, read back without blocking.
 
     ## Example
     ```python
@@ -78,17 +110,22 @@ class ImplicitSyncInLoop(Rule):
             history[step] = loss.detach()
         return history.tolist()  # one transfer, one wait
     ```
+    The chunks stream through the GPU, so their results are the output: read
+    each one back without blocking, into pinned memory, and wait once.
     ```python
     import cupy as cp
+    import cupyx
 
-    spectra = []
-    for chunk in chunks:
-        spectra.append(cp.fft.fft(cp.asarray(chunk)))
-    results = cp.asnumpy(cp.stack(spectra))  # one transfer, one wait
+    stream = cp.cuda.Stream(non_blocking=True)
+    results = []
+    with stream:
+        for chunk in chunks:
+            spectrum = cp.fft.fft(cp.asarray(chunk))
+            out = cupyx.empty_pinned(spectrum.shape, dtype=spectrum.dtype)
+            spectrum.get(stream=stream, out=out, blocking=False)
+            results.append(out)
+    stream.synchronize()  # once, before the host reads `results`
     ```
-    Where a value really is needed on every iteration (a convergence test, an
-    early stop), the wait is the price of the logic; suppress the finding on
-    that line, or test only every N iterations.
 
     ## Fix safety
     There is no fix: removing a host synchronization means keeping the value on the
@@ -97,6 +134,8 @@ class ImplicitSyncInLoop(Rule):
     ## Known limits
     - Only values known to be CUDA tensors or CuPy arrays are reported; values
       returned by unknown calls or received as parameters stay silent.
+    - Whether a value is needed is decided from the body it is read in: a value
+      returned to a caller that branches on it is still reported.
     - Other implicitly synchronizing operations, such as boolean-mask indexing
       and `nonzero()`, are not reported by this rule (`torch.equal` on CUDA
       tensors is, since it ends in `.item()`).
@@ -107,7 +146,7 @@ class ImplicitSyncInLoop(Rule):
     - PyTorch: `torch.cuda.set_sync_debug_mode` (runtime detection of
       synchronizing operations).
     - CuPy: `cupy.ndarray.get`, `cupy.asnumpy` (blocking by default since v13,
-      cupy/cupy#7938).
+      cupy/cupy#7938; `blocking=False` needs a pinned `out`, cupy/cupy#1692).
     - pytorch/pytorch#87794 (synchronization during graph capture).
     - [API facts](../api-facts.md) (the fact base behind the tables in `src/streamlint/model/api/`): §2.4 *Kernels and implicitly synchronizing
       operations*, §4.4 *Implicitly synchronizing ops*, §8 items 11-12.
@@ -128,13 +167,62 @@ class ImplicitSyncInLoop(Rule):
                 and isinstance(op.receiver, Buffer) and op.receiver.mem is Mem.DEVICE
             ) or (op.kind is OpKind.COPY_D2H and op.framework == "cupy" and op.host_blocking is True):
                 if blocking_copy_in_region(record, op):
-                    continue  # SL202 reports this call
+                    continue  # SL202 reports this call (other streams' work could overlap it)
                 what = f"`{op.api}`"
             else:
                 continue
+            purpose = sync_purpose(analysis, record, op)
+            if purpose is not None and purpose.needed:
+                continue  # the host needs the value: control flow, a shape, a test, a measurement
             where = "call of `forward`" if op.in_forward and not op.loops else "iteration"
-            yield Finding(
-                op.node,
-                f"{what} copies GPU data to the host and waits for the stream on every {where}; "
-                f"keep the value on the device and read it once after the loop (or every N steps)",
-            )
+            if purpose is Purpose.SELECTION:
+                yield Finding(
+                    op.node,
+                    f"{what} waits for the stream on every {where} only to choose between values",
+                    help=f"select on the device: `{_WHERE[op.framework]}(cond, a, b)`",
+                )
+            elif purpose is Purpose.CHECK:
+                yield Finding(
+                    op.node,
+                    f"{what} waits for the stream on every {where} only for a check or a log line",
+                    help="check every N steps, or keep the values on the device and inspect them once after the loop",
+                )
+            elif purpose is Purpose.OUTPUT:
+                yield Finding(
+                    op.node,
+                    f"{what} waits for the stream on every {where} of this streaming loop, "
+                    f"so the next chunk's work cannot overlap the read-back",
+                    help=_STREAM_OUT[op.framework].replace("x.", f"{_operand(analysis, op)}.", 1)
+                    .replace("(x,", f"({_operand(analysis, op)},"),
+                )
+            else:
+                yield Finding(
+                    op.node,
+                    f"{what} copies GPU data to the host and waits for the stream on every {where}",
+                    help="keep the value on the device and read it once after the loop (or every N steps)",
+                )
+
+
+def _operand(analysis, op) -> str:
+    """The array read back, as spelled (`r` of `r.get()` or `cp.asnumpy(r)`)."""
+    node = op.node
+    if isinstance(node, cst.Call):
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("get", "cpu", "to", "numpy"):
+            text = analysis.code(node.func.value)
+        elif node.args:
+            text = analysis.code(node.args[0].value)
+        else:
+            text = ""
+        if text and len(text) <= 30 and "\n" not in text:
+            return text
+    return "x"
+
+
+_WHERE = {"torch": "torch.where", "cupy": "cp.where"}
+# A streaming pipeline's read-back: keep it per iteration, but without the wait.
+_STREAM_OUT = {
+    "cupy": "read back without waiting: `x.get(stream=s, out=pinned[i], blocking=False)` into "
+            "`cupyx.empty_pinned` buffers, then one `s.synchronize()` before the host uses them",
+    "torch": "read back without waiting: `pinned[i].copy_(x, non_blocking=True)` into "
+             "`pin_memory=True` buffers, then one stream or event `synchronize()` before the host uses them",
+}

@@ -149,6 +149,8 @@ def _add_comment(found: Suppressions, comment: str, start: tuple[int, int], lead
         # A bare noqa suppresses everything, as in flake8 and ruff.
         _merge_line(found, row, frozenset(c.selector for c in codes) if codes else None)
         bare = _CODES_WITHOUT_COLON.match(comment, match.end()) if match.group("codes") is None else None
+        if bare is not None and not bare.group("codes").upper().startswith("SL"):
+            bare = None  # `# noqa E501`: another tool's flake8-style comment, not ours to judge
         if bare is not None:  # the codes' span, for the report that asks for a colon
             start, end = col + bare.start("codes"), col + bare.end("codes")
             directive = replace(

@@ -43,6 +43,8 @@ FUNCTIONS: dict[str, Fact] = {
     "torch.allclose": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
     "torch.is_nonzero": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
     "torch.cuda.graph": Fact(None, F, result="capture"),
+    # A context that does nothing (the other arm of `stream(s) if overlap else nullcontext()`).
+    "contextlib.nullcontext": Fact(None, F, result="none"),
 }
 
 # torch.<creator>(..., device=, pin_memory=): device from the keywords, CPU otherwise.
@@ -133,3 +135,15 @@ COLLECTIVES: dict[str, tuple[int, ...]] = {
     _D + "all_to_all": (0,), _D + "all_to_all_single": (0,), _D + "gather": (1,), _D + "scatter": (0,),
     _D + "recv": (0,), _D + "irecv": (0,), _D + "send": (), _D + "isend": (),
 }
+
+# Keyword arguments that are never tensors, whatever callable they are given to.
+NON_TENSOR_KEYWORDS = frozenset({
+    "non_blocking", "device", "dtype", "dim", "keepdim", "memory_format", "copy", "group", "async_op",
+    "op", "layout", "requires_grad", "pin_memory", "inplace", "training", "p", "eps", "stream", "src", "dst",
+})
+# Annotations of parameters that are never GPU buffers.
+SCALAR_ANNOTATIONS = frozenset({
+    "int", "float", "bool", "str", "bytes", "torch.dtype", "torch.device", "ProcessGroup",
+    "dist.ProcessGroup", "torch.distributed.ProcessGroup", "Optional[int]", "Optional[bool]",
+    "Optional[float]", "Optional[str]", "int | None", "bool | None", "float | None", "str | None",
+})

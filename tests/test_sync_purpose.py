@@ -1,0 +1,72 @@
+"""model.purpose: what a host synchronization feeds, decided from the code's shape."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from streamlint.checker import analyze
+from streamlint.model.ops import OpKind
+from streamlint.model.purpose import Purpose, sync_purpose
+
+_SYNCS = (OpKind.IMPLICIT_SYNC, OpKind.COPY_D2H, OpKind.DEVICE_SYNC)
+
+
+def purposes(body: str) -> list:
+    source = "import time\nimport cupy as cp\nimport numpy as np\nimport torch\n\n\ndef f(model, xs, n, tol):\n"
+    source += textwrap.indent(textwrap.dedent(body), "    ")
+    analysis = analyze(source)
+    record = next(r for r in analysis.functions if r.name == "f")
+    return [sync_purpose(analysis, record, op) for op in record.ops if op.kind in _SYNCS]
+
+
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        ("err = cp.ones(())\nwhile err > tol:\n    err = err * 0.5\n", Purpose.CONTROL),
+        ("a = cp.zeros(3)\nfor _ in range(n):\n    b = a * 2\n    if cp.all(a == b):\n        break\n    a = b\n",
+         Purpose.CONTROL),
+        ("a = cp.zeros(3)\nfor _ in range(n):\n    a = a * 2\n    res = float(a.max())\n    if res < tol:\n        break\n",
+         Purpose.CONTROL),
+        ("t = torch.zeros(3, device='cuda')\nfor _ in range(n):\n    k = int((t > 0).sum())\n    out = torch.empty(k, device='cuda')\n",
+         Purpose.SHAPE),
+        ("t = torch.zeros(3, device='cuda')\nfor _ in range(n):\n    k = t.sum().item()\n    y = t[:k]\n", Purpose.SHAPE),
+        ("t = torch.zeros(3, device='cuda')\nfor _ in range(n):\n    t = t + 1\n    assert t.sum().item() > 0\n",
+         Purpose.ASSERTION),
+        ("a = cp.zeros(3)\nfor _ in range(n):\n    a = a + 1\n    np.testing.assert_allclose(a.get(), 1)\n",
+         Purpose.ASSERTION),
+        ("t = torch.zeros(3, device='cuda')\nfor _ in range(n):\n    t = t * 2\n    torch.cuda.synchronize()\n"
+         "    peak = torch.cuda.max_memory_allocated()\n", Purpose.MEASUREMENT),
+        ("t = torch.zeros(3, device='cuda')\nfor _ in range(n):\n    t0 = time.perf_counter()\n    t = t * 2\n"
+         "    v = t.sum().item()\n    dt = time.perf_counter() - t0\n", Purpose.MEASUREMENT),
+        ("t = torch.zeros(3, device='cuda')\nfor _ in range(n):\n    t = t * 2\n    torch.cuda.synchronize()\n"
+         "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    t = t * 2\n", Purpose.CAPTURE),
+        ("t = torch.zeros(3, device='cuda')\nfor _ in range(n):\n    t = t * 2\n    if t.sum() > 0:\n        t = t * 0\n",
+         Purpose.SELECTION),
+        ("t = torch.zeros(3, device='cuda')\nfor _ in range(n):\n    t = t * 2\n    if torch.isnan(t).any():\n"
+         "        raise ValueError('nan')\n", Purpose.CHECK),
+        ("out = []\nfor x in xs:\n    d = cp.asarray(x)\n    out.append(cp.asnumpy(d * 2))\n", Purpose.OUTPUT),
+        ("t = torch.zeros(3, device='cuda')\nfor _ in range(n):\n    t = t * 2\n    v = t.sum().item()\n    print(v)\n", None),
+        ("t = torch.zeros(3, device='cuda')\nfor _ in range(n):\n    t = t * 2\n    v = t.sum().item()\n"
+         "    u = torch.full((3,), v, device='cuda')\n", None),
+    ],
+    ids=["while", "if-break", "via-name", "alloc", "slice", "assert", "np-testing", "memory", "timer",
+         "warmup-capture", "selection", "nan-raise", "stream-out", "plain", "fill-value"],
+)
+def test_purpose(body: str, expected) -> None:
+    found = purposes(body)
+    assert found, "no synchronization recorded"
+    assert found[-1] is expected
+
+
+def test_python_int_comparisons_read_no_gpu_memory() -> None:
+    body = ("a = cp.zeros(3)\nb = cp.zeros(3)\nt = torch.zeros(3, device='cuda')\n"
+            "ok = a.data.ptr == b.data.ptr\nok = t.shape[0] == n\nok = t.numel() != n\nok = t.size(0) < n\n"
+            "if a.data.ptr == b.data.ptr:\n    pass\n")
+    assert purposes(body) == []
+
+
+@pytest.mark.parametrize("purpose", list(Purpose))
+def test_needed_purposes(purpose: Purpose) -> None:
+    assert purpose.needed is (purpose not in (Purpose.SELECTION, Purpose.CHECK, Purpose.OUTPUT))
