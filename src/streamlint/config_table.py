@@ -9,12 +9,15 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from streamlint import selection
+from streamlint.model import declared
+from streamlint.model.declared import Model
 from streamlint.selection import SelectorError
 from streamlint.settings import Settings
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
 _SELECTOR_KEYS = ("select", "ignore", "extend-select")
-KNOWN_KEYS = (*_LIST_KEYS, "per-file-ignores", "respect-gitignore", "timeout", "cache-dir", "extend")
+KNOWN_KEYS = (*_LIST_KEYS, "per-file-ignores", "respect-gitignore", "timeout", "cache-dir", "extend", "model", "models",
+              "per-thread-default-stream")
 
 
 class ConfigError(Exception):
@@ -56,8 +59,34 @@ def settings_from_table(table: Mapping[str, Any], source: Path, where: str | Non
         if not isinstance(value, str) or not value.strip():
             raise ConfigError(f"{where}: cache-dir must be a path (a non-empty string)")
         values["cache_dir"] = root / os.path.expanduser(value)
+    if "model" in table or "models" in table:
+        values["models"] = _models(table, root, where)
+    if "per-thread-default-stream" in table:
+        what = f"{where}: per-thread-default-stream"
+        frameworks = _string_list(table["per-thread-default-stream"], what)
+        for name in frameworks:
+            if name not in declared.PER_THREAD_FRAMEWORKS:
+                raise ConfigError(f"{what}: expected frameworks among {', '.join(declared.PER_THREAD_FRAMEWORKS)}, "
+                                  f"got {name!r}")
+        values["per_thread_default_stream"] = frameworks
     config_file = source if source.is_file() else None
     return Settings(**values, root=root, config_file=config_file)
+
+
+def _models(table: Mapping[str, Any], root: Path, where: str) -> tuple[Model, ...]:
+    """Declared API models: the table's own `[[model]]` entries, then those of the files
+    that `models` names (relative to the config's directory)."""
+    try:
+        out = declared.parse_models(table["model"], f"{where}: model") if "model" in table else ()
+        if "models" in table:
+            for name in _string_list(table["models"], f"{where}: models"):
+                path = root / os.path.expanduser(name)
+                if not path.is_file():
+                    raise ConfigError(f"{where}: models names a missing file: {name}")
+                out += declared.load_file(path, f"{where}: models file {name}")
+    except declared.ModelError as err:
+        raise ConfigError(str(err)) from None
+    return out
 
 
 def parse_timeout(value: Any, what: str) -> float:

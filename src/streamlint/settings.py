@@ -17,6 +17,7 @@ import pathspec
 
 from streamlint import rules as registry
 from streamlint import selection
+from streamlint.model.declared import Model
 from streamlint.rules import Rule
 from streamlint.selection import RuleSelection
 
@@ -52,6 +53,12 @@ class Settings:
     config_file: Path | None = None
     # Later layers of rule selection (the command line's), applied over the config's.
     overrides: tuple[RuleSelection, ...] = ()
+    # Declared API models (`[[tool.streamlint.model]]` and the `models` files), checked;
+    # part of the cache key like every other setting (model/declared.py).
+    models: tuple[Model, ...] = ()
+    # Frameworks whose stream 0 is the per-thread default stream in this project
+    # (CUPY_CUDA_PER_THREAD_DEFAULT_STREAM and friends set outside the code).
+    per_thread_default_stream: tuple[str, ...] = ()
 
     @classmethod
     def default(cls) -> Settings:

@@ -46,7 +46,7 @@ def _source_stats(root: str, top_only: bool = False) -> list[str]:
             subdirs.clear()
         subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
         for name in sorted(files):
-            if name.endswith((".py", ".so", ".pyd", ".json")):
+            if name.endswith((".py", ".so", ".pyd", ".json", ".toml")):  # .toml: built-in models
                 try:
                     st = os.stat(os.path.join(directory, name))
                 except OSError:

@@ -70,6 +70,10 @@ def lint_text(
     if problem is not None:
         message, row, column = problem
         return [source_error(filename, message, row, column)]
+    # lazy: only a file that is analysed needs the models (and the model package).
+    from streamlint.model import declared
+
+    declared.use(settings.models, settings.per_thread_default_stream)  # the project's API models
     try:
         checked = [r for r in enabled if not r.meta]
         found = isolation.call_with_large_stack(

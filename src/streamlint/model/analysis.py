@@ -16,7 +16,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from streamlint.deadline import tick
 from streamlint.model import api, classes, evidence, project
-from streamlint.model.api import torch_api
+from streamlint.model.api import torch_api, torch_modules
 from streamlint.model.flow import Walker
 from streamlint.model.walk_common import LOCAL
 from streamlint.model.hazards import DEVICE, HOSTMEM, RAW, RELEASE, UNSURE
@@ -252,7 +252,7 @@ class FileAnalyzer:
         record = FunctionRecord(
             f"{cls.name}.{name}" if cls else name, function.node, kind,
             class_name=cls.name if cls else None,
-            is_forward=bool(cls and cls.torch_module and name == "forward"),
+            is_forward=bool(cls and cls.torch_module and name == "forward") or _optimizer_step(cls, name, self),
         )
         seed: dict[str, Value] = {p: UNKNOWN for p in function.params}
         seed.update(function.closure)
@@ -948,3 +948,11 @@ def _spell(node: cst.CSTNode, depth: int = 0) -> Optional[str]:
     if isinstance(node, cst.Integer):
         return node.value
     return None
+
+
+def _optimizer_step(cls, name: str, analyzer: "FileAnalyzer") -> bool:
+    """`step` of a class deriving from an optimizer runs once per training step: a hot
+    path, as `forward` is (api/torch_modules.py)."""
+    if cls is None or name not in torch_modules.OPTIMIZER_HOT_METHODS:
+        return False
+    return torch_modules.optimizer_base([analyzer.code(b.value) for b in cls.node.bases])

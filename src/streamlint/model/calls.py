@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from streamlint.model import api
-from streamlint.model.api import cuda_python, numpy_api, torch_api
+from streamlint.model import api, declared
+from streamlint.model.api import cuda_python, interop, numpy_api, torch_api, torch_modules
 from streamlint.model.api import cupy as cupy_api
 from streamlint.model.api.facts import (
     BLOCK_ALWAYS,
@@ -24,6 +24,7 @@ from streamlint.model.api.facts import (
     Fact,
 )
 from streamlint.model.hazards import ANY, DEVICE, HOSTMEM, UNSURE, Access
+from streamlint.model.library import LibraryMixin, Optimizer
 from streamlint.model.ops import (
     GpuOp,
     OpKind,
@@ -76,11 +77,13 @@ if TYPE_CHECKING:
 # Frameworks that keep a per-thread current stream.
 
 
-class CallsMixin:
+class CallsMixin(LibraryMixin):
     """Methods of Walker that evaluate calls."""
 
     def call(self, node: cst.Call, label: str = "") -> Value:
         func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "resize_" and self.storage_release(node):
+            return UNKNOWN
         if isinstance(func, cst.Attribute):
             receiver = self.eval_arg(func.value)  # the method decides what it reads
             method = func.attr.value
@@ -124,11 +127,12 @@ class CallsMixin:
         ):
             # (`opaque`: made by a call we cannot see; a predicate may return a bool instead)
             result = Buffer("torch", Mem.DEVICE, site=self.site(node), opaque=True)
-            accesses = self.accesses(self.tensor_pairs(args)) + self.result_access(result, node)
+            accesses = self.accesses(self.tensor_pairs(args)) + self.module_reads(node) + self.result_access(result, node)
             self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
                       reads=tuple(tensors), writes=(result,), accesses=accesses, result=result)
             return result
-        self.unseen_call_on_side_stream(node, args)
+        if not self.stream_given_call(node, args):
+            self.unseen_call_on_side_stream(node, args)
         return UNKNOWN
 
     def tensor_pairs(self, args: "Args") -> list[tuple]:
@@ -187,6 +191,7 @@ class CallsMixin:
             return Seq(element=Seq(items=(UNKNOWN, self.element_of(first))))
         if name == "zip":
             return Seq(element=Seq(items=tuple(self.element_of(args.values[id(e)]) for e in args.positional)))
+        self.stream_given_call(node, args)  # a function of no module we know, given a stream
         return UNKNOWN
 
     def builtin_sync(self, what: str, node: cst.CSTNode, value: Value, expr: Optional[cst.BaseExpression] = None) -> None:
@@ -203,11 +208,20 @@ class CallsMixin:
         if qualname == "numba.cuda.pinned":
             self.eval_args(node)
             return _Pinned(tuple(a.value.value for a in node.args if isinstance(a.value, cst.Name)))
-        namespace = api.NAMESPACE_RETURNS.get(qualname)
+        models = declared.active()
+        namespace = models.namespaces.get(qualname)
         if namespace is not None:
             self.eval_args(node)
             return QualRef(namespace)
-        fact = api.lookup(qualname)
+        fact = models.facts.get(qualname) or api.lookup(qualname)
+        if fact is None and qualname in models.classes:
+            self.eval_args(node)
+            return QualRef(qualname + "()")  # an instance of a class with declared methods
+        view = interop.VIEWS.get(qualname)
+        if view is not None:
+            return self.buffer_view(view, node, self.eval_args(node))
+        if self.optimizer_class(qualname):
+            return self.make_optimizer(node, self.eval_args(node))
         if fact is not None:
             return self.apply(fact, self.code(node.func), node, self.eval_args(node), label=label)
         if qualname.startswith(LOCAL):
@@ -219,6 +233,7 @@ class CallsMixin:
                 foreign = self.an.foreign(qualname)
                 if isinstance(foreign, LocalFunction):
                     return self.an.call_local(foreign, node, args, self)
+            self.stream_given_call(node, args)
             return UNKNOWN
         root = qualname.split(".", 1)[0]
         last = qualname.rsplit(".", 1)[-1]
@@ -231,9 +246,10 @@ class CallsMixin:
             return self.torch_function(qualname, node)
         if root == "numpy":
             return self.numpy_function(qualname, node)
-        self.eval_args(node)
+        args = self.eval_args(node)
         if api.framework_of(qualname) and qualname.rsplit(".", 1)[-1][:1].isupper():
             return QualRef(qualname + "()")  # an instance of a framework class
+        self.stream_given_call(node, args)
         return UNKNOWN
 
     # --- framework fallbacks for calls no table entry names
@@ -288,7 +304,9 @@ class CallsMixin:
         written = torch_api.COLLECTIVES.get(qualname)
         if written is not None:
             return self.collective(qualname, node, args, written)
-        if name in torch_api.NON_TENSOR_FUNCTIONS or not (qualname.startswith("torch.nn.functional.") or len(parts) == 2):
+        if len(parts) == 2 and name.startswith("_foreach_"):
+            return self.foreach(qualname, node, args)
+        if name in torch_api.NON_TENSOR_FUNCTIONS or not (self.torch_kernel_namespace(qualname) or len(parts) == 2):
             return UNKNOWN
         tensors = [v for v in args.all() if isinstance(v, Buffer) and v.framework == "torch"]
         for value in args.all():
@@ -358,6 +376,10 @@ class CallsMixin:
     def torch_creation(self, name: str, node: cst.Call, args: "Args", force_cuda: bool = False) -> Value:
         device = args.value(Arg(kw="device"))
         pinned = args.value(Arg(kw="pin_memory"))
+        if name in ("tensor", "as_tensor") and not force_cuda:
+            view = self.torch_view_creation(node, args)  # from device memory: a view or a copy
+            if view is not None:
+                return view
         if force_cuda or _is_cuda_target(device):
             result = Buffer("torch", Mem.DEVICE, site=self.site(node))
             kind = OpKind.ALLOC if name in torch_api.ALLOCATING_ONLY else OpKind.KERNEL
@@ -423,6 +445,8 @@ class CallsMixin:
             for value in args.all():
                 self.escape(value)
             return UNKNOWN
+        if isinstance(receiver, Optimizer):
+            return self.optimizer_method(receiver, method, node)
         if isinstance(receiver, Stream):
             if receiver.framework == "numba" and method == "auto_synchronize":
                 self.eval_args(node)
@@ -437,14 +461,14 @@ class CallsMixin:
         elif isinstance(receiver, Buffer):
             return self.buffer_method(receiver, method, node, label)
         elif isinstance(receiver, TorchModule):
-            self.eval_args(node)
-            return receiver if method in ("to", "cuda", "cpu", "eval", "train", "half", "float") else UNKNOWN
+            self.module_method(method, node, self.eval_args(node))
+            return receiver if method in torch_modules.MODULE_RETURNS_SELF else UNKNOWN
         elif isinstance(receiver, Instance):
             function = self.an.method_of(receiver.cls, method)
             if function is not None:
                 return self.an.call_local(function, node, self.eval_args(node), self)
-            if self.an.is_torch_module_class(receiver.cls) and method in ("to", "cuda", "eval", "train"):
-                self.eval_args(node)
+            if self.an.is_torch_module_class(receiver.cls) and method in torch_modules.MODULE_RETURNS_SELF:
+                self.module_method(method, node, self.eval_args(node))
                 return receiver
             # Not a method: an attribute holding something callable (`self.conv1(x)`).
             held = self.attribute(node.func) if isinstance(node.func, cst.Attribute) else UNKNOWN
@@ -503,7 +527,8 @@ class CallsMixin:
         if self.on_side_stream("torch") and self.an.torch_imported and method not in torch_api.NON_TENSOR_METHODS \
                 and method not in _CONTAINER_STORES and not method.startswith("__"):
             return self.opaque_method(method, node, args)
-        self.unseen_call_on_side_stream(node, args)
+        if not self.stream_given_call(node, args):
+            self.unseen_call_on_side_stream(node, args)
         return UNKNOWN
 
     def opaque_method(self, method: str, node: cst.Call, args: "Args") -> Value:
@@ -604,6 +629,9 @@ class CallsMixin:
             if method in ("copy", "astype", "flatten"):
                 return Buffer("numpy", Mem.PAGEABLE, site=self.site(node))
             return UNKNOWN
+        fact = api.ARRAY_METHODS.get(fw, {}).get(method)
+        if fact is not None:
+            return self.apply(fact, label_api, node, self.eval_args(node), receiver=receiver, label=label)
         self.eval_args(node)
         return UNKNOWN
 
@@ -702,7 +730,7 @@ class CallsMixin:
         tensors = tuple(v for v in args.all() if isinstance(v, Buffer) and v.framework == "torch")
         if any(t.mem is Mem.DEVICE for t in tensors) or (self.on_side_stream("torch") and args.positional and not tensors):
             result = Buffer("torch", Mem.DEVICE, site=self.site(node))
-            accesses = self.accesses(self.flat_pairs(args)) + self.result_access(result, node)
+            accesses = self.accesses(self.flat_pairs(args)) + self.module_reads(node) + self.result_access(result, node)
             self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
                       reads=tensors, writes=(result,), accesses=accesses, result=result)
             return result
@@ -710,7 +738,7 @@ class CallsMixin:
 
     def numba_launch(self, launch: Launch, node: cst.Call) -> Value:
         args = self.eval_args(node)
-        stream = launch.stream if isinstance(launch.stream, Stream) else legacy_stream("numba")
+        stream = launch.stream if isinstance(launch.stream, Stream) else self.default_stream("numba")
         values = tuple(args.values[id(e)] for e in args.positional)
         written = self.an.kernel_writes(launch.kernel)
         accesses: list[Access] = []
@@ -741,7 +769,7 @@ class CallsMixin:
         if isinstance(value, Stream):
             return value
         if expr is None or (isinstance(value, Const) and value.value in (0, None)):
-            return legacy_stream(framework)
+            return self.default_stream(framework)
         if isinstance(value, Seq) and isinstance(value.element, Stream):
             return value.element
         return self.param_stream(expr, framework)
@@ -754,10 +782,12 @@ class CallsMixin:
         stream: Optional[Stream] = None
         stream_given = fact.stream_arg is not None and args.has(fact.stream_arg)
         stream_value = args.value(fact.stream_arg) if fact.stream_arg else UNKNOWN
+        if isinstance(stream_value, _Capture):
+            return UNKNOWN  # cuda.core: launched into a GraphBuilder, recorded for later, not run now
         if fact.stream == STREAM_CURRENT and cur_fw:
             stream = self.state.current[cur_fw]
         elif fact.stream == STREAM_LEGACY:
-            stream = legacy_stream(fw)
+            stream = self.default_stream(fw)
         elif fact.stream == STREAM_SELF and isinstance(receiver, Stream):
             stream = receiver
         elif fact.stream == STREAM_ARG:
@@ -773,7 +803,7 @@ class CallsMixin:
             elif isinstance(receiver, Buffer) and receiver.bound_stream is not None:
                 stream = receiver.bound_stream
             elif isinstance(receiver, Buffer):
-                stream = legacy_stream(fw)
+                stream = self.default_stream(fw)
             else:
                 stream = None  # unknown receiver: its bound stream is unknown
 
@@ -814,8 +844,10 @@ class CallsMixin:
         if kind is OpKind.COPY_H2D and fw == "cupy" and fact.host is not None:
             source = args.value(fact.host)
             if isinstance(source, Buffer) and source.mem is Mem.DEVICE and fact.result.startswith("device"):
-                return source  # cp.asarray of a device array: no copy
+                return replace(source, framework="cupy", bound_stream=None)  # a view: same memory, no copy
 
+        if kind is OpKind.STREAM_WAIT_EVENT and fact.target is not None and isinstance(args.value(fact.target), Stream):
+            kind = OpKind.WAIT_STREAM  # cuda.core's Stream.wait(event_or_stream)
         if kind is not None:
             target = None
             event: Optional[Value] = None
@@ -853,6 +885,9 @@ class CallsMixin:
     def fact_accesses(self, kind: OpKind, fact: Fact, node: cst.Call, args: "Args", receiver: Value,
                       result: Value, out: Optional[Value]) -> tuple[Access, ...]:
         """Which buffers a table API reads and writes (source read, destination written)."""
+        declared_effects = self.effect_accesses(fact, node, args)
+        if declared_effects is not None:
+            return declared_effects
         recv = (node.func.value, receiver) if isinstance(node.func, cst.Attribute) and receiver is not UNKNOWN else (None, UNKNOWN)
         out_pair = args.pair(fact.out) if out is not None else None
         raw_pair = fact.direction is not None or fact.framework == "cuda-python"
@@ -977,6 +1012,8 @@ class CallsMixin:
             return True
         if how == "no":
             return False
+        if how == "cuda_core":  # StreamOptions(nonblocking=True) is the default
+            return False if not args.positional and not args.keywords else None
         if how and how.startswith("not:"):
             kw = how[4:]
             if kw not in args.keywords:

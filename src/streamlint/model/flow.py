@@ -106,7 +106,7 @@ class Walker(CallsMixin, OrderingMixin):
         at_module = record.kind == "module"
         own = analyzer.torch_only
         self.state = State(dict(seed or {}), {
-            fw: legacy_stream(fw) if at_module else ambient_stream(fw, own_key=own and fw == "torch")
+            fw: self.default_stream(fw) if at_module else ambient_stream(fw, own_key=own and fw == "torch")
             for fw in CURRENT_FRAMEWORKS
         })
         self.loop_stack: list[int] = []
@@ -233,7 +233,8 @@ class Walker(CallsMixin, OrderingMixin):
 
     def small(self, node: cst.BaseSmallStatement) -> None:
         if isinstance(node, cst.Expr):
-            self.eval(node.value)
+            if not self.discarded_module_call(node.value):  # `model.to(device)` for its effect
+                self.eval(node.value)
         elif isinstance(node, cst.Assign):
             target = node.targets[-1].target
             label = self.code(target) if isinstance(target, (cst.Name, cst.Attribute)) else ""
@@ -696,6 +697,9 @@ class Walker(CallsMixin, OrderingMixin):
         if isinstance(base, Buffer):
             if self.state.hb is not None and base.mem in (Mem.PINNED, Mem.PAGEABLE) and not self.view_depth:
                 self.host_touch(expr, base, write=False)
+            fresh = self.numpy_fresh_index(base, expr, indices)  # advanced indexing copies
+            if fresh is not None:
+                return fresh
             if base.framework == "numpy" and not any(isinstance(el.slice, cst.Slice) for el in expr.slice):
                 # `a[i]` is a row view or a NumPy scalar (passed to kernels by value):
                 # the creating call's shape tells which, when we saw it.

@@ -7,8 +7,10 @@ import libcst as cst
 from streamlint.fixes.edits import FixBuilder, make_fix
 from streamlint.fixes.idioms import region_stream
 from streamlint.fixes.model import Applicability
+from streamlint.model.library import per_thread_switched
 from streamlint.model.ops import COPIES, DEVICE_WORK, OpKind
 from streamlint.model.queries import between_stream_work, is_default_stream, streams_named
+from streamlint.model.values import StreamKind
 from streamlint.rules._shared import via_helper
 from streamlint.rules.base import Finding, Rule
 
@@ -167,11 +169,14 @@ class DefaultStreamBarrier(Rule):
     - A stream received as a parameter, read from another module or created by
       an unknown call has an unknown blocking flag: the rule stays silent.
     - Helpers are followed only within the same module.
-    - The rule assumes stream 0 is the legacy default stream. With per-thread
-      default streams switched on at run time (`CUPY_CUDA_PER_THREAD_DEFAULT_STREAM=1`,
-      `CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM=1`) stream 0 is the calling
-      thread's default stream, which is not ordered against other blocking
-      streams; suppress the rule for such code.
+    - The rule assumes stream 0 is the legacy default stream, unless the file
+      itself switches per-thread default streams on (`os.environ[
+      "CUPY_CUDA_PER_THREAD_DEFAULT_STREAM"] = "1"`,
+      `NUMBA_CUDA_PER_THREAD_DEFAULT_STREAM`, `CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM`,
+      `numba.config.CUDA_PER_THREAD_DEFAULT_STREAM = 1`): then stream 0 is the
+      calling thread's default stream, not a barrier, and the rule is silent for
+      that framework. Switched on outside the file (the shell's environment, a
+      launcher), say so in the config: `per-thread-default-stream = ["cupy"]`.
     - Allocations through a framework (CuPy's memory pool, Numba
       `device_array`, pinned allocations) are not reported, although a pool miss
       or a Numba `cuMemAlloc` can itself be an implicit synchronization point.
@@ -201,11 +206,14 @@ class DefaultStreamBarrier(Rule):
             if any(w.is_stream_work and w.stream.blocking is True for w in record.ops)
         }
         builder = FixBuilder(analysis)
+        per_thread = per_thread_switched(analysis.source)
         for record, op in analysis.all_ops(helpers=True):
             if id(record) not in blocking:
                 continue
             if op.kind not in DEVICE_WORK | {OpKind.RAW_ALLOC} or not is_default_stream(op.stream):
                 continue
+            if op.framework in per_thread and op.stream.kind is StreamKind.AMBIENT:
+                continue  # the file switched this framework to the per-thread default stream
             if op.kind in COPIES and op.host_blocking is not False:
                 continue  # a synchronous copy is SL202's finding, not also SL101's
             before, after = between_stream_work(record, op, blocking_only=True)

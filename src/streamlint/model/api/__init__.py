@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from streamlint.model.api import accelerators, cuda_python, cupy, numba_cuda, torch_api
+from streamlint.model.api import accelerators, cuda_core, cuda_python, cupy, numba_cuda, torch_api
 from streamlint.model.api.facts import Fact
 
 FUNCTIONS: dict[str, Fact] = {
@@ -12,25 +12,26 @@ FUNCTIONS: dict[str, Fact] = {
     **numba_cuda.FUNCTIONS,
     **torch_api.FUNCTIONS,
     **cuda_python.FUNCTIONS,
-    **accelerators.FUNCTIONS,
+    **cuda_core.FUNCTIONS,
 }
-# Calls that return a framework namespace (library accelerator abstractions).
-NAMESPACE_RETURNS: dict[str, str] = accelerators.NAMESPACE_RETURNS
 
 STREAM_METHODS: dict[str, dict[str, Fact]] = {
     "cupy": cupy.STREAM_METHODS,
     "numba": numba_cuda.STREAM_METHODS,
     "torch": torch_api.STREAM_METHODS,
+    "cuda-python": cuda_core.STREAM_METHODS,
 }
 EVENT_METHODS: dict[str, dict[str, Fact]] = {
     "cupy": cupy.EVENT_METHODS,
     "numba": numba_cuda.EVENT_METHODS,
     "torch": torch_api.EVENT_METHODS,
+    "cuda-python": cuda_core.EVENT_METHODS,
 }
 ARRAY_METHODS: dict[str, dict[str, Fact]] = {
     "cupy": cupy.ARRAY_METHODS,
     "numba": numba_cuda.ARRAY_METHODS,
     "torch": torch_api.TENSOR_METHODS,
+    "cuda-python": cuda_core.BUFFER_METHODS,
 }
 
 # Import spellings that name the same module.
@@ -45,6 +46,7 @@ _ALIASES = {
     "torch.utils.data.dataloader": "torch.utils.data",
     "cupy._core": "cupy",
     **accelerators.MODULE_ALIASES,
+    **cuda_core.MODULE_ALIASES,
 }
 
 from streamlint.model.prefilter import PREFILTER_KEYS  # noqa: E402,F401  (its former home)

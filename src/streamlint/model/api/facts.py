@@ -60,3 +60,14 @@ class Fact:
     # An "async" API: overlaps only with pinned host memory (SL301).
     async_api: bool = False
     target: Optional[Arg] = None  # stream/event argument of syncs and waits
+    # Buffers the call reads and writes, beyond what its kind implies (effect models:
+    # api/*.py tables and declared models). `reads_from`: every positional argument from
+    # this position on is read (`launch(stream, config, kernel, *args)`); `args_written`:
+    # those are written too (a kernel whose body we cannot read). `self_reads` /
+    # `self_writes`: the receiver of a method (a buffer object's own memory).
+    reads: tuple[Arg, ...] = ()
+    writes: tuple[Arg, ...] = ()
+    reads_from: Optional[int] = None
+    args_written: bool = False
+    self_reads: bool = False
+    self_writes: bool = False

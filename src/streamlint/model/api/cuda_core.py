@@ -1,0 +1,69 @@
+"""cuda.core (`cuda.core` / `cuda.core.experimental`): NVIDIA's Pythonic object API.
+
+- `Device(i)` names a GPU; `dev.set_current()`; `dev.sync()` waits for the whole device.
+- `dev.create_stream(options=None)`: a new stream; `StreamOptions(nonblocking=True)` is the
+  default (streams are non-blocking unless `nonblocking=False`).
+- `dev.default_stream`: the default stream (legacy unless per-thread is enabled).
+- `Stream.record(event=None, options=None)` returns the event; `Stream.wait(event_or_stream)`
+  makes the stream wait (no host block); `Stream.sync()` blocks the host.
+- `dev.create_event(options)`, `Event.sync()` (host blocks), `Event.is_done`.
+- `launch(stream, config, kernel, *kernel_args)`: a kernel on `stream`; its body is
+  compiled C++ we do not read, so every array argument may be written.
+- `dev.allocate(size, stream=None)` / `mr.allocate(size, stream=)`: device memory, stream
+  ordered; `Buffer.copy_to(dst=None, *, stream)` / `Buffer.copy_from(src, *, stream)`:
+  copies on `stream` (`stream` is required); `Buffer.close(stream=None)` frees.
+- `PinnedMemoryResource` / `LegacyPinnedMemoryResource().allocate(size)`: pinned host memory.
+- `stream.create_graph_builder()` / `dev.create_graph_builder()`: capture, then
+  `graph.launch(stream)`.
+Spelled `cuda.core.experimental.X` (older releases) or `cuda.core.X`: both fold to `cuda.core`.
+"""
+
+from __future__ import annotations
+
+from streamlint.model.api.facts import (
+    BLOCK_ALWAYS,
+    STREAM_ARG,
+    STREAM_SELF,
+    Arg,
+    Fact,
+)
+from streamlint.model.ops import OpKind as K
+
+F = "cuda-python"
+C = "cuda.core"
+
+MODULE_ALIASES: dict[str, str] = {"cuda.core.experimental": C}
+
+FUNCTIONS: dict[str, Fact] = {
+    f"{C}.Device().create_stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="cuda_core"),
+    f"{C}.Device().create_event": Fact(K.EVENT_CREATE, F, result="event"),
+    f"{C}.Device().sync": Fact(K.DEVICE_SYNC, F, blocking=BLOCK_ALWAYS),
+    f"{C}.Device().allocate": Fact(K.ALLOC, F, stream_arg=Arg(1, "stream"), result="device:cuda-python"),
+    f"{C}.Device().create_graph_builder": Fact(None, F, result="capture"),
+    f"{C}.launch": Fact(
+        K.KERNEL, F, stream=STREAM_ARG, stream_arg=Arg(0, "stream"), reads_from=3, args_written=True,
+    ),
+    f"{C}.DeviceMemoryResource().allocate": Fact(K.ALLOC, F, stream_arg=Arg(1, "stream"), result="device:cuda-python"),
+    f"{C}.PinnedMemoryResource().allocate": Fact(K.PINNED_ALLOC, F, result="pinned:cuda-python"),
+    f"{C}.LegacyPinnedMemoryResource().allocate": Fact(K.PINNED_ALLOC, F, result="pinned:cuda-python"),
+}
+
+STREAM_METHODS: dict[str, Fact] = {
+    "sync": Fact(K.STREAM_SYNC, F, stream=STREAM_SELF, blocking=BLOCK_ALWAYS),
+    "record": Fact(K.EVENT_RECORD, F, stream=STREAM_SELF, result="event", target=Arg(0, "event")),
+    # wait(event_or_stream): the flow picks WAIT_STREAM when given a stream.
+    "wait": Fact(K.STREAM_WAIT_EVENT, F, stream=STREAM_SELF, target=Arg(0, "event_or_stream")),
+    "create_graph_builder": Fact(None, F, result="capture"),
+}
+
+EVENT_METHODS: dict[str, Fact] = {
+    "sync": Fact(K.EVENT_SYNC, F, blocking=BLOCK_ALWAYS),
+}
+
+# Methods of a cuda.core Buffer (device memory): copies on the required `stream`.
+BUFFER_METHODS: dict[str, Fact] = {
+    "copy_to": Fact(K.COPY_D2D, F, stream=STREAM_ARG, stream_arg=Arg(1, "stream"), self_reads=True,
+                    writes=(Arg(0, "dst"),)),
+    "copy_from": Fact(K.COPY_D2D, F, stream=STREAM_ARG, stream_arg=Arg(1, "stream"), self_writes=True,
+                      reads=(Arg(0, "src"),)),
+}

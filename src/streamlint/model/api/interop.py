@@ -1,0 +1,24 @@
+"""Cross-framework views of one buffer: CUDA Array Interface and DLPack.
+
+`cp.asarray(cuda_tensor)`, `torch.as_tensor(cupy_array)`, `numba.cuda.as_cuda_array(t)`,
+`cp.from_dlpack(t)`, `torch.from_dlpack(a)` / `torch.utils.dlpack.from_dlpack` and
+`numba.cuda.from_cuda_array_interface` make no copy when the source is on the device: the
+result is the same memory (one buffer, two names), so what one framework's stream writes the
+other framework's stream reads. From host memory, the CuPy and torch spellings copy
+(`cp.asarray(numpy_array)` is an H2D copy, in cupy.py); DLPack and CAI imports of host memory
+stay host memory.
+"""
+
+from __future__ import annotations
+
+# qualified name -> the framework of the view it returns.
+VIEWS: dict[str, str] = {
+    "cupy.from_dlpack": "cupy",
+    "cupy.fromDlpack": "cupy",
+    "torch.from_dlpack": "torch",
+    "torch.utils.dlpack.from_dlpack": "torch",
+    "numba.cuda.as_cuda_array": "numba",
+    "numba.cuda.from_cuda_array_interface": "numba",
+}
+# torch creators that view a device source (no copy) when no other device is asked for.
+TORCH_VIEW_CREATORS = frozenset({"as_tensor"})

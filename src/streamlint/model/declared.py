@@ -1,0 +1,324 @@
+"""Declared API models: what a wrapper the analysis cannot see does, said in TOML.
+
+A project declares them in its config (`[[tool.streamlint.model]]` in pyproject.toml, or
+`[[model]]` in a streamlint.toml, or in files named by `models = [...]`); streamlint's own
+models for DeepSpeed, RMM and nvmath-python are written the same way (api/models/*.toml).
+
+Two shapes of model:
+
+    [[tool.streamlint.model]]          # a namespace model: the call returns a namespace
+    target = "mylib.get_accelerator"
+    namespace = "torch.cuda"
+
+    [[tool.streamlint.model]]          # an effect model
+    target = "mylib.copy_async"        # `Class().method` names a method of an instance
+    kind = "h2d"                       # see KINDS
+    stream = "arg2:stream"             # current | legacy | <ref> | <ref>|current
+    writes = ["arg0"]                  # <ref>: argN, argN:name (either), a keyword name, self
+    reads = ["arg1"]
+
+Optional keys of an effect model: `framework` (whose current stream "current" is; torch by
+default), `blocking` (does the host wait; default: true for the sync kinds), `returns`
+(see RETURNS), `host` (the host buffer of a copy, for the pinned-memory rules).
+
+Models are checked when loaded; a ModelError names the model and the key. This module is
+data and parsing only: the flow walk (calls.py) asks `active()` for facts.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+
+if TYPE_CHECKING:
+    from streamlint.model.api.facts import Arg, Fact
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+# What an effect model's call does.
+KINDS: dict[str, Optional[str]] = {  # the OpKind each kind is (by name)
+    "h2d": "COPY_H2D",
+    "d2h": "COPY_D2H",
+    "d2d": "COPY_D2D",
+    "copy": "COPY",
+    "kernel": "KERNEL",
+    "memset": "MEMSET",
+    "device-sync": "DEVICE_SYNC",
+    "stream-sync": "STREAM_SYNC",
+    "event-sync": "EVENT_SYNC",
+    "wait-event": "STREAM_WAIT_EVENT",
+    "wait-stream": "WAIT_STREAM",
+    "record-event": "EVENT_RECORD",
+    "stream": "STREAM_CREATE",
+    "event": "EVENT_CREATE",
+    "pinned-alloc": "PINNED_ALLOC",
+    "alloc": "ALLOC",
+    "pin": "PIN",
+    "value": None,  # no device work: only what it returns
+}
+_SYNC_KINDS = frozenset({"device-sync", "stream-sync", "event-sync"})
+_COPY_KINDS = frozenset({"h2d", "d2h", "d2d", "copy"})
+# What a call returns (fact result spellings, flow.RESULTS).
+RETURNS = {
+    "none": "unknown",
+    "device": "device:{fw}",
+    "pinned": "pinned:{fw}",
+    "pageable": "pageable:numpy",
+    "stream": "stream",
+    "event": "event",
+    "self": "self",
+    "current-stream": "current_stream",
+    "cuda-device": "cuda_device",
+}
+FRAMEWORKS = ("torch", "cupy", "numba", "cuda-python")
+# Namespaces a namespace model may stand for.
+NAMESPACES = ("torch.cuda", "cupy.cuda", "numba.cuda", "torch", "cupy", "cuda.core")
+NAMESPACE_KEYS = ("target", "namespace", "doc")
+EFFECT_KEYS = ("target", "kind", "framework", "stream", "reads", "writes", "blocking", "returns", "host",
+               "target-arg", "doc")
+ALL_KEYS = tuple(dict.fromkeys(NAMESPACE_KEYS + EFFECT_KEYS))
+
+_TARGET = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*(\(\))?)*\.[A-Za-z_][A-Za-z0-9_]*$")
+_REF = re.compile(r"^(?:arg(?P<pos>\d+)(?::(?P<kw1>[A-Za-z_][A-Za-z0-9_]*))?|(?P<kw>[A-Za-z_][A-Za-z0-9_]*))$")
+
+
+class ModelError(Exception):
+    """An invalid declared model; the CLI prints it as a config error (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Model:
+    """One checked model (hashable: it is part of Settings and of the cache key)."""
+
+    target: str
+    namespace: Optional[str] = None
+    kind: Optional[str] = None
+    framework: str = "torch"
+    stream: str = "none"
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    blocking: Optional[bool] = None
+    returns: str = "none"
+    host: Optional[str] = None
+    target_arg: Optional[str] = None
+    source: str = ""  # where it was declared (for messages); not part of its meaning
+
+    def fact(self) -> "Fact":
+        """The model as an API fact."""
+        # lazy: the config loads models without the stream model (and libcst) that a
+        # run served from the cache never needs; facts are made when a file is analysed.
+        from streamlint.model.api.facts import BLOCK_ALWAYS, BLOCK_NEVER, Fact
+        from streamlint.model.ops import OpKind
+
+        fw = self.framework
+        kind_name = KINDS[self.kind or "value"]
+        kind = OpKind[kind_name] if kind_name else None
+        stream_mode, stream_arg = _stream(self.stream)
+        blocking = self.blocking if self.blocking is not None else self.kind in _SYNC_KINDS
+        reads = tuple(_arg(r) for r in self.reads if r != "self")
+        writes = tuple(_arg(w) for w in self.writes if w != "self")
+        result = RETURNS[self.returns].format(fw="numpy" if self.returns == "pinned" and fw == "cupy" else fw)
+        return Fact(
+            kind, fw, stream=stream_mode, stream_arg=stream_arg,
+            blocking=BLOCK_ALWAYS if blocking else BLOCK_NEVER, result=result,
+            host=_arg(self.host) if self.host else None,
+            target=_arg(self.target_arg) if self.target_arg else None,
+            reads=reads, writes=writes, self_reads="self" in self.reads, self_writes="self" in self.writes,
+            async_api=self.kind in _COPY_KINDS and not blocking and stream_arg is not None,
+        )
+
+
+def _arg(ref: str) -> "Arg":
+    from streamlint.model.api.facts import Arg  # lazy: as in Model.fact
+
+    m = _REF.match(ref)
+    assert m is not None  # checked when loaded
+    if m.group("kw"):
+        return Arg(None, m.group("kw"))
+    return Arg(int(m.group("pos")), m.group("kw1"))
+
+
+def _stream(spec: str) -> tuple[str, Optional["Arg"]]:
+    # lazy: as in Model.fact
+    from streamlint.model.api.facts import (
+        STREAM_ARG,
+        STREAM_ARG_OR_CURRENT,
+        STREAM_CURRENT,
+        STREAM_LEGACY,
+        STREAM_NONE,
+        STREAM_SELF,
+    )
+
+    if spec == "none":
+        return STREAM_NONE, None
+    if spec == "current":
+        return STREAM_CURRENT, None
+    if spec == "legacy":
+        return STREAM_LEGACY, None
+    if spec == "self":
+        return STREAM_SELF, None
+    if spec.endswith("|current"):
+        return STREAM_ARG_OR_CURRENT, _arg(spec[: -len("|current")])
+    return STREAM_ARG, _arg(spec)
+
+
+# ------------------------------------------------------------------ checking
+def parse_models(entries: Any, where: str) -> tuple[Model, ...]:
+    """Checked models from a TOML array of tables; `where` names it in messages."""
+    if not isinstance(entries, list):
+        raise ModelError(f"{where}: expected an array of tables ([[...model]]), got {type(entries).__name__}")
+    return tuple(parse_model(entry, f"{where}[{i}]") for i, entry in enumerate(entries))
+
+
+def parse_model(entry: Any, where: str) -> Model:
+    if not isinstance(entry, Mapping):
+        raise ModelError(f"{where}: expected a table, got {entry!r}")
+    target = entry.get("target")
+    if not isinstance(target, str) or not _TARGET.match(target):
+        raise ModelError(f"{where}: key 'target': expected a dotted name such as 'mylib.copy_async' "
+                         f"(or 'mylib.Buffer().copy' for a method), got {target!r}")
+    where = f"{where} (target {target!r})"
+    if "namespace" in entry and "kind" in entry:
+        raise ModelError(f"{where}: a model has either 'namespace' or 'kind', not both")
+    allowed = NAMESPACE_KEYS if "namespace" in entry else EFFECT_KEYS
+    for key in entry:
+        if key not in allowed:
+            hint = difflib.get_close_matches(key, allowed, n=1)
+            extra = f" (did you mean {hint[0]!r}?)" if hint else ""
+            raise ModelError(f"{where}: unknown key {key!r}{extra}; valid keys: {', '.join(allowed)}")
+    if "namespace" in entry:
+        ns = entry["namespace"]
+        if ns not in NAMESPACES:
+            raise ModelError(f"{where}: key 'namespace': expected one of {', '.join(NAMESPACES)}, got {ns!r}")
+        return Model(target=target, namespace=ns, source=where)
+    if "kind" not in entry:
+        raise ModelError(f"{where}: missing key 'kind' (or 'namespace'); kinds: {', '.join(KINDS)}")
+    kind = entry["kind"]
+    if kind not in KINDS:
+        raise ModelError(f"{where}: key 'kind': expected one of {', '.join(KINDS)}, got {kind!r}")
+    framework = entry.get("framework", "torch")
+    if framework not in FRAMEWORKS:
+        raise ModelError(f"{where}: key 'framework': expected one of {', '.join(FRAMEWORKS)}, got {framework!r}")
+    stream = entry.get("stream", "current" if KINDS[kind] is not None and kind not in _SYNC_KINDS
+                       and kind not in ("stream", "event", "alloc", "pinned-alloc", "pin") else "none")
+    _check_stream(stream, where)
+    reads = _refs(entry.get("reads", []), f"{where}: key 'reads'", self_ok=True)
+    writes = _refs(entry.get("writes", []), f"{where}: key 'writes'", self_ok=True)
+    blocking = entry.get("blocking")
+    if blocking is not None and not isinstance(blocking, bool):
+        raise ModelError(f"{where}: key 'blocking': expected true or false, got {blocking!r}")
+    returns = entry.get("returns", "none")
+    if returns not in RETURNS:
+        raise ModelError(f"{where}: key 'returns': expected one of {', '.join(RETURNS)}, got {returns!r}")
+    host = entry.get("host")
+    if host is not None:
+        host = _refs([host], f"{where}: key 'host'")[0]
+    target_arg = entry.get("target-arg")
+    if target_arg is not None:
+        target_arg = _refs([target_arg], f"{where}: key 'target-arg'")[0]
+    if ("reads" in entry or "writes" in entry) and KINDS[kind] is None:
+        raise ModelError(f"{where}: kind 'value' does no device work: it has no 'reads' or 'writes'")
+    if "self" in reads + writes and "()." not in target:
+        raise ModelError(f"{where}: 'self' names the receiver of a method: write the target as 'pkg.Class().method'")
+    return Model(target=target, kind=kind, framework=framework, stream=stream, reads=reads, writes=writes,
+                 blocking=blocking, returns=returns, host=host, target_arg=target_arg, source=where)
+
+
+def _check_stream(spec: Any, where: str) -> None:
+    ok = isinstance(spec, str) and (
+        spec in ("none", "current", "legacy", "self")
+        or bool(_REF.match(spec.removesuffix("|current")))
+    )
+    if not ok:
+        raise ModelError(f"{where}: key 'stream': expected 'current', 'legacy', 'none', 'self', an argument "
+                         f"('arg2', 'arg2:stream', 'stream') or '<argument>|current', got {spec!r}")
+
+
+def _refs(value: Any, what: str, self_ok: bool = False) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, list):
+        raise ModelError(f"{what}: expected a list of argument references ('arg0', 'arg1:src', 'dst'), got {value!r}")
+    for ref in value:
+        if not isinstance(ref, str) or not (_REF.match(ref) or (self_ok and ref == "self")):
+            raise ModelError(f"{what}: {ref!r} is not an argument reference ('arg0', 'arg1:src', a keyword name"
+                             + (", or 'self')" if self_ok else ")"))
+    return tuple(value)
+
+
+def load_file(path: Path, where: Optional[str] = None) -> tuple[Model, ...]:
+    """Models from a models file (`[[model]]` tables at its top level)."""
+    where = where or str(path)
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except OSError as err:
+        raise ModelError(f"{where}: cannot read models file: {err.strerror or err}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ModelError(f"{where}: invalid TOML: {err}") from None
+    extra = [k for k in data if k != "model"]
+    if extra:
+        raise ModelError(f"{where}: unknown top-level key {extra[0]!r}; a models file holds [[model]] tables")
+    return parse_models(data.get("model", []), f"{where}: model")
+
+
+# ------------------------------------------------------------------ the registry
+_BUILTIN_DIR = Path(__file__).resolve().parent / "api" / "models"
+
+
+@lru_cache(maxsize=1)
+def builtin_models() -> tuple[Model, ...]:
+    out: list[Model] = []
+    for path in sorted(_BUILTIN_DIR.glob("*.toml")):
+        out.extend(load_file(path, f"streamlint's models/{path.name}"))
+    return tuple(out)
+
+
+class Registry:
+    """Declared models by target: namespaces, facts, and classes with modelled methods."""
+
+    def __init__(self, models: Sequence[Model]) -> None:
+        self.namespaces: dict[str, str] = {}
+        self.facts: dict[str, "Fact"] = {}
+        self.classes: set[str] = set()
+        for model in models:
+            if model.namespace is not None:
+                self.namespaces[model.target] = model.namespace
+            else:
+                self.facts[model.target] = model.fact()
+            if "()." in model.target:
+                self.classes.add(model.target.rsplit("().", 1)[0])
+        self.roots = frozenset(t.split(".", 1)[0] for t in (*self.namespaces, *self.facts))
+
+
+@lru_cache(maxsize=16)
+def _registry(project: tuple[Model, ...]) -> Registry:
+    return Registry(builtin_models() + project)
+
+
+_project: tuple[Model, ...] = ()
+_per_thread: frozenset = frozenset()
+# Frameworks a project can declare switched to the per-thread default stream.
+PER_THREAD_FRAMEWORKS = ("cupy", "numba", "cuda-python")
+
+
+def use(models: Sequence[Model], per_thread: Sequence[str] = ()) -> None:
+    """Make a project's models the active ones (the engine calls this per file, from its
+    settings; the built-in models are always active), with the frameworks its config
+    says run with per-thread default streams (`per-thread-default-stream`)."""
+    global _project, _per_thread
+    _project = tuple(models)
+    _per_thread = frozenset(per_thread)
+
+
+def per_thread_configured() -> frozenset:
+    return _per_thread
+
+
+def active() -> Registry:
+    return _registry(_project)
