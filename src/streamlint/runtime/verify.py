@@ -50,14 +50,43 @@ def add_verify_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="pass KEY=VALUE to every fixture's run() that accepts it (e.g. n_chunks=4)")
     p.add_argument("--commit", metavar="SHA", help="git commit to record (default: git rev-parse HEAD)")
+    p.add_argument("--tracer", choices=("torch", "cupti"),
+                   help="torch: the PyTorch profiler; cupti: CUPTI through cupti-python, no PyTorch needed "
+                   "(default: torch if installed, else cupti)")
+    p.add_argument("--provoke", action=argparse.BooleanOptionalAction, default=True,
+                   help="script mode: delay the producing stream before each hazard (SL4xx) finding's producer, "
+                   "to make a missing wait bite, and compare with the delay on the consumer side (default: on)")
+    p.add_argument("--provoke-runs", type=int, default=3, metavar="N",
+                   help="provoked runs per hazard finding (default 3, plus one control run)")
+    p.add_argument("--trace-out", type=Path, metavar="FILE",
+                   help="write the script's trace (or every pair's) for Perfetto / chrome://tracing, "
+                   "streams named after the lines that created them")
     return p  # fmt: skip
 
 
-def runtime_problem() -> str | None:
-    """Why verify cannot run here, or None."""
+def runtime_problem(tracer: str | None = None) -> str | None:
+    """Why verify cannot run here with this tracer, or None. (Without PyTorch, the
+    traced process itself finds out whether CUPTI sees a GPU.)"""
+    from streamlint.runtime.backends import default_tracer
+
+    chosen = tracer or default_tracer()
+    if chosen == "cupti":
+        for module, extra in (("cupti", "cupti"), ("cuda.bindings", "cupti")):
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except ModuleNotFoundError:
+                found = False
+            if not found and tracer is None:
+                return ("PyTorch is not installed, nor CUPTI's Python bindings (`cupti-python`): "
+                        "pip install 'streamlint[runtime]' to trace with the PyTorch profiler, or "
+                        f"'streamlint[{extra}]' to trace through CUPTI without PyTorch")  # fmt: skip
+            if not found:
+                return (f"`{module}` is not installed; tracing without PyTorch needs CUPTI's Python bindings: "
+                        f"pip install 'streamlint[{extra}]'")  # fmt: skip
+        return None
     if importlib.util.find_spec("torch") is None:
-        return ("PyTorch is not installed; `streamlint verify` traces with the PyTorch profiler: "
-                "pip install 'streamlint[runtime]' (and a CUDA build of torch)")  # fmt: skip
+        return ("PyTorch is not installed; `--tracer torch` traces with the PyTorch profiler: "
+                "pip install 'streamlint[runtime]' (and a CUDA build of torch), or use --tracer cupti")  # fmt: skip
     try:
         import torch
     except Exception as err:  # a broken install
@@ -174,7 +203,7 @@ def run_verify(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
         if not pairs:
             _error(err, "no runtime fixture pair (<CODE>/runtime/bad.py + good.py) under the given paths")
             return EXIT_UNAVAILABLE
-    problem = runtime_problem()
+    problem = runtime_problem(args.tracer)
     if problem is not None:
         _error(err, problem)
         return EXIT_UNAVAILABLE
@@ -182,12 +211,14 @@ def run_verify(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
     from streamlint.runtime.progress import Progress
 
     settings = runner.Settings(warmup=args.warmup, reps=args.reps, traced_reps=args.traced_reps,
-                               trials=args.trials, timeout=args.timeout, params=params)  # fmt: skip
+                               trials=args.trials, timeout=args.timeout, params=params, tracer=args.tracer,
+                               provoke=args.provoke, provoke_runs=args.provoke_runs)  # fmt: skip
     records = args.records or Path(tempfile.mkdtemp(prefix="streamlint-records-"))
     commit = args.commit or runner.git_commit(Path(script or (fixtures[0] if fixtures else ".")).resolve().parent)
     try:
         if script is not None:
-            runner.run_script(script, script_args, settings, records, commit, Progress(1, err))
+            selectors = [s for value in args.select or [] for s in value.split(",")]
+            runner.run_script(script, script_args, settings, records, commit, Progress(1, err), selectors)
         else:
             runner.run_pairs(pairs, settings, records, commit, Progress(2 * len(pairs), err))
         data = write_report(records, args.report, out) if args.report else _build(records)
