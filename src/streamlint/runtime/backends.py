@@ -26,9 +26,16 @@ from streamlint.runtime import spin as spin_mod
 TRACERS = ("torch", "cupti")
 
 
+def installed(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a parent package missing, or an import blocker
+        return False
+
+
 def default_tracer() -> str:
     """torch when it is installed, else cupti (the `--tracer` default)."""
-    return "torch" if importlib.util.find_spec("torch") is not None else "cupti"
+    return "torch" if installed("torch") else "cupti"
 
 
 def gpu_query() -> dict:

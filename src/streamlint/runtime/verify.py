@@ -61,6 +61,8 @@ def add_verify_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--trace-out", type=Path, metavar="FILE",
                    help="write the script's trace (or every pair's) for Perfetto / chrome://tracing, "
                    "streams named after the lines that created them")
+    p.add_argument("--keep-raw", action="store_true",
+                   help="keep the tracer's raw output in the records (CUPTI activity records; test data)")
     return p  # fmt: skip
 
 
@@ -212,7 +214,8 @@ def run_verify(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
 
     settings = runner.Settings(warmup=args.warmup, reps=args.reps, traced_reps=args.traced_reps,
                                trials=args.trials, timeout=args.timeout, params=params, tracer=args.tracer,
-                               provoke=args.provoke, provoke_runs=args.provoke_runs)  # fmt: skip
+                               provoke=args.provoke, provoke_runs=args.provoke_runs,
+                               keep_raw=args.keep_raw)  # fmt: skip
     records = args.records or Path(tempfile.mkdtemp(prefix="streamlint-records-"))
     commit = args.commit or runner.git_commit(Path(script or (fixtures[0] if fixtures else ".")).resolve().parent)
     try:
