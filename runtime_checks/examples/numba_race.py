@@ -13,13 +13,13 @@ THREADS = 256
 
 
 @cuda.jit
-def produce(x, y, rounds):
+def produce(x, y, rounds, step):
     i = cuda.grid(1)
     if i < x.size:
         v = x[i]
         for _ in range(rounds):
             v = math.sin(v) * 0.5 + 0.25
-        y[i] = v
+        y[i] = v + step
 
 
 @cuda.jit
@@ -39,7 +39,7 @@ def main(steps: int = 6, n: int = 1 << 16, rounds: int = 2000) -> float:
     d_z = cuda.device_array(n, dtype=np.float32)
     total = 0.0
     for step in range(steps):
-        produce[blocks, THREADS, s1](d_x, d_y, rounds + step)
+        produce[blocks, THREADS, s1](d_x, d_y, rounds, np.float32(step))
         consume[blocks, THREADS, s2](d_y, d_z)
         s2.synchronize()
         total += float(d_z.copy_to_host().sum())

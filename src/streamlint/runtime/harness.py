@@ -87,23 +87,28 @@ def stream_handle(thunk) -> int:
     return current_handle()
 
 
-def install_probes(backend: Any, delay: dict | None = None) -> None:
+def install_probes(backend: Any, delay: dict | None = None, markers: Any = None) -> None:
     """The names instrumented code calls (instrument.py); builtins, so that the traced
     file needs no import of its own. With a delay, the statement of its label is
     preceded by a spin kernel on its stream (or a host wait)."""
     record = backend.range
     at = (delay or {}).get("at")
+    stream_at = (delay or {}).get("stream_at")
     ms = float((delay or {}).get("ms", SPIN_MS))
+    remembered: list[int] = []  # the current stream where the delay's stream was named
 
     def delay_here(stream) -> None:
         if delay.get("host"):
             time.sleep(ms / 1e3)
             return
-        handle = stream_handle(stream)
-        with record(spin_name(handle)):
+        handle = stream_handle(stream) if stream is not None or not remembered else remembered[-1]
+        quiet = markers.quiet() if markers is not None else backends.nothing()
+        with quiet, record(spin_name(handle)):
             backend.spin(handle, ms)
 
     def rf(label: str, stream=None):
+        if label == stream_at:
+            remembered.append(stream_handle(stream))
         if label == at:
             delay_here(stream)
         return record(label)
@@ -273,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     traced_file = spec["original"] if spec["mode"] == "script" else spec["path"]
     markers = StreamMarkers(backend, traced_file)
     meta["hooks"] = markers.install()
-    install_probes(backend, spec.get("delay"))
+    install_probes(backend, spec.get("delay"), markers)
     if spec.get("delay"):
         from streamlint.runtime import spin
 

@@ -15,7 +15,8 @@ was gets a marker (and a lane) of its own, even when the driver reuses the handl
 from __future__ import annotations
 
 import sys
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from streamlint.runtime.streams import LEGACY_LABEL, marker_name
 
@@ -55,6 +56,15 @@ class StreamMarkers:
 
     def stop_trace(self) -> None:
         self.active = False
+
+    @contextmanager
+    def quiet(self) -> Iterator[None]:
+        """Streams made here are ours (a spin's `ExternalStream`), not the program's."""
+        busy, self._busy = self._busy, True
+        try:
+            yield
+        finally:
+            self._busy = busy
 
     def mark(self, handle: int | None, label: str) -> None:
         if not self.active or handle is None or handle in self.marked or self._busy:

@@ -18,6 +18,9 @@ Per rule, where the delay goes (the finding's message names the streams):
 | SL403 | before the copy (ref line), its stream          | host waits before the read                |
 | SL404 | before the use, the stream that uses it         | before the use, the allocating stream     |
 
+(The allocating stream of "allocated on the current stream (line 12)" is the stream
+current when line 12 ran: the harness remembers it there.)
+
 A stream named "the current stream" (or one whose name cannot be evaluated where the
 statement runs) is the library's current stream at that moment.
 """
@@ -46,6 +49,7 @@ class Delay:
     at: str  # the range label before whose statement the delay happens
     stream: str | None  # expression naming the stream to spin on; None: the current stream
     host: bool = False  # the host sleeps instead (the consumer is host code)
+    stream_at: str | None = None  # with no stream: take the one current at this statement instead
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -78,7 +82,10 @@ def plan(code: str, row: int, message: str) -> tuple[Delay, Delay] | None:
     if code in ("SL402", "SL403"):
         return Delay(ref, None), Delay(flagged, None, host=True)
     if code == "SL404":
-        return Delay(flagged, _expr(_USED_ON, message)), Delay(flagged, _expr(_ALLOCATED_ON, message))
+        # "allocated on the current stream (line 12)": current *there*, not at the use
+        allocating = _expr(_ALLOCATED_ON, message)
+        control = Delay(flagged, allocating, stream_at=None if allocating else ref)
+        return Delay(flagged, _expr(_USED_ON, message)), control
     return None
 
 
