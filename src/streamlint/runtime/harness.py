@@ -74,13 +74,15 @@ def current_handle() -> int:
     return 0
 
 
-def stream_handle(thunk) -> int:
+def stream_handle(expression: str | None, frame) -> int:
+    """The handle of the stream named `expression` (`s1`, `self.copy_stream`) in the
+    statement's own frame; the current stream when it names none or cannot be evaluated."""
     from streamlint.runtime.hooks import handle_of
 
-    if thunk is not None:
+    if expression and frame is not None:
         try:
-            handle = handle_of(thunk())
-        except Exception:  # the name is not what the message said here: use the current stream
+            handle = handle_of(eval(expression, frame.f_globals, frame.f_locals))
+        except Exception:  # the name is not what the message said here
             handle = None
         if handle is not None:
             return handle
@@ -89,39 +91,43 @@ def stream_handle(thunk) -> int:
 
 def install_probes(backend: Any, delay: dict | None = None, markers: Any = None) -> None:
     """The names instrumented code calls (instrument.py); builtins, so that the traced
-    file needs no import of its own. With a delay, the statement of its label is
-    preceded by a spin kernel on its stream (or a host wait)."""
+    file needs no import of its own. With a delay (provoke.py), the statement of its
+    label is preceded by a spin kernel on the delay's stream (or a host wait)."""
     record = backend.range
-    at = (delay or {}).get("at")
-    stream_at = (delay or {}).get("stream_at")
-    ms = float((delay or {}).get("ms", SPIN_MS))
-    remembered: list[int] = []  # the current stream where the delay's stream was named
+    delay = delay or {}
+    at, stream_at = delay.get("at"), delay.get("stream_at")
+    ms = float(delay.get("ms", SPIN_MS))
+    remembered: list[int] = []  # the stream current where the delay's stream is taken
 
-    def delay_here(stream) -> None:
+    def delay_here(frame) -> None:
         if delay.get("host"):
             time.sleep(ms / 1e3)
             return
-        handle = stream_handle(stream) if stream is not None or not remembered else remembered[-1]
+        if delay.get("stream") is None and remembered:
+            handle = remembered[-1]
+        else:
+            handle = stream_handle(delay.get("stream"), frame)
         quiet = markers.quiet() if markers is not None else backends.nothing()
         with quiet, record(spin_name(handle)):
             backend.spin(handle, ms)
 
-    def rf(label: str, stream=None):
+    def probe(label: str) -> None:
         if label == stream_at:
-            remembered.append(stream_handle(stream))
+            remembered.append(current_handle())
         if label == at:
-            delay_here(stream)
+            delay_here(sys._getframe(2))  # the frame of the instrumented statement
+
+    def rf(label: str):
+        probe(label)
         return record(label)
 
     def call(label: str, thunk):
-        if label == at:
-            delay_here(None)
+        probe(label)
         with record(label):
             return thunk()
 
     def truth(label: str, thunk) -> bool:
-        if label == at:
-            delay_here(None)
+        probe(label)
         with record(label):
             return bool(thunk())
 

@@ -40,26 +40,20 @@ class Target:
     end_row: int
     end_column: int
     label: str
-    stream: str | None = None  # hazards: the expression of the stream a provoking delay would use
 
 
 def targets_for(diagnostics: Iterable[Diagnostic], source_lines: int | None = None) -> list[Target]:
     """One target per finding, plus one per line its message refers to (hazards)."""
-    from streamlint.runtime.provoke import stream_expressions
-
     out: list[Target] = []
     for d in diagnostics:
         if d.code == "SL000":
             continue
-        streams = stream_expressions(d.code, d.row, d.message) if d.code.startswith(HAZARD_PREFIX) else {}
-        label = str(Label(d.code, d.row))
-        out.append(Target(d.row, d.column, d.end_row, d.end_column, label, streams.get(label)))
+        out.append(Target(d.row, d.column, d.end_row, d.end_column, str(Label(d.code, d.row))))
         if not d.code.startswith(HAZARD_PREFIX):
             continue
         for ref in sorted({int(m) for m in _LINE_REF.findall(d.message)}):
             if ref != d.row and (source_lines is None or 1 <= ref <= source_lines):
-                ref_label = str(Label(d.code, d.row, ref))
-                out.append(Target(ref, 0, ref, 0, ref_label, streams.get(ref_label)))
+                out.append(Target(ref, 0, ref, 0, str(Label(d.code, d.row, ref))))
     return out
 
 
@@ -100,7 +94,6 @@ class _Planner(cst.CSTVisitor):
         self.statements: dict[cst.SimpleStatementLine, list[str]] = {}
         self.expressions: dict[cst.BaseExpression, list[tuple[str, bool]]] = {}
         self.placed: dict[str, int] = {}
-        self.streams: dict[str, str] = {t.label: t.stream for t in self.targets if t.stream}
         self.refused: dict[str, str] = {}
         self._tests: set[int] = set()
         self._headers: list[tuple[CodeRange, cst.CSTNode]] = []
@@ -175,17 +168,9 @@ class _Wrapper(cst.CSTTransformer):
         labels = self.plan.statements.get(original)
         if not labels:
             return updated
-        items = [cst.WithItem(_label_call(RANGE_FN, label, *self._stream_arg(label))) for label in labels]
+        items = [cst.WithItem(_label_call(RANGE_FN, label)) for label in labels]
         body = cst.SimpleStatementSuite(body=updated.body, trailing_whitespace=updated.trailing_whitespace)
         return cst.With(items=items, body=body, leading_lines=updated.leading_lines)
-
-    def _stream_arg(self, label: str) -> list[cst.Arg]:
-        """`lambda: s1`: the stream a provoking delay at this statement spins on,
-        evaluated by the harness in the statement's own scope, only when needed."""
-        expr = self.plan.streams.get(label)
-        if not expr:
-            return []
-        return [cst.Arg(cst.Lambda(params=cst.Parameters(), body=cst.parse_expression(expr)))]
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
         updated = super().on_leave(original, updated)

@@ -21,8 +21,9 @@ Per rule, where the delay goes (the finding's message names the streams):
 (The allocating stream of "allocated on the current stream (line 12)" is the stream
 current when line 12 ran: the harness remembers it there.)
 
-A stream named "the current stream" (or one whose name cannot be evaluated where the
-statement runs) is the library's current stream at that moment.
+The harness evaluates a stream's name in the frame of the statement it delays; a
+stream named "the current stream" (or one whose name cannot be evaluated there) is the
+library's current stream at that moment.
 """
 
 from __future__ import annotations
@@ -87,17 +88,6 @@ def plan(code: str, row: int, message: str) -> tuple[Delay, Delay] | None:
         control = Delay(flagged, allocating, stream_at=None if allocating else ref)
         return Delay(flagged, _expr(_USED_ON, message)), control
     return None
-
-
-def stream_expressions(code: str, row: int, message: str) -> dict[str, str]:
-    """label -> stream expression, for the statements whose stream a delay may need
-    (the instrumenter passes them as thunks so the harness can evaluate them there)."""
-    out: dict[str, str] = {}
-    planned = plan(code, row, message)
-    for delay in planned or ():
-        if delay.stream is not None:
-            out.setdefault(delay.at, delay.stream)
-    return out
 
 
 def spin_name(handle: int) -> str:
