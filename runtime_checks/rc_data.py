@@ -54,3 +54,21 @@ def summary_of(code: str, variant: str) -> dict:
     from streamlint.runtime.evidence import summarize
 
     return summarize(trace_of(code, variant))
+
+
+# Records of `streamlint verify runtime_checks/examples/<name>.py --keep-raw` on the GPU:
+# three torch programs (a real missing wait, its correction, a race masked by a host
+# read), and a CuPy-only and a Numba-only program traced through CUPTI without PyTorch
+# (their raw CUPTI activity records are in script/cupti_records.json.gz).
+SCRIPTS = DATA / "scripts"
+
+
+@lru_cache(maxsize=None)
+def script_report(name: str) -> dict:
+    from streamlint.runtime.report import build
+
+    return build(SCRIPTS / name)
+
+
+def finding(name: str, label: str) -> dict:
+    return next(f for f in script_report(name)["script"]["findings"] if f["label"] == label)

@@ -29,6 +29,9 @@ from streamlint.runtime.streams import marker_ops
 from streamlint.runtime.trace import BLOCKING_KINDS, GpuOp, Range, Trace
 
 MS = 1e-3  # trace times are microseconds
+# After a statement returns, the host needs a moment to queue the next work; idle beyond
+# that is the host busy elsewhere (a JIT compile, data loading), not this statement's.
+REFILL_US = 100.0
 
 
 def reps(trace: Trace) -> list[Range]:
@@ -218,11 +221,12 @@ class Evidence:
 
     def _idle_around(self, r: Range) -> float:
         """GPU idle time from the statement's start until the first op issued after its
-        end starts running (the drain-and-refill bubble the statement caused)."""
+        end starts running (the drain-and-refill bubble the statement caused), counted
+        at most REFILL_US past the statement's end."""
         nxt = self._next_start[bisect_left(self._issue_times, r.end)]
         if nxt == float("inf") or nxt <= r.start:
             return 0.0
-        return self.busy.idle_between(r.start, nxt)
+        return self.busy.idle_between(r.start, min(nxt, r.end + REFILL_US))
 
     def finding_costs(self) -> dict[str, dict]:
         return {label: self.finding_cost(label) for label in self.labels()}

@@ -9,7 +9,7 @@ comparison over repeated trials is the primary evidence, this is the second.
 
 Each check returns {"pairs": accesses checked, "misordered": how many ran in the
 unsafe order, "max_lead_ms": by how much at worst, "what": a sentence, "worst": the two
-accesses of the worst pair (for the picture), "masked": how many pairs were ordered only
+accesses of the first unordered pair (for the picture), "masked": how many pairs were ordered only
 because the host waited for the earlier access in between (a synchronization that hides
 the missing wait)}. `check` pools a pair's one finding; `check_finding` checks one
 finding of a script (its own ranges only).
@@ -89,8 +89,8 @@ def _device_race(ev: Evidence, flagged: list[Range], refs: list[Range], what: st
         other = _earlier_on_other_stream(ev, op, pool)
         if other is not None:
             lead = other.end - op.start
-            if lead > 0 and (worst is None or lead > worst[0]):
-                worst = (lead, other, op)
+            if lead > 0 and (worst is None or op.start < worst[2].start):
+                worst = (lead, other, op)  # the first unordered pair: the clearest picture
             elif lead <= 0 and _host_waited(ev, other, ev.trace.issue_time(op)):
                 masked += 1
             leads.append(lead)
@@ -108,7 +108,7 @@ def _host_race(ev: Evidence, flagged: list[Range], refs: list[Range], direction:
         if before:
             copy = max(before, key=ev.trace.issue_time)
             lead = copy.end - r.start
-            if lead > 0 and (worst is None or lead > worst[0]):
+            if lead > 0 and (worst is None or r.start < worst[2].start):
                 worst = (lead, copy, r)
             leads.append(lead)
     pair = None
@@ -146,7 +146,7 @@ def check_sl404(ev: Evidence, flagged: list[Range], refs: list[Range]) -> dict:
         if after:
             first = min(after, key=lambda p: p.start)
             lead = op.end - first.start
-            if lead > 0 and (worst is None or lead > worst[0]):
+            if lead > 0 and (worst is None or first.start < worst[2].start):
                 worst = (lead, op, first)
             leads.append(lead)
     pair = {"first": _access(ev, worst[1]), "second": _access(ev, worst[2])} if worst else None

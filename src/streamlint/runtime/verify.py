@@ -140,22 +140,66 @@ def write_report(records: Path, report_dir: Path, out: TextIO) -> dict:
 
     data = report.build(records)
     report_dir.mkdir(parents=True, exist_ok=True)
+    drawn: list[str] = []
     if "script" in data:
-        trace_path = records / "script" / "trace.json.gz"
+        s = data["script"]
+        script_dir = records / "script"
+        trace_path = script_dir / "trace.json.gz"
         if trace_path.exists():
             from streamlint.runtime.trace import load
 
-            timeline.draw_script(report_dir / "script.png", data["script"], load(trace_path))
+            trace = load(trace_path)
+            for name, steady in ((s["timeline"], True), (s["timeline_full"], False)):
+                if timeline.draw_script(report_dir / name, s, trace, steady=steady) is not None:
+                    drawn.append(name)
+            for f in s.get("findings", []):
+                prov = f.get("provoked") or {}
+                if f.get("race_picture") and prov.get("trace"):
+                    if timeline.draw_race(report_dir / f["race_picture"], s, f, load(script_dir / prov["trace"])):
+                        drawn.append(f["race_picture"])
+        for stream, name in (s.get("output") or {}).items():  # the script's own output, kept
+            shutil.copyfile(script_dir / f"{stream}.txt", report_dir / name)
+        for key in ("timeline", "timeline_full"):
+            if s.get(key) not in drawn:
+                s[key] = None
     else:
         for entry in data["pairs"]:
             traces = report.load_traces(records / entry["code"])
-            drawn = timeline.draw_pair(report_dir / entry["timeline"], entry, traces, report.flagged_labels(entry))
-            if drawn is None:
+            if timeline.draw_pair(report_dir / entry["timeline"], entry, traces, report.flagged_labels(entry)):
+                drawn.append(entry["timeline"])
+            else:
                 entry["timeline"] = None
+    images = {name: _data_uri(report_dir / name) for name in drawn}
     (report_dir / "report.json").write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
     (report_dir / "report.md").write_text(render.markdown(data), encoding="utf-8")
-    (report_dir / "report.html").write_text(render.html_report(data), encoding="utf-8")
+    (report_dir / "report.html").write_text(render.html_report(data, images), encoding="utf-8")
     return data
+
+
+def _data_uri(path: Path) -> str:
+    """A PNG as a data: URI, so that report.html stands alone."""
+    import base64
+
+    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def write_trace_out(records: Path, path: Path) -> list[Path]:
+    """The trace(s) for Perfetto / chrome://tracing, stream lanes named."""
+    from streamlint.runtime.chrome_export import export
+
+    written = []
+    sources = ([records / "script" / "trace.json.gz"] if (records / "script").exists()
+               else sorted(records.glob("*/*.trace.json.gz")))  # fmt: skip
+    for src in sources:
+        if not src.exists():
+            continue
+        if len(sources) == 1:
+            target = path
+        else:  # pairs: one file per variant beside the given name
+            target = path.with_name(f"{path.stem.split('.')[0]}.{src.parent.name}.{src.name.split('.')[0]}.json")
+        export(src, target)
+        written.append(target)
+    return written
 
 
 def summarize(data: dict, out: TextIO) -> int:
@@ -164,9 +208,14 @@ def summarize(data: dict, out: TextIO) -> int:
         if s.get("status") != "ok":
             out.write(f"{s['script']}: the script failed\n{s.get('error', '')[-2000:]}\n")
         for f in s.get("findings", []):
-            out.write(f"{s['script']}:{f['row']}: {f['code']} {f['measured']}\n")
+            out.write(f"{s['script']}:{f['row']}: {f['code']} {f['verdict']}: {f.get('why', '')}\n")
+            if f.get("measure"):
+                out.write(f"    {f['measure']}\n")
         if not s.get("findings"):
             out.write(f"{s['script']}: no finding to measure\n")
+        counts = s.get("summary", {})
+        if counts:
+            out.write("Verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) + "\n")
         return EXIT_OK if s.get("status") == "ok" else EXIT_FAILED
     width = max((len(p["verdict"]) for p in data.get("pairs", [])), default=9)
     for p in data.get("pairs", []):
@@ -189,6 +238,8 @@ def run_verify(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
             _error(err, f"{args.from_records} holds no records (run.json missing)")
             return EXIT_UNAVAILABLE
         data = write_report(args.from_records, args.report, out) if args.report else _build(args.from_records)
+        if args.trace_out:
+            write_trace_out(args.from_records, args.trace_out)
         return summarize(data, out)
     try:
         params = parse_params(args.param)
@@ -225,6 +276,8 @@ def run_verify(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
         else:
             runner.run_pairs(pairs, settings, records, commit, Progress(2 * len(pairs), err))
         data = write_report(records, args.report, out) if args.report else _build(records)
+        if args.trace_out:
+            write_trace_out(records, args.trace_out)
         return summarize(data, out)
     finally:
         if args.records is None:
