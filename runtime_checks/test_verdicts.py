@@ -89,3 +89,14 @@ def test_errors_are_reported_with_the_stderr_tail(tmp_path):
     assert entry["verdict"] == "error"
     assert "timed out after 5 s" in entry["reason"] and "boom" in entry["reason"]
     assert "good.py left no trace" in entry["reason"]
+
+
+def test_pin_on_the_fly_is_judged_on_the_wall_clock_with_its_spread():
+    bad, good = summary_of("SL303", "bad"), summary_of("SL303", "good")
+    apart = {"bad": [52.0, 51.4, 51.9, 52.8, 52.4], "good": [43.7, 43.6, 43.7, 43.1, 43.7]}
+    out = verdicts.judge("SL303", bad, good, walls=apart)
+    assert out["verdict"] == "confirmed" and out["wall"]["bad"]["min"] == 51.4 and "[51.40-52.80]" in out["key"]
+    # the same medians, but the calls' ranges overlap: within the spread, not confirmed
+    overlapping = {"bad": [52.0, 40.0, 51.9, 52.8, 52.4], "good": [43.7, 43.6, 43.7, 43.1, 43.7]}
+    out = verdicts.judge("SL303", bad, good, walls=overlapping)
+    assert out["verdict"] == "not confirmed" and "within the spread" in out["reason"]

@@ -24,12 +24,15 @@ from streamlint.runtime.labels import parse_label
 from streamlint.runtime.trace import GpuOp, Range
 
 
-def _split(ev: Evidence, code: str, finding: str | None = None) -> tuple[list[Range], list[Range]]:
+def _split(ev: Evidence, code: str, finding: str | None = None,
+           window: tuple[float, float] | None = None) -> tuple[list[Range], list[Range]]:  # fmt: skip
     """The flagged statement's ranges and those of the statements it refers to: of every
-    finding of the rule, or of one finding (`SL401:22`)."""
+    finding of the rule, or of one finding (`SL401:22`); inside a window if given."""
     flagged: list[Range] = []
     refs: list[Range] = []
     for r in ev.trace.ranges:
+        if window is not None and not (window[0] <= r.start <= window[1]):
+            continue
         label = parse_label(r.name)
         if label is None or label.code != code:
             continue
@@ -170,11 +173,12 @@ def check_finding(ev: Evidence, label: str) -> dict | None:
     return check(ev, parsed.code, str(parsed.finding))
 
 
-def check(ev: Evidence, code: str, finding: str | None = None) -> dict | None:
+def check(ev: Evidence, code: str, finding: str | None = None,
+          window: tuple[float, float] | None = None) -> dict | None:  # fmt: skip
     fn = CHECKS.get(code)
     if fn is None:
         return None
-    flagged, refs = _split(ev, code, finding)
+    flagged, refs = _split(ev, code, finding, window)
     if not flagged:
         return {"pairs": 0, "misordered": 0, "max_lead_ms": 0.0, "what": "the flagged statement never ran",
                 "worst": None, "masked": 0}  # fmt: skip

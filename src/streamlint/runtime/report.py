@@ -83,10 +83,15 @@ def analyse_pair(pair_dir: Path, traces: dict[str, Trace] | None = None) -> dict
     hazard = hazards.check(ev["bad"], code) if family(code) == "hazard" else None
     entry["hazard_trace"] = hazard
     entry["pipeline"] = pipeline_report(ev["good"], ev["bad"])
+    walls = {v: entry[v].get("wall_ms", []) for v in VARIANTS}
     verdict = judge(code, summary["bad"], summary["good"], comparison=rec.get("comparison"),
-                    hazard=hazard, findings=summary["bad"]["findings"])  # fmt: skip
+                    hazard=hazard, findings=summary["bad"]["findings"], walls=walls)  # fmt: skip
     entry.update(verdict=verdict["verdict"], reason=verdict["reason"], key=verdict["key"],
                  speedup=verdict["speedup"])  # fmt: skip
+    if verdict.get("wall"):
+        entry["wall"] = verdict["wall"]
+    if rec.get("attempts"):
+        entry["attempts"] = rec["attempts"]
     return entry
 
 

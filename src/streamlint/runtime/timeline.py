@@ -108,27 +108,39 @@ def _fmt_dur(us: float) -> str:
 def _draw_lane_ops(ax, lane: int, lane_ops: Sequence[GpuOp], start: float, span_us: float, height: float,
                    spins: set[int]) -> None:  # fmt: skip
     min_w = MIN_WIDTH * span_us
+    bands: dict[str, tuple[float, float]] = {}
     if len(lane_ops) > AGGREGATE_OVER:
-        groups = _clusters(lane_ops, AGGREGATE_GAP * span_us)
+        # one run-merged bar per kind of op, each kind in a band of its own
+        by_class: dict[str, list[GpuOp]] = {}
+        for o in lane_ops:
+            by_class.setdefault(o.kind if o.kind != "memcpy" else o.direction or "copy", []).append(o)
+        groups = []
+        for i, (cls, members) in enumerate(sorted(by_class.items())):
+            sub = height / len(by_class)
+            for g in _clusters(members, AGGREGATE_GAP * span_us):
+                groups.append(g)
+                bands[id(g)] = (lane - height / 2 + i * sub, sub)
     else:
         groups = [[op] for op in lane_ops]
     labelled = 0
     last_label = -float("inf")
+    widest: dict = {}  # per band: the widest merged bar, the one that gets a label
     for group in groups:
         op = group[0]
+        y0, h = bands.get(id(group), (lane - height / 2, height))
         lo, hi = min(o.start for o in group), max(o.end for o in group)
         width = max(hi - lo, min_w)
         is_spin = op.correlation in spins
         pageable = any(o.host_memory == "Pageable" for o in group)
         hatch = "xx" if is_spin else ("////" if pageable else None)
         color = COLORS["spin"] if is_spin else _color(op)
-        ax.broken_barh([((lo - start) * MS, width * MS)], (lane - height / 2, height),
+        ax.broken_barh([((lo - start) * MS, width * MS)], (y0, h),
                        facecolors=color, edgecolor="black" if hatch else None,
                        linewidth=0.3 if hatch else 0, hatch=hatch, alpha=0.85 if len(group) > 1 else 1.0)  # fmt: skip
-        if len(group) > 1 and hi - lo > 8 * min_w:
-            noun = "copies" if op.kind == "memcpy" else f"{op.kind}s"
-            ax.text(((lo + hi) / 2 - start) * MS, lane, f"{len(group)} {noun}", ha="center", va="center", fontsize=6,
-                    color="white")  # fmt: skip
+        if len(group) > 1:
+            band = bands.get(id(group))
+            if hi - lo > widest.get(band, (0.0,))[0]:
+                widest[band] = (hi - lo, group, lo, hi, y0, h)
         elif is_spin:
             ax.text((max(lo, start) - start) * MS, lane - height / 2, " provoking delay", ha="left", va="bottom",
                     fontsize=6, color=COLORS["spin"], clip_on=True)  # fmt: skip
@@ -137,6 +149,18 @@ def _draw_lane_ops(ax, lane: int, lane_ops: Sequence[GpuOp], start: float, span_
             last_label = lo
             ax.text((lo - start + width) * MS, lane + height / 2, f" {_fmt_dur(hi - lo)}", ha="left", va="bottom",
                     fontsize=6, color="#333333", clip_on=True)  # fmt: skip
+    _label_merged(ax, widest, start, min_w)
+
+
+def _label_merged(ax, widest: dict, start: float, min_w: float) -> None:
+    for _, group, lo, hi, y0, h in widest.values():
+        if hi - lo < 8 * min_w:
+            continue
+        op = group[0]
+        noun = f"copies {op.direction}".strip() if op.kind == "memcpy" else f"{op.kind}s"
+        ax.text(((lo + hi) / 2 - start) * MS, y0 + h / 2, f"{len(group)} {noun}, {_fmt_dur(sum(o.dur for o in group))} busy",
+                ha="center", va="center", fontsize=6, color="black", clip_on=True,
+                bbox={"fc": "white", "ec": "none", "alpha": 0.7, "pad": 0.3})  # fmt: skip
 
 
 def _mark_race(ax, race: dict, lanes: dict[int, int], start: float, height: float) -> None:
@@ -184,6 +208,11 @@ def draw_variant(ax, ev: Evidence, rep: Range, title: str, highlight: Sequence[s
         if bars:
             color = COLORS["blocking"] if kind_blocking else COLORS["call"]
             ax.broken_barh(bars, (-height / 2, height), facecolors=color, linewidth=0)
+    allocs = [c for c in calls if c.kind == "alloc" and "Host" in c.name]
+    if len(allocs) >= 20:  # pinning on the fly: say how much of the host lane it is
+        ax.text(0.5, 0.0, f"{len(allocs)} host allocations (pinning), {_fmt_dur(sum(c.dur for c in allocs))} "
+                "of host time", transform=ax.get_xaxis_transform(), ha="center", va="center", fontsize=7,
+                bbox={"fc": "white", "ec": COLORS["blocking"], "alpha": 0.9, "pad": 1.5})  # fmt: skip
     lane_of: dict[int, int] = {}
     for lane, (_, lane_ops) in enumerate(lanes, start=1):
         for op in lane_ops:
@@ -269,9 +298,12 @@ def draw_pair(path: Path, entry: dict, traces: dict[str, Trace], highlight: Sequ
     for ax, (variant, ev, rep, span, _) in zip(axes, panels):
         med = entry.get(variant, {}).get("median", {})
         title = f"{entry['code']} {variant}.py: GPU span {med.get('span_ms', span):.2f} ms (median repetition)"
-        race = (entry.get("hazard_trace") or {}).get("worst") if variant == "bad" else None
-        if race and not (rep.start <= race["second"]["start"] <= rep.end):
-            race = None  # the worst pair is in another repetition than the one drawn
+        race = None
+        if variant == "bad" and entry.get("family") == "hazard":
+            from streamlint.runtime.hazards import check
+
+            # the first unordered pair of the repetition drawn
+            race = (check(ev, entry["code"], window=(rep.start, rep.end)) or {}).get("worst")
         draw_variant(ax, ev, rep, title, highlight if variant == "bad" else (), t_max, race=race)
     axes[-1].set_xlabel("ms (from just before each variant's first GPU operation)")
     fig.suptitle(f"{entry['code']} {entry.get('name', '')}: {entry.get('verdict', '')}", fontsize=10, x=0.01,
