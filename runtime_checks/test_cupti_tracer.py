@@ -23,7 +23,7 @@ def from_raw(name: str):
     return parse(cupti_events.to_chrome(data["records"], [tuple(r) for r in data["ranges"]]))
 
 
-@pytest.mark.parametrize("name", ["numba_race_cupti", "cupy_pipeline_cupti"])
+@pytest.mark.parametrize("name", ["numba_race", "cupy_pipeline"])
 def test_raw_records_give_the_trace_the_tracer_wrote(name):
     rebuilt = from_raw(name)
     written = load(SCRIPTS / name / "script" / "trace.json.gz")
@@ -33,7 +33,7 @@ def test_raw_records_give_the_trace_the_tracer_wrote(name):
 
 
 def test_numba_copies_and_their_driver_calls():
-    t = from_raw("numba_race_cupti")
+    t = from_raw("numba_race")
     copies = [o for o in t.gpu if o.kind == "memcpy"]
     assert {o.direction for o in copies} >= {"HtoD", "DtoH"}
     assert any(o.host_memory == "Pageable" for o in copies)
@@ -48,7 +48,7 @@ def test_numba_copies_and_their_driver_calls():
 
 
 def test_streams_are_named_after_their_creating_lines_through_memset_markers():
-    t = from_raw("numba_race_cupti")
+    t = from_raw("numba_race")
     labels = {info.label for info in stream_map(t).values()}
     assert "numba stream, line 34" in labels and "numba stream, line 35" in labels
     assert "legacy default stream" in labels
@@ -58,7 +58,7 @@ def test_streams_are_named_after_their_creating_lines_through_memset_markers():
 
 
 def test_cupy_syncs_and_stream_creations():
-    t = from_raw("cupy_pipeline_cupti")
+    t = from_raw("cupy_pipeline")
     kinds = {c.kind for c in t.api}
     assert {"create", "sync", "launch"} <= kinds
     creates = [c for c in t.api if c.kind == "create" and "Stream" in c.name]

@@ -40,7 +40,7 @@ def test_console_prints_a_verdict_per_finding(tmp_path):
 
 
 def test_trace_out_names_stream_lanes(tmp_path):
-    target = chrome_export.export(SCRIPTS / "numba_race_cupti" / "script" / "trace.json.gz", tmp_path / "t.json")
+    target = chrome_export.export(SCRIPTS / "numba_race" / "script" / "trace.json.gz", tmp_path / "t.json")
     events = json.loads(target.read_text())["traceEvents"]
     names = {e["args"]["name"] for e in events if e.get("ph") == "M" and e["name"] == "thread_name"}
     assert any(n.startswith("numba stream, line 34") for n in names)

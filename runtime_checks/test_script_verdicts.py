@@ -46,7 +46,7 @@ def test_race_counts_are_per_finding_not_pooled_per_rule():
 
 
 def test_warm_up_is_left_out_and_counted():
-    for name in ("race_missing_wait", "numba_race_cupti", "cupy_pipeline_cupti"):
+    for name in ("race_missing_wait", "numba_race", "cupy_pipeline"):
         for f in script_report(name)["script"]["findings"]:
             if f.get("occurrences", 0) > 1:
                 assert f["warmup_excluded"] >= 1
@@ -56,17 +56,17 @@ def test_warm_up_is_left_out_and_counted():
 def test_jit_compile_is_never_charged_as_lost_overlap():
     # numba_race.py: the first launch of each kernel compiles it (about 100 ms); the
     # synchronous to_device before it ran once, so nothing can be left out there
-    f = finding("numba_race_cupti", "SL202:37")
+    f = finding("numba_race", "SL202:37")
     assert f["occurrences"] == 1
     assert f["cost"]["gpu_idle_ms"] < 5.0
-    for f in script_report("numba_race_cupti")["script"]["findings"]:
+    for f in script_report("numba_race")["script"]["findings"]:
         assert f["cost"]["gpu_idle_ms"] < 20.0, f["label"]
 
 
 def test_overhead_findings_of_cupy_and_numba_programs_are_confirmed():
-    assert finding("cupy_pipeline_cupti", "SL501:14")["verdict"] == "confirmed"
-    assert finding("cupy_pipeline_cupti", "SL502:19")["verdict"] == "confirmed"
-    numba = finding("numba_race_cupti", "SL102:47")
+    assert finding("cupy_pipeline", "SL501:14")["verdict"] == "confirmed"
+    assert finding("cupy_pipeline", "SL502:19")["verdict"] == "confirmed"
+    numba = finding("numba_race", "SL102:47")
     assert numba["verdict"] == "confirmed" and numba["figures"]["per_execution"] >= 2
 
 
