@@ -160,9 +160,10 @@ def judge_hazard(label: str, base: dict | None, provoked: dict | None, shared_wi
         return _v(CONFIRMED, "; ".join(how), measure, **figures)
     if comparable and differing:
         if shared_with:
-            return _v(NOT_OBSERVED, f"the provoked runs' output changed, but through {', '.join(shared_with)} "
-                      "(the delay also holds back that finding's producer); this finding's accesses stayed ordered",
-                      measure, **figures)  # fmt: skip
+            own = ("nothing shows this finding's block reused" if label.startswith("SL404:")
+                   else "this finding's own accesses stayed ordered")  # fmt: skip
+            return _v(NOT_OBSERVED, f"the provoked runs' output changed, but the delay also holds back "
+                      f"{', '.join(shared_with)}, whose race changes it; {own}", measure, **figures)  # fmt: skip
         return _v(CONFIRMED, f"provoked, the output changed in {differing} of {runs} runs", measure, **figures)
     masked = base.get("masked", 0) + sum(c.get("masked", 0) for c in checks)
     n_runs = runs + 1
