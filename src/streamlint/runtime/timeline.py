@@ -144,7 +144,7 @@ def _draw_lane_ops(ax, lane: int, lane_ops: Sequence[GpuOp], start: float, span_
         elif is_spin:
             ax.text((max(lo, start) - start) * MS, lane - height / 2, " provoking delay", ha="left", va="bottom",
                     fontsize=6, color=COLORS["spin"], clip_on=True)  # fmt: skip
-        elif hi - lo < min_w and labelled < MAX_DURATION_LABELS and lo - last_label > 0.08 * span_us:
+        elif not bands and hi - lo < min_w and labelled < MAX_DURATION_LABELS and lo - last_label > 0.08 * span_us:
             labelled += 1
             last_label = lo
             ax.text((lo - start + width) * MS, lane + height / 2, f" {_fmt_dur(hi - lo)}", ha="left", va="bottom",
@@ -306,6 +306,12 @@ def draw_pair(path: Path, entry: dict, traces: dict[str, Trace], highlight: Sequ
             # the first unordered pair of the repetition drawn
             race = (check(ev, entry["code"], window=(rep.start, rep.end)) or {}).get("worst")
         draw_variant(ax, ev, rep, title, highlight if variant == "bad" else (), t_max, race=race)
+        if variant == "bad" and entry.get("family") == "hazard" and race is None:
+            cmp = entry.get("comparison") or {}
+            ax.text(0.99, 0.04, f"no unordered access in this traced call; the result differed in "
+                    f"{cmp.get('differing_trials', 0)} of {cmp.get('trials', 0)} untraced trials",
+                    transform=ax.transAxes, ha="right", va="bottom", fontsize=7, color=COLORS["race"],
+                    bbox={"fc": "white", "ec": COLORS["race"], "alpha": 0.9, "pad": 2})  # fmt: skip
     axes[-1].set_xlabel("ms (from just before each variant's first GPU operation)")
     fig.suptitle(f"{entry['code']} {entry.get('name', '')}: {entry.get('verdict', '')}", fontsize=10, x=0.01,
                  ha="left")  # fmt: skip
