@@ -407,9 +407,13 @@ def draw_race(path: Path, entry: dict, finding: dict, trace: Trace) -> Path | No
         note = (f"the allocating stream ran on {_fmt_dur(lead)} before the use ended; "
                 "harmless here: the output did not change")  # fmt: skip
     draw_variant(ax, ev, rep, title, highlight, window=window, race=race, race_note=note)
+    why = None
     if not race and found.get("masked"):
-        ax.text(0.5, 0.02, "the host waits for the producer's stream before it queues the consumer: "
-                "the missing wait is masked", transform=ax.transAxes, ha="center", va="bottom", fontsize=8,
+        why = "the host waits for the producer's stream before it queues the consumer: the missing wait is masked"
+    elif not race and found.get("pairs"):
+        why = "every access waited for the one before it on the device: ordered, though delayed on purpose"
+    if why:
+        ax.text(0.5, 0.02, why, transform=ax.transAxes, ha="center", va="bottom", fontsize=8,
                 color="#1f4e79", bbox={"fc": "white", "ec": "#1f4e79", "alpha": 0.9, "pad": 2})  # fmt: skip
     ax.set_xlabel("ms (from the start of the part shown)")
     _legend(fig)
