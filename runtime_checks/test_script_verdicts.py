@@ -133,3 +133,30 @@ def test_a_call_site_finding_is_charged_only_what_it_does_itself():
     cost, n, _ = sv.steady_cost(ev, "SL502:30", tail)
     assert n == 1 and cost["syncs"] == 1  # the final print's read, not the loop's 8
     assert cost["host_ms"] < 200
+
+
+def test_numba_copies_without_a_recorded_call_count_as_host_blocking():
+    # under the PyTorch profiler, Numba's synchronous cuMemcpyHtoD/DtoH calls are not
+    # recorded; their pageable copies hold the host for the whole transfer all the same
+    from streamlint.runtime.evidence import uncalled_blocking
+
+    from .rc_data import evidence_of
+
+    ev = evidence_of("SL102", "bad")
+    rep = ev._reps[0]
+    uncalled = uncalled_blocking(ev.trace, ev.rep_ops(rep))
+    assert len(uncalled) >= 10
+    assert ev.rep_metrics(rep)["blocked_ms"] >= 0.9 * sum(e - s for s, e in uncalled) * 1e-3
+
+
+def test_a_pair_not_confirmed_is_run_again_before_the_verdict_stands(monkeypatch, tmp_path):
+    from streamlint.runtime import runner
+
+    verdicts = iter(["not confirmed", "confirmed"])
+    calls = []
+    monkeypatch.setattr(runner, "run_pair", lambda *a, **k: calls.append(1) or {"code": "SL303"})
+    monkeypatch.setattr(runner, "_verdict_of", lambda records, code: next(verdicts))
+    (tmp_path / "SL303").mkdir()
+    pair = runner.Pair("SL303", tmp_path)
+    record = runner.run_pair_robustly(pair, runner.Settings(rerun_flaky=1), tmp_path, tmp_path)
+    assert len(calls) == 2 and record["attempts"] == ["not confirmed", "confirmed"]
