@@ -1,8 +1,10 @@
 """Data of the runtime checks. Every test not marked `gpu` runs on the CPU, on traces
 recorded on the GPU and committed under data/ (`streamlint verify --records`, trimmed):
 
-    data/pairs/     records of `streamlint verify fixtures/` (every rule's pair)
+    data/pairs/     records of `streamlint verify fixtures/` (every rule's pair, one
+                    `--select CODE` run per pair, back to back)
     data/script/    records of `streamlint verify examples/train_loop.py -- --steps 24`
+    data/scripts/   records of the other examples, with their provoked runs (below)
 """
 
 from __future__ import annotations
