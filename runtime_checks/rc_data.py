@@ -1,8 +1,10 @@
 """Data of the runtime checks. Every test not marked `gpu` runs on the CPU, on traces
 recorded on the GPU and committed under data/ (`streamlint verify --records`, trimmed):
 
-    data/pairs/     records of `streamlint verify fixtures/` (every rule's pair)
+    data/pairs/     records of `streamlint verify fixtures/` (every rule's pair, one
+                    `--select CODE` run per pair, back to back)
     data/script/    records of `streamlint verify examples/train_loop.py -- --steps 24`
+    data/scripts/   records of the other examples, with their provoked runs (below)
 """
 
 from __future__ import annotations
@@ -54,3 +56,21 @@ def summary_of(code: str, variant: str) -> dict:
     from streamlint.runtime.evidence import summarize
 
     return summarize(trace_of(code, variant))
+
+
+# Records of `streamlint verify runtime_checks/examples/<name>.py --keep-raw` on the GPU:
+# three torch programs (a real missing wait, its correction, a race masked by a host
+# read), and a CuPy-only and a Numba-only program traced through CUPTI without PyTorch
+# (their raw CUPTI activity records are in script/cupti_records.json.gz).
+SCRIPTS = DATA / "scripts"
+
+
+@lru_cache(maxsize=None)
+def script_report(name: str) -> dict:
+    from streamlint.runtime.report import build
+
+    return build(SCRIPTS / name)
+
+
+def finding(name: str, label: str) -> dict:
+    return next(f for f in script_report(name)["script"]["findings"] if f["label"] == label)

@@ -9,6 +9,7 @@ with $STREAMLINT_VERIFY_COMMIT naming the commit).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import json
 import os
@@ -63,5 +64,32 @@ def test_verify_script_measures_each_finding(tmp_path):
     assert set(findings) == {"SL301", "SL502", "SL103"}
     assert findings["SL301"]["cost"]["pageable_bytes"] > 0
     assert findings["SL301"]["cost"]["host_blocked_ms"] > 0
-    assert findings["SL103"]["cost"]["syncs"] >= 24
+    assert findings["SL103"]["occurrences"] == 24
+    assert findings["SL103"]["cost"]["syncs"] >= findings["SL103"]["cost"]["occurrences"] >= 20
+    assert all(f["verdict"] == "confirmed" for f in findings.values()), text
     assert (base / "script_reports" / "script.png").exists()
+    assert (base / "script_reports" / "script.stdout.txt").read_text().startswith("24 steps")
+
+
+def _sl401(tmp_path, example: str, *extra: str) -> dict:
+    code, text = run(["verify", "--select", "SL401", "--report", str(tmp_path / example), *extra,
+                      str(HERE / "examples" / f"{example}.py")])  # fmt: skip
+    assert code == 0, text
+    report = json.loads((tmp_path / example / "report.json").read_text())
+    return next(f for f in report["script"]["findings"] if f["code"] == "SL401")
+
+
+def test_a_missing_wait_is_confirmed_provoked_and_its_correction_is_not(tmp_path):
+    bad = _sl401(tmp_path, "race_missing_wait")
+    assert bad["verdict"] == "confirmed" and bad["provoked"]["differing"] == bad["provoked"]["runs"]
+    fixed = _sl401(tmp_path, "race_fixed")
+    assert fixed["verdict"] == "not observed" and fixed["provoked"]["differing"] == 0
+    masked = _sl401(tmp_path, "race_masked")
+    assert masked["verdict"] == "not observed" and masked["why"].startswith("masked")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cupti") is None, reason="cupti-python is not installed")
+def test_the_cupti_tracer_verifies_a_numba_program(tmp_path):
+    found = _sl401(tmp_path, "numba_race", "--tracer", "cupti")
+    assert found["verdict"] == "confirmed"
+

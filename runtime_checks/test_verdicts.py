@@ -90,3 +90,18 @@ def test_errors_are_reported_with_the_stderr_tail(tmp_path):
     assert entry["verdict"] == "error"
     assert "timed out after 5 s" in entry["reason"] and "boom" in entry["reason"]
     assert "good.py left no trace" in entry["reason"]
+
+
+def test_pin_on_the_fly_is_judged_on_the_wall_clock_with_its_spread():
+    bad, good = summary_of("SL303", "bad"), summary_of("SL303", "good")
+    apart = {"bad": [52.0, 51.4, 51.9, 52.8, 52.4], "good": [43.7, 43.6, 43.7, 43.1, 43.7]}
+    out = verdicts.judge("SL303", bad, good, walls=apart)
+    assert out["verdict"] == "confirmed" and out["wall"]["bad"]["min"] == 51.4 and "[51.40-52.80]" in out["key"]
+    assert "100% of pairs" in out["key"]
+    # one slow outlier of the fix does not undo a clear difference...
+    outlier = {"bad": [52.0, 51.4, 51.9, 52.8, 52.4], "good": [43.7, 43.6, 43.7, 43.1, 60.0]}
+    assert verdicts.judge("SL303", bad, good, walls=outlier)["verdict"] == "confirmed"
+    # ...but calls that mostly interleave do, whatever the medians say
+    mixed = {"bad": [48.0, 44.0, 52.0, 43.0, 47.0], "good": [45.0, 43.5, 44.5, 46.5, 42.0]}  # 1.06x, 72%
+    out = verdicts.judge("SL303", bad, good, walls=mixed)
+    assert out["verdict"] == "not confirmed" and "within the spread" in out["reason"]

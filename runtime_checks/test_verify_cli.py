@@ -49,7 +49,7 @@ def test_without_a_gpu_it_says_so_and_exits_2(monkeypatch):
 
 
 def test_a_script_without_a_gpu_exits_2_too(monkeypatch, tmp_path):
-    monkeypatch.setattr(verify, "runtime_problem", lambda: "no CUDA GPU is available")
+    monkeypatch.setattr(verify, "runtime_problem", lambda tracer=None: "no CUDA GPU is available")
     script = tmp_path / "s.py"
     script.write_text("import torch\n")
     code, _, err = run(["verify", str(script), "--", "--steps", "3"])
@@ -63,7 +63,7 @@ def test_no_pairs_is_a_usage_error(tmp_path):
 
 @pytest.mark.slow
 def test_report_from_records_needs_no_gpu(tmp_path, monkeypatch):
-    monkeypatch.setattr(verify, "runtime_problem", lambda: "must not be asked")
+    monkeypatch.setattr(verify, "runtime_problem", lambda tracer=None: "must not be asked")
     records = tmp_path / "records"
     records.mkdir()
     shutil.copy(PAIRS / "run.json", records / "run.json")

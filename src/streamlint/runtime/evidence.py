@@ -24,10 +24,14 @@ from typing import Iterable, Sequence
 
 from streamlint.runtime import intervals as iv
 from streamlint.runtime.labels import REP_PREFIX, parse_label
+from streamlint.runtime.provoke import SPIN_PREFIX
 from streamlint.runtime.streams import marker_ops
 from streamlint.runtime.trace import BLOCKING_KINDS, GpuOp, Range, Trace
 
 MS = 1e-3  # trace times are microseconds
+# After a statement returns, the host needs a moment to queue the next work; idle beyond
+# that is the host busy elsewhere (a JIT compile, data loading), not this statement's.
+REFILL_US = 100.0
 
 
 def reps(trace: Trace) -> list[Range]:
@@ -43,12 +47,28 @@ def reps(trace: Trace) -> list[Range]:
     return [Range(f"{REP_PREFIX}0", lo, hi, tid)]
 
 
+def spin_ops(trace: Trace) -> set[int]:
+    """Correlation ids of the provoking spin kernels (provoke.py): not the program's work."""
+    out: set[int] = set()
+    for r in trace.ranges_named(SPIN_PREFIX, prefix=True):
+        out.update(op.correlation for op in trace.ops_issued_in(r))
+    return out
+
+
+def uncalled_blocking(trace: Trace, ops: Iterable[GpuOp]) -> list[tuple[float, float]]:
+    """Copies from or to pageable memory whose issuing call the tracer did not record
+    (Numba's driver-level `cuMemcpyHtoD` under the PyTorch profiler): the host is held
+    for their whole transfer, so their GPU time is host time blocked."""
+    return [(o.start, o.end) for o in ops if o.host_memory == "Pageable" and trace.launch_of(o) is None]
+
+
 class Evidence:
-    """A parsed trace with the marker ops set aside."""
+    """A parsed trace with the marker ops (and provoking spins) set aside."""
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
-        self.markers = marker_ops(trace)
+        self.spins = spin_ops(trace)
+        self.markers = marker_ops(trace) | self.spins
         self.ops = [op for op in trace.gpu if op.correlation not in self.markers]
         self._reps = reps(trace)
         by_issue = sorted(self.ops, key=trace.issue_time)
@@ -98,7 +118,8 @@ class Evidence:
         busy = iv.total((o.start, o.end) for o in ops)
         last_issue = max(self.trace.issue_time(o) for o in ops)
         n_syncs, sync_spans = self.syncs_in(rep)
-        blocking = [(c.start, c.end) for c in calls if c.kind in BLOCKING_KINDS] + sync_spans
+        blocking = ([(c.start, c.end) for c in calls if c.kind in BLOCKING_KINDS] + sync_spans
+                    + uncalled_blocking(self.trace, ops))  # fmt: skip
         creates = [c for c in calls if c.kind == "create"]
         destroys = [c for c in calls if c.kind == "destroy"]
         out.update(
@@ -149,17 +170,26 @@ class Evidence:
     def labels(self) -> list[str]:
         return sorted({r.name for r in self.trace.ranges if parse_label(r.name) is not None})
 
-    def finding_cost(self, label: str) -> dict:
-        ranges = self.trace.ranges_named(label)
+    def finding_cost(self, label: str, ranges: Sequence[Range] | None = None) -> dict:
+        """The cost of a flagged statement over its executions (or the given ones)."""
+        ranges = self.trace.ranges_named(label) if ranges is None else ranges
         host = blocked = gpu = idle = 0.0
-        pageable = pinned = copies = syncs = ops_n = 0
+        pageable = pinned = copies = syncs = ops_n = creates = allocs = d2h_reads = 0
+        pageable_gpu = 0.0
         for r in ranges:
             host += r.dur
             calls = self.trace.calls_in(r)
             n_syncs, sync_spans = self.syncs_in(r)
-            blocked += iv.total([(c.start, c.end) for c in calls if c.kind in BLOCKING_KINDS] + sync_spans)
-            syncs += n_syncs
             ops = self.ops_in(r)
+            blocked += iv.total([(c.start, c.end) for c in calls if c.kind in BLOCKING_KINDS] + sync_spans
+                                + uncalled_blocking(self.trace, ops))  # fmt: skip
+            syncs += n_syncs
+            creates += sum(1 for c in calls if c.kind == "create")
+            allocs += sum(1 for c in calls if c.kind == "alloc" and "Host" in c.name)
+            # a synchronous read-back (cudaMemcpy, not ...Async) waits like a sync
+            d2h_reads += sum(1 for o in ops if o.direction == "DtoH" and (c := self.trace.launch_of(o)) is not None
+                             and "Async" not in c.name)  # fmt: skip
+            pageable_gpu += sum(o.dur for o in ops if o.host_memory == "Pageable")
             ops_n += len(ops)
             gpu += sum(o.dur for o in ops)
             copies += sum(1 for o in ops if o.is_copy)
@@ -180,15 +210,23 @@ class Evidence:
             "syncs": syncs,
             "gpu_idle_ms": idle * MS,
             "host_ms_each": (host / n * MS) if n else 0.0,
+            "creates": creates,
+            "host_allocs": allocs,
+            "sync_reads": d2h_reads,
+            "pageable_gpu_ms": pageable_gpu * MS,
         }
+
+    def occurrences(self, label: str) -> list[Range]:
+        return self.trace.ranges_named(label)
 
     def _idle_around(self, r: Range) -> float:
         """GPU idle time from the statement's start until the first op issued after its
-        end starts running (the drain-and-refill bubble the statement caused)."""
+        end starts running (the drain-and-refill bubble the statement caused), counted
+        at most REFILL_US past the statement's end."""
         nxt = self._next_start[bisect_left(self._issue_times, r.end)]
         if nxt == float("inf") or nxt <= r.start:
             return 0.0
-        return self.busy.idle_between(r.start, nxt)
+        return self.busy.idle_between(r.start, min(nxt, r.end + REFILL_US))
 
     def finding_costs(self) -> dict[str, dict]:
         return {label: self.finding_cost(label) for label in self.labels()}

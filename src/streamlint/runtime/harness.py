@@ -10,7 +10,12 @@ A fixture (mode "fixture") is imported from its instrumented copy and `run(**par
 called: `warmup` times untraced, `trials` times untraced keeping each result, `reps`
 times untraced and timed by the wall clock, then `traced_reps` times under the tracer,
 each inside a `streamlint::rep::<k>` range. A script (mode "script") runs once, as
-`__main__`, under the tracer, with `sys.argv` set to its arguments.
+`__main__`, under the tracer, with `sys.argv` set to its arguments; with
+`spec["delay"]` (provoke.py) a spin kernel (or a host wait) is queued before the
+statement of that label, inside a `streamlint::spin::<handle>` range.
+
+The tracer is `spec["tracer"]` (backends.py): the PyTorch profiler, or CUPTI without
+PyTorch.
 """
 
 from __future__ import annotations
@@ -20,16 +25,16 @@ import importlib.util
 import inspect
 import json
 import os
-import platform
-import subprocess
 import sys
 import time
 import traceback
 from pathlib import Path
 from typing import Any
 
+from streamlint.runtime import backends
 from streamlint.runtime import trace as trace_io
 from streamlint.runtime.labels import rep_name
+from streamlint.runtime.provoke import SPIN_MS, spin_name
 
 EXIT_OK, EXIT_FAILED, EXIT_NO_GPU = 0, 1, 3
 
@@ -45,7 +50,7 @@ def prepare_numpy() -> None:
 def preimport(source: str) -> None:
     """Import the frameworks the program names, so their stream classes can be hooked
     before the program creates any stream."""
-    for word, module in (("cupy", "cupy"), ("numba", "numba.cuda")):
+    for word, module in (("torch", "torch"), ("cupy", "cupy"), ("numba", "numba.cuda")):
         if word in source:
             try:
                 importlib.import_module(module)
@@ -53,20 +58,78 @@ def preimport(source: str) -> None:
                 pass
 
 
-def install_probes(torch: Any) -> None:
+def current_handle() -> int:
+    """The stream the program's current library would use now: CuPy's current stream
+    inside `with stream:`, else PyTorch's current stream, else the legacy default."""
+    cupy = sys.modules.get("cupy")
+    if cupy is not None:
+        ptr = cupy.cuda.get_current_stream().ptr
+        if ptr:
+            return ptr
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        return torch.cuda.current_stream().cuda_stream
+    return 0
+
+
+def stream_handle(expression: str | None, frame) -> int:
+    """The handle of the stream named `expression` (`s1`, `self.copy_stream`) in the
+    statement's own frame; the current stream when it names none or cannot be evaluated."""
+    from streamlint.runtime.hooks import handle_of
+
+    if expression and frame is not None:
+        try:
+            handle = handle_of(eval(expression, frame.f_globals, frame.f_locals))
+        except Exception:  # the name is not what the message said here
+            handle = None
+        if handle is not None:
+            return handle
+    return current_handle()
+
+
+def install_probes(backend: Any, delay: dict | None = None, markers: Any = None) -> None:
     """The names instrumented code calls (instrument.py); builtins, so that the traced
-    file needs no import of its own."""
-    record = torch.profiler.record_function
+    file needs no import of its own. With a delay (provoke.py), the statement of its
+    label is preceded by a spin kernel on the delay's stream (or a host wait)."""
+    record = backend.range
+    delay = delay or {}
+    at, stream_at = delay.get("at"), delay.get("stream_at")
+    ms = float(delay.get("ms", SPIN_MS))
+    remembered: list[int] = []  # the stream current where the delay's stream is taken
+
+    def delay_here(frame) -> None:
+        if delay.get("host"):
+            time.sleep(ms / 1e3)
+            return
+        if delay.get("stream") is None and remembered:
+            handle = remembered[-1]
+        else:
+            handle = stream_handle(delay.get("stream"), frame)
+        quiet = markers.quiet() if markers is not None else backends.nothing()
+        with quiet, record(spin_name(handle)):
+            backend.spin(handle, ms)
+
+    def probe(label: str) -> None:
+        if label == stream_at:
+            remembered.append(current_handle())
+        if label == at:
+            delay_here(sys._getframe(2))  # the frame of the instrumented statement
+
+    def rf(label: str):
+        probe(label)
+        return record(label)
 
     def call(label: str, thunk):
+        probe(label)
         with record(label):
             return thunk()
 
     def truth(label: str, thunk) -> bool:
+        probe(label)
         with record(label):
             return bool(thunk())
 
-    builtins._streamlint_rf = record  # type: ignore[attr-defined]
+    builtins._streamlint_rf = rf  # type: ignore[attr-defined]
     builtins._streamlint_call = call  # type: ignore[attr-defined]
     builtins._streamlint_truth = truth  # type: ignore[attr-defined]
 
@@ -104,30 +167,6 @@ def save_result(value: Any, path: Path) -> None:
     np.savez(path, **{f"a_{i}": a for i, a in enumerate(arrays)})
 
 
-def machine_info(torch: Any) -> dict:
-    info = {
-        "gpu": torch.cuda.get_device_name(0),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "torch": torch.__version__,
-        "cuda_runtime": torch.version.cuda,
-    }
-    try:
-        smi = subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=20,
-        )  # fmt: skip
-        if smi.returncode == 0:
-            info["driver"] = smi.stdout.strip().splitlines()[0]
-    except (OSError, subprocess.SubprocessError):
-        pass
-    for name in ("numpy", "cupy", "numba", "numba_cuda", "libcst"):
-        module = sys.modules.get(name)
-        if module is not None and hasattr(module, "__version__"):
-            info[name] = module.__version__
-    return info
-
-
 def load_fixture(path: str):
     spec = importlib.util.spec_from_file_location("streamlint_runtime_target", path)
     module = importlib.util.module_from_spec(spec)
@@ -141,16 +180,14 @@ def accepted(fn, params: dict) -> dict:
     return {k: v for k, v in params.items() if k in names}
 
 
-def run_fixture(torch: Any, spec: dict, out: Path, markers, meta: dict) -> None:
-    from streamlint.runtime.capture import tracing
-
+def run_fixture(backend: Any, spec: dict, out: Path, markers, meta: dict) -> None:
     module = load_fixture(spec["path"])
     params = accepted(module.run, spec.get("params", {}))
     meta["params"] = params
 
     def call():
         value = module.run(**params)
-        torch.cuda.synchronize()
+        backend.synchronize()
         return value
 
     for _ in range(spec.get("warmup", 2)):
@@ -159,26 +196,29 @@ def run_fixture(torch: Any, spec: dict, out: Path, markers, meta: dict) -> None:
         save_result(call(), out / f"result_{t}.npz")
     walls = []
     for _ in range(spec.get("reps", 5)):
-        torch.cuda.synchronize()
+        backend.synchronize()
         t0 = time.perf_counter()
         call()
         walls.append((time.perf_counter() - t0) * 1e3)
     meta["wall_ms"] = walls
     raw = out / "raw_trace.json"
-    with tracing(torch, raw):
+    with backend.tracing(raw, _raw_records(spec, out)):
         markers.start_trace()
         for k in range(spec.get("traced_reps", 3)):
-            with torch.profiler.record_function(rep_name(k)):
+            with backend.range(rep_name(k)):
                 markers.mark_defaults()
                 module.run(**params)
-            torch.cuda.synchronize()
+            backend.synchronize()
         markers.stop_trace()
     finish_trace(raw, out, spec)
 
 
-def run_script(torch: Any, spec: dict, out: Path, markers, meta: dict) -> None:
-    from streamlint.runtime.capture import tracing
+def _raw_records(spec: dict, out: Path) -> Path | None:
+    """Where the CUPTI tracer keeps its raw activity records (test data), if asked."""
+    return out / "cupti_records.json.gz" if spec.get("keep_raw") else None
 
+
+def run_script(backend: Any, spec: dict, out: Path, markers, meta: dict) -> None:
     original = spec["original"]
     source = Path(spec["path"]).read_text(encoding="utf-8")
     code = compile(source, original, "exec")  # the user's path and lines in tracebacks
@@ -188,9 +228,9 @@ def run_script(torch: Any, spec: dict, out: Path, markers, meta: dict) -> None:
     raw = out / "raw_trace.json"
     t0 = time.perf_counter()
     try:
-        with tracing(torch, raw):
+        with backend.tracing(raw, _raw_records(spec, out)):
             markers.start_trace()
-            with torch.profiler.record_function(rep_name(0)):
+            with backend.range(rep_name(0)):
                 markers.mark_defaults()
                 try:
                     exec(code, scope)
@@ -222,14 +262,16 @@ def main(argv: list[str] | None = None) -> int:
         meta["status"] = status
         (out / "meta.json").write_text(json.dumps(meta, indent=1, default=str), encoding="utf-8")
 
+    meta["machine"] = backends.gpu_query()  # known whatever happens next
     try:
-        import torch
+        backend = backends.choose(spec.get("tracer"))
     except ImportError as err:
-        meta["error"] = f"PyTorch is not importable: {err}"
+        meta["error"] = f"the {spec.get('tracer') or 'default'} tracer cannot be loaded: {err}"
         save("error")
         return EXIT_NO_GPU
-    if not torch.cuda.is_available():
-        meta["error"] = "PyTorch sees no CUDA GPU"
+    problem = backend.gpu_ready()
+    if problem is not None:
+        meta["error"] = problem
         save("error")
         return EXIT_NO_GPU
     prepare_numpy()
@@ -238,24 +280,36 @@ def main(argv: list[str] | None = None) -> int:
     from streamlint.runtime.hooks import StreamMarkers
 
     traced_file = spec["original"] if spec["mode"] == "script" else spec["path"]
-    markers = StreamMarkers(torch, traced_file)
+    markers = StreamMarkers(backend, traced_file)
     meta["hooks"] = markers.install()
-    install_probes(torch)
+    install_probes(backend, spec.get("delay"), markers)
+    if spec.get("delay"):
+        from streamlint.runtime import spin
+
+        spin.warm_up()  # its compile and load are not the program's
     try:
         if spec["mode"] == "fixture":
-            run_fixture(torch, spec, out, markers, meta)
+            run_fixture(backend, spec, out, markers, meta)
         else:
-            run_script(torch, spec, out, markers, meta)
+            run_script(backend, spec, out, markers, meta)
     except BaseException:
         meta["error"] = traceback.format_exc()[-4000:]
         meta["streams_created"] = markers.created
+        meta["machine"] = _machine(backend, meta)
         save("error")
         sys.stderr.write(meta["error"])
         return EXIT_FAILED
     meta["streams_created"] = markers.created[:200]
-    meta["machine"] = machine_info(torch)
+    meta["machine"] = _machine(backend, meta)
     save("ok")
     return EXIT_OK
+
+
+def _machine(backend: Any, meta: dict) -> dict:
+    try:
+        return backend.machine_info()
+    except Exception:
+        return meta.get("machine") or {}
 
 
 if __name__ == "__main__":

@@ -8,7 +8,11 @@ addresses, so the trace shows ordering, not which bytes were touched: the result
 comparison over repeated trials is the primary evidence, this is the second.
 
 Each check returns {"pairs": accesses checked, "misordered": how many ran in the
-unsafe order, "max_lead_ms": by how much at worst, "what": a sentence}.
+unsafe order, "max_lead_ms": by how much at worst, "what": a sentence, "worst": the two
+accesses of the first unordered pair (for the picture), "masked": how many pairs were ordered only
+because the host waited for the earlier access in between (a synchronization that hides
+the missing wait)}. `check` pools a pair's one finding; `check_finding` checks one
+finding of a script (its own ranges only).
 """
 
 from __future__ import annotations
@@ -20,15 +24,37 @@ from streamlint.runtime.labels import parse_label
 from streamlint.runtime.trace import GpuOp, Range
 
 
-def _split(ev: Evidence, code: str) -> tuple[list[Range], list[Range]]:
+def _split(ev: Evidence, code: str, finding: str | None = None,
+           window: tuple[float, float] | None = None) -> tuple[list[Range], list[Range]]:  # fmt: skip
+    """The flagged statement's ranges and those of the statements it refers to: of every
+    finding of the rule, or of one finding (`SL401:22`); inside a window if given."""
     flagged: list[Range] = []
     refs: list[Range] = []
     for r in ev.trace.ranges:
+        if window is not None and not (window[0] <= r.start <= window[1]):
+            continue
         label = parse_label(r.name)
         if label is None or label.code != code:
             continue
+        if finding is not None and str(label.finding) != finding:
+            continue
         (refs if label.ref is not None else flagged).append(r)
     return flagged, refs
+
+
+def _access(ev: Evidence, op: GpuOp) -> dict:
+    return {"stream": op.stream, "start": op.start, "end": op.end, "name": op.name[:80],
+            "issued": ev.trace.issue_time(op)}  # fmt: skip
+
+
+def _host_waited(ev: Evidence, earlier: GpuOp, later_issue: float) -> bool:
+    """Did the host wait, between issuing `earlier` and issuing the later access, until
+    `earlier` had finished (a sync, or a blocking read-back, ending after it)?"""
+    lo = ev.trace.issue_time(earlier)
+    for c in ev.trace.calls_in((lo, later_issue)):
+        if c.kind in ("sync", "copy") and c.end >= earlier.end and c.start <= later_issue:
+            return True
+    return any(s.end >= earlier.end for s in ev.trace.host_syncs_in((lo, later_issue)))
 
 
 def _ops(ev: Evidence, ranges: list[Range]) -> list[GpuOp]:
@@ -39,13 +65,15 @@ def _ops(ev: Evidence, ranges: list[Range]) -> list[GpuOp]:
     return sorted(seen.values(), key=ev.trace.issue_time)
 
 
-def _result(pairs: int, leads: list[float], what: str) -> dict:
+def _result(pairs: int, leads: list[float], what: str, worst: tuple | None = None, masked: int = 0) -> dict:
     bad = [x for x in leads if x > 0]
     return {
         "pairs": pairs,
         "misordered": len(bad),
         "max_lead_ms": max(bad) * MS if bad else 0.0,
         "what": what,
+        "worst": worst if bad else None,
+        "masked": masked,
     }
 
 
@@ -59,23 +87,38 @@ def _device_race(ev: Evidence, flagged: list[Range], refs: list[Range], what: st
     """The flagged op starts before an earlier-issued op on another stream ends."""
     pool = _ops(ev, refs) or ev.ops
     leads = []
+    worst, masked = None, 0
     for op in _ops(ev, flagged):
         other = _earlier_on_other_stream(ev, op, pool)
         if other is not None:
-            leads.append(other.end - op.start)
-    return _result(len(leads), leads, what)
+            lead = other.end - op.start
+            if lead > 0 and (worst is None or op.start < worst[2].start):
+                worst = (lead, other, op)  # the first unordered pair: the clearest picture
+            elif lead <= 0 and _host_waited(ev, other, ev.trace.issue_time(op)):
+                masked += 1
+            leads.append(lead)
+    pair = {"first": _access(ev, worst[1]), "second": _access(ev, worst[2])} if worst else None
+    return _result(len(leads), leads, what, pair, masked)
 
 
 def _host_race(ev: Evidence, flagged: list[Range], refs: list[Range], direction: str, what: str) -> dict:
     """The host statement starts before the copy issued before it has finished."""
     pool = _ops(ev, refs) or [op for op in ev.ops if op.direction == direction]
     leads = []
+    worst = None
     for r in flagged:
         before = [op for op in pool if ev.trace.issue_time(op) < r.start]
         if before:
             copy = max(before, key=ev.trace.issue_time)
-            leads.append(copy.end - r.start)
-    return _result(len(leads), leads, what)
+            lead = copy.end - r.start
+            if lead > 0 and (worst is None or r.start < worst[2].start):
+                worst = (lead, copy, r)
+            leads.append(lead)
+    pair = None
+    if worst:
+        host = {"stream": None, "start": worst[2].start, "end": worst[2].end, "name": "host access", "issued": worst[2].start}
+        pair = {"first": _access(ev, worst[1]), "second": host}
+    return _result(len(leads), leads, what, pair)
 
 
 def check_sl401(ev: Evidence, flagged: list[Range], refs: list[Range]) -> dict:
@@ -93,16 +136,25 @@ def check_sl403(ev: Evidence, flagged: list[Range], refs: list[Range]) -> dict:
 
 
 def check_sl404(ev: Evidence, flagged: list[Range], refs: list[Range]) -> dict:
-    """Work issued after the use, on another stream, started before the use finished:
-    the allocating stream moved on (and may have reused the block) while it ran."""
+    """Work issued after the use on the allocating stream (the stream of the allocation
+    the message refers to; any other stream if it is unknown) started before the use
+    finished: that stream moved on (and may have reused the block) while it ran."""
+    allocating = {op.stream for op in _ops(ev, refs)}
     leads = []
+    worst = None
     for op in _ops(ev, flagged):
         issued = ev.trace.issue_time(op)
-        after = [p for p in ev.ops if p.stream != op.stream and ev.trace.issue_time(p) > issued]
+        after = [p for p in ev.ops if p.stream != op.stream and ev.trace.issue_time(p) > issued
+                 and (not allocating or p.stream in allocating)]  # fmt: skip
         if after:
             first = min(after, key=lambda p: p.start)
-            leads.append(op.end - first.start)
-    return _result(len(leads), leads, "work on another stream issued after the use ran before the use finished")
+            lead = op.end - first.start
+            if lead > 0 and (worst is None or first.start < worst[2].start):
+                worst = (lead, op, first)
+            leads.append(lead)
+    pair = {"first": _access(ev, worst[1]), "second": _access(ev, worst[2])} if worst else None
+    return _result(len(leads), leads, "work on the allocating stream issued after the use ran before the use finished",
+                   pair)  # fmt: skip
 
 
 CHECKS: dict[str, Callable[[Evidence, list[Range], list[Range]], dict]] = {
@@ -113,11 +165,21 @@ CHECKS: dict[str, Callable[[Evidence, list[Range], list[Range]], dict]] = {
 }
 
 
-def check(ev: Evidence, code: str) -> dict | None:
+def check_finding(ev: Evidence, label: str) -> dict | None:
+    """The check for one finding (`SL401:22`): its own statements, not the rule's others."""
+    parsed = parse_label(label)
+    if parsed is None:
+        return None
+    return check(ev, parsed.code, str(parsed.finding))
+
+
+def check(ev: Evidence, code: str, finding: str | None = None,
+          window: tuple[float, float] | None = None) -> dict | None:  # fmt: skip
     fn = CHECKS.get(code)
     if fn is None:
         return None
-    flagged, refs = _split(ev, code)
+    flagged, refs = _split(ev, code, finding, window)
     if not flagged:
-        return {"pairs": 0, "misordered": 0, "max_lead_ms": 0.0, "what": "the flagged statement never ran"}
+        return {"pairs": 0, "misordered": 0, "max_lead_ms": 0.0, "what": "the flagged statement never ran",
+                "worst": None, "masked": 0}  # fmt: skip
     return fn(ev, flagged, refs)

@@ -1,17 +1,22 @@
-"""Stream markers, issued inside the traced process (needs torch).
+"""Stream markers, issued inside the traced process.
 
 Every stream the program creates through `torch.cuda.Stream`, `cupy.cuda.Stream` or
-`numba.cuda.stream` gets, at creation and while tracing, a one-element marker kernel
-inside a `streamlint::stream::<label>::<handle>` range, issued through
-`torch.cuda.ExternalStream(handle)`; so do the legacy default stream and PyTorch's
-current stream at the start of each traced repetition. The label names the framework
-and the line of the traced file that created the stream. streams.py reads them back.
+`numba.cuda.stream` gets, at creation and while tracing, a marker (a one-element kernel
+with the torch tracer, a 4-byte memset with CUPTI: backends.py) inside a
+`streamlint::stream::<label>::<handle>` range; so do the legacy default stream and
+PyTorch's current stream at the start of each traced repetition. The label names the
+framework and the line of the traced file that created the stream. streams.py reads
+them back.
+
+Streams are keyed by creation, not by handle: a stream created where a destroyed one
+was gets a marker (and a lane) of its own, even when the driver reuses the handle.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from streamlint.runtime.streams import LEGACY_LABEL, marker_name
 
@@ -34,15 +39,15 @@ def handle_of(obj: Any) -> int | None:
 
 
 class StreamMarkers:
-    def __init__(self, torch: Any, traced_file: str) -> None:
-        self.torch = torch
+    def __init__(self, backend: Any, traced_file: str) -> None:
+        self.backend = backend
+        self.torch = sys.modules.get("torch")
         self.traced_file = traced_file
         self.active = False
         self.marked: set[int] = set()
         self.created: list[dict] = []
         self.installed: dict[str, bool] = {}
         self._busy = False
-        self._buf = torch.zeros(1, device="cuda")
 
     # -- markers ---------------------------------------------------------------
     def start_trace(self) -> None:
@@ -52,25 +57,32 @@ class StreamMarkers:
     def stop_trace(self) -> None:
         self.active = False
 
+    @contextmanager
+    def quiet(self) -> Iterator[None]:
+        """Streams made here are ours (a spin's `ExternalStream`), not the program's."""
+        busy, self._busy = self._busy, True
+        try:
+            yield
+        finally:
+            self._busy = busy
+
     def mark(self, handle: int | None, label: str) -> None:
         if not self.active or handle is None or handle in self.marked or self._busy:
             return
         self.marked.add(handle)
-        torch = self.torch
         self._busy = True
         try:
-            stream = torch.cuda.default_stream() if handle == 0 else torch.cuda.ExternalStream(handle)
-            with torch.profiler.record_function(marker_name(label, handle)):
-                with torch.cuda.stream(stream):
-                    self._buf.add_(1.0)
+            with self.backend.range(marker_name(label, handle)):
+                self.backend.issue_marker(handle)
         finally:
             self._busy = False
 
     def mark_defaults(self) -> None:
         self.mark(0, LEGACY_LABEL)
-        current = self.torch.cuda.current_stream().cuda_stream
-        if current != 0:
-            self.mark(current, "torch current stream")
+        if self.torch is not None and self.torch.cuda.is_initialized():
+            current = self.torch.cuda.current_stream().cuda_stream
+            if current != 0:
+                self.mark(current, "torch current stream")
 
     def created_stream(self, framework: str, obj: Any) -> None:
         if self._busy:
@@ -79,6 +91,8 @@ class StreamMarkers:
         line = self._creating_line()
         label = LEGACY_LABEL if handle == 0 else f"{framework} stream" + (f", line {line}" if line else "")
         self.created.append({"framework": framework, "handle": handle, "line": line})
+        if handle:
+            self.marked.discard(handle)  # a new stream, even if its handle was used before
         self.mark(handle, label)
 
     def _creating_line(self) -> int | None:
@@ -91,7 +105,9 @@ class StreamMarkers:
 
     # -- creation hooks -------------------------------------------------------------
     def install(self) -> dict[str, bool]:
-        self.installed["torch"] = self._hook_torch()
+        self.torch = sys.modules.get("torch")
+        if self.torch is not None:
+            self.installed["torch"] = self._hook_torch()
         if "cupy" in sys.modules:
             self.installed["cupy"] = self._hook_cupy(sys.modules["cupy"])
         if "numba.cuda" in sys.modules:

@@ -64,3 +64,9 @@ def select(pairs: Sequence[Pair], selectors: Sequence[str] | None) -> list[Pair]
     if "ALL" in wanted:
         return list(pairs)
     return [p for p in pairs if any(p.code.startswith(w) for w in wanted)]
+
+
+def matches(code: str, selectors: Sequence[str]) -> bool:
+    """Whether a rule code is selected (codes or prefixes; "ALL" selects every rule)."""
+    wanted = [s.strip().upper() for s in selectors if s.strip()]
+    return not wanted or "ALL" in wanted or any(code.startswith(w) for w in wanted)

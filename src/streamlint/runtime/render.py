@@ -13,7 +13,7 @@ MB = 1 << 20
 def _machine_line(report: dict) -> str:
     m = report.get("machine") or {}
     libs = ", ".join(f"{k} {m[k]}" for k in ("torch", "cupy", "numba_cuda", "numba", "numpy") if m.get(k))
-    parts = [m.get("gpu", "unknown GPU")]
+    parts = [m.get("gpu") or "a GPU whose name could not be read"]
     if m.get("driver"):
         parts.append(f"driver {m['driver']}")
     if m.get("cuda_runtime"):
@@ -60,8 +60,7 @@ def _evidence_lines(entry: dict) -> list[str]:
         lines.append(
             f"- `{variant}.py`: GPU span {m.get('span_ms', 0):.2f} ms (wall {_wall(entry, variant)} ms per call); "
             f"GPU busy {m.get('gpu_busy_ms', 0):.2f} ms, idle {m.get('gpu_idle_ms', 0):.2f} ms; "
-            f"cross-stream overlap {m.get('cross_stream_ms', 0):.2f} ms "
-            f"({100 * m.get('cross_stream_fraction', 0):.1f}%), "
+            f"cross-stream overlap {m.get('cross_stream_ms', 0):.2f} ms ({100 * m.get('cross_stream_fraction', 0):.1f}%), "
             f"copy/kernel overlap {m.get('copy_kernel_overlap_ms', 0):.2f} ms; host blocked in CUDA calls "
             f"{m.get('blocked_ms', 0):.2f} ms, of which stalled before the last launch {m.get('stall_ms', 0):.2f} ms; "
             f"{int(m.get('copies', 0))} copies ({m.get('pageable_bytes', 0) / MB:.0f} MB pageable, "
@@ -71,10 +70,8 @@ def _evidence_lines(entry: dict) -> list[str]:
     for label, cost in (entry.get("bad", {}).get("findings") or {}).items():
         if ":ref:" in label:
             continue
-        runs = cost["occurrences"] / max(len(entry["bad"].get("reps", [])), 1)
-        lines.append(f"- at `{label}` (per traced call): ran {runs:.0f} times, "
-                     f"{cost['host_ms_each']:.3f} ms of host time each, "
-                     f"host blocked {cost['host_blocked_ms']:.2f} ms in all, "
+        lines.append(f"- at `{label}` (per traced call): ran {cost['occurrences'] / max(len(entry['bad'].get('reps', [])), 1):.0f} times, "
+                     f"{cost['host_ms_each']:.3f} ms of host time each, host blocked {cost['host_blocked_ms']:.2f} ms in all, "
                      f"GPU idle around it {cost['gpu_idle_ms']:.2f} ms")  # fmt: skip
     cmp = entry.get("comparison")
     if cmp and cmp.get("trials"):
@@ -119,8 +116,7 @@ def markdown(report: dict) -> str:
             "|---|---|---|---|---:|---:|---:|"]  # fmt: skip
     for e in report.get("pairs", []):
         out.append(f"| [{e['code']}](#{e['code'].lower()}) {e['name']} | {e['family']} | **{e['verdict']}** | "
-                   f"{e.get('key', '')} | {_ms(e, 'bad')} | {_ms(e, 'good')} | "
-                   f"{e.get('speedup', 0):.2f}x |")  # fmt: skip
+                   f"{e.get('key', '')} | {_ms(e, 'bad')} | {_ms(e, 'good')} | {e.get('speedup', 0):.2f}x |")  # fmt: skip
     for e in report.get("pairs", []):
         out += ["", f"## {e['code']}", "", f"**{e['name']}** ({e['family']}): **{e['verdict']}**. {e['reason']}", ""]
         out += _static_lines(e) + [""] + _evidence_lines(e) + [""]
@@ -128,24 +124,64 @@ def markdown(report: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+def script_header(report: dict) -> list[str]:
+    """The script report's header: what ran, how, on what."""
+    s = report["script"]
+    st = report.get("settings") or {}
+    m = report.get("machine") or {}
+    commit = report.get("git_commit") or "unknown"
+    tracer = m.get("tracer") or st.get("tracer") or "torch"
+    tracer_text = ("the PyTorch profiler (Kineto over CUPTI)" if tracer == "torch"
+                   else "CUPTI's activity API (cupti-python), without PyTorch")  # fmt: skip
+    hazards = [f for f in s.get("findings", []) if f.get("provoked")]
+    lines = [f"Measured on {_machine_line(report)}.", "",
+             f"Date {report.get('date') or 'unknown'}; streamlint {report.get('streamlint')}; commit `{commit}`.", "",
+             f"The script ran once as `__main__` under {tracer_text}, each flagged statement inside a range of "
+             "its own. Costs are steady-state figures: each statement's first executions (lazy loading, JIT "
+             "compiles, allocator growth) are left out, and the table says how many."]  # fmt: skip
+    if hazards:
+        p = hazards[0]["provoked"]
+        lines[-1] += (f" Each hazard finding was provoked: {p.get('runs', 0)} more runs with a {p.get('spin_ms', 0):.0f} ms "
+                      "spin kernel queued on the producing stream just before the producer, and one control run with "
+                      "the delay on the consumer's side; outputs (the script's stdout) compared.")  # fmt: skip
+    return lines
+
+
+def _finding_rows(s: dict) -> list[tuple]:
+    rows = []
+    for f in s.get("findings", []):
+        n, skip = f.get("occurrences"), f.get("warmup_excluded", 0)
+        runs = "-" if n is None else (f"{n} ({skip} warm-up left out)" if skip else f"{n}")
+        rows.append((f["row"], f["code"], f["verdict"], f.get("why", ""), f.get("measure", ""), runs))
+    return rows
+
+
 def script_markdown(report: dict) -> str:
     s = report["script"]
     args = " ".join(s.get("args", []))
-    out = [f"# streamlint verify {s['script']}" + (f" -- {args}" if args else ""), ""] + _header(report)[:3] + [""]
+    out = [f"# streamlint verify {s['script']}" + (f" -- {args}" if args else ""), ""] + script_header(report) + [""]
     if s.get("status") != "ok":
         out += ["The script failed:", "", "```", s.get("error", "")[-3000:], "```", ""]
-    out += ["| Line | Rule | Measured cost at that line |", "|---:|---|---|"]
-    for f in s.get("findings", []):
-        out.append(f"| {f['row']} | {f['code']} | {f['measured']} |")
+    counts = s.get("summary", {})
+    if counts:
+        out += ["Verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) + ".", ""]
+    out += ["| Line | Rule | Verdict | Why | Measure | Executions |", "|---:|---|---|---|---|---|"]
+    for row, code, verdict, why, measure, runs in _finding_rows(s):
+        out.append(f"| {row} | {code} | **{verdict}** | {why} | {measure} | {runs} |")
     out.append("")
     for f in s.get("findings", []):
         out.append(f"- line {f['row']}, {f['code']}: {f['message']}")
     m = s.get("run_metrics") or {}
     if m:
         out += ["", f"Whole run: GPU span {m.get('span_ms', 0):.2f} ms, GPU idle {m.get('gpu_idle_ms', 0):.2f} ms, "
-                    f"host blocked {m.get('blocked_ms', 0):.2f} ms, "
-                    f"{m.get('pageable_bytes', 0) / MB:.1f} MB pageable."]  # fmt: skip
-    out += ["", f"![timeline of {s['script']}]({s['timeline']})"]
+                    f"host blocked {m.get('blocked_ms', 0):.2f} ms, {m.get('pageable_bytes', 0) / MB:.1f} MB pageable."]  # fmt: skip
+    if s.get("output"):
+        out += ["", "The script's own output: " + ", ".join(f"[{k}]({v})" for k, v in s["output"].items()) + "."]
+    out += ["", f"![steady state of {s['script']}]({s['timeline']})", "",
+            f"The whole run: [{s.get('timeline_full', '')}]({s.get('timeline_full', '')})."]  # fmt: skip
+    for f in s.get("findings", []):
+        if f.get("race_picture"):
+            out += ["", f"![{f['code']} at line {f['row']}, provoked run]({f['race_picture']})"]
     return "\n".join(out) + "\n"
 
 
@@ -166,12 +202,14 @@ def _md_inline(text: str) -> str:
     return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
 
 
-def html_report(report: dict) -> str:
+def html_report(report: dict, images: dict[str, str] | None = None) -> str:
+    """The HTML report; `images` maps picture file names to `data:` URIs, so that the
+    page is self-contained (verify.py inlines every picture it drew)."""
     if "script" in report:
-        body = _script_html(report)
+        body = _script_html(report, images)
         title = f"streamlint verify {report['script']['script']}"
     else:
-        body = _pairs_html(report)
+        body = _pairs_html(report, images)
         title = "streamlint runtime verification"
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
             f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>{body}</body></html>\n")  # fmt: skip
@@ -181,7 +219,8 @@ def _header_html(report: dict) -> str:
     return "".join(f"<p>{_md_inline(line)}</p>" for line in _header(report) if line)
 
 
-def _pairs_html(report: dict) -> str:
+def _pairs_html(report: dict, images: dict[str, str] | None = None) -> str:
+    images = images or {}
     rows = []
     for e in report.get("pairs", []):
         rows.append(
@@ -196,15 +235,34 @@ def _pairs_html(report: dict) -> str:
         parts.append(
             f"<h2 id='{e['code']}'>{e['code']} {html.escape(e['name'])}</h2>"
             f"<p><span class='{_cls(e['verdict'])}'>{e['verdict']}</span>: {_md_inline(e['reason'])}</p>"
-            f"<ul>{items}</ul><img src='{e['timeline']}' alt='{e['code']} timeline, bad above good'>"
+            f"<ul>{items}</ul><img src='{images.get(e['timeline'], e['timeline'])}' alt='{e['code']} timeline, bad above good'>"
         )
     return "".join(parts)
 
 
-def _script_html(report: dict) -> str:
+def _script_html(report: dict, images: dict[str, str] | None = None) -> str:
     s = report["script"]
-    rows = "".join(f"<tr><td>{f['row']}</td><td>{f['code']}</td><td>{html.escape(f['measured'])}</td>"
-                   f"<td>{_md_inline(f['message'])}</td></tr>" for f in s.get("findings", []))  # fmt: skip
-    err = f"<pre>{html.escape(s.get('error', ''))}</pre>" if s.get("status") != "ok" else ""
-    return (f"{_header_html(report)}{err}<table><tr><th>Line</th><th>Rule</th><th>Measured cost</th>"
-            f"<th>Finding</th></tr>{rows}</table><p><img src='{s['timeline']}' alt='timeline'></p>")  # fmt: skip
+    images = images or {}
+
+    def img(name: str | None, alt: str) -> str:
+        if not name:
+            return ""
+        return f"<p><img src='{images.get(name, name)}' alt='{html.escape(alt)}'></p>"
+
+    rows = "".join(f"<tr><td>{row}</td><td>{code}</td><td class='{_cls(verdict)}'>{verdict}</td>"
+                   f"<td>{_md_inline(why)}</td><td>{_md_inline(measure)}</td><td>{runs}</td></tr>"
+                   for row, code, verdict, why, measure, runs in _finding_rows(s))  # fmt: skip
+    notes = "".join(f"<li>line {f['row']}, {f['code']}: {_md_inline(f['message'])}</li>" for f in s.get("findings", []))
+    err = f"<p>The script failed:</p><pre>{html.escape(s.get('error', ''))}</pre>" if s.get("status") != "ok" else ""
+    header = "".join(f"<p>{_md_inline(line)}</p>" for line in script_header(report) if line)
+    output = ""
+    if s.get("output"):
+        output = "<p>The script's own output: " + ", ".join(
+            f"<a href='{html.escape(v)}'>{k}</a>" for k, v in s["output"].items()) + ".</p>"  # fmt: skip
+    races = "".join(img(f.get("race_picture"), f"{f['code']} line {f['row']}, provoked run") for f in s.get("findings", []))
+    full = s.get("timeline_full")
+    return (f"{header}{err}<table><tr><th>Line</th><th>Rule</th><th>Verdict</th><th>Why</th><th>Measure</th>"
+            f"<th>Executions</th></tr>{rows}</table><ul>{notes}</ul>{output}"
+            f"<h2>Steady state</h2>{img(s.get('timeline'), 'timeline, steady state')}"
+            f"{('<h2>Provoked races</h2>' + races) if races else ''}"
+            f"<h2>The whole run</h2>{img(full, 'timeline, whole run')}")  # fmt: skip

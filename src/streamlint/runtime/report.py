@@ -83,55 +83,136 @@ def analyse_pair(pair_dir: Path, traces: dict[str, Trace] | None = None) -> dict
     hazard = hazards.check(ev["bad"], code) if family(code) == "hazard" else None
     entry["hazard_trace"] = hazard
     entry["pipeline"] = pipeline_report(ev["good"], ev["bad"])
+    walls = {v: entry[v].get("wall_ms", []) for v in VARIANTS}
     verdict = judge(code, summary["bad"], summary["good"], comparison=rec.get("comparison"),
-                    hazard=hazard, findings=summary["bad"]["findings"])  # fmt: skip
+                    hazard=hazard, findings=summary["bad"]["findings"], walls=walls)  # fmt: skip
     entry.update(verdict=verdict["verdict"], reason=verdict["reason"], key=verdict["key"],
                  speedup=verdict["speedup"])  # fmt: skip
+    if verdict.get("wall"):
+        entry["wall"] = verdict["wall"]
+    if rec.get("attempts"):
+        entry["attempts"] = rec["attempts"]
     return entry
 
 
 def cost_sentence(cost: dict) -> str:
     n = cost.get("occurrences", 0)
     parts = [f"ran {n} time{'s' if n != 1 else ''}",
-             f"host blocked {cost.get('host_blocked_ms', 0.0):.2f} ms "
-             f"of {cost.get('host_ms', 0.0):.2f} ms spent here"]  # fmt: skip
+             f"host blocked {cost.get('host_blocked_ms', 0.0):.2f} ms of {cost.get('host_ms', 0.0):.2f} ms spent here"]  # fmt: skip
     if cost.get("pageable_bytes"):
         parts.append(f"{cost['pageable_bytes'] / MB:.1f} MB copied from/to pageable memory")
     if cost.get("syncs"):
         parts.append(f"{cost['syncs']} synchronizations")
     if cost.get("copies"):
         parts.append(f"{cost['copies']} copies")
-    parts.append(f"GPU idle {cost.get('gpu_idle_ms', 0.0):.2f} ms around it (lost overlap)")
+    parts.append(f"GPU idle {cost.get('gpu_idle_ms', 0.0):.2f} ms around it")
     return "; ".join(parts)
 
 
+def _provoked_evidence(script_dir: Path, label: str, prov: dict) -> dict:
+    """The provoked and control runs of one hazard finding: outputs compared, and the
+    finding's own race check on each run's trace."""
+    from streamlint.runtime.provoke import compare_outputs
+
+    def ok_stdout(r: dict) -> str | None:
+        return r.get("stdout") if r.get("status") == "ok" else None
+
+    provoked = [r for r in prov.get("runs", []) if r["side"] == "provoked"]
+    control = [r for r in prov.get("runs", []) if r["side"] == "control"]
+    out = compare_outputs([ok_stdout(r) for r in provoked], [ok_stdout(r) for r in control])
+    out["runs"] = len(provoked)
+    out["failed"] = sum(1 for r in prov.get("runs", []) if r.get("status") != "ok")
+    checks, control_checks, traces = [], [], []
+    for group, into in ((provoked, checks), (control, control_checks)):
+        for r in group:
+            path = script_dir / r["trace"] if r.get("trace") else None
+            if path is None or not path.exists():
+                continue
+            found = hazards.check_finding(Evidence(load(path)), label)
+            if found is not None:
+                into.append(found)
+                if group is provoked:
+                    traces.append((r["trace"], found))
+    out["checks"], out["control_checks"] = checks, control_checks
+    # the picture shows the provoked run whose race is clearest
+    if traces:
+        out["trace"] = max(traces, key=lambda t: (t[1].get("misordered", 0), t[1].get("max_lead_ms", 0.0)))[0]
+    out["delay"] = prov.get("provoked")
+    out["control_delay"] = prov.get("control")
+    out["spin_ms"] = prov.get("spin_ms")
+    out["outputs"] = sorted({(ok_stdout(r) or "").strip()[-200:] for r in prov.get("runs", [])})
+    return out
+
+
 def analyse_script(script_dir: Path, trace: Trace | None = None) -> dict:
+    from streamlint.runtime import script_verdicts as sv
+
     rec = read_json(script_dir / "script.json")
     path = script_dir / "trace.json.gz"
     if trace is None and path.exists():
         trace = load(path)
     entry: dict = {"script": rec["script"], "args": rec.get("args", []), "status": rec["run"].get("status"),
                    "instrumented": rec.get("instrumented", {}), "timeline": "script.png",
-                   "wall_ms": rec["run"].get("wall_ms", [])}  # fmt: skip
+                   "timeline_full": "script_full.png", "wall_ms": rec["run"].get("wall_ms", []),
+                   "output": {s: f"script.{s}.txt" for s in ("stdout", "stderr") if (script_dir / f"{s}.txt").exists()}}  # fmt: skip
     if rec["run"].get("status") != "ok":
         entry["error"] = ((rec["run"].get("error") or "") + "\n" + (rec["run"].get("stderr_tail") or "")).strip()
+    wrapped = rec.get("instrumented", {}).get("wrapped", {})
+    skipped = rec.get("instrumented", {}).get("skipped", {})
     findings = []
-    if trace is not None:
-        ev = Evidence(trace)
+    ev = Evidence(trace) if trace is not None else None
+    if ev is not None:
         summary = summarize(trace)
         entry["run_metrics"] = summary["median"]
-        for d in rec.get("findings", []):
-            label = f"{d['code']}:{d['row']}"
-            cost = ev.finding_cost(label)
-            item = dict(d, label=label, cost=cost, measured=cost_sentence(cost))
-            if family(d["code"]) == "hazard":
-                item["hazard_trace"] = hazards.check(ev, d["code"])
+        span = sv.run_span(ev)
+        own_labels = [f"{d['code']}:{d['row']}" for d in rec.get("findings", [])]
+        entry["steady_start_ms"] = None
+        start = sv.steady_start(ev, own_labels)
+        first = min((o.start for o in ev.ops), default=None)
+        if start is not None and first is not None:
+            entry["steady_start_ms"] = max(0.0, (start - first) / 1e3)
+    for d in rec.get("findings", []):
+        label = f"{d['code']}:{d['row']}"
+        item = dict(d, label=label)
+        if label in skipped or label not in wrapped:
+            item.update(verdict=sv.NOT_MEASURABLE, why=f"the statement could not be instrumented: "
+                        f"{skipped.get(label, 'not wrapped')}", measure="")  # fmt: skip
             findings.append(item)
-    else:
-        findings = [
-            dict(d, label=f"{d['code']}:{d['row']}", cost=None, measured="no trace") for d in rec.get("findings", [])
-        ]
+            continue
+        if ev is None:
+            item.update(verdict=sv.NOT_MEASURABLE, why="the run left no trace (it failed before tracing ended)",
+                        measure="")  # fmt: skip
+            findings.append(item)
+            continue
+        inner = sv.enclosed_labels(ev, label, list(wrapped))
+        ranges = sv.tail_ranges(ev, label, inner) if inner else None
+        cost, n_all, skipped_n = sv.steady_cost(ev, label, ranges)
+        item.update(cost=cost, occurrences=n_all, warmup_excluded=skipped_n, encloses=inner,
+                    measured=cost_sentence(cost))  # fmt: skip
+        if family(d["code"]) == "hazard":
+            base = hazards.check_finding(ev, label)
+            item["hazard_trace"] = base
+            prov = rec.get("provoke", {}).get(label)
+            provoked = _provoked_evidence(script_dir, label, prov) if prov else None
+            item["provoked"] = provoked
+            shared = sv.hazard_sharing(label, (prov or {}).get("provoked", {}).get("at"), list(wrapped))
+            item.update(sv.judge_hazard(label, base, provoked, shared))
+            if provoked and provoked.get("trace"):
+                item["race_picture"] = f"race_{d['code']}_{d['row']}.png"
+        elif n_all == 0:
+            item.update(verdict=sv.NOT_OBSERVED, why="the line never ran", measure="", figures={})
+        else:
+            item.update(sv.judge_cost(d["code"], cost, span))
+            if inner:
+                lines = ", ".join(sorted({str(sv.statement_row(x)) for x in inner}, key=int))
+                item["why"] = (f"a call site that runs the flagged lines {lines}: only what it does after them is "
+                               f"charged here; " + item["why"])  # fmt: skip
+        findings.append(item)
     entry["findings"] = findings
+    counts: dict[str, int] = {}
+    for f in findings:
+        counts[f["verdict"]] = counts.get(f["verdict"], 0) + 1
+    entry["summary"] = counts
     return entry
 
 

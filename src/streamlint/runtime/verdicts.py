@@ -14,8 +14,12 @@ any judge runs.
   copies none, and the bad "asynchronous" copies held the host for at least
   SYNC_SHARE of their GPU time (they were synchronous) or overlapped no kernel. (The fix
   may keep a small pageable read-out: at most FIX_PAGEABLE_SHARE of the bad's bytes.)
-- pin-on-the-fly (SL303): confirmed when pinning in the loop is measurably slower than
-  the plain copy the fix makes.
+- pin-on-the-fly (SL303): host-bound, so decided on the untraced wall clock (the tracer's
+  own overhead on hundreds of small calls would blur it): confirmed when the bad
+  variant's median call is at least FASTER times the fix's and a bad call is slower than
+  a call of the fix in at least SUPERIORITY of all (bad, fix) pairs of timed calls (the
+  common-language effect size: robust to a shared machine's slow outliers, unlike
+  requiring the two ranges not to overlap); the spread is recorded.
 - hazards (SL401-SL404): confirmed when the fix agrees with itself in every trial and the
   bad result differs in at least one trial or the trace shows the racing accesses in
   the unsafe order.
@@ -48,6 +52,7 @@ FASTER = 1.05
 STALL_SHARE = 0.10
 OVERLAP_LOSS = 0.05
 SYNC_SHARE = 0.5
+SUPERIORITY = 0.8  # SL303: share of (bad, fix) call pairs in which the bad call is slower
 FIX_PAGEABLE_SHARE = 0.1  # a small pageable read-out at the end is not what the rule is about
 CONFIRMED, NOT_CONFIRMED, ERROR = "confirmed", "not confirmed", "error"
 MB = 1 << 20
@@ -126,18 +131,50 @@ def judge_pageable(code: str, bad: dict, good: dict, **_) -> dict:
     return _verdict(True, "; ".join(why), key)
 
 
-def judge_pin_on_the_fly(code: str, bad: dict, good: dict, findings: dict | None = None, **_) -> dict:
-    sp = speedup(bad, good)
+def wall_spread(walls: list[float]) -> dict:
+    """Median and range of the untraced wall-clock calls (ms)."""
+    if not walls:
+        return {}
+    ordered = sorted(walls)
+    mid = len(ordered) // 2
+    med = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    return {"n": len(walls), "median": med, "min": ordered[0], "max": ordered[-1]}
+
+
+def slower_share(bad: list[float], good: list[float]) -> float:
+    """Share of (bad, good) pairs of calls in which the bad one took longer (ties half)."""
+    if not bad or not good:
+        return 0.0
+    wins = sum(1.0 if b > g else 0.5 if b == g else 0.0 for b in bad for g in good)
+    return wins / (len(bad) * len(good))
+
+
+def judge_pin_on_the_fly(code: str, bad: dict, good: dict, findings: dict | None = None,
+                         walls: dict | None = None, **_) -> dict:  # fmt: skip
     cost = _main_finding(code, findings or {})
     each = cost.get("host_ms_each", 0.0) if cost else 0.0
     n = round((cost.get("occurrences", 0) if cost else 0) / max(len(bad.get("reps", [])), 1))
-    key = (
-        f"pin_memory().to() {each:.2f} ms of host time per batch ({n} batches per call); "
-        f"{bad['median'].get('span_ms', 0.0):.2f} -> {good['median'].get('span_ms', 0.0):.2f} ms ({sp:.2f}x)"
-    )
+    b, g = wall_spread((walls or {}).get("bad", [])), wall_spread((walls or {}).get("good", []))
+    if not b or not g:  # no wall clock recorded: the traced spans
+        sp = speedup(bad, good)
+        key = (f"pin_memory().to() {each:.2f} ms of host time per batch ({n} batches per call); "
+               f"{bad['median'].get('span_ms', 0.0):.2f} -> {good['median'].get('span_ms', 0.0):.2f} ms ({sp:.2f}x)")  # fmt: skip
+        if sp < FASTER:
+            return _verdict(False, f"pinning on the fly was not slower than the plain copy ({sp:.2f}x)", key)
+        return _verdict(True, f"pinning on the fly made the loop {sp:.2f}x slower than the plain copy", key)
+    sp = b["median"] / g["median"] if g["median"] else 0.0
+    key = (f"pin_memory().to() {each:.2f} ms of host time per batch ({n} batches per call); wall clock "
+           f"{b['median']:.2f} ms [{b['min']:.2f}-{b['max']:.2f}] -> {g['median']:.2f} ms "
+           f"[{g['min']:.2f}-{g['max']:.2f}] over {b['n']} untraced calls each ({sp:.2f}x)")  # fmt: skip
     if sp < FASTER:
         return _verdict(False, f"pinning on the fly was not slower than the plain copy ({sp:.2f}x)", key)
-    return _verdict(True, f"pinning on the fly made the loop {sp:.2f}x slower than the plain copy", key)
+    share = slower_share(walls["bad"], walls["good"])
+    key += f"; a bad call slower than a fix call in {100 * share:.0f}% of pairs"
+    if share < SUPERIORITY:
+        return _verdict(False, f"a bad call was slower than a call of the fix in only {100 * share:.0f}% of pairs "
+                        f"(< {100 * SUPERIORITY:.0f}%): the difference is within the spread", key)  # fmt: skip
+    return _verdict(True, f"pinning on the fly made the loop {sp:.2f}x slower than the plain copy (a bad call "
+                    f"slower than a call of the fix in {100 * share:.0f}% of pairs of untraced calls)", key)  # fmt: skip
 
 
 def judge_hazard(code: str, bad: dict, good: dict, comparison: dict | None = None,
@@ -214,4 +251,7 @@ def judge(code: str, bad: dict, good: dict, **evidence) -> dict:
     out = fn(code, bad, good, **evidence)
     out["family"] = family(code)
     out["speedup"] = speedup(bad, good)
+    walls = evidence.get("walls") or {}
+    if family(code) in ("pin-on-the-fly",) and walls.get("bad") and walls.get("good"):
+        out["wall"] = {v: wall_spread(walls[v]) for v in ("bad", "good")}
     return out

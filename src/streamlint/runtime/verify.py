@@ -50,14 +50,45 @@ def add_verify_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="pass KEY=VALUE to every fixture's run() that accepts it (e.g. n_chunks=4)")
     p.add_argument("--commit", metavar="SHA", help="git commit to record (default: git rev-parse HEAD)")
+    p.add_argument("--tracer", choices=("torch", "cupti"),
+                   help="torch: the PyTorch profiler; cupti: CUPTI through cupti-python, no PyTorch needed "
+                   "(default: torch if installed, else cupti)")
+    p.add_argument("--provoke", action=argparse.BooleanOptionalAction, default=True,
+                   help="script mode: delay the producing stream before each hazard (SL4xx) finding's producer, "
+                   "to make a missing wait bite, and compare with the delay on the consumer side (default: on)")
+    p.add_argument("--provoke-runs", type=int, default=3, metavar="N",
+                   help="provoked runs per hazard finding (default 3, plus one control run)")
+    p.add_argument("--trace-out", type=Path, metavar="FILE",
+                   help="write the script's trace (or every pair's) for Perfetto / chrome://tracing, "
+                   "streams named after the lines that created them")
+    p.add_argument("--keep-raw", action="store_true",
+                   help="keep the tracer's raw output in the records (CUPTI activity records; test data)")
     return p  # fmt: skip
 
 
-def runtime_problem() -> str | None:
-    """Why verify cannot run here, or None."""
+def runtime_problem(tracer: str | None = None) -> str | None:
+    """Why verify cannot run here with this tracer, or None. (Without PyTorch, the
+    traced process itself finds out whether CUPTI sees a GPU.)"""
+    from streamlint.runtime.backends import default_tracer
+
+    chosen = tracer or default_tracer()
+    if chosen == "cupti":
+        for module, extra in (("cupti", "cupti"), ("cuda.bindings", "cupti")):
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except ModuleNotFoundError:
+                found = False
+            if not found and tracer is None:
+                return ("PyTorch is not installed, nor CUPTI's Python bindings (`cupti-python`): "
+                        "pip install 'streamlint[runtime]' to trace with the PyTorch profiler, or "
+                        f"'streamlint[{extra}]' to trace through CUPTI without PyTorch")  # fmt: skip
+            if not found:
+                return (f"`{module}` is not installed; tracing without PyTorch needs CUPTI's Python bindings: "
+                        f"pip install 'streamlint[{extra}]'")  # fmt: skip
+        return None
     if importlib.util.find_spec("torch") is None:
-        return ("PyTorch is not installed; `streamlint verify` traces with the PyTorch profiler: "
-                "pip install 'streamlint[runtime]' (and a CUDA build of torch)")  # fmt: skip
+        return ("PyTorch is not installed; `--tracer torch` traces with the PyTorch profiler: "
+                "pip install 'streamlint[runtime]' (and a CUDA build of torch), or use --tracer cupti")  # fmt: skip
     try:
         import torch
     except Exception as err:  # a broken install
@@ -109,22 +140,66 @@ def write_report(records: Path, report_dir: Path, out: TextIO) -> dict:
 
     data = report.build(records)
     report_dir.mkdir(parents=True, exist_ok=True)
+    drawn: list[str] = []
     if "script" in data:
-        trace_path = records / "script" / "trace.json.gz"
+        s = data["script"]
+        script_dir = records / "script"
+        trace_path = script_dir / "trace.json.gz"
         if trace_path.exists():
             from streamlint.runtime.trace import load
 
-            timeline.draw_script(report_dir / "script.png", data["script"], load(trace_path))
+            trace = load(trace_path)
+            for name, steady in ((s["timeline"], True), (s["timeline_full"], False)):
+                if timeline.draw_script(report_dir / name, s, trace, steady=steady) is not None:
+                    drawn.append(name)
+            for f in s.get("findings", []):
+                prov = f.get("provoked") or {}
+                if f.get("race_picture") and prov.get("trace"):
+                    if timeline.draw_race(report_dir / f["race_picture"], s, f, load(script_dir / prov["trace"])):
+                        drawn.append(f["race_picture"])
+        for stream, name in (s.get("output") or {}).items():  # the script's own output, kept
+            shutil.copyfile(script_dir / f"{stream}.txt", report_dir / name)
+        for key in ("timeline", "timeline_full"):
+            if s.get(key) not in drawn:
+                s[key] = None
     else:
         for entry in data["pairs"]:
             traces = report.load_traces(records / entry["code"])
-            drawn = timeline.draw_pair(report_dir / entry["timeline"], entry, traces, report.flagged_labels(entry))
-            if drawn is None:
+            if timeline.draw_pair(report_dir / entry["timeline"], entry, traces, report.flagged_labels(entry)):
+                drawn.append(entry["timeline"])
+            else:
                 entry["timeline"] = None
+    images = {name: _data_uri(report_dir / name) for name in drawn}
     (report_dir / "report.json").write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
     (report_dir / "report.md").write_text(render.markdown(data), encoding="utf-8")
-    (report_dir / "report.html").write_text(render.html_report(data), encoding="utf-8")
+    (report_dir / "report.html").write_text(render.html_report(data, images), encoding="utf-8")
     return data
+
+
+def _data_uri(path: Path) -> str:
+    """A PNG as a data: URI, so that report.html stands alone."""
+    import base64
+
+    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def write_trace_out(records: Path, path: Path) -> list[Path]:
+    """The trace(s) for Perfetto / chrome://tracing, stream lanes named."""
+    from streamlint.runtime.chrome_export import export
+
+    written = []
+    sources = ([records / "script" / "trace.json.gz"] if (records / "script").exists()
+               else sorted(records.glob("*/*.trace.json.gz")))  # fmt: skip
+    for src in sources:
+        if not src.exists():
+            continue
+        if len(sources) == 1:
+            target = path
+        else:  # pairs: one file per variant beside the given name
+            target = path.with_name(f"{path.stem.split('.')[0]}.{src.parent.name}.{src.name.split('.')[0]}.json")
+        export(src, target)
+        written.append(target)
+    return written
 
 
 def summarize(data: dict, out: TextIO) -> int:
@@ -133,9 +208,14 @@ def summarize(data: dict, out: TextIO) -> int:
         if s.get("status") != "ok":
             out.write(f"{s['script']}: the script failed\n{s.get('error', '')[-2000:]}\n")
         for f in s.get("findings", []):
-            out.write(f"{s['script']}:{f['row']}: {f['code']} {f['measured']}\n")
+            out.write(f"{s['script']}:{f['row']}: {f['code']} {f['verdict']}: {f.get('why', '')}\n")
+            if f.get("measure"):
+                out.write(f"    {f['measure']}\n")
         if not s.get("findings"):
             out.write(f"{s['script']}: no finding to measure\n")
+        counts = s.get("summary", {})
+        if counts:
+            out.write("Verdicts: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())) + "\n")
         return EXIT_OK if s.get("status") == "ok" else EXIT_FAILED
     width = max((len(p["verdict"]) for p in data.get("pairs", [])), default=9)
     for p in data.get("pairs", []):
@@ -158,6 +238,8 @@ def run_verify(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
             _error(err, f"{args.from_records} holds no records (run.json missing)")
             return EXIT_UNAVAILABLE
         data = write_report(args.from_records, args.report, out) if args.report else _build(args.from_records)
+        if args.trace_out:
+            write_trace_out(args.from_records, args.trace_out)
         return summarize(data, out)
     try:
         params = parse_params(args.param)
@@ -174,7 +256,7 @@ def run_verify(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
         if not pairs:
             _error(err, "no runtime fixture pair (<CODE>/runtime/bad.py + good.py) under the given paths")
             return EXIT_UNAVAILABLE
-    problem = runtime_problem()
+    problem = runtime_problem(args.tracer)
     if problem is not None:
         _error(err, problem)
         return EXIT_UNAVAILABLE
@@ -182,15 +264,20 @@ def run_verify(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
     from streamlint.runtime.progress import Progress
 
     settings = runner.Settings(warmup=args.warmup, reps=args.reps, traced_reps=args.traced_reps,
-                               trials=args.trials, timeout=args.timeout, params=params)  # fmt: skip
+                               trials=args.trials, timeout=args.timeout, params=params, tracer=args.tracer,
+                               provoke=args.provoke, provoke_runs=args.provoke_runs,
+                               keep_raw=args.keep_raw)  # fmt: skip
     records = args.records or Path(tempfile.mkdtemp(prefix="streamlint-records-"))
     commit = args.commit or runner.git_commit(Path(script or (fixtures[0] if fixtures else ".")).resolve().parent)
     try:
         if script is not None:
-            runner.run_script(script, script_args, settings, records, commit, Progress(1, err))
+            selectors = [s for value in args.select or [] for s in value.split(",")]
+            runner.run_script(script, script_args, settings, records, commit, Progress(1, err), selectors)
         else:
             runner.run_pairs(pairs, settings, records, commit, Progress(2 * len(pairs), err))
         data = write_report(records, args.report, out) if args.report else _build(records)
+        if args.trace_out:
+            write_trace_out(records, args.trace_out)
         return summarize(data, out)
     finally:
         if args.records is None:

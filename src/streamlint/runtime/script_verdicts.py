@@ -1,0 +1,230 @@
+"""A verdict per finding of a script (`streamlint verify script.py`), each with its rule
+family's own measure:
+
+| family          | measure                                          | confirmed when                                   |
+|-----------------|--------------------------------------------------|--------------------------------------------------|
+| serialization   | host stall + GPU idle around it (lost overlap)   | above noise in the steady state                  |
+| pageable        | pageable bytes, host held inside those copies    | pageable copies that held the host               |
+| pin-on-the-fly  | host time pinning per execution                  | a host allocation (pinning) on each execution    |
+| overhead        | extra copies / creations / syncs per execution   | at least one per execution                       |
+| hazard          | unordered access pairs of *this* finding; did    | a provoked run printed another result than the   |
+|                 | the program's output change when provoked        | control run, or its accesses ran unordered       |
+
+Verdicts: "confirmed"; "not observed" with why (the line never ran; N runs and the
+unsafe order never occurred, ordered on the device or masked by a host wait; below
+noise); "not measurable" with what is missing (no trace, the statement could not be
+instrumented, it encloses the whole program).
+
+Costs are steady-state figures (steady.py): the first executions of a statement (lazy
+loading, JIT, allocator growth) are left out and counted.
+"""
+
+from __future__ import annotations
+
+from statistics import median
+
+from streamlint.runtime.evidence import Evidence
+from streamlint.runtime.labels import parse_label
+from streamlint.runtime.steady import warmup_count
+from streamlint.runtime.trace import Range
+from streamlint.runtime.verdicts import family
+
+CONFIRMED, NOT_OBSERVED, NOT_MEASURABLE = "confirmed", "not observed", "not measurable"
+NOISE_MS = 0.05  # per execution: below this a stall or bubble is launch jitter
+NOISE_SHARE = 0.005  # and below this share of the run's GPU span it is noise for the run
+SYNC_SHARE = 0.5
+MB = 1 << 20
+OVERHEAD = {"SL102": ("copies", "copies"), "SL501": ("creates", "stream/event creations"),
+            "SL502": ("syncs", "host synchronizations")}  # fmt: skip
+
+
+def _v(verdict: str, why: str, measure: str, **figures) -> dict:
+    return {"verdict": verdict, "why": why, "measure": measure, "figures": figures}
+
+
+def enclosed_labels(ev: Evidence, label: str, all_labels: list[str]) -> list[str]:
+    """Other findings' statements that run inside this one's executions: a finding at a
+    call site (`print(main())`) encloses the program's own findings."""
+    mine = ev.occurrences(label)
+    out = []
+    for other in all_labels:
+        if other == label or other.startswith(label + ":ref:"):
+            continue
+        if any(r.start <= o.start and o.end <= r.end for o in ev.occurrences(other) for r in mine):
+            out.append(other)
+    return out
+
+
+def tail_ranges(ev: Evidence, label: str, inner: list[str]) -> list[Range]:
+    """The part of each execution after the enclosed statements last ran: what the
+    enclosing statement does itself (the `print` of `print(main())`)."""
+    out = []
+    inner_ranges = [o for lab in inner for o in ev.occurrences(lab)]
+    for r in ev.occurrences(label):
+        ends = [o.end for o in inner_ranges if r.start <= o.start and o.end <= r.end]
+        out.append(Range(r.name, max(ends) if ends else r.start, r.end, r.tid))
+    return out
+
+
+def steady_cost(ev: Evidence, label: str, ranges: list[Range] | None = None) -> tuple[dict, int, int]:
+    """(cost over the steady-state executions, executions in all, warm-up left out)."""
+    ranges = ev.occurrences(label) if ranges is None else ranges
+    each = [ev.finding_cost(label, [r]) for r in ranges]
+    durations = [c["host_ms"] + c["gpu_idle_ms"] for c in each]
+    skip = warmup_count(durations)
+    return ev.finding_cost(label, ranges[skip:]), len(ranges), skip
+
+
+def _per(x: float, n: int) -> float:
+    return x / n if n else 0.0
+
+
+def judge_cost(code: str, cost: dict, run_span_ms: float) -> dict:
+    """Verdict from a statement's steady-state cost (every family but hazards)."""
+    fam = family(code)
+    n = cost["occurrences"]
+    if fam == "serialization":
+        stall = cost["host_blocked_ms"]
+        idle = cost["gpu_idle_ms"]
+        lost = max(stall, idle)
+        measure = (f"host stalled {_per(stall, n):.3f} ms and GPU idle {_per(idle, n):.3f} ms around it "
+                   f"per execution (lost overlap; {lost:.2f} ms over {n})")  # fmt: skip
+        if _per(lost, n) < NOISE_MS or lost < NOISE_SHARE * run_span_ms:
+            return _v(NOT_OBSERVED, "the stall and the lost overlap are below noise", measure,
+                      stall_ms=stall, idle_ms=idle)  # fmt: skip
+        return _v(CONFIRMED, f"the GPU lost {lost:.2f} ms of work while the host was held here", measure,
+                  stall_ms=stall, idle_ms=idle)  # fmt: skip
+    if fam == "pageable":
+        pageable, held, gpu = cost["pageable_bytes"], cost["host_blocked_ms"], cost["pageable_gpu_ms"]
+        measure = (f"{pageable / MB:.1f} MB from/to pageable memory ({_per(pageable, n) / MB:.1f} MB per execution); "
+                   f"host held {held:.2f} ms in them (GPU copy time {gpu:.2f} ms)")  # fmt: skip
+        if pageable <= 0:
+            return _v(NOT_OBSERVED, "no copy from or to pageable memory was issued here", measure)
+        if gpu > 0 and held < SYNC_SHARE * gpu:
+            return _v(NOT_OBSERVED, "the pageable copies did not hold the host (they were small or staged)",
+                      measure, pageable_bytes=pageable)  # fmt: skip
+        return _v(CONFIRMED, "the 'asynchronous' pageable copies held the host for their transfer", measure,
+                  pageable_bytes=pageable, held_ms=held)  # fmt: skip
+    if fam == "pin-on-the-fly":
+        allocs = cost["host_allocs"]
+        measure = f"{_per(cost['host_ms'], n):.3f} ms of host time per execution, {allocs} host allocations"
+        if _per(allocs, n) < 0.9:
+            return _v(NOT_OBSERVED, "no host allocation (pinning) on each execution", measure)
+        return _v(CONFIRMED, f"pins memory on every execution ({_per(cost['host_ms'], n):.3f} ms each)", measure,
+                  host_ms_each=_per(cost["host_ms"], n))  # fmt: skip
+    if fam == "overhead":
+        key, noun = OVERHEAD[code]
+        count = cost[key] if code != "SL502" else max(cost["syncs"], cost["sync_reads"])
+        per = _per(count, n)
+        measure = (f"{per:.1f} {noun} per execution ({count} in {n}); host blocked {cost['host_blocked_ms']:.2f} ms, "
+                   f"GPU idle {cost['gpu_idle_ms']:.2f} ms around them")  # fmt: skip
+        if per < 0.9:
+            return _v(NOT_OBSERVED, f"fewer than one of those {noun} per execution", measure, per_execution=per)
+        return _v(CONFIRMED, f"{per:.1f} {noun} per execution", measure, per_execution=per)
+    return _v(NOT_MEASURABLE, f"no runtime check for {code}", "")
+
+
+def judge_hazard(label: str, base: dict | None, provoked: dict | None, shared_with: list[str]) -> dict:
+    """A hazard finding from its race check in the plain run (`base`), and from the
+    provoked runs (`provoked`: {"runs", "differing", "comparable", "checks": [...],
+    "control_checks": [...]})."""
+    base = base or {}
+    if base.get("pairs", 0) == 0 and not (provoked and any(c.get("pairs") for c in provoked.get("checks", []))):
+        return _v(NOT_OBSERVED, "the line never ran (or its accesses left no GPU work)", "no access to check")
+    checks = (provoked or {}).get("checks", [])
+    unordered_runs = sum(1 for c in checks if c.get("misordered"))
+    runs = (provoked or {}).get("runs", 0)
+    differing = (provoked or {}).get("differing", 0)
+    comparable = (provoked or {}).get("comparable", False)
+    pairs = max([base.get("pairs", 0)] + [c.get("pairs", 0) for c in checks])
+    worst = max([base.get("max_lead_ms", 0.0)] + [c.get("max_lead_ms", 0.0) for c in checks])
+    parts = [f"{base.get('misordered', 0)} of {base.get('pairs', 0)} access pairs unordered in the plain run"]
+    if provoked:
+        parts.append(f"provoked: unordered in {unordered_runs} of {runs} runs"
+                     + (f", output changed in {differing} of {runs}" if comparable else ", output not comparable"))  # fmt: skip
+    measure = "; ".join(parts)
+    figures = dict(pairs=pairs, misordered=base.get("misordered", 0), provoked_runs=runs,
+                   provoked_unordered=unordered_runs, provoked_differing=differing, max_lead_ms=worst)  # fmt: skip
+    # SL404's trace shows only that the allocating stream ran ahead of the use; whether
+    # the block was reused meanwhile shows in the output alone
+    own_order = (unordered_runs > 0 or base.get("misordered", 0) > 0) and not label.startswith("SL404:")
+    if own_order:
+        how = []
+        if unordered_runs:
+            how.append(f"provoked, its accesses ran unordered in {unordered_runs} of {runs} runs "
+                       f"(by up to {worst:.2f} ms)")  # fmt: skip
+        if base.get("misordered"):
+            how.append(f"unprovoked, {base['misordered']} of {base['pairs']} pairs ran unordered")
+        if comparable and differing:
+            how.append(f"the output changed in {differing} of {runs} provoked runs")
+        return _v(CONFIRMED, "; ".join(how), measure, **figures)
+    if comparable and differing:
+        if shared_with:
+            own = ("nothing shows this finding's block reused" if label.startswith("SL404:")
+                   else "this finding's own accesses stayed ordered")  # fmt: skip
+            return _v(NOT_OBSERVED, f"the provoked runs' output changed, but the delay also holds back "
+                      f"{', '.join(shared_with)}, whose race changes it; {own}", measure, **figures)  # fmt: skip
+        return _v(CONFIRMED, f"provoked, the output changed in {differing} of {runs} runs", measure, **figures)
+    masked = base.get("masked", 0) + sum(c.get("masked", 0) for c in checks)
+    n_runs = runs + 1
+    if masked:
+        return _v(NOT_OBSERVED, f"masked: in {n_runs} runs the host waited for the producer before the consumer "
+                  "was queued (a synchronization between them), so the unsafe order cannot occur here; the "
+                  "missing wait bites if that synchronization goes", measure, masked=masked, **figures)  # fmt: skip
+    runs_text = f"in {n_runs} runs" + (f" ({runs} provoked)" if runs else "")
+    return _v(NOT_OBSERVED, f"{runs_text} {NEVER.get(label.split(':')[0], NEVER['SL401'])}", measure, **figures)
+
+
+NEVER = {
+    "SL401": "the consumer never started before the producer finished: they were ordered on the device "
+    "(a wait streamlint did not see)",
+    "SL402": "the host never overwrote the buffer before the copy from it had finished",
+    "SL403": "the host never read the buffer before the copy into it had finished",
+    "SL404": "the output never changed: the block was not reused while the other stream still used it",
+}
+
+
+def statement_row(label: str) -> int | None:
+    """The line of the statement a label wraps (the referred-to line for a ref label)."""
+    p = parse_label(label)
+    if p is None:
+        return None
+    return p.ref if p.ref is not None else p.row
+
+
+def hazard_sharing(label: str, delay_at: str | None, labels: list[str]) -> list[str]:
+    """Other hazard findings with a statement on the line the delay holds back: a
+    changed output may be theirs (the delay before line 20 also delays SL401's producer
+    when line 20 is it)."""
+    row = statement_row(delay_at) if delay_at else None
+    if row is None:
+        return []
+    out = set()
+    for other in labels:
+        p = parse_label(other)
+        if p is None or str(p.finding) == label or family(p.code) != "hazard":
+            continue
+        if statement_row(other) == row:
+            out.add(f"{p.code} at line {p.row}")
+    return sorted(out)
+
+
+def run_span(ev: Evidence) -> float:
+    spans = [m.get("span_ms", 0.0) for m in ev.all_reps()]
+    return median(spans) if spans else 0.0
+
+
+def steady_start(ev: Evidence, labels: list[str]) -> float | None:
+    """Where the steady state of the run begins: the earliest first-kept execution over
+    the flagged statements (for the picture's zoom)."""
+    starts = []
+    for label in labels:
+        ranges = ev.occurrences(label)
+        if len(ranges) < 2:
+            continue
+        each = [ev.finding_cost(label, [r]) for r in ranges]
+        skip = warmup_count([c["host_ms"] + c["gpu_idle_ms"] for c in each])
+        if skip < len(ranges):
+            starts.append(ranges[skip].start)
+    return min(starts) if starts else None
+
