@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Sequence
 
 import streamlint
-from streamlint import suppression
+from streamlint.suppression.comments import filter_diagnostics
 from streamlint.checker import check_source
 from streamlint.diagnostics import Diagnostic
 from streamlint.rules import all_rules
@@ -61,7 +61,7 @@ class Settings:
 def lint(path: Path) -> tuple[str, list[Diagnostic]]:
     text = path.read_text(encoding="utf-8")
     found = check_source(text, str(path), all_rules())
-    return text, sorted(suppression.filter_diagnostics(found, text))
+    return text, sorted(filter_diagnostics(found, text))
 
 
 def diag_dict(d: Diagnostic) -> dict:
