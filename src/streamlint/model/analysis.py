@@ -167,6 +167,7 @@ class _Function:
     # Names of the enclosing body when a nested function was defined (closures).
     closure: dict = field(default_factory=dict)
     context_manager: bool = False  # decorated with @contextmanager
+    is_property: bool = False  # decorated with @property: `self.name` is its return value
     yield_current: dict = field(default_factory=dict)  # current streams at its first `yield`
     # What every call site in the file passes, and the parameters that evidence types.
     call_sites: list = field(default_factory=list)
@@ -406,6 +407,8 @@ class FileAnalyzer:
         if walker.record.kind in ("function", "method"):
             # A nested function sees the enclosing body's names as they are where it is defined.
             function.closure = {k: v for k, v in walker.state.vars.items() if k not in params}
+        function.is_property = any((_spell(d.decorator) or "") in ("property", "functools.cached_property", "cached_property")
+                                   for d in node.decorators)
         function.context_manager = any(
             (_spell(d.decorator) or "").rsplit(".", 1)[-1] in _CONTEXT_MANAGER_DECORATORS for d in node.decorators
         )
@@ -600,6 +603,12 @@ class FileAnalyzer:
         cls = self.classes.get(class_name) if class_name else None
         if cls is None:
             return UNKNOWN
+        method = cls.methods.get(attr)
+        if method is not None:
+            prop = self.functions.get(method.site)
+            if prop is not None and prop.is_property and not prop.in_progress:
+                self.analyse(prop)  # `self.compute_stream` of an @property: what it returns
+                return prop.returns
         attrs = self.init_attrs(cls)
         if attr in attrs:
             return attrs[attr]
@@ -686,9 +695,13 @@ class FileAnalyzer:
                 walker.state.vars[f"self.{attr}"] = value
         result = function.returns
         if result is UNKNOWN and any(v is not UNKNOWN for v in bound.values()):
-            result = self.specialized_return(function, bound, walker)
+            result = self.specialized_return(function, bound, walker, exprs)
         if isinstance(result, Stream) and result.label in bound:
             return bound[result.label]
+        if isinstance(result, StreamContext) and isinstance(result.stream, Stream) and result.stream.label in exprs:
+            # `return torch.cuda.stream(stream)`: the context of the caller's argument.
+            mapped = self.stream_at_call(result.stream, function, bound, walker, keep_own=True, exprs=exprs)
+            return StreamContext(mapped, result.framework) if mapped is not None else UNKNOWN
         if hazard_walk and isinstance(result, Buffer) and result.site:
             return replace(result, site=walker.site(node))  # each call makes a new buffer
         return result
@@ -763,7 +776,8 @@ class FileAnalyzer:
                     return StreamContext(mapped, fw)
         return UNKNOWN
 
-    def specialized_return(self, function: "_Function", bound: dict[str, Value], walker: Walker) -> Value:
+    def specialized_return(self, function: "_Function", bound: dict[str, Value], walker: Walker,
+                           exprs: Optional[dict] = None) -> Value:
         """What a small helper returns for these arguments (a wrapper such as
         `check(cudart.cudaStreamCreate())` passes its argument's kind through).
         Walked again with the arguments bound; small bodies only, cached."""
@@ -783,6 +797,7 @@ class FileAnalyzer:
         self.specializing += 1
         try:
             inner = Walker(self, scratch, params=(), seed=seed, top=function.top)
+            inner.outer = (walker, {k: v for k, v in (exprs or {}).items() if bound.get(k) is UNKNOWN})
             inner.walk(body.body)
         finally:
             self.specializing -= 1

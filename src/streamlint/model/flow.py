@@ -190,7 +190,12 @@ class Walker(CallsMixin, OrderingMixin):
         label = self.code(expr)
         # PyTorch hands out only non-blocking pool streams (ExternalStream aside).
         blocking = False if framework == "torch" else None
-        return Stream(framework, StreamKind.EXPLICIT, blocking, label, site=hash(("stream", self.record.name, label)))
+        # A parameter or a `self` attribute names one stream; a local the walk could not
+        # follow (`s = a if flag else b`, `s = pick()`) may be any stream: unsure.
+        named = (isinstance(expr, cst.Name) and (expr.value in self.params or not self.is_bound(expr.value))) or (
+            label.startswith("self.") and label.count(".") == 1)
+        return Stream(framework, StreamKind.EXPLICIT, blocking, label, site=hash(("stream", self.record.name, label)),
+                      uncertain=not named)
 
     # ------------------------------------------------------------------ statements
     def walk(self, body: Iterable[cst.CSTNode]) -> None:

@@ -27,6 +27,12 @@ LEGACY = "legacy"
 # stream (a caller's side stream, a CUDA-graph capture stream), so waiting on
 # `torch.cuda.default_stream()` does not order it. CuPy and Numba code keep the legacy key.
 AMBIENT = "ambient"
+# Keys of streams the walk could not identify: hazards involving them are unsure (silent).
+UNSURE_PREFIX = "~"
+
+
+def unsure(key: str) -> bool:
+    return key.startswith(UNSURE_PREFIX)
 
 # Access spaces: which memory an access touches, when the text says so.
 DEVICE, HOSTMEM, ANY = "device", "host", "any"
@@ -106,6 +112,8 @@ def stream_key(stream: Stream) -> str:
         return LEGACY
     if stream.kind is StreamKind.PER_THREAD:
         return "ptds"
+    if stream.uncertain:
+        return f"{UNSURE_PREFIX}{stream.framework}:{stream.site}"
     if stream.label.startswith("self.") and stream.label.count(".") == 1 and not stream.one_of:
         # `self.stream` is one object in every method (syntactic paths, as RacerD),
         # whether this walk saw its creation or only its name.
@@ -367,8 +375,14 @@ class HB:
 
     def device_access(self, acc: Access, ev: Ev, framework: str) -> list[Hazard]:
         hazards = []
+        if unsure(ev.stream):
+            # A stream we could not identify: record the access, report nothing about it.
+            self._add(self.reads, acc.key, ev) if not acc.write else self._set(self.writes, acc.key, (ev,))
+            return hazards
         if not acc.write:
             for w in self._entries(self.writes, acc.key):
+                if unsure(w.stream):
+                    continue
                 if w.stream == HOST or (w.param and acc.space in (HOSTMEM, UNSURE)):
                     continue
                 if w.space == HOSTMEM and acc.space != HOSTMEM:
@@ -385,7 +399,7 @@ class HB:
             # an earlier iteration do not touch it (allocator reuse is SL404's business).
             priors = () if acc.fresh else self._entries(self.reads, acc.key) + self._entries(self.writes, acc.key)
             for prior in priors:
-                if prior.stream == HOST or prior.param:
+                if prior.stream == HOST or prior.param or unsure(prior.stream):
                     continue
                 if not self.ordered(ev.stream, prior):
                     hazards.append(Hazard(WAR, ev.node, prior.node, acc.label, prior.label, ev.label,
@@ -398,7 +412,7 @@ class HB:
         """The host reads a buffer: an async copy into it must have been waited for."""
         hazards = []
         for w in self._entries(self.writes, acc.key):
-            if w.stream == HOST or w.param or w.space != HOSTMEM:
+            if w.stream == HOST or w.param or w.space != HOSTMEM or unsure(w.stream):
                 continue
             if not self.ordered(HOST, w):
                 hazards.append(Hazard(HOST_RAW, node, w.node, acc.label, w.label, "the host", framework, w.api,
@@ -410,7 +424,7 @@ class HB:
         hazards = []
         priors = self._entries(self.reads, acc.key) + self._entries(self.writes, acc.key) if check else ()
         for prior in priors:
-            if prior.stream == HOST or prior.param or prior.space != HOSTMEM:
+            if prior.stream == HOST or prior.param or prior.space != HOSTMEM or unsure(prior.stream):
                 continue
             if not self.ordered(HOST, prior):
                 hazards.append(Hazard(WAR, node, prior.node, acc.label, prior.label, "the host", framework,
@@ -440,7 +454,7 @@ class HB:
             return []
         hazards = []
         for use in alloc.uses:
-            if use.stream in alloc.recorded:
+            if use.stream in alloc.recorded or unsure(use.stream) or unsure(alloc.stream):
                 continue
             if self.host.get(use.stream, 0) >= use.clock:
                 continue  # the host waited for the use to finish before the release

@@ -20,6 +20,7 @@ from streamlint.model.hazards import (
     Ev,
     Hazard,
     stream_key,
+    unsure,
 )
 from streamlint.model.ops import (
     DEVICE_WORK,
@@ -254,7 +255,9 @@ class OrderingMixin:
             if not (isinstance(item, Buffer) and item.site and item.mem is Mem.DEVICE):
                 continue
             for ev in hb.pending_writes(("b", item.site, "")):
-                if ev.stream in (HOST, self.entry_key) or ev.stream in handles or ev.param or ev.label.split(".")[0] in self.params:
+                if ev.stream in (HOST, self.entry_key) or ev.stream in handles or ev.param or unsure(ev.stream) \
+                        or ev.label.split(".")[0] in self.params or "[" in ev.label:
+                    # (a stream drawn from a list: the caller typically waits on the whole list)
                     continue  # a stream the caller passed in: the caller can wait on it
                 if hb.ordered(self.entry_key, ev) or hb.ordered(HOST, ev) or hb.blocking.get(ev.stream) is not False:
                     continue  # (the caller's legacy-stream work waits for a blocking stream)
@@ -274,7 +277,7 @@ class OrderingMixin:
         if not item.label.startswith("self."):
             return  # a result made for this call: the stream's next work is the caller's to order
         made = self.state.hb.allocs.get(("b", item.site, ""))
-        if made is None or made.stream in (HOST, self.entry_key) or self.entry_key in made.recorded or made.stream in handles:
+        if made is None or unsure(made.stream) or made.stream in (HOST, self.entry_key) or self.entry_key in made.recorded or made.stream in handles:
             return
         if made.stream_label.split(".")[0] in self.params or item.framework != "torch":
             return

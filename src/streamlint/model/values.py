@@ -45,6 +45,8 @@ class Stream:
     site: int = 0  # identity: the creating node, or the parameter
     # Drawn from a collection by a changing index (`streams[i % 2]`): one of several streams.
     one_of: bool = field(default=False, compare=False)
+    # Named by a local the walk could not follow: maybe any stream (ordering unsure).
+    uncertain: bool = field(default=False, compare=False)
 
     @property
     def explicit(self) -> bool:
