@@ -65,11 +65,9 @@ def pending_at_exit(walker: "Walker") -> dict[str, Pending]:
             allocation = None
         if not evs and allocation is None:
             continue
-        if isinstance(value, Buffer):
-            framework, mem = value.framework, value.mem
-        else:
-            framework = "torch"
-            mem = Mem.PINNED if all(ev.space == HOSTMEM for ev in evs) else Mem.DEVICE
+        if not isinstance(value, Buffer):
+            continue  # what the attribute holds is not known: no kind to start the next method with
+        framework, mem = value.framework, value.mem
         blocking = tuple((ev.stream, hb.blocking.get(ev.stream)) for ev in evs)
         out[name[5:]] = Pending(name[5:], tuple(dict.fromkeys(evs)), framework, mem, blocking, allocation)
     return out
