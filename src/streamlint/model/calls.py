@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from streamlint.model import api, declared
+from streamlint.model import api, declared, evidence
 from streamlint.model.api import cuda_python, interop, numpy_api, torch_api, torch_modules
 from streamlint.model.api import cupy as cupy_api
 from streamlint.model.api.facts import (
@@ -334,11 +334,13 @@ class CallsMixin(LibraryMixin):
     def collective(self, qualname: str, node: cst.Call, args: "Args", written: tuple[int, ...]) -> Value:
         """A torch.distributed collective: queued after the current stream's work (NCCL
         orders it there), it reads its tensor arguments and writes its outputs."""
-        pairs = [(e, args.values.get(id(e), UNKNOWN)) for e in args.positional]
+        tensor_args = evidence.COLLECTIVE_TENSOR_ARGS.get(qualname.rsplit(".", 1)[-1], (0,) + tuple(written))
+        pairs = [(e, args.values.get(id(e), UNKNOWN)) for i, e in enumerate(args.positional) if i in tensor_args]
         if not pairs or all(isinstance(v, Const) for _, v in pairs):
             return UNKNOWN
         accesses = self.accesses(pairs, space=DEVICE)
-        accesses += self.accesses([p for i, p in enumerate(pairs) if i in written], write=True, space=DEVICE)
+        accesses += self.accesses([(e, args.values.get(id(e), UNKNOWN)) for i, e in enumerate(args.positional)
+                                   if i in written], write=True, space=DEVICE)
         stream = self.state.current["torch"]
         self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=stream, accesses=accesses)
         if _const_bool(args.value(Arg(kw="async_op"))):

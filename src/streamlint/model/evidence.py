@@ -46,10 +46,12 @@ METHOD_EVIDENCE: dict[str, tuple[MethodEvidence, ...]] = {
 
 # Functions whose tensor arguments must be CUDA tensors (NCCL collectives), by the
 # last part of their name when called on a `dist`/`torch.distributed` module.
-COLLECTIVE_NAMES = frozenset({
-    "all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "_all_gather_base",
-    "reduce_scatter", "reduce_scatter_tensor", "_reduce_scatter_base", "all_to_all", "all_to_all_single",
-})
+# name -> the positional arguments that are tensors (`broadcast(t, src, group)`: only `t`).
+COLLECTIVE_TENSOR_ARGS: dict[str, tuple[int, ...]] = {
+    "all_reduce": (0,), "broadcast": (0,), "reduce": (0,), "send": (0,), "recv": (0,), "isend": (0,),
+    "irecv": (0,), "all_gather_into_tensor": (0, 1), "_all_gather_base": (0, 1),
+    "reduce_scatter_tensor": (0, 1), "_reduce_scatter_base": (0, 1), "all_to_all_single": (0, 1),
+}
 DISTRIBUTED_MODULES = frozenset({"dist", "torch.distributed", "distributed"})
 
 # Annotations (dotted, as resolved through the file's imports) naming device arrays.
@@ -137,11 +139,13 @@ class _UsageFinder(cst.CSTVisitor):
 
     def visit_Call(self, call: cst.Call) -> None:
         func = call.func
-        if "torch" in self.imported and isinstance(func, cst.Attribute) and func.attr.value in COLLECTIVE_NAMES \
+        if "torch" in self.imported and isinstance(func, cst.Attribute) and func.attr.value in COLLECTIVE_TENSOR_ARGS \
                 and _dotted(func.value) in DISTRIBUTED_MODULES:
-            for arg in call.args:
-                if arg.keyword is None and isinstance(arg.value, cst.Name) and self.wants(arg.value.value):
-                    self.found[arg.value.value] = Kind.TORCH_CUDA
+            positional = [a.value for a in call.args if a.keyword is None and not a.star]
+            for index in COLLECTIVE_TENSOR_ARGS[func.attr.value]:
+                arg = positional[index] if index < len(positional) else None
+                if isinstance(arg, cst.Name) and self.wants(arg.value):
+                    self.found[arg.value] = Kind.TORCH_CUDA
             return
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
             return

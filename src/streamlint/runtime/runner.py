@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Sequence
 
 import streamlint
-from streamlint.suppression.comments import filter_diagnostics
 from streamlint.checker import check_source
 from streamlint.diagnostics import Diagnostic
 from streamlint.rules import all_rules
@@ -38,6 +37,7 @@ from streamlint.runtime.instrument import instrument, targets_for
 from streamlint.runtime.pairs import Pair
 from streamlint.runtime.progress import Progress
 from streamlint.runtime.verdicts import family
+from streamlint.suppression.comments import filter_diagnostics
 
 TAIL = 3000
 
