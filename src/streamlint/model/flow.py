@@ -79,7 +79,12 @@ class State:
     def merge(self, other: "State", must: bool = False) -> None:
         """Join another path's state into this one (branches meeting)."""
         for key in set(self.vars) | set(other.vars):
-            self.vars[key] = join(self.vars.get(key, UNKNOWN), other.vars.get(key, UNKNOWN))
+            if key not in self.vars or key not in other.vars:
+                # Bound on one path only: a later use can only see that binding (the
+                # other path would raise NameError/AttributeError first).
+                self.vars[key] = self.vars.get(key, other.vars.get(key, UNKNOWN))
+                continue
+            self.vars[key] = join(self.vars[key], other.vars[key])
         for fw in set(self.current) | set(other.current):
             a, b = self.current.get(fw), other.current.get(fw)
             own = any(x is not None and x.site == OWN_AMBIENT_SITE for x in (a, b))

@@ -206,6 +206,12 @@ def join(a: Value, b: Value) -> Value:
         return replace(a, site=a.site if a.site == b.site else 0, bound_stream=None if a.bound_stream != b.bound_stream else a.bound_stream)
     if isinstance(a, Stream) and isinstance(b, Stream) and a.framework == b.framework and a.kind == b.kind:
         return replace(a, blocking=a.blocking if a.blocking == b.blocking else None)
+    for x, y in ((a, b), (b, a)):
+        # `s = side if overlap else current_stream()`: on the current stream's path nothing
+        # can race the current stream, so the side stream's path is the one to follow.
+        if isinstance(x, Stream) and isinstance(y, Stream) and x.framework == y.framework and x.explicit \
+                and y.is_default:
+            return x
     if isinstance(a, Event) and isinstance(b, Event) and a.framework == b.framework:
         return Event(a.framework, a.label, site=0)  # one of several events: identity unknown
     return UNKNOWN
