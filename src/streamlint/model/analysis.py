@@ -906,8 +906,14 @@ def _one_per_problem(hazards) -> list:
         if hazard.node is hazard.other and (hazard.via is not None or hazard.other_via is not None
                                             or hazard.kind is RELEASE):
             continue  # both sides inside one call of a helper: reported inside the helper
+        problem = None
         if hazard.kind is RAW:
             problem = (hazard.kind, hazard.first, hazard.second, hazard.param)
+        elif hazard.kind is RELEASE:
+            # One tensor name used at one place: one missing record_stream (loop passes
+            # see several incarnations of it).
+            problem = (hazard.kind, id(hazard.node), hazard.buffer)
+        if problem is not None:
             if problem in seen:
                 continue
             seen.add(problem)
