@@ -97,7 +97,9 @@ def test_a_comment_on_the_line_keeps_the_match_but_an_edit_does_not(tree, capsys
 
 def test_fixed_finding_leaves_a_stale_entry(tree, capsys):
     record(capsys)
-    (tree / "pkg" / "train.py").write_text(LOOP.replace("        torch.cuda.synchronize()\n", ""))
+    # Fixed: the current stream waits for the side stream on the device, no device-wide sync.
+    fixed = LOOP.replace("        torch.cuda.synchronize()\n", "        torch.cuda.current_stream().wait_stream(side)\n")
+    (tree / "pkg" / "train.py").write_text(fixed)
     code, out, err = record(capsys)
     assert (code, out) == (0, "All checks passed!\n")
     assert "1 baseline entry no longer matches a finding (fixed or changed)" in err
