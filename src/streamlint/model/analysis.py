@@ -677,16 +677,8 @@ class FileAnalyzer:
                 continue  # work on a stream the helper made itself: reported inside it
             target = self.stream_at_call(op.target, function, bound, walker, keep_own=True, exprs=exprs) if op.target else op.target
             accesses = self.map_accesses(op.accesses, exprs, bound, walker, function) if hazard_walk else ()
-            # Name the function called here; point at the call deepest inside it.
-            inner = op.helper
-            helper = HelperRef(callee.name, inner.node if inner else op.node, inner.api if inner else op.api,
-                               home=inner.home if inner else home.result)
-            walker.emit(
-                op.kind, op.api, node, op.framework, stream=stream, host_blocking=op.host_blocking,
-                is_async_api=op.is_async_api, sync_api=op.sync_api, host_buffer=op.host_buffer,
-                non_blocking=op.non_blocking, pinned_out=op.pinned_out, target=target, helper=helper,
-                accesses=accesses, event=op.event, result=op.result if keeps_results else UNKNOWN,
-            )
+            _replay(op, callee, home, node, walker, stream=stream, target=target, accesses=accesses,
+                    result=op.result if keeps_results else UNKNOWN)
         if function.context_manager:
             return self.context_of(function, bound, walker, exprs)
         if function.class_name and function.class_name == walker.record.class_name and self.on_self(node):
@@ -748,17 +740,9 @@ class FileAnalyzer:
         finally:
             home.specializing -= 1
         for op in scratch.ops:
-            if op.in_comprehension:
-                continue
-            deeper = op.helper
-            helper = HelperRef(callee.name, deeper.node if deeper else op.node, deeper.api if deeper else op.api,
-                               home=deeper.home if deeper else home.result)
-            walker.emit(
-                op.kind, op.api, node, op.framework, stream=op.stream, host_blocking=op.host_blocking,
-                is_async_api=op.is_async_api, sync_api=op.sync_api, host_buffer=op.host_buffer,
-                non_blocking=op.non_blocking, pinned_out=op.pinned_out, target=op.target, helper=helper,
-                accesses=op.accesses, event=op.event, result=op.result,
-            )
+            if not op.in_comprehension:
+                _replay(op, callee, home, node, walker, stream=op.stream, target=op.target, accesses=op.accesses,
+                        result=op.result)
         return inner.returns if inner.returns is not None else UNKNOWN
 
     @staticmethod
@@ -869,6 +853,21 @@ def analyze_module(module: cst.Module, path: str = "", source: str = "") -> File
         analyzer.follow_imports = analyzer.follow_imports and any(k in source for k in api.FOLLOW_IMPORTS_KEYS)
         analyzer.results_matter = any(k in source for k in api.RESULTS_MATTER_KEYS)
     return analyzer.run()
+
+
+def _replay(op: GpuOp, callee: LocalFunction, home: "FileAnalyzer", node: cst.Call, walker: Walker, *,
+            stream, target, accesses, result) -> None:
+    """A helper's operation emitted at the caller's call, named after the helper and
+    pointing at the call deepest inside it (for messages)."""
+    inner = op.helper
+    helper = HelperRef(callee.name, inner.node if inner else op.node, inner.api if inner else op.api,
+                       home=inner.home if inner else home.result)
+    walker.emit(
+        op.kind, op.api, node, op.framework, stream=stream, host_blocking=op.host_blocking,
+        is_async_api=op.is_async_api, sync_api=op.sync_api, host_buffer=op.host_buffer,
+        non_blocking=op.non_blocking, pinned_out=op.pinned_out, target=target, helper=helper,
+        accesses=accesses, event=op.event, result=result,
+    )
 
 
 def _agreed_kinds(call_sites: list[dict]) -> dict[str, Value]:
