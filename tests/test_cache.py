@@ -221,8 +221,90 @@ def test_entry_records_what_the_analysis_read(package, tmp_path):
     entries = json.loads(shard.read_bytes().partition(b"\n")[2])
     deps = entries["main.py"]["deps"]
     helpers = str((package / "helpers.py").resolve())
-    assert len(deps[helpers]) == 32  # the helper's content hash
+    content, digest, names = deps[helpers].split("/")
+    assert len(content) == 32 and len(digest) == 24  # the helper's content hash, the summary digest
+    assert names == "make_host"  # the names main.py used there
     assert entries["other.py"]["deps"] == {}
+
+
+# Edits of the helper that keep what make_host gives its importers.
+SAME_SUMMARY = [
+    lambda text: "# a comment\n\n" + text + "\n# trailing\n",
+    lambda text: text.replace("def make_host(n):\n", 'def make_host(n):\n    """Docs."""\n    # why\n'),
+    lambda text: text + "\n\ndef unrelated(x):\n    return x + 1\n",
+    lambda text: text.replace("return torch.zeros(n)", "size = n\n    return torch.zeros(size)"),
+]
+
+
+@pytest.mark.parametrize("edit", SAME_SUMMARY, ids=["comments", "docstring", "unrelated-function", "body"])
+def test_helper_edit_that_keeps_its_summary_keeps_importers_cached(package, tmp_path, edit, monkeypatch):
+    first, _ = lint(package, tmp_path / "c")
+    write(package / "helpers.py", edit(HELPERS.format(pin="")))
+    checked: list[str] = []
+    real = engine_run.check_path
+
+    def spy(path, *args, **kwargs):
+        checked.append(os.path.basename(str(path)))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(engine_run, "check_path", spy)
+    second, cache = lint(package, tmp_path / "c")
+    assert checked == ["helpers.py"]  # main.py, its importer, is served from the cache
+    assert rows(second) == rows(first) and [r[3] for r in rows(first)] == ["SL301"]
+    assert (cache.hits, cache.misses) == (3, 1)
+    # The entry now names the helper's new content: the next run takes it at once.
+    checked.clear()
+    third, cache = lint(package, tmp_path / "c")
+    assert checked == [] and cache.hits == 4 and rows(third) == rows(first)
+
+
+def test_helper_edit_that_changes_its_stream_work_rechecks_importers(package, tmp_path):
+    lint(package, tmp_path / "c")
+    # The same pageable result, but the helper now synchronizes the device: a different
+    # summary, so main.py is analysed again.
+    write(package / "helpers.py", HELPERS.format(pin="").replace(
+        "    return", "    torch.cuda.synchronize()\n    return"))
+    _, cache = lint(package, tmp_path / "c")
+    assert (cache.hits, cache.misses) == (2, 2)
+
+
+def test_same_summary_results_match_an_uncached_run(package, tmp_path):
+    lint(package, tmp_path / "c")
+    write(package / "helpers.py", "# moved down\n\n\n" + HELPERS.format(pin=""))
+    warm, _ = lint(package, tmp_path / "c")
+    project.clear()
+    uncached, _ = lint(package, tmp_path / "c2", use_cache=False)
+    assert rows(warm) == rows(uncached)
+
+
+def test_result_that_names_a_line_of_the_helper_keeps_the_content_key(tmp_path):
+    import shutil
+
+    project.clear()
+    pkg = tmp_path / "pipeline_pkg"
+    shutil.copytree(REPO / "fixtures" / "crossmodule" / "pipeline_pkg", pkg,
+                    ignore=shutil.ignore_patterns("*.expected"))
+    staging = str((pkg / "staging.py").resolve())
+    first, _ = lint(pkg, tmp_path / "c")
+    named = [r[4] for r in rows(first) if r[0] == "train.py" and staging in r[4]]
+    assert named and "line 11 of" in named[0]  # SL401 points into prefetch() in staging.py
+    entries = {}
+    for shard in shard_files(tmp_path / "c"):
+        entries.update(json.loads(shard.read_bytes().partition(b"\n")[2]))
+    assert "/" not in entries["train.py"]["deps"][staging]  # content-keyed, not summary-keyed
+    write(pkg / "staging.py", "# shifted\n" + (pkg / "staging.py").read_text())
+    second, cache = lint(pkg, tmp_path / "c")
+    assert cache.misses == 2  # staging.py and train.py
+    assert [r[4] for r in rows(second) if r[0] == "train.py" and staging in r[4]] == [
+        named[0].replace("line 11 of", "line 12 of")
+    ]
+    project.clear()
+
+
+def test_specialisation_bound_matches_the_analysis():
+    from streamlint.model import analysis, summary_digest
+
+    assert summary_digest._SPECIALIZE_MAX_STATEMENTS == analysis._SPECIALIZE_MAX_STATEMENTS
 
 
 def test_new_module_that_an_import_now_finds_invalidates(tmp_path):

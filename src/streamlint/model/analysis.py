@@ -7,6 +7,7 @@ Calls to functions of the same file use the callee's record as its summary.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 
@@ -15,7 +16,7 @@ from libcst._position import CodePosition
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from streamlint.deadline import tick
-from streamlint.model import api, classes, evidence, project
+from streamlint.model import api, classes, evidence, project, reads, summary_digest
 from streamlint.model.flow import Walker
 from streamlint.model.walk_common import LOCAL
 from streamlint.model.hazards import DEVICE, HOSTMEM, RAW, RELEASE, UNSURE
@@ -206,6 +207,7 @@ class FileAnalyzer:
         self.imported_roots: set[str] = set()  # top-level packages the file imports
         self.specialized: dict[tuple, Value] = {}  # (helper, arguments) -> what it returns
         self.specializing = 0
+        self._evidence: dict = {}  # id(function node) -> the evidence in its body (evidence.py)
 
     def module_vars(self) -> dict[str, Value]:
         return self.module_walker.state.vars if self.module_walker is not None else {}
@@ -262,7 +264,8 @@ class FileAnalyzer:
                     seed.update({f"self.{k}": v for k, v in self.init_attrs(cls).items()})
             params = params[1:]
         function.evident_locals = frozenset(
-            name for name, kind in evidence.local_kinds(function.node, frozenset(self.imported_roots)).items()
+            name for name, kind in evidence.local_kinds(function.node, frozenset(self.imported_roots),
+                                                        self._evidence).items()
             if kind is evidence.Kind.TORCH_CUDA and name not in function.params
         )
         walker = Walker(self, record, params=params, seed=seed, top=function.top)
@@ -293,6 +296,7 @@ class FileAnalyzer:
         """Parameters whose kind the function's own text shows (see evidence.py)."""
         kinds = evidence.param_kinds(
             function.node, function.params, frozenset(self.imported_roots), self.qualname_of, self.default_of,
+            self._evidence,
         )
         return {name: evidence.value_for(kind, name) for name, kind in kinds.items()}
 
@@ -549,6 +553,8 @@ class FileAnalyzer:
         if path is None or str(path) == str(Path(self.path).resolve()):
             return UNKNOWN
         other = project.analyzer_for(path, self.depth + 1, type(self))
+        # What this file's result depends on there: the summary `name` gives (reads.py).
+        reads.use(str(path), name, partial(summary_digest.digest_of_use, other, name))
         if other is None:
             return UNKNOWN
         value = other.module_vars().get(name, UNKNOWN)
