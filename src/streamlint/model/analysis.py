@@ -208,6 +208,9 @@ class FileAnalyzer:
         self.specialized: dict[tuple, Value] = {}  # (helper, arguments) -> what it returns
         self.specializing = 0
         self._evidence: dict = {}  # id(function node) -> the evidence in its body (evidence.py)
+        # The module's text when known: a method's code is part of it, so text the
+        # module lacks no method has (a test that costs no code generation).
+        self.text = source
 
     def module_vars(self) -> dict[str, Value]:
         return self.module_walker.state.vars if self.module_walker is not None else {}
@@ -580,6 +583,8 @@ class FileAnalyzer:
         if attr in attrs:
             return attrs[attr]
         found: Optional[Value] = None
+        if self.text and f"self.{attr} =" not in self.text:
+            return UNKNOWN  # no method's code has it (the test below, for all of them)
         for name, method in cls.methods.items():
             function = self.functions.get(method.site)
             if name == "__init__" or function is None or function.in_progress:

@@ -145,12 +145,26 @@ def _evidence_in(node: cst.FunctionDef, imported: frozenset[str]) -> list[tuple[
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
-_SKIPPED = (cst.FunctionDef, cst.Lambda)  # other scopes (as _UsageFinder)
+# Per type: walked (a node that can hold a call), or not (another scope, as in
+# _UsageFinder; whitespace, operators, names and literals: no call inside).
+_WALKED: dict[type, bool] = {}
+_LEAVES = (cst.FunctionDef, cst.Lambda, cst.Name, cst.BaseNumber, cst.SimpleString, cst.BaseParenthesizableWhitespace,
+           cst.TrailingWhitespace, cst.EmptyLine, cst.Newline, cst.Comment, cst.LeftParen, cst.RightParen, cst.Comma,
+           cst.Dot, cst.Semicolon, cst.Colon, cst.AssignEqual, cst.BaseUnaryOp, cst.BaseBinaryOp,
+           cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseAugOp, cst.AssignEqual, cst.ImportStar, cst.Pass)
+
+
+def _walked(tp: type) -> bool:
+    walked = _WALKED.get(tp)
+    if walked is None:
+        walked = _WALKED[tp] = issubclass(tp, cst.CSTNode) and not issubclass(tp, _LEAVES)
+    return walked
 
 
 def _collect(body: cst.CSTNode, imported: frozenset[str]) -> list[tuple[str, Kind]]:
     events: list[tuple[str, Kind]] = []
     stack: list[cst.CSTNode] = [body]
+    walked = _WALKED
     while stack:
         n = stack.pop()
         tp = type(n)
@@ -162,12 +176,19 @@ def _collect(body: cst.CSTNode, imported: frozenset[str]) -> list[tuple[str, Kin
         children: list[cst.CSTNode] = []
         for name in names:
             value = getattr(n, name)
-            if isinstance(value, cst.CSTNode):
-                if not isinstance(value, _SKIPPED):
+            tv = type(value)
+            if tv is tuple or tv is list:
+                for v in value:
+                    w = walked.get(type(v))
+                    if w or (w is None and _walked(type(v))):
+                        children.append(v)
+            else:
+                w = walked.get(tv)
+                if w or (w is None and _walked(tv)):
                     children.append(value)
-            elif type(value) is tuple or type(value) is list:
-                children.extend(v for v in value if isinstance(v, cst.CSTNode) and not isinstance(v, _SKIPPED))
-        stack.extend(reversed(children))
+        if children:
+            children.reverse()
+            stack.extend(children)
     return events
 
 
