@@ -18,10 +18,8 @@ summary give the same digest.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import hashlib
-import textwrap
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -73,18 +71,47 @@ def _function(analyzer: "FileAnalyzer", value: LocalFunction, canon: "_Canon") -
     )
 
 
+# Nodes that carry no meaning: layout, comments, brackets and punctuation.
+_LAYOUT = (cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Newline, cst.Comment,
+           cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace,
+           cst.RightCurlyBrace, cst.Comma, cst.Semicolon, cst.Colon)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _body_shape(analyzer: "FileAnalyzer", node: cst.FunctionDef) -> str:
-    """The function's code without positions, comments or its docstring."""
-    try:
-        tree = ast.parse(textwrap.dedent(analyzer.module.code_for_node(node)))
-    except SyntaxError:
-        return analyzer.module.code_for_node(node)
-    for func in ast.walk(tree):
-        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and func.body:
-            first = func.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-                func.body[0] = ast.Pass()
-    return ast.dump(tree)
+    """The function's code without positions, layout, comments or its docstring: the
+    syntax tree's node types and their names, strings and numbers, in order."""
+    body = node.body
+    statements = list(body.body) if isinstance(body, cst.IndentedBlock) else [body]
+    if statements and _is_docstring(statements[0]):
+        statements = statements[1:]
+    out: list[str] = [node.name.value]
+    stack: list[Any] = list(reversed([node.params, *statements]))
+    while stack:
+        n = stack.pop()
+        tp = type(n)
+        out.append(tp.__name__)
+        names = _FIELDS.get(tp)
+        if names is None:
+            names = _FIELDS[tp] = tuple(f.name for f in dataclasses.fields(tp))
+        children: list[Any] = []
+        for name in names:
+            value = getattr(n, name)
+            if isinstance(value, cst.CSTNode):
+                if not isinstance(value, _LAYOUT):
+                    children.append(value)
+            elif isinstance(value, (tuple, list)):
+                children.extend(v for v in value if isinstance(v, cst.CSTNode) and not isinstance(v, _LAYOUT))
+            elif isinstance(value, (str, int, float, bool)) and name not in ("indent", "whitespace"):
+                out.append(f"{name}={value!r}")
+        stack.extend(reversed(children))
+    return hashlib.blake2b("\x00".join(out).encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 
 
 class _Canon:
