@@ -27,7 +27,7 @@ MAX_DEPTH = 1  # the checked file's direct imports (their own imports stay unkno
 MAX_BYTES = 2_000_000
 # The LRU's bounds. A summarised module costs about 35x its source in memory (its tree).
 MAX_CACHED_MODULES = 128
-MAX_CACHED_SOURCE_BYTES = 1_000_000
+MAX_CACHED_SOURCE_BYTES = 2_000_000
 # A module that names none of the frameworks cannot return GPU values or do GPU work.
 _FRAMEWORK_WORDS = (b"torch", b"cupy", b"numba", b"cuda")
 
