@@ -700,3 +700,17 @@ def test_time_outs_are_not_cached_and_the_timeout_setting_keeps_entries(tmp_path
     write(tmp_path / "p" / "pyproject.toml", "[tool.streamlint]\ntimeout = 99\n")
     _, cache = lint(tmp_path / "p", tmp_path / "c")
     assert (cache.hits, cache.misses) == (1, 1)  # the time-out is not part of the key
+
+
+def test_a_helper_summarised_then_checked_is_parsed_once(package, tmp_path, monkeypatch):
+    import libcst
+
+    lint(package, tmp_path / "c")
+    write(package / "helpers.py", "# edited\n" + HELPERS.format(pin=""))
+    project.clear()
+    parsed: list[int] = []
+    real = libcst.parse_module
+    monkeypatch.setattr(libcst, "parse_module", lambda text, *a, **k: parsed.append(len(text)) or real(text, *a, **k))
+    second, cache = lint(package, tmp_path / "c")
+    assert (cache.hits, cache.misses) == (3, 1)
+    assert len(parsed) == 1  # the summary check's parse serves helpers.py's own check
