@@ -221,8 +221,91 @@ def test_entry_records_what_the_analysis_read(package, tmp_path):
     entries = json.loads(shard.read_bytes().partition(b"\n")[2])
     deps = entries["main.py"]["deps"]
     helpers = str((package / "helpers.py").resolve())
-    assert len(deps[helpers]) == 32  # the helper's content hash
+    content, digest, names = deps[helpers].split("/")
+    assert len(content) == 32 and len(digest) == 24  # the helper's content hash, the summary digest
+    assert names == "make_host"  # the names main.py used there
     assert entries["other.py"]["deps"] == {}
+
+
+# Edits of the helper that keep what make_host gives its importers.
+SAME_SUMMARY = [
+    lambda text: "# a comment\n\n" + text + "\n# trailing\n",
+    lambda text: text.replace("def make_host(n):\n", 'def make_host(n):\n    """Docs."""\n    # why\n'),
+    lambda text: text + "\n\ndef unrelated(x):\n    return x + 1\n",
+    lambda text: text.replace("return torch.zeros(n)", "size = n\n    return torch.zeros(size)"),
+]
+
+
+@pytest.mark.parametrize("edit", SAME_SUMMARY, ids=["comments", "docstring", "unrelated-function", "body"])
+def test_helper_edit_that_keeps_its_summary_keeps_importers_cached(package, tmp_path, edit, monkeypatch):
+    first, _ = lint(package, tmp_path / "c")
+    write(package / "helpers.py", edit(HELPERS.format(pin="")))
+    checked: list[str] = []
+    real = engine_run.check_path
+
+    def spy(path, *args, **kwargs):
+        checked.append(os.path.basename(str(path)))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(engine_run, "check_path", spy)
+    second, cache = lint(package, tmp_path / "c")
+    assert checked == ["helpers.py"]  # main.py, its importer, is served from the cache
+    assert rows(second) == rows(first) and [r[3] for r in rows(first)] == ["SL301"]
+    assert (cache.hits, cache.misses) == (3, 1)
+    # The entry now names the helper's new content: the next run takes it at once.
+    checked.clear()
+    third, cache = lint(package, tmp_path / "c")
+    assert checked == [] and cache.hits == 4 and rows(third) == rows(first)
+
+
+def test_helper_edit_that_changes_its_stream_work_rechecks_importers(package, tmp_path):
+    lint(package, tmp_path / "c")
+    # The same pageable result, but the helper now synchronizes the device: a different
+    # summary, so main.py is analysed again.
+    write(package / "helpers.py", HELPERS.format(pin="").replace(
+        "    return", "    torch.cuda.synchronize()\n    return"))
+    _, cache = lint(package, tmp_path / "c")
+    assert (cache.hits, cache.misses) == (2, 2)
+
+
+def test_same_summary_results_match_an_uncached_run(package, tmp_path):
+    lint(package, tmp_path / "c")
+    write(package / "helpers.py", "# moved down\n\n\n" + HELPERS.format(pin=""))
+    warm, _ = lint(package, tmp_path / "c")
+    project.clear()
+    uncached, _ = lint(package, tmp_path / "c2", use_cache=False)
+    assert rows(warm) == rows(uncached)
+
+
+def test_result_that_names_a_line_of_the_helper_keeps_the_content_key(tmp_path):
+    import shutil
+
+    project.clear()
+    pkg = tmp_path / "pipeline_pkg"
+    shutil.copytree(REPO / "fixtures" / "crossmodule" / "pipeline_pkg", pkg,
+                    ignore=shutil.ignore_patterns("*.expected"))
+    staging = str((pkg / "staging.py").resolve())
+    first, _ = lint(pkg, tmp_path / "c")
+    named = [r[4] for r in rows(first) if r[0] == "train.py" and "line 11 of staging.py" in r[4]]
+    assert named  # SL401 points into prefetch() in staging.py (named relative to train.py)
+    entries = {}
+    for shard in shard_files(tmp_path / "c"):
+        entries.update(json.loads(shard.read_bytes().partition(b"\n")[2]))
+    assert "/" not in entries["train.py"]["deps"][staging]  # content-keyed, not summary-keyed
+    write(pkg / "staging.py", "# shifted\n" + (pkg / "staging.py").read_text())
+    second, cache = lint(pkg, tmp_path / "c")
+    assert cache.misses == 2  # staging.py and train.py
+    assert [r[4] for r in rows(second) if r[0] == "train.py" and "of staging.py" in r[4]] == [
+        named[0].replace("line 11 of", "line 12 of")
+    ]
+    project.clear()
+
+
+def test_specialisation_bound_matches_the_analysis():
+    from streamlint.model import analysis, summary_digest
+
+    assert summary_digest._SPECIALIZE_MAX_STATEMENTS == analysis._SPECIALIZE_MAX_STATEMENTS
+    assert summary_digest._CONTEXT_MAX_STATEMENTS == analysis._CONTEXT_MAX_STATEMENTS
 
 
 def test_new_module_that_an_import_now_finds_invalidates(tmp_path):
@@ -618,3 +701,42 @@ def test_time_outs_are_not_cached_and_the_timeout_setting_keeps_entries(tmp_path
     write(tmp_path / "p" / "pyproject.toml", "[tool.streamlint]\ntimeout = 99\n")
     _, cache = lint(tmp_path / "p", tmp_path / "c")
     assert (cache.hits, cache.misses) == (1, 1)  # the time-out is not part of the key
+
+
+def test_a_helper_summarised_then_checked_is_parsed_once(package, tmp_path, monkeypatch):
+    import libcst
+
+    lint(package, tmp_path / "c")
+    write(package / "helpers.py", "# edited\n" + HELPERS.format(pin=""))
+    project.clear()
+    parsed: list[int] = []
+    real = libcst.parse_module
+    monkeypatch.setattr(libcst, "parse_module", lambda text, *a, **k: parsed.append(len(text)) or real(text, *a, **k))
+    second, cache = lint(package, tmp_path / "c")
+    assert (cache.hits, cache.misses) == (3, 1)
+    assert len(parsed) == 1  # the summary check's parse serves helpers.py's own check
+
+
+def test_helper_walked_in_the_callers_context_rechecks_on_a_body_edit(tmp_path):
+    # main.py calls scale_ under a side stream, so its result depends on the helper's
+    # body (walked with main's values), not only on the helper's summary.
+    project.clear()
+    pkg = tmp_path / "pkg"
+    write(pkg / "__init__.py", "")
+    write(pkg / "ops.py", "import torch\n\n\ndef scale_(t):\n    return t.mul_(2)\n")
+    write(pkg / "main.py", (
+        "import torch\n\nfrom .ops import scale_\n\n\n"
+        "def step(model, x):\n"
+        "    side = torch.cuda.Stream()\n"
+        "    side.wait_stream(torch.cuda.current_stream())\n"
+        "    with torch.cuda.stream(side):\n"
+        "        y = scale_(x)\n"
+        "    return model(y)\n"
+    ))
+    first, _ = lint(pkg, tmp_path / "c")
+    assert [(r[0], r[3]) for r in rows(first)] == [("main.py", "SL401")]
+    write(pkg / "ops.py", "import torch\n\n\ndef scale_(t):\n    return t.clone()\n")  # now allocates on `side`
+    os.utime(pkg / "ops.py", (2_000_000_000, 2_000_000_000))
+    second, _ = lint(pkg, tmp_path / "c")
+    assert sorted((r[0], r[3]) for r in rows(second)) == [("main.py", "SL401"), ("main.py", "SL404")]
+    project.clear()

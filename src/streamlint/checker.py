@@ -16,6 +16,7 @@ import libcst as cst
 
 from streamlint import memory
 from streamlint.diagnostics import Diagnostic
+from streamlint.model import project
 from streamlint.model.analysis import FileAnalysis, analyze_module
 from streamlint.rules import Rule
 
@@ -35,6 +36,9 @@ class SourceError(Exception):
 
 
 def parse(source: str) -> cst.Module:
+    recent = project.recent_parse(source)
+    if isinstance(recent, cst.Module):
+        return recent  # just parsed for this file's summary (the same text)
     try:
         with memory.parsing(len(source)):
             return cst.parse_module(source)

@@ -1,5 +1,6 @@
 """The result cache: a file's diagnostics are reused while its content, streamlint, the
-configuration that applies to it and the other files its analysis read are unchanged.
+configuration that applies to it and the other files its analysis read are unchanged
+(for modules whose summaries it used: while what it used of them is unchanged).
 
 `store.py` keeps the entries on disk, `keys.py` computes what they are keyed by,
 `codec.py` turns diagnostics into JSON and back; this module says where the cache
@@ -13,9 +14,9 @@ import shutil
 from pathlib import Path
 from typing import Mapping, Optional
 
-from streamlint.cache.store import CACHEDIR_TAG, GITIGNORE, RESULTS_PREFIX, Cached, ResultCache
+from streamlint.cache.store import CACHEDIR_TAG, GITIGNORE, RESULTS_PREFIX, Cached, Conditional, ResultCache
 
-__all__ = ["Cached", "ResultCache", "DEFAULT_DIR", "cache_dir", "clean", "disabled_by_env"]
+__all__ = ["Cached", "Conditional", "ResultCache", "DEFAULT_DIR", "cache_dir", "clean", "disabled_by_env"]
 
 DEFAULT_DIR = ".streamlint_cache"
 ENV_DIR = "STREAMLINT_CACHE_DIR"

@@ -15,7 +15,7 @@ from streamlint.config import Settings
 from streamlint.diagnostics import Diagnostic
 
 # Bumped when the layout of a cache entry changes.
-FORMAT = 1
+FORMAT = 2
 
 # Settings that do not change a stored result: those that decide which files a run
 # checks, and the time-out (a result that timed out is never stored).

@@ -2,6 +2,9 @@
 
 A shard maps file names to entries: the content hash and configuration key the entry
 was made for, the dependencies the analysis read (model/reads.py), and the result.
+A dependency noted with a summary note whose module's text changed makes the entry
+`Conditional`: the engine computes the digest of what the result used there now and
+settles it with `confirm` (model/summary_digest.py).
 A shard is one header line (format, tool fingerprint, directory, hash of the body)
 and a JSON body. Shards are written whole, to a temporary file renamed over the old
 one (atomic_write.py, without fsync: a shard lost in a crash costs a re-check), so a
@@ -40,6 +43,24 @@ class Cached(NamedTuple):
     lines: int
 
 
+class SummaryCheck(NamedTuple):
+    """A module whose text changed since a result was stored, and what the result used
+    of it: the result still holds if those names give the same digest now."""
+
+    path: str
+    digest: str
+    names: tuple[str, ...]
+    content_now: str
+
+
+class Conditional(NamedTuple):
+    """A stored result that holds if `checks` pass (see `confirm`)."""
+
+    cached: Cached
+    checks: tuple[SummaryCheck, ...]
+    path: str  # the checked file (absolute)
+
+
 @dataclass
 class _Shard:
     entries: dict[str, Any] = field(default_factory=dict)
@@ -60,28 +81,60 @@ class ResultCache:
         self._current: dict[tuple[str, bool], reads.Note] = {}
 
     # ------------------------------------------------------------------ lookups
-    def lookup(self, path: str, filename: str, digest: str, config: str) -> Optional[Cached]:
+    def lookup(self, path: str, filename: str, digest: str, config: str) -> Optional[Cached | Conditional]:
         """The stored result for the file at absolute `path`, shown as `filename`, when it
-        was made for this content, this configuration, and dependencies as they are now."""
+        was made for this content, this configuration, and dependencies as they are now;
+        a `Conditional` when it holds only if some modules' summaries did not change
+        (counted as a hit or a miss by `confirm`)."""
         directory, name = os.path.split(path)
         shard = self._shard(directory)
         shard.touched.add(name)
-        found = self._valid(shard.entries.get(name), filename, digest, config)
+        found = self._valid(shard.entries.get(name), filename, digest, config, path)
         if found is None:
             self.misses += 1
-        else:
+        elif isinstance(found, Cached):
             self.hits += 1
         return found
 
-    def _valid(self, entry: Any, filename: str, digest: str, config: str) -> Optional[Cached]:
+    def confirm(self, conditional: Conditional, holds: bool) -> Optional[Cached]:
+        """Settle a `Conditional`: when its checks held, the entry is kept with the
+        modules' current content hashes (the next run takes it at once)."""
+        if not holds:
+            self.misses += 1
+            return None
+        self.hits += 1
+        directory, name = os.path.split(conditional.path)
+        shard = self._shard(directory)
+        entry = shard.entries.get(name)
+        if isinstance(entry, dict) and isinstance(entry.get("deps"), dict):
+            deps = dict(entry["deps"])
+            for check in conditional.checks:
+                deps[check.path] = reads.summary_note(check.content_now, check.digest, check.names)
+            shard.entries[name] = {**entry, "deps": deps}
+            shard.dirty = True
+        return conditional.cached
+
+    def _valid(self, entry: Any, filename: str, digest: str, config: str, path: str) -> Optional[Cached | Conditional]:
         if not isinstance(entry, dict) or entry.get("hash") != digest or entry.get("config") != config:
             return None
         deps = entry.get("deps")
         if not isinstance(deps, dict):
             return None
+        checks: list[SummaryCheck] = []
         for dep, note in deps.items():
-            if not (note is None or isinstance(note, str)) or self._note_now(dep, note) != note:
+            if not (note is None or isinstance(note, str)):
                 return None
+            summary = reads.parse_summary_note(note)
+            if summary is None:
+                if self._note_now(dep, note) != note:
+                    return None
+                continue
+            now = self._note_now(dep, summary.content)
+            if now == summary.content:
+                continue
+            if not now:
+                return None  # gone (or unreadable): resolved again by a new analysis
+            checks.append(SummaryCheck(dep, summary.digest, summary.names, now))
         analysed, lines, raw = entry.get("analysed"), entry.get("lines"), entry.get("diagnostics")
         if not isinstance(analysed, bool) or type(lines) is not int or not isinstance(raw, list):
             return None
@@ -89,7 +142,8 @@ class ResultCache:
             diagnostics = [codec.decode_diagnostic(filename, d) for d in raw]
         except codec.DecodeError:
             return None
-        return Cached(diagnostics, analysed, lines)
+        cached = Cached(diagnostics, analysed, lines)
+        return Conditional(cached, tuple(checks), path) if checks else cached
 
     def _note_now(self, path: str, recorded: reads.Note) -> reads.Note:
         """What the analysis would note about `path` now (memoized for the run)."""

@@ -11,7 +11,7 @@ from typing import NamedTuple, Optional, Sequence
 
 from streamlint import memory, selection
 from streamlint import rules as registry
-from streamlint.cache import ResultCache
+from streamlint.cache import Cached, Conditional, ResultCache
 from streamlint.cache.keys import config_key
 from streamlint.config import SettingsResolver
 from streamlint.discovery import discover
@@ -155,7 +155,21 @@ def check_path(
         return Checked(FileResult(filename, [diag], analysed=False, lines=0), None, {})
     with reads.recording() as deps:
         result = lint_source(SourceFile(filename, data), settings, rules=rules, fix=fix)
+    # A message that names another module points at its lines: such a result is made
+    # again whenever that module's text changes, not only its summary.
+    deps = reads.strict(deps, lambda dep: _mentions(result, dep, filename))
     return Checked(result, reads.content_hash(data), deps)
+
+
+def _mentions(result: FileResult, path: str, filename: str) -> bool:
+    """Does a message name `path` (messages spell other modules relative to the file)?"""
+    names = {path}
+    try:
+        names.add(os.path.relpath(path, os.path.dirname(os.path.abspath(filename))))
+    except ValueError:  # another drive
+        pass
+    texts = [t for d in result.diagnostics for t in (d.message, d.help, d.fix.message if d.fix else None) if t]
+    return any(f" of {name}" in text or name in text and os.sep in name for text in texts for name in names)
 
 
 def _from_cache(
@@ -169,6 +183,7 @@ def _from_cache(
     here; nothing is parsed, and neither the checker nor libcst is imported."""
     codes = tuple(r.code for r in rules) if rules is not None else registry.rule_codes()
     pending, hits = [], []
+    conditional: list[tuple[Item, Conditional]] = []
     for path, settings in items:
         filename = str(path)
         absolute = os.path.abspath(filename)
@@ -180,11 +195,40 @@ def _from_cache(
             pending.append((path, settings))  # reported by the check, never cached
             continue
         found = cache.lookup(absolute, filename, reads.content_hash(data), config)
-        if found is None or (fix is not None and lint.has_fix(found.diagnostics, fix.unsafe)):
-            pending.append((path, settings))
-        else:
-            hits.append(FileResult(filename, found.diagnostics, found.analysed, found.lines))
+        if isinstance(found, Conditional):
+            conditional.append(((path, settings), found))
+            continue
+        _take(found, (path, settings), fix, pending, hits)
+    if conditional:
+        digests = _summaries_now({(c.path, c.names) for _, cond in conditional for c in cond.checks})
+        for item, cond in conditional:
+            holds = all(digests.get((c.path, c.names)) == c.digest for c in cond.checks)
+            _take(cache.confirm(cond, holds), item, fix, pending, hits)
     return pending, hits
+
+
+def _take(found: Optional[Cached], item: Item, fix: Optional[FixRequest], pending: list, hits: list) -> None:
+    if found is None or (fix is not None and lint.has_fix(found.diagnostics, fix.unsafe)):
+        pending.append(item)
+    else:
+        hits.append(FileResult(str(item[0]), found.diagnostics, found.analysed, found.lines))
+
+
+def _summaries_now(wanted: set[tuple[str, tuple[str, ...]]]) -> dict[tuple[str, tuple[str, ...]], str]:
+    """The digests of what names of changed modules give an importer now (each module
+    analysed once, as an importer's analysis would): the early cutoff of the cache.
+    Only runs where a module with importers changed get here, so libcst is loaded."""
+    from streamlint.model import project, summary_digest
+    from streamlint.model.analysis import FileAnalyzer
+
+    out: dict[tuple[str, tuple[str, ...]], str] = {}
+    for path, names in sorted(wanted):
+        try:
+            analyzer = project.analyzer_for(Path(path), 1, FileAnalyzer)
+            out[(path, names)] = reads.combine([(n, summary_digest.digest_of_use(analyzer, n)) for n in names])
+        except Exception:  # the importer is checked again: never worse than no cutoff
+            continue
+    return out
 
 
 def _cacheable(result: FileResult) -> bool:

@@ -7,6 +7,7 @@ Calls to functions of the same file use the callee's record as its summary.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 
@@ -15,7 +16,7 @@ from libcst._position import CodePosition
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from streamlint.deadline import tick
-from streamlint.model import api, classes, evidence, project
+from streamlint.model import api, classes, evidence, project, reads, summary_digest
 from streamlint.model.api import torch_api, torch_modules
 from streamlint.model.flow import Walker
 from streamlint.model.walk_common import LOCAL
@@ -212,6 +213,10 @@ class FileAnalyzer:
         self.imported_roots: set[str] = set()  # top-level packages the file imports
         self.specialized: dict[tuple, Value] = {}  # (helper, arguments) -> what it returns
         self.specializing = 0
+        self._evidence: dict = {}  # id(function node) -> the evidence in its body (evidence.py)
+        # The module's text when known: a method's code is part of it, so text the
+        # module lacks no method has (a test that costs no code generation).
+        self.text = source
 
     def module_vars(self) -> dict[str, Value]:
         return self.module_walker.state.vars if self.module_walker is not None else {}
@@ -268,7 +273,8 @@ class FileAnalyzer:
                     seed.update({f"self.{k}": v for k, v in self.init_attrs(cls).items()})
             params = params[1:]
         function.evident_locals = frozenset(
-            name for name, kind in evidence.local_kinds(function.node, frozenset(self.imported_roots)).items()
+            name for name, kind in evidence.local_kinds(function.node, frozenset(self.imported_roots),
+                                                        self._evidence).items()
             if kind is evidence.Kind.TORCH_CUDA and name not in function.params
         )
         function.scalar_params = self.scalar_params(function.node)
@@ -301,6 +307,7 @@ class FileAnalyzer:
         """Parameters whose kind the function's own text shows (see evidence.py)."""
         kinds = evidence.param_kinds(
             function.node, function.params, frozenset(self.imported_roots), self.qualname_of, self.default_of,
+            self._evidence,
         )
         return {name: evidence.value_for(kind, name) for name, kind in kinds.items()}
 
@@ -582,6 +589,8 @@ class FileAnalyzer:
         if path is None or str(path) == str(Path(self.path).resolve()):
             return UNKNOWN
         other = project.analyzer_for(path, self.depth + 1, type(self))
+        # What this file's result depends on there: the summary `name` gives (reads.py).
+        reads.use(str(path), name, partial(summary_digest.digest_of_use, other, name))
         if other is None:
             return UNKNOWN
         value = other.module_vars().get(name, UNKNOWN)
@@ -613,6 +622,8 @@ class FileAnalyzer:
         if attr in attrs:
             return attrs[attr]
         found: Optional[Value] = None
+        if self.text and f"self.{attr} =" not in self.text:
+            return UNKNOWN  # no method's code has it (the test below, for all of them)
         for name, method in cls.methods.items():
             function = self.functions.get(method.site)
             if name == "__init__" or function is None or function.in_progress:
@@ -729,6 +740,10 @@ class FileAnalyzer:
             seed[name] = value
         if function.class_name and function.params:
             seed[function.params[0]] = walker.lookup("self") if self.on_self(node) else UNKNOWN
+        if home is not self and home.path:
+            # This file's result now depends on the helper's body, not only its summary.
+            name = callee.name + summary_digest.BODY_SUFFIX
+            reads.use(str(Path(home.path).resolve()), name, partial(summary_digest.digest_of_use, home, name))
         scratch = FunctionRecord(function.value.name, function.node, "function", class_name=function.class_name)
         home.specializing += 1
         try:

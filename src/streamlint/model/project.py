@@ -27,7 +27,7 @@ MAX_DEPTH = 3  # imports of imports, three modules away at most (beyond: unknown
 MAX_BYTES = 2_000_000
 # The LRU's bounds. A summarised module costs about 35x its source in memory (its tree).
 MAX_CACHED_MODULES = 128
-MAX_CACHED_SOURCE_BYTES = 1_000_000
+MAX_CACHED_SOURCE_BYTES = 2_000_000
 # A module that names none of the frameworks cannot return GPU values or do GPU work.
 _FRAMEWORK_WORDS = (b"torch", b"cupy", b"numba", b"cuda")
 
@@ -40,6 +40,10 @@ class _Summary(NamedTuple):
 
 
 _cache: OrderedDict[str, _Summary] = OrderedDict()
+# The text and tree of the latest summary parse: when the run then checks that very
+# file (a touched helper: its importers' summary check, then its own check), the
+# checker takes the tree instead of parsing the text again (checker.parse).
+_recent: list[tuple[str, object]] = []
 _cached_bytes = 0
 _in_progress: set[str] = set()
 
@@ -151,7 +155,9 @@ def _summarise(
             return None
         with memory.parsing(len(data)):
             module = cst.parse_module(text)
+        _recent[:] = [(text, module)]
         analyzer = analyzer_type(module, path=key, depth=depth, summaries_only=True)
+        analyzer.text = text  # (for cheap text tests only: positions stay as they were)
         analyzer.run()
     except (UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
         return None
@@ -173,6 +179,16 @@ def _remember(key: str, summary: _Summary) -> None:
             _cached_bytes -= evicted.size
 
 
+def recent_parse(text: str) -> Optional[object]:
+    """The tree of the latest summary parse if it was of `text` (taken once)."""
+    if _recent and _recent[0][0] == text:
+        module = _recent[0][1]
+        _recent.clear()
+        return module
+    _recent.clear()  # (a tree is kept at most until the next check)
+    return None
+
+
 def forget_resolutions() -> None:
     """Forget which file each import resolved to (files may have appeared or gone);
     the analyses stay, checked against each file's modification time."""
@@ -183,4 +199,5 @@ def clear() -> None:
     global _cached_bytes
     _cache.clear()
     _resolved.clear()
+    _recent.clear()
     _cached_bytes = 0

@@ -6,14 +6,21 @@ tell when a change elsewhere (a helper module edited, added or removed) invalida
 
 A note is one of: the content hash of a file that was read, PRESENT for a file whose
 existence mattered but whose text was not read, ABSENT for a path that was looked for
-and not found.
+and not found, or a *summary note* for a module whose summaries the analysis used:
+`HASH/DIGEST/NAME,NAME...`, the content hash, a digest of what the analysis used from
+the module (the values and function summaries the names gave it, positions left out:
+model/summary_digest.py), and the names it looked up there. A result with a summary
+note stays valid after the module's text changes as long as the same names still give
+the same digest (mypy's interface-hash early cutoff), so a comment or an edit that
+keeps the summary leaves the importers fresh. The digest of a use is computed while
+the module's analysis is at hand (`use()` takes a function that computes it).
 """
 
 from __future__ import annotations
 
 import hashlib
 from contextlib import contextmanager
-from typing import Iterator, Optional
+from typing import Callable, Iterator, NamedTuple, Optional
 
 PRESENT = ""
 ABSENT = None
@@ -23,6 +30,36 @@ Note = Optional[str]
 # One file is checked at a time per process (on the checker's own thread), so a
 # module-level recorder is enough.
 _notes: Optional[dict[str, Note]] = None
+# path -> name -> the function that computes the digest of that name's use.
+_uses: Optional[dict[str, dict[str, Callable[[], str]]]] = None
+SEPARATOR = "/"
+
+
+class SummaryNote(NamedTuple):
+    content: str
+    digest: str
+    names: tuple[str, ...]
+
+
+def summary_note(content: str, digest: str, names: "tuple[str, ...] | list[str]") -> str:
+    return SEPARATOR.join((content, digest, ",".join(names)))
+
+
+def parse_summary_note(note: Note) -> Optional[SummaryNote]:
+    """The parts of a summary note; None for any other note."""
+    if not note or SEPARATOR not in note:
+        return None
+    parts = note.split(SEPARATOR)
+    if len(parts) != 3 or not parts[0] or not parts[1]:
+        return None
+    names = tuple(parts[2].split(",")) if parts[2] else ()
+    return SummaryNote(parts[0], parts[1], names)
+
+
+def combine(digests: "list[tuple[str, str]]") -> str:
+    """One digest of the (name, digest) pairs of a module's uses, in name order."""
+    text = "\n".join(f"{name}={digest}" for name, digest in sorted(digests))
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
 
 
 def content_hash(data: bytes) -> str:
@@ -39,12 +76,48 @@ def note(path: str, what: Note) -> None:
     _notes[path] = what
 
 
+def use(path: str, name: str, digest: Callable[[], str]) -> None:
+    """Record that the analysis used `name` of the module at `path`; `digest()` says
+    what it got there (called once, when the recording ends)."""
+    if _uses is None:
+        return
+    _uses.setdefault(path, {}).setdefault(name, digest)
+
+
 @contextmanager
 def recording() -> Iterator[dict[str, Note]]:
-    """Collect the notes made inside the block into the yielded dict."""
-    global _notes
+    """Collect the notes made inside the block into the yielded dict. Modules whose
+    summaries were used get summary notes (see `finish`) when the block ends."""
+    global _notes, _uses
     outer, _notes = _notes, {}
+    outer_uses, _uses = _uses, {}
+    notes, uses = _notes, _uses
     try:
-        yield _notes
+        yield notes
     finally:
-        _notes = outer
+        _notes, _uses = outer, outer_uses
+    finish(notes, uses)
+
+
+def finish(notes: dict[str, Note], uses: dict[str, dict[str, Callable[[], str]]]) -> None:
+    """Turn the content hash of each module whose names were used into a summary note."""
+    for path, names in uses.items():
+        content = notes.get(path)
+        if not content or SEPARATOR in content:
+            continue  # not read (ABSENT/PRESENT): the plain note decides
+        try:
+            digest = combine([(name, compute()) for name, compute in names.items()])
+        except Exception:  # a digest that cannot be made: the content hash stays the key
+            continue
+        notes[path] = summary_note(content, digest, sorted(names))
+
+
+def strict(notes: dict[str, Note], mentioned: Callable[[str], bool]) -> dict[str, Note]:
+    """The notes with summary notes back to content hashes for the modules `mentioned`
+    says a result names (a message that points at a line of the module must be made
+    again when the module's lines move)."""
+    out: dict[str, Note] = {}
+    for path, note in notes.items():
+        parsed = parse_summary_note(note)
+        out[path] = parsed.content if parsed is not None and mentioned(path) else note
+    return out
