@@ -19,7 +19,8 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import io
-from functools import lru_cache
+import os
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from streamlint.config import Settings
@@ -48,11 +49,25 @@ def rel(path: Path) -> str:
     return path.relative_to(ROOT).as_posix()
 
 
-@lru_cache(maxsize=None)
+_LINTED: dict[Path, tuple[Diagnostic, ...]] = {}
+
+
 def lint_fixture(path: Path) -> tuple[Diagnostic, ...]:
     """The fixture's findings with every rule enabled, as a user sees them (selection,
     suppression and SL900 included). Cached: the `# expect:` test and the snapshot
-    test read the same run."""
+    test read the same run; the first call lints every fixture, on every core."""
+    if not _LINTED:
+        files = fixture_files()
+        workers = min(len(files), os.cpu_count() or 1)
+        if workers > 1:
+            with ProcessPoolExecutor(workers) as pool:
+                _LINTED.update(zip(files, pool.map(_lint_one, files, chunksize=8)))
+    if path not in _LINTED:
+        _LINTED[path] = _lint_one(path)
+    return _LINTED[path]
+
+
+def _lint_one(path: Path) -> tuple[Diagnostic, ...]:
     text = path.read_text(encoding="utf-8")
     # The real path, so that imports of sibling modules (fixtures/crossmodule) resolve.
     return tuple(lint_text(text, str(path), Settings.default(), rules=all_rules()))
