@@ -288,7 +288,9 @@ class HB:
 
     def wait_stream(self, stream: str, other: Optional[str], node: Optional[cst.CSTNode] = None) -> None:
         self.waiters.add(stream)
-        if other is None:
+        if other is None or unsure(other):
+            # A stream we cannot identify (`for s in producers: side.wait_stream(s)`): it
+            # may be any of them, so the wait is taken to order everything (stay silent).
             self.wait_event(stream, None)
         else:
             _merge(self.stream_vc(stream), self.full_vc(other))
