@@ -88,6 +88,10 @@ class CallsMixin(LibraryMixin):
             receiver = self.eval_arg(func.value)  # the method decides what it reads
             method = func.attr.value
             if isinstance(receiver, QualRef):
+                if receiver.qualname.startswith(LOCAL) and method in _UNKNOWN_STREAM_METHODS:
+                    # `Cls.stream.wait_stream(...)`: a class attribute we do not follow; a
+                    # wait on something we cannot see still orders (stay silent).
+                    return self.unknown_receiver_method(method, node)
                 qualname = api.normalize(f"{receiver.qualname}.{method}")
                 return self.call_qualified(qualname, node, label)
             return self.call_method(receiver, method, node, label)
