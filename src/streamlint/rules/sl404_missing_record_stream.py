@@ -103,7 +103,9 @@ class MissingRecordStream(Rule):
                 f"on {named(h.second)} here, then {released} without `record_stream`: its memory may go to "
                 f"new work on {named(h.first)} too early",
                 fix=_fix(builder, record, h),
-                help=f"`{h.buffer}.record_stream({user})` here (or `{owner}.wait_stream({user})` before the release)",
+                help=(f"`{h.buffer}.record_stream({user})` here" if is_pasteable(h.buffer)
+                      else f"`.record_stream({user})` on the tensor used here")
+                + f" (or `{owner}.wait_stream({user})` before the release)",
             )
 
 
