@@ -16,7 +16,7 @@ from libcst._position import CodePosition
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from streamlint.deadline import tick
-from streamlint.model import api, classes, evidence, project, reads, summary_digest
+from streamlint.model import api, classes, declared, evidence, project, reads, summary_digest
 from streamlint.model.api import torch_api, torch_modules
 from streamlint.model.flow import Walker
 from streamlint.model.walk_common import LOCAL
@@ -74,6 +74,7 @@ class FileAnalysis:
     source: str = field(default="", repr=False)
     tops: dict[int, cst.CSTNode] = field(default_factory=dict, repr=False)  # node -> its top-level statement
     _done_tops: set[int] = field(default_factory=set, repr=False)
+    torch_namespace: str = "torch.cuda"  # how advice spells torch.cuda here (`get_accelerator()`)
     # id(node) -> its parent, built by the first rule that builds a fix (fixes/edits.py)
     # and shared by the others: each full walk of a big tree takes seconds.
     parents: Optional[dict[int, cst.CSTNode]] = field(default=None, repr=False)
@@ -210,7 +211,8 @@ class FileAnalyzer:
         self.module_walker: Optional[Walker] = None
         self._kernel_writes: dict[int, frozenset[int]] = {}
         self.called: set[int] = set()  # functions of this file called from this file
-        self.imported_roots: set[str] = set()  # top-level packages the file imports
+        self.imported_roots: set[str] = set()  # top-level packages the file imports (or implies)
+        self.direct_roots: set[str] = set()  # ... as the file spells its imports
         self.specialized: dict[tuple, Value] = {}  # (helper, arguments) -> what it returns
         self.specializing = 0
         self._evidence: dict = {}  # id(function node) -> the evidence in its body (evidence.py)
@@ -237,6 +239,7 @@ class FileAnalyzer:
             self.analyse(function)
         self.apply_caller_evidence()
         self.compose_classes()
+        self.result.torch_namespace = self.torch_namespace()
         if self.needs_hazard_walk(record):
             self.hazard_walk(record, self.module.body, [], {})
         # A helper's parameters are checked at its call sites, with the real arguments;
@@ -373,6 +376,16 @@ class FileAnalyzer:
             local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
             yield local, QualRef(api.normalize(f"{base}.{name}"))
 
+    def torch_namespace(self) -> str:
+        """How this file can spell `torch.cuda` in advice: `get_accelerator()` in code that
+        reaches PyTorch only through DeepSpeed's accelerator (it may not import torch)."""
+        if "torch" in self.direct_roots:
+            return "torch.cuda"
+        for name, value in self.module_vars().items():
+            if isinstance(value, QualRef) and declared.active().namespaces.get(value.qualname) == "torch.cuda":
+                return f"{name}()"
+        return "torch.cuda"
+
     @property
     def torch_only(self) -> bool:
         """PyTorch code with no CuPy, Numba or cuda-python (their current stream is the
@@ -381,6 +394,7 @@ class FileAnalyzer:
 
     def note_framework(self, dotted: str) -> None:
         root = dotted.split(".", 1)[0]
+        self.direct_roots.add(root)
         self.imported_roots.add(root)
         root = api.accelerators.IMPLIES_FRAMEWORK.get(root, root)
         self.imported_roots.add(root)

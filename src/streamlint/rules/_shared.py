@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Optional
 
 from streamlint.fixes.idioms import WAIT_LINES
 from streamlint.model.analysis import FileAnalysis
@@ -77,15 +78,19 @@ _WAIT_IDIOM = {
 _WAIT_IDIOM["cuda-python"] = "`cudaEventRecord(e, {a})` then `cudaStreamWaitEvent({b}, e, 0)`"
 
 
-def stream_code(label: str, framework: str) -> str:
-    """A stream label as code the user can paste (the default streams have no name)."""
+def stream_code(label: str, framework: str, analysis: Optional[FileAnalysis] = None) -> str:
+    """A stream label as code the user can paste (the default streams have no name),
+    spelled with what the file has (`get_accelerator()` where torch is not imported)."""
     if not label or label.startswith("the ") or " " in label:
-        return _DEFAULT_SPELLING.get(framework, "the default stream")
+        spelled = _DEFAULT_SPELLING.get(framework, "the default stream")
+        if framework == "torch" and analysis is not None:
+            spelled = spelled.replace("torch.cuda", analysis.torch_namespace, 1)
+        return spelled
     return label
 
 
-def wait_idiom(first: str, second: str, framework: str) -> str:
-    a, b = stream_code(first, framework), stream_code(second, framework)
+def wait_idiom(first: str, second: str, framework: str, analysis: Optional[FileAnalysis] = None) -> str:
+    a, b = stream_code(first, framework, analysis), stream_code(second, framework, analysis)
     return _WAIT_IDIOM.get(framework, _WAIT_IDIOM["cupy"]).format(a=a, b=b)
 
 

@@ -158,7 +158,7 @@ class CrossStreamReadAfterWrite(Rule):
                 h.node,
                 f"{origin} and read on {named(h.second)} here{inside(analysis, h.via)} with no wait in between",
                 fix=_fix(builder, record, h),
-                help=f"{wait_idiom(h.first, h.second, h.framework)} before line {at}",
+                help=f"{wait_idiom(h.first, h.second, h.framework, analysis)} before line {at}",
             )
 
 

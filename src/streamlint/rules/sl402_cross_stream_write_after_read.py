@@ -86,9 +86,9 @@ class CrossStreamWriteAfterRead(Rule):
             at = analysis.line_of(h.node)
             other = analysis.line_of(h.other) if h.other is not None else 0
             if h.second == "the host":
-                fix = f"`{stream_code(h.first, h.framework)}.synchronize()` (or an event recorded after that copy) before line {at}"
+                fix = f"`{stream_code(h.first, h.framework, analysis)}.synchronize()` (or an event recorded after that copy) before line {at}"
                 what = f"the host overwrites `{h.buffer}` here while {named(h.first)} may still be copying it (line {other}{inside(analysis, h.other_via)})"
             else:
-                fix = f"{wait_idiom(h.first, h.second, h.framework)} before line {at}"
+                fix = f"{wait_idiom(h.first, h.second, h.framework, analysis)} before line {at}"
                 what = f"`{h.buffer}` is overwritten on {named(h.second)} here while {named(h.first)} may still use it (line {other}{inside(analysis, h.other_via)}){inside(analysis, h.via)}"
             yield Finding(h.node, what, help=fix)

@@ -76,7 +76,7 @@ class HostReadBeforeSync(Rule):
     def check(self, analysis):
         for _, h in hazards(analysis, self.code):
             at = analysis.line_of(h.node)
-            stream = stream_code(h.first, h.framework)
+            stream = stream_code(h.first, h.framework, analysis)
             yield Finding(
                 h.node,
                 f"the host reads `{h.buffer}` here, but the asynchronous copy into it on {named(h.first)} "

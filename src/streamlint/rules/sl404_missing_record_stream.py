@@ -89,8 +89,8 @@ class MissingRecordStream(Rule):
     def check(self, analysis):
         builder = FixBuilder(analysis)
         for record, h in hazards(analysis, self.code):
-            user = stream_code(h.second, "torch")
-            owner = stream_code(h.first, "torch")
+            user = stream_code(h.second, "torch", analysis)
+            owner = stream_code(h.first, "torch", analysis)
             if h.handed_out:
                 released = f"handed to the caller at line {analysis.line_of(h.release)} (released when it drops it)"
             elif h.release is record.node:
