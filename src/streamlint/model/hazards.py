@@ -252,7 +252,7 @@ class HB:
     def host_sync(self, key: Optional[str]) -> None:
         """The host waited for everything queued so far on `key` (None: on every stream)."""
         if key is None:
-            for k, v in self.vc.items():
+            for v in self.vc.values():
                 _merge(self.host, v)
             _merge(self.host, self.clock)
         else:
@@ -305,7 +305,7 @@ class HB:
         _merge(vc, self.host)
         if key == LEGACY:
             # The legacy default stream first waits for every blocking stream.
-            for other, other_vc in list(self.vc.items()):
+            for other in list(self.vc):
                 # A stream whose flags we cannot see may be blocking: assume it is
                 # ordered (a linter that is unsure stays silent).
                 if other != LEGACY and self.blocking.get(other) is not False:

@@ -12,7 +12,6 @@ from streamlint.model.hazards import (
     DEVICE,
     HOST,
     HOSTMEM,
-    LEGACY,
     RAW,
     RELEASE,
     WAR,

@@ -20,7 +20,7 @@ rule is about to report, and cached per operation.
 from __future__ import annotations
 
 from enum import Enum
-from typing import TYPE_CHECKING, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
