@@ -208,7 +208,11 @@ class FileAnalyzer:
         self.torch_imported = False
         self.numba_imported = False
         self.gpu_imported = False
+        # The module body's walker while it runs, then only the names it bound: a walker
+        # refers to its analyzer, and keeping it would make a cycle that holds the whole
+        # syntax tree until the cyclic collector runs (which then scans every node).
         self.module_walker: Optional[Walker] = None
+        self._module_vars: dict[str, Value] = {}
         self._kernel_writes: dict[int, frozenset[int]] = {}
         self.called: set[int] = set()  # functions of this file called from this file
         self.imported_roots: set[str] = set()  # top-level packages the file imports (or implies)
@@ -221,7 +225,7 @@ class FileAnalyzer:
         self.text = source
 
     def module_vars(self) -> dict[str, Value]:
-        return self.module_walker.state.vars if self.module_walker is not None else {}
+        return self.module_walker.state.vars if self.module_walker is not None else self._module_vars
 
     def code(self, node: cst.CSTNode) -> str:
         return self.result.code(node)
@@ -234,6 +238,7 @@ class FileAnalyzer:
         walker.walk(self.module.body)
         self.result.functions.insert(0, record)
         if self.summaries_only:
+            self._module_walked(walker)
             return self.result
         for function in list(self.functions.values()):
             self.analyse(function)
@@ -247,7 +252,13 @@ class FileAnalyzer:
         for rec in self.result.functions:
             if id(rec.node) in self.called:
                 rec.hazards = [h for h in rec.hazards if not h.param or h.owned]
+        self._module_walked(walker)
         return self.result
+
+    def _module_walked(self, walker: Walker) -> None:
+        """Keep what the module body bound, not its walker (see __init__)."""
+        self._module_vars = walker.state.vars
+        self.module_walker = None
 
     def analyse(self, function: _Function) -> Optional[FunctionRecord]:
         if function.record is not None:
