@@ -277,6 +277,19 @@ def test_same_summary_results_match_an_uncached_run(package, tmp_path):
     assert rows(warm) == rows(uncached)
 
 
+def test_changed_files_are_checked_in_the_pool_while_the_summaries_are_compared(package, tmp_path):
+    # helpers.py (same summary) and other.py changed: both are checked in the pool while
+    # this process settles main.py, whose entry holds if make_host's summary is the same.
+    lint(package, tmp_path / "c", jobs=2)
+    write(package / "helpers.py", "# edited\n" + HELPERS.format(pin=""))
+    write(package / "other.py", "import torch\nx = torch.zeros(4, device='cuda')\n")
+    warm, cache = lint(package, tmp_path / "c", jobs=2)
+    assert (cache.hits, cache.misses) == (2, 2)  # __init__ and main.py; helpers.py and other.py
+    project.clear()
+    uncached, _ = lint(package, tmp_path / "c2", jobs=1, use_cache=False)
+    assert rows(warm) == rows(uncached) and [r[3] for r in rows(warm)] == ["SL301"]
+
+
 def test_result_that_names_a_line_of_the_helper_keeps_the_content_key(tmp_path):
     import shutil
 

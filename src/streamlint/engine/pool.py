@@ -34,24 +34,53 @@ def default_jobs() -> int:
 def lint_parallel(
     check_chunk: ChunkFn, items: list[Item], jobs: int, rules: Optional[Sequence], fix: Optional[FixRequest]
 ) -> list:
-    results: list = []
-    suspects: list[Item] = []
+    return start(check_chunk, items, jobs, rules, fix).results()
+
+
+class Running:
+    """Chunks being checked in a pool while the caller does other work."""
+
+    def __init__(self, executor: ProcessPoolExecutor, futures: list, check_chunk: ChunkFn,
+                 rules: Optional[Sequence], fix: Optional[FixRequest]) -> None:
+        self._executor = executor
+        self._futures = futures
+        self._args = (check_chunk, rules, fix)
+
+    def results(self) -> list:
+        """Every chunk's results (waiting for them); the files of a dead worker are
+        checked again one by one."""
+        results: list = []
+        suspects: list[Item] = []
+        try:
+            for chunk, future in self._futures:
+                try:
+                    results.extend(future.result())
+                except BrokenProcessPool:
+                    # A worker died (killed, out of memory, a crash in native code) and took
+                    # every pending chunk with it: those files are retried one by one.
+                    suspects.extend(chunk)
+        finally:
+            self._executor.shutdown(cancel_futures=True)
+        check_chunk, rules, fix = self._args
+        return results + _lint_isolated(check_chunk, suspects, rules, fix)
+
+    def cancel(self) -> None:
+        self._executor.shutdown(cancel_futures=True)
+
+
+def start(
+    check_chunk: ChunkFn, items: list[Item], jobs: int, rules: Optional[Sequence], fix: Optional[FixRequest]
+) -> Running:
+    """Start checking `items` in a pool of up to `jobs` workers; `results()` collects them."""
     chunks = _chunks(items, jobs)
     context = multiprocessing.get_context()
     budget = memory.shared_budget(context)  # big parses take turns (memory.py)
-    with ProcessPoolExecutor(
+    executor = ProcessPoolExecutor(
         max_workers=min(jobs, len(chunks)), mp_context=context,
         initializer=memory.init_worker, initargs=budget,
-    ) as executor:  # fmt: skip
-        futures = [(chunk, executor.submit(check_chunk, chunk, rules, fix)) for chunk in chunks]
-        for chunk, future in futures:
-            try:
-                results.extend(future.result())
-            except BrokenProcessPool:
-                # A worker died (killed, out of memory, a crash in native code) and took
-                # every pending chunk with it: those files are retried one by one.
-                suspects.extend(chunk)
-    return results + _lint_isolated(check_chunk, suspects, rules, fix)
+    )  # fmt: skip
+    futures = [(chunk, executor.submit(check_chunk, chunk, rules, fix)) for chunk in chunks]
+    return Running(executor, futures, check_chunk, rules, fix)
 
 
 def _chunks(items: list[Item], jobs: int) -> list[list[Item]]:
