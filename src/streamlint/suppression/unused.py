@@ -72,7 +72,7 @@ def find(
 
 # Text without which no directive can be reported: a `streamlint:` directive, a code of
 # ours (SL900 speaks only of streamlint's selectors, and of `noqa SL...` without its
-# colon), or a colon with no code right after it (`# noqa:`, the empty list). A superset
+# colon), or a colon with no code right after it (an empty `noqa:` list). A superset
 # test on the raw text: comments are only found by tokenizing, which costs far more.
 _REPORTABLE = re.compile(r"streamlint|sl[a-z]*[0-9]|noqa:(?!\s)", re.IGNORECASE)
 
