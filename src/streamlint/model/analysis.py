@@ -188,6 +188,7 @@ class _Class:
     methods: dict[str, LocalFunction] = field(default_factory=dict)
     attrs: dict[str, Value] = field(default_factory=dict)
     init_done: bool = False
+    stream_attrs: Optional[frozenset] = None  # attributes used as streams (evidence.stream_attributes)
 
 
 class FileAnalyzer:
@@ -273,7 +274,7 @@ class FileAnalyzer:
             if params[0] == "self":
                 # Attributes set in __init__ are known in every method.
                 if name != "__init__":
-                    seed.update({f"self.{k}": v for k, v in self.init_attrs(cls).items()})
+                    seed.update({f"self.{k}": v for k, v in self.method_view_of_attrs(cls).items()})
             params = params[1:]
         function.evident_locals = frozenset(
             name for name, kind in evidence.local_kinds(function.node, frozenset(self.imported_roots),
@@ -620,6 +621,17 @@ class FileAnalyzer:
                 self.analyse(function)
         return cls.attrs
 
+    def method_view_of_attrs(self, cls: _Class) -> dict[str, Value]:
+        """`__init__`'s attributes as the other methods see them: a `None` placeholder of an
+        attribute they use as a stream is a stream set elsewhere, not None."""
+        attrs = self.init_attrs(cls)
+        placeholders = [k for k, v in attrs.items() if isinstance(v, Const) and v.value is None]
+        if not placeholders:
+            return attrs
+        if cls.stream_attrs is None:
+            cls.stream_attrs = evidence.stream_attributes(cls.node)
+        return {k: v for k, v in attrs.items() if k not in cls.stream_attrs or k not in placeholders}
+
     def class_attr(self, class_name: Optional[str], attr: str) -> Value:
         """`self.attr` as `__init__` leaves it, or else as the other methods that set it
         leave it (the same value from all of them, or UNKNOWN)."""
@@ -632,7 +644,7 @@ class FileAnalyzer:
             if prop is not None and prop.is_property and not prop.in_progress:
                 self.analyse(prop)  # `self.compute_stream` of an @property: what it returns
                 return prop.returns
-        attrs = self.init_attrs(cls)
+        attrs = self.method_view_of_attrs(cls)
         if attr in attrs:
             return attrs[attr]
         found: Optional[Value] = None
@@ -935,7 +947,7 @@ def _one_per_problem(hazards) -> list:
                                             or hazard.kind is RELEASE):
             continue  # both sides inside one call of a helper: reported inside the helper
         problem = None
-        if hazard.kind is RAW:
+        if hazard.kind is RAW and not hazard.joins_default:
             problem = (hazard.kind, hazard.first, hazard.second, hazard.param)
         elif hazard.kind is RELEASE:
             # One tensor name used at one place: one missing record_stream (loop passes

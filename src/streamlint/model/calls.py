@@ -26,6 +26,7 @@ from streamlint.model.api.facts import (
 from streamlint.model.hazards import ANY, DEVICE, HOSTMEM, UNSURE, Access
 from streamlint.model.library import LibraryMixin, Optimizer
 from streamlint.model.ops import (
+    DEVICE_WORK,
     GpuOp,
     OpKind,
 )
@@ -34,6 +35,7 @@ from streamlint.model.values import (
     Buffer,
     Const,
     Event,
+    Graph,
     Instance,
     Kernel,
     Launch,
@@ -55,6 +57,7 @@ from streamlint.model.walk_common import (
     _CAPTURE_BEGIN,
     _CAPTURE_END,
     _CONTAINER_STORES,
+    _GRAPH_LAUNCHES,
     _TIMERS,
     _UNKNOWN_STREAM_METHODS,
     CURRENT_FRAMEWORKS,
@@ -125,6 +128,16 @@ class CallsMixin(LibraryMixin):
         reads its tensor arguments and returns CUDA tensors made there. Under a side
         stream the code plainly means GPU work, whatever the arguments show."""
         tensors = [v for v in self.flat_values(args) if isinstance(v, Buffer) and v.framework == "torch"]
+        arrays = [v for v in self.flat_values(args) if isinstance(v, Buffer) and v.framework == "cupy"
+                  and v.mem is Mem.DEVICE]
+        if arrays and not any(t.mem is Mem.DEVICE for t in tensors):
+            # The same invariant for CuPy: work on CuPy arrays runs on the current stream.
+            result = Buffer("cupy", Mem.DEVICE, site=self.site(node), opaque=True)
+            accesses = self.accesses([(e, v) for e, v in self.flat_pairs(args) if v in arrays])
+            accesses += self.result_access(result, node)
+            self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=self.state.current["cupy"],
+                      reads=tuple(arrays), writes=(result,), accesses=accesses, result=result)
+            return result
         if any(t.mem is Mem.DEVICE for t in tensors) or (
             self.on_side_stream("torch") and self.an.torch_imported and args.positional
             and any(not isinstance(v, Const) for v in args.all())
@@ -442,9 +455,16 @@ class CallsMixin(LibraryMixin):
             key = self.code(node.func.value)  # type: ignore[attr-defined]
             if method in _CAPTURE_BEGIN:
                 self.capturing = self.capturing | {key}
-            else:
-                self.capturing = self.capturing - {key}
-            return UNKNOWN
+                self.captured = []
+                return UNKNOWN
+            if key not in self.capturing:
+                return UNKNOWN
+            self.capturing = self.capturing - {key}
+            graph = Graph(tuple(self.captured), site=self.site(node))
+            self.captured = []
+            return graph
+        if isinstance(receiver, Graph) and method in _GRAPH_LAUNCHES:
+            return self.launch_graph(receiver, node)
         if method in _CONTAINER_STORES and not isinstance(receiver, (Stream, Event, Buffer)):
             args = self.eval_args(node)
             self.keep(args.all())
@@ -493,6 +513,20 @@ class CallsMixin(LibraryMixin):
         elif receiver is UNKNOWN:
             return self.unknown_receiver_method(method, node)
         self.eval_args(node)
+        return UNKNOWN
+
+    def launch_graph(self, graph: Graph, node: cst.Call) -> Value:
+        """`g.launch(stream)`, `g.replay()`: the captured work runs again, on the stream it
+        is launched on (given, else the current one), reading and writing what it did."""
+        args = self.eval_args(node)
+        fw = graph.ops[0].framework if graph.ops else None
+        if fw is None or self.state.hb is None:
+            return UNKNOWN
+        stream_expr, stream_value = args.pair(Arg(0, "stream"))
+        stream = self.stream_from(stream_value, stream_expr, fw) if stream_expr is not None else self.state.current.get(fw)
+        for op in graph.ops:
+            if op.kind in DEVICE_WORK:
+                self.order(replace(op, stream=stream, node=node))  # reported at the launch
         return UNKNOWN
 
     def unknown_receiver_method(self, method: str, node: cst.Call) -> Value:

@@ -62,6 +62,10 @@ ANNOTATION_EVIDENCE: dict[str, Kind] = {
     "numba.cuda.devicearray.DeviceNDArray": Kind.NUMBA_DEVICE,
 }
 
+# Methods that exist on streams only: `self.x.wait_stream(...)` makes `self.x` a stream,
+# whatever placeholder (`self.x = None`) `__init__` gave it.
+STREAM_ONLY_METHODS = frozenset({"wait_stream", "wait_event", "record_event"})
+
 # A CUDA device value seen as a default makes the parameter that device.
 DEVICE_DEFAULTS = frozenset({"cuda"})
 
@@ -203,6 +207,8 @@ def _call_evidence(call: cst.Call, imported: frozenset[str], events: list[tuple[
             arg = positional[index] if index < len(positional) else None
             if isinstance(arg, cst.Name):
                 events.append((arg.value, Kind.TORCH_CUDA))
+            elif isinstance(arg, cst.Attribute) and _dotted(arg):
+                events.append((_dotted(arg), Kind.TORCH_CUDA))  # `self.grad_data`, `bucket.grad_data`
         return
     if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
         return
@@ -285,3 +291,19 @@ def _dotted(expr: cst.BaseExpression) -> str:
         base = _dotted(expr.value)
         return f"{base}.{expr.attr.value}" if base else ""
     return ""
+
+
+def stream_attributes(cls: cst.ClassDef) -> frozenset[str]:
+    """`self.<attr>` names a class's methods call stream-only methods on."""
+    found: set[str] = set()
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in STREAM_ONLY_METHODS:
+                recv = func.value
+                if isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name) and recv.value.value == "self":
+                    found.add(recv.attr.value)
+
+    cls.body.visit(_Finder())
+    return frozenset(found)

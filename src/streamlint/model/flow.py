@@ -24,6 +24,7 @@ from streamlint.model.ops import (
     OpKind,
 )
 from streamlint.model.values import (
+    Graph,
     UNKNOWN,
     Buffer,
     Const,
@@ -123,6 +124,7 @@ class Walker(CallsMixin, OrderingMixin):
         self.top = top  # the top-level statement being walked (for cheap positions)
         self.view_depth = 0
         self.capturing: frozenset = frozenset()  # streams capturing: their work is recorded into a graph, not run
+        self.captured: list = []  # the operations recorded by the open capture, replayed at each launch
         self.branch_depth: list[int] = []  # per enclosing loop: how many `if` branches deep
         self.incarnations = 0
         self.hazards: dict[tuple, Hazard] = {}
@@ -502,8 +504,11 @@ class Walker(CallsMixin, OrderingMixin):
         saved_capturing = self.capturing
         if capturing:
             self.capturing = self.capturing | {"<torch.cuda.graph>"}
+            self.captured = []
         self.walk(node.body.body)
         self.capturing = saved_capturing
+        if capturing:
+            self.bind_captured_graph(node)
         for kind, stream, at in finals:
             self.emit(kind, "auto_synchronize", at, stream.framework, stream=stream, target=stream, host_blocking=True)
         for name, old in pinned_names:
@@ -658,7 +663,8 @@ class Walker(CallsMixin, OrderingMixin):
                 self.first_reads.setdefault(key, expr)
             if key in self.state.vars:
                 return self.state.vars[key]
-            return self.an.class_attr(self.record.class_name, expr.attr.value)
+            held = self.an.class_attr(self.record.class_name, expr.attr.value)
+            return self.evident_path(key) if held is UNKNOWN else held
         base = self.eval(expr.value)
         attr = expr.attr.value
         if isinstance(base, QualRef):
@@ -672,6 +678,15 @@ class Walker(CallsMixin, OrderingMixin):
             return self.an.class_attr(base.cls, attr)
         if isinstance(base, _Batch):
             return base
+        if base is UNKNOWN and isinstance(expr.value, cst.Name):
+            return self.evident_path(f"{expr.value.value}.{attr}")
+        return UNKNOWN
+
+    def evident_path(self, path: str) -> Value:
+        """`self.grad_data`, `bucket.grad_data` that the body hands to an NCCL collective:
+        a CUDA tensor made before this function ran, known by its path."""
+        if path in self.evident_tensors:
+            return Buffer("torch", Mem.DEVICE, label=path, param=path)
         return UNKNOWN
 
     def named_value(self, qualname: str) -> Optional[Value]:
@@ -727,6 +742,14 @@ class Walker(CallsMixin, OrderingMixin):
                 stream_expr = indices[2][1] if len(indices) >= 3 else None
                 return Launch(foreign, self.launch_stream(stream, stream_expr))
         return UNKNOWN
+
+    def bind_captured_graph(self, node: cst.With) -> None:
+        """`with torch.cuda.graph(g):` - `g` now holds the work recorded in the body."""
+        for item in node.items:
+            call = item.item
+            if isinstance(call, cst.Call) and call.args and isinstance(call.args[0].value, cst.Name):
+                self.bind(call.args[0].value, Graph(tuple(self.captured), site=self.site(call)))
+        self.captured = []
 
     def launch_stream(self, value: Optional[Value], expr: Optional[cst.BaseExpression]) -> Optional[Value]:
         if value is None or (isinstance(value, Const) and value.value in (0, None)):

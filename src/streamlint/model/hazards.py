@@ -96,6 +96,7 @@ class Hazard:
     handed_out: bool = False  # released by the caller, after this function returned it
     owned: bool = False  # the reading stream waits for something here: this body owns its ordering
     waits_on_default: bool = False  # reported at a wait on the default stream, not the current one
+    joins_default: bool = False  # the default stream, not the current one, waits for a side stream here
 
     @property
     def identity(self) -> tuple:
@@ -404,6 +405,13 @@ class HB:
                 if prior.stream == HOST or prior.param or unsure(prior.stream):
                     continue
                 if not self.ordered(ev.stream, prior):
+                    misdirected = self.default_waits.get(ev.stream) if prior.stream == AMBIENT else None
+                    if misdirected is not None:
+                        # The writer meant to wait for the current stream's work, and waited on another.
+                        hazards.append(Hazard(RAW, misdirected, prior.node, acc.label, prior.label, ev.label,
+                                              framework, prior.api, key=acc.key, via=ev.via,
+                                              other_via=prior.via, waits_on_default=True))
+                        continue
                     hazards.append(Hazard(WAR, ev.node, prior.node, acc.label, prior.label, ev.label,
                                           framework, prior.api, key=acc.key, via=ev.via, other_via=prior.via))
             self._set(self.writes, acc.key, (ev,))

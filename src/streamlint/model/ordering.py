@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Iterable, Optional
 import libcst as cst
 
 from streamlint.model.hazards import (
+    AMBIENT,
     ANY,
     DEVICE,
     HOST,
     HOSTMEM,
+    LEGACY,
     RAW,
     RELEASE,
     WAR,
@@ -54,7 +56,8 @@ class OrderingMixin:
         hb = self.state.hb
         kind = op.kind
         if self.capturing and kind in DEVICE_WORK | {OpKind.EVENT_RECORD, OpKind.STREAM_WAIT_EVENT, OpKind.WAIT_STREAM}:
-            return  # captured into a graph: it runs when the graph is launched
+            self.captured.append(op)  # captured into a graph: it runs when the graph is launched
+            return
         event_site = op.event.site if isinstance(op.event, Event) and op.event.site else None
         if kind is OpKind.DEVICE_SYNC:
             hb.host_sync(None)
@@ -74,6 +77,7 @@ class OrderingMixin:
         elif kind is OpKind.WAIT_STREAM:
             if op.stream is not None:
                 hb.wait_stream(stream_key(op.stream), stream_key(op.target) if op.target is not None else None, op.node)
+                self.check_join_into_default(op)
         elif kind is OpKind.RECORD_STREAM:
             target = stream_key(op.target) if op.target is not None else None
             for acc in op.accesses:
@@ -98,10 +102,12 @@ class OrderingMixin:
             assumed = {a.key for a in op.accesses if a.write and a.assumed}
             written = {h.key for h in found if h.kind is WAR}
             read = {h.key for h in found if h.kind is RAW}
+            # A wait on the default stream instead of the current one is the problem itself.
+            misdirected = {h.key for h in found if h.waits_on_default}
             for hazard in found:
-                if hazard.kind is RAW and hazard.key in written and hazard.key not in assumed:
+                if hazard.kind is RAW and hazard.key in written and hazard.key not in assumed | misdirected:
                     continue
-                if hazard.kind is WAR and hazard.key in read and hazard.key in assumed:
+                if hazard.kind is WAR and hazard.key in read and hazard.key in assumed | misdirected:
                     continue
                 self.hazards.setdefault(hazard.identity, hazard)
             if op.host_blocking is True or self.drains_host(op):
@@ -109,6 +115,21 @@ class OrderingMixin:
             self.allocations(op, key, label)
         elif kind is OpKind.ALLOC and op.stream is not None and op.framework == "torch":
             self.allocations(op, stream_key(op.stream), op.stream.label or "a stream")
+
+    def check_join_into_default(self, op: GpuOp) -> None:
+        """`torch.cuda.default_stream().wait_stream(side)` in a function whose current stream
+        is the caller's: the work after it, on the current stream, is not ordered after
+        `side` (under a caller's side stream or a CUDA graph the two differ)."""
+        target, current = op.target, self.state.current.get("torch")
+        if self.entry_key != AMBIENT or self.record.kind == "module" or op.framework != "torch":
+            return
+        if target is None or not target.explicit or target.uncertain or current is None:
+            return
+        if stream_key(op.stream) != LEGACY or stream_key(current) != AMBIENT:
+            return
+        hazard = Hazard(RAW, op.node, op.node, "", target.label or "a stream", "the current stream", "torch",
+                        key=("join", id(op.node)), joins_default=True)
+        self.hazards.setdefault(hazard.identity, hazard)
 
     def allocations(self, op: GpuOp, key: str, label: str) -> None:
         """A torch op that makes a new CUDA tensor allocates it on the current stream."""

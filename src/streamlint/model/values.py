@@ -186,9 +186,18 @@ class StreamContext:
     framework: str
 
 
+@dataclass(frozen=True)
+class Graph:
+    """A captured CUDA graph: the work recorded while its stream was capturing, which
+    runs, reading and writing the same buffers, each time the graph is launched."""
+
+    ops: tuple = field(compare=False, default=())
+    site: int = 0
+
+
 Value = Union[
     Unknown, Stream, Event, Buffer, Device, Loader, TorchModule, QualRef, Const, Kernel,
-    Launch, Seq, LocalFunction, Instance, StreamContext,
+    Launch, Seq, LocalFunction, Instance, StreamContext, Graph,
 ]
 
 

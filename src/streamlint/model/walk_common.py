@@ -45,6 +45,7 @@ _TIMERS = frozenset({"time.perf_counter", "time.perf_counter_ns", "time.time", "
 _EVENT_TIMERS = frozenset({"cupy.cuda.get_elapsed_time", "numba.cuda.event_elapsed_time"})
 _CAPTURE_BEGIN = frozenset({"begin_capture", "capture_begin", "begin_building"})  # CuPy, torch, cuda.core
 _CAPTURE_END = frozenset({"end_capture", "capture_end", "end_building"})
+_GRAPH_LAUNCHES = frozenset({"launch", "replay"})  # CuPy and cuda.core Graph.launch, torch CUDAGraph.replay
 _POINTER_ATTRS = frozenset({"ctypes", "data", "ptr", "T", "mT", "real", "imag", "base"})
 
 

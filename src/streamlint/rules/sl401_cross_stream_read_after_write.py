@@ -5,7 +5,7 @@ from __future__ import annotations
 from streamlint.fixes.edits import FixBuilder, make_fix
 from streamlint.fixes.idioms import wait_lines
 from streamlint.fixes.model import Applicability
-from streamlint.rules._shared import hazards, inside, named, wait_idiom
+from streamlint.rules._shared import hazards, inside, named, stream_code, wait_idiom
 from streamlint.rules.base import Finding, Rule
 
 
@@ -141,6 +141,14 @@ class CrossStreamReadAfterWrite(Rule):
         builder = FixBuilder(analysis)
         for record, h in hazards(analysis, self.code):
             at = analysis.line_of(h.node)
+            if h.joins_default:
+                yield Finding(
+                    h.node,
+                    f"the default stream waits on {named(h.first)} here, but the work after it runs on the current "
+                    f"stream, which is another stream under a caller's side stream or a CUDA graph",
+                    help=f"make `{stream_code('the current stream', 'torch', analysis)}` wait instead",
+                )
+                continue
             if h.waits_on_default:
                 yield Finding(
                     h.node,
