@@ -236,8 +236,14 @@ class FileAnalyzer:
         self.result.functions.insert(0, record)
         if self.summaries_only:
             return self.result
-        for function in list(self.functions.values()):
-            self.analyse(function)
+        # Nested functions are defined while their enclosing body is walked: a hook or
+        # callback handed out (`opt.register_step_post_hook(closure())`) is an entry point too.
+        analysed: set[int] = set()
+        while len(analysed) < len(self.functions):
+            for key, function in list(self.functions.items()):
+                if key not in analysed:
+                    analysed.add(key)
+                    self.analyse(function)
         self.apply_caller_evidence()
         self.compose_classes()
         self.result.torch_namespace = self.torch_namespace()
@@ -947,7 +953,7 @@ def _one_per_problem(hazards) -> list:
                                             or hazard.kind is RELEASE):
             continue  # both sides inside one call of a helper: reported inside the helper
         problem = None
-        if hazard.kind is RAW and not hazard.joins_default:
+        if hazard.kind is RAW and not (hazard.joins_default or hazard.wrong_wait):
             problem = (hazard.kind, hazard.first, hazard.second, hazard.param)
         elif hazard.kind is RELEASE:
             # One tensor name used at one place: one missing record_stream (loop passes

@@ -201,6 +201,8 @@ class CallsMixin(LibraryMixin):
                 self.builtin_sync(f"{name}()", node, args.values[id(expr)], expr)
             return UNKNOWN
         if name in ("list", "tuple", "iter", "reversed", "sorted"):
+            if isinstance(first, Buffer) and first.mem is Mem.DEVICE and first.framework in ("torch", "cupy"):
+                return Seq(element=self.element_of(first))  # `list(t.split(sizes))`: device views
             return first if isinstance(first, (Seq, Loader, _Batch)) else UNKNOWN
         if name == "next":
             return self.element_of(first)
@@ -538,6 +540,12 @@ class CallsMixin(LibraryMixin):
             return result
         if method in _UNKNOWN_STREAM_METHODS and self.an.gpu_imported:
             return self.unknown_stream_method(method, node, args)
+        if method == "record_event" and self.an.torch_imported and not args.positional:
+            # Only streams have `record_event()`: an event recorded on the stream the text names.
+            stream = self.param_stream(node.func.value, "torch")  # type: ignore[attr-defined]
+            event = Event("torch", self.code(node), site=self.site(node), recorded_on=stream)
+            self.emit(OpKind.EVENT_RECORD, self.code(node.func), node, "torch", stream=stream, event=event)
+            return event
         if method == "copy_" and self.an.torch_imported and args.positional:
             # dst.copy_(src) with neither side known: a copy on the current stream whose
             # direction the caller's arguments will tell (helpers are summarized this way).

@@ -52,6 +52,8 @@ COLLECTIVE_TENSOR_ARGS: dict[str, tuple[int, ...]] = {
     "irecv": (0,), "all_gather_into_tensor": (0, 1), "_all_gather_base": (0, 1),
     "reduce_scatter_tensor": (0, 1), "_reduce_scatter_base": (0, 1), "all_to_all_single": (0, 1),
 }
+# The same tensors given by keyword (`all_to_all_single(output=out, input=inp, ...)`).
+COLLECTIVE_TENSOR_KEYWORDS = frozenset({"tensor", "output", "input", "output_tensor", "input_tensor"})
 DISTRIBUTED_MODULES = frozenset({"dist", "torch.distributed", "distributed"})
 
 # Annotations (dotted, as resolved through the file's imports) naming device arrays.
@@ -203,8 +205,9 @@ def _call_evidence(call: cst.Call, imported: frozenset[str], events: list[tuple[
     if "torch" in imported and isinstance(func, cst.Attribute) and func.attr.value in COLLECTIVE_TENSOR_ARGS \
             and _dotted(func.value) in DISTRIBUTED_MODULES:
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
-        for index in COLLECTIVE_TENSOR_ARGS[func.attr.value]:
-            arg = positional[index] if index < len(positional) else None
+        given = [positional[i] for i in COLLECTIVE_TENSOR_ARGS[func.attr.value] if i < len(positional)]
+        given += [a.value for a in call.args if a.keyword is not None and a.keyword.value in COLLECTIVE_TENSOR_KEYWORDS]
+        for arg in given:
             if isinstance(arg, cst.Name):
                 events.append((arg.value, Kind.TORCH_CUDA))
             elif isinstance(arg, cst.Attribute) and _dotted(arg):
@@ -253,8 +256,10 @@ class _UsageFinder(cst.CSTVisitor):
         if "torch" in self.imported and isinstance(func, cst.Attribute) and func.attr.value in COLLECTIVE_TENSOR_ARGS \
                 and _dotted(func.value) in DISTRIBUTED_MODULES:
             positional = [a.value for a in call.args if a.keyword is None and not a.star]
-            for index in COLLECTIVE_TENSOR_ARGS[func.attr.value]:
-                arg = positional[index] if index < len(positional) else None
+            given = [positional[i] for i in COLLECTIVE_TENSOR_ARGS[func.attr.value] if i < len(positional)]
+            given += [a.value for a in call.args
+                      if a.keyword is not None and a.keyword.value in COLLECTIVE_TENSOR_KEYWORDS]
+            for arg in given:
                 if isinstance(arg, cst.Name) and self.wants(arg.value):
                     self.found[arg.value] = Kind.TORCH_CUDA
             return

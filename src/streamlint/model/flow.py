@@ -28,6 +28,7 @@ from streamlint.model.values import (
     UNKNOWN,
     Buffer,
     Const,
+    Device,
     Event,
     Instance,
     Kernel,
@@ -117,6 +118,7 @@ class Walker(CallsMixin, OrderingMixin):
         })
         self.loop_stack: list[int] = []
         self.comprehension_depth = 0
+        self.comprehension_stack: list[int] = []  # ids of the comprehensions being evaluated
         self.returns: Value = None  # type: ignore[assignment]
         # The hazard walk (a second walk of bodies that use streams) carries the
         # happens-before state and collects cross-stream hazards.
@@ -125,6 +127,8 @@ class Walker(CallsMixin, OrderingMixin):
         self.view_depth = 0
         self.capturing: frozenset = frozenset()  # streams capturing: their work is recorded into a graph, not run
         self.captured: list = []  # the operations recorded by the open capture, replayed at each launch
+        self.event_streams: dict[int, tuple[str, str]] = {}  # event site -> (stream key, label) it was recorded on
+        self.joins: list = []  # waits of the current stream that leave other side-stream writes unordered
         self.branch_depth: list[int] = []  # per enclosing loop: how many `if` branches deep
         self.incarnations = 0
         self.hazards: dict[tuple, Hazard] = {}
@@ -168,6 +172,7 @@ class Walker(CallsMixin, OrderingMixin):
             kind=kind, api=api_label, node=node, framework=framework, index=len(self.record.ops),
             loops=loops, in_forward=self.record.is_forward,
             in_comprehension=self.comprehension_depth > 0,
+            comprehension=self.comprehension_stack[-1] if self.comprehension_stack else 0,
             conditional=bool(self.branch_depth and self.branch_depth[-1]), **kw,
         )
         self.record.ops.append(op)
@@ -473,6 +478,9 @@ class Walker(CallsMixin, OrderingMixin):
             return _Batch(Buffer("torch", mem, site=iterable.site, loader_site=iterable.site, label="batch"))
         if isinstance(iterable, _Batch):
             return iterable
+        if isinstance(iterable, Buffer) and iterable.mem is Mem.DEVICE and iterable.framework in ("torch", "cupy"):
+            # Rows of a device array, or the pieces of `t.split(...)`: views of the same memory.
+            return iterable
         return UNKNOWN
 
     def with_(self, node: cst.With) -> None:
@@ -637,6 +645,7 @@ class Walker(CallsMixin, OrderingMixin):
         saved = self.state
         self.state = saved.copy()
         self.comprehension_depth += 1
+        self.comprehension_stack.append(id(for_in))
         node: Optional[cst.CompFor] = for_in
         while node is not None:
             self.bind(node.target, self.element_of(self.eval(node.iter)))
@@ -644,6 +653,7 @@ class Walker(CallsMixin, OrderingMixin):
                 self.truth(cond.test)
             node = node.inner_for_in
         value = self.eval(elt)
+        self.comprehension_stack.pop()
         self.comprehension_depth -= 1
         self.state = saved
         return value
@@ -672,6 +682,8 @@ class Walker(CallsMixin, OrderingMixin):
             return self.named_value(qualname) or QualRef(qualname)
         if isinstance(base, Buffer) and attr in _POINTER_ATTRS:
             return base
+        if isinstance(base, Buffer) and base.mem is Mem.DEVICE and attr == "device" and base.framework in ("torch", "cupy"):
+            return Device(cuda=True)  # `x.device` of a CUDA tensor: `torch.tensor(..., device=x.device)` is an upload
         if isinstance(base, Buffer) and base.framework == "torch" and base.mem is Mem.DEVICE and attr in torch_api.TENSOR_ATTRIBUTES:
             return base  # `x.grad`, `topk(...).indices`: CUDA tensors of the same computation
         if isinstance(base, Instance):

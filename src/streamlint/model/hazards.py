@@ -97,6 +97,7 @@ class Hazard:
     owned: bool = False  # the reading stream waits for something here: this body owns its ordering
     waits_on_default: bool = False  # reported at a wait on the default stream, not the current one
     joins_default: bool = False  # the default stream, not the current one, waits for a side stream here
+    wrong_wait: bool = False  # the current stream waits here for another stream than the one that wrote
 
     @property
     def identity(self) -> tuple:
@@ -320,6 +321,21 @@ class HB:
         if key == LEGACY:
             self.legacy_vc = dict(vc)
         return clock
+
+    def unordered_side_writes(self, stream: str, besides: str) -> list[tuple[tuple, Ev]]:
+        """Writes to buffers that outlive the body (parameters, attributes, names it did not
+        allocate), queued on an explicit stream other than `besides`, not ordered before `stream`."""
+        out = []
+        for base, parts in self.writes.items():
+            if base[0] != "n":
+                continue
+            for evs in parts.values():
+                for ev in evs:
+                    if ev.stream in (HOST, LEGACY, AMBIENT, besides) or ev.param or unsure(ev.stream) \
+                            or ev.stream == "ptds" or self.ordered(stream, ev):
+                        continue
+                    out.append((base, ev))
+        return out
 
     def ordered(self, stream: str, ev: Ev) -> bool:
         """Is the earlier access `ev` ordered before new work on `stream`?"""

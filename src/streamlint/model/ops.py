@@ -75,6 +75,7 @@ class GpuOp:
     loops: Tuple[int, ...] = ()  # enclosing loops, outermost first (ids into FunctionRecord.loops)
     in_forward: bool = False
     in_comprehension: bool = False
+    comprehension: int = 0  # the innermost comprehension it is in (id of its `for`), 0 outside
     conditional: bool = False  # under an `if` inside its innermost loop (not every iteration)
     helper: Optional[HelperRef] = None
     reads: Tuple[Value, ...] = ()

@@ -71,11 +71,15 @@ class OrderingMixin:
         elif kind is OpKind.EVENT_RECORD:
             if op.stream is not None and event_site is not None:  # an unknown event: nothing to record
                 hb.record_event(event_site, stream_key(op.stream))
+                self.event_streams[event_site] = (stream_key(op.stream), op.stream.label)
         elif kind is OpKind.STREAM_WAIT_EVENT:
             if op.stream is not None:
+                self.note_join(op, self.event_streams.get(event_site) if event_site is not None else None)
                 hb.wait_event(stream_key(op.stream), event_site)
         elif kind is OpKind.WAIT_STREAM:
             if op.stream is not None:
+                target = (stream_key(op.target), op.target.label) if op.target is not None else None
+                self.note_join(op, target)
                 hb.wait_stream(stream_key(op.stream), stream_key(op.target) if op.target is not None else None, op.node)
                 self.check_join_into_default(op)
         elif kind is OpKind.RECORD_STREAM:
@@ -115,6 +119,29 @@ class OrderingMixin:
             self.allocations(op, key, label)
         elif kind is OpKind.ALLOC and op.stream is not None and op.framework == "torch":
             self.allocations(op, stream_key(op.stream), op.stream.label or "a stream")
+
+    def note_join(self, op: GpuOp, target: Optional[tuple[str, str]]) -> None:
+        """The current stream waits for `target`: remember the side-stream writes it does
+        not order, in case the body never orders them (it may have meant their stream)."""
+        current = self.state.current.get(op.framework)
+        if target is None or current is None or unsure(target[0]) or stream_key(op.stream) != stream_key(current):
+            return
+        pending = self.state.hb.unordered_side_writes(stream_key(current), besides=target[0])
+        if pending:
+            self.joins.append((op, target[1], stream_key(current), pending))
+
+    def check_joins_at_exit(self) -> None:
+        """A body whose current stream waits for one side stream while the writes it queued
+        on another are still unordered at its end: the wait names the wrong stream."""
+        hb = self.state.hb
+        for op, waited, current, pending in self.joins:
+            still = [(key, ev) for key, ev in pending if not hb.ordered(current, ev)]
+            if not still:
+                continue
+            key, ev = still[0]
+            hazard = Hazard(RAW, op.node, ev.node, key[1] if isinstance(key[1], str) else "", ev.label, waited,
+                            op.framework, ev.api, key=("join", id(op.node)), wrong_wait=True)
+            self.hazards.setdefault(hazard.identity, hazard)
 
     def check_join_into_default(self, op: GpuOp) -> None:
         """`torch.cuda.default_stream().wait_stream(side)` in a function whose current stream
@@ -251,6 +278,7 @@ class OrderingMixin:
         hb = self.state.hb
         if hb is None or self.record.kind == "module":
             return
+        self.check_joins_at_exit()
         held = {v.site for k, v in self.state.vars.items() if k.startswith("self.") and isinstance(v, Buffer)}
         for key in list(hb.allocs):
             if key[0] == "b" and key[1] not in self.escaped and key[1] not in held:

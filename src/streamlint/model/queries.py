@@ -137,6 +137,16 @@ def in_hot_path(record: FunctionRecord, op: GpuOp) -> bool:
     return bool(op.loops) and loop_queues_work(record, op.loops[-1])
 
 
+def per_element_sync(record: FunctionRecord, op: GpuOp) -> bool:
+    """A synchronization in a comprehension that also queues GPU work for each element
+    (`[int(t.sum().item()) for t in parts]`): one wait per element, where one read of
+    all the values would do."""
+    if not op.comprehension or op.conditional:
+        return False
+    return any(o.comprehension == op.comprehension and o.kind in _QUEUED_WORK and o.index < op.index
+               for o in record.ops)
+
+
 def in_timed_loop(record: FunctionRecord, op: GpuOp) -> bool:
     """Inside a loop that reads a host timer: its synchronizations bound timed regions."""
     return any(record.loops[loop].timed for loop in op.loops if loop in record.loops)

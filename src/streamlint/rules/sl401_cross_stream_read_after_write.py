@@ -23,6 +23,14 @@ class CrossStreamReadAfterWrite(Rule):
     function's parameters are taken as produced on the caller's current stream, so
     a PyTorch side stream that reads a parameter must first wait for that stream.
 
+    A wait that names the wrong stream is reported at the wait itself: a side
+    stream waiting on `torch.cuda.default_stream()` for tensors the current stream
+    produced, the default stream (not the current one) waiting on a side stream
+    whose results the following work uses, and the current stream waiting on one
+    side stream while the body's writes on another are never waited for. A CUDA
+    graph (`s.end_capture()`, `torch.cuda.graph(g)`) replays its captured reads and
+    writes on the stream it is launched on, at each `launch()` / `replay()`.
+
     ## Why is this bad?
     Streams run independently: the reader can start before the writer finishes and
     see old or half-written data. Nothing fails; the results are wrong only some of
@@ -141,6 +149,14 @@ class CrossStreamReadAfterWrite(Rule):
         builder = FixBuilder(analysis)
         for record, h in hazards(analysis, self.code):
             at = analysis.line_of(h.node)
+            if h.wrong_wait:
+                yield Finding(
+                    h.node,
+                    f"the current stream waits on {named(h.second)} here, but `{h.buffer}` is written on "
+                    f"{named(h.first)} (line {analysis.line_of(h.other)}), which it never waits for",
+                    help=f"{wait_idiom(h.first, 'the current stream', h.framework, analysis)} before the work that uses it",
+                )
+                continue
             if h.joins_default:
                 yield Finding(
                     h.node,

@@ -6,7 +6,7 @@ import libcst as cst
 
 from streamlint.model.ops import OpKind
 from streamlint.model.purpose import Purpose, sync_purpose
-from streamlint.model.queries import in_hot_path
+from streamlint.model.queries import in_hot_path, per_element_sync
 from streamlint.model.values import Buffer, Mem
 from streamlint.rules._shared import blocking_copy_in_region
 from streamlint.rules.base import Finding, Rule
@@ -24,6 +24,10 @@ class ImplicitSyncInLoop(Rule):
       `while t:`).
     - CuPy, on a CuPy array: `.get()`, `cp.asnumpy()`, `float(x)`, `int(x)`,
       `x.item()`.
+
+    A comprehension that queues GPU work for each element and synchronizes on it
+    (`[int(t.sum().item()) for t in parts]`) is reported too, whatever the values
+    are for: one read of all of them replaces one wait per element.
 
     It stays silent where the code's shape shows that the host needs the value
     now, so that the wait is the price of the logic rather than a stall:
@@ -158,7 +162,8 @@ class ImplicitSyncInLoop(Rule):
 
     def check(self, analysis):
         for record, op in analysis.all_ops():
-            if not in_hot_path(record, op):
+            per_element = per_element_sync(record, op)
+            if not per_element and not in_hot_path(record, op):
                 continue
             if op.kind is OpKind.IMPLICIT_SYNC:
                 what = f"`{op.api}`" if op.api != "truth value" else "the truth value of a GPU array"
@@ -170,6 +175,14 @@ class ImplicitSyncInLoop(Rule):
                     continue  # SL202 reports this call (other streams' work could overlap it)
                 what = f"`{op.api}`"
             else:
+                continue
+            if per_element:
+                # Needed or not, the values can come back in one copy instead of one per element.
+                yield Finding(
+                    op.node,
+                    f"{what} waits for the stream once per element of this comprehension",
+                    help=_ONE_READ[op.framework] if op.framework in _ONE_READ else _ONE_READ["torch"],
+                )
                 continue
             purpose = sync_purpose(analysis, record, op)
             if purpose is not None and purpose.needed:
@@ -201,6 +214,13 @@ class ImplicitSyncInLoop(Rule):
                     f"{what} copies GPU data to the host and waits for the stream on every {where}",
                     help="keep the value on the device and read it once after the loop (or every N steps)",
                 )
+
+
+# One read-back for all the elements' values, instead of one wait per element.
+_ONE_READ = {
+    "torch": "compute the values on the device, then read them all at once with one `.tolist()`",
+    "cupy": "compute the values on the device, then read them all at once with one `cp.asnumpy(...)`",
+}
 
 
 def _operand(analysis, op) -> str:
