@@ -309,6 +309,10 @@ class FileAnalyzer:
             hazard_walker = self.hazard_walk(record, list(body), params, seed)
             if cls is not None:
                 function.exit_pending = classes.pending_at_exit(hazard_walker)
+        elif not self.summaries_only and cls is not None and classes.is_public(name):
+            # A getter queues nothing itself, but may hand out what another method left
+            # pending on `self`: the class composition walks it with that state.
+            function.hazard_args = (list(body), params, seed)
         function.in_progress = False
         self.result.functions.append(record)
         return record
@@ -790,6 +794,13 @@ class FileAnalyzer:
             if not op.in_comprehension:
                 _replay(op, callee, home, node, walker, stream=op.stream, target=op.target, accesses=op.accesses,
                         result=op.result)
+        if function.class_name and function.class_name == walker.record.class_name and self.on_self(node):
+            # `self.helper()`: what it leaves on `self`, made by this very walk, is what the caller sees next.
+            for key, value in inner.state.vars.items():
+                if key.startswith("self.") and key.count(".") == 1:
+                    walker.state.vars[key] = value
+            for key, sites in inner.attr_sites.items():
+                walker.attr_sites.setdefault(key, set()).update(sites)
         return inner.returns if inner.returns is not None else UNKNOWN
 
     @staticmethod

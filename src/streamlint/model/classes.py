@@ -47,6 +47,9 @@ def pending_at_exit(walker: "Walker") -> dict[str, Pending]:
         bases = [("n", name)]
         if isinstance(value, Buffer) and value.site:
             bases.append(("b", value.site))
+        elif isinstance(value, Buffer):
+            # Bound on some paths only (`if flag: self.norm = ...`): what any of them made.
+            bases.extend(("b", site) for site in sorted(walker.attr_sites.get(name, ())))
         evs = []
         for base in bases:
             for region_evs in hb.writes.get(base, {}).values():

@@ -129,6 +129,7 @@ class Walker(CallsMixin, OrderingMixin):
         self.captured: list = []  # the operations recorded by the open capture, replayed at each launch
         self.event_streams: dict[int, tuple[str, str]] = {}  # event site -> (stream key, label) it was recorded on
         self.joins: list = []  # waits of the current stream that leave other side-stream writes unordered
+        self.attr_sites: dict[str, set] = {}  # `self.x` -> every buffer bound to it (paths that join lose the site)
         self.branch_depth: list[int] = []  # per enclosing loop: how many `if` branches deep
         self.incarnations = 0
         self.hazards: dict[tuple, Hazard] = {}
@@ -297,6 +298,8 @@ class Walker(CallsMixin, OrderingMixin):
             key = self.code(target)
             if key.startswith("self."):
                 self.state.vars[key] = self.labelled(value, key)
+                if isinstance(value, Buffer) and value.site:
+                    self.attr_sites.setdefault(key, set()).add(value.site)
                 self.escape(value)
             else:
                 self.eval(target.value)

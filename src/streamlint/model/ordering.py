@@ -304,8 +304,9 @@ class OrderingMixin:
                 continue
             for ev in hb.pending_writes(("b", item.site, "")):
                 if ev.stream in (HOST, self.entry_key) or ev.stream in handles or ev.param or unsure(ev.stream) \
-                        or ev.label.split(".")[0] in self.params or "[" in ev.label:
-                    # (a stream drawn from a list: the caller typically waits on the whole list)
+                        or ev.label.split(".")[0] in self.params or ("[" in ev.label and not ev.label.startswith("self._")):
+                    # (a stream drawn from a list: the caller typically waits on the whole list,
+                    # unless the list is private to this object and the caller cannot name it)
                     continue  # a stream the caller passed in: the caller can wait on it
                 if hb.ordered(self.entry_key, ev) or hb.ordered(HOST, ev) or hb.blocking.get(ev.stream) is not False:
                     continue  # (the caller's legacy-stream work waits for a blocking stream)
