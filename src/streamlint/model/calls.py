@@ -417,6 +417,9 @@ class CallsMixin(LibraryMixin):
             source = args.value(Arg(0))
             if isinstance(source, Buffer) and source.mem is Mem.DEVICE:
                 return UNKNOWN
+            data = args.expr(Arg(0))
+            if isinstance(data, (cst.BaseNumber, cst.List, cst.Tuple)):
+                return Buffer("torch", Mem.PAGEABLE, site=self.site(node), literal=True)
         return Buffer("torch", Mem.PAGEABLE, site=self.site(node))
 
     def numpy_function(self, qualname: str, node: cst.Call) -> Value:

@@ -95,6 +95,7 @@ class Buffer:
     # its accesses stay keyed by the parameter's name, so call sites map them to arguments.
     param: str = ""
     opaque: bool = field(default=False, compare=False)  # made by a call we cannot see
+    literal: bool = field(default=False, compare=False)  # `torch.tensor(0.0)`: built from Python values in the code
 
     def with_label(self, label: str) -> "Buffer":
         return replace(self, label=label) if label and not self.label else self
