@@ -145,9 +145,11 @@ class Walker(CallsMixin, OrderingMixin):
         self.first_reads: dict[str, cst.CSTNode] = {}  # `self.x` -> where this body first read it
         # The caller's current stream: PyTorch's own key in code that uses only PyTorch.
         self.entry_key = AMBIENT if analyzer.torch_only else LEGACY
+        self.entry_clock = 0  # the caller's work before the call, on `entry_key`
         if hazard_mode:
             self.state.hb = HB()
             entry = self.state.hb.tick(self.entry_key, True)
+            self.entry_clock = entry
             for name in params:
                 self.state.hb.produced_before_entry(("n", name, ""), record.node, entry, self.entry_key)
 

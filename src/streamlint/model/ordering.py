@@ -97,6 +97,7 @@ class OrderingMixin:
             label = op.stream.label or "a stream"
             found: list[Hazard] = []
             for acc in op.accesses:
+                self.state_before_entry(acc, op, key)
                 ev = Ev(op.node, key, clock, label=label, api=op.api, space=acc.space, via=op.helper)
                 found.extend(hb.device_access(acc, ev, op.framework))
                 hb.used(acc.key, ev)
@@ -119,6 +120,20 @@ class OrderingMixin:
             self.allocations(op, key, label)
         elif kind is OpKind.ALLOC and op.stream is not None and op.framework == "torch":
             self.allocations(op, stream_key(op.stream), op.stream.label or "a stream")
+
+    def state_before_entry(self, acc, op: GpuOp, key: str) -> None:
+        """`self.x` (or a name the walk cannot see the making of) first touched on a PyTorch
+        side stream: like a parameter, it was made before this call, on the caller's
+        current stream, which a side stream does not follow unless it waits for it."""
+        hb = self.state.hb
+        if self.entry_key != AMBIENT or op.framework != "torch" or acc.key[0] != "n" or key in (AMBIENT, LEGACY):
+            return
+        name = acc.key[1]
+        if not name.startswith("self.") or name.count(".") != 1 or unsure(key) or hb.has_history(acc.key):
+            return
+        if self.an.class_attr(self.record.class_name, name[5:]) is not UNKNOWN:
+            return  # made where the class shows it (`__init__`): the class composition orders it
+        hb.produced_before_entry(("n", name, ""), self.record.node, self.entry_clock, self.entry_key)
 
     def note_join(self, op: GpuOp, target: Optional[tuple[str, str]]) -> None:
         """The current stream waits for `target`: remember the side-stream writes it does

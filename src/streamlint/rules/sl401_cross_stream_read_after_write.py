@@ -21,7 +21,9 @@ class CrossStreamReadAfterWrite(Rule):
     and views of the same array, on explicit streams, on the current stream set by
     `with s:` / `torch.cuda.stream(s)`, and on the legacy default stream. A
     function's parameters are taken as produced on the caller's current stream, so
-    a PyTorch side stream that reads a parameter must first wait for that stream.
+    a PyTorch side stream that reads a parameter must first wait for that stream;
+    so is object state (`self.x`) that the class does not make where the analysis
+    can see it (in `__init__` or its other methods).
 
     A wait that names the wrong stream is reported at the wait itself: a side
     stream waiting on `torch.cuda.default_stream()` for tensors the current stream
@@ -174,7 +176,8 @@ class CrossStreamReadAfterWrite(Rule):
                 )
                 continue
             if h.param:
-                origin = f"`{h.buffer}` is produced on the caller's current stream (a parameter)"
+                what = "state made before this call" if h.buffer.startswith("self.") else "a parameter"
+                origin = f"`{h.buffer}` is produced on the caller's current stream ({what})"
             else:
                 origin = (f"`{h.buffer}` is written on {named(h.first)} at line {analysis.line_of(h.other)}"
                           f"{inside(analysis, h.other_via)}")
