@@ -201,7 +201,7 @@ class CallsMixin(LibraryMixin):
                 self.builtin_sync(f"{name}()", node, args.values[id(expr)], expr)
             return UNKNOWN
         if name in ("list", "tuple", "iter", "reversed", "sorted"):
-            if isinstance(first, Buffer) and first.mem is Mem.DEVICE and first.framework in ("torch", "cupy"):
+            if isinstance(first, Buffer) and first.mem is Mem.DEVICE and first.framework == "torch":
                 return Seq(element=self.element_of(first))  # `list(t.split(sizes))`: device views
             return first if isinstance(first, (Seq, Loader, _Batch)) else UNKNOWN
         if name == "next":

@@ -93,7 +93,7 @@ def inject(walker: "Walker", class_name: str, pendings: dict[str, list[Pending]]
                 hb.add_write(("b", site, ""), ev)
             if pending.allocation is not None:
                 made = pending.allocation
-                hb.allocated(("b", site, ""), made.stream, made.stream_label, made.node)
+                hb.allocated(("b", site, ""), made.stream, made.stream_label, made.node, after_entry=made.after_entry)
 
 
 def runs_before(method: str, exits: dict[str, dict[str, Pending]]) -> list[str]:

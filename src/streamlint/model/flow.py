@@ -483,7 +483,7 @@ class Walker(CallsMixin, OrderingMixin):
             return _Batch(Buffer("torch", mem, site=iterable.site, loader_site=iterable.site, label="batch"))
         if isinstance(iterable, _Batch):
             return iterable
-        if isinstance(iterable, Buffer) and iterable.mem is Mem.DEVICE and iterable.framework in ("torch", "cupy"):
+        if isinstance(iterable, Buffer) and iterable.mem is Mem.DEVICE and iterable.framework == "torch":
             # Rows of a device array, or the pieces of `t.split(...)`: views of the same memory.
             return iterable
         return UNKNOWN

@@ -141,6 +141,7 @@ class Alloc:
     name: str = ""
     uses: list[Ev] = field(default_factory=list)
     recorded: set[str] = field(default_factory=set)
+    after_entry: bool = False  # its stream had waited for the caller's stream: earlier uses there are ordered
 
 
 class HB:
@@ -460,8 +461,8 @@ class HB:
         return hazards
 
     # ------------------------------------------------------------ allocator (SL404)
-    def allocated(self, key: tuple, stream: str, label: str, node: cst.CSTNode) -> None:
-        self.allocs[key] = Alloc(stream, label, node)
+    def allocated(self, key: tuple, stream: str, label: str, node: cst.CSTNode, after_entry: bool = False) -> None:
+        self.allocs[key] = Alloc(stream, label, node, after_entry=after_entry)
 
     def used(self, key: tuple, ev: Ev) -> None:
         alloc = self.allocs.get(key)

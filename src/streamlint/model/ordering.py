@@ -131,6 +131,12 @@ class OrderingMixin:
         name = acc.key[1]
         if not name.startswith("self.") or name.count(".") != 1 or unsure(key) or hb.has_history(acc.key):
             return
+        node = op.node
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                self.code(node.func.value).startswith(name):
+            return  # the receiver of a method we cannot see (a config, a manager): not known to be data
+        if op.stream is not None and op.stream.label == name:
+            return  # the stream itself, handed to a call
         if self.an.class_attr(self.record.class_name, name[5:]) is not UNKNOWN:
             return  # made where the class shows it (`__init__`): the class composition orders it
         hb.produced_before_entry(("n", name, ""), self.record.node, self.entry_clock, self.entry_key)
@@ -163,8 +169,11 @@ class OrderingMixin:
         is the caller's: the work after it, on the current stream, is not ordered after
         `side` (under a caller's side stream or a CUDA graph the two differ)."""
         target, current = op.target, self.state.current.get("torch")
-        if self.entry_key != AMBIENT or self.record.kind == "module" or op.framework != "torch":
-            return
+        if self.entry_key != AMBIENT or self.record.kind == "module" or op.framework != "torch" or op.helper is not None:
+            return  # (inside a helper: reported there)
+        receiver = op.node.func.value if isinstance(op.node, cst.Call) and isinstance(op.node.func, cst.Attribute) else None
+        if not isinstance(receiver, cst.Call):
+            return  # `compute_stream.wait_stream(...)`: a stream the code chose to compute on, by name
         if target is None or not target.explicit or target.uncertain or current is None:
             return
         if stream_key(op.stream) != LEGACY or stream_key(current) != AMBIENT:
@@ -180,7 +189,9 @@ class OrderingMixin:
             return
         if op.kind is not OpKind.ALLOC and not any(a.fresh and a.key[1] == result.site for a in op.accesses):
             return  # in place, or a copy whose source may already be on the device
-        self.state.hb.allocated(("b", result.site, ""), key, label, op.node)
+        hb = self.state.hb
+        after_entry = key != self.entry_key and hb.stream_vc(key).get(self.entry_key, 0) >= self.entry_clock > 0
+        hb.allocated(("b", result.site, ""), key, label, op.node, after_entry=after_entry)
 
     @staticmethod
     def drains_host(op: GpuOp) -> bool:
@@ -319,7 +330,7 @@ class OrderingMixin:
                 continue
             for ev in hb.pending_writes(("b", item.site, "")):
                 if ev.stream in (HOST, self.entry_key) or ev.stream in handles or ev.param or unsure(ev.stream) \
-                        or ev.label.split(".")[0] in self.params or ("[" in ev.label and not ev.label.startswith("self._")):
+                        or ev.label.split(".")[0] in self.params or ("[" in ev.label and not self.private_list_stream(ev.label)):
                     # (a stream drawn from a list: the caller typically waits on the whole list,
                     # unless the list is private to this object and the caller cannot name it)
                     continue  # a stream the caller passed in: the caller can wait on it
@@ -333,6 +344,13 @@ class OrderingMixin:
                 break
             self.handed_out_allocation(item, node, handles)
 
+    def private_list_stream(self, label: str) -> bool:
+        """`self._streams[i]` seen from a public method: its caller, outside the class, cannot
+        name the stream to wait on it."""
+        name = self.record.name.rsplit(".", 1)[-1]
+        public = self.record.kind == "method" and (not name.startswith("_") or name.startswith("__"))
+        return public and label.startswith("self._")
+
     def handed_out_allocation(self, item: Buffer, node: cst.CSTNode, handles: set) -> None:
         """A tensor kept on `self`, allocated on a side stream, handed to the caller, who
         uses it on its current stream (the prefetcher): without `record_stream`, when the
@@ -343,6 +361,8 @@ class OrderingMixin:
         made = self.state.hb.allocs.get(("b", item.site, ""))
         if made is None or unsure(made.stream) or made.stream in (HOST, self.entry_key) or self.entry_key in made.recorded or made.stream in handles:
             return
+        if made.after_entry:
+            return  # the side stream waits for the caller's stream before each new allocation: no early reuse
         if made.stream_label.split(".")[0] in self.params or item.framework != "torch":
             return
         at = self.first_reads.get(item.label, node)
