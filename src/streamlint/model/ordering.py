@@ -122,15 +122,17 @@ class OrderingMixin:
             self.allocations(op, stream_key(op.stream), op.stream.label or "a stream")
 
     def state_before_entry(self, acc, op: GpuOp, key: str) -> None:
-        """`self.x` (or a name the walk cannot see the making of) first touched on a PyTorch
-        side stream: like a parameter, it was made before this call, on the caller's
-        current stream, which a side stream does not follow unless it waits for it."""
+        """`self.x`, which the body shows to be a CUDA tensor, first touched on a PyTorch side
+        stream: like a parameter, it was made before this call, on the caller's current
+        stream, which a side stream does not follow unless it waits for it."""
         hb = self.state.hb
         if self.entry_key != AMBIENT or op.framework != "torch" or acc.key[0] != "n" or key in (AMBIENT, LEGACY):
             return
         name = acc.key[1]
         if not name.startswith("self.") or name.count(".") != 1 or unsure(key) or hb.has_history(acc.key):
             return
+        if name not in self.evident_tensors:
+            return  # only state the body shows to be a CUDA tensor (handed to a collective)
         node = op.node
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
                 self.code(node.func.value).startswith(name):

@@ -22,8 +22,8 @@ class CrossStreamReadAfterWrite(Rule):
     `with s:` / `torch.cuda.stream(s)`, and on the legacy default stream. A
     function's parameters are taken as produced on the caller's current stream, so
     a PyTorch side stream that reads a parameter must first wait for that stream;
-    so is object state (`self.x`) that the class does not make where the analysis
-    can see it (in `__init__` or its other methods).
+    so is object state (`self.x`) that the body hands to an NCCL collective (a CUDA
+    tensor) and that the class does not make where the analysis can see it.
 
     A wait that names the wrong stream is reported at the wait itself: a side
     stream waiting on `torch.cuda.default_stream()` for tensors the current stream
