@@ -207,6 +207,7 @@ class CallsMixin(LibraryMixin):
 
     def call_qualified(self, qualname: str, node: cst.Call, label: str) -> Value:
         if qualname in _TIMERS or qualname in _EVENT_TIMERS:
+            self.record.measures = True
             for loop in self.loop_stack:
                 self.record.loops[loop].timed = True
         if qualname == "numba.cuda.pinned":
@@ -433,6 +434,7 @@ class CallsMixin(LibraryMixin):
     def call_method(self, receiver: Value, method: str, node: cst.Call, label: str) -> Value:
         label_api = self.code(node.func)
         if method == "elapsed_time":  # CUDA-event timing: a measurement harness
+            self.record.measures = True
             for loop in self.loop_stack:
                 self.record.loops[loop].timed = True
         if method in _CAPTURE_BEGIN or method in _CAPTURE_END:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, FunctionRecord, GpuOp, OpKind
+import libcst as cst
+
+from streamlint.model.api import torch_modules
+from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, FunctionRecord, GpuOp, LoopInfo, OpKind
 from streamlint.model.values import Stream, StreamKind
 
 
@@ -129,17 +132,102 @@ def loop_queues_work(record: FunctionRecord, loop: int) -> bool:
 
 def in_hot_path(record: FunctionRecord, op: GpuOp) -> bool:
     """`forward` of an nn.Module, or a loop that queues GPU work every iteration (the
-    operation itself runs every iteration: not under an `if` inside the loop)."""
+    operation itself runs every iteration: not under an `if` inside the loop). A loop
+    over a literal sequence (`for t in [a, b]:`) runs a few times written out: the loop
+    around it decides. A loop that waits for a person (`input()`) is no hot path."""
     if op.in_comprehension or op.conditional:
         return False
     if op.in_forward:
         return True
-    return bool(op.loops) and loop_queues_work(record, op.loops[-1])
+    infos = [record.loops.get(loop) for loop in op.loops]
+    if any(info is not None and waits_on_user(info) for info in infos):
+        return False
+    loops = [loop for loop, info in zip(op.loops, infos) if info is None or not unrolled(info)]
+    return bool(loops) and loop_queues_work(record, loops[-1])
 
 
 def in_timed_loop(record: FunctionRecord, op: GpuOp) -> bool:
-    """Inside a loop that reads a host timer: its synchronizations bound timed regions."""
-    return any(record.loops[loop].timed for loop in op.loops if loop in record.loops)
+    """Inside a loop that reads a host timer: its synchronizations bound timed regions.
+    Not a training loop's: timing every step there is the stall (`trains`)."""
+    return not in_training_loop(record, op) and any(
+        record.loops[loop].timed for loop in op.loops if loop in record.loops
+    )
+
+
+def in_training_loop(record: FunctionRecord, op: GpuOp) -> bool:
+    return any(trains(record.loops[loop]) for loop in op.loops if loop in record.loops)
+
+
+# -- what a loop is, from its body's calls ----------------------------------------------
+_WAITS_ON_USER = frozenset({"input", "getpass.getpass", "sys.stdin.readline", "sys.stdin.read"})
+
+
+def loop_calls(info: LoopInfo) -> frozenset:
+    """The dotted names the loop's body calls (`loss.backward`, `input`), nested
+    definitions aside; read once per loop."""
+    if info.calls is None:
+        names = set()
+        stack: list[cst.CSTNode] = [info.node]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if isinstance(current, cst.Call):
+                names.add(_dotted(current.func))
+            stack.extend(current.children)
+        info.calls = frozenset(names)
+    return info.calls
+
+
+def trains(info: LoopInfo) -> bool:
+    """A training loop: its body runs a backward pass and an update (torch_modules)."""
+    kinds = {torch_modules.TRAINING_STEP_CALLS.get(name.rsplit(".", 1)[-1]) for name in loop_calls(info)}
+    return torch_modules.STEP_BACKWARD in kinds and torch_modules.STEP_UPDATE in kinds
+
+
+def waits_on_user(info: LoopInfo) -> bool:
+    """An interactive loop: every iteration waits for a person to type (`input()`)."""
+    return not loop_calls(info).isdisjoint(_WAITS_ON_USER)
+
+
+def repeats(info: LoopInfo) -> bool:
+    """`for _ in range(n_run):`: every iteration does the same work (the body never reads
+    the loop variable): a loop that exists to repeat something, as a benchmark does."""
+    node = info.node
+    if not isinstance(node, cst.For):
+        return False
+    targets = {n.value for n in _names(node.target)}
+    return not targets & {n.value for n in _names(node.body)}
+
+
+def _names(node: cst.CSTNode) -> list[cst.Name]:
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.append(current)
+        elif isinstance(current, cst.Attribute):
+            stack.append(current.value)  # (`x.step` reads x, not a name `step`)
+            continue
+        stack.extend(current.children)
+    return found
+
+
+def unrolled(info: LoopInfo) -> bool:
+    """`for x in [a, b]:`: a loop over a literal sequence of a few values written out."""
+    node = info.node
+    return isinstance(node, cst.For) and isinstance(node.iter, (cst.List, cst.Tuple, cst.Set)) and not any(
+        isinstance(e, cst.StarredElement) for e in node.iter.elements
+    )
+
+
+def _dotted(func: cst.BaseExpression) -> str:
+    if isinstance(func, cst.Attribute):
+        inner = _dotted(func.value)
+        return f"{inner}.{func.attr.value}" if inner else func.attr.value
+    if isinstance(func, cst.Name):
+        return func.value
+    return ""
 
 
 def streams_named(ops: Iterable[GpuOp]) -> str:
