@@ -105,7 +105,7 @@ class LoopInfo:
     parent: Optional[int]
     comprehension: bool = False
     timed: bool = False  # reads a host timer: a benchmark harness
-    calls: Optional[frozenset] = None  # dotted names its body calls (queries.loop_calls, read once)
+    marks: set = field(default_factory=set)  # what its body calls, by kind (walk_common.LOOP_*)
 
 
 @dataclass

@@ -197,9 +197,9 @@ def sync_purpose(analysis: "FileAnalysis", record: FunctionRecord, op: GpuOp) ->
 
 def _decide(body: _Body, record: FunctionRecord, op: GpuOp) -> Optional[Purpose]:
     found = _why(body, record, op)
-    if found is Purpose.MEASUREMENT and in_training_loop(record, op):
+    if found is Purpose.MEASUREMENT and not op.conditional and in_training_loop(record, op):
         return Purpose.STEP_TIMING  # timing every step of a training loop is the stall itself
-    return found
+    return found  # (every N steps, `if step % N == 0:`, is the windowed timing to advise)
 
 
 def _why(body: _Body, record: FunctionRecord, op: GpuOp) -> Optional[Purpose]:

@@ -13,6 +13,7 @@ import libcst as cst
 from streamlint.model.api import torch_modules
 from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, FunctionRecord, GpuOp, LoopInfo, OpKind
 from streamlint.model.values import Stream, StreamKind
+from streamlint.model.walk_common import LOOP_INTERACTIVE
 
 
 def shared_loop(a: GpuOp, b: GpuOp) -> Optional[int]:
@@ -158,36 +159,15 @@ def in_training_loop(record: FunctionRecord, op: GpuOp) -> bool:
     return any(trains(record.loops[loop]) for loop in op.loops if loop in record.loops)
 
 
-# -- what a loop is, from its body's calls ----------------------------------------------
-_WAITS_ON_USER = frozenset({"input", "getpass.getpass", "sys.stdin.readline", "sys.stdin.read"})
-
-
-def loop_calls(info: LoopInfo) -> frozenset:
-    """The dotted names the loop's body calls (`loss.backward`, `input`), nested
-    definitions aside; read once per loop."""
-    if info.calls is None:
-        names = set()
-        stack: list[cst.CSTNode] = [info.node]
-        while stack:
-            current = stack.pop()
-            if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                continue
-            if isinstance(current, cst.Call):
-                names.add(_dotted(current.func))
-            stack.extend(current.children)
-        info.calls = frozenset(names)
-    return info.calls
-
-
+# -- what a loop is, from what its body calls (LoopInfo.marks, set by the walk) -------------
 def trains(info: LoopInfo) -> bool:
     """A training loop: its body runs a backward pass and an update (torch_modules)."""
-    kinds = {torch_modules.TRAINING_STEP_CALLS.get(name.rsplit(".", 1)[-1]) for name in loop_calls(info)}
-    return torch_modules.STEP_BACKWARD in kinds and torch_modules.STEP_UPDATE in kinds
+    return torch_modules.STEP_BACKWARD in info.marks and torch_modules.STEP_UPDATE in info.marks
 
 
 def waits_on_user(info: LoopInfo) -> bool:
     """An interactive loop: every iteration waits for a person to type (`input()`)."""
-    return not loop_calls(info).isdisjoint(_WAITS_ON_USER)
+    return LOOP_INTERACTIVE in info.marks
 
 
 def repeats(info: LoopInfo) -> bool:
@@ -220,14 +200,6 @@ def unrolled(info: LoopInfo) -> bool:
         isinstance(e, cst.StarredElement) for e in node.iter.elements
     )
 
-
-def _dotted(func: cst.BaseExpression) -> str:
-    if isinstance(func, cst.Attribute):
-        inner = _dotted(func.value)
-        return f"{inner}.{func.attr.value}" if inner else func.attr.value
-    if isinstance(func, cst.Name):
-        return func.value
-    return ""
 
 
 def streams_named(ops: Iterable[GpuOp]) -> str:
