@@ -45,10 +45,10 @@ class DeviceSynchronize(Rule):
     (also under an `if`) between the sync and what follows are looked past.
 
     A training loop is no measurement harness: in a loop whose body runs a
-    backward pass and an update (methods `backward()` and `step()` or
-    `zero_grad()` of values, not functions of an imported module), a sync that
-    times or measures every step is reported, with the advice to time a window
-    of steps instead; one under `if step % N == 0:` is that window, and silent.
+    backward pass and an update (methods `backward()` and `step()` of values,
+    not functions of an imported module), a sync that times or measures every
+    step is reported, with the advice to time a window of steps instead; one
+    under `if step % N == 0:` is that window, and silent.
 
     ## Why is this bad?
     A device-wide synchronization blocks the host until *every* stream of the

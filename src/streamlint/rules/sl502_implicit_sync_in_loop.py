@@ -46,9 +46,9 @@ class ImplicitSyncInLoop(Rule):
     A loop over a literal sequence (`for t in [a, b]:`) is judged by the loop
     around it, and a loop that waits for a person every iteration (`input()`)
     is no hot path. In a training loop (its body calls the methods
-    `backward()` and `step()` or `zero_grad()`), a read next to a timer or a
-    memory statistic on every step is reported: timing every step is the stall
-    there, and the advice is to time a window of steps.
+    `backward()` and `step()`), a read next to a timer or a memory statistic
+    on every step is reported: timing every step is the stall there, and the
+    advice is to time a window of steps.
 
     The value is followed through assignments (`res = float(diff)` then
     `if res < tol: break`). The advice fits what the value feeds: a branch that

@@ -61,10 +61,11 @@ OPTIMIZER_HOT_METHODS = frozenset({"step"})
 # module (`debug_api.step()`, `profiler.step()` of an imported module); and the functions
 # below. A loop that calls both kinds trains: a sync there every step, even to time the
 # step or to read a memory statistic, is a stall (queries.trains), unlike a measurement
-# harness's.
+# harness's. (`zero_grad()` is no update: harnesses reset gradients between measured
+# backward passes.)
 STEP_BACKWARD = "backward"  # the backward pass
-STEP_UPDATE = "update"  # the parameter update or its bookkeeping
-TRAINING_STEP_CALLS: dict[str, str] = {"backward": STEP_BACKWARD, "step": STEP_UPDATE, "zero_grad": STEP_UPDATE}
+STEP_UPDATE = "update"  # the parameter update
+TRAINING_STEP_CALLS: dict[str, str] = {"backward": STEP_BACKWARD, "step": STEP_UPDATE}
 TRAINING_STEP_FUNCTIONS: dict[str, str] = {"torch.autograd.backward": STEP_BACKWARD}
 
 # torch._foreach_*: in-place variants end with "_".
