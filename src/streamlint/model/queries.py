@@ -201,7 +201,6 @@ def unrolled(info: LoopInfo) -> bool:
     )
 
 
-
 def streams_named(ops: Iterable[GpuOp]) -> str:
     """`s1`, `s2` and `s3`: the streams of some operations, for messages."""
     labels: list[str] = []
