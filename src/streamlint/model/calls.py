@@ -54,6 +54,8 @@ from streamlint.model.values import (
 from streamlint.model.walk_common import (
     _BUILTIN_SYNCS,
     _EVENT_TIMERS,
+    _WAITS_ON_USER,
+    LOOP_INTERACTIVE,
     _CAPTURE_BEGIN,
     _CAPTURE_END,
     _CONTAINER_STORES,
@@ -90,6 +92,9 @@ class CallsMixin(LibraryMixin):
         if isinstance(func, cst.Attribute):
             receiver = self.eval_arg(func.value)  # the method decides what it reads
             method = func.attr.value
+            step = torch_modules.TRAINING_STEP_CALLS.get(method)
+            if step is not None and not isinstance(receiver, QualRef):
+                self.mark_loops(step)  # `loss.backward()`, `optimizer.step()`: not `debug_api.step()`
             if isinstance(receiver, QualRef):
                 if receiver.qualname.startswith(LOCAL) and method in _UNKNOWN_STREAM_METHODS:
                     # `Cls.stream.wait_stream(...)`: a class attribute we do not follow; a
@@ -118,8 +123,14 @@ class CallsMixin(LibraryMixin):
         if isinstance(callee, TorchModule) or (isinstance(callee, Instance) and self.an.is_torch_module_class(callee.cls)):
             return self.module_call(node)
         if isinstance(func, cst.Name) and not self.is_bound(func.value):
+            if func.value in _WAITS_ON_USER:
+                self.mark_loops(LOOP_INTERACTIVE)
             return self.builtin(func.value, node)
         return self.opaque_call(node, self.eval_args(node))
+
+    def mark_loops(self, kind: str) -> None:
+        for loop in self.loop_stack:
+            self.record.loops[loop].marks.add(kind)
 
     def opaque_call(self, node: cst.Call, args: "Args") -> Value:
         """A callable we cannot see (a model, a loss, a submodule passed in).
@@ -221,7 +232,12 @@ class CallsMixin(LibraryMixin):
                       stream=self.state.current.get(value.framework), receiver=value, host_blocking=True)
 
     def call_qualified(self, qualname: str, node: cst.Call, label: str) -> Value:
+        if qualname in _WAITS_ON_USER:
+            self.mark_loops(LOOP_INTERACTIVE)
+        elif qualname in torch_modules.TRAINING_STEP_FUNCTIONS:
+            self.mark_loops(torch_modules.TRAINING_STEP_FUNCTIONS[qualname])
         if qualname in _TIMERS or qualname in _EVENT_TIMERS:
+            self.record.measures = True
             for loop in self.loop_stack:
                 self.record.loops[loop].timed = True
         if qualname == "numba.cuda.pinned":
@@ -451,6 +467,7 @@ class CallsMixin(LibraryMixin):
     def call_method(self, receiver: Value, method: str, node: cst.Call, label: str) -> Value:
         label_api = self.code(node.func)
         if method == "elapsed_time":  # CUDA-event timing: a measurement harness
+            self.record.measures = True
             for loop in self.loop_stack:
                 self.record.loops[loop].timed = True
         if method in _CAPTURE_BEGIN or method in _CAPTURE_END:

@@ -8,7 +8,7 @@ from streamlint.model.ops import OpKind
 from streamlint.model.purpose import Purpose, sync_purpose
 from streamlint.model.queries import in_hot_path, per_element_sync
 from streamlint.model.values import Buffer, Mem
-from streamlint.rules._shared import blocking_copy_in_region
+from streamlint.rules._shared import STEP_TIMING_HELP, blocking_copy_in_region
 from streamlint.rules.base import Finding, Rule
 
 
@@ -37,10 +37,22 @@ class ImplicitSyncInLoop(Rule):
     - it decides the shape of the next arrays (`n = int(mask.sum())` then
       `torch.empty(n)`, a slice bound, `view`/`reshape` arguments);
     - an assertion checks it (`assert`, `np.testing.assert_*`,
-      `torch.testing.assert_close`, `self.assert*`);
+      `torch.testing.assert_close`, `self.assert*`), or it is compared with a
+      reference on the host (`np.allclose(x.get(), ref)`, `np.array_equal`,
+      a printed `np.linalg.norm(cp.asnumpy(x) - ref)`);
     - it ends a timed or measured region (a host timer, `elapsed_time`,
       `torch.cuda.max_memory_allocated()`, `memory_stats()`, CuPy's pool
-      `used_bytes()` right next to it), or precedes a CUDA-graph capture.
+      `used_bytes()` right next to it), or precedes a CUDA-graph capture;
+    - it is printed or logged in a block of log lines under a switch the loop
+      does not change (`if verbosityLevel > 0:`): a debug path, off unless
+      asked for.
+
+    A loop over a literal sequence (`for t in [a, b]:`) is judged by the loop
+    around it, and a loop that waits for a person every iteration (`input()`)
+    is no hot path. In a training loop (its body calls the methods
+    `backward()` and `step()`), a read next to a timer or a memory statistic
+    on every step is reported: timing every step is the stall there, and the
+    advice is to time a window of steps.
 
     The value is followed through assignments (`res = float(diff)` then
     `if res < tol: break`). The advice fits what the value feeds: a branch that
@@ -199,6 +211,12 @@ class ImplicitSyncInLoop(Rule):
                     op.node,
                     f"{what} waits for the stream on every {where} only for a check or a log line",
                     help="check every N steps, or keep the values on the device and inspect them once after the loop",
+                )
+            elif purpose is Purpose.STEP_TIMING:
+                yield Finding(
+                    op.node,
+                    f"{what} waits for the stream on every step of a training loop, to time or measure the step",
+                    help=STEP_TIMING_HELP,
                 )
             elif purpose is Purpose.OUTPUT:
                 yield Finding(
