@@ -200,9 +200,27 @@ class CallsMixin(LibraryMixin):
             return  # logging and the like: nothing GPU-side is passed
         for fw in CURRENT_FRAMEWORKS:
             if self.on_side_stream(fw) and args.positional and (fw != "torch" or self.an.torch_imported):
+                pairs = self.flat_pairs(args)
+                accesses = self.accesses(pairs, space=UNSURE) + self.output_arguments(pairs)
                 self.emit(OpKind.KERNEL, self.code(node.func), node, fw, stream=self.state.current[fw],
-                          accesses=self.accesses(self.flat_pairs(args), space=UNSURE))
+                          accesses=accesses)
                 return
+
+    def output_arguments(self, pairs: list) -> tuple:
+        """Arguments that can only be outputs: parts of device memory this body allocated
+        and nothing has written yet (`halo = buf[:, h:h+1]` of a `torch.empty` buffer). A
+        call given uninitialized memory fills it; nobody reads it."""
+        hb = self.state.hb
+        if hb is None:
+            return ()
+        out = []
+        for expr, value in pairs:
+            if not (isinstance(value, Buffer) and value.mem is Mem.DEVICE and value.site):
+                continue
+            acc = self.access(expr, value, write=True, space=DEVICE)
+            if acc is not None and ("b", value.site, "") in hb.allocs and not hb.pending_writes(acc.key):
+                out.append(replace(acc, assumed=True))
+        return tuple(out)
 
     def builtin(self, name: str, node: cst.Call) -> Value:
         args = self.eval_args(node)
@@ -608,6 +626,7 @@ class CallsMixin(LibraryMixin):
         result = Buffer("torch", Mem.DEVICE, site=self.site(node), opaque=True)
         accesses = self.accesses([(recv_expr, UNKNOWN)] + self.tensor_pairs(args))
         accesses += self.accesses([(recv_expr, UNKNOWN)], write=True) if inplace else self.result_access(result, node)
+        accesses += self.output_arguments(self.tensor_pairs(args))
         self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
                   writes=(result,), accesses=accesses, result=result)
         return result

@@ -129,6 +129,7 @@ class Walker(CallsMixin, OrderingMixin):
         self.captured: list = []  # the operations recorded by the open capture, replayed at each launch
         self.event_streams: dict[int, tuple[str, str]] = {}  # event site -> (stream key, label) it was recorded on
         self.joins: list = []  # waits of the current stream that leave other side-stream writes unordered
+        self.origins: dict[str, Optional[cst.BaseExpression]] = {}  # local -> the attribute it was read from, if unknown
         self.attr_sites: dict[str, set] = {}  # `self.x` -> every buffer bound to it (paths that join lose the site)
         self.branch_depth: list[int] = []  # per enclosing loop: how many `if` branches deep
         self.incarnations = 0
@@ -202,13 +203,17 @@ class Walker(CallsMixin, OrderingMixin):
             # A helper walked for one call: its parameter is the caller's argument.
             caller, exprs = self.outer
             return caller.param_stream(exprs[expr.value], framework)
+        if isinstance(expr, cst.Name) and self.origins.get(expr.value) is not None:
+            return self.param_stream(self.origins[expr.value], framework)
         label = self.code(expr)
         # PyTorch hands out only non-blocking pool streams (ExternalStream aside).
         blocking = False if framework == "torch" else None
         # A parameter or a `self` attribute names one stream; a local the walk could not
         # follow (`s = a if flag else b`, `s = pick()`) may be any stream: unsure.
         named = (isinstance(expr, cst.Name) and (expr.value in self.params or not self.is_bound(expr.value))) or (
-            label.startswith("self.") and label.count(".") == 1)
+            label.startswith("self.") and label.count(".") == 1) or (
+            # `exchanger.stream1` of a parameter: one stream, whichever the caller's object holds
+            isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value in self.params)
         return Stream(framework, StreamKind.EXPLICIT, blocking, label, site=hash(("stream", self.record.name, label)),
                       uncertain=not named)
 
@@ -263,6 +268,10 @@ class Walker(CallsMixin, OrderingMixin):
             for target in node.targets:
                 self.bind(target.target, value)
                 self.note_index_alias(target.target, node.value)
+                if isinstance(target.target, cst.Name):
+                    # `stream1 = exchanger.stream1`: a value we cannot see, named by where it came from.
+                    named_origin = value is UNKNOWN and isinstance(node.value, cst.Attribute)
+                    self.origins[target.target.value] = node.value if named_origin else None
         elif isinstance(node, cst.AnnAssign):
             if node.value is not None:
                 self.bind(node.target, self.eval(node.value, self.code(node.target)))
