@@ -18,7 +18,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from streamlint.deadline import tick
 from streamlint.model import api, classes, declared, evidence, project, reads, summary_digest
 from streamlint.model.api import torch_api, torch_modules
-from streamlint.model.flow import Walker
+from streamlint.model.flow import OTHER, Walker, selector
 from streamlint.model.walk_common import LOCAL
 from streamlint.model.hazards import DEVICE, HOSTMEM, RAW, RELEASE, UNSURE
 from streamlint.model.ops import (
@@ -548,7 +548,27 @@ class FileAnalyzer:
             classes.inject(walker, record.class_name, entry)
         walker.walk(body)
         walker.finish()
-        record.hazards = sorted(_one_per_problem(walker.hazards.values()), key=lambda h: (h.kind.name, id(h.node)))
+        found = dict(walker.hazards)
+        chosen = selector(body, params) if record.kind != "module" else None
+        if chosen is not None:
+            # Exclusive branches on one parameter: a wait on one value's path does not
+            # order another value's reads. Each value (and none of them) is a path.
+            name, constants = chosen
+            for constant in (*constants, OTHER):
+                path = Walker(self, FunctionRecord(record.name, record.node, record.kind, class_name=record.class_name,
+                                                   is_forward=record.is_forward),
+                              params=params, seed=seed, hazard_mode=True, top=self.result.tops.get(id(record.node)))
+                path.facts = {name: constant}
+                if function is not None:
+                    path.evident_tensors = function.evident_locals
+                    path.scalar_names = function.scalar_params
+                if entry and record.class_name:
+                    classes.inject(path, record.class_name, entry)
+                path.walk(body)
+                path.finish()
+                for identity, hazard in path.hazards.items():
+                    found.setdefault(identity, hazard)
+        record.hazards = sorted(_one_per_problem(found.values()), key=lambda h: (h.kind.name, id(h.node)))
         return walker
 
     def apply_caller_evidence(self) -> None:

@@ -215,10 +215,13 @@ class CallsMixin(LibraryMixin):
             return ()
         out = []
         for expr, value in pairs:
-            if not (isinstance(value, Buffer) and value.mem is Mem.DEVICE and value.site):
+            if not (isinstance(value, Buffer) and value.mem is Mem.DEVICE and not value.param and not value.opaque):
                 continue
             acc = self.access(expr, value, write=True, space=DEVICE)
-            if acc is not None and ("b", value.site, "") in hb.allocs and not hb.pending_writes(acc.key):
+            if acc is None or hb.pending_writes(acc.key):
+                continue
+            made_here = ("b", value.site, "") in hb.allocs if value.site else bool(value.region)
+            if made_here:  # (a joined value: only a part of it, the halo rows of a padded buffer)
                 out.append(replace(acc, assumed=True))
         return tuple(out)
 

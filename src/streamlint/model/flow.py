@@ -129,6 +129,7 @@ class Walker(CallsMixin, OrderingMixin):
         self.captured: list = []  # the operations recorded by the open capture, replayed at each launch
         self.event_streams: dict[int, tuple[str, str]] = {}  # event site -> (stream key, label) it was recorded on
         self.joins: list = []  # waits of the current stream that leave other side-stream writes unordered
+        self.facts: dict[str, object] = {}  # name -> the one value this walk follows (selector walks)
         self.origins: dict[str, Optional[cst.BaseExpression]] = {}  # local -> the attribute it was read from, if unknown
         self.attr_sites: dict[str, set] = {}  # `self.x` -> every buffer bound to it (paths that join lose the site)
         self.branch_depth: list[int] = []  # per enclosing loop: how many `if` branches deep
@@ -434,10 +435,16 @@ class Walker(CallsMixin, OrderingMixin):
         self.state = then_state
 
     def static_truth(self, test: cst.BaseExpression) -> Optional[bool]:
-        """A test the values decide: `len(t) == 2` for a tuple of known length."""
+        """A test the values decide: `len(t) == 2` for a tuple of known length, or
+        `mode == 3` on a walk that follows one value of `mode` (see `selector`)."""
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
             return None
         left, comparison = test.left, test.comparisons[0]
+        if self.facts and isinstance(left, cst.Name) and left.value in self.facts:
+            constant = _constant(comparison.comparator)
+            if constant is not None and isinstance(comparison.operator, (cst.Equal, cst.NotEqual)):
+                equal = self.facts[left.value] == constant
+                return equal if isinstance(comparison.operator, cst.Equal) else not equal
         if not (isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len"
                 and len(left.args) == 1 and isinstance(comparison.comparator, cst.Integer)):
             return None
@@ -756,6 +763,10 @@ class Walker(CallsMixin, OrderingMixin):
                 # the creating call's shape tells which, when we saw it.
                 left = None if base.ndim is None else base.ndim - len(expr.slice)
                 return replace(base, maybe_scalar=left is None or left <= 0, ndim=left)
+            if self.state.hb is not None and not base.region and base.mem is Mem.DEVICE:
+                region = self.slice_region(expr)
+                if region:
+                    return replace(base, region=region)  # a view of part of the same memory
             return base  # a view of the same memory
         if isinstance(base, _Batch):
             return base.batch
@@ -903,3 +914,68 @@ def _periodic(test: cst.BaseExpression) -> bool:
 
 def _has_modulo(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.BinaryOperation) and (isinstance(expr.operator, cst.Modulo) or _has_modulo(expr.left))
+
+
+def _constant(expr: cst.BaseExpression) -> Optional[object]:
+    """The value of an integer or string literal."""
+    if isinstance(expr, cst.Integer):
+        return int(expr.value, 0)
+    if isinstance(expr, cst.SimpleString):
+        return expr.evaluated_value
+    return None
+
+
+class _Other:
+    """A selector's value that none of the tests names (the `else` of every test)."""
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Other)
+
+    def __hash__(self) -> int:
+        return 0
+
+
+OTHER = _Other()
+
+
+def selector(body: list, params: list[str]) -> Optional[tuple[str, tuple]]:
+    """A parameter the body tests against two or more constants and never rebinds
+    (`if spatial_method == 2: ... elif spatial_method == 3: ...`, and again later):
+    its branches are exclusive, so each value is walked as a path of its own."""
+    tested: dict[str, set] = {}
+    assigned: set[str] = set()
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Comparison(self, node: cst.Comparison) -> None:
+            if len(node.comparisons) == 1 and isinstance(node.left, cst.Name) and \
+                    isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+                constant = _constant(node.comparisons[0].comparator)
+                if constant is not None:
+                    tested.setdefault(node.left.value, set()).add(constant)
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            targets = [node.target]
+            while targets:
+                target = targets.pop()
+                if isinstance(target, cst.Name):
+                    assigned.add(target.value)  # (`ctx.mode = mode` rebinds no name)
+                elif isinstance(target, (cst.Tuple, cst.List)):
+                    targets.extend(el.value for el in target.elements)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if isinstance(node.target, cst.Name):
+                assigned.add(node.target.value)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+    finder = _Finder()
+    for stmt in body:
+        stmt.visit(finder)
+    for name, constants in sorted(tested.items()):
+        if name in params and name not in assigned and 2 <= len(constants) <= _SELECTOR_MAX_VALUES:
+            return name, tuple(sorted(constants, key=repr))
+    return None
+
+
+_SELECTOR_MAX_VALUES = 4

@@ -353,7 +353,12 @@ class HB:
         parts = table.get(base, {})
         if region == "":
             return tuple(ev for evs in parts.values() for ev in evs)
-        return parts.get("", ()) + parts.get(region, ())
+        found = parts.get("", ()) + parts.get(region, ())
+        axis = _axis(region)
+        for other, evs in parts.items():
+            if other and other != region and _axis(other) != axis:
+                found += evs  # slices along different axes cross
+        return found
 
     def _set(self, table: dict, key: tuple, evs: tuple[Ev, ...]) -> None:
         base, region = key[:-1], key[-1]
@@ -490,3 +495,10 @@ class HB:
             hazards.append(Hazard(RELEASE, use.node, alloc.node, label, alloc.stream_label, use.label,
                                   "torch", release=node, key=key))
         return hazards
+
+
+def _axis(region: str) -> int:
+    """The axis a region's slice is along (`@2:a:b`); plain regions are along the first."""
+    if region.startswith("@"):
+        return int(region[1:].split(":", 1)[0])
+    return 0

@@ -210,15 +210,7 @@ class OrderingMixin:
         base = expr
         while True:
             if isinstance(base, cst.Subscript):
-                if len(base.slice) == 1 and isinstance(base.slice[0].slice, cst.Slice):
-                    text = self.code(base.slice[0].slice)
-                    region = region or ("" if text.strip() in (":", "::") else text + self.versions_in(base.slice[0].slice))
-                elif len(base.slice) == 1 and isinstance(base.slice[0].slice, cst.Index) and isinstance(
-                    base.slice[0].slice.value, (cst.Integer, cst.SimpleString)
-                ):
-                    region = region or f"[{self.code(base.slice[0].slice.value)}]"
-                elif len(base.slice) == 1 and isinstance(base.slice[0].slice, cst.Index):
-                    region = region or self.slot(base.slice[0].slice.value)
+                region = region or self.slice_region(base)
                 base = base.value
             elif isinstance(base, cst.BinaryOperation) and isinstance(value, Buffer) and value.framework == "raw":
                 region = region or self.code(base.right)
@@ -230,12 +222,15 @@ class OrderingMixin:
         label = self.code(base)
         if isinstance(base, cst.Name) and base.value in self.scalar_names:
             return None  # a parameter the code types as a scalar or a group: never a buffer
+        if not region and isinstance(value, Buffer) and value.region:
+            region = value.region  # a name bound to a view: `halo = buf[:, h:h + 1]`
         if isinstance(value, Buffer) and value.site:
             return Access(("b", value.site, region), label, write, space)
         if isinstance(value, Buffer) and value.param:
             # A parameter typed by evidence: keyed by its name, as call sites map it.
             return Access(("n", value.param, region), label, write, space)
-        if value is UNKNOWN or isinstance(value, _Batch):
+        joined = isinstance(value, Buffer) and not value.site  # made differently on two paths: known by its name
+        if value is UNKNOWN or isinstance(value, _Batch) or joined:
             if isinstance(base, cst.Name):
                 return Access(("n", base.value, region), label, write, space)
             if isinstance(base, cst.Attribute) and label.startswith("self.") and label.count(".") == 1:
@@ -245,6 +240,27 @@ class OrderingMixin:
                 # `param.grad`, `p.data`: part of what the caller passed (made before entry).
                 return Access(("n", root, region or f".{path}"), label, write, space)
         return None
+
+    def slice_region(self, sub: cst.Subscript) -> str:
+        """Which part of a buffer one subscript names, as far as the text shows: a slice
+        along one axis (`x[a:b]`, `x[:, :, a:b, :]`, axis-tagged past the first), a
+        constant element, a loop slot; "" for the whole buffer or what the text cannot tell."""
+        elements = sub.slice
+        if len(elements) == 1 and isinstance(elements[0].slice, cst.Slice):
+            text = self.code(elements[0].slice)
+            return "" if text.strip() in (":", "::") else text + self.versions_in(elements[0].slice)
+        if len(elements) == 1 and isinstance(elements[0].slice, cst.Index):
+            value = elements[0].slice.value
+            if isinstance(value, (cst.Integer, cst.SimpleString)):
+                return f"[{self.code(value)}]"
+            return self.slot(value)
+        bounded = [i for i, el in enumerate(elements)
+                   if not (isinstance(el.slice, cst.Slice) and self.code(el.slice).strip() in (":", "::"))]
+        if len(bounded) == 1 and isinstance(elements[bounded[0]].slice, cst.Slice):
+            axis, part = bounded[0], elements[bounded[0]].slice
+            text = self.code(part) + self.versions_in(part)
+            return text if axis == 0 else f"@{axis}:{text}"
+        return ""
 
     def slot(self, index: cst.BaseExpression) -> str:
         """Which element an index names, as far as the text shows: `buf[k]`, `buf[k - 1]`

@@ -96,6 +96,7 @@ class Buffer:
     param: str = ""
     opaque: bool = field(default=False, compare=False)  # made by a call we cannot see
     literal: bool = field(default=False, compare=False)  # `torch.tensor(0.0)`: built from Python values in the code
+    region: str = field(default="", compare=False)  # the part a view names (`buf[:, a:b]`), for the ordering check
 
     def with_label(self, label: str) -> "Buffer":
         return replace(self, label=label) if label and not self.label else self

@@ -129,7 +129,14 @@ class CrossStreamReadAfterWrite(Rule):
     - Buffers are followed by name and by the call that made them, in the same
       module (and through helpers of the same module). Arrays from unknown calls
       or other modules are not followed.
-    - Slices with different bounds (`x[:half]`, `x[half:]`) are taken as disjoint.
+    - Slices with different bounds (`x[:half]`, `x[half:]`, also along one other axis:
+      `x[:, :, a:b]`) are taken as disjoint; slices along different axes overlap. A name
+      bound to a view keeps the part it names.
+    - A parameter tested against constants in exclusive branches (`if mode == 2:` ...
+      `elif mode == 3:`) and never rebound is followed one value at a time: a wait on
+      one value's path does not order another value's reads.
+    - A call given part of a buffer this body allocated and nothing wrote yet is taken
+      to fill it (an output argument).
     - An event the analysis cannot follow is assumed to order everything.
     - Kernel arguments of CuPy RawKernels and of Numba kernels defined elsewhere are
       taken as read and written.
