@@ -721,14 +721,14 @@ class FileAnalyzer:
             return UNKNOWN
         home.called.add(id(function.node))
         if walker.state.hb is None and home is self:
-            params = function.params[1:] if function.class_name else function.params
+            params = function.params[1:] if function.class_name and not _is_static(function.node) else function.params
             function.call_sites.append(self.bind_params(params, args))
         record = home.analyse(function)
         if record is None:
             return UNKNOWN
         if record.measures:
             walker.record.probe_calls.add(id(node))  # a timing helper: its call is a probe (purpose.py)
-        params = function.params[1:] if function.class_name else function.params
+        params = function.params[1:] if function.class_name and not _is_static(function.node) else function.params
         bound = self.bind_params(params, args)
         exprs = self.bind_exprs(params, args)
         hazard_walk = walker.state.hb is not None
@@ -796,7 +796,7 @@ class FileAnalyzer:
                 if isinstance(expr, cst.Name) or (label.startswith("self.") and label.count(".") == 1):
                     value = Buffer("torch", Mem.DEVICE, label=label, param=label)
             seed[name] = value
-        if function.class_name and function.params:
+        if function.class_name and function.params and not _is_static(function.node):
             seed[function.params[0]] = walker.lookup("self") if self.on_self(node) else UNKNOWN
         if home is not self and home.path:
             # This file's result now depends on the helper's body, not only its summary.
@@ -1056,3 +1056,8 @@ def _optimizer_step(cls, name: str, analyzer: "FileAnalyzer") -> bool:
     if cls is None or name not in torch_modules.OPTIMIZER_HOT_METHODS:
         return False
     return torch_modules.optimizer_base([analyzer.code(b.value) for b in cls.node.bases])
+
+
+def _is_static(node: cst.FunctionDef) -> bool:
+    """A `@staticmethod`: no `self` to drop from its parameters at a call."""
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)

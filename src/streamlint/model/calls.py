@@ -96,6 +96,9 @@ class CallsMixin(LibraryMixin):
             if step is not None and not isinstance(receiver, QualRef):
                 self.mark_loops(step)  # `loss.backward()`, `optimizer.step()`: not `debug_api.step()`
             if isinstance(receiver, QualRef):
+                static = self.static_method(receiver, method)
+                if static is not None:
+                    return self.an.call_local(static, node, self.eval_args(node), self)
                 if receiver.qualname.startswith(LOCAL) and method in _UNKNOWN_STREAM_METHODS:
                     # `Cls.stream.wait_stream(...)`: a class attribute we do not follow; a
                     # wait on something we cannot see still orders (stay silent).
@@ -131,6 +134,16 @@ class CallsMixin(LibraryMixin):
     def mark_loops(self, kind: str) -> None:
         for loop in self.loop_stack:
             self.record.loops[loop].marks.add(kind)
+
+    def static_method(self, receiver: QualRef, method: str) -> Optional[LocalFunction]:
+        """`Handler.reload(...)`: a `@staticmethod` of a class of this file, called through it."""
+        if not receiver.qualname.startswith(LOCAL):
+            return None
+        function = self.an.method_of(receiver.qualname[len(LOCAL):], method)
+        if function is None or not any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+                                        for d in function.node.decorators):
+            return None
+        return function
 
     def opaque_call(self, node: cst.Call, args: "Args") -> Value:
         """A callable we cannot see (a model, a loss, a submodule passed in).
