@@ -659,7 +659,7 @@ class FileAnalyzer:
         if not placeholders:
             return attrs
         if cls.stream_attrs is None:
-            cls.stream_attrs = evidence.stream_attributes(cls.node)
+            cls.stream_attrs = evidence.stream_attributes(cls.node, self.text)  # (the module's text: a cheap test)
         return {k: v for k, v in attrs.items() if k not in cls.stream_attrs or k not in placeholders}
 
     def class_attr(self, class_name: Optional[str], attr: str) -> Value:

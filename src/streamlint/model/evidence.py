@@ -298,8 +298,11 @@ def _dotted(expr: cst.BaseExpression) -> str:
     return ""
 
 
-def stream_attributes(cls: cst.ClassDef) -> frozenset[str]:
-    """`self.<attr>` names a class's methods call stream-only methods on."""
+def stream_attributes(cls: cst.ClassDef, text: str = "") -> frozenset[str]:
+    """`self.<attr>` names a class's methods call stream-only methods on. `text`, the
+    source around it, lets most classes (no stream method named at all) skip the walk."""
+    if text and not any(method in text for method in STREAM_ONLY_METHODS):
+        return frozenset()
     found: set[str] = set()
 
     class _Finder(cst.CSTVisitor):

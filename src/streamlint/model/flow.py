@@ -941,41 +941,59 @@ OTHER = _Other()
 def selector(body: list, params: list[str]) -> Optional[tuple[str, tuple]]:
     """A parameter the body tests against two or more constants and never rebinds
     (`if spatial_method == 2: ... elif spatial_method == 3: ...`, and again later):
-    its branches are exclusive, so each value is walked as a path of its own."""
+    its branches are exclusive, so each value is walked as a path of its own.
+    (A walk over statements only, not a visitor: it runs for every hazard walk.)"""
     tested: dict[str, set] = {}
     assigned: set[str] = set()
-
-    class _Finder(cst.CSTVisitor):
-        def visit_Comparison(self, node: cst.Comparison) -> None:
-            if len(node.comparisons) == 1 and isinstance(node.left, cst.Name) and \
-                    isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
-                constant = _constant(node.comparisons[0].comparator)
-                if constant is not None:
-                    tested.setdefault(node.left.value, set()).add(constant)
-
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            targets = [node.target]
-            while targets:
-                target = targets.pop()
-                if isinstance(target, cst.Name):
-                    assigned.add(target.value)  # (`ctx.mode = mode` rebinds no name)
-                elif isinstance(target, (cst.Tuple, cst.List)):
-                    targets.extend(el.value for el in target.elements)
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            if isinstance(node.target, cst.Name):
-                assigned.add(node.target.value)
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return False
-
-    finder = _Finder()
-    for stmt in body:
-        stmt.visit(finder)
+    stack: list = list(body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, cst.If):
+            _tests(stmt.test, tested)
+            stack.extend(stmt.body.body)
+            if stmt.orelse is not None:
+                stack.append(stmt.orelse) if isinstance(stmt.orelse, cst.If) else stack.extend(stmt.orelse.body.body)
+        elif isinstance(stmt, (cst.For, cst.While, cst.With, cst.Try)):
+            stack.extend(stmt.body.body)
+            for part in (getattr(stmt, "orelse", None), getattr(stmt, "finalbody", None)):
+                if part is not None:
+                    stack.extend(part.body.body)
+            for handler in getattr(stmt, "handlers", ()):
+                stack.extend(handler.body.body)
+            if isinstance(stmt, cst.For):
+                _bound(stmt.target, assigned)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign):
+                    for target in small.targets:
+                        _bound(target.target, assigned)
+                elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                    _bound(small.target, assigned)
     for name, constants in sorted(tested.items()):
         if name in params and name not in assigned and 2 <= len(constants) <= _SELECTOR_MAX_VALUES:
             return name, tuple(sorted(constants, key=repr))
     return None
+
+
+def _tests(test: cst.BaseExpression, tested: dict) -> None:
+    """`name == constant` / `!=` comparisons in an `if` test (through `and` / `or`)."""
+    if isinstance(test, cst.BooleanOperation):
+        _tests(test.left, tested)
+        _tests(test.right, tested)
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name) \
+            and isinstance(test.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+        constant = _constant(test.comparisons[0].comparator)
+        if constant is not None:
+            tested.setdefault(test.left.value, set()).add(constant)
+
+
+def _bound(target: cst.BaseExpression, assigned: set) -> None:
+    """Names a target rebinds (`ctx.mode = mode` rebinds none)."""
+    if isinstance(target, cst.Name):
+        assigned.add(target.value)
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            _bound(element.value, assigned)
 
 
 _SELECTOR_MAX_VALUES = 4
