@@ -277,6 +277,19 @@ def test_same_summary_results_match_an_uncached_run(package, tmp_path):
     assert rows(warm) == rows(uncached)
 
 
+def test_changed_files_are_checked_in_the_pool_while_the_summaries_are_compared(package, tmp_path):
+    # helpers.py (same summary) and other.py changed: both are checked in the pool while
+    # this process settles main.py, whose entry holds if make_host's summary is the same.
+    lint(package, tmp_path / "c", jobs=2)
+    write(package / "helpers.py", "# edited\n" + HELPERS.format(pin=""))
+    write(package / "other.py", "import torch\nx = torch.zeros(4, device='cuda')\n")
+    warm, cache = lint(package, tmp_path / "c", jobs=2)
+    assert (cache.hits, cache.misses) == (2, 2)  # __init__ and main.py; helpers.py and other.py
+    project.clear()
+    uncached, _ = lint(package, tmp_path / "c2", jobs=1, use_cache=False)
+    assert rows(warm) == rows(uncached) and [r[3] for r in rows(warm)] == ["SL301"]
+
+
 def test_result_that_names_a_line_of_the_helper_keeps_the_content_key(tmp_path):
     import shutil
 
@@ -707,14 +720,17 @@ def test_a_helper_summarised_then_checked_is_parsed_once(package, tmp_path, monk
     import libcst
 
     lint(package, tmp_path / "c")
-    write(package / "helpers.py", "# edited\n" + HELPERS.format(pin=""))
+    text = "# edited\n" + HELPERS.format(pin="")
+    write(package / "helpers.py", text)
     project.clear()
     parsed: list[int] = []
     real = libcst.parse_module
     monkeypatch.setattr(libcst, "parse_module", lambda text, *a, **k: parsed.append(len(text)) or real(text, *a, **k))
     second, cache = lint(package, tmp_path / "c")
     assert (cache.hits, cache.misses) == (3, 1)
-    assert len(parsed) == 1  # the summary check's parse serves helpers.py's own check
+    # The summary check's parse serves helpers.py's own check: the text with its function
+    # bodies cut out, then each body once, when the check reads it (lazy_parse.py).
+    assert len(parsed) == 2 and sum(parsed) < len(text) + 40  # (a body is parsed under two lines)
 
 
 def test_helper_walked_in_the_callers_context_rechecks_on_a_body_edit(tmp_path):

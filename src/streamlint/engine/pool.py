@@ -34,41 +34,89 @@ def default_jobs() -> int:
 def lint_parallel(
     check_chunk: ChunkFn, items: list[Item], jobs: int, rules: Optional[Sequence], fix: Optional[FixRequest]
 ) -> list:
-    results: list = []
-    suspects: list[Item] = []
+    return start(check_chunk, items, jobs, rules, fix).results()
+
+
+class Running:
+    """Chunks being checked in a pool while the caller does other work."""
+
+    def __init__(self, executor: ProcessPoolExecutor, futures: list, check_chunk: ChunkFn,
+                 rules: Optional[Sequence], fix: Optional[FixRequest]) -> None:
+        self._executor = executor
+        self._futures = futures
+        self._args = (check_chunk, rules, fix)
+
+    def results(self) -> list:
+        """Every chunk's results (waiting for them); the files of a dead worker are
+        checked again one by one."""
+        results: list = []
+        suspects: list[Item] = []
+        try:
+            for chunk, future in self._futures:
+                try:
+                    results.extend(future.result())
+                except BrokenProcessPool:
+                    # A worker died (killed, out of memory, a crash in native code) and took
+                    # every pending chunk with it: those files are retried one by one.
+                    suspects.extend(chunk)
+        finally:
+            self._executor.shutdown(cancel_futures=True)
+        check_chunk, rules, fix = self._args
+        return results + _lint_isolated(check_chunk, suspects, rules, fix)
+
+    def cancel(self) -> None:
+        self._executor.shutdown(cancel_futures=True)
+
+
+def start(
+    check_chunk: ChunkFn, items: list[Item], jobs: int, rules: Optional[Sequence], fix: Optional[FixRequest]
+) -> Running:
+    """Start checking `items` in a pool of up to `jobs` workers; `results()` collects them."""
     chunks = _chunks(items, jobs)
     context = multiprocessing.get_context()
     budget = memory.shared_budget(context)  # big parses take turns (memory.py)
-    with ProcessPoolExecutor(
+    executor = ProcessPoolExecutor(
         max_workers=min(jobs, len(chunks)), mp_context=context,
         initializer=memory.init_worker, initargs=budget,
-    ) as executor:  # fmt: skip
-        futures = [(chunk, executor.submit(check_chunk, chunk, rules, fix)) for chunk in chunks]
-        for chunk, future in futures:
-            try:
-                results.extend(future.result())
-            except BrokenProcessPool:
-                # A worker died (killed, out of memory, a crash in native code) and took
-                # every pending chunk with it: those files are retried one by one.
-                suspects.extend(chunk)
-    return results + _lint_isolated(check_chunk, suspects, rules, fix)
+    )  # fmt: skip
+    futures = [(chunk, executor.submit(check_chunk, chunk, rules, fix)) for chunk in chunks]
+    return Running(executor, futures, check_chunk, rules, fix)
+
+
+# Small files checked beside the huge ones, in bytes per byte of huge file: enough that
+# the other workers, which cannot parse a big file while a huge parse holds the memory
+# budget, have small ones to check meanwhile (on PyTorch about a third of the bytes of
+# small files are checked at all; the rest are prefiltered).
+COMPANION_BYTES = 3
 
 
 def _chunks(items: list[Item], jobs: int) -> list[list[Item]]:
     """Largest files first, in chunks of about equal bytes: big files do not end up
-    queued last, and small ones travel together to save round trips. The largest parse
-    of the run (the one that may need the whole memory budget) thus starts first, while
-    the other workers are still fresh and small: they wait for it rather than grow."""
+    queued last, and small ones travel together to save round trips. The files whose
+    parse needs most of the memory budget (memory.py) come first, in one chunk, so one
+    worker parses them one after the other while the others check small files, which
+    need no reservation, rather than wait for the budget; then the other big files, then
+    the remaining small ones, which even out the workers' ends."""
     sized = sorted(((_size(path), i) for i, (path, _) in enumerate(items)), reverse=True)
     target = max(sum(size for size, _ in sized) // (jobs * 8), 1)
+    huge = [(size, i) for size, i in sized if memory.exclusive(size)]
     chunks, current, weight = [], [], 0
-    for size, i in sized:
+    for size, i in sized[len(huge):]:
         current.append(items[i])
         weight += size
         if weight >= target or len(current) >= 64:
             chunks.append(current)
             current, weight = [], 0
-    return chunks + [current] if current else chunks
+    chunks = chunks + [current] if current else chunks
+    if not huge or jobs < 2:
+        return [[items[i] for _, i in huge]] + chunks if huge else chunks
+    small = [c for c in chunks if _size(c[0][0]) < memory.SMALL_TEXT]
+    big = [c for c in chunks if _size(c[0][0]) >= memory.SMALL_TEXT]
+    companions, wanted = [], COMPANION_BYTES * sum(size for size, _ in huge)
+    while small and wanted > 0:
+        companions.append(small.pop(0))
+        wanted -= sum(_size(path) for path, _ in companions[-1])
+    return [[items[i] for _, i in huge], *companions, *big, *small]
 
 
 def _size(path: Path) -> int:

@@ -105,14 +105,29 @@ def lint_files(
     items = list(files)
     results: list[FileResult] = []
     keys: dict[str, tuple[str, str]] = {}  # filename -> (absolute path, config key)
+    conditional: list[tuple[Item, Conditional]] = []
     if cache is not None:
-        items, results = _from_cache(items, rules, cache, keys, fix)
-    if items:
+        items, results, conditional = _from_cache(items, rules, cache, keys, fix)
+    if items or conditional:
         lint.load_checker()  # a broken install is one internal error, not SL000 on every file
+    checked: list[Checked] = []
+    if conditional and items and jobs > 1:
+        # An edited helper: the files that changed are checked in the pool while this
+        # process compares the helper's summaries for its importers (both parse the
+        # helper; on two cores, side by side rather than one after the other).
+        running = pool.start(check_chunk, items, jobs, rules, fix)
+        try:
+            items = _settle(conditional, cache, fix, results)
+        except BaseException:
+            running.cancel()
+            raise
+        checked = running.results()
+    elif conditional:
+        items += _settle(conditional, cache, fix, results)
     if jobs > 1 and len(items) > pool.PARALLEL_THRESHOLD:
-        checked = pool.lint_parallel(check_chunk, items, jobs, rules, fix)
+        checked += pool.lint_parallel(check_chunk, items, jobs, rules, fix)
     else:
-        checked = check_chunk(items, rules, fix)
+        checked += check_chunk(items, rules, fix)
     for result, digest, deps in checked:
         results.append(result)
         if cache is not None and digest is not None and result.fixed is None and _cacheable(result):
@@ -178,9 +193,10 @@ def _from_cache(
     cache: ResultCache,
     keys: dict[str, tuple[str, str]],
     fix: Optional[FixRequest],
-) -> tuple[list[Item], list[FileResult]]:
-    """(the items to check, the results found in the cache). Files are read and hashed
-    here; nothing is parsed, and neither the checker nor libcst is imported."""
+) -> tuple[list[Item], list[FileResult], list[tuple[Item, Conditional]]]:
+    """(the items to check, the results found in the cache, the entries that hold only
+    if some modules' summaries did not change: `_settle` decides). Files are read and
+    hashed here; nothing is parsed, and neither the checker nor libcst is imported."""
     codes = tuple(r.code for r in rules) if rules is not None else registry.rule_codes()
     pending, hits = [], []
     conditional: list[tuple[Item, Conditional]] = []
@@ -199,12 +215,21 @@ def _from_cache(
             conditional.append(((path, settings), found))
             continue
         _take(found, (path, settings), fix, pending, hits)
-    if conditional:
-        digests = _summaries_now({(c.path, c.names) for _, cond in conditional for c in cond.checks})
-        for item, cond in conditional:
-            holds = all(digests.get((c.path, c.names)) == c.digest for c in cond.checks)
-            _take(cache.confirm(cond, holds), item, fix, pending, hits)
-    return pending, hits
+    return pending, hits, conditional
+
+
+def _settle(
+    conditional: list[tuple[Item, Conditional]], cache: ResultCache, fix: Optional[FixRequest],
+    hits: list[FileResult],
+) -> list[Item]:
+    """The conditional entries whose modules' summaries changed (to check again); the
+    others' results go to `hits`."""
+    pending: list[Item] = []
+    digests = _summaries_now({(c.path, c.names) for _, cond in conditional for c in cond.checks})
+    for item, cond in conditional:
+        holds = all(digests.get((c.path, c.names)) == c.digest for c in cond.checks)
+        _take(cache.confirm(cond, holds), item, fix, pending, hits)
+    return pending
 
 
 def _take(found: Optional[Cached], item: Item, fix: Optional[FixRequest], pending: list, hits: list) -> None:
@@ -222,10 +247,16 @@ def _summaries_now(wanted: set[tuple[str, tuple[str, ...]]]) -> dict[tuple[str, 
     from streamlint.model.analysis import FileAnalyzer
 
     out: dict[tuple[str, tuple[str, ...]], str] = {}
+    # Importers share names (a helper's 16 importers used 84 distinct names 134 times):
+    # each name's digest is made once, from the same analysis.
+    digests: dict[tuple[str, str], str] = {}
     for path, names in sorted(wanted):
         try:
             analyzer = project.analyzer_for(Path(path), 1, FileAnalyzer)
-            out[(path, names)] = reads.combine([(n, summary_digest.digest_of_use(analyzer, n)) for n in names])
+            for n in names:
+                if (path, n) not in digests:
+                    digests[(path, n)] = summary_digest.digest_of_use(analyzer, n)
+            out[(path, names)] = reads.combine([(n, digests[(path, n)]) for n in names])
         except Exception:  # the importer is checked again: never worse than no cutoff
             continue
     return out

@@ -209,7 +209,11 @@ class FileAnalyzer:
         self.torch_imported = False
         self.numba_imported = False
         self.gpu_imported = False
+        # The module body's walker while it runs, then only the names it bound: a walker
+        # refers to its analyzer, and keeping it would make a cycle that holds the whole
+        # syntax tree until the cyclic collector runs (which then scans every node).
         self.module_walker: Optional[Walker] = None
+        self._module_vars: dict[str, Value] = {}
         self._kernel_writes: dict[int, frozenset[int]] = {}
         self.called: set[int] = set()  # functions of this file called from this file
         self.imported_roots: set[str] = set()  # top-level packages the file imports (or implies)
@@ -222,7 +226,7 @@ class FileAnalyzer:
         self.text = source
 
     def module_vars(self) -> dict[str, Value]:
-        return self.module_walker.state.vars if self.module_walker is not None else {}
+        return self.module_walker.state.vars if self.module_walker is not None else self._module_vars
 
     def code(self, node: cst.CSTNode) -> str:
         return self.result.code(node)
@@ -235,6 +239,7 @@ class FileAnalyzer:
         walker.walk(self.module.body)
         self.result.functions.insert(0, record)
         if self.summaries_only:
+            self._module_walked(walker)
             return self.result
         # Nested functions are defined while their enclosing body is walked: a hook or
         # callback handed out (`opt.register_step_post_hook(closure())`) is an entry point too.
@@ -254,7 +259,13 @@ class FileAnalyzer:
         for rec in self.result.functions:
             if id(rec.node) in self.called:
                 rec.hazards = [h for h in rec.hazards if not h.param or h.owned]
+        self._module_walked(walker)
         return self.result
+
+    def _module_walked(self, walker: Walker) -> None:
+        """Keep what the module body bound, not its walker (see __init__)."""
+        self._module_vars = walker.state.vars
+        self.module_walker = None
 
     def analyse(self, function: _Function) -> Optional[FunctionRecord]:
         if function.record is not None:

@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Optional
 
 from streamlint import memory
-from streamlint.model import api, reads
+from streamlint.model import api, lazy_parse, reads
 from streamlint.nesting import nesting_problem
 
 if TYPE_CHECKING:
+    import libcst as cst
+
     from streamlint.model.analysis import FileAnalyzer
 
 MAX_DEPTH = 3  # imports of imports, three modules away at most (beyond: unknown)
@@ -153,8 +155,7 @@ def _summarise(
         # The checked file's own guard: libcst's parser overflows the stack on absurd nesting.
         if nesting_problem(text) is not None:
             return None
-        with memory.parsing(len(data)):
-            module = cst.parse_module(text)
+        module = _parse(text)
         _recent[:] = [(text, module)]
         analyzer = analyzer_type(module, path=key, depth=depth, summaries_only=True)
         analyzer.text = text  # (for cheap text tests only: positions stay as they were)
@@ -162,6 +163,21 @@ def _summarise(
     except (UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
         return None
     return analyzer
+
+
+def _parse(text: str) -> cst.Module:
+    """The module, its function bodies parsed when an importer's call needs them
+    (lazy_parse.py): the memory reserved is for the text actually parsed now."""
+    import libcst as cst
+
+    cut = lazy_parse.cut_bodies(text)
+    if cut is not None:
+        with memory.parsing(len(cut.text)):
+            module = cut.attach(cst.parse_module(cut.text))
+        if module is not None:
+            return module
+    with memory.parsing(len(text)):
+        return cst.parse_module(text)
 
 
 def _remember(key: str, summary: _Summary) -> None:

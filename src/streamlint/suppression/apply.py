@@ -17,6 +17,8 @@ def apply_suppressions(
     """The findings of the `enabled` rules that no comment suppresses, with SL900's
     when it is enabled; sorted."""
     kept = [d for d in found if d.code in enabled or d.code == selection.SOURCE_ERROR]
+    if not kept and (unused.CODE not in enabled or not unused.could_report(text)):
+        return []  # nothing to suppress, nothing SL900 could say: no need to tokenize
     parsed = comments.parse(text)
     shown = [d for d in kept if not parsed.suppresses(d)]
     if unused.CODE in enabled:

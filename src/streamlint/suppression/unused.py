@@ -70,6 +70,18 @@ def find(
     return out
 
 
+# Text without which no directive can be reported: a `streamlint:` directive, a code of
+# ours (SL900 speaks only of streamlint's selectors, and of `noqa SL...` without its
+# colon), or a colon with no code right after it (an empty `noqa:` list). A superset
+# test on the raw text: comments are only found by tokenizing, which costs far more.
+_REPORTABLE = re.compile(r"streamlint|sl[a-z]*[0-9]|noqa:(?!\s)", re.IGNORECASE)
+
+
+def could_report(text: str) -> bool:
+    """False when no comment of `text` can give an SL900 without findings to hide."""
+    return _REPORTABLE.search(text) is not None
+
+
 def _used(findings: list[Diagnostic], found: Suppressions) -> set[tuple[int, int | None]]:
     """(directive index, code index) pairs that suppress a finding; code index None
     for a directive without codes."""
