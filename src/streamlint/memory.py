@@ -56,12 +56,6 @@ def parsing(size: int) -> Iterator[None]:
             _give_back(need)
 
 
-def exclusive(size: int) -> bool:
-    """Does a parse of `size` bytes need more than half the budget (so that no other
-    big parse can run beside it)?"""
-    return size * PARSE_MEMORY_FACTOR > BUDGET // 2
-
-
 def _reserve(need: int) -> bool:
     if _shared is None:
         return False  # one process: nothing to share

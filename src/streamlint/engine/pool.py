@@ -83,40 +83,21 @@ def start(
     return Running(executor, futures, check_chunk, rules, fix)
 
 
-# Small files checked beside the huge ones, in bytes per byte of huge file: enough that
-# the other workers, which cannot parse a big file while a huge parse holds the memory
-# budget, have small ones to check meanwhile (on PyTorch about a third of the bytes of
-# small files are checked at all; the rest are prefiltered).
-COMPANION_BYTES = 3
-
-
 def _chunks(items: list[Item], jobs: int) -> list[list[Item]]:
     """Largest files first, in chunks of about equal bytes: big files do not end up
-    queued last, and small ones travel together to save round trips. The files whose
-    parse needs most of the memory budget (memory.py) come first, in one chunk, so one
-    worker parses them one after the other while the others check small files, which
-    need no reservation, rather than wait for the budget; then the other big files, then
-    the remaining small ones, which even out the workers' ends."""
+    queued last, and small ones travel together to save round trips. The largest parse
+    of the run (the one that may need the whole memory budget) thus starts first, while
+    the other workers are still fresh and small: they wait for it rather than grow."""
     sized = sorted(((_size(path), i) for i, (path, _) in enumerate(items)), reverse=True)
     target = max(sum(size for size, _ in sized) // (jobs * 8), 1)
-    huge = [(size, i) for size, i in sized if memory.exclusive(size)]
     chunks, current, weight = [], [], 0
-    for size, i in sized[len(huge):]:
+    for size, i in sized:
         current.append(items[i])
         weight += size
         if weight >= target or len(current) >= 64:
             chunks.append(current)
             current, weight = [], 0
-    chunks = chunks + [current] if current else chunks
-    if not huge or jobs < 2:
-        return [[items[i] for _, i in huge]] + chunks if huge else chunks
-    small = [c for c in chunks if _size(c[0][0]) < memory.SMALL_TEXT]
-    big = [c for c in chunks if _size(c[0][0]) >= memory.SMALL_TEXT]
-    companions, wanted = [], COMPANION_BYTES * sum(size for size, _ in huge)
-    while small and wanted > 0:
-        companions.append(small.pop(0))
-        wanted -= sum(_size(path) for path, _ in companions[-1])
-    return [[items[i] for _, i in huge], *companions, *big, *small]
+    return chunks + [current] if current else chunks
 
 
 def _size(path: Path) -> int:

@@ -12,9 +12,12 @@ generation, a visitor). The tree then equals, node for node, the one
 layouts); only the nodes of the bodies are made later.
 
 Whatever this module cannot cut exactly (a body on its header's line, comments after a
-body that sit deeper than it and so belong to a block inside it, a body that ends the
-file, odd line endings, text Python's own parser refuses) is parsed at once, and a
-text with nothing to cut is parsed whole (`parse_lazily` returns None).
+body that sit deeper than it and so belong to a block inside it, a body that ends a
+file without a last newline, odd line endings, text Python's own parser refuses) is
+parsed at once, and a text with nothing to cut is parsed whole (`cut_bodies` returns
+None). One difference remains in principle: a body that Python parses and libcst cannot
+used to make the whole module unreadable (no summaries); now libcst's error is raised
+when that body is read.
 """
 
 from __future__ import annotations
