@@ -256,8 +256,11 @@ class FileAnalyzer:
             self.hazard_walk(record, self.module.body, [], {})
         # A helper's parameters are checked at its call sites, with the real arguments;
         # the parameter convention only speaks for functions nobody here calls.
+        # So do threads' targets: their arguments come from another thread, whose ordering
+        # (a wait before it signals the thread) the walk of this function cannot see.
+        targets = _thread_targets(self.module) if "target=" in self.text else frozenset()
         for rec in self.result.functions:
-            if id(rec.node) in self.called:
+            if id(rec.node) in self.called or (isinstance(rec.node, cst.FunctionDef) and rec.node.name.value in targets):
                 rec.hazards = [h for h in rec.hazards if not h.param or h.owned]
         self._module_walked(walker)
         return self.result
@@ -1072,3 +1075,20 @@ def _optimizer_step(cls, name: str, analyzer: "FileAnalyzer") -> bool:
 def _is_static(node: cst.FunctionDef) -> bool:
     """A `@staticmethod`: no `self` to drop from its parameters at a call."""
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
+
+
+def _thread_targets(module: cst.Module) -> frozenset:
+    """Names of the functions handed to `threading.Thread(target=...)` and the like."""
+    found: set[str] = set()
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Arg(self, node: cst.Arg) -> None:
+            if node.keyword is not None and node.keyword.value == "target":
+                value = node.value
+                if isinstance(value, cst.Attribute):
+                    found.add(value.attr.value)
+                elif isinstance(value, cst.Name):
+                    found.add(value.value)
+
+    module.visit(_Finder())
+    return frozenset(found)
