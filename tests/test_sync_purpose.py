@@ -47,12 +47,23 @@ def purposes(body: str) -> list:
         ("t = torch.zeros(3, device='cuda')\nfor _ in range(n):\n    t = t * 2\n    if torch.isnan(t).any():\n"
          "        raise ValueError('nan')\n", Purpose.CHECK),
         ("out = []\nfor x in xs:\n    d = cp.asarray(x)\n    out.append(cp.asnumpy(d * 2))\n", Purpose.OUTPUT),
+        ("a = cp.zeros(3)\nfor x in xs:\n    a = a + 1\n    r = a.get()\n    ok = np.allclose(r, x)\n    print(ok)\n",
+         Purpose.VERIFY),
+        ("a = cp.zeros(3)\nfor x in xs:\n    a = a + 1\n    print(np.linalg.norm(cp.asnumpy(a) - x))\n", Purpose.VERIFY),
+        ("a = cp.zeros(3)\nfor _ in range(n):\n    a = a + 1\n    if tol > 0:\n        print(a)\n", Purpose.DEBUG),
+        ("t = torch.zeros(3, device='cuda')\nt = t * 2\ntorch.cuda.synchronize()\ntorch.distributed.barrier()\n"
+         "if n == 0:\n    print('warm')\ntorch.cuda.profiler.start()\n", Purpose.MEASUREMENT),
+        ("t = torch.zeros(3, device='cuda')\nfor _ in range(n):\n    t = t * 2\n    torch.cuda.synchronize()\n"
+         "    r = t.cpu()\n    assert r.sum() > 0\n", Purpose.ASSERTION),
+        ("for x in xs:\n    loss = model(x.cuda()).sum()\n    loss.backward()\n    model.opt.step()\n"
+         "    torch.cuda.synchronize()\n    dt = time.perf_counter()\n", Purpose.STEP_TIMING),
         ("t = torch.zeros(3, device='cuda')\nfor _ in range(n):\n    t = t * 2\n    v = t.sum().item()\n    print(v)\n", None),
         ("t = torch.zeros(3, device='cuda')\nfor _ in range(n):\n    t = t * 2\n    v = t.sum().item()\n"
          "    u = torch.full((3,), v, device='cuda')\n", None),
     ],
     ids=["while", "if-break", "via-name", "alloc", "slice", "assert", "np-testing", "memory", "timer",
-         "warmup-capture", "selection", "nan-raise", "stream-out", "plain", "fill-value"],
+         "warmup-capture", "selection", "nan-raise", "stream-out", "verify-allclose", "verify-norm", "debug-switch",
+         "profiler-range", "readback-assert", "training-step-timer", "plain", "fill-value"],
 )
 def test_purpose(body: str, expected) -> None:
     found = purposes(body)
@@ -69,4 +80,4 @@ def test_python_int_comparisons_read_no_gpu_memory() -> None:
 
 @pytest.mark.parametrize("purpose", list(Purpose))
 def test_needed_purposes(purpose: Purpose) -> None:
-    assert purpose.needed is (purpose not in (Purpose.SELECTION, Purpose.CHECK, Purpose.OUTPUT))
+    assert purpose.needed is (purpose not in (Purpose.SELECTION, Purpose.CHECK, Purpose.OUTPUT, Purpose.STEP_TIMING))

@@ -131,7 +131,16 @@ def near(findings: list[dict], lines: list[int], rule: str, mode: str, window: i
     return [f for f in findings if matches(f, rule, mode) and any(abs(f["line"] - n) <= window for n in lines)]
 
 
+def absolute_pythonpath() -> None:
+    """streamlint runs with cwd = the extracted project: a relative PYTHONPATH (`src`) would
+    name nothing there, and an installed streamlint (another checkout's) would be checked."""
+    parts = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if parts:
+        os.environ["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in parts)
+
+
 def main() -> int:
+    absolute_pythonpath()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--manifest", default=str(HERE / "manifest.toml"))
     ap.add_argument("--mirrors", default=os.environ.get("STREAMLINT_MIRRORS", "/work/.mirror"),

@@ -247,7 +247,16 @@ def report(results: list[dict], labels: dict[str, dict], out=sys.stdout) -> dict
             "unlabelled_non_test": c["unlabelled"], "by_code": {k: dict(v) for k, v in counts.items()}}
 
 
+def absolute_pythonpath() -> None:
+    """streamlint runs with cwd = the extracted project: a relative PYTHONPATH (`src`) would
+    name nothing there, and an installed streamlint (another checkout's) would be checked."""
+    parts = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if parts:
+        os.environ["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in parts)
+
+
 def main() -> int:
+    absolute_pythonpath()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--projects", default=str(HERE / "projects.toml"))
     ap.add_argument("--labels", default=str(HERE / "labels.toml"))

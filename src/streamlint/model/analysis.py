@@ -18,7 +18,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from streamlint.deadline import tick
 from streamlint.model import api, classes, declared, evidence, project, reads, summary_digest
 from streamlint.model.api import torch_api, torch_modules
-from streamlint.model.flow import Walker
+from streamlint.model.flow import OTHER, Walker, selector
 from streamlint.model.walk_common import LOCAL
 from streamlint.model.hazards import DEVICE, HOSTMEM, RAW, RELEASE, UNSURE
 from streamlint.model.ops import (
@@ -188,6 +188,7 @@ class _Class:
     methods: dict[str, LocalFunction] = field(default_factory=dict)
     attrs: dict[str, Value] = field(default_factory=dict)
     init_done: bool = False
+    stream_attrs: Optional[frozenset] = None  # attributes used as streams (evidence.stream_attributes)
 
 
 class FileAnalyzer:
@@ -240,8 +241,14 @@ class FileAnalyzer:
         if self.summaries_only:
             self._module_walked(walker)
             return self.result
-        for function in list(self.functions.values()):
-            self.analyse(function)
+        # Nested functions are defined while their enclosing body is walked: a hook or
+        # callback handed out (`opt.register_step_post_hook(closure())`) is an entry point too.
+        analysed: set[int] = set()
+        while len(analysed) < len(self.functions):
+            for key, function in list(self.functions.items()):
+                if key not in analysed:
+                    analysed.add(key)
+                    self.analyse(function)
         self.apply_caller_evidence()
         self.compose_classes()
         self.result.torch_namespace = self.torch_namespace()
@@ -249,8 +256,11 @@ class FileAnalyzer:
             self.hazard_walk(record, self.module.body, [], {})
         # A helper's parameters are checked at its call sites, with the real arguments;
         # the parameter convention only speaks for functions nobody here calls.
+        # So do threads' targets: their arguments come from another thread, whose ordering
+        # (a wait before it signals the thread) the walk of this function cannot see.
+        targets = _thread_targets(self.module) if "target=" in self.text else frozenset()
         for rec in self.result.functions:
-            if id(rec.node) in self.called:
+            if id(rec.node) in self.called or (isinstance(rec.node, cst.FunctionDef) and rec.node.name.value in targets):
                 rec.hazards = [h for h in rec.hazards if not h.param or h.owned]
         self._module_walked(walker)
         return self.result
@@ -284,7 +294,7 @@ class FileAnalyzer:
             if params[0] == "self":
                 # Attributes set in __init__ are known in every method.
                 if name != "__init__":
-                    seed.update({f"self.{k}": v for k, v in self.init_attrs(cls).items()})
+                    seed.update({f"self.{k}": v for k, v in self.method_view_of_attrs(cls).items()})
             params = params[1:]
         function.evident_locals = frozenset(
             name for name, kind in evidence.local_kinds(function.node, frozenset(self.imported_roots),
@@ -313,6 +323,10 @@ class FileAnalyzer:
             hazard_walker = self.hazard_walk(record, list(body), params, seed)
             if cls is not None:
                 function.exit_pending = classes.pending_at_exit(hazard_walker)
+        elif not self.summaries_only and cls is not None and classes.is_public(name):
+            # A getter queues nothing itself, but may hand out what another method left
+            # pending on `self`: the class composition walks it with that state.
+            function.hazard_args = (list(body), params, seed)
         function.in_progress = False
         self.result.functions.append(record)
         return record
@@ -548,7 +562,27 @@ class FileAnalyzer:
             classes.inject(walker, record.class_name, entry)
         walker.walk(body)
         walker.finish()
-        record.hazards = sorted(_one_per_problem(walker.hazards.values()), key=lambda h: (h.kind.name, id(h.node)))
+        found = dict(walker.hazards)
+        chosen = selector(body, params) if record.kind != "module" else None
+        if chosen is not None:
+            # Exclusive branches on one parameter: a wait on one value's path does not
+            # order another value's reads. Each value (and none of them) is a path.
+            name, constants = chosen
+            for constant in (*constants, OTHER):
+                path = Walker(self, FunctionRecord(record.name, record.node, record.kind, class_name=record.class_name,
+                                                   is_forward=record.is_forward),
+                              params=params, seed=seed, hazard_mode=True, top=self.result.tops.get(id(record.node)))
+                path.facts = {name: constant}
+                if function is not None:
+                    path.evident_tensors = function.evident_locals
+                    path.scalar_names = function.scalar_params
+                if entry and record.class_name:
+                    classes.inject(path, record.class_name, entry)
+                path.walk(body)
+                path.finish()
+                for identity, hazard in path.hazards.items():
+                    found.setdefault(identity, hazard)
+        record.hazards = sorted(_one_per_problem(found.values()), key=lambda h: (h.kind.name, id(h.node)))
         return walker
 
     def apply_caller_evidence(self) -> None:
@@ -631,6 +665,17 @@ class FileAnalyzer:
                 self.analyse(function)
         return cls.attrs
 
+    def method_view_of_attrs(self, cls: _Class) -> dict[str, Value]:
+        """`__init__`'s attributes as the other methods see them: a `None` placeholder of an
+        attribute they use as a stream is a stream set elsewhere, not None."""
+        attrs = self.init_attrs(cls)
+        placeholders = [k for k, v in attrs.items() if isinstance(v, Const) and v.value is None]
+        if not placeholders:
+            return attrs
+        if cls.stream_attrs is None:
+            cls.stream_attrs = evidence.stream_attributes(cls.node, self.text)  # (the module's text: a cheap test)
+        return {k: v for k, v in attrs.items() if k not in cls.stream_attrs or k not in placeholders}
+
     def class_attr(self, class_name: Optional[str], attr: str) -> Value:
         """`self.attr` as `__init__` leaves it, or else as the other methods that set it
         leave it (the same value from all of them, or UNKNOWN)."""
@@ -643,7 +688,7 @@ class FileAnalyzer:
             if prop is not None and prop.is_property and not prop.in_progress:
                 self.analyse(prop)  # `self.compute_stream` of an @property: what it returns
                 return prop.returns
-        attrs = self.init_attrs(cls)
+        attrs = self.method_view_of_attrs(cls)
         if attr in attrs:
             return attrs[attr]
         found: Optional[Value] = None
@@ -690,12 +735,14 @@ class FileAnalyzer:
             return UNKNOWN
         home.called.add(id(function.node))
         if walker.state.hb is None and home is self:
-            params = function.params[1:] if function.class_name else function.params
+            params = function.params[1:] if function.class_name and not _is_static(function.node) else function.params
             function.call_sites.append(self.bind_params(params, args))
         record = home.analyse(function)
         if record is None:
             return UNKNOWN
-        params = function.params[1:] if function.class_name else function.params
+        if record.measures:
+            walker.record.probe_calls.add(id(node))  # a timing helper: its call is a probe (purpose.py)
+        params = function.params[1:] if function.class_name and not _is_static(function.node) else function.params
         bound = self.bind_params(params, args)
         exprs = self.bind_exprs(params, args)
         hazard_walk = walker.state.hb is not None
@@ -763,7 +810,7 @@ class FileAnalyzer:
                 if isinstance(expr, cst.Name) or (label.startswith("self.") and label.count(".") == 1):
                     value = Buffer("torch", Mem.DEVICE, label=label, param=label)
             seed[name] = value
-        if function.class_name and function.params:
+        if function.class_name and function.params and not _is_static(function.node):
             seed[function.params[0]] = walker.lookup("self") if self.on_self(node) else UNKNOWN
         if home is not self and home.path:
             # This file's result now depends on the helper's body, not only its summary.
@@ -783,6 +830,13 @@ class FileAnalyzer:
             if not op.in_comprehension:
                 _replay(op, callee, home, node, walker, stream=op.stream, target=op.target, accesses=op.accesses,
                         result=op.result)
+        if function.class_name and function.class_name == walker.record.class_name and self.on_self(node):
+            # `self.helper()`: what it leaves on `self`, made by this very walk, is what the caller sees next.
+            for key, value in inner.state.vars.items():
+                if key.startswith("self.") and key.count(".") == 1:
+                    walker.state.vars[key] = value
+            for key, sites in inner.attr_sites.items():
+                walker.attr_sites.setdefault(key, set()).update(sites)
         return inner.returns if inner.returns is not None else UNKNOWN
 
     @staticmethod
@@ -946,7 +1000,7 @@ def _one_per_problem(hazards) -> list:
                                             or hazard.kind is RELEASE):
             continue  # both sides inside one call of a helper: reported inside the helper
         problem = None
-        if hazard.kind is RAW:
+        if hazard.kind is RAW and not (hazard.joins_default or hazard.wrong_wait):
             problem = (hazard.kind, hazard.first, hazard.second, hazard.param)
         elif hazard.kind is RELEASE:
             # One tensor name used at one place: one missing record_stream (loop passes
@@ -1016,3 +1070,25 @@ def _optimizer_step(cls, name: str, analyzer: "FileAnalyzer") -> bool:
     if cls is None or name not in torch_modules.OPTIMIZER_HOT_METHODS:
         return False
     return torch_modules.optimizer_base([analyzer.code(b.value) for b in cls.node.bases])
+
+
+def _is_static(node: cst.FunctionDef) -> bool:
+    """A `@staticmethod`: no `self` to drop from its parameters at a call."""
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
+
+
+def _thread_targets(module: cst.Module) -> frozenset:
+    """Names of the functions handed to `threading.Thread(target=...)` and the like."""
+    found: set[str] = set()
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Arg(self, node: cst.Arg) -> None:
+            if node.keyword is not None and node.keyword.value == "target":
+                value = node.value
+                if isinstance(value, cst.Attribute):
+                    found.add(value.attr.value)
+                elif isinstance(value, cst.Name):
+                    found.add(value.value)
+
+    module.visit(_Finder())
+    return frozenset(found)

@@ -26,6 +26,7 @@ from streamlint.model.api.facts import (
 from streamlint.model.hazards import ANY, DEVICE, HOSTMEM, UNSURE, Access
 from streamlint.model.library import LibraryMixin, Optimizer
 from streamlint.model.ops import (
+    DEVICE_WORK,
     GpuOp,
     OpKind,
 )
@@ -34,6 +35,7 @@ from streamlint.model.values import (
     Buffer,
     Const,
     Event,
+    Graph,
     Instance,
     Kernel,
     Launch,
@@ -52,9 +54,12 @@ from streamlint.model.values import (
 from streamlint.model.walk_common import (
     _BUILTIN_SYNCS,
     _EVENT_TIMERS,
+    _WAITS_ON_USER,
+    LOOP_INTERACTIVE,
     _CAPTURE_BEGIN,
     _CAPTURE_END,
     _CONTAINER_STORES,
+    _GRAPH_LAUNCHES,
     _TIMERS,
     _UNKNOWN_STREAM_METHODS,
     CURRENT_FRAMEWORKS,
@@ -87,7 +92,13 @@ class CallsMixin(LibraryMixin):
         if isinstance(func, cst.Attribute):
             receiver = self.eval_arg(func.value)  # the method decides what it reads
             method = func.attr.value
+            step = torch_modules.TRAINING_STEP_CALLS.get(method)
+            if step is not None and not isinstance(receiver, QualRef):
+                self.mark_loops(step)  # `loss.backward()`, `optimizer.step()`: not `debug_api.step()`
             if isinstance(receiver, QualRef):
+                static = self.static_method(receiver, method)
+                if static is not None:
+                    return self.an.call_local(static, node, self.eval_args(node), self)
                 if receiver.qualname.startswith(LOCAL) and method in _UNKNOWN_STREAM_METHODS:
                     # `Cls.stream.wait_stream(...)`: a class attribute we do not follow; a
                     # wait on something we cannot see still orders (stay silent).
@@ -115,8 +126,24 @@ class CallsMixin(LibraryMixin):
         if isinstance(callee, TorchModule) or (isinstance(callee, Instance) and self.an.is_torch_module_class(callee.cls)):
             return self.module_call(node)
         if isinstance(func, cst.Name) and not self.is_bound(func.value):
+            if func.value in _WAITS_ON_USER:
+                self.mark_loops(LOOP_INTERACTIVE)
             return self.builtin(func.value, node)
         return self.opaque_call(node, self.eval_args(node))
+
+    def mark_loops(self, kind: str) -> None:
+        for loop in self.loop_stack:
+            self.record.loops[loop].marks.add(kind)
+
+    def static_method(self, receiver: QualRef, method: str) -> Optional[LocalFunction]:
+        """`Handler.reload(...)`: a `@staticmethod` of a class of this file, called through it."""
+        if not receiver.qualname.startswith(LOCAL):
+            return None
+        function = self.an.method_of(receiver.qualname[len(LOCAL):], method)
+        if function is None or not any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+                                        for d in function.node.decorators):
+            return None
+        return function
 
     def opaque_call(self, node: cst.Call, args: "Args") -> Value:
         """A callable we cannot see (a model, a loss, a submodule passed in).
@@ -125,6 +152,16 @@ class CallsMixin(LibraryMixin):
         reads its tensor arguments and returns CUDA tensors made there. Under a side
         stream the code plainly means GPU work, whatever the arguments show."""
         tensors = [v for v in self.flat_values(args) if isinstance(v, Buffer) and v.framework == "torch"]
+        arrays = [v for v in self.flat_values(args) if isinstance(v, Buffer) and v.framework == "cupy"
+                  and v.mem is Mem.DEVICE]
+        if arrays and not any(t.mem is Mem.DEVICE for t in tensors):
+            # The same invariant for CuPy: work on CuPy arrays runs on the current stream.
+            result = Buffer("cupy", Mem.DEVICE, site=self.site(node), opaque=True)
+            accesses = self.accesses([(e, v) for e, v in self.flat_pairs(args) if v in arrays])
+            accesses += self.result_access(result, node)
+            self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=self.state.current["cupy"],
+                      reads=tuple(arrays), writes=(result,), accesses=accesses, result=result)
+            return result
         if any(t.mem is Mem.DEVICE for t in tensors) or (
             self.on_side_stream("torch") and self.an.torch_imported and args.positional
             and any(not isinstance(v, Const) for v in args.all())
@@ -176,9 +213,30 @@ class CallsMixin(LibraryMixin):
             return  # logging and the like: nothing GPU-side is passed
         for fw in CURRENT_FRAMEWORKS:
             if self.on_side_stream(fw) and args.positional and (fw != "torch" or self.an.torch_imported):
+                pairs = self.flat_pairs(args)
+                accesses = self.accesses(pairs, space=UNSURE) + self.output_arguments(pairs)
                 self.emit(OpKind.KERNEL, self.code(node.func), node, fw, stream=self.state.current[fw],
-                          accesses=self.accesses(self.flat_pairs(args), space=UNSURE))
+                          accesses=accesses)
                 return
+
+    def output_arguments(self, pairs: list) -> tuple:
+        """Arguments that can only be outputs: parts of device memory this body allocated
+        and nothing has written yet (`halo = buf[:, h:h+1]` of a `torch.empty` buffer). A
+        call given uninitialized memory fills it; nobody reads it."""
+        hb = self.state.hb
+        if hb is None:
+            return ()
+        out = []
+        for expr, value in pairs:
+            if not (isinstance(value, Buffer) and value.mem is Mem.DEVICE and not value.param and not value.opaque):
+                continue
+            acc = self.access(expr, value, write=True, space=DEVICE)
+            if acc is None or hb.pending_writes(acc.key):
+                continue
+            made_here = ("b", value.site, "") in hb.allocs if value.site else bool(value.region)
+            if made_here:  # (a joined value: only a part of it, the halo rows of a padded buffer)
+                out.append(replace(acc, assumed=True))
+        return tuple(out)
 
     def builtin(self, name: str, node: cst.Call) -> Value:
         args = self.eval_args(node)
@@ -188,6 +246,8 @@ class CallsMixin(LibraryMixin):
                 self.builtin_sync(f"{name}()", node, args.values[id(expr)], expr)
             return UNKNOWN
         if name in ("list", "tuple", "iter", "reversed", "sorted"):
+            if isinstance(first, Buffer) and first.mem is Mem.DEVICE and first.framework == "torch":
+                return Seq(element=self.element_of(first))  # `list(t.split(sizes))`: device views
             return first if isinstance(first, (Seq, Loader, _Batch)) else UNKNOWN
         if name == "next":
             return self.element_of(first)
@@ -206,7 +266,12 @@ class CallsMixin(LibraryMixin):
                       stream=self.state.current.get(value.framework), receiver=value, host_blocking=True)
 
     def call_qualified(self, qualname: str, node: cst.Call, label: str) -> Value:
+        if qualname in _WAITS_ON_USER:
+            self.mark_loops(LOOP_INTERACTIVE)
+        elif qualname in torch_modules.TRAINING_STEP_FUNCTIONS:
+            self.mark_loops(torch_modules.TRAINING_STEP_FUNCTIONS[qualname])
         if qualname in _TIMERS or qualname in _EVENT_TIMERS:
+            self.record.measures = True
             for loop in self.loop_stack:
                 self.record.loops[loop].timed = True
         if qualname == "numba.cuda.pinned":
@@ -402,6 +467,9 @@ class CallsMixin(LibraryMixin):
             source = args.value(Arg(0))
             if isinstance(source, Buffer) and source.mem is Mem.DEVICE:
                 return UNKNOWN
+            data = args.expr(Arg(0))
+            if isinstance(data, (cst.BaseNumber, cst.List, cst.Tuple)):
+                return Buffer("torch", Mem.PAGEABLE, site=self.site(node), literal=True)
         return Buffer("torch", Mem.PAGEABLE, site=self.site(node))
 
     def numpy_function(self, qualname: str, node: cst.Call) -> Value:
@@ -433,6 +501,7 @@ class CallsMixin(LibraryMixin):
     def call_method(self, receiver: Value, method: str, node: cst.Call, label: str) -> Value:
         label_api = self.code(node.func)
         if method == "elapsed_time":  # CUDA-event timing: a measurement harness
+            self.record.measures = True
             for loop in self.loop_stack:
                 self.record.loops[loop].timed = True
         if method in _CAPTURE_BEGIN or method in _CAPTURE_END:
@@ -442,9 +511,16 @@ class CallsMixin(LibraryMixin):
             key = self.code(node.func.value)  # type: ignore[attr-defined]
             if method in _CAPTURE_BEGIN:
                 self.capturing = self.capturing | {key}
-            else:
-                self.capturing = self.capturing - {key}
-            return UNKNOWN
+                self.captured = []
+                return UNKNOWN
+            if key not in self.capturing:
+                return UNKNOWN
+            self.capturing = self.capturing - {key}
+            graph = Graph(tuple(self.captured), site=self.site(node))
+            self.captured = []
+            return graph
+        if isinstance(receiver, Graph) and method in _GRAPH_LAUNCHES:
+            return self.launch_graph(receiver, node)
         if method in _CONTAINER_STORES and not isinstance(receiver, (Stream, Event, Buffer)):
             args = self.eval_args(node)
             self.keep(args.all())
@@ -495,6 +571,20 @@ class CallsMixin(LibraryMixin):
         self.eval_args(node)
         return UNKNOWN
 
+    def launch_graph(self, graph: Graph, node: cst.Call) -> Value:
+        """`g.launch(stream)`, `g.replay()`: the captured work runs again, on the stream it
+        is launched on (given, else the current one), reading and writing what it did."""
+        args = self.eval_args(node)
+        fw = graph.ops[0].framework if graph.ops else None
+        if fw is None or self.state.hb is None:
+            return UNKNOWN
+        stream_expr, stream_value = args.pair(Arg(0, "stream"))
+        stream = self.stream_from(stream_value, stream_expr, fw) if stream_expr is not None else self.state.current.get(fw)
+        for op in graph.ops:
+            if op.kind in DEVICE_WORK:
+                self.order(replace(op, stream=stream, node=node))  # reported at the launch
+        return UNKNOWN
+
     def unknown_receiver_method(self, method: str, node: cst.Call) -> Value:
         """Methods whose name alone tells the result kind, whatever the receiver."""
         args = self.eval_args(node)
@@ -504,6 +594,12 @@ class CallsMixin(LibraryMixin):
             return result
         if method in _UNKNOWN_STREAM_METHODS and self.an.gpu_imported:
             return self.unknown_stream_method(method, node, args)
+        if method == "record_event" and self.an.torch_imported and not args.positional:
+            # Only streams have `record_event()`: an event recorded on the stream the text names.
+            stream = self.param_stream(node.func.value, "torch")  # type: ignore[attr-defined]
+            event = Event("torch", self.code(node), site=self.site(node), recorded_on=stream)
+            self.emit(OpKind.EVENT_RECORD, self.code(node.func), node, "torch", stream=stream, event=event)
+            return event
         if method == "copy_" and self.an.torch_imported and args.positional:
             # dst.copy_(src) with neither side known: a copy on the current stream whose
             # direction the caller's arguments will tell (helpers are summarized this way).
@@ -546,6 +642,7 @@ class CallsMixin(LibraryMixin):
         result = Buffer("torch", Mem.DEVICE, site=self.site(node), opaque=True)
         accesses = self.accesses([(recv_expr, UNKNOWN)] + self.tensor_pairs(args))
         accesses += self.accesses([(recv_expr, UNKNOWN)], write=True) if inplace else self.result_access(result, node)
+        accesses += self.output_arguments(self.tensor_pairs(args))
         self.emit(OpKind.KERNEL, self.code(node.func), node, "torch", stream=self.state.current["torch"],
                   writes=(result,), accesses=accesses, result=result)
         return result

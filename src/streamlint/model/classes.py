@@ -47,6 +47,9 @@ def pending_at_exit(walker: "Walker") -> dict[str, Pending]:
         bases = [("n", name)]
         if isinstance(value, Buffer) and value.site:
             bases.append(("b", value.site))
+        elif isinstance(value, Buffer):
+            # Bound on some paths only (`if flag: self.norm = ...`): what any of them made.
+            bases.extend(("b", site) for site in sorted(walker.attr_sites.get(name, ())))
         evs = []
         for base in bases:
             for region_evs in hb.writes.get(base, {}).values():
@@ -90,7 +93,7 @@ def inject(walker: "Walker", class_name: str, pendings: dict[str, list[Pending]]
                 hb.add_write(("b", site, ""), ev)
             if pending.allocation is not None:
                 made = pending.allocation
-                hb.allocated(("b", site, ""), made.stream, made.stream_label, made.node)
+                hb.allocated(("b", site, ""), made.stream, made.stream_label, made.node, after_entry=made.after_entry)
 
 
 def runs_before(method: str, exits: dict[str, dict[str, Pending]]) -> list[str]:

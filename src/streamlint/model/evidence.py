@@ -52,6 +52,8 @@ COLLECTIVE_TENSOR_ARGS: dict[str, tuple[int, ...]] = {
     "irecv": (0,), "all_gather_into_tensor": (0, 1), "_all_gather_base": (0, 1),
     "reduce_scatter_tensor": (0, 1), "_reduce_scatter_base": (0, 1), "all_to_all_single": (0, 1),
 }
+# The same tensors given by keyword (`all_to_all_single(output=out, input=inp, ...)`).
+COLLECTIVE_TENSOR_KEYWORDS = frozenset({"tensor", "output", "input", "output_tensor", "input_tensor"})
 DISTRIBUTED_MODULES = frozenset({"dist", "torch.distributed", "distributed"})
 
 # Annotations (dotted, as resolved through the file's imports) naming device arrays.
@@ -61,6 +63,10 @@ ANNOTATION_EVIDENCE: dict[str, Kind] = {
     "numba.cuda.cudadrv.devicearray.DeviceNDArray": Kind.NUMBA_DEVICE,
     "numba.cuda.devicearray.DeviceNDArray": Kind.NUMBA_DEVICE,
 }
+
+# Methods that exist on streams only: `self.x.wait_stream(...)` makes `self.x` a stream,
+# whatever placeholder (`self.x = None`) `__init__` gave it.
+STREAM_ONLY_METHODS = frozenset({"wait_stream", "wait_event", "record_event"})
 
 # A CUDA device value seen as a default makes the parameter that device.
 DEVICE_DEFAULTS = frozenset({"cuda"})
@@ -199,10 +205,13 @@ def _call_evidence(call: cst.Call, imported: frozenset[str], events: list[tuple[
     if "torch" in imported and isinstance(func, cst.Attribute) and func.attr.value in COLLECTIVE_TENSOR_ARGS \
             and _dotted(func.value) in DISTRIBUTED_MODULES:
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
-        for index in COLLECTIVE_TENSOR_ARGS[func.attr.value]:
-            arg = positional[index] if index < len(positional) else None
+        given = [positional[i] for i in COLLECTIVE_TENSOR_ARGS[func.attr.value] if i < len(positional)]
+        given += [a.value for a in call.args if a.keyword is not None and a.keyword.value in COLLECTIVE_TENSOR_KEYWORDS]
+        for arg in given:
             if isinstance(arg, cst.Name):
                 events.append((arg.value, Kind.TORCH_CUDA))
+            elif isinstance(arg, cst.Attribute) and _dotted(arg):
+                events.append((_dotted(arg), Kind.TORCH_CUDA))  # `self.grad_data`, `bucket.grad_data`
         return
     if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
         return
@@ -247,8 +256,10 @@ class _UsageFinder(cst.CSTVisitor):
         if "torch" in self.imported and isinstance(func, cst.Attribute) and func.attr.value in COLLECTIVE_TENSOR_ARGS \
                 and _dotted(func.value) in DISTRIBUTED_MODULES:
             positional = [a.value for a in call.args if a.keyword is None and not a.star]
-            for index in COLLECTIVE_TENSOR_ARGS[func.attr.value]:
-                arg = positional[index] if index < len(positional) else None
+            given = [positional[i] for i in COLLECTIVE_TENSOR_ARGS[func.attr.value] if i < len(positional)]
+            given += [a.value for a in call.args
+                      if a.keyword is not None and a.keyword.value in COLLECTIVE_TENSOR_KEYWORDS]
+            for arg in given:
                 if isinstance(arg, cst.Name) and self.wants(arg.value):
                     self.found[arg.value] = Kind.TORCH_CUDA
             return
@@ -285,3 +296,22 @@ def _dotted(expr: cst.BaseExpression) -> str:
         base = _dotted(expr.value)
         return f"{base}.{expr.attr.value}" if base else ""
     return ""
+
+
+def stream_attributes(cls: cst.ClassDef, text: str = "") -> frozenset[str]:
+    """`self.<attr>` names a class's methods call stream-only methods on. `text`, the
+    source around it, lets most classes (no stream method named at all) skip the walk."""
+    if text and not any(method in text for method in STREAM_ONLY_METHODS):
+        return frozenset()
+    found: set[str] = set()
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in STREAM_ONLY_METHODS:
+                recv = func.value
+                if isinstance(recv, cst.Attribute) and isinstance(recv.value, cst.Name) and recv.value.value == "self":
+                    found.add(recv.attr.value)
+
+    cls.body.visit(_Finder())
+    return frozenset(found)

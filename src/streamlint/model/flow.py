@@ -24,9 +24,11 @@ from streamlint.model.ops import (
     OpKind,
 )
 from streamlint.model.values import (
+    Graph,
     UNKNOWN,
     Buffer,
     Const,
+    Device,
     Event,
     Instance,
     Kernel,
@@ -116,6 +118,7 @@ class Walker(CallsMixin, OrderingMixin):
         })
         self.loop_stack: list[int] = []
         self.comprehension_depth = 0
+        self.comprehension_stack: list[int] = []  # ids of the comprehensions being evaluated
         self.returns: Value = None  # type: ignore[assignment]
         # The hazard walk (a second walk of bodies that use streams) carries the
         # happens-before state and collects cross-stream hazards.
@@ -123,6 +126,12 @@ class Walker(CallsMixin, OrderingMixin):
         self.top = top  # the top-level statement being walked (for cheap positions)
         self.view_depth = 0
         self.capturing: frozenset = frozenset()  # streams capturing: their work is recorded into a graph, not run
+        self.captured: list = []  # the operations recorded by the open capture, replayed at each launch
+        self.event_streams: dict[int, tuple[str, str]] = {}  # event site -> (stream key, label) it was recorded on
+        self.joins: list = []  # waits of the current stream that leave other side-stream writes unordered
+        self.facts: dict[str, object] = {}  # name -> the one value this walk follows (selector walks)
+        self.origins: dict[str, Optional[cst.BaseExpression]] = {}  # local -> the attribute it was read from, if unknown
+        self.attr_sites: dict[str, set] = {}  # `self.x` -> every buffer bound to it (paths that join lose the site)
         self.branch_depth: list[int] = []  # per enclosing loop: how many `if` branches deep
         self.incarnations = 0
         self.hazards: dict[tuple, Hazard] = {}
@@ -138,9 +147,11 @@ class Walker(CallsMixin, OrderingMixin):
         self.first_reads: dict[str, cst.CSTNode] = {}  # `self.x` -> where this body first read it
         # The caller's current stream: PyTorch's own key in code that uses only PyTorch.
         self.entry_key = AMBIENT if analyzer.torch_only else LEGACY
+        self.entry_clock = 0  # the caller's work before the call, on `entry_key`
         if hazard_mode:
             self.state.hb = HB()
             entry = self.state.hb.tick(self.entry_key, True)
+            self.entry_clock = entry
             for name in params:
                 self.state.hb.produced_before_entry(("n", name, ""), record.node, entry, self.entry_key)
 
@@ -166,6 +177,7 @@ class Walker(CallsMixin, OrderingMixin):
             kind=kind, api=api_label, node=node, framework=framework, index=len(self.record.ops),
             loops=loops, in_forward=self.record.is_forward,
             in_comprehension=self.comprehension_depth > 0,
+            comprehension=self.comprehension_stack[-1] if self.comprehension_stack else 0,
             conditional=bool(self.branch_depth and self.branch_depth[-1]), **kw,
         )
         self.record.ops.append(op)
@@ -192,13 +204,17 @@ class Walker(CallsMixin, OrderingMixin):
             # A helper walked for one call: its parameter is the caller's argument.
             caller, exprs = self.outer
             return caller.param_stream(exprs[expr.value], framework)
+        if isinstance(expr, cst.Name) and self.origins.get(expr.value) is not None:
+            return self.param_stream(self.origins[expr.value], framework)
         label = self.code(expr)
         # PyTorch hands out only non-blocking pool streams (ExternalStream aside).
         blocking = False if framework == "torch" else None
         # A parameter or a `self` attribute names one stream; a local the walk could not
         # follow (`s = a if flag else b`, `s = pick()`) may be any stream: unsure.
         named = (isinstance(expr, cst.Name) and (expr.value in self.params or not self.is_bound(expr.value))) or (
-            label.startswith("self.") and label.count(".") == 1)
+            label.startswith("self.") and label.count(".") == 1) or (
+            # `exchanger.stream1` of a parameter: one stream, whichever the caller's object holds
+            isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value in self.params)
         return Stream(framework, StreamKind.EXPLICIT, blocking, label, site=hash(("stream", self.record.name, label)),
                       uncertain=not named)
 
@@ -253,6 +269,10 @@ class Walker(CallsMixin, OrderingMixin):
             for target in node.targets:
                 self.bind(target.target, value)
                 self.note_index_alias(target.target, node.value)
+                if isinstance(target.target, cst.Name):
+                    # `stream1 = exchanger.stream1`: a value we cannot see, named by where it came from.
+                    named_origin = value is UNKNOWN and isinstance(node.value, cst.Attribute)
+                    self.origins[target.target.value] = node.value if named_origin else None
         elif isinstance(node, cst.AnnAssign):
             if node.value is not None:
                 self.bind(node.target, self.eval(node.value, self.code(node.target)))
@@ -290,6 +310,8 @@ class Walker(CallsMixin, OrderingMixin):
             key = self.code(target)
             if key.startswith("self."):
                 self.state.vars[key] = self.labelled(value, key)
+                if isinstance(value, Buffer) and value.site:
+                    self.attr_sites.setdefault(key, set()).add(value.site)
                 self.escape(value)
             else:
                 self.eval(target.value)
@@ -413,10 +435,16 @@ class Walker(CallsMixin, OrderingMixin):
         self.state = then_state
 
     def static_truth(self, test: cst.BaseExpression) -> Optional[bool]:
-        """A test the values decide: `len(t) == 2` for a tuple of known length."""
+        """A test the values decide: `len(t) == 2` for a tuple of known length, or
+        `mode == 3` on a walk that follows one value of `mode` (see `selector`)."""
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
             return None
         left, comparison = test.left, test.comparisons[0]
+        if self.facts and isinstance(left, cst.Name) and left.value in self.facts:
+            constant = _constant(comparison.comparator)
+            if constant is not None and isinstance(comparison.operator, (cst.Equal, cst.NotEqual)):
+                equal = self.facts[left.value] == constant
+                return equal if isinstance(comparison.operator, cst.Equal) else not equal
         if not (isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len"
                 and len(left.args) == 1 and isinstance(comparison.comparator, cst.Integer)):
             return None
@@ -471,6 +499,9 @@ class Walker(CallsMixin, OrderingMixin):
             return _Batch(Buffer("torch", mem, site=iterable.site, loader_site=iterable.site, label="batch"))
         if isinstance(iterable, _Batch):
             return iterable
+        if isinstance(iterable, Buffer) and iterable.mem is Mem.DEVICE and iterable.framework == "torch":
+            # Rows of a device array, or the pieces of `t.split(...)`: views of the same memory.
+            return iterable
         return UNKNOWN
 
     def with_(self, node: cst.With) -> None:
@@ -502,8 +533,11 @@ class Walker(CallsMixin, OrderingMixin):
         saved_capturing = self.capturing
         if capturing:
             self.capturing = self.capturing | {"<torch.cuda.graph>"}
+            self.captured = []
         self.walk(node.body.body)
         self.capturing = saved_capturing
+        if capturing:
+            self.bind_captured_graph(node)
         for kind, stream, at in finals:
             self.emit(kind, "auto_synchronize", at, stream.framework, stream=stream, target=stream, host_blocking=True)
         for name, old in pinned_names:
@@ -632,6 +666,7 @@ class Walker(CallsMixin, OrderingMixin):
         saved = self.state
         self.state = saved.copy()
         self.comprehension_depth += 1
+        self.comprehension_stack.append(id(for_in))
         node: Optional[cst.CompFor] = for_in
         while node is not None:
             self.bind(node.target, self.element_of(self.eval(node.iter)))
@@ -639,6 +674,7 @@ class Walker(CallsMixin, OrderingMixin):
                 self.truth(cond.test)
             node = node.inner_for_in
         value = self.eval(elt)
+        self.comprehension_stack.pop()
         self.comprehension_depth -= 1
         self.state = saved
         return value
@@ -658,7 +694,8 @@ class Walker(CallsMixin, OrderingMixin):
                 self.first_reads.setdefault(key, expr)
             if key in self.state.vars:
                 return self.state.vars[key]
-            return self.an.class_attr(self.record.class_name, expr.attr.value)
+            held = self.an.class_attr(self.record.class_name, expr.attr.value)
+            return self.evident_path(key) if held is UNKNOWN else held
         base = self.eval(expr.value)
         attr = expr.attr.value
         if isinstance(base, QualRef):
@@ -666,12 +703,23 @@ class Walker(CallsMixin, OrderingMixin):
             return self.named_value(qualname) or QualRef(qualname)
         if isinstance(base, Buffer) and attr in _POINTER_ATTRS:
             return base
+        if isinstance(base, Buffer) and base.mem is Mem.DEVICE and attr == "device" and base.framework in ("torch", "cupy"):
+            return Device(cuda=True)  # `x.device` of a CUDA tensor: `torch.tensor(..., device=x.device)` is an upload
         if isinstance(base, Buffer) and base.framework == "torch" and base.mem is Mem.DEVICE and attr in torch_api.TENSOR_ATTRIBUTES:
             return base  # `x.grad`, `topk(...).indices`: CUDA tensors of the same computation
         if isinstance(base, Instance):
             return self.an.class_attr(base.cls, attr)
         if isinstance(base, _Batch):
             return base
+        if base is UNKNOWN and isinstance(expr.value, cst.Name):
+            return self.evident_path(f"{expr.value.value}.{attr}")
+        return UNKNOWN
+
+    def evident_path(self, path: str) -> Value:
+        """`self.grad_data`, `bucket.grad_data` that the body hands to an NCCL collective:
+        a CUDA tensor made before this function ran, known by its path."""
+        if path in self.evident_tensors:
+            return Buffer("torch", Mem.DEVICE, label=path, param=path)
         return UNKNOWN
 
     def named_value(self, qualname: str) -> Optional[Value]:
@@ -715,6 +763,10 @@ class Walker(CallsMixin, OrderingMixin):
                 # the creating call's shape tells which, when we saw it.
                 left = None if base.ndim is None else base.ndim - len(expr.slice)
                 return replace(base, maybe_scalar=left is None or left <= 0, ndim=left)
+            if self.state.hb is not None and not base.region and base.mem is Mem.DEVICE:
+                region = self.slice_region(expr)
+                if region:
+                    return replace(base, region=region)  # a view of part of the same memory
             return base  # a view of the same memory
         if isinstance(base, _Batch):
             return base.batch
@@ -727,6 +779,14 @@ class Walker(CallsMixin, OrderingMixin):
                 stream_expr = indices[2][1] if len(indices) >= 3 else None
                 return Launch(foreign, self.launch_stream(stream, stream_expr))
         return UNKNOWN
+
+    def bind_captured_graph(self, node: cst.With) -> None:
+        """`with torch.cuda.graph(g):` - `g` now holds the work recorded in the body."""
+        for item in node.items:
+            call = item.item
+            if isinstance(call, cst.Call) and call.args and isinstance(call.args[0].value, cst.Name):
+                self.bind(call.args[0].value, Graph(tuple(self.captured), site=self.site(call)))
+        self.captured = []
 
     def launch_stream(self, value: Optional[Value], expr: Optional[cst.BaseExpression]) -> Optional[Value]:
         if value is None or (isinstance(value, Const) and value.value in (0, None)):
@@ -854,3 +914,86 @@ def _periodic(test: cst.BaseExpression) -> bool:
 
 def _has_modulo(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.BinaryOperation) and (isinstance(expr.operator, cst.Modulo) or _has_modulo(expr.left))
+
+
+def _constant(expr: cst.BaseExpression) -> Optional[object]:
+    """The value of an integer or string literal."""
+    if isinstance(expr, cst.Integer):
+        return int(expr.value, 0)
+    if isinstance(expr, cst.SimpleString):
+        return expr.evaluated_value
+    return None
+
+
+class _Other:
+    """A selector's value that none of the tests names (the `else` of every test)."""
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Other)
+
+    def __hash__(self) -> int:
+        return 0
+
+
+OTHER = _Other()
+
+
+def selector(body: list, params: list[str]) -> Optional[tuple[str, tuple]]:
+    """A parameter the body tests against two or more constants and never rebinds
+    (`if spatial_method == 2: ... elif spatial_method == 3: ...`, and again later):
+    its branches are exclusive, so each value is walked as a path of its own.
+    (A walk over statements only, not a visitor: it runs for every hazard walk.)"""
+    tested: dict[str, set] = {}
+    assigned: set[str] = set()
+    stack: list = list(body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, cst.If):
+            _tests(stmt.test, tested)
+            stack.extend(stmt.body.body)
+            if stmt.orelse is not None:
+                stack.append(stmt.orelse) if isinstance(stmt.orelse, cst.If) else stack.extend(stmt.orelse.body.body)
+        elif isinstance(stmt, (cst.For, cst.While, cst.With, cst.Try)):
+            stack.extend(stmt.body.body)
+            for part in (getattr(stmt, "orelse", None), getattr(stmt, "finalbody", None)):
+                if part is not None:
+                    stack.extend(part.body.body)
+            for handler in getattr(stmt, "handlers", ()):
+                stack.extend(handler.body.body)
+            if isinstance(stmt, cst.For):
+                _bound(stmt.target, assigned)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign):
+                    for target in small.targets:
+                        _bound(target.target, assigned)
+                elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                    _bound(small.target, assigned)
+    for name, constants in sorted(tested.items()):
+        if name in params and name not in assigned and 2 <= len(constants) <= _SELECTOR_MAX_VALUES:
+            return name, tuple(sorted(constants, key=repr))
+    return None
+
+
+def _tests(test: cst.BaseExpression, tested: dict) -> None:
+    """`name == constant` / `!=` comparisons in an `if` test (through `and` / `or`)."""
+    if isinstance(test, cst.BooleanOperation):
+        _tests(test.left, tested)
+        _tests(test.right, tested)
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name) \
+            and isinstance(test.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+        constant = _constant(test.comparisons[0].comparator)
+        if constant is not None:
+            tested.setdefault(test.left.value, set()).add(constant)
+
+
+def _bound(target: cst.BaseExpression, assigned: set) -> None:
+    """Names a target rebinds (`ctx.mode = mode` rebinds none)."""
+    if isinstance(target, cst.Name):
+        assigned.add(target.value)
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            _bound(element.value, assigned)
+
+
+_SELECTOR_MAX_VALUES = 4

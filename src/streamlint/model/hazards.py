@@ -96,6 +96,8 @@ class Hazard:
     handed_out: bool = False  # released by the caller, after this function returned it
     owned: bool = False  # the reading stream waits for something here: this body owns its ordering
     waits_on_default: bool = False  # reported at a wait on the default stream, not the current one
+    joins_default: bool = False  # the default stream, not the current one, waits for a side stream here
+    wrong_wait: bool = False  # the current stream waits here for another stream than the one that wrote
 
     @property
     def identity(self) -> tuple:
@@ -139,6 +141,7 @@ class Alloc:
     name: str = ""
     uses: list[Ev] = field(default_factory=list)
     recorded: set[str] = field(default_factory=set)
+    after_entry: bool = False  # its stream had waited for the caller's stream: earlier uses there are ordered
 
 
 class HB:
@@ -320,6 +323,21 @@ class HB:
             self.legacy_vc = dict(vc)
         return clock
 
+    def unordered_side_writes(self, stream: str, besides: str) -> list[tuple[tuple, Ev]]:
+        """Writes to buffers that outlive the body (parameters, attributes, names it did not
+        allocate), queued on an explicit stream other than `besides`, not ordered before `stream`."""
+        out = []
+        for base, parts in self.writes.items():
+            if base[0] != "n":
+                continue
+            for evs in parts.values():
+                for ev in evs:
+                    if ev.stream in (HOST, LEGACY, AMBIENT, besides) or ev.param or unsure(ev.stream) \
+                            or ev.stream == "ptds" or self.ordered(stream, ev):
+                        continue
+                    out.append((base, ev))
+        return out
+
     def ordered(self, stream: str, ev: Ev) -> bool:
         """Is the earlier access `ev` ordered before new work on `stream`?"""
         if ev.stream == stream or ev.stream == HOST:
@@ -335,7 +353,12 @@ class HB:
         parts = table.get(base, {})
         if region == "":
             return tuple(ev for evs in parts.values() for ev in evs)
-        return parts.get("", ()) + parts.get(region, ())
+        found = parts.get("", ()) + parts.get(region, ())
+        axis = _axis(region)
+        for other, evs in parts.items():
+            if other and other != region and _axis(other) != axis:
+                found += evs  # slices along different axes cross
+        return found
 
     def _set(self, table: dict, key: tuple, evs: tuple[Ev, ...]) -> None:
         base, region = key[:-1], key[-1]
@@ -404,6 +427,13 @@ class HB:
                 if prior.stream == HOST or prior.param or unsure(prior.stream):
                     continue
                 if not self.ordered(ev.stream, prior):
+                    misdirected = self.default_waits.get(ev.stream) if prior.stream == AMBIENT else None
+                    if misdirected is not None:
+                        # The writer meant to wait for the current stream's work, and waited on another.
+                        hazards.append(Hazard(RAW, misdirected, prior.node, acc.label, prior.label, ev.label,
+                                              framework, prior.api, key=acc.key, via=ev.via,
+                                              other_via=prior.via, waits_on_default=True))
+                        continue
                     hazards.append(Hazard(WAR, ev.node, prior.node, acc.label, prior.label, ev.label,
                                           framework, prior.api, key=acc.key, via=ev.via, other_via=prior.via))
             self._set(self.writes, acc.key, (ev,))
@@ -436,8 +466,8 @@ class HB:
         return hazards
 
     # ------------------------------------------------------------ allocator (SL404)
-    def allocated(self, key: tuple, stream: str, label: str, node: cst.CSTNode) -> None:
-        self.allocs[key] = Alloc(stream, label, node)
+    def allocated(self, key: tuple, stream: str, label: str, node: cst.CSTNode, after_entry: bool = False) -> None:
+        self.allocs[key] = Alloc(stream, label, node, after_entry=after_entry)
 
     def used(self, key: tuple, ev: Ev) -> None:
         alloc = self.allocs.get(key)
@@ -465,3 +495,10 @@ class HB:
             hazards.append(Hazard(RELEASE, use.node, alloc.node, label, alloc.stream_label, use.label,
                                   "torch", release=node, key=key))
         return hazards
+
+
+def _axis(region: str) -> int:
+    """The axis a region's slice is along (`@2:a:b`); plain regions are along the first."""
+    if region.startswith("@"):
+        return int(region[1:].split(":", 1)[0])
+    return 0

@@ -75,6 +75,7 @@ class GpuOp:
     loops: Tuple[int, ...] = ()  # enclosing loops, outermost first (ids into FunctionRecord.loops)
     in_forward: bool = False
     in_comprehension: bool = False
+    comprehension: int = 0  # the innermost comprehension it is in (id of its `for`), 0 outside
     conditional: bool = False  # under an `if` inside its innermost loop (not every iteration)
     helper: Optional[HelperRef] = None
     reads: Tuple[Value, ...] = ()
@@ -105,6 +106,7 @@ class LoopInfo:
     parent: Optional[int]
     comprehension: bool = False
     timed: bool = False  # reads a host timer: a benchmark harness
+    marks: set = field(default_factory=set)  # what its body calls, by kind (walk_common.LOOP_*)
 
 
 @dataclass
@@ -122,6 +124,8 @@ class FunctionRecord:
     passes_stream: bool = False  # queues work on a stream it received
     kept_sites: set[int] = field(default_factory=set)  # streams/events stored into containers
     hazards: list["Hazard"] = field(default_factory=list)  # from the hazard walk (SL401-SL404)
+    measures: bool = False  # reads a host timer or an event's elapsed time: a measurement helper
+    probe_calls: set[int] = field(default_factory=set)  # ids of its calls of measurement helpers
 
     @property
     def is_stream_region(self) -> bool:

@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Iterable, Optional
 import libcst as cst
 
 from streamlint.model.hazards import (
+    AMBIENT,
     ANY,
     DEVICE,
     HOST,
     HOSTMEM,
+    LEGACY,
     RAW,
     RELEASE,
     WAR,
@@ -54,7 +56,8 @@ class OrderingMixin:
         hb = self.state.hb
         kind = op.kind
         if self.capturing and kind in DEVICE_WORK | {OpKind.EVENT_RECORD, OpKind.STREAM_WAIT_EVENT, OpKind.WAIT_STREAM}:
-            return  # captured into a graph: it runs when the graph is launched
+            self.captured.append(op)  # captured into a graph: it runs when the graph is launched
+            return
         event_site = op.event.site if isinstance(op.event, Event) and op.event.site else None
         if kind is OpKind.DEVICE_SYNC:
             hb.host_sync(None)
@@ -68,12 +71,17 @@ class OrderingMixin:
         elif kind is OpKind.EVENT_RECORD:
             if op.stream is not None and event_site is not None:  # an unknown event: nothing to record
                 hb.record_event(event_site, stream_key(op.stream))
+                self.event_streams[event_site] = (stream_key(op.stream), op.stream.label)
         elif kind is OpKind.STREAM_WAIT_EVENT:
             if op.stream is not None:
+                self.note_join(op, self.event_streams.get(event_site) if event_site is not None else None)
                 hb.wait_event(stream_key(op.stream), event_site)
         elif kind is OpKind.WAIT_STREAM:
             if op.stream is not None:
+                target = (stream_key(op.target), op.target.label) if op.target is not None else None
+                self.note_join(op, target)
                 hb.wait_stream(stream_key(op.stream), stream_key(op.target) if op.target is not None else None, op.node)
+                self.check_join_into_default(op)
         elif kind is OpKind.RECORD_STREAM:
             target = stream_key(op.target) if op.target is not None else None
             for acc in op.accesses:
@@ -89,6 +97,7 @@ class OrderingMixin:
             label = op.stream.label or "a stream"
             found: list[Hazard] = []
             for acc in op.accesses:
+                self.state_before_entry(acc, op, key)
                 ev = Ev(op.node, key, clock, label=label, api=op.api, space=acc.space, via=op.helper)
                 found.extend(hb.device_access(acc, ev, op.framework))
                 hb.used(acc.key, ev)
@@ -98,10 +107,12 @@ class OrderingMixin:
             assumed = {a.key for a in op.accesses if a.write and a.assumed}
             written = {h.key for h in found if h.kind is WAR}
             read = {h.key for h in found if h.kind is RAW}
+            # A wait on the default stream instead of the current one is the problem itself.
+            misdirected = {h.key for h in found if h.waits_on_default}
             for hazard in found:
-                if hazard.kind is RAW and hazard.key in written and hazard.key not in assumed:
+                if hazard.kind is RAW and hazard.key in written and hazard.key not in assumed | misdirected:
                     continue
-                if hazard.kind is WAR and hazard.key in read and hazard.key in assumed:
+                if hazard.kind is WAR and hazard.key in read and hazard.key in assumed | misdirected:
                     continue
                 self.hazards.setdefault(hazard.identity, hazard)
             if op.host_blocking is True or self.drains_host(op):
@@ -110,6 +121,69 @@ class OrderingMixin:
         elif kind is OpKind.ALLOC and op.stream is not None and op.framework == "torch":
             self.allocations(op, stream_key(op.stream), op.stream.label or "a stream")
 
+    def state_before_entry(self, acc, op: GpuOp, key: str) -> None:
+        """`self.x`, which the body shows to be a CUDA tensor, first touched on a PyTorch side
+        stream: like a parameter, it was made before this call, on the caller's current
+        stream, which a side stream does not follow unless it waits for it."""
+        hb = self.state.hb
+        if self.entry_key != AMBIENT or op.framework != "torch" or acc.key[0] != "n" or key in (AMBIENT, LEGACY):
+            return
+        name = acc.key[1]
+        if not name.startswith("self.") or name.count(".") != 1 or unsure(key) or hb.has_history(acc.key):
+            return
+        if name not in self.evident_tensors:
+            return  # only state the body shows to be a CUDA tensor (handed to a collective)
+        node = op.node
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                self.code(node.func.value).startswith(name):
+            return  # the receiver of a method we cannot see (a config, a manager): not known to be data
+        if op.stream is not None and op.stream.label == name:
+            return  # the stream itself, handed to a call
+        if self.an.class_attr(self.record.class_name, name[5:]) is not UNKNOWN:
+            return  # made where the class shows it (`__init__`): the class composition orders it
+        hb.produced_before_entry(("n", name, ""), self.record.node, self.entry_clock, self.entry_key)
+
+    def note_join(self, op: GpuOp, target: Optional[tuple[str, str]]) -> None:
+        """The current stream waits for `target`: remember the side-stream writes it does
+        not order, in case the body never orders them (it may have meant their stream)."""
+        current = self.state.current.get(op.framework)
+        if target is None or current is None or unsure(target[0]) or stream_key(op.stream) != stream_key(current):
+            return
+        pending = self.state.hb.unordered_side_writes(stream_key(current), besides=target[0])
+        if pending:
+            self.joins.append((op, target[1], stream_key(current), pending))
+
+    def check_joins_at_exit(self) -> None:
+        """A body whose current stream waits for one side stream while the writes it queued
+        on another are still unordered at its end: the wait names the wrong stream."""
+        hb = self.state.hb
+        for op, waited, current, pending in self.joins:
+            still = [(key, ev) for key, ev in pending if not hb.ordered(current, ev)]
+            if not still:
+                continue
+            key, ev = still[0]
+            hazard = Hazard(RAW, op.node, ev.node, key[1] if isinstance(key[1], str) else "", ev.label, waited,
+                            op.framework, ev.api, key=("join", id(op.node)), wrong_wait=True)
+            self.hazards.setdefault(hazard.identity, hazard)
+
+    def check_join_into_default(self, op: GpuOp) -> None:
+        """`torch.cuda.default_stream().wait_stream(side)` in a function whose current stream
+        is the caller's: the work after it, on the current stream, is not ordered after
+        `side` (under a caller's side stream or a CUDA graph the two differ)."""
+        target, current = op.target, self.state.current.get("torch")
+        if self.entry_key != AMBIENT or self.record.kind == "module" or op.framework != "torch" or op.helper is not None:
+            return  # (inside a helper: reported there)
+        receiver = op.node.func.value if isinstance(op.node, cst.Call) and isinstance(op.node.func, cst.Attribute) else None
+        if not isinstance(receiver, cst.Call):
+            return  # `compute_stream.wait_stream(...)`: a stream the code chose to compute on, by name
+        if target is None or not target.explicit or target.uncertain or current is None:
+            return
+        if stream_key(op.stream) != LEGACY or stream_key(current) != AMBIENT:
+            return
+        hazard = Hazard(RAW, op.node, op.node, "", target.label or "a stream", "the current stream", "torch",
+                        key=("join", id(op.node)), joins_default=True)
+        self.hazards.setdefault(hazard.identity, hazard)
+
     def allocations(self, op: GpuOp, key: str, label: str) -> None:
         """A torch op that makes a new CUDA tensor allocates it on the current stream."""
         result = op.result
@@ -117,7 +191,9 @@ class OrderingMixin:
             return
         if op.kind is not OpKind.ALLOC and not any(a.fresh and a.key[1] == result.site for a in op.accesses):
             return  # in place, or a copy whose source may already be on the device
-        self.state.hb.allocated(("b", result.site, ""), key, label, op.node)
+        hb = self.state.hb
+        after_entry = key != self.entry_key and hb.stream_vc(key).get(self.entry_key, 0) >= self.entry_clock > 0
+        hb.allocated(("b", result.site, ""), key, label, op.node, after_entry=after_entry)
 
     @staticmethod
     def drains_host(op: GpuOp) -> bool:
@@ -134,15 +210,7 @@ class OrderingMixin:
         base = expr
         while True:
             if isinstance(base, cst.Subscript):
-                if len(base.slice) == 1 and isinstance(base.slice[0].slice, cst.Slice):
-                    text = self.code(base.slice[0].slice)
-                    region = region or ("" if text.strip() in (":", "::") else text + self.versions_in(base.slice[0].slice))
-                elif len(base.slice) == 1 and isinstance(base.slice[0].slice, cst.Index) and isinstance(
-                    base.slice[0].slice.value, (cst.Integer, cst.SimpleString)
-                ):
-                    region = region or f"[{self.code(base.slice[0].slice.value)}]"
-                elif len(base.slice) == 1 and isinstance(base.slice[0].slice, cst.Index):
-                    region = region or self.slot(base.slice[0].slice.value)
+                region = region or self.slice_region(base)
                 base = base.value
             elif isinstance(base, cst.BinaryOperation) and isinstance(value, Buffer) and value.framework == "raw":
                 region = region or self.code(base.right)
@@ -154,12 +222,15 @@ class OrderingMixin:
         label = self.code(base)
         if isinstance(base, cst.Name) and base.value in self.scalar_names:
             return None  # a parameter the code types as a scalar or a group: never a buffer
+        if not region and isinstance(value, Buffer) and value.region:
+            region = value.region  # a name bound to a view: `halo = buf[:, h:h + 1]`
         if isinstance(value, Buffer) and value.site:
             return Access(("b", value.site, region), label, write, space)
         if isinstance(value, Buffer) and value.param:
             # A parameter typed by evidence: keyed by its name, as call sites map it.
             return Access(("n", value.param, region), label, write, space)
-        if value is UNKNOWN or isinstance(value, _Batch):
+        joined = isinstance(value, Buffer) and not value.site  # made differently on two paths: known by its name
+        if value is UNKNOWN or isinstance(value, _Batch) or joined:
             if isinstance(base, cst.Name):
                 return Access(("n", base.value, region), label, write, space)
             if isinstance(base, cst.Attribute) and label.startswith("self.") and label.count(".") == 1:
@@ -169,6 +240,27 @@ class OrderingMixin:
                 # `param.grad`, `p.data`: part of what the caller passed (made before entry).
                 return Access(("n", root, region or f".{path}"), label, write, space)
         return None
+
+    def slice_region(self, sub: cst.Subscript) -> str:
+        """Which part of a buffer one subscript names, as far as the text shows: a slice
+        along one axis (`x[a:b]`, `x[:, :, a:b, :]`, axis-tagged past the first), a
+        constant element, a loop slot; "" for the whole buffer or what the text cannot tell."""
+        elements = sub.slice
+        if len(elements) == 1 and isinstance(elements[0].slice, cst.Slice):
+            text = self.code(elements[0].slice)
+            return "" if text.strip() in (":", "::") else text + self.versions_in(elements[0].slice)
+        if len(elements) == 1 and isinstance(elements[0].slice, cst.Index):
+            value = elements[0].slice.value
+            if isinstance(value, (cst.Integer, cst.SimpleString)):
+                return f"[{self.code(value)}]"
+            return self.slot(value)
+        bounded = [i for i, el in enumerate(elements)
+                   if not (isinstance(el.slice, cst.Slice) and self.code(el.slice).strip() in (":", "::"))]
+        if len(bounded) == 1 and isinstance(elements[bounded[0]].slice, cst.Slice):
+            axis, part = bounded[0], elements[bounded[0]].slice
+            text = self.code(part) + self.versions_in(part)
+            return text if axis == 0 else f"@{axis}:{text}"
+        return ""
 
     def slot(self, index: cst.BaseExpression) -> str:
         """Which element an index names, as far as the text shows: `buf[k]`, `buf[k - 1]`
@@ -230,6 +322,7 @@ class OrderingMixin:
         hb = self.state.hb
         if hb is None or self.record.kind == "module":
             return
+        self.check_joins_at_exit()
         held = {v.site for k, v in self.state.vars.items() if k.startswith("self.") and isinstance(v, Buffer)}
         for key in list(hb.allocs):
             if key[0] == "b" and key[1] not in self.escaped and key[1] not in held:
@@ -255,8 +348,9 @@ class OrderingMixin:
                 continue
             for ev in hb.pending_writes(("b", item.site, "")):
                 if ev.stream in (HOST, self.entry_key) or ev.stream in handles or ev.param or unsure(ev.stream) \
-                        or ev.label.split(".")[0] in self.params or "[" in ev.label:
-                    # (a stream drawn from a list: the caller typically waits on the whole list)
+                        or ev.label.split(".")[0] in self.params or ("[" in ev.label and not self.private_list_stream(ev.label)):
+                    # (a stream drawn from a list: the caller typically waits on the whole list,
+                    # unless the list is private to this object and the caller cannot name it)
                     continue  # a stream the caller passed in: the caller can wait on it
                 if hb.ordered(self.entry_key, ev) or hb.ordered(HOST, ev) or hb.blocking.get(ev.stream) is not False:
                     continue  # (the caller's legacy-stream work waits for a blocking stream)
@@ -268,6 +362,13 @@ class OrderingMixin:
                 break
             self.handed_out_allocation(item, node, handles)
 
+    def private_list_stream(self, label: str) -> bool:
+        """`self._streams[i]` seen from a public method: its caller, outside the class, cannot
+        name the stream to wait on it."""
+        name = self.record.name.rsplit(".", 1)[-1]
+        public = self.record.kind == "method" and (not name.startswith("_") or name.startswith("__"))
+        return public and label.startswith("self._")
+
     def handed_out_allocation(self, item: Buffer, node: cst.CSTNode, handles: set) -> None:
         """A tensor kept on `self`, allocated on a side stream, handed to the caller, who
         uses it on its current stream (the prefetcher): without `record_stream`, when the
@@ -278,6 +379,8 @@ class OrderingMixin:
         made = self.state.hb.allocs.get(("b", item.site, ""))
         if made is None or unsure(made.stream) or made.stream in (HOST, self.entry_key) or self.entry_key in made.recorded or made.stream in handles:
             return
+        if made.after_entry:
+            return  # the side stream waits for the caller's stream before each new allocation: no early reuse
         if made.stream_label.split(".")[0] in self.params or item.framework != "torch":
             return
         at = self.first_reads.get(item.label, node)

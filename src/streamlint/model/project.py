@@ -157,7 +157,7 @@ def _summarise(
             return None
         module = _parse(text)
         _recent[:] = [(text, module)]
-        analyzer = analyzer_type(module, path=key, depth=depth, summaries_only=True)
+        analyzer = analyzer_type(module, path=key, depth=depth, summaries_only=True, source=text)
         analyzer.text = text  # (for cheap text tests only: positions stay as they were)
         analyzer.run()
     except (UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):

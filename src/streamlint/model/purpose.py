@@ -4,10 +4,15 @@ A host synchronization in a hot path is usually a stall (SL103, SL502), but real
 also synchronizes where it must or means to: the value decides the loop's control flow
 (`while err > tol:`, `if cp.all(new == old): break`), the shape of the next arrays
 (`n = int(mask.sum())` then `torch.empty(n)`), an assertion of a test, a timed or
-measured region (host timers, `elapsed_time`, memory statistics), or it prepares a
-CUDA-graph capture. And a device-to-host copy of an array in a loop that uploads its
-input every iteration is a streaming pipeline's output: reading it once after the loop
-is no option there, the non-blocking pinned read-back is.
+measured region (host timers, `elapsed_time`, memory statistics, profiler ranges), it
+prepares a CUDA-graph capture, it is compared with a host reference
+(`np.allclose(x.get(), ref)`), or it is printed in a block of log lines under a switch
+(`if verbosityLevel > 0:`). And a device-to-host copy of an array in a loop that uploads
+its input every iteration is a streaming pipeline's output: reading it once after the
+loop is no option there, the non-blocking pinned read-back is. A training loop is no
+measurement harness: a timer next to a sync there is timing every step (STEP_TIMING, a
+stall). Events made in a benchmark's repeat loop only to time it are timing marks
+(`creation_purpose`, SL501).
 
 The decision is syntactic and local to the body: where the synchronizing expression
 sits (an `if`/`while` test, a `for` iterable, an `assert`, an allocation's shape, a
@@ -25,6 +30,7 @@ from typing import TYPE_CHECKING, Iterator, Optional
 import libcst as cst
 
 from streamlint.model.ops import COPIES, FunctionRecord, GpuOp, OpKind
+from streamlint.model.queries import in_training_loop, repeats
 
 if TYPE_CHECKING:
     from streamlint.model.analysis import FileAnalysis
@@ -37,15 +43,18 @@ class Purpose(Enum):
     CONTROL = "decides the control flow"  # while test, an `if` that leaves or acts, a `for` iterable, range()
     SHAPE = "decides the shape of later arrays"
     ASSERTION = "is checked by an assertion"
+    VERIFY = "compares a result with a reference"  # `np.allclose(x.get(), ref)`, `norm(x.get() - ref)` printed
     MEASUREMENT = "bounds a timed or measured region"
     CAPTURE = "prepares a CUDA-graph capture"
+    DEBUG = "feeds a verbose log under a switch"  # `if verbosity > 0: print(x)`: off unless asked for
     SELECTION = "only selects between values"  # `if a > b: x = y`: `where` on the device does it
     CHECK = "only guards a sanity check or a log line"  # `if torch.isnan(loss).any(): raise ...`
     OUTPUT = "is a streaming pipeline's output"  # D2H of an array per uploaded chunk, kept
+    STEP_TIMING = "times or measures every training step"  # a timer next to it, in a loop that trains
 
     @property
     def needed(self) -> bool:
-        return self not in (Purpose.SELECTION, Purpose.CHECK, Purpose.OUTPUT)
+        return self not in (Purpose.SELECTION, Purpose.CHECK, Purpose.OUTPUT, Purpose.STEP_TIMING)
 
 
 # -- what calls are, by their spelled name's last component ------------------------------
@@ -64,11 +73,22 @@ _SHAPE_CALLS = frozenset({"empty", "zeros", "ones", "rand", "randn", "randint", 
                           "new_empty", "new_zeros", "new_ones", "empty_strided", "view", "reshape",
                           "narrow", "split", "expand", "resize_", "repeat", "tile", "broadcast_to", "eye",
                           "tensor_split", "chunk", "unflatten", "topk", "kthvalue", "pad"})
+_PROFILER_CALLS = frozenset({"cudaProfilerStart", "cudaProfilerStop", "cuProfilerStart", "cuProfilerStop"})
+_PROFILER_DOTTED = ("profiler.start", "profiler.stop")  # torch.cuda.profiler.start()
 _ASSERT_MODULES = ("testing.", "np.testing", "numpy.testing", "cp.testing", "cupy.testing", "torch.testing")
+# Comparisons of a result with a reference; a difference's norm is one when printed or asserted.
+_VERIFY_CALLS = frozenset({"allclose", "isclose", "array_equal", "array_equiv", "assert_close"})
+_DIFFERENCE_REDUCTIONS = frozenset({"norm", "abs", "fabs", "absolute", "amax", "max"})
+# Log calls: what a debug block under a switch (`if verbosity > 0:`) does, and nothing else.
+_PRINT_CALLS = frozenset({"print", "pprint", "debug", "info", "warning", "warn", "log", "error", "critical",
+                          "exception", "write"})
+# Event methods and timing calls: an event used only by these is a timing mark.
+_EVENT_TIMING_METHODS = frozenset({"record", "synchronize", "query", "elapsed_time"})
 _STORE_METHODS = frozenset({"append", "extend", "put", "put_nowait", "write", "send", "add", "appendleft",
                             "save", "savez", "tofile"})
 _ARRAY_READS = frozenset({"numpy", "tobytes", "tofile", "get", "asnumpy", "cpu", "to", "copy_to_host"})
-_ORDERING_CALLS = frozenset({"wait_stream", "wait_event", "record", "wait", "empty_cache"})
+_ORDERING_CALLS = frozenset({"wait_stream", "wait_event", "record", "wait", "empty_cache", "barrier",
+                            "range_push", "range_pop"})
 _DEPTH = 3  # how many assignments a value is followed through
 
 
@@ -91,7 +111,9 @@ def _dotted(func: cst.BaseExpression) -> str:
 
 def _is_timer(call: cst.Call) -> bool:
     name = _last(call.func)
-    return name in _TIMER_CALLS or name in _MEMORY_CALLS or _dotted(call.func) in ("time.time", "time.time_ns")
+    dotted = _dotted(call.func)
+    return (name in _TIMER_CALLS or name in _MEMORY_CALLS or name in _PROFILER_CALLS
+            or dotted in ("time.time", "time.time_ns") or dotted.endswith(_PROFILER_DOTTED))
 
 
 def _is_assertion(call: cst.Call) -> bool:
@@ -123,6 +145,7 @@ class _Body:
 
     def __init__(self, analysis: "FileAnalysis", record: FunctionRecord) -> None:
         self.parents = parents_of(analysis)
+        self.probes = record.probe_calls  # calls of helpers that time (another module's too)
         self.uses: dict[str, list[cst.Name]] = {}
         stack: list[cst.CSTNode] = [record.node]
         while stack:
@@ -173,10 +196,19 @@ def sync_purpose(analysis: "FileAnalysis", record: FunctionRecord, op: GpuOp) ->
 
 
 def _decide(body: _Body, record: FunctionRecord, op: GpuOp) -> Optional[Purpose]:
+    found = _why(body, record, op)
+    if found is Purpose.MEASUREMENT and not op.conditional and in_training_loop(record, op):
+        return Purpose.STEP_TIMING  # timing every step of a training loop is the stall itself
+    return found  # (every N steps, `if step % N == 0:`, is the windowed timing to advise)
+
+
+def _why(body: _Body, record: FunctionRecord, op: GpuOp) -> Optional[Purpose]:
     value_read = op.kind in COPIES or op.kind is OpKind.IMPLICIT_SYNC
     found = _feeds(body, op.node, 0) if value_read else None
     if found is not None and found is not Purpose.SELECTION:
         return found
+    if value_read and _debug_log(body, record, op):
+        return Purpose.DEBUG
     near = _neighbours(body, op.node)
     if near is not None:
         return near
@@ -186,10 +218,15 @@ def _decide(body: _Body, record: FunctionRecord, op: GpuOp) -> Optional[Purpose]
 
 
 # -- what a value feeds ------------------------------------------------------------------
-def _feeds(body: _Body, node: cst.CSTNode, depth: int) -> Optional[Purpose]:
-    """Where the expression `node` sits, and where a name bound to it is used."""
+def _feeds(body: _Body, node: cst.CSTNode, depth: int, compared: bool = False) -> Optional[Purpose]:
+    """Where the expression `node` sits, and where a name bound to it is used.
+    `compared`: the value went into a difference's norm (`norm(x.get() - ref)`), which
+    verifies a result when it is printed or asserted."""
     child = node
+    difference = False
     for parent in body.ancestors(node):
+        if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Subtract):
+            difference = True
         if isinstance(parent, (cst.If, cst.While)) and child is parent.test:
             if isinstance(parent, cst.While):
                 return Purpose.CONTROL
@@ -202,10 +239,16 @@ def _feeds(body: _Body, node: cst.CSTNode, depth: int) -> Optional[Purpose]:
             return Purpose.ASSERTION
         if isinstance(parent, cst.Slice):
             return Purpose.SHAPE
+        if isinstance(parent, cst.Call) and difference and _last(parent.func) in _DIFFERENCE_REDUCTIONS:
+            compared = True  # `norm(x.get() - ref)`, `np.abs(x.get() - ref).max()`
         if isinstance(parent, cst.Call) and child is not parent.func:
             name = _last(parent.func)
             if _is_assertion(parent):
                 return Purpose.ASSERTION
+            if name in _VERIFY_CALLS:
+                return Purpose.VERIFY
+            if compared and name in _PRINT_CALLS:
+                return Purpose.VERIFY
             if _is_timer(parent):
                 return Purpose.MEASUREMENT
             if name == "range":
@@ -221,7 +264,7 @@ def _feeds(body: _Body, node: cst.CSTNode, depth: int) -> Optional[Purpose]:
                 for use in body.uses.get(name, ()):
                     if _is_target(body, use, parent):
                         continue
-                    purpose = _feeds(body, use, depth + 1)
+                    purpose = _feeds(body, use, depth + 1, compared)
                     if purpose is not None and purpose.needed:
                         return purpose
                     best = best or purpose
@@ -350,9 +393,13 @@ def _neighbours(body: _Body, node: cst.CSTNode) -> Optional[Purpose]:
         for later in siblings[at + 1: at + 4]:
             if not in_loop and _asserts(later):
                 return Purpose.ASSERTION
-            if not in_loop and not isinstance(later, (cst.For, cst.While)) and any(_is_timer(c) for c in _calls(later)):
+            if not in_loop and not isinstance(later, (cst.For, cst.While)) and any(
+                _is_timer(c) or id(c) in body.probes for c in _calls(later)
+            ):
                 return Purpose.MEASUREMENT
-            if not _syncs_only(later):
+            if not in_loop and _checked_later(body, later):
+                return Purpose.ASSERTION  # `out = d.copy_to_host()`, then `assert` on it
+            if not _passive(later):
                 break
         if at > 0 and not in_loop:
             before = siblings[at - 1]
@@ -376,16 +423,138 @@ def _asserts(stmt: cst.CSTNode) -> bool:
     return False
 
 
-def _syncs_only(stmt: cst.CSTNode) -> bool:
-    """A statement that only synchronizes or orders streams (`s.synchronize()`,
-    `current_stream().wait_stream(side)`): the window looks past it."""
+def _passive(stmt: cst.CSTNode) -> bool:
+    """A statement that only synchronizes, orders streams or processes, or logs
+    (`s.synchronize()`, `current_stream().wait_stream(side)`, `dist.barrier()`,
+    `if rank == 0: log.info(...)`): the window looks past it."""
+    if isinstance(stmt, cst.If):
+        if not _logs_only(stmt.body.body):
+            return False
+        if isinstance(stmt.orelse, cst.Else):
+            return _logs_only(stmt.orelse.body.body)
+        return stmt.orelse is None or _passive(stmt.orelse)
     if not isinstance(stmt, cst.SimpleStatementLine):
         return False
     return all(
         isinstance(s, cst.Expr) and isinstance(s.value, cst.Call)
-        and ("synchron" in _last(s.value.func).lower() or _last(s.value.func) in _ORDERING_CALLS)
+        and ("synchron" in _last(s.value.func).lower() or _last(s.value.func) in _ORDERING_CALLS
+             or _is_log(s.value))
         for s in stmt.body
     )
+
+
+def _is_log(call: cst.Call) -> bool:
+    return _last(call.func) in _PRINT_CALLS or _dotted(call.func).startswith(("logging.", "logger.", "log."))
+
+
+def _logs_only(statements) -> bool:
+    """Statements that only print or log (a debug or report block)."""
+    return bool(statements) and all(
+        isinstance(stmt, cst.SimpleStatementLine)
+        and all(isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and _is_log(s.value) for s in stmt.body)
+        for stmt in statements
+    )
+
+
+def _checked_later(body: _Body, stmt: cst.CSTNode) -> bool:
+    """An assignment whose names flow into an assertion or a comparison with a reference
+    (`data = out.copy_to_host()`, `err = norm(data - ref)`, `assert err < tol`)."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+            and isinstance(stmt.body[0], (cst.Assign, cst.AnnAssign)) and stmt.body[0].value is not None):
+        return False
+    return _feeds(body, stmt.body[0].value, 0) in (Purpose.ASSERTION, Purpose.VERIFY)
+
+
+# -- a log line under a verbosity switch ---------------------------------------------------
+def _debug_log(body: _Body, record: FunctionRecord, op: GpuOp) -> bool:
+    """A print or log line, in a block of log lines under an `if` that compares a switch
+    the loop does not change with a number (`if verbosityLevel > 0:`): a debug path, off
+    unless asked for."""
+    stmt, block = _statement(body, op.node)
+    if not isinstance(stmt, cst.SimpleStatementLine) or block is None or not _logs_only(block.body):
+        return False
+    guard = body.parents.get(id(block))
+    if not isinstance(guard, cst.If) or guard.body is not block:
+        return False
+    info = record.loops.get(op.loops[-1]) if op.loops else None
+    return _switch(guard.test, info.node if info is not None else record.node)
+
+
+def _switch(test: cst.BaseExpression, scope: cst.CSTNode) -> bool:
+    """`level > 0`, `self.verbose >= 2`: a name the scope never assigns, against a number."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return False
+    target = test.comparisons[0]
+    if not isinstance(target.operator, (cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual)):
+        return False
+    sides = (test.left, target.comparator)
+    numbers = [e for e in sides if isinstance(e, (cst.Integer, cst.Float))]
+    names = [_dotted(e) for e in sides if isinstance(e, (cst.Name, cst.Attribute))]
+    return len(numbers) == 1 and len(names) == 1 and bool(names[0]) and names[0] not in _assigned(scope)
+
+
+def _assigned(scope: cst.CSTNode) -> set[str]:
+    """The names and attributes the scope binds (`x = `, `x += `, `for x in`, `self.x = `)."""
+    bound: set[str] = set()
+    stack = [scope]
+    while stack:
+        current = stack.pop()
+        targets: list[cst.CSTNode] = []
+        if isinstance(current, cst.Assign):
+            targets = [t.target for t in current.targets]
+        elif isinstance(current, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor)):
+            targets = [current.target]
+        while targets:
+            target = targets.pop()
+            if isinstance(target, (cst.Tuple, cst.List)):
+                targets.extend(e.value for e in target.elements)
+            elif isinstance(target, cst.StarredElement):
+                targets.append(target.value)
+            elif isinstance(target, (cst.Name, cst.Attribute)):
+                bound.add(_dotted(target))
+        stack.extend(current.children)
+    return bound
+
+
+# -- timing marks ---------------------------------------------------------------------------
+def creation_purpose(analysis: "FileAnalysis", record: FunctionRecord, op: GpuOp) -> Optional[Purpose]:
+    """Why an event is made in a loop: MEASUREMENT when it is a timing mark of a
+    measurement loop (one that repeats the same work, `for _ in range(n_run):`, reads the
+    elapsed time and does not train) and the body uses it only to record, wait for and
+    read the time; None otherwise (an event that orders streams, or marks made per batch
+    of a pipeline or per step of a training loop)."""
+    if op.kind is not OpKind.EVENT_CREATE or not op.loops:
+        return None
+    info = record.loops.get(op.loops[-1])
+    if info is None or not info.timed or not repeats(info) or in_training_loop(record, op):
+        return None
+    cache = _cache(analysis)
+    bodies = cache.setdefault("bodies", {})
+    body = bodies.get(id(record.node))
+    if body is None:
+        body = bodies[id(record.node)] = _Body(analysis, record)
+    names = []
+    assign = body.parents.get(id(op.node))
+    if isinstance(assign, (cst.Assign, cst.AnnAssign)) and assign.value is op.node:
+        names = _bound_names(assign)
+    if len(names) != 1 or not all(_times(body, use, assign) for use in body.uses.get(names[0], ())):
+        return None
+    return Purpose.MEASUREMENT
+
+
+def _times(body: _Body, use: cst.Name, assignment: cst.CSTNode) -> bool:
+    """Is this use of an event's name a timing use: a binding, `e.record()`,
+    `e.synchronize()`, `e.elapsed_time(other)`, or an argument of an elapsed-time call?"""
+    if _is_target(body, use, assignment):
+        return True
+    parent = body.parents.get(id(use))
+    if isinstance(parent, cst.Attribute) and parent.value is use:
+        call = body.parents.get(id(parent))
+        return isinstance(call, cst.Call) and call.func is parent and parent.attr.value in _EVENT_TIMING_METHODS
+    if isinstance(parent, cst.Arg):
+        call = body.parents.get(id(parent))
+        return isinstance(call, cst.Call) and _last(call.func) in _TIMER_CALLS
+    return False
 
 
 # -- a streaming pipeline's output -------------------------------------------------------

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, FunctionRecord, GpuOp, OpKind
+import libcst as cst
+
+from streamlint.model.api import torch_modules
+from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, FunctionRecord, GpuOp, LoopInfo, OpKind
 from streamlint.model.values import Stream, StreamKind
+from streamlint.model.walk_common import LOOP_INTERACTIVE
 
 
 def shared_loop(a: GpuOp, b: GpuOp) -> Optional[int]:
@@ -129,17 +133,82 @@ def loop_queues_work(record: FunctionRecord, loop: int) -> bool:
 
 def in_hot_path(record: FunctionRecord, op: GpuOp) -> bool:
     """`forward` of an nn.Module, or a loop that queues GPU work every iteration (the
-    operation itself runs every iteration: not under an `if` inside the loop)."""
+    operation itself runs every iteration: not under an `if` inside the loop). A loop
+    over a literal sequence (`for t in [a, b]:`) runs a few times written out: the loop
+    around it decides. A loop that waits for a person (`input()`) is no hot path."""
     if op.in_comprehension or op.conditional:
         return False
     if op.in_forward:
         return True
-    return bool(op.loops) and loop_queues_work(record, op.loops[-1])
+    infos = [record.loops.get(loop) for loop in op.loops]
+    if any(info is not None and waits_on_user(info) for info in infos):
+        return False
+    loops = [loop for loop, info in zip(op.loops, infos) if info is None or not unrolled(info)]
+    return bool(loops) and loop_queues_work(record, loops[-1])
+
+
+def per_element_sync(record: FunctionRecord, op: GpuOp) -> bool:
+    """A synchronization in a comprehension that also queues GPU work for each element
+    (`[int(t.sum().item()) for t in parts]`): one wait per element, where one read of
+    all the values would do."""
+    if not op.comprehension or op.conditional:
+        return False
+    return any(o.comprehension == op.comprehension and o.kind in _QUEUED_WORK and o.index < op.index
+               for o in record.ops)
 
 
 def in_timed_loop(record: FunctionRecord, op: GpuOp) -> bool:
-    """Inside a loop that reads a host timer: its synchronizations bound timed regions."""
-    return any(record.loops[loop].timed for loop in op.loops if loop in record.loops)
+    """Inside a loop that reads a host timer: its synchronizations bound timed regions.
+    Not a training loop's: timing every step there is the stall (`trains`)."""
+    return not in_training_loop(record, op) and any(
+        record.loops[loop].timed for loop in op.loops if loop in record.loops
+    )
+
+
+def in_training_loop(record: FunctionRecord, op: GpuOp) -> bool:
+    return any(trains(record.loops[loop]) for loop in op.loops if loop in record.loops)
+
+
+# -- what a loop is, from what its body calls (LoopInfo.marks, set by the walk) -------------
+def trains(info: LoopInfo) -> bool:
+    """A training loop: its body runs a backward pass and an update (torch_modules)."""
+    return torch_modules.STEP_BACKWARD in info.marks and torch_modules.STEP_UPDATE in info.marks
+
+
+def waits_on_user(info: LoopInfo) -> bool:
+    """An interactive loop: every iteration waits for a person to type (`input()`)."""
+    return LOOP_INTERACTIVE in info.marks
+
+
+def repeats(info: LoopInfo) -> bool:
+    """`for _ in range(n_run):`: every iteration does the same work (the body never reads
+    the loop variable): a loop that exists to repeat something, as a benchmark does."""
+    node = info.node
+    if not isinstance(node, cst.For):
+        return False
+    targets = {n.value for n in _names(node.target)}
+    return not targets & {n.value for n in _names(node.body)}
+
+
+def _names(node: cst.CSTNode) -> list[cst.Name]:
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.append(current)
+        elif isinstance(current, cst.Attribute):
+            stack.append(current.value)  # (`x.step` reads x, not a name `step`)
+            continue
+        stack.extend(current.children)
+    return found
+
+
+def unrolled(info: LoopInfo) -> bool:
+    """`for x in [a, b]:`: a loop over a literal sequence of a few values written out."""
+    node = info.node
+    return isinstance(node, cst.For) and isinstance(node.iter, (cst.List, cst.Tuple, cst.Set)) and not any(
+        isinstance(e, cst.StarredElement) for e in node.iter.elements
+    )
 
 
 def streams_named(ops: Iterable[GpuOp]) -> str:

@@ -68,11 +68,12 @@ def _function(analyzer: "FileAnalyzer", value: LocalFunction, canon: "_Canon") -
         return ("function", value.name, None)
     record = analyzer.analyse(function)
     ops = None if record is None else [canon.of(op) for op in record.ops]
+    measures = None if record is None else record.measures
     body = function.node.body
     small = isinstance(body, cst.IndentedBlock) and len(body.body) <= _SPECIALIZE_MAX_STATEMENTS
     return (
         "function", value.name, value.owner, canon.of(value.site), tuple(function.params),
-        function.class_name, function.context_manager, ops,
+        function.class_name, function.context_manager, ops, measures,
         canon.of(function.returns), canon.of(function.yield_current), canon.of(function.self_attrs),
         sorted(canon.of(s) for s in function.created_streams), canon.of(function.closure),
         # A small helper with an unknown return value is walked again by the caller.

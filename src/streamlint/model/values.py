@@ -95,6 +95,8 @@ class Buffer:
     # its accesses stay keyed by the parameter's name, so call sites map them to arguments.
     param: str = ""
     opaque: bool = field(default=False, compare=False)  # made by a call we cannot see
+    literal: bool = field(default=False, compare=False)  # `torch.tensor(0.0)`: built from Python values in the code
+    region: str = field(default="", compare=False)  # the part a view names (`buf[:, a:b]`), for the ordering check
 
     def with_label(self, label: str) -> "Buffer":
         return replace(self, label=label) if label and not self.label else self
@@ -186,9 +188,18 @@ class StreamContext:
     framework: str
 
 
+@dataclass(frozen=True)
+class Graph:
+    """A captured CUDA graph: the work recorded while its stream was capturing, which
+    runs, reading and writing the same buffers, each time the graph is launched."""
+
+    ops: tuple = field(compare=False, default=())
+    site: int = 0
+
+
 Value = Union[
     Unknown, Stream, Event, Buffer, Device, Loader, TorchModule, QualRef, Const, Kernel,
-    Launch, Seq, LocalFunction, Instance, StreamContext,
+    Launch, Seq, LocalFunction, Instance, StreamContext, Graph,
 ]
 
 

@@ -43,8 +43,12 @@ _OPERATOR_LABELS = {cst.BinaryOperation: "arithmetic", cst.Comparison: "a compar
 _TIMERS = frozenset({"time.perf_counter", "time.perf_counter_ns", "time.time", "time.monotonic",
                      "time.monotonic_ns", "time.process_time", "timeit.default_timer"})
 _EVENT_TIMERS = frozenset({"cupy.cuda.get_elapsed_time", "numba.cuda.event_elapsed_time"})
+# What a loop's body calls that tells what the loop is (LoopInfo.marks, queries.trains).
+LOOP_INTERACTIVE = "interactive"  # waits for a person every iteration: no hot path
+_WAITS_ON_USER = frozenset({"input", "getpass.getpass", "sys.stdin.readline", "sys.stdin.read"})
 _CAPTURE_BEGIN = frozenset({"begin_capture", "capture_begin", "begin_building"})  # CuPy, torch, cuda.core
 _CAPTURE_END = frozenset({"end_capture", "capture_end", "end_building"})
+_GRAPH_LAUNCHES = frozenset({"launch", "replay"})  # CuPy and cuda.core Graph.launch, torch CUDAGraph.replay
 _POINTER_ATTRS = frozenset({"ctypes", "data", "ptr", "T", "mT", "real", "imag", "base"})
 
 

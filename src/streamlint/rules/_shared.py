@@ -11,6 +11,10 @@ from streamlint.model.hazards import HazardKind
 from streamlint.model.ops import FunctionRecord, GpuOp, OpKind
 from streamlint.model.queries import same_stream, work_after
 
+# A sync that times or measures every step of a training loop (SL103, SL502).
+STEP_TIMING_HELP = ("time a window of steps instead: read a host timer (or record events) every N steps and "
+                    "synchronize once per log window")
+
 
 def via_helper(analysis: FileAnalysis, op: GpuOp) -> str:
     """' inside `helper()` (line N)' when the operation hides in a same-module function."""

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from streamlint.model.ops import OpKind
-from streamlint.model.purpose import sync_purpose
+from streamlint.model.purpose import Purpose, sync_purpose
 from streamlint.model.queries import between_stream_work, in_hot_path, in_timed_loop
-from streamlint.rules._shared import via_helper
+from streamlint.rules._shared import STEP_TIMING_HELP, via_helper
 from streamlint.rules.base import Finding, Rule
 
 
@@ -20,20 +20,35 @@ class DeviceSynchronize(Rule):
     - Numba-CUDA: `numba.cuda.synchronize()`
     - cuda-python: `cudaDeviceSynchronize()`
 
+    A loop over a literal sequence (`for t in [fp32, fp16]:`) runs a few times
+    written out in the code: the loop around it, if any, decides whether the
+    sync is in a hot path. A loop that waits for a person every iteration
+    (`input()`) is no hot path.
+
     One synchronization before any stream work, or at the end after the
     pipeline, is fine and not flagged. Nor is one whose neighbours show what it is
     for (decided from the code's shape, never from file names):
     - a test's assertion follows it (`assert`, `torch.testing.assert_close`,
-      `np.testing.assert_*`, `self.assert*`);
-    - it bounds a timed or measured region: a host timer, `elapsed_time`, or a
+      `np.testing.assert_*`, `self.assert*`), or a read-back whose value an
+      assertion or a comparison with a reference checks
+      (`out = d.copy_to_host()`, then `assert np.allclose(out, ref)`);
+    - it bounds a timed or measured region: a host timer, `elapsed_time`, a
       memory statistic (`torch.cuda.max_memory_allocated()`, `memory_stats()`,
-      `reset_peak_memory_stats()`, CuPy's pool `used_bytes()`) stands next to
+      `reset_peak_memory_stats()`, CuPy's pool `used_bytes()`), a profiler
+      range (`cudaProfilerStart()`, `torch.cuda.profiler.start()`) or a call of
+      a project function that reads a timer or an elapsed time stands next to
       it, or the loop reads a host timer (a benchmark);
     - a CUDA-graph capture follows it (`with torch.cuda.graph(g):`,
       `g.capture_begin()`, `stream.begin_capture()`), also from inside the
       warm-up loop just before the capture.
-    Stream waits and other synchronizations between the sync and what follows
-    are looked past.
+    Stream waits, other synchronizations, barriers, NVTX ranges and log lines
+    (also under an `if`) between the sync and what follows are looked past.
+
+    A training loop is no measurement harness: in a loop whose body runs a
+    backward pass and an update (methods `backward()` and `step()` of values,
+    not functions of an imported module), a sync that times or measures every
+    step is reported, with the advice to time a window of steps instead; one
+    under `if step % N == 0:` is that window, and silent.
 
     ## Why is this bad?
     A device-wide synchronization blocks the host until *every* stream of the
@@ -145,6 +160,14 @@ class DeviceSynchronize(Rule):
             purpose = sync_purpose(analysis, record, op)
             if purpose is not None and purpose.needed:
                 continue  # before an assertion, a timer or memory statistic, a graph capture
+            if purpose is Purpose.STEP_TIMING:
+                yield Finding(
+                    op.node,
+                    f"`{op.api}` waits for every stream on the device{via_helper(analysis, op)} on every "
+                    f"step of a training loop, to time or measure the step",
+                    help=STEP_TIMING_HELP,
+                )
+                continue
             yield Finding(
                 op.node,
                 f"`{op.api}` waits for every stream on the device{via_helper(analysis, op)} {where}",

@@ -7,6 +7,7 @@ import libcst as cst
 from streamlint.fixes.edits import FixBuilder, make_fix, with_keyword
 from streamlint.fixes.model import Applicability
 from streamlint.model.ops import OpKind
+from streamlint.model.queries import in_hot_path
 from streamlint.model.values import Buffer, Mem
 from streamlint.rules.base import Finding, Rule
 
@@ -111,7 +112,7 @@ class MissingNonBlocking(Rule):
 
     def check(self, analysis):
         builder = FixBuilder(analysis)
-        for _, op in analysis.all_ops():
+        for record, op in analysis.all_ops():
             if op.kind is not OpKind.COPY_H2D or op.framework != "torch" or op.non_blocking is not False:
                 continue
             pinned = isinstance(op.host_buffer, Buffer) and op.host_buffer.mem is Mem.PINNED
@@ -119,6 +120,17 @@ class MissingNonBlocking(Rule):
                 why = "the source is pinned, so the copy could run asynchronously"
             elif op.on_explicit_stream:
                 why = f"inside the side-stream context of `{op.stream.label}` it blocks the host until that stream drains"
+            elif _made_here(op) and in_hot_path(record, op):
+                # A host tensor built from Python values and uploaded on every step: the
+                # blocking copy drains the stream each time (no fix: pageable + non_blocking is SL301).
+                where = "call of `forward`" if op.in_forward and not op.loops else "iteration"
+                yield Finding(
+                    op.node,
+                    f"`{op.api}` uploads a tensor built on the host and waits for the stream to drain on every {where}",
+                    help="build it on the device once, outside the hot path, or in pinned memory with "
+                         "`non_blocking=True`",
+                )
+                continue
             else:
                 continue
             yield Finding(
@@ -127,6 +139,13 @@ class MissingNonBlocking(Rule):
                 fix=_fix(builder, op.node),
                 help="pass `non_blocking=True`",
             )
+
+
+def _made_here(op) -> bool:
+    """The copy's source is a tensor this code builds from Python values (`torch.tensor(0.0)`,
+    `torch.tensor([a, b])`): the same upload every step, where the device could build it."""
+    source = op.host_buffer
+    return isinstance(source, Buffer) and source.mem is Mem.PAGEABLE and source.literal
 
 
 # Positional arguments before `non_blocking` in each copy method: `t.to(device, dtype,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from streamlint.fixes.edits import FixBuilder, make_fix
 from streamlint.fixes.idioms import wait_lines
 from streamlint.fixes.model import Applicability
-from streamlint.rules._shared import hazards, inside, named, wait_idiom
+from streamlint.rules._shared import hazards, inside, named, stream_code, wait_idiom
 from streamlint.rules.base import Finding, Rule
 
 
@@ -21,7 +21,17 @@ class CrossStreamReadAfterWrite(Rule):
     and views of the same array, on explicit streams, on the current stream set by
     `with s:` / `torch.cuda.stream(s)`, and on the legacy default stream. A
     function's parameters are taken as produced on the caller's current stream, so
-    a PyTorch side stream that reads a parameter must first wait for that stream.
+    a PyTorch side stream that reads a parameter must first wait for that stream;
+    so is object state (`self.x`) that the body hands to an NCCL collective (a CUDA
+    tensor) and that the class does not make where the analysis can see it.
+
+    A wait that names the wrong stream is reported at the wait itself: a side
+    stream waiting on `torch.cuda.default_stream()` for tensors the current stream
+    produced, the default stream (not the current one) waiting on a side stream
+    whose results the following work uses, and the current stream waiting on one
+    side stream while the body's writes on another are never waited for. A CUDA
+    graph (`s.end_capture()`, `torch.cuda.graph(g)`) replays its captured reads and
+    writes on the stream it is launched on, at each `launch()` / `replay()`.
 
     ## Why is this bad?
     Streams run independently: the reader can start before the writer finishes and
@@ -119,7 +129,14 @@ class CrossStreamReadAfterWrite(Rule):
     - Buffers are followed by name and by the call that made them, in the same
       module (and through helpers of the same module). Arrays from unknown calls
       or other modules are not followed.
-    - Slices with different bounds (`x[:half]`, `x[half:]`) are taken as disjoint.
+    - Slices with different bounds (`x[:half]`, `x[half:]`, also along one other axis:
+      `x[:, :, a:b]`) are taken as disjoint; slices along different axes overlap. A name
+      bound to a view keeps the part it names.
+    - A parameter tested against constants in exclusive branches (`if mode == 2:` ...
+      `elif mode == 3:`) and never rebound is followed one value at a time: a wait on
+      one value's path does not order another value's reads.
+    - A call given part of a buffer this body allocated and nothing wrote yet is taken
+      to fill it (an output argument).
     - An event the analysis cannot follow is assumed to order everything.
     - Kernel arguments of CuPy RawKernels and of Numba kernels defined elsewhere are
       taken as read and written.
@@ -141,6 +158,22 @@ class CrossStreamReadAfterWrite(Rule):
         builder = FixBuilder(analysis)
         for record, h in hazards(analysis, self.code):
             at = analysis.line_of(h.node)
+            if h.wrong_wait:
+                yield Finding(
+                    h.node,
+                    f"the current stream waits on {named(h.second)} here, but `{h.buffer}` is written on "
+                    f"{named(h.first)} (line {analysis.line_of(h.other)}), which it never waits for",
+                    help=f"{wait_idiom(h.first, 'the current stream', h.framework, analysis)} before the work that uses it",
+                )
+                continue
+            if h.joins_default:
+                yield Finding(
+                    h.node,
+                    f"the default stream waits on {named(h.first)} here, but the work after it runs on the current "
+                    f"stream, which is another stream under a caller's side stream or a CUDA graph",
+                    help=f"make `{stream_code('the current stream', 'torch', analysis)}` wait instead",
+                )
+                continue
             if h.waits_on_default:
                 yield Finding(
                     h.node,
@@ -150,7 +183,8 @@ class CrossStreamReadAfterWrite(Rule):
                 )
                 continue
             if h.param:
-                origin = f"`{h.buffer}` is produced on the caller's current stream (a parameter)"
+                what = "state made before this call" if h.buffer.startswith("self.") else "a parameter"
+                origin = f"`{h.buffer}` is produced on the caller's current stream ({what})"
             else:
                 origin = (f"`{h.buffer}` is written on {named(h.first)} at line {analysis.line_of(h.other)}"
                           f"{inside(analysis, h.other_via)}")

@@ -11,7 +11,7 @@ from streamlint.fixes.edits import FixBuilder, binding_pattern, make_fix
 from streamlint.fixes.idioms import fresh_name
 from streamlint.fixes.model import Applicability, Edit
 from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, OpKind
-from streamlint.model.purpose import parents_of
+from streamlint.model.purpose import Purpose, creation_purpose, parents_of
 from streamlint.rules.base import Finding, Rule
 
 _CREATIONS = (OpKind.STREAM_CREATE, OpKind.EVENT_CREATE)
@@ -39,6 +39,12 @@ class StreamCreatedInHotPath(Rule):
 
     A comprehension that builds a set of streams or events once at set-up
     (`streams = [torch.cuda.Stream() for _ in range(4)]`) is not a hot path.
+    Nor are the timing marks of a benchmark loop: events made in a loop that
+    repeats the same work (`for _ in range(n_run):`), reads the elapsed time and
+    does not train, when the body only records them, waits for them and reads
+    the time (`start.record()`, `end.synchronize()`,
+    `cp.cuda.get_elapsed_time(start, end)`). Per step of a training loop, per
+    chunk of a pipeline, or used to order streams, they are reported.
 
     The creations of one iteration (or of one `forward` call) are one problem:
     a loop that creates four timing events yields one finding, at the first,
@@ -177,6 +183,8 @@ class StreamCreatedInHotPath(Rule):
                 continue
             if op.kind is OpKind.EVENT_CREATE and getattr(op.result, "site", None) in record.kept_sites:
                 continue  # one event per item, kept to wait on later: made on purpose
+            if creation_purpose(analysis, record, op) is Purpose.MEASUREMENT:
+                continue  # a timing mark of a measurement loop (not a training loop's)
             if op.in_forward:
                 where = "on every call of `forward`"
             elif op.loops and any(

@@ -6,9 +6,9 @@ import libcst as cst
 
 from streamlint.model.ops import OpKind
 from streamlint.model.purpose import Purpose, sync_purpose
-from streamlint.model.queries import in_hot_path
+from streamlint.model.queries import in_hot_path, per_element_sync
 from streamlint.model.values import Buffer, Mem
-from streamlint.rules._shared import blocking_copy_in_region
+from streamlint.rules._shared import STEP_TIMING_HELP, blocking_copy_in_region
 from streamlint.rules.base import Finding, Rule
 
 
@@ -25,6 +25,10 @@ class ImplicitSyncInLoop(Rule):
     - CuPy, on a CuPy array: `.get()`, `cp.asnumpy()`, `float(x)`, `int(x)`,
       `x.item()`.
 
+    A comprehension that queues GPU work for each element and synchronizes on it
+    (`[int(t.sum().item()) for t in parts]`) is reported too, whatever the values
+    are for: one read of all of them replaces one wait per element.
+
     It stays silent where the code's shape shows that the host needs the value
     now, so that the wait is the price of the logic rather than a stall:
     - the value decides the control flow: a `while` test (`while err > tol:`),
@@ -33,10 +37,22 @@ class ImplicitSyncInLoop(Rule):
     - it decides the shape of the next arrays (`n = int(mask.sum())` then
       `torch.empty(n)`, a slice bound, `view`/`reshape` arguments);
     - an assertion checks it (`assert`, `np.testing.assert_*`,
-      `torch.testing.assert_close`, `self.assert*`);
+      `torch.testing.assert_close`, `self.assert*`), or it is compared with a
+      reference on the host (`np.allclose(x.get(), ref)`, `np.array_equal`,
+      a printed `np.linalg.norm(cp.asnumpy(x) - ref)`);
     - it ends a timed or measured region (a host timer, `elapsed_time`,
       `torch.cuda.max_memory_allocated()`, `memory_stats()`, CuPy's pool
-      `used_bytes()` right next to it), or precedes a CUDA-graph capture.
+      `used_bytes()` right next to it), or precedes a CUDA-graph capture;
+    - it is printed or logged in a block of log lines under a switch the loop
+      does not change (`if verbosityLevel > 0:`): a debug path, off unless
+      asked for.
+
+    A loop over a literal sequence (`for t in [a, b]:`) is judged by the loop
+    around it, and a loop that waits for a person every iteration (`input()`)
+    is no hot path. In a training loop (its body calls the methods
+    `backward()` and `step()`), a read next to a timer or a memory statistic
+    on every step is reported: timing every step is the stall there, and the
+    advice is to time a window of steps.
 
     The value is followed through assignments (`res = float(diff)` then
     `if res < tol: break`). The advice fits what the value feeds: a branch that
@@ -158,7 +174,8 @@ class ImplicitSyncInLoop(Rule):
 
     def check(self, analysis):
         for record, op in analysis.all_ops():
-            if not in_hot_path(record, op):
+            per_element = per_element_sync(record, op)
+            if not per_element and not in_hot_path(record, op):
                 continue
             if op.kind is OpKind.IMPLICIT_SYNC:
                 what = f"`{op.api}`" if op.api != "truth value" else "the truth value of a GPU array"
@@ -170,6 +187,14 @@ class ImplicitSyncInLoop(Rule):
                     continue  # SL202 reports this call (other streams' work could overlap it)
                 what = f"`{op.api}`"
             else:
+                continue
+            if per_element:
+                # Needed or not, the values can come back in one copy instead of one per element.
+                yield Finding(
+                    op.node,
+                    f"{what} waits for the stream once per element of this comprehension",
+                    help=_ONE_READ[op.framework] if op.framework in _ONE_READ else _ONE_READ["torch"],
+                )
                 continue
             purpose = sync_purpose(analysis, record, op)
             if purpose is not None and purpose.needed:
@@ -187,6 +212,12 @@ class ImplicitSyncInLoop(Rule):
                     f"{what} waits for the stream on every {where} only for a check or a log line",
                     help="check every N steps, or keep the values on the device and inspect them once after the loop",
                 )
+            elif purpose is Purpose.STEP_TIMING:
+                yield Finding(
+                    op.node,
+                    f"{what} waits for the stream on every step of a training loop, to time or measure the step",
+                    help=STEP_TIMING_HELP,
+                )
             elif purpose is Purpose.OUTPUT:
                 yield Finding(
                     op.node,
@@ -201,6 +232,13 @@ class ImplicitSyncInLoop(Rule):
                     f"{what} copies GPU data to the host and waits for the stream on every {where}",
                     help="keep the value on the device and read it once after the loop (or every N steps)",
                 )
+
+
+# One read-back for all the elements' values, instead of one wait per element.
+_ONE_READ = {
+    "torch": "compute the values on the device, then read them all at once with one `.tolist()`",
+    "cupy": "compute the values on the device, then read them all at once with one `cp.asnumpy(...)`",
+}
 
 
 def _operand(analysis, op) -> str:

@@ -122,6 +122,8 @@ NON_TENSOR_METHODS = frozenset({
     "__len__", "__repr__", "__str__", "__format__", "__hash__", "dim_order", "is_set_to", "nbytes",
     "is_shared", "share_memory_", "backward", "new_empty", "new_zeros", "new_ones", "new_full",
     "new_tensor", "keys", "items", "values", "get",
+    # methods of dicts, lists and sets, which tensors do not have
+    "pop", "popitem", "remove", "clear", "update", "discard", "count",
 })
 # Attributes of a CUDA tensor that are CUDA tensors (views or named-tuple fields).
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "mH", "real", "imag", "values", "indices"})

@@ -55,6 +55,19 @@ OPTIMIZER_METHODS: dict[str, str] = {"step": OPT_STEP, "zero_grad": OPT_ZERO}
 # Methods of a class deriving from an optimizer that run once per training step.
 OPTIMIZER_HOT_METHODS = frozenset({"step"})
 
+# What a training step calls, by kind: methods of values, whatever the receiver
+# (`loss.backward()`, `scaler.scale(loss).backward()`, `accelerator.backward(loss)`,
+# `optimizer.step()`, `scaler.step(optimizer)`, `engine.step()`), but not functions of a
+# module (`debug_api.step()`, `profiler.step()` of an imported module); and the functions
+# below. A loop that calls both kinds trains: a sync there every step, even to time the
+# step or to read a memory statistic, is a stall (queries.trains), unlike a measurement
+# harness's. (`zero_grad()` is no update: harnesses reset gradients between measured
+# backward passes.)
+STEP_BACKWARD = "backward"  # the backward pass
+STEP_UPDATE = "update"  # the parameter update
+TRAINING_STEP_CALLS: dict[str, str] = {"backward": STEP_BACKWARD, "step": STEP_UPDATE}
+TRAINING_STEP_FUNCTIONS: dict[str, str] = {"torch.autograd.backward": STEP_BACKWARD}
+
 # torch._foreach_*: in-place variants end with "_".
 FOREACH_PREFIX = "_foreach_"
 
