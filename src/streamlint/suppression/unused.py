@@ -57,7 +57,7 @@ def find(
             out.append(_no_codes(filename, lines, found, directive))
             continue
         if directive.codes is None:
-            # A bare `# noqa` also silences other tools: it is never reported.
+            # A bare noqa comment also silences other tools: it is never reported.
             if directive.kind == "ignore" and (index, None) not in used:
                 out.append(_diagnostic(filename, lines, found, directive, None))
             continue
