@@ -248,3 +248,45 @@ def test_statement_local_positions_match_whole_module_positions(fixture):
     whole = MetadataWrapper(analysis.module, unsafe_skip_copy=True).resolve(PositionProvider)
     for n in nodes:
         assert local[id(n)] == whole[n], analysis.code(n)
+
+
+def test_a_device_that_is_cuda_on_one_path_is_the_codes_gpu_path():
+    from streamlint.model.values import UNKNOWN, Const, Device, join
+
+    assert join(Const("cuda"), Const("cpu")) == Const("cuda")
+    assert join(Const("cpu"), Device(cuda=True)) == Device(cuda=True)
+    assert join(Device(cuda=True), UNKNOWN) == Device(cuda=True)  # `device = param` on the other path
+    assert join(Const("cpu"), UNKNOWN) is UNKNOWN
+    assert join(Const("cuda:0"), Const(3)) is UNKNOWN  # not a device on the other path
+
+
+def test_absolute_imports_resolve_from_the_project_root_and_through_reexports(tmp_path):
+    from streamlint.checker import check_source
+    from streamlint.model import project
+    from streamlint.rules import all_rules
+
+    project.clear()
+    (tmp_path / "setup.cfg").write_text("[metadata]\nname = p\n")
+    lib = tmp_path / "lib" / "utils"
+    lib.mkdir(parents=True)
+    (tmp_path / "lib" / "__init__.py").write_text("")
+    (lib / "__init__.py").write_text("from .device import pick_device\n")  # no framework word
+    (lib / "device.py").write_text(
+        "import torch\n\ndef pick_device(name=None):\n    if name is None:\n"
+        "        name = 'cuda' if torch.cuda.is_available() else 'cpu'\n    return torch.device(name)\n"
+    )
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()  # no package: absolute imports resolve from the marked root
+    main = scripts / "run.py"
+    main.write_text(
+        "import torch\nfrom lib import utils\n\ntorch.backends.cuda.matmul.allow_tf32 = True\n\n"
+        "def run(model, batches, cfg):\n    device = utils.pick_device(cfg.device)\n"
+        "    for x in batches:\n        loss = model(x.to(device))\n        print(loss.item())\n"
+    )
+    assert project.module_file(str(main), "lib.utils") == lib / "__init__.py"
+    found = [(d.row, d.code) for d in check_source(main.read_text(), str(main), all_rules())]
+    assert found == [(10, "SL502")]
+    (tmp_path / "setup.cfg").unlink()  # no marker: nothing above `scripts/` is the project
+    project.clear()
+    assert project.module_file(str(main), "lib.utils") is None
+    assert check_source(main.read_text(), str(main), all_rules()) == []

@@ -56,8 +56,11 @@ def mirror_of(root: pathlib.Path, repo: str) -> pathlib.Path:
     return root / repo.replace("/", "+") / "repo"
 
 
-def tree_roots(bug: dict, path: str) -> list[str]:
-    """What to extract: the bug's own list, else the file's top-level directory."""
+def tree_roots(bug: dict, path: str, scope: str = "repo") -> list[str]:
+    """What to extract: the whole repository (as a user runs streamlint from its root),
+    or with `--tree top` the bug's own list, else the file's top-level directory."""
+    if scope == "repo":
+        return []
     if "tree" in bug:
         return list(bug["tree"])
     parts = path.split("/")
@@ -146,6 +149,8 @@ def main() -> int:
     ap.add_argument("--mirrors", default=os.environ.get("STREAMLINT_MIRRORS", "/work/.mirror"),
                     help="root of the fetched mirrors, <root>/<owner>+<name>/repo (default /work/.mirror)")
     ap.add_argument("--python", default=sys.executable, help="interpreter with streamlint installed")
+    ap.add_argument("--tree", choices=("repo", "top"), default="repo",
+                    help="extract the whole repository (default) or only the file's top-level directory")
     ap.add_argument("--work-dir", help="keep extracted trees here (default: a temporary directory)")
     ap.add_argument("--window", type=int, default=2, help="line tolerance (default 2)")
     ap.add_argument("--match", choices=("family", "exact"), default="family",
@@ -195,9 +200,9 @@ def main() -> int:
         bug = next(b for b in bugs if b["repo"] == repo
                    and ((b["parent"] == commit and b["path"] == path)
                         or (b["fix"] == commit and b.get("fixed_path", b["path"]) == path)))
-        roots = tree_roots(bug, path)
+        roots = tree_roots(bug, path, args.tree)
         # One tree per (commit, roots): two bugs of one commit may need different directories.
-        dest = work / repo.replace("/", "+") / commit[:12] / "_".join(r.replace("/", "+") for r in roots)
+        dest = work / repo.replace("/", "+") / commit[:12] / ("_".join(r.replace("/", "+") for r in roots) or "_repo")
         try:
             extract(mirror_of(mirrors, repo), commit, roots, dest)
         except subprocess.CalledProcessError as e:

@@ -636,10 +636,11 @@ class FileAnalyzer:
         return False
 
     # ------------------------------------------------------------------ other modules
-    def foreign(self, qualname: str) -> Value:
+    def foreign(self, qualname: str, wanted: bool = False) -> Value:
         """What an imported name denotes in another module of the project, if it is one
-        (a function, a kernel, a module-level stream or buffer); UNKNOWN otherwise."""
-        if not self.path or not self.follow_imports or "." not in qualname.lstrip("."):
+        (a function, a kernel, a module-level stream or buffer); UNKNOWN otherwise.
+        `wanted`: read even where this file's text makes following imports not worth it."""
+        if not self.path or not (self.follow_imports or wanted) or "." not in qualname.lstrip("."):
             return UNKNOWN
         module_name, _, name = qualname.rpartition(".")
         if module_name.endswith(".") or not module_name:
@@ -655,6 +656,9 @@ class FileAnalyzer:
         value = other.module_vars().get(name, UNKNOWN)
         if isinstance(value, LocalFunction):
             return replace(value, home=other)
+        if isinstance(value, QualRef) and api.framework_of(value.qualname) is None and not value.qualname.startswith(LOCAL):
+            # A package re-exporting a name (`from .device import get_device` in `__init__`).
+            return other.foreign(value.qualname, wanted=wanted)
         return value
 
     # ------------------------------------------------------------------ classes

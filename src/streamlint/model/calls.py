@@ -296,10 +296,11 @@ class CallsMixin(LibraryMixin):
         if qualname.startswith(LOCAL):
             self.eval_args(node)
             return self.an.instantiate(qualname[len(LOCAL):])
-        if api.framework_of(qualname) is None and not qualname.startswith("numpy.") and self.an.follow_imports:
+        if api.framework_of(qualname) is None and not qualname.startswith("numpy.") and (
+                self.an.follow_imports or _names_a_device(label)):
             args = self.eval_args(node)
-            if self.gpu_relevant(args):
-                foreign = self.an.foreign(qualname)
+            if self.gpu_relevant(args) or _names_a_device(label):
+                foreign = self.an.foreign(qualname, wanted=_names_a_device(label))
                 if isinstance(foreign, LocalFunction):
                     return self.an.call_local(foreign, node, args, self)
             self.stream_given_call(node, args)
@@ -1140,3 +1141,9 @@ class CallsMixin(LibraryMixin):
         return None
 
 
+def _names_a_device(label: str) -> bool:
+    """`self._device = utils.get_device(cfg.device)`: a project helper whose result is
+    kept as a device. Reading it tells whether the code's device is CUDA (what it
+    returns decides, not the name; the name only says the helper is worth reading)."""
+    last = label.rsplit(".", 1)[-1].lstrip("_").lower()
+    return last == "device" or last.endswith("_device")

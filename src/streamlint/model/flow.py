@@ -62,6 +62,8 @@ from streamlint.model.walk_common import (
     _Batch,
     _Capture,
     _is_cpu_target,
+    has_modulo,
+    periodic_test,
     _is_cuda_target,
     _Pinned,
 )
@@ -431,7 +433,7 @@ class Walker(CallsMixin, OrderingMixin):
         if not (isinstance(node.orelse, cst.Else) and _leaves(node.orelse.body.body)):
             # A periodic guard inside a loop skips its waits on the last steps: only the
             # waits of both paths count there. Elsewhere a wait on either path may order.
-            then_state.merge(self.state, must=bool(self.loop_stack) and _periodic(node.test))
+            then_state.merge(self.state, must=bool(self.loop_stack) and periodic_test(node.test))
         self.state = then_state
 
     def static_truth(self, test: cst.BaseExpression) -> Optional[bool]:
@@ -895,25 +897,10 @@ def _rare_test(test: cst.BaseExpression) -> bool:
     if isinstance(test, cst.BooleanOperation):
         return _rare_test(test.left) or _rare_test(test.right)
     if isinstance(test, cst.Comparison):
-        if _has_modulo(test.left) or any(_has_modulo(c.comparator) for c in test.comparisons):
+        if has_modulo(test.left) or any(has_modulo(c.comparator) for c in test.comparisons):
             return True  # every N steps
         return all(isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) for c in test.comparisons)
-    return _has_modulo(test)
-
-
-def _periodic(test: cst.BaseExpression) -> bool:
-    """`step % N == 0` (possibly inside `and`/`or`/`not`)."""
-    if isinstance(test, cst.UnaryOperation):
-        return _periodic(test.expression)
-    if isinstance(test, cst.BooleanOperation):
-        return _periodic(test.left) or _periodic(test.right)
-    if isinstance(test, cst.Comparison):
-        return _has_modulo(test.left) or any(_has_modulo(c.comparator) for c in test.comparisons)
-    return _has_modulo(test)
-
-
-def _has_modulo(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.BinaryOperation) and (isinstance(expr.operator, cst.Modulo) or _has_modulo(expr.left))
+    return has_modulo(test)
 
 
 def _constant(expr: cst.BaseExpression) -> Optional[object]:

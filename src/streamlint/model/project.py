@@ -82,15 +82,32 @@ def _module_file(from_path: str, dotted: str, probes: list[tuple[str, bool]]) ->
         return _find(base, parts, probes)
     if not parts or api.framework_of(dotted) or parts[0] in ("numpy", "os", "sys", "typing"):
         return None
-    # Absolute: beside the file (scripts), or from the top of its package.
+    # Absolute: beside the file (scripts), from the top of its package, or from the
+    # project's root (`recipes/train.py` importing `mylib.utils`, both under the root).
     top = here
     while _is_file(top / "__init__.py", probes) and top.parent != top:
         top = top.parent
-    for base in dict.fromkeys((here, top)):
+    for base in dict.fromkeys((here, top, *_project_root(top))):
         found = _find(base, parts, probes)
         if found is not None:
             return found
     return None
+
+
+_ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+_roots: dict[Path, tuple[Path, ...]] = {}
+
+
+def _project_root(start: Path) -> tuple[Path, ...]:
+    """The nearest directory at or above `start` that holds a project marker, if any."""
+    if start not in _roots:
+        found: tuple[Path, ...] = ()
+        for base in (start, *start.parents):
+            if any((base / marker).exists() for marker in _ROOT_MARKERS):
+                found = (base,)
+                break
+        _roots[start] = found
+    return _roots[start]
 
 
 def _find(base: Path, parts: list[str], probes: list[tuple[str, bool]]) -> Optional[Path]:
@@ -148,8 +165,10 @@ def _summarise(
     # lazy: libcst is loaded only when an imported module must be parsed.
     import libcst as cst
 
-    if len(data) > MAX_BYTES or not any(k in data for k in _FRAMEWORK_WORDS):
+    if len(data) > MAX_BYTES:
         return None
+    if not any(k in data for k in _FRAMEWORK_WORDS) and not (key.endswith("__init__.py") and b"import" in data):
+        return None  # (a package's `__init__` may re-export a helper: read it for its imports)
     try:
         text = data.decode("utf-8")
         # The checked file's own guard: libcst's parser overflows the stack on absurd nesting.
@@ -209,11 +228,13 @@ def forget_resolutions() -> None:
     """Forget which file each import resolved to (files may have appeared or gone);
     the analyses stay, checked against each file's modification time."""
     _resolved.clear()
+    _roots.clear()
 
 
 def clear() -> None:
     global _cached_bytes
     _cache.clear()
     _resolved.clear()
+    _roots.clear()
     _recent.clear()
     _cached_bytes = 0

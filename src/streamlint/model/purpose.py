@@ -31,6 +31,7 @@ import libcst as cst
 
 from streamlint.model.ops import COPIES, FunctionRecord, GpuOp, OpKind
 from streamlint.model.queries import in_training_loop, repeats
+from streamlint.model.walk_common import periodic_test
 
 if TYPE_CHECKING:
     from streamlint.model.analysis import FileAnalysis
@@ -393,7 +394,7 @@ def _neighbours(body: _Body, node: cst.CSTNode) -> Optional[Purpose]:
         for later in siblings[at + 1: at + 4]:
             if not in_loop and _asserts(later):
                 return Purpose.ASSERTION
-            if not in_loop and not isinstance(later, (cst.For, cst.While)) and any(
+            if not in_loop and not isinstance(later, (cst.For, cst.While)) and not _every_n_steps(later) and any(
                 _is_timer(c) or id(c) in body.probes for c in _calls(later)
             ):
                 return Purpose.MEASUREMENT
@@ -413,6 +414,11 @@ def _neighbours(body: _Body, node: cst.CSTNode) -> Optional[Purpose]:
             in_loop = True
         stmt, block = _statement(body, outer)
     return None
+
+
+def _every_n_steps(stmt: cst.CSTNode) -> bool:
+    """`if step % N == 0:`: what it measures is not the sync before it, which runs every step."""
+    return isinstance(stmt, cst.If) and periodic_test(stmt.test)
 
 
 def _asserts(stmt: cst.CSTNode) -> bool:

@@ -225,7 +225,20 @@ def join(a: Value, b: Value) -> Value:
             return x
     if isinstance(a, Event) and isinstance(b, Event) and a.framework == b.framework:
         return Event(a.framework, a.label, site=0)  # one of several events: identity unknown
+    for x, y in ((a, b), (b, a)):
+        # `device = "cuda"` if CUDA is available, else `"cpu"` (or what the caller named):
+        # a device that is CUDA on one path is the code's GPU path.
+        if _names_device(x, cuda=True) and (_names_device(y, cuda=False) or y is UNKNOWN):
+            return x
     return UNKNOWN
+
+
+def _names_device(value: Value, cuda: bool) -> bool:
+    if isinstance(value, Device):
+        return value.cuda is cuda
+    if isinstance(value, Const) and isinstance(value.value, str):
+        return (value.value.split(":")[0] == "cuda") if cuda else value.value == "cpu"
+    return False
 
 
 def is_device(value: Value) -> bool:

@@ -168,3 +168,18 @@ def _direction(value: Value, expr: Optional[cst.BaseExpression]) -> OpKind:
     if name.endswith("DeviceToDevice"):
         return OpKind.COPY_D2D
     return OpKind.COPY
+
+
+def periodic_test(test: cst.BaseExpression) -> bool:
+    """`step % N == 0` (possibly inside `and`/`or`/`not`)."""
+    if isinstance(test, cst.UnaryOperation):
+        return periodic_test(test.expression)
+    if isinstance(test, cst.BooleanOperation):
+        return periodic_test(test.left) or periodic_test(test.right)
+    if isinstance(test, cst.Comparison):
+        return has_modulo(test.left) or any(has_modulo(c.comparator) for c in test.comparisons)
+    return has_modulo(test)
+
+
+def has_modulo(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.BinaryOperation) and (isinstance(expr.operator, cst.Modulo) or has_modulo(expr.left))
