@@ -290,3 +290,44 @@ def test_absolute_imports_resolve_from_the_project_root_and_through_reexports(tm
     project.clear()
     assert project.module_file(str(main), "lib.utils") is None
     assert check_source(main.read_text(), str(main), all_rules()) == []
+
+
+def test_python_values_built_on_the_device_are_an_upload_and_parameters_keep_their_memory():
+    src = """
+    import torch
+    from torch import nn
+    w = nn.Parameter(torch.zeros(4, device="cuda"))
+    idx = torch.tensor([0, 1], device=w.device)
+    one = torch.tensor(1.0, device="cuda")
+    host = torch.tensor([0, 1])
+    """
+    uploads = ops(src, kind=OpKind.COPY_H2D)
+    assert [op.api for op in uploads] == ["torch.tensor"]  # the list: built on the host, copied
+    assert uploads[0].host_blocking is True and uploads[0].host_buffer.literal
+
+
+def test_a_helper_forward_calls_each_time_is_hot_there():
+    src = """
+    import torch
+    from torch import nn
+
+    def helper(x):
+        return torch.tensor([0, 1], device=x.device)
+
+    def rarely(x):
+        return torch.tensor([0, 1], device=x.device)
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.zeros(4, device="cuda")
+
+        def forward(self, n):
+            x = self.w * n
+            for _ in range(n):
+                rarely(x)
+            return helper(x)
+    """
+    assert record(src, "helper").hot_via == "M.forward"
+    assert record(src, "rarely").hot_via == ""  # called in a loop: the loop's replay shows it
+    assert [op.in_forward for op in ops(src, "helper", OpKind.COPY_H2D)] == [True]

@@ -178,6 +178,9 @@ class _Function:
     caller_evidence: dict = field(default_factory=dict)
     hazard_args: Optional[tuple] = None  # (body, params, seed) of its hazard walk, to walk it again
     exit_pending: dict = field(default_factory=dict)  # what it leaves pending on `self` (classes.py)
+    # The functions of this file that call it once per run of theirs (not in a loop or a
+    # comprehension; under an `if`, as `forward`'s own work counts there): their ids.
+    steady_callers: set = field(default_factory=set)
 
 
 @dataclass
@@ -250,6 +253,7 @@ class FileAnalyzer:
                     analysed.add(key)
                     self.analyse(function)
         self.apply_caller_evidence()
+        self.mark_hot_helpers()
         self.compose_classes()
         self.result.torch_namespace = self.torch_namespace()
         if self.needs_hazard_walk(record):
@@ -603,6 +607,35 @@ class FileAnalyzer:
             function.hazard_args = None
             self.analyse(function)
 
+    def mark_hot_helpers(self) -> None:
+        """A helper that `forward` (or an optimizer's `step`) calls on every call runs as
+        often as it: its own per-call work is hot too. Reported at the helper's line, once:
+        what the caller's replay of the helper already shows at the call is left there."""
+        records = {id(f.node): f.record for f in self.functions.values() if f.record is not None}
+        hot = {key: rec.name for key, rec in records.items() if rec.is_forward}
+        changed = True
+        while changed:  # (to a fixed point: helpers of hot helpers)
+            changed = False
+            for function in self.functions.values():
+                key = id(function.node)
+                if key in hot or function.record is None:
+                    continue
+                via = next((hot[c] for c in sorted(function.steady_callers) if c in hot), None)
+                if via is not None:
+                    hot[key] = via
+                    function.record.hot_via = via
+                    changed = True
+        if len(hot) == sum(1 for rec in records.values() if rec.is_forward):
+            return
+        shown = {id(op.helper.node) for rec in records.values() for op in rec.ops
+                 if op.helper is not None and op.hot and not op.conditional}
+        for rec in records.values():
+            if not rec.hot_via:
+                continue
+            for op in rec.ops:
+                if not (op.loops or op.conditional or op.in_comprehension) and id(op.node) not in shown:
+                    op.in_forward = True
+
     def compose_classes(self) -> None:
         """Walk again the methods that start with writes other methods left pending on
         `self` (see classes.py), so a read there meets the write it races with."""
@@ -741,6 +774,8 @@ class FileAnalyzer:
         if walker.state.hb is None and home is self:
             params = function.params[1:] if function.class_name and not _is_static(function.node) else function.params
             function.call_sites.append(self.bind_params(params, args))
+            if not (walker.loop_stack or walker.comprehension_depth):
+                function.steady_callers.add(id(walker.record.node))
         record = home.analyse(function)
         if record is None:
             return UNKNOWN

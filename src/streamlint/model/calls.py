@@ -359,6 +359,9 @@ class CallsMixin(LibraryMixin):
         args = self.eval_args(node)
         parts = qualname.split(".")
         name = parts[-1]
+        if qualname in torch_api.SAME_DATA_WRAPPERS:
+            data = args.value(Arg(0))
+            return data if isinstance(data, Buffer) else UNKNOWN  # `nn.Parameter(w.cuda())`: w's memory
         if qualname.startswith("torch.nn.") and name[:1].isupper():
             return TorchModule(site=self.site(node))
         if len(parts) == 2 and name in torch_api.CREATORS:
@@ -454,6 +457,14 @@ class CallsMixin(LibraryMixin):
                 return view
         if force_cuda or _is_cuda_target(device):
             result = Buffer("torch", Mem.DEVICE, site=self.site(node))
+            if name in ("tensor", "as_tensor") and not force_cuda and isinstance(args.expr(Arg(0)), (cst.List, cst.Tuple)):
+                # `torch.tensor([a, b], device="cuda")`: built on the host, then a blocking
+                # copy from pageable memory (API facts §4.3): an upload, not a kernel.
+                source = Buffer("torch", Mem.PAGEABLE, site=self.site(node), literal=True)
+                self.emit(OpKind.COPY_H2D, self.code(node.func), node, "torch", stream=self.state.current["torch"],
+                          host_blocking=True, non_blocking=False, host_buffer=source, reads=(source,),
+                          writes=(result,), result=result, accesses=self.result_access(result, node))
+                return result
             kind = OpKind.ALLOC if name in torch_api.ALLOCATING_ONLY else OpKind.KERNEL
             self.emit(kind, self.code(node.func), node, "torch", stream=self.state.current["torch"], writes=(result,),
                       result=result, accesses=self.result_access(result, node) if kind is OpKind.KERNEL else ())

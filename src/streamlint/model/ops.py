@@ -126,6 +126,9 @@ class FunctionRecord:
     hazards: list["Hazard"] = field(default_factory=list)  # from the hazard walk (SL401-SL404)
     measures: bool = False  # reads a host timer or an event's elapsed time: a measurement helper
     probe_calls: set[int] = field(default_factory=set)  # ids of its calls of measurement helpers
+    # A helper that a hot function (`forward`, an optimizer's `step`) of this file calls on
+    # every call, directly or through other such helpers: that function's name.
+    hot_via: str = ""
 
     @property
     def is_stream_region(self) -> bool:

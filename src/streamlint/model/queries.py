@@ -227,3 +227,9 @@ def streams_named(ops: Iterable[GpuOp]) -> str:
 
 def is_default_stream(stream: Optional[Stream]) -> bool:
     return stream is not None and stream.is_default
+
+
+def hot_function(record: FunctionRecord) -> str:
+    """How a message names the function whose every call runs `record`'s work: `forward`,
+    or for a helper it calls each time, that function (`RotaryEmbedding.forward`)."""
+    return f"`{record.hot_via}`" if record.hot_via else "`forward`"

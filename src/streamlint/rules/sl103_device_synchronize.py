@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlint.model.ops import OpKind
 from streamlint.model.purpose import Purpose, sync_purpose
-from streamlint.model.queries import between_stream_work, in_hot_path, in_timed_loop
+from streamlint.model.queries import between_stream_work, hot_function, in_hot_path, in_timed_loop
 from streamlint.rules._shared import STEP_TIMING_HELP, via_helper
 from streamlint.rules.base import Finding, Rule
 
@@ -12,9 +12,9 @@ from streamlint.rules.base import Finding, Rule
 class DeviceSynchronize(Rule):
     """
     ## What it does
-    Flags a device-wide synchronization in a hot path (a loop body, or the
-    `forward` method of an `nn.Module` subclass) or between work on explicit
-    streams:
+    Flags a device-wide synchronization in a hot path (a loop body, the
+    `forward` method of an `nn.Module` subclass, or a helper of the same module
+    that `forward` calls once per call) or between work on explicit streams:
     - PyTorch: `torch.cuda.synchronize()`
     - CuPy: `cp.cuda.Device().synchronize()`, `cp.cuda.runtime.deviceSynchronize()`
     - Numba-CUDA: `numba.cuda.synchronize()`
@@ -149,7 +149,7 @@ class DeviceSynchronize(Rule):
             if op.kind is not OpKind.DEVICE_SYNC or op.in_comprehension or in_timed_loop(record, op):
                 continue  # (a benchmark's sync ends its timed region)
             if op.in_forward and not op.conditional:
-                where = "in `forward`, on every call"
+                where = f"in {hot_function(record)}, on every call" if record.hot_via else "in `forward`, on every call"
             elif in_hot_path(record, op):
                 where = "on every iteration of a loop that queues GPU work"
             else:

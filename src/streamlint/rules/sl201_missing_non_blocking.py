@@ -7,7 +7,7 @@ import libcst as cst
 from streamlint.fixes.edits import FixBuilder, make_fix, with_keyword
 from streamlint.fixes.model import Applicability
 from streamlint.model.ops import OpKind
-from streamlint.model.queries import in_hot_path
+from streamlint.model.queries import hot_function, in_hot_path
 from streamlint.model.values import Buffer, Mem
 from streamlint.rules.base import Finding, Rule
 
@@ -21,7 +21,14 @@ class MissingNonBlocking(Rule):
     - the source is pinned: made by `.pin_memory()`, created with
       `pin_memory=True`, or a batch of `DataLoader(..., pin_memory=True)`; or
     - the copy sits inside a side-stream context (`with torch.cuda.stream(s):`,
-      `with s:`, after `torch.cuda.set_stream(s)`).
+      `with s:`, after `torch.cuda.set_stream(s)`); or
+    - the source is a tensor the code builds from Python values
+      (`torch.tensor(0.0).to(dev)`, `torch.tensor([a, b], device="cuda")`, which
+      builds it on the host and copies it) and the upload runs in a hot path: a
+      loop that queues GPU work, `forward`, or a helper of the same module that
+      `forward` calls once per call (reported in the helper, naming that `forward`).
+      No fix is offered there: build the tensor once on the device, or in pinned
+      memory and copy it with `non_blocking=True`.
 
     ## Why is this bad?
     With `non_blocking=False` (the default) PyTorch queues the copy on the
@@ -116,14 +123,16 @@ class MissingNonBlocking(Rule):
             if op.kind is not OpKind.COPY_H2D or op.framework != "torch" or op.non_blocking is not False:
                 continue
             pinned = isinstance(op.host_buffer, Buffer) and op.host_buffer.mem is Mem.PINNED
+            if not _copy_method(op) and not _made_here(op):
+                continue  # (a creation call takes no `non_blocking`)
             if pinned:
                 why = "the source is pinned, so the copy could run asynchronously"
-            elif op.on_explicit_stream:
+            elif op.on_explicit_stream and _copy_method(op):
                 why = f"inside the side-stream context of `{op.stream.label}` it blocks the host until that stream drains"
             elif _made_here(op) and in_hot_path(record, op):
                 # A host tensor built from Python values and uploaded on every step: the
                 # blocking copy drains the stream each time (no fix: pageable + non_blocking is SL301).
-                where = "call of `forward`" if op.in_forward and not op.loops else "iteration"
+                where = f"call of {hot_function(record)}" if op.in_forward and not op.loops else "iteration"
                 yield Finding(
                     op.node,
                     f"`{op.api}` uploads a tensor built on the host and waits for the stream to drain on every {where}",
@@ -139,6 +148,14 @@ class MissingNonBlocking(Rule):
                 fix=_fix(builder, op.node),
                 help="pass `non_blocking=True`",
             )
+
+
+def _copy_method(op) -> bool:
+    """A copy that takes `non_blocking` (`t.to`, `t.cuda`, `dst.copy_`), not a creation
+    call such as `torch.tensor([a, b], device="cuda")`."""
+    node = op.node
+    return not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value in ("tensor", "as_tensor"))
 
 
 def _made_here(op) -> bool:

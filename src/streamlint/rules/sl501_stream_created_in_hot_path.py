@@ -12,6 +12,7 @@ from streamlint.fixes.idioms import fresh_name
 from streamlint.fixes.model import Applicability, Edit
 from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, OpKind
 from streamlint.model.purpose import Purpose, creation_purpose, parents_of
+from streamlint.model.queries import hot_function
 from streamlint.rules.base import Finding, Rule
 
 _CREATIONS = (OpKind.STREAM_CREATE, OpKind.EVENT_CREATE)
@@ -157,7 +158,10 @@ class StreamCreatedInHotPath(Rule):
     ## Known limits
     - `forward` is recognized only in classes whose base is visibly an
       `nn.Module` in the same module; a base class defined elsewhere is unknown.
-    - Creation inside a helper function called from a hot path is not reported.
+    - Creation inside a helper function called from a hot path is reported only
+      where `forward` of the same module calls the helper once per call (outside
+      its loops): in the helper, naming that `forward`. Helpers called from loops,
+      or from another module, are not followed for this rule.
     - Streams and events received as parameters or made by unknown calls are
       not creations the rule can see.
 
@@ -186,7 +190,7 @@ class StreamCreatedInHotPath(Rule):
             if creation_purpose(analysis, record, op) is Purpose.MEASUREMENT:
                 continue  # a timing mark of a measurement loop (not a training loop's)
             if op.in_forward:
-                where = "on every call of `forward`"
+                where = f"on every call of {hot_function(record)}"
             elif op.loops and any(
                 w.kind in _WORK and loop in w.loops for loop in op.loops for w in record.ops
             ):

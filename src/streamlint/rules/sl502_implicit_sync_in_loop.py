@@ -6,7 +6,7 @@ import libcst as cst
 
 from streamlint.model.ops import OpKind
 from streamlint.model.purpose import Purpose, sync_purpose
-from streamlint.model.queries import in_hot_path, per_element_sync
+from streamlint.model.queries import hot_function, in_hot_path, per_element_sync
 from streamlint.model.values import Buffer, Mem
 from streamlint.rules._shared import STEP_TIMING_HELP, blocking_copy_in_region
 from streamlint.rules.base import Finding, Rule
@@ -16,8 +16,9 @@ class ImplicitSyncInLoop(Rule):
     """
     ## What it does
     Flags an operation that implicitly copies GPU data to the host and waits for
-    it, in a hot path (a loop body that queues GPU work, or the `forward` method
-    of an `nn.Module` subclass):
+    it, in a hot path (a loop body that queues GPU work, the `forward` method
+    of an `nn.Module` subclass, or a helper of the same module that `forward`
+    calls once per call: reported in the helper, naming that `forward`):
     - PyTorch, on a CUDA tensor: `.item()`, `.tolist()`, `.cpu()`,
       `.numpy(force=True)`, `.to("cpu")` without `non_blocking=True`,
       `print()` of the tensor, and its truth value (`if t:`, `bool(t)`,
@@ -199,7 +200,7 @@ class ImplicitSyncInLoop(Rule):
             purpose = sync_purpose(analysis, record, op)
             if purpose is not None and purpose.needed:
                 continue  # the host needs the value: control flow, a shape, a test, a measurement
-            where = "call of `forward`" if op.in_forward and not op.loops else "iteration"
+            where = f"call of {hot_function(record)}" if op.in_forward and not op.loops else "iteration"
             if purpose is Purpose.SELECTION:
                 yield Finding(
                     op.node,
@@ -230,7 +231,10 @@ class ImplicitSyncInLoop(Rule):
                 yield Finding(
                     op.node,
                     f"{what} copies GPU data to the host and waits for the stream on every {where}",
-                    help="keep the value on the device and read it once after the loop (or every N steps)",
+                    help="keep the value on the device and read it once after the loop (or every N steps)"
+                    if where == "iteration" else
+                    "keep the value on the device (a tensor in the computation, not a Python number), or "
+                    "read it outside the per-step path",
                 )
 
 

@@ -54,6 +54,9 @@ CREATORS = frozenset({
 })
 LIKE_CREATORS = frozenset({"rand_like", "randn_like", "zeros_like", "ones_like", "empty_like", "full_like", "randint_like"})
 ALLOCATING_ONLY = frozenset({"empty", "empty_like", "empty_strided"})
+# Wrappers that keep their argument's memory (no copy): the result is where the data is.
+SAME_DATA_WRAPPERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
+                                "torch.nn.parameter.Buffer"})
 
 STREAM_METHODS: dict[str, Fact] = {
     "synchronize": Fact(K.STREAM_SYNC, F, stream=STREAM_SELF, blocking=BLOCK_ALWAYS),
