@@ -331,3 +331,20 @@ def test_a_helper_forward_calls_each_time_is_hot_there():
     assert record(src, "helper").hot_via == "M.forward"
     assert record(src, "rarely").hot_via == ""  # called in a loop: the loop's replay shows it
     assert [op.in_forward for op in ops(src, "helper", OpKind.COPY_H2D)] == [True]
+
+
+@pytest.mark.parametrize("code, once", [
+    ("if self.buf is None:\n    self.buf = make()", True),
+    ("if key not in totals:\n    totals[key] = make()", True),
+    ("if 'step' in group:\n    group['step'] += 1\nelse:\n    group['step'] = make()", True),
+    ("if not hasattr(self, 'idx'):\n    self.idx = make()", True),
+    ("if self.bias is not None:\n    x = x + self.bias", False),  # a switch, not an initialisation
+    ("if x > 0:\n    x = x - 1", False),  # data-dependent
+])
+def test_branches_that_set_what_they_test_run_once(code, once):
+    import libcst as cst
+
+    from streamlint.model.flow import initialises
+
+    node = cst.parse_module(code + "\n").body[0]
+    assert initialises(node) is once

@@ -18,7 +18,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from streamlint.deadline import tick
 from streamlint.model import api, classes, declared, evidence, project, reads, summary_digest
 from streamlint.model.api import torch_api, torch_modules
-from streamlint.model.flow import OTHER, Walker, selector
+from streamlint.model.flow import OTHER, Walker, leaves, rare_test, selector
 from streamlint.model.walk_common import LOCAL
 from streamlint.model.hazards import DEVICE, HOSTMEM, RAW, RELEASE, UNSURE
 from streamlint.model.ops import (
@@ -178,8 +178,8 @@ class _Function:
     caller_evidence: dict = field(default_factory=dict)
     hazard_args: Optional[tuple] = None  # (body, params, seed) of its hazard walk, to walk it again
     exit_pending: dict = field(default_factory=dict)  # what it leaves pending on `self` (classes.py)
-    # The functions of this file that call it once per run of theirs (not in a loop or a
-    # comprehension; under an `if`, as `forward`'s own work counts there): their ids.
+    # The functions of this file that call it on every run of theirs (not in a loop or a
+    # comprehension, not under a rare test: a flag, `x is None`, every N steps): their ids.
     steady_callers: set = field(default_factory=set)
 
 
@@ -621,7 +621,7 @@ class FileAnalyzer:
                 if key in hot or function.record is None:
                     continue
                 via = next((hot[c] for c in sorted(function.steady_callers) if c in hot), None)
-                if via is not None:
+                if via is not None and not _exits_early(function.node):
                     hot[key] = via
                     function.record.hot_via = via
                     changed = True
@@ -774,7 +774,7 @@ class FileAnalyzer:
         if walker.state.hb is None and home is self:
             params = function.params[1:] if function.class_name and not _is_static(function.node) else function.params
             function.call_sites.append(self.bind_params(params, args))
-            if not (walker.loop_stack or walker.comprehension_depth):
+            if not (walker.loop_stack or walker.comprehension_depth or walker.rare_depth):
                 function.steady_callers.add(id(walker.record.node))
         record = home.analyse(function)
         if record is None:
@@ -1109,6 +1109,13 @@ def _optimizer_step(cls, name: str, analyzer: "FileAnalyzer") -> bool:
     if cls is None or name not in torch_modules.OPTIMIZER_HOT_METHODS:
         return False
     return torch_modules.optimizer_base([analyzer.code(b.value) for b in cls.node.bases])
+
+
+def _exits_early(node: cst.FunctionDef) -> bool:
+    """`if self._streams: return` at the top of a body: a lazy initialiser or a one-off,
+    whose work does not run on every call."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return any(isinstance(stmt, cst.If) and rare_test(stmt.test) and leaves(stmt.body.body) for stmt in body)
 
 
 def _is_static(node: cst.FunctionDef) -> bool:

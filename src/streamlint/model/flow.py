@@ -135,6 +135,8 @@ class Walker(CallsMixin, OrderingMixin):
         self.origins: dict[str, Optional[cst.BaseExpression]] = {}  # local -> the attribute it was read from, if unknown
         self.attr_sites: dict[str, set] = {}  # `self.x` -> every buffer bound to it (paths that join lose the site)
         self.branch_depth: list[int] = []  # per enclosing loop: how many `if` branches deep
+        self.rare_depth = 0  # how many `if`s under a rare test (flag, periodic, one-off) deep
+        self.init_depth = 0  # how many `if`s deep that set what they test (`if self.x is None: self.x = ...`)
         self.incarnations = 0
         self.hazards: dict[tuple, Hazard] = {}
         self.escaped: set[int] = set()  # buffer sites returned or stored beyond the body
@@ -180,7 +182,8 @@ class Walker(CallsMixin, OrderingMixin):
             loops=loops, in_forward=self.record.is_forward,
             in_comprehension=self.comprehension_depth > 0,
             comprehension=self.comprehension_stack[-1] if self.comprehension_stack else 0,
-            conditional=bool(self.branch_depth and self.branch_depth[-1]), **kw,
+            conditional=bool(self.branch_depth and self.branch_depth[-1]) or (not self.loop_stack and self.init_depth > 0),
+            **kw,
         )
         self.record.ops.append(op)
         if self.top is not None:
@@ -416,9 +419,12 @@ class Walker(CallsMixin, OrderingMixin):
         # A body under a periodic (`step % N == 0`), one-off (`step == K`) or flag
         # (`if debug:`) test does not run every iteration; one under a data-dependent
         # test (`if err > tol:`) may, so it still counts as every iteration.
-        guarded = _rare_test(node.test) if guarded is None else guarded
+        guarded = (rare_test(node.test) or initialises(node)) if guarded is None else guarded
         if self.branch_depth and guarded:
             self.branch_depth[-1] += 1
+        self.rare_depth += bool(guarded)
+        once = initialises(node)
+        self.init_depth += once
         self.walk(node.body.body)
         then_state = self.state
         self.state = base.copy()
@@ -426,11 +432,13 @@ class Walker(CallsMixin, OrderingMixin):
             self.if_(node.orelse, guarded=guarded or None)
         elif isinstance(node.orelse, cst.Else):
             self.walk(node.orelse.body.body)
+        self.rare_depth -= bool(guarded)
+        self.init_depth -= once
         if self.branch_depth and guarded:
             self.branch_depth[-1] -= 1
-        if _leaves(node.body.body):
+        if leaves(node.body.body):
             return  # the `if` branch returns or raises: only the other one goes on
-        if not (isinstance(node.orelse, cst.Else) and _leaves(node.orelse.body.body)):
+        if not (isinstance(node.orelse, cst.Else) and leaves(node.orelse.body.body)):
             # A periodic guard inside a loop skips its waits on the last steps: only the
             # waits of both paths count there. Elsewhere a wait on either path may order.
             then_state.merge(self.state, must=bool(self.loop_stack) and periodic_test(node.test))
@@ -558,7 +566,7 @@ class Walker(CallsMixin, OrderingMixin):
             saved = self.state
             self.state = base.copy()
             self.walk(handler.body.body)
-            if not _leaves(handler.body.body):  # a handler that returns does not reach what follows
+            if not leaves(handler.body.body):  # a handler that returns does not reach what follows
                 saved.merge(self.state)
             self.state = saved
         if node.orelse is not None:
@@ -876,7 +884,7 @@ def _host_scalar(expr: cst.BaseExpression) -> bool:
     return False
 
 
-def _leaves(body: Sequence[cst.BaseStatement]) -> bool:
+def leaves(body: Sequence[cst.BaseStatement]) -> bool:
     """Does a block end by leaving the function (`return`, `raise`)?"""
     if not body:
         return False
@@ -884,18 +892,71 @@ def _leaves(body: Sequence[cst.BaseStatement]) -> bool:
     if isinstance(last, cst.SimpleStatementLine) and last.body:
         return isinstance(last.body[-1], (cst.Return, cst.Raise))
     if isinstance(last, cst.If) and isinstance(last.orelse, cst.Else):
-        return _leaves(last.body.body) and _leaves(last.orelse.body.body)
+        return leaves(last.body.body) and leaves(last.orelse.body.body)
     return False
 
 
-def _rare_test(test: cst.BaseExpression) -> bool:
+def initialises(node: cst.If) -> bool:
+    """`if self.buf is None: self.buf = ...`, `if key not in cache: cache[key] = ...`,
+    `if "step" in group: ... else: group["step"] = ...`: a branch sets what the test
+    checks (for None, membership, `hasattr`, truth), so it runs once, not every time."""
+    checked = _checked_names(node.test)
+    if not checked:
+        return False
+    branches = [node.body]
+    if isinstance(node.orelse, cst.Else):
+        branches.append(node.orelse.body)
+    for branch in branches:
+        for stmt in branch.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+                    [small.target] if isinstance(small, cst.AnnAssign) else []
+                for target in targets:
+                    base = target.value if isinstance(target, cst.Subscript) else target
+                    if _dotted_code(base) in checked:
+                        return True
+    return False
+
+
+def _checked_names(test: cst.BaseExpression) -> set:
+    """What an initialisation test checks: `x is None`, `k not in d` (d), `not x`,
+    `hasattr(self, "x")` (self.x)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _checked_names(test.expression) or {_dotted_code(test.expression)} - {""}
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comp = test.comparisons[0]
+        if isinstance(comp.operator, (cst.Is, cst.IsNot)) and isinstance(comp.comparator, cst.Name) \
+                and comp.comparator.value == "None":
+            return {_dotted_code(test.left)} - {""}
+        if isinstance(comp.operator, (cst.In, cst.NotIn)):
+            return {_dotted_code(comp.comparator)} - {""}
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "hasattr" \
+            and len(test.args) == 2 and isinstance(test.args[1].value, cst.SimpleString):
+        owner = _dotted_code(test.args[0].value)
+        attr = test.args[1].value.evaluated_value
+        return {f"{owner}.{attr}"} if owner and isinstance(attr, str) else set()
+    return set()
+
+
+def _dotted_code(expr: cst.BaseExpression) -> str:
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        base = _dotted_code(expr.value)
+        return f"{base}.{expr.attr.value}" if base else ""
+    return ""
+
+
+def rare_test(test: cst.BaseExpression) -> bool:
     """Does this `if` test make its body run only now and then (periodic, one-off, flag)?"""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return _rare_test(test.expression)
+        return rare_test(test.expression)
     if isinstance(test, (cst.Name, cst.Attribute)):
         return True  # a flag: `if debug:`, `if self.verbose:`
     if isinstance(test, cst.BooleanOperation):
-        return _rare_test(test.left) or _rare_test(test.right)
+        return rare_test(test.left) or rare_test(test.right)
     if isinstance(test, cst.Comparison):
         if has_modulo(test.left) or any(has_modulo(c.comparator) for c in test.comparisons):
             return True  # every N steps
