@@ -296,11 +296,12 @@ class CallsMixin(LibraryMixin):
         if qualname.startswith(LOCAL):
             self.eval_args(node)
             return self.an.instantiate(qualname[len(LOCAL):])
+        device_wanted = _names_a_device(label)
         if api.framework_of(qualname) is None and not qualname.startswith("numpy.") and (
-                self.an.follow_imports or _names_a_device(label)):
+                self.an.follow_imports or device_wanted):
             args = self.eval_args(node)
-            if self.gpu_relevant(args) or _names_a_device(label):
-                foreign = self.an.foreign(qualname, wanted=_names_a_device(label))
+            if device_wanted or self.gpu_relevant(args):
+                foreign = self.an.foreign(qualname, wanted=device_wanted)
                 if isinstance(foreign, LocalFunction):
                     return self.an.call_local(foreign, node, args, self)
             self.stream_given_call(node, args)
