@@ -17,6 +17,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from streamlint.model.values import Buffer, Const, Device, Mem, Value
+from streamlint.model.walk_common import dotted_name
 
 
 class Kind(Enum):
@@ -203,15 +204,15 @@ def _collect(body: cst.CSTNode, imported: frozenset[str]) -> list[tuple[str, Kin
 def _call_evidence(call: cst.Call, imported: frozenset[str], events: list[tuple[str, Kind]]) -> None:
     func = call.func
     if "torch" in imported and isinstance(func, cst.Attribute) and func.attr.value in COLLECTIVE_TENSOR_ARGS \
-            and _dotted(func.value) in DISTRIBUTED_MODULES:
+            and dotted_name(func.value) in DISTRIBUTED_MODULES:
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
         given = [positional[i] for i in COLLECTIVE_TENSOR_ARGS[func.attr.value] if i < len(positional)]
         given += [a.value for a in call.args if a.keyword is not None and a.keyword.value in COLLECTIVE_TENSOR_KEYWORDS]
         for arg in given:
             if isinstance(arg, cst.Name):
                 events.append((arg.value, Kind.TORCH_CUDA))
-            elif isinstance(arg, cst.Attribute) and _dotted(arg):
-                events.append((_dotted(arg), Kind.TORCH_CUDA))  # `self.grad_data`, `bucket.grad_data`
+            elif isinstance(arg, cst.Attribute) and dotted_name(arg):
+                events.append((dotted_name(arg), Kind.TORCH_CUDA))  # `self.grad_data`, `bucket.grad_data`
         return
     if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
         return
@@ -254,7 +255,7 @@ class _UsageFinder(cst.CSTVisitor):
     def _visit_call(self, call: cst.Call) -> None:
         func = call.func
         if "torch" in self.imported and isinstance(func, cst.Attribute) and func.attr.value in COLLECTIVE_TENSOR_ARGS \
-                and _dotted(func.value) in DISTRIBUTED_MODULES:
+                and dotted_name(func.value) in DISTRIBUTED_MODULES:
             positional = [a.value for a in call.args if a.keyword is None and not a.star]
             given = [positional[i] for i in COLLECTIVE_TENSOR_ARGS[func.attr.value] if i < len(positional)]
             given += [a.value for a in call.args
@@ -287,15 +288,6 @@ def _matches(evidence: MethodEvidence, call: cst.Call) -> bool:
         if not (isinstance(first, cst.SimpleString) and first.evaluated_value == evidence.first_arg):
             return False
     return True
-
-
-def _dotted(expr: cst.BaseExpression) -> str:
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        base = _dotted(expr.value)
-        return f"{base}.{expr.attr.value}" if base else ""
-    return ""
 
 
 def stream_attributes(cls: cst.ClassDef, text: str = "") -> frozenset[str]:

@@ -66,6 +66,7 @@ from streamlint.model.walk_common import (
     periodic_test,
     _is_cuda_target,
     _Pinned,
+    dotted_name,
 )
 
 
@@ -419,11 +420,11 @@ class Walker(CallsMixin, OrderingMixin):
         # A body under a periodic (`step % N == 0`), one-off (`step == K`) or flag
         # (`if debug:`) test does not run every iteration; one under a data-dependent
         # test (`if err > tol:`) may, so it still counts as every iteration.
-        guarded = (rare_test(node.test) or initialises(node)) if guarded is None else guarded
+        once = initialises(node)
+        guarded = (rare_test(node.test) or once) if guarded is None else guarded
         if self.branch_depth and guarded:
             self.branch_depth[-1] += 1
         self.rare_depth += bool(guarded)
-        once = initialises(node)
         self.init_depth += once
         self.walk(node.body.body)
         then_state = self.state
@@ -915,7 +916,7 @@ def initialises(node: cst.If) -> bool:
                     [small.target] if isinstance(small, cst.AnnAssign) else []
                 for target in targets:
                     base = target.value if isinstance(target, cst.Subscript) else target
-                    if _dotted_code(base) in checked:
+                    if dotted_name(base) in checked:
                         return True
     return False
 
@@ -924,29 +925,20 @@ def _checked_names(test: cst.BaseExpression) -> set:
     """What an initialisation test checks: `x is None`, `k not in d` (d), `not x`,
     `hasattr(self, "x")` (self.x)."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return _checked_names(test.expression) or {_dotted_code(test.expression)} - {""}
+        return _checked_names(test.expression) or {dotted_name(test.expression)} - {""}
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         comp = test.comparisons[0]
         if isinstance(comp.operator, (cst.Is, cst.IsNot)) and isinstance(comp.comparator, cst.Name) \
                 and comp.comparator.value == "None":
-            return {_dotted_code(test.left)} - {""}
+            return {dotted_name(test.left)} - {""}
         if isinstance(comp.operator, (cst.In, cst.NotIn)):
-            return {_dotted_code(comp.comparator)} - {""}
+            return {dotted_name(comp.comparator)} - {""}
     if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "hasattr" \
             and len(test.args) == 2 and isinstance(test.args[1].value, cst.SimpleString):
-        owner = _dotted_code(test.args[0].value)
+        owner = dotted_name(test.args[0].value)
         attr = test.args[1].value.evaluated_value
         return {f"{owner}.{attr}"} if owner and isinstance(attr, str) else set()
     return set()
-
-
-def _dotted_code(expr: cst.BaseExpression) -> str:
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        base = _dotted_code(expr.value)
-        return f"{base}.{expr.attr.value}" if base else ""
-    return ""
 
 
 def rare_test(test: cst.BaseExpression) -> bool:

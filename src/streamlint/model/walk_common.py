@@ -183,3 +183,13 @@ def periodic_test(test: cst.BaseExpression) -> bool:
 
 def has_modulo(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.BinaryOperation) and (isinstance(expr.operator, cst.Modulo) or has_modulo(expr.left))
+
+
+def dotted_name(expr: cst.BaseExpression) -> str:
+    """`self.a.b` for a chain of names and attributes; "" for anything else."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        base = dotted_name(expr.value)
+        return f"{base}.{expr.attr.value}" if base else ""
+    return ""
