@@ -348,3 +348,59 @@ def test_branches_that_set_what_they_test_run_once(code, once):
 
     node = cst.parse_module(code + "\n").body[0]
     assert initialises(node) is once
+
+
+def test_dicts_of_tensors_keep_the_kind_of_their_values():
+    from streamlint.model.values import UNKNOWN, Buffer, DictOf, Mem, join
+
+    cuda = Buffer("torch", Mem.DEVICE)
+    assert DictOf(empty=True).stored(cuda) == DictOf(cuda)
+    assert DictOf(cuda).stored(Buffer("torch", Mem.PAGEABLE)) is UNKNOWN  # mixed: unknown
+    assert join(DictOf(empty=True), DictOf(cuda)) == DictOf(cuda)  # filled in a loop
+    src = """
+    import torch
+
+    def fill(keys):
+        flat = torch.empty(8, device="cuda")
+        out = {}
+        for key in keys:
+            out[key] = flat.narrow(0, 0, 2)
+        return out
+
+    def use(keys, host):
+        batch = fill(keys)
+        a = batch["x"]
+        b = batch.get("y")
+        c = {k: v.cpu() for k, v in batch.items()}["x"]
+        d = {"x": a, **batch}["x"]
+        mixed = {"x": a}
+        mixed.update({"y": host})
+        e = mixed["x"]
+        return a, b, c, d, e
+    """
+    analysis = analyze(textwrap.dedent(src))
+    use = next(r for r in analysis.functions if r.name == "use")
+    copies = [op for op in use.ops if op.kind is OpKind.COPY_D2H]
+    assert len(copies) == 1 and copies[0].api == "v.cpu"  # `.items()` gives CUDA values
+
+
+def test_an_attribute_set_to_an_empty_dict_is_filled_elsewhere():
+    src = """
+    import torch
+
+    class Cache:
+        def __init__(self):
+            self.side = torch.cuda.Stream()
+            self.saved = {}
+
+        def restore(self, tag, weight):
+            with torch.cuda.stream(self.side):
+                state = self.saved.pop(tag)
+                out = state.to("cuda", non_blocking=True)
+            return out @ weight
+    """
+    analysis = analyze(textwrap.dedent(src))
+    restore = next(r for r in analysis.functions if r.name.endswith("restore"))
+    # Read from another method, the dict holds what other methods put there (unknown), as
+    # before dicts were tracked: not "empty", which would make `state` nothing at all.
+    assert [op.api for op in restore.ops][:2] == ["self.saved.pop", "state.to"]

@@ -33,6 +33,7 @@ from streamlint.model.values import (
     UNKNOWN,
     Buffer,
     Const,
+    DictOf,
     Device,
     Instance,
     Kernel,
@@ -706,6 +707,9 @@ class FileAnalyzer:
         """`__init__`'s attributes as the other methods see them: a `None` placeholder of an
         attribute they use as a stream is a stream set elsewhere, not None."""
         attrs = self.init_attrs(cls)
+        if any(isinstance(v, DictOf) and v.empty for v in attrs.values()):
+            # `self.cache = {}`: other methods fill it with what we cannot see from here.
+            attrs = {k: v for k, v in attrs.items() if not (isinstance(v, DictOf) and v.empty)}
         placeholders = [k for k, v in attrs.items() if isinstance(v, Const) and v.value is None]
         if not placeholders:
             return attrs

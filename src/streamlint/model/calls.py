@@ -34,6 +34,7 @@ from streamlint.model.values import (
     UNKNOWN,
     Buffer,
     Const,
+    DictOf,
     Event,
     Graph,
     Instance,
@@ -49,6 +50,7 @@ from streamlint.model.values import (
     StreamKind,
     TorchModule,
     Value,
+    join,
     legacy_stream,
 )
 from streamlint.model.walk_common import (
@@ -577,11 +579,32 @@ class CallsMixin(LibraryMixin):
             return UNKNOWN
         elif isinstance(receiver, _Batch):
             return self.buffer_method(receiver.batch, method, node, label)
+        elif isinstance(receiver, DictOf):
+            return self.dict_method(receiver, method, node)
         elif isinstance(receiver, Loader) and method == "__iter__":
             return _Batch(Buffer("torch", Mem.PINNED if receiver.pin_memory else Mem.PAGEABLE, site=receiver.site, loader_site=receiver.site))
         elif receiver is UNKNOWN:
             return self.unknown_receiver_method(method, node)
         self.eval_args(node)
+        return UNKNOWN
+
+    def dict_method(self, receiver: DictOf, method: str, node: cst.Call) -> Value:
+        """`batch.items()`, `out.get("loss")`: what a dict of known values gives back."""
+        args = self.eval_args(node)
+        value = UNKNOWN if receiver.empty else receiver.value
+        if method == "items":
+            return Seq(element=Seq(items=(UNKNOWN, value)))
+        if method == "values":
+            return Seq(element=value)
+        if method in ("get", "pop"):
+            default = args.value(Arg(1, "default"))
+            return value if not args.has(Arg(1, "default")) else join(value, default)
+        if method == "copy":
+            return receiver
+        if method == "update":  # what the other dict holds joins what this one did
+            other = args.value(Arg(0, "other")) if args.positional else UNKNOWN
+            merged = join(receiver, other) if isinstance(other, DictOf) else UNKNOWN
+            self.store_in_dict(node.func.value, DictOf(empty=True), merged.value if isinstance(merged, DictOf) else UNKNOWN)  # type: ignore[attr-defined]
         return UNKNOWN
 
     def launch_graph(self, graph: Graph, node: cst.Call) -> Value:

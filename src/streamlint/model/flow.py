@@ -24,6 +24,7 @@ from streamlint.model.ops import (
     OpKind,
 )
 from streamlint.model.values import (
+    DictOf,
     Graph,
     UNKNOWN,
     Buffer,
@@ -346,11 +347,23 @@ class Walker(CallsMixin, OrderingMixin):
                           accesses=self.accesses([(target, base)], write=True, space=DEVICE))
             else:
                 self.host_touch(target, base, write=True)
+            if isinstance(base, DictOf):
+                self.store_in_dict(target.value, base, value)
             for el in target.slice:
                 if isinstance(el.slice, cst.Index):
                     self.eval(el.slice.value)
+                else:  # (`m[b, :int(n[b].item())] = 0`: the bounds run too)
+                    for part in (el.slice.lower, el.slice.upper, el.slice.step):
+                        if part is not None:
+                            self.eval(part)
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, UNKNOWN)
+
+    def store_in_dict(self, holder: cst.BaseExpression, held: DictOf, value: Value) -> None:
+        """`out[key] = v`: the dict a local or `self.` attribute names now holds `v`'s kind too."""
+        key = holder.value if isinstance(holder, cst.Name) else self.code(holder)
+        if isinstance(holder, cst.Name) or key.startswith("self."):
+            self.state.vars[key] = held.stored(value)
 
     def evident_tensor(self, target: cst.BaseExpression, expr: cst.BaseExpression, value: Value) -> Value:
         """`flat = store.get_flat()` where the body later hands `flat` to an NCCL
@@ -631,8 +644,8 @@ class Walker(CallsMixin, OrderingMixin):
         if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
             return Seq(element=self.comprehension(expr.for_in, expr.elt))
         if isinstance(expr, cst.DictComp):
-            self.comprehension(expr.for_in, expr.value)
-            return UNKNOWN
+            value = self.comprehension(expr.for_in, expr.value)
+            return DictOf(value) if value is not UNKNOWN else UNKNOWN
         if isinstance(expr, cst.SimpleString):
             try:
                 return Const(expr.evaluated_value)
@@ -664,11 +677,16 @@ class Walker(CallsMixin, OrderingMixin):
         if isinstance(expr, cst.Lambda):
             return UNKNOWN
         if isinstance(expr, cst.Dict):
+            result: Value = DictOf(empty=True)
             for element in expr.elements:
                 if isinstance(element, cst.DictElement):
                     self.eval(element.key)
-                self.eval(element.value)
-            return UNKNOWN
+                    value = self.eval(element.value)
+                    result = result.stored(value) if isinstance(result, DictOf) else UNKNOWN
+                else:  # `**other`
+                    other = self.eval(element.value)
+                    result = join(result, other) if isinstance(other, DictOf) else UNKNOWN
+            return result
         if isinstance(expr, cst.StarredElement):
             return self.eval(expr.value)
         return UNKNOWN
@@ -781,6 +799,8 @@ class Walker(CallsMixin, OrderingMixin):
             return base  # a view of the same memory
         if isinstance(base, _Batch):
             return base.batch
+        if isinstance(base, DictOf):
+            return UNKNOWN if base.empty else base.value
         if isinstance(base, Stream):
             return UNKNOWN
         if isinstance(base, QualRef) and api.framework_of(base.qualname) is None:

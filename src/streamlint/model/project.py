@@ -140,6 +140,10 @@ def analyzer_for(path: Path, depth: int, analyzer_type: type["FileAnalyzer"]) ->
     if cached is not None and (cached.mtime_ns, cached.size) == (stat.st_mtime_ns, stat.st_size):
         _cache.move_to_end(key)
         reads.note(key, cached.digest)
+        if cached.analyzer is not None and depth < cached.analyzer.depth:
+            # First read deep in another chain of imports: from here it is nearer, and the
+            # names it re-exports are followed as far as this depth allows.
+            cached.analyzer.depth = depth
         return cached.analyzer
     if key in _in_progress or depth > MAX_DEPTH:
         return None

@@ -13,7 +13,7 @@ import libcst as cst
 from streamlint.model.api import torch_modules
 from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, FunctionRecord, GpuOp, LoopInfo, OpKind
 from streamlint.model.values import Stream, StreamKind
-from streamlint.model.walk_common import LOOP_INTERACTIVE
+from streamlint.model.walk_common import LOOP_INTERACTIVE, dotted_name
 
 
 def shared_loop(a: GpuOp, b: GpuOp) -> Optional[int]:
@@ -155,6 +155,79 @@ def per_element_sync(record: FunctionRecord, op: GpuOp) -> bool:
         return False
     return any(o.comprehension == op.comprehension and o.kind in _QUEUED_WORK and o.index < op.index
                for o in record.ops)
+
+
+def per_element_read(record: FunctionRecord, op: GpuOp) -> str:
+    """`for b in range(n): ... q[b].item()`: one wait per element of a tensor the loop
+    does not change, where one `.tolist()` before the loop reads them all. Returns the
+    tensor as spelled (`q`), or "" when the read is not of that shape."""
+    if op.kind is not OpKind.IMPLICIT_SYNC or not op.loops or op.framework not in ("torch", "cupy"):
+        return ""
+    element = _read_element(op.node)
+    if element is None:
+        return ""
+    base = dotted_name(element.value)
+    info = record.loops.get(op.loops[-1])
+    if not base or info is None or not isinstance(info.node, (cst.For, cst.CompFor)):
+        return ""
+    targets = {n.value for n in _names(info.node.target)}
+    if not targets & {n.value for el in element.slice for n in _names(el)} or base.split(".")[0] in targets:
+        return ""
+    if isinstance(info.node, cst.For) and not _only_reads_elements(info.node.body, base):
+        return ""
+    return base
+
+
+def _read_element(node: cst.CSTNode) -> Optional[cst.Subscript]:
+    """`q[b]` of `q[b].item()`, `int(q[b])` or `if q[b]:`."""
+    if isinstance(node, cst.Call):
+        if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Subscript):
+            return node.func.value
+        if len(node.args) == 1 and isinstance(node.args[0].value, cst.Subscript):
+            return node.args[0].value
+    if isinstance(node, cst.Subscript):
+        return node
+    return None
+
+
+def _only_reads_elements(body: cst.CSTNode, base: str) -> bool:
+    """Is `base` used in the body only as `base[...]` read (no write, no other use)?"""
+    class Uses(cst.CSTVisitor):
+        other = False
+
+        def visit_Subscript(self, node: cst.Subscript) -> Optional[bool]:
+            if dotted_name(node.value) == base:
+                for element in node.slice:
+                    element.visit(self)
+                return False
+            return None
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            self.other |= _roots_at(node.target, base)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self.other |= _roots_at(node.target, base)
+
+        def visit_Name(self, node: cst.Name) -> None:
+            self.other |= node.value == base
+
+        def visit_Attribute(self, node: cst.Attribute) -> Optional[bool]:
+            if dotted_name(node) == base:
+                self.other = True
+                return False
+            return None
+
+    uses = Uses()
+    body.visit(uses)
+    return not uses.other
+
+
+def _roots_at(target: cst.BaseExpression, base: str) -> bool:
+    while isinstance(target, (cst.Subscript, cst.Attribute)):
+        if dotted_name(target) == base:
+            return True
+        target = target.value
+    return dotted_name(target) == base
 
 
 def in_timed_loop(record: FunctionRecord, op: GpuOp) -> bool:

@@ -163,6 +163,20 @@ class Seq:
 
 
 @dataclass(frozen=True)
+class DictOf:
+    """A dict whose values we know by kind (`{"tokens": t.cuda(), ...}`, a helper that
+    fills `out[key] = flat.narrow(...)`); its keys are not tracked."""
+
+    value: "Value" = UNKNOWN
+    empty: bool = False  # `{}` not filled yet: the first value stored gives the kind
+
+    def stored(self, value: "Value") -> "Value":
+        """The dict after `d[k] = value`."""
+        joined = value if self.empty else join(self.value, value)
+        return DictOf(joined) if joined is not UNKNOWN else UNKNOWN
+
+
+@dataclass(frozen=True)
 class LocalFunction:
     """A function or method defined in the checked file."""
 
@@ -199,7 +213,7 @@ class Graph:
 
 Value = Union[
     Unknown, Stream, Event, Buffer, Device, Loader, TorchModule, QualRef, Const, Kernel,
-    Launch, Seq, LocalFunction, Instance, StreamContext, Graph,
+    Launch, Seq, DictOf, LocalFunction, Instance, StreamContext, Graph,
 ]
 
 
@@ -211,7 +225,7 @@ def join(a: Value, b: Value) -> Value:
     if a == b:
         return a
     for x, y in ((a, b), (b, a)):
-        if isinstance(x, (Buffer, StreamContext, Stream, Event)) and isinstance(y, Const) and y.value is None:
+        if isinstance(x, (Buffer, StreamContext, Stream, Event, DictOf)) and isinstance(y, Const) and y.value is None:
             return x  # (`ctx = torch.cuda.stream(s) if overlap else nullcontext()`: the stream's path)
     if isinstance(a, Buffer) and isinstance(b, Buffer) and a.framework == b.framework and a.mem == b.mem:
         return replace(a, site=a.site if a.site == b.site else 0, bound_stream=None if a.bound_stream != b.bound_stream else a.bound_stream)
@@ -223,6 +237,11 @@ def join(a: Value, b: Value) -> Value:
         if isinstance(x, Stream) and isinstance(y, Stream) and x.framework == y.framework and x.explicit \
                 and y.is_default:
             return x
+    if isinstance(a, DictOf) and isinstance(b, DictOf):
+        if a.empty or b.empty:
+            return b if a.empty else a
+        inner = join(a.value, b.value)
+        return DictOf(inner) if inner is not UNKNOWN else UNKNOWN
     if isinstance(a, Event) and isinstance(b, Event) and a.framework == b.framework:
         return Event(a.framework, a.label, site=0)  # one of several events: identity unknown
     for x, y in ((a, b), (b, a)):

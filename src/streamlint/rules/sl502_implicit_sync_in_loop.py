@@ -6,7 +6,7 @@ import libcst as cst
 
 from streamlint.model.ops import OpKind
 from streamlint.model.purpose import Purpose, sync_purpose
-from streamlint.model.queries import hot_function, in_hot_path, per_element_sync
+from streamlint.model.queries import hot_function, in_hot_path, per_element_read, per_element_sync
 from streamlint.model.values import Buffer, Mem
 from streamlint.rules._shared import STEP_TIMING_HELP, blocking_copy_in_region
 from streamlint.rules.base import Finding, Rule
@@ -28,7 +28,11 @@ class ImplicitSyncInLoop(Rule):
 
     A comprehension that queues GPU work for each element and synchronizes on it
     (`[int(t.sum().item()) for t in parts]`) is reported too, whatever the values
-    are for: one read of all of them replaces one wait per element.
+    are for: one read of all of them replaces one wait per element. So is a loop
+    that reads one element of the same tensor per iteration by the loop's index
+    (`for b in range(n): ... lengths[b].item()`) and does not change that tensor:
+    one `.tolist()` before the loop reads them all (not in assertions, timing or
+    debug logs, which read elements on purpose).
 
     It stays silent where the code's shape shows that the host needs the value
     now, so that the wait is the price of the logic rather than a stall:
@@ -176,6 +180,15 @@ class ImplicitSyncInLoop(Rule):
     def check(self, analysis):
         for record, op in analysis.all_ops():
             per_element = per_element_sync(record, op)
+            read_by_element = per_element_read(record, op)
+            if read_by_element and sync_purpose(analysis, record, op) not in _ELEMENT_READ_NEEDED:
+                yield Finding(
+                    op.node,
+                    f"`{op.api}` waits for the stream once per element of `{read_by_element}`",
+                    help=f"read all the elements once before the loop (`{read_by_element}.tolist()`) "
+                         "and index that list",
+                )
+                continue
             if not per_element and not in_hot_path(record, op):
                 continue
             if op.kind is OpKind.IMPLICIT_SYNC:
@@ -238,6 +251,8 @@ class ImplicitSyncInLoop(Rule):
                 )
 
 
+# A test or a measurement reads elements one by one on purpose.
+_ELEMENT_READ_NEEDED = frozenset({Purpose.ASSERTION, Purpose.VERIFY, Purpose.MEASUREMENT, Purpose.DEBUG})
 # One read-back for all the elements' values, instead of one wait per element.
 _ONE_READ = {
     "torch": "compute the values on the device, then read them all at once with one `.tolist()`",
