@@ -206,6 +206,7 @@ class FileAnalyzer:
         # Other modules' own imports are followed too, as deep as project.MAX_DEPTH allows.
         self.follow_imports = bool(path)
         self.results_matter = True  # a helper's return value can decide a finding here
+        self.unknown_element_reads = False  # `x[i].item()` in a loop, on a value we cannot place
         self.depth = depth  # how many modules away from the file being checked
         self.result = FileAnalysis(module, [], path=path, source=source)
         self.functions: dict[int, _Function] = {}
@@ -989,7 +990,15 @@ def analyze_module(module: cst.Module, path: str = "", source: str = "") -> File
     if source:
         analyzer.follow_imports = analyzer.follow_imports and any(k in source for k in api.FOLLOW_IMPORTS_KEYS)
         analyzer.results_matter = any(k in source for k in api.RESULTS_MATTER_KEYS)
-    return analyzer.run()
+    result = analyzer.run()
+    if path and analyzer.unknown_element_reads and not analyzer.results_matter:
+        # `lengths[b].item()` in a loop on a value the file alone cannot place: where the
+        # helpers it calls put their results decides it, so read them (a second walk,
+        # paid only by such files).
+        analyzer = FileAnalyzer(module, path=path, source=source)
+        analyzer.results_matter = True
+        result = analyzer.run()
+    return result
 
 
 def _replay(op: GpuOp, callee: LocalFunction, home: "FileAnalyzer", node: cst.Call, walker: Walker, *,

@@ -624,6 +624,9 @@ class CallsMixin(LibraryMixin):
     def unknown_receiver_method(self, method: str, node: cst.Call) -> Value:
         """Methods whose name alone tells the result kind, whatever the receiver."""
         args = self.eval_args(node)
+        if method in ("item", "tolist") and isinstance(node.func.value, cst.Subscript) and (  # type: ignore[attr-defined]
+                self.loop_stack or self.comprehension_depth):
+            self.an.unknown_element_reads = True
         if method == "pin_memory" and not args.positional and not args.keywords and self.an.torch_imported:
             result = Buffer("torch", Mem.PINNED, site=self.site(node), pinned_by=id(node))
             self.emit(OpKind.PIN, self.code(node.func), node, "torch", result=result)

@@ -52,18 +52,16 @@ _ALIASES = {
 from streamlint.model.prefilter import PREFILTER_KEYS  # noqa: E402,F401  (its former home)
 
 # A file is worth following into other modules of the project only if its own text uses
-# streams, asynchronous copies, pinned memory or the non-torch frameworks, or reads tensors
-# element by element: only then can a helper's summary change a finding (reading the
-# other module costs a parse).
+# streams, asynchronous copies, pinned memory or the non-torch frameworks: only then can a
+# helper's summary change a finding (reading the other module costs a parse). A file that
+# reads unknown values element by element is analysed again following calls (analysis.py).
 FOLLOW_IMPORTS_KEYS: tuple[str, ...] = (
     "Stream", "stream", "non_blocking", "pin_memory", "numba", "cupy", "cudaMemcpy", "cuMemcpy", "Event",
-    "].item()",
 )
 
 # ... and every call into another module is followed if the file makes asynchronous
-# copies, where what a helper returns (pinned or pageable memory) decides a finding, or
-# reads elements one by one, where what a helper returns (CUDA or host) decides it.
-RESULTS_MATTER_KEYS: tuple[str, ...] = ("non_blocking", "pin_memory", "Async(", "stream=", "].item()")
+# copies, where what a helper returns (pinned or pageable memory) decides a finding.
+RESULTS_MATTER_KEYS: tuple[str, ...] = ("non_blocking", "pin_memory", "Async(", "stream=")
 
 # Top-level packages whose names mark a file as GPU code worth analysing.
 FRAMEWORK_ROOTS = {"cupy": "cupy", "cupyx": "cupy", "numba": "numba", "torch": "torch", "cuda": "cuda-python"}
