@@ -182,6 +182,7 @@ class _Function:
     # The functions of this file that call it on every run of theirs (not in a loop or a
     # comprehension, not under a rare test: a flag, `x is None`, every N steps): their ids.
     steady_callers: set = field(default_factory=set)
+    callers: set = field(default_factory=set)  # every function of this file that calls it: ids
 
 
 @dataclass
@@ -206,7 +207,10 @@ class FileAnalyzer:
         # Other modules' own imports are followed too, as deep as project.MAX_DEPTH allows.
         self.follow_imports = bool(path)
         self.results_matter = True  # a helper's return value can decide a finding here
-        self.unknown_element_reads = False  # `x[i].item()` in a loop, on a value we cannot place
+        # Functions (node ids) that read `x[i].item()` in a loop on a value we cannot place.
+        self.unknown_element_reads: set[int] = set()
+        # Where calls are followed whatever their arguments (None: wherever results matter).
+        self.results_matter_in: Optional[frozenset] = None
         self.depth = depth  # how many modules away from the file being checked
         self.result = FileAnalysis(module, [], path=path, source=source)
         self.functions: dict[int, _Function] = {}
@@ -779,6 +783,7 @@ class FileAnalyzer:
         if walker.state.hb is None and home is self:
             params = function.params[1:] if function.class_name and not _is_static(function.node) else function.params
             function.call_sites.append(self.bind_params(params, args))
+            function.callers.add(id(walker.record.node))
             if not (walker.loop_stack or walker.comprehension_depth or walker.rare_depth):
                 function.steady_callers.add(id(walker.record.node))
         record = home.analyse(function)
@@ -993,10 +998,13 @@ def analyze_module(module: cst.Module, path: str = "", source: str = "") -> File
     result = analyzer.run()
     if path and analyzer.unknown_element_reads and not analyzer.results_matter:
         # `lengths[b].item()` in a loop on a value the file alone cannot place: where the
-        # helpers it calls put their results decides it, so read them (a second walk,
-        # paid only by such files).
+        # helpers its function, and that function's callers, call put their results
+        # decides it, so read them there (a second walk, paid only by such files).
+        readers = analyzer.unknown_element_reads
+        callers = {c for f in analyzer.functions.values() if id(f.node) in readers for c in f.callers}
         analyzer = FileAnalyzer(module, path=path, source=source)
         analyzer.results_matter = True
+        analyzer.results_matter_in = frozenset(readers | callers)
         result = analyzer.run()
     return result
 

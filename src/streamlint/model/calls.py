@@ -197,7 +197,9 @@ class CallsMixin(LibraryMixin):
     def gpu_relevant(self, args: "Args") -> bool:
         """Is a call into another module worth reading that module for? Only if it is
         given GPU values, or made where streams are in play (reading costs a parse)."""
-        if self.an.results_matter or self.record.enters_stream or self.record.passes_stream:
+        if self.an.results_matter and (self.an.results_matter_in is None or id(self.record.node) in self.an.results_matter_in):
+            return True
+        if self.record.enters_stream or self.record.passes_stream:
             return True
         if any(s.explicit for s in self.state.current.values()):
             return True
@@ -626,7 +628,7 @@ class CallsMixin(LibraryMixin):
         args = self.eval_args(node)
         if method in ("item", "tolist") and isinstance(node.func.value, cst.Subscript) and (  # type: ignore[attr-defined]
                 self.loop_stack or self.comprehension_depth):
-            self.an.unknown_element_reads = True
+            self.an.unknown_element_reads.add(id(self.record.node))
         if method == "pin_memory" and not args.positional and not args.keywords and self.an.torch_imported:
             result = Buffer("torch", Mem.PINNED, site=self.site(node), pinned_by=id(node))
             self.emit(OpKind.PIN, self.code(node.func), node, "torch", result=result)
