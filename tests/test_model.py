@@ -340,6 +340,8 @@ def test_a_helper_forward_calls_each_time_is_hot_there():
     ("if not hasattr(self, 'idx'):\n    self.idx = make()", True),
     ("if self.bias is not None:\n    x = x + self.bias", False),  # a switch, not an initialisation
     ("if x > 0:\n    x = x - 1", False),  # data-dependent
+    ("if val is not None:\n    val = val.view(2, -1)", False),  # uses what is there, every time
+    ("if self.buf is not None:\n    pass\nelse:\n    self.buf = make()", True),
 ])
 def test_branches_that_set_what_they_test_run_once(code, once):
     import libcst as cst
@@ -404,3 +406,24 @@ def test_an_attribute_set_to_an_empty_dict_is_filled_elsewhere():
     # Read from another method, the dict holds what other methods put there (unknown), as
     # before dicts were tracked: not "empty", which would make `state` nothing at all.
     assert [op.api for op in restore.ops][:2] == ["self.saved.pop", "state.to"]
+
+
+def test_a_presence_test_of_the_loop_element_is_no_rare_branch():
+    src = """
+    import torch
+
+    def slice_batch(batch, cp_size, cp_rank, writer):
+        for key, val in batch.items():
+            if val is not None:
+                index = torch.tensor([cp_rank, 2 * cp_size - cp_rank - 1], device=val.device)
+                batch[key] = val.index_select(1, index)
+            if writer is not None:
+                writer.add(torch.tensor([cp_rank], device=val.device))
+        return batch
+
+    def get_batch(data):
+        batch = {"tokens": data["tokens"].cuda(non_blocking=True)}
+        return slice_batch(batch, 2, 0, None)
+    """
+    uploads = ops(src, "slice_batch", OpKind.COPY_H2D)
+    assert [op.conditional for op in uploads] == [False, True]  # the element's presence; a switch

@@ -1047,6 +1047,9 @@ def _kind_of(value: Value, name: str) -> Optional[Value]:
         return Buffer(value.framework, value.mem, label=name, param=name)
     if isinstance(value, Device) and value.cuda:
         return value
+    if isinstance(value, DictOf) and isinstance(value.value, Buffer):
+        inner = value.value  # a dict of tensors (a batch): what its values are
+        return DictOf(Buffer(inner.framework, inner.mem, label=f"{name}[...]"))
     return None
 
 

@@ -416,6 +416,17 @@ class Walker(CallsMixin, OrderingMixin):
             return replace(value, element=replace(value.element, label=f"{label}[...]"))
         return value
 
+    def present_element(self, test: cst.BaseExpression) -> bool:
+        """`x is not None` where the innermost `for` binds `x`: a test of each element's
+        presence, not a flag or a one-off."""
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, cst.IsNot)
+                and isinstance(test.comparisons[0].comparator, cst.Name)
+                and test.comparisons[0].comparator.value == "None" and isinstance(test.left, cst.Name)):
+            return False
+        loop = self.record.loops[self.loop_stack[-1]].node
+        return isinstance(loop, cst.For) and test.left.value in _target_names(loop.target)
+
     def if_(self, node: cst.If, guarded: Optional[bool] = None) -> None:
         known = self.static_truth(node.test)
         if known is not None:
@@ -434,6 +445,8 @@ class Walker(CallsMixin, OrderingMixin):
         # (`if debug:`) test does not run every iteration; one under a data-dependent
         # test (`if err > tol:`) may, so it still counts as every iteration.
         once = initialises(node)
+        if guarded is None and self.loop_stack and self.present_element(node.test):
+            guarded = once  # `for k, v in batch.items(): if v is not None:` runs for each v there is
         guarded = (rare_test(node.test) or once) if guarded is None else guarded
         if self.branch_depth and guarded:
             self.branch_depth[-1] += 1
@@ -921,12 +934,12 @@ def initialises(node: cst.If) -> bool:
     """`if self.buf is None: self.buf = ...`, `if key not in cache: cache[key] = ...`,
     `if "step" in group: ... else: group["step"] = ...`: a branch sets what the test
     checks (for None, membership, `hasattr`, truth), so it runs once, not every time."""
-    checked = _checked_names(node.test)
+    checked, absent = _checked_names(node.test)
     if not checked:
         return False
-    branches = [node.body]
-    if isinstance(node.orelse, cst.Else):
-        branches.append(node.orelse.body)
+    # The branch where the thing is missing is the one that sets it (`is None`: the body;
+    # `is not None`, `in`, `hasattr`: the `else`).
+    branches = [node.body] if absent else [node.orelse.body] if isinstance(node.orelse, cst.Else) else []
     for branch in branches:
         for stmt in branch.body:
             if not isinstance(stmt, cst.SimpleStatementLine):
@@ -941,23 +954,35 @@ def initialises(node: cst.If) -> bool:
     return False
 
 
-def _checked_names(test: cst.BaseExpression) -> set:
-    """What an initialisation test checks: `x is None`, `k not in d` (d), `not x`,
-    `hasattr(self, "x")` (self.x)."""
+def _checked_names(test: cst.BaseExpression) -> tuple[set, bool]:
+    """What an initialisation test checks (`x is None`, `k not in d` (d), `not x`,
+    `hasattr(self, "x")` (self.x)), and whether its body is the branch where it is absent."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return _checked_names(test.expression) or {dotted_name(test.expression)} - {""}
+        names, absent = _checked_names(test.expression)
+        if names:
+            return names, not absent
+        return {dotted_name(test.expression)} - {""}, True
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         comp = test.comparisons[0]
         if isinstance(comp.operator, (cst.Is, cst.IsNot)) and isinstance(comp.comparator, cst.Name) \
                 and comp.comparator.value == "None":
-            return {dotted_name(test.left)} - {""}
+            return {dotted_name(test.left)} - {""}, isinstance(comp.operator, cst.Is)
         if isinstance(comp.operator, (cst.In, cst.NotIn)):
-            return {dotted_name(comp.comparator)} - {""}
+            return {dotted_name(comp.comparator)} - {""}, isinstance(comp.operator, cst.NotIn)
     if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "hasattr" \
             and len(test.args) == 2 and isinstance(test.args[1].value, cst.SimpleString):
         owner = dotted_name(test.args[0].value)
         attr = test.args[1].value.evaluated_value
-        return {f"{owner}.{attr}"} if owner and isinstance(attr, str) else set()
+        return ({f"{owner}.{attr}"} if owner and isinstance(attr, str) else set()), False
+    return set(), True
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    """The names a `for` target binds (`k, (a, b)`)."""
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {n for e in target.elements for n in _target_names(e.value)}
     return set()
 
 
