@@ -604,9 +604,8 @@ class CallsMixin(LibraryMixin):
         if method == "copy":
             return receiver
         if method == "update":  # what the other dict holds joins what this one did
-            other = args.value(Arg(0, "other")) if args.positional else UNKNOWN
-            merged = join(receiver, other) if isinstance(other, DictOf) else UNKNOWN
-            self.store_in_dict(node.func.value, DictOf(empty=True), merged.value if isinstance(merged, DictOf) else UNKNOWN)  # type: ignore[attr-defined]
+            other = args.value(Arg(0, "other"))
+            self.rebind_dict(node.func.value, join(receiver, other) if isinstance(other, DictOf) else UNKNOWN)  # type: ignore[attr-defined]
         return UNKNOWN
 
     def launch_graph(self, graph: Graph, node: cst.Call) -> Value:

@@ -348,7 +348,7 @@ class Walker(CallsMixin, OrderingMixin):
             else:
                 self.host_touch(target, base, write=True)
             if isinstance(base, DictOf):
-                self.store_in_dict(target.value, base, value)
+                self.rebind_dict(target.value, base.stored(value))
             for el in target.slice:
                 if isinstance(el.slice, cst.Index):
                     self.eval(el.slice.value)
@@ -359,11 +359,12 @@ class Walker(CallsMixin, OrderingMixin):
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, UNKNOWN)
 
-    def store_in_dict(self, holder: cst.BaseExpression, held: DictOf, value: Value) -> None:
-        """`out[key] = v`: the dict a local or `self.` attribute names now holds `v`'s kind too."""
+    def rebind_dict(self, holder: cst.BaseExpression, value: Value) -> None:
+        """After `out[key] = v` or `out.update(other)`: what the dict a local or a `self.`
+        attribute names holds now."""
         key = holder.value if isinstance(holder, cst.Name) else self.code(holder)
         if isinstance(holder, cst.Name) or key.startswith("self."):
-            self.state.vars[key] = held.stored(value)
+            self.state.vars[key] = value
 
     def evident_tensor(self, target: cst.BaseExpression, expr: cst.BaseExpression, value: Value) -> Value:
         """`flat = store.get_flat()` where the body later hands `flat` to an NCCL
@@ -419,13 +420,11 @@ class Walker(CallsMixin, OrderingMixin):
     def present_element(self, test: cst.BaseExpression) -> bool:
         """`x is not None` where the innermost `for` binds `x`: a test of each element's
         presence, not a flag or a one-off."""
-        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
-                and isinstance(test.comparisons[0].operator, cst.IsNot)
-                and isinstance(test.comparisons[0].comparator, cst.Name)
-                and test.comparisons[0].comparator.value == "None" and isinstance(test.left, cst.Name)):
-            return False
+        names, absent = _checked_names(test)
+        is_not_none = isinstance(test, cst.Comparison) and isinstance(test.comparisons[0].operator, cst.IsNot)
         loop = self.record.loops[self.loop_stack[-1]].node
-        return isinstance(loop, cst.For) and test.left.value in _target_names(loop.target)
+        return is_not_none and not absent and isinstance(loop, cst.For) and bool(names) \
+            and names <= _target_names(loop.target)
 
     def if_(self, node: cst.If, guarded: Optional[bool] = None) -> None:
         known = self.static_truth(node.test)
