@@ -338,6 +338,37 @@ def test_new_module_that_an_import_now_finds_invalidates(tmp_path):
     project.clear()
 
 
+SLICER = (
+    "import torch\n\n\ndef on_gpu(data):\n    return {k: v.cuda() for k, v in data.items()}\n\n\n"
+    "def slice_rows(batch, rank):\n    for key, val in batch.items():\n"
+    "        index = torch.tensor([rank, rank + 1], device=val.device)\n"
+    "        batch[key] = val.index_select(0, index)\n    return batch\n"
+)
+CALLER = (
+    "import torch\nfrom slicing import slice_rows\n\n\ndef step(data, rank):\n"
+    "    batch = {{k: v{move} for k, v in data.items()}}\n    return slice_rows(batch, rank)\n"
+)
+
+
+def test_caller_in_another_module_decides_and_its_edit_invalidates(tmp_path):
+    # slicing.py says nothing of where `batch` lives; its only caller, in another
+    # module, passes CUDA tensors: the loop uploads one index per key. When the caller
+    # changes to host tensors, slicing.py (unchanged) must be checked again.
+    project.clear()
+    root = tmp_path / "proj"
+    write(root / "setup.cfg", "[metadata]\nname = proj\n")
+    write(root / "slicing.py", SLICER)
+    write(root / "train.py", CALLER.format(move=".cuda(non_blocking=True)"))
+    first, _ = lint(root, tmp_path / "c")
+    assert [(r[0], r[3]) for r in rows(first)] == [("slicing.py", "SL201")]
+    write(root / "train.py", CALLER.format(move=".pin_memory()"))
+    os.utime(root / "train.py", (2_000_000_000, 2_000_000_000))
+    second, cache = lint(root, tmp_path / "c")
+    assert rows(second) == []
+    assert cache.hits == 0  # train.py changed; slicing.py read it
+    project.clear()
+
+
 # ---- damaged, foreign and unusual entries ----
 
 

@@ -6,6 +6,7 @@ Calls to functions of the same file use the callee's record as its summary.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -16,7 +17,7 @@ from libcst._position import CodePosition
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from streamlint.deadline import tick
-from streamlint.model import api, classes, declared, evidence, project, reads, summary_digest
+from streamlint.model import api, classes, declared, evidence, project, reads, reverse, summary_digest
 from streamlint.model.api import torch_api, torch_modules
 from streamlint.model.flow import OTHER, Walker, leaves, rare_test, selector
 from streamlint.model.walk_common import LOCAL
@@ -225,6 +226,9 @@ class FileAnalyzer:
         self._module_vars: dict[str, Value] = {}
         self._kernel_writes: dict[int, frozenset[int]] = {}
         self.called: set[int] = set()  # functions of this file called from this file
+        # Calls of top-level functions of other modules: (their module's path, name) ->
+        # the arguments of each call (the callers reverse.py finds for that module).
+        self.calls_out: dict[tuple[str, str], list[dict[str, Value]]] = {}
         self.imported_roots: set[str] = set()  # top-level packages the file imports (or implies)
         self.direct_roots: set[str] = set()  # ... as the file spells its imports
         self.specialized: dict[tuple, Value] = {}  # (helper, arguments) -> what it returns
@@ -259,6 +263,7 @@ class FileAnalyzer:
                     analysed.add(key)
                     self.analyse(function)
         self.apply_caller_evidence()
+        self.apply_importer_evidence()
         self.mark_hot_helpers()
         self.compose_classes()
         self.result.torch_namespace = self.torch_namespace()
@@ -613,6 +618,41 @@ class FileAnalyzer:
             function.hazard_args = None
             self.analyse(function)
 
+    def apply_importer_evidence(self) -> None:
+        """The same for the call sites in other modules of the project (reverse.py), for
+        the checked file's top-level functions that loop over work on a parameter the
+        body gives no evidence about (`device=val.device` for each `val` of a batch,
+        one `.item()` per element): what the callers pass decides whether the loop
+        uploads or syncs every iteration."""
+        if self.summaries_only or self.depth or not self.path or not any(w in self.text for w in _WANTS_EVIDENCE):
+            return
+        wanting = _wanting_evidence(self.text)
+        for function in list(self.functions.values()):
+            if function.value.name not in wanting or not self._open_to_evidence(function):
+                continue
+            sites = reverse.call_sites(self.path, function.value.name, type(self))
+            if not sites:
+                continue
+            evidence = _agreed_kinds(function.call_sites + sites)
+            evidence = {k: v for k, v in evidence.items() if k not in function.caller_evidence}
+            if not evidence:
+                continue
+            function.caller_evidence = {**function.caller_evidence, **evidence}
+            self.result.functions = [r for r in self.result.functions if r is not function.record]
+            function.record = None
+            function.hazard_args = None
+            self.analyse(function)
+
+    @staticmethod
+    def _open_to_evidence(function: "_Function") -> bool:
+        """A top-level function with a loop and a parameter no caller here typed."""
+        record = function.record
+        if function.class_name is not None or record is None or function.in_progress or not record.loops:
+            return False
+        if function.top is not function.node:
+            return False  # nested: no other module calls it
+        return not all(p in function.caller_evidence for p in function.params)
+
     def mark_hot_helpers(self) -> None:
         """A helper that `forward` (or an optimizer's `step`) calls on every call runs as
         often as it: its own per-call work is hot too. Reported at the helper's line, once:
@@ -780,6 +820,9 @@ class FileAnalyzer:
         if function is None:
             return UNKNOWN
         home.called.add(id(function.node))
+        if walker.state.hb is None and home is not self and function.class_name is None and home.path:
+            self.calls_out.setdefault((home.path, function.value.name), []).append(
+                self.bind_params(function.params, args))
         if walker.state.hb is None and home is self:
             params = function.params[1:] if function.class_name and not _is_static(function.node) else function.params
             function.call_sites.append(self.bind_params(params, args))
@@ -1022,6 +1065,27 @@ def _replay(op: GpuOp, callee: LocalFunction, home: "FileAnalyzer", node: cst.Ca
         non_blocking=op.non_blocking, pinned_out=op.pinned_out, target=target, helper=helper,
         accesses=accesses, event=op.event, result=result,
     )
+
+
+# What a loop does with a parameter's values when their kind decides a finding: an
+# allocation on the device of one of them, a host read of one (cheap text tests).
+_WANTS_EVIDENCE = ("device=", ".item()", ".tolist()")
+_DEVICE_OF_VALUE = re.compile(r"device=[\w.\[\]'\"]+\.device\b")
+# A top-level `def` and the next line that starts at column 0 (its end, roughly).
+_TOP_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+_TOP_LINE = re.compile(r"^[^\s#]", re.MULTILINE)
+
+
+def _wanting_evidence(text: str) -> frozenset[str]:
+    """The top-level functions whose text holds what `_WANTS_EVIDENCE` looks for: found
+    in the module's text by position (no code generation, no parse)."""
+    names = set()
+    for match in _TOP_DEF.finditer(text):
+        end = _TOP_LINE.search(text, match.end())
+        segment = text[match.end(): end.start() if end else len(text)]
+        if ".item()" in segment or ".tolist()" in segment or _DEVICE_OF_VALUE.search(segment):
+            names.add(match.group(1))
+    return frozenset(names)
 
 
 def _agreed_kinds(call_sites: list[dict]) -> dict[str, Value]:

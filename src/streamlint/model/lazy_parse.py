@@ -232,3 +232,12 @@ def _is_stub(block: cst.BaseSuite) -> bool:
     line = block.body[0]
     return (isinstance(line, cst.SimpleStatementLine) and not line.leading_lines and len(line.body) == 1
             and isinstance(line.body[0], cst.Pass))
+
+
+def mentions(node: cst.FunctionDef, text: str, code: "Any") -> bool:
+    """Does the function's source contain `text`? Read from a body not parsed yet
+    without parsing it; `code(node)` prints a parsed one."""
+    pending = getattr(node.body, "_pending", None)
+    if pending is not None:
+        return text in pending[1]
+    return text in code(node)

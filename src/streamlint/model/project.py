@@ -94,6 +94,9 @@ def _module_file(from_path: str, dotted: str, probes: list[tuple[str, bool]]) ->
     return None
 
 
+# directory -> its Python files, for reverse.py (listed once per run, like `_resolved`).
+_listings: dict[str, tuple[str, ...]] = {}
+
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _roots: dict[Path, tuple[Path, ...]] = {}
 
@@ -108,6 +111,29 @@ def _project_root(start: Path) -> tuple[Path, ...]:
                 break
         _roots[start] = found
     return _roots[start]
+
+
+def project_root(path: str) -> Optional[Path]:
+    """The root of the project that holds the file at `path`: the nearest directory at
+    or above its top package with a project marker."""
+    top = Path(path).resolve().parent
+    while (top / "__init__.py").is_file() and top.parent != top:
+        top = top.parent
+    found = _project_root(top)
+    return found[0] if found else None
+
+
+def python_files(directory: Path, most: int) -> tuple[str, ...]:
+    """The Python files of a directory, none if it has more than `most` (listed once
+    per run, forgotten with the resolutions)."""
+    key = str(directory)
+    if key not in _listings:
+        try:
+            names = sorted(n for n in os.listdir(directory) if n.endswith(".py"))
+        except OSError:
+            names = []
+        _listings[key] = tuple(str(directory / n) for n in names) if len(names) <= most else ()
+    return _listings[key]
 
 
 def _find(base: Path, parts: list[str], probes: list[tuple[str, bool]]) -> Optional[Path]:
@@ -233,6 +259,7 @@ def forget_resolutions() -> None:
     the analyses stay, checked against each file's modification time."""
     _resolved.clear()
     _roots.clear()
+    _listings.clear()
 
 
 def clear() -> None:
@@ -240,5 +267,6 @@ def clear() -> None:
     _cache.clear()
     _resolved.clear()
     _roots.clear()
+    _listings.clear()
     _recent.clear()
     _cached_bytes = 0
