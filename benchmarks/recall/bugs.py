@@ -457,4 +457,118 @@ BUGS = [
              "batches moved back to the host are returned while the D2H copy may still be in "
              "flight and callers read stale values (fixed: non_blocking only for non-CPU targets).",
     ),
+    dict(
+        id="holotomocupy-shift-int-ceil-sync",
+        repo="nikitinvv/holotomocupy", fix="579bc5c8", path="src/holotomocupy/shift.py",
+        framework="cupy", rule="SL502", scope="cross-function",
+        p=[("int(cp.ceil(self.n / 32)),", 48), ("int(cp.ceil(self.nz / 32)),", 49)],
+        f=[("math.ceil(self.n / 32),", 48)],
+        desc="The shift operators, run for every chunk of every iteration inside the streamed chunk "
+             "pipeline, compute each kernel's grid with int(cp.ceil(x / 32)) on Python floats: "
+             "cp.ceil makes a device scalar (H2D) and int() reads it back, two host syncs per launch "
+             "(fixed: math.ceil).",
+    ),
+    dict(
+        id="holotomocupy-propagation-int-ceil-sync",
+        repo="nikitinvv/holotomocupy", fix="579bc5c8", path="src/holotomocupy/propagation.py",
+        framework="cupy", rule="SL502", scope="cross-function",
+        p=[("(int(cp.ceil(2 * n / 32)), int(cp.ceil(2 * nz / 32)), ntheta),", 28)],
+        f=[("(math.ceil(2 * n / 32), math.ceil(2 * nz / 32), ntheta),", 28)],
+        desc="Same int(cp.ceil(...)) grid computation in the Fresnel propagator's padding kernels, "
+             "a device round trip and host sync on every launch of the per-chunk operator.",
+    ),
+    dict(
+        id="chainermn-pure-nccl-pack-allreduce-no-wait",
+        repo="chainer/chainermn", fix="cfb8bd92", path="chainermn/communicators/pure_nccl_communicator.py",
+        framework="cupy", rule="SL401", scope="local",
+        p=[("self.nccl_comm.allReduce(self.gpu_buffer_a.ptr(),", 66),
+           ("_memory_utility.pack_params(", 64)],
+        f=[("self.nccl_comm.allReduce(self.gpu_buffer_a.ptr(),", 68)],
+        desc="allreduce_grad packs the gradients into gpu_buffer_a on the null stream and then "
+             "all-reduces gpu_buffer_a on the caller's stream (the double-buffering side stream) with "
+             "no wait, so the collective can read a half-packed buffer (fixed: null-stream sync "
+             "when a side stream is used).",
+    ),
+    dict(
+        id="chainermn-send-gpu-array-no-sync",
+        repo="chainer/chainermn", fix="95d462b0", path="chainermn/communicators/_base.py",
+        framework="cupy", rule="SL403", scope="cross-function",
+        p=[("self.mpi_comm.Send(buf, dest=dest, tag=tag)", 35)],
+        f=[("self.mpi_comm.Send(buf, dest=dest, tag=tag)", 38)],
+        desc="send() hands a CuPy array's device buffer to CUDA-aware MPI_Send without synchronizing "
+             "the stream that produced it, so MPI can read the buffer before the kernels writing it "
+             "finished (fixed: Stream.null.synchronize() for GPU arrays).",
+    ),
+    dict(
+        id="chainermn-inter-alltoall-after-reduce-no-sync",
+        repo="chainer/chainermn", fix="f9d6c4f2", path="chainermn/communicators/_communication_utility.py",
+        framework="cupy", rule="SL403", scope="cross-function",
+        p=[("inter_mpi_comm.Alltoall(", 68)],
+        f=[("inter_mpi_comm.Alltoall(", 69)],
+        desc="inter_allreduce_gpu passes gpu_buffer_b, just written by the intra-node NCCL reduce "
+             "on the caller's stream, to a CUDA-aware MPI Alltoall without synchronizing that stream "
+             "(the caller even carried a 'TODO: sync necessary?').",
+    ),
+    dict(
+        id="chainermn-inter-alltoall-after-copy-no-sync",
+        repo="chainer/chainermn", fix="f9d6c4f2", path="chainermn/communicators/_communication_utility.py",
+        framework="cupy", rule="SL403", scope="local",
+        p=[("inter_mpi_comm.Alltoall(", 81)],
+        f=[("inter_mpi_comm.Alltoall(", 84)],
+        desc="The reduced region is summed on the GPU and copied into gpu_buffer_a with device copies, "
+             "then gpu_buffer_a goes to the second MPI Alltoall without a stream sync, so MPI can "
+             "send stale data.",
+    ),
+    dict(
+        id="chainermn-unpack-tmp-buffer-wrong-stream",
+        repo="chainer/chainermn", fix="67430be6", path="chainermn/communicators/pure_nccl_communicator.py",
+        framework="cupy", rule="SL401", scope="local",
+        p=[("params, grad_dtype.itemsize, 'grad', self.gpu_tmp_buffer)", 166),
+           ("_memory_utility.unpack_params(", 165)],
+        f=[("params, grad_dtype.itemsize, 'grad', self.gpu_tmp_buffer, stream=stream)", 175)],
+        desc="With a gradient dtype different from the allreduce dtype, the converting kernel writes "
+             "gpu_tmp_buffer on the allreduce stream but unpack_params reads it without stream=, on "
+             "the null stream, with no wait (fixed during the double-buffering PR: stream=stream).",
+    ),
+    dict(
+        id="chainermn-double-buffering-grads-no-null-sync",
+        repo="chainer/chainermn", fix="67430be6", path="chainermn/optimizers.py",
+        framework="cupy", rule="SL401", scope="cross-function",
+        p=[("self.communicator.allreduce_grad_async(", 109),
+           ("self.allreduce_grad_stream.synchronize()", 131)],
+        f=[("self.communicator.allreduce_grad_async(", 109)],
+        desc="The double-buffering optimizer swaps in the gradients just computed by backward on the "
+             "null stream and all-reduces them on its own non-blocking stream; wait() only syncs the "
+             "allreduce stream, so packing can read unfinished gradients (fixed during the PR: wait() "
+             "also syncs the null stream).",
+    ),
+    dict(
+        id="chainermn-batched-pack-ignores-stream",
+        repo="chainer/chainer", fix="aad602d7", path="chainermn/communicators/mpi_communicator_base.py",
+        framework="cupy", rule="SL401", scope="cross-function",
+        p=[("_memory_utility._batched_pack_params(", 713)],
+        f=[("_memory_utility._batched_pack_params(", 713)],
+        desc="_pack_params_to_buffer takes the allreduce stream but the batched-copy path launches the "
+             "pack kernel on the current stream, so the NCCL allreduce on the given (double-buffering) "
+             "stream can read the buffer before it is packed.",
+    ),
+    dict(
+        id="chainermn-batched-unpack-ignores-stream",
+        repo="chainer/chainer", fix="aad602d7", path="chainermn/communicators/mpi_communicator_base.py",
+        framework="cupy", rule="SL401", scope="cross-function",
+        p=[("_memory_utility._batched_unpack_params(", 735)],
+        f=[("_memory_utility._batched_unpack_params(", 735)],
+        desc="Same for unpacking: the batched unpack kernel runs on the current stream and reads the "
+             "receive buffer that the allreduce and division wrote on the given stream, with no wait.",
+    ),
+    dict(
+        id="diffusers-ltx2-connector-mask-per-sample-sync",
+        repo="huggingface/diffusers", fix="ebaa1871", path="src/diffusers/pipelines/ltx2/connectors.py",
+        framework="pytorch", rule="SL502", scope="local",
+        p=[("hidden_states_non_padded = [hidden_states[i, binary_attn_mask[i].bool(), :] for i in range(batch_size)]", 304)],
+        f=[("hidden_states = mask * hidden_states + (1 - mask) * registers_expanded", 308)],
+        desc="The LTX2 connector removes padding with a boolean-mask index per sample in a list "
+             "comprehension, a data-dependent shape and so one device-to-host sync per batch element "
+             "(fixed in #13564, 'Eliminate GPU sync overhead': one vectorised mask).",
+    ),
 ]
