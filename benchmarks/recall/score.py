@@ -53,7 +53,10 @@ def load_manifest(path: pathlib.Path) -> list[dict]:
 
 
 def mirror_of(root: pathlib.Path, repo: str) -> pathlib.Path:
-    return root / repo.replace("/", "+") / "repo"
+    """The git directory of a fetched repository: a bare mirror (`repo`), or the `.git`
+    of a snapshot that arrived as a clone with a work tree (`repo/.git`)."""
+    base = root / repo.replace("/", "+") / "repo"
+    return base / ".git" if (base / ".git").is_dir() else base
 
 
 def tree_roots(bug: dict, path: str, scope: str = "repo") -> list[str]:
