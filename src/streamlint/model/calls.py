@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from streamlint.model import api, declared, evidence
+from streamlint.model import api, declared, evidence, host_numbers
 from streamlint.model.api import cuda_python, interop, numpy_api, torch_api, torch_modules
 from streamlint.model.api import cupy as cupy_api
 from streamlint.model.api.facts import (
@@ -343,13 +343,23 @@ class CallsMixin(LibraryMixin):
         if not arrays and not self.cupy_kernel_function(qualname, args):
             return UNKNOWN
         out = args.value(Arg(kw="out"))
-        result = out if isinstance(out, Buffer) else Buffer("cupy", Mem.DEVICE, site=self.site(node))
+        # `cp.ceil(n / 32)` of numbers the host has: a device scalar made from them alone.
+        from_host = not arrays and out is UNKNOWN and self.host_numbers_only(node)
+        result = out if isinstance(out, Buffer) else Buffer("cupy", Mem.DEVICE, site=self.site(node), literal=from_host)
         out_expr = args.keywords.get("out")
         reads = self.accesses((e, v) for e, v in args.pairs() if e is not out_expr)
         writes = self.accesses([(out_expr, out)], write=True) if out_expr is not None else self.result_access(result, node)
         self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=stream, reads=arrays, writes=(result,),
                   accesses=reads + writes)
         return result
+
+    def host_numbers_only(self, node: cst.Call) -> bool:
+        """Are all the call's arguments numbers the host computed (host_numbers.py)?"""
+        if not node.args or any(a.keyword is not None or a.star for a in node.args):
+            return False
+        if self.host_number_names is None:
+            self.host_number_names = host_numbers.known_numbers(self.record.node)
+        return all(host_numbers.is_number(a.value, self.host_number_names) for a in node.args)
 
     @staticmethod
     def cupy_kernel_function(qualname: str, args: "Args") -> bool:

@@ -146,6 +146,7 @@ class Walker(CallsMixin, OrderingMixin):
         self.evident_tensors: frozenset = frozenset()  # local names the body shows are CUDA tensors
         self.fresh_sites = False  # a helper walked for one call: what it makes is new each call
         self.scalar_names: frozenset = frozenset()  # parameters typed as scalars (never buffers)
+        self.host_number_names: Optional[frozenset] = None  # names holding host numbers, when first asked
         self.outer: Optional[tuple] = None  # (caller's walker, param -> caller's argument) in that case
         self.versions: dict[str, int] = {}  # how often each name was bound (index identity)
         # (name, its binding) -> (loop name, that name's binding, offset, modulus): `slot = k % 2`

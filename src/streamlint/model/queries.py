@@ -6,13 +6,13 @@ in its body both before and after every point in it (the next iteration).
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Iterable, NamedTuple, Optional
 
 import libcst as cst
 
-from streamlint.model.api import torch_modules
+from streamlint.model.api import host_math, torch_modules
 from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, FunctionRecord, GpuOp, LoopInfo, OpKind
-from streamlint.model.values import Stream, StreamKind
+from streamlint.model.values import Buffer, Stream, StreamKind
 from streamlint.model.walk_common import LOOP_INTERACTIVE, dotted_name
 
 
@@ -306,3 +306,23 @@ def hot_function(record: FunctionRecord) -> str:
     """How a message names the function whose every call runs `record`'s work: `forward`,
     or for a helper it calls each time, that function (`RotaryEmbedding.forward`)."""
     return f"`{record.hot_via}`" if record.hot_via else "`forward`"
+
+
+class RoundTrip(NamedTuple):
+    kernel: GpuOp  # the CuPy call that made the device value
+    host: Optional[str]  # what computes the same on the host (`math.ceil`), if we know
+
+
+def host_round_trip(record: FunctionRecord, op: GpuOp) -> Optional[RoundTrip]:
+    """A host read of a device value made only from numbers the host already had
+    (`int(cp.ceil(n / 32))`): the kernel that made it, or None."""
+    receiver = op.receiver
+    if op.kind is not OpKind.IMPLICIT_SYNC or not isinstance(receiver, Buffer) or not receiver.literal:
+        return None
+    if receiver.framework != "cupy" or not receiver.site:
+        return None
+    kernel = next((o for o in record.ops if o.kind is OpKind.KERNEL and o.index < op.index
+                   and any(isinstance(w, Buffer) and w.site == receiver.site for w in o.writes)), None)
+    if kernel is None:
+        return None
+    return RoundTrip(kernel, host_math.host_equivalent(kernel.api.rsplit(".", 1)[-1]))

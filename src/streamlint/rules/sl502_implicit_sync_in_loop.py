@@ -6,7 +6,7 @@ import libcst as cst
 
 from streamlint.model.ops import OpKind
 from streamlint.model.purpose import Purpose, sync_purpose
-from streamlint.model.queries import hot_function, in_hot_path, per_element_read, per_element_sync
+from streamlint.model.queries import host_round_trip, hot_function, in_hot_path, per_element_read, per_element_sync
 from streamlint.model.values import Buffer, Mem
 from streamlint.rules._shared import STEP_TIMING_HELP, blocking_copy_in_region
 from streamlint.rules.base import Finding, Rule
@@ -162,6 +162,8 @@ class ImplicitSyncInLoop(Rule):
       tensors is, since it ends in `.item()`).
     - `Tensor.numpy()` without `force=True` raises on a CUDA tensor rather than
       synchronizing.
+    - A read of a CuPy value made only from host numbers (`int(cp.ceil(n / 32))`)
+      is SL503's, in a loop or not: it needs no device at all.
 
     ## References
     - PyTorch: `torch.cuda.set_sync_debug_mode` (runtime detection of
@@ -179,6 +181,8 @@ class ImplicitSyncInLoop(Rule):
 
     def check(self, analysis):
         for record, op in analysis.all_ops():
+            if host_round_trip(record, op) is not None:
+                continue  # SL503: the value needs no device at all
             per_element = per_element_sync(record, op)
             read_by_element = per_element_read(record, op)
             if read_by_element and sync_purpose(analysis, record, op) not in _ELEMENT_READ_NEEDED:

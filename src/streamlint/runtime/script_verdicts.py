@@ -35,7 +35,9 @@ NOISE_SHARE = 0.005  # and below this share of the run's GPU span it is noise fo
 SYNC_SHARE = 0.5
 MB = 1 << 20
 OVERHEAD = {"SL102": ("copies", "copies"), "SL501": ("creates", "stream/event creations"),
-            "SL502": ("syncs", "host synchronizations")}  # fmt: skip
+            "SL502": ("syncs", "host synchronizations"), "SL503": ("syncs", "host synchronizations")}  # fmt: skip
+# Implicit reads synchronize inside the copy call: counted by what the trace shows of either.
+SYNC_READS = frozenset({"SL502", "SL503"})
 
 
 def _v(verdict: str, why: str, measure: str, **figures) -> dict:
@@ -114,7 +116,7 @@ def judge_cost(code: str, cost: dict, run_span_ms: float) -> dict:
                   host_ms_each=_per(cost["host_ms"], n))  # fmt: skip
     if fam == "overhead":
         key, noun = OVERHEAD[code]
-        count = cost[key] if code != "SL502" else max(cost["syncs"], cost["sync_reads"])
+        count = cost[key] if code not in SYNC_READS else max(cost["syncs"], cost["sync_reads"])
         per = _per(count, n)
         measure = (f"{per:.1f} {noun} per execution ({count} in {n}); host blocked {cost['host_blocked_ms']:.2f} ms, "
                    f"GPU idle {cost['gpu_idle_ms']:.2f} ms around them")  # fmt: skip

@@ -47,6 +47,7 @@ FAMILY = {
     "SL102": "overhead",
     "SL501": "overhead",
     "SL502": "overhead",
+    "SL503": "overhead",
 }
 FASTER = 1.05
 STALL_SHARE = 0.10
@@ -206,6 +207,7 @@ OVERHEAD_COUNTS = {
     "SL102": ("copies", "copy_ms", "copies"),
     "SL501": ("creates", "create_ms", "stream/event creations"),
     "SL502": ("syncs", "sync_ms", "synchronizations"),
+    "SL503": ("syncs", "sync_ms", "synchronizations"),
 }
 
 
