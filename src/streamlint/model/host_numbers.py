@@ -61,22 +61,42 @@ def is_number(expr: cst.BaseExpression, known: frozenset[str]) -> bool:
 
 
 def known_numbers(function: cst.CSTNode) -> frozenset[str]:
-    """Names (and `self.x` attributes) the body shows to hold host numbers."""
+    """Names (and `self.x` attributes) the body shows to hold host numbers: every
+    binding of the name in the body is one (`first = 0` on one branch and
+    `first = a.min()` on another is no number)."""
     known: set[str] = set()
+    other: set[str] = set()  # bound somewhere to what is not known to be a number
     for stmt in _statements(function):
-        if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
-            target, value = stmt.targets[0].target, stmt.value
-            if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Attribute) \
-                    and value.attr.value == "shape":
-                known.update(n for e in target.elements if (n := _dotted(e.value)))
-            elif (name := _dotted(target)) and is_number(value, frozenset(known)):
-                known.add(name)
-        elif isinstance(stmt, cst.For) and _is_range(stmt.iter):
-            if name := _dotted(stmt.target):
-                known.add(name)
+        if isinstance(stmt, cst.Assign):
+            value = stmt.value
+            for assign_target in stmt.targets:
+                target = assign_target.target
+                if isinstance(target, (cst.Tuple, cst.List)):
+                    names = [n for e in target.elements if (n := _dotted(e.value))]
+                    shape = isinstance(value, cst.Attribute) and value.attr.value == "shape"
+                    (known if shape else other).update(names)
+                elif (name := _dotted(target)) is not None:
+                    (known if is_number(value, frozenset(known - other)) else other).add(name)
+        elif isinstance(stmt, (cst.AugAssign, cst.AnnAssign)):
+            name = _dotted(stmt.target)
+            value = stmt.value
+            if name is not None and not (value is not None and is_number(value, frozenset(known - other))):
+                other.add(name)
+        elif isinstance(stmt, cst.For):
+            names = {n for n in [_dotted(stmt.target)] if n} if _is_range(stmt.iter) else set()
+            known.update(names)
+            if not names:
+                other.update(_target_names(stmt.target))
         elif isinstance(stmt, cst.Call):
             known.update(_shape_dimensions(stmt))
-    return frozenset(known)
+    return frozenset(known - other)
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {n for e in target.elements for n in _target_names(e.value)}
+    name = _dotted(target)
+    return {name} if name else set()
 
 
 def _is_range(expr: cst.BaseExpression) -> bool:
@@ -108,7 +128,7 @@ def _statements(function: cst.CSTNode) -> Iterator[cst.CSTNode]:
         node = stack.pop()
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        if isinstance(node, (cst.Assign, cst.For, cst.Call)):
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.Call)):
             out.append(node)
         stack.extend(reversed(list(node.children)))
     return iter(out)
