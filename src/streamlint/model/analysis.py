@@ -1071,9 +1071,10 @@ def _replay(op: GpuOp, callee: LocalFunction, home: "FileAnalyzer", node: cst.Ca
 # allocation on the device of one of them, a host read of one (cheap text tests).
 _WANTS_EVIDENCE = ("device=", ".item()", ".tolist()")
 _DEVICE_OF_VALUE = re.compile(r"device=[\w.\[\]'\"]+\.device\b")
-# A top-level `def` and the next line that starts at column 0 (its end, roughly).
+# A top-level `def` and the next line that starts at column 0 (its end, roughly; not the
+# `):` that closes a signature formatted one parameter per line).
 _TOP_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
-_TOP_LINE = re.compile(r"^[^\s#]", re.MULTILINE)
+_TOP_LINE = re.compile(r"^[^\s#)\]]", re.MULTILINE)
 
 
 def _wanting_evidence(text: str) -> frozenset[str]:
