@@ -608,15 +608,7 @@ class FileAnalyzer:
         for function in list(self.functions.values()):
             if not function.call_sites or function.record is None or function.in_progress:
                 continue
-            evidence = _agreed_kinds(function.call_sites)
-            evidence = {k: v for k, v in evidence.items() if k not in function.caller_evidence}
-            if not evidence:
-                continue
-            function.caller_evidence = {**function.caller_evidence, **evidence}
-            self.result.functions = [r for r in self.result.functions if r is not function.record]
-            function.record = None
-            function.hazard_args = None
-            self.analyse(function)
+            self._reanalyse_agreed(function, function.call_sites)
 
     def apply_importer_evidence(self) -> None:
         """The same for the call sites in other modules of the project (reverse.py), for
@@ -633,15 +625,19 @@ class FileAnalyzer:
             sites = reverse.call_sites(self.path, function.value.name, type(self))
             if not sites:
                 continue
-            evidence = _agreed_kinds(function.call_sites + sites)
-            evidence = {k: v for k, v in evidence.items() if k not in function.caller_evidence}
-            if not evidence:
-                continue
-            function.caller_evidence = {**function.caller_evidence, **evidence}
-            self.result.functions = [r for r in self.result.functions if r is not function.record]
-            function.record = None
-            function.hazard_args = None
-            self.analyse(function)
+            self._reanalyse_agreed(function, function.call_sites + sites)
+
+    def _reanalyse_agreed(self, function: "_Function", call_sites: list[dict]) -> None:
+        """Walk `function` again with what all `call_sites` agree on that it did not know."""
+        evidence = _agreed_kinds(call_sites)
+        evidence = {k: v for k, v in evidence.items() if k not in function.caller_evidence}
+        if not evidence:
+            return
+        function.caller_evidence = {**function.caller_evidence, **evidence}
+        self.result.functions = [r for r in self.result.functions if r is not function.record]
+        function.record = None
+        function.hazard_args = None
+        self.analyse(function)
 
     @staticmethod
     def _open_to_evidence(function: "_Function") -> bool:

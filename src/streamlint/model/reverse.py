@@ -30,10 +30,6 @@ if TYPE_CHECKING:
 MAX_FILES = 64  # Python files looked at per directory (a directory with more is skipped)
 
 
-def _python_files(directory: Path) -> tuple[str, ...]:
-    return project.python_files(directory, MAX_FILES)
-
-
 def scope(path: str) -> list[str]:
     """The files where callers of the module at `path` are looked for."""
     here = Path(path).resolve()
@@ -42,7 +38,7 @@ def scope(path: str) -> list[str]:
     if root is not None and root != here.parent:
         dirs.append(root)
     own = str(here)
-    return [f for d in dirs for f in _python_files(d) if f != own]
+    return [f for d in dirs for f in project.python_files(d, MAX_FILES) if f != own]
 
 
 def call_sites(path: str, name: str, analyzer_type: type["FileAnalyzer"]) -> list[dict]:
