@@ -17,7 +17,7 @@ from libcst._position import CodePosition
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from streamlint.deadline import tick
-from streamlint.model import api, classes, declared, evidence, project, reads, reverse, summary_digest
+from streamlint.model import api, classes, declared, evidence, project, reads, reverse, summary_digest, switches
 from streamlint.model.api import torch_api, torch_modules
 from streamlint.model.flow import OTHER, Walker, leaves, rare_test, selector
 from streamlint.model.walk_common import LOCAL
@@ -42,6 +42,7 @@ from streamlint.model.values import (
     LocalFunction,
     Mem,
     QualRef,
+    Seq,
     Stream,
     StreamContext,
     StreamKind,
@@ -195,6 +196,7 @@ class _Class:
     attrs: dict[str, Value] = field(default_factory=dict)
     init_done: bool = False
     stream_attrs: Optional[frozenset] = None  # attributes used as streams (evidence.stream_attributes)
+    config_attrs: Optional[frozenset] = None  # attributes only `__init__` sets (switches.config_attributes)
 
 
 class FileAnalyzer:
@@ -226,6 +228,7 @@ class FileAnalyzer:
         self._module_vars: dict[str, Value] = {}
         self._kernel_writes: dict[int, frozenset[int]] = {}
         self.called: set[int] = set()  # functions of this file called from this file
+        self.hooks: set[int] = set()  # sites of functions registered as hooks (calls.note_hook)
         # Calls of top-level functions of other modules: (their module's path, name) ->
         # the arguments of each call (the callers reverse.py finds for that module).
         self.calls_out: dict[tuple[str, str], list[dict[str, Value]]] = {}
@@ -655,6 +658,12 @@ class FileAnalyzer:
         what the caller's replay of the helper already shows at the call is left there."""
         records = {id(f.node): f.record for f in self.functions.values() if f.record is not None}
         hot = {key: rec.name for key, rec in records.items() if rec.is_forward}
+        roots = len(hot)
+        for key in self.hooks:
+            rec = records.get(key)
+            if rec is not None and key not in hot and not _exits_early(rec.node):
+                # A registered hook runs on every step: a hot function of its own.
+                hot[key] = rec.hot_via = rec.name
         changed = True
         while changed:  # (to a fixed point: helpers of hot helpers)
             changed = False
@@ -667,7 +676,7 @@ class FileAnalyzer:
                     hot[key] = via
                     function.record.hot_via = via
                     changed = True
-        if len(hot) == sum(1 for rec in records.values() if rec.is_forward):
+        if len(hot) == roots:
             return
         shown = {id(op.helper.node) for rec in records.values() for op in rec.ops
                  if op.helper is not None and op.hot and not op.conditional}
@@ -748,6 +757,9 @@ class FileAnalyzer:
         """`__init__`'s attributes as the other methods see them: a `None` placeholder of an
         attribute they use as a stream is a stream set elsewhere, not None."""
         attrs = self.init_attrs(cls)
+        if any(isinstance(v, Seq) and v.items is not None for v in attrs.values()):
+            # `self.bucket = []`: other methods append to it; its length here is unknown.
+            attrs = {k: Seq(element=v.element) if isinstance(v, Seq) else v for k, v in attrs.items()}
         if any(isinstance(v, DictOf) and v.empty for v in attrs.values()):
             # `self.cache = {}`: other methods fill it with what we cannot see from here.
             attrs = {k: v for k, v in attrs.items() if not (isinstance(v, DictOf) and v.empty)}
@@ -799,6 +811,15 @@ class FileAnalyzer:
         cls = self.classes.get(class_name)
         return bool(cls and cls.torch_module)
 
+    def config_attributes(self, class_name: Optional[str]) -> frozenset:
+        """The attributes of `self` only the class's `__init__` sets (its options)."""
+        cls = self.classes.get(class_name) if class_name else None
+        if cls is None:
+            return frozenset()
+        if cls.config_attrs is None:
+            cls.config_attrs = switches.config_attributes(cls.node)
+        return cls.config_attrs
+
     def instantiate(self, class_name: str) -> Value:
         cls = self.classes.get(class_name)
         if cls is None:
@@ -823,8 +844,11 @@ class FileAnalyzer:
             params = function.params[1:] if function.class_name and not _is_static(function.node) else function.params
             function.call_sites.append(self.bind_params(params, args))
             function.callers.add(id(walker.record.node))
-            if not (walker.loop_stack or walker.comprehension_depth or walker.rare_depth):
-                function.steady_callers.add(id(walker.record.node))
+            if not (walker.loop_stack or walker.comprehension_depth):
+                if walker.rare_depth == walker.switch_depth:
+                    function.steady_callers.add(id(walker.record.node))
+                elif walker.branch_calls:
+                    walker.branch_calls[-1].add(id(function.node))  # steady if every branch calls it
         record = home.analyse(function)
         if record is None:
             return UNKNOWN

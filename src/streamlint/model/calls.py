@@ -97,6 +97,8 @@ class CallsMixin(LibraryMixin):
             step = torch_modules.TRAINING_STEP_CALLS.get(method)
             if step is not None and not isinstance(receiver, QualRef):
                 self.mark_loops(step)  # `loss.backward()`, `optimizer.step()`: not `debug_api.step()`
+            if method in torch_modules.HOOK_REGISTRATIONS:
+                self.note_hook(node)
             if isinstance(receiver, QualRef):
                 static = self.static_method(receiver, method)
                 if static is not None:
@@ -132,6 +134,20 @@ class CallsMixin(LibraryMixin):
                 self.mark_loops(LOOP_INTERACTIVE)
             return self.builtin(func.value, node)
         return self.opaque_call(node, self.eval_args(node))
+
+    def note_hook(self, node: cst.Call) -> None:
+        """`x.register_hook(fn)`, also through `functools.partial(fn, ...)`: a function of
+        this file that PyTorch calls on every step (a hot entry, analysis.mark_hot_helpers)."""
+        given = next((a.value for a in node.args if a.keyword is None or a.keyword.value == "hook"), None)
+        if isinstance(given, cst.Call) and self.code(given.func).split(".")[-1] == "partial" and given.args:
+            given = given.args[0].value
+        target = self.eval(given) if given is not None else None
+        if isinstance(given, cst.Attribute) and not isinstance(target, LocalFunction):
+            owner = self.eval(given.value)  # `self._on_grad`: a method of the instance's class
+            if isinstance(owner, Instance):
+                target = self.an.method_of(owner.cls, given.attr.value)
+        if isinstance(target, LocalFunction) and (target.home is None or target.home is self.an):
+            self.an.hooks.add(target.site)
 
     def mark_loops(self, kind: str) -> None:
         for loop in self.loop_stack:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 import libcst as cst
 
 from streamlint.deadline import tick
-from streamlint.model import api
+from streamlint.model import api, switches
 from streamlint.model.api import cuda_python, torch_api
 from streamlint.model.hazards import AMBIENT, DEVICE, HB, LEGACY, Hazard
 from streamlint.model.ops import (
@@ -63,8 +63,8 @@ from streamlint.model.walk_common import (
     _Batch,
     _Capture,
     _is_cpu_target,
-    has_modulo,
     periodic_test,
+    rare_test,
     _is_cuda_target,
     _Pinned,
     dotted_name,
@@ -138,6 +138,8 @@ class Walker(CallsMixin, OrderingMixin):
         self.attr_sites: dict[str, set] = {}  # `self.x` -> every buffer bound to it (paths that join lose the site)
         self.branch_depth: list[int] = []  # per enclosing loop: how many `if` branches deep
         self.rare_depth = 0  # how many `if`s under a rare test (flag, periodic, one-off) deep
+        self.switch_depth = 0  # ... of them, tests of an option the class sets once (switches.py)
+        self.branch_calls: list[set] = []  # per open rare `if` branch: the helpers it called (steady if all do)
         self.init_depth = 0  # how many `if`s deep that set what they test (`if self.x is None: self.x = ...`)
         self.incarnations = 0
         self.hazards: dict[tuple, Hazard] = {}
@@ -427,14 +429,14 @@ class Walker(CallsMixin, OrderingMixin):
         return is_not_none and not absent and isinstance(loop, cst.For) and bool(names) \
             and names <= _target_names(loop.target)
 
-    def if_(self, node: cst.If, guarded: Optional[bool] = None) -> None:
+    def if_(self, node: cst.If, guarded: Optional[bool] = None, switch: Optional[bool] = None) -> None:
         known = self.static_truth(node.test)
         if known is not None:
             # `if len(result) == 2:` on a tuple we know: only one branch can run.
             if known:
                 self.walk(node.body.body)
             elif isinstance(node.orelse, cst.If):
-                self.if_(node.orelse, guarded=guarded)
+                self.if_(node.orelse, guarded=guarded, switch=switch)
             elif isinstance(node.orelse, cst.Else):
                 self.walk(node.orelse.body.body)
             return
@@ -448,19 +450,39 @@ class Walker(CallsMixin, OrderingMixin):
         if guarded is None and self.loop_stack and self.present_element(node.test):
             guarded = once  # `for k, v in batch.items(): if v is not None:` runs for each v there is
         guarded = (rare_test(node.test) or once) if guarded is None else guarded
+        # A test of an option only `__init__` sets (`if self.overlap_comm:`) is rare in
+        # no call: with the option on (or off, for the `else`) the branch always runs.
+        # (`switch` is given for an `elif`: whether the `if` before it was such a test.)
+        config = self.an.config_attributes(self.record.class_name) if guarded else frozenset()
+        if switch is None:
+            switch = bool(guarded) and not once and switches.switch_test(node.test, config)
+        steady = bool(guarded) and switch
         if self.branch_depth and guarded:
             self.branch_depth[-1] += 1
         self.rare_depth += bool(guarded)
+        self.switch_depth += steady
         self.init_depth += once
+        # Under a rare test with an `else`, a helper every branch calls is still called
+        # on every call (analysis.call_local collects the calls of each branch).
+        collect = bool(guarded) and not steady
+        if collect:
+            self.branch_calls.append(set())
         self.walk(node.body.body)
+        body_calls = self.branch_calls.pop() if collect else set()
+        if collect:
+            self.branch_calls.append(set())
         then_state = self.state
         self.state = base.copy()
         if isinstance(node.orelse, cst.If):
-            self.if_(node.orelse, guarded=guarded or None)
+            following = steady and switches.steady_else(node.orelse.test, config) if guarded else None
+            self.if_(node.orelse, guarded=guarded or None, switch=following)
         elif isinstance(node.orelse, cst.Else):
             self.walk(node.orelse.body.body)
         self.rare_depth -= bool(guarded)
+        self.switch_depth -= steady
         self.init_depth -= once
+        if collect:
+            self.every_branch_called(body_calls & self.branch_calls.pop())
         if self.branch_depth and guarded:
             self.branch_depth[-1] -= 1
         if leaves(node.body.body):
@@ -470,6 +492,18 @@ class Walker(CallsMixin, OrderingMixin):
             # waits of both paths count there. Elsewhere a wait on either path may order.
             then_state.merge(self.state, must=bool(self.loop_stack) and periodic_test(node.test))
         self.state = then_state
+
+    def every_branch_called(self, keys: set) -> None:
+        """Helpers every branch of an `if` called: steady where the `if` itself is."""
+        if not keys:
+            return
+        if self.rare_depth == self.switch_depth:
+            for key in keys:
+                function = self.an.functions.get(key)
+                if function is not None:
+                    function.steady_callers.add(id(self.record.node))
+        elif self.branch_calls:
+            self.branch_calls[-1].update(keys)
 
     def static_truth(self, test: cst.BaseExpression) -> Optional[bool]:
         """A test the values decide: `len(t) == 2` for a tuple of known length, or
@@ -984,21 +1018,6 @@ def _target_names(target: cst.BaseExpression) -> set[str]:
     if isinstance(target, (cst.Tuple, cst.List)):
         return {n for e in target.elements for n in _target_names(e.value)}
     return set()
-
-
-def rare_test(test: cst.BaseExpression) -> bool:
-    """Does this `if` test make its body run only now and then (periodic, one-off, flag)?"""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return rare_test(test.expression)
-    if isinstance(test, (cst.Name, cst.Attribute)):
-        return True  # a flag: `if debug:`, `if self.verbose:`
-    if isinstance(test, cst.BooleanOperation):
-        return rare_test(test.left) or rare_test(test.right)
-    if isinstance(test, cst.Comparison):
-        if has_modulo(test.left) or any(has_modulo(c.comparator) for c in test.comparisons):
-            return True  # every N steps
-        return all(isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) for c in test.comparisons)
-    return has_modulo(test)
 
 
 def _constant(expr: cst.BaseExpression) -> Optional[object]:

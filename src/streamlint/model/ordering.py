@@ -327,7 +327,10 @@ class OrderingMixin:
         for key in list(hb.allocs):
             if key[0] == "b" and key[1] not in self.escaped and key[1] not in held:
                 name = next((k for k, v in self.state.vars.items() if isinstance(v, Buffer) and v.site == key[1]), "")
-                for hazard in hb.released(key, self.record.node, name or "the tensor"):
+                if not name:  # an unnamed temporary: name it by the call that made it
+                    made = hb.allocs[key].node
+                    name = f"{self.code(made.func)}(...)" if isinstance(made, cst.Call) else self.code(made)[:40]
+                for hazard in hb.released(key, self.record.node, name):
                     self.hazards.setdefault(hazard.identity, hazard)
 
     def handed_out(self, value: Value, node: cst.CSTNode) -> None:

@@ -193,3 +193,18 @@ def dotted_name(expr: cst.BaseExpression) -> str:
         base = dotted_name(expr.value)
         return f"{base}.{expr.attr.value}" if base else ""
     return ""
+
+
+def rare_test(test: cst.BaseExpression) -> bool:
+    """Does this `if` test make its body run only now and then (periodic, one-off, flag)?"""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return rare_test(test.expression)
+    if isinstance(test, (cst.Name, cst.Attribute)):
+        return True  # a flag: `if debug:`, `if self.verbose:`
+    if isinstance(test, cst.BooleanOperation):
+        return rare_test(test.left) or rare_test(test.right)
+    if isinstance(test, cst.Comparison):
+        if has_modulo(test.left) or any(has_modulo(c.comparator) for c in test.comparisons):
+            return True  # every N steps
+        return all(isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) for c in test.comparisons)
+    return has_modulo(test)

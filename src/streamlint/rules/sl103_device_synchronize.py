@@ -13,8 +13,11 @@ class DeviceSynchronize(Rule):
     """
     ## What it does
     Flags a device-wide synchronization in a hot path (a loop body, the
-    `forward` method of an `nn.Module` subclass, or a helper of the same module
-    that `forward` calls once per call) or between work on explicit streams:
+    `forward` method of an `nn.Module` subclass, a function registered as a
+    hook with `register_hook`, `register_post_accumulate_grad_hook`,
+    `register_forward_pre_hook` and the like, which PyTorch calls on every
+    backward or forward pass, or a helper of the same module that one of these
+    calls on every call) or between work on explicit streams:
     - PyTorch: `torch.cuda.synchronize()`
     - CuPy: `cp.cuda.Device().synchronize()`, `cp.cuda.runtime.deviceSynchronize()`
     - Numba-CUDA: `numba.cuda.synchronize()`

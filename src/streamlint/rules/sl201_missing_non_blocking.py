@@ -25,8 +25,9 @@ class MissingNonBlocking(Rule):
     - the source is a tensor the code builds from Python values
       (`torch.tensor(0.0).to(dev)`, `torch.tensor([a, b], device="cuda")`, which
       builds it on the host and copies it) and the upload runs in a hot path: a
-      loop that queues GPU work, `forward`, or a helper of the same module that
-      `forward` calls once per call (reported in the helper, naming that `forward`).
+      loop that queues GPU work, `forward`, a registered hook, or a helper of the
+      same module that one of these calls on every call (reported in the helper,
+      naming that function).
       No fix is offered there: build the tensor once on the device, or in pinned
       memory and copy it with `non_blocking=True`.
 

@@ -159,9 +159,10 @@ class StreamCreatedInHotPath(Rule):
     - `forward` is recognized only in classes whose base is visibly an
       `nn.Module` in the same module; a base class defined elsewhere is unknown.
     - Creation inside a helper function called from a hot path is reported only
-      where `forward` of the same module calls the helper once per call (outside
-      its loops): in the helper, naming that `forward`. Helpers called from loops,
-      or from another module, are not followed for this rule.
+      where `forward` (or a registered hook) of the same module calls the helper
+      on every call (outside its loops): in the helper, naming that function.
+      Helpers called from loops, or from another module, are not followed for
+      this rule.
     - Streams and events received as parameters or made by unknown calls are
       not creations the rule can see.
 
@@ -280,6 +281,8 @@ def _fix(builder: FixBuilder, record, op):
             and isinstance(assign.targets[0].target, cst.Name)):
         return None
     if op.in_forward:
+        if record.kind != "method":
+            return None  # a hook nested in a method, or a function: no `self` to keep it on
         return _into_init(builder, record, statement, op.node, assign.targets[0].target.value)
     loop = record.loops.get(op.loops[0]) if op.loops else None
     if loop is None or _uses_names_bound_in(builder, op.node, loop.node):

@@ -55,6 +55,18 @@ OPTIMIZER_METHODS: dict[str, str] = {"step": OPT_STEP, "zero_grad": OPT_ZERO}
 # Methods of a class deriving from an optimizer that run once per training step.
 OPTIMIZER_HOT_METHODS = frozenset({"step"})
 
+# Registrations of a callable that PyTorch calls again on every step: autograd hooks on
+# a tensor or its gradient accumulator (once per parameter per backward), module hooks
+# (once per call of the module) and optimizer step hooks. The callable is a hot entry,
+# as `forward` is. Keyed by method name: the registration is the evidence, whatever
+# the receiver (`grad_acc.register_hook(fn)` on `grad_fn.next_functions[0][0]`).
+HOOK_REGISTRATIONS = frozenset({
+    "register_hook", "register_post_accumulate_grad_hook",
+    "register_forward_hook", "register_forward_pre_hook",
+    "register_full_backward_hook", "register_full_backward_pre_hook", "register_backward_hook",
+    "register_step_pre_hook", "register_step_post_hook",
+})
+
 # What a training step calls, by kind: methods of values, whatever the receiver
 # (`loss.backward()`, `scaler.scale(loss).backward()`, `accelerator.backward(loss)`,
 # `optimizer.step()`, `scaler.step(optimizer)`, `engine.step()`), but not functions of a
