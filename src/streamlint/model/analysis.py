@@ -661,8 +661,10 @@ class FileAnalyzer:
         roots = len(hot)
         for key in self.hooks:
             rec = records.get(key)
-            if rec is not None and key not in hot and not _exits_early(rec.node):
-                # A registered hook runs on every step: a hot function of its own.
+            if rec is not None and key not in hot and not _exits_early(rec.node) \
+                    and not (rec.measures or rec.probe_calls):
+                # A registered hook runs on every step: a hot function of its own (unless
+                # it reads a timer or memory statistics: a profiler's probe, synced on purpose).
                 hot[key] = rec.hot_via = rec.name
         changed = True
         while changed:  # (to a fixed point: helpers of hot helpers)
@@ -684,7 +686,7 @@ class FileAnalyzer:
             if not rec.hot_via:
                 continue
             for op in rec.ops:
-                if not (op.loops or op.conditional or op.in_comprehension) and id(op.node) not in shown:
+                if not (op.loops or op.conditional or op.rare or op.in_comprehension) and id(op.node) not in shown:
                     op.in_forward = True
 
     def compose_classes(self) -> None:

@@ -56,6 +56,7 @@ from streamlint.model.values import (
 from streamlint.model.walk_common import (
     _BUILTIN_SYNCS,
     _EVENT_TIMERS,
+    _MEMORY_STATS,
     _WAITS_ON_USER,
     LOOP_INTERACTIVE,
     _CAPTURE_BEGIN,
@@ -294,6 +295,8 @@ class CallsMixin(LibraryMixin):
             self.record.measures = True
             for loop in self.loop_stack:
                 self.record.loops[loop].timed = True
+        elif qualname in _MEMORY_STATS:
+            self.record.measures = True
         if qualname == "numba.cuda.pinned":
             self.eval_args(node)
             return _Pinned(tuple(a.value.value for a in node.args if isinstance(a.value, cst.Name)))

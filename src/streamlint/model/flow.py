@@ -188,6 +188,7 @@ class Walker(CallsMixin, OrderingMixin):
             in_comprehension=self.comprehension_depth > 0,
             comprehension=self.comprehension_stack[-1] if self.comprehension_stack else 0,
             conditional=bool(self.branch_depth and self.branch_depth[-1]) or (not self.loop_stack and self.init_depth > 0),
+            rare=self.rare_depth > self.switch_depth,
             **kw,
         )
         self.record.ops.append(op)

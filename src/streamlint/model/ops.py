@@ -77,6 +77,7 @@ class GpuOp:
     in_comprehension: bool = False
     comprehension: int = 0  # the innermost comprehension it is in (id of its `for`), 0 outside
     conditional: bool = False  # under an `if` inside its innermost loop (not every iteration)
+    rare: bool = False  # under a rare test (a flag, every N steps, one-off) that is no option switch
     helper: Optional[HelperRef] = None
     reads: Tuple[Value, ...] = ()
     writes: Tuple[Value, ...] = ()

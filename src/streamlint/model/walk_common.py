@@ -43,6 +43,12 @@ _OPERATOR_LABELS = {cst.BinaryOperation: "arithmetic", cst.Comparison: "a compar
 _TIMERS = frozenset({"time.perf_counter", "time.perf_counter_ns", "time.time", "time.monotonic",
                      "time.monotonic_ns", "time.process_time", "timeit.default_timer"})
 _EVENT_TIMERS = frozenset({"cupy.cuda.get_elapsed_time", "numba.cuda.event_elapsed_time"})
+# Memory statistics: a function that reads one measures, as one that reads a timer does
+# (its call next to a sync is a probe: purpose.py).
+_MEMORY_STATS = frozenset({
+    f"torch.cuda.{name}" for name in ("memory_allocated", "max_memory_allocated", "memory_reserved",
+                                      "max_memory_reserved", "memory_stats", "memory_summary", "mem_get_info")
+} | {"cupy.cuda.runtime.memGetInfo", "numba.cuda.current_context.get_memory_info"})
 # What a loop's body calls that tells what the loop is (LoopInfo.marks, queries.trains).
 LOOP_INTERACTIVE = "interactive"  # waits for a person every iteration: no hot path
 _WAITS_ON_USER = frozenset({"input", "getpass.getpass", "sys.stdin.readline", "sys.stdin.read"})
