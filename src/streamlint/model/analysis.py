@@ -196,7 +196,7 @@ class _Class:
     attrs: dict[str, Value] = field(default_factory=dict)
     init_done: bool = False
     stream_attrs: Optional[frozenset] = None  # attributes used as streams (evidence.stream_attributes)
-    config_attrs: Optional[frozenset] = None  # attributes only `__init__` sets (switches.config_attributes)
+    config_attrs: Optional[switches.Options] = None  # its options (switches.config_attributes)
 
 
 class FileAnalyzer:
@@ -229,6 +229,8 @@ class FileAnalyzer:
         self._kernel_writes: dict[int, frozenset[int]] = {}
         self.called: set[int] = set()  # functions of this file called from this file
         self.hooks: set[int] = set()  # sites of functions registered as hooks (calls.note_hook)
+        # Sites of methods a `forward` in another module calls on every call -> that `forward`.
+        self.remote_hot: dict[int, str] = {}
         # Calls of top-level functions of other modules: (their module's path, name) ->
         # the arguments of each call (the callers reverse.py finds for that module).
         self.calls_out: dict[tuple[str, str], list[dict[str, Value]]] = {}
@@ -267,6 +269,7 @@ class FileAnalyzer:
                     self.analyse(function)
         self.apply_caller_evidence()
         self.apply_importer_evidence()
+        self.mark_remote_hot_methods()
         self.mark_hot_helpers()
         self.compose_classes()
         self.result.torch_namespace = self.torch_namespace()
@@ -652,6 +655,53 @@ class FileAnalyzer:
             return False  # nested: no other module calls it
         return not all(p in function.caller_evidence for p in function.params)
 
+    def mark_remote_hot_methods(self) -> None:
+        """Public methods of this file's classes that a `forward` elsewhere in the directory
+        calls on every call (reverse.hot_method_callers) are hot, as `forward` is. Asked
+        only for classes whose methods do work that is reported where it is hot."""
+        if self.summaries_only or self.depth or not self.path or not any(w in self.text for w in _HOT_WORDS):
+            return
+        for cls in self.classes.values():
+            methods = {name for name, ref in cls.methods.items() if not name.startswith("_") and name != "forward"
+                       and self._does_hot_work(ref.site)}
+            if not methods:
+                continue
+            callers = reverse.hot_method_callers(self.path, cls.name, methods, type(self))
+            for name, via in callers.items():
+                self.remote_hot[cls.methods[name].site] = via
+
+    def _does_hot_work(self, site: int, seen: Optional[set] = None) -> bool:
+        """Does this method, or a helper it calls on every call, create streams or events,
+        or sync (what hot-path rules report)?"""
+        seen = set() if seen is None else seen
+        function = self.functions.get(site)
+        if function is None or function.record is None or site in seen:
+            return False
+        seen.add(site)
+        if any(op.kind in _HOT_WORK and not op.loops for op in function.record.ops):
+            return True
+        return any(self._does_hot_work(key, seen) for key, other in self.functions.items()
+                   if site in other.steady_callers)
+
+    def is_module_class(self, cls: _Class, hops: int = 2) -> bool:
+        """An `nn.Module` subclass, also through a base class imported from the project."""
+        if cls.torch_module:
+            return True
+        if hops == 0 or not self.path:
+            return False
+        for base in cls.node.bases:
+            name = base.value.value if isinstance(base.value, cst.Name) else ""
+            value = self.module_vars().get(name) if name else None
+            if not isinstance(value, QualRef) or value.qualname.startswith(LOCAL) or "." not in value.qualname.lstrip("."):
+                continue
+            module_name, _, base_name = value.qualname.rpartition(".")
+            path = project.module_file(self.path, module_name or ".")
+            other = project.analyzer_for(path, self.depth + 1, type(self)) if path is not None else None
+            parent = other.classes.get(base_name) if other is not None else None
+            if parent is not None and other.is_module_class(parent, hops - 1):
+                return True
+        return False
+
     def mark_hot_helpers(self) -> None:
         """A helper that `forward` (or an optimizer's `step`) calls on every call runs as
         often as it: its own per-call work is hot too. Reported at the helper's line, once:
@@ -659,6 +709,10 @@ class FileAnalyzer:
         records = {id(f.node): f.record for f in self.functions.values() if f.record is not None}
         hot = {key: rec.name for key, rec in records.items() if rec.is_forward}
         roots = len(hot)
+        for key, via in self.remote_hot.items():
+            rec = records.get(key)
+            if rec is not None and key not in hot and not _exits_early(rec.node):
+                hot[key] = rec.hot_via = via
         for key in self.hooks:
             rec = records.get(key)
             if rec is not None and key not in hot and not _exits_early(rec.node) \
@@ -813,11 +867,11 @@ class FileAnalyzer:
         cls = self.classes.get(class_name)
         return bool(cls and cls.torch_module)
 
-    def config_attributes(self, class_name: Optional[str]) -> frozenset:
-        """The attributes of `self` only the class's `__init__` sets (its options)."""
+    def config_attributes(self, class_name: Optional[str]) -> switches.Options:
+        """The class's options (switches.Options)."""
         cls = self.classes.get(class_name) if class_name else None
         if cls is None:
-            return frozenset()
+            return switches.NO_OPTIONS
         if cls.config_attrs is None:
             cls.config_attrs = switches.config_attributes(cls.node)
         return cls.config_attrs
@@ -1092,6 +1146,9 @@ def _replay(op: GpuOp, callee: LocalFunction, home: "FileAnalyzer", node: cst.Ca
 # What a loop does with a parameter's values when their kind decides a finding: an
 # allocation on the device of one of them, a host read of one (cheap text tests).
 _WANTS_EVIDENCE = ("device=", ".item()", ".tolist()")
+# Work that hot-path rules report, and words in a module's text that may spell it.
+_HOT_WORK = frozenset({OpKind.STREAM_CREATE, OpKind.EVENT_CREATE, OpKind.DEVICE_SYNC, OpKind.IMPLICIT_SYNC})
+_HOT_WORDS = ("Stream(", "Event(", "synchronize(", ".item()", ".tolist()", "stream(")
 _DEVICE_OF_VALUE = re.compile(r"device=[\w.\[\]'\"]+\.device\b")
 # A top-level `def` and the next line that starts at column 0 (its end, roughly; not the
 # `):` that closes a signature formatted one parameter per line).

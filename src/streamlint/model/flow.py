@@ -454,7 +454,7 @@ class Walker(CallsMixin, OrderingMixin):
         # A test of an option only `__init__` sets (`if self.overlap_comm:`) is rare in
         # no call: with the option on (or off, for the `else`) the branch always runs.
         # (`switch` is given for an `elif`: whether the `if` before it was such a test.)
-        config = self.an.config_attributes(self.record.class_name) if guarded else frozenset()
+        config = self.an.config_attributes(self.record.class_name) if guarded else switches.NO_OPTIONS
         if switch is None:
             switch = bool(guarded) and not once and switches.switch_test(node.test, config)
         steady = bool(guarded) and switch

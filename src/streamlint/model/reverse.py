@@ -22,7 +22,10 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from streamlint.model import lazy_parse, project, reads
+import libcst as cst
+
+from streamlint.model import lazy_parse, project, reads, switches
+from streamlint.model.walk_common import rare_test
 
 if TYPE_CHECKING:
     from streamlint.model.analysis import FileAnalyzer
@@ -79,3 +82,86 @@ def _sites_in(importer: "FileAnalyzer", own: str, name: str) -> list[dict]:
 def _same_file(a: Optional[str], b: str) -> bool:
     return bool(a) and os.path.realpath(a) == b
 
+
+def hot_method_callers(path: str, class_name: str, methods: set[str],
+                       analyzer_type: type["FileAnalyzer"]) -> dict[str, str]:
+    """Methods of `class_name` (of the module at `path`) that a `forward` in another module
+    of its directory calls on every call, through an attribute its `__init__` sets to an
+    instance of the class (`self.cache = CachedParamMgr(...)`, then
+    `self.cache.prepare_ids(x)` in `forward`): method -> `Module.forward`. A structural
+    reading of the caller (the instance's class is not followed into other modules)."""
+    here = Path(path).resolve()
+    made = f"{class_name}(".encode()
+    found: dict[str, str] = {}
+    for other in project.python_files(here.parent, MAX_FILES):
+        if other == str(here):
+            continue
+        try:
+            data = Path(other).read_bytes()
+        except OSError:
+            continue
+        if made not in data or b"def forward" not in data or not any(f".{m}(".encode() in data for m in methods):
+            reads.note(other, reads.PRESENT)
+            continue
+        importer = project.analyzer_for(Path(other), 1, analyzer_type)
+        if importer is None:
+            continue
+        for cls in list(importer.classes.values()):
+            if not importer.is_module_class(cls):
+                continue
+            body = cls.node.body.body if isinstance(cls.node.body, cst.IndentedBlock) else ()
+            defs = {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
+            if "forward" not in defs:
+                continue
+            holders = _instance_attributes(cls.node, class_name)
+            if not holders:
+                continue
+            config = switches.config_attributes(cls.node)
+            for call in _steady_calls(defs["forward"].body.body, config):
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value in methods \
+                        and isinstance(func.value, cst.Attribute) and isinstance(func.value.value, cst.Name) \
+                        and func.value.value.value == "self" and func.value.attr.value in holders:
+                    found.setdefault(func.attr.value, f"{cls.name}.forward")
+    return found
+
+
+def _instance_attributes(cls: cst.ClassDef, class_name: str) -> set[str]:
+    """`self.a` that a method binds to `ClassName(...)` (or `module.ClassName(...)`)."""
+    found: set[str] = set()
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            value = node.value
+            if not isinstance(value, cst.Call):
+                return
+            func = value.func
+            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            if name != class_name:
+                return
+            for target in node.targets:
+                t = target.target
+                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                    found.add(t.attr.value)
+
+    cls.body.visit(_Finder())
+    return found
+
+
+def _steady_calls(body, config: switches.Options):
+    """Calls a body makes on every run: not in loops, nor under a rare test (an option
+    switch aside), through `with` blocks and `try` bodies."""
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                value = getattr(small, "value", None)
+                if isinstance(value, cst.Call):
+                    yield value
+        elif isinstance(stmt, (cst.With, cst.Try)):
+            yield from _steady_calls(stmt.body.body, config)
+        elif isinstance(stmt, cst.If):
+            switch = switches.switch_test(stmt.test, config)
+            if switch or not rare_test(stmt.test):
+                yield from _steady_calls(stmt.body.body, config)
+            if switch and isinstance(stmt.orelse, cst.Else):
+                yield from _steady_calls(stmt.orelse.body.body, config)
