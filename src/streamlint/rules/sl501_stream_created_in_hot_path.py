@@ -161,8 +161,11 @@ class StreamCreatedInHotPath(Rule):
     - Creation inside a helper function called from a hot path is reported only
       where `forward` (or a registered hook) of the same module calls the helper
       on every call (outside its loops): in the helper, naming that function.
-      Helpers called from loops, or from another module, are not followed for
-      this rule.
+      A public method is also hot when the `forward` of an `nn.Module` in another
+      module of the same directory calls it on every call through an attribute
+      set to an instance of its class (`self.cache = RowCache(...)`, then
+      `self.cache.prepare(ids)`). Helpers called from loops, or from modules
+      elsewhere, are not followed for this rule.
     - Streams and events received as parameters or made by unknown calls are
       not creations the rule can see.
 
