@@ -196,7 +196,6 @@ class _Class:
     attrs: dict[str, Value] = field(default_factory=dict)
     init_done: bool = False
     stream_attrs: Optional[frozenset] = None  # attributes used as streams (evidence.stream_attributes)
-    config_attrs: Optional[switches.Options] = None  # its options (switches.config_attributes)
 
 
 class FileAnalyzer:
@@ -231,6 +230,7 @@ class FileAnalyzer:
         self.hooks: set[int] = set()  # sites of functions registered as hooks (calls.note_hook)
         # Sites of methods a `forward` in another module calls on every call -> that `forward`.
         self.remote_hot: dict[int, str] = {}
+        self._options: Optional[switches.Options] = None  # (config_attributes, once per module)
         # Calls of top-level functions of other modules: (their module's path, name) ->
         # the arguments of each call (the callers reverse.py finds for that module).
         self.calls_out: dict[tuple[str, str], list[dict[str, Value]]] = {}
@@ -868,13 +868,12 @@ class FileAnalyzer:
         return bool(cls and cls.torch_module)
 
     def config_attributes(self, class_name: Optional[str]) -> switches.Options:
-        """The class's options (switches.Options)."""
-        cls = self.classes.get(class_name) if class_name else None
-        if cls is None:
+        """The options of this module's classes (switches.Options), for a method's tests."""
+        if not class_name or not self.text:
             return switches.NO_OPTIONS
-        if cls.config_attrs is None:
-            cls.config_attrs = switches.config_attributes(cls.node)
-        return cls.config_attrs
+        if self._options is None:
+            self._options = switches.config_attributes(self.text)
+        return self._options
 
     def instantiate(self, class_name: str) -> Value:
         cls = self.classes.get(class_name)

@@ -116,7 +116,7 @@ def hot_method_callers(path: str, class_name: str, methods: set[str],
             holders = _instance_attributes(cls.node, class_name)
             if not holders:
                 continue
-            config = switches.config_attributes(cls.node)
+            config = importer.config_attributes(cls.name)
             for call in _steady_calls(defs["forward"].body.body, config):
                 func = call.func
                 if isinstance(func, cst.Attribute) and func.attr.value in methods \

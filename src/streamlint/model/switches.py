@@ -8,6 +8,7 @@ a hot caller (analysis.mark_hot_helpers), as it is with the option on.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -24,22 +25,47 @@ class Options:
     on: frozenset[str] = frozenset()
 
 
-def config_attributes(cls: cst.ClassDef) -> Options:
-    """The options of a class (see Options)."""
+def config_attributes(text: str) -> Options:
+    """The options of a module's classes (see Options), read from its text line by line:
+    which `def` each `self.x = ...` is in (by indentation). Classes are not told apart:
+    an attribute some method outside `__init__` sets is no fixed option in any class
+    (fewer switches, never more). A visitor over every method costs seconds on big trees."""
     in_init: set[str] = set()
     true_in_init: set[str] = set()
     elsewhere: set[str] = set()
-    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
-    for stmt in body:
-        if isinstance(stmt, cst.FunctionDef):
-            finder = _AssignedAttributes()
-            stmt.body.visit(finder)
-            if stmt.name.value == "__init__":
-                in_init.update(finder.found)
-                true_in_init.update(finder.true)
-            else:
-                elsewhere.update(finder.found)
+    stack: list[tuple[int, str]] = []  # enclosing defs: (indentation, name)
+    for line in text.splitlines():
+        stripped = line.lstrip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(line) - len(stripped)
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        header = _DEF.match(stripped)
+        if header:
+            stack.append((indent, header.group(1)))
+            continue
+        if not stack or "self." not in stripped:
+            continue
+        operator = _ASSIGN.search(stripped)
+        target = stripped[:operator.start()] if operator else ""
+        if not target or "(" in target:
+            continue  # no assignment (`f(x=1)`, `a == b`)
+        names = set(_SELF_TARGET.findall(target))
+        if stack[-1][1] == "__init__":
+            in_init.update(names)
+            if operator.group() == "=" and stripped[operator.end():].strip() == "True":
+                true_in_init.update(names)
+        else:
+            elsewhere.update(names)
     return Options(frozenset(in_init - elsewhere), frozenset(true_in_init & elsewhere))
+
+
+_DEF = re.compile(r"(?:async\s+)?def\s+(\w+)")
+# The first assignment operator of a line (`=`, `+=`, ...; not `==`, `<=`, `!=`).
+_ASSIGN = re.compile(r"(?:[-+*/%|&^@]|//|\*\*|<<|>>)?(?<![=!<>])=(?!=)")
+# `self.x` as a target (`self.a, self.b = `, `self.x: int = `), not `self.x[k]` or `self.x.y`.
+_SELF_TARGET = re.compile(r"\bself\.(\w+)\b(?!\s*[\[.])")
 
 
 def switch_test(test: cst.BaseExpression, config: Options) -> bool:
@@ -80,37 +106,6 @@ def _constant(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.Attribute):
         return _constant(expr.value)
     return False
-
-
-class _AssignedAttributes(cst.CSTVisitor):
-    """`self.x` targets of assignments (nested functions included)."""
-
-    def __init__(self) -> None:
-        self.found: set[str] = set()
-        self.true: set[str] = set()  # ... set to the literal `True`
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Name) and node.value.value == "True":
-            for target in node.targets:
-                t = target.target
-                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
-                    self.true.add(t.attr.value)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._target(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._target(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._target(node.target)
-
-    def _target(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._target(element.value)
-        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
-            self.found.add(target.attr.value)
 
 
 NO_OPTIONS = Options()
