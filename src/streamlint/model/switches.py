@@ -36,8 +36,8 @@ def config_attributes(text: str) -> Options:
     stack: list[tuple[int, str]] = []  # enclosing defs: (indentation, name)
     for line in text.splitlines():
         stripped = line.lstrip()
-        if not stripped or stripped.startswith("#"):
-            continue
+        if not stripped or stripped.startswith(("#", ")", "]", "}")):
+            continue  # (a closing bracket is no statement: `) -> None:` ends a signature)
         indent = len(line) - len(stripped)
         while stack and stack[-1][0] >= indent:
             stack.pop()
