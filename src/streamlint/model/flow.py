@@ -771,7 +771,10 @@ class Walker(CallsMixin, OrderingMixin):
                 self.first_reads.setdefault(key, expr)
             if key in self.state.vars:
                 return self.state.vars[key]
-            held = self.an.class_attr(self.record.class_name, expr.attr.value)
+            owner = self.record.class_name
+            if owner is None and isinstance(self.state.vars.get("self"), Instance):
+                owner = self.state.vars["self"].cls  # a function nested in a method (a hook, a callback)
+            held = self.an.class_attr(owner, expr.attr.value)
             return self.evident_path(key) if held is UNKNOWN else held
         base = self.eval(expr.value)
         attr = expr.attr.value
