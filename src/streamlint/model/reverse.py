@@ -11,6 +11,10 @@ A file there that spells `name(` is read for its summaries (the same analysis an
 makes, cached per process) and the call sites its functions make of `name` in the
 checked module are returned, each as the values bound to the parameters.
 
+The same directory is also where `hot_method_callers` looks for an `nn.Module`'s
+`forward` that calls a method of a class of the checked module on every call (the
+method is then a hot path, as `forward` is).
+
 Not seen: callers deeper in other packages, and callers added since the result was
 cached in a directory whose other files did not change (the cache notes the files read).
 """
@@ -86,8 +90,8 @@ def _same_file(a: Optional[str], b: str) -> bool:
 def hot_method_callers(path: str, class_name: str, methods: set[str],
                        analyzer_type: type["FileAnalyzer"]) -> dict[str, str]:
     """Methods of `class_name` (of the module at `path`) that a `forward` in another module
-    of its directory calls on every call, through an attribute its `__init__` sets to an
-    instance of the class (`self.cache = CachedParamMgr(...)`, then
+    of its directory calls on every call, through an attribute one of its methods binds to
+    an instance of the class (`self.cache = CachedParamMgr(...)`, then
     `self.cache.prepare_ids(x)` in `forward`): method -> `Module.forward`. A structural
     reading of the caller (the instance's class is not followed into other modules)."""
     here = Path(path).resolve()
@@ -163,5 +167,6 @@ def _steady_calls(body, config: switches.Options):
             switch = switches.switch_test(stmt.test, config)
             if switch or not rare_test(stmt.test):
                 yield from _steady_calls(stmt.body.body, config)
-            if switch and isinstance(stmt.orelse, cst.Else):
+            if isinstance(stmt.orelse, cst.Else) and switches.switch_test(stmt.test, switches.Options(config.fixed)):
+                # (the `else` of an option on by default runs only once a setter turns it off)
                 yield from _steady_calls(stmt.orelse.body.body, config)
