@@ -420,7 +420,9 @@ class FileAnalyzer:
         for alias in node.names:  # type: ignore[union-attr]
             name = self.code(alias.name)
             local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
-            yield local, QualRef(api.normalize(f"{base}.{name}"))
+            # `from . import ops`: `.ops` (a sibling module), not `..ops` (the parent's).
+            qualname = f"{base}{name}" if base.endswith(".") else f"{base}.{name}"
+            yield local, QualRef(api.normalize(qualname))
 
     def torch_namespace(self) -> str:
         """How this file can spell `torch.cuda` in advice: `get_accelerator()` in code that
@@ -769,7 +771,7 @@ class FileAnalyzer:
         """Only bodies that queue work on explicit streams, copy asynchronously or
         record streams can have cross-stream hazards."""
         for op in record.ops:
-            if op.on_explicit_stream or op.kind is OpKind.RECORD_STREAM:
+            if op.on_explicit_stream or op.kind in (OpKind.RECORD_STREAM, OpKind.OUTSIDE_STREAMS):
                 return True
             if op.kind in (OpKind.COPY_D2H, OpKind.COPY_H2D, OpKind.COPY) and op.host_blocking is False:
                 return True

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from streamlint.model import api, declared, evidence, host_numbers
-from streamlint.model.api import cuda_python, interop, numpy_api, torch_api, torch_modules
+from streamlint.model.api import cuda_python, interop, mpi, numpy_api, torch_api, torch_modules
 from streamlint.model.api import cupy as cupy_api
+from streamlint.model.api.mpi import Role
 from streamlint.model.api.facts import (
     BLOCK_ALWAYS,
     BLOCK_FLAG,
@@ -300,6 +301,8 @@ class CallsMixin(LibraryMixin):
         if qualname == "numba.cuda.pinned":
             self.eval_args(node)
             return _Pinned(tuple(a.value.value for a in node.args if isinstance(a.value, cst.Name)))
+        if qualname.startswith(mpi.MODULE_ROOT + ".") and qualname.rsplit(".", 1)[-1] in mpi.COMM_METHODS:
+            return self.mpi_call(qualname.rsplit(".", 1)[-1], node, self.eval_args(node))
         models = declared.active()
         namespace = models.namespaces.get(qualname)
         if namespace is not None:
@@ -661,6 +664,8 @@ class CallsMixin(LibraryMixin):
             result = Buffer("torch", Mem.PINNED, site=self.site(node), pinned_by=id(node))
             self.emit(OpKind.PIN, self.code(node.func), node, "torch", result=result)
             return result
+        if method in mpi.COMM_METHODS and mpi.MODULE_ROOT in self.an.imported_roots:
+            return self.mpi_call(method, node, args)
         if method in _UNKNOWN_STREAM_METHODS and self.an.gpu_imported:
             return self.unknown_stream_method(method, node, args)
         if method == "record_event" and self.an.torch_imported and not args.positional:
@@ -700,6 +705,34 @@ class CallsMixin(LibraryMixin):
             return self.opaque_method(method, node, args)
         if not self.stream_given_call(node, args):
             self.unseen_call_on_side_stream(node, args)
+        return UNKNOWN
+
+    def mpi_call(self, method: str, node: cst.Call, args: "Args") -> Value:
+        """`comm.Allreduce(sendbuf, recvbuf)`: MPI reads the send buffers and writes the
+        receive buffers from the host side, now, outside every stream (api/mpi.py)."""
+        device: list[Access] = []
+        framework = ""
+        for buffer in mpi.COMM_METHODS[method]:
+            expr, value = args.pair(buffer.arg)
+            if isinstance(expr, (cst.List, cst.Tuple)) and expr.elements:
+                # `[buf, MPI.FLOAT]`: a buffer specification whose first item is the array.
+                expr = expr.elements[0].value
+                value = value.item(0) if isinstance(value, Seq) else UNKNOWN
+            if expr is None or not isinstance(value, Buffer):
+                continue
+            if value.mem is not Mem.DEVICE:
+                if buffer.role is not Role.RECEIVED:
+                    self.host_touch(expr, value, write=False)
+                if buffer.role is not Role.SENT:
+                    self.host_touch(expr, value, write=True)
+                continue
+            framework = framework or value.framework
+            if buffer.role is not Role.RECEIVED:
+                device.extend(self.accesses([(expr, value)], space=DEVICE))
+            if buffer.role is not Role.SENT:
+                device.extend(self.accesses([(expr, value)], write=True, space=DEVICE))
+        if device:
+            self.emit(OpKind.OUTSIDE_STREAMS, self.code(node.func), node, framework, accesses=tuple(device))
         return UNKNOWN
 
     def opaque_method(self, method: str, node: cst.Call, args: "Args") -> Value:

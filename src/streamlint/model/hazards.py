@@ -70,12 +70,14 @@ class HazardKind(Enum):
     WRITE_AFTER_READ = "a buffer is overwritten while another stream may still use it"
     HOST_READ_BEFORE_SYNC = "the host reads what an asynchronous copy may still be writing"
     RELEASE_WITHOUT_RECORD = "memory used on another stream is released without record_stream"
+    OUTSIDE_READ_BEFORE_SYNC = "a library outside the streams reads what a stream may still be writing"
 
 
 RAW = HazardKind.READ_AFTER_WRITE
 WAR = HazardKind.WRITE_AFTER_READ
 HOST_RAW = HazardKind.HOST_READ_BEFORE_SYNC
 RELEASE = HazardKind.RELEASE_WITHOUT_RECORD
+OUTSIDE_RAW = HazardKind.OUTSIDE_READ_BEFORE_SYNC
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,9 @@ class HB:
         self.waiters: set[str] = set()  # streams this body makes wait (it owns their ordering)
         # stream -> its wait on the legacy default stream (PyTorch: not the current stream)
         self.default_waits: dict[str, cst.CSTNode] = {}
+        # Every stream's clock when the host last synchronized a stream it cannot tell
+        # apart from the producers (a parameter): it may have been the one that wrote.
+        self.maybe_synced: dict[str, int] = {}
 
     # ------------------------------------------------------------ state algebra
     def copy(self) -> "HB":
@@ -178,6 +183,7 @@ class HB:
         new.created_events = set(self.created_events)
         new.waiters = set(self.waiters)
         new.default_waits = dict(self.default_waits)
+        new.maybe_synced = dict(self.maybe_synced)
         return new
 
     def meet(self, other: "HB", must: bool = False) -> None:
@@ -198,6 +204,10 @@ class HB:
             for k, v in other.events.items():
                 _merge(self.events.setdefault(k, {}), v)
             _merge(self.legacy_vc, other.legacy_vc)
+        if must:
+            self.maybe_synced = _meet(self.maybe_synced, other.maybe_synced)
+        else:
+            _merge(self.maybe_synced, other.maybe_synced)
         self.created_events |= other.created_events
         self.waiters |= other.waiters
         for k, v in other.default_waits.items():
@@ -260,6 +270,10 @@ class HB:
             _merge(self.host, self.clock)
         else:
             _merge(self.host, self.full_vc(key))
+
+    def maybe_sync(self) -> None:
+        """The host synchronized a stream that may be any of the producers (a parameter)."""
+        _merge(self.maybe_synced, self.clock)
 
     def event_created(self, site: int) -> None:
         """A new event (or the name rebound to one): nothing recorded on it yet."""
@@ -449,6 +463,20 @@ class HB:
             if not self.ordered(HOST, w):
                 hazards.append(Hazard(HOST_RAW, node, w.node, acc.label, w.label, "the host", framework, w.api,
                                       key=acc.key, other_via=w.via))
+        return hazards
+
+    def outside_read(self, acc: Access, node: cst.CSTNode, framework: str) -> list[Hazard]:
+        """A library outside the streams (CUDA-aware MPI) reads device memory now: every
+        stream that wrote it, the caller's included, must have been synchronized. A sync
+        of a stream the body cannot tell apart from the writer counts (stay silent)."""
+        hazards = []
+        for w in self._entries(self.writes, acc.key):
+            if w.stream == HOST or w.space == HOSTMEM or unsure(w.stream):
+                continue
+            if self.ordered(HOST, w) or self.maybe_synced.get(w.stream, 0) >= w.clock:
+                continue
+            hazards.append(Hazard(OUTSIDE_RAW, node, w.node, acc.label, w.label, "MPI", framework, w.api,
+                                  param=w.param, key=acc.key, other_via=w.via))
         return hazards
 
     def host_write(self, acc: Access, node: cst.CSTNode, framework: str, check: bool = True) -> list[Hazard]:

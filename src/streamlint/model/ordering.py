@@ -63,6 +63,16 @@ class OrderingMixin:
             hb.host_sync(None)
         elif kind is OpKind.STREAM_SYNC:
             hb.host_sync(stream_key(op.target) if op.target is not None else None)
+            if op.target is not None and op.target.explicit and (
+                    op.target.uncertain or op.target.label.split(".", 1)[0] in self.params - {"self"}):
+                hb.maybe_sync()
+        elif kind is OpKind.OUTSIDE_STREAMS:
+            for acc in op.accesses:
+                if acc.write:
+                    hb.host_write(acc, op.node, op.framework, check=False)
+                    continue
+                for hazard in hb.outside_read(acc, op.node, op.framework):
+                    self.hazards.setdefault(hazard.identity, hazard)
         elif kind is OpKind.EVENT_SYNC:
             hb.host_sync_event(event_site)
         elif kind is OpKind.EVENT_CREATE:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from streamlint.model.hazards import HazardKind
 from streamlint.rules._shared import hazards, inside, named, stream_code
 from streamlint.rules.base import Finding, Rule
 
@@ -19,6 +20,12 @@ class HostReadBeforeSync(Rule):
       `x.get(stream=s, out=pinned, blocking=False)`.
     Reading includes indexing, printing, host arithmetic, `.numpy()`, `float()`,
     and passing the array to NumPy.
+
+    It also flags device buffers handed to CUDA-aware MPI (mpi4py's buffer methods:
+    `comm.Send`, `comm.Allreduce`, `comm.Alltoall`, `comm.Bcast`, ...) while a stream
+    that wrote them, or the caller's stream for a parameter, has not been
+    synchronized: MPI reads the buffer from the host side when called and does not
+    wait for any stream.
 
     ## Why is this bad?
     The call only queues the copy. Until the stream reaches it, the destination
@@ -58,13 +65,35 @@ class HostReadBeforeSync(Rule):
     There is no fix: the synchronization belongs where the host first needs the
     data, and that may be in another function.
 
+    The same holds for MPI: synchronize the stream that produced the buffer just
+    before the call (mpi4py's demo: "always make sure the GPU buffer is ready
+    before any MPI operation").
+
+    ```python
+    import cupy as cp
+    from mpi4py import MPI
+
+
+    def average(comm, grads):
+        flat = cp.concatenate([g.ravel() for g in grads])
+        total = cp.empty_like(flat)
+        cp.cuda.get_current_stream().synchronize()
+        comm.Allreduce(flat, total)
+        return total / comm.Get_size()
+    ```
+
     ## Known limits
     - A copy into pageable memory blocks the host in practice (the driver stages
       it), so it is not reported; a destination whose memory kind is unknown is
       not reported either.
     - Only reads of the destination in the same function are seen.
+    - MPI: only mpi4py's buffer methods on values the code shows to be device
+      arrays; a synchronization of a stream the function received (it may be the
+      producer) counts as enough. A buffer MPI only receives into is not checked.
 
     ## References
+    - mpi4py `demo/cuda-aware-mpi/use_cupy.py`; chainer/chainermn f9d6c4f,
+      PyLops/pylops-mpi#182 (syncs added before CUDA-aware MPI calls).
     - [API facts](../api-facts.md): §4.3 (`Tensor.to` D2H), §3.2 (`copy_to_host`),
       §2.3 (`asnumpy`/`get`), §8 items 1 and 6.
     """
@@ -77,9 +106,25 @@ class HostReadBeforeSync(Rule):
         for _, h in hazards(analysis, self.code):
             at = analysis.line_of(h.node)
             stream = stream_code(h.first, h.framework, analysis)
+            if h.kind is HazardKind.OUTSIDE_READ_BEFORE_SYNC:
+                yield self.outside(analysis, h, stream, at)
+                continue
             yield Finding(
                 h.node,
                 f"the host reads `{h.buffer}` here, but the asynchronous copy into it on {named(h.first)} "
                 f"(line {analysis.line_of(h.other)}{inside(analysis, h.other_via)}) may not have finished",
                 help=f"`{stream}.synchronize()` (or an event recorded after the copy) before line {at}",
             )
+
+    @staticmethod
+    def outside(analysis, h, stream: str, at: int) -> Finding:
+        """CUDA-aware MPI handed device memory that a stream may still be writing."""
+        if h.param:
+            where = "the caller's stream"
+        else:
+            where = f"{named(h.first)} (line {analysis.line_of(h.other)}{inside(analysis, h.other_via)})"
+        return Finding(
+            h.node,
+            f"MPI reads `{h.buffer}` here, but {where} may still be writing it: MPI does not wait for streams",
+            help=f"`{stream}.synchronize()` before line {at}",
+        )

@@ -1,0 +1,60 @@
+"""mpi4py's buffer-based communication: which arguments each call reads and writes.
+
+The capitalised methods of `mpi4py.MPI.Comm` (`Send`, `Allreduce`, `Alltoall`, ...) take
+buffers: NumPy arrays, or, with a CUDA-aware MPI, device arrays (anything with
+`__cuda_array_interface__`, or a raw pointer wrapped as a buffer). MPI is not
+stream-aware: it reads a send buffer, and writes a receive buffer, from the host side
+when it is called, so the streams that produce a device buffer must have finished
+first. mpi4py's own demo says so ("always make sure the GPU buffer is ready before any
+MPI operation", demo/cuda-aware-mpi/use_cupy.py), and projects fix exactly this
+(chainer/chainermn f9d6c4f, PyLops/pylops-mpi#182, dealii/dealii#8880).
+
+A buffer argument is the array itself or a buffer specification whose first item is
+the array (`[buf, MPI.FLOAT]`, `(buf, count, MPI.DOUBLE)`); `MPI.IN_PLACE` is none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from streamlint.model.api.facts import Arg
+
+
+class Role(Enum):
+    SENT = "read"  # MPI reads it (a send buffer)
+    RECEIVED = "written"  # MPI writes it (a receive buffer)
+    BOTH = "read and written"  # Bcast's buffer: sent by the root, received by the others
+
+
+@dataclass(frozen=True)
+class BufferArg:
+    arg: Arg
+    role: Role
+
+
+_BUF_SENT = (BufferArg(Arg(0, "buf"), Role.SENT),)
+_BUF_RECEIVED = (BufferArg(Arg(0, "buf"), Role.RECEIVED),)
+_BUF_BOTH = (BufferArg(Arg(0, "buf"), Role.BOTH),)
+_SEND_RECV = (BufferArg(Arg(0, "sendbuf"), Role.SENT), BufferArg(Arg(1, "recvbuf"), Role.RECEIVED))
+
+# Comm methods (point-to-point, collectives, and their non-blocking `I` forms: those read
+# the send buffer after the call returns too, so it must be ready at the call all the same).
+COMM_METHODS: dict[str, tuple[BufferArg, ...]] = {
+    **{name: _BUF_SENT for name in ("Send", "Ssend", "Bsend", "Rsend", "Isend", "Issend", "Ibsend", "Irsend")},
+    **{name: _BUF_RECEIVED for name in ("Recv", "Irecv", "Mrecv")},
+    "Sendrecv": (BufferArg(Arg(0, "sendbuf"), Role.SENT), BufferArg(Arg(3, "recvbuf"), Role.RECEIVED)),
+    "Sendrecv_replace": _BUF_BOTH,
+    **{name: _BUF_BOTH for name in ("Bcast", "Ibcast")},
+    **{name: _SEND_RECV for name in (
+        "Reduce", "Ireduce", "Allreduce", "Iallreduce", "Gather", "Igather", "Gatherv", "Igatherv",
+        "Allgather", "Iallgather", "Allgatherv", "Iallgatherv", "Scatter", "Iscatter", "Scatterv",
+        "Iscatterv", "Alltoall", "Ialltoall", "Alltoallv", "Ialltoallv", "Reduce_scatter",
+        "Ireduce_scatter", "Reduce_scatter_block", "Ireduce_scatter_block", "Scan", "Iscan",
+        "Exscan", "Iexscan",
+    )},
+}
+
+# The root of the module whose import makes `x.Allreduce(...)` on an unseen `x` an MPI call.
+MODULE_ROOT = "mpi4py"
+IN_PLACE = "mpi4py.MPI.IN_PLACE"
