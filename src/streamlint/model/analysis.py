@@ -17,11 +17,11 @@ from libcst._position import CodePosition
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from streamlint.deadline import tick
-from streamlint.model import api, classes, declared, evidence, project, reads, reverse, summary_digest, switches
+from streamlint.model import api, classes, declared, duck, evidence, project, reads, reverse, summary_digest, switches
 from streamlint.model.api import torch_api, torch_modules
 from streamlint.model.flow import OTHER, Walker, leaves, rare_test, selector
 from streamlint.model.walk_common import LOCAL
-from streamlint.model.hazards import DEVICE, HOSTMEM, RAW, RELEASE, UNSURE
+from streamlint.model.hazards import DEVICE, HOSTMEM, RAW, RELEASE, UNSURE, Access
 from streamlint.model.ops import (
     DEVICE_WORK,
     HOST_SYNCS,
@@ -218,6 +218,7 @@ class FileAnalyzer:
         self.functions: dict[int, _Function] = {}
         self.classes: dict[str, _Class] = {}
         self.torch_imported = False
+        self._allocated_later: dict[tuple[str, str], bool] = {}
         self.numba_imported = False
         self.gpu_imported = False
         # The module body's walker while it runs, then only the names it bound: a walker
@@ -309,13 +310,19 @@ class FileAnalyzer:
         seed.update(function.closure)
         seed.update(function.caller_evidence)
         seed.update(self.evident_params(function))
+        if self.follow_imports:
+            own = function.params[:1] if cls else []  # (`self`: its class is known)
+            unknown = [p for p in function.params if p not in own and seed.get(p, UNKNOWN) is UNKNOWN]
+            seed.update(duck.classes_of(self, duck.methods_called(function.node, unknown)))
         params = list(function.params)
         if cls and params:
             seed[params[0]] = Instance(cls.name)
             if params[0] == "self":
                 # Attributes set in __init__ are known in every method.
                 if name != "__init__":
-                    seed.update({f"self.{k}": v for k, v in self.method_view_of_attrs(cls).items()})
+                    # (a `None` placeholder is looked up when read: another method may set it)
+                    seed.update({f"self.{k}": v for k, v in self.method_view_of_attrs(cls).items()
+                                 if v != Const(None) or not self.allocated_later(cls, k)})
             params = params[1:]
         function.evident_locals = frozenset(
             name for name, kind in evidence.local_kinds(function.node, frozenset(self.imported_roots),
@@ -784,15 +791,7 @@ class FileAnalyzer:
         `wanted`: read even where this file's text makes following imports not worth it."""
         if not self.path or not (self.follow_imports or wanted) or "." not in qualname.lstrip("."):
             return UNKNOWN
-        module_name, _, name = qualname.rpartition(".")
-        if module_name.endswith(".") or not module_name:
-            module_name = module_name or "."
-        path = project.module_file(self.path, module_name)
-        if path is None or str(path) == str(Path(self.path).resolve()):
-            return UNKNOWN
-        other = project.analyzer_for(path, self.depth + 1, type(self))
-        # What this file's result depends on there: the summary `name` gives (reads.py).
-        reads.use(str(path), name, partial(summary_digest.digest_of_use, other, name))
+        other, name = self.other_module(qualname)
         if other is None:
             return UNKNOWN
         value = other.module_vars().get(name, UNKNOWN)
@@ -802,6 +801,29 @@ class FileAnalyzer:
             # A package re-exporting a name (`from .device import get_device` in `__init__`).
             return other.foreign(value.qualname, wanted=wanted)
         return value
+
+    def other_module(self, qualname: str) -> tuple[Optional["FileAnalyzer"], str]:
+        """The analyzer of the project module that defines `qualname`, and the name there."""
+        module_name, _, name = qualname.rpartition(".")
+        if module_name.endswith(".") or not module_name:
+            module_name = module_name or "."
+        path = project.module_file(self.path, module_name)
+        if path is None or str(path) == str(Path(self.path).resolve()):
+            return None, name
+        other = project.analyzer_for(path, self.depth + 1, type(self))
+        # What this file's result depends on there: the summary `name` gives (reads.py).
+        reads.use(str(path), name, partial(summary_digest.digest_of_use, other, name))
+        return other, name
+
+    def foreign_instance(self, qualname: str) -> Value:
+        """`mem = _memory_utility.DeviceMemory()`: an instance of a class of another module
+        of the project (its methods' summaries apply to it), if `qualname` names one."""
+        if not self.path or not self.follow_imports or "." not in qualname.lstrip("."):
+            return UNKNOWN
+        other, name = self.other_module(qualname)
+        if other is None or name not in other.classes:
+            return UNKNOWN
+        return Instance(name, home=other)
 
     # ------------------------------------------------------------------ classes
     def init_attrs(self, cls: _Class) -> dict[str, Value]:
@@ -841,9 +863,12 @@ class FileAnalyzer:
                 self.analyse(prop)  # `self.compute_stream` of an @property: what it returns
                 return prop.returns
         attrs = self.method_view_of_attrs(cls)
-        if attr in attrs:
+        placeholder = attr in attrs and attrs[attr] == Const(None)
+        if attr in attrs and not placeholder:
             return attrs[attr]
-        found: Optional[Value] = None
+        # `self.memory = None` in `__init__`, allocated by another method (`assign`): what
+        # that method stores (None joined with a buffer is the buffer).
+        found: Optional[Value] = attrs[attr] if placeholder else None
         if self.text and f"self.{attr} =" not in self.text:
             return UNKNOWN  # no method's code has it (the test below, for all of them)
         for name, method in cls.methods.items():
@@ -857,6 +882,15 @@ class FileAnalyzer:
                 value = function.self_attrs[attr]
                 found = value if found is None else join(found, value)
         return UNKNOWN if found is None else found
+
+    def allocated_later(self, cls: _Class, attr: str) -> bool:
+        """`self.memory = None` in `__init__` and a buffer stored by another method
+        (`assign`): the placeholder is not what the other methods see (cached per class)."""
+        key = (cls.name, attr)
+        if key not in self._allocated_later:
+            self._allocated_later[key] = False  # (a method being analysed asks again: no)
+            self._allocated_later[key] = isinstance(self.class_attr(cls.name, attr), Buffer)
+        return self._allocated_later[key]
 
     def code_of_function(self, function: "_Function") -> str:
         return self.result.code(function.node)
@@ -921,6 +955,10 @@ class FileAnalyzer:
         # `self.helper()`: the helper's results stay on `self`, so its allocations are the
         # caller's to track (a tensor it allocates on a side stream, released later).
         keeps_results = bool(function.class_name) and function.class_name == walker.record.class_name and self.on_self(node)
+        # `buf.fill_from(x)` on an object the caller holds: what the method does to the
+        # buffers the class keeps on `self` it does to that object's (keyed by its name).
+        held_by = self.receiver_label(node) if function.class_name and not keeps_results else None
+        kept = home.attribute_sites(function.class_name) if held_by else {}
         for op in record.ops:
             if op.kind not in kinds or op.in_comprehension:
                 continue
@@ -929,6 +967,8 @@ class FileAnalyzer:
                 continue  # work on a stream the helper made itself: reported inside it
             target = self.stream_at_call(op.target, function, bound, walker, keep_own=True, exprs=exprs) if op.target else op.target
             accesses = self.map_accesses(op.accesses, exprs, bound, walker, function) if hazard_walk else ()
+            if kept:
+                accesses = tuple(_held(a, kept, held_by) for a in accesses)
             _replay(op, callee, home, node, walker, stream=stream, target=target, accesses=accesses,
                     result=op.result if keeps_results else UNKNOWN)
         if function.context_manager:
@@ -946,9 +986,42 @@ class FileAnalyzer:
             # `return torch.cuda.stream(stream)`: the context of the caller's argument.
             mapped = self.stream_at_call(result.stream, function, bound, walker, keep_own=True, exprs=exprs)
             return StreamContext(mapped, result.framework) if mapped is not None else UNKNOWN
+        if isinstance(result, Buffer) and result.site in kept:
+            # A view of what the object keeps (`mem.buffer(n)` of `self.memory`).
+            attr = kept[result.site]
+            return replace(result, site=0, label=f"{held_by}.{attr}", param=held_by, region=f".{attr}")
         if hazard_walk and isinstance(result, Buffer) and result.site:
             return replace(result, site=walker.site(node))  # each call makes a new buffer
         return result
+
+    def receiver_label(self, node: cst.Call) -> Optional[str]:
+        """`gpu_buf` in `gpu_buf.from_device(x)`, `self.buf` in `self.buf.fill()`: the name
+        that holds the object a method is called on (None: not a plain name)."""
+        if not isinstance(node.func, cst.Attribute):
+            return None
+        label = self.code(node.func.value)
+        if isinstance(node.func.value, cst.Name) and label != "self":
+            return label
+        if label.startswith("self.") and label.count(".") == 1:
+            return label
+        return None
+
+    def attribute_sites(self, class_name: Optional[str]) -> dict[int, str]:
+        """The buffers a class keeps on `self`, by the call that made them (its `__init__`
+        and the methods analysed so far): attribute names for `call_local`."""
+        cls = self.classes.get(class_name) if class_name else None
+        if cls is None:
+            return {}
+        found: dict[int, str] = {}
+        values = list(self.init_attrs(cls).items())
+        for method in cls.methods.values():
+            function = self.functions.get(method.site)
+            if function is not None and function.record is not None:
+                values.extend(function.self_attrs.items())
+        for attr, value in values:
+            if isinstance(value, Buffer) and value.site:
+                found.setdefault(value.site, attr)
+        return found
 
     def worth_walking_in_context(self, function: "_Function", bound: dict[str, Value], walker: Walker) -> bool:
         """Walk a helper again under the caller's streams and with the caller's values
@@ -1107,6 +1180,10 @@ class FileAnalyzer:
             if exprs and stream.label in exprs:
                 return walker.stream_from(value, exprs[stream.label], stream.framework)
             return replace(stream, site=hash(("arg", walker.record.name, stream.label)))
+        if _defaults_to_none(function.node, stream.label) and stream.framework in walker.state.current:
+            # `def from_device(self, src, stream=None)` called without one: the helper passes
+            # None on, and None is the current stream.
+            return walker.state.current[stream.framework]
         return stream
 
 
@@ -1196,6 +1273,22 @@ def _kind_of(value: Value, name: str) -> Optional[Value]:
         inner = value.value  # a dict of tensors (a batch): what its values are
         return DictOf(Buffer(inner.framework, inner.mem, label=f"{name}[...]"))
     return None
+
+
+def _defaults_to_none(node: cst.FunctionDef, name: str) -> bool:
+    params = node.params
+    for param in (*params.params, *params.kwonly_params):
+        if param.name.value == name:
+            return isinstance(param.default, cst.Name) and param.default.value == "None"
+    return False
+
+
+def _held(acc: Access, kept: dict[int, str], holder: str) -> Access:
+    """An access to a buffer an object keeps, as the caller names the object."""
+    if acc.key[0] == "b" and acc.key[1] in kept:
+        attr = kept[acc.key[1]]
+        return replace(acc, key=("n", holder, f".{attr}"), label=f"{holder}.{attr}")
+    return acc
 
 
 def _one_per_problem(hazards) -> list:

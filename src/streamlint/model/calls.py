@@ -312,6 +312,13 @@ class CallsMixin(LibraryMixin):
         if fact is None and qualname in models.classes:
             self.eval_args(node)
             return QualRef(qualname + "()")  # an instance of a class with declared methods
+        if qualname in interop.POINTER_LIBRARY_CLASSES:
+            self.eval_args(node)
+            return QualRef(qualname + "()")
+        pointer = interop.POINTER_WRAPPERS.get(qualname)
+        if pointer is not None:
+            wrapped = self.eval_args(node).value(pointer)
+            return wrapped if isinstance(wrapped, Buffer) and wrapped.mem is Mem.DEVICE else UNKNOWN
         view = interop.VIEWS.get(qualname)
         if view is not None:
             return self.buffer_view(view, node, self.eval_args(node))
@@ -326,6 +333,12 @@ class CallsMixin(LibraryMixin):
         if api.framework_of(qualname) is None and not qualname.startswith("numpy.") and (
                 self.an.follow_imports or device_wanted):
             args = self.eval_args(node)
+            if qualname.rsplit(".", 1)[-1][:1].isupper():
+                # `_memory_utility.DeviceMemory()`: an instance of a project class, whose
+                # methods' summaries apply to it.
+                instance = self.an.foreign_instance(qualname)
+                if instance is not UNKNOWN:
+                    return instance
             if device_wanted or self.gpu_relevant(args):
                 foreign = self.an.foreign(qualname, wanted=device_wanted)
                 if isinstance(foreign, LocalFunction):
@@ -595,8 +608,11 @@ class CallsMixin(LibraryMixin):
             self.module_method(method, node, self.eval_args(node))
             return receiver if method in torch_modules.MODULE_RETURNS_SELF else UNKNOWN
         elif isinstance(receiver, Instance):
-            function = self.an.method_of(receiver.cls, method)
+            owner = receiver.home or self.an
+            function = owner.method_of(receiver.cls, method)
             if function is not None:
+                if owner is not self.an:
+                    function = replace(function, home=owner)  # a class of another module
                 return self.an.call_local(function, node, self.eval_args(node), self)
             if self.an.is_torch_module_class(receiver.cls) and method in torch_modules.MODULE_RETURNS_SELF:
                 self.module_method(method, node, self.eval_args(node))
@@ -666,7 +682,8 @@ class CallsMixin(LibraryMixin):
             return result
         if method in mpi.COMM_METHODS and mpi.MODULE_ROOT in self.an.imported_roots:
             return self.mpi_call(method, node, args)
-        if method in _UNKNOWN_STREAM_METHODS and self.an.gpu_imported:
+        if method in _UNKNOWN_STREAM_METHODS and (self.an.gpu_imported or mpi.MODULE_ROOT in self.an.imported_roots):
+            # (a module handing device buffers to MPI syncs streams it is given)
             return self.unknown_stream_method(method, node, args)
         if method == "record_event" and self.an.torch_imported and not args.positional:
             # Only streams have `record_event()`: an event recorded on the stream the text names.
@@ -712,7 +729,11 @@ class CallsMixin(LibraryMixin):
         receive buffers from the host side, now, outside every stream (api/mpi.py)."""
         device: list[Access] = []
         framework = ""
-        for buffer in mpi.COMM_METHODS[method]:
+        roles = mpi.COMM_METHODS[method]
+        if any(isinstance(args.value(b.arg), QualRef) and args.value(b.arg).qualname == mpi.IN_PLACE for b in roles):
+            # `Allreduce(MPI.IN_PLACE, buf)`: the receive buffer is the send buffer too.
+            roles = tuple(replace(b, role=Role.BOTH) if b.role is Role.RECEIVED else b for b in roles)
+        for buffer in roles:
             expr, value = args.pair(buffer.arg)
             if isinstance(expr, (cst.List, cst.Tuple)) and expr.elements:
                 # `[buf, MPI.FLOAT]`: a buffer specification whose first item is the array.

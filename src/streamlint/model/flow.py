@@ -788,7 +788,7 @@ class Walker(CallsMixin, OrderingMixin):
         if isinstance(base, Buffer) and base.framework == "torch" and base.mem is Mem.DEVICE and attr in torch_api.TENSOR_ATTRIBUTES:
             return base  # `x.grad`, `topk(...).indices`: CUDA tensors of the same computation
         if isinstance(base, Instance):
-            return self.an.class_attr(base.cls, attr)
+            return (base.home or self.an).class_attr(base.cls, attr)
         if isinstance(base, _Batch):
             return base
         if base is UNKNOWN and isinstance(expr.value, cst.Name):

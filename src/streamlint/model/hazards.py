@@ -477,7 +477,8 @@ class HB:
                 continue
             hazards.append(Hazard(OUTSIDE_RAW, node, w.node, acc.label, w.label, "MPI", framework, w.api,
                                   param=w.param, key=acc.key, other_via=w.via))
-        return hazards
+        # One report per read: name the write this body made, if it made one.
+        return [h for h in hazards if not h.param][:1] or hazards[:1]
 
     def host_write(self, acc: Access, node: cst.CSTNode, framework: str, check: bool = True) -> list[Hazard]:
         """The host overwrites a buffer an async copy may still be reading or writing."""

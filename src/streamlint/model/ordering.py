@@ -230,6 +230,8 @@ class OrderingMixin:
             else:
                 break
         label = self.code(base)
+        if isinstance(base, cst.Call) and isinstance(value, Buffer) and value.param and value.region.startswith("."):
+            label = value.label  # `mem.buffer(n)`: what `mem` keeps (`mem.memory`)
         if isinstance(base, cst.Name) and base.value in self.scalar_names:
             return None  # a parameter the code types as a scalar or a group: never a buffer
         if not region and isinstance(value, Buffer) and value.region:

@@ -10,4 +10,6 @@ PREFILTER_KEYS: tuple[bytes, ...] = (
     b"accelerator", b"Event",
     # NCCL collectives: the tensors they are given are CUDA tensors (model/evidence.py).
     b"all_reduce", b"all_gather", b"reduce_scatter", b"all_to_all",
+    # CUDA-aware MPI: device buffers made in other modules go to MPI here (api/mpi.py).
+    b"mpi4py",
 )

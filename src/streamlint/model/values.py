@@ -189,9 +189,11 @@ class LocalFunction:
 
 @dataclass(frozen=True)
 class Instance:
-    """An instance of a class defined in this file (its `self.` attributes are known)."""
+    """An instance of a class of the checked project (its `self.` attributes are known):
+    of this file, or of another module (`home`: that module's analyzer)."""
 
     cls: str
+    home: object = field(default=None, compare=False, hash=False)
 
 
 @dataclass(frozen=True)

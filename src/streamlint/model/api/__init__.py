@@ -32,6 +32,7 @@ ARRAY_METHODS: dict[str, dict[str, Fact]] = {
     "numba": numba_cuda.ARRAY_METHODS,
     "torch": torch_api.TENSOR_METHODS,
     "cuda-python": cuda_core.BUFFER_METHODS,
+    "raw": cupy.MEMORY_POINTER_METHODS,  # CuPy's MemoryPointer (cuda-python's raw pointers are ints)
 }
 
 # Import spellings that name the same module.
@@ -57,6 +58,7 @@ from streamlint.model.prefilter import PREFILTER_KEYS  # noqa: E402,F401  (its f
 # reads unknown values element by element is analysed again following calls (analysis.py).
 FOLLOW_IMPORTS_KEYS: tuple[str, ...] = (
     "Stream", "stream", "non_blocking", "pin_memory", "numba", "cupy", "cudaMemcpy", "cuMemcpy", "Event",
+    "mpi4py",
 )
 
 # ... and every call into another module is followed if the file makes asynchronous

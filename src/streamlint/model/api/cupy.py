@@ -63,6 +63,9 @@ FUNCTIONS: dict[str, Fact] = {
     "cupy.cuda.runtime.memsetAsync": Fact(K.MEMSET, F, stream=STREAM_ARG, stream_arg=Arg(3, "stream")),
     "cupy.cuda.runtime.malloc": Fact(K.RAW_ALLOC, F, stream=STREAM_LEGACY, result="device:raw"),
     "cupy.cuda.runtime.free": Fact(K.RAW_ALLOC, F, stream=STREAM_LEGACY),
+    # A raw allocation from CuPy's pool: a MemoryPointer (pointer arithmetic keeps it).
+    "cupy.cuda.alloc": Fact(K.ALLOC, F, result="device:raw"),
+    "cupy.cuda.memory.alloc": Fact(K.ALLOC, F, result="device:raw"),
     "cupy.RawKernel": Fact(K.ALLOC, F, result="kernel:cupy"),
     "cupy.ElementwiseKernel": Fact(K.ALLOC, F, result="kernel:cupy"),
     "cupy.ReductionKernel": Fact(K.ALLOC, F, result="kernel:cupy"),
@@ -102,6 +105,20 @@ ARRAY_METHODS: dict[str, Fact] = {
     "tolist": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
     "tobytes": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
     "tofile": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
+}
+
+# Methods of a raw allocation (`cupy.cuda.MemoryPointer`): device copies and fills queued on
+# the given stream, else the current one (CuPy's memory.pyx).
+_D2D_INTO_SELF = Fact(
+    K.COPY_D2D, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(2, "stream"), reads=(Arg(0, "src"),),
+    self_writes=True,
+)
+_MEMSET_SELF = Fact(K.MEMSET, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(2, "stream"), self_writes=True)
+MEMORY_POINTER_METHODS: dict[str, Fact] = {
+    "copy_from_device": _D2D_INTO_SELF,
+    "copy_from_device_async": _D2D_INTO_SELF,
+    "memset": _MEMSET_SELF,
+    "memset_async": _MEMSET_SELF,
 }
 
 # Array methods that launch a kernel on the current stream and return a device array.

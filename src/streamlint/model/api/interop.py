@@ -11,6 +11,8 @@ stay host memory.
 
 from __future__ import annotations
 
+from streamlint.model.api.facts import Arg
+
 # qualified name -> the framework of the view it returns.
 VIEWS: dict[str, str] = {
     "cupy.from_dlpack": "cupy",
@@ -20,5 +22,17 @@ VIEWS: dict[str, str] = {
     "numba.cuda.as_cuda_array": "numba",
     "numba.cuda.from_cuda_array_interface": "numba",
 }
+# Host-side handles of a raw pointer (cffi, ctypes): the same device memory under
+# another name, as CUDA-aware MPI takes it (`ffi.buffer(ffi.cast("void *", mem.ptr), n)`).
+# qualified name -> the argument holding the pointer.
+POINTER_WRAPPERS: dict[str, Arg] = {
+    "cffi.FFI().cast": Arg(1, "init"),
+    "cffi.FFI().buffer": Arg(0, "cdata"),
+    "ctypes.cast": Arg(0, "obj"),
+    "ctypes.c_void_p": Arg(0, "value"),
+}
+# Classes whose instances provide those wrappers as methods.
+POINTER_LIBRARY_CLASSES = frozenset({"cffi.FFI"})
+
 # torch creators that view a device source (no copy) when no other device is asked for.
 TORCH_VIEW_CREATORS = frozenset({"as_tensor"})

@@ -1,0 +1,89 @@
+"""A parameter's class from the methods the body calls on it ("methods that exist for one
+kind of object only"), among the classes of the project modules the file imports.
+
+`def inter_allreduce(comm, buf_a, buf_b): ... buf_a.from_device(...); buf_a.buffer(n)`
+in a module that imports `_memory_utility`, where only `DeviceMemory` defines both
+`from_device` and `buffer`: `buf_a` is a `DeviceMemory`, and its methods' summaries apply.
+
+Bounded: only parameters the body calls two or more distinct methods on, only modules the
+file imports by name, and a module is parsed only when its text defines every one of those
+methods (`def name(`). A match must be unique, or the parameter stays unknown.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+import libcst as cst
+
+from streamlint.model import project
+from streamlint.model.values import Instance, QualRef, Value
+
+if TYPE_CHECKING:
+    from streamlint.model.analysis import FileAnalyzer
+
+MIN_METHODS = 2
+
+
+def methods_called(node: cst.FunctionDef, params: Iterable[str]) -> dict[str, set[str]]:
+    """For each parameter, the methods the body calls on it (`p.m(...)`)."""
+    wanted = set(params)
+    found: dict[str, set[str]] = {}
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in wanted:
+                if not func.attr.value.startswith("__"):
+                    found.setdefault(func.value.value, set()).add(func.attr.value)
+
+    node.body.visit(_Visitor())
+    return {p: ms for p, ms in found.items() if len(ms) >= MIN_METHODS}
+
+
+def classes_of(analyzer: "FileAnalyzer", params: dict[str, set[str]]) -> dict[str, Value]:
+    """The parameters whose methods only one class of an imported project module defines."""
+    if not params or not analyzer.path:
+        return {}
+    modules = _imported_module_files(analyzer)
+    out: dict[str, Value] = {}
+    for param, methods in params.items():
+        matches = []
+        for path in modules:
+            text = _text(path)
+            if not all(f"def {m}(".encode() in text for m in methods):
+                continue
+            other = project.analyzer_for(path, analyzer.depth + 1, type(analyzer))
+            if other is None:
+                continue
+            for name, cls in other.classes.items():
+                if methods <= set(cls.methods):
+                    matches.append(Instance(name, home=other))
+        if len(matches) == 1:
+            out[param] = matches[0]
+    return out
+
+
+def _imported_module_files(analyzer: "FileAnalyzer") -> list[Path]:
+    files: list[Path] = []
+    own = Path(analyzer.path).resolve()
+    for value in analyzer.module_vars().values():
+        if not isinstance(value, QualRef) or value.qualname.startswith("<"):
+            continue
+        path = project.module_file(analyzer.path, value.qualname)
+        if path is not None and path != own and path not in files:
+            files.append(path)
+    return files
+
+
+_TEXTS: dict[Path, bytes] = {}
+
+
+def _text(path: Path) -> bytes:
+    if path not in _TEXTS:
+        try:
+            _TEXTS[path] = path.read_bytes()
+        except OSError:
+            _TEXTS[path] = b""
+    return _TEXTS[path]
