@@ -18,7 +18,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from streamlint.deadline import tick
 from streamlint.model import api, classes, declared, duck, evidence, project, reads, reverse, summary_digest, switches
-from streamlint.model.api import torch_api, torch_modules
+from streamlint.model.api import mpi, torch_api, torch_modules
 from streamlint.model.flow import OTHER, Walker, leaves, rare_test, selector
 from streamlint.model.walk_common import LOCAL
 from streamlint.model.hazards import DEVICE, HOSTMEM, RAW, RELEASE, UNSURE, Access
@@ -310,7 +310,7 @@ class FileAnalyzer:
         seed.update(function.closure)
         seed.update(function.caller_evidence)
         seed.update(self.evident_params(function))
-        if self.follow_imports:
+        if self.follow_imports and self.depth == 0 and self.raw_memory_code:
             own = function.params[:1] if cls else []  # (`self`: its class is known)
             unknown = [p for p in function.params if p not in own and seed.get(p, UNKNOWN) is UNKNOWN]
             seed.update(duck.classes_of(self, duck.methods_called(function.node, unknown)))
@@ -440,6 +440,13 @@ class FileAnalyzer:
             if isinstance(value, QualRef) and declared.active().namespaces.get(value.qualname) == "torch.cuda":
                 return f"{name}()"
         return "torch.cuda"
+
+    @property
+    def raw_memory_code(self) -> bool:
+        """CuPy, Numba, cuda-python or MPI code: where projects wrap raw device memory in
+        classes of their own (`duck.py` runs only there, and only in the checked file: it
+        visits every function body, which PyTorch-only trees pay for and never need)."""
+        return bool(self.imported_roots & _LEGACY_FRAMEWORKS) or mpi.MODULE_ROOT in self.imported_roots
 
     @property
     def torch_only(self) -> bool:
@@ -999,11 +1006,11 @@ class FileAnalyzer:
         that holds the object a method is called on (None: not a plain name)."""
         if not isinstance(node.func, cst.Attribute):
             return None
-        label = self.code(node.func.value)
-        if isinstance(node.func.value, cst.Name) and label != "self":
-            return label
-        if label.startswith("self.") and label.count(".") == 1:
-            return label
+        held = node.func.value
+        if isinstance(held, cst.Name):
+            return held.value if held.value != "self" else None
+        if isinstance(held, cst.Attribute) and isinstance(held.value, cst.Name) and held.value.value == "self":
+            return f"self.{held.attr.value}"
         return None
 
     def attribute_sites(self, class_name: Optional[str]) -> dict[int, str]:

@@ -7,7 +7,8 @@ in a module that imports `_memory_utility`, where only `DeviceMemory` defines bo
 
 Bounded: only parameters the body calls two or more distinct methods on, only modules the
 file imports by name, and a module is parsed only when its text defines every one of those
-methods (`def name(`). A match must be unique, or the parameter stays unknown.
+methods (`def name(`) and has a GPU word (the prefilter's). A match must be unique, or
+the parameter stays unknown.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Iterable
 import libcst as cst
 
 from streamlint.model import project
+from streamlint.model.prefilter import PREFILTER_KEYS
 from streamlint.model.values import Instance, QualRef, Value
 
 if TYPE_CHECKING:
@@ -54,6 +56,8 @@ def classes_of(analyzer: "FileAnalyzer", params: dict[str, set[str]]) -> dict[st
             text = _text(path)
             if not all(f"def {m}(".encode() in text for m in methods):
                 continue
+            if not any(key in text for key in PREFILTER_KEYS):
+                continue  # no GPU word: its classes hold no device memory or streams
             other = project.analyzer_for(path, analyzer.depth + 1, type(analyzer))
             if other is None:
                 continue
@@ -66,6 +70,13 @@ def classes_of(analyzer: "FileAnalyzer", params: dict[str, set[str]]) -> dict[st
 
 
 def _imported_module_files(analyzer: "FileAnalyzer") -> list[Path]:
+    cached = getattr(analyzer, "_duck_modules", None)
+    if cached is None:
+        cached = analyzer._duck_modules = _module_files(analyzer)
+    return cached
+
+
+def _module_files(analyzer: "FileAnalyzer") -> list[Path]:
     files: list[Path] = []
     own = Path(analyzer.path).resolve()
     for value in analyzer.module_vars().values():
