@@ -730,7 +730,7 @@ class CallsMixin(LibraryMixin):
         device: list[Access] = []
         framework = ""
         roles = mpi.COMM_METHODS[method]
-        if any(isinstance(args.value(b.arg), QualRef) and args.value(b.arg).qualname == mpi.IN_PLACE for b in roles):
+        if any(args.value(b.arg) == QualRef(mpi.IN_PLACE) for b in roles):
             # `Allreduce(MPI.IN_PLACE, buf)`: the receive buffer is the send buffer too.
             roles = tuple(replace(b, role=Role.BOTH) if b.role is Role.RECEIVED else b for b in roles)
         for buffer in roles:

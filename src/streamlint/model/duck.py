@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
-from streamlint.model import project
+from streamlint.model import project, reads
 from streamlint.model.prefilter import PREFILTER_KEYS
 from streamlint.model.values import Instance, QualRef, Value
 
@@ -70,13 +70,6 @@ def classes_of(analyzer: "FileAnalyzer", params: dict[str, set[str]]) -> dict[st
 
 
 def _imported_module_files(analyzer: "FileAnalyzer") -> list[Path]:
-    cached = getattr(analyzer, "_duck_modules", None)
-    if cached is None:
-        cached = analyzer._duck_modules = _module_files(analyzer)
-    return cached
-
-
-def _module_files(analyzer: "FileAnalyzer") -> list[Path]:
     files: list[Path] = []
     own = Path(analyzer.path).resolve()
     for value in analyzer.module_vars().values():
@@ -88,13 +81,13 @@ def _module_files(analyzer: "FileAnalyzer") -> list[Path]:
     return files
 
 
-_TEXTS: dict[Path, bytes] = {}
-
-
 def _text(path: Path) -> bytes:
-    if path not in _TEXTS:
-        try:
-            _TEXTS[path] = path.read_bytes()
-        except OSError:
-            _TEXTS[path] = b""
-    return _TEXTS[path]
+    """The module's text, recorded as a dependency of the cached result (a method added
+    there can change a match). Read each time: a long-lived process sees edits."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        reads.note(str(path), reads.ABSENT)
+        return b""
+    reads.note(str(path), reads.content_hash(data))
+    return data
