@@ -322,7 +322,7 @@ class FileAnalyzer:
                 if name != "__init__":
                     # (a `None` placeholder is looked up when read: another method may set it)
                     seed.update({f"self.{k}": v for k, v in self.method_view_of_attrs(cls).items()
-                                 if v != Const(None) or not self.allocated_later(cls, k)})
+                                 if v != Const(None) or not self.maybe_allocated_later(cls, k)})
             params = params[1:]
         function.evident_locals = frozenset(
             name for name, kind in evidence.local_kinds(function.node, frozenset(self.imported_roots),
@@ -811,22 +811,36 @@ class FileAnalyzer:
 
     def other_module(self, qualname: str) -> tuple[Optional["FileAnalyzer"], str]:
         """The analyzer of the project module that defines `qualname`, and the name there."""
-        module_name, _, name = qualname.rpartition(".")
-        if module_name.endswith(".") or not module_name:
-            module_name = module_name or "."
-        path = project.module_file(self.path, module_name)
-        if path is None or str(path) == str(Path(self.path).resolve()):
+        path, name = self.module_path(qualname)
+        if path is None:
             return None, name
         other = project.analyzer_for(path, self.depth + 1, type(self))
         # What this file's result depends on there: the summary `name` gives (reads.py).
         reads.use(str(path), name, partial(summary_digest.digest_of_use, other, name))
         return other, name
 
-    def foreign_instance(self, qualname: str) -> Value:
+    def module_path(self, qualname: str) -> tuple[Optional[Path], str]:
+        """The file of the project module that defines `qualname` (not this one), and the name there."""
+        module_name, _, name = qualname.rpartition(".")
+        if module_name.endswith(".") or not module_name:
+            module_name = module_name or "."
+        path = project.module_file(self.path, module_name)
+        if path is None or str(path) == str(Path(self.path).resolve()):
+            return None, name
+        return path, name
+
+    def foreign_instance(self, qualname: str, given_gpu_values: bool) -> Value:
         """`mem = _memory_utility.DeviceMemory()`: an instance of a class of another module
         of the project (its methods' summaries apply to it), if `qualname` names one."""
         if not self.path or not self.follow_imports or "." not in qualname.lstrip("."):
             return UNKNOWN
+        if not (given_gpu_values or self.raw_memory_code):
+            # PyTorch code wraps tensors, not raw memory: a class it builds from no GPU
+            # value is not worth parsing its module for (~5% of a cold run on torch/).
+            return UNKNOWN
+        path, name = self.module_path(qualname)
+        if path is None or not duck.may_define_gpu_class(path, name, given_gpu_values):
+            return UNKNOWN  # (the text test spares parsing modules whose classes hold no GPU state)
         other, name = self.other_module(qualname)
         if other is None or name not in other.classes:
             return UNKNOWN
@@ -889,6 +903,17 @@ class FileAnalyzer:
                 value = function.self_attrs[attr]
                 found = value if found is None else join(found, value)
         return UNKNOWN if found is None else found
+
+    def maybe_allocated_later(self, cls: _Class, attr: str) -> bool:
+        """`allocated_later`, asked only where it can be so: in raw-memory code (classes
+        wrapping device pointers; the answer costs analysing every method that sets the
+        attribute, ~5% of a cold run on PyTorch's sources) and when the module's text
+        assigns the attribute more than once."""
+        if not self.raw_memory_code:
+            return False
+        if self.text and self.text.count(f"self.{attr} =") < 2:
+            return False
+        return self.allocated_later(cls, attr)
 
     def allocated_later(self, cls: _Class, attr: str) -> bool:
         """`self.memory = None` in `__init__` and a buffer stored by another method

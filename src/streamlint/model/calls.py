@@ -333,13 +333,14 @@ class CallsMixin(LibraryMixin):
         if api.framework_of(qualname) is None and not qualname.startswith("numpy.") and (
                 self.an.follow_imports or device_wanted):
             args = self.eval_args(node)
+            relevant = device_wanted or self.gpu_relevant(args)
             if qualname.rsplit(".", 1)[-1][:1].isupper():
                 # `_memory_utility.DeviceMemory()`: an instance of a project class, whose
                 # methods' summaries apply to it.
-                instance = self.an.foreign_instance(qualname)
+                instance = self.an.foreign_instance(qualname, relevant)
                 if instance is not UNKNOWN:
                     return instance
-            if device_wanted or self.gpu_relevant(args):
+            if relevant:
                 foreign = self.an.foreign(qualname, wanted=device_wanted)
                 if isinstance(foreign, LocalFunction):
                     return self.an.call_local(foreign, node, args, self)

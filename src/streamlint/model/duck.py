@@ -13,6 +13,7 @@ the parameter stays unknown.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
@@ -67,6 +68,59 @@ def classes_of(analyzer: "FileAnalyzer", params: dict[str, set[str]]) -> dict[st
         if len(matches) == 1:
             out[param] = matches[0]
     return out
+
+
+def may_define_gpu_class(path: Path, name: str, given_gpu_values: bool = False) -> bool:
+    """The module's text defines class `name`, and the class's own text has a GPU word
+    (the prefilter's), or its constructor is given GPU values: the test before an
+    instance of it is typed by parsing the module (most classes hold no GPU state)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        reads.note(str(path), reads.ABSENT)
+        return False
+    key = (str(path), stat.st_mtime_ns, stat.st_size, name, given_gpu_values)
+    known = _GPU_CLASSES.get(key)
+    if known is not None:
+        reads.note(str(path), known[1])  # (what the cached result depends on, as when read)
+        return known[0]
+    text = _text(path)
+    answer = _gpu_class(text, name, given_gpu_values)
+    if len(_GPU_CLASSES) > _MAX_REMEMBERED:
+        _GPU_CLASSES.clear()
+    _GPU_CLASSES[key] = (answer, reads.content_hash(text))
+    return answer
+
+
+# (path, mtime, size, class, given GPU values) -> (answer, content hash): the text tests of
+# `may_define_gpu_class`, asked for every capitalised call into another module.
+_GPU_CLASSES: dict[tuple, tuple[bool, str]] = {}
+_MAX_REMEMBERED = 4096
+
+
+def _gpu_class(text: bytes, name: str, given_gpu_values: bool) -> bool:
+    found = re.search(rb"^([ \t]*)class[ \t]+" + re.escape(name.encode()) + rb"\b", text, re.MULTILINE)
+    if found is None:
+        return False
+    body = text if given_gpu_values else _block(text, found.start(), len(found.group(1)))
+    return any(key in body for key in PREFILTER_KEYS)
+
+
+def _block(text: bytes, start: int, indent: int) -> bytes:
+    """The text of the statement at `start` (a class), up to the next line indented no
+    deeper than it (after the header, which may span lines)."""
+    lines = text[start:].split(b"\n")
+    in_header = True
+    end = len(lines)
+    for i, line in enumerate(lines):
+        code = line.split(b"#", 1)[0].rstrip()
+        if in_header:
+            in_header = not code.endswith(b":")
+            continue
+        if code.strip() and len(code) - len(code.lstrip()) <= indent:
+            end = i
+            break
+    return b"\n".join(lines[:end])
 
 
 def _imported_module_files(analyzer: "FileAnalyzer") -> list[Path]:
