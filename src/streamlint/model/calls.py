@@ -221,11 +221,7 @@ class CallsMixin(LibraryMixin):
             return True
         if any(s.explicit for s in self.state.current.values()):
             return True
-        for value in args.all():
-            items = value.items or (value.element,) if isinstance(value, Seq) else (value,)
-            if any(isinstance(v, (Buffer, Stream, Event)) for v in items):
-                return True
-        return False
+        return holds_gpu_values(args)
 
     def unseen_call_on_side_stream(self, node: cst.Call, args: "Args") -> None:
         """A call we cannot see into, made with arguments under `torch.cuda.stream(s)` /
@@ -333,14 +329,13 @@ class CallsMixin(LibraryMixin):
         if api.framework_of(qualname) is None and not qualname.startswith("numpy.") and (
                 self.an.follow_imports or device_wanted):
             args = self.eval_args(node)
-            relevant = device_wanted or self.gpu_relevant(args)
             if qualname.rsplit(".", 1)[-1][:1].isupper():
                 # `_memory_utility.DeviceMemory()`: an instance of a project class, whose
                 # methods' summaries apply to it.
-                instance = self.an.foreign_instance(qualname, relevant)
+                instance = self.an.foreign_instance(qualname, holds_gpu_values(args))
                 if instance is not UNKNOWN:
                     return instance
-            if relevant:
+            if device_wanted or self.gpu_relevant(args):
                 foreign = self.an.foreign(qualname, wanted=device_wanted)
                 if isinstance(foreign, LocalFunction):
                     return self.an.call_local(foreign, node, args, self)
@@ -1270,3 +1265,12 @@ def _names_a_device(label: str) -> bool:
     returns decides, not the name; the name only says the helper is worth reading)."""
     last = label.rsplit(".", 1)[-1].lstrip("_").lower()
     return last == "device" or last.endswith("_device")
+
+
+def holds_gpu_values(args: "Args") -> bool:
+    """Is a call given a buffer, a stream or an event (also in a list or tuple)?"""
+    for value in args.all():
+        items = value.items or (value.element,) if isinstance(value, Seq) else (value,)
+        if any(isinstance(v, (Buffer, Stream, Event)) for v in items):
+            return True
+    return False
