@@ -319,6 +319,12 @@ class CallsMixin(LibraryMixin):
         if pointer is not None:
             wrapped = self.eval_args(node).value(pointer)
             return wrapped if isinstance(wrapped, Buffer) and wrapped.mem is Mem.DEVICE else UNKNOWN
+        memory = interop.MEMORY_VIEWS.get(qualname)
+        if memory is not None and _passes(node, memory):
+            held = self.eval_args(node).value(memory)
+            if isinstance(held, Buffer) and held.mem is Mem.DEVICE:
+                return replace(held, framework=api.framework_of(qualname) or held.framework)
+            return UNKNOWN
         view = interop.VIEWS.get(qualname)
         if view is not None:
             return self.buffer_view(view, node, self.eval_args(node))
@@ -623,6 +629,8 @@ class CallsMixin(LibraryMixin):
                 return self.module_call(node)
             if isinstance(held, Launch):
                 return self.numba_launch(held, node)
+            if isinstance(held, Kernel) and held.framework == "cupy":
+                return self.cupy_kernel_call(held, node)  # `self.kernel(x, y, stream=s)`
             return self.opaque_call(node, self.eval_args(node))
         elif isinstance(receiver, Kernel) and receiver.framework == "numba" and method == "forall":
             self.eval_args(node)
@@ -1269,3 +1277,10 @@ def _names_a_device(label: str) -> bool:
     returns decides, not the name; the name only says the helper is worth reading)."""
     last = label.rsplit(".", 1)[-1].lstrip("_").lower()
     return last == "device" or last.endswith("_device")
+
+
+def _passes(node: cst.Call, arg: Arg) -> bool:
+    """Whether a call spells the argument (by keyword, or by position before any keyword)."""
+    positional = [a for a in node.args if a.keyword is None and not a.star]
+    return any(a.keyword is not None and a.keyword.value == arg.kw for a in node.args) or (
+        arg.pos is not None and arg.pos < len(positional))
