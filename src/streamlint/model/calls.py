@@ -988,7 +988,9 @@ class CallsMixin(LibraryMixin):
         args = self.eval_args(node)
         stream_value = args.value(Arg(kw="stream"))
         stream = self.stream_from(stream_value, args.keywords.get("stream"), "cupy") if "stream" in args.keywords else self.state.current["cupy"]
-        pairs = [p for p in self.flat_pairs(args) if p[0] is not args.keywords.get("stream")]
+        config = {id(e) for arg in args.positional[:kernel.args_from]
+                  for e in ((arg, *(el.value for el in arg.elements)) if isinstance(arg, (cst.Tuple, cst.List)) else (arg,))}
+        pairs = [p for p in self.flat_pairs(args) if p[0] is not args.keywords.get("stream") and id(p[0]) not in config]
         buffers = tuple(v for _, v in pairs if isinstance(v, Buffer))
         # A raw kernel's body is C++ we do not read: every array argument may be written.
         accesses = self.accesses(pairs, space=DEVICE) + tuple(
@@ -1199,7 +1201,9 @@ class CallsMixin(LibraryMixin):
             ndim = self.shape_rank(args.expr(Arg(0, "shape"))) if fact.kind in (OpKind.ALLOC, OpKind.PINNED_ALLOC) else None
             value = Buffer(framework, mem, site=site, label=label, bound_stream=bound, pinned_by=pinned_by, ndim=ndim)
         elif spec.startswith("kernel:"):
-            value = Kernel(spec.split(":")[1], label or self.code(node.func), node=node, site=site)
+            _, framework, *config = spec.split(":")
+            value = Kernel(framework, label or self.code(node.func), node=node, site=site,
+                           args_from=int(config[0]) if config else 0)
         elif spec == "current_stream":
             value = self.state.current.get(fw, UNKNOWN)
         elif spec == "none":

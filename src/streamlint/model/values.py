@@ -139,6 +139,9 @@ class Kernel:
     label: str
     node: Optional[cst.CSTNode] = field(default=None, compare=False, hash=False)
     site: int = 0
+    # Positional arguments before this one configure the launch, they are not kernel
+    # arguments (`raw_kernel(grid, block, args)`: 2).
+    args_from: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
