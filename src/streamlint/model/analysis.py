@@ -78,6 +78,7 @@ class FileAnalysis:
     tops: dict[int, cst.CSTNode] = field(default_factory=dict, repr=False)  # node -> its top-level statement
     _done_tops: set[int] = field(default_factory=set, repr=False)
     torch_namespace: str = "torch.cuda"  # how advice spells torch.cuda here (`get_accelerator()`)
+    cupy_namespace: str = "cupy"  # ... and the cupy module (`cp`, `cuda.cupy` under Chainer)
     # id(node) -> its parent, built by the first rule that builds a fix (fixes/edits.py)
     # and shared by the others: each full walk of a big tree takes seconds.
     parents: Optional[dict[int, cst.CSTNode]] = field(default=None, repr=False)
@@ -274,6 +275,7 @@ class FileAnalyzer:
         self.mark_hot_helpers()
         self.compose_classes()
         self.result.torch_namespace = self.torch_namespace()
+        self.result.cupy_namespace = self.cupy_namespace()
         if self.needs_hazard_walk(record):
             self.hazard_walk(record, self.module.body, [], {})
         # A helper's parameters are checked at its call sites, with the real arguments;
@@ -440,6 +442,19 @@ class FileAnalyzer:
             if isinstance(value, QualRef) and declared.active().namespaces.get(value.qualname) == "torch.cuda":
                 return f"{name}()"
         return "torch.cuda"
+
+    def cupy_namespace(self) -> str:
+        """How this file can spell the `cupy` module in advice: the name it imports it as
+        (`cp`), or a module that re-exports it (`cuda.cupy` for Chainer's backend)."""
+        fallback = "cupy"
+        for name, value in self.module_vars().items():
+            if not isinstance(value, QualRef):
+                continue
+            if value.qualname == "cupy":
+                return name
+            if api.normalize(f"{value.qualname}.cupy") == "cupy":
+                fallback = f"{name}.cupy"
+        return fallback
 
     @property
     def raw_memory_code(self) -> bool:

@@ -315,6 +315,12 @@ class CallsMixin(LibraryMixin):
         if pointer is not None:
             wrapped = self.eval_args(node).value(pointer)
             return wrapped if isinstance(wrapped, Buffer) and wrapped.mem is Mem.DEVICE else UNKNOWN
+        memory = interop.MEMORY_VIEWS.get(qualname)
+        if memory is not None and _passes(node, memory):
+            held = self.eval_args(node).value(memory)
+            if isinstance(held, Buffer) and held.mem is Mem.DEVICE:
+                return replace(held, framework=api.framework_of(qualname) or held.framework)
+            return UNKNOWN
         view = interop.VIEWS.get(qualname)
         if view is not None:
             return self.buffer_view(view, node, self.eval_args(node))
@@ -619,6 +625,8 @@ class CallsMixin(LibraryMixin):
                 return self.module_call(node)
             if isinstance(held, Launch):
                 return self.numba_launch(held, node)
+            if isinstance(held, Kernel) and held.framework == "cupy":
+                return self.cupy_kernel_call(held, node)  # `self.kernel(x, y, stream=s)`
             return self.opaque_call(node, self.eval_args(node))
         elif isinstance(receiver, Kernel) and receiver.framework == "numba" and method == "forall":
             self.eval_args(node)
@@ -976,7 +984,9 @@ class CallsMixin(LibraryMixin):
         args = self.eval_args(node)
         stream_value = args.value(Arg(kw="stream"))
         stream = self.stream_from(stream_value, args.keywords.get("stream"), "cupy") if "stream" in args.keywords else self.state.current["cupy"]
-        pairs = [p for p in self.flat_pairs(args) if p[0] is not args.keywords.get("stream")]
+        config = {id(e) for arg in args.positional[:kernel.args_from]
+                  for e in ((arg, *(el.value for el in arg.elements)) if isinstance(arg, (cst.Tuple, cst.List)) else (arg,))}
+        pairs = [p for p in self.flat_pairs(args) if p[0] is not args.keywords.get("stream") and id(p[0]) not in config]
         buffers = tuple(v for _, v in pairs if isinstance(v, Buffer))
         # A raw kernel's body is C++ we do not read: every array argument may be written.
         accesses = self.accesses(pairs, space=DEVICE) + tuple(
@@ -1187,7 +1197,9 @@ class CallsMixin(LibraryMixin):
             ndim = self.shape_rank(args.expr(Arg(0, "shape"))) if fact.kind in (OpKind.ALLOC, OpKind.PINNED_ALLOC) else None
             value = Buffer(framework, mem, site=site, label=label, bound_stream=bound, pinned_by=pinned_by, ndim=ndim)
         elif spec.startswith("kernel:"):
-            value = Kernel(spec.split(":")[1], label or self.code(node.func), node=node, site=site)
+            _, framework, *config = spec.split(":")
+            value = Kernel(framework, label or self.code(node.func), node=node, site=site,
+                           args_from=int(config[0]) if config else 0)
         elif spec == "current_stream":
             value = self.state.current.get(fw, UNKNOWN)
         elif spec == "none":
@@ -1274,3 +1286,10 @@ def holds_gpu_values(args: "Args") -> bool:
         if any(isinstance(v, (Buffer, Stream, Event)) for v in items):
             return True
     return False
+
+
+def _passes(node: cst.Call, arg: Arg) -> bool:
+    """Whether a call spells the argument (by keyword, or by position before any keyword)."""
+    positional = [a for a in node.args if a.keyword is None and not a.star]
+    return any(a.keyword is not None and a.keyword.value == arg.kw for a in node.args) or (
+        arg.pos is not None and arg.pos < len(positional))

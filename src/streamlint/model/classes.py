@@ -54,7 +54,8 @@ def pending_at_exit(walker: "Walker") -> dict[str, Pending]:
         for base in bases:
             for region_evs in hb.writes.get(base, {}).values():
                 for ev in region_evs:
-                    if ev.stream == HOST or ev.param:
+                    if ev.stream == HOST or ev.param or ev.stream in walker.caller_streams:
+                        # (a stream the caller chose: another call may pass the same one)
                         continue
                     host_pending = not hb.ordered(HOST, ev)
                     current = walker.entry_key

@@ -15,7 +15,7 @@ import libcst as cst
 from streamlint.deadline import tick
 from streamlint.model import api, switches
 from streamlint.model.api import cuda_python, torch_api
-from streamlint.model.hazards import AMBIENT, DEVICE, HB, LEGACY, Hazard
+from streamlint.model.hazards import AMBIENT, DEVICE, HB, LEGACY, Hazard, stream_key
 from streamlint.model.ops import (
     DEVICE_WORK,
     FunctionRecord,
@@ -136,6 +136,7 @@ class Walker(CallsMixin, OrderingMixin):
         self.facts: dict[str, object] = {}  # name -> the one value this walk follows (selector walks)
         self.origins: dict[str, Optional[cst.BaseExpression]] = {}  # local -> the attribute it was read from, if unknown
         self.attr_sites: dict[str, set] = {}  # `self.x` -> every buffer bound to it (paths that join lose the site)
+        self.caller_streams: set[str] = set()  # keys of streams this call's caller chose (parameters)
         self.branch_depth: list[int] = []  # per enclosing loop: how many `if` branches deep
         self.rare_depth = 0  # how many `if`s under a rare test (flag, periodic, one-off) deep
         self.switch_depth = 0  # ... of them, tests of an option the class sets once (switches.py)
@@ -226,8 +227,11 @@ class Walker(CallsMixin, OrderingMixin):
             label.startswith("self.") and label.count(".") == 1) or (
             # `exchanger.stream1` of a parameter: one stream, whichever the caller's object holds
             isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value in self.params)
-        return Stream(framework, StreamKind.EXPLICIT, blocking, label, site=hash(("stream", self.record.name, label)),
-                      uncertain=not named)
+        stream = Stream(framework, StreamKind.EXPLICIT, blocking, label, site=hash(("stream", self.record.name, label)),
+                        uncertain=not named)
+        if not label.startswith("self."):
+            self.caller_streams.add(stream_key(stream))
+        return stream
 
     # ------------------------------------------------------------------ statements
     def walk(self, body: Iterable[cst.CSTNode]) -> None:

@@ -139,6 +139,9 @@ class Kernel:
     label: str
     node: Optional[cst.CSTNode] = field(default=None, compare=False, hash=False)
     site: int = 0
+    # Positional arguments before this one configure the launch, they are not kernel
+    # arguments (`raw_kernel(grid, block, args)`: 2).
+    args_from: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -227,8 +230,10 @@ def join(a: Value, b: Value) -> Value:
     if a == b:
         return a
     for x, y in ((a, b), (b, a)):
-        if isinstance(x, (Buffer, StreamContext, Stream, Event, DictOf)) and isinstance(y, Const) and y.value is None:
-            return x  # (`ctx = torch.cuda.stream(s) if overlap else nullcontext()`: the stream's path)
+        if isinstance(x, (Buffer, StreamContext, Stream, Event, DictOf, Kernel)) and isinstance(y, Const) and y.value is None:
+            # (`ctx = torch.cuda.stream(s) if overlap else nullcontext()`: the stream's path;
+            # `if self.kernel is None: self.kernel = cupy.ElementwiseKernel(...)`: compiled once)
+            return x
     if isinstance(a, Buffer) and isinstance(b, Buffer) and a.framework == b.framework and a.mem == b.mem:
         return replace(a, site=a.site if a.site == b.site else 0, bound_stream=None if a.bound_stream != b.bound_stream else a.bound_stream)
     if isinstance(a, Stream) and isinstance(b, Stream) and a.framework == b.framework and a.kind == b.kind:

@@ -69,7 +69,7 @@ def overlappable_after(record: FunctionRecord, op: GpuOp) -> list[GpuOp]:
 # How each framework spells "make stream B wait for stream A" (SL401/SL402 fixes).
 _DEFAULT_SPELLING = {
     "torch": "torch.cuda.current_stream()",
-    "cupy": "cp.cuda.Stream.null",
+    "cupy": "cupy.cuda.Stream.null",
     "numba": "cuda.default_stream()",
     "cuda-python": "0",
 }
@@ -89,6 +89,8 @@ def stream_code(label: str, framework: str, analysis: Optional[FileAnalysis] = N
         spelled = _DEFAULT_SPELLING.get(framework, "the default stream")
         if framework == "torch" and analysis is not None:
             spelled = spelled.replace("torch.cuda", analysis.torch_namespace, 1)
+        if framework == "cupy" and analysis is not None:
+            spelled = spelled.replace("cupy", analysis.cupy_namespace, 1)
         return spelled
     return label
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from streamlint.model.api import accelerators, cuda_core, cuda_python, cupy, numba_cuda, torch_api
+from streamlint.model.api import accelerators, chainer, cuda_core, cuda_python, cupy, numba_cuda, torch_api
 from streamlint.model.api.facts import Fact
 
 FUNCTIONS: dict[str, Fact] = {
@@ -48,6 +48,7 @@ _ALIASES = {
     "cupy._core": "cupy",
     **accelerators.MODULE_ALIASES,
     **cuda_core.MODULE_ALIASES,
+    **chainer.MODULE_ALIASES,
 }
 
 from streamlint.model.prefilter import PREFILTER_KEYS  # noqa: E402,F401  (its former home)

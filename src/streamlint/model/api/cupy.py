@@ -66,10 +66,11 @@ FUNCTIONS: dict[str, Fact] = {
     # A raw allocation from CuPy's pool: a MemoryPointer (pointer arithmetic keeps it).
     "cupy.cuda.alloc": Fact(K.ALLOC, F, result="device:raw"),
     "cupy.cuda.memory.alloc": Fact(K.ALLOC, F, result="device:raw"),
-    "cupy.RawKernel": Fact(K.ALLOC, F, result="kernel:cupy"),
+    # A raw kernel is launched as `kernel(grid, block, args)`: its arguments start at 2.
+    "cupy.RawKernel": Fact(K.ALLOC, F, result="kernel:cupy:2"),
     "cupy.ElementwiseKernel": Fact(K.ALLOC, F, result="kernel:cupy"),
     "cupy.ReductionKernel": Fact(K.ALLOC, F, result="kernel:cupy"),
-    "cupy.RawModule().get_function": Fact(K.ALLOC, F, result="kernel:cupy"),
+    "cupy.RawModule().get_function": Fact(K.ALLOC, F, result="kernel:cupy:2"),
 }
 
 # Creation functions that fill memory with a kernel on the current stream.

@@ -31,6 +31,12 @@ POINTER_WRAPPERS: dict[str, Arg] = {
     "ctypes.cast": Arg(0, "obj"),
     "ctypes.c_void_p": Arg(0, "value"),
 }
+# Arrays made over existing device memory: `cupy.ndarray(shape, dtype, memptr=mem)` is
+# no allocation and no kernel, it is the memory `memptr` points into, seen as an array.
+# qualified name -> the argument holding the memory (absent: a new allocation).
+MEMORY_VIEWS: dict[str, Arg] = {
+    "cupy.ndarray": Arg(2, "memptr"),
+}
 # Classes whose instances provide those wrappers as methods.
 POINTER_LIBRARY_CLASSES = frozenset({"cffi.FFI"})
 
