@@ -220,6 +220,7 @@ class FileAnalyzer:
         self.classes: dict[str, _Class] = {}
         self.torch_imported = False
         self._allocated_later: dict[tuple[str, str], bool] = {}
+        self._duck_receivers: Optional[frozenset[str]] = None  # duck.receivers, once per file
         self.numba_imported = False
         self.gpu_imported = False
         # The module body's walker while it runs, then only the names it bound: a walker
@@ -314,8 +315,12 @@ class FileAnalyzer:
         seed.update(self.evident_params(function))
         if self.follow_imports and self.depth == 0 and self.raw_memory_code:
             own = function.params[:1] if cls else []  # (`self`: its class is known)
-            unknown = [p for p in function.params if p not in own and seed.get(p, UNKNOWN) is UNKNOWN]
-            seed.update(duck.classes_of(self, duck.methods_called(function.node, unknown)))
+            if self._duck_receivers is None:
+                self._duck_receivers = duck.receivers(self)
+            unknown = [p for p in function.params if p not in own and seed.get(p, UNKNOWN) is UNKNOWN
+                       and p in self._duck_receivers]
+            if unknown:
+                seed.update(duck.classes_of(self, duck.methods_called(function.node, unknown)))
         params = list(function.params)
         if cls and params:
             seed[params[0]] = Instance(cls.name)

@@ -45,6 +45,30 @@ def methods_called(node: cst.FunctionDef, params: Iterable[str]) -> dict[str, se
     return {p: ms for p, ms in found.items() if len(ms) >= MIN_METHODS}
 
 
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)\(")
+_DEF = re.compile(rb"\bdef\s+([A-Za-z_]\w*)\s*\(")
+
+
+def receivers(analyzer: "FileAnalyzer") -> frozenset[str]:
+    """Names the file's text calls two or more methods on that imported project modules
+    with a GPU word define: the only parameters `methods_called` need visit a body for
+    (a text test per file instead of a walk per function)."""
+    if not analyzer.path or not analyzer.text:
+        return frozenset()
+    defined: set[str] = set()
+    for path in _imported_module_files(analyzer):
+        text = _text(path)
+        if any(key in text for key in PREFILTER_KEYS):
+            defined.update(m.decode() for m in _DEF.findall(text))
+    if not defined:
+        return frozenset()
+    calls: dict[str, set[str]] = {}
+    for name, method in _CALL.findall(analyzer.text):
+        if method in defined:
+            calls.setdefault(name, set()).add(method)
+    return frozenset(name for name, methods in calls.items() if len(methods) >= MIN_METHODS)
+
+
 def classes_of(analyzer: "FileAnalyzer", params: dict[str, set[str]]) -> dict[str, Value]:
     """The parameters whose methods only one class of an imported project module defines."""
     if not params or not analyzer.path:
