@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Optional
 
 from streamlint.model.api import accelerators, chainer, cuda_core, cuda_python, cupy, numba_cuda, torch_api
@@ -70,11 +71,16 @@ RESULTS_MATTER_KEYS: tuple[str, ...] = ("non_blocking", "pin_memory", "Async(", 
 FRAMEWORK_ROOTS = {"cupy": "cupy", "cupyx": "cupy", "numba": "numba", "torch": "torch", "cuda": "cuda-python"}
 
 
+@lru_cache(maxsize=1 << 16)
 def normalize(qualname: str) -> str:
-    """Canonical spelling of a qualified name (module aliases folded)."""
-    for alias, real in _ALIASES.items():
-        if qualname == alias or qualname.startswith(alias + "."):
-            return real + qualname[len(alias):]
+    """Canonical spelling of a qualified name (module aliases folded; the longest alias
+    that is a dotted prefix wins). Cached: the walk asks for the same names again and again."""
+    end = len(qualname)
+    while end > 0:
+        real = _ALIASES.get(qualname[:end])
+        if real is not None:
+            return real + qualname[end:]
+        end = qualname.rfind(".", 0, end)
     return qualname
 
 
