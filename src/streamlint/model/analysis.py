@@ -17,7 +17,7 @@ from libcst._position import CodePosition
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from streamlint.deadline import tick
-from streamlint.model import api, classes, declared, duck, evidence, project, reads, reverse, summary_digest, switches
+from streamlint.model import api, class_text, classes, declared, duck, evidence, project, reads, reverse, summary_digest, switches
 from streamlint.model.api import mpi, torch_api, torch_modules
 from streamlint.model.flow import OTHER, Walker, leaves, rare_test, selector
 from streamlint.model.walk_common import LOCAL
@@ -197,6 +197,9 @@ class _Class:
     attrs: dict[str, Value] = field(default_factory=dict)
     init_done: bool = False
     stream_attrs: Optional[frozenset] = None  # attributes used as streams (evidence.stream_attributes)
+    # method -> the `self.<attr>` its text assigns (class_text.py); None: not read yet or unreadable
+    assigns: Optional[dict[str, frozenset[str]]] = None
+    assigns_read: bool = False
 
 
 class FileAnalyzer:
@@ -242,6 +245,7 @@ class FileAnalyzer:
         self.specialized: dict[tuple, Value] = {}  # (helper, arguments) -> what it returns
         self.specializing = 0
         self._evidence: dict = {}  # id(function node) -> the evidence in its body (evidence.py)
+        self._class_starts: Optional[dict[str, list[tuple[int, int]]]] = None  # class_text.class_starts
         # The module's text when known: a method's code is part of it, so text the
         # module lacks no method has (a test that costs no code generation).
         self.text = source
@@ -333,7 +337,7 @@ class FileAnalyzer:
             params = params[1:]
         function.evident_locals = frozenset(
             name for name, kind in evidence.local_kinds(function.node, frozenset(self.imported_roots),
-                                                        self._evidence).items()
+                                                        self.evidence_memo()).items()
             if kind is evidence.Kind.TORCH_CUDA and name not in function.params
         )
         function.scalar_params = self.scalar_params(function.node)
@@ -370,9 +374,18 @@ class FileAnalyzer:
         """Parameters whose kind the function's own text shows (see evidence.py)."""
         kinds = evidence.param_kinds(
             function.node, function.params, frozenset(self.imported_roots), self.qualname_of, self.default_of,
-            self._evidence,
+            self.evidence_memo(),
         )
         return {name: evidence.value_for(kind, name) for name, kind in kinds.items()}
+
+    def evidence_memo(self) -> dict:
+        """The memo of body evidence (evidence.py), told whether this module's text can
+        show any for the imports known now."""
+        imported = frozenset(self.imported_roots)
+        if self._evidence.get("imports") != imported:
+            self._evidence["imports"] = imported
+            self._evidence[evidence.TEXT_SAYS_NONE] = bool(self.text) and not evidence.text_may_show(self.text, imported)
+        return self._evidence
 
     def scalar_params(self, node: cst.FunctionDef) -> frozenset:
         """Parameters the signature shows are no buffers: a constant default other than
@@ -912,12 +925,20 @@ class FileAnalyzer:
         found: Optional[Value] = attrs[attr] if placeholder else None
         if self.text and f"self.{attr} =" not in self.text:
             return UNKNOWN  # no method's code has it (the test below, for all of them)
+        if not cls.assigns_read and self.text:
+            cls.assigns_read = True
+            if self._class_starts is None:
+                self._class_starts = class_text.class_starts(self.text)
+            cls.assigns = class_text.method_assignments(self.text, self._class_starts, cls.name, cls.methods)
         for name, method in cls.methods.items():
             function = self.functions.get(method.site)
             if name == "__init__" or function is None or function.in_progress:
                 continue
-            if f"self.{attr} =" not in self.code_of_function(function):
-                continue  # (cheap test before analysing a method for its attributes)
+            if cls.assigns is not None:
+                if attr not in cls.assigns.get(name, ()):
+                    continue  # (cheap test before analysing a method for its attributes)
+            elif f"self.{attr} =" not in self.code_of_function(function):
+                continue
             self.analyse(function)
             if attr in function.self_attrs:
                 value = function.self_attrs[attr]

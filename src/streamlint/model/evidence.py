@@ -81,6 +81,9 @@ def value_for(kind: Kind, name: str) -> Value:
     return Buffer(framework, Mem.DEVICE, label=name, param=name)
 
 
+TEXT_SAYS_NONE = "text says none"  # a memo key (see _first_kinds)
+
+
 def param_kinds(
     node: cst.FunctionDef,
     params: list[str],
@@ -118,11 +121,26 @@ def local_kinds(node: cst.FunctionDef, imported: frozenset[str], memo: Optional[
     return _first_kinds(node, imported, None, memo)
 
 
+def text_may_show(text: str, imported: frozenset[str]) -> bool:
+    """Whether a module's text can hold any body evidence at all: each kind needs its
+    method's name (and its keyword and argument) or a collective's name in the text.
+    Most modules have none, and their bodies need no walk (~5% of a cold run)."""
+    for method, evidences in METHOD_EVIDENCE.items():
+        for evidence in evidences:
+            if evidence.needs_import in imported and f".{method}(" in text and evidence.keyword in text \
+                    and evidence.first_arg in text:
+                return True
+    return "torch" in imported and any(f"{name}(" in text for name in COLLECTIVE_TENSOR_ARGS)
+
+
 def _first_kinds(node: cst.FunctionDef, imported: frozenset[str], names: Optional[set[str]],
                  memo: Optional[dict]) -> dict[str, Kind]:
     """The first evidence for each name (of `names`; None: any) in the body, in the
     order of the text. The body's evidence is gathered once per function and imports
-    (`memo`, the analysis's): functions are analysed more than once."""
+    (`memo`, the analysis's): functions are analysed more than once. A memo whose
+    `TEXT_SAYS_NONE` key is set (the module's text cannot show any) skips the walk."""
+    if memo is not None and memo.get(TEXT_SAYS_NONE):
+        return {}
     key = id(node)
     entry = memo.get(key) if memo is not None else None
     if entry is None or entry[0] is not node or entry[1] != imported:
