@@ -66,3 +66,27 @@ def test_nested_and_indented_classes():
         "            self.ready = True\n    return Local\n"
     )
     assert assignments(source, "Local", ["set"]) == {"set": frozenset({"ready"})}
+
+
+def test_stream_attributes_from_the_body_text_match_the_tree():
+    import libcst as cst
+
+    from streamlint.model.class_text import body_text
+    from streamlint.model.evidence import stream_attributes
+
+    source = (
+        "class Overlap:\n"
+        "    def step(self):\n"
+        "        self.side.wait_stream(torch.cuda.current_stream())\n"
+        "        ev = self.copy_stream \\\n"
+        "            .record_event()\n"
+        "        self.other.wait(3)\n"
+        "        y = (self.third\n"
+        "             .wait_event(ev))\n"
+        "x = self.after_class.wait_stream(s)\n"
+    )
+    node = cst.parse_module(source).body[0]
+    body = body_text(source, class_starts(source), "Overlap")
+    assert body is not None and "after_class" not in body
+    assert stream_attributes(node, source, body) == stream_attributes(node, source) == {
+        "side", "copy_stream", "third"}

@@ -901,7 +901,8 @@ class FileAnalyzer:
         if not placeholders:
             return attrs
         if cls.stream_attrs is None:
-            cls.stream_attrs = evidence.stream_attributes(cls.node, self.text)  # (the module's text: a cheap test)
+            body = class_text.body_text(self.text, self.class_starts(), cls.name) if self.text else None
+            cls.stream_attrs = evidence.stream_attributes(cls.node, self.text, body)  # (cheap text tests)
         return {k: v for k, v in attrs.items() if k not in cls.stream_attrs or k not in placeholders}
 
     def class_attr(self, class_name: Optional[str], attr: str) -> Value:
@@ -927,9 +928,7 @@ class FileAnalyzer:
             return UNKNOWN  # no method's code has it (the test below, for all of them)
         if not cls.assigns_read and self.text:
             cls.assigns_read = True
-            if self._class_starts is None:
-                self._class_starts = class_text.class_starts(self.text)
-            cls.assigns = class_text.method_assignments(self.text, self._class_starts, cls.name, cls.methods)
+            cls.assigns = class_text.method_assignments(self.text, self.class_starts(), cls.name, cls.methods)
         for name, method in cls.methods.items():
             function = self.functions.get(method.site)
             if name == "__init__" or function is None or function.in_progress:
@@ -944,6 +943,12 @@ class FileAnalyzer:
                 value = function.self_attrs[attr]
                 found = value if found is None else join(found, value)
         return UNKNOWN if found is None else found
+
+    def class_starts(self) -> dict[str, list[tuple[int, int]]]:
+        """Where this module's text has each class (class_text.py), read once."""
+        if self._class_starts is None:
+            self._class_starts = class_text.class_starts(self.text)
+        return self._class_starts
 
     def maybe_allocated_later(self, cls: _Class, attr: str) -> bool:
         """`allocated_later`, asked only where it can be so: in raw-memory code (classes

@@ -39,40 +39,56 @@ def method_assignments(text: str, starts: dict[str, list[tuple[int, int]]], clas
     where = starts.get(class_name, ())
     if len(where) != 1:
         return None
-    start, class_indent = where[0]
     method_indent: Optional[int] = None
     current: Optional[str] = None
     found: dict[str, set[str]] = {}
-    in_header, quote = True, ""
-    for line in _lines_from(text, start):
-        if quote:  # inside a multi-line string: its lines' indentation means nothing
-            quote = "" if line.count(quote) % 2 else quote
-            if current is not None:
-                found[current].update(_ASSIGN.findall(line))
-            continue
-        code = line.split("#", 1)[0].rstrip()
-        quote = next((q for q in _QUOTES if code.count(q) % 2), "")
-        if in_header:
-            in_header = not code.endswith(":")  # (a header may span lines)
-            continue
-        stripped = code.lstrip()
-        if not stripped:
-            continue
-        indent = len(code) - len(stripped)
-        if indent <= class_indent:
-            break  # the class ends
-        if method_indent is None:
-            method_indent = indent
-        if indent <= method_indent:
-            match = _DEF.match(stripped)
-            current = match.group(1) if match else None
-            if current is not None:
-                found.setdefault(current, set())
+    for line, indent in _body_lines(text, *where[0]):
+        if indent is not None:
+            if method_indent is None:
+                method_indent = indent
+            if indent <= method_indent:
+                match = _DEF.match(line.lstrip())
+                current = match.group(1) if match else None
+                if current is not None:
+                    found.setdefault(current, set())
         if current is not None:
             found[current].update(_ASSIGN.findall(line))
     if any(name not in found for name in methods):
         return None
     return {name: frozenset(attrs) for name, attrs in found.items()}
+
+
+def body_text(text: str, starts: dict[str, list[tuple[int, int]]], class_name: str) -> Optional[str]:
+    """The text of the one class `class_name`'s body; None when there is no single one."""
+    where = starts.get(class_name, ())
+    if len(where) != 1:
+        return None
+    return "\n".join(line for line, _ in _body_lines(text, *where[0]))
+
+
+def _body_lines(text: str, start: int, class_indent: int) -> Iterator[tuple[str, Optional[int]]]:
+    """(line, its indentation) for the lines of the class body at `start`, after the
+    header (which may span lines), up to the first line indented no deeper than the
+    class. Lines inside a multi-line string, and blank or comment lines, have None."""
+    in_header, quote = True, ""
+    for line in _lines_from(text, start):
+        if quote:  # inside a multi-line string: its lines' indentation means nothing
+            quote = "" if line.count(quote) % 2 else quote
+            yield line, None
+            continue
+        code = line.split("#", 1)[0].rstrip()
+        quote = next((q for q in _QUOTES if code.count(q) % 2), "")
+        if in_header:
+            in_header = not code.endswith(":")
+            continue
+        stripped = code.lstrip()
+        if not stripped:
+            yield line, None
+            continue
+        indent = len(code) - len(stripped)
+        if indent <= class_indent:
+            return  # the class ends
+        yield line, indent
 
 
 def _lines_from(text: str, start: int) -> Iterator[str]:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
+from streamlint.model import tree
 from streamlint.model.ops import COPIES, FunctionRecord, GpuOp, OpKind
 from streamlint.model.queries import in_training_loop, repeats
 from streamlint.model.walk_common import periodic_test
@@ -138,7 +139,7 @@ def _calls(node: cst.CSTNode) -> Iterator[cst.Call]:
             continue
         if isinstance(current, cst.Call):
             yield current
-        stack.extend(current.children)
+        stack.extend(tree.children(current))
 
 
 class _Body:
@@ -155,7 +156,7 @@ class _Body:
                 continue  # nested definitions are bodies of their own
             if isinstance(current, cst.Name):
                 self.uses.setdefault(current.value, []).append(current)
-            stack.extend(current.children)
+            stack.extend(tree.children(current))
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         current = self.parents.get(id(node))
@@ -171,7 +172,7 @@ def parents_of(analysis: "FileAnalysis") -> dict[int, cst.CSTNode]:
         stack: list[cst.CSTNode] = [analysis.module]
         while stack:
             current = stack.pop()
-            for child in current.children:
+            for child in tree.children(current):
                 parents[id(child)] = current
                 stack.append(child)
         analysis.parents = parents
@@ -360,7 +361,7 @@ def _statement_kinds(stmt: cst.CSTNode) -> set[str]:
         if isinstance(current, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             kinds.add("assign")
             continue  # (calls in an assigned value compute it: `best = loss.detach()`)
-        stack.extend(current.children)
+        stack.extend(tree.children(current))
     return kinds
 
 
@@ -518,7 +519,7 @@ def _assigned(scope: cst.CSTNode) -> set[str]:
                 targets.append(target.value)
             elif isinstance(target, (cst.Name, cst.Attribute)):
                 bound.add(_dotted(target))
-        stack.extend(current.children)
+        stack.extend(tree.children(current))
     return bound
 
 

@@ -10,6 +10,7 @@ from typing import Iterable, NamedTuple, Optional
 
 import libcst as cst
 
+from streamlint.model import tree
 from streamlint.model.api import host_math, torch_modules
 from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, FunctionRecord, GpuOp, LoopInfo, OpKind
 from streamlint.model.values import Buffer, Stream, StreamKind
@@ -272,7 +273,7 @@ def _names(node: cst.CSTNode) -> list[cst.Name]:
         elif isinstance(current, cst.Attribute):
             stack.append(current.value)  # (`x.step` reads x, not a name `step`)
             continue
-        stack.extend(current.children)
+        stack.extend(tree.children(current))
     return found
 
 
