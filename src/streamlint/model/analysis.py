@@ -376,7 +376,17 @@ class FileAnalyzer:
             function.node, function.params, frozenset(self.imported_roots), self.qualname_of, self.default_of,
             self.evidence_memo(),
         )
-        return {name: evidence.value_for(kind, name) for name, kind in kinds.items()}
+        out: dict[str, Value] = {}
+        for name, kind in kinds.items():
+            if kind is evidence.Kind.STREAM:
+                # Given by the caller (as `param_stream` names one): its default tells the framework.
+                default = self.default_of(_default_expr(function.node, name))
+                owner = f"{function.class_name}.{function.value.name}" if function.class_name else function.value.name
+                out[name] = Stream(default.framework if isinstance(default, Stream) else "cupy", StreamKind.EXPLICIT,
+                                   None, name, site=hash(("stream", owner, name)))
+            else:
+                out[name] = evidence.value_for(kind, name)
+        return out
 
     def evidence_memo(self) -> dict:
         """The memo of body evidence (evidence.py), told whether this module's text can
@@ -414,8 +424,16 @@ class FileAnalyzer:
             return api.normalize(f"{bound.qualname}.{rest}" if rest else bound.qualname)
         return None
 
-    def default_of(self, expr: cst.BaseExpression) -> Value:
-        """A parameter default that names a device: `"cuda"`, `torch.device("cuda:0")`."""
+    def default_of(self, expr: Optional[cst.BaseExpression]) -> Value:
+        """A parameter default that names a device (`"cuda"`, `torch.device("cuda:0")`)
+        or a stream (`cupy.cuda.Stream.null`)."""
+        if expr is None:
+            return UNKNOWN
+        qualname = self.qualname_of(expr) if isinstance(expr, cst.Attribute) else None
+        if qualname is not None and qualname.rsplit(".", 1)[-1] in ("null", "ptds"):
+            stream = Walker.named_value(qualname)
+            if stream is not None:
+                return stream
         if isinstance(expr, cst.SimpleString):
             try:
                 return Const(expr.evaluated_value)
@@ -671,20 +689,29 @@ class FileAnalyzer:
         body gives no evidence about (`device=val.device` for each `val` of a batch,
         one `.item()` per element): what the callers pass decides whether the loop
         uploads or syncs every iteration."""
-        if self.summaries_only or self.depth or not self.path or not any(w in self.text for w in _WANTS_EVIDENCE):
+        if self.summaries_only or self.depth or not self.path:
             return
-        wanting = _wanting_evidence(self.text)
+        wanting = _wanting_evidence(self.text) if any(w in self.text for w in _WANTS_EVIDENCE) else frozenset()
+        # Objects of the project's raw-memory classes: a parameter the body calls a method
+        # on that classes of imported modules define (which one, the callers say).
+        receivers = duck.receivers(self, min_methods=1) if self.raw_memory_code and self.follow_imports else frozenset()
         for function in list(self.functions.values()):
-            if function.value.name not in wanting or not self._open_to_evidence(function):
+            name = function.value.name
+            if name in wanting and self._open_to_evidence(function):
+                instances = False
+            elif receivers and self._open_to_instances(function, receivers):
+                instances = True
+            else:
                 continue
-            sites = reverse.call_sites(self.path, function.value.name, type(self))
+            sites = reverse.call_sites(self.path, name, type(self))
             if not sites:
                 continue
-            self._reanalyse_agreed(function, function.call_sites + sites)
+            self._reanalyse_agreed(function, function.call_sites + sites, instances=instances)
 
-    def _reanalyse_agreed(self, function: "_Function", call_sites: list[dict]) -> None:
-        """Walk `function` again with what all `call_sites` agree on that it did not know."""
-        evidence = _agreed_kinds(call_sites)
+    def _reanalyse_agreed(self, function: "_Function", call_sites: list[dict], instances: bool = False) -> None:
+        """Walk `function` again with what all `call_sites` agree on that it did not know
+        (`instances`: also objects of one class of another project module)."""
+        evidence = _agreed_kinds(call_sites, instances)
         evidence = {k: v for k, v in evidence.items() if k not in function.caller_evidence}
         if not evidence:
             return
@@ -693,6 +720,16 @@ class FileAnalyzer:
         function.record = None
         function.hazard_args = None
         self.analyse(function)
+
+    @staticmethod
+    def _open_to_instances(function: "_Function", receivers: frozenset[str]) -> bool:
+        """A top-level function with a parameter it calls a method of a project class on
+        (`receivers`, duck.py's text test) that no caller here typed."""
+        if function.class_name is not None or function.record is None or function.in_progress:
+            return False
+        if function.top is not function.node:
+            return False
+        return any(p in receivers and p not in function.caller_evidence for p in function.params)
 
     @staticmethod
     def _open_to_evidence(function: "_Function") -> bool:
@@ -967,7 +1004,14 @@ class FileAnalyzer:
         key = (cls.name, attr)
         if key not in self._allocated_later:
             self._allocated_later[key] = False  # (a method being analysed asks again: no)
-            self._allocated_later[key] = isinstance(self.class_attr(cls.name, attr), Buffer)
+            found = isinstance(self.class_attr(cls.name, attr), Buffer)
+            if not found and any(f is not None and f.in_progress for f in
+                                 (self.functions.get(m.site) for m in cls.methods.values())):
+                # Asked while a method is being analysed (the setter itself, first called):
+                # what it stores is not known yet; ask again later.
+                del self._allocated_later[key]
+                return False
+            self._allocated_later[key] = found
         return self._allocated_later[key]
 
     def code_of_function(self, function: "_Function") -> str:
@@ -1312,6 +1356,13 @@ _TOP_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _TOP_LINE = re.compile(r"^[^\s#)\]]", re.MULTILINE)
 
 
+def _default_expr(node: cst.FunctionDef, name: str) -> Optional[cst.BaseExpression]:
+    for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
+        if param.name.value == name:
+            return param.default
+    return None
+
+
 def _wanting_evidence(text: str) -> frozenset[str]:
     """The top-level functions whose text holds what `_WANTS_EVIDENCE` looks for: found
     in the module's text by position (no code generation, no parse)."""
@@ -1324,13 +1375,21 @@ def _wanting_evidence(text: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def _agreed_kinds(call_sites: list[dict]) -> dict[str, Value]:
-    """Parameters for which every call site passes the same kind of value."""
+def _agreed_kinds(call_sites: list[dict], instances: bool = False) -> dict[str, Value]:
+    """Parameters for which every call site passes the same kind of value (`instances`:
+    also an object of one class of another module of the project)."""
     agreed: dict[str, Value] = {}
     names = set(call_sites[0])
     for site in call_sites[1:]:
         names &= set(site)
     for name in names:
+        if instances and all(isinstance(site[name], Instance) for site in call_sites):
+            homes = {getattr(site[name].home, "path", None) for site in call_sites}
+            first = call_sites[0][name]
+            if len({site[name].cls for site in call_sites}) == 1 and len(homes) == 1 and first.home is not None \
+                    and None not in homes:
+                agreed[name] = first
+            continue
         kinds = {_kind_of(site[name], name) for site in call_sites}
         if len(kinds) == 1:
             kind = kinds.pop()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from streamlint.model import api, declared, evidence, host_numbers
-from streamlint.model.api import cuda_python, interop, mpi, numpy_api, torch_api, torch_modules
+from streamlint.model.api import cuda_python, interop, mpi, nccl, numpy_api, torch_api, torch_modules
 from streamlint.model.api import cupy as cupy_api
 from streamlint.model.api.mpi import Role
 from streamlint.model.api.facts import (
@@ -686,6 +686,8 @@ class CallsMixin(LibraryMixin):
             return result
         if method in mpi.COMM_METHODS and mpi.MODULE_ROOT in self.an.imported_roots:
             return self.mpi_call(method, node, args)
+        if method in nccl.COMMUNICATOR_METHODS and self.nccl_call(method, node, args):
+            return UNKNOWN
         if method in _UNKNOWN_STREAM_METHODS and (self.an.gpu_imported or mpi.MODULE_ROOT in self.an.imported_roots):
             # (a module handing device buffers to MPI syncs streams it is given)
             return self.unknown_stream_method(method, node, args)
@@ -727,6 +729,33 @@ class CallsMixin(LibraryMixin):
         if not self.stream_given_call(node, args):
             self.unseen_call_on_side_stream(node, args)
         return UNKNOWN
+
+    def nccl_call(self, method: str, node: cst.Call, args: "Args") -> bool:
+        """`comm.reduce(a.data.ptr, b.data.ptr, n, dtype, op, root, stream.ptr)`: an NCCL
+        collective handed a stream is queued there, reading its send buffer and writing
+        its receive buffer (api/nccl.py). False: not handed a stream, not one of these."""
+        stream_expr = args.keywords.get("stream")
+        pairs = args.pairs()
+        stream = args.values.get(id(stream_expr), UNKNOWN) if stream_expr is not None else None
+        if stream is None:
+            stream_expr, stream = next(((e, v) for e, v in pairs if isinstance(v, Stream) and not v.one_of), (None, None))
+        if not isinstance(stream, Stream):
+            return False
+        buffers = [(e, v) for e, v in pairs if e is not stream_expr and isinstance(v, Buffer) and v.mem is Mem.DEVICE]
+        roles = nccl.COMMUNICATOR_METHODS[method]
+        if len(buffers) != len(roles):
+            return False  # (the pointers the text shows do not match the collective's)
+        accesses: list[Access] = []
+        for (expr, value), role in zip(buffers, roles):
+            if role is not Role.RECEIVED:
+                accesses.extend(self.accesses([(expr, value)], space=DEVICE))
+            if role is not Role.SENT:
+                accesses.extend(self.accesses([(expr, value)], write=True, space=DEVICE))
+        self.emit(OpKind.KERNEL, self.code(node.func), node, stream.framework, stream=stream,
+                  reads=tuple(v for (_, v), r in zip(buffers, roles) if r is not Role.RECEIVED),
+                  writes=tuple(v for (_, v), r in zip(buffers, roles) if r is not Role.SENT),
+                  accesses=tuple(accesses))
+        return True
 
     def mpi_call(self, method: str, node: cst.Call, args: "Args") -> Value:
         """`comm.Allreduce(sendbuf, recvbuf)`: MPI reads the send buffers and writes the

@@ -49,7 +49,7 @@ _CALL = re.compile(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)\(")
 _DEF = re.compile(rb"\bdef\s+([A-Za-z_]\w*)\s*\(")
 
 
-def receivers(analyzer: "FileAnalyzer") -> frozenset[str]:
+def receivers(analyzer: "FileAnalyzer", min_methods: int = MIN_METHODS) -> frozenset[str]:
     """Names the file's text calls two or more methods on that imported project modules
     with a GPU word define: the only parameters `methods_called` need visit a body for
     (a text test per file instead of a walk per function)."""
@@ -66,7 +66,7 @@ def receivers(analyzer: "FileAnalyzer") -> frozenset[str]:
     for name, method in _CALL.findall(analyzer.text):
         if method in defined:
             calls.setdefault(name, set()).add(method)
-    return frozenset(name for name, methods in calls.items() if len(methods) >= MIN_METHODS)
+    return frozenset(name for name, methods in calls.items() if len(methods) >= min_methods)
 
 
 def classes_of(analyzer: "FileAnalyzer", params: dict[str, set[str]]) -> dict[str, Value]:

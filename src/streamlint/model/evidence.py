@@ -18,7 +18,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from streamlint.model.values import Buffer, Const, Device, Mem, Value
+from streamlint.model.values import Buffer, Const, Device, Mem, Stream, Value
 from streamlint.model.walk_common import dotted_name
 
 
@@ -27,6 +27,7 @@ class Kind(Enum):
     CUPY = "CuPy array"
     NUMBA_DEVICE = "Numba device array"
     CUDA_DEVICE = "CUDA device"
+    STREAM = "stream"  # a parameter whose default is a stream (`stream=cupy.cuda.Stream.null`)
 
 
 @dataclass(frozen=True)
@@ -111,8 +112,11 @@ def param_kinds(
             if kind is not None:
                 found[name] = kind
                 continue
-        if param.default is not None and _is_cuda_default(default_value(param.default)):
+        default = default_value(param.default) if param.default is not None else None
+        if default is not None and _is_cuda_default(default):
             found[name] = Kind.CUDA_DEVICE
+        elif isinstance(default, Stream):
+            found[name] = Kind.STREAM  # the caller's choice of stream, the default one if none
     found.update(_first_kinds(node, imported, wanted - set(found), memo))
     return found
 

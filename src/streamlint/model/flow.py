@@ -14,7 +14,7 @@ import libcst as cst
 
 from streamlint.deadline import tick
 from streamlint.model import api, switches
-from streamlint.model.api import cuda_python, torch_api
+from streamlint.model.api import cuda_python, nccl, torch_api
 from streamlint.model.hazards import AMBIENT, DEVICE, HB, LEGACY, Hazard, stream_key
 from streamlint.model.ops import (
     DEVICE_WORK,
@@ -787,6 +787,8 @@ class Walker(CallsMixin, OrderingMixin):
             return self.named_value(qualname) or QualRef(qualname)
         if isinstance(base, Buffer) and attr in _POINTER_ATTRS:
             return base
+        if isinstance(base, Stream) and attr in nccl.STREAM_HANDLE_ATTRS:
+            return base  # `stream.ptr`: its raw handle stands for the stream (api/nccl.py)
         if isinstance(base, Buffer) and base.mem is Mem.DEVICE and attr == "device" and base.framework in ("torch", "cupy"):
             return Device(cuda=True)  # `x.device` of a CUDA tensor: `torch.tensor(..., device=x.device)` is an upload
         if isinstance(base, Buffer) and base.framework == "torch" and base.mem is Mem.DEVICE and attr in torch_api.TENSOR_ATTRIBUTES:
@@ -806,7 +808,8 @@ class Walker(CallsMixin, OrderingMixin):
             return Buffer("torch", Mem.DEVICE, label=path, param=path)
         return UNKNOWN
 
-    def named_value(self, qualname: str) -> Optional[Value]:
+    @staticmethod
+    def named_value(qualname: str) -> Optional[Value]:
         """Module attributes that denote streams (`Stream.null`, `cudaStreamLegacy`)."""
         if qualname in ("cupy.cuda.Stream.null",) or qualname in cuda_python.LEGACY_HANDLES:
             return legacy_stream(api.framework_of(qualname) or "cuda")

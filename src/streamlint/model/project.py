@@ -31,7 +31,7 @@ MAX_BYTES = 2_000_000
 MAX_CACHED_MODULES = 128
 MAX_CACHED_SOURCE_BYTES = 2_000_000
 # A module that names none of the frameworks cannot return GPU values or do GPU work.
-_FRAMEWORK_WORDS = (b"torch", b"cupy", b"numba", b"cuda")
+_FRAMEWORK_WORDS = (b"torch", b"cupy", b"numba", b"cuda", b"mpi4py")  # (mpi4py: CUDA-aware MPI reads device memory, api/mpi.py)
 
 
 class _Summary(NamedTuple):
