@@ -21,7 +21,7 @@ from streamlint.model import api, class_text, classes, declared, duck, evidence,
 from streamlint.model.api import mpi, torch_api, torch_modules
 from streamlint.model.flow import OTHER, Walker, leaves, rare_test, selector
 from streamlint.model.walk_common import LOCAL
-from streamlint.model.hazards import DEVICE, HOSTMEM, RAW, RELEASE, UNSURE, Access
+from streamlint.model.hazards import DEVICE, HOST_LABEL, HOSTMEM, RAW, RELEASE, UNSURE, WAR, Access
 from streamlint.model.ops import (
     DEVICE_WORK,
     HOST_SYNCS,
@@ -1440,6 +1440,12 @@ def _one_per_problem(hazards) -> list:
         problem = None
         if hazard.kind is RAW and not (hazard.joins_default or hazard.wrong_wait):
             problem = (hazard.kind, hazard.first, hazard.second, hazard.param)
+        elif hazard.carried:
+            problem = (hazard.kind, id(hazard.node))  # one copy left pending: one finding, there
+        elif hazard.kind is WAR and hazard.second == HOST_LABEL:
+            # The host refilling several parts (views) of the memory one copy still reads:
+            # one missing wait before the refill, so one finding, at its first write.
+            problem = (hazard.kind, id(hazard.other), hazard.key[:-1])
         elif hazard.kind is RELEASE:
             # One tensor name used at one place: one missing record_stream (loop passes
             # see several incarnations of it).

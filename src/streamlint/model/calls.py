@@ -698,9 +698,14 @@ class CallsMixin(LibraryMixin):
             self.emit(OpKind.EVENT_RECORD, self.code(node.func), node, "torch", stream=stream, event=event)
             return event
         if method == "copy_" and self.an.torch_imported and args.positional:
+            nb = _const_bool(args.value(Arg(1, "non_blocking")))
+            source = args.value(Arg(0, "src"))
+            if nb and isinstance(source, Buffer) and source.framework == "torch" and source.mem is Mem.PINNED:
+                # A non-blocking copy out of pinned memory only makes sense to the GPU: the
+                # receiver is a CUDA tensor (evidence, as for a pinned receiver below).
+                return self.torch_copy(Buffer("torch", Mem.DEVICE), method, node, args=args)
             # dst.copy_(src) with neither side known: a copy on the current stream whose
             # direction the caller's arguments will tell (helpers are summarized this way).
-            nb = _const_bool(args.value(Arg(1, "non_blocking")))
             accesses = self.accesses([args.pair(Arg(0, "src"))], space=UNSURE) + self.accesses(
                 [(node.func.value, UNKNOWN)], write=True, space=UNSURE)
             self.emit(OpKind.COPY, self.code(node.func), node, "torch", stream=self.state.current["torch"],

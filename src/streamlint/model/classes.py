@@ -13,11 +13,11 @@ before any public method, itself included (an iterator's `next`, a module's
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Optional
 
 from streamlint.model.hazards import HOST, HOSTMEM, Alloc, Ev
-from streamlint.model.values import Buffer, Mem
+from streamlint.model.values import Buffer, Event, Mem
 
 if TYPE_CHECKING:
     from streamlint.model.flow import Walker
@@ -33,6 +33,8 @@ class Pending:
     mem: Mem
     blocking: tuple[tuple[str, Optional[bool]], ...]  # the writing streams' flags
     allocation: Optional[Alloc] = None  # made on a side stream, not yet recorded for the current one
+    # Host memory an asynchronous copy may still be reading: the next call's host writes race it.
+    reads: tuple[Ev, ...] = ()
 
 
 def pending_at_exit(walker: "Walker") -> dict[str, Pending]:
@@ -67,14 +69,37 @@ def pending_at_exit(walker: "Walker") -> dict[str, Pending]:
         current = walker.entry_key
         if allocation is not None and (allocation.stream in (current, HOST) or current in allocation.recorded):
             allocation = None
-        if not evs and allocation is None:
+        reads = _host_memory_reads(walker, bases) if isinstance(value, Buffer) and value.mem is not Mem.DEVICE else []
+        if not evs and allocation is None and not reads:
             continue
         if not isinstance(value, Buffer):
             continue  # what the attribute holds is not known: no kind to start the next method with
         framework, mem = value.framework, value.mem
-        blocking = tuple((ev.stream, hb.blocking.get(ev.stream)) for ev in evs)
-        out[name[5:]] = Pending(name[5:], tuple(dict.fromkeys(evs)), framework, mem, blocking, allocation)
+        blocking = tuple((ev.stream, hb.blocking.get(ev.stream)) for ev in (*evs, *reads))
+        out[name[5:]] = Pending(name[5:], tuple(dict.fromkeys(evs)), framework, mem, blocking, allocation, tuple(reads))
     return out
+
+
+def _host_memory_reads(walker: "Walker", bases: list[tuple]) -> list[Ev]:
+    """Asynchronous copies out of host memory kept on `self` (a pinned staging buffer)
+    that the host has not waited for when the method returns: the next call that
+    refills the buffer on the host overwrites what the copy may still be reading."""
+    hb = walker.state.hb
+    assert hb is not None
+    # An event kept on `self` and recorded after the copy: the next call may wait on it
+    # before refilling (`self.copy_done.synchronize()`), so the copy is not reported.
+    # (after a loop the kept event's identity may be lost: any event recorded here counts)
+    keeps_event = any(k.startswith("self.") and isinstance(v, Event) for k, v in walker.state.vars.items())
+    kept_events = list(hb.events.values()) if keeps_event else []
+    found = []
+    for base in bases:
+        for region_evs in hb.reads.get(base, {}).values():
+            for ev in region_evs:
+                if ev.space == HOSTMEM and ev.stream != HOST and not ev.param \
+                        and ev.stream not in walker.caller_streams and not hb.ordered(HOST, ev) \
+                        and not any(vc.get(ev.stream, 0) >= ev.clock for vc in kept_events):
+                    found.append(ev)
+    return found
 
 
 def inject(walker: "Walker", class_name: str, pendings: dict[str, list[Pending]]) -> None:
@@ -85,6 +110,11 @@ def inject(walker: "Walker", class_name: str, pendings: dict[str, list[Pending]]
     for attr, plist in pendings.items():
         site = hash(("self-attr", class_name, attr))
         first = plist[0]
+        seeded = walker.state.vars.get(f"self.{attr}")
+        if first.reads and isinstance(seeded, Buffer) and seeded.site and seeded.mem is first.mem:
+            # Host memory the copy reads: keep the buffer `__init__` made, so the views
+            # of it kept on `self` (`self.staging = self.buf[:n]`) are the same memory.
+            site = seeded.site
         walker.state.vars[f"self.{attr}"] = Buffer(first.framework, first.mem, site=site, label=f"self.{attr}")
         for pending in plist:
             for key, flag in pending.blocking:
@@ -92,6 +122,9 @@ def inject(walker: "Walker", class_name: str, pendings: dict[str, list[Pending]]
             for ev in pending.evs:
                 hb.clock[ev.stream] = max(hb.clock.get(ev.stream, 0), ev.clock)
                 hb.add_write(("b", site, ""), ev)
+            for ev in pending.reads:
+                hb.clock[ev.stream] = max(hb.clock.get(ev.stream, 0), ev.clock)
+                hb.add_read(("b", site, ""), replace(ev, carried=True))
             if pending.allocation is not None:
                 made = pending.allocation
                 hb.allocated(("b", site, ""), made.stream, made.stream_label, made.node, after_entry=made.after_entry)

@@ -61,6 +61,7 @@ class Ev:
     param: bool = False  # a parameter produced on the caller's stream before entry
     space: str = ANY
     via: object = field(default=None, compare=False)  # HelperRef when a called function did it
+    carried: bool = field(default=False, compare=False)  # left pending by an earlier call of a method (classes.py)
 
 
 class HazardKind(Enum):
@@ -72,6 +73,8 @@ class HazardKind(Enum):
     RELEASE_WITHOUT_RECORD = "memory used on another stream is released without record_stream"
     OUTSIDE_READ_BEFORE_SYNC = "a library outside the streams reads what a stream may still be writing"
 
+
+HOST_LABEL = "the host"  # the later (or earlier) side of a hazard when it is the host
 
 RAW = HazardKind.READ_AFTER_WRITE
 WAR = HazardKind.WRITE_AFTER_READ
@@ -100,6 +103,9 @@ class Hazard:
     waits_on_default: bool = False  # reported at a wait on the default stream, not the current one
     joins_default: bool = False  # the default stream, not the current one, waits for a side stream here
     wrong_wait: bool = False  # the current stream waits here for another stream than the one that wrote
+    # Reported at the earlier access (`node`, `via`), which an earlier call left pending
+    # (`other` is the later one): the host refills what that call's copy may still read.
+    carried: bool = False
 
     @property
     def identity(self) -> tuple:
@@ -396,6 +402,10 @@ class HB:
         """A write made before this walk began (another method's, still pending)."""
         self._add(self.writes, key, ev)
 
+    def add_read(self, key: tuple, ev: Ev) -> None:
+        """A read made before this walk began (another method's copy, still pending)."""
+        self._add(self.reads, key, ev)
+
     def pending_writes(self, key: tuple) -> tuple[Ev, ...]:
         return self._entries(self.writes, key)
 
@@ -461,7 +471,7 @@ class HB:
             if w.stream == HOST or w.param or w.space != HOSTMEM or unsure(w.stream):
                 continue
             if not self.ordered(HOST, w):
-                hazards.append(Hazard(HOST_RAW, node, w.node, acc.label, w.label, "the host", framework, w.api,
+                hazards.append(Hazard(HOST_RAW, node, w.node, acc.label, w.label, HOST_LABEL, framework, w.api,
                                       key=acc.key, other_via=w.via))
         return hazards
 
@@ -488,9 +498,16 @@ class HB:
             if prior.stream == HOST or prior.param or prior.space != HOSTMEM or unsure(prior.stream):
                 continue
             if not self.ordered(HOST, prior):
-                hazards.append(Hazard(WAR, node, prior.node, acc.label, prior.label, "the host", framework,
+                if prior.carried:
+                    # Left pending by an earlier call: reported at that copy (`via`: inside
+                    # the helper that made it), where the missing wait is, once for all the
+                    # refills it races.
+                    hazards.append(Hazard(WAR, prior.node, node, acc.label, prior.label, HOST_LABEL, framework,
+                                          prior.api, key=acc.key, via=prior.via, carried=True))
+                    continue
+                hazards.append(Hazard(WAR, node, prior.node, acc.label, prior.label, HOST_LABEL, framework,
                                       prior.api, key=acc.key, other_via=prior.via))
-        self._set(self.writes, acc.key, (Ev(node, HOST, 0, label="the host"),))
+        self._set(self.writes, acc.key, (Ev(node, HOST, 0, label=HOST_LABEL),))
         self._set(self.reads, acc.key, ())
         return hazards
 

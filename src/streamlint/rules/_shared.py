@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from typing import Optional
 
+import libcst as cst
+
 from streamlint.fixes.idioms import WAIT_LINES
 from streamlint.model.analysis import FileAnalysis
 from streamlint.model.hazards import HazardKind
@@ -115,7 +117,24 @@ HAZARD_CODES = {
 
 
 def hazards(analysis: FileAnalysis, code: str):
+    carried: set[int] = set()
     for record in analysis.functions:
         for hazard in record.hazards:
-            if HAZARD_CODES[hazard.kind] == code:
-                yield record, hazard
+            if HAZARD_CODES[hazard.kind] != code:
+                continue
+            if hazard.carried:
+                # Work an earlier call left pending, met by several methods: reported once.
+                at = carried_at(analysis, hazard)
+                if id(at) in carried:
+                    continue
+                carried.add(id(at))
+            yield record, hazard
+
+
+def carried_at(analysis: FileAnalysis, hazard) -> cst.CSTNode:
+    """Where work an earlier call left pending was queued, in this file: inside the
+    same-module helper that queued it, else at the call."""
+    helper = hazard.via
+    if helper is not None and (not isinstance(helper.home, FileAnalysis) or helper.home is analysis):
+        return helper.node
+    return hazard.node

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from streamlint.rules._shared import hazards, inside, named, stream_code, wait_idiom
+from streamlint.rules._shared import carried_at, hazards, inside, named, stream_code, wait_idiom
 from streamlint.rules.base import Finding, Rule
 
 
@@ -15,7 +15,11 @@ class CrossStreamWriteAfterRead(Rule):
       (write-after-read) or writes (write-after-write);
     - the host overwrites a pinned host buffer (`h[:] = ...`, `np.copyto(h, ...)`,
       `h.copy_(batch)`, `h.fill_(0)`) while an asynchronous copy from it (or into
-      it) may still be in flight on a stream.
+      it) may still be in flight on a stream. A buffer kept on `self` counts across
+      calls: a method that refills a pinned staging buffer (or a view of it) and
+      starts a `non_blocking` copy from it races that copy in its next call, unless
+      it waits first (an event recorded after the copy and kept on `self` is taken
+      to be waited on). It is reported once, at the first refill.
 
     ## Why is this bad?
     An asynchronous copy from pinned memory reads the host buffer when the stream
@@ -85,6 +89,13 @@ class CrossStreamWriteAfterRead(Rule):
         for _, h in hazards(analysis, self.code):
             at = analysis.line_of(h.node)
             other = analysis.line_of(h.other) if h.other is not None else 0
+            if h.carried:
+                fix = (f"copy with `non_blocking=False`, or `{stream_code(h.first, h.framework, analysis)}.synchronize()` "
+                       f"(or an event recorded after this copy) before the refill at line {other}")
+                what = (f"this asynchronous copy may still be reading `{h.buffer}` when a later call refills it "
+                        f"on the host (line {other})")
+                yield Finding(carried_at(analysis, h), what, help=fix)
+                continue
             if h.second == "the host":
                 fix = f"`{stream_code(h.first, h.framework, analysis)}.synchronize()` (or an event recorded after that copy) before line {at}"
                 what = f"the host overwrites `{h.buffer}` here while {named(h.first)} may still be copying it (line {other}{inside(analysis, h.other_via)})"
