@@ -118,6 +118,17 @@ def analyze(source: str, path: str = "") -> FileAnalysis:
         sys.setrecursionlimit(old)
 
 
+def _at_method(analysis, node, rng):
+    """A method call whose receiver is written over several lines (`(a if c else b).to(d)`)
+    is pointed at from the method's name, where the line shows what the finding names."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)) or rng.start.line == rng.end.line:
+        return rng
+    name = analysis.position(node.func.attr)
+    if name is None or name.start.line == rng.start.line:
+        return rng
+    return type(rng)(name.start, rng.end)
+
+
 def check_source(source: str, filename: str, rules: Sequence[type[Rule]]) -> list[Diagnostic]:
     """Diagnostics of the given rules for one source text, sorted by position."""
     with _collector_paused():  # the rules allocate too, while the whole tree is alive
@@ -136,6 +147,7 @@ def _check(source: str, filename: str, rules: Sequence[type[Rule]]) -> list[Diag
         rng = analysis.position(finding.node)
         if rng is None:
             continue
+        rng = _at_method(analysis, finding.node, rng)
         diag = Diagnostic(
             filename=filename,
             row=rng.start.line,

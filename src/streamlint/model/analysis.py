@@ -773,8 +773,26 @@ class FileAnalyzer:
         """An `nn.Module` subclass, also through a base class imported from the project."""
         if cls.torch_module:
             return True
-        if hops == 0 or not self.path:
+        return any(other.is_module_class(parent, hops - 1) for other, parent in self.project_bases(cls, hops))
+
+    def is_optimizer_class(self, cls: _Class, hops: int = 2) -> bool:
+        """A class deriving from an optimizer (api/torch_modules.py), also through a base
+        class imported from the project (`class Clipping(OptimizerWrapper)`, whose module
+        derives it from `optim.Optimizer`)."""
+        if torch_modules.optimizer_base([self.code(b.value) for b in cls.node.bases]):
+            return True
+        if hops == 0:
             return False
+        local = (self.classes.get(b.value.value) for b in cls.node.bases if isinstance(b.value, cst.Name))
+        if any(parent is not None and parent is not cls and self.is_optimizer_class(parent, hops - 1) for parent in local):
+            return True
+        return any(other.is_optimizer_class(parent, hops - 1) for other, parent in self.project_bases(cls, hops))
+
+    def project_bases(self, cls: _Class, hops: int) -> Iterator[tuple["FileAnalyzer", _Class]]:
+        """The base classes of `cls` that another module of the project defines, with
+        that module's analyzer (none when `hops` is spent)."""
+        if hops == 0 or not self.path:
+            return
         for base in cls.node.bases:
             name = base.value.value if isinstance(base.value, cst.Name) else ""
             value = self.module_vars().get(name) if name else None
@@ -784,9 +802,8 @@ class FileAnalyzer:
             path = project.module_file(self.path, module_name or ".")
             other = project.analyzer_for(path, self.depth + 1, type(self)) if path is not None else None
             parent = other.classes.get(base_name) if other is not None else None
-            if parent is not None and other.is_module_class(parent, hops - 1):
-                return True
-        return False
+            if parent is not None:
+                yield other, parent
 
     def mark_hot_helpers(self) -> None:
         """A helper that `forward` (or an optimizer's `step`) calls on every call runs as
@@ -820,13 +837,11 @@ class FileAnalyzer:
                     changed = True
         if len(hot) == roots:
             return
-        shown = {id(op.helper.node) for rec in records.values() for op in rec.ops
-                 if op.helper is not None and op.hot and not op.conditional}
         for rec in records.values():
             if not rec.hot_via:
                 continue
             for op in rec.ops:
-                if not (op.loops or op.conditional or op.rare or op.in_comprehension) and id(op.node) not in shown:
+                if not (op.loops or op.conditional or op.rare or op.in_comprehension):
                     op.in_forward = True
 
     def compose_classes(self) -> None:
@@ -1513,7 +1528,7 @@ def _optimizer_step(cls, name: str, analyzer: "FileAnalyzer") -> bool:
     path, as `forward` is (api/torch_modules.py)."""
     if cls is None or name not in torch_modules.OPTIMIZER_HOT_METHODS:
         return False
-    return torch_modules.optimizer_base([analyzer.code(b.value) for b in cls.node.bases])
+    return analyzer.is_optimizer_class(cls)
 
 
 def _exits_early(node: cst.FunctionDef) -> bool:

@@ -35,9 +35,11 @@ from streamlint.model.values import (
     UNKNOWN,
     Buffer,
     Const,
+    Device,
     DictOf,
     Event,
     Graph,
+    HostOrDevice,
     Instance,
     Kernel,
     Launch,
@@ -94,8 +96,9 @@ class CallsMixin(LibraryMixin):
         if isinstance(func, cst.Attribute) and func.attr.value == "resize_" and self.storage_release(node):
             return UNKNOWN
         if isinstance(func, cst.Attribute):
-            receiver = self.eval_arg(func.value)  # the method decides what it reads
             method = func.attr.value
+            # (the method decides what it reads; a copy also sees a tensor CUDA on some paths only)
+            receiver = self.eval_arg(func.value, raw=method in torch_api.DEVICE_MOVES)
             step = torch_modules.TRAINING_STEP_CALLS.get(method)
             if step is not None and not isinstance(receiver, QualRef):
                 self.mark_loops(step)  # `loss.backward()`, `optimizer.step()`: not `debug_api.step()`
@@ -563,6 +566,8 @@ class CallsMixin(LibraryMixin):
 
     # --- method calls on known values
     def call_method(self, receiver: Value, method: str, node: cst.Call, label: str) -> Value:
+        if isinstance(receiver, HostOrDevice):
+            return self.host_or_device_copy(receiver, method, node)
         label_api = self.code(node.func)
         if method == "elapsed_time":  # CUDA-event timing: a measurement harness
             self.record.measures = True
@@ -642,6 +647,27 @@ class CallsMixin(LibraryMixin):
         self.eval_args(node)
         return UNKNOWN
 
+    def host_or_device_copy(self, receiver: HostOrDevice, method: str, node: cst.Call) -> Value:
+        """`(norm if grads else torch.tensor(0.0)).to(total.device)`: on the path where the
+        tensor is the one built on the host and the target is CUDA, an upload. The target
+        `x.device` of the same tensor is no copy on any path (host on host, CUDA on CUDA)."""
+        args = self.eval_args(node)
+        target = Const("cuda") if method == "cuda" else args.value(Arg(0, "device"))
+        if isinstance(target, Buffer) and target.framework == "torch":
+            target = Device(cuda=target.mem is Mem.DEVICE)  # `.to(other)`: other's device
+        same = isinstance(target, Device) and target.of == receiver
+        if self.an.torch_imported and _is_cuda_target(target) and not same:
+            return self.torch_copy(receiver.host, method, node, args=args)
+        return self.unknown_receiver_method(method, node, args)
+
+    def method_label(self, func: cst.BaseExpression) -> str:
+        """How a message names a method call: `(...).to` for a receiver written over
+        several lines (`(a if c else b).to`), else as the code spells it."""
+        text = self.code(func)
+        if "\n" in text and isinstance(func, cst.Attribute):
+            return f"(...).{func.attr.value}"
+        return text
+
     def dict_method(self, receiver: DictOf, method: str, node: cst.Call) -> Value:
         """`batch.items()`, `out.get("loss")`: what a dict of known values gives back."""
         args = self.eval_args(node)
@@ -674,9 +700,9 @@ class CallsMixin(LibraryMixin):
                 self.order(replace(op, stream=stream, node=node))  # reported at the launch
         return UNKNOWN
 
-    def unknown_receiver_method(self, method: str, node: cst.Call) -> Value:
+    def unknown_receiver_method(self, method: str, node: cst.Call, args: Optional["Args"] = None) -> Value:
         """Methods whose name alone tells the result kind, whatever the receiver."""
-        args = self.eval_args(node)
+        args = args if args is not None else self.eval_args(node)
         if method in ("item", "tolist") and isinstance(node.func.value, cst.Subscript) and (  # type: ignore[attr-defined]
                 self.loop_stack or self.comprehension_depth):
             self.an.unknown_element_reads.add(id(self.record.node))
@@ -913,7 +939,7 @@ class CallsMixin(LibraryMixin):
     def torch_copy(self, receiver: Buffer, method: str, node: cst.Call, args: Optional["Args"] = None) -> Value:
         args = args if args is not None else self.eval_args(node)
         fact = torch_api.TENSOR_COPIES[method]
-        label_api = self.code(node.func)
+        label_api = self.method_label(node.func)
         stream = self.state.current["torch"]
         non_blocking = _const_bool(args.value(fact.flag)) if fact.flag else False
         if fact.flag and not args.has(fact.flag):

@@ -28,6 +28,7 @@ from streamlint.model.values import (
     Graph,
     UNKNOWN,
     Buffer,
+    HostOrDevice,
     Const,
     Device,
     Event,
@@ -45,7 +46,9 @@ from streamlint.model.values import (
     OWN_AMBIENT_SITE,
     ambient_stream,
     join,
+    join_paths,
     legacy_stream,
+    plain,
 )
 
 if TYPE_CHECKING:
@@ -90,7 +93,7 @@ class State:
                 # other path would raise NameError/AttributeError first).
                 self.vars[key] = self.vars.get(key, other.vars.get(key, UNKNOWN))
                 continue
-            self.vars[key] = join(self.vars[key], other.vars[key])
+            self.vars[key] = join_paths(self.vars[key], other.vars[key])
         for fw in set(self.current) | set(other.current):
             a, b = self.current.get(fw), other.current.get(fw)
             own = any(x is not None and x.site == OWN_AMBIENT_SITE for x in (a, b))
@@ -169,9 +172,11 @@ class Walker(CallsMixin, OrderingMixin):
     def code(self, node: cst.CSTNode) -> str:
         return self.an.code(node)
 
-    def lookup(self, name: str) -> Value:
+    def lookup(self, name: str, raw: bool = False) -> Value:
+        """What a name holds; `raw`: also a tensor that is CUDA on some paths only."""
         if name in self.state.vars:
-            return self.state.vars[name]
+            value = self.state.vars[name]
+            return value if raw else plain(value)
         if self.record.kind != "module":
             module_vars = self.an.module_vars()
             if name in module_vars:
@@ -279,18 +284,18 @@ class Walker(CallsMixin, OrderingMixin):
         elif isinstance(node, cst.Assign):
             target = node.targets[-1].target
             label = self.code(target) if isinstance(target, (cst.Name, cst.Attribute)) else ""
-            value = self.eval(node.value, label)
+            value = self.eval(node.value, label, raw=True)
             value = self.evident_tensor(node.targets[0].target, node.value, value)
             for target in node.targets:
                 self.bind(target.target, value)
                 self.note_index_alias(target.target, node.value)
                 if isinstance(target.target, cst.Name):
                     # `stream1 = exchanger.stream1`: a value we cannot see, named by where it came from.
-                    named_origin = value is UNKNOWN and isinstance(node.value, cst.Attribute)
+                    named_origin = plain(value) is UNKNOWN and isinstance(node.value, cst.Attribute)
                     self.origins[target.target.value] = node.value if named_origin else None
         elif isinstance(node, cst.AnnAssign):
             if node.value is not None:
-                self.bind(node.target, self.eval(node.value, self.code(node.target)))
+                self.bind(node.target, self.eval(node.value, self.code(node.target), raw=True))
         elif isinstance(node, cst.AugAssign):
             left = self.eval(node.target)
             right = self.eval(node.value)
@@ -313,6 +318,8 @@ class Walker(CallsMixin, OrderingMixin):
                 self.eval(node.exc)
 
     def bind(self, target: cst.BaseExpression, value: Value) -> None:
+        if not isinstance(target, cst.Name):
+            value = plain(value)  # (only names keep a tensor that is CUDA on some paths)
         if isinstance(target, cst.Name):
             self.versions[target.value] = self.versions.get(target.value, 0) + 1
             old = self.state.vars.get(target.value)
@@ -378,7 +385,7 @@ class Walker(CallsMixin, OrderingMixin):
         """`flat = store.get_flat()` where the body later hands `flat` to an NCCL
         collective: a CUDA tensor the call made on the current stream (PyTorch's
         invariant), whatever the call is."""
-        if value is not UNKNOWN or not isinstance(target, cst.Name) or target.value not in self.evident_tensors:
+        if plain(value) is not UNKNOWN or not isinstance(target, cst.Name) or target.value not in self.evident_tensors:
             return value
         if not isinstance(expr, (cst.Call, cst.Subscript, cst.Attribute, cst.BinaryOperation)):
             return value
@@ -653,11 +660,13 @@ class Walker(CallsMixin, OrderingMixin):
             )
         return UNKNOWN
 
-    def eval(self, expr: cst.BaseExpression, label: str = "") -> Value:  # noqa: C901
+    def eval(self, expr: cst.BaseExpression, label: str = "", raw: bool = False) -> Value:  # noqa: C901
+        """The value of an expression; `raw`: also a tensor that is CUDA on some paths
+        only (`HostOrDevice`), which the general rules see as UNKNOWN."""
         if isinstance(expr, cst.Name):
             if expr.value in ("True", "False", "None"):
                 return Const({"True": True, "False": False, "None": None}[expr.value])
-            return self.lookup(expr.value)
+            return self.lookup(expr.value, raw)
         if isinstance(expr, cst.Attribute):
             return self.attribute(expr)
         if isinstance(expr, cst.Call):
@@ -686,7 +695,8 @@ class Walker(CallsMixin, OrderingMixin):
             return UNKNOWN
         if isinstance(expr, cst.IfExp):
             self.truth(expr.test)
-            return self.device_join(self.eval(expr.body), self.eval(expr.orelse))
+            joined = self.device_join(self.eval(expr.body, raw=True), self.eval(expr.orelse, raw=True))
+            return joined if raw else plain(joined)
         if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
             items = tuple(self.eval(e.value) for e in expr.elements)
             element = items[0] if items else UNKNOWN
@@ -766,7 +776,7 @@ class Walker(CallsMixin, OrderingMixin):
         for x, y in ((a, b), (b, a)):
             if _is_cuda_target(x) and _is_cpu_target(y):
                 return x
-        return join(a, b)
+        return join_paths(a, b)
 
     def attribute(self, expr: cst.Attribute) -> Value:
         if isinstance(expr.value, cst.Name) and expr.value.value == "self":
@@ -774,14 +784,18 @@ class Walker(CallsMixin, OrderingMixin):
             if self.state.hb is not None:
                 self.first_reads.setdefault(key, expr)
             if key in self.state.vars:
-                return self.state.vars[key]
+                return plain(self.state.vars[key])
             owner = self.record.class_name
             if owner is None and isinstance(self.state.vars.get("self"), Instance):
                 owner = self.state.vars["self"].cls  # a function nested in a method (a hook, a callback)
             held = self.an.class_attr(owner, expr.attr.value)
-            return self.evident_path(key) if held is UNKNOWN else held
-        base = self.eval(expr.value)
+            return self.evident_path(key) if held is UNKNOWN else plain(held)
         attr = expr.attr.value
+        base = self.eval(expr.value, raw=attr == "device")
+        if isinstance(base, HostOrDevice):
+            # CUDA on the paths where the tensor is (a device that is CUDA on one path is
+            # the code's GPU path, as `values.join` takes it).
+            return Device(cuda=True, of=base)
         if isinstance(base, QualRef):
             qualname = api.normalize(f"{base.qualname}.{attr}")
             return self.named_value(qualname) or QualRef(qualname)
@@ -794,7 +808,7 @@ class Walker(CallsMixin, OrderingMixin):
         if isinstance(base, Buffer) and base.framework == "torch" and base.mem is Mem.DEVICE and attr in torch_api.TENSOR_ATTRIBUTES:
             return base  # `x.grad`, `topk(...).indices`: CUDA tensors of the same computation
         if isinstance(base, Instance):
-            return (base.home or self.an).class_attr(base.cls, attr)
+            return plain((base.home or self.an).class_attr(base.cls, attr))
         if isinstance(base, _Batch):
             return base
         if base is UNKNOWN and isinstance(expr.value, cst.Name):
@@ -930,7 +944,7 @@ class Walker(CallsMixin, OrderingMixin):
                 self.eval(arg.value)
         return Args(positional, keywords, values)
 
-    def eval_arg(self, expr: cst.BaseExpression) -> Value:
+    def eval_arg(self, expr: cst.BaseExpression, raw: bool = False) -> Value:
         """An argument: a subscript here only names a view (the callee decides whether
         the host reads it: NumPy and print do, a GPU copy does not)."""
         if isinstance(expr, cst.Subscript):
@@ -939,7 +953,7 @@ class Walker(CallsMixin, OrderingMixin):
                 return self.eval(expr)
             finally:
                 self.view_depth -= 1
-        return self.eval(expr)
+        return self.eval(expr, raw=raw)
 
 
 

@@ -81,8 +81,17 @@ def switch_test(test: cst.BaseExpression, config: Options) -> bool:
         return _steady(test.left, config) and _steady(test.right, config) \
             and (switch_test(test.left, config) or switch_test(test.right, config))
     if isinstance(test, cst.Comparison):
-        return _config_attribute(test.left, config.fixed) and all(_constant(c.comparator) for c in test.comparisons)
+        return _config_attribute(_measured(test.left), config.fixed) and all(_constant(c.comparator) for c in test.comparisons)
     return False
+
+
+def _measured(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`len(self.groups) == 0` tests the option as `if not self.groups:` does: the
+    container `len` measures stands for the test's left side."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len" \
+            and len(expr.args) == 1 and not expr.args[0].star and expr.args[0].keyword is None:
+        return expr.args[0].value
+    return expr
 
 
 def steady_else(test: cst.BaseExpression, config: Options) -> bool:

@@ -105,6 +105,9 @@ class Buffer:
 @dataclass(frozen=True)
 class Device:
     cuda: bool
+    # `x.device` of a tensor that is a CUDA tensor on some paths only (`HostOrDevice`):
+    # CUDA on those paths, the code's GPU path; kept to tell `x.to(x.device)` (no copy).
+    of: Optional["HostOrDevice"] = field(default=None, compare=False, hash=False)
 
 
 @dataclass(frozen=True)
@@ -216,10 +219,57 @@ class Graph:
     site: int = 0
 
 
+@dataclass(frozen=True)
+class HostOrDevice:
+    """A PyTorch tensor that is a CUDA tensor on some paths and a tensor the code builds
+    on the host from Python values on others: `norm if grads else torch.tensor(0.0)`, or
+    a `torch.tensor(0.0)` accumulator that a loop replaces with CUDA results (the loop
+    may run zero times). Most of the walk sees it as UNKNOWN (`plain`); only a copy to a
+    CUDA device (an upload on the host path) and `.device` (CUDA on the device path) read
+    it, as a join of devices takes the CUDA path to be the code's GPU path."""
+
+    device: Buffer
+    host: Buffer
+
+
 Value = Union[
     Unknown, Stream, Event, Buffer, Device, Loader, TorchModule, QualRef, Const, Kernel,
-    Launch, Seq, DictOf, LocalFunction, Instance, StreamContext, Graph,
+    Launch, Seq, DictOf, LocalFunction, Instance, StreamContext, Graph, HostOrDevice,
 ]
+
+
+def plain(value: Value) -> Value:
+    """The value as the walk's general rules see it: a tensor that is CUDA on some paths
+    only is UNKNOWN there."""
+    return UNKNOWN if isinstance(value, HostOrDevice) else value
+
+
+def _sides(value: Value) -> Optional[Tuple[Optional[Buffer], Optional[Buffer]]]:
+    """(CUDA tensor, host-built tensor) a value may be, for `HostOrDevice` joins."""
+    if isinstance(value, HostOrDevice):
+        return value.device, value.host
+    if isinstance(value, Buffer) and value.framework == "torch":
+        if value.mem is Mem.DEVICE:
+            return value, None
+        if value.mem is Mem.PAGEABLE and value.literal:
+            return None, value
+    return None
+
+
+def _join_sides(a: Value, b: Value) -> Value:
+    x, y = _sides(a), _sides(b)
+    if x is None or y is None:
+        return UNKNOWN
+    parts = []
+    for p, q in zip(x, y):
+        part = p if q is None else q if p is None else join(p, q)
+        if part is not None and not isinstance(part, Buffer):
+            return UNKNOWN
+        parts.append(part)
+    device, host = parts
+    if device is None or host is None:
+        return UNKNOWN
+    return HostOrDevice(device, host)
 
 
 def join(a: Value, b: Value) -> Value:
@@ -257,6 +307,15 @@ def join(a: Value, b: Value) -> Value:
         if _names_device(x, cuda=True) and (_names_device(y, cuda=False) or y is UNKNOWN):
             return x
     return UNKNOWN
+
+
+def join_paths(a: Value, b: Value) -> Value:
+    """What a name (or an if-expression) holds where two paths meet: `join`, and where
+    that loses a PyTorch tensor that is CUDA on one path and built on the host on the
+    other, a `HostOrDevice`. Only names and if-expressions keep it (containers, returns
+    and attributes hold `plain` values)."""
+    joined = join(a, b)
+    return _join_sides(a, b) if joined is UNKNOWN else joined
 
 
 def _names_device(value: Value, cuda: bool) -> bool:

@@ -24,7 +24,9 @@ class MissingNonBlocking(Rule):
       `with s:`, after `torch.cuda.set_stream(s)`); or
     - the source is a tensor the code builds from Python values
       (`torch.tensor(0.0).to(dev)`, `torch.tensor([a, b], device="cuda")`, which
-      builds it on the host and copies it) and the upload runs in a hot path: a
+      builds it on the host and copies it; also one built there on some paths only,
+      `(norm if grads else torch.tensor(0.0)).to(total.device)`, where `total` is a
+      CUDA tensor on some path) and the upload runs in a hot path: a
       loop that queues GPU work, `forward`, a registered hook, or a helper of the
       same module that one of these calls on every call (reported in the helper,
       naming that function).

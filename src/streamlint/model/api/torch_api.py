@@ -80,6 +80,11 @@ TENSOR_COPIES: dict[str, Fact] = {
     "copy_": Fact(K.COPY, F, flag=Arg(1, "non_blocking"), **_NB),
 }
 
+# Tensor copies whose result is the receiver on the device their first argument names
+# (`t.to(device)`; `t.cuda()`: the current CUDA device): a copy only where the receiver
+# is elsewhere, on the paths where it is.
+DEVICE_MOVES = frozenset({"to", "cuda"})
+
 TENSOR_METHODS: dict[str, Fact] = {
     "item": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
     "tolist": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
