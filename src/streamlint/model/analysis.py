@@ -377,7 +377,7 @@ class FileAnalyzer:
         """Parameters whose kind the function's own text shows (see evidence.py)."""
         kinds = evidence.param_kinds(
             function.node, function.params, frozenset(self.imported_roots), self.qualname_of, self.default_of,
-            self.evidence_memo(),
+            self.evidence_memo(), syncs=not self.text or ".synchronize(" in self.text,
         )
         out: dict[str, Value] = {}
         for name, kind in kinds.items():

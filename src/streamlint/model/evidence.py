@@ -98,8 +98,10 @@ def param_kinds(
     resolve: Callable[[cst.BaseExpression], Optional[str]],
     default_value: Callable[[cst.BaseExpression], Value],
     memo: Optional[dict] = None,
+    syncs: bool = True,
 ) -> dict[str, Kind]:
-    """Parameters of `node` whose kind the body, annotations or defaults show.
+    """Parameters of `node` whose kind the body, annotations or defaults show
+    (`syncs`: whether the module's text synchronizes anything at all).
 
     `resolve` spells an annotation as a qualified name (None when it cannot);
     `default_value` evaluates a default expression in the module's environment."""
@@ -123,8 +125,10 @@ def param_kinds(
             found[name] = Kind.STREAM  # the caller's choice of stream, the default one if none
         elif _is_none(param.default) and isinstance(_default_in_body(node, name, default_value), Stream):
             found[name] = Kind.STREAM  # `stream=None` and `if stream is None: stream = Stream.null`
-        if name in _waits_for_legacy_by_hand(node, default_value):
-            found[name] = Kind.SIDE_STREAM
+    if syncs:
+        for name in _waits_for_legacy_by_hand(node, default_value) & wanted:
+            if found.get(name) in (None, Kind.STREAM):
+                found[name] = Kind.SIDE_STREAM
     found.update(_first_kinds(node, imported, wanted - set(found), memo))
     return found
 
