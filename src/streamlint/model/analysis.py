@@ -244,6 +244,9 @@ class FileAnalyzer:
         self.direct_roots: set[str] = set()  # ... as the file spells its imports
         self.specialized: dict[tuple, Value] = {}  # (helper, arguments) -> what it returns
         self.specializing = 0
+        # (function, the classes of the objects its parameters are given) -> its record so
+        # walked (`instance_summary`); None while being made or when it cannot be.
+        self.instance_summaries: dict[tuple, Optional[FunctionRecord]] = {}
         self._evidence: dict = {}  # id(function node) -> the evidence in its body (evidence.py)
         self._class_starts: Optional[dict[str, list[tuple[int, int]]]] = None  # class_text.class_starts
         # The module's text when known: a method's code is part of it, so text the
@@ -374,16 +377,17 @@ class FileAnalyzer:
         """Parameters whose kind the function's own text shows (see evidence.py)."""
         kinds = evidence.param_kinds(
             function.node, function.params, frozenset(self.imported_roots), self.qualname_of, self.default_of,
-            self.evidence_memo(),
+            self.evidence_memo(), syncs=not self.text or ".synchronize(" in self.text,
         )
         out: dict[str, Value] = {}
         for name, kind in kinds.items():
-            if kind is evidence.Kind.STREAM:
+            if kind in (evidence.Kind.STREAM, evidence.Kind.SIDE_STREAM):
                 # Given by the caller (as `param_stream` names one): its default tells the framework.
                 default = self.default_of(_default_expr(function.node, name))
                 owner = f"{function.class_name}.{function.value.name}" if function.class_name else function.value.name
+                blocking = False if kind is evidence.Kind.SIDE_STREAM else None
                 out[name] = Stream(default.framework if isinstance(default, Stream) else "cupy", StreamKind.EXPLICIT,
-                                   None, name, site=hash(("stream", owner, name)))
+                                   blocking, name, site=hash(("stream", owner, name)))
             else:
                 out[name] = evidence.value_for(kind, name)
         return out
@@ -467,6 +471,9 @@ class FileAnalyzer:
             local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
             # `from . import ops`: `.ops` (a sibling module), not `..ops` (the parent's).
             qualname = f"{base}{name}" if base.endswith(".") else f"{base}.{name}"
+            implied = api.implied_root(qualname) if not node.relative else None
+            if implied is not None:
+                self.note_framework(implied)  # `from chainer.backends import cuda`
             yield local, QualRef(api.normalize(qualname))
 
     def torch_namespace(self) -> str:
@@ -517,6 +524,11 @@ class FileAnalyzer:
             self.numba_imported = True
         if api.framework_of(dotted):
             self.gpu_imported = True
+        implied = api.implied_root(dotted)
+        if implied is not None:
+            # `import chainer.cuda`: a module that re-exports a framework's objects
+            # (api/chainer.py) imports that framework.
+            self.note_framework(implied)
 
     def define_function(self, node: cst.FunctionDef, walker: Walker) -> None:
         for decorator in node.decorators:
@@ -1080,6 +1092,14 @@ class FileAnalyzer:
         record = home.analyse(function)
         if record is None:
             return UNKNOWN
+        if function.class_name is None:
+            instances = {p: v for p, v in self.bind_params(function.params, args).items()
+                         if isinstance(v, Instance) and v.home is not None}
+            if instances:
+                # `pack(params, self.buffer)` given an object of a class of the project:
+                # what the function does through the object's methods is keyed by the
+                # parameter, and maps to the caller's object below.
+                record = home.instance_summary(function, instances) or record
         if record.measures:
             walker.record.probe_calls.add(id(node))  # a timing helper: its call is a probe (purpose.py)
         params = function.params[1:] if function.class_name and not _is_static(function.node) else function.params
@@ -1099,6 +1119,9 @@ class FileAnalyzer:
         for op in record.ops:
             if op.kind not in kinds or op.in_comprehension:
                 continue
+            when_none = _none_side(op.when_none, function, bound, exprs, walker) if op.when_none else ()
+            if when_none is None:
+                continue  # under `if stream is None:` in the helper, and the caller passes one (or the reverse)
             stream = self.stream_at_call(op.stream, function, bound, walker, keep_own=hazard_walk, exprs=exprs)
             if stream is None and op.stream is not None:
                 continue  # work on a stream the helper made itself: reported inside it
@@ -1107,7 +1130,7 @@ class FileAnalyzer:
             if kept:
                 accesses = tuple(_held(a, kept, held_by) for a in accesses)
             _replay(op, callee, home, node, walker, stream=stream, target=target, accesses=accesses,
-                    result=op.result if keeps_results else UNKNOWN)
+                    result=op.result if keeps_results else UNKNOWN, when_none=when_none)
         if function.context_manager:
             return self.context_of(function, bound, walker, exprs)
         if function.class_name and function.class_name == walker.record.class_name and self.on_self(node):
@@ -1130,6 +1153,36 @@ class FileAnalyzer:
         if hazard_walk and isinstance(result, Buffer) and result.site:
             return replace(result, site=walker.site(node))  # each call makes a new buffer
         return result
+
+    def instance_summary(self, function: "_Function", instances: dict[str, Instance]) -> Optional[FunctionRecord]:
+        """A top-level function's record when parameters are given objects of classes of
+        the project (`buffer` a `DeviceMemory`): walked once per combination of classes,
+        in the hazard mode so that what the objects' methods do is recorded with the
+        accesses, keyed by the parameter (`buffer.memory`)."""
+        key = (id(function.node), tuple(sorted((p, v.cls, id(v.home)) for p, v in instances.items())))
+        if key in self.instance_summaries:
+            return self.instance_summaries[key]
+        self.instance_summaries[key] = None  # (recursion guard)
+        if self.specializing >= _SPECIALIZE_MAX_DEPTH or function.in_progress or function.record is None:
+            return None
+        if not isinstance(function.node.body, cst.IndentedBlock):
+            return None
+        seed: dict[str, Value] = {p: UNKNOWN for p in function.params}
+        seed.update(function.closure)
+        seed.update(function.caller_evidence)
+        seed.update(self.evident_params(function))
+        seed.update(instances)
+        scratch = FunctionRecord(function.record.name, function.node, "function")
+        self.specializing += 1
+        try:
+            walker = Walker(self, scratch, params=function.params, seed=seed, hazard_mode=True, top=function.top)
+            walker.evident_tensors = function.evident_locals
+            walker.scalar_names = function.scalar_params
+            walker.walk(function.node.body.body)
+        finally:
+            self.specializing -= 1
+        self.instance_summaries[key] = scratch
+        return scratch
 
     def receiver_label(self, node: cst.Call) -> Optional[str]:
         """`gpu_buf` in `gpu_buf.from_device(x)`, `self.buf` in `self.buf.fill()`: the name
@@ -1281,6 +1334,13 @@ class FileAnalyzer:
                 space = acc.space
                 if space == UNSURE and isinstance(value, Buffer):
                     space = DEVICE if value.mem is Mem.DEVICE else HOSTMEM
+                if isinstance(value, Instance):
+                    # What the helper did to a part of the object the caller handed it
+                    # (`buffer.memory`): that part of the caller's object.
+                    holder = _holder_label(exprs[name])
+                    if holder is not None and region.startswith("."):
+                        out.append(replace(acc, key=("n", holder, region), label=f"{holder}{region}"))
+                    continue
                 mapped = walker.access(exprs[name], value, acc.write, space)
                 if mapped is not None:
                     out.append(replace(mapped, key=mapped.key[:-1] + (mapped.key[-1] or region,),
@@ -1343,8 +1403,40 @@ def analyze_module(module: cst.Module, path: str = "", source: str = "") -> File
     return result
 
 
+def _none_side(tests: tuple, function: "_Function", bound: dict[str, Value], exprs: dict,
+               walker: Walker) -> Optional[tuple]:
+    """Whether a helper's operation under `if param is None:` (or its `else`) runs for
+    this call: None when the caller's argument excludes it, else the tests still open,
+    in the caller's terms. An argument left out that defaults to None is None; a value
+    the walk knows (a stream, a buffer, an object) is not; the caller's own parameter
+    passed on keeps the test, on that parameter, when it defaults to None itself, and
+    any other argument given is taken to be given (not None)."""
+    kept = []
+    for name, when_none in tests:
+        expr = exprs.get(name)
+        if expr is None:
+            if not _defaults_to_none(function.node, name):
+                continue  # (not an argument we can see: the test stays open, on nothing of the caller's)
+            is_none = True
+        else:
+            value = bound.get(name, UNKNOWN)
+            if isinstance(value, Const):
+                is_none = value.value is None
+            elif value is not UNKNOWN:
+                is_none = False
+            elif isinstance(expr, cst.Name) and expr.value in walker.params and walker.record.node is not None \
+                    and isinstance(walker.record.node, cst.FunctionDef) and _defaults_to_none(walker.record.node, expr.value):
+                kept.append((expr.value, when_none))
+                continue
+            else:
+                is_none = isinstance(expr, cst.Name) and expr.value == "None"
+        if is_none is not when_none:
+            return None
+    return tuple(kept)
+
+
 def _replay(op: GpuOp, callee: LocalFunction, home: "FileAnalyzer", node: cst.Call, walker: Walker, *,
-            stream, target, accesses, result) -> None:
+            stream, target, accesses, result, when_none: tuple = ()) -> None:
     """A helper's operation emitted at the caller's call, named after the helper and
     pointing at the call deepest inside it (for messages)."""
     inner = op.helper
@@ -1354,7 +1446,7 @@ def _replay(op: GpuOp, callee: LocalFunction, home: "FileAnalyzer", node: cst.Ca
         op.kind, op.api, node, op.framework, stream=stream, host_blocking=op.host_blocking,
         is_async_api=op.is_async_api, sync_api=op.sync_api, host_buffer=op.host_buffer,
         non_blocking=op.non_blocking, pinned_out=op.pinned_out, target=target, helper=helper,
-        accesses=accesses, event=op.event, result=result,
+        accesses=accesses, event=op.event, result=result, when_none=when_none,
     )
 
 
@@ -1405,6 +1497,12 @@ def _agreed_kinds(call_sites: list[dict], instances: bool = False) -> dict[str, 
                     and None not in homes:
                 agreed[name] = first
             continue
+        if all(isinstance(site[name], Stream) and site[name].explicit and site[name].blocking is False
+               for site in call_sites):
+            # Non-blocking streams at every call: the parameter is one (which one, the caller's).
+            first = call_sites[0][name]
+            agreed[name] = Stream(first.framework, StreamKind.EXPLICIT, False, name, site=hash(("stream", name)))
+            continue
         kinds = {_kind_of(site[name], name) for site in call_sites}
         if len(kinds) == 1:
             kind = kinds.pop()
@@ -1433,6 +1531,16 @@ def _defaults_to_none(node: cst.FunctionDef, name: str) -> bool:
         if param.name.value == name:
             return isinstance(param.default, cst.Name) and param.default.value == "None"
     return False
+
+
+def _holder_label(expr: cst.BaseExpression) -> Optional[str]:
+    """How the caller names an object it hands on (`buf`, `self.buf`), as method calls
+    on it key what the object keeps (`receiver_label`)."""
+    if isinstance(expr, cst.Name) and expr.value != "self":
+        return expr.value
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return f"self.{expr.attr.value}"
+    return None
 
 
 def _held(acc: Access, kept: dict[int, str], holder: str) -> Access:

@@ -224,6 +224,8 @@ class CallsMixin(LibraryMixin):
             return True
         if any(s.explicit for s in self.state.current.values()):
             return True
+        if any(isinstance(v, Instance) and v.home is not None for v in args.all()):
+            return True  # an object of a project class that keeps GPU memory (analysis.foreign_instance)
         return holds_gpu_values(args)
 
     def unseen_call_on_side_stream(self, node: cst.Call, args: "Args") -> None:
@@ -714,6 +716,10 @@ class CallsMixin(LibraryMixin):
             return self.mpi_call(method, node, args)
         if method in nccl.COMMUNICATOR_METHODS and self.nccl_call(method, node, args):
             return UNKNOWN
+        if method in cupy_api.MEMORY_POINTER_METHODS and "cupy" in self.an.imported_roots:
+            # Only CuPy's MemoryPointer has these (`dst.data.copy_from_device(src, n)`):
+            # the copy runs whatever the pointer's array, which the caller's argument tells.
+            return self.apply(cupy_api.MEMORY_POINTER_METHODS[method], self.code(node.func), node, args)
         if method in _UNKNOWN_STREAM_METHODS and (self.an.gpu_imported or mpi.MODULE_ROOT in self.an.imported_roots):
             # (a module handing device buffers to MPI syncs streams it is given)
             return self.unknown_stream_method(method, node, args)

@@ -18,7 +18,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from streamlint.model.values import Buffer, Const, Device, Mem, Stream, Value
+from streamlint.model.values import UNKNOWN, Buffer, Const, Device, Mem, Stream, StreamKind, Value
 from streamlint.model.walk_common import dotted_name
 
 
@@ -28,6 +28,10 @@ class Kind(Enum):
     NUMBA_DEVICE = "Numba device array"
     CUDA_DEVICE = "CUDA device"
     STREAM = "stream"  # a parameter whose default is a stream (`stream=cupy.cuda.Stream.null`)
+    # A stream the code waits for the legacy default stream by hand for, when it is not
+    # that stream (`if stream != Stream.null: Stream.null.synchronize()`): it does not
+    # wait by itself, so it is a non-blocking stream.
+    SIDE_STREAM = "non-blocking stream"
 
 
 @dataclass(frozen=True)
@@ -94,8 +98,10 @@ def param_kinds(
     resolve: Callable[[cst.BaseExpression], Optional[str]],
     default_value: Callable[[cst.BaseExpression], Value],
     memo: Optional[dict] = None,
+    syncs: bool = True,
 ) -> dict[str, Kind]:
-    """Parameters of `node` whose kind the body, annotations or defaults show.
+    """Parameters of `node` whose kind the body, annotations or defaults show
+    (`syncs`: whether the module's text synchronizes anything at all).
 
     `resolve` spells an annotation as a qualified name (None when it cannot);
     `default_value` evaluates a default expression in the module's environment."""
@@ -117,8 +123,81 @@ def param_kinds(
             found[name] = Kind.CUDA_DEVICE
         elif isinstance(default, Stream):
             found[name] = Kind.STREAM  # the caller's choice of stream, the default one if none
+        elif _is_none(param.default) and isinstance(_default_in_body(node, name, default_value), Stream):
+            found[name] = Kind.STREAM  # `stream=None` and `if stream is None: stream = Stream.null`
+    if syncs:
+        for name in _waits_for_legacy_by_hand(node, default_value) & wanted:
+            if found.get(name) in (None, Kind.STREAM):
+                found[name] = Kind.SIDE_STREAM
     found.update(_first_kinds(node, imported, wanted - set(found), memo))
     return found
+
+
+def _is_none(expr: Optional[cst.BaseExpression]) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def _default_in_body(node: cst.FunctionDef, name: str, default_value: Callable[[cst.BaseExpression], Value]) -> Value:
+    """What a parameter defaulting to None is given when None, by a statement of the
+    function's top level: `if stream is None: stream = cupy.cuda.Stream.null`."""
+    if not isinstance(node.body, cst.IndentedBlock):
+        return UNKNOWN
+    for stmt in node.body.body:
+        if not (isinstance(stmt, cst.If) and stmt.orelse is None and isinstance(stmt.test, cst.Comparison)):
+            continue
+        test = stmt.test
+        if not (len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Is)
+                and isinstance(test.left, cst.Name) and test.left.value == name
+                and _is_none(test.comparisons[0].comparator)):
+            continue
+        body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else []
+        if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1:
+            assign = body[0].body[0]
+            if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and \
+                    isinstance(assign.targets[0].target, cst.Name) and assign.targets[0].target.value == name:
+                return default_value(assign.value)
+        return UNKNOWN
+    return UNKNOWN
+
+
+def _waits_for_legacy_by_hand(node: cst.FunctionDef, default_value: Callable[[cst.BaseExpression], Value]) -> set[str]:
+    """Names an `if` of the function's top level tests for not being the legacy default
+    stream and then synchronizes that stream in its body (`if stream != Stream.null and
+    grew: Stream.null.synchronize()`)."""
+    found: set[str] = set()
+    if not isinstance(node.body, cst.IndentedBlock):
+        return found
+    for stmt in node.body.body:
+        if not isinstance(stmt, cst.If) or not isinstance(stmt.body, cst.IndentedBlock):
+            continue
+        names = [name for name in _not_legacy_tests(stmt.test, default_value)]
+        if names and any(_syncs_legacy(line, default_value) for line in stmt.body.body):
+            found.update(names)
+    return found
+
+
+def _not_legacy_tests(test: cst.BaseExpression, default_value: Callable[[cst.BaseExpression], Value]):
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        yield from _not_legacy_tests(test.left, default_value)
+        yield from _not_legacy_tests(test.right, default_value)
+        return
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)):
+        return
+    comparison = test.comparisons[0]
+    if isinstance(comparison.operator, (cst.NotEqual, cst.IsNot)) and isinstance(comparison.comparator, cst.Attribute):
+        value = default_value(comparison.comparator)
+        if isinstance(value, Stream) and value.kind is StreamKind.LEGACY:
+            yield test.left.value
+
+
+def _syncs_legacy(line: cst.CSTNode, default_value: Callable[[cst.BaseExpression], Value]) -> bool:
+    if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Expr)):
+        return False
+    call = line.body[0].value
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "synchronize"):
+        return False
+    value = default_value(call.func.value)
+    return isinstance(value, Stream) and value.kind is StreamKind.LEGACY
 
 
 def local_kinds(node: cst.FunctionDef, imported: frozenset[str], memo: Optional[dict] = None) -> dict[str, Kind]:

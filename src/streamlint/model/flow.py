@@ -145,6 +145,7 @@ class Walker(CallsMixin, OrderingMixin):
         self.switch_depth = 0  # ... of them, tests of an option the class sets once (switches.py)
         self.branch_calls: list[set] = []  # per open rare `if` branch: the helpers it called (steady if all do)
         self.init_depth = 0  # how many `if`s deep that set what they test (`if self.x is None: self.x = ...`)
+        self.none_tests: list[tuple[str, bool]] = []  # enclosing `if param is None:` tests (GpuOp.when_none)
         self.incarnations = 0
         self.hazards: dict[tuple, Hazard] = {}
         self.escaped: set[int] = set()  # buffer sites returned or stored beyond the body
@@ -197,6 +198,8 @@ class Walker(CallsMixin, OrderingMixin):
             rare=self.rare_depth > self.switch_depth,
             **kw,
         )
+        if self.none_tests:
+            op.when_none = tuple(self.none_tests) + op.when_none
         self.record.ops.append(op)
         if self.top is not None:
             self.an.result.tops[id(node)] = self.top
@@ -479,17 +482,24 @@ class Walker(CallsMixin, OrderingMixin):
         collect = bool(guarded) and not steady
         if collect:
             self.branch_calls.append(set())
+        none_test = self.none_test(node.test)
+        if none_test is not None:
+            self.none_tests.append(none_test)
         self.walk(node.body.body)
         body_calls = self.branch_calls.pop() if collect else set()
         if collect:
             self.branch_calls.append(set())
         then_state = self.state
         self.state = base.copy()
+        if none_test is not None:
+            self.none_tests[-1] = (none_test[0], not none_test[1])
         if isinstance(node.orelse, cst.If):
             following = steady and switches.steady_else(node.orelse.test, config) if guarded else None
             self.if_(node.orelse, guarded=guarded or None, switch=following)
         elif isinstance(node.orelse, cst.Else):
             self.walk(node.orelse.body.body)
+        if none_test is not None:
+            self.none_tests.pop()
         self.rare_depth -= bool(guarded)
         self.switch_depth -= steady
         self.init_depth -= once
@@ -516,6 +526,21 @@ class Walker(CallsMixin, OrderingMixin):
                     function.steady_callers.add(id(self.record.node))
         elif self.branch_calls:
             self.branch_calls[-1].update(keys)
+
+    def none_test(self, test: cst.BaseExpression) -> Optional[tuple[str, bool]]:
+        """`param is None` / `param is not None` on a parameter of this body: (name, the
+        side that runs when it is None is the body)."""
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)
+                and test.left.value in self.params):
+            return None
+        comparison = test.comparisons[0]
+        if not (isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"):
+            return None
+        if isinstance(comparison.operator, cst.Is):
+            return test.left.value, True
+        if isinstance(comparison.operator, cst.IsNot):
+            return test.left.value, False
+        return None
 
     def static_truth(self, test: cst.BaseExpression) -> Optional[bool]:
         """A test the values decide: `len(t) == 2` for a tuple of known length, or

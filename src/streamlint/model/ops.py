@@ -86,6 +86,9 @@ class GpuOp:
     writes: Tuple[Value, ...] = ()
     accesses: Tuple["Access", ...] = ()  # buffers read and written, for the ordering check
     event: Optional[Value] = None  # the event recorded, waited on or synchronized
+    # The tests of a parameter against None it runs under, (name, runs when None): a
+    # caller's argument decides which side runs (`if stream is None:` in a helper).
+    when_none: Tuple[Tuple[str, bool], ...] = ()
 
     @property
     def hot(self) -> bool:

@@ -52,6 +52,25 @@ _ALIASES = {
     **chainer.MODULE_ALIASES,
 }
 
+# Modules that re-export a framework's objects under their own names: importing one
+# (or a name from one) imports the framework.
+_IMPLIES_FRAMEWORK: dict[str, str] = {**chainer.IMPLIES_FRAMEWORK}
+
+
+def implied_root(qualname: str) -> Optional[str]:
+    """The framework `import <qualname>` (or `from ... import`) brings in under another
+    name (`chainer.cuda` -> `cupy`), if any."""
+    real = normalize(qualname)
+    end = len(real)
+    while end > 0:
+        root = _IMPLIES_FRAMEWORK.get(real[:end])
+        if root is not None:
+            return root
+        end = real.rfind(".", 0, end)
+    root = real.split(".", 1)[0]
+    return root if root != qualname.split(".", 1)[0] else None
+
+
 from streamlint.model.prefilter import PREFILTER_KEYS  # noqa: E402,F401  (its former home)
 
 # A file is worth following into other modules of the project only if its own text uses

@@ -31,3 +31,6 @@ _REEXPORTS: dict[str, str] = {
 MODULE_ALIASES: dict[str, str] = {
     f"{module}.{name}": cupy for module in _BACKEND for name, cupy in _REEXPORTS.items()
 }
+
+# Importing the backend module is importing CuPy (its objects are CuPy's).
+IMPLIES_FRAMEWORK: dict[str, str] = {module: "cupy" for module in _BACKEND}
