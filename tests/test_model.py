@@ -427,3 +427,17 @@ def test_a_presence_test_of_the_loop_element_is_no_rare_branch():
     """
     uploads = ops(src, "slice_batch", OpKind.COPY_H2D)
     assert [op.conditional for op in uploads] == [False, True]  # the element's presence; a switch
+
+
+def test_record_stream_on_an_unknown_receiver_is_an_allocator_fact_not_a_kernel():
+    source = textwrap.dedent("""
+        import torch
+
+        def free_all(params, side):
+            current = torch.cuda.current_stream()
+            with torch.cuda.stream(side):
+                for p in params:
+                    p.full.record_stream(current)
+    """)
+    kinds = [op.kind for op in ops(source, "free_all")]
+    assert kinds == [OpKind.RECORD_STREAM]

@@ -708,6 +708,13 @@ class CallsMixin(LibraryMixin):
         if method in ("item", "tolist") and isinstance(node.func.value, cst.Subscript) and (  # type: ignore[attr-defined]
                 self.loop_stack or self.comprehension_depth):
             self.an.unknown_element_reads.add(id(self.record.node))
+        if method == "record_stream" and args.positional and self.an.torch_imported:
+            # Only CUDA tensors have `record_stream` (evidence): the allocator fact, not a
+            # kernel, whatever stream is current.
+            receiver = Buffer("torch", Mem.DEVICE, label=self.code(node.func.value))  # type: ignore[attr-defined]
+            fact = torch_api.TENSOR_METHODS[method]
+            return self.apply(fact, self.code(node.func), node, args, receiver=receiver,
+                              label=self.code(node.func.value))  # type: ignore[attr-defined]
         if method == "pin_memory" and not args.positional and not args.keywords and self.an.torch_imported:
             result = Buffer("torch", Mem.PINNED, site=self.site(node), pinned_by=id(node))
             self.emit(OpKind.PIN, self.code(node.func), node, "torch", result=result)
