@@ -15,6 +15,8 @@ class Reducer:
         self.a, self.b = 1, 2
         self.bucket[0] = 3
         self.width: int = 4
+        self.groups = []
+        self.streams = {}
         register(self.handle, y=1)
         if self.overlap_comm == 2:
             pass
@@ -25,12 +27,19 @@ class Reducer:
     def set_cache_op(self, on):
         self.cache_op = on
         self.b += 1
+
+    def _lazy_init(self):
+        if len(self.streams) > 0:
+            return
+        self.streams["side"] = make_stream()
+        self.groups.append(1)
 '''
 
 
 def test_options_are_attributes_only_init_sets():
     options = config_attributes(SOURCE)
     # A multi-line signature does not end `__init__`; a nested function is not `__init__`.
+    # A container another method fills (`self.streams[k] = v`, `self.groups.append(v)`) is state.
     assert options.fixed == {"overlap_comm", "a", "width"}
     assert options.on == {"cache_op"}  # set to True in __init__, turned off by a setter
 

@@ -47,6 +47,10 @@ def config_attributes(text: str) -> Options:
             continue
         if not stack or "self." not in stripped:
             continue
+        if stack[-1][1] != "__init__":
+            # A container another method fills (`self.x[k] = v`, `self.x.append(v)`): its
+            # size (`len(self.x) == 0`) is state, not an option.
+            elsewhere.update(_SELF_FILLED.findall(stripped))
         operator = _ASSIGN.search(stripped)
         target = stripped[:operator.start()] if operator else ""
         if not target or "(" in target:
@@ -66,6 +70,10 @@ _DEF = re.compile(r"(?:async\s+)?def\s+(\w+)")
 _ASSIGN = re.compile(r"(?:[-+*/%|&^@]|//|\*\*|<<|>>)?(?<![=!<>])=(?!=)")
 # `self.x` as a target (`self.a, self.b = `, `self.x: int = `), not `self.x[k]` or `self.x.y`.
 _SELF_TARGET = re.compile(r"\bself\.(\w+)\b(?!\s*[\[.])")
+# `self.x` filled in place: a subscript store or a mutating method of a list, dict or set.
+_SELF_FILLED = re.compile(
+    r"\bself\.(\w+)\s*(?:\[[^\]]*\]\s*(?:[-+*/%|&^@]|//|\*\*|<<|>>)?=(?!=)"
+    r"|\.(?:append|extend|insert|update|setdefault|add|clear|pop|popitem|remove|discard)\()")
 
 
 def switch_test(test: cst.BaseExpression, config: Options) -> bool:

@@ -201,6 +201,19 @@ def dotted_name(expr: cst.BaseExpression) -> str:
     return ""
 
 
+def _nonempty_test(test: cst.Comparison) -> bool:
+    """`len(x) > 0` or `len(x) >= 1` on a name or an attribute: the truth test of `x`."""
+    if len(test.comparisons) != 1:
+        return False
+    left, (comparison,) = test.left, test.comparisons
+    bound = comparison.comparator
+    return isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len" \
+        and len(left.args) == 1 and left.args[0].keyword is None and not left.args[0].star \
+        and isinstance(left.args[0].value, (cst.Name, cst.Attribute)) and isinstance(bound, cst.Integer) \
+        and ((isinstance(comparison.operator, cst.GreaterThan) and bound.value == "0")
+             or (isinstance(comparison.operator, cst.GreaterThanEqual) and bound.value == "1"))
+
+
 def rare_test(test: cst.BaseExpression) -> bool:
     """Does this `if` test make its body run only now and then (periodic, one-off, flag)?"""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
@@ -212,5 +225,7 @@ def rare_test(test: cst.BaseExpression) -> bool:
     if isinstance(test, cst.Comparison):
         if has_modulo(test.left) or any(has_modulo(c.comparator) for c in test.comparisons):
             return True  # every N steps
+        if _nonempty_test(test):
+            return True  # `len(self._streams) > 0` tests what `if self._streams:` does
         return all(isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) for c in test.comparisons)
     return has_modulo(test)
