@@ -20,7 +20,7 @@ from streamlint.deadline import tick
 from streamlint.model import api, class_text, classes, declared, duck, evidence, project, reads, reverse, summary_digest, switches
 from streamlint.model.api import mpi, torch_api, torch_modules
 from streamlint.model.flow import OTHER, Walker, leaves, rare_test, selector
-from streamlint.model.walk_common import LOCAL
+from streamlint.model.walk_common import LOCAL, nonempty_test
 from streamlint.model.hazards import DEVICE, HOST_LABEL, HOSTMEM, RAW, RELEASE, UNSURE, WAR, Access
 from streamlint.model.ops import (
     DEVICE_WORK,
@@ -1643,7 +1643,15 @@ def _exits_early(node: cst.FunctionDef) -> bool:
     """`if self._streams: return` at the top of a body: a lazy initialiser or a one-off,
     whose work does not run on every call."""
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-    return any(isinstance(stmt, cst.If) and rare_test(stmt.test) and leaves(stmt.body.body) for stmt in body)
+    return any(isinstance(stmt, cst.If) and _exit_test(stmt.test) and leaves(stmt.body.body) for stmt in body)
+
+
+def _exit_test(test: cst.BaseExpression) -> bool:
+    """A test of an early exit that makes the rest run now and then: a rare test, or whether
+    a container is filled yet (`if len(self._streams) > 0 or not self._is_root: return`)."""
+    if isinstance(test, cst.BooleanOperation):
+        return _exit_test(test.left) or _exit_test(test.right)
+    return rare_test(test) or nonempty_test(test)
 
 
 def _is_static(node: cst.FunctionDef) -> bool:

@@ -201,9 +201,9 @@ def dotted_name(expr: cst.BaseExpression) -> str:
     return ""
 
 
-def _nonempty_test(test: cst.Comparison) -> bool:
+def nonempty_test(test: cst.BaseExpression) -> bool:
     """`len(x) > 0` or `len(x) >= 1` on a name or an attribute: the truth test of `x`."""
-    if len(test.comparisons) != 1:
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return False
     left, (comparison,) = test.left, test.comparisons
     bound = comparison.comparator
@@ -225,7 +225,5 @@ def rare_test(test: cst.BaseExpression) -> bool:
     if isinstance(test, cst.Comparison):
         if has_modulo(test.left) or any(has_modulo(c.comparator) for c in test.comparisons):
             return True  # every N steps
-        if _nonempty_test(test):
-            return True  # `len(self._streams) > 0` tests what `if self._streams:` does
         return all(isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) for c in test.comparisons)
     return has_modulo(test)
