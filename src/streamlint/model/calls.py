@@ -629,7 +629,10 @@ class CallsMixin(LibraryMixin):
             if function is not None:
                 if owner is not self.an:
                     function = replace(function, home=owner)  # a class of another module
-                return self.an.call_local(function, node, self.eval_args(node), self)
+                args = self.eval_args(node)
+                if method in self.an.wanted_methods:
+                    self.note_method_call(method, node, args)  # (maybe a class of the hierarchy asked about)
+                return self.an.call_local(function, node, args, self)
             if self.an.is_torch_module_class(receiver.cls) and method in torch_modules.MODULE_RETURNS_SELF:
                 self.module_method(method, node, self.eval_args(node))
                 return receiver
@@ -709,13 +712,17 @@ class CallsMixin(LibraryMixin):
                 self.order(replace(op, stream=stream, node=node))  # reported at the launch
         return UNKNOWN
 
+    def note_method_call(self, method: str, node: cst.Call, args: "Args") -> None:
+        """What a call of a method asked about hands it (reverse.method_call_sites)."""
+        if self.state.hb is None:
+            starred = any(a.star for a in node.args)
+            self.an.method_calls_out.setdefault(method, []).append(None if starred else args)
+
     def unknown_receiver_method(self, method: str, node: cst.Call, args: Optional["Args"] = None) -> Value:
         """Methods whose name alone tells the result kind, whatever the receiver."""
         args = args if args is not None else self.eval_args(node)
-        if method in self.an.wanted_methods and self.state.hb is None:
-            # (reverse.method_call_sites: what this call hands the method)
-            starred = any(a.star for a in node.args)
-            self.an.method_calls_out.setdefault(method, []).append(None if starred else args)
+        if method in self.an.wanted_methods:
+            self.note_method_call(method, node, args)
         if method in ("item", "tolist") and isinstance(node.func.value, cst.Subscript) and (  # type: ignore[attr-defined]
                 self.loop_stack or self.comprehension_depth):
             self.an.unknown_element_reads.add(id(self.record.node))

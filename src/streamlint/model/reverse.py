@@ -15,6 +15,11 @@ The same directory is also where `hot_method_callers` looks for an `nn.Module`'s
 `forward` that calls a method of a class of the checked module on every call (the
 method is then a hot path, as `forward` is).
 
+`method_call_sites` looks further, for the callers of a method of a class of the checked
+module through objects the callers' walks cannot type: the whole top package and the
+root's scripts (bounded: MAX_PACKAGE_FILES), the receiver's class decided by duck typing
+(the classes whose method of that name accepts the call must be of one hierarchy).
+
 Not seen: callers deeper in other packages, and callers added since the result was
 cached in a directory whose other files did not change (the cache notes the files read).
 """
@@ -177,33 +182,10 @@ def _steady_calls(body, config: switches.Options):
 
 MAX_PACKAGE_FILES = 256  # Python files of a top package looked at (a larger one is skipped)
 
-# top package directory -> its Python files (recursive, listed once per process).
-_packages: dict[str, tuple[str, ...]] = {}
-
-
 def package_files(path: str) -> tuple[str, ...]:
-    """The Python files of the top package that holds the module at `path` (its
-    subpackages included) and the scripts of the project's root directory: none if the
-    package has more than MAX_PACKAGE_FILES."""
-    here = Path(path).resolve()
-    top = here.parent
-    while (top.parent / "__init__.py").is_file() and top.parent != top:
-        top = top.parent
-    key = str(top)
-    if key not in _packages:
-        found: list[str] = []
-        if (top / "__init__.py").is_file():
-            for folder, dirs, names in os.walk(top):
-                dirs[:] = sorted(d for d in dirs if (Path(folder) / d / "__init__.py").is_file())
-                found.extend(str(Path(folder) / n) for n in sorted(names) if n.endswith(".py"))
-                if len(found) > MAX_PACKAGE_FILES:
-                    found = []
-                    break
-        root = project.project_root(str(here))
-        if found and root is not None and root != top:
-            found.extend(project.python_files(root, MAX_FILES))
-        _packages[key] = tuple(found)
-    return _packages[key]
+    """The Python files of the top package that holds the module at `path` (see
+    project.package_files) and the scripts of the project's root directory."""
+    return project.package_files(path, MAX_PACKAGE_FILES, MAX_FILES)
 
 
 class _Signature:
@@ -286,8 +268,8 @@ _CLASS_HEADER = re.compile(rb"^([ \t]*)class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?[ \
 
 def _classes_and_defs(text: bytes, method: str) -> tuple[dict[str, set[str]], list[tuple[Optional[str], str]]]:
     """The classes of a module's text with the names of their bases (the last part of a
-    dotted base), and each `def method(` with its enclosing class (None: not directly in
-    a class) and its header text."""
+    dotted base), and each `def method(` with its enclosing class (None: in no class;
+    UNPLACED: below a class, not read as directly in it) and its header text."""
     bases: dict[str, set[str]] = {}
     headers = list(_CLASS_HEADER.finditer(text))
     for match in headers:
@@ -302,10 +284,15 @@ def _classes_and_defs(text: bytes, method: str) -> tuple[dict[str, set[str]], li
             if match.start() > found.start():
                 break
             if len(match.group(1)) < indent:
-                owner = match.group(2).decode() if _directly_in(text, match, found) else None
+                # (a `def` below a class that the text cannot place directly in it may still
+                # be a method of some class: UNPLACED, of no known hierarchy)
+                owner = match.group(2).decode() if _directly_in(text, match, found) else UNPLACED
         header = text[found.end():found.end() + 2000].decode(errors="replace")
         defs.append((owner, header))
     return bases, defs
+
+
+UNPLACED = "<unplaced>"
 
 
 def _directly_in(text: bytes, cls: "re.Match", found: "re.Match") -> bool:
@@ -313,7 +300,7 @@ def _directly_in(text: bytes, cls: "re.Match", found: "re.Match") -> bool:
     body = text[cls.end():found.start()]
     indents = [len(line) - len(line.lstrip(b" \t")) for line in body.split(b"\n")[1:] if line.strip()
                and not line.strip().startswith(b"#")]
-    return bool(indents) and min(indents) == len(found.group(1))
+    return not indents or min(indents) == len(found.group(1))  # (none: the class's first statement)
 
 
 def _ancestors(name: str, bases: dict[str, set[str]]) -> set[str]:
@@ -329,9 +316,10 @@ def _ancestors(name: str, bases: dict[str, set[str]]) -> set[str]:
     return seen
 
 
-# (package, class, method) -> call sites (each the checked method's parameters bound to
-# what the call passes), or None when a call may be another class's method.
-_method_sites: dict[tuple[str, str, str, str], tuple[Optional[list[dict]], dict[str, "reads.Note"]]] = {}
+# (module, class, method, parameters, the package's texts) -> call sites (each the checked
+# method's parameters bound to what the call passes), or None when a call may be another
+# class's method.
+_method_sites: dict[tuple, Optional[list[dict]]] = {}
 
 
 def method_call_sites(path: str, class_name: str, method: str, params: list[str],
@@ -347,12 +335,6 @@ def method_call_sites(path: str, class_name: str, method: str, params: list[str]
     own = str(Path(path).resolve())
     if own not in files:
         return []
-    key = (files[0], own, class_name, method)
-    if key in _method_sites:
-        known, notes = _method_sites[key]
-        for other, note in notes.items():
-            reads.note(other, note)  # (what the remembered answer depends on, as when read)
-        return known or []
     word = f".{method}(".encode()
     bases: dict[str, set[str]] = {}
     defs: list[tuple[Optional[str], str]] = []
@@ -373,11 +355,13 @@ def method_call_sites(path: str, class_name: str, method: str, params: list[str]
             callers.append(other)
     for other, note in notes.items():
         reads.note(other, note)
-    sites = _sites_of_method(own, class_name, method, params, bases, defs, callers, analyzer_type)
-    if len(_method_sites) > _MAX_REMEMBERED:
-        _method_sites.clear()
-    _method_sites[key] = (sites, notes)
-    return sites or []
+    # (the texts read are the key: an edit anywhere in the package asks again)
+    key = (own, class_name, method, tuple(params), tuple(sorted(notes.items(), key=lambda item: item[0])))
+    if key not in _method_sites:
+        if len(_method_sites) > _MAX_REMEMBERED:
+            _method_sites.clear()
+        _method_sites[key] = _sites_of_method(own, class_name, method, params, bases, defs, callers, analyzer_type)
+    return _method_sites[key] or []
 
 
 _MAX_REMEMBERED = 512
