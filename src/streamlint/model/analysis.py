@@ -17,7 +17,9 @@ from libcst._position import CodePosition
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from streamlint.deadline import tick
-from streamlint.model import api, class_text, classes, declared, duck, evidence, project, reads, reverse, summary_digest, switches
+from streamlint.model import (
+    api, class_text, classes, declared, duck, evidence, lazy_parse, project, reads, reverse, summary_digest, switches,
+)
 from streamlint.model.api import mpi, torch_api, torch_modules
 from streamlint.model.flow import OTHER, Walker, leaves, rare_test, selector
 from streamlint.model.walk_common import LOCAL, nonempty_test
@@ -240,6 +242,10 @@ class FileAnalyzer:
         # Calls of top-level functions of other modules: (their module's path, name) ->
         # the arguments of each call (the callers reverse.py finds for that module).
         self.calls_out: dict[tuple[str, str], list[dict[str, Value]]] = {}
+        # Calls `x.m(...)` on objects the walk cannot type, for the method names asked
+        # (reverse.method_call_sites): m -> each call's arguments (None: a `*args` call).
+        self.wanted_methods: set[str] = set()
+        self.method_calls_out: dict[str, list[Optional["Args"]]] = {}
         self.imported_roots: set[str] = set()  # top-level packages the file imports (or implies)
         self.direct_roots: set[str] = set()  # ... as the file spells its imports
         self.specialized: dict[tuple, Value] = {}  # (helper, arguments) -> what it returns
@@ -279,6 +285,7 @@ class FileAnalyzer:
                     self.analyse(function)
         self.apply_caller_evidence()
         self.apply_importer_evidence()
+        self.apply_method_caller_evidence()
         self.mark_remote_hot_methods()
         self.mark_hot_helpers()
         self.compose_classes()
@@ -319,7 +326,11 @@ class FileAnalyzer:
         seed: dict[str, Value] = {p: UNKNOWN for p in function.params}
         seed.update(function.closure)
         seed.update(function.caller_evidence)
-        seed.update(self.evident_params(function))
+        for param, value in self.evident_params(function).items():
+            given = function.caller_evidence.get(param)
+            if isinstance(value, Stream) and value.blocking is None and isinstance(given, Stream):
+                continue  # (the callers say which kind of stream: theirs is the more exact)
+            seed[param] = value
         if self.follow_imports and self.depth == 0 and self.raw_memory_code:
             own = function.params[:1] if cls else []  # (`self`: its class is known)
             if self._duck_receivers is None:
@@ -719,6 +730,51 @@ class FileAnalyzer:
             if not sites:
                 continue
             self._reanalyse_agreed(function, function.call_sites + sites, instances=instances)
+
+    def apply_method_caller_evidence(self) -> None:
+        """The same for methods of this file's classes called through objects the callers'
+        walks cannot type (`self.communicator.allreduce_grad(target, self.stream)`), in
+        the project's package (reverse.method_call_sites: the method name tells the class).
+        Asked only for a method that works on a stream parameter the body cannot tell
+        blocking or not and also on a default stream: whether the two are ordered is what
+        the callers' stream decides."""
+        if self.summaries_only or self.depth or not self.path or not self.follow_imports:
+            return
+        for function in list(self.functions.values()):
+            record = function.record
+            if function.class_name is None or record is None or function.in_progress or _is_static(function.node):
+                continue
+            open_streams = {op.stream.label for op in record.ops if op.stream is not None and op.stream.explicit
+                            and op.stream.blocking is None and op.stream.label in function.params
+                            and op.stream.label not in function.caller_evidence}
+            if not open_streams or not any(op.stream is not None and op.stream.is_default for op in record.ops):
+                continue
+            params = function.params[1:]
+            sites = reverse.method_call_sites(self.path, function.class_name, function.value.name, params, type(self))
+            evidence: dict[str, Value] = {}
+            for name in open_streams:
+                passing = [site for site in function.call_sites + sites if name in site]
+                agreed = _agreed_kinds([{name: site[name]} for site in passing]) if passing else {}
+                if isinstance(agreed.get(name), Stream):
+                    evidence[name] = agreed[name]
+            if evidence:
+                self._reanalyse_agreed(function, [evidence])
+
+    def method_call_args(self, method: str) -> list[Optional["Args"]]:
+        """The arguments of this module's calls `x.method(...)` whose receiver the walk
+        cannot type (the functions that spell the call are walked again to see them)."""
+        if method not in self.wanted_methods:
+            self.wanted_methods.add(method)
+            call = f".{method}("
+            for function in list(self.functions.values()):
+                if function.in_progress or not lazy_parse.mentions(function.node, call, self.code):
+                    continue
+                if function.record is not None:
+                    self.result.functions = [r for r in self.result.functions if r is not function.record]
+                    function.record = None
+                    function.hazard_args = None
+                self.analyse(function)
+        return self.method_calls_out.get(method, [])
 
     def _reanalyse_agreed(self, function: "_Function", call_sites: list[dict], instances: bool = False) -> None:
         """Walk `function` again with what all `call_sites` agree on that it did not know
@@ -1170,7 +1226,11 @@ class FileAnalyzer:
         seed: dict[str, Value] = {p: UNKNOWN for p in function.params}
         seed.update(function.closure)
         seed.update(function.caller_evidence)
-        seed.update(self.evident_params(function))
+        for param, value in self.evident_params(function).items():
+            given = function.caller_evidence.get(param)
+            if isinstance(value, Stream) and value.blocking is None and isinstance(given, Stream):
+                continue  # (the callers say which kind of stream: theirs is the more exact)
+            seed[param] = value
         seed.update(instances)
         scratch = FunctionRecord(function.record.name, function.node, "function")
         self.specializing += 1

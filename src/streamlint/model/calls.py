@@ -95,6 +95,13 @@ class CallsMixin(LibraryMixin):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "resize_" and self.storage_release(node):
             return UNKNOWN
+        if isinstance(func, cst.Attribute) and func.attr.value == "__setattr__":
+            named = _setattr_on_self(node, self.state.vars.get("self"))
+            if named is not None:
+                # `super().__setattr__("x", v)` (a class that overrides `__setattr__`) and
+                # `object.__setattr__(self, "x", v)` set `self.x` as `self.x = v` does.
+                self.bind_self_attr(f"self.{named[0]}", self.eval_arg(named[1]))
+                return UNKNOWN
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             # (the method decides what it reads; a copy also sees a tensor CUDA on some paths only)
@@ -622,7 +629,10 @@ class CallsMixin(LibraryMixin):
             if function is not None:
                 if owner is not self.an:
                     function = replace(function, home=owner)  # a class of another module
-                return self.an.call_local(function, node, self.eval_args(node), self)
+                args = self.eval_args(node)
+                if method in self.an.wanted_methods:
+                    self.note_method_call(method, node, args)  # (maybe a class of the hierarchy asked about)
+                return self.an.call_local(function, node, args, self)
             if self.an.is_torch_module_class(receiver.cls) and method in torch_modules.MODULE_RETURNS_SELF:
                 self.module_method(method, node, self.eval_args(node))
                 return receiver
@@ -702,9 +712,17 @@ class CallsMixin(LibraryMixin):
                 self.order(replace(op, stream=stream, node=node))  # reported at the launch
         return UNKNOWN
 
+    def note_method_call(self, method: str, node: cst.Call, args: "Args") -> None:
+        """What a call of a method asked about hands it (reverse.method_call_sites)."""
+        if self.state.hb is None:
+            starred = any(a.star for a in node.args)
+            self.an.method_calls_out.setdefault(method, []).append(None if starred else args)
+
     def unknown_receiver_method(self, method: str, node: cst.Call, args: Optional["Args"] = None) -> Value:
         """Methods whose name alone tells the result kind, whatever the receiver."""
         args = args if args is not None else self.eval_args(node)
+        if method in self.an.wanted_methods:
+            self.note_method_call(method, node, args)
         if method in ("item", "tolist") and isinstance(node.func.value, cst.Subscript) and (  # type: ignore[attr-defined]
                 self.loop_stack or self.comprehension_depth):
             self.an.unknown_element_reads.add(id(self.record.node))
@@ -1366,3 +1384,26 @@ def _passes(node: cst.Call, arg: Arg) -> bool:
     positional = [a for a in node.args if a.keyword is None and not a.star]
     return any(a.keyword is not None and a.keyword.value == arg.kw for a in node.args) or (
         arg.pos is not None and arg.pos < len(positional))
+
+
+def _setattr_on_self(node: cst.Call, own: Optional[Value]) -> Optional[tuple[str, cst.BaseExpression]]:
+    """The attribute name and value expression of `super().__setattr__("x", v)` /
+    `super(Cls, self).__setattr__("x", v)` / `object.__setattr__(self, "x", v)` in a
+    method (`own`: what `self` is), else None."""
+    if not isinstance(own, Instance) or any(a.star or a.keyword is not None for a in node.args):
+        return None
+    receiver = node.func.value  # type: ignore[attr-defined]
+    args = [a.value for a in node.args]
+    if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super":
+        pass
+    elif isinstance(receiver, cst.Name) and receiver.value == "object" and args \
+            and isinstance(args[0], cst.Name) and args[0].value == "self":
+        args = args[1:]
+    else:
+        return None
+    if len(args) != 2 or not isinstance(args[0], cst.SimpleString):
+        return None
+    name = args[0].evaluated_value
+    if not isinstance(name, str) or not name.isidentifier():
+        return None
+    return name, args[1]

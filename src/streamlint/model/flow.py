@@ -334,10 +334,7 @@ class Walker(CallsMixin, OrderingMixin):
         elif isinstance(target, cst.Attribute):
             key = self.code(target)
             if key.startswith("self."):
-                self.state.vars[key] = self.labelled(value, key)
-                if isinstance(value, Buffer) and value.site:
-                    self.attr_sites.setdefault(key, set()).add(value.site)
-                self.escape(value)
+                self.bind_self_attr(key, value)
             else:
                 self.eval(target.value)
                 self.escape(value)
@@ -376,6 +373,13 @@ class Walker(CallsMixin, OrderingMixin):
                             self.eval(part)
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, UNKNOWN)
+
+    def bind_self_attr(self, key: str, value: Value) -> None:
+        """`self.x = value` (key `self.x`), also spelled `super().__setattr__("x", value)`."""
+        self.state.vars[key] = self.labelled(value, key)
+        if isinstance(value, Buffer) and value.site:
+            self.attr_sites.setdefault(key, set()).add(value.site)
+        self.escape(value)
 
     def rebind_dict(self, holder: cst.BaseExpression, value: Value) -> None:
         """After `out[key] = v` or `out.update(other)`: what the dict a local or a `self.`

@@ -15,6 +15,11 @@ The same directory is also where `hot_method_callers` looks for an `nn.Module`'s
 `forward` that calls a method of a class of the checked module on every call (the
 method is then a hot path, as `forward` is).
 
+`method_call_sites` looks further, for the callers of a method of a class of the checked
+module through objects the callers' walks cannot type: the whole top package and the
+root's scripts (bounded: MAX_PACKAGE_FILES), the receiver's class decided by duck typing
+(the classes whose method of that name accepts the call must be of one hierarchy).
+
 Not seen: callers deeper in other packages, and callers added since the result was
 cached in a directory whose other files did not change (the cache notes the files read).
 """
@@ -170,3 +175,228 @@ def _steady_calls(body, config: switches.Options):
             if isinstance(stmt.orelse, cst.Else) and switches.switch_test(stmt.test, switches.Options(config.fixed)):
                 # (the `else` of an option on by default runs only once a setter turns it off)
                 yield from _steady_calls(stmt.orelse.body.body, config)
+
+
+# ---------------------------------------------------------------------------------------
+# Callers of a method, the receiver typed by duck typing.
+
+MAX_PACKAGE_FILES = 256  # Python files of a top package looked at (a larger one is skipped)
+
+def package_files(path: str) -> tuple[str, ...]:
+    """The Python files of the top package that holds the module at `path` (see
+    project.package_files) and the scripts of the project's root directory."""
+    return project.package_files(path, MAX_PACKAGE_FILES, MAX_FILES)
+
+
+class _Signature:
+    """What a `def name(...)` header accepts, read from its text (the first parameter,
+    `self`, left out). `known` is False when the text could not be read with confidence."""
+
+    __slots__ = ("positional", "required", "keywords", "star", "starstar", "known")
+
+    def __init__(self, header: str) -> None:
+        self.known = True
+        parts = _split_params(header)
+        if parts is None or not parts:
+            self.known = False
+            parts = []
+        names: list[str] = []
+        required = 0
+        keyword_only = False
+        self.star = self.starstar = False
+        self.keywords: set[str] = set()
+        for part in parts[1:]:
+            if part == "/":
+                continue
+            if part.startswith("**"):
+                self.starstar = True
+                continue
+            if part.startswith("*"):
+                self.star = self.star or part != "*"
+                keyword_only = True
+                continue
+            name = part.split("=", 1)[0].split(":", 1)[0].strip()
+            if not name.isidentifier():
+                self.known = False
+                continue
+            self.keywords.add(name)
+            if not keyword_only:
+                names.append(name)
+                if "=" not in part:
+                    required += 1
+        self.positional = names
+        self.required = required
+
+    def accepts(self, positional: int, keywords: frozenset[str]) -> bool:
+        if not self.known:
+            return True  # (cannot tell: it may be called)
+        if positional > len(self.positional) and not self.star:
+            return False
+        if not self.starstar and not keywords <= self.keywords:
+            return False
+        given = set(self.positional[:positional]) | keywords
+        return all(name in given for name in self.positional[:self.required])
+
+
+def _split_params(header: str) -> Optional[list[str]]:
+    """The parameters of `def f(...)` text after the `(`, split at top-level commas."""
+    depth = 0
+    parts: list[str] = []
+    current: list[str] = []
+    for ch in header:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                last = "".join(current).strip()
+                if last:
+                    parts.append(last)
+                return parts
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(current).strip())
+            current = []
+            continue
+        elif ch in "'\"#":
+            return None  # (a string or comment in the header: not read)
+        current.append(ch)
+    return None
+
+
+_CLASS_HEADER = re.compile(rb"^([ \t]*)class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?[ \t]*:", re.MULTILINE)
+
+
+def _classes_and_defs(text: bytes, method: str) -> tuple[dict[str, set[str]], list[tuple[Optional[str], str]]]:
+    """The classes of a module's text with the names of their bases (the last part of a
+    dotted base), and each `def method(` with its enclosing class (None: in no class;
+    UNPLACED: below a class, not read as directly in it) and its header text."""
+    bases: dict[str, set[str]] = {}
+    headers = list(_CLASS_HEADER.finditer(text))
+    for match in headers:
+        names = {b.strip().rsplit(b".", 1)[-1].decode(errors="replace") for b in (match.group(3) or b"").split(b",")}
+        bases.setdefault(match.group(2).decode(), set()).update(n for n in names if n.isidentifier() and "=" not in n)
+    defs: list[tuple[Optional[str], str]] = []
+    for found in re.finditer(rb"^([ \t]*)(?:async[ \t]+)?def[ \t]+" + re.escape(method.encode()) + rb"[ \t]*\(",
+                             text, re.MULTILINE):
+        indent = len(found.group(1))
+        owner: Optional[str] = None
+        for match in headers:
+            if match.start() > found.start():
+                break
+            if len(match.group(1)) < indent:
+                # (a `def` below a class that the text cannot place directly in it may still
+                # be a method of some class: UNPLACED, of no known hierarchy)
+                owner = match.group(2).decode() if _directly_in(text, match, found) else UNPLACED
+        header = text[found.end():found.end() + 2000].decode(errors="replace")
+        defs.append((owner, header))
+    return bases, defs
+
+
+UNPLACED = "<unplaced>"
+
+
+def _directly_in(text: bytes, cls: "re.Match", found: "re.Match") -> bool:
+    """The `def` at `found` is a method of the class at `cls` (indented once below it)."""
+    body = text[cls.end():found.start()]
+    indents = [len(line) - len(line.lstrip(b" \t")) for line in body.split(b"\n")[1:] if line.strip()
+               and not line.strip().startswith(b"#")]
+    return not indents or min(indents) == len(found.group(1))  # (none: the class's first statement)
+
+
+def _ancestors(name: str, bases: dict[str, set[str]]) -> set[str]:
+    """`name` and the project classes it derives from (by name)."""
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current in seen or current not in bases:
+            continue
+        seen.add(current)
+        todo.extend(bases[current])
+    return seen
+
+
+# (module, class, method, parameters, the package's texts) -> call sites (each the checked
+# method's parameters bound to what the call passes), or None when a call may be another
+# class's method.
+_method_sites: dict[tuple, Optional[list[dict]]] = {}
+
+
+def method_call_sites(path: str, class_name: str, method: str, params: list[str],
+                      analyzer_type: type["FileAnalyzer"]) -> list[dict]:
+    """The arguments the project's calls `x.method(...)` pass to the method `method` of
+    `class_name` (of the module at `path`), where `x` is an object the caller's walk
+    cannot type: duck typing decides it. Every class of the project (its top package,
+    the root's scripts) whose `method` accepts the call's arguments must derive from a
+    project class `class_name` derives from, or derive from it (one hierarchy): else the
+    call may be another class's and no site counts. One dict per call site of the
+    parameters (`params`, `self` left out) the call passes."""
+    files = package_files(path)
+    own = str(Path(path).resolve())
+    if own not in files:
+        return []
+    word = f".{method}(".encode()
+    bases: dict[str, set[str]] = {}
+    defs: list[tuple[Optional[str], str]] = []
+    callers: list[str] = []
+    notes: dict[str, reads.Note] = {}
+    for other in files:
+        try:
+            data = Path(other).read_bytes()
+        except OSError:
+            notes[other] = reads.ABSENT
+            continue
+        notes[other] = reads.content_hash(data)
+        found_bases, found_defs = _classes_and_defs(data, method) if b"class" in data else ({}, [])
+        for name, names in found_bases.items():
+            bases.setdefault(name, set()).update(names)
+        defs.extend(found_defs)
+        if word in data and other != own:
+            callers.append(other)
+    for other, note in notes.items():
+        reads.note(other, note)
+    # (the texts read are the key: an edit anywhere in the package asks again)
+    key = (own, class_name, method, tuple(params), tuple(sorted(notes.items(), key=lambda item: item[0])))
+    if key not in _method_sites:
+        if len(_method_sites) > _MAX_REMEMBERED:
+            _method_sites.clear()
+        _method_sites[key] = _sites_of_method(own, class_name, method, params, bases, defs, callers, analyzer_type)
+    return _method_sites[key] or []
+
+
+_MAX_REMEMBERED = 512
+
+
+def _sites_of_method(own: str, class_name: str, method: str, params: list[str], bases: dict[str, set[str]],
+                     defs: list[tuple[Optional[str], str]], callers: list[str],
+                     analyzer_type: type["FileAnalyzer"]) -> Optional[list[dict]]:
+    family = _ancestors(class_name, bases)
+    signatures: list[tuple[bool, _Signature]] = []
+    mine: Optional[_Signature] = None
+    for owner, header in defs:
+        if owner is None:
+            continue
+        signature = _Signature(header)
+        related = bool(_ancestors(owner, bases) & family)
+        signatures.append((related, signature))
+        if owner == class_name:
+            mine = signature
+    if mine is None or not mine.known or not callers:
+        return None
+    sites: list[dict] = []
+    for other in callers:
+        importer = project.analyzer_for(Path(other), 1, analyzer_type)
+        if importer is None:
+            continue
+        for args in importer.method_call_args(method):
+            if args is None:
+                return None  # (`*args` at a call: cannot tell what it passes)
+            positional, keywords = len(args.positional), frozenset(args.keywords)
+            if not mine.accepts(positional, keywords):
+                continue  # another class's method
+            if any(not related and signature.accepts(positional, keywords) for related, signature in signatures):
+                return None  # the receiver may be of a class of another hierarchy
+            bound = {name: args.values.get(id(expr)) for name, expr in zip(mine.positional, args.positional)}
+            bound.update({name: args.values.get(id(expr)) for name, expr in args.keywords.items() if name in params})
+            sites.append({name: value for name, value in bound.items() if value is not None})
+    return sites
