@@ -89,6 +89,14 @@ class CrossStreamWriteAfterRead(Rule):
         for _, h in hazards(analysis, self.code):
             at = analysis.line_of(h.node)
             other = analysis.line_of(h.other) if h.other is not None else 0
+            if h.carried and h.second != "the host":
+                fork = carried_at(analysis, h)
+                fix = f"{wait_idiom(h.first, h.second, h.framework, analysis)} after line {analysis.line_of(fork)}"
+                what = (f"{named(h.first)} waits for {named(h.second)} here, but {named(h.second)} never waits for "
+                        f"it: a later call overwrites `{h.buffer}` there (line {other}) while {named(h.first)} may "
+                        f"still use it{inside(analysis, h.other_via)}")
+                yield Finding(fork, what, help=fix)
+                continue
             if h.carried:
                 fix = (f"copy with `non_blocking=False`, or `{stream_code(h.first, h.framework, analysis)}.synchronize()` "
                        f"(or an event recorded after this copy) before the refill at line {other}")
