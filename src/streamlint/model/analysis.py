@@ -67,6 +67,8 @@ _TORCH_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Mod
 _PROPAGATED = DEVICE_WORK | HOST_SYNCS | {OpKind.RAW_ALLOC}
 # ... and, for the ordering check, the helper's waits, event records and record_stream.
 _ORDERING = frozenset({OpKind.EVENT_RECORD, OpKind.STREAM_WAIT_EVENT, OpKind.WAIT_STREAM, OpKind.RECORD_STREAM})
+# A method's hazard-walk ops replayed at `self.method()` calls, when it has at most this many.
+_HAZARD_OPS_MAX = 200
 
 
 @dataclass
@@ -184,6 +186,9 @@ class _Function:
     caller_evidence: dict = field(default_factory=dict)
     hazard_args: Optional[tuple] = None  # (body, params, seed) of its hazard walk, to walk it again
     exit_pending: dict = field(default_factory=dict)  # what it leaves pending on `self` (classes.py)
+    # The ops of its hazard walk (its own helpers' accesses and waits included), once each,
+    # when few: what a `self.method()` call replays in the caller's hazard walk.
+    hazard_ops: Optional[list] = None
     # The functions of this file that call it on every run of theirs (not in a loop or a
     # comprehension, not under a rare test: a flag, `x is None`, every N steps): their ids.
     steady_callers: set = field(default_factory=set)
@@ -376,6 +381,7 @@ class FileAnalyzer:
             hazard_walker = self.hazard_walk(record, list(body), params, seed)
             if cls is not None:
                 function.exit_pending = classes.pending_at_exit(hazard_walker)
+                function.hazard_ops = _distinct_ops(hazard_walker.record.ops)
         elif not self.summaries_only and cls is not None and classes.is_public(name):
             # A getter queues nothing itself, but may hand out what another method left
             # pending on `self`: the class composition walks it with that state.
@@ -1172,7 +1178,12 @@ class FileAnalyzer:
         # buffers the class keeps on `self` it does to that object's (keyed by its name).
         held_by = self.receiver_label(node) if function.class_name and not keeps_results else None
         kept = home.attribute_sites(function.class_name) if held_by else {}
-        for op in record.ops:
+        ops = record.ops
+        if hazard_walk and keeps_results and function.hazard_ops is not None:
+            # `self.helper()` in the hazard walk: the helper's own hazard walk, with what the
+            # helpers it calls do to the object's buffers and their streams' waits.
+            ops = function.hazard_ops
+        for op in ops:
             if op.kind not in kinds or op.in_comprehension:
                 continue
             when_none = _none_side(op.when_none, function, bound, exprs, walker) if op.when_none else ()
@@ -1609,6 +1620,21 @@ def _held(acc: Access, kept: dict[int, str], holder: str) -> Access:
         attr = kept[acc.key[1]]
         return replace(acc, key=("n", holder, f".{attr}"), label=f"{holder}.{attr}")
     return acc
+
+
+def _distinct_ops(ops: list) -> Optional[list]:
+    """A hazard walk's ops worth replaying, once each (loops are walked several times), or
+    None when there are more than `_HAZARD_OPS_MAX` of them."""
+    out, seen = [], set()
+    for op in ops:
+        if op.kind not in _PROPAGATED | _ORDERING:
+            continue
+        identity = (id(op.node), op.kind, id(op.helper.node) if op.helper else 0, op.stream, op.target,
+                    tuple((a.key, a.write) for a in op.accesses))
+        if identity not in seen:
+            seen.add(identity)
+            out.append(op)
+    return out if len(out) <= _HAZARD_OPS_MAX else None
 
 
 def _one_per_problem(hazards) -> list:

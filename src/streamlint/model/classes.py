@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Optional
 
-from streamlint.model.hazards import HOST, HOSTMEM, Alloc, Ev
-from streamlint.model.values import Buffer, Event, Mem
+from streamlint.model.hazards import AMBIENT, HOST, HOSTMEM, LEGACY, Alloc, Ev, unsure
+from streamlint.model.values import Buffer, Event, Mem, Seq
 
 if TYPE_CHECKING:
     from streamlint.model.flow import Walker
@@ -33,7 +33,8 @@ class Pending:
     mem: Mem
     blocking: tuple[tuple[str, Optional[bool]], ...]  # the writing streams' flags
     allocation: Optional[Alloc] = None  # made on a side stream, not yet recorded for the current one
-    # Host memory an asynchronous copy may still be reading: the next call's host writes race it.
+    # Host memory an asynchronous copy may still be reading, device memory a side stream the
+    # method forked off the caller's stream may still be reading: the next call's writes race it.
     reads: tuple[Ev, ...] = ()
 
 
@@ -63,13 +64,18 @@ def pending_at_exit(walker: "Walker") -> dict[str, Pending]:
                     current = walker.entry_key
                     device_pending = ev.stream != current and host_pending and not hb.ordered(current, ev)
                     host_pending = host_pending and ev.space == HOSTMEM
-                    if device_pending or host_pending:
+                    if device_pending and ev.stream in walker.forks and ev.space != HOSTMEM:
+                        fork = walker.forks[ev.stream]  # forked off the caller's stream, never joined
+                        evs.append(replace(ev, fork=fork[0], fork_via=fork[1]))
+                    elif device_pending or host_pending:
                         evs.append(ev)
         allocation = hb.allocs.get(("b", value.site, "")) if isinstance(value, Buffer) and value.site else None
         current = walker.entry_key
         if allocation is not None and (allocation.stream in (current, HOST) or current in allocation.recorded):
             allocation = None
         reads = _host_memory_reads(walker, bases) if isinstance(value, Buffer) and value.mem is not Mem.DEVICE else []
+        if isinstance(value, Buffer) and walker.forks:
+            reads += _side_stream_reads(walker, bases)
         if not evs and allocation is None and not reads:
             continue
         if not isinstance(value, Buffer):
@@ -86,11 +92,7 @@ def _host_memory_reads(walker: "Walker", bases: list[tuple]) -> list[Ev]:
     refills the buffer on the host overwrites what the copy may still be reading."""
     hb = walker.state.hb
     assert hb is not None
-    # An event kept on `self` and recorded after the copy: the next call may wait on it
-    # before refilling (`self.copy_done.synchronize()`), so the copy is not reported.
-    # (after a loop the kept event's identity may be lost: any event recorded here counts)
-    keeps_event = any(k.startswith("self.") and isinstance(v, Event) for k, v in walker.state.vars.items())
-    kept_events = list(hb.events.values()) if keeps_event else []
+    kept_events = _kept_events(walker)
     found = []
     for base in bases:
         for region_evs in hb.reads.get(base, {}).values():
@@ -102,6 +104,46 @@ def _host_memory_reads(walker: "Walker", bases: list[tuple]) -> list[Ev]:
     return found
 
 
+def _side_stream_reads(walker: "Walker", bases: list[tuple]) -> list[Ev]:
+    """Reads of device memory kept on `self` by a side stream the method made wait for the
+    caller's stream (a fork: `side.wait_stream(current)`) and never waited for in turn:
+    the next call's writes on the caller's stream (a bucket refilled by the next gradient
+    hook) overwrite what that stream may still be reading."""
+    hb = walker.state.hb
+    assert hb is not None
+    current = walker.entry_key
+    kept_events = _kept_events(walker)
+    found = []
+    for base in bases:
+        for region_evs in hb.reads.get(base, {}).values():
+            for ev in region_evs:
+                fork = walker.forks.get(ev.stream)
+                if fork is None or ev.space == HOSTMEM or ev.param or ev.carried or unsure(ev.stream) \
+                        or ev.stream in (HOST, LEGACY, AMBIENT, current, "ptds") or ev.stream in walker.caller_streams:
+                    continue
+                if hb.ordered(current, ev) or hb.ordered(HOST, ev) \
+                        or any(vc.get(ev.stream, 0) >= ev.clock for vc in kept_events):
+                    continue
+                found.append(replace(ev, fork=fork[0], fork_via=fork[1]))
+    return found
+
+
+def _kept_events(walker: "Walker") -> list[dict]:
+    """An event kept on `self` and recorded after an access: the next call may wait on it
+    before overwriting (`self.done.synchronize()`), so the access is not carried.
+    (after a loop the kept event's identity may be lost: any event recorded here counts)"""
+    hb = walker.state.hb
+    assert hb is not None
+    keeps_event = any(k.startswith("self.") and _holds_event(v) for k, v in walker.state.vars.items())
+    return list(hb.events.values()) if keeps_event else []
+
+
+def _holds_event(value) -> bool:
+    if isinstance(value, Seq):
+        return any(isinstance(v, Event) for v in (*(value.items or ()), value.element))
+    return isinstance(value, Event)
+
+
 def inject(walker: "Walker", class_name: str, pendings: dict[str, list[Pending]]) -> None:
     """Start a method's walk with what earlier methods left pending on `self`."""
     hb = walker.state.hb
@@ -111,7 +153,7 @@ def inject(walker: "Walker", class_name: str, pendings: dict[str, list[Pending]]
         site = hash(("self-attr", class_name, attr))
         first = plist[0]
         seeded = walker.state.vars.get(f"self.{attr}")
-        if first.reads and isinstance(seeded, Buffer) and seeded.site and seeded.mem is first.mem:
+        if (first.reads or any(ev.fork is not None for ev in first.evs)) and isinstance(seeded, Buffer) and seeded.site and seeded.mem is first.mem:
             # Host memory the copy reads: keep the buffer `__init__` made, so the views
             # of it kept on `self` (`self.staging = self.buf[:n]`) are the same memory.
             site = seeded.site
@@ -121,7 +163,7 @@ def inject(walker: "Walker", class_name: str, pendings: dict[str, list[Pending]]
                 hb.blocking.setdefault(key, flag)
             for ev in pending.evs:
                 hb.clock[ev.stream] = max(hb.clock.get(ev.stream, 0), ev.clock)
-                hb.add_write(("b", site, ""), ev)
+                hb.add_write(("b", site, ""), ev if ev.fork is None else replace(ev, carried=True))
             for ev in pending.reads:
                 hb.clock[ev.stream] = max(hb.clock.get(ev.stream, 0), ev.clock)
                 hb.add_read(("b", site, ""), replace(ev, carried=True))

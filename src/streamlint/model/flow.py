@@ -136,6 +136,8 @@ class Walker(CallsMixin, OrderingMixin):
         self.captured: list = []  # the operations recorded by the open capture, replayed at each launch
         self.event_streams: dict[int, tuple[str, str]] = {}  # event site -> (stream key, label) it was recorded on
         self.joins: list = []  # waits of the current stream that leave other side-stream writes unordered
+        # stream key -> (node, HelperRef or None) of its last wait for the caller's stream (a fork)
+        self.forks: dict[str, tuple] = {}
         self.facts: dict[str, object] = {}  # name -> the one value this walk follows (selector walks)
         self.origins: dict[str, Optional[cst.BaseExpression]] = {}  # local -> the attribute it was read from, if unknown
         self.attr_sites: dict[str, set] = {}  # `self.x` -> every buffer bound to it (paths that join lose the site)

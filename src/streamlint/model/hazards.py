@@ -62,6 +62,11 @@ class Ev:
     space: str = ANY
     via: object = field(default=None, compare=False)  # HelperRef when a called function did it
     carried: bool = field(default=False, compare=False)  # left pending by an earlier call of a method (classes.py)
+    # A side stream's access an earlier call left pending after that call made the stream
+    # wait for its caller's stream (a fork) with no wait back: that wait, and the helper
+    # it was made in (HelperRef) when the call reached it through one.
+    fork: object = field(default=None, compare=False)
+    fork_via: object = field(default=None, compare=False)
 
 
 class HazardKind(Enum):
@@ -451,6 +456,13 @@ class HB:
                 if prior.stream == HOST or prior.param or unsure(prior.stream):
                     continue
                 if not self.ordered(ev.stream, prior):
+                    if prior.carried and prior.fork is not None:
+                        # The previous call's side stream may still use what this call
+                        # overwrites: reported at the one-way wait (the fork) that call made,
+                        # where the wait back belongs, once for all the overwrites it races.
+                        hazards.append(Hazard(WAR, prior.fork, ev.node, acc.label, prior.label, ev.label, framework,
+                                              prior.api, key=acc.key, via=prior.fork_via, carried=True))
+                        continue
                     misdirected = self.default_waits.get(ev.stream) if prior.stream == AMBIENT else None
                     if misdirected is not None:
                         # The writer meant to wait for the current stream's work, and waited on another.

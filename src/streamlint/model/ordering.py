@@ -90,6 +90,8 @@ class OrderingMixin:
             if op.stream is not None:
                 target = (stream_key(op.target), op.target.label) if op.target is not None else None
                 self.note_join(op, target)
+                if target is not None and target[0] == self.entry_key and op.stream.explicit:
+                    self.forks[stream_key(op.stream)] = (op.node, op.helper)  # a side stream follows the caller's
                 hb.wait_stream(stream_key(op.stream), stream_key(op.target) if op.target is not None else None, op.node)
                 self.check_join_into_default(op)
         elif kind is OpKind.RECORD_STREAM:

@@ -20,6 +20,14 @@ class CrossStreamWriteAfterRead(Rule):
       starts a `non_blocking` copy from it races that copy in its next call, unless
       it waits first (an event recorded after the copy and kept on `self` is taken
       to be waited on). It is reported once, at the first refill.
+    - across calls on the device: a method that makes a side stream wait for the
+      current stream (`side.wait_stream(current)`) and then reads (or writes) memory
+      kept on `self` there, but never makes the current stream wait back, leaves that
+      access pending when it returns; a later call that overwrites the memory on the
+      current stream (a gradient hook refilling the bucket the reduction stream is
+      still reducing) races it. Reported once, at that one-way wait. A stream the
+      caller hands in, or an event kept on `self` recorded after the access, is taken
+      to be ordered by the caller.
 
     ## Why is this bad?
     An asynchronous copy from pinned memory reads the host buffer when the stream
@@ -89,6 +97,14 @@ class CrossStreamWriteAfterRead(Rule):
         for _, h in hazards(analysis, self.code):
             at = analysis.line_of(h.node)
             other = analysis.line_of(h.other) if h.other is not None else 0
+            if h.carried and h.second != "the host":
+                fork = carried_at(analysis, h)
+                fix = f"{wait_idiom(h.first, h.second, h.framework, analysis)} after line {analysis.line_of(fork)}"
+                what = (f"{named(h.first)} waits for {named(h.second)} here, but {named(h.second)} never waits for "
+                        f"it: a later call overwrites `{h.buffer}` there (line {other}) while {named(h.first)} may "
+                        f"still use it{inside(analysis, h.other_via)}")
+                yield Finding(fork, what, help=fix)
+                continue
             if h.carried:
                 fix = (f"copy with `non_blocking=False`, or `{stream_code(h.first, h.framework, analysis)}.synchronize()` "
                        f"(or an event recorded after this copy) before the refill at line {other}")
