@@ -182,6 +182,16 @@ class CrossStreamReadAfterWrite(Rule):
                     help="wait on `torch.cuda.current_stream()` instead",
                 )
                 continue
+            if h.given_stream:
+                done = ("read there after the call" if h.given_write else "write it there before the call")
+                yield Finding(
+                    h.node,
+                    f"`{h.buffer}` is {'written' if h.given_write else 'read'} on {named(h.second)} here"
+                    f"{inside(analysis, h.via)}, but the callers hand this method the non-blocking stream "
+                    f"`{h.given_stream}` for its work and {done}: nothing orders the two",
+                    help=f"queue this work on `{h.given_stream}` (`stream={h.given_stream}`)",
+                )
+                continue
             if h.param:
                 what = "state made before this call" if h.buffer.startswith("self.") else "a parameter"
                 origin = f"`{h.buffer}` is produced on the caller's current stream ({what})"
