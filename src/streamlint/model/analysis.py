@@ -798,7 +798,10 @@ class FileAnalyzer:
             if not any(op.kind in DEVICE_WORK and op.stream is not None and op.stream.is_default for op in record.ops):
                 continue
             used = {op.stream.label for op in record.ops if op.stream is not None and op.stream.explicit}
-            handed = _passed_on(function.node, set(function.params[1:])) - used - set(function.caller_evidence)
+            launches = {id(op.node) for op in record.ops
+                        if op.kind in DEVICE_WORK and op.stream is not None and op.stream.is_default}
+            handed = _ignored_on_one_path(function.node, launches, set(function.params[1:]) - used
+                                          - set(function.caller_evidence))
             if not handed:
                 continue
             params = function.params[1:]
@@ -1867,14 +1870,39 @@ def _seed_given_streams(walker: Walker, function: Optional["_Function"], params:
 _ORDERING_OPS = HOST_SYNCS | {OpKind.STREAM_WAIT_EVENT, OpKind.WAIT_STREAM, OpKind.IMPLICIT_SYNC}
 
 
-def _passed_on(node: cst.FunctionDef, params: set[str]) -> set[str]:
-    """The parameters the body hands on as arguments of its calls."""
+def _ignored_on_one_path(node: cst.FunctionDef, launches: set[int], params: set[str]) -> set[str]:
+    """Parameters defaulting to None that one branch of an `if` hands on to its calls
+    while the other branch holds one of `launches` (calls by id) and does not hand them
+    on: a stream the method passes on for its work on one path and ignores on the other."""
+    params = {name for name in params if _defaults_to_none(node, name)}
+    if not params or not launches:
+        return set()
+
+    def scan(body: cst.CSTNode) -> tuple[set[str], bool]:
+        passed: set[str] = set()
+        holds = [False]
+
+        class Finder(cst.CSTVisitor):
+            def visit_Call(self, call: cst.Call) -> None:
+                if id(call) in launches:
+                    holds[0] = True
+                passed.update(a.value.value for a in call.args if isinstance(a.value, cst.Name) and a.value.value in params)
+
+        body.visit(Finder())
+        return passed, holds[0]
+
     found: set[str] = set()
 
-    class Finder(cst.CSTVisitor):
-        def visit_Arg(self, arg: cst.Arg) -> None:
-            if isinstance(arg.value, cst.Name) and arg.value.value in params:
-                found.add(arg.value.value)
+    class Branches(cst.CSTVisitor):
+        def visit_If(self, stmt: cst.If) -> None:
+            if stmt.orelse is None:
+                return
+            one, launches_one = scan(stmt.body)
+            other, launches_other = scan(stmt.orelse)
+            if launches_one:
+                found.update(other - one)
+            if launches_other:
+                found.update(one - other)
 
-    node.body.visit(Finder())
+    node.body.visit(Branches())
     return found
