@@ -23,7 +23,7 @@ from streamlint.model import (
 from streamlint.model.api import mpi, torch_api, torch_modules
 from streamlint.model.flow import OTHER, Walker, leaves, rare_test, selector
 from streamlint.model.walk_common import LOCAL, nonempty_test
-from streamlint.model.hazards import DEVICE, HOST_LABEL, HOSTMEM, RAW, RELEASE, UNSURE, WAR, Access, Hazard, stream_key
+from streamlint.model.hazards import DEVICE, HOST_LABEL, HOSTMEM, RAW, RELEASE, UNSURE, WAR, Access, stream_key
 from streamlint.model.ops import (
     DEVICE_WORK,
     HOST_SYNCS,
@@ -823,35 +823,19 @@ class FileAnalyzer:
             function.given_streams = tuple(sorted(k for k, v in evidence.items() if isinstance(v, Stream)))
             self._reanalyse_agreed(function, [evidence], instances=True)
             if function.record is not None:
-                self._given_stream_hazards(function, set(params))
+                self._given_stream_hazards(function)
 
     @staticmethod
-    def _given_stream_hazards(function: "_Function", params: set[str]) -> None:
-        """Writes to a buffer parameter queued on the current stream by a method whose
-        callers hand it a non-blocking stream for its work, with no wait in the method: the
-        callers' later work on that stream may read them before they finish. (A read of
-        what the callers' earlier work there wrote is found by the hazard walk, which
-        takes the parameters as produced on that stream: `_seed_given_streams`.)"""
+    def _given_stream_hazards(function: "_Function") -> None:
+        """The hazard walk took the buffer parameters as produced on the stream the
+        callers hand in (`_seed_given_streams`): its reports of their use on the current
+        stream are this method ignoring that stream (`Hazard.given_stream`)."""
         record = function.record
-        ops = function.hazard_ops or (record.ops if record is not None else [])
-        if record is None or not function.given_streams or any(op.kind in _ORDERING_OPS for op in ops):
+        if record is None or not function.given_streams:
             return
         given = function.given_streams[0]
-        # (reads the hazard walk found of what the callers' work on `given` produced)
-        found = [replace(h, given_stream=given) if h.kind is RAW and h.param and h.first == given else h
-                 for h in record.hazards]
-        reported = {id(h.node) for h in found if h.given_stream}
-        for op in ops:
-            if op.kind not in DEVICE_WORK or op.stream is None or not op.stream.is_default or id(op.node) in reported:
-                continue
-            access = next((a for a in op.accesses if a.write and a.key[:1] == ("n",) and len(a.key) > 1
-                           and a.key[1] in params and not a.fresh), None)
-            if access is None:
-                continue
-            found.append(Hazard(RAW, op.node, None, access.label, given, op.stream.label, op.framework,
-                                first_api=op.api, param=True, key=access.key, via=op.helper, given_stream=given,
-                                given_write=True))
-        record.hazards = sorted(_one_per_problem(found), key=lambda h: (h.kind.name, id(h.node)))
+        record.hazards = [replace(h, given_stream=given) if h.kind is RAW and h.param and h.first == given else h
+                          for h in record.hazards]
 
     def method_call_args(self, method: str) -> list[Optional["Args"]]:
         """The arguments of this module's calls `x.method(...)` whose receiver the walk
@@ -1865,9 +1849,6 @@ def _seed_given_streams(walker: Walker, function: Optional["_Function"], params:
     for param in params:
         if param != name and param != "self":
             walker.state.hb.produced_before_entry(("n", param, ""), node, clock, key, label=name)
-
-
-_ORDERING_OPS = HOST_SYNCS | {OpKind.STREAM_WAIT_EVENT, OpKind.WAIT_STREAM, OpKind.IMPLICIT_SYNC}
 
 
 def _ignored_on_one_path(node: cst.FunctionDef, launches: set[int], params: set[str]) -> set[str]:

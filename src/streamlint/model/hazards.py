@@ -112,10 +112,8 @@ class Hazard:
     # (`other` is the later one): the host refills what that call's copy may still read.
     carried: bool = False
     # Queued on the current stream by a method its callers hand this non-blocking stream
-    # (a parameter) for its work: the callers' work there is unordered with it; whether
-    # the access is a write (their later work reads it) or a read (of what they wrote).
+    # (a parameter) for its work: the callers' work there is unordered with it.
     given_stream: str = ""
-    given_write: bool = False
 
     @property
     def identity(self) -> tuple:

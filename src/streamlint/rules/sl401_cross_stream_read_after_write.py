@@ -190,12 +190,11 @@ class CrossStreamReadAfterWrite(Rule):
                 )
                 continue
             if h.given_stream:
-                done = ("read there after the call" if h.given_write else "write it there before the call")
                 yield Finding(
                     h.node,
-                    f"`{h.buffer}` is {'written' if h.given_write else 'read'} on {named(h.second)} here"
-                    f"{inside(analysis, h.via)}, but the callers hand this method the non-blocking stream "
-                    f"`{h.given_stream}` for its work and {done}: nothing orders the two",
+                    f"`{h.buffer}` is used on {named(h.second)} here{inside(analysis, h.via)}, but the callers "
+                    f"hand this method the non-blocking stream `{h.given_stream}` for its work: nothing orders "
+                    f"this with their work on it there",
                     help=f"queue this work on `{h.given_stream}` (`stream={h.given_stream}`)",
                 )
                 continue
