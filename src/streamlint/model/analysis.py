@@ -23,7 +23,7 @@ from streamlint.model import (
 from streamlint.model.api import mpi, torch_api, torch_modules
 from streamlint.model.flow import OTHER, Walker, leaves, rare_test, selector
 from streamlint.model.walk_common import LOCAL, nonempty_test
-from streamlint.model.hazards import DEVICE, HOST_LABEL, HOSTMEM, RAW, RELEASE, UNSURE, WAR, Access
+from streamlint.model.hazards import DEVICE, HOST_LABEL, HOSTMEM, RAW, RELEASE, UNSURE, WAR, Access, stream_key
 from streamlint.model.ops import (
     DEVICE_WORK,
     HOST_SYNCS,
@@ -49,6 +49,7 @@ from streamlint.model.values import (
     StreamContext,
     StreamKind,
     Value,
+    ambient_stream,
     join,
 )
 
@@ -184,6 +185,9 @@ class _Function:
     evident_locals: frozenset = frozenset()  # names its own uses show to be CUDA tensors
     scalar_params: frozenset = frozenset()  # parameters its signature shows are no buffers
     caller_evidence: dict = field(default_factory=dict)
+    # Parameters its callers hand it as the (non-blocking) stream for its work
+    # (apply_given_stream_evidence): its buffer parameters are produced there.
+    given_streams: tuple = ()
     hazard_args: Optional[tuple] = None  # (body, params, seed) of its hazard walk, to walk it again
     exit_pending: dict = field(default_factory=dict)  # what it leaves pending on `self` (classes.py)
     # The ops of its hazard walk (its own helpers' accesses and waits included), once each,
@@ -291,6 +295,7 @@ class FileAnalyzer:
         self.apply_caller_evidence()
         self.apply_importer_evidence()
         self.apply_method_caller_evidence()
+        self.apply_given_stream_evidence()
         self.mark_remote_hot_methods()
         self.mark_hot_helpers()
         self.compose_classes()
@@ -460,6 +465,13 @@ class FileAnalyzer:
                 return Const(expr.evaluated_value)
             except Exception:
                 return UNKNOWN
+        if isinstance(expr, cst.Call) and not expr.args:
+            # `cupy.cuda.get_current_stream()`: the stream current where it is called
+            # (`if stream is None: stream = get_current_stream()`: a stream parameter).
+            called = self.qualname_of(expr.func)
+            fact = api.lookup(api.normalize(called)) if called else None
+            if fact is not None and fact.result == "current_stream":
+                return ambient_stream(api.framework_of(called) or "cupy")
         if isinstance(expr, cst.Call) and self.qualname_of(expr.func) == "torch.device" and expr.args:
             first = expr.args[0].value
             if isinstance(first, cst.SimpleString):
@@ -677,6 +689,7 @@ class FileAnalyzer:
             walker.state.vars = dict(self.module_vars())
         if entry and record.class_name:
             classes.inject(walker, record.class_name, entry)
+        _seed_given_streams(walker, function, params, record.node)
         walker.walk(body)
         walker.finish()
         found = dict(walker.hazards)
@@ -695,6 +708,7 @@ class FileAnalyzer:
                     path.scalar_names = function.scalar_params
                 if entry and record.class_name:
                     classes.inject(path, record.class_name, entry)
+                _seed_given_streams(path, function, params, record.node)
                 path.walk(body)
                 path.finish()
                 for identity, hazard in path.hazards.items():
@@ -765,6 +779,63 @@ class FileAnalyzer:
                     evidence[name] = agreed[name]
             if evidence:
                 self._reanalyse_agreed(function, [evidence])
+
+    def apply_given_stream_evidence(self) -> None:
+        """A method handed a stream for its work (it passes the parameter on to its calls)
+        that on some path queues device work on a buffer parameter on the current stream
+        instead. Whether that is a race its callers decide (reverse.method_call_sites;
+        subclasses of other modules calling it through `self` included): when every call
+        that passes the parameter passes a non-blocking stream, the caller's work on that
+        stream is not ordered after (or before) the work left on the current stream. The
+        method is walked again with what the callers agree on, and each such launch is a
+        hazard at the launch (`Hazard.given_stream`)."""
+        if self.summaries_only or self.depth or not self.path or not self.follow_imports or not self.raw_memory_code:
+            return
+        for function in list(self.functions.values()):
+            record = function.record
+            if function.class_name is None or record is None or function.in_progress or _is_static(function.node):
+                continue
+            if not any(op.kind in DEVICE_WORK and op.stream is not None and op.stream.is_default for op in record.ops):
+                continue
+            used = {op.stream.label for op in record.ops if op.stream is not None and op.stream.explicit}
+            launches = {id(op.node) for op in record.ops
+                        if op.kind in DEVICE_WORK and op.stream is not None and op.stream.is_default}
+            handed = _ignored_on_one_path(function.node, launches, set(function.params[1:]) - used
+                                          - set(function.caller_evidence))
+            if not handed:
+                continue
+            params = function.params[1:]
+            sites = function.call_sites + reverse.method_call_sites(
+                self.path, function.class_name, function.value.name, params, type(self))
+            evidence: dict[str, Value] = {}
+            for name in handed:
+                passing = [{name: site[name]} for site in sites if name in site]
+                agreed = _agreed_kinds(passing) if passing else {}
+                if isinstance(agreed.get(name), Stream):
+                    evidence[name] = agreed[name]
+            if not evidence:
+                continue
+            # The objects the callers hand it (one class of another module at every call).
+            rest = [{k: v for k, v in site.items() if k not in evidence} for site in sites]
+            if rest and all(rest):
+                objects = _agreed_kinds(rest, instances=True)
+                evidence.update({k: v for k, v in objects.items() if isinstance(v, Instance)})
+            function.given_streams = tuple(sorted(k for k, v in evidence.items() if isinstance(v, Stream)))
+            self._reanalyse_agreed(function, [evidence], instances=True)
+            if function.record is not None:
+                self._given_stream_hazards(function)
+
+    @staticmethod
+    def _given_stream_hazards(function: "_Function") -> None:
+        """The hazard walk took the buffer parameters as produced on the stream the
+        callers hand in (`_seed_given_streams`): its reports of their use on the current
+        stream are this method ignoring that stream (`Hazard.given_stream`)."""
+        record = function.record
+        if record is None or not function.given_streams:
+            return
+        given = function.given_streams[0]
+        record.hazards = [replace(h, given_stream=given) if h.kind is RAW and h.param and h.first == given else h
+                          for h in record.hazards]
 
     def method_call_args(self, method: str) -> list[Optional["Args"]]:
         """The arguments of this module's calls `x.method(...)` whose receiver the walk
@@ -1760,3 +1831,59 @@ def _thread_targets(module: cst.Module) -> frozenset:
 
     module.visit(_Finder())
     return frozenset(found)
+
+
+def _seed_given_streams(walker: Walker, function: Optional["_Function"], params: list[str],
+                        node: cst.CSTNode) -> None:
+    """A method its callers hand a non-blocking stream for its work: its buffer
+    parameters are taken as produced on that stream (the callers' work there), not on
+    their current stream."""
+    if function is None or not function.given_streams or walker.state.hb is None:
+        return
+    name = function.given_streams[0]
+    stream = function.caller_evidence.get(name)
+    if not isinstance(stream, Stream):
+        return
+    key = stream_key(stream)
+    clock = walker.state.hb.tick(key, stream.blocking)
+    for param in params:
+        if param != name and param != "self":
+            walker.state.hb.produced_before_entry(("n", param, ""), node, clock, key, label=name)
+
+
+def _ignored_on_one_path(node: cst.FunctionDef, launches: set[int], params: set[str]) -> set[str]:
+    """Parameters defaulting to None that one branch of an `if` hands on to its calls
+    while the other branch holds one of `launches` (calls by id) and does not hand them
+    on: a stream the method passes on for its work on one path and ignores on the other."""
+    params = {name for name in params if _defaults_to_none(node, name)}
+    if not params or not launches:
+        return set()
+
+    def scan(body: cst.CSTNode) -> tuple[set[str], bool]:
+        passed: set[str] = set()
+        holds = [False]
+
+        class Finder(cst.CSTVisitor):
+            def visit_Call(self, call: cst.Call) -> None:
+                if id(call) in launches:
+                    holds[0] = True
+                passed.update(a.value.value for a in call.args if isinstance(a.value, cst.Name) and a.value.value in params)
+
+        body.visit(Finder())
+        return passed, holds[0]
+
+    found: set[str] = set()
+
+    class Branches(cst.CSTVisitor):
+        def visit_If(self, stmt: cst.If) -> None:
+            if stmt.orelse is None:
+                return
+            one, launches_one = scan(stmt.body)
+            other, launches_other = scan(stmt.orelse)
+            if launches_one:
+                found.update(other - one)
+            if launches_other:
+                found.update(one - other)
+
+    node.body.visit(Branches())
+    return found

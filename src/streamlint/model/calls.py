@@ -644,7 +644,13 @@ class CallsMixin(LibraryMixin):
                 return self.numba_launch(held, node)
             if isinstance(held, Kernel) and held.framework == "cupy":
                 return self.cupy_kernel_call(held, node)  # `self.kernel(x, y, stream=s)`
-            return self.opaque_call(node, self.eval_args(node))
+            args = self.eval_args(node)
+            if method in self.an.wanted_methods and isinstance(node.func, cst.Attribute) \
+                    and isinstance(node.func.value, cst.Name) and node.func.value.value == "self":
+                # `self.m(...)`: a method a base class of another module defines (asked
+                # about: reverse.method_call_sites).
+                self.note_method_call(method, node, args)
+            return self.opaque_call(node, args)
         elif isinstance(receiver, Kernel) and receiver.framework == "numba" and method == "forall":
             self.eval_args(node)
             return UNKNOWN

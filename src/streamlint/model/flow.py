@@ -839,7 +839,13 @@ class Walker(CallsMixin, OrderingMixin):
         if isinstance(base, Buffer) and base.framework == "torch" and base.mem is Mem.DEVICE and attr in torch_api.TENSOR_ATTRIBUTES:
             return base  # `x.grad`, `topk(...).indices`: CUDA tensors of the same computation
         if isinstance(base, Instance):
-            return plain((base.home or self.an).class_attr(base.cls, attr))
+            held = plain((base.home or self.an).class_attr(base.cls, attr))
+            if isinstance(held, Buffer) and held.site and isinstance(expr.value, cst.Name) \
+                    and expr.value.value in self.params and self.state.vars.get(expr.value.value) is base:
+                # The memory an object the caller passed keeps (`buffer.memory`): part of that
+                # object, keyed by the parameter as the accesses of its methods are.
+                return replace(held, site=0, param=expr.value.value, region=f".{attr}", label=f"{expr.value.value}.{attr}")
+            return held
         if isinstance(base, _Batch):
             return base
         if base is UNKNOWN and isinstance(expr.value, cst.Name):

@@ -111,6 +111,9 @@ class Hazard:
     # Reported at the earlier access (`node`, `via`), which an earlier call left pending
     # (`other` is the later one): the host refills what that call's copy may still read.
     carried: bool = False
+    # Queued on the current stream by a method its callers hand this non-blocking stream
+    # (a parameter) for its work: the callers' work there is unordered with it.
+    given_stream: str = ""
 
     @property
     def identity(self) -> tuple:
@@ -414,9 +417,11 @@ class HB:
     def pending_writes(self, key: tuple) -> tuple[Ev, ...]:
         return self._entries(self.writes, key)
 
-    def produced_before_entry(self, key: tuple, node: cst.CSTNode, clock: int, stream: str = LEGACY) -> None:
-        """A parameter: taken as produced on the caller's current stream."""
-        self._set(self.writes, key, (Ev(node, stream, clock, label="the caller's current stream", param=True),))
+    def produced_before_entry(self, key: tuple, node: cst.CSTNode, clock: int, stream: str = LEGACY,
+                              label: str = "the caller's current stream") -> None:
+        """A parameter: taken as produced on the caller's current stream (or the stream
+        the callers hand in for the work, `label`)."""
+        self._set(self.writes, key, (Ev(node, stream, clock, label=label, param=True),))
 
     def forget(self, key: tuple) -> None:
         """A name now holds something else: its old accesses no longer apply to it."""

@@ -33,6 +33,13 @@ class CrossStreamReadAfterWrite(Rule):
     graph (`s.end_capture()`, `torch.cuda.graph(g)`) replays its captured reads and
     writes on the stream it is launched on, at each `launch()` / `replay()`.
 
+    A method that takes the stream its work belongs on (a parameter it hands on to its
+    calls on one path) but launches on the current stream on another path is reported
+    at that launch when every project call that passes the parameter passes a
+    non-blocking stream (subclasses calling the inherited method through `self`
+    included): the callers' work on that stream, before and after the call, is not
+    ordered with it.
+
     ## Why is this bad?
     Streams run independently: the reader can start before the writer finishes and
     see old or half-written data. Nothing fails; the results are wrong only some of
@@ -180,6 +187,15 @@ class CrossStreamReadAfterWrite(Rule):
                     f"{named(h.second)} waits on the default stream here, but `{h.buffer}` is produced on the "
                     f"current stream, which is another stream under a caller's side stream or a CUDA graph",
                     help="wait on `torch.cuda.current_stream()` instead",
+                )
+                continue
+            if h.given_stream:
+                yield Finding(
+                    h.node,
+                    f"`{h.buffer}` is used on {named(h.second)} here{inside(analysis, h.via)}, but the callers "
+                    f"hand this method the non-blocking stream `{h.given_stream}` for its work: nothing orders "
+                    f"this with their work on it there",
+                    help=f"queue this work on `{h.given_stream}` (`stream={h.given_stream}`)",
                 )
                 continue
             if h.param:
