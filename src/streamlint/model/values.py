@@ -320,9 +320,17 @@ def join_returns(a: Value, b: Value) -> Value:
     joined = join(a, b)
     if joined is UNKNOWN:
         for x, y in ((a, b), (b, a)):
-            if y is UNKNOWN and _holds_narrowed(x):
+            if _holds_narrowed(x) and _host_side(y):
                 return x
     return joined
+
+
+def _host_side(value: Value) -> bool:
+    """What a type test's host side returns: the argument as it came, host memory, or a
+    buffer specification of either (`[array, MPI.FLOAT]`)."""
+    if isinstance(value, Seq) and value.items:
+        value = value.items[0]
+    return value is UNKNOWN or is_host(value)
 
 
 def _holds_narrowed(value: Value) -> bool:
