@@ -1276,8 +1276,14 @@ class FileAnalyzer:
             for attr, value in function.self_attrs.items():
                 walker.state.vars[f"self.{attr}"] = value
         result = function.returns
-        if result is UNKNOWN and any(v is not UNKNOWN for v in bound.values()):
+        narrowed = _narrowed_param(result)
+        if narrowed and bound.get(narrowed, UNKNOWN) is not UNKNOWN:
+            # A device array the helper narrowed its parameter to by a type test, and the
+            # caller knows what it passes: its kind decides the side.
             result = self.specialized_return(function, bound, walker, exprs)
+        elif result is UNKNOWN and any(v is not UNKNOWN for v in bound.values()):
+            result = self.specialized_return(function, bound, walker, exprs)
+        result = _narrowed_at_call(result, exprs, walker)
         if isinstance(result, Stream) and result.label in bound:
             return bound[result.label]
         if isinstance(result, StreamContext) and isinstance(result.stream, Stream) and result.stream.label in exprs:
@@ -1411,7 +1417,7 @@ class FileAnalyzer:
                     walker.state.vars[key] = value
             for key, sites in inner.attr_sites.items():
                 walker.attr_sites.setdefault(key, set()).update(sites)
-        return inner.returns if inner.returns is not None else UNKNOWN
+        return _narrowed_at_call(inner.returns, exprs, walker) if inner.returns is not None else UNKNOWN
 
     @staticmethod
     def on_self(node: cst.Call) -> bool:
@@ -1651,6 +1657,39 @@ def _agreed_kinds(call_sites: list[dict], instances: bool = False) -> dict[str, 
             if kind is not None:
                 agreed[name] = kind
     return agreed
+
+
+def _narrowed_param(value: Value) -> str:
+    """The parameter a returned device array was narrowed from (`narrow_to_device`), if any."""
+    if isinstance(value, Seq) and value.items:
+        value = value.items[0]
+    return value.param if isinstance(value, Buffer) and value.narrowed else ""
+
+
+def _rekey_narrowed(value: Value, key: str) -> Value:
+    """The same result with its narrowed array keyed by the caller's name for the argument."""
+    if isinstance(value, Seq) and value.items:
+        return replace(value, items=(_rekey_narrowed(value.items[0], key),) + value.items[1:])
+    return replace(value, param=key, label=key or value.label) if isinstance(value, Buffer) else value
+
+
+def _narrowed_at_call(result: Value, exprs: dict, walker: Walker) -> Value:
+    """A device array a helper narrowed its parameter to by a type test (keyed by the
+    parameter), in the caller's terms: the caller's argument, by the caller's name for it."""
+    param = _narrowed_param(result)
+    if not param:
+        return result
+    expr = exprs.get(param)
+    if expr is None:
+        return UNKNOWN  # (a default: not the caller's array)
+    return _rekey_narrowed(result, _named_label(walker.code(expr), expr))
+
+
+def _named_label(label: str, expr: cst.BaseExpression) -> str:
+    """A caller's argument that names one object (`x`, `self.x`); "" otherwise."""
+    if isinstance(expr, cst.Name) or (label.startswith("self.") and label.count(".") == 1):
+        return label
+    return ""
 
 
 def _kind_of(value: Value, name: str) -> Optional[Value]:

@@ -233,6 +233,10 @@ class CallsMixin(LibraryMixin):
             return True
         if any(isinstance(v, Instance) and v.home is not None for v in args.all()):
             return True  # an object of a project class that keeps GPU memory (analysis.foreign_instance)
+        if mpi.MODULE_ROOT in self.an.imported_roots:
+            # A module handing buffers to MPI: a helper may make a device buffer of what it
+            # is given (`array_to_buffer_object(array)`, narrowed by a type test).
+            return True
         return holds_gpu_values(args)
 
     def unseen_call_on_side_stream(self, node: cst.Call, args: "Args") -> None:
@@ -840,6 +844,8 @@ class CallsMixin(LibraryMixin):
                 # `[buf, MPI.FLOAT]`: a buffer specification whose first item is the array.
                 expr = expr.elements[0].value
                 value = value.item(0) if isinstance(value, Seq) else UNKNOWN
+            elif isinstance(value, Seq) and value.items:
+                value = value.items[0]  # a name bound to one (`buf = (ffi.buffer(p, n), MPI.FLOAT)`)
             if expr is None or not isinstance(value, Buffer):
                 continue
             if value.mem is not Mem.DEVICE:

@@ -14,7 +14,9 @@ import libcst as cst
 
 from streamlint.deadline import tick
 from streamlint.model import api, switches
+from streamlint.model.api import chainer as chainer_api
 from streamlint.model.api import cuda_python, nccl, torch_api
+from streamlint.model.api import cupy as cupy_api
 from streamlint.model.hazards import AMBIENT, DEVICE, HB, LEGACY, Hazard, stream_key
 from streamlint.model.ops import (
     DEVICE_WORK,
@@ -47,6 +49,7 @@ from streamlint.model.values import (
     ambient_stream,
     join,
     join_paths,
+    join_returns,
     legacy_stream,
     plain,
 )
@@ -310,7 +313,7 @@ class Walker(CallsMixin, OrderingMixin):
                 value = self.eval(node.value)
                 self.handed_out(value, node)
                 self.escape(value)
-                self.returns = value if self.returns is None else join(self.returns, value)
+                self.returns = value if self.returns is None else join_returns(self.returns, value)
         elif isinstance(node, (cst.Import, cst.ImportFrom)):
             for name, value in self.an.import_bindings(node):
                 self.state.vars[name] = value
@@ -491,6 +494,9 @@ class Walker(CallsMixin, OrderingMixin):
         none_test = self.none_test(node.test)
         if none_test is not None:
             self.none_tests.append(none_test)
+        kind_test = self.array_kind_test(node.test)
+        if kind_test is not None and kind_test[1]:
+            self.narrow_to_device(kind_test[0])
         self.walk(node.body.body)
         body_calls = self.branch_calls.pop() if collect else set()
         if collect:
@@ -499,6 +505,8 @@ class Walker(CallsMixin, OrderingMixin):
         self.state = base.copy()
         if none_test is not None:
             self.none_tests[-1] = (none_test[0], not none_test[1])
+        if kind_test is not None and not kind_test[1]:
+            self.narrow_to_device(kind_test[0])
         if isinstance(node.orelse, cst.If):
             following = steady and switches.steady_else(node.orelse.test, config) if guarded else None
             self.if_(node.orelse, guarded=guarded or None, switch=following)
@@ -532,6 +540,46 @@ class Walker(CallsMixin, OrderingMixin):
                     function.steady_callers.add(id(self.record.node))
         elif self.branch_calls:
             self.branch_calls[-1].update(keys)
+
+    def array_kind_test(self, test: cst.BaseExpression) -> Optional[tuple[str, bool]]:
+        """A type test telling a CuPy array from a host array (api/cupy.py):
+        `isinstance(x, cupy.ndarray)`, `get_array_module(x) is numpy` / `is not numpy` /
+        `is cupy`, or its negation: (the name tested, whether the `if` body is its device side)."""
+        negated = False
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, negated = test.expression, not negated
+        if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance" \
+                and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name) \
+                and self.an.qualname_of(test.args[1].value) in cupy_api.DEVICE_ARRAY_TYPES:
+            return test.args[0].value.value, not negated
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Call)):
+            return None
+        call, comparison = test.left, test.comparisons[0]
+        if len(call.args) != 1 or not isinstance(call.args[0].value, cst.Name) or call.args[0].keyword is not None:
+            return None
+        function = self.an.qualname_of(call.func)
+        if function not in cupy_api.ARRAY_MODULE_FUNCTIONS and function not in chainer_api.ARRAY_MODULE_FUNCTIONS:
+            return None
+        module = self.an.qualname_of(comparison.comparator)
+        if module not in (cupy_api.DEVICE_MODULE, cupy_api.HOST_MODULE):
+            return None
+        if isinstance(comparison.operator, (cst.Is, cst.Equal)):
+            same = True
+        elif isinstance(comparison.operator, (cst.IsNot, cst.NotEqual)):
+            same = False
+        else:
+            return None
+        device_in_body = (module == cupy_api.DEVICE_MODULE) == same
+        return call.args[0].value.value, device_in_body != negated
+
+    def narrow_to_device(self, name: str) -> None:
+        """On the device side of a type test, a name whose kind the walk does not know is a
+        CuPy array; a parameter stays keyed by its name (a call maps it to the caller's
+        argument, analysis._narrowed_at_call)."""
+        if self.lookup(name) is not UNKNOWN:
+            return  # (known: host memory makes the side dead, device memory needs nothing)
+        given = name in self.params or (self.outer is not None and name in self.outer[1])
+        self.state.vars[name] = Buffer("cupy", Mem.DEVICE, label=name, param=name if given else "", narrowed=True)
 
     def none_test(self, test: cst.BaseExpression) -> Optional[tuple[str, bool]]:
         """`param is None` / `param is not None` on a parameter of this body: (name, the

@@ -97,6 +97,9 @@ class Buffer:
     opaque: bool = field(default=False, compare=False)  # made by a call we cannot see
     literal: bool = field(default=False, compare=False)  # `torch.tensor(0.0)`: built from Python values in the code
     region: str = field(default="", compare=False)  # the part a view names (`buf[:, a:b]`), for the ordering check
+    # Known to be device memory only under a type test of the code (`isinstance(x, cupy.ndarray)`,
+    # `get_array_module(x) is not numpy`): the other side of the test is host memory.
+    narrowed: bool = field(default=False, compare=False)
 
     def with_label(self, label: str) -> "Buffer":
         return replace(self, label=label) if label and not self.label else self
@@ -307,6 +310,33 @@ def join(a: Value, b: Value) -> Value:
         if _names_device(x, cuda=True) and (_names_device(y, cuda=False) or y is UNKNOWN):
             return x
     return UNKNOWN
+
+
+def join_returns(a: Value, b: Value) -> Value:
+    """What a function returns over its `return`s: `join`, except that a device array the
+    code narrowed by a type test (or a buffer specification holding one, `(buf, MPI.FLOAT)`)
+    against a value it does not know (on the test's host side, the argument as it came) is
+    the device array: only its side can race with a stream."""
+    joined = join(a, b)
+    if joined is UNKNOWN:
+        for x, y in ((a, b), (b, a)):
+            if _holds_narrowed(x) and _host_side(y):
+                return x
+    return joined
+
+
+def _host_side(value: Value) -> bool:
+    """What a type test's host side returns: the argument as it came, host memory, or a
+    buffer specification of either (`[array, MPI.FLOAT]`)."""
+    if isinstance(value, Seq) and value.items:
+        value = value.items[0]
+    return value is UNKNOWN or is_host(value)
+
+
+def _holds_narrowed(value: Value) -> bool:
+    if isinstance(value, Seq) and value.items:
+        value = value.items[0]
+    return isinstance(value, Buffer) and value.narrowed and value.mem is Mem.DEVICE
 
 
 def join_paths(a: Value, b: Value) -> Value:

@@ -32,5 +32,11 @@ MODULE_ALIASES: dict[str, str] = {
     f"{module}.{name}": cupy for module in _BACKEND for name, cupy in _REEXPORTS.items()
 }
 
+# Chainer's own `get_array_module` (it also unwraps `chainer.Variable`): CuPy's module for
+# a CuPy array, NumPy's otherwise, as `cupy.get_array_module` (api/cupy.py).
+ARRAY_MODULE_FUNCTIONS = frozenset(
+    {f"{module}.get_array_module" for module in _BACKEND} | {"chainer.backend.get_array_module"}
+)
+
 # Importing the backend module is importing CuPy (its objects are CuPy's).
 IMPLIES_FRAMEWORK: dict[str, str] = {module: "cupy" for module in _BACKEND}

@@ -144,3 +144,13 @@ NON_KERNEL_FUNCTIONS = frozenset({
     "promote_types", "iscomplexobj", "isrealobj", "isfortran", "obj2sctype", "asnumpy",
     "get_default_memory_pool", "is_available",
 })
+
+# Type tests that tell a CuPy array (device memory) from a host array: code under the
+# test's device side works on a device array (narrowing, flow.Walker.array_kind_test).
+# `get_array_module(x)` is the `cupy` module for a CuPy array and `numpy` otherwise, so
+# `get_array_module(x) is numpy` holds on the host side, `is cupy` / `is not numpy` on the
+# device side; `isinstance(x, cupy.ndarray)` on the device side.
+ARRAY_MODULE_FUNCTIONS = frozenset({"cupy.get_array_module", "cupyx.scipy.get_array_module"})
+DEVICE_ARRAY_TYPES = frozenset({"cupy.ndarray"})
+DEVICE_MODULE = "cupy"
+HOST_MODULE = "numpy"

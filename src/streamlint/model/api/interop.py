@@ -30,6 +30,9 @@ POINTER_WRAPPERS: dict[str, Arg] = {
     "cffi.FFI().buffer": Arg(0, "cdata"),
     "ctypes.cast": Arg(0, "obj"),
     "ctypes.c_void_p": Arg(0, "value"),
+    # mpi4py's own buffer over a raw address (`MPI.memory` is the old name of `MPI.buffer`)
+    "mpi4py.MPI.buffer.fromaddress": Arg(0, "address"),
+    "mpi4py.MPI.memory.fromaddress": Arg(0, "address"),
 }
 # Arrays made over existing device memory: `cupy.ndarray(shape, dtype, memptr=mem)` is
 # no allocation and no kernel, it is the memory `memptr` points into, seen as an array.
