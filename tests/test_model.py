@@ -405,7 +405,8 @@ def test_an_attribute_set_to_an_empty_dict_is_filled_elsewhere():
     restore = next(r for r in analysis.functions if r.name.endswith("restore"))
     # Read from another method, the dict holds what other methods put there (unknown), as
     # before dicts were tracked: not "empty", which would make `state` nothing at all.
-    assert [op.api for op in restore.ops][:2] == ["self.saved.pop", "state.to"]
+    # (`pop` itself is bookkeeping, no GPU work even under a side stream)
+    assert [op.api for op in restore.ops][:1] == ["state.to"]
 
 
 def test_a_presence_test_of_the_loop_element_is_no_rare_branch():

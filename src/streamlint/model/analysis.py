@@ -1013,7 +1013,11 @@ class FileAnalyzer:
     @staticmethod
     def needs_hazard_walk(record: FunctionRecord) -> bool:
         """Only bodies that queue work on explicit streams, copy asynchronously or
-        record streams can have cross-stream hazards."""
+        record streams can have cross-stream hazards. A body that makes a side stream
+        current may queue work there through helpers the hazard walk follows in context
+        (`with torch.cuda.stream(s): t = reload(state)`) that its own record shows nothing of."""
+        if record.enters_stream:
+            return True
         for op in record.ops:
             if op.on_explicit_stream or op.kind in (OpKind.RECORD_STREAM, OpKind.OUTSIDE_STREAMS):
                 return True

@@ -798,7 +798,9 @@ class CallsMixin(LibraryMixin):
         if self.on_side_stream("torch") and self.an.torch_imported and method not in torch_api.NON_TENSOR_METHODS \
                 and method not in _CONTAINER_STORES and not method.startswith("__"):
             return self.opaque_method(method, node, args)
-        if not self.stream_given_call(node, args):
+        if not self.stream_given_call(node, args) and method not in torch_api.NON_TENSOR_METHODS:
+            # (`self.cache.pop(key)`, `d.get(k)` under a side stream: container methods
+            # tensors do not have, no GPU work)
             self.unseen_call_on_side_stream(node, args)
         return UNKNOWN
 
