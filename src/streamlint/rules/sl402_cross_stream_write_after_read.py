@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from streamlint.model.hazards import HOST_LABEL
 from streamlint.rules._shared import carried_at, hazards, inside, named, stream_code, wait_idiom
 from streamlint.rules.base import Finding, Rule
 
@@ -97,7 +98,7 @@ class CrossStreamWriteAfterRead(Rule):
         for _, h in hazards(analysis, self.code):
             at = analysis.line_of(h.node)
             other = analysis.line_of(h.other) if h.other is not None else 0
-            if h.carried and h.second != "the host":
+            if h.carried and h.second != HOST_LABEL:
                 fork = carried_at(analysis, h)
                 fix = f"{wait_idiom(h.first, h.second, h.framework, analysis)} after line {analysis.line_of(fork)}"
                 what = (f"{named(h.first)} waits for {named(h.second)} here, but {named(h.second)} never waits for "
@@ -112,7 +113,7 @@ class CrossStreamWriteAfterRead(Rule):
                         f"on the host (line {other})")
                 yield Finding(carried_at(analysis, h), what, help=fix)
                 continue
-            if h.second == "the host":
+            if h.second == HOST_LABEL:
                 fix = f"`{stream_code(h.first, h.framework, analysis)}.synchronize()` (or an event recorded after that copy) before line {at}"
                 what = f"the host overwrites `{h.buffer}` here while {named(h.first)} may still be copying it (line {other}{inside(analysis, h.other_via)})"
             else:
