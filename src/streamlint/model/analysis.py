@@ -23,6 +23,7 @@ from streamlint.model import (
 from streamlint.model.api import mpi, torch_api, torch_modules
 from streamlint.model.flow import OTHER, Walker, leaves, rare_test, selector
 from streamlint.model.walk_common import LOCAL, nonempty_test
+from streamlint.model.tree import children
 from streamlint.model.hazards import DEVICE, HOST_LABEL, HOSTMEM, RAW, RELEASE, UNSURE, WAR, Access, stream_key
 from streamlint.model.ops import (
     DEVICE_WORK,
@@ -307,8 +308,12 @@ class FileAnalyzer:
         # the parameter convention only speaks for functions nobody here calls.
         # So do threads' targets: their arguments come from another thread, whose ordering
         # (a wait before it signals the thread) the walk of this function cannot see.
-        targets = _thread_targets(self.module) if "target=" in self.text else frozenset()
+        targets: Optional[frozenset] = None
         for rec in self.result.functions:
+            if not any(h.param and not h.owned for h in rec.hazards):
+                continue
+            if targets is None:
+                targets = _thread_targets(self.module) if "target=" in self.text else frozenset()
             if id(rec.node) in self.called or (isinstance(rec.node, cst.FunctionDef) and rec.node.name.value in targets):
                 rec.hazards = [h for h in rec.hazards if not h.param or h.owned]
         self._module_walked(walker)
@@ -1862,17 +1867,16 @@ def _is_static(node: cst.FunctionDef) -> bool:
 def _thread_targets(module: cst.Module) -> frozenset:
     """Names of the functions handed to `threading.Thread(target=...)` and the like."""
     found: set[str] = set()
-
-    class _Finder(cst.CSTVisitor):
-        def visit_Arg(self, node: cst.Arg) -> None:
-            if node.keyword is not None and node.keyword.value == "target":
-                value = node.value
-                if isinstance(value, cst.Attribute):
-                    found.add(value.attr.value)
-                elif isinstance(value, cst.Name):
-                    found.add(value.value)
-
-    module.visit(_Finder())
+    stack: list[cst.CSTNode] = [module]
+    while stack:  # an order-free walk: libcst's visitor rebuilds every node it passes
+        node = stack.pop()
+        if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "target":
+            value = node.value
+            if isinstance(value, cst.Attribute):
+                found.add(value.attr.value)
+            elif isinstance(value, cst.Name):
+                found.add(value.value)
+        stack.extend(children(node))
     return frozenset(found)
 
 
