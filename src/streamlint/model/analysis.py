@@ -1276,6 +1276,8 @@ class FileAnalyzer:
             accesses = self.map_accesses(op.accesses, exprs, bound, walker, function) if hazard_walk else ()
             if kept:
                 accesses = tuple(_held(a, kept, held_by) for a in accesses)
+            if held_by:
+                stream, target = _held_stream(stream, held_by), _held_stream(target, held_by)
             _replay(op, callee, home, node, walker, stream=stream, target=target, accesses=accesses,
                     result=op.result if keeps_results else UNKNOWN, when_none=when_none)
         if function.context_manager:
@@ -1862,6 +1864,14 @@ def _exit_test(test: cst.BaseExpression) -> bool:
 def _is_static(node: cst.FunctionDef) -> bool:
     """A `@staticmethod`: no `self` to drop from its parameters at a call."""
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
+
+
+def _held_stream(stream, held_by: str):
+    """`self.stream` of a method called on `buf`: spelled `buf.stream` where the caller
+    writes code, still the class's own stream."""
+    if not isinstance(stream, Stream) or not stream.label.startswith("self.") or stream.keyed_as:
+        return stream
+    return replace(stream, label=held_by + stream.label[len("self"):], keyed_as=stream.label)
 
 
 def _thread_targets(module: cst.Module) -> frozenset:

@@ -395,13 +395,17 @@ class CallsMixin(LibraryMixin):
         arrays = tuple(v for v in args.all() if isinstance(v, Buffer) and v.framework == "cupy" and v.mem is Mem.DEVICE)
         if not arrays and not self.cupy_kernel_function(qualname, args):
             return UNKNOWN
-        out = args.value(Arg(kw="out"))
+        out_expr = args.keywords.get("out")
+        if name in cupy_api.DESTINATION_FIRST and args.positional:
+            out_expr = args.positional[0]  # `cp.copyto(dst, src)`: dst is written, not read
+        out = args.value(Arg(kw="out")) if out_expr is args.keywords.get("out") else args.value(Arg(0))
         # `cp.ceil(n / 32)` of numbers the host has: a device scalar made from them alone.
         from_host = not arrays and out is UNKNOWN and self.host_numbers_only(node)
         result = out if isinstance(out, Buffer) else Buffer("cupy", Mem.DEVICE, site=self.site(node), literal=from_host)
-        out_expr = args.keywords.get("out")
         reads = self.accesses((e, v) for e, v in args.pairs() if e is not out_expr)
         writes = self.accesses([(out_expr, out)], write=True) if out_expr is not None else self.result_access(result, node)
+        if name in cupy_api.DESTINATION_FIRST:
+            arrays = tuple(v for e, v in args.pairs() if e is not out_expr and v in arrays)
         self.emit(OpKind.KERNEL, self.code(node.func), node, "cupy", stream=stream, reads=arrays, writes=(result,),
                   accesses=reads + writes)
         return result
@@ -554,12 +558,13 @@ class CallsMixin(LibraryMixin):
 
     def numpy_function(self, qualname: str, node: cst.Call) -> Value:
         args = self.eval_args(node)
+        name = qualname[len("numpy."):]
+        destination = args.positional[0] if name in numpy_api.DESTINATION_FIRST and args.positional else None
         if self.state.hb is not None:
             out_expr = args.keywords.get("out")
             for expr, value in args.pairs():
-                write = expr is out_expr or (qualname == "numpy.copyto" and args.positional and expr is args.positional[0])
+                write = expr is out_expr or (destination is not None and expr is destination)
                 self.host_touch(expr, value, write=write)
-        name = qualname[len("numpy."):]
         if name in numpy_api.SAME_MEMORY:
             source = args.value(Arg(0))
             if isinstance(source, Buffer) and source.mem in (Mem.PINNED, Mem.PAGEABLE, Mem.MAPPED):

@@ -132,10 +132,11 @@ def stream_key(stream: Stream) -> str:
         return "ptds"
     if stream.uncertain:
         return f"{UNSURE_PREFIX}{stream.framework}:{stream.site}"
-    if stream.label.startswith("self.") and stream.label.count(".") == 1 and not stream.one_of:
+    label = stream.keyed_as or stream.label
+    if label.startswith("self.") and label.count(".") == 1 and not stream.one_of:
         # `self.stream` is one object in every method (syntactic paths, as RacerD),
         # whether this walk saw its creation or only its name.
-        return f"{stream.framework}:{stream.label}"
+        return f"{stream.framework}:{label}"
     return f"{stream.framework}:{stream.site}"
 
 

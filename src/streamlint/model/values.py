@@ -47,6 +47,9 @@ class Stream:
     one_of: bool = field(default=False, compare=False)
     # Named by a local the walk could not follow: maybe any stream (ordering unsure).
     uncertain: bool = field(default=False, compare=False)
+    # `self.stream` of a method replayed at `buf.fill()`: its label is the caller's spelling
+    # (`buf.stream`), its identity still the class's attribute.
+    keyed_as: str = field(default="", compare=False)
 
     @property
     def explicit(self) -> bool:

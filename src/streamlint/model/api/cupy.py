@@ -128,6 +128,8 @@ KERNEL_METHODS = frozenset({
     "astype", "copy", "fill", "dot", "clip", "round", "conj", "all", "any", "sort", "argsort",
     "take", "put", "repeat", "flatten", "trace", "diagonal", "ptp", "partition",
 })
+# cupy.<name>(dst, src, ...) writes its first argument in place (and returns None).
+DESTINATION_FIRST = frozenset({"copyto"})
 # Array methods that only make a view (no device work).
 VIEW_METHODS = frozenset({"reshape", "view", "transpose", "swapaxes", "squeeze", "ravel"})
 
