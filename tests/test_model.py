@@ -250,6 +250,55 @@ def test_statement_local_positions_match_whole_module_positions(fixture):
         assert local[id(n)] == whole[n], analysis.code(n)
 
 
+_CLASS_METHODS = '''import torch
+
+
+@some.decorator(
+    1)
+class Pipeline(Base):
+    """Docs.
+    More."""
+
+    def __init__(self):
+        self.side = torch.cuda.Stream()
+
+    @torch.no_grad()
+    def same(self, x):
+        return x.to("cuda", non_blocking=True)
+
+    def prefetch(self, host):
+        def inner(h):
+            with torch.cuda.stream(self.side):
+                return h.to("cuda", non_blocking=True)
+        \'\'\'a string
+        with odd indentation\'\'\'
+        return inner(host) + torch.ones(3, device="cuda")
+
+
+class Other:
+    @torch.no_grad()
+    def same(self, x):
+        return x.to("cuda", non_blocking=True)
+'''
+
+
+def test_methods_of_top_level_classes_are_placed_alone_and_right(tmp_path):
+    """A method of a top-level class is generated alone (with its class's header); a
+    method whose text is not unique falls back to its class: positions as libcst's."""
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    path = tmp_path / "pipeline.py"
+    path.write_text(_CLASS_METHODS)
+    analysis = analyze(path.read_text(), str(path))
+    assert analysis.member_of  # the methods are placement units
+    nodes = [op.node for rec in analysis.functions for op in rec.ops]
+    assert len(nodes) >= 4
+    local = {id(n): analysis.position(n) for n in nodes}
+    whole = MetadataWrapper(analysis.module, unsafe_skip_copy=True).resolve(PositionProvider)
+    for n in nodes:
+        assert local[id(n)] == whole[n], analysis.code(n)
+
+
 def test_a_device_that_is_cuda_on_one_path_is_the_codes_gpu_path():
     from streamlint.model.values import UNKNOWN, Const, Device, join
 

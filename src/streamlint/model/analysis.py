@@ -81,7 +81,10 @@ class FileAnalysis:
     _positions: Optional[Mapping[cst.CSTNode, CodeRange]] = field(default=None, repr=False)
     path: str = ""  # the file, when known (messages about other modules name it)
     source: str = field(default="", repr=False)
-    tops: dict[int, cst.CSTNode] = field(default_factory=dict, repr=False)  # node -> its top-level statement
+    # node -> the statement placed to find its position: the top-level statement, or the
+    # method of a top-level class (its class in `member_of`), generated without the rest
+    tops: dict[int, cst.CSTNode] = field(default_factory=dict, repr=False)
+    member_of: dict[int, cst.ClassDef] = field(default_factory=dict, repr=False)
     _done_tops: set[int] = field(default_factory=set, repr=False)
     torch_namespace: str = "torch.cuda"  # how advice spells torch.cuda here (`get_accelerator()`)
     cupy_namespace: str = "cupy"  # ... and the cupy module (`cp`, `cuda.cupy` under Chainer)
@@ -127,6 +130,15 @@ class FileAnalysis:
         if rng is not None:
             return rng
         top = self.tops.get(id(node))
+        cls = self.member_of.get(id(top)) if top is not None else None
+        if cls is not None:
+            if id(top) not in self._done_tops:
+                self._done_tops.add(id(top))
+                if self._place_member(cls, top):
+                    rng = self._positions.get(node)
+                    if rng is not None:
+                        return rng
+            top = cls  # (a method whose text is not unique: its class)
         if top is not None and id(top) not in self._done_tops:
             self._done_tops.add(id(top))
             if self._place_statement(top):
@@ -138,6 +150,28 @@ class FileAnalysis:
         self._positions = dict(wrapper.resolve(PositionProvider))
         self._done_tops = {id(stmt) for stmt in self.module.body}
         return self._positions.get(node)
+
+    def _place_member(self, cls: cst.ClassDef, member: cst.CSTNode) -> bool:
+        """Place one method of a top-level class: the class generated with that method
+        alone (a big class's code costs seconds), the method's lines found in the source."""
+        if not self.source or not isinstance(cls.body, cst.IndentedBlock):
+            return False
+        alone = cst.Module(body=[cls.with_changes(body=cls.body.with_changes(body=[member]))], header=[], footer=[],
+                           default_indent=self.module.default_indent, default_newline=self.module.default_newline)
+        local = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+        first = local[member].start.line  # (1-based; the class header's lines come before)
+        text = "".join(alone.code.splitlines(keepends=True)[first - 1:])
+        start = self.source.find(text)
+        if start < 0 or (start and self.source[start - 1] != "\n") or self.source.find(text, start + 1) >= 0:
+            return False
+        shift = self.source.count("\n", 0, start) - (first - 1)
+        if self._positions is None:
+            self._positions = {}
+        for n, rng in local.items():
+            if rng.start.line >= first:  # (the header's nodes are placed with the class)
+                self._positions[n] = CodeRange(CodePosition(rng.start.line + shift, rng.start.column),
+                                               CodePosition(rng.end.line + shift, rng.end.column))
+        return True
 
     def _place_statement(self, top: cst.CSTNode) -> bool:
         if not self.source:
@@ -583,7 +617,12 @@ class FileAnalyzer:
         params += [p.name.value for p in node.params.kwonly_params]
         owner = walker.record.class_name if walker.record.kind == "class" else None
         value = LocalFunction(node.name.value, node, site=id(node), owner=owner)
-        function = _Function(value, node, params, owner, top=walker.top or node)
+        top = walker.top or node
+        if walker.record.kind == "class" and walker.top is walker.record.node:
+            # A method of a top-level class is placed alone (FileAnalysis.position).
+            top = node
+            self.result.member_of[id(node)] = walker.record.node
+        function = _Function(value, node, params, owner, top=top)
         if walker.record.kind in ("function", "method"):
             # A nested function sees the enclosing body's names as they are where it is defined.
             function.closure = {k: v for k, v in walker.state.vars.items() if k not in params}
