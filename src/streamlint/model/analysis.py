@@ -7,6 +7,7 @@ Calls to functions of the same file use the callee's record as its summary.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -72,6 +73,9 @@ _ORDERING = frozenset({OpKind.EVENT_RECORD, OpKind.STREAM_WAIT_EVENT, OpKind.WAI
 # A method's hazard-walk ops replayed at `self.method()` calls, when it has at most this many.
 _HAZARD_OPS_MAX = 200
 
+
+# `self.<attr> =` as a substring test finds it (`myself.x =` and `self.x ==` included).
+_SELF_ASSIGNED = re.compile(r"self\.(\w+) =")
 
 @dataclass
 class FileAnalysis:
@@ -299,6 +303,7 @@ class FileAnalyzer:
         self.instance_summaries: dict[tuple, Optional[FunctionRecord]] = {}
         self._evidence: dict = {}  # id(function node) -> the evidence in its body (evidence.py)
         self._class_starts: Optional[dict[str, list[tuple[int, int]]]] = None  # class_text.class_starts
+        self._self_assignments: Optional[Counter[str]] = None
         # The module's text when known: a method's code is part of it, so text the
         # module lacks no method has (a test that costs no code generation).
         self.text = source
@@ -1169,7 +1174,7 @@ class FileAnalyzer:
         # `self.memory = None` in `__init__`, allocated by another method (`assign`): what
         # that method stores (None joined with a buffer is the buffer).
         found: Optional[Value] = attrs[attr] if placeholder else None
-        if self.text and f"self.{attr} =" not in self.text:
+        if self.text and self.self_assignments()[attr] == 0:
             return UNKNOWN  # no method's code has it (the test below, for all of them)
         if not cls.assigns_read and self.text:
             cls.assigns_read = True
@@ -1202,9 +1207,16 @@ class FileAnalyzer:
         assigns the attribute more than once."""
         if not self.raw_memory_code:
             return False
-        if self.text and self.text.count(f"self.{attr} =") < 2:
+        if self.text and self.self_assignments()[attr] < 2:
             return False
         return self.allocated_later(cls, attr)
+
+    def self_assignments(self) -> "Counter[str]":
+        """How often the module's text has `self.<attr> =` (or `==`), per attribute: counted
+        once, not searched for at each question (the text of a big module is long)."""
+        if self._self_assignments is None:
+            self._self_assignments = Counter(_SELF_ASSIGNED.findall(self.text))
+        return self._self_assignments
 
     def allocated_later(self, cls: _Class, attr: str) -> bool:
         """`self.memory = None` in `__init__` and a buffer stored by another method
