@@ -101,6 +101,20 @@ def recorded_holder_attrs(function: cst.FunctionDef) -> list[tuple[str, str, cst
 _MADE = (cst.Call, cst.Name, cst.Attribute, cst.Subscript, cst.BinaryOperation)
 
 
+def _made_alike(value: cst.BaseExpression, like: cst.BaseExpression) -> bool:
+    """Whether the producer made `value` as a tensor the way it made the recorded one:
+    by the same callable (`node.detach(a)`, `node.detach(b)`), or by a PyTorch function or
+    a tensor method that returns a tensor (`torch.softmax(x)`, `x.detach()`)."""
+    if not isinstance(value, cst.Call):
+        return False
+    func = dotted(value.func)
+    if func is not None and isinstance(like, cst.Call) and func == dotted(like.func) and "." in func:
+        return True
+    if func is not None and func.startswith("torch.") and func.count(".") == 1:
+        return func[6:] not in torch_api.NON_TENSOR_FUNCTIONS
+    return isinstance(value.func, cst.Attribute) and value.func.attr.value in torch_api.TENSOR_PRESERVING
+
+
 def _switches_stream(item: cst.WithItem) -> bool:
     """A `with` item that may make another stream current (`torch.cuda.stream(s)`,
     `self._stream_context(s)`): the producer's tensors may then come from two streams."""
@@ -117,8 +131,9 @@ class HolderAssigns:
     switch streams. Built once per module, when a function first asks."""
 
     def __init__(self, module: cst.Module) -> None:
-        # function id -> (its name, the id of the scope that defines it, holder -> attr -> assignment)
-        self.by_function: dict[int, tuple[str, int, dict[str, dict[str, cst.CSTNode]]]] = {}
+        # function id -> (its name, the id of the scope that defines it,
+        #                 holder -> attr -> (assigned target, assigned value))
+        self.by_function: dict[int, tuple[str, int, dict[str, dict[str, tuple]]]] = {}
         self.scope_of: dict[int, int] = {}  # function id -> the id of the scope that defines it
         owners, scope_of = self.by_function, self.scope_of
         scopes: list[int] = [id(module)]
@@ -136,7 +151,7 @@ class HolderAssigns:
             def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
                 scope_of[id(node)] = scopes[-1]
                 scopes.append(id(node))
-                assigns: dict[str, dict[str, cst.CSTNode]] = {}
+                assigns: dict[str, dict[str, tuple]] = {}
                 switches = [False]
 
                 class Body(_Own):
@@ -146,7 +161,7 @@ class HolderAssigns:
                         for target in stmt.targets:
                             pair = _holder_attr(target.target)
                             if pair is not None:
-                                assigns.setdefault(pair[0], {}).setdefault(pair[1], target.target)
+                                assigns.setdefault(pair[0], {}).setdefault(pair[1], (target.target, stmt.value))
 
                     def visit_WithItem(self, item: cst.WithItem) -> None:
                         if _switches_stream(item):
@@ -172,7 +187,9 @@ class HolderAssigns:
                 if attr not in made or len(made) < 2:
                     continue
                 anchor = f"{holder}.{attr}"
-                for other, node in made.items():
-                    path = f"{holder}.{other}"
-                    found.setdefault(path, Peer(path, anchor, call, node, producer))
+                like = made[attr][1]
+                for other, (node, value) in made.items():
+                    if other == attr or _made_alike(value, like):
+                        path = f"{holder}.{other}"
+                        found.setdefault(path, Peer(path, anchor, call, node, producer))
         return found
