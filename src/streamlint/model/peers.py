@@ -79,20 +79,45 @@ class _Own(cst.CSTVisitor):
         return False
 
 
+def _read_holder_attr(expr: cst.BaseExpression) -> Optional[tuple[str, str]]:
+    """`node.state.a` or `getattr(node.state, "a"[, default])`: (holder, attribute)."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "getattr" \
+            and len(expr.args) in (2, 3) and isinstance(expr.args[1].value, cst.SimpleString):
+        holder = dotted(expr.args[0].value)
+        attr = expr.args[1].value.evaluated_value
+        if holder is None or not isinstance(attr, str):
+            return None
+        expr = cst.Attribute(value=expr.args[0].value, attr=cst.Name(attr)) if attr.isidentifier() else expr
+    return _holder_attr(expr)
+
+
 def recorded_holder_attrs(function: cst.FunctionDef) -> list[tuple[str, str, cst.Call]]:
     """The holder attributes the function's own body calls `record_stream` on, with one
-    argument: (holder, attribute, call)."""
+    argument, directly or through a local bound once to the attribute
+    (`r = node.state.a` ... `r.record_stream(s)`): (holder, attribute, call)."""
     found: list[tuple[str, str, cst.Call]] = []
+    aliases: dict[str, Optional[tuple[str, str]]] = {}
+    records: list[cst.Call] = []
 
     class Finder(_Own):
+        def visit_Assign(self, stmt: cst.Assign) -> None:
+            for target in stmt.targets:
+                if isinstance(target.target, cst.Name):
+                    name = target.target.value
+                    # (bound twice: not one attribute's alias)
+                    aliases[name] = _read_holder_attr(stmt.value) if name not in aliases else None
+
         def visit_Call(self, node: cst.Call) -> None:
             func = node.func
             if isinstance(func, cst.Attribute) and func.attr.value == RECORD_METHOD and len(node.args) == 1:
-                pair = _holder_attr(func.value)
-                if pair is not None:
-                    found.append((pair[0], pair[1], node))
+                records.append(node)
 
     function.visit(Finder(function))
+    for node in records:
+        receiver = node.func.value  # type: ignore[attr-defined]
+        pair = aliases.get(receiver.value) if isinstance(receiver, cst.Name) else _holder_attr(receiver)
+        if pair is not None:
+            found.append((pair[0], pair[1], node))
     return found
 
 
