@@ -692,7 +692,7 @@ class FileAnalyzer:
         if entry and record.class_name:
             classes.inject(walker, record.class_name, entry)
         _seed_given_streams(walker, function, params, record.node)
-        walker.seed_peers(self.holder_peers(record.node))
+        walker.seed_peers(self.holder_peers(record))
         walker.walk(body)
         walker.finish()
         found = dict(walker.hazards)
@@ -712,7 +712,7 @@ class FileAnalyzer:
                 if entry and record.class_name:
                     classes.inject(path, record.class_name, entry)
                 _seed_given_streams(path, function, params, record.node)
-                path.seed_peers(self.holder_peers(record.node))
+                path.seed_peers(self.holder_peers(record))
                 path.walk(body)
                 path.finish()
                 for identity, hazard in path.hazards.items():
@@ -720,19 +720,21 @@ class FileAnalyzer:
         record.hazards = sorted(_one_per_problem(found.values()), key=lambda h: (h.kind.name, id(h.node)))
         return walker
 
-    def holder_peers(self, node: cst.CSTNode) -> dict:
+    def holder_peers(self, record: FunctionRecord) -> dict:
         """The holder attributes a function should take as made on another stream
-        (peers.py): asked only where the module's text records a stream at all."""
-        if not isinstance(node, cst.FunctionDef) or f".{peers.RECORD_METHOD}(" not in self.text:
+        (peers.py): asked only where its own walk met `record_stream` calls."""
+        node = record.node
+        if not isinstance(node, cst.FunctionDef):
             return {}
         found = self._holder_peers.get(id(node))
         if found is None:
-            if not peers.recorded_holder_attrs(node):
-                found = {}
-            else:
+            records = [op.node for op in record.ops
+                       if op.kind is OpKind.RECORD_STREAM and op.helper is None and isinstance(op.node, cst.Call)]
+            found = {}
+            if records and peers.recorded_holder_attrs(node, records):
                 if self._holder_assigns is None:
                     self._holder_assigns = peers.HolderAssigns(self.module)
-                found = self._holder_assigns.peers(node)
+                found = self._holder_assigns.peers(node, records)
             self._holder_peers[id(node)] = found
         return found
 

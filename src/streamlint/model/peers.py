@@ -18,7 +18,7 @@ the ordering check reports (`ordering.OrderingMixin.peer_releases`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterator, Optional
 
 import libcst as cst
 
@@ -63,20 +63,44 @@ def _holder_attr(expr: cst.BaseExpression) -> Optional[tuple[str, str]]:
     return holder, attr
 
 
-class _Own(cst.CSTVisitor):
-    """Visits a function's own body, not the functions and classes it defines."""
+def _statements(body: cst.BaseSuite) -> Iterator[cst.CSTNode]:
+    """The statements of a body in order, compound ones and those they hold, not the
+    bodies of the functions and classes it defines (statements only: no expression walk)."""
+    if isinstance(body, cst.IndentedBlock):
+        yield from _flatten(body.body)
 
-    def __init__(self, root: cst.CSTNode) -> None:
-        self.root = root
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return node is self.root
+def _flatten(stmts) -> Iterator[cst.CSTNode]:
+    for stmt in stmts:
+        yield stmt
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine)):
+            continue
+        if isinstance(stmt, cst.If):
+            yield from _statements(stmt.body)
+            orelse = stmt.orelse
+            while isinstance(orelse, cst.If):  # `elif`
+                yield orelse
+                yield from _statements(orelse.body)
+                orelse = orelse.orelse
+            if isinstance(orelse, cst.Else):
+                yield from _statements(orelse.body)
+            continue
+        body = getattr(stmt, "body", None)
+        if isinstance(body, cst.BaseSuite):
+            yield from _statements(body)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from _statements(handler.body)
+        for part in (getattr(stmt, "orelse", None), getattr(stmt, "finalbody", None)):
+            if isinstance(part, (cst.Else, cst.Finally)):
+                yield from _statements(part.body)
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
 
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
+def _assigns(body: cst.BaseSuite) -> Iterator[cst.Assign]:
+    for stmt in _statements(body):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign):
+                    yield small
 
 
 def _read_holder_attr(expr: cst.BaseExpression) -> Optional[tuple[str, str]]:
@@ -85,37 +109,36 @@ def _read_holder_attr(expr: cst.BaseExpression) -> Optional[tuple[str, str]]:
             and len(expr.args) in (2, 3) and isinstance(expr.args[1].value, cst.SimpleString):
         holder = dotted(expr.args[0].value)
         attr = expr.args[1].value.evaluated_value
-        if holder is None or not isinstance(attr, str):
+        if holder is None or not isinstance(attr, str) or not attr.isidentifier():
             return None
-        expr = cst.Attribute(value=expr.args[0].value, attr=cst.Name(attr)) if attr.isidentifier() else expr
+        if holder == "self" or attr in torch_api.TENSOR_ATTRIBUTES:
+            return None
+        return holder, attr
     return _holder_attr(expr)
 
 
-def recorded_holder_attrs(function: cst.FunctionDef) -> list[tuple[str, str, cst.Call]]:
-    """The holder attributes the function's own body calls `record_stream` on, with one
-    argument, directly or through a local bound once to the attribute
+def recorded_holder_attrs(function: cst.FunctionDef, records: list[cst.Call]) -> list[tuple[str, str, cst.Call]]:
+    """Of the function's own `x.record_stream(s)` calls (`records`, from its walk), those on
+    a holder attribute, directly or through a local bound once to the attribute
     (`r = node.state.a` ... `r.record_stream(s)`): (holder, attribute, call)."""
     found: list[tuple[str, str, cst.Call]] = []
-    aliases: dict[str, Optional[tuple[str, str]]] = {}
-    records: list[cst.Call] = []
-
-    class Finder(_Own):
-        def visit_Assign(self, stmt: cst.Assign) -> None:
-            for target in stmt.targets:
-                if isinstance(target.target, cst.Name):
-                    name = target.target.value
-                    # (bound twice: not one attribute's alias)
-                    aliases[name] = _read_holder_attr(stmt.value) if name not in aliases else None
-
-        def visit_Call(self, node: cst.Call) -> None:
-            func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value == RECORD_METHOD and len(node.args) == 1:
-                records.append(node)
-
-    function.visit(Finder(function))
+    aliases: Optional[dict[str, Optional[tuple[str, str]]]] = None
     for node in records:
-        receiver = node.func.value  # type: ignore[attr-defined]
-        pair = aliases.get(receiver.value) if isinstance(receiver, cst.Name) else _holder_attr(receiver)
+        if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == RECORD_METHOD and len(node.args) == 1):
+            continue
+        receiver = node.func.value
+        if isinstance(receiver, cst.Name):
+            if aliases is None:
+                aliases = {}
+                for stmt in _assigns(function.body):
+                    for target in stmt.targets:
+                        if isinstance(target.target, cst.Name):
+                            name = target.target.value
+                            # (bound twice: not one attribute's alias)
+                            aliases[name] = _read_holder_attr(stmt.value) if name not in aliases else None
+            pair = aliases.get(receiver.value)
+        else:
+            pair = _holder_attr(receiver)
         if pair is not None:
             found.append((pair[0], pair[1], node))
     return found
@@ -160,51 +183,39 @@ class HolderAssigns:
         #                 holder -> attr -> (assigned target, assigned value))
         self.by_function: dict[int, tuple[str, int, dict[str, dict[str, tuple]]]] = {}
         self.scope_of: dict[int, int] = {}  # function id -> the id of the scope that defines it
-        owners, scope_of = self.by_function, self.scope_of
-        scopes: list[int] = [id(module)]
+        self._scan(_flatten(module.body), id(module))
 
-        class Functions(cst.CSTVisitor):
-            def visit_ClassDef(self, node: cst.ClassDef) -> None:
-                scopes.append(id(node))
+    def _scan(self, stmts: Iterator[cst.CSTNode], scope: int) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, cst.ClassDef):
+                self._scan(_statements(stmt.body), id(stmt))
+            elif isinstance(stmt, cst.FunctionDef):
+                self.scope_of[id(stmt)] = scope
+                self._function(stmt, scope)
+                self._scan(_statements(stmt.body), id(stmt))
 
-            def leave_ClassDef(self, node: cst.ClassDef) -> None:
-                scopes.pop()
-
-            def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-                scopes.pop()
-
-            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-                scope_of[id(node)] = scopes[-1]
-                scopes.append(id(node))
-                assigns: dict[str, dict[str, tuple]] = {}
-                switches = [False]
-
-                class Body(_Own):
-                    def visit_Assign(self, stmt: cst.Assign) -> None:
-                        if not isinstance(stmt.value, _MADE):
-                            return
-                        for target in stmt.targets:
+    def _function(self, node: cst.FunctionDef, scope: int) -> None:
+        assigns: dict[str, dict[str, tuple]] = {}
+        for stmt in _statements(node.body):
+            if isinstance(stmt, cst.With) and any(_switches_stream(item) for item in stmt.items):
+                return
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign) and isinstance(small.value, _MADE):
+                        for target in small.targets:
                             pair = _holder_attr(target.target)
                             if pair is not None:
-                                assigns.setdefault(pair[0], {}).setdefault(pair[1], (target.target, stmt.value))
+                                assigns.setdefault(pair[0], {}).setdefault(pair[1], (target.target, small.value))
+        if assigns:
+            self.by_function[id(node)] = (node.name.value, scope, assigns)
 
-                    def visit_WithItem(self, item: cst.WithItem) -> None:
-                        if _switches_stream(item):
-                            switches[0] = True
-
-                node.visit(Body(node))
-                if assigns and not switches[0]:
-                    owners[id(node)] = (node.name.value, scope_of[id(node)], assigns)
-
-        module.visit(Functions())
-
-    def peers(self, function: cst.FunctionDef) -> dict[str, Peer]:
+    def peers(self, function: cst.FunctionDef, records: list[cst.Call]) -> dict[str, Peer]:
         """The holder attributes `function` should take as made on another stream: those
         another function of the same scope (a builder's stages, a class's methods, the
         module's functions) assigned together with one `function` records."""
         found: dict[str, Peer] = {}
         scope = self.scope_of.get(id(function))
-        for holder, attr, call in recorded_holder_attrs(function):
+        for holder, attr, call in recorded_holder_attrs(function, records):
             for owner, (producer, where, assigns) in self.by_function.items():
                 if owner == id(function) or where != scope:
                     continue
