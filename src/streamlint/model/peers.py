@@ -1,6 +1,6 @@
 """Tensors a stage leaves on a shared holder together (`node.state.a`, `node.state.b`).
 
-A function that records one of them on its current stream
+A function that records one of them on the stream it uses them on
 (`node.state.a.record_stream(torch.cuda.current_stream())`) says, in its own text, that
 the tensors one producer leaves on that holder were made on another stream: `record_stream`
 on the current stream does something only for memory of another stream. Every tensor the
@@ -11,7 +11,7 @@ producer's next run) while this stream still reads it.
 
 This module reads the text only: which holder attributes a function records
 (`recorded_holder_attrs`) and, for the module, which attributes each function assigns to
-each holder (`HolderAssigns`). The walk binds the reads (`flow.Walker.peer_value`) and
+each holder (`HolderAssigns`). The walk binds the reads (`flow.Walker.seed_peers`) and
 the ordering check reports (`ordering.OrderingMixin.peer_releases`).
 """
 
