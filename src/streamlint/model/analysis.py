@@ -19,7 +19,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from streamlint.deadline import tick
 from streamlint.model import (
-    api, class_text, classes, declared, duck, evidence, lazy_parse, project, reads, reverse, summary_digest, switches,
+    api, class_text, classes, declared, duck, evidence, lazy_parse, peers, project, reads, reverse, summary_digest, switches,
 )
 from streamlint.model.api import mpi, torch_api, torch_modules
 from streamlint.model.flow import OTHER, Walker, leaves, rare_test, selector
@@ -301,6 +301,8 @@ class FileAnalyzer:
         # (function, the classes of the objects its parameters are given) -> its record so
         # walked (`instance_summary`); None while being made or when it cannot be.
         self.instance_summaries: dict[tuple, Optional[FunctionRecord]] = {}
+        self._holder_assigns: Optional[peers.HolderAssigns] = None  # built when a function asks
+        self._holder_peers: dict[int, dict] = {}  # function node id -> its holder peers
         self._evidence: dict = {}  # id(function node) -> the evidence in its body (evidence.py)
         self._class_starts: Optional[dict[str, list[tuple[int, int]]]] = None  # class_text.class_starts
         self._self_assignments: Optional[Counter[str]] = None
@@ -739,6 +741,7 @@ class FileAnalyzer:
         if entry and record.class_name:
             classes.inject(walker, record.class_name, entry)
         _seed_given_streams(walker, function, params, record.node)
+        walker.seed_peers(self.holder_peers(record))
         walker.walk(body)
         walker.finish()
         found = dict(walker.hazards)
@@ -758,12 +761,31 @@ class FileAnalyzer:
                 if entry and record.class_name:
                     classes.inject(path, record.class_name, entry)
                 _seed_given_streams(path, function, params, record.node)
+                path.seed_peers(self.holder_peers(record))
                 path.walk(body)
                 path.finish()
                 for identity, hazard in path.hazards.items():
                     found.setdefault(identity, hazard)
         record.hazards = sorted(_one_per_problem(found.values()), key=lambda h: (h.kind.name, id(h.node)))
         return walker
+
+    def holder_peers(self, record: FunctionRecord) -> dict:
+        """The holder attributes a function should take as made on another stream
+        (peers.py): asked only where its own walk met `record_stream` calls."""
+        node = record.node
+        if not isinstance(node, cst.FunctionDef):
+            return {}
+        found = self._holder_peers.get(id(node))
+        if found is None:
+            records = [op.node for op in record.ops
+                       if op.kind is OpKind.RECORD_STREAM and op.helper is None and isinstance(op.node, cst.Call)]
+            found = {}
+            if records and peers.recorded_holder_attrs(node, records):
+                if self._holder_assigns is None:
+                    self._holder_assigns = peers.HolderAssigns(self.module)
+                found = self._holder_assigns.peers(node, records)
+            self._holder_peers[id(node)] = found
+        return found
 
     def apply_caller_evidence(self) -> None:
         """Analyse again the functions whose every call site in the file passes the same

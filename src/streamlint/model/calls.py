@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from streamlint.model import api, declared, evidence, host_numbers
+from streamlint.model import api, declared, evidence, host_numbers, peers
 from streamlint.model.api import cuda_python, interop, mpi, nccl, numpy_api, torch_api, torch_modules
 from streamlint.model.api import cupy as cupy_api
 from streamlint.model.api.mpi import Role
@@ -93,6 +93,10 @@ class CallsMixin(LibraryMixin):
 
     def call(self, node: cst.Call, label: str = "") -> Value:
         func = node.func
+        if self.peer_values and isinstance(func, cst.Name) and func.value == "getattr":
+            held = self.peer_attr(node)
+            if held is not None:
+                return held
         if isinstance(func, cst.Attribute) and func.attr.value == "resize_" and self.storage_release(node):
             return UNKNOWN
         if isinstance(func, cst.Attribute) and func.attr.value == "__setattr__":
@@ -733,6 +737,24 @@ class CallsMixin(LibraryMixin):
             starred = any(a.star for a in node.args)
             self.an.method_calls_out.setdefault(method, []).append(None if starred else args)
 
+    def hands_peer(self, args: "Args") -> bool:
+        held = {v.site for v in self.peer_values.values()}
+        return any(isinstance(v, Buffer) and v.site in held for v in self.flat_values(args))
+
+    def peer_attr(self, node: cst.Call) -> Optional[Value]:
+        """`getattr(holder, "name", default)`: the holder attribute, when the walk binds it
+        (peers.py); its default is evaluated too."""
+        if len(node.args) not in (2, 3) or any(a.keyword is not None or a.star for a in node.args):
+            return None
+        name = node.args[1].value
+        base = peers.dotted(node.args[0].value)
+        if base is None or not isinstance(name, cst.SimpleString):
+            return None
+        held = self.peer_values.get(f"{base}.{name.evaluated_value}")
+        if held is not None and len(node.args) == 3:
+            self.eval(node.args[2].value)
+        return held
+
     def unknown_receiver_method(self, method: str, node: cst.Call, args: Optional["Args"] = None) -> Value:
         """Methods whose name alone tells the result kind, whatever the receiver."""
         args = args if args is not None else self.eval_args(node)
@@ -802,6 +824,11 @@ class CallsMixin(LibraryMixin):
                 return result
         if self.on_side_stream("torch") and self.an.torch_imported and method not in torch_api.NON_TENSOR_METHODS \
                 and method not in _CONTAINER_STORES and not method.startswith("__"):
+            return self.opaque_method(method, node, args)
+        if self.peer_values and method not in torch_api.NON_TENSOR_METHODS and method not in _CONTAINER_STORES \
+                and not method.startswith("__") and self.hands_peer(args):
+            # A tensor another stream made, handed to a method we cannot see (a submodule's
+            # step): PyTorch's invariant, it runs on the current stream and reads it.
             return self.opaque_method(method, node, args)
         if not self.stream_given_call(node, args) and method not in torch_api.NON_TENSOR_METHODS:
             # (`self.cache.pop(key)`, `d.get(k)` under a side stream: container methods

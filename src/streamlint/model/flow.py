@@ -56,6 +56,7 @@ from streamlint.model.values import (
 
 if TYPE_CHECKING:
     from streamlint.model.analysis import FileAnalyzer
+    from streamlint.model.peers import Peer
 
 # Frameworks that keep a per-thread current stream.
 from streamlint.model.calls import CallsMixin
@@ -164,6 +165,10 @@ class Walker(CallsMixin, OrderingMixin):
         # (name, its binding) -> (loop name, that name's binding, offset, modulus): `slot = k % 2`
         self.index_aliases: dict[tuple[str, int], tuple[str, int, int, int]] = {}
         self.first_reads: dict[str, cst.CSTNode] = {}  # `self.x` -> where this body first read it
+        # Holder attributes another function left together with one this body records on
+        # its stream (peers.py): path -> the peer, and the tensor the walk binds for it.
+        self.peers: dict[str, "Peer"] = {}
+        self.peer_values: dict[str, Buffer] = {}
         # The caller's current stream: PyTorch's own key in code that uses only PyTorch.
         self.entry_key = AMBIENT if analyzer.torch_only else LEGACY
         self.entry_clock = 0  # the caller's work before the call, on `entry_key`
@@ -858,6 +863,10 @@ class Walker(CallsMixin, OrderingMixin):
         return join_paths(a, b)
 
     def attribute(self, expr: cst.Attribute) -> Value:
+        if self.peer_values:
+            held = self.peer_values.get(self.code(expr))
+            if held is not None:
+                return held
         if isinstance(expr.value, cst.Name) and expr.value.value == "self":
             key = f"self.{expr.attr.value}"
             if self.state.hb is not None:
@@ -899,6 +908,20 @@ class Walker(CallsMixin, OrderingMixin):
         if base is UNKNOWN and isinstance(expr.value, cst.Name):
             return self.evident_path(f"{expr.value.value}.{attr}")
         return UNKNOWN
+
+    def seed_peers(self, peers: dict) -> None:
+        """Holder attributes another function made together with one this body records on
+        its stream (`peers.Peer`): tensors made on that function's stream, before this call,
+        held by the holder (not released here)."""
+        hb = self.state.hb
+        if hb is None:
+            return
+        self.peers = dict(peers)
+        for path, peer in peers.items():
+            site = hash(("peer", id(peer.made), path))
+            self.peer_values[path] = Buffer("torch", Mem.DEVICE, site=site, label=path)
+            self.escaped.add(site)
+            hb.allocated(("b", site, ""), f"peer:{peer.producer}", f"the stream `{peer.producer}` ran on", peer.made)
 
     def evident_path(self, path: str) -> Value:
         """`self.grad_data`, `bucket.grad_data` that the body hands to an NCCL collective:

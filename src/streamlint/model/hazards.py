@@ -114,6 +114,9 @@ class Hazard:
     # Queued on the current stream by a method its callers hand this non-blocking stream
     # (a parameter) for its work: the callers' work there is unordered with it.
     given_stream: str = ""
+    # Left on a holder by another function, together with a tensor this function records
+    # on the stream it uses it on (`peers.py`): the sibling's `record_stream` call.
+    peer: Optional[cst.CSTNode] = field(default=None, compare=False)
 
     @property
     def identity(self) -> tuple:

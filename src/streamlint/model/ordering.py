@@ -337,6 +337,7 @@ class OrderingMixin:
         if hb is None or self.record.kind == "module":
             return
         self.check_joins_at_exit()
+        self.peer_releases()
         held = {v.site for k, v in self.state.vars.items() if k.startswith("self.") and isinstance(v, Buffer)}
         for key in list(hb.allocs):
             if key[0] == "b" and key[1] not in self.escaped and key[1] not in held:
@@ -346,6 +347,31 @@ class OrderingMixin:
                     name = f"{self.code(made.func)}(...)" if isinstance(made, cst.Call) else self.code(made)[:40]
                 for hazard in hb.released(key, self.record.node, name):
                     self.hazards.setdefault(hazard.identity, hazard)
+
+    def peer_releases(self) -> None:
+        """Holder attributes another function made together (peers.py): where this body
+        records one of them on a stream, it takes them as made elsewhere; each other one
+        it uses on that stream without recording it there is reported at its first use.
+        The holder keeps it until the producer rebinds it, and that frees the block for new
+        work on the producer's stream while this stream's work may still use it."""
+        hb = self.state.hb
+        for path, value in self.peer_values.items():
+            peer = self.peers[path]
+            anchor = self.peer_values.get(peer.anchor)
+            if path == peer.anchor or anchor is None:
+                continue
+            recorded = hb.allocs.get(("b", anchor.site, ""))
+            alloc = hb.allocs.get(("b", value.site, ""))
+            if recorded is None or alloc is None:
+                continue
+            for use in alloc.uses:
+                if use.stream not in recorded.recorded or use.stream in alloc.recorded or unsure(use.stream):
+                    continue
+                name = next((k for k, v in self.state.vars.items() if v == value and "." not in k), path)
+                hazard = Hazard(RELEASE, use.node, peer.made, name, alloc.stream_label, use.label, "torch",
+                                release=peer.made, key=("b", value.site, ""), peer=peer.record)
+                self.hazards.setdefault(hazard.identity, hazard)
+                break
 
     def handed_out(self, value: Value, node: cst.CSTNode) -> None:
         """`return y`: the caller uses `y` on its current stream. A result still being

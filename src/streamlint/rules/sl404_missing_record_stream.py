@@ -19,6 +19,12 @@ class MissingRecordStream(Rule):
     is at the first use on B, where `record_stream` belongs; the message names the
     release.
 
+    A tensor left on a shared holder by another function (a pipeline stage's
+    `node.state.x = ...`) is flagged too when this function records a sibling the same
+    function left there in the same way (`node.state.y.record_stream(current)`): that
+    record says the holder's tensors come from another stream, and the holder's next
+    rebinding releases the one not recorded.
+
     ## Why is this bad?
     PyTorch's caching allocator ties each block to the stream that was current
     when it was allocated. When the tensor is freed, the block can be handed to the
@@ -91,6 +97,19 @@ class MissingRecordStream(Rule):
         for record, h in hazards(analysis, self.code):
             user = stream_code(h.second, "torch", analysis)
             owner = stream_code(h.first, "torch", analysis)
+            if h.peer is not None:
+                yield Finding(
+                    h.node,
+                    f"`{h.buffer}` is left on its holder at line {analysis.line_of(h.other)} together with a tensor "
+                    f"this function records on {named(h.second)} (line {analysis.line_of(h.peer)}), so it comes "
+                    f"from {named(h.first)} too; it is used on {named(h.second)} here without `record_stream`: when "
+                    f"line {analysis.line_of(h.release)} rebinds it, its memory may go to new work on "
+                    f"{named(h.first)} too early",
+                    fix=_fix(builder, record, h),
+                    help=(f"`{h.buffer}.record_stream({user})` here" if is_pasteable(h.buffer)
+                          else f"`.record_stream({user})` on the tensor used here"),
+                )
+                continue
             if h.handed_out:
                 released = f"handed to the caller at line {analysis.line_of(h.release)} (released when it drops it)"
             elif h.release is record.node:
