@@ -176,6 +176,10 @@ class Seq:
         element = self.element
         for item in self.items or ():
             element = join(element, item)
+        if isinstance(value, Buffer) and value.site:
+            # One of several tensors (`outs[i - 1] = torch.empty_like(x)` in a loop): each
+            # slot its own memory, known by the list's name and the index (ordering.slot).
+            value = replace(value, site=0)
         joined = join(element, value) if element is not UNKNOWN or self.items else UNKNOWN
         return Seq(element=joined)
 
