@@ -40,6 +40,7 @@ from streamlint.model.values import (
     Const,
     DictOf,
     Device,
+    Event,
     Instance,
     Kernel,
     Loader,
@@ -232,6 +233,10 @@ class _Function:
     # The ops of its hazard walk (its own helpers' accesses and waits included), once each,
     # when few: what a `self.method()` call replays in the caller's hazard walk.
     hazard_ops: Optional[list] = None
+    # What its hazard walk returns and leaves on `self` in lists and tuples holding device
+    # memory: their buffers are keyed as `hazard_ops`'s accesses are (the hazard walk's sites).
+    hazard_returns: Value = UNKNOWN
+    hazard_self_attrs: dict = field(default_factory=dict)
     # The functions of this file that call it on every run of theirs (not in a loop or a
     # comprehension, not under a rare test: a flag, `x is None`, every N steps): their ids.
     steady_callers: set = field(default_factory=set)
@@ -433,6 +438,11 @@ class FileAnalyzer:
             if cls is not None:
                 function.exit_pending = classes.pending_at_exit(hazard_walker)
                 function.hazard_ops = _distinct_ops(hazard_walker.record.ops)
+                if isinstance(hazard_walker.returns, Seq) and _holds_device(hazard_walker.returns):
+                    function.hazard_returns = hazard_walker.returns
+                function.hazard_self_attrs = {
+                    k[5:]: v for k, v in hazard_walker.state.vars.items()
+                    if k.startswith("self.") and k.count(".") == 1 and isinstance(v, Seq) and _holds_device(v)}
         elif not self.summaries_only and cls is not None and classes.is_public(name):
             # A getter queues nothing itself, but may hand out what another method left
             # pending on `self`: the class composition walks it with that state.
@@ -1355,11 +1365,33 @@ class FileAnalyzer:
                     result=op.result if keeps_results else UNKNOWN, when_none=when_none)
         if function.context_manager:
             return self.context_of(function, bound, walker, exprs)
-        if function.class_name and function.class_name == walker.record.class_name and self.on_self(node):
+        held_state = None
+        if hazard_walk and keeps_results and function.hazard_ops is None:
+            # `out = self._advance()`: a getter (it queues nothing) of what the caller's walk
+            # holds on `self`.
+            held_state = self.self_state_walk(function, bound, walker)
+        if keeps_results:
             # `self.helper()`: what the helper leaves on `self` is what the caller sees next.
             for attr, value in function.self_attrs.items():
                 walker.state.vars[f"self.{attr}"] = value
+            if hazard_walk and function.hazard_ops is not None:
+                # (lists of device results, keyed as the replayed accesses are)
+                for attr, value in function.hazard_self_attrs.items():
+                    walker.state.vars[f"self.{attr}"] = value
+            if held_state is not None:
+                walker.state.vars.update(held_state[1])
         result = function.returns
+        if hazard_walk and keeps_results and function.hazard_ops is not None and function.hazard_returns is not UNKNOWN:
+            # `(out, done)`: the event recorded on the helper's stream parameter is recorded
+            # on the caller's argument.
+            result = Seq(items=tuple(
+                replace(item, recorded_on=self.stream_at_call(item.recorded_on, function, bound, walker,
+                                                              keep_own=True, exprs=exprs))
+                if isinstance(item, Event) and item.recorded_on is not None else item
+                for item in function.hazard_returns.items or ()), element=function.hazard_returns.element) \
+                if function.hazard_returns.items is not None else function.hazard_returns
+        if held_state is not None:
+            return held_state[0]  # what `self` holds, not a new buffer of this call
         narrowed = _narrowed_param(result)
         if narrowed and bound.get(narrowed, UNKNOWN) is not UNKNOWN:
             # A device array the helper narrowed its parameter to by a type test, and the
@@ -1544,6 +1576,48 @@ class FileAnalyzer:
         finally:
             self.specializing -= 1
         result = inner.returns if inner.returns is not None else UNKNOWN
+        self.specialized[key] = result
+        return result
+
+    def self_state_walk(self, function: "_Function", bound: dict[str, Value],
+                        walker: Walker) -> Optional[tuple[Value, dict]]:
+        """What a small method returns, called on `self`, given what the caller's walk holds
+        on `self` now (`out = self._slots[0]; ...; return out[0]` after another method
+        filled the slots with device results), and what it leaves on those attributes.
+        Asked only where the caller holds lists of device memory in an attribute the
+        method's text indexes; walked once per such state."""
+        body = function.node.body
+        if not isinstance(body, cst.IndentedBlock) or len(body.body) > _SPECIALIZE_MAX_STATEMENTS:
+            return None
+        if self.specializing >= _SPECIALIZE_MAX_DEPTH or not function.params:
+            return None
+        held = {k: v for k, v in walker.state.vars.items()
+                if k.startswith("self.") and k.count(".") == 1 and isinstance(v, Seq) and _holds_device(v)}
+        if not held:
+            return None
+        text = self.code_of_function(function)
+        held = {k: v for k, v in held.items() if f"{k}[" in text}
+        if not held:
+            return None
+        key = (id(function.node), "self", tuple(sorted((k, _hashable(v)) for k, v in held.items())),
+               tuple(sorted((k, _hashable(v)) for k, v in bound.items())))
+        if key in self.specialized:
+            return self.specialized[key]
+        self.specialized[key] = None  # recursion guard
+        scratch = FunctionRecord(function.value.name, function.node, "function", class_name=function.class_name)
+        seed: dict[str, Value] = {p: UNKNOWN for p in function.params}
+        seed.update(function.closure)
+        seed.update(bound)
+        seed[function.params[0]] = walker.lookup("self")
+        seed.update(held)
+        self.specializing += 1
+        try:
+            inner = Walker(self, scratch, params=(), seed=seed, top=function.top)
+            inner.walk(body.body)
+        finally:
+            self.specializing -= 1
+        result = (inner.returns if inner.returns is not None else UNKNOWN,
+                  {k: inner.state.vars.get(k, UNKNOWN) for k in held})
         self.specialized[key] = result
         return result
 
@@ -1859,6 +1933,15 @@ def _one_per_problem(hazards) -> list:
             seen.add(problem)
         out.append(hazard)
     return out
+
+
+def _holds_device(value: Value, depth: int = 0) -> bool:
+    """Device memory, or a list holding some (`[(out, event), ...]`)."""
+    if isinstance(value, Buffer):
+        return value.mem is Mem.DEVICE and bool(value.site)
+    if isinstance(value, Seq) and depth < 3:
+        return any(_holds_device(v, depth + 1) for v in (*(value.items or ()), value.element))
+    return False
 
 
 def _hashable(value: Value) -> object:

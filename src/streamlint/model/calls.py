@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Optional
 import libcst as cst
 
 from streamlint.model import api, declared, evidence, host_numbers, peers
-from streamlint.model.api import cuda_python, interop, mpi, nccl, numpy_api, torch_api, torch_modules
+from streamlint.model.api import cuda_python, interop, mpi, nccl, numpy_api, python_std, torch_api, torch_modules
 from streamlint.model.api import cupy as cupy_api
 from streamlint.model.api.mpi import Role
 from streamlint.model.api.facts import (
@@ -331,6 +331,9 @@ class CallsMixin(LibraryMixin):
         if qualname in interop.POINTER_LIBRARY_CLASSES:
             self.eval_args(node)
             return QualRef(qualname + "()")
+        same = python_std.IDENTITY_CALLS.get(qualname)
+        if same is not None:
+            return self.eval_args(node).value(same)
         pointer = interop.POINTER_WRAPPERS.get(qualname)
         if pointer is not None:
             wrapped = self.eval_args(node).value(pointer)

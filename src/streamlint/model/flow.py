@@ -234,8 +234,15 @@ class Walker(CallsMixin, OrderingMixin):
             # A helper walked for one call: its parameter is the caller's argument.
             caller, exprs = self.outer
             return caller.param_stream(exprs[expr.value], framework)
-        if isinstance(expr, cst.Name) and self.origins.get(expr.value) is not None:
+        if isinstance(expr, cst.Name) and isinstance(self.origins.get(expr.value), cst.Attribute):
             return self.param_stream(self.origins[expr.value], framework)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
+                and isinstance(self.origins.get(expr.value.value), cst.Subscript):
+            # `stage = self._stages[i]` ... `stage.stream`: the stream of one of the elements
+            # of a list the object keeps (one of several streams, each named by the object).
+            label = f"{self.code(self.origins[expr.value.value])}.{expr.attr.value}"
+            return Stream(framework, StreamKind.EXPLICIT, False if framework == "torch" else None, label,
+                          site=hash(("stream", self.record.name, label)), one_of=True)
         label = self.code(expr)
         # PyTorch hands out only non-blocking pool streams (ExternalStream aside).
         blocking = False if framework == "torch" else None
@@ -304,7 +311,9 @@ class Walker(CallsMixin, OrderingMixin):
                 self.note_index_alias(target.target, node.value)
                 if isinstance(target.target, cst.Name):
                     # `stream1 = exchanger.stream1`: a value we cannot see, named by where it came from.
-                    named_origin = plain(value) is UNKNOWN and isinstance(node.value, cst.Attribute)
+                    # (`stage = self._stages[i]`: one element of a list the object keeps)
+                    named_origin = plain(value) is UNKNOWN and (
+                        isinstance(node.value, cst.Attribute) or _self_element(node.value, self.code))
                     self.origins[target.target.value] = node.value if named_origin else None
         elif isinstance(node, cst.AnnAssign):
             if node.value is not None:
@@ -374,6 +383,9 @@ class Walker(CallsMixin, OrderingMixin):
                 self.host_touch(target, base, write=True)
             if isinstance(base, DictOf):
                 self.rebind_dict(target.value, base.stored(value))
+            elif isinstance(base, Seq) and plain(value) is not UNKNOWN:
+                # `slots[i] = v` on a list the walk knows: one of its elements is `v` now.
+                self.rebind_dict(target.value, base.stored(plain(value)))
             for el in target.slice:
                 if isinstance(el.slice, cst.Index):
                     self.eval(el.slice.value)
@@ -502,6 +514,10 @@ class Walker(CallsMixin, OrderingMixin):
         kind_test = self.array_kind_test(node.test)
         if kind_test is not None and kind_test[1]:
             self.narrow_to_device(kind_test[0])
+        absent = _absent_name(node.test)
+        if absent is not None and isinstance(self.lookup(absent), Seq):
+            # `if out is None: return out`: the tuple a slot may hold is None on this side.
+            self.state.vars[absent] = Const(None)
         self.walk(node.body.body)
         body_calls = self.branch_calls.pop() if collect else set()
         if collect:
@@ -734,6 +750,11 @@ class Walker(CallsMixin, OrderingMixin):
     # ------------------------------------------------------------------ expressions
     def truth(self, expr: cst.BaseExpression) -> Value:
         """Evaluate an expression used as a truth value (`if`, `while`, `and`, `not`)."""
+        self.truth_of(expr)
+        return UNKNOWN
+
+    def truth_of(self, expr: cst.BaseExpression) -> Value:
+        """`truth`, and the value (an operand of `and` / `or`)."""
         value = self.eval(expr)
         if isinstance(value, Buffer) and value.opaque:
             return UNKNOWN  # `if checker(t):` may test a Python bool the callable returned
@@ -742,7 +763,7 @@ class Walker(CallsMixin, OrderingMixin):
                 OpKind.IMPLICIT_SYNC, "truth value", expr, value.framework,
                 stream=self.state.current.get(value.framework), receiver=value, host_blocking=True,
             )
-        return UNKNOWN
+        return value
 
     def eval(self, expr: cst.BaseExpression, label: str = "", raw: bool = False) -> Value:  # noqa: C901
         """The value of an expression; `raw`: also a tensor that is CUDA on some paths
@@ -758,7 +779,11 @@ class Walker(CallsMixin, OrderingMixin):
         if isinstance(expr, cst.Subscript):
             return self.subscript(expr)
         if isinstance(expr, cst.BinaryOperation):
-            return self.arith(self.eval(expr.left), self.eval(expr.right), expr, exprs=(expr.left, expr.right))
+            left, right = self.eval(expr.left), self.eval(expr.right)
+            if isinstance(expr.operator, cst.Multiply) and isinstance(left, Seq) and isinstance(expr.left, cst.List) \
+                    and not isinstance(right, (Buffer, Seq)):
+                return Seq(element=left.element)  # `[None] * n`: n slots, each what the list holds
+            return self.arith(left, right, expr, exprs=(expr.left, expr.right))
         if isinstance(expr, cst.Comparison):
             left = self.eval(expr.left)
             result = UNKNOWN
@@ -774,8 +799,13 @@ class Walker(CallsMixin, OrderingMixin):
                 return self.truth(expr.expression)
             return self.arith(self.eval(expr.expression), UNKNOWN, expr, exprs=(expr.expression, None))
         if isinstance(expr, cst.BooleanOperation):
-            self.truth(expr.left)
-            self.truth(expr.right)
+            left = self.truth_of(expr.left)
+            right = self.truth_of(expr.right)
+            if isinstance(expr.operator, cst.Or) and isinstance(right, Stream) and right.is_default \
+                    and (left is UNKNOWN or left == Const(None)):
+                # `compute_stream or torch.cuda.current_stream()`: the current stream unless
+                # the caller names another (which the caller then orders itself).
+                return right
             return UNKNOWN
         if isinstance(expr, cst.IfExp):
             self.truth(expr.test)
@@ -1095,6 +1125,22 @@ def leaves(body: Sequence[cst.BaseStatement]) -> bool:
     if isinstance(last, cst.If) and isinstance(last.orelse, cst.Else):
         return leaves(last.body.body) and leaves(last.orelse.body.body)
     return False
+
+
+def _self_element(expr: cst.BaseExpression, code) -> bool:
+    """`self._stages[i]`: an element of a list kept on `self`."""
+    return isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) \
+        and code(expr.value).startswith("self.") and code(expr.value).count(".") == 1
+
+
+def _absent_name(test: cst.BaseExpression) -> Optional[str]:
+    """`x is None`: the name `x`."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
+        comparison = test.comparisons[0]
+        if isinstance(comparison.operator, cst.Is) and isinstance(comparison.comparator, cst.Name) \
+                and comparison.comparator.value == "None":
+            return test.left.value
+    return None
 
 
 def initialises(node: cst.If) -> bool:

@@ -173,6 +173,19 @@ class Seq:
             return self.items[index]
         return self.element
 
+    def stored(self, value: "Value") -> "Seq":
+        """The list after `slots[i] = value` at an index the walk does not follow: its
+        elements are what they were or `value` (None placeholders give way to it)."""
+        element = self.element
+        for item in self.items or ():
+            element = join(element, item)
+        if isinstance(value, Buffer) and value.site:
+            # One of several tensors (`outs[i - 1] = torch.empty_like(x)` in a loop): each
+            # slot its own memory, known by the list's name and the index (ordering.slot).
+            value = replace(value, site=0)
+        joined = join(element, value) if element is not UNKNOWN or self.items else UNKNOWN
+        return Seq(element=joined)
+
 
 @dataclass(frozen=True)
 class DictOf:
@@ -286,7 +299,7 @@ def join(a: Value, b: Value) -> Value:
     if a == b:
         return a
     for x, y in ((a, b), (b, a)):
-        if isinstance(x, (Buffer, StreamContext, Stream, Event, DictOf, Kernel)) and isinstance(y, Const) and y.value is None:
+        if isinstance(x, (Buffer, StreamContext, Stream, Event, DictOf, Kernel, Seq)) and isinstance(y, Const) and y.value is None:
             # (`ctx = torch.cuda.stream(s) if overlap else nullcontext()`: the stream's path;
             # `if self.kernel is None: self.kernel = cupy.ElementwiseKernel(...)`: compiled once)
             return x
@@ -300,6 +313,20 @@ def join(a: Value, b: Value) -> Value:
         if isinstance(x, Stream) and isinstance(y, Stream) and x.framework == y.framework and x.explicit \
                 and y.is_default:
             return x
+    if isinstance(a, Seq) and isinstance(b, Seq) and a.items is not None and b.items is not None \
+            and len(a.items) == len(b.items) and a.items:
+        # `return (None, None)` on one path and `return (out, event)` on the other: item by item.
+        items = tuple(join(x, y) for x, y in zip(a.items, b.items))
+        if all(item is UNKNOWN for item in items):
+            return UNKNOWN
+        element = items[0]
+        for item in items[1:]:
+            element = join(element, item)
+        return Seq(items=items, element=element)
+    if isinstance(a, Seq) and isinstance(b, Seq) and not (a.items and b.items):
+        # (a list of slots, before and after one is filled)
+        inner = join(a.element, b.element)
+        return Seq(element=inner) if inner is not UNKNOWN else UNKNOWN
     if isinstance(a, DictOf) and isinstance(b, DictOf):
         if a.empty or b.empty:
             return b if a.empty else a
@@ -320,12 +347,11 @@ def join_returns(a: Value, b: Value) -> Value:
     code narrowed by a type test (or a buffer specification holding one, `(buf, MPI.FLOAT)`)
     against a value it does not know (on the test's host side, the argument as it came) is
     the device array: only its side can race with a stream."""
-    joined = join(a, b)
-    if joined is UNKNOWN:
+    if a != b:
         for x, y in ((a, b), (b, a)):
             if _holds_narrowed(x) and _host_side(y):
                 return x
-    return joined
+    return join(a, b)
 
 
 def _host_side(value: Value) -> bool:

@@ -1,0 +1,13 @@
+"""Python standard-library calls that hand back one of their arguments unchanged, so the
+value (a list of device results, a stream) keeps what the walk knows of it:
+`typing.cast(List[T], [None] * n)` is the list."""
+
+from __future__ import annotations
+
+from streamlint.model.api.facts import Arg
+
+# qualified name -> the argument returned as it is.
+IDENTITY_CALLS: dict[str, Arg] = {
+    "typing.cast": Arg(1, "val"),
+    "typing_extensions.cast": Arg(1, "val"),
+}
