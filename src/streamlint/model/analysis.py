@@ -235,6 +235,7 @@ class FileAnalyzer:
         self.functions: dict[int, _Function] = {}
         self.classes: dict[str, _Class] = {}
         self.torch_imported = False
+        self._device_gate: Optional[bool] = None  # whether the text can show CUDA-only calls on attributes
         self._allocated_later: dict[tuple[str, str], bool] = {}
         self._duck_receivers: Optional[frozenset[str]] = None  # duck.receivers, once per file
         self.numba_imported = False
@@ -1131,11 +1132,13 @@ class FileAnalyzer:
     def device_attributes(self, cls: _Class) -> frozenset:
         """The attributes the class's methods show are CUDA tensors (evidence.py), read once."""
         if cls.device_attrs is None:
-            if not self.torch_imported or (self.text and not evidence.text_may_show(self.text, frozenset({"torch"}))):
+            if self._device_gate is None:  # (one text test per module)
+                self._device_gate = self.torch_imported and evidence.may_call_cuda_only(self.text)
+            if not self._device_gate:
                 cls.device_attrs = frozenset()
             else:
                 body = class_text.body_text(self.text, self.class_starts(), cls.name) if self.text else None
-                cls.device_attrs = evidence.device_attributes(cls.node, frozenset(self.imported_roots), body)
+                cls.device_attrs = evidence.device_attributes(frozenset(self.imported_roots), body)
         return cls.device_attrs
 
     def class_attr(self, class_name: Optional[str], attr: str) -> Value:

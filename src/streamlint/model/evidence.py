@@ -421,71 +421,50 @@ def stream_attributes(cls: cst.ClassDef, text: str = "", body: Optional[str] = N
     return frozenset(found)
 
 
-def device_attributes(cls: cst.ClassDef, imported: frozenset[str], body: Optional[str] = None) -> frozenset[str]:
+_CUDA_ONLY_WORDS = tuple(
+    (f".{m}(", e.keyword, e.first_arg) for m, evs in METHOD_EVIDENCE.items() for e in evs if e.kind is Kind.TORCH_CUDA
+)
+
+
+def may_call_cuda_only(text: str) -> bool:
+    """Whether a text can call a method that exists on CUDA tensors only (METHOD_EVIDENCE)."""
+    return any(call in text and keyword in text and first in text for call, keyword, first in _CUDA_ONLY_WORDS)
+
+
+def device_attributes(imported: frozenset[str], body: Optional[str]) -> frozenset[str]:
     """`self.<attr>` names a class's methods call a method on that exists on CUDA tensors
-    only (METHOD_EVIDENCE: `self.values.record_stream(s)`, or through a local bound to the
-    attribute, `lengths = self._lengths` then `lengths.record_stream(s)`): the class keeps a
-    CUDA tensor there, whichever method reads it. `body`, the class body's text, lets most
-    classes (no such method named) skip the walk."""
-    if not any(e.kind is Kind.TORCH_CUDA and e.needs_import in imported
-               and (body is None or (f".{m}(" in body and e.keyword in body and e.first_arg in body))
-               for m, evs in METHOD_EVIDENCE.items() for e in evs):
+    only (`self.values.record_stream(s)`, `self.x.to("cpu", non_blocking=True)`, or the
+    same through a local the method binds once, to the attribute: `lengths = self._lengths`
+    then `lengths.record_stream(s)`): the class keeps a CUDA tensor there, whichever method
+    reads it. Read from `body`, the class body's text (class_text.py), in one pass per
+    method; no text (two classes of one name): nothing. A comment or a string may add a
+    name, as for `stream_attributes`."""
+    if body is None or "torch" not in imported or not may_call_cuda_only(body):
         return frozenset()
     found: set[str] = set()
-    for stmt in cls.body.body:
-        if isinstance(stmt, cst.FunctionDef):
-            found |= _device_attributes_in(stmt, imported)
+    for method in _METHOD_START.split(body):
+        receivers = _CUDA_ONLY_CALL.findall(method)
+        if not receivers:
+            continue
+        assigned: dict[str, int] = {}
+        for name in _BINDING.findall(method):
+            assigned[name] = assigned.get(name, 0) + 1
+        aliases = {name: attr for name, attr in _ALIAS.findall(method) if assigned.get(name) == 1}
+        for recv in receivers:
+            recv = re.sub(r"\s+", "", recv)
+            if recv.startswith("self."):
+                found.add(recv[5:])
+            elif recv in aliases:
+                found.add(aliases[recv])
     return frozenset(found)
 
 
-def _self_attr(expr: cst.BaseExpression) -> Optional[str]:
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        return expr.attr.value
-    return None
-
-
-def _device_attributes_in(method: cst.FunctionDef, imported: frozenset[str]) -> set[str]:
-    """The attributes one method shows are CUDA tensors (a local bound to `self.<attr>`
-    once and to nothing else stands for it)."""
-    aliases: dict[str, Optional[str]] = {}
-    calls: list[cst.Call] = []
-
-    class _Finder(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is method  # (nested functions: other scopes)
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            attr = _self_attr(node.value)
-            for target in node.targets:
-                if isinstance(target.target, cst.Name):
-                    name = target.target.value
-                    aliases[name] = attr if name not in aliases and attr else None
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            if isinstance(node.target, cst.Name) and node.value is not None:
-                attr = _self_attr(node.value)
-                name = node.target.value
-                aliases[name] = attr if name not in aliases and attr else None
-
-        def visit_Call(self, node: cst.Call) -> None:
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value in METHOD_EVIDENCE:
-                calls.append(node)
-
-    method.visit(_Finder())
-    found: set[str] = set()
-    for call in calls:
-        func = call.func
-        assert isinstance(func, cst.Attribute)
-        evidence = [e for e in METHOD_EVIDENCE[func.attr.value]
-                    if e.kind is Kind.TORCH_CUDA and e.needs_import in imported and _matches(e, call)]
-        if not evidence:
-            continue
-        attr = _self_attr(func.value)
-        if attr is None and isinstance(func.value, cst.Name):
-            attr = aliases.get(func.value.value)
-        if attr:
-            found.add(attr)
-    return found
+_METHOD_START = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]", re.MULTILINE)
+# The receiver of a CUDA-only call (METHOD_EVIDENCE's TORCH_CUDA kinds, with their
+# arguments): `x.record_stream(s)` (one argument at least), `x.to("cpu", non_blocking=True)`.
+_CUDA_ONLY_CALL = re.compile(
+    r"((?:\bself\s*\.\s*)?\b\w+)\s*\.\s*(?:record_stream\s*\(\s*[^)\s]"
+    r"|to\s*\(\s*[\"']cpu[\"']\s*,[^)]*\bnon_blocking\s*=\s*True\b)"
+)
+_BINDING = re.compile(r"^[ \t]*(\w+)[ \t]*(?::[^=\n]+)?=(?!=)", re.MULTILINE)
+_ALIAS = re.compile(r"^[ \t]*(\w+)[ \t]*(?::[^=\n]+)?=[ \t]*self[ \t]*\.[ \t]*(\w+)[ \t]*(?:#.*)?$", re.MULTILINE)
