@@ -37,3 +37,27 @@ def test_the_memo_flag_skips_only_the_body_walk():
     skipped = param_kinds(node, ["t"], TORCH, lambda e: None, lambda e: UNKNOWN, memo={TEXT_SAYS_NONE: True})
     assert skipped == {}
     assert text_may_show(source, TORCH)  # (so the analysis never sets the flag for this text)
+
+
+def test_class_attributes_a_cuda_only_method_is_called_on():
+    from streamlint.model.evidence import device_attributes
+
+    source = (
+        "class Batch:\n"
+        "    def record_stream(self, s):\n"
+        "        self._values.record_stream(s)\n"
+        "        lengths = self._lengths\n"
+        "        if lengths is not None:\n"
+        "            lengths.record_stream(s)\n"
+        "        w = self._weights\n"
+        "        w = self._offsets if w is None else w\n"
+        "        w.record_stream(s)\n"
+        "    def host(self):\n"
+        "        return self._keys.to('cpu', non_blocking=True)\n"
+        "    def plain(self):\n"
+        "        return self._other.to('cuda')\n"
+    )
+    body = source.split("\n", 1)[1]
+    assert device_attributes(TORCH, body) == {"_values", "_lengths", "_keys"}
+    assert device_attributes(frozenset({"cupy"}), body) == frozenset()  # torch not imported
+    assert device_attributes(TORCH, None) == frozenset()  # no class text: no evidence read

@@ -222,6 +222,7 @@ class _Function:
     yield_current: dict = field(default_factory=dict)  # current streams at its first `yield`
     # What every call site in the file passes, and the parameters that evidence types.
     call_sites: list = field(default_factory=list)
+    site_callers: list = field(default_factory=list)  # for each of call_sites: the calling function's node id
     evident_locals: frozenset = frozenset()  # names its own uses show to be CUDA tensors
     scalar_params: frozenset = frozenset()  # parameters its signature shows are no buffers
     caller_evidence: dict = field(default_factory=dict)
@@ -252,6 +253,7 @@ class _Class:
     attrs: dict[str, Value] = field(default_factory=dict)
     init_done: bool = False
     stream_attrs: Optional[frozenset] = None  # attributes used as streams (evidence.stream_attributes)
+    device_attrs: Optional[frozenset] = None  # attributes used as CUDA tensors (evidence.device_attributes)
     # method -> the `self.<attr>` its text assigns (class_text.py); None: not read yet or unreadable
     assigns: Optional[dict[str, frozenset[str]]] = None
     assigns_read: bool = False
@@ -277,6 +279,7 @@ class FileAnalyzer:
         self.functions: dict[int, _Function] = {}
         self.classes: dict[str, _Class] = {}
         self.torch_imported = False
+        self._device_gate: Optional[bool] = None  # whether the text can show CUDA-only calls on attributes
         self._allocated_later: dict[tuple[str, str], bool] = {}
         self._duck_receivers: Optional[frozenset[str]] = None  # duck.receivers, once per file
         self.numba_imported = False
@@ -409,6 +412,10 @@ class FileAnalyzer:
                     # (a `None` placeholder is looked up when read: another method may set it)
                     seed.update({f"self.{k}": v for k, v in self.method_view_of_attrs(cls).items()
                                  if v != Const(None) or not self.maybe_allocated_later(cls, k)})
+                    for attr in self.device_attributes(cls):
+                        if seed.get(f"self.{attr}", UNKNOWN) in (UNKNOWN, Const(None)):
+                            # (the class's own use shows a CUDA tensor: keyed by its name)
+                            seed[f"self.{attr}"] = Buffer("torch", Mem.DEVICE, label=f"self.{attr}")
             params = params[1:]
         function.evident_locals = frozenset(
             name for name, kind in evidence.local_kinds(function.node, frozenset(self.imported_roots),
@@ -802,10 +809,16 @@ class FileAnalyzer:
         kind of value for a parameter the body gives no evidence about (a loader made
         with pin_memory=True, a CUDA tensor, a CUDA device): how the project calls a
         function is evidence of what its parameters are."""
-        for function in list(self.functions.values()):
-            if not function.call_sites or function.record is None or function.in_progress:
-                continue
-            self._reanalyse_agreed(function, function.call_sites)
+        # A caller walked again with its callers' evidence passes on what it learnt
+        # (`f(self.x)` -> `g(x)` -> `h(x)`): rounds until nothing changes (bounded).
+        for _ in range(_CALLER_EVIDENCE_ROUNDS):
+            changed = False
+            for function in list(self.functions.values()):
+                if not function.call_sites or function.record is None or function.in_progress:
+                    continue
+                changed |= self._reanalyse_agreed(function, function.call_sites)
+            if not changed:
+                break
 
     def apply_importer_evidence(self) -> None:
         """The same for the call sites in other modules of the project (reverse.py), for
@@ -934,18 +947,28 @@ class FileAnalyzer:
                 self.analyse(function)
         return self.method_calls_out.get(method, [])
 
-    def _reanalyse_agreed(self, function: "_Function", call_sites: list[dict], instances: bool = False) -> None:
+    def _reanalyse_agreed(self, function: "_Function", call_sites: list[dict], instances: bool = False) -> bool:
         """Walk `function` again with what all `call_sites` agree on that it did not know
         (`instances`: also objects of one class of another project module)."""
         evidence = _agreed_kinds(call_sites, instances)
         evidence = {k: v for k, v in evidence.items() if k not in function.caller_evidence}
         if not evidence:
-            return
+            return False
         function.caller_evidence = {**function.caller_evidence, **evidence}
         self.result.functions = [r for r in self.result.functions if r is not function.record]
         function.record = None
         function.hazard_args = None
+        self._forget_sites_of(id(function.node))  # (its new walk records them again, knowing more)
         self.analyse(function)
+        return True
+
+    def _forget_sites_of(self, caller: int) -> None:
+        """Drop the call sites a function's walk recorded in the functions it calls."""
+        for callee in self.functions.values():
+            if caller in callee.site_callers:
+                kept = [(site, who) for site, who in zip(callee.call_sites, callee.site_callers) if who != caller]
+                callee.call_sites = [site for site, _ in kept]
+                callee.site_callers = [who for _, who in kept]
 
     @staticmethod
     def _open_to_instances(function: "_Function", receivers: frozenset[str]) -> bool:
@@ -1187,6 +1210,18 @@ class FileAnalyzer:
             cls.stream_attrs = evidence.stream_attributes(cls.node, self.text, body)  # (cheap text tests)
         return {k: v for k, v in attrs.items() if k not in cls.stream_attrs or k not in placeholders}
 
+    def device_attributes(self, cls: _Class) -> frozenset:
+        """The attributes the class's methods show are CUDA tensors (evidence.py), read once."""
+        if cls.device_attrs is None:
+            if self._device_gate is None:  # (one text test per module)
+                self._device_gate = self.torch_imported and evidence.may_call_cuda_only(self.text)
+            if not self._device_gate:
+                cls.device_attrs = frozenset()
+            else:
+                body = class_text.body_text(self.text, self.class_starts(), cls.name) if self.text else None
+                cls.device_attrs = evidence.device_attributes(frozenset(self.imported_roots), body)
+        return cls.device_attrs
+
     def class_attr(self, class_name: Optional[str], attr: str) -> Value:
         """`self.attr` as `__init__` leaves it, or else as the other methods that set it
         leave it (the same value from all of them, or UNKNOWN)."""
@@ -1308,6 +1343,7 @@ class FileAnalyzer:
         if walker.state.hb is None and home is self:
             params = function.params[1:] if function.class_name and not _is_static(function.node) else function.params
             function.call_sites.append(self.bind_params(params, args))
+            function.site_callers.append(id(walker.record.node))
             function.callers.add(id(walker.record.node))
             if not (walker.loop_stack or walker.comprehension_depth):
                 if walker.rare_depth == walker.switch_depth:
@@ -1774,6 +1810,9 @@ def _default_expr(node: cst.FunctionDef, name: str) -> Optional[cst.BaseExpressi
         if param.name.value == name:
             return param.default
     return None
+
+
+_CALLER_EVIDENCE_ROUNDS = 4
 
 
 def _wanting_evidence(text: str) -> frozenset[str]:

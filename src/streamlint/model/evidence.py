@@ -419,3 +419,52 @@ def stream_attributes(cls: cst.ClassDef, text: str = "", body: Optional[str] = N
 
     cls.body.visit(_Finder())
     return frozenset(found)
+
+
+_CUDA_ONLY_WORDS = tuple(
+    (f".{m}(", e.keyword, e.first_arg) for m, evs in METHOD_EVIDENCE.items() for e in evs if e.kind is Kind.TORCH_CUDA
+)
+
+
+def may_call_cuda_only(text: str) -> bool:
+    """Whether a text can call a method that exists on CUDA tensors only (METHOD_EVIDENCE)."""
+    return any(call in text and keyword in text and first in text for call, keyword, first in _CUDA_ONLY_WORDS)
+
+
+def device_attributes(imported: frozenset[str], body: Optional[str]) -> frozenset[str]:
+    """`self.<attr>` names a class's methods call a method on that exists on CUDA tensors
+    only (`self.values.record_stream(s)`, `self.x.to("cpu", non_blocking=True)`, or the
+    same through a local the method binds once, to the attribute: `lengths = self._lengths`
+    then `lengths.record_stream(s)`): the class keeps a CUDA tensor there, whichever method
+    reads it. Read from `body`, the class body's text (class_text.py), in one pass per
+    method; no text (two classes of one name): nothing. A comment or a string may add a
+    name, as for `stream_attributes`."""
+    if body is None or "torch" not in imported or not may_call_cuda_only(body):
+        return frozenset()
+    found: set[str] = set()
+    for method in _METHOD_START.split(body):
+        receivers = _CUDA_ONLY_CALL.findall(method)
+        if not receivers:
+            continue
+        assigned: dict[str, int] = {}
+        for name in _BINDING.findall(method):
+            assigned[name] = assigned.get(name, 0) + 1
+        aliases = {name: attr for name, attr in _ALIAS.findall(method) if assigned.get(name) == 1}
+        for recv in receivers:
+            recv = re.sub(r"\s+", "", recv)
+            if recv.startswith("self."):
+                found.add(recv[5:])
+            elif recv in aliases:
+                found.add(aliases[recv])
+    return frozenset(found)
+
+
+_METHOD_START = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]", re.MULTILINE)
+# The receiver of a CUDA-only call (METHOD_EVIDENCE's TORCH_CUDA kinds, with their
+# arguments): `x.record_stream(s)` (one argument at least), `x.to("cpu", non_blocking=True)`.
+_CUDA_ONLY_CALL = re.compile(
+    r"((?:\bself\s*\.\s*)?\b\w+)\s*\.\s*(?:record_stream\s*\(\s*[^)\s]"
+    r"|to\s*\(\s*[\"']cpu[\"']\s*,[^)]*\bnon_blocking\s*=\s*True\b)"
+)
+_BINDING = re.compile(r"^[ \t]*(\w+)[ \t]*(?::[^=\n]+)?=(?!=)", re.MULTILINE)
+_ALIAS = re.compile(r"^[ \t]*(\w+)[ \t]*(?::[^=\n]+)?=[ \t]*self[ \t]*\.[ \t]*(\w+)[ \t]*(?:#.*)?$", re.MULTILINE)
