@@ -101,6 +101,7 @@ def test_builtin_models_load_and_cover_the_libraries():
     assert "nvmath.linalg.advanced.Matmul().execute" in targets
     registry = declared.active()
     assert registry.namespaces["deepspeed.accelerator.get_accelerator"] == "torch.cuda"
+    assert registry.namespaces["colossalai.accelerator.get_accelerator"] == "torch.cuda"
 
 
 def test_config_carries_models(tmp_path):
@@ -196,7 +197,7 @@ def test_bad_model_exits_2(tmp_path, capsys):
 def test_every_builtin_model_file_is_valid():
     root = Path(declared.__file__).parent / "api" / "models"
     files = sorted(root.glob("*.toml"))
-    assert {f.stem for f in files} >= {"deepspeed", "rmm", "nvmath"}
+    assert {f.stem for f in files} >= {"deepspeed", "colossalai", "rmm", "nvmath"}
     for path in files:
         assert declared.load_file(path)
 

@@ -2,7 +2,8 @@
 
 A project declares them in its config (`[[tool.streamlint.model]]` in pyproject.toml, or
 `[[model]]` in a streamlint.toml, or in files named by `models = [...]`); streamlint's own
-models for DeepSpeed, RMM and nvmath-python are written the same way (api/models/*.toml).
+models for DeepSpeed, ColossalAI, RMM and nvmath-python are written the same way
+(api/models/*.toml).
 
 Two shapes of model:
 
