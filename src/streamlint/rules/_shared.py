@@ -99,7 +99,23 @@ def stream_code(label: str, framework: str, analysis: Optional[FileAnalysis] = N
 
 def wait_idiom(first: str, second: str, framework: str, analysis: Optional[FileAnalysis] = None) -> str:
     a, b = stream_code(first, framework, analysis), stream_code(second, framework, analysis)
-    return _WAIT_IDIOM.get(framework, _WAIT_IDIOM["cupy"]).format(a=a, b=b)
+    return over_elements(_WAIT_IDIOM.get(framework, _WAIT_IDIOM["cupy"]).format(a=a, b=b), (a, b))
+
+
+def over_elements(code: str, labels) -> str:
+    """Advice naming a stream drawn from a collection by an index the analysis does not
+    know (`streams[...]`): the code the user can paste loops over the collection."""
+    if code.count("`") != 2 or not code.startswith("`") or not code.endswith("`"):
+        return code
+    body = code[1:-1]
+    loops = []
+    for label, var in zip(dict.fromkeys(lb for lb in labels if lb.endswith(_ELEMENT)), ("s", "t")):
+        loops.append(f"for {var} in {label[:-len(_ELEMENT)]}: ")
+        body = body.replace(label, var)
+    return f"`{''.join(loops)}{body}`" if loops else code
+
+
+_ELEMENT = "[...]"
 
 
 def named(label: str) -> str:

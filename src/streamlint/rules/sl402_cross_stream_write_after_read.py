@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from streamlint.model.hazards import HOST_LABEL
-from streamlint.rules._shared import carried_at, hazards, inside, named, stream_code, wait_idiom
+from streamlint.rules._shared import carried_at, hazards, inside, named, over_elements, stream_code, wait_idiom
 from streamlint.rules.base import Finding, Rule
 
 
@@ -114,7 +114,8 @@ class CrossStreamWriteAfterRead(Rule):
                 yield Finding(carried_at(analysis, h), what, help=fix)
                 continue
             if h.second == HOST_LABEL:
-                fix = f"`{stream_code(h.first, h.framework, analysis)}.synchronize()` (or an event recorded after that copy) before line {at}"
+                code = stream_code(h.first, h.framework, analysis)
+                fix = f"{over_elements(f'`{code}.synchronize()`', (code,))} (or an event recorded after that copy) before line {at}"
                 what = f"the host overwrites `{h.buffer}` here while {named(h.first)} may still be copying it (line {other}{inside(analysis, h.other_via)})"
             else:
                 fix = f"{wait_idiom(h.first, h.second, h.framework, analysis)} before line {at}"
