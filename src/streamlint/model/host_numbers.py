@@ -15,6 +15,8 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from streamlint.model.walk_common import dotted_name
+
 # Attributes of arrays and tensors that are Python numbers or tuples of them.
 _NUMBER_ATTRIBUTES = frozenset({"shape", "ndim", "size", "itemsize", "nbytes"})
 # Builtins and math functions whose result is a host number when their arguments are.
@@ -27,12 +29,8 @@ _SHAPE_TAKERS = frozenset({"zeros", "empty", "ones", "full", "reshape", "view", 
 
 
 def _dotted(expr: cst.BaseExpression) -> Optional[str]:
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        base = _dotted(expr.value)
-        return f"{base}.{expr.attr.value}" if base else None
-    return None
+    """`a.b.c` as text, when the expression is only names and attributes."""
+    return dotted_name(expr) or None
 
 
 def is_number(expr: cst.BaseExpression, known: frozenset[str]) -> bool:

@@ -23,6 +23,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from streamlint.model.api import torch_api
+from streamlint.model.walk_common import dotted_name
 
 RECORD_METHOD = "record_stream"
 
@@ -40,12 +41,7 @@ class Peer:
 
 def dotted(expr: cst.BaseExpression) -> Optional[str]:
     """`a.b.c` as text, when the expression is only names and attributes."""
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        base = dotted(expr.value)
-        return None if base is None else f"{base}.{expr.attr.value}"
-    return None
+    return dotted_name(expr) or None
 
 
 def _holder_attr(expr: cst.BaseExpression) -> Optional[tuple[str, str]]:
