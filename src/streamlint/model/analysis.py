@@ -1382,6 +1382,13 @@ class FileAnalyzer:
             # `self.helper()` in the hazard walk: the helper's own hazard walk, with what the
             # helpers it calls do to the object's buffers and their streams' waits.
             ops = function.hazard_ops
+        returned = function.returns
+        # `x = to_device(h)` under a side stream: the tensor the helper makes and hands back
+        # is allocated on the caller's current stream at the call (the caller's to release).
+        made = ("b", returned.site, "") if hazard_walk and not keeps_results and isinstance(returned, Buffer) \
+            and returned.site and returned.framework == "torch" and returned.mem is Mem.DEVICE \
+            and any(a.fresh and a.write and a.key == ("b", returned.site, "") for op in ops for a in op.accesses) else None
+        call_result = replace(returned, site=walker.site(node)) if made is not None else None
         for op in ops:
             if op.kind not in kinds or op.in_comprehension:
                 continue
@@ -1397,8 +1404,13 @@ class FileAnalyzer:
                 accesses = tuple(_held(a, kept, held_by) for a in accesses)
             if held_by:
                 stream, target = _held_stream(stream, held_by), _held_stream(target, held_by)
+            result = op.result if keeps_results else UNKNOWN
+            if call_result is not None and any(a.key == made for a in accesses):
+                # (keyed as the new buffer of this call, which the caller gets back)
+                accesses = tuple(replace(a, key=("b", call_result.site, "")) if a.key == made else a for a in accesses)
+                result = call_result if any(a.fresh and a.write for a in op.accesses if a.key == made) else result
             _replay(op, callee, home, node, walker, stream=stream, target=target, accesses=accesses,
-                    result=op.result if keeps_results else UNKNOWN, when_none=when_none)
+                    result=result, when_none=when_none)
         if function.context_manager:
             return self.context_of(function, bound, walker, exprs)
         held_state = None
@@ -1446,6 +1458,8 @@ class FileAnalyzer:
             # A view of what the object keeps (`mem.buffer(n)` of `self.memory`).
             attr = kept[result.site]
             return replace(result, site=0, label=f"{held_by}.{attr}", param=held_by, region=f".{attr}")
+        if call_result is not None and isinstance(result, Buffer) and result.site == returned.site:
+            return replace(result, site=call_result.site)  # the buffer made at this call, allocated above
         if hazard_walk and isinstance(result, Buffer) and result.site:
             return replace(result, site=walker.site(node))  # each call makes a new buffer
         return result
