@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 
 import libcst as cst
-from libcst._position import CodePosition
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange
 
 from streamlint.deadline import tick
 from streamlint.model import (
-    api, class_text, classes, declared, duck, evidence, lazy_parse, peers, project, reads, reverse, summary_digest, switches,
+    api, class_text, classes, declared, duck, evidence, lazy_parse, peers, positions, project, reads, reverse,
+    summary_digest, switches,
 )
 from streamlint.model.api import mpi, torch_api, torch_modules
 from streamlint.model.flow import OTHER, Walker, leaves, rare_test, selector
@@ -125,78 +125,31 @@ class FileAnalysis:
         return text
 
     def position(self, node: cst.CSTNode) -> Optional[CodeRange]:
-        """Source range of a node the analysis recorded.
-
-        libcst computes positions by generating code, which for a whole large file
-        costs several times its parse; findings are few, so only the top-level
-        statement that holds the node is generated (once), and placed in the file
-        by finding its text in the source."""
+        """Source range of a node the analysis recorded: the statement that holds it is
+        placed once (positions.py), the whole module only when that fails."""
         rng = self._positions.get(node) if self._positions else None
         if rng is not None:
             return rng
         top = self.tops.get(id(node))
         cls = self.member_of.get(id(top)) if top is not None else None
+        tries = []
         if cls is not None:
-            if id(top) not in self._done_tops:
-                self._done_tops.add(id(top))
-                if self._place_member(cls, top):
-                    rng = self._positions.get(node)
-                    if rng is not None:
-                        return rng
+            tries.append((top, lambda m=top: positions.of_member(self.module, self.source, cls, m)))
             top = cls  # (a method whose text is not unique: its class)
-        if top is not None and id(top) not in self._done_tops:
-            self._done_tops.add(id(top))
-            if self._place_statement(top):
-                rng = self._positions.get(node)
-                if rng is not None:
-                    return rng
-        # Anything else: positions of the whole module (slow, exact).
-        wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-        self._positions = dict(wrapper.resolve(PositionProvider))
+        if top is not None:
+            tries.append((top, lambda t=top: positions.of_statement(self.module, self.source, t)))
+        for unit, place in tries:
+            if id(unit) in self._done_tops:
+                continue
+            self._done_tops.add(id(unit))
+            found = place()
+            if found:
+                self._positions = {**(self._positions or {}), **found}
+                if node in found:
+                    return found[node]
+        self._positions = positions.of_module(self.module)
         self._done_tops = {id(stmt) for stmt in self.module.body}
         return self._positions.get(node)
-
-    def _place_member(self, cls: cst.ClassDef, member: cst.CSTNode) -> bool:
-        """Place one method of a top-level class: the class generated with that method
-        alone (a big class's code costs seconds), the method's lines found in the source."""
-        if not self.source or not isinstance(cls.body, cst.IndentedBlock):
-            return False
-        alone = cst.Module(body=[cls.with_changes(body=cls.body.with_changes(body=[member]))], header=[], footer=[],
-                           default_indent=self.module.default_indent, default_newline=self.module.default_newline)
-        local = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
-        first = local[member].start.line  # (1-based; the class header's lines come before)
-        text = "".join(alone.code.splitlines(keepends=True)[first - 1:])
-        start = self.source.find(text)
-        if start < 0 or (start and self.source[start - 1] != "\n") or self.source.find(text, start + 1) >= 0:
-            return False
-        shift = self.source.count("\n", 0, start) - (first - 1)
-        if self._positions is None:
-            self._positions = {}
-        for n, rng in local.items():
-            if rng.start.line >= first:  # (the header's nodes are placed with the class)
-                self._positions[n] = CodeRange(CodePosition(rng.start.line + shift, rng.start.column),
-                                               CodePosition(rng.end.line + shift, rng.end.column))
-        return True
-
-    def _place_statement(self, top: cst.CSTNode) -> bool:
-        if not self.source:
-            return False
-        text = self.module.code_for_node(top)
-        start = self.source.find(text)
-        if start < 0 or self.source.find(text, start + 1) >= 0:
-            return False  # not found, or not unique: cannot place it
-        first_line = self.source.count("\n", 0, start)
-        alone = cst.Module(body=[top], header=[], footer=[], default_indent=self.module.default_indent,
-                           default_newline=self.module.default_newline)
-        local = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
-        if self._positions is None:
-            self._positions = {}
-        for n, rng in local.items():
-            self._positions[n] = CodeRange(
-                CodePosition(rng.start.line + first_line, rng.start.column),
-                CodePosition(rng.end.line + first_line, rng.end.column),
-            )
-        return True
 
     def line_of(self, node: cst.CSTNode) -> int:
         rng = self.position(node)
