@@ -23,9 +23,11 @@ from streamlint.model import (
 )
 from streamlint.model.api import mpi, torch_api, torch_modules
 from streamlint.model.flow import OTHER, Walker, leaves, rare_test, selector
-from streamlint.model.walk_common import LOCAL, nonempty_test
+from streamlint.model.walk_common import LOCAL, _is_cpu_target, nonempty_test
 from streamlint.model.tree import children
-from streamlint.model.hazards import DEVICE, HOST_LABEL, HOSTMEM, RAW, RELEASE, UNSURE, WAR, Access, stream_key
+from streamlint.model.hazards import (
+    DEVICE, HOST_LABEL, HOST_RAW, HOSTMEM, RAW, RELEASE, UNSURE, WAR, Access, Hazard, stream_key,
+)
 from streamlint.model.ops import (
     DEVICE_WORK,
     HOST_SYNCS,
@@ -258,10 +260,12 @@ class FileAnalyzer:
         self.imported_roots: set[str] = set()  # top-level packages the file imports (or implies)
         self.direct_roots: set[str] = set()  # ... as the file spells its imports
         self.specialized: dict[tuple, Value] = {}  # (helper, arguments) -> what it returns
+        self._non_blocking_text: dict[int, bool] = {}  # function node id -> its text asks for non_blocking
         self.specializing = 0
         # (function, the classes of the objects its parameters are given) -> its record so
         # walked (`instance_summary`); None while being made or when it cannot be.
         self.instance_summaries: dict[tuple, Optional[FunctionRecord]] = {}
+        self.synced_copies: set[int] = set()  # helpers' copies a caller here read after a wait
         self._holder_assigns: Optional[peers.HolderAssigns] = None  # built when a function asks
         self._holder_peers: dict[int, dict] = {}  # function node id -> its holder peers
         self._evidence: dict = {}  # id(function node) -> the evidence in its body (evidence.py)
@@ -306,6 +310,7 @@ class FileAnalyzer:
         self.result.cupy_namespace = self.cupy_namespace()
         if self.needs_hazard_walk(record):
             self.hazard_walk(record, self.module.body, [], {})
+        self.place_returned_copies()
         # A helper's parameters are checked at its call sites, with the real arguments;
         # the parameter convention only speaks for functions nobody here calls.
         # So do threads' targets: their arguments come from another thread, whose ordering
@@ -320,6 +325,29 @@ class FileAnalyzer:
                 rec.hazards = [h for h in rec.hazards if not h.param or h.owned]
         self._module_walked(walker)
         return self.result
+
+    def place_returned_copies(self) -> None:
+        """A helper of this file returns the host tensor of an asynchronous copy still in
+        flight, and every caller here that reads it on the host does so before a wait: the
+        wait belongs in the helper (its callers take the result as ready), so the reads make
+        one hazard, placed at the helper's copy. Where some caller waits before reading, the
+        helper leaves the wait to its callers: each that does not is reported at its read."""
+        groups: dict[int, list[tuple[FunctionRecord, Hazard]]] = {}
+        for rec in self.result.functions:
+            for h in rec.hazards:
+                helper = h.other_via
+                if h.kind is HOST_RAW and not h.param and helper is not None \
+                        and (helper.home is None or helper.home is self.result):
+                    groups.setdefault(id(helper.node), []).append((rec, h))
+        for copy, found in groups.items():
+            if copy in self.synced_copies:
+                continue
+            rec, first = found[0]
+            for holder, h in found:
+                holder.hazards.remove(h)
+            reads = tuple(h.node for _, h in found)
+            rec.hazards.append(replace(first, node=first.other_via.node, other=first.node, via=first.other_via,
+                                       other_via=None, returned_to=reads))
 
     def _module_walked(self, walker: Walker) -> None:
         """Keep what the module body bound, not its walker (see __init__)."""
@@ -714,6 +742,7 @@ class FileAnalyzer:
         walker.seed_peers(self.holder_peers(record))
         walker.walk(body)
         walker.finish()
+        self.synced_copies |= walker.synced_copies
         found = dict(walker.hazards)
         chosen = selector(body, params) if record.kind != "module" else None
         if chosen is not None:
@@ -734,6 +763,7 @@ class FileAnalyzer:
                 path.seed_peers(self.holder_peers(record))
                 path.walk(body)
                 path.finish()
+                self.synced_copies |= path.synced_copies
                 for identity, hazard in path.hazards.items():
                     found.setdefault(identity, hazard)
         record.hazards = sorted(_one_per_problem(found.values()), key=lambda h: (h.kind.name, id(h.node)))
@@ -1320,9 +1350,12 @@ class FileAnalyzer:
         bound = self.bind_params(params, args)
         exprs = self.bind_exprs(params, args)
         hazard_walk = walker.state.hb is not None
-        if hazard_walk and not function.context_manager and self.worth_walking_in_context(function, bound, walker):
+        # A helper walked for one call (`call_in_context`) replays its calls as the hazard
+        # walk does: its own ops are replayed into the caller's hazard walk with their accesses.
+        replaying = hazard_walk or walker.fresh_sites
+        if not function.context_manager and self.worth_walking_in_context(function, bound, walker, home):
             return self.call_in_context(callee, function, home, node, bound, exprs, walker)
-        kinds = _PROPAGATED | _ORDERING if hazard_walk else _PROPAGATED
+        kinds = _PROPAGATED | _ORDERING if replaying else _PROPAGATED
         # `self.helper()`: the helper's results stay on `self`, so its allocations are the
         # caller's to track (a tensor it allocates on a side stream, released later).
         keeps_results = bool(function.class_name) and function.class_name == walker.record.class_name and self.on_self(node)
@@ -1338,8 +1371,10 @@ class FileAnalyzer:
         returned = function.returns
         # `x = to_device(h)` under a side stream: the tensor the helper makes and hands back
         # is allocated on the caller's current stream at the call (the caller's to release).
-        made = ("b", returned.site, "") if hazard_walk and not keeps_results and isinstance(returned, Buffer) \
-            and returned.site and returned.framework == "torch" and returned.mem is Mem.DEVICE \
+        # Likewise `out = to_host(t)`: the pinned host tensor its asynchronous copy is still
+        # writing when the helper returns (the caller's host read must wait for it).
+        made = ("b", returned.site, "") if replaying and not keeps_results and isinstance(returned, Buffer) \
+            and returned.site and returned.framework == "torch" and returned.mem in (Mem.DEVICE, Mem.PINNED) \
             and any(a.fresh and a.write and a.key == ("b", returned.site, "") for op in ops for a in op.accesses) else None
         call_result = replace(returned, site=walker.site(node)) if made is not None else None
         for op in ops:
@@ -1352,7 +1387,7 @@ class FileAnalyzer:
             if stream is None and op.stream is not None:
                 continue  # work on a stream the helper made itself: reported inside it
             target = self.stream_at_call(op.target, function, bound, walker, keep_own=True, exprs=exprs) if op.target else op.target
-            accesses = self.map_accesses(op.accesses, exprs, bound, walker, function) if hazard_walk else ()
+            accesses = self.map_accesses(op.accesses, exprs, bound, walker, function) if replaying else ()
             if kept:
                 accesses = tuple(_held(a, kept, held_by) for a in accesses)
             if held_by:
@@ -1413,7 +1448,7 @@ class FileAnalyzer:
             return replace(result, site=0, label=f"{held_by}.{attr}", param=held_by, region=f".{attr}")
         if call_result is not None and isinstance(result, Buffer) and result.site == returned.site:
             return replace(result, site=call_result.site)  # the buffer made at this call, allocated above
-        if hazard_walk and isinstance(result, Buffer) and result.site:
+        if replaying and isinstance(result, Buffer) and result.site:
             return replace(result, site=walker.site(node))  # each call makes a new buffer
         return result
 
@@ -1480,7 +1515,8 @@ class FileAnalyzer:
                 found.setdefault(value.site, attr)
         return found
 
-    def worth_walking_in_context(self, function: "_Function", bound: dict[str, Value], walker: Walker) -> bool:
+    def worth_walking_in_context(self, function: "_Function", bound: dict[str, Value], walker: Walker,
+                                 home: Optional["FileAnalyzer"] = None) -> bool:
         """Walk a helper again under the caller's streams and with the caller's values
         when its generic summary cannot say what it does here: it is given CUDA tensors,
         or it is called under a side stream (where the code plainly means GPU work on
@@ -1492,8 +1528,22 @@ class FileAnalyzer:
             return False
         if any(isinstance(v, Buffer) and v.mem is Mem.DEVICE for v in bound.values()):
             return True
+        if any(_is_cpu_target(v) for v in bound.values()) and (home or self).copies_non_blocking(function):
+            # `g(t, "cpu")` of `return t.to(device, non_blocking=True)`: here the copy is to
+            # the host, and what it returns is still being written when it returns (also
+            # in the first walk, whose record then shows the asynchronous copy).
+            return True
+        if walker.state.hb is None:
+            return False
         side = any(s.explicit for s in walker.state.current.values())
         return side and any(v is UNKNOWN for v in bound.values())
+
+    def copies_non_blocking(self, function: "_Function") -> bool:
+        """A text test (cached per function of this module): its body asks for a non-blocking copy."""
+        key = id(function.node)
+        if key not in self._non_blocking_text:
+            self._non_blocking_text[key] = self.torch_imported and "non_blocking" in self.code_of_function(function)
+        return self._non_blocking_text[key]
 
     def call_in_context(self, callee: LocalFunction, function: "_Function", home: "FileAnalyzer", node: cst.Call,
                         bound: dict[str, Value], exprs: dict, walker: Walker) -> Value:

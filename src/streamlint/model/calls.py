@@ -287,6 +287,14 @@ class CallsMixin(LibraryMixin):
             if isinstance(first, Buffer) and first.mem is Mem.DEVICE and first.framework == "torch":
                 return Seq(element=self.element_of(first))  # `list(t.split(sizes))`: device views
             return first if isinstance(first, (Seq, Loader, _Batch)) else UNKNOWN
+        if name == "dict" and not args.positional and not args.spread and \
+                all(isinstance(args.values.get(id(e)), Const) for e in args.keywords.values()):
+            # `dict(non_blocking=True)`: keyword arguments, for a call's `**kwargs`.
+            result: Value = DictOf(empty=True)
+            for expr in args.keywords.values():
+                result = result.stored(args.values[id(expr)]) if isinstance(result, DictOf) else UNKNOWN
+            keys = tuple((k, args.values[id(e)]) for k, e in args.keywords.items())
+            return replace(result, keys=keys) if isinstance(result, DictOf) else UNKNOWN
         if name == "next":
             return self.element_of(first)
         if name == "enumerate":
@@ -355,6 +363,17 @@ class CallsMixin(LibraryMixin):
             self.eval_args(node)
             return self.an.instantiate(qualname[len(LOCAL):])
         device_wanted = _names_a_device(label)
+        if api.framework_of(qualname) is None and not qualname.startswith("numpy.") and not device_wanted \
+                and not self.an.follow_imports and self.an.torch_imported and _spells_host_device(node):
+            # `move_to(x, "cpu")`: a project helper given the host as the destination may
+            # hand back a copy still in flight (read even where imports are not followed).
+            args = self.eval_args(node)
+            if any(_is_cpu_target(v) for v in args.all()):
+                foreign = self.an.foreign(qualname, wanted=True)
+                if isinstance(foreign, LocalFunction):
+                    return self.an.call_local(foreign, node, args, self)
+            self.stream_given_call(node, args)
+            return UNKNOWN
         if api.framework_of(qualname) is None and not qualname.startswith("numpy.") and (
                 self.an.follow_imports or device_wanted):
             args = self.eval_args(node)
@@ -1409,6 +1428,18 @@ class CallsMixin(LibraryMixin):
             if name in cuda_python.BLOCKING_FLAGS:
                 return True
         return None
+
+
+def _spells_host_device(node: cst.Call) -> bool:
+    """A call whose arguments spell the host as a device: `"cpu"`, `torch.device("cpu")`."""
+    for arg in node.args:
+        value = arg.value
+        if isinstance(value, cst.Call) and isinstance(value.func, (cst.Attribute, cst.Name)) and value.args:
+            name = value.func.attr.value if isinstance(value.func, cst.Attribute) else value.func.value
+            value = value.args[0].value if name == "device" else value
+        if isinstance(value, cst.SimpleString) and value.value.strip("'\"") == "cpu":
+            return True
+    return False
 
 
 def _names_a_device(label: str) -> bool:

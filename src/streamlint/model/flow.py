@@ -154,6 +154,7 @@ class Walker(CallsMixin, OrderingMixin):
         self.none_tests: list[tuple[str, bool]] = []  # enclosing `if param is None:` tests (GpuOp.when_none)
         self.incarnations = 0
         self.hazards: dict[tuple, Hazard] = {}
+        self.synced_copies: set[int] = set()  # helpers' copies (their nodes) read here after a wait
         self.escaped: set[int] = set()  # buffer sites returned or stored beyond the body
         self.yield_current: Optional[dict[str, Stream]] = None  # current streams at the first `yield`
         self.evident_tensors: frozenset = frozenset()  # local names the body shows are CUDA tensors
@@ -562,6 +563,22 @@ class Walker(CallsMixin, OrderingMixin):
         elif self.branch_calls:
             self.branch_calls[-1].update(keys)
 
+    def keywords_by_type(self, test: cst.BaseExpression, body: DictOf, orelse: DictOf, joined: DictOf) -> DictOf:
+        """`dict(non_blocking=True) if isinstance(x, torch.Tensor) else {}`: the keyword
+        arguments a tensor method called on `x` gets are the tensor side's (on the other
+        side `x` is no tensor, and its method no tensor copy)."""
+        negated = False
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, negated = test.expression, not negated
+        if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
+                and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)
+                and self.an.qualname_of(test.args[1].value) in torch_api.TENSOR_TYPES):
+            return joined
+        side = orelse if negated else body
+        if side.keys is None:
+            return joined
+        return replace(joined, tensor_side=(test.args[0].value.value, side.keys))
+
     def array_kind_test(self, test: cst.BaseExpression) -> Optional[tuple[str, bool]]:
         """A type test telling a CuPy array from a host array (api/cupy.py):
         `isinstance(x, cupy.ndarray)`, `get_array_module(x) is numpy` / `is not numpy` /
@@ -809,7 +826,10 @@ class Walker(CallsMixin, OrderingMixin):
             return UNKNOWN
         if isinstance(expr, cst.IfExp):
             self.truth(expr.test)
-            joined = self.device_join(self.eval(expr.body, raw=True), self.eval(expr.orelse, raw=True))
+            body, orelse = self.eval(expr.body, raw=True), self.eval(expr.orelse, raw=True)
+            joined = self.device_join(body, orelse)
+            if isinstance(joined, DictOf) and isinstance(body, DictOf) and isinstance(orelse, DictOf):
+                joined = self.keywords_by_type(expr.test, body, orelse, joined)
             return joined if raw else plain(joined)
         if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
             items = tuple(self.eval(e.value) for e in expr.elements)
@@ -854,14 +874,23 @@ class Walker(CallsMixin, OrderingMixin):
             return UNKNOWN
         if isinstance(expr, cst.Dict):
             result: Value = DictOf(empty=True)
+            keys: Optional[list] = []
             for element in expr.elements:
                 if isinstance(element, cst.DictElement):
-                    self.eval(element.key)
+                    key = self.eval(element.key)
                     value = self.eval(element.value)
                     result = result.stored(value) if isinstance(result, DictOf) else UNKNOWN
+                    if keys is not None and isinstance(key, Const) and isinstance(key.value, str) \
+                            and isinstance(value, Const):
+                        keys.append((key.value, value))
+                    else:
+                        keys = None
                 else:  # `**other`
                     other = self.eval(element.value)
                     result = join(result, other) if isinstance(other, DictOf) else UNKNOWN
+                    keys = None
+            if isinstance(result, DictOf) and keys is not None:
+                result = replace(result, keys=tuple(keys))  # (keyword arguments, for a `**kwargs`)
             return result
         if isinstance(expr, cst.StarredElement):
             return self.eval(expr.value)
@@ -1077,10 +1106,16 @@ class Walker(CallsMixin, OrderingMixin):
         positional, keywords = self.args_of(call)
         values = {id(e): self.eval_arg(e) for e in positional}
         values.update({id(e): self.eval_arg(e) for e in keywords.values()})
+        spread: dict[str, Value] = {}
         for arg in call.args:
             if arg.star:
-                self.eval(arg.value)
-        return Args(positional, keywords, values)
+                given = self.eval(arg.value)
+                if arg.star == "**" and isinstance(given, DictOf):
+                    # `t.to(device, **kwargs)` of `kwargs = dict(non_blocking=True)`
+                    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+                    named = receiver.value if isinstance(receiver, cst.Name) else ""
+                    spread.update((k, v) for k, v in given.keywords_for(named) if k not in keywords)
+        return Args(positional, keywords, values, spread)
 
     def eval_arg(self, expr: cst.BaseExpression, raw: bool = False) -> Value:
         """An argument: a subscript here only names a view (the callee decides whether

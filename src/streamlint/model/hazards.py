@@ -117,6 +117,9 @@ class Hazard:
     # Left on a holder by another function, together with a tensor this function records
     # on the stream it uses it on (`peers.py`): the sibling's `record_stream` call.
     peer: Optional[cst.CSTNode] = field(default=None, compare=False)
+    # Reported at a helper's asynchronous copy to the host whose result it returns unfinished
+    # (`node`), as every caller of this file that reads it does so before a wait: those reads.
+    returned_to: tuple = field(default=(), compare=False)
 
     @property
     def identity(self) -> tuple:

@@ -328,6 +328,10 @@ class OrderingMixin:
             found = hb.host_write(acc, expr, framework or value.framework, check=value.mem is Mem.PINNED)
         else:
             found = hb.host_read(acc, expr, framework or value.framework)
+            # A helper's copy whose result this caller reads after a wait: the helper's
+            # callers order its copy themselves (analysis.place_returned_copies).
+            self.synced_copies.update(id(w.via.node) for w in hb.pending_writes(acc.key)
+                                      if w.via is not None and w.space == HOSTMEM and hb.ordered(HOST, w))
         for hazard in found:
             self.hazards.setdefault(hazard.identity, hazard)
 

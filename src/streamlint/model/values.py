@@ -194,11 +194,33 @@ class DictOf:
 
     value: "Value" = UNKNOWN
     empty: bool = False  # `{}` not filled yet: the first value stored gives the kind
+    # Keyword arguments for a call's `**kwargs`: the keys the code spells and their values
+    # (`dict(non_blocking=True)`, `{"non_blocking": True}`, `{}`), given on every path that
+    # built it; None when some key is not a constant.
+    keys: Optional[tuple[tuple[str, "Value"], ...]] = None
+    # Built under `isinstance(x, torch.Tensor)` (`dict(non_blocking=True) if isinstance(x,
+    # torch.Tensor) else {}`): the name tested and the keys its tensor side gives. A tensor
+    # method called on `x` sees those (on the other side `x` is no tensor).
+    tensor_side: Optional[tuple[str, tuple[tuple[str, "Value"], ...]]] = None
 
     def stored(self, value: "Value") -> "Value":
         """The dict after `d[k] = value`."""
         joined = value if self.empty else join(self.value, value)
         return DictOf(joined) if joined is not UNKNOWN else UNKNOWN
+
+    def keywords_for(self, receiver: str) -> tuple[tuple[str, "Value"], ...]:
+        """The keyword arguments `**self` gives a method called on `receiver`."""
+        if self.tensor_side is not None and self.tensor_side[0] == receiver:
+            return self.tensor_side[1]
+        return self.keys or ()
+
+
+def common_keys(a: Optional[tuple], b: Optional[tuple]) -> Optional[tuple]:
+    """The keyword arguments two paths both give, with the same value (a key one path
+    gives and the other does not is given only on some paths: left out)."""
+    if a is None or b is None:
+        return None
+    return tuple(item for item in a if item in b)
 
 
 @dataclass(frozen=True)
@@ -328,10 +350,13 @@ def join(a: Value, b: Value) -> Value:
         inner = join(a.element, b.element)
         return Seq(element=inner) if inner is not UNKNOWN else UNKNOWN
     if isinstance(a, DictOf) and isinstance(b, DictOf):
+        keys = common_keys(a.keys, b.keys)
         if a.empty or b.empty:
-            return b if a.empty else a
+            return replace(b if a.empty else a, keys=keys, tensor_side=None)
         inner = join(a.value, b.value)
-        return DictOf(inner) if inner is not UNKNOWN else UNKNOWN
+        if inner is UNKNOWN and keys is not None:
+            return DictOf(keys=keys)
+        return DictOf(inner, keys=keys) if inner is not UNKNOWN else UNKNOWN
     if isinstance(a, Event) and isinstance(b, Event) and a.framework == b.framework:
         return Event(a.framework, a.label, site=0)  # one of several events: identity unknown
     for x, y in ((a, b), (b, a)):

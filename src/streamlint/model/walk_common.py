@@ -61,12 +61,14 @@ _POINTER_ATTRS = frozenset({"ctypes", "data", "ptr", "T", "mT", "real", "imag", 
 class Args:
     """Evaluated call arguments, addressable by position or keyword."""
 
-    __slots__ = ("positional", "keywords", "values")
+    __slots__ = ("positional", "keywords", "values", "spread")
 
-    def __init__(self, positional, keywords, values) -> None:
+    def __init__(self, positional, keywords, values, spread=None) -> None:
         self.positional: list[cst.BaseExpression] = positional
         self.keywords: dict[str, cst.BaseExpression] = keywords
         self.values: dict[int, Value] = values
+        # Keyword arguments a `**kwargs` of known keys gives (`dict(non_blocking=True)`).
+        self.spread: dict[str, Value] = spread or {}
 
     def expr(self, arg: Optional[Arg]) -> Optional[cst.BaseExpression]:
         if arg is None:
@@ -78,10 +80,12 @@ class Args:
         return None
 
     def has(self, arg: Optional[Arg]) -> bool:
-        return self.expr(arg) is not None
+        return self.expr(arg) is not None or (arg is not None and arg.kw in self.spread)
 
     def value(self, arg: Optional[Arg]) -> Value:
         expr = self.expr(arg)
+        if expr is None and arg is not None and arg.kw in self.spread:
+            return self.spread[arg.kw]
         return UNKNOWN if expr is None else self.values.get(id(expr), UNKNOWN)
 
     def all(self) -> list[Value]:

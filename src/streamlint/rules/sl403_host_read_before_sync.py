@@ -21,6 +21,20 @@ class HostReadBeforeSync(Rule):
     Reading includes indexing, printing, host arithmetic, `.numpy()`, `float()`,
     and passing the array to NumPy.
 
+    The copy may be made by a helper that returns its result (`return t.to("cpu",
+    non_blocking=True)`), also when the destination is the helper's parameter and the
+    call passes `"cpu"` or `torch.device("cpu")`, when the flag comes in a `**kwargs`
+    built as `dict(non_blocking=True)` or `{"non_blocking": True}` (built so only for
+    tensors, `... if isinstance(x, torch.Tensor) else {}`, it holds for the tensor's
+    copy; under another test it may be either, and is not reported), or in a function
+    nested in the helper that uses its parameter. Where the finding goes, one per
+    problem:
+    - at the helper's copy when every caller in the helper's file that reads the result
+      reads it before a wait: the helper hands back unfinished data that its callers take
+      as ready, so the wait (or a blocking copy) belongs in the helper;
+    - at each read that has no wait before it when some caller there waits first (the
+      helper leaves the wait to its callers), and when the helper is in another module.
+
     It also flags device buffers handed to CUDA-aware MPI (mpi4py's buffer methods:
     `comm.Send`, `comm.Allreduce`, `comm.Alltoall`, `comm.Bcast`, ...) while a stream
     that wrote them, or the caller's stream for a parameter, has not been
@@ -86,7 +100,14 @@ class HostReadBeforeSync(Rule):
     - A copy into pageable memory blocks the host in practice (the driver stages
       it), so it is not reported; a destination whose memory kind is unknown is
       not reported either.
-    - Only reads of the destination in the same function are seen.
+    - Reads of the destination in the same function are seen, and reads of what a
+      helper of the project returns (a small helper: at most 40 statements, walked
+      again for the call); a caller that only hands the result on (stores it, returns
+      it, puts it on a queue) is not followed further, and a helper that returns the
+      copy on one path and its argument on another (`out if out is not None else x`)
+      is not seen as returning the copy.
+    - A file with no GPU word (`cuda`, `non_blocking`, ...) is not checked, so its
+      calls of such helpers are not seen.
     - MPI: only mpi4py's buffer methods on values the code shows to be device
       arrays; a synchronization of a stream the function received (it may be the
       producer) counts as enough. A buffer MPI only receives into is not checked.
@@ -109,12 +130,27 @@ class HostReadBeforeSync(Rule):
             if h.kind is HazardKind.OUTSIDE_READ_BEFORE_SYNC:
                 yield self.outside(analysis, h, stream, at)
                 continue
+            if h.returned_to:
+                yield self.returned(analysis, h, stream)
+                continue
             yield Finding(
                 h.node,
                 f"the host reads `{h.buffer}` here, but the asynchronous copy into it on {named(h.first)} "
                 f"(line {analysis.line_of(h.other)}{inside(analysis, h.other_via)}) may not have finished",
                 help=f"`{stream}.synchronize()` (or an event recorded after the copy) before line {at}",
             )
+
+    @staticmethod
+    def returned(analysis, h, stream: str) -> Finding:
+        """A helper hands back the host tensor of its copy unfinished, and its callers read it."""
+        lines = sorted({analysis.line_of(node) for node in h.returned_to})
+        reads = ", ".join(f"line {n}" for n in lines)
+        return Finding(
+            h.node,
+            f"the asynchronous copy here on {named(h.first)} is returned by `{h.via.name}()` before it has "
+            f"finished, and its callers read the result on the host with no wait ({reads})",
+            help=f"`{stream}.synchronize()` (or an event recorded after the copy) before returning the result",
+        )
 
     @staticmethod
     def outside(analysis, h, stream: str, at: int) -> Finding:

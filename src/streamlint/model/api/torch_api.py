@@ -157,3 +157,7 @@ SCALAR_ANNOTATIONS = frozenset({
     "dist.ProcessGroup", "torch.distributed.ProcessGroup", "Optional[int]", "Optional[bool]",
     "Optional[float]", "Optional[str]", "int | None", "bool | None", "float | None", "str | None",
 })
+
+# Types an `isinstance` test names to tell a PyTorch tensor (of either device) from
+# another object (flow.keywords_by_type).
+TENSOR_TYPES: frozenset[str] = frozenset({"torch.Tensor"})
