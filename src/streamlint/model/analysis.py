@@ -1130,6 +1130,12 @@ class FileAnalyzer:
             return other.foreign(value.qualname, wanted=wanted)
         return value
 
+    def may_copy_to_host(self, qualname: str) -> bool:
+        """`helper(x, "cpu")` where imports are not followed: worth reading the helper's
+        module only when its text asks for a non-blocking copy (a text test, cached)."""
+        path, _ = self.module_path(qualname)
+        return path is not None and project.text_has(path, b"non_blocking")
+
     def other_module(self, qualname: str) -> tuple[Optional["FileAnalyzer"], str]:
         """The analyzer of the project module that defines `qualname`, and the name there."""
         path, name = self.module_path(qualname)

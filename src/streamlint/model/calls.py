@@ -368,7 +368,7 @@ class CallsMixin(LibraryMixin):
             # `move_to(x, "cpu")`: a project helper given the host as the destination may
             # hand back a copy still in flight (read even where imports are not followed).
             args = self.eval_args(node)
-            if any(_is_cpu_target(v) for v in args.all()):
+            if any(_is_cpu_target(v) for v in args.all()) and self.an.may_copy_to_host(qualname):
                 foreign = self.an.foreign(qualname, wanted=True)
                 if isinstance(foreign, LocalFunction):
                     return self.an.call_local(foreign, node, args, self)

@@ -299,3 +299,29 @@ def clear() -> None:
     _packages.clear()
     _recent.clear()
     _cached_bytes = 0
+
+
+_TEXT_HAS: dict[tuple, tuple[bool, str]] = {}
+
+
+def text_has(path: Path, word: bytes) -> bool:
+    """Does the module's text spell `word` (a test before parsing it for one question)?
+    Cached by the file's size and time; the text is a dependency of the cached result."""
+    try:
+        stat = path.stat()
+    except OSError:
+        reads.note(str(path), reads.ABSENT)
+        return False
+    key = (str(path), stat.st_mtime_ns, stat.st_size, word)
+    known = _TEXT_HAS.get(key)
+    if known is None:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            reads.note(str(path), reads.ABSENT)
+            return False
+        if len(_TEXT_HAS) > 4096:
+            _TEXT_HAS.clear()
+        known = _TEXT_HAS[key] = (word in data, reads.content_hash(data))
+    reads.note(str(path), known[1])
+    return known[0]
