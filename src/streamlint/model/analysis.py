@@ -266,6 +266,7 @@ class FileAnalyzer:
         # walked (`instance_summary`); None while being made or when it cannot be.
         self.instance_summaries: dict[tuple, Optional[FunctionRecord]] = {}
         self.synced_copies: set[int] = set()  # helpers' copies a caller here read after a wait
+        self.returned_copies: set[int] = set()  # sites of host tensors helpers returned with their copy pending
         self._holder_assigns: Optional[peers.HolderAssigns] = None  # built when a function asks
         self._holder_peers: dict[int, dict] = {}  # function node id -> its holder peers
         self._evidence: dict = {}  # id(function node) -> the evidence in its body (evidence.py)
@@ -331,13 +332,15 @@ class FileAnalyzer:
         flight, and every caller here that reads it on the host does so before a wait: the
         wait belongs in the helper (its callers take the result as ready), so the reads make
         one hazard, placed at the helper's copy. Where some caller waits before reading, the
-        helper leaves the wait to its callers: each that does not is reported at its read."""
+        helper leaves the wait to its callers: each that does not is reported at its read.
+        (A copy into a buffer the caller handed the helper stays at the read.)"""
         groups: dict[int, list[tuple[FunctionRecord, Hazard]]] = {}
         for rec in self.result.functions:
             for h in rec.hazards:
                 helper = h.other_via
                 if h.kind is HOST_RAW and not h.param and helper is not None \
-                        and (helper.home is None or helper.home is self.result):
+                        and (helper.home is None or helper.home is self.result) \
+                        and h.key[:1] == ("b",) and h.key[1] in self.returned_copies:
                     groups.setdefault(id(helper.node), []).append((rec, h))
         for copy, found in groups.items():
             if copy in self.synced_copies:
@@ -1383,6 +1386,8 @@ class FileAnalyzer:
             and returned.site and returned.framework == "torch" and returned.mem in (Mem.DEVICE, Mem.PINNED) \
             and any(a.fresh and a.write and a.key == ("b", returned.site, "") for op in ops for a in op.accesses) else None
         call_result = replace(returned, site=walker.site(node)) if made is not None else None
+        if call_result is not None and call_result.mem is Mem.PINNED:
+            self.returned_copies.add(call_result.site)  # (place_returned_copies)
         for op in ops:
             if op.kind not in kinds or op.in_comprehension:
                 continue
@@ -1592,7 +1597,11 @@ class FileAnalyzer:
                     walker.state.vars[key] = value
             for key, sites in inner.attr_sites.items():
                 walker.attr_sites.setdefault(key, set()).update(sites)
-        return _narrowed_at_call(inner.returns, exprs, walker) if inner.returns is not None else UNKNOWN
+        returned = inner.returns
+        if isinstance(returned, Buffer) and returned.mem is Mem.PINNED and returned.site \
+                and any(a.fresh and a.write and a.key == ("b", returned.site, "") for op in scratch.ops for a in op.accesses):
+            self.returned_copies.add(returned.site)  # its own copy, still pending (place_returned_copies)
+        return _narrowed_at_call(returned, exprs, walker) if returned is not None else UNKNOWN
 
     @staticmethod
     def on_self(node: cst.Call) -> bool:
