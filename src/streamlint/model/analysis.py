@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Mapping, Optional
+from typing import TYPE_CHECKING, Iterator, Mapping, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -1321,7 +1321,12 @@ class FileAnalyzer:
         exprs = self.bind_exprs(params, args)
         hazard_walk = walker.state.hb is not None
         if hazard_walk and not function.context_manager and self.worth_walking_in_context(function, bound, walker):
-            return self.call_in_context(callee, function, home, node, bound, exprs, walker)
+            # (a parameter the helper tests against None, given a name of the caller's
+            # that is None on some path: its None side is walked too)
+            tested = {name for op in record.ops for name, _ in op.when_none}
+            maybe = frozenset(name for name in tested if name in exprs and bound.get(name, UNKNOWN) is UNKNOWN
+                              and walker.may_be_none(exprs[name]))
+            return self.call_in_context(callee, function, home, node, bound, exprs, walker, maybe)
         kinds = _PROPAGATED | _ORDERING if hazard_walk else _PROPAGATED
         # `self.helper()`: the helper's results stay on `self`, so its allocations are the
         # caller's to track (a tensor it allocates on a side stream, released later).
@@ -1336,11 +1341,13 @@ class FileAnalyzer:
             # helpers it calls do to the object's buffers and their streams' waits.
             ops = function.hazard_ops
         returned = function.returns
+        if hazard_walk and not keeps_results and not _fresh_device(returned, ops):
+            # `return host.cuda()` under `if out is None:` and `return out` after: what the
+            # helper returns where the caller passes None (or may: `bufs[i] if reuse else None`).
+            returned = self.none_side_return(function, params, bound, exprs, ops, walker) or returned
         # `x = to_device(h)` under a side stream: the tensor the helper makes and hands back
         # is allocated on the caller's current stream at the call (the caller's to release).
-        made = ("b", returned.site, "") if hazard_walk and not keeps_results and isinstance(returned, Buffer) \
-            and returned.site and returned.framework == "torch" and returned.mem is Mem.DEVICE \
-            and any(a.fresh and a.write and a.key == ("b", returned.site, "") for op in ops for a in op.accesses) else None
+        made = ("b", returned.site, "") if hazard_walk and not keeps_results and _fresh_device(returned, ops) else None
         call_result = replace(returned, site=walker.site(node)) if made is not None else None
         for op in ops:
             if op.kind not in kinds or op.in_comprehension:
@@ -1496,9 +1503,13 @@ class FileAnalyzer:
         return side and any(v is UNKNOWN for v in bound.values())
 
     def call_in_context(self, callee: LocalFunction, function: "_Function", home: "FileAnalyzer", node: cst.Call,
-                        bound: dict[str, Value], exprs: dict, walker: Walker) -> Value:
+                        bound: dict[str, Value], exprs: dict, walker: Walker,
+                        maybe_none: frozenset = frozenset()) -> Value:
         """The helper's body walked with the caller's argument values and current streams;
-        its operations are the caller's, at the call (named after the helper)."""
+        its operations are the caller's, at the call (named after the helper). Parameters
+        the caller passes a name that is None on some path (`maybe_none`) are walked on
+        both sides: the operations of either (once each) and what the None side returns
+        (`if out is None: return host.cuda()`, a tensor made at this call)."""
         seed: dict[str, Value] = {p: UNKNOWN for p in function.params}
         seed.update(function.closure)
         for name, value in bound.items():
@@ -1515,20 +1526,28 @@ class FileAnalyzer:
             # This file's result now depends on the helper's body, not only its summary.
             name = callee.name + summary_digest.BODY_SUFFIX
             reads.use(str(Path(home.path).resolve()), name, partial(summary_digest.digest_of_use, home, name))
-        scratch = FunctionRecord(function.value.name, function.node, "function", class_name=function.class_name)
-        home.specializing += 1
-        try:
-            inner = Walker(home, scratch, params=(), seed=seed, top=function.top)
-            inner.state.current = dict(walker.state.current)
-            inner.fresh_sites = True
-            inner.outer = (walker, {k: v for k, v in exprs.items() if bound.get(k) is UNKNOWN})
-            inner.walk(function.node.body.body)
-        finally:
-            home.specializing -= 1
-        for op in scratch.ops:
-            if not op.in_comprehension:
-                _replay(op, callee, home, node, walker, stream=op.stream, target=op.target, accesses=op.accesses,
-                        result=op.result)
+        seeds = [seed] if not maybe_none else [{**seed, **{name: Const(None) for name in maybe_none}}, seed]
+        walks = []
+        for each in seeds:
+            scratch = FunctionRecord(function.value.name, function.node, "function", class_name=function.class_name)
+            home.specializing += 1
+            try:
+                inner = Walker(home, scratch, params=(), seed=each, top=function.top)
+                inner.state.current = dict(walker.state.current)
+                inner.fresh_sites = True
+                inner.outer = (walker, {k: v for k, v in exprs.items() if bound.get(k) is UNKNOWN})
+                inner.walk(function.node.body.body)
+            finally:
+                home.specializing -= 1
+            walks.append((inner, scratch))
+        inner = walks[0][0]
+        seen: set[int] = set()
+        for _, scratch in walks:
+            for op in scratch.ops:
+                if not op.in_comprehension and id(op.node) not in seen:
+                    _replay(op, callee, home, node, walker, stream=op.stream, target=op.target, accesses=op.accesses,
+                            result=op.result)
+            seen |= {id(op.node) for op in scratch.ops}
         if function.class_name and function.class_name == walker.record.class_name and self.on_self(node):
             # `self.helper()`: what it leaves on `self`, made by this very walk, is what the caller sees next.
             for key, value in inner.state.vars.items():
@@ -1552,6 +1571,31 @@ class FileAnalyzer:
                 if mapped is not None:
                     return StreamContext(mapped, fw)
         return UNKNOWN
+
+    def none_side_return(self, function: "_Function", params: Sequence[str], bound: dict[str, Value],
+                         exprs: dict, ops: Sequence[GpuOp], walker: Walker) -> Optional[Buffer]:
+        """The fresh tensor a helper returns when the parameters it tests against None are
+        None at this call (left out with a None default, passed None, or a name of the
+        caller's that is None on some path): its body walked again with them bound to None.
+        Asked only of helpers with operations under such a test."""
+        tested = {name for op in ops for name, _ in op.when_none}
+        nones = {}
+        for name in tested:
+            if name not in params:
+                continue
+            expr = exprs.get(name)
+            value = bound.get(name, UNKNOWN)
+            if expr is None:
+                if not _defaults_to_none(function.node, name):
+                    continue
+            elif not ((isinstance(value, Const) and value.value is None)
+                      or (value is UNKNOWN and walker.may_be_none(expr))):
+                continue
+            nones[name] = Const(None)
+        if not nones:
+            return None
+        result = self.specialized_return(function, {**bound, **nones}, walker, exprs)
+        return result if _fresh_device(result, ops) else None
 
     def specialized_return(self, function: "_Function", bound: dict[str, Value], walker: Walker,
                            exprs: Optional[dict] = None) -> Value:
@@ -1719,7 +1763,8 @@ def _none_side(tests: tuple, function: "_Function", bound: dict[str, Value], exp
     in the caller's terms. An argument left out that defaults to None is None; a value
     the walk knows (a stream, a buffer, an object) is not; the caller's own parameter
     passed on keeps the test, on that parameter, when it defaults to None itself, and
-    any other argument given is taken to be given (not None)."""
+    any other argument given is taken to be given (not None), unless the caller binds it
+    to None on some path (`buf = bufs[i] if reuse else None`): then the op may run."""
     kept = []
     for name, when_none in tests:
         expr = exprs.get(name)
@@ -1733,6 +1778,8 @@ def _none_side(tests: tuple, function: "_Function", bound: dict[str, Value], exp
                 is_none = value.value is None
             elif value is not UNKNOWN:
                 is_none = False
+            elif walker.may_be_none(expr):
+                continue  # None on some path of the caller, given on another: both sides may run
             elif isinstance(expr, cst.Name) and expr.value in walker.params and walker.record.node is not None \
                     and isinstance(walker.record.node, cst.FunctionDef) and _defaults_to_none(walker.record.node, expr.value):
                 kept.append((expr.value, when_none))
@@ -1868,6 +1915,13 @@ def _kind_of(value: Value, name: str) -> Optional[Value]:
         inner = value.value  # a dict of tensors (a batch): what its values are
         return DictOf(Buffer(inner.framework, inner.mem, label=f"{name}[...]"))
     return None
+
+
+def _fresh_device(returned: Value, ops: Sequence[GpuOp]) -> bool:
+    """A PyTorch CUDA tensor one of the helper's own copies or factories freshly wrote."""
+    return isinstance(returned, Buffer) and bool(returned.site) and returned.framework == "torch" \
+        and returned.mem is Mem.DEVICE \
+        and any(a.fresh and a.write and a.key == ("b", returned.site, "") for op in ops for a in op.accesses)
 
 
 def _defaults_to_none(node: cst.FunctionDef, name: str) -> bool:
