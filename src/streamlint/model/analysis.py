@@ -18,7 +18,7 @@ from libcst.metadata import CodeRange
 
 from streamlint.deadline import tick
 from streamlint.model import (
-    api, class_text, classes, declared, duck, evidence, lazy_parse, peers, positions, project, reads, reverse,
+    api, class_text, classes, declared, duck, evidence, handouts, lazy_parse, peers, positions, project, reads, reverse,
     summary_digest, switches,
 )
 from streamlint.model.api import mpi, torch_api, torch_modules
@@ -258,6 +258,8 @@ class FileAnalyzer:
         self.imported_roots: set[str] = set()  # top-level packages the file imports (or implies)
         self.direct_roots: set[str] = set()  # ... as the file spells its imports
         self.specialized: dict[tuple, Value] = {}  # (helper, arguments) -> what it returns
+        self.none_tested_params: dict[int, frozenset] = {}  # function node -> parameters tested against None
+        self.class_handouts: dict[str, dict] = {}  # class -> containers its public methods hand out (handouts.py)
         self.specializing = 0
         # (function, the classes of the objects its parameters are given) -> its record so
         # walked (`instance_summary`); None while being made or when it cannot be.
@@ -1323,9 +1325,9 @@ class FileAnalyzer:
         if hazard_walk and not function.context_manager and self.worth_walking_in_context(function, bound, walker):
             # (a parameter the helper tests against None, given a name of the caller's
             # that is None on some path: its None side is walked too)
-            tested = {name for op in record.ops for name, _ in op.when_none}
-            maybe = frozenset(name for name in tested if name in exprs and bound.get(name, UNKNOWN) is UNKNOWN
-                              and walker.may_be_none(exprs[name]))
+            maybe = frozenset(name for name, expr in exprs.items() if bound.get(name, UNKNOWN) is UNKNOWN
+                              and walker.may_be_none(expr))
+            maybe &= self.none_tested(function) if maybe else frozenset()
             return self.call_in_context(callee, function, home, node, bound, exprs, walker, maybe)
         kinds = _PROPAGATED | _ORDERING if hazard_walk else _PROPAGATED
         # `self.helper()`: the helper's results stay on `self`, so its allocations are the
@@ -1571,6 +1573,39 @@ class FileAnalyzer:
                 if mapped is not None:
                     return StreamContext(mapped, fw)
         return UNKNOWN
+
+    def handed_out_entries(self, class_name: str) -> dict:
+        """`self.<attr>` containers whose entries a public method of the class returns
+        (handouts.py), read once per class."""
+        if class_name not in self.class_handouts:
+            methods = [(f.node.name.value, f.node) for f in self.functions.values()
+                       if f.class_name == class_name and isinstance(f.node, cst.FunctionDef)]
+            self.class_handouts[class_name] = handouts.handed_out_entries(methods)
+        return self.class_handouts[class_name]
+
+    def none_tested(self, function: "_Function") -> frozenset:
+        """The parameters the function's body tests against None (`if out is None:`)."""
+        key = id(function.node)
+        if key not in self.none_tested_params:
+            params = set(function.params)
+            found: set[str] = set()
+
+            class Tests(cst.CSTVisitor):
+                def visit_If(self, node: cst.If) -> None:
+                    test = node.test
+                    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+                            and isinstance(test.left, cst.Name) and test.left.value in params \
+                            and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot)) \
+                            and isinstance(test.comparisons[0].comparator, cst.Name) \
+                            and test.comparisons[0].comparator.value == "None":
+                        found.add(test.left.value)
+
+                def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                    return node is function.node  # (not nested functions' tests)
+
+            function.node.visit(Tests())
+            self.none_tested_params[key] = frozenset(found)
+        return self.none_tested_params[key]
 
     def none_side_return(self, function: "_Function", params: Sequence[str], bound: dict[str, Value],
                          exprs: dict, ops: Sequence[GpuOp], walker: Walker) -> Optional[Buffer]:

@@ -404,6 +404,7 @@ class Walker(CallsMixin, OrderingMixin):
                 self.bind(element, item)
         elif isinstance(target, cst.Subscript):
             self.keep([value])
+            self.kept_for_caller(target, value)
             self.escape(value)
             base = self.eval(target.value)
             if isinstance(base, Buffer) and base.mem is Mem.DEVICE and base.framework in ("torch", "cupy"):

@@ -117,6 +117,11 @@ class Hazard:
     # Left on a holder by another function, together with a tensor this function records
     # on the stream it uses it on (`peers.py`): the sibling's `record_stream` call.
     peer: Optional[cst.CSTNode] = field(default=None, compare=False)
+    # Stored in a container the object keeps (`self.<attr>[k] = t`) whose entries a public
+    # method hands to the caller (`handed_by`, returning at `release`): reported at the
+    # allocation.
+    kept_in: str = ""
+    handed_by: str = ""
 
     @property
     def identity(self) -> tuple:
