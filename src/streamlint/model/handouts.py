@@ -1,9 +1,11 @@
 """Containers a class keeps on `self` whose entries its public methods hand to callers.
 
-`state = self.tensor_tag_to_state.pop(tag); ...; return state` (a saved-tensor store's
-unpack), `return self.cache[key]`, `return self.slots.get(k)`: what another method of the
-class stores in `self.<attr>[key]` leaves the object through that method, to be used on
-the caller's current stream and released when the caller drops it. Read from the
+`state = self.saved.pop(tag); ...; return state` (a saved-tensor store's unpack),
+`return self.slots.pop(k)`: what another method of the class stores in
+`self.<attr>[key]` leaves the object through that method, to be used on the caller's
+current stream and released when the caller drops it. Only `pop` hands ownership over:
+`return self.cache[key]` (or `.get`) leaves the entry in the container, which releases
+it only when the entry is replaced, not when the caller drops it. Read from the
 methods' syntax only (no walk), once per class, and asked only where a method stores a
 tensor it allocated on a side stream into such an attribute (ordering.py).
 
@@ -17,7 +19,7 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
-_TAKES = frozenset({"pop", "get"})
+_TAKES = frozenset({"pop"})
 
 
 @dataclass(frozen=True)
@@ -27,10 +29,8 @@ class HandOut:
 
 
 def _entry_of(expr: cst.BaseExpression) -> Optional[str]:
-    """`self.X[k]`, `self.X.pop(k)`, `self.X.get(k)`: the attribute X."""
-    if isinstance(expr, cst.Subscript):
-        base = expr.value
-    elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _TAKES \
+    """`self.X.pop(k)`: the attribute X."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _TAKES \
             and expr.args:
         base = expr.func.value
     else:
