@@ -82,7 +82,9 @@ class MissingRecordStream(Rule):
     ## Known limits
     - Only tensors created in the same function (by a PyTorch op, factory or copy
       under a known current stream) are followed; a tensor returned to the caller or
-      stored in `self.` or a container is not released here.
+      stored in `self.` or a container is not released here (but see the
+      containers a public method pops entries from, above; only methods of the
+      same class are read for that, not those of a base class).
     - `record_stream` makes memory use less predictable (pytorch/pytorch#76861);
       where you own the tensor's lifetime, `side.wait_stream(current)` before the
       release is the alternative the rule accepts.
