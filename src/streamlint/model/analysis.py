@@ -11,14 +11,14 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Mapping, Optional
+from typing import TYPE_CHECKING, Iterator, Mapping, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
 from streamlint.deadline import tick
 from streamlint.model import (
-    api, class_text, classes, declared, duck, evidence, lazy_parse, peers, positions, project, reads, reverse,
+    api, class_text, classes, declared, duck, evidence, handouts, lazy_parse, peers, positions, project, reads, reverse,
     summary_digest, switches,
 )
 from streamlint.model.api import mpi, torch_api, torch_modules
@@ -261,6 +261,8 @@ class FileAnalyzer:
         self.direct_roots: set[str] = set()  # ... as the file spells its imports
         self.specialized: dict[tuple, Value] = {}  # (helper, arguments) -> what it returns
         self._non_blocking_text: dict[int, bool] = {}  # function node id -> its text asks for non_blocking
+        self.none_tested_params: dict[int, frozenset] = {}  # function node -> parameters tested against None
+        self.class_handouts: dict[str, dict] = {}  # class -> containers its public methods hand out (handouts.py)
         self.specializing = 0
         # (function, the classes of the objects its parameters are given) -> its record so
         # walked (`instance_summary`); None while being made or when it cannot be.
@@ -1363,7 +1365,12 @@ class FileAnalyzer:
         # walk does: its own ops are replayed into the caller's hazard walk with their accesses.
         replaying = hazard_walk or walker.fresh_sites
         if not function.context_manager and self.worth_walking_in_context(function, bound, walker, home):
-            return self.call_in_context(callee, function, home, node, bound, exprs, walker)
+            # (a parameter the helper tests against None, given a name of the caller's
+            # that is None on some path: its None side is walked too)
+            maybe = frozenset(name for name, expr in exprs.items() if bound.get(name, UNKNOWN) is UNKNOWN
+                              and walker.may_be_none(expr)) if hazard_walk else frozenset()
+            maybe &= self.none_tested(function) if maybe else frozenset()
+            return self.call_in_context(callee, function, home, node, bound, exprs, walker, maybe)
         kinds = _PROPAGATED | _ORDERING if replaying else _PROPAGATED
         # `self.helper()`: the helper's results stay on `self`, so its allocations are the
         # caller's to track (a tensor it allocates on a side stream, released later).
@@ -1378,13 +1385,16 @@ class FileAnalyzer:
             # helpers it calls do to the object's buffers and their streams' waits.
             ops = function.hazard_ops
         returned = function.returns
+        if hazard_walk and not keeps_results and not _fresh_device(returned, ops):
+            # `return host.cuda()` under `if out is None:` and `return out` after: what the
+            # helper returns where the caller passes None (or may: `bufs[i] if reuse else None`).
+            returned = self.none_side_return(function, params, bound, exprs, ops, walker) or returned
         # `x = to_device(h)` under a side stream: the tensor the helper makes and hands back
         # is allocated on the caller's current stream at the call (the caller's to release).
         # Likewise `out = to_host(t)`: the pinned host tensor its asynchronous copy is still
         # writing when the helper returns (the caller's host read must wait for it).
-        made = ("b", returned.site, "") if replaying and not keeps_results and isinstance(returned, Buffer) \
-            and returned.site and returned.framework == "torch" and returned.mem in (Mem.DEVICE, Mem.PINNED) \
-            and any(a.fresh and a.write and a.key == ("b", returned.site, "") for op in ops for a in op.accesses) else None
+        made = ("b", returned.site, "") if replaying and not keeps_results \
+            and _freshly_written(returned, ops, (Mem.DEVICE, Mem.PINNED)) else None
         call_result = replace(returned, site=walker.site(node)) if made is not None else None
         if call_result is not None and call_result.mem is Mem.PINNED:
             self.returned_copies.add(call_result.site)  # (place_returned_copies)
@@ -1557,9 +1567,13 @@ class FileAnalyzer:
         return self._non_blocking_text[key]
 
     def call_in_context(self, callee: LocalFunction, function: "_Function", home: "FileAnalyzer", node: cst.Call,
-                        bound: dict[str, Value], exprs: dict, walker: Walker) -> Value:
+                        bound: dict[str, Value], exprs: dict, walker: Walker,
+                        maybe_none: frozenset = frozenset()) -> Value:
         """The helper's body walked with the caller's argument values and current streams;
-        its operations are the caller's, at the call (named after the helper)."""
+        its operations are the caller's, at the call (named after the helper). Parameters
+        the caller passes a name that is None on some path (`maybe_none`) are walked on
+        both sides: the operations of either (once each) and what the None side returns
+        (`if out is None: return host.cuda()`, a tensor made at this call)."""
         seed: dict[str, Value] = {p: UNKNOWN for p in function.params}
         seed.update(function.closure)
         for name, value in bound.items():
@@ -1576,20 +1590,28 @@ class FileAnalyzer:
             # This file's result now depends on the helper's body, not only its summary.
             name = callee.name + summary_digest.BODY_SUFFIX
             reads.use(str(Path(home.path).resolve()), name, partial(summary_digest.digest_of_use, home, name))
-        scratch = FunctionRecord(function.value.name, function.node, "function", class_name=function.class_name)
-        home.specializing += 1
-        try:
-            inner = Walker(home, scratch, params=(), seed=seed, top=function.top)
-            inner.state.current = dict(walker.state.current)
-            inner.fresh_sites = True
-            inner.outer = (walker, {k: v for k, v in exprs.items() if bound.get(k) is UNKNOWN})
-            inner.walk(function.node.body.body)
-        finally:
-            home.specializing -= 1
-        for op in scratch.ops:
-            if not op.in_comprehension:
-                _replay(op, callee, home, node, walker, stream=op.stream, target=op.target, accesses=op.accesses,
-                        result=op.result)
+        seeds = [seed] if not maybe_none else [{**seed, **{name: Const(None) for name in maybe_none}}, seed]
+        walks = []
+        for each in seeds:
+            scratch = FunctionRecord(function.value.name, function.node, "function", class_name=function.class_name)
+            home.specializing += 1
+            try:
+                inner = Walker(home, scratch, params=(), seed=each, top=function.top)
+                inner.state.current = dict(walker.state.current)
+                inner.fresh_sites = True
+                inner.outer = (walker, {k: v for k, v in exprs.items() if bound.get(k) is UNKNOWN})
+                inner.walk(function.node.body.body)
+            finally:
+                home.specializing -= 1
+            walks.append((inner, scratch))
+        inner = walks[0][0]
+        seen: set[int] = set()
+        for _, scratch in walks:
+            for op in scratch.ops:
+                if not op.in_comprehension and id(op.node) not in seen:
+                    _replay(op, callee, home, node, walker, stream=op.stream, target=op.target, accesses=op.accesses,
+                            result=op.result)
+            seen |= {id(op.node) for op in scratch.ops}
         if function.class_name and function.class_name == walker.record.class_name and self.on_self(node):
             # `self.helper()`: what it leaves on `self`, made by this very walk, is what the caller sees next.
             for key, value in inner.state.vars.items():
@@ -1617,6 +1639,64 @@ class FileAnalyzer:
                 if mapped is not None:
                     return StreamContext(mapped, fw)
         return UNKNOWN
+
+    def handed_out_entries(self, class_name: str) -> dict:
+        """`self.<attr>` containers whose entries a public method of the class returns
+        (handouts.py), read once per class."""
+        if class_name not in self.class_handouts:
+            methods = [(f.node.name.value, f.node) for f in self.functions.values()
+                       if f.class_name == class_name and isinstance(f.node, cst.FunctionDef)]
+            self.class_handouts[class_name] = handouts.handed_out_entries(methods)
+        return self.class_handouts[class_name]
+
+    def none_tested(self, function: "_Function") -> frozenset:
+        """The parameters the function's body tests against None (`if out is None:`)."""
+        key = id(function.node)
+        if key not in self.none_tested_params:
+            params = set(function.params)
+            found: set[str] = set()
+
+            class Tests(cst.CSTVisitor):
+                def visit_If(self, node: cst.If) -> None:
+                    test = node.test
+                    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+                            and isinstance(test.left, cst.Name) and test.left.value in params \
+                            and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot)) \
+                            and isinstance(test.comparisons[0].comparator, cst.Name) \
+                            and test.comparisons[0].comparator.value == "None":
+                        found.add(test.left.value)
+
+                def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+                    return node is function.node  # (not nested functions' tests)
+
+            function.node.visit(Tests())
+            self.none_tested_params[key] = frozenset(found)
+        return self.none_tested_params[key]
+
+    def none_side_return(self, function: "_Function", params: Sequence[str], bound: dict[str, Value],
+                         exprs: dict, ops: Sequence[GpuOp], walker: Walker) -> Optional[Buffer]:
+        """The fresh tensor a helper returns when the parameters it tests against None are
+        None at this call (left out with a None default, passed None, or a name of the
+        caller's that is None on some path): its body walked again with them bound to None.
+        Asked only of helpers with operations under such a test."""
+        tested = {name for op in ops for name, _ in op.when_none}
+        nones = {}
+        for name in tested:
+            if name not in params:
+                continue
+            expr = exprs.get(name)
+            value = bound.get(name, UNKNOWN)
+            if expr is None:
+                if not _defaults_to_none(function.node, name):
+                    continue
+            elif not ((isinstance(value, Const) and value.value is None)
+                      or (value is UNKNOWN and walker.may_be_none(expr))):
+                continue
+            nones[name] = Const(None)
+        if not nones:
+            return None
+        result = self.specialized_return(function, {**bound, **nones}, walker, exprs)
+        return result if _fresh_device(result, ops) else None
 
     def specialized_return(self, function: "_Function", bound: dict[str, Value], walker: Walker,
                            exprs: Optional[dict] = None) -> Value:
@@ -1784,7 +1864,8 @@ def _none_side(tests: tuple, function: "_Function", bound: dict[str, Value], exp
     in the caller's terms. An argument left out that defaults to None is None; a value
     the walk knows (a stream, a buffer, an object) is not; the caller's own parameter
     passed on keeps the test, on that parameter, when it defaults to None itself, and
-    any other argument given is taken to be given (not None)."""
+    any other argument given is taken to be given (not None), unless the caller binds it
+    to None on some path (`buf = bufs[i] if reuse else None`): then the op may run."""
     kept = []
     for name, when_none in tests:
         expr = exprs.get(name)
@@ -1798,6 +1879,8 @@ def _none_side(tests: tuple, function: "_Function", bound: dict[str, Value], exp
                 is_none = value.value is None
             elif value is not UNKNOWN:
                 is_none = False
+            elif walker.may_be_none(expr):
+                continue  # None on some path of the caller, given on another: both sides may run
             elif isinstance(expr, cst.Name) and expr.value in walker.params and walker.record.node is not None \
                     and isinstance(walker.record.node, cst.FunctionDef) and _defaults_to_none(walker.record.node, expr.value):
                 kept.append((expr.value, when_none))
@@ -1933,6 +2016,18 @@ def _kind_of(value: Value, name: str) -> Optional[Value]:
         inner = value.value  # a dict of tensors (a batch): what its values are
         return DictOf(Buffer(inner.framework, inner.mem, label=f"{name}[...]"))
     return None
+
+
+def _fresh_device(returned: Value, ops: Sequence[GpuOp]) -> bool:
+    """A PyTorch CUDA tensor one of the helper's own copies or factories freshly wrote."""
+    return _freshly_written(returned, ops, (Mem.DEVICE,))
+
+
+def _freshly_written(returned: Value, ops: Sequence[GpuOp], mems: tuple) -> bool:
+    """A PyTorch tensor in one of `mems` one of the helper's own copies or factories freshly wrote."""
+    return isinstance(returned, Buffer) and bool(returned.site) and returned.framework == "torch" \
+        and returned.mem in mems \
+        and any(a.fresh and a.write and a.key == ("b", returned.site, "") for op in ops for a in op.accesses)
 
 
 def _defaults_to_none(node: cst.FunctionDef, name: str) -> bool:

@@ -78,26 +78,46 @@ from streamlint.model.walk_common import (
 )
 
 
+def _none_branch(expr: cst.BaseExpression) -> bool:
+    """`a if c else None` (or `None if c else a`)."""
+    return isinstance(expr, cst.IfExp) and any(
+        isinstance(side, cst.Name) and side.value == "None" for side in (expr.body, expr.orelse))
+
+
+def _is_none(value: Value) -> bool:
+    return isinstance(value, Const) and value.value is None
+
+
 class State:
-    __slots__ = ("vars", "current", "hb")
+    __slots__ = ("vars", "current", "hb", "nones")
 
     def __init__(self, vars: dict[str, Value], current: dict[str, Stream], hb: Optional[HB] = None) -> None:
         self.vars = vars
         self.current = current
         self.hb = hb  # ordering state; only in the hazard walk
+        # Local names that hold None on some path and a value the walk does not know on
+        # another (`buf = self.bufs[i] if reuse else None`): `join` keeps neither.
+        self.nones: frozenset[str] = frozenset()
 
     def copy(self) -> "State":
-        return State(dict(self.vars), dict(self.current), self.hb.copy() if self.hb is not None else None)
+        state = State(dict(self.vars), dict(self.current), self.hb.copy() if self.hb is not None else None)
+        state.nones = self.nones
+        return state
 
     def merge(self, other: "State", must: bool = False) -> None:
         """Join another path's state into this one (branches meeting)."""
+        nones = set(self.nones | other.nones)
         for key in set(self.vars) | set(other.vars):
             if key not in self.vars or key not in other.vars:
                 # Bound on one path only: a later use can only see that binding (the
                 # other path would raise NameError/AttributeError first).
                 self.vars[key] = self.vars.get(key, other.vars.get(key, UNKNOWN))
                 continue
-            self.vars[key] = join_paths(self.vars[key], other.vars[key])
+            a, b = self.vars[key], other.vars[key]
+            self.vars[key] = join_paths(a, b)
+            if self.vars[key] is UNKNOWN and "." not in key and (_is_none(a) or _is_none(b)):
+                nones.add(key)
+        self.nones = frozenset(nones)
         for fw in set(self.current) | set(other.current):
             a, b = self.current.get(fw), other.current.get(fw)
             own = any(x is not None and x.site == OWN_AMBIENT_SITE for x in (a, b))
@@ -310,6 +330,8 @@ class Walker(CallsMixin, OrderingMixin):
             for target in node.targets:
                 self.bind(target.target, value)
                 self.note_index_alias(target.target, node.value)
+                if isinstance(target.target, cst.Name) and plain(value) is UNKNOWN and _none_branch(node.value):
+                    self.state.nones = self.state.nones | {target.target.value}  # `b = bufs[i] if reuse else None`
                 if isinstance(target.target, cst.Name):
                     # `stream1 = exchanger.stream1`: a value we cannot see, named by where it came from.
                     # (`stage = self._stages[i]`: one element of a list the object keeps)
@@ -340,11 +362,21 @@ class Walker(CallsMixin, OrderingMixin):
             if node.exc is not None:
                 self.eval(node.exc)
 
+    def may_be_none(self, expr: cst.BaseExpression) -> bool:
+        """A local name that holds None on some path, something unknown on another, or
+        `a if c else None` (asked where the walk does not know the other side)."""
+        if _none_branch(expr):
+            return True
+        return isinstance(expr, cst.Name) and expr.value in self.state.nones \
+            and self.state.vars.get(expr.value) is UNKNOWN
+
     def bind(self, target: cst.BaseExpression, value: Value) -> None:
         if not isinstance(target, cst.Name):
             value = plain(value)  # (only names keep a tensor that is CUDA on some paths)
         if isinstance(target, cst.Name):
             self.versions[target.value] = self.versions.get(target.value, 0) + 1
+            if target.value in self.state.nones:
+                self.state.nones = self.state.nones - {target.value}
             old = self.state.vars.get(target.value)
             self.state.vars[target.value] = self.labelled(value, target.value)
             if self.state.hb is not None and old is not None and old != value:
@@ -373,6 +405,7 @@ class Walker(CallsMixin, OrderingMixin):
                 self.bind(element, item)
         elif isinstance(target, cst.Subscript):
             self.keep([value])
+            self.kept_for_caller(target, value)
             self.escape(value)
             base = self.eval(target.value)
             if isinstance(base, Buffer) and base.mem is Mem.DEVICE and base.framework in ("torch", "cupy"):

@@ -120,6 +120,11 @@ class Hazard:
     # Reported at a helper's asynchronous copy to the host whose result it returns unfinished
     # (`node`), as every caller of this file that reads it does so before a wait: those reads.
     returned_to: tuple = field(default=(), compare=False)
+    # Stored in a container the object keeps (`self.<attr>[k] = t`) whose entries a public
+    # method hands to the caller (`handed_by`, returning at `release`): reported at the
+    # allocation.
+    kept_in: str = ""
+    handed_by: str = ""
 
     @property
     def identity(self) -> tuple:

@@ -436,6 +436,35 @@ class OrderingMixin:
                         handed_out=True)
         self.hazards.setdefault(hazard.identity, hazard)
 
+    def kept_for_caller(self, target: cst.Subscript, value: Value) -> None:
+        """`self.store[k] = t`, `t` allocated here on a side stream, where a public method of
+        the class hands the store's entries to its caller (`return self.store.pop(k)`,
+        handouts.py): the caller uses it on its current stream and drops it, and without
+        `record_stream` the allocator may give its block to the side stream's next work
+        while the caller's kernels still read it. Reported at the allocation."""
+        hb = self.state.hb
+        if hb is None or self.record.kind != "method" or not self.record.class_name:
+            return
+        if not (isinstance(value, Buffer) and value.site and value.framework == "torch" and value.mem is Mem.DEVICE):
+            return
+        base = target.value
+        if not (isinstance(base, cst.Attribute) and isinstance(base.value, cst.Name) and base.value.value == "self"):
+            return
+        made = hb.allocs.get(("b", value.site, ""))
+        if made is None or unsure(made.stream) or made.stream in (HOST, self.entry_key) or made.after_entry \
+                or self.entry_key in made.recorded or made.stream_label.split(".")[0] in self.params:
+            return
+        if any(use.stream != made.stream for use in made.uses):
+            return  # (used on another stream here: the release check reports that use)
+        out = self.an.handed_out_entries(self.record.class_name).get(base.attr.value)
+        if out is None or out.method == self.record.name.rsplit(".", 1)[-1]:
+            return
+        label = next((k for k, v in self.state.vars.items() if v == value and "." not in k), "") or value.label
+        hazard = Hazard(RELEASE, made.node, out.node, label or self.code(base), made.stream_label,
+                        "the caller's current stream", "torch", release=out.node, key=("b", value.site, ""),
+                        handed_out=True, kept_in=self.code(base), handed_by=out.method)
+        self.hazards.setdefault(hazard.identity, hazard)
+
     def escape(self, value: Value) -> None:
         if isinstance(value, Buffer):
             self.escaped.add(value.site)

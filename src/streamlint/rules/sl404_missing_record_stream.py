@@ -25,6 +25,11 @@ class MissingRecordStream(Rule):
     record says the holder's tensors come from another stream, and the holder's next
     rebinding releases the one not recorded.
 
+    A tensor a method allocates on a side stream and keeps in a container on `self`
+    (`self.store[key] = t`) whose entries a public method of the class hands to the
+    caller (`return self.store.pop(key)`) is flagged at the allocation: the caller
+    uses it on its current stream and drops it, and the class records nothing.
+
     ## Why is this bad?
     PyTorch's caching allocator ties each block to the stream that was current
     when it was allocated. When the tensor is freed, the block can be handed to the
@@ -77,7 +82,9 @@ class MissingRecordStream(Rule):
     ## Known limits
     - Only tensors created in the same function (by a PyTorch op, factory or copy
       under a known current stream) are followed; a tensor returned to the caller or
-      stored in `self.` or a container is not released here.
+      stored in `self.` or a container is not released here (but see the
+      containers a public method pops entries from, above; only methods of the
+      same class are read for that, not those of a base class).
     - `record_stream` makes memory use less predictable (pytorch/pytorch#76861);
       where you own the tensor's lifetime, `side.wait_stream(current)` before the
       release is the alternative the rule accepts.
@@ -108,6 +115,17 @@ class MissingRecordStream(Rule):
                     fix=_fix(builder, record, h),
                     help=(f"`{h.buffer}.record_stream({user})` here" if is_pasteable(h.buffer)
                           else f"`.record_stream({user})` on the tensor used here"),
+                )
+                continue
+            if h.kept_in:
+                yield Finding(
+                    h.node,
+                    f"`{h.buffer}` is allocated on {named(h.first)} here and kept in `{h.kept_in}`, whose entries "
+                    f"`{h.handed_by}` hands to the caller (line {analysis.line_of(h.release)}): the caller uses it on "
+                    f"its current stream and drops it without `record_stream`, so its memory may go to new work on "
+                    f"{named(h.first)} too early",
+                    help=f"allocate it on the stream current before {named(h.first)} was entered and copy into it "
+                    f"there, or `.record_stream(torch.cuda.current_stream())` on it in `{h.handed_by}`",
                 )
                 continue
             if h.handed_out:
