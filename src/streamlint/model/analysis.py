@@ -269,7 +269,8 @@ class FileAnalyzer:
         self._evidence: dict = {}  # id(function node) -> the evidence in its body (evidence.py)
         self._class_starts: Optional[dict[str, list[tuple[int, int]]]] = None  # class_text.class_starts
         self._self_assignments: Optional[Counter[str]] = None
-        self._inherited: dict[tuple[str, str], Value] = {}  # (class, attribute) -> inherited_attr
+        # (class, attribute) -> inherited_attr; (class, attribute, "host") -> _host_elsewhere
+        self._inherited: dict[tuple, Value] = {}
         # The module's text when known: a method's code is part of it, so text the
         # module lacks no method has (a test that costs no code generation).
         self.text = source
@@ -839,8 +840,9 @@ class FileAnalyzer:
         package calling it through `super().m(...)` pass it (reverse.super_call_sites,
         typed by their bases), as do this file's own calls. When every site that passes
         the parameter passes the same kind (`_agreed_kinds`; an unknown argument at one
-        site is no agreement), the method is walked again with it."""
-        if self.summaries_only or self.depth or not self.path or not self.follow_imports:
+        site is no agreement), the method is walked again with it. (Asked whether or not the
+        file's text makes following its imports worth it: the question is narrow.)"""
+        if self.summaries_only or self.depth or not self.path:
             return
         if ".item()" not in self.text and ".tolist()" not in self.text:
             return
@@ -1209,6 +1211,13 @@ class FileAnalyzer:
         if any(isinstance(v, DictOf) and v.empty for v in attrs.values()):
             # `self.cache = {}`: other methods fill it with what we cannot see from here.
             attrs = {k: v for k, v in attrs.items() if not (isinstance(v, DictOf) and v.empty)}
+        if self.text and any(isinstance(v, Buffer) and v.framework == "torch" and v.mem is Mem.DEVICE
+                             for v in attrs.values()):
+            # A CUDA tensor in `__init__` that another method replaces with a host tensor:
+            # a contradiction, unknown (`_host_elsewhere`).
+            counts = self.self_assignments()
+            attrs = {k: UNKNOWN if isinstance(v, Buffer) and v.framework == "torch" and v.mem is Mem.DEVICE
+                     and counts[k] > 1 and self._host_elsewhere(cls, k) else v for k, v in attrs.items()}
         placeholders = [k for k, v in attrs.items() if isinstance(v, Const) and v.value is None]
         if not placeholders:
             return attrs
@@ -1269,6 +1278,32 @@ class FileAnalyzer:
                 value = function.self_attrs[attr]
                 found = value if found is None else join(found, value)
         return UNKNOWN if found is None else found
+
+    def _host_elsewhere(self, cls: _Class, attr: str) -> bool:
+        """Does a method other than `__init__` set `self.attr` to a PyTorch tensor in host
+        memory? Several assignments of one attribute combine so: `__init__`'s value stands
+        for the attribute when the others say nothing (unknown: a model's output, a loss
+        function's result), but a host tensor elsewhere contradicts a CUDA tensor there,
+        and the attribute is then unknown (cached per class and attribute)."""
+        key = (cls.name, attr, "host")
+        if key in self._inherited:
+            return self._inherited[key] is not UNKNOWN
+        self._inherited[key] = UNKNOWN
+        if not cls.assigns_read and self.text:
+            cls.assigns_read = True
+            cls.assigns = class_text.method_assignments(self.text, self.class_starts(), cls.name, cls.methods)
+        for name, method in cls.methods.items():
+            function = self.functions.get(method.site)
+            if name == "__init__" or function is None or function.in_progress:
+                continue
+            if cls.assigns is not None and attr not in cls.assigns.get(name, ()):
+                continue
+            self.analyse(function)
+            value = function.self_attrs.get(attr)
+            if isinstance(value, Buffer) and value.framework == "torch" and value.mem in (Mem.PAGEABLE, Mem.PINNED):
+                self._inherited[key] = value
+                return True
+        return False
 
     def inherited_attr(self, cls: _Class, attr: str) -> Value:
         """`self.attr` that no method of this module sets, as the project base class that

@@ -15,7 +15,8 @@ walk (a cheap text test first):
   (`with amp.scale_loss(loss, opt) as scaled: scaled.backward()`, `loss = loss / n`);
   a method that computes its own loss and runs backward once (a warm-up, a test, a
   calibration) is not a step primitive and is not read as one;
-- not a one-off: not a constructor (`ONE_OFF_METHODS`).
+- not a one-off: not a constructor (`ONE_OFF_METHODS`), not a method whose name says it
+  runs the step once (`ONE_OFF_PREFIXES`: `warmup`, `test_...`, `benchmark`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ from streamlint.model.api import torch_modules
 
 # Methods that run once per object, whatever they call.
 ONE_OFF_METHODS = frozenset({"__init__", "__new__", "__post_init__", "setup", "__enter__", "__exit__"})
+# ... and the words that name a one-off run of the step (leading underscores dropped):
+# a warm-up, a test, a benchmark or profile run, a calibration.
+ONE_OFF_PREFIXES = ("test", "warmup", "warm_up", "benchmark", "profile", "calibrat")
 
 
 def runs_backward_every_call(node: cst.FunctionDef, params: Iterable[str], is_module: Callable[[str], bool],
@@ -35,7 +39,8 @@ def runs_backward_every_call(node: cst.FunctionDef, params: Iterable[str], is_mo
     """Does the method run the backward pass on a loss it is handed, on every call?
     `is_module(name)`: the name is an imported module (`debug_api.backward()` is no
     step); `qualname(expr)`: the dotted name a called function resolves to."""
-    if node.name.value in ONE_OFF_METHODS:
+    name = node.name.value
+    if name in ONE_OFF_METHODS or name.lstrip("_").startswith(ONE_OFF_PREFIXES):
         return False
     derived = {p for p in params if p not in ("self", "cls")}
     if not derived or not isinstance(node.body, cst.IndentedBlock):
