@@ -210,6 +210,7 @@ class _Class:
     # method -> the `self.<attr>` its text assigns (class_text.py); None: not read yet or unreadable
     assigns: Optional[dict[str, frozenset[str]]] = None
     assigns_read: bool = False
+    runs_backward: Optional[bool] = None  # does the class's text call `backward(` (read once)?
 
 
 class FileAnalyzer:
@@ -1015,9 +1016,18 @@ class FileAnalyzer:
     def _backward_step(self, cls: Optional[_Class], function: "_Function") -> bool:
         """A method that runs the backward pass on a loss it is handed on every call: once
         per (micro-)step, a hot path as `forward` is (training_steps.py)."""
-        if cls is None or _is_static(function.node) or _exits_early(function.node):
+        if cls is None or len(function.params) < 2:
             return False
-        if not lazy_parse.mentions(function.node, "backward(", self.code):
+        if cls.runs_backward is None:  # (a text test per class, not code generation per method)
+            # (a call `x.backward(`, `torch.autograd.backward(`; not `def backward(`)
+            if not self.text:
+                cls.runs_backward = True
+            elif ".backward(" not in self.text:
+                cls.runs_backward = False
+            else:
+                body = class_text.body_text(self.text, self.class_starts(), cls.name)
+                cls.runs_backward = body is None or ".backward(" in body
+        if not cls.runs_backward or _is_static(function.node) or _exits_early(function.node):
             return False
 
         def is_module(name: str) -> bool:

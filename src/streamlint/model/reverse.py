@@ -20,6 +20,9 @@ module through objects the callers' walks cannot type: the whole top package and
 root's scripts (bounded: MAX_PACKAGE_FILES), the receiver's class decided by duck typing
 (the classes whose method of that name accepts the call must be of one hierarchy).
 
+`super_call_sites` finds the calls `super().method(...)` of direct subclasses in the
+module's directory and its subpackages: typed by the caller's bases, no duck typing.
+
 Not seen: callers deeper in other packages, and callers added since the result was
 cached in a directory whose other files did not change (the cache notes the files read).
 """

@@ -26,6 +26,7 @@ from typing import Callable, Iterable
 import libcst as cst
 
 from streamlint.model.api import torch_modules
+from streamlint.model.tree import children
 
 # Methods that run once per object, whatever they call.
 ONE_OFF_METHODS = frozenset({"__init__", "__new__", "__post_init__", "setup", "__enter__", "__exit__"})
@@ -98,9 +99,9 @@ def _is_backward(expr: cst.BaseExpression, derived: set[str], is_module, qualnam
             root = func.value
             while isinstance(root, cst.Attribute):
                 root = root.value
-            if isinstance(root, cst.Name) and is_module(root.value):
-                return False
-            return bool(_names(expr) & derived)
+            if not (isinstance(root, cst.Name) and is_module(root.value)):
+                return bool(_names(expr) & derived)
+            # (a function of a module: `debug_api.backward()` is no step, `torch.autograd.backward` is)
     if torch_modules.TRAINING_STEP_FUNCTIONS.get(qualname(func)) == torch_modules.STEP_BACKWARD:
         return bool(_names(expr) & derived)
     return False
@@ -121,26 +122,29 @@ def _assigned_in(stmt: cst.If, derived: set[str]) -> set[str]:
     (`loss = self._scale_loss(loss)` under a test): derived afterwards too (what is bound
     on either path came from the loss)."""
     found: set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
+    todo: list[cst.CSTNode] = [stmt]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, cst.Assign):
             if _names(node.value) & derived:
                 found.update(n for t in node.targets for n in _names(t.target))
-
-    stmt.visit(_V())
+        elif isinstance(node, cst.BaseExpression):
+            continue  # (no statement inside an expression)
+        else:
+            todo.extend(children(node))
     return found
 
 
 def _names(node: cst.CSTNode) -> set[str]:
+    """The variable names an expression reads (an attribute's own name is none)."""
     out: set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            out.add(n.value)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)  # (the attribute's own name is no variable)
-            return False
-
-    node.visit(_V())
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, cst.Name):
+            out.add(current.value)
+        elif isinstance(current, cst.Attribute):
+            todo.append(current.value)
+        else:
+            todo.extend(children(current))
     return out
