@@ -210,7 +210,7 @@ class _Class:
     # method -> the `self.<attr>` its text assigns (class_text.py); None: not read yet or unreadable
     assigns: Optional[dict[str, frozenset[str]]] = None
     assigns_read: bool = False
-    runs_backward: Optional[bool] = None  # does the class's text call `backward(` (read once)?
+    runs_backward: Optional[bool] = None  # does the class's text call `.backward(` (read once)?
 
 
 class FileAnalyzer:
