@@ -19,7 +19,7 @@ from libcst.metadata import CodeRange
 from streamlint.deadline import tick
 from streamlint.model import (
     api, class_text, classes, declared, duck, evidence, handouts, lazy_parse, peers, positions, project, reads, reverse,
-    summary_digest, switches,
+    summary_digest, switches, training_steps,
 )
 from streamlint.model.api import mpi, torch_api, torch_modules
 from streamlint.model.flow import OTHER, Walker, leaves, rare_test, selector
@@ -212,6 +212,7 @@ class _Class:
     # method -> the `self.<attr>` its text assigns (class_text.py); None: not read yet or unreadable
     assigns: Optional[dict[str, frozenset[str]]] = None
     assigns_read: bool = False
+    runs_backward: Optional[bool] = None  # does the class's text call `.backward(` (read once)?
 
 
 class FileAnalyzer:
@@ -257,6 +258,8 @@ class FileAnalyzer:
         # (reverse.method_call_sites): m -> each call's arguments (None: a `*args` call).
         self.wanted_methods: set[str] = set()
         self.method_calls_out: dict[str, list[Optional["Args"]]] = {}
+        # ... of those, the calls `super().m(...)`: m -> (the caller's class, its arguments).
+        self.super_calls_out: dict[str, list[tuple[str, Optional["Args"]]]] = {}
         self.imported_roots: set[str] = set()  # top-level packages the file imports (or implies)
         self.direct_roots: set[str] = set()  # ... as the file spells its imports
         self.specialized: dict[tuple, Value] = {}  # (helper, arguments) -> what it returns
@@ -274,6 +277,8 @@ class FileAnalyzer:
         self._evidence: dict = {}  # id(function node) -> the evidence in its body (evidence.py)
         self._class_starts: Optional[dict[str, list[tuple[int, int]]]] = None  # class_text.class_starts
         self._self_assignments: Optional[Counter[str]] = None
+        # (class, attribute) -> inherited_attr; (class, attribute, "host") -> _host_elsewhere
+        self._inherited: dict[tuple, Value] = {}
         # The module's text when known: a method's code is part of it, so text the
         # module lacks no method has (a test that costs no code generation).
         self.text = source
@@ -305,6 +310,7 @@ class FileAnalyzer:
         self.apply_caller_evidence()
         self.apply_importer_evidence()
         self.apply_method_caller_evidence()
+        self.apply_subclass_caller_evidence()
         self.apply_given_stream_evidence()
         self.mark_remote_hot_methods()
         self.mark_hot_helpers()
@@ -371,7 +377,8 @@ class FileAnalyzer:
         record = FunctionRecord(
             f"{cls.name}.{name}" if cls else name, function.node, kind,
             class_name=cls.name if cls else None,
-            is_forward=bool(cls and cls.torch_module and name == "forward") or _optimizer_step(cls, name, self),
+            is_forward=bool(cls and cls.torch_module and name == "forward") or _optimizer_step(cls, name, self)
+            or self._backward_step(cls, function),
         )
         seed: dict[str, Value] = {p: UNKNOWN for p in function.params}
         seed.update(function.closure)
@@ -862,6 +869,41 @@ class FileAnalyzer:
             if evidence:
                 self._reanalyse_agreed(function, [evidence])
 
+    def apply_subclass_caller_evidence(self) -> None:
+        """A hot method (a training step's `backward(loss)`) that reads a value back to the
+        host from what a parameter holds (`loss.mean().item()`), with no evidence in its
+        body of what the parameter is: the project's subclasses in other modules of the
+        package calling it through `super().m(...)` pass it (reverse.super_call_sites,
+        typed by their bases), as do this file's own calls. When every site that passes
+        the parameter passes the same kind (`_agreed_kinds`; an unknown argument at one
+        site is no agreement), the method is walked again with it. (Asked whether or not the
+        file's text makes following its imports worth it: the question is narrow.)"""
+        if self.summaries_only or self.depth or not self.path:
+            return
+        if ".item()" not in self.text and ".tolist()" not in self.text:
+            return
+        for function in list(self.functions.values()):
+            record = function.record
+            if function.class_name is None or record is None or not record.is_forward or function.in_progress \
+                    or _is_static(function.node) or record.name.endswith(".forward"):
+                continue
+            params = [p for p in function.params[1:] if p not in function.caller_evidence]
+            if not params or not (lazy_parse.mentions(function.node, ".item()", self.code)
+                                  or lazy_parse.mentions(function.node, ".tolist()", self.code)):
+                continue
+            sites = reverse.super_call_sites(self.path, function.class_name, function.value.name,
+                                             function.params[1:], type(self))
+            if not sites:
+                continue
+            evidence: dict[str, Value] = {}
+            for name in params:
+                passing = [{name: site[name]} for site in function.call_sites + sites if name in site]
+                agreed = _agreed_kinds(passing) if passing else {}
+                if isinstance(agreed.get(name), Buffer):
+                    evidence[name] = agreed[name]
+            if evidence:
+                self._reanalyse_agreed(function, [evidence])
+
     def apply_given_stream_evidence(self) -> None:
         """A method handed a stream for its work (it passes the parameter on to its calls)
         that on some path queues device work on a buffer parameter on the current stream
@@ -1005,6 +1047,30 @@ class FileAnalyzer:
             return True
         return any(self._does_hot_work(key, seen) for key, other in self.functions.items()
                    if site in other.steady_callers)
+
+    def _backward_step(self, cls: Optional[_Class], function: "_Function") -> bool:
+        """A method that runs the backward pass on a loss it is handed on every call: once
+        per (micro-)step, a hot path as `forward` is (training_steps.py)."""
+        if cls is None or len(function.params) < 2:
+            return False
+        if cls.runs_backward is None:  # (a text test per class, not code generation per method)
+            # (a call `x.backward(`, `torch.autograd.backward(`; not `def backward(`)
+            if not self.text:
+                cls.runs_backward = True
+            elif ".backward(" not in self.text:
+                cls.runs_backward = False
+            else:
+                body = class_text.body_text(self.text, self.class_starts(), cls.name)
+                cls.runs_backward = body is None or ".backward(" in body
+        if not cls.runs_backward or _is_static(function.node) or _exits_early(function.node):
+            return False
+
+        def is_module(name: str) -> bool:
+            bound = self.module_vars().get(name)
+            return isinstance(bound, QualRef) and not bound.qualname.startswith(LOCAL)
+
+        return training_steps.runs_backward_every_call(
+            function.node, function.params, is_module, lambda expr: self.qualname_of(expr) or "")
 
     def is_module_class(self, cls: _Class, hops: int = 2) -> bool:
         """An `nn.Module` subclass, also through a base class imported from the project."""
@@ -1196,6 +1262,13 @@ class FileAnalyzer:
         if any(isinstance(v, DictOf) and v.empty for v in attrs.values()):
             # `self.cache = {}`: other methods fill it with what we cannot see from here.
             attrs = {k: v for k, v in attrs.items() if not (isinstance(v, DictOf) and v.empty)}
+        if self.text and any(isinstance(v, Buffer) and v.framework == "torch" and v.mem is Mem.DEVICE
+                             for v in attrs.values()):
+            # A CUDA tensor in `__init__` that another method replaces with a host tensor:
+            # a contradiction, unknown (`_host_elsewhere`).
+            counts = self.self_assignments()
+            attrs = {k: UNKNOWN if isinstance(v, Buffer) and v.framework == "torch" and v.mem is Mem.DEVICE
+                     and counts[k] > 1 and self._host_elsewhere(cls, k) else v for k, v in attrs.items()}
         placeholders = [k for k, v in attrs.items() if isinstance(v, Const) and v.value is None]
         if not placeholders:
             return attrs
@@ -1236,7 +1309,9 @@ class FileAnalyzer:
         # that method stores (None joined with a buffer is the buffer).
         found: Optional[Value] = attrs[attr] if placeholder else None
         if self.text and self.self_assignments()[attr] == 0:
-            return UNKNOWN  # no method's code has it (the test below, for all of them)
+            # No method's code here has it (the test below, for all of them): a base class
+            # of another module of the project may set it (`self.device` of an engine).
+            return self.inherited_attr(cls, attr) if found is None else UNKNOWN
         if not cls.assigns_read and self.text:
             cls.assigns_read = True
             cls.assigns = class_text.method_assignments(self.text, self.class_starts(), cls.name, cls.methods)
@@ -1254,6 +1329,53 @@ class FileAnalyzer:
                 value = function.self_attrs[attr]
                 found = value if found is None else join(found, value)
         return UNKNOWN if found is None else found
+
+    def _host_elsewhere(self, cls: _Class, attr: str) -> bool:
+        """Does a method other than `__init__` set `self.attr` to a PyTorch tensor in host
+        memory? Several assignments of one attribute combine so: `__init__`'s value stands
+        for the attribute when the others say nothing (unknown: a model's output, a loss
+        function's result), but a host tensor elsewhere contradicts a CUDA tensor there,
+        and the attribute is then unknown (cached per class and attribute)."""
+        key = (cls.name, attr, "host")
+        if key in self._inherited:
+            return self._inherited[key] is not UNKNOWN
+        self._inherited[key] = UNKNOWN
+        if not cls.assigns_read and self.text:
+            cls.assigns_read = True
+            cls.assigns = class_text.method_assignments(self.text, self.class_starts(), cls.name, cls.methods)
+        for name, method in cls.methods.items():
+            function = self.functions.get(method.site)
+            if name == "__init__" or function is None or function.in_progress:
+                continue
+            if cls.assigns is not None and attr not in cls.assigns.get(name, ()):
+                continue
+            self.analyse(function)
+            value = function.self_attrs.get(attr)
+            if isinstance(value, Buffer) and value.framework == "torch" and value.mem in (Mem.PAGEABLE, Mem.PINNED):
+                self._inherited[key] = value
+                return True
+        return False
+
+    def inherited_attr(self, cls: _Class, attr: str) -> Value:
+        """`self.attr` that no method of this module sets, as the project base class that
+        sets it leaves it (one hop: `class PipelineEngine(DeepSpeedEngine)` reading the
+        `self.device` its base's `__init__` set). Bases that disagree give UNKNOWN. Asked
+        only for classes with bases of another module of the project."""
+        if not cls.node.bases:
+            return UNKNOWN
+        key = (cls.name, attr)
+        if key in self._inherited:
+            return self._inherited[key]
+        self._inherited[key] = UNKNOWN  # (recursion through the bases: unknown)
+        found: Optional[Value] = None
+        for other, parent in self.project_bases(cls, 1):
+            value = other.class_attr(parent.name, attr)
+            if value is UNKNOWN:
+                continue
+            found = value if found is None or found == value else UNKNOWN
+        result = UNKNOWN if found is None else found
+        self._inherited[key] = result
+        return result
 
     def class_starts(self) -> dict[str, list[tuple[int, int]]]:
         """Where this module's text has each class (class_text.py), read once."""

@@ -758,6 +758,12 @@ class CallsMixin(LibraryMixin):
         if self.state.hb is None:
             starred = any(a.star for a in node.args)
             self.an.method_calls_out.setdefault(method, []).append(None if starred else args)
+            receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+            if _is_super(receiver) and self.record.class_name:
+                # `super().m(...)`: the method of a base class of the caller's class (typed:
+                # reverse.super_call_sites takes it without duck typing).
+                self.an.super_calls_out.setdefault(method, []).append(
+                    (self.record.class_name, None if starred else args))
 
     def hands_peer(self, args: "Args") -> bool:
         held = {v.site for v in self.peer_values.values()}
@@ -1487,3 +1493,9 @@ def _setattr_on_self(node: cst.Call, own: Optional[Value]) -> Optional[tuple[str
     if not isinstance(name, str) or not name.isidentifier():
         return None
     return name, args[1]
+
+
+def _is_super(expr: Optional[cst.BaseExpression]) -> bool:
+    """`super()` (no arguments: the enclosing class's bases)."""
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "super" \
+        and not expr.args

@@ -669,7 +669,10 @@ class Walker(CallsMixin, OrderingMixin):
 
     def static_truth(self, test: cst.BaseExpression) -> Optional[bool]:
         """A test the values decide: `len(t) == 2` for a tuple of known length, or
-        `mode == 3` on a walk that follows one value of `mode` (see `selector`)."""
+        `mode == 3` on a walk that follows one value of `mode` (see `selector`), or
+        `isinstance(t, torch.Tensor)` of a value known to be a tensor."""
+        if isinstance(test, cst.Call):
+            return self.tensor_type_test(test)
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
             return None
         left, comparison = test.left, test.comparisons[0]
@@ -690,6 +693,23 @@ class Walker(CallsMixin, OrderingMixin):
         table = {cst.Equal: n == k, cst.NotEqual: n != k, cst.LessThan: n < k, cst.GreaterThan: n > k,
                  cst.LessThanEqual: n <= k, cst.GreaterThanEqual: n >= k}
         return table.get(type(comparison.operator))
+
+    def tensor_type_test(self, test: cst.Call) -> Optional[bool]:
+        """`isinstance(loss, torch.Tensor)` where the walk knows `loss` is a PyTorch tensor
+        (a `Buffer` it made or was given, not an opaque callable's result): true
+        (api/torch_api.TENSOR_TYPES). Anything else: not decided."""
+        if not (isinstance(test.func, cst.Name) and test.func.value == "isinstance" and len(test.args) == 2
+                and not any(a.keyword or a.star for a in test.args) and not self.is_bound("isinstance")):
+            return None
+        subject, kind = test.args[0].value, test.args[1].value
+        kinds = [el.value for el in kind.elements] if isinstance(kind, cst.Tuple) else [kind]
+        if not isinstance(subject, cst.Name) or not any(
+                isinstance(k, cst.Attribute) and self.an.qualname_of(k) in torch_api.TENSOR_TYPES for k in kinds):
+            return None
+        value = self.lookup(subject.value)
+        if isinstance(value, Buffer) and value.framework == "torch" and not value.opaque:
+            return True
+        return None
 
     def loop(self, node: cst.For | cst.While) -> None:
         loop_id = len(self.record.loops)

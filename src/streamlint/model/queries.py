@@ -304,9 +304,12 @@ def is_default_stream(stream: Optional[Stream]) -> bool:
 
 
 def hot_function(record: FunctionRecord) -> str:
-    """How a message names the function whose every call runs `record`'s work: `forward`,
-    or for a helper it calls each time, that function (`RotaryEmbedding.forward`)."""
-    return f"`{record.hot_via}`" if record.hot_via else "`forward`"
+    """How a message names the function whose every call runs `record`'s work: the hot
+    method itself (`forward`, an optimizer's `step`, a training engine's `backward`), or
+    for a helper it calls each time, that function (`RotaryEmbedding.forward`)."""
+    if record.hot_via:
+        return f"`{record.hot_via}`"
+    return f"`{record.name.rsplit('.', 1)[-1]}`" if record.is_forward else "`forward`"
 
 
 class RoundTrip(NamedTuple):

@@ -20,6 +20,9 @@ module through objects the callers' walks cannot type: the whole top package and
 root's scripts (bounded: MAX_PACKAGE_FILES), the receiver's class decided by duck typing
 (the classes whose method of that name accepts the call must be of one hierarchy).
 
+`super_call_sites` finds the calls `super().method(...)` of direct subclasses in the
+module's directory and its subpackages: typed by the caller's bases, no duck typing.
+
 Not seen: callers deeper in other packages, and callers added since the result was
 cached in a directory whose other files did not change (the cache notes the files read).
 """
@@ -365,6 +368,102 @@ def method_call_sites(path: str, class_name: str, method: str, params: list[str]
 
 
 _MAX_REMEMBERED = 512
+
+_subtrees: dict[str, tuple[str, ...]] = {}
+
+
+def subtree_files(path: str) -> tuple[str, ...]:
+    """The Python files of the directory of the module at `path` and of its subpackages
+    (where a subclass of its classes usually is: `runtime/engine.py` and
+    `runtime/pipe/engine.py`); none when there are more than MAX_PACKAGE_FILES (listed
+    once per process)."""
+    top = Path(path).resolve().parent
+    key = str(top)
+    if key not in _subtrees:
+        found: list[str] = []
+        for folder, dirs, names in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if (Path(folder) / d / "__init__.py").is_file())
+            found.extend(str(Path(folder) / n) for n in sorted(names) if n.endswith(".py"))
+            if len(found) > MAX_PACKAGE_FILES:
+                found = []
+                break
+        _subtrees[key] = tuple(found)
+    return _subtrees[key]
+
+
+# (module, class, method, parameters, the texts read) -> the sites of `super().method(...)`.
+_super_sites: dict[tuple, list[dict]] = {}
+
+
+def super_call_sites(path: str, class_name: str, method: str, params: list[str],
+                     analyzer_type: type["FileAnalyzer"]) -> list[dict]:
+    """The arguments the project's subclasses of `class_name` (of the module at `path`)
+    pass to its method `method` through `super().method(...)` in other modules of the
+    package (`class PipelineEngine(DeepSpeedEngine)` calling `super().backward(self.loss)`):
+    the receiver is typed by the caller's bases, no duck typing. A subclass that defines
+    its own `method` between them overrides it: only direct subclasses count (the last
+    part of a dotted base, read from the texts). Looked for in the module's directory
+    and its subpackages (`subtree_files`). One dict per call site, as
+    `method_call_sites`; a `*args` call makes none count."""
+    files = subtree_files(path)
+    own = str(Path(path).resolve())
+    if own not in files:
+        return []
+    word = f"super().{method}(".encode()
+    bases: dict[str, set[str]] = {}
+    defs: list[tuple[Optional[str], str]] = []
+    callers: list[str] = []
+    notes: dict[str, reads.Note] = {}
+    for other in files:
+        try:
+            data = Path(other).read_bytes()
+        except OSError:
+            notes[other] = reads.ABSENT
+            continue
+        notes[other] = reads.content_hash(data)
+        if other == own or word in data:
+            found_bases, found_defs = _classes_and_defs(data, method) if b"class" in data else ({}, [])
+            if other == own:
+                defs.extend(found_defs)
+            for name, names in found_bases.items():
+                bases.setdefault(name, set()).update(names)
+            if word in data and other != own:
+                callers.append(other)
+    for other, note in notes.items():
+        reads.note(other, note)
+    if not callers:
+        return []
+    key = (own, class_name, method, tuple(params), tuple(sorted(notes.items(), key=lambda item: item[0])))
+    if key not in _super_sites:
+        if len(_super_sites) > _MAX_REMEMBERED:
+            _super_sites.clear()
+        mine = next((_Signature(header) for owner, header in defs if owner == class_name), None)
+        _super_sites[key] = _super_sites_of(class_name, method, params, mine, bases, callers, analyzer_type) \
+            if mine is not None and mine.known else []
+    return _super_sites[key]
+
+
+def _super_sites_of(class_name: str, method: str, params: list[str], mine: "_Signature",
+                    bases: dict[str, set[str]], callers: list[str],
+                    analyzer_type: type["FileAnalyzer"]) -> list[dict]:
+    sites: list[dict] = []
+    for other in callers:
+        importer = project.analyzer_for(Path(other), 1, analyzer_type)
+        if importer is None:
+            continue
+        importer.method_call_args(method)
+        for caller_class, args in importer.super_calls_out.get(method, []):
+            if class_name not in bases.get(caller_class, set()):
+                continue  # (a direct subclass only: a class between them may override it)
+            if args is None:
+                return []  # (`*args` at a call: cannot tell what it passes)
+            positional, keywords = len(args.positional), frozenset(args.keywords)
+            if not mine.accepts(positional, keywords):
+                continue
+            bound = {name: args.values.get(id(expr)) for name, expr in zip(mine.positional, args.positional)}
+            bound.update({name: args.values.get(id(expr)) for name, expr in args.keywords.items() if name in params})
+            sites.append({name: value for name, value in bound.items() if value is not None})
+    return sites
 
 
 def _sites_of_method(own: str, class_name: str, method: str, params: list[str], bases: dict[str, set[str]],

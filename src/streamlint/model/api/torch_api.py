@@ -133,6 +133,9 @@ NON_TENSOR_METHODS = frozenset({
     # methods of dicts, lists and sets, which tensors do not have
     "pop", "popitem", "remove", "clear", "update", "discard", "count",
 })
+# Types every tensor is an instance of: `isinstance(t, torch.Tensor)` of a value the walk
+# knows is a tensor is true (the other branches of the test do not run for it).
+TENSOR_TYPES = frozenset({"torch.Tensor"})
 # Attributes of a CUDA tensor that are CUDA tensors (views or named-tuple fields).
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "mH", "real", "imag", "values", "indices"})
 
