@@ -170,6 +170,14 @@ class Seq:
             return self.items[index]
         return self.element
 
+    def appended(self, value: "Value") -> "Seq":
+        """The list after `.append(value)` (its length no longer known)."""
+        return Seq(element=value if self.items == () else join(self.element, value))
+
+    def holds_buffers(self) -> bool:
+        items = self.items if self.items else (self.element,)
+        return all(isinstance(i, Buffer) for i in items)
+
 
 @dataclass(frozen=True)
 class DictOf:
@@ -283,7 +291,8 @@ def join(a: Value, b: Value) -> Value:
     if a == b:
         return a
     for x, y in ((a, b), (b, a)):
-        if isinstance(x, (Buffer, StreamContext, Stream, Event, DictOf, Kernel)) and isinstance(y, Const) and y.value is None:
+        if (isinstance(x, (Buffer, StreamContext, Stream, Event, DictOf, Kernel)) or isinstance(x, Seq) and x.holds_buffers()) \
+                and isinstance(y, Const) and y.value is None:
             # (`ctx = torch.cuda.stream(s) if overlap else nullcontext()`: the stream's path;
             # `if self.kernel is None: self.kernel = cupy.ElementwiseKernel(...)`: compiled once)
             return x
@@ -297,6 +306,10 @@ def join(a: Value, b: Value) -> Value:
         if isinstance(x, Stream) and isinstance(y, Stream) and x.framework == y.framework and x.explicit \
                 and y.is_default:
             return x
+    if isinstance(a, Seq) and isinstance(b, Seq) and a.holds_buffers() and b.holds_buffers():
+        # Lists of buffers filled differently on two paths (`if overlap: bufs.append(b1)`).
+        element = join(a.element, b.element)
+        return Seq(element=element) if element is not UNKNOWN else UNKNOWN
     if isinstance(a, DictOf) and isinstance(b, DictOf):
         if a.empty or b.empty:
             return b if a.empty else a
