@@ -1518,7 +1518,12 @@ class FileAnalyzer:
         scratch = FunctionRecord(function.value.name, function.node, "function", class_name=function.class_name)
         home.specializing += 1
         try:
-            inner = Walker(home, scratch, params=(), seed=seed, top=function.top)
+            # (in the caller's hazard walk, the helpers it calls in turn map their buffer
+            # accesses to its arguments too: a walk with an ordering state of its own, dropped
+            # after; only where it calls helpers that queue work, the rest needs none)
+            nested = walker.state.hb is not None and function.record is not None \
+                and any(op.helper is not None for op in function.record.ops)
+            inner = Walker(home, scratch, params=(), seed=seed, top=function.top, hazard_mode=nested)
             inner.state.current = dict(walker.state.current)
             inner.fresh_sites = True
             inner.outer = (walker, {k: v for k, v in exprs.items() if bound.get(k) is UNKNOWN})

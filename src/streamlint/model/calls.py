@@ -620,6 +620,11 @@ class CallsMixin(LibraryMixin):
             self.keep(args.all())
             for value in args.all():
                 self.escape(value)
+            holder = self.code(node.func.value)  # type: ignore[attr-defined]
+            if method == "append" and isinstance(receiver, Seq) and holder.startswith("self.") and holder.count(".") == 1 \
+                    and len(args.positional) == 1:
+                # `self.buffers.append(buf)`: a list kept on `self` holds buffers of this kind.
+                self.state.vars[holder] = receiver.appended(args.values.get(id(args.positional[0]), UNKNOWN))
             return UNKNOWN
         if isinstance(receiver, Optimizer):
             return self.optimizer_method(receiver, method, node)
