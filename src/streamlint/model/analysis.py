@@ -195,6 +195,10 @@ class _Function:
     # comprehension, not under a rare test: a flag, `x is None`, every N steps): their ids.
     steady_callers: set = field(default_factory=set)
     callers: set = field(default_factory=set)  # every function of this file that calls it: ids
+    # Its calls in this file under a side stream the caller made current; the functions
+    # that call it otherwise (on their caller's stream): ids
+    side_stream_calls: int = 0
+    caller_stream_callers: set = field(default_factory=set)
 
 
 @dataclass
@@ -1063,9 +1067,28 @@ class FileAnalyzer:
                 for before in classes.runs_before(name, exits):
                     for attr, pending in exits[before].items():
                         entry.setdefault(attr, []).append(pending)
+                if entry and self.only_under_side_stream(function, set()):
+                    # A public method the class calls itself, and only under a side stream it
+                    # picks (or from such methods): a side stream's work forked off the caller's
+                    # stream reaches it there, ordered by that caller, not as a user's next call.
+                    entry = classes.without_forked(entry)
                 if entry:
                     body, params, seed = function.hazard_args
                     self.hazard_walk(function.record, body, params, seed, entry=entry)
+
+    def only_under_side_stream(self, function: "_Function", seen: set) -> bool:
+        """Whether this file calls `function` only under side streams: each call is made
+        under one, or from a function itself called only so (bounded by `seen`)."""
+        if id(function.node) in seen:
+            return False
+        seen.add(id(function.node))
+        if not function.side_stream_calls and not function.caller_stream_callers:
+            return False
+        for caller in function.caller_stream_callers:
+            other = self.functions.get(caller)
+            if other is None or not self.only_under_side_stream(other, seen):
+                return False
+        return True
 
     @staticmethod
     def needs_hazard_walk(record: FunctionRecord) -> bool:
@@ -1298,6 +1321,10 @@ class FileAnalyzer:
             function.call_sites.append(self.bind_params(params, args))
             function.site_callers.append(id(walker.record.node))
             function.callers.add(id(walker.record.node))
+            if any(s.explicit for s in walker.state.current.values()):
+                function.side_stream_calls += 1
+            else:
+                function.caller_stream_callers.add(id(walker.record.node))
             if not (walker.loop_stack or walker.comprehension_depth):
                 if walker.rare_depth == walker.switch_depth:
                     function.steady_callers.add(id(walker.record.node))
@@ -1503,11 +1530,14 @@ class FileAnalyzer:
         seed.update(function.closure)
         for name, value in bound.items():
             expr = exprs.get(name)
-            if value is UNKNOWN and expr is not None and any(s.explicit for s in walker.state.current.values()):
-                # A value we cannot see, under a side stream: GPU data, keyed as the caller names it.
+            if value is UNKNOWN and expr is not None and name not in function.scalar_params \
+                    and any(s.explicit for s in walker.state.current.values()):
+                # A value we cannot see, under a side stream: GPU data, keyed as the caller names it
+                # (assumed, not shown: `opaque`, so a test on it orders nothing; a parameter whose
+                # default is a number is a number).
                 label = self.code(expr)
                 if isinstance(expr, cst.Name) or (label.startswith("self.") and label.count(".") == 1):
-                    value = Buffer("torch", Mem.DEVICE, label=label, param=label)
+                    value = Buffer("torch", Mem.DEVICE, label=label, param=label, opaque=True)
             seed[name] = value
         if function.class_name and function.params and not _is_static(function.node):
             seed[function.params[0]] = walker.lookup("self") if self.on_self(node) else UNKNOWN
@@ -1524,6 +1554,7 @@ class FileAnalyzer:
             nested = walker.state.hb is not None and function.record is not None \
                 and any(op.helper is not None for op in function.record.ops)
             inner = Walker(home, scratch, params=(), seed=seed, top=function.top, hazard_mode=nested)
+            inner.scalar_names = function.scalar_params
             inner.state.current = dict(walker.state.current)
             inner.fresh_sites = True
             inner.outer = (walker, {k: v for k, v in exprs.items() if bound.get(k) is UNKNOWN})

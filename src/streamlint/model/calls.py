@@ -1054,8 +1054,10 @@ class CallsMixin(LibraryMixin):
             src_space = HOSTMEM if kind is OpKind.COPY_H2D else DEVICE
             dst_space = HOSTMEM if kind is OpKind.COPY_D2H else DEVICE
             accesses = self.accesses([(src_expr, source)], space=src_space) + self.accesses([(recv_expr, receiver)], write=True, space=dst_space)
+            # (device to device: queued on the stream whatever `non_blocking` says, API facts §4.3)
+            blocking = False if kind is OpKind.COPY_D2D else _blocks(fact, non_blocking)
             self.emit(kind, label_api, node, "torch", stream=stream, non_blocking=non_blocking,
-                      host_blocking=_blocks(fact, non_blocking), host_buffer=host, receiver=receiver,
+                      host_blocking=blocking, host_buffer=host, receiver=receiver,
                       pinned_out=kind is OpKind.COPY_D2H and receiver.mem is Mem.PINNED, is_async_api=True,
                       reads=(source,), writes=(receiver,), accesses=accesses)
             return receiver

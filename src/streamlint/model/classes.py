@@ -218,3 +218,20 @@ def runs_before(method: str, exits: dict[str, dict[str, Pending]]) -> list[str]:
 
 def is_public(method: str) -> bool:
     return not method.startswith("_") or (method.startswith("__") and method.endswith("__"))
+
+
+def without_forked(entry: dict[str, list[Pending]]) -> dict[str, list[Pending]]:
+    """`entry` less the side streams' work forked off the caller's stream."""
+    out: dict[str, list[Pending]] = {}
+    for attr, plist in entry.items():
+        kept = []
+        for pending in plist:
+            if pending.regions:
+                continue  # (a double buffer's elements: all forked reads)
+            evs = tuple(ev for ev in pending.evs if ev.fork is None)
+            reads = tuple(ev for ev in pending.reads if ev.fork is None)
+            if evs or reads or pending.allocation is not None:
+                kept.append(replace(pending, evs=evs, reads=reads))
+        if kept:
+            out[attr] = kept
+    return out

@@ -832,6 +832,9 @@ class Walker(CallsMixin, OrderingMixin):
                     _host_scalar(expr.left) or _host_scalar(target.comparator)
                 ):  # (`a.data.ptr == b.data.ptr`, `x.shape[0] == n`: Python ints, no kernel)
                     result = self.arith(left, right, expr, exprs=(expr.left, target.comparator))
+                    if isinstance(result, Buffer) and _assumed_only(left, right):
+                        # (`numel > bucket_size` with a size only assumed to be a tensor: maybe a bool)
+                        result = replace(result, opaque=True)
             return result
         if isinstance(expr, cst.UnaryOperation):
             if isinstance(expr.operator, cst.Not):
@@ -1328,3 +1331,9 @@ def _bound(target: cst.BaseExpression, assigned: set) -> None:
 
 
 _SELECTOR_MAX_VALUES = 4
+
+
+def _assumed_only(*values: Value) -> bool:
+    """Operands where a device tensor, if any, is one the walk only assumed (`opaque`)."""
+    buffers = [v for v in values if isinstance(v, Buffer) and v.mem is Mem.DEVICE]
+    return bool(buffers) and all(v.opaque for v in buffers)
