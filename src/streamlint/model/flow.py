@@ -146,6 +146,11 @@ class Walker(CallsMixin, OrderingMixin):
         self.element_holders: set[str] = set()  # `self.x` lists whose elements `self.x[self.i]` named (toggles.py)
         self.flipped: list[str] = []  # the index flips walked so far (`self.i = 1 - self.i`), in order
         self.facts: dict[str, object] = {}  # name -> the one value this walk follows (selector walks)
+        # Option worlds (switches.py): `self.<option>` -> the one value this walk follows; the
+        # option sides open here (GpuOp.options; an early `return` under a test leaves the
+        # other side open for the rest of the body)
+        self.options: dict[str, bool] = {}
+        self.open_options: list[tuple[str, Optional[bool]]] = []
         self.origins: dict[str, Optional[cst.BaseExpression]] = {}  # local -> the attribute it was read from, if unknown
         self.attr_sites: dict[str, set] = {}  # `self.x` -> every buffer bound to it (paths that join lose the site)
         self.caller_streams: set[str] = set()  # keys of streams this call's caller chose (parameters)
@@ -213,6 +218,8 @@ class Walker(CallsMixin, OrderingMixin):
         )
         if self.none_tests:
             op.when_none = tuple(self.none_tests) + op.when_none
+        if self.open_options:
+            op.options = tuple(self.open_options) + op.options
         self.record.ops.append(op)
         if self.top is not None:
             self.an.result.tops[id(node)] = self.top
@@ -511,6 +518,9 @@ class Walker(CallsMixin, OrderingMixin):
         self.truth(node.test)
         base = self.state
         self.state = base.copy()
+        then_options, else_options = switches.option_sides(node.test, self.an.config_attributes(self.record.class_name))
+        opened = len(self.open_options)
+        self.open_options.extend(then_options)
         # A body under a periodic (`step % N == 0`), one-off (`step == K`) or flag
         # (`if debug:`) test does not run every iteration; one under a data-dependent
         # test (`if err > tol:`) may, so it still counts as every iteration.
@@ -553,6 +563,8 @@ class Walker(CallsMixin, OrderingMixin):
             self.branch_calls.append(set())
         then_state = self.state
         self.state = base.copy()
+        del self.open_options[opened:]
+        self.open_options.extend(else_options)
         if none_test is not None:
             self.none_tests[-1] = (none_test[0], not none_test[1])
         if kind_test is not None and not kind_test[1]:
@@ -581,6 +593,12 @@ class Walker(CallsMixin, OrderingMixin):
             self.every_branch_called(body_calls & self.branch_calls.pop())
         if self.branch_depth and guarded:
             self.branch_depth[-1] -= 1
+        # (a branch that returns: the rest of the body is the other side's)
+        del self.open_options[opened:]
+        if leaves(node.body.body):
+            self.open_options.extend(else_options)
+        elif isinstance(node.orelse, cst.Else) and leaves(node.orelse.body.body):
+            self.open_options.extend(then_options)
         if leaves(node.body.body):
             return  # the `if` branch returns or raises: only the other one goes on
         if not (isinstance(node.orelse, cst.Else) and leaves(node.orelse.body.body)):
@@ -659,6 +677,10 @@ class Walker(CallsMixin, OrderingMixin):
     def static_truth(self, test: cst.BaseExpression) -> Optional[bool]:
         """A test the values decide: `len(t) == 2` for a tuple of known length, or
         `mode == 3` on a walk that follows one value of `mode` (see `selector`)."""
+        if self.options:
+            decided = switches.option_truth(test, self.options)
+            if decided is not None:
+                return decided
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
             return None
         left, comparison = test.left, test.comparisons[0]
