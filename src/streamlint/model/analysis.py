@@ -198,8 +198,8 @@ class _Function:
     # Its calls in this file under a side stream the caller made current; the functions
     # that call it otherwise (on their caller's stream): ids
     side_stream_calls: int = 0
-    option_worlds: tuple = ()  # option values its hazard walk is worth repeating under (switches.option_worlds)
     caller_stream_callers: set = field(default_factory=set)
+    option_worlds: tuple = ()  # option values its hazard walk is worth repeating under (switches.option_worlds)
 
 
 @dataclass
