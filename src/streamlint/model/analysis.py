@@ -197,6 +197,11 @@ class _Function:
     # comprehension, not under a rare test: a flag, `x is None`, every N steps): their ids.
     steady_callers: set = field(default_factory=set)
     callers: set = field(default_factory=set)  # every function of this file that calls it: ids
+    # Its calls in this file under a side stream the caller made current; the functions
+    # that call it otherwise (on their caller's stream): ids
+    side_stream_calls: int = 0
+    caller_stream_callers: set = field(default_factory=set)
+    option_worlds: tuple = ()  # option values its hazard walk is worth repeating under (switches.option_worlds)
 
 
 @dataclass
@@ -437,6 +442,7 @@ class FileAnalyzer:
             hazard_walker = self.hazard_walk(record, list(body), params, seed)
             if cls is not None:
                 function.exit_pending = classes.pending_at_exit(hazard_walker)
+                function.option_worlds = switches.option_worlds(hazard_walker.record.ops, _OPTION_WORLDS_MAX)
                 function.hazard_ops = _distinct_ops(hazard_walker.record.ops)
                 if isinstance(hazard_walker.returns, Seq) and _holds_device(hazard_walker.returns):
                     function.hazard_returns = hazard_walker.returns
@@ -735,13 +741,16 @@ class FileAnalyzer:
 
     # ------------------------------------------------------------------ hazards
     def hazard_walk(self, record: FunctionRecord, body: list, params: list[str], seed: dict,
-                    entry: Optional[dict] = None) -> Walker:
+                    entry: Optional[dict] = None, options: Optional[dict] = None) -> Walker:
         """Walk a body again with the happens-before state; store what it finds.
-        `entry`: writes other methods of the class left pending on `self`."""
+        `entry`: writes other methods of the class left pending on `self`; `options`: the
+        one value of some options this walk follows (an option world: its findings join
+        those stored)."""
         scratch = FunctionRecord(record.name, record.node, record.kind, class_name=record.class_name,
                                  is_forward=record.is_forward)
         walker = Walker(self, scratch, params=params, seed=seed, hazard_mode=True,
                         top=self.result.tops.get(id(record.node)))
+        walker.options = options or {}
         function = self.functions.get(id(record.node))
         if function is not None:
             walker.evident_tensors = function.evident_locals
@@ -766,6 +775,7 @@ class FileAnalyzer:
                                                    is_forward=record.is_forward),
                               params=params, seed=seed, hazard_mode=True, top=self.result.tops.get(id(record.node)))
                 path.facts = {name: constant}
+                path.options = options or {}
                 if function is not None:
                     path.evident_tensors = function.evident_locals
                     path.scalar_names = function.scalar_params
@@ -778,6 +788,9 @@ class FileAnalyzer:
                 self.synced_copies |= path.synced_copies
                 for identity, hazard in path.hazards.items():
                     found.setdefault(identity, hazard)
+        if options:
+            for hazard in record.hazards:
+                found.setdefault(hazard.identity, hazard)
         record.hazards = sorted(_one_per_problem(found.values()), key=lambda h: (h.kind.name, id(h.node)))
         return walker
 
@@ -1164,9 +1177,46 @@ class FileAnalyzer:
                 for before in classes.runs_before(name, exits):
                     for attr, pending in exits[before].items():
                         entry.setdefault(attr, []).append(pending)
+                if entry and self.only_under_side_stream(function, set()):
+                    # A public method the class calls itself, and only under a side stream it
+                    # picks (or from such methods): a side stream's work forked off the caller's
+                    # stream reaches it there, ordered by that caller, not as a user's next call.
+                    entry = classes.without_forked(entry)
                 if entry:
                     body, params, seed = function.hazard_args
                     self.hazard_walk(function.record, body, params, seed, entry=entry)
+                    self.walk_option_worlds(function)
+
+    def walk_option_worlds(self, function: "_Function") -> None:
+        """A method whose walk met host syncs only under option tests (`if self.overlap_comm:
+        get_accelerator().synchronize()` in a helper, or after `if not self.reduce_scatter:
+        ...; return`) is walked again in the worlds that exclude them (switches.option_worlds):
+        the joined walk lets one configuration's sync order another's work. Each world
+        composes with itself: its first call's pending work meets its second call."""
+        if not function.option_worlds or function.hazard_args is None or function.record is None:
+            return
+        body, params, seed = function.hazard_args
+        for world in function.option_worlds:
+            options = dict(world)
+            first = self.hazard_walk(function.record, body, params, seed, options=options)
+            exit_pending = classes.pending_at_exit(first)
+            if exit_pending:
+                entry = {attr: [pending] for attr, pending in exit_pending.items()}
+                self.hazard_walk(function.record, body, params, seed, entry=entry, options=options)
+
+    def only_under_side_stream(self, function: "_Function", seen: set) -> bool:
+        """Whether this file calls `function` only under side streams: each call is made
+        under one, or from a function itself called only so (bounded by `seen`)."""
+        if id(function.node) in seen:
+            return False
+        seen.add(id(function.node))
+        if not function.side_stream_calls and not function.caller_stream_callers:
+            return False
+        for caller in function.caller_stream_callers:
+            other = self.functions.get(caller)
+            if other is None or not self.only_under_side_stream(other, seen):
+                return False
+        return True
 
     @staticmethod
     def needs_hazard_walk(record: FunctionRecord) -> bool:
@@ -1461,6 +1511,10 @@ class FileAnalyzer:
             function.call_sites.append(self.bind_params(params, args))
             function.site_callers.append(id(walker.record.node))
             function.callers.add(id(walker.record.node))
+            if any(s.explicit for s in walker.state.current.values()):
+                function.side_stream_calls += 1
+            else:
+                function.caller_stream_callers.add(id(walker.record.node))
             if not (walker.loop_stack or walker.comprehension_depth):
                 if walker.rare_depth == walker.switch_depth:
                     function.steady_callers.add(id(walker.record.node))
@@ -1526,6 +1580,8 @@ class FileAnalyzer:
             when_none = _none_side(op.when_none, function, bound, exprs, walker) if op.when_none else ()
             if when_none is None:
                 continue  # under `if stream is None:` in the helper, and the caller passes one (or the reverse)
+            if walker.options and switches.excluded(op.options, walker.options):
+                continue  # under an option test of the helper's that this option world's value fails
             stream = self.stream_at_call(op.stream, function, bound, walker, keep_own=hazard_walk, exprs=exprs)
             if stream is None and op.stream is not None:
                 continue  # work on a stream the helper made itself: reported inside it
@@ -1541,7 +1597,7 @@ class FileAnalyzer:
                 accesses = tuple(replace(a, key=("b", call_result.site, "")) if a.key == made else a for a in accesses)
                 result = call_result if any(a.fresh and a.write for a in op.accesses if a.key == made) else result
             _replay(op, callee, home, node, walker, stream=stream, target=target, accesses=accesses,
-                    result=result, when_none=when_none)
+                    result=result, when_none=when_none, options=op.options)
         if function.context_manager:
             return self.context_of(function, bound, walker, exprs)
         held_state = None
@@ -1700,11 +1756,14 @@ class FileAnalyzer:
         seed.update(function.closure)
         for name, value in bound.items():
             expr = exprs.get(name)
-            if value is UNKNOWN and expr is not None and any(s.explicit for s in walker.state.current.values()):
-                # A value we cannot see, under a side stream: GPU data, keyed as the caller names it.
+            if value is UNKNOWN and expr is not None and name not in function.scalar_params \
+                    and any(s.explicit for s in walker.state.current.values()):
+                # A value we cannot see, under a side stream: GPU data, keyed as the caller names it
+                # (assumed, not shown: `opaque`, so a test on it orders nothing; a parameter whose
+                # default is a number is a number).
                 label = self.code(expr)
                 if isinstance(expr, cst.Name) or (label.startswith("self.") and label.count(".") == 1):
-                    value = Buffer("torch", Mem.DEVICE, label=label, param=label)
+                    value = Buffer("torch", Mem.DEVICE, label=label, param=label, opaque=True)
             seed[name] = value
         if function.class_name and function.params and not _is_static(function.node):
             seed[function.params[0]] = walker.lookup("self") if self.on_self(node) else UNKNOWN
@@ -1713,12 +1772,19 @@ class FileAnalyzer:
             name = callee.name + summary_digest.BODY_SUFFIX
             reads.use(str(Path(home.path).resolve()), name, partial(summary_digest.digest_of_use, home, name))
         seeds = [seed] if not maybe_none else [{**seed, **{name: Const(None) for name in maybe_none}}, seed]
+        # (in the caller's hazard walk, the helpers it calls in turn map their buffer
+        # accesses to its arguments too: a walk with an ordering state of its own, dropped
+        # after; only where it calls helpers that queue work, the rest needs none)
+        nested = walker.state.hb is not None and function.record is not None \
+            and any(op.helper is not None for op in function.record.ops)
         walks = []
         for each in seeds:
             scratch = FunctionRecord(function.value.name, function.node, "function", class_name=function.class_name)
             home.specializing += 1
             try:
-                inner = Walker(home, scratch, params=(), seed=each, top=function.top)
+                inner = Walker(home, scratch, params=(), seed=each, top=function.top, hazard_mode=nested)
+                inner.scalar_names = function.scalar_params
+                inner.options = walker.options
                 inner.state.current = dict(walker.state.current)
                 inner.fresh_sites = True
                 inner.outer = (walker, {k: v for k, v in exprs.items() if bound.get(k) is UNKNOWN})
@@ -1732,7 +1798,7 @@ class FileAnalyzer:
             for op in scratch.ops:
                 if not op.in_comprehension and id(op.node) not in seen:
                     _replay(op, callee, home, node, walker, stream=op.stream, target=op.target, accesses=op.accesses,
-                            result=op.result)
+                            result=op.result, options=op.options)
             seen |= {id(op.node) for op in scratch.ops}
         if function.class_name and function.class_name == walker.record.class_name and self.on_self(node):
             # `self.helper()`: what it leaves on `self`, made by this very walk, is what the caller sees next.
@@ -1960,6 +2026,9 @@ class FileAnalyzer:
         return stream
 
 
+_OPTION_WORLDS_MAX = 2  # option worlds a method is walked again in (switches.option_worlds)
+
+
 def analyze_module(module: cst.Module, path: str = "", source: str = "") -> FileAnalysis:
     analyzer = FileAnalyzer(module, path=path, source=source)
     if source:
@@ -2015,7 +2084,7 @@ def _none_side(tests: tuple, function: "_Function", bound: dict[str, Value], exp
 
 
 def _replay(op: GpuOp, callee: LocalFunction, home: "FileAnalyzer", node: cst.Call, walker: Walker, *,
-            stream, target, accesses, result, when_none: tuple = ()) -> None:
+            stream, target, accesses, result, when_none: tuple = (), options: tuple = ()) -> None:
     """A helper's operation emitted at the caller's call, named after the helper and
     pointing at the call deepest inside it (for messages)."""
     inner = op.helper
@@ -2025,7 +2094,7 @@ def _replay(op: GpuOp, callee: LocalFunction, home: "FileAnalyzer", node: cst.Ca
         op.kind, op.api, node, op.framework, stream=stream, host_blocking=op.host_blocking,
         is_async_api=op.is_async_api, sync_api=op.sync_api, host_buffer=op.host_buffer,
         non_blocking=op.non_blocking, pinned_out=op.pinned_out, target=target, helper=helper,
-        accesses=accesses, event=op.event, result=result, when_none=when_none,
+        accesses=accesses, event=op.event, result=result, when_none=when_none, options=options,
     )
 
 

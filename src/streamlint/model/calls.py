@@ -639,6 +639,11 @@ class CallsMixin(LibraryMixin):
             self.keep(args.all())
             for value in args.all():
                 self.escape(value)
+            holder = self.code(node.func.value)  # type: ignore[attr-defined]
+            if method == "append" and isinstance(receiver, Seq) and holder.startswith("self.") and holder.count(".") == 1 \
+                    and len(args.positional) == 1:
+                # `self.buffers.append(buf)`: a list kept on `self` holds buffers of this kind.
+                self.state.vars[holder] = receiver.appended(args.values.get(id(args.positional[0]), UNKNOWN))
             return UNKNOWN
         if isinstance(receiver, Optimizer):
             return self.optimizer_method(receiver, method, node)
@@ -1074,8 +1079,10 @@ class CallsMixin(LibraryMixin):
             src_space = HOSTMEM if kind is OpKind.COPY_H2D else DEVICE
             dst_space = HOSTMEM if kind is OpKind.COPY_D2H else DEVICE
             accesses = self.accesses([(src_expr, source)], space=src_space) + self.accesses([(recv_expr, receiver)], write=True, space=dst_space)
+            # (device to device: queued on the stream whatever `non_blocking` says, API facts §4.3)
+            blocking = False if kind is OpKind.COPY_D2D else _blocks(fact, non_blocking)
             self.emit(kind, label_api, node, "torch", stream=stream, non_blocking=non_blocking,
-                      host_blocking=_blocks(fact, non_blocking), host_buffer=host, receiver=receiver,
+                      host_blocking=blocking, host_buffer=host, receiver=receiver,
                       pinned_out=kind is OpKind.COPY_D2H and receiver.mem is Mem.PINNED, is_async_api=True,
                       reads=(source,), writes=(receiver,), accesses=accesses)
             return receiver

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Optional
 
+from streamlint.model import toggles
 from streamlint.model.hazards import AMBIENT, HOST, HOSTMEM, LEGACY, Alloc, Ev, unsure
 from streamlint.model.values import Buffer, Event, Mem, Seq
 
@@ -36,6 +37,9 @@ class Pending:
     # Host memory an asynchronous copy may still be reading, device memory a side stream the
     # method forked off the caller's stream may still be reading: the next call's writes race it.
     reads: tuple[Ev, ...] = ()
+    # For the elements of a double buffer (toggles.py), kept as a list on `self`: each read's
+    # element relative to the index at the method's return (`[self.i]`, `[self.i^1]`).
+    regions: tuple[str, ...] = ()
 
 
 def pending_at_exit(walker: "Walker") -> dict[str, Pending]:
@@ -44,8 +48,12 @@ def pending_at_exit(walker: "Walker") -> dict[str, Pending]:
     if hb is None:
         return {}
     out: dict[str, Pending] = {}
+    for name in sorted(walker.element_holders) if walker.forks else ():
+        elements = _element_reads(walker, name)
+        if elements is not None:
+            out[name[5:]] = elements
     for name, value in walker.state.vars.items():
-        if not name.startswith("self.") or name.count(".") != 1:
+        if not name.startswith("self.") or name.count(".") != 1 or name in walker.element_holders:
             continue
         bases = [("n", name)]
         if isinstance(value, Buffer) and value.site:
@@ -104,7 +112,25 @@ def _host_memory_reads(walker: "Walker", bases: list[tuple]) -> list[Ev]:
     return found
 
 
-def _side_stream_reads(walker: "Walker", bases: list[tuple]) -> list[Ev]:
+def _element_reads(walker: "Walker", name: str) -> Optional[Pending]:
+    """The side-stream reads of a double buffer's elements (`self.buffers[self.i]`) still
+    pending at return, each with its element relative to the index then."""
+    hb = walker.state.hb
+    assert hb is not None
+    base = ("b", toggles.element_site(name))
+    # (a collective reduces in place: its reads are kept as the write that follows them)
+    found = _side_stream_reads(walker, [base], with_regions=True) \
+        + _side_stream_reads(walker, [base], with_regions=True, table=hb.writes)
+    if not found:
+        return None
+    regions = tuple(region for region, _ in found)
+    reads = tuple(ev for _, ev in found)
+    blocking = tuple((ev.stream, hb.blocking.get(ev.stream)) for ev in reads)
+    return Pending(name[5:], (), "torch", Mem.DEVICE, blocking, None, reads, regions)
+
+
+def _side_stream_reads(walker: "Walker", bases: list[tuple], with_regions: bool = False,
+                       table: Optional[dict] = None) -> list:
     """Reads of device memory kept on `self` by a side stream the method made wait for the
     caller's stream (a fork: `side.wait_stream(current)`) and never waited for in turn:
     the next call's writes on the caller's stream (a bucket refilled by the next gradient
@@ -115,7 +141,7 @@ def _side_stream_reads(walker: "Walker", bases: list[tuple]) -> list[Ev]:
     kept_events = _kept_events(walker)
     found = []
     for base in bases:
-        for region_evs in hb.reads.get(base, {}).values():
+        for region, region_evs in (hb.reads if table is None else table).get(base, {}).items():
             for ev in region_evs:
                 fork = walker.forks.get(ev.stream)
                 if fork is None or ev.space == HOSTMEM or ev.param or ev.carried or unsure(ev.stream) \
@@ -124,7 +150,8 @@ def _side_stream_reads(walker: "Walker", bases: list[tuple]) -> list[Ev]:
                 if hb.ordered(current, ev) or hb.ordered(HOST, ev) \
                         or any(vc.get(ev.stream, 0) >= ev.clock for vc in kept_events):
                     continue
-                found.append(replace(ev, fork=fork[0], fork_via=fork[1]))
+                carried = replace(ev, fork=fork[0], fork_via=fork[1])
+                found.append((region, carried) if with_regions else carried)
     return found
 
 
@@ -150,8 +177,15 @@ def inject(walker: "Walker", class_name: str, pendings: dict[str, list[Pending]]
     if hb is None:
         return
     for attr, plist in pendings.items():
-        site = hash(("self-attr", class_name, attr))
         first = plist[0]
+        if first.regions:
+            # A double buffer's elements: the list stays what it is; the reads keep their element.
+            for pending in plist:
+                for ev, region in zip(pending.reads, pending.regions):
+                    hb.clock[ev.stream] = max(hb.clock.get(ev.stream, 0), ev.clock)
+                    hb.add_read(("b", toggles.element_site(f"self.{attr}"), region), replace(ev, carried=True))
+            continue
+        site = hash(("self-attr", class_name, attr))
         seeded = walker.state.vars.get(f"self.{attr}")
         if (first.reads or any(ev.fork is not None for ev in first.evs)) and isinstance(seeded, Buffer) and seeded.site and seeded.mem is first.mem:
             # Host memory the copy reads: keep the buffer `__init__` made, so the views
@@ -184,3 +218,20 @@ def runs_before(method: str, exits: dict[str, dict[str, Pending]]) -> list[str]:
 
 def is_public(method: str) -> bool:
     return not method.startswith("_") or (method.startswith("__") and method.endswith("__"))
+
+
+def without_forked(entry: dict[str, list[Pending]]) -> dict[str, list[Pending]]:
+    """`entry` less the side streams' work forked off the caller's stream."""
+    out: dict[str, list[Pending]] = {}
+    for attr, plist in entry.items():
+        kept = []
+        for pending in plist:
+            if pending.regions:
+                continue  # (a double buffer's elements: all forked reads)
+            evs = tuple(ev for ev in pending.evs if ev.fork is None)
+            reads = tuple(ev for ev in pending.reads if ev.fork is None)
+            if evs or reads or pending.allocation is not None:
+                kept.append(replace(pending, evs=evs, reads=reads))
+        if kept:
+            out[attr] = kept
+    return out

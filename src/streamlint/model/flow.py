@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 
 # Frameworks that keep a per-thread current stream.
 from streamlint.model.calls import CallsMixin
+from streamlint.model import toggles
 from streamlint.model.ordering import OrderingMixin, _affine
 from streamlint.model.walk_common import (
     _OPERATOR_LABELS,
@@ -162,7 +163,14 @@ class Walker(CallsMixin, OrderingMixin):
         self.joins: list = []  # waits of the current stream that leave other side-stream writes unordered
         # stream key -> (node, HelperRef or None) of its last wait for the caller's stream (a fork)
         self.forks: dict[str, tuple] = {}
+        self.element_holders: set[str] = set()  # `self.x` lists whose elements `self.x[self.i]` named (toggles.py)
+        self.flipped: list[str] = []  # the index flips walked so far (`self.i = 1 - self.i`), in order
         self.facts: dict[str, object] = {}  # name -> the one value this walk follows (selector walks)
+        # Option worlds (switches.py): `self.<option>` -> the one value this walk follows; the
+        # option sides open here (GpuOp.options; an early `return` under a test leaves the
+        # other side open for the rest of the body)
+        self.options: dict[str, bool] = {}
+        self.open_options: list[tuple[str, Optional[bool]]] = []
         self.origins: dict[str, Optional[cst.BaseExpression]] = {}  # local -> the attribute it was read from, if unknown
         self.attr_sites: dict[str, set] = {}  # `self.x` -> every buffer bound to it (paths that join lose the site)
         self.caller_streams: set[str] = set()  # keys of streams this call's caller chose (parameters)
@@ -231,6 +239,8 @@ class Walker(CallsMixin, OrderingMixin):
         )
         if self.none_tests:
             op.when_none = tuple(self.none_tests) + op.when_none
+        if self.open_options:
+            op.options = tuple(self.open_options) + op.options
         self.record.ops.append(op)
         if self.top is not None:
             self.an.result.tops[id(node)] = self.top
@@ -332,6 +342,7 @@ class Walker(CallsMixin, OrderingMixin):
                 self.note_index_alias(target.target, node.value)
                 if isinstance(target.target, cst.Name) and plain(value) is UNKNOWN and _none_branch(node.value):
                     self.state.nones = self.state.nones | {target.target.value}  # `b = bufs[i] if reuse else None`
+                self.note_index_flip(target.target, node.value)
                 if isinstance(target.target, cst.Name):
                     # `stream1 = exchanger.stream1`: a value we cannot see, named by where it came from.
                     # (`stage = self._stages[i]`: one element of a list the object keeps)
@@ -345,6 +356,7 @@ class Walker(CallsMixin, OrderingMixin):
             left = self.eval(node.target)
             right = self.eval(node.value)
             self.bind(node.target, self.arith(left, right, node, inplace=True, exprs=(node.target, node.value)))
+            self.note_index_flip(node.target, None)
         elif isinstance(node, cst.Return):
             if node.value is not None:
                 value = self.eval(node.value)
@@ -471,6 +483,28 @@ class Walker(CallsMixin, OrderingMixin):
             name, offset, modulus = affine
             self.index_aliases[(target.value, self.versions[target.value])] = (name, self.versions[name], offset, modulus)
 
+    def held_element(self, base: Seq, expr: cst.Subscript, indices: list) -> Optional[Value]:
+        """`self.buffers[self.index]`: the element of a double buffer kept on `self` (toggles.py)."""
+        holder = toggles.self_attribute(expr.value)
+        index = toggles.self_attribute(indices[0][1]) if len(indices) == 1 and indices[0][1] is not None else None
+        if holder is None or index is None:
+            return None
+        held = toggles.element(base, holder, index)
+        if held is not None:
+            self.element_holders.add(holder)
+        return held
+
+    def note_index_flip(self, target: cst.BaseExpression, value: Optional[cst.BaseExpression]) -> None:
+        """`self.index = 1 - self.index`: the double buffers it indexes swap elements (toggles.py)."""
+        if self.state.hb is None:
+            return
+        flipped = toggles.flips(target, value) if value is not None else (False if toggles.self_attribute(target) else None)
+        if flipped is not None:
+            index = toggles.self_attribute(target) or ""
+            toggles.rekey(self.state.hb, index, flipped)
+            if flipped:
+                self.flipped.append(index)
+
     def delete(self, target: cst.BaseExpression) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
@@ -518,6 +552,9 @@ class Walker(CallsMixin, OrderingMixin):
         self.truth(node.test)
         base = self.state
         self.state = base.copy()
+        then_options, else_options = switches.option_sides(node.test, self.an.config_attributes(self.record.class_name))
+        opened = len(self.open_options)
+        self.open_options.extend(then_options)
         # A body under a periodic (`step % N == 0`), one-off (`step == K`) or flag
         # (`if debug:`) test does not run every iteration; one under a data-dependent
         # test (`if err > tol:`) may, so it still counts as every iteration.
@@ -552,12 +589,16 @@ class Walker(CallsMixin, OrderingMixin):
         if absent is not None and isinstance(self.lookup(absent), Seq):
             # `if out is None: return out`: the tuple a slot may hold is None on this side.
             self.state.vars[absent] = Const(None)
+        flips_before = len(self.flipped)
         self.walk(node.body.body)
+        then_flips = self.flipped[flips_before:]
         body_calls = self.branch_calls.pop() if collect else set()
         if collect:
             self.branch_calls.append(set())
         then_state = self.state
         self.state = base.copy()
+        del self.open_options[opened:]
+        self.open_options.extend(else_options)
         if none_test is not None:
             self.none_tests[-1] = (none_test[0], not none_test[1])
         if kind_test is not None and not kind_test[1]:
@@ -567,6 +608,16 @@ class Walker(CallsMixin, OrderingMixin):
             self.if_(node.orelse, guarded=guarded or None, switch=following)
         elif isinstance(node.orelse, cst.Else):
             self.walk(node.orelse.body.body)
+        else_flips = self.flipped[flips_before + len(then_flips):]
+        if (then_flips or else_flips) and self.state.hb is not None and then_state.hb is not None \
+                and switches.switch_test(node.test, self.an.config_attributes(self.record.class_name)):
+            # A double buffer's index flipped under an option (`if self.overlap_comm:`): with the
+            # option off there is no second buffer to flip to, nor a side stream to race with
+            # (toggles.py); the element relation is the flipping configuration's on both paths.
+            for index in then_flips:
+                toggles.rekey(self.state.hb, index, True)
+            for index in else_flips:
+                toggles.rekey(then_state.hb, index, True)
         if none_test is not None:
             self.none_tests.pop()
         self.rare_depth -= bool(guarded)
@@ -576,6 +627,12 @@ class Walker(CallsMixin, OrderingMixin):
             self.every_branch_called(body_calls & self.branch_calls.pop())
         if self.branch_depth and guarded:
             self.branch_depth[-1] -= 1
+        # (a branch that returns: the rest of the body is the other side's)
+        del self.open_options[opened:]
+        if leaves(node.body.body):
+            self.open_options.extend(else_options)
+        elif isinstance(node.orelse, cst.Else) and leaves(node.orelse.body.body):
+            self.open_options.extend(then_options)
         if leaves(node.body.body):
             return  # the `if` branch returns or raises: only the other one goes on
         if not (isinstance(node.orelse, cst.Else) and leaves(node.orelse.body.body)):
@@ -673,6 +730,10 @@ class Walker(CallsMixin, OrderingMixin):
         `isinstance(t, torch.Tensor)` of a value known to be a tensor."""
         if isinstance(test, cst.Call):
             return self.tensor_type_test(test)
+        if self.options:
+            decided = switches.option_truth(test, self.options)
+            if decided is not None:
+                return decided
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
             return None
         left, comparison = test.left, test.comparisons[0]
@@ -863,6 +924,9 @@ class Walker(CallsMixin, OrderingMixin):
                     _host_scalar(expr.left) or _host_scalar(target.comparator)
                 ):  # (`a.data.ptr == b.data.ptr`, `x.shape[0] == n`: Python ints, no kernel)
                     result = self.arith(left, right, expr, exprs=(expr.left, target.comparator))
+                    if isinstance(result, Buffer) and _assumed_only(left, right):
+                        # (`numel > bucket_size` with a size only assumed to be a tensor: maybe a bool)
+                        result = replace(result, opaque=True)
             return result
         if isinstance(expr, cst.UnaryOperation):
             if isinstance(expr.operator, cst.Not):
@@ -1066,9 +1130,18 @@ class Walker(CallsMixin, OrderingMixin):
             stream = indices[2][0] if len(indices) >= 3 else None
             stream_expr = indices[2][1] if len(indices) >= 3 else None
             return Launch(base, self.launch_stream(stream, stream_expr))
+        if base == Const(None) and self.record.class_name:
+            # `self.buffers = None` in `__init__`, a list another method fills: what it holds there.
+            holder = toggles.self_attribute(expr.value)
+            if holder is not None and len(indices) == 1 and toggles.self_attribute(indices[0][1]) is not None:
+                stored = self.an.class_attr(self.record.class_name, holder[5:])
+                base = stored if isinstance(stored, Seq) else base
         if isinstance(base, Seq):
             first = indices[0][0] if len(indices) == 1 else None
             index = first.value if isinstance(first, Const) and isinstance(first.value, int) else None
+            held = self.held_element(base, expr, indices)
+            if held is not None:
+                return held
             item = base.item(index)
             if index is None and isinstance(item, Stream):
                 item = replace(item, one_of=True)
@@ -1368,3 +1441,9 @@ def _bound(target: cst.BaseExpression, assigned: set) -> None:
 
 
 _SELECTOR_MAX_VALUES = 4
+
+
+def _assumed_only(*values: Value) -> bool:
+    """Operands where a device tensor, if any, is one the walk only assumed (`opaque`)."""
+    buffers = [v for v in values if isinstance(v, Buffer) and v.mem is Mem.DEVICE]
+    return bool(buffers) and all(v.opaque for v in buffers)

@@ -89,6 +89,9 @@ class GpuOp:
     # The tests of a parameter against None it runs under, (name, runs when None): a
     # caller's argument decides which side runs (`if stream is None:` in a helper).
     when_none: Tuple[Tuple[str, bool], ...] = ()
+    # The class options whose tests it runs under (switches.option_sides): (attribute, the
+    # value on its side, None when the test does not tell), its helpers' own tests included
+    options: Tuple[Tuple[str, Optional[bool]], ...] = ()
 
     @property
     def hot(self) -> bool:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Iterable, Optional
 
 import libcst as cst
 
+from streamlint.model.ops import HOST_SYNCS, OpKind
 from streamlint.model.walk_common import rare_test
 
 
@@ -123,6 +125,89 @@ def _constant(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.Attribute):
         return _constant(expr.value)
     return False
+
+
+def option_sides(test: cst.BaseExpression, config: Options) -> tuple[tuple, tuple]:
+    """For a switch test (`self.overlap_comm`, `not self.reduce_scatter`, `self.a and
+    self.b`): the options each side of the `if` runs under, as (attribute, its value
+    there), the value None where that side does not tell it. Attributes only `__init__`
+    sets; nothing for other tests."""
+    if not switch_test(test, Options(config.fixed)):
+        return (), ()
+    return _sides(test, config.fixed)
+
+
+def _sides(test: cst.BaseExpression, fixed: frozenset[str]) -> tuple[tuple, tuple]:
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        then, other = _sides(test.expression, fixed)
+        return other, then
+    if _config_attribute(test, fixed):
+        name = test.attr.value  # type: ignore[attr-defined]
+        return ((name, True),), ((name, False),)
+    if isinstance(test, cst.BooleanOperation):
+        left, right = _sides(test.left, fixed), _sides(test.right, fixed)
+        if isinstance(test.operator, cst.And):  # (the body: both true; the `else`: either false)
+            return left[0] + right[0], tuple((a, None) for a, _ in left[1] + right[1])
+        return tuple((a, None) for a, _ in left[0] + right[0]), left[1] + right[1]
+    if isinstance(test, cst.Comparison) and _config_attribute(_measured(test.left), fixed):
+        name = _measured(test.left).attr.value  # type: ignore[attr-defined]
+        return ((name, None),), ((name, None),)
+    return (), ()
+
+
+def excluded(under: tuple, options: dict[str, bool]) -> bool:
+    """Whether an operation run under these option sides (`under`) cannot run in a walk
+    that follows `options`' values."""
+    return any(value is not None and options.get(attr, value) != value for attr, value in under)
+
+
+def option_truth(test: cst.BaseExpression, options: dict[str, bool]) -> Optional[bool]:
+    """The truth of a test in a walk that follows one value of some options (`options`):
+    None where it depends on anything else."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = option_truth(test.expression, options)
+        return None if inner is None else not inner
+    if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self":
+        return options.get(test.attr.value)
+    if isinstance(test, cst.BooleanOperation):
+        left, right = option_truth(test.left, options), option_truth(test.right, options)
+        decisive = isinstance(test.operator, cst.Or)  # (`or`: one true side decides; `and`: one false side)
+        if left is decisive or right is decisive:
+            return decisive
+        if left is not None and right is not None:
+            return not decisive
+    return None
+
+
+def option_worlds(ops: Iterable, limit: int) -> tuple:
+    """Option values (one or two options) under which a walk's host syncs all drop out
+    while its waits for other streams all stay (`reduce_scatter=False` with
+    `contiguous_gradients=True`, not `overlap_comm=False`, which drops the side stream
+    too): at most `limit` of them, fewest options first. Only syncs that run under an
+    option test count; none when there is none."""
+    syncs = [op.options for op in ops if (op.host_blocking or op.kind in HOST_SYNCS) and op.options]
+    if not syncs:
+        return ()
+    waits = [op.options for op in ops if op.kind in (OpKind.WAIT_STREAM, OpKind.STREAM_WAIT_EVENT)]
+    sides = sorted({(attr, not value) for under in syncs for attr, value in under if value is not None})
+    sides = [side for side in sides if not any(excluded(under, dict((side,))) for under in waits)]
+    sides = sides[:_SIDES_MAX]
+    candidates = [(side,) for side in sides] + [
+        (a, b) for i, a in enumerate(sides) for b in sides[i + 1:] if a[0] != b[0]]
+    worlds = []
+    for world in candidates:
+        options = dict(world)
+        if any(excluded(under, options) for under in waits):
+            continue
+        if all(excluded(under, options) for under in syncs):
+            if not any(set(found) <= set(world) for found in worlds):
+                worlds.append(world)
+        if len(worlds) >= limit:
+            break
+    return tuple(worlds)
+
+
+_SIDES_MAX = 6
 
 
 NO_OPTIONS = Options()

@@ -186,6 +186,14 @@ class Seq:
         joined = join(element, value) if element is not UNKNOWN or self.items else UNKNOWN
         return Seq(element=joined)
 
+    def appended(self, value: "Value") -> "Seq":
+        """The list after `.append(value)` (its length no longer known)."""
+        return Seq(element=value if self.items == () else join(self.element, value))
+
+    def holds_buffers(self) -> bool:
+        items = self.items if self.items else (self.element,)
+        return all(isinstance(i, Buffer) for i in items)
+
 
 @dataclass(frozen=True)
 class DictOf:
@@ -349,6 +357,10 @@ def join(a: Value, b: Value) -> Value:
         # (a list of slots, before and after one is filled)
         inner = join(a.element, b.element)
         return Seq(element=inner) if inner is not UNKNOWN else UNKNOWN
+    if isinstance(a, Seq) and isinstance(b, Seq) and a.holds_buffers() and b.holds_buffers():
+        # Lists of buffers filled differently on two paths (`if overlap: bufs.append(b1)`).
+        element = join(a.element, b.element)
+        return Seq(element=element) if element is not UNKNOWN else UNKNOWN
     if isinstance(a, DictOf) and isinstance(b, DictOf):
         keys = common_keys(a.keys, b.keys)
         if a.empty or b.empty:
