@@ -1763,7 +1763,7 @@ class FileAnalyzer:
                 # default is a number is a number).
                 label = self.code(expr)
                 if isinstance(expr, cst.Name) or (label.startswith("self.") and label.count(".") == 1):
-                    value = Buffer("torch", Mem.DEVICE, label=label, param=label, opaque=True)
+                    value = Buffer("torch", Mem.DEVICE, label=label, param=label, opaque=True, assumed=True)
             seed[name] = value
         if function.class_name and function.params and not _is_static(function.node):
             seed[function.params[0]] = walker.lookup("self") if self.on_self(node) else UNKNOWN

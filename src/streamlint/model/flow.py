@@ -1444,6 +1444,7 @@ _SELECTOR_MAX_VALUES = 4
 
 
 def _assumed_only(*values: Value) -> bool:
-    """Operands where a device tensor, if any, is one the walk only assumed (`opaque`)."""
+    """Operands where a device tensor, if any, is one the walk only assumed (`assumed`; a
+    result of an unknown callable given CUDA tensors is one: `model(x) > 0` syncs)."""
     buffers = [v for v in values if isinstance(v, Buffer) and v.mem is Mem.DEVICE]
-    return bool(buffers) and all(v.opaque for v in buffers)
+    return bool(buffers) and all(v.assumed for v in buffers)

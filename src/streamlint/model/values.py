@@ -98,6 +98,8 @@ class Buffer:
     # its accesses stay keyed by the parameter's name, so call sites map them to arguments.
     param: str = ""
     opaque: bool = field(default=False, compare=False)  # made by a call we cannot see
+    # Taken as GPU data only because a helper walked under a side stream is given it unseen
+    assumed: bool = field(default=False, compare=False)
     literal: bool = field(default=False, compare=False)  # `torch.tensor(0.0)`: built from Python values in the code
     region: str = field(default="", compare=False)  # the part a view names (`buf[:, a:b]`), for the ordering check
     # Known to be device memory only under a type test of the code (`isinstance(x, cupy.ndarray)`,
