@@ -83,6 +83,14 @@ def test_every_call(code):
     def backward(self, loss):
         debug_api.backward(loss)
     """,
+    # a check of functions it is handed on an input it makes from a shape parameter
+    """
+    def verify(self, test_fn, ref_fn, shape, device="cuda"):
+        x = torch.randn(shape, device=device, requires_grad=True)
+        dy = torch.randn_like(x)
+        y_ref = ref_fn(x)
+        y_ref.backward(dy)
+    """,
 ])
 def test_not_every_call(code):
     assert not _reads(code)

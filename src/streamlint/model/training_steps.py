@@ -25,7 +25,7 @@ from typing import Callable, Iterable
 
 import libcst as cst
 
-from streamlint.model.api import torch_modules
+from streamlint.model.api import torch_api, torch_modules
 from streamlint.model.tree import children
 
 # Methods that run once per object, whatever they call.
@@ -59,7 +59,7 @@ def _always(stmts, derived: set[str], is_module, qualname):
                     return False
                 if isinstance(small, cst.Expr) and _is_backward(small.value, derived, is_module, qualname):
                     return True
-                _bind(small, derived)
+                _bind(small, derived, qualname)
         elif isinstance(stmt, cst.With):
             for item in stmt.items:
                 if item.asname is not None and _names(item.item) & derived:
@@ -83,7 +83,7 @@ def _always(stmts, derived: set[str], is_module, qualname):
                 return True
             if any(o is False for o in outcomes):
                 return False
-            derived |= _assigned_in(stmt, derived)
+            derived |= _assigned_in(stmt, derived, qualname)
         elif isinstance(stmt, (cst.For, cst.While)):
             continue  # (a loop's work is hot by the loop)
     return None
@@ -107,9 +107,10 @@ def _is_backward(expr: cst.BaseExpression, derived: set[str], is_module, qualnam
     return False
 
 
-def _bind(small: cst.BaseSmallStatement, derived: set[str]) -> None:
-    """`x = f(loss)`: x holds what came from the loss."""
-    if isinstance(small, cst.Assign) and _names(small.value) & derived:
+def _bind(small: cst.BaseSmallStatement, derived: set[str], qualname) -> None:
+    """`x = f(loss)`: x holds what came from the loss (a tensor a creator makes from a
+    shape or a device parameter, `torch.randn(shape, device=device)`, does not)."""
+    if isinstance(small, cst.Assign) and _names(small.value) & derived and not _created(small.value, qualname):
         for target in small.targets:
             derived |= _names(target.target)
     elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and small.value is not None \
@@ -117,7 +118,15 @@ def _bind(small: cst.BaseSmallStatement, derived: set[str]) -> None:
         derived |= _names(small.target)
 
 
-def _assigned_in(stmt: cst.If, derived: set[str]) -> set[str]:
+def _created(value: cst.BaseExpression, qualname) -> bool:
+    """A fresh tensor of a creator (`torch.randn(...)`, `torch.zeros_like(x)`: api/torch_api.py)."""
+    if not isinstance(value, cst.Call):
+        return False
+    module, _, name = qualname(value.func).rpartition(".")
+    return module == "torch" and (name in torch_api.CREATORS or name in torch_api.LIKE_CREATORS)
+
+
+def _assigned_in(stmt: cst.If, derived: set[str], qualname) -> set[str]:
     """Names bound from a derived name in the branches of an `if` that falls through
     (`loss = self._scale_loss(loss)` under a test): derived afterwards too (what is bound
     on either path came from the loss)."""
@@ -126,7 +135,7 @@ def _assigned_in(stmt: cst.If, derived: set[str]) -> set[str]:
     while todo:
         node = todo.pop()
         if isinstance(node, cst.Assign):
-            if _names(node.value) & derived:
+            if _names(node.value) & derived and not _created(node.value, qualname):
                 found.update(n for t in node.targets for n in _names(t.target))
         elif isinstance(node, cst.BaseExpression):
             continue  # (no statement inside an expression)
@@ -136,7 +145,9 @@ def _assigned_in(stmt: cst.If, derived: set[str]) -> set[str]:
 
 
 def _names(node: cst.CSTNode) -> set[str]:
-    """The variable names an expression reads (an attribute's own name is none)."""
+    """The variable names an expression reads as data (an attribute's own name is none,
+    nor a function called by its bare name: `ref(x)` of a parameter `ref` is what `ref`
+    makes of `x`, not the loss the method is handed)."""
     out: set[str] = set()
     todo = [node]
     while todo:
@@ -145,6 +156,8 @@ def _names(node: cst.CSTNode) -> set[str]:
             out.add(current.value)
         elif isinstance(current, cst.Attribute):
             todo.append(current.value)
+        elif isinstance(current, cst.Call) and isinstance(current.func, cst.Name):
+            todo.extend(arg.value for arg in current.args)
         else:
             todo.extend(children(current))
     return out
