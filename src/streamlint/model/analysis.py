@@ -1109,6 +1109,15 @@ class FileAnalyzer:
         that module's analyzer (none when `hops` is spent)."""
         if hops == 0 or not self.path:
             return
+        for path, base_name in self.project_base_files(cls):
+            other = project.analyzer_for(path, self.depth + 1, type(self))
+            parent = other.classes.get(base_name) if other is not None else None
+            if parent is not None:
+                yield other, parent
+
+    def project_base_files(self, cls: _Class) -> Iterator[tuple[Path, str]]:
+        """The modules of the project that define base classes of `cls`, with the base's
+        name there (resolved from the imports, nothing parsed)."""
         for base in cls.node.bases:
             name = base.value.value if isinstance(base.value, cst.Name) else ""
             value = self.module_vars().get(name) if name else None
@@ -1116,10 +1125,8 @@ class FileAnalyzer:
                 continue
             module_name, _, base_name = value.qualname.rpartition(".")
             path = project.module_file(self.path, module_name or ".")
-            other = project.analyzer_for(path, self.depth + 1, type(self)) if path is not None else None
-            parent = other.classes.get(base_name) if other is not None else None
-            if parent is not None:
-                yield other, parent
+            if path is not None:
+                yield path, base_name
 
     def mark_hot_helpers(self) -> None:
         """A helper that `forward` (or an optimizer's `step`) calls on every call runs as
@@ -1411,11 +1418,14 @@ class FileAnalyzer:
         sets it leaves it (one hop: `class PipelineEngine(DeepSpeedEngine)` reading the
         `self.device` its base's `__init__` set). Bases that disagree give UNKNOWN. Asked
         only for classes with bases of another module of the project."""
-        if not cls.node.bases:
+        if not cls.node.bases or not self.path:
             return UNKNOWN
         key = (cls.name, attr)
         if key in self._inherited:
             return self._inherited[key]
+        if not any(attr in project.self_assigned(path) for path, _ in self.project_base_files(cls)):
+            self._inherited[key] = UNKNOWN  # (no base module assigns it: nothing to parse)
+            return UNKNOWN
         self._inherited[key] = UNKNOWN  # (recursion through the bases: unknown)
         found: Optional[Value] = None
         for other, parent in self.project_bases(cls, 1):

@@ -11,6 +11,7 @@ result of the checked file can be invalidated when one of them changes.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections import OrderedDict
 from pathlib import Path
@@ -323,5 +324,34 @@ def text_has(path: Path, word: bytes) -> bool:
         if len(_TEXT_HAS) > 4096:
             _TEXT_HAS.clear()
         known = _TEXT_HAS[key] = (word in data, reads.content_hash(data))
+    reads.note(str(path), known[1])
+    return known[0]
+
+
+_SELF_ASSIGNED: dict[tuple, tuple[frozenset, str]] = {}
+_SELF_ASSIGNMENT = re.compile(rb"self\.(\w+)\s*(?::[^=\n]*)?(?:[-+*/|&]?=)(?!=)")
+
+
+def self_assigned(path: Path) -> frozenset:
+    """The attributes the module's text assigns on `self` (`self.x =`, `self.x: T =`,
+    `self.x +=`): a test before parsing a base class's module for one attribute. Cached
+    as `text_has` is."""
+    try:
+        stat = path.stat()
+    except OSError:
+        reads.note(str(path), reads.ABSENT)
+        return frozenset()
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    known = _SELF_ASSIGNED.get(key)
+    if known is None:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            reads.note(str(path), reads.ABSENT)
+            return frozenset()
+        if len(_SELF_ASSIGNED) > 4096:
+            _SELF_ASSIGNED.clear()
+        names = frozenset(m.decode("ascii", "replace") for m in _SELF_ASSIGNMENT.findall(data))
+        known = _SELF_ASSIGNED[key] = (names, reads.content_hash(data))
     reads.note(str(path), known[1])
     return known[0]
