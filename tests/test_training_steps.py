@@ -91,6 +91,14 @@ def test_every_call(code):
         y_ref = ref_fn(x)
         y_ref.backward(dy)
     """,
+    # an input built from settings with defaults: no loss is handed in
+    """
+    def verify(self, tst_func, N=8, C=64, ref_func=reference):
+        shape = (N, C)
+        x = 0.5 * torch.randn(shape, requires_grad=True)
+        y_ref = ref_func(x)
+        y_ref.backward(torch.ones_like(y_ref))
+    """,
 ])
 def test_not_every_call(code):
     assert not _reads(code)

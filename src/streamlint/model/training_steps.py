@@ -11,7 +11,7 @@ walk (a cheap text test first):
 - every path: a statement of the body itself (through `with` and `try`), or an `if` whose
   branches (an `else` included) all run it; a `return` or `raise` before it on some path,
   a loop around it, or a branch without it ends the reading (not every call);
-- handed a loss: the call names a parameter, or a name bound from one
+- handed a loss: the call names a parameter without a default, or a name bound from one
   (`with amp.scale_loss(loss, opt) as scaled: scaled.backward()`, `loss = loss / n`);
   a method that computes its own loss and runs backward once (a warm-up, a test, a
   calibration) is not a step primitive and is not read as one;
@@ -43,7 +43,10 @@ def runs_backward_every_call(node: cst.FunctionDef, params: Iterable[str], is_mo
     name = node.name.value
     if name in ONE_OFF_METHODS or name.lstrip("_").startswith(ONE_OFF_PREFIXES):
         return False
-    derived = {p for p in params if p not in ("self", "cls")}
+    # The loss is handed in, never defaulted: a parameter with a default is a setting
+    # (`N=32`, `device="cuda"`, `ref_func=reference`), not the loss of this step.
+    defaulted = {p.name.value for p in (*node.params.params, *node.params.kwonly_params) if p.default is not None}
+    derived = {p for p in params if p not in ("self", "cls") and p not in defaulted}
     if not derived or not isinstance(node.body, cst.IndentedBlock):
         return False
     return _always(node.body.body, derived, is_module, qualname) is True
