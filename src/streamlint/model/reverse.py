@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Iterable, Iterator, Optional
 
 import libcst as cst
 
@@ -343,21 +343,13 @@ def method_call_sites(path: str, class_name: str, method: str, params: list[str]
     defs: list[tuple[Optional[str], str]] = []
     callers: list[str] = []
     notes: dict[str, reads.Note] = {}
-    for other in files:
-        try:
-            data = Path(other).read_bytes()
-        except OSError:
-            notes[other] = reads.ABSENT
-            continue
-        notes[other] = reads.content_hash(data)
+    for other, data in _texts(files, notes):
         found_bases, found_defs = _classes_and_defs(data, method) if b"class" in data else ({}, [])
         for name, names in found_bases.items():
             bases.setdefault(name, set()).update(names)
         defs.extend(found_defs)
         if word in data and other != own:
             callers.append(other)
-    for other, note in notes.items():
-        reads.note(other, note)
     # (the texts read are the key: an edit anywhere in the package asks again)
     key = (own, class_name, method, tuple(params), tuple(sorted(notes.items(), key=lambda item: item[0])))
     if key not in _method_sites:
@@ -368,6 +360,21 @@ def method_call_sites(path: str, class_name: str, method: str, params: list[str]
 
 
 _MAX_REMEMBERED = 512
+
+
+def _texts(files: Iterable[str], notes: dict) -> Iterator[tuple[str, bytes]]:
+    """Each file's text, with what was read noted in `notes` (a content hash, or absent)
+    and, once all are read, as the caller's dependencies (reads.note)."""
+    for other in files:
+        try:
+            data = Path(other).read_bytes()
+        except OSError:
+            notes[other] = reads.ABSENT
+            continue
+        notes[other] = reads.content_hash(data)
+        yield other, data
+    for other, note in notes.items():
+        reads.note(other, note)
 
 _subtrees: dict[str, tuple[str, ...]] = {}
 
@@ -414,13 +421,7 @@ def super_call_sites(path: str, class_name: str, method: str, params: list[str],
     defs: list[tuple[Optional[str], str]] = []
     callers: list[str] = []
     notes: dict[str, reads.Note] = {}
-    for other in files:
-        try:
-            data = Path(other).read_bytes()
-        except OSError:
-            notes[other] = reads.ABSENT
-            continue
-        notes[other] = reads.content_hash(data)
+    for other, data in _texts(files, notes):
         if other == own or word in data:
             found_bases, found_defs = _classes_and_defs(data, method) if b"class" in data else ({}, [])
             if other == own:
@@ -429,8 +430,6 @@ def super_call_sites(path: str, class_name: str, method: str, params: list[str],
                 bases.setdefault(name, set()).update(names)
             if word in data and other != own:
                 callers.append(other)
-    for other, note in notes.items():
-        reads.note(other, note)
     if not callers:
         return []
     key = (own, class_name, method, tuple(params), tuple(sorted(notes.items(), key=lambda item: item[0])))
