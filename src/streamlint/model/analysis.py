@@ -21,7 +21,7 @@ from streamlint.model import (
     api, class_text, classes, declared, duck, evidence, handouts, lazy_parse, peers, positions, project, reads, reverse,
     summary_digest, switches, training_steps,
 )
-from streamlint.model.api import mpi, torch_api, torch_modules
+from streamlint.model.api import mpi, python_std, torch_api, torch_modules
 from streamlint.model.flow import OTHER, Walker, leaves, rare_test, selector
 from streamlint.model.walk_common import LOCAL, _is_cpu_target, nonempty_test
 from streamlint.model.tree import children
@@ -174,6 +174,7 @@ class _Function:
     closure: dict = field(default_factory=dict)
     context_manager: bool = False  # decorated with @contextmanager
     is_property: bool = False  # decorated with @property: `self.name` is its return value
+    memoized: bool = False  # @functools.cache and the like (api/python_std.py): runs once per arguments
     yield_current: dict = field(default_factory=dict)  # current streams at its first `yield`
     # What every call site in the file passes, and the parameters that evidence types.
     call_sites: list = field(default_factory=list)
@@ -651,6 +652,8 @@ class FileAnalyzer:
             function.closure = {k: v for k, v in walker.state.vars.items() if k not in params}
         function.is_property = any((_spell(d.decorator) or "") in ("property", "functools.cached_property", "cached_property")
                                    for d in node.decorators)
+        function.memoized = any(self.qualname_of(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+                                in python_std.MEMOIZING_DECORATORS for d in node.decorators)
         function.context_manager = any(
             (_spell(d.decorator) or "").rsplit(".", 1)[-1] in _CONTEXT_MANAGER_DECORATORS for d in node.decorators
         )
@@ -1154,7 +1157,7 @@ class FileAnalyzer:
                 if key in hot or function.record is None:
                     continue
                 via = next((hot[c] for c in sorted(function.steady_callers) if c in hot), None)
-                if via is not None and not _exits_early(function.node):
+                if via is not None and not _exits_early(function.node) and not function.memoized:
                     hot[key] = via
                     function.record.hot_via = via
                     changed = True

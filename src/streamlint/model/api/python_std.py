@@ -11,3 +11,7 @@ IDENTITY_CALLS: dict[str, Arg] = {
     "typing.cast": Arg(1, "val"),
     "typing_extensions.cast": Arg(1, "val"),
 }
+
+# Decorators that memoize a function: its body runs once per distinct argument tuple (or
+# once per object), not on every call, so its syncs are not its callers' per-call work.
+MEMOIZING_DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "functools.cached_property"})
