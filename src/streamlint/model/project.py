@@ -329,13 +329,18 @@ def text_has(path: Path, word: bytes) -> bool:
 
 
 _SELF_ASSIGNED: dict[tuple, tuple[frozenset, str]] = {}
-_SELF_ASSIGNMENT = re.compile(rb"self\.(\w+)\s*(?::[^=\n]*)?(?:[-+*/|&]?=)(?!=)")
+_SELF_ASSIGNMENT = re.compile(rb"self\.(\w+)\s*(?::[^=\n]*)?(?:[-+*/|&]?=)(?!=)([^\n]*)")
+# Words an assigned expression must spell to give evidence of a device, a stream or GPU
+# data (a framework call, a device, a stream, an accelerator abstraction).
+_EVIDENCE_WORDS = (b"torch", b"cuda", b"cupy", b"cp.", b"numba", b"device", b"stream", b"Stream", b"Event",
+                   b"accelerator")
 
 
 def self_assigned(path: Path) -> frozenset:
     """The attributes the module's text assigns on `self` (`self.x =`, `self.x: T =`,
-    `self.x +=`): a test before parsing a base class's module for one attribute. Cached
-    as `text_has` is."""
+    `self.x +=`) from an expression that names a GPU framework, a device or a stream (the
+    only values that are evidence when inherited): a test before parsing a base class's
+    module for one attribute. Cached as `text_has` is."""
     try:
         stat = path.stat()
     except OSError:
@@ -351,7 +356,8 @@ def self_assigned(path: Path) -> frozenset:
             return frozenset()
         if len(_SELF_ASSIGNED) > 4096:
             _SELF_ASSIGNED.clear()
-        names = frozenset(m.decode("ascii", "replace") for m in _SELF_ASSIGNMENT.findall(data))
+        names = frozenset(name.decode("ascii", "replace") for name, value in _SELF_ASSIGNMENT.findall(data)
+                          if any(word in value for word in _EVIDENCE_WORDS))
         known = _SELF_ASSIGNED[key] = (names, reads.content_hash(data))
     reads.note(str(path), known[1])
     return known[0]
