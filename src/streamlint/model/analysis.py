@@ -497,7 +497,8 @@ class FileAnalyzer:
             ):
                 names.add(param.name.value)
             elif param.annotation is not None:
-                text = self.code(param.annotation.annotation)
+                # (spelled without code generation where it can be: most annotations are names)
+                text = _spell(param.annotation.annotation) or self.code(param.annotation.annotation)
                 if text in torch_api.SCALAR_ANNOTATIONS or text.rsplit(".", 1)[-1] == "ProcessGroup":
                     names.add(param.name.value)
         return frozenset(names)
