@@ -1,0 +1,94 @@
+"""The abstract state at one program point: what names and paths hold, each framework's
+current stream, and the happens-before order of pending work. Immutable; `join` merges
+two paths' states, and loops iterate until `join` stops changing the head state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Mapping
+
+from streamlint.model.domain.order import Order
+from streamlint.model.domain.paths import Path
+from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
+from streamlint.model.domain.values import UNKNOWN, AbsValue
+
+
+def _frozen(mapping: Mapping) -> tuple:
+    return tuple(sorted(mapping.items(), key=lambda item: repr(item[0])))
+
+
+@dataclass(frozen=True)
+class State:
+    names: tuple[tuple[str, AbsValue], ...] = ()  # local and global names
+    heap: tuple[tuple[Path, AbsValue], ...] = ()  # what attribute and element paths hold
+    current: tuple[tuple[str, StreamRef], ...] = ()  # framework -> its current stream
+    order: Order = Order()
+    reachable: bool = True  # False after `return`/`raise` on this path
+
+    # -- reads ---------------------------------------------------------------------
+    def value(self, name: str) -> AbsValue:
+        return dict(self.names).get(name, UNKNOWN)
+
+    def at(self, path: Path) -> AbsValue:
+        return dict(self.heap).get(path, UNKNOWN)
+
+    def current_stream(self, framework: str) -> StreamRef:
+        return dict(self.current).get(framework, StreamRef.ambient(framework))
+
+    # -- updates -------------------------------------------------------------------
+    def bind(self, name: str, value: AbsValue) -> "State":
+        names = dict(self.names)
+        names[name] = value
+        return replace(self, names=_frozen(names))
+
+    def store(self, path: Path, value: AbsValue) -> "State":
+        heap = {p: v for p, v in self.heap if not (p != path and path.may_alias(p) and len(p.steps) > len(path.steps))}
+        heap[path] = value
+        return replace(self, heap=_frozen(heap))
+
+    def with_current(self, framework: str, stream: StreamRef) -> "State":
+        current = dict(self.current)
+        current[framework] = stream
+        return replace(self, current=_frozen(current))
+
+    def with_order(self, order: Order) -> "State":
+        return replace(self, order=order)
+
+    def unreachable(self) -> "State":
+        return replace(self, reachable=False)
+
+    # -- lattice -------------------------------------------------------------------
+    def join(self, other: "State") -> "State":
+        if not other.reachable:
+            return self
+        if not self.reachable or self == other:
+            return other
+        return State(
+            _join_maps(self.names, other.names, lambda a, b: a.join(b)),
+            _join_maps(self.heap, other.heap, lambda a, b: a.join(b)),
+            _join_current(self.current, other.current),
+            self.order.join(other.order),
+            True,
+        )
+
+
+def _join_maps(a: tuple, b: tuple, join) -> tuple:
+    left, right = dict(a), dict(b)
+    merged = {}
+    for key in left.keys() | right.keys():
+        if key in left and key in right:
+            merged[key] = join(left[key], right[key])
+        else:
+            merged[key] = left.get(key, right.get(key))  # bound on one path only: what that path bound
+    return _frozen(merged)
+
+
+def _join_current(a: tuple, b: tuple) -> tuple:
+    """A framework missing on one side is at its entry stream there."""
+    left, right = dict(a), dict(b)
+    merged = {}
+    for framework in left.keys() | right.keys():
+        x = left.get(framework, StreamRef.ambient(framework))
+        y = right.get(framework, StreamRef.ambient(framework))
+        merged[framework] = x if x == y else UNKNOWN_STREAM
+    return _frozen(merged)

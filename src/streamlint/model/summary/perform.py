@@ -1,0 +1,102 @@
+"""The one place an effect changes a state: the interpreter performs each effect as it meets
+the operation, and `apply` performs a callee's effects again in its caller's terms."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from streamlint.model.domain.order import AccessEvent, Conflict, Order
+from streamlint.model.domain.state import State
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.summary.effects import Effect, EffectKind
+
+Result = tuple[State, list[Conflict]]
+
+
+def perform(state: State, effect: Effect) -> Result:
+    handler = _HANDLERS.get(effect.kind)
+    return handler(state, effect) if handler else (state, [])
+
+
+def _access(state: State, e: Effect) -> Result:
+    if e.path is None or e.stream is None or not e.stream.known:
+        return state, []  # no evidence of what or where: silent
+    event = AccessEvent(e.path, e.write, e.stream, e.site, e.chain)
+    return state.with_order(state.order.add(event)), state.order.conflicts(event)
+
+
+def _ordering(op: Callable[[Order, Effect], Order]) -> Callable[[State, Effect], Result]:
+    return lambda state, e: (state.with_order(op(state.order, e)), [])
+
+
+def _wait_stream(order: Order, e: Effect) -> Order:
+    if e.stream is None or e.other is None:
+        return order
+    if not e.other.known:
+        return _wait_everything(order, e.stream)  # a wait we cannot resolve may order anything
+    return order.wait(e.stream, e.other)
+
+
+def _wait_everything(order: Order, waiter: StreamRef) -> Order:
+    for p in order.pending:
+        order = order.wait(waiter, p.access.stream)
+    return order
+
+
+def _record_event(order: Order, e: Effect) -> Order:
+    if e.path is None or e.stream is None:
+        return order
+    return order.record(e.path, e.stream)
+
+
+def _wait_event(order: Order, e: Effect) -> Order:
+    if e.path is None or e.stream is None:
+        return order
+    if order.recorded(e.path) is None:
+        return _wait_everything(order, e.stream)  # an event recorded where we cannot see: may order anything
+    return order.wait_event(e.stream, e.path)
+
+
+def _sync_stream(order: Order, e: Effect) -> Order:
+    if e.stream is None or e.stream.kind is StreamRefKind.UNKNOWN:
+        return order.synchronize_device()  # a synchronization of we know not what: silence
+    return order.synchronize_stream(e.stream)
+
+
+def _sync_event(order: Order, e: Effect) -> Order:
+    if e.path is None or order.recorded(e.path) is None:
+        return order.synchronize_device()
+    return order.synchronize_event(e.path)
+
+
+def _record_stream(order: Order, e: Effect) -> Order:
+    if e.path is None or e.stream is None:
+        return order
+    return order.record_stream(e.path, e.stream)
+
+
+def _release(state: State, e: Effect) -> Result:
+    if e.path is None or e.stream is None or not e.stream.known:
+        return state, []
+    order, found = state.order.release(AccessEvent(e.path, True, e.stream, e.site, e.chain))
+    return state.with_order(order), found
+
+
+def _set_current(state: State, e: Effect) -> Result:
+    if e.stream is None:
+        return state, []
+    return state.with_current(e.framework, e.stream), []
+
+
+_HANDLERS: dict[EffectKind, Callable[[State, Effect], Result]] = {
+    EffectKind.ACCESS: _access,
+    EffectKind.WAIT_STREAM: _ordering(_wait_stream),
+    EffectKind.RECORD_EVENT: _ordering(_record_event),
+    EffectKind.WAIT_EVENT: _ordering(_wait_event),
+    EffectKind.SYNC_STREAM: _ordering(_sync_stream),
+    EffectKind.SYNC_EVENT: _ordering(_sync_event),
+    EffectKind.SYNC_DEVICE: _ordering(lambda order, e: order.synchronize_device()),
+    EffectKind.RECORD_STREAM: _ordering(_record_stream),
+    EffectKind.RELEASE: _release,
+    EffectKind.SET_CURRENT: _set_current,
+}
