@@ -1,0 +1,142 @@
+"""Calls: the one dispatch from a callee value to what the call does. Framework calls go to
+their handler over the fact tables; project functions to their summary (`apply`); an
+unknown callable given CUDA tensors follows PyTorch's invariant; anything else is opaque."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from streamlint.model.api import torch_api
+from streamlint.model.domain.paths import Path, RootKind
+from streamlint.model.domain.state import State
+from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
+from streamlint.model.summary.apply import Binding, apply
+from streamlint.model.transfer import torch_calls
+from streamlint.model.transfer.act import host_access
+from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.devices import is_device, is_host
+from streamlint.model.transfer.frame import CallContext, Frame
+
+Handled = tuple[AbsValue, State]
+METHOD = "."  # a callee value for `receiver.<name>` whose receiver decides what it is
+
+# Builtins that read their arguments on the host (formatting, conversion, printing).
+HOST_READERS = frozenset({"print", "str", "repr", "float", "int", "bool", "format", "len", "list", "sum"})
+
+
+def method_of(receiver: AbsValue, name: str) -> AbsValue:
+    if receiver.kind is ValueKind.NAMESPACE:
+        return AbsValue(ValueKind.NAMESPACE, target=f"{receiver.target}.{name}")
+    return AbsValue(ValueKind.CALLABLE, target=METHOD + name)
+
+
+def attribute_of(base: AbsValue, attr: str, path: Path) -> AbsValue:
+    """An attribute nobody stored: a tensor's `.data` is its memory, other attributes unknown."""
+    if base.is_buffer and attr == "data":
+        return base
+    if base.is_buffer and attr in torch_api.TENSOR_ATTRIBUTES:
+        return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream)
+    return AbsValue(identity=path)
+
+
+def host_use_of(node: cst.CSTNode, state: State, frame: Frame) -> Handled:
+    return UNKNOWN, state
+
+
+def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    if callee.kind is ValueKind.NAMESPACE:
+        handled = torch_calls.function(callee.target, arguments, state, frame)
+        if handled is not None:
+            return handled
+        return _builtin_or_opaque(callee.target, arguments, state, frame)
+    if callee.kind is ValueKind.CALLABLE and callee.target.startswith(METHOD):
+        return _method(callee.target[len(METHOD):], arguments, state, frame)
+    if callee.kind is ValueKind.CALLABLE:
+        return _project_call(callee.target, arguments, state, frame)
+    return _opaque(arguments, state, frame)
+
+
+def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    receiver = arguments.receiver or UNKNOWN
+    handled: Optional[Handled] = None
+    if receiver.kind is ValueKind.STREAM and receiver.stream is not None:
+        handled = torch_calls.stream_method(name, receiver.stream, arguments, state, frame)
+    elif receiver.kind is ValueKind.EVENT:
+        handled = torch_calls.event_method(name, receiver, arguments, state, frame)
+    elif receiver.is_buffer:
+        handled = torch_calls.tensor_method(name, receiver, arguments, state, frame)
+    elif receiver.identity is not None and receiver.identity.root.kind is RootKind.SELF and not receiver.identity.steps:
+        return _project_call(f"{frame.module}.{frame.class_name}.{name}", arguments, state, frame)
+    if handled is not None:
+        return handled
+    return _opaque(arguments, state, frame)
+
+
+def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    if target.startswith("builtins.") and target[len("builtins."):] in HOST_READERS:
+        return _host_reader(arguments, state, frame)
+    return _opaque(arguments, state, frame)
+
+
+def host_reader(name: str) -> bool:
+    return name in HOST_READERS
+
+
+def _host_reader(arguments: Arguments, state: State, frame: Frame) -> Handled:
+    site = frame.site(arguments.node)
+    for value in arguments.values():
+        if is_host(value) and value.identity is not None:
+            state = host_access(state, frame, site, value.identity, False)
+    return AbsValue(ValueKind.HOST_NUMBER), state
+
+
+def _project_call(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    summary = frame.resolve(target, _context(arguments)) if frame.resolve is not None else None
+    if summary is None:
+        return _opaque(arguments, state, frame)
+    binding = Binding(frame.site(arguments.node), _bound_args(summary.params, arguments), arguments.receiver)
+    applied = apply(summary, state, binding)
+    for effect in applied.effects:
+        frame.emit(effect)
+    frame.report(list(applied.conflicts))
+    return applied.returns, applied.state
+
+
+def _bound_args(params: tuple[str, ...], arguments: Arguments) -> tuple[tuple[str, AbsValue], ...]:
+    names = [p for p in params if p not in ("self", "cls")] if arguments.receiver is not None else list(params)
+    bound = {name: value for name, (value, _) in zip(names, arguments.positional)}
+    bound.update({name: value for name, (value, _) in arguments.keywords.items() if name in params})
+    return tuple(bound.items())
+
+
+def _context(arguments: Arguments) -> CallContext:
+    """What this call tells the callee about its arguments (their kind, memory and stream)."""
+    facts = tuple((str(i), _fact(v)) for i, (v, _) in enumerate(arguments.positional))
+    facts += tuple((k, _fact(v)) for k, (v, _) in arguments.keywords.items())
+    receiver = _fact(arguments.receiver) if arguments.receiver is not None else None
+    return CallContext(facts, receiver)
+
+
+def _fact(value: AbsValue) -> AbsValue:
+    return AbsValue(value.kind, value.framework, value.memory, None, value.stream if value.kind is ValueKind.STREAM else None,
+                    value.may_be_none, None, value.target)
+
+
+def _opaque(arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """An unknown callable. Given CUDA tensors it runs on the current stream (PyTorch's
+    invariant: a model or loss passed in, a helper we cannot read) and returns a CUDA tensor
+    made there; given anything else it tells us nothing."""
+    tensors = [v for v in arguments.values() if v.is_buffer]
+    if arguments.receiver is not None and arguments.receiver.is_buffer:
+        tensors.append(arguments.receiver)
+    if any(is_device(v) and v.framework in ("torch", "") for v in tensors):
+        return torch_calls.run_operation(tensors, None, False, arguments, state, frame)
+    return UNKNOWN, state
+
+
+def operate(buffers: list[AbsValue], node: cst.CSTNode, state: State, frame: Frame) -> Handled:
+    """An operator on tensors (`a * 2`): PyTorch's invariant, as any operation."""
+    arguments = Arguments((), {}, None, node)  # type: ignore[arg-type]
+    return torch_calls.run_operation(buffers, None, False, arguments, state, frame)

@@ -1,0 +1,95 @@
+"""One walk of one function under one calling context, to its summary and the conflicts it
+finds on streams it knows itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from streamlint.model.domain.order import Conflict
+from streamlint.model.domain.paths import Path, Root
+from streamlint.model.domain.state import State
+from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
+from streamlint.model.summary.function_summary import FunctionSummary, bounded
+from streamlint.model.transfer.frame import CallContext, Frame
+from streamlint.model.transfer.statements import run_block
+
+# Walks done so far, per (function, context): the guard-rail test asserts each is 1.
+WALKS: dict[tuple[str, CallContext], int] = {}
+
+
+@dataclass(frozen=True)
+class Walked:
+    summary: FunctionSummary
+    conflicts: tuple[Conflict, ...]
+
+
+# Nodes that can perform work, and so have a site: calls, operators, stores.
+_NUMBERED = (cst.Call, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del, cst.BinaryOperation, cst.UnaryOperation,
+             cst.Comparison, cst.Subscript)
+
+
+def call_ordinals(function: cst.CSTNode) -> dict[int, int]:
+    """Each call and statement that performs work, numbered in source order (nested functions apart)."""
+    ordinals: dict[int, int] = {}
+
+    class _Numberer(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not function:
+                return False
+            if isinstance(node, _NUMBERED):
+                ordinals[id(node)] = len(ordinals)
+            return True
+
+    function.visit(_Numberer())
+    return ordinals
+
+
+def walk_function(node: cst.FunctionDef, frame: Frame, context: CallContext) -> Walked:
+    key = (frame.qualname, context)
+    WALKS[key] = WALKS.get(key, 0) + 1
+    frame.call_ordinals = call_ordinals(node)
+    params = _parameters(node)
+    state = State()
+    for index, name in enumerate(params):
+        state = state.bind(name, _parameter_value(index, name, frame, context, params))
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else node.body.body
+    run_block(body, state, frame)
+    effects, truncated = bounded(tuple(frame.effects))
+    summary = FunctionSummary(
+        frame.qualname, params, effects, frame.returned or UNKNOWN, (), (), context.hot, truncated
+    ).sealed()
+    return Walked(summary, tuple(frame.conflicts))
+
+
+def _parameters(node: cst.FunctionDef) -> tuple[str, ...]:
+    p = node.params
+    names = [x.name.value for x in (*p.posonly_params, *p.params)]
+    if isinstance(p.star_arg, cst.Param):
+        names.append(p.star_arg.name.value)
+    names += [x.name.value for x in p.kwonly_params]
+    if p.star_kwarg is not None:
+        names.append(p.star_kwarg.name.value)
+    return tuple(names)
+
+
+def _parameter_value(index: int, name: str, frame: Frame, context: CallContext, params: tuple[str, ...]) -> AbsValue:
+    if frame.class_name and index == 0:
+        receiver = context.receiver or AbsValue()
+        return AbsValue(receiver.kind, receiver.framework, receiver.memory, Path(Root.self_()), None,
+                        False, None, receiver.target)
+    given: Optional[AbsValue] = context.arg(name)
+    if given is None:
+        position = index - (1 if frame.class_name else 0)
+        given = context.arg(str(position))
+    identity = Path(Root.param(index, name))
+    if given is None:
+        return AbsValue(identity=identity)
+    stream = given.stream if given.kind is ValueKind.STREAM else None
+    if given.kind is ValueKind.STREAM and given.stream is None:
+        from streamlint.model.domain.streams import StreamRef
+
+        stream = StreamRef.at(identity)
+    return AbsValue(given.kind, given.framework, given.memory, identity, stream, given.may_be_none, given.element, given.target)

@@ -1,0 +1,243 @@
+"""Statements: bindings, branches joined, loops run to a fixpoint, stream contexts entered
+and left, returns collected."""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import libcst as cst
+
+from streamlint.model.domain.paths import Index
+from streamlint.model.domain.state import State
+from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
+from streamlint.model.transfer.act import access, host_access
+from streamlint.model.transfer.devices import is_device, is_host
+from streamlint.model.transfer.expressions import evaluate
+from streamlint.model.transfer.frame import Frame
+
+# The one loop budget: a loop body is walked until the head state stops changing, at most
+# this many times; past it the walk goes on with what it has (accesses of later rounds are
+# not seen, which can only remove reports).
+MAX_LOOP_ROUNDS = 6
+
+
+def run_block(statements: Sequence[cst.CSTNode], state: State, frame: Frame) -> State:
+    for statement in statements:
+        if not state.reachable:
+            break
+        state = run_statement(statement, state, frame)
+    return state
+
+
+def run_statement(node: cst.CSTNode, state: State, frame: Frame) -> State:
+    handler = _HANDLERS.get(type(node))
+    return handler(node, state, frame) if handler is not None else state
+
+
+def _body(node: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    return node.body if isinstance(node, cst.IndentedBlock) else node.body  # SimpleStatementSuite too
+
+
+def _simple_line(node: cst.SimpleStatementLine, state: State, frame: Frame) -> State:
+    for small in node.body:
+        if not state.reachable:
+            break
+        state = run_statement(small, state, frame)
+    return state
+
+
+def _suite(node, state: State, frame: Frame) -> State:
+    return run_block(_body(node), state, frame)
+
+
+def _expr(node: cst.Expr, state: State, frame: Frame) -> State:
+    return evaluate(node.value, state, frame)[1]
+
+
+def _assign(node: cst.Assign, state: State, frame: Frame) -> State:
+    value, state = evaluate(node.value, state, frame)
+    for target in node.targets:
+        state = bind(target.target, value, state, frame, node)
+    return state
+
+
+def _ann_assign(node: cst.AnnAssign, state: State, frame: Frame) -> State:
+    if node.value is None:
+        return state
+    value, state = evaluate(node.value, state, frame)
+    return bind(node.target, value, state, frame, node)
+
+
+def _aug_assign(node: cst.AugAssign, state: State, frame: Frame) -> State:
+    current, state = evaluate(node.target, state, frame)
+    other, state = evaluate(node.value, state, frame)
+    if current.is_buffer and current.identity is not None:
+        site = frame.site(node)
+        if is_device(current):
+            from streamlint.model.transfer.torch_calls import F
+
+            state = access(state, frame, site, current.identity, True, state.current_stream(F))
+        elif is_host(current):
+            state = host_access(state, frame, site, current.identity, True)
+        return state
+    return bind(node.target, UNKNOWN if other.kind is not ValueKind.HOST_NUMBER else other, state, frame, node)
+
+
+def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
+    if isinstance(target, cst.Name):
+        return state.bind(target.value, value)
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            state = bind(element.value, value.element or UNKNOWN, state, frame, node)
+        return state
+    if isinstance(target, cst.Attribute):
+        base, state = evaluate(target.value, state, frame)
+        if base.identity is not None:
+            state = state.store(base.identity.attr(target.attr.value), value)
+        return state
+    if isinstance(target, cst.Subscript):
+        return _store_element(target, value, state, frame, node)
+    return state
+
+
+def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
+    """`buf[i] = v`: a write into the buffer (by the host for host memory, on the current stream
+    for device memory), or an element stored into a container."""
+    holder, state = evaluate(target.value, state, frame)
+    if holder.identity is None:
+        return state
+    site = frame.site(node)
+    if is_host(holder):
+        return host_access(state, frame, site, holder.identity, True)
+    if is_device(holder):
+        from streamlint.model.transfer.torch_calls import F
+
+        return access(state, frame, site, holder.identity, True, state.current_stream(F))
+    path = holder.identity.element(Index.any_())
+    return state.store(path, value)
+
+
+def _return(node: cst.Return, state: State, frame: Frame) -> State:
+    value = UNKNOWN
+    if node.value is not None:
+        value, state = evaluate(node.value, state, frame)
+    frame.returned = value if frame.returned is None else frame.returned.join(value)
+    return state.unreachable()
+
+
+def _raise(node: cst.Raise, state: State, frame: Frame) -> State:
+    if node.exc is not None:
+        state = evaluate(node.exc, state, frame)[1]
+    return state.unreachable()
+
+
+def _if(node: cst.If, state: State, frame: Frame) -> State:
+    _, state = evaluate(node.test, state, frame)
+    taken = run_block(_body(node.body), state, frame)
+    other = state
+    if isinstance(node.orelse, cst.If):
+        other = _if(node.orelse, state, frame)
+    elif isinstance(node.orelse, cst.Else):
+        other = run_block(_body(node.orelse.body), state, frame)
+    return taken.join(other)
+
+
+def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str) -> State:
+    """Walk the body until the state at the loop head stops changing (the back edge shifts
+    ring slots of the loop's counter by one iteration)."""
+    frame.loop_depth += 1
+    entry = head
+    try:
+        for _ in range(MAX_LOOP_ROUNDS):
+            after = body(head)
+            if symbol and after.reachable:
+                after = after.with_order(after.order.shifted(symbol, 1))
+            joined = head.join(after)
+            if joined == head:
+                break
+            head = joined
+    finally:
+        frame.loop_depth -= 1
+    return entry.join(head)
+
+
+def _for(node: cst.For, state: State, frame: Frame) -> State:
+    iterable, state = evaluate(node.iter, state, frame)
+    element = iterable.element or UNKNOWN
+    symbol = node.target.value if isinstance(node.target, cst.Name) else ""
+
+    def body(s: State) -> State:
+        s = bind(node.target, element, s, frame, node)
+        return _reachable(run_block(_body(node.body), s, frame), s)
+
+    state = _loop(state, frame, body, symbol)
+    if node.orelse is not None:
+        state = run_block(_body(node.orelse.body), state, frame)
+    return state
+
+
+def _while(node: cst.While, state: State, frame: Frame) -> State:
+    def body(s: State) -> State:
+        _, s = evaluate(node.test, s, frame)
+        return _reachable(run_block(_body(node.body), s, frame), s)
+
+    _, state = evaluate(node.test, state, frame)
+    return _loop(state, frame, body, "")
+
+
+def _reachable(after: State, before: State) -> State:
+    """A body that ends in `break`/`return` on every path still leaves the loop state joinable."""
+    return after if after.reachable else before
+
+
+def _with(node: cst.With, state: State, frame: Frame) -> State:
+    saved = state.current
+    for item in node.items:
+        value, state = evaluate(item.item, state, frame)
+        if value.kind is ValueKind.STREAM_CONTEXT and value.stream is not None:
+            state = state.with_current(value.framework, value.stream)
+        elif item.asname is not None:
+            state = bind(item.asname.name, value, state, frame, node)
+    state = run_block(_body(node.body), state, frame)
+    from dataclasses import replace
+
+    return replace(state, current=saved) if state.reachable else state
+
+
+def _try(node: cst.Try, state: State, frame: Frame) -> State:
+    after = run_block(_body(node.body), state, frame)
+    if node.orelse is not None:
+        after = run_block(_body(node.orelse.body), after, frame)
+    for handler in node.handlers:
+        after = after.join(run_block(_body(handler.body), state.join(after), frame))
+    if node.finalbody is not None:
+        after = run_block(_body(node.finalbody.body), after, frame)
+    return after
+
+
+def _skip(node: cst.CSTNode, state: State, frame: Frame) -> State:
+    return state
+
+
+def _break(node: cst.CSTNode, state: State, frame: Frame) -> State:
+    return state.unreachable()
+
+
+_HANDLERS: dict[type, Callable[..., State]] = {
+    cst.SimpleStatementLine: _simple_line,
+    cst.Expr: _expr,
+    cst.Assign: _assign,
+    cst.AnnAssign: _ann_assign,
+    cst.AugAssign: _aug_assign,
+    cst.Return: _return,
+    cst.Raise: _raise,
+    cst.If: _if,
+    cst.For: _for,
+    cst.While: _while,
+    cst.With: _with,
+    cst.Try: _try,
+    cst.FunctionDef: _skip,
+    cst.ClassDef: _skip,
+    cst.Break: _break,
+    cst.Continue: _break,
+}
