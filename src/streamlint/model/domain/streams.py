@@ -29,6 +29,9 @@ class StreamRef:
     path: Optional[Path] = None
     site: str = ""  # creation site key
     blocking: bool = True  # a blocking stream synchronizes with the legacy default stream
+    # Made by the program for its own work (a stream constructor), so it is no caller's current
+    # stream: a PATH to a stream `self` made in its constructor is one
+    fresh: bool = False
 
     @staticmethod
     def ambient(framework: str) -> "StreamRef":
@@ -44,7 +47,7 @@ class StreamRef:
 
     @staticmethod
     def created(site: str, framework: str, blocking: bool = True) -> "StreamRef":
-        return StreamRef(StreamRefKind.CREATED, framework, None, site, blocking)
+        return StreamRef(StreamRefKind.CREATED, framework, None, site, blocking, True)
 
     @property
     def known(self) -> bool:
@@ -61,6 +64,8 @@ class StreamRef:
             return False
         if StreamRefKind.CREATED in (self.kind, other.kind):
             return True  # a stream made here is none that existed before
+        if (self.fresh and other.kind is StreamRefKind.AMBIENT) or (other.fresh and self.kind is StreamRefKind.AMBIENT):
+            return True  # a stream the program made for its own work is not the caller's current one
         if {self.kind, other.kind} == {StreamRefKind.LEGACY, StreamRefKind.PER_THREAD}:
             return True
         return False  # the caller's current stream may be the one a parameter holds: ask the caller

@@ -26,6 +26,7 @@ class ValueKind(Enum):
     CONTAINER = "container"  # a list, tuple or dict; `element` is what its items hold
     CALLABLE = "callable"  # a function, lambda or partial (`target`: its qualname)
     NAMESPACE = "namespace"  # a framework module or accelerator object (`target`: the dotted name it stands for)
+    OBJECT = "object"  # an instance of a project class (`target`: the class's qualified name)
     STREAM_CONTEXT = "stream_context"  # `torch.cuda.stream(s)`: entering it makes `stream` current
 
 

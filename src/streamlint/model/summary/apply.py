@@ -57,6 +57,10 @@ def apply(summary: FunctionSummary, state: State, binding: Binding) -> Applied:
         mapper.state = state
     for framework, stream in _left_current(summary):
         state = state.with_current(framework, mapper.stream(stream))
+    receiver = binding.receiver.identity if binding.receiver is not None else None
+    if receiver is not None:
+        for attr, value in summary.self_stores:
+            state = state.store(receiver.attr(attr), mapper.value(value))
     return Applied(state, tuple(conflicts), mapper.value(summary.returns), tuple(mapped))
 
 
@@ -98,19 +102,24 @@ class _Mapper:
 
     def path(self, path: Path) -> Optional[Path]:
         root = path.root
-        if root.kind is RootKind.PARAM:
-            value = self.binding.arg(root.name)
+        if root.kind in (RootKind.PARAM, RootKind.SELF):
+            value = self.binding.receiver if root.kind is RootKind.SELF else self.binding.arg(root.name)
             base = value.identity if value is not None else None
-            return path.rebased(Path(base.root, base.steps)) if base is not None else None
-        if root.kind is RootKind.SELF:
-            receiver = self.binding.receiver
-            base = receiver.identity if receiver is not None else None
-            return path.rebased(base) if base is not None else None
+            return self._deref(base, path.steps) if base is not None else None
         if root.kind is RootKind.FRESH:
             return Path(Root.fresh(f"{self.binding.site}>{root.site}"), path.steps)
         if root.kind is RootKind.GLOBAL:
             return path
         return None  # a callee's local or return path: not the caller's to name
+
+    def _deref(self, base: Path, steps: tuple) -> Path:
+        """Follow the steps through what the caller's state holds there: `self.buf` of a callee
+        is the memory the caller's `p.buf` holds, not a new name for it."""
+        for step in steps:
+            here = base.attr(step) if isinstance(step, str) else base.element(step)
+            held = self.state.at(here)
+            base = held.identity if held.identity is not None and held.is_buffer else here
+        return base
 
     def stream(self, ref: StreamRef) -> StreamRef:
         if ref in (HOST, RECORDED):

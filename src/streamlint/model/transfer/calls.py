@@ -9,7 +9,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model.api import torch_api
-from streamlint.model.domain.paths import Path, RootKind
+from streamlint.model.domain.paths import Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
 from streamlint.model.summary.apply import Binding, apply
@@ -50,7 +50,9 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
         handled = torch_calls.function(callee.target, arguments, state, frame)
         if handled is not None:
             return handled
-        return _builtin_or_opaque(callee.target, arguments, state, frame)
+        if callee.target.startswith("builtins."):
+            return _builtin_or_opaque(callee.target, arguments, state, frame)
+        return _project_call(callee.target, arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE and callee.target.startswith(METHOD):
         return _method(callee.target[len(METHOD):], arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE:
@@ -67,6 +69,12 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
         handled = torch_calls.event_method(name, receiver, arguments, state, frame)
     elif receiver.is_buffer:
         handled = torch_calls.tensor_method(name, receiver, arguments, state, frame)
+    elif receiver.kind is ValueKind.UNKNOWN and name in torch_calls.EVIDENT_METHODS:
+        # a method that exists on one kind of tensor only tells what the receiver is
+        evident = torch_calls.EVIDENT_METHODS[name]
+        handled = torch_calls.tensor_method(name, evident(receiver), arguments, state, frame)
+    elif receiver.kind is ValueKind.OBJECT and receiver.target:
+        return _project_call(f"{receiver.target}.{name}", arguments, state, frame)
     elif receiver.identity is not None and receiver.identity.root.kind is RootKind.SELF and not receiver.identity.steps:
         return _project_call(f"{frame.module}.{frame.class_name}.{name}", arguments, state, frame)
     if handled is not None:
@@ -93,6 +101,8 @@ def _host_reader(arguments: Arguments, state: State, frame: Frame) -> Handled:
 
 
 def _project_call(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    if frame.is_class is not None and frame.is_class(target):
+        return _construct(target, arguments, state, frame)
     summary = frame.resolve(target, _context(arguments)) if frame.resolve is not None else None
     if summary is None:
         return _opaque(arguments, state, frame)
@@ -120,8 +130,9 @@ def _context(arguments: Arguments) -> CallContext:
 
 
 def _fact(value: AbsValue) -> AbsValue:
-    return AbsValue(value.kind, value.framework, value.memory, None, value.stream if value.kind is ValueKind.STREAM else None,
-                    value.may_be_none, None, value.target)
+    """What a callee may know of an argument whoever passes it: its kind and memory, never the
+    caller's identities (a stream is the parameter's stream in the callee's summary)."""
+    return AbsValue(value.kind, value.framework, value.memory, None, None, value.may_be_none, None, value.target)
 
 
 def _opaque(arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -140,3 +151,19 @@ def operate(buffers: list[AbsValue], node: cst.CSTNode, state: State, frame: Fra
     """An operator on tensors (`a * 2`): PyTorch's invariant, as any operation."""
     arguments = Arguments((), {}, None, node)  # type: ignore[arg-type]
     return torch_calls.run_operation(buffers, None, False, arguments, state, frame)
+
+
+def _construct(cls: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """`C(...)` of a project class: a new object, its `__init__` applied to it."""
+    from dataclasses import replace
+
+    obj = AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))), target=cls)
+    init = replace(arguments, receiver=obj)
+    summary = frame.resolve(f"{cls}.__init__", _context(init)) if frame.resolve is not None else None
+    if summary is None:
+        return obj, state
+    applied = apply(summary, state, Binding(frame.site(arguments.node), _bound_args(summary.params, init), obj))
+    for effect in applied.effects:
+        frame.emit(effect)
+    frame.report(list(applied.conflicts))
+    return obj, applied.state

@@ -9,6 +9,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from streamlint.model.domain.order import Conflict
+from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue
 from streamlint.model.summary.effects import Effect
 from streamlint.model.summary.function_summary import FunctionSummary
@@ -22,6 +23,9 @@ class CallContext:
     args: tuple[tuple[str, AbsValue], ...] = ()
     receiver: Optional[AbsValue] = None
     hot: bool = False  # reached on every step of a hot path
+    # What `self.<attr>` holds on entry: the class's methods' stores (CodeQL's field step:
+    # a value any method stores reaches every method's read), identities as `self` paths
+    receiver_state: tuple[tuple[str, AbsValue], ...] = ()
 
     def arg(self, name: str) -> Optional[AbsValue]:
         return dict(self.args).get(name)
@@ -49,6 +53,8 @@ class Frame:
     conflicts: list[Conflict] = field(default_factory=list)
     seen_effects: set = field(default_factory=set)  # (a loop walks its body until nothing changes)
     returned: Optional[AbsValue] = None  # the join of the values it returns
+    is_class: Optional[Callable[[str], bool]] = None  # a project class, by qualified name (calls construct it)
+    exit_state: Optional[State] = None  # the join of the states it returns or falls off the end with
 
     def site(self, node: cst.CSTNode) -> str:
         return f"{self.qualname}#{self.call_ordinals.get(id(node), -1)}"

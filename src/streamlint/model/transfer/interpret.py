@@ -14,7 +14,8 @@ from streamlint.model.domain.state import State
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
 from streamlint.model.summary.function_summary import FunctionSummary, bounded
 from streamlint.model.transfer.frame import CallContext, Frame
-from streamlint.model.transfer.statements import run_block
+from streamlint.model.domain.paths import RootKind
+from streamlint.model.transfer.statements import leave, run_block
 
 # Walks done so far, per (function, context): the guard-rail test asserts each is 1.
 WALKS: dict[tuple[str, CallContext], int] = {}
@@ -55,11 +56,16 @@ def walk_function(node: cst.FunctionDef, frame: Frame, context: CallContext) -> 
     state = State()
     for index, name in enumerate(params):
         state = state.bind(name, _parameter_value(index, name, frame, context, params))
+    for attr, value in context.receiver_state:
+        state = state.store(Path(Root.self_()).attr(attr), value)
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else node.body.body
-    run_block(body, state, frame)
+    end = run_block(body, state, frame)
+    if end.reachable:
+        leave(end, frame)
     effects, truncated = bounded(tuple(frame.effects))
     summary = FunctionSummary(
-        frame.qualname, params, effects, frame.returned or UNKNOWN, (), (), context.hot, truncated
+        frame.qualname, params, effects, frame.returned or UNKNOWN, _self_stores(frame.exit_state, context.receiver_state), (),
+        context.hot, truncated,
     ).sealed()
     return Walked(summary, tuple(frame.conflicts))
 
@@ -93,3 +99,15 @@ def _parameter_value(index: int, name: str, frame: Frame, context: CallContext, 
 
         stream = StreamRef.at(identity)
     return AbsValue(given.kind, given.framework, given.memory, identity, stream, given.may_be_none, given.element, given.target)
+
+
+def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, AbsValue], ...]:
+    """What `self.<attr>` holds when the function returns, for each attribute it changed."""
+    if exit_state is None:
+        return ()
+    found, before = [], dict(entry)
+    for path, value in exit_state.heap:
+        if path.root.kind is RootKind.SELF and len(path.steps) == 1 and isinstance(path.steps[0], str):
+            if before.get(path.steps[0]) != value:
+                found.append((path.steps[0], value))
+    return tuple(sorted(found, key=lambda item: item[0]))

@@ -122,7 +122,13 @@ def _return(node: cst.Return, state: State, frame: Frame) -> State:
     if node.value is not None:
         value, state = evaluate(node.value, state, frame)
     frame.returned = value if frame.returned is None else frame.returned.join(value)
+    leave(state, frame)
     return state.unreachable()
+
+
+def leave(state: State, frame: Frame) -> None:
+    """The function ends here on this path."""
+    frame.exit_state = state if frame.exit_state is None else frame.exit_state.join(state)
 
 
 def _raise(node: cst.Raise, state: State, frame: Frame) -> State:

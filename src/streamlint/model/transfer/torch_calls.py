@@ -235,10 +235,14 @@ def _cpu(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
 def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool], arguments: Arguments,
                  state: State, frame: Frame) -> Handled:
     """`t.to(device)`: a copy only where `t` is elsewhere; the result is new memory there."""
-    if not source.is_buffer or source.memory is Memory.UNKNOWN:
-        return UNKNOWN, state
     to_device = target is Memory.DEVICE
-    if to_device == is_device(source):
+    if not source.is_buffer or source.memory is Memory.UNKNOWN:
+        # a copy to a device of a value the code says nothing about: the result is a tensor
+        # there, and with non_blocking=True the code says it comes from the other side
+        if not non_blocking:
+            return _fresh(frame, arguments, target, state.current_stream(F) if to_device else None), state
+        source = AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN if to_device else Memory.DEVICE, source.identity)
+    elif to_device == is_device(source):
         return source, state  # already there: `to` returns the tensor itself
     site = frame.site(arguments.node)
     current = state.current_stream(F)
@@ -311,4 +315,19 @@ _TENSOR_METHODS: dict[str, Callable[[AbsValue, Arguments, State, Frame], Handled
     "numpy": _host_read,
     "pin_memory": _pin_memory,
     "record_stream": _record_stream,
+}
+
+
+def _as(memory: Memory) -> Callable[[AbsValue], AbsValue]:
+    return lambda value: AbsValue(ValueKind.BUFFER, F, memory, value.identity)
+
+
+# Methods that exist on one kind of tensor only: calling one is evidence of what the
+# receiver is (API-FACTS: `pin_memory` on CPU tensors, `record_stream` on CUDA tensors).
+EVIDENT_METHODS: dict[str, Callable[[AbsValue], AbsValue]] = {
+    "pin_memory": _as(Memory.PAGEABLE),
+    "record_stream": _as(Memory.DEVICE),
+    # a copy to a device: what the result is does not depend on what the receiver was
+    "cuda": lambda value: value,
+    "to": lambda value: value,
 }
