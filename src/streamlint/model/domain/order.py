@@ -177,11 +177,17 @@ class Order:
     def drop_done(self) -> "Order":
         return replace(self, pending=tuple(p for p in self.pending if not p.done))
 
-    def shifted(self, symbol: str, by: int) -> "Order":
-        """Seen from `by` iterations later: slot indices of `symbol` move (loop back edge)."""
-        def shift(p: Pending) -> Pending:
-            return replace(p, access=replace(p.access, path=p.access.path.shifted(symbol, by)))
-        return self._map(shift)
+    def renamed(self, rename) -> "Order":
+        """Every path renamed (a loop's back edge: ring slots shift, the body's allocations age)."""
+        def access_of(a: AccessEvent) -> AccessEvent:
+            return replace(a, path=rename(a.path))
+
+        def key_of(key: tuple) -> tuple:
+            return (key[0], key[1], rename(key[2]), key[3], key[4])
+
+        pending = tuple(replace(p, access=access_of(p.access)) for p in self.pending)
+        events = tuple((rename(path), frozenset(key_of(k) for k in captured)) for path, captured in self.events)
+        return Order(pending, events)
 
     def _map(self, f) -> "Order":
         return replace(self, pending=tuple(f(p) for p in self.pending))

@@ -28,6 +28,7 @@ class Root:
     name: str = ""
     index: int = -1  # parameter position
     site: str = ""  # allocation site key ("qualname#ordinal")
+    age: int = 0  # FRESH: 0 for this loop iteration's allocation, 1 for an earlier iteration's
 
     @staticmethod
     def param(index: int, name: str) -> "Root":
@@ -51,7 +52,7 @@ class Root:
 
     def spell(self) -> str:
         if self.kind is RootKind.FRESH:
-            return f"<allocation {self.site}>"
+            return f"<allocation {self.site}{' (earlier iteration)' if self.age else ''}>"
         if self.kind is RootKind.RETURN:
             return f"{self.name}()"
         return self.name
@@ -133,6 +134,14 @@ class Path:
     def rebased(self, root_path: "Path") -> "Path":
         """This path with its root replaced by `root_path` (a parameter by the argument)."""
         return Path(root_path.root, root_path.steps + self.steps)
+
+    def aged(self, in_loop) -> "Path":
+        """The same memory seen from the next iteration: an allocation the loop body made is now
+        an earlier iteration's (`in_loop(site)` says whether the body made it)."""
+        root = self.root
+        if root.kind is not RootKind.FRESH or root.age or not in_loop(root.site.split(">", 1)[0]):
+            return self
+        return Path(Root(root.kind, root.name, root.index, root.site, 1), self.steps)
 
     def shifted(self, symbol: str, by: int) -> "Path":
         return Path(self.root, tuple(s.shifted(symbol, by) if isinstance(s, Index) else s for s in self.steps))

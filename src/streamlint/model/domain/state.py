@@ -57,6 +57,17 @@ class State:
     def unreachable(self) -> "State":
         return replace(self, reachable=False)
 
+    def renamed(self, rename) -> "State":
+        """Every path in the state renamed: the names' and the heap's values, the heap's keys,
+        the order's accesses and events."""
+        names = tuple((n, _renamed_value(v, rename)) for n, v in self.names)
+        heap = _frozen({rename(p): _renamed_value(v, rename) for p, v in self.heap})
+        return State(names, heap, self.current, self.order.renamed(rename), self.reachable)
+
+    def holds(self, identity: Path) -> bool:
+        """Some name or heap entry still holds this memory."""
+        return any(_refers(v, identity) for _, v in self.names) or any(_refers(v, identity) for _, v in self.heap)
+
     # -- lattice -------------------------------------------------------------------
     def join(self, other: "State") -> "State":
         if not other.reachable:
@@ -92,3 +103,15 @@ def _join_current(a: tuple, b: tuple) -> tuple:
         y = right.get(framework, StreamRef.ambient(framework))
         merged[framework] = x if x == y else UNKNOWN_STREAM
     return _frozen(merged)
+
+
+def _renamed_value(value: AbsValue, rename) -> AbsValue:
+    if value.identity is None and value.element is None:
+        return value
+    identity = rename(value.identity) if value.identity is not None else None
+    element = _renamed_value(value.element, rename) if value.element is not None else None
+    return replace(value, identity=identity, element=element)
+
+
+def _refers(value: AbsValue, identity: Path) -> bool:
+    return value.identity == identity or (value.element is not None and _refers(value.element, identity))

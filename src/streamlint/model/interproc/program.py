@@ -12,12 +12,16 @@ import libcst as cst
 from streamlint.model.transfer.names import imports_of
 
 
+# The qualified name of a module's top level, as a function of no parameters.
+TOP_LEVEL = "<module>"
+
+
 @dataclass(frozen=True)
 class FunctionRef:
     qualname: str
     module: str
     class_name: str
-    node: cst.FunctionDef
+    node: "cst.FunctionDef | cst.Module"
 
 
 @dataclass
@@ -33,6 +37,7 @@ class ModuleUnit:
 def unit_of(name: str, tree: cst.Module) -> ModuleUnit:
     classes = frozenset(s.name.value for s in tree.body if isinstance(s, cst.ClassDef))
     unit = ModuleUnit(name, tree, imports_of(tree), frozenset(_top_names(tree)), classes)
+    unit.functions[f"{name}.{TOP_LEVEL}"] = FunctionRef(f"{name}.{TOP_LEVEL}", name, "", tree)
     for statement in tree.body:
         if isinstance(statement, cst.FunctionDef):
             unit.functions[f"{name}.{statement.name.value}"] = FunctionRef(f"{name}.{statement.name.value}", name, "", statement)

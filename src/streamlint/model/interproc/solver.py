@@ -12,13 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+import libcst as cst
+
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.values import UNKNOWN, AbsValue
 from streamlint.model.interproc.class_state import as_receiver_state, join_stores
 from streamlint.model.interproc.program import FunctionRef, Program
 from streamlint.model.summary.function_summary import FunctionSummary
 from streamlint.model.transfer.frame import ROOT_CONTEXT, CallContext, Frame
-from streamlint.model.transfer.interpret import Walked, walk_function
+from streamlint.model.transfer.interpret import Walked, call_ordinals, walk_function
 
 MAX_CONTEXTS = 4
 MAX_WALKS = 5000
@@ -52,6 +54,8 @@ class Solver:
         self._stack: set[str] = set()
         self._contexts: dict[str, set[CallContext]] = {}
         self._class_states: dict[str, tuple] = {}
+        self._nodes: dict[str, dict[int, int]] = {}
+        self._ids: dict[int, dict] = {}
 
     def solve_module(self) -> Solved:
         for qualname in list(self.program.main.functions):
@@ -109,6 +113,28 @@ class Solver:
                 found = join_stores(found, as_receiver_state(summary.self_stores))
         return found
 
+    def node_of(self, site: str):
+        """The syntax node a site key names, in the program's modules."""
+        qualname, _, ordinal = site.partition("#")
+        function = self.program.function(qualname)
+        if function is None or not ordinal.lstrip("-").isdigit():
+            return None
+        nodes = self._nodes.get(qualname)
+        if nodes is None:
+            nodes = self._nodes[qualname] = {n: node_id for node_id, n in call_ordinals(function.node).items()}
+        return self._by_id(function.node).get(nodes.get(int(ordinal), -1))
+
+    def _by_id(self, root) -> dict:
+        found = self._ids.get(id(root))
+        if found is None:
+            found = self._ids[id(root)] = {}
+            todo = [root]
+            while todo:
+                node = todo.pop()
+                found[id(node)] = node
+                todo.extend(node.children)
+        return found
+
     def _within_budget(self, qualname: str, context: CallContext) -> CallContext:
         known = self._contexts.setdefault(qualname, set())
         if context in known or len(known) < MAX_CONTEXTS:
@@ -138,5 +164,7 @@ def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
 
 
 def _params(function: FunctionRef) -> list[str]:
+    if isinstance(function.node, cst.Module):
+        return []
     p = function.node.params
     return [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]

@@ -18,7 +18,7 @@ from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRef
 from streamlint.model.domain.values import AbsValue, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
 from streamlint.model.summary.function_summary import FunctionSummary
-from streamlint.model.summary.perform import perform
+from streamlint.model.summary.perform import perform, released
 
 
 @dataclass(frozen=True)
@@ -60,8 +60,21 @@ def apply(summary: FunctionSummary, state: State, binding: Binding) -> Applied:
     receiver = binding.receiver.identity if binding.receiver is not None else None
     if receiver is not None:
         for attr, value in summary.self_stores:
-            state = state.store(receiver.attr(attr), mapper.value(value))
+            state, found, release = _store(state, receiver.attr(attr), mapper.value(value), binding.site)
+            conflicts.extend(found)
+            mapped.extend(release)
     return Applied(state, tuple(conflicts), mapper.value(summary.returns), tuple(mapped))
+
+
+def _store(state: State, path: Path, value: AbsValue, site: str) -> tuple[State, list[Conflict], list[Effect]]:
+    """The callee left `value` at `path`: what was there may go back to the allocator."""
+    old = state.at(path)
+    state = state.store(path, value)
+    release = released(old, state, site)
+    if release is None:
+        return state, [], []
+    state, found = perform(state, release)
+    return state, found, [release]
 
 
 def _left_current(summary: FunctionSummary) -> list[tuple[str, StreamRef]]:

@@ -3,10 +3,12 @@ the operation, and `apply` performs a callee's effects again in its caller's ter
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Optional
 
 from streamlint.model.domain.order import AccessEvent, Conflict, Order
+from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.state import State
+from streamlint.model.domain.values import AbsValue
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.summary.effects import Effect, EffectKind
 
@@ -16,6 +18,17 @@ Result = tuple[State, list[Conflict]]
 def perform(state: State, effect: Effect) -> Result:
     handler = _HANDLERS.get(effect.kind)
     return handler(state, effect) if handler else (state, [])
+
+
+def released(old: AbsValue, after: State, site: str) -> Optional[Effect]:
+    """The release of memory nothing holds any more once `old` was overwritten: it goes back to
+    the allocator of the stream it was made on (None when it is still held or not ours)."""
+    identity = old.identity
+    if not (old.is_buffer and old.stream is not None and identity is not None):
+        return None
+    if identity.root.kind is not RootKind.FRESH or identity.steps or after.holds(identity):
+        return None
+    return Effect(EffectKind.RELEASE, site, identity, old.stream)
 
 
 def _access(state: State, e: Effect) -> Result:

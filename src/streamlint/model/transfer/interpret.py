@@ -15,7 +15,7 @@ from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
 from streamlint.model.summary.function_summary import FunctionSummary, bounded
 from streamlint.model.transfer.frame import CallContext, Frame
 from streamlint.model.domain.paths import RootKind
-from streamlint.model.transfer.statements import leave, run_block
+from streamlint.model.transfer.statements import leave, release_if_dropped, run_block
 
 # Walks done so far, per (function, context): the guard-rail test asserts each is 1.
 WALKS: dict[tuple[str, CallContext], int] = {}
@@ -48,20 +48,26 @@ def call_ordinals(function: cst.CSTNode) -> dict[int, int]:
     return ordinals
 
 
-def walk_function(node: cst.FunctionDef, frame: Frame, context: CallContext) -> Walked:
+def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: CallContext) -> Walked:
+    """One walk of a function (or of a module's top level, a function without parameters)."""
     key = (frame.qualname, context)
     WALKS[key] = WALKS.get(key, 0) + 1
     frame.call_ordinals = call_ordinals(node)
-    params = _parameters(node)
+    params = _parameters(node) if isinstance(node, cst.FunctionDef) else ()
     state = State()
     for index, name in enumerate(params):
         state = state.bind(name, _parameter_value(index, name, frame, context, params))
     for attr, value in context.receiver_state:
         state = state.store(Path(Root.self_()).attr(attr), value)
-    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else node.body.body
+    if isinstance(node, cst.Module):
+        body = node.body
+    else:
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else node.body.body
     end = run_block(body, state, frame)
     if end.reachable:
         leave(end, frame)
+    if frame.exit_state is not None:
+        _release_locals(frame.exit_state, frame, node)
     effects, truncated = bounded(tuple(frame.effects))
     summary = FunctionSummary(
         frame.qualname, params, effects, frame.returned or UNKNOWN, _self_stores(frame.exit_state, context.receiver_state), (),
@@ -111,3 +117,13 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
             if before.get(path.steps[0]) != value:
                 found.append((path.steps[0], value))
     return tuple(sorted(found, key=lambda item: item[0]))
+
+
+def _release_locals(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:
+    """At return, memory only the function's names held goes back to the allocator."""
+    returned = frame.returned or UNKNOWN
+    state = exit_state
+    for name, value in exit_state.names:
+        kept = returned.identity == value.identity or (returned.element is not None and returned.element.identity == value.identity)
+        if not kept:
+            state = release_if_dropped(value, state.bind(name, UNKNOWN), frame, node)

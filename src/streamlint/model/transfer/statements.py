@@ -7,10 +7,11 @@ from typing import Callable, Sequence
 
 import libcst as cst
 
-from streamlint.model.domain.paths import Index
+from streamlint.model.domain.paths import Index, Path
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
-from streamlint.model.transfer.act import access, host_access
+from streamlint.model.summary.perform import released
+from streamlint.model.transfer.act import access, do, host_access
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate
 from streamlint.model.transfer.frame import Frame
@@ -85,7 +86,8 @@ def _aug_assign(node: cst.AugAssign, state: State, frame: Frame) -> State:
 
 def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
     if isinstance(target, cst.Name):
-        return state.bind(target.value, value)
+        old = state.value(target.value)
+        return release_if_dropped(old, state.bind(target.value, value), frame, node)
     if isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
             state = bind(element.value, value.element or UNKNOWN, state, frame, node)
@@ -93,11 +95,19 @@ def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame
     if isinstance(target, cst.Attribute):
         base, state = evaluate(target.value, state, frame)
         if base.identity is not None:
-            state = state.store(base.identity.attr(target.attr.value), value)
+            path = base.identity.attr(target.attr.value)
+            old = state.at(path)
+            state = release_if_dropped(old, state.store(path, value), frame, node)
         return state
     if isinstance(target, cst.Subscript):
         return _store_element(target, value, state, frame, node)
     return state
+
+
+def release_if_dropped(old: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
+    """Memory nothing holds any more goes back to the allocator of the stream it was made on."""
+    effect = released(old, state, frame.site(node))
+    return do(state, frame, effect) if effect is not None else state
 
 
 def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
@@ -148,16 +158,22 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     return taken.join(other)
 
 
-def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str) -> State:
-    """Walk the body until the state at the loop head stops changing (the back edge shifts
-    ring slots of the loop's counter by one iteration)."""
+def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str, node: cst.CSTNode) -> State:
+    """Walk the body until the state at the loop head stops changing. The back edge renames what
+    the next iteration sees: ring slots of the loop's counter shift by one, and memory the body
+    allocated becomes an earlier iteration's (a new allocation there is other memory)."""
     frame.loop_depth += 1
     entry = head
+    inside = sites_within(node, frame)
+
+    def next_iteration(path: Path) -> Path:
+        return (path.shifted(symbol, 1) if symbol else path).aged(inside.__contains__)
+
     try:
         for _ in range(MAX_LOOP_ROUNDS):
             after = body(head)
-            if symbol and after.reachable:
-                after = after.with_order(after.order.shifted(symbol, 1))
+            if after.reachable:
+                after = after.renamed(next_iteration)
             joined = head.join(after)
             if joined == head:
                 break
@@ -176,7 +192,7 @@ def _for(node: cst.For, state: State, frame: Frame) -> State:
         s = bind(node.target, element, s, frame, node)
         return _reachable(run_block(_body(node.body), s, frame), s)
 
-    state = _loop(state, frame, body, symbol)
+    state = _loop(state, frame, body, symbol, node)
     if node.orelse is not None:
         state = run_block(_body(node.orelse.body), state, frame)
     return state
@@ -188,7 +204,19 @@ def _while(node: cst.While, state: State, frame: Frame) -> State:
         return _reachable(run_block(_body(node.body), s, frame), s)
 
     _, state = evaluate(node.test, state, frame)
-    return _loop(state, frame, body, "")
+    return _loop(state, frame, body, "", node)
+
+
+def sites_within(node: cst.CSTNode, frame: Frame) -> frozenset[str]:
+    """The site keys of the nodes inside a loop."""
+    found: set[str] = set()
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        if id(current) in frame.call_ordinals:
+            found.add(frame.site(current))
+        todo.extend(current.children)
+    return frozenset(found)
 
 
 def _reachable(after: State, before: State) -> State:
