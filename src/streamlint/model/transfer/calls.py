@@ -13,7 +13,7 @@ from streamlint.model.domain.paths import Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
 from streamlint.model.summary.apply import Binding, apply
-from streamlint.model.transfer import torch_calls
+from streamlint.model.transfer import handlers, torch_calls
 from streamlint.model.transfer.act import host_access
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host
@@ -47,7 +47,8 @@ def host_use_of(node: cst.CSTNode, state: State, frame: Frame) -> Handled:
 
 def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if callee.kind is ValueKind.NAMESPACE:
-        handled = torch_calls.function(callee.target, arguments, state, frame)
+        handler = handlers.for_function(callee.target)
+        handled = handler.function(callee.target, arguments, state, frame) if handler else None
         if handled is not None:
             return handled
         if callee.target.startswith("builtins."):
@@ -63,12 +64,13 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
 def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     receiver = arguments.receiver or UNKNOWN
     handled: Optional[Handled] = None
-    if receiver.kind is ValueKind.STREAM and receiver.stream is not None:
-        handled = torch_calls.stream_method(name, receiver.stream, arguments, state, frame)
-    elif receiver.kind is ValueKind.EVENT:
-        handled = torch_calls.event_method(name, receiver, arguments, state, frame)
-    elif receiver.is_buffer:
-        handled = torch_calls.tensor_method(name, receiver, arguments, state, frame)
+    handler = handlers.for_value(receiver)
+    if handler is not None and receiver.kind is ValueKind.STREAM:
+        handled = handler.stream_method(name, receiver, arguments, state, frame)
+    elif handler is not None and receiver.kind is ValueKind.EVENT:
+        handled = handler.event_method(name, receiver, arguments, state, frame)
+    elif handler is not None and receiver.is_buffer:
+        handled = handler.buffer_method(name, receiver, arguments, state, frame)
     elif receiver.kind is ValueKind.UNKNOWN and name in torch_calls.EVIDENT_METHODS:
         # a method that exists on one kind of tensor only tells what the receiver is
         evident = torch_calls.EVIDENT_METHODS[name]
