@@ -8,6 +8,7 @@ from typing import Optional
 
 import libcst as cst
 
+from streamlint.model.domain.order import ConflictKind
 from streamlint.model.findings import Hazard, place
 from streamlint.model.interproc.program import Program, loader_for, unit_of
 from streamlint.model.interproc.solver import Solved, Solver
@@ -36,8 +37,17 @@ def analyze_file(module: cst.Module, path: str = "") -> FileModel:
     seen = set()
     for function, conflict in solved.conflicts_in(name):
         hazard = place(function, conflict)
-        key = (hazard.kind, hazard.site, hazard.earlier_site)
+        key = _problem(hazard)
         if key not in seen:
             seen.add(key)
             hazards.append(hazard)
     return FileModel(name, hazards, solved, solver)
+
+
+def _problem(hazard: Hazard) -> tuple:
+    """One finding per problem: a release is one problem per allocation and racing access,
+    wherever the memory is dropped (rebinding in a loop, return)."""
+    if hazard.kind is ConflictKind.RELEASE_WITHOUT_RECORD:
+        root = hazard.later.path.root
+        return (hazard.kind, hazard.function, root.site)
+    return (hazard.kind, hazard.site, hazard.earlier_site)

@@ -18,6 +18,9 @@ from streamlint.model.domain.order import AccessEvent, Conflict, ConflictKind
 class Placement(Enum):
     AT_ACCESS = "at_access"  # the later access is in the reporting function
     AT_CALL = "at_call"  # the later access happened in a callee: reported at the call
+    # a release racing an access of another stream: reported at that access, where the
+    # allocator must be told of the stream (`record_stream`) or the memory kept alive
+    AT_RACING_USE = "at_racing_use"
 
 
 @dataclass(frozen=True)
@@ -44,9 +47,11 @@ def shown_at(access: AccessEvent) -> str:
 
 
 def place(function: str, conflict: Conflict) -> Hazard:
-    later = conflict.later
+    later, earlier = conflict.later, conflict.earlier
+    if conflict.kind is ConflictKind.RELEASE_WITHOUT_RECORD:
+        return Hazard(conflict.kind, function, shown_at(earlier), Placement.AT_RACING_USE, later, earlier, shown_at(earlier))
     placement = Placement.AT_CALL if later.chain else Placement.AT_ACCESS
-    return Hazard(conflict.kind, function, shown_at(later), placement, later, conflict.earlier, shown_at(conflict.earlier))
+    return Hazard(conflict.kind, function, shown_at(later), placement, later, earlier, shown_at(earlier))
 
 
 def split_site(site: str) -> Optional[tuple[str, int]]:

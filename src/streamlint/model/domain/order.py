@@ -99,6 +99,9 @@ class Order:
 
     pending: tuple[Pending, ...] = ()
     events: tuple[tuple[Path, frozenset], ...] = ()  # (event path, keys of the accesses it orders)
+    # `t.record_stream(s)`: the allocator keeps t's memory until s's work queued before its
+    # release is done, whether queued before or after the call
+    kept_for: frozenset[tuple[Path, StreamRef]] = frozenset()
 
     # -- accesses ------------------------------------------------------------------
     def conflicts(self, access: AccessEvent) -> list[Conflict]:
@@ -121,7 +124,7 @@ class Order:
         # an event recorded before this access orders nothing about it, even when it
         # replaces an earlier access of the same site (the previous loop iteration's)
         events = tuple((path, captured - {entry.key}) for path, captured in self.events)
-        return Order(kept + (entry,), events)
+        return Order(kept + (entry,), events, self.kept_for)
 
     # -- ordering operations -------------------------------------------------------
     def wait(self, waiter: StreamRef, on: StreamRef) -> "Order":
@@ -155,8 +158,11 @@ class Order:
         return self._map(lambda p: replace(p, done=True) if p.key in captured else p)
 
     def record_stream(self, path: Path, stream: StreamRef) -> "Order":
-        """`t.record_stream(s)`: the allocator keeps `t` until `s`'s work queued so far is done."""
-        return self._map(lambda p: p.with_seen(RECORDED) if p.access.stream == stream and path.may_alias(p.access.path) else p)
+        """`t.record_stream(s)`: the allocator keeps `t` until `s`'s work queued before the release is done."""
+        return replace(self, kept_for=self.kept_for | {(path, stream)})
+
+    def _recorded_for(self, access: AccessEvent) -> bool:
+        return any(stream == access.stream and path.may_alias(access.path) for path, stream in self.kept_for)
 
     def release(self, release: AccessEvent) -> tuple["Order", list[Conflict]]:
         """The memory at `release.path`, allocated on `release.stream`, goes back to the allocator:
@@ -167,9 +173,11 @@ class Order:
             if not release.path.may_alias(p.access.path):
                 kept.append(p)
                 continue
-            if not (p.ordered_before(release.stream) or RECORDED in p.seen) and _may_differ(p.access.stream, release.stream):
+            covered = p.ordered_before(release.stream) or RECORDED in p.seen or self._recorded_for(p.access)
+            if not covered and _may_differ(p.access.stream, release.stream):
                 found.append(Conflict(ConflictKind.RELEASE_WITHOUT_RECORD, p.access, release))
-        return replace(self, pending=tuple(kept)), found
+        kept_for = frozenset(r for r in self.kept_for if not release.path.may_alias(r[0]))
+        return replace(self, pending=tuple(kept), kept_for=kept_for), found
 
     def synchronize_device(self) -> "Order":
         return replace(self, pending=())
@@ -187,7 +195,7 @@ class Order:
 
         pending = tuple(replace(p, access=access_of(p.access)) for p in self.pending)
         events = tuple((rename(path), frozenset(key_of(k) for k in captured)) for path, captured in self.events)
-        return Order(pending, events)
+        return Order(pending, events, frozenset((rename(path), stream) for path, stream in self.kept_for))
 
     def _map(self, f) -> "Order":
         return replace(self, pending=tuple(f(p) for p in self.pending))
@@ -202,7 +210,7 @@ class Order:
         for key in list(mine) + [k for k in theirs if k not in mine]:
             a, b = mine.get(key), theirs.get(key)
             merged.append(_join_pending(a, b))
-        return Order(tuple(merged), _join_events(self.events, other.events))
+        return Order(tuple(merged), _join_events(self.events, other.events), self.kept_for | other.kept_for)
 
 
 def _join_pending(a: Optional[Pending], b: Optional[Pending]) -> Pending:

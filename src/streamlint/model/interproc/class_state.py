@@ -33,3 +33,10 @@ def join_stores(a: tuple, b: tuple) -> tuple:
     for attr, value in b:
         merged[attr] = merged[attr].join(value) if attr in merged else value
     return tuple(sorted(merged.items()))
+
+
+def as_global(name: str, value: AbsValue) -> AbsValue:
+    """A module-level name's value as functions see it: its memory is the global's."""
+    if value.kind in (ValueKind.BUFFER, ValueKind.EVENT, ValueKind.OBJECT):
+        return replace(value, identity=Path(Root.global_(name)))
+    return value

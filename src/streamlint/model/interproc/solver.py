@@ -16,13 +16,15 @@ import libcst as cst
 
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.values import UNKNOWN, AbsValue
-from streamlint.model.interproc.class_state import as_receiver_state, join_stores
+from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores
 from streamlint.model.interproc.program import FunctionRef, Program
 from streamlint.model.summary.function_summary import FunctionSummary
 from streamlint.model.transfer.frame import ROOT_CONTEXT, CallContext, Frame
 from streamlint.model.transfer.interpret import Walked, call_ordinals, walk_function
 
 MAX_CONTEXTS = 4
+# The context of the one walk of a module's top level that finds what its names hold.
+GLOBALS_CONTEXT = CallContext(hot=False, receiver_state=(("<globals>", UNKNOWN),))
 MAX_WALKS = 5000
 
 
@@ -54,10 +56,12 @@ class Solver:
         self._stack: set[str] = set()
         self._contexts: dict[str, set[CallContext]] = {}
         self._class_states: dict[str, tuple] = {}
+        self._globals: dict[str, dict] = {}
         self._nodes: dict[str, dict[int, int]] = {}
         self._ids: dict[int, dict] = {}
 
     def solve_module(self) -> Solved:
+        self._globals[self.program.main.name] = self._module_names(self.program.main.name)
         for qualname in list(self.program.main.functions):
             self.summary(qualname, ROOT_CONTEXT)
         return self.solved
@@ -79,6 +83,19 @@ class Solver:
             self._stack.discard(qualname)
         self.solved.walks[key] = walked
         return walked.summary
+
+    def _module_names(self, module: str) -> dict:
+        """What the module's names hold after its top level ran, calls left opaque (a function
+        reads a global after the module was imported). Memory they hold is named as globals."""
+        unit = self.program.unit(module)
+        if unit is None:
+            return {}
+        frame = Frame(f"{module}.<globals>", module, unit.imports, unit.top_names)
+        walked = walk_function(unit.tree, frame, GLOBALS_CONTEXT)
+        exit_state = frame.exit_state
+        if exit_state is None:
+            return {}
+        return {name: as_global(name, value) for name, value in exit_state.names}
 
     def _with_receiver_state(self, function: FunctionRef, context: CallContext) -> CallContext:
         if not function.class_name or function.node.name.value == "__init__" or context.receiver_state:
@@ -146,6 +163,7 @@ class Solver:
         unit = self.program.unit(function.module)
         assert unit is not None
         frame = Frame(function.qualname, function.module, unit.imports, unit.top_names, function.class_name, self.summary)
+        frame.globals = self._globals.get(function.module, {})
         frame.is_class = self.program.is_class
         return frame
 

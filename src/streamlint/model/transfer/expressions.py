@@ -29,6 +29,8 @@ def _name(node: cst.Name, state: State, frame: Frame) -> Evaluated:
     if node.value == "None":
         return NONE, state
     bound = dict(state.names).get(node.value)
+    if bound is None:
+        bound = frame.globals.get(node.value)
     if bound is not None:
         return bound, state
     target = frame.imports.get(node.value)

@@ -54,6 +54,7 @@ class Frame:
     seen_effects: set = field(default_factory=set)  # (a loop walks its body until nothing changes)
     returned: Optional[AbsValue] = None  # the join of the values it returns
     is_class: Optional[Callable[[str], bool]] = None  # a project class, by qualified name (calls construct it)
+    globals: dict[str, AbsValue] = field(default_factory=dict)  # what module-level names hold (the module's top level)
     exit_state: Optional[State] = None  # the join of the states it returns or falls off the end with
 
     def site(self, node: cst.CSTNode) -> str:
