@@ -6,7 +6,6 @@ import textwrap
 
 import libcst as cst
 
-from streamlint.model.domain.order import ConflictKind
 from streamlint.model.file_model import analyze_file
 from streamlint.model.summary import codec
 from streamlint.model.transfer import interpret
@@ -62,7 +61,7 @@ def test_summaries_round_trip_and_digests_ignore_nothing_that_matters():
         text = codec.dumps(walked.summary)
         again = codec.loads(text)
         assert again == walked.summary
-        assert again.sealed().digest == walked.summary.digest
+        assert codec.sealed(again).digest == walked.summary.digest
     stage = [w.summary for (q, c), w in model.solved.walks.items() if q.endswith(".stage") and c.args]
     assert stage and stage[0].effects, "the callee's copy is an effect of its summary"
     other, _ = hazards(PIPELINE.format(wait="", record="").replace('"cuda"', '"cpu"'))

@@ -9,7 +9,7 @@ MAX_WALKS walks per run; past it, calls are opaque.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 import libcst as cst
@@ -91,7 +91,7 @@ class Solver:
         if unit is None:
             return {}
         frame = Frame(f"{module}.<globals>", module, unit.imports, unit.top_names)
-        walked = walk_function(unit.tree, frame, GLOBALS_CONTEXT)
+        walk_function(unit.tree, frame, GLOBALS_CONTEXT)
         exit_state = frame.exit_state
         if exit_state is None:
             return {}
@@ -100,8 +100,6 @@ class Solver:
     def _with_receiver_state(self, function: FunctionRef, context: CallContext) -> CallContext:
         if not function.class_name or function.node.name.value == "__init__" or context.receiver_state:
             return context
-        from dataclasses import replace
-
         return replace(context, receiver_state=self._class_state(function))
 
     def _class_state(self, function: FunctionRef) -> tuple:

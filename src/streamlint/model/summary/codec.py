@@ -4,6 +4,7 @@ and a summary can live in the cache and cross process boundaries."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from enum import Enum
 from typing import Any
@@ -58,6 +59,13 @@ def decode(data: Any) -> Any:
 
 def canonical(value: Any) -> str:
     return json.dumps(encode(value), sort_keys=True, separators=(",", ":"))
+
+
+def sealed(summary: "function_summary.FunctionSummary") -> "function_summary.FunctionSummary":
+    """The summary with its digest: a hash of its canonical text, positions excluded (sites are
+    ordinals, not lines), so an edit elsewhere in the file keeps it."""
+    text = canonical(summary.with_digest(""))
+    return summary.with_digest(hashlib.sha256(text.encode()).hexdigest()[:16])
 
 
 def dumps(summary: "function_summary.FunctionSummary") -> str:

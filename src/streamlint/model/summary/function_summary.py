@@ -3,11 +3,10 @@ cutoff compares (a caller is re-solved only when a callee's digest changed)."""
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from streamlint.model.domain.values import UNKNOWN, AbsValue
-from streamlint.model.summary.effects import Effect
+from streamlint.model.summary.effects import Effect, EffectKind
 
 
 class Evidence:
@@ -32,21 +31,8 @@ class FunctionSummary:
     truncated: bool = False  # accesses were dropped to keep it small (waits and syncs never are)
     digest: str = field(default="", compare=False)
 
-    def sealed(self) -> "FunctionSummary":
-        """This summary with its digest filled in."""
-        from streamlint.model.summary.codec import canonical
-
-        text = canonical(self.without_digest())
-        return _with_digest(self, hashlib.sha256(text.encode()).hexdigest()[:16])
-
-    def without_digest(self) -> "FunctionSummary":
-        return _with_digest(self, "")
-
-
-def _with_digest(summary: FunctionSummary, digest: str) -> FunctionSummary:
-    from dataclasses import replace
-
-    return replace(summary, digest=digest)
+    def with_digest(self, digest: str) -> "FunctionSummary":
+        return replace(self, digest=digest)
 
 
 # The budget of one summary: past it, accesses are dropped (which can only remove reports);
@@ -55,8 +41,6 @@ MAX_EFFECTS = 400
 
 
 def bounded(effects: tuple[Effect, ...]) -> tuple[tuple[Effect, ...], bool]:
-    from streamlint.model.summary.effects import EffectKind
-
     if len(effects) <= MAX_EFFECTS:
         return effects, False
     kept = tuple(e for e in effects if e.kind is not EffectKind.ACCESS)

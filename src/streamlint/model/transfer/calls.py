@@ -4,6 +4,7 @@ unknown callable given CUDA tensors follows PyTorch's invariant; anything else i
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 import libcst as cst
@@ -157,8 +158,6 @@ def operate(buffers: list[AbsValue], node: cst.CSTNode, state: State, frame: Fra
 
 def _construct(cls: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     """`C(...)` of a project class: a new object, its `__init__` applied to it."""
-    from dataclasses import replace
-
     obj = AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))), target=cls)
     init = replace(arguments, receiver=obj)
     summary = frame.resolve(f"{cls}.__init__", _context(init)) if frame.resolve is not None else None

@@ -11,7 +11,9 @@ import libcst as cst
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
+from streamlint.model.domain.streams import StreamRef
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
+from streamlint.model.summary.codec import sealed
 from streamlint.model.summary.function_summary import FunctionSummary, bounded
 from streamlint.model.transfer.frame import CallContext, Frame
 from streamlint.model.domain.paths import RootKind
@@ -72,7 +74,8 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     summary = FunctionSummary(
         frame.qualname, params, effects, frame.returned or UNKNOWN, _self_stores(frame.exit_state, context.receiver_state), (),
         context.hot, truncated,
-    ).sealed()
+    )
+    summary = sealed(summary)
     return Walked(summary, tuple(frame.conflicts))
 
 
@@ -101,8 +104,6 @@ def _parameter_value(index: int, name: str, frame: Frame, context: CallContext, 
         return AbsValue(identity=identity)
     stream = given.stream if given.kind is ValueKind.STREAM else None
     if given.kind is ValueKind.STREAM and given.stream is None:
-        from streamlint.model.domain.streams import StreamRef
-
         stream = StreamRef.at(identity)
     return AbsValue(given.kind, given.framework, given.memory, identity, stream, given.may_be_none, given.element, given.target)
 

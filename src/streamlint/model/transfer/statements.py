@@ -3,6 +3,7 @@ and left, returns collected."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Sequence
 
 import libcst as cst
@@ -15,6 +16,7 @@ from streamlint.model.transfer.act import access, do, host_access
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate
 from streamlint.model.transfer.frame import Frame
+from streamlint.model.transfer.torch_calls import F
 
 # The one loop budget: a loop body is walked until the head state stops changing, at most
 # this many times; past it the walk goes on with what it has (accesses of later rounds are
@@ -75,8 +77,6 @@ def _aug_assign(node: cst.AugAssign, state: State, frame: Frame) -> State:
     if current.is_buffer and current.identity is not None:
         site = frame.site(node)
         if is_device(current):
-            from streamlint.model.transfer.torch_calls import F
-
             state = access(state, frame, site, current.identity, True, state.current_stream(F))
         elif is_host(current):
             state = host_access(state, frame, site, current.identity, True)
@@ -120,8 +120,6 @@ def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: 
     if is_host(holder):
         return host_access(state, frame, site, holder.identity, True)
     if is_device(holder):
-        from streamlint.model.transfer.torch_calls import F
-
         return access(state, frame, site, holder.identity, True, state.current_stream(F))
     path = holder.identity.element(Index.any_())
     return state.store(path, value)
@@ -233,8 +231,6 @@ def _with(node: cst.With, state: State, frame: Frame) -> State:
         elif item.asname is not None:
             state = bind(item.asname.name, value, state, frame, node)
     state = run_block(_body(node.body), state, frame)
-    from dataclasses import replace
-
     return replace(state, current=saved) if state.reachable else state
 
 
