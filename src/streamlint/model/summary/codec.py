@@ -72,8 +72,8 @@ def dumps(summary: "function_summary.FunctionSummary") -> str:
     return canonical(summary)
 
 
-def loads(text: str) -> "function_summary.FunctionSummary":
-    summary = decode(json.loads(text))
+def loads(data: str) -> "function_summary.FunctionSummary":
+    summary = decode(json.loads(data))
     if not isinstance(summary, function_summary.FunctionSummary):
         raise TypeError("not a FunctionSummary")
     return summary

@@ -14,9 +14,9 @@ HOST_MEMORY = (Memory.PINNED, Memory.PAGEABLE)
 
 def memory_named(arguments: Arguments, where: Arg) -> Optional[Memory]:
     """DEVICE for "cuda..." or a CUDA device value, PAGEABLE for "cpu", None when not told."""
-    text = arguments.text(where)
-    if text is not None:
-        return _memory_of_text(text)
+    literal = arguments.text(where)
+    if literal is not None:
+        return _memory_of_device_string(literal)
     value = arguments.value(where)
     if value is None:
         return None
@@ -25,8 +25,9 @@ def memory_named(arguments: Arguments, where: Arg) -> Optional[Memory]:
     return None
 
 
-def _memory_of_text(text: str) -> Optional[Memory]:
-    kind = text.split(":", 1)[0]
+def _memory_of_device_string(device: str) -> Optional[Memory]:
+    """A device string's value ("cuda:0", "cpu"), as the program gives it to PyTorch."""
+    kind = device.split(":", 1)[0]
     if kind == "cuda":
         return Memory.DEVICE
     if kind == "cpu":
