@@ -28,9 +28,7 @@ class FrameworkHandler:
 
 
 def _torch_stream_method(name: str, stream: AbsValue, arguments: Arguments, state: State, frame: Frame):
-    if stream.stream is None:
-        return None
-    return torch_calls.stream_method(name, stream.stream, arguments, state, frame)
+    return torch_calls.stream_method(name, torch_calls.stream_of(stream), arguments, state, frame)
 
 
 HANDLERS: dict[str, FrameworkHandler] = {

@@ -10,6 +10,7 @@ import libcst as cst
 
 from streamlint.model.domain.paths import Index, Path
 from streamlint.model.domain.state import State
+from streamlint.model.domain.streams import UNKNOWN_STREAM
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
 from streamlint.model.summary.perform import released
 from streamlint.model.transfer.act import access, do, host_access
@@ -226,8 +227,8 @@ def _with(node: cst.With, state: State, frame: Frame) -> State:
     saved = state.current
     for item in node.items:
         value, state = evaluate(item.item, state, frame)
-        if value.kind is ValueKind.STREAM_CONTEXT and value.stream is not None:
-            state = state.with_current(value.framework, value.stream)
+        if value.kind is ValueKind.STREAM_CONTEXT:
+            state = state.with_current(value.framework, value.stream or UNKNOWN_STREAM)
         elif item.asname is not None:
             state = bind(item.asname.name, value, state, frame, node)
     state = run_block(_body(node.body), state, frame)

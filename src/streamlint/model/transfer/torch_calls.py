@@ -55,15 +55,23 @@ def _default_stream(arguments: Arguments, state: State, frame: Frame) -> Handled
 
 def _stream_context(arguments: Arguments, state: State, frame: Frame) -> Handled:
     stream = arguments.value(Arg(0, "stream"))
-    ref = stream.stream if stream is not None and stream.kind is ValueKind.STREAM else None
     if stream is not None and stream.kind is ValueKind.NONE:
         return AbsValue(ValueKind.NONE), state  # `torch.cuda.stream(None)` changes nothing
-    return AbsValue(ValueKind.STREAM_CONTEXT, F, stream=ref), state
+    return AbsValue(ValueKind.STREAM_CONTEXT, F, stream=stream_of(stream)), state
+
+
+def stream_of(value: Optional[AbsValue]) -> StreamRef:
+    """The stream a value is: its own reference, else the stream at its path (a parameter's,
+    `self._stream`), else unknown."""
+    if value is not None and value.stream is not None and value.kind is ValueKind.STREAM:
+        return value.stream
+    if value is not None and value.identity is not None and value.kind in (ValueKind.STREAM, ValueKind.UNKNOWN):
+        return StreamRef.at(value.identity)
+    return StreamRef(StreamRefKind.UNKNOWN)
 
 
 def _set_stream(arguments: Arguments, state: State, frame: Frame) -> Handled:
-    stream = arguments.value(Arg(0, "stream"))
-    ref = stream.stream if stream is not None and stream.stream is not None else StreamRef(StreamRefKind.UNKNOWN)
+    ref = stream_of(arguments.value(Arg(0, "stream")))
     state = do(state, frame, Effect(EffectKind.SET_CURRENT, frame.site(arguments.node), stream=ref, framework=F))
     return UNKNOWN, state
 
@@ -131,8 +139,7 @@ def stream_method(name: str, stream: StreamRef, arguments: Arguments, state: Sta
     if name == "synchronize":
         return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=F))
     if name == "wait_stream":
-        other = arguments.value(Arg(0, "stream"))
-        other_ref = other.stream if other is not None and other.stream is not None else StreamRef(StreamRefKind.UNKNOWN)
+        other_ref = stream_of(arguments.value(Arg(0, "stream")))
         return UNKNOWN, do(state, frame, Effect(EffectKind.WAIT_STREAM, site, stream=stream, other=other_ref, framework=F))
     if name == "wait_event":
         event = arguments.value(Arg(0, "event"))
@@ -153,7 +160,7 @@ def _wait_event(event: Optional[AbsValue], stream: StreamRef, site: str, state: 
 def event_method(name: str, event: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
     site = frame.site(arguments.node)
     given = arguments.value(Arg(0, "stream"))
-    stream = given.stream if given is not None and given.stream is not None else state.current_stream(F)
+    stream = stream_of(given) if given is not None else state.current_stream(F)
     if event.identity is None:
         return None
     if name == "record":
@@ -298,11 +305,11 @@ def _pin_memory(tensor: AbsValue, arguments: Arguments, state: State, frame: Fra
 
 
 def _record_stream(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    stream = arguments.value(Arg(0, "stream"))
-    if tensor.identity is None or stream is None or stream.stream is None:
+    stream = stream_of(arguments.value(Arg(0, "stream")))
+    if tensor.identity is None or not stream.known:
         return UNKNOWN, state
     site = frame.site(arguments.node)
-    return UNKNOWN, do(state, frame, Effect(EffectKind.RECORD_STREAM, site, tensor.identity, stream.stream, framework=F))
+    return UNKNOWN, do(state, frame, Effect(EffectKind.RECORD_STREAM, site, tensor.identity, stream, framework=F))
 
 
 _TENSOR_METHODS: dict[str, Callable[[AbsValue, Arguments, State, Frame], Handled]] = {
