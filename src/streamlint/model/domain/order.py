@@ -46,6 +46,10 @@ class AccessEvent:
     stream: StreamRef  # HOST for the host's own reads and writes
     site: str  # the operation's site key ("qualname#ordinal")
     chain: tuple[str, ...] = ()  # call sites it came through, outermost first (provenance)
+    host_memory: bool = False  # a stream's access to host memory (the host side of a copy)
+    # an assumption of the walk, not an operation: a parameter made on the caller's current
+    # stream; it meets only accesses to device memory
+    assumed: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,8 @@ class Order:
             if kind is None or not p.access.path.may_alias(access.path):
                 continue
             if p.ordered_before(access.stream) or not _may_differ(p.access.stream, access.stream):
+                continue
+            if p.access.assumed and access.host_memory:
                 continue
             found.append(Conflict(kind, p.access, access))
         return found

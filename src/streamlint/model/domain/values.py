@@ -91,3 +91,14 @@ def buffer(identity: Path, memory: Memory, framework: str = "") -> AbsValue:
 
 def stream_value(ref: StreamRef) -> AbsValue:
     return AbsValue(ValueKind.STREAM, ref.framework, Memory.UNKNOWN, None, ref)
+
+
+# Truth known in the analysed world (a program whose streams run has a GPU).
+TRUE = AbsValue(ValueKind.HOST_NUMBER, target="True")
+FALSE = AbsValue(ValueKind.HOST_NUMBER, target="False")
+
+
+def truth(value: AbsValue) -> Optional[bool]:
+    if value == TRUE:
+        return True
+    return False if value == FALSE else None

@@ -34,7 +34,7 @@ def released(old: AbsValue, after: State, site: str) -> Optional[Effect]:
 def _access(state: State, e: Effect) -> Result:
     if e.path is None or e.stream is None or not e.stream.known:
         return state, []  # no evidence of what or where: silent
-    event = AccessEvent(e.path, e.write, e.stream, e.site, e.chain)
+    event = AccessEvent(e.path, e.write, e.stream, e.site, e.chain, e.host_memory)
     return state.with_order(state.order.add(event)), state.order.conflicts(event)
 
 

@@ -18,8 +18,9 @@ def do(state: State, frame: Frame, effect: Effect) -> State:
     return state
 
 
-def access(state: State, frame: Frame, site: str, path: Path, write: bool, stream: StreamRef) -> State:
-    return do(state, frame, Effect(EffectKind.ACCESS, site, path, stream, write=write))
+def access(state: State, frame: Frame, site: str, path: Path, write: bool, stream: StreamRef,
+           host_memory: bool = False) -> State:
+    return do(state, frame, Effect(EffectKind.ACCESS, site, path, stream, write=write, host_memory=host_memory))
 
 
 def host_access(state: State, frame: Frame, site: str, path: Path, write: bool) -> State:

@@ -16,7 +16,7 @@ def memory_named(arguments: Arguments, where: Arg) -> Optional[Memory]:
     """DEVICE for "cuda..." or a CUDA device value, PAGEABLE for "cpu", None when not told."""
     literal = arguments.text(where)
     if literal is not None:
-        return _memory_of_device_string(literal)
+        return memory_of_device_string(literal)
     value = arguments.value(where)
     if value is None:
         return None
@@ -25,7 +25,7 @@ def memory_named(arguments: Arguments, where: Arg) -> Optional[Memory]:
     return None
 
 
-def _memory_of_device_string(device: str) -> Optional[Memory]:
+def memory_of_device_string(device: str) -> Optional[Memory]:
     """A device string's value ("cuda:0", "cpu"), as the program gives it to PyTorch."""
     kind = device.split(":", 1)[0]
     if kind == "cuda":

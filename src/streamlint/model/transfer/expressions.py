@@ -9,9 +9,10 @@ import libcst as cst
 
 from streamlint.model.domain.paths import Index, Path, Root
 from streamlint.model.domain.state import State
-from streamlint.model.domain.values import NONE, UNKNOWN, AbsValue, ValueKind
+from streamlint.model.domain.values import NONE, UNKNOWN, AbsValue, ValueKind, truth
 from streamlint.model.transfer import calls
 from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.devices import memory_of_device_string
 from streamlint.model.transfer.frame import Frame
 
 Evaluated = tuple[AbsValue, State]
@@ -134,7 +135,10 @@ def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluat
 
 
 def _ternary(node: cst.IfExp, state: State, frame: Frame) -> Evaluated:
-    _, state = evaluate(node.test, state, frame)
+    test, state = evaluate(node.test, state, frame)
+    known = truth(test)
+    if known is not None:
+        return evaluate(node.body if known else node.orelse, state, frame)
     yes, after_yes = evaluate(node.body, state, frame)
     no, after_no = evaluate(node.orelse, state, frame)
     if no.kind is ValueKind.NONE:
@@ -173,6 +177,14 @@ def _number(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
     return AbsValue(ValueKind.HOST_NUMBER), state
 
 
+def _string(node: cst.SimpleString, state: State, frame: Frame) -> Evaluated:
+    """A device string ("cuda:0", "cpu") is a device; any other string a host value."""
+    memory = memory_of_device_string(node.raw_value) if node.prefix in ("", "r", "u") else None
+    if memory is not None:
+        return AbsValue(ValueKind.DEVICE, "torch", memory), state
+    return AbsValue(ValueKind.HOST_NUMBER), state
+
+
 def fresh_path(frame: Frame, node: cst.CSTNode) -> Path:
     return Path(Root.fresh(frame.site(node)))
 
@@ -190,5 +202,5 @@ _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.Comparison: _operator,
     cst.Integer: _number,
     cst.Float: _number,
-    cst.SimpleString: _number,
+    cst.SimpleString: _string,
 }

@@ -8,13 +8,14 @@ from typing import Optional
 
 import libcst as cst
 
-from streamlint.model.domain.order import Conflict
+from streamlint.model.domain.order import AccessEvent, Conflict
 from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
 from streamlint.model.summary.codec import sealed
 from streamlint.model.summary.function_summary import FunctionSummary, bounded
+from streamlint.model.transfer.annotations import annotated
 from streamlint.model.transfer.frame import CallContext, Frame
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.transfer.statements import leave, release_if_dropped, run_block
@@ -57,8 +58,11 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     frame.call_ordinals = call_ordinals(node)
     params = _parameters(node) if isinstance(node, cst.FunctionDef) else ()
     state = State()
+    declared = _annotations(node, frame) if isinstance(node, cst.FunctionDef) else {}
     for index, name in enumerate(params):
-        state = state.bind(name, _parameter_value(index, name, frame, context, params))
+        value = _parameter_value(index, name, frame, context, params, declared.get(name))
+        state = state.bind(name, value)
+        state = _made_by_the_caller(state, frame, value)
     for attr, value in context.receiver_state:
         state = state.store(Path(Root.self_()).attr(attr), value)
     if isinstance(node, cst.Module):
@@ -90,7 +94,29 @@ def _parameters(node: cst.FunctionDef) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _parameter_value(index: int, name: str, frame: Frame, context: CallContext, params: tuple[str, ...]) -> AbsValue:
+def _annotations(node: cst.FunctionDef, frame: Frame) -> dict[str, AbsValue]:
+    p = node.params
+    found = {}
+    for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+        value = annotated(param, frame.imports)
+        if value is not None:
+            found[param.name.value] = value
+    return found
+
+
+def _made_by_the_caller(state: State, frame: Frame, value: AbsValue) -> State:
+    """A parameter's memory was produced by the caller, on the caller's current stream (PyTorch's
+    invariant): an assumption of the walk, not an effect of the function, so it is in the entry
+    order only and never in the summary."""
+    identity = value.identity
+    if identity is None or identity.root.kind is not RootKind.PARAM:
+        return state
+    made = AccessEvent(identity, True, StreamRef.ambient("torch"), f"{frame.qualname}#entry", assumed=True)
+    return state.with_order(state.order.add(made))
+
+
+def _parameter_value(index: int, name: str, frame: Frame, context: CallContext, params: tuple[str, ...],
+                     declared: Optional[AbsValue] = None) -> AbsValue:
     if frame.class_name and index == 0:
         receiver = context.receiver or AbsValue()
         return AbsValue(receiver.kind, receiver.framework, receiver.memory, Path(Root.self_()), None,
@@ -100,6 +126,7 @@ def _parameter_value(index: int, name: str, frame: Frame, context: CallContext, 
         position = index - (1 if frame.class_name else 0)
         given = context.arg(str(position))
     identity = Path(Root.param(index, name))
+    given = given if given is not None and given.kind is not ValueKind.UNKNOWN else declared
     if given is None:
         return AbsValue(identity=identity)
     stream = given.stream if given.kind is ValueKind.STREAM else None

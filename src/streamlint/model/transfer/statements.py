@@ -11,7 +11,7 @@ import libcst as cst
 from streamlint.model.domain.paths import Index, Path
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM
-from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
+from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind, truth
 from streamlint.model.summary.perform import released
 from streamlint.model.transfer.act import access, do, host_access
 from streamlint.model.transfer.devices import is_device, is_host
@@ -147,8 +147,10 @@ def _raise(node: cst.Raise, state: State, frame: Frame) -> State:
 
 
 def _if(node: cst.If, state: State, frame: Frame) -> State:
-    _, state = evaluate(node.test, state, frame)
-    taken = run_block(_body(node.body), state, frame)
+    test, state = evaluate(node.test, state, frame)
+    if truth(test) is True:
+        return run_block(_body(node.body), state, frame)
+    taken = run_block(_body(node.body), state, frame) if truth(test) is None else state.unreachable()
     other = state
     if isinstance(node.orelse, cst.If):
         other = _if(node.orelse, state, frame)

@@ -11,7 +11,7 @@ from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind, stream_value
+from streamlint.model.domain.values import TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.transfer.act import access, do, host_access
 from streamlint.model.transfer.arguments import Arguments
@@ -130,6 +130,8 @@ _FUNCTIONS: dict[str, Callable[[Arguments, State, Frame], Handled]] = {
     "torch.cuda.synchronize": _synchronize,
     "torch.accelerator.synchronize": _synchronize,
     "torch.device": _device,
+    # the analysed program runs where its streams do: on a machine with a GPU
+    "torch.cuda.is_available": lambda arguments, state, frame: (TRUE, state),
 }
 
 
@@ -196,10 +198,17 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
                   state: State, frame: Frame) -> Handled:
     """PyTorch's invariant for any operation on tensors: where they live, it runs."""
     site = frame.site(arguments.node)
+    current = state.current_stream(F)
+    # under a stream the code chose, a tensor of unknown device is a CUDA tensor: the work
+    # is queued there (a CPU tensor's operation would ignore the stream)
+    chosen = current.kind is not StreamRefKind.AMBIENT and current.known
+    if chosen:
+        inputs = [_on_device(v) if v.is_buffer and v.memory is Memory.UNKNOWN else v for v in inputs]
+        written = _on_device(written) if written is not None and written.memory is Memory.UNKNOWN else written
     on_device = any(is_device(v) for v in inputs)
-    stream = state.current_stream(F) if on_device else None
+    stream = current if on_device else None
     for value in inputs:
-        if value.identity is not None and value is not written:
+        if value.identity is not None and (written is None or value.identity != written.identity):
             state = _touch(state, frame, site, value, False, stream)
     if written is not None:
         state = _touch(state, frame, site, written, True, stream)
@@ -211,6 +220,10 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
         return (_fresh(frame, arguments, Memory.PAGEABLE, None) if host else UNKNOWN), state
     result = _fresh(frame, arguments, Memory.DEVICE, stream)
     return result, _touch(state, frame, site, result, True, stream)
+
+
+def _on_device(value: AbsValue) -> AbsValue:
+    return AbsValue(ValueKind.BUFFER, value.framework or F, Memory.DEVICE, value.identity, value.stream)
 
 
 def _touch(state: State, frame: Frame, site: str, value: AbsValue, write: bool, stream: Optional[StreamRef]) -> State:
@@ -255,8 +268,9 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
     current = state.current_stream(F)
     memory = Memory.DEVICE if to_device else (Memory.PINNED if non_blocking else Memory.PAGEABLE)
     result = _fresh(frame, arguments, memory, current if to_device else None)
-    state = access(state, frame, site, source.identity, False, current) if source.identity else state
-    state = access(state, frame, site, result.identity, True, current)
+    if source.identity is not None:
+        state = access(state, frame, site, source.identity, False, current, host_memory=to_device)
+    state = access(state, frame, site, result.identity, True, current, host_memory=not to_device)
     if not non_blocking or (to_device and source.memory is Memory.PAGEABLE):
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
     return result, state
@@ -274,9 +288,9 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
     current = state.current_stream(F)
     non_blocking = arguments.flag(Arg(1, "non_blocking"), False)
     if source.identity is not None:
-        state = access(state, frame, site, source.identity, False, current)
+        state = access(state, frame, site, source.identity, False, current, host_memory=not is_device(source))
     if tensor.identity is not None:
-        state = access(state, frame, site, tensor.identity, True, current)
+        state = access(state, frame, site, tensor.identity, True, current, host_memory=not is_device(tensor))
     crosses = is_device(tensor) != is_device(source)
     if crosses and (not non_blocking or Memory.PAGEABLE in (tensor.memory, source.memory)):
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
