@@ -145,7 +145,7 @@ def _opaque(arguments: Arguments, state: State, frame: Frame) -> Handled:
     tensors = [v for v in arguments.values() if v.is_buffer]
     if arguments.receiver is not None and arguments.receiver.is_buffer:
         tensors.append(arguments.receiver)
-    if any(is_device(v) and v.framework in ("torch", "") for v in tensors):
+    if any(v.framework in ("torch", "") for v in tensors):
         return torch_calls.run_operation(tensors, None, False, arguments, state, frame)
     return UNKNOWN, state
 

@@ -278,12 +278,16 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
 
 def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     source = arguments.value(Arg(0, "src"))
-    if source is None or not (tensor.is_buffer and source.is_buffer):
+    if source is None or not tensor.is_buffer:
         return tensor, state
     site = frame.site(arguments.node)
-    if not (is_device(tensor) or is_device(source)):
+    if is_host(tensor) and not is_device(source):
+        # host memory written: by the host, or by a stream from a source we cannot see; a
+        # queued access to it meets the write either way
         if tensor.identity is not None:
             state = host_access(state, frame, site, tensor.identity, True)
+        return tensor, state
+    if not source.is_buffer:
         return tensor, state
     current = state.current_stream(F)
     non_blocking = arguments.flag(Arg(1, "non_blocking"), False)
