@@ -9,6 +9,7 @@ from typing import Optional
 
 import libcst as cst
 
+from streamlint.model import declared
 from streamlint.model.api import torch_api
 from streamlint.model.domain.paths import Path, Root, RootKind
 from streamlint.model.domain.state import State
@@ -48,6 +49,9 @@ def host_use_of(node: cst.CSTNode, state: State, frame: Frame) -> Handled:
 
 def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if callee.kind is ValueKind.NAMESPACE:
+        stands_for = declared.active().namespaces.get(callee.target)
+        if stands_for is not None:  # a declared model: a wrapper that is a framework namespace
+            return AbsValue(ValueKind.NAMESPACE, target=stands_for), state
         handler = handlers.for_function(callee.target)
         handled = handler.function(callee.target, arguments, state, frame) if handler else None
         if handled is not None:
@@ -72,10 +76,9 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
         handled = handler.event_method(name, receiver, arguments, state, frame)
     elif handler is not None and receiver.is_buffer:
         handled = handler.buffer_method(name, receiver, arguments, state, frame)
-    elif receiver.kind is ValueKind.UNKNOWN and name in torch_calls.EVIDENT_METHODS:
+    elif receiver.kind is ValueKind.UNKNOWN and torch_calls.evident_receiver(name, receiver) is not None:
         # a method that exists on one kind of tensor only tells what the receiver is
-        evident = torch_calls.EVIDENT_METHODS[name]
-        handled = torch_calls.tensor_method(name, evident(receiver), arguments, state, frame)
+        handled = torch_calls.tensor_method(name, torch_calls.evident_receiver(name, receiver), arguments, state, frame)
     elif receiver.kind is ValueKind.OBJECT and receiver.target:
         return _project_call(f"{receiver.target}.{name}", arguments, state, frame)
     elif receiver.identity is not None and receiver.identity.root.kind is RootKind.SELF and not receiver.identity.steps:

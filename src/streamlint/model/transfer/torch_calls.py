@@ -356,3 +356,13 @@ EVIDENT_METHODS: dict[str, Callable[[AbsValue], AbsValue]] = {
     "cuda": lambda value: value,
     "to": lambda value: value,
 }
+
+
+def evident_receiver(name: str, receiver: AbsValue) -> Optional[AbsValue]:
+    """What calling `name` on a value the code says nothing else about tells it is: a tensor
+    for the tensor-only methods above and for in-place kernels (`div_`, `add_`), else None."""
+    if name in EVIDENT_METHODS:
+        return EVIDENT_METHODS[name](receiver)
+    if receiver.identity is not None and name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE:
+        return AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN, receiver.identity)
+    return None
