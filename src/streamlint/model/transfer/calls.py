@@ -11,6 +11,7 @@ import libcst as cst
 
 from streamlint.model import declared
 from streamlint.model.api import torch_api
+from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
@@ -149,7 +150,9 @@ def _opaque(arguments: Arguments, state: State, frame: Frame) -> Handled:
     if arguments.receiver is not None and arguments.receiver.is_buffer:
         tensors.append(arguments.receiver)
     if any(v.framework in ("torch", "") for v in tensors):
-        return torch_calls.run_operation(tensors, None, False, arguments, state, frame)
+        out = arguments.value(Arg(kw="out"))  # PyTorch's `out=`: the result is written there
+        written = out if out is not None and out.is_buffer else None
+        return torch_calls.run_operation(tensors, written, False, arguments, state, frame)
     return UNKNOWN, state
 
 

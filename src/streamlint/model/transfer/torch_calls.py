@@ -287,9 +287,12 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
         if tensor.identity is not None:
             state = host_access(state, frame, site, tensor.identity, True)
         return tensor, state
-    if not source.is_buffer:
-        return tensor, state
     current = state.current_stream(F)
+    if not source.is_buffer:
+        # into device memory from a source we cannot see: the write is queued all the same
+        if is_device(tensor) and tensor.identity is not None:
+            state = access(state, frame, site, tensor.identity, True, current)
+        return tensor, state
     non_blocking = arguments.flag(Arg(1, "non_blocking"), False)
     if source.identity is not None:
         state = access(state, frame, site, source.identity, False, current, host_memory=not is_device(source))
