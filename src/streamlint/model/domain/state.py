@@ -114,4 +114,12 @@ def _renamed_value(value: AbsValue, rename) -> AbsValue:
 
 
 def _refers(value: AbsValue, identity: Path) -> bool:
-    return value.identity == identity or (value.element is not None and _refers(value.element, identity))
+    return value.identity == identity or (value.element is not None and _holds_item(value.element, identity))
+
+
+def _holds_item(item: AbsValue, identity: Path) -> bool:
+    """A container's items: every allocation of a site it was filled from, whatever the iteration."""
+    mine = item.identity
+    if mine is not None and mine.steps == identity.steps and mine.root.site and mine.root.site == identity.root.site:
+        return True
+    return _refers(item, identity)

@@ -55,7 +55,7 @@ class AbsValue:
             self.kind if self.kind is other.kind else ValueKind.UNKNOWN,
             self.framework if self.framework == other.framework else "",
             self.memory if self.memory is other.memory else Memory.UNKNOWN,
-            self.identity if self.identity == other.identity else None,
+            _join_identity(self.identity, other.identity),
             self.stream if self.stream == other.stream else None,
             self.may_be_none or other.may_be_none,
             _join_optional(self.element, other.element),
@@ -73,6 +73,16 @@ class AbsValue:
     @property
     def on_device(self) -> bool:
         return self.kind is ValueKind.BUFFER and self.memory is Memory.DEVICE
+
+
+def _join_identity(a: Optional[Path], b: Optional[Path]) -> Optional[Path]:
+    """The same memory on both paths, or the allocations of one site of different iterations
+    (named as the earlier iteration's: a container filled in a loop holds them all)."""
+    if a == b or a is None or b is None:
+        return a if a == b else None
+    if a.steps == b.steps and a.root.site and a.root.site == b.root.site:
+        return a if a.root.age else b
+    return None
 
 
 def _join_optional(a: Optional[AbsValue], b: Optional[AbsValue]) -> Optional[AbsValue]:

@@ -10,9 +10,9 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import declared
-from streamlint.model.api import torch_api
+from streamlint.model.api import python_std, torch_api
 from streamlint.model.api.facts import Arg
-from streamlint.model.domain.paths import Path, Root, RootKind
+from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
 from streamlint.model.summary.apply import Binding, apply
@@ -86,7 +86,27 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
         return _project_call(f"{frame.module}.{frame.class_name}.{name}", arguments, state, frame)
     if handled is not None:
         return handled
+    state = _kept_by(receiver, arguments, state)
+    if receiver.kind is ValueKind.CONTAINER or name in python_std.KEEPING_METHODS:
+        return UNKNOWN, state  # a container's own method: it keeps its arguments, runs no kernel
     return _opaque(arguments, state, frame)
+
+
+def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:
+    """An object we cannot see into may keep the buffers its method is given (`list.append`,
+    a cache's `put`): they stay held, as its items."""
+    if receiver.identity is None or receiver.is_buffer:
+        return state
+    given = [v for v in arguments.values() if v.is_buffer and v.identity is not None]
+    if not given:
+        return state
+    joined = given[0]
+    for value in given[1:]:
+        joined = joined.join(value)
+    items = receiver.identity.element(Index.items())
+    held = state.at(items)
+    kept = AbsValue(ValueKind.CONTAINER, element=joined if held.element is None else held.element.join(joined))
+    return state.store(items, kept if len(given) == 1 else AbsValue(ValueKind.CONTAINER, element=joined))
 
 
 def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
