@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Mapping
 
+from streamlint.model.api.facts import LEGACY_BY_DEFAULT
 from streamlint.model.domain.order import Order
 from streamlint.model.domain.paths import Path
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
@@ -33,7 +34,7 @@ class State:
         return dict(self.heap).get(path, UNKNOWN)
 
     def current_stream(self, framework: str) -> StreamRef:
-        return dict(self.current).get(framework, StreamRef.ambient(framework))
+        return dict(self.current).get(framework, entry_stream(framework))
 
     # -- updates -------------------------------------------------------------------
     def bind(self, name: str, value: AbsValue) -> "State":
@@ -99,8 +100,8 @@ def _join_current(a: tuple, b: tuple) -> tuple:
     left, right = dict(a), dict(b)
     merged = {}
     for framework in left.keys() | right.keys():
-        x = left.get(framework, StreamRef.ambient(framework))
-        y = right.get(framework, StreamRef.ambient(framework))
+        x = left.get(framework, entry_stream(framework))
+        y = right.get(framework, entry_stream(framework))
         merged[framework] = x if x == y else UNKNOWN_STREAM
     return _frozen(merged)
 
@@ -123,3 +124,9 @@ def _holds_item(item: AbsValue, identity: Path) -> bool:
     if mine is not None and mine.steps == identity.steps and mine.root.site and mine.root.site == identity.root.site:
         return True
     return _refers(item, identity)
+
+
+def entry_stream(framework: str) -> StreamRef:
+    """A framework's current stream when a function is entered: the caller's (PyTorch's may be a
+    side stream), or the legacy default stream for frameworks that have no setting of their own."""
+    return StreamRef.legacy() if framework in LEGACY_BY_DEFAULT else StreamRef.ambient(framework)

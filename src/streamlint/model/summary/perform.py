@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from streamlint.model.domain.order import AccessEvent, Conflict, Order
+from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue
@@ -26,6 +27,8 @@ def released(old: AbsValue, after: State, site: str) -> Optional[Effect]:
     identity = old.identity
     if not (old.is_buffer and old.stream is not None and identity is not None):
         return None
+    if old.framework not in STREAM_ORDERED_ALLOCATORS:
+        return None
     if identity.root.kind is not RootKind.FRESH or identity.steps or after.holds(identity):
         return None
     return Effect(EffectKind.RELEASE, site, identity, old.stream)
@@ -35,7 +38,25 @@ def _access(state: State, e: Effect) -> Result:
     if e.path is None or e.stream is None or not e.stream.known:
         return state, []  # no evidence of what or where: silent
     event = AccessEvent(e.path, e.write, e.stream, e.site, e.chain, e.host_memory)
-    return state.with_order(state.order.add(event)), state.order.conflicts(event)
+    order = legacy_barrier(state.order, e.stream)
+    return state.with_order(order.add(event)), order.conflicts(event)
+
+
+def legacy_barrier(order: Order, stream: StreamRef) -> Order:
+    """The legacy default stream and blocking streams order each other: work on the legacy
+    stream waits for all work queued on blocking streams, and their later work waits for it."""
+    if stream.kind is StreamRefKind.LEGACY:
+        for p in order.pending:
+            if _blocking(p.access.stream):
+                order = order.wait(stream, p.access.stream)
+        return order
+    if _blocking(stream):
+        return order.wait(stream, StreamRef.legacy())
+    return order
+
+
+def _blocking(stream: StreamRef) -> bool:
+    return stream.blocking and stream.kind in (StreamRefKind.CREATED, StreamRefKind.PATH) and stream.framework != ""
 
 
 def _ordering(op: Callable[[Order, Effect], Order]) -> Callable[[State, Effect], Result]:

@@ -9,7 +9,7 @@ from typing import Callable, Optional
 
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue
-from streamlint.model.transfer import torch_calls
+from streamlint.model.transfer import array_calls, torch_calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.frame import Frame
 
@@ -36,7 +36,20 @@ HANDLERS: dict[str, FrameworkHandler] = {
         ("torch.", "contextlib."), torch_calls.function, torch_calls.tensor_method, _torch_stream_method,
         torch_calls.event_method,
     ),
+    "cupy": FrameworkHandler(
+        ("cupy.", "cupyx."), array_calls.function, array_calls.cupy_array_method, array_calls.cupy_stream_method,
+        array_calls.cupy_event_method,
+    ),
+    "numba": FrameworkHandler(
+        ("numba.",), array_calls.function, array_calls.numba_array_method, array_calls.numba_stream_method,
+        array_calls.numba_event_method,
+    ),
+    "numpy": FrameworkHandler(("numpy.",), lambda *a: None, lambda *a: None, lambda *a: None, lambda *a: None),
 }
+
+
+# Frameworks whose stream objects are context managers that make themselves current (`with s:`).
+STREAMS_ENTERED = frozenset({"cupy"})
 
 
 def for_function(qualname: str) -> Optional[FrameworkHandler]:

@@ -17,6 +17,7 @@ from streamlint.model.transfer.act import access, do, host_access
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate
 from streamlint.model.transfer.frame import Frame
+from streamlint.model.transfer.handlers import STREAMS_ENTERED
 from streamlint.model.transfer.torch_calls import F
 
 # The one loop budget: a loop body is walked until the head state stops changing, at most
@@ -229,7 +230,7 @@ def _with(node: cst.With, state: State, frame: Frame) -> State:
     saved = state.current
     for item in node.items:
         value, state = evaluate(item.item, state, frame)
-        if value.kind is ValueKind.STREAM_CONTEXT:
+        if value.kind is ValueKind.STREAM_CONTEXT or (value.kind is ValueKind.STREAM and value.framework in STREAMS_ENTERED):
             state = state.with_current(value.framework, value.stream or UNKNOWN_STREAM)
         elif item.asname is not None:
             state = bind(item.asname.name, value, state, frame, node)
