@@ -63,6 +63,7 @@ class IndexKind(Enum):
     SLOT = "slot"  # x[(k + offset) % modulus]
     ANY = "any"  # x[i] with nothing known of i
     ITEMS = "items"  # every element (a loop over the container, a queue's items)
+    REGION = "region"  # x[lo:hi], `const` = (lo, hi): names or numbers, None for an open end
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,10 @@ class Index:
         return Index(IndexKind.ANY)
 
     @staticmethod
+    def region(lower, upper) -> "Index":
+        return Index(IndexKind.REGION, (lower, upper))
+
+    @staticmethod
     def items() -> "Index":
         return Index(IndexKind.ITEMS)
 
@@ -100,13 +105,16 @@ class Index:
             return True  # every element meets any element
         if self.kind is not other.kind or IndexKind.ANY is self.kind:
             return False  # an unknown index aliases nothing: silence over guessing
-        if self.kind is IndexKind.CONST:
-            return self.const == other.const
+        if self.kind in (IndexKind.CONST, IndexKind.REGION):
+            return self.const == other.const  # two slices meet when they are the same slice
         return (self.symbol, self.modulus, self.offset) == (other.symbol, other.modulus, other.offset)
 
     def spell(self) -> str:
         if self.kind is IndexKind.CONST:
             return f"[{self.const!r}]"
+        if self.kind is IndexKind.REGION and isinstance(self.const, tuple):
+            lower, upper = ("" if b is None else b for b in self.const)
+            return f"[{lower}:{upper}]"
         if self.kind is IndexKind.SLOT:
             shift = f" + {self.offset}" if self.offset else ""
             return f"[({self.symbol}{shift}) % {self.modulus}]"

@@ -63,6 +63,8 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
     index = Index.any_()
     if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
         index, state = _index(node.slice[0].slice.value, state, frame)
+    elif len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
+        index = _region(node.slice[0].slice)
     else:
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
@@ -88,6 +90,24 @@ def _index(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[Index,
         return Index.const_(node.raw_value), state
     slot = _slot(node)
     return (slot if slot is not None else Index.any_()), state
+
+
+def _region(node: cst.Slice) -> Index:
+    """`x[lo:hi]` with each end a name, a number or open; any other end makes it unknown."""
+    if node.step is not None:
+        return Index.any_()
+    ends = [_bound(node.lower), _bound(node.upper)]
+    return Index.any_() if "?" in ends else Index.region(ends[0], ends[1])
+
+
+def _bound(node: Optional[cst.BaseExpression]):
+    if node is None:
+        return None
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    return "?"
 
 
 def _slot(node: cst.BaseExpression) -> Optional[Index]:

@@ -79,7 +79,7 @@ def _aug_assign(node: cst.AugAssign, state: State, frame: Frame) -> State:
     if current.is_buffer and current.identity is not None:
         site = frame.site(node)
         if is_device(current):
-            state = access(state, frame, site, current.identity, True, state.current_stream(F))
+            state = access(state, frame, site, current.identity, True, state.current_stream(current.framework or F))
         elif is_host(current):
             state = host_access(state, frame, site, current.identity, True)
         return state
@@ -119,10 +119,14 @@ def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: 
     if holder.identity is None:
         return state
     site = frame.site(node)
-    if is_host(holder):
-        return host_access(state, frame, site, holder.identity, True)
-    if is_device(holder):
-        return access(state, frame, site, holder.identity, True, state.current_stream(F))
+    if holder.is_buffer:
+        element, state = evaluate(target, state, frame)  # the region written: `buf[:half]`, `buf[k % 2]`
+        written = element.identity if element.identity is not None else holder.identity
+        if is_host(holder):
+            return host_access(state, frame, site, written, True)
+        if is_device(holder):
+            return access(state, frame, site, written, True, state.current_stream(holder.framework or F))
+        return state
     path = holder.identity.element(Index.any_())
     return state.store(path, value)
 

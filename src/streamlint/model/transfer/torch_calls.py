@@ -4,6 +4,7 @@ runs on the current stream and returns CUDA tensors made there."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Optional
 
 from streamlint.model.api import torch_api
@@ -198,7 +199,8 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
                   state: State, frame: Frame) -> Handled:
     """PyTorch's invariant for any operation on tensors: where they live, it runs."""
     site = frame.site(arguments.node)
-    current = state.current_stream(F)
+    framework = next((v.framework for v in inputs if is_device(v) and v.framework), F)
+    current = state.current_stream(framework)
     # under a stream the code chose, a tensor of unknown device is a CUDA tensor: the work
     # is queued there (a CPU tensor's operation would ignore the stream)
     chosen = current.kind is not StreamRefKind.AMBIENT and current.known
@@ -218,7 +220,7 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
     if not on_device:
         host = next((v for v in inputs if is_host(v)), None)
         return (_fresh(frame, arguments, Memory.PAGEABLE, None) if host else UNKNOWN), state
-    result = _fresh(frame, arguments, Memory.DEVICE, stream)
+    result = replace(_fresh(frame, arguments, Memory.DEVICE, stream), framework=framework)
     return result, _touch(state, frame, site, result, True, stream)
 
 
