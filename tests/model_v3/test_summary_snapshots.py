@@ -14,7 +14,11 @@ import summary_output  # noqa: E402  (tests/ is on the path just above)
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("path", summary_output.fixture_files(), ids=lambda p: p.relative_to(summary_output.FIXTURES).as_posix())
+def _name(path: Path) -> str:
+    return path.relative_to(summary_output.FIXTURES).as_posix()
+
+
+@pytest.mark.parametrize("path", summary_output.fixture_files(), ids=_name)
 def test_summary_snapshot_is_current(path: Path) -> None:
     diff = summary_output.stale(path)
     assert diff is None, f"out of date; run python scripts/update_expected.py\n{diff}"

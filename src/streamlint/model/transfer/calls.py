@@ -19,7 +19,7 @@ from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.transfer import handlers, torch_calls
 from streamlint.model.transfer.act import host_access
 from streamlint.model.transfer.arguments import Arguments
-from streamlint.model.transfer.devices import is_device, is_host
+from streamlint.model.transfer.devices import is_host
 from streamlint.model.transfer.frame import CallContext, Frame
 
 Handled = tuple[AbsValue, State]
