@@ -18,6 +18,7 @@ from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.values import UNKNOWN, AbsValue
 from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores
 from streamlint.model.interproc.program import FunctionRef, Program
+from streamlint.model.transfer.kernels import stored_parameters
 from streamlint.model.summary.function_summary import FunctionSummary
 from streamlint.model.transfer.frame import ROOT_CONTEXT, CallContext, Frame
 from streamlint.model.transfer.interpret import Walked, call_ordinals, walk_function
@@ -83,6 +84,15 @@ class Solver:
             self._stack.discard(qualname)
         self.solved.walks[key] = walked
         return walked.summary
+
+    def is_class(self, qualname: str) -> bool:
+        return self.program.is_class(qualname)
+
+    def kernel_writes(self, qualname: str) -> Optional[frozenset[int]]:
+        function = self.program.function(qualname)
+        if function is None or not isinstance(function.node, cst.FunctionDef):
+            return None
+        return stored_parameters(function.node)
 
     def _module_names(self, module: str) -> dict:
         """What the module's names hold after its top level ran, calls left opaque (a function
@@ -160,9 +170,8 @@ class Solver:
     def _frame(self, function: FunctionRef) -> Frame:
         unit = self.program.unit(function.module)
         assert unit is not None
-        frame = Frame(function.qualname, function.module, unit.imports, unit.top_names, function.class_name, self.summary)
+        frame = Frame(function.qualname, function.module, unit.imports, unit.top_names, function.class_name, self)
         frame.globals = self._globals.get(function.module, {})
-        frame.is_class = self.program.is_class
         return frame
 
 

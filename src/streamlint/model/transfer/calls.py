@@ -14,12 +14,12 @@ from streamlint.model.api import python_std, torch_api
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
-from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
+from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.summary.apply import Binding, apply
-from streamlint.model.transfer import handlers, torch_calls
-from streamlint.model.transfer.act import host_access
+from streamlint.model.transfer import array_calls, handlers, torch_calls
+from streamlint.model.transfer.act import access, host_access
 from streamlint.model.transfer.arguments import Arguments
-from streamlint.model.transfer.devices import is_host
+from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.frame import CallContext, Frame
 
 Handled = tuple[AbsValue, State]
@@ -128,9 +128,9 @@ def _host_reader(arguments: Arguments, state: State, frame: Frame) -> Handled:
 
 
 def _project_call(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    if frame.is_class is not None and frame.is_class(target):
+    if frame.program is not None and frame.program.is_class(target):
         return _construct(target, arguments, state, frame)
-    summary = frame.resolve(target, _context(arguments)) if frame.resolve is not None else None
+    summary = frame.program.summary(target, _context(arguments)) if frame.program is not None else None
     if summary is None:
         return _opaque(arguments, state, frame)
     binding = Binding(frame.site(arguments.node), _bound_args(summary.params, arguments), arguments.receiver)
@@ -186,7 +186,7 @@ def _construct(cls: str, arguments: Arguments, state: State, frame: Frame) -> Ha
     """`C(...)` of a project class: a new object, its `__init__` applied to it."""
     obj = AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))), target=cls)
     init = replace(arguments, receiver=obj)
-    summary = frame.resolve(f"{cls}.__init__", _context(init)) if frame.resolve is not None else None
+    summary = frame.program.summary(f"{cls}.__init__", _context(init)) if frame.program is not None else None
     if summary is None:
         return obj, state
     applied = apply(summary, state, Binding(frame.site(arguments.node), _bound_args(summary.params, init), obj))
@@ -194,3 +194,22 @@ def _construct(cls: str, arguments: Arguments, state: State, frame: Frame) -> Ha
         frame.emit(effect)
     frame.report(list(applied.conflicts))
     return obj, applied.state
+
+
+def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """A kernel launch with a launch configuration: on the configuration's stream (Numba's
+    legacy default stream without one), reading its device arrays, writing those its body
+    stores into (all of them when the body cannot be read)."""
+    stream = array_calls.launch_stream(settings)
+    if stream is None or not stream.known:
+        return UNKNOWN, state
+    writes = frame.program.kernel_writes(kernel.target) if frame.program and kernel.target else None
+    site = frame.site(arguments.node)
+    for index, (value, _) in enumerate(arguments.positional):
+        if value.identity is None or not (value.is_buffer and value.memory is not Memory.PAGEABLE):
+            continue
+        written = writes is None or index in writes
+        state = access(state, frame, site, value.identity, False, stream, host_memory=not is_device(value))
+        if written:
+            state = access(state, frame, site, value.identity, True, stream, host_memory=not is_device(value))
+    return UNKNOWN, state

@@ -130,6 +130,8 @@ def _slot(node: cst.BaseExpression) -> Optional[Index]:
 
 def _call(node: cst.Call, state: State, frame: Frame) -> Evaluated:
     receiver: Optional[AbsValue] = None
+    if isinstance(node.func, cst.Subscript):
+        return _launch(node, node.func, state, frame)
     if isinstance(node.func, cst.Attribute):
         receiver, state = evaluate(node.func.value, state, frame)
         callee = calls.method_of(receiver, node.func.attr.value)
@@ -144,6 +146,21 @@ def _call(node: cst.Call, state: State, frame: Frame) -> Evaluated:
             positional.append((value, arg.value))
     arguments = Arguments(tuple(positional), keywords, receiver, node)
     return calls.call(callee, arguments, state, frame)
+
+
+def _launch(node: cst.Call, config: cst.Subscript, state: State, frame: Frame) -> Evaluated:
+    """`kernel[grid, block, stream](args)`: a Numba kernel launch."""
+    kernel, state = evaluate(config.value, state, frame)
+    settings = []
+    for element in config.slice:
+        if isinstance(element.slice, cst.Index):
+            value, state = evaluate(element.slice.value, state, frame)
+            settings.append(value)
+    positional = []
+    for arg in node.args:
+        value, state = evaluate(arg.value, state, frame)
+        positional.append((value, arg.value))
+    return calls.launch(kernel, settings, Arguments(tuple(positional), {}, None, node), state, frame)
 
 
 def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:

@@ -4,7 +4,7 @@ where it is, how names resolve, who answers for callees, and what it has emitted
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional, Protocol
 
 import libcst as cst
 
@@ -33,9 +33,18 @@ class CallContext:
 
 ROOT_CONTEXT = CallContext()
 
-# Answers "what does this call do": the callee's qualified name in the project (a module
-# function "pkg.mod.f", a method "pkg.mod.C.m") and the context the call gives it.
-Resolver = Callable[[str, CallContext], Optional[FunctionSummary]]
+class ProgramView(Protocol):
+    """What a walk may ask of the program around it (the solver answers)."""
+
+    def summary(self, qualname: str, context: CallContext) -> Optional[FunctionSummary]:
+        """What calling the project function `qualname` ("pkg.mod.f", "pkg.mod.C.m") under
+        `context` does; None when it is not the project's, or is being walked (recursion)."""
+
+    def is_class(self, qualname: str) -> bool:
+        """A project class: calling it constructs an object."""
+
+    def kernel_writes(self, qualname: str) -> Optional[frozenset[int]]:
+        """A GPU kernel's parameters its body stores into, by position; None when unknown."""
 
 
 @dataclass
@@ -45,14 +54,13 @@ class Frame:
     imports: dict[str, str]  # name bound in the module -> the qualified name it stands for
     local_functions: frozenset[str]  # module-level functions and classes, by name
     class_name: str = ""  # the class of a method
-    resolve: Optional[Resolver] = None
+    program: Optional[ProgramView] = None
     call_ordinals: dict[int, int] = field(default_factory=dict)  # id(Call) -> ordinal in source order
     loop_depth: int = 0
     effects: list[Effect] = field(default_factory=list)  # emitted, in the callee's own terms
     conflicts: list[Conflict] = field(default_factory=list)
     seen_effects: set = field(default_factory=set)  # (a loop walks its body until nothing changes)
     returned: Optional[AbsValue] = None  # the join of the values it returns
-    is_class: Optional[Callable[[str], bool]] = None  # a project class, by qualified name (calls construct it)
     globals: dict[str, AbsValue] = field(default_factory=dict)  # what module-level names hold (the module's top level)
     exit_state: Optional[State] = None  # the join of the states it returns or falls off the end with
 
