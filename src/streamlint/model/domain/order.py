@@ -57,7 +57,8 @@ class Pending:
     access: AccessEvent
     seen: frozenset[StreamRef]  # the may clock: streams ordered after it on some path
     seen_on_every_path: frozenset[StreamRef]  # the must clock
-    done: bool = False  # completed as far as the host knows (a synchronization waited for it)
+    done: bool = False  # completed as far as the host knows on some path (the may clock)
+    done_on_every_path: bool = False  # ... on every path (the must clock)
 
     @property
     def key(self) -> tuple:
@@ -155,13 +156,13 @@ class Order:
         return self._map(lambda p: p.with_seen(waiter) if p.key in captured else p)
 
     def synchronize_stream(self, stream: StreamRef) -> "Order":
-        return self._map(lambda p: replace(p, done=True) if p.ordered_before(stream) else p)
+        return self._map(lambda p: replace(p, done=True, done_on_every_path=True) if p.ordered_before(stream) else p)
 
     def synchronize_event(self, event: Path) -> "Order":
         captured = self.recorded(event)
         if captured is None:
             return self
-        return self._map(lambda p: replace(p, done=True) if p.key in captured else p)
+        return self._map(lambda p: replace(p, done=True, done_on_every_path=True) if p.key in captured else p)
 
     def record_stream(self, path: Path, stream: StreamRef) -> "Order":
         """`t.record_stream(s)`: the allocator keeps `t` until `s`'s work queued before the release is done."""
@@ -207,7 +208,10 @@ class Order:
         return replace(self, pending=tuple(f(p) for p in self.pending))
 
     # -- lattice -------------------------------------------------------------------
-    def join(self, other: "Order") -> "Order":
+    def join(self, other: "Order", every_path: bool = False) -> "Order":
+        """The order after either of two paths. `every_path`: the branches are ones the program
+        certainly takes both of (a test on the loop's counter), so an ordering on one of them
+        does not order the other's work: the may clock becomes the must clock."""
         if self == other:
             return self
         mine = {p.key: p for p in self.pending}
@@ -215,7 +219,10 @@ class Order:
         merged = []
         for key in list(mine) + [k for k in theirs if k not in mine]:
             a, b = mine.get(key), theirs.get(key)
-            merged.append(_join_pending(a, b))
+            joined = _join_pending(a, b)
+            if every_path and a is not None and b is not None:
+                joined = replace(joined, seen=joined.seen_on_every_path, done=joined.done_on_every_path)
+            merged.append(joined)
         return Order(tuple(merged), _join_events(self.events, other.events), self.kept_for | other.kept_for)
 
 
@@ -225,7 +232,8 @@ def _join_pending(a: Optional[Pending], b: Optional[Pending]) -> Pending:
         assert only is not None
         return only  # pending on one path only: its order there is its order
 
-    return Pending(a.access, a.seen | b.seen, a.seen_on_every_path & b.seen_on_every_path, a.done and b.done)
+    return Pending(a.access, a.seen | b.seen, a.seen_on_every_path & b.seen_on_every_path, a.done or b.done,
+                   a.done_on_every_path and b.done_on_every_path)
 
 
 def _join_events(a: Iterable, b: Iterable) -> tuple:

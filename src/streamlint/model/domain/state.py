@@ -70,7 +70,7 @@ class State:
         return any(_refers(v, identity) for _, v in self.names) or any(_refers(v, identity) for _, v in self.heap)
 
     # -- lattice -------------------------------------------------------------------
-    def join(self, other: "State") -> "State":
+    def join(self, other: "State", every_path: bool = False) -> "State":
         if not other.reachable:
             return self
         if not self.reachable or self == other:
@@ -79,7 +79,7 @@ class State:
             _join_maps(self.names, other.names, lambda a, b: a.join(b)),
             _join_maps(self.heap, other.heap, lambda a, b: a.join(b)),
             _join_current(self.current, other.current),
-            self.order.join(other.order),
+            self.order.join(other.order, every_path),
             True,
         )
 

@@ -25,6 +25,8 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     if fact is not None:
         return apply_fact(fact, arguments, state, frame)
     namespace, _, short = name.rpartition(".")
+    if namespace in cupy.CREATING_NAMESPACES:
+        return _cupy_kernel("zeros", arguments, state, frame)
     if namespace in cupy.KERNEL_NAMESPACES and short not in cupy.NON_KERNEL_FUNCTIONS:
         return _cupy_kernel(short, arguments, state, frame)
     return None
@@ -44,8 +46,12 @@ def _cupy_kernel(short: str, arguments: Arguments, state: State, frame: Frame) -
         if destination is not None and is_device(destination) and destination.identity is not None:
             state = access(state, frame, site, destination.identity, True, current)
         return AbsValue(ValueKind.NONE), state
+    out = arguments.value(Arg(kw="out"))
     for value in inputs:
-        state = access(state, frame, site, value.identity, False, current)
+        if out is None or value.identity != out.identity:
+            state = access(state, frame, site, value.identity, False, current)
+    if out is not None and is_device(out) and out.identity is not None:  # a ufunc's `out=`
+        return out, access(state, frame, site, out.identity, True, current)
     result = AbsValue(ValueKind.BUFFER, "cupy", Memory.DEVICE, Path(Root.fresh(site)), current)
     if inputs or short in cupy.FILLING_CREATORS:
         state = access(state, frame, site, result.identity, True, current)

@@ -9,7 +9,7 @@ import libcst as cst
 
 from streamlint.model.domain.paths import Index, Path, Root
 from streamlint.model.domain.state import State
-from streamlint.model.domain.values import NONE, UNKNOWN, AbsValue, ValueKind, truth
+from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, ValueKind, truth
 from streamlint.model.transfer import calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import memory_of_device_string
@@ -29,6 +29,8 @@ def evaluate(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
 def _name(node: cst.Name, state: State, frame: Frame) -> Evaluated:
     if node.value == "None":
         return NONE, state
+    if node.value in ("True", "False"):
+        return (TRUE if node.value == "True" else FALSE), state
     bound = dict(state.names).get(node.value)
     if bound is None:
         bound = frame.globals.get(node.value)

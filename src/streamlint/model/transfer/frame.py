@@ -57,6 +57,7 @@ class Frame:
     program: Optional[ProgramView] = None
     call_ordinals: dict[int, int] = field(default_factory=dict)  # id(Call) -> ordinal in source order
     loop_depth: int = 0
+    loop_names: list[str] = field(default_factory=list)  # the targets of the enclosing `for` loops
     effects: list[Effect] = field(default_factory=list)  # emitted, in the callee's own terms
     conflicts: list[Conflict] = field(default_factory=list)
     seen_effects: set = field(default_factory=set)  # (a loop walks its body until nothing changes)

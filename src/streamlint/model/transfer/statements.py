@@ -161,7 +161,21 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
         other = _if(node.orelse, state, frame)
     elif isinstance(node.orelse, cst.Else):
         other = run_block(_body(node.orelse.body), state, frame)
-    return taken.join(other)
+    return taken.join(other, every_path=_on_the_counter(node.test, frame))
+
+
+def _on_the_counter(test: cst.BaseExpression, frame: Frame) -> bool:
+    """A test of an enclosing loop's counter (`if (i + 1) % 8 == 0:`): over the iterations the
+    program takes both sides, so work on one side is not ordered by the other's waits."""
+    if not frame.loop_names:
+        return False
+    todo: list[cst.CSTNode] = [test]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, cst.Name) and node.value in frame.loop_names:
+            return True
+        todo.extend(node.children)
+    return False
 
 
 def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str, node: cst.CSTNode) -> State:
@@ -198,7 +212,11 @@ def _for(node: cst.For, state: State, frame: Frame) -> State:
         s = bind(node.target, element, s, frame, node)
         return _reachable(run_block(_body(node.body), s, frame), s)
 
-    state = _loop(state, frame, body, symbol, node)
+    frame.loop_names.append(symbol)
+    try:
+        state = _loop(state, frame, body, symbol, node)
+    finally:
+        frame.loop_names.pop()
     if node.orelse is not None:
         state = run_block(_body(node.orelse.body), state, frame)
     return state
