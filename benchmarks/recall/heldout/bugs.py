@@ -117,4 +117,92 @@ BUGS = [
              "kernels and hands those device buffers straight to CUDA-aware MPI without "
              "cuda.synchronize(), so MPI can send buffers the kernels have not finished writing.",
     ),
+    dict(
+        id="cuquantum-cupy-tensor-get-null-stream",
+        repo="NVIDIA/cuQuantum", fix="61bc3fa", path="python/cuquantum/cutensornet/_internal/tensor_ifc_cupy.py",
+        framework="cupy", rule="SL401", scope="implicit",
+        p=[("return self.tensor.get()", None)],
+        f=[("out = self.tensor.get(stream=stream)", None)],
+        desc="CupyTensor.numpy() copies a result to the host with ndarray.get() on CuPy's current "
+             "(null) stream, while the contraction that wrote it ran on the user's stream, with no "
+             "wait (cupy/cupy#7820; part of a larger sync-with-internal-repo commit).",
+    ),
+    dict(
+        id="internevo-broadcast-side-stream-no-wait",
+        repo="InternLM/InternEvo", fix="7f61505", path="internlm/solver/optimizer/hybrid_zero_optim.py",
+        framework="pytorch", rule="SL401", scope="cross-function",
+        p=[("with torch.cuda.stream(self._broadcast_comm_stream):", 651),
+           ("fp16_param.data.copy_(fp32_param)", 649)],
+        f=[("self.broadcast_params()", None), ("fp16_param.data.copy_(fp32_param)", 645)],
+        desc="After the step copies the updated fp32 shards into the fp16 parameters on the current "
+             "stream, the parameters are broadcast from a side communication stream that does not "
+             "wait for those copies (and the next forward does not wait for the broadcast).",
+    ),
+    dict(
+        id="dgl-sparse-adam-cpu-state-async-d2h",
+        repo="dmlc/dgl", fix="8932285652", path="python/dgl/optim/pytorch/sparse_optim.py",
+        framework="pytorch", rule="SL403", scope="local",
+        p=[("state_mem[state_idx] = update_mem.to(state_dev, non_blocking=True)", 620),
+           ("state_power[state_idx] = update_power.to(state_dev, non_blocking=True)", 621)],
+        f=[("state_mem[state_idx] = update_mem.to(state_dev,", 626),
+           ("state_power[state_idx] = update_power.to(state_dev,", 628)],
+        desc="SparseAdam copies the updated moments D2H with non_blocking=True and scatters the "
+             "result into the CPU state at once, so the host reads the copy's destination before it "
+             "completes (NaNs, dgl#2760).",
+    ),
+    dict(
+        id="dgl-dist-sparse-adam-async-d2h",
+        repo="dmlc/dgl", fix="ae2eef41cf", path="python/dgl/distributed/optim/pytorch/sparse_optim.py",
+        framework="pytorch", rule="SL403", scope="local",
+        p=[("state_mem[state_idx] = update_mem.to(state_dev, non_blocking=True)", 361),
+           ("state_power[state_idx] = update_power.to(state_dev, non_blocking=True)", 362)],
+        f=[("state_mem[state_idx] = update_mem_dst", 388)],
+        desc="Distributed SparseAdam: the same D2H non_blocking copies into CPU state read by the "
+             "host (index assignment) with no event wait or sync.",
+    ),
+    dict(
+        id="dgl-dist-sparse-adagrad-async-d2h",
+        repo="dmlc/dgl", fix="94b7e96b80", path="python/dgl/distributed/optim/pytorch/sparse_optim.py",
+        framework="pytorch", rule="SL403", scope="local",
+        p=[("self._state[emb.name][grad_indices] = grad_state.to(th.device('cpu'), non_blocking=True)", 244),
+           ("emb._tensor[grad_indices] -= tmp.to(th.device('cpu'), non_blocking=True)", 249)],
+        f=[("self._state[emb.name][grad_indices] = grad_state_dst", 268),
+           ("emb._tensor[grad_indices] -= tmp_dst", 274)],
+        desc="Distributed SparseAdagrad writes the D2H non_blocking results into CPU tensors by index "
+             "assignment immediately, reading them on the host before the copies complete.",
+    ),
+    dict(
+        id="dgl-prefetch-batch-no-record-stream",
+        repo="dmlc/dgl", fix="3c2247a288", path="python/dgl/dataloading/dataloader.py",
+        framework="pytorch", rule="SL404", scope="cross-function",
+        p=[("batch = recursive_apply(batch, lambda x: x.to(dataloader.device, non_blocking=True))", 324)],
+        f=[("batch = recursive_apply(batch, lambda x: x.to(dataloader.device, non_blocking=True))", 343)],
+        desc="The prefetcher moves batch tensors to the GPU on its side stream and hands them to the "
+             "training loop on the current stream without record_stream, so their blocks can be "
+             "reused on the side stream while the model still reads them.",
+    ),
+    dict(
+        id="dgl-graphbolt-feature-fetch-ids-no-record-stream",
+        repo="dmlc/dgl", fix="2e6ded06b4", path="python/dgl/graphbolt/feature_fetcher.py",
+        framework="pytorch", rule="SL404", scope="class",
+        p=[("self.feature_store.read(", 99), ("self.feature_store.read(", 109),
+           ("self.feature_store.read(", 141)],
+        f=[("self.feature_store.read(", 101), ("self.feature_store.read(", 113),
+           ("self.feature_store.read(", 147)],
+        desc="With overlapped feature fetching, node and edge ids made on the main stream are read "
+             "on the fetcher's side stream without record_stream, so the allocator can reuse them "
+             "on the main stream while the side-stream reads are pending.",
+    ),
+    dict(
+        id="dgl-graphbolt-edge-ids-no-record-stream",
+        repo="dmlc/dgl", fix="3ee4ea6ef4", path="python/dgl/graphbolt/impl/neighbor_sampler.py",
+        framework="pytorch", rule="SL404", scope="local",
+        p=[("subgraph.original_edge_ids = record_stream(", 421),
+           ("subgraph._edge_ids_in_fused_csc_sampling_graph = None", 427)],
+        f=[("subgraph.original_edge_ids = record_stream(", 430),
+           ("subgraph._edge_ids_in_fused_csc_sampling_graph = None", 436)],
+        desc="The sampled edge ids (made on the current stream) are read by index_select on the "
+             "host-to-device side stream and then dropped without record_stream on that stream in "
+             "the branch where indices were already present.",
+    ),
 ]
