@@ -205,4 +205,49 @@ BUGS = [
              "host-to-device side stream and then dropped without record_stream on that stream in "
              "the branch where indices were already present.",
     ),
+    dict(
+        id="distributed-ucx-send-device-frames-no-sync",
+        repo="dask/distributed", fix="0d64f3a3c", path="distributed/comm/ucx.py",
+        framework="numba", rule="SL403", scope="cross-function",
+        p=[("await self.ep.send(frame)", 165)],
+        f=[("await self.ep.send(frame)", 182)],
+        desc="Device frames (CuPy/Numba/RMM arrays produced by stream-ordered work) are handed to "
+             "UCX, which is not stream-ordered, with no stream synchronize before the send, so UCX "
+             "can read buffers whose producing kernels or copies have not finished (fixed with a "
+             "Numba default-stream synchronize).",
+    ),
+    dict(
+        id="gpu4pyscf-df-prefetch-refill-while-computing",
+        repo="pyscf/gpu4pyscf", fix="fca1a805", path="gpu4pyscf/df/df_o1.py",
+        framework="cupy", rule="SL402", scope="local",
+        p=[("buf_prefetch[:p2-p1].set(cderi_sparse[p1:p2], stream=stream)", 204)],
+        f=[("buf_prefetch[:p2-p1].set(cderi_sparse[p1:p2], stream=io_stream)", 209)],
+        desc="The density-fitting loop double-buffers blocks: the next block is copied on a "
+             "non-blocking IO stream into the buffer the compute stream was still reading for the "
+             "previous block; the loop only synchronizes the IO stream, never orders the refill "
+             "after the compute stream.",
+    ),
+    dict(
+        id="gpu4pyscf-multi-gpu-reduce-returns-before-copies",
+        repo="pyscf/gpu4pyscf", fix="d61f40ba", path="gpu4pyscf/lib/multi_gpu.py",
+        framework="cupy", rule="SL404", scope="cross-function",
+        p=[("return array_list[0].reshape(out_shape)", 166),
+           ("dst[p0:p1] += cp.asarray(src[p0:p1])", 164)],
+        f=[("return array_list[0].reshape(out_shape)", 173)],
+        desc="array_reduce returns while the cross-device copies and additions of the tree reduction "
+             "are still queued; the caller then releases the per-device arrays (their worker "
+             "contexts), so the copies can read recycled memory.",
+    ),
+    dict(
+        id="gpu4pyscf-df-jk-workers-read-before-sync",
+        repo="pyscf/gpu4pyscf", fix="a04370f8", path="gpu4pyscf/df/df_jk.py",
+        framework="cupy", rule="SL401", scope="cross-function",
+        p=[("mo_coeff = intopt.sort_orbitals(mo_coeff, axis=[1])", 487),
+           ("future = executor.submit(", 492)],
+        f=[("mo_coeff = intopt.sort_orbitals(mo_coeff, axis=[1])", 486),
+           ("future = executor.submit(", 493)],
+        desc="get_jk synchronizes the current stream before sort_orbitals produces mo_coeff, then "
+             "hands mo_coeff to worker threads that run on other devices and streams, so they can "
+             "read it before the sort finished (the fix moves the synchronize after the producer).",
+    ),
 ]
