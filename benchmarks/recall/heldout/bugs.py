@@ -250,4 +250,38 @@ BUGS = [
              "hands mo_coeff to worker threads that run on other devices and streams, so they can "
              "read it before the sort finished (the fix moves the synchronize after the producer).",
     ),
+    dict(
+        id="gpu4pyscf-df-hessian-jk-workers-read-before-sync",
+        repo="pyscf/gpu4pyscf", fix="0eca40e4", path="gpu4pyscf/df/hessian/jk.py",
+        framework="cupy", rule="SL401", scope="cross-function",
+        p=[("mo_coeff = [intopt.sort_orbitals(mo, axis=[0]) for mo in mo_coeff]", 171),
+           ("future = executor.submit(", 176)],
+        f=[("mo_coeff = [intopt.sort_orbitals(mo, axis=[0]) for mo in mo_coeff]", 170),
+           ("future = executor.submit(", 176)],
+        desc="The Hessian get_jk synchronizes the current stream before the sort_orbitals calls that "
+             "produce occ_coeffs, mo1s and mo_coeff, then hands them to per-device worker threads, "
+             "which can read them before the producing kernels finished.",
+    ),
+    dict(
+        id="nemo-rl-packed-broadcast-consumer-returns-before-load",
+        repo="NVIDIA-NeMo/RL", fix="47c54505b", path="nemo_rl/utils/packed_tensor.py",
+        framework="pytorch", rule="SL401", scope="cross-function",
+        p=[("post_unpack_func(", 204), ("group.broadcast(packed_tensors[buffer_idx], src=src)", 202)],
+        f=[("post_unpack_func(", 212)],
+        desc="packed_broadcast_consumer receives and loads weights into the model on rotating side "
+             "streams and returns without joining them, so generation on the current stream reads "
+             "weights the last unpack/load copies have not finished writing.",
+    ),
+    dict(
+        id="nemo-rl-packed-broadcast-producer-returns-before-send",
+        repo="NVIDIA-NeMo/RL", fix="47c54505b", path="nemo_rl/utils/packed_tensor.py",
+        framework="pytorch", rule="SL402", scope="cross-function",
+        p=[("packed_tensors[buffer_idx] = torch.cat(", 98),
+           ("group.broadcast(packed_tensors[buffer_idx], src=src)", 101)],
+        f=[("packed_tensors[buffer_idx] = torch.cat(", 98),
+           ("group.broadcast(packed_tensors[buffer_idx], src=src)", 101)],
+        desc="packed_broadcast_producer packs and broadcasts the source parameters on side streams "
+             "and returns while the last pack and broadcast still read them, so the caller can "
+             "mutate or offload the parameters mid-broadcast.",
+    ),
 ]
