@@ -284,4 +284,27 @@ BUGS = [
              "and returns while the last pack and broadcast still read them, so the caller can "
              "mutate or offload the parameters mid-broadcast.",
     ),
+    dict(
+        id="torchrl-batched-inference-output-no-wait",
+        repo="pytorch/rl", fix="0846fc9a7", path="torchrl/envs/batched_inference.py",
+        framework="pytorch", rule="SL401", scope="local",
+        p=[("output = self.policy(device_batch)", 199), ("return result", 210)],
+        f=[("output = self.policy(device_batch)", 246), ("return result", 266)],
+        desc="FixedBatchedInference runs the H2D copy and the policy forward on its dedicated stream "
+             "and returns the output to the caller without the calling stream waiting for it, so "
+             "reads on the caller's stream race with the forward pass.",
+    ),
+    dict(
+        id="torchrl-batched-inference-device-batch-no-record-stream",
+        repo="pytorch/rl", fix="1901968de", path="torchrl/envs/batched_inference.py",
+        framework="pytorch", rule="SL404", scope="local",
+        p=[("device_batch = staging.to(self.device, non_blocking=True)", 234),
+           ("output = self.policy(device_batch)", 246)],
+        f=[("device_batch = staging.to(self.device, non_blocking=True)", 252),
+           ("output = self.policy(device_batch)", 271)],
+        desc="The device batch is allocated by the H2D copy on the copy stream and read by the "
+             "policy on the compute stream, then dropped when __call__ returns without "
+             "record_stream, so the allocator can reuse it on the copy stream while the compute "
+             "stream still reads it.",
+    ),
 ]
