@@ -307,4 +307,16 @@ BUGS = [
              "record_stream, so the allocator can reuse it on the copy stream while the compute "
              "stream still reads it.",
     ),
+    dict(
+        id="nanotron-domino-comm-stream-no-wait",
+        repo="huggingface/nanotron", fix="23f21081", path="src/nanotron/models/llama.py",
+        framework="pytorch", rule="SL401", scope="local",
+        p=[('hidden_states1 = attn_output1["hidden_states"] + residual1', 896),
+           ('hidden_states0 = mlp_output0["hidden_states"] + residual0', 909)],
+        f=[('hidden_states1 = attn_output1["hidden_states"] + residual1', 907),
+           ('hidden_states0 = mlp_output0["hidden_states"] + residual0', 925)],
+        desc="The Domino decoder layer waits for the async tensor-parallel collectives inside a "
+             "`with torch.cuda.stream(comm_stream)` block (so only the comm stream waits) and then "
+             "reads their outputs on the current stream without wait_stream(comm_stream).",
+    ),
 ]
