@@ -319,4 +319,39 @@ BUGS = [
              "`with torch.cuda.stream(comm_stream)` block (so only the comm stream waits) and then "
              "reads their outputs on the current stream without wait_stream(comm_stream).",
     ),
+    dict(
+        id="lmdeploy-spec-agent-fork-item-per-processor",
+        repo="InternLM/lmdeploy", fix="8da275c2c", path="lmdeploy/pytorch/spec_decode/spec_agent.py",
+        framework="pytorch", rule="SL502", scope="local",
+        p=[("guided_manager.accept_token(fork_proc, pos_token_ids[idx].item())", 589)],
+        f=[("guided_manager.accept_token(fork_proc, cpu_pos_token_ids[idx].item())", 593)],
+        desc="Guided speculative logits processing advances each forked grammar matcher with one "
+             ".item() on the CUDA argmax ids per request, for every draft position: a host sync "
+             "per request per position.",
+    ),
+    dict(
+        id="dgl-graphbolt-seed-positions-no-record-stream",
+        repo="dmlc/dgl", fix="a2e1c79618", path="python/dgl/graphbolt/impl/neighbor_sampler.py",
+        framework="pytorch", rule="SL404", scope="cross-function",
+        p=[("minibatch._subgraph_seed_nodes = original_positions", 57),
+           ("index, original_positions = index.sort()", 53)],
+        f=[("minibatch._subgraph_seed_nodes = record_stream(", 71),
+           ("index, original_positions = index.sort()", 66)],
+        desc="The pipelined sampler sorts the seed nodes on its side stream and stores the "
+             "permutation on the minibatch for the main stream without record_stream on the main "
+             "stream (and reads the main-stream seeds on the side stream likewise unrecorded), so "
+             "the caching allocator can recycle them while the other stream uses them (wrong "
+             "accuracy, dgl#7088).",
+    ),
+    dict(
+        id="fastvideo-layerwise-offload-prefetch-no-record-stream",
+        repo="hao-ai-lab/FastVideo", fix="71ce5e2da", path="fastvideo/hooks/layerwise_offload.py",
+        framework="pytorch", rule="SL404", scope="class",
+        p=[("gpu_param = self.cpu_named_parameters[name].to(", 60)],
+        f=[("gpu_param = self.cpu_named_parameters[name].to(", 61)],
+        desc="Layerwise offload prefetches parameters H2D on its async copy stream (allocating them "
+             "there), the forward reads them on the compute stream, and release_gpu_params drops "
+             "them without record_stream, so their memory can be reused while the forward still "
+             "reads it (use-after-free).",
+    ),
 ]
