@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 RECALL = Path(__file__).resolve().parent.parent / "benchmarks" / "recall"
 HELDOUT = RECALL / "heldout"

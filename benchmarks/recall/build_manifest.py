@@ -16,7 +16,6 @@ import importlib.util
 import json
 import pathlib
 import subprocess
-import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
 
