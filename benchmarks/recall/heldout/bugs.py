@@ -354,4 +354,23 @@ BUGS = [
              "them without record_stream, so their memory can be reused while the forward still "
              "reads it (use-after-free).",
     ),
+    dict(
+        id="flashinfer-test-dcp-alltoall-rank-streams-no-wait",
+        repo="flashinfer-ai/flashinfer", fix="ae7a3623b", path="tests/comm/test_dcp_alltoall.py",
+        framework="pytorch", rule="SL401", scope="local", test_code=True,
+        p=[("o, s = decode_cp_a2a_alltoall(", 124), ("with torch.cuda.stream(streams[r]):", 123)],
+        f=[("o, s = decode_cp_a2a_alltoall(", 128), ("with torch.cuda.stream(streams[r]):", 127)],
+        desc="The test helper fills the inputs with torch.randn on the current stream and launches "
+             "each rank's all-to-all on a fresh side stream with no wait_stream, so a rank's kernel "
+             "can read partially written inputs (flashinfer#3806).",
+    ),
+    dict(
+        id="flashinfer-test-repeated-alltoall-rank-streams-no-wait",
+        repo="flashinfer-ai/flashinfer", fix="ae7a3623b", path="tests/comm/test_dcp_alltoall.py",
+        framework="pytorch", rule="SL401", scope="local", test_code=True,
+        p=[("o, s = decode_cp_a2a_alltoall(", 268), ("with torch.cuda.stream(streams[r]):", 267)],
+        f=[("o, s = decode_cp_a2a_alltoall(", 275), ("with torch.cuda.stream(streams[r]):", 274)],
+        desc="test_repeated_alltoall: each round refills the inputs on the current stream and "
+             "launches the per-rank all-to-all on side streams without ordering them after the fills.",
+    ),
 ]
