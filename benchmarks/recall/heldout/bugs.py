@@ -373,4 +373,18 @@ BUGS = [
         desc="test_repeated_alltoall: each round refills the inputs on the current stream and "
              "launches the per-rank all-to-all on side streams without ordering them after the fills.",
     ),
+    dict(
+        id="gpu4pyscf-array-reduce-reads-unsynced-devices",
+        repo="pyscf/gpu4pyscf", fix="14aa885f", path="gpu4pyscf/lib/multi_gpu.py",
+        framework="cupy", rule="SL401", scope="cross-function",
+        p=[("dst[p0:p1] += p2p_transfer(buf[:p1-p0], src[p0:p1])", 161),
+           ("return [fut.result() for fut in futures]", 49)],
+        f=[("p2p_transfer(buf[:p1-p0], src[p0:p1])", 166),
+           ("results = [fut.result() for fut in futures]", 49)],
+        desc="run() returns the per-device results of its worker threads without synchronizing "
+             "their devices, and array_reduce then copies a peer device's partial result and "
+             "accumulates it on another device's stream with nothing ordering the copy after the "
+             "peer's producing kernels or the accumulation after the copy (launch failures with 4 "
+             "GPUs).",
+    ),
 ]
