@@ -387,4 +387,24 @@ BUGS = [
              "peer's producing kernels or the accumulation after the copy (launch failures with 4 "
              "GPUs).",
     ),
+    dict(
+        id="lmdeploy-fp4-ep-prefill-item-sync",
+        repo="InternLM/lmdeploy", fix="56929e469", path="lmdeploy/pytorch/kernels/cuda/v4_fp4_grouped_gemm.py",
+        framework="pytorch", rule="SL502", scope="local",
+        p=[("all_tokens = recv_tokens_per_expert.sum().item()", 198)],
+        f=[("if M <= 0:", 199)],
+        desc="The expert-parallel FP4 MoE prefill reads the total received token count back to the "
+             "host with .sum().item() on every call, a device-to-host sync per MoE layer per step, "
+             "where the row count of recv_x already gives it.",
+    ),
+    dict(
+        id="lmdeploy-cache-engine-stream-per-wakeup",
+        repo="InternLM/lmdeploy", fix="4b453712f", path="lmdeploy/pytorch/engine/cache_engine.py",
+        framework="pytorch", rule="SL501", scope="cross-function",
+        p=[("self.cache_stream = torch.cuda.Stream()", 66)],
+        f=[("self.cache_stream = cache_stream or torch.cuda.Stream()", 69)],
+        desc="Every CacheEngine built (once per sleep/wake-up cycle) creates a new torch.cuda.Stream; "
+             "after about 30 wake-ups PyTorch's stream pool wraps around and hands out the current "
+             "stream, failing the engine's assertion (fixed by creating the stream once in the agent).",
+    ),
 ]
