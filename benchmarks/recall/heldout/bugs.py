@@ -407,4 +407,15 @@ BUGS = [
              "after about 30 wake-ups PyTorch's stream pool wraps around and hands out the current "
              "stream, failing the engine's assertion (fixed by creating the stream once in the agent).",
     ),
+    dict(
+        id="cuquantum-numpy-operands-h2d-null-stream",
+        repo="NVIDIA/cuQuantum", fix="61bc3fa", path="python/cuquantum/cutensornet/_internal/tensor_ifc_numpy.py",
+        framework="cupy", rule="SL401", scope="implicit",
+        p=[("tensor_device = cupy.asarray(self.tensor)", 79)],
+        f=[("tensor_device = cupy.asarray(self.tensor)", 82)],
+        desc="NumpyTensor.to() copies host operands to the GPU with cupy.asarray on CuPy's current "
+             "(null) stream, while the network later contracts them on the user's stream, which "
+             "need not be ordered after the null stream (fixed by copying under the user stream; "
+             "same sync-with-internal-repo commit as the .get() fix).",
+    ),
 ]
