@@ -63,6 +63,8 @@ def main() -> None:
         "# fixed_lines: where it must be silent in the fixed version.",
         "",
     ]
+    if pathlib.Path(args.bugs).resolve() != HERE / "bugs.py":  # say which list, when not the default one
+        out.insert(2, f"# Labels: {pathlib.Path(args.bugs).resolve().relative_to(HERE.parent.parent)}.")
     seen = set()
     for b in BUGS:
         assert b["id"] not in seen, b["id"]
