@@ -186,7 +186,9 @@ class Checker:
     def _alloc(self, e: Event) -> None:
         size = e.size or 0
         for old in [b for b in self.blocks.values() if b.ptr < e.ptr + size and e.ptr < b.ptr + b.size]:
-            self._release(old, ())  # its free was not seen: the new allocation implies it
+            # Its free was not recorded: a driver free (cuMemFree synchronizes), not a
+            # caching allocator's, so no access of the old block can race the new one.
+            del self.blocks[old.ptr]
         self.history.forget(e.ptr, e.ptr + size)
         self.blocks[e.ptr] = _Block(e.ptr, size, e.stream)
 
