@@ -3,9 +3,12 @@ was made): every SL4 runtime pair, the CuPy and Numba programs beside this file,
 runtime examples, each under `streamlint verify --sanitize`, small sizes so that the logs
 stay small; then PyTorch's own CUDA sanitizer (CSAN) on the PyTorch programs, to compare.
 
-    PYTHONPATH=src python runtime_checks/data/sanitize/record_logs.py OUTDIR
+    PYTHONPATH=src python runtime_checks/data/sanitize/record_logs.py OUTDIR [NAME_PREFIX,...]
+
+CSAN runs only with CSAN=1 in the environment.
 """
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -48,11 +51,13 @@ torch.cuda.synchronize()
 """
 
 
-def main(out: Path) -> None:
+def main(out: Path, only: tuple[str, ...] = ()) -> None:
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     summary = {}
     for name, path, params in PROGRAMS:
+        if only and not name.startswith(only):
+            continue
         cmd = [sys.executable, "-m", "streamlint.runtime.sanitize", path,
                "--sanitize-log", str(logs / f"{name}.jsonl")] + [f"--param={p}" for p in params]
         try:
@@ -61,7 +66,7 @@ def main(out: Path) -> None:
         except subprocess.TimeoutExpired:
             summary[name] = {"rc": "timeout"}
         print(name, summary[name].get("rc"), summary[name].get("stdout", "").strip().splitlines()[-1:], flush=True)
-        if "torch" in Path(ROOT / path).read_text():
+        if os.environ.get("CSAN") == "1" and "torch" in Path(ROOT / path).read_text():
             try:
                 done = subprocess.run([sys.executable, "-c", CSAN, path, *params], cwd=ROOT, capture_output=True,
                                       text=True, timeout=240)
@@ -74,4 +79,4 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), tuple(sys.argv[2].split(",")) if len(sys.argv) > 2 else ())

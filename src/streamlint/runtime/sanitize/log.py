@@ -19,6 +19,7 @@ what the event recorded); stream (a stream's creation).
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,5 +97,7 @@ def parse(lines: Iterable[str]) -> Iterator[Event]:
 
 
 def read(path: Path) -> list[Event]:
-    with open(path, encoding="utf-8") as f:
+    """A log file; a name ending in .gz is read through gzip."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
         return list(parse(f))

@@ -3,7 +3,7 @@
     streamlint verify --sanitize script.py [-- ARGS...]      run a script as __main__
     streamlint verify --sanitize fixtures/SL401/runtime/bad.py [--param n=1024]
                                                              call a fixture variant's run()
-    streamlint verify --sanitize run.jsonl                   check a recorded log (no GPU)
+    streamlint verify --sanitize run.jsonl[.gz]              check a recorded log (no GPU)
     --sanitize-log FILE                                      keep the recorded log
 
 A framework's hooks are installed when the program's text names it (importing a framework
@@ -120,7 +120,7 @@ def run_sanitize(args: argparse.Namespace, out: TextIO | None = None, err: TextI
     if not program.is_file():
         err.write(f"streamlint verify --sanitize: no such file: {program}\n")
         return EXIT_UNAVAILABLE
-    if program.suffix == ".jsonl":
+    if program.name.endswith((".jsonl", ".jsonl.gz")):
         events = log.read(program)
     else:
         from streamlint.runtime.verify import parse_params

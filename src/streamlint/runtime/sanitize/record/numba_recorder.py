@@ -32,6 +32,10 @@ class NumbaRecorder:
         return self.rec.stream(key, blocking=True)
 
     def install(self) -> bool:
+        import numpy
+
+        if not hasattr(numpy, "row_stack"):  # numba-cuda 0.30 calls it; NumPy 2.5 removed it (as harness.py)
+            numpy.row_stack = numpy.vstack
         from numba import cuda
         from numba.cuda import dispatcher
         from numba.cuda.cudadrv import devicearray, driver

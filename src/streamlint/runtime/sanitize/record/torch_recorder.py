@@ -204,7 +204,12 @@ def _register_callbacks(torch) -> None:
     global _CALLBACKS_REGISTERED
     if _CALLBACKS_REGISTERED:
         return
-    trace = torch.cuda._gpu_trace
+    import importlib
+
+    try:  # PyTorch 2.2 and later
+        trace = importlib.import_module("torch.cuda._gpu_trace")
+    except ImportError:
+        trace = importlib.import_module("torch.utils._cuda_trace")
 
     def forward(handler):
         def callback(*args):
