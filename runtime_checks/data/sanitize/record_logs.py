@@ -27,8 +27,10 @@ for code, params in SMALL.items():
         PROGRAMS.append((f"pair_{code}_{variant}", f"fixtures/{code}/runtime/{variant}.py", params))
 for directory in sorted(p for p in (HERE / "programs").iterdir() if p.is_dir()):
     for variant in ("bad", "good"):
-        PROGRAMS.append((f"{directory.name}_{variant}", str((directory / f"{variant}.py").relative_to(ROOT)),
-                         ["n=1024", "rounds=100"]))
+        program = directory / f"{variant}.py"
+        accepted = (directory / "bad.py").read_text()
+        PROGRAMS.append((f"{directory.name}_{variant}", str(program.relative_to(ROOT)),
+                         [p for p in ("n=1024", "rounds=100") if f"{p.split('=')[0]}: int" in accepted]))
 EXAMPLES = ["race_missing_wait.py", "race_fixed.py", "race_masked.py", "numba_race.py", "cupy_pipeline.py"]
 for name in EXAMPLES:
     PROGRAMS.append((f"example_{Path(name).stem}", f"runtime_checks/examples/{name}", []))

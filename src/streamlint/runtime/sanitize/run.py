@@ -6,8 +6,8 @@
     streamlint verify --sanitize run.jsonl[.gz]              check a recorded log (no GPU)
     --sanitize-log FILE                                      keep the recorded log
 
-A framework's hooks are installed when the program's text names it (importing a framework
-the program does not use costs seconds and may fail). Exit codes: 0 no race on the
+A framework's hooks are installed when the program's text, or a module beside it, names it
+(importing a framework the program does not use costs seconds and may fail). Exit codes: 0 no race on the
 executed path, 1 races found (or the program failed), 2 usage or nothing to record with.
 """
 
@@ -77,7 +77,9 @@ def record_program(path: Path, argv: Sequence[str] = (), params: Optional[dict] 
     """Run the program with every hook its frameworks allow; the recorder holds the log."""
     text = path.read_text()
     recorder = Recorder(root or Path.cwd())
-    hooks = install(recorder, frameworks_named(text))
+    # The modules beside the program count too: it may import its GPU code from them.
+    beside = "".join(p.read_text(errors="replace") for p in sorted(path.parent.glob("*.py")) if p != path)
+    hooks = install(recorder, frameworks_named(text + beside))
     old_argv = sys.argv
     try:
         if _is_variant(path, text):
