@@ -71,3 +71,12 @@ def test_streamlint_verify_sanitize_command_line(capsys):
     assert main(["verify", "--sanitize", str(log_path("pair_SL401_bad"))]) == 1
     assert "SL401" in capsys.readouterr().out
     assert main(["verify", "--sanitize", str(log_path("pair_SL401_good"))]) == 0
+
+
+def test_a_loop_racing_the_same_way_is_reported_once_with_its_count():
+    out = io.StringIO()
+    args = Namespace(paths=[str(log_path("example_numba_race"))], param=[], sanitize_log=None)
+    assert run_sanitize(args, out, out) == 1
+    text = out.getvalue()
+    assert text.count("SL401 read after") == 1 and "(and 5 more at the same lines: a loop)" in text
+    assert "6 race(s): 6 SL401" in text

@@ -101,6 +101,19 @@ def record_program(path: Path, argv: Sequence[str] = (), params: Optional[dict] 
     return recorder
 
 
+def grouped(findings: Sequence[Finding]) -> list[tuple[Finding, int]]:
+    """One finding per code and pair of stacks, with how many more repeat it (a loop's
+    iterations race the same way)."""
+    first: dict[tuple, list] = {}
+    for f in findings:
+        key = (f.code, f.current.stack, f.earlier.stack, f.freed_at)
+        if key in first:
+            first[key][1] += 1
+        else:
+            first[key] = [f, 0]
+    return [(f, n) for f, n in first.values()]
+
+
 def summary(events: Sequence[log.Event], findings: Sequence[Finding]) -> str:
     kinds = Counter(e.kind for e in events)
     seen = ", ".join(f"{kinds[k]} {k}" for k in ("launch", "copy", "memset", "host", "alloc", "free", "sync")
@@ -145,7 +158,9 @@ def run_sanitize(args: argparse.Namespace, out: TextIO | None = None, err: TextI
         if getattr(args, "sanitize_log", None):
             log.write(args.sanitize_log, events)
     findings = check(events)
-    for f in findings:
+    for f, repeats in grouped(findings):
         out.write(f.describe() + "\n")
+        if repeats:
+            out.write(f"  (and {repeats} more at the same lines: a loop)\n")
     out.write(f"{program}: {summary(events, findings)}\n")
     return EXIT_RACES if findings else EXIT_CLEAN
