@@ -28,7 +28,7 @@ def imports_of(module: cst.Module) -> dict[str, str]:
         for small in statement.body:
             if isinstance(small, cst.Import):
                 _import(small, bound)
-            elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
+            elif isinstance(small, cst.ImportFrom):
                 _import_from(small, bound)
     return bound
 
@@ -46,8 +46,19 @@ def _import(node: cst.Import, bound: dict[str, str]) -> None:
 
 
 def _import_from(node: cst.ImportFrom, bound: dict[str, str]) -> None:
+    """`from m import x`; a relative import names modules beside the file (`from .m import x`
+    is `m.x`, `from . import m` is `m`): the program's modules are named from the file's folder."""
     module = dotted(node.module) if node.module is not None else None
-    if module is None or isinstance(node.names, cst.ImportStar):
+    if isinstance(node.names, cst.ImportStar):
+        return
+    if node.relative and module is None:
+        for alias in node.names:
+            name = dotted(alias.name)
+            local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
+            if name is not None and local is not None:
+                bound[local] = name
+        return
+    if module is None:
         return
     for alias in node.names:
         name = dotted(alias.name)
