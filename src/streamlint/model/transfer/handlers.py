@@ -9,7 +9,7 @@ from typing import Callable, Optional
 
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue
-from streamlint.model.transfer import array_calls, torch_calls
+from streamlint.model.transfer import array_calls, host_calls, torch_calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.frame import Frame
 
@@ -31,6 +31,10 @@ def _torch_stream_method(name: str, stream: AbsValue, arguments: Arguments, stat
     return torch_calls.stream_method(name, torch_calls.stream_of(stream), arguments, state, frame)
 
 
+def _none(*_args) -> None:
+    return None
+
+
 HANDLERS: dict[str, FrameworkHandler] = {
     "torch": FrameworkHandler(
         ("torch.", "contextlib."), torch_calls.function, torch_calls.tensor_method, _torch_stream_method,
@@ -44,7 +48,7 @@ HANDLERS: dict[str, FrameworkHandler] = {
         ("numba.",), array_calls.function, array_calls.numba_array_method, array_calls.numba_stream_method,
         array_calls.numba_event_method,
     ),
-    "numpy": FrameworkHandler(("numpy.",), lambda *a: None, lambda *a: None, lambda *a: None, lambda *a: None),
+    "numpy": FrameworkHandler(("numpy.",), host_calls.function, host_calls.array_method, _none, _none),
 }
 
 
