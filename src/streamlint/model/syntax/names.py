@@ -1,0 +1,44 @@
+"""How the index spells expressions: dotted names as written, and short code for the rest."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+# Literals whose code is their `value`: spelled without running libcst's code generator.
+_LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)
+
+
+def dotted(node: cst.BaseExpression) -> Optional[str]:
+    """`a.b.c` for a chain of names (parentheses around its parts change nothing), else None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def called_name(node: cst.BaseExpression) -> str:
+    """The dotted name a decorator or base class names: `torch.no_grad` for `@torch.no_grad()`,
+    `Generic` for `Generic[T]`; "" when it is not a name."""
+    if isinstance(node, cst.Call):
+        node = node.func
+    elif isinstance(node, cst.Subscript):
+        node = node.value
+    return dotted(node) or ""
+
+
+def code(module: cst.Module, node: cst.BaseExpression) -> str:
+    """The expression's code as written (names and literals spelled directly: the code
+    generator costs far more than reading a field)."""
+    if not getattr(node, "lpar", ()):
+        if isinstance(node, _LITERALS):
+            return node.value
+        name = dotted(node)
+        if name is not None:
+            return name
+    return module.code_for_node(node)
