@@ -38,15 +38,7 @@ def places_from_ast(source: str) -> Places | None:
     calls: list[tuple[int, int, int, int]] = []
     defs: list[tuple[int, int]] = []
     imports: list[tuple[int, int]] = []
-    for node in ast.walk(tree):
-        kind = type(node)
-        if kind is ast.Call:
-            # An outer call starts where its callee's call starts: the longer one comes first.
-            calls.append((node.lineno, node.col_offset, -node.end_lineno, -node.end_col_offset))  # type: ignore[operator]
-        elif kind is ast.alias:
-            imports.append((node.lineno, node.col_offset))
-        elif kind in _DEFS:
-            defs.append((node.lineno, node.col_offset))  # type: ignore[attr-defined]
+    _collect(tree, calls, defs, imports)
     calls.sort()
     defs.sort()
     imports.sort()
@@ -59,6 +51,38 @@ def places_from_ast(source: str) -> Places | None:
 
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_NOT_NODES = frozenset({"ctx", "op", "ops", "type_comment", "kind"})  # fields that hold no calls or names
+_NODE_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _collect(tree: ast.AST, calls: list, defs: list, imports: list) -> None:
+    """Every call, definition and imported name of the tree, in no particular order. An explicit
+    stack is about four times faster than `ast.walk` (no generators, and no visits of the shared
+    `Load`/`Store` and operator singletons)."""
+    stack: list[object] = [tree]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Call:
+            # An outer call starts where its callee's call starts: the longer one comes first.
+            calls.append((node.lineno, node.col_offset, -node.end_lineno, -node.end_col_offset))  # type: ignore
+        elif kind is ast.alias:
+            imports.append((node.lineno, node.col_offset))  # type: ignore
+        elif kind in _DEFS:
+            defs.append((node.lineno, node.col_offset))  # type: ignore
+        names = _NODE_FIELDS.get(kind)
+        for name in names if names is not None else _node_fields(kind):
+            value = getattr(node, name)
+            if type(value) is list:
+                stack.extend(value)  # strings (`global a`) and None (`{**d}`) too: they have no fields
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+
+
+def _node_fields(kind: type) -> tuple[str, ...]:
+    names = tuple(f for f in kind._fields if f not in _NOT_NODES) if issubclass(kind, ast.AST) else ()
+    _NODE_FIELDS[kind] = names
+    return names
 
 
 class _CharColumns:
