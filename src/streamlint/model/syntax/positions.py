@@ -5,7 +5,8 @@ CPython's `_pydecimal.py`, 6,425 lines: parse 0.35 s, positions 0.63 s), so the 
 from Python's own parser instead (about 0.15 times the parse): its calls, `def`/`class`
 statements and imported names, sorted in source order, are the same nodes the index's walk
 meets in the same order. Where Python's parser cannot read the text (syntax newer than the
-running Python) or the counts disagree, the index falls back to PositionProvider.
+running Python), where the two count columns differently (form feeds) or where the counts
+disagree, the index falls back to PositionProvider.
 """
 
 from __future__ import annotations
@@ -30,7 +31,10 @@ class Places:
 
 
 def places_from_ast(source: str) -> Places | None:
-    """The places by Python's parser; None when it cannot parse the text."""
+    """The places by Python's parser; None when it cannot parse the text, or when the text has a
+    form feed (libcst does not count one that starts a line as a column; Python does)."""
+    if "\f" in source:
+        return None
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
