@@ -38,13 +38,19 @@ def function(index: ModuleIndex, qualname: str) -> FunctionIndex:
     return found
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def parsed(path: Path) -> tuple[str, cst.Module] | None:
     try:
         source = path.read_text(encoding="utf-8")
         return source, cst.parse_module(source)
     except (UnicodeDecodeError, cst.ParserSyntaxError):
         return None  # the fixtures of bad input
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _forget_parsed_trees():
+    yield
+    parsed.cache_clear()  # the trees of every project file are large: free them for the next modules
 
 
 # ---- functions and classes ------------------------------------------------------------------
@@ -99,7 +105,8 @@ def test_parameters_keep_their_kinds_annotations_and_defaults_in_order():
         Param("e", ParamKind.KEYWORD_ONLY, "bool", "True"),
         Param("kw", ParamKind.VAR_KEYWORD),
     )
-    assert function(index, "g").params == (Param("a", ParamKind.POSITIONAL), Param("b", ParamKind.KEYWORD_ONLY, None, "-1"))
+    g = function(index, "g")
+    assert g.params == (Param("a", ParamKind.POSITIONAL), Param("b", ParamKind.KEYWORD_ONLY, None, "-1"))
 
 
 def test_decorators_and_bases_are_dotted_names_as_written():
