@@ -12,6 +12,7 @@ the machine). Printed, each as seconds and as a ratio of the parse:
 - of which places        lines and columns from Python's own parser (syntax/positions.py)
 - PositionProvider       what the places would cost through libcst's metadata instead
 - codec round trip       `loads(dumps(index))`, what a warm run pays per module
+- prefilter              `may_use_gpu(source)` on a text that names no framework (its worst case)
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import libcst as cst
 from streamlint.model.syntax.build import build_index
 from streamlint.model.syntax.codec import dumps, loads
 from streamlint.model.syntax.positions import places_from_ast, places_from_libcst
+from streamlint.model.syntax.prefilter import may_use_gpu
 
 
 def fastest(step: Callable[[], object], runs: int) -> float:
@@ -45,6 +47,7 @@ def main() -> None:
     args = parser.parse_args()
     source = args.file.read_text(encoding="utf-8")
     module = cst.parse_module(source)
+    unrelated = "".join(c if c.isascii() else "?" for c in source).replace("cuda", "cu_a").replace("torch", "to_ch")
     index = build_index(module, source)
     rows = [
         ("libcst parse", fastest(lambda: cst.parse_module(source), args.runs)),
@@ -52,6 +55,7 @@ def main() -> None:
         ("of which places", fastest(lambda: places_from_ast(source), args.runs)),
         ("PositionProvider", fastest(lambda: places_from_libcst(module), max(1, args.runs // 2))),
         ("codec round trip", fastest(lambda: loads(dumps(index)), args.runs)),
+        ("prefilter", fastest(lambda: may_use_gpu(unrelated), args.runs)),
     ]
     lines = source.count("\n") + 1
     calls = sum(len(f.calls) for f in index.functions)

@@ -13,12 +13,14 @@ _LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)
 def dotted(node: cst.BaseExpression) -> Optional[str]:
     """`a.b.c` for a chain of names (parentheses around its parts change nothing), else None."""
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if not isinstance(node, cst.Name):
+    while type(node) is cst.Attribute:  # exact types: isinstance on libcst's ABCs is slow
+        parts.append(node.attr.value)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is not cst.Name:
         return None
-    parts.append(node.value)
+    if not parts:
+        return node.value  # type: ignore[attr-defined]
+    parts.append(node.value)  # type: ignore[attr-defined]
     return ".".join(reversed(parts))
 
 

@@ -170,11 +170,11 @@ def receiver_attribute(walk: Walk, node: cst.CSTNode) -> Optional[str]:
 
 def visit_target(walk: Walk, node: cst.CSTNode, also_read: bool = False) -> None:
     """An assignment target: `self.a` stores `a`; anything else is read as code."""
-    if isinstance(node, (cst.Tuple, cst.List)):
+    if type(node) is cst.Tuple or type(node) is cst.List:
         for element in node.elements:
             visit_target(walk, element.value, also_read)
         return
-    if isinstance(node, cst.StarredElement):
+    if type(node) is cst.StarredElement:
         visit_target(walk, node.value, also_read)
         return
     stored = receiver_attribute(walk, node)

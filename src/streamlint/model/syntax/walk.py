@@ -32,11 +32,13 @@ Handler = Callable[["Walk", cst.CSTNode], None]
 
 
 def _code_fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node type that may hold code; none for values that are not nodes
+    (strings, None, libcst's `MaybeSentinel`)."""
     names = _CODE_FIELDS.get(kind)
     if names is None:
         names = _CODE_FIELDS[kind] = tuple(
             f.name for f in fields(kind) if f.name not in _NOT_CODE and not f.name.startswith("whitespace")
-        )
+        ) if issubclass(kind, cst.CSTNode) else ()
     return names
 
 
@@ -120,21 +122,24 @@ class Walk:
         return all(self.used[kind] == len(found) for kind, found in self.places.items())
 
     def visit(self, node: cst.CSTNode) -> None:
-        handler = self.handlers.get(type(node))
+        # Exact type tests, not isinstance: libcst's node classes are ABCs, whose isinstance
+        # costs about as much as the rest of the walk.
+        kind = type(node)
+        handler = self.handlers.get(kind)
         if handler is not None:
             handler(self, node)
             return
-        for name in _code_fields(type(node)):
+        names = _CODE_FIELDS.get(kind)
+        for name in names if names is not None else _code_fields(kind):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                self.visit(value)
-            elif isinstance(value, (tuple, list)):
+            if type(value) is tuple or type(value) is list:
                 self.visit_all(value)
+            elif value is not None:
+                self.visit(value)
 
     def visit_all(self, nodes: Sequence[cst.CSTNode]) -> None:
         for node in nodes:
-            if isinstance(node, cst.CSTNode):
-                self.visit(node)
+            self.visit(node)
 
     def visit_maybe(self, node: Optional[cst.CSTNode]) -> None:
         if node is not None:
@@ -143,10 +148,10 @@ class Walk:
     def visit_under(self, nesting: Nesting, node: Optional[cst.CSTNode] | Sequence[cst.CSTNode]) -> None:
         """Visit under another nesting, then restore the current one."""
         outer, self.nesting = self.nesting, nesting
-        if isinstance(node, cst.CSTNode):
-            self.visit(node)
+        if type(node) is list or type(node) is tuple:
+            self.visit_all(node)  # type: ignore[arg-type]
         elif node is not None:
-            self.visit_all(node)
+            self.visit(node)  # type: ignore[arg-type]
         self.nesting = outer
 
     def site(self, kind: str) -> Site:
