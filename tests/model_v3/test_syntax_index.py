@@ -531,3 +531,17 @@ def test_the_syntax_layer_imports_nothing_of_the_model_but_itself():
                     assert not alias.name.startswith("streamlint") or alias.name.startswith(
                         "streamlint.model.syntax"
                     ), (path.name, alias.name)
+
+
+def test_build_pauses_the_collector_and_restores_its_state():
+    import gc
+
+    assert gc.isenabled()
+    index_of("x = f()\n")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        index_of("x = f()\n")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

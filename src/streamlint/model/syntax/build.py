@@ -3,6 +3,7 @@ syntax/visitors.py), with lines and columns from syntax/positions.py."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 
 import libcst as cst
@@ -21,6 +22,18 @@ def digest_of(source: str) -> str:
 
 def build_index(module: cst.Module, source: str) -> ModuleIndex:
     """The index of `module`, parsed from `source`."""
+    # The index and Python's tree are acyclic: without a pause, the collector would rescan the
+    # whole libcst tree again and again while they are built (a 32,000-line file: 2 s, not 0.1 s).
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _build(module, source)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _build(module: cst.Module, source: str) -> ModuleIndex:
     places = places_from_ast(source)
     walk = _walked(module, places) if places is not None else None
     if walk is None:  # Python's parser could not read it, or its places do not match the tree's
