@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import gc
 import textwrap
 from pathlib import Path
 
@@ -534,8 +535,6 @@ def test_the_syntax_layer_imports_nothing_of_the_model_but_itself():
 
 
 def test_build_pauses_the_collector_and_restores_its_state():
-    import gc
-
     assert gc.isenabled()
     index_of("x = f()\n")
     assert gc.isenabled()

@@ -44,8 +44,10 @@ class Param:
 class Nesting:
     """Where a node sits inside its function: the enclosing loops and tests, outermost first."""
 
-    loops: tuple[int, ...] = ()  # ordinals of the enclosing `for`/`while` loops (comprehensions too)
-    tests: tuple[int, ...] = ()  # ordinals of the enclosing `if`/`while` tests and conditional expressions
+    loops: tuple[int, ...] = ()  # ordinals of the enclosing `for`/`while` loops (each `for` of a comprehension too)
+    # ordinals of the enclosing `if`/`while` tests and conditional expressions (also a comprehension's `if`
+    # clauses and a `match` statement's cases): the node runs only when the test says so
+    tests: tuple[int, ...] = ()
     in_try: bool = False  # inside the body of a `try` that has an `except` handler
     in_except: bool = False  # inside an `except` handler
     in_lambda: bool = False  # inside a lambda's body (it runs when the lambda is called, not here)

@@ -1,9 +1,12 @@
 """The state of one walk over a module: the function being walked, the nesting of the node
 being visited, and what has been gathered so far. The node handlers are in syntax/visitors.py.
 
-Each function (and the module body) keeps counters of the calls, definitions, loops, tests
-and imports met in it: their ordinals are the `Site` ordinals. The places (lines, columns)
-are consumed in the walk's order, which is source order.
+Each function (and the module body) keeps counters of the calls, definitions (`def` and
+`class`), loops, tests and imports met in it: their ordinals are the `Site` ordinals. Calls,
+definitions and imports are numbered in source order, and their places (lines, columns) are
+consumed in that order. Loops and tests are numbered as the walk enters them: a `while` takes
+its loop, then its test; a comprehension numbers all its `for` and `if` clauses, outermost
+first, before its element (written first, run innermost) is walked.
 """
 
 from __future__ import annotations
