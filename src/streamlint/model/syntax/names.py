@@ -24,16 +24,6 @@ def dotted(node: cst.BaseExpression) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
-def called_name(node: cst.BaseExpression) -> str:
-    """The dotted name a decorator or base class names: `torch.no_grad` for `@torch.no_grad()`,
-    `Generic` for `Generic[T]`; "" when it is not a name."""
-    if isinstance(node, cst.Call):
-        node = node.func
-    elif isinstance(node, cst.Subscript):
-        node = node.value
-    return dotted(node) or ""
-
-
 def code(module: cst.Module, node: cst.BaseExpression) -> str:
     """The expression's code as written (names and literals spelled directly: the code
     generator costs far more than reading a field)."""

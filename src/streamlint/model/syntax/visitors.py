@@ -316,19 +316,20 @@ def _receiver(walk: Walk, params: tuple[Param, ...], decorators: tuple[str, ...]
 
 
 def visit_function(walk: Walk, node: cst.FunctionDef) -> None:
+    # Decorators, annotations and defaults run where the function is defined.
     walk.visit_all(node.decorators)
     visit_params(walk, node.params)
     walk.visit_maybe(node.returns)
-    klass = walk.klass
-    name = node.name.value
+    klass, name = walk.klass, node.name.value
     qualname = walk.prefix + name
-    params = params_of(walk.module, node.params)
-    decorators = decorator_names(node.decorators)
-    header = DefHeader(
-        name, walk.site("def"), params, decorators, klass.header[0] if klass else None, node.asynchronous is not None
-    )
-    (klass.methods if klass else walk.frame.nested).append(name if klass else qualname)
-    slot = len(walk.functions)
+    params, decorators = params_of(walk.module, node.params), decorator_names(node.decorators)
+    class_qualname = klass.header[0] if klass is not None else None
+    header = DefHeader(name, walk.site("def"), params, decorators, class_qualname, node.asynchronous is not None)
+    if klass is not None:
+        klass.methods.append(name)
+    else:
+        walk.frame.nested.append(qualname)
+    slot = len(walk.functions)  # listed in source order: the slot is taken before the body's own definitions
     walk.functions.append(None)
     outer = (walk.frame, walk.nesting, walk.prefix, walk.klass)
     frame = walk.frame = Frame(qualname, _receiver(walk, params, decorators, klass is not None))
