@@ -441,6 +441,8 @@ def test_codec_keeps_odd_text_and_refuses_another_format():
         loads(dumps(index).replace(b"[1,", b"[0,", 1))
     with pytest.raises(ValueError):
         loads(b"\xff not json")
+    with pytest.raises(ValueError):
+        loads(b'[1, "digest", [[1, 2]], [], [], []]')  # the right format, damaged
 
 
 def test_cache_hit_needs_no_parse(monkeypatch, tmp_path):

@@ -43,6 +43,13 @@ def loads(data: bytes) -> ModuleIndex:
         raise ValueError(f"syntax index: not an index ({error})") from error
     if not isinstance(record, list) or not record or record[0] != FORMAT:
         raise ValueError("syntax index: another format")
+    try:
+        return _load_module(record)
+    except (TypeError, ValueError, KeyError, IndexError) as error:  # damaged: a cache miss, not a crash
+        raise ValueError(f"syntax index: damaged ({error})") from error
+
+
+def _load_module(record: list[Any]) -> ModuleIndex:
     _, digest, functions, classes, imports, frameworks = record
     return ModuleIndex(
         digest=digest,
