@@ -44,10 +44,13 @@ class Param:
 class Nesting:
     """Where a node sits inside its function: the enclosing loops and tests, outermost first."""
 
-    loops: tuple[int, ...] = ()  # ordinals of the enclosing `for`/`while` loops (comprehensions too)
-    tests: tuple[int, ...] = ()  # ordinals of the enclosing `if`/`while` tests and conditional expressions
+    loops: tuple[int, ...] = ()  # ordinals of the enclosing `for`/`while` loops (each `for` of a comprehension too)
+    # ordinals of the enclosing `if`/`while` tests and conditional expressions (also a comprehension's `if`
+    # clauses and a `match` statement's cases): the node runs only when the test says so
+    tests: tuple[int, ...] = ()
     in_try: bool = False  # inside the body of a `try` that has an `except` handler
     in_except: bool = False  # inside an `except` handler
+    in_lambda: bool = False  # inside a lambda's body (it runs when the lambda is called, not here)
 
 
 @dataclass(frozen=True)
@@ -64,13 +67,15 @@ class CallSite:
 class FunctionIndex:
     qualname: str  # "f", "C.m", "C.m.<locals>.inner", "" for the module body
     name: str
-    site: Site  # the `def` line (ordinal 0 of the enclosing function's definitions)
+    site: Site  # the `def` line (ordinal: among the enclosing function's `def`s and `class`es; -1 for the module body)
     params: tuple[Param, ...]
     decorators: tuple[str, ...]  # dotted names as written ("staticmethod", "functools.lru_cache", "torch.no_grad")
     class_qualname: Optional[str]  # the class a method belongs to
     is_async: bool
     is_generator: bool  # contains `yield` (not in nested functions)
     calls: tuple[CallSite, ...]  # every call in the body, in source order (nested functions excluded)
+    # `self` is the first parameter of a method (not of a staticmethod); a function nested in a method
+    # sees the method's, unless a parameter of its own has that name.
     self_reads: tuple[str, ...]  # attributes read as `self.<a>` (first parameter of a method), sorted, unique
     self_stores: tuple[str, ...]  # attributes assigned as `self.<a> = ...` / augmented / annotated, sorted, unique
     returns: int  # number of `return <value>` statements
