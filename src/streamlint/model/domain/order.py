@@ -117,8 +117,8 @@ class Order:
                 continue
             if p.ordered_before(access.stream) or not _may_differ(p.access.stream, access.stream):
                 continue
-            if p.access.assumed and access.host_memory:
-                continue
+            if p.access.assumed and (access.host_memory or access.stream == HOST):
+                continue  # the entry assumption speaks of device work only
             found.append(Conflict(kind, p.access, access))
         return found
 

@@ -33,6 +33,8 @@ from streamlint.model.transfer.frame import Frame
 
 Handled = tuple[AbsValue, State]
 LEGACY = StreamRef.legacy()
+# The target of a tuple whose first item is an error code and the rest its `element`.
+ERROR_FIRST = "(error, value)"
 
 
 def stream_of_value(value: Optional[AbsValue]) -> Optional[StreamRef]:
@@ -106,10 +108,20 @@ def result_of(fact: Fact, arguments: Arguments, frame: Frame, stream: Optional[S
 def apply_fact(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
     handler = _BY_KIND.get(fact.kind)
     if handler is not None:
-        return handler(fact, arguments, state, frame)
-    if fact.result == "current_stream":
-        return stream_value(state.current_stream(fact.framework)), state
-    return result_of(fact, arguments, frame, None), state
+        value, state = handler(fact, arguments, state, frame)
+    elif fact.result == "current_stream":
+        value = stream_value(state.current_stream(fact.framework))
+    else:
+        value = result_of(fact, arguments, frame, None)
+    if fact.returns_tuple:  # cuda-python: (error, value)
+        value = AbsValue(ValueKind.CONTAINER, element=value, target=ERROR_FIRST)
+    return value, state
+
+
+def _subject(fact: Fact, arguments: Arguments) -> Optional[AbsValue]:
+    """The event or stream a call acts on: the receiver of a method, else its `target` argument."""
+    receiver = arguments.receiver
+    return receiver if receiver is not None else arguments.value(fact.target)
 
 
 def _create_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -130,7 +142,7 @@ def _record_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) 
             event = AbsValue(ValueKind.EVENT, fact.framework, identity=Path(Root.fresh(site)))
         stream = stream_of_value(receiver)
     else:
-        event = receiver
+        event = _subject(fact, arguments)
         stream = queue_of(fact, arguments, state)
     if event is None or event.identity is None or stream is None:
         return UNKNOWN, state
@@ -143,7 +155,7 @@ def _wait_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) ->
     if receiver is not None and receiver.kind is ValueKind.STREAM:
         waiter, event = stream_of_value(receiver), arguments.value(fact.target)
     else:
-        waiter, event = queue_of(fact, arguments, state), receiver
+        waiter, event = queue_of(fact, arguments, state), (receiver or arguments.value(fact.target))
     site = frame.site(arguments.node)
     if waiter is None:
         return UNKNOWN, state
@@ -160,7 +172,7 @@ def _sync_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -
 
 
 def _sync_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    event = arguments.receiver
+    event = _subject(fact, arguments)
     if event is None or event.identity is None:
         return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_DEVICE, frame.site(arguments.node)))
     return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_EVENT, frame.site(arguments.node), event.identity))
@@ -219,6 +231,22 @@ def _copy_to_host(fact: Fact, arguments: Arguments, state: State, frame: Frame) 
     return target, state
 
 
+def _copy(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """A copy whose direction the memory of its ends tells (`cudaMemcpyAsync(dst, src, ...)`):
+    the source read and the destination written on its stream."""
+    stream = queue_of(fact, arguments, state)
+    site = frame.site(arguments.node)
+    if stream is None:
+        return UNKNOWN, state
+    destination, source = arguments.value(Arg(0, "dst")), arguments.value(Arg(1, "src"))
+    for value, write in ((source, False), (destination, True)):
+        if value is not None and value.is_buffer and value.identity is not None:
+            state = access(state, frame, site, value.identity, write, stream, host_memory=not is_device(value))
+    if host_waits(fact, arguments):
+        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
+    return UNKNOWN, state
+
+
 def _first_buffer(arguments: Arguments) -> Optional[AbsValue]:
     return next((v for v, _ in arguments.positional if v.is_buffer), None)
 
@@ -275,6 +303,7 @@ _BY_KIND: dict[Optional[OpKind], Callable[[Fact, Arguments, State, Frame], Handl
     OpKind.KERNEL: _device_work,
     OpKind.MEMSET: _device_work,
     OpKind.COPY_D2D: _device_work,
+    OpKind.COPY: _copy,
     OpKind.ALLOC: _allocate,
     OpKind.PINNED_ALLOC: _pinned,
     OpKind.IMPLICIT_SYNC: _implicit_sync,

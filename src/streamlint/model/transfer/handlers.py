@@ -48,6 +48,7 @@ HANDLERS: dict[str, FrameworkHandler] = {
         ("numba.",), array_calls.function, array_calls.numba_array_method, array_calls.numba_stream_method,
         array_calls.numba_event_method,
     ),
+    "cuda-python": FrameworkHandler(("cuda.",), array_calls.function, _none, _none, _none),
     "numpy": FrameworkHandler(("numpy.",), host_calls.function, host_calls.array_method, _none, _none),
 }
 

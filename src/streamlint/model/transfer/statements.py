@@ -16,6 +16,7 @@ from streamlint.model.summary.perform import released
 from streamlint.model.transfer.act import access, do, host_access
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate
+from streamlint.model.transfer.fact_calls import ERROR_FIRST
 from streamlint.model.transfer.frame import Frame
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
 from streamlint.model.transfer.torch_calls import F
@@ -91,8 +92,9 @@ def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame
         old = state.value(target.value)
         return release_if_dropped(old, state.bind(target.value, value), frame, node)
     if isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            state = bind(element.value, value.element or UNKNOWN, state, frame, node)
+        for index, element in enumerate(target.elements):
+            item = AbsValue(ValueKind.HOST_NUMBER) if index == 0 and value.target == ERROR_FIRST else value.element
+            state = bind(element.value, item or UNKNOWN, state, frame, node)
         return state
     if isinstance(target, cst.Attribute):
         base, state = evaluate(target.value, state, frame)
