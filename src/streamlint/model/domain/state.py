@@ -25,6 +25,7 @@ class State:
     current: tuple[tuple[str, StreamRef], ...] = ()  # framework -> its current stream
     order: Order = Order()
     reachable: bool = True  # False after `return`/`raise` on this path
+    capturing: frozenset[StreamRef] = frozenset()  # streams whose work is recorded into a graph
 
     # -- reads ---------------------------------------------------------------------
     def value(self, name: str) -> AbsValue:
@@ -63,7 +64,7 @@ class State:
         the order's accesses and events."""
         names = tuple((n, _renamed_value(v, rename)) for n, v in self.names)
         heap = _frozen({rename(p): _renamed_value(v, rename) for p, v in self.heap})
-        return State(names, heap, self.current, self.order.renamed(rename), self.reachable)
+        return State(names, heap, self.current, self.order.renamed(rename), self.reachable, self.capturing)
 
     def holds(self, identity: Path) -> bool:
         """Some name or heap entry still holds this memory."""
@@ -81,6 +82,7 @@ class State:
             _join_current(self.current, other.current),
             self.order.join(other.order, every_path),
             True,
+            self.capturing | other.capturing,
         )
 
 

@@ -25,6 +25,8 @@ class EffectKind(Enum):
     RELEASE = "release"  # `path`, allocated on `stream`, goes back to the allocator
     SET_CURRENT = "set_current"  # `framework`'s current stream becomes `stream` and stays so
     OPERATION = "operation"  # an API operation the rules ask about (copies, launches, implicit syncs)
+    BEGIN_CAPTURE = "begin_capture"  # work queued on `stream` is recorded into a graph, not run
+    END_CAPTURE = "end_capture"
 
 
 class GuardKind(Enum):

@@ -3,6 +3,7 @@ the operation, and `apply` performs a callee's effects again in its caller's ter
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Optional
 
 from streamlint.model.domain.order import AccessEvent, Conflict, Order
@@ -37,6 +38,8 @@ def released(old: AbsValue, after: State, site: str) -> Optional[Effect]:
 def _access(state: State, e: Effect) -> Result:
     if e.path is None or e.stream is None or not e.stream.known:
         return state, []  # no evidence of what or where: silent
+    if e.stream in state.capturing:
+        return state, []  # recorded into a graph: it runs when the graph is launched
     event = AccessEvent(e.path, e.write, e.stream, e.site, e.chain, e.host_memory)
     order = legacy_barrier(state.order, e.stream)
     return state.with_order(order.add(event)), order.conflicts(event)
@@ -122,7 +125,18 @@ def _set_current(state: State, e: Effect) -> Result:
     return state.with_current(e.framework, e.stream), []
 
 
+def _capture(begin: bool) -> Callable[[State, Effect], Result]:
+    def handler(state: State, e: Effect) -> Result:
+        if e.stream is None:
+            return state, []
+        capturing = state.capturing | {e.stream} if begin else state.capturing - {e.stream}
+        return replace(state, capturing=capturing), []
+    return handler
+
+
 _HANDLERS: dict[EffectKind, Callable[[State, Effect], Result]] = {
+    EffectKind.BEGIN_CAPTURE: _capture(True),
+    EffectKind.END_CAPTURE: _capture(False),
     EffectKind.ACCESS: _access,
     EffectKind.WAIT_STREAM: _ordering(_wait_stream),
     EffectKind.RECORD_EVENT: _ordering(_record_event),

@@ -11,7 +11,8 @@ from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue, Memory, ValueKind
-from streamlint.model.transfer.act import access
+from streamlint.model.summary.effects import Effect, EffectKind
+from streamlint.model.transfer.act import access, do
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device
 from streamlint.model.transfer.fact_calls import apply_fact, stream_of_value
@@ -85,7 +86,15 @@ def _method_table(tables: dict):
     return method
 
 
-cupy_stream_method = _method_table(cupy.STREAM_METHODS)
+def cupy_stream_method(name: str, stream: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    if name in _CAPTURE and stream.stream is not None:
+        effect = Effect(_CAPTURE[name], frame.site(arguments.node), stream=stream.stream, framework="cupy")
+        return AbsValue(ValueKind.UNKNOWN), do(state, frame, effect)
+    return _cupy_stream_table(name, stream, arguments, state, frame)
+
+
+_CAPTURE = {"begin_capture": EffectKind.BEGIN_CAPTURE, "end_capture": EffectKind.END_CAPTURE}
+_cupy_stream_table = _method_table(cupy.STREAM_METHODS)
 cupy_event_method = _method_table(cupy.EVENT_METHODS)
 numba_stream_method = _method_table(numba_cuda.STREAM_METHODS)
 numba_event_method = _method_table(numba_cuda.EVENT_METHODS)

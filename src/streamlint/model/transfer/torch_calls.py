@@ -131,6 +131,8 @@ _FUNCTIONS: dict[str, Callable[[Arguments, State, Frame], Handled]] = {
     "torch.cuda.synchronize": _synchronize,
     "torch.accelerator.synchronize": _synchronize,
     "torch.device": _device,
+    # work under `with torch.cuda.graph(g):` is recorded into the graph on a capture stream
+    "torch.cuda.graph": lambda arguments, state, frame: (AbsValue(ValueKind.STREAM_CONTEXT, F, stream=None), state),
     # the analysed program runs where its streams do: on a machine with a GPU
     "torch.cuda.is_available": lambda arguments, state, frame: (TRUE, state),
 }
