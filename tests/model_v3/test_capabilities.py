@@ -92,3 +92,25 @@ def test_capability(name: str) -> None:
     source, bug, fix, expected = CASES[name]
     assert found(source.replace("{fix}", bug)) == expected
     assert found(source.replace("{fix}", fix)) == []
+
+
+def test_operations_of_a_helper_run_in_the_callers_loop():
+    from streamlint.model.readings.operations import operations
+
+    source = textwrap.dedent("""
+        import torch
+        def loss_value(loss):
+            return loss.item()
+        def train(model, batches):
+            total = 0.0
+            for batch in batches:
+                loss = model(batch.cuda())
+                total += loss_value(loss)
+            once = loss_value(model(torch.zeros(1, device="cuda")))
+            return total + once
+        """)
+    model = analyze_file(cst.parse_module(source), "prog.py")
+    ops = [(o.operation.op, o.in_loop, bool(o.chain)) for o in operations(model, "train")]
+    assert ("implicit synchronization", True, True) in ops  # the helper's .item(), per step
+    assert ("implicit synchronization", False, True) in ops  # the same helper once, after the loop
+    assert all(op != "implicit synchronization" for op, _, chain in ops if not chain)

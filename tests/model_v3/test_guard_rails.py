@@ -15,7 +15,7 @@ import pytest
 
 MODEL = Path(__file__).resolve().parents[2] / "src" / "streamlint" / "model"
 V3 = [MODEL / "domain", MODEL / "summary", MODEL / "transfer", MODEL / "interproc", MODEL / "syntax",
-      MODEL / "findings.py", MODEL / "file_model.py"]
+      MODEL / "readings", MODEL / "findings.py", MODEL / "file_model.py", MODEL / "explain.py"]
 # The layers whose classes hold analysis state: at most 15 fields each.
 STATEFUL = [MODEL / "domain", MODEL / "summary", MODEL / "transfer"]
 MAX_FIELDS = 15

@@ -3,6 +3,7 @@ under, as `streamlint explain FILE::QUALNAME` prints them and the `.summary` sna
 
 from __future__ import annotations
 
+from streamlint.model.domain.order import HOST
 from streamlint.model.domain.paths import Path
 from streamlint.model.domain.streams import StreamRef
 from streamlint.model.domain.values import AbsValue, Memory, ValueKind
@@ -75,6 +76,8 @@ def _value(value: AbsValue) -> str:
 
 
 def _stream(ref: StreamRef) -> str:
+    if ref == HOST:
+        return "the host"
     return ref.spell()
 
 
@@ -99,6 +102,12 @@ def _effect(effect: Effect) -> str:
     elif kind in (EffectKind.RECORD_STREAM, EffectKind.RELEASE):
         verb = "kept for" if kind is EffectKind.RECORD_STREAM else "released, made on"
         what = f"{_path(effect.path)} {verb} {_stream(effect.stream)}"
+    elif kind is EffectKind.OPERATION and effect.operation is not None:
+        op = effect.operation
+        where = f" on {_stream(effect.stream)}" if effect.stream else ""
+        blocks = {True: ", host waits", False: "", None: ", host may wait"}[op.host_blocking]
+        memory = f", host memory {op.host_memory.value}" if op.host_memory is not Memory.UNKNOWN else ""
+        what = f"{op.api or op.op}: {op.op}{where}{blocks}{memory}{' (in a loop)' if op.in_loop else ''}"
     else:
         what = f"{kind.value} {_stream(effect.stream) if effect.stream else ''}".strip()
     return f"{what}  [{site}{via}]"

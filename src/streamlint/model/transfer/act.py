@@ -6,7 +6,11 @@ from streamlint.model.domain.order import HOST
 from streamlint.model.domain.paths import Path
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef
-from streamlint.model.summary.effects import Effect, EffectKind
+from typing import Optional
+
+from streamlint.model.domain.values import Memory
+from streamlint.model.ops import OpKind
+from streamlint.model.summary.effects import Effect, EffectKind, Operation
 from streamlint.model.summary.perform import perform
 from streamlint.model.transfer.frame import Frame
 
@@ -25,3 +29,11 @@ def access(state: State, frame: Frame, site: str, path: Path, write: bool, strea
 
 def host_access(state: State, frame: Frame, site: str, path: Path, write: bool) -> State:
     return access(state, frame, site, path, write, HOST)
+
+
+def operation(state: State, frame: Frame, site: str, api: str, op: OpKind, stream: Optional[StreamRef],
+              host_blocking: Optional[bool], host_memory: Memory = Memory.UNKNOWN) -> State:
+    """Record an API operation the rules ask about (a copy, a synchronization, a stream made),
+    with whether it runs in a loop of this function."""
+    detail = Operation(api, op.value, host_blocking, host_memory, frame.loop_depth > 0)
+    return do(state, frame, Effect(EffectKind.OPERATION, site, stream=stream, operation=detail))

@@ -24,7 +24,7 @@ Handled = tuple[AbsValue, State]
 def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
     fact = api.lookup(name)
     if fact is not None:
-        return apply_fact(fact, arguments, state, frame)
+        return apply_fact(fact, arguments, state, frame, name)
     namespace, _, short = name.rpartition(".")
     if namespace in cupy.CREATING_NAMESPACES:
         return _cupy_kernel("zeros", arguments, state, frame)
@@ -62,7 +62,7 @@ def _cupy_kernel(short: str, arguments: Arguments, state: State, frame: Frame) -
 def cupy_array_method(name: str, array: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
     fact = cupy.ARRAY_METHODS.get(name)
     if fact is not None:
-        return apply_fact(fact, arguments, state, frame)
+        return apply_fact(fact, arguments, state, frame, f"cupy.ndarray.{name}")
     if name in cupy.VIEW_METHODS:
         return array, state
     if name in cupy.KERNEL_METHODS and array.identity is not None and is_device(array):
@@ -76,13 +76,13 @@ def cupy_array_method(name: str, array: AbsValue, arguments: Arguments, state: S
 
 def numba_array_method(name: str, array: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
     fact = numba_cuda.ARRAY_METHODS.get(name)
-    return apply_fact(fact, arguments, state, frame) if fact is not None else None
+    return apply_fact(fact, arguments, state, frame, f"numba.cuda.DeviceNDArray.{name}") if fact is not None else None
 
 
-def _method_table(tables: dict):
+def _method_table(tables: dict, owner: str):
     def method(name: str, receiver: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
         fact = tables.get(name)
-        return apply_fact(fact, arguments, state, frame) if fact is not None else None
+        return apply_fact(fact, arguments, state, frame, f"{owner}.{name}") if fact is not None else None
     return method
 
 
@@ -94,10 +94,10 @@ def cupy_stream_method(name: str, stream: AbsValue, arguments: Arguments, state:
 
 
 _CAPTURE = {"begin_capture": EffectKind.BEGIN_CAPTURE, "end_capture": EffectKind.END_CAPTURE}
-_cupy_stream_table = _method_table(cupy.STREAM_METHODS)
-cupy_event_method = _method_table(cupy.EVENT_METHODS)
-numba_stream_method = _method_table(numba_cuda.STREAM_METHODS)
-numba_event_method = _method_table(numba_cuda.EVENT_METHODS)
+_cupy_stream_table = _method_table(cupy.STREAM_METHODS, "cupy.cuda.Stream")
+cupy_event_method = _method_table(cupy.EVENT_METHODS, "cupy.cuda.Event")
+numba_stream_method = _method_table(numba_cuda.STREAM_METHODS, "numba.cuda.Stream")
+numba_event_method = _method_table(numba_cuda.EVENT_METHODS, "numba.cuda.Event")
 
 
 def launch_stream(config: list[AbsValue]):

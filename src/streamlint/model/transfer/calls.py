@@ -16,6 +16,7 @@ from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.summary.apply import Binding, apply
+from streamlint.model.summary.effects import Effect
 from streamlint.model.transfer import array_calls, handlers, torch_calls
 from streamlint.model.transfer.act import access, host_access
 from streamlint.model.transfer.arguments import Arguments
@@ -136,7 +137,7 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame)
     binding = Binding(frame.site(arguments.node), _bound_args(summary.params, arguments), arguments.receiver)
     applied = apply(summary, state, binding)
     for effect in applied.effects:
-        frame.emit(effect)
+        frame.emit(_in_this_loop(effect, frame))
     frame.report(list(applied.conflicts))
     return applied.returns, applied.state
 
@@ -213,3 +214,10 @@ def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, sta
         if written:
             state = access(state, frame, site, value.identity, True, stream, host_memory=not is_device(value))
     return UNKNOWN, state
+
+
+def _in_this_loop(effect: Effect, frame: Frame) -> Effect:
+    """A callee's operation runs in a loop when the call does: hot paths through the call graph."""
+    if effect.operation is None or effect.operation.in_loop or frame.loop_depth == 0:
+        return effect
+    return replace(effect, operation=replace(effect.operation, in_loop=True))

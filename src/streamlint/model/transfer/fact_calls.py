@@ -26,7 +26,7 @@ from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind, stream_value
 from streamlint.model.ops import OpKind
 from streamlint.model.summary.effects import Effect, EffectKind
-from streamlint.model.transfer.act import access, do, host_access
+from streamlint.model.transfer.act import access, do, host_access, operation
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.frame import Frame
@@ -105,7 +105,13 @@ def result_of(fact: Fact, arguments: Arguments, frame: Frame, stream: Optional[S
     return UNKNOWN
 
 
-def apply_fact(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
+def apply_fact(fact: Fact, arguments: Arguments, state: State, frame: Frame, api: str = "") -> Handled:
+    if fact.kind is not None:
+        host = arguments.value(fact.host) or arguments.value(fact.out)
+        memory = host.memory if host is not None and host.is_buffer else Memory.UNKNOWN
+        stream = queue_of(fact, arguments, state)
+        state = operation(state, frame, frame.site(arguments.node), api, fact.kind, stream,
+                          host_waits(fact, arguments), memory)
     handler = _BY_KIND.get(fact.kind)
     if handler is not None:
         value, state = handler(fact, arguments, state, frame)

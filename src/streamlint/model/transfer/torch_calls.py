@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Optional
 
+import libcst as cst
+
 from streamlint.model.api import torch_api
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Path, Root
@@ -14,7 +16,8 @@ from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
 from streamlint.model.summary.effects import Effect, EffectKind
-from streamlint.model.transfer.act import access, do, host_access
+from streamlint.model.ops import OpKind
+from streamlint.model.transfer.act import access, do, host_access, operation
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import device_value, is_device, is_host, memory_named
 from streamlint.model.transfer.frame import Frame
@@ -42,8 +45,9 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
 
 
 def _new_stream(arguments: Arguments, state: State, frame: Frame) -> Handled:
-    ref = StreamRef.created(frame.site(arguments.node), F, blocking=False)
-    return stream_value(ref), state
+    site = frame.site(arguments.node)
+    ref = StreamRef.created(site, F, blocking=False)
+    return stream_value(ref), operation(state, frame, site, "torch.cuda.Stream", OpKind.STREAM_CREATE, ref, False)
 
 
 def _current_stream(arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -82,7 +86,9 @@ def _new_event(arguments: Arguments, state: State, frame: Frame) -> Handled:
 
 
 def _synchronize(arguments: Arguments, state: State, frame: Frame) -> Handled:
-    return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_DEVICE, frame.site(arguments.node), framework=F))
+    site = frame.site(arguments.node)
+    state = operation(state, frame, site, "torch.cuda.synchronize", OpKind.DEVICE_SYNC, None, True)
+    return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_DEVICE, site, framework=F))
 
 
 def _device(arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -142,6 +148,7 @@ _FUNCTIONS: dict[str, Callable[[Arguments, State, Frame], Handled]] = {
 def stream_method(name: str, stream: StreamRef, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
     site = frame.site(arguments.node)
     if name == "synchronize":
+        state = operation(state, frame, site, "torch.cuda.Stream.synchronize", OpKind.STREAM_SYNC, stream, True)
         return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=F))
     if name == "wait_stream":
         other_ref = stream_of(arguments.value(Arg(0, "stream")))
@@ -271,6 +278,9 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
     site = frame.site(arguments.node)
     current = state.current_stream(F)
     memory = Memory.DEVICE if to_device else (Memory.PINNED if non_blocking else Memory.PAGEABLE)
+    blocks = not non_blocking or (to_device and source.memory is Memory.PAGEABLE)
+    state = operation(state, frame, site, "torch.Tensor.to", OpKind.COPY_H2D if to_device else OpKind.COPY_D2H,
+                      current, blocks, source.memory if to_device else memory)
     result = _fresh(frame, arguments, memory, current if to_device else None)
     if source.identity is not None:
         state = access(state, frame, site, source.identity, False, current, host_memory=to_device)
@@ -303,7 +313,11 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
     if tensor.identity is not None:
         state = access(state, frame, site, tensor.identity, True, current, host_memory=not is_device(tensor))
     crosses = is_device(tensor) != is_device(source)
-    if crosses and (not non_blocking or Memory.PAGEABLE in (tensor.memory, source.memory)):
+    blocks = not non_blocking or Memory.PAGEABLE in (tensor.memory, source.memory)
+    kind = OpKind.COPY_D2D if not crosses else (OpKind.COPY_H2D if is_device(tensor) else OpKind.COPY_D2H)
+    host_side = source.memory if is_device(tensor) else tensor.memory
+    state = operation(state, frame, site, "torch.Tensor.copy_", kind, current, crosses and blocks, host_side)
+    if crosses and blocks:
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
     return tensor, state
 
@@ -314,6 +328,7 @@ def _host_read(tensor: AbsValue, arguments: Arguments, state: State, frame: Fram
     site = frame.site(arguments.node)
     if is_device(tensor):
         current = state.current_stream(F)
+        state = operation(state, frame, site, f"torch.Tensor.{_api_name(arguments)}", OpKind.IMPLICIT_SYNC, current, True)
         if tensor.identity is not None:
             state = access(state, frame, site, tensor.identity, False, current)
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
@@ -321,6 +336,11 @@ def _host_read(tensor: AbsValue, arguments: Arguments, state: State, frame: Fram
     if is_host(tensor) and tensor.identity is not None:
         state = host_access(state, frame, site, tensor.identity, False)
     return AbsValue(ValueKind.HOST_NUMBER), state
+
+
+def _api_name(arguments: Arguments) -> str:
+    func = arguments.node.func
+    return func.attr.value if isinstance(func, cst.Attribute) else "call"
 
 
 def _pin_memory(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
