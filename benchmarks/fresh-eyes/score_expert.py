@@ -15,6 +15,7 @@ import argparse
 import collections
 import json
 import pathlib
+
 import tomllib
 
 HERE = pathlib.Path(__file__).resolve().parent
