@@ -6,8 +6,9 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from conftest import run_cli as run
+from conftest import write
 
-from conftest import run_cli as run, write
 from streamlint.diagnostics import Diagnostic
 from streamlint.engine.lint import lint_fix
 from streamlint.fixes import Applicability, Edit, Fix

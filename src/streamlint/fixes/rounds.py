@@ -90,7 +90,8 @@ class FixRounds:
                 taken.append(diag)
                 best = (edits, trial)
             else:
-                why.append((diag, f"{verify.describe_fix(diag)} is right alone but not with the others: {trial.problem}"))
+                reason = f"{verify.describe_fix(diag)} is right alone but not with the others: {trial.problem}"
+                why.append((diag, reason))
         if best is None:
             return [], [], None, why
         return taken, best[0], best[1], why
