@@ -4,19 +4,23 @@ a finding of any rule is refused and named, and the file's other fixes are appli
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 from conftest import run_cli as run
 from conftest import write
 
+from streamlint.checker import analyze
 from streamlint.diagnostics import Diagnostic
 from streamlint.engine.lint import lint_fix
 from streamlint.fixes import Applicability, Edit, Fix
 from streamlint.fixes.rounds import FixRounds
 from streamlint.fixes.verify import Linted, new_findings, normalised
 from streamlint.rules import sl201_missing_non_blocking as sl201
+from streamlint.rules._shared import may_be_none
 from streamlint.settings import Settings
 
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 LOADER = textwrap.dedent("""\
     import torch
     from torch.utils.data import DataLoader
@@ -198,3 +202,37 @@ def test_sl201_no_fix_on_a_side_stream_nothing_orders_or_from_pageable_memory():
             noise.record_stream(torch.cuda.current_stream())
             return noise
         """) == {8: False, 16: True, 25: False}
+
+
+# -- SL404 guards a value that may be None -------------------------------------------
+
+
+def test_sl404_fix_guards_a_value_that_getattr_may_make_none():
+    path = FIXTURES / "SL404" / "positive_holder_peer_not_recorded.py"
+    outcome = lint_fix(path.read_text(), str(path), Settings(select=("SL404",)), unsafe=True)
+    assert outcome.refused == []
+    assert ("        if shared_output is not None:\n"
+            "            shared_output.record_stream(torch.cuda.current_stream())\n"
+            "        output = layer.postprocess(output, shared_output)") in outcome.source
+    # `getattr` without a default raises rather than giving None: no guard.
+    assert "        logits.record_stream(torch.cuda.current_stream())\n        loss = " in outcome.source
+
+
+def test_may_be_none_reads_parameters_and_bindings():
+    source = textwrap.dedent("""\
+        import torch
+
+
+        def f(a, b=None, c=0, *, d=None):
+            e = cache.get("e")
+            g = torch.ones(1) if a else None
+            h = getattr(a, "h")
+            i = next(iter(a), None)
+            a.j = None
+            return a, b, c, d, e, g, h, i
+        """)
+    analysis = analyze(source, "t.py")
+    record = next(r for r in analysis.functions if r.name == "f")
+    maybe = {name for name in "abcdeghi" if may_be_none(analysis, record, name)}
+    assert maybe == {"b", "d", "e", "g", "i"}
+    assert may_be_none(analysis, record, "a.j") and not may_be_none(analysis, record, "a.k")

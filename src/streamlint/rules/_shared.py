@@ -219,3 +219,48 @@ def leaves_stream_unordered(record: FunctionRecord, op: GpuOp) -> bool:
         if later.kind is OpKind.EVENT_RECORD and (later.stream is None or same_stream(later.stream, stream)):
             return False
     return True
+
+
+def may_be_none(analysis: FileAnalysis, record: FunctionRecord, label: str) -> bool:
+    """Might the value `label` names be None where the function uses it? A parameter
+    defaulting to None, or a binding of it (in the function; for an attribute, anywhere
+    in the file) to None, `getattr(x, name, None)`, `d.get(key)`, `next(it, None)`,
+    `a if c else None` or `a or None`."""
+    scope: cst.CSTNode = analysis.module if "." in label else record.node
+    function = record.node
+    if "." not in label and isinstance(function, cst.FunctionDef):
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name.value == label and param.default is not None and _maybe_none(param.default):
+                return True
+    stack = [scope]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            targets = [node.target]
+        else:
+            continue
+        if any(analysis.code(t) == label for t in targets) and _maybe_none(node.value):
+            return True
+    return False
+
+
+def _maybe_none(expr: Optional[cst.BaseExpression]) -> bool:
+    if isinstance(expr, cst.Name):
+        return expr.value == "None"
+    if isinstance(expr, cst.IfExp):
+        return _maybe_none(expr.body) or _maybe_none(expr.orelse)
+    if isinstance(expr, cst.BooleanOperation):
+        return _maybe_none(expr.right)
+    if not isinstance(expr, cst.Call):
+        return False
+    func, args = expr.func, expr.args
+    if isinstance(func, cst.Name) and func.value in ("getattr", "next"):
+        default_at = 2 if func.value == "getattr" else 1
+        return len(args) > default_at and _maybe_none(args[default_at].value)
+    if isinstance(func, cst.Attribute) and func.attr.value == "get":
+        return len(args) == 1 or (len(args) > 1 and _maybe_none(args[1].value))
+    return False
