@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
 from streamlint import deadline, isolation
+from streamlint import rules as registry
 from streamlint.diagnostics import Diagnostic
 from streamlint.fixes.apply import FixOutcome
 from streamlint.fixes.rounds import FixRounds
 from streamlint.fixes.verify import Linted
 from streamlint.model.prefilter import PREFILTER_KEYS
 from streamlint.nesting import nesting_problem
-from streamlint.rules import Rule, all_rules
+from streamlint.rules import Rule
 from streamlint.selection import SOURCE_ERROR
 from streamlint.settings import Settings, rules_for_file
 from streamlint.source import SourceFile, line_count, source_error, universal_newlines
@@ -76,7 +77,7 @@ def lint_every(
     checker, every rule's whatever the selection: what a fix must not add to."""
     text = universal_newlines(text)
     enabled = rules_for_file(settings, filename, rules)
-    every_rule = all_rules()
+    every_rule = registry.all_rules()
     found = _check(text, filename, settings, [r for r in every_rule if not r.meta])
     if _failed(found):
         return Linted(found, found)
