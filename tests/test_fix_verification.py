@@ -73,6 +73,14 @@ def test_cli_names_the_refused_fix_and_exits_1(labels_fix_syncs, tmp_path, capsy
     assert "non_blocking=True" in target.read_text() and "synchronize" not in target.read_text()
 
 
+def test_fix_only_exits_1_when_a_fix_is_refused(labels_fix_syncs, tmp_path, capsys):
+    target = write(tmp_path / "train.py", LOADER)
+    code, _, err = run(capsys, "check", "--no-cache", "--fix-only", "--unsafe-fixes", str(target))
+    assert code == 1 and "would add SL103" in err
+    code, _, _ = run(capsys, "check", "--no-cache", "--fix-only", "--unsafe-fixes", str(target))
+    assert code == 1  # still refused: the finding stays, and so does the warning
+
+
 def test_diff_exits_1_when_a_fix_is_refused_even_if_nothing_else_changes(labels_fix_syncs, tmp_path, capsys):
     text = LOADER.replace('images.to("cuda")', 'images.to("cuda", non_blocking=True)')
     target = write(tmp_path / "train.py", text)
