@@ -244,3 +244,27 @@ def test_may_be_none_reads_parameters_and_bindings():
     maybe = {name for name in "abcdeghi" if may_be_none(analysis, record, name)}
     assert maybe == {"b", "d", "e", "g", "i"}
     assert may_be_none(analysis, record, "a.j") and not may_be_none(analysis, record, "a.k")
+
+
+def test_a_fix_refused_in_a_later_round_is_named_where_it_is_in_the_file_as_read():
+    # Round 1 fixes "a" on line 1 into "z\nc" (a line more); that reveals an "a" on line 3 of
+    # the file as read, whose fix (to "b" after a "b") makes two "b" lines in a row.
+    def lint(text: str) -> Linted:
+        found = []
+        lines = text.splitlines()
+        for row, line in enumerate(lines, start=1):
+            if line == "a" and row == 1:
+                fix = Fix("split", Applicability.SAFE, (Edit(1, 1, 1, 2, "z\nc"),))
+                found.append(Diagnostic("f.py", 1, 1, "SL101", "first", 1, 2, 1, fix=fix))
+            if line == "a" and row > 1:  # fixable once the first line is fixed
+                fix = Fix("a to b", Applicability.SAFE, (Edit(row, 1, row, 2, "b"),)) if lines[0] == "z" else None
+                found.append(Diagnostic("f.py", row, 1, "SL101", "an a", row, 2, row, fix=fix))
+            if line == "b" and row > 1 and lines[row - 2] == "b":
+                found.append(Diagnostic("f.py", row, 1, "SL102", "two b in a row", row, 2, row))
+        return Linted(found, found)
+
+    text = "a\nb\na\n"
+    outcome = FixRounds(lint, unsafe=False).run(text, lint(text))
+    assert outcome.source == "z\nc\nb\na\n"
+    [why] = outcome.refused
+    assert why.startswith("the fix for SL101 at 3:1 (a to b) would add SL102 at 3:1 ")

@@ -92,3 +92,20 @@ def map_position(old: str, new: str, edits: Sequence[Edit], row: int, column: in
         elif start < at < end:
             at = start  # inside a replaced span
     return LineIndex(new).position(at + shift)
+
+
+def inverse_edits(old: str, new: str, edits: Sequence[Edit]) -> list[Edit]:
+    """The edits that turn `new` (the text after `edits`) back into `old`: with
+    `map_position` they tell where a position of the fixed text was (a position in
+    inserted text, at the insertion point)."""
+    old_index, new_index = LineIndex(old), LineIndex(new)
+    spans = sorted((old_index.offset(e.row, e.column), old_index.offset(e.end_row, e.end_column), e.content)
+                   for e in edits)
+    out, shift = [], 0
+    for start, end, content in spans:
+        begin = start + shift
+        row, column = new_index.position(begin)
+        end_row, end_column = new_index.position(begin + len(content))
+        out.append(Edit(row, column, end_row, end_column, old[start:end]))
+        shift += len(content) - (end - start)
+    return out

@@ -5,7 +5,8 @@ is wrong, the round is undone and each of its fixes is tried alone: a fix wrong 
 is refused (named, with what it would have done) and the others are kept; fixes that
 are right alone but wrong together are taken one by one, in order, as long as the
 result stays right. A refused fix is never offered again in later rounds, and one
-refusal never costs the file its other fixes.
+refusal never costs the file its other fixes. Refusals name positions in the file as
+read, whatever earlier rounds moved.
 """
 
 from __future__ import annotations
@@ -34,6 +35,14 @@ class FixRounds:
     def __init__(self, relint: Callable[[str], Linted], unsafe: bool) -> None:
         self.relint = relint
         self.unsafe = unsafe
+        # The rounds applied so far, each as (its text, its result, the edits back):
+        # a refused fix is named where it is in the file as read.
+        self.history: list[tuple[str, str, list[Edit]]] = []
+
+    def locate(self, row: int, column: int) -> tuple[int, int]:
+        for before, after, back in reversed(self.history):
+            row, column = apply.map_position(after, before, back, row, column)
+        return row, column
 
     def run(self, text: str, linted: Linted) -> FixOutcome:
         current, found = text, linted
@@ -56,6 +65,7 @@ class FixRounds:
             applied.extend(chosen)
             refused_at = {(code, *apply.map_position(current, trial.text, edits, row, column))
                           for code, row, column in refused_at}
+            self.history.append((current, trial.text, apply.inverse_edits(current, trial.text, edits)))
             current, found = trial.text, trial.linted
         return FixOutcome(current, applied, found.shown, refused=refused)
 
@@ -65,7 +75,7 @@ class FixRounds:
         except ValueError as err:
             return _Trial(text, None, f"the fixes could not be applied: {err}")
         after = self.relint(candidate)
-        return _Trial(candidate, after, verify.problem(text, candidate, before, chosen, edits, after))
+        return _Trial(candidate, after, verify.problem(text, candidate, before, chosen, edits, after, self.locate))
 
     def _blame(self, text: str, before: Linted, chosen: Sequence[Diagnostic]):
         """(the fixes kept, their edits, their trial, [(refused fix, why)])."""
@@ -90,8 +100,8 @@ class FixRounds:
                 taken.append(diag)
                 best = (edits, trial)
             else:
-                reason = f"{verify.describe_fix(diag)} is right alone but not with the others: {trial.problem}"
-                why.append((diag, reason))
+                named = verify.describe_fix(diag, self.locate)
+                why.append((diag, f"{named} is right alone but not with the others: {trial.problem}"))
         if best is None:
             return [], [], None, why
         return taken, best[0], best[1], why

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from streamlint.diagnostics import Diagnostic
-from streamlint.fixes.apply import map_position
+from streamlint.fixes.apply import inverse_edits, map_position
 from streamlint.fixes.model import Edit
 from streamlint.selection import SOURCE_ERROR
 
@@ -27,9 +27,19 @@ class Linted:
     every: list[Diagnostic]  # every rule's, whatever the selection: a fix must add none
 
 
-def describe_fix(diag: Diagnostic) -> str:
+# Where a position of the text being fixed is in the file as read (fixes of earlier
+# rounds moved it); the identity in the first round.
+Locate = Callable[[int, int], "tuple[int, int]"]
+
+
+def _same(row: int, column: int) -> tuple[int, int]:
+    return row, column
+
+
+def describe_fix(diag: Diagnostic, locate: Locate = _same) -> str:
     message = diag.fix.message if diag.fix is not None else ""
-    return f"the fix for {diag.code} at {diag.row}:{diag.column} ({message})"
+    row, column = locate(diag.row, diag.column)
+    return f"the fix for {diag.code} at {row}:{column} ({message})"
 
 
 def problem(
@@ -39,10 +49,12 @@ def problem(
     chosen: Sequence[Diagnostic],
     edits: Sequence[Edit],
     after: Linted,
+    locate: Locate = _same,
 ) -> Optional[str]:
     """None if the fixes in `chosen` (whose edits turned `old` into `new`) are right;
-    else what is wrong, naming the fix when there is one."""
-    who = describe_fix(chosen[0]) if len(chosen) == 1 else "the fixes"
+    else what is wrong, naming the fix when there is one. Positions in `old` are given
+    as `locate` places them; a new finding's, where its code was before the edits."""
+    who = describe_fix(chosen[0], locate) if len(chosen) == 1 else "the fixes"
     broken = next((d for d in after.every if d.code == SOURCE_ERROR), None)
     if broken is not None:
         return f"{who} would make the file unparsable ({broken.message} at {broken.row}:{broken.column})"
@@ -50,12 +62,13 @@ def problem(
         return f"{who} did not change the text"
     kept = not_removed(old, new, before.shown, chosen, edits, after.shown)
     if kept is not None:
-        return f"{describe_fix(kept)} did not remove the finding"
+        return f"{describe_fix(kept, locate)} did not remove the finding"
     added = new_findings(old, new, before.every, chosen, edits, after.every)
     if added:
         first = added[0]
         more = f" and {len(added) - 1} more" if len(added) > 1 else ""
-        return f"{who} would add {first.code} at {first.row}:{first.column} ({first.message}){more}"
+        row, column = locate(*map_position(new, old, inverse_edits(old, new, edits), first.row, first.column))
+        return f"{who} would add {first.code} at {row}:{column} ({first.message}){more}"
     return None
 
 
