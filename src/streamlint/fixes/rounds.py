@@ -91,6 +91,11 @@ class FixRounds:
         kept = [d for d in chosen if id(d) not in wrong]
         if len(kept) == 1:
             return kept, apply.choose(kept, self.unsafe)[1], alone[id(kept[0])], why
+        if kept and why:  # the usual case: the refused ones were the trouble
+            edits = apply.choose(kept, self.unsafe)[1]
+            trial = self._try(text, before, kept, edits)
+            if trial.problem is None:
+                return kept, edits, trial, why
         taken: list[Diagnostic] = []
         best: Optional[tuple] = None
         for diag in kept:  # right alone: together, as long as the result stays right
