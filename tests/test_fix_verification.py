@@ -268,3 +268,23 @@ def test_a_fix_refused_in_a_later_round_is_named_where_it_is_in_the_file_as_read
     assert outcome.source == "z\nc\nb\na\n"
     [why] = outcome.refused
     assert why.startswith("the fix for SL101 at 3:1 (a to b) would add SL102 at 3:1 ")
+
+
+def test_one_wrong_fix_costs_one_lint_per_fix_and_one_for_the_rest():
+    def lint(text: str) -> Linted:
+        calls.append(text)
+        found = []
+        for row, line in enumerate(text.splitlines(), start=1):
+            if line in ("a", "x"):  # "x" is fixed into "bad", a finding of another rule
+                fix = Fix("fix", Applicability.SAFE, (Edit(row, 1, row, 2, "b" if line == "a" else "bad"),))
+                found.append(Diagnostic("f.py", row, 1, "SL101", "an a", row, 2, row, fix=fix))
+            if line == "bad":
+                found.append(Diagnostic("f.py", row, 1, "SL102", "bad", row, 4, row))
+        return Linted(found, found)
+
+    calls: list[str] = []
+    text = "a\nc\na\nc\na\nx\n"
+    outcome = FixRounds(lint, unsafe=False).run(text, lint(text))
+    assert outcome.source == "b\nc\nb\nc\nb\nx\n" and len(outcome.refused) == 1
+    # the text as read, all four fixes, each alone, the three right ones together
+    assert len(calls) == 1 + 1 + 4 + 1
