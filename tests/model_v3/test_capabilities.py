@@ -114,3 +114,21 @@ def test_operations_of_a_helper_run_in_the_callers_loop():
     assert ("implicit synchronization", True, True) in ops  # the helper's .item(), per step
     assert ("implicit synchronization", False, True) in ops  # the same helper once, after the loop
     assert all(op != "implicit synchronization" for op, _, chain in ops if not chain)
+
+
+def test_a_callees_use_of_a_parameter_is_evidence_for_the_caller():
+    source = textwrap.dedent("""
+        import torch
+        def keep_for(t, s):
+            t.record_stream(s)
+        def f(x):
+            keep_for(x, torch.cuda.current_stream())
+            return x
+        def g(x):
+            return x
+        """)
+    model = analyze_file(cst.parse_module(source), "prog.py")
+    summaries = {q.rsplit(".", 1)[1]: w.summary for (q, c), w in model.solved.walks.items() if not c.args}
+    assert summaries["keep_for"].evidence == (("t", ("cuda_buffer",)),)
+    assert summaries["f"].returns.kind.value == "buffer" and summaries["f"].returns.memory.value == "device"
+    assert summaries["g"].returns.kind.value == "unknown"

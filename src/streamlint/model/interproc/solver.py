@@ -103,7 +103,7 @@ class Solver:
             return {}
         frame = Frame(f"{module}.<globals>", module, unit.imports, unit.top_names)
         walk_function(unit.tree, frame, GLOBALS_CONTEXT)
-        exit_state = frame.exit_state
+        exit_state = frame.found.exit_state
         if exit_state is None:
             return {}
         return {name: as_global(name, value) for name, value in exit_state.names}

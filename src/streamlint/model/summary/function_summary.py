@@ -17,6 +17,7 @@ class Evidence:
     EVENT = "event"
     HOST_BUFFER = "host_buffer"
     PINNED = "pinned"
+    TENSOR = "tensor"  # a tensor, device not told (an in-place kernel on it)
 
 
 @dataclass(frozen=True)

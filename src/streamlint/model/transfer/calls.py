@@ -17,6 +17,7 @@ from streamlint.model.domain.state import State
 from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect
+from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.transfer import array_calls, handlers, torch_calls
 from streamlint.model.transfer.act import access, host_access
 from streamlint.model.transfer.arguments import Arguments
@@ -80,7 +81,9 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
         handled = handler.buffer_method(name, receiver, arguments, state, frame)
     elif receiver.kind is ValueKind.UNKNOWN and torch_calls.evident_receiver(name, receiver) is not None:
         # a method that exists on one kind of tensor only tells what the receiver is
-        handled = torch_calls.tensor_method(name, torch_calls.evident_receiver(name, receiver), arguments, state, frame)
+        evident = torch_calls.evident_receiver(name, receiver)
+        _note_parameter(frame, evident)
+        handled = torch_calls.tensor_method(name, evident, arguments, state, frame)
     elif receiver.kind is ValueKind.OBJECT and receiver.target:
         return _project_call(f"{receiver.target}.{name}", arguments, state, frame)
     elif receiver.identity is not None and receiver.identity.root.kind is RootKind.SELF and not receiver.identity.steps:
@@ -139,7 +142,23 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame)
     for effect in applied.effects:
         frame.emit(_in_this_loop(effect, frame))
     frame.report(list(applied.conflicts))
-    return applied.returns, applied.state
+    return applied.returns, _learned(applied.state, summary, binding)
+
+
+def _learned(state: State, summary, binding: Binding) -> State:
+    """What the callee's use of a parameter showed it to be, the caller's argument is: the
+    project's own callees are evidence about the values handed to them."""
+    for param, tags in summary.evidence:
+        given = binding.arg(param)
+        if given is None or given.kind is not ValueKind.UNKNOWN or given.identity is None:
+            continue
+        memory = Memory.DEVICE if Evidence.CUDA_BUFFER in tags else Memory.PAGEABLE if Evidence.HOST_BUFFER in tags \
+            else Memory.UNKNOWN
+        learned = AbsValue(ValueKind.BUFFER, "torch", memory, given.identity)
+        for name, value in state.names:
+            if value.identity == given.identity and value.kind is ValueKind.UNKNOWN:
+                state = state.bind(name, learned)
+    return state
 
 
 def _bound_args(params: tuple[str, ...], arguments: Arguments) -> tuple[tuple[str, AbsValue], ...]:
@@ -221,3 +240,12 @@ def _in_this_loop(effect: Effect, frame: Frame) -> Effect:
     if effect.operation is None or effect.operation.in_loop or frame.loop_depth == 0:
         return effect
     return replace(effect, operation=replace(effect.operation, in_loop=True))
+
+
+def _note_parameter(frame: Frame, value: AbsValue) -> None:
+    """A parameter shown to be a tensor (on the device, on the host, or either) by how it is used."""
+    identity = value.identity
+    if identity is None or identity.root.kind is not RootKind.PARAM or identity.steps:
+        return
+    tag = {Memory.DEVICE: Evidence.CUDA_BUFFER, Memory.PAGEABLE: Evidence.HOST_BUFFER}.get(value.memory, Evidence.TENSOR)
+    frame.note(identity.root.name, tag)

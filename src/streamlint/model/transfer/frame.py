@@ -48,6 +48,19 @@ class ProgramView(Protocol):
 
 
 @dataclass
+class Gathered:
+    """What one walk has found so far: its effects in its own terms, the conflicts it saw,
+    what it returns, the state it ends in, and what its parameters were seen to be."""
+
+    effects: list[Effect] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
+    seen_effects: set = field(default_factory=set)  # (a loop walks its body until nothing changes)
+    returned: Optional[AbsValue] = None  # the join of the values it returns
+    exit_state: Optional[State] = None  # the join of the states it returns or falls off the end with
+    evidence: dict[str, set[str]] = field(default_factory=dict)  # parameter -> what its use shows it is
+
+
+@dataclass
 class Frame:
     qualname: str  # the function walked ("" for a module body)
     module: str  # its module's dotted name (callees are looked up under it)
@@ -58,22 +71,22 @@ class Frame:
     call_ordinals: dict[int, int] = field(default_factory=dict)  # id(Call) -> ordinal in source order
     loop_depth: int = 0
     loop_names: list[str] = field(default_factory=list)  # the targets of the enclosing `for` loops
-    effects: list[Effect] = field(default_factory=list)  # emitted, in the callee's own terms
-    conflicts: list[Conflict] = field(default_factory=list)
-    seen_effects: set = field(default_factory=set)  # (a loop walks its body until nothing changes)
-    returned: Optional[AbsValue] = None  # the join of the values it returns
     globals: dict[str, AbsValue] = field(default_factory=dict)  # what module-level names hold (the module's top level)
-    exit_state: Optional[State] = None  # the join of the states it returns or falls off the end with
+    found: Gathered = field(default_factory=Gathered)
 
     def site(self, node: cst.CSTNode) -> str:
         return f"{self.qualname}#{self.call_ordinals.get(id(node), -1)}"
 
     def emit(self, effect: Effect) -> None:
-        if effect not in self.seen_effects:
-            self.seen_effects.add(effect)
-            self.effects.append(effect)
+        if effect not in self.found.seen_effects:
+            self.found.seen_effects.add(effect)
+            self.found.effects.append(effect)
+
+    def note(self, param: str, evidence: str) -> None:
+        """The walk saw a parameter used as only one kind of value can be."""
+        self.found.evidence.setdefault(param, set()).add(evidence)
 
     def report(self, found: list[Conflict]) -> None:
         for conflict in found:
-            if conflict not in self.conflicts:
-                self.conflicts.append(conflict)
+            if conflict not in self.found.conflicts:
+                self.found.conflicts.append(conflict)

@@ -66,15 +66,16 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     end = run_block(body, state, frame)
     if end.reachable:
         leave(end, frame)
-    if frame.exit_state is not None:
-        _release_locals(frame.exit_state, frame, node)
-    effects, truncated = bounded(tuple(frame.effects))
+    if frame.found.exit_state is not None:
+        _release_locals(frame.found.exit_state, frame, node)
+    effects, truncated = bounded(tuple(frame.found.effects))
     summary = FunctionSummary(
-        frame.qualname, params, effects, frame.returned or UNKNOWN, _self_stores(frame.exit_state, context.receiver_state), (),
+        frame.qualname, params, effects, frame.found.returned or UNKNOWN, _self_stores(frame.found.exit_state, context.receiver_state),
+        tuple(sorted((param, tuple(sorted(tags))) for param, tags in frame.found.evidence.items())),
         context.hot, truncated,
     )
     summary = sealed(summary)
-    return Walked(summary, tuple(frame.conflicts))
+    return Walked(summary, tuple(frame.found.conflicts))
 
 
 def _parameters(node: cst.FunctionDef) -> tuple[str, ...]:
@@ -143,7 +144,7 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
 
 def _release_locals(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:
     """At return, memory only the function's names held goes back to the allocator."""
-    returned = frame.returned or UNKNOWN
+    returned = frame.found.returned or UNKNOWN
     state = exit_state
     for name, value in exit_state.names:
         kept = returned.identity == value.identity or (returned.element is not None and returned.element.identity == value.identity)

@@ -138,14 +138,14 @@ def _return(node: cst.Return, state: State, frame: Frame) -> State:
     value = UNKNOWN
     if node.value is not None:
         value, state = evaluate(node.value, state, frame)
-    frame.returned = value if frame.returned is None else frame.returned.join(value)
+    frame.found.returned = value if frame.found.returned is None else frame.found.returned.join(value)
     leave(state, frame)
     return state.unreachable()
 
 
 def leave(state: State, frame: Frame) -> None:
     """The function ends here on this path."""
-    frame.exit_state = state if frame.exit_state is None else frame.exit_state.join(state)
+    frame.found.exit_state = state if frame.found.exit_state is None else frame.found.exit_state.join(state)
 
 
 def _raise(node: cst.Raise, state: State, frame: Frame) -> State:
