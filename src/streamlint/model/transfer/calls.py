@@ -189,6 +189,9 @@ def _opaque(arguments: Arguments, state: State, frame: Frame) -> Handled:
     tensors = [v for v in arguments.values() if v.is_buffer]
     if arguments.receiver is not None and arguments.receiver.is_buffer:
         tensors.append(arguments.receiver)
+    given = next((v for v in arguments.values() if v.kind is ValueKind.STREAM), None)
+    if given is not None:
+        return _given_a_stream(torch_calls.stream_of(given), tensors, arguments, state, frame)
     if any(v.framework in ("torch", "") for v in tensors):
         out = arguments.value(Arg(kw="out"))  # PyTorch's `out=`: the result is written there
         written = out if out is not None and out.is_buffer else None
@@ -249,3 +252,15 @@ def _note_parameter(frame: Frame, value: AbsValue) -> None:
         return
     tag = {Memory.DEVICE: Evidence.CUDA_BUFFER, Memory.PAGEABLE: Evidence.HOST_BUFFER}.get(value.memory, Evidence.TENSOR)
     frame.note(identity.root.name, tag)
+
+
+def _given_a_stream(stream, tensors: list[AbsValue], arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """An unknown callable given a stream (`f(x, stream=s)`, `k(s, x, y)`) queues its work there,
+    reading the device arrays it is given (what it writes, we cannot tell)."""
+    if not stream.known:
+        return UNKNOWN, state
+    site = frame.site(arguments.node)
+    for value in tensors:
+        if is_device(value) and value.identity is not None:
+            state = access(state, frame, site, value.identity, False, stream)
+    return UNKNOWN, state
