@@ -42,6 +42,8 @@ def render(summary: FunctionSummary, context: CallContext) -> str:
         lines.append(f"  returns: {_value(summary.returns)}")
     for attr, value in summary.self_stores:
         lines.append(f"  leaves self.{attr} = {_value(value)}")
+    for framework, stream in summary.enters:
+        lines.append(f"  entered as a context, runs the body on {_stream(stream)} ({framework})")
     for param, tags in summary.evidence:
         lines.append(f"  uses {param} as: {', '.join(tags)}")
     if summary.truncated:

@@ -63,7 +63,11 @@ def apply(summary: FunctionSummary, state: State, binding: Binding) -> Applied:
             state, found, release = _store(state, receiver.attr(attr), mapper.value(value), binding.site)
             conflicts.extend(found)
             mapped.extend(release)
-    return Applied(state, tuple(conflicts), mapper.value(summary.returns), tuple(mapped))
+    returns = mapper.value(summary.returns)
+    if summary.enters:  # a context manager that enters streams: `with helper():` runs its body there
+        framework, stream = summary.enters[0]
+        returns = AbsValue(ValueKind.STREAM_CONTEXT, framework, stream=mapper.stream(stream))
+    return Applied(state, tuple(conflicts), returns, tuple(mapped))
 
 
 def _store(state: State, path: Path, value: AbsValue, site: str) -> tuple[State, list[Conflict], list[Effect]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from streamlint.model.domain.streams import StreamRef
 from streamlint.model.domain.values import UNKNOWN, AbsValue
 from streamlint.model.summary.effects import Effect, EffectKind
 
@@ -29,6 +30,9 @@ class FunctionSummary:
     self_stores: tuple[tuple[str, AbsValue], ...] = ()  # what `self.<attr>` holds when it returns
     evidence: tuple[tuple[str, tuple[str, ...]], ...] = ()  # parameter -> evidence tags
     hot: bool = False  # runs on every step of a hot path (a `forward`, a training step)
+    # A generator's current streams where it yields: entered as a context manager
+    # (`@contextmanager`), its body runs on them
+    enters: tuple[tuple[str, StreamRef], ...] = ()
     truncated: bool = False  # accesses were dropped to keep it small (waits and syncs never are)
     digest: str = field(default="", compare=False)
 

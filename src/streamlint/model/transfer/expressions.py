@@ -212,6 +212,16 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     return calls.operate(buffers, node, state, frame)
 
 
+def _yield(node: cst.Yield, state: State, frame: Frame) -> Evaluated:
+    """Where a generator yields, its caller runs: the current streams there are what entering it
+    as a context manager (`@contextmanager`) does."""
+    if isinstance(node.value, cst.BaseExpression):
+        _, state = evaluate(node.value, state, frame)
+    if frame.found.yielded is None:
+        frame.found.yielded = state.current
+    return UNKNOWN, state
+
+
 def _number(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
     return AbsValue(ValueKind.HOST_NUMBER), state
 
@@ -236,6 +246,7 @@ _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.Tuple: _tuple_like,
     cst.List: _tuple_like,
     cst.IfExp: _ternary,
+    cst.Yield: _yield,
     cst.BinaryOperation: _operator,
     cst.UnaryOperation: _operator,
     cst.Comparison: _operator,

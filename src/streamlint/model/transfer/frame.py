@@ -58,6 +58,7 @@ class Gathered:
     returned: Optional[AbsValue] = None  # the join of the values it returns
     exit_state: Optional[State] = None  # the join of the states it returns or falls off the end with
     evidence: dict[str, set[str]] = field(default_factory=dict)  # parameter -> what its use shows it is
+    yielded: Optional[tuple] = None  # the current streams at the first `yield`
 
 
 @dataclass

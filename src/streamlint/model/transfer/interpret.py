@@ -11,7 +11,7 @@ import libcst as cst
 from streamlint.model.domain.order import AccessEvent, Conflict
 from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
-from streamlint.model.domain.streams import StreamRef
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
 from streamlint.model.summary.codec import sealed
 from streamlint.model.summary.function_summary import FunctionSummary, bounded
@@ -72,7 +72,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     summary = FunctionSummary(
         frame.qualname, params, effects, frame.found.returned or UNKNOWN, _self_stores(frame.found.exit_state, context.receiver_state),
         tuple(sorted((param, tuple(sorted(tags))) for param, tags in frame.found.evidence.items())),
-        context.hot, truncated,
+        context.hot, _entered(frame.found.yielded), truncated,
     )
     summary = sealed(summary)
     return Walked(summary, tuple(frame.found.conflicts))
@@ -150,3 +150,10 @@ def _release_locals(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:
         kept = returned.identity == value.identity or (returned.element is not None and returned.element.identity == value.identity)
         if not kept:
             state = release_if_dropped(value, state.bind(name, UNKNOWN), frame, node)
+
+
+def _entered(yielded: Optional[tuple]) -> tuple:
+    """The streams a generator makes current where it yields (the ones it changed)."""
+    if not yielded:
+        return ()
+    return tuple((framework, stream) for framework, stream in yielded if stream.kind is not StreamRefKind.AMBIENT)
