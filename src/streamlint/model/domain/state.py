@@ -5,7 +5,7 @@ two paths' states, and loops iterate until `join` stops changing the head state.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Mapping
+from typing import Mapping, Optional
 
 from streamlint.model.api.facts import LEGACY_BY_DEFAULT
 from streamlint.model.domain.order import Order
@@ -33,6 +33,10 @@ class State:
 
     def at(self, path: Path) -> AbsValue:
         return dict(self.heap).get(path, UNKNOWN)
+
+    def stored(self, path: Path) -> Optional[AbsValue]:
+        """What was stored at `path`, None when nothing was."""
+        return dict(self.heap).get(path)
 
     def current_stream(self, framework: str) -> StreamRef:
         return dict(self.current).get(framework, entry_stream(framework))

@@ -14,6 +14,7 @@ from streamlint.model.api import python_std, torch_api
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
+from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect
@@ -66,7 +67,26 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
         return _method(callee.target[len(METHOD):], arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE:
         return _project_call(callee.target, arguments, state, frame)
+    if callee.kind is ValueKind.UNKNOWN and callee.identity is not None:
+        return _opaque(_model_inputs(arguments, state), state, frame)
     return _opaque(arguments, state, frame)
+
+
+def _model_inputs(arguments: Arguments, state: State) -> Arguments:
+    """A value called directly (a model, a loss, a submodule passed in) under a stream the code
+    chose: PyTorch's invariant says it runs there, on tensors; its arguments of unknown kind
+    are taken as the tensors it reads."""
+    current = state.current_stream("torch")
+    if current.kind is StreamRefKind.AMBIENT or not current.known:
+        return arguments
+    positional = tuple((_as_tensor(v), e) for v, e in arguments.positional)
+    return replace(arguments, positional=positional)
+
+
+def _as_tensor(value: AbsValue) -> AbsValue:
+    if value.kind is not ValueKind.UNKNOWN or value.identity is None:
+        return value
+    return AbsValue(ValueKind.BUFFER, "torch", Memory.UNKNOWN, value.identity)
 
 
 def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:

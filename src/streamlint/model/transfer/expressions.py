@@ -136,7 +136,11 @@ def _call(node: cst.Call, state: State, frame: Frame) -> Evaluated:
         return _launch(node, node.func, state, frame)
     if isinstance(node.func, cst.Attribute):
         receiver, state = evaluate(node.func.value, state, frame)
-        callee = calls.method_of(receiver, node.func.attr.value)
+        held = state.stored(receiver.identity.attr(node.func.attr.value)) if receiver.identity is not None else None
+        if held is not None and held.kind in (ValueKind.UNKNOWN, ValueKind.CALLABLE, ValueKind.OBJECT):
+            callee, receiver = held, None  # `self.model(x)`: the value stored there, called
+        else:
+            callee = calls.method_of(receiver, node.func.attr.value)
     else:
         callee, state = evaluate(node.func, state, frame)
     positional, keywords = [], {}
