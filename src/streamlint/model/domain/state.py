@@ -113,15 +113,17 @@ def _join_current(a: tuple, b: tuple) -> tuple:
 
 
 def _renamed_value(value: AbsValue, rename) -> AbsValue:
-    if value.identity is None and value.element is None:
+    if value.identity is None and value.element is None and not value.members:
         return value
     identity = rename(value.identity) if value.identity is not None else None
     element = _renamed_value(value.element, rename) if value.element is not None else None
-    return replace(value, identity=identity, element=element)
+    return replace(value, identity=identity, element=element, members=frozenset(rename(m) for m in value.members))
 
 
 def _refers(value: AbsValue, identity: Path) -> bool:
-    return value.identity == identity or (value.element is not None and _holds_item(value.element, identity))
+    if value.identity == identity or identity in value.members:
+        return True
+    return value.element is not None and _holds_item(value.element, identity)
 
 
 def _holds_item(item: AbsValue, identity: Path) -> bool:

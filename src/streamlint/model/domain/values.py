@@ -47,6 +47,7 @@ class AbsValue:
     may_be_none: bool = False
     element: Optional["AbsValue"] = None  # a container's items
     target: str = ""  # a CALLABLE's or NAMESPACE's qualified name
+    members: frozenset[Path] = frozenset()  # a CONTAINER's items' memory (what it keeps alive)
 
     def join(self, other: "AbsValue") -> "AbsValue":
         if self == other:
@@ -60,6 +61,7 @@ class AbsValue:
             self.may_be_none or other.may_be_none,
             _join_optional(self.element, other.element),
             self.target if self.target == other.target else "",
+            self.members | other.members,
         )
 
     def join_none(self) -> "AbsValue":

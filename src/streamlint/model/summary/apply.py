@@ -166,4 +166,5 @@ class _Mapper:
         identity = self.path(value.identity) if value.identity is not None else None
         stream = self.stream(value.stream) if value.stream is not None else None
         element = self.value(value.element) if value.element is not None else None
-        return replace(value, identity=identity, stream=stream, element=element)
+        members = frozenset(m for m in (self.path(p) for p in value.members) if m is not None)
+        return replace(value, identity=identity, stream=stream, element=element, members=members)

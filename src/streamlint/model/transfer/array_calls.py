@@ -96,7 +96,18 @@ def cupy_stream_method(name: str, stream: AbsValue, arguments: Arguments, state:
 _CAPTURE = {"begin_capture": EffectKind.BEGIN_CAPTURE, "end_capture": EffectKind.END_CAPTURE}
 _cupy_stream_table = _method_table(cupy.STREAM_METHODS, "cupy.cuda.Stream")
 cupy_event_method = _method_table(cupy.EVENT_METHODS, "cupy.cuda.Event")
-numba_stream_method = _method_table(numba_cuda.STREAM_METHODS, "numba.cuda.Stream")
+_numba_stream_table = _method_table(numba_cuda.STREAM_METHODS, "numba.cuda.Stream")
+
+
+def numba_stream_method(name: str, stream: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    if name == "auto_synchronize" and stream.stream is not None:
+        # a context whose exit synchronizes the stream
+        return AbsValue(ValueKind.STREAM_CONTEXT, "numba", stream=stream.stream, target=SYNC_ON_EXIT), state
+    return _numba_stream_table(name, stream, arguments, state, frame)
+
+
+# The target of a stream context that changes no current stream and synchronizes at its exit.
+SYNC_ON_EXIT = "synchronize on exit"
 numba_event_method = _method_table(numba_cuda.EVENT_METHODS, "numba.cuda.Event")
 
 

@@ -171,10 +171,14 @@ def _launch(node: cst.Call, config: cst.Subscript, state: State, frame: Frame) -
 
 def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
     joined: Optional[AbsValue] = None
+    members: set = set()
     for element in getattr(node, "elements", ()):
         value, state = evaluate(element.value, state, frame)
         joined = value if joined is None else joined.join(value)
-    return AbsValue(ValueKind.CONTAINER, element=joined), state
+        if value.identity is not None and value.kind is ValueKind.BUFFER:
+            members.add(value.identity)
+        members |= value.members
+    return AbsValue(ValueKind.CONTAINER, element=joined, members=frozenset(members)), state
 
 
 def _ternary(node: cst.IfExp, state: State, frame: Frame) -> Evaluated:

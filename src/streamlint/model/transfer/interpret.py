@@ -147,7 +147,8 @@ def _release_locals(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:
     returned = frame.found.returned or UNKNOWN
     state = exit_state
     for name, value in exit_state.names:
-        kept = returned.identity == value.identity or (returned.element is not None and returned.element.identity == value.identity)
+        kept = value.identity is not None and (returned.identity == value.identity or value.identity in returned.members
+                                                or (returned.element is not None and returned.element.identity == value.identity))
         if not kept:
             state = release_if_dropped(value, state.bind(name, UNKNOWN), frame, node)
 

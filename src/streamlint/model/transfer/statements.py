@@ -12,7 +12,9 @@ from streamlint.model.domain.paths import Index, Path
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind, truth
+from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import released
+from streamlint.model.transfer.array_calls import SYNC_ON_EXIT
 from streamlint.model.transfer.act import access, do, host_access
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate
@@ -240,13 +242,18 @@ def _reachable(after: State, before: State) -> State:
 
 def _with(node: cst.With, state: State, frame: Frame) -> State:
     saved = state.current
+    synced_at_exit = []
     for item in node.items:
         value, state = evaluate(item.item, state, frame)
-        if value.kind is ValueKind.STREAM_CONTEXT or (value.kind is ValueKind.STREAM and value.framework in STREAMS_ENTERED):
+        if value.kind is ValueKind.STREAM_CONTEXT and value.target == SYNC_ON_EXIT:
+            synced_at_exit.append(value)
+        elif value.kind is ValueKind.STREAM_CONTEXT or (value.kind is ValueKind.STREAM and value.framework in STREAMS_ENTERED):
             state = state.with_current(value.framework, value.stream or UNKNOWN_STREAM)
         elif item.asname is not None:
             state = bind(item.asname.name, value, state, frame, node)
     state = run_block(_body(node.body), state, frame)
+    for context in synced_at_exit:
+        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, frame.site(node), stream=context.stream))
     return replace(state, current=saved) if state.reachable else state
 
 
