@@ -55,7 +55,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     totals: Counter = Counter()
     for directory in args.dirs:
-        for fixture in sorted(Path(directory).glob("*.py")):
+        for fixture in sorted(Path(directory).resolve().glob("*.py")):
             pinned = pinned_lines(fixture)
             try:
                 found = model_lines(fixture)

@@ -36,12 +36,32 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     handler = _FUNCTIONS.get(name)
     if handler is not None:
         return handler(arguments, state, frame)
+    if name in torch_api.COLLECTIVES:
+        return _collective(torch_api.COLLECTIVES[name], arguments, state, frame)
     short = name.rsplit(".", 1)[-1]
     if name.startswith("torch.") and short in torch_api.CREATORS:
         return _creator(short, arguments, state, frame)
     if name.startswith("torch.") and short in torch_api.LIKE_CREATORS:
         return _like_creator(short, arguments, state, frame)
     return None
+
+
+def _collective(written: tuple[int, ...], arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """A torch.distributed collective: on the current stream, it reads its tensors and writes the
+    ones its row names. With `async_op=True` it returns a work handle whose `wait()` makes the
+    then-current stream wait for it: an event recorded here."""
+    site = frame.site(arguments.node)
+    current = state.current_stream(F)
+    for index, (value, _) in enumerate(arguments.positional):
+        if value.is_buffer and value.identity is not None:
+            device = _on_device(value) if value.memory is Memory.UNKNOWN else value
+            state = _touch(state, frame, site, device, False, current)
+            if index in written:
+                state = _touch(state, frame, site, device, True, current)
+    if not arguments.flag(Arg(kw="async_op"), False):
+        return AbsValue(ValueKind.UNKNOWN), state
+    work = AbsValue(ValueKind.EVENT, F, identity=Path(Root.fresh(site)), stream=current)
+    return work, do(state, frame, Effect(EffectKind.RECORD_EVENT, site, work.identity, current, framework=F))
 
 
 def _new_stream(arguments: Arguments, state: State, frame: Frame) -> Handled:
