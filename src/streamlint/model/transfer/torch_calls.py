@@ -46,6 +46,13 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     return None
 
 
+def _loader(arguments: Arguments) -> AbsValue:
+    """A DataLoader: its batches are host tensors, pinned when it is asked to pin them."""
+    pinned = arguments.flag(Arg(kw="pin_memory"), False)
+    batch = AbsValue(ValueKind.BUFFER, F, Memory.PINNED if pinned else Memory.PAGEABLE)
+    return AbsValue(ValueKind.CONTAINER, F, element=batch)
+
+
 def _collective(written: tuple[int, ...], arguments: Arguments, state: State, frame: Frame) -> Handled:
     """A torch.distributed collective: on the current stream, it reads its tensors and writes the
     ones its row names. With `async_op=True` it returns a work handle whose `wait()` makes the
@@ -157,6 +164,7 @@ _FUNCTIONS: dict[str, Callable[[Arguments, State, Frame], Handled]] = {
     "torch.cuda.synchronize": _synchronize,
     "torch.accelerator.synchronize": _synchronize,
     "torch.device": _device,
+    "torch.utils.data.DataLoader": lambda arguments, state, frame: (_loader(arguments), state),
     # work under `with torch.cuda.graph(g):` is recorded into the graph on a capture stream
     "torch.cuda.graph": lambda arguments, state, frame: (AbsValue(ValueKind.STREAM_CONTEXT, F, stream=None), state),
     # the analysed program runs where its streams do: on a machine with a GPU
