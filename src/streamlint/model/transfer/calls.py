@@ -52,6 +52,9 @@ def host_use_of(node: cst.CSTNode, state: State, frame: Frame) -> Handled:
 
 
 def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    if callee.kind is ValueKind.NAMESPACE and callee.target.endswith("()"):
+        # calling a framework object (an `nn.Linear(...)` stored on self): a model, as below
+        return _opaque(_model_inputs(arguments, state), state, frame)
     if callee.kind is ValueKind.NAMESPACE:
         stands_for = declared.active().namespaces.get(callee.target)
         if stands_for is not None:  # a declared model: a wrapper that is a framework namespace
@@ -62,6 +65,10 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
             return handled
         if callee.target.startswith("builtins."):
             return _builtin_or_opaque(callee.target, arguments, state, frame)
+        if handler is not None and not any(v.is_buffer for v in arguments.values()):
+            # a framework object made by a call we have no row for (`cp.cuda.Device()`): its
+            # methods are looked up under `Device().` in the tables
+            return AbsValue(ValueKind.NAMESPACE, target=f"{callee.target}()"), state
         return _project_call(callee.target, arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE and callee.target.startswith(METHOD):
         return _method(callee.target[len(METHOD):], arguments, state, frame)
