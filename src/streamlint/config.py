@@ -56,8 +56,7 @@ def load_settings(path_or_dir: Path | str, explicit_config: Path | None = None) 
 
 def find_config(path: Path) -> Path | None:
     """The nearest config file, walking up from `path`."""
-    start = Path(os.path.abspath(path))
-    directory = start if start.is_dir() else start.parent
+    directory = _directory_of(Path(os.path.abspath(path)))
     for candidate_dir in (directory, *directory.parents):
         found = config_in(candidate_dir)
         if found is not None:
@@ -66,12 +65,27 @@ def find_config(path: Path) -> Path | None:
 
 
 def config_in(directory: Path) -> Path | None:
-    """The config file of one directory, if it has one."""
+    """The config file of one directory, if it has one (none in a directory that
+    cannot be searched: discovery skips it with a warning)."""
     for name in CONFIG_FILES:
         candidate = directory / name
-        if candidate.is_file() and (name != PYPROJECT or _has_own_table(candidate)):
+        if _is_file(candidate) and (name != PYPROJECT or _has_own_table(candidate)):
             return candidate
     return None
+
+
+def _is_file(path: Path) -> bool:
+    try:  # Path.is_file raises PermissionError for an entry of an unsearchable directory
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def _directory_of(path: Path) -> Path:
+    try:
+        return path if path.is_dir() else path.parent
+    except OSError:  # in a directory that cannot be searched: not a directory we can walk
+        return path.parent
 
 
 def settings_from_file(path: Path, inline: Mapping[str, Any] | None = None) -> Settings:
@@ -145,9 +159,7 @@ class SettingsResolver:
     def for_path(self, path: Path | str) -> Settings:
         if self._fixed is not None:
             return self._fixed
-        start = Path(os.path.abspath(path))
-        directory = start if start.is_dir() else start.parent
-        return self.for_dir(directory)
+        return self.for_dir(_directory_of(Path(os.path.abspath(path))))
 
     def for_dir(self, directory: Path) -> Settings:
         if self._fixed is not None:

@@ -59,6 +59,9 @@ class Settings:
     # Frameworks whose stream 0 is the per-thread default stream in this project
     # (CUPY_CUDA_PER_THREAD_DEFAULT_STREAM and friends set outside the code).
     per_thread_default_stream: tuple[str, ...] = ()
+    # A file named on the command line: analysed even without CUDA words (the prefilter
+    # would skip it), so that a syntax error in it is reported. Set by discovery.
+    named: bool = False
 
     @classmethod
     def default(cls) -> Settings:

@@ -98,10 +98,11 @@ def lint_paths(
         if not args.quiet:
             for warning in found.warnings:
                 err.write(f"streamlint: warning: {warning}\n")
-            if not found.files and not linted.results:
+            if not found.files and not found.unreadable and not linted.results:
                 err.write("streamlint: warning: no Python files found under the given paths\n")
         cache = None if args.no_cache else _open_cache(args.cache_dir, resolver)
         linted.results.extend(run.lint_files(found.files, cache=cache, fix=fix))
+        linted.results.extend(run.unreadable_results(found))
         if cache is not None and not args.quiet:
             for warning in cache.warnings:
                 err.write(f"streamlint: warning: {warning}\n")

@@ -36,7 +36,7 @@ def write_settings(filename: str, settings: Settings, out: TextIO) -> None:
     out.write(f"Resolved settings for: {os.path.abspath(filename)}\n")
     out.write(f"Settings path: {settings.config_file or '(none: defaults)'}\n\n")
     for field in dataclasses.fields(settings):
-        if field.name in ("config_file",):
+        if field.name in ("config_file", "named"):
             continue
         out.write(f"{field.name.replace('_', '-')} = {_value(getattr(settings, field.name))}\n")
     enabled = enabled_codes_for_file(settings, filename, registry.rule_codes())

@@ -144,7 +144,7 @@ def lint_python(
     if isinstance(text, Diagnostic):
         return FileResult(source.path, [text], analysed=False, lines=0)
     lines = line_count(text)
-    if not any(word in source.data for word in PREFILTER_KEYS):
+    if not settings.named and not any(word in source.data for word in PREFILTER_KEYS):
         return FileResult(source.path, [], analysed=False, lines=lines)
     try:
         diagnostics = lint_text(text, source.path, settings, rules=rules)

@@ -14,7 +14,7 @@ from streamlint import rules as registry
 from streamlint.cache import Cached, Conditional, ResultCache
 from streamlint.cache.keys import config_key
 from streamlint.config import SettingsResolver
-from streamlint.discovery import discover
+from streamlint.discovery import Discovery, discover
 from streamlint.engine import lint, pool
 from streamlint.engine.lint import FileResult, FixRequest
 from streamlint.model import reads
@@ -87,7 +87,16 @@ def lint_paths(
     if resolver is None and settings is not None:
         resolver = SettingsResolver(fixed=settings)
     found = discover(paths, resolver or SettingsResolver(), force_exclude=force_exclude)
-    return lint_files(found.files, jobs=jobs, rules=rules, cache=cache)
+    results = lint_files(found.files, jobs=jobs, rules=rules, cache=cache)
+    return sorted(results + unreadable_results(found), key=lambda r: r.path)
+
+
+def unreadable_results(found: Discovery) -> list[FileResult]:
+    """One SL000 for each directory named on the command line that cannot be read."""
+    return [
+        FileResult(shown, [source_error(shown, f"cannot read directory: {why}")], analysed=False, lines=0)
+        for shown, why in found.unreadable
+    ]
 
 
 def lint_files(
