@@ -78,6 +78,7 @@ def _comment_row(diag: Diagnostic, layout: comments.Suppressions) -> int | None:
 
 def _noqa_with_codes(layout: comments.Suppressions, row: int) -> comments.Directive | None:
     for directive in layout.directives:
-        if directive.row == row and directive.kind == "noqa" and directive.codes:
+        lower = directive.malformed is comments.Malformed.LOWER_CASE  # SL900 asks to fix it first
+        if directive.row == row and directive.kind == "noqa" and directive.codes and not lower:
             return directive
     return None
