@@ -6,6 +6,7 @@ without a colon, and notebook messages in cell terms."""
 from __future__ import annotations
 
 import json
+import tomllib
 
 import pytest
 
@@ -136,11 +137,22 @@ def test_show_settings_shows_the_config_and_the_rules(project, capsys):
     write(project / "pyproject.toml", '[tool.streamlint]\nselect = ["SL1"]\nignore = ["SL101"]\n')
     code, out, _ = run(capsys, "check", "--show-settings", "pkg/bad.py")
     assert code == 0
-    assert f"Resolved settings for: {project / 'pkg' / 'bad.py'}" in out
-    assert f"Settings path: {project / 'pyproject.toml'}" in out
-    assert "select = [\n    'SL1',\n]" in out
-    enabled = out.split("enabled-rules = ")[1]
-    assert "'SL102'" in enabled and "'SL101'" not in enabled and "'SL201'" not in enabled
+    assert f"# Resolved settings for: {project / 'pkg' / 'bad.py'}" in out
+    assert f"# Settings path: {project / 'pyproject.toml'}" in out
+    shown = tomllib.loads(out)  # TOML, as a config would say it
+    assert shown["select"] == ["SL1"] and shown["ignore"] == ["SL101"] and shown["timeout"] == 30.0
+    assert "SL102" in shown["enabled-rules"] and "SL101" not in shown["enabled-rules"]
+    assert "SL201" not in shown["enabled-rules"]
+
+
+def test_show_settings_is_toml_with_the_command_lines_layers(project, capsys):
+    code, out, _ = run(capsys, "check", "--show-settings", "--select", "SL4", "--unfixable", "SL401",
+                       "--per-file-ignores", "pkg/*.py:SL402", "pkg/bad.py")  # fmt: skip
+    shown = tomllib.loads(out)
+    assert shown["overrides"] == [{"select": ["SL4"], "extend-select": [], "ignore": []}]
+    assert shown["fix-overrides"] == [{"extend-select": [], "ignore": ["SL401"]}]
+    assert shown["per-file-ignores"] == {"pkg/*.py": ["SL402"]}
+    assert "SL402" not in shown["enabled-rules"] and "SL401" in shown["enabled-rules"]
 
 
 @pytest.mark.usefixtures("fake_engine")

@@ -93,9 +93,13 @@ def settings_from_file(path: Path, inline: Mapping[str, Any] | None = None) -> S
     table = dict(config_table(path))
     table.pop("extend", None)
     for key, value in (inline or {}).items():
-        # The command line's --extend-exclude extends the config's, as in ruff.
-        extended = key == "extend-exclude" and isinstance(table.get(key), list)
-        table[key] = [*table[key], *value] if extended else value
+        # The command line's --extend-exclude and --extend-per-file-ignores extend the
+        # config's, as in ruff.
+        if key == "extend-exclude" and isinstance(table.get(key), list):
+            value = [*table[key], *value]
+        elif key == "extend-per-file-ignores" and isinstance(table.get(key), dict):
+            value = {**table[key], **{k: [*table[key].get(k, []), *v] for k, v in value.items()}}
+        table[key] = value
     where = f"{path} [tool.streamlint]" if path.name == PYPROJECT else str(path)
     return settings_from_table(table, source=path, where=where)
 
@@ -141,8 +145,12 @@ class SettingsResolver:
         fixed: Settings | None = None,
         inline: Mapping[str, Any] | None = None,
         isolated: bool = False,
+        fix_overrides: RuleSelection | None = None,
+        ignore_noqa: bool = False,
     ):
         self._overrides = overrides
+        self._fix_overrides = fix_overrides
+        self._ignore_noqa = ignore_noqa
         self._timeout = timeout
         self._inline = dict(inline or {})
         self._by_dir: dict[Path, Settings] = {}
@@ -196,6 +204,10 @@ class SettingsResolver:
 
     def _command_line(self, settings: Settings) -> Settings:
         settings = settings.with_overrides(self._overrides)
+        if self._fix_overrides is not None and not self._fix_overrides.is_empty:
+            settings = replace(settings, fix_overrides=(*settings.fix_overrides, self._fix_overrides))
+        if self._ignore_noqa:
+            settings = replace(settings, ignore_noqa=True)
         return settings if self._timeout is None else replace(settings, timeout=self._timeout)
 
 

@@ -19,7 +19,7 @@ from streamlint.fixes.apply import FixOutcome
 from streamlint.model.prefilter import PREFILTER_KEYS
 from streamlint.nesting import nesting_problem
 from streamlint.rules import Rule
-from streamlint.settings import Settings, rules_for_file
+from streamlint.settings import Settings, fixable_codes, rules_for_file
 from streamlint.source import SourceFile, line_count, source_error, universal_newlines
 from streamlint.suppression.apply import apply_suppressions
 
@@ -89,7 +89,8 @@ def lint_text(
         return [source_error(filename, "file too deeply nested to analyse")]
     except Exception as err:
         return [source_error(filename, f"internal error: {type(err).__name__}: {err}")]
-    return apply_suppressions(found, text, filename, {rule.code for rule in enabled})
+    enabled_codes = {rule.code for rule in enabled}
+    return apply_suppressions(found, text, filename, enabled_codes, honour_comments=not settings.ignore_noqa)
 
 
 def lint_fix(
@@ -111,7 +112,7 @@ def lint_fix(
     found = list(diagnostics) if diagnostics is not None else lint_text(text, filename, settings, rules=rules)
     original = found
     for _ in range(MAX_PASSES):
-        chosen, edits = apply.choose(found, unsafe)
+        chosen, edits = apply.choose(fixable_only(found, settings), unsafe)
         if not chosen:
             break
         try:
@@ -131,6 +132,13 @@ def has_fix(diagnostics: Sequence[Diagnostic], unsafe: bool) -> bool:
     return any(d.fix is not None and d.fix.applies(unsafe) for d in diagnostics)
 
 
+def fixable_only(diagnostics: Sequence[Diagnostic], settings: Settings) -> list[Diagnostic]:
+    """The findings whose fixes `--fix` may apply (fixable / unfixable / extend-fixable)."""
+    with_fix = [d for d in diagnostics if d.fix is not None]
+    allowed = fixable_codes(settings, tuple(sorted({d.code for d in with_fix})))
+    return [d for d in with_fix if d.code in allowed]
+
+
 def lint_python(
     source: SourceFile,
     settings: Settings,
@@ -148,7 +156,7 @@ def lint_python(
         return FileResult(source.path, [], analysed=False, lines=lines)
     try:
         diagnostics = lint_text(text, source.path, settings, rules=rules)
-        if fix is None or not has_fix(diagnostics, fix.unsafe):
+        if fix is None or not has_fix(fixable_only(diagnostics, settings), fix.unsafe):
             return FileResult(source.path, diagnostics, analysed=True, lines=lines)
         outcome = lint_fix(text, source.path, settings, unsafe=fix.unsafe, rules=rules, diagnostics=diagnostics)
     except Exception as err:  # selection/suppression bugs must not abort the run either
