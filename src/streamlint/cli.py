@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import os
 import re
 import sys
@@ -26,8 +25,9 @@ from typing import Sequence
 
 from streamlint import __version__, output
 from streamlint.baseline import BaselineError
-from streamlint.commands import check, clean, rule, server, verify
+from streamlint.commands import check, clean, rule, server, verify, version
 from streamlint.commands.exit import EXIT_CLEAN, EXIT_ERROR, UsageError
+from streamlint.commands.options import add_fixable_options
 from streamlint.config import ConfigError
 
 SUBCOMMANDS = ("check", "rule", "verify", "server", "clean", "version")
@@ -64,10 +64,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
                               help="the TOML file whose cache-dir to use")
     commands["clean"] = clean_parser
 
-    version_parser = sub.add_parser("version", help="show streamlint's version")
-    version_parser.add_argument("--format", "--output-format", dest="format", default="text",
-                                choices=("text", "json"))
-    commands["version"] = version_parser
+    commands["version"] = version.add_version_parser(sub)
 
     commands["verify"] = verify.add_verify_parser(sub)
     commands["server"] = sub.add_parser(
@@ -139,12 +136,7 @@ def _check_parser(sub) -> argparse.ArgumentParser:
                         help="also offer and apply unsafe fixes (they may change timing, memory or results)")
     fixing.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false",
                         help="do not apply unsafe fixes, whatever the config's `unsafe-fixes` says")
-    fixing.add_argument("--fixable", action="append", metavar="CODES",
-                        help="rules whose fixes may be applied (default: all)")
-    fixing.add_argument("--unfixable", action="append", metavar="CODES",
-                        help="rules whose fixes are never applied")
-    fixing.add_argument("--extend-fixable", action="append", metavar="CODES",
-                        help="like --fixable, on top of the config's")
+    add_fixable_options(fixing)
     fixing.add_argument("--diff", action="store_true",
                         help="print the fixes as a unified diff instead of writing them (exit 1 if any)")
     run = check_parser.add_argument_group("running")
@@ -229,7 +221,7 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command == "server":
         return server.run_server(sys.stderr)
     if args.command == "version":
-        return show_version(args.format, sys.stdout)
+        return version.run_version(args, sys.stdout)
     if args.output_file is None:
         return check.run_check(args, sys.stdout, sys.stderr)
     try:
@@ -238,14 +230,6 @@ def dispatch(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot write {args.output_file}: {err.strerror or err}") from None
     with out:
         return check.run_check(args, out, sys.stderr)
-
-
-def show_version(format_: str, out) -> int:
-    if format_ == "json":
-        out.write(json.dumps({"version": __version__}) + "\n")
-    else:
-        out.write(f"streamlint {__version__}\n")
-    return EXIT_CLEAN
 
 
 def _error(message: str) -> None:

@@ -18,6 +18,14 @@ from streamlint.config_table import parse_selectors, parse_timeout
 from streamlint.selection import RuleSelection
 
 
+def add_fixable_options(group) -> None:
+    """`--fixable`, `--unfixable`, `--extend-fixable`: a selection layer for fixes."""
+    add = group.add_argument
+    add("--fixable", action="append", metavar="CODES", help="rules whose fixes may be applied (default: all)")
+    add("--unfixable", action="append", metavar="CODES", help="rules whose fixes are never applied")
+    add("--extend-fixable", action="append", metavar="CODES", help="like --fixable, on top of the config's")
+
+
 def resolver_from(args: argparse.Namespace) -> SettingsResolver:
     layer = RuleSelection(
         select=_selectors(args.select, "--select"),
