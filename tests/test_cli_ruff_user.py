@@ -494,3 +494,14 @@ def test_watch_checks_again_when_a_file_changes(project, capsys, monkeypatch):
 def test_watch_refuses_stdin(project, capsys):
     code, _, err = run(capsys, "check", "--watch", "-")
     assert code == 2 and "--watch cannot watch stdin" in err
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_paths_are_printed_relative_to_the_working_directory(project, capsys, monkeypatch):
+    # As ruff: relative inside the working directory however typed, absolute outside it.
+    assert run(capsys, "check", str(project / "pkg" / "bad.py"))[1].startswith("pkg/bad.py:2:")
+    assert run(capsys, "check", "./pkg/../pkg/bad.py")[1].startswith("pkg/bad.py:2:")
+    monkeypatch.chdir(project / "pkg")
+    assert run(capsys, "check", "bad.py")[1].startswith("bad.py:2:")
+    write(project / "other" / "x.py", FAKE)
+    assert run(capsys, "check", "../other/x.py")[1].startswith(f"{project / 'other' / 'x.py'}:2:")

@@ -12,6 +12,7 @@ it passes every file by name). A named file is analysed even without CUDA words 
 settings say `named`), so that a syntax error there is reported. A directory the walk
 cannot read is skipped with a warning; a named one that cannot be read is an SL000.
 Symlinked directories are followed once each, so a symlink loop cannot hang the walk.
+Paths are printed relative to the working directory when inside it, else absolute.
 """
 
 from __future__ import annotations
@@ -52,9 +53,10 @@ def discover(
     """Files to check, sorted by path, each with the settings that apply to it."""
     resolver = resolver or SettingsResolver()
     walker = _Walker(resolver)
+    cwd = os.getcwd()
     for raw in paths:
-        shown = os.path.normpath(str(raw))
-        absolute = os.path.abspath(shown)
+        absolute = os.path.abspath(str(raw))
+        shown = shown_path(absolute, cwd)
         settings = resolver.for_path(absolute)
         if os.path.isdir(absolute):
             chain = walker.ancestor_chain(os.path.dirname(absolute))
@@ -69,6 +71,13 @@ def discover(
             walker.add(shown, absolute, replace(settings, named=True))
     files = sorted(walker.files.values(), key=lambda item: str(item[0]))
     return Discovery(files=files, warnings=walker.warnings, unreadable=walker.unreadable)
+
+
+def shown_path(absolute: str, cwd: str) -> str:
+    """How a path is printed, as ruff prints it: relative to the working directory when
+    it is inside it (however it was typed), else absolute."""
+    inside = _relative(absolute, cwd)
+    return absolute if inside is None else os.path.normpath(inside)
 
 
 class _Walker:
