@@ -505,3 +505,14 @@ def test_paths_are_printed_relative_to_the_working_directory(project, capsys, mo
     assert run(capsys, "check", "bad.py")[1].startswith("bad.py:2:")
     write(project / "other" / "x.py", FAKE)
     assert run(capsys, "check", "../other/x.py")[1].startswith(f"{project / 'other' / 'x.py'}:2:")
+
+
+def test_an_unfixable_finding_offers_no_fix(tmp_path, capsys, monkeypatch):
+    # As ruff: its JSON gives `"fix": null` for a rule listed in unfixable.
+    write(tmp_path / "copies.py", FIXABLE)
+    monkeypatch.chdir(tmp_path)
+    offered = json.loads(run(capsys, "check", "--unsafe-fixes", "--output-format", "json", "copies.py")[1])
+    assert [d["fix"] is not None for d in offered] == [True]
+    refused = json.loads(run(capsys, "check", "--unsafe-fixes", "--unfixable", "SL201", "--output-format", "json",
+                             "copies.py")[1])  # fmt: skip
+    assert [(d["code"], d["fix"]) for d in refused] == [("SL201", None)]

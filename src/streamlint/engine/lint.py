@@ -9,7 +9,7 @@ only ever read: never imported, executed or written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional, Sequence
 
 from streamlint import deadline, isolation
@@ -89,8 +89,19 @@ def lint_text(
         return [source_error(filename, "file too deeply nested to analyse")]
     except Exception as err:
         return [source_error(filename, f"internal error: {type(err).__name__}: {err}")]
-    enabled_codes = {rule.code for rule in enabled}
-    return apply_suppressions(found, text, filename, enabled_codes, honour_comments=not settings.ignore_noqa)
+    return settle(found, text, filename, {rule.code for rule in enabled}, settings)
+
+
+def settle(
+    found: Sequence[Diagnostic], text: str, filename: str, codes: set[str], settings: Settings
+) -> list[Diagnostic]:
+    """The checker's findings as the settings show them: the suppression comments
+    applied (none with `--ignore-noqa`) and, as in ruff, no fix on a finding whose rule
+    is not fixable (fixable / unfixable / extend-fixable): `--fix` leaves it alone and
+    the report does not offer it."""
+    shown = apply_suppressions(found, text, filename, codes, honour_comments=not settings.ignore_noqa)
+    fixable = fixable_codes(settings, tuple(sorted({d.code for d in shown if d.fix is not None})))
+    return [d if d.fix is None or d.code in fixable else replace(d, fix=None) for d in shown]
 
 
 def lint_fix(
@@ -112,7 +123,7 @@ def lint_fix(
     found = list(diagnostics) if diagnostics is not None else lint_text(text, filename, settings, rules=rules)
     original = found
     for _ in range(MAX_PASSES):
-        chosen, edits = apply.choose(fixable_only(found, settings), unsafe)
+        chosen, edits = apply.choose(found, unsafe)
         if not chosen:
             break
         try:
@@ -132,13 +143,6 @@ def has_fix(diagnostics: Sequence[Diagnostic], unsafe: bool) -> bool:
     return any(d.fix is not None and d.fix.applies(unsafe) for d in diagnostics)
 
 
-def fixable_only(diagnostics: Sequence[Diagnostic], settings: Settings) -> list[Diagnostic]:
-    """The findings whose fixes `--fix` may apply (fixable / unfixable / extend-fixable)."""
-    with_fix = [d for d in diagnostics if d.fix is not None]
-    allowed = fixable_codes(settings, tuple(sorted({d.code for d in with_fix})))
-    return [d for d in with_fix if d.code in allowed]
-
-
 def lint_python(
     source: SourceFile,
     settings: Settings,
@@ -156,7 +160,7 @@ def lint_python(
         return FileResult(source.path, [], analysed=False, lines=lines)
     try:
         diagnostics = lint_text(text, source.path, settings, rules=rules)
-        if fix is None or not has_fix(fixable_only(diagnostics, settings), fix.unsafe):
+        if fix is None or not has_fix(diagnostics, fix.unsafe):
             return FileResult(source.path, diagnostics, analysed=True, lines=lines)
         outcome = lint_fix(text, source.path, settings, unsafe=fix.unsafe, rules=rules, diagnostics=diagnostics)
     except Exception as err:  # selection/suppression bugs must not abort the run either

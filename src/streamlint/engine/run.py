@@ -255,7 +255,7 @@ def _settle(
 
 
 def _take(found: Optional[Cached], item: Item, fix: Optional[FixRequest], pending: list, hits: list) -> None:
-    if found is None or (fix is not None and lint.has_fix(lint.fixable_only(found.diagnostics, item[1]), fix.unsafe)):
+    if found is None or (fix is not None and lint.has_fix(found.diagnostics, fix.unsafe)):
         pending.append(item)
     else:
         hits.append(FileResult(str(item[0]), found.diagnostics, found.analysed, found.lines))
