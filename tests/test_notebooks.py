@@ -108,6 +108,9 @@ def test_suppression_comments_work_in_cells(tmp_path):
     assert _codes(tmp_path, notebook(v4.new_code_cell(cell.replace("  # noqa: SL501", "")))) == [
         (1, 3, "SL501")
     ]
+    # On a line of its own in a later cell, as anywhere in a .py file.
+    later = notebook(v4.new_code_cell(cell.replace("  # noqa: SL501", "")), v4.new_code_cell("# streamlint: ignore-file[SL5]\n"))
+    assert _codes(tmp_path, later) == []
 
 
 def test_ipython_syntax_keeps_rows_and_columns(tmp_path):
