@@ -516,3 +516,24 @@ def test_an_unfixable_finding_offers_no_fix(tmp_path, capsys, monkeypatch):
     refused = json.loads(run(capsys, "check", "--unsafe-fixes", "--unfixable", "SL201", "--output-format", "json",
                              "copies.py")[1])  # fmt: skip
     assert [(d["code"], d["fix"]) for d in refused] == [("SL201", None)]
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_watch_survives_a_configuration_broken_meanwhile(project, capsys, monkeypatch):
+    from streamlint.commands import watch
+
+    polls = []
+
+    def pause(seconds):  # poll 1: the config breaks; poll 3: it is mended
+        polls.append(seconds)
+        if len(polls) == 1:
+            write(project / "pyproject.toml", "[tool.streamlint]\nselect = 3\n")
+        if len(polls) == 3:
+            write(project / "pyproject.toml", '[tool.streamlint]\nselect = ["SL5"]\n')
+
+    real_run = watch.run
+    monkeypatch.setattr(watch, "run", lambda *a, **k: real_run(*a, pause=pause, rounds=4, **k))
+    code, out, err = run(capsys, "check", "--watch", "--no-cache", ".")
+    assert code == 0 and len(polls) == 4
+    assert err.count("streamlint: error: ") == 1 and "select" in err
+    assert codes(out) == ["SL101", "SL502", "SL502"]  # before, then with the mended config

@@ -12,8 +12,8 @@ import os
 import time
 from typing import Callable, Optional, Sequence, TextIO
 
-from streamlint.commands.exit import EXIT_CLEAN
-from streamlint.config import SettingsResolver
+from streamlint.commands.exit import EXIT_CLEAN, UsageError
+from streamlint.config import ConfigError, SettingsResolver
 from streamlint.discovery import discover
 
 # Seconds between two looks at the files.
@@ -39,25 +39,38 @@ def run(
     pause: Callable[[float], None] = time.sleep,
     rounds: Optional[int] = None,
 ) -> int:
-    """Check, then check again after each change; `rounds` bounds the polls (tests)."""
-    seen = look()
-    check_once()
+    """Check, then check again after each change; `rounds` bounds the polls (tests).
+    A configuration broken while watching is reported and watched until it is fixed."""
+    seen = _safely(look, err) or {}
+    _safely(check_once, err)
     _watching(err)
     polls = 0
     try:
         while rounds is None or polls < rounds:
             pause(POLL_SECONDS)
             polls += 1
-            now = look()
+            now = _safely(look, err, quiet=True)
+            if now is None:  # the config does not load: check (and say why) once it changes
+                now = {"(configuration)": None}
             if now != seen:
                 changed = sorted(p for p in set(now) | set(seen) if now.get(p) != seen.get(p))
                 err.write(f"streamlint: {_names(changed)} changed; checking again\n")
                 seen = now
-                check_once()
+                _safely(check_once, err)
                 _watching(err)
     except KeyboardInterrupt:
         err.write("\n")
     return EXIT_CLEAN
+
+
+def _safely(step: Callable, err: TextIO, *, quiet: bool = False):
+    """`step()`, or None when the configuration or an option is wrong (said on `err`)."""
+    try:
+        return step()
+    except (ConfigError, UsageError) as problem:
+        if not quiet:
+            err.write(f"streamlint: error: {problem}\n")
+        return None
 
 
 def _watching(err: TextIO) -> None:
