@@ -95,9 +95,9 @@ def test_a_timer_keeps_the_counter_current(monkeypatch):
     screen = Terminal()
     progress = Progress.for_stream(1, screen, quiet=False, verbose=False)
     try:
-        for _ in range(10_000):  # bounded: a few polls of the thread, whatever the machine's speed
-            if "0/1 files checked" in screen.getvalue():
-                break
+        # The thread draws within milliseconds; 60 s only ends a broken test on any load.
+        deadline = module.time.monotonic() + 60
+        while "0/1 files checked" not in screen.getvalue() and module.time.monotonic() < deadline:
             module.time.sleep(0.001)
     finally:
         progress.close()
