@@ -5,7 +5,9 @@ clock is driven by the test, never waited for."""
 from __future__ import annotations
 
 import io
+import threading
 
+from conftest import needs_fork
 from streamlint.engine import run as engine_run
 from streamlint.engine.progress import Progress
 
@@ -102,3 +104,33 @@ def test_a_timer_keeps_the_counter_current(monkeypatch):
     finally:
         progress.close()
     assert "0/1 files checked" in screen.getvalue()
+
+
+def test_nothing_is_drawn_while_workers_are_forked(monkeypatch):
+    # A fork while the timer thread writes would leave stderr's lock held in the child.
+    clock, screen = Clock(), Terminal()
+    progress = Progress(2, screen, counter=True, clock=clock)
+    clock.now += 5
+    with progress.still():
+        drawer = threading.Thread(target=progress.tick)
+        drawer.start()
+        drawer.join(0.2)
+        assert drawer.is_alive() and screen.getvalue() == ""  # the timer waits
+    drawer.join(60)
+    assert "0/2 files checked" in screen.getvalue()
+
+
+@needs_fork  # the fake rules reach pool workers only when they are forked
+def test_a_parallel_run_reports_each_file(tmp_path, fake_engine):
+    names = [f"m{i}.py" for i in range(12)]
+    for name in names:
+        (tmp_path / name).write_text("import torch.cuda\nhit(SL101)\n")
+    seen = []
+
+    class Recorder(Progress):
+        def file_done(self, path: str) -> None:
+            seen.append(path)
+
+    items = [(tmp_path / n, engine_run.Settings()) for n in names]
+    engine_run.lint_files(items, jobs=2, progress=Recorder(12, io.StringIO(), counter=False))
+    assert sorted(seen) == sorted(str(tmp_path / n) for n in names)

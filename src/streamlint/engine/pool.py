@@ -31,13 +31,6 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def lint_parallel(
-    check_chunk: ChunkFn, items: list[Item], jobs: int, rules: Optional[Sequence], fix: Optional[FixRequest],
-    on_done: Optional[Callable[[str], None]] = None,
-) -> list:
-    return start(check_chunk, items, jobs, rules, fix).results(on_done)
-
-
 class Running:
     """Chunks being checked in a pool while the caller does other work."""
 

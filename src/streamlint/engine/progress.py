@@ -9,9 +9,10 @@ The clock is a parameter, so that tests drive it (through `tick`) instead of wai
 from __future__ import annotations
 
 import collections
+import contextlib
 import threading
 import time
-from typing import Callable, Optional, TextIO
+from typing import Callable, Iterator, Optional, TextIO
 
 # Seconds before the counter appears, and between two redraws of it.
 SHOW_AFTER = 1.0
@@ -70,6 +71,13 @@ class Progress:
                 self._stream.write(f"streamlint: checked {path}\n")
             self._tick(now)
             self._stream.flush()
+
+    @contextlib.contextmanager
+    def still(self) -> Iterator[None]:
+        """Nothing is written inside the block: a process forked while the timer thread
+        writes would inherit stderr's lock held, and hang on its first write."""
+        with self._lock:
+            yield
 
     def tick(self) -> None:
         """Draw the counter if it is due (the timer thread calls this)."""

@@ -5,6 +5,7 @@ function its kind calls for; in a process pool (`pool.py`) when there are many.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Callable, NamedTuple, Optional, Sequence
@@ -129,7 +130,8 @@ def lint_files(
         # An edited helper: the files that changed are checked in the pool while this
         # process compares the helper's summaries for its importers (both parse the
         # helper; on two cores, side by side rather than one after the other).
-        running = pool.start(check_chunk, items, jobs, rules, fix)
+        with _still(progress):
+            running = pool.start(check_chunk, items, jobs, rules, fix)
         try:
             settled = len(results)
             items = _settle(conditional, cache, fix, results)
@@ -143,7 +145,9 @@ def lint_files(
         items += _settle(conditional, cache, fix, results)
         _tell(on_done, results[settled:])
     if jobs > 1 and len(items) > pool.PARALLEL_THRESHOLD:
-        checked += pool.lint_parallel(check_chunk, items, jobs, rules, fix, on_done)
+        with _still(progress):
+            parallel = pool.start(check_chunk, items, jobs, rules, fix)
+        checked += parallel.results(on_done)
     else:
         checked += check_chunk(items, rules, fix, on_done=on_done)
     for result, digest, deps in checked:
@@ -282,6 +286,11 @@ def _summaries_now(wanted: set[tuple[str, tuple[str, ...]]]) -> dict[tuple[str, 
         except Exception:  # the importer is checked again: never worse than no cutoff
             continue
     return out
+
+
+def _still(progress: Optional[Progress]):
+    """No drawing while the pool forks its workers (see Progress.still)."""
+    return progress.still() if progress is not None else contextlib.nullcontext()
 
 
 def _tell(on_done: Optional[Callable[[str], None]], results: Sequence[FileResult]) -> None:
