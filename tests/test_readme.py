@@ -195,3 +195,20 @@ def test_each_figure_equals_its_source(words, source, value, form):
 def test_no_statement_contradicts_the_import_depth():
     # "one import deep" once stood beside "three imports away"; the depth is MAX_DEPTH.
     assert "import deep" not in README and "one import away" not in README
+
+
+def test_the_pinned_tag_has_the_hook_and_the_action():
+    # The tag is made on the commit that sets the version; before that (or in a copy
+    # without git), the files at the root above are what the tag will hold.
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    tag = f"v{VERSION}"
+    if subprocess.run(["git", "rev-parse", "-q", "--verify", f"refs/tags/{tag}"], cwd=ROOT,
+                      capture_output=True).returncode != 0:  # fmt: skip
+        pytest.skip(f"the tag {tag} is not made yet")
+    for name in (".pre-commit-hooks.yaml", "action.yml"):
+        shown = subprocess.run(["git", "cat-file", "-e", f"{tag}:{name}"], cwd=ROOT, capture_output=True)
+        assert shown.returncode == 0, f"{tag} has no {name}"
