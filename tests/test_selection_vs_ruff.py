@@ -247,3 +247,77 @@ def test_file_suppression_matches_ruff(ruff_head, our_head, tail, what):
     ours_tail = tail.replace("# ruff: noqa: E711", "# streamlint: ignore-file[SL103]")
     ours = our_head + LOOP_SNIPPET + ours_tail
     assert _we_report(ours) == _ruff_reports(ruff_head + RUFF_LINE.format(comment="") + tail)
+
+
+# ---- options and config keys, side by side: the same switch does the same thing ----
+
+
+def _ruff_run(cwd, *argv):
+    return subprocess.run([*RUFF, "check", "--no-cache", *argv], cwd=cwd, capture_output=True, text=True)
+
+
+def _our_run(cwd, *argv):
+    env = {**os.environ, "PYTHONPATH": os.path.join(os.path.dirname(os.path.dirname(__file__)), "src")}
+    return subprocess.run([sys.executable, "-m", "streamlint", "check", "--no-cache", *argv], cwd=cwd,
+                          capture_output=True, text=True, env=env)  # fmt: skip
+
+
+@pytest.fixture
+def twins(tmp_path):
+    """ruff/ and ours/: a file with one finding each tool can fix, `x == None` and
+    SL201's pinned copy (unsafe fixes both)."""
+    from conftest import PINNED_SNIPPET
+
+    (tmp_path / "ruff").mkdir()
+    (tmp_path / "ours").mkdir()
+    (tmp_path / "ruff" / "a.py").write_text(RUFF_LINE.format(comment=""))
+    (tmp_path / "ours" / "a.py").write_text(PINNED_SNIPPET)
+    return tmp_path / "ruff", tmp_path / "ours"
+
+
+@pytest.mark.slow  # starts streamlint in a subprocess, as ruff is
+@pytest.mark.parametrize("flag", ["--select", "--ignore", "--extend-select"])
+def test_an_empty_selector_is_a_usage_error_in_both(twins, flag):
+    theirs, ours = twins
+    assert _ruff_run(theirs, flag, "", "a.py").returncode == _our_run(ours, flag, "", "a.py").returncode == 2
+
+
+@pytest.mark.slow  # starts streamlint in a subprocess, as ruff is
+def test_ignore_noqa_in_both(twins):
+    theirs, ours = twins
+    (theirs / "a.py").write_text(RUFF_LINE.format(comment="  # noqa: E711"))
+    (ours / "a.py").write_text((ours / "a.py").read_text().replace('.to("cuda")', '.to("cuda")  # noqa: SL201'))
+    for argv, expected in (((), 0), (("--ignore-noqa",), 1)):
+        assert _ruff_run(theirs, "--select", "E711", *argv, "a.py").returncode == expected
+        assert _our_run(ours, "--select", "SL201", *argv, "a.py").returncode == expected
+
+
+@pytest.mark.slow  # starts streamlint in a subprocess, as ruff is
+def test_add_noqa_with_a_reason_writes_the_same_comment(twins):
+    theirs, ours = twins
+    _ruff_run(theirs, "--select", "E711", "--add-noqa=legacy code", "a.py")
+    _our_run(ours, "--select", "SL201", "--add-noqa=legacy code", "a.py")
+    assert "  # noqa: E711 legacy code\n" in (theirs / "a.py").read_text()
+    assert "  # noqa: SL201 legacy code\n" in (ours / "a.py").read_text()
+
+
+@pytest.mark.slow  # starts streamlint in a subprocess, as ruff is
+@pytest.mark.parametrize("argv, fixed", [((), True), (("--no-fix",), False), (("--no-unsafe-fixes",), False)])
+def test_fix_and_unsafe_fixes_in_the_config(twins, argv, fixed):
+    theirs, ours = twins
+    (theirs / "ruff.toml").write_text('fix = true\nunsafe-fixes = true\n[lint]\nselect = ["E711"]\n')
+    (ours / "streamlint.toml").write_text('fix = true\nunsafe-fixes = true\nselect = ["SL201"]\n')
+    before = (theirs / "a.py").read_text(), (ours / "a.py").read_text()
+    _ruff_run(theirs, *argv, "a.py")
+    _our_run(ours, *argv, "a.py")
+    after = (theirs / "a.py").read_text(), (ours / "a.py").read_text()
+    assert (after[0] != before[0], after[1] != before[1]) == (fixed, fixed)
+
+
+@pytest.mark.slow  # starts streamlint in a subprocess, as ruff is
+def test_output_format_in_the_config(twins):
+    theirs, ours = twins
+    (theirs / "ruff.toml").write_text('output-format = "json"\n[lint]\nselect = ["E711"]\n')
+    (ours / "streamlint.toml").write_text('output-format = "json"\nselect = ["SL201"]\n')
+    assert [d["code"] for d in json.loads(_ruff_run(theirs, "a.py").stdout)] == ["E711"]
+    assert [d["code"] for d in json.loads(_our_run(ours, "a.py").stdout)] == ["SL201"]
