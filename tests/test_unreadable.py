@@ -60,12 +60,14 @@ def _check(tree: Path, prefix: list[str], *paths: str) -> subprocess.CompletedPr
     return subprocess.run(argv, cwd=tree, env=env, capture_output=True, text=True)
 
 
+@pytest.mark.slow  # a subprocess without root's read powers
 def test_permissions_really_are_taken_away(locked_tree):
     tree, prefix = locked_tree
     done = subprocess.run([*prefix, sys.executable, "-c", "open('unreadable.py')"], cwd=tree, capture_output=True)
     assert done.returncode != 0 and b"PermissionError" in done.stderr
 
 
+@pytest.mark.slow  # a subprocess without root's read powers
 def test_unreadable_directories_are_skipped_with_a_warning(locked_tree):
     tree, prefix = locked_tree
     done = _check(tree, prefix, ".")
@@ -77,6 +79,7 @@ def test_unreadable_directories_are_skipped_with_a_warning(locked_tree):
     assert done.returncode == 1
 
 
+@pytest.mark.slow  # a subprocess without root's read powers
 def test_unreadable_paths_named_explicitly_are_one_sl000_each(locked_tree):
     tree, prefix = locked_tree
     done = _check(tree, prefix, "locked", "unsearchable/c.py", "unreadable.py", "ok", "broken.py")
