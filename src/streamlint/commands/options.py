@@ -108,14 +108,14 @@ def _number(text: str) -> float | str:
         return text  # parse_timeout names the bad value
 
 
-
-
+# The output format when neither the command line nor a config names one.
+DEFAULT_FORMAT = "text"
 # The run-level switches: (option's dest, the Settings field a config sets, default).
 RUN_SWITCHES = (
     ("fix", "fix", False),
     ("unsafe_fixes", "unsafe_fixes", False),
     ("show_fixes", "show_fixes", False),
-    ("format", "output_format", "text"),
+    ("format", "output_format", DEFAULT_FORMAT),
 )
 
 
