@@ -174,7 +174,38 @@ FIGURES = [
      "{:.1f}% without it ({:.2f}x)"),
     ("*slower* as a whole (0.88x)", "runtime_checks/reports/report.md",
      lambda: float(_report_key("SL302").rsplit("; ", 1)[1][:-1]), "*slower* as a whole ({:.2f}x)"),
+    ("all 15 pairs confirmed", "runtime_checks/reports/report.md", lambda: _confirmed(), "all {} pairs confirmed"),
+    ("3.7 extra copies per launch (6.4x)", "runtime_checks/reports/report.md",
+     lambda: (_number_after(_report_key("SL102"), ""), _ratio(_report_key("SL102"))), "{:.1f} extra copies per launch ({:.1f}x)"),
+    ("167.3 ms\n[124.6-182.3] per call against 112.7 ms [94.4-138.4] for the fix (1.48x",
+     "runtime_checks/reports/report.md", lambda: (*_numbers(_report_key("SL303").split("wall clock ")[1])[:6],
+                                                 _ratio(_report_key("SL303"))),
+     "{:.1f} ms\n[{:.1f}-{:.1f}] per call against {:.1f} ms [{:.1f}-{:.1f}] for the fix ({:.2f}x"),
+    ("slower than a fix call in 95% of pairs", "runtime_checks/reports/report.md",
+     lambda: _number_after(_report_key("SL303"), "fix call in"), "slower than a fix call in {:.0f}% of pairs"),
+    ("bit in only 1 of 10 trials on this run (12.7% of values wrong)", "runtime_checks/reports/report.md",
+     lambda: (_number_after(_report_key("SL402"), "wrong (worst trial),"), _number_after(_report_key("SL402"), "of"),
+              _number_after(_report_key("SL402"), "")),
+     "bit in only {:.0f} of {:.0f} trials on this run ({:.1f}% of values wrong)"),
+    ("SL401, SL403 and SL404, the bad result was wrong in 10 of 10 trials", "runtime_checks/reports/report.md",
+     lambda: tuple({_report_key(c).split(", ")[1].split(" trials")[0] for c in ("SL401", "SL403", "SL404")}),
+     "SL401, SL403 and SL404, the bad result was wrong in {} trials"),
 ]
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(n) for n in re.findall(r"\d+(?:\.\d+)?", text)]
+
+
+def _ratio(key: str) -> float:
+    return float(re.findall(r"\(([\d.]+)x\)", key)[-1])
+
+
+def _confirmed() -> int:
+    pairs = _json("runtime_checks/reports/report.json")["pairs"]
+    verdicts = [p.get("verdict") for p in (pairs.values() if isinstance(pairs, dict) else pairs)]
+    assert len(verdicts) == len(pairs)
+    return verdicts.count("confirmed") if verdicts.count("confirmed") == len(verdicts) else -1
 
 
 def _flat(text: str) -> str:
