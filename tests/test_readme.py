@@ -9,6 +9,7 @@ import json
 import os
 import re
 import tomllib
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import pytest
@@ -187,10 +188,22 @@ FIGURES = [
      lambda: (_number_after(_report_key("SL402"), "wrong (worst trial),"), _number_after(_report_key("SL402"), "of"),
               _number_after(_report_key("SL402"), "")),
      "bit in only {:.0f} of {:.0f} trials on this run ({:.1f}% of values wrong)"),
+    ("16.0 MB pageable per step with the host held 51.6 ms in 23 steady", "runtime_checks/reports/script/report.md",
+     lambda: _script_sl301(), "{:.1f} MB pageable per step with the host held {:.1f} ms in {} steady"),
     ("SL401, SL403 and SL404, the bad result was wrong in 10 of 10 trials", "runtime_checks/reports/report.md",
      lambda: tuple({_report_key(c).split(", ")[1].split(" trials")[0] for c in ("SL401", "SL403", "SL404")}),
      "SL401, SL403 and SL404, the bad result was wrong in {} trials"),
 ]
+
+
+def _script_sl301() -> tuple[float, float, int]:
+    """(MB per step, host ms, steady steps) of train_loop.py's SL301 row."""
+    row = next(line for line in (ROOT / "runtime_checks/reports/script/report.md").read_text().splitlines()
+               if "| SL301 |" in line)  # fmt: skip
+    steps, warm = re.search(r"\| (\d+) \((\d+) warm-up left out\) \|", row).groups()
+    held = re.search(r"host held ([\d.]+) ms", row).group(1)  # 51.55: rounded half up, as written by hand
+    held_shown = float(Decimal(held).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
+    return _number_after(row, "memory ("), held_shown, int(steps) - int(warm)
 
 
 def _numbers(text: str) -> list[float]:
