@@ -106,7 +106,7 @@ def _check_parser(sub) -> argparse.ArgumentParser:
                        help="name to use for stdin (for config and messages)")
     files.add_argument("--show-files", action="store_true", help="list the files a check would cover")
     files.add_argument("--show-settings", action="store_true",
-                       help="show the settings the first file gets, then exit")
+                       help="show the settings the first file gets, as TOML, then exit")
     report = check_parser.add_argument_group("output")
     report.add_argument("--format", "--output-format", dest="format", default=None,
                         choices=output.FORMATS, help="output format (default: the config's output-format, else text)")
