@@ -185,6 +185,9 @@ class TestWrittenWrong:
         assert diags[1].message == "`# noqa: sl101` suppresses nothing: codes are upper case; write `# noqa: SL101`"
         assert diags[1].fix.applicability is Applicability.UNSAFE  # it starts suppressing
 
+    def test_another_tools_lower_case_code_is_not_ours_to_report(self):
+        assert found("import torch\nhit(SL101)  # noqa: e501\n") == [(2, "SL101")]
+
     def test_lower_case_fix_writes_upper_case(self):
         text = "import torch\nhit(SL101)  # noqa: sl101\n"
         assert fixed(text) == "import torch\nhit(SL101)  # noqa: SL101\n"

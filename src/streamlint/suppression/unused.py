@@ -57,7 +57,9 @@ def find(
             out.append(_no_codes(filename, lines, found, directive))
             continue
         if directive.malformed is Malformed.LOWER_CASE:
-            out.append(_lower_case(filename, lines, directive))
+            # `# noqa: e501` is another tool's comment (and hides none of ours either way).
+            if any(_OWN_SELECTOR.fullmatch(c.selector) for c in directive.codes or ()):
+                out.append(_lower_case(filename, lines, directive))
             continue
         if directive.malformed is Malformed.NOT_OWN_LINE:
             out.append(_not_own_line(filename, directive))
