@@ -27,16 +27,13 @@ from streamlint import __version__, output
 from streamlint.baseline import BaselineError
 from streamlint.commands import check, clean, rule, server, verify, version
 from streamlint.commands.exit import EXIT_CLEAN, EXIT_ERROR, UsageError
-from streamlint.commands.options import add_fixable_options
+from streamlint.commands.options import NOQA_REASON, add_fixable_options, split_noqa_reason
 from streamlint.config import ConfigError
 
 SUBCOMMANDS = ("check", "rule", "verify", "server", "clean", "version")
 _TOP_LEVEL = ("-h", "--help", "-V", "--version")
 # A first argument like this that names no file is a mistyped command, not a path.
 _WORD = re.compile(r"[a-z][a-z-]*")
-# `--add-noqa=REASON` (ruff's form) is split in two, so that a bare `--add-noqa` never
-# takes the path after it for its reason.
-_NOQA_REASON = "--add-noqa-reason"
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
@@ -151,7 +148,7 @@ def _check_parser(sub) -> argparse.ArgumentParser:
     adopt.add_argument("--add-noqa", action="store_true",
                        help="add `# noqa: CODE` comments for every current finding (edits files); "
                             "--add-noqa=REASON writes REASON after the codes")
-    adopt.add_argument(_NOQA_REASON, dest="add_noqa_reason", default="", help=argparse.SUPPRESS)
+    adopt.add_argument(NOQA_REASON, dest="add_noqa_reason", default="", help=argparse.SUPPRESS)
     adopt.add_argument("--baseline", type=Path, metavar="FILE",
                        help="report only findings not recorded in FILE; records FILE if missing")
     adopt.add_argument("--update-baseline", action="store_true",
@@ -170,17 +167,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
             extra = f" (did you mean '{hint[0]}'?)" if hint else ""
             parser.error(f"unrecognized command '{first}'{extra}; commands: {', '.join(SUBCOMMANDS)}")
         argv = ["check", *argv]
-    argv = [part for arg in argv for part in _split_noqa_reason(arg)]
+    argv = [part for arg in argv for part in split_noqa_reason(arg)]
     args, extra = parser.parse_known_args(argv)
     if extra:  # the command's own usage, not the top level's
         commands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     return args
-
-
-def _split_noqa_reason(arg: str) -> list[str]:
-    if arg.startswith("--add-noqa="):
-        return ["--add-noqa", f"{_NOQA_REASON}={arg.partition('=')[2]}"]
-    return [arg]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,6 +17,16 @@ from streamlint.config import SettingsResolver, parse_inline
 from streamlint.config_table import parse_selectors, parse_timeout
 from streamlint.selection import RuleSelection
 
+# `--add-noqa=REASON` (ruff's form) is split in two, so that a bare `--add-noqa` never
+# takes the path after it for its reason.
+NOQA_REASON = "--add-noqa-reason"
+
+
+def split_noqa_reason(arg: str) -> list[str]:
+    if arg.startswith("--add-noqa="):
+        return ["--add-noqa", f"{NOQA_REASON}={arg.partition('=')[2]}"]
+    return [arg]
+
 
 def add_fixable_options(group) -> None:
     """`--fixable`, `--unfixable`, `--extend-fixable`: a selection layer for fixes."""
