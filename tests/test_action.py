@@ -51,7 +51,7 @@ def run_step(name: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     return subprocess.run(
         ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", STEPS[name]["run"]],
-        cwd=cwd, env=dict(os.environ, PATH=path, **env), capture_output=True, text=True, timeout=120,
+        cwd=cwd, env=dict(os.environ, PATH=path, **env), capture_output=True, text=True, timeout=600,
     )  # fmt: skip
 
 

@@ -247,17 +247,17 @@ def test_python_dash_m_streamlint(tmp_path):
     write(tmp_path / "ok.py", "x = 1\n")
     found = subprocess.run(
         [sys.executable, "-m", "streamlint", "check", "--format", "json", "."],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert found.returncode == 1, found.stderr
     assert [d["code"] for d in json.loads(found.stdout)] == ["SL501"]
     clean = subprocess.run(
         [sys.executable, "-m", "streamlint", "ok.py"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert (clean.returncode, clean.stdout) == (0, "All checks passed!\n")
     usage = subprocess.run(
         [sys.executable, "-m", "streamlint", "--select", "NOPE", "."],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert usage.returncode == 2 and "unknown rule selector 'NOPE'" in usage.stderr

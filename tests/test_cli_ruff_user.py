@@ -6,6 +6,7 @@ without a colon, and notebook messages in cell terms."""
 from __future__ import annotations
 
 import json
+import tomllib
 
 import pytest
 
@@ -136,11 +137,22 @@ def test_show_settings_shows_the_config_and_the_rules(project, capsys):
     write(project / "pyproject.toml", '[tool.streamlint]\nselect = ["SL1"]\nignore = ["SL101"]\n')
     code, out, _ = run(capsys, "check", "--show-settings", "pkg/bad.py")
     assert code == 0
-    assert f"Resolved settings for: {project / 'pkg' / 'bad.py'}" in out
-    assert f"Settings path: {project / 'pyproject.toml'}" in out
-    assert "select = [\n    'SL1',\n]" in out
-    enabled = out.split("enabled-rules = ")[1]
-    assert "'SL102'" in enabled and "'SL101'" not in enabled and "'SL201'" not in enabled
+    assert f"# Resolved settings for: {project / 'pkg' / 'bad.py'}" in out
+    assert f"# Settings path: {project / 'pyproject.toml'}" in out
+    shown = tomllib.loads(out)  # TOML, as a config would say it
+    assert shown["select"] == ["SL1"] and shown["ignore"] == ["SL101"] and shown["timeout"] == 30.0
+    assert "SL102" in shown["enabled-rules"] and "SL101" not in shown["enabled-rules"]
+    assert "SL201" not in shown["enabled-rules"]
+
+
+def test_show_settings_is_toml_with_the_command_lines_layers(project, capsys):
+    code, out, _ = run(capsys, "check", "--show-settings", "--select", "SL4", "--unfixable", "SL401",
+                       "--per-file-ignores", "pkg/*.py:SL402", "pkg/bad.py")  # fmt: skip
+    shown = tomllib.loads(out)
+    assert shown["overrides"] == [{"select": ["SL4"], "extend-select": [], "ignore": []}]
+    assert shown["fix-overrides"] == [{"extend-select": [], "ignore": ["SL401"]}]
+    assert shown["per-file-ignores"] == {"pkg/*.py": ["SL402"]}
+    assert "SL402" not in shown["enabled-rules"] and "SL401" in shown["enabled-rules"]
 
 
 @pytest.mark.usefixtures("fake_engine")
@@ -320,3 +332,208 @@ def test_notebook_messages_count_lines_in_cells(tmp_path, capsys):
     assert "(line 2 of cell 3)" in line
     code, out, _ = run(capsys, "check", "--select", "SL403", "--format", "json", str(path))
     assert json.loads(out)[0]["help"].endswith("before line 2")  # the fix idiom, cell-relative too
+
+
+# ---- options and config keys a ruff user reaches for ----
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_extend_per_file_ignores_adds_to_the_configs(project, capsys):
+    write(project / "pyproject.toml", '[tool.streamlint.per-file-ignores]\n"pkg/*.py" = ["SL101"]\n')
+    assert codes(run(capsys, "check", ".")[1]) == ["SL502"]
+    code, out, _ = run(capsys, "check", "--extend-per-file-ignores", "pkg/*.py:SL502", ".")
+    assert code == 0 and codes(out) == []  # the config's SL101 still ignored, SL502 too
+    # --per-file-ignores replaces the config's table instead.
+    assert codes(run(capsys, "check", "--per-file-ignores", "pkg/*.py:SL502", ".")[1]) == ["SL101"]
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_extend_per_file_ignores_in_the_config(project, capsys):
+    write(project / "pyproject.toml", '[tool.streamlint]\nper-file-ignores = {"pkg/*.py" = ["SL101"]}\n'
+                                      'extend-per-file-ignores = {"pkg/*.py" = ["SL502"]}\n')  # fmt: skip
+    assert run(capsys, "check", ".")[0] == 0
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_ignore_noqa_reports_what_comments_suppress(project, capsys):
+    write(project / "pkg" / "bad.py", "import torch.cuda\nhit(SL101)  # noqa: SL101\n# streamlint: ignore-file\n")
+    assert run(capsys, "check", ".")[0] == 0
+    code, out, _ = run(capsys, "check", "--ignore-noqa", ".")
+    assert code == 1 and codes(out) == ["SL101"]
+
+
+@pytest.mark.parametrize("flag", ["--select", "--ignore", "--extend-select", "--fixable", "--unfixable"])
+def test_an_empty_selector_is_a_usage_error(project, capsys, flag):
+    # As ruff: a CI line `--select "$RULES"` with the variable unset must not turn the linter off.
+    code, out, err = run(capsys, "check", flag, "", ".")
+    assert (code, out) == (2, "")
+    assert f'{flag} "" names no rule: give codes, prefixes (SL1) or ALL' in err
+    assert run(capsys, "check", flag, " , ", ".")[0] == 2
+
+
+def test_version_command(capsys):
+    from streamlint import __version__
+
+    code, out, err = run(capsys, "version")
+    assert (code, out, err) == (0, f"streamlint {__version__}\n", "")
+    assert json.loads(run(capsys, "version", "--output-format", "json")[1]) == {"version": __version__}
+
+
+def test_a_near_miss_still_suggests_a_command(project, capsys):
+    assert "did you mean 'version'?" in run(capsys, "versoin")[2]
+    assert "did you mean 'verify'?" in run(capsys, "verfy")[2]
+
+
+def test_fix_and_unsafe_fixes_from_the_config_and_their_negations(tmp_path, capsys, monkeypatch):
+    write(tmp_path / "copies.py", FIXABLE)
+    write(tmp_path / "pyproject.toml", "[tool.streamlint]\nfix = true\nunsafe-fixes = true\n")
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "check", "--no-fix", "copies.py")[0] == 1  # reported, not fixed
+    assert (tmp_path / "copies.py").read_text() == FIXABLE
+    run(capsys, "check", "--no-unsafe-fixes", "copies.py")  # SL201's fix is unsafe
+    assert (tmp_path / "copies.py").read_text() == FIXABLE
+    code, out, _ = run(capsys, "check", "copies.py")  # the config fixes, unsafe fixes included
+    assert code == 0 and "Fixed 1 finding" in out
+    assert "non_blocking=True" in (tmp_path / "copies.py").read_text()
+
+
+def test_unfixable_and_fixable_choose_which_fixes_apply(tmp_path, capsys, monkeypatch):
+    write(tmp_path / "copies.py", FIXABLE)
+    monkeypatch.chdir(tmp_path)
+    run(capsys, "check", "--fix", "--unsafe-fixes", "--unfixable", "SL2", "copies.py")
+    assert (tmp_path / "copies.py").read_text() == FIXABLE
+    run(capsys, "check", "--fix", "--unsafe-fixes", "--fixable", "SL4", "copies.py")
+    assert (tmp_path / "copies.py").read_text() == FIXABLE
+    run(capsys, "check", "--fix", "--unsafe-fixes", "--fixable", "SL4", "--extend-fixable", "SL201", "copies.py")
+    assert "non_blocking=True" in (tmp_path / "copies.py").read_text()
+
+
+def test_unfixable_in_the_config(tmp_path, capsys, monkeypatch):
+    write(tmp_path / "copies.py", FIXABLE)
+    write(tmp_path / "streamlint.toml", 'unfixable = ["SL201"]\n')
+    monkeypatch.chdir(tmp_path)
+    run(capsys, "check", "--fix", "--unsafe-fixes", "copies.py")
+    assert (tmp_path / "copies.py").read_text() == FIXABLE
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_output_format_and_show_fixes_from_the_config(project, capsys):
+    write(project / "pyproject.toml", '[tool.streamlint]\noutput-format = "json"\n')
+    code, out, _ = run(capsys, "check", ".")
+    assert code == 1 and [d["code"] for d in json.loads(out)] == ["SL101", "SL502"]
+    assert codes(run(capsys, "check", "--output-format", "text", ".")[1]) == ["SL101", "SL502"]
+
+
+def test_config_keys_are_checked(project, capsys):
+    write(project / "pyproject.toml", '[tool.streamlint]\noutput-format = "yaml"\n')
+    code, _, err = run(capsys, "check", ".")
+    assert code == 2 and "output-format must be one of" in err and "'yaml'" in err
+    write(project / "pyproject.toml", '[tool.streamlint]\nfix = "yes"\n')
+    code, _, err = run(capsys, "check", ".")
+    assert code == 2 and "fix must be true or false" in err
+
+
+def test_add_noqa_with_a_reason(tmp_path, capsys, monkeypatch):
+    write(tmp_path / "loop.py", LOOP_SNIPPET)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "check", "--add-noqa=legacy loop, see #12", "loop.py")
+    assert code == 0 and "added 1 noqa code" in err
+    assert "torch.cuda.synchronize()  # noqa: SL103 legacy loop, see #12\n" in (tmp_path / "loop.py").read_text()
+    assert run(capsys, "check", "loop.py")[0] == 0  # the reason does not spoil the comment
+
+
+def test_add_noqa_without_a_reason_leaves_the_next_path_a_path(tmp_path, capsys, monkeypatch):
+    write(tmp_path / "loop.py", LOOP_SNIPPET)
+    monkeypatch.chdir(tmp_path)
+    run(capsys, "check", "--add-noqa", "loop.py")
+    assert "torch.cuda.synchronize()  # noqa: SL103\n" in (tmp_path / "loop.py").read_text()
+
+
+def test_lower_case_noqa_code_warns_and_does_not_suppress(tmp_path, capsys, monkeypatch):
+    # As ruff: `# noqa: e711` is an invalid directive; ruff warns and reports the finding.
+    write(tmp_path / "loop.py", LOOP_SNIPPET.replace("torch.cuda.synchronize()", "torch.cuda.synchronize()  # noqa: sl103"))
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "check", "loop.py")
+    assert code == 1 and codes(out) == ["SL103", "SL900"]
+    assert "`# noqa: sl103` suppresses nothing: codes are upper case; write `# noqa: SL103`" in out
+
+
+def test_ignore_file_after_the_module_docstring(tmp_path, capsys, monkeypatch):
+    write(tmp_path / "loop.py", '"""Training loop."""\n# streamlint: ignore-file[SL103]\n' + LOOP_SNIPPET)
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "check", "loop.py")[0] == 0
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_verbose_names_each_file_as_it_is_checked(project, capsys):
+    code, out, err = run(capsys, "check", "--no-cache", "-v", ".")
+    assert code == 1
+    assert "streamlint: checked clean.py\n" in err and "streamlint: checked pkg/bad.py\n" in err
+    assert "files checked" not in err  # stderr is no terminal here: no counter
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_watch_checks_again_when_a_file_changes(project, capsys, monkeypatch):
+    from streamlint.commands import watch
+
+    polls = []
+
+    def pause(seconds):  # between polls: the user fixes pkg/bad.py on the second
+        polls.append(seconds)
+        if len(polls) == 2:
+            write(project / "pkg" / "bad.py", "import torch.cuda\nhit(SL502)\nhit(SL502)\n")
+
+    real_run = watch.run
+    monkeypatch.setattr(watch, "run", lambda *a, **k: real_run(*a, pause=pause, rounds=3, **k))
+    code, out, err = run(capsys, "check", "--watch", "--no-cache", ".")
+    assert code == 0 and len(polls) == 3
+    assert codes(out) == ["SL101", "SL502", "SL502", "SL502"]  # before, then after the edit
+    assert "pkg/bad.py changed; checking again" in err and err.count("watching for changes") == 2
+
+
+def test_watch_refuses_stdin(project, capsys):
+    code, _, err = run(capsys, "check", "--watch", "-")
+    assert code == 2 and "--watch cannot watch stdin" in err
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_paths_are_printed_relative_to_the_working_directory(project, capsys, monkeypatch):
+    # As ruff: relative inside the working directory however typed, absolute outside it.
+    assert run(capsys, "check", str(project / "pkg" / "bad.py"))[1].startswith("pkg/bad.py:2:")
+    assert run(capsys, "check", "./pkg/../pkg/bad.py")[1].startswith("pkg/bad.py:2:")
+    monkeypatch.chdir(project / "pkg")
+    assert run(capsys, "check", "bad.py")[1].startswith("bad.py:2:")
+    write(project / "other" / "x.py", FAKE)
+    assert run(capsys, "check", "../other/x.py")[1].startswith(f"{project / 'other' / 'x.py'}:2:")
+
+
+def test_an_unfixable_finding_offers_no_fix(tmp_path, capsys, monkeypatch):
+    # As ruff: its JSON gives `"fix": null` for a rule listed in unfixable.
+    write(tmp_path / "copies.py", FIXABLE)
+    monkeypatch.chdir(tmp_path)
+    offered = json.loads(run(capsys, "check", "--unsafe-fixes", "--output-format", "json", "copies.py")[1])
+    assert [d["fix"] is not None for d in offered] == [True]
+    refused = json.loads(run(capsys, "check", "--unsafe-fixes", "--unfixable", "SL201", "--output-format", "json",
+                             "copies.py")[1])  # fmt: skip
+    assert [(d["code"], d["fix"]) for d in refused] == [("SL201", None)]
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_watch_survives_a_configuration_broken_meanwhile(project, capsys, monkeypatch):
+    from streamlint.commands import watch
+
+    polls = []
+
+    def pause(seconds):  # poll 1: the config breaks; poll 3: it is mended
+        polls.append(seconds)
+        if len(polls) == 1:
+            write(project / "pyproject.toml", "[tool.streamlint]\nselect = 3\n")
+        if len(polls) == 3:
+            write(project / "pyproject.toml", '[tool.streamlint]\nselect = ["SL5"]\n')
+
+    real_run = watch.run
+    monkeypatch.setattr(watch, "run", lambda *a, **k: real_run(*a, pause=pause, rounds=4, **k))
+    code, out, err = run(capsys, "check", "--watch", "--no-cache", ".")
+    assert code == 0 and len(polls) == 4
+    assert err.count("streamlint: error: ") == 1 and "select" in err
+    assert codes(out) == ["SL101", "SL502", "SL502"]  # before, then with the mended config

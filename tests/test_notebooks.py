@@ -108,6 +108,9 @@ def test_suppression_comments_work_in_cells(tmp_path):
     assert _codes(tmp_path, notebook(v4.new_code_cell(cell.replace("  # noqa: SL501", "")))) == [
         (1, 3, "SL501")
     ]
+    # On a line of its own in a later cell, as anywhere in a .py file.
+    later = notebook(v4.new_code_cell(cell.replace("  # noqa: SL501", "")), v4.new_code_cell("# streamlint: ignore-file[SL5]\n"))
+    assert _codes(tmp_path, later) == []
 
 
 def test_ipython_syntax_keeps_rows_and_columns(tmp_path):
@@ -315,3 +318,12 @@ def _lint(tmp_path, nb) -> list:
 
 def _codes(tmp_path, nb) -> list[tuple[int, int, str]]:
     return [(d.cell, d.row, d.code) for d in _lint(tmp_path, nb)]
+
+
+def test_a_named_notebook_without_cuda_words_is_still_parsed(tmp_path, capsys, monkeypatch):
+    # As a named .py file: the prefilter is for what a directory walk finds.
+    monkeypatch.chdir(tmp_path)
+    nbformat.write(notebook(v4.new_code_cell("def f(:\n    pass\n")), "plain.ipynb")
+    code, out, _ = run(capsys, "plain.ipynb")
+    assert code == 1 and out.startswith("plain.ipynb:cell 1:1:7: SL000 SyntaxError")
+    assert run(capsys, ".")[0] == 0  # found by the walk: skipped without CUDA words

@@ -86,7 +86,7 @@ def test_python_dash_m_in_the_checked_directory_runs_none_of_it(tmp_path):
     root = make_project(tmp_path)
     done = subprocess.run(
         [sys.executable, "-m", "streamlint", "."],
-        cwd=root, capture_output=True, text=True, timeout=120,
+        cwd=root, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
     assert "pkg/train.py:7:12: SL301 " in done.stdout
@@ -133,14 +133,14 @@ def test_audit_hooks_see_no_execution_compilation_or_write_in_the_tree(tmp_path)
     root = make_project(tmp_path / "project")
     done = subprocess.run(
         [sys.executable, "-c", AUDIT, str(root)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == []
     assert pwned(root) == []
     control = subprocess.run(
         [sys.executable, "-c", AUDIT, str(root), "control"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert [event[0] for event in json.loads(control.stdout)] == ["compile", "exec", "open"]
 

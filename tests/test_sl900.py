@@ -173,3 +173,29 @@ def test_cli_fix_removes_stale_suppressions(tmp_path, capsys):
     code, out, _ = run_cli(capsys, "--fix", str(path))
     assert code == 1 and "SL201" in out and "SL900" not in out  # SL201's fix is unsafe
     assert path.read_text() == PINNED_SNIPPET.replace("import torch\n", "import torch  # noqa: F401\n")
+
+
+@pytest.mark.usefixtures("engine_with_sl900")
+class TestWrittenWrong:
+    """As ruff warns about them: a lower-case noqa code, a file's directive after code."""
+
+    def test_lower_case_noqa_code_suppresses_nothing_and_is_reported(self):
+        diags = lint("import torch\nhit(SL101)  # noqa: sl101\n")
+        assert [(d.row, d.code) for d in diags] == [(2, "SL101"), (2, "SL900")]
+        assert diags[1].message == "`# noqa: sl101` suppresses nothing: codes are upper case; write `# noqa: SL101`"
+        assert diags[1].fix.applicability is Applicability.UNSAFE  # it starts suppressing
+
+    def test_another_tools_lower_case_code_is_not_ours_to_report(self):
+        assert found("import torch\nhit(SL101)  # noqa: e501\n") == [(2, "SL101")]
+
+    def test_lower_case_fix_writes_upper_case(self):
+        text = "import torch\nhit(SL101)  # noqa: sl101\n"
+        assert fixed(text) == "import torch\nhit(SL101)  # noqa: SL101\n"
+
+    def test_ignore_file_after_code_is_reported(self):
+        diags = lint("import torch  # streamlint: ignore-file[SL1]\nhit(SL101)\n")
+        assert [(d.row, d.code) for d in diags] == [(1, "SL900"), (2, "SL101")]
+        assert "after code suppresses nothing: put it on a line of its own" in diags[0].message
+
+    def test_ignore_file_after_a_docstring_is_used(self):
+        assert found('"""Doc."""\n# streamlint: ignore-file[SL101]\nimport torch\nhit(SL101)\n') == []

@@ -24,7 +24,7 @@ class TestLineSuppression:
         [
             "# noqa: SL101",
             "# noqa:SL101",
-            "# NOQA: sl101",
+            "# NOQA: SL101",
             "# noqa: SL202, SL101",
             "# noqa: SL202 SL101",
             "# noqa",
@@ -43,6 +43,8 @@ class TestLineSuppression:
         [
             "# noqa: SL202",
             "# noqa: E501",
+            "# noqa: sl101",  # as in ruff: not a list of codes (SL900 says so)
+            "# noqa: SL202, sl101",
             "# streamlint: ignore[SL5]",
             "# streamlint: ignore[SL102]",
             "# a comment that mentions noqa-like words",
@@ -95,9 +97,17 @@ class TestFileSuppression:
         )
         assert codes(text) == [(5, "SL202")]
 
-    def test_ignore_file_must_be_in_leading_block(self):
+    def test_ignore_file_works_anywhere_on_a_line_of_its_own(self):
+        # ruff's rule for `# ruff: noqa`: after the docstring, the imports, even the code.
         text = "import torch\n# streamlint: ignore-file[SL1]\nhit(SL101)\n"
-        assert codes(text) == [(3, "SL101")]
+        assert codes(text) == []
+        text = '"""A module."""\n# streamlint: ignore-file[SL101]\nimport torch\nhit(SL101)\n'
+        assert codes(text) == []
+        assert codes("import torch\nhit(SL101)\n    # streamlint: ignore-file\n") == []
+
+    def test_ignore_file_after_code_on_its_line_suppresses_nothing(self):
+        text = "import torch  # streamlint: ignore-file[SL1]\nhit(SL101)\n"
+        assert codes(text) == [(2, "SL101")]
 
     def test_ignore_file_after_blank_lines_and_comments(self):
         text = "# header\n\n# streamlint: ignore-file[SL101]\n\nimport torch\nhit(SL101)\n"

@@ -6,6 +6,7 @@
     streamlint clean                  remove the result cache
     streamlint server                 the language server, over stdio (`lsp` extra)
     streamlint verify                 measure findings on a GPU (`runtime` extra)
+    streamlint version                show the version
 
 Exit codes: 0 no findings, 1 findings (SL000 included), 2 usage, configuration or
 internal error.
@@ -24,11 +25,12 @@ from typing import Sequence
 
 from streamlint import __version__, output
 from streamlint.baseline import BaselineError
-from streamlint.commands import check, clean, explain, rule, server, verify
+from streamlint.commands import check, clean, explain, rule, server, verify, version
 from streamlint.commands.exit import EXIT_CLEAN, EXIT_ERROR, UsageError
+from streamlint.commands.options import NOQA_REASON, add_fixable_options, split_noqa_reason
 from streamlint.config import ConfigError
 
-SUBCOMMANDS = ("check", "rule", "verify", "server", "clean", "explain")
+SUBCOMMANDS = ("check", "rule", "verify", "server", "clean", "version", "explain")
 _TOP_LEVEL = ("-h", "--help", "-V", "--version")
 # A first argument like this that names no file is a mistyped command, not a path.
 _WORD = re.compile(r"[a-z][a-z-]*")
@@ -59,6 +61,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
                               help="the TOML file whose cache-dir to use")
     commands["clean"] = clean_parser
 
+    commands["version"] = version.add_version_parser(sub)
+
     commands["verify"] = verify.add_verify_parser(sub)
     commands["explain"] = explain.add_explain_parser(sub)
     commands["server"] = sub.add_parser(
@@ -81,6 +85,10 @@ def _check_parser(sub) -> argparse.ArgumentParser:
                        help="rules to enable on top of the selection")
     rules.add_argument("--per-file-ignores", action="append", metavar="PATTERN:CODES",
                        help="rules to disable in files matching PATTERN (replaces the config's)")
+    rules.add_argument("--extend-per-file-ignores", action="append", metavar="PATTERN:CODES",
+                       help="like --per-file-ignores, on top of the config's")
+    rules.add_argument("--ignore-noqa", action="store_true",
+                       help="honour no suppression comment (# noqa, # streamlint: ignore[-file])")
     files = check_parser.add_argument_group("files and configuration")
     files.add_argument("--exclude", action="append", metavar="PATTERNS",
                        help="files and directories to leave out (replaces the config's exclude)")
@@ -96,29 +104,37 @@ def _check_parser(sub) -> argparse.ArgumentParser:
                        help="name to use for stdin (for config and messages)")
     files.add_argument("--show-files", action="store_true", help="list the files a check would cover")
     files.add_argument("--show-settings", action="store_true",
-                       help="show the settings the first file gets, then exit")
+                       help="show the settings the first file gets, as TOML, then exit")
     report = check_parser.add_argument_group("output")
-    report.add_argument("--format", "--output-format", dest="format", default="text",
-                        choices=output.FORMATS, help="output format (default: text)")
+    report.add_argument("--format", "--output-format", dest="format", default=None,
+                        choices=output.FORMATS, help="output format (default: the config's output-format, else text)")
     report.add_argument("-o", "--output-file", type=Path, metavar="PATH",
                         help="write the report to this file instead of stdout")
     report.add_argument("--statistics", action="store_true", help="show counts per rule")
     report.add_argument("--show-source", action="store_true",
                         help="show the source line under each finding (text format)")
-    report.add_argument("--show-fixes", action="store_true",
+    report.add_argument("--show-fixes", action="store_true", default=None,
                         help="list the fixes applied (with --fix) or available")
+    report.add_argument("--no-show-fixes", dest="show_fixes", action="store_false", help=argparse.SUPPRESS)
     report.add_argument("-q", "--quiet", action="store_true",
-                        help="print findings only, no summary or warnings")
+                        help="print findings only, no summary, warnings or progress")
+    report.add_argument("-v", "--verbose", action="store_true",
+                        help="name each file on stderr as its check ends")
     report.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     report.add_argument("--exit-non-zero-on-fix", action="store_true",
                         help="exit 1 when fixes were applied, even if nothing remains")
     fixing = check_parser.add_argument_group("fixes")
-    fixing.add_argument("--fix", action="store_true",
+    fixing.add_argument("--fix", action="store_true", default=None,
                         help="apply safe fixes (checked: a fix that does not remove its finding is not written)")
+    fixing.add_argument("--no-fix", dest="fix", action="store_false",
+                        help="do not apply fixes, whatever the config's `fix` says")
     fixing.add_argument("--fix-only", action="store_true",
                         help="apply fixes and report nothing that remains (implies --fix)")
-    fixing.add_argument("--unsafe-fixes", action="store_true",
+    fixing.add_argument("--unsafe-fixes", action="store_true", default=None,
                         help="also offer and apply unsafe fixes (they may change timing, memory or results)")
+    fixing.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false",
+                        help="do not apply unsafe fixes, whatever the config's `unsafe-fixes` says")
+    add_fixable_options(fixing)
     fixing.add_argument("--diff", action="store_true",
                         help="print the fixes as a unified diff instead of writing them (exit 1 if any)")
     run = check_parser.add_argument_group("running")
@@ -127,9 +143,13 @@ def _check_parser(sub) -> argparse.ArgumentParser:
                      help="where the result cache lives (default: .streamlint_cache in the project root)")
     run.add_argument("--timeout", metavar="SECONDS",
                      help="give up on a file after this long with SL000 (default: 30)")
+    run.add_argument("-w", "--watch", action="store_true",
+                     help="check again whenever a checked file or a config changes (Ctrl-C ends)")
     adopt = check_parser.add_argument_group("adoption on an existing code base")
     adopt.add_argument("--add-noqa", action="store_true",
-                       help="add `# noqa: CODE` comments for every current finding (edits files)")
+                       help="add `# noqa: CODE` comments for every current finding (edits files); "
+                            "--add-noqa=REASON writes REASON after the codes")
+    adopt.add_argument(NOQA_REASON, dest="add_noqa_reason", default="", help=argparse.SUPPRESS)
     adopt.add_argument("--baseline", type=Path, metavar="FILE",
                        help="report only findings not recorded in FILE; records FILE if missing")
     adopt.add_argument("--update-baseline", action="store_true",
@@ -148,6 +168,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
             extra = f" (did you mean '{hint[0]}'?)" if hint else ""
             parser.error(f"unrecognized command '{first}'{extra}; commands: {', '.join(SUBCOMMANDS)}")
         argv = ["check", *argv]
+    argv = [part for arg in argv for part in split_noqa_reason(arg)]
     args, extra = parser.parse_known_args(argv)
     if extra:  # the command's own usage, not the top level's
         commands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
@@ -193,6 +214,8 @@ def dispatch(args: argparse.Namespace) -> int:
         return explain.run_explain(args, sys.stdout, sys.stderr)
     if args.command == "server":
         return server.run_server(sys.stderr)
+    if args.command == "version":
+        return version.run_version(args, sys.stdout)
     if args.output_file is None:
         return check.run_check(args, sys.stdout, sys.stderr)
     try:

@@ -56,8 +56,7 @@ def load_settings(path_or_dir: Path | str, explicit_config: Path | None = None) 
 
 def find_config(path: Path) -> Path | None:
     """The nearest config file, walking up from `path`."""
-    start = Path(os.path.abspath(path))
-    directory = start if start.is_dir() else start.parent
+    directory = _directory_of(Path(os.path.abspath(path)))
     for candidate_dir in (directory, *directory.parents):
         found = config_in(candidate_dir)
         if found is not None:
@@ -66,12 +65,27 @@ def find_config(path: Path) -> Path | None:
 
 
 def config_in(directory: Path) -> Path | None:
-    """The config file of one directory, if it has one."""
+    """The config file of one directory, if it has one (none in a directory that
+    cannot be searched: discovery skips it with a warning)."""
     for name in CONFIG_FILES:
         candidate = directory / name
-        if candidate.is_file() and (name != PYPROJECT or _has_own_table(candidate)):
+        if _is_file(candidate) and (name != PYPROJECT or _has_own_table(candidate)):
             return candidate
     return None
+
+
+def _is_file(path: Path) -> bool:
+    try:  # Path.is_file raises PermissionError for an entry of an unsearchable directory
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def _directory_of(path: Path) -> Path:
+    try:
+        return path if path.is_dir() else path.parent
+    except OSError:  # in a directory that cannot be searched: not a directory we can walk
+        return path.parent
 
 
 def settings_from_file(path: Path, inline: Mapping[str, Any] | None = None) -> Settings:
@@ -79,9 +93,13 @@ def settings_from_file(path: Path, inline: Mapping[str, Any] | None = None) -> S
     table = dict(config_table(path))
     table.pop("extend", None)
     for key, value in (inline or {}).items():
-        # The command line's --extend-exclude extends the config's, as in ruff.
-        extended = key == "extend-exclude" and isinstance(table.get(key), list)
-        table[key] = [*table[key], *value] if extended else value
+        # The command line's --extend-exclude and --extend-per-file-ignores extend the
+        # config's, as in ruff.
+        if key == "extend-exclude" and isinstance(table.get(key), list):
+            value = [*table[key], *value]
+        elif key == "extend-per-file-ignores" and isinstance(table.get(key), dict):
+            value = {**table[key], **{k: [*table[key].get(k, []), *v] for k, v in value.items()}}
+        table[key] = value
     where = f"{path} [tool.streamlint]" if path.name == PYPROJECT else str(path)
     return settings_from_table(table, source=path, where=where)
 
@@ -127,8 +145,12 @@ class SettingsResolver:
         fixed: Settings | None = None,
         inline: Mapping[str, Any] | None = None,
         isolated: bool = False,
+        fix_overrides: RuleSelection | None = None,
+        ignore_noqa: bool = False,
     ):
         self._overrides = overrides
+        self._fix_overrides = fix_overrides
+        self._ignore_noqa = ignore_noqa
         self._timeout = timeout
         self._inline = dict(inline or {})
         self._by_dir: dict[Path, Settings] = {}
@@ -145,9 +167,7 @@ class SettingsResolver:
     def for_path(self, path: Path | str) -> Settings:
         if self._fixed is not None:
             return self._fixed
-        start = Path(os.path.abspath(path))
-        directory = start if start.is_dir() else start.parent
-        return self.for_dir(directory)
+        return self.for_dir(_directory_of(Path(os.path.abspath(path))))
 
     def for_dir(self, directory: Path) -> Settings:
         if self._fixed is not None:
@@ -184,6 +204,10 @@ class SettingsResolver:
 
     def _command_line(self, settings: Settings) -> Settings:
         settings = settings.with_overrides(self._overrides)
+        if self._fix_overrides is not None and not self._fix_overrides.is_empty:
+            settings = replace(settings, fix_overrides=(*settings.fix_overrides, self._fix_overrides))
+        if self._ignore_noqa:
+            settings = replace(settings, ignore_noqa=True)
         return settings if self._timeout is None else replace(settings, timeout=self._timeout)
 
 

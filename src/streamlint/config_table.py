@@ -14,10 +14,12 @@ from streamlint.model.declared import Model
 from streamlint.selection import SelectorError
 from streamlint.settings import Settings
 
-_LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
-_SELECTOR_KEYS = ("select", "ignore", "extend-select")
-KNOWN_KEYS = (*_LIST_KEYS, "per-file-ignores", "respect-gitignore", "timeout", "cache-dir", "extend", "model", "models",
-              "per-thread-default-stream")
+_SELECTOR_KEYS = ("select", "ignore", "extend-select", "fixable", "unfixable", "extend-fixable")
+_LIST_KEYS = (*_SELECTOR_KEYS, "exclude", "extend-exclude")
+# Run-level switches (ruff's keys): the command line's --fix/--no-fix and friends win.
+_BOOL_KEYS = ("respect-gitignore", "fix", "unsafe-fixes", "show-fixes")
+KNOWN_KEYS = (*_LIST_KEYS, "per-file-ignores", "extend-per-file-ignores", *_BOOL_KEYS, "output-format", "timeout",
+              "cache-dir", "extend", "model", "models", "per-thread-default-stream")
 
 
 class ConfigError(Exception):
@@ -44,13 +46,19 @@ def settings_from_table(table: Mapping[str, Any], source: Path, where: str | Non
             if key in _SELECTOR_KEYS:
                 items = _selectors(items, f"{where}: {key}")
             values[key.replace("-", "_")] = items
-    if "per-file-ignores" in table:
-        values["per_file_ignores"] = _per_file_ignores(table["per-file-ignores"], where)
-    if "respect-gitignore" in table:
-        flag = table["respect-gitignore"]
-        if not isinstance(flag, bool):
-            raise ConfigError(f"{where}: respect-gitignore must be true or false")
-        values["respect_gitignore"] = flag
+    pairs = ()
+    for key in ("per-file-ignores", "extend-per-file-ignores"):  # the extension after the base
+        if key in table:
+            pairs += _per_file_ignores(table[key], where, key)
+    if pairs:
+        values["per_file_ignores"] = pairs
+    for key in _BOOL_KEYS:
+        if key in table:
+            if not isinstance(table[key], bool):
+                raise ConfigError(f"{where}: {key} must be true or false")
+            values[key.replace("-", "_")] = table[key]
+    if "output-format" in table:
+        values["output_format"] = _output_format(table["output-format"], where)
     if "timeout" in table:
         values["timeout"] = parse_timeout(table["timeout"], f"{where}: timeout")
     root = Path(os.path.abspath(source)).parent
@@ -116,11 +124,19 @@ def _selectors(items: tuple[str, ...] | list[str], what: str) -> tuple[str, ...]
         raise ConfigError(f"{what}: {err}") from None
 
 
-def _per_file_ignores(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _output_format(value: Any, where: str) -> str:
+    from streamlint import output  # lazy: the formats import their writers
+
+    if value not in output.FORMATS:
+        raise ConfigError(f"{where}: output-format must be one of {', '.join(output.FORMATS)}, got {value!r}")
+    return value
+
+
+def _per_file_ignores(value: Any, where: str, key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if not isinstance(value, Mapping):
-        raise ConfigError(f"{where}: per-file-ignores must be a table of glob = [codes]")
+        raise ConfigError(f"{where}: {key} must be a table of glob = [codes]")
     out = []
     for pattern, codes in value.items():
-        what = f"{where}: per-file-ignores[{pattern!r}]"
+        what = f"{where}: {key}[{pattern!r}]"
         out.append((pattern, _selectors(_string_list(codes, what), what)))
     return tuple(out)

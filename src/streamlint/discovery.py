@@ -8,15 +8,18 @@ below an excluded directory is left out because the walk never enters it.
 
 Paths named explicitly are checked even when excluded or inside an excluded directory
 (a named directory is walked), unless `force_exclude` (what pre-commit needs, since
-it passes every file by name). Symlinked directories are followed once each, so a
-symlink loop cannot hang the walk.
+it passes every file by name). A named file is analysed even without CUDA words (its
+settings say `named`), so that a syntax error there is reported. A directory the walk
+cannot read is skipped with a warning; a named one that cannot be read is an SL000.
+Symlinked directories are followed once each, so a symlink loop cannot hang the walk.
+Paths are printed relative to the working directory when inside it, else absolute.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence
@@ -36,6 +39,9 @@ IgnoreChain = tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
 class Discovery:
     files: list[tuple[Path, Settings]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # Directories named on the command line that cannot be read: (as named, why). Each
+    # is reported as one SL000, like a named file that cannot be read.
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
 
 
 def discover(
@@ -47,9 +53,10 @@ def discover(
     """Files to check, sorted by path, each with the settings that apply to it."""
     resolver = resolver or SettingsResolver()
     walker = _Walker(resolver)
+    cwd = os.getcwd()
     for raw in paths:
-        shown = os.path.normpath(str(raw))
-        absolute = os.path.abspath(shown)
+        absolute = os.path.abspath(str(raw))
+        shown = shown_path(absolute, cwd)
         settings = resolver.for_path(absolute)
         if os.path.isdir(absolute):
             chain = walker.ancestor_chain(os.path.dirname(absolute))
@@ -61,9 +68,16 @@ def discover(
             chain = walker.ancestor_chain(os.path.dirname(absolute))
             if force_exclude and walker.excluded_with_parents(absolute, False, settings, chain):
                 continue
-            walker.add(shown, absolute, settings)
+            walker.add(shown, absolute, replace(settings, named=True))
     files = sorted(walker.files.values(), key=lambda item: str(item[0]))
-    return Discovery(files=files, warnings=walker.warnings)
+    return Discovery(files=files, warnings=walker.warnings, unreadable=walker.unreadable)
+
+
+def shown_path(absolute: str, cwd: str) -> str:
+    """How a path is printed, as ruff prints it: relative to the working directory when
+    it is inside it (however it was typed), else absolute."""
+    inside = _relative(absolute, cwd)
+    return absolute if inside is None else os.path.normpath(inside)
 
 
 class _Walker:
@@ -71,6 +85,7 @@ class _Walker:
         self.resolver = resolver
         self.files: dict[str, tuple[Path, Settings]] = {}
         self.warnings: list[str] = []
+        self.unreadable: list[tuple[str, str]] = []
         self._seen_dirs: set[tuple[int, int]] = set()
         self._chains: dict[str, IgnoreChain] = {}
 
@@ -88,8 +103,14 @@ class _Walker:
             try:
                 with os.scandir(absolute) as it:
                     entries = sorted(it, key=lambda e: e.name)
+                if entries:  # readable but not searchable: names without files
+                    os.stat(entries[0].path, follow_symlinks=False)
             except OSError as err:
-                self.warnings.append(f"cannot read directory {shown}: {err.strerror or err}")
+                why = err.strerror or str(err)
+                if absolute == abs_root:  # named on the command line: a finding, not a warning
+                    self.unreadable.append((shown, why))
+                else:  # found by the walk: skipped, and the rest is checked
+                    self.warnings.append(f"cannot read directory {shown}: {why}; skipped")
                 continue
             if settings.respect_gitignore and any(e.name == GITIGNORE for e in entries):
                 spec = self._load_gitignore(os.path.join(absolute, GITIGNORE))

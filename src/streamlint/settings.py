@@ -59,6 +59,23 @@ class Settings:
     # Frameworks whose stream 0 is the per-thread default stream in this project
     # (CUPY_CUDA_PER_THREAD_DEFAULT_STREAM and friends set outside the code).
     per_thread_default_stream: tuple[str, ...] = ()
+    # Which findings' fixes `--fix` may apply (ruff's fixable / unfixable /
+    # extend-fixable; None: every rule's), with the command line's layers on top.
+    fixable: tuple[str, ...] | None = None
+    unfixable: tuple[str, ...] = ()
+    extend_fixable: tuple[str, ...] = ()
+    fix_overrides: tuple[RuleSelection, ...] = ()
+    # `--ignore-noqa`: suppression comments are not honoured.
+    ignore_noqa: bool = False
+    # Run-level defaults (ruff's keys of the same names), read from the configuration
+    # of the working directory; the command line's options win. None: not set.
+    fix: bool | None = None
+    unsafe_fixes: bool | None = None
+    show_fixes: bool | None = None
+    output_format: str | None = None
+    # A file named on the command line: analysed even without CUDA words (the prefilter
+    # would skip it), so that a syntax error in it is reported. Set by discovery.
+    named: bool = False
 
     @classmethod
     def default(cls) -> Settings:
@@ -72,6 +89,11 @@ class Settings:
     @property
     def all_excludes(self) -> tuple[str, ...]:
         return self.exclude + self.extend_exclude
+
+    @property
+    def fix_layers(self) -> tuple[RuleSelection, ...]:
+        own = RuleSelection(self.fixable, self.extend_fixable, self.unfixable)
+        return (own, *self.fix_overrides)
 
     def with_overrides(self, layer: RuleSelection | None) -> Settings:
         if layer is None or layer.is_empty:
@@ -102,6 +124,11 @@ def _codes_after(
 ) -> tuple[str, ...]:
     enabled = selection.enabled_codes(layers, codes)
     return tuple(c for c in codes if c in enabled and not selection.is_ignored(ignored, c))
+
+
+def fixable_codes(settings: Settings, codes: tuple[str, ...]) -> frozenset[str]:
+    """Which of `codes` may have their fixes applied (fixable, unfixable, extend-fixable)."""
+    return selection.enabled_codes(settings.fix_layers, codes)
 
 
 def per_file_ignored(settings: Settings, filename: str) -> tuple[str, ...]:

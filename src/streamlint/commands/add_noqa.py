@@ -16,7 +16,9 @@ from streamlint.suppression.add_noqa import SKIPPED, add_noqa_to_file
 from streamlint.suppression.notebook_noqa import add_noqa_to_notebook
 
 
-def run(results: Sequence[FileResult], err: TextIO, *, quiet: bool = False) -> tuple[list[Diagnostic], int]:
+def run(
+    results: Sequence[FileResult], err: TextIO, *, quiet: bool = False, reason: str = ""
+) -> tuple[list[Diagnostic], int]:
     """Suppress every finding of `results` in its file. Returns the findings that
     remain (SL000, SL900) and EXIT_ERROR if a file could not be written."""
     added = files = 0
@@ -27,7 +29,7 @@ def run(results: Sequence[FileResult], err: TextIO, *, quiet: bool = False) -> t
             continue
         write = add_noqa_to_notebook if SourceKind.of(result.path) is SourceKind.NOTEBOOK else add_noqa_to_file
         try:
-            count = write(result.path, todo)
+            count = write(result.path, todo, reason)
         except OSError as error:
             err.write(f"streamlint: error: cannot edit {result.path}: {error.strerror or error}\n")
             status = EXIT_ERROR

@@ -12,14 +12,15 @@ from pathlib import Path
 from typing import Optional, TextIO
 
 from streamlint import cache as result_cache
-from streamlint.commands import add_noqa, baseline, fix, report, show, sources
+from streamlint.commands import add_noqa, baseline, fix, report, show, sources, watch
 from streamlint.commands.exit import EXIT_CLEAN, EXIT_FINDINGS, UsageError
-from streamlint.commands.options import resolver_from
+from streamlint.commands.options import apply_run_config, resolver_from
 from streamlint.config import SettingsResolver
 from streamlint.diagnostics import sort_key
 from streamlint.discovery import discover
 from streamlint.engine import lint, run
 from streamlint.engine.lint import FileResult, FixRequest
+from streamlint.engine.progress import Progress
 from streamlint.source import SourceFile
 
 # The formats --statistics can be printed in (as ruff: its text, or JSON); the others
@@ -37,10 +38,26 @@ class Linted:
 def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     paths = list(args.paths) or (["-"] if args.stdin_filename else ["."])
     validate(args, reads_stdin="-" in paths)
+    if not args.watch:
+        return check_once(args, paths, out, err)
+    if "-" in paths:
+        raise UsageError("--watch cannot watch stdin; name the files or directories")
+    return watch.run(
+        lambda: check_once(args, paths, out, err),
+        lambda: watch.snapshot(paths, resolver_from(args), force_exclude=args.force_exclude),
+        err,
+    )
+
+
+def check_once(args: argparse.Namespace, paths: list[str], out: TextIO, err: TextIO) -> int:
     resolver = resolver_from(args)
+    apply_run_config(args, resolver)
+    if args.statistics and args.format not in STATISTICS_FORMATS:
+        raise UsageError(f"--statistics cannot be shown in the {args.format} format; use text or json")
     if args.show_settings or args.show_files:
         return show.run(args, paths, resolver, out)
-    fixing = args.fix or args.diff or args.fix_only
+    # --add-noqa edits comments, not code: a config's `fix = true` does not apply to it.
+    fixing = (args.fix and not args.add_noqa) or args.diff or args.fix_only
     linted = lint_paths(args, paths, resolver, err, fix=FixRequest(args.unsafe_fixes) if fixing else None)
     if fixing:
         return fix.run(args, linted.results, linted.stdin_name, linted.stdin_text, out, err)
@@ -48,7 +65,7 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     source = sources.loader(linted.stdin_name, linted.stdin_text)
     status = EXIT_CLEAN
     if args.add_noqa:
-        diagnostics, status = add_noqa.run(linted.results, err, quiet=args.quiet)
+        diagnostics, status = add_noqa.run(linted.results, err, quiet=args.quiet, reason=args.add_noqa_reason)
     elif args.baseline is not None:
         diagnostics = baseline.apply(args, linted.results, diagnostics, source, err)
     report.write(args, diagnostics, out, source)
@@ -62,8 +79,6 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def validate(args: argparse.Namespace, reads_stdin: bool) -> None:
     """Refuse combinations of options that cannot work (exit 2)."""
-    if args.statistics and args.format not in STATISTICS_FORMATS:
-        raise UsageError(f"--statistics cannot be shown in the {args.format} format; use text or json")
     if args.update_baseline and args.baseline is None:
         raise UsageError("--update-baseline needs --baseline FILE")
     if args.add_noqa and args.baseline is not None:
@@ -98,10 +113,16 @@ def lint_paths(
         if not args.quiet:
             for warning in found.warnings:
                 err.write(f"streamlint: warning: {warning}\n")
-            if not found.files and not linted.results:
+            if not found.files and not found.unreadable and not linted.results:
                 err.write("streamlint: warning: no Python files found under the given paths\n")
         cache = None if args.no_cache else _open_cache(args.cache_dir, resolver)
-        linted.results.extend(run.lint_files(found.files, cache=cache, fix=fix))
+        progress = Progress.for_stream(len(found.files), err, quiet=args.quiet, verbose=args.verbose)
+        try:
+            linted.results.extend(run.lint_files(found.files, cache=cache, fix=fix, progress=progress))
+        finally:
+            if progress is not None:
+                progress.close()
+        linted.results.extend(run.unreadable_results(found))
         if cache is not None and not args.quiet:
             for warning in cache.warnings:
                 err.write(f"streamlint: warning: {warning}\n")

@@ -1,10 +1,14 @@
 """The settings a checking command takes from its options: the rule selection layer,
+the fixable layer (`--fixable`, `--unfixable`, `--extend-fixable`), `--ignore-noqa`,
 `--timeout`, `--config` (a file, or `KEY=VALUE` overrides), `--isolated`, and the
-file options `--exclude`, `--extend-exclude` and `--per-file-ignores`."""
+file options `--exclude`, `--extend-exclude`, `--per-file-ignores` and
+`--extend-per-file-ignores`; and the run-level switches a config may set (`fix`,
+`unsafe-fixes`, `show-fixes`, `output-format`) where the command line did not."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +17,35 @@ from streamlint.config import SettingsResolver, parse_inline
 from streamlint.config_table import parse_selectors, parse_timeout
 from streamlint.selection import RuleSelection
 
+# `--add-noqa=REASON` (ruff's form) is split in two, so that a bare `--add-noqa` never
+# takes the path after it for its reason.
+NOQA_REASON = "--add-noqa-reason"
+
+
+def split_noqa_reason(arg: str) -> list[str]:
+    if arg.startswith("--add-noqa="):
+        return ["--add-noqa", f"{NOQA_REASON}={arg.partition('=')[2]}"]
+    return [arg]
+
+
+def add_fixable_options(group) -> None:
+    """`--fixable`, `--unfixable`, `--extend-fixable`: a selection layer for fixes."""
+    add = group.add_argument
+    add("--fixable", action="append", metavar="CODES", help="rules whose fixes may be applied (default: all)")
+    add("--unfixable", action="append", metavar="CODES", help="rules whose fixes are never applied")
+    add("--extend-fixable", action="append", metavar="CODES", help="like --fixable, on top of the config's")
+
 
 def resolver_from(args: argparse.Namespace) -> SettingsResolver:
     layer = RuleSelection(
         select=_selectors(args.select, "--select"),
         extend_select=_selectors(args.extend_select, "--extend-select") or (),
         ignore=_selectors(args.ignore, "--ignore") or (),
+    )
+    fix_layer = RuleSelection(
+        select=_selectors(args.fixable, "--fixable"),
+        extend_select=_selectors(args.extend_fixable, "--extend-fixable") or (),
+        ignore=_selectors(args.unfixable, "--unfixable") or (),
     )
     timeout = None if args.timeout is None else parse_timeout(_number(args.timeout), "invalid value for --timeout")
     config_file, inline = _config_options(args.config or [])
@@ -27,7 +54,7 @@ def resolver_from(args: argparse.Namespace) -> SettingsResolver:
     inline.update(_file_options(args))
     return SettingsResolver(
         explicit_config=config_file, overrides=layer, timeout=timeout,
-        inline=inline, isolated=args.isolated,
+        inline=inline, isolated=args.isolated, fix_overrides=fix_layer, ignore_noqa=args.ignore_noqa,
     )  # fmt: skip
 
 
@@ -53,17 +80,19 @@ def _file_options(args: argparse.Namespace) -> dict[str, Any]:
     if args.extend_exclude:
         table["extend-exclude"] = _split(args.extend_exclude)
     if args.per_file_ignores:
-        table["per-file-ignores"] = _per_file_ignores(args.per_file_ignores)
+        table["per-file-ignores"] = _per_file_ignores(args.per_file_ignores, "--per-file-ignores")
+    if args.extend_per_file_ignores:
+        table["extend-per-file-ignores"] = _per_file_ignores(args.extend_per_file_ignores, "--extend-per-file-ignores")
     return table
 
 
-def _per_file_ignores(values: list[str]) -> dict[str, list[str]]:
+def _per_file_ignores(values: list[str], flag: str) -> dict[str, list[str]]:
     """`PATTERN:CODES` items (ruff's form) as a per-file-ignores table."""
     table: dict[str, list[str]] = {}
     for value in values:
         pattern, colon, codes = value.rpartition(":")
         if not colon or not pattern or not codes.strip():
-            raise UsageError(f"invalid value for --per-file-ignores: {value!r} (expected PATTERN:CODES)")
+            raise UsageError(f"invalid value for {flag}: {value!r} (expected PATTERN:CODES)")
         table.setdefault(pattern, []).extend(c.strip() for c in codes.split(",") if c.strip())
     return table
 
@@ -75,6 +104,10 @@ def _split(values: list[str]) -> list[str]:
 def _selectors(values: list[str] | None, flag: str) -> tuple[str, ...] | None:
     if values is None:
         return None
+    if any(not value.strip(" ,") for value in values):
+        # As in ruff: `--select ""` (a CI line whose variable is unset) is an error, not
+        # "check nothing and pass".
+        raise UsageError(f'{flag} "" names no rule: give codes, prefixes (SL1) or ALL')
     return parse_selectors(_split(values), f"invalid value for {flag}")
 
 
@@ -85,3 +118,22 @@ def _number(text: str) -> float | str:
         return text  # parse_timeout names the bad value
 
 
+# The output format when neither the command line nor a config names one.
+DEFAULT_FORMAT = "text"
+# The run-level switches: (option's dest, the Settings field a config sets, default).
+RUN_SWITCHES = (
+    ("fix", "fix", False),
+    ("unsafe_fixes", "unsafe_fixes", False),
+    ("show_fixes", "show_fixes", False),
+    ("format", "output_format", DEFAULT_FORMAT),
+)
+
+
+def apply_run_config(args: argparse.Namespace, resolver: SettingsResolver) -> None:
+    """Fill the switches the command line left unset (None) from the configuration of
+    the working directory (ruff's project settings), else from the defaults."""
+    project = resolver.for_path(os.getcwd())
+    for dest, field, default in RUN_SWITCHES:
+        if getattr(args, dest, None) is None:
+            configured = getattr(project, field)
+            setattr(args, dest, default if configured is None else configured)

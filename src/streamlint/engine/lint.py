@@ -10,7 +10,7 @@ only ever read: never imported, executed or written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional, Sequence
 
 from streamlint import deadline, isolation
@@ -23,7 +23,7 @@ from streamlint.model.prefilter import PREFILTER_KEYS
 from streamlint.nesting import nesting_problem
 from streamlint.rules import Rule
 from streamlint.selection import SOURCE_ERROR
-from streamlint.settings import Settings, rules_for_file
+from streamlint.settings import Settings, fixable_codes, rules_for_file
 from streamlint.source import SourceFile, line_count, source_error, universal_newlines
 from streamlint.suppression.apply import apply_suppressions
 
@@ -67,7 +67,7 @@ def lint_text(
     found = _check(text, filename, settings, [r for r in enabled if not r.meta])
     if _failed(found):
         return found
-    return apply_suppressions(found, text, filename, {rule.code for rule in enabled})
+    return settle(found, text, filename, {rule.code for rule in enabled}, settings)
 
 
 def lint_every(
@@ -82,8 +82,8 @@ def lint_every(
     if _failed(found):
         return Linted(found, found)
     codes = {rule.code for rule in enabled}
-    shown = apply_suppressions([d for d in found if d.code in codes], text, filename, codes)
-    every = apply_suppressions(found, text, filename, {rule.code for rule in every_rule})
+    shown = settle([d for d in found if d.code in codes], text, filename, codes, settings)
+    every = settle(found, text, filename, {rule.code for rule in every_rule}, settings)
     return Linted(shown, every)
 
 
@@ -117,6 +117,18 @@ def _check(text: str, filename: str, settings: Settings, checked: Sequence[type[
         return [source_error(filename, "file too deeply nested to analyse")]
     except Exception as err:
         return [source_error(filename, f"internal error: {type(err).__name__}: {err}")]
+
+
+def settle(
+    found: Sequence[Diagnostic], text: str, filename: str, codes: set[str], settings: Settings
+) -> list[Diagnostic]:
+    """The checker's findings as the settings show them: the suppression comments
+    applied (none with `--ignore-noqa`) and, as in ruff, no fix on a finding whose rule
+    is not fixable (fixable / unfixable / extend-fixable): `--fix` leaves it alone and
+    the report does not offer it."""
+    shown = apply_suppressions(found, text, filename, codes, honour_comments=not settings.ignore_noqa)
+    fixable = fixable_codes(settings, tuple(sorted({d.code for d in shown if d.fix is not None})))
+    return [d if d.fix is None or d.code in fixable else replace(d, fix=None) for d in shown]
 
 
 def lint_fix(
@@ -154,7 +166,7 @@ def lint_python(
     if isinstance(text, Diagnostic):
         return FileResult(source.path, [text], analysed=False, lines=0)
     lines = line_count(text)
-    if not any(word in source.data for word in PREFILTER_KEYS):
+    if not settings.named and not any(word in source.data for word in PREFILTER_KEYS):
         return FileResult(source.path, [], analysed=False, lines=lines)
     try:
         if fix is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Callable, Optional, Sequence
@@ -31,12 +31,6 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def lint_parallel(
-    check_chunk: ChunkFn, items: list[Item], jobs: int, rules: Optional[Sequence], fix: Optional[FixRequest]
-) -> list:
-    return start(check_chunk, items, jobs, rules, fix).results()
-
-
 class Running:
     """Chunks being checked in a pool while the caller does other work."""
 
@@ -46,23 +40,31 @@ class Running:
         self._futures = futures
         self._args = (check_chunk, rules, fix)
 
-    def results(self) -> list:
-        """Every chunk's results (waiting for them); the files of a dead worker are
-        checked again one by one."""
+    def results(self, on_done: Optional[Callable[[str], None]] = None) -> list:
+        """Every chunk's results (waiting for them, in the order they end; `on_done`
+        hears each file's name); the files of a dead worker are checked again one by one."""
         results: list = []
         suspects: list[Item] = []
+        chunks = {id(future): chunk for chunk, future in self._futures}
         try:
-            for chunk, future in self._futures:
+            for future in as_completed([future for _, future in self._futures]):
                 try:
-                    results.extend(future.result())
+                    checked = future.result()
+                    results.extend(checked)
+                    for item in checked if on_done is not None else ():
+                        on_done(item[0].path)
                 except BrokenProcessPool:
+                    chunk = chunks[id(future)]
                     # A worker died (killed, out of memory, a crash in native code) and took
                     # every pending chunk with it: those files are retried one by one.
                     suspects.extend(chunk)
         finally:
             self._executor.shutdown(cancel_futures=True)
         check_chunk, rules, fix = self._args
-        return results + _lint_isolated(check_chunk, suspects, rules, fix)
+        retried = _lint_isolated(check_chunk, suspects, rules, fix)
+        for item in retried if on_done is not None else ():
+            on_done(item[0].path)
+        return results + retried
 
     def cancel(self) -> None:
         self._executor.shutdown(cancel_futures=True)

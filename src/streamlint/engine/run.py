@@ -5,18 +5,20 @@ function its kind calls for; in a process pool (`pool.py`) when there are many.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
-from typing import NamedTuple, Optional, Sequence
+from typing import Callable, NamedTuple, Optional, Sequence
 
 from streamlint import memory, selection
 from streamlint import rules as registry
 from streamlint.cache import Cached, Conditional, ResultCache
 from streamlint.cache.keys import config_key
 from streamlint.config import SettingsResolver
-from streamlint.discovery import discover
+from streamlint.discovery import Discovery, discover
 from streamlint.engine import lint, pool
 from streamlint.engine.lint import FileResult, FixRequest
+from streamlint.engine.progress import Progress
 from streamlint.model import reads
 from streamlint.notebooks.fix import lint_fix_notebook
 from streamlint.notebooks.lint import lint_notebook
@@ -87,7 +89,16 @@ def lint_paths(
     if resolver is None and settings is not None:
         resolver = SettingsResolver(fixed=settings)
     found = discover(paths, resolver or SettingsResolver(), force_exclude=force_exclude)
-    return lint_files(found.files, jobs=jobs, rules=rules, cache=cache)
+    results = lint_files(found.files, jobs=jobs, rules=rules, cache=cache)
+    return sorted(results + unreadable_results(found), key=lambda r: r.path)
+
+
+def unreadable_results(found: Discovery) -> list[FileResult]:
+    """One SL000 for each directory named on the command line that cannot be read."""
+    return [
+        FileResult(shown, [source_error(shown, f"cannot read directory: {why}")], analysed=False, lines=0)
+        for shown, why in found.unreadable
+    ]
 
 
 def lint_files(
@@ -97,17 +108,21 @@ def lint_files(
     cache: ResultCache | None = None,
     *,
     fix: Optional[FixRequest] = None,
+    progress: Optional[Progress] = None,
 ) -> list[FileResult]:
     """Lint (path, settings) pairs, in a process pool when there are many; results
     sorted by path. With a `cache`, files whose stored result is still valid (and, with
-    `fix`, has nothing to fix) are not checked again; new results are stored and saved."""
+    `fix`, has nothing to fix) are not checked again; new results are stored and saved.
+    `progress` hears of each file as its result is known."""
     jobs = pool.default_jobs() if jobs is None else max(1, jobs)
     items = list(files)
     results: list[FileResult] = []
     keys: dict[str, tuple[str, str]] = {}  # filename -> (absolute path, config key)
     conditional: list[tuple[Item, Conditional]] = []
+    on_done = progress.file_done if progress is not None else None
     if cache is not None:
         items, results, conditional = _from_cache(items, rules, cache, keys, fix)
+        _tell(on_done, results)
     if items or conditional:
         lint.load_checker()  # a broken install is one internal error, not SL000 on every file
     checked: list[Checked] = []
@@ -115,19 +130,26 @@ def lint_files(
         # An edited helper: the files that changed are checked in the pool while this
         # process compares the helper's summaries for its importers (both parse the
         # helper; on two cores, side by side rather than one after the other).
-        running = pool.start(check_chunk, items, jobs, rules, fix)
+        with _still(progress):
+            running = pool.start(check_chunk, items, jobs, rules, fix)
         try:
+            settled = len(results)
             items = _settle(conditional, cache, fix, results)
+            _tell(on_done, results[settled:])
         except BaseException:
             running.cancel()
             raise
-        checked = running.results()
+        checked = running.results(on_done)
     elif conditional:
+        settled = len(results)
         items += _settle(conditional, cache, fix, results)
+        _tell(on_done, results[settled:])
     if jobs > 1 and len(items) > pool.PARALLEL_THRESHOLD:
-        checked += pool.lint_parallel(check_chunk, items, jobs, rules, fix)
+        with _still(progress):
+            parallel = pool.start(check_chunk, items, jobs, rules, fix)
+        checked += parallel.results(on_done)
     else:
-        checked += check_chunk(items, rules, fix)
+        checked += check_chunk(items, rules, fix, on_done=on_done)
     for result, digest, deps in checked:
         results.append(result)
         if cache is not None and digest is not None and result.fixed is None and _cacheable(result):
@@ -139,9 +161,11 @@ def lint_files(
 
 
 def check_chunk(
-    items: Sequence[Item], rules: Sequence[type[Rule]] | None = None, fix: Optional[FixRequest] = None
+    items: Sequence[Item], rules: Sequence[type[Rule]] | None = None, fix: Optional[FixRequest] = None,
+    *, on_done: Optional[Callable[[str], None]] = None,
 ) -> list[Checked]:
-    """Check files one after the other (in this process or in a pool worker)."""
+    """Check files one after the other (in this process or in a pool worker);
+    `on_done` (in this process) hears each file's name as its check ends."""
     if items:
         # lazy: the model imports libcst, which a run served from the cache never needs.
         from streamlint.model import project
@@ -152,6 +176,8 @@ def check_chunk(
     out = []
     for n, (path, settings) in enumerate(items, 1):
         out.append(check_path(path, settings, rules=rules, fix=fix))
+        if on_done is not None:
+            on_done(str(path))
         if n % TRIM_EVERY == 0:
             memory.release_memory()
     return out
@@ -260,6 +286,16 @@ def _summaries_now(wanted: set[tuple[str, tuple[str, ...]]]) -> dict[tuple[str, 
         except Exception:  # the importer is checked again: never worse than no cutoff
             continue
     return out
+
+
+def _still(progress: Optional[Progress]):
+    """No drawing while the pool forks its workers (see Progress.still)."""
+    return progress.still() if progress is not None else contextlib.nullcontext()
+
+
+def _tell(on_done: Optional[Callable[[str], None]], results: Sequence[FileResult]) -> None:
+    for result in results if on_done is not None else ():
+        on_done(result.path)
 
 
 def _cacheable(result: FileResult) -> bool:

@@ -58,7 +58,7 @@ def lint_cells(
     code = "\n".join(source for _, source in notebook.code_cells())
     lines = code.count("\n") + 1 if code else 0
     encoded = code.encode("utf-8", "surrogatepass")
-    if not any(word in encoded for word in PREFILTER_KEYS):
+    if not settings.named and not any(word in encoded for word in PREFILTER_KEYS):
         return LintedNotebook(FileResult(filename, [], analysed=False, lines=lines))
     module = cells.build(notebook, syntax_error)
     broken = [

@@ -75,8 +75,10 @@ class UnusedSuppression(Rule):
     ## Known limits
     - A baseline (`--baseline`) is applied after this rule: a suppression whose
       finding is also recorded in the baseline still counts as used.
-    - An `ignore-file` directive below the file's leading comment block has no
-      effect and is not reported.
+    - The written-wrong forms are reported whatever they name: a lower-case code
+      (`# noqa: sl103` suppresses nothing, as in ruff; the unsafe fix writes it in
+      upper case) and an `ignore-file` directive after code on its line (it
+      suppresses nothing; put it on a line of its own, as ruff's `# ruff: noqa`).
     """
 
     code = "SL900"

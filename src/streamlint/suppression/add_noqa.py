@@ -24,9 +24,9 @@ from streamlint.suppression.unused import CODE as UNUSED_SUPPRESSION
 SKIPPED = frozenset({SOURCE_ERROR, UNUSED_SUPPRESSION})
 
 
-def add_noqa(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int]:
+def add_noqa(text: str, diagnostics: Iterable[Diagnostic], reason: str = "") -> tuple[str, int]:
     """`text` with `# noqa` comments for `diagnostics` (findings in that text), and the
-    number of codes added."""
+    number of codes added; `reason` (ruff's `--add-noqa=REASON`) follows the codes."""
     layout = comments.scan(text)
     wanted: dict[int, set[str]] = {}
     for diag in diagnostics:
@@ -37,6 +37,7 @@ def add_noqa(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int]:
             wanted.setdefault(row, set()).add(diag.code)
     lines = split_lines(text, keepends=True)
     added = 0
+    after = f" {reason.strip()}" if reason.strip() else ""
     for row, codes in sorted(wanted.items()):
         line = lines[row - 1]
         body = line.rstrip("\r\n")
@@ -47,23 +48,23 @@ def add_noqa(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int]:
             if not new:
                 continue
             end = noqa.codes_end
-            body = f"{body[:end]}, {', '.join(new)}{body[end:]}"
+            body = f"{body[:end]}, {', '.join(new)}{after}{body[end:]}"
         else:
             new = sorted(codes)
-            body = f"{body.rstrip()}  # noqa: {', '.join(new)}"
+            body = f"{body.rstrip()}  # noqa: {', '.join(new)}{after}"
         lines[row - 1] = body + ending
         added += len(new)
     return "".join(lines), added
 
 
-def add_noqa_to_file(path: str | Path, diagnostics: Iterable[Diagnostic]) -> int:
+def add_noqa_to_file(path: str | Path, diagnostics: Iterable[Diagnostic], reason: str = "") -> int:
     """Add the comments to a .py file in place (keeping its BOM, line endings and
     permissions); the number of codes added. A file that is no longer UTF-8 is left alone."""
     source = SourceFile(str(path), Path(path).read_bytes())
     text = source.text()
     if not isinstance(text, str):
         return 0
-    new_text, added = add_noqa(text, diagnostics)
+    new_text, added = add_noqa(text, diagnostics, reason)
     if added:
         write_atomic(path, source.encode(new_text))
     return added
@@ -78,6 +79,7 @@ def _comment_row(diag: Diagnostic, layout: comments.Suppressions) -> int | None:
 
 def _noqa_with_codes(layout: comments.Suppressions, row: int) -> comments.Directive | None:
     for directive in layout.directives:
-        if directive.row == row and directive.kind == "noqa" and directive.codes:
+        lower = directive.malformed is comments.Malformed.LOWER_CASE  # SL900 asks to fix it first
+        if directive.row == row and directive.kind == "noqa" and directive.codes and not lower:
             return directive
     return None

@@ -12,11 +12,14 @@ from streamlint.suppression import comments, unused
 
 
 def apply_suppressions(
-    found: Iterable[Diagnostic], text: str, filename: str, enabled: Collection[str]
+    found: Iterable[Diagnostic], text: str, filename: str, enabled: Collection[str], *, honour_comments: bool = True
 ) -> list[Diagnostic]:
     """The findings of the `enabled` rules that no comment suppresses, with SL900's
-    when it is enabled; sorted."""
+    when it is enabled; sorted. Without `honour_comments` (`--ignore-noqa`, as in
+    ruff) every finding is kept and no comment is judged."""
     kept = [d for d in found if d.code in enabled or d.code == selection.SOURCE_ERROR]
+    if not honour_comments:
+        return sorted(d for d in kept if d.code != unused.CODE)
     if not kept and (unused.CODE not in enabled or not unused.could_report(text)):
         return []  # nothing to suppress, nothing SL900 could say: no need to tokenize
     parsed = comments.parse(text)

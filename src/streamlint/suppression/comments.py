@@ -1,12 +1,15 @@
 """Suppression comments: `# noqa[: codes]`, `# streamlint: ignore[codes]` on a line, and
-`# streamlint: ignore-file[codes]` in the file's leading comment block.
+`# streamlint: ignore-file[codes]` on a line of its own anywhere in the file (ruff's rule
+for `# ruff: noqa`: after a module docstring or the imports too; after code on the same
+line it suppresses nothing, and SL900 says so).
 
 Comments are found with `tokenize`, so text inside strings never counts. Every form
 takes codes or prefixes (`SL4`); no codes means all codes. As in ruff, codes after
 `noqa` without a colon make a bare noqa, and a colon followed by no code suppresses
-nothing (both are reported by SL900). A comment suppresses a finding on the finding's
-line or on the last line of the statement that holds it (where formatters leave
-trailing comments). SL000 is never suppressed.
+nothing (both are reported by SL900), and so does a lower-case code (`# noqa: sl103`:
+ruff too reads it as an invalid list; SL900 names the upper-case spelling). A comment
+suppresses a finding on the finding's line or on the last line of the statement that
+holds it (where formatters leave trailing comments). SL000 is never suppressed.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ class Code:
 class Malformed(enum.Enum):
     MISSING_COLON = "missing-colon"
     NO_CODES = "no-codes"
+    LOWER_CASE = "lower-case"  # `noqa: sl103`: as in ruff, an invalid list suppresses nothing
+    NOT_OWN_LINE = "not-own-line"  # `x = 1  # streamlint: ignore-file`: a file's comment after code
 
 
 @dataclass(frozen=True)
@@ -63,7 +68,8 @@ class Directive:
     # A noqa comment written wrong, as ruff reads it (reported by SL900):
     # MISSING_COLON, codes without the colon ("noqa SL103"; codes_start/end then span
     # them), is a bare noqa that suppresses every code; NO_CODES, a colon followed by
-    # no code ("noqa:"), suppresses nothing.
+    # no code ("noqa:"), LOWER_CASE, a code not in upper case ("noqa: sl103"), and
+    # NOT_OWN_LINE, an ignore-file after code on its line, suppress nothing.
     malformed: Optional[Malformed] = None
 
 
@@ -105,17 +111,17 @@ def parse(text: str) -> Suppressions:
 def scan(text: str) -> Suppressions:
     """Like `parse`, and always fills the layout (statement ends, comments, line ends)."""
     found = Suppressions()
-    leading = True  # still in the leading comment block
+    last_code_row = 0  # the last row that holds code (a comment there trails it)
     line_start = None  # first row of the current logical line
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type == tokenize.COMMENT:
                 found.comments[tok.start[0]] = (tok.start[1], tok.string)
-                _add_comment(found, tok.string, tok.start, leading)
+                _add_comment(found, tok.string, tok.start, own_line=tok.start[0] != last_code_row)
             elif tok.type in (tokenize.NL, tokenize.NEWLINE):
                 found.line_ends.add(tok.start[0])
-            elif tok.type != tokenize.ENDMARKER:
-                leading = False
+            elif tok.type not in (tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT):
+                last_code_row = tok.end[0]
             if tok.type not in (tokenize.COMMENT, tokenize.NL) and line_start is None:
                 line_start = tok.start[0]
             if tok.type == tokenize.NEWLINE and line_start is not None:
@@ -137,7 +143,7 @@ def filter_diagnostics(diagnostics: Iterable[Diagnostic], text: str) -> list[Dia
     return [d for d in diagnostics if not found.suppresses(d)]
 
 
-def _add_comment(found: Suppressions, comment: str, start: tuple[int, int], leading: bool) -> None:
+def _add_comment(found: Suppressions, comment: str, start: tuple[int, int], own_line: bool) -> None:
     row, col = start
     for match in _NOQA.finditer(comment):
         codes = _spans(match, _NOQA_CODE, col)
@@ -145,6 +151,10 @@ def _add_comment(found: Suppressions, comment: str, start: tuple[int, int], lead
         if match.group("codes") is None and match.group().endswith(":"):
             # As in ruff, a colon promises codes: with none, the comment suppresses nothing.
             found.directives.append(replace(directive, malformed=Malformed.NO_CODES))
+            continue
+        if any(c.text != c.selector for c in codes):
+            # As in ruff, `noqa: sl103` is not a list of codes: it suppresses nothing.
+            found.directives.append(replace(directive, malformed=Malformed.LOWER_CASE))
             continue
         # A bare noqa suppresses everything, as in flake8 and ruff.
         _merge_line(found, row, frozenset(c.selector for c in codes) if codes else None)
@@ -161,13 +171,15 @@ def _add_comment(found: Suppressions, comment: str, start: tuple[int, int], lead
         codes = _spans(match, _DIRECTIVE_CODE, col)
         selectors = frozenset(c.selector for c in codes) if codes else None
         kind = match.group("kind").lower()
+        directive = _directive(kind, row, col, match, codes or None)
         if kind == "ignore-file":
-            if not leading:
-                continue  # not in the leading comment block: no effect
+            if not own_line:  # after code: no effect, as ruff's file-level noqa (SL900 says so)
+                found.directives.append(replace(directive, malformed=Malformed.NOT_OWN_LINE))
+                continue
             found.file = None if selectors is None or found.file is None else found.file | selectors
         else:
             _merge_line(found, row, selectors)
-        found.directives.append(_directive(kind, row, col, match, codes or None))
+        found.directives.append(directive)
 
 
 def _spans(match: re.Match, pattern: re.Pattern, col: int) -> tuple[Code, ...]:

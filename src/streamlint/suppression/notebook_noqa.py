@@ -17,7 +17,7 @@ from streamlint.source import SourceFile
 from streamlint.suppression.add_noqa import add_noqa
 
 
-def add_noqa_to_notebook(path: str | Path, diagnostics: Iterable[Diagnostic]) -> int:
+def add_noqa_to_notebook(path: str | Path, diagnostics: Iterable[Diagnostic], reason: str = "") -> int:
     """Add the comments to the notebook in place; the number of codes added."""
     source = SourceFile(str(path), Path(path).read_bytes())
     text = source.text()
@@ -37,7 +37,7 @@ def add_noqa_to_notebook(path: str | Path, diagnostics: Iterable[Diagnostic]) ->
         for d in diagnostics
         if d.cell in first_rows
     ]
-    new_text, added = add_noqa(module.text, virtual)
+    new_text, added = add_noqa(module.text, virtual, reason)
     if not added:
         return 0
     try:

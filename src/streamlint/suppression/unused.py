@@ -56,6 +56,14 @@ def find(
         if directive.malformed is Malformed.NO_CODES:
             out.append(_no_codes(filename, lines, found, directive))
             continue
+        if directive.malformed is Malformed.LOWER_CASE:
+            # `# noqa: e501` is another tool's comment (and hides none of ours either way).
+            if any(_OWN_SELECTOR.fullmatch(c.selector) for c in directive.codes or ()):
+                out.append(_lower_case(filename, lines, directive))
+            continue
+        if directive.malformed is Malformed.NOT_OWN_LINE:
+            out.append(_not_own_line(filename, directive))
+            continue
         if directive.codes is None:
             # A bare noqa comment also silences other tools: it is never reported.
             if directive.kind == "ignore" and (index, None) not in used:
@@ -163,6 +171,31 @@ def _no_codes(filename: str, lines: list[str], found: Suppressions, directive: D
         filename, row, directive.start + 1, CODE, message, row, directive.end + 1, row,
         UnusedSuppression.name,
         fix=Fix("Remove the empty suppression", Applicability.SAFE, (_removal(lines, found, directive, None),)),
+    )  # fmt: skip
+
+
+def _lower_case(filename: str, lines: list[str], directive: Directive) -> Diagnostic:
+    """ruff's warning for `# noqa: e711`: codes are upper case, so the comment is not a
+    list of codes and suppresses nothing. The fix (upper case) is unsafe: it starts
+    suppressing."""
+    row = directive.row
+    written = lines[row - 1][directive.codes_start : directive.codes_end]
+    message = f"`# noqa: {written}` suppresses nothing: codes are upper case; write `# noqa: {written.upper()}`"
+    edit = Edit(row, directive.codes_start + 1, row, directive.codes_end + 1, written.upper())
+    return Diagnostic(
+        filename, row, directive.start + 1, CODE, message, row, directive.end + 1, row,
+        UnusedSuppression.name, fix=Fix("Write the codes in upper case", Applicability.UNSAFE, (edit,)),
+    )  # fmt: skip
+
+
+def _not_own_line(filename: str, directive: Directive) -> Diagnostic:
+    """ruff's warning for `# ruff: noqa` after code: a file's suppression must be on a
+    line of its own."""
+    row = directive.row
+    message = ("`# streamlint: ignore-file` after code suppresses nothing: put it on a line of its own "
+               "(or use `# streamlint: ignore[...]` for this line)")
+    return Diagnostic(
+        filename, row, directive.start + 1, CODE, message, row, directive.end + 1, row, UnusedSuppression.name,
     )  # fmt: skip
 
 
