@@ -84,6 +84,64 @@ CASES = {
                     torch.cuda.synchronize()
             return out.mean().item()
         """, "(i + 1) % 8 == 0", "True", [("host_read_before_sync", "f")]),
+    "a project's @contextmanager that enters a side stream": ("""
+        from contextlib import contextmanager
+        import torch
+
+        class Overlap:
+            def __init__(self):
+                self.stream = torch.cuda.Stream()
+
+            @contextmanager
+            def side(self):
+                with torch.cuda.stream(self.stream):
+                    yield
+
+            def run(self, encoder, batch_cpu):
+                batch = batch_cpu.cuda()
+                {fix}
+                with self.side():
+                    feats = encoder(batch)
+                torch.cuda.current_stream().wait_stream(self.stream)
+                feats.record_stream(torch.cuda.current_stream())
+                return feats
+        """, "pass", "self.stream.wait_stream(torch.cuda.current_stream())", [("read_after_write", "run")]),
+    "a model passed in runs on the stream it is called under": ("""
+        import torch
+        def step(model, batch):
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                logits = model(batch)
+            {fix}
+            top = logits.topk(5)
+            logits.record_stream(torch.cuda.current_stream())
+            return top
+        """, "pass", "torch.cuda.current_stream().wait_stream(side)", [("read_after_write", "step")]),
+    "an async collective's work handle orders the current stream when waited": ("""
+        import torch
+        import torch.distributed as dist
+        def reduce(grad, out):
+            comm = torch.cuda.Stream()
+            comm.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(comm):
+                work = dist.all_reduce(grad, async_op=True)
+            {fix}
+            out.copy_(grad)
+            grad.record_stream(comm)
+        """, "pass", "work.wait()", [("read_after_write", "reduce")]),
+    "numba's auto_synchronize waits at the end of the with": ("""
+        import numpy as np
+        from numba import cuda
+        def f(n):
+            stream = cuda.stream()
+            h = cuda.pinned_array(n, dtype=np.float32)
+            with stream.auto_synchronize():
+                d = cuda.to_device(h, stream=stream)
+                d.copy_to_host(h, stream=stream)
+                {fix}
+            return float(h[0])
+        """, "return float(h[0])", "pass", [("host_read_before_sync", "f")]),
 }
 
 

@@ -60,8 +60,10 @@ def _collective(written: tuple[int, ...], arguments: Arguments, state: State, fr
     site = frame.site(arguments.node)
     current = state.current_stream(F)
     for index, (value, _) in enumerate(arguments.positional):
-        if value.is_buffer and value.identity is not None:
+        # a collective's positional arguments are CUDA tensors (its table says which it writes)
+        if value.kind in (ValueKind.BUFFER, ValueKind.UNKNOWN) and value.identity is not None:
             device = _on_device(value) if value.memory is Memory.UNKNOWN else value
+            state = _known_as(state, value, device)
             state = _touch(state, frame, site, device, False, current)
             if index in written:
                 state = _touch(state, frame, site, device, True, current)
@@ -69,6 +71,16 @@ def _collective(written: tuple[int, ...], arguments: Arguments, state: State, fr
         return AbsValue(ValueKind.UNKNOWN), state
     work = AbsValue(ValueKind.EVENT, F, identity=Path(Root.fresh(site)), stream=current)
     return work, do(state, frame, Effect(EffectKind.RECORD_EVENT, site, work.identity, current, framework=F))
+
+
+def _known_as(state: State, before: AbsValue, after: AbsValue) -> State:
+    """Every name holding `before` now holds `after`: evidence about a value is about it wherever it is."""
+    if before == after:
+        return state
+    for name, value in state.names:
+        if value == before:
+            state = state.bind(name, after)
+    return state
 
 
 def _new_stream(arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -296,10 +308,10 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
     """`t.to(device)`: a copy only where `t` is elsewhere; the result is new memory there."""
     to_device = target is Memory.DEVICE
     if not source.is_buffer or source.memory is Memory.UNKNOWN:
-        # a copy to a device of a value the code says nothing about: the result is a tensor
-        # there, and with non_blocking=True the code says it comes from the other side
-        if not non_blocking:
-            return _fresh(frame, arguments, target, state.current_stream(F) if to_device else None), state
+        # a copy to a device of a value the code says nothing about: a tensor on the other side
+        # (with non_blocking=False, for a copy to the host, it may already be there: not told)
+        if not non_blocking and not to_device:
+            return _fresh(frame, arguments, target, None), state
         source = AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN if to_device else Memory.DEVICE, source.identity)
     elif to_device == is_device(source):
         return source, state  # already there: `to` returns the tensor itself
@@ -310,11 +322,16 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
     state = operation(state, frame, site, "torch.Tensor.to", OpKind.COPY_H2D if to_device else OpKind.COPY_D2H,
                       current, blocks, source.memory if to_device else memory)
     result = _fresh(frame, arguments, memory, current if to_device else None)
+    host_waits = Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F)
+    if blocks and to_device:
+        # an upload that blocks waits for the stream's earlier work, then queues its copy: the
+        # device side may still be written when the host goes on (CUDA's pageable staging)
+        state = do(state, frame, host_waits)
     if source.identity is not None:
         state = access(state, frame, site, source.identity, False, current, host_memory=to_device)
     state = access(state, frame, site, result.identity, True, current, host_memory=not to_device)
-    if not non_blocking or (to_device and source.memory is Memory.PAGEABLE):
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
+    if blocks and not to_device:
+        state = do(state, frame, host_waits)  # a download that blocks returns with the data there
     return result, state
 
 
@@ -336,16 +353,18 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
             state = access(state, frame, site, tensor.identity, True, current)
         return tensor, state
     non_blocking = arguments.flag(Arg(1, "non_blocking"), False)
+    crosses = is_device(tensor) != is_device(source)
+    blocks = not non_blocking or Memory.PAGEABLE in (tensor.memory, source.memory)
+    if crosses and blocks and is_device(tensor):  # a blocking upload waits for earlier work first
+        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
     if source.identity is not None:
         state = access(state, frame, site, source.identity, False, current, host_memory=not is_device(source))
     if tensor.identity is not None:
         state = access(state, frame, site, tensor.identity, True, current, host_memory=not is_device(tensor))
-    crosses = is_device(tensor) != is_device(source)
-    blocks = not non_blocking or Memory.PAGEABLE in (tensor.memory, source.memory)
     kind = OpKind.COPY_D2D if not crosses else (OpKind.COPY_H2D if is_device(tensor) else OpKind.COPY_D2H)
     host_side = source.memory if is_device(tensor) else tensor.memory
     state = operation(state, frame, site, "torch.Tensor.copy_", kind, current, crosses and blocks, host_side)
-    if crosses and blocks:
+    if crosses and blocks and is_host(tensor):  # a download that blocks returns with the data there
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
     return tensor, state
 
