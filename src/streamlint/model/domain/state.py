@@ -25,7 +25,8 @@ class State:
     current: tuple[tuple[str, StreamRef], ...] = ()  # framework -> its current stream
     order: Order = Order()
     reachable: bool = True  # False after `return`/`raise` on this path
-    capturing: frozenset[StreamRef] = frozenset()  # streams whose work is recorded into a graph
+    # streams whose work is recorded into a graph, and the events recorded in such a capture
+    capturing: frozenset = frozenset()
 
     # -- reads ---------------------------------------------------------------------
     def value(self, name: str) -> AbsValue:

@@ -134,13 +134,28 @@ def _capture(begin: bool) -> Callable[[State, Effect], Result]:
     return handler
 
 
+def _record_in_capture(state: State, e: Effect) -> Result:
+    """An event recorded on a capturing stream belongs to the capture: a stream that waits for
+    it joins the capture (CUDA's cross-stream capture)."""
+    state = state.with_order(_record_event(state.order, e))
+    if e.stream in state.capturing and e.path is not None:
+        state = replace(state, capturing=state.capturing | {e.path})
+    return state, []
+
+
+def _wait_in_capture(state: State, e: Effect) -> Result:
+    if e.path is not None and e.path in state.capturing and e.stream is not None:
+        return replace(state, capturing=state.capturing | {e.stream}), []
+    return state.with_order(_wait_event(state.order, e)), []
+
+
 _HANDLERS: dict[EffectKind, Callable[[State, Effect], Result]] = {
     EffectKind.BEGIN_CAPTURE: _capture(True),
     EffectKind.END_CAPTURE: _capture(False),
     EffectKind.ACCESS: _access,
     EffectKind.WAIT_STREAM: _ordering(_wait_stream),
-    EffectKind.RECORD_EVENT: _ordering(_record_event),
-    EffectKind.WAIT_EVENT: _ordering(_wait_event),
+    EffectKind.RECORD_EVENT: _record_in_capture,
+    EffectKind.WAIT_EVENT: _wait_in_capture,
     EffectKind.SYNC_STREAM: _ordering(_sync_stream),
     EffectKind.SYNC_EVENT: _ordering(_sync_event),
     EffectKind.SYNC_DEVICE: _ordering(lambda order, e: order.synchronize_device()),
