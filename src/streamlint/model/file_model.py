@@ -9,7 +9,8 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model.domain.order import ConflictKind
-from streamlint.model.findings import Hazard, place
+from streamlint.model.findings import Hazard, at_boundary, place
+from streamlint.model.transfer.frame import ROOT_CONTEXT
 from streamlint.model.interproc.program import Program, loader_for, unit_of
 from streamlint.model.interproc.solver import Solved, Solver
 
@@ -35,13 +36,24 @@ def analyze_file(module: cst.Module, path: str = "") -> FileModel:
     solved = solver.solve_module()
     hazards = []
     seen = set()
-    for function, conflict in solved.conflicts_in(name):
-        hazard = place(function, conflict)
+    for function, conflict in _all_conflicts(solver, solved, name):
+        hazard = conflict if isinstance(conflict, Hazard) else place(function, conflict)
         key = _problem(hazard)
         if key not in seen:
             seen.add(key)
             hazards.append(hazard)
     return FileModel(name, hazards, solved, solver)
+
+
+def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
+    """The conflicts the walks saw, then memory handed out unfinished by functions no caller
+    in sight calls (their callers' reads are out of sight: the boundary is the place)."""
+    found: list = list(solved.conflicts_in(name))
+    for (qualname, context), walked in solved.walks.items():
+        if not qualname.startswith(name + ".") or qualname in solver.called or context != ROOT_CONTEXT:
+            continue
+        found.extend((qualname, at_boundary(qualname, c)) for c in walked.handed_out)
+    return found
 
 
 def _problem(hazard: Hazard) -> tuple:

@@ -21,6 +21,9 @@ class Placement(Enum):
     # a release racing an access of another stream: reported at that access, where the
     # allocator must be told of the stream (`record_stream`) or the memory kept alive
     AT_RACING_USE = "at_racing_use"
+    # memory returned while another stream may still write it, by a function no caller in sight
+    # calls: reported at the return, where the reader is out of sight
+    AT_BOUNDARY = "at_boundary"
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,11 @@ def place(function: str, conflict: Conflict) -> Hazard:
         return Hazard(conflict.kind, function, shown_at(earlier), Placement.AT_RACING_USE, later, earlier, shown_at(earlier))
     placement = Placement.AT_CALL if later.chain else Placement.AT_ACCESS
     return Hazard(conflict.kind, function, shown_at(later), placement, later, earlier, shown_at(earlier))
+
+
+def at_boundary(function: str, conflict: Conflict) -> Hazard:
+    later, earlier = conflict.later, conflict.earlier
+    return Hazard(conflict.kind, function, later.site, Placement.AT_BOUNDARY, later, earlier, shown_at(earlier))
 
 
 def split_site(site: str) -> Optional[tuple[str, int]]:

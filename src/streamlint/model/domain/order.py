@@ -144,10 +144,13 @@ class Order:
         return replace(self, events=events)
 
     def recorded(self, event: Path) -> Optional[frozenset]:
+        """What the event captured. An event of an earlier iteration (an item of a list of
+        events filled in a loop) stands for every event made at its site."""
+        found = None
         for path, captured in self.events:
-            if path == event:
-                return captured
-        return None
+            if path == event or _same_site_any_age(path, event):
+                found = captured if found is None else found | captured
+        return found
 
     def wait_event(self, waiter: StreamRef, event: Path) -> "Order":
         captured = self.recorded(event)
@@ -241,3 +244,9 @@ def _join_events(a: Iterable, b: Iterable) -> tuple:
     for path, captured in list(a) + list(b):
         merged[path] = merged.get(path, frozenset()) | captured
     return tuple(merged.items())
+
+
+def _same_site_any_age(path: Path, event: Path) -> bool:
+    root, other = path.root, event.root
+    return (event.root.age == 1 and other.kind is root.kind and root.site != "" and root.site == other.site
+            and path.steps == event.steps)

@@ -58,6 +58,7 @@ class Solver:
         self._stack: set[str] = set()
         self._contexts: dict[str, set[CallContext]] = {}
         self._class_states: dict[str, tuple] = {}
+        self.called: set[str] = set()  # functions some walked call site called
         self._globals: dict[str, dict] = {}
         self._nodes: dict[str, dict[int, int]] = {}
         self._ids: dict[int, dict] = {}
@@ -65,10 +66,15 @@ class Solver:
     def solve_module(self) -> Solved:
         self._globals[self.program.main.name] = self._module_names(self.program.main.name)
         for qualname in list(self.program.main.functions):
-            self.summary(qualname, ROOT_CONTEXT)
+            self._solve(qualname, ROOT_CONTEXT)
         return self.solved
 
     def summary(self, qualname: str, context: CallContext) -> Optional[FunctionSummary]:
+        """A call site asks (ProgramView): the callee has a caller in sight."""
+        self.called.add(qualname)
+        return self._solve(qualname, context)
+
+    def _solve(self, qualname: str, context: CallContext) -> Optional[FunctionSummary]:
         function = self.program.function(qualname)
         if function is None or len(self.solved.walks) >= MAX_WALKS:
             return None
@@ -134,7 +140,7 @@ class Solver:
     def _stores_of(self, methods: list[str], receiver_state: tuple) -> tuple:
         found: tuple = ()
         for method in methods:
-            summary = self.summary(method, CallContext(receiver_state=receiver_state or (("", UNKNOWN),)))
+            summary = self._solve(method, CallContext(receiver_state=receiver_state or (("", UNKNOWN),)))
             if summary is not None:
                 found = join_stores(found, as_receiver_state(summary.self_stores))
         return found

@@ -59,6 +59,7 @@ class Gathered:
     exit_state: Optional[State] = None  # the join of the states it returns or falls off the end with
     evidence: dict[str, set[str]] = field(default_factory=dict)  # parameter -> what its use shows it is
     yielded: Optional[tuple] = None  # the current streams at the first `yield`
+    handed_out: list[Conflict] = field(default_factory=list)  # memory returned while still being written
 
 
 @dataclass

@@ -29,11 +29,12 @@ WALKS: dict[tuple[str, CallContext], int] = {}
 class Walked:
     summary: FunctionSummary
     conflicts: tuple[Conflict, ...]
+    handed_out: tuple[Conflict, ...] = ()  # returned memory another stream may still write
 
 
 # Nodes that can perform work, and so have a site: calls, operators, stores.
 _NUMBERED = (cst.Call, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del, cst.BinaryOperation, cst.UnaryOperation,
-             cst.Comparison, cst.Subscript)
+             cst.Comparison, cst.Subscript, cst.Return)
 
 
 def call_ordinals(function: cst.CSTNode) -> dict[int, int]:
@@ -75,7 +76,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         context.hot, _entered(frame.found.yielded), truncated,
     )
     summary = sealed(summary)
-    return Walked(summary, tuple(frame.found.conflicts))
+    return Walked(summary, tuple(frame.found.conflicts), tuple(frame.found.handed_out))
 
 
 def _parameters(node: cst.FunctionDef) -> tuple[str, ...]:

@@ -8,7 +8,8 @@ from typing import Callable, Sequence
 
 import libcst as cst
 
-from streamlint.model.domain.paths import Index, Path
+from streamlint.model.domain.order import AccessEvent
+from streamlint.model.domain.paths import Index, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind, truth
@@ -143,8 +144,19 @@ def _return(node: cst.Return, state: State, frame: Frame) -> State:
     if node.value is not None:
         value, state = evaluate(node.value, state, frame)
     frame.found.returned = value if frame.found.returned is None else frame.found.returned.join(value)
+    _hand_out(value, state, frame, node)
     leave(state, frame)
     return state.unreachable()
+
+
+def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> None:
+    """Memory returned while another stream may still write it: the caller's current stream
+    reads it next. Kept apart: reported here only where no caller in sight reads it."""
+    identities = ([value.identity] if value.identity is not None else []) + list(value.members)
+    caller = AccessEvent(Path(Root.local("<returned>")), False, state.current_stream(F), frame.site(node))
+    for identity in identities:
+        found = state.order.conflicts(replace(caller, path=identity))
+        frame.found.handed_out.extend(c for c in found if c.earlier.write and not c.earlier.assumed)
 
 
 def leave(state: State, frame: Frame) -> None:
