@@ -24,7 +24,7 @@ from streamlint.source import SourceFile
 
 # The formats --statistics can be printed in (as ruff: its text, or JSON); the others
 # (SARIF, annotations, reports) have no place for counts.
-STATISTICS_FORMATS = ("text", "full", "json")
+STATISTICS_FORMATS = ("concise", "full", "json")
 
 
 @dataclass
@@ -63,7 +63,7 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def validate(args: argparse.Namespace, reads_stdin: bool) -> None:
     """Refuse combinations of options that cannot work (exit 2)."""
     if args.statistics and args.format not in STATISTICS_FORMATS:
-        raise UsageError(f"--statistics cannot be shown in the {args.format} format; use text or json")
+        raise UsageError(f"--statistics cannot be shown in the {args.format} format; use full, concise or json")
     if args.update_baseline and args.baseline is None:
         raise UsageError("--update-baseline needs --baseline FILE")
     if args.add_noqa and args.baseline is not None:

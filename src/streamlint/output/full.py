@@ -24,6 +24,7 @@ from streamlint.diagnostics import Diagnostic
 from streamlint.fixes.apply import apply_edits
 from streamlint.fixes.model import Applicability
 from streamlint.output import text
+from streamlint.output.advice import help_line
 from streamlint.output.excerpt import excerpt
 from streamlint.output.options import Options, SourceLoader
 
@@ -35,22 +36,22 @@ def write(
     quiet: bool = False,
     source: SourceLoader | None = None,
     unsafe_fixes: bool = False,
+    color: bool = False,
+    fixed: int = 0,
 ) -> None:
     for diag in diagnostics:
         lines = source(diag.filename, diag.cell) if source is not None else None
-        out.write(render_finding(diag, lines, unsafe_fixes=unsafe_fixes))
+        out.write(render_finding(diag, lines, unsafe_fixes=unsafe_fixes, color=color))
         out.write("\n")
     if not quiet:
-        out.write(text.summary(len(diagnostics)) + "\n")
-        hint = text.fix_hint(diagnostics, unsafe_fixes)
-        if hint:
-            out.write(hint + "\n")
+        text.write_summary(diagnostics, out, unsafe_fixes=unsafe_fixes, fixed=fixed, color=color)
 
 
-def render_finding(diag: Diagnostic, lines: list[str] | None, *, unsafe_fixes: bool = False) -> str:
+def render_finding(
+    diag: Diagnostic, lines: list[str] | None, *, unsafe_fixes: bool = False, color: bool = False
+) -> str:
     """One finding as the full format shows it, ending with a newline."""
-    mark = " [*]" if diag.fix is not None and diag.fix.applies(unsafe_fixes) else ""
-    parts = [f"{text.location(diag)}: {diag.code}{mark} {diag.message}\n"]
+    parts = [text.headline(diag, unsafe_fixes=unsafe_fixes, color=color) + "\n"]
     shown = excerpt(diag, lines, label=diag.code)
     parts.append(shown)
     help_text = help_line(diag)
@@ -60,13 +61,6 @@ def render_finding(diag: Diagnostic, lines: list[str] | None, *, unsafe_fixes: b
     if diag.fix is not None:
         parts.append("\n" + fix_diff(diag, lines))
     return "".join(parts)
-
-
-def help_line(diag: Diagnostic) -> str:
-    """What the user can do: the finding's own help, else its fix's title (as ruff)."""
-    if diag.help:
-        return diag.help
-    return diag.fix.message if diag.fix is not None else ""
 
 
 def fix_diff(diag: Diagnostic, lines: list[str] | None) -> str:
@@ -97,4 +91,4 @@ def fix_diff(diag: Diagnostic, lines: list[str] | None) -> str:
 
 def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: Options) -> None:
     write(diagnostics, out, quiet=options.quiet, source=options.source,
-          unsafe_fixes=options.unsafe_fixes)
+          unsafe_fixes=options.unsafe_fixes, color=options.color, fixed=options.fixed)
