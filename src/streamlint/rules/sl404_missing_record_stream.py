@@ -107,7 +107,7 @@ class MissingRecordStream(Rule):
             if h.peer is not None:
                 yield Finding(
                     h.node,
-                    f"`{h.buffer}` is left on its holder at line {analysis.line_of(h.other)} together with a tensor "
+                    f"{named(h.buffer)} is left on its holder at line {analysis.line_of(h.other)} together with a tensor "
                     f"this function records on {named(h.second)} (line {analysis.line_of(h.peer)}), so it comes "
                     f"from {named(h.first)} too; it is used on {named(h.second)} here without `record_stream`: when "
                     f"line {analysis.line_of(h.release)} rebinds it, its memory may go to new work on "
@@ -120,7 +120,7 @@ class MissingRecordStream(Rule):
             if h.kept_in:
                 yield Finding(
                     h.node,
-                    f"`{h.buffer}` is allocated on {named(h.first)} here and kept in `{h.kept_in}`, whose entries "
+                    f"{named(h.buffer)} is allocated on {named(h.first)} here and kept in `{h.kept_in}`, whose entries "
                     f"`{h.handed_by}` hands to the caller (line {analysis.line_of(h.release)}): the caller uses it on "
                     f"its current stream and drops it without `record_stream`, so its memory may go to new work on "
                     f"{named(h.first)} too early",
@@ -136,7 +136,7 @@ class MissingRecordStream(Rule):
                 released = f"released at line {analysis.line_of(h.release)}"
             yield Finding(
                 h.node,
-                f"`{h.buffer}` was allocated on {named(h.first)} (line {analysis.line_of(h.other)}), is used "
+                f"{named(h.buffer)} was allocated on {named(h.first)} (line {analysis.line_of(h.other)}), is used "
                 f"on {named(h.second)} here, then {released} without `record_stream`: its memory may go to "
                 f"new work on {named(h.first)} too early",
                 fix=_fix(builder, record, h),
