@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Optional, TextIO
 
 from streamlint import cache as result_cache
+from streamlint import output
 from streamlint.commands import add_noqa, baseline, fix, report, show, sources
 from streamlint.commands.exit import EXIT_CLEAN, EXIT_FINDINGS, UsageError
 from streamlint.commands.options import resolver_from
@@ -62,7 +63,7 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def validate(args: argparse.Namespace, reads_stdin: bool) -> None:
     """Refuse combinations of options that cannot work (exit 2)."""
-    if args.statistics and args.format not in STATISTICS_FORMATS:
+    if args.statistics and output.canonical(args.format) not in STATISTICS_FORMATS:
         raise UsageError(f"--statistics cannot be shown in the {args.format} format; use full, concise or json")
     if args.update_baseline and args.baseline is None:
         raise UsageError("--update-baseline needs --baseline FILE")

@@ -19,7 +19,7 @@ from streamlint.diagnostics import Diagnostic, sort_key
 from streamlint.engine.lint import FileResult
 from streamlint.fixes.runner import describe, unified_diff, write_atomic
 from streamlint.notebooks.fix import cell_diff
-from streamlint.output import text
+from streamlint.output import canonical, text
 from streamlint.source import SourceFile, SourceKind
 
 # The formats that end with summary lines (the others are read by tools).
@@ -60,7 +60,7 @@ def run(
     if not args.fix_only:
         # (the summary line says how many were fixed, as ruff's: "Found 3 errors (2 fixed, 1 remaining).")
         report.write(args, fixed.diagnostics, out, sources.loader("-", None), fixed=len(fixed.applied))
-    elif not args.quiet and args.format in HUMAN_FORMATS:
+    elif not args.quiet and canonical(args.format) in HUMAN_FORMATS:
         summary = text.fix_only_summary(len(fixed.applied), fixed.diagnostics, args.unsafe_fixes)
         if summary:
             out.write(summary + "\n")
