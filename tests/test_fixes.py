@@ -108,7 +108,7 @@ def test_cli_fix_writes_and_is_idempotent(tmp_path, capsys):
     assert code == 0, out
     assert target.read_text() == _after(before).read_text()
     assert stat.S_IMODE(target.stat().st_mode) == 0o640  # permissions kept
-    assert "Fixed 4 findings" in out and "[unsafe] Pass `non_blocking=True`" in out
+    assert "Fixed 4 errors:" in out and "[unsafe] Pass `non_blocking=True`" in out
     assert not list(tmp_path.glob(".*streamlint-tmp"))  # no temporary file left
     first = target.read_bytes()
     code, out, _ = _run(["check", "--fix", "--unsafe-fixes", "--select", "SL201", str(target)], capsys)

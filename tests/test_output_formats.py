@@ -291,3 +291,17 @@ def test_no_op_fix_says_all_checks_passed(tmp_path, capsys, monkeypatch):
     assert (code, out.splitlines()[1:]) == (1, ["Found 1 error.", hint])
     code, out, _ = run_cli(capsys, "check", "--no-cache", "--fix", "--unsafe-fixes", "copies.py")
     assert (code, out) == (0, "Found 1 error (1 fixed, 0 remaining).\n")
+
+
+def test_show_fixes_lists_what_was_fixed_and_nothing_when_nothing_was(tmp_path, capsys, monkeypatch):
+    (tmp_path / "clean.py").write_text("import torch\nx = 1\n")
+    (tmp_path / "copies.py").write_text(PINNED_SNIPPET)
+    monkeypatch.chdir(tmp_path)
+    argv = ("check", "--no-cache", "--show-fixes", "--output-format", "concise")
+    assert run_cli(capsys, *argv, "--fix", "clean.py")[:2] == (0, "All checks passed!\n")
+    code, out, _ = run_cli(capsys, *argv, "--fix", "--unsafe-fixes", "copies.py")
+    assert code == 0 and out.splitlines() == [
+        "Found 1 error (1 fixed, 0 remaining).",
+        "Fixed 1 error:",
+        "  copies.py:6:12: SL201 [unsafe] Pass `non_blocking=True`",
+    ]
