@@ -101,3 +101,40 @@ def test_a_result_handed_out_is_read_at_the_callers_lines():
     assert sl401.help.endswith("in the callers, before they use the result")
     [prefetch] = [d for d in lint("SL401/positive_prefetcher_no_wait.py") if d.code == "SL401"]
     assert "which read it on their current stream (lines 34 and 40)" in prefetch.message
+
+
+LOADER = '''\
+import torch
+
+
+class Loader:
+    def __init__(self, batches):
+        self.batches, self.stream = iter(batches), torch.cuda.Stream()
+
+    def fetch(self):
+        with torch.cuda.stream(self.stream):
+            return next(self.batches).cuda(non_blocking=True)
+
+
+def train(batches, other):
+    loader = Loader(batches)
+    x = loader.fetch()
+    y = other.fetch()
+    return x + y
+'''
+
+
+def test_the_callers_are_calls_on_instances_of_the_class_only():
+    # `other.fetch()` (line 16) calls some other object's fetch: not a caller of Loader.fetch.
+    found = lint_text(LOADER, "loader.py", Settings.default(), rules=all_rules())
+    [handed] = [d for d in found if d.code == "SL401" and d.row == 10]
+    assert handed.message.endswith(
+        "handed to the callers of `fetch()`, which read it on their current stream (line 15) with no wait in between"
+    )
+
+
+def test_a_property_is_read_not_called_and_sl404_names_no_line_here():
+    # (`flat_grads.norm(p=2)` on line 14 is no read of the property `norm`)
+    [sl404] = [d for d in lint("SL404/positive_side_stream_never_waits_before_allocation.py") if d.code == "SL404"]
+    assert "handed to the readers of the property `norm`, which use it on their current stream" in sl404.message
+    assert " here" not in sl404.message and "line 14)" in sl404.message and "(line 14," not in sl404.message

@@ -179,25 +179,66 @@ def waits_both_ways(before, after, what: str) -> str:
 
 
 def call_lines(analysis: FileAnalysis, record: FunctionRecord) -> list[int]:
-    """The lines of this module that call `record`'s function (`f(...)` for a function,
-    `x.m(...)` for a method): where a caller receives what it returns."""
+    """The lines of this module that call `record`'s function, where a caller receives
+    what it returns: `f(...)` for a function; for a method, `self.m(...)` and `x.m(...)`
+    where `x = TheClass(...)` in this module (not any `.m(...)`: `t.norm()` is no call of
+    `Reducer.norm`). None for a property, which is read without a call."""
     short = record.name.rsplit(".", 1)[-1]
-    want_attribute = record.kind == "method"
-    found: list[cst.Call] = []
+    method = record.kind == "method"
+    node = record.node
+    if is_property(record):
+        return []
+    calls: list[cst.Call] = []
+    instances: set[str] = {"self"}
 
     class Calls(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            func = node.func
-            if want_attribute and isinstance(func, cst.Attribute) and func.attr.value == short:
-                found.append(node)
-            elif not want_attribute and isinstance(func, cst.Name) and func.value == short:
-                found.append(node)
+        def visit_Assign(self, assign: cst.Assign) -> None:
+            value = assign.value
+            if isinstance(value, cst.Call) and record.class_name and _decorator_name(value.func) == record.class_name:
+                instances.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))
 
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is not record.node  # (its own recursive calls are not callers)
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if method and isinstance(func, cst.Attribute) and func.attr.value == short and isinstance(func.value, cst.Name):
+                calls.append(call)
+            elif not method and isinstance(func, cst.Name) and func.value == short:
+                calls.append(call)
+
+        def visit_FunctionDef(self, function: cst.FunctionDef) -> bool:
+            return function is not node  # (its own recursive calls are not callers)
 
     analysis.module.visit(Calls())
-    return sorted({line for line in (analysis.line_of(call) for call in found) if line})
+    found = (c for c in calls if not method or c.func.value.value in instances)
+    return sorted({line for line in (analysis.line_of(c) for c in found) if line})
+
+
+_PROPERTIES = frozenset({"property", "cached_property"})
+
+
+def is_property(record: FunctionRecord) -> bool:
+    node = record.node
+    return isinstance(node, cst.FunctionDef) and any(_decorator_name(d.decorator) in _PROPERTIES
+                                                     for d in node.decorators)
+
+
+def _decorator_name(expr: cst.BaseExpression) -> str:
+    """The last name of `name`, `a.b.name` (a decorator, a called class)."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return ""
+
+
+def handed_to_callers(analysis: FileAnalysis, record: FunctionRecord, what_they_do: str) -> str:
+    """"handed to the callers of `next()`, which read it on their current stream (lines 16
+    and 19)": where a result is used is in the callers, at their calls in this module."""
+    short = record.name.rsplit(".", 1)[-1]
+    if is_property(record):
+        return f"handed to the readers of the property `{short}`, which {what_they_do}"
+    lines = call_lines(analysis, record)
+    where = f" ({lines_named(lines)})" if lines else ""
+    return f"handed to the callers of `{short}()`, which {what_they_do}{where}"
 
 
 def lines_named(lines: list[int]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from streamlint.fixes.edits import FixBuilder, make_fix
 from streamlint.fixes.idioms import wait_lines
 from streamlint.fixes.model import Applicability
-from streamlint.rules._shared import call_lines, hazards, inside, lines_named, named, stream_code, wait_idiom
+from streamlint.rules._shared import handed_to_callers, hazards, inside, named, stream_code, wait_idiom
 from streamlint.rules.base import Finding, Rule
 
 
@@ -206,7 +206,8 @@ class CrossStreamReadAfterWrite(Rule):
                           f"{inside(analysis, h.other_via)}")
             idiom = wait_idiom(h.first, h.second, h.framework, analysis)
             if h.second == HANDED_OUT and not h.param:
-                yield Finding(h.node, f"{origin} and {_handed_out(analysis, record)} with no wait in between",
+                yield Finding(h.node, f"{origin} and {handed_to_callers(analysis, record, 'read it on their current stream')} "
+                              f"with no wait in between",
                               fix=_fix(builder, record, h), help=_handed_out_help(analysis, h, idiom, at))
                 continue
             yield Finding(
@@ -219,14 +220,6 @@ class CrossStreamReadAfterWrite(Rule):
 
 # The reading side of a result handed to the caller, as the model labels it.
 HANDED_OUT = "the caller's current stream"
-
-
-def _handed_out(analysis, record) -> str:
-    """Where a result handed to the callers is read: their calls in this module."""
-    function = f"`{record.name.rsplit('.', 1)[-1]}()`"
-    lines = call_lines(analysis, record)
-    where = f" ({lines_named(lines)})" if lines else ""
-    return f"handed to the callers of {function}, which read it on their current stream{where}"
 
 
 def _handed_out_help(analysis, hazard, idiom: str, at: int) -> str:

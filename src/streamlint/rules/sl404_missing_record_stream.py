@@ -5,7 +5,7 @@ from __future__ import annotations
 from streamlint.fixes.edits import FixBuilder, bound_before, is_pasteable, make_fix
 from streamlint.fixes.idioms import stream_at
 from streamlint.fixes.model import Applicability
-from streamlint.rules._shared import hazards, named, stream_code
+from streamlint.rules._shared import handed_to_callers, hazards, named, stream_code
 from streamlint.rules.base import Finding, Rule
 
 
@@ -129,8 +129,19 @@ class MissingRecordStream(Rule):
                 )
                 continue
             if h.handed_out:
-                released = f"handed to the caller at line {analysis.line_of(h.release)} (released when it drops it)"
-            elif h.release is record.node:
+                # (used and released in the callers, not here: name their lines)
+                callers = handed_to_callers(analysis, record, "use it on their current stream and release it when "
+                                            "they drop it")
+                yield Finding(
+                    h.node,
+                    f"{named(h.buffer)} was allocated on {named(h.first)} (line {analysis.line_of(h.other)}) and is "
+                    f"{callers}, without `record_stream`: its memory may go to new work on {named(h.first)} too early",
+                    fix=_fix(builder, record, h),
+                    help=(f"`{h.buffer}.record_stream({user})` here" if is_pasteable(h.buffer)
+                          else f"`.record_stream({user})` on the tensor used here"),
+                )
+                continue
+            if h.release is record.node:
                 released = f"released when `{record.name}` returns"
             else:
                 released = f"released at line {analysis.line_of(h.release)}"
