@@ -305,3 +305,56 @@ def test_show_fixes_lists_what_was_fixed_and_nothing_when_nothing_was(tmp_path, 
         "Fixed 1 error:",
         "  copies.py:6:12: SL201 [unsafe] Pass `non_blocking=True`",
     ]
+
+
+# ---- the fix diff looks at the lines it changes, not at the whole file ----
+
+
+def _whole_file_diff(lines, edits):
+    """The diff as it was computed before: of the whole file (the reference)."""
+    import difflib
+
+    from streamlint.fixes.apply import apply_edits
+
+    old = "\n".join(lines)
+    before, after = old.split("\n"), apply_edits(old, edits).split("\n")
+    if before[-1] == after[-1] == "":
+        before, after = before[:-1], after[:-1]
+    hunks = difflib.unified_diff(before, after, n=1, lineterm="")
+    body = [line for line in hunks if not line.startswith(("---", "+++"))]
+    return "".join(line + "\n" for line in body)
+
+
+@pytest.mark.parametrize(
+    "edits",
+    [
+        (Edit(1, 1, 1, 1, "# first\n"),),  # the first line
+        (Edit(3, 5, 3, 9, "XXXX"),),  # the middle, a blank line after it
+        (Edit(5, 1, 6, 1, ""),),  # a line removed before a blank one
+        (Edit(8, 1, 8, 1, "tail\n"),),  # after the last line (the file ends with a break)
+        (Edit(7, 3, 7, 7, "z"), Edit(2, 1, 2, 1, "a\n")),  # two places
+        (Edit(6, 1, 6, 1, "x\ny\n"),),  # an empty line in the middle
+        (Edit(5, 1, 5, 2, "y"),),  # the context after it is an empty line, not the file's end
+    ],
+)
+def test_fix_diff_of_the_window_is_the_diff_of_the_file(edits):
+    from streamlint.output import full
+
+    lines = ["import torch", "", "def f(t):", "    return t.cuda()", "x = 1", "", "last = 2", ""]
+    diag = dataclasses.replace(D, fix=Fix("f", Applicability.SAFE, edits))
+    shown = full.fix_diff(diag, lines).split("\n", 1)[1]
+    assert shown == _whole_file_diff(lines, edits)
+
+
+def test_fix_diff_reads_a_window_whatever_the_files_size(monkeypatch):
+    import difflib
+
+    from streamlint.output import full
+
+    sizes = []
+    real = difflib.unified_diff
+    monkeypatch.setattr(difflib, "unified_diff", lambda a, b, **kw: (sizes.append(len(a)), real(a, b, **kw))[1])
+    lines = [f"x{i} = {i}" for i in range(50_000)] + [""]
+    diag = dataclasses.replace(D, fix=Fix("f", Applicability.SAFE, (Edit(25_000, 1, 25_000, 3, "y"),)))
+    assert "@@ -24999,3 +24999,3 @@" in full.fix_diff(diag, lines)
+    assert max(sizes) <= 3

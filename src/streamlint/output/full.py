@@ -17,7 +17,9 @@ as a diff, marked safe or unsafe.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import re
 from typing import Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
@@ -76,17 +78,46 @@ def fix_diff(diag: Diagnostic, lines: list[str] | None) -> str:
             f"  {e.row}:{e.column}-{e.end_row}:{e.end_column} -> {e.content!r}\n" for e in fix.edits
         )
         return header + edits
-    old = "\n".join(lines)
+    window, offset, edits = _window(lines, fix.edits)
+    old = "\n".join(window)
     try:
-        new = apply_edits(old, fix.edits)
+        new = apply_edits(old, edits)
     except ValueError as err:  # overlapping edits: show that rather than fail the listing
         return header + f"  (cannot show the fix: {err})\n"
     before, after = old.split("\n"), new.split("\n")
-    if before[-1] == after[-1] == "":  # the final line break, not an empty last line
+    at_end = offset + len(window) == len(lines)
+    if at_end and before[-1] == after[-1] == "":  # the final line break, not an empty last line
         before, after = before[:-1], after[:-1]
     hunks = difflib.unified_diff(before, after, n=1, lineterm="")
-    body = [line for line in hunks if not line.startswith(("---", "+++"))]
+    body = [_shifted(line, offset) for line in hunks if not line.startswith(("---", "+++"))]
     return header + "".join(line + "\n" for line in body)
+
+
+def _window(lines: list[str], edits) -> tuple[list[str], int, list]:
+    """The lines the edits touch with one line of context on each side, how many lines
+    come before them, and the edits counted from the window's first line: a diff of the
+    window is the diff of the file (with one line of context) at the cost of the window,
+    not of the file, for each of a file's many findings."""
+    first = min(e.row for e in edits)
+    last = max(e.end_row for e in edits)
+    if first < 1 or last > len(lines):
+        return lines, 0, list(edits)
+    low, high = max(1, first - 1), min(len(lines), last + 1)
+    offset = low - 1
+    moved = [dataclasses.replace(e, row=e.row - offset, end_row=e.end_row - offset) for e in edits]
+    return lines[offset:high], offset, moved
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@$")
+
+
+def _shifted(line: str, offset: int) -> str:
+    """A hunk header of the window's diff as the file's."""
+    match = _HUNK.match(line) if offset else None
+    if match is None:
+        return line
+    old, old_len, new, new_len = match.groups()
+    return f"@@ -{int(old) + offset}{old_len or ''} +{int(new) + offset}{new_len or ''} @@"
 
 
 def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: Options) -> None:
