@@ -98,9 +98,9 @@ def _window(lines: list[str], edits) -> tuple[list[str], int, list]:
     come before them, and the edits counted from the window's first line: a diff of the
     window is the diff of the file (with one line of context) at the cost of the window,
     not of the file, for each of a file's many findings."""
-    first = min(e.row for e in edits)
-    last = max(e.end_row for e in edits)
-    if first < 1 or last > len(lines):
+    first = min((e.row for e in edits), default=0)
+    last = max((e.end_row for e in edits), default=0)
+    if first < 1 or last > len(lines):  # (no edit, or one past the end: the whole file)
         return lines, 0, list(edits)
     low, high = max(1, first - 1), min(len(lines), last + 1)
     offset = low - 1
