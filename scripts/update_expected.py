@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import expected_output  # noqa: E402  (found through the path set just above)
+import summary_output  # noqa: E402  (the model's `.summary` snapshots, regenerated with the `.expected` ones)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,10 +28,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         bad = [p for p in expected_output.fixture_files() if expected_output.stale(p) is not None]
         bad += expected_output.orphans()
+        bad += [p for p in summary_output.fixture_files() if summary_output.stale(p) is not None]
+        bad += summary_output.orphans()
         for path in bad:
             print(f"out of date: {expected_output.rel(path)}")
         return 1 if bad else 0
     written, removed = expected_output.update()
+    summaries, gone = summary_output.update()
+    written, removed = written + summaries, removed + gone
     for path in written:
         print(f"wrote {expected_output.rel(path)}")
     for path in removed:

@@ -24,11 +24,11 @@ from typing import Sequence
 
 from streamlint import __version__, output
 from streamlint.baseline import BaselineError
-from streamlint.commands import check, clean, rule, server, verify
+from streamlint.commands import check, clean, explain, rule, server, verify
 from streamlint.commands.exit import EXIT_CLEAN, EXIT_ERROR, UsageError
 from streamlint.config import ConfigError
 
-SUBCOMMANDS = ("check", "rule", "verify", "server", "clean")
+SUBCOMMANDS = ("check", "rule", "verify", "server", "clean", "explain")
 _TOP_LEVEL = ("-h", "--help", "-V", "--version")
 # A first argument like this that names no file is a mistyped command, not a path.
 _WORD = re.compile(r"[a-z][a-z-]*")
@@ -60,6 +60,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     commands["clean"] = clean_parser
 
     commands["verify"] = verify.add_verify_parser(sub)
+    commands["explain"] = explain.add_explain_parser(sub)
     commands["server"] = sub.add_parser(
         "server", help="run the language server over stdio (needs the `lsp` extra)",
         description="A Language Server (LSP) over stdin/stdout, for editors: diagnostics "
@@ -193,6 +194,8 @@ def dispatch(args: argparse.Namespace) -> int:
         return verify.run_verify(args)
     if args.command == "clean":
         return clean.run_clean(args, sys.stdout)
+    if args.command == "explain":
+        return explain.run_explain(args, sys.stdout, sys.stderr)
     if args.command == "server":
         return server.run_server(sys.stderr)
     if args.output_file is None:

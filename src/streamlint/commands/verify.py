@@ -1,5 +1,6 @@
 """`streamlint verify`: run flagged code on the GPU and measure each finding; the work
-is the `runtime` package's (torch is needed only when it runs). This wrapper says what
+is the `runtime` package's (torch is needed only when it runs). `--sanitize` runs a
+program under the stream sanitizer instead (`runtime/sanitize`). This wrapper says what
 the command line got wrong before the runtime is loaded: a path that does not exist."""
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ import sys
 from pathlib import Path
 from typing import Sequence, TextIO
 
-from streamlint.runtime import verify as runtime_verify
+from streamlint.runtime.sanitize.run import add_sanitize_arguments, run_sanitize
+from streamlint.runtime.verify import add_verify_parser as _add_verify_parser
+from streamlint.runtime.verify import run_verify as _run_verify
 
 EXIT_USAGE = 2
 DESCRIPTION = (
@@ -20,17 +23,20 @@ DESCRIPTION = (
 
 
 def add_verify_parser(subparsers) -> argparse.ArgumentParser:
-    parser = runtime_verify.add_verify_parser(subparsers)
+    parser = _add_verify_parser(subparsers)
     parser.description = DESCRIPTION
+    add_sanitize_arguments(parser)
     return parser
 
 
 def run_verify(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    if getattr(args, "sanitize", False):
+        return run_sanitize(args, out, err)  # (says "no such file" itself)
     missing = None if args.from_records is not None else first_missing(args.paths)
     if missing is not None:
         (err or sys.stderr).write(f"streamlint verify: no such file: {missing}\n")
         return EXIT_USAGE
-    return runtime_verify.run_verify(args, out, err)
+    return _run_verify(args, out, err)
 
 
 def first_missing(paths: Sequence[str]) -> str | None:
@@ -47,3 +53,6 @@ def first_missing(paths: Sequence[str]) -> str | None:
         if path.is_file() and not is_variant(path):
             return None  # a script: what follows are its arguments
     return None
+
+
+__all__ = ["add_verify_parser", "run_verify"]

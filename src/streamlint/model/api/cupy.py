@@ -156,3 +156,6 @@ ARRAY_MODULE_FUNCTIONS = frozenset({"cupy.get_array_module", "cupyx.scipy.get_ar
 DEVICE_ARRAY_TYPES = frozenset({"cupy.ndarray"})
 DEVICE_MODULE = "cupy"
 HOST_MODULE = "numpy"
+
+# Namespaces whose functions make new device arrays filled by a kernel (`cp.random.random(n)`).
+CREATING_NAMESPACES = frozenset({"cupy.random"})

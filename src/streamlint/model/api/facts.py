@@ -71,3 +71,12 @@ class Fact:
     args_written: bool = False
     self_reads: bool = False
     self_writes: bool = False
+
+
+# Frameworks whose caching allocators give freed memory back to the stream it was made on,
+# to be reused there at once, unless told of other streams (`record_stream`): PyTorch's.
+STREAM_ORDERED_ALLOCATORS = frozenset({"torch"})
+# Frameworks without a current-stream setting of their own whose work without a stream goes
+# to the legacy default stream (Numba-CUDA, cuda-python), and CuPy's current stream when no
+# code has set it.
+LEGACY_BY_DEFAULT = frozenset({"cupy", "numba", "cuda-python"})

@@ -15,3 +15,10 @@ IDENTITY_CALLS: dict[str, Arg] = {
 # Decorators that memoize a function: its body runs once per distinct argument tuple (or
 # once per object), not on every call, so its syncs are not its callers' per-call work.
 MEMOIZING_DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "functools.cached_property"})
+
+# Methods of Python's containers and queues that keep what they are given: no device work,
+# the arguments stay held by the receiver (its items).
+KEEPING_METHODS = frozenset({
+    "append", "extend", "insert", "add", "update", "setdefault", "appendleft", "extendleft",
+    "put", "put_nowait", "__setitem__",
+})

@@ -1,0 +1,243 @@
+"""Happens-before between queued work and the host, as PyTorch's CUDA sanitizer orders it.
+
+CSAN keeps a vector clock per stream; an access is ordered before stream T's later work
+when T's clock has reached the access's tick. Here each pending access carries the set
+of streams whose clocks have reached it (`seen`): the same relation restricted to the
+accesses still pending, which is finite over a program's sites, so branches join and
+loops reach a fixpoint. A record copies what its stream has seen, a wait adds the waiter,
+a host synchronization completes what the synchronized stream has seen, a device
+synchronization completes everything.
+
+Two clocks, as the design asks: `seen` is the may clock (a wait on any path counts),
+`seen_on_every_path` the must clock. A conflict is reported only when even the may clock
+shows no order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import Enum
+from typing import Iterable, Optional
+
+from streamlint.model.domain.paths import Path
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
+
+# The host, as the side of an access (a host read of a copy's destination, a refill).
+HOST = StreamRef(StreamRefKind.PATH, "host")
+# In `seen`: the allocator was told of this access (`record_stream`): a release waits for it.
+RECORDED = StreamRef(StreamRefKind.PATH, "allocator")
+
+
+class ConflictKind(Enum):
+    READ_AFTER_WRITE = "read_after_write"  # a stream reads what another may still write
+    WRITE_AFTER_READ = "write_after_read"  # a stream overwrites what another may still read
+    WRITE_AFTER_WRITE = "write_after_write"
+    HOST_READ_BEFORE_SYNC = "host_read_before_sync"  # the host reads an asynchronous copy's destination
+    HOST_WRITE_BEFORE_SYNC = "host_write_before_sync"  # the host refills what a queued copy may still read
+    RELEASE_WITHOUT_RECORD = "release_without_record"  # memory freed for reuse while another stream may use it
+
+
+@dataclass(frozen=True)
+class AccessEvent:
+    """One access by one operation."""
+
+    path: Path
+    write: bool
+    stream: StreamRef  # HOST for the host's own reads and writes
+    site: str  # the operation's site key ("qualname#ordinal")
+    chain: tuple[str, ...] = ()  # call sites it came through, outermost first (provenance)
+    host_memory: bool = False  # a stream's access to host memory (the host side of a copy)
+    # an assumption of the walk, not an operation: a parameter made on the caller's current
+    # stream; it meets only accesses to device memory
+    assumed: bool = False
+
+
+@dataclass(frozen=True)
+class Pending:
+    access: AccessEvent
+    seen: frozenset[StreamRef]  # the may clock: streams ordered after it on some path
+    seen_on_every_path: frozenset[StreamRef]  # the must clock
+    done: bool = False  # completed as far as the host knows on some path (the may clock)
+    done_on_every_path: bool = False  # ... on every path (the must clock)
+
+    @property
+    def key(self) -> tuple:
+        a = self.access
+        return (a.site, a.chain, a.path, a.stream, a.write)
+
+    def ordered_before(self, stream: StreamRef) -> bool:
+        return self.done or stream in self.seen or stream == self.access.stream
+
+    def with_seen(self, stream: StreamRef) -> "Pending":
+        return replace(self, seen=self.seen | {stream}, seen_on_every_path=self.seen_on_every_path | {stream})
+
+
+@dataclass(frozen=True)
+class Conflict:
+    kind: ConflictKind
+    earlier: AccessEvent
+    later: AccessEvent
+    unsure: bool = False  # only the must clock shows no order: a wait on some path
+
+
+def _kind(earlier: AccessEvent, later: AccessEvent) -> Optional[ConflictKind]:
+    if later.stream == HOST:
+        if earlier.write and not later.write:
+            return ConflictKind.HOST_READ_BEFORE_SYNC
+        return ConflictKind.HOST_WRITE_BEFORE_SYNC if later.write and not earlier.write else None
+    if earlier.write and later.write:
+        return ConflictKind.WRITE_AFTER_WRITE
+    if earlier.write:
+        return ConflictKind.READ_AFTER_WRITE
+    return ConflictKind.WRITE_AFTER_READ if later.write else None
+
+
+def _may_differ(a: StreamRef, b: StreamRef) -> bool:
+    if a == HOST or b == HOST:
+        return a != b
+    return a.distinct_from(b)
+
+
+@dataclass(frozen=True)
+class Order:
+    """The accesses still pending and what each event captured when it was recorded."""
+
+    pending: tuple[Pending, ...] = ()
+    events: tuple[tuple[Path, frozenset], ...] = ()  # (event path, keys of the accesses it orders)
+    # `t.record_stream(s)`: the allocator keeps t's memory until s's work queued before its
+    # release is done, whether queued before or after the call
+    kept_for: frozenset[tuple[Path, StreamRef]] = frozenset()
+
+    # -- accesses ------------------------------------------------------------------
+    def conflicts(self, access: AccessEvent) -> list[Conflict]:
+        found = []
+        for p in self.pending:
+            kind = _kind(p.access, access)
+            if kind is None or not p.access.path.may_alias(access.path):
+                continue
+            if p.ordered_before(access.stream) or not _may_differ(p.access.stream, access.stream):
+                continue
+            if p.access.assumed and (access.host_memory or access.stream == HOST):
+                continue  # the entry assumption speaks of device work only
+            found.append(Conflict(kind, p.access, access))
+        return found
+
+    def add(self, access: AccessEvent) -> "Order":
+        if access.stream == HOST:
+            return self  # the host's own accesses are done when they happen
+        seen = frozenset({access.stream})
+        entry = Pending(access, seen, seen)
+        kept = tuple(p for p in self.pending if p.key != entry.key)
+        # an event recorded before this access orders nothing about it, even when it
+        # replaces an earlier access of the same site (the previous loop iteration's)
+        events = tuple((path, captured - {entry.key}) for path, captured in self.events)
+        return Order(kept + (entry,), events, self.kept_for)
+
+    # -- ordering operations -------------------------------------------------------
+    def wait(self, waiter: StreamRef, on: StreamRef) -> "Order":
+        """`waiter.wait_stream(on)`: the waiter's later work follows all `on` has seen."""
+        return self._map(lambda p: p.with_seen(waiter) if p.ordered_before(on) else p)
+
+    def record(self, event: Path, stream: StreamRef) -> "Order":
+        captured = frozenset(p.key for p in self.pending if p.ordered_before(stream))
+        events = tuple(e for e in self.events if e[0] != event) + ((event, captured),)
+        return replace(self, events=events)
+
+    def recorded(self, event: Path) -> Optional[frozenset]:
+        for path, captured in self.events:
+            if path == event:
+                return captured
+        return None
+
+    def wait_event(self, waiter: StreamRef, event: Path) -> "Order":
+        captured = self.recorded(event)
+        if captured is None:
+            return self
+        return self._map(lambda p: p.with_seen(waiter) if p.key in captured else p)
+
+    def synchronize_stream(self, stream: StreamRef) -> "Order":
+        return self._map(lambda p: replace(p, done=True, done_on_every_path=True) if p.ordered_before(stream) else p)
+
+    def synchronize_event(self, event: Path) -> "Order":
+        captured = self.recorded(event)
+        if captured is None:
+            return self
+        return self._map(lambda p: replace(p, done=True, done_on_every_path=True) if p.key in captured else p)
+
+    def record_stream(self, path: Path, stream: StreamRef) -> "Order":
+        """`t.record_stream(s)`: the allocator keeps `t` until `s`'s work queued before the release is done."""
+        return replace(self, kept_for=self.kept_for | {(path, stream)})
+
+    def _recorded_for(self, access: AccessEvent) -> bool:
+        return any(stream == access.stream and path.may_alias(access.path) for path, stream in self.kept_for)
+
+    def release(self, release: AccessEvent) -> tuple["Order", list[Conflict]]:
+        """The memory at `release.path`, allocated on `release.stream`, goes back to the allocator:
+        an access by another stream that the allocation stream has not seen, and that the allocator
+        was not told of, may still run when the block is reused."""
+        found, kept = [], []
+        for p in self.pending:
+            if not release.path.may_alias(p.access.path):
+                kept.append(p)
+                continue
+            covered = p.ordered_before(release.stream) or RECORDED in p.seen or self._recorded_for(p.access)
+            if not covered and _may_differ(p.access.stream, release.stream):
+                found.append(Conflict(ConflictKind.RELEASE_WITHOUT_RECORD, p.access, release))
+        kept_for = frozenset(r for r in self.kept_for if not release.path.may_alias(r[0]))
+        return replace(self, pending=tuple(kept), kept_for=kept_for), found
+
+    def synchronize_device(self) -> "Order":
+        return replace(self, pending=())
+
+    def drop_done(self) -> "Order":
+        return replace(self, pending=tuple(p for p in self.pending if not p.done))
+
+    def renamed(self, rename) -> "Order":
+        """Every path renamed (a loop's back edge: ring slots shift, the body's allocations age)."""
+        def access_of(a: AccessEvent) -> AccessEvent:
+            return replace(a, path=rename(a.path))
+
+        def key_of(key: tuple) -> tuple:
+            return (key[0], key[1], rename(key[2]), key[3], key[4])
+
+        pending = tuple(replace(p, access=access_of(p.access)) for p in self.pending)
+        events = tuple((rename(path), frozenset(key_of(k) for k in captured)) for path, captured in self.events)
+        return Order(pending, events, frozenset((rename(path), stream) for path, stream in self.kept_for))
+
+    def _map(self, f) -> "Order":
+        return replace(self, pending=tuple(f(p) for p in self.pending))
+
+    # -- lattice -------------------------------------------------------------------
+    def join(self, other: "Order", every_path: bool = False) -> "Order":
+        """The order after either of two paths. `every_path`: the branches are ones the program
+        certainly takes both of (a test on the loop's counter), so an ordering on one of them
+        does not order the other's work: the may clock becomes the must clock."""
+        if self == other:
+            return self
+        mine = {p.key: p for p in self.pending}
+        theirs = {p.key: p for p in other.pending}
+        merged = []
+        for key in list(mine) + [k for k in theirs if k not in mine]:
+            a, b = mine.get(key), theirs.get(key)
+            joined = _join_pending(a, b)
+            if every_path and a is not None and b is not None:
+                joined = replace(joined, seen=joined.seen_on_every_path, done=joined.done_on_every_path)
+            merged.append(joined)
+        return Order(tuple(merged), _join_events(self.events, other.events), self.kept_for | other.kept_for)
+
+
+def _join_pending(a: Optional[Pending], b: Optional[Pending]) -> Pending:
+    if a is None or b is None:
+        only = a or b
+        assert only is not None
+        return only  # pending on one path only: its order there is its order
+
+    return Pending(a.access, a.seen | b.seen, a.seen_on_every_path & b.seen_on_every_path, a.done or b.done,
+                   a.done_on_every_path and b.done_on_every_path)
+
+
+def _join_events(a: Iterable, b: Iterable) -> tuple:
+    merged: dict = {}
+    for path, captured in list(a) + list(b):
+        merged[path] = merged.get(path, frozenset()) | captured
+    return tuple(merged.items())

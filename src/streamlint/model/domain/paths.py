@@ -1,0 +1,173 @@
+"""Typed access paths: a root, then fields, then at most one element or region per step.
+
+Paths name memory and objects without strings such as "self.x": `Path(Root.self_(),
+("bufs", Index.slot("k", 2, 0)))` is `self.bufs[k % 2]`. Two paths may alias when one is
+a prefix of the other step by step, where an unknown index aliases nothing (silence over
+guessing) and two slots of the same symbol and modulus alias only at equal offsets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Optional, Union
+
+
+class RootKind(Enum):
+    PARAM = "param"  # the function's parameter `index` (named `name`)
+    SELF = "self"  # the receiver of a method
+    LOCAL = "local"
+    GLOBAL = "global"  # a module-level name, `name` qualified
+    RETURN = "return"  # the value a call returns (`name`: the callee)
+    FRESH = "fresh"  # memory allocated at `site` (a call site key)
+
+
+@dataclass(frozen=True)
+class Root:
+    kind: RootKind
+    name: str = ""
+    index: int = -1  # parameter position
+    site: str = ""  # allocation site key ("qualname#ordinal")
+    age: int = 0  # FRESH: 0 for this loop iteration's allocation, 1 for an earlier iteration's
+
+    @staticmethod
+    def param(index: int, name: str) -> "Root":
+        return Root(RootKind.PARAM, name, index)
+
+    @staticmethod
+    def self_() -> "Root":
+        return Root(RootKind.SELF, "self")
+
+    @staticmethod
+    def local(name: str) -> "Root":
+        return Root(RootKind.LOCAL, name)
+
+    @staticmethod
+    def global_(name: str) -> "Root":
+        return Root(RootKind.GLOBAL, name)
+
+    @staticmethod
+    def fresh(site: str) -> "Root":
+        return Root(RootKind.FRESH, "", -1, site)
+
+    def spell(self) -> str:
+        if self.kind is RootKind.FRESH:
+            return f"<allocation {self.site}{' (earlier iteration)' if self.age else ''}>"
+        if self.kind is RootKind.RETURN:
+            return f"{self.name}()"
+        return self.name
+
+
+class IndexKind(Enum):
+    CONST = "const"  # x[3], x["key"]
+    SLOT = "slot"  # x[(k + offset) % modulus]
+    ANY = "any"  # x[i] with nothing known of i
+    ITEMS = "items"  # every element (a loop over the container, a queue's items)
+    REGION = "region"  # x[lo:hi], `const` = (lo, hi): names or numbers, None for an open end
+
+
+@dataclass(frozen=True)
+class Index:
+    kind: IndexKind
+    const: Union[int, str, None] = None
+    symbol: str = ""
+    modulus: int = 0
+    offset: int = 0
+
+    @staticmethod
+    def const_(value: Union[int, str]) -> "Index":
+        return Index(IndexKind.CONST, value)
+
+    @staticmethod
+    def slot(symbol: str, modulus: int, offset: int = 0) -> "Index":
+        return Index(IndexKind.SLOT, None, symbol, modulus, offset % modulus)
+
+    @staticmethod
+    def any_() -> "Index":
+        return Index(IndexKind.ANY)
+
+    @staticmethod
+    def region(lower, upper) -> "Index":
+        return Index(IndexKind.REGION, (lower, upper))
+
+    @staticmethod
+    def items() -> "Index":
+        return Index(IndexKind.ITEMS)
+
+    def shifted(self, symbol: str, by: int) -> "Index":
+        """The same slot seen from an iteration `by` steps later (`k` renamed `k + by`)."""
+        if self.kind is not IndexKind.SLOT or self.symbol != symbol:
+            return self
+        return Index.slot(symbol, self.modulus, self.offset - by)
+
+    def may_alias(self, other: "Index") -> bool:
+        if IndexKind.ITEMS in (self.kind, other.kind):
+            return True  # every element meets any element
+        if self.kind is not other.kind or IndexKind.ANY is self.kind:
+            return False  # an unknown index aliases nothing: silence over guessing
+        if self.kind in (IndexKind.CONST, IndexKind.REGION):
+            return self.const == other.const  # two slices meet when they are the same slice
+        return (self.symbol, self.modulus, self.offset) == (other.symbol, other.modulus, other.offset)
+
+    def spell(self) -> str:
+        if self.kind is IndexKind.CONST:
+            return f"[{self.const!r}]"
+        if self.kind is IndexKind.REGION and isinstance(self.const, tuple):
+            lower, upper = ("" if b is None else b for b in self.const)
+            return f"[{lower}:{upper}]"
+        if self.kind is IndexKind.SLOT:
+            shift = f" + {self.offset}" if self.offset else ""
+            return f"[({self.symbol}{shift}) % {self.modulus}]"
+        return "[...]" if self.kind is IndexKind.ITEMS else "[?]"
+
+
+Step = Union[str, Index]  # an attribute name or an element
+
+
+@dataclass(frozen=True)
+class Path:
+    root: Root
+    steps: tuple[Step, ...] = ()
+
+    def attr(self, name: str) -> "Path":
+        return Path(self.root, self.steps + (name,))
+
+    def element(self, index: Index) -> "Path":
+        return Path(self.root, self.steps + (index,))
+
+    @property
+    def parent(self) -> Optional["Path"]:
+        return Path(self.root, self.steps[:-1]) if self.steps else None
+
+    def rebased(self, root_path: "Path") -> "Path":
+        """This path with its root replaced by `root_path` (a parameter by the argument)."""
+        return Path(root_path.root, root_path.steps + self.steps)
+
+    def aged(self, in_loop) -> "Path":
+        """The same memory seen from the next iteration: an allocation the loop body made is now
+        an earlier iteration's (`in_loop(site)` says whether the body made it)."""
+        root = self.root
+        if root.kind is not RootKind.FRESH or root.age or not in_loop(root.site.split(">", 1)[0]):
+            return self
+        return Path(Root(root.kind, root.name, root.index, root.site, 1), self.steps)
+
+    def shifted(self, symbol: str, by: int) -> "Path":
+        return Path(self.root, tuple(s.shifted(symbol, by) if isinstance(s, Index) else s for s in self.steps))
+
+    def may_alias(self, other: "Path") -> bool:
+        """One is a prefix of the other, step by step (a whole buffer meets its elements)."""
+        if self.root != other.root:
+            return False
+        for mine, theirs in zip(self.steps, other.steps):
+            if isinstance(mine, Index) and isinstance(theirs, Index):
+                if not mine.may_alias(theirs):
+                    return False
+            elif mine != theirs:
+                return False
+        return True
+
+    def spell(self) -> str:
+        text = self.root.spell()
+        for step in self.steps:
+            text += step.spell() if isinstance(step, Index) else f".{step}"
+        return text

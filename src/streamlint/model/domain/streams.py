@@ -1,0 +1,87 @@
+"""Stream references: which stream a piece of work is queued on, as a symbol a caller can
+resolve. A summary speaks of the caller's current stream at entry (`AMBIENT`), of a
+parameter's or `self`'s stream by its path, of a stream the function creates (by site);
+`apply` maps each to the caller's own reference at the call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Optional
+
+from streamlint.model.domain.paths import Path
+
+
+class StreamRefKind(Enum):
+    AMBIENT = "ambient"  # the framework's current stream when the function was entered
+    LEGACY = "legacy"  # the legacy default stream (stream 0): a barrier for blocking streams
+    PER_THREAD = "per_thread"  # the per-thread default stream
+    PATH = "path"  # the stream held at an access path (a parameter, `self._stream`, a local)
+    CREATED = "created"  # a new stream made at `site`
+    UNKNOWN = "unknown"  # no evidence: hazards against it are unsure (silent)
+
+
+@dataclass(frozen=True)
+class StreamRef:
+    kind: StreamRefKind
+    framework: str = ""  # "torch", "cupy", "numba", "cuda": whose current stream AMBIENT is
+    path: Optional[Path] = None
+    site: str = ""  # creation site key
+    blocking: bool = True  # a blocking stream synchronizes with the legacy default stream
+    # Made by the program for its own work (a stream constructor), so it is no caller's current
+    # stream: a PATH to a stream `self` made in its constructor is one
+    fresh: bool = False
+
+    @staticmethod
+    def ambient(framework: str) -> "StreamRef":
+        return StreamRef(StreamRefKind.AMBIENT, framework)
+
+    @staticmethod
+    def legacy() -> "StreamRef":
+        return StreamRef(StreamRefKind.LEGACY)
+
+    @staticmethod
+    def at(path: Path) -> "StreamRef":
+        return StreamRef(StreamRefKind.PATH, "", path)
+
+    @staticmethod
+    def created(site: str, framework: str, blocking: bool = True) -> "StreamRef":
+        return StreamRef(StreamRefKind.CREATED, framework, None, site, blocking, True)
+
+    @property
+    def known(self) -> bool:
+        return self.kind is not StreamRefKind.UNKNOWN
+
+    @property
+    def context_free(self) -> bool:
+        """Names the same stream whoever calls: a hazard between two such refs needs no caller."""
+        return self.kind in (StreamRefKind.LEGACY, StreamRefKind.PER_THREAD, StreamRefKind.CREATED)
+
+    def distinct_from(self, other: "StreamRef") -> bool:
+        """Known to be two different streams (the condition for a cross-stream hazard)."""
+        if not (self.known and other.known) or self == other:
+            return False
+        if StreamRefKind.CREATED in (self.kind, other.kind):
+            return True  # a stream made here is none that existed before
+        if (self.fresh and other.kind is StreamRefKind.AMBIENT) or (other.fresh and self.kind is StreamRefKind.AMBIENT):
+            return True  # a stream the program made for its own work is not the caller's current one
+        if {self.kind, other.kind} == {StreamRefKind.LEGACY, StreamRefKind.PER_THREAD}:
+            return True
+        return False  # the caller's current stream may be the one a parameter holds: ask the caller
+
+    def spell(self) -> str:
+        if self.kind is StreamRefKind.AMBIENT:
+            return "the current stream"
+        if self.kind is StreamRefKind.LEGACY:
+            return "the default stream"
+        if self.kind is StreamRefKind.PER_THREAD:
+            return "the per-thread default stream"
+        if self.kind is StreamRefKind.PATH and self.path is not None:
+            return self.path.spell()
+        if self.kind is StreamRefKind.CREATED:
+            return f"the stream made at {self.site}"
+        return "an unknown stream"
+
+
+UNKNOWN_STREAM = StreamRef(StreamRefKind.UNKNOWN)

@@ -1,0 +1,117 @@
+"""What a function does to streams, in words: its summaries and the contexts they were solved
+under, as `streamlint explain FILE::QUALNAME` prints them and the `.summary` snapshots pin them."""
+
+from __future__ import annotations
+
+from streamlint.model.domain.order import HOST
+from streamlint.model.domain.paths import Path
+from streamlint.model.domain.streams import StreamRef
+from streamlint.model.domain.values import AbsValue, Memory, ValueKind
+from streamlint.model.file_model import FileModel
+from streamlint.model.summary.effects import Effect, EffectKind
+from streamlint.model.summary.function_summary import FunctionSummary
+from streamlint.model.transfer.frame import CallContext
+
+
+def explain(model: FileModel, qualname: str) -> str:
+    """Every summary of `qualname` (as written in the file: "f", "C.m"), or "" when unknown."""
+    wanted = f"{model.module}.{qualname}"
+    blocks = [render(summary, context) for context, summary in model.solved.summaries_of(wanted)]
+    return "\n".join(blocks)
+
+
+def explain_module(model: FileModel) -> str:
+    """Every function of the file with its summaries, in a stable order."""
+    names = sorted({q for q, _ in model.solved.walks if q.startswith(model.module + ".")})
+    blocks = []
+    for qualname in names:
+        rendered = sorted(render(s, c) for c, s in model.solved.summaries_of(qualname))
+        blocks.extend(rendered)
+    return "\n".join(blocks)
+
+
+def render(summary: FunctionSummary, context: CallContext) -> str:
+    name = summary.qualname.split(".", 1)[1] if "." in summary.qualname else summary.qualname
+    lines = [f"{name}({', '.join(summary.params)})", f"  context: {_context(context)}"]
+    if summary.effects:
+        lines.append("  effects:")
+        lines.extend(f"    {_effect(e)}" for e in summary.effects)
+    else:
+        lines.append("  effects: none")
+    if summary.returns.kind is not ValueKind.UNKNOWN:
+        lines.append(f"  returns: {_value(summary.returns)}")
+    for attr, value in summary.self_stores:
+        lines.append(f"  leaves self.{attr} = {_value(value)}")
+    if summary.truncated:
+        lines.append("  (accesses dropped past the summary budget)")
+    lines.append(f"  digest: {summary.digest}")
+    return "\n".join(lines) + "\n"
+
+
+def _context(context: CallContext) -> str:
+    parts = [f"{name} = {_value(value)}" for name, value in context.args]
+    if context.receiver is not None:
+        parts.append(f"self = {_value(context.receiver)}")
+    parts.extend(f"self.{attr} = {_value(value)}" for attr, value in context.receiver_state if attr and not attr.startswith("<"))
+    if context.receiver_state and context.receiver_state[0][0] == "<globals>":
+        return "the module's top level, calls opaque"
+    return "; ".join(parts) if parts else "any caller (nothing known of the arguments)"
+
+
+def _value(value: AbsValue) -> str:
+    words = [value.kind.value]
+    if value.memory is not Memory.UNKNOWN:
+        words.append(value.memory.value)
+    if value.framework:
+        words.append(value.framework)
+    if value.stream is not None:
+        words.append(f"on {_stream(value.stream)}")
+    if value.identity is not None:
+        words.append(f"at {value.identity.spell()}")
+    if value.target:
+        words.append(value.target)
+    if value.may_be_none:
+        words.append("or None")
+    return " ".join(words)
+
+
+def _stream(ref: StreamRef) -> str:
+    if ref == HOST:
+        return "the host"
+    return ref.spell()
+
+
+def _path(path: Path | None) -> str:
+    return path.spell() if path is not None else "?"
+
+
+def _effect(effect: Effect) -> str:
+    site = effect.site.split(".", 1)[1] if "." in effect.site else effect.site
+    via = f" via {' > '.join(effect.chain)}" if effect.chain else ""
+    kind = effect.kind
+    if kind is EffectKind.ACCESS:
+        what = f"{'write' if effect.write else 'read'} {_path(effect.path)} on {_stream(effect.stream)}"
+    elif kind is EffectKind.WAIT_STREAM:
+        what = f"{_stream(effect.stream)} waits for {_stream(effect.other)}"
+    elif kind in (EffectKind.RECORD_EVENT, EffectKind.WAIT_EVENT):
+        verb = "records" if kind is EffectKind.RECORD_EVENT else "waits for"
+        what = f"{_stream(effect.stream)} {verb} event {_path(effect.path)}"
+    elif kind in (EffectKind.SYNC_STREAM, EffectKind.SYNC_EVENT, EffectKind.SYNC_DEVICE):
+        target = _stream(effect.stream) if effect.stream else _path(effect.path) if effect.path else "the device"
+        what = f"host waits for {target}"
+    elif kind in (EffectKind.RECORD_STREAM, EffectKind.RELEASE):
+        verb = "kept for" if kind is EffectKind.RECORD_STREAM else "released, made on"
+        what = f"{_path(effect.path)} {verb} {_stream(effect.stream)}"
+    elif kind is EffectKind.OPERATION and effect.operation is not None:
+        op = effect.operation
+        where = f" on {_stream(effect.stream)}" if effect.stream else ""
+        blocks = {True: ", host waits", False: "", None: ", host may wait"}[op.host_blocking]
+        memory = f", host memory {op.host_memory.value}" if op.host_memory is not Memory.UNKNOWN else ""
+        what = f"{op.api or op.op}: {op.op}{where}{blocks}{memory}{' (in a loop)' if op.in_loop else ''}"
+    else:
+        what = f"{kind.value} {_stream(effect.stream) if effect.stream else ''}".strip()
+    return f"{what}  [{site}{via}]"
+
+
+def _on_stream(stream: StreamRef | None) -> str:
+    return _stream(stream) if stream is not None else "?"

@@ -1,0 +1,53 @@
+"""The v3 model of one file: the program it sees, solved, and its hazards placed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path as FilePath
+from typing import Optional
+
+import libcst as cst
+
+from streamlint.model.domain.order import ConflictKind
+from streamlint.model.findings import Hazard, place
+from streamlint.model.interproc.program import Program, loader_for, unit_of
+from streamlint.model.interproc.solver import Solved, Solver
+
+
+@dataclass
+class FileModel:
+    module: str
+    hazards: list[Hazard]
+    solved: Solved
+    solver: Solver
+
+    def node_of(self, site: str) -> Optional[cst.CSTNode]:
+        return self.solver.node_of(site)
+
+
+def module_name(path: str) -> str:
+    return FilePath(path).stem if path else "__main__"
+
+
+def analyze_file(module: cst.Module, path: str = "") -> FileModel:
+    name = module_name(path)
+    solver = Solver(Program(unit_of(name, module), loader_for(path, name)))
+    solved = solver.solve_module()
+    hazards = []
+    seen = set()
+    for function, conflict in solved.conflicts_in(name):
+        hazard = place(function, conflict)
+        key = _problem(hazard)
+        if key not in seen:
+            seen.add(key)
+            hazards.append(hazard)
+    return FileModel(name, hazards, solved, solver)
+
+
+def _problem(hazard: Hazard) -> tuple:
+    """One finding per problem: a release is one problem per allocation and racing access,
+    wherever the memory is dropped (rebinding in a loop, return)."""
+    if hazard.kind is ConflictKind.RELEASE_WITHOUT_RECORD:
+        root = hazard.later.path.root
+        return (hazard.kind, hazard.function, root.site)
+    return (hazard.kind, hazard.site, hazard.earlier_site)

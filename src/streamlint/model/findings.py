@@ -1,0 +1,63 @@
+"""Hazards with typed provenance, and where each is reported (the placement policy).
+
+A conflict found in a walk is reported in that walk's function, at the later access's
+place in it: the access itself when the function made it, else the call through which it
+came (`chain[0]`), so a finding is always on a line of the function that shows both sides.
+The call chain below that place is kept as provenance for the message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Optional
+
+from streamlint.model.domain.order import AccessEvent, Conflict, ConflictKind
+
+
+class Placement(Enum):
+    AT_ACCESS = "at_access"  # the later access is in the reporting function
+    AT_CALL = "at_call"  # the later access happened in a callee: reported at the call
+    # a release racing an access of another stream: reported at that access, where the
+    # allocator must be told of the stream (`record_stream`) or the memory kept alive
+    AT_RACING_USE = "at_racing_use"
+
+
+@dataclass(frozen=True)
+class Hazard:
+    kind: ConflictKind
+    function: str  # qualified name of the function where it is reported
+    site: str  # the site it is reported at (in `function`)
+    placement: Placement
+    later: AccessEvent
+    earlier: AccessEvent
+    earlier_site: str  # where the earlier access shows in `function` (its call, or itself)
+
+    @property
+    def later_chain(self) -> tuple[str, ...]:
+        return self.later.chain
+
+    @property
+    def earlier_chain(self) -> tuple[str, ...]:
+        return self.earlier.chain
+
+
+def shown_at(access: AccessEvent) -> str:
+    return access.chain[0] if access.chain else access.site
+
+
+def place(function: str, conflict: Conflict) -> Hazard:
+    later, earlier = conflict.later, conflict.earlier
+    if conflict.kind is ConflictKind.RELEASE_WITHOUT_RECORD:
+        return Hazard(conflict.kind, function, shown_at(earlier), Placement.AT_RACING_USE, later, earlier, shown_at(earlier))
+    placement = Placement.AT_CALL if later.chain else Placement.AT_ACCESS
+    return Hazard(conflict.kind, function, shown_at(later), placement, later, earlier, shown_at(earlier))
+
+
+def split_site(site: str) -> Optional[tuple[str, int]]:
+    """("pkg.mod.f", 3) from "pkg.mod.f#3"."""
+    qualname, _, ordinal = site.partition("#")
+    try:
+        return qualname, int(ordinal)
+    except ValueError:
+        return None

@@ -1,0 +1,106 @@
+"""The functions the solver can see: the checked module's and those of the project modules
+it imports, by qualified name ("pkg.mod.f", "pkg.mod.C.m")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path as FilePath
+from typing import Callable, Optional
+
+import libcst as cst
+
+from streamlint.model.transfer.names import imports_of
+
+
+# The qualified name of a module's top level, as a function of no parameters.
+TOP_LEVEL = "<module>"
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    qualname: str
+    module: str
+    class_name: str
+    node: "cst.FunctionDef | cst.Module"
+
+
+@dataclass
+class ModuleUnit:
+    name: str
+    tree: cst.Module
+    imports: dict[str, str]
+    top_names: frozenset[str]  # module-level functions and classes
+    classes: frozenset[str] = frozenset()  # module-level classes
+    functions: dict[str, FunctionRef] = field(default_factory=dict)
+
+
+def unit_of(name: str, tree: cst.Module) -> ModuleUnit:
+    classes = frozenset(s.name.value for s in tree.body if isinstance(s, cst.ClassDef))
+    unit = ModuleUnit(name, tree, imports_of(tree), frozenset(_top_names(tree)), classes)
+    unit.functions[f"{name}.{TOP_LEVEL}"] = FunctionRef(f"{name}.{TOP_LEVEL}", name, "", tree)
+    for statement in tree.body:
+        if isinstance(statement, cst.FunctionDef):
+            unit.functions[f"{name}.{statement.name.value}"] = FunctionRef(f"{name}.{statement.name.value}", name, "", statement)
+        elif isinstance(statement, cst.ClassDef):
+            _methods(unit, statement)
+    return unit
+
+
+def _methods(unit: ModuleUnit, cls: cst.ClassDef) -> None:
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    for member in body:
+        if isinstance(member, cst.FunctionDef):
+            qualname = f"{unit.name}.{cls.name.value}.{member.name.value}"
+            unit.functions[qualname] = FunctionRef(qualname, unit.name, cls.name.value, member)
+
+
+def _top_names(tree: cst.Module) -> list[str]:
+    return [s.name.value for s in tree.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+
+
+# Reads another module of the project by its dotted name: (its name, its tree) or None.
+ModuleLoader = Callable[[str], Optional[cst.Module]]
+
+
+class Program:
+    def __init__(self, main: ModuleUnit, loader: Optional[ModuleLoader] = None) -> None:
+        self.main = main
+        self._units: dict[str, Optional[ModuleUnit]] = {main.name: main}
+        self._loader = loader
+
+    def function(self, qualname: str) -> Optional[FunctionRef]:
+        module = qualname
+        while "." in module:
+            module = module.rsplit(".", 1)[0]
+            unit = self.unit(module)
+            if unit is not None:
+                return unit.functions.get(qualname)
+        return None
+
+    def is_class(self, qualname: str) -> bool:
+        module, _, name = qualname.rpartition(".")
+        unit = self.unit(module) if module else None
+        return unit is not None and name in unit.classes
+
+    def unit(self, module: str) -> Optional[ModuleUnit]:
+        if module not in self._units:
+            tree = self._loader(module) if self._loader is not None else None
+            self._units[module] = unit_of(module, tree) if tree is not None else None
+        return self._units[module]
+
+
+def loader_for(path: str, main_name: str) -> ModuleLoader:
+    """Modules beside the checked file (`import helpers`, `from .helpers import f`)."""
+    directory = FilePath(path).parent if path else None
+
+    def load(module: str) -> Optional[cst.Module]:
+        if directory is None:
+            return None
+        relative = module.split(".")[-1] if module.startswith(main_name.rsplit(".", 1)[0]) else module
+        candidate = directory / (relative.replace(".", "/") + ".py")
+        try:
+            return cst.parse_module(candidate.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
+            return None
+
+    return load

@@ -1,0 +1,195 @@
+"""The one interprocedural solver: summaries per (function, calling context), computed on
+demand when a call site asks, memoised, with recursion cut on the stack (a callee already
+being walked gives no summary: missing knowledge removes reports) and one budget.
+
+The budget (documented in docs/architecture.md): at most MAX_CONTEXTS distinct contexts per
+function; a call past it is solved under the join of nothing, the root context. At most
+MAX_WALKS walks per run; past it, calls are opaque.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Optional
+
+import libcst as cst
+
+from streamlint.model.domain.order import Conflict
+from streamlint.model.domain.values import UNKNOWN, AbsValue
+from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores
+from streamlint.model.interproc.program import FunctionRef, Program
+from streamlint.model.transfer.kernels import stored_parameters
+from streamlint.model.summary.function_summary import FunctionSummary
+from streamlint.model.transfer.frame import ROOT_CONTEXT, CallContext, Frame
+from streamlint.model.transfer.interpret import Walked, call_ordinals, walk_function
+
+MAX_CONTEXTS = 4
+# The context of the one walk of a module's top level that finds what its names hold.
+GLOBALS_CONTEXT = CallContext(hot=False, receiver_state=(("<globals>", UNKNOWN),))
+MAX_WALKS = 5000
+
+
+@dataclass
+class Solved:
+    """Every walk's result, by (qualname, context)."""
+
+    walks: dict[tuple[str, CallContext], Walked] = field(default_factory=dict)
+
+    def conflicts_in(self, module: str) -> list[tuple[str, Conflict]]:
+        seen, found = set(), []
+        for (qualname, _), walked in self.walks.items():
+            if not qualname.startswith(module + "."):
+                continue
+            for conflict in walked.conflicts:
+                if conflict not in seen:
+                    seen.add(conflict)
+                    found.append((qualname, conflict))
+        return found
+
+    def summaries_of(self, qualname: str) -> list[tuple[CallContext, FunctionSummary]]:
+        return [(ctx, w.summary) for (q, ctx), w in self.walks.items() if q == qualname]
+
+
+class Solver:
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.solved = Solved()
+        self._stack: set[str] = set()
+        self._contexts: dict[str, set[CallContext]] = {}
+        self._class_states: dict[str, tuple] = {}
+        self._globals: dict[str, dict] = {}
+        self._nodes: dict[str, dict[int, int]] = {}
+        self._ids: dict[int, dict] = {}
+
+    def solve_module(self) -> Solved:
+        self._globals[self.program.main.name] = self._module_names(self.program.main.name)
+        for qualname in list(self.program.main.functions):
+            self.summary(qualname, ROOT_CONTEXT)
+        return self.solved
+
+    def summary(self, qualname: str, context: CallContext) -> Optional[FunctionSummary]:
+        function = self.program.function(qualname)
+        if function is None or len(self.solved.walks) >= MAX_WALKS:
+            return None
+        context = self._within_budget(qualname, self._with_receiver_state(function, _by_name(function, context)))
+        key = (qualname, context)
+        if key in self.solved.walks:
+            return self.solved.walks[key].summary
+        if qualname in self._stack:
+            return None  # recursion: cut here
+        self._stack.add(qualname)
+        try:
+            walked = walk_function(function.node, self._frame(function), context)
+        finally:
+            self._stack.discard(qualname)
+        self.solved.walks[key] = walked
+        return walked.summary
+
+    def is_class(self, qualname: str) -> bool:
+        return self.program.is_class(qualname)
+
+    def kernel_writes(self, qualname: str) -> Optional[frozenset[int]]:
+        function = self.program.function(qualname)
+        if function is None or not isinstance(function.node, cst.FunctionDef):
+            return None
+        return stored_parameters(function.node)
+
+    def _module_names(self, module: str) -> dict:
+        """What the module's names hold after its top level ran, calls left opaque (a function
+        reads a global after the module was imported). Memory they hold is named as globals."""
+        unit = self.program.unit(module)
+        if unit is None:
+            return {}
+        frame = Frame(f"{module}.<globals>", module, unit.imports, unit.top_names)
+        walk_function(unit.tree, frame, GLOBALS_CONTEXT)
+        exit_state = frame.exit_state
+        if exit_state is None:
+            return {}
+        return {name: as_global(name, value) for name, value in exit_state.names}
+
+    def _with_receiver_state(self, function: FunctionRef, context: CallContext) -> CallContext:
+        if not function.class_name or function.node.name.value == "__init__" or context.receiver_state:
+            return context
+        return replace(context, receiver_state=self._class_state(function))
+
+    def _class_state(self, function: FunctionRef) -> tuple:
+        """What `self.<attr>` holds on entry to a method: the join of what the constructor and
+        every other method store (RacerD's class composition as a context dimension; order-
+        insensitive, as CodeQL's field steps). Two rounds: the constructor's stores, then every
+        method's stores walked from those."""
+        cls = f"{function.module}.{function.class_name}"
+        cached = self._class_states.get(cls)
+        if cached is not None:
+            return cached
+        self._class_states[cls] = ()  # (a method asked for while this is computed starts bare)
+        unit = self.program.unit(function.module)
+        assert unit is not None
+        methods = [q for q in unit.functions if q.startswith(cls + ".") and q.count(".") == cls.count(".") + 1]
+        first = self._stores_of([f"{cls}.__init__"], ())
+        joined = join_stores(first, self._stores_of([m for m in methods if not m.endswith(".__init__")], first))
+        self._class_states[cls] = joined
+        return joined
+
+    def _stores_of(self, methods: list[str], receiver_state: tuple) -> tuple:
+        found: tuple = ()
+        for method in methods:
+            summary = self.summary(method, CallContext(receiver_state=receiver_state or (("", UNKNOWN),)))
+            if summary is not None:
+                found = join_stores(found, as_receiver_state(summary.self_stores))
+        return found
+
+    def node_of(self, site: str):
+        """The syntax node a site key names, in the program's modules."""
+        qualname, _, ordinal = site.partition("#")
+        function = self.program.function(qualname)
+        if function is None or not ordinal.lstrip("-").isdigit():
+            return None
+        nodes = self._nodes.get(qualname)
+        if nodes is None:
+            nodes = self._nodes[qualname] = {n: node_id for node_id, n in call_ordinals(function.node).items()}
+        return self._by_id(function.node).get(nodes.get(int(ordinal), -1))
+
+    def _by_id(self, root) -> dict:
+        found = self._ids.get(id(root))
+        if found is None:
+            found = self._ids[id(root)] = {}
+            todo = [root]
+            while todo:
+                node = todo.pop()
+                found[id(node)] = node
+                todo.extend(node.children)
+        return found
+
+    def _within_budget(self, qualname: str, context: CallContext) -> CallContext:
+        known = self._contexts.setdefault(qualname, set())
+        if context in known or len(known) < MAX_CONTEXTS:
+            known.add(context)
+            return context
+        return ROOT_CONTEXT
+
+    def _frame(self, function: FunctionRef) -> Frame:
+        unit = self.program.unit(function.module)
+        assert unit is not None
+        frame = Frame(function.qualname, function.module, unit.imports, unit.top_names, function.class_name, self)
+        frame.globals = self._globals.get(function.module, {})
+        return frame
+
+
+def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
+    """Positional facts ("0", "1", ...) named by the callee's parameters."""
+    params = _params(function)
+    if function.class_name and params:
+        params = params[1:]
+    named: dict[str, AbsValue] = {}
+    for key, value in context.args:
+        name = params[int(key)] if key.isdigit() and int(key) < len(params) else key
+        if name in params or not key.isdigit():
+            named[name] = value
+    return CallContext(tuple(sorted(named.items())), context.receiver, context.hot)
+
+
+def _params(function: FunctionRef) -> list[str]:
+    if isinstance(function.node, cst.Module):
+        return []
+    p = function.node.params
+    return [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]

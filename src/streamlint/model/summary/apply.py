@@ -1,0 +1,165 @@
+"""`apply`: a callee's summary taken into its caller's state at one call. Parameters become
+the arguments' paths, `self` the receiver's, the current stream at entry the caller's
+current stream at the call, a stream or buffer made inside one made at this call. Then
+each effect is performed as if the caller did it (so a callee under the caller's
+`with torch.cuda.stream(s):` queues on `s`). An access whose path cannot be mapped (an
+argument the caller gives no evidence about) is dropped: missing knowledge removes reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Optional
+
+from streamlint.model.domain.order import HOST, RECORDED, Conflict
+from streamlint.model.domain.paths import Path, Root, RootKind
+from streamlint.model.domain.state import State
+from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
+from streamlint.model.domain.values import AbsValue, ValueKind
+from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
+from streamlint.model.summary.function_summary import FunctionSummary
+from streamlint.model.summary.perform import perform, released
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What the caller hands the callee at one call."""
+
+    site: str  # the call's site key in the caller
+    args: tuple[tuple[str, AbsValue], ...]  # parameter name -> the caller's value
+    receiver: Optional[AbsValue] = None  # `self` of a method call
+
+    def arg(self, name: str) -> Optional[AbsValue]:
+        return dict(self.args).get(name)
+
+
+@dataclass(frozen=True)
+class Applied:
+    state: State
+    conflicts: tuple[Conflict, ...]
+    returns: AbsValue
+    effects: tuple[Effect, ...]  # the callee's effects in the caller's terms (for the caller's own summary)
+
+
+def apply(summary: FunctionSummary, state: State, binding: Binding) -> Applied:
+    mapper = _Mapper(binding, state)
+    mapped: list[Effect] = []
+    conflicts: list[Conflict] = []
+    for effect in summary.effects:
+        if not _guard_may_hold(effect.guard, binding):
+            continue
+        translated = mapper.effect(effect)
+        if translated is None:
+            continue
+        state, found = perform(state, translated)
+        conflicts.extend(c for c in found if not _found_inside(c, binding.site))
+        mapped.append(translated)
+        mapper.state = state
+    for framework, stream in _left_current(summary):
+        state = state.with_current(framework, mapper.stream(stream))
+    receiver = binding.receiver.identity if binding.receiver is not None else None
+    if receiver is not None:
+        for attr, value in summary.self_stores:
+            state, found, release = _store(state, receiver.attr(attr), mapper.value(value), binding.site)
+            conflicts.extend(found)
+            mapped.extend(release)
+    return Applied(state, tuple(conflicts), mapper.value(summary.returns), tuple(mapped))
+
+
+def _store(state: State, path: Path, value: AbsValue, site: str) -> tuple[State, list[Conflict], list[Effect]]:
+    """The callee left `value` at `path`: what was there may go back to the allocator."""
+    old = state.at(path)
+    state = state.store(path, value)
+    release = released(old, state, site)
+    if release is None:
+        return state, [], []
+    state, found = perform(state, release)
+    return state, found, [release]
+
+
+def _left_current(summary: FunctionSummary) -> list[tuple[str, StreamRef]]:
+    return [(e.framework, e.stream) for e in summary.effects if e.kind is EffectKind.SET_CURRENT and e.stream]
+
+
+def _found_inside(conflict: Conflict, site: str) -> bool:
+    """Both accesses came from this callee on streams it knew itself: the callee reported it."""
+    both_inside = conflict.earlier.chain[:1] == (site,) and conflict.later.chain[:1] == (site,)
+    return both_inside and all(_context_free(a.stream) for a in (conflict.earlier, conflict.later))
+
+
+def _context_free(stream: StreamRef) -> bool:
+    return stream in (HOST, RECORDED) or stream.context_free
+
+
+def _guard_may_hold(guard: Optional[Guard], binding: Binding) -> bool:
+    if guard is None or guard.kind is not GuardKind.PARAM_IS_NONE:
+        return True
+    value = binding.arg(guard.name)
+    if value is None or value.kind is ValueKind.UNKNOWN or value.may_be_none:
+        return True  # the caller does not tell: both sides may run
+    return (value.kind is ValueKind.NONE) == guard.holds
+
+
+class _Mapper:
+    def __init__(self, binding: Binding, state: State) -> None:
+        self.binding = binding
+        self.state = state
+
+    def effect(self, e: Effect) -> Optional[Effect]:
+        path = self.path(e.path) if e.path is not None else None
+        if e.path is not None and path is None:
+            return None
+        stream = self.stream(e.stream) if e.stream is not None else None
+        other = self.stream(e.other) if e.other is not None else None
+        return replace(e, path=path, stream=stream, other=other, guard=None, chain=(self.binding.site,) + e.chain)
+
+    def path(self, path: Path) -> Optional[Path]:
+        root = path.root
+        if root.kind in (RootKind.PARAM, RootKind.SELF):
+            value = self.binding.receiver if root.kind is RootKind.SELF else self.binding.arg(root.name)
+            base = value.identity if value is not None else None
+            return self._deref(base, path.steps) if base is not None else None
+        if root.kind is RootKind.FRESH:
+            return Path(Root.fresh(f"{self.binding.site}>{root.site}"), path.steps)
+        if root.kind is RootKind.GLOBAL:
+            return path
+        return None  # a callee's local or return path: not the caller's to name
+
+    def _deref(self, base: Path, steps: tuple) -> Path:
+        """Follow the steps through what the caller's state holds there: `self.buf` of a callee
+        is the memory the caller's `p.buf` holds, not a new name for it."""
+        for step in steps:
+            here = base.attr(step) if isinstance(step, str) else base.element(step)
+            held = self.state.at(here)
+            base = held.identity if held.identity is not None and held.is_buffer else here
+        return base
+
+    def stream(self, ref: StreamRef) -> StreamRef:
+        if ref in (HOST, RECORDED):
+            return ref
+        if ref.kind is StreamRefKind.AMBIENT:
+            return self.state.current_stream(ref.framework)
+        if ref.kind is StreamRefKind.CREATED:
+            return replace(ref, site=f"{self.binding.site}>{ref.site}")
+        if ref.kind is StreamRefKind.PATH and ref.path is not None:
+            return self._stream_at(ref.path)
+        return ref
+
+    def _stream_at(self, path: Path) -> StreamRef:
+        if path.root.kind is RootKind.PARAM and not path.steps:
+            value = self.binding.arg(path.root.name)
+            if value is not None and value.kind is ValueKind.STREAM and value.stream is not None:
+                return value.stream
+        mapped = self.path(path)
+        if mapped is None:
+            return UNKNOWN_STREAM
+        held = self.state.at(mapped)
+        if held.kind is ValueKind.STREAM and held.stream is not None:
+            return held.stream
+        return StreamRef.at(mapped)
+
+    def value(self, value: AbsValue) -> AbsValue:
+        identity = self.path(value.identity) if value.identity is not None else None
+        stream = self.stream(value.stream) if value.stream is not None else None
+        element = self.value(value.element) if value.element is not None else None
+        return replace(value, identity=identity, stream=stream, element=element)

@@ -1,0 +1,67 @@
+"""Effects: the operations a function performs on streams, events and buffers, in program
+order, with streams as symbols the caller resolves (the current stream at entry, a
+parameter's stream, `self`'s stream, a stream made inside)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Optional
+
+from streamlint.model.domain.paths import Path
+from streamlint.model.domain.streams import StreamRef
+from streamlint.model.domain.values import Memory
+
+
+class EffectKind(Enum):
+    ACCESS = "access"  # `path` read or written by work on `stream` (the host: domain.order.HOST)
+    WAIT_STREAM = "wait_stream"  # `stream` waits for `other`
+    RECORD_EVENT = "record_event"  # event `path` recorded on `stream`
+    WAIT_EVENT = "wait_event"  # `stream` waits for event `path`
+    SYNC_STREAM = "sync_stream"  # the host waits for `stream`
+    SYNC_EVENT = "sync_event"  # the host waits for event `path`
+    SYNC_DEVICE = "sync_device"  # the host waits for every stream
+    RECORD_STREAM = "record_stream"  # the allocator is told `path` is used on `stream`
+    RELEASE = "release"  # `path`, allocated on `stream`, goes back to the allocator
+    SET_CURRENT = "set_current"  # `framework`'s current stream becomes `stream` and stays so
+    OPERATION = "operation"  # an API operation the rules ask about (copies, launches, implicit syncs)
+    BEGIN_CAPTURE = "begin_capture"  # work queued on `stream` is recorded into a graph, not run
+    END_CAPTURE = "end_capture"
+
+
+class GuardKind(Enum):
+    PARAM_IS_NONE = "param_is_none"  # runs only when parameter `name` is None (`holds`) or is not
+    OPTION = "option"  # runs only when `self.<name>` is truthy (`holds`) or falsy
+
+
+@dataclass(frozen=True)
+class Guard:
+    kind: GuardKind
+    name: str
+    holds: bool
+
+
+@dataclass(frozen=True)
+class Operation:
+    """What the rules about single operations need: which API, how it blocks, what memory."""
+
+    api: str  # the qualified API name from the fact tables ("torch.Tensor.to", "cupy.asnumpy")
+    op: str  # the fact table's operation kind (api.facts OpKind value)
+    host_blocking: Optional[bool]  # None: depends on what the code does not show
+    host_memory: Memory = Memory.UNKNOWN  # the host side of a copy
+    in_loop: bool = False  # inside a loop of the function that performs it
+
+
+@dataclass(frozen=True)
+class Effect:
+    kind: EffectKind
+    site: str  # "qualname#ordinal" of the call that does it
+    path: Optional[Path] = None
+    stream: Optional[StreamRef] = None
+    other: Optional[StreamRef] = None
+    write: bool = False
+    framework: str = ""
+    guard: Optional[Guard] = None
+    operation: Optional[Operation] = None
+    chain: tuple[str, ...] = ()  # call sites inside the function it came through (provenance)
+    host_memory: bool = False  # an ACCESS by a stream to host memory (the host side of a copy)

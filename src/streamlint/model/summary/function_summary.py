@@ -1,0 +1,50 @@
+"""`FunctionSummary`: frozen, serialisable, with a digest that the incremental cache's early
+cutoff compares (a caller is re-solved only when a callee's digest changed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from streamlint.model.domain.values import UNKNOWN, AbsValue
+from streamlint.model.summary.effects import Effect, EffectKind
+
+
+class Evidence:
+    """Tags for what a parameter is, each from a kind of evidence (the design's `evidence`)."""
+
+    CUDA_BUFFER = "cuda_buffer"  # used with a method that exists on CUDA tensors only
+    STREAM = "stream"  # used as a stream (waited on, entered, passed where a stream goes)
+    EVENT = "event"
+    HOST_BUFFER = "host_buffer"
+    PINNED = "pinned"
+
+
+@dataclass(frozen=True)
+class FunctionSummary:
+    qualname: str
+    params: tuple[str, ...]
+    effects: tuple[Effect, ...] = ()
+    returns: AbsValue = UNKNOWN
+    self_stores: tuple[tuple[str, AbsValue], ...] = ()  # what `self.<attr>` holds when it returns
+    evidence: tuple[tuple[str, tuple[str, ...]], ...] = ()  # parameter -> evidence tags
+    hot: bool = False  # runs on every step of a hot path (a `forward`, a training step)
+    truncated: bool = False  # accesses were dropped to keep it small (waits and syncs never are)
+    digest: str = field(default="", compare=False)
+
+    def with_digest(self, digest: str) -> "FunctionSummary":
+        return replace(self, digest=digest)
+
+
+# The budget of one summary: past it, accesses are dropped (which can only remove reports);
+# waits and synchronizations are always kept (dropping them could only add reports).
+MAX_EFFECTS = 400
+
+
+def bounded(effects: tuple[Effect, ...]) -> tuple[tuple[Effect, ...], bool]:
+    if len(effects) <= MAX_EFFECTS:
+        return effects, False
+    kept = tuple(e for e in effects if e.kind is not EffectKind.ACCESS)
+    room = max(0, MAX_EFFECTS - len(kept))
+    accesses = [e for e in effects if e.kind is EffectKind.ACCESS][:room]
+    keep_ids = {id(e) for e in accesses} | {id(e) for e in kept}
+    return tuple(e for e in effects if id(e) in keep_ids), True

@@ -1,0 +1,150 @@
+"""The one place an effect changes a state: the interpreter performs each effect as it meets
+the operation, and `apply` performs a callee's effects again in its caller's terms."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Optional
+
+from streamlint.model.domain.order import AccessEvent, Conflict, Order
+from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS
+from streamlint.model.domain.paths import RootKind
+from streamlint.model.domain.state import State
+from streamlint.model.domain.values import AbsValue
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.summary.effects import Effect, EffectKind
+
+Result = tuple[State, list[Conflict]]
+
+
+def perform(state: State, effect: Effect) -> Result:
+    handler = _HANDLERS.get(effect.kind)
+    return handler(state, effect) if handler else (state, [])
+
+
+def released(old: AbsValue, after: State, site: str) -> Optional[Effect]:
+    """The release of memory nothing holds any more once `old` was overwritten: it goes back to
+    the allocator of the stream it was made on (None when it is still held or not ours)."""
+    identity = old.identity
+    if not (old.is_buffer and old.stream is not None and identity is not None):
+        return None
+    if old.framework not in STREAM_ORDERED_ALLOCATORS:
+        return None
+    if identity.root.kind is not RootKind.FRESH or identity.steps or after.holds(identity):
+        return None
+    return Effect(EffectKind.RELEASE, site, identity, old.stream)
+
+
+def _access(state: State, e: Effect) -> Result:
+    if e.path is None or e.stream is None or not e.stream.known:
+        return state, []  # no evidence of what or where: silent
+    if e.stream in state.capturing:
+        return state, []  # recorded into a graph: it runs when the graph is launched
+    event = AccessEvent(e.path, e.write, e.stream, e.site, e.chain, e.host_memory)
+    order = legacy_barrier(state.order, e.stream)
+    return state.with_order(order.add(event)), order.conflicts(event)
+
+
+def legacy_barrier(order: Order, stream: StreamRef) -> Order:
+    """The legacy default stream and blocking streams order each other: work on the legacy
+    stream waits for all work queued on blocking streams, and their later work waits for it."""
+    if stream.kind is StreamRefKind.LEGACY:
+        for p in order.pending:
+            if _blocking(p.access.stream):
+                order = order.wait(stream, p.access.stream)
+        return order
+    if _blocking(stream):
+        return order.wait(stream, StreamRef.legacy())
+    return order
+
+
+def _blocking(stream: StreamRef) -> bool:
+    return stream.blocking and stream.kind in (StreamRefKind.CREATED, StreamRefKind.PATH) and stream.framework != ""
+
+
+def _ordering(op: Callable[[Order, Effect], Order]) -> Callable[[State, Effect], Result]:
+    return lambda state, e: (state.with_order(op(state.order, e)), [])
+
+
+def _wait_stream(order: Order, e: Effect) -> Order:
+    if e.stream is None or e.other is None:
+        return order
+    if not e.other.known:
+        return _wait_everything(order, e.stream)  # a wait we cannot resolve may order anything
+    return order.wait(e.stream, e.other)
+
+
+def _wait_everything(order: Order, waiter: StreamRef) -> Order:
+    for p in order.pending:
+        order = order.wait(waiter, p.access.stream)
+    return order
+
+
+def _record_event(order: Order, e: Effect) -> Order:
+    if e.path is None or e.stream is None:
+        return order
+    return order.record(e.path, e.stream)
+
+
+def _wait_event(order: Order, e: Effect) -> Order:
+    if e.path is None or e.stream is None:
+        return order
+    if order.recorded(e.path) is None:
+        return _wait_everything(order, e.stream)  # an event recorded where we cannot see: may order anything
+    return order.wait_event(e.stream, e.path)
+
+
+def _sync_stream(order: Order, e: Effect) -> Order:
+    if e.stream is None or e.stream.kind is StreamRefKind.UNKNOWN:
+        return order.synchronize_device()  # a synchronization of we know not what: silence
+    return order.synchronize_stream(e.stream)
+
+
+def _sync_event(order: Order, e: Effect) -> Order:
+    if e.path is None or order.recorded(e.path) is None:
+        return order.synchronize_device()
+    return order.synchronize_event(e.path)
+
+
+def _record_stream(order: Order, e: Effect) -> Order:
+    if e.path is None or e.stream is None:
+        return order
+    return order.record_stream(e.path, e.stream)
+
+
+def _release(state: State, e: Effect) -> Result:
+    if e.path is None or e.stream is None or not e.stream.known:
+        return state, []
+    order, found = state.order.release(AccessEvent(e.path, True, e.stream, e.site, e.chain))
+    return state.with_order(order), found
+
+
+def _set_current(state: State, e: Effect) -> Result:
+    if e.stream is None:
+        return state, []
+    return state.with_current(e.framework, e.stream), []
+
+
+def _capture(begin: bool) -> Callable[[State, Effect], Result]:
+    def handler(state: State, e: Effect) -> Result:
+        if e.stream is None:
+            return state, []
+        capturing = state.capturing | {e.stream} if begin else state.capturing - {e.stream}
+        return replace(state, capturing=capturing), []
+    return handler
+
+
+_HANDLERS: dict[EffectKind, Callable[[State, Effect], Result]] = {
+    EffectKind.BEGIN_CAPTURE: _capture(True),
+    EffectKind.END_CAPTURE: _capture(False),
+    EffectKind.ACCESS: _access,
+    EffectKind.WAIT_STREAM: _ordering(_wait_stream),
+    EffectKind.RECORD_EVENT: _ordering(_record_event),
+    EffectKind.WAIT_EVENT: _ordering(_wait_event),
+    EffectKind.SYNC_STREAM: _ordering(_sync_stream),
+    EffectKind.SYNC_EVENT: _ordering(_sync_event),
+    EffectKind.SYNC_DEVICE: _ordering(lambda order, e: order.synchronize_device()),
+    EffectKind.RECORD_STREAM: _ordering(_record_stream),
+    EffectKind.RELEASE: _release,
+    EffectKind.SET_CURRENT: _set_current,
+}

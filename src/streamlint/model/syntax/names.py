@@ -1,0 +1,36 @@
+"""How the index spells expressions: dotted names as written, and short code for the rest."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+# Literals whose code is their `value`: spelled without running libcst's code generator.
+_LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)
+
+
+def dotted(node: cst.BaseExpression) -> Optional[str]:
+    """`a.b.c` for a chain of names (parentheses around its parts change nothing), else None."""
+    parts: list[str] = []
+    while type(node) is cst.Attribute:  # exact types: isinstance on libcst's ABCs is slow
+        parts.append(node.attr.value)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is not cst.Name:
+        return None
+    if not parts:
+        return node.value  # type: ignore[attr-defined]
+    parts.append(node.value)  # type: ignore[attr-defined]
+    return ".".join(reversed(parts))
+
+
+def code(module: cst.Module, node: cst.BaseExpression) -> str:
+    """The expression's code as written (names and literals spelled directly: the code
+    generator costs far more than reading a field)."""
+    if not getattr(node, "lpar", ()):
+        if isinstance(node, _LITERALS):
+            return node.value
+        name = dotted(node)
+        if name is not None:
+            return name
+    return module.code_for_node(node)

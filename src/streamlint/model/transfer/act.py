@@ -1,0 +1,39 @@
+"""Emit an effect and perform it: the interpreter's one way to change the order of work."""
+
+from __future__ import annotations
+
+from streamlint.model.domain.order import HOST
+from streamlint.model.domain.paths import Path
+from streamlint.model.domain.state import State
+from streamlint.model.domain.streams import StreamRef
+from typing import Optional
+
+from streamlint.model.domain.values import Memory
+from streamlint.model.ops import OpKind
+from streamlint.model.summary.effects import Effect, EffectKind, Operation
+from streamlint.model.summary.perform import perform
+from streamlint.model.transfer.frame import Frame
+
+
+def do(state: State, frame: Frame, effect: Effect) -> State:
+    frame.emit(effect)
+    state, found = perform(state, effect)
+    frame.report(found)
+    return state
+
+
+def access(state: State, frame: Frame, site: str, path: Path, write: bool, stream: StreamRef,
+           host_memory: bool = False) -> State:
+    return do(state, frame, Effect(EffectKind.ACCESS, site, path, stream, write=write, host_memory=host_memory))
+
+
+def host_access(state: State, frame: Frame, site: str, path: Path, write: bool) -> State:
+    return access(state, frame, site, path, write, HOST)
+
+
+def operation(state: State, frame: Frame, site: str, api: str, op: OpKind, stream: Optional[StreamRef],
+              host_blocking: Optional[bool], host_memory: Memory = Memory.UNKNOWN) -> State:
+    """Record an API operation the rules ask about (a copy, a synchronization, a stream made),
+    with whether it runs in a loop of this function."""
+    detail = Operation(api, op.value, host_blocking, host_memory, frame.loop_depth > 0)
+    return do(state, frame, Effect(EffectKind.OPERATION, site, stream=stream, operation=detail))

@@ -1,0 +1,55 @@
+"""The evaluated arguments of one call, found by position or keyword as the fact tables say."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from streamlint.model.api.facts import Arg
+from streamlint.model.domain.values import AbsValue
+
+
+@dataclass(frozen=True)
+class Arguments:
+    positional: tuple[tuple[AbsValue, cst.BaseExpression], ...]
+    keywords: dict[str, tuple[AbsValue, cst.BaseExpression]]
+    receiver: Optional[AbsValue]
+    node: cst.Call
+
+    def value(self, where: Optional[Arg]) -> Optional[AbsValue]:
+        found = self.find(where)
+        return found[0] if found is not None else None
+
+    def expression(self, where: Optional[Arg]) -> Optional[cst.BaseExpression]:
+        found = self.find(where)
+        return found[1] if found is not None else None
+
+    def find(self, where: Optional[Arg]) -> Optional[tuple[AbsValue, cst.BaseExpression]]:
+        if where is None:
+            return None
+        if where.kw is not None and where.kw in self.keywords:
+            return self.keywords[where.kw]
+        if where.pos is not None and where.pos < len(self.positional):
+            return self.positional[where.pos]
+        return None
+
+    def values(self) -> list[AbsValue]:
+        return [v for v, _ in self.positional] + [v for v, _ in self.keywords.values()]
+
+    def flag(self, where: Optional[Arg], default: bool) -> Optional[bool]:
+        """A literal True/False argument; the default when absent; None when not a literal."""
+        expression = self.expression(where)
+        if expression is None:
+            return default
+        if isinstance(expression, cst.Name) and expression.value in ("True", "False"):
+            return expression.value == "True"
+        return None
+
+    def text(self, where: Optional[Arg]) -> Optional[str]:
+        """A string literal argument's value."""
+        expression = self.expression(where)
+        if isinstance(expression, cst.SimpleString):
+            return expression.raw_value
+        return None

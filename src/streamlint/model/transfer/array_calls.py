@@ -1,0 +1,105 @@
+"""CuPy's and Numba-CUDA's handlers: their fact tables through the fact interpreter, plus
+what the tables say as name sets (CuPy's kernel functions and methods, views, `copyto`)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from streamlint.model import api
+from streamlint.model.api import cupy, numba_cuda
+from streamlint.model.api.facts import Arg
+from streamlint.model.domain.paths import Path, Root
+from streamlint.model.domain.state import State
+from streamlint.model.domain.values import AbsValue, Memory, ValueKind
+from streamlint.model.summary.effects import Effect, EffectKind
+from streamlint.model.transfer.act import access, do
+from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.devices import is_device
+from streamlint.model.transfer.fact_calls import apply_fact, stream_of_value
+from streamlint.model.transfer.frame import Frame
+
+Handled = tuple[AbsValue, State]
+
+
+def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    fact = api.lookup(name)
+    if fact is not None:
+        return apply_fact(fact, arguments, state, frame, name)
+    namespace, _, short = name.rpartition(".")
+    if namespace in cupy.CREATING_NAMESPACES:
+        return _cupy_kernel("zeros", arguments, state, frame)
+    if namespace in cupy.KERNEL_NAMESPACES and short not in cupy.NON_KERNEL_FUNCTIONS:
+        return _cupy_kernel(short, arguments, state, frame)
+    return None
+
+
+def _cupy_kernel(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """A CuPy function that launches kernels on the current stream: it reads its array
+    arguments and makes its result there (`copyto` writes its first argument)."""
+    current = state.current_stream("cupy")
+    site = frame.site(arguments.node)
+    inputs = [v for v in arguments.values() if is_device(v) and v.identity is not None]
+    if short in cupy.DESTINATION_FIRST:
+        destination = arguments.value(Arg(0, "dst"))
+        source = arguments.value(Arg(1, "src"))
+        if source is not None and source.is_buffer and source.identity is not None:
+            state = access(state, frame, site, source.identity, False, current, host_memory=not is_device(source))
+        if destination is not None and is_device(destination) and destination.identity is not None:
+            state = access(state, frame, site, destination.identity, True, current)
+        return AbsValue(ValueKind.NONE), state
+    out = arguments.value(Arg(kw="out"))
+    for value in inputs:
+        if out is None or value.identity != out.identity:
+            state = access(state, frame, site, value.identity, False, current)
+    if out is not None and is_device(out) and out.identity is not None:  # a ufunc's `out=`
+        return out, access(state, frame, site, out.identity, True, current)
+    result = AbsValue(ValueKind.BUFFER, "cupy", Memory.DEVICE, Path(Root.fresh(site)), current)
+    if inputs or short in cupy.FILLING_CREATORS:
+        state = access(state, frame, site, result.identity, True, current)
+    return result, state
+
+
+def cupy_array_method(name: str, array: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    fact = cupy.ARRAY_METHODS.get(name)
+    if fact is not None:
+        return apply_fact(fact, arguments, state, frame, f"cupy.ndarray.{name}")
+    if name in cupy.VIEW_METHODS:
+        return array, state
+    if name in cupy.KERNEL_METHODS and array.identity is not None and is_device(array):
+        current = state.current_stream("cupy")
+        site = frame.site(arguments.node)
+        state = access(state, frame, site, array.identity, name == "fill", current)
+        result = AbsValue(ValueKind.BUFFER, "cupy", Memory.DEVICE, Path(Root.fresh(site)), current)
+        return result, access(state, frame, site, result.identity, True, current)
+    return None
+
+
+def numba_array_method(name: str, array: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    fact = numba_cuda.ARRAY_METHODS.get(name)
+    return apply_fact(fact, arguments, state, frame, f"numba.cuda.DeviceNDArray.{name}") if fact is not None else None
+
+
+def _method_table(tables: dict, owner: str):
+    def method(name: str, receiver: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+        fact = tables.get(name)
+        return apply_fact(fact, arguments, state, frame, f"{owner}.{name}") if fact is not None else None
+    return method
+
+
+def cupy_stream_method(name: str, stream: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    if name in _CAPTURE and stream.stream is not None:
+        effect = Effect(_CAPTURE[name], frame.site(arguments.node), stream=stream.stream, framework="cupy")
+        return AbsValue(ValueKind.UNKNOWN), do(state, frame, effect)
+    return _cupy_stream_table(name, stream, arguments, state, frame)
+
+
+_CAPTURE = {"begin_capture": EffectKind.BEGIN_CAPTURE, "end_capture": EffectKind.END_CAPTURE}
+_cupy_stream_table = _method_table(cupy.STREAM_METHODS, "cupy.cuda.Stream")
+cupy_event_method = _method_table(cupy.EVENT_METHODS, "cupy.cuda.Event")
+numba_stream_method = _method_table(numba_cuda.STREAM_METHODS, "numba.cuda.Stream")
+numba_event_method = _method_table(numba_cuda.EVENT_METHODS, "numba.cuda.Event")
+
+
+def launch_stream(config: list[AbsValue]):
+    """`kernel[grid, block, stream]`: the stream, else Numba's legacy default stream."""
+    return stream_of_value(config[2]) if len(config) > 2 else stream_of_value(AbsValue(ValueKind.NONE))

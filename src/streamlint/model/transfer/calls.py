@@ -1,0 +1,223 @@
+"""Calls: the one dispatch from a callee value to what the call does. Framework calls go to
+their handler over the fact tables; project functions to their summary (`apply`); an
+unknown callable given CUDA tensors follows PyTorch's invariant; anything else is opaque."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+import libcst as cst
+
+from streamlint.model import declared
+from streamlint.model.api import python_std, torch_api
+from streamlint.model.api.facts import Arg
+from streamlint.model.domain.paths import Index, Path, Root, RootKind
+from streamlint.model.domain.state import State
+from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind
+from streamlint.model.summary.apply import Binding, apply
+from streamlint.model.summary.effects import Effect
+from streamlint.model.transfer import array_calls, handlers, torch_calls
+from streamlint.model.transfer.act import access, host_access
+from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.devices import is_device, is_host
+from streamlint.model.transfer.frame import CallContext, Frame
+
+Handled = tuple[AbsValue, State]
+METHOD = "."  # a callee value for `receiver.<name>` whose receiver decides what it is
+
+# Builtins that read their arguments on the host (formatting, conversion, printing).
+HOST_READERS = frozenset({"print", "str", "repr", "float", "int", "bool", "format", "len", "list", "sum"})
+
+
+def method_of(receiver: AbsValue, name: str) -> AbsValue:
+    if receiver.kind is ValueKind.NAMESPACE:
+        return AbsValue(ValueKind.NAMESPACE, target=f"{receiver.target}.{name}")
+    return AbsValue(ValueKind.CALLABLE, target=METHOD + name)
+
+
+def attribute_of(base: AbsValue, attr: str, path: Path) -> AbsValue:
+    """An attribute nobody stored: a tensor's `.data` is its memory, other attributes unknown."""
+    if base.is_buffer and attr == "data":
+        return base
+    if base.is_buffer and attr in torch_api.TENSOR_ATTRIBUTES:
+        return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream)
+    return AbsValue(identity=path)
+
+
+def host_use_of(node: cst.CSTNode, state: State, frame: Frame) -> Handled:
+    return UNKNOWN, state
+
+
+def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    if callee.kind is ValueKind.NAMESPACE:
+        stands_for = declared.active().namespaces.get(callee.target)
+        if stands_for is not None:  # a declared model: a wrapper that is a framework namespace
+            return AbsValue(ValueKind.NAMESPACE, target=stands_for), state
+        handler = handlers.for_function(callee.target)
+        handled = handler.function(callee.target, arguments, state, frame) if handler else None
+        if handled is not None:
+            return handled
+        if callee.target.startswith("builtins."):
+            return _builtin_or_opaque(callee.target, arguments, state, frame)
+        return _project_call(callee.target, arguments, state, frame)
+    if callee.kind is ValueKind.CALLABLE and callee.target.startswith(METHOD):
+        return _method(callee.target[len(METHOD):], arguments, state, frame)
+    if callee.kind is ValueKind.CALLABLE:
+        return _project_call(callee.target, arguments, state, frame)
+    return _opaque(arguments, state, frame)
+
+
+def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    receiver = arguments.receiver or UNKNOWN
+    handled: Optional[Handled] = None
+    handler = handlers.for_value(receiver)
+    if handler is not None and receiver.kind is ValueKind.STREAM:
+        handled = handler.stream_method(name, receiver, arguments, state, frame)
+    elif handler is not None and receiver.kind is ValueKind.EVENT:
+        handled = handler.event_method(name, receiver, arguments, state, frame)
+    elif handler is not None and receiver.is_buffer:
+        handled = handler.buffer_method(name, receiver, arguments, state, frame)
+    elif receiver.kind is ValueKind.UNKNOWN and torch_calls.evident_receiver(name, receiver) is not None:
+        # a method that exists on one kind of tensor only tells what the receiver is
+        handled = torch_calls.tensor_method(name, torch_calls.evident_receiver(name, receiver), arguments, state, frame)
+    elif receiver.kind is ValueKind.OBJECT and receiver.target:
+        return _project_call(f"{receiver.target}.{name}", arguments, state, frame)
+    elif receiver.identity is not None and receiver.identity.root.kind is RootKind.SELF and not receiver.identity.steps:
+        return _project_call(f"{frame.module}.{frame.class_name}.{name}", arguments, state, frame)
+    if handled is not None:
+        return handled
+    state = _kept_by(receiver, arguments, state)
+    if receiver.kind is ValueKind.CONTAINER or name in python_std.KEEPING_METHODS:
+        return UNKNOWN, state  # a container's own method: it keeps its arguments, runs no kernel
+    return _opaque(arguments, state, frame)
+
+
+def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:
+    """An object we cannot see into may keep the buffers its method is given (`list.append`,
+    a cache's `put`): they stay held, as its items."""
+    if receiver.identity is None or receiver.is_buffer:
+        return state
+    given = [v for v in arguments.values() if v.is_buffer and v.identity is not None]
+    if not given:
+        return state
+    joined = given[0]
+    for value in given[1:]:
+        joined = joined.join(value)
+    items = receiver.identity.element(Index.items())
+    held = state.at(items)
+    kept = AbsValue(ValueKind.CONTAINER, element=joined if held.element is None else held.element.join(joined))
+    return state.store(items, kept if len(given) == 1 else AbsValue(ValueKind.CONTAINER, element=joined))
+
+
+def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    if target.startswith("builtins.") and target[len("builtins."):] in HOST_READERS:
+        return _host_reader(arguments, state, frame)
+    return _opaque(arguments, state, frame)
+
+
+def host_reader(name: str) -> bool:
+    return name in HOST_READERS
+
+
+def _host_reader(arguments: Arguments, state: State, frame: Frame) -> Handled:
+    site = frame.site(arguments.node)
+    for value in arguments.values():
+        if is_host(value) and value.identity is not None:
+            state = host_access(state, frame, site, value.identity, False)
+    return AbsValue(ValueKind.HOST_NUMBER), state
+
+
+def _project_call(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    if frame.program is not None and frame.program.is_class(target):
+        return _construct(target, arguments, state, frame)
+    summary = frame.program.summary(target, _context(arguments)) if frame.program is not None else None
+    if summary is None:
+        return _opaque(arguments, state, frame)
+    binding = Binding(frame.site(arguments.node), _bound_args(summary.params, arguments), arguments.receiver)
+    applied = apply(summary, state, binding)
+    for effect in applied.effects:
+        frame.emit(_in_this_loop(effect, frame))
+    frame.report(list(applied.conflicts))
+    return applied.returns, applied.state
+
+
+def _bound_args(params: tuple[str, ...], arguments: Arguments) -> tuple[tuple[str, AbsValue], ...]:
+    names = [p for p in params if p not in ("self", "cls")] if arguments.receiver is not None else list(params)
+    bound = {name: value for name, (value, _) in zip(names, arguments.positional)}
+    bound.update({name: value for name, (value, _) in arguments.keywords.items() if name in params})
+    return tuple(bound.items())
+
+
+def _context(arguments: Arguments) -> CallContext:
+    """What this call tells the callee about its arguments (their kind, memory and stream)."""
+    facts = tuple((str(i), _fact(v)) for i, (v, _) in enumerate(arguments.positional))
+    facts += tuple((k, _fact(v)) for k, (v, _) in arguments.keywords.items())
+    receiver = _fact(arguments.receiver) if arguments.receiver is not None else None
+    return CallContext(facts, receiver)
+
+
+def _fact(value: AbsValue) -> AbsValue:
+    """What a callee may know of an argument whoever passes it: its kind and memory, never the
+    caller's identities (a stream is the parameter's stream in the callee's summary)."""
+    return AbsValue(value.kind, value.framework, value.memory, None, None, value.may_be_none, None, value.target)
+
+
+def _opaque(arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """An unknown callable. Given CUDA tensors it runs on the current stream (PyTorch's
+    invariant: a model or loss passed in, a helper we cannot read) and returns a CUDA tensor
+    made there; given anything else it tells us nothing."""
+    tensors = [v for v in arguments.values() if v.is_buffer]
+    if arguments.receiver is not None and arguments.receiver.is_buffer:
+        tensors.append(arguments.receiver)
+    if any(v.framework in ("torch", "") for v in tensors):
+        out = arguments.value(Arg(kw="out"))  # PyTorch's `out=`: the result is written there
+        written = out if out is not None and out.is_buffer else None
+        return torch_calls.run_operation(tensors, written, False, arguments, state, frame)
+    return UNKNOWN, state
+
+
+def operate(buffers: list[AbsValue], node: cst.CSTNode, state: State, frame: Frame) -> Handled:
+    """An operator on tensors (`a * 2`): PyTorch's invariant, as any operation."""
+    arguments = Arguments((), {}, None, node)  # type: ignore[arg-type]
+    return torch_calls.run_operation(buffers, None, False, arguments, state, frame)
+
+
+def _construct(cls: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """`C(...)` of a project class: a new object, its `__init__` applied to it."""
+    obj = AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))), target=cls)
+    init = replace(arguments, receiver=obj)
+    summary = frame.program.summary(f"{cls}.__init__", _context(init)) if frame.program is not None else None
+    if summary is None:
+        return obj, state
+    applied = apply(summary, state, Binding(frame.site(arguments.node), _bound_args(summary.params, init), obj))
+    for effect in applied.effects:
+        frame.emit(effect)
+    frame.report(list(applied.conflicts))
+    return obj, applied.state
+
+
+def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """A kernel launch with a launch configuration: on the configuration's stream (Numba's
+    legacy default stream without one), reading its device arrays, writing those its body
+    stores into (all of them when the body cannot be read)."""
+    stream = array_calls.launch_stream(settings)
+    if stream is None or not stream.known:
+        return UNKNOWN, state
+    writes = frame.program.kernel_writes(kernel.target) if frame.program and kernel.target else None
+    site = frame.site(arguments.node)
+    for index, (value, _) in enumerate(arguments.positional):
+        if value.identity is None or not (value.is_buffer and value.memory is not Memory.PAGEABLE):
+            continue
+        written = writes is None or index in writes
+        state = access(state, frame, site, value.identity, False, stream, host_memory=not is_device(value))
+        if written:
+            state = access(state, frame, site, value.identity, True, stream, host_memory=not is_device(value))
+    return UNKNOWN, state
+
+
+def _in_this_loop(effect: Effect, frame: Frame) -> Effect:
+    """A callee's operation runs in a loop when the call does: hot paths through the call graph."""
+    if effect.operation is None or effect.operation.in_loop or frame.loop_depth == 0:
+        return effect
+    return replace(effect, operation=replace(effect.operation, in_loop=True))

@@ -1,0 +1,49 @@
+"""Where a value lives, from the arguments that name a device ("cuda", torch.device(...), a
+device value) and from how buffers were made."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from streamlint.model.api.facts import Arg
+from streamlint.model.domain.values import AbsValue, Memory, ValueKind
+from streamlint.model.transfer.arguments import Arguments
+
+HOST_MEMORY = (Memory.PINNED, Memory.PAGEABLE)
+
+
+def memory_named(arguments: Arguments, where: Arg) -> Optional[Memory]:
+    """DEVICE for "cuda..." or a CUDA device value, PAGEABLE for "cpu", None when not told."""
+    literal = arguments.text(where)
+    if literal is not None:
+        return memory_of_device_string(literal)
+    value = arguments.value(where)
+    if value is None:
+        return None
+    if value.kind is ValueKind.DEVICE and value.memory is not Memory.UNKNOWN:
+        return value.memory
+    return None
+
+
+def memory_of_device_string(device: str) -> Optional[Memory]:
+    """A device string's value ("cuda:0", "cpu"), as the program gives it to PyTorch."""
+    kind = device.split(":", 1)[0]
+    if kind == "cuda":
+        return Memory.DEVICE
+    if kind == "cpu":
+        return Memory.PAGEABLE
+    return None
+
+
+def device_value(arguments: Arguments) -> AbsValue:
+    """`torch.device("cuda")`, `torch.device("cpu")`, `torch.device("cuda", rank)`."""
+    memory = memory_named(arguments, Arg(0, "type")) or Memory.UNKNOWN
+    return AbsValue(ValueKind.DEVICE, "torch", memory)
+
+
+def is_host(value: AbsValue) -> bool:
+    return value.kind is ValueKind.BUFFER and value.memory in HOST_MEMORY
+
+
+def is_device(value: AbsValue) -> bool:
+    return value.kind is ValueKind.BUFFER and value.memory is Memory.DEVICE

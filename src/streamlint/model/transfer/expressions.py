@@ -1,0 +1,245 @@
+"""Expressions: what a value is, and the work evaluating it queues (calls, host reads)."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Callable, Optional
+
+import libcst as cst
+
+from streamlint.model.domain.paths import Index, Path, Root
+from streamlint.model.domain.state import State
+from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, ValueKind, truth
+from streamlint.model.transfer import calls
+from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.devices import memory_of_device_string
+from streamlint.model.transfer.frame import Frame
+
+Evaluated = tuple[AbsValue, State]
+_BUILTINS = frozenset(dir(builtins))
+
+
+def evaluate(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
+    handler = _HANDLERS.get(type(node))
+    if handler is not None:
+        return handler(node, state, frame)
+    return _children_then_unknown(node, state, frame)
+
+
+def _name(node: cst.Name, state: State, frame: Frame) -> Evaluated:
+    if node.value == "None":
+        return NONE, state
+    if node.value in ("True", "False"):
+        return (TRUE if node.value == "True" else FALSE), state
+    bound = dict(state.names).get(node.value)
+    if bound is None:
+        bound = frame.globals.get(node.value)
+    if bound is not None:
+        return bound, state
+    target = frame.imports.get(node.value)
+    if target is not None:
+        return AbsValue(ValueKind.NAMESPACE, target=target), state
+    if node.value in frame.local_functions:
+        return AbsValue(ValueKind.CALLABLE, target=f"{frame.module}.{node.value}"), state
+    if node.value in _BUILTINS:
+        return AbsValue(ValueKind.NAMESPACE, target=f"builtins.{node.value}"), state
+    return UNKNOWN, state
+
+
+def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
+    base, state = evaluate(node.value, state, frame)
+    attr = node.attr.value
+    if base.kind is ValueKind.NAMESPACE:
+        return AbsValue(ValueKind.NAMESPACE, target=f"{base.target}.{attr}"), state
+    if base.identity is None:
+        return UNKNOWN, state
+    path = base.identity.attr(attr)
+    held = state.at(path)
+    if held.kind is not ValueKind.UNKNOWN:
+        return held, state
+    return calls.attribute_of(base, attr, path), state
+
+
+def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
+    base, state = evaluate(node.value, state, frame)
+    index = Index.any_()
+    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        index, state = _index(node.slice[0].slice.value, state, frame)
+    elif len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
+        index = _region(node.slice[0].slice)
+    else:
+        for element in node.slice:
+            if isinstance(element.slice, cst.Index):
+                _, state = evaluate(element.slice.value, state, frame)
+    if base.identity is None:
+        return (base.element or UNKNOWN), state
+    path = base.identity.element(index)
+    held = state.at(path)
+    if held.kind is not ValueKind.UNKNOWN:
+        return held, state
+    if base.element is not None:
+        return base.element, state
+    if base.kind is ValueKind.BUFFER:
+        return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream), state
+    return AbsValue(identity=path), state
+
+
+def _index(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[Index, State]:
+    _, state = evaluate(node, state, frame)
+    if isinstance(node, cst.Integer):
+        return Index.const_(int(node.value, 0)), state
+    if isinstance(node, cst.SimpleString) and node.prefix == "":
+        return Index.const_(node.raw_value), state
+    slot = _slot(node)
+    return (slot if slot is not None else Index.any_()), state
+
+
+def _region(node: cst.Slice) -> Index:
+    """`x[lo:hi]` with each end a name, a number or open; any other end makes it unknown."""
+    if node.step is not None:
+        return Index.any_()
+    ends = [_bound(node.lower), _bound(node.upper)]
+    return Index.any_() if "?" in ends else Index.region(ends[0], ends[1])
+
+
+def _bound(node: Optional[cst.BaseExpression]):
+    if node is None:
+        return None
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    return "?"
+
+
+def _slot(node: cst.BaseExpression) -> Optional[Index]:
+    """`k % n` and `(k + c) % n` with `n` a literal: a slot of a ring of `n` buffers."""
+    if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)):
+        return None
+    if not isinstance(node.right, cst.Integer):
+        return None
+    modulus = int(node.right.value, 0)
+    left, offset = node.left, 0
+    if isinstance(left, cst.BinaryOperation) and isinstance(left.right, cst.Integer):
+        sign = {cst.Add: 1, cst.Subtract: -1}.get(type(left.operator))
+        if sign is None:
+            return None
+        offset, left = sign * int(left.right.value, 0), left.left
+    if not isinstance(left, cst.Name) or modulus <= 0:
+        return None
+    return Index.slot(left.value, modulus, offset)
+
+
+def _call(node: cst.Call, state: State, frame: Frame) -> Evaluated:
+    receiver: Optional[AbsValue] = None
+    if isinstance(node.func, cst.Subscript):
+        return _launch(node, node.func, state, frame)
+    if isinstance(node.func, cst.Attribute):
+        receiver, state = evaluate(node.func.value, state, frame)
+        callee = calls.method_of(receiver, node.func.attr.value)
+    else:
+        callee, state = evaluate(node.func, state, frame)
+    positional, keywords = [], {}
+    for arg in node.args:
+        value, state = evaluate(arg.value, state, frame)
+        if arg.keyword is not None:
+            keywords[arg.keyword.value] = (value, arg.value)
+        elif not arg.star:
+            positional.append((value, arg.value))
+    arguments = Arguments(tuple(positional), keywords, receiver, node)
+    return calls.call(callee, arguments, state, frame)
+
+
+def _launch(node: cst.Call, config: cst.Subscript, state: State, frame: Frame) -> Evaluated:
+    """`kernel[grid, block, stream](args)`: a Numba kernel launch."""
+    kernel, state = evaluate(config.value, state, frame)
+    settings = []
+    for element in config.slice:
+        if isinstance(element.slice, cst.Index):
+            value, state = evaluate(element.slice.value, state, frame)
+            settings.append(value)
+    positional = []
+    for arg in node.args:
+        value, state = evaluate(arg.value, state, frame)
+        positional.append((value, arg.value))
+    return calls.launch(kernel, settings, Arguments(tuple(positional), {}, None, node), state, frame)
+
+
+def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
+    joined: Optional[AbsValue] = None
+    for element in getattr(node, "elements", ()):
+        value, state = evaluate(element.value, state, frame)
+        joined = value if joined is None else joined.join(value)
+    return AbsValue(ValueKind.CONTAINER, element=joined), state
+
+
+def _ternary(node: cst.IfExp, state: State, frame: Frame) -> Evaluated:
+    test, state = evaluate(node.test, state, frame)
+    known = truth(test)
+    if known is not None:
+        return evaluate(node.body if known else node.orelse, state, frame)
+    yes, after_yes = evaluate(node.body, state, frame)
+    no, after_no = evaluate(node.orelse, state, frame)
+    if no.kind is ValueKind.NONE:
+        return yes.join_none(), after_yes.join(after_no)
+    if yes.kind is ValueKind.NONE:
+        return no.join_none(), after_yes.join(after_no)
+    return yes.join(no), after_yes.join(after_no)
+
+
+def _children_then_unknown(node: cst.CSTNode, state: State, frame: Frame) -> Evaluated:
+    """Any other expression: evaluate what it contains (calls queue work), know nothing of it."""
+    for child in node.children:
+        if isinstance(child, cst.BaseExpression) and not isinstance(child, (cst.Lambda,)):
+            _, state = evaluate(child, state, frame)
+        elif isinstance(child, (cst.Arg, cst.Element, cst.DictElement, cst.FormattedStringExpression)):
+            _, state = _children_then_unknown(child, state, frame)
+    return calls.host_use_of(node, state, frame)
+
+
+def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
+    """`a * 2`, `-a`, `a > b`: an operation on tensors where they live (PyTorch's invariant)."""
+    operands = [getattr(node, name) for name in ("left", "right", "expression") if hasattr(node, name)]
+    if isinstance(node, cst.Comparison):
+        operands = [node.left] + [c.comparator for c in node.comparisons]
+    values = []
+    for operand in operands:
+        value, state = evaluate(operand, state, frame)
+        values.append(value)
+    buffers = [v for v in values if v.is_buffer]
+    if not buffers:
+        return UNKNOWN, state
+    return calls.operate(buffers, node, state, frame)
+
+
+def _number(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
+    return AbsValue(ValueKind.HOST_NUMBER), state
+
+
+def _string(node: cst.SimpleString, state: State, frame: Frame) -> Evaluated:
+    """A device string ("cuda:0", "cpu") is a device; any other string a host value."""
+    memory = memory_of_device_string(node.raw_value) if node.prefix in ("", "r", "u") else None
+    if memory is not None:
+        return AbsValue(ValueKind.DEVICE, "torch", memory), state
+    return AbsValue(ValueKind.HOST_NUMBER), state
+
+
+def fresh_path(frame: Frame, node: cst.CSTNode) -> Path:
+    return Path(Root.fresh(frame.site(node)))
+
+
+_HANDLERS: dict[type, Callable[..., Evaluated]] = {
+    cst.Name: _name,
+    cst.Attribute: _attribute,
+    cst.Subscript: _subscript,
+    cst.Call: _call,
+    cst.Tuple: _tuple_like,
+    cst.List: _tuple_like,
+    cst.IfExp: _ternary,
+    cst.BinaryOperation: _operator,
+    cst.UnaryOperation: _operator,
+    cst.Comparison: _operator,
+    cst.Integer: _number,
+    cst.Float: _number,
+    cst.SimpleString: _string,
+}

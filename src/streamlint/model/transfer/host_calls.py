@@ -1,0 +1,48 @@
+"""NumPy's handler: work on host arrays is the host's. Reading one whose device-to-host copy
+may still be in flight, or writing one an upload may still read, races that copy."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from streamlint.model.api.facts import Arg
+from streamlint.model.domain.paths import Path, Root
+from streamlint.model.domain.state import State
+from streamlint.model.domain.values import AbsValue, Memory, ValueKind
+from streamlint.model.transfer.act import host_access
+from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.devices import is_host
+from streamlint.model.transfer.frame import Frame
+
+Handled = tuple[AbsValue, State]
+
+# Methods and functions that write the host array they are given first (the rest read).
+WRITING_METHODS = frozenset({"fill", "put", "itemset", "resize", "sort", "partition", "setfield"})
+WRITING_FUNCTIONS = frozenset({"numpy.copyto", "numpy.put", "numpy.place", "numpy.putmask", "numpy.fill_diagonal"})
+
+
+def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    site = frame.site(arguments.node)
+    hosts = [v for v in arguments.values() if is_host(v) and v.identity is not None]
+    if not hosts:
+        return None
+    first = arguments.value(Arg(0))
+    for value in hosts:
+        written = name in WRITING_FUNCTIONS and value is first
+        state = host_access(state, frame, site, value.identity, written)
+    return _result(arguments, frame), state
+
+
+def array_method(name: str, array: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    if not is_host(array) or array.identity is None:
+        return None
+    site = frame.site(arguments.node)
+    state = host_access(state, frame, site, array.identity, name in WRITING_METHODS)
+    for value in arguments.values():
+        if is_host(value) and value.identity is not None:
+            state = host_access(state, frame, site, value.identity, False)
+    return _result(arguments, frame), state
+
+
+def _result(arguments: Arguments, frame: Frame) -> AbsValue:
+    return AbsValue(ValueKind.BUFFER, "numpy", Memory.PAGEABLE, Path(Root.fresh(frame.site(arguments.node))))

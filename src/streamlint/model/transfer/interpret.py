@@ -1,0 +1,157 @@
+"""One walk of one function under one calling context, to its summary and the conflicts it
+finds on streams it knows itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from streamlint.model.domain.order import AccessEvent, Conflict
+from streamlint.model.domain.paths import Path, Root
+from streamlint.model.domain.state import State
+from streamlint.model.domain.streams import StreamRef
+from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
+from streamlint.model.summary.codec import sealed
+from streamlint.model.summary.function_summary import FunctionSummary, bounded
+from streamlint.model.transfer.annotations import annotated
+from streamlint.model.transfer.frame import CallContext, Frame
+from streamlint.model.domain.paths import RootKind
+from streamlint.model.transfer.statements import leave, release_if_dropped, run_block
+
+# Walks done so far, per (function, context): the guard-rail test asserts each is 1.
+WALKS: dict[tuple[str, CallContext], int] = {}
+
+
+@dataclass(frozen=True)
+class Walked:
+    summary: FunctionSummary
+    conflicts: tuple[Conflict, ...]
+
+
+# Nodes that can perform work, and so have a site: calls, operators, stores.
+_NUMBERED = (cst.Call, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del, cst.BinaryOperation, cst.UnaryOperation,
+             cst.Comparison, cst.Subscript)
+
+
+def call_ordinals(function: cst.CSTNode) -> dict[int, int]:
+    """Each call and statement that performs work, numbered in source order (nested functions apart)."""
+    ordinals: dict[int, int] = {}
+
+    class _Numberer(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not function:
+                return False
+            if isinstance(node, _NUMBERED):
+                ordinals[id(node)] = len(ordinals)
+            return True
+
+    function.visit(_Numberer())
+    return ordinals
+
+
+def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: CallContext) -> Walked:
+    """One walk of a function (or of a module's top level, a function without parameters)."""
+    key = (frame.qualname, context)
+    WALKS[key] = WALKS.get(key, 0) + 1
+    frame.call_ordinals = call_ordinals(node)
+    params = _parameters(node) if isinstance(node, cst.FunctionDef) else ()
+    state = State()
+    declared = _annotations(node, frame) if isinstance(node, cst.FunctionDef) else {}
+    for index, name in enumerate(params):
+        value = _parameter_value(index, name, frame, context, params, declared.get(name))
+        state = state.bind(name, value)
+        state = _made_by_the_caller(state, frame, value)
+    for attr, value in context.receiver_state:
+        state = state.store(Path(Root.self_()).attr(attr), value)
+    if isinstance(node, cst.Module):
+        body = node.body
+    else:
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else node.body.body
+    end = run_block(body, state, frame)
+    if end.reachable:
+        leave(end, frame)
+    if frame.exit_state is not None:
+        _release_locals(frame.exit_state, frame, node)
+    effects, truncated = bounded(tuple(frame.effects))
+    summary = FunctionSummary(
+        frame.qualname, params, effects, frame.returned or UNKNOWN, _self_stores(frame.exit_state, context.receiver_state), (),
+        context.hot, truncated,
+    )
+    summary = sealed(summary)
+    return Walked(summary, tuple(frame.conflicts))
+
+
+def _parameters(node: cst.FunctionDef) -> tuple[str, ...]:
+    p = node.params
+    names = [x.name.value for x in (*p.posonly_params, *p.params)]
+    if isinstance(p.star_arg, cst.Param):
+        names.append(p.star_arg.name.value)
+    names += [x.name.value for x in p.kwonly_params]
+    if p.star_kwarg is not None:
+        names.append(p.star_kwarg.name.value)
+    return tuple(names)
+
+
+def _annotations(node: cst.FunctionDef, frame: Frame) -> dict[str, AbsValue]:
+    p = node.params
+    found = {}
+    for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+        value = annotated(param, frame.imports)
+        if value is not None:
+            found[param.name.value] = value
+    return found
+
+
+def _made_by_the_caller(state: State, frame: Frame, value: AbsValue) -> State:
+    """A parameter's memory was produced by the caller, on the caller's current stream (PyTorch's
+    invariant): an assumption of the walk, not an effect of the function, so it is in the entry
+    order only and never in the summary."""
+    identity = value.identity
+    if identity is None or identity.root.kind is not RootKind.PARAM:
+        return state
+    made = AccessEvent(identity, True, StreamRef.ambient("torch"), f"{frame.qualname}#entry", assumed=True)
+    return state.with_order(state.order.add(made))
+
+
+def _parameter_value(index: int, name: str, frame: Frame, context: CallContext, params: tuple[str, ...],
+                     declared: Optional[AbsValue] = None) -> AbsValue:
+    if frame.class_name and index == 0:
+        receiver = context.receiver or AbsValue()
+        return AbsValue(receiver.kind, receiver.framework, receiver.memory, Path(Root.self_()), None,
+                        False, None, receiver.target)
+    given: Optional[AbsValue] = context.arg(name)
+    if given is None:
+        position = index - (1 if frame.class_name else 0)
+        given = context.arg(str(position))
+    identity = Path(Root.param(index, name))
+    given = given if given is not None and given.kind is not ValueKind.UNKNOWN else declared
+    if given is None:
+        return AbsValue(identity=identity)
+    stream = given.stream if given.kind is ValueKind.STREAM else None
+    if given.kind is ValueKind.STREAM and given.stream is None:
+        stream = StreamRef.at(identity)
+    return AbsValue(given.kind, given.framework, given.memory, identity, stream, given.may_be_none, given.element, given.target)
+
+
+def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, AbsValue], ...]:
+    """What `self.<attr>` holds when the function returns, for each attribute it changed."""
+    if exit_state is None:
+        return ()
+    found, before = [], dict(entry)
+    for path, value in exit_state.heap:
+        if path.root.kind is RootKind.SELF and len(path.steps) == 1 and isinstance(path.steps[0], str):
+            if before.get(path.steps[0]) != value:
+                found.append((path.steps[0], value))
+    return tuple(sorted(found, key=lambda item: item[0]))
+
+
+def _release_locals(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:
+    """At return, memory only the function's names held goes back to the allocator."""
+    returned = frame.returned or UNKNOWN
+    state = exit_state
+    for name, value in exit_state.names:
+        kept = returned.identity == value.identity or (returned.element is not None and returned.element.identity == value.identity)
+        if not kept:
+            state = release_if_dropped(value, state.bind(name, UNKNOWN), frame, node)

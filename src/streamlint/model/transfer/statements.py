@@ -1,0 +1,301 @@
+"""Statements: bindings, branches joined, loops run to a fixpoint, stream contexts entered
+and left, returns collected."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Sequence
+
+import libcst as cst
+
+from streamlint.model.domain.paths import Index, Path
+from streamlint.model.domain.state import State
+from streamlint.model.domain.streams import UNKNOWN_STREAM
+from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind, truth
+from streamlint.model.summary.perform import released
+from streamlint.model.transfer.act import access, do, host_access
+from streamlint.model.transfer.devices import is_device, is_host
+from streamlint.model.transfer.expressions import evaluate
+from streamlint.model.transfer.fact_calls import ERROR_FIRST
+from streamlint.model.transfer.frame import Frame
+from streamlint.model.transfer.handlers import STREAMS_ENTERED
+from streamlint.model.transfer.torch_calls import F
+
+# The one loop budget: a loop body is walked until the head state stops changing, at most
+# this many times; past it the walk goes on with what it has (accesses of later rounds are
+# not seen, which can only remove reports).
+MAX_LOOP_ROUNDS = 6
+
+
+def run_block(statements: Sequence[cst.CSTNode], state: State, frame: Frame) -> State:
+    for statement in statements:
+        if not state.reachable:
+            break
+        state = run_statement(statement, state, frame)
+    return state
+
+
+def run_statement(node: cst.CSTNode, state: State, frame: Frame) -> State:
+    handler = _HANDLERS.get(type(node))
+    return handler(node, state, frame) if handler is not None else state
+
+
+def _body(node: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    return node.body if isinstance(node, cst.IndentedBlock) else node.body  # SimpleStatementSuite too
+
+
+def _simple_line(node: cst.SimpleStatementLine, state: State, frame: Frame) -> State:
+    for small in node.body:
+        if not state.reachable:
+            break
+        state = run_statement(small, state, frame)
+    return state
+
+
+def _suite(node, state: State, frame: Frame) -> State:
+    return run_block(_body(node), state, frame)
+
+
+def _expr(node: cst.Expr, state: State, frame: Frame) -> State:
+    return evaluate(node.value, state, frame)[1]
+
+
+def _assign(node: cst.Assign, state: State, frame: Frame) -> State:
+    value, state = evaluate(node.value, state, frame)
+    for target in node.targets:
+        state = bind(target.target, value, state, frame, node)
+    return state
+
+
+def _ann_assign(node: cst.AnnAssign, state: State, frame: Frame) -> State:
+    if node.value is None:
+        return state
+    value, state = evaluate(node.value, state, frame)
+    return bind(node.target, value, state, frame, node)
+
+
+def _aug_assign(node: cst.AugAssign, state: State, frame: Frame) -> State:
+    current, state = evaluate(node.target, state, frame)
+    other, state = evaluate(node.value, state, frame)
+    if current.is_buffer and current.identity is not None:
+        site = frame.site(node)
+        if is_device(current):
+            state = access(state, frame, site, current.identity, True, state.current_stream(current.framework or F))
+        elif is_host(current):
+            state = host_access(state, frame, site, current.identity, True)
+        return state
+    return bind(node.target, UNKNOWN if other.kind is not ValueKind.HOST_NUMBER else other, state, frame, node)
+
+
+def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
+    if isinstance(target, cst.Name):
+        old = state.value(target.value)
+        return release_if_dropped(old, state.bind(target.value, value), frame, node)
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for index, element in enumerate(target.elements):
+            item = AbsValue(ValueKind.HOST_NUMBER) if index == 0 and value.target == ERROR_FIRST else value.element
+            state = bind(element.value, item or UNKNOWN, state, frame, node)
+        return state
+    if isinstance(target, cst.Attribute):
+        base, state = evaluate(target.value, state, frame)
+        if base.identity is not None:
+            path = base.identity.attr(target.attr.value)
+            old = state.at(path)
+            state = release_if_dropped(old, state.store(path, value), frame, node)
+        return state
+    if isinstance(target, cst.Subscript):
+        return _store_element(target, value, state, frame, node)
+    return state
+
+
+def release_if_dropped(old: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
+    """Memory nothing holds any more goes back to the allocator of the stream it was made on."""
+    effect = released(old, state, frame.site(node))
+    return do(state, frame, effect) if effect is not None else state
+
+
+def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
+    """`buf[i] = v`: a write into the buffer (by the host for host memory, on the current stream
+    for device memory), or an element stored into a container."""
+    holder, state = evaluate(target.value, state, frame)
+    if holder.identity is None:
+        return state
+    site = frame.site(node)
+    if holder.is_buffer:
+        element, state = evaluate(target, state, frame)  # the region written: `buf[:half]`, `buf[k % 2]`
+        written = element.identity if element.identity is not None else holder.identity
+        if is_host(holder):
+            return host_access(state, frame, site, written, True)
+        if is_device(holder):
+            return access(state, frame, site, written, True, state.current_stream(holder.framework or F))
+        return state
+    path = holder.identity.element(Index.any_())
+    return state.store(path, value)
+
+
+def _return(node: cst.Return, state: State, frame: Frame) -> State:
+    value = UNKNOWN
+    if node.value is not None:
+        value, state = evaluate(node.value, state, frame)
+    frame.returned = value if frame.returned is None else frame.returned.join(value)
+    leave(state, frame)
+    return state.unreachable()
+
+
+def leave(state: State, frame: Frame) -> None:
+    """The function ends here on this path."""
+    frame.exit_state = state if frame.exit_state is None else frame.exit_state.join(state)
+
+
+def _raise(node: cst.Raise, state: State, frame: Frame) -> State:
+    if node.exc is not None:
+        state = evaluate(node.exc, state, frame)[1]
+    return state.unreachable()
+
+
+def _if(node: cst.If, state: State, frame: Frame) -> State:
+    test, state = evaluate(node.test, state, frame)
+    if truth(test) is True:
+        return run_block(_body(node.body), state, frame)
+    taken = run_block(_body(node.body), state, frame) if truth(test) is None else state.unreachable()
+    other = state
+    if isinstance(node.orelse, cst.If):
+        other = _if(node.orelse, state, frame)
+    elif isinstance(node.orelse, cst.Else):
+        other = run_block(_body(node.orelse.body), state, frame)
+    return taken.join(other, every_path=_on_the_counter(node.test, frame))
+
+
+def _on_the_counter(test: cst.BaseExpression, frame: Frame) -> bool:
+    """A test of an enclosing loop's counter (`if (i + 1) % 8 == 0:`): over the iterations the
+    program takes both sides, so work on one side is not ordered by the other's waits."""
+    if not frame.loop_names:
+        return False
+    todo: list[cst.CSTNode] = [test]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, cst.Name) and node.value in frame.loop_names:
+            return True
+        todo.extend(node.children)
+    return False
+
+
+def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str, node: cst.CSTNode) -> State:
+    """Walk the body until the state at the loop head stops changing. The back edge renames what
+    the next iteration sees: ring slots of the loop's counter shift by one, and memory the body
+    allocated becomes an earlier iteration's (a new allocation there is other memory)."""
+    frame.loop_depth += 1
+    entry = head
+    inside = sites_within(node, frame)
+
+    def next_iteration(path: Path) -> Path:
+        return (path.shifted(symbol, 1) if symbol else path).aged(inside.__contains__)
+
+    try:
+        for _ in range(MAX_LOOP_ROUNDS):
+            after = body(head)
+            if after.reachable:
+                after = after.renamed(next_iteration)
+            joined = head.join(after)
+            if joined == head:
+                break
+            head = joined
+    finally:
+        frame.loop_depth -= 1
+    return entry.join(head)
+
+
+def _for(node: cst.For, state: State, frame: Frame) -> State:
+    iterable, state = evaluate(node.iter, state, frame)
+    element = iterable.element or UNKNOWN
+    symbol = node.target.value if isinstance(node.target, cst.Name) else ""
+
+    def body(s: State) -> State:
+        s = bind(node.target, element, s, frame, node)
+        return _reachable(run_block(_body(node.body), s, frame), s)
+
+    frame.loop_names.append(symbol)
+    try:
+        state = _loop(state, frame, body, symbol, node)
+    finally:
+        frame.loop_names.pop()
+    if node.orelse is not None:
+        state = run_block(_body(node.orelse.body), state, frame)
+    return state
+
+
+def _while(node: cst.While, state: State, frame: Frame) -> State:
+    def body(s: State) -> State:
+        _, s = evaluate(node.test, s, frame)
+        return _reachable(run_block(_body(node.body), s, frame), s)
+
+    _, state = evaluate(node.test, state, frame)
+    return _loop(state, frame, body, "", node)
+
+
+def sites_within(node: cst.CSTNode, frame: Frame) -> frozenset[str]:
+    """The site keys of the nodes inside a loop."""
+    found: set[str] = set()
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        if id(current) in frame.call_ordinals:
+            found.add(frame.site(current))
+        todo.extend(current.children)
+    return frozenset(found)
+
+
+def _reachable(after: State, before: State) -> State:
+    """A body that ends in `break`/`return` on every path still leaves the loop state joinable."""
+    return after if after.reachable else before
+
+
+def _with(node: cst.With, state: State, frame: Frame) -> State:
+    saved = state.current
+    for item in node.items:
+        value, state = evaluate(item.item, state, frame)
+        if value.kind is ValueKind.STREAM_CONTEXT or (value.kind is ValueKind.STREAM and value.framework in STREAMS_ENTERED):
+            state = state.with_current(value.framework, value.stream or UNKNOWN_STREAM)
+        elif item.asname is not None:
+            state = bind(item.asname.name, value, state, frame, node)
+    state = run_block(_body(node.body), state, frame)
+    return replace(state, current=saved) if state.reachable else state
+
+
+def _try(node: cst.Try, state: State, frame: Frame) -> State:
+    after = run_block(_body(node.body), state, frame)
+    if node.orelse is not None:
+        after = run_block(_body(node.orelse.body), after, frame)
+    for handler in node.handlers:
+        after = after.join(run_block(_body(handler.body), state.join(after), frame))
+    if node.finalbody is not None:
+        after = run_block(_body(node.finalbody.body), after, frame)
+    return after
+
+
+def _skip(node: cst.CSTNode, state: State, frame: Frame) -> State:
+    return state
+
+
+def _break(node: cst.CSTNode, state: State, frame: Frame) -> State:
+    return state.unreachable()
+
+
+_HANDLERS: dict[type, Callable[..., State]] = {
+    cst.SimpleStatementLine: _simple_line,
+    cst.Expr: _expr,
+    cst.Assign: _assign,
+    cst.AnnAssign: _ann_assign,
+    cst.AugAssign: _aug_assign,
+    cst.Return: _return,
+    cst.Raise: _raise,
+    cst.If: _if,
+    cst.For: _for,
+    cst.While: _while,
+    cst.With: _with,
+    cst.Try: _try,
+    cst.FunctionDef: _skip,
+    cst.ClassDef: _skip,
+    cst.Break: _break,
+    cst.Continue: _break,
+}

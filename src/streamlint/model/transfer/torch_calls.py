@@ -1,0 +1,395 @@
+"""PyTorch's handler: what its calls and methods do to streams and buffers, read from the
+fact tables (model/api/torch_api.py) and PyTorch's invariant: an operation on CUDA tensors
+runs on the current stream and returns CUDA tensors made there."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Optional
+
+import libcst as cst
+
+from streamlint.model.api import torch_api
+from streamlint.model.api.facts import Arg
+from streamlint.model.domain.paths import Path, Root
+from streamlint.model.domain.state import State
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.domain.values import TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
+from streamlint.model.summary.effects import Effect, EffectKind
+from streamlint.model.ops import OpKind
+from streamlint.model.transfer.act import access, do, host_access, operation
+from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.devices import device_value, is_device, is_host, memory_named
+from streamlint.model.transfer.frame import Frame
+
+F = "torch"
+Handled = tuple[AbsValue, State]
+
+
+def _fresh(frame: Frame, arguments: Arguments, memory: Memory, stream: Optional[StreamRef]) -> AbsValue:
+    site = frame.site(arguments.node)
+    return AbsValue(ValueKind.BUFFER, F, memory, Path(Root.fresh(site)), stream)
+
+
+# -- module functions (torch.cuda.Stream, torch.zeros, ...) ------------------------------
+def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    handler = _FUNCTIONS.get(name)
+    if handler is not None:
+        return handler(arguments, state, frame)
+    short = name.rsplit(".", 1)[-1]
+    if name.startswith("torch.") and short in torch_api.CREATORS:
+        return _creator(short, arguments, state, frame)
+    if name.startswith("torch.") and short in torch_api.LIKE_CREATORS:
+        return _like_creator(short, arguments, state, frame)
+    return None
+
+
+def _new_stream(arguments: Arguments, state: State, frame: Frame) -> Handled:
+    site = frame.site(arguments.node)
+    ref = StreamRef.created(site, F, blocking=False)
+    return stream_value(ref), operation(state, frame, site, "torch.cuda.Stream", OpKind.STREAM_CREATE, ref, False)
+
+
+def _current_stream(arguments: Arguments, state: State, frame: Frame) -> Handled:
+    return stream_value(state.current_stream(F)), state
+
+
+def _default_stream(arguments: Arguments, state: State, frame: Frame) -> Handled:
+    return stream_value(StreamRef.legacy()), state
+
+
+def _stream_context(arguments: Arguments, state: State, frame: Frame) -> Handled:
+    stream = arguments.value(Arg(0, "stream"))
+    if stream is not None and stream.kind is ValueKind.NONE:
+        return AbsValue(ValueKind.NONE), state  # `torch.cuda.stream(None)` changes nothing
+    return AbsValue(ValueKind.STREAM_CONTEXT, F, stream=stream_of(stream)), state
+
+
+def stream_of(value: Optional[AbsValue]) -> StreamRef:
+    """The stream a value is: its own reference, else the stream at its path (a parameter's,
+    `self._stream`), else unknown."""
+    if value is not None and value.stream is not None and value.kind is ValueKind.STREAM:
+        return value.stream
+    if value is not None and value.identity is not None and value.kind in (ValueKind.STREAM, ValueKind.UNKNOWN):
+        return StreamRef.at(value.identity)
+    return StreamRef(StreamRefKind.UNKNOWN)
+
+
+def _set_stream(arguments: Arguments, state: State, frame: Frame) -> Handled:
+    ref = stream_of(arguments.value(Arg(0, "stream")))
+    state = do(state, frame, Effect(EffectKind.SET_CURRENT, frame.site(arguments.node), stream=ref, framework=F))
+    return UNKNOWN, state
+
+
+def _new_event(arguments: Arguments, state: State, frame: Frame) -> Handled:
+    return AbsValue(ValueKind.EVENT, F, identity=Path(Root.fresh(frame.site(arguments.node)))), state
+
+
+def _synchronize(arguments: Arguments, state: State, frame: Frame) -> Handled:
+    site = frame.site(arguments.node)
+    state = operation(state, frame, site, "torch.cuda.synchronize", OpKind.DEVICE_SYNC, None, True)
+    return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_DEVICE, site, framework=F))
+
+
+def _device(arguments: Arguments, state: State, frame: Frame) -> Handled:
+    return device_value(arguments), state
+
+
+def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    memory = memory_named(arguments, Arg(kw="device"))
+    pinned = arguments.flag(Arg(kw="pin_memory"), False)
+    if memory is None and (short in ("tensor", "as_tensor") or arguments.find(Arg(kw="device")) is not None):
+        return UNKNOWN, state  # a device the code does not show, or the input's: not told
+    memory = memory or (Memory.PINNED if pinned else Memory.PAGEABLE)
+    if memory is not Memory.DEVICE:
+        return _fresh(frame, arguments, memory, None), state
+    current = state.current_stream(F)
+    value = _fresh(frame, arguments, memory, current)
+    if short not in torch_api.ALLOCATING_ONLY:
+        state = access(state, frame, frame.site(arguments.node), value.identity, True, current)
+    return value, state
+
+
+def _like_creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    like = arguments.value(Arg(0, "input"))
+    if like is None or not like.is_buffer:
+        return UNKNOWN, state
+    memory = memory_named(arguments, Arg(kw="device")) or like.memory
+    current = state.current_stream(F) if memory is Memory.DEVICE else None
+    value = _fresh(frame, arguments, memory, current)
+    if current is not None and short not in torch_api.ALLOCATING_ONLY:
+        state = access(state, frame, frame.site(arguments.node), value.identity, True, current)
+    return value, state
+
+
+_FUNCTIONS: dict[str, Callable[[Arguments, State, Frame], Handled]] = {
+    "torch.cuda.Stream": _new_stream,
+    "torch.Stream": _new_stream,
+    "torch.cuda.current_stream": _current_stream,
+    "torch.accelerator.current_stream": _current_stream,
+    "torch.cuda.default_stream": _default_stream,
+    "torch.cuda.stream": _stream_context,
+    "torch.cuda.StreamContext": _stream_context,
+    "torch.cuda.set_stream": _set_stream,
+    "torch.accelerator.set_stream": _set_stream,
+    "torch.cuda.Event": _new_event,
+    "torch.Event": _new_event,
+    "torch.cuda.synchronize": _synchronize,
+    "torch.accelerator.synchronize": _synchronize,
+    "torch.device": _device,
+    # work under `with torch.cuda.graph(g):` is recorded into the graph on a capture stream
+    "torch.cuda.graph": lambda arguments, state, frame: (AbsValue(ValueKind.STREAM_CONTEXT, F, stream=None), state),
+    # the analysed program runs where its streams do: on a machine with a GPU
+    "torch.cuda.is_available": lambda arguments, state, frame: (TRUE, state),
+}
+
+
+# -- stream and event methods -------------------------------------------------------------
+def stream_method(name: str, stream: StreamRef, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    site = frame.site(arguments.node)
+    if name == "synchronize":
+        state = operation(state, frame, site, "torch.cuda.Stream.synchronize", OpKind.STREAM_SYNC, stream, True)
+        return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=F))
+    if name == "wait_stream":
+        other_ref = stream_of(arguments.value(Arg(0, "stream")))
+        return UNKNOWN, do(state, frame, Effect(EffectKind.WAIT_STREAM, site, stream=stream, other=other_ref, framework=F))
+    if name == "wait_event":
+        event = arguments.value(Arg(0, "event"))
+        return UNKNOWN, _wait_event(event, stream, site, state, frame)
+    if name == "record_event":
+        event = AbsValue(ValueKind.EVENT, F, identity=Path(Root.fresh(site)), stream=stream)
+        state = do(state, frame, Effect(EffectKind.RECORD_EVENT, site, event.identity, stream, framework=F))
+        return event, state
+    return None
+
+
+def _wait_event(event: Optional[AbsValue], stream: StreamRef, site: str, state: State, frame: Frame) -> State:
+    if event is None or event.identity is None:
+        return do(state, frame, Effect(EffectKind.WAIT_STREAM, site, stream=stream, other=StreamRef(StreamRefKind.UNKNOWN)))
+    return do(state, frame, Effect(EffectKind.WAIT_EVENT, site, event.identity, stream, framework=F))
+
+
+def event_method(name: str, event: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    site = frame.site(arguments.node)
+    given = arguments.value(Arg(0, "stream"))
+    stream = stream_of(given) if given is not None else state.current_stream(F)
+    if event.identity is None:
+        return None
+    if name == "record":
+        return UNKNOWN, do(state, frame, Effect(EffectKind.RECORD_EVENT, site, event.identity, stream, framework=F))
+    if name == "wait":
+        return UNKNOWN, _wait_event(event, stream, site, state, frame)
+    if name == "synchronize":
+        return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_EVENT, site, event.identity, framework=F))
+    return None
+
+
+# -- tensor methods ------------------------------------------------------------------------
+def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    handler = _TENSOR_METHODS.get(name)
+    if handler is not None:
+        return handler(tensor, arguments, state, frame)
+    if name in torch_api.NON_TENSOR_METHODS:
+        return UNKNOWN, state
+    if name in torch_api.TENSOR_PRESERVING or (name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE):
+        return _operation(name, tensor, arguments, state, frame)
+    return None
+
+
+def _operation(name: str, tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """An operation on the tensor's data: on the current stream for CUDA tensors, by the host
+    for CPU tensors. In place (`add_`) it writes the tensor; a view shares its memory."""
+    inplace = name.endswith("_")
+    inputs = [tensor] + [v for v in arguments.values() if v.is_buffer]
+    return run_operation(inputs, tensor if inplace else None, name in torch_api.VIEW_METHODS, arguments, state, frame)
+
+
+def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: bool, arguments: Arguments,
+                  state: State, frame: Frame) -> Handled:
+    """PyTorch's invariant for any operation on tensors: where they live, it runs."""
+    site = frame.site(arguments.node)
+    framework = next((v.framework for v in inputs if is_device(v) and v.framework), F)
+    current = state.current_stream(framework)
+    # under a stream the code chose, a tensor of unknown device is a CUDA tensor: the work
+    # is queued there (a CPU tensor's operation would ignore the stream)
+    chosen = current.kind is not StreamRefKind.AMBIENT and current.known
+    if chosen:
+        inputs = [_on_device(v) if v.is_buffer and v.memory is Memory.UNKNOWN else v for v in inputs]
+        written = _on_device(written) if written is not None and written.memory is Memory.UNKNOWN else written
+    on_device = any(is_device(v) for v in inputs)
+    stream = current if on_device else None
+    for value in inputs:
+        if value.identity is not None and (written is None or value.identity != written.identity):
+            state = _touch(state, frame, site, value, False, stream)
+    if written is not None:
+        state = _touch(state, frame, site, written, True, stream)
+        return written, state
+    if view and inputs and inputs[0].identity is not None:
+        return inputs[0], state
+    if not on_device:
+        host = next((v for v in inputs if is_host(v)), None)
+        return (_fresh(frame, arguments, Memory.PAGEABLE, None) if host else UNKNOWN), state
+    result = replace(_fresh(frame, arguments, Memory.DEVICE, stream), framework=framework)
+    return result, _touch(state, frame, site, result, True, stream)
+
+
+def _on_device(value: AbsValue) -> AbsValue:
+    return AbsValue(ValueKind.BUFFER, value.framework or F, Memory.DEVICE, value.identity, value.stream)
+
+
+def _touch(state: State, frame: Frame, site: str, value: AbsValue, write: bool, stream: Optional[StreamRef]) -> State:
+    if value.identity is None or not value.is_buffer:
+        return state
+    if stream is None:
+        return host_access(state, frame, site, value.identity, write) if is_host(value) else state
+    if is_device(value):
+        return access(state, frame, site, value.identity, write, stream)
+    return state
+
+
+def _to(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    target = memory_named(arguments, Arg(0, "device")) or memory_named(arguments, Arg(kw="device"))
+    if target is None:
+        return UNKNOWN if not tensor.is_buffer else tensor, state
+    non_blocking = arguments.flag(Arg(kw="non_blocking"), False)
+    return copy_between(tensor, target, non_blocking, arguments, state, frame)
+
+
+def _cuda(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    return copy_between(tensor, Memory.DEVICE, arguments.flag(Arg(1, "non_blocking"), False), arguments, state, frame)
+
+
+def _cpu(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    return copy_between(tensor, Memory.PAGEABLE, False, arguments, state, frame)
+
+
+def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool], arguments: Arguments,
+                 state: State, frame: Frame) -> Handled:
+    """`t.to(device)`: a copy only where `t` is elsewhere; the result is new memory there."""
+    to_device = target is Memory.DEVICE
+    if not source.is_buffer or source.memory is Memory.UNKNOWN:
+        # a copy to a device of a value the code says nothing about: the result is a tensor
+        # there, and with non_blocking=True the code says it comes from the other side
+        if not non_blocking:
+            return _fresh(frame, arguments, target, state.current_stream(F) if to_device else None), state
+        source = AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN if to_device else Memory.DEVICE, source.identity)
+    elif to_device == is_device(source):
+        return source, state  # already there: `to` returns the tensor itself
+    site = frame.site(arguments.node)
+    current = state.current_stream(F)
+    memory = Memory.DEVICE if to_device else (Memory.PINNED if non_blocking else Memory.PAGEABLE)
+    blocks = not non_blocking or (to_device and source.memory is Memory.PAGEABLE)
+    state = operation(state, frame, site, "torch.Tensor.to", OpKind.COPY_H2D if to_device else OpKind.COPY_D2H,
+                      current, blocks, source.memory if to_device else memory)
+    result = _fresh(frame, arguments, memory, current if to_device else None)
+    if source.identity is not None:
+        state = access(state, frame, site, source.identity, False, current, host_memory=to_device)
+    state = access(state, frame, site, result.identity, True, current, host_memory=not to_device)
+    if not non_blocking or (to_device and source.memory is Memory.PAGEABLE):
+        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
+    return result, state
+
+
+def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    source = arguments.value(Arg(0, "src"))
+    if source is None or not tensor.is_buffer:
+        return tensor, state
+    site = frame.site(arguments.node)
+    if is_host(tensor) and not is_device(source):
+        # host memory written: by the host, or by a stream from a source we cannot see; a
+        # queued access to it meets the write either way
+        if tensor.identity is not None:
+            state = host_access(state, frame, site, tensor.identity, True)
+        return tensor, state
+    current = state.current_stream(F)
+    if not source.is_buffer:
+        # into device memory from a source we cannot see: the write is queued all the same
+        if is_device(tensor) and tensor.identity is not None:
+            state = access(state, frame, site, tensor.identity, True, current)
+        return tensor, state
+    non_blocking = arguments.flag(Arg(1, "non_blocking"), False)
+    if source.identity is not None:
+        state = access(state, frame, site, source.identity, False, current, host_memory=not is_device(source))
+    if tensor.identity is not None:
+        state = access(state, frame, site, tensor.identity, True, current, host_memory=not is_device(tensor))
+    crosses = is_device(tensor) != is_device(source)
+    blocks = not non_blocking or Memory.PAGEABLE in (tensor.memory, source.memory)
+    kind = OpKind.COPY_D2D if not crosses else (OpKind.COPY_H2D if is_device(tensor) else OpKind.COPY_D2H)
+    host_side = source.memory if is_device(tensor) else tensor.memory
+    state = operation(state, frame, site, "torch.Tensor.copy_", kind, current, crosses and blocks, host_side)
+    if crosses and blocks:
+        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
+    return tensor, state
+
+
+def _host_read(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """`.item()`, `.tolist()`, `.numpy()`: the host reads the data (a CUDA tensor's after its
+    stream finished: the host waits for the current stream)."""
+    site = frame.site(arguments.node)
+    if is_device(tensor):
+        current = state.current_stream(F)
+        state = operation(state, frame, site, f"torch.Tensor.{_api_name(arguments)}", OpKind.IMPLICIT_SYNC, current, True)
+        if tensor.identity is not None:
+            state = access(state, frame, site, tensor.identity, False, current)
+        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
+        return AbsValue(ValueKind.HOST_NUMBER), state
+    if is_host(tensor) and tensor.identity is not None:
+        state = host_access(state, frame, site, tensor.identity, False)
+    return AbsValue(ValueKind.HOST_NUMBER), state
+
+
+def _api_name(arguments: Arguments) -> str:
+    func = arguments.node.func
+    return func.attr.value if isinstance(func, cst.Attribute) else "call"
+
+
+def _pin_memory(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    if not is_host(tensor):
+        return UNKNOWN, state
+    return _fresh(frame, arguments, Memory.PINNED, None), state
+
+
+def _record_stream(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    stream = stream_of(arguments.value(Arg(0, "stream")))
+    if tensor.identity is None or not stream.known:
+        return UNKNOWN, state
+    site = frame.site(arguments.node)
+    return UNKNOWN, do(state, frame, Effect(EffectKind.RECORD_STREAM, site, tensor.identity, stream, framework=F))
+
+
+_TENSOR_METHODS: dict[str, Callable[[AbsValue, Arguments, State, Frame], Handled]] = {
+    "to": _to,
+    "cuda": _cuda,
+    "cpu": _cpu,
+    "copy_": _copy_,
+    "item": _host_read,
+    "tolist": _host_read,
+    "numpy": _host_read,
+    "pin_memory": _pin_memory,
+    "record_stream": _record_stream,
+}
+
+
+def _as(memory: Memory) -> Callable[[AbsValue], AbsValue]:
+    return lambda value: AbsValue(ValueKind.BUFFER, F, memory, value.identity)
+
+
+# Methods that exist on one kind of tensor only: calling one is evidence of what the
+# receiver is (API-FACTS: `pin_memory` on CPU tensors, `record_stream` on CUDA tensors).
+EVIDENT_METHODS: dict[str, Callable[[AbsValue], AbsValue]] = {
+    "pin_memory": _as(Memory.PAGEABLE),
+    "record_stream": _as(Memory.DEVICE),
+    # a copy to a device: what the result is does not depend on what the receiver was
+    "cuda": lambda value: value,
+    "to": lambda value: value,
+}
+
+
+def evident_receiver(name: str, receiver: AbsValue) -> Optional[AbsValue]:
+    """What calling `name` on a value the code says nothing else about tells it is: a tensor
+    for the tensor-only methods above and for in-place kernels (`div_`, `add_`), else None."""
+    if name in EVIDENT_METHODS:
+        return EVIDENT_METHODS[name](receiver)
+    if receiver.identity is not None and name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE:
+        return AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN, receiver.identity)
+    return None

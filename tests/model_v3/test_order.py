@@ -1,0 +1,112 @@
+"""Happens-before of the v3 domain against CSAN's semantics (torch/cuda/_sanitizer.py):
+each case is a sequence of accesses and orderings, and the conflicts it must (not) give."""
+
+from streamlint.model.domain.order import HOST, AccessEvent, ConflictKind, Order
+from streamlint.model.domain.paths import Index, Path, Root
+from streamlint.model.domain.streams import StreamRef
+
+A = StreamRef.created("f#1", "torch")
+B = StreamRef.created("f#2", "torch")
+BUF = Path(Root.local("buf"))
+EV = Path(Root.fresh("f#9"))
+
+
+def run(order: Order, stream: StreamRef, write: bool, site: str, path: Path = BUF):
+    event = AccessEvent(path, write, stream, site)
+    return order.add(event), order.conflicts(event)
+
+
+def test_read_after_write_on_another_stream_conflicts():
+    order, _ = run(Order(), A, True, "w")
+    _, found = run(order, B, False, "r")
+    assert [c.kind for c in found] == [ConflictKind.READ_AFTER_WRITE]
+
+
+def test_same_stream_is_ordered():
+    order, _ = run(Order(), A, True, "w")
+    _, found = run(order, A, False, "r")
+    assert found == []
+
+
+def test_wait_stream_orders():
+    order, _ = run(Order(), A, True, "w")
+    order = order.wait(B, A)
+    _, found = run(order, B, False, "r")
+    assert found == []
+
+
+def test_wait_is_transitive_through_a_third_stream():
+    c = StreamRef.created("f#3", "torch")
+    order, _ = run(Order(), A, True, "w")
+    order = order.wait(c, A).wait(B, c)
+    assert run(order, B, False, "r")[1] == []
+
+
+def test_event_recorded_before_the_write_orders_nothing_about_it():
+    order = Order().record(EV, A)
+    order, _ = run(order, A, True, "w")
+    order = order.wait_event(B, EV)
+    assert [c.kind for c in run(order, B, False, "r")[1]] == [ConflictKind.READ_AFTER_WRITE]
+
+
+def test_event_recorded_after_the_write_orders_it():
+    order, _ = run(Order(), A, True, "w")
+    order = order.record(EV, A).wait_event(B, EV)
+    assert run(order, B, False, "r")[1] == []
+
+
+def test_host_read_of_async_copy_needs_a_sync():
+    order, _ = run(Order(), A, True, "copy")
+    assert [c.kind for c in run(order, HOST, False, "read")[1]] == [ConflictKind.HOST_READ_BEFORE_SYNC]
+    assert run(order.synchronize_stream(A), HOST, False, "read")[1] == []
+    assert run(order.synchronize_device(), HOST, False, "read")[1] == []
+
+
+def test_host_refill_while_a_copy_reads():
+    order, _ = run(Order(), A, False, "copy")
+    assert [c.kind for c in run(order, HOST, True, "refill")[1]] == [ConflictKind.HOST_WRITE_BEFORE_SYNC]
+
+
+def test_a_wait_on_one_path_orders_on_the_may_clock():
+    order, _ = run(Order(), A, True, "w")
+    joined = order.wait(B, A).join(order)
+    assert run(joined, B, False, "r")[1] == []
+    pending = joined.pending[0]
+    assert B in pending.seen and B not in pending.seen_on_every_path
+
+
+def test_ring_slots_differ_within_a_step_and_meet_across_steps():
+    k0 = Path(Root.local("bufs")).element(Index.slot("k", 2, 0))
+    k1 = Path(Root.local("bufs")).element(Index.slot("k", 2, 1))
+    order, _ = run(Order(), A, True, "w", k0)
+    assert run(order, B, False, "r", k1)[1] == []
+    later = order.renamed(lambda p: p.shifted("k", 1))  # next iteration: the old slot is k + 1
+    assert [c.kind for c in run(later, B, False, "r", k1)[1]] == [ConflictKind.READ_AFTER_WRITE]
+
+
+def test_unknown_index_aliases_nothing():
+    one = Path(Root.local("bufs")).element(Index.any_())
+    order, _ = run(Order(), A, True, "w", one)
+    assert run(order, B, False, "r", one)[1] == []
+
+
+def test_release_without_record_stream_and_with_it():
+    alloc = Path(Root.fresh("f#5"))
+    order, _ = run(Order(), A, True, "alloc", alloc)
+    order = order.wait(B, A)
+    order, _ = run(order, B, False, "use", alloc)
+    released = AccessEvent(alloc, True, A, "free")
+    assert [c.kind for c in order.release(released)[1]] == [ConflictKind.RELEASE_WITHOUT_RECORD]
+    assert order.record_stream(alloc, B).release(released)[1] == []
+    # record_stream before the use covers it too: the allocator waits at the release
+    early = Order().record_stream(alloc, B)
+    early, _ = run(early, B, False, "use", alloc)
+    assert early.release(released)[1] == []
+
+
+def test_caller_stream_and_parameter_stream_are_not_known_distinct():
+    ambient = StreamRef.ambient("torch")
+    param = StreamRef.at(Path(Root.param(0, "s")))
+    order, _ = run(Order(), ambient, True, "w")
+    assert run(order, param, False, "r")[1] == []  # the caller may pass its current stream
+    assert [c.kind for c in run(order, A, False, "r")[1]] == [ConflictKind.READ_AFTER_WRITE]
