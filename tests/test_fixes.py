@@ -83,13 +83,14 @@ def test_pair(before: Path):
     ids=["no-effect", "syntax-error"],
 )
 def test_revert_path(before: Path, breakage, reason, monkeypatch):
-    """A fix that does not do what it claims leaves the whole file unchanged."""
+    """A fix that does not do what it claims is refused, and named with why."""
     monkeypatch.setattr(fix_apply, "apply_edits", lambda text, edits: breakage(text))
     source = before.read_text()
     outcome = fix_source(source, str(before), Settings(), unsafe=True)
     assert outcome.source == source
     assert outcome.applied == []
-    assert outcome.error and reason in outcome.error
+    assert outcome.error is None and outcome.refused
+    assert all(reason in why and why.startswith(f"the fix for {_code(before)} at ") for why in outcome.refused)
     assert _code(before) in _codes(outcome.remaining)
 
 
@@ -133,7 +134,7 @@ def test_cli_failed_fix_leaves_file_and_says_so(tmp_path, capsys, monkeypatch):
     code, out, err = _run(["check", "--fix", "--unsafe-fixes", str(target)], capsys)
     assert code == 1
     assert target.read_text() == before.read_text()
-    assert f"{target}: the fix for SL404" in err and "left unchanged" in err
+    assert f"{target}: the fix for SL404" in err and "that fix was not applied" in err
     assert "SL404" in out
 
 

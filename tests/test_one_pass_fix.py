@@ -1,5 +1,6 @@
 """`--fix` lints and fixes each file in one pass (ruff's `lint_fix`): the file is read
-once and linted once as it is, then once more per round of fixes, to verify them."""
+once and linted once as it is (with every rule, selected or not), then once more per
+round of fixes, to verify them."""
 
 from __future__ import annotations
 
@@ -12,17 +13,22 @@ from streamlint.engine import lint, run as engine_run
 @pytest.fixture
 def counted(monkeypatch):
     calls = {"lint": 0, "read": 0}
-    lint_text, read_bytes = lint.lint_text, engine_run.read_bytes
+    load_checker, read_bytes = lint.load_checker, engine_run.read_bytes
 
-    def counting_lint(*args, **kwargs):
-        calls["lint"] += 1
-        return lint_text(*args, **kwargs)
+    def counting_checker():
+        check, error_type = load_checker()
+
+        def counting_check(*args, **kwargs):
+            calls["lint"] += 1
+            return check(*args, **kwargs)
+
+        return counting_check, error_type
 
     def counting_read(path):
         calls["read"] += 1
         return read_bytes(path)
 
-    monkeypatch.setattr(lint, "lint_text", counting_lint)
+    monkeypatch.setattr(lint, "load_checker", counting_checker)
     monkeypatch.setattr(engine_run, "read_bytes", counting_read)
     return calls
 

@@ -3,7 +3,8 @@ in one pass (engine/lint.py `lint_fix`); this writes the fixed files (or prints 
 diff, or stdin's fixed text) and reports what remains.
 
 A file is written in one step, and only if it did not change on disk since it was
-read. A file whose fixes failed verification is left untouched and named.
+read. A fix that failed verification is left out and named; the file's other fixes
+are applied.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class FixReport:
     applied: list[Diagnostic] = field(default_factory=list)  # what was (or would be) fixed
     changed_files: list[str] = field(default_factory=list)
     failed_files: list[str] = field(default_factory=list)
+    refused: int = 0  # fixes not applied because they were wrong (each named on stderr)
 
 
 def run(
@@ -54,7 +56,7 @@ def run(
         summary = text.diff_summary(len(fixed.applied), fixed.diagnostics, args.unsafe_fixes)
         if summary and not args.quiet:
             err.write(summary + "\n")
-        return EXIT_FINDINGS if fixed.applied and not args.exit_zero else EXIT_CLEAN
+        return _exit_code(args, fixed)
     if args.baseline is not None:  # the files are fixed: their lines are read anew
         fixed.diagnostics = baseline.apply(args, results, fixed.diagnostics, sources.loader("-", None), err)
     if not args.fix_only:
@@ -79,6 +81,7 @@ def put_out(results: Sequence[FileResult], *, diff: bool, out: TextIO, err: Text
             fixed.diagnostics.extend(result.diagnostics)
             continue
         fixed.diagnostics.extend(outcome.remaining)
+        _name_refused(result.path, outcome.refused, err, fixed)
         if outcome.error is not None:
             err.write(f"streamlint: error: {result.path}: {outcome.error}; the file was left unchanged\n")
             fixed.failed_files.append(result.path)
@@ -104,6 +107,8 @@ def _fix_stdin(args: argparse.Namespace, result: FileResult, text: str, out: Tex
     """Stdin's fixed text (or its diff) goes to stdout."""
     outcome = result.fixed
     fixed = FixReport(diagnostics=list(result.diagnostics))
+    if outcome is not None:
+        _name_refused(result.path, outcome.refused, err, fixed)
     if outcome is not None and outcome.error:
         err.write(f"streamlint: error: {result.path}: {outcome.error}; the text was left unchanged\n")
         fixed.failed_files.append(result.path)
@@ -113,6 +118,14 @@ def _fix_stdin(args: argparse.Namespace, result: FileResult, text: str, out: Tex
     out.write(_diff(SourceFile(result.path, b""), new_text, text) if args.diff else new_text)
     out.flush()
     return fixed
+
+
+def _name_refused(path: str, refused: Sequence[str], err: TextIO, fixed: FixReport) -> None:
+    """A fix that would have made the code worse is left out, and named; the file's
+    other fixes are applied."""
+    for why in refused:
+        err.write(f"streamlint: warning: {path}: {why}; that fix was not applied\n")
+    fixed.refused += len(refused)
 
 
 def _diff(source: SourceFile, new: str, old: Optional[str] = None) -> str:
@@ -127,9 +140,9 @@ def _diff(source: SourceFile, new: str, old: Optional[str] = None) -> str:
 def _exit_code(args: argparse.Namespace, fixed: FixReport) -> int:
     if args.exit_zero:
         return EXIT_CLEAN
-    if args.diff:
-        return EXIT_FINDINGS if fixed.applied else EXIT_CLEAN
-    if fixed.failed_files or (args.exit_non_zero_on_fix and fixed.applied):
+    if args.diff:  # as in ruff: 1 when anything would change; here also when a fix was refused
+        return EXIT_FINDINGS if fixed.applied or fixed.refused or fixed.failed_files else EXIT_CLEAN
+    if fixed.failed_files or fixed.refused or (args.exit_non_zero_on_fix and fixed.applied):
         return EXIT_FINDINGS
     if args.fix_only:  # as in ruff: what remains is not reported, nor counted
         return EXIT_CLEAN

@@ -1,6 +1,7 @@
 """One Python text: lint only, or lint and fix, side by side (ruff's `lint_only` and
-`lint_fix`). Both run the checker once over the text as given; `lint_fix` then applies
-the fixes and lints only the fixed text, to verify them and to find what remains.
+`lint_fix`). Both run the checker once over the text as given (to fix, with every rule:
+a fix must not add a finding of any rule, selected or not); `lint_fix` then applies the
+fixes and lints only the fixed text, to verify them and to find what remains.
 
 Every failure about the text (unparsable, too deeply nested, timed out, a crash in the
 analysis or a rule) becomes one SL000 diagnostic and the run goes on. Checked code is
@@ -13,19 +14,20 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
 from streamlint import deadline, isolation
+from streamlint import rules as registry
 from streamlint.diagnostics import Diagnostic
-from streamlint.fixes import apply
 from streamlint.fixes.apply import FixOutcome
+from streamlint.fixes.rounds import FixRounds
+from streamlint.fixes.verify import Linted
 from streamlint.model.prefilter import PREFILTER_KEYS
 from streamlint.nesting import nesting_problem
 from streamlint.rules import Rule
+from streamlint.selection import SOURCE_ERROR
 from streamlint.settings import Settings, rules_for_file
 from streamlint.source import SourceFile, line_count, source_error, universal_newlines
 from streamlint.suppression.apply import apply_suppressions
 
 CheckFn = Callable[[str, str, Sequence[type[Rule]]], "list[Diagnostic]"]
-# At most this many rounds of fixing (a fix may reveal another).
-MAX_PASSES = 8
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,35 @@ def lint_text(
     """Lint only: diagnostics for one source text after selection and suppression, sorted."""
     text = universal_newlines(text)
     enabled = rules_for_file(settings, filename, rules)
+    found = _check(text, filename, settings, [r for r in enabled if not r.meta])
+    if _failed(found):
+        return found
+    return apply_suppressions(found, text, filename, {rule.code for rule in enabled})
+
+
+def lint_every(
+    text: str, filename: str, settings: Settings, *, rules: Sequence[type[Rule]] | None = None
+) -> Linted:
+    """The selected rules' diagnostics (as `lint_text`) and, from the same run of the
+    checker, every rule's whatever the selection: what a fix must not add to."""
+    text = universal_newlines(text)
+    enabled = rules_for_file(settings, filename, rules)
+    every_rule = registry.all_rules()
+    found = _check(text, filename, settings, [r for r in every_rule if not r.meta])
+    if _failed(found):
+        return Linted(found, found)
+    codes = {rule.code for rule in enabled}
+    shown = apply_suppressions([d for d in found if d.code in codes], text, filename, codes)
+    every = apply_suppressions(found, text, filename, {rule.code for rule in every_rule})
+    return Linted(shown, every)
+
+
+def _failed(found: list[Diagnostic]) -> bool:
+    return len(found) == 1 and found[0].code == SOURCE_ERROR
+
+
+def _check(text: str, filename: str, settings: Settings, checked: Sequence[type[Rule]]) -> list[Diagnostic]:
+    """The checker's findings before suppression, or one SL000 when it failed."""
     try:
         check, error_type = load_checker()
     except Exception as err:  # e.g. a broken install: report it per file, not a traceback
@@ -75,10 +106,7 @@ def lint_text(
 
     declared.use(settings.models, settings.per_thread_default_stream)  # the project's API models
     try:
-        checked = [r for r in enabled if not r.meta]
-        found = isolation.call_with_large_stack(
-            check, text, filename, checked, timeout=settings.timeout
-        )
+        return isolation.call_with_large_stack(check, text, filename, checked, timeout=settings.timeout)
     except deadline.AnalysisTimeout as err:
         message = f"{err}; raise `timeout` in [tool.streamlint] or pass --timeout"
         return [source_error(filename, message)]
@@ -89,7 +117,6 @@ def lint_text(
         return [source_error(filename, "file too deeply nested to analyse")]
     except Exception as err:
         return [source_error(filename, f"internal error: {type(err).__name__}: {err}")]
-    return apply_suppressions(found, text, filename, {rule.code for rule in enabled})
 
 
 def lint_fix(
@@ -99,32 +126,15 @@ def lint_fix(
     *,
     unsafe: bool = False,
     rules: Sequence[type[Rule]] | None = None,
-    diagnostics: Sequence[Diagnostic] | None = None,
+    linted: Linted | None = None,
 ) -> FixOutcome:
     """Lint and fix: apply every applicable fix whose edits do not overlap another's,
-    lint the result, and repeat (up to MAX_PASSES). After each pass the fixed text must
-    parse and each fixed finding be gone; otherwise the original text comes back with
-    an `error` saying which fix failed. `diagnostics`: the text's own, when the caller
-    has them already (the text is then not linted again)."""
-    current = text
-    applied: list[Diagnostic] = []
-    found = list(diagnostics) if diagnostics is not None else lint_text(text, filename, settings, rules=rules)
-    original = found
-    for _ in range(MAX_PASSES):
-        chosen, edits = apply.choose(found, unsafe)
-        if not chosen:
-            break
-        try:
-            candidate = apply.apply_edits(current, edits)
-        except ValueError as err:
-            return FixOutcome(text, [], original, f"fixes could not be applied: {err}")
-        after = lint_text(candidate, filename, settings, rules=rules)
-        problem = apply.verify(current, candidate, found, chosen, edits, after)
-        if problem is not None:
-            return FixOutcome(text, [], original, problem)
-        applied.extend(chosen)
-        current, found = candidate, after
-    return FixOutcome(current, applied, found)
+    lint the result with every rule, and repeat (up to MAX_PASSES). A round whose
+    result is wrong (fixes/verify.py) is undone, each of its fixes is tried alone, and
+    those wrong alone are refused and named; the others are applied. `linted`: the
+    text's own findings, when the caller has them already (it is then not linted again)."""
+    rounds = FixRounds(lambda t: lint_every(t, filename, settings, rules=rules), unsafe)
+    return rounds.run(text, linted if linted is not None else rounds.relint(text))
 
 
 def has_fix(diagnostics: Sequence[Diagnostic], unsafe: bool) -> bool:
@@ -147,10 +157,12 @@ def lint_python(
     if not any(word in source.data for word in PREFILTER_KEYS):
         return FileResult(source.path, [], analysed=False, lines=lines)
     try:
-        diagnostics = lint_text(text, source.path, settings, rules=rules)
-        if fix is None or not has_fix(diagnostics, fix.unsafe):
-            return FileResult(source.path, diagnostics, analysed=True, lines=lines)
-        outcome = lint_fix(text, source.path, settings, unsafe=fix.unsafe, rules=rules, diagnostics=diagnostics)
+        if fix is None:
+            return FileResult(source.path, lint_text(text, source.path, settings, rules=rules), True, lines)
+        linted = lint_every(text, source.path, settings, rules=rules)
+        if not has_fix(linted.shown, fix.unsafe):
+            return FileResult(source.path, linted.shown, analysed=True, lines=lines)
+        outcome = lint_fix(text, source.path, settings, unsafe=fix.unsafe, rules=rules, linted=linted)
     except Exception as err:  # selection/suppression bugs must not abort the run either
         diagnostics = [source_error(source.path, f"internal error: {type(err).__name__}: {err}")]
         return FileResult(source.path, diagnostics, analysed=True, lines=lines)

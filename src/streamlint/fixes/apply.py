@@ -1,19 +1,17 @@
 """Apply fixes to a source text, and check that they did what they claim.
 
 The pieces of the engine's `lint_fix` (engine/lint.py): choose the fixes that can go
-together, apply their edits, map positions across them, and verify the result (it
-parses, and each fixed finding is gone from where its code moved to).
+together, apply their edits and map positions across them (fixes/verify.py checks
+the result).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
 from streamlint.diagnostics import Diagnostic
 from streamlint.fixes.model import Edit
-from streamlint.selection import SOURCE_ERROR
 from streamlint.source import LineIndex
 
 
@@ -22,7 +20,9 @@ class FixOutcome:
     source: str  # the fixed text, or the original when nothing applied or a fix failed
     applied: list[Diagnostic] = field(default_factory=list)  # the findings fixed
     remaining: list[Diagnostic] = field(default_factory=list)  # findings in `source`
-    error: Optional[str] = None  # why the fixes were not applied, if they failed
+    error: Optional[str] = None  # why no fix was applied (a notebook that cannot take them back)
+    # Fixes that were not applied, each with why (fixes/verify.py): the others were.
+    refused: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -94,42 +94,18 @@ def map_position(old: str, new: str, edits: Sequence[Edit], row: int, column: in
     return LineIndex(new).position(at + shift)
 
 
-def verify(
-    old: str,
-    new: str,
-    before: Sequence[Diagnostic],
-    chosen: Sequence[Diagnostic],
-    edits: Sequence[Edit],
-    after: Sequence[Diagnostic],
-) -> Optional[str]:
-    """None if the new text parses and every fixed finding is gone; else what failed.
-    Findings are matched by code and position (moved with the edits); several findings
-    of one code at one position are counted, so fixing one of two is seen."""
-    broken = next((d for d in after if d.code == SOURCE_ERROR), None)
-    if broken is not None:
-        return f"the fixes would make the file unparsable ({broken.message} at {broken.row}:{broken.column})"
-    if new == old:
-        return "the fixes did not change the text"
-    # Per rule, the fixed findings are gone: fewer findings by at least as many...
-    left = Counter(d.code for d in before)
-    left.subtract(d.code for d in chosen)
-    now = Counter(d.code for d in after)
-    for diag in chosen:
-        if now[diag.code] > left[diag.code]:
-            return (
-                f"the fix for {diag.code} at {diag.row}:{diag.column} ({diag.fix.message if diag.fix else ''}) "
-                "did not remove the finding"
-            )
-    # ... and none is still where the fixed one moved to.
-    where = {id(d): (d.code, *map_position(old, new, edits, d.row, d.column)) for d in before}
-    expected = Counter(where[id(d)] for d in before)
-    expected.subtract(where[id(d)] for d in chosen)
-    found = Counter((d.code, d.row, d.column) for d in after)
-    for diag in chosen:
-        key = where[id(diag)]
-        if found[key] > expected[key]:
-            return (
-                f"the fix for {diag.code} at {diag.row}:{diag.column} ({diag.fix.message if diag.fix else ''}) "
-                "did not remove the finding"
-            )
-    return None
+def inverse_edits(old: str, new: str, edits: Sequence[Edit]) -> list[Edit]:
+    """The edits that turn `new` (the text after `edits`) back into `old`: with
+    `map_position` they tell where a position of the fixed text was (a position in
+    inserted text, at the insertion point)."""
+    old_index, new_index = LineIndex(old), LineIndex(new)
+    spans = sorted((old_index.offset(e.row, e.column), old_index.offset(e.end_row, e.end_column), e.content)
+                   for e in edits)
+    out, shift = [], 0
+    for start, end, content in spans:
+        begin = start + shift
+        row, column = new_index.position(begin)
+        end_row, end_column = new_index.position(begin + len(content))
+        out.append(Edit(row, column, end_row, end_column, old[start:end]))
+        shift += len(content) - (end - start)
+    return out

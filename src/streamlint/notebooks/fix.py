@@ -77,9 +77,9 @@ def _lint_fix(
         return None, linted.result
     text = SourceFile(filename, data).text()
     assert isinstance(text, str)  # it was read as a notebook
-    outcome = lint_fix(module.text, filename, settings, unsafe=unsafe, rules=rules, diagnostics=linted.virtual)
+    outcome = lint_fix(module.text, filename, settings, unsafe=unsafe, rules=rules)
     if outcome.error is not None or not outcome.applied:
-        return FixOutcome(text, [], current, outcome.error), linted.result
+        return FixOutcome(text, [], current, outcome.error, outcome.refused), linted.result
     try:
         fixed = dict(notebook.data, cells=with_sources(notebook, split_back(module, outcome.source)))
         new_text = layout.dumps_like(text, notebook.data, fixed)
@@ -90,7 +90,7 @@ def _lint_fix(
         return FixOutcome(text, [], current, f"the fixed notebook would not be valid: {problem}"), linted.result
     applied = sorted((to_cell(d, module) for d in outcome.applied), key=sort_key)
     remaining = lint_notebook(new_text.encode("utf-8", "surrogatepass"), filename, settings, rules=rules)
-    return FixOutcome(new_text, applied, remaining.diagnostics), linted.result
+    return FixOutcome(new_text, applied, remaining.diagnostics, refused=outcome.refused), linted.result
 
 
 def split_back(module: cells.VirtualModule, fixed: str) -> dict[int, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Optional
 
 import libcst as cst
@@ -10,8 +11,8 @@ import libcst as cst
 from streamlint.fixes.idioms import WAIT_LINES
 from streamlint.model.analysis import FileAnalysis
 from streamlint.model.hazards import HazardKind
-from streamlint.model.ops import FunctionRecord, GpuOp, OpKind
-from streamlint.model.queries import same_stream, work_after
+from streamlint.model.ops import HOST_SYNCS, FunctionRecord, GpuOp, OpKind
+from streamlint.model.queries import covers, same_stream, work_after
 
 # A sync that times or measures every step of a training loop (SL103, SL502).
 STEP_TIMING_HELP = ("time a window of steps instead: read a host timer (or record events) every N steps and "
@@ -278,3 +279,112 @@ def carried_at(analysis: FileAnalysis, hazard) -> cst.CSTNode:
     if helper is not None and (not isinstance(helper.home, FileAnalysis) or helper.home is analysis):
         return helper.node
     return hazard.node
+
+
+# -- what a fix must know (read-only questions over a record and the file's text) ------
+
+# The host writing into a tensor in place: `t.copy_(...)`, `t.fill_(0)`, `t[i] = x`,
+# `t += 1`, `out=t`. A rebinding (`t = ...`) makes new memory and refills nothing.
+_IN_PLACE_WRITE = (r"(?<![\w.]){name}(?:\.[A-Za-z_]\w*_\(|\[[^\]\n]*\]\s*(?:[-+*/%&|^@]|<<|>>|//|\*\*)?=(?!=)"
+                   r"|\s*(?:[-+*/%&|^@]|<<|>>|//|\*\*)=)|\bout\s*=\s*{name}\b(?![.\w\[])")
+
+
+def host_refills(analysis: FileAnalysis, record: FunctionRecord, op: GpuOp) -> bool:
+    """Might the host write into the source of copy `op` after the copy was queued?
+    With `non_blocking=True` the copy may still be reading it then (SL402). State on
+    `self` or on a module is refilled by a later call when anything in the file writes
+    it; a local, by a write after the copy, or anywhere in a loop around the copy."""
+    source = op.host_buffer
+    label = getattr(source, "label", "")
+    if not label or not _is_name(label):
+        return False  # a temporary (`torch.randn(n).pin_memory()`): nothing else holds it
+    write = re.compile(_IN_PLACE_WRITE.format(name=re.escape(label)))
+    lines = analysis.source.splitlines()
+    function = analysis.position(record.node)
+    local = record.kind != "module" and function is not None and not label.startswith("self.") \
+        and not _bound_at_module_level(lines, label)
+    if not local:
+        return any(write.search(line) for line in lines)
+    at = analysis.line_of(op.node)
+    first = at + 1
+    for loop in op.loops:
+        info = record.loops.get(loop)
+        span = analysis.position(info.node) if info is not None else None
+        if span is not None:
+            first = min(first, span.start.line)
+            break  # the outermost loop holds the inner ones
+    return any(write.search(lines[r - 1]) for r in range(first, function.end.line + 1) if r != at)
+
+
+def _is_name(label: str) -> bool:
+    return re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*", label) is not None
+
+
+def _bound_at_module_level(lines: list[str], label: str) -> bool:
+    pattern = re.compile(rf"^{re.escape(label)}\s*(?::[^=]*)?=(?!=)")
+    return any(pattern.match(line) for line in lines)
+
+
+def leaves_stream_unordered(record: FunctionRecord, op: GpuOp) -> bool:
+    """Work queued on an explicit stream that nothing after it in the function orders:
+    no stream waits for that stream, no event is recorded on it, no host wait covers it.
+    A blocking copy there made its result safe for every stream; a non-blocking one
+    hands its result out still being written."""
+    stream = op.stream
+    if stream is None or not op.on_explicit_stream:
+        return False
+    for later in record.ops:
+        if later.index <= op.index:
+            continue
+        if later.kind in HOST_SYNCS and covers(later, op):
+            return False
+        if later.kind is OpKind.WAIT_STREAM and (later.target is None or same_stream(later.target, stream)):
+            return False
+        if later.kind is OpKind.EVENT_RECORD and (later.stream is None or same_stream(later.stream, stream)):
+            return False
+    return True
+
+
+def may_be_none(analysis: FileAnalysis, record: FunctionRecord, label: str) -> bool:
+    """Might the value `label` names be None where the function uses it? A parameter
+    defaulting to None, or a binding of it (in the function; for an attribute, anywhere
+    in the file) to None, `getattr(x, name, None)`, `d.get(key)`, `next(it, None)`,
+    `a if c else None` or `a or None`."""
+    scope: cst.CSTNode = analysis.module if "." in label else record.node
+    function = record.node
+    if "." not in label and isinstance(function, cst.FunctionDef):
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name.value == label and param.default is not None and _maybe_none(param.default):
+                return True
+    stack = [scope]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            targets = [node.target]
+        else:
+            continue
+        if any(analysis.code(t) == label for t in targets) and _maybe_none(node.value):
+            return True
+    return False
+
+
+def _maybe_none(expr: Optional[cst.BaseExpression]) -> bool:
+    if isinstance(expr, cst.Name):
+        return expr.value == "None"
+    if isinstance(expr, cst.IfExp):
+        return _maybe_none(expr.body) or _maybe_none(expr.orelse)
+    if isinstance(expr, cst.BooleanOperation):
+        return _maybe_none(expr.right)
+    if not isinstance(expr, cst.Call):
+        return False
+    func, args = expr.func, expr.args
+    if isinstance(func, cst.Name) and func.value in ("getattr", "next"):
+        default_at = 2 if func.value == "getattr" else 1
+        return len(args) > default_at and _maybe_none(args[default_at].value)
+    if isinstance(func, cst.Attribute) and func.attr.value == "get":
+        return len(args) == 1 or (len(args) > 1 and _maybe_none(args[1].value))
+    return False

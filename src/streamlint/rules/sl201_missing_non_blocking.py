@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
 from streamlint.fixes.edits import FixBuilder, make_fix, with_keyword
@@ -9,7 +11,7 @@ from streamlint.fixes.model import Applicability
 from streamlint.model.ops import OpKind
 from streamlint.model.queries import hot_function, in_hot_path
 from streamlint.model.values import Buffer, Mem
-from streamlint.rules._shared import api_named, named
+from streamlint.rules._shared import api_named, host_refills, leaves_stream_unordered, named
 from streamlint.rules.base import Finding, Rule
 
 
@@ -94,7 +96,12 @@ class MissingNonBlocking(Rule):
     ## Fix safety
     The fix adds `non_blocking=True` (or turns `non_blocking=False` into `True`);
     it is not offered when `non_blocking` could be passed positionally or through
-    `*args`/`**kwargs`. It is **unsafe**: after the change the host no longer waits
+    `*args`/`**kwargs`, when the source is pageable (the copy would still not
+    overlap: SL301), when the host writes into the source again after the copy (a
+    later call or iteration refilling a pinned buffer would race the copy: SL402),
+    or when the copy is on a side stream that nothing orders afterwards in the function
+    (no `wait_stream`, event or synchronization: the result would be read before it is
+    written). It is **unsafe**: after the change the host no longer waits
     for the copy, so writing to the pinned source before the copy has run corrupts
     the device data (pytorch/pytorch#127612), and a pageable source now makes SL301
     report the copy.
@@ -146,12 +153,30 @@ class MissingNonBlocking(Rule):
                 continue
             else:
                 continue
+            unsafe_because = _async_breaks(analysis, record, op)
             yield Finding(
                 op.node,
                 f"{api_named(op.api)} copies to the GPU without `non_blocking=True`: {why}",
-                fix=_fix(builder, op.node),
-                help="pass `non_blocking=True`",
+                fix=_fix(builder, op.node) if unsafe_because is None else None,
+                help=unsafe_because or "pass `non_blocking=True`",
             )
+
+
+def _async_breaks(analysis, record, op) -> Optional[str]:
+    """None when `non_blocking=True` alone keeps the program right; else what else it
+    takes (the help, as no fix is offered): not from pageable memory (no overlap:
+    SL301), not from a source the host refills while the copy may still read it
+    (SL402), not when nothing orders the side stream the copy is left on (SL401)."""
+    source = op.host_buffer
+    if isinstance(source, Buffer) and source.mem is Mem.PAGEABLE:
+        return "pin the source where it is made, then pass `non_blocking=True`"
+    if host_refills(analysis, record, op):
+        return (f"pass `non_blocking=True` and, before the host writes into `{source.label}` again, wait for "
+                f"an event recorded after this copy")
+    if leaves_stream_unordered(record, op):
+        return (f"pass `non_blocking=True` and make the streams that use the result wait for "
+                f"`{op.stream.label}` (`wait_stream`)")
+    return None
 
 
 def _copy_method(op) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from streamlint.fixes.edits import FixBuilder, make_fix
 from streamlint.fixes.idioms import wait_lines
 from streamlint.fixes.model import Applicability
@@ -231,9 +233,31 @@ def _handed_out_help(analysis, hazard, idiom: str, at: int) -> str:
 
 def _fix(builder: FixBuilder, record, hazard):
     """The wait, just before the statement that reads. Unsafe: it changes what runs
-    concurrently (the reading stream now waits for everything queued on the writer)."""
+    concurrently (the reading stream now waits for everything queued on the writer).
+    An event the wait needs (Numba) is made once, before the outermost loop around the
+    read: made in the loop, it would be a new event every iteration (SL501)."""
     lines = wait_lines(builder, record, hazard)
     statement = builder.statement_of(hazard.node)
     if lines is None or statement is None:
         return None
-    return make_fix(f"Insert `{'; '.join(lines)}`", Applicability.UNSAFE, [builder.insert_before(statement, lines)])
+    message = f"Insert `{'; '.join(lines)}`"
+    if hazard.framework != "numba":
+        return make_fix(message, Applicability.UNSAFE, [builder.insert_before(statement, lines)])
+    if record.is_forward:
+        return None  # a new event on every call of forward
+    creation, waits = lines[:1], lines[1:]
+    loop = _outermost_loop(builder, statement, record.node)
+    if loop is None:
+        return make_fix(message, Applicability.UNSAFE, [builder.insert_before(statement, lines)])
+    return make_fix(message, Applicability.UNSAFE,
+                    [builder.insert_before(loop, creation), builder.insert_before(statement, waits)])
+
+
+def _outermost_loop(builder: FixBuilder, statement, function):
+    outermost = None
+    for node in builder.ancestors(statement):
+        if node is function:
+            break
+        if isinstance(node, (cst.For, cst.While)):
+            outermost = node
+    return outermost

@@ -5,7 +5,7 @@ from __future__ import annotations
 from streamlint.fixes.edits import FixBuilder, bound_before, is_pasteable, make_fix
 from streamlint.fixes.idioms import stream_at
 from streamlint.fixes.model import Applicability
-from streamlint.rules._shared import handed_to_callers, hazards, named, stream_code
+from streamlint.rules._shared import handed_to_callers, hazards, may_be_none, named, stream_code
 from streamlint.rules.base import Finding, Rule
 
 
@@ -74,7 +74,9 @@ class MissingRecordStream(Rule):
 
     ## Fix safety
     The fix inserts `t.record_stream(B)` before the statement that uses `t` on
-    stream B (PyTorch only, when `t` and the stream can be named there). It is
+    stream B (PyTorch only, when `t` and the stream can be named there), under
+    `if t is not None:` when `t` may be None there (`getattr(holder, "t", None)`, a
+    parameter defaulting to None). It is
     **unsafe**: the caching allocator then keeps the block until B's work queued at
     the time of the release is done, so peak memory can grow; `wait_stream` before
     the release is the alternative when memory is tight.
@@ -171,4 +173,9 @@ def _fix(builder: FixBuilder, record, hazard):
     if user is None or not bound_before(builder, record.node, hazard.buffer, row + 1):
         return None
     line = f"{hazard.buffer}.record_stream({user})"
+    if may_be_none(builder.analysis, record, hazard.buffer):
+        # `getattr(holder, "x", None)`, a parameter defaulting to None: None has no record_stream
+        guarded = [f"if {hazard.buffer} is not None:", f"{builder.indent_unit()}{line}"]
+        return make_fix(f"Insert `{line}` where `{hazard.buffer}` is not None", Applicability.UNSAFE,
+                        [builder.insert_before(statement, guarded)])
     return make_fix(f"Insert `{line}`", Applicability.UNSAFE, [builder.insert_before(statement, [line])])

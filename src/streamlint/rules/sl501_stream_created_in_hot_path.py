@@ -149,11 +149,13 @@ class StreamCreatedInHotPath(Rule):
     For `s = Stream(...)` in a loop, the fix moves the line before the outermost
     loop when its arguments do not change in the loop; in `forward`, it creates the
     stream in `__init__` as `self._s` (when `__init__` exists and the arguments name
-    no variables) and uses the attribute. A finding that names several streams gets
-    one fix for all of them, or none when one of them cannot be moved. It is **unsafe**: every iteration or call
-    then queues on one stream, so their work is ordered where it was not, and a
-    stream made in `__init__` belongs to the device current at construction.
-    Events get no fix (one event per item is often intended).
+    no variables) and uses the attribute. Events made in the loop are moved the same
+    way (an event kept per item is not reported). A finding that names several
+    creations gets one fix for all of them, or none when one of them cannot be moved.
+    A trailing comment that speaks of a new one each time ("a new stream every
+    chunk") is dropped, as the move makes it false. It is **unsafe**: every iteration
+    or call then queues on one stream, so their work is ordered where it was not, and
+    a stream made in `__init__` belongs to the device current at construction.
 
     ## Known limits
     - `forward` is recognized only in classes whose base is visibly an
@@ -213,7 +215,7 @@ class StreamCreatedInHotPath(Rule):
                 yield Finding(
                     op.node,
                     f"`{op.api}()` creates a{'n' if thing == 'event' else ''} {thing} {where}",
-                    fix=_fix(builder, record, op) if streams else None,
+                    fix=_fix(builder, record, op),
                     help=f"{_EVENT_WHY if events else _WHY.get(op.framework, 'creation is not free')}; "
                          f"create it once (before the loop or in `__init__`) and reuse it",
                 )
@@ -226,14 +228,15 @@ class StreamCreatedInHotPath(Rule):
             yield Finding(
                 op.node,
                 f"{apis} create{'s' if ', ' not in apis else ''} {counted} ({_names(analysis, ops)}) {where}",
-                fix=_group_fix([_fix(builder, record, o) for o in streams]) if streams else None,
+                fix=_group_fix([_fix(builder, record, o) for o in ops]),
                 help=f"{_WHY.get(op.framework, 'creation is not free') if streams else _EVENT_WHY}; "
                      f"create them once (before the loop or in `__init__`) and reuse them",
             )
 
 
 def _group_fix(fixes):
-    """The streams' fixes as one (all or none); insertions at one point are joined in order."""
+    """The creations' fixes as one (all or none: a fix that moved the streams but left
+    the events would leave the finding); insertions at one point are joined in order."""
     if not fixes or any(f is None for f in fixes):
         return None
     if len(fixes) == 1:
@@ -249,8 +252,10 @@ def _group_fix(fixes):
                 return None  # two edits of one range: cannot combine
             else:
                 merged[key] = edit
-    first = fixes[0].message.replace("the stream", "the streams")
-    return make_fix(first.split(" as `")[0], Applicability.UNSAFE, list(merged.values()))
+    things = [f.message.split("Create the ", 1)[1].split(" once", 1)[0] for f in fixes]
+    kinds = " and ".join(f"{kind}s" for kind in dict.fromkeys(things))
+    where = fixes[0].message.split(" once", 1)[1].split(" as `")[0]
+    return make_fix(f"Create the {kinds} once{where}", Applicability.UNSAFE, list(merged.values()))
 
 
 def _names(analysis, ops) -> str:
@@ -272,10 +277,13 @@ def _names(analysis, ops) -> str:
 
 
 def _fix(builder: FixBuilder, record, op):
-    """Create the stream once. In a loop: move `s = Stream(...)` before the outermost
-    loop (when its arguments do not change in the loop). In `forward`: create it in
-    `__init__` as an attribute and use the attribute. Unsafe: work of every iteration
-    (or call) then shares one stream, so it is ordered where it was not."""
+    """Create the stream (or event) once. In a loop: move `s = Stream(...)` before the
+    outermost loop (when its arguments do not change in the loop). In `forward`: create
+    it in `__init__` as an attribute and use the attribute. A trailing comment that
+    speaks of a new one each time is dropped: after the move it would be false. Unsafe:
+    work of every iteration (or call) then shares one stream, so it is ordered where it
+    was not."""
+    thing = "stream" if op.kind is OpKind.STREAM_CREATE else "event"
     statement = builder.statement_of(op.node)
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return None
@@ -283,22 +291,36 @@ def _fix(builder: FixBuilder, record, op):
     if not (isinstance(assign, cst.Assign) and assign.value is op.node and len(assign.targets) == 1
             and isinstance(assign.targets[0].target, cst.Name)):
         return None
+    comment = statement.trailing_whitespace.comment
+    false_comment = comment is not None and _speaks_of_repetition(comment.value)
     if op.in_forward:
         if record.kind != "method":
             return None  # a hook nested in a method, or a function: no `self` to keep it on
-        return _into_init(builder, record, statement, op.node, assign.targets[0].target.value)
+        return _into_init(builder, record, statement, op.node, assign.targets[0].target.value, thing,
+                          false_comment)
     loop = record.loops.get(op.loops[0]) if op.loops else None
     if loop is None or _uses_names_bound_in(builder, op.node, loop.node):
         return None
-    line = builder.code(statement).strip()
+    line = builder.code(assign).strip()
+    if comment is not None and not false_comment:
+        line += f"  {comment.value}"
     return make_fix(
-        "Create the stream once, before the loop",
+        f"Create the {thing} once, before the loop",
         Applicability.UNSAFE,
         [builder.insert_before(loop.node, [line]), builder.delete_statement(statement)],
     )
 
 
-def _into_init(builder: FixBuilder, record, statement, call, target: str):
+# Words of a comment that describes making a new one each time round ("a new stream
+# every chunk", "one per iteration"): false once the creation is moved out.
+_REPETITION = re.compile(r"\b(new|fresh|every|each|per|iteration|again|anew)\b", re.IGNORECASE)
+
+
+def _speaks_of_repetition(comment: str) -> bool:
+    return bool(_REPETITION.search(comment))
+
+
+def _into_init(builder: FixBuilder, record, statement, call, target: str, thing: str, false_comment: bool):
     cls = next((a for a in builder.ancestors(record.node) if isinstance(a, cst.ClassDef)), None)
     if cls is None or not isinstance(cls.body, cst.IndentedBlock):
         return None
@@ -310,12 +332,23 @@ def _into_init(builder: FixBuilder, record, statement, call, target: str):
         return None  # arguments computed in forward() are not available in __init__
     attribute = "self." + fresh_name(builder.analysis.source, f"_{target}")
     last = init.body.body[-1]
-    return make_fix(
-        f"Create the stream once in `__init__` as `{attribute}`",
-        Applicability.UNSAFE,
-        [builder.insert_after(last, [f"{attribute} = {builder.code(call)}"]),
-         builder.replace(call, cst.parse_expression(attribute))],
-    )
+    edits = [builder.insert_after(last, [f"{attribute} = {builder.code(call)}"]),
+             builder.replace(call, cst.parse_expression(attribute))]
+    if false_comment:
+        edits.append(_drop_comment(builder, statement))
+    return make_fix(f"Create the {thing} once in `__init__` as `{attribute}`", Applicability.UNSAFE, edits)
+
+
+def _drop_comment(builder: FixBuilder, statement: cst.SimpleStatementLine):
+    """Remove the trailing comment (and the spaces before it) of a one-line statement."""
+    rng = builder.analysis.position(statement.body[0])
+    if rng is None or rng.start.line != rng.end.line:
+        return None
+    line = builder.line(rng.end.line)
+    rest = line[rng.end.column:]
+    if not rest.lstrip().startswith("#"):
+        return None
+    return Edit(rng.end.line, rng.end.column + 1, rng.end.line, len(line) + 1, "")
 
 
 def _names_in(builder: FixBuilder, node) -> set[str]:

@@ -19,6 +19,7 @@ from streamlint.model.domain.values import UNKNOWN, AbsValue
 from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores
 from streamlint.model.interproc.program import FunctionRef, Program
 from streamlint.model.transfer.kernels import stored_parameters
+from streamlint.model.transfer.nodes import preorder
 from streamlint.model.summary.function_summary import FunctionSummary
 from streamlint.model.transfer.frame import ROOT_CONTEXT, CallContext, Frame
 from streamlint.model.transfer.interpret import Walked, call_ordinals, walk_function
@@ -152,12 +153,7 @@ class Solver:
     def _by_id(self, root) -> dict:
         found = self._ids.get(id(root))
         if found is None:
-            found = self._ids[id(root)] = {}
-            todo = [root]
-            while todo:
-                node = todo.pop()
-                found[id(node)] = node
-                todo.extend(node.children)
+            found = self._ids[id(root)] = {id(node): node for node in preorder(root, lambda n: True)}
         return found
 
     def _within_budget(self, qualname: str, context: CallContext) -> CallContext:

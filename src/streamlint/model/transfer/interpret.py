@@ -17,6 +17,7 @@ from streamlint.model.summary.codec import sealed
 from streamlint.model.summary.function_summary import FunctionSummary, bounded
 from streamlint.model.transfer.annotations import annotated
 from streamlint.model.transfer.frame import CallContext, Frame
+from streamlint.model.transfer.nodes import preorder
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.transfer.statements import leave, release_if_dropped, run_block
 
@@ -36,18 +37,11 @@ _NUMBERED = (cst.Call, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del, cst.Bi
 
 
 def call_ordinals(function: cst.CSTNode) -> dict[int, int]:
-    """Each call and statement that performs work, numbered in source order (nested functions apart)."""
+    """Each node that can perform work, numbered in a fixed order (nested functions apart)."""
     ordinals: dict[int, int] = {}
-
-    class _Numberer(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not function:
-                return False
-            if isinstance(node, _NUMBERED):
-                ordinals[id(node)] = len(ordinals)
-            return True
-
-    function.visit(_Numberer())
+    for node in preorder(function, lambda n: not isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef))):
+        if isinstance(node, _NUMBERED):
+            ordinals[id(node)] = len(ordinals)
     return ordinals
 
 

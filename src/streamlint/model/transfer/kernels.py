@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import libcst as cst
 
+from streamlint.model.transfer.nodes import preorder
+
 
 def stored_parameters(kernel: cst.FunctionDef) -> frozenset[int]:
     p = kernel.params
     names = [x.name.value for x in (*p.posonly_params, *p.params)]
     stored: set[str] = set()
-    todo: list[cst.CSTNode] = [kernel.body]
-    while todo:
-        node = todo.pop()
+    for node in preorder(kernel.body, lambda n: True):
         targets = []
         if isinstance(node, cst.Assign):
             targets = [t.target for t in node.targets]
@@ -21,5 +21,4 @@ def stored_parameters(kernel: cst.FunctionDef) -> frozenset[int]:
         for target in targets:
             if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
                 stored.add(target.value.value)
-        todo.extend(node.children)
     return frozenset(i for i, name in enumerate(names) if name in stored)

@@ -18,6 +18,7 @@ from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate
 from streamlint.model.transfer.fact_calls import ERROR_FIRST
 from streamlint.model.transfer.frame import Frame
+from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
 from streamlint.model.transfer.torch_calls import F
 
@@ -171,13 +172,7 @@ def _on_the_counter(test: cst.BaseExpression, frame: Frame) -> bool:
     program takes both sides, so work on one side is not ordered by the other's waits."""
     if not frame.loop_names:
         return False
-    todo: list[cst.CSTNode] = [test]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, cst.Name) and node.value in frame.loop_names:
-            return True
-        todo.extend(node.children)
-    return False
+    return any(isinstance(n, cst.Name) and n.value in frame.loop_names for n in preorder(test, lambda n: True))
 
 
 def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str, node: cst.CSTNode) -> State:
@@ -235,14 +230,7 @@ def _while(node: cst.While, state: State, frame: Frame) -> State:
 
 def sites_within(node: cst.CSTNode, frame: Frame) -> frozenset[str]:
     """The site keys of the nodes inside a loop."""
-    found: set[str] = set()
-    todo = [node]
-    while todo:
-        current = todo.pop()
-        if id(current) in frame.call_ordinals:
-            found.add(frame.site(current))
-        todo.extend(current.children)
-    return frozenset(found)
+    return frozenset(frame.site(n) for n in preorder(node, lambda n: True) if id(n) in frame.call_ordinals)
 
 
 def _reachable(after: State, before: State) -> State:
