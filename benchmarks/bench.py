@@ -171,8 +171,10 @@ STREAMLINT_TIMEOUT: float | None = None
 
 
 def streamlint_cmd(target: Path, cache_dir: Path) -> list[str]:
+    # concise: one line per finding (the rows count findings by lines, and earlier
+    # sessions' figures were taken with the one-line format, then the default)
     cmd = [sys.executable, "-m", "streamlint", "check", str(target), "--exit-zero", "--quiet",
-           "--cache-dir", str(cache_dir)]  # fmt: skip
+           "--output-format", "concise", "--cache-dir", str(cache_dir)]  # fmt: skip
     if STREAMLINT_TIMEOUT is not None:
         cmd += ["--timeout", f"{STREAMLINT_TIMEOUT:g}"]
     return cmd

@@ -33,7 +33,7 @@ def tree(tmp_path, monkeypatch):
 
 
 def record(capsys, *extra) -> tuple[int, str, str]:
-    return run(capsys, "--baseline", "baseline.json", *extra, ".")
+    return run(capsys, "--baseline", "baseline.json", "--output-format", "concise", *extra, ".")
 
 
 def entries(path) -> list[dict]:
@@ -81,7 +81,7 @@ def test_only_new_findings_are_reported(tree, capsys):
     assert code == 1
     lines = out.splitlines()
     assert lines[0].startswith("pkg/copies.py:11:12: SL201 `extra.to`")
-    assert lines[1] == "Found 1 finding."
+    assert lines[1] == "Found 1 error."
 
 
 def test_a_comment_on_the_line_keeps_the_match_but_an_edit_does_not(tree, capsys):
@@ -172,7 +172,7 @@ class TestStdin:
     def test_filtered_by_its_name(self, tree, capsys, monkeypatch):
         record(capsys)
         self.feed(monkeypatch, "# edited in an editor\n" + PINNED)
-        argv = ("--baseline", "baseline.json", "-", "--stdin-filename", "pkg/copies.py")
+        argv = ("--baseline", "baseline.json", "-", "--stdin-filename", "pkg/copies.py", "--output-format", "concise")
         assert run(capsys, *argv)[:2] == (0, "All checks passed!\n")
         self.feed(monkeypatch, PINNED + NEW_COPY)
         code, out, _ = run(capsys, *argv)
@@ -247,7 +247,7 @@ def test_fix_reports_only_new_remaining_findings(tree, capsys):
     train = tree / "pkg" / "train.py"
     train.write_text(LOOP.replace("side = torch.cuda.Stream()", "side = torch.cuda.Stream()  # noqa: SL501"))
     code, out, _ = run(capsys, "--fix", "--baseline", "baseline.json", ".")
-    assert code == 0 and "Fixed 1 finding" in out  # the stale noqa (SL900, a safe fix)
+    assert code == 0 and "(1 fixed, 0 remaining)" in out  # the stale noqa (SL900, a safe fix)
     assert train.read_text() == LOOP
     code, _, err = run(capsys, "--diff", "--baseline", "baseline.json", ".")
     assert code == 2 and "not with --diff" in err

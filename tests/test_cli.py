@@ -39,12 +39,12 @@ def run(capsys, *argv) -> tuple[int, str, str]:
 @pytest.mark.usefixtures("fake_engine")
 class TestCheck:
     def test_findings_exit_1_with_text_lines(self, project, capsys):
-        code, out, _ = run(capsys, "check", ".")
+        code, out, _ = run(capsys, "check", "--output-format", "concise", ".")
         assert code == 1
         assert out.splitlines() == [
             "pkg/bad.py:2:1: SL101 fake SL101",
             "pkg/bad.py:3:1: SL502 fake SL502",
-            "Found 2 findings.",
+            "Found 2 errors.",
         ]
 
     def test_bare_paths_mean_check(self, project, capsys):
@@ -58,7 +58,7 @@ class TestCheck:
 
     def test_exit_zero(self, project, capsys):
         code, out, _ = run(capsys, "--exit-zero", ".")
-        assert code == 0 and "Found 2 findings." in out
+        assert code == 0 and "Found 2 errors." in out
 
     def test_sl000_counts_as_a_finding(self, project, capsys):
         write(project / "broken.py", b"\xff\xfe")
@@ -79,7 +79,7 @@ class TestCheck:
         ],
     )
     def test_selection_flags(self, project, capsys, flags, expected):
-        code, out, _ = run(capsys, "pkg", "-q", *flags)
+        code, out, _ = run(capsys, "pkg", "-q", "--output-format", "concise", *flags)
         assert [line.split()[1] for line in out.splitlines()] == expected
         assert code == (1 if expected else 0)
 
@@ -91,13 +91,13 @@ class TestCheck:
         code, out, _ = run(capsys, "--statistics", ".")
         assert code == 1
         assert out.splitlines() == [
-            "1  SL101  fake-sl101",
-            "1  SL502  fake-sl502",
-            "Found 2 findings.",
+            "1\tSL101\tfake-sl101",
+            "1\tSL502\tfake-sl502",
+            "Found 2 errors.",
         ]
 
     def test_show_source(self, project, capsys):
-        code, out, _ = run(capsys, "--show-source", "--select", "SL101", "pkg/bad.py")
+        code, out, _ = run(capsys, "--show-source", "--output-format", "concise", "--select", "SL101", "pkg/bad.py")
         assert code == 1
         assert out.splitlines()[:4] == [
             "pkg/bad.py:2:1: SL101 fake SL101",
@@ -125,12 +125,12 @@ class TestCheck:
 
     def test_config_option(self, project, capsys):
         cfg = write(project / "lint.toml", 'select = ["SL5"]\n')
-        code, out, _ = run(capsys, "-q", "--config", str(cfg), "pkg")
+        code, out, _ = run(capsys, "-q", "--output-format", "concise", "--config", str(cfg), "pkg")
         assert code == 1 and [line.split()[1] for line in out.splitlines()] == ["SL502"]
 
     def test_stdin(self, project, capsys, monkeypatch):
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(FAKE.encode())))
-        code, out, _ = run(capsys, "-", "--stdin-filename", "pkg/from_stdin.py", "-q")
+        code, out, _ = run(capsys, "-", "--stdin-filename", "pkg/from_stdin.py", "-q", "--output-format", "concise")
         assert code == 1
         assert out.splitlines() == [
             "pkg/from_stdin.py:2:1: SL101 fake SL101",
@@ -141,7 +141,7 @@ class TestCheck:
         config = '[tool.streamlint.per-file-ignores]\n"gen/*.py" = ["SL1"]\n'
         write(project / "pyproject.toml", config)
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(FAKE.encode())))
-        code, out, _ = run(capsys, "--stdin-filename", "gen/x.py", "-q")
+        code, out, _ = run(capsys, "--stdin-filename", "gen/x.py", "-q", "--output-format", "concise")
         assert code == 1 and out == "gen/x.py:3:1: SL502 fake SL502\n"
 
     def test_stdin_without_a_name(self, project, capsys, monkeypatch):

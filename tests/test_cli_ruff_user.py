@@ -104,7 +104,7 @@ def test_output_file(project, capsys):
     assert (code, out) == (1, "")
     assert [d["code"] for d in json.loads((project / "report.json").read_text())] == ["SL101", "SL502"]
     assert run(capsys, "check", "--output-file", "report.txt", ".")[1] == ""
-    assert (project / "report.txt").read_text().endswith("Found 2 findings.\n")
+    assert (project / "report.txt").read_text().endswith("Found 2 errors.\n")
 
 
 @pytest.mark.usefixtures("fake_engine")
@@ -261,7 +261,7 @@ def test_fix_only_fixes_and_reports_nothing_left(tmp_path, capsys, monkeypatch):
     before = run(capsys, "check", "--unsafe-fixes", "loop.py")[1]
     assert "SL201 [*]" in before
     code, out, _ = run(capsys, "check", "--fix-only", "--unsafe-fixes", "loop.py")
-    assert code == 0 and ": SL" not in out and out.startswith("Fixed 1 finding")
+    assert (code, out) == (0, "Fixed 1 error.\n")
     assert (tmp_path / "loop.py").read_text() != FIXABLE
 
 
@@ -281,7 +281,7 @@ def test_noqa_without_a_colon_suppresses_all_and_sl900_asks_for_the_colon(tmp_pa
     # As ruff: `# noqa CODE` is a bare `# noqa` (its PGH004 asks for the colon).
     write(tmp_path / "loop.py", LOOP_SNIPPET.replace("torch.cuda.synchronize()", "torch.cuda.synchronize()  # noqa SL103"))
     monkeypatch.chdir(tmp_path)
-    code, out, _ = run(capsys, "check", "loop.py")
+    code, out, _ = run(capsys, "check", "--output-format", "concise", "loop.py")
     assert code == 1 and codes(out) == ["SL900"]
     assert "`# noqa SL103` has no colon, so it suppresses every code here: write `# noqa: SL103`" in out
     code, out, _ = run(capsys, "check", "--diff", "--unsafe-fixes", "loop.py")

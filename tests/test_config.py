@@ -157,7 +157,7 @@ def test_cli_flags_override_config(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["a.py", "--format", "json"]) == 1
     assert '"SL102"' in (out := capsys.readouterr().out) and '"SL101"' not in out
-    assert main(["a.py", "--select", "SL101,SL5", "-q"]) == 1
+    assert main(["a.py", "--select", "SL101,SL5", "-q", "--output-format", "concise"]) == 1
     out = capsys.readouterr().out
     assert [line.split()[1] for line in out.splitlines()] == ["SL101", "SL501"]
     assert main(["a.py", "--ignore", "SL102"]) == 0

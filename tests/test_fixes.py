@@ -109,7 +109,7 @@ def test_cli_fix_writes_and_is_idempotent(tmp_path, capsys):
     assert code == 0, out
     assert target.read_text() == _after(before).read_text()
     assert stat.S_IMODE(target.stat().st_mode) == 0o640  # permissions kept
-    assert "Fixed 4 findings" in out and "[unsafe] Pass `non_blocking=True`" in out
+    assert "Fixed 4 errors:" in out and "[unsafe] Pass `non_blocking=True`" in out
     assert not list(tmp_path.glob(".*streamlint-tmp"))  # no temporary file left
     first = target.read_bytes()
     code, out, _ = _run(["check", "--fix", "--unsafe-fixes", "--select", "SL201", str(target)], capsys)
@@ -123,7 +123,7 @@ def test_cli_fix_without_unsafe_changes_nothing(tmp_path, capsys):
     code, out, _ = _run(["check", "--fix", "--select", "SL201", str(target)], capsys)
     assert code == 1
     assert target.read_text() == before.read_text()
-    assert "4 hidden fixes can be enabled with the `--unsafe-fixes` option" in out
+    assert "4 unsafe fixes available with `--fix --unsafe-fixes`." in out
 
 
 def test_cli_failed_fix_leaves_file_and_says_so(tmp_path, capsys, monkeypatch):
@@ -147,7 +147,7 @@ def test_cli_diff_does_not_write(tmp_path, capsys):
     assert target.read_text() == before.read_text()
     assert out.startswith(f"--- {target}\n+++ {target}\n")
     assert "+        self._side = torch.cuda.Stream(priority=-1)" in out
-    assert "Would fix 2 findings in 1 file(s)." in err
+    assert "Would fix 2 errors." in err
     code, out, _ = _run(["check", "--diff", str(target)], capsys)  # safe fixes only: none
     assert code == 0 and out == ""
 
@@ -199,16 +199,13 @@ def test_text_marks_safe_fixes():
     lines = out.getvalue().splitlines()
     assert lines[0] == "a.py:1:1: SL101 [*] m"
     assert lines[1] == "a.py:2:1: SL102 m"
-    assert lines[-1] == (
-        "[*] 1 fixable with the `--fix` option "
-        "(1 hidden fix can be enabled with the `--unsafe-fixes` option)."
-    )
+    assert lines[-1] == "[*] 1 fixable with `--fix` (1 unsafe fix available with `--fix --unsafe-fixes`)."
     # With --unsafe-fixes, unsafe fixes are applicable too: marked, none hidden.
     out = io.StringIO()
     text.write(diags, out, unsafe_fixes=True)
     lines = out.getvalue().splitlines()
     assert lines[1] == "a.py:2:1: SL102 [*] m"
-    assert lines[-1] == "[*] 2 fixable with the `--fix` option."
+    assert lines[-1] == "[*] 2 fixable with `--fix`."
 
 
 # -- the edit machinery ------------------------------------------------------------

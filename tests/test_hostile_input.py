@@ -194,7 +194,7 @@ def test_a_hostile_tree_end_to_end(tmp_path):
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
     findings = [m.groups() for m in re.finditer(r"^([^:\n]+):\d+:\d+: (SL\d{3}) ", done.stdout, re.M)]
-    assert f"Found {len(findings)} findings." in done.stdout
+    assert f"Found {len(findings)} errors." in done.stdout
     by_file: dict[str, list[str]] = {}
     for name, code in findings:
         by_file.setdefault(name, []).append(code)

@@ -61,13 +61,13 @@ def run(capsys, *argv) -> tuple[int, str, str]:
 
 
 def test_findings_are_reported_per_cell_with_ruffs_numbering(nb_path, capsys):
-    code, out, _ = run(capsys, "nb.ipynb")
+    code, out, _ = run(capsys, "nb.ipynb", "--output-format", "concise")
     lines = out.splitlines()
     assert code == 1
     # Cells count from 1 among all cells, markdown included (as ruff counts them).
     assert lines[0].startswith("nb.ipynb:cell 3:2:7: SL201 ")  # pinned in cell 2, copied in 3
     assert lines[1].startswith("nb.ipynb:cell 5:2:9: SL501 ")
-    assert lines[2] == "Found 2 findings."
+    assert lines[2] == "Found 2 errors."
 
 
 def test_directories_include_notebooks_and_excludes_apply(nb_path, capsys):
@@ -230,7 +230,7 @@ def test_baseline_matches_findings_by_their_cell_line(nb_path, capsys):
 def test_fix_rewrites_only_the_fixed_cells_sources(nb_path, capsys):
     before = nb_path.read_text()
     code, out, _ = run(capsys, "nb.ipynb", "--fix", "--unsafe-fixes", "--show-fixes")
-    assert code == 0 and "Fixed 2 findings in 1 file(s)." in out
+    assert code == 0 and "Found 2 errors (2 fixed, 0 remaining)." in out
     assert "nb.ipynb:cell 5:2:9: SL501 [unsafe]" in out
     after = nb_path.read_text()
     nb = nbformat.reads(after, as_version=4)

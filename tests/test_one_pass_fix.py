@@ -37,7 +37,7 @@ def test_a_fixed_file_is_read_once_and_linted_once_before_its_fixes(tmp_path, ca
     write(tmp_path / "copies.py", PINNED_SNIPPET)
     monkeypatch.chdir(tmp_path)
     code, out, _ = run(capsys, "check", "--no-cache", "--fix", "--unsafe-fixes", "copies.py")
-    assert code == 0 and "Fixed 1 finding" in out
+    assert code == 0 and "(1 fixed, 0 remaining)" in out
     # One lint of the file as read, one of the fixed text (the verification), which
     # also finds nothing left to fix.
     assert counted == {"lint": 2, "read": 1}

@@ -38,7 +38,19 @@ def test_cli_choices_come_from_the_registry():
     _, commands = cli.build_parser()
     check = next(a for a in commands["check"]._actions if a.dest == "format")
     assert tuple(check.choices) == output.FORMATS
-    assert {"text", "full", "json", "sarif", "github", "gitlab", "junit"} <= set(output.FORMATS)
+    assert {"concise", "full", "json", "sarif", "github", "gitlab", "junit"} <= set(output.FORMATS)
+    assert check.default == "full"  # as ruff's default
+
+
+def test_ruffs_format_names_and_the_old_name_text():
+    _, commands = cli.build_parser()
+    parse = commands["check"].parse_args
+    assert parse([]).format == "full"
+    assert parse(["--output-format", "concise"]).format == "concise"
+    assert parse(["--format", "text"]).format == "concise"  # the one-line format's old name
+    assert render("text", [D]) == render("concise", [D])
+    with pytest.raises(SystemExit):
+        parse(["--format", "yaml"])
 
 
 @pytest.mark.parametrize("fmt", output.FORMATS)
@@ -71,8 +83,8 @@ def test_full_shows_source_carets_help_and_the_fix_diff():
         "-    return t.cuda()",
         "+    return t.cuda(non_blocking=True)",
         "",
-        "Found 1 finding.",
-        "No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option).",
+        "Found 1 error.",
+        "1 unsafe fix available with `--fix --unsafe-fixes`.",
     ]
 
 
@@ -127,7 +139,8 @@ def test_gitlab_code_quality_report(monkeypatch, tmp_path):
     assert [i["location"]["path"] for i in issues] == ["pkg/a.py", "pkg/a.py", "src/b.py"]
     first = issues[0]
     assert first["check_name"] == "SL201"
-    assert first["description"] == "SL201: copy without non_blocking"
+    assert first["description"] == "SL201: copy without non_blocking; help: Pass `non_blocking=True`"
+    assert issues[2]["description"] == "SL103: device sync in a loop"  # no help, no fix: no help part
     assert first["severity"] == "major"
     assert first["location"]["positions"] == {"begin": {"line": 4, "column": 12}, "end": {"line": 4, "column": 20}}
     fingerprints = [i["fingerprint"] for i in issues]
@@ -153,8 +166,10 @@ def test_junit_report_one_suite_per_file():
     assert case.get("name") == "org.streamlint.SL201" and case.get("classname") == "src.a"
     assert (case.get("line"), case.get("column")) == ("4", "12")
     failure = case.find("failure")
-    assert failure.get("message") == "copy without non_blocking"
-    assert failure.text == "line 4, col 12, copy without non_blocking"
+    assert failure.get("message") == "copy without non_blocking; help: Pass `non_blocking=True`"
+    assert failure.text == "line 4, col 12, copy without non_blocking\nhelp: Pass `non_blocking=True`"
+    plain = suites[1].find("testcase/failure")
+    assert (plain.get("message"), plain.text) == ("device sync in a loop", "line 2, col 1, device sync in a loop")
 
 
 def test_junit_clean_run_and_hostile_text():
@@ -189,3 +204,157 @@ def test_a_rules_help_reaches_the_diagnostic_and_survives_the_cache():
     assert (diag.message, diag.help) == ("short message", "what to do")
     again = decode_diagnostic("a.py", json.loads(json.dumps(encode_diagnostic(diag))))
     assert again.help == "what to do" and again == diag
+
+
+# ---- the help where users look ----
+
+
+def test_default_output_shows_a_help_line_under_each_finding(tmp_path, capsys, monkeypatch):
+    (tmp_path / "copies.py").write_text(PINNED_SNIPPET)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run_cli(capsys, "check", "--no-cache", "copies.py")
+    assert code == 1 and out.startswith("copies.py:6:12: SL201 ")
+    assert "\n  = help: " in out
+    code, out, _ = run_cli(capsys, "check", "--no-cache", "--output-format", "concise", "copies.py")
+    assert code == 1 and "help:" not in out and out.count("\n") == 3  # the line, the summary, the hint
+
+
+def test_github_annotation_has_the_help_on_a_second_line():
+    line = render("github", [D])
+    assert line.endswith("::SL201 copy without non_blocking%0A  help: Pass `non_blocking=True`\n")
+    assert render("github", [PLAIN]).endswith("::SL103 device sync in a loop\n")
+
+
+def test_lsp_diagnostic_message_has_the_help():
+    pytest.importorskip("pygls")
+    from lsprotocol import types
+    from pygls.workspace.position_codec import PositionCodec
+
+    from streamlint.lsp import convert
+
+    codec = PositionCodec(types.PositionEncodingKind.Utf16)
+    lines = convert.lines_of("\n".join(SOURCE))
+    assert convert.to_lsp(D, lines, codec).message == "copy without non_blocking\nhelp: Pass `non_blocking=True`"
+    helped = dataclasses.replace(PLAIN, help="wait for one stream")
+    assert convert.to_lsp(helped, lines, codec).message == "device sync in a loop\nhelp: wait for one stream"
+    assert convert.to_lsp(PLAIN, lines, codec).message == "device sync in a loop"
+
+
+# ---- colour ----
+
+
+def test_color_option_overrides_the_terminal_and_the_environment(tmp_path, capsys, monkeypatch):
+    (tmp_path / "copies.py").write_text(PINNED_SNIPPET)
+    monkeypatch.chdir(tmp_path)
+    argv = ("check", "--no-cache", "--output-format", "concise", "copies.py")
+    assert "\x1b[" not in run_cli(capsys, *argv)[1]  # auto, and captured: not a terminal
+    assert "\x1b[1;31mSL201\x1b[0m" in run_cli(capsys, *argv, "--color", "always")[1]
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert "\x1b[" in run_cli(capsys, *argv)[1]
+    assert "\x1b[" not in run_cli(capsys, *argv, "--color", "never")[1]
+    full = run_cli(capsys, "check", "--no-cache", "copies.py")[1]
+    assert "\x1b[1;31mSL201\x1b[0m" in full  # the full format is coloured too
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[" not in run_cli(capsys, *argv)[1]
+    assert "\x1b[" in run_cli(capsys, *argv, "--color", "always")[1]
+    code, _, err = run_cli(capsys, *argv, "--color", "sometimes")
+    assert code == 2 and "--color" in err
+
+
+def test_paths_are_printed_relative_to_the_working_directory(tmp_path, capsys, monkeypatch):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "copies.py").write_text(PINNED_SNIPPET)
+    monkeypatch.chdir(tmp_path / "pkg")
+    for typed in ("./copies.py", "../pkg/copies.py", str(tmp_path / "pkg" / "copies.py")):
+        out = run_cli(capsys, "check", "--no-cache", "--output-format", "concise", typed)[1]
+        assert out.startswith("copies.py:6:12: SL201 "), typed
+    out = run_cli(capsys, "check", "--no-cache", "--output-format", "concise", str(tmp_path / "pkg"))[1]
+    assert out.startswith("copies.py:6:12: SL201 ")
+    monkeypatch.chdir(tmp_path.parent)  # above: relative, with its directories
+    out = run_cli(capsys, "check", "--no-cache", "--output-format", "github", str(tmp_path / "pkg"))[1]
+    assert f"file={tmp_path.name}/pkg/copies.py," in out
+    (tmp_path / "other").mkdir()
+    monkeypatch.chdir(tmp_path / "other")  # beside it: absolute, as ruff
+    out = run_cli(capsys, "check", "--no-cache", "--output-format", "concise", "../pkg/copies.py")[1]
+    assert out.startswith(f"{tmp_path / 'pkg' / 'copies.py'}:6:12: SL201 ")
+
+
+def test_no_op_fix_says_all_checks_passed(tmp_path, capsys, monkeypatch):
+    (tmp_path / "clean.py").write_text("import torch\nx = 1\n")
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(capsys, "check", "--no-cache", "--fix", "clean.py")[:2] == (0, "All checks passed!\n")
+    assert run_cli(capsys, "check", "--no-cache", "--fix-only", "clean.py")[:2] == (0, "")
+    (tmp_path / "copies.py").write_text(PINNED_SNIPPET)
+    code, out, _ = run_cli(capsys, "check", "--no-cache", "--fix", "--output-format", "concise", "copies.py")
+    # nothing fixed (the fix is unsafe): nothing about fixing but the hint
+    hint = "1 unsafe fix available with `--fix --unsafe-fixes`."
+    assert (code, out.splitlines()[1:]) == (1, ["Found 1 error.", hint])
+    code, out, _ = run_cli(capsys, "check", "--no-cache", "--fix", "--unsafe-fixes", "copies.py")
+    assert (code, out) == (0, "Found 1 error (1 fixed, 0 remaining).\n")
+
+
+def test_show_fixes_lists_what_was_fixed_and_nothing_when_nothing_was(tmp_path, capsys, monkeypatch):
+    (tmp_path / "clean.py").write_text("import torch\nx = 1\n")
+    (tmp_path / "copies.py").write_text(PINNED_SNIPPET)
+    monkeypatch.chdir(tmp_path)
+    argv = ("check", "--no-cache", "--show-fixes", "--output-format", "concise")
+    assert run_cli(capsys, *argv, "--fix", "clean.py")[:2] == (0, "All checks passed!\n")
+    code, out, _ = run_cli(capsys, *argv, "--fix", "--unsafe-fixes", "copies.py")
+    assert code == 0 and out.splitlines() == [
+        "Found 1 error (1 fixed, 0 remaining).",
+        "Fixed 1 error:",
+        "  copies.py:6:12: SL201 [unsafe] Pass `non_blocking=True`",
+    ]
+
+
+# ---- the fix diff looks at the lines it changes, not at the whole file ----
+
+
+def _whole_file_diff(lines, edits):
+    """The diff as it was computed before: of the whole file (the reference)."""
+    import difflib
+
+    from streamlint.fixes.apply import apply_edits
+
+    old = "\n".join(lines)
+    before, after = old.split("\n"), apply_edits(old, edits).split("\n")
+    if before[-1] == after[-1] == "":
+        before, after = before[:-1], after[:-1]
+    hunks = difflib.unified_diff(before, after, n=1, lineterm="")
+    body = [line for line in hunks if not line.startswith(("---", "+++"))]
+    return "".join(line + "\n" for line in body)
+
+
+@pytest.mark.parametrize(
+    "edits",
+    [
+        (Edit(1, 1, 1, 1, "# first\n"),),  # the first line
+        (Edit(3, 5, 3, 9, "XXXX"),),  # the middle, a blank line after it
+        (Edit(5, 1, 6, 1, ""),),  # a line removed before a blank one
+        (Edit(8, 1, 8, 1, "tail\n"),),  # after the last line (the file ends with a break)
+        (Edit(7, 3, 7, 7, "z"), Edit(2, 1, 2, 1, "a\n")),  # two places
+        (Edit(6, 1, 6, 1, "x\ny\n"),),  # an empty line in the middle
+        (Edit(5, 1, 5, 2, "y"),),  # the context after it is an empty line, not the file's end
+    ],
+)
+def test_fix_diff_of_the_window_is_the_diff_of_the_file(edits):
+    from streamlint.output import full
+
+    lines = ["import torch", "", "def f(t):", "    return t.cuda()", "x = 1", "", "last = 2", ""]
+    diag = dataclasses.replace(D, fix=Fix("f", Applicability.SAFE, edits))
+    shown = full.fix_diff(diag, lines).split("\n", 1)[1]
+    assert shown == _whole_file_diff(lines, edits)
+
+
+def test_fix_diff_reads_a_window_whatever_the_files_size(monkeypatch):
+    import difflib
+
+    from streamlint.output import full
+
+    sizes = []
+    real = difflib.unified_diff
+    monkeypatch.setattr(difflib, "unified_diff", lambda a, b, **kw: (sizes.append(len(a)), real(a, b, **kw))[1])
+    lines = [f"x{i} = {i}" for i in range(50_000)] + [""]
+    diag = dataclasses.replace(D, fix=Fix("f", Applicability.SAFE, (Edit(25_000, 1, 25_000, 3, "y"),)))
+    assert "@@ -24999,3 +24999,3 @@" in full.fix_diff(diag, lines)
+    assert max(sizes) <= 3

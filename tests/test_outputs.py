@@ -147,9 +147,9 @@ def test_text_lines_and_summary():
         "src/a.py:3:9: SL501 stream created in a loop",
         "src/a.py:9:1: SL102 host array",
         "src/b.py:1:1: SL000 SyntaxError: bad, very: bad",
-        "Found 3 findings.",
+        "Found 3 errors.",
     ]
-    assert render("text", [D1]).splitlines()[-1] == "Found 1 finding."
+    assert render("text", [D1]).splitlines()[-1] == "Found 1 error."
     assert render("text", []) == "All checks passed!\n"
     assert render("text", [D1], quiet=True) == "src/a.py:3:9: SL501 stream created in a loop\n"
 
@@ -171,13 +171,14 @@ def test_text_show_source_underlines_the_range():
 def test_statistics_text_and_json():
     table = render("text", DIAGS + [D1], statistics=True).splitlines()
     assert table == [
-        "2  SL501  stream-created-in-hot-path",
-        "1  SL000  source-error",
-        "1  SL102  implicit-kernel-transfer",
-        "Found 4 findings.",
+        "2\tSL501\tstream-created-in-hot-path",
+        "1\tSL000\tsource-error",
+        "1\tSL102\timplicit-kernel-transfer",
+        "Found 4 errors.",
     ]
     data = json.loads(render("json", DIAGS + [D1], statistics=True))
-    assert data[0] == {"code": "SL501", "name": "stream-created-in-hot-path", "count": 2}
+    assert data[0] == {"code": "SL501", "name": "stream-created-in-hot-path", "count": 2,
+                       "fixable": False, "fixable_count": 0}
 
 
 # ---- JSON ----

@@ -107,7 +107,12 @@ def _check_parser(sub) -> argparse.ArgumentParser:
                        help="show the settings the first file gets, as TOML, then exit")
     report = check_parser.add_argument_group("output")
     report.add_argument("--format", "--output-format", dest="format", default=None,
-                        choices=output.FORMATS, help="output format (default: the config's output-format, else text)")
+                        type=output.canonical, choices=output.FORMATS,
+                        help="output format (default: the config's output-format, else full, which shows the source, "
+                             "help and fix of each finding; concise: one line each)")
+    report.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                        help="colour the output: auto (on a terminal, unless NO_COLOR; FORCE_COLOR forces it), "
+                             "always or never")
     report.add_argument("-o", "--output-file", type=Path, metavar="PATH",
                         help="write the report to this file instead of stdout")
     report.add_argument("--statistics", action="store_true", help="show counts per rule")

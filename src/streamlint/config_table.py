@@ -127,9 +127,9 @@ def _selectors(items: tuple[str, ...] | list[str], what: str) -> tuple[str, ...]
 def _output_format(value: Any, where: str) -> str:
     from streamlint import output  # lazy: the formats import their writers
 
-    if value not in output.FORMATS:
+    if not isinstance(value, str) or output.canonical(value) not in output.FORMATS:
         raise ConfigError(f"{where}: output-format must be one of {', '.join(output.FORMATS)}, got {value!r}")
-    return value
+    return output.canonical(value)
 
 
 def _per_file_ignores(value: Any, where: str, key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:

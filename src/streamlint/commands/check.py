@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Optional, TextIO
 
 from streamlint import cache as result_cache
+from streamlint import output
 from streamlint.commands import add_noqa, baseline, fix, report, show, sources, watch
 from streamlint.commands.exit import EXIT_CLEAN, EXIT_FINDINGS, UsageError
 from streamlint.commands.options import apply_run_config, resolver_from
@@ -25,7 +26,7 @@ from streamlint.source import SourceFile
 
 # The formats --statistics can be printed in (as ruff: its text, or JSON); the others
 # (SARIF, annotations, reports) have no place for counts.
-STATISTICS_FORMATS = ("text", "full", "json")
+STATISTICS_FORMATS = ("concise", "full", "json")
 
 
 @dataclass
@@ -52,8 +53,8 @@ def run_check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def check_once(args: argparse.Namespace, paths: list[str], out: TextIO, err: TextIO) -> int:
     resolver = resolver_from(args)
     apply_run_config(args, resolver)
-    if args.statistics and args.format not in STATISTICS_FORMATS:
-        raise UsageError(f"--statistics cannot be shown in the {args.format} format; use text or json")
+    if args.statistics and output.canonical(args.format) not in STATISTICS_FORMATS:
+        raise UsageError(f"--statistics cannot be shown in the {args.format} format; use full, concise or json")
     if args.show_settings or args.show_files:
         return show.run(args, paths, resolver, out)
     # --add-noqa edits comments, not code: a config's `fix = true` does not apply to it.

@@ -20,7 +20,11 @@ from streamlint.diagnostics import Diagnostic, sort_key
 from streamlint.engine.lint import FileResult
 from streamlint.fixes.runner import describe, unified_diff, write_atomic
 from streamlint.notebooks.fix import cell_diff
+from streamlint.output import canonical, text
 from streamlint.source import SourceFile, SourceKind
+
+# The formats that end with summary lines (the others are read by tools).
+HUMAN_FORMATS = ("full", "concise")
 
 
 @dataclass
@@ -49,16 +53,19 @@ def run(
     fixed = put_out(results, diff=args.diff, out=out, err=err)
     if args.diff:
         out.flush()
-        if not args.quiet:
-            n = len(fixed.applied)
-            err.write(f"Would fix {report.plural(n, 'finding')} in {len(fixed.changed_files)} file(s).\n")
+        summary = text.diff_summary(len(fixed.applied), fixed.diagnostics, args.unsafe_fixes)
+        if summary and not args.quiet:
+            err.write(summary + "\n")
         return _exit_code(args, fixed)
     if args.baseline is not None:  # the files are fixed: their lines are read anew
         fixed.diagnostics = baseline.apply(args, results, fixed.diagnostics, sources.loader("-", None), err)
     if not args.fix_only:
-        report.write(args, fixed.diagnostics, out, sources.loader("-", None))
-    if not args.quiet and args.format == "text":
-        out.write(f"Fixed {report.plural(len(fixed.applied), 'finding')} in {len(fixed.changed_files)} file(s).\n")
+        # (the summary line says how many were fixed, as ruff's: "Found 3 errors (2 fixed, 1 remaining).")
+        report.write(args, fixed.diagnostics, out, sources.loader("-", None), fixed=len(fixed.applied))
+    elif not args.quiet and canonical(args.format) in HUMAN_FORMATS:
+        summary = text.fix_only_summary(len(fixed.applied), fixed.diagnostics, args.unsafe_fixes)
+        if summary:
+            out.write(summary + "\n")
     if args.show_fixes:
         describe(fixed.applied, out)
     out.flush()

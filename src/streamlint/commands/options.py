@@ -119,7 +119,7 @@ def _number(text: str) -> float | str:
 
 
 # The output format when neither the command line nor a config names one.
-DEFAULT_FORMAT = "text"
+DEFAULT_FORMAT = "full"  # as output.DEFAULT_FORMAT (ruff: full; concise is one line per finding)
 # The run-level switches: (option's dest, the Settings field a config sets, default).
 RUN_SWITCHES = (
     ("fix", "fix", False),

@@ -13,8 +13,10 @@ from streamlint.fixes.runner import describe
 
 
 def write(
-    args: argparse.Namespace, diagnostics: Sequence[Diagnostic], out: TextIO, source: SourceLoader
-) -> None:
+    args: argparse.Namespace, diagnostics: Sequence[Diagnostic], out: TextIO, source: SourceLoader,
+    *, fixed: int = 0,
+) -> None:  # fmt: skip
+    """The findings in the chosen format; `fixed`: how many --fix fixed (summary line)."""
     output.write(
         args.format,
         diagnostics,
@@ -24,17 +26,24 @@ def write(
         quiet=args.quiet,
         source=source,
         unsafe_fixes=args.unsafe_fixes,
-        color=use_color(out),
+        color=use_color(out, getattr(args, "color", "auto")),
+        fixed=fixed,
     )
 
 
-def use_color(out: TextIO) -> bool:
-    """As ruff: colour on a terminal; `NO_COLOR` turns it off, `FORCE_COLOR` (or
-    `CLICOLOR_FORCE`) on, whatever the output is."""
-    if os.environ.get("NO_COLOR"):
+def use_color(out: TextIO, mode: str = "auto") -> bool:
+    """As ruff: `--color always/never` decide; with auto, a non-empty `NO_COLOR` turns
+    colour off, then a non-empty `FORCE_COLOR` or `CLICOLOR_FORCE` on, then `CLICOLOR=0`
+    off, and otherwise colour only on a terminal."""
+    if mode != "auto":
+        return mode == "always"
+    env = os.environ
+    if env.get("NO_COLOR"):
         return False
-    if os.environ.get("FORCE_COLOR") or os.environ.get("CLICOLOR_FORCE"):
+    if env.get("FORCE_COLOR") or env.get("CLICOLOR_FORCE"):
         return True
+    if env.get("CLICOLOR") == "0":
+        return False
     isatty = getattr(out, "isatty", None)
     return bool(isatty and isatty())
 

@@ -40,11 +40,11 @@ def write_atomic(path: Path, data: bytes, *, expected: Optional[bytes] = None) -
 
 
 def describe(applied: Sequence[Diagnostic], out: TextIO, *, verb: str = "Fixed") -> None:
-    """--show-fixes: one line per fix."""
+    """--show-fixes: one line per fix, under ruff's "Fixed N errors:"; nothing when
+    there is none (as ruff)."""
     if not applied:
-        out.write(f"{verb} nothing.\n")
         return
-    out.write(f"{verb} {len(applied)} finding{'s' if len(applied) != 1 else ''}:\n")
+    out.write(f"{verb} {len(applied)} error{'s' if len(applied) != 1 else ''}:\n")
     for diag in sorted(applied, key=sort_key):
         fix = diag.fix
         out.write(f"  {location(diag)}: {diag.code} [{fix.applicability.value}] {fix.message}\n")

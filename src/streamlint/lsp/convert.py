@@ -18,6 +18,7 @@ from pygls.workspace.position_codec import PositionCodec
 
 from streamlint.diagnostics import Diagnostic
 from streamlint.fixes.model import Applicability, Fix
+from streamlint.output.advice import with_help
 from streamlint.selection import SOURCE_ERROR
 from streamlint.source import split_lines
 from streamlint.suppression.comments import NOQA
@@ -47,7 +48,8 @@ def span(
 def to_lsp(diag: Diagnostic, lines: Sequence[str], codec: PositionCodec) -> types.Diagnostic:
     return types.Diagnostic(
         range=span(lines, codec, diag.row, diag.column, diag.end_row, diag.end_column),
-        message=diag.message,
+        # The help on a line of its own: editors show the message as the diagnostic's text.
+        message=with_help(diag.message, diag),
         severity=types.DiagnosticSeverity.Error if diag.code == SOURCE_ERROR else types.DiagnosticSeverity.Warning,
         code=diag.code,
         code_description=types.CodeDescription(href=diag.url) if diag.url else None,

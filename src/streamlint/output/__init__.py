@@ -13,12 +13,12 @@ from typing import Callable, Sequence, TextIO
 from streamlint.diagnostics import Diagnostic
 from streamlint.output.options import Options, SourceLoader
 
-__all__ = ["FORMATS", "Options", "SourceLoader", "renderer", "write"]
+__all__ = ["ALIASES", "DEFAULT_FORMAT", "FORMATS", "Options", "SourceLoader", "canonical", "renderer", "write"]
 
 # Format name -> the module (under streamlint.output) that renders it.
 _MODULES = {
-    "text": "text",  # ruff's "concise": one line per finding
-    "full": "full",  # the source line, carets, help and the fix diff
+    "full": "full",  # the default, as in ruff: the source line, carets, help and the fix diff
+    "concise": "text",  # one line per finding
     "json": "json",
     "sarif": "sarif",
     "github": "github",  # GitHub Actions annotations
@@ -26,9 +26,18 @@ _MODULES = {
     "junit": "junit",  # JUnit XML
 }
 FORMATS = tuple(_MODULES)
+DEFAULT_FORMAT = "full"
+# Older names that keep working: "text" was the one-line format before it took ruff's name.
+ALIASES = {"text": "concise"}
+
+
+def canonical(fmt: str) -> str:
+    """The format an alias stands for; any other name unchanged (the caller refuses it)."""
+    return ALIASES.get(fmt, fmt)
 
 
 def renderer(fmt: str) -> Callable[[Sequence[Diagnostic], TextIO, Options], None]:
+    fmt = canonical(fmt)
     if fmt not in _MODULES:
         raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")
     # lazy: load only the chosen format (sarif pulls in every rule's docs)
@@ -46,20 +55,23 @@ def write(
     source: SourceLoader | None = None,
     unsafe_fixes: bool = False,
     color: bool = False,
+    fixed: int = 0,
 ) -> None:
     """Render `diagnostics` (already sorted) in format `fmt`; `unsafe_fixes` counts
     unsafe fixes as applicable in the `[*]` marks and the fix hint; `color` paints
-    the text formats with ANSI styles."""
+    the text formats with ANSI styles; `fixed` (with --fix) is how many findings the
+    run fixed, for the summary line."""
     render = renderer(fmt)
+    options = Options(show_source=show_source, quiet=quiet, source=source, unsafe_fixes=unsafe_fixes,
+                      color=color, fixed=fixed)  # fmt: skip
     if statistics:
         # lazy: the statistics writers live with the text and JSON formats
         from streamlint.output import json, text
 
         # Like ruff: --statistics replaces the listing; JSON keeps being JSON.
-        if fmt == "json":
-            json.write_statistics(diagnostics, out)
+        if canonical(fmt) == "json":
+            json.write_statistics(diagnostics, out, unsafe_fixes=unsafe_fixes)
         else:
-            text.write_statistics(diagnostics, out, quiet=quiet)
+            text.write_statistics(diagnostics, out, options)
         return
-    options = Options(show_source=show_source, quiet=quiet, source=source, unsafe_fixes=unsafe_fixes, color=color)
     render(diagnostics, out, options)

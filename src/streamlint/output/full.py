@@ -17,13 +17,16 @@ as a diff, marked safe or unsafe.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import re
 from typing import Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
 from streamlint.fixes.apply import apply_edits
 from streamlint.fixes.model import Applicability
 from streamlint.output import text
+from streamlint.output.advice import help_line
 from streamlint.output.excerpt import excerpt
 from streamlint.output.options import Options, SourceLoader
 
@@ -35,22 +38,22 @@ def write(
     quiet: bool = False,
     source: SourceLoader | None = None,
     unsafe_fixes: bool = False,
+    color: bool = False,
+    fixed: int = 0,
 ) -> None:
     for diag in diagnostics:
         lines = source(diag.filename, diag.cell) if source is not None else None
-        out.write(render_finding(diag, lines, unsafe_fixes=unsafe_fixes))
+        out.write(render_finding(diag, lines, unsafe_fixes=unsafe_fixes, color=color))
         out.write("\n")
     if not quiet:
-        out.write(text.summary(len(diagnostics)) + "\n")
-        hint = text.fix_hint(diagnostics, unsafe_fixes)
-        if hint:
-            out.write(hint + "\n")
+        text.write_summary(diagnostics, out, unsafe_fixes=unsafe_fixes, fixed=fixed, color=color)
 
 
-def render_finding(diag: Diagnostic, lines: list[str] | None, *, unsafe_fixes: bool = False) -> str:
+def render_finding(
+    diag: Diagnostic, lines: list[str] | None, *, unsafe_fixes: bool = False, color: bool = False
+) -> str:
     """One finding as the full format shows it, ending with a newline."""
-    mark = " [*]" if diag.fix is not None and diag.fix.applies(unsafe_fixes) else ""
-    parts = [f"{text.location(diag)}: {diag.code}{mark} {diag.message}\n"]
+    parts = [text.headline(diag, unsafe_fixes=unsafe_fixes, color=color) + "\n"]
     shown = excerpt(diag, lines, label=diag.code)
     parts.append(shown)
     help_text = help_line(diag)
@@ -60,13 +63,6 @@ def render_finding(diag: Diagnostic, lines: list[str] | None, *, unsafe_fixes: b
     if diag.fix is not None:
         parts.append("\n" + fix_diff(diag, lines))
     return "".join(parts)
-
-
-def help_line(diag: Diagnostic) -> str:
-    """What the user can do: the finding's own help, else its fix's title (as ruff)."""
-    if diag.help:
-        return diag.help
-    return diag.fix.message if diag.fix is not None else ""
 
 
 def fix_diff(diag: Diagnostic, lines: list[str] | None) -> str:
@@ -82,19 +78,48 @@ def fix_diff(diag: Diagnostic, lines: list[str] | None) -> str:
             f"  {e.row}:{e.column}-{e.end_row}:{e.end_column} -> {e.content!r}\n" for e in fix.edits
         )
         return header + edits
-    old = "\n".join(lines)
+    window, offset, edits = _window(lines, fix.edits)
+    old = "\n".join(window)
     try:
-        new = apply_edits(old, fix.edits)
+        new = apply_edits(old, edits)
     except ValueError as err:  # overlapping edits: show that rather than fail the listing
         return header + f"  (cannot show the fix: {err})\n"
     before, after = old.split("\n"), new.split("\n")
-    if before[-1] == after[-1] == "":  # the final line break, not an empty last line
+    at_end = offset + len(window) == len(lines)
+    if at_end and before[-1] == after[-1] == "":  # the final line break, not an empty last line
         before, after = before[:-1], after[:-1]
     hunks = difflib.unified_diff(before, after, n=1, lineterm="")
-    body = [line for line in hunks if not line.startswith(("---", "+++"))]
+    body = [_shifted(line, offset) for line in hunks if not line.startswith(("---", "+++"))]
     return header + "".join(line + "\n" for line in body)
+
+
+def _window(lines: list[str], edits) -> tuple[list[str], int, list]:
+    """The lines the edits touch with one line of context on each side, how many lines
+    come before them, and the edits counted from the window's first line: a diff of the
+    window is the diff of the file (with one line of context) at the cost of the window,
+    not of the file, for each of a file's many findings."""
+    first = min((e.row for e in edits), default=0)
+    last = max((e.end_row for e in edits), default=0)
+    if first < 1 or last > len(lines):  # (no edit, or one past the end: the whole file)
+        return lines, 0, list(edits)
+    low, high = max(1, first - 1), min(len(lines), last + 1)
+    offset = low - 1
+    moved = [dataclasses.replace(e, row=e.row - offset, end_row=e.end_row - offset) for e in edits]
+    return lines[offset:high], offset, moved
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@$")
+
+
+def _shifted(line: str, offset: int) -> str:
+    """A hunk header of the window's diff as the file's."""
+    match = _HUNK.match(line) if offset else None
+    if match is None:
+        return line
+    old, old_len, new, new_len = match.groups()
+    return f"@@ -{int(old) + offset}{old_len or ''} +{int(new) + offset}{new_len or ''} @@"
 
 
 def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: Options) -> None:
     write(diagnostics, out, quiet=options.quiet, source=options.source,
-          unsafe_fixes=options.unsafe_fixes)
+          unsafe_fixes=options.unsafe_fixes, color=options.color, fixed=options.fixed)

@@ -1,4 +1,6 @@
-"""GitHub Actions workflow commands: one `::error ...::` line per finding.
+"""GitHub Actions workflow commands: one `::error ...::` line per finding, its message
+the finding and, on a second line, its help (as ruff's); the file relative to the
+working directory.
 
 Escaping follows GitHub's rules for workflow commands: in the message `%`, CR and LF
 are percent-encoded; in properties `:` and `,` are too.
@@ -9,7 +11,9 @@ from __future__ import annotations
 from typing import Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
+from streamlint.output.advice import with_help
 from streamlint.output.options import Options
+from streamlint.output.paths import display_path
 
 
 def escape_data(value: str) -> str:
@@ -23,7 +27,7 @@ def escape_property(value: str) -> str:
 def format_line(diag: Diagnostic) -> str:
     props = {
         "title": f"streamlint ({diag.code})",
-        "file": diag.filename,
+        "file": display_path(diag.filename),
         "line": diag.row,
         "col": diag.column,
         "endLine": diag.end_row,
@@ -35,6 +39,7 @@ def format_line(diag: Diagnostic) -> str:
         # line (as ruff does) and say where in the notebook.
         props.update(line=1, col=1, endLine=1, endColumn=1)
         message = f"cell {diag.cell}:{diag.row}:{diag.column}: {message}"
+    message = with_help(message, diag, "\n  ")
     rendered = ",".join(f"{key}={escape_property(str(value))}" for key, value in props.items())
     return f"::error {rendered}::{escape_data(message)}"
 

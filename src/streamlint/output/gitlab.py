@@ -17,6 +17,7 @@ from collections import Counter
 from typing import Any, Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
+from streamlint.output.advice import with_help
 from streamlint.output.options import Options
 
 
@@ -43,7 +44,8 @@ def issues(diagnostics: Sequence[Diagnostic]) -> list[dict[str, Any]]:
         out.append(
             {
                 "check_name": diag.code,
-                "description": f"{diag.code}: {diag.message}{where}",
+                # (the help in the description, which GitLab shows; not in the fingerprint)
+                "description": with_help(f"{diag.code}: {diag.message}{where}", diag, "; "),
                 "severity": "major",
                 "fingerprint": fingerprint(*identity, rank),
                 "location": {

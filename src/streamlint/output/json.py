@@ -53,14 +53,18 @@ def write(diagnostics: Sequence[Diagnostic], out: TextIO) -> None:
     out.write("\n")
 
 
-def write_statistics(diagnostics: Sequence[Diagnostic], out: TextIO) -> None:
+def write_statistics(diagnostics: Sequence[Diagnostic], out: TextIO, *, unsafe_fixes: bool = False) -> None:
+    """ruff's shape: `fixable` is true when every finding of the rule can be fixed,
+    `fixable_count` how many can (with --unsafe-fixes, unsafe fixes count)."""
     counts = Counter(d.code for d in diagnostics)
+    fixables = Counter(d.code for d in diagnostics if d.fix is not None and d.fix.applies(unsafe_fixes))
     names = {d.code: d.name for d in diagnostics}
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     data = [
-        {"code": code, "name": names[code] or SOURCE_ERROR_NAME, "count": count}
+        {"code": code, "name": names[code] or SOURCE_ERROR_NAME, "count": count,
+         "fixable": fixables[code] == count, "fixable_count": fixables[code]}
         for code, count in rows
-    ]
+    ]  # fmt: skip
     json.dump(data, out, indent=2)
     out.write("\n")
 

@@ -10,7 +10,9 @@ from itertools import groupby
 from typing import Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
+from streamlint.output.advice import with_help
 from streamlint.output.options import Options
+from streamlint.output.paths import display_path
 
 # Characters XML 1.0 cannot hold even escaped (control characters, lone surrogates);
 # a message quoting hostile source text must still give a well-formed report.
@@ -29,7 +31,7 @@ def build(diagnostics: Sequence[Diagnostic]) -> ET.Element:
         ET.SubElement(suite, "testcase", name="No errors found")
         root.set("tests", "1")
         return root
-    for filename, group in groupby(diagnostics, key=lambda d: d.filename):
+    for filename, group in groupby(diagnostics, key=lambda d: display_path(d.filename)):
         found = list(group)
         suite = ET.SubElement(
             root, "testsuite", name=_clean(filename), tests=str(len(found)),
@@ -41,8 +43,9 @@ def build(diagnostics: Sequence[Diagnostic]) -> ET.Element:
                 classname=_clean(_classname(filename)), line=str(diag.row), column=str(diag.column),
             )  # fmt: skip
             where = f"cell {diag.cell}, " if diag.cell is not None else ""
-            failure = ET.SubElement(case, "failure", message=_clean(diag.message))
-            failure.text = _clean(f"{where}line {diag.row}, col {diag.column}, {diag.message}")
+            # The help in both: some CI pages show the attribute, others the text.
+            failure = ET.SubElement(case, "failure", message=_clean(with_help(diag.message, diag, "; ")))
+            failure.text = _clean(with_help(f"{where}line {diag.row}, col {diag.column}, {diag.message}", diag))
     return root
 
 

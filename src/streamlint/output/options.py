@@ -20,3 +20,4 @@ class Options:
     source: SourceLoader | None = None
     unsafe_fixes: bool = False
     color: bool = False  # ANSI styles (a terminal without NO_COLOR)
+    fixed: int = 0  # findings this run fixed (--fix), for the summary line

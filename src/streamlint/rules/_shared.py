@@ -19,6 +19,20 @@ STEP_TIMING_HELP = ("time a window of steps instead: read a host timer (or recor
                     "synchronize once per log window")
 
 
+# The words the model gives an operation that is no call (model/walk_common.py
+# `_OPERATOR_LABELS`, flow.py's default and its truth-value read): prose, never code.
+OPERATION_WORDS = frozenset({"arithmetic", "in-place arithmetic", "a comparison", "an elementwise operation",
+                             "truth value"})
+
+
+def api_named(api: str) -> str:
+    """An operation as a message names it: its call as code (`cp.asarray`), an operator
+    in words ("this arithmetic")."""
+    if api in OPERATION_WORDS:
+        return "this " + api.removeprefix("a ").removeprefix("an ")
+    return f"`{api}`"
+
+
 def via_helper(analysis: FileAnalysis, op: GpuOp) -> str:
     """' inside `helper()` (line N)' when the operation hides in a same-module function."""
     return inside(analysis, op.helper)
@@ -32,7 +46,7 @@ def inside(analysis: FileAnalysis, helper) -> str:
     where = f"line {home.line_of(helper.node)}"
     if home is not analysis and home.path:
         where += f" of {_relative(home.path, analysis.path)}"
-    return f" inside `{helper.name}()` (`{helper.api}` at {where})"
+    return f" inside `{helper.name}()` ({api_named(helper.api)} at {where})"
 
 
 def _relative(path: str, beside: str) -> str:
@@ -89,7 +103,8 @@ def stream_code(label: str, framework: str, analysis: Optional[FileAnalysis] = N
     """A stream label as code the user can paste (the default streams have no name),
     spelled with what the file has (`get_accelerator()` where torch is not imported)."""
     if not label or label.startswith("the ") or " " in label:
-        spelled = _DEFAULT_SPELLING.get(framework, "the default stream")
+        # (a framework without a spelling keeps the words, which advice then says as prose)
+        spelled = _DEFAULT_SPELLING.get(framework, label if label.startswith("the ") else "the default stream")
         if framework == "torch" and analysis is not None:
             spelled = spelled.replace("torch.cuda", analysis.torch_namespace, 1)
         if framework == "cupy" and analysis is not None:
@@ -98,8 +113,20 @@ def stream_code(label: str, framework: str, analysis: Optional[FileAnalysis] = N
     return label
 
 
+def is_placeholder(label: str) -> bool:
+    """A stream or value the model could not name in code ("the default stream")."""
+    return label.startswith("the ")
+
+
+def sync_idiom(stream: str) -> str:
+    """`s.synchronize()`, or in words where the stream has no spelling in code."""
+    return f"synchronize {stream}" if is_placeholder(stream) else f"`{stream}.synchronize()`"
+
+
 def wait_idiom(first: str, second: str, framework: str, analysis: Optional[FileAnalysis] = None) -> str:
     a, b = stream_code(first, framework, analysis), stream_code(second, framework, analysis)
+    if is_placeholder(a) or is_placeholder(b):  # no code to paste: say it in words
+        return f"make {named(b)} wait for {named(a)} (an event recorded on one, waited on by the other)"
     return over_elements(_WAIT_IDIOM.get(framework, _WAIT_IDIOM["cupy"]).format(a=a, b=b), (a, b))
 
 
@@ -120,7 +147,104 @@ _ELEMENT = "[...]"
 
 
 def named(label: str) -> str:
+    """A name as code (`s1`, `self.buf`); a placeholder the model gives for something
+    without a name ("the current stream", "the returned value") as prose."""
     return label if label.startswith("the ") else f"`{label}`"
+
+
+def joined(items: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def stream_labels(ops) -> list[str]:
+    """The streams of some operations, each once, in order, as messages name them."""
+    return list(dict.fromkeys(named(op.stream.label) for op in ops if op.stream is not None and op.stream.label))
+
+
+def waits_both_ways(before, after, what: str) -> str:
+    """Which streams wait for a default-stream operation and which it waits for, each
+    side said once: "`s_out` waits for this kernel; it waits for `s_in`", or, when the
+    same streams are on both sides, "`s1` and `s2` wait for this kernel, and it waits
+    for both"."""
+    waited, waiting = stream_labels(before) or ["other streams"], stream_labels(after) or ["other streams"]
+    verb = "waits" if len(waiting) == 1 else "wait"
+    if waited == waiting or set(waited) == set(waiting):
+        if len(waiting) == 1:
+            return f"it and {waiting[0]} wait for each other"
+        them = "both" if len(waiting) == 2 else "all of them"
+        return f"{joined(waited)} {verb} for this {what}, and it waits for {them}"
+    return f"{joined(waiting)} {verb} for this {what}; it waits for {joined(waited)}"
+
+
+def call_lines(analysis: FileAnalysis, record: FunctionRecord) -> list[int]:
+    """The lines of this module that call `record`'s function, where a caller receives
+    what it returns: `f(...)` for a function; for a method, `self.m(...)` and `x.m(...)`
+    where `x = TheClass(...)` in this module (not any `.m(...)`: `t.norm()` is no call of
+    `Reducer.norm`). None for a property, which is read without a call."""
+    short = record.name.rsplit(".", 1)[-1]
+    method = record.kind == "method"
+    node = record.node
+    if is_property(record):
+        return []
+    calls: list[cst.Call] = []
+    instances: set[str] = {"self"}
+
+    class Calls(cst.CSTVisitor):
+        def visit_Assign(self, assign: cst.Assign) -> None:
+            value = assign.value
+            if isinstance(value, cst.Call) and record.class_name and _decorator_name(value.func) == record.class_name:
+                instances.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))
+
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if method and isinstance(func, cst.Attribute) and func.attr.value == short and isinstance(func.value, cst.Name):
+                calls.append(call)
+            elif not method and isinstance(func, cst.Name) and func.value == short:
+                calls.append(call)
+
+        def visit_FunctionDef(self, function: cst.FunctionDef) -> bool:
+            return function is not node  # (its own recursive calls are not callers)
+
+    analysis.module.visit(Calls())
+    found = (c for c in calls if not method or c.func.value.value in instances)
+    return sorted({line for line in (analysis.line_of(c) for c in found) if line})
+
+
+_PROPERTIES = frozenset({"property", "cached_property"})
+
+
+def is_property(record: FunctionRecord) -> bool:
+    node = record.node
+    return isinstance(node, cst.FunctionDef) and any(_decorator_name(d.decorator) in _PROPERTIES
+                                                     for d in node.decorators)
+
+
+def _decorator_name(expr: cst.BaseExpression) -> str:
+    """The last name of `name`, `a.b.name` (a decorator, a called class)."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return ""
+
+
+def handed_to_callers(analysis: FileAnalysis, record: FunctionRecord, what_they_do: str) -> str:
+    """"handed to the callers of `next()`, which read it on their current stream (lines 16
+    and 19)": where a result is used is in the callers, at their calls in this module."""
+    short = record.name.rsplit(".", 1)[-1]
+    if is_property(record):
+        return f"handed to the readers of the property `{short}`, which {what_they_do}"
+    lines = call_lines(analysis, record)
+    where = f" ({lines_named(lines)})" if lines else ""
+    return f"handed to the callers of `{short}()`, which {what_they_do}{where}"
+
+
+def lines_named(lines: list[int]) -> str:
+    """"line 16", "lines 16 and 19"."""
+    return f"line{'s' if len(lines) > 1 else ''} {joined([str(n) for n in lines])}"
 
 
 # The hazard kind each rule reports (the model knows kinds, not codes).

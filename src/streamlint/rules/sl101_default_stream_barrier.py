@@ -9,9 +9,9 @@ from streamlint.fixes.idioms import region_stream
 from streamlint.fixes.model import Applicability
 from streamlint.model.library import per_thread_switched
 from streamlint.model.ops import COPIES, DEVICE_WORK, OpKind
-from streamlint.model.queries import between_stream_work, is_default_stream, streams_named
+from streamlint.model.queries import between_stream_work, is_default_stream
 from streamlint.model.values import StreamKind
-from streamlint.rules._shared import via_helper
+from streamlint.rules._shared import api_named, via_helper, waits_both_ways
 from streamlint.rules.base import Finding, Rule
 
 
@@ -222,9 +222,8 @@ class DefaultStreamBarrier(Rule):
             what = "cudaMalloc/cudaFree" if op.kind is OpKind.RAW_ALLOC else op.kind.value
             yield Finding(
                 op.node,
-                f"`{op.api}` queues a {what} on the legacy default stream{via_helper(analysis, op)} "
-                f"between work on blocking streams: it waits for {streams_named(before)} "
-                f"and {streams_named(after)} waits for it",
+                f"{api_named(op.api)} queues a {what} on the legacy default stream{via_helper(analysis, op)} "
+                f"between work on blocking streams: {waits_both_ways(before, after, what)}",
                 fix=_fix(builder, record, op),
                 help="queue it on a stream (or create the streams non-blocking)",
             )

@@ -9,6 +9,7 @@ from streamlint.fixes.idioms import fresh_name, import_alias
 from streamlint.fixes.model import Applicability
 from streamlint.model.ops import OpKind
 from streamlint.model.values import Buffer, Mem
+from streamlint.rules._shared import api_named
 from streamlint.rules.base import Finding, Rule
 
 
@@ -138,7 +139,7 @@ class ImplicitKernelTransfer(Rule):
             )
             yield Finding(
                 op.node,
-                f"host NumPy array{plural} {names} passed to kernel `{op.api}`: Numba copies "
+                f"host NumPy array{plural} {names} passed to kernel {api_named(op.api)}: Numba copies "
                 f"{'them' if plural else 'it'} to the device before and back after every launch, {cost}",
                 fix=_fix(builder, op, hosts),
                 help="move the data once with `cuda.to_device` and pass device arrays",

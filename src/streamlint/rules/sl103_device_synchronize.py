@@ -5,7 +5,7 @@ from __future__ import annotations
 from streamlint.model.ops import OpKind
 from streamlint.model.purpose import Purpose, sync_purpose
 from streamlint.model.queries import between_stream_work, hot_function, in_hot_path, in_timed_loop
-from streamlint.rules._shared import STEP_TIMING_HELP, via_helper
+from streamlint.rules._shared import STEP_TIMING_HELP, api_named, via_helper
 from streamlint.rules.base import Finding, Rule
 
 
@@ -166,14 +166,14 @@ class DeviceSynchronize(Rule):
             if purpose is Purpose.STEP_TIMING:
                 yield Finding(
                     op.node,
-                    f"`{op.api}` waits for every stream on the device{via_helper(analysis, op)} on every "
+                    f"{api_named(op.api)} waits for every stream on the device{via_helper(analysis, op)} on every "
                     f"step of a training loop, to time or measure the step",
                     help=STEP_TIMING_HELP,
                 )
                 continue
             yield Finding(
                 op.node,
-                f"`{op.api}` waits for every stream on the device{via_helper(analysis, op)} {where}",
+                f"{api_named(op.api)} waits for every stream on the device{via_helper(analysis, op)} {where}",
                 help="wait only for what is needed: `s.synchronize()`, an event, or "
                      "`wait_stream`/`wait_event` to order streams on the device",
             )

@@ -11,7 +11,7 @@ from streamlint.fixes.model import Applicability
 from streamlint.model.ops import OpKind
 from streamlint.model.queries import hot_function, in_hot_path
 from streamlint.model.values import Buffer, Mem
-from streamlint.rules._shared import host_refills, leaves_stream_unordered
+from streamlint.rules._shared import api_named, host_refills, leaves_stream_unordered, named
 from streamlint.rules.base import Finding, Rule
 
 
@@ -139,14 +139,14 @@ class MissingNonBlocking(Rule):
             if pinned:
                 why = "the source is pinned, so the copy could run asynchronously"
             elif op.on_explicit_stream and _copy_method(op):
-                why = f"inside the side-stream context of `{op.stream.label}` it blocks the host until that stream drains"
+                why = f"inside the side-stream context of {named(op.stream.label)} it blocks the host until that stream drains"
             elif _made_here(op) and in_hot_path(record, op):
                 # A host tensor built from Python values and uploaded on every step: the
                 # blocking copy drains the stream each time (no fix: pageable + non_blocking is SL301).
                 where = f"call of {hot_function(record)}" if op.in_forward and not op.loops else "iteration"
                 yield Finding(
                     op.node,
-                    f"`{op.api}` uploads a tensor built on the host and waits for the stream to drain on every {where}",
+                    f"{api_named(op.api)} uploads a tensor built on the host and waits for the stream to drain on every {where}",
                     help="build it on the device once, outside the hot path, or in pinned memory with "
                          "`non_blocking=True`",
                 )
@@ -156,7 +156,7 @@ class MissingNonBlocking(Rule):
             unsafe_because = _async_breaks(analysis, record, op)
             yield Finding(
                 op.node,
-                f"`{op.api}` copies to the GPU without `non_blocking=True`: {why}",
+                f"{api_named(op.api)} copies to the GPU without `non_blocking=True`: {why}",
                 fix=_fix(builder, op.node) if unsafe_because is None else None,
                 help=unsafe_because or "pass `non_blocking=True`",
             )

@@ -10,7 +10,7 @@ from streamlint.fixes.model import Applicability
 from streamlint.model.ops import OpKind
 from streamlint.model.purpose import sync_purpose
 from streamlint.model.queries import streams_named
-from streamlint.rules._shared import blocking_copy_in_region, overlappable_after, via_helper
+from streamlint.rules._shared import api_named, blocking_copy_in_region, named, overlappable_after, via_helper
 from streamlint.rules.base import Finding, Rule
 
 _FIX = {
@@ -227,12 +227,12 @@ class BlockingCopyInStreamRegion(Rule):
                     continue  # the host needs the data now (a loop exit, a shape, an assertion)
             after = overlappable_after(record, op)
             if op.stream is not None and op.stream.explicit:
-                blocks = f"blocks the host until `{op.stream.label}` has drained"
+                blocks = f"blocks the host until {named(op.stream.label)} has drained"
             else:
                 blocks = "is synchronous and blocks the host"
             yield Finding(
                 op.node,
-                f"`{op.api}`{via_helper(analysis, op)} {blocks}, so the work queued after it on "
+                f"{api_named(op.api)}{via_helper(analysis, op)} {blocks}, so the work queued after it on "
                 f"{streams_named(after)} cannot overlap it",
                 fix=_fix(builder, record, op),
                 help=_FIX.get(op.framework, "use the asynchronous form on the stream"),

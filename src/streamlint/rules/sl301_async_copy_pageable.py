@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from streamlint.model.ops import OpKind
 from streamlint.model.values import Buffer, Mem
+from streamlint.rules._shared import api_named
 from streamlint.rules.base import Finding, Rule
 
 
@@ -184,7 +185,7 @@ class AsyncCopyPageable(Rule):
             side = "from" if op.kind is OpKind.COPY_H2D else "into"
             yield Finding(
                 op.node,
-                f"`{op.api}` is an asynchronous copy {side} pageable host memory ({name}): the driver "
+                f"{api_named(op.api)} is an asynchronous copy {side} pageable host memory ({name}): the driver "
                 f"stages it through a pinned buffer and the host waits, so it cannot overlap other work",
                 help="use pinned memory",
             )

@@ -7,7 +7,7 @@ import libcst as cst
 from streamlint.fixes.edits import FixBuilder, make_fix
 from streamlint.fixes.idioms import wait_lines
 from streamlint.fixes.model import Applicability
-from streamlint.rules._shared import hazards, inside, named, stream_code, wait_idiom
+from streamlint.rules._shared import handed_to_callers, hazards, inside, named, stream_code, wait_idiom
 from streamlint.rules.base import Finding, Rule
 
 
@@ -170,7 +170,7 @@ class CrossStreamReadAfterWrite(Rule):
             if h.wrong_wait:
                 yield Finding(
                     h.node,
-                    f"the current stream waits on {named(h.second)} here, but `{h.buffer}` is written on "
+                    f"the current stream waits on {named(h.second)} here, but {named(h.buffer)} is written on "
                     f"{named(h.first)} (line {analysis.line_of(h.other)}), which it never waits for",
                     help=f"{wait_idiom(h.first, 'the current stream', h.framework, analysis)} before the work that uses it",
                 )
@@ -186,7 +186,7 @@ class CrossStreamReadAfterWrite(Rule):
             if h.waits_on_default:
                 yield Finding(
                     h.node,
-                    f"{named(h.second)} waits on the default stream here, but `{h.buffer}` is produced on the "
+                    f"{named(h.second)} waits on the default stream here, but {named(h.buffer)} is produced on the "
                     f"current stream, which is another stream under a caller's side stream or a CUDA graph",
                     help="wait on `torch.cuda.current_stream()` instead",
                 )
@@ -194,7 +194,7 @@ class CrossStreamReadAfterWrite(Rule):
             if h.given_stream:
                 yield Finding(
                     h.node,
-                    f"`{h.buffer}` is used on {named(h.second)} here{inside(analysis, h.via)}, but the callers "
+                    f"{named(h.buffer)} is used on {named(h.second)} here{inside(analysis, h.via)}, but the callers "
                     f"hand this method the non-blocking stream `{h.given_stream}` for its work: nothing orders "
                     f"this with their work on it there",
                     help=f"queue this work on `{h.given_stream}` (`stream={h.given_stream}`)",
@@ -202,16 +202,33 @@ class CrossStreamReadAfterWrite(Rule):
                 continue
             if h.param:
                 what = "state made before this call" if h.buffer.startswith("self.") else "a parameter"
-                origin = f"`{h.buffer}` is produced on the caller's current stream ({what})"
+                origin = f"{named(h.buffer)} is produced on the caller's current stream ({what})"
             else:
-                origin = (f"`{h.buffer}` is written on {named(h.first)} at line {analysis.line_of(h.other)}"
+                origin = (f"{named(h.buffer)} is written on {named(h.first)} at line {analysis.line_of(h.other)}"
                           f"{inside(analysis, h.other_via)}")
+            idiom = wait_idiom(h.first, h.second, h.framework, analysis)
+            if h.second == HANDED_OUT and not h.param:
+                yield Finding(h.node, f"{origin} and {handed_to_callers(analysis, record, 'read it on their current stream')} "
+                              f"with no wait in between",
+                              fix=_fix(builder, record, h), help=_handed_out_help(analysis, h, idiom, at))
+                continue
             yield Finding(
                 h.node,
                 f"{origin} and read on {named(h.second)} here{inside(analysis, h.via)} with no wait in between",
                 fix=_fix(builder, record, h),
-                help=f"{wait_idiom(h.first, h.second, h.framework, analysis)} before line {at}",
+                help=f"{idiom} before line {at}",
             )
+
+
+# The reading side of a result handed to the caller, as the model labels it.
+HANDED_OUT = "the caller's current stream"
+
+
+def _handed_out_help(analysis, hazard, idiom: str, at: int) -> str:
+    # Written on the line that returns it: the wait can only come after, in the callers.
+    if analysis.line_of(hazard.other) == at:
+        return f"{idiom} in the callers, before they use the result"
+    return f"{idiom} before line {at}"
 
 
 def _fix(builder: FixBuilder, record, hazard):

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from streamlint.model.hazards import HOST_LABEL
-from streamlint.rules._shared import carried_at, hazards, inside, named, over_elements, stream_code, wait_idiom
+from streamlint.rules._shared import (
+    carried_at,
+    hazards,
+    inside,
+    named,
+    over_elements,
+    stream_code,
+    sync_idiom,
+    wait_idiom,
+)
 from streamlint.rules.base import Finding, Rule
 
 
@@ -102,22 +111,22 @@ class CrossStreamWriteAfterRead(Rule):
                 fork = carried_at(analysis, h)
                 fix = f"{wait_idiom(h.first, h.second, h.framework, analysis)} after line {analysis.line_of(fork)}"
                 what = (f"{named(h.first)} waits for {named(h.second)} here, but {named(h.second)} never waits for "
-                        f"it: a later call overwrites `{h.buffer}` there (line {other}) while {named(h.first)} may "
+                        f"it: a later call overwrites {named(h.buffer)} there (line {other}) while {named(h.first)} may "
                         f"still use it{inside(analysis, h.other_via)}")
                 yield Finding(fork, what, help=fix)
                 continue
             if h.carried:
-                fix = (f"copy with `non_blocking=False`, or `{stream_code(h.first, h.framework, analysis)}.synchronize()` "
+                fix = (f"copy with `non_blocking=False`, or {sync_idiom(stream_code(h.first, h.framework, analysis))} "
                        f"(or an event recorded after this copy) before the refill at line {other}")
-                what = (f"this asynchronous copy may still be reading `{h.buffer}` when a later call refills it "
+                what = (f"this asynchronous copy may still be reading {named(h.buffer)} when a later call refills it "
                         f"on the host (line {other})")
                 yield Finding(carried_at(analysis, h), what, help=fix)
                 continue
             if h.second == HOST_LABEL:
                 code = stream_code(h.first, h.framework, analysis)
-                fix = f"{over_elements(f'`{code}.synchronize()`', (code,))} (or an event recorded after that copy) before line {at}"
-                what = f"the host overwrites `{h.buffer}` here while {named(h.first)} may still be copying it (line {other}{inside(analysis, h.other_via)})"
+                fix = f"{over_elements(sync_idiom(code), (code,))} (or an event recorded after that copy) before line {at}"
+                what = f"the host overwrites {named(h.buffer)} here while {named(h.first)} may still be copying it (line {other}{inside(analysis, h.other_via)})"
             else:
                 fix = f"{wait_idiom(h.first, h.second, h.framework, analysis)} before line {at}"
-                what = f"`{h.buffer}` is overwritten on {named(h.second)} here while {named(h.first)} may still use it (line {other}{inside(analysis, h.other_via)}){inside(analysis, h.via)}"
+                what = f"{named(h.buffer)} is overwritten on {named(h.second)} here while {named(h.first)} may still use it (line {other}{inside(analysis, h.other_via)}){inside(analysis, h.via)}"
             yield Finding(h.node, what, help=fix)

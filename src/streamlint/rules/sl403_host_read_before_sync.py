@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from streamlint.model.hazards import HazardKind
-from streamlint.rules._shared import hazards, inside, named, stream_code
+from streamlint.rules._shared import hazards, inside, named, stream_code, sync_idiom
 from streamlint.rules.base import Finding, Rule
 
 
@@ -135,9 +135,9 @@ class HostReadBeforeSync(Rule):
                 continue
             yield Finding(
                 h.node,
-                f"the host reads `{h.buffer}` here, but the asynchronous copy into it on {named(h.first)} "
+                f"the host reads {named(h.buffer)} here, but the asynchronous copy into it on {named(h.first)} "
                 f"(line {analysis.line_of(h.other)}{inside(analysis, h.other_via)}) may not have finished",
-                help=f"`{stream}.synchronize()` (or an event recorded after the copy) before line {at}",
+                help=f"{sync_idiom(stream)} (or an event recorded after the copy) before line {at}",
             )
 
     @staticmethod
@@ -149,7 +149,7 @@ class HostReadBeforeSync(Rule):
             h.node,
             f"the asynchronous copy here on {named(h.first)} is returned by `{h.via.name}()` before it has "
             f"finished, and its callers read the result on the host with no wait ({reads})",
-            help=f"`{stream}.synchronize()` (or an event recorded after the copy) before returning the result",
+            help=f"{sync_idiom(stream)} (or an event recorded after the copy) before returning the result",
         )
 
     @staticmethod
@@ -161,6 +161,6 @@ class HostReadBeforeSync(Rule):
             where = f"{named(h.first)} (line {analysis.line_of(h.other)}{inside(analysis, h.other_via)})"
         return Finding(
             h.node,
-            f"MPI reads `{h.buffer}` here, but {where} may still be writing it: MPI does not wait for streams",
-            help=f"`{stream}.synchronize()` before line {at}",
+            f"MPI reads {named(h.buffer)} here, but {where} may still be writing it: MPI does not wait for streams",
+            help=f"{sync_idiom(stream)} before line {at}",
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from streamlint.fixes.edits import FixBuilder, bound_before, is_pasteable, make_fix
 from streamlint.fixes.idioms import stream_at
 from streamlint.fixes.model import Applicability
-from streamlint.rules._shared import hazards, may_be_none, named, stream_code
+from streamlint.rules._shared import handed_to_callers, hazards, may_be_none, named, stream_code
 from streamlint.rules.base import Finding, Rule
 
 
@@ -109,7 +109,7 @@ class MissingRecordStream(Rule):
             if h.peer is not None:
                 yield Finding(
                     h.node,
-                    f"`{h.buffer}` is left on its holder at line {analysis.line_of(h.other)} together with a tensor "
+                    f"{named(h.buffer)} is left on its holder at line {analysis.line_of(h.other)} together with a tensor "
                     f"this function records on {named(h.second)} (line {analysis.line_of(h.peer)}), so it comes "
                     f"from {named(h.first)} too; it is used on {named(h.second)} here without `record_stream`: when "
                     f"line {analysis.line_of(h.release)} rebinds it, its memory may go to new work on "
@@ -122,7 +122,7 @@ class MissingRecordStream(Rule):
             if h.kept_in:
                 yield Finding(
                     h.node,
-                    f"`{h.buffer}` is allocated on {named(h.first)} here and kept in `{h.kept_in}`, whose entries "
+                    f"{named(h.buffer)} is allocated on {named(h.first)} here and kept in `{h.kept_in}`, whose entries "
                     f"`{h.handed_by}` hands to the caller (line {analysis.line_of(h.release)}): the caller uses it on "
                     f"its current stream and drops it without `record_stream`, so its memory may go to new work on "
                     f"{named(h.first)} too early",
@@ -131,14 +131,25 @@ class MissingRecordStream(Rule):
                 )
                 continue
             if h.handed_out:
-                released = f"handed to the caller at line {analysis.line_of(h.release)} (released when it drops it)"
-            elif h.release is record.node:
+                # (used and released in the callers, not here: name their lines)
+                callers = handed_to_callers(analysis, record, "use it on their current stream and release it when "
+                                            "they drop it")
+                yield Finding(
+                    h.node,
+                    f"{named(h.buffer)} was allocated on {named(h.first)} (line {analysis.line_of(h.other)}) and is "
+                    f"{callers}, without `record_stream`: its memory may go to new work on {named(h.first)} too early",
+                    fix=_fix(builder, record, h),
+                    help=(f"`{h.buffer}.record_stream({user})` here" if is_pasteable(h.buffer)
+                          else f"`.record_stream({user})` on the tensor used here"),
+                )
+                continue
+            if h.release is record.node:
                 released = f"released when `{record.name}` returns"
             else:
                 released = f"released at line {analysis.line_of(h.release)}"
             yield Finding(
                 h.node,
-                f"`{h.buffer}` was allocated on {named(h.first)} (line {analysis.line_of(h.other)}), is used "
+                f"{named(h.buffer)} was allocated on {named(h.first)} (line {analysis.line_of(h.other)}), is used "
                 f"on {named(h.second)} here, then {released} without `record_stream`: its memory may go to "
                 f"new work on {named(h.first)} too early",
                 fix=_fix(builder, record, h),

@@ -8,7 +8,7 @@ from streamlint.model.ops import OpKind
 from streamlint.model.purpose import Purpose, sync_purpose
 from streamlint.model.queries import host_round_trip, hot_function, in_hot_path, per_element_read, per_element_sync
 from streamlint.model.values import Buffer, Mem
-from streamlint.rules._shared import STEP_TIMING_HELP, blocking_copy_in_region
+from streamlint.rules._shared import STEP_TIMING_HELP, api_named, blocking_copy_in_region
 from streamlint.rules.base import Finding, Rule
 
 
@@ -189,7 +189,7 @@ class ImplicitSyncInLoop(Rule):
             if read_by_element and sync_purpose(analysis, record, op) not in _ELEMENT_READ_NEEDED:
                 yield Finding(
                     op.node,
-                    f"`{op.api}` waits for the stream once per element of `{read_by_element}`",
+                    f"{api_named(op.api)} waits for the stream once per element of `{read_by_element}`",
                     help=f"read all the elements once before the loop (`{read_by_element}.tolist()`) "
                          "and index that list",
                 )
@@ -197,14 +197,14 @@ class ImplicitSyncInLoop(Rule):
             if not per_element and not in_hot_path(record, op):
                 continue
             if op.kind is OpKind.IMPLICIT_SYNC:
-                what = f"`{op.api}`" if op.api != "truth value" else "the truth value of a GPU array"
+                what = api_named(op.api) if op.api != "truth value" else "the truth value of a GPU array"
             elif (
                 op.kind is OpKind.COPY_D2H and op.host_blocking is True and op.framework in ("torch", "cupy")
                 and isinstance(op.receiver, Buffer) and op.receiver.mem is Mem.DEVICE
             ) or (op.kind is OpKind.COPY_D2H and op.framework == "cupy" and op.host_blocking is True):
                 if blocking_copy_in_region(record, op):
                     continue  # SL202 reports this call (other streams' work could overlap it)
-                what = f"`{op.api}`"
+                what = api_named(op.api)
             else:
                 continue
             if per_element:

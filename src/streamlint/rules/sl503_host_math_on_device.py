@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from streamlint.model.queries import host_round_trip
-from streamlint.rules._shared import via_helper
+from streamlint.rules._shared import api_named, via_helper
 from streamlint.rules.base import Finding, Rule
 
 
@@ -88,7 +88,7 @@ class HostMathOnDevice(Rule):
             advice = f"compute it on the host (`{trip.host}`)" if trip.host else "compute it on the host"
             yield Finding(
                 op.node,
-                f"`{kernel.api}` of host numbers runs on the GPU and `{op.api}` waits for the stream to read "
+                f"{api_named(kernel.api)} of host numbers runs on the GPU and {api_named(op.api)} waits for the stream to read "
                 f"it back{via_helper(analysis, op)}",
                 help=advice,
             )
