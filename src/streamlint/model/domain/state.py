@@ -27,6 +27,8 @@ class State:
     reachable: bool = True  # False after `return`/`raise` on this path
     # streams whose work is recorded into a graph, and the events recorded in such a capture
     capturing: frozenset = frozenset()
+    # the accesses recorded in a capture, by the capturing stream, then by the graph made of them
+    recorded: tuple[tuple[object, tuple], ...] = ()
 
     # -- reads ---------------------------------------------------------------------
     def value(self, name: str) -> AbsValue:
@@ -69,7 +71,7 @@ class State:
         the order's accesses and events."""
         names = tuple((n, _renamed_value(v, rename)) for n, v in self.names)
         heap = _frozen({rename(p): _renamed_value(v, rename) for p, v in self.heap})
-        return State(names, heap, self.current, self.order.renamed(rename), self.reachable, self.capturing)
+        return State(names, heap, self.current, self.order.renamed(rename), self.reachable, self.capturing, self.recorded)
 
     def holds(self, identity: Path) -> bool:
         """Some name or heap entry still holds this memory."""
@@ -88,6 +90,7 @@ class State:
             self.order.join(other.order, every_path),
             True,
             self.capturing | other.capturing,
+            _join_recorded(self.recorded, other.recorded),
         )
 
 
@@ -139,3 +142,10 @@ def entry_stream(framework: str) -> StreamRef:
     """A framework's current stream when a function is entered: the caller's (PyTorch's may be a
     side stream), or the legacy default stream for frameworks that have no setting of their own."""
     return StreamRef.legacy() if framework in LEGACY_BY_DEFAULT else StreamRef.ambient(framework)
+
+
+def _join_recorded(a: tuple, b: tuple) -> tuple:
+    merged = dict(a)
+    for key, accesses in b:
+        merged[key] = tuple(dict.fromkeys(merged.get(key, ()) + accesses))
+    return tuple(merged.items())

@@ -27,6 +27,7 @@ class ValueKind(Enum):
     CALLABLE = "callable"  # a function, lambda or partial (`target`: its qualname)
     NAMESPACE = "namespace"  # a framework module or accelerator object (`target`: the dotted name it stands for)
     OBJECT = "object"  # an instance of a project class (`target`: the class's qualified name)
+    GRAPH = "graph"  # a CUDA graph: captured work that each launch runs again
     STREAM_CONTEXT = "stream_context"  # `torch.cuda.stream(s)`: entering it makes `stream` current
 
 

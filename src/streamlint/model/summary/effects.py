@@ -26,7 +26,8 @@ class EffectKind(Enum):
     SET_CURRENT = "set_current"  # `framework`'s current stream becomes `stream` and stays so
     OPERATION = "operation"  # an API operation the rules ask about (copies, launches, implicit syncs)
     BEGIN_CAPTURE = "begin_capture"  # work queued on `stream` is recorded into a graph, not run
-    END_CAPTURE = "end_capture"
+    END_CAPTURE = "end_capture"  # the capture on `stream` ends: its work is the graph at `path`
+    LAUNCH_GRAPH = "launch_graph"  # the graph at `path` runs its recorded work on `stream`
 
 
 class GuardKind(Enum):

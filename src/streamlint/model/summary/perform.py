@@ -38,8 +38,10 @@ def released(old: AbsValue, after: State, site: str) -> Optional[Effect]:
 def _access(state: State, e: Effect) -> Result:
     if e.path is None or e.stream is None or not e.stream.known:
         return state, []  # no evidence of what or where: silent
-    if e.stream in state.capturing:
-        return state, []  # recorded into a graph: it runs when the graph is launched
+    if e.stream in state.capturing:  # recorded into a graph: it runs when the graph is launched
+        recorded = dict(state.recorded)
+        recorded[e.stream] = recorded.get(e.stream, ()) + (replace(e, stream=None),)
+        return replace(state, recorded=tuple(recorded.items())), []
     event = AccessEvent(e.path, e.write, e.stream, e.site, e.chain, e.host_memory)
     order = legacy_barrier(state.order, e.stream)
     return state.with_order(order.add(event)), order.conflicts(event)
@@ -130,8 +132,21 @@ def _capture(begin: bool) -> Callable[[State, Effect], Result]:
         if e.stream is None:
             return state, []
         capturing = state.capturing | {e.stream} if begin else state.capturing - {e.stream}
-        return replace(state, capturing=capturing), []
+        recorded = dict(state.recorded)
+        work = recorded.pop(e.stream, ())
+        if not begin and e.path is not None:
+            recorded[e.path] = work  # the graph holds the captured work
+        return replace(state, capturing=capturing, recorded=tuple(recorded.items())), []
     return handler
+
+
+def _launch_graph(state: State, e: Effect) -> Result:
+    """A graph's launch runs the work captured into it, on the launching stream."""
+    found: list[Conflict] = []
+    for captured in dict(state.recorded).get(e.path, ()):
+        state, more = _access(state, replace(captured, stream=e.stream, site=e.site, chain=()))
+        found.extend(more)
+    return state, found
 
 
 def _record_in_capture(state: State, e: Effect) -> Result:
@@ -152,6 +167,7 @@ def _wait_in_capture(state: State, e: Effect) -> Result:
 _HANDLERS: dict[EffectKind, Callable[[State, Effect], Result]] = {
     EffectKind.BEGIN_CAPTURE: _capture(True),
     EffectKind.END_CAPTURE: _capture(False),
+    EffectKind.LAUNCH_GRAPH: _launch_graph,
     EffectKind.ACCESS: _access,
     EffectKind.WAIT_STREAM: _ordering(_wait_stream),
     EffectKind.RECORD_EVENT: _record_in_capture,

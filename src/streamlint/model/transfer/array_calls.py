@@ -88,8 +88,11 @@ def _method_table(tables: dict, owner: str):
 
 def cupy_stream_method(name: str, stream: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
     if name in _CAPTURE and stream.stream is not None:
-        effect = Effect(_CAPTURE[name], frame.site(arguments.node), stream=stream.stream, framework="cupy")
-        return AbsValue(ValueKind.UNKNOWN), do(state, frame, effect)
+        site = frame.site(arguments.node)
+        graph = AbsValue(ValueKind.GRAPH, "cupy", identity=Path(Root.fresh(site)))
+        effect = Effect(_CAPTURE[name], site, graph.identity if name == "end_capture" else None, stream.stream,
+                        framework="cupy")
+        return (graph if name == "end_capture" else AbsValue(ValueKind.UNKNOWN)), do(state, frame, effect)
     return _cupy_stream_table(name, stream, arguments, state, frame)
 
 
@@ -114,3 +117,12 @@ numba_event_method = _method_table(numba_cuda.EVENT_METHODS, "numba.cuda.Event")
 def launch_stream(config: list[AbsValue]):
     """`kernel[grid, block, stream]`: the stream, else Numba's legacy default stream."""
     return stream_of_value(config[2]) if len(config) > 2 else stream_of_value(AbsValue(ValueKind.NONE))
+
+
+def launch_graph(graph: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """`graph.launch(stream=None)` (CuPy), `g.replay()` (PyTorch): its captured work runs again,
+    on the stream given, else the framework's current stream."""
+    given = stream_of_value(arguments.value(Arg(0, "stream")))
+    stream = given or state.current_stream(graph.framework or "cupy")
+    effect = Effect(EffectKind.LAUNCH_GRAPH, frame.site(arguments.node), graph.identity, stream, framework=graph.framework)
+    return AbsValue(ValueKind.UNKNOWN), do(state, frame, effect)

@@ -54,7 +54,7 @@ def host_use_of(node: cst.CSTNode, state: State, frame: Frame) -> Handled:
 def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if callee.kind is ValueKind.NAMESPACE and callee.target.endswith("()"):
         # calling a framework object (an `nn.Linear(...)` stored on self): a model, as below
-        return _opaque(_model_inputs(arguments, state), state, frame)
+        return _opaque(_model_inputs(arguments, state), state, frame, direct=True)
     if callee.kind is ValueKind.NAMESPACE:
         stands_for = declared.active().namespaces.get(callee.target)
         if stands_for is not None:  # a declared model: a wrapper that is a framework namespace
@@ -75,7 +75,7 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
     if callee.kind is ValueKind.CALLABLE:
         return _project_call(callee.target, arguments, state, frame)
     if callee.kind is ValueKind.UNKNOWN and callee.identity is not None:
-        return _opaque(_model_inputs(arguments, state), state, frame)
+        return _opaque(_model_inputs(arguments, state), state, frame, direct=True)
     return _opaque(arguments, state, frame)
 
 
@@ -99,6 +99,8 @@ def _as_tensor(value: AbsValue) -> AbsValue:
 def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     receiver = arguments.receiver or UNKNOWN
     handled: Optional[Handled] = None
+    if receiver.kind is ValueKind.GRAPH and receiver.identity is not None and name in ("launch", "replay"):
+        return array_calls.launch_graph(receiver, arguments, state, frame)
     handler = handlers.for_value(receiver)
     if handler is not None and receiver.kind is ValueKind.STREAM:
         handled = handler.stream_method(name, receiver, arguments, state, frame)
@@ -209,7 +211,7 @@ def _fact(value: AbsValue) -> AbsValue:
     return AbsValue(value.kind, value.framework, value.memory, None, None, value.may_be_none, None, value.target)
 
 
-def _opaque(arguments: Arguments, state: State, frame: Frame) -> Handled:
+def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = False) -> Handled:
     """An unknown callable. Given CUDA tensors it runs on the current stream (PyTorch's
     invariant: a model or loss passed in, a helper we cannot read) and returns a CUDA tensor
     made there; given anything else it tells us nothing."""
@@ -219,7 +221,8 @@ def _opaque(arguments: Arguments, state: State, frame: Frame) -> Handled:
     given = next((v for v in arguments.values() if v.kind is ValueKind.STREAM), None)
     if given is not None:
         return _given_a_stream(torch_calls.stream_of(given), tensors, arguments, state, frame)
-    if any(v.framework in ("torch", "") for v in tensors):
+    frameworks = ("torch", "cupy", "") if direct else ("torch", "")  # a function passed in runs where it is called
+    if any(v.framework in frameworks for v in tensors):
         out = arguments.value(Arg(kw="out"))  # PyTorch's `out=`: the result is written there
         written = out if out is not None and out.is_buffer else None
         return torch_calls.run_operation(tensors, written, False, arguments, state, frame)
