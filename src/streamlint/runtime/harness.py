@@ -34,7 +34,7 @@ from typing import Any
 from streamlint.runtime import backends
 from streamlint.runtime import trace as trace_io
 from streamlint.runtime.labels import rep_name
-from streamlint.runtime.provoke import SPIN_MS, spin_name
+from streamlint.runtime.provoke import SPIN_MS, delay_for, spin_name
 
 EXIT_OK, EXIT_FAILED, EXIT_NO_GPU = 0, 1, 3
 
@@ -94,10 +94,13 @@ def install_probes(backend: Any, delay: dict | None = None, markers: Any = None)
     record = backend.range
     delay = delay or {}
     at, stream_at = delay.get("at"), delay.get("stream_at")
-    ms = float(delay.get("ms", SPIN_MS))
+    sizes = delay.get("ms", SPIN_MS)  # one for all executions, or one per execution
     remembered: list[int] = []  # the stream current where the delay's stream is taken
+    executions = [0]
 
     def delay_here(frame) -> None:
+        ms = delay_for(sizes, executions[0])
+        executions[0] += 1
         if delay.get("host"):
             time.sleep(ms / 1e3)
             return
