@@ -55,6 +55,12 @@ class Settings:
     provoke: bool = True  # script mode: provoke each hazard finding (provoke.py)
     provoke_runs: int = 3  # provoked runs per hazard finding (plus the control runs)
     control_runs: int = 2  # two, so that a program whose output varies by itself is seen to
+    # Script runs load every kernel of a module when the module is loaded (a JIT compile's
+    # end), not at its first launch: a lazy load waits for the work already queued on the
+    # device, so a delayed producer's first launch would wait out its own delay, and the
+    # consumer's first launch would wait for the producer (ordered by the loader, not by
+    # the program). "" keeps the driver's default.
+    module_loading: str = "EAGER"
     rerun_flaky: int = 1  # pairs: runs again before a "not confirmed"
     host_bound_reps: int = 15  # timed calls for pairs judged on the wall clock (SL303)
 
@@ -94,8 +100,9 @@ def streamlint_commit() -> str | None:
     return git_commit(package)
 
 
-def _child_env() -> dict:
+def _child_env(extra: dict | None = None) -> dict:
     env = os.environ.copy()
+    env.update(extra or {})
     package_root = str(Path(streamlint.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
     env["PYTHONUNBUFFERED"] = "1"
@@ -111,7 +118,7 @@ def run_harness(spec: dict, workdir: Path, timeout: float) -> dict:
     cmd = [sys.executable, "-m", "streamlint.runtime.harness", str(spec_path)]
     timed_out = False
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=workdir, env=_child_env(),
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=workdir, env=_child_env(spec.get("env")),
                                 start_new_session=True)  # fmt: skip
         try:
             rc = proc.wait(timeout=timeout)
@@ -271,6 +278,8 @@ def run_script(script: Path, args: Sequence[str], settings: Settings, records: P
                 progress.start(f"{script.name} {name}")
             spec = _variant_spec("script", script, instrumented, work / name / "out", settings, 0, args)
             spec["delay"] = delay
+            if settings.module_loading:
+                spec["env"] = {"CUDA_MODULE_LOADING": settings.module_loading}
             status = run_harness(spec, work / name, settings.timeout)
             trace = work / name / "out" / "trace.json.gz"
             if trace.exists():
@@ -316,7 +325,7 @@ def run_script(script: Path, args: Sequence[str], settings: Settings, records: P
         shutil.rmtree(work, ignore_errors=True)
     record = {"script": _display(script), "args": list(args), "findings": [diag_dict(d) for d in diags],
               "instrumented": {"wrapped": result.wrapped, "skipped": result.skipped}, "run": status,
-              "provoke": provoked}  # fmt: skip
+              "provoke": provoked, "module_loading": settings.module_loading or "driver default"}  # fmt: skip
     (out_dir / "script.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
     run = _run_record(settings, commit, [status])
     run["script"] = record["script"]
