@@ -3,7 +3,8 @@ family's own measure:
 
 | family          | measure                                          | confirmed when                                   |
 |-----------------|--------------------------------------------------|--------------------------------------------------|
-| serialization   | host stall + GPU idle around it (lost overlap)   | above noise in the steady state                  |
+| serialization   | device barrier (SL101): overlap lost between      | above noise in the steady state                  |
+|                 | streams; host stall: host time in the call       |                                                  |
 | pageable        | pageable bytes, host held inside those copies    | pageable copies that held the host               |
 | pin-on-the-fly  | host time pinning per execution                  | a host allocation (pinning) on each execution    |
 | overhead        | extra copies / creations / syncs per execution   | at least one per execution                       |
@@ -27,7 +28,7 @@ from streamlint.runtime.evidence import Evidence
 from streamlint.runtime.labels import parse_label
 from streamlint.runtime.steady import warmup_count
 from streamlint.runtime.trace import Range
-from streamlint.runtime.verdicts import family
+from streamlint.runtime.verdicts import DEVICE_BARRIER, SERIALIZATION_MEASURE, family
 
 CONFIRMED, NOT_OBSERVED, NOT_MEASURABLE = "confirmed", "not observed", "not measurable"
 NOISE_MS = 0.05  # per execution: below this a stall or bubble is launch jitter
@@ -106,16 +107,7 @@ def judge_cost(code: str, cost: dict, run_span_ms: float) -> dict:
     fam = family(code)
     n = cost["occurrences"]
     if fam == "serialization":
-        stall = cost["host_blocked_ms"]
-        idle = cost["gpu_idle_ms"]
-        lost = max(stall, idle)
-        measure = (f"host stalled {_per(stall, n):.3f} ms and GPU idle {_per(idle, n):.3f} ms around it "
-                   f"per execution (lost overlap; {lost:.2f} ms over {n})")  # fmt: skip
-        if _per(lost, n) < NOISE_MS or lost < NOISE_SHARE * run_span_ms:
-            return _v(NOT_OBSERVED, "the stall and the lost overlap are below noise", measure,
-                      stall_ms=stall, idle_ms=idle)  # fmt: skip
-        return _v(CONFIRMED, f"the GPU lost {lost:.2f} ms of work while the host was held here", measure,
-                  stall_ms=stall, idle_ms=idle)  # fmt: skip
+        return judge_serialization(code, cost, run_span_ms)
     if fam == "pageable":
         pageable, held, gpu = cost["pageable_bytes"], cost["host_blocked_ms"], cost["pageable_gpu_ms"]
         measure = (f"{pageable / MB:.1f} MB from/to pageable memory ({_per(pageable, n) / MB:.1f} MB per execution); "
@@ -144,6 +136,37 @@ def judge_cost(code: str, cost: dict, run_span_ms: float) -> dict:
             return _v(NOT_OBSERVED, f"fewer than one of those {noun} per execution", measure, per_execution=per)
         return _v(CONFIRMED, f"{per:.1f} {noun} per execution", measure, per_execution=per)
     return _v(NOT_MEASURABLE, f"no runtime check for {code}", "")
+
+
+def _below_noise(total_ms: float, n: int, run_span_ms: float) -> bool:
+    return _per(total_ms, n) < NOISE_MS or total_ms < NOISE_SHARE * run_span_ms
+
+
+def judge_serialization(code: str, cost: dict, run_span_ms: float) -> dict:
+    """A device barrier by the overlap it cost between streams, a host stall by the host
+    time in the call (verdicts.SERIALIZATION_MEASURE): one measure per rule, read off the
+    trace the same way whichever tracer recorded it."""
+    n = cost["occurrences"]
+    idle = cost["gpu_idle_ms"]
+    if SERIALIZATION_MEASURE.get(code) == DEVICE_BARRIER:
+        lost, ops = cost.get("barrier_lost_ms", 0.0), cost.get("barrier_ops", 0)
+        measure = (f"overlap lost between streams {_per(lost, n):.3f} ms per execution ({lost:.2f} ms over {n}; "
+                   f"{ops} ops on the legacy default stream)")  # fmt: skip
+        if not ops:
+            return _v(NOT_OBSERVED, "no work was queued on the legacy default stream here", measure, lost_ms=lost)
+        if _below_noise(lost, n, run_span_ms):
+            return _v(NOT_OBSERVED, f"below noise: the default-stream work here held other streams back "
+                      f"{_per(lost, n):.3f} ms per execution", measure, lost_ms=lost)  # fmt: skip
+        return _v(CONFIRMED, f"the default-stream work here held back other streams' work: {lost:.2f} ms of "
+                  "overlap lost between streams", measure, lost_ms=lost)  # fmt: skip
+    stall = cost["host_blocked_ms"]
+    measure = (f"host held {_per(stall, n):.3f} ms per execution in the call ({stall:.2f} ms over {n}); "
+               f"GPU idle {_per(idle, n):.3f} ms around it")  # fmt: skip
+    if _below_noise(stall, n, run_span_ms):
+        return _v(NOT_OBSERVED, f"below noise: the host was held {_per(stall, n):.3f} ms per execution in the call "
+                  f"({stall:.2f} ms in all)", measure, stall_ms=stall, idle_ms=idle)  # fmt: skip
+    return _v(CONFIRMED, f"the host was held {stall:.2f} ms in the call ({_per(stall, n):.3f} ms per execution)",
+              measure, stall_ms=stall, idle_ms=idle)  # fmt: skip
 
 
 def judge_hazard(label: str, base: dict | None, provoked: dict | None, shared_with: list[str]) -> dict:

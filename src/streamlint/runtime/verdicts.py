@@ -49,6 +49,12 @@ FAMILY = {
     "SL502": "overhead",
     "SL503": "overhead",
 }
+# What a serialization finding costs, by what the rule says happens: a device barrier
+# (work on the legacy default stream waits for, and holds back, every other stream) is
+# measured by the overlap lost between streams; a host stall (a synchronize, a blocking
+# copy) by the host time spent inside the call.
+DEVICE_BARRIER, HOST_STALL = "device barrier", "host stall"
+SERIALIZATION_MEASURE = {"SL101": DEVICE_BARRIER, "SL103": HOST_STALL, "SL201": HOST_STALL, "SL202": HOST_STALL}
 FASTER = 1.05
 STALL_SHARE = 0.10
 OVERLAP_LOSS = 0.05
