@@ -97,8 +97,15 @@ def install_probes(backend: Any, delay: dict | None = None, markers: Any = None)
     sizes = delay.get("ms", SPIN_MS)  # one for all executions, or one per execution
     remembered: list[int] = []  # the stream current where the delay's stream is taken
     executions = [0]
+    preloading = list(delay.get("preload") or [])
 
     def delay_here(frame) -> None:
+        if preloading:  # compile and load the program's kernels before the spin (preload.py)
+            from streamlint.runtime.preload import preload
+
+            with record("streamlint::preload"):
+                preload(preloading, dict(frame.f_globals, **frame.f_locals))
+            preloading.clear()
         ms = delay_for(sizes, executions[0])
         executions[0] += 1
         if delay.get("host"):
@@ -243,6 +250,9 @@ def run_script(backend: Any, spec: dict, out: Path, markers, meta: dict) -> None
             markers.stop_trace()
     finally:
         meta["wall_ms"] = [(time.perf_counter() - t0) * 1e3]
+        from streamlint.runtime.preload import signatures
+
+        meta["numba_kernels"] = signatures(scope)  # for the provoked runs to load first
         if raw.exists():
             finish_trace(raw, out, spec)
 

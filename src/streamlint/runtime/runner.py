@@ -299,6 +299,7 @@ def run_script(script: Path, args: Sequence[str], settings: Settings, records: P
         if raw.exists():
             shutil.copyfile(raw, out_dir / "cupti_records.json.gz")
         status.pop("stdout", None)
+        kernels = status.pop("numba_kernels", None) or []
         plain_trace = load(out_dir / "trace.json.gz") if (out_dir / "trace.json.gz").exists() else None
         for label, (provoke_delay, control_delay) in plans.items():
             runs_out = []
@@ -312,11 +313,12 @@ def run_script(script: Path, args: Sequence[str], settings: Settings, records: P
                 for k in range(count):
                     name = f"{safe}-{side}{k}"
                     rel = f"provoke/{name}.trace.json.gz"
-                    st = one_run(name, dict(delay.to_dict(), ms=ms), out_dir / rel)
+                    st = one_run(name, dict(delay.to_dict(), ms=ms, preload=kernels), out_dir / rel)
                     runs_out.append({"side": side, "status": st["status"], "stdout": st["stdout"][-4000:],
                                      "error": st.get("error", "")[-1500:],
                                      "trace": rel if (out_dir / rel).exists() else None})  # fmt: skip
             provoked[label] = {"provoked": provoke_delay.to_dict(), "control": control_delay.to_dict(),
+                               "preloaded": sorted({k["name"] for k in kernels}),
                                "spin_ms": SPIN_MS, "sized_ms": sized, "plain_gaps_ms": [round(g, 3) for g in gaps],
                                "runs": runs_out}  # fmt: skip
         if progress:
