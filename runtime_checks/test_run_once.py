@@ -41,6 +41,7 @@ def test_the_cupy_race_run_once_is_provoked_and_its_fix_is_ordered_by_the_host(t
     # does not claim a wait it cannot see
     assert fix["verdict"] == "not observed" and fix["why"].startswith("ordered by the host")
     assert "a wait streamlint did not see" not in fix["why"]
+    assert "its launch waited inside it" in fix["why"]  # the statement began in time; its launch did not
 
 
 @pytest.mark.parametrize("name", RUN_ONCE)

@@ -20,6 +20,8 @@ reason is made of:
 - "host_ordered": the later access was queued only after the earlier one had ended:
   the host ordered them (a synchronization, or just slow host work such as a first-call
   compile); "min_host_gap_ms" is the shortest such gap;
+  ("held_in_statement": of those, the ones whose statement began before the earlier
+  access ended, its launch held inside it, as a kernel's first load holds it);
 - "below_noise": pairs whose overlap is within the trace's timing resolution
   (NOISE_US), counted neither way.
 
@@ -113,11 +115,14 @@ def _device_race(ev: Evidence, flagged: list[Range], refs: list[Range], what: st
     """The flagged op starts before an earlier-issued op on another stream ends."""
     pool = _ops(ev, refs) or ev.ops
     leads, queued = [], []
-    worst, masked = None, 0
+    worst, masked, held = None, 0, 0
     for op in _ops(ev, flagged):
         other = _earlier_on_other_stream(ev, op, pool)
         if other is not None:
             lead = other.end - op.start
+            issued = ev.trace.issue_time(op)
+            if issued >= other.end and any(r.start < other.end <= issued <= r.end for r in flagged):
+                held += 1  # the statement began in time; its launch waited inside it
             if lead > NOISE_US and (worst is None or op.start < worst[2].start):
                 worst = (lead, other, op)  # the first unordered pair: the clearest picture
             elif lead <= 0 and _host_waited(ev, other, ev.trace.issue_time(op)):
@@ -125,7 +130,7 @@ def _device_race(ev: Evidence, flagged: list[Range], refs: list[Range], what: st
             leads.append(lead)
             queued.append(ev.trace.issue_time(op) - other.end)
     pair = {"first": _access(ev, worst[1]), "second": _access(ev, worst[2])} if worst else None
-    return _result(len(leads), leads, what, pair, masked, queued)
+    return dict(_result(len(leads), leads, what, pair, masked, queued), held_in_statement=held)
 
 
 def _host_race(ev: Evidence, flagged: list[Range], refs: list[Range], direction: str, what: str) -> dict:

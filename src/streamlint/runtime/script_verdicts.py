@@ -242,9 +242,12 @@ def ordered_reason(label: str, base: dict, checks: list[dict], runs: int) -> str
         gap = min(gaps) if gaps else 0.0
         if code in HOST_SIDE:
             return f"{where} {HOST_SIDE[code]} ({gap:.2f} ms after, at the least): ordered by the host"
+        inside = sum(c.get("held_in_statement", 0) for c in pool)
+        held = (f"; in {inside} of them its statement began before the producer finished and its launch waited "
+                "inside it (as a kernel's first load waits for the device)" if inside else "")  # fmt: skip
         return (f"ordered by the host: {where} the consumer was queued only after the producer had finished "
-                f"({gap:.2f} ms after, at the least), so the delay did not provoke the race and nothing shows "
-                "whether a wait orders them")  # fmt: skip
+                f"({gap:.2f} ms after, at the least){held}, so the delay did not provoke the race and nothing "
+                "shows whether a wait orders them")  # fmt: skip
     if device:
         return (f"ordered on the device: {where} the consumer was queued while the producer still ran and "
                 f"was held back until it finished (up to {wait:.2f} ms): a wait streamlint did not see")  # fmt: skip
