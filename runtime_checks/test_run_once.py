@@ -80,3 +80,17 @@ def test_a_line_that_ran_once_has_its_compile_time_apart_from_its_cost():
 def test_no_steady_state_picture_when_no_line_ran_twice():
     s = script_report("numba_race_once")["script"]
     assert s["timeline"] is None and s["timeline_full"]
+
+
+def test_the_delay_is_sized_from_the_plain_run_s_gap_to_the_consumer_s_launch():
+    from streamlint.runtime.evidence import Evidence
+    from streamlint.runtime.provoke import SPIN_MS, launch_gaps, sized_delays
+    from streamlint.runtime.trace import load
+
+    plain = Evidence(load(SCRIPTS / "numba_race_once" / "script" / "trace.json.gz"))
+    gaps = launch_gaps(plain, "SL401:43:ref:42", "SL401:43")
+    # the producer's and the consumer's first-call JIT compiles lie between them
+    assert len(gaps) == 1 and gaps[0] > 20.0
+    assert sized_delays(gaps)[0] > gaps[0] + SPIN_MS
+    recorded = script_report("numba_race_once")["script"]["findings"][0]["provoked"]
+    assert recorded["sized_ms"] and recorded["sized_ms"][0] > SPIN_MS

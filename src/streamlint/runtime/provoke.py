@@ -149,14 +149,12 @@ def compare_outputs(provoked: list[str | None], control: list[str | None], plain
     return out
 
 
-def launch_gaps(trace, at: str, consumer: str) -> list[float]:
-    """Per execution of the delayed statement `at` in the plain run: ms from its start to
-    the consumer's first GPU launch (the first op issued inside the next execution of the
-    `consumer` statement; its start if it issued none). What a delay queued at `at` must
-    outlast for the consumer to be queued while the producer still waits."""
-    from streamlint.runtime.evidence import Evidence
-
-    ev = Evidence(trace)
+def launch_gaps(ev, at: str, consumer: str) -> list[float]:
+    """Per execution of the delayed statement `at` in the plain run (`ev`: its
+    evidence.Evidence): ms from its start to the consumer's first GPU launch (the first op
+    issued inside the next execution of the `consumer` statement; its start if it issued
+    none). What a delay queued at `at` must outlast for the consumer to be queued while
+    the producer still waits."""
     starts = [r.start for r in ev.occurrences(at)]
     consumers = ev.occurrences(consumer)
     gaps = []

@@ -251,7 +251,8 @@ def run_pairs(pairs: Sequence[Pair], settings: Settings, records: Path, commit: 
 def run_script(script: Path, args: Sequence[str], settings: Settings, records: Path, commit: str | None,
                progress: Progress | None = None, selectors: Sequence[str] = ()) -> dict:  # fmt: skip
     """The script once, traced; then, for each hazard finding (with `provoke`), the
-    provoked runs and one control run (provoke.py), each traced."""
+    provoked runs and the control runs (provoke.py), each traced."""
+    from streamlint.runtime.evidence import Evidence
     from streamlint.runtime.pairs import matches
     from streamlint.runtime.provoke import SPIN_MS, launch_gaps, plan, sized_delays
     from streamlint.runtime.trace import load
@@ -300,13 +301,13 @@ def run_script(script: Path, args: Sequence[str], settings: Settings, records: P
             shutil.copyfile(raw, out_dir / "cupti_records.json.gz")
         status.pop("stdout", None)
         kernels = status.pop("numba_kernels", None) or []
-        plain_trace = load(out_dir / "trace.json.gz") if (out_dir / "trace.json.gz").exists() else None
+        plain = Evidence(load(out_dir / "trace.json.gz")) if (out_dir / "trace.json.gz").exists() else None
         for label, (provoke_delay, control_delay) in plans.items():
             runs_out = []
             safe = label.replace(":", "-")
             # the provoking delay outlasts what the plain run did between the delayed
             # statement and the consumer's launch (first-call compiles included)
-            gaps = launch_gaps(plain_trace, provoke_delay.at, label) if plain_trace is not None else []
+            gaps = launch_gaps(plain, provoke_delay.at, label) if plain is not None else []
             sized = sized_delays(gaps)
             for side, delay, count, ms in (("control", control_delay, settings.control_runs, SPIN_MS),
                                            ("provoked", provoke_delay, settings.provoke_runs, sized)):  # fmt: skip
