@@ -92,7 +92,7 @@ def test_script_report_costs_each_finding(tmp_path):
     assert by_code["SL301"]["verdict"] == "confirmed" and "pageable" in by_code["SL301"]["measure"]
     assert by_code["SL502"]["verdict"] == "confirmed" and "synchronizations per execution" in by_code["SL502"]["measure"]
     # each rule its own measure: a synchronize is a host stall, measured by host time in the call
-    assert "host held" in by_code["SL103"]["measure"] and "host held" not in by_code["SL301"]["measure"]
+    assert "in the call" in by_code["SL103"]["measure"] and "in the call" not in by_code["SL301"]["measure"]
     # here `.item()` has already waited: the synchronize after it holds the host for nothing
     assert by_code["SL103"]["verdict"] == "not observed" and by_code["SL103"]["why"].startswith("below noise")
     md = render.markdown(data)
