@@ -195,7 +195,7 @@ def judge_hazard(code: str, bad: dict, good: dict, comparison: dict | None = Non
     key = (
         f"{_pct(worst)} of values wrong (worst trial), {k} of {n} trials differ; "
         f"trace: {misordered} of {hazard.get('pairs', 0)} accesses unordered"
-        + (f" by up to {hazard.get('max_lead_ms', 0.0):.2f} ms" if misordered else "")
+        + (f" by up to {hazard.get('max_lead_ms', 0.0):.2f} ms" if misordered else _ordering(hazard))
     )
     if not comparison.get("good_consistent", False):
         return _verdict(False, "the fix's own trials disagree, so the comparison proves nothing", key)
@@ -207,6 +207,17 @@ def judge_hazard(code: str, bad: dict, good: dict, comparison: dict | None = Non
     if misordered:
         why.append(f"{hazard.get('what', 'the trace shows the race')} ({misordered} times)")
     return _verdict(True, "; ".join(why), key)
+
+
+def _ordering(hazard: dict) -> str:
+    """How the traced accesses were ordered when none raced (hazards.py)."""
+    parts = []
+    if hazard.get("host_ordered"):
+        parts.append(f"{hazard['host_ordered']} ordered by the host, the later access issued "
+                     f"{hazard.get('min_host_gap_ms', 0.0):.2f} ms or more after the earlier ended")  # fmt: skip
+    if hazard.get("device_ordered"):
+        parts.append(f"{hazard['device_ordered']} ordered on the device")
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 OVERHEAD_COUNTS = {
