@@ -5,6 +5,7 @@ recorded on the GPU and committed under data/ (`streamlint verify --records`, tr
                     `--select CODE` run per pair, back to back)
     data/script/    records of `streamlint verify examples/train_loop.py -- --steps 24`
     data/scripts/   records of the other examples, with their provoked runs (below)
+    data/scripts_torch/  the run-once examples again, under the PyTorch profiler
 """
 
 from __future__ import annotations
@@ -63,14 +64,19 @@ def summary_of(code: str, variant: str) -> dict:
 # read), and a CuPy-only and a Numba-only program traced through CUPTI without PyTorch
 # (their raw CUPTI activity records are in script/cupti_records.json.gz).
 SCRIPTS = DATA / "scripts"
+# The run-once examples (numba_race_once.py, cupy_race_once.py and their corrections)
+# were recorded under both tracers on one H200: CUPTI in scripts/ (with the raw activity
+# records), the PyTorch profiler in scripts_torch/.
+SCRIPTS_TORCH = DATA / "scripts_torch"
+RUN_ONCE = ("numba_race_once", "numba_race_once_fixed", "cupy_race_once", "cupy_race_once_fixed")
 
 
 @lru_cache(maxsize=None)
-def script_report(name: str) -> dict:
+def script_report(name: str, tracer: str = "cupti") -> dict:
     from streamlint.runtime.report import build
 
-    return build(SCRIPTS / name)
+    return build((SCRIPTS_TORCH if tracer == "torch" else SCRIPTS) / name)
 
 
-def finding(name: str, label: str) -> dict:
-    return next(f for f in script_report(name)["script"]["findings"] if f["label"] == label)
+def finding(name: str, label: str, tracer: str = "cupti") -> dict:
+    return next(f for f in script_report(name, tracer)["script"]["findings"] if f["label"] == label)

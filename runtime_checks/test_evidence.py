@@ -94,3 +94,15 @@ def test_span_is_the_gpu_window_of_one_call():
         ops = ev.rep_ops(rep)
         assert row["span_ms"] == pytest.approx((max(o.end for o in ops) - min(o.start for o in ops)) * 1e-3)
         assert row["gpu_busy_ms"] <= row["span_ms"] + 1e-9
+
+
+def test_a_default_stream_barrier_is_measured_by_the_overlap_it_cost_between_streams():
+    # SL101's bad variant clears each chunk's output on the legacy default stream between
+    # the two streams' work: the next chunk's ready copy waits for the clear each time
+    ev = evidence_of("SL101", "bad")
+    cost = ev.finding_cost("SL101:26")
+    assert cost["barrier_ops"] == cost["occurrences"] == 24
+    assert cost["barrier_lost_ms"] / cost["occurrences"] > 0.5  # ms per clear: the other stream's copy held back
+    # a synchronize queues nothing on the default stream: no barrier measure, only its host time
+    sync = evidence_of("SL103", "bad").finding_cost("SL103:23")
+    assert sync["barrier_ops"] == 0 and sync["barrier_lost_ms"] == 0.0 and sync["host_blocked_ms"] > 1.0

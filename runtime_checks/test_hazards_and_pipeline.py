@@ -64,3 +64,16 @@ def test_pipeline_fixtures_are_recognised_and_bounded(code):
 def test_non_pipelines_are_not_bounded():
     assert stages(evidence_of("SL502", "good")) is None
     assert stages(evidence_of("SL401", "good")) is None
+
+
+def test_a_pair_whose_traced_accesses_never_raced_says_how_they_were_ordered():
+    from pathlib import Path
+
+    from streamlint.runtime.report import analyse_pair
+
+    from .rc_data import PAIRS
+
+    # SL402 raced in 1 of 10 untraced trials; in the traced calls the host always refilled
+    # the staging buffer after the previous frame's copy had ended
+    key = analyse_pair(Path(PAIRS) / "SL402")["key"]
+    assert "0 of 35 accesses unordered (35 ordered by the host, the later access issued" in key

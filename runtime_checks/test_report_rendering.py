@@ -91,8 +91,10 @@ def test_script_report_costs_each_finding(tmp_path):
     assert by_code["SL103"]["cost"]["syncs"] >= by_code["SL103"]["cost"]["occurrences"]
     assert by_code["SL301"]["verdict"] == "confirmed" and "pageable" in by_code["SL301"]["measure"]
     assert by_code["SL502"]["verdict"] == "confirmed" and "synchronizations per execution" in by_code["SL502"]["measure"]
-    # each family its own measure: only the serialization finding speaks of lost overlap
-    assert "lost overlap" in by_code["SL103"]["measure"] and "lost overlap" not in by_code["SL301"]["measure"]
+    # each rule its own measure: a synchronize is a host stall, measured by host time in the call
+    assert "in the call" in by_code["SL103"]["measure"] and "in the call" not in by_code["SL301"]["measure"]
+    # here `.item()` has already waited: the synchronize after it holds the host for nothing
+    assert by_code["SL103"]["verdict"] == "not observed" and by_code["SL103"]["why"].startswith("below noise")
     md = render.markdown(data)
     assert "| Line | Rule | Verdict | Why | Measure | Executions |" in md and "script.png" in md
     png = timeline.draw_script(tmp_path / "script.png", s, __import__("streamlint.runtime.trace", fromlist=["load"]).load(SCRIPT / "script" / "trace.json.gz"))

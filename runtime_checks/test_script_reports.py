@@ -47,6 +47,21 @@ def test_trace_out_names_stream_lanes(tmp_path):
     assert any(e.get("ph") == "X" and e.get("cat") == "kernel" for e in events)
 
 
+def test_every_lane_is_named_once_with_the_pytorch_tracer():
+    from collections import Counter
+
+    from .rc_data import PAIRS
+
+    # Kineto puts synchronization records on the GPU process with the stream as lane
+    data = chrome_export.with_names(chrome_export.read_json(PAIRS / "SL401" / "bad.trace.json.gz"))
+    names = Counter((e["pid"], e["tid"]) for e in data["traceEvents"]
+                    if e.get("ph") == "M" and e["name"] == "thread_name")  # fmt: skip
+    assert names and max(names.values()) == 1
+    lanes = {(e["pid"], e["tid"]): e["args"]["name"] for e in data["traceEvents"] if e.get("ph") == "M"
+             and e["name"] == "thread_name"}  # fmt: skip
+    assert lanes[(0, 47)].startswith("numba stream, line 38")
+
+
 class _Backend:
     def __init__(self):
         self.marked = []

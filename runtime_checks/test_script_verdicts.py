@@ -108,8 +108,14 @@ def test_cost_verdicts_use_each_family_s_measure():
     assert sv.judge_cost("SL301", _cost(), 100.0)["why"].startswith("no copy")
     held = _cost(pageable_bytes=1 << 24, host_blocked_ms=2.0, pageable_gpu_ms=2.5)
     assert sv.judge_cost("SL301", held, 100.0)["verdict"] == "confirmed"
-    assert sv.judge_cost("SL103", _cost(gpu_idle_ms=0.01), 100.0)["verdict"] == "not observed"
-    assert sv.judge_cost("SL103", _cost(gpu_idle_ms=5.0), 100.0)["verdict"] == "confirmed"
+    # a host stall is host time in the call: GPU idle around it is no stall
+    assert sv.judge_cost("SL103", _cost(gpu_idle_ms=5.0, host_blocked_ms=0.01), 100.0)["verdict"] == "not observed"
+    assert sv.judge_cost("SL103", _cost(host_blocked_ms=5.0), 100.0)["verdict"] == "confirmed"
+    # a device barrier is the overlap lost between streams: a held host is no barrier
+    assert sv.judge_cost("SL101", _cost(host_blocked_ms=5.0, barrier_ops=10), 100.0)["verdict"] == "not observed"
+    lost = sv.judge_cost("SL101", _cost(barrier_lost_ms=4.0, barrier_ops=10), 100.0)
+    assert lost["verdict"] == "confirmed" and "overlap lost between streams" in lost["why"]
+    assert sv.judge_cost("SL101", _cost(), 100.0)["why"] == "no work was queued on the legacy default stream here"
     assert sv.judge_cost("SL303", _cost(host_allocs=10), 100.0)["verdict"] == "confirmed"
 
 

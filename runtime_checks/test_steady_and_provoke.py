@@ -60,10 +60,32 @@ def test_host_side_rules_delay_the_copy_and_wait_on_the_host_in_the_control():
 
 def test_compare_outputs():
     same = provoke.compare_outputs(["checksum 1\n", "checksum 1"], ["checksum 1"])
-    assert same == {"comparable": True, "runs": 2, "differing": 0}
+    assert (same["comparable"], same["runs"], same["differing"]) == (True, 2, 0)
+    assert same["deterministic"] is None  # one unprovoked run: not known
     assert provoke.compare_outputs(["a", "b", None], ["a"])["differing"] == 1
     assert not provoke.compare_outputs(["a"], [None])["comparable"]
     assert not provoke.compare_outputs([""], [""])["comparable"]  # a script that prints nothing
+
+
+def test_output_is_evidence_only_when_the_unprovoked_runs_agree():
+    # an unseeded training loop: the two control runs print different losses
+    varying = provoke.compare_outputs(["loss 69.83", "loss 69.84"], ["loss 69.71", "loss 69.81"])
+    assert not varying["comparable"] and varying["deterministic"] is False and varying["differing"] == 0
+    assert "not deterministic" in varying["why"]
+    # one control run, compared with the plain run instead
+    assert provoke.compare_outputs(["x"], ["loss 1"], plain="loss 2")["deterministic"] is False
+    steady = provoke.compare_outputs(["bad", "ok"], ["ok", "ok\n"], plain="ok")
+    assert steady["comparable"] and steady["deterministic"] and steady["differing"] == 1
+
+
+def test_the_provoking_delay_is_sized_from_the_plain_run_s_launch_gap():
+    assert provoke.sized_delays([]) == [provoke.SPIN_MS]
+    # a producer compiled on its first call: 80 ms from its statement to the consumer's launch
+    sized = provoke.sized_delays([80.0, 0.5])
+    assert sized[0] >= 80.0 + provoke.SPIN_MS and sized[1] < sized[0]
+    assert provoke.sized_delays([1e6]) == [provoke.MAX_SPIN_MS]
+    assert [provoke.delay_for(sized, k) for k in range(3)] == [sized[0], sized[1], sized[1]]
+    assert provoke.delay_for(12.0, 5) == 12.0
 
 
 class FakeBackend:
@@ -124,3 +146,11 @@ def test_a_host_side_control_waits_on_the_host(probes):
     t0 = time.perf_counter()
     builtins._streamlint_truth("SL403:17", lambda: True)
     assert time.perf_counter() - t0 >= 0.03 and not any(e[0] == "spin" for e in backend.events)
+
+
+def test_the_probe_delays_each_execution_by_its_own_size(probes):
+    backend = FakeBackend()
+    harness.install_probes(backend, {"at": "SL401:9:ref:7", "stream": None, "ms": [120.0, 50.0]})
+    for _ in range(3):
+        builtins._streamlint_rf("SL401:9:ref:7")
+    assert [e[2] for e in backend.events if e[0] == "spin"] == [120.0, 50.0, 50.0]

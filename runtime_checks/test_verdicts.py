@@ -105,3 +105,14 @@ def test_pin_on_the_fly_is_judged_on_the_wall_clock_with_its_spread():
     mixed = {"bad": [48.0, 44.0, 52.0, 43.0, 47.0], "good": [45.0, 43.5, 44.5, 46.5, 42.0]}  # 1.06x, 72%
     out = verdicts.judge("SL303", bad, good, walls=mixed)
     assert out["verdict"] == "not confirmed" and "within the spread" in out["reason"]
+
+
+def test_an_overhead_confirmed_with_a_slower_fix_says_so():
+    from streamlint.runtime.verdicts import judge
+
+    bad = {"median": {"syncs": 40, "sync_ms": 2.0, "span_ms": 43.3}, "reps": [{}]}
+    good = {"median": {"syncs": 0, "sync_ms": 0.0, "span_ms": 65.6}, "reps": [{}]}
+    findings = {"SL502:12": {"occurrences": 40}}
+    out = judge("SL502", bad, good, findings=findings)
+    assert out["verdict"] == "confirmed" and "not faster here (0.66x)" in out["reason"]
+    assert "0.66x faster" not in out["reason"]

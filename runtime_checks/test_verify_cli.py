@@ -102,3 +102,17 @@ def test_params_are_python_literals():
     assert verify.parse_params(["n_chunks=4", "scale=0.5", "name=abc"]) == {"n_chunks": 4, "scale": 0.5, "name": "abc"}
     with pytest.raises(ValueError):
         verify.parse_params(["4"])
+
+
+def test_a_mistyped_script_path_is_named_as_such(tmp_path):
+    code, _, err = run(["verify", str(tmp_path / "trian.py")])
+    assert code == 2 and "no such script" in err and "fixture" not in err
+
+
+def test_the_recorded_commit_is_streamlint_s_own(tmp_path):
+    from streamlint.runtime import runner
+
+    commit = runner.streamlint_commit()
+    # run from a checkout of streamlint: its HEAD; the enclosing repository of a script is not asked
+    assert commit is None or len(commit) == 40
+    assert commit == runner.git_commit(Path(runner.streamlint.__file__).resolve().parent) or commit is None

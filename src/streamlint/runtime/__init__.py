@@ -12,6 +12,7 @@ subprocess; everything that reads traces, judges and reports runs without a GPU.
     intervals   merge / intersect / sweep;    evidence  metrics per run and per line
     hazards     race ordering in the trace;   pipeline  the ideal overlapped bound
     compare     trial results;                verdicts  per rule family
+    provoke     where a race's delay goes, sized; preload  kernels loaded before it
     pairs       fixture discovery;            runner    subprocesses and records
     report      records -> report data;       render / timeline  Markdown, HTML, PNG
     verify      the `streamlint verify` command

@@ -25,14 +25,17 @@ def with_names(data: dict | list) -> dict:
     gpu_pids = {ev.get("pid") for ev in events if ev.get("cat") in GPU_CATEGORIES}
     host = {(ev.get("pid"), ev.get("tid")) for ev in events if ev.get("cat") not in GPU_CATEGORIES}
     meta = []
+    lanes: dict[tuple, str] = {}  # each lane named once: a stream's name wins over a host thread's
     for pid in sorted(gpu_pids, key=str):
         meta.append(_meta("process_name", pid, 0, f"GPU {pid}"))
         for info in streams.values():
-            meta.append(_meta("thread_name", pid, info.cupti_id, f"{info.label} (stream {info.cupti_id})"))
+            lanes[(pid, info.cupti_id)] = f"{info.label} (stream {info.cupti_id})"
+    for pid in sorted({pid for pid, _ in host if pid not in gpu_pids}, key=str):
+        meta.append(_meta("process_name", pid, 0, "host"))
     for pid, tid in sorted(host, key=str):
-        if pid not in gpu_pids:
-            meta.append(_meta("process_name", pid, 0, "host"))
-        meta.append(_meta("thread_name", pid, tid, f"host thread {tid}"))
+        # the PyTorch tracer puts synchronization records on the GPU process, lane = stream
+        lanes.setdefault((pid, tid), f"host thread {tid}")
+    meta += [_meta("thread_name", pid, tid, name) for (pid, tid), name in lanes.items()]
     for ev in events:  # GPU lanes keyed by stream, whichever tracer wrote the trace
         if ev.get("cat") in GPU_CATEGORIES and isinstance(ev.get("args"), dict) and "stream" in ev["args"]:
             ev["tid"] = ev["args"]["stream"]

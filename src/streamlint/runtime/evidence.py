@@ -14,6 +14,15 @@ All durations are returned in milliseconds, bytes as integers.
   time of the work it issued, syncs, and the GPU idle time from the statement's start
   until the next work the host issued after it began to run ("lost overlap": the GPU
   had nothing to do because the host was held up here).
+
+The measures the verdicts read are defined here, once, on the parsed trace, whichever
+tracer wrote it (cupti_events.py makes CUPTI's records the same events as Kineto's):
+
+- a device barrier's: `barrier_lost_ms`, the overlap lost between streams: how long
+  other streams' ready work was held back by the statement's legacy-default-stream
+  work, plus how long that work, ready, waited for other streams (`barrier_lost`);
+- a host stall's: `host_blocked_ms`, host time inside the blocking calls;
+- a race's: unordered access pairs (hazards.py).
 """
 
 from __future__ import annotations
@@ -25,13 +34,14 @@ from typing import Iterable, Sequence
 from streamlint.runtime import intervals as iv
 from streamlint.runtime.labels import REP_PREFIX, parse_label
 from streamlint.runtime.provoke import SPIN_PREFIX
-from streamlint.runtime.streams import marker_ops
+from streamlint.runtime.streams import marker_ops, stream_map
 from streamlint.runtime.trace import BLOCKING_KINDS, GpuOp, Range, Trace
 
 MS = 1e-3  # trace times are microseconds
 # After a statement returns, the host needs a moment to queue the next work; idle beyond
 # that is the host busy elsewhere (a JIT compile, data loading), not this statement's.
 REFILL_US = 100.0
+BARRIER_TOL_US = 20.0  # a held-back op starts this soon after the barrier's end (the device's launch latency)
 
 
 def reps(trace: Trace) -> list[Range]:
@@ -78,6 +88,10 @@ class Evidence:
         for i in range(len(by_issue) - 1, -1, -1):
             self._next_start[i] = min(by_issue[i].start, self._next_start[i + 1])
         self.busy = iv.Busy((o.start, o.end) for o in self.ops)
+        self.legacy = {sid for sid, info in stream_map(trace).items() if info.is_legacy_default}
+        self._by_start = sorted(self.ops, key=lambda o: o.start)
+        self._starts = [o.start for o in self._by_start]
+        self._longest = max((o.dur for o in self.ops), default=0.0)
 
     def ops_in(self, window: Range, until: float | None = None) -> list[GpuOp]:
         found = self.trace.ops_issued_in(window, until=until)
@@ -175,7 +189,7 @@ class Evidence:
         ranges = self.trace.ranges_named(label) if ranges is None else ranges
         host = blocked = gpu = idle = 0.0
         pageable = pinned = copies = syncs = ops_n = creates = allocs = d2h_reads = 0
-        pageable_gpu = 0.0
+        pageable_gpu = barrier = 0.0
         for r in ranges:
             host += r.dur
             calls = self.trace.calls_in(r)
@@ -196,6 +210,7 @@ class Evidence:
             pageable += sum(o.bytes for o in ops if o.host_memory == "Pageable")
             pinned += sum(o.bytes for o in ops if o.host_memory == "Pinned")
             idle += self._idle_around(r)
+            barrier += self.barrier_lost(r)
         n = len(ranges)
         return {
             "label": label,
@@ -214,7 +229,43 @@ class Evidence:
             "host_allocs": allocs,
             "sync_reads": d2h_reads,
             "pageable_gpu_ms": pageable_gpu * MS,
+            "barrier_lost_ms": barrier * MS,
+            "barrier_ops": sum(1 for r in ranges for o in self.ops_in(r) if o.stream in self.legacy),
         }
+
+    def barrier_lost(self, r: Range) -> float:
+        """Overlap lost between streams to the legacy-default-stream work issued in `r`
+        (microseconds). For each such op: the other streams' work queued before it ended
+        that started just after it (held back by it), counted from when that work was
+        ready (queued, its own stream free), the longest such wait; plus the time the op
+        itself, ready, waited while other streams ran (at most its own duration: it could
+        have run beside them)."""
+        lost = 0.0
+        issue = self.trace.issue_time
+        for op in self.ops_in(r):
+            if op.stream not in self.legacy:
+                continue
+            near = self._started_in(op.end, op.end + BARRIER_TOL_US)
+            held = [p for p in near if p.stream != op.stream and issue(p) < op.end]
+            # each held-back op could have run from when it was ready (queued, its own
+            # stream free) until it started: the overlap the barrier cost
+            lost += max([0.0] + [p.start - self._ready(p) for p in held])
+            ready = self._ready(op)
+            if op.start > ready:
+                earlier = self._started_in(ready - self._longest, op.start)
+                others = [(o.start, o.end) for o in earlier if o.stream != op.stream]
+                lost += min(op.dur, iv.total(iv.clip(others, ready, op.start)))
+        return lost
+
+    def _ready(self, op: GpuOp) -> float:
+        """When `op` could have started: queued, and the work before it on its stream done."""
+        ends = [o.end for o in self._started_in(op.start - self._longest, op.start)
+                if o.stream == op.stream and o is not op and o.end <= op.start]  # fmt: skip
+        return max([self.trace.issue_time(op)] + ends)
+
+    def _started_in(self, lo: float, hi: float) -> list[GpuOp]:
+        i, j = bisect_left(self._starts, lo), bisect_left(self._starts, hi + 1e-9)
+        return self._by_start[i:j]
 
     def occurrences(self, label: str) -> list[Range]:
         return self.trace.ranges_named(label)

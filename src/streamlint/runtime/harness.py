@@ -34,7 +34,7 @@ from typing import Any
 from streamlint.runtime import backends
 from streamlint.runtime import trace as trace_io
 from streamlint.runtime.labels import rep_name
-from streamlint.runtime.provoke import SPIN_MS, spin_name
+from streamlint.runtime.provoke import SPIN_MS, delay_for, spin_name
 
 EXIT_OK, EXIT_FAILED, EXIT_NO_GPU = 0, 1, 3
 
@@ -94,10 +94,20 @@ def install_probes(backend: Any, delay: dict | None = None, markers: Any = None)
     record = backend.range
     delay = delay or {}
     at, stream_at = delay.get("at"), delay.get("stream_at")
-    ms = float(delay.get("ms", SPIN_MS))
+    sizes = delay.get("ms", SPIN_MS)  # one for all executions, or one per execution
     remembered: list[int] = []  # the stream current where the delay's stream is taken
+    executions = [0]
+    preloading = list(delay.get("preload") or [])
 
     def delay_here(frame) -> None:
+        if preloading:  # compile and load the program's kernels before the spin (preload.py)
+            from streamlint.runtime.preload import preload
+
+            with record("streamlint::preload"):
+                preload(preloading, dict(frame.f_globals, **frame.f_locals))
+            preloading.clear()
+        ms = delay_for(sizes, executions[0])
+        executions[0] += 1
         if delay.get("host"):
             time.sleep(ms / 1e3)
             return
@@ -240,6 +250,9 @@ def run_script(backend: Any, spec: dict, out: Path, markers, meta: dict) -> None
             markers.stop_trace()
     finally:
         meta["wall_ms"] = [(time.perf_counter() - t0) * 1e3]
+        from streamlint.runtime.preload import signatures
+
+        meta["numba_kernels"] = signatures(scope)  # for the provoked runs to load first
         if raw.exists():
             finish_trace(raw, out, spec)
 

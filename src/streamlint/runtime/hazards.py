@@ -11,8 +11,22 @@ Each check returns {"pairs": accesses checked, "misordered": how many ran in the
 unsafe order, "max_lead_ms": by how much at worst, "what": a sentence, "worst": the two
 accesses of the first unordered pair (for the picture), "masked": how many pairs were ordered only
 because the host waited for the earlier access in between (a synchronization that hides
-the missing wait)}. `check` pools a pair's one finding; `check_finding` checks one
-finding of a script (its own ranges only).
+the missing wait)}, and how each ordered pair was ordered, which is what a verdict's
+reason is made of:
+
+- "device_ordered": the later access was queued while the earlier one still ran (or
+  waited) and started only after it ended: something on the device ordered them (a
+  wait); "max_wait_ms" is the longest the device held it back;
+- "host_ordered": the later access was queued only after the earlier one had ended:
+  the host ordered them (a synchronization, or just slow host work such as a first-call
+  compile); "min_host_gap_ms" is the shortest such gap;
+  ("held_in_statement": of those, the ones whose statement began before the earlier
+  access ended, its launch held inside it, as a kernel's first load holds it);
+- "below_noise": pairs whose overlap is within the trace's timing resolution
+  (NOISE_US), counted neither way.
+
+`check` pools a pair's one finding; `check_finding` checks one finding of a script (its
+own ranges only).
 """
 
 from __future__ import annotations
@@ -22,6 +36,8 @@ from typing import Callable
 from streamlint.runtime.evidence import MS, Evidence
 from streamlint.runtime.labels import parse_label
 from streamlint.runtime.trace import GpuOp, Range
+
+NOISE_US = 2.0  # overlaps this small are timestamp resolution, not a race
 
 
 def _split(ev: Evidence, code: str, finding: str | None = None,
@@ -65,8 +81,15 @@ def _ops(ev: Evidence, ranges: list[Range]) -> list[GpuOp]:
     return sorted(seen.values(), key=ev.trace.issue_time)
 
 
-def _result(pairs: int, leads: list[float], what: str, worst: tuple | None = None, masked: int = 0) -> dict:
-    bad = [x for x in leads if x > 0]
+def _result(pairs: int, leads: list[float], what: str, worst: tuple | None = None, masked: int = 0,
+            queued: list[float] | None = None) -> dict:  # fmt: skip
+    """`leads`: per pair, how long the earlier access still ran when the later started
+    (> 0: unordered); `queued`: per pair, when the later access was queued relative to
+    the earlier one's end (< 0: while it still ran)."""
+    bad = [x for x in leads if x > NOISE_US]
+    ordered = [q for x, q in zip(leads, queued) if x <= 0] if queued is not None else []
+    device = [-q for q in ordered if q < 0]
+    host = [q for q in ordered if q >= 0]
     return {
         "pairs": pairs,
         "misordered": len(bad),
@@ -74,6 +97,11 @@ def _result(pairs: int, leads: list[float], what: str, worst: tuple | None = Non
         "what": what,
         "worst": worst if bad else None,
         "masked": masked,
+        "device_ordered": len(device),
+        "max_wait_ms": max(device) * MS if device else 0.0,
+        "host_ordered": len(host),
+        "min_host_gap_ms": min(host) * MS if host else 0.0,
+        "below_noise": sum(1 for x in leads if 0 < x <= NOISE_US),
     }
 
 
@@ -86,39 +114,46 @@ def _earlier_on_other_stream(ev: Evidence, op: GpuOp, pool: list[GpuOp]) -> GpuO
 def _device_race(ev: Evidence, flagged: list[Range], refs: list[Range], what: str) -> dict:
     """The flagged op starts before an earlier-issued op on another stream ends."""
     pool = _ops(ev, refs) or ev.ops
-    leads = []
-    worst, masked = None, 0
+    leads, queued = [], []
+    worst, masked, held = None, 0, 0
     for op in _ops(ev, flagged):
         other = _earlier_on_other_stream(ev, op, pool)
         if other is not None:
             lead = other.end - op.start
-            if lead > 0 and (worst is None or op.start < worst[2].start):
+            issued = ev.trace.issue_time(op)
+            if issued >= other.end and any(r.start < other.end <= issued <= r.end for r in flagged):
+                held += 1  # the statement began in time; its launch waited inside it
+            if lead > NOISE_US and (worst is None or op.start < worst[2].start):
                 worst = (lead, other, op)  # the first unordered pair: the clearest picture
             elif lead <= 0 and _host_waited(ev, other, ev.trace.issue_time(op)):
                 masked += 1
             leads.append(lead)
+            queued.append(ev.trace.issue_time(op) - other.end)
     pair = {"first": _access(ev, worst[1]), "second": _access(ev, worst[2])} if worst else None
-    return _result(len(leads), leads, what, pair, masked)
+    return dict(_result(len(leads), leads, what, pair, masked, queued), held_in_statement=held)
 
 
 def _host_race(ev: Evidence, flagged: list[Range], refs: list[Range], direction: str, what: str) -> dict:
     """The host statement starts before the copy issued before it has finished."""
     pool = _ops(ev, refs) or [op for op in ev.ops if op.direction == direction]
-    leads = []
-    worst = None
+    leads, queued = [], []
+    worst, masked = None, 0
     for r in flagged:
         before = [op for op in pool if ev.trace.issue_time(op) < r.start]
         if before:
             copy = max(before, key=ev.trace.issue_time)
             lead = copy.end - r.start
-            if lead > 0 and (worst is None or r.start < worst[2].start):
+            if lead > NOISE_US and (worst is None or r.start < worst[2].start):
                 worst = (lead, copy, r)
+            elif lead <= 0 and _host_waited(ev, copy, r.start):
+                masked += 1
             leads.append(lead)
+            queued.append(-lead)  # the host statement itself is the later access
     pair = None
     if worst:
         host = {"stream": None, "start": worst[2].start, "end": worst[2].end, "name": "host access", "issued": worst[2].start}
         pair = {"first": _access(ev, worst[1]), "second": host}
-    return _result(len(leads), leads, what, pair)
+    return _result(len(leads), leads, what, pair, masked, queued)
 
 
 def check_sl401(ev: Evidence, flagged: list[Range], refs: list[Range]) -> dict:
@@ -149,7 +184,7 @@ def check_sl404(ev: Evidence, flagged: list[Range], refs: list[Range]) -> dict:
         if after:
             first = min(after, key=lambda p: p.start)
             lead = op.end - first.start
-            if lead > 0 and (worst is None or first.start < worst[2].start):
+            if lead > NOISE_US and (worst is None or first.start < worst[2].start):
                 worst = (lead, op, first)
             leads.append(lead)
     pair = {"first": _access(ev, worst[1]), "second": _access(ev, worst[2])} if worst else None
@@ -180,6 +215,5 @@ def check(ev: Evidence, code: str, finding: str | None = None,
         return None
     flagged, refs = _split(ev, code, finding, window)
     if not flagged:
-        return {"pairs": 0, "misordered": 0, "max_lead_ms": 0.0, "what": "the flagged statement never ran",
-                "worst": None, "masked": 0}  # fmt: skip
+        return dict(_result(0, [], "the flagged statement never ran"), never_ran=True)
     return fn(ev, flagged, refs)

@@ -106,6 +106,10 @@ def _static_lines(entry: dict) -> list[str]:
     return lines
 
 
+NO_STEADY = ("No flagged statement ran more than once, so the run has no steady state: each cost is that of "
+             "its one execution, its first-call set-up reported apart.")
+
+
 def markdown(report: dict) -> str:
     if "script" in report:
         return script_markdown(report)
@@ -177,8 +181,11 @@ def script_markdown(report: dict) -> str:
                     f"host blocked {m.get('blocked_ms', 0):.2f} ms, {m.get('pageable_bytes', 0) / MB:.1f} MB pageable."]  # fmt: skip
     if s.get("output"):
         out += ["", "The script's own output: " + ", ".join(f"[{k}]({v})" for k, v in s["output"].items()) + "."]
-    out += ["", f"![steady state of {s['script']}]({s['timeline']})", "",
-            f"The whole run: [{s.get('timeline_full', '')}]({s.get('timeline_full', '')})."]  # fmt: skip
+    if s.get("timeline"):
+        out += ["", f"![steady state of {s['script']}]({s['timeline']})", "",
+                f"The whole run: [{s.get('timeline_full', '')}]({s.get('timeline_full', '')})."]  # fmt: skip
+    else:  # nothing ran twice: the whole run is all there is
+        out += ["", NO_STEADY, "", f"![the whole run of {s['script']}]({s.get('timeline_full', '')})"]
     for f in s.get("findings", []):
         if f.get("race_picture"):
             out += ["", f"![{f['code']} at line {f['row']}, provoked run]({f['race_picture']})"]
@@ -263,6 +270,7 @@ def _script_html(report: dict, images: dict[str, str] | None = None) -> str:
     full = s.get("timeline_full")
     return (f"{header}{err}<table><tr><th>Line</th><th>Rule</th><th>Verdict</th><th>Why</th><th>Measure</th>"
             f"<th>Executions</th></tr>{rows}</table><ul>{notes}</ul>{output}"
-            f"<h2>Steady state</h2>{img(s.get('timeline'), 'timeline, steady state')}"
-            f"{('<h2>Provoked races</h2>' + races) if races else ''}"
+            + (f"<h2>Steady state</h2>{img(s.get('timeline'), 'timeline, steady state')}" if s.get("timeline")
+               else f"<p>{NO_STEADY}</p>")
+            + f"{('<h2>Provoked races</h2>' + races) if races else ''}"
             f"<h2>The whole run</h2>{img(full, 'timeline, whole run')}")  # fmt: skip

@@ -97,8 +97,12 @@ def analyse_pair(pair_dir: Path, traces: dict[str, Trace] | None = None) -> dict
 
 def cost_sentence(cost: dict) -> str:
     n = cost.get("occurrences", 0)
-    parts = [f"ran {n} time{'s' if n != 1 else ''}",
-             f"host blocked {cost.get('host_blocked_ms', 0.0):.2f} ms of {cost.get('host_ms', 0.0):.2f} ms spent here"]  # fmt: skip
+    parts = [f"ran {n} time{'s' if n != 1 else ''}"]
+    if "first_call_ms" in cost:  # ran once: the first-call set-up is not the statement's cost
+        parts = [f"ran once: {cost['first_call_ms']:.2f} ms before its first GPU launch (JIT compile, module "
+                 "loading, first-call set-up: paid once) are not charged; from that launch on"]  # fmt: skip
+    parts.append(f"host blocked {cost.get('host_blocked_ms', 0.0):.2f} ms of {cost.get('host_ms', 0.0):.2f} ms "
+                 "spent here")  # fmt: skip
     if cost.get("pageable_bytes"):
         parts.append(f"{cost['pageable_bytes'] / MB:.1f} MB copied from/to pageable memory")
     if cost.get("syncs"):
@@ -109,9 +113,10 @@ def cost_sentence(cost: dict) -> str:
     return "; ".join(parts)
 
 
-def _provoked_evidence(script_dir: Path, label: str, prov: dict) -> dict:
-    """The provoked and control runs of one hazard finding: outputs compared, and the
-    finding's own race check on each run's trace."""
+def _provoked_evidence(script_dir: Path, label: str, prov: dict, plain_raced: bool = False) -> dict:
+    """The provoked and control runs of one hazard finding: outputs compared (the plain
+    run stands in for a second control run, unless its own accesses ran unordered), and
+    the finding's own race check on each run's trace."""
     from streamlint.runtime.provoke import compare_outputs
 
     def ok_stdout(r: dict) -> str | None:
@@ -119,7 +124,9 @@ def _provoked_evidence(script_dir: Path, label: str, prov: dict) -> dict:
 
     provoked = [r for r in prov.get("runs", []) if r["side"] == "provoked"]
     control = [r for r in prov.get("runs", []) if r["side"] == "control"]
-    out = compare_outputs([ok_stdout(r) for r in provoked], [ok_stdout(r) for r in control])
+    plain_path = script_dir / "stdout.txt"
+    plain = plain_path.read_text(encoding="utf-8", errors="replace") if plain_path.exists() and not plain_raced else None
+    out = compare_outputs([ok_stdout(r) for r in provoked], [ok_stdout(r) for r in control], plain)
     out["runs"] = len(provoked)
     out["failed"] = sum(1 for r in prov.get("runs", []) if r.get("status") != "ok")
     checks, control_checks, traces = [], [], []
@@ -140,6 +147,7 @@ def _provoked_evidence(script_dir: Path, label: str, prov: dict) -> dict:
     out["delay"] = prov.get("provoked")
     out["control_delay"] = prov.get("control")
     out["spin_ms"] = prov.get("spin_ms")
+    out["sized_ms"] = prov.get("sized_ms")
     out["outputs"] = sorted({(ok_stdout(r) or "").strip()[-200:] for r in prov.get("runs", [])})
     return out
 
@@ -171,6 +179,8 @@ def analyse_script(script_dir: Path, trace: Trace | None = None) -> dict:
         first = min((o.start for o in ev.ops), default=None)
         if start is not None and first is not None:
             entry["steady_start_ms"] = max(0.0, (start - first) / 1e3)
+        if start is None:  # no statement ran twice: a "steady state" picture would be the whole run
+            entry["timeline"] = None
     for d in rec.get("findings", []):
         label = f"{d['code']}:{d['row']}"
         item = dict(d, label=label)
@@ -193,7 +203,8 @@ def analyse_script(script_dir: Path, trace: Trace | None = None) -> dict:
             base = hazards.check_finding(ev, label)
             item["hazard_trace"] = base
             prov = rec.get("provoke", {}).get(label)
-            provoked = _provoked_evidence(script_dir, label, prov) if prov else None
+            raced = bool((base or {}).get("misordered"))
+            provoked = _provoked_evidence(script_dir, label, prov, raced) if prov else None
             item["provoked"] = provoked
             shared = sv.hazard_sharing(label, (prov or {}).get("provoked", {}).get("at"), list(wrapped))
             item.update(sv.judge_hazard(label, base, provoked, shared))

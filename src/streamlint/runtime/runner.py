@@ -53,7 +53,14 @@ class Settings:
     keep_raw: bool = False
     tracer: str | None = None  # torch | cupti; None: torch if installed, else cupti
     provoke: bool = True  # script mode: provoke each hazard finding (provoke.py)
-    provoke_runs: int = 3  # provoked runs per hazard finding (plus one control run)
+    provoke_runs: int = 3  # provoked runs per hazard finding (plus the control runs)
+    control_runs: int = 2  # two, so that a program whose output varies by itself is seen to
+    # Script runs load every kernel of a module when the module is loaded (a JIT compile's
+    # end), not at its first launch: a lazy load waits for the work already queued on the
+    # device, so a delayed producer's first launch would wait out its own delay, and the
+    # consumer's first launch would wait for the producer (ordered by the loader, not by
+    # the program). "" keeps the driver's default.
+    module_loading: str = "EAGER"
     rerun_flaky: int = 1  # pairs: runs again before a "not confirmed"
     host_bound_reps: int = 15  # timed calls for pairs judged on the wall clock (SL303)
 
@@ -77,8 +84,25 @@ def git_commit(where: Path) -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-def _child_env() -> dict:
+def streamlint_commit() -> str | None:
+    """The commit of streamlint's own checkout (the report header names the tool that
+    judged, not whatever repository encloses the script); None when streamlint is not
+    run from a git checkout of itself (an installed wheel)."""
+    package = Path(streamlint.__file__).resolve().parent
+    try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=package, capture_output=True, text=True,
+                             timeout=20)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    root = Path(top.stdout.strip()) if top.returncode == 0 and top.stdout.strip() else None
+    if root is None or package not in (root / "src" / "streamlint", root / "streamlint"):
+        return None
+    return git_commit(package)
+
+
+def _child_env(extra: dict | None = None) -> dict:
     env = os.environ.copy()
+    env.update(extra or {})
     package_root = str(Path(streamlint.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
     env["PYTHONUNBUFFERED"] = "1"
@@ -94,7 +118,7 @@ def run_harness(spec: dict, workdir: Path, timeout: float) -> dict:
     cmd = [sys.executable, "-m", "streamlint.runtime.harness", str(spec_path)]
     timed_out = False
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=workdir, env=_child_env(),
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=workdir, env=_child_env(spec.get("env")),
                                 start_new_session=True)  # fmt: skip
         try:
             rc = proc.wait(timeout=timeout)
@@ -227,9 +251,11 @@ def run_pairs(pairs: Sequence[Pair], settings: Settings, records: Path, commit: 
 def run_script(script: Path, args: Sequence[str], settings: Settings, records: Path, commit: str | None,
                progress: Progress | None = None, selectors: Sequence[str] = ()) -> dict:  # fmt: skip
     """The script once, traced; then, for each hazard finding (with `provoke`), the
-    provoked runs and one control run (provoke.py), each traced."""
+    provoked runs and the control runs (provoke.py), each traced."""
+    from streamlint.runtime.evidence import Evidence
     from streamlint.runtime.pairs import matches
-    from streamlint.runtime.provoke import SPIN_MS, plan
+    from streamlint.runtime.provoke import SPIN_MS, launch_gaps, plan, sized_delays
+    from streamlint.runtime.trace import load
 
     out_dir = records / "script"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -238,7 +264,7 @@ def run_script(script: Path, args: Sequence[str], settings: Settings, records: P
     diags = [d for d in diags if not selectors or matches(d.code, selectors)]
     plans = {f"{d.code}:{d.row}": plan(d.code, d.row, d.message) for d in diags} if settings.provoke else {}
     plans = {label: p for label, p in plans.items() if p is not None}
-    runs = 1 + len(plans) * (settings.provoke_runs + 1)
+    runs = 1 + len(plans) * (settings.provoke_runs + settings.control_runs)
     if progress:
         progress.total = runs
     provoked: dict[str, dict] = {}
@@ -253,6 +279,8 @@ def run_script(script: Path, args: Sequence[str], settings: Settings, records: P
                 progress.start(f"{script.name} {name}")
             spec = _variant_spec("script", script, instrumented, work / name / "out", settings, 0, args)
             spec["delay"] = delay
+            if settings.module_loading:
+                spec["env"] = {"CUDA_MODULE_LOADING": settings.module_loading}
             status = run_harness(spec, work / name, settings.timeout)
             trace = work / name / "out" / "trace.json.gz"
             if trace.exists():
@@ -272,26 +300,35 @@ def run_script(script: Path, args: Sequence[str], settings: Settings, records: P
         if raw.exists():
             shutil.copyfile(raw, out_dir / "cupti_records.json.gz")
         status.pop("stdout", None)
+        kernels = status.pop("numba_kernels", None) or []
+        plain = Evidence(load(out_dir / "trace.json.gz")) if (out_dir / "trace.json.gz").exists() else None
         for label, (provoke_delay, control_delay) in plans.items():
             runs_out = []
             safe = label.replace(":", "-")
-            for side, delay, count in (("control", control_delay, 1), ("provoked", provoke_delay, settings.provoke_runs)):
+            # the provoking delay outlasts what the plain run did between the delayed
+            # statement and the consumer's launch (first-call compiles included)
+            gaps = launch_gaps(plain, provoke_delay.at, label) if plain is not None else []
+            sized = sized_delays(gaps)
+            for side, delay, count, ms in (("control", control_delay, settings.control_runs, SPIN_MS),
+                                           ("provoked", provoke_delay, settings.provoke_runs, sized)):  # fmt: skip
                 for k in range(count):
                     name = f"{safe}-{side}{k}"
                     rel = f"provoke/{name}.trace.json.gz"
-                    st = one_run(name, dict(delay.to_dict(), ms=SPIN_MS), out_dir / rel)
+                    st = one_run(name, dict(delay.to_dict(), ms=ms, preload=kernels), out_dir / rel)
                     runs_out.append({"side": side, "status": st["status"], "stdout": st["stdout"][-4000:],
                                      "error": st.get("error", "")[-1500:],
                                      "trace": rel if (out_dir / rel).exists() else None})  # fmt: skip
             provoked[label] = {"provoked": provoke_delay.to_dict(), "control": control_delay.to_dict(),
-                               "spin_ms": SPIN_MS, "runs": runs_out}  # fmt: skip
+                               "preloaded": sorted({k["name"] for k in kernels}),
+                               "spin_ms": SPIN_MS, "sized_ms": sized, "plain_gaps_ms": [round(g, 3) for g in gaps],
+                               "runs": runs_out}  # fmt: skip
         if progress:
             progress.finish()
     finally:
         shutil.rmtree(work, ignore_errors=True)
     record = {"script": _display(script), "args": list(args), "findings": [diag_dict(d) for d in diags],
               "instrumented": {"wrapped": result.wrapped, "skipped": result.skipped}, "run": status,
-              "provoke": provoked}  # fmt: skip
+              "provoke": provoked, "module_loading": settings.module_loading or "driver default"}  # fmt: skip
     (out_dir / "script.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
     run = _run_record(settings, commit, [status])
     run["script"] = record["script"]

@@ -3,7 +3,8 @@ family's own measure:
 
 | family          | measure                                          | confirmed when                                   |
 |-----------------|--------------------------------------------------|--------------------------------------------------|
-| serialization   | host stall + GPU idle around it (lost overlap)   | above noise in the steady state                  |
+| serialization   | device barrier (SL101): overlap lost between      | above noise in the steady state                  |
+|                 | streams; host stall: host time in the call       |                                                  |
 | pageable        | pageable bytes, host held inside those copies    | pageable copies that held the host               |
 | pin-on-the-fly  | host time pinning per execution                  | a host allocation (pinning) on each execution    |
 | overhead        | extra copies / creations / syncs per execution   | at least one per execution                       |
@@ -27,7 +28,7 @@ from streamlint.runtime.evidence import Evidence
 from streamlint.runtime.labels import parse_label
 from streamlint.runtime.steady import warmup_count
 from streamlint.runtime.trace import Range
-from streamlint.runtime.verdicts import family
+from streamlint.runtime.verdicts import DEVICE_BARRIER, SERIALIZATION_MEASURE, family
 
 CONFIRMED, NOT_OBSERVED, NOT_MEASURABLE = "confirmed", "not observed", "not measurable"
 NOISE_MS = 0.05  # per execution: below this a stall or bubble is launch jitter
@@ -69,12 +70,32 @@ def tail_ranges(ev: Evidence, label: str, inner: list[str]) -> list[Range]:
 
 
 def steady_cost(ev: Evidence, label: str, ranges: list[Range] | None = None) -> tuple[dict, int, int]:
-    """(cost over the steady-state executions, executions in all, warm-up left out)."""
+    """(cost over the steady-state executions, executions in all, warm-up left out).
+
+    A statement that ran once has no steady state: its one execution is charged from its
+    first GPU launch on, and the time before it (a JIT compile, module loading, first-call
+    set-up: paid once per process) is reported apart as `first_call_ms`."""
     ranges = ev.occurrences(label) if ranges is None else ranges
+    if len(ranges) == 1:
+        trimmed, before = after_first_launch(ev, ranges[0])
+        cost = ev.finding_cost(label, [trimmed])
+        cost["first_call_ms"] = before
+        cost["host_ms_total"] = ranges[0].dur / 1e3
+        return cost, 1, 0
     each = [ev.finding_cost(label, [r]) for r in ranges]
     durations = [c["host_ms"] + c["gpu_idle_ms"] for c in each]
     skip = warmup_count(durations)
     return ev.finding_cost(label, ranges[skip:]), len(ranges), skip
+
+
+def after_first_launch(ev: Evidence, r: Range) -> tuple[Range, float]:
+    """The execution from the first GPU work it issued (a launch, copy or memset call),
+    and the ms before that; unchanged when it issued none."""
+    issued = [ev.trace.issue_time(o) for o in ev.ops_in(r) if r.start <= ev.trace.issue_time(o) <= r.end]
+    if not issued:
+        return r, 0.0
+    first = min(issued)
+    return Range(r.name, first, r.end, r.tid), (first - r.start) / 1e3
 
 
 def _per(x: float, n: int) -> float:
@@ -86,16 +107,7 @@ def judge_cost(code: str, cost: dict, run_span_ms: float) -> dict:
     fam = family(code)
     n = cost["occurrences"]
     if fam == "serialization":
-        stall = cost["host_blocked_ms"]
-        idle = cost["gpu_idle_ms"]
-        lost = max(stall, idle)
-        measure = (f"host stalled {_per(stall, n):.3f} ms and GPU idle {_per(idle, n):.3f} ms around it "
-                   f"per execution (lost overlap; {lost:.2f} ms over {n})")  # fmt: skip
-        if _per(lost, n) < NOISE_MS or lost < NOISE_SHARE * run_span_ms:
-            return _v(NOT_OBSERVED, "the stall and the lost overlap are below noise", measure,
-                      stall_ms=stall, idle_ms=idle)  # fmt: skip
-        return _v(CONFIRMED, f"the GPU lost {lost:.2f} ms of work while the host was held here", measure,
-                  stall_ms=stall, idle_ms=idle)  # fmt: skip
+        return judge_serialization(code, cost, run_span_ms)
     if fam == "pageable":
         pageable, held, gpu = cost["pageable_bytes"], cost["host_blocked_ms"], cost["pageable_gpu_ms"]
         measure = (f"{pageable / MB:.1f} MB from/to pageable memory ({_per(pageable, n) / MB:.1f} MB per execution); "
@@ -126,6 +138,37 @@ def judge_cost(code: str, cost: dict, run_span_ms: float) -> dict:
     return _v(NOT_MEASURABLE, f"no runtime check for {code}", "")
 
 
+def _below_noise(total_ms: float, n: int, run_span_ms: float) -> bool:
+    return _per(total_ms, n) < NOISE_MS or total_ms < NOISE_SHARE * run_span_ms
+
+
+def judge_serialization(code: str, cost: dict, run_span_ms: float) -> dict:
+    """A device barrier by the overlap it cost between streams, a host stall by the host
+    time in the call (verdicts.SERIALIZATION_MEASURE): one measure per rule, read off the
+    trace the same way whichever tracer recorded it."""
+    n = cost["occurrences"]
+    idle = cost["gpu_idle_ms"]
+    if SERIALIZATION_MEASURE.get(code) == DEVICE_BARRIER:
+        lost, ops = cost.get("barrier_lost_ms", 0.0), cost.get("barrier_ops", 0)
+        measure = (f"overlap lost between streams {_per(lost, n):.3f} ms per execution ({lost:.2f} ms over {n}; "
+                   f"{ops} ops on the legacy default stream)")  # fmt: skip
+        if not ops:
+            return _v(NOT_OBSERVED, "no work was queued on the legacy default stream here", measure, lost_ms=lost)
+        if _below_noise(lost, n, run_span_ms):
+            return _v(NOT_OBSERVED, f"below noise: the default-stream work here held other streams back "
+                      f"{_per(lost, n):.3f} ms per execution", measure, lost_ms=lost)  # fmt: skip
+        return _v(CONFIRMED, f"the default-stream work here held back other streams' work: {lost:.2f} ms of "
+                  "overlap lost between streams", measure, lost_ms=lost)  # fmt: skip
+    stall = cost["host_blocked_ms"]
+    measure = (f"host held {_per(stall, n):.3f} ms per execution in the call ({stall:.2f} ms over {n}); "
+               f"GPU idle {_per(idle, n):.3f} ms around it")  # fmt: skip
+    if _below_noise(stall, n, run_span_ms):
+        return _v(NOT_OBSERVED, f"below noise: the host was held {_per(stall, n):.3f} ms per execution in the call "
+                  f"({stall:.2f} ms in all)", measure, stall_ms=stall, idle_ms=idle)  # fmt: skip
+    return _v(CONFIRMED, f"the host was held {stall:.2f} ms in the call ({_per(stall, n):.3f} ms per execution)",
+              measure, stall_ms=stall, idle_ms=idle)  # fmt: skip
+
+
 def judge_hazard(label: str, base: dict | None, provoked: dict | None, shared_with: list[str]) -> dict:
     """A hazard finding from its race check in the plain run (`base`), and from the
     provoked runs (`provoked`: {"runs", "differing", "comparable", "checks": [...],
@@ -142,8 +185,10 @@ def judge_hazard(label: str, base: dict | None, provoked: dict | None, shared_wi
     worst = max([base.get("max_lead_ms", 0.0)] + [c.get("max_lead_ms", 0.0) for c in checks])
     parts = [f"{base.get('misordered', 0)} of {base.get('pairs', 0)} access pairs unordered in the plain run"]
     if provoked:
+        why_not = (provoked or {}).get("why") or "not comparable"
         parts.append(f"provoked: unordered in {unordered_runs} of {runs} runs"
-                     + (f", output changed in {differing} of {runs}" if comparable else ", output not comparable"))  # fmt: skip
+                     + (f", output changed in {differing} of {runs}" if comparable
+                        else f", output not compared ({why_not})"))  # fmt: skip
     measure = "; ".join(parts)
     figures = dict(pairs=pairs, misordered=base.get("misordered", 0), provoked_runs=runs,
                    provoked_unordered=unordered_runs, provoked_differing=differing, max_lead_ms=worst)  # fmt: skip
@@ -167,19 +212,59 @@ def judge_hazard(label: str, base: dict | None, provoked: dict | None, shared_wi
             return _v(NOT_OBSERVED, f"the provoked runs' output changed, but the delay also holds back "
                       f"{', '.join(shared_with)}, whose race changes it; {own}", measure, **figures)  # fmt: skip
         return _v(CONFIRMED, f"provoked, the output changed in {differing} of {runs} runs", measure, **figures)
+    if label.startswith("SL404:") and provoked and not comparable:
+        return _v(NOT_MEASURABLE, f"only the output can show the block reused, and it was not compared: "
+                  f"{provoked.get('why') or 'no output'}", measure, **figures)  # fmt: skip
+    return _v(NOT_OBSERVED, ordered_reason(label, base, checks, runs), measure,
+              masked=base.get("masked", 0) + sum(c.get("masked", 0) for c in checks), **figures)  # fmt: skip
+
+
+def ordered_reason(label: str, base: dict, checks: list[dict], runs: int) -> str:
+    """Why the unsafe order never occurred, from how the accesses were ordered
+    (hazards.py): in the provoked runs when there are any (they are the test), else in
+    the plain run. A bug whose race the delay could not provoke (the consumer was queued
+    after the producer had ended) and its fix (queued before, held back on the device)
+    get different words."""
+    code = label.split(":")[0]
+    pool = checks if checks else [base]
+    where = f"in {runs} provoked run{'s' if runs != 1 else ''}" if checks else "in the plain run"
     masked = base.get("masked", 0) + sum(c.get("masked", 0) for c in checks)
-    n_runs = runs + 1
+    device = sum(c.get("device_ordered", 0) for c in pool)
+    host = sum(c.get("host_ordered", 0) for c in pool)
+    noise = sum(c.get("below_noise", 0) for c in pool)
+    wait = max((c.get("max_wait_ms", 0.0) for c in pool), default=0.0)
+    gaps = [c.get("min_host_gap_ms", 0.0) for c in pool if c.get("host_ordered")]
     if masked:
-        return _v(NOT_OBSERVED, f"masked: in {n_runs} runs the host waited for the producer before the consumer "
-                  "was queued (a synchronization between them), so the unsafe order cannot occur here; the "
-                  "missing wait bites if that synchronization goes", measure, masked=masked, **figures)  # fmt: skip
-    runs_text = f"in {n_runs} runs" + (f" ({runs} provoked)" if runs else "")
-    return _v(NOT_OBSERVED, f"{runs_text} {NEVER.get(label.split(':')[0], NEVER['SL401'])}", measure, **figures)
+        return (f"masked: {where} the host waited for the producer before the consumer was queued (a "
+                "synchronization between them), so the unsafe order cannot occur here; the missing wait bites "
+                "if that synchronization goes")  # fmt: skip
+    if host and host >= device:
+        gap = min(gaps) if gaps else 0.0
+        if code in HOST_SIDE:
+            return f"{where} {HOST_SIDE[code]} ({gap:.2f} ms after, at the least): ordered by the host"
+        inside = sum(c.get("held_in_statement", 0) for c in pool)
+        held = (f"; in {inside} of them its statement began before the producer finished and its launch waited "
+                "inside it (as a kernel's first load waits for the device)" if inside else "")  # fmt: skip
+        return (f"ordered by the host: {where} the consumer was queued only after the producer had finished "
+                f"({gap:.2f} ms after, at the least){held}, so the delay did not provoke the race and nothing "
+                "shows whether a wait orders them")  # fmt: skip
+    if device:
+        return (f"ordered on the device: {where} the consumer was queued while the producer still ran and "
+                f"was held back until it finished (up to {wait:.2f} ms): a wait streamlint did not see")  # fmt: skip
+    if noise:
+        return (f"below noise: {where} the accesses overlapped by at most {NOISE_US_TEXT}, the trace's timing "
+                "resolution")  # fmt: skip
+    runs_text = f"in {runs + 1} runs" + (f" ({runs} provoked)" if runs else "")
+    return f"{runs_text} {NEVER.get(code, NEVER['SL401'])}"
 
 
+HOST_SIDE = {
+    "SL402": "the host overwrote the buffer only after the copy from it had finished",
+    "SL403": "the host read the buffer only after the copy into it had finished",
+}
+NOISE_US_TEXT = "a few microseconds"
 NEVER = {
-    "SL401": "the consumer never started before the producer finished: they were ordered on the device "
-    "(a wait streamlint did not see)",
+    "SL401": "the consumer never started before the producer finished",
     "SL402": "the host never overwrote the buffer before the copy from it had finished",
     "SL403": "the host never read the buffer before the copy into it had finished",
     "SL404": "the output never changed: the block was not reused while the other stream still used it",

@@ -364,6 +364,12 @@ def draw_script(path: Path, entry: dict, trace: Trace, steady: bool = True) -> P
     return _save(fig, path)
 
 
+def _wrap(text: str, width: int) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width)) or text
+
+
 def draw_race(path: Path, entry: dict, finding: dict, trace: Trace) -> Path | None:
     """A provoked run of one hazard finding, around its clearest racing pair."""
     import matplotlib
@@ -395,23 +401,18 @@ def draw_race(path: Path, entry: dict, finding: dict, trace: Trace) -> Path | No
     lanes = 1 + len(_lanes(ev, ops))
     prov = finding.get("provoked") or {}
     delay = prov.get("delay") or {}
+    sized = prov.get("sized_ms") or [prov.get("spin_ms") or 0]
     title = (f"{finding['code']} at line {finding['row']}: {finding['verdict']} (provoked run: "
-             f"{prov.get('spin_ms', 0):.0f} ms spin before line "
+             f"{max(sized):.0f} ms spin before line "
              f"{str(delay.get('at', '')).split(':')[-1]})")  # fmt: skip
     highlight = [finding["label"]] + [lab for lab in entry.get("instrumented", {}).get("wrapped", {})
                                       if lab.startswith(finding["label"] + ":ref:")]  # fmt: skip
     fig, ax = plt.subplots(1, 1, figsize=(12, 1.9 + 0.45 * lanes))
-    note = None
-    if race and finding["code"] == "SL404" and finding["verdict"] != "confirmed":
-        lead = race["first"]["end"] - race["second"]["start"]
-        note = (f"the allocating stream ran on {_fmt_dur(lead)} before the use ended; "
-                "harmless here: the output did not change")  # fmt: skip
+    # the caption is the verdict's own reason, so picture and report never disagree
+    verdict_text = _wrap(f"{finding['verdict']}: {finding.get('why', '')}", 150)
+    note = verdict_text if race and finding["code"] == "SL404" and finding["verdict"] != "confirmed" else None
     draw_variant(ax, ev, rep, title, highlight, window=window, race=race, race_note=note)
-    why = None
-    if not race and found.get("masked"):
-        why = "the host waits for the producer's stream before it queues the consumer: the missing wait is masked"
-    elif not race and found.get("pairs"):
-        why = "every access waited for the one before it on the device: ordered, though delayed on purpose"
+    why = verdict_text if not race else None
     if why:
         ax.text(0.5, 0.02, why, transform=ax.transAxes, ha="center", va="bottom", fontsize=8,
                 color="#1f4e79", bbox={"fc": "white", "ec": "#1f4e79", "alpha": 0.9, "pad": 2})  # fmt: skip

@@ -49,6 +49,12 @@ FAMILY = {
     "SL502": "overhead",
     "SL503": "overhead",
 }
+# What a serialization finding costs, by what the rule says happens: a device barrier
+# (work on the legacy default stream waits for, and holds back, every other stream) is
+# measured by the overlap lost between streams; a host stall (a synchronize, a blocking
+# copy) by the host time spent inside the call.
+DEVICE_BARRIER, HOST_STALL = "device barrier", "host stall"
+SERIALIZATION_MEASURE = {"SL101": DEVICE_BARRIER, "SL103": HOST_STALL, "SL201": HOST_STALL, "SL202": HOST_STALL}
 FASTER = 1.05
 STALL_SHARE = 0.10
 OVERLAP_LOSS = 0.05
@@ -189,7 +195,7 @@ def judge_hazard(code: str, bad: dict, good: dict, comparison: dict | None = Non
     key = (
         f"{_pct(worst)} of values wrong (worst trial), {k} of {n} trials differ; "
         f"trace: {misordered} of {hazard.get('pairs', 0)} accesses unordered"
-        + (f" by up to {hazard.get('max_lead_ms', 0.0):.2f} ms" if misordered else "")
+        + (f" by up to {hazard.get('max_lead_ms', 0.0):.2f} ms" if misordered else _ordering(hazard))
     )
     if not comparison.get("good_consistent", False):
         return _verdict(False, "the fix's own trials disagree, so the comparison proves nothing", key)
@@ -201,6 +207,17 @@ def judge_hazard(code: str, bad: dict, good: dict, comparison: dict | None = Non
     if misordered:
         why.append(f"{hazard.get('what', 'the trace shows the race')} ({misordered} times)")
     return _verdict(True, "; ".join(why), key)
+
+
+def _ordering(hazard: dict) -> str:
+    """How the traced accesses were ordered when none raced (hazards.py)."""
+    parts = []
+    if hazard.get("host_ordered"):
+        parts.append(f"{hazard['host_ordered']} ordered by the host, the later access issued "
+                     f"{hazard.get('min_host_gap_ms', 0.0):.2f} ms or more after the earlier ended")  # fmt: skip
+    if hazard.get("device_ordered"):
+        parts.append(f"{hazard['device_ordered']} ordered on the device")
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 OVERHEAD_COUNTS = {
@@ -227,8 +244,10 @@ def judge_overhead(code: str, bad: dict, good: dict, findings: dict | None = Non
     )
     if extra < 0.9:
         return _verdict(False, f"no extra {noun} per iteration in the trace", key)
-    return _verdict(True, f"{extra:.1f} extra {noun} per iteration costing {extra_ms:.2f} ms; "
-                    f"the fix is {sp:.2f}x faster", key)  # fmt: skip
+    pace = (f"the fix is {sp:.2f}x faster" if sp >= FASTER else
+            f"but the fix as a whole was not faster here ({sp:.2f}x): the {noun} it removes cost less than "
+            "what it does instead")  # fmt: skip
+    return _verdict(True, f"{extra:.1f} extra {noun} per iteration costing {extra_ms:.2f} ms; {pace}", key)
 
 
 def _main_finding(code: str, findings: dict) -> dict | None:

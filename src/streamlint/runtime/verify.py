@@ -49,7 +49,8 @@ def add_verify_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per variant before it is an error")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="pass KEY=VALUE to every fixture's run() that accepts it (e.g. n_chunks=4)")
-    p.add_argument("--commit", metavar="SHA", help="git commit to record (default: git rev-parse HEAD)")
+    p.add_argument("--commit", metavar="SHA", help="streamlint's git commit to record (default: that of the "
+                   "checkout streamlint runs from, if any)")
     p.add_argument("--tracer", choices=("torch", "cupti"),
                    help="torch: the PyTorch profiler; cupti: CUPTI through cupti-python, no PyTorch needed "
                    "(default: torch if installed, else cupti)")
@@ -150,7 +151,7 @@ def write_report(records: Path, report_dir: Path, out: TextIO) -> dict:
 
             trace = load(trace_path)
             for name, steady in ((s["timeline"], True), (s["timeline_full"], False)):
-                if timeline.draw_script(report_dir / name, s, trace, steady=steady) is not None:
+                if name and timeline.draw_script(report_dir / name, s, trace, steady=steady) is not None:
                     drawn.append(name)
             for f in s.get("findings", []):
                 prov = f.get("provoked") or {}
@@ -247,6 +248,10 @@ def run_verify(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
         _error(err, str(bad))
         return EXIT_UNAVAILABLE
     fixtures, script, script_args = split_targets(args.paths or ["fixtures"])
+    missing = [p for p in fixtures if p.suffix == ".py" and not p.exists()]
+    if script is None and missing:
+        _error(err, f"no such script: {missing[0]}")
+        return EXIT_UNAVAILABLE
     from streamlint.runtime.pairs import find_pairs, select
 
     pairs = []
@@ -268,7 +273,7 @@ def run_verify(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
                                provoke=args.provoke, provoke_runs=args.provoke_runs,
                                keep_raw=args.keep_raw)  # fmt: skip
     records = args.records or Path(tempfile.mkdtemp(prefix="streamlint-records-"))
-    commit = args.commit or runner.git_commit(Path(script or (fixtures[0] if fixtures else ".")).resolve().parent)
+    commit = args.commit or runner.streamlint_commit()
     try:
         if script is not None:
             selectors = [s for value in args.select or [] for s in value.split(",")]
