@@ -141,6 +141,8 @@ def _call(node: cst.Call, state: State, frame: Frame) -> Evaluated:
             callee, receiver = held, None  # `self.model(x)`: the value stored there, called
         else:
             callee = calls.method_of(receiver, node.func.attr.value)
+            if receiver.kind is ValueKind.NAMESPACE:
+                receiver = None  # `cudart.f(...)`: a module's function, not a method of an object
     else:
         callee, state = evaluate(node.func, state, frame)
     positional, keywords = [], {}

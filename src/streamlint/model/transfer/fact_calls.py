@@ -263,7 +263,10 @@ def _device_work(fact: Fact, arguments: Arguments, state: State, frame: Frame) -
     site = frame.site(arguments.node)
     if stream is None:
         return UNKNOWN, state
-    for where, write in [(a, False) for a in fact.reads] + [(a, True) for a in fact.writes]:
+    writes = fact.writes
+    if fact.kind is OpKind.MEMSET and not writes and arguments.receiver is None:
+        writes = (Arg(0),)  # a memset writes the memory it is given first (`cudaMemsetAsync(ptr, ...)`)
+    for where, write in [(a, False) for a in fact.reads] + [(a, True) for a in writes]:
         value = arguments.value(where)
         if value is not None and value.is_buffer and value.identity is not None:
             state = access(state, frame, site, value.identity, write, stream)
