@@ -126,3 +126,30 @@ def launch_graph(graph: AbsValue, arguments: Arguments, state: State, frame: Fra
     stream = given or state.current_stream(graph.framework or "cupy")
     effect = Effect(EffectKind.LAUNCH_GRAPH, frame.site(arguments.node), graph.identity, stream, framework=graph.framework)
     return AbsValue(ValueKind.UNKNOWN), do(state, frame, effect)
+
+
+def launch_kernel(kernel: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """A compiled kernel called (`raw((grid,), (block,), (a, b), stream=s)`, `elementwise(a, b)`): on the
+    stream given, else the framework's current stream, reading and writing its arrays (its body is
+    not Python we can read). `kernel:cupy:2` says the arrays are the items of positional argument 2."""
+    parts = kernel.target.split(":")
+    framework = parts[1] if len(parts) > 1 else "cupy"
+    stream = stream_of_value(arguments.value(Arg(kw="stream"))) or state.current_stream(framework)
+    given = arguments.values()
+    if len(parts) > 2 and parts[2].isdigit():
+        packed = arguments.value(Arg(int(parts[2])))
+        given = _items(packed) if packed is not None else []
+    site = frame.site(arguments.node)
+    for value in given:
+        if is_device(value) and value.identity is not None:
+            state = access(state, frame, site, value.identity, False, stream)
+            state = access(state, frame, site, value.identity, True, stream)
+    return AbsValue(ValueKind.UNKNOWN), state
+
+
+def _items(packed: AbsValue) -> list[AbsValue]:
+    """The arrays a tuple of kernel arguments holds (its items' memory, or its joined item)."""
+    found = [AbsValue(ValueKind.BUFFER, "cupy", Memory.DEVICE, member) for member in packed.members]
+    if not found and packed.element is not None:
+        found = [packed.element]
+    return found

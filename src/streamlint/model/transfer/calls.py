@@ -72,6 +72,8 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
         return _project_call(callee.target, arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE and callee.target.startswith(METHOD):
         return _method(callee.target[len(METHOD):], arguments, state, frame)
+    if callee.kind is ValueKind.CALLABLE and callee.target.startswith("kernel:"):
+        return array_calls.launch_kernel(callee, arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE:
         return _project_call(callee.target, arguments, state, frame)
     if callee.kind is ValueKind.UNKNOWN and callee.identity is not None:
