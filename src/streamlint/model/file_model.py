@@ -62,4 +62,4 @@ def _problem(hazard: Hazard) -> tuple:
     if hazard.kind is ConflictKind.RELEASE_WITHOUT_RECORD:
         root = hazard.later.path.root
         return (hazard.kind, hazard.function, root.site)
-    return (hazard.kind, hazard.site, hazard.earlier_site)
+    return (hazard.kind, hazard.site)  # one report per racing access, whichever earlier access it meets first

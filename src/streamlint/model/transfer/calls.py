@@ -19,7 +19,7 @@ from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect
 from streamlint.model.summary.function_summary import Evidence
-from streamlint.model.transfer import array_calls, handlers, torch_calls
+from streamlint.model.transfer import array_calls, fact_calls, handlers, torch_calls
 from streamlint.model.transfer.act import access, host_access
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host
@@ -63,6 +63,9 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
         handled = handler.function(callee.target, arguments, state, frame) if handler else None
         if handled is not None:
             return handled
+        modelled = declared.active().facts.get(callee.target)
+        if modelled is not None:  # a declared model of a call we cannot see
+            return fact_calls.apply_fact(modelled, arguments, state, frame, callee.target)
         if callee.target.startswith("builtins."):
             return _builtin_or_opaque(callee.target, arguments, state, frame)
         if handler is not None and not any(v.is_buffer for v in arguments.values()):

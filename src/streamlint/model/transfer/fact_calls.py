@@ -102,6 +102,8 @@ def result_of(fact: Fact, arguments: Arguments, frame: Frame, stream: Optional[S
         return stream_value(StreamRef(StreamRefKind.PER_THREAD))
     if kind == "self" and arguments.receiver is not None:
         return arguments.receiver
+    if kind == "cuda_device":  # a device designator of a CUDA device (a declared model's value)
+        return AbsValue(ValueKind.DEVICE, framework, Memory.DEVICE)
     if kind == "kernel":  # a compiled kernel (`cupy.RawKernel(...)`): calling it launches
         return AbsValue(ValueKind.CALLABLE, framework, target=fact.result)
     return UNKNOWN

@@ -151,9 +151,10 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
 
 def _like_creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     like = arguments.value(Arg(0, "input"))
-    if like is None or not like.is_buffer:
+    named = memory_named(arguments, Arg(kw="device"))
+    if (like is None or not like.is_buffer) and named is None:
         return UNKNOWN, state
-    memory = memory_named(arguments, Arg(kw="device")) or like.memory
+    memory = named or like.memory
     current = state.current_stream(F) if memory is Memory.DEVICE else None
     value = _fresh(frame, arguments, memory, current)
     if current is not None and short not in torch_api.ALLOCATING_ONLY:
@@ -340,6 +341,11 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
     if source is None or not tensor.is_buffer:
         return tensor, state
     site = frame.site(arguments.node)
+    non_blocking = arguments.flag(Arg(1, "non_blocking"), False)
+    if is_host(tensor) and not source.is_buffer and non_blocking:
+        # into host memory, non-blocking, from a source we cannot see: the code says it is a
+        # download, queued on the current stream
+        source = AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, source.identity)
     if is_host(tensor) and not is_device(source):
         # host memory written: by the host, or by a stream from a source we cannot see; a
         # queued access to it meets the write either way
@@ -352,7 +358,6 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
         if is_device(tensor) and tensor.identity is not None:
             state = access(state, frame, site, tensor.identity, True, current)
         return tensor, state
-    non_blocking = arguments.flag(Arg(1, "non_blocking"), False)
     crosses = is_device(tensor) != is_device(source)
     blocks = not non_blocking or Memory.PAGEABLE in (tensor.memory, source.memory)
     if crosses and blocks and is_device(tensor):  # a blocking upload waits for earlier work first
