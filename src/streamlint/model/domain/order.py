@@ -52,6 +52,11 @@ class AccessEvent:
     assumed: bool = False
 
 
+def access_key(a: AccessEvent) -> tuple:
+    """What names one pending access in the order (and in what an event captured)."""
+    return (a.site, a.chain, a.path, a.stream, a.write)
+
+
 @dataclass(frozen=True)
 class Pending:
     access: AccessEvent
@@ -62,8 +67,7 @@ class Pending:
 
     @property
     def key(self) -> tuple:
-        a = self.access
-        return (a.site, a.chain, a.path, a.stream, a.write)
+        return access_key(self.access)
 
     def ordered_before(self, stream: StreamRef) -> bool:
         return self.done or stream in self.seen or stream == self.access.stream

@@ -177,7 +177,7 @@ def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluat
     for element in getattr(node, "elements", ()):
         value, state = evaluate(element.value, state, frame)
         joined = value if joined is None else joined.join(value)
-        if value.identity is not None and value.kind is ValueKind.BUFFER:
+        if value.identity is not None and value.kind in (ValueKind.BUFFER, ValueKind.EVENT):
             members.add(value.identity)
         members |= value.members
     return AbsValue(ValueKind.CONTAINER, element=joined, members=frozenset(members)), state

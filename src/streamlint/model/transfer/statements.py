@@ -8,7 +8,7 @@ from typing import Callable, Sequence
 
 import libcst as cst
 
-from streamlint.model.domain.order import AccessEvent
+from streamlint.model.domain.order import AccessEvent, access_key
 from streamlint.model.domain.paths import Index, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM
@@ -154,9 +154,14 @@ def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) ->
     reads it next. Kept apart: reported here only where no caller in sight reads it."""
     identities = ([value.identity] if value.identity is not None else []) + list(value.members)
     caller = AccessEvent(Path(Root.local("<returned>")), False, state.current_stream(F), frame.site(node))
+    # an event handed out with the memory, recorded after the write, lets the caller wait for it
+    handed_events = set()
+    for identity in identities:
+        handed_events |= state.order.recorded(identity) or frozenset()
     for identity in identities:
         found = state.order.conflicts(replace(caller, path=identity))
-        frame.found.handed_out.extend(c for c in found if c.earlier.write and not c.earlier.assumed)
+        frame.found.handed_out.extend(c for c in found if c.earlier.write and not c.earlier.assumed
+                                      and access_key(c.earlier) not in handed_events)
 
 
 def leave(state: State, frame: Frame) -> None:
