@@ -142,6 +142,45 @@ CASES = {
                 {fix}
             return float(h[0])
         """, "return float(h[0])", "pass", [("host_read_before_sync", "f")]),
+    "a CUDA graph's launch runs the work it captured": ("""
+        import cupy
+        def f(func, n):
+            s = cupy.cuda.Stream(non_blocking=True)
+            a = cupy.random.random((n,))
+            {fix}
+            with s:
+                s.begin_capture()
+                out = func(a)
+                graph = s.end_capture()
+                graph.launch()
+            s.synchronize()
+            return out
+        """, "pass", "cupy.cuda.Device().synchronize()", [("read_after_write", "f")]),  # at the launch
+    "cuda-python copies by argument, events named by argument": ("""
+        from cuda.bindings import runtime as cudart
+        D2D = cudart.cudaMemcpyKind.cudaMemcpyDeviceToDevice
+        def f(nbytes):
+            err, s1 = cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking)
+            err, s2 = cudart.cudaStreamCreateWithFlags(cudart.cudaStreamNonBlocking)
+            err, ev = cudart.cudaEventCreate()
+            err, d_a = cudart.cudaMalloc(nbytes)
+            err, d_b = cudart.cudaMalloc(nbytes)
+            err, = cudart.cudaMemsetAsync(d_a, 0, nbytes, s1)
+            err, = cudart.cudaEventRecord(ev, {fix})
+            err, = cudart.cudaStreamWaitEvent(s2, ev, 0)
+            err, = cudart.cudaMemcpyAsync(d_b, d_a, nbytes, D2D, s2)
+            err, = cudart.cudaDeviceSynchronize()
+        """, "s2", "s1", [("read_after_write", "f")]),
+    "memory returned while still written, with no caller in sight": ("""
+        import torch
+        def features(batch):
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                out = batch.cuda(non_blocking=True) * 2
+                done = side.record_event()
+            return {fix}
+        """, "out", "out, done", [("read_after_write", "features")]),
 }
 
 
