@@ -81,6 +81,11 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
         return _project_call(callee.target, arguments, state, frame)
     if callee.kind is ValueKind.UNKNOWN and callee.identity is not None:
         return _opaque(_model_inputs(arguments, state), state, frame, direct=True)
+    if callee.kind is ValueKind.BUFFER and callee.identity is not None:
+        # a module known to be on the device, called: its parameters are read where it runs
+        inputs = _model_inputs(arguments, state)
+        return _opaque(replace(inputs, positional=inputs.positional + ((callee, arguments.node),)), state, frame,
+                       direct=True)
     return _opaque(arguments, state, frame)
 
 

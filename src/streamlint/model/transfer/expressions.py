@@ -137,7 +137,8 @@ def _call(node: cst.Call, state: State, frame: Frame) -> Evaluated:
     if isinstance(node.func, cst.Attribute):
         receiver, state = evaluate(node.func.value, state, frame)
         held = state.stored(receiver.identity.attr(node.func.attr.value)) if receiver.identity is not None else None
-        if held is not None and held.kind in (ValueKind.UNKNOWN, ValueKind.CALLABLE, ValueKind.OBJECT, ValueKind.NAMESPACE):
+        if held is not None and held.kind in (ValueKind.UNKNOWN, ValueKind.CALLABLE, ValueKind.OBJECT, ValueKind.NAMESPACE,
+                                              ValueKind.BUFFER):
             callee, receiver = held, None  # `self.model(x)`: the value stored there, called
         else:
             callee = calls.method_of(receiver, node.func.attr.value)

@@ -4,7 +4,7 @@ and left, returns collected."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
 import libcst as cst
 
@@ -12,7 +12,7 @@ from streamlint.model.domain.order import AccessEvent, access_key
 from streamlint.model.domain.paths import Index, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM
-from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind, truth
+from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import released
 from streamlint.model.transfer.array_calls import SYNC_ON_EXIT
@@ -61,7 +61,40 @@ def _suite(node, state: State, frame: Frame) -> State:
 
 
 def _expr(node: cst.Expr, state: State, frame: Frame) -> State:
+    moved = _module_move(node.value, state, frame)
+    if moved is not None:
+        return moved
     return evaluate(node.value, state, frame)[1]
+
+
+# Methods that move or cast an nn.Module in place (and return it): `model.to(device)`.
+MODULE_MOVES = frozenset({"to", "cuda", "half", "float", "bfloat16", "double"})
+
+
+def _module_move(call: cst.BaseExpression, state: State, frame: Frame) -> Optional[State]:
+    """`model.to("cuda", non_blocking=True)` as a statement, on a value the code says nothing else
+    about: a tensor's copy would be thrown away, so it is a module moved in place, its parameters
+    written on the current stream (and device memory from then on)."""
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in MODULE_MOVES):
+        return None
+    receiver, state = evaluate(call.func.value, state, frame)
+    if receiver.kind is not ValueKind.UNKNOWN or receiver.identity is None:
+        return None
+    for arg in call.args:
+        _, state = evaluate(arg.value, state, frame)
+    current = state.current_stream(F)
+    module = AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, receiver.identity, current)
+    state = access(state, frame, frame.site(call), receiver.identity, True, current)
+    return _rebound(state, receiver, module)
+
+
+def _rebound(state: State, before: AbsValue, after: AbsValue) -> State:
+    for name, value in state.names:
+        if value == before:
+            state = state.bind(name, after)
+    if before.identity is not None and state.stored(before.identity) is not None:
+        state = state.store(before.identity, after)
+    return state
 
 
 def _assign(node: cst.Assign, state: State, frame: Frame) -> State:
