@@ -12,6 +12,7 @@ import pytest
 from conftest import PINNED_SNIPPET, run_cli
 
 from streamlint import cli, output
+from streamlint.commands.options import DEFAULT_FORMAT
 from streamlint.diagnostics import Diagnostic
 from streamlint.fixes import Applicability, Edit, Fix
 
@@ -39,13 +40,14 @@ def test_cli_choices_come_from_the_registry():
     check = next(a for a in commands["check"]._actions if a.dest == "format")
     assert tuple(check.choices) == output.FORMATS
     assert {"concise", "full", "json", "sarif", "github", "gitlab", "junit"} <= set(output.FORMATS)
-    assert check.default == "full"  # as ruff's default
+    # no default on the command line, so the config's output-format applies; else full, as ruff
+    assert check.default is None and DEFAULT_FORMAT == "full"
 
 
 def test_ruffs_format_names_and_the_old_name_text():
     _, commands = cli.build_parser()
     parse = commands["check"].parse_args
-    assert parse([]).format == "full"
+    assert parse([]).format is None  # resolved later: the config's output-format, else full
     assert parse(["--output-format", "concise"]).format == "concise"
     assert parse(["--format", "text"]).format == "concise"  # the one-line format's old name
     assert render("text", [D]) == render("concise", [D])
