@@ -181,6 +181,20 @@ CASES = {
                 done = side.record_event()
             return {fix}
         """, "out", "out, done", [("read_after_write", "features")]),
+    "a public method's next call meets what the last one left pending on self": ("""
+        import torch
+        class Reducer:
+            def __init__(self, n):
+                self.grads = torch.zeros(n, device="cuda")
+                self.stream = torch.cuda.Stream()
+
+            def reduce(self, grad):
+                {fix}
+                self.grads.add_(grad)
+                self.stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(self.stream):
+                    self.grads.div_(8)
+        """, "pass", "torch.cuda.current_stream().wait_stream(self.stream)", [("write_after_write", "reduce")]),
 }
 
 

@@ -8,7 +8,11 @@ from typing import Optional
 
 import libcst as cst
 
+from dataclasses import replace
+
 from streamlint.model.domain.order import ConflictKind
+from streamlint.model.domain.values import ValueKind
+from streamlint.model.interproc.repeat import next_call_conflicts
 from streamlint.model.findings import Hazard, at_boundary, place
 from streamlint.model.transfer.frame import ROOT_CONTEXT
 from streamlint.model.interproc.program import Program, loader_for, unit_of
@@ -49,10 +53,28 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
     """The conflicts the walks saw, then memory handed out unfinished by functions no caller
     in sight calls (their callers' reads are out of sight: the boundary is the place)."""
     found: list = list(solved.conflicts_in(name))
+    found.extend(_next_calls(solver, solved, name))
     for (qualname, context), walked in solved.walks.items():
         if not qualname.startswith(name + ".") or qualname in solver.called or context != ROOT_CONTEXT:
             continue
         found.extend((qualname, at_boundary(qualname, c)) for c in walked.handed_out)
+    return found
+
+
+def _next_calls(solver: Solver, solved: Solved, name: str) -> list:
+    """A public method of a class that keeps a stream, called again: its pending work on `self`
+    from the last call meets this call's (reported at this call's access, in the method)."""
+    found = []
+    for (qualname, context), walked in solved.walks.items():
+        method = qualname.rsplit(".", 1)[-1]
+        if not qualname.startswith(name + ".") or method.startswith("_") or not context.receiver_state:
+            continue
+        if context.args or not any(v.kind is ValueKind.STREAM for _, v in context.receiver_state):
+            continue
+        for conflict in next_call_conflicts(walked.summary, context.receiver_state):
+            later = replace(conflict.later, chain=conflict.later.chain[1:])
+            earlier = replace(conflict.earlier, chain=conflict.earlier.chain[1:])
+            found.append((qualname, place(qualname, replace(conflict, later=later, earlier=earlier))))
     return found
 
 
