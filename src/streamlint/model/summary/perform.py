@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Optional
 
-from streamlint.model.domain.order import AccessEvent, Conflict, Order
+from streamlint.model.domain.order import HOST, RECORDED, AccessEvent, Conflict, Order
 from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.state import State
@@ -61,6 +61,8 @@ def legacy_barrier(order: Order, stream: StreamRef) -> Order:
 
 
 def _blocking(stream: StreamRef) -> bool:
+    if stream in (HOST, RECORDED):
+        return False  # the host is no stream: the legacy stream does not order it
     return stream.blocking and stream.kind in (StreamRefKind.CREATED, StreamRefKind.PATH) and stream.framework != ""
 
 

@@ -54,9 +54,8 @@ def _cupy_kernel(short: str, arguments: Arguments, state: State, frame: Frame) -
     if out is not None and is_device(out) and out.identity is not None:  # a ufunc's `out=`
         return out, access(state, frame, site, out.identity, True, current)
     result = AbsValue(ValueKind.BUFFER, "cupy", Memory.DEVICE, Path(Root.fresh(site)), current)
-    if inputs or short in cupy.FILLING_CREATORS:
-        state = access(state, frame, site, result.identity, True, current)
-    return result, state
+    # a kernel function writes its result on the stream (creators without a kernel are table rows)
+    return result, access(state, frame, site, result.identity, True, current)
 
 
 def cupy_array_method(name: str, array: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:

@@ -19,7 +19,8 @@ from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect
 from streamlint.model.summary.function_summary import Evidence
-from streamlint.model.transfer import array_calls, fact_calls, handlers, torch_calls
+from streamlint.model.api import mpi
+from streamlint.model.transfer import array_calls, fact_calls, handlers, mpi_calls, torch_calls
 from streamlint.model.transfer.act import access, host_access
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host
@@ -63,6 +64,10 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
         handled = handler.function(callee.target, arguments, state, frame) if handler else None
         if handled is not None:
             return handled
+        if callee.target.startswith(mpi.MODULE_ROOT + "."):  # `MPI.COMM_WORLD.Bcast(buf)`
+            handled = mpi_calls.comm_method(callee.target.rsplit(".", 1)[-1], arguments, state, frame)
+            if handled is not None:
+                return handled
         modelled = declared.active().facts.get(callee.target)
         if modelled is not None:  # a declared model of a call we cannot see
             return fact_calls.apply_fact(modelled, arguments, state, frame, callee.target)
@@ -127,6 +132,8 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
         return _project_call(f"{receiver.target}.{name}", arguments, state, frame)
     elif receiver.identity is not None and receiver.identity.root.kind is RootKind.SELF and not receiver.identity.steps:
         return _project_call(f"{frame.module}.{frame.class_name}.{name}", arguments, state, frame)
+    if handled is None and not receiver.is_buffer:
+        handled = mpi_calls.comm_method(name, arguments, state, frame)  # a communicator's buffer methods
     if handled is not None:
         return handled
     state = _kept_by(receiver, arguments, state)
