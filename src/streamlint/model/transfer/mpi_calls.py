@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Optional
 
 from streamlint.model.api import mpi
+from streamlint.model.domain.paths import Path
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import UNKNOWN, AbsValue
 from streamlint.model.transfer.act import host_access
@@ -24,17 +25,16 @@ def comm_method(name: str, arguments: Arguments, state: State, frame: Frame) -> 
         given = arguments.value(row.arg)
         for buffer in _buffers(given):
             if row.role in (mpi.Role.SENT, mpi.Role.BOTH):
-                state = host_access(state, frame, site, buffer.identity, False)
+                state = host_access(state, frame, site, buffer, False)
             if row.role in (mpi.Role.RECEIVED, mpi.Role.BOTH):
-                state = host_access(state, frame, site, buffer.identity, True)
+                state = host_access(state, frame, site, buffer, True)
     return UNKNOWN, state
 
 
-def _buffers(given: Optional[AbsValue]) -> list[AbsValue]:
-    """The array itself, or the first item of a buffer specification (`[buf, MPI.FLOAT]`)."""
+def _buffers(given: Optional[AbsValue]) -> list[Path]:
+    """The array's memory, or that of the array in a buffer specification (`[buf, MPI.FLOAT]`)."""
     if given is None:
         return []
     if given.is_buffer and given.identity is not None:
-        return [given]
-    element = given.element
-    return [element] if element is not None and element.is_buffer and element.identity is not None else []
+        return [given.identity]
+    return sorted(given.members, key=repr)
