@@ -75,7 +75,17 @@ def _wait_stream(order: Order, e: Effect) -> Order:
         return order
     if not e.other.known:
         return _wait_everything(order, e.stream)  # a wait we cannot resolve may order anything
-    return order.wait(e.stream, e.other)
+    for waiter in _waiters(e.stream):
+        order = order.wait(waiter, e.other)
+    return order
+
+
+def _waiters(stream: StreamRef) -> tuple[StreamRef, ...]:
+    """The legacy default stream's waits may be PyTorch's current stream's too: at entry it may
+    be the default stream (the may clock counts what may order)."""
+    if stream.kind is StreamRefKind.LEGACY:
+        return (stream, StreamRef.ambient("torch"))
+    return (stream,)
 
 
 def _wait_everything(order: Order, waiter: StreamRef) -> Order:
@@ -95,7 +105,9 @@ def _wait_event(order: Order, e: Effect) -> Order:
         return order
     if order.recorded(e.path) is None:
         return _wait_everything(order, e.stream)  # an event recorded where we cannot see: may order anything
-    return order.wait_event(e.stream, e.path)
+    for waiter in _waiters(e.stream):
+        order = order.wait_event(waiter, e.path)
+    return order
 
 
 def _sync_stream(order: Order, e: Effect) -> Order:

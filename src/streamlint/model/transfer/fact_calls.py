@@ -110,6 +110,9 @@ def result_of(fact: Fact, arguments: Arguments, frame: Frame, stream: Optional[S
 
 
 def apply_fact(fact: Fact, arguments: Arguments, state: State, frame: Frame, api: str = "") -> Handled:
+    view = _shared_view(fact, arguments)
+    if view is not None:
+        return view, state
     if fact.kind is not None:
         host = arguments.value(fact.host) or arguments.value(fact.out)
         memory = host.memory if host is not None and host.is_buffer else Memory.UNKNOWN
@@ -126,6 +129,18 @@ def apply_fact(fact: Fact, arguments: Arguments, state: State, frame: Frame, api
     if fact.returns_tuple:  # cuda-python: (error, value)
         value = AbsValue(ValueKind.CONTAINER, element=value, target=ERROR_FIRST)
     return value, state
+
+
+def _shared_view(fact: Fact, arguments: Arguments) -> Optional[AbsValue]:
+    """A call that wraps device memory it is given (`cp.asarray(cuda_tensor)`,
+    `numba.cuda.as_cuda_array(t)`: CUDA Array Interface, DLPack) makes no copy: the result is the
+    same memory under another framework's name."""
+    wraps_device = fact.result.startswith("device:") and fact.kind in (None, OpKind.COPY_H2D)
+    given = arguments.value(fact.host) if fact.host is not None else arguments.value(Arg(0))
+    if not wraps_device or given is None or not is_device(given) or given.identity is None:
+        return None
+    framework = fact.result.split(":")[1]
+    return AbsValue(ValueKind.BUFFER, framework, Memory.DEVICE, given.identity, given.stream)
 
 
 def _subject(fact: Fact, arguments: Arguments) -> Optional[AbsValue]:

@@ -46,6 +46,15 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     return None
 
 
+def _wrapped(arguments: Arguments) -> AbsValue:
+    """`torch.from_dlpack(a)`, `torch.as_tensor(cupy_array)`: device memory another framework
+    made, now a tensor too (no copy); anything else is not told."""
+    given = arguments.value(Arg(0, "data"))
+    if given is None or not is_device(given) or given.identity is None:
+        return UNKNOWN
+    return AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, given.identity, given.stream)
+
+
 def _loader(arguments: Arguments) -> AbsValue:
     """A DataLoader: its batches are host tensors, pinned when it is asked to pin them."""
     pinned = arguments.flag(Arg(kw="pin_memory"), False)
@@ -178,6 +187,11 @@ _FUNCTIONS: dict[str, Callable[[Arguments, State, Frame], Handled]] = {
     "torch.accelerator.synchronize": _synchronize,
     "torch.device": _device,
     "torch.utils.data.DataLoader": lambda arguments, state, frame: (_loader(arguments), state),
+    "torch.from_dlpack": lambda arguments, state, frame: (_wrapped(arguments), state),
+    "torch.utils.dlpack.from_dlpack": lambda arguments, state, frame: (_wrapped(arguments), state),
+    "torch.as_tensor": lambda arguments, state, frame: (
+        (_wrapped(arguments), state) if _wrapped(arguments) is not UNKNOWN else _creator("as_tensor", arguments, state, frame)
+    ),
     # work under `with torch.cuda.graph(g):` is recorded into the graph on a capture stream
     "torch.cuda.graph": lambda arguments, state, frame: (AbsValue(ValueKind.STREAM_CONTEXT, F, stream=None), state),
     # the analysed program runs where its streams do: on a machine with a GPU
