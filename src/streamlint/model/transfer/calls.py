@@ -116,6 +116,12 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     handled: Optional[Handled] = None
     if receiver.kind is ValueKind.GRAPH and receiver.identity is not None and name in ("launch", "replay"):
         return array_calls.launch_graph(receiver, arguments, state, frame)
+    if receiver.kind is ValueKind.CONTAINER and receiver.target == torch_calls.OPTIMIZER:
+        stepped = torch_calls.optimizer_step(receiver, name, arguments, state, frame)
+        if stepped is not None:
+            return stepped
+    if name == "parameters" and torch_calls.parameters_of(receiver) is not None:
+        return torch_calls.parameters_of(receiver), state
     handler = handlers.for_value(receiver)
     if handler is not None and receiver.kind is ValueKind.STREAM:
         handled = handler.stream_method(name, receiver, arguments, state, frame)

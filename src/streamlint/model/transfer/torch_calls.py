@@ -38,12 +38,54 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         return handler(arguments, state, frame)
     if name in torch_api.COLLECTIVES:
         return _collective(torch_api.COLLECTIVES[name], arguments, state, frame)
+    if name.startswith(OPTIMIZERS) and name.rsplit(".", 1)[-1][:1].isupper():
+        return _optimizer(arguments), state
     short = name.rsplit(".", 1)[-1]
     if name.startswith("torch.") and short in torch_api.CREATORS:
         return _creator(short, arguments, state, frame)
     if name.startswith("torch.") and short in torch_api.LIKE_CREATORS:
         return _like_creator(short, arguments, state, frame)
     return None
+
+
+# Where PyTorch's optimizers live: `torch.optim.AdamW(model.parameters())` holds the model's parameters.
+OPTIMIZERS = ("torch.optim.",)
+OPTIMIZER = "optimizer"
+
+
+def _optimizer(arguments: Arguments) -> AbsValue:
+    """An optimizer: it holds the memory of the parameters it was given."""
+    given = arguments.value(Arg(0, "params"))
+    members = given.members if given is not None else frozenset()
+    return AbsValue(ValueKind.CONTAINER, F, target=OPTIMIZER, members=members)
+
+
+def parameters_of(module: AbsValue) -> Optional[AbsValue]:
+    """`model.parameters()`: the module's parameters, its memory (an nn.Module's method)."""
+    if module.identity is None or module.kind not in (ValueKind.UNKNOWN, ValueKind.BUFFER):
+        return None
+    return AbsValue(ValueKind.CONTAINER, F, members=frozenset({module.identity}))
+
+
+def optimizer_step(optimizer: AbsValue, name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    """`opt.step()` reads the gradients and writes the parameters, `opt.zero_grad()` writes the
+    gradients: on the current stream, so the parameters are CUDA memory written there."""
+    if name not in ("step", "zero_grad"):
+        return None
+    site = frame.site(arguments.node)
+    current = state.current_stream(F)
+    for member in sorted(optimizer.members, key=repr):
+        if any(value.identity == member and is_host(value) for _, value in state.names):
+            state = host_access(state, frame, site, member, True)  # CPU parameters: the host's work
+            continue
+        state = access(state, frame, site, member, False, current)
+        state = access(state, frame, site, member, True, current)
+        for held, value in state.names:
+            if value.identity == member and value.kind is ValueKind.UNKNOWN:
+                state = state.bind(held, AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, member))
+        if state.stored(member) is not None and state.stored(member).kind is ValueKind.UNKNOWN:
+            state = state.store(member, AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, member))
+    return UNKNOWN, state
 
 
 def _wrapped(arguments: Arguments) -> AbsValue:
