@@ -11,6 +11,7 @@ import libcst as cst
 from dataclasses import replace
 
 from streamlint.model.domain.order import ConflictKind
+from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.values import ValueKind
 from streamlint.model.interproc.repeat import next_call_conflicts
 from streamlint.model.findings import Hazard, at_boundary, place
@@ -69,13 +70,30 @@ def _next_calls(solver: Solver, solved: Solved, name: str) -> list:
         method = qualname.rsplit(".", 1)[-1]
         if not qualname.startswith(name + ".") or method.startswith("_") or not context.receiver_state:
             continue
-        if context.args or not any(v.kind is ValueKind.STREAM for _, v in context.receiver_state):
+        if context.args or not _keeps_async_work(context.receiver_state, walked.summary):
             continue
         for conflict in next_call_conflicts(walked.summary, context.receiver_state):
             later = replace(conflict.later, chain=conflict.later.chain[1:])
             earlier = replace(conflict.earlier, chain=conflict.earlier.chain[1:])
-            found.append((qualname, place(qualname, replace(conflict, later=later, earlier=earlier))))
+            found.append((qualname, _placed_across_calls(qualname, replace(conflict, later=later, earlier=earlier))))
     return found
+
+
+def _keeps_async_work(receiver_state: tuple, summary) -> bool:
+    """The intent gate: a class that keeps a stream, or whose method leaves a copy of its own
+    host memory in flight (`self.gpu.copy_(self.pinned, non_blocking=True)`)."""
+    if any(v.kind is ValueKind.STREAM for _, v in receiver_state):
+        return True
+    return any(e.host_memory and e.path is not None and e.path.root.kind is RootKind.SELF for e in summary.effects)
+
+
+def _placed_across_calls(function: str, conflict) -> Hazard:
+    """The host refilling what the last call's copy may still read is reported at that copy, the
+    one that returns with its read in flight (where the wait goes); other kinds as within a call."""
+    if conflict.kind is ConflictKind.HOST_WRITE_BEFORE_SYNC:
+        hazard = place(function, conflict)
+        return replace(hazard, site=hazard.earlier_site)
+    return place(function, conflict)
 
 
 def _problem(hazard: Hazard) -> tuple:

@@ -384,7 +384,9 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
         # an upload that blocks waits for the stream's earlier work, then queues its copy: the
         # device side may still be written when the host goes on (CUDA's pageable staging)
         state = do(state, frame, host_waits)
-    if source.identity is not None:
+    if source.identity is not None and blocks and to_device:
+        state = host_access(state, frame, site, source.identity, False)  # a blocking upload is done reading at return
+    elif source.identity is not None:
         state = access(state, frame, site, source.identity, False, current, host_memory=to_device)
     state = access(state, frame, site, result.identity, True, current, host_memory=not to_device)
     if blocks and not to_device:
@@ -418,7 +420,9 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
     blocks = not non_blocking or Memory.PAGEABLE in (tensor.memory, source.memory)
     if crosses and blocks and is_device(tensor):  # a blocking upload waits for earlier work first
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
-    if source.identity is not None:
+    if source.identity is not None and crosses and blocks and is_device(tensor):
+        state = host_access(state, frame, site, source.identity, False)  # a blocking upload is done reading at return
+    elif source.identity is not None:
         state = access(state, frame, site, source.identity, False, current, host_memory=not is_device(source))
     if tensor.identity is not None:
         state = access(state, frame, site, tensor.identity, True, current, host_memory=not is_device(tensor))
