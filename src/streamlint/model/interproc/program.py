@@ -51,7 +51,13 @@ def _methods(unit: ModuleUnit, cls: cst.ClassDef) -> None:
     for member in body:
         if isinstance(member, cst.FunctionDef):
             qualname = f"{unit.name}.{cls.name.value}.{member.name.value}"
-            unit.functions[qualname] = FunctionRef(qualname, unit.name, cls.name.value, member)
+            # a static method has no receiver: a function that lives in the class
+            owner = "" if _is_static(member) else cls.name.value
+            unit.functions[qualname] = FunctionRef(qualname, unit.name, owner, member)
+
+
+def _is_static(function: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)
 
 
 def _top_names(tree: cst.Module) -> list[str]:

@@ -8,7 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model.api.facts import Arg
-from streamlint.model.domain.values import AbsValue
+from streamlint.model.domain.values import AbsValue, truth
 
 
 @dataclass(frozen=True)
@@ -40,12 +40,13 @@ class Arguments:
 
     def flag(self, where: Optional[Arg], default: bool) -> Optional[bool]:
         """A literal True/False argument; the default when absent; None when not a literal."""
-        expression = self.expression(where)
-        if expression is None:
+        found = self.find(where)
+        if found is None:
             return default
+        value, expression = found
         if isinstance(expression, cst.Name) and expression.value in ("True", "False"):
             return expression.value == "True"
-        return None
+        return truth(value)  # a name the walk knows the truth of (a caller passed True)
 
     def text(self, where: Optional[Arg]) -> Optional[str]:
         """A string literal argument's value."""

@@ -36,6 +36,8 @@ HOST_READERS = frozenset({"print", "str", "repr", "float", "int", "bool", "forma
 def method_of(receiver: AbsValue, name: str) -> AbsValue:
     if receiver.kind is ValueKind.NAMESPACE:
         return AbsValue(ValueKind.NAMESPACE, target=f"{receiver.target}.{name}")
+    if receiver.kind is ValueKind.CALLABLE and receiver.target and not receiver.target.startswith((METHOD, "kernel:")):
+        return AbsValue(ValueKind.CALLABLE, target=f"{receiver.target}.{name}")  # `Class.helper(...)`
     return AbsValue(ValueKind.CALLABLE, target=METHOD + name)
 
 

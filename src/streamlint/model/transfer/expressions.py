@@ -142,8 +142,8 @@ def _call(node: cst.Call, state: State, frame: Frame) -> Evaluated:
             callee, receiver = held, None  # `self.model(x)`: the value stored there, called
         else:
             callee = calls.method_of(receiver, node.func.attr.value)
-            if receiver.kind is ValueKind.NAMESPACE:
-                receiver = None  # `cudart.f(...)`: a module's function, not a method of an object
+            if receiver.kind in (ValueKind.NAMESPACE, ValueKind.CALLABLE):
+                receiver = None  # `cudart.f(...)`, `Class.helper(...)`: a function, not a method of an object
     else:
         callee, state = evaluate(node.func, state, frame)
     positional, keywords = [], {}
