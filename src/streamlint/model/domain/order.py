@@ -16,6 +16,7 @@ shows no order.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from enum import Enum
 from typing import Iterable, Optional
 
@@ -52,6 +53,10 @@ class AccessEvent:
     assumed: bool = False
 
 
+# The sets of streams the clocks hold, one object each (few: a program has few streams).
+_STREAM_SETS: dict = {}
+
+
 @dataclass(frozen=True)
 class Pending:
     access: AccessEvent
@@ -60,16 +65,36 @@ class Pending:
     done: bool = False  # completed as far as the host knows on some path (the may clock)
     done_on_every_path: bool = False  # ... on every path (the must clock)
 
-    @property
+    def __post_init__(self) -> None:
+        # one object per set of streams, so that equal clocks are the same objects (`clock`)
+        object.__setattr__(self, "seen", _STREAM_SETS.setdefault(self.seen, self.seen))
+        object.__setattr__(self, "seen_on_every_path", _STREAM_SETS.setdefault(self.seen_on_every_path,
+                                                                               self.seen_on_every_path))
+
+    @cached_property
     def key(self) -> tuple:
         a = self.access
         return (a.site, a.chain, a.path, a.stream, a.write)
+
+    @cached_property
+    def clock(self) -> tuple:
+        """What an ordering operation decides by (not the access): equal clocks move alike. By
+        identity, for speed: equal clocks held in different objects are only decided twice."""
+        return (id(self.seen), id(self.seen_on_every_path), self.done, self.done_on_every_path, id(self.access.stream))
 
     def ordered_before(self, stream: StreamRef) -> bool:
         return self.done or stream in self.seen or stream == self.access.stream
 
     def with_seen(self, stream: StreamRef) -> "Pending":
-        return replace(self, seen=self.seen | {stream}, seen_on_every_path=self.seen_on_every_path | {stream})
+        if stream in self.seen and stream in self.seen_on_every_path:
+            return self
+        return Pending(self.access, self.seen | {stream}, self.seen_on_every_path | {stream}, self.done,
+                       self.done_on_every_path)
+
+    def completed(self) -> "Pending":
+        if self.done and self.done_on_every_path:
+            return self
+        return Pending(self.access, self.seen, self.seen_on_every_path, True, True)
 
 
 @dataclass(frozen=True)
@@ -108,10 +133,44 @@ class Order:
     # release is done, whether queued before or after the call
     kept_for: frozenset[tuple[Path, StreamRef]] = frozenset()
 
+    # -- the index: each root's pending accesses ------------------------------------
+    @cached_property
+    def _by_root(self) -> dict:
+        """Root -> its pending accesses, in `pending`'s order: only paths of one root may alias,
+        so an access meets only its root's pending accesses, not every pending access."""
+        index: dict = {}
+        for p in self.pending:
+            root = p.access.path.root
+            index[root] = index.get(root, ()) + (p,)
+        return index
+
+    def _same_root(self, path: Path) -> tuple:
+        return self._by_root.get(path.root, ())
+
+    def _derived(self, events: Optional[tuple] = None, kept_for: Optional[frozenset] = None) -> "Order":
+        """This order with its events or kept memory replaced: the same pending accesses."""
+        made = Order(self.pending, self.events if events is None else events,
+                     self.kept_for if kept_for is None else kept_for)
+        if "_by_root" in self.__dict__:
+            made.__dict__["_by_root"] = self._by_root
+        return made
+
+    def _with_bucket(self, pending: tuple, root, bucket: tuple, events: Optional[tuple] = None,
+                     kept_for: Optional[frozenset] = None) -> "Order":
+        """`pending` replaces this order's, differing only in `root`'s accesses, now `bucket`."""
+        made = Order(pending, self.events if events is None else events, self.kept_for if kept_for is None else kept_for)
+        index = dict(self._by_root)
+        if bucket:
+            index[root] = bucket
+        else:
+            index.pop(root, None)
+        made.__dict__["_by_root"] = index
+        return made
+
     # -- accesses ------------------------------------------------------------------
     def conflicts(self, access: AccessEvent) -> list[Conflict]:
         found = []
-        for p in self.pending:
+        for p in self._same_root(access.path):
             kind = _kind(p.access, access)
             if kind is None or not p.access.path.may_alias(access.path):
                 continue
@@ -127,21 +186,45 @@ class Order:
             return self  # the host's own accesses are done when they happen
         seen = frozenset({access.stream})
         entry = Pending(access, seen, seen)
-        kept = tuple(p for p in self.pending if p.key != entry.key)
+        key = entry.key
         # an event recorded before this access orders nothing about it, even when it
         # replaces an earlier access of the same site (the previous loop iteration's)
-        events = tuple((path, captured - {entry.key}) for path, captured in self.events)
-        return Order(kept + (entry,), events, self.kept_for)
+        events = self.events
+        if any(key in captured for _, captured in events):
+            events = tuple((path, captured - {key}) for path, captured in events)
+        bucket = self._same_root(access.path)
+        pending = self.pending
+        if any(p.key == key for p in bucket):
+            bucket = tuple(p for p in bucket if p.key != key)
+            pending = tuple(p for p in pending if p.key != key)
+        return self._with_bucket(pending + (entry,), access.path.root, bucket + (entry,), events)
 
     # -- ordering operations -------------------------------------------------------
     def wait(self, waiter: StreamRef, on: StreamRef) -> "Order":
         """`waiter.wait_stream(on)`: the waiter's later work follows all `on` has seen."""
-        return self._map(lambda p: p.with_seen(waiter) if p.ordered_before(on) else p)
+        return self.wait_any(waiter, (on,))
+
+    def wait_any(self, waiter: StreamRef, streams: Iterable[StreamRef]) -> "Order":
+        """`waiter` waits on each of `streams` in turn: one pass, the same order as the waits
+        one after another (a wait only adds `waiter`, which no other of these waits tests)."""
+        ons = frozenset(streams)
+        if not ons:
+            return self  # no wait at all
+        moves: dict = {}  # whether a clock moves depends on the clock alone: decide once per clock
+        changed = []
+        for position, p in enumerate(self.pending):
+            move = moves.get(p.clock)
+            if move is None:
+                ordered = p.done or p.access.stream in ons or not ons.isdisjoint(p.seen)
+                move = moves[p.clock] = ordered and not (waiter in p.seen and waiter in p.seen_on_every_path)
+            if move:
+                changed.append((position, p.with_seen(waiter)))
+        return self._replaced(changed)
 
     def record(self, event: Path, stream: StreamRef) -> "Order":
         captured = frozenset(p.key for p in self.pending if p.ordered_before(stream))
         events = tuple(e for e in self.events if e[0] != event) + ((event, captured),)
-        return replace(self, events=events)
+        return self._derived(events=events)
 
     def recorded(self, event: Path) -> Optional[frozenset]:
         for path, captured in self.events:
@@ -156,17 +239,25 @@ class Order:
         return self._map(lambda p: p.with_seen(waiter) if p.key in captured else p)
 
     def synchronize_stream(self, stream: StreamRef) -> "Order":
-        return self._map(lambda p: replace(p, done=True, done_on_every_path=True) if p.ordered_before(stream) else p)
+        moves: dict = {}  # decided once per clock, as in `wait_any`
+        changed = []
+        for position, p in enumerate(self.pending):
+            move = moves.get(p.clock)
+            if move is None:
+                move = moves[p.clock] = p.ordered_before(stream) and not (p.done and p.done_on_every_path)
+            if move:
+                changed.append((position, p.completed()))
+        return self._replaced(changed)
 
     def synchronize_event(self, event: Path) -> "Order":
         captured = self.recorded(event)
         if captured is None:
             return self
-        return self._map(lambda p: replace(p, done=True, done_on_every_path=True) if p.key in captured else p)
+        return self._map(lambda p: p.completed() if p.key in captured else p)
 
     def record_stream(self, path: Path, stream: StreamRef) -> "Order":
         """`t.record_stream(s)`: the allocator keeps `t` until `s`'s work queued before the release is done."""
-        return replace(self, kept_for=self.kept_for | {(path, stream)})
+        return self._derived(kept_for=self.kept_for | {(path, stream)})
 
     def _recorded_for(self, access: AccessEvent) -> bool:
         return any(stream == access.stream and path.may_alias(access.path) for path, stream in self.kept_for)
@@ -175,16 +266,20 @@ class Order:
         """The memory at `release.path`, allocated on `release.stream`, goes back to the allocator:
         an access by another stream that the allocation stream has not seen, and that the allocator
         was not told of, may still run when the block is reused."""
-        found, kept = [], []
-        for p in self.pending:
+        found, dropped = [], set()
+        for p in self._same_root(release.path):
             if not release.path.may_alias(p.access.path):
-                kept.append(p)
                 continue
+            dropped.add(id(p))
             covered = p.ordered_before(release.stream) or RECORDED in p.seen or self._recorded_for(p.access)
             if not covered and _may_differ(p.access.stream, release.stream):
                 found.append(Conflict(ConflictKind.RELEASE_WITHOUT_RECORD, p.access, release))
         kept_for = frozenset(r for r in self.kept_for if not release.path.may_alias(r[0]))
-        return replace(self, pending=tuple(kept), kept_for=kept_for), found
+        if not dropped:
+            return self._derived(kept_for=kept_for), found
+        kept = tuple(p for p in self.pending if id(p) not in dropped)
+        bucket = tuple(p for p in self._same_root(release.path) if id(p) not in dropped)
+        return self._with_bucket(kept, release.path.root, bucket, kept_for=kept_for), found
 
     def synchronize_device(self) -> "Order":
         return replace(self, pending=())
@@ -205,7 +300,24 @@ class Order:
         return Order(pending, events, frozenset((rename(path), stream) for path, stream in self.kept_for))
 
     def _map(self, f) -> "Order":
-        return replace(self, pending=tuple(f(p) for p in self.pending))
+        changed = []
+        for position, p in enumerate(self.pending):
+            new = f(p)
+            if new is not p:
+                changed.append((position, new))
+        return self._replaced(changed)
+
+    def _replaced(self, changed: list) -> "Order":
+        """The pending accesses at the given positions replaced by new clocks of the same accesses."""
+        if not changed:
+            return self  # nothing changed: keep this order (and its index)
+        pending = list(self.pending)
+        for position, new in changed:
+            pending[position] = new
+        made = Order(tuple(pending), self.events, self.kept_for)
+        if "_by_root" in self.__dict__ and len(changed) * 4 < len(pending):
+            made.__dict__["_by_root"] = _moved(self._by_root, [(self.pending[i], new) for i, new in changed])
+        return made
 
     # -- lattice -------------------------------------------------------------------
     def join(self, other: "Order", every_path: bool = False) -> "Order":
@@ -224,6 +336,17 @@ class Order:
                 joined = replace(joined, seen=joined.seen_on_every_path, done=joined.done_on_every_path)
             merged.append(joined)
         return Order(tuple(merged), _join_events(self.events, other.events), self.kept_for | other.kept_for)
+
+
+def _moved(index: dict, replaced: list) -> dict:
+    """The root index with some pending accesses replaced by new clocks of themselves."""
+    by_root: dict = {}
+    for old, new in replaced:
+        by_root.setdefault(old.access.path.root, {})[id(old)] = new
+    index = dict(index)
+    for root, news in by_root.items():
+        index[root] = tuple(news.get(id(p), p) for p in index[root])
+    return index
 
 
 def _join_pending(a: Optional[Pending], b: Optional[Pending]) -> Pending:

@@ -49,10 +49,7 @@ def legacy_barrier(order: Order, stream: StreamRef) -> Order:
     """The legacy default stream and blocking streams order each other: work on the legacy
     stream waits for all work queued on blocking streams, and their later work waits for it."""
     if stream.kind is StreamRefKind.LEGACY:
-        for p in order.pending:
-            if _blocking(p.access.stream):
-                order = order.wait(stream, p.access.stream)
-        return order
+        return order.wait_any(stream, {p.access.stream for p in order.pending if _blocking(p.access.stream)})
     if _blocking(stream):
         return order.wait(stream, StreamRef.legacy())
     return order
@@ -75,9 +72,7 @@ def _wait_stream(order: Order, e: Effect) -> Order:
 
 
 def _wait_everything(order: Order, waiter: StreamRef) -> Order:
-    for p in order.pending:
-        order = order.wait(waiter, p.access.stream)
-    return order
+    return order.wait_any(waiter, {p.access.stream for p in order.pending})
 
 
 def _record_event(order: Order, e: Effect) -> Order:
