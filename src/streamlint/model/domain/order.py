@@ -21,6 +21,7 @@ from enum import Enum
 from typing import Iterable, Optional
 
 from streamlint.model.domain.paths import Path
+from streamlint.model.domain.pending_index import PendingIndex
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 
 # The host, as the side of an access (a host read of a copy's destination, a refill).
@@ -53,8 +54,10 @@ class AccessEvent:
     assumed: bool = False
 
 
-# The sets of streams the clocks hold, one object each (few: a program has few streams).
+# The sets of streams the clocks hold and the streams of accesses, one object each (few: a
+# program has few streams), so that clocks compare by identity.
 _STREAM_SETS: dict = {}
+_STREAMS: dict = {}
 
 
 @dataclass(frozen=True)
@@ -79,8 +82,9 @@ class Pending:
     @cached_property
     def clock(self) -> tuple:
         """What an ordering operation decides by (not the access): equal clocks move alike. By
-        identity, for speed: equal clocks held in different objects are only decided twice."""
-        return (id(self.seen), id(self.seen_on_every_path), self.done, self.done_on_every_path, id(self.access.stream))
+        identity of interned objects, for speed (the stream sets are interned on construction)."""
+        stream = _STREAMS.setdefault(self.access.stream, self.access.stream)
+        return (id(self.seen), id(self.seen_on_every_path), self.done, self.done_on_every_path, id(stream))
 
     def ordered_before(self, stream: StreamRef) -> bool:
         return self.done or stream in self.seen or stream == self.access.stream
@@ -133,39 +137,28 @@ class Order:
     # release is done, whether queued before or after the call
     kept_for: frozenset[tuple[Path, StreamRef]] = frozenset()
 
-    # -- the index: each root's pending accesses ------------------------------------
+    # -- the index (domain/pending_index.py) -------------------------------------------
     @cached_property
-    def _by_root(self) -> dict:
-        """Root -> its pending accesses, in `pending`'s order: only paths of one root may alias,
-        so an access meets only its root's pending accesses, not every pending access."""
-        index: dict = {}
-        for p in self.pending:
-            root = p.access.path.root
-            index[root] = index.get(root, ()) + (p,)
-        return index
+    def _index(self) -> PendingIndex:
+        return PendingIndex.of(self.pending)
 
     def _same_root(self, path: Path) -> tuple:
-        return self._by_root.get(path.root, ())
+        return self._index.same_root(path.root)
+
+    def streams(self) -> set[StreamRef]:
+        """The streams of the pending accesses."""
+        return self._index.streams()
+
+    def _made(self, pending: tuple, events: Optional[tuple] = None, kept_for: Optional[frozenset] = None,
+              index: Optional[PendingIndex] = None) -> "Order":
+        made = Order(pending, self.events if events is None else events, self.kept_for if kept_for is None else kept_for)
+        if index is not None:
+            made.__dict__["_index"] = index
+        return made
 
     def _derived(self, events: Optional[tuple] = None, kept_for: Optional[frozenset] = None) -> "Order":
         """This order with its events or kept memory replaced: the same pending accesses."""
-        made = Order(self.pending, self.events if events is None else events,
-                     self.kept_for if kept_for is None else kept_for)
-        if "_by_root" in self.__dict__:
-            made.__dict__["_by_root"] = self._by_root
-        return made
-
-    def _with_bucket(self, pending: tuple, root, bucket: tuple, events: Optional[tuple] = None,
-                     kept_for: Optional[frozenset] = None) -> "Order":
-        """`pending` replaces this order's, differing only in `root`'s accesses, now `bucket`."""
-        made = Order(pending, self.events if events is None else events, self.kept_for if kept_for is None else kept_for)
-        index = dict(self._by_root)
-        if bucket:
-            index[root] = bucket
-        else:
-            index.pop(root, None)
-        made.__dict__["_by_root"] = index
-        return made
+        return self._made(self.pending, events, kept_for, self.__dict__.get("_index"))
 
     # -- accesses ------------------------------------------------------------------
     def conflicts(self, access: AccessEvent) -> list[Conflict]:
@@ -192,12 +185,10 @@ class Order:
         events = self.events
         if any(key in captured for _, captured in events):
             events = tuple((path, captured - {key}) for path, captured in events)
-        bucket = self._same_root(access.path)
-        pending = self.pending
-        if any(p.key == key for p in bucket):
-            bucket = tuple(p for p in bucket if p.key != key)
-            pending = tuple(p for p in pending if p.key != key)
-        return self._with_bucket(pending + (entry,), access.path.root, bucket + (entry,), events)
+        replaced = [p for p in self._same_root(access.path) if p.key == key]
+        pending = self._index.without(replaced) if replaced else self.pending
+        pending += (entry,)
+        return self._made(pending, events, None, self._index.changed(pending, replaced, [entry]))
 
     # -- ordering operations -------------------------------------------------------
     def wait(self, waiter: StreamRef, on: StreamRef) -> "Order":
@@ -210,16 +201,13 @@ class Order:
         ons = frozenset(streams)
         if not ons:
             return self  # no wait at all
-        moves: dict = {}  # whether a clock moves depends on the clock alone: decide once per clock
-        changed = []
-        for position, p in enumerate(self.pending):
-            move = moves.get(p.clock)
-            if move is None:
-                ordered = p.done or p.access.stream in ons or not ons.isdisjoint(p.seen)
-                move = moves[p.clock] = ordered and not (waiter in p.seen and waiter in p.seen_on_every_path)
-            if move:
-                changed.append((position, p.with_seen(waiter)))
-        return self._replaced(changed)
+        moved = []
+        for group in self._index.clocks():  # every access of a group moves alike
+            p = next(iter(group.values()))
+            ordered = p.done or p.access.stream in ons or not ons.isdisjoint(p.seen)
+            if ordered and not (waiter in p.seen and waiter in p.seen_on_every_path):
+                moved.extend((q, q.with_seen(waiter)) for q in group.values())
+        return self._replaced(moved)
 
     def record(self, event: Path, stream: StreamRef) -> "Order":
         captured = frozenset(p.key for p in self.pending if p.ordered_before(stream))
@@ -239,15 +227,12 @@ class Order:
         return self._map(lambda p: p.with_seen(waiter) if p.key in captured else p)
 
     def synchronize_stream(self, stream: StreamRef) -> "Order":
-        moves: dict = {}  # decided once per clock, as in `wait_any`
-        changed = []
-        for position, p in enumerate(self.pending):
-            move = moves.get(p.clock)
-            if move is None:
-                move = moves[p.clock] = p.ordered_before(stream) and not (p.done and p.done_on_every_path)
-            if move:
-                changed.append((position, p.completed()))
-        return self._replaced(changed)
+        moved = []
+        for group in self._index.clocks():  # as in `wait_any`
+            p = next(iter(group.values()))
+            if p.ordered_before(stream) and not (p.done and p.done_on_every_path):
+                moved.extend((q, q.completed()) for q in group.values())
+        return self._replaced(moved)
 
     def synchronize_event(self, event: Path) -> "Order":
         captured = self.recorded(event)
@@ -277,9 +262,9 @@ class Order:
         kept_for = frozenset(r for r in self.kept_for if not release.path.may_alias(r[0]))
         if not dropped:
             return self._derived(kept_for=kept_for), found
-        kept = tuple(p for p in self.pending if id(p) not in dropped)
-        bucket = tuple(p for p in self._same_root(release.path) if id(p) not in dropped)
-        return self._with_bucket(kept, release.path.root, bucket, kept_for=kept_for), found
+        gone = [p for p in self._same_root(release.path) if id(p) in dropped]
+        kept = self._index.without(gone)
+        return self._made(kept, None, kept_for, self._index.changed(kept, gone, [])), found
 
     def synchronize_device(self) -> "Order":
         return replace(self, pending=())
@@ -300,24 +285,14 @@ class Order:
         return Order(pending, events, frozenset((rename(path), stream) for path, stream in self.kept_for))
 
     def _map(self, f) -> "Order":
-        changed = []
-        for position, p in enumerate(self.pending):
-            new = f(p)
-            if new is not p:
-                changed.append((position, new))
-        return self._replaced(changed)
+        return self._replaced([(p, new) for p in self.pending if (new := f(p)) is not p])
 
-    def _replaced(self, changed: list) -> "Order":
-        """The pending accesses at the given positions replaced by new clocks of the same accesses."""
-        if not changed:
+    def _replaced(self, pairs: list) -> "Order":
+        """Each (old, new): a pending access given a new clock, in its place."""
+        if not pairs:
             return self  # nothing changed: keep this order (and its index)
-        pending = list(self.pending)
-        for position, new in changed:
-            pending[position] = new
-        made = Order(tuple(pending), self.events, self.kept_for)
-        if "_by_root" in self.__dict__ and len(changed) * 4 < len(pending):
-            made.__dict__["_by_root"] = _moved(self._by_root, [(self.pending[i], new) for i, new in changed])
-        return made
+        pending, index = self._index.replaced(pairs)
+        return self._made(pending, None, None, index)
 
     # -- lattice -------------------------------------------------------------------
     def join(self, other: "Order", every_path: bool = False) -> "Order":
@@ -336,17 +311,6 @@ class Order:
                 joined = replace(joined, seen=joined.seen_on_every_path, done=joined.done_on_every_path)
             merged.append(joined)
         return Order(tuple(merged), _join_events(self.events, other.events), self.kept_for | other.kept_for)
-
-
-def _moved(index: dict, replaced: list) -> dict:
-    """The root index with some pending accesses replaced by new clocks of themselves."""
-    by_root: dict = {}
-    for old, new in replaced:
-        by_root.setdefault(old.access.path.root, {})[id(old)] = new
-    index = dict(index)
-    for root, news in by_root.items():
-        index[root] = tuple(news.get(id(p), p) for p in index[root])
-    return index
 
 
 def _join_pending(a: Optional[Pending], b: Optional[Pending]) -> Pending:

@@ -49,7 +49,7 @@ def legacy_barrier(order: Order, stream: StreamRef) -> Order:
     """The legacy default stream and blocking streams order each other: work on the legacy
     stream waits for all work queued on blocking streams, and their later work waits for it."""
     if stream.kind is StreamRefKind.LEGACY:
-        return order.wait_any(stream, {p.access.stream for p in order.pending if _blocking(p.access.stream)})
+        return order.wait_any(stream, {s for s in order.streams() if _blocking(s)})
     if _blocking(stream):
         return order.wait(stream, StreamRef.legacy())
     return order
@@ -72,7 +72,7 @@ def _wait_stream(order: Order, e: Effect) -> Order:
 
 
 def _wait_everything(order: Order, waiter: StreamRef) -> Order:
-    return order.wait_any(waiter, {p.access.stream for p in order.pending})
+    return order.wait_any(waiter, order.streams())
 
 
 def _record_event(order: Order, e: Effect) -> Order:
