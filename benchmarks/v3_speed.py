@@ -148,16 +148,17 @@ def _over_budget(signum, frame):
     raise OverBudget()
 
 
-def cpu_seconds(step: Callable[[], object], budget: float = 0) -> float:
-    """CPU seconds of one run; OverBudget once it has used `budget` CPU seconds (0: no limit)."""
+def cpu_seconds(step: Callable[[], object], budget: float = 0) -> tuple[float, object]:
+    """CPU seconds of one run and what it returned; OverBudget once it has used `budget` CPU
+    seconds (0: no limit)."""
     signal.signal(signal.SIGPROF, _over_budget)
     signal.setitimer(signal.ITIMER_PROF, budget)
     start = time.process_time()
     try:
-        step()
+        result = step()
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
-    return time.process_time() - start
+    return time.process_time() - start, result
 
 
 def peak_mib(step: Callable[[], object]) -> float:
@@ -170,21 +171,20 @@ def peak_mib(step: Callable[[], object]) -> float:
 
 def measure(name: str, corpus: Corpus, runs: int, budget: float) -> dict:
     lines = sum(source.count("\n") for _, source in corpus)
-    parses = [cpu_seconds(lambda: parse_all(corpus)) for _ in range(runs)]
-    parse = statistics.median(parses)
+    parse = statistics.median(cpu_seconds(lambda: parse_all(corpus))[0] for _ in range(runs))
     parsed = parse_all(corpus)
     row = {"corpus": name, "files": len(corpus), "lines": lines, "parse_s": parse}
     try:
         analyses = [cpu_seconds(lambda: analyze_all(parsed), budget) for _ in range(runs)]
     except OverBudget:
         return {**row, "v3_s": None, "budget": budget}
-    analysis = statistics.median(analyses)
+    analysis = statistics.median(seconds for seconds, _ in analyses)
     return {
         **row, "v3_s": analysis,
         "ratio": analysis / parse if parse else float("nan"),
         "v3_ms_per_kline": 1000 * analysis / max(lines, 1) * 1000,
         "peak_mib": peak_mib(lambda: analyze_all(parse_all(corpus))),
-        "hazards": analyze_all(parsed),
+        "hazards": analyses[0][1],
     }
 
 

@@ -82,6 +82,9 @@ class FrozenMap:
             self._hash = hash(frozenset(self._items.items()))
         return self._hash
 
+    def __reduce__(self) -> tuple:
+        return (FrozenMap, (self._items,))  # the hash is not kept: another process hashes strings differently
+
     def __repr__(self) -> str:
         return repr(self.pairs())
 

@@ -86,6 +86,10 @@ class Pending:
         stream = _STREAMS.setdefault(self.access.stream, self.access.stream)
         return (id(self.seen), id(self.seen_on_every_path), self.done, self.done_on_every_path, id(stream))
 
+    def __getstate__(self) -> dict:
+        """Without the cached clock: its identities mean nothing in a copy or another process."""
+        return {name: value for name, value in self.__dict__.items() if name not in ("clock", "key")}
+
     def ordered_before(self, stream: StreamRef) -> bool:
         return self.done or stream in self.seen or stream == self.access.stream
 
@@ -141,6 +145,10 @@ class Order:
     @cached_property
     def _index(self) -> PendingIndex:
         return PendingIndex.of(self.pending)
+
+    def __getstate__(self) -> dict:
+        """Without the index: it holds identities, which mean nothing in a copy or another process."""
+        return {name: value for name, value in self.__dict__.items() if name != "_index"}
 
     def _same_root(self, path: Path) -> tuple:
         return self._index.same_root(path.root)
