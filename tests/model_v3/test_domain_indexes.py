@@ -9,6 +9,9 @@ import pickle
 import random
 from dataclasses import dataclass
 
+import pytest
+
+from streamlint.model.domain import pending_index
 from streamlint.model.domain.frozen_map import FrozenMap
 from streamlint.model.domain.order import AccessEvent, Order
 from streamlint.model.domain.paths import Index, Path, Root
@@ -72,7 +75,10 @@ def _step(order: Order, rng: random.Random, n: int) -> tuple[Order, list]:
     return order.wait_any(stream, rng.sample(STREAMS, 2)).record_stream(access.path, stream), []
 
 
-def test_incremental_indexes_answer_as_a_fresh_order_does():
+@pytest.mark.parametrize("indexed_from", [0, 6, pending_index.INDEXED_FROM])
+def test_incremental_indexes_answer_as_a_fresh_order_does(monkeypatch, indexed_from):
+    """Indexed from the first access, from a few (scans turning into indexes), and as shipped."""
+    monkeypatch.setattr(pending_index, "INDEXED_FROM", indexed_from)
     rng = random.Random(27)
     for _ in range(60):
         kept, fresh = Order(), Order()
@@ -88,7 +94,9 @@ def test_incremental_indexes_answer_as_a_fresh_order_does():
             assert kept.conflicts(probe) == fresh.conflicts(probe)
 
 
-def test_joined_and_copied_orders_keep_answering():
+@pytest.mark.parametrize("indexed_from", [0, pending_index.INDEXED_FROM])
+def test_joined_and_copied_orders_keep_answering(monkeypatch, indexed_from):
+    monkeypatch.setattr(pending_index, "INDEXED_FROM", indexed_from)
     order = Order()
     for i, path in enumerate(PATHS):
         order = order.add(AccessEvent(path, True, STREAMS[i % 3], f"f#{i}"))

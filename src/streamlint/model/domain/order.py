@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import cached_property
 from enum import Enum
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Union
 
 from streamlint.model.domain.paths import Path
-from streamlint.model.domain.pending_index import PendingIndex
+from streamlint.model.domain.pending_index import PendingIndex, Scan, index_of
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 
 # The host, as the side of an access (a host read of a copy's destination, a refill).
@@ -143,8 +143,8 @@ class Order:
 
     # -- the index (domain/pending_index.py) -------------------------------------------
     @cached_property
-    def _index(self) -> PendingIndex:
-        return PendingIndex.of(self.pending)
+    def _index(self) -> Union[PendingIndex, Scan]:
+        return index_of(self.pending)
 
     def __getstate__(self) -> dict:
         """Without the index: it holds identities, which mean nothing in a copy or another process."""
@@ -158,7 +158,7 @@ class Order:
         return self._index.streams()
 
     def _made(self, pending: tuple, events: Optional[tuple] = None, kept_for: Optional[frozenset] = None,
-              index: Optional[PendingIndex] = None) -> "Order":
+              index: Union[PendingIndex, Scan, None] = None) -> "Order":
         made = Order(pending, self.events if events is None else events, self.kept_for if kept_for is None else kept_for)
         if index is not None:
             made.__dict__["_index"] = index
@@ -211,10 +211,10 @@ class Order:
             return self  # no wait at all
         moved = []
         for group in self._index.clocks():  # every access of a group moves alike
-            p = next(iter(group.values()))
+            p = next(iter(group))
             ordered = p.done or p.access.stream in ons or not ons.isdisjoint(p.seen)
             if ordered and not (waiter in p.seen and waiter in p.seen_on_every_path):
-                moved.extend((q, q.with_seen(waiter)) for q in group.values())
+                moved.extend((q, q.with_seen(waiter)) for q in group)
         return self._replaced(moved)
 
     def record(self, event: Path, stream: StreamRef) -> "Order":
@@ -237,9 +237,9 @@ class Order:
     def synchronize_stream(self, stream: StreamRef) -> "Order":
         moved = []
         for group in self._index.clocks():  # as in `wait_any`
-            p = next(iter(group.values()))
+            p = next(iter(group))
             if p.ordered_before(stream) and not (p.done and p.done_on_every_path):
-                moved.extend((q, q.completed()) for q in group.values())
+                moved.extend((q, q.completed()) for q in group)
         return self._replaced(moved)
 
     def synchronize_event(self, event: Path) -> "Order":

@@ -121,6 +121,45 @@ class Places:
         return len(self.removed) > 64 + len(pending) // 4 or len(self.raw) > 64 + 4 * len(pending)
 
 
+# Below this many pending accesses, scanning them costs less than keeping the indexes.
+INDEXED_FROM = 48
+
+
+def index_of(pending: tuple) -> "PendingIndex | Scan":
+    return PendingIndex.of(pending) if len(pending) >= INDEXED_FROM else Scan(pending)
+
+
+class Scan:
+    """The same questions as `PendingIndex`, answered by looking at every pending access: for
+    the few accesses most functions keep pending. Nothing to keep up to date."""
+
+    __slots__ = ("_pending",)
+
+    def __init__(self, pending: tuple) -> None:
+        self._pending = pending
+
+    def same_root(self, root) -> tuple:
+        return tuple(p for p in self._pending if p.access.path.root == root)
+
+    def clocks(self) -> Iterable[Iterable]:
+        return ((p,) for p in self._pending)
+
+    def streams(self) -> set:
+        return {p.access.stream for p in self._pending}
+
+    def without(self, gone: list) -> tuple:
+        ids = {id(p) for p in gone}
+        return tuple(p for p in self._pending if id(p) not in ids)
+
+    def changed(self, pending: tuple, removed: list, added: list) -> Optional["Scan"]:
+        return Scan(pending) if len(pending) < INDEXED_FROM else None  # None: index it when asked
+
+    def replaced(self, pairs: list) -> tuple[tuple, "Scan"]:
+        new_of = {id(old): new for old, new in pairs}
+        pending = tuple(new_of.get(id(p), p) for p in self._pending)
+        return pending, Scan(pending)
+
+
 class PendingIndex:
     __slots__ = ("by_root", "by_clock", "_places", "_pending")
 
@@ -143,9 +182,9 @@ class PendingIndex:
     def same_root(self, root) -> tuple:
         return self.by_root.get(root, ())
 
-    def clocks(self) -> Iterable[dict]:
-        """One group per clock: the accesses that share it, by id (any one stands for all)."""
-        return self.by_clock.values()
+    def clocks(self) -> Iterable[Iterable]:
+        """One group per clock: the accesses that share it (any one stands for all)."""
+        return (group.values() for group in self.by_clock.values())
 
     def streams(self) -> set:
         return {next(iter(group.values())).access.stream for group in self.by_clock.values()}
