@@ -16,10 +16,12 @@ shows no order.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from enum import Enum
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Union
 
 from streamlint.model.domain.paths import Path
+from streamlint.model.domain.pending_index import PendingIndex, Scan, index_of
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 
 # The host, as the side of an access (a host read of a copy's destination, a refill).
@@ -57,6 +59,12 @@ def access_key(a: AccessEvent) -> tuple:
     return (a.site, a.chain, a.path, a.stream, a.write)
 
 
+# The sets of streams the clocks hold and the streams of accesses, one object each (few: a
+# program has few streams), so that clocks compare by identity.
+_STREAM_SETS: dict = {}
+_STREAMS: dict = {}
+
+
 @dataclass(frozen=True)
 class Pending:
     access: AccessEvent
@@ -65,15 +73,40 @@ class Pending:
     done: bool = False  # completed as far as the host knows on some path (the may clock)
     done_on_every_path: bool = False  # ... on every path (the must clock)
 
-    @property
+    def __post_init__(self) -> None:
+        # one object per set of streams, so that equal clocks are the same objects (`clock`)
+        object.__setattr__(self, "seen", _STREAM_SETS.setdefault(self.seen, self.seen))
+        object.__setattr__(self, "seen_on_every_path", _STREAM_SETS.setdefault(self.seen_on_every_path,
+                                                                               self.seen_on_every_path))
+
+    @cached_property
     def key(self) -> tuple:
         return access_key(self.access)
+
+    @cached_property
+    def clock(self) -> tuple:
+        """What an ordering operation decides by (not the access): equal clocks move alike. By
+        identity of interned objects, for speed (the stream sets are interned on construction)."""
+        stream = _STREAMS.setdefault(self.access.stream, self.access.stream)
+        return (id(self.seen), id(self.seen_on_every_path), self.done, self.done_on_every_path, id(stream))
+
+    def __getstate__(self) -> dict:
+        """Without the cached clock: its identities mean nothing in a copy or another process."""
+        return {name: value for name, value in self.__dict__.items() if name not in ("clock", "key")}
 
     def ordered_before(self, stream: StreamRef) -> bool:
         return self.done or stream in self.seen or stream == self.access.stream
 
     def with_seen(self, stream: StreamRef) -> "Pending":
-        return replace(self, seen=self.seen | {stream}, seen_on_every_path=self.seen_on_every_path | {stream})
+        if stream in self.seen and stream in self.seen_on_every_path:
+            return self
+        return Pending(self.access, self.seen | {stream}, self.seen_on_every_path | {stream}, self.done,
+                       self.done_on_every_path)
+
+    def completed(self) -> "Pending":
+        if self.done and self.done_on_every_path:
+            return self
+        return Pending(self.access, self.seen, self.seen_on_every_path, True, True)
 
 
 @dataclass(frozen=True)
@@ -112,10 +145,37 @@ class Order:
     # release is done, whether queued before or after the call
     kept_for: frozenset[tuple[Path, StreamRef]] = frozenset()
 
+    # -- the index (domain/pending_index.py) -------------------------------------------
+    @cached_property
+    def _index(self) -> Union[PendingIndex, Scan]:
+        return index_of(self.pending)
+
+    def __getstate__(self) -> dict:
+        """Without the index: it holds identities, which mean nothing in a copy or another process."""
+        return {name: value for name, value in self.__dict__.items() if name != "_index"}
+
+    def _same_root(self, path: Path) -> tuple:
+        return self._index.same_root(path.root)
+
+    def streams(self) -> set[StreamRef]:
+        """The streams of the pending accesses."""
+        return self._index.streams()
+
+    def _made(self, pending: tuple, events: Optional[tuple] = None, kept_for: Optional[frozenset] = None,
+              index: Union[PendingIndex, Scan, None] = None) -> "Order":
+        made = Order(pending, self.events if events is None else events, self.kept_for if kept_for is None else kept_for)
+        if index is not None:
+            made.__dict__["_index"] = index
+        return made
+
+    def _derived(self, events: Optional[tuple] = None, kept_for: Optional[frozenset] = None) -> "Order":
+        """This order with its events or kept memory replaced: the same pending accesses."""
+        return self._made(self.pending, events, kept_for, self.__dict__.get("_index"))
+
     # -- accesses ------------------------------------------------------------------
     def conflicts(self, access: AccessEvent) -> list[Conflict]:
         found = []
-        for p in self.pending:
+        for p in self._same_root(access.path):
             kind = _kind(p.access, access)
             if kind is None or not p.access.path.may_alias(access.path):
                 continue
@@ -131,21 +191,40 @@ class Order:
             return self  # the host's own accesses are done when they happen
         seen = frozenset({access.stream})
         entry = Pending(access, seen, seen)
-        kept = tuple(p for p in self.pending if p.key != entry.key)
+        key = entry.key
         # an event recorded before this access orders nothing about it, even when it
         # replaces an earlier access of the same site (the previous loop iteration's)
-        events = tuple((path, captured - {entry.key}) for path, captured in self.events)
-        return Order(kept + (entry,), events, self.kept_for)
+        events = self.events
+        if any(key in captured for _, captured in events):
+            events = tuple((path, captured - {key}) for path, captured in events)
+        replaced = [p for p in self._same_root(access.path) if p.key == key]
+        pending = self._index.without(replaced) if replaced else self.pending
+        pending += (entry,)
+        return self._made(pending, events, None, self._index.changed(pending, replaced, [entry]))
 
     # -- ordering operations -------------------------------------------------------
     def wait(self, waiter: StreamRef, on: StreamRef) -> "Order":
         """`waiter.wait_stream(on)`: the waiter's later work follows all `on` has seen."""
-        return self._map(lambda p: p.with_seen(waiter) if p.ordered_before(on) else p)
+        return self.wait_any(waiter, (on,))
+
+    def wait_any(self, waiter: StreamRef, streams: Iterable[StreamRef]) -> "Order":
+        """`waiter` waits on each of `streams` in turn: one pass, the same order as the waits
+        one after another (a wait only adds `waiter`, which no other of these waits tests)."""
+        ons = frozenset(streams)
+        if not ons:
+            return self  # no wait at all
+        moved = []
+        for group in self._index.clocks():  # every access of a group moves alike
+            p = next(iter(group))
+            ordered = p.done or p.access.stream in ons or not ons.isdisjoint(p.seen)
+            if ordered and not (waiter in p.seen and waiter in p.seen_on_every_path):
+                moved.extend((q, q.with_seen(waiter)) for q in group)
+        return self._replaced(moved)
 
     def record(self, event: Path, stream: StreamRef) -> "Order":
         captured = frozenset(p.key for p in self.pending if p.ordered_before(stream))
         events = tuple(e for e in self.events if e[0] != event) + ((event, captured),)
-        return replace(self, events=events)
+        return self._derived(events=events)
 
     def recorded(self, event: Path) -> Optional[frozenset]:
         """What the event captured. An event of an earlier iteration (an item of a list of
@@ -163,17 +242,22 @@ class Order:
         return self._map(lambda p: p.with_seen(waiter) if p.key in captured else p)
 
     def synchronize_stream(self, stream: StreamRef) -> "Order":
-        return self._map(lambda p: replace(p, done=True, done_on_every_path=True) if p.ordered_before(stream) else p)
+        moved = []
+        for group in self._index.clocks():  # as in `wait_any`
+            p = next(iter(group))
+            if p.ordered_before(stream) and not (p.done and p.done_on_every_path):
+                moved.extend((q, q.completed()) for q in group)
+        return self._replaced(moved)
 
     def synchronize_event(self, event: Path) -> "Order":
         captured = self.recorded(event)
         if captured is None:
             return self
-        return self._map(lambda p: replace(p, done=True, done_on_every_path=True) if p.key in captured else p)
+        return self._map(lambda p: p.completed() if p.key in captured else p)
 
     def record_stream(self, path: Path, stream: StreamRef) -> "Order":
         """`t.record_stream(s)`: the allocator keeps `t` until `s`'s work queued before the release is done."""
-        return replace(self, kept_for=self.kept_for | {(path, stream)})
+        return self._derived(kept_for=self.kept_for | {(path, stream)})
 
     def _recorded_for(self, access: AccessEvent) -> bool:
         return any(stream == access.stream and path.may_alias(access.path) for path, stream in self.kept_for)
@@ -182,16 +266,20 @@ class Order:
         """The memory at `release.path`, allocated on `release.stream`, goes back to the allocator:
         an access by another stream that the allocation stream has not seen, and that the allocator
         was not told of, may still run when the block is reused."""
-        found, kept = [], []
-        for p in self.pending:
+        found, dropped = [], set()
+        for p in self._same_root(release.path):
             if not release.path.may_alias(p.access.path):
-                kept.append(p)
                 continue
+            dropped.add(id(p))
             covered = p.ordered_before(release.stream) or RECORDED in p.seen or self._recorded_for(p.access)
             if not covered and _may_differ(p.access.stream, release.stream):
                 found.append(Conflict(ConflictKind.RELEASE_WITHOUT_RECORD, p.access, release))
         kept_for = frozenset(r for r in self.kept_for if not release.path.may_alias(r[0]))
-        return replace(self, pending=tuple(kept), kept_for=kept_for), found
+        if not dropped:
+            return self._derived(kept_for=kept_for), found
+        gone = [p for p in self._same_root(release.path) if id(p) in dropped]
+        kept = self._index.without(gone)
+        return self._made(kept, None, kept_for, self._index.changed(kept, gone, [])), found
 
     def synchronize_device(self) -> "Order":
         return replace(self, pending=())
@@ -212,7 +300,14 @@ class Order:
         return Order(pending, events, frozenset((rename(path), stream) for path, stream in self.kept_for))
 
     def _map(self, f) -> "Order":
-        return replace(self, pending=tuple(f(p) for p in self.pending))
+        return self._replaced([(p, new) for p in self.pending if (new := f(p)) is not p])
+
+    def _replaced(self, pairs: list) -> "Order":
+        """Each (old, new): a pending access given a new clock, in its place."""
+        if not pairs:
+            return self  # nothing changed: keep this order (and its index)
+        pending, index = self._index.replaced(pairs)
+        return self._made(pending, None, None, index)
 
     # -- lattice -------------------------------------------------------------------
     def join(self, other: "Order", every_path: bool = False) -> "Order":

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Optional, Union
 
+from streamlint.model.domain.hashing import cached_hash
+
 
 class RootKind(Enum):
     PARAM = "param"  # the function's parameter `index` (named `name`)
@@ -22,6 +24,7 @@ class RootKind(Enum):
     FRESH = "fresh"  # memory allocated at `site` (a call site key)
 
 
+@cached_hash
 @dataclass(frozen=True)
 class Root:
     kind: RootKind
@@ -66,6 +69,7 @@ class IndexKind(Enum):
     REGION = "region"  # x[lo:hi], `const` = (lo, hi): names or numbers, None for an open end
 
 
+@cached_hash
 @dataclass(frozen=True)
 class Index:
     kind: IndexKind
@@ -124,6 +128,7 @@ class Index:
 Step = Union[str, Index]  # an attribute name or an element
 
 
+@cached_hash
 @dataclass(frozen=True)
 class Path:
     root: Root

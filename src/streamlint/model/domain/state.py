@@ -5,24 +5,27 @@ two paths' states, and loops iterate until `join` stops changing the head state.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Mapping, Optional
+from functools import cached_property
+from typing import Optional
 
 from streamlint.model.api.facts import LEGACY_BY_DEFAULT
+from streamlint.model.domain.frozen_map import EMPTY, FrozenMap
 from streamlint.model.domain.order import Order
 from streamlint.model.domain.paths import Path
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
 from streamlint.model.domain.values import UNKNOWN, AbsValue
 
 
-def _frozen(mapping: Mapping) -> tuple:
-    return tuple(sorted(mapping.items(), key=lambda item: repr(item[0])))
+def _frozen(mapping: dict) -> FrozenMap:
+    return FrozenMap.owning(mapping)
 
 
 @dataclass(frozen=True)
 class State:
-    names: tuple[tuple[str, AbsValue], ...] = ()  # local and global names
-    heap: tuple[tuple[Path, AbsValue], ...] = ()  # what attribute and element paths hold
-    current: tuple[tuple[str, StreamRef], ...] = ()  # framework -> its current stream
+    # local and global names; iterated as (name, value) pairs in a fixed order
+    names: FrozenMap = EMPTY
+    heap: FrozenMap = EMPTY  # what attribute and element paths hold, by path
+    current: FrozenMap = EMPTY  # framework -> its current stream
     order: Order = Order()
     reachable: bool = True  # False after `return`/`raise` on this path
     # streams whose work is recorded into a graph, and the events recorded in such a capture
@@ -30,38 +33,57 @@ class State:
     # the accesses recorded in a capture, by the capturing stream, then by the graph made of them
     recorded: tuple[tuple[object, tuple], ...] = ()
 
+    def __post_init__(self) -> None:
+        for name in ("names", "heap", "current"):  # a state built from (key, value) pairs
+            if not isinstance(getattr(self, name), FrozenMap):
+                object.__setattr__(self, name, FrozenMap(getattr(self, name)))
+
     # -- reads ---------------------------------------------------------------------
     def value(self, name: str) -> AbsValue:
-        return dict(self.names).get(name, UNKNOWN)
+        return self.names.get(name, UNKNOWN)
 
     def at(self, path: Path) -> AbsValue:
-        return dict(self.heap).get(path, UNKNOWN)
+        return self.heap.get(path, UNKNOWN)
 
     def stored(self, path: Path) -> Optional[AbsValue]:
         """What was stored at `path`, None when nothing was."""
-        return dict(self.heap).get(path)
+        return self.heap.get(path)
 
     def current_stream(self, framework: str) -> StreamRef:
-        return dict(self.current).get(framework, entry_stream(framework))
+        stream = self.current.get(framework)
+        return entry_stream(framework) if stream is None else stream
 
     # -- updates -------------------------------------------------------------------
     def bind(self, name: str, value: AbsValue) -> "State":
-        names = dict(self.names)
-        names[name] = value
-        return replace(self, names=_frozen(names))
+        made = State(self.names.set(name, value), self.heap, self.current, self.order, self.reachable, self.capturing,
+                     self.recorded)
+        if "_held" in self.__dict__:
+            made.__dict__["_held"] = _held_after(self._held, (self.names.get(name),), value)
+        return made
 
     def store(self, path: Path, value: AbsValue) -> "State":
-        heap = {p: v for p, v in self.heap if not (p != path and path.may_alias(p) and len(p.steps) > len(path.steps))}
+        depth = len(path.steps)  # what lies under `path` is overwritten with it
+        heap, dropped = {}, [self.heap.get(path)]
+        for p, v in self.heap.items():
+            if len(p.steps) > depth and path.may_alias(p):
+                dropped.append(v)
+            else:
+                heap[p] = v
         heap[path] = value
-        return replace(self, heap=_frozen(heap))
+        made = State(self.names, _frozen(heap), self.current, self.order, self.reachable, self.capturing,
+                     self.recorded)
+        if "_held" in self.__dict__:
+            made.__dict__["_held"] = _held_after(self._held, dropped, value)
+        return made
 
     def with_current(self, framework: str, stream: StreamRef) -> "State":
-        current = dict(self.current)
-        current[framework] = stream
-        return replace(self, current=_frozen(current))
+        return replace(self, current=self.current.set(framework, stream))
 
     def with_order(self, order: Order) -> "State":
-        return replace(self, order=order)
+        made = State(self.names, self.heap, self.current, order, self.reachable, self.capturing, self.recorded)
+        if "_held" in self.__dict__:
+            made.__dict__["_held"] = self._held
+        return made
 
     def unreachable(self) -> "State":
         return replace(self, reachable=False)
@@ -69,13 +91,30 @@ class State:
     def renamed(self, rename) -> "State":
         """Every path in the state renamed: the names' and the heap's values, the heap's keys,
         the order's accesses and events."""
-        names = tuple((n, _renamed_value(v, rename)) for n, v in self.names)
-        heap = _frozen({rename(p): _renamed_value(v, rename) for p, v in self.heap})
-        return State(names, heap, self.current, self.order.renamed(rename), self.reachable, self.capturing, self.recorded)
+        names = _frozen({n: _renamed_value(v, rename) for n, v in self.names.items()})
+        heap = _frozen({rename(p): _renamed_value(v, rename) for p, v in self.heap.items()})
+        return State(names, heap, self.current, self.order.renamed(rename), self.reachable, self.capturing,
+                     self.recorded)
 
     def holds(self, identity: Path) -> bool:
         """Some name or heap entry still holds this memory."""
-        return any(_refers(v, identity) for _, v in self.names) or any(_refers(v, identity) for _, v in self.heap)
+        direct, containers = self._held
+        if direct.get(identity):
+            return True
+        if not containers:
+            return False  # no value has items: only a direct hold could keep it
+        return any(_refers(v, identity) for v in self.names.values()) or any(_refers(v, identity) for v in self.heap.values())
+
+    @cached_property
+    def _held(self) -> tuple[dict, int]:
+        """Identity -> how many names and heap entries hold it; how many of them have items.
+        Kept up to date by `bind` and `store`, so `holds` need not look at every value."""
+        held: tuple[dict, int] = ({}, 0)
+        for value in self.names.values():
+            held = _held_after(held, (), value, copy=False)
+        for value in self.heap.values():
+            held = _held_after(held, (), value, copy=False)
+        return held
 
     # -- lattice -------------------------------------------------------------------
     def join(self, other: "State", every_path: bool = False) -> "State":
@@ -94,8 +133,25 @@ class State:
         )
 
 
-def _join_maps(a: tuple, b: tuple, join) -> tuple:
-    left, right = dict(a), dict(b)
+def _held_after(held: tuple[dict, int], dropped, added: AbsValue, copy: bool = True) -> tuple[dict, int]:
+    """`held` once the values `dropped` (None: nothing was there) are gone and `added` is bound."""
+    direct, containers = held
+    direct = dict(direct) if copy else direct
+    for value in dropped:
+        if value is not None:
+            direct[value.identity] -= 1
+            containers -= _has_items(value)
+    direct[added.identity] = direct.get(added.identity, 0) + 1
+    return direct, containers + _has_items(added)
+
+
+def _has_items(value: AbsValue) -> bool:
+    return value.element is not None or bool(value.members)
+
+
+def _join_maps(left: FrozenMap, right: FrozenMap, join) -> FrozenMap:
+    if left == right:
+        return left
     merged = {}
     for key in left.keys() | right.keys():
         if key in left and key in right:
@@ -105,9 +161,8 @@ def _join_maps(a: tuple, b: tuple, join) -> tuple:
     return _frozen(merged)
 
 
-def _join_current(a: tuple, b: tuple) -> tuple:
+def _join_current(left: FrozenMap, right: FrozenMap) -> FrozenMap:
     """A framework missing on one side is at its entry stream there."""
-    left, right = dict(a), dict(b)
     merged = {}
     for framework in left.keys() | right.keys():
         x = left.get(framework, entry_stream(framework))

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Optional
 
+from streamlint.model.domain.hashing import cached_hash
 from streamlint.model.domain.paths import Path
 
 
@@ -22,6 +23,7 @@ class StreamRefKind(Enum):
     UNKNOWN = "unknown"  # no evidence: hazards against it are unsure (silent)
 
 
+@cached_hash
 @dataclass(frozen=True)
 class StreamRef:
     kind: StreamRefKind

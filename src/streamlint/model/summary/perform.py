@@ -51,10 +51,7 @@ def legacy_barrier(order: Order, stream: StreamRef) -> Order:
     """The legacy default stream and blocking streams order each other: work on the legacy
     stream waits for all work queued on blocking streams, and their later work waits for it."""
     if stream.kind is StreamRefKind.LEGACY:
-        for p in order.pending:
-            if _blocking(p.access.stream):
-                order = order.wait(stream, p.access.stream)
-        return order
+        return order.wait_any(stream, {s for s in order.streams() if _blocking(s)})
     if _blocking(stream):
         return order.wait(stream, StreamRef.legacy())
     return order
@@ -89,9 +86,7 @@ def _waiters(stream: StreamRef) -> tuple[StreamRef, ...]:
 
 
 def _wait_everything(order: Order, waiter: StreamRef) -> Order:
-    for p in order.pending:
-        order = order.wait(waiter, p.access.stream)
-    return order
+    return order.wait_any(waiter, order.streams())
 
 
 def _record_event(order: Order, e: Effect) -> Order:

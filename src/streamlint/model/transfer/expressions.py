@@ -31,7 +31,7 @@ def _name(node: cst.Name, state: State, frame: Frame) -> Evaluated:
         return NONE, state
     if node.value in ("True", "False"):
         return (TRUE if node.value == "True" else FALSE), state
-    bound = dict(state.names).get(node.value)
+    bound = state.names.get(node.value)
     if bound is None:
         bound = frame.globals.get(node.value)
     if bound is not None:
