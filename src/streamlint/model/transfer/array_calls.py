@@ -148,7 +148,7 @@ def launch_kernel(kernel: AbsValue, arguments: Arguments, state: State, frame: F
 
 def _items(packed: AbsValue) -> list[AbsValue]:
     """The arrays a tuple of kernel arguments holds (its items' memory, or its joined item)."""
-    found = [AbsValue(ValueKind.BUFFER, "cupy", Memory.DEVICE, member) for member in packed.members]
+    found = [AbsValue(ValueKind.BUFFER, "cupy", Memory.DEVICE, member) for member in sorted(packed.members, key=repr)]
     if not found and packed.element is not None:
         found = [packed.element]
     return found

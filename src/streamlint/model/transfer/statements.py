@@ -185,7 +185,7 @@ def _return(node: cst.Return, state: State, frame: Frame) -> State:
 def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> None:
     """Memory returned while another stream may still write it: the caller's current stream
     reads it next. Kept apart: reported here only where no caller in sight reads it."""
-    identities = ([value.identity] if value.identity is not None else []) + list(value.members)
+    identities = ([value.identity] if value.identity is not None else []) + sorted(value.members, key=repr)
     caller = AccessEvent(Path(Root.local("<returned>")), False, state.current_stream(F), frame.site(node))
     # an event handed out with the memory, recorded after the write, lets the caller wait for it
     handed_events = set()
