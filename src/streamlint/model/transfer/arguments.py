@@ -19,14 +19,14 @@ class Arguments:
     node: cst.Call
 
     def value(self, where: Optional[Arg]) -> Optional[AbsValue]:
-        found = self.find(where)
+        found = self.located(where)
         return found[0] if found is not None else None
 
     def expression(self, where: Optional[Arg]) -> Optional[cst.BaseExpression]:
-        found = self.find(where)
+        found = self.located(where)
         return found[1] if found is not None else None
 
-    def find(self, where: Optional[Arg]) -> Optional[tuple[AbsValue, cst.BaseExpression]]:
+    def located(self, where: Optional[Arg]) -> Optional[tuple[AbsValue, cst.BaseExpression]]:
         if where is None:
             return None
         if where.kw is not None and where.kw in self.keywords:
@@ -40,7 +40,7 @@ class Arguments:
 
     def flag(self, where: Optional[Arg], default: bool) -> Optional[bool]:
         """A literal True/False argument; the default when absent; None when not a literal."""
-        found = self.find(where)
+        found = self.located(where)
         if found is None:
             return default
         value, expression = found
@@ -48,7 +48,7 @@ class Arguments:
             return expression.value == "True"
         return truth(value)  # a name the walk knows the truth of (a caller passed True)
 
-    def text(self, where: Optional[Arg]) -> Optional[str]:
+    def string_literal(self, where: Optional[Arg]) -> Optional[str]:
         """A string literal argument's value."""
         expression = self.expression(where)
         if isinstance(expression, cst.SimpleString):

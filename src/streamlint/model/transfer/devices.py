@@ -14,7 +14,7 @@ HOST_MEMORY = (Memory.PINNED, Memory.PAGEABLE)
 
 def memory_named(arguments: Arguments, where: Arg) -> Optional[Memory]:
     """DEVICE for "cuda..." or a CUDA device value, PAGEABLE for "cpu", None when not told."""
-    literal = arguments.text(where)
+    literal = arguments.string_literal(where)
     if literal is not None:
         return memory_of_device_string(literal)
     value = arguments.value(where)

@@ -188,7 +188,7 @@ def _device(arguments: Arguments, state: State, frame: Frame) -> Handled:
 def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     memory = memory_named(arguments, Arg(kw="device"))
     pinned = arguments.flag(Arg(kw="pin_memory"), False)
-    if memory is None and (short in ("tensor", "as_tensor") or arguments.find(Arg(kw="device")) is not None):
+    if memory is None and (short in ("tensor", "as_tensor") or arguments.located(Arg(kw="device")) is not None):
         return UNKNOWN, state  # a device the code does not show, or the input's: not told
     memory = memory or (Memory.PINNED if pinned else Memory.PAGEABLE)
     if memory is not Memory.DEVICE:
