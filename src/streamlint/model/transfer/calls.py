@@ -50,10 +50,6 @@ def attribute_of(base: AbsValue, attr: str, path: Path) -> AbsValue:
     return AbsValue(identity=path)
 
 
-def host_use_of(node: cst.CSTNode, state: State, frame: Frame) -> Handled:
-    return UNKNOWN, state
-
-
 def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if callee.kind is ValueKind.NAMESPACE and callee.target.endswith("()"):
         # calling a framework object (an `nn.Linear(...)` stored on self): a model, as below
@@ -171,10 +167,6 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
     if target.startswith("builtins.") and target[len("builtins."):] in HOST_READERS:
         return _host_reader(arguments, state, frame)
     return _opaque(arguments, state, frame)
-
-
-def host_reader(name: str) -> bool:
-    return name in HOST_READERS
 
 
 def _host_reader(arguments: Arguments, state: State, frame: Frame) -> Handled:

@@ -205,7 +205,7 @@ def _children_then_unknown(node: cst.CSTNode, state: State, frame: Frame) -> Eva
             _, state = evaluate(child, state, frame)
         elif isinstance(child, (cst.Arg, cst.Element, cst.DictElement, cst.FormattedStringExpression)):
             _, state = _children_then_unknown(child, state, frame)
-    return calls.host_use_of(node, state, frame)
+    return UNKNOWN, state
 
 
 def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:

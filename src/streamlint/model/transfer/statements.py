@@ -45,7 +45,7 @@ def run_statement(node: cst.CSTNode, state: State, frame: Frame) -> State:
 
 
 def _body(node: cst.BaseSuite) -> Sequence[cst.CSTNode]:
-    return node.body if isinstance(node, cst.IndentedBlock) else node.body  # SimpleStatementSuite too
+    return node.body  # an indented block's statements, or a one-line suite's
 
 
 def _simple_line(node: cst.SimpleStatementLine, state: State, frame: Frame) -> State:
