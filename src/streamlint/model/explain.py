@@ -8,6 +8,7 @@ from streamlint.model.domain.paths import Path
 from streamlint.model.domain.streams import StreamRef
 from streamlint.model.domain.values import AbsValue, Memory, ValueKind
 from streamlint.model.file_model import FileModel
+from streamlint.model.summary.codec import sealed
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import FunctionSummary
 from streamlint.model.transfer.frame import CallContext
@@ -48,7 +49,7 @@ def render(summary: FunctionSummary, context: CallContext) -> str:
         lines.append(f"  uses {param} as: {', '.join(tags)}")
     if summary.truncated:
         lines.append("  (accesses dropped past the summary budget)")
-    lines.append(f"  digest: {summary.digest}")
+    lines.append(f"  digest: {sealed(summary).digest}")
     return "\n".join(lines) + "\n"
 
 

@@ -61,6 +61,7 @@ class Solver:
         self.called: set[str] = set()  # functions some walked call site called
         self._globals: dict[str, dict] = {}
         self._nodes: dict[str, dict[int, int]] = {}
+        self._ordinals: dict[str, dict[int, int]] = {}
         self._ids: dict[int, dict] = {}
 
     def solve_module(self) -> Solved:
@@ -173,6 +174,11 @@ class Solver:
         unit = self.program.unit(function.module)
         assert unit is not None
         frame = Frame(function.qualname, function.module, unit.imports, unit.top_names, function.class_name, self)
+        # the numbering of a function's sites depends on its text only: once per function
+        ordinals = self._ordinals.get(function.qualname)
+        if ordinals is None:
+            ordinals = self._ordinals[function.qualname] = call_ordinals(function.node)
+        frame.call_ordinals = ordinals
         frame.globals = self._globals.get(function.module, {})
         return frame
 

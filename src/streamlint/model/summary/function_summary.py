@@ -34,7 +34,7 @@ class FunctionSummary:
     # (`@contextmanager`), its body runs on them
     enters: tuple[tuple[str, StreamRef], ...] = ()
     truncated: bool = False  # accesses were dropped to keep it small (waits and syncs never are)
-    digest: str = field(default="", compare=False)
+    digest: str = field(default="", compare=False)  # filled by codec.sealed when asked (it costs a serialisation)
 
     def with_digest(self, digest: str) -> "FunctionSummary":
         return replace(self, digest=digest)

@@ -73,6 +73,7 @@ class Frame:
     call_ordinals: dict[int, int] = field(default_factory=dict)  # id(Call) -> ordinal in source order
     loop_depth: int = 0
     loop_names: list[str] = field(default_factory=list)  # the targets of the enclosing `for` loops
+    loop_sites: dict[int, frozenset[str]] = field(default_factory=dict)  # id(loop) -> its sites (asked each round)
     globals: dict[str, AbsValue] = field(default_factory=dict)  # what module-level names hold (the module's top level)
     found: Gathered = field(default_factory=Gathered)
 

@@ -13,7 +13,6 @@ from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
-from streamlint.model.summary.codec import sealed
 from streamlint.model.summary.function_summary import FunctionSummary, bounded
 from streamlint.model.transfer.annotations import annotated
 from streamlint.model.transfer.frame import CallContext, Frame
@@ -50,7 +49,8 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     """One walk of a function (or of a module's top level, a function without parameters)."""
     key = (frame.qualname, context)
     WALKS[key] = WALKS.get(key, 0) + 1
-    frame.call_ordinals = call_ordinals(node)
+    if not frame.call_ordinals:
+        frame.call_ordinals = call_ordinals(node)
     params = _parameters(node) if isinstance(node, cst.FunctionDef) else ()
     state = State()
     declared = _annotations(node, frame) if isinstance(node, cst.FunctionDef) else {}
@@ -75,7 +75,6 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         tuple(sorted((param, tuple(sorted(tags))) for param, tags in frame.found.evidence.items())),
         context.hot, _entered(frame.found.yielded), truncated,
     )
-    summary = sealed(summary)
     return Walked(summary, tuple(frame.found.conflicts), tuple(frame.found.handed_out))
 
 

@@ -284,7 +284,12 @@ def _while(node: cst.While, state: State, frame: Frame) -> State:
 
 def sites_within(node: cst.CSTNode, frame: Frame) -> frozenset[str]:
     """The site keys of the nodes inside a loop."""
-    return frozenset(frame.site(n) for n in preorder(node, lambda n: True) if id(n) in frame.call_ordinals)
+    found = frame.loop_sites.get(id(node))
+    if found is None:
+        found = frame.loop_sites[id(node)] = frozenset(
+            frame.site(n) for n in preorder(node, lambda n: True) if id(n) in frame.call_ordinals
+        )
+    return found
 
 
 def _reachable(after: State, before: State) -> State:
