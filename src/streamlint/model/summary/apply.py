@@ -112,7 +112,12 @@ class _Mapper:
     def effect(self, e: Effect) -> Optional[Effect]:
         path = self.path(e.path) if e.path is not None else None
         if e.path is not None and path is None:
-            return None
+            if e.kind in (EffectKind.WAIT_EVENT, EffectKind.SYNC_EVENT):
+                # a wait for an event the caller cannot name still waits (for we know not what):
+                # dropping it could only add reports
+                path = Path(Root.local("<an event the caller does not name>"))
+            else:
+                return None
         stream = self.stream(e.stream) if e.stream is not None else None
         other = self.stream(e.other) if e.other is not None else None
         return replace(e, path=path, stream=stream, other=other, guard=None, chain=(self.binding.site,) + e.chain)

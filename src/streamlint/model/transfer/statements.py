@@ -16,7 +16,8 @@ from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind,
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import released
 from streamlint.model.transfer.array_calls import SYNC_ON_EXIT
-from streamlint.model.transfer.act import access, do, host_access
+from streamlint.model.ops import OpKind
+from streamlint.model.transfer.act import access, do, host_access, operation
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate
 from streamlint.model.transfer.fact_calls import ERROR_FIRST
@@ -208,8 +209,20 @@ def _raise(node: cst.Raise, state: State, frame: Frame) -> State:
     return state.unreachable()
 
 
+def tested(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[AbsValue, State]:
+    """A test's value; testing a CUDA tensor's truth copies it to the host: the host waits for
+    the stream it was made on (the current stream)."""
+    value, state = evaluate(node, state, frame)
+    if is_device(value):
+        current = state.current_stream(value.framework or F)
+        site = frame.site(node)
+        state = operation(state, frame, site, "bool", OpKind.IMPLICIT_SYNC, current, True)
+        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current))
+    return value, state
+
+
 def _if(node: cst.If, state: State, frame: Frame) -> State:
-    test, state = evaluate(node.test, state, frame)
+    test, state = tested(node.test, state, frame)
     if truth(test) is True:
         return run_block(_body(node.body), state, frame)
     taken = run_block(_body(node.body), state, frame) if truth(test) is None else state.unreachable()
@@ -275,10 +288,10 @@ def _for(node: cst.For, state: State, frame: Frame) -> State:
 
 def _while(node: cst.While, state: State, frame: Frame) -> State:
     def body(s: State) -> State:
-        _, s = evaluate(node.test, s, frame)
+        _, s = tested(node.test, s, frame)
         return _reachable(run_block(_body(node.body), s, frame), s)
 
-    _, state = evaluate(node.test, state, frame)
+    _, state = tested(node.test, state, frame)
     return _loop(state, frame, body, "", node)
 
 

@@ -400,8 +400,8 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
         return tensor, state
     site = frame.site(arguments.node)
     non_blocking = arguments.flag(Arg(1, "non_blocking"), False)
-    if is_host(tensor) and not source.is_buffer and non_blocking:
-        # into host memory, non-blocking, from a source we cannot see: the code says it is a
+    if is_host(tensor) and non_blocking and (not source.is_buffer or source.memory is Memory.UNKNOWN):
+        # into host memory, non-blocking, from a source of unknown device: the code says it is a
         # download, queued on the current stream
         source = AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, source.identity)
     if is_host(tensor) and not is_device(source):
