@@ -195,6 +195,30 @@ CASES = {
                 with torch.cuda.stream(self.stream):
                     self.grads.div_(8)
         """, "pass", "torch.cuda.current_stream().wait_stream(self.stream)", [("write_after_write", "reduce")]),
+    "testing a CUDA tensor's truth waits for its stream": ("""
+        import torch
+        def f(x):
+            host = torch.empty(4, pin_memory=True)
+            d = torch.ones(4, device="cuda")
+            host.copy_(d, non_blocking=True)
+            {fix}
+            return float(host[0])
+        """, "pass", "if torch.isfinite(d).all(): pass", [("host_read_before_sync", "f")]),
+    "a wait for an event the caller does not name still waits": ("""
+        import torch
+        class Offloader:
+            def __init__(self, n):
+                self.stream = torch.cuda.Stream()
+                self.host = torch.empty(n, pin_memory=True)
+
+            def offload(self, grads: torch.Tensor, copied: torch.cuda.Event) -> float:
+                self.stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(self.stream):
+                    self.host.copy_(grads, non_blocking=True)
+                    copied.record(self.stream)
+                {fix}
+                return float(self.host.norm())
+        """, "pass", "copied.synchronize()", [("host_read_before_sync", "offload")]),
 }
 
 
