@@ -54,6 +54,7 @@ class Gathered:
 
     effects: list[Effect] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
+    reported: set = field(default_factory=set)  # the conflicts above, for the membership test
     seen_effects: set = field(default_factory=set)  # (a loop walks its body until nothing changes)
     returned: Optional[AbsValue] = None  # the join of the values it returns
     exit_state: Optional[State] = None  # the join of the states it returns or falls off the end with
@@ -91,5 +92,6 @@ class Frame:
 
     def report(self, found: list[Conflict]) -> None:
         for conflict in found:
-            if conflict not in self.found.conflicts:
+            if conflict not in self.found.reported:
+                self.found.reported.add(conflict)
                 self.found.conflicts.append(conflict)
