@@ -10,7 +10,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import declared
-from streamlint.model.api import python_std, torch_api
+from streamlint.model.api import mpi, python_std, torch_api
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
@@ -19,7 +19,6 @@ from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect
 from streamlint.model.summary.function_summary import Evidence
-from streamlint.model.api import mpi
 from streamlint.model.transfer import array_calls, fact_calls, handlers, mpi_calls, torch_calls
 from streamlint.model.transfer.act import access, host_access
 from streamlint.model.transfer.arguments import Arguments
@@ -55,27 +54,7 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
         # calling a framework object (an `nn.Linear(...)` stored on self): a model, as below
         return _opaque(_model_inputs(arguments, state), state, frame, direct=True)
     if callee.kind is ValueKind.NAMESPACE:
-        stands_for = declared.active().namespaces.get(callee.target)
-        if stands_for is not None:  # a declared model: a wrapper that is a framework namespace
-            return AbsValue(ValueKind.NAMESPACE, target=stands_for), state
-        handler = handlers.for_function(callee.target)
-        handled = handler.function(callee.target, arguments, state, frame) if handler else None
-        if handled is not None:
-            return handled
-        if callee.target.startswith(mpi.MODULE_ROOT + "."):  # `MPI.COMM_WORLD.Bcast(buf)`
-            handled = mpi_calls.comm_method(callee.target.rsplit(".", 1)[-1], arguments, state, frame)
-            if handled is not None:
-                return handled
-        modelled = declared.active().facts.get(callee.target)
-        if modelled is not None:  # a declared model of a call we cannot see
-            return fact_calls.apply_fact(modelled, arguments, state, frame, callee.target)
-        if callee.target.startswith("builtins."):
-            return _builtin_or_opaque(callee.target, arguments, state, frame)
-        if handler is not None and not any(v.is_buffer for v in arguments.values()):
-            # a framework object made by a call we have no row for (`cp.cuda.Device()`): its
-            # methods are looked up under `Device().` in the tables
-            return AbsValue(ValueKind.NAMESPACE, target=f"{callee.target}()"), state
-        return _project_call(callee.target, arguments, state, frame)
+        return _namespace_call(callee.target, arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE and callee.target.startswith(METHOD):
         return _method(callee.target[len(METHOD):], arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE and callee.target.startswith("kernel:"):
@@ -107,6 +86,30 @@ def _as_tensor(value: AbsValue) -> AbsValue:
     if value.kind is not ValueKind.UNKNOWN or value.identity is None:
         return value
     return AbsValue(ValueKind.BUFFER, "torch", Memory.UNKNOWN, value.identity)
+
+
+def _namespace_call(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """A call of a module's function: a declared namespace, a framework's table, mpi4py, a declared
+    effect model, a builtin, a framework object made by a call without a row, or the project's."""
+    stands_for = declared.active().namespaces.get(target)
+    if stands_for is not None:  # a declared model: a wrapper that is a framework namespace
+        return AbsValue(ValueKind.NAMESPACE, target=stands_for), state
+    handler = handlers.for_function(target)
+    handled = handler.function(target, arguments, state, frame) if handler else None
+    if handled is None and target.startswith(mpi.MODULE_ROOT + "."):  # `MPI.COMM_WORLD.Bcast(buf)`
+        handled = mpi_calls.comm_method(target.rsplit(".", 1)[-1], arguments, state, frame)
+    if handled is not None:
+        return handled
+    modelled = declared.active().facts.get(target)
+    if modelled is not None:  # a declared model of a call we cannot see
+        return fact_calls.apply_fact(modelled, arguments, state, frame, target)
+    if target.startswith("builtins."):
+        return _builtin_or_opaque(target, arguments, state, frame)
+    if handler is not None and not any(v.is_buffer for v in arguments.values()):
+        # a framework object made by a call we have no row for (`cp.cuda.Device()`): its
+        # methods are looked up under `Device().` in the tables
+        return AbsValue(ValueKind.NAMESPACE, target=f"{target}()"), state
+    return _project_call(target, arguments, state, frame)
 
 
 def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
