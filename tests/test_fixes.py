@@ -147,9 +147,9 @@ def test_cli_diff_does_not_write(tmp_path, capsys):
     assert target.read_text() == before.read_text()
     assert out.startswith(f"--- {target}\n+++ {target}\n")
     assert "+        self._side = torch.cuda.Stream(priority=-1)" in out
-    assert "Would fix 2 errors." in err
+    assert out.endswith("\nWould fix 2 errors.\n")  # after the diff, on stdout, as ruff
     code, out, _ = _run(["check", "--diff", str(target)], capsys)  # safe fixes only: none
-    assert code == 0 and out == ""
+    assert code == 0 and out == "No errors would be fixed (2 fixes available with `--unsafe-fixes`).\n"
 
 
 def test_cli_fix_keeps_bom_and_crlf(tmp_path, capsys):

@@ -55,7 +55,7 @@ def run(
         out.flush()
         summary = text.diff_summary(len(fixed.applied), fixed.diagnostics, args.unsafe_fixes)
         if summary and not args.quiet:
-            err.write(summary + "\n")
+            out.write(("\n" if fixed.applied else "") + summary + "\n")  # after the diff, on stdout, as ruff
         return _exit_code(args, fixed)
     if args.baseline is not None:  # the files are fixed: their lines are read anew
         fixed.diagnostics = baseline.apply(args, results, fixed.diagnostics, sources.loader("-", None), err)
