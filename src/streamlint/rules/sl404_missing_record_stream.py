@@ -115,8 +115,7 @@ class MissingRecordStream(Rule):
                     f"line {analysis.line_of(h.release)} rebinds it, its memory may go to new work on "
                     f"{named(h.first)} too early",
                     fix=_fix(builder, record, h),
-                    help=(f"`{h.buffer}.record_stream({user})` here" if is_pasteable(h.buffer)
-                          else f"`.record_stream({user})` on the tensor used here"),
+                    help=_record_help(h.buffer, user),
                 )
                 continue
             if h.kept_in:
@@ -139,8 +138,7 @@ class MissingRecordStream(Rule):
                     f"{named(h.buffer)} was allocated on {named(h.first)} (line {analysis.line_of(h.other)}) and is "
                     f"{callers}, without `record_stream`: its memory may go to new work on {named(h.first)} too early",
                     fix=_fix(builder, record, h),
-                    help=(f"`{h.buffer}.record_stream({user})` here" if is_pasteable(h.buffer)
-                          else f"`.record_stream({user})` on the tensor used here"),
+                    help=_record_help(h.buffer, user),
                 )
                 continue
             if h.release is record.node:
@@ -153,9 +151,7 @@ class MissingRecordStream(Rule):
                 f"on {named(h.second)} here, then {released} without `record_stream`: its memory may go to "
                 f"new work on {named(h.first)} too early",
                 fix=_fix(builder, record, h),
-                help=(f"`{h.buffer}.record_stream({user})` here" if is_pasteable(h.buffer)
-                      else f"`.record_stream({user})` on the tensor used here")
-                + f" (or `{owner}.wait_stream({user})` before the release)",
+                help=_record_help(h.buffer, user) + f" (or `{owner}.wait_stream({user})` before the release)",
             )
 
 
@@ -179,3 +175,10 @@ def _fix(builder: FixBuilder, record, hazard):
         return make_fix(f"Insert `{line}` where `{hazard.buffer}` is not None", Applicability.UNSAFE,
                         [builder.insert_before(statement, guarded)])
     return make_fix(f"Insert `{line}`", Applicability.UNSAFE, [builder.insert_before(statement, [line])])
+
+
+def _record_help(buffer: str, user: str) -> str:
+    """The advice: tell the allocator of the stream that uses the tensor, where it is used."""
+    if is_pasteable(buffer):
+        return f"`{buffer}.record_stream({user})` here"
+    return f"`.record_stream({user})` on the tensor used here"
