@@ -99,6 +99,18 @@ class FileAnalysis:
     # and shared by the others: each full walk of a big tree takes seconds.
     parents: Optional[dict[int, cst.CSTNode]] = field(default=None, repr=False)
 
+    # The v3 model of this file (model/file_model.py), built on first use by a rule that
+    # has moved to it; the v2 records above go when every rule has.
+    _v3: Optional[object] = field(default=None, repr=False)
+
+    @property
+    def v3(self):
+        if self._v3 is None:
+            from streamlint.model.file_model import analyze_file
+
+            self._v3 = analyze_file(self.module, self.path)
+        return self._v3
+
     @property
     def ops_seen(self) -> bool:
         return any(record.ops for record in self.functions)
