@@ -17,7 +17,7 @@ from streamlint.model.transfer.frame import CallContext
 def explain(model: FileModel, qualname: str) -> str:
     """Every summary of `qualname` (as written in the file: "f", "C.m"), or "" when unknown."""
     wanted = f"{model.module}.{qualname}"
-    blocks = [render(summary, context) for context, summary in model.solved.summaries_of(wanted)]
+    blocks = [render(summary, context, model.module) for context, summary in model.solved.summaries_of(wanted)]
     return "\n".join(blocks)
 
 
@@ -26,17 +26,18 @@ def explain_module(model: FileModel) -> str:
     names = sorted({q for q, _ in model.solved.walks if q.startswith(model.module + ".")})
     blocks = []
     for qualname in names:
-        rendered = sorted(render(s, c) for c, s in model.solved.summaries_of(qualname))
+        rendered = sorted(render(s, c, model.module) for c, s in model.solved.summaries_of(qualname))
         blocks.extend(rendered)
     return "\n".join(blocks)
 
 
-def render(summary: FunctionSummary, context: CallContext) -> str:
-    name = summary.qualname.split(".", 1)[1] if "." in summary.qualname else summary.qualname
+def render(summary: FunctionSummary, context: CallContext, module: str = "") -> str:
+    """Names of the explained module's own functions are shown as written in it ("C.m")."""
+    name = _local(summary.qualname, module)
     lines = [f"{name}({', '.join(summary.params)})", f"  context: {_context(context)}"]
     if summary.effects:
         lines.append("  effects:")
-        lines.extend(f"    {_effect(e)}" for e in summary.effects)
+        lines.extend(f"    {_effect(e, module)}" for e in summary.effects)
     else:
         lines.append("  effects: none")
     if summary.returns.kind is not ValueKind.UNKNOWN:
@@ -90,9 +91,15 @@ def _path(path: Path | None) -> str:
     return path.spell() if path is not None else "?"
 
 
-def _effect(effect: Effect) -> str:
-    site = effect.site.split(".", 1)[1] if "." in effect.site else effect.site
-    via = f" via {' > '.join(effect.chain)}" if effect.chain else ""
+def _local(name: str, module: str) -> str:
+    if module and name.startswith(module + "."):
+        return name[len(module) + 1:]
+    return name.split(".", 1)[1] if not module and "." in name else name
+
+
+def _effect(effect: Effect, module: str = "") -> str:
+    site = _local(effect.site, module)
+    via = f" via {' > '.join(_local(c, module) for c in effect.chain)}" if effect.chain else ""
     kind = effect.kind
     if kind is EffectKind.ACCESS:
         what = f"{'write' if effect.write else 'read'} {_path(effect.path)} on {_stream(effect.stream)}"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path as FilePath
 from typing import Optional
 
 import libcst as cst
@@ -16,7 +15,8 @@ from streamlint.model.domain.values import ValueKind
 from streamlint.model.interproc.repeat import next_call_conflicts
 from streamlint.model.findings import Hazard, at_boundary, place
 from streamlint.model.transfer.frame import ROOT_CONTEXT
-from streamlint.model.interproc.program import Program, loader_for, unit_of
+from streamlint.model.interproc.modules import ProjectModules, main_names
+from streamlint.model.interproc.program import Program, unit_of
 from streamlint.model.interproc.solver import Solved, Solver
 
 
@@ -31,13 +31,9 @@ class FileModel:
         return self.solver.node_of(site)
 
 
-def module_name(path: str) -> str:
-    return FilePath(path).stem if path else "__main__"
-
-
 def analyze_file(module: cst.Module, path: str = "") -> FileModel:
-    name = module_name(path)
-    solver = Solver(Program(unit_of(name, module), loader_for(path, name)))
+    name, package = main_names(path)
+    solver = Solver(Program(unit_of(name, module, package), ProjectModules(path)))
     solved = solver.solve_module()
     hazards = []
     seen = set()

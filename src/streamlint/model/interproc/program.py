@@ -4,11 +4,11 @@ it imports, by qualified name ("pkg.mod.f", "pkg.mod.C.m")."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path as FilePath
 from typing import Callable, Optional
 
 import libcst as cst
 
+from streamlint.model.interproc.modules import Source
 from streamlint.model.transfer.names import imports_of
 
 
@@ -34,9 +34,13 @@ class ModuleUnit:
     functions: dict[str, FunctionRef] = field(default_factory=dict)
 
 
-def unit_of(name: str, tree: cst.Module) -> ModuleUnit:
+def unit_of(name: str, tree: cst.Module, package: Optional[str] = None) -> ModuleUnit:
+    """`package`: where its relative imports start (a package's `__init__`: the package
+    itself; by default the module's parent)."""
     classes = frozenset(s.name.value for s in tree.body if isinstance(s, cst.ClassDef))
-    unit = ModuleUnit(name, tree, imports_of(tree), frozenset(_top_names(tree)), classes)
+    base = name.rpartition(".")[0] if package is None else package
+    imports = {local: absolute(target, base) for local, target in imports_of(tree).items()}
+    unit = ModuleUnit(name, tree, imports, frozenset(_top_names(tree)), classes)
     unit.functions[f"{name}.{TOP_LEVEL}"] = FunctionRef(f"{name}.{TOP_LEVEL}", name, "", tree)
     for statement in tree.body:
         if isinstance(statement, cst.FunctionDef):
@@ -44,6 +48,18 @@ def unit_of(name: str, tree: cst.Module) -> ModuleUnit:
         elif isinstance(statement, cst.ClassDef):
             _methods(unit, statement)
     return unit
+
+
+def absolute(target: str, package: str) -> str:
+    """A relative import's target named from the top of the package (`..m.f` imported into
+    package "a.b" is "a.m.f"); an absolute one as it is."""
+    rest = target.lstrip(".")
+    level = len(target) - len(rest)
+    if not level:
+        return target
+    parts = package.split(".") if package else []
+    base = parts[: max(len(parts) - (level - 1), 0)]
+    return ".".join([*base, rest]) if rest else ".".join(base)
 
 
 def _methods(unit: ModuleUnit, cls: cst.ClassDef) -> None:
@@ -64,8 +80,10 @@ def _top_names(tree: cst.Module) -> list[str]:
     return [s.name.value for s in tree.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
 
 
-# Reads another module of the project by its dotted name: (its name, its tree) or None.
-ModuleLoader = Callable[[str], Optional[cst.Module]]
+# Reads another module of the project by its dotted name.
+ModuleLoader = Callable[[str], Optional[Source]]
+# How far a name re-exported by a package's `__init__` (or any module) is followed.
+_MAX_REEXPORTS = 4
 
 
 class Program:
@@ -75,38 +93,34 @@ class Program:
         self._loader = loader
 
     def function(self, qualname: str) -> Optional[FunctionRef]:
+        found = self._defined(qualname)
+        return found if isinstance(found, FunctionRef) else None
+
+    def is_class(self, qualname: str) -> bool:
+        return self._defined(qualname) == "class"
+
+    def _defined(self, qualname: str, hops: int = 0) -> "FunctionRef | str | None":
+        """The function (or "class") a qualified name denotes: in the longest module prefix
+        that is a module of the project, following names that module imports from another."""
         module = qualname
         while "." in module:
             module = module.rsplit(".", 1)[0]
             unit = self.unit(module)
-            if unit is not None:
-                return unit.functions.get(qualname)
+            if unit is None:
+                continue
+            if qualname in unit.functions:
+                return unit.functions[qualname]
+            head, _, rest = qualname[len(module) + 1:].partition(".")
+            if not rest and head in unit.classes:
+                return "class"
+            target = unit.imports.get(head)
+            if target is None or hops >= _MAX_REEXPORTS:
+                return None
+            return self._defined(f"{target}.{rest}" if rest else target, hops + 1)
         return None
-
-    def is_class(self, qualname: str) -> bool:
-        module, _, name = qualname.rpartition(".")
-        unit = self.unit(module) if module else None
-        return unit is not None and name in unit.classes
 
     def unit(self, module: str) -> Optional[ModuleUnit]:
         if module not in self._units:
-            tree = self._loader(module) if self._loader is not None else None
-            self._units[module] = unit_of(module, tree) if tree is not None else None
+            source = self._loader(module) if self._loader is not None else None
+            self._units[module] = unit_of(module, source.tree, source.package) if source is not None else None
         return self._units[module]
-
-
-def loader_for(path: str, main_name: str) -> ModuleLoader:
-    """Modules beside the checked file (`import helpers`, `from .helpers import f`)."""
-    directory = FilePath(path).parent if path else None
-
-    def load(module: str) -> Optional[cst.Module]:
-        if directory is None:
-            return None
-        relative = module.split(".")[-1] if module.startswith(main_name.rsplit(".", 1)[0]) else module
-        candidate = directory / (relative.replace(".", "/") + ".py")
-        try:
-            return cst.parse_module(candidate.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
-            return None
-
-    return load

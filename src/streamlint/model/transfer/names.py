@@ -46,26 +46,24 @@ def _import(node: cst.Import, bound: dict[str, str]) -> None:
 
 
 def _import_from(node: cst.ImportFrom, bound: dict[str, str]) -> None:
-    """`from m import x`; a relative import names modules beside the file (`from .m import x`
-    is `m.x`, `from . import m` is `m`): the program's modules are named from the file's folder."""
+    """`from m import x` is `m.x`; a relative import keeps its dots (`from ..m import x` is
+    `..m.x`, `from . import m` is `.m`): the program names it from the importing module's
+    package (interproc/program.py)."""
     module = dotted(node.module) if node.module is not None else None
     if isinstance(node.names, cst.ImportStar):
         return
-    if node.relative and module is None:
-        for alias in node.names:
-            name = dotted(alias.name)
-            local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
-            if name is not None and local is not None:
-                bound[local] = name
-        return
-    if module is None:
+    dots = "." * len(node.relative)
+    if module is None and not dots:
         return
     for alias in node.names:
         name = dotted(alias.name)
         if name is None:
             continue
         local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
-        bound[local] = normalize(f"{module}.{name}")
+        if dots:
+            bound[local] = dots + (f"{module}.{name}" if module else name)
+        else:
+            bound[local] = normalize(f"{module}.{name}")
 
 
 def qualified(name: str, imports: dict[str, str]) -> Optional[str]:

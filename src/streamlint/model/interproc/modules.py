@@ -1,0 +1,129 @@
+"""The project modules a checked file's program reads: found by their dotted names as
+model/resolve.py finds imports, parsed once per process (kept by path, size and modification
+time in a bounded cache), and every read noted for the result cache (model/reads.py).
+
+Modules are named from the top of their package (`pkg/sub/mod.py` is "pkg.sub.mod"), so a
+relative import and an absolute one of the same module give the same name, however far away
+the importer sits.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import libcst as cst
+
+from streamlint.model import reads, resolve
+
+# A module larger than this is not read for its summaries (unknown: silence).
+MAX_BYTES = 2_000_000
+# The parsed modules kept between checked files (a tree costs about 35x its source).
+MAX_CACHED_MODULES = 128
+MAX_CACHED_SOURCE_BYTES = 2_000_000
+# A module that names none of the frameworks can still hand on a helper that does (a package's
+# `__init__` re-exports): it is read when it imports anything.
+_RELEVANT = (b"torch", b"cupy", b"numba", b"cuda", b"mpi4py", b"import")
+
+
+@dataclass(frozen=True)
+class Source:
+    tree: cst.Module
+    package: str  # the package its relative imports start from
+    path: str = ""
+
+
+@dataclass
+class _Entry:
+    mtime_ns: int
+    size: int
+    source: Optional[Source]
+
+
+_parsed: OrderedDict[str, _Entry] = OrderedDict()
+_parsed_bytes = 0
+
+
+def main_names(path: str) -> tuple[str, str]:
+    """(the checked file's module name, its package)."""
+    if not path or path == "-":
+        return "__main__", ""
+    file = Path(path)
+    name = resolve.canonical_name(file)
+    return name, name if file.name == "__init__.py" else name.rpartition(".")[0]
+
+
+class ProjectModules:
+    """Loads the modules the program of the file at `path` names (Program's loader)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __call__(self, name: str) -> Optional[Source]:
+        if not self.path or self.path == "-":
+            return None
+        file = resolve.module_file(self.path, name)
+        if file is None:
+            return None
+        return _read(file, name)
+
+
+def _read(file: Path, name: str) -> Optional[Source]:
+    key = str(file)
+    try:
+        stat = file.stat()
+    except OSError:
+        reads.note(key, reads.ABSENT)
+        return None
+    entry = _parsed.get(key)
+    if entry is None or (entry.mtime_ns, entry.size) != (stat.st_mtime_ns, stat.st_size):
+        entry = _parse(file, stat, name)
+        if entry is None:
+            return None
+    _parsed.move_to_end(key)
+    return entry.source
+
+
+def _parse(file: Path, stat, name: str) -> Optional[_Entry]:
+    key = str(file)
+    try:
+        data = file.read_bytes()
+    except OSError:
+        reads.note(key, reads.ABSENT)
+        return None
+    reads.note(key, reads.content_hash(data))
+    source = None
+    if len(data) <= MAX_BYTES and any(word in data for word in _RELEVANT):
+        try:
+            tree = cst.parse_module(data.decode("utf-8"))
+        except (UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
+            tree = None
+        if tree is not None:
+            package = name if file.name == "__init__.py" else name.rpartition(".")[0]
+            source = Source(tree, package, key)
+    entry = _Entry(stat.st_mtime_ns, stat.st_size, source)
+    _remember(key, entry, len(data))
+    return entry
+
+
+def _remember(key: str, entry: _Entry, size: int) -> None:
+    global _parsed_bytes
+    old = _parsed.pop(key, None)
+    if old is not None and old.source is not None:
+        _parsed_bytes -= old.size
+    _parsed[key] = entry
+    if entry.source is None:
+        return
+    _parsed_bytes += size
+    while _parsed and (len(_parsed) > MAX_CACHED_MODULES or _parsed_bytes > MAX_CACHED_SOURCE_BYTES):
+        _, evicted = _parsed.popitem(last=False)
+        if evicted.source is not None:
+            _parsed_bytes -= evicted.size
+
+
+def forget() -> None:
+    global _parsed_bytes
+    _parsed.clear()
+    _parsed_bytes = 0

@@ -1,0 +1,167 @@
+"""Which file a module name denotes, seen from a checked file: beside it, from the top of its
+package, or from the project's root (the nearest directory with a project marker). Every path
+looked at is noted (model/reads.py), so that a cached result is made again when a module it
+resolved to, or one it looked for and did not find, appears, changes or goes.
+
+Resolutions and directory listings are remembered until `forget()` (once per run: files may
+appear or go between runs in one process).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+from streamlint.model import api, reads
+
+
+def canonical_name(path: Path) -> str:
+    """A module's dotted name from the top of its package (`pkg/sub/mod.py`: "pkg.sub.mod";
+    a package's `__init__.py`: the package; a script: its stem)."""
+    path = path.resolve()
+    parts = [] if path.name == "__init__.py" else [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts) or path.parent.name
+
+
+def forget() -> None:
+    _resolved.clear()
+    _roots.clear()
+    _listings.clear()
+    _packages.clear()
+
+
+# (directory of the importing file, dotted name) -> (file, the paths probed on the way).
+Probes = tuple[tuple[str, bool], ...]
+_resolved: dict[tuple[str, str], tuple[Optional[Path], Probes]] = {}
+
+
+def module_file(from_path: str, dotted: str) -> Optional[Path]:
+    """The file a module name denotes, seen from `from_path` (relative or absolute)."""
+    if not from_path or from_path == "-":
+        return None
+    root = dotted.lstrip(".").split(".", 1)[0]
+    if not dotted.startswith(".") and (root in sys.stdlib_module_names or api.framework_of(dotted)):
+        return None
+    key = (os.path.dirname(from_path), dotted)
+    if key not in _resolved:
+        probes: list[tuple[str, bool]] = []
+        _resolved[key] = (_module_file(from_path, dotted, probes), tuple(probes))
+    found, probes = _resolved[key]
+    for path, exists in probes:  # noted on every call: each checked file needs its own
+        reads.note(path, reads.PRESENT if exists else reads.ABSENT)
+    return found
+
+
+def _module_file(from_path: str, dotted: str, probes: list[tuple[str, bool]]) -> Optional[Path]:
+    here = Path(from_path).resolve().parent
+    level = len(dotted) - len(dotted.lstrip("."))
+    parts = [p for p in dotted.lstrip(".").split(".") if p]
+    if level:
+        base = here
+        for _ in range(level - 1):
+            base = base.parent
+        return _find(base, parts, probes)
+    if not parts or api.framework_of(dotted) or parts[0] in ("numpy", "os", "sys", "typing"):
+        return None
+    # Absolute: beside the file (scripts), from the top of its package, or from the
+    # project's root (`recipes/train.py` importing `mylib.utils`, both under the root).
+    top = here
+    while _is_file(top / "__init__.py", probes) and top.parent != top:
+        top = top.parent
+    for base in dict.fromkeys((here, top, *_project_root(top))):
+        found = _find(base, parts, probes)
+        if found is not None:
+            return found
+    return None
+
+
+# directory -> its Python files, for reverse.py (listed once per run, like `_resolved`).
+_listings: dict[str, tuple[str, ...]] = {}
+_packages: dict[str, tuple[str, ...]] = {}  # (package_files)
+
+_ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+_roots: dict[Path, tuple[Path, ...]] = {}
+
+
+def _project_root(start: Path) -> tuple[Path, ...]:
+    """The nearest directory at or above `start` that holds a project marker, if any."""
+    if start not in _roots:
+        found: tuple[Path, ...] = ()
+        for base in (start, *start.parents):
+            if any((base / marker).exists() for marker in _ROOT_MARKERS):
+                found = (base,)
+                break
+        _roots[start] = found
+    return _roots[start]
+
+
+def project_root(path: str) -> Optional[Path]:
+    """The root of the project that holds the file at `path`: the nearest directory at
+    or above its top package with a project marker."""
+    top = Path(path).resolve().parent
+    while (top / "__init__.py").is_file() and top.parent != top:
+        top = top.parent
+    found = _project_root(top)
+    return found[0] if found else None
+
+
+def python_files(directory: Path, most: int) -> tuple[str, ...]:
+    """The Python files of a directory, none if it has more than `most` (listed once
+    per run, forgotten with the resolutions)."""
+    key = str(directory)
+    if key not in _listings:
+        try:
+            names = sorted(n for n in os.listdir(directory) if n.endswith(".py"))
+        except OSError:
+            names = []
+        _listings[key] = tuple(str(directory / n) for n in names) if len(names) <= most else ()
+    return _listings[key]
+
+
+def package_files(path: str, most: int, most_in_root: int) -> tuple[str, ...]:
+    """The Python files of the top package that holds the module at `path` (its
+    subpackages included) and of the project's root directory (at most `most_in_root`):
+    none if the package has more than `most` (listed once per run, forgotten with the
+    resolutions)."""
+    here = Path(path).resolve()
+    top = here.parent
+    while (top.parent / "__init__.py").is_file() and top.parent != top:
+        top = top.parent
+    key = f"{top}\0{most}\0{most_in_root}"
+    if key not in _packages:
+        found: list[str] = []
+        if (top / "__init__.py").is_file():
+            for folder, dirs, names in os.walk(top):
+                dirs[:] = sorted(d for d in dirs if (Path(folder) / d / "__init__.py").is_file())
+                found.extend(str(Path(folder) / n) for n in sorted(names) if n.endswith(".py"))
+                if len(found) > most:
+                    found = []
+                    break
+        root = project_root(str(here))
+        if found and root is not None and root != top:
+            found.extend(python_files(root, most_in_root))
+        _packages[key] = tuple(found)
+    return _packages[key]
+
+
+def _find(base: Path, parts: list[str], probes: list[tuple[str, bool]]) -> Optional[Path]:
+    if not parts:
+        init = base / "__init__.py"
+        return init if _is_file(init, probes) else None
+    candidate = base.joinpath(*parts)
+    for path in (candidate.with_suffix(".py"), candidate / "__init__.py"):
+        if _is_file(path, probes):
+            return path
+    return None
+
+
+def _is_file(path: Path, probes: list[tuple[str, bool]]) -> bool:
+    exists = path.is_file()
+    probes.append((str(path), exists))
+    return exists

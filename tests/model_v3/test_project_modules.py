@@ -1,0 +1,113 @@
+"""The program's modules: imports of the checked file's project named from the top of their
+package, found as the v2 resolution finds them, and every read noted for the result cache."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from streamlint.model import reads, resolve
+from streamlint.model.domain.order import ConflictKind
+from streamlint.model.file_model import analyze_file
+from streamlint.model.interproc import modules
+from streamlint.model.interproc.program import absolute
+
+STAGING = """
+import torch
+
+
+def prefetch(batch):
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        out = batch.to("cuda", non_blocking=True)
+    return out
+"""
+
+LOOP = """
+{imports}
+
+
+def step(batch):
+    y = prefetch(batch)
+    return (y * 2).sum()
+"""
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    resolve.forget()
+    modules.forget()
+    yield
+    resolve.forget()
+    modules.forget()
+
+
+def _project(root: Path, imports: str, init: str = "from .staging import prefetch\n") -> Path:
+    (root / "pyproject.toml").write_text("")
+    (root / "pkg" / "train").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text(init)
+    (root / "pkg" / "staging.py").write_text(textwrap.dedent(STAGING))
+    (root / "pkg" / "train" / "__init__.py").write_text("")
+    loop = root / "pkg" / "train" / "loop.py"
+    loop.write_text(LOOP.format(imports=imports))
+    return loop
+
+
+def _kinds(path: Path) -> list[ConflictKind]:
+    model = analyze_file(cst.parse_module(path.read_text()), str(path))
+    return [h.kind for h in model.hazards]
+
+
+@pytest.mark.parametrize("imports", [
+    "from ..staging import prefetch",  # two levels up
+    "from .. import prefetch",  # re-exported by the package's __init__
+    "from pkg import prefetch",  # absolute, through the __init__
+    "from pkg.staging import prefetch",  # absolute
+])
+def test_a_helper_of_the_package_is_seen_however_it_is_imported(tmp_path, imports):
+    loop = _project(tmp_path, imports)
+    assert ConflictKind.READ_AFTER_WRITE in _kinds(loop)
+
+
+def test_the_module_is_named_from_the_top_of_its_package(tmp_path):
+    loop = _project(tmp_path, "from ..staging import prefetch")
+    model = analyze_file(cst.parse_module(loop.read_text()), str(loop))
+    assert model.module == "pkg.train.loop"
+    assert ("pkg.staging.prefetch", ) == tuple(q for q, _ in model.solved.walks if q.startswith("pkg.staging"))[:1]
+
+
+def test_an_import_the_project_does_not_have_stays_silent(tmp_path):
+    loop = _project(tmp_path, "from ..missing import prefetch")
+    assert _kinds(loop) == []
+
+
+def test_every_file_read_or_looked_for_is_noted(tmp_path):
+    loop = _project(tmp_path, "from ..staging import prefetch")
+    with reads.recording() as notes:
+        _kinds(loop)
+    staging = str((tmp_path / "pkg" / "staging.py").resolve())
+    assert notes[staging] == reads.content_hash((tmp_path / "pkg" / "staging.py").read_bytes())
+    assert any(note is reads.ABSENT for note in notes.values())  # the probes that found nothing
+
+
+def test_a_changed_helper_is_read_again(tmp_path):
+    loop = _project(tmp_path, "from ..staging import prefetch")
+    assert ConflictKind.READ_AFTER_WRITE in _kinds(loop)
+    staging = tmp_path / "pkg" / "staging.py"
+    staging.write_text(textwrap.dedent(STAGING).replace("    with torch.cuda.stream(side):\n        out", "    if True:\n        out") + "\n\n")
+    resolve.forget()
+    assert ConflictKind.READ_AFTER_WRITE not in _kinds(loop)
+
+
+@pytest.mark.parametrize("target, package, expected", [
+    (".m.f", "a.b", "a.b.m.f"),
+    ("..m.f", "a.b", "a.m.f"),
+    ("...m", "a.b", "m"),
+    (".f", "", "f"),  # a script's relative import: beside it
+    ("torch.cuda", "a", "torch.cuda"),
+])
+def test_relative_targets_are_named_from_the_package(target, package, expected):
+    assert absolute(target, package) == expected
