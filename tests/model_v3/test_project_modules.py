@@ -14,6 +14,7 @@ from streamlint.model.domain.order import ConflictKind
 from streamlint.model.file_model import analyze_file
 from streamlint.model.interproc import modules
 from streamlint.model.interproc.program import absolute
+from streamlint.model.interproc.solver import digest_of_use
 
 STAGING = """
 import torch
@@ -89,7 +90,8 @@ def test_every_file_read_or_looked_for_is_noted(tmp_path):
     with reads.recording() as notes:
         _kinds(loop)
     staging = str((tmp_path / "pkg" / "staging.py").resolve())
-    assert notes[staging] == reads.content_hash((tmp_path / "pkg" / "staging.py").read_bytes())
+    note = reads.parse_summary_note(notes[staging])  # its content hash, and the digest of what was used
+    assert note is not None and note.content == reads.content_hash((tmp_path / "pkg" / "staging.py").read_bytes())
     assert any(note is reads.ABSENT for note in notes.values())  # the probes that found nothing
 
 
@@ -111,3 +113,21 @@ def test_a_changed_helper_is_read_again(tmp_path):
 ])
 def test_relative_targets_are_named_from_the_package(target, package, expected):
     assert absolute(target, package) == expected
+
+
+def test_a_use_is_noted_with_the_digest_of_what_it_gives_any_importer(tmp_path):
+    loop = _project(tmp_path, "from ..staging import prefetch")
+    staging = tmp_path / "pkg" / "staging.py"
+    with reads.recording() as notes:
+        _kinds(loop)
+    note = reads.parse_summary_note(notes[str(staging.resolve())])
+    assert note is not None and note.names == ("v3:prefetch",)
+    assert reads.combine([("v3:prefetch", digest_of_use(str(staging.resolve()), "prefetch"))]) == note.digest
+
+    before = digest_of_use(str(staging), "prefetch")
+    staging.write_text("# a comment changes no summary\n" + staging.read_text())
+    modules.forget()
+    assert digest_of_use(str(staging), "prefetch") == before
+    staging.write_text(staging.read_text().replace("non_blocking=True", "non_blocking=False"))
+    modules.forget()
+    assert digest_of_use(str(staging), "prefetch") != before

@@ -271,6 +271,8 @@ def _summaries_now(wanted: set[tuple[str, tuple[str, ...]]]) -> dict[tuple[str, 
     Only runs where a module with importers changed get here, so libcst is loaded."""
     from streamlint.model import project, summary_digest
     from streamlint.model.analysis import FileAnalyzer
+    from streamlint.model.interproc.digests import local_name
+    from streamlint.model.interproc.solver import digest_of_use
 
     out: dict[tuple[str, tuple[str, ...]], str] = {}
     # Importers share names (a helper's 16 importers used 84 distinct names 134 times):
@@ -278,10 +280,16 @@ def _summaries_now(wanted: set[tuple[str, tuple[str, ...]]]) -> dict[tuple[str, 
     digests: dict[tuple[str, str], str] = {}
     for path, names in sorted(wanted):
         try:
-            analyzer = project.analyzer_for(Path(path), 1, FileAnalyzer)
+            analyzer = None
             for n in names:
-                if (path, n) not in digests:
-                    digests[(path, n)] = summary_digest.digest_of_use(analyzer, n)
+                if (path, n) in digests:
+                    continue
+                local = local_name(n)  # a use by the v3 model
+                if local is not None:
+                    digests[(path, n)] = digest_of_use(path, local)
+                    continue
+                analyzer = analyzer or project.analyzer_for(Path(path), 1, FileAnalyzer)
+                digests[(path, n)] = summary_digest.digest_of_use(analyzer, n)
             out[(path, names)] = reads.combine([(n, digests[(path, n)]) for n in names])
         except Exception:  # the importer is checked again: never worse than no cutoff
             continue

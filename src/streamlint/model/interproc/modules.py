@@ -70,6 +70,11 @@ class ProjectModules:
         return _read(file, name)
 
 
+def read_source(file: Path, name: str) -> Optional[Source]:
+    """The parsed module at `file`, named `name` (noted as read)."""
+    return _read(file, name)
+
+
 def _read(file: Path, name: str) -> Optional[Source]:
     key = str(file)
     try:

@@ -32,6 +32,7 @@ class ModuleUnit:
     top_names: frozenset[str]  # module-level functions and classes
     classes: frozenset[str] = frozenset()  # module-level classes
     functions: dict[str, FunctionRef] = field(default_factory=dict)
+    path: str = ""  # the file it was read from (another module of the project)
 
 
 def unit_of(name: str, tree: cst.Module, package: Optional[str] = None) -> ModuleUnit:
@@ -122,5 +123,8 @@ class Program:
     def unit(self, module: str) -> Optional[ModuleUnit]:
         if module not in self._units:
             source = self._loader(module) if self._loader is not None else None
-            self._units[module] = unit_of(module, source.tree, source.package) if source is not None else None
+            unit = unit_of(module, source.tree, source.package) if source is not None else None
+            if unit is not None:
+                unit.path = source.path
+            self._units[module] = unit
         return self._units[module]

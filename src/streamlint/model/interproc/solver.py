@@ -13,11 +13,15 @@ from dataclasses import dataclass, field, replace
 from typing import Optional
 
 import libcst as cst
+from pathlib import Path as FilePath
 
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.values import UNKNOWN, AbsValue
 from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores
-from streamlint.model.interproc.program import FunctionRef, Program
+from streamlint.model.interproc.digests import note_use
+from streamlint.model.interproc.modules import ProjectModules, main_names, read_source
+from streamlint.model.interproc.program import FunctionRef, Program, unit_of
+from streamlint.model.summary.codec import sealed
 from streamlint.model.transfer.kernels import stored_parameters
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.summary.function_summary import FunctionSummary
@@ -73,7 +77,15 @@ class Solver:
     def summary(self, qualname: str, context: CallContext) -> Optional[FunctionSummary]:
         """A call site asks (ProgramView): the callee has a caller in sight."""
         self.called.add(qualname)
+        function = self.program.function(qualname)
+        if function is not None and function.module != self.program.main.name:
+            unit = self.program.unit(function.module)
+            note_use(unit.path if unit is not None else "", function.qualname[len(function.module) + 1:], digest_of_use)
         return self._solve(qualname, context)
+
+    def summary_at_root(self, qualname: str) -> Optional[FunctionSummary]:
+        """What `qualname` does under no assumption about its callers."""
+        return self._solve(qualname, ROOT_CONTEXT)
 
     def _solve(self, qualname: str, context: CallContext) -> Optional[FunctionSummary]:
         function = self.program.function(qualname)
@@ -201,3 +213,14 @@ def _params(function: FunctionRef) -> list[str]:
         return []
     p = function.node.params
     return [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
+
+
+def digest_of_use(path: str, local: str) -> str:
+    """The digest of what `local` of the module at `path` gives any importer (digests.py)."""
+    name, package = main_names(path)
+    source = read_source(FilePath(path), name)
+    if source is None:
+        return "absent"
+    solver = Solver(Program(unit_of(name, source.tree, package), ProjectModules(path)))
+    summary = solver.summary_at_root(f"{name}.{local}")
+    return sealed(summary).digest if summary is not None else "unknown"
