@@ -55,11 +55,12 @@ CASES = {
             s2 = cuda.stream()
             d_x = cuda.device_array(n, dtype=np.float32)
             d_y = cuda.device_array(n, dtype=np.float32)
+            d_z = cuda.device_array(n, dtype=np.float32)
             scale[64, 256, s1](d_x, d_y)
             {fix}
-            scale[64, 256, s2](d_y, d_x)
+            scale[64, 256, s2](d_z, d_x)
             s2.synchronize()
-        """, "pass", "s1.synchronize()", [("read_after_write", "f"), ("write_after_read", "f")]),
+        """, "pass", "s1.synchronize()", [("write_after_read", "f")]),  # s1 only reads d_x: no write to meet
     "slices are regions": ("""
         import cupy as cp
         def f(n, half):
@@ -219,6 +220,49 @@ CASES = {
                 {fix}
                 return float(self.host.norm())
         """, "pass", "copied.synchronize()", [("host_read_before_sync", "offload")]),
+    # the logits and the loss are read on the current stream with no wait for the side stream:
+    # one wait, placed before the first read, orders both, so it is one problem, reported once
+    "one missing wait is reported once, at the first access that needs it": ("""
+        import torch
+        def eval_step(model, loss_fn, batch, labels):
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                logits = model(batch)
+                loss = loss_fn(logits, labels)
+            {fix}
+            top = logits.topk(5).indices
+            return loss.item(), top
+        """, "pass", "torch.cuda.current_stream().wait_stream(side)", [("read_after_write", "eval_step")]),
+    # the EMA's tensors are updated in place on the side stream, then read by the norm on the
+    # current stream
+    "foreach functions write the tensors of their first list": ("""
+        import torch
+        def ema_update(ema_params, params, decay):
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                torch._foreach_mul_(ema_params, decay)
+                torch._foreach_add_(ema_params, params, alpha=1 - decay)
+            {fix}
+            return torch._foreach_norm(ema_params)
+        """, "pass", "torch.cuda.current_stream().wait_stream(side)", [("read_after_write", "ema_update")]),
+    # the next call's move finds the model on the device already: it does nothing, so it does
+    # not overwrite what the last call's forward pass read
+    "moving a module to where it is does nothing": ("""
+        import torch
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+                self.loader_stream = torch.cuda.Stream()
+
+            def warm_start(self, batch):
+                with torch.cuda.stream(self.loader_stream):
+                    self.model.to("cuda", non_blocking=True)
+                {fix}
+                return self.model(batch.cuda())
+        """, "pass", "torch.cuda.current_stream().wait_stream(self.loader_stream)",
+        [("read_after_write", "warm_start")]),
 }
 
 

@@ -149,6 +149,12 @@ COLLECTIVES: dict[str, tuple[int, ...]] = {
     _D + "recv": (0,), _D + "irecv": (0,), _D + "send": (), _D + "isend": (),
 }
 
+# Functions over lists of tensors (`torch._foreach_mul_(params, decay)`): their first
+# argument is a list of tensors (later positional arguments are lists of tensors, tensors or
+# scalars); one kernel per list on the current stream; a trailing "_" writes the first list's
+# tensors in place, otherwise each returns a list of new tensors made there.
+TENSOR_LIST_FUNCTIONS = "torch._foreach_"
+
 # Keyword arguments that are never tensors, whatever callable they are given to.
 NON_TENSOR_KEYWORDS = frozenset({
     "non_blocking", "device", "dtype", "dim", "keepdim", "memory_format", "copy", "group", "async_op",
