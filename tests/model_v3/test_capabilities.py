@@ -263,6 +263,32 @@ CASES = {
                 return self.model(batch.cuda())
         """, "pass", "torch.cuda.current_stream().wait_stream(self.loader_stream)",
         [("read_after_write", "warm_start")]),
+    # the chunk's buffer is what the Chunk class keeps on its objects: the prefetcher's read of
+    # `self.chunk.cuda_global` is a CUDA tensor the prefetch stream wrote
+    "an object's attributes are what its class keeps there": ("""
+        import torch
+        class Chunk:
+            def __init__(self, n):
+                self.shard = torch.empty(n, device="cuda")
+                self.full = torch.empty(4 * n, device="cuda")
+
+            def gather(self):
+                torch.distributed.all_gather_into_tensor(self.full, self.shard)
+
+        class Prefetcher:
+            def __init__(self, n):
+                self.stream = torch.cuda.Stream()
+                self.chunk = Chunk(n)
+
+            def forward_with(self, module, x):
+                self.stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(self.stream):
+                    self.chunk.gather()
+                {fix}
+                out = module(x, self.chunk.full)
+                self.stream.wait_stream(torch.cuda.current_stream())
+                return out
+        """, "pass", "torch.cuda.current_stream().wait_stream(self.stream)", [("read_after_write", "forward_with")]),
 }
 
 

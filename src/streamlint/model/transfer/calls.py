@@ -49,6 +49,21 @@ def attribute_of(base: AbsValue, attr: str, path: Path) -> AbsValue:
     return AbsValue(identity=path)
 
 
+def of_object(value: AbsValue, obj: Path) -> AbsValue:
+    """A value the object's class keeps on `self`, seen from a holder of the object at `obj`:
+    `self.<a>` paths (its memory, a stream it made) are the object's own, `obj.<a>`."""
+    def moved(path: Path) -> Path:
+        return path.rebased(obj) if path.root.kind is RootKind.SELF else path
+
+    stream = value.stream
+    if stream is not None and stream.path is not None:
+        stream = replace(stream, path=moved(stream.path))
+    identity = moved(value.identity) if value.identity is not None else None
+    element = of_object(value.element, obj) if value.element is not None else None
+    return replace(value, identity=identity, stream=stream, element=element,
+                   members=frozenset(moved(m) for m in value.members))
+
+
 def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if callee.kind is ValueKind.NAMESPACE and callee.target.endswith("()"):
         # calling a framework object (an `nn.Linear(...)` stored on self): a model, as below

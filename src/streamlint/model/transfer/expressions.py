@@ -57,6 +57,10 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
     held = state.at(path)
     if held.kind is not ValueKind.UNKNOWN:
         return held, state
+    if base.kind is ValueKind.OBJECT and base.target and frame.program is not None:
+        kept = frame.program.class_attribute(base.target, attr)  # what the object's class keeps there
+        if kept is not None and kept.kind is not ValueKind.UNKNOWN:
+            return calls.of_object(kept, base.identity), state
     return calls.attribute_of(base, attr, path), state
 
 

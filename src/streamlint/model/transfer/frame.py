@@ -46,6 +46,10 @@ class ProgramView(Protocol):
     def kernel_writes(self, qualname: str) -> Optional[frozenset[int]]:
         """A GPU kernel's parameters its body stores into, by position; None when unknown."""
 
+    def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
+        """What `obj.<attr>` holds for an instance of the project class `cls`: the join of what
+        its methods store there, in `self`'s terms (identities are `self.<attr>` paths)."""
+
 
 @dataclass
 class Gathered:
