@@ -289,6 +289,44 @@ CASES = {
                 self.stream.wait_stream(torch.cuda.current_stream())
                 return out
         """, "pass", "torch.cuda.current_stream().wait_stream(self.stream)", [("read_after_write", "forward_with")]),
+    # `load` leaves a batch on the side stream, or None on its early return: a buffer that may
+    # be None, which `use` reads on the current stream
+    "a value on one path and None on another is that value, maybe None": ("""
+        import torch
+        class Loader:
+            def __init__(self):
+                self.stream = torch.cuda.Stream()
+                self.x = None
+
+            def load(self, batch):
+                if batch is None:
+                    self.x = None
+                    return
+                with torch.cuda.stream(self.stream):
+                    self.x = batch.cuda(non_blocking=True)
+
+            def use(self, batch):
+                self.load(batch)
+                {fix}
+                if self.x is not None:
+                    return self.x * 2
+        """, "pass", "torch.cuda.current_stream().wait_stream(self.stream)", [("read_after_write", "use")]),
+    # CuPy's upload of pageable memory returns once the source is staged, its device side still
+    # queued on the default stream, which a non-blocking stream the class made does not follow
+    "a stream the program made is not the default stream": ("""
+        import cupy as cp
+        import mykernels
+        class Worker:
+            def __init__(self):
+                self.stream = cp.cuda.Stream(non_blocking=True)
+
+            def process(self, batch):
+                dev = cp.asarray(batch)
+                {fix}
+                mykernels.normalize(dev, stream=self.stream)
+                self.stream.synchronize()
+                return dev
+        """, "pass", "self.stream.wait_event(cp.cuda.get_current_stream().record())", [("read_after_write", "process")]),
 }
 
 

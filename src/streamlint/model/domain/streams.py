@@ -66,8 +66,8 @@ class StreamRef:
             return False
         if StreamRefKind.CREATED in (self.kind, other.kind):
             return True  # a stream made here is none that existed before
-        if (self.fresh and other.kind is StreamRefKind.AMBIENT) or (other.fresh and self.kind is StreamRefKind.AMBIENT):
-            return True  # a stream the program made for its own work is not the caller's current one
+        if (self.fresh and other.kind in _EXISTING) or (other.fresh and self.kind in _EXISTING):
+            return True  # a stream the program made for its own work is not the caller's current one, nor a default stream
         if {self.kind, other.kind} == {StreamRefKind.LEGACY, StreamRefKind.PER_THREAD}:
             return True
         return False  # the caller's current stream may be the one a parameter holds: ask the caller
@@ -87,3 +87,5 @@ class StreamRef:
 
 
 UNKNOWN_STREAM = StreamRef(StreamRefKind.UNKNOWN)
+# Streams that exist before any code runs: the current stream at entry and the default streams.
+_EXISTING = frozenset({StreamRefKind.AMBIENT, StreamRefKind.LEGACY, StreamRefKind.PER_THREAD})

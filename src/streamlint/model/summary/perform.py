@@ -98,10 +98,13 @@ def _wait_stream(order: Order, e: Effect) -> Order:
 
 
 def _waiters(stream: StreamRef) -> tuple[StreamRef, ...]:
-    """The legacy default stream's waits may be PyTorch's current stream's too: at entry it may
-    be the default stream (the may clock counts what may order)."""
+    """The legacy default stream's waits may be PyTorch's current stream's too, and the other
+    way round: at entry PyTorch's current stream may be the default stream (the may clock
+    counts what may order)."""
     if stream.kind is StreamRefKind.LEGACY:
         return (stream, StreamRef.ambient("torch"))
+    if stream == StreamRef.ambient("torch"):
+        return (stream, StreamRef.legacy())
     return (stream,)
 
 

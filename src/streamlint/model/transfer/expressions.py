@@ -222,9 +222,15 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
         value, state = evaluate(operand, state, frame)
         values.append(value)
     buffers = [v for v in values if v.is_buffer]
+    if isinstance(node, cst.Comparison) and all(isinstance(c.operator, _IDENTITY_TESTS) for c in node.comparisons):
+        return AbsValue(ValueKind.HOST_NUMBER), state  # `x is None`: the host compares references
     if not buffers:
         return UNKNOWN, state
     return calls.operate(buffers, node, state, frame)
+
+
+# Comparisons of references or membership, not of tensor data: no kernel runs.
+_IDENTITY_TESTS = (cst.Is, cst.IsNot)
 
 
 def _yield(node: cst.Yield, state: State, frame: Frame) -> Evaluated:
