@@ -327,6 +327,40 @@ CASES = {
                 self.stream.synchronize()
                 return dev
         """, "pass", "self.stream.wait_event(cp.cuda.get_current_stream().record())", [("read_after_write", "process")]),
+    # the exchanger's two streams, each entered by the code, are two side streams: what the
+    # first writes the second reads without a wait
+    "an object's streams the code enters are side streams": ("""
+        import torch
+        def forward(exchanger, out1, height):
+            stream1 = exchanger.stream1
+            stream2 = exchanger.stream2
+            pad = torch.zeros([out1.shape[0], height + 2], device="cuda")
+            stream1.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream1):
+                pad.mul_(2)
+            stream2.wait_stream(torch.cuda.current_stream())
+            {fix}
+            with torch.cuda.stream(stream2):
+                corrected = pad.clone()
+            torch.cuda.current_stream().wait_stream(stream1)
+            torch.cuda.current_stream().wait_stream(stream2)
+            return pad, corrected
+        """, "pass", "stream2.wait_stream(stream1)", [("read_after_write", "forward")]),
+    # `self.stream` is unknown in the walk without the class's state, yet `synchronize` is a
+    # stream's method: the host waits for it before the read
+    "a stream's method shows a stream": ("""
+        import torch
+        class Overlapper:
+            def __init__(self):
+                self.stream = torch.cuda.Stream()
+
+            def encode(self, encoder, batch, stream):
+                with torch.cuda.stream(stream.side):
+                    feats = encoder(batch.cuda())
+                {fix}
+                total = feats.sum()
+                return feats, total
+        """, "pass", "stream.side.synchronize()", [("read_after_write", "encode")]),
 }
 
 

@@ -65,6 +65,11 @@ STREAM_METHODS: dict[str, Fact] = {
     "record_event": Fact(K.EVENT_RECORD, F, stream=STREAM_SELF, result="event"),
 }
 
+# Methods of streams (tensors have none of them): called on a value the code says nothing
+# else about, it is taken as the stream held at its path, so its ordering is kept (an
+# event's `synchronize` taken so synchronizes nothing it does not).
+STREAM_ONLY_METHODS = frozenset({"wait_stream", "wait_event", "record_event", "synchronize"})
+
 EVENT_METHODS: dict[str, Fact] = {
     "record": Fact(K.EVENT_RECORD, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(0, "stream")),
     "wait": Fact(K.STREAM_WAIT_EVENT, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(0, "stream")),

@@ -138,6 +138,8 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
             return stepped
     if name == "parameters" and torch_calls.parameters_of(receiver) is not None:
         return torch_calls.parameters_of(receiver), state
+    if receiver.kind is ValueKind.UNKNOWN and receiver.identity is not None and name in torch_api.STREAM_ONLY_METHODS:
+        receiver = AbsValue(ValueKind.STREAM, "torch", identity=receiver.identity)  # a stream's method shows a stream
     handler = handlers.for_value(receiver)
     if handler is not None and receiver.kind is ValueKind.STREAM:
         handled = handler.stream_method(name, receiver, arguments, state, frame)

@@ -321,7 +321,7 @@ def _with(node: cst.With, state: State, frame: Frame) -> State:
         if value.kind is ValueKind.STREAM_CONTEXT and value.target == SYNC_ON_EXIT:
             synced_at_exit.append(value)
         elif value.kind is ValueKind.STREAM_CONTEXT or (value.kind is ValueKind.STREAM and value.framework in STREAMS_ENTERED):
-            state = state.with_current(value.framework, value.stream or UNKNOWN_STREAM)
+            state = state.with_current(value.framework, (value.stream or UNKNOWN_STREAM).entered())
         elif item.asname is not None:
             state = bind(item.asname.name, value, state, frame, node)
     state = run_block(_body(node.body), state, frame)
