@@ -361,6 +361,53 @@ CASES = {
                 total = feats.sum()
                 return feats, total
         """, "pass", "stream.side.synchronize()", [("read_after_write", "encode")]),
+    # the exchanger's method is given the halo, a view of memory nothing has written yet: it can
+    # only be filling it, on stream1; stream2 reads it (the view's bounds are not told: the same
+    # view read again is the same memory)
+    "an unseen method fills the memory nothing wrote that it is given": ("""
+        import torch
+        def forward(exchanger, out1, height):
+            stream1 = exchanger.stream1
+            stream2 = exchanger.stream2
+            pad = torch.empty([out1.shape[0], height + 2], device="cuda")
+            stream1.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream1):
+                bottom = pad[height + 1:]
+                exchanger.exchange(out1, bottom)
+            stream2.wait_stream(torch.cuda.current_stream())
+            {fix}
+            with torch.cuda.stream(stream2):
+                corrected = bottom.clone()
+            torch.cuda.current_stream().wait_stream(stream1)
+            torch.cuda.current_stream().wait_stream(stream2)
+            return pad, corrected
+        """, "pass", "stream2.wait_stream(stream1)", [("read_after_write", "forward")]),
+    # the padded buffer is allocated on either branch, and its halo view taken on either: one
+    # allocation and one view after the join
+    "memory allocated on either path, and a view taken on either, is one": ("""
+        import torch
+        def forward(exchanger, nhwc, out1, height):
+            stream1 = exchanger.stream1
+            stream2 = exchanger.stream2
+            if nhwc:
+                pad = torch.empty([out1.shape[0], height + 2, 8], device="cuda")
+            else:
+                pad = torch.empty([out1.shape[0], 8, height + 2], device="cuda")
+            stream1.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream1):
+                if nhwc:
+                    bottom = pad[:, height + 1:height + 2, :]
+                else:
+                    bottom = pad[:, :, height + 1:height + 2]
+                exchanger.exchange(out1, bottom)
+            stream2.wait_stream(torch.cuda.current_stream())
+            {fix}
+            with torch.cuda.stream(stream2):
+                corrected = bottom.clone()
+            torch.cuda.current_stream().wait_stream(stream1)
+            torch.cuda.current_stream().wait_stream(stream2)
+            return pad, corrected
+        """, "pass", "stream2.wait_stream(stream1)", [("read_after_write", "forward")]),
 }
 
 

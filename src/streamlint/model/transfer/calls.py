@@ -163,7 +163,30 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     state = _kept_by(receiver, arguments, state)
     if receiver.kind is ValueKind.CONTAINER or name in python_std.KEEPING_METHODS:
         return UNKNOWN, state  # a container's own method: it keeps its arguments, runs no kernel
-    return _opaque(arguments, state, frame)
+    result, after = _opaque(arguments, state, frame)
+    if receiver.kind is not ValueKind.UNKNOWN:
+        return result, after  # a framework's object whose method has no row: not told
+    return result, _fills(arguments, state, after, frame)
+
+
+def _fills(arguments: Arguments, before: State, after: State, frame: Frame) -> State:
+    """A method of an object we cannot see, given device memory nothing has written yet (made
+    here, no work queued on it: `torch.empty`'s, or a view of it), can only be filling it: the
+    call writes it, where it runs (the stream it is given, else the current one)."""
+    given = next((v for v in arguments.values() if v.kind is ValueKind.STREAM), None)
+    stream = torch_calls.stream_of(given) if given is not None else after.current_stream("torch")
+    site = frame.site(arguments.node)
+    for value in arguments.values():
+        if is_device(value) and value.identity is not None and _unwritten(value.identity, before) and stream.known:
+            after = access(after, frame, site, value.identity, True, stream)
+    return after
+
+
+def _unwritten(identity: Path, state: State) -> bool:
+    root = identity.root
+    if root.kind is not RootKind.FRESH or root.age:
+        return False
+    return not any(p.access.path.root == root for p in state.order.pending)
 
 
 def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:

@@ -7,7 +7,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from streamlint.model.domain.paths import Index, Path, Root
+from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, ValueKind, truth
 from streamlint.model.transfer import calls
@@ -75,6 +75,8 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
                 _, state = evaluate(element.slice.value, state, frame)
+    if index.kind is IndexKind.ANY and any(isinstance(element.slice, cst.Slice) for element in node.slice):
+        index = Index.view(frame.site(node))  # a view whose bounds the text does not tell
     if base.identity is None:
         return (base.element or UNKNOWN), state
     path = base.identity.element(index)
