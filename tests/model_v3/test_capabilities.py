@@ -408,6 +408,28 @@ CASES = {
             torch.cuda.current_stream().wait_stream(stream2)
             return pad, corrected
         """, "pass", "stream2.wait_stream(stream1)", [("read_after_write", "forward")]),
+    # the helper's non-blocking `.to(device)` runs under the stream its caller chose: a move to
+    # the device, on that stream, whose result the caller reads on the current stream
+    "a callee runs under the stream its caller chose": ("""
+        import torch
+        class Handler:
+            def __init__(self):
+                self.h2d_stream = torch.cuda.Stream()
+                self.states = {}
+
+            @staticmethod
+            def reload(state, non_blocking=True):
+                device, cpu_backup = state
+                return cpu_backup.to(device, non_blocking=non_blocking)
+
+            def reload_and_use(self, tag, weight):
+                with torch.cuda.stream(self.h2d_stream):
+                    recovered = Handler.reload(self.states.pop(tag), True)
+                {fix}
+                out = recovered @ weight
+                return recovered, out
+        """, "pass", "torch.cuda.current_stream().wait_stream(self.h2d_stream)",
+        [("read_after_write", "reload_and_use")]),
 }
 
 

@@ -148,6 +148,8 @@ FALSE = AbsValue(ValueKind.HOST_NUMBER, target="False")
 
 
 def truth(value: AbsValue) -> Optional[bool]:
-    if value == TRUE:
-        return True
-    return False if value == FALSE else None
+    """True or False when the value is known to be one (a literal, or a parameter every caller
+    passes it for), else None."""
+    if value.kind is not ValueKind.HOST_NUMBER or value.target not in (TRUE.target, FALSE.target):
+        return None
+    return value.target == TRUE.target

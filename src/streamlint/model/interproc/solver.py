@@ -202,7 +202,7 @@ def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
         name = params[int(key)] if key.isdigit() and int(key) < len(params) else key
         if name in params or not key.isdigit():
             named[name] = value
-    return CallContext(tuple(sorted(named.items())), context.receiver, context.hot)
+    return CallContext(tuple(sorted(named.items())), context.receiver, context.hot, chosen=context.chosen)
 
 
 def _params(function: FunctionRef) -> list[str]:

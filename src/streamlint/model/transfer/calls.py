@@ -67,7 +67,7 @@ def of_object(value: AbsValue, obj: Path) -> AbsValue:
 def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if callee.kind is ValueKind.NAMESPACE and callee.target.endswith("()"):
         # calling a framework object (an `nn.Linear(...)` stored on self): a model, as below
-        return _opaque(_model_inputs(arguments, state), state, frame, direct=True)
+        return _opaque(_model_inputs(arguments, state, frame), state, frame, direct=True)
     if callee.kind is ValueKind.NAMESPACE:
         return _namespace_call(callee.target, arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE and callee.target.startswith(METHOD):
@@ -77,21 +77,20 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
     if callee.kind is ValueKind.CALLABLE:
         return _project_call(callee.target, arguments, state, frame)
     if callee.kind is ValueKind.UNKNOWN and callee.identity is not None:
-        return _opaque(_model_inputs(arguments, state), state, frame, direct=True)
+        return _opaque(_model_inputs(arguments, state, frame), state, frame, direct=True)
     if callee.kind is ValueKind.BUFFER and callee.identity is not None:
         # a module known to be on the device, called: its parameters are read where it runs
-        inputs = _model_inputs(arguments, state)
+        inputs = _model_inputs(arguments, state, frame)
         return _opaque(replace(inputs, positional=inputs.positional + ((callee, arguments.node),)), state, frame,
                        direct=True)
     return _opaque(arguments, state, frame)
 
 
-def _model_inputs(arguments: Arguments, state: State) -> Arguments:
+def _model_inputs(arguments: Arguments, state: State, frame: Frame) -> Arguments:
     """A value called directly (a model, a loss, a submodule passed in) under a stream the code
     chose: PyTorch's invariant says it runs there, on tensors; its arguments of unknown kind
     are taken as the tensors it reads."""
-    current = state.current_stream("torch")
-    if current.kind is StreamRefKind.AMBIENT or not current.known:
+    if not frame.chosen_stream(state):
         return arguments
     positional = tuple((_as_tensor(v), e) for v, e in arguments.positional)
     return replace(arguments, positional=positional)
@@ -138,8 +137,7 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
             return stepped
     if name == "parameters" and torch_calls.parameters_of(receiver) is not None:
         return torch_calls.parameters_of(receiver), state
-    if receiver.kind is ValueKind.UNKNOWN and receiver.identity is not None and name in torch_api.STREAM_ONLY_METHODS:
-        receiver = AbsValue(ValueKind.STREAM, "torch", identity=receiver.identity)  # a stream's method shows a stream
+    receiver = _evident_stream(receiver, name)
     handler = handlers.for_value(receiver)
     if handler is not None and receiver.kind is ValueKind.STREAM:
         handled = handler.stream_method(name, receiver, arguments, state, frame)
@@ -160,6 +158,18 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
         handled = mpi_calls.comm_method(name, arguments, state, frame)  # a communicator's buffer methods
     if handled is not None:
         return handled
+    return _unseen_method(receiver, name, arguments, state, frame)
+
+
+def _evident_stream(receiver: AbsValue, name: str) -> AbsValue:
+    """A stream's method called on a value of unknown kind shows it is the stream at its path."""
+    if receiver.kind is ValueKind.UNKNOWN and receiver.identity is not None and name in torch_api.STREAM_ONLY_METHODS:
+        return AbsValue(ValueKind.STREAM, "torch", identity=receiver.identity)
+    return receiver
+
+
+def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """A method no table and no project class answers for."""
     state = _kept_by(receiver, arguments, state)
     if receiver.kind is ValueKind.CONTAINER or name in python_std.KEEPING_METHODS:
         return UNKNOWN, state  # a container's own method: it keeps its arguments, runs no kernel
@@ -223,7 +233,7 @@ def _host_reader(arguments: Arguments, state: State, frame: Frame) -> Handled:
 def _project_call(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if frame.program is not None and frame.program.is_class(target):
         return _construct(target, arguments, state, frame)
-    summary = frame.program.summary(target, _context(arguments)) if frame.program is not None else None
+    summary = frame.program.summary(target, _context(arguments, state, frame)) if frame.program is not None else None
     if summary is None:
         return _opaque(arguments, state, frame)
     binding = Binding(frame.site(arguments.node), _bound_args(summary.params, arguments), arguments.receiver)
@@ -257,12 +267,13 @@ def _bound_args(params: tuple[str, ...], arguments: Arguments) -> tuple[tuple[st
     return tuple(bound.items())
 
 
-def _context(arguments: Arguments) -> CallContext:
-    """What this call tells the callee about its arguments (their kind, memory and stream)."""
+def _context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
+    """What this call tells the callee about its arguments (their kind, memory and stream), and
+    whether the current stream is one the code chose."""
     facts = tuple((str(i), _fact(v)) for i, (v, _) in enumerate(arguments.positional))
     facts += tuple((k, _fact(v)) for k, (v, _) in arguments.keywords.items())
     receiver = _fact(arguments.receiver) if arguments.receiver is not None else None
-    return CallContext(facts, receiver)
+    return CallContext(facts, receiver, chosen=frame.chosen_stream(state))
 
 
 def _fact(value: AbsValue) -> AbsValue:
@@ -299,7 +310,7 @@ def _construct(cls: str, arguments: Arguments, state: State, frame: Frame) -> Ha
     """`C(...)` of a project class: a new object, its `__init__` applied to it."""
     obj = AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))), target=cls)
     init = replace(arguments, receiver=obj)
-    summary = frame.program.summary(f"{cls}.__init__", _context(init)) if frame.program is not None else None
+    summary = frame.program.summary(f"{cls}.__init__", _context(init, state, frame)) if frame.program is not None else None
     if summary is None:
         return obj, state
     applied = apply(summary, state, Binding(frame.site(arguments.node), _bound_args(summary.params, init), obj))

@@ -134,7 +134,7 @@ def _tensor_lists(inplace: bool, arguments: Arguments, state: State, frame: Fram
     of new tensors made there."""
     site = frame.site(arguments.node)
     current = state.current_stream(F)
-    chosen = current.kind is not StreamRefKind.AMBIENT and current.known
+    chosen = frame.chosen_stream(state)
     lists = [v for v, _ in arguments.positional[:1] if v.identity is not None and v.kind in (ValueKind.UNKNOWN, ValueKind.CONTAINER)]
     lists += [v for v, _ in arguments.positional[1:] if v.kind is ValueKind.CONTAINER and _items(v) is not None]
     on_device = [v for v in lists if chosen or (_items(v) is not None and is_device(_items(v)))]
@@ -350,8 +350,7 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
     current = state.current_stream(framework)
     # under a stream the code chose, a tensor of unknown device is a CUDA tensor: the work
     # is queued there (a CPU tensor's operation would ignore the stream)
-    chosen = current.kind is not StreamRefKind.AMBIENT and current.known
-    if chosen:
+    if frame.chosen_stream(state):
         inputs = [_on_device(v) if v.is_buffer and v.memory is Memory.UNKNOWN else v for v in inputs]
         written = _on_device(written) if written is not None and written.memory is Memory.UNKNOWN else written
     on_device = any(is_device(v) for v in inputs)
@@ -387,9 +386,13 @@ def _touch(state: State, frame: Frame, site: str, value: AbsValue, write: bool, 
 
 def _to(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     target = memory_named(arguments, Arg(0, "device")) or memory_named(arguments, Arg(kw="device"))
+    non_blocking = arguments.flag(Arg(kw="non_blocking"), False)
+    if target is None and non_blocking and arguments.located(Arg(0, "device")) is not None and frame.chosen_stream(state):
+        # `t.to(device, non_blocking=True)` under a stream the code chose: a move to the device
+        # that stream serves (a tensor of unknown device there is a CUDA tensor)
+        target = Memory.DEVICE
     if target is None:
         return UNKNOWN if not tensor.is_buffer else tensor, state
-    non_blocking = arguments.flag(Arg(kw="non_blocking"), False)
     return copy_between(tensor, target, non_blocking, arguments, state, frame)
 
 
