@@ -55,11 +55,12 @@ CASES = {
             s2 = cuda.stream()
             d_x = cuda.device_array(n, dtype=np.float32)
             d_y = cuda.device_array(n, dtype=np.float32)
+            d_z = cuda.device_array(n, dtype=np.float32)
             scale[64, 256, s1](d_x, d_y)
             {fix}
-            scale[64, 256, s2](d_y, d_x)
+            scale[64, 256, s2](d_z, d_x)
             s2.synchronize()
-        """, "pass", "s1.synchronize()", [("read_after_write", "f"), ("write_after_read", "f")]),
+        """, "pass", "s1.synchronize()", [("write_after_read", "f")]),  # s1 only reads d_x: no write to meet
     "slices are regions": ("""
         import cupy as cp
         def f(n, half):
@@ -219,6 +220,216 @@ CASES = {
                 {fix}
                 return float(self.host.norm())
         """, "pass", "copied.synchronize()", [("host_read_before_sync", "offload")]),
+    # the logits and the loss are read on the current stream with no wait for the side stream:
+    # one wait, placed before the first read, orders both, so it is one problem, reported once
+    "one missing wait is reported once, at the first access that needs it": ("""
+        import torch
+        def eval_step(model, loss_fn, batch, labels):
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                logits = model(batch)
+                loss = loss_fn(logits, labels)
+            {fix}
+            top = logits.topk(5).indices
+            return loss.item(), top
+        """, "pass", "torch.cuda.current_stream().wait_stream(side)", [("read_after_write", "eval_step")]),
+    # the EMA's tensors are updated in place on the side stream, then read by the norm on the
+    # current stream
+    "foreach functions write the tensors of their first list": ("""
+        import torch
+        def ema_update(ema_params, params, decay):
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                torch._foreach_mul_(ema_params, decay)
+                torch._foreach_add_(ema_params, params, alpha=1 - decay)
+            {fix}
+            return torch._foreach_norm(ema_params)
+        """, "pass", "torch.cuda.current_stream().wait_stream(side)", [("read_after_write", "ema_update")]),
+    # the next call's move finds the model on the device already: it does nothing, so it does
+    # not overwrite what the last call's forward pass read
+    "moving a module to where it is does nothing": ("""
+        import torch
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+                self.loader_stream = torch.cuda.Stream()
+
+            def warm_start(self, batch):
+                with torch.cuda.stream(self.loader_stream):
+                    self.model.to("cuda", non_blocking=True)
+                {fix}
+                return self.model(batch.cuda())
+        """, "pass", "torch.cuda.current_stream().wait_stream(self.loader_stream)",
+        [("read_after_write", "warm_start")]),
+    # the chunk's buffer is what the Chunk class keeps on its objects: the prefetcher's read of
+    # `self.chunk.cuda_global` is a CUDA tensor the prefetch stream wrote
+    "an object's attributes are what its class keeps there": ("""
+        import torch
+        class Chunk:
+            def __init__(self, n):
+                self.shard = torch.empty(n, device="cuda")
+                self.full = torch.empty(4 * n, device="cuda")
+
+            def gather(self):
+                torch.distributed.all_gather_into_tensor(self.full, self.shard)
+
+        class Prefetcher:
+            def __init__(self, n):
+                self.stream = torch.cuda.Stream()
+                self.chunk = Chunk(n)
+
+            def forward_with(self, module, x):
+                self.stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(self.stream):
+                    self.chunk.gather()
+                {fix}
+                out = module(x, self.chunk.full)
+                self.stream.wait_stream(torch.cuda.current_stream())
+                return out
+        """, "pass", "torch.cuda.current_stream().wait_stream(self.stream)", [("read_after_write", "forward_with")]),
+    # `load` leaves a batch on the side stream, or None on its early return: a buffer that may
+    # be None, which `use` reads on the current stream
+    "a value on one path and None on another is that value, maybe None": ("""
+        import torch
+        class Loader:
+            def __init__(self):
+                self.stream = torch.cuda.Stream()
+                self.x = None
+
+            def load(self, batch):
+                if batch is None:
+                    self.x = None
+                    return
+                with torch.cuda.stream(self.stream):
+                    self.x = batch.cuda(non_blocking=True)
+
+            def use(self, batch):
+                self.load(batch)
+                {fix}
+                if self.x is not None:
+                    return self.x * 2
+        """, "pass", "torch.cuda.current_stream().wait_stream(self.stream)", [("read_after_write", "use")]),
+    # CuPy's upload of pageable memory returns once the source is staged, its device side still
+    # queued on the default stream, which a non-blocking stream the class made does not follow
+    "a stream the program made is not the default stream": ("""
+        import cupy as cp
+        import mykernels
+        class Worker:
+            def __init__(self):
+                self.stream = cp.cuda.Stream(non_blocking=True)
+
+            def process(self, batch):
+                dev = cp.asarray(batch)
+                {fix}
+                mykernels.normalize(dev, stream=self.stream)
+                self.stream.synchronize()
+                return dev
+        """, "pass", "self.stream.wait_event(cp.cuda.get_current_stream().record())", [("read_after_write", "process")]),
+    # the exchanger's two streams, each entered by the code, are two side streams: what the
+    # first writes the second reads without a wait
+    "an object's streams the code enters are side streams": ("""
+        import torch
+        def forward(exchanger, out1, height):
+            stream1 = exchanger.stream1
+            stream2 = exchanger.stream2
+            pad = torch.zeros([out1.shape[0], height + 2], device="cuda")
+            stream1.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream1):
+                pad.mul_(2)
+            stream2.wait_stream(torch.cuda.current_stream())
+            {fix}
+            with torch.cuda.stream(stream2):
+                corrected = pad.clone()
+            torch.cuda.current_stream().wait_stream(stream1)
+            torch.cuda.current_stream().wait_stream(stream2)
+            return pad, corrected
+        """, "pass", "stream2.wait_stream(stream1)", [("read_after_write", "forward")]),
+    # `self.stream` is unknown in the walk without the class's state, yet `synchronize` is a
+    # stream's method: the host waits for it before the read
+    "a stream's method shows a stream": ("""
+        import torch
+        class Overlapper:
+            def __init__(self):
+                self.stream = torch.cuda.Stream()
+
+            def encode(self, encoder, batch, stream):
+                with torch.cuda.stream(stream.side):
+                    feats = encoder(batch.cuda())
+                {fix}
+                total = feats.sum()
+                return feats, total
+        """, "pass", "stream.side.synchronize()", [("read_after_write", "encode")]),
+    # the exchanger's method is given the halo, a view of memory nothing has written yet: it can
+    # only be filling it, on stream1; stream2 reads it (the view's bounds are not told: the same
+    # view read again is the same memory)
+    "an unseen method fills the memory nothing wrote that it is given": ("""
+        import torch
+        def forward(exchanger, out1, height):
+            stream1 = exchanger.stream1
+            stream2 = exchanger.stream2
+            pad = torch.empty([out1.shape[0], height + 2], device="cuda")
+            stream1.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream1):
+                bottom = pad[height + 1:]
+                exchanger.exchange(out1, bottom)
+            stream2.wait_stream(torch.cuda.current_stream())
+            {fix}
+            with torch.cuda.stream(stream2):
+                corrected = bottom.clone()
+            torch.cuda.current_stream().wait_stream(stream1)
+            torch.cuda.current_stream().wait_stream(stream2)
+            return pad, corrected
+        """, "pass", "stream2.wait_stream(stream1)", [("read_after_write", "forward")]),
+    # the padded buffer is allocated on either branch, and its halo view taken on either: one
+    # allocation and one view after the join
+    "memory allocated on either path, and a view taken on either, is one": ("""
+        import torch
+        def forward(exchanger, nhwc, out1, height):
+            stream1 = exchanger.stream1
+            stream2 = exchanger.stream2
+            if nhwc:
+                pad = torch.empty([out1.shape[0], height + 2, 8], device="cuda")
+            else:
+                pad = torch.empty([out1.shape[0], 8, height + 2], device="cuda")
+            stream1.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream1):
+                if nhwc:
+                    bottom = pad[:, height + 1:height + 2, :]
+                else:
+                    bottom = pad[:, :, height + 1:height + 2]
+                exchanger.exchange(out1, bottom)
+            stream2.wait_stream(torch.cuda.current_stream())
+            {fix}
+            with torch.cuda.stream(stream2):
+                corrected = bottom.clone()
+            torch.cuda.current_stream().wait_stream(stream1)
+            torch.cuda.current_stream().wait_stream(stream2)
+            return pad, corrected
+        """, "pass", "stream2.wait_stream(stream1)", [("read_after_write", "forward")]),
+    # the helper's non-blocking `.to(device)` runs under the stream its caller chose: a move to
+    # the device, on that stream, whose result the caller reads on the current stream
+    "a callee runs under the stream its caller chose": ("""
+        import torch
+        class Handler:
+            def __init__(self):
+                self.h2d_stream = torch.cuda.Stream()
+                self.states = {}
+
+            @staticmethod
+            def reload(state, non_blocking=True):
+                device, cpu_backup = state
+                return cpu_backup.to(device, non_blocking=non_blocking)
+
+            def reload_and_use(self, tag, weight):
+                with torch.cuda.stream(self.h2d_stream):
+                    recovered = Handler.reload(self.states.pop(tag), True)
+                {fix}
+                out = recovered @ weight
+                return recovered, out
+        """, "pass", "torch.cuda.current_stream().wait_stream(self.h2d_stream)",
+        [("read_after_write", "reload_and_use")]),
 }
 
 

@@ -59,6 +59,8 @@ def _context(context: CallContext) -> str:
     if context.receiver is not None:
         parts.append(f"self = {_value(context.receiver)}")
     parts.extend(f"self.{attr} = {_value(value)}" for attr, value in context.receiver_state if attr and not attr.startswith("<"))
+    if context.chosen:
+        parts.append("under a stream the caller chose")
     if context.receiver_state and context.receiver_state[0][0] == "<globals>":
         return "the module's top level, calls opaque"
     return "; ".join(parts) if parts else "any caller (nothing known of the arguments)"

@@ -65,6 +65,11 @@ STREAM_METHODS: dict[str, Fact] = {
     "record_event": Fact(K.EVENT_RECORD, F, stream=STREAM_SELF, result="event"),
 }
 
+# Methods of streams (tensors have none of them): called on a value the code says nothing
+# else about, it is taken as the stream held at its path, so its ordering is kept (an
+# event's `synchronize` taken so synchronizes nothing it does not).
+STREAM_ONLY_METHODS = frozenset({"wait_stream", "wait_event", "record_event", "synchronize"})
+
 EVENT_METHODS: dict[str, Fact] = {
     "record": Fact(K.EVENT_RECORD, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(0, "stream")),
     "wait": Fact(K.STREAM_WAIT_EVENT, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(0, "stream")),
@@ -148,6 +153,12 @@ COLLECTIVES: dict[str, tuple[int, ...]] = {
     _D + "all_to_all": (0,), _D + "all_to_all_single": (0,), _D + "gather": (1,), _D + "scatter": (0,),
     _D + "recv": (0,), _D + "irecv": (0,), _D + "send": (), _D + "isend": (),
 }
+
+# Functions over lists of tensors (`torch._foreach_mul_(params, decay)`): their first
+# argument is a list of tensors (later positional arguments are lists of tensors, tensors or
+# scalars); one kernel per list on the current stream; a trailing "_" writes the first list's
+# tensors in place, otherwise each returns a list of new tensors made there.
+TENSOR_LIST_FUNCTIONS = "torch._foreach_"
 
 # Keyword arguments that are never tensors, whatever callable they are given to.
 NON_TENSOR_KEYWORDS = frozenset({

@@ -61,6 +61,10 @@ class Root:
         return self.name
 
 
+# The lower end of a view's region: the region is named by the site of its slicing.
+VIEW = "<view at>"
+
+
 class IndexKind(Enum):
     CONST = "const"  # x[3], x["key"]
     SLOT = "slot"  # x[(k + offset) % modulus]
@@ -95,6 +99,19 @@ class Index:
         return Index(IndexKind.REGION, (lower, upper))
 
     @staticmethod
+    def view(site: str) -> "Index":
+        """The part a slicing at `site` takes, its bounds unknown (`x[h + 1:]`, `x[:, a:b]`): the
+        same view used again is the same memory; another slicing is another region (silence)."""
+        return Index(IndexKind.REGION, (VIEW, site))
+
+    @property
+    def taken_at(self) -> str:
+        """The site of a view's slicing ("" for any other index)."""
+        if self.kind is IndexKind.REGION and isinstance(self.const, tuple) and self.const[0] == VIEW:
+            return str(self.const[1])
+        return ""
+
+    @staticmethod
     def items() -> "Index":
         return Index(IndexKind.ITEMS)
 
@@ -116,6 +133,8 @@ class Index:
     def spell(self) -> str:
         if self.kind is IndexKind.CONST:
             return f"[{self.const!r}]"
+        if self.taken_at:
+            return "[<view>]"
         if self.kind is IndexKind.REGION and isinstance(self.const, tuple):
             lower, upper = ("" if b is None else b for b in self.const)
             return f"[{lower}:{upper}]"
@@ -152,9 +171,14 @@ class Path:
         """The same memory seen from the next iteration: an allocation the loop body made is now
         an earlier iteration's (`in_loop(site)` says whether the body made it)."""
         root = self.root
-        if root.kind is not RootKind.FRESH or root.age or not in_loop(root.site.split(">", 1)[0]):
-            return self
-        return Path(Root(root.kind, root.name, root.index, root.site, 1), self.steps)
+        steps = self.steps
+        if any(isinstance(s, Index) and s.taken_at for s in steps):
+            # a view the loop body takes is somewhere else in the next iteration: unknown
+            steps = tuple(Index.any_() if isinstance(s, Index) and s.taken_at and any(map(in_loop, s.taken_at.split("|")))
+                          else s for s in steps)
+        if root.kind is not RootKind.FRESH or root.age or not any(map(in_loop, root.site.split(">", 1)[0].split("|"))):
+            return self if steps == self.steps else Path(root, steps)
+        return Path(Root(root.kind, root.name, root.index, root.site, 1), steps)
 
     def shifted(self, symbol: str, by: int) -> "Path":
         return Path(self.root, tuple(s.shifted(symbol, by) if isinstance(s, Index) else s for s in self.steps))

@@ -6,7 +6,7 @@ parameter's or `self`'s stream by its path, of a stream the function creates (by
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Optional
 
@@ -31,9 +31,11 @@ class StreamRef:
     path: Optional[Path] = None
     site: str = ""  # creation site key
     blocking: bool = True  # a blocking stream synchronizes with the legacy default stream
-    # Made by the program for its own work (a stream constructor), so it is no caller's current
-    # stream: a PATH to a stream `self` made in its constructor is one
-    fresh: bool = False
+    # Another stream than the current one at entry, on evidence: made by the program for its own
+    # work (a stream constructor; a PATH to a stream `self` made in its constructor), or entered
+    # by the code (`with torch.cuda.stream(self.comm)`: switching to it says it is another
+    # stream). Evidence about the stream, not another stream: it does not take part in equality
+    fresh: bool = field(default=False, compare=False)
 
     @staticmethod
     def ambient(framework: str) -> "StreamRef":
@@ -66,11 +68,22 @@ class StreamRef:
             return False
         if StreamRefKind.CREATED in (self.kind, other.kind):
             return True  # a stream made here is none that existed before
-        if (self.fresh and other.kind is StreamRefKind.AMBIENT) or (other.fresh and self.kind is StreamRefKind.AMBIENT):
-            return True  # a stream the program made for its own work is not the caller's current one
+        if (self.fresh and other.kind in _EXISTING) or (other.fresh and self.kind in _EXISTING):
+            return True  # a stream the program made for its own work is not the caller's current one, nor a default stream
         if {self.kind, other.kind} == {StreamRefKind.LEGACY, StreamRefKind.PER_THREAD}:
             return True
+        if self.fresh and other.fresh:
+            return True  # two side streams of the program's, at different paths
         return False  # the caller's current stream may be the one a parameter holds: ask the caller
+
+    def entered(self) -> "StreamRef":
+        """This stream, entered by the code as its current stream. An object's stream (held at
+        an attribute: `self.comm_stream`, `exchanger.stream1`) is then a side stream, another
+        than the one current at entry; a stream the caller passes itself is the caller's
+        choice, and may be its current one."""
+        if self.kind is not StreamRefKind.PATH or self.path is None or not self.path.steps:
+            return self
+        return replace(self, fresh=True)
 
     def spell(self) -> str:
         if self.kind is StreamRefKind.AMBIENT:
@@ -87,3 +100,5 @@ class StreamRef:
 
 
 UNKNOWN_STREAM = StreamRef(StreamRefKind.UNKNOWN)
+# Streams that exist before any code runs: the current stream at entry and the default streams.
+_EXISTING = frozenset({StreamRefKind.AMBIENT, StreamRefKind.LEGACY, StreamRefKind.PER_THREAD})

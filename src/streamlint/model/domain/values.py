@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Optional
 
-from streamlint.model.domain.paths import Path
+from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.streams import StreamRef
 
 
@@ -53,6 +53,9 @@ class AbsValue:
     def join(self, other: "AbsValue") -> "AbsValue":
         if self == other:
             return self
+        if ValueKind.NONE in (self.kind, other.kind) and self.kind is not other.kind:
+            # this value on one path, None on the other (`self.x = None` on an early return)
+            return (other if self.kind is ValueKind.NONE else self).join_none()
         return AbsValue(
             self.kind if self.kind is other.kind else ValueKind.UNKNOWN,
             self.framework if self.framework == other.framework else "",
@@ -85,7 +88,40 @@ def _join_identity(a: Optional[Path], b: Optional[Path]) -> Optional[Path]:
         return a if a == b else None
     if a.steps == b.steps and a.root.site and a.root.site == b.root.site:
         return a if a.root.age else b
+    steps = _join_views(a.steps, b.steps)
+    if steps is None:
+        return None
+    if a.root == b.root:
+        return Path(a.root, steps)
+    if a.root.kind is b.root.kind is RootKind.FRESH and a.root.age == b.root.age == 0:
+        # memory allocated on either of two paths (`pad = torch.empty(...)` in each branch): one
+        # allocation, named by both sites (work queued on either before the join stays apart)
+        return Path(Root.fresh(_merged(a.root.site, b.root.site)), steps)
     return None
+
+
+def _join_views(a: tuple, b: tuple) -> Optional[tuple]:
+    """The same steps, but for views taken at different sites (`x[:, h:h + 1]` on one path,
+    `x[h:h + 1]` on the other): a view taken at either."""
+    if len(a) != len(b):
+        return None
+    joined = []
+    for mine, theirs in zip(a, b):
+        if mine == theirs:
+            joined.append(mine)
+        elif isinstance(mine, Index) and isinstance(theirs, Index) and mine.taken_at and theirs.taken_at:
+            joined.append(Index.view(_merged(mine.taken_at, theirs.taken_at)))
+        else:
+            return None
+    return tuple(joined)
+
+
+def _merged(a: str, b: str) -> str:
+    return MERGED.join(sorted(set(a.split(MERGED)) | set(b.split(MERGED))))
+
+
+# Between the sites of an allocation made on one of several paths.
+MERGED = "|"
 
 
 def _join_optional(a: Optional[AbsValue], b: Optional[AbsValue]) -> Optional[AbsValue]:
@@ -112,6 +148,8 @@ FALSE = AbsValue(ValueKind.HOST_NUMBER, target="False")
 
 
 def truth(value: AbsValue) -> Optional[bool]:
-    if value == TRUE:
-        return True
-    return False if value == FALSE else None
+    """True or False when the value is known to be one (a literal, or a parameter every caller
+    passes it for), else None."""
+    if value.kind is not ValueKind.HOST_NUMBER or value.target not in (TRUE.target, FALSE.target):
+        return None
+    return value.target == TRUE.target

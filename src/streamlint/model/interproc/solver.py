@@ -114,6 +114,12 @@ class Solver:
             return None
         return stored_parameters(function.node)
 
+    def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
+        module, _, name = cls.rpartition(".")
+        if not self.program.is_class(cls):
+            return None
+        return dict(self._class_state_of(module, name)).get(attr)
+
     def _module_names(self, module: str) -> dict:
         """What the module's names hold after its top level ran, calls left opaque (a function
         reads a global after the module was imported). Memory they hold is named as globals."""
@@ -137,12 +143,15 @@ class Solver:
         every other method store (RacerD's class composition as a context dimension; order-
         insensitive, as CodeQL's field steps). Two rounds: the constructor's stores, then every
         method's stores walked from those."""
-        cls = f"{function.module}.{function.class_name}"
+        return self._class_state_of(function.module, function.class_name)
+
+    def _class_state_of(self, module: str, class_name: str) -> tuple:
+        cls = f"{module}.{class_name}"
         cached = self._class_states.get(cls)
         if cached is not None:
             return cached
         self._class_states[cls] = ()  # (a method asked for while this is computed starts bare)
-        unit = self.program.unit(function.module)
+        unit = self.program.unit(module)
         assert unit is not None
         methods = [q for q in unit.functions if q.startswith(cls + ".") and q.count(".") == cls.count(".") + 1]
         first = self._stores_of([f"{cls}.__init__"], ())
@@ -205,7 +214,7 @@ def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
         name = params[int(key)] if key.isdigit() and int(key) < len(params) else key
         if name in params or not key.isdigit():
             named[name] = value
-    return CallContext(tuple(sorted(named.items())), context.receiver, context.hot)
+    return CallContext(tuple(sorted(named.items())), context.receiver, context.hot, chosen=context.chosen)
 
 
 def _params(function: FunctionRef) -> list[str]:

@@ -41,17 +41,18 @@ class Applied:
     effects: tuple[Effect, ...]  # the callee's effects in the caller's terms (for the caller's own summary)
 
 
-def apply(summary: FunctionSummary, state: State, binding: Binding) -> Applied:
+def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bool = True) -> Applied:
+    """`reported`: the conflicts this call meets are reported (see `perform`)."""
     mapper = _Mapper(binding, state)
     mapped: list[Effect] = []
     conflicts: list[Conflict] = []
     for effect in summary.effects:
-        if not _guard_may_hold(effect.guard, binding):
+        if not _guard_may_hold(effect.guard, binding, mapper):
             continue
         translated = mapper.effect(effect)
         if translated is None:
             continue
-        state, found = perform(state, translated)
+        state, found = perform(state, translated, reported)
         conflicts.extend(c for c in found if not _found_inside(c, binding.site))
         mapped.append(translated)
         mapper.state = state
@@ -95,7 +96,10 @@ def _context_free(stream: StreamRef) -> bool:
     return stream in (HOST, RECORDED) or stream.context_free
 
 
-def _guard_may_hold(guard: Optional[Guard], binding: Binding) -> bool:
+def _guard_may_hold(guard: Optional[Guard], binding: Binding, mapper: "_Mapper") -> bool:
+    if guard is not None and guard.kind is GuardKind.OFF_DEVICE and guard.path is not None:
+        here = mapper.path(guard.path)
+        return here is None or not mapper.state.at(here).on_device  # what the caller holds there
     if guard is None or guard.kind is not GuardKind.PARAM_IS_NONE:
         return True
     value = binding.arg(guard.name)

@@ -33,6 +33,9 @@ class EffectKind(Enum):
 class GuardKind(Enum):
     PARAM_IS_NONE = "param_is_none"  # runs only when parameter `name` is None (`holds`) or is not
     OPTION = "option"  # runs only when `self.<name>` is truthy (`holds`) or falsy
+    # runs only while what `path` holds is not yet device memory: moving a module to the device
+    # where it already is does nothing
+    OFF_DEVICE = "off_device"
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class Guard:
     kind: GuardKind
     name: str
     holds: bool
+    path: Optional[Path] = None  # OFF_DEVICE: the value tested, in the function's own terms
 
 
 @dataclass(frozen=True)

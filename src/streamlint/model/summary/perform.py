@@ -17,7 +17,12 @@ from streamlint.model.summary.effects import Effect, EffectKind
 Result = tuple[State, list[Conflict]]
 
 
-def perform(state: State, effect: Effect) -> Result:
+def perform(state: State, effect: Effect, reported: bool = True) -> Result:
+    """`reported`: the conflicts found are reported where found (not for the class composition's
+    earlier call, whose own conflicts its method's walk reports), so each missing wait is
+    assumed in place once reported (`_missing_waits_assumed`)."""
+    if effect.kind is EffectKind.ACCESS:
+        return _access(state, effect, reported)
     handler = _HANDLERS.get(effect.kind)
     return handler(state, effect) if handler else (state, [])
 
@@ -35,7 +40,7 @@ def released(old: AbsValue, after: State, site: str) -> Optional[Effect]:
     return Effect(EffectKind.RELEASE, site, identity, old.stream)
 
 
-def _access(state: State, e: Effect) -> Result:
+def _access(state: State, e: Effect, reported: bool = True) -> Result:
     if e.path is None or e.stream is None or not e.stream.known:
         return state, []  # no evidence of what or where: silent
     if e.stream in state.capturing:  # recorded into a graph: it runs when the graph is launched
@@ -44,7 +49,22 @@ def _access(state: State, e: Effect) -> Result:
         return replace(state, recorded=tuple(recorded.items())), []
     event = AccessEvent(e.path, e.write, e.stream, e.site, e.chain, e.host_memory)
     order = legacy_barrier(state.order, e.stream)
-    return state.with_order(order.add(event)), order.conflicts(event)
+    found = order.conflicts(event)
+    after = order.add(event)
+    return state.with_order(_missing_waits_assumed(after, event, found) if reported else after), found
+
+
+def _missing_waits_assumed(order: Order, event: AccessEvent, found: list[Conflict]) -> Order:
+    """One missing wait, one report (the placement policy "at the first access that needs the
+    wait"): a stream's access racing another stream's work is reported once, and the walk goes
+    on as if the wait were there, before this access. A wait placed there would order every
+    access that stream queued so far before this stream's later work, so the later accesses it
+    would fix are the same problem, not new ones. The host's reads and writes are no stream."""
+    if event.stream in (HOST, RECORDED):
+        return order
+    for stream in dict.fromkeys(c.earlier.stream for c in found if c.earlier.stream not in (HOST, RECORDED)):
+        order = order.wait(event.stream, stream)
+    return order
 
 
 def legacy_barrier(order: Order, stream: StreamRef) -> Order:
@@ -78,10 +98,13 @@ def _wait_stream(order: Order, e: Effect) -> Order:
 
 
 def _waiters(stream: StreamRef) -> tuple[StreamRef, ...]:
-    """The legacy default stream's waits may be PyTorch's current stream's too: at entry it may
-    be the default stream (the may clock counts what may order)."""
+    """The legacy default stream's waits may be PyTorch's current stream's too, and the other
+    way round: at entry PyTorch's current stream may be the default stream (the may clock
+    counts what may order)."""
     if stream.kind is StreamRefKind.LEGACY:
         return (stream, StreamRef.ambient("torch"))
+    if stream == StreamRef.ambient("torch"):
+        return (stream, StreamRef.legacy())
     return (stream,)
 
 

@@ -10,7 +10,7 @@ from typing import Optional
 
 from streamlint.model.domain.values import Memory
 from streamlint.model.ops import OpKind
-from streamlint.model.summary.effects import Effect, EffectKind, Operation
+from streamlint.model.summary.effects import Effect, EffectKind, Guard, Operation
 from streamlint.model.summary.perform import perform
 from streamlint.model.transfer.frame import Frame
 
@@ -23,8 +23,9 @@ def do(state: State, frame: Frame, effect: Effect) -> State:
 
 
 def access(state: State, frame: Frame, site: str, path: Path, write: bool, stream: StreamRef,
-           host_memory: bool = False) -> State:
-    return do(state, frame, Effect(EffectKind.ACCESS, site, path, stream, write=write, host_memory=host_memory))
+           host_memory: bool = False, guard: Optional[Guard] = None) -> State:
+    return do(state, frame, Effect(EffectKind.ACCESS, site, path, stream, write=write, guard=guard,
+                                   host_memory=host_memory))
 
 
 def host_access(state: State, frame: Frame, site: str, path: Path, write: bool) -> State:

@@ -49,10 +49,25 @@ def attribute_of(base: AbsValue, attr: str, path: Path) -> AbsValue:
     return AbsValue(identity=path)
 
 
+def of_object(value: AbsValue, obj: Path) -> AbsValue:
+    """A value the object's class keeps on `self`, seen from a holder of the object at `obj`:
+    `self.<a>` paths (its memory, a stream it made) are the object's own, `obj.<a>`."""
+    def moved(path: Path) -> Path:
+        return path.rebased(obj) if path.root.kind is RootKind.SELF else path
+
+    stream = value.stream
+    if stream is not None and stream.path is not None:
+        stream = replace(stream, path=moved(stream.path))
+    identity = moved(value.identity) if value.identity is not None else None
+    element = of_object(value.element, obj) if value.element is not None else None
+    return replace(value, identity=identity, stream=stream, element=element,
+                   members=frozenset(moved(m) for m in value.members))
+
+
 def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if callee.kind is ValueKind.NAMESPACE and callee.target.endswith("()"):
         # calling a framework object (an `nn.Linear(...)` stored on self): a model, as below
-        return _opaque(_model_inputs(arguments, state), state, frame, direct=True)
+        return _opaque(_model_inputs(arguments, state, frame), state, frame, direct=True)
     if callee.kind is ValueKind.NAMESPACE:
         return _namespace_call(callee.target, arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE and callee.target.startswith(METHOD):
@@ -62,21 +77,20 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
     if callee.kind is ValueKind.CALLABLE:
         return _project_call(callee.target, arguments, state, frame)
     if callee.kind is ValueKind.UNKNOWN and callee.identity is not None:
-        return _opaque(_model_inputs(arguments, state), state, frame, direct=True)
+        return _opaque(_model_inputs(arguments, state, frame), state, frame, direct=True)
     if callee.kind is ValueKind.BUFFER and callee.identity is not None:
         # a module known to be on the device, called: its parameters are read where it runs
-        inputs = _model_inputs(arguments, state)
+        inputs = _model_inputs(arguments, state, frame)
         return _opaque(replace(inputs, positional=inputs.positional + ((callee, arguments.node),)), state, frame,
                        direct=True)
     return _opaque(arguments, state, frame)
 
 
-def _model_inputs(arguments: Arguments, state: State) -> Arguments:
+def _model_inputs(arguments: Arguments, state: State, frame: Frame) -> Arguments:
     """A value called directly (a model, a loss, a submodule passed in) under a stream the code
     chose: PyTorch's invariant says it runs there, on tensors; its arguments of unknown kind
     are taken as the tensors it reads."""
-    current = state.current_stream("torch")
-    if current.kind is StreamRefKind.AMBIENT or not current.known:
+    if not frame.chosen_stream(state):
         return arguments
     positional = tuple((_as_tensor(v), e) for v, e in arguments.positional)
     return replace(arguments, positional=positional)
@@ -123,6 +137,7 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
             return stepped
     if name == "parameters" and torch_calls.parameters_of(receiver) is not None:
         return torch_calls.parameters_of(receiver), state
+    receiver = _evident_stream(receiver, name)
     handler = handlers.for_value(receiver)
     if handler is not None and receiver.kind is ValueKind.STREAM:
         handled = handler.stream_method(name, receiver, arguments, state, frame)
@@ -143,10 +158,45 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
         handled = mpi_calls.comm_method(name, arguments, state, frame)  # a communicator's buffer methods
     if handled is not None:
         return handled
+    return _unseen_method(receiver, name, arguments, state, frame)
+
+
+def _evident_stream(receiver: AbsValue, name: str) -> AbsValue:
+    """A stream's method called on a value of unknown kind shows it is the stream at its path."""
+    if receiver.kind is ValueKind.UNKNOWN and receiver.identity is not None and name in torch_api.STREAM_ONLY_METHODS:
+        return AbsValue(ValueKind.STREAM, "torch", identity=receiver.identity)
+    return receiver
+
+
+def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """A method no table and no project class answers for."""
     state = _kept_by(receiver, arguments, state)
     if receiver.kind is ValueKind.CONTAINER or name in python_std.KEEPING_METHODS:
         return UNKNOWN, state  # a container's own method: it keeps its arguments, runs no kernel
-    return _opaque(arguments, state, frame)
+    result, after = _opaque(arguments, state, frame)
+    if receiver.kind is not ValueKind.UNKNOWN:
+        return result, after  # a framework's object whose method has no row: not told
+    return result, _fills(arguments, state, after, frame)
+
+
+def _fills(arguments: Arguments, before: State, after: State, frame: Frame) -> State:
+    """A method of an object we cannot see, given device memory nothing has written yet (made
+    here, no work queued on it: `torch.empty`'s, or a view of it), can only be filling it: the
+    call writes it, where it runs (the stream it is given, else the current one)."""
+    given = next((v for v in arguments.values() if v.kind is ValueKind.STREAM), None)
+    stream = torch_calls.stream_of(given) if given is not None else after.current_stream("torch")
+    site = frame.site(arguments.node)
+    for value in arguments.values():
+        if is_device(value) and value.identity is not None and _unwritten(value.identity, before) and stream.known:
+            after = access(after, frame, site, value.identity, True, stream)
+    return after
+
+
+def _unwritten(identity: Path, state: State) -> bool:
+    root = identity.root
+    if root.kind is not RootKind.FRESH or root.age:
+        return False
+    return not any(p.access.path.root == root for p in state.order.pending)
 
 
 def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:
@@ -183,7 +233,7 @@ def _host_reader(arguments: Arguments, state: State, frame: Frame) -> Handled:
 def _project_call(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if frame.program is not None and frame.program.is_class(target):
         return _construct(target, arguments, state, frame)
-    summary = frame.program.summary(target, _context(arguments)) if frame.program is not None else None
+    summary = frame.program.summary(target, _context(arguments, state, frame)) if frame.program is not None else None
     if summary is None:
         return _opaque(arguments, state, frame)
     binding = Binding(frame.site(arguments.node), _bound_args(summary.params, arguments), arguments.receiver)
@@ -217,12 +267,13 @@ def _bound_args(params: tuple[str, ...], arguments: Arguments) -> tuple[tuple[st
     return tuple(bound.items())
 
 
-def _context(arguments: Arguments) -> CallContext:
-    """What this call tells the callee about its arguments (their kind, memory and stream)."""
+def _context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
+    """What this call tells the callee about its arguments (their kind, memory and stream), and
+    whether the current stream is one the code chose."""
     facts = tuple((str(i), _fact(v)) for i, (v, _) in enumerate(arguments.positional))
     facts += tuple((k, _fact(v)) for k, (v, _) in arguments.keywords.items())
     receiver = _fact(arguments.receiver) if arguments.receiver is not None else None
-    return CallContext(facts, receiver)
+    return CallContext(facts, receiver, chosen=frame.chosen_stream(state))
 
 
 def _fact(value: AbsValue) -> AbsValue:
@@ -259,7 +310,7 @@ def _construct(cls: str, arguments: Arguments, state: State, frame: Frame) -> Ha
     """`C(...)` of a project class: a new object, its `__init__` applied to it."""
     obj = AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))), target=cls)
     init = replace(arguments, receiver=obj)
-    summary = frame.program.summary(f"{cls}.__init__", _context(init)) if frame.program is not None else None
+    summary = frame.program.summary(f"{cls}.__init__", _context(init, state, frame)) if frame.program is not None else None
     if summary is None:
         return obj, state
     applied = apply(summary, state, Binding(frame.site(arguments.node), _bound_args(summary.params, init), obj))

@@ -7,7 +7,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from streamlint.model.domain.paths import Index, Path, Root
+from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, ValueKind, truth
 from streamlint.model.transfer import calls
@@ -57,6 +57,10 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
     held = state.at(path)
     if held.kind is not ValueKind.UNKNOWN:
         return held, state
+    if base.kind is ValueKind.OBJECT and base.target and frame.program is not None:
+        kept = frame.program.class_attribute(base.target, attr)  # what the object's class keeps there
+        if kept is not None and kept.kind is not ValueKind.UNKNOWN:
+            return calls.of_object(kept, base.identity), state
     return calls.attribute_of(base, attr, path), state
 
 
@@ -71,6 +75,8 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
                 _, state = evaluate(element.slice.value, state, frame)
+    if index.kind is IndexKind.ANY and any(isinstance(element.slice, cst.Slice) for element in node.slice):
+        index = Index.view(frame.site(node))  # a view whose bounds the text does not tell
     if base.identity is None:
         return (base.element or UNKNOWN), state
     path = base.identity.element(index)
@@ -218,9 +224,15 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
         value, state = evaluate(operand, state, frame)
         values.append(value)
     buffers = [v for v in values if v.is_buffer]
+    if isinstance(node, cst.Comparison) and all(isinstance(c.operator, _IDENTITY_TESTS) for c in node.comparisons):
+        return AbsValue(ValueKind.HOST_NUMBER), state  # `x is None`: the host compares references
     if not buffers:
         return UNKNOWN, state
     return calls.operate(buffers, node, state, frame)
+
+
+# Comparisons of references or membership, not of tensor data: no kernel runs.
+_IDENTITY_TESTS = (cst.Is, cst.IsNot)
 
 
 def _yield(node: cst.Yield, state: State, frame: Frame) -> Evaluated:

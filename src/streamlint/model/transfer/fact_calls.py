@@ -151,7 +151,9 @@ def _subject(fact: Fact, arguments: Arguments) -> Optional[AbsValue]:
 
 def _create_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
     rule = fact.creates_blocking or "yes"
-    blocking = rule == "yes"
+    # a stream whose flags the code does not show (another library's, `ExternalStream(ptr)`) is
+    # taken as ordered by the legacy default stream: unknown stays silent
+    blocking = rule in ("yes", "unknown")
     if rule.startswith("not:"):
         flag = arguments.flag(Arg(kw=rule[4:]), False)
         blocking = flag is False
@@ -227,11 +229,17 @@ def _copy_to_device(fact: Fact, arguments: Arguments, state: State, frame: Frame
         state = access(state, frame, site, host.identity, False, stream, host_memory=True)
     receiver = arguments.receiver
     target = receiver if receiver is not None and receiver.is_buffer else result_of(fact, arguments, frame, stream)
+    pageable = host is None or not host.is_buffer or host.memory is not Memory.PINNED
+    waits = host_waits(fact, arguments)
+    host_sync = Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework)
+    if pageable and not waits:
+        # CUDA's staging of pageable memory: the host waits for the stream's earlier work and
+        # returns once the source is staged; the device side is written by the queued copy
+        state = do(state, frame, host_sync)
     if target.identity is not None:
         state = access(state, frame, site, target.identity, True, stream)
-    pageable = host is None or not host.is_buffer or host.memory is not Memory.PINNED
-    if host_waits(fact, arguments) or pageable:
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
+    if waits:
+        state = do(state, frame, host_sync)  # a synchronous copy: done when it returns
     return (target if receiver is None or not receiver.is_buffer else UNKNOWN), state
 
 

@@ -10,6 +10,7 @@ import libcst as cst
 
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.state import State
+from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.domain.values import AbsValue
 from streamlint.model.summary.effects import Effect
 from streamlint.model.summary.function_summary import FunctionSummary
@@ -26,6 +27,9 @@ class CallContext:
     # What `self.<attr>` holds on entry: the class's methods' stores (CodeQL's field step:
     # a value any method stores reaches every method's read), identities as `self` paths
     receiver_state: tuple[tuple[str, AbsValue], ...] = ()
+    # The caller's current stream is one it chose (`with torch.cuda.stream(side):` around the
+    # call): as in its own body, a tensor of unknown device there is a CUDA tensor
+    chosen: bool = False
 
     def arg(self, name: str) -> Optional[AbsValue]:
         return dict(self.args).get(name)
@@ -45,6 +49,10 @@ class ProgramView(Protocol):
 
     def kernel_writes(self, qualname: str) -> Optional[frozenset[int]]:
         """A GPU kernel's parameters its body stores into, by position; None when unknown."""
+
+    def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
+        """What `obj.<attr>` holds for an instance of the project class `cls`: the join of what
+        its methods store there, in `self`'s terms (identities are `self.<attr>` paths)."""
 
 
 @dataclass
@@ -76,7 +84,16 @@ class Frame:
     loop_names: list[str] = field(default_factory=list)  # the targets of the enclosing `for` loops
     loop_sites: dict[int, frozenset[str]] = field(default_factory=dict)  # id(loop) -> its sites (asked each round)
     globals: dict[str, AbsValue] = field(default_factory=dict)  # what module-level names hold (the module's top level)
+    chosen: bool = False  # entered under a current stream its caller chose (CallContext.chosen)
     found: Gathered = field(default_factory=Gathered)
+
+    def chosen_stream(self, state: State) -> bool:
+        """PyTorch's current stream here is one the code chose: a tensor of unknown device used
+        on it is a CUDA tensor (its work is queued there; a CPU tensor's would ignore it)."""
+        current = state.current_stream("torch")
+        if current.kind is StreamRefKind.AMBIENT:
+            return self.chosen
+        return current.known
 
     def site(self, node: cst.CSTNode) -> str:
         return f"{self.qualname}#{self.call_ordinals.get(id(node), -1)}"

@@ -51,6 +51,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     WALKS[key] = WALKS.get(key, 0) + 1
     if not frame.call_ordinals:
         frame.call_ordinals = call_ordinals(node)
+    frame.chosen = context.chosen
     params = _parameters(node) if isinstance(node, cst.FunctionDef) else ()
     state = State()
     declared = _annotations(node, frame) if isinstance(node, cst.FunctionDef) else {}

@@ -13,7 +13,7 @@ from streamlint.model.domain.paths import Index, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM
 from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind, truth
-from streamlint.model.summary.effects import Effect, EffectKind
+from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
 from streamlint.model.summary.perform import released
 from streamlint.model.transfer.array_calls import SYNC_ON_EXIT
 from streamlint.model.ops import OpKind
@@ -75,7 +75,9 @@ MODULE_MOVES = frozenset({"to", "cuda", "half", "float", "bfloat16", "double"})
 def _module_move(call: cst.BaseExpression, state: State, frame: Frame) -> Optional[State]:
     """`model.to("cuda", non_blocking=True)` as a statement, on a value the code says nothing else
     about: a tensor's copy would be thrown away, so it is a module moved in place, its parameters
-    written on the current stream (and device memory from then on)."""
+    written on the current stream (and device memory from then on). Only while it is not on the
+    device yet: moved again, it is where it goes, and nothing runs (a guard a caller that knows
+    the module decides, as the next call of a method that moved `self.model` does)."""
     if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in MODULE_MOVES):
         return None
     receiver, state = evaluate(call.func.value, state, frame)
@@ -85,7 +87,8 @@ def _module_move(call: cst.BaseExpression, state: State, frame: Frame) -> Option
         _, state = evaluate(arg.value, state, frame)
     current = state.current_stream(F)
     module = AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, receiver.identity, current)
-    state = access(state, frame, frame.site(call), receiver.identity, True, current)
+    guard = Guard(GuardKind.OFF_DEVICE, "", True, receiver.identity)
+    state = access(state, frame, frame.site(call), receiver.identity, True, current, guard=guard)
     return _rebound(state, receiver, module)
 
 
@@ -318,7 +321,7 @@ def _with(node: cst.With, state: State, frame: Frame) -> State:
         if value.kind is ValueKind.STREAM_CONTEXT and value.target == SYNC_ON_EXIT:
             synced_at_exit.append(value)
         elif value.kind is ValueKind.STREAM_CONTEXT or (value.kind is ValueKind.STREAM and value.framework in STREAMS_ENTERED):
-            state = state.with_current(value.framework, value.stream or UNKNOWN_STREAM)
+            state = state.with_current(value.framework, (value.stream or UNKNOWN_STREAM).entered())
         elif item.asname is not None:
             state = bind(item.asname.name, value, state, frame, node)
     state = run_block(_body(node.body), state, frame)

@@ -11,7 +11,7 @@ import libcst as cst
 
 from streamlint.model.api import torch_api
 from streamlint.model.api.facts import Arg
-from streamlint.model.domain.paths import Path, Root
+from streamlint.model.domain.paths import Index, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
@@ -38,6 +38,8 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         return handler(arguments, state, frame)
     if name in torch_api.COLLECTIVES:
         return _collective(torch_api.COLLECTIVES[name], arguments, state, frame)
+    if name.startswith(torch_api.TENSOR_LIST_FUNCTIONS):
+        return _tensor_lists(name.endswith("_"), arguments, state, frame)
     if name.startswith(OPTIMIZERS) and name.rsplit(".", 1)[-1][:1].isupper():
         return _optimizer(arguments), state
     short = name.rsplit(".", 1)[-1]
@@ -122,6 +124,45 @@ def _collective(written: tuple[int, ...], arguments: Arguments, state: State, fr
         return AbsValue(ValueKind.UNKNOWN), state
     work = AbsValue(ValueKind.EVENT, F, identity=Path(Root.fresh(site)), stream=current)
     return work, do(state, frame, Effect(EffectKind.RECORD_EVENT, site, work.identity, current, framework=F))
+
+
+def _tensor_lists(inplace: bool, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """A function over lists of tensors (`torch._foreach_add_(params, grads)`): its first
+    argument is a list of tensors; the others are read when the code shows they hold tensors.
+    Under a stream the code chose, or when the list is known to hold CUDA tensors, it runs on
+    the current stream: it reads every list and writes the first in place, or returns a list
+    of new tensors made there."""
+    site = frame.site(arguments.node)
+    current = state.current_stream(F)
+    chosen = frame.chosen_stream(state)
+    lists = [v for v, _ in arguments.positional[:1] if v.identity is not None and v.kind in (ValueKind.UNKNOWN, ValueKind.CONTAINER)]
+    lists += [v for v, _ in arguments.positional[1:] if v.kind is ValueKind.CONTAINER and _items(v) is not None]
+    on_device = [v for v in lists if chosen or (_items(v) is not None and is_device(_items(v)))]
+    if not on_device:
+        return UNKNOWN, state
+    for value in on_device:
+        known = replace(value, kind=ValueKind.CONTAINER, element=_on_device(_items(value) or AbsValue(framework=F)))
+        state = _known_as(state, value, known)
+        state = access(state, frame, site, _items_path(value), False, current)
+    if inplace:
+        return UNKNOWN, access(state, frame, site, _items_path(on_device[0]), True, current)
+    made = AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, Path(Root.fresh(site)), current)
+    state = access(state, frame, site, made.identity, True, current)
+    return AbsValue(ValueKind.CONTAINER, F, element=made, members=frozenset({made.identity})), state
+
+
+def _items(value: AbsValue) -> Optional[AbsValue]:
+    """A list's tensors, as far as the code shows them."""
+    return value.element if value.element is not None and value.element.is_buffer else None
+
+
+def _items_path(value: AbsValue) -> Path:
+    """Where a list's tensors live: the memory its items are, else every item of the list."""
+    item = value.element
+    if item is not None and item.identity is not None and item.is_buffer:
+        return item.identity
+    assert value.identity is not None
+    return value.identity.element(Index.items())
 
 
 def _known_as(state: State, before: AbsValue, after: AbsValue) -> State:
@@ -309,8 +350,7 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
     current = state.current_stream(framework)
     # under a stream the code chose, a tensor of unknown device is a CUDA tensor: the work
     # is queued there (a CPU tensor's operation would ignore the stream)
-    chosen = current.kind is not StreamRefKind.AMBIENT and current.known
-    if chosen:
+    if frame.chosen_stream(state):
         inputs = [_on_device(v) if v.is_buffer and v.memory is Memory.UNKNOWN else v for v in inputs]
         written = _on_device(written) if written is not None and written.memory is Memory.UNKNOWN else written
     on_device = any(is_device(v) for v in inputs)
@@ -346,9 +386,13 @@ def _touch(state: State, frame: Frame, site: str, value: AbsValue, write: bool, 
 
 def _to(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     target = memory_named(arguments, Arg(0, "device")) or memory_named(arguments, Arg(kw="device"))
+    non_blocking = arguments.flag(Arg(kw="non_blocking"), False)
+    if target is None and non_blocking and arguments.located(Arg(0, "device")) is not None and frame.chosen_stream(state):
+        # `t.to(device, non_blocking=True)` under a stream the code chose: a move to the device
+        # that stream serves (a tensor of unknown device there is a CUDA tensor)
+        target = Memory.DEVICE
     if target is None:
         return UNKNOWN if not tensor.is_buffer else tensor, state
-    non_blocking = arguments.flag(Arg(kw="non_blocking"), False)
     return copy_between(tensor, target, non_blocking, arguments, state, frame)
 
 
