@@ -73,6 +73,80 @@ CASES = {
                 img[{fix}] = cp.random.random(n - half)
             cp.cuda.runtime.deviceSynchronize()
         """, ":half", "half:", [("write_after_write", "f")]),
+    "two streams a class made at two sites are two streams": ("""
+        import cupy as cp
+        class Pipeline:
+            def __init__(self):
+                self.load = cp.cuda.Stream(non_blocking=True)
+                self.compute = cp.cuda.Stream(non_blocking=True)
+            def step(self, n):
+                with self.load:
+                    x = cp.random.random(n)
+                {fix}
+                with self.compute:
+                    y = cp.exp(x)
+                self.compute.synchronize()
+                return y
+        """, "pass", "self.compute.wait_event(self.load.record())", [("read_after_write", "step")]),
+    "chainer's cuda backend is cupy under chainer's names": ("""
+        from chainer.backends import cuda
+        def f(n):
+            side = cuda.Stream(non_blocking=True)
+            x = cuda.cupy.zeros(n)
+            {fix}
+            with side:
+                y = cuda.cupy.exp(x)
+            side.synchronize()
+            return y
+        """, "pass", "side.wait_event(cuda.Stream.null.record())", [("read_after_write", "f")]),
+    "an array made over raw memory is that memory, and a kernel set up lazily on self runs": ("""
+        import cupy as cp
+        class Scaler:
+            def __init__(self, nbytes):
+                self.stream = cp.cuda.Stream(non_blocking=True)
+                self.memory = cp.cuda.alloc(nbytes)
+                self.kernel = None
+            def run(self, n):
+                if self.kernel is None:
+                    self.kernel = cp.ElementwiseKernel("float32 x", "float32 y", "y = x * 2", "double")
+                out = cp.ndarray((n,), dtype="float32", memptr=self.memory)
+                self.kernel(out, out, stream=self.stream)
+                {fix}
+                again = cp.ndarray((n,), dtype="float32", memptr=self.memory)
+                total = again.sum()
+                cp.cuda.runtime.deviceSynchronize()
+                return total
+        """, "pass", "self.stream.synchronize()", [("read_after_write", "run")]),
+    "a view through the CUDA array interface is the same memory": ("""
+        import torch
+        from numba import cuda
+        @cuda.jit
+        def clip(x):
+            i = cuda.grid(1)
+            if i < x.size:
+                x[i] = min(x[i], 1.0)
+        def f(n):
+            side = torch.cuda.Stream()
+            t = torch.ones(n, device="cuda")
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                t.mul_(2)
+            {fix}
+            clip[1, 256](cuda.as_cuda_array(t))
+        """, "pass", "side.synchronize()",
+        [("read_after_write", "f"), ("release_without_record", "f"), ("write_after_write", "f")]),
+    "torch's current stream and cupy's default stream may be one stream": ("""
+        import cupy as cp
+        import torch
+        def f(host, n):
+            side = torch.cuda.Stream()
+            buf = torch.empty(n, device="cuda")
+            with torch.cuda.stream(side):
+                buf.copy_(host, non_blocking=True)
+            {fix}
+            return cp.fft.fft(cp.asarray(buf))
+        """, "pass", "torch.cuda.current_stream().wait_stream(side)",
+        [("read_after_write", "f"), ("release_without_record", "f")]),
     "a sync every few iterations leaves the last ones unwaited": ("""
         import torch
         def f(model, n, batch):

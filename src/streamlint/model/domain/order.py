@@ -95,7 +95,10 @@ class Pending:
         return {name: value for name, value in self.__dict__.items() if name not in ("clock", "key")}
 
     def ordered_before(self, stream: StreamRef) -> bool:
-        return self.done or stream in self.seen or stream == self.access.stream
+        if self.done or stream in self.seen or stream == self.access.stream:
+            return True
+        # a wait by another framework's name of what may be the same default stream orders it too
+        return any(s.may_be_the_default_of(stream) for s in self.seen)
 
     def with_seen(self, stream: StreamRef) -> "Pending":
         if stream in self.seen and stream in self.seen_on_every_path:

@@ -29,7 +29,7 @@ class StreamRef:
     kind: StreamRefKind
     framework: str = ""  # "torch", "cupy", "numba", "cuda": whose current stream AMBIENT is
     path: Optional[Path] = None
-    site: str = ""  # creation site key
+    site: str = ""  # creation site key (for a PATH: where the stream held there was made)
     blocking: bool = True  # a blocking stream synchronizes with the legacy default stream
     # Made by the program for its own work (a stream constructor), so it is no caller's current
     # stream: a PATH to a stream `self` made in its constructor is one
@@ -66,11 +66,21 @@ class StreamRef:
             return False
         if StreamRefKind.CREATED in (self.kind, other.kind):
             return True  # a stream made here is none that existed before
-        if (self.fresh and other.kind is StreamRefKind.AMBIENT) or (other.fresh and self.kind is StreamRefKind.AMBIENT):
-            return True  # a stream the program made for its own work is not the caller's current one
+        if (self.fresh and other.kind in _NOT_MADE) or (other.fresh and self.kind in _NOT_MADE):
+            # a stream the program made for its own work is not the caller's current one, nor a
+            # default stream
+            return True
         if {self.kind, other.kind} == {StreamRefKind.LEGACY, StreamRefKind.PER_THREAD}:
             return True
+        if self.fresh and other.fresh and self.site and other.site and self.site != other.site:
+            return True  # two streams the program made at two creation sites (kept on `self`)
         return False  # the caller's current stream may be the one a parameter holds: ask the caller
+
+    def may_be_the_default_of(self, other: "StreamRef") -> bool:
+        """Two frameworks' names that may stand for one stream: PyTorch's current stream is
+        the legacy default stream (CuPy's and Numba's current one) unless code chose another."""
+        return (self.kind in _NOT_MADE and other.kind in _NOT_MADE and self != other
+                and not self.distinct_from(other))
 
     def spell(self) -> str:
         if self.kind is StreamRefKind.AMBIENT:
@@ -87,3 +97,5 @@ class StreamRef:
 
 
 UNKNOWN_STREAM = StreamRef(StreamRefKind.UNKNOWN)
+# Streams no constructor makes: the caller's current one and the two default streams.
+_NOT_MADE = frozenset({StreamRefKind.AMBIENT, StreamRefKind.LEGACY, StreamRefKind.PER_THREAD})

@@ -53,6 +53,9 @@ class AbsValue:
     def join(self, other: "AbsValue") -> "AbsValue":
         if self == other:
             return self
+        if ValueKind.NONE in (self.kind, other.kind) and self.kind is not other.kind:
+            # None on one path (a placeholder, `x = None` before a branch that sets it)
+            return (other if self.kind is ValueKind.NONE else self).join_none()
         return AbsValue(
             self.kind if self.kind is other.kind else ValueKind.UNKNOWN,
             self.framework if self.framework == other.framework else "",

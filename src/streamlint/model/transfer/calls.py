@@ -10,7 +10,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import declared
-from streamlint.model.api import mpi, python_std, torch_api
+from streamlint.model.api import mpi, normalize, python_std, torch_api
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
@@ -33,8 +33,8 @@ HOST_READERS = frozenset({"print", "str", "repr", "float", "int", "bool", "forma
 
 
 def method_of(receiver: AbsValue, name: str) -> AbsValue:
-    if receiver.kind is ValueKind.NAMESPACE:
-        return AbsValue(ValueKind.NAMESPACE, target=f"{receiver.target}.{name}")
+    if receiver.kind is ValueKind.NAMESPACE:  # spelled canonically: `chainer.cuda.Stream` is `cupy.cuda.Stream`
+        return AbsValue(ValueKind.NAMESPACE, target=normalize(f"{receiver.target}.{name}"))
     if receiver.kind is ValueKind.CALLABLE and receiver.target and not receiver.target.startswith((METHOD, "kernel:")):
         return AbsValue(ValueKind.CALLABLE, target=f"{receiver.target}.{name}")  # `Class.helper(...)`
     return AbsValue(ValueKind.CALLABLE, target=METHOD + name)

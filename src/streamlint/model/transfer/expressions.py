@@ -50,7 +50,7 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
     base, state = evaluate(node.value, state, frame)
     attr = node.attr.value
     if base.kind is ValueKind.NAMESPACE:
-        return AbsValue(ValueKind.NAMESPACE, target=f"{base.target}.{attr}"), state
+        return calls.method_of(base, attr), state
     if base.identity is None:
         return UNKNOWN, state
     path = base.identity.attr(attr)

@@ -137,8 +137,11 @@ def _shared_view(fact: Fact, arguments: Arguments) -> Optional[AbsValue]:
     same memory under another framework's name."""
     wraps_device = fact.result.startswith("device:") and fact.kind in (None, OpKind.COPY_H2D)
     given = arguments.value(fact.host) if fact.host is not None else arguments.value(Arg(0))
-    if not wraps_device or given is None or not is_device(given) or given.identity is None:
+    if not wraps_device or given is None or given.identity is None or is_host(given):
         return None
+    if fact.kind is not None and not is_device(given):
+        return None  # a copying spelling (`cp.asarray`) views device memory only; a pure wrapper
+        # (`numba.cuda.as_cuda_array`) accepts nothing else, so what it is given is device memory
     framework = fact.result.split(":")[1]
     return AbsValue(ValueKind.BUFFER, framework, Memory.DEVICE, given.identity, given.stream)
 
