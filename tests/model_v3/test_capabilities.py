@@ -135,6 +135,44 @@ CASES = {
             clip[1, 256](cuda.as_cuda_array(t))
         """, "pass", "side.synchronize()",
         [("read_after_write", "f"), ("release_without_record", "f"), ("write_after_write", "f")]),
+    "a cuda.core kernel may write every buffer it is given": ("""
+        from cuda.core.experimental import Device, LaunchConfig, launch
+        def run(kernel, n):
+            dev = Device()
+            compute = dev.create_stream()
+            copy = dev.create_stream()
+            buf = dev.allocate(n * 4, stream=compute)
+            out = dev.allocate(n * 4, stream=copy)
+            launch(compute, LaunchConfig(grid=n // 256, block=256), kernel, buf, n)
+            {fix}
+            buf.copy_to(out, stream=copy)
+            copy.sync()
+            return out
+        """, "pass", "copy.wait(compute)", [("read_after_write", "run")]),
+    "driver copies name their destination first and their source second": ("""
+        from cuda.bindings import driver
+        def stage(nbytes):
+            err, h_in = driver.cuMemAllocHost(nbytes)
+            err, d_in = driver.cuMemAlloc(nbytes)
+            err, d_work = driver.cuMemAlloc(nbytes)
+            err, load = driver.cuStreamCreate(driver.CUstream_flags.CU_STREAM_NON_BLOCKING)
+            err, work = driver.cuStreamCreate(driver.CUstream_flags.CU_STREAM_NON_BLOCKING)
+            err, = driver.cuMemcpyHtoDAsync(d_in, h_in, nbytes, load)
+            {fix}
+            err, = driver.cuMemcpyDtoDAsync(d_work, d_in, nbytes, work)
+            err, = driver.cuStreamSynchronize(work)
+            return d_work
+        """, "pass", "err, = driver.cuStreamSynchronize(load)", [("read_after_write", "stage")]),
+    "streams made with flags 0 block: the legacy stream orders them": ("""
+        from cuda.bindings import driver
+        def stage(h_out, nbytes):
+            err, h_in = driver.cuMemAllocHost(nbytes)
+            err, d_in = driver.cuMemAlloc(nbytes)
+            err, load = driver.cuStreamCreate({fix})
+            err, = driver.cuMemcpyHtoDAsync(d_in, h_in, nbytes, load)
+            err, = driver.cuMemcpyDtoH(h_out, d_in, nbytes)
+            return h_out
+        """, "driver.CUstream_flags.CU_STREAM_NON_BLOCKING", "0", [("read_after_write", "stage")]),
     "torch's current stream and cupy's default stream may be one stream": ("""
         import cupy as cp
         import torch

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Optional
 
 from streamlint.model import api
-from streamlint.model.api import cupy, interop, numba_cuda
+from streamlint.model.api import cuda_core, cupy, interop, numba_cuda
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
@@ -124,6 +124,10 @@ def numba_stream_method(name: str, stream: AbsValue, arguments: Arguments, state
 # The target of a stream context that changes no current stream and synchronizes at its exit.
 SYNC_ON_EXIT = "synchronize on exit"
 numba_event_method = _method_table(numba_cuda.EVENT_METHODS, "numba.cuda.Event")
+# cuda.core's objects (cuda-python's own streams, events and buffers)
+cuda_core_stream_method = _method_table(cuda_core.STREAM_METHODS, "cuda.core.Stream")
+cuda_core_event_method = _method_table(cuda_core.EVENT_METHODS, "cuda.core.Event")
+cuda_core_buffer_method = _method_table(cuda_core.BUFFER_METHODS, "cuda.core.Buffer")
 
 
 def launch_stream(config: list[AbsValue]):

@@ -17,6 +17,7 @@ from streamlint.model.transfer.frame import Frame
 
 Evaluated = tuple[AbsValue, State]
 _BUILTINS = frozenset(dir(builtins))
+ZERO = AbsValue(ValueKind.HOST_NUMBER, target="0")
 
 
 def evaluate(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
@@ -234,6 +235,8 @@ def _yield(node: cst.Yield, state: State, frame: Frame) -> Evaluated:
 
 
 def _number(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
+    if isinstance(node, cst.Integer) and node.value == "0":
+        return ZERO, state  # stream 0, flags 0: the APIs' defaults
     return AbsValue(ValueKind.HOST_NUMBER), state
 
 

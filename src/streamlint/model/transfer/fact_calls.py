@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+from streamlint.model.api import cuda_python
 from streamlint.model.api.facts import (
     BLOCK_ALWAYS,
     BLOCK_FLAG,
@@ -158,7 +159,22 @@ def _create_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame)
     if rule.startswith("not:"):
         flag = arguments.flag(Arg(kw=rule[4:]), False)
         blocking = flag is False
+    if rule.startswith("flags:"):
+        blocking = _flags_block(arguments.value(Arg(int(rule[6:]), "flags"))) is True
     return stream_value(StreamRef.created(frame.site(arguments.node), fact.framework, blocking)), state
+
+
+def _flags_block(flags: Optional[AbsValue]) -> Optional[bool]:
+    """Whether creation flags (`cuStreamCreate(flags)`) make a blocking stream: absent or 0 do,
+    the non-blocking flag does not, anything else is unknown."""
+    if flags is None:
+        return True
+    if flags.kind is ValueKind.HOST_NUMBER and flags.target.isdigit():
+        return flags.target == "0"
+    name = flags.target.rsplit(".", 1)[-1] if flags.kind is ValueKind.NAMESPACE else ""
+    if name in cuda_python.NON_BLOCKING_FLAGS:
+        return False
+    return True if name in cuda_python.BLOCKING_FLAGS else None
 
 
 def _record_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -187,6 +203,9 @@ def _wait_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) ->
     site = frame.site(arguments.node)
     if waiter is None:
         return UNKNOWN, state
+    if event is not None and event.kind is ValueKind.STREAM:  # cuda.core `s.wait(other_stream)`
+        return UNKNOWN, do(state, frame, Effect(EffectKind.WAIT_STREAM, site, stream=waiter,
+                                                 other=stream_of_value(event)))
     if event is None or event.identity is None:
         return UNKNOWN, do(state, frame, Effect(EffectKind.WAIT_STREAM, site, stream=waiter,
                                                  other=StreamRef(StreamRefKind.UNKNOWN)))
@@ -229,7 +248,7 @@ def _copy_to_device(fact: Fact, arguments: Arguments, state: State, frame: Frame
     if host is not None and host.is_buffer and host.identity is not None:
         state = access(state, frame, site, host.identity, False, stream, host_memory=True)
     receiver = arguments.receiver
-    target = receiver if receiver is not None and receiver.is_buffer else result_of(fact, arguments, frame, stream)
+    target = receiver if receiver is not None and receiver.is_buffer else _destination(fact, arguments, frame, stream)
     if target.identity is not None:
         state = access(state, frame, site, target.identity, True, stream)
     pageable = host is None or not host.is_buffer or host.memory is not Memory.PINNED
@@ -244,13 +263,13 @@ def _copy_to_host(fact: Fact, arguments: Arguments, state: State, frame: Frame) 
     stream = queue_of(fact, arguments, state)
     site = frame.site(arguments.node)
     receiver = arguments.receiver
-    source = receiver if receiver is not None and receiver.is_buffer else _first_buffer(arguments)
+    source = receiver if receiver is not None and receiver.is_buffer else _source(fact, arguments)
     if stream is None:
         return UNKNOWN, state
     if source is not None and source.identity is not None:
         state = access(state, frame, site, source.identity, False, stream)
     out = arguments.value(fact.out)
-    target = out if out is not None and out.is_buffer else result_of(fact, arguments, frame, None)
+    target = out if out is not None and out.is_buffer else _destination(fact, arguments, frame, None)
     if target.identity is not None:
         state = access(state, frame, site, target.identity, True, stream, host_memory=True)
     waits = host_waits(fact, arguments)
@@ -266,7 +285,8 @@ def _copy(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handl
     site = frame.site(arguments.node)
     if stream is None:
         return UNKNOWN, state
-    destination, source = arguments.value(Arg(0, "dst")), arguments.value(Arg(1, "src"))
+    to, of = fact.ends or (Arg(0, "dst"), Arg(1, "src"))
+    destination, source = arguments.value(to), arguments.value(of)
     for value, write in ((source, False), (destination, True)):
         if value is not None and value.is_buffer and value.identity is not None:
             state = access(state, frame, site, value.identity, write, stream, host_memory=not is_device(value))
@@ -279,23 +299,51 @@ def _first_buffer(arguments: Arguments) -> Optional[AbsValue]:
     return next((v for v, _ in arguments.positional if v.is_buffer), None)
 
 
+def _source(fact: Fact, arguments: Arguments) -> Optional[AbsValue]:
+    """A copy's source: the argument its fact names, else its first buffer."""
+    return arguments.value(fact.ends[1]) if fact.ends else _first_buffer(arguments)
+
+
+def _destination(fact: Fact, arguments: Arguments, frame: Frame, stream: Optional[StreamRef]) -> AbsValue:
+    """A copy's destination: the argument its fact names, else what it returns."""
+    given = arguments.value(fact.ends[0]) if fact.ends else None
+    if given is not None and given.is_buffer:
+        return given
+    return result_of(fact, arguments, frame, stream)
+
+
 def _device_work(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
     """A kernel or memset: the buffers its fact names, read and written on its stream."""
     stream = queue_of(fact, arguments, state)
     site = frame.site(arguments.node)
     if stream is None:
         return UNKNOWN, state
-    writes = fact.writes
-    if fact.kind is OpKind.MEMSET and not writes and arguments.receiver is None:
-        writes = (Arg(0),)  # a memset writes the memory it is given first (`cudaMemsetAsync(ptr, ...)`)
-    for where, write in [(a, False) for a in fact.reads] + [(a, True) for a in writes]:
-        value = arguments.value(where)
+    for value, write in _touched(fact, arguments):
         if value is not None and value.is_buffer and value.identity is not None:
             state = access(state, frame, site, value.identity, write, stream)
     receiver = arguments.receiver
     if receiver is not None and receiver.identity is not None and (fact.self_reads or fact.self_writes):
         state = access(state, frame, site, receiver.identity, fact.self_writes, stream)
     return result_of(fact, arguments, frame, stream), state
+
+
+def _touched(fact: Fact, arguments: Arguments) -> list[tuple[Optional[AbsValue], bool]]:
+    """The arguments a call reads and writes, by its fact: named ones, then every positional one
+    from `reads_from` on (a kernel's arguments: written too when we cannot read its body)."""
+    writes = fact.writes
+    if fact.kind is OpKind.MEMSET and not writes and arguments.receiver is None:
+        writes = (Arg(0),)  # a memset writes the memory it is given first (`cudaMemsetAsync(ptr, ...)`)
+    if fact.ends:  # a device-to-device copy given both ends
+        writes, reads = writes + fact.ends[:1], fact.reads + fact.ends[1:]
+    else:
+        reads = fact.reads
+    touched = [(arguments.value(a), False) for a in reads] + [(arguments.value(a), True) for a in writes]
+    if fact.reads_from is not None:
+        for value, _ in arguments.positional[fact.reads_from:]:
+            touched.append((value, False))
+            if fact.args_written:
+                touched.append((value, True))
+    return touched
 
 
 def _allocate(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
