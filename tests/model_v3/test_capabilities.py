@@ -173,6 +173,54 @@ CASES = {
             err, = driver.cuMemcpyDtoH(h_out, d_in, nbytes)
             return h_out
         """, "driver.CUstream_flags.CU_STREAM_NON_BLOCKING", "0", [("read_after_write", "stage")]),
+    "a numba kernel's atomic operations store into their first argument": ("""
+        import numpy as np
+        from numba import cuda
+
+        @cuda.jit
+        def count(values, counts):
+            i = cuda.grid(1)
+            if i < values.size:
+                cuda.atomic.add(counts, int(values[i]), 1)
+
+        @cuda.jit
+        def scale(counts, out):
+            i = cuda.grid(1)
+            if i < counts.size:
+                out[i] = counts[i] * 2
+
+        def f(n, bins):
+            s1 = cuda.stream()
+            s2 = cuda.stream()
+            values = cuda.device_array(n, dtype=np.float32)
+            counts = cuda.device_array(bins, dtype=np.int32)
+            out = cuda.device_array(bins, dtype=np.int32)
+            count[n // 256, 256, s1](values, counts)
+            {fix}
+            scale[1, bins, s2](counts, out)
+            s2.synchronize()
+            s1.synchronize()
+            return out
+        """, "pass", "s1.synchronize()", [("read_after_write", "f")]),
+    "an instance of a declared library class is memory its declared methods move": ("""
+        import cupy as cp
+        import rmm
+        def upload(host, nbytes):
+            stream = cp.cuda.Stream(non_blocking=True)
+            buf = rmm.DeviceBuffer(size=nbytes)
+            buf.copy_from_host(host, stream=stream)
+            {fix}
+            return buf.copy_to_host()
+        """, "pass", "stream.synchronize()", [("read_after_write", "upload")]),
+    "an upload from pageable memory leaves the device side to its stream": ("""
+        import cupy as cp
+        def f(batch):
+            s = cp.cuda.Stream(non_blocking=True)
+            with s:
+                dev = cp.asarray(batch)
+            {fix}
+            return cp.sqrt(dev)
+        """, "pass", "s.synchronize()", [("read_after_write", "f")]),
     "torch's current stream and cupy's default stream may be one stream": ("""
         import cupy as cp
         import torch

@@ -109,6 +109,11 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         # a framework object made by a call we have no row for (`cp.cuda.Device()`): its
         # methods are looked up under `Device().` in the tables
         return AbsValue(ValueKind.NAMESPACE, target=f"{target}()"), state
+    if target in declared.active().classes:
+        # an instance of a library class whose methods are declared (`rmm.DeviceBuffer(...)`):
+        # its own memory, its methods looked up under `DeviceBuffer().`
+        return AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))),
+                        target=f"{target}()"), state
     return _project_call(target, arguments, state, frame)
 
 
@@ -136,7 +141,7 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
         _note_parameter(frame, evident)
         handled = torch_calls.tensor_method(name, evident, arguments, state, frame)
     elif receiver.kind is ValueKind.OBJECT and receiver.target:
-        return _project_call(f"{receiver.target}.{name}", arguments, state, frame)
+        return _object_method(f"{receiver.target}.{name}", arguments, state, frame)
     elif receiver.identity is not None and receiver.identity.root.kind is RootKind.SELF and not receiver.identity.steps:
         return _project_call(f"{frame.module}.{frame.class_name}.{name}", arguments, state, frame)
     if handled is None and not receiver.is_buffer:
@@ -147,6 +152,15 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     if receiver.kind is ValueKind.CONTAINER or name in python_std.KEEPING_METHODS:
         return UNKNOWN, state  # a container's own method: it keeps its arguments, runs no kernel
     return _opaque(arguments, state, frame)
+
+
+def _object_method(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """A method of an object: a declared model's (`rmm.DeviceBuffer().copy_to_host`), else the
+    project's own."""
+    modelled = declared.active().facts.get(target)
+    if modelled is not None:
+        return fact_calls.apply_fact(modelled, arguments, state, frame, target)
+    return _project_call(target, arguments, state, frame)
 
 
 def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:

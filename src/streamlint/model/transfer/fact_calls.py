@@ -5,6 +5,7 @@ PyTorch's handler adds the invariant its tables leave out."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Optional
 
 from streamlint.model.api import cuda_python
@@ -239,22 +240,34 @@ def _set_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) ->
 
 def _copy_to_device(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
     """An upload: the host side read by the stream, the device side written (new memory, or
-    the receiver for `a.set(host)` / `d.copy_to_device(host)`)."""
+    the receiver for `a.set(host)` / `d.copy_to_device(host)`). From pageable memory the host
+    first waits for the stream and stages the source itself: once the call returns the source
+    may be refilled, but the device side is written later, on the stream (CUDA's rule for
+    asynchronous copies from pageable memory)."""
     stream = queue_of(fact, arguments, state)
     host = arguments.value(fact.host)
     site = frame.site(arguments.node)
     if stream is None:
         return UNKNOWN, state
-    if host is not None and host.is_buffer and host.identity is not None:
-        state = access(state, frame, site, host.identity, False, stream, host_memory=True)
-    receiver = arguments.receiver
-    target = receiver if receiver is not None and receiver.is_buffer else _destination(fact, arguments, frame, stream)
-    if target.identity is not None:
-        state = access(state, frame, site, target.identity, True, stream)
-    pageable = host is None or not host.is_buffer or host.memory is not Memory.PINNED
-    if host_waits(fact, arguments) or pageable:
+    waits = host_waits(fact, arguments)
+    staged = not waits and (host is None or not host.is_buffer or host.memory is not Memory.PINNED)
+    if staged:
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
-    return (target if receiver is None or not receiver.is_buffer else UNKNOWN), state
+    if host is not None and host.is_buffer and host.identity is not None and not staged:
+        state = access(state, frame, site, host.identity, False, stream, host_memory=True)
+    into_receiver = _own_memory(fact, arguments.receiver, fact.self_writes)
+    target = arguments.receiver if into_receiver else _destination(fact, arguments, frame, stream)
+    if target is not None and target.identity is not None:
+        state = access(state, frame, site, target.identity, True, stream)
+    if waits:
+        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
+    return (UNKNOWN if into_receiver or target is None else target), state
+
+
+def _own_memory(fact: Fact, receiver: Optional[AbsValue], named: bool) -> bool:
+    """The receiver is the memory a copy moves: a buffer's method, or a method its fact says
+    reads or writes `self` (a declared class's instance: `rmm.DeviceBuffer().copy_from_host`)."""
+    return receiver is not None and (receiver.is_buffer or named) and receiver.identity is not None
 
 
 def _copy_to_host(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -263,7 +276,7 @@ def _copy_to_host(fact: Fact, arguments: Arguments, state: State, frame: Frame) 
     stream = queue_of(fact, arguments, state)
     site = frame.site(arguments.node)
     receiver = arguments.receiver
-    source = receiver if receiver is not None and receiver.is_buffer else _source(fact, arguments)
+    source = receiver if _own_memory(fact, receiver, fact.self_reads) else _source(fact, arguments)
     if stream is None:
         return UNKNOWN, state
     if source is not None and source.identity is not None:
@@ -286,8 +299,10 @@ def _copy(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handl
     if stream is None:
         return UNKNOWN, state
     to, of = fact.ends or (Arg(0, "dst"), Arg(1, "src"))
-    destination, source = arguments.value(to), arguments.value(of)
-    for value, write in ((source, False), (destination, True)):
+    ends = [(arguments.value(of), False), (arguments.value(to), True)]
+    if fact.reads or fact.writes or fact.self_reads or fact.self_writes:  # an effect model names them
+        ends = _touched(fact, arguments)
+    for value, write in ends:
         if value is not None and value.is_buffer and value.identity is not None:
             state = access(state, frame, site, value.identity, write, stream, host_memory=not is_device(value))
     if host_waits(fact, arguments):
@@ -321,9 +336,6 @@ def _device_work(fact: Fact, arguments: Arguments, state: State, frame: Frame) -
     for value, write in _touched(fact, arguments):
         if value is not None and value.is_buffer and value.identity is not None:
             state = access(state, frame, site, value.identity, write, stream)
-    receiver = arguments.receiver
-    if receiver is not None and receiver.identity is not None and (fact.self_reads or fact.self_writes):
-        state = access(state, frame, site, receiver.identity, fact.self_writes, stream)
     return result_of(fact, arguments, frame, stream), state
 
 
@@ -343,6 +355,10 @@ def _touched(fact: Fact, arguments: Arguments) -> list[tuple[Optional[AbsValue],
             touched.append((value, False))
             if fact.args_written:
                 touched.append((value, True))
+    receiver = arguments.receiver
+    if receiver is not None and (fact.self_reads or fact.self_writes):  # its own memory, whatever it is
+        own = replace(receiver, kind=ValueKind.BUFFER)
+        touched += [(own, False)] if fact.self_reads and not fact.self_writes else [(own, True)]
     return touched
 
 
