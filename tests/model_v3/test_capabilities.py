@@ -221,6 +221,26 @@ CASES = {
             {fix}
             return cp.sqrt(dev)
         """, "pass", "s.synchronize()", [("read_after_write", "f")]),
+    "cuda-aware MPI reads a device parameter the caller's stream may still write": ("""
+        import cupy as cp
+        from mpi4py import MPI
+        def broadcast(comm: MPI.Comm, weights: cp.ndarray, stream: cp.cuda.Stream):
+            {fix}
+            comm.Bcast(weights, root=0)
+            return weights
+        """, "pass", "stream.synchronize()", [("host_read_before_sync", "broadcast")]),
+    "a numba array made on a stream copies back on it, asynchronously": ("""
+        import numpy as np
+        from numba import cuda
+        def readback(n):
+            stream = cuda.stream()
+            h_res = cuda.pinned_array(n, dtype=np.float32)
+            d_res = cuda.device_array(n, dtype=np.float32, stream=stream)
+            d_res.copy_to_host(h_res)
+            {fix}
+            print(h_res[:8])
+            return h_res
+        """, "pass", "stream.synchronize()", [("host_read_before_sync", "readback"), ("read_after_write", "readback")]),
     "torch's current stream and cupy's default stream may be one stream": ("""
         import cupy as cp
         import torch

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+from dataclasses import replace
 from typing import Callable, Optional
 
 import libcst as cst
@@ -185,6 +186,35 @@ def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluat
     return AbsValue(ValueKind.CONTAINER, element=joined, members=frozenset(members)), state
 
 
+def _comprehension(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
+    """`[make(x) for x in xs if keep(x)]`: a container whose items are what one evaluation of the
+    element makes (every item of one allocation site is one memory: silence over guessing which);
+    its names are its own scope."""
+    inner = state
+    clause: Optional[cst.CompFor] = getattr(node, "for_in", None)
+    while clause is not None:
+        iterable, inner = evaluate(clause.iter, inner, frame)
+        for name in _target_names(clause.target):
+            inner = inner.bind(name, (iterable.element or UNKNOWN) if isinstance(clause.target, cst.Name) else UNKNOWN)
+        for condition in clause.ifs:
+            _, inner = evaluate(condition.test, inner, frame)
+        clause = clause.inner_for_in
+    item, inner = evaluate(node.value if isinstance(node, cst.DictComp) else node.elt, inner, frame)
+    members = item.members | ({item.identity} if item.identity is not None and item.kind in _KEPT else set())
+    return AbsValue(ValueKind.CONTAINER, element=item, members=frozenset(members)), replace(inner, names=state.names)
+
+
+_KEPT = (ValueKind.BUFFER, ValueKind.EVENT)
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for element in target.elements for n in _target_names(element.value)]
+    return []
+
+
 def _ternary(node: cst.IfExp, state: State, frame: Frame) -> Evaluated:
     test, state = evaluate(node.test, state, frame)
     known = truth(test)
@@ -260,6 +290,10 @@ _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.Tuple: _tuple_like,
     cst.List: _tuple_like,
     cst.IfExp: _ternary,
+    cst.ListComp: _comprehension,
+    cst.SetComp: _comprehension,
+    cst.GeneratorExp: _comprehension,
+    cst.DictComp: _comprehension,
     cst.Yield: _yield,
     cst.BinaryOperation: _operator,
     cst.UnaryOperation: _operator,

@@ -66,8 +66,7 @@ def queue_of(fact: Fact, arguments: Arguments, state: State) -> Optional[StreamR
     if rule == STREAM_ARG_OR_CURRENT:
         return given or state.current_stream(fact.framework)
     if rule == STREAM_ARG_OR_BOUND:
-        bound = receiver.stream if receiver is not None and receiver.is_buffer else None
-        return given or bound or LEGACY
+        return given or _bound_stream(arguments) or LEGACY
     if rule == STREAM_SELF:
         return stream_of_value(receiver)
     return None
@@ -76,13 +75,22 @@ def queue_of(fact: Fact, arguments: Arguments, state: State) -> Optional[StreamR
 def host_waits(fact: Fact, arguments: Arguments) -> Optional[bool]:
     if fact.blocking == BLOCK_ALWAYS:
         return True
-    if fact.blocking == BLOCK_UNLESS_STREAM:
+    if fact.blocking == BLOCK_UNLESS_STREAM:  # a falsy stream selects the synchronous copy
         given = arguments.value(fact.stream_arg)
-        return given is None or given.kind is ValueKind.NONE
+        if given is not None and given.kind is not ValueKind.NONE:
+            return False
+        bound = _bound_stream(arguments) if fact.stream == STREAM_ARG_OR_BOUND else None
+        return bound is None or bound == LEGACY
     if fact.blocking == BLOCK_FLAG:
         flag = arguments.flag(fact.flag, fact.flag_default)
         return None if flag is None else flag == fact.flag_blocks_when
     return False
+
+
+def _bound_stream(arguments: Arguments) -> Optional[StreamRef]:
+    """The stream a Numba array was made with (`device_array(n, stream=s)`): its copies' default."""
+    receiver = arguments.receiver
+    return receiver.stream if receiver is not None and receiver.is_buffer else None
 
 
 def result_of(fact: Fact, arguments: Arguments, frame: Frame, stream: Optional[StreamRef]) -> AbsValue:
@@ -363,7 +371,10 @@ def _touched(fact: Fact, arguments: Arguments) -> list[tuple[Optional[AbsValue],
 
 
 def _allocate(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    stream = queue_of(fact, arguments, state) or state.current_stream(fact.framework)
+    """New memory, made on (and, for Numba, bound to) the stream it is given, else where its
+    fact says, else the framework's current stream."""
+    given = stream_of_value(arguments.value(fact.stream_arg)) if fact.stream_arg is not None else None
+    stream = given or queue_of(fact, arguments, state) or state.current_stream(fact.framework)
     return result_of(fact, arguments, frame, stream), state
 
 
