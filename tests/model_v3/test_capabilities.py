@@ -241,6 +241,39 @@ CASES = {
             print(h_res[:8])
             return h_res
         """, "pass", "stream.synchronize()", [("host_read_before_sync", "readback"), ("read_after_write", "readback")]),
+    "a ring of buffers made by a comprehension, indexed by a named slot of the step": ("""
+        import cupy as cp
+        import cupyx
+        def stream_frames(frames, n):
+            streams = [cp.cuda.Stream(non_blocking=True) for _ in range(2)]
+            staging = [cupyx.zeros_pinned(n, dtype=cp.float32) for _ in range(2)]
+            device = [cp.empty(n, dtype=cp.float32) for _ in range(2)]
+            for i, frame in enumerate(frames):
+                slot = i % 2
+                s = streams[slot]
+                {fix}
+                staging[slot][:] = frame
+                device[slot].set(staging[slot], stream=s)
+            cp.cuda.runtime.deviceSynchronize()
+            return device
+        """, "pass", "s.synchronize()", [("host_write_before_sync", "stream_frames")]),
+    "a sync of one event of a list the walk cannot tell apart orders what it may capture": ("""
+        import torch
+        def prefetch(batches, n):
+            copy = torch.cuda.Stream()
+            staged = [torch.empty(n, pin_memory=True) for _ in range(2)]
+            done = [torch.cuda.Event(), torch.cuda.Event()]
+            outputs = []
+            for k, batch in enumerate(batches):
+                slot = k % 2
+                {fix}
+                staged[slot].copy_(batch)
+                with torch.cuda.stream(copy):
+                    outputs.append(staged[slot].to("cuda", non_blocking=True))
+                    done[slot].record(copy)
+            copy.synchronize()
+            return outputs
+        """, "pass", "done[slot].synchronize()", [("host_write_before_sync", "prefetch")]),
     "torch's current stream and cupy's default stream may be one stream": ("""
         import cupy as cp
         import torch

@@ -73,6 +73,8 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
                 _, state = evaluate(element.slice.value, state, frame)
+    if base.identity is None and base.target == PER_ITEM and base.element is not None and base.element.identity:
+        return replace(base.element, identity=base.element.identity.element(index)), state  # the item indexed
     if base.identity is None:
         return (base.element or UNKNOWN), state
     path = base.identity.element(index)
@@ -87,13 +89,31 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
 
 
 def _index(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[Index, State]:
-    _, state = evaluate(node, state, frame)
+    value, state = evaluate(node, state, frame)
+    named = _slot_of(value) if isinstance(node, cst.Name) else None
+    if named is not None:  # `slot = k % 2; bufs[slot]`
+        return named, state
     if isinstance(node, cst.Integer):
         return Index.const_(int(node.value, 0)), state
     if isinstance(node, cst.SimpleString) and node.prefix == "":
         return Index.const_(node.raw_value), state
     slot = _slot(node)
     return (slot if slot is not None else Index.any_()), state
+
+
+def _slot_value(slot: Index) -> AbsValue:
+    """A host number that is a ring slot of a loop counter (`k % 2`), as a name holds it."""
+    return AbsValue(ValueKind.HOST_NUMBER, target=f"{_SLOT}{slot.symbol} {slot.modulus} {slot.offset}")
+
+
+def _slot_of(value: AbsValue) -> Optional[Index]:
+    if value.kind is not ValueKind.HOST_NUMBER or not value.target.startswith(_SLOT):
+        return None
+    symbol, modulus, offset = value.target[len(_SLOT):].split(" ")
+    return Index.slot(symbol, int(modulus), int(offset))
+
+
+_SLOT = "slot of "
 
 
 def _region(node: cst.Slice) -> Index:
@@ -201,10 +221,15 @@ def _comprehension(node: cst.BaseExpression, state: State, frame: Frame) -> Eval
         clause = clause.inner_for_in
     item, inner = evaluate(node.value if isinstance(node, cst.DictComp) else node.elt, inner, frame)
     members = item.members | ({item.identity} if item.identity is not None and item.kind in _KEPT else set())
-    return AbsValue(ValueKind.CONTAINER, element=item, members=frozenset(members)), replace(inner, names=state.names)
+    made = item.identity is not None and not item.identity.steps and item.identity.root.site in frame.sites_within(node)
+    # memory the element makes is new for each item: the items are the elements of that allocation
+    return (AbsValue(ValueKind.CONTAINER, element=item, target=PER_ITEM if made else "", members=frozenset(members)),
+            replace(inner, names=state.names))
 
 
 _KEPT = (ValueKind.BUFFER, ValueKind.EVENT)
+# The target of a container whose items are one allocation each (`[cp.empty(n) for _ in range(2)]`).
+PER_ITEM = "(an allocation per item)"
 
 
 def _target_names(target: cst.BaseExpression) -> list[str]:
@@ -250,7 +275,8 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
         values.append(value)
     buffers = [v for v in values if v.is_buffer]
     if not buffers:
-        return UNKNOWN, state
+        slot = _slot(node)
+        return (_slot_value(slot) if slot is not None else UNKNOWN), state
     return calls.operate(buffers, node, state, frame)
 
 

@@ -270,7 +270,7 @@ def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str
 def _for(node: cst.For, state: State, frame: Frame) -> State:
     iterable, state = evaluate(node.iter, state, frame)
     element = iterable.element or UNKNOWN
-    symbol = node.target.value if isinstance(node.target, cst.Name) else ""
+    symbol = _counter(node)
 
     def body(s: State) -> State:
         s = bind(node.target, element, s, frame, node)
@@ -286,6 +286,16 @@ def _for(node: cst.For, state: State, frame: Frame) -> State:
     return state
 
 
+def _counter(node: cst.For) -> str:
+    """The name that counts the iterations: the target, or the count of `enumerate(...)`."""
+    if isinstance(node.target, cst.Name):
+        return node.target.value
+    counted = isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name) and node.iter.func.value == "enumerate"
+    if counted and isinstance(node.target, cst.Tuple) and isinstance(node.target.elements[0].value, cst.Name):
+        return node.target.elements[0].value.value
+    return ""
+
+
 def _while(node: cst.While, state: State, frame: Frame) -> State:
     def body(s: State) -> State:
         _, s = tested(node.test, s, frame)
@@ -297,12 +307,7 @@ def _while(node: cst.While, state: State, frame: Frame) -> State:
 
 def sites_within(node: cst.CSTNode, frame: Frame) -> frozenset[str]:
     """The site keys of the nodes inside a loop."""
-    found = frame.loop_sites.get(id(node))
-    if found is None:
-        found = frame.loop_sites[id(node)] = frozenset(
-            frame.site(n) for n in preorder(node, lambda n: True) if id(n) in frame.call_ordinals
-        )
-    return found
+    return frame.sites_within(node)
 
 
 def _reachable(after: State, before: State) -> State:
