@@ -274,6 +274,26 @@ CASES = {
             copy.synchronize()
             return outputs
         """, "pass", "done[slot].synchronize()", [("host_write_before_sync", "prefetch")]),
+    "a type-tested helper hands out the device array on its device side": ("""
+        import cupy as cp
+        import numpy as np
+        from mpi4py import MPI
+        def device_or_host(x):
+            if cp.get_array_module(x) is not np:
+                return x
+            return np.ascontiguousarray(x)
+        def gather(comm, local, out):
+            {fix}
+            comm.Allgather(device_or_host(local), out)
+        """, "pass", "cp.cuda.Device().synchronize()", [("host_read_before_sync", "gather")]),
+    "a device sync on one path of a branch orders on the may clock": ("""
+        import cupy as cp
+        from mpi4py import MPI
+        def send(comm, grads: cp.ndarray, flush: bool):
+            if flush:
+                {fix}
+            comm.Send(grads, dest=1)
+        """, "pass", "cp.cuda.Device().synchronize()", [("host_read_before_sync", "send")]),
     "torch's current stream and cupy's default stream may be one stream": ("""
         import cupy as cp
         import torch

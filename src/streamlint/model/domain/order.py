@@ -288,7 +288,8 @@ class Order:
         return self._made(kept, None, kept_for, self._index.changed(kept, gone, [])), found
 
     def synchronize_device(self) -> "Order":
-        return replace(self, pending=())
+        """Everything pending is done (on this path: a join keeps what another path left)."""
+        return self._map(lambda p: p.completed())
 
     def drop_done(self) -> "Order":
         return replace(self, pending=tuple(p for p in self.pending if not p.done))

@@ -10,7 +10,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import declared
-from streamlint.model.api import mpi, normalize, python_std, torch_api
+from streamlint.model.api import interop, mpi, normalize, python_std, torch_api
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
@@ -42,7 +42,7 @@ def method_of(receiver: AbsValue, name: str) -> AbsValue:
 
 def attribute_of(base: AbsValue, attr: str, path: Path) -> AbsValue:
     """An attribute nobody stored: a tensor's `.data` is its memory, other attributes unknown."""
-    if base.is_buffer and attr == "data":
+    if base.is_buffer and attr in interop.MEMORY_ATTRIBUTES:
         return base
     if base.is_buffer and attr in torch_api.TENSOR_ATTRIBUTES:
         return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream)
@@ -94,6 +94,10 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
     stands_for = declared.active().namespaces.get(target)
     if stands_for is not None:  # a declared model: a wrapper that is a framework namespace
         return AbsValue(ValueKind.NAMESPACE, target=stands_for), state
+    pointer = interop.POINTER_WRAPPERS.get(target)
+    wrapped = arguments.value(pointer) if pointer is not None else None
+    if wrapped is not None and wrapped.is_buffer:  # a handle of the memory at an address (`fromaddress(ptr, n)`)
+        return wrapped, state
     handler = handlers.for_function(target)
     handled = handler.function(target, arguments, state, frame) if handler else None
     if handled is None and target.startswith(mpi.MODULE_ROOT + "."):  # `MPI.COMM_WORLD.Bcast(buf)`

@@ -199,6 +199,8 @@ def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluat
     members: set = set()
     for element in getattr(node, "elements", ()):
         value, state = evaluate(element.value, state, frame)
+        if value.kind is ValueKind.NAMESPACE:
+            continue  # a type or module beside the items (`[buf, MPI.FLOAT]`) holds no memory
         joined = value if joined is None else joined.join(value)
         if value.identity is not None and value.kind in (ValueKind.BUFFER, ValueKind.EVENT):
             members.add(value.identity)

@@ -25,6 +25,8 @@ from streamlint.model.transfer.frame import Frame
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
 from streamlint.model.transfer.torch_calls import F
+from streamlint.model.transfer import type_tests
+from streamlint.model.transfer.type_tests import joined_returns
 
 # The one loop budget: a loop body is walked until the head state stops changing, at most
 # this many times; past it the walk goes on with what it has (accesses of later rounds are
@@ -177,7 +179,7 @@ def _return(node: cst.Return, state: State, frame: Frame) -> State:
     value = UNKNOWN
     if node.value is not None:
         value, state = evaluate(node.value, state, frame)
-    frame.found.returned = value if frame.found.returned is None else frame.found.returned.join(value)
+    frame.found.returned = value if frame.found.returned is None else joined_returns(frame.found.returned, value)
     _hand_out(value, state, frame, node)
     leave(state, frame)
     return state.unreachable()
@@ -225,7 +227,8 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     test, state = tested(node.test, state, frame)
     if truth(test) is True:
         return run_block(_body(node.body), state, frame)
-    taken = run_block(_body(node.body), state, frame) if truth(test) is None else state.unreachable()
+    holds, state = type_tests.sides(node.test, state, frame)  # a type test narrows each side
+    taken = run_block(_body(node.body), holds, frame) if truth(test) is None else state.unreachable()
     other = state
     if isinstance(node.orelse, cst.If):
         other = _if(node.orelse, state, frame)
