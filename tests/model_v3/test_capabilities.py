@@ -294,6 +294,33 @@ CASES = {
                 {fix}
             comm.Send(grads, dest=1)
         """, "pass", "cp.cuda.Device().synchronize()", [("host_read_before_sync", "send")]),
+    "a helper's `stream is None` branch is decided by the stream its caller passes": ("""
+        import cupy as cp
+        def fill(buf, stream=None):
+            if stream is None:
+                buf.fill(0)
+            else:
+                with stream:
+                    buf.fill(0)
+        def f(n):
+            s = cp.cuda.Stream(non_blocking=True)
+            buf = cp.empty(n)
+            fill(buf, {fix})
+            with s:
+                total = cp.sum(buf)
+            s.synchronize()
+            return total
+        """, "None", "s", [("read_after_write", "f")]),
+    "pointer arithmetic on raw memory is the same allocation": ("""
+        import cupy as cp
+        def f(src, n):
+            s = cp.cuda.Stream(non_blocking=True)
+            mem = cp.cuda.alloc(n * 4)
+            (mem + 0).copy_from_device_async(src.data, n * 4, s)
+            {fix}
+            view = cp.ndarray((n,), dtype="float32", memptr=mem)
+            return view.sum()
+        """, "pass", "s.synchronize()", [("read_after_write", "f")]),
     "torch's current stream and cupy's default stream may be one stream": ("""
         import cupy as cp
         import torch

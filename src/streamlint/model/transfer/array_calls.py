@@ -128,6 +128,7 @@ numba_event_method = _method_table(numba_cuda.EVENT_METHODS, "numba.cuda.Event")
 cuda_core_stream_method = _method_table(cuda_core.STREAM_METHODS, "cuda.core.Stream")
 cuda_core_event_method = _method_table(cuda_core.EVENT_METHODS, "cuda.core.Event")
 cuda_core_buffer_method = _method_table(cuda_core.BUFFER_METHODS, "cuda.core.Buffer")
+raw_memory_method = _method_table(cupy.MEMORY_POINTER_METHODS, "cupy.cuda.MemoryPointer")
 
 
 def launch_stream(config: list[AbsValue]):

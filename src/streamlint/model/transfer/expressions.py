@@ -19,6 +19,7 @@ from streamlint.model.transfer.frame import Frame
 Evaluated = tuple[AbsValue, State]
 _BUILTINS = frozenset(dir(builtins))
 ZERO = AbsValue(ValueKind.HOST_NUMBER, target="0")
+RAW = "raw"  # the framework of raw allocations (`cupy.cuda.alloc`: a MemoryPointer)
 
 
 def evaluate(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
@@ -275,11 +276,34 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     for operand in operands:
         value, state = evaluate(operand, state, frame)
         values.append(value)
+    decided = _none_test(node, values)
+    if decided is not None:
+        return decided, state
     buffers = [v for v in values if v.is_buffer]
     if not buffers:
         slot = _slot(node)
         return (_slot_value(slot) if slot is not None else UNKNOWN), state
+    raw = [v for v in buffers if v.framework == RAW]
+    if raw and isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+        return raw[0], state  # pointer arithmetic (`mem + offset`): the same allocation, no kernel
     return calls.operate(buffers, node, state, frame)
+
+
+def _none_test(node: cst.BaseExpression, values: list[AbsValue]) -> Optional[AbsValue]:
+    """`x is None` / `x is not None` decided by what `x` is known to be: None, or a value of a
+    known kind that is never None (a stream a caller passed). Otherwise undecided (D-5)."""
+    if not (isinstance(node, cst.Comparison) and len(node.comparisons) == 1 and len(values) == 2):
+        return None
+    operator, value = node.comparisons[0].operator, values[0]
+    if not isinstance(operator, (cst.Is, cst.IsNot)) or values[1].kind is not ValueKind.NONE:
+        return None
+    if value.kind is ValueKind.NONE:
+        is_none = True
+    elif value.kind is ValueKind.UNKNOWN or value.may_be_none:
+        return None
+    else:
+        is_none = False
+    return TRUE if is_none == isinstance(operator, cst.Is) else FALSE
 
 
 def _yield(node: cst.Yield, state: State, frame: Frame) -> Evaluated:

@@ -52,6 +52,8 @@ HANDLERS: dict[str, FrameworkHandler] = {
         ("cuda.",), array_calls.function, array_calls.cuda_core_buffer_method, array_calls.cuda_core_stream_method,
         array_calls.cuda_core_event_method,
     ),
+    # raw allocations (CuPy's MemoryPointer): their copy and fill methods; no module functions
+    "raw": FrameworkHandler((), _none, array_calls.raw_memory_method, _none, _none),
     "numpy": FrameworkHandler(("numpy.",), host_calls.function, host_calls.array_method, _none, _none),
 }
 
