@@ -74,6 +74,266 @@ CASES = {
                 img[{fix}] = cp.random.random(n - half)
             cp.cuda.runtime.deviceSynchronize()
         """, ":half", "half:", [("write_after_write", "f")]),
+    "two streams a class made at two sites are two streams": ("""
+        import cupy as cp
+        class Pipeline:
+            def __init__(self):
+                self.load = cp.cuda.Stream(non_blocking=True)
+                self.compute = cp.cuda.Stream(non_blocking=True)
+            def step(self, n):
+                with self.load:
+                    x = cp.random.random(n)
+                {fix}
+                with self.compute:
+                    y = cp.exp(x)
+                self.compute.synchronize()
+                return y
+        """, "pass", "self.compute.wait_event(self.load.record())", [("read_after_write", "step")]),
+    "chainer's cuda backend is cupy under chainer's names": ("""
+        from chainer.backends import cuda
+        def f(n):
+            side = cuda.Stream(non_blocking=True)
+            x = cuda.cupy.zeros(n)
+            {fix}
+            with side:
+                y = cuda.cupy.exp(x)
+            side.synchronize()
+            return y
+        """, "pass", "side.wait_event(cuda.Stream.null.record())", [("read_after_write", "f")]),
+    "an array made over raw memory is that memory, and a kernel set up lazily on self runs": ("""
+        import cupy as cp
+        class Scaler:
+            def __init__(self, nbytes):
+                self.stream = cp.cuda.Stream(non_blocking=True)
+                self.memory = cp.cuda.alloc(nbytes)
+                self.kernel = None
+            def run(self, n):
+                if self.kernel is None:
+                    self.kernel = cp.ElementwiseKernel("float32 x", "float32 y", "y = x * 2", "double")
+                out = cp.ndarray((n,), dtype="float32", memptr=self.memory)
+                self.kernel(out, out, stream=self.stream)
+                {fix}
+                again = cp.ndarray((n,), dtype="float32", memptr=self.memory)
+                total = again.sum()
+                cp.cuda.runtime.deviceSynchronize()
+                return total
+        """, "pass", "self.stream.synchronize()", [("read_after_write", "run")]),
+    "a view through the CUDA array interface is the same memory": ("""
+        import torch
+        from numba import cuda
+        @cuda.jit
+        def clip(x):
+            i = cuda.grid(1)
+            if i < x.size:
+                x[i] = min(x[i], 1.0)
+        def f(n):
+            side = torch.cuda.Stream()
+            t = torch.ones(n, device="cuda")
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                t.mul_(2)
+            {fix}
+            clip[1, 256](cuda.as_cuda_array(t))
+        """, "pass", "side.synchronize()",
+        [("read_after_write", "f"), ("release_without_record", "f"), ("write_after_write", "f")]),
+    "a cuda.core kernel may write every buffer it is given": ("""
+        from cuda.core.experimental import Device, LaunchConfig, launch
+        def run(kernel, n):
+            dev = Device()
+            compute = dev.create_stream()
+            copy = dev.create_stream()
+            buf = dev.allocate(n * 4, stream=compute)
+            out = dev.allocate(n * 4, stream=copy)
+            launch(compute, LaunchConfig(grid=n // 256, block=256), kernel, buf, n)
+            {fix}
+            buf.copy_to(out, stream=copy)
+            copy.sync()
+            return out
+        """, "pass", "copy.wait(compute)", [("read_after_write", "run")]),
+    "driver copies name their destination first and their source second": ("""
+        from cuda.bindings import driver
+        def stage(nbytes):
+            err, h_in = driver.cuMemAllocHost(nbytes)
+            err, d_in = driver.cuMemAlloc(nbytes)
+            err, d_work = driver.cuMemAlloc(nbytes)
+            err, load = driver.cuStreamCreate(driver.CUstream_flags.CU_STREAM_NON_BLOCKING)
+            err, work = driver.cuStreamCreate(driver.CUstream_flags.CU_STREAM_NON_BLOCKING)
+            err, = driver.cuMemcpyHtoDAsync(d_in, h_in, nbytes, load)
+            {fix}
+            err, = driver.cuMemcpyDtoDAsync(d_work, d_in, nbytes, work)
+            err, = driver.cuStreamSynchronize(work)
+            return d_work
+        """, "pass", "err, = driver.cuStreamSynchronize(load)", [("read_after_write", "stage")]),
+    "streams made with flags 0 block: the legacy stream orders them": ("""
+        from cuda.bindings import driver
+        def stage(h_out, nbytes):
+            err, h_in = driver.cuMemAllocHost(nbytes)
+            err, d_in = driver.cuMemAlloc(nbytes)
+            err, load = driver.cuStreamCreate({fix})
+            err, = driver.cuMemcpyHtoDAsync(d_in, h_in, nbytes, load)
+            err, = driver.cuMemcpyDtoH(h_out, d_in, nbytes)
+            return h_out
+        """, "driver.CUstream_flags.CU_STREAM_NON_BLOCKING", "0", [("read_after_write", "stage")]),
+    "a numba kernel's atomic operations store into their first argument": ("""
+        import numpy as np
+        from numba import cuda
+
+        @cuda.jit
+        def count(values, counts):
+            i = cuda.grid(1)
+            if i < values.size:
+                cuda.atomic.add(counts, int(values[i]), 1)
+
+        @cuda.jit
+        def scale(counts, out):
+            i = cuda.grid(1)
+            if i < counts.size:
+                out[i] = counts[i] * 2
+
+        def f(n, bins):
+            s1 = cuda.stream()
+            s2 = cuda.stream()
+            values = cuda.device_array(n, dtype=np.float32)
+            counts = cuda.device_array(bins, dtype=np.int32)
+            out = cuda.device_array(bins, dtype=np.int32)
+            count[n // 256, 256, s1](values, counts)
+            {fix}
+            scale[1, bins, s2](counts, out)
+            s2.synchronize()
+            s1.synchronize()
+            return out
+        """, "pass", "s1.synchronize()", [("read_after_write", "f")]),
+    "an instance of a declared library class is memory its declared methods move": ("""
+        import cupy as cp
+        import rmm
+        def upload(host, nbytes):
+            stream = cp.cuda.Stream(non_blocking=True)
+            buf = rmm.DeviceBuffer(size=nbytes)
+            buf.copy_from_host(host, stream=stream)
+            {fix}
+            return buf.copy_to_host()
+        """, "pass", "stream.synchronize()", [("read_after_write", "upload")]),
+    "an upload from pageable memory leaves the device side to its stream": ("""
+        import cupy as cp
+        def f(batch):
+            s = cp.cuda.Stream(non_blocking=True)
+            with s:
+                dev = cp.asarray(batch)
+            {fix}
+            return cp.sqrt(dev)
+        """, "pass", "s.synchronize()", [("read_after_write", "f")]),
+    "cuda-aware MPI reads a device parameter the caller's stream may still write": ("""
+        import cupy as cp
+        from mpi4py import MPI
+        def broadcast(comm: MPI.Comm, weights: cp.ndarray, stream: cp.cuda.Stream):
+            {fix}
+            comm.Bcast(weights, root=0)
+            return weights
+        """, "pass", "stream.synchronize()", [("host_read_before_sync", "broadcast")]),
+    "a numba array made on a stream copies back on it, asynchronously": ("""
+        import numpy as np
+        from numba import cuda
+        def readback(n):
+            stream = cuda.stream()
+            h_res = cuda.pinned_array(n, dtype=np.float32)
+            d_res = cuda.device_array(n, dtype=np.float32, stream=stream)
+            d_res.copy_to_host(h_res)
+            {fix}
+            print(h_res[:8])
+            return h_res
+        """, "pass", "stream.synchronize()", [("host_read_before_sync", "readback"), ("read_after_write", "readback")]),
+    "a ring of buffers made by a comprehension, indexed by a named slot of the step": ("""
+        import cupy as cp
+        import cupyx
+        def stream_frames(frames, n):
+            streams = [cp.cuda.Stream(non_blocking=True) for _ in range(2)]
+            staging = [cupyx.zeros_pinned(n, dtype=cp.float32) for _ in range(2)]
+            device = [cp.empty(n, dtype=cp.float32) for _ in range(2)]
+            for i, frame in enumerate(frames):
+                slot = i % 2
+                s = streams[slot]
+                {fix}
+                staging[slot][:] = frame
+                device[slot].set(staging[slot], stream=s)
+            cp.cuda.runtime.deviceSynchronize()
+            return device
+        """, "pass", "s.synchronize()", [("host_write_before_sync", "stream_frames")]),
+    "a sync of one event of a list the walk cannot tell apart orders what it may capture": ("""
+        import torch
+        def prefetch(batches, n):
+            copy = torch.cuda.Stream()
+            staged = [torch.empty(n, pin_memory=True) for _ in range(2)]
+            done = [torch.cuda.Event(), torch.cuda.Event()]
+            outputs = []
+            for k, batch in enumerate(batches):
+                slot = k % 2
+                {fix}
+                staged[slot].copy_(batch)
+                with torch.cuda.stream(copy):
+                    outputs.append(staged[slot].to("cuda", non_blocking=True))
+                    done[slot].record(copy)
+            copy.synchronize()
+            return outputs
+        """, "pass", "done[slot].synchronize()", [("host_write_before_sync", "prefetch")]),
+    "a type-tested helper hands out the device array on its device side": ("""
+        import cupy as cp
+        import numpy as np
+        from mpi4py import MPI
+        def device_or_host(x):
+            if cp.get_array_module(x) is not np:
+                return x
+            return np.ascontiguousarray(x)
+        def gather(comm, local, out):
+            {fix}
+            comm.Allgather(device_or_host(local), out)
+        """, "pass", "cp.cuda.Device().synchronize()", [("host_read_before_sync", "gather")]),
+    "a device sync on one path of a branch orders on the may clock": ("""
+        import cupy as cp
+        from mpi4py import MPI
+        def send(comm, grads: cp.ndarray, flush: bool):
+            if flush:
+                {fix}
+            comm.Send(grads, dest=1)
+        """, "pass", "cp.cuda.Device().synchronize()", [("host_read_before_sync", "send")]),
+    "a helper's `stream is None` branch is decided by the stream its caller passes": ("""
+        import cupy as cp
+        def fill(buf, stream=None):
+            if stream is None:
+                buf.fill(0)
+            else:
+                with stream:
+                    buf.fill(0)
+        def f(n):
+            s = cp.cuda.Stream(non_blocking=True)
+            buf = cp.empty(n)
+            fill(buf, {fix})
+            with s:
+                total = cp.sum(buf)
+            s.synchronize()
+            return total
+        """, "None", "s", [("read_after_write", "f")]),
+    "pointer arithmetic on raw memory is the same allocation": ("""
+        import cupy as cp
+        def f(src, n):
+            s = cp.cuda.Stream(non_blocking=True)
+            mem = cp.cuda.alloc(n * 4)
+            (mem + 0).copy_from_device_async(src.data, n * 4, s)
+            {fix}
+            view = cp.ndarray((n,), dtype="float32", memptr=mem)
+            return view.sum()
+        """, "pass", "s.synchronize()", [("read_after_write", "f")]),
+    "torch's current stream and cupy's default stream may be one stream": ("""
+        import cupy as cp
+        import torch
+        def f(host, n):
+            side = torch.cuda.Stream()
+            buf = torch.empty(n, device="cuda")
+            with torch.cuda.stream(side):
+                buf.copy_(host, non_blocking=True)
+            {fix}
+            return cp.fft.fft(cp.asarray(buf))
+        """, "pass", "torch.cuda.current_stream().wait_stream(side)",
+        [("read_after_write", "f"), ("release_without_record", "f")]),
     "a sync every few iterations leaves the last ones unwaited": ("""
         import torch
         def f(model, n, batch):

@@ -9,7 +9,7 @@ import libcst as cst
 
 from dataclasses import replace
 
-from streamlint.model.domain.order import ConflictKind
+from streamlint.model.domain.order import HOST, ConflictKind
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.values import ValueKind
 from streamlint.model.interproc.repeat import next_call_conflicts
@@ -80,7 +80,8 @@ def _keeps_async_work(receiver_state: tuple, summary) -> bool:
     host memory in flight (`self.gpu.copy_(self.pinned, non_blocking=True)`)."""
     if any(v.kind is ValueKind.STREAM for _, v in receiver_state):
         return True
-    return any(e.host_memory and e.path is not None and e.path.root.kind is RootKind.SELF for e in summary.effects)
+    return any(e.host_memory and e.stream != HOST and e.path is not None and e.path.root.kind is RootKind.SELF
+               for e in summary.effects)
 
 
 def _placed_across_calls(function: str, conflict) -> Hazard:

@@ -25,6 +25,11 @@ def _t(kind, **kw) -> Fact:
     return Fact(kind, F, returns_tuple=True, **kw)
 
 
+# Copies take the destination first, then the source (`cudaMemcpy2D(dst, dpitch, src, ...)`).
+_DST_SRC = (Arg(0, "dst"), Arg(1, "src"))
+_DST_SRC_2D = (Arg(0, "dst"), Arg(2, "src"))
+
+
 RUNTIME: dict[str, Fact] = {
     "cudaStreamCreate": _t(K.STREAM_CREATE, result="stream", creates_blocking="yes"),
     "cudaStreamCreateWithFlags": _t(K.STREAM_CREATE, result="stream", creates_blocking="flags:0"),
@@ -38,8 +43,10 @@ RUNTIME: dict[str, Fact] = {
     "cudaEventSynchronize": _t(K.EVENT_SYNC, blocking=BLOCK_ALWAYS, target=Arg(0)),
     "cudaMemcpy": _t(K.COPY, stream=STREAM_LEGACY, blocking=BLOCK_ALWAYS, direction=Arg(3), sync_api=True),
     "cudaMemcpyAsync": _t(K.COPY, stream=STREAM_ARG, stream_arg=Arg(4), direction=Arg(3), async_api=True),
-    "cudaMemcpy2D": _t(K.COPY, stream=STREAM_LEGACY, blocking=BLOCK_ALWAYS, direction=Arg(6), sync_api=True),
-    "cudaMemcpy2DAsync": _t(K.COPY, stream=STREAM_ARG, stream_arg=Arg(7), direction=Arg(6), async_api=True),
+    "cudaMemcpy2D": _t(K.COPY, stream=STREAM_LEGACY, blocking=BLOCK_ALWAYS, direction=Arg(6), sync_api=True,
+                       ends=_DST_SRC_2D),
+    "cudaMemcpy2DAsync": _t(K.COPY, stream=STREAM_ARG, stream_arg=Arg(7), direction=Arg(6), async_api=True,
+                            ends=_DST_SRC_2D),
     "cudaMemset": _t(K.MEMSET, stream=STREAM_LEGACY),
     "cudaMemsetAsync": _t(K.MEMSET, stream=STREAM_ARG, stream_arg=Arg(3)),
     "cudaMalloc": _t(K.RAW_ALLOC, stream=STREAM_LEGACY, result="device:raw"),
@@ -62,12 +69,16 @@ DRIVER: dict[str, Fact] = {
     "cuEventCreate": _t(K.EVENT_CREATE, result="event"),
     "cuEventRecord": _t(K.EVENT_RECORD, stream=STREAM_ARG, stream_arg=Arg(1), target=Arg(0)),
     "cuEventSynchronize": _t(K.EVENT_SYNC, blocking=BLOCK_ALWAYS, target=Arg(0)),
-    "cuMemcpyHtoD": _t(K.COPY_H2D, stream=STREAM_LEGACY, blocking=BLOCK_ALWAYS, host=Arg(1), sync_api=True),
-    "cuMemcpyDtoH": _t(K.COPY_D2H, stream=STREAM_LEGACY, blocking=BLOCK_ALWAYS, host=Arg(0), sync_api=True),
-    "cuMemcpyDtoD": _t(K.COPY_D2D, stream=STREAM_LEGACY),
-    "cuMemcpyHtoDAsync": _t(K.COPY_H2D, stream=STREAM_ARG, stream_arg=Arg(3), host=Arg(1), async_api=True),
-    "cuMemcpyDtoHAsync": _t(K.COPY_D2H, stream=STREAM_ARG, stream_arg=Arg(3), host=Arg(0), async_api=True),
-    "cuMemcpyDtoDAsync": _t(K.COPY_D2D, stream=STREAM_ARG, stream_arg=Arg(3)),
+    "cuMemcpyHtoD": _t(K.COPY_H2D, stream=STREAM_LEGACY, blocking=BLOCK_ALWAYS, host=Arg(1), sync_api=True,
+                       ends=_DST_SRC),
+    "cuMemcpyDtoH": _t(K.COPY_D2H, stream=STREAM_LEGACY, blocking=BLOCK_ALWAYS, host=Arg(0), sync_api=True,
+                       ends=_DST_SRC),
+    "cuMemcpyDtoD": _t(K.COPY_D2D, stream=STREAM_LEGACY, ends=_DST_SRC),
+    "cuMemcpyHtoDAsync": _t(K.COPY_H2D, stream=STREAM_ARG, stream_arg=Arg(3), host=Arg(1), async_api=True,
+                            ends=_DST_SRC),
+    "cuMemcpyDtoHAsync": _t(K.COPY_D2H, stream=STREAM_ARG, stream_arg=Arg(3), host=Arg(0), async_api=True,
+                            ends=_DST_SRC),
+    "cuMemcpyDtoDAsync": _t(K.COPY_D2D, stream=STREAM_ARG, stream_arg=Arg(3), ends=_DST_SRC),
     "cuMemsetD8": _t(K.MEMSET, stream=STREAM_LEGACY),
     "cuMemsetD16": _t(K.MEMSET, stream=STREAM_LEGACY),
     "cuMemsetD32": _t(K.MEMSET, stream=STREAM_LEGACY),

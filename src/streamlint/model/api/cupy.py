@@ -46,6 +46,9 @@ FUNCTIONS: dict[str, Fact] = {
     "cupy.array": Fact(K.COPY_H2D, F, stream=STREAM_CURRENT, result="device:cupy", host=Arg(0, "obj")),
     "cupy.asanyarray": Fact(K.COPY_H2D, F, stream=STREAM_CURRENT, result="device:cupy", host=Arg(0, "a")),
     "cupy.ascontiguousarray": Fact(K.COPY_H2D, F, stream=STREAM_CURRENT, result="device:cupy", host=Arg(0, "a")),
+    # DLPack imports: no copy of device memory (api/interop.py)
+    "cupy.from_dlpack": Fact(None, F, result="device:cupy"),
+    "cupy.fromDlpack": Fact(None, F, result="device:cupy"),
     "cupy.empty": Fact(K.ALLOC, F, result="device:cupy"),
     "cupy.empty_like": Fact(K.ALLOC, F, result="device:cupy"),
     "cupyx.empty_pinned": Fact(K.PINNED_ALLOC, F, result="pinned:numpy"),

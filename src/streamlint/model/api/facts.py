@@ -50,6 +50,8 @@ class Fact:
     # What the call returns: see flow.RESULTS for the vocabulary.
     result: str = "unknown"
     host: Optional[Arg] = None  # host-side buffer of a copy
+    # (destination, source) of a copy that is given both ends (`cuMemcpyDtoDAsync(dst, src, n, s)`)
+    ends: Optional[tuple[Arg, Arg]] = None
     out: Optional[Arg] = None  # destination buffer of a D2H copy into an existing array
     direction: Optional[Arg] = None  # cudaMemcpyKind argument
     returns_tuple: bool = False  # cuda-python: (err, value)

@@ -40,6 +40,9 @@ POINTER_WRAPPERS: dict[str, Arg] = {
 MEMORY_VIEWS: dict[str, Arg] = {
     "cupy.ndarray": Arg(2, "memptr"),
 }
+# Attributes of an array that are its memory, or the address of it: a tensor's `.data`,
+# a CuPy array's `.data` (a MemoryPointer) and that pointer's `.ptr`.
+MEMORY_ATTRIBUTES = frozenset({"data", "ptr"})
 # Classes whose instances provide those wrappers as methods.
 POINTER_LIBRARY_CLASSES = frozenset({"cffi.FFI"})
 

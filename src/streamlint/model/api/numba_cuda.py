@@ -68,3 +68,11 @@ ARRAY_METHODS: dict[str, Fact] = {
         host=Arg(0, "ary"), sync_api=True, async_api=True,
     ),
 }
+
+# `cuda.atomic.<op>(array, index, value)` inside a kernel stores into `array` (its first
+# argument) in place, as `array[index] op= value` does.
+ATOMIC_NAMESPACE = "atomic"
+ATOMIC_OPERATIONS = frozenset({
+    "add", "sub", "and_", "or_", "xor", "inc", "dec", "exch", "max", "min", "nanmax", "nanmin",
+    "compare_and_swap", "cas",
+})

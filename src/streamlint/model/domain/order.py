@@ -48,7 +48,7 @@ class AccessEvent:
     stream: StreamRef  # HOST for the host's own reads and writes
     site: str  # the operation's site key ("qualname#ordinal")
     chain: tuple[str, ...] = ()  # call sites it came through, outermost first (provenance)
-    host_memory: bool = False  # a stream's access to host memory (the host side of a copy)
+    host_memory: bool = False  # an access to host memory (the host side of a copy, the host's own)
     # an assumption of the walk, not an operation: a parameter made on the caller's current
     # stream; it meets only accesses to device memory
     assumed: bool = False
@@ -95,7 +95,10 @@ class Pending:
         return {name: value for name, value in self.__dict__.items() if name not in ("clock", "key")}
 
     def ordered_before(self, stream: StreamRef) -> bool:
-        return self.done or stream in self.seen or stream == self.access.stream
+        if self.done or stream in self.seen or stream == self.access.stream:
+            return True
+        # a wait by another framework's name of what may be the same default stream orders it too
+        return any(s.may_be_the_default_of(stream) for s in self.seen)
 
     def with_seen(self, stream: StreamRef) -> "Pending":
         if stream in self.seen and stream in self.seen_on_every_path:
@@ -181,7 +184,7 @@ class Order:
                 continue
             if p.ordered_before(access.stream) or not _may_differ(p.access.stream, access.stream):
                 continue
-            if p.access.assumed and (access.host_memory or access.stream == HOST):
+            if p.access.assumed and access.host_memory:
                 continue  # the entry assumption speaks of device work only
             found.append(Conflict(kind, p.access, access))
         return found
@@ -242,10 +245,13 @@ class Order:
         return self._map(lambda p: p.with_seen(waiter) if p.key in captured else p)
 
     def synchronize_stream(self, stream: StreamRef) -> "Order":
+        """The host waits for `stream`: what it has seen is done, and so is work on a stream the
+        code cannot tell apart from it (a parameter's stream may be the one that wrote)."""
         moved = []
         for group in self._index.clocks():  # as in `wait_any`
             p = next(iter(group))
-            if p.ordered_before(stream) and not (p.done and p.done_on_every_path):
+            synced = p.ordered_before(stream) or not _may_differ(p.access.stream, stream)
+            if synced and not (p.done and p.done_on_every_path):
                 moved.extend((q, q.completed()) for q in group)
         return self._replaced(moved)
 
@@ -282,7 +288,8 @@ class Order:
         return self._made(kept, None, kept_for, self._index.changed(kept, gone, [])), found
 
     def synchronize_device(self) -> "Order":
-        return replace(self, pending=())
+        """Everything pending is done (on this path: a join keeps what another path left)."""
+        return self._map(lambda p: p.completed())
 
     def drop_done(self) -> "Order":
         return replace(self, pending=tuple(p for p in self.pending if not p.done))

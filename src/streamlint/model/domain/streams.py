@@ -29,7 +29,7 @@ class StreamRef:
     kind: StreamRefKind
     framework: str = ""  # "torch", "cupy", "numba", "cuda": whose current stream AMBIENT is
     path: Optional[Path] = None
-    site: str = ""  # creation site key
+    site: str = ""  # creation site key (for a PATH: where the stream held there was made)
     blocking: bool = True  # a blocking stream synchronizes with the legacy default stream
     # Another stream than the current one at entry, on evidence: made by the program for its own
     # work (a stream constructor; a PATH to a stream `self` made in its constructor), or entered
@@ -73,7 +73,9 @@ class StreamRef:
         if {self.kind, other.kind} == {StreamRefKind.LEGACY, StreamRefKind.PER_THREAD}:
             return True
         if self.fresh and other.fresh:
-            return True  # two side streams of the program's, at different paths
+            # two side streams of the program's: at two creation sites, or at two paths where the
+            # code entered them; one stream kept at two attributes (one site) is one stream
+            return not (self.site and other.site and self.site == other.site)
         return False  # the caller's current stream may be the one a parameter holds: ask the caller
 
     def entered(self) -> "StreamRef":
@@ -84,6 +86,12 @@ class StreamRef:
         if self.kind is not StreamRefKind.PATH or self.path is None or not self.path.steps:
             return self
         return replace(self, fresh=True)
+
+    def may_be_the_default_of(self, other: "StreamRef") -> bool:
+        """Two frameworks' names that may stand for one stream: PyTorch's current stream is
+        the legacy default stream (CuPy's and Numba's current one) unless code chose another."""
+        return (self.kind in _EXISTING and other.kind in _EXISTING and self != other
+                and not self.distinct_from(other))
 
     def spell(self) -> str:
         if self.kind is StreamRefKind.AMBIENT:
@@ -100,5 +108,6 @@ class StreamRef:
 
 
 UNKNOWN_STREAM = StreamRef(StreamRefKind.UNKNOWN)
-# Streams that exist before any code runs: the current stream at entry and the default streams.
+# Streams that exist before any code runs (no constructor makes them): the current stream at
+# entry and the two default streams.
 _EXISTING = frozenset({StreamRefKind.AMBIENT, StreamRefKind.LEGACY, StreamRefKind.PER_THREAD})

@@ -54,7 +54,8 @@ class AbsValue:
         if self == other:
             return self
         if ValueKind.NONE in (self.kind, other.kind) and self.kind is not other.kind:
-            # this value on one path, None on the other (`self.x = None` on an early return)
+            # this value on one path, None on the other (a placeholder `x = None` before a branch
+            # that sets it; `self.x = None` on an early return)
             return (other if self.kind is ValueKind.NONE else self).join_none()
         return AbsValue(
             self.kind if self.kind is other.kind else ValueKind.UNKNOWN,

@@ -19,7 +19,7 @@ def _at_self(attr: str, value: AbsValue) -> AbsValue:
     here = Path(Root.self_()).attr(attr)
     stream = value.stream
     if stream is not None and stream.kind is StreamRefKind.CREATED:
-        stream = StreamRef(StreamRefKind.PATH, stream.framework, here, "", stream.blocking, True)
+        stream = StreamRef(StreamRefKind.PATH, stream.framework, here, stream.site, stream.blocking, True)
     if value.kind is ValueKind.STREAM:
         return replace(value, stream=stream, identity=None)
     if value.kind in (ValueKind.BUFFER, ValueKind.EVENT, ValueKind.OBJECT):

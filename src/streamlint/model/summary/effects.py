@@ -69,4 +69,4 @@ class Effect:
     guard: Optional[Guard] = None
     operation: Optional[Operation] = None
     chain: tuple[str, ...] = ()  # call sites inside the function it came through (provenance)
-    host_memory: bool = False  # an ACCESS by a stream to host memory (the host side of a copy)
+    host_memory: bool = False  # an ACCESS to host memory (the host side of a copy, the host's own)

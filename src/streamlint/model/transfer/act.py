@@ -28,8 +28,10 @@ def access(state: State, frame: Frame, site: str, path: Path, write: bool, strea
                                    host_memory=host_memory))
 
 
-def host_access(state: State, frame: Frame, site: str, path: Path, write: bool) -> State:
-    return access(state, frame, site, path, write, HOST)
+def host_access(state: State, frame: Frame, site: str, path: Path, write: bool, device_memory: bool = False) -> State:
+    """The host itself reads or writes memory: its own (host memory), or device memory it hands
+    to a library that reads it from outside the streams (CUDA-aware MPI)."""
+    return access(state, frame, site, path, write, HOST, host_memory=not device_memory)
 
 
 def operation(state: State, frame: Frame, site: str, api: str, op: OpKind, stream: Optional[StreamRef],

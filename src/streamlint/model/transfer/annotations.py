@@ -18,6 +18,13 @@ _TYPES: dict[str, AbsValue] = {
     "torch.cuda.Stream": AbsValue(ValueKind.STREAM, "torch"),
     "torch.Stream": AbsValue(ValueKind.STREAM, "torch"),
     "torch.cuda.Event": AbsValue(ValueKind.EVENT, "torch"),
+    "cupy.cuda.Stream": AbsValue(ValueKind.STREAM, "cupy"),
+    "cupy.cuda.ExternalStream": AbsValue(ValueKind.STREAM, "cupy"),
+    "cupy.cuda.Event": AbsValue(ValueKind.EVENT, "cupy"),
+    "numba.cuda.cudadrv.driver.Stream": AbsValue(ValueKind.STREAM, "numba"),
+    "numba.cuda.cudadrv.driver.Event": AbsValue(ValueKind.EVENT, "numba"),
+    "cuda.core.Stream": AbsValue(ValueKind.STREAM, "cuda-python"),
+    "cuda.core.Event": AbsValue(ValueKind.EVENT, "cuda-python"),
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Optional
 
 from streamlint.model import api
-from streamlint.model.api import cupy, numba_cuda
+from streamlint.model.api import cuda_core, cupy, interop, numba_cuda
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
@@ -14,7 +14,7 @@ from streamlint.model.domain.values import AbsValue, Memory, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.transfer.act import access, do
 from streamlint.model.transfer.arguments import Arguments
-from streamlint.model.transfer.devices import is_device
+from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.fact_calls import apply_fact, stream_of_value
 from streamlint.model.transfer.frame import Frame
 
@@ -22,6 +22,8 @@ Handled = tuple[AbsValue, State]
 
 
 def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    if name in interop.MEMORY_VIEWS:
+        return _memory_view(name, arguments, state, frame), state
     fact = api.lookup(name)
     if fact is not None:
         return apply_fact(fact, arguments, state, frame, name)
@@ -31,6 +33,17 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     if namespace in cupy.KERNEL_NAMESPACES and short not in cupy.NON_KERNEL_FUNCTIONS:
         return _cupy_kernel(short, arguments, state, frame)
     return None
+
+
+def _memory_view(name: str, arguments: Arguments, state: State, frame: Frame) -> AbsValue:
+    """An array made over memory it is given (`cupy.ndarray(shape, dtype, memptr=mem)`): that
+    memory under an array's name, no work queued; without it, a new allocation."""
+    framework = api.framework_of(name) or ""
+    memory = arguments.value(interop.MEMORY_VIEWS[name])
+    if memory is not None and memory.identity is not None and not is_host(memory):
+        return AbsValue(ValueKind.BUFFER, framework, Memory.DEVICE, memory.identity, memory.stream)
+    made_on = state.current_stream(framework)
+    return AbsValue(ValueKind.BUFFER, framework, Memory.DEVICE, Path(Root.fresh(frame.site(arguments.node))), made_on)
 
 
 def _cupy_kernel(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -111,6 +124,11 @@ def numba_stream_method(name: str, stream: AbsValue, arguments: Arguments, state
 # The target of a stream context that changes no current stream and synchronizes at its exit.
 SYNC_ON_EXIT = "synchronize on exit"
 numba_event_method = _method_table(numba_cuda.EVENT_METHODS, "numba.cuda.Event")
+# cuda.core's objects (cuda-python's own streams, events and buffers)
+cuda_core_stream_method = _method_table(cuda_core.STREAM_METHODS, "cuda.core.Stream")
+cuda_core_event_method = _method_table(cuda_core.EVENT_METHODS, "cuda.core.Event")
+cuda_core_buffer_method = _method_table(cuda_core.BUFFER_METHODS, "cuda.core.Buffer")
+raw_memory_method = _method_table(cupy.MEMORY_POINTER_METHODS, "cupy.cuda.MemoryPointer")
 
 
 def launch_stream(config: list[AbsValue]):

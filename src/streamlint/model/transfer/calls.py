@@ -10,11 +10,10 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import declared
-from streamlint.model.api import mpi, python_std, torch_api
+from streamlint.model.api import interop, mpi, normalize, python_std, torch_api
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
-from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect
@@ -33,8 +32,8 @@ HOST_READERS = frozenset({"print", "str", "repr", "float", "int", "bool", "forma
 
 
 def method_of(receiver: AbsValue, name: str) -> AbsValue:
-    if receiver.kind is ValueKind.NAMESPACE:
-        return AbsValue(ValueKind.NAMESPACE, target=f"{receiver.target}.{name}")
+    if receiver.kind is ValueKind.NAMESPACE:  # spelled canonically: `chainer.cuda.Stream` is `cupy.cuda.Stream`
+        return AbsValue(ValueKind.NAMESPACE, target=normalize(f"{receiver.target}.{name}"))
     if receiver.kind is ValueKind.CALLABLE and receiver.target and not receiver.target.startswith((METHOD, "kernel:")):
         return AbsValue(ValueKind.CALLABLE, target=f"{receiver.target}.{name}")  # `Class.helper(...)`
     return AbsValue(ValueKind.CALLABLE, target=METHOD + name)
@@ -42,7 +41,7 @@ def method_of(receiver: AbsValue, name: str) -> AbsValue:
 
 def attribute_of(base: AbsValue, attr: str, path: Path) -> AbsValue:
     """An attribute nobody stored: a tensor's `.data` is its memory, other attributes unknown."""
-    if base.is_buffer and attr == "data":
+    if base.is_buffer and attr in interop.MEMORY_ATTRIBUTES:
         return base
     if base.is_buffer and attr in torch_api.TENSOR_ATTRIBUTES:
         return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream)
@@ -108,6 +107,10 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
     stands_for = declared.active().namespaces.get(target)
     if stands_for is not None:  # a declared model: a wrapper that is a framework namespace
         return AbsValue(ValueKind.NAMESPACE, target=stands_for), state
+    pointer = interop.POINTER_WRAPPERS.get(target)
+    wrapped = arguments.value(pointer) if pointer is not None else None
+    if wrapped is not None and wrapped.is_buffer:  # a handle of the memory at an address (`fromaddress(ptr, n)`)
+        return wrapped, state
     handler = handlers.for_function(target)
     handled = handler.function(target, arguments, state, frame) if handler else None
     if handled is None and target.startswith(mpi.MODULE_ROOT + "."):  # `MPI.COMM_WORLD.Bcast(buf)`
@@ -123,6 +126,11 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         # a framework object made by a call we have no row for (`cp.cuda.Device()`): its
         # methods are looked up under `Device().` in the tables
         return AbsValue(ValueKind.NAMESPACE, target=f"{target}()"), state
+    if target in declared.active().classes:
+        # an instance of a library class whose methods are declared (`rmm.DeviceBuffer(...)`):
+        # its own memory, its methods looked up under `DeviceBuffer().`
+        return AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))),
+                        target=f"{target}()"), state
     return _project_call(target, arguments, state, frame)
 
 
@@ -151,7 +159,7 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
         _note_parameter(frame, evident)
         handled = torch_calls.tensor_method(name, evident, arguments, state, frame)
     elif receiver.kind is ValueKind.OBJECT and receiver.target:
-        return _project_call(f"{receiver.target}.{name}", arguments, state, frame)
+        return _object_method(f"{receiver.target}.{name}", arguments, state, frame)
     elif receiver.identity is not None and receiver.identity.root.kind is RootKind.SELF and not receiver.identity.steps:
         return _project_call(f"{frame.module}.{frame.class_name}.{name}", arguments, state, frame)
     if handled is None and not receiver.is_buffer:
@@ -197,6 +205,15 @@ def _unwritten(identity: Path, state: State) -> bool:
     if root.kind is not RootKind.FRESH or root.age:
         return False
     return not any(p.access.path.root == root for p in state.order.pending)
+
+
+def _object_method(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """A method of an object: a declared model's (`rmm.DeviceBuffer().copy_to_host`), else the
+    project's own."""
+    modelled = declared.active().facts.get(target)
+    if modelled is not None:
+        return fact_calls.apply_fact(modelled, arguments, state, frame, target)
+    return _project_call(target, arguments, state, frame)
 
 
 def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+from dataclasses import replace
 from typing import Callable, Optional
 
 import libcst as cst
@@ -17,6 +18,8 @@ from streamlint.model.transfer.frame import Frame
 
 Evaluated = tuple[AbsValue, State]
 _BUILTINS = frozenset(dir(builtins))
+ZERO = AbsValue(ValueKind.HOST_NUMBER, target="0")
+RAW = "raw"  # the framework of raw allocations (`cupy.cuda.alloc`: a MemoryPointer)
 
 
 def evaluate(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
@@ -50,7 +53,7 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
     base, state = evaluate(node.value, state, frame)
     attr = node.attr.value
     if base.kind is ValueKind.NAMESPACE:
-        return AbsValue(ValueKind.NAMESPACE, target=f"{base.target}.{attr}"), state
+        return calls.method_of(base, attr), state
     if base.identity is None:
         return UNKNOWN, state
     path = base.identity.attr(attr)
@@ -77,6 +80,8 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
                 _, state = evaluate(element.slice.value, state, frame)
     if index.kind is IndexKind.ANY and any(isinstance(element.slice, cst.Slice) for element in node.slice):
         index = Index.view(frame.site(node))  # a view whose bounds the text does not tell
+    if base.identity is None and base.target == PER_ITEM and base.element is not None and base.element.identity:
+        return replace(base.element, identity=base.element.identity.element(index)), state  # the item indexed
     if base.identity is None:
         return (base.element or UNKNOWN), state
     path = base.identity.element(index)
@@ -91,13 +96,31 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
 
 
 def _index(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[Index, State]:
-    _, state = evaluate(node, state, frame)
+    value, state = evaluate(node, state, frame)
+    named = _slot_of(value) if isinstance(node, cst.Name) else None
+    if named is not None:  # `slot = k % 2; bufs[slot]`
+        return named, state
     if isinstance(node, cst.Integer):
         return Index.const_(int(node.value, 0)), state
     if isinstance(node, cst.SimpleString) and node.prefix == "":
         return Index.const_(node.raw_value), state
     slot = _slot(node)
     return (slot if slot is not None else Index.any_()), state
+
+
+def _slot_value(slot: Index) -> AbsValue:
+    """A host number that is a ring slot of a loop counter (`k % 2`), as a name holds it."""
+    return AbsValue(ValueKind.HOST_NUMBER, target=f"{_SLOT}{slot.symbol} {slot.modulus} {slot.offset}")
+
+
+def _slot_of(value: AbsValue) -> Optional[Index]:
+    if value.kind is not ValueKind.HOST_NUMBER or not value.target.startswith(_SLOT):
+        return None
+    symbol, modulus, offset = value.target[len(_SLOT):].split(" ")
+    return Index.slot(symbol, int(modulus), int(offset))
+
+
+_SLOT = "slot of "
 
 
 def _region(node: cst.Slice) -> Index:
@@ -183,11 +206,47 @@ def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluat
     members: set = set()
     for element in getattr(node, "elements", ()):
         value, state = evaluate(element.value, state, frame)
+        if value.kind is ValueKind.NAMESPACE:
+            continue  # a type or module beside the items (`[buf, MPI.FLOAT]`) holds no memory
         joined = value if joined is None else joined.join(value)
         if value.identity is not None and value.kind in (ValueKind.BUFFER, ValueKind.EVENT):
             members.add(value.identity)
         members |= value.members
     return AbsValue(ValueKind.CONTAINER, element=joined, members=frozenset(members)), state
+
+
+def _comprehension(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
+    """`[make(x) for x in xs if keep(x)]`: a container whose items are what one evaluation of the
+    element makes (every item of one allocation site is one memory: silence over guessing which);
+    its names are its own scope."""
+    inner = state
+    clause: Optional[cst.CompFor] = getattr(node, "for_in", None)
+    while clause is not None:
+        iterable, inner = evaluate(clause.iter, inner, frame)
+        for name in _target_names(clause.target):
+            inner = inner.bind(name, (iterable.element or UNKNOWN) if isinstance(clause.target, cst.Name) else UNKNOWN)
+        for condition in clause.ifs:
+            _, inner = evaluate(condition.test, inner, frame)
+        clause = clause.inner_for_in
+    item, inner = evaluate(node.value if isinstance(node, cst.DictComp) else node.elt, inner, frame)
+    members = item.members | ({item.identity} if item.identity is not None and item.kind in _KEPT else set())
+    made = item.identity is not None and not item.identity.steps and item.identity.root.site in frame.sites_within(node)
+    # memory the element makes is new for each item: the items are the elements of that allocation
+    return (AbsValue(ValueKind.CONTAINER, element=item, target=PER_ITEM if made else "", members=frozenset(members)),
+            replace(inner, names=state.names))
+
+
+_KEPT = (ValueKind.BUFFER, ValueKind.EVENT)
+# The target of a container whose items are one allocation each (`[cp.empty(n) for _ in range(2)]`).
+PER_ITEM = "(an allocation per item)"
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for element in target.elements for n in _target_names(element.value)]
+    return []
 
 
 def _ternary(node: cst.IfExp, state: State, frame: Frame) -> Evaluated:
@@ -223,16 +282,38 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     for operand in operands:
         value, state = evaluate(operand, state, frame)
         values.append(value)
+    decided = _none_test(node, values)
+    if decided is not None:
+        return decided, state
     buffers = [v for v in values if v.is_buffer]
     if isinstance(node, cst.Comparison) and all(isinstance(c.operator, _IDENTITY_TESTS) for c in node.comparisons):
         return AbsValue(ValueKind.HOST_NUMBER), state  # `x is None`: the host compares references
     if not buffers:
-        return UNKNOWN, state
+        slot = _slot(node)
+        return (_slot_value(slot) if slot is not None else UNKNOWN), state
+    raw = [v for v in buffers if v.framework == RAW]
+    if raw and isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+        return raw[0], state  # pointer arithmetic (`mem + offset`): the same allocation, no kernel
     return calls.operate(buffers, node, state, frame)
 
 
 # Comparisons of references or membership, not of tensor data: no kernel runs.
 _IDENTITY_TESTS = (cst.Is, cst.IsNot)
+def _none_test(node: cst.BaseExpression, values: list[AbsValue]) -> Optional[AbsValue]:
+    """`x is None` / `x is not None` decided by what `x` is known to be: None, or a value of a
+    known kind that is never None (a stream a caller passed). Otherwise undecided (D-5)."""
+    if not (isinstance(node, cst.Comparison) and len(node.comparisons) == 1 and len(values) == 2):
+        return None
+    operator, value = node.comparisons[0].operator, values[0]
+    if not isinstance(operator, (cst.Is, cst.IsNot)) or values[1].kind is not ValueKind.NONE:
+        return None
+    if value.kind is ValueKind.NONE:
+        is_none = True
+    elif value.kind is ValueKind.UNKNOWN or value.may_be_none:
+        return None
+    else:
+        is_none = False
+    return TRUE if is_none == isinstance(operator, cst.Is) else FALSE
 
 
 def _yield(node: cst.Yield, state: State, frame: Frame) -> Evaluated:
@@ -246,6 +327,8 @@ def _yield(node: cst.Yield, state: State, frame: Frame) -> Evaluated:
 
 
 def _number(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
+    if isinstance(node, cst.Integer) and node.value == "0":
+        return ZERO, state  # stream 0, flags 0: the APIs' defaults
     return AbsValue(ValueKind.HOST_NUMBER), state
 
 
@@ -269,6 +352,10 @@ _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.Tuple: _tuple_like,
     cst.List: _tuple_like,
     cst.IfExp: _ternary,
+    cst.ListComp: _comprehension,
+    cst.SetComp: _comprehension,
+    cst.GeneratorExp: _comprehension,
+    cst.DictComp: _comprehension,
     cst.Yield: _yield,
     cst.BinaryOperation: _operator,
     cst.UnaryOperation: _operator,

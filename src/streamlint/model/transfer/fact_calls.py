@@ -5,8 +5,10 @@ PyTorch's handler adds the invariant its tables leave out."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Optional
 
+from streamlint.model.api import cuda_python
 from streamlint.model.api.facts import (
     BLOCK_ALWAYS,
     BLOCK_FLAG,
@@ -64,8 +66,7 @@ def queue_of(fact: Fact, arguments: Arguments, state: State) -> Optional[StreamR
     if rule == STREAM_ARG_OR_CURRENT:
         return given or state.current_stream(fact.framework)
     if rule == STREAM_ARG_OR_BOUND:
-        bound = receiver.stream if receiver is not None and receiver.is_buffer else None
-        return given or bound or LEGACY
+        return given or _bound_stream(arguments) or LEGACY
     if rule == STREAM_SELF:
         return stream_of_value(receiver)
     return None
@@ -74,13 +75,22 @@ def queue_of(fact: Fact, arguments: Arguments, state: State) -> Optional[StreamR
 def host_waits(fact: Fact, arguments: Arguments) -> Optional[bool]:
     if fact.blocking == BLOCK_ALWAYS:
         return True
-    if fact.blocking == BLOCK_UNLESS_STREAM:
+    if fact.blocking == BLOCK_UNLESS_STREAM:  # a falsy stream selects the synchronous copy
         given = arguments.value(fact.stream_arg)
-        return given is None or given.kind is ValueKind.NONE
+        if given is not None and given.kind is not ValueKind.NONE:
+            return False
+        bound = _bound_stream(arguments) if fact.stream == STREAM_ARG_OR_BOUND else None
+        return bound is None or bound == LEGACY
     if fact.blocking == BLOCK_FLAG:
         flag = arguments.flag(fact.flag, fact.flag_default)
         return None if flag is None else flag == fact.flag_blocks_when
     return False
+
+
+def _bound_stream(arguments: Arguments) -> Optional[StreamRef]:
+    """The stream a Numba array was made with (`device_array(n, stream=s)`): its copies' default."""
+    receiver = arguments.receiver
+    return receiver.stream if receiver is not None and receiver.is_buffer else None
 
 
 def result_of(fact: Fact, arguments: Arguments, frame: Frame, stream: Optional[StreamRef]) -> AbsValue:
@@ -137,8 +147,11 @@ def _shared_view(fact: Fact, arguments: Arguments) -> Optional[AbsValue]:
     same memory under another framework's name."""
     wraps_device = fact.result.startswith("device:") and fact.kind in (None, OpKind.COPY_H2D)
     given = arguments.value(fact.host) if fact.host is not None else arguments.value(Arg(0))
-    if not wraps_device or given is None or not is_device(given) or given.identity is None:
+    if not wraps_device or given is None or given.identity is None or is_host(given):
         return None
+    if fact.kind is not None and not is_device(given):
+        return None  # a copying spelling (`cp.asarray`) views device memory only; a pure wrapper
+        # (`numba.cuda.as_cuda_array`) accepts nothing else, so what it is given is device memory
     framework = fact.result.split(":")[1]
     return AbsValue(ValueKind.BUFFER, framework, Memory.DEVICE, given.identity, given.stream)
 
@@ -157,7 +170,22 @@ def _create_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame)
     if rule.startswith("not:"):
         flag = arguments.flag(Arg(kw=rule[4:]), False)
         blocking = flag is False
+    if rule.startswith("flags:"):
+        blocking = _flags_block(arguments.value(Arg(int(rule[6:]), "flags"))) is True
     return stream_value(StreamRef.created(frame.site(arguments.node), fact.framework, blocking)), state
+
+
+def _flags_block(flags: Optional[AbsValue]) -> Optional[bool]:
+    """Whether creation flags (`cuStreamCreate(flags)`) make a blocking stream: absent or 0 do,
+    the non-blocking flag does not, anything else is unknown."""
+    if flags is None:
+        return True
+    if flags.kind is ValueKind.HOST_NUMBER and flags.target.isdigit():
+        return flags.target == "0"
+    name = flags.target.rsplit(".", 1)[-1] if flags.kind is ValueKind.NAMESPACE else ""
+    if name in cuda_python.NON_BLOCKING_FLAGS:
+        return False
+    return True if name in cuda_python.BLOCKING_FLAGS else None
 
 
 def _record_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -186,6 +214,9 @@ def _wait_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) ->
     site = frame.site(arguments.node)
     if waiter is None:
         return UNKNOWN, state
+    if event is not None and event.kind is ValueKind.STREAM:  # cuda.core `s.wait(other_stream)`
+        return UNKNOWN, do(state, frame, Effect(EffectKind.WAIT_STREAM, site, stream=waiter,
+                                                 other=stream_of_value(event)))
     if event is None or event.identity is None:
         return UNKNOWN, do(state, frame, Effect(EffectKind.WAIT_STREAM, site, stream=waiter,
                                                  other=StreamRef(StreamRefKind.UNKNOWN)))
@@ -219,28 +250,34 @@ def _set_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) ->
 
 def _copy_to_device(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
     """An upload: the host side read by the stream, the device side written (new memory, or
-    the receiver for `a.set(host)` / `d.copy_to_device(host)`)."""
+    the receiver for `a.set(host)` / `d.copy_to_device(host)`). From pageable memory the host
+    first waits for the stream and stages the source itself: once the call returns the source
+    may be refilled, but the device side is written later, on the stream (CUDA's rule for
+    asynchronous copies from pageable memory)."""
     stream = queue_of(fact, arguments, state)
     host = arguments.value(fact.host)
     site = frame.site(arguments.node)
     if stream is None:
         return UNKNOWN, state
-    if host is not None and host.is_buffer and host.identity is not None:
-        state = access(state, frame, site, host.identity, False, stream, host_memory=True)
-    receiver = arguments.receiver
-    target = receiver if receiver is not None and receiver.is_buffer else result_of(fact, arguments, frame, stream)
-    pageable = host is None or not host.is_buffer or host.memory is not Memory.PINNED
     waits = host_waits(fact, arguments)
-    host_sync = Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework)
-    if pageable and not waits:
-        # CUDA's staging of pageable memory: the host waits for the stream's earlier work and
-        # returns once the source is staged; the device side is written by the queued copy
-        state = do(state, frame, host_sync)
-    if target.identity is not None:
+    staged = not waits and (host is None or not host.is_buffer or host.memory is not Memory.PINNED)
+    if staged:
+        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
+    if host is not None and host.is_buffer and host.identity is not None and not staged:
+        state = access(state, frame, site, host.identity, False, stream, host_memory=True)
+    into_receiver = _own_memory(fact, arguments.receiver, fact.self_writes)
+    target = arguments.receiver if into_receiver else _destination(fact, arguments, frame, stream)
+    if target is not None and target.identity is not None:
         state = access(state, frame, site, target.identity, True, stream)
     if waits:
-        state = do(state, frame, host_sync)  # a synchronous copy: done when it returns
-    return (target if receiver is None or not receiver.is_buffer else UNKNOWN), state
+        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
+    return (UNKNOWN if into_receiver or target is None else target), state
+
+
+def _own_memory(fact: Fact, receiver: Optional[AbsValue], named: bool) -> bool:
+    """The receiver is the memory a copy moves: a buffer's method, or a method its fact says
+    reads or writes `self` (a declared class's instance: `rmm.DeviceBuffer().copy_from_host`)."""
+    return receiver is not None and (receiver.is_buffer or named) and receiver.identity is not None
 
 
 def _copy_to_host(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -249,13 +286,13 @@ def _copy_to_host(fact: Fact, arguments: Arguments, state: State, frame: Frame) 
     stream = queue_of(fact, arguments, state)
     site = frame.site(arguments.node)
     receiver = arguments.receiver
-    source = receiver if receiver is not None and receiver.is_buffer else _first_buffer(arguments)
+    source = receiver if _own_memory(fact, receiver, fact.self_reads) else _source(fact, arguments)
     if stream is None:
         return UNKNOWN, state
     if source is not None and source.identity is not None:
         state = access(state, frame, site, source.identity, False, stream)
     out = arguments.value(fact.out)
-    target = out if out is not None and out.is_buffer else result_of(fact, arguments, frame, None)
+    target = out if out is not None and out.is_buffer else _destination(fact, arguments, frame, None)
     if target.identity is not None:
         state = access(state, frame, site, target.identity, True, stream, host_memory=True)
     waits = host_waits(fact, arguments)
@@ -271,8 +308,11 @@ def _copy(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handl
     site = frame.site(arguments.node)
     if stream is None:
         return UNKNOWN, state
-    destination, source = arguments.value(Arg(0, "dst")), arguments.value(Arg(1, "src"))
-    for value, write in ((source, False), (destination, True)):
+    to, of = fact.ends or (Arg(0, "dst"), Arg(1, "src"))
+    ends = [(arguments.value(of), False), (arguments.value(to), True)]
+    if fact.reads or fact.writes or fact.self_reads or fact.self_writes:  # an effect model names them
+        ends = _touched(fact, arguments)
+    for value, write in ends:
         if value is not None and value.is_buffer and value.identity is not None:
             state = access(state, frame, site, value.identity, write, stream, host_memory=not is_device(value))
     if host_waits(fact, arguments):
@@ -284,27 +324,59 @@ def _first_buffer(arguments: Arguments) -> Optional[AbsValue]:
     return next((v for v, _ in arguments.positional if v.is_buffer), None)
 
 
+def _source(fact: Fact, arguments: Arguments) -> Optional[AbsValue]:
+    """A copy's source: the argument its fact names, else its first buffer."""
+    return arguments.value(fact.ends[1]) if fact.ends else _first_buffer(arguments)
+
+
+def _destination(fact: Fact, arguments: Arguments, frame: Frame, stream: Optional[StreamRef]) -> AbsValue:
+    """A copy's destination: the argument its fact names, else what it returns."""
+    given = arguments.value(fact.ends[0]) if fact.ends else None
+    if given is not None and given.is_buffer:
+        return given
+    return result_of(fact, arguments, frame, stream)
+
+
 def _device_work(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
     """A kernel or memset: the buffers its fact names, read and written on its stream."""
     stream = queue_of(fact, arguments, state)
     site = frame.site(arguments.node)
     if stream is None:
         return UNKNOWN, state
-    writes = fact.writes
-    if fact.kind is OpKind.MEMSET and not writes and arguments.receiver is None:
-        writes = (Arg(0),)  # a memset writes the memory it is given first (`cudaMemsetAsync(ptr, ...)`)
-    for where, write in [(a, False) for a in fact.reads] + [(a, True) for a in writes]:
-        value = arguments.value(where)
+    for value, write in _touched(fact, arguments):
         if value is not None and value.is_buffer and value.identity is not None:
             state = access(state, frame, site, value.identity, write, stream)
-    receiver = arguments.receiver
-    if receiver is not None and receiver.identity is not None and (fact.self_reads or fact.self_writes):
-        state = access(state, frame, site, receiver.identity, fact.self_writes, stream)
     return result_of(fact, arguments, frame, stream), state
 
 
+def _touched(fact: Fact, arguments: Arguments) -> list[tuple[Optional[AbsValue], bool]]:
+    """The arguments a call reads and writes, by its fact: named ones, then every positional one
+    from `reads_from` on (a kernel's arguments: written too when we cannot read its body)."""
+    writes = fact.writes
+    if fact.kind is OpKind.MEMSET and not writes and arguments.receiver is None:
+        writes = (Arg(0),)  # a memset writes the memory it is given first (`cudaMemsetAsync(ptr, ...)`)
+    if fact.ends:  # a device-to-device copy given both ends
+        writes, reads = writes + fact.ends[:1], fact.reads + fact.ends[1:]
+    else:
+        reads = fact.reads
+    touched = [(arguments.value(a), False) for a in reads] + [(arguments.value(a), True) for a in writes]
+    if fact.reads_from is not None:
+        for value, _ in arguments.positional[fact.reads_from:]:
+            touched.append((value, False))
+            if fact.args_written:
+                touched.append((value, True))
+    receiver = arguments.receiver
+    if receiver is not None and (fact.self_reads or fact.self_writes):  # its own memory, whatever it is
+        own = replace(receiver, kind=ValueKind.BUFFER)
+        touched += [(own, False)] if fact.self_reads and not fact.self_writes else [(own, True)]
+    return touched
+
+
 def _allocate(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    stream = queue_of(fact, arguments, state) or state.current_stream(fact.framework)
+    """New memory, made on (and, for Numba, bound to) the stream it is given, else where its
+    fact says, else the framework's current stream."""
+    given = stream_of_value(arguments.value(fact.stream_arg)) if fact.stream_arg is not None else None
+    stream = given or queue_of(fact, arguments, state) or state.current_stream(fact.framework)
     return result_of(fact, arguments, frame, stream), state
 
 

@@ -14,6 +14,7 @@ from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.domain.values import AbsValue
 from streamlint.model.summary.effects import Effect
 from streamlint.model.summary.function_summary import FunctionSummary
+from streamlint.model.transfer.nodes import preorder
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,15 @@ class Frame:
 
     def site(self, node: cst.CSTNode) -> str:
         return f"{self.qualname}#{self.call_ordinals.get(id(node), -1)}"
+
+    def sites_within(self, node: cst.CSTNode) -> frozenset[str]:
+        """The site keys of the nodes inside `node` (a loop, a comprehension)."""
+        found = self.loop_sites.get(id(node))
+        if found is None:
+            found = self.loop_sites[id(node)] = frozenset(
+                self.site(n) for n in preorder(node, lambda n: True) if id(n) in self.call_ordinals
+            )
+        return found
 
     def emit(self, effect: Effect) -> None:
         if effect not in self.found.seen_effects:

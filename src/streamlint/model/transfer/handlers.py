@@ -48,7 +48,12 @@ HANDLERS: dict[str, FrameworkHandler] = {
         ("numba.",), array_calls.function, array_calls.numba_array_method, array_calls.numba_stream_method,
         array_calls.numba_event_method,
     ),
-    "cuda-python": FrameworkHandler(("cuda.",), array_calls.function, _none, _none, _none),
+    "cuda-python": FrameworkHandler(
+        ("cuda.",), array_calls.function, array_calls.cuda_core_buffer_method, array_calls.cuda_core_stream_method,
+        array_calls.cuda_core_event_method,
+    ),
+    # raw allocations (CuPy's MemoryPointer): their copy and fill methods; no module functions
+    "raw": FrameworkHandler((), _none, array_calls.raw_memory_method, _none, _none),
     "numpy": FrameworkHandler(("numpy.",), host_calls.function, host_calls.array_method, _none, _none),
 }
 

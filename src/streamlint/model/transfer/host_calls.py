@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from streamlint.model.api import numpy_api
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
@@ -24,6 +25,8 @@ WRITING_FUNCTIONS = frozenset({"numpy.copyto", "numpy.put", "numpy.place", "nump
 def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
     site = frame.site(arguments.node)
     hosts = [v for v in arguments.values() if is_host(v) and v.identity is not None]
+    if not hosts and name.partition(".")[2] in _MADE_ANEW:
+        return _result(arguments, frame), state  # a new host array, whatever it is made from
     if not hosts:
         return None
     first = arguments.value(Arg(0))
@@ -31,6 +34,10 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         written = name in WRITING_FUNCTIONS and value is first
         state = host_access(state, frame, site, value.identity, written)
     return _result(arguments, frame), state
+
+
+# numpy.<name>(...) that make a new host array (random ones may make a scalar: left out).
+_MADE_ANEW = frozenset(name for name in numpy_api.PAGEABLE_CREATORS if not name.startswith("random."))
 
 
 def array_method(name: str, array: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:

@@ -11,6 +11,7 @@ from streamlint.model.domain.state import State
 from streamlint.model.domain.values import UNKNOWN, AbsValue
 from streamlint.model.transfer.act import host_access
 from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.devices import is_device
 from streamlint.model.transfer.frame import Frame
 
 Handled = tuple[AbsValue, State]
@@ -23,11 +24,12 @@ def comm_method(name: str, arguments: Arguments, state: State, frame: Frame) -> 
     site = frame.site(arguments.node)
     for row in rows:
         given = arguments.value(row.arg)
+        on_device = given is not None and (is_device(given) or (given.element is not None and is_device(given.element)))
         for buffer in _buffers(given):
             if row.role in (mpi.Role.SENT, mpi.Role.BOTH):
-                state = host_access(state, frame, site, buffer, False)
+                state = host_access(state, frame, site, buffer, False, on_device)
             if row.role in (mpi.Role.RECEIVED, mpi.Role.BOTH):
-                state = host_access(state, frame, site, buffer, True)
+                state = host_access(state, frame, site, buffer, True, on_device)
     return UNKNOWN, state
 
 

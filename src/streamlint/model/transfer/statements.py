@@ -25,6 +25,8 @@ from streamlint.model.transfer.frame import Frame
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
 from streamlint.model.transfer.torch_calls import F
+from streamlint.model.transfer import type_tests
+from streamlint.model.transfer.type_tests import joined_returns
 
 # The one loop budget: a loop body is walked until the head state stops changing, at most
 # this many times; past it the walk goes on with what it has (accesses of later rounds are
@@ -180,7 +182,7 @@ def _return(node: cst.Return, state: State, frame: Frame) -> State:
     value = UNKNOWN
     if node.value is not None:
         value, state = evaluate(node.value, state, frame)
-    frame.found.returned = value if frame.found.returned is None else frame.found.returned.join(value)
+    frame.found.returned = value if frame.found.returned is None else joined_returns(frame.found.returned, value)
     _hand_out(value, state, frame, node)
     leave(state, frame)
     return state.unreachable()
@@ -228,7 +230,8 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     test, state = tested(node.test, state, frame)
     if truth(test) is True:
         return run_block(_body(node.body), state, frame)
-    taken = run_block(_body(node.body), state, frame) if truth(test) is None else state.unreachable()
+    holds, state = type_tests.sides(node.test, state, frame)  # a type test narrows each side
+    taken = run_block(_body(node.body), holds, frame) if truth(test) is None else state.unreachable()
     other = state
     if isinstance(node.orelse, cst.If):
         other = _if(node.orelse, state, frame)
@@ -273,7 +276,7 @@ def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str
 def _for(node: cst.For, state: State, frame: Frame) -> State:
     iterable, state = evaluate(node.iter, state, frame)
     element = iterable.element or UNKNOWN
-    symbol = node.target.value if isinstance(node.target, cst.Name) else ""
+    symbol = _counter(node)
 
     def body(s: State) -> State:
         s = bind(node.target, element, s, frame, node)
@@ -289,6 +292,16 @@ def _for(node: cst.For, state: State, frame: Frame) -> State:
     return state
 
 
+def _counter(node: cst.For) -> str:
+    """The name that counts the iterations: the target, or the count of `enumerate(...)`."""
+    if isinstance(node.target, cst.Name):
+        return node.target.value
+    counted = isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name) and node.iter.func.value == "enumerate"
+    if counted and isinstance(node.target, cst.Tuple) and isinstance(node.target.elements[0].value, cst.Name):
+        return node.target.elements[0].value.value
+    return ""
+
+
 def _while(node: cst.While, state: State, frame: Frame) -> State:
     def body(s: State) -> State:
         _, s = tested(node.test, s, frame)
@@ -300,12 +313,7 @@ def _while(node: cst.While, state: State, frame: Frame) -> State:
 
 def sites_within(node: cst.CSTNode, frame: Frame) -> frozenset[str]:
     """The site keys of the nodes inside a loop."""
-    found = frame.loop_sites.get(id(node))
-    if found is None:
-        found = frame.loop_sites[id(node)] = frozenset(
-            frame.site(n) for n in preorder(node, lambda n: True) if id(n) in frame.call_ordinals
-        )
-    return found
+    return frame.sites_within(node)
 
 
 def _reachable(after: State, before: State) -> State:

@@ -311,6 +311,9 @@ def event_method(name: str, event: AbsValue, arguments: Arguments, state: State,
     site = frame.site(arguments.node)
     given = arguments.value(Arg(0, "stream"))
     stream = stream_of(given) if given is not None else state.current_stream(F)
+    if event.identity is None and name == "synchronize":
+        # an event the walk cannot tell (one of a list of events) may be the one that orders (D-1)
+        return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_DEVICE, site, framework=F))
     if event.identity is None:
         return None
     if name == "record":

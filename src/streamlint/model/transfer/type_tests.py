@@ -1,0 +1,86 @@
+"""Type tests that tell a device array from a host array (`isinstance(x, cupy.ndarray)`,
+`cupy.get_array_module(x) is numpy`, Chainer's spelling of it): the tested name is a device
+array on the test's device side and a host array on the other side of an array-module test
+(D-2: a type test narrows on its device side). The type names are the fact tables'."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+import libcst as cst
+
+from streamlint.model.api import chainer, cupy
+from streamlint.model.domain.state import State
+from streamlint.model.domain.values import AbsValue, Memory, ValueKind
+from streamlint.model.transfer.devices import is_device, is_host
+from streamlint.model.transfer.expressions import evaluate
+from streamlint.model.transfer.frame import Frame
+
+_ARRAY_MODULE_FUNCTIONS = cupy.ARRAY_MODULE_FUNCTIONS | chainer.ARRAY_MODULE_FUNCTIONS
+
+
+def sides(test: cst.BaseExpression, state: State, frame: Frame) -> tuple[State, State]:
+    """The states where the test holds and where it does not."""
+    found = _tested(test, state, frame)
+    if found is None:
+        return state, state
+    name, device_when, host_other_side = found
+    value = state.names.get(name)
+    if value is None or value.identity is None:
+        return state, state
+    device = state.bind(name, replace(value, kind=ValueKind.BUFFER, framework=cupy.F, memory=Memory.DEVICE))
+    host = state.bind(name, replace(value, kind=ValueKind.BUFFER, framework=cupy.HOST_MODULE, memory=Memory.PAGEABLE))
+    other = host if host_other_side else state
+    return (device, other) if device_when else (other, device)
+
+
+def _tested(test: cst.BaseExpression, state: State, frame: Frame) -> Optional[tuple[str, bool, bool]]:
+    """(the tested name, whether the test holds on the device side, whether the other side is
+    known to be a host array)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _tested(test.expression, state, frame)
+        return (inner[0], not inner[1], inner[2]) if inner is not None else None
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance":
+        return _isinstance(test, state, frame)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        return _array_module(test, state, frame)
+    return None
+
+
+def _isinstance(test: cst.Call, state: State, frame: Frame) -> Optional[tuple[str, bool, bool]]:
+    if len(test.args) != 2 or not isinstance(test.args[0].value, cst.Name):
+        return None
+    kind = evaluate(test.args[1].value, state, frame)[0]
+    if kind.kind is ValueKind.NAMESPACE and kind.target in cupy.DEVICE_ARRAY_TYPES:
+        return test.args[0].value.value, True, False
+    return None
+
+
+def _array_module(test: cst.Comparison, state: State, frame: Frame) -> Optional[tuple[str, bool, bool]]:
+    """`get_array_module(x) is numpy`, `... is not numpy`, `... is cupy`, `... == cupy`."""
+    call, comparison = test.left, test.comparisons[0]
+    if not (isinstance(call, cst.Call) and call.args and isinstance(call.args[0].value, cst.Name)):
+        return None
+    function = evaluate(call.func, state, frame)[0]
+    module = evaluate(comparison.comparator, state, frame)[0]
+    if function.kind is not ValueKind.NAMESPACE or function.target not in _ARRAY_MODULE_FUNCTIONS:
+        return None
+    holds = isinstance(comparison.operator, (cst.Is, cst.Equal))
+    if not holds and not isinstance(comparison.operator, (cst.IsNot, cst.NotEqual)):
+        return None
+    if module.target not in (cupy.DEVICE_MODULE, cupy.HOST_MODULE):
+        return None
+    return call.args[0].value.value, holds == (module.target == cupy.DEVICE_MODULE), True
+
+
+def joined_returns(a: AbsValue, b: AbsValue) -> AbsValue:
+    """What a function returns over two paths: a device array on one and host memory on the
+    other (the two sides of a type test) is the device array, as its callers that pass one see it
+    (D-2); a container's items likewise; anything else joins pointwise."""
+    if a.kind is ValueKind.CONTAINER and b.kind is ValueKind.CONTAINER and a.element and b.element:
+        return replace(a.join(b), element=joined_returns(a.element, b.element))
+    for device, host in ((a, b), (b, a)):
+        if is_device(device) and device.identity is not None and is_host(host):
+            return device
+    return a.join(b)
