@@ -219,6 +219,30 @@ CASES = {
                 {fix}
                 return float(self.host.norm())
         """, "pass", "copied.synchronize()", [("host_read_before_sync", "offload")]),
+    "views a class keeps of its staging buffer are that buffer's memory": ("""
+        import torch
+        class Bookkeeping:
+            def __init__(self, n: int, device: torch.device):
+                self.cpu_buf = torch.zeros(2 * n, dtype=torch.int32, pin_memory=True)
+                self.lengths = self.cpu_buf[:n]
+                self.gpu_buf = torch.empty(2 * n, dtype=torch.int32, device=device)
+
+            def upload(self, lengths: torch.Tensor, n: int) -> torch.Tensor:
+                self.lengths[:n] = lengths
+                self.gpu_buf.copy_(self.cpu_buf, non_blocking={fix})
+                return self.gpu_buf
+        """, "True", "False", [("host_write_before_sync", "upload")]),
+    "memory allocated in a module-level loop is another iteration's on the next": ("""
+        import torch
+        load_stream = torch.cuda.Stream()
+        host_batches = [torch.randn(512, 768).pin_memory() for _ in range(16)]
+        for host_batch in host_batches:
+            with torch.cuda.stream(load_stream):
+                batch = host_batch.to("cuda", non_blocking=True)
+            torch.cuda.current_stream().wait_stream(load_stream)
+            out = batch * 2
+            {fix}
+        """, "pass", "batch.record_stream(torch.cuda.current_stream())", [("release_without_record", "<module>")]),
 }
 
 

@@ -61,6 +61,13 @@ class Root:
         return self.name
 
 
+def outermost_site(site: str) -> str:
+    """The call site in this function of a site a callee's summary brought in ("m.f#3>m.g#1" is
+    made at "m.f#3"); the qualified name before "#" may hold ">" itself ("m.<module>#3")."""
+    qualname, mark, rest = site.partition("#")
+    return qualname + mark + rest.split(">", 1)[0]
+
+
 class IndexKind(Enum):
     CONST = "const"  # x[3], x["key"]
     SLOT = "slot"  # x[(k + offset) % modulus]
@@ -152,7 +159,7 @@ class Path:
         """The same memory seen from the next iteration: an allocation the loop body made is now
         an earlier iteration's (`in_loop(site)` says whether the body made it)."""
         root = self.root
-        if root.kind is not RootKind.FRESH or root.age or not in_loop(root.site.split(">", 1)[0]):
+        if root.kind is not RootKind.FRESH or root.age or not in_loop(outermost_site(root.site)):
             return self
         return Path(Root(root.kind, root.name, root.index, root.site, 1), self.steps)
 

@@ -404,6 +404,11 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
         # into host memory, non-blocking, from a source of unknown device: the code says it is a
         # download, queued on the current stream
         source = AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, source.identity)
+    if is_host(source) and tensor.memory is Memory.UNKNOWN:
+        target, state = _upload_target(tensor, source, non_blocking, arguments, state, frame)
+        if target is None:
+            return tensor, state
+        tensor = target
     if is_host(tensor) and not is_device(source):
         # host memory written: by the host, or by a stream from a source we cannot see; a
         # queued access to it meets the write either way
@@ -432,6 +437,19 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
     if crosses and blocks and is_host(tensor):  # a download that blocks returns with the data there
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
     return tensor, state
+
+
+def _upload_target(tensor: AbsValue, source: AbsValue, non_blocking: Optional[bool], arguments: Arguments,
+                   state: State, frame: Frame) -> tuple[Optional[AbsValue], State]:
+    """`t.copy_(host, ...)` into a tensor the code says nothing else about. Non-blocking, the code
+    says it is an upload (a copy between host tensors never overlaps anything): `t` is a CUDA
+    tensor. Blocking, wherever `t` lives the copy has read its source when it returns (None:
+    nothing else is told)."""
+    if non_blocking:
+        return _on_device(tensor), state
+    if source.identity is not None:
+        state = host_access(state, frame, frame.site(arguments.node), source.identity, False)
+    return None, state
 
 
 def _host_read(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
