@@ -243,6 +243,48 @@ CASES = {
             out = batch * 2
             {fix}
         """, "pass", "batch.record_stream(torch.cuda.current_stream())", [("release_without_record", "<module>")]),
+    "del drops a tensor's memory where it stands": ("""
+        import torch
+        def offload(model, x, host):
+            side = torch.cuda.Stream()
+            act = model(x.cuda())
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                host.copy_(act, non_blocking=True)
+            {fix}
+            del act
+            side.synchronize()
+            return host
+        """, "pass", "side.synchronize()", [("release_without_record", "offload")]),
+    "a tensor carried to the next iteration is still the body's allocation": ("""
+        import torch
+        def offload_every_step(block, n: int, host_acts):
+            side = torch.cuda.Stream()
+            x = torch.randn(64, 64, device="cuda")
+            for i in range(n):
+                x = block(x)
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    host_acts[i].copy_(x, non_blocking=True)
+                {fix}
+            side.synchronize()
+            return host_acts
+        """, "pass", "x.record_stream(side)", [("release_without_record", "offload_every_step")]),
+    "an operation given a list of tensors reads each of them": ("""
+        import torch
+        def concat_and_offload(n: int, dim: int):
+            side = torch.cuda.Stream()
+            host = torch.empty(n, 2 * dim, pin_memory=True)
+            left = torch.randn(n, dim, device="cuda")
+            right = torch.randn(n, dim, device="cuda")
+            feats = torch.cat([left, right], dim=1)
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                host.copy_(feats, non_blocking=True)
+                {fix}
+                copied = side.record_event()
+            return host, copied
+        """, "pass", "feats.record_stream(side)", [("release_without_record", "concat_and_offload")]),
 }
 
 

@@ -105,7 +105,7 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         return fact_calls.apply_fact(modelled, arguments, state, frame, target)
     if target.startswith("builtins."):
         return _builtin_or_opaque(target, arguments, state, frame)
-    if handler is not None and not any(v.is_buffer for v in arguments.values()):
+    if handler is not None and not _buffers_given(arguments):
         # a framework object made by a call we have no row for (`cp.cuda.Device()`): its
         # methods are looked up under `Device().` in the tables
         return AbsValue(ValueKind.NAMESPACE, target=f"{target}()"), state
@@ -235,7 +235,7 @@ def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = Fal
     """An unknown callable. Given CUDA tensors it runs on the current stream (PyTorch's
     invariant: a model or loss passed in, a helper we cannot read) and returns a CUDA tensor
     made there; given anything else it tells us nothing."""
-    tensors = [v for v in arguments.values() if v.is_buffer]
+    tensors = _buffers_given(arguments)
     if arguments.receiver is not None and arguments.receiver.is_buffer:
         tensors.append(arguments.receiver)
     given = next((v for v in arguments.values() if v.kind is ValueKind.STREAM), None)
@@ -247,6 +247,19 @@ def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = Fal
         written = out if out is not None and out.is_buffer else None
         return torch_calls.run_operation(tensors, written, False, arguments, state, frame)
     return UNKNOWN, state
+
+
+def _buffers_given(arguments: Arguments) -> list[AbsValue]:
+    """The buffers a call is given: its arguments, and the items of a list or tuple of buffers
+    (`torch.cat([a, b])`), each its own memory."""
+    found = []
+    for value in arguments.values():
+        if value.is_buffer:
+            found.append(value)
+        elif value.kind is ValueKind.CONTAINER and value.element is not None and value.element.is_buffer:
+            item = value.element
+            found.extend(replace(item, identity=member) for member in sorted(value.members, key=repr))
+    return found
 
 
 def operate(buffers: list[AbsValue], node: cst.CSTNode, state: State, frame: Frame) -> Handled:

@@ -125,6 +125,22 @@ def _aug_assign(node: cst.AugAssign, state: State, frame: Frame) -> State:
     return bind(node.target, UNKNOWN if other.kind is not ValueKind.HOST_NUMBER else other, state, frame, node)
 
 
+def _del(node: cst.Del, state: State, frame: Frame) -> State:
+    """`del x`, `del self.buf`: the name no longer holds its value; memory nothing else holds
+    goes back to the allocator here (an element of a container is left as it is)."""
+    return _unbind(node.target, state, frame, node)
+
+
+def _unbind(target: cst.BaseExpression, state: State, frame: Frame, node: cst.CSTNode) -> State:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            state = _unbind(element.value, state, frame, node)
+        return state
+    if isinstance(target, (cst.Name, cst.Attribute)):
+        return bind(target, UNKNOWN, state, frame, node)
+    return state
+
+
 def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
     if isinstance(target, cst.Name):
         old = state.value(target.value)
@@ -258,7 +274,7 @@ def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str
             after = body(head)
             if after.reachable:
                 after = after.renamed(next_iteration)
-            joined = head.join(after)
+            joined = head.join(after, back_edge=True)
             if joined == head:
                 break
             head = joined
@@ -352,6 +368,7 @@ _HANDLERS: dict[type, Callable[..., State]] = {
     cst.Assign: _assign,
     cst.AnnAssign: _ann_assign,
     cst.AugAssign: _aug_assign,
+    cst.Del: _del,
     cst.Return: _return,
     cst.Raise: _raise,
     cst.If: _if,
