@@ -285,6 +285,25 @@ CASES = {
                 copied = side.record_event()
             return host, copied
         """, "pass", "feats.record_stream(side)", [("release_without_record", "concat_and_offload")]),
+    "a side stream forked and never joined back is reported at the fork": ("""
+        import torch
+        import torch.distributed as dist
+        class GradBucketer:
+            def __init__(self, numel: int):
+                self.bucket = torch.empty(numel, device="cuda")
+                self.reduction_stream = torch.cuda.Stream()
+
+            def add_grad(self, grad: torch.Tensor) -> None:
+                self.bucket.copy_(grad)
+                self._flush()
+
+            def _flush(self) -> None:
+                self.reduction_stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(self.reduction_stream):
+                    dist.all_reduce(self.bucket)
+                {fix}
+        """, "pass", "torch.cuda.current_stream().wait_stream(self.reduction_stream)",
+        [("write_after_read", "_flush")]),
 }
 
 
