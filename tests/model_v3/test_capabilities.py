@@ -304,6 +304,37 @@ CASES = {
                 {fix}
         """, "pass", "torch.cuda.current_stream().wait_stream(self.reduction_stream)",
         [("write_after_read", "_flush")]),
+    "a public method hands out what its side stream may still write": ("""
+        import torch
+        class Evaluator:
+            def __init__(self, model):
+                self.model = model
+                self.eval_stream = torch.cuda.Stream()
+
+            def evaluate(self, x: torch.Tensor) -> torch.Tensor:
+                self.eval_stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(self.eval_stream):
+                    logits = x.softmax(-1)
+                    x.record_stream(self.eval_stream)
+                {fix}
+                return logits
+        """, "pass", "torch.cuda.current_stream().wait_stream(self.eval_stream)", [("read_after_write", "evaluate")]),
+    "a module a class holds reads its parameters on the stream it runs on": ("""
+        import torch
+        class Evaluator:
+            def __init__(self, model):
+                self.model = model
+                self.eval_stream = torch.cuda.Stream()
+
+            def evaluate_then_offload(self, x: torch.Tensor) -> None:
+                self.eval_stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(self.eval_stream):
+                    self.model(x)
+                    x.record_stream(self.eval_stream)
+                {fix}
+                self.model.to("cpu")
+        """, "pass", "torch.cuda.current_stream().wait_stream(self.eval_stream)",
+        [("write_after_read", "evaluate_then_offload")]),
 }
 
 

@@ -42,12 +42,13 @@ def analyze_file(module: cst.Module, path: str = "") -> FileModel:
     solver = Solver(Program(unit_of(name, module), loader_for(path, name)))
     solved = solver.solve_module()
     hazards = []
-    seen = set()
+    seen, pairs = set(), set()
     for function, conflict in _all_conflicts(solver, solved, name):
         hazard = conflict if isinstance(conflict, Hazard) else place(function, conflict)
-        key = _problem(hazard)
-        if key not in seen:
+        key, pair = _problem(hazard), _pair(hazard)
+        if key not in seen and pair not in pairs:  # (the same two accesses met again across calls)
             seen.add(key)
+            pairs.add(pair)
             hazards.append(hazard)
     return FileModel(name, hazards, solved, solver)
 
@@ -58,10 +59,17 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
     found: list = list(solved.conflicts_in(name))
     found.extend(_next_calls(solver, solved, name))
     for (qualname, context), walked in solved.walks.items():
-        if not qualname.startswith(name + ".") or qualname in solver.called or context != ROOT_CONTEXT:
+        if not qualname.startswith(name + ".") or qualname in solver.called or not _as_entered(context):
             continue
         found.extend((qualname, at_boundary(qualname, c)) for c in walked.handed_out)
     return found
+
+
+def _as_entered(context) -> bool:
+    """The context a function no caller in sight calls is walked in: nothing known of its
+    arguments; for a method, the receiver's state its class's methods leave on `self`."""
+    bare = replace(context, receiver_state=())
+    return bare == ROOT_CONTEXT and all(attr for attr, _ in context.receiver_state)
 
 
 def _next_calls(solver: Solver, solved: Solved, name: str) -> list:
@@ -114,6 +122,12 @@ def _fork_of(summary, side, origin):
     """The last wait in `summary` of stream `side` for stream `origin` (None: it never forked)."""
     forks = [e for e in summary.effects if e.kind is EffectKind.WAIT_STREAM and e.stream == side and e.other == origin]
     return forks[-1] if forks else None
+
+
+def _pair(hazard: Hazard) -> tuple:
+    """The two operations that race, wherever the finding is placed: one problem."""
+    earlier, later = hazard.earlier, hazard.later
+    return (hazard.kind, earlier.site, earlier.chain, later.site, later.chain)
 
 
 def _problem(hazard: Hazard) -> tuple:

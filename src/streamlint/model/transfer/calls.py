@@ -62,7 +62,7 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
     if callee.kind is ValueKind.CALLABLE:
         return _project_call(callee.target, arguments, state, frame)
     if callee.kind is ValueKind.UNKNOWN and callee.identity is not None:
-        return _opaque(_model_inputs(arguments, state), state, frame, direct=True)
+        return _opaque(_module_call_inputs(callee, arguments, state), state, frame, direct=True)
     if callee.kind is ValueKind.BUFFER and callee.identity is not None:
         # a module known to be on the device, called: its parameters are read where it runs
         inputs = _model_inputs(arguments, state)
@@ -80,6 +80,19 @@ def _model_inputs(arguments: Arguments, state: State) -> Arguments:
         return arguments
     positional = tuple((_as_tensor(v), e) for v, e in arguments.positional)
     return replace(arguments, positional=positional)
+
+
+def _module_call_inputs(callee: AbsValue, arguments: Arguments, state: State) -> Arguments:
+    """A value called on tensors under a stream the code chose is a module run there: its
+    parameters (its memory) are read there too, when the function holds it on `self` or in a
+    name it bound (a module handed in as an argument was built by the caller, on no stream we
+    know of: the entry assumption speaks of tensors made for the call)."""
+    inputs = _model_inputs(arguments, state)
+    if inputs is arguments or callee.identity is None or callee.identity.root.kind is RootKind.PARAM:
+        return inputs
+    if not _buffers_given(inputs):
+        return inputs
+    return replace(inputs, positional=inputs.positional + ((_as_tensor(callee), arguments.node),))
 
 
 def _as_tensor(value: AbsValue) -> AbsValue:
