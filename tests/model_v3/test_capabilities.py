@@ -335,6 +335,27 @@ CASES = {
                 self.model.to("cpu")
         """, "pass", "torch.cuda.current_stream().wait_stream(self.eval_stream)",
         [("write_after_read", "evaluate_then_offload")]),
+    "a tensor flattened from a list lives where the list's tensors do": ("""
+        import torch
+        import torch.distributed as dist
+        from torch._utils import _flatten_dense_tensors
+        class Reducer:
+            def __init__(self, n: int):
+                self.comm_stream = torch.cuda.Stream()
+                self.host_norms = torch.empty(n, pin_memory=True)
+
+            def _reduce(self, bucket):
+                flat = _flatten_dense_tensors(bucket)
+                dist.all_reduce(flat)
+                {fix}
+
+            def reduce(self, grads, norms: torch.Tensor) -> float:
+                self.comm_stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(self.comm_stream):
+                    self.host_norms.copy_(norms, non_blocking=True)
+                    self._reduce(grads)
+                return self.host_norms.max().item()
+        """, "pass", "assert torch.isfinite(flat).all()", [("host_read_before_sync", "reduce")]),
 }
 
 

@@ -54,6 +54,12 @@ CREATORS = frozenset({
 })
 LIKE_CREATORS = frozenset({"rand_like", "randn_like", "zeros_like", "ones_like", "empty_like", "full_like", "randint_like"})
 ALLOCATING_ONLY = frozenset({"empty", "empty_like", "empty_strided"})
+# Functions that make one new tensor from a list of tensors (their first argument), on the
+# device of those tensors: each item is read where they live.
+ITEM_COMBINERS = frozenset({
+    "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack",
+    "torch._utils._flatten_dense_tensors", "torch.nn.utils.parameters_to_vector",
+})
 # Wrappers that keep their argument's memory (no copy): the result is where the data is.
 SAME_DATA_WRAPPERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
                                 "torch.nn.parameter.Buffer"})

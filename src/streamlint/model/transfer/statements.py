@@ -237,6 +237,11 @@ def tested(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[AbsVal
     return value, state
 
 
+def _assert(node: cst.Assert, state: State, frame: Frame) -> State:
+    """`assert t.isfinite().all()`: a test like an `if`'s (the host waits for a CUDA tensor's stream)."""
+    return tested(node.test, state, frame)[1]
+
+
 def _if(node: cst.If, state: State, frame: Frame) -> State:
     test, state = tested(node.test, state, frame)
     if truth(test) is True:
@@ -369,6 +374,7 @@ _HANDLERS: dict[type, Callable[..., State]] = {
     cst.AnnAssign: _ann_assign,
     cst.AugAssign: _aug_assign,
     cst.Del: _del,
+    cst.Assert: _assert,
     cst.Return: _return,
     cst.Raise: _raise,
     cst.If: _if,

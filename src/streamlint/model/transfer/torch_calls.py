@@ -38,6 +38,8 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         return handler(arguments, state, frame)
     if name in torch_api.COLLECTIVES:
         return _collective(torch_api.COLLECTIVES[name], arguments, state, frame)
+    if name in torch_api.ITEM_COMBINERS:
+        return _combined(arguments, state, frame)
     if name.startswith(OPTIMIZERS) and name.rsplit(".", 1)[-1][:1].isupper():
         return _optimizer(arguments), state
     short = name.rsplit(".", 1)[-1]
@@ -122,6 +124,20 @@ def _collective(written: tuple[int, ...], arguments: Arguments, state: State, fr
         return AbsValue(ValueKind.UNKNOWN), state
     work = AbsValue(ValueKind.EVENT, F, identity=Path(Root.fresh(site)), stream=current)
     return work, do(state, frame, Effect(EffectKind.RECORD_EVENT, site, work.identity, current, framework=F))
+
+
+def _combined(arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """`torch.cat(tensors)`, `_flatten_dense_tensors(bucket)`: one new tensor made from the items
+    of a list, where they live; of a list the code says nothing about, a new tensor all the same
+    (its device not told)."""
+    given = arguments.value(Arg(0, "tensors"))
+    if given is None or given.kind not in (ValueKind.CONTAINER, ValueKind.UNKNOWN):
+        return UNKNOWN, state
+    item = given.element if given.element is not None and given.element.is_buffer else None
+    if item is None:
+        return _fresh(frame, arguments, Memory.UNKNOWN, None), state
+    items = [replace(item, identity=member) for member in sorted(given.members, key=repr)]
+    return run_operation(items or [item], None, False, arguments, state, frame)
 
 
 def _known_as(state: State, before: AbsValue, after: AbsValue) -> State:
@@ -416,8 +432,9 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
             state = host_access(state, frame, site, tensor.identity, True)
         return tensor, state
     current = state.current_stream(F)
-    if not source.is_buffer:
-        # into device memory from a source we cannot see: the write is queued all the same
+    if not source.is_buffer or (source.memory is Memory.UNKNOWN and is_device(tensor)):
+        # into device memory from a source we cannot see, or of a device not told (whether the
+        # copy crosses, and so blocks, is not told): the write is queued all the same
         if is_device(tensor) and tensor.identity is not None:
             state = access(state, frame, site, tensor.identity, True, current)
         return tensor, state
@@ -474,7 +491,9 @@ def _api_name(arguments: Arguments) -> str:
 
 
 def _pin_memory(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    if not is_host(tensor):
+    """A pinned copy of a CPU tensor (a tensor of a device not told is one: the method exists on
+    CPU tensors only)."""
+    if is_device(tensor):
         return UNKNOWN, state
     return _fresh(frame, arguments, Memory.PINNED, None), state
 
