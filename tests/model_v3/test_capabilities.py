@@ -356,6 +356,23 @@ CASES = {
                     self._reduce(grads)
                 return self.host_norms.max().item()
         """, "pass", "assert torch.isfinite(flat).all()", [("host_read_before_sync", "reduce")]),
+    "resizing a tensor's storage to nothing releases its memory now": ("""
+        import torch
+        class Offloader:
+            def __init__(self):
+                self.copy_stream = torch.cuda.Stream()
+
+            def offload(self, shape):
+                full = torch.empty(shape, device="cuda")
+                self.copy_stream.wait_stream(torch.cuda.current_stream())
+                host = torch.empty(shape, pin_memory=True)
+                with torch.cuda.stream(self.copy_stream):
+                    host.copy_(full, non_blocking=True)
+                {fix}
+                full.untyped_storage().resize_(0)
+                self.copy_stream.synchronize()
+                return host
+        """, "pass", "self.copy_stream.synchronize()", [("release_without_record", "offload")]),
 }
 
 

@@ -115,6 +115,11 @@ TENSOR_PRESERVING = frozenset({
     "floor_divide", "remainder", "fmod", "lerp", "addmm", "baddbmm", "einsum", "unfold", "roll",
     "flip", "tril", "triu", "diag", "outer", "dot", "cross", "cumprod", "median", "mode", "sgn",
 })
+# Tensor methods that return the tensor's storage: the same memory, whose `resize_(0)` hands
+# it back to the caching allocator at once, whoever still holds the tensor (ZeRO-style offload).
+STORAGE_METHODS = frozenset({"untyped_storage", "storage", "_typed_storage"})
+STORAGE = "storage"  # the value's target: a storage, not a tensor
+STORAGE_RELEASES = frozenset({"resize_"})  # with a size of 0
 # In-place-looking methods (trailing "_") that launch no kernel on the tensor's data.
 NON_KERNEL_INPLACE = frozenset({"requires_grad_", "share_memory_", "set_", "resize_", "detach_", "retain_grad_", "record_stream_"})
 VIEW_METHODS = frozenset({

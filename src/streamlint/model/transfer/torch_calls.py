@@ -299,6 +299,10 @@ def event_method(name: str, event: AbsValue, arguments: Arguments, state: State,
 
 # -- tensor methods ------------------------------------------------------------------------
 def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    if tensor.target == torch_api.STORAGE:
+        return _storage_method(name, tensor, arguments, state, frame)
+    if name in torch_api.STORAGE_METHODS:
+        return replace(tensor, target=torch_api.STORAGE), state
     handler = _TENSOR_METHODS.get(name)
     if handler is not None:
         return handler(tensor, arguments, state, frame)
@@ -307,6 +311,17 @@ def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: Stat
     if name in torch_api.TENSOR_PRESERVING or (name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE):
         return _operation(name, tensor, arguments, state, frame)
     return None
+
+
+def _storage_method(name: str, storage: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """`t.untyped_storage().resize_(0)`: the memory goes back to the allocator of the stream it
+    was made on now, while names still hold the tensor (a release, as when the last name drops it)."""
+    size = arguments.expression(Arg(0, "size"))
+    freed = isinstance(size, cst.Integer) and size.evaluated_value == 0
+    if name not in torch_api.STORAGE_RELEASES or not freed or storage.identity is None or storage.stream is None:
+        return UNKNOWN, state
+    site = frame.site(arguments.node)
+    return UNKNOWN, do(state, frame, Effect(EffectKind.RELEASE, site, storage.identity, storage.stream, framework=F))
 
 
 def _operation(name: str, tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
