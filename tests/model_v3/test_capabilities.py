@@ -586,7 +586,8 @@ CASES = {
                 mykernels.normalize(dev, stream=self.stream)
                 self.stream.synchronize()
                 return dev
-        """, "pass", "self.stream.wait_event(cp.cuda.get_current_stream().record())", [("read_after_write", "process")]),
+        """, "pass", "self.stream.wait_event(cp.cuda.get_current_stream().record())",
+        [("read_after_write", "process")]),
     # the exchanger's two streams, each entered by the code, are two side streams: what the
     # first writes the second reads without a wait
     "an object's streams the code enters are side streams": ("""
@@ -690,6 +691,162 @@ CASES = {
                 return recovered, out
         """, "pass", "torch.cuda.current_stream().wait_stream(self.h2d_stream)",
         [("read_after_write", "reload_and_use")]),
+
+
+    "views a class keeps of its staging buffer are that buffer's memory": ("""
+        import torch
+        class Bookkeeping:
+            def __init__(self, n: int, device: torch.device):
+                self.cpu_buf = torch.zeros(2 * n, dtype=torch.int32, pin_memory=True)
+                self.lengths = self.cpu_buf[:n]
+                self.gpu_buf = torch.empty(2 * n, dtype=torch.int32, device=device)
+
+            def upload(self, lengths: torch.Tensor, n: int) -> torch.Tensor:
+                self.lengths[:n] = lengths
+                self.gpu_buf.copy_(self.cpu_buf, non_blocking={fix})
+                return self.gpu_buf
+        """, "True", "False", [("host_write_before_sync", "upload")]),
+    "memory allocated in a module-level loop is another iteration's on the next": ("""
+        import torch
+        load_stream = torch.cuda.Stream()
+        host_batches = [torch.randn(512, 768).pin_memory() for _ in range(16)]
+        for host_batch in host_batches:
+            with torch.cuda.stream(load_stream):
+                batch = host_batch.to("cuda", non_blocking=True)
+            torch.cuda.current_stream().wait_stream(load_stream)
+            out = batch * 2
+            {fix}
+        """, "pass", "batch.record_stream(torch.cuda.current_stream())", [("release_without_record", "<module>")]),
+    "del drops a tensor's memory where it stands": ("""
+        import torch
+        def offload(model, x, host):
+            side = torch.cuda.Stream()
+            act = model(x.cuda())
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                host.copy_(act, non_blocking=True)
+            {fix}
+            del act
+            side.synchronize()
+            return host
+        """, "pass", "side.synchronize()", [("release_without_record", "offload")]),
+    "a tensor carried to the next iteration is still the body's allocation": ("""
+        import torch
+        def offload_every_step(block, n: int, host_acts):
+            side = torch.cuda.Stream()
+            x = torch.randn(64, 64, device="cuda")
+            for i in range(n):
+                x = block(x)
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    host_acts[i].copy_(x, non_blocking=True)
+                {fix}
+            side.synchronize()
+            return host_acts
+        """, "pass", "x.record_stream(side)", [("release_without_record", "offload_every_step")]),
+    "an operation given a list of tensors reads each of them": ("""
+        import torch
+        def concat_and_offload(n: int, dim: int):
+            side = torch.cuda.Stream()
+            host = torch.empty(n, 2 * dim, pin_memory=True)
+            left = torch.randn(n, dim, device="cuda")
+            right = torch.randn(n, dim, device="cuda")
+            feats = torch.cat([left, right], dim=1)
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                host.copy_(feats, non_blocking=True)
+                {fix}
+                copied = side.record_event()
+            return host, copied
+        """, "pass", "feats.record_stream(side)", [("release_without_record", "concat_and_offload")]),
+    "a side stream forked and never joined back is reported at the fork": ("""
+        import torch
+        import torch.distributed as dist
+        class GradBucketer:
+            def __init__(self, numel: int):
+                self.bucket = torch.empty(numel, device="cuda")
+                self.reduction_stream = torch.cuda.Stream()
+
+            def add_grad(self, grad: torch.Tensor) -> None:
+                self.bucket.copy_(grad)
+                self._flush()
+
+            def _flush(self) -> None:
+                self.reduction_stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(self.reduction_stream):
+                    dist.all_reduce(self.bucket)
+                {fix}
+        """, "pass", "torch.cuda.current_stream().wait_stream(self.reduction_stream)",
+        [("write_after_read", "_flush")]),
+    "a public method hands out what its side stream may still write": ("""
+        import torch
+        class Evaluator:
+            def __init__(self, model):
+                self.model = model
+                self.eval_stream = torch.cuda.Stream()
+
+            def evaluate(self, x: torch.Tensor) -> torch.Tensor:
+                self.eval_stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(self.eval_stream):
+                    logits = x.softmax(-1)
+                    x.record_stream(self.eval_stream)
+                {fix}
+                return logits
+        """, "pass", "torch.cuda.current_stream().wait_stream(self.eval_stream)", [("read_after_write", "evaluate")]),
+    "a module a class holds reads its parameters on the stream it runs on": ("""
+        import torch
+        class Evaluator:
+            def __init__(self, model):
+                self.model = model
+                self.eval_stream = torch.cuda.Stream()
+
+            def evaluate_then_offload(self, x: torch.Tensor) -> None:
+                self.eval_stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(self.eval_stream):
+                    self.model(x)
+                    x.record_stream(self.eval_stream)
+                {fix}
+                self.model.to("cpu")
+        """, "pass", "torch.cuda.current_stream().wait_stream(self.eval_stream)",
+        [("write_after_read", "evaluate_then_offload")]),
+    "a tensor flattened from a list lives where the list's tensors do": ("""
+        import torch
+        import torch.distributed as dist
+        from torch._utils import _flatten_dense_tensors
+        class Reducer:
+            def __init__(self, n: int):
+                self.comm_stream = torch.cuda.Stream()
+                self.host_norms = torch.empty(n, pin_memory=True)
+
+            def _reduce(self, bucket):
+                flat = _flatten_dense_tensors(bucket)
+                dist.all_reduce(flat)
+                {fix}
+
+            def reduce(self, grads, norms: torch.Tensor) -> float:
+                self.comm_stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(self.comm_stream):
+                    self.host_norms.copy_(norms, non_blocking=True)
+                    self._reduce(grads)
+                return self.host_norms.max().item()
+        """, "pass", "assert torch.isfinite(flat).all()", [("host_read_before_sync", "reduce")]),
+    "resizing a tensor's storage to nothing releases its memory now": ("""
+        import torch
+        class Offloader:
+            def __init__(self):
+                self.copy_stream = torch.cuda.Stream()
+
+            def offload(self, shape):
+                full = torch.empty(shape, device="cuda")
+                self.copy_stream.wait_stream(torch.cuda.current_stream())
+                host = torch.empty(shape, pin_memory=True)
+                with torch.cuda.stream(self.copy_stream):
+                    host.copy_(full, non_blocking=True)
+                {fix}
+                full.untyped_storage().resize_(0)
+                self.copy_stream.synchronize()
+                return host
+        """, "pass", "self.copy_stream.synchronize()", [("release_without_record", "offload")]),
 }
 
 

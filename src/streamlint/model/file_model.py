@@ -11,9 +11,11 @@ from dataclasses import replace
 
 from streamlint.model.domain.order import HOST, ConflictKind
 from streamlint.model.domain.paths import RootKind
+from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.domain.values import ValueKind
 from streamlint.model.interproc.repeat import next_call_conflicts
-from streamlint.model.findings import Hazard, at_boundary, place
+from streamlint.model.findings import Hazard, Placement, at_boundary, at_fork, place
+from streamlint.model.summary.effects import EffectKind
 from streamlint.model.transfer.frame import ROOT_CONTEXT
 from streamlint.model.interproc.modules import ProjectModules, main_names
 from streamlint.model.interproc.program import Program, unit_of
@@ -36,12 +38,13 @@ def analyze_file(module: cst.Module, path: str = "") -> FileModel:
     solver = Solver(Program(unit_of(name, module, package), ProjectModules(path)))
     solved = solver.solve_module()
     hazards = []
-    seen = set()
+    seen, pairs = set(), set()
     for function, conflict in _all_conflicts(solver, solved, name):
         hazard = conflict if isinstance(conflict, Hazard) else place(function, conflict)
-        key = _problem(hazard)
-        if key not in seen:
+        key, pair = _problem(hazard), _pair(hazard)
+        if key not in seen and pair not in pairs:  # (the same two accesses met again across calls)
             seen.add(key)
+            pairs.add(pair)
             hazards.append(hazard)
     return FileModel(name, hazards, solved, solver)
 
@@ -52,10 +55,17 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
     found: list = list(solved.conflicts_in(name))
     found.extend(_next_calls(solver, solved, name))
     for (qualname, context), walked in solved.walks.items():
-        if not qualname.startswith(name + ".") or qualname in solver.called or context != ROOT_CONTEXT:
+        if not qualname.startswith(name + ".") or qualname in solver.called or not _as_entered(context):
             continue
         found.extend((qualname, at_boundary(qualname, c)) for c in walked.handed_out)
     return found
+
+
+def _as_entered(context) -> bool:
+    """The context a function no caller in sight calls is walked in: nothing known of its
+    arguments; for a method, the receiver's state its class's methods leave on `self`."""
+    bare = replace(context, receiver_state=())
+    return bare == ROOT_CONTEXT and all(attr for attr, _ in context.receiver_state)
 
 
 def _next_calls(solver: Solver, solved: Solved, name: str) -> list:
@@ -68,10 +78,15 @@ def _next_calls(solver: Solver, solved: Solved, name: str) -> list:
             continue
         if context.args or not _keeps_async_work(context.receiver_state, walked.summary):
             continue
-        for conflict in next_call_conflicts(walked.summary, context.receiver_state):
+        # the next call overwriting what the last call's work may still read first: where several
+        # pairs meet at one missing join, that is the one it reports
+        conflicts = sorted(next_call_conflicts(walked.summary, context.receiver_state),
+                           key=lambda c: c.kind is not ConflictKind.WRITE_AFTER_READ)
+        for conflict in conflicts:
             later = replace(conflict.later, chain=conflict.later.chain[1:])
             earlier = replace(conflict.earlier, chain=conflict.earlier.chain[1:])
-            found.append((qualname, _placed_across_calls(qualname, replace(conflict, later=later, earlier=earlier))))
+            found.append((qualname, _placed_across_calls(qualname, replace(conflict, later=later, earlier=earlier),
+                                                         walked.summary)))
     return found
 
 
@@ -84,13 +99,32 @@ def _keeps_async_work(receiver_state: tuple, summary) -> bool:
                for e in summary.effects)
 
 
-def _placed_across_calls(function: str, conflict) -> Hazard:
+def _placed_across_calls(function: str, conflict, summary) -> Hazard:
     """The host refilling what the last call's copy may still read is reported at that copy, the
-    one that returns with its read in flight (where the wait goes); other kinds as within a call."""
+    one that returns with its read in flight (where the wait goes). A side stream the method
+    forked off the caller's current stream (it waited for it), on which the next call's access
+    is, and never joined back is
+    reported at that fork: the next call's work is ordered after nothing the side stream did
+    (`at_fork`). Other kinds as within a call."""
     if conflict.kind is ConflictKind.HOST_WRITE_BEFORE_SYNC:
         hazard = place(function, conflict)
         return replace(hazard, site=hazard.earlier_site)
+    fork = _fork_of(summary, conflict.earlier.stream, conflict.later.stream)
+    if fork is not None and conflict.later.stream.kind is StreamRefKind.AMBIENT:
+        return at_fork(fork.site.partition("#")[0], conflict, fork.site)
     return place(function, conflict)
+
+
+def _fork_of(summary, side, origin):
+    """The last wait in `summary` of stream `side` for stream `origin` (None: it never forked)."""
+    forks = [e for e in summary.effects if e.kind is EffectKind.WAIT_STREAM and e.stream == side and e.other == origin]
+    return forks[-1] if forks else None
+
+
+def _pair(hazard: Hazard) -> tuple:
+    """The two operations that race, wherever the finding is placed: one problem."""
+    earlier, later = hazard.earlier, hazard.later
+    return (hazard.kind, earlier.site, earlier.chain, later.site, later.chain)
 
 
 def _problem(hazard: Hazard) -> tuple:
@@ -99,4 +133,6 @@ def _problem(hazard: Hazard) -> tuple:
     if hazard.kind is ConflictKind.RELEASE_WITHOUT_RECORD:
         root = hazard.later.path.root
         return (hazard.kind, hazard.function, root.site)
+    if hazard.placement is Placement.AT_FORK:
+        return (hazard.placement, hazard.site)  # one missing join, whichever accesses meet
     return (hazard.kind, hazard.site)  # one report per racing access, whichever earlier access it meets first

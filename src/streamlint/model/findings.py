@@ -24,6 +24,9 @@ class Placement(Enum):
     # memory returned while another stream may still write it, by a function no caller in sight
     # calls: reported at the return, where the reader is out of sight
     AT_BOUNDARY = "at_boundary"
+    # a side stream forked off a stream (it waited for it) and never joined back, whose work the
+    # next call of a public method meets: reported at the fork, where the missing join belongs
+    AT_FORK = "at_fork"
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,11 @@ def place(function: str, conflict: Conflict) -> Hazard:
 def at_boundary(function: str, conflict: Conflict) -> Hazard:
     later, earlier = conflict.later, conflict.earlier
     return Hazard(conflict.kind, function, later.site, Placement.AT_BOUNDARY, later, earlier, shown_at(earlier))
+
+
+def at_fork(function: str, conflict: Conflict, fork_site: str) -> Hazard:
+    later, earlier = conflict.later, conflict.earlier
+    return Hazard(conflict.kind, function, fork_site, Placement.AT_FORK, later, earlier, shown_at(earlier))
 
 
 def split_site(site: str) -> Optional[tuple[str, int]]:

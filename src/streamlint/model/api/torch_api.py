@@ -54,6 +54,12 @@ CREATORS = frozenset({
 })
 LIKE_CREATORS = frozenset({"rand_like", "randn_like", "zeros_like", "ones_like", "empty_like", "full_like", "randint_like"})
 ALLOCATING_ONLY = frozenset({"empty", "empty_like", "empty_strided"})
+# Functions that make one new tensor from a list of tensors (their first argument), on the
+# device of those tensors: each item is read where they live.
+ITEM_COMBINERS = frozenset({
+    "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack",
+    "torch._utils._flatten_dense_tensors", "torch.nn.utils.parameters_to_vector",
+})
 # Wrappers that keep their argument's memory (no copy): the result is where the data is.
 SAME_DATA_WRAPPERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
                                 "torch.nn.parameter.Buffer"})
@@ -114,6 +120,11 @@ TENSOR_PRESERVING = frozenset({
     "floor_divide", "remainder", "fmod", "lerp", "addmm", "baddbmm", "einsum", "unfold", "roll",
     "flip", "tril", "triu", "diag", "outer", "dot", "cross", "cumprod", "median", "mode", "sgn",
 })
+# Tensor methods that return the tensor's storage: the same memory, whose `resize_(0)` hands
+# it back to the caching allocator at once, whoever still holds the tensor (ZeRO-style offload).
+STORAGE_METHODS = frozenset({"untyped_storage", "storage", "_typed_storage"})
+STORAGE = "storage"  # the value's target: a storage, not a tensor
+STORAGE_RELEASES = frozenset({"resize_"})  # with a size of 0
 # In-place-looking methods (trailing "_") that launch no kernel on the tensor's data.
 NON_KERNEL_INPLACE = frozenset({"requires_grad_", "share_memory_", "set_", "resize_", "detach_", "retain_grad_", "record_stream_"})
 VIEW_METHODS = frozenset({

@@ -65,6 +65,13 @@ class Root:
 VIEW = "<view at>"
 
 
+def outermost_site(site: str) -> str:
+    """The call site in this function of a site a callee's summary brought in ("m.f#3>m.g#1" is
+    made at "m.f#3"); the qualified name before "#" may hold ">" itself ("m.<module>#3")."""
+    qualname, mark, rest = site.partition("#")
+    return qualname + mark + rest.split(">", 1)[0]
+
+
 class IndexKind(Enum):
     CONST = "const"  # x[3], x["key"]
     SLOT = "slot"  # x[(k + offset) % modulus]
@@ -176,7 +183,7 @@ class Path:
             # a view the loop body takes is somewhere else in the next iteration: unknown
             steps = tuple(Index.any_() if isinstance(s, Index) and s.taken_at and any(map(in_loop, s.taken_at.split("|")))
                           else s for s in steps)
-        if root.kind is not RootKind.FRESH or root.age or not any(map(in_loop, root.site.split(">", 1)[0].split("|"))):
+        if root.kind is not RootKind.FRESH or root.age or not any(map(in_loop, outermost_site(root.site).split("|"))):
             return self if steps == self.steps else Path(root, steps)
         return Path(Root(root.kind, root.name, root.index, root.site, 1), steps)
 

@@ -117,14 +117,17 @@ class State:
         return held
 
     # -- lattice -------------------------------------------------------------------
-    def join(self, other: "State", every_path: bool = False) -> "State":
+    def join(self, other: "State", every_path: bool = False, back_edge: bool = False) -> "State":
+        """The state after either of two paths. `back_edge`: `other` comes around a loop's back
+        edge to its head (values the body carried to the next iteration: `AbsValue.join_carried`)."""
         if not other.reachable:
             return self
         if not self.reachable or self == other:
             return other
+        values = (lambda a, b: a.join_carried(b)) if back_edge else (lambda a, b: a.join(b))
         return State(
-            _join_maps(self.names, other.names, lambda a, b: a.join(b)),
-            _join_maps(self.heap, other.heap, lambda a, b: a.join(b)),
+            _join_maps(self.names, other.names, values),
+            _join_maps(self.heap, other.heap, values),
             _join_current(self.current, other.current),
             self.order.join(other.order, every_path),
             True,

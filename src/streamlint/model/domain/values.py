@@ -69,6 +69,16 @@ class AbsValue:
             self.members | other.members,
         )
 
+    def join_carried(self, carried: "AbsValue") -> "AbsValue":
+        """At a loop's head: this value (on entry, or from the rounds so far) or `carried`, what
+        the body left for the next iteration. Memory the body allocated, carried around (`x =
+        block(x)`), is what the name holds on every iteration after the first (the first was
+        walked from the entry state): the join names it, not nothing."""
+        joined = self.join(carried)
+        if joined.identity is None and carried.identity is not None and carried.identity.root.age:
+            return replace(joined, identity=carried.identity)
+        return joined
+
     def join_none(self) -> "AbsValue":
         """This value on one path, None on another (`x if c else None`)."""
         return replace(self, may_be_none=True)

@@ -12,11 +12,24 @@ from streamlint.model.domain.values import AbsValue, ValueKind
 
 
 def as_receiver_state(stores: tuple[tuple[str, AbsValue], ...]) -> tuple[tuple[str, AbsValue], ...]:
-    return tuple((attr, _at_self(attr, value)) for attr, value in stores if attr)
+    owners = {value.identity: attr for attr, value in stores
+              if attr and value.is_buffer and value.identity is not None and not value.identity.steps}
+    return tuple((attr, _at_self(attr, value, owners)) for attr, value in stores if attr)
 
 
-def _at_self(attr: str, value: AbsValue) -> AbsValue:
-    here = Path(Root.self_()).attr(attr)
+def _held_at(attr: str, value: AbsValue, owners: dict) -> Path:
+    """Where `self` holds the memory: its own attribute, or, for a view of memory another
+    attribute holds (`self.lengths = self.buf[:n]`), that attribute's path to the view."""
+    identity = value.identity
+    if value.is_buffer and identity is not None and identity.steps:
+        owner = owners.get(Path(identity.root))
+        if owner is not None and owner != attr:
+            return Path(Root.self_(), (owner,) + identity.steps)
+    return Path(Root.self_()).attr(attr)
+
+
+def _at_self(attr: str, value: AbsValue, owners: dict) -> AbsValue:
+    here = _held_at(attr, value, owners)
     stream = value.stream
     if stream is not None and stream.kind is StreamRefKind.CREATED:
         stream = StreamRef(StreamRefKind.PATH, stream.framework, here, stream.site, stream.blocking, True)

@@ -76,7 +76,7 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
     if callee.kind is ValueKind.CALLABLE:
         return _project_call(callee.target, arguments, state, frame)
     if callee.kind is ValueKind.UNKNOWN and callee.identity is not None:
-        return _opaque(_model_inputs(arguments, state, frame), state, frame, direct=True)
+        return _opaque(_module_call_inputs(callee, arguments, state, frame), state, frame, direct=True)
     if callee.kind is ValueKind.BUFFER and callee.identity is not None:
         # a module known to be on the device, called: its parameters are read where it runs
         inputs = _model_inputs(arguments, state, frame)
@@ -93,6 +93,19 @@ def _model_inputs(arguments: Arguments, state: State, frame: Frame) -> Arguments
         return arguments
     positional = tuple((_as_tensor(v), e) for v, e in arguments.positional)
     return replace(arguments, positional=positional)
+
+
+def _module_call_inputs(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Arguments:
+    """A value called on tensors under a stream the code chose is a module run there: its
+    parameters (its memory) are read there too, when the function holds it on `self` or in a
+    name it bound (a module handed in as an argument was built by the caller, on no stream we
+    know of: the entry assumption speaks of tensors made for the call)."""
+    inputs = _model_inputs(arguments, state, frame)
+    if inputs is arguments or callee.identity is None or callee.identity.root.kind is RootKind.PARAM:
+        return inputs
+    if not _buffers_given(inputs):
+        return inputs
+    return replace(inputs, positional=inputs.positional + ((_as_tensor(callee), arguments.node),))
 
 
 def _as_tensor(value: AbsValue) -> AbsValue:
@@ -122,7 +135,7 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         return fact_calls.apply_fact(modelled, arguments, state, frame, target)
     if target.startswith("builtins."):
         return _builtin_or_opaque(target, arguments, state, frame)
-    if handler is not None and not any(v.is_buffer for v in arguments.values()):
+    if handler is not None and not _buffers_given(arguments):
         # a framework object made by a call we have no row for (`cp.cuda.Device()`): its
         # methods are looked up under `Device().` in the tables
         return AbsValue(ValueKind.NAMESPACE, target=f"{target}()"), state
@@ -303,7 +316,7 @@ def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = Fal
     """An unknown callable. Given CUDA tensors it runs on the current stream (PyTorch's
     invariant: a model or loss passed in, a helper we cannot read) and returns a CUDA tensor
     made there; given anything else it tells us nothing."""
-    tensors = [v for v in arguments.values() if v.is_buffer]
+    tensors = _buffers_given(arguments)
     if arguments.receiver is not None and arguments.receiver.is_buffer:
         tensors.append(arguments.receiver)
     given = next((v for v in arguments.values() if v.kind is ValueKind.STREAM), None)
@@ -315,6 +328,19 @@ def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = Fal
         written = out if out is not None and out.is_buffer else None
         return torch_calls.run_operation(tensors, written, False, arguments, state, frame)
     return UNKNOWN, state
+
+
+def _buffers_given(arguments: Arguments) -> list[AbsValue]:
+    """The buffers a call is given: its arguments, and the items of a list or tuple of buffers
+    (`torch.cat([a, b])`), each its own memory."""
+    found = []
+    for value in arguments.values():
+        if value.is_buffer:
+            found.append(value)
+        elif value.kind is ValueKind.CONTAINER and value.element is not None and value.element.is_buffer:
+            item = value.element
+            found.extend(replace(item, identity=member) for member in sorted(value.members, key=repr))
+    return found
 
 
 def operate(buffers: list[AbsValue], node: cst.CSTNode, state: State, frame: Frame) -> Handled:

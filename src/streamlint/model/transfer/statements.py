@@ -130,6 +130,22 @@ def _aug_assign(node: cst.AugAssign, state: State, frame: Frame) -> State:
     return bind(node.target, UNKNOWN if other.kind is not ValueKind.HOST_NUMBER else other, state, frame, node)
 
 
+def _del(node: cst.Del, state: State, frame: Frame) -> State:
+    """`del x`, `del self.buf`: the name no longer holds its value; memory nothing else holds
+    goes back to the allocator here (an element of a container is left as it is)."""
+    return _unbind(node.target, state, frame, node)
+
+
+def _unbind(target: cst.BaseExpression, state: State, frame: Frame, node: cst.CSTNode) -> State:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            state = _unbind(element.value, state, frame, node)
+        return state
+    if isinstance(target, (cst.Name, cst.Attribute)):
+        return bind(target, UNKNOWN, state, frame, node)
+    return state
+
+
 def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
     if isinstance(target, cst.Name):
         old = state.value(target.value)
@@ -226,6 +242,11 @@ def tested(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[AbsVal
     return value, state
 
 
+def _assert(node: cst.Assert, state: State, frame: Frame) -> State:
+    """`assert t.isfinite().all()`: a test like an `if`'s (the host waits for a CUDA tensor's stream)."""
+    return tested(node.test, state, frame)[1]
+
+
 def _if(node: cst.If, state: State, frame: Frame) -> State:
     test, state = tested(node.test, state, frame)
     if truth(test) is True:
@@ -264,7 +285,7 @@ def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str
             after = body(head)
             if after.reachable:
                 after = after.renamed(next_iteration)
-            joined = head.join(after)
+            joined = head.join(after, back_edge=True)
             if joined == head:
                 break
             head = joined
@@ -363,6 +384,8 @@ _HANDLERS: dict[type, Callable[..., State]] = {
     cst.Assign: _assign,
     cst.AnnAssign: _ann_assign,
     cst.AugAssign: _aug_assign,
+    cst.Del: _del,
+    cst.Assert: _assert,
     cst.Return: _return,
     cst.Raise: _raise,
     cst.If: _if,

@@ -40,6 +40,8 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         return _collective(torch_api.COLLECTIVES[name], arguments, state, frame)
     if name.startswith(torch_api.TENSOR_LIST_FUNCTIONS):
         return _tensor_lists(name.endswith("_"), arguments, state, frame)
+    if name in torch_api.ITEM_COMBINERS:
+        return _combined(arguments, state, frame)
     if name.startswith(OPTIMIZERS) and name.rsplit(".", 1)[-1][:1].isupper():
         return _optimizer(arguments), state
     short = name.rsplit(".", 1)[-1]
@@ -163,6 +165,18 @@ def _items_path(value: AbsValue) -> Path:
         return item.identity
     assert value.identity is not None
     return value.identity.element(Index.items())
+def _combined(arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """`torch.cat(tensors)`, `_flatten_dense_tensors(bucket)`: one new tensor made from the items
+    of a list, where they live; of a list the code says nothing about, a new tensor all the same
+    (its device not told)."""
+    given = arguments.value(Arg(0, "tensors"))
+    if given is None or given.kind not in (ValueKind.CONTAINER, ValueKind.UNKNOWN):
+        return UNKNOWN, state
+    item = given.element if given.element is not None and given.element.is_buffer else None
+    if item is None:
+        return _fresh(frame, arguments, Memory.UNKNOWN, None), state
+    items = [replace(item, identity=member) for member in sorted(given.members, key=repr)]
+    return run_operation(items or [item], None, False, arguments, state, frame)
 
 
 def _known_as(state: State, before: AbsValue, after: AbsValue) -> State:
@@ -327,6 +341,10 @@ def event_method(name: str, event: AbsValue, arguments: Arguments, state: State,
 
 # -- tensor methods ------------------------------------------------------------------------
 def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    if tensor.target == torch_api.STORAGE:
+        return _storage_method(name, tensor, arguments, state, frame)
+    if name in torch_api.STORAGE_METHODS:
+        return replace(tensor, target=torch_api.STORAGE), state
     handler = _TENSOR_METHODS.get(name)
     if handler is not None:
         return handler(tensor, arguments, state, frame)
@@ -335,6 +353,17 @@ def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: Stat
     if name in torch_api.TENSOR_PRESERVING or (name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE):
         return _operation(name, tensor, arguments, state, frame)
     return None
+
+
+def _storage_method(name: str, storage: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """`t.untyped_storage().resize_(0)`: the memory goes back to the allocator of the stream it
+    was made on now, while names still hold the tensor (a release, as when the last name drops it)."""
+    size = arguments.expression(Arg(0, "size"))
+    freed = isinstance(size, cst.Integer) and size.evaluated_value == 0
+    if name not in torch_api.STORAGE_RELEASES or not freed or storage.identity is None or storage.stream is None:
+        return UNKNOWN, state
+    site = frame.site(arguments.node)
+    return UNKNOWN, do(state, frame, Effect(EffectKind.RELEASE, site, storage.identity, storage.stream, framework=F))
 
 
 def _operation(name: str, tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -451,6 +480,11 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
         # into host memory, non-blocking, from a source of unknown device: the code says it is a
         # download, queued on the current stream
         source = AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, source.identity)
+    if is_host(source) and tensor.memory is Memory.UNKNOWN:
+        target, state = _upload_target(tensor, source, non_blocking, arguments, state, frame)
+        if target is None:
+            return tensor, state
+        tensor = target
     if is_host(tensor) and not is_device(source):
         # host memory written: by the host, or by a stream from a source we cannot see; a
         # queued access to it meets the write either way
@@ -458,8 +492,9 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
             state = host_access(state, frame, site, tensor.identity, True)
         return tensor, state
     current = state.current_stream(F)
-    if not source.is_buffer:
-        # into device memory from a source we cannot see: the write is queued all the same
+    if not source.is_buffer or (source.memory is Memory.UNKNOWN and is_device(tensor)):
+        # into device memory from a source we cannot see, or of a device not told (whether the
+        # copy crosses, and so blocks, is not told): the write is queued all the same
         if is_device(tensor) and tensor.identity is not None:
             state = access(state, frame, site, tensor.identity, True, current)
         return tensor, state
@@ -479,6 +514,19 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
     if crosses and blocks and is_host(tensor):  # a download that blocks returns with the data there
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
     return tensor, state
+
+
+def _upload_target(tensor: AbsValue, source: AbsValue, non_blocking: Optional[bool], arguments: Arguments,
+                   state: State, frame: Frame) -> tuple[Optional[AbsValue], State]:
+    """`t.copy_(host, ...)` into a tensor the code says nothing else about. Non-blocking, the code
+    says it is an upload (a copy between host tensors never overlaps anything): `t` is a CUDA
+    tensor. Blocking, wherever `t` lives the copy has read its source when it returns (None:
+    nothing else is told)."""
+    if non_blocking:
+        return _on_device(tensor), state
+    if source.identity is not None:
+        state = host_access(state, frame, frame.site(arguments.node), source.identity, False)
+    return None, state
 
 
 def _host_read(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -503,7 +551,9 @@ def _api_name(arguments: Arguments) -> str:
 
 
 def _pin_memory(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    if not is_host(tensor):
+    """A pinned copy of a CPU tensor (a tensor of a device not told is one: the method exists on
+    CPU tensors only)."""
+    if is_device(tensor):
         return UNKNOWN, state
     return _fresh(frame, arguments, Memory.PINNED, None), state
 
