@@ -99,7 +99,8 @@ def test_a_changed_helper_is_read_again(tmp_path):
     loop = _project(tmp_path, "from ..staging import prefetch")
     assert ConflictKind.READ_AFTER_WRITE in _kinds(loop)
     staging = tmp_path / "pkg" / "staging.py"
-    on_one_stream = textwrap.dedent(STAGING).replace("    with torch.cuda.stream(side):\n        out", "    if True:\n        out")
+    side_stream = "    with torch.cuda.stream(side):\n        out"
+    on_one_stream = textwrap.dedent(STAGING).replace(side_stream, "    if True:\n        out")
     staging.write_text(on_one_stream + "\n\n")
     resolve.forget()
     assert ConflictKind.READ_AFTER_WRITE not in _kinds(loop)
