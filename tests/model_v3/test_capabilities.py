@@ -135,7 +135,9 @@ CASES = {
             {fix}
             clip[1, 256](cuda.as_cuda_array(t))
         """, "pass", "side.synchronize()",
-        [("read_after_write", "f"), ("release_without_record", "f"), ("write_after_write", "f")]),
+        # one problem: the kernel's read and write of `t`, and its release after, are all
+        # ordered by the one wait the read needs (a reported race is taken as waited for)
+        [("read_after_write", "f")]),
     "a cuda.core kernel may write every buffer it is given": ("""
         from cuda.core.experimental import Device, LaunchConfig, launch
         def run(kernel, n):
@@ -333,7 +335,7 @@ CASES = {
             {fix}
             return cp.fft.fft(cp.asarray(buf))
         """, "pass", "torch.cuda.current_stream().wait_stream(side)",
-        [("read_after_write", "f"), ("release_without_record", "f")]),
+        [("read_after_write", "f")]),  # (the release after the read is ordered by the same wait)
     "a sync every few iterations leaves the last ones unwaited": ("""
         import torch
         def f(model, n, batch):
