@@ -324,6 +324,14 @@ CASES = {
             view = cp.ndarray((n,), dtype="float32", memptr=mem)
             return view.sum()
         """, "pass", "s.synchronize()", [("read_after_write", "f")]),
+    "numba's device-array test narrows the tested name": ("""
+        from numba import cuda
+        from mpi4py import MPI
+        def send(comm, x):
+            if cuda.is_cuda_array(x):
+                {fix}
+                comm.Send(x, dest=1)
+        """, "pass", "cuda.synchronize()", [("host_read_before_sync", "send")]),
     "torch's current stream and cupy's default stream may be one stream": ("""
         import cupy as cp
         import torch

@@ -69,6 +69,13 @@ ARRAY_METHODS: dict[str, Fact] = {
     ),
 }
 
+# Type tests that tell a Numba device array (or any CUDA Array Interface object) from a host
+# array: `isinstance(x, DeviceNDArray)`, `cuda.is_cuda_array(x)` hold on the device side.
+DEVICE_ARRAY_TYPES = frozenset({
+    "numba.cuda.cudadrv.devicearray.DeviceNDArray", "numba.cuda.devicearray.DeviceNDArray",
+})
+DEVICE_ARRAY_TESTS = frozenset({"numba.cuda.is_cuda_array"})
+
 # `cuda.atomic.<op>(array, index, value)` inside a kernel stores into `array` (its first
 # argument) in place, as `array[index] op= value` does.
 ATOMIC_NAMESPACE = "atomic"

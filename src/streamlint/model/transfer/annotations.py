@@ -7,13 +7,14 @@ from typing import Optional
 
 import libcst as cst
 
-from streamlint.model.api import cupy, torch_api
+from streamlint.model.api import cupy, numba_cuda, torch_api
 from streamlint.model.domain.values import AbsValue, Memory, ValueKind
 from streamlint.model.transfer.names import dotted, qualified
 
 _TYPES: dict[str, AbsValue] = {
     **{name: AbsValue(ValueKind.BUFFER, "torch", Memory.UNKNOWN) for name in torch_api.TENSOR_TYPES},
     **{name: AbsValue(ValueKind.BUFFER, "cupy", Memory.DEVICE) for name in cupy.DEVICE_ARRAY_TYPES},
+    **{name: AbsValue(ValueKind.BUFFER, "numba", Memory.DEVICE) for name in numba_cuda.DEVICE_ARRAY_TYPES},
     "numpy.ndarray": AbsValue(ValueKind.BUFFER, "numpy", Memory.PAGEABLE),
     "torch.cuda.Stream": AbsValue(ValueKind.STREAM, "torch"),
     "torch.Stream": AbsValue(ValueKind.STREAM, "torch"),

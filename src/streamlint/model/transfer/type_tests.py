@@ -1,5 +1,5 @@
 """Type tests that tell a device array from a host array (`isinstance(x, cupy.ndarray)`,
-`cupy.get_array_module(x) is numpy`, Chainer's spelling of it): the tested name is a device
+`cupy.get_array_module(x) is numpy`, Chainer's spelling of it, `numba.cuda.is_cuda_array(x)`): the tested name is a device
 array on the test's device side and a host array on the other side of an array-module test
 (D-2: a type test narrows on its device side). The type names are the fact tables'."""
 
@@ -10,7 +10,7 @@ from typing import Optional
 
 import libcst as cst
 
-from streamlint.model.api import chainer, cupy
+from streamlint.model.api import chainer, cupy, numba_cuda
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue, Memory, ValueKind
 from streamlint.model.transfer.devices import is_device, is_host
@@ -18,6 +18,9 @@ from streamlint.model.transfer.expressions import evaluate
 from streamlint.model.transfer.frame import Frame
 
 _ARRAY_MODULE_FUNCTIONS = cupy.ARRAY_MODULE_FUNCTIONS | chainer.ARRAY_MODULE_FUNCTIONS
+# The framework of the device array each type (isinstance) or predicate test tells.
+_DEVICE_TYPES = {**{t: cupy.F for t in cupy.DEVICE_ARRAY_TYPES}, **{t: numba_cuda.F for t in numba_cuda.DEVICE_ARRAY_TYPES}}
+_DEVICE_TESTS = {t: numba_cuda.F for t in numba_cuda.DEVICE_ARRAY_TESTS}
 
 
 def sides(test: cst.BaseExpression, state: State, frame: Frame) -> tuple[State, State]:
@@ -25,39 +28,45 @@ def sides(test: cst.BaseExpression, state: State, frame: Frame) -> tuple[State, 
     found = _tested(test, state, frame)
     if found is None:
         return state, state
-    name, device_when, host_other_side = found
+    name, device_when, host_other_side, framework = found
     value = state.names.get(name)
     if value is None or value.identity is None:
         return state, state
-    device = state.bind(name, replace(value, kind=ValueKind.BUFFER, framework=cupy.F, memory=Memory.DEVICE))
+    device = state.bind(name, replace(value, kind=ValueKind.BUFFER, framework=framework, memory=Memory.DEVICE))
     host = state.bind(name, replace(value, kind=ValueKind.BUFFER, framework=cupy.HOST_MODULE, memory=Memory.PAGEABLE))
     other = host if host_other_side else state
     return (device, other) if device_when else (other, device)
 
 
-def _tested(test: cst.BaseExpression, state: State, frame: Frame) -> Optional[tuple[str, bool, bool]]:
+Tested = tuple[str, bool, bool, str]
+
+
+def _tested(test: cst.BaseExpression, state: State, frame: Frame) -> Optional[Tested]:
     """(the tested name, whether the test holds on the device side, whether the other side is
-    known to be a host array)."""
+    known to be a host array, the device array's framework)."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = _tested(test.expression, state, frame)
-        return (inner[0], not inner[1], inner[2]) if inner is not None else None
+        return (inner[0], not inner[1], inner[2], inner[3]) if inner is not None else None
     if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance":
         return _isinstance(test, state, frame)
+    if isinstance(test, cst.Call) and len(test.args) == 1 and isinstance(test.args[0].value, cst.Name):
+        function = evaluate(test.func, state, frame)[0]
+        framework = _DEVICE_TESTS.get(function.target) if function.kind is ValueKind.NAMESPACE else None
+        return (test.args[0].value.value, True, False, framework) if framework else None
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         return _array_module(test, state, frame)
     return None
 
 
-def _isinstance(test: cst.Call, state: State, frame: Frame) -> Optional[tuple[str, bool, bool]]:
+def _isinstance(test: cst.Call, state: State, frame: Frame) -> Optional[Tested]:
     if len(test.args) != 2 or not isinstance(test.args[0].value, cst.Name):
         return None
     kind = evaluate(test.args[1].value, state, frame)[0]
-    if kind.kind is ValueKind.NAMESPACE and kind.target in cupy.DEVICE_ARRAY_TYPES:
-        return test.args[0].value.value, True, False
-    return None
+    framework = _DEVICE_TYPES.get(kind.target) if kind.kind is ValueKind.NAMESPACE else None
+    return (test.args[0].value.value, True, False, framework) if framework else None
 
 
-def _array_module(test: cst.Comparison, state: State, frame: Frame) -> Optional[tuple[str, bool, bool]]:
+def _array_module(test: cst.Comparison, state: State, frame: Frame) -> Optional[Tested]:
     """`get_array_module(x) is numpy`, `... is not numpy`, `... is cupy`, `... == cupy`."""
     call, comparison = test.left, test.comparisons[0]
     if not (isinstance(call, cst.Call) and call.args and isinstance(call.args[0].value, cst.Name)):
@@ -71,7 +80,7 @@ def _array_module(test: cst.Comparison, state: State, frame: Frame) -> Optional[
         return None
     if module.target not in (cupy.DEVICE_MODULE, cupy.HOST_MODULE):
         return None
-    return call.args[0].value.value, holds == (module.target == cupy.DEVICE_MODULE), True
+    return call.args[0].value.value, holds == (module.target == cupy.DEVICE_MODULE), True, cupy.F
 
 
 def joined_returns(a: AbsValue, b: AbsValue) -> AbsValue:
