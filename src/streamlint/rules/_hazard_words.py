@@ -1,0 +1,201 @@
+"""The words of the cross-stream hazard rules (SL401-SL404), read off the v3 model's hazard
+readings: the buffer's and streams' labels (from syntax: the names at the sites), the lines,
+and the call a side came through. Spelling is message data; no finding is decided here
+except which conflict kinds each code reports."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from streamlint.fixes.edits import FixBuilder
+from streamlint.model.domain.order import ConflictKind
+from streamlint.model.domain.paths import Index, Path, RootKind
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.readings.hazards import HazardReading, Side, allocation_node, outer_site, readings
+
+# The conflict kinds each code reports (the model knows kinds, not codes).
+KIND_CODES = {
+    ConflictKind.READ_AFTER_WRITE: "SL401",
+    ConflictKind.WRITE_AFTER_READ: "SL402",
+    ConflictKind.WRITE_AFTER_WRITE: "SL402",
+    ConflictKind.HOST_WRITE_BEFORE_SYNC: "SL402",
+    ConflictKind.HOST_READ_BEFORE_SYNC: "SL403",
+    ConflictKind.RELEASE_WITHOUT_RECORD: "SL404",
+}
+
+HOST_WORDS = "the host"
+
+
+class Words:
+    """Labels and lines for one checked file's hazard readings."""
+
+    def __init__(self, analysis) -> None:
+        self.analysis = analysis
+        self.model = analysis.v3
+        self.builder = FixBuilder(analysis)
+        self._positions: dict[int, dict] = {}
+
+    # -- the readings a code reports ---------------------------------------------------
+    def hazards(self, code: str) -> Iterator[HazardReading]:
+        for reading in readings(self.model):
+            if KIND_CODES.get(reading.kind) == code:
+                yield reading
+
+    # -- lines ---------------------------------------------------------------------------
+    def line(self, node: Optional[cst.CSTNode], function=None) -> int:
+        """The line of a node of the checked module, or of another module's (`function`: a
+        FunctionRef of that module)."""
+        if node is None:
+            return 0
+        found = self.analysis.line_of(node)
+        if found or function is None:
+            return found
+        unit = self.model.solver.program.unit(function.module)
+        if unit is None:
+            return 0
+        positions = self._positions.get(id(unit.tree))
+        if positions is None:
+            positions = self._positions[id(unit.tree)] = MetadataWrapper(unit.tree, unsafe_skip_copy=True).resolve(
+                PositionProvider)
+        rng = positions.get(node)
+        return rng.start.line if rng is not None else 0
+
+    def foreign(self, function) -> str:
+        """" of other.py" for a function of another module than the checked one."""
+        if function is None or function.module == self.model.module:
+            return ""
+        return f" of {function.module.replace('.', '/')}.py"
+
+    # -- the call a side came through ---------------------------------------------------
+    def inside(self, side: Side) -> str:
+        """' inside `helper()` (`api` at line N[ of other.py])' for an access a called function made."""
+        if not side.through_call or side.node is None:
+            return ""
+        chain = side.access.chain
+        called = (chain[1] if len(chain) > 1 else side.access.site).partition("#")[0]
+        name = called.rsplit(".", 1)[-1]
+        if name == "<module>":
+            return ""
+        where = f"line {self.line(side.node, side.callee)}{self.foreign(side.callee)}"
+        return f" inside `{name}()` ({api_named(self._code(side.node))} at {where})"
+
+    def _code(self, node: cst.CSTNode) -> str:
+        if isinstance(node, cst.Call):
+            func = node.func
+            while isinstance(func, cst.Subscript):  # a kernel launch `k[grid, block, s](...)`
+                func = func.value
+            return _spelled(func)
+        if isinstance(node, cst.Assign):
+            return _spelled(node.targets[0].target)
+        if isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            return _spelled(node.target)
+        return _spelled(node)
+
+    # -- labels --------------------------------------------------------------------------
+    def stream(self, ref: StreamRef, reading: HazardReading, near: Optional[Side] = None) -> str:
+        """A stream as a message names it: its name in code, or in words."""
+        if ref.kind is StreamRefKind.PATH and ref.framework == "host":
+            return HOST_WORDS
+        if ref.kind is StreamRefKind.AMBIENT:
+            if isinstance(reading.function.node, cst.Module) and reading.framework == "torch":
+                return "the legacy default stream"  # a script's current stream, no caller to set it
+            return "the current stream"
+        if ref.kind is StreamRefKind.LEGACY:
+            # CuPy's, Numba's and cuda-python's current stream is the legacy one unless set
+            return "the legacy default stream" if reading.framework == "torch" else "the current stream"
+        if ref.kind is StreamRefKind.PER_THREAD:
+            return "the per-thread default stream"
+        if ref.kind is StreamRefKind.PATH and ref.path is not None:
+            return self.path(ref.path, None)
+        if ref.kind is StreamRefKind.CREATED:
+            made = self.model.node_of(outer_site(ref.site))
+            bound = self.bound_to(made, (near.node,) if near is not None else ())
+            if bound:
+                return bound
+            return self.analysis.code(made) if made is not None else "a stream made in a callee"
+        return "an unknown stream"
+
+    def bound_to(self, node: Optional[cst.CSTNode], near: tuple = ()) -> str:
+        """The name a call's value is bound to (`s = torch.cuda.Stream()` -> "s"); of a tuple
+        target (`err, s = cudaStreamCreate()`), the one element the `near` nodes use."""
+        if node is None:
+            return ""
+        parent = self.builder.parent(node)
+        target = None
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+            target = parent.targets[0].target
+        elif isinstance(parent, cst.AnnAssign):
+            target = parent.target
+        elif isinstance(parent, cst.WithItem) and parent.asname is not None:
+            target = parent.asname.name
+        if isinstance(target, (cst.Tuple, cst.List)):
+            names = [_spelled(e.value) for e in target.elements]
+            used = {_spelled(n) for place in near for n in _walk(place) if isinstance(n, (cst.Name, cst.Attribute))}
+            chosen = [n for n in names if n in used]
+            return chosen[0] if len(chosen) == 1 else ""
+        return _spelled(target) if target is not None else ""
+
+    def buffer(self, reading: HazardReading) -> str:
+        """The memory both sides touch, named as the code names it."""
+        path = reading.later.access.path
+        if path.root.kind is RootKind.FRESH:
+            made = allocation_node(self.model, reading)
+            name = self.bound_to(made, (reading.later.node, reading.earlier.node))
+            if not name:
+                return self._named_in(reading) or "the memory"
+            return self._with_steps(name, path.steps, reading)
+        return self.path(path, reading)
+
+    def path(self, path: Path, reading: Optional[HazardReading]) -> str:
+        if path.root.kind is RootKind.RETURN:
+            return f"the result of `{path.root.name.rsplit('.', 1)[-1]}()`"
+        return self._with_steps(path.root.name.rsplit(".", 1)[-1] if path.root.kind is RootKind.GLOBAL
+                                else path.root.name, path.steps, reading)
+
+    def _with_steps(self, base: str, steps: tuple, reading: Optional[HazardReading]) -> str:
+        text = base
+        for i, step in enumerate(steps):
+            if isinstance(step, Index):
+                spelled = self._subscript_in(reading, text) if reading is not None else None
+                if spelled is None:
+                    return text  # the element the code names, where the text shows no one subscript
+                text = spelled
+                continue
+            text += f".{step}"
+        return text
+
+    def _subscript_in(self, reading: HazardReading, base: str) -> Optional[str]:
+        """`h_in[buf]` where the later access's code subscripts `base`."""
+        for node in (reading.later.node, reading.earlier.node):
+            found = {self.analysis.code(n) for n in _walk(node) if isinstance(n, cst.Subscript)
+                     and self.analysis.code(n.value) == base}
+            if len(found) == 1:
+                return found.pop()
+        return None
+
+    def _named_in(self, reading: HazardReading) -> str:
+        """Memory made where no name binds it: the code of the call that made it."""
+        made = allocation_node(self.model, reading)
+        return _spelled(made) if isinstance(made, cst.Call) else ""
+
+
+def api_named(api: str) -> str:
+    from streamlint.rules._shared import api_named as named_api
+    return named_api(api)
+
+
+def _spelled(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node).strip()
+
+
+def _walk(node: Optional[cst.CSTNode]) -> Iterator[cst.CSTNode]:
+    if node is None:
+        return
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
