@@ -37,6 +37,7 @@ class Words:
         self.model = analysis.v3
         self.builder = FixBuilder(analysis)
         self._positions: dict[int, dict] = {}
+        self._parents: dict[int, dict] = {}
 
     # -- the readings a code reports ---------------------------------------------------
     def hazards(self, code: str) -> Iterator[HazardReading]:
@@ -111,11 +112,11 @@ class Words:
         if ref.kind is StreamRefKind.PATH and ref.path is not None:
             return self.path(ref.path, None)
         if ref.kind is StreamRefKind.CREATED:
-            made = self.model.node_of(outer_site(ref.site))
-            bound = self.bound_to(made, (near.node,) if near is not None else ())
+            bound = self.site_label(ref.site, (near.node,) if near is not None else ())
             if bound:
                 return bound
-            return self.analysis.code(made) if made is not None else "a stream made in a callee"
+            made = self.model.node_of(outer_site(ref.site))
+            return _spelled(made) if made is not None else "the stream a callee made"
         return "an unknown stream"
 
     def bound_to(self, node: Optional[cst.CSTNode], near: tuple = ()) -> str:
@@ -123,7 +124,7 @@ class Words:
         target (`err, s = cudaStreamCreate()`), the one element the `near` nodes use."""
         if node is None:
             return ""
-        parent = self.builder.parent(node)
+        parent = self._parent(node)
         target = None
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
             target = parent.targets[0].target
@@ -138,12 +139,42 @@ class Words:
             return chosen[0] if len(chosen) == 1 else ""
         return _spelled(target) if target is not None else ""
 
+    def _parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        found = self.builder.parent(node)
+        if found is not None:
+            return found
+        for unit_tree in self._trees():
+            parents = self._parents.get(id(unit_tree))
+            if parents is None:
+                parents = self._parents[id(unit_tree)] = {id(c): n for n in _walk(unit_tree) for c in n.children}
+            if id(node) in parents:
+                return parents[id(node)]
+        return None
+
+    def _trees(self) -> list:
+        units = getattr(self.model.solver.program, "_units", {})
+        return [u.tree for name, u in units.items() if u is not None and name != self.model.module]
+
+    def site_label(self, site: str, near: tuple = ()) -> str:
+        """The name of what a site made, in the walked function's terms: the name its call's
+        value is bound to, and for memory a callee made and kept on `self` (`stager =
+        FrameStager()`; `self.frame = cp.empty(...)` in `__init__`) that name's attribute
+        (`stager.frame`)."""
+        steps = _site_steps(site)
+        label = self.bound_to(self.model.node_of(steps[0]), near)
+        if not label:
+            return ""
+        for inner in steps[1:]:
+            kept = self.bound_to(self.model.node_of(inner))
+            if kept.startswith("self."):
+                label += kept[len("self"):]
+        return label
+
     def buffer(self, reading: HazardReading) -> str:
-        """The memory both sides touch, named as the code names it."""
-        path = reading.later.access.path
+        """The memory both sides touch (the larger of the two paths), named as the code names it."""
+        path = min((reading.later.access.path, reading.earlier.access.path), key=lambda p: len(p.steps))
         if path.root.kind is RootKind.FRESH:
-            made = allocation_node(self.model, reading)
-            name = self.bound_to(made, (reading.later.node, reading.earlier.node))
+            name = self.site_label(path.root.site, (reading.later.node, reading.earlier.node))
             if not name:
                 return self._named_in(reading) or "the memory"
             return self._with_steps(name, path.steps, reading)
@@ -170,11 +201,29 @@ class Words:
     def _subscript_in(self, reading: HazardReading, base: str) -> Optional[str]:
         """`h_in[buf]` where the later access's code subscripts `base`."""
         for node in (reading.later.node, reading.earlier.node):
-            found = {self.analysis.code(n) for n in _walk(node) if isinstance(n, cst.Subscript)
-                     and self.analysis.code(n.value) == base}
+            found = {_spelled(n) for n in _walk(node) if isinstance(n, cst.Subscript) and _spelled(n.value) == base}
             if len(found) == 1:
                 return found.pop()
         return None
+
+    def pointed(self, reading: HazardReading, label: str) -> cst.CSTNode:
+        """The buffer's expression in the reported operation (the written target, the receiver,
+        the argument), or the operation itself."""
+        node = reading.node
+        if reading.later.through_call:
+            return node
+        targets: list = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            targets = [node.target]
+        for target in targets:
+            if _spelled(target) == label or (isinstance(target, cst.Subscript) and _spelled(target.value) == label):
+                return target
+        for inner in _walk(node):
+            if isinstance(inner, (cst.Name, cst.Attribute)) and _spelled(inner) == label:
+                return inner
+        return node
 
     def _named_in(self, reading: HazardReading) -> str:
         """Memory made where no name binds it: the code of the call that made it."""
@@ -198,4 +247,15 @@ def _walk(node: Optional[cst.CSTNode]) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(current.children)
+        stack.extend(reversed(current.children))
+
+
+def _site_steps(site: str) -> list[str]:
+    """"f#1>C.__init__#3" -> ["f#1", "C.__init__#3"] (a qualified name may hold ">": `<module>`)."""
+    steps: list[str] = []
+    for piece in site.split(">"):
+        if steps and piece.startswith("#"):
+            steps[-1] += ">" + piece
+        else:
+            steps.append(piece)
+    return steps
