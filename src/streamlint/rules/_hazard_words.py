@@ -186,25 +186,16 @@ class Words:
         return self._with_steps(path.root.name.rsplit(".", 1)[-1] if path.root.kind is RootKind.GLOBAL
                                 else path.root.name, path.steps, reading)
 
-    def _with_steps(self, base: str, steps: tuple, reading: Optional[HazardReading]) -> str:
+    @staticmethod
+    def _with_steps(base: str, steps: tuple, reading: Optional[HazardReading]) -> str:
+        """The buffer a path is part of: its attributes, up to the first element (`h_in`
+        for `h_in[k % 2]`: the text names the buffer, the line shows the element)."""
         text = base
-        for i, step in enumerate(steps):
+        for step in steps:
             if isinstance(step, Index):
-                spelled = self._subscript_in(reading, text) if reading is not None else None
-                if spelled is None:
-                    return text  # the element the code names, where the text shows no one subscript
-                text = spelled
-                continue
+                break
             text += f".{step}"
         return text
-
-    def _subscript_in(self, reading: HazardReading, base: str) -> Optional[str]:
-        """`h_in[buf]` where the later access's code subscripts `base`."""
-        for node in (reading.later.node, reading.earlier.node):
-            found = {_spelled(n) for n in _walk(node) if isinstance(n, cst.Subscript) and _spelled(n.value) == base}
-            if len(found) == 1:
-                return found.pop()
-        return None
 
     def pointed(self, reading: HazardReading, label: str) -> cst.CSTNode:
         """The buffer's expression in the reported operation (the written target, the receiver,
@@ -222,7 +213,8 @@ class Words:
                 return target
         for inner in _walk(node):
             if isinstance(inner, (cst.Name, cst.Attribute)) and _spelled(inner) == label:
-                return inner
+                outer = self._parent(inner)
+                return outer if isinstance(outer, cst.Subscript) and outer.value is inner else inner
         return node
 
     def _named_in(self, reading: HazardReading) -> str:

@@ -19,6 +19,7 @@ from streamlint.model.domain.streams import StreamRef
 from streamlint.model.file_model import FileModel
 from streamlint.model.findings import Hazard, Placement, shown_at
 from streamlint.model.interproc.program import FunctionRef
+from streamlint.model.syntax.frameworks import framework_of as framework_of_module
 
 # Which conflict a racing operation is reported as when it races in several ways (an in-place
 # update reads and writes): overwriting what another stream may still read is the one the
@@ -104,6 +105,12 @@ def framework_of(*streams: StreamRef) -> str:
     return ""
 
 
+def module_framework(model: FileModel) -> str:
+    """The one GPU framework the checked module imports, "" when none or several."""
+    found = {framework_of_module(dotted) for dotted in model.solver.program.main.imports.values()} - {""}
+    return found.pop() if len(found) == 1 else ""
+
+
 def _side(model: FileModel, access: AccessEvent, shown_site: str) -> Side:
     callee = None
     if access.chain:
@@ -140,8 +147,8 @@ def readings(model: FileModel) -> list[HazardReading]:
             # an update of memory the caller made (`bucket.div_(n)`): it reads what the caller's
             # stream wrote
             kind = ConflictKind.READ_AFTER_WRITE
-        found.append(HazardReading(hazard, kind, function, node, later, earlier,
-                                   framework_of(hazard.later.stream, hazard.earlier.stream),
+        framework = framework_of(hazard.later.stream, hazard.earlier.stream) or module_framework(model)
+        found.append(HazardReading(hazard, kind, function, node, later, earlier, framework,
                                    from_caller, root if from_caller else None))
     return found
 
