@@ -125,6 +125,10 @@ class Words:
         if node is None:
             return ""
         parent = self._parent(node)
+        while isinstance(parent, (cst.Attribute, cst.Call)) and (getattr(parent, "value", None) is node
+                                                                   or getattr(parent, "func", None) is node):
+            # `torch.randn(n).mul_(s)`: the name binds what the chain on the new memory returns
+            node, parent = parent, self._parent(parent)
         target = None
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
             target = parent.targets[0].target
@@ -177,7 +181,7 @@ class Words:
             name = self.site_label(path.root.site, (reading.later.node, reading.earlier.node))
             if not name:
                 return self._named_in(reading) or "the memory"
-            return self._with_steps(name, path.steps, reading)
+            return self._with_steps(self._alias_at(name, reading), path.steps, reading)
         return self.path(path, reading)
 
     def path(self, path: Path, reading: Optional[HazardReading]) -> str:
@@ -216,6 +220,18 @@ class Words:
                 outer = self._parent(inner)
                 return outer if isinstance(outer, cst.Subscript) and outer.value is inner else inner
         return node
+
+    def _alias_at(self, name: str, reading: HazardReading) -> str:
+        """The name the reported operation uses for the memory bound to `name`: `name`, or a
+        plain alias of it the function binds (`x = next_x`) when only the alias is used there."""
+        used = {_spelled(n) for n in _walk(reading.node) if isinstance(n, cst.Name)}
+        if name in used or "." in name:
+            return name
+        aliases = {_spelled(t.target) for n in _walk(reading.function.node) if isinstance(n, cst.Assign)
+                   and isinstance(n.value, cst.Name) and n.value.value == name
+                   for t in n.targets if isinstance(t.target, cst.Name)}
+        chosen = aliases & used
+        return chosen.pop() if len(chosen) == 1 else name
 
     def _named_in(self, reading: HazardReading) -> str:
         """Memory made where no name binds it: the code of the call that made it."""
