@@ -61,6 +61,7 @@ class CrossStreamReadAfterWrite(Rule):
 
     ## Example
     ```python
+    import numpy as np
     from numba import cuda
 
 
@@ -78,6 +79,9 @@ class CrossStreamReadAfterWrite(Rule):
 
     s1 = cuda.stream()
     s2 = cuda.stream()
+    x = cuda.to_device(np.ones(n, dtype=np.float32))
+    y = cuda.device_array_like(x)
+    z = cuda.device_array_like(x)
     produce[blocks, threads, s1](x, y)   # writes y
     consume[blocks, threads, s2](y, z)   # reads y: may run before produce finishes
     ```
@@ -92,6 +96,7 @@ class CrossStreamReadAfterWrite(Rule):
 
     ## Use instead
     ```python
+    import numpy as np
     from numba import cuda
 
 
@@ -109,6 +114,9 @@ class CrossStreamReadAfterWrite(Rule):
 
     s1 = cuda.stream()
     s2 = cuda.stream()
+    x = cuda.to_device(np.ones(n, dtype=np.float32))
+    y = cuda.device_array_like(x)
+    z = cuda.device_array_like(x)
     done = cuda.event()
     produce[blocks, threads, s1](x, y)
     done.record(s1)
