@@ -236,7 +236,12 @@ class Words:
     def _named_in(self, reading: HazardReading) -> str:
         """Memory made where no name binds it: the code of the call that made it."""
         made = allocation_node(self.model, reading)
-        return _spelled(made) if isinstance(made, cst.Call) else ""
+        if not isinstance(made, cst.Call):
+            return ""
+        node, parent = made, self._parent(made)
+        while isinstance(parent, (cst.Attribute, cst.Call)):
+            node, parent = parent, self._parent(parent)
+        return "the returned value" if isinstance(parent, cst.Return) else _spelled(made)
 
 
 def api_named(api: str) -> str:
