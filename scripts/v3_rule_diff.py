@@ -103,7 +103,8 @@ def main(argv: list[str]) -> int:
             if not have:
                 gap = key[0] not in lines
                 totals["missing (model gap)" if gap else "missing (rule)"] += len(want)
-                report.append(f"  {key[1]} line {key[0]}: missing ({'model gap' if gap else 'v3 has a hazard here: rule'})")
+                why = "model gap" if gap else "v3 has a hazard here: rule"
+                report.append(f"  {key[1]} line {key[0]}: missing ({why})")
                 continue
             if not want:
                 totals["extra"] += len(have)

@@ -11,10 +11,11 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from streamlint.fixes.edits import FixBuilder
-from streamlint.model.domain.order import ConflictKind
+from streamlint.model.domain.order import HOST, ConflictKind
 from streamlint.model.domain.paths import Index, Path, RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.readings.hazards import HazardReading, Side, allocation_node, outer_site, readings
+from streamlint.rules._shared import api_named
 
 # The conflict kinds each code reports (the model knows kinds, not codes).
 KIND_CODES = {
@@ -51,9 +52,8 @@ class Words:
         FunctionRef of that module)."""
         if node is None:
             return 0
-        found = self.analysis.line_of(node)
-        if found or function is None:
-            return found
+        if function is None or function.module == self.model.module:
+            return self.analysis.line_of(node)
         unit = self.model.solver.program.unit(function.module)
         if unit is None:
             return 0
@@ -98,7 +98,7 @@ class Words:
     # -- labels --------------------------------------------------------------------------
     def stream(self, ref: StreamRef, reading: HazardReading, near: Optional[Side] = None) -> str:
         """A stream as a message names it: its name in code, or in words."""
-        if ref.kind is StreamRefKind.PATH and ref.framework == "host":
+        if ref == HOST:
             return HOST_WORDS
         if ref.kind is StreamRefKind.AMBIENT:
             if isinstance(reading.function.node, cst.Module) and reading.framework == "torch":
@@ -238,15 +238,10 @@ class Words:
         made = allocation_node(self.model, reading)
         if not isinstance(made, cst.Call):
             return ""
-        node, parent = made, self._parent(made)
+        parent = self._parent(made)
         while isinstance(parent, (cst.Attribute, cst.Call)):
-            node, parent = parent, self._parent(parent)
+            parent = self._parent(parent)
         return "the returned value" if isinstance(parent, cst.Return) else _spelled(made)
-
-
-def api_named(api: str) -> str:
-    from streamlint.rules._shared import api_named as named_api
-    return named_api(api)
 
 
 def _spelled(node: cst.CSTNode) -> str:
