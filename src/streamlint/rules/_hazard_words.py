@@ -119,6 +119,14 @@ class Words:
             return _spelled(made) if made is not None else "the stream a callee made"
         return "an unknown stream"
 
+    def stream_for_code(self, ref: StreamRef, reading: HazardReading, near: Optional[Side] = None) -> str:
+        """The label a fix spells a stream from: the current stream where the work runs on
+        whatever is current (a script's included: `current_stream()` names it wherever the
+        fix goes, and is the stream the model sees), else the stream's label."""
+        if ref.kind is StreamRefKind.AMBIENT:
+            return "the current stream"
+        return self.stream(ref, reading, near)
+
     def bound_to(self, node: Optional[cst.CSTNode], near: tuple = ()) -> str:
         """The name a call's value is bound to (`s = torch.cuda.Stream()` -> "s"); of a tuple
         target (`err, s = cudaStreamCreate()`), the one element the `near` nodes use."""

@@ -198,7 +198,8 @@ class CrossStreamReadAfterWrite(Rule):
             yield Finding(
                 h.node,
                 f"{origin} and read on {named(second)} here{words.inside(h.later)} with no wait in between",
-                fix=None if h.from_caller else _fix(builder, h, first, second),
+                fix=None if h.from_caller else _fix(builder, h, words.stream_for_code(h.earlier.stream, h, h.earlier),
+                                                    words.stream_for_code(h.later.stream, h, h.later)),
                 help=f"{idiom} before line {at}",
             )
 

@@ -125,7 +125,7 @@ class MissingRecordStream(Rule):
                 f"{named(buffer)} was allocated on {named(owner_label)} (line {words.line(made)}), is used "
                 f"on {named(user_label)} here, then {released} without `record_stream`: its memory may go to "
                 f"new work on {named(owner_label)} too early",
-                fix=_fix(words.builder, h, buffer, user_label),
+                fix=_fix(words.builder, h, buffer, words.stream_for_code(h.earlier.stream, h, h.earlier)),
                 help=_record_help(buffer, user) + f" (or `{owner}.wait_stream({user})` before the release)",
             )
 
