@@ -63,12 +63,22 @@ def produced(fixture: Path, codes: set[str]) -> str:
     return "".join(out).replace(str(ROOT) + "/", "")
 
 
-def hazard_lines(fixture: Path) -> set[int]:
-    from v3_compare import model_lines
+def hazard_lines(fixture: Path) -> set[tuple[int, str]]:
+    """(line, code) of each problem v3 reports in the fixture (its hazard readings)."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from streamlint.model.file_model import analyze_file
+    from streamlint.model.readings.hazards import readings
+    from streamlint.rules._hazard_words import KIND_CODES
+
     try:
-        return model_lines(fixture)
+        module = cst.parse_module(fixture.read_text(encoding="utf-8"))
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        model = analyze_file(module, str(fixture))
     except Exception:  # a development measure
         return set()
+    return {(positions[r.node].start.line, KIND_CODES[r.kind]) for r in readings(model) if r.node in positions}
 
 
 def main(argv: list[str]) -> int:
@@ -101,9 +111,9 @@ def main(argv: list[str]) -> int:
             want, have = pinned.get(key, []), got.get(key, [])
             totals["pinned"] += len(want)
             if not have:
-                gap = key[0] not in lines
+                gap = key not in lines
                 totals["missing (model gap)" if gap else "missing (rule)"] += len(want)
-                why = "model gap" if gap else "v3 has a hazard here: rule"
+                why = "model gap" if gap else "v3 has this code's hazard on the line: rule"
                 report.append(f"  {key[1]} line {key[0]}: missing ({why})")
                 continue
             if not want:
@@ -126,7 +136,7 @@ def main(argv: list[str]) -> int:
             print("\n".join(report))
     print(f"codes {','.join(sorted(codes))}: {totals['pinned']} pinned findings; {totals['same']} the same; "
           f"{totals['differs']} differ; {totals['missing (model gap)']} missing (model gap); "
-          f"{totals['missing (rule)']} missing (v3 has a hazard on the line); {totals['extra']} extra; "
+          f"{totals['missing (rule)']} missing (v3 has that hazard: the rule drops it); {totals['extra']} extra; "
           f"{totals['crashed']} crashed")
     return 0
 
