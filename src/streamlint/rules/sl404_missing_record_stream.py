@@ -5,9 +5,10 @@ from __future__ import annotations
 from streamlint.fixes.edits import FixBuilder, bound_before, is_pasteable, make_fix
 from streamlint.fixes.idioms import stream_named_at
 from streamlint.fixes.model import Applicability
+from streamlint.model.findings import Placement
 from streamlint.model.readings.hazards import allocation_node, is_module_level
 from streamlint.rules._hazard_words import Words
-from streamlint.rules._shared import may_be_none_in, named, stream_code
+from streamlint.rules._shared import handed_to_callers_of, may_be_none_in, named, stream_code
 from streamlint.rules.base import Finding, Rule
 
 
@@ -113,6 +114,17 @@ class MissingRecordStream(Rule):
             user_label = words.stream(h.earlier.stream, h, h.earlier)
             user, owner = stream_code(user_label, "torch", analysis), stream_code(owner_label, "torch", analysis)
             made = allocation_node(words.model, h)
+            if h.placement is Placement.AT_BOUNDARY:
+                # used and released in the callers, not here: name their lines
+                callers = handed_to_callers_of(analysis, h.function.node, h.function.class_name,
+                                               "use it on their current stream and release it when they drop it")
+                yield Finding(
+                    h.node,
+                    f"{named(buffer)} was allocated on {named(owner_label)} (line {words.line(made)}) and is "
+                    f"{callers}, without `record_stream`: its memory may go to new work on {named(owner_label)} too early",
+                    help=_record_help(buffer, user),
+                )
+                continue
             if h.released_at is None and is_module_level(h):
                 released = "released when the script ends"
             elif h.released_at is None:
