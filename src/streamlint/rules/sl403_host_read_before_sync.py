@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from streamlint.model.findings import Placement
 from streamlint.rules._hazard_words import Words
-from streamlint.rules._shared import named, stream_code, sync_idiom
+from streamlint.rules._shared import handed_to_callers_of, named, stream_code, sync_idiom
 from streamlint.rules.base import Finding, Rule
 
 
@@ -132,6 +133,16 @@ class HostReadBeforeSync(Rule):
             if not h.earlier.access.host_memory:
                 # device memory read from the host side, by a library outside the streams (MPI)
                 yield self.outside(analysis, words, h, buffer, first, stream, at)
+                continue
+            if h.placement is Placement.AT_BOUNDARY:
+                # handed out unfinished: the reads are in the callers
+                handed = handed_to_callers_of(analysis, h.function.node, h.function.class_name, "read it on the host")
+                yield Finding(
+                    h.node,
+                    f"the asynchronous copy into {named(buffer)} on {named(first)} (line {words.line(h.earlier.shown)}"
+                    f"{words.inside(h.earlier)}) may not have finished when it is {handed}",
+                    help=f"{sync_idiom(stream)} (or an event recorded after the copy) before returning the result",
+                )
                 continue
             yield Finding(
                 words.pointed(h, buffer),
