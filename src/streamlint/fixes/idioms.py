@@ -80,16 +80,25 @@ def stream_at(builder: FixBuilder, record, label: str, framework: str, row: int,
     A label is the name the stream had where the analysis met it; it names the same
     stream at `row` only if that name is bound once in the function, before `row`, and
     the stream is not one of several drawn from a collection (`streams[i % 2]`)."""
+    if is_pasteable(label):
+        for op in record.ops:
+            for stream in (op.stream, op.target):
+                if stream is not None and stream.label == label and stream.one_of:
+                    return None
+    return stream_named_at(builder, record.node, label, framework, row, current_ok=current_ok)
+
+
+def stream_named_at(builder: FixBuilder, function: cst.CSTNode, label: str, framework: str, row: int, *,
+                    current_ok: bool) -> Optional[str]:
+    """Code naming the stream labelled `label` at `row` of `function`'s body, or None: the
+    label itself when its name is bound once in the function, before `row`; the framework's
+    spelling of the legacy (or, where `current_ok`, the current) stream."""
     if not is_pasteable(label):
         return spell_stream(label, framework, builder.module, current_ok=current_ok)
-    for op in record.ops:
-        for stream in (op.stream, op.target):
-            if stream is not None and stream.label == label and stream.one_of:
-                return None
     root = label.split(".", 1)[0]
-    if not bound_before(builder, record.node, label, row):
+    if not bound_before(builder, function, label, row):
         return None
-    if root != "self" and _bindings(builder, record.node, root) > 1:
+    if root != "self" and _bindings(builder, function, root) > 1:
         return None
     return label
 
@@ -152,3 +161,21 @@ def region_stream(builder: FixBuilder, record, op) -> Optional[str]:
         return None
     return stream_at(builder, record, streams[0].label, op.framework, builder.analysis.line_of(op.node),
                      current_ok=False)
+
+
+def wait_statements(builder: FixBuilder, function: cst.CSTNode, writer: str, reader: str, framework: str,
+                    row: int) -> Optional[list[str]]:
+    """Statements that make stream `reader` wait for stream `writer` (labels), to be inserted
+    at `row` of `function`; None when a stream cannot be named there or the framework has no idiom."""
+    template = WAIT_LINES.get(framework)
+    if template is None:
+        return None
+    writer_code = stream_named_at(builder, function, writer, framework, row, current_ok=False)
+    reader_code = stream_named_at(builder, function, reader, framework, row, current_ok=True)
+    if writer_code is None or reader_code is None or writer_code == reader_code:
+        return None
+    module = import_alias(builder.module, MODULE_OF[framework]) or ""
+    if "{m}" in "".join(template) and not module:
+        return None
+    event = fresh_name(builder.analysis.source, "ready") if "{e}" in "".join(template) else ""
+    return [line.format(a=writer_code, b=reader_code, m=module, e=event) for line in template]

@@ -184,10 +184,14 @@ def call_lines(analysis: FileAnalysis, record: FunctionRecord) -> list[int]:
     what it returns: `f(...)` for a function; for a method, `self.m(...)` and `x.m(...)`
     where `x = TheClass(...)` in this module (not any `.m(...)`: `t.norm()` is no call of
     `Reducer.norm`). None for a property, which is read without a call."""
-    short = record.name.rsplit(".", 1)[-1]
-    method = record.kind == "method"
-    node = record.node
-    if is_property(record):
+    return calls_of(analysis, record.node, record.class_name if record.kind == "method" else "")
+
+
+def calls_of(analysis: FileAnalysis, node: cst.CSTNode, class_name: str) -> list[int]:
+    """`call_lines` for the function `node` (a method of `class_name` when given)."""
+    short = node.name.value if isinstance(node, cst.FunctionDef) else ""
+    method = bool(class_name)
+    if _is_property_node(node):
         return []
     calls: list[cst.Call] = []
     instances: set[str] = {"self"}
@@ -195,7 +199,7 @@ def call_lines(analysis: FileAnalysis, record: FunctionRecord) -> list[int]:
     class Calls(cst.CSTVisitor):
         def visit_Assign(self, assign: cst.Assign) -> None:
             value = assign.value
-            if isinstance(value, cst.Call) and record.class_name and _decorator_name(value.func) == record.class_name:
+            if isinstance(value, cst.Call) and class_name and _decorator_name(value.func) == class_name:
                 instances.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))
 
         def visit_Call(self, call: cst.Call) -> None:
@@ -217,7 +221,10 @@ _PROPERTIES = frozenset({"property", "cached_property"})
 
 
 def is_property(record: FunctionRecord) -> bool:
-    node = record.node
+    return _is_property_node(record.node)
+
+
+def _is_property_node(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.FunctionDef) and any(_decorator_name(d.decorator) in _PROPERTIES
                                                      for d in node.decorators)
 
@@ -234,10 +241,16 @@ def _decorator_name(expr: cst.BaseExpression) -> str:
 def handed_to_callers(analysis: FileAnalysis, record: FunctionRecord, what_they_do: str) -> str:
     """"handed to the callers of `next()`, which read it on their current stream (lines 16
     and 19)": where a result is used is in the callers, at their calls in this module."""
-    short = record.name.rsplit(".", 1)[-1]
-    if is_property(record):
+    return handed_to_callers_of(analysis, record.node, record.class_name if record.kind == "method" else "",
+                                what_they_do)
+
+
+def handed_to_callers_of(analysis: FileAnalysis, node: cst.CSTNode, class_name: str, what_they_do: str) -> str:
+    """`handed_to_callers` for the function `node` (a method of `class_name` when given)."""
+    short = node.name.value if isinstance(node, cst.FunctionDef) else ""
+    if _is_property_node(node):
         return f"handed to the readers of the property `{short}`, which {what_they_do}"
-    lines = call_lines(analysis, record)
+    lines = calls_of(analysis, node, class_name)
     where = f" ({lines_named(lines)})" if lines else ""
     return f"handed to the callers of `{short}()`, which {what_they_do}{where}"
 
@@ -350,8 +363,12 @@ def may_be_none(analysis: FileAnalysis, record: FunctionRecord, label: str) -> b
     defaulting to None, or a binding of it (in the function; for an attribute, anywhere
     in the file) to None, `getattr(x, name, None)`, `d.get(key)`, `next(it, None)`,
     `a if c else None` or `a or None`."""
-    scope: cst.CSTNode = analysis.module if "." in label else record.node
-    function = record.node
+    return may_be_none_in(analysis, record.node, label)
+
+
+def may_be_none_in(analysis: FileAnalysis, function: cst.CSTNode, label: str) -> bool:
+    """`may_be_none` where the function is `function` (its syntax node)."""
+    scope: cst.CSTNode = analysis.module if "." in label else function
     if "." not in label and isinstance(function, cst.FunctionDef):
         params = function.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):

@@ -5,9 +5,12 @@ from __future__ import annotations
 import libcst as cst
 
 from streamlint.fixes.edits import FixBuilder, make_fix
-from streamlint.fixes.idioms import wait_lines
+from streamlint.fixes.idioms import wait_statements
 from streamlint.fixes.model import Applicability
-from streamlint.rules._shared import handed_to_callers, hazards, inside, named, stream_code, wait_idiom
+from streamlint.model.domain.paths import RootKind
+from streamlint.model.findings import Placement
+from streamlint.rules._hazard_words import Words
+from streamlint.rules._shared import handed_to_callers_of, named, wait_idiom
 from streamlint.rules.base import Finding, Rule
 
 
@@ -58,6 +61,7 @@ class CrossStreamReadAfterWrite(Rule):
 
     ## Example
     ```python
+    import numpy as np
     from numba import cuda
 
 
@@ -75,6 +79,9 @@ class CrossStreamReadAfterWrite(Rule):
 
     s1 = cuda.stream()
     s2 = cuda.stream()
+    x = cuda.to_device(np.ones(n, dtype=np.float32))
+    y = cuda.device_array_like(x)
+    z = cuda.device_array_like(x)
     produce[blocks, threads, s1](x, y)   # writes y
     consume[blocks, threads, s2](y, z)   # reads y: may run before produce finishes
     ```
@@ -89,6 +96,7 @@ class CrossStreamReadAfterWrite(Rule):
 
     ## Use instead
     ```python
+    import numpy as np
     from numba import cuda
 
 
@@ -106,6 +114,9 @@ class CrossStreamReadAfterWrite(Rule):
 
     s1 = cuda.stream()
     s2 = cuda.stream()
+    x = cuda.to_device(np.ones(n, dtype=np.float32))
+    y = cuda.device_array_like(x)
+    z = cuda.device_array_like(x)
     done = cuda.event()
     produce[blocks, threads, s1](x, y)
     done.record(s1)
@@ -164,89 +175,61 @@ class CrossStreamReadAfterWrite(Rule):
     fix_availability = "sometimes"
 
     def check(self, analysis):
-        builder = FixBuilder(analysis)
-        for record, h in hazards(analysis, self.code):
+        words = Words(analysis)
+        builder = words.builder
+        for h in words.hazards(self.code):
             at = analysis.line_of(h.node)
-            if h.wrong_wait:
-                yield Finding(
-                    h.node,
-                    f"the current stream waits on {named(h.second)} here, but {named(h.buffer)} is written on "
-                    f"{named(h.first)} (line {analysis.line_of(h.other)}), which it never waits for",
-                    help=f"{wait_idiom(h.first, 'the current stream', h.framework, analysis)} before the work that uses it",
-                )
-                continue
-            if h.joins_default:
-                yield Finding(
-                    h.node,
-                    f"the default stream waits on {named(h.first)} here, but the work after it runs on the current "
-                    f"stream, which is another stream under a caller's side stream or a CUDA graph",
-                    help=f"make `{stream_code('the current stream', 'torch', analysis)}` wait instead",
-                )
-                continue
-            if h.waits_on_default:
-                yield Finding(
-                    h.node,
-                    f"{named(h.second)} waits on the default stream here, but {named(h.buffer)} is produced on the "
-                    f"current stream, which is another stream under a caller's side stream or a CUDA graph",
-                    help="wait on `torch.cuda.current_stream()` instead",
-                )
-                continue
-            if h.given_stream:
-                yield Finding(
-                    h.node,
-                    f"{named(h.buffer)} is used on {named(h.second)} here{inside(analysis, h.via)}, but the callers "
-                    f"hand this method the non-blocking stream `{h.given_stream}` for its work: nothing orders "
-                    f"this with their work on it there",
-                    help=f"queue this work on `{h.given_stream}` (`stream={h.given_stream}`)",
-                )
-                continue
-            if h.param:
-                what = "state made before this call" if h.buffer.startswith("self.") else "a parameter"
-                origin = f"{named(h.buffer)} is produced on the caller's current stream ({what})"
+            buffer, first = words.buffer(h), words.stream(h.earlier.stream, h, h.earlier)
+            second = words.stream(h.later.stream, h, h.later)
+            if h.from_caller:
+                what = "state made before this call" if h.caller_root is RootKind.SELF else "a parameter"
+                origin = f"{named(buffer)} is produced on the caller's current stream ({what})"
             else:
-                origin = (f"{named(h.buffer)} is written on {named(h.first)} at line {analysis.line_of(h.other)}"
-                          f"{inside(analysis, h.other_via)}")
-            idiom = wait_idiom(h.first, h.second, h.framework, analysis)
-            if h.second == HANDED_OUT and not h.param:
-                yield Finding(h.node, f"{origin} and {handed_to_callers(analysis, record, 'read it on their current stream')} "
-                              f"with no wait in between",
-                              fix=_fix(builder, record, h), help=_handed_out_help(analysis, h, idiom, at))
+                origin = (f"{named(buffer)} is written on {named(first)} at line {analysis.line_of(h.earlier.shown)}"
+                          f"{words.inside(h.earlier)}")
+            idiom = wait_idiom(first, second, h.framework, analysis)
+            if h.placement is Placement.AT_BOUNDARY and not h.from_caller:
+                function = h.function.node
+                handed = handed_to_callers_of(analysis, function, h.function.class_name,
+                                              "read it on their current stream")
+                yield Finding(h.node, f"{origin} and {handed} with no wait in between",
+                              help=_handed_out_help(analysis, h, idiom, at))
                 continue
             yield Finding(
                 h.node,
-                f"{origin} and read on {named(h.second)} here{inside(analysis, h.via)} with no wait in between",
-                fix=_fix(builder, record, h),
+                f"{origin} and read on {named(second)} here{words.inside(h.later)} with no wait in between",
+                fix=None if h.from_caller else _fix(builder, h, words.stream_for_code(h.earlier.stream, h, h.earlier),
+                                                    words.stream_for_code(h.later.stream, h, h.later)),
                 help=f"{idiom} before line {at}",
             )
 
 
-# The reading side of a result handed to the caller, as the model labels it.
-HANDED_OUT = "the caller's current stream"
-
-
 def _handed_out_help(analysis, hazard, idiom: str, at: int) -> str:
     # Written on the line that returns it: the wait can only come after, in the callers.
-    if analysis.line_of(hazard.other) == at:
+    if analysis.line_of(hazard.earlier.shown) == at:
         return f"{idiom} in the callers, before they use the result"
     return f"{idiom} before line {at}"
 
 
-def _fix(builder: FixBuilder, record, hazard):
+def _fix(builder: FixBuilder, hazard, writer: str, reader: str):
     """The wait, just before the statement that reads. Unsafe: it changes what runs
     concurrently (the reading stream now waits for everything queued on the writer).
     An event the wait needs (Numba) is made once, before the outermost loop around the
     read: made in the loop, it would be a new event every iteration (SL501)."""
-    lines = wait_lines(builder, record, hazard)
     statement = builder.statement_of(hazard.node)
-    if lines is None or statement is None:
+    if statement is None:
+        return None
+    function = hazard.function.node
+    lines = wait_statements(builder, function, writer, reader, hazard.framework, builder.analysis.line_of(hazard.node))
+    if lines is None:
         return None
     message = f"Insert `{'; '.join(lines)}`"
     if hazard.framework != "numba":
         return make_fix(message, Applicability.UNSAFE, [builder.insert_before(statement, lines)])
-    if record.is_forward:
+    if isinstance(function, cst.FunctionDef) and function.name.value == "forward" and hazard.function.class_name:
         return None  # a new event on every call of forward
     creation, waits = lines[:1], lines[1:]
-    loop = _outermost_loop(builder, statement, record.node)
+    loop = _outermost_loop(builder, statement, function)
     if loop is None:
         return make_fix(message, Applicability.UNSAFE, [builder.insert_before(statement, lines)])
     return make_fix(message, Applicability.UNSAFE,

@@ -1,0 +1,157 @@
+"""The file's hazards as a message needs them: one problem per racing operation, the nodes of
+both sides (where each shows in the reporting function, and the operation itself when a
+callee did it), the streams, the framework, and whether the earlier side is the caller's.
+
+No walking here: everything is read off the placed `Hazard`s and the syntax nodes their
+sites name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from streamlint.model.domain.order import HOST, AccessEvent, ConflictKind
+from streamlint.model.domain.paths import RootKind
+from streamlint.model.domain.streams import StreamRef
+from streamlint.model.file_model import FileModel
+from streamlint.model.findings import Hazard, Placement, shown_at
+from streamlint.model.interproc.program import FunctionRef
+from streamlint.model.syntax.frameworks import framework_of as framework_of_module
+
+# Which conflict a racing operation is reported as when it races in several ways (an in-place
+# update reads and writes): overwriting what another stream may still read is the one the
+# writer's order must fix; a read of another stream's write next; a second writer last.
+_PRECEDENCE = (
+    ConflictKind.WRITE_AFTER_READ,
+    ConflictKind.READ_AFTER_WRITE,
+    ConflictKind.WRITE_AFTER_WRITE,
+)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One access of a hazard, as the reporting function sees it."""
+
+    access: AccessEvent
+    shown: Optional[cst.CSTNode]  # where it shows in the reporting function (itself, or its call)
+    node: Optional[cst.CSTNode]  # the operation itself (in a callee when it came through a call)
+    callee: Optional[FunctionRef]  # the function that made it, when not the reporting one
+
+    @property
+    def stream(self) -> StreamRef:
+        return self.access.stream
+
+    @property
+    def on_host(self) -> bool:
+        return self.access.stream == HOST
+
+    @property
+    def through_call(self) -> bool:
+        return bool(self.access.chain)
+
+
+@dataclass(frozen=True)
+class HazardReading:
+    hazard: Hazard
+    kind: ConflictKind  # what the problem at this place is (one per racing operation)
+    function: FunctionRef  # where it is reported
+    node: cst.CSTNode  # the reported node
+    later: Side
+    earlier: Side
+    framework: str  # "torch", "cupy", "numba", "cuda-python"; "" when neither stream says
+    # the earlier side is the caller's: memory assumed made on the caller's current stream
+    # before the call (a parameter, or `self` state)
+    from_caller: bool
+    caller_root: Optional[RootKind]  # PARAM or SELF for `from_caller`
+
+    @property
+    def placement(self) -> Placement:
+        return self.hazard.placement
+
+    @property
+    def at_earlier(self) -> bool:
+        """Reported at the earlier access (a copy an earlier call left reading what this one
+        refills), not at the later one."""
+        return self.hazard.site == self.hazard.earlier_site != shown_at(self.hazard.later)
+
+    @property
+    def released_at(self) -> Optional[cst.CSTNode]:
+        """A release's place (the rebinding or `del`); None when the function's end releases it."""
+        return self.later.node if self.kind is ConflictKind.RELEASE_WITHOUT_RECORD else None
+
+
+def allocation_node(model: FileModel, reading: HazardReading) -> Optional[cst.CSTNode]:
+    """The call that allocated the memory of a hazard's path, when the path is an allocation."""
+    root = reading.later.access.path.root
+    if root.kind is not RootKind.FRESH or not root.site:
+        return None
+    return model.node_of(outer_site(root.site))
+
+
+def outer_site(site: str) -> str:
+    """The site in the walked function of a site key a call mapped ("f#3>g#1" -> "f#3"); the
+    qualified name before "#" may itself hold ">" (`mod.<module>#2`)."""
+    qualname, _, rest = site.partition("#")
+    return f"{qualname}#{rest.split('>', 1)[0]}" if rest else site
+
+
+def framework_of(*streams: StreamRef) -> str:
+    for stream in streams:
+        if stream != HOST and stream.framework:
+            return stream.framework
+    return ""
+
+
+def module_framework(model: FileModel) -> str:
+    """The one GPU framework the checked module imports, "" when none or several."""
+    found = {framework_of_module(dotted) for dotted in model.solver.program.main.imports.values()} - {""}
+    return found.pop() if len(found) == 1 else ""
+
+
+def _side(model: FileModel, access: AccessEvent, shown_site: str) -> Side:
+    callee = None
+    if access.chain:
+        callee = model.solver.program.function(access.site.partition("#")[0])
+    return Side(access, model.node_of(shown_site), model.node_of(access.site), callee)
+
+
+def _problem_kind(hazard: Hazard, kinds: set[ConflictKind]) -> Optional[ConflictKind]:
+    """The one kind reported at this hazard's place, or None when another kind there wins."""
+    kind = hazard.kind
+    if kind not in _PRECEDENCE:
+        return kind
+    first = next(k for k in _PRECEDENCE if k in kinds)
+    return kind if kind is first else None
+
+
+def readings(model: FileModel) -> list[HazardReading]:
+    """Every hazard of the file, one per problem, in the model's order."""
+    kinds_at: dict[str, set[ConflictKind]] = {}
+    for hazard in model.hazards:
+        kinds_at.setdefault(hazard.site, set()).add(hazard.kind)
+    found = []
+    for hazard in model.hazards:
+        kind = _problem_kind(hazard, kinds_at[hazard.site])
+        function = model.solver.program.function(hazard.function)
+        node = model.node_of(hazard.site)
+        if kind is None or function is None or node is None:
+            continue
+        later = _side(model, hazard.later, shown_at(hazard.later))
+        earlier = _side(model, hazard.earlier, hazard.earlier_site)
+        root = hazard.earlier.path.root.kind
+        from_caller = hazard.earlier.assumed
+        if kind is ConflictKind.WRITE_AFTER_WRITE and from_caller:
+            # an update of memory the caller made (`bucket.div_(n)`): it reads what the caller's
+            # stream wrote
+            kind = ConflictKind.READ_AFTER_WRITE
+        framework = framework_of(hazard.later.stream, hazard.earlier.stream) or module_framework(model)
+        found.append(HazardReading(hazard, kind, function, node, later, earlier, framework,
+                                   from_caller, root if from_caller else None))
+    return found
+
+
+def is_module_level(reading: HazardReading) -> bool:
+    return isinstance(reading.function.node, cst.Module)
