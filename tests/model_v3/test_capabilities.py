@@ -430,6 +430,24 @@ CASES = {
                 return recovered, out
         """, "pass", "torch.cuda.current_stream().wait_stream(self.h2d_stream)",
         [("read_after_write", "reload_and_use")]),
+    # the flat buffer handed to the bucket after construction is state made before this call,
+    # on the caller's current stream: the communication stream reads it without a wait
+    "an object's state was made before the call, on the caller's current stream": ("""
+        import torch
+        class GradBucket:
+            def __init__(self, params, communication_stream):
+                self.params = params
+                self.communication_stream = communication_stream
+
+            def attach(self, flat_buffer):
+                self.grad_data = flat_buffer
+
+            def start_reduction(self, group):
+                {fix}
+                with torch.cuda.stream(self.communication_stream):
+                    return torch.distributed.all_reduce(self.grad_data, group=group, async_op=True)
+        """, "pass", "self.communication_stream.wait_stream(torch.cuda.current_stream())",
+        [("read_after_write", "start_reduction")]),
 }
 
 

@@ -12,7 +12,7 @@ from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.summary.effects import Effect, EffectKind
+from streamlint.model.summary.effects import Effect, EffectKind, GuardKind
 
 Result = tuple[State, list[Conflict]]
 
@@ -50,6 +50,9 @@ def _access(state: State, e: Effect, reported: bool = True) -> Result:
     event = AccessEvent(e.path, e.write, e.stream, e.site, e.chain, e.host_memory)
     order = legacy_barrier(state.order, e.stream)
     found = order.conflicts(event)
+    if e.guard is not None and e.guard.kind is GuardKind.OFF_DEVICE:
+        # runs only while the memory is not on the device: no device work made it before the call
+        found = [c for c in found if not c.earlier.assumed]
     after = order.add(event)
     return state.with_order(_missing_waits_assumed(after, event, found) if reported else after), found
 
