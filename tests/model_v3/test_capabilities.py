@@ -448,6 +448,18 @@ CASES = {
                     return torch.distributed.all_reduce(self.grad_data, group=group, async_op=True)
         """, "pass", "self.communication_stream.wait_stream(torch.cuda.current_stream())",
         [("read_after_write", "start_reduction")]),
+    # the module's parameters were made before the body began, complete: the cast on the side
+    # stream races nothing of the caller's, the forward pass on the current stream races the cast
+    "a module's parameters made before the call are complete": ("""
+        import torch
+        def cast_then_run(model, x):
+            side = torch.cuda.Stream()
+            with torch.cuda.stream(side):
+                model.half()
+            x = x.cuda().half()
+            {fix}
+            return model(x)
+        """, "pass", "torch.cuda.current_stream().wait_stream(side)", [("read_after_write", "cast_then_run")]),
 }
 
 

@@ -51,7 +51,8 @@ def _access(state: State, e: Effect, reported: bool = True) -> Result:
     order = legacy_barrier(state.order, e.stream)
     found = order.conflicts(event)
     if e.guard is not None and e.guard.kind is GuardKind.OFF_DEVICE:
-        # runs only while the memory is not on the device: no device work made it before the call
+        # a module's move: its parameters were made before the body began, complete (set up
+        # with blocking copies), so the entry assumption of work pending on them does not hold
         found = [c for c in found if not c.earlier.assumed]
     after = order.add(event)
     return state.with_order(_missing_waits_assumed(after, event, found) if reported else after), found

@@ -70,16 +70,16 @@ def _expr(node: cst.Expr, state: State, frame: Frame) -> State:
 
 # Methods that move or cast an nn.Module in place (and return it): `model.to(device)`.
 MODULE_MOVES = frozenset({"to", "cuda", "half", "float", "bfloat16", "double"})
-# Of those, the moves to the device: nothing runs for a module already there (a cast runs).
-DEVICE_MOVES = frozenset({"to", "cuda"})
 
 
 def _module_move(call: cst.BaseExpression, state: State, frame: Frame) -> Optional[State]:
     """`model.to("cuda", non_blocking=True)` as a statement, on a value the code says nothing else
     about: a tensor's copy would be thrown away, so it is a module moved in place, its parameters
-    written on the current stream (and device memory from then on). A move to the device runs
-    only while the module is not there yet: moved again, nothing runs (a guard a caller that knows
-    the module decides, as the next call of a method that moved `self.model` does); a cast runs."""
+    written on the current stream (and device memory from then on). It runs only while the
+    module is not moved yet: moved again, its tensors are where and what they go to, and nothing
+    runs (a guard a caller that knows the module decides, as the next call of a method that
+    moved `self.model` does). The parameters it finds were made before the body began, complete
+    (set up with blocking copies): no work of the caller's is pending on them."""
     if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in MODULE_MOVES):
         return None
     receiver, state = evaluate(call.func.value, state, frame)
@@ -89,7 +89,7 @@ def _module_move(call: cst.BaseExpression, state: State, frame: Frame) -> Option
         _, state = evaluate(arg.value, state, frame)
     current = state.current_stream(F)
     module = AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, receiver.identity, current)
-    guard = Guard(GuardKind.OFF_DEVICE, "", True, receiver.identity) if call.func.attr.value in DEVICE_MOVES else None
+    guard = Guard(GuardKind.OFF_DEVICE, "", True, receiver.identity)
     state = access(state, frame, frame.site(call), receiver.identity, True, current, guard=guard)
     return _rebound(state, receiver, module)
 
