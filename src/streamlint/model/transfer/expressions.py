@@ -7,7 +7,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from streamlint.model.domain.paths import Index, IndexKind, Path, Root, RootKind
+from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, ValueKind, truth
 from streamlint.model.transfer import calls
@@ -57,8 +57,6 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
     held = state.at(path)
     if held.kind is not ValueKind.UNKNOWN:
         return held, state
-    if state.stored(path) is not None and held.identity is None and path.root.kind is RootKind.SELF:
-        return held, state  # what this walk stored there, not the object's state from before the call
     if base.kind is ValueKind.OBJECT and base.target and frame.program is not None:
         kept = frame.program.class_attribute(base.target, attr)  # what the object's class keeps there
         if kept is not None and kept.kind is not ValueKind.UNKNOWN:

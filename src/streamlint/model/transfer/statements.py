@@ -147,6 +147,7 @@ def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame
             path = base.identity.attr(target.attr.value)
             old = state.at(path)
             state = release_if_dropped(old, state.store(path, value), frame, node)
+            state = state.with_order(state.order.replaced_at(path))
         return state
     if isinstance(target, cst.Subscript):
         return _store_element(target, value, state, frame, node)
