@@ -857,6 +857,36 @@ CASES = {
                 self.copy_stream.synchronize()
                 return host
         """, "pass", "self.copy_stream.synchronize()", [("release_without_record", "offload")]),
+    # the flat buffer handed to the bucket after construction is state made before this call,
+    # on the caller's current stream: the communication stream reads it without a wait
+    "an object's state was made before the call, on the caller's current stream": ("""
+        import torch
+        class GradBucket:
+            def __init__(self, params, communication_stream):
+                self.params = params
+                self.communication_stream = communication_stream
+
+            def attach(self, flat_buffer):
+                self.grad_data = flat_buffer
+
+            def start_reduction(self, group):
+                {fix}
+                with torch.cuda.stream(self.communication_stream):
+                    return torch.distributed.all_reduce(self.grad_data, group=group, async_op=True)
+        """, "pass", "self.communication_stream.wait_stream(torch.cuda.current_stream())",
+        [("read_after_write", "start_reduction")]),
+    # the module's parameters were made before the body began, complete: the cast on the side
+    # stream races nothing of the caller's, the forward pass on the current stream races the cast
+    "a module's parameters made before the call are complete": ("""
+        import torch
+        def cast_then_run(model, x):
+            side = torch.cuda.Stream()
+            with torch.cuda.stream(side):
+                model.half()
+            x = x.cuda().half()
+            {fix}
+            return model(x)
+        """, "pass", "torch.cuda.current_stream().wait_stream(side)", [("read_after_write", "cast_then_run")]),
 }
 
 

@@ -287,6 +287,15 @@ class Order:
         kept = self._index.without(gone)
         return self._made(kept, None, kept_for, self._index.changed(kept, gone, [])), found
 
+    def replaced_at(self, path: Path) -> "Order":
+        """Another value stored at `path` (`self.x = new`): what the entry assumption said of the
+        memory there before the call no longer speaks of what the path holds."""
+        gone = [p for p in self._same_root(path) if p.access.assumed and p.access.path == path]
+        if not gone:
+            return self
+        kept = self._index.without(gone)
+        return self._made(kept, None, None, self._index.changed(kept, gone, []))
+
     def synchronize_device(self) -> "Order":
         """Everything pending is done (on this path: a join keeps what another path left)."""
         return self._map(lambda p: p.completed())

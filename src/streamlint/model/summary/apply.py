@@ -124,7 +124,15 @@ class _Mapper:
                 return None
         stream = self.stream(e.stream) if e.stream is not None else None
         other = self.stream(e.other) if e.other is not None else None
-        return replace(e, path=path, stream=stream, other=other, guard=None, chain=(self.binding.site,) + e.chain)
+        return replace(e, path=path, stream=stream, other=other, guard=self._guard(e.guard),
+                       chain=(self.binding.site,) + e.chain)
+
+    def _guard(self, guard: Optional[Guard]) -> Optional[Guard]:
+        """Guards the call decided are gone; what a move needs of the memory stays with it."""
+        if guard is None or guard.kind is not GuardKind.OFF_DEVICE or guard.path is None:
+            return None
+        path = self.path(guard.path)
+        return replace(guard, path=path) if path is not None else None
 
     def path(self, path: Path) -> Optional[Path]:
         root = path.root

@@ -33,8 +33,8 @@ class EffectKind(Enum):
 class GuardKind(Enum):
     PARAM_IS_NONE = "param_is_none"  # runs only when parameter `name` is None (`holds`) or is not
     OPTION = "option"  # runs only when `self.<name>` is truthy (`holds`) or falsy
-    # runs only while what `path` holds is not yet device memory: moving a module to the device
-    # where it already is does nothing
+    # runs only while what `path` holds is not yet device memory: moving (or casting) a module
+    # again does nothing; a module's parameters found there were made complete before the call
     OFF_DEVICE = "off_device"
 
 

@@ -12,7 +12,7 @@ from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.summary.effects import Effect, EffectKind
+from streamlint.model.summary.effects import Effect, EffectKind, GuardKind
 
 Result = tuple[State, list[Conflict]]
 
@@ -50,6 +50,10 @@ def _access(state: State, e: Effect, reported: bool = True) -> Result:
     event = AccessEvent(e.path, e.write, e.stream, e.site, e.chain, e.host_memory)
     order = legacy_barrier(state.order, e.stream)
     found = order.conflicts(event)
+    if e.guard is not None and e.guard.kind is GuardKind.OFF_DEVICE:
+        # a module's move: its parameters were made before the body began, complete (set up
+        # with blocking copies), so the entry assumption of work pending on them does not hold
+        found = [c for c in found if not c.earlier.assumed]
     after = order.add(event)
     return state.with_order(_missing_waits_assumed(after, event, found) if reported else after), found
 

@@ -61,6 +61,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         state = _made_by_the_caller(state, frame, value)
     for attr, value in context.receiver_state:
         state = state.store(Path(Root.self_()).attr(attr), value)
+        state = _made_before_the_call(state, frame, value)
     if isinstance(node, cst.Module):
         body = node.body
     else:
@@ -106,6 +107,18 @@ def _made_by_the_caller(state: State, frame: Frame, value: AbsValue) -> State:
     order only and never in the summary."""
     identity = value.identity
     if identity is None or identity.root.kind is not RootKind.PARAM:
+        return state
+    made = AccessEvent(identity, True, StreamRef.ambient("torch"), f"{frame.qualname}#entry", assumed=True)
+    return state.with_order(state.order.add(made))
+
+
+def _made_before_the_call(state: State, frame: Frame, value: AbsValue) -> State:
+    """The object's tensors (`self.grad_data`) were made before this call, as a parameter was:
+    on the caller's current stream (the same entry assumption, never an effect of the summary)."""
+    identity = value.identity
+    if identity is None or identity.root.kind is not RootKind.SELF:
+        return state
+    if not (value.kind is ValueKind.UNKNOWN or (value.is_buffer and value.framework in ("torch", ""))):
         return state
     made = AccessEvent(identity, True, StreamRef.ambient("torch"), f"{frame.qualname}#entry", assumed=True)
     return state.with_order(state.order.add(made))

@@ -77,9 +77,11 @@ MODULE_MOVES = frozenset({"to", "cuda", "half", "float", "bfloat16", "double"})
 def _module_move(call: cst.BaseExpression, state: State, frame: Frame) -> Optional[State]:
     """`model.to("cuda", non_blocking=True)` as a statement, on a value the code says nothing else
     about: a tensor's copy would be thrown away, so it is a module moved in place, its parameters
-    written on the current stream (and device memory from then on). Only while it is not on the
-    device yet: moved again, it is where it goes, and nothing runs (a guard a caller that knows
-    the module decides, as the next call of a method that moved `self.model` does)."""
+    written on the current stream (and device memory from then on). It runs only while the
+    module is not moved yet: moved again, its tensors are where and what they go to, and nothing
+    runs (a guard a caller that knows the module decides, as the next call of a method that
+    moved `self.model` does). The parameters it finds were made before the body began, complete
+    (set up with blocking copies): no work of the caller's is pending on them."""
     if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in MODULE_MOVES):
         return None
     receiver, state = evaluate(call.func.value, state, frame)
@@ -163,6 +165,7 @@ def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame
             path = base.identity.attr(target.attr.value)
             old = state.at(path)
             state = release_if_dropped(old, state.store(path, value), frame, node)
+            state = state.with_order(state.order.replaced_at(path))
         return state
     if isinstance(target, cst.Subscript):
         return _store_element(target, value, state, frame, node)
