@@ -1,8 +1,11 @@
 """Data of the runtime checks. Every test not marked `gpu` runs on the CPU, on traces
 recorded on the GPU and committed under data/ (`streamlint verify --records`, trimmed):
 
-    data/pairs/     records of `streamlint verify fixtures/` (every rule's pair, one
-                    `--select CODE` run per pair, back to back)
+    data/pairs/     records of `streamlint verify fixtures/` (every rule's pair, in one
+                    run, under the PyTorch profiler)
+    data/pairs_cupti/  the same pairs under the CUPTI tracer (`--tracer cupti`), recorded
+                    on the same day at the same commit (on a two-GPU host, beside another
+                    verify run on the other GPU: the host-bound SL303 and SL402 ran slower)
     data/script/    records of `streamlint verify examples/train_loop.py -- --steps 24`
     data/scripts/   records of the other examples, with their provoked runs (below)
     data/scripts_torch/  the run-once examples again, under the PyTorch profiler
@@ -17,6 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 PAIRS = DATA / "pairs"
+PAIRS_CUPTI = DATA / "pairs_cupti"
 SCRIPT = DATA / "script"
 REPORTS = HERE / "reports"
 FIXTURES = HERE.parent / "fixtures"

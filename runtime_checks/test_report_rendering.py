@@ -43,6 +43,17 @@ def test_markdown_has_the_summary_table_and_a_section_per_pair(built):
     assert "ideal overlapped time" in md  # the pipeline pairs report their bound
 
 
+def test_a_pair_confirmed_only_when_run_again_says_so(built):
+    # SL303 was not confirmed at its first attempt in the recorded run: the headline verdict
+    # is the retry's, and the section says there was a first attempt that failed
+    entry = next(p for p in built["pairs"] if p["code"] == "SL303")
+    assert entry["attempts"] == ["not confirmed", "confirmed"]
+    section = render.markdown(built).split("\n## SL303\n")[1].split("\n## ")[0]
+    assert "- attempts: not confirmed, then confirmed" in section
+    other = render.markdown(built).split("\n## SL402\n")[1].split("\n## ")[0]
+    assert "- attempts:" not in other
+
+
 def test_html_is_escaped_and_links_the_pictures(built):
     page = render.html_report(built)
     assert page.startswith("<!doctype html>") and page.rstrip().endswith("</html>")

@@ -105,6 +105,11 @@ def _report_key(code: str) -> str:
     return next(p["key"] for p in (pairs.values() if isinstance(pairs, dict) else pairs) if p.get("code") == code)
 
 
+def _report_pair(code: str) -> dict:
+    pairs = _json("runtime_checks/reports/report.json")["pairs"]
+    return next(p for p in (pairs.values() if isinstance(pairs, dict) else pairs) if p.get("code") == code)
+
+
 def _number_after(text: str, before: str) -> float:
     return float(re.search(re.escape(before) + r"\s*([\d.]+)", text).group(1))
 
@@ -163,31 +168,33 @@ FIGURES = [
     ("11 SL000 for cells", "benchmarks/triage/main-session11.txt",
      lambda: int(re.search(r"SL000: (\d+)", (ROOT / "benchmarks/triage/main-session11.txt").read_text()).group(1)),
      "{} SL000 for cells"),
-    ("16.2 ms inside 8", "runtime_checks/reports/report.md",
+    ("18.9 ms inside 8", "runtime_checks/reports/report.md",
      lambda: (_number_after(_report_key("SL301"), "host blocked"), _number_after(_report_key("SL301"), "pageable in")),
      "{:.1f} ms inside {:.0f}"),
-    ("copies of 15.1 ms", "runtime_checks/reports/report.md", lambda: _number_after(_report_key("SL301"), "GPU copy time"),
+    ("copies of 17.6 ms", "runtime_checks/reports/report.md", lambda: _number_after(_report_key("SL301"), "GPU copy time"),
      "copies of {:.1f} ms"),
-    ("pinned fix was 4.08x", "runtime_checks/reports/report.md", lambda: float(_report_key("SL301").rsplit("; ", 1)[1][:-1]),
+    ("pinned fix was 4.65x", "runtime_checks/reports/report.md", lambda: float(_report_key("SL301").rsplit("; ", 1)[1][:-1]),
      "pinned fix was {:.2f}x"),
-    ("77.8% without it (1.76x)", "runtime_checks/reports/report.md",
+    ("80.1% without it (1.79x)", "runtime_checks/reports/report.md",
      lambda: (_number_after(_report_key("SL101"), "0.0% ->"), float(re.search(r"\(([\d.]+)x\)", _report_key("SL101")).group(1))),
      "{:.1f}% without it ({:.2f}x)"),
-    ("*slower* as a whole (0.88x)", "runtime_checks/reports/report.md",
+    ("*slower* as a whole (0.89x)", "runtime_checks/reports/report.md",
      lambda: float(_report_key("SL302").rsplit("; ", 1)[1][:-1]), "*slower* as a whole ({:.2f}x)"),
     ("all 15 pairs confirmed", "runtime_checks/reports/report.md", lambda: _confirmed(), "all {} pairs confirmed"),
-    ("3.7 extra copies per launch (6.4x)", "runtime_checks/reports/report.md",
+    ("3.7 extra copies per launch (7.0x)", "runtime_checks/reports/report.md",
      lambda: (_number_after(_report_key("SL102"), ""), _ratio(_report_key("SL102"))), "{:.1f} extra copies per launch ({:.1f}x)"),
-    ("167.3 ms\n[124.6-182.3] per call against 112.7 ms [94.4-138.4] for the fix (1.48x",
+    ("46.5 ms [44.8-49.5] per call against 42.2 ms [40.8-54.7] for the fix (1.10x",
      "runtime_checks/reports/report.md", lambda: (*_numbers(_report_key("SL303").split("wall clock ")[1])[:6],
                                                  _ratio(_report_key("SL303"))),
-     "{:.1f} ms\n[{:.1f}-{:.1f}] per call against {:.1f} ms [{:.1f}-{:.1f}] for the fix ({:.2f}x"),
-    ("slower than a fix call in 95% of pairs", "runtime_checks/reports/report.md",
-     lambda: _number_after(_report_key("SL303"), "fix call in"), "slower than a fix call in {:.0f}% of pairs"),
-    ("bit in only 1 of 10 trials on this run (12.7% of values wrong)", "runtime_checks/reports/report.md",
-     lambda: (_number_after(_report_key("SL402"), "wrong (worst trial),"), _number_after(_report_key("SL402"), "of"),
-              _number_after(_report_key("SL402"), "")),
-     "bit in only {:.0f} of {:.0f} trials on this run ({:.1f}% of values wrong)"),
+     "{:.1f} ms [{:.1f}-{:.1f}] per call against {:.1f} ms [{:.1f}-{:.1f}] for the fix ({:.2f}x"),
+    ("result was wrong in 10 of 10 trials (77.0% of values wrong) and 30 of 35 traced", "runtime_checks/reports/report.md",
+     lambda: (*_numbers(_report_key("SL402").split("trials differ")[0])[1:3], _number_after(_report_key("SL402"), ""),
+              *_numbers(_report_key("SL402").split("trace: ")[1])[:2]),
+     "result was wrong in {:.0f} of {:.0f} trials ({:.1f}% of values wrong) and {:.0f} of {:.0f} traced"),
+    ("SL502, 1.53x:", "runtime_checks/reports/report.md", lambda: _ratio(_report_key("SL502")), "SL502, {:.2f}x:"),
+    ("confirmed\nthere only at its second attempt", "runtime_checks/reports/report.md",
+     lambda: ["first", "second", "third"][len(_report_pair("SL303").get("attempts") or [1]) - 1],
+     "confirmed\nthere only at its {} attempt"),
     ("16.0 MB pageable per step with the host held 51.6 ms in 23 steady", "runtime_checks/reports/script/report.md",
      lambda: _script_sl301(), "{:.1f} MB pageable per step with the host held {:.1f} ms in {} steady"),
     ("SL401, SL403 and SL404, the bad result was wrong in 10 of 10 trials", "runtime_checks/reports/report.md",

@@ -57,12 +57,17 @@ class CuptiCapture:
 
     @contextmanager
     def range(self, name: str) -> Iterator[None]:
+        """A named range, kept only when it opens while the activity records are
+        collected (as `record_function` is seen only by a running profiler): a fixture's
+        untraced calls run the same instrumented statements before tracing starts."""
+        recording = self.started
         start = self.now()
         try:
             yield
         finally:
-            with self._lock:
-                self.ranges.append((name, start, self.now(), threading.get_native_id()))
+            if recording:
+                with self._lock:
+                    self.ranges.append((name, start, self.now(), threading.get_native_id()))
 
     # -- activity records ----------------------------------------------------------
     def _api_name(self, kind: str, cbid: int) -> str:

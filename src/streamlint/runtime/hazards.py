@@ -9,7 +9,8 @@ comparison over repeated trials is the primary evidence, this is the second.
 
 Each check returns {"pairs": accesses checked, "misordered": how many ran in the
 unsafe order, "max_lead_ms": by how much at worst, "what": a sentence, "worst": the two
-accesses of the first unordered pair (for the picture), "masked": how many pairs were ordered only
+accesses of the first unordered pair (for the picture; of a host access, the one furthest
+ahead of its copy), "masked": how many pairs were ordered only
 because the host waited for the earlier access in between (a synchronization that hides
 the missing wait)}, and how each ordered pair was ordered, which is what a verdict's
 reason is made of:
@@ -143,7 +144,9 @@ def _host_race(ev: Evidence, flagged: list[Range], refs: list[Range], direction:
         if before:
             copy = max(before, key=ev.trace.issue_time)
             lead = copy.end - r.start
-            if lead > NOISE_US and (worst is None or r.start < worst[2].start):
+            # the host access that ran furthest ahead of its copy: a host overwrite or read
+            # can start microseconds before its copy ends, a near-tie that shows nothing
+            if lead > NOISE_US and (worst is None or lead > worst[0]):
                 worst = (lead, copy, r)
             elif lead <= 0 and _host_waited(ev, copy, r.start):
                 masked += 1

@@ -84,6 +84,10 @@ def _evidence_lines(entry: dict) -> list[str]:
     if hz:
         lines.append(f"- trace: {hz['misordered']} of {hz['pairs']} accesses unordered ({hz['what']}), "
                      f"by up to {hz['max_lead_ms']:.3f} ms")  # fmt: skip
+    attempts = entry.get("attempts") or []
+    if len(attempts) > 1:
+        lines.append(f"- attempts: {', then '.join(attempts)} (a pair not confirmed is run once more before that "
+                     "verdict stands; the figures above are the last run's)")  # fmt: skip
     pl = entry.get("pipeline")
     if pl:
         lines.append(

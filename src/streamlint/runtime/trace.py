@@ -22,6 +22,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from streamlint.runtime.labels import REP_PREFIX
+
 GPU_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
 API_CATEGORIES = {"cuda_runtime": "runtime", "cuda_driver": "driver"}
 SYNC_CATEGORY = "cuda_sync"
@@ -286,8 +288,21 @@ def parse(data: dict | list) -> Trace:
     trace.gpu.sort(key=lambda o: (o.start, o.end))
     trace.api.sort(key=lambda c: c.start)
     trace.syncs.sort(key=lambda s: s.start)
-    trace.ranges.sort(key=lambda r: r.start)
+    trace.ranges = traced_ranges(sorted(trace.ranges, key=lambda r: r.start))
     return trace
+
+
+def traced_ranges(ranges: list[Range]) -> list[Range]:
+    """A fixture's trace covers its traced repetitions (`streamlint::rep::<k>`); ranges
+    that ended before the first of them belong to the untraced calls before it (warm-up,
+    trials, timed calls). The PyTorch profiler never records those; a CUPTI capture
+    made before its ranges were limited to the tracing window did, and they counted as
+    executions of the flagged statements (SL502's 100 syncs "over 367 iterations")."""
+    reps = [r for r in ranges if r.name.startswith(REP_PREFIX)]
+    if not reps:
+        return ranges
+    first = min(r.start for r in reps)
+    return [r for r in ranges if r.end >= first]
 
 
 def load(path: str | Path) -> Trace:
