@@ -373,6 +373,37 @@ CASES = {
                 self.copy_stream.synchronize()
                 return host
         """, "pass", "self.copy_stream.synchronize()", [("release_without_record", "offload")]),
+    "memory an object keeps on its side stream, handed out, needs the caller's stream recorded": ("""
+        import torch
+        class Prefetcher:
+            def __init__(self, loader):
+                self.loader = iter(loader)
+                self.stream = torch.cuda.Stream()
+                self.preload()
+
+            def preload(self):
+                batch = next(self.loader)
+                with torch.cuda.stream(self.stream):
+                    self.next_input = batch.cuda(non_blocking=True).float()
+
+            def next(self):
+                torch.cuda.current_stream().wait_stream(self.stream)
+                input = self.next_input
+                {fix}
+                self.preload()
+                return input
+        """, "pass", "input.record_stream(torch.cuda.current_stream())", [("release_without_record", "next")]),
+    "a tensor operation under a chosen stream shows its receiver is a tensor there": ("""
+        import torch
+        class NormReducer:
+            def __init__(self):
+                self._norm_stream = torch.cuda.Stream()
+
+            def reduce(self, flat_grads):
+                {fix}
+                with torch.cuda.stream(self._norm_stream):
+                    return flat_grads.norm(p=2)
+        """, "pass", "self._norm_stream.wait_stream(torch.cuda.current_stream())", [("read_after_write", "reduce")]),
 }
 
 

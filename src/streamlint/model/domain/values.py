@@ -53,6 +53,8 @@ class AbsValue:
     def join(self, other: "AbsValue") -> "AbsValue":
         if self == other:
             return self
+        if (self.kind is ValueKind.NONE) != (other.kind is ValueKind.NONE):  # None on one path: optional
+            return (other if self.kind is ValueKind.NONE else self).join_none()
         return AbsValue(
             self.kind if self.kind is other.kind else ValueKind.UNKNOWN,
             self.framework if self.framework == other.framework else "",
