@@ -452,3 +452,19 @@ def test_a_callees_use_of_a_parameter_is_evidence_for_the_caller():
     assert summaries["keep_for"].evidence == (("t", ("cuda_buffer",)),)
     assert summaries["f"].returns.kind.value == "buffer" and summaries["f"].returns.memory.value == "device"
     assert summaries["g"].returns.kind.value == "unknown"
+
+
+def test_an_address_into_raw_memory_is_that_memory():
+    source = textwrap.dedent("""
+        import cupy as cp
+        def f(n, src):
+            s1 = cp.cuda.Stream(non_blocking=True)
+            mem = cp.cuda.alloc(n)
+            dst = mem + 64
+            dst.copy_from_device_async(src, n, s1)
+        """)
+    model = analyze_file(cst.parse_module(source), "prog.py")
+    (summary,) = [w.summary for (q, _), w in model.solved.walks.items() if q == "prog.f"]
+    accesses = [e for e in summary.effects if e.kind.value == "access"]
+    # the copy through the offset pointer touches the allocation itself; the `+` launched nothing
+    assert accesses and all(e.path.root.site == "prog.f#3" and e.site == "prog.f#6" for e in accesses)

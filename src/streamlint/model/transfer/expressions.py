@@ -7,6 +7,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
+from streamlint.model.api.facts import POINTER_FRAMEWORKS
 from streamlint.model.domain.paths import Index, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, ValueKind, truth
@@ -220,6 +221,9 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     buffers = [v for v in values if v.is_buffer]
     if not buffers:
         return UNKNOWN, state
+    pointer = next((v for v in buffers if v.framework in POINTER_FRAMEWORKS), None)
+    if pointer is not None:
+        return pointer, state  # an address into the same memory
     return calls.operate(buffers, node, state, frame)
 
 
