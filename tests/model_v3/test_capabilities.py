@@ -887,6 +887,37 @@ CASES = {
             {fix}
             return model(x)
         """, "pass", "torch.cuda.current_stream().wait_stream(side)", [("read_after_write", "cast_then_run")]),
+    "memory an object keeps on its side stream, handed out, needs the caller's stream recorded": ("""
+        import torch
+        class Prefetcher:
+            def __init__(self, loader):
+                self.loader = iter(loader)
+                self.stream = torch.cuda.Stream()
+                self.preload()
+
+            def preload(self):
+                batch = next(self.loader)
+                with torch.cuda.stream(self.stream):
+                    self.next_input = batch.cuda(non_blocking=True).float()
+
+            def next(self):
+                torch.cuda.current_stream().wait_stream(self.stream)
+                input = self.next_input
+                {fix}
+                self.preload()
+                return input
+        """, "pass", "input.record_stream(torch.cuda.current_stream())", [("release_without_record", "next")]),
+    "a tensor operation under a chosen stream shows its receiver is a tensor there": ("""
+        import torch
+        class NormReducer:
+            def __init__(self):
+                self._norm_stream = torch.cuda.Stream()
+
+            def reduce(self, flat_grads):
+                {fix}
+                with torch.cuda.stream(self._norm_stream):
+                    return flat_grads.norm(p=2)
+        """, "pass", "self._norm_stream.wait_stream(torch.cuda.current_stream())", [("read_after_write", "reduce")]),
 }
 
 
@@ -935,3 +966,19 @@ def test_a_callees_use_of_a_parameter_is_evidence_for_the_caller():
     assert summaries["keep_for"].evidence == (("t", ("cuda_buffer",)),)
     assert summaries["f"].returns.kind.value == "buffer" and summaries["f"].returns.memory.value == "device"
     assert summaries["g"].returns.kind.value == "unknown"
+
+
+def test_an_address_into_raw_memory_is_that_memory():
+    source = textwrap.dedent("""
+        import cupy as cp
+        def f(n, src):
+            s1 = cp.cuda.Stream(non_blocking=True)
+            mem = cp.cuda.alloc(n)
+            dst = mem + 64
+            dst.copy_from_device_async(src, n, s1)
+        """)
+    model = analyze_file(cst.parse_module(source), "prog.py")
+    (summary,) = [w.summary for (q, _), w in model.solved.walks.items() if q == "prog.f"]
+    accesses = [e for e in summary.effects if e.kind.value == "access"]
+    # the copy through the offset pointer touches the allocation itself; the `+` launched nothing
+    assert accesses and all(e.path.root.site == "prog.f#3" and e.site == "prog.f#6" for e in accesses)

@@ -57,8 +57,25 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
     for (qualname, context), walked in solved.walks.items():
         if not qualname.startswith(name + ".") or qualname in solver.called or not _as_entered(context):
             continue
-        found.extend((qualname, at_boundary(qualname, c)) for c in walked.handed_out)
+        found.extend((qualname, at_boundary(qualname, c)) for c in walked.handed_out
+                     if not _reallocates_after_callers(solved, qualname, c))
     return found
+
+
+def _reallocates_after_callers(solved: Solved, qualname: str, conflict) -> bool:
+    """Memory handed out that a stream `self` keeps made: its block is reused by that stream's
+    next allocation. A method of the class that makes the stream wait for the current stream
+    first (`self.side.wait_stream(torch.cuda.current_stream())`) orders that reuse after the
+    callers' work (RacerD's class composition: any method of the class, as `self` state)."""
+    if conflict.kind is not ConflictKind.RELEASE_WITHOUT_RECORD:
+        return False
+    side, cls = conflict.later.stream, qualname.rsplit(".", 1)[0] + "."
+    for (other, _), walked in solved.walks.items():
+        if other.startswith(cls) and any(e.kind is EffectKind.WAIT_STREAM and e.stream == side
+                                         and e.other is not None and e.other.kind is StreamRefKind.AMBIENT
+                                         for e in walked.summary.effects):
+            return True
+    return False
 
 
 def _as_entered(context) -> bool:

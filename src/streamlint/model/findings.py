@@ -61,8 +61,11 @@ def place(function: str, conflict: Conflict) -> Hazard:
 
 
 def at_boundary(function: str, conflict: Conflict) -> Hazard:
+    """At the return; memory handed out to be released by its readers, where the function took
+    hold of it (the earlier access stands for the readers' use)."""
     later, earlier = conflict.later, conflict.earlier
-    return Hazard(conflict.kind, function, later.site, Placement.AT_BOUNDARY, later, earlier, shown_at(earlier))
+    site = shown_at(earlier) if conflict.kind is ConflictKind.RELEASE_WITHOUT_RECORD else later.site
+    return Hazard(conflict.kind, function, site, Placement.AT_BOUNDARY, later, earlier, shown_at(earlier))
 
 
 def at_fork(function: str, conflict: Conflict, fork_site: str) -> Hazard:

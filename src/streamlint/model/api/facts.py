@@ -82,3 +82,6 @@ STREAM_ORDERED_ALLOCATORS = frozenset({"torch"})
 # to the legacy default stream (Numba-CUDA, cuda-python), and CuPy's current stream when no
 # code has set it.
 LEGACY_BY_DEFAULT = frozenset({"cupy", "numba", "cuda-python"})
+# Values that are raw memory pointers (CuPy's MemoryPointer): arithmetic on one (`ptr + offset`)
+# is an address into the same allocation, no kernel.
+POINTER_FRAMEWORKS = frozenset({"raw"})

@@ -125,6 +125,12 @@ TENSOR_PRESERVING = frozenset({
 STORAGE_METHODS = frozenset({"untyped_storage", "storage", "_typed_storage"})
 STORAGE = "storage"  # the value's target: a storage, not a tensor
 STORAGE_RELEASES = frozenset({"resize_"})  # with a size of 0
+# Methods of Python's own values (strings, lists, dicts, sets, tuples, bytes): a name of one
+# says nothing about a tensor (`line.split(",")`, `names.copy()`).
+BUILTIN_METHODS = frozenset(name for kind in (str, list, dict, set, tuple, bytes) for name in dir(kind))
+# Tensor operations that show a value of unknown kind, called under a stream the code chose,
+# to be a tensor there (`grads.norm(p=2)` inside `with torch.cuda.stream(s):`).
+TENSOR_OPERATIONS = TENSOR_PRESERVING - BUILTIN_METHODS
 # In-place-looking methods (trailing "_") that launch no kernel on the tensor's data.
 NON_KERNEL_INPLACE = frozenset({"requires_grad_", "share_memory_", "set_", "resize_", "detach_", "retain_grad_", "record_stream_"})
 VIEW_METHODS = frozenset({

@@ -93,6 +93,17 @@ class StreamRef:
         return (self.kind in _EXISTING and other.kind in _EXISTING and self != other
                 and not self.distinct_from(other))
 
+    def joined(self, other: "StreamRef") -> Optional["StreamRef"]:
+        """The stream held at one path, as two paths of the code saw it: the evidence both
+        agree on, and what only one of them knows (its framework); None for two streams."""
+        if self.kind is not StreamRefKind.PATH or other.kind is not StreamRefKind.PATH or self.path != other.path:
+            return None
+        if self.framework and other.framework and self.framework != other.framework:
+            return None
+        known = self if self.framework else other
+        site = self.site if self.site == other.site else ""
+        return replace(known, site=site, fresh=self.fresh and other.fresh)
+
     def spell(self) -> str:
         if self.kind is StreamRefKind.AMBIENT:
             return "the current stream"

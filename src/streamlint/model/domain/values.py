@@ -62,7 +62,7 @@ class AbsValue:
             self.framework if self.framework == other.framework else "",
             self.memory if self.memory is other.memory else Memory.UNKNOWN,
             _join_identity(self.identity, other.identity),
-            self.stream if self.stream == other.stream else None,
+            _joined_streams(self.stream, other.stream),
             self.may_be_none or other.may_be_none,
             _join_optional(self.element, other.element),
             self.target if self.target == other.target else "",
@@ -164,3 +164,13 @@ def truth(value: AbsValue) -> Optional[bool]:
     if value.kind is not ValueKind.HOST_NUMBER or value.target not in (TRUE.target, FALSE.target):
         return None
     return value.target == TRUE.target
+
+
+def _joined_streams(a: Optional[StreamRef], b: Optional[StreamRef]) -> Optional[StreamRef]:
+    """One stream when both paths name it; the stream at one attribute is one stream, seen
+    with more or less evidence on each path (its framework, where it was made)."""
+    if a == b:
+        return a
+    if a is None or b is None:
+        return None
+    return a.joined(b)

@@ -11,10 +11,26 @@ from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import AbsValue, ValueKind
 
 
-def as_receiver_state(stores: tuple[tuple[str, AbsValue], ...]) -> tuple[tuple[str, AbsValue], ...]:
+def as_receiver_state(stores: tuple[tuple[str, AbsValue], ...], known: tuple = ()) -> tuple[tuple[str, AbsValue], ...]:
+    """`stores` in `self`'s terms; `known`: the receiver state the method was walked from."""
     owners = {value.identity: attr for attr, value in stores
               if attr and value.is_buffer and value.identity is not None and not value.identity.steps}
-    return tuple((attr, _at_self(attr, value, owners)) for attr, value in stores if attr)
+    kept_at = {value.stream: Path(Root.self_()).attr(attr) for attr, value in stores
+               if attr and value.kind is ValueKind.STREAM and value.stream is not None}
+    restated = tuple((attr, _at_self(attr, value, owners, kept_at)) for attr, value in stores if attr)
+    made = {Path(Root.self_()).attr(attr): value.stream for attr, value in known + restated
+            if value.kind is ValueKind.STREAM and value.stream is not None and value.stream.fresh}
+    return tuple((attr, _on_made_stream(value, made)) for attr, value in restated)
+
+
+def _on_made_stream(value: AbsValue, made: dict) -> AbsValue:
+    """A value on the stream at `self.<attr>` where the class keeps a stream it made: on that
+    stream, which is no caller's current stream (a method walked before the stream was stored
+    named it by its path only)."""
+    stream = value.stream
+    if value.kind is ValueKind.STREAM or stream is None or stream.kind is not StreamRefKind.PATH or stream.fresh:
+        return value
+    return replace(value, stream=made.get(stream.path, stream))
 
 
 def _held_at(attr: str, value: AbsValue, owners: dict) -> Path:
@@ -28,11 +44,13 @@ def _held_at(attr: str, value: AbsValue, owners: dict) -> Path:
     return Path(Root.self_()).attr(attr)
 
 
-def _at_self(attr: str, value: AbsValue, owners: dict) -> AbsValue:
+def _at_self(attr: str, value: AbsValue, owners: dict, kept_at: dict) -> AbsValue:
     here = _held_at(attr, value, owners)
     stream = value.stream
     if stream is not None and stream.kind is StreamRefKind.CREATED:
-        stream = StreamRef(StreamRefKind.PATH, stream.framework, here, stream.site, stream.blocking, True)
+        # the stream the class made, named by the attribute that keeps it (memory made on it
+        # names the same attribute), its creation site kept (two sites: two streams)
+        stream = StreamRef(StreamRefKind.PATH, stream.framework, kept_at.get(stream, here), stream.site, stream.blocking, True)
     if value.kind is ValueKind.STREAM:
         return replace(value, stream=stream, identity=None)
     if value.kind in (ValueKind.BUFFER, ValueKind.EVENT, ValueKind.OBJECT):

@@ -150,6 +150,9 @@ class Solver:
         cached = self._class_states.get(cls)
         if cached is not None:
             return cached
+        if f"{cls}.__init__" in self._stack:
+            return ()  # asked from the constructor (`self.preload()`): the object is being built, and
+            # its stores are not known yet; a method asked for later gets the whole state
         self._class_states[cls] = ()  # (a method asked for while this is computed starts bare)
         unit = self.program.unit(module)
         assert unit is not None
@@ -164,7 +167,7 @@ class Solver:
         for method in methods:
             summary = self._solve(method, CallContext(receiver_state=receiver_state or (("", UNKNOWN),)))
             if summary is not None:
-                found = join_stores(found, as_receiver_state(summary.self_stores))
+                found = join_stores(found, as_receiver_state(summary.self_stores, receiver_state))
         return found
 
     def node_of(self, site: str):

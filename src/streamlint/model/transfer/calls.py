@@ -166,9 +166,9 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
         handled = handler.event_method(name, receiver, arguments, state, frame)
     elif handler is not None and receiver.is_buffer:
         handled = handler.buffer_method(name, receiver, arguments, state, frame)
-    elif receiver.kind is ValueKind.UNKNOWN and torch_calls.evident_receiver(name, receiver) is not None:
+    elif receiver.kind is ValueKind.UNKNOWN and torch_calls.evident_receiver(name, receiver, state) is not None:
         # a method that exists on one kind of tensor only tells what the receiver is
-        evident = torch_calls.evident_receiver(name, receiver)
+        evident = torch_calls.evident_receiver(name, receiver, state)
         _note_parameter(frame, evident)
         handled = torch_calls.tensor_method(name, evident, arguments, state, frame)
     elif receiver.kind is ValueKind.OBJECT and receiver.target:

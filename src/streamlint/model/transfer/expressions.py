@@ -8,6 +8,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
+from streamlint.model.api.facts import POINTER_FRAMEWORKS
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, ValueKind, truth
@@ -291,9 +292,9 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     if not buffers:
         slot = _slot(node)
         return (_slot_value(slot) if slot is not None else UNKNOWN), state
-    raw = [v for v in buffers if v.framework == RAW]
-    if raw and isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
-        return raw[0], state  # pointer arithmetic (`mem + offset`): the same allocation, no kernel
+    pointer = next((v for v in buffers if v.framework in POINTER_FRAMEWORKS), None)
+    if pointer is not None and isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+        return pointer, state  # pointer arithmetic (`mem + offset`): an address into the same memory, no kernel
     return calls.operate(buffers, node, state, frame)
 
 

@@ -70,6 +70,9 @@ class Gathered:
     evidence: dict[str, set[str]] = field(default_factory=dict)  # parameter -> what its use shows it is
     yielded: Optional[tuple] = None  # the current streams at the first `yield`
     handed_out: list[Conflict] = field(default_factory=list)  # memory returned while still being written
+    # memory the function did not allocate -> where it first bound it to a name (`x = self.buf`):
+    # where a caller's use of it shows in this function
+    taken: dict = field(default_factory=dict)
 
 
 @dataclass

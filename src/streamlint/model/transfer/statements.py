@@ -8,10 +8,11 @@ from typing import Callable, Optional, Sequence
 
 import libcst as cst
 
-from streamlint.model.domain.order import AccessEvent, access_key
-from streamlint.model.domain.paths import Index, Path, Root
+from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS
+from streamlint.model.domain.order import AccessEvent, Conflict, ConflictKind, access_key
+from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
-from streamlint.model.domain.streams import UNKNOWN_STREAM
+from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
 from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
 from streamlint.model.summary.perform import released
@@ -151,6 +152,8 @@ def _unbind(target: cst.BaseExpression, state: State, frame: Frame, node: cst.CS
 def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
     if isinstance(target, cst.Name):
         old = state.value(target.value)
+        if value.is_buffer and value.identity is not None and value.identity.root.kind is not RootKind.FRESH:
+            frame.found.taken.setdefault(value.identity, frame.site(node))
         return release_if_dropped(old, state.bind(target.value, value), frame, node)
     if isinstance(target, (cst.Tuple, cst.List)):
         for index, element in enumerate(target.elements):
@@ -220,6 +223,35 @@ def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) ->
         found = state.order.conflicts(replace(caller, path=identity))
         frame.found.handed_out.extend(c for c in found if c.earlier.write and not c.earlier.assumed
                                       and access_key(c.earlier) not in handed_events)
+        made = _held_value(value, identity, state)
+        if made is not None and _released_unrecorded(made, caller.stream, state):
+            use = replace(caller, path=identity, site=frame.found.taken.get(identity, caller.site))
+            release = AccessEvent(identity, True, made.stream, caller.site)
+            frame.found.handed_out.append(Conflict(ConflictKind.RELEASE_WITHOUT_RECORD, use, release))
+
+
+def _held_value(returned: AbsValue, identity: Path, state: State) -> Optional[AbsValue]:
+    """The buffer the function returns at `identity` (itself, or an item of what it returns)."""
+    if returned.is_buffer and returned.identity == identity:
+        return returned
+    return next((v for _, v in state.names if v.is_buffer and v.identity == identity), None)
+
+
+def _released_unrecorded(value: AbsValue, caller: StreamRef, state: State) -> bool:
+    """Memory the object keeps (`self.next_input`), made on a stream it keeps (which allocates
+    again on later calls), handed to a caller who uses it on its current stream while the object
+    drops it on a later call: the allocator reuses it on the stream it was made on unless told of
+    the caller's (`record_stream`). A stream made for one call allocates nothing after it."""
+    made_on, identity = value.stream, value.identity
+    if made_on is None or value.framework not in STREAM_ORDERED_ALLOCATORS or identity is None:
+        return False
+    if made_on.path is None or made_on.path.root.kind is not RootKind.SELF:
+        return False
+    if identity.root.kind is not RootKind.SELF:
+        return False  # made for this call and returned: the caller's to keep, and to record
+    if not made_on.distinct_from(caller):
+        return False
+    return not any(stream == caller and path.may_alias(value.identity) for path, stream in state.order.kept_for)
 
 
 def leave(state: State, frame: Frame) -> None:

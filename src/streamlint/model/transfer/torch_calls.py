@@ -594,11 +594,17 @@ EVIDENT_METHODS: dict[str, Callable[[AbsValue], AbsValue]] = {
 }
 
 
-def evident_receiver(name: str, receiver: AbsValue) -> Optional[AbsValue]:
+def evident_receiver(name: str, receiver: AbsValue, state: Optional[State] = None) -> Optional[AbsValue]:
     """What calling `name` on a value the code says nothing else about tells it is: a tensor
-    for the tensor-only methods above and for in-place kernels (`div_`, `add_`), else None."""
+    for the tensor-only methods above and for in-place kernels (`div_`, `add_`), and, under a
+    stream the code chose, for tensor operations (PyTorch's invariant: the code queues tensor
+    work there, as for the arguments of a model it calls), else None."""
     if name in EVIDENT_METHODS:
         return EVIDENT_METHODS[name](receiver)
     if receiver.identity is not None and name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE:
         return AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN, receiver.identity)
+    if receiver.identity is not None and name in torch_api.TENSOR_OPERATIONS and state is not None:
+        current = state.current_stream(F)
+        if current.known and current.kind is not StreamRefKind.AMBIENT:
+            return AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, receiver.identity)
     return None
