@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.streams import StreamRef
 from streamlint.model.file_model import FileModel
 from streamlint.model.summary.effects import EffectKind, Operation
@@ -18,6 +19,12 @@ class OperationAt:
     operation: Operation
     stream: Optional[StreamRef]
     chain: tuple[str, ...]  # the calls it came through, outermost first
+    hot: bool = False  # the function runs on every step of a hot path (its summary says so)
+    reads: frozenset = frozenset()  # the memory (Paths) its own accesses at its site read
+
+    def reads_made_at(self, site: str) -> bool:
+        """Does it read memory allocated at `site` (this iteration's)?"""
+        return any(p.root.kind is RootKind.FRESH and p.root.site == site and not p.root.age for p in self.reads)
 
     @property
     def in_loop(self) -> bool:
@@ -34,4 +41,24 @@ def operations(model: FileModel, qualname: str) -> list[OperationAt]:
         if effect.kind is EffectKind.OPERATION and effect.operation is not None:
             site = effect.chain[0] if effect.chain else effect.site
             found.append(OperationAt(site, effect.operation, effect.stream, effect.chain))
+    return found
+
+
+def own_operations(model: FileModel) -> list[tuple[str, OperationAt]]:
+    """Every operation each function of the file performs itself (not through a call it makes),
+    under every context it was walked in, the root context first: (function, operation)."""
+    prefix = f"{model.module}."
+    walks = [(key, w) for key, w in model.solved.walks.items() if key[0].startswith(prefix)]
+    found = []
+    for (qualname, _), walked in sorted(walks, key=lambda item: item[0][1] != ROOT_CONTEXT):
+        summary = walked.summary
+        reads: dict[str, set] = {}
+        for effect in summary.effects:
+            if effect.kind is EffectKind.ACCESS and not effect.write and not effect.chain and effect.path is not None:
+                reads.setdefault(effect.site, set()).add(effect.path)
+        for effect in summary.effects:
+            if effect.kind is EffectKind.OPERATION and effect.operation is not None and not effect.chain:
+                at = OperationAt(effect.site, effect.operation, effect.stream, (), summary.hot,
+                                 frozenset(reads.get(effect.site, ())))
+                found.append((qualname, at))
     return found

@@ -10,7 +10,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import declared
-from streamlint.model.api import mpi, python_std, torch_api
+from streamlint.model.api import mpi, numpy_api, python_std, torch_api
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
@@ -44,6 +44,8 @@ def attribute_of(base: AbsValue, attr: str, path: Path) -> AbsValue:
     """An attribute nobody stored: a tensor's `.data` is its memory, other attributes unknown."""
     if base.is_buffer and attr == "data":
         return base
+    if base.is_buffer and base.memory is not Memory.DEVICE and attr in numpy_api.SAME_MEMORY_ATTRIBUTES:
+        return base  # `h.ctypes`: the host array's own memory (its `.data` is the address)
     if base.is_buffer and attr in torch_api.TENSOR_ATTRIBUTES:
         return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream)
     return AbsValue(identity=path)
@@ -123,6 +125,8 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
             return stepped
     if name == "parameters" and torch_calls.parameters_of(receiver) is not None:
         return torch_calls.parameters_of(receiver), state
+    if receiver.loader_batch and name in python_std.MAPPING_VIEWS:
+        return _batch_view(name, receiver), state
     handler = handlers.for_value(receiver)
     if handler is not None and receiver.kind is ValueKind.STREAM:
         handled = handler.stream_method(name, receiver, arguments, state, frame)
@@ -142,11 +146,34 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     if handled is None and not receiver.is_buffer:
         handled = mpi_calls.comm_method(name, arguments, state, frame)  # a communicator's buffer methods
     if handled is not None:
-        return handled
+        return _listed(name, handled)
+    return _unhandled(name, receiver, arguments, state, frame)
+
+
+def _unhandled(name: str, receiver: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """A method no handler knows: a container's own, a list made, or opaque."""
     state = _kept_by(receiver, arguments, state)
     if receiver.kind is ValueKind.CONTAINER or name in python_std.KEEPING_METHODS:
         return UNKNOWN, state  # a container's own method: it keeps its arguments, runs no kernel
+    if name in python_std.LISTING_METHODS:
+        _, state = _opaque(arguments, state, frame)
+        return AbsValue(ValueKind.CONTAINER, element=AbsValue(ValueKind.HOST_NUMBER)), state
     return _opaque(arguments, state, frame)
+
+
+def _batch_view(name: str, batch: AbsValue) -> AbsValue:
+    """`batch.items()`, `batch.values()` of a data loader's dict batch: its tensors."""
+    item = replace(batch, identity=None)
+    pairs = AbsValue(ValueKind.CONTAINER, element=item, target=fact_calls.ERROR_FIRST) if name == "items" else item
+    return AbsValue(ValueKind.CONTAINER, element=pairs)
+
+
+def _listed(name: str, handled: Handled) -> Handled:
+    """A method that returns a Python list gives a container of host values."""
+    value, state = handled
+    if name in python_std.LISTING_METHODS and value.kind is ValueKind.HOST_NUMBER:
+        return AbsValue(ValueKind.CONTAINER, element=value), state
+    return handled
 
 
 def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:
@@ -169,6 +196,11 @@ def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:
 def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if target.startswith("builtins.") and target[len("builtins."):] in HOST_READERS:
         return _host_reader(arguments, state, frame)
+    if target in python_std.NUMBERING_CALLS:  # pairs of a number and an item of the iterable
+        iterable = arguments.value(python_std.NUMBERING_CALLS[target])
+        item = iterable.element if iterable is not None and iterable.element is not None else UNKNOWN
+        pair = AbsValue(ValueKind.CONTAINER, element=item, target=fact_calls.ERROR_FIRST)
+        return AbsValue(ValueKind.CONTAINER, element=pair), state
     return _opaque(arguments, state, frame)
 
 

@@ -7,12 +7,14 @@ from typing import Callable, Optional
 
 import libcst as cst
 
+from streamlint.model.api import cuda_python
 from streamlint.model.domain.paths import Index, Path, Root
 from streamlint.model.domain.state import State
-from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, ValueKind, truth
+from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.transfer import calls
 from streamlint.model.transfer.arguments import Arguments
-from streamlint.model.transfer.devices import memory_of_device_string
+from streamlint.model.transfer.act import host_access
+from streamlint.model.transfer.devices import is_host, memory_of_device_string
 from streamlint.model.transfer.frame import Frame
 
 Evaluated = tuple[AbsValue, State]
@@ -64,15 +66,18 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
     base, state = evaluate(node.value, state, frame)
     index = Index.any_()
     if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-        index, state = _index(node.slice[0].slice.value, state, frame)
+        chosen, state = evaluate(node.slice[0].slice.value, state, frame)
+        if is_host(base) and chosen.kind in (ValueKind.BUFFER, ValueKind.CONTAINER):
+            return _gathered(node, base, state, frame)
+        index = _index_of(node.slice[0].slice.value)
     elif len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
         index = _region(node.slice[0].slice)
     else:
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
                 _, state = evaluate(element.slice.value, state, frame)
-    if base.identity is None:
-        return (base.element or UNKNOWN), state
+    if base.identity is None:  # (a buffer's item, `batch["x"]`: in the same memory)
+        return (base.element or (base if base.is_buffer else UNKNOWN)), state
     path = base.identity.element(index)
     held = state.at(path)
     if held.kind is not ValueKind.UNKNOWN:
@@ -80,18 +85,26 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
     if base.element is not None:
         return base.element, state
     if base.kind is ValueKind.BUFFER:
-        return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream), state
+        return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream,
+                        loader_batch=base.loader_batch), state
     return AbsValue(identity=path), state
 
 
-def _index(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[Index, State]:
-    _, state = evaluate(node, state, frame)
+def _gathered(node: cst.Subscript, base: AbsValue, state: State, frame: Frame) -> Evaluated:
+    """`h[index_array]`, `h[[1, 5]]`: advanced indexing of a host array copies the chosen items
+    into new pageable memory (NumPy's and PyTorch's semantics), however the array was allocated."""
+    if base.identity is not None:
+        state = host_access(state, frame, frame.site(node), base.identity, False)
+    return AbsValue(ValueKind.BUFFER, base.framework, Memory.PAGEABLE, Path(Root.fresh(frame.site(node)))), state
+
+
+def _index_of(node: cst.BaseExpression) -> Index:
     if isinstance(node, cst.Integer):
-        return Index.const_(int(node.value, 0)), state
+        return Index.const_(int(node.value, 0))
     if isinstance(node, cst.SimpleString) and node.prefix == "":
-        return Index.const_(node.raw_value), state
+        return Index.const_(node.raw_value)
     slot = _slot(node)
-    return (slot if slot is not None else Index.any_()), state
+    return slot if slot is not None else Index.any_()
 
 
 def _region(node: cst.Slice) -> Index:
@@ -220,6 +233,8 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     buffers = [v for v in values if v.is_buffer]
     if not buffers:
         return UNKNOWN, state
+    if isinstance(node, cst.BinaryOperation) and buffers[0].framework == cuda_python.RAW_ADDRESS:
+        return buffers[0], state  # `h_buf + off`: an address in the same allocation
     return calls.operate(buffers, node, state, frame)
 
 

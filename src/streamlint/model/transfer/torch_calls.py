@@ -97,10 +97,19 @@ def _wrapped(arguments: Arguments) -> AbsValue:
     return AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, given.identity, given.stream)
 
 
+def _host_wrapped(arguments: Arguments, frame: Frame) -> AbsValue:
+    """`torch.from_numpy(a)`: the host array's memory, now a tensor too (no copy)."""
+    given = arguments.value(Arg(0, "ndarray"))
+    if given is None or not is_host(given) or given.identity is None:  # a host tensor, pinned or not
+        return AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN, Path(Root.fresh(frame.site(arguments.node))))
+    return AbsValue(ValueKind.BUFFER, F, given.memory, given.identity)
+
+
 def _loader(arguments: Arguments) -> AbsValue:
     """A DataLoader: its batches are host tensors, pinned when it is asked to pin them."""
     pinned = arguments.flag(Arg(kw="pin_memory"), False)
-    batch = AbsValue(ValueKind.BUFFER, F, Memory.PINNED if pinned else Memory.PAGEABLE)
+    memory = Memory.UNKNOWN if pinned is None else Memory.PINNED if pinned else Memory.PAGEABLE
+    batch = AbsValue(ValueKind.BUFFER, F, memory, loader_batch=True)
     return AbsValue(ValueKind.CONTAINER, F, element=batch)
 
 
@@ -190,7 +199,8 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
     pinned = arguments.flag(Arg(kw="pin_memory"), False)
     if memory is None and (short in ("tensor", "as_tensor") or arguments.located(Arg(kw="device")) is not None):
         return UNKNOWN, state  # a device the code does not show, or the input's: not told
-    memory = memory or (Memory.PINNED if pinned else Memory.PAGEABLE)
+    if memory is not Memory.DEVICE:  # on the host: pinned when asked (`device="cpu", pin_memory=True`)
+        memory = Memory.PINNED if pinned else (Memory.PAGEABLE if pinned is False else Memory.UNKNOWN)
     if memory is not Memory.DEVICE:
         return _fresh(frame, arguments, memory, None), state
     current = state.current_stream(F)
@@ -230,6 +240,7 @@ _FUNCTIONS: dict[str, Callable[[Arguments, State, Frame], Handled]] = {
     "torch.device": _device,
     "torch.utils.data.DataLoader": lambda arguments, state, frame: (_loader(arguments), state),
     "torch.from_dlpack": lambda arguments, state, frame: (_wrapped(arguments), state),
+    "torch.from_numpy": lambda arguments, state, frame: (_host_wrapped(arguments, frame), state),
     "torch.utils.dlpack.from_dlpack": lambda arguments, state, frame: (_wrapped(arguments), state),
     "torch.as_tensor": lambda arguments, state, frame: (
         (_wrapped(arguments), state) if _wrapped(arguments) is not UNKNOWN else _creator("as_tensor", arguments, state, frame)
@@ -321,8 +332,8 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
     if written is not None:
         state = _touch(state, frame, site, written, True, stream)
         return written, state
-    if view and inputs and inputs[0].identity is not None:
-        return inputs[0], state
+    if view and inputs and (inputs[0].identity is not None or inputs[0].is_buffer):
+        return inputs[0], state  # a view: the same memory
     if not on_device:
         host = next((v for v in inputs if is_host(v)), None)
         return (_fresh(frame, arguments, Memory.PAGEABLE, None) if host else UNKNOWN), state
@@ -377,7 +388,9 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
     memory = Memory.DEVICE if to_device else (Memory.PINNED if non_blocking else Memory.PAGEABLE)
     blocks = not non_blocking or (to_device and source.memory is Memory.PAGEABLE)
     state = operation(state, frame, site, "torch.Tensor.to", OpKind.COPY_H2D if to_device else OpKind.COPY_D2H,
-                      current, blocks, source.memory if to_device else memory)
+                      current, blocks, source.memory if to_device else memory, async_form=True,
+                      non_blocking=non_blocking, host_at="self" if to_device else "return",
+                      host_loader_batch=to_device and source.loader_batch)
     result = _fresh(frame, arguments, memory, current if to_device else None)
     host_waits = Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F)
     if blocks and to_device:
@@ -428,7 +441,9 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
         state = access(state, frame, site, tensor.identity, True, current, host_memory=not is_device(tensor))
     kind = OpKind.COPY_D2D if not crosses else (OpKind.COPY_H2D if is_device(tensor) else OpKind.COPY_D2H)
     host_side = source.memory if is_device(tensor) else tensor.memory
-    state = operation(state, frame, site, "torch.Tensor.copy_", kind, current, crosses and blocks, host_side)
+    state = operation(state, frame, site, "torch.Tensor.copy_", kind, current, crosses and blocks, host_side,
+                      async_form=crosses, non_blocking=non_blocking, host_at="0/src" if is_device(tensor) else "self",
+                      host_loader_batch=is_device(tensor) and source.loader_batch)
     if crosses and blocks and is_host(tensor):  # a download that blocks returns with the data there
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
     return tensor, state
@@ -456,8 +471,14 @@ def _api_name(arguments: Arguments) -> str:
 
 
 def _pin_memory(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    if not is_host(tensor):
+    """`t.pin_memory()` (a CPU tensor's method): the host copies `t` into new page-locked memory."""
+    if is_device(tensor):
         return UNKNOWN, state
+    site = frame.site(arguments.node)
+    if tensor.identity is not None:
+        state = host_access(state, frame, site, tensor.identity, False)
+    state = operation(state, frame, site, "torch.Tensor.pin_memory", OpKind.PIN, None, True, tensor.memory,
+                      host_at="self", host_loader_batch=tensor.loader_batch)
     return _fresh(frame, arguments, Memory.PINNED, None), state
 
 
