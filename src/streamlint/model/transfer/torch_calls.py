@@ -100,8 +100,8 @@ def _wrapped(arguments: Arguments) -> AbsValue:
 def _host_wrapped(arguments: Arguments, frame: Frame) -> AbsValue:
     """`torch.from_numpy(a)`: the host array's memory, now a tensor too (no copy)."""
     given = arguments.value(Arg(0, "ndarray"))
-    if given is None or not is_host(given) or given.identity is None:  # a host tensor, pinned or not
-        return AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN, Path(Root.fresh(frame.site(arguments.node))))
+    if given is None or not is_host(given) or given.identity is None:
+        return UNKNOWN
     return AbsValue(ValueKind.BUFFER, F, given.memory, given.identity)
 
 
@@ -332,8 +332,8 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
     if written is not None:
         state = _touch(state, frame, site, written, True, stream)
         return written, state
-    if view and inputs and (inputs[0].identity is not None or inputs[0].is_buffer):
-        return inputs[0], state  # a view: the same memory
+    if view and inputs and (inputs[0].identity is not None or is_host(inputs[0])):
+        return inputs[0], state  # a view: the same memory (a loader's batch keeps its pinnedness)
     if not on_device:
         host = next((v for v in inputs if is_host(v)), None)
         return (_fresh(frame, arguments, Memory.PAGEABLE, None) if host else UNKNOWN), state
