@@ -55,6 +55,7 @@ class Operation:
     non_blocking: Optional[bool] = None  # the call as written lets the host go on (non_blocking=, a stream given)
     host_at: str = ""  # where the host side is in the call: "self", "return", or "<pos>/<keyword>"
     host_loader_batch: bool = False  # the host side is a batch a data loader yielded
+    host_arrays: tuple[int, ...] = ()  # a kernel launch's positional arguments that are host arrays
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import libcst as cst
 
 from streamlint.model import declared
 from streamlint.model.api import mpi, numpy_api, python_std, torch_api
-from streamlint.model.api.facts import Arg
+from streamlint.model.api.facts import Arg, OpKind
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRefKind
@@ -20,7 +20,7 @@ from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect
 from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.transfer import array_calls, fact_calls, handlers, mpi_calls, torch_calls
-from streamlint.model.transfer.act import access, host_access
+from streamlint.model.transfer.act import access, host_access, operation
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.frame import CallContext, Frame
@@ -310,6 +310,10 @@ def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, sta
         return UNKNOWN, state
     writes = frame.program.kernel_writes(kernel.target) if frame.program and kernel.target else None
     site = frame.site(arguments.node)
+    # Numba copies a host array argument to the device before the launch and back after it
+    hosts = tuple(i for i, (v, _) in enumerate(arguments.positional) if _host_array(v))
+    state = operation(state, frame, site, kernel.target or "kernel", OpKind.KERNEL, stream, bool(hosts),
+                      host_arrays=hosts)
     for index, (value, _) in enumerate(arguments.positional):
         if value.identity is None or not (value.is_buffer and value.memory is not Memory.PAGEABLE):
             continue
@@ -318,6 +322,11 @@ def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, sta
         if written:
             state = access(state, frame, site, value.identity, True, stream, host_memory=not is_device(value))
     return UNKNOWN, state
+
+
+def _host_array(value: AbsValue) -> bool:
+    """A NumPy array (not an item of one a whole index picks, which may be a scalar)."""
+    return is_host(value) and value.framework == "numpy" and not torch_calls.maybe_item(value)
 
 
 def _in_this_loop(effect: Effect, frame: Frame) -> Effect:

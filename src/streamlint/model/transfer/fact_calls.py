@@ -110,8 +110,17 @@ def result_of(fact: Fact, arguments: Arguments, frame: Frame, stream: Optional[S
     if kind == "cuda_device":  # a device designator of a CUDA device (a declared model's value)
         return AbsValue(ValueKind.DEVICE, framework, Memory.DEVICE)
     if kind == "kernel":  # a compiled kernel (`cupy.RawKernel(...)`): calling it launches
-        return AbsValue(ValueKind.CALLABLE, framework, target=fact.result)
+        return compiled_from(arguments) or AbsValue(ValueKind.CALLABLE, framework, target=fact.result)
     return UNKNOWN
+
+
+def compiled_from(arguments: Arguments) -> Optional[AbsValue]:
+    """`cuda.jit(fn)`, `cuda.jit(signature)(fn)`: the kernel of the project function `fn`, which its
+    launches run (as `@cuda.jit def fn`)."""
+    given = arguments.value(Arg(0))
+    if given is not None and given.kind is ValueKind.CALLABLE and given.target and ":" not in given.target:
+        return given
+    return None
 
 
 def apply_fact(fact: Fact, arguments: Arguments, state: State, frame: Frame, api: str = "") -> Handled:

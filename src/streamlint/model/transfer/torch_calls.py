@@ -11,7 +11,7 @@ import libcst as cst
 
 from streamlint.model.api import torch_api
 from streamlint.model.api.facts import Arg
-from streamlint.model.domain.paths import Path, Root
+from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
@@ -335,10 +335,19 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
     if view and inputs and (inputs[0].identity is not None or is_host(inputs[0])):
         return inputs[0], state  # a view: the same memory (a loader's batch keeps its pinnedness)
     if not on_device:
-        host = next((v for v in inputs if is_host(v)), None)
-        return (_fresh(frame, arguments, Memory.PAGEABLE, None) if host else UNKNOWN), state
+        # (a NumPy array's result is a NumPy array; items a whole index picks may be scalars: not told)
+        host = next((v for v in inputs if is_host(v) and not maybe_item(v)), None)
+        return (replace(_fresh(frame, arguments, Memory.PAGEABLE, None), framework=host.framework or F)
+                if host else UNKNOWN), state
     result = replace(_fresh(frame, arguments, Memory.DEVICE, stream), framework=framework)
     return result, _touch(state, frame, site, result, True, stream)
+
+
+def maybe_item(value: AbsValue) -> bool:
+    """An item a whole index picks from an array (`a[3]`, `a[i]`): a scalar for a 1-D array."""
+    steps = value.identity.steps if value.identity is not None else ()
+    last = steps[-1] if steps else None
+    return isinstance(last, Index) and last.kind in (IndexKind.CONST, IndexKind.ANY, IndexKind.SLOT)
 
 
 def _on_device(value: AbsValue) -> AbsValue:
