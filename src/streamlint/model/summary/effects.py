@@ -56,6 +56,7 @@ class Operation:
     host_at: str = ""  # where the host side is in the call: "self", "return", or "<pos>/<keyword>"
     host_loader_batch: bool = False  # the host side is a batch a data loader yielded
     host_arrays: tuple[int, ...] = ()  # a kernel launch's positional arguments that are host arrays
+    sync_form: bool = False  # a synchronous copy API, used so, whose stream-ordered form exists
 
 
 @dataclass(frozen=True)

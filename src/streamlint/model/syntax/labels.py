@@ -48,7 +48,10 @@ def bound_name(call: cst.CSTNode, scope: cst.CSTNode) -> str:
     class Binding(cst.CSTVisitor):
         def visit_Assign(self, node: cst.Assign) -> None:
             if node.value is call and len(node.targets) == 1:
-                found.append(dotted(node.targets[0].target) or "")
+                target = node.targets[0].target
+                if isinstance(target, (cst.Tuple, cst.List)) and target.elements:
+                    target = target.elements[-1].value  # `err, s = cudaStreamCreate()`: the value last
+                found.append(dotted(target) or "")
 
         def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
             if node.value is call:
@@ -96,3 +99,11 @@ def spelled(node: cst.CSTNode, depth: int = 0) -> Optional[str]:
                 return f"{base}[{inner.value}]"
         return f"{base}[...]"
     return None
+
+
+def path_label(path) -> str:
+    """A held value's path as messages name it: `self.stream`, `streams[...]` (any index)."""
+    text = path.root.name or "?"
+    for step in path.steps:
+        text += f".{step}" if isinstance(step, str) else "[...]"
+    return text

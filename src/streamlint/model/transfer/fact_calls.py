@@ -152,7 +152,7 @@ def _record_operation(fact: Fact, arguments: Arguments, state: State, frame: Fra
     waits = host_waits(fact, arguments)
     return operation(state, frame, frame.site(arguments.node), api, kind, queue_of(fact, arguments, state), waits,
                      memory, async_form=fact.async_api, non_blocking=None if waits is None else not waits,
-                     host_at=host_at)
+                     host_at=host_at, sync_form=fact.sync_api and waits is True)
 
 
 def _host_side(fact: Fact, arguments: Arguments) -> tuple[OpKind, str]:
