@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
 from typing import Optional
+
+import libcst as cst
 
 from streamlint.fixes.edits import FixBuilder, append_arg, bound_before, is_pasteable, make_fix, with_keyword
 from streamlint.fixes.model import Applicability
