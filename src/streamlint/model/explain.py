@@ -121,7 +121,8 @@ def _effect(effect: Effect, module: str = "") -> str:
         where = f" on {_stream(effect.stream)}" if effect.stream else ""
         blocks = {True: ", host waits", False: "", None: ", host may wait"}[op.host_blocking]
         memory = f", host memory {op.host_memory.value}" if op.host_memory is not Memory.UNKNOWN else ""
-        what = f"{op.api or op.op}: {op.op}{where}{blocks}{memory}{' (in a loop)' if op.in_loop else ''}"
+        hosts = f", host arrays at {', '.join(map(str, op.host_arrays))}" if op.host_arrays else ""
+        what = f"{op.api or op.op}: {op.op}{where}{blocks}{memory}{hosts}{' (in a loop)' if op.in_loop else ''}"
     else:
         what = f"{kind.value} {_stream(effect.stream) if effect.stream else ''}".strip()
     return f"{what}  [{site}{via}]"

@@ -106,3 +106,15 @@ PER_THREAD_HANDLES = frozenset({f"{RT}.cudaStreamPerThread", f"{DRV}.CU_STREAM_P
 # Stream creation flags, by the last component of their name.
 NON_BLOCKING_FLAGS = frozenset({"cudaStreamNonBlocking", "CU_STREAM_NON_BLOCKING"})
 BLOCKING_FLAGS = frozenset({"cudaStreamDefault", "CU_STREAM_DEFAULT"})
+
+# The framework of memory known by a raw address ("device:raw", "pinned:raw" results): adding an
+# offset to one is an address in the same allocation, no operation on data.
+RAW_ADDRESS = "raw"
+
+# A copy's direction argument (`cudaMemcpyKind`, CuPy's `kind`), by its last name or its number:
+# "h2d", "d2h", "d2d".
+COPY_DIRECTIONS = {
+    "cudaMemcpyHostToDevice": "h2d", "cudaMemcpyDeviceToHost": "d2h", "cudaMemcpyDeviceToDevice": "d2d",
+    "memcpyHostToDevice": "h2d", "memcpyDeviceToHost": "d2h", "memcpyDeviceToDevice": "d2d",
+    "1": "h2d", "2": "d2h", "3": "d2d",
+}

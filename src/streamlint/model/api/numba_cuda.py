@@ -32,8 +32,10 @@ FUNCTIONS: dict[str, Fact] = {
         K.COPY_H2D, F, stream=STREAM_ARG, stream_arg=Arg(1, "stream"), blocking=BLOCK_UNLESS_STREAM,
         result="device:numba:bound", host=Arg(0, "obj"), sync_api=True, async_api=True,
     ),
-    "numba.cuda.device_array": Fact(K.ALLOC, F, stream_arg=Arg(4, "stream"), result="device:numba:bound"),
-    "numba.cuda.device_array_like": Fact(K.ALLOC, F, stream_arg=Arg(1, "stream"), result="device:numba:bound"),
+    "numba.cuda.device_array": Fact(K.ALLOC, F, stream=STREAM_ARG, stream_arg=Arg(4, "stream"), result="device:numba:bound"),
+    "numba.cuda.device_array_like": Fact(K.ALLOC, F, stream=STREAM_ARG, stream_arg=Arg(1, "stream"), result="device:numba:bound"),
+    # `with cuda.pinned(h):` page-locks the host array in place for the block
+    "numba.cuda.pinned": Fact(K.HOST_REGISTER, F, host=Arg(0)),
     "numba.cuda.pinned_array": Fact(K.PINNED_ALLOC, F, result="pinned:numpy"),
     "numba.cuda.pinned_array_like": Fact(K.PINNED_ALLOC, F, result="pinned:numpy"),
     "numba.cuda.mapped_array": Fact(K.PINNED_ALLOC, F, result="mapped:numba"),

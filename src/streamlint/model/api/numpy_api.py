@@ -22,3 +22,7 @@ SCALAR_WITHOUT_SIZE = {
     "random.randint": 2, "random.uniform": 2, "random.normal": 2, "random.rand": 0, "random.randn": 0,
     "random.random": 0, "random.random_sample": 0, "random.standard_normal": 0,
 }
+
+# Attributes of a host array that are its memory under another name (`a.ctypes.data`, the
+# address cuda-python's copies take).
+SAME_MEMORY_ATTRIBUTES = frozenset({"ctypes"})

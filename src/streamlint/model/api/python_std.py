@@ -12,6 +12,19 @@ IDENTITY_CALLS: dict[str, Arg] = {
     "typing_extensions.cast": Arg(1, "val"),
 }
 
+# qualified name -> the iterable whose items it pairs with a number (`for i, x in enumerate(xs)`).
+NUMBERING_CALLS: dict[str, Arg] = {
+    "builtins.enumerate": Arg(0, "iterable"),
+}
+
+# A mapping's views: "items" gives (key, value) pairs, "values" the values (a data loader's
+# dict batch, `for k, v in batch.items()`).
+MAPPING_VIEWS = frozenset({"items", "values"})
+
+# Methods that hand back a Python list of host values whatever the receiver (`t.tolist()`,
+# `a.tolist()`): an index list, for one.
+LISTING_METHODS = frozenset({"tolist"})
+
 # Decorators that memoize a function: its body runs once per distinct argument tuple (or
 # once per object), not on every call, so its syncs are not its callers' per-call work.
 MEMOIZING_DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "functools.cached_property"})

@@ -76,6 +76,18 @@ class State:
             made.__dict__["_held"] = _held_after(self._held, dropped, value)
         return made
 
+    def with_memory(self, identity: Path, memory) -> "State":
+        """The memory `identity` names is now of another kind (host memory page-locked in place):
+        every name and heap entry holding it says so."""
+        state = self
+        for name, value in self.names.items():
+            if value.identity == identity and value.memory is not memory:
+                state = state.bind(name, replace(value, memory=memory))
+        for path, value in self.heap.items():
+            if value.identity == identity and value.memory is not memory:
+                state = state.store(path, replace(value, memory=memory))
+        return state
+
     def with_current(self, framework: str, stream: StreamRef) -> "State":
         return replace(self, current=self.current.set(framework, stream))
 

@@ -49,6 +49,7 @@ class AbsValue:
     element: Optional["AbsValue"] = None  # a container's items
     target: str = ""  # a CALLABLE's or NAMESPACE's qualified name
     members: frozenset[Path] = frozenset()  # a CONTAINER's items' memory (what it keeps alive)
+    loader_batch: bool = False  # a BUFFER a data loader yields (its memory is the loader's choice)
 
     def join(self, other: "AbsValue") -> "AbsValue":
         if self == other:
@@ -67,6 +68,7 @@ class AbsValue:
             _join_optional(self.element, other.element),
             self.target if self.target == other.target else "",
             self.members | other.members,
+            self.loader_batch and other.loader_batch,
         )
 
     def join_carried(self, carried: "AbsValue") -> "AbsValue":

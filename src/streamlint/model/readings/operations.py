@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from streamlint.model.domain.streams import StreamRef
+from streamlint.model.domain.order import HOST
+from streamlint.model.domain.paths import RootKind
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.file_model import FileModel
 from streamlint.model.summary.effects import EffectKind, Operation
-from streamlint.model.transfer.frame import ROOT_CONTEXT
+from streamlint.model.transfer.frame import ROOT_CONTEXT, CallContext
 
 
 @dataclass(frozen=True)
@@ -18,6 +20,14 @@ class OperationAt:
     operation: Operation
     stream: Optional[StreamRef]
     chain: tuple[str, ...]  # the calls it came through, outermost first
+    hot: bool = False  # the function runs on every step of a hot path (its summary says so)
+    reads: frozenset = frozenset()  # the memory (Paths) its own accesses at its site read
+    context: CallContext = ROOT_CONTEXT  # the calling context of the walk that saw it
+    own_site: str = ""  # where it is in the function that performs it (a helper's call for one via a call)
+
+    def reads_made_at(self, site: str) -> bool:
+        """Does it read memory allocated at `site` (this iteration's)?"""
+        return any(p.root.kind is RootKind.FRESH and p.root.site == site and not p.root.age for p in self.reads)
 
     @property
     def in_loop(self) -> bool:
@@ -34,4 +44,151 @@ def operations(model: FileModel, qualname: str) -> list[OperationAt]:
         if effect.kind is EffectKind.OPERATION and effect.operation is not None:
             site = effect.chain[0] if effect.chain else effect.site
             found.append(OperationAt(site, effect.operation, effect.stream, effect.chain))
+    return found
+
+
+def own_operations(model: FileModel, through_calls: bool = False) -> list[tuple[str, OperationAt]]:
+    """Every operation each function of the file performs itself (with `through_calls`, also
+    those of the calls it makes, at those calls), under every context it was walked in, the
+    root context first: (function, operation)."""
+    prefix = f"{model.module}."
+    walks = [(key, w) for key, w in model.solved.walks.items() if key[0].startswith(prefix)]
+    found = []
+    for (qualname, context), walked in sorted(walks, key=lambda item: item[0][1] != ROOT_CONTEXT):
+        summary = walked.summary
+        reads: dict[str, set] = {}
+        for effect in summary.effects:
+            if effect.kind is EffectKind.ACCESS and not effect.write and not effect.chain and effect.path is not None:
+                reads.setdefault(effect.site, set()).add(effect.path)
+        for effect in summary.effects:
+            if effect.kind is not EffectKind.OPERATION or effect.operation is None:
+                continue
+            if effect.chain and not through_calls:
+                continue
+            site = effect.chain[0] if effect.chain else effect.site
+            at = OperationAt(site, effect.operation, effect.stream, effect.chain, summary.hot,
+                             frozenset(reads.get(effect.site, ()) if not effect.chain else ()), context, effect.site)
+            found.append((qualname, at))
+    return found
+
+
+def host_writes_into(model: FileModel, qualname: str, at: OperationAt) -> list[tuple[str, bool]]:
+    """The host's writes into memory the operation reads: (site, comes after it). Writes in its
+    own function, and for memory on `self`, by any method of the class (a later call: after)."""
+    sources = [p for p in at.reads if p.root.kind is not RootKind.FRESH or p.root.site != at.site]
+    if not sources:
+        return []
+    owner = qualname.rsplit(".", 1)[0] + "."
+    found = []
+    for (function, _), walked in model.solved.walks.items():
+        same = function == qualname
+        if not same and not function.startswith(owner):
+            continue
+        after = not same
+        for effect in walked.summary.effects:
+            after = after or effect.site == at.site
+            if effect.kind is not EffectKind.ACCESS or not effect.write or effect.stream != HOST:
+                continue
+            path = effect.path
+            if path is None or effect.site == at.site or (not same and path.root.kind is not RootKind.SELF):
+                continue
+            if any(path.may_alias(p) and p.root.kind is path.root.kind for p in sources):
+                found.append((effect.chain[0] if effect.chain else effect.site, after))
+    return found
+
+
+def leaves_unordered(model: FileModel, qualname: str, at: OperationAt) -> bool:
+    """Nothing after the operation in its function orders its stream: no stream waits for it,
+    no event is recorded on it, the host does not wait for it."""
+    stream = at.stream
+    walked = model.solved.walks.get((qualname, at.context))
+    if stream is None or walked is None:
+        return False
+    after = False
+    for effect in walked.summary.effects:
+        if effect.site == at.site and effect.kind is EffectKind.OPERATION:
+            after = True
+            continue
+        if not after:
+            continue
+        if effect.kind is EffectKind.SYNC_DEVICE or (effect.kind is EffectKind.SYNC_STREAM and effect.stream == stream):
+            return False
+        if effect.kind is EffectKind.WAIT_STREAM and effect.other in (stream, None):
+            return False
+        if effect.kind is EffectKind.RECORD_EVENT and effect.stream == stream:
+            return False
+    return True
+
+
+def streams_working_after(model: FileModel, qualname: str, at: OperationAt) -> list[StreamRef]:
+    """The streams that device work queued after the operation in its function runs on (its own
+    and its callees'), each once, in order, up to the host's next wait; none when the host reads
+    what the operation made before any of it (it needs the data now)."""
+    walked = model.solved.walks.get((qualname, at.context))
+    if walked is None:
+        return []
+    found: list[StreamRef] = []
+    after = False
+    for effect in walked.summary.effects:
+        here = (effect.chain[0] if effect.chain else effect.site) == at.site
+        if here and effect.kind is EffectKind.OPERATION and effect.operation == at.operation:
+            after = True
+            continue
+        if not after or here:
+            continue
+        if effect.kind in _HOST_WAITS:
+            break
+        if _reads_made_by(effect, at.own_site or at.site) and not found:
+            return []
+        stream = effect.stream
+        work = effect.kind is EffectKind.ACCESS or (
+            effect.kind is EffectKind.OPERATION and effect.operation is not None and effect.operation.op in DEVICE_WORK)
+        if work and stream is not None and stream != HOST and stream not in found:
+            found.append(stream)
+    return found
+
+
+_HOST_WAITS = frozenset({EffectKind.SYNC_STREAM, EffectKind.SYNC_EVENT, EffectKind.SYNC_DEVICE})
+
+
+def _reads_made_by(effect, site: str) -> bool:
+    """A host read of memory the operation at `site` made (its result)."""
+    path = effect.path
+    return (effect.kind is EffectKind.ACCESS and effect.stream == HOST and not effect.write and path is not None
+            and path.root.kind is RootKind.FRESH and path.root.site == site)
+
+
+# Operations that queue work on a stream (what streams exist to overlap): OpKind values.
+DEVICE_WORK = frozenset({"H2D copy", "D2H copy", "D2D copy", "copy", "kernel", "memset"})
+
+
+def chosen_streams(model: FileModel, qualname: str, at: OperationAt) -> list[StreamRef]:
+    """The streams the code chose (made or held) that the function's own work runs on, each once."""
+    walked = model.solved.walks.get((qualname, at.context))
+    found: list[StreamRef] = []
+    for effect in walked.summary.effects if walked is not None else ():
+        stream = effect.stream
+        if effect.chain or stream is None or stream.kind not in (StreamRefKind.CREATED, StreamRefKind.PATH):
+            continue
+        if effect.kind in (EffectKind.ACCESS, EffectKind.OPERATION, EffectKind.SET_CURRENT) and stream not in found:
+            found.append(stream)
+    return found
+
+
+def work_before(model: FileModel, qualname: str, at: OperationAt) -> list[tuple[Optional[StreamRef], str]]:
+    """Device work queued before the operation in its function, and the host's waits (None), in
+    order: (stream, the site in the function). In a loop around both, it comes after it too."""
+    walked = model.solved.walks.get((qualname, at.context))
+    found: list[tuple[Optional[StreamRef], str]] = []
+    for effect in walked.summary.effects if walked is not None else ():
+        site = effect.chain[0] if effect.chain else effect.site
+        if site == at.site:
+            break
+        if effect.kind in _HOST_WAITS:
+            found.append((None, site))
+            continue
+        work = effect.kind is EffectKind.ACCESS or (
+            effect.kind is EffectKind.OPERATION and effect.operation is not None and effect.operation.op in DEVICE_WORK)
+        if work and effect.stream is not None and effect.stream != HOST:
+            found.append((effect.stream, site))
     return found

@@ -55,6 +55,12 @@ class Operation:
     host_blocking: Optional[bool]  # None: depends on what the code does not show
     host_memory: Memory = Memory.UNKNOWN  # the host side of a copy
     in_loop: bool = False  # inside a loop of the function that performs it
+    async_form: bool = False  # an asynchronous API form: overlaps other work only given pinned host memory
+    non_blocking: Optional[bool] = None  # the call as written lets the host go on (non_blocking=, a stream given)
+    host_at: str = ""  # where the host side is in the call: "self", "return", or "<pos>/<keyword>"
+    host_loader_batch: bool = False  # the host side is a batch a data loader yielded
+    host_arrays: tuple[int, ...] = ()  # a kernel launch's positional arguments that are host arrays
+    sync_form: bool = False  # a synchronous copy API, used so, whose stream-ordered form exists
 
 
 @dataclass(frozen=True)

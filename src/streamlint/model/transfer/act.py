@@ -35,8 +35,9 @@ def host_access(state: State, frame: Frame, site: str, path: Path, write: bool, 
 
 
 def operation(state: State, frame: Frame, site: str, api: str, op: OpKind, stream: Optional[StreamRef],
-              host_blocking: Optional[bool], host_memory: Memory = Memory.UNKNOWN) -> State:
+              host_blocking: Optional[bool], host_memory: Memory = Memory.UNKNOWN, **form) -> State:
     """Record an API operation the rules ask about (a copy, a synchronization, a stream made),
-    with whether it runs in a loop of this function."""
-    detail = Operation(api, op.value, host_blocking, host_memory, frame.loop_depth > 0)
+    with whether it runs in a loop of this function; `form`: what the call as written says
+    (Operation's `async_form`, `non_blocking`, `host_at`)."""
+    detail = Operation(api, op.value, host_blocking, host_memory, frame.loop_depth > 0, **form)
     return do(state, frame, Effect(EffectKind.OPERATION, site, stream=stream, operation=detail))

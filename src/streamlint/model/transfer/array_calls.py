@@ -15,7 +15,7 @@ from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.transfer.act import access, do
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host
-from streamlint.model.transfer.fact_calls import apply_fact, stream_of_value
+from streamlint.model.transfer.fact_calls import apply_fact, compiled_from, stream_of_value
 from streamlint.model.transfer.frame import Frame
 
 Handled = tuple[AbsValue, State]
@@ -151,6 +151,8 @@ def launch_kernel(kernel: AbsValue, arguments: Arguments, state: State, frame: F
     not Python we can read). `kernel:cupy:2` says the arrays are the items of positional argument 2."""
     parts = kernel.target.split(":")
     framework = parts[1] if len(parts) > 1 else "cupy"
+    if framework == "numba" and compiled_from(arguments) is not None:  # `cuda.jit(signature)(fn)`
+        return compiled_from(arguments), state
     stream = stream_of_value(arguments.value(Arg(kw="stream"))) or state.current_stream(framework)
     given = arguments.values()
     if len(parts) > 2 and parts[2].isdigit():

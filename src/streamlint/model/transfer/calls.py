@@ -10,8 +10,8 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import declared
-from streamlint.model.api import interop, mpi, normalize, python_std, torch_api
-from streamlint.model.api.facts import Arg
+from streamlint.model.api import interop, mpi, normalize, numpy_api, python_std, torch_api
+from streamlint.model.api.facts import Arg, OpKind
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind
@@ -19,7 +19,7 @@ from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect
 from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.transfer import array_calls, fact_calls, handlers, mpi_calls, torch_calls
-from streamlint.model.transfer.act import access, host_access
+from streamlint.model.transfer.act import access, host_access, operation
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.frame import CallContext, Frame
@@ -43,6 +43,8 @@ def attribute_of(base: AbsValue, attr: str, path: Path) -> AbsValue:
     """An attribute nobody stored: a tensor's `.data` is its memory, other attributes unknown."""
     if base.is_buffer and attr in interop.MEMORY_ATTRIBUTES:
         return base
+    if base.is_buffer and base.memory is not Memory.DEVICE and attr in numpy_api.SAME_MEMORY_ATTRIBUTES:
+        return base  # `h.ctypes`: the host array's own memory (its `.data` is the address)
     if base.is_buffer and attr in torch_api.TENSOR_ATTRIBUTES:
         return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream)
     return AbsValue(identity=path)
@@ -159,6 +161,8 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     if name == "parameters" and torch_calls.parameters_of(receiver) is not None:
         return torch_calls.parameters_of(receiver), state
     receiver = _evident_stream(receiver, name)
+    if receiver.loader_batch and name in python_std.MAPPING_VIEWS:
+        return _batch_view(name, receiver), state
     handler = handlers.for_value(receiver)
     if handler is not None and receiver.kind is ValueKind.STREAM:
         handled = handler.stream_method(name, receiver, arguments, state, frame)
@@ -178,7 +182,7 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     if handled is None and not receiver.is_buffer:
         handled = mpi_calls.comm_method(name, arguments, state, frame)  # a communicator's buffer methods
     if handled is not None:
-        return handled
+        return _listed(name, handled)
     return _unseen_method(receiver, name, arguments, state, frame)
 
 
@@ -194,6 +198,9 @@ def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: S
     state = _kept_by(receiver, arguments, state)
     if receiver.kind is ValueKind.CONTAINER or name in python_std.KEEPING_METHODS:
         return UNKNOWN, state  # a container's own method: it keeps its arguments, runs no kernel
+    if name in python_std.LISTING_METHODS:
+        _, state = _opaque(arguments, state, frame)
+        return AbsValue(ValueKind.CONTAINER, element=AbsValue(ValueKind.HOST_NUMBER)), state
     result, after = _opaque(arguments, state, frame)
     if receiver.kind is not ValueKind.UNKNOWN:
         return result, after  # a framework's object whose method has no row: not told
@@ -229,6 +236,21 @@ def _object_method(target: str, arguments: Arguments, state: State, frame: Frame
     return _project_call(target, arguments, state, frame)
 
 
+def _batch_view(name: str, batch: AbsValue) -> AbsValue:
+    """`batch.items()`, `batch.values()` of a data loader's dict batch: its tensors."""
+    item = replace(batch, identity=None)
+    pairs = AbsValue(ValueKind.CONTAINER, element=item, target=fact_calls.ERROR_FIRST) if name == "items" else item
+    return AbsValue(ValueKind.CONTAINER, element=pairs)
+
+
+def _listed(name: str, handled: Handled) -> Handled:
+    """A method that returns a Python list gives a container of host values."""
+    value, state = handled
+    if name in python_std.LISTING_METHODS and value.kind is ValueKind.HOST_NUMBER:
+        return AbsValue(ValueKind.CONTAINER, element=value), state
+    return handled
+
+
 def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:
     """An object we cannot see into may keep the buffers its method is given (`list.append`,
     a cache's `put`): they stay held, as its items."""
@@ -249,6 +271,11 @@ def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:
 def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if target.startswith("builtins.") and target[len("builtins."):] in HOST_READERS:
         return _host_reader(arguments, state, frame)
+    if target in python_std.NUMBERING_CALLS:  # pairs of a number and an item of the iterable
+        iterable = arguments.value(python_std.NUMBERING_CALLS[target])
+        item = iterable.element if iterable is not None and iterable.element is not None else UNKNOWN
+        pair = AbsValue(ValueKind.CONTAINER, element=item, target=fact_calls.ERROR_FIRST)
+        return AbsValue(ValueKind.CONTAINER, element=pair), state
     return _opaque(arguments, state, frame)
 
 
@@ -372,6 +399,10 @@ def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, sta
         return UNKNOWN, state
     writes = frame.program.kernel_writes(kernel.target) if frame.program and kernel.target else None
     site = frame.site(arguments.node)
+    # Numba copies a host array argument to the device before the launch and back after it
+    hosts = tuple(i for i, (v, _) in enumerate(arguments.positional) if _host_array(v))
+    state = operation(state, frame, site, kernel.target or "kernel", OpKind.KERNEL, stream, bool(hosts),
+                      host_arrays=hosts)
     for index, (value, _) in enumerate(arguments.positional):
         if value.identity is None or not (value.is_buffer and value.memory is not Memory.PAGEABLE):
             continue
@@ -380,6 +411,11 @@ def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, sta
         if written:
             state = access(state, frame, site, value.identity, True, stream, host_memory=not is_device(value))
     return UNKNOWN, state
+
+
+def _host_array(value: AbsValue) -> bool:
+    """A NumPy array (not an item of one a whole index picks, which may be a scalar)."""
+    return is_host(value) and value.framework == "numpy" and not torch_calls.maybe_item(value)
 
 
 def _in_this_loop(effect: Effect, frame: Frame) -> Effect:

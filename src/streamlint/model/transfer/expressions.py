@@ -8,13 +8,15 @@ from typing import Callable, Optional
 
 import libcst as cst
 
+from streamlint.model.api import cuda_python
 from streamlint.model.api.facts import POINTER_FRAMEWORKS
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
-from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, ValueKind, truth
+from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.transfer import calls
 from streamlint.model.transfer.arguments import Arguments
-from streamlint.model.transfer.devices import memory_of_device_string
+from streamlint.model.transfer.act import host_access
+from streamlint.model.transfer.devices import is_host, memory_of_device_string
 from streamlint.model.transfer.frame import Frame
 
 Evaluated = tuple[AbsValue, State]
@@ -72,7 +74,11 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
     base, state = evaluate(node.value, state, frame)
     index = Index.any_()
     if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-        index, state = _index(node.slice[0].slice.value, state, frame)
+        chosen, state = evaluate(node.slice[0].slice.value, state, frame)
+        if is_host(base) and chosen.kind in (ValueKind.BUFFER, ValueKind.CONTAINER):
+            return _gathered(node, base, state, frame)
+        named = _slot_of(chosen) if isinstance(node.slice[0].slice.value, cst.Name) else None
+        index = named if named is not None else _index_of(node.slice[0].slice.value)  # (`slot = k % 2; bufs[slot]`)
     elif len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
         index = _region(node.slice[0].slice)
     else:
@@ -83,8 +89,8 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
         index = Index.view(frame.site(node))  # a view whose bounds the text does not tell
     if base.identity is None and base.target == PER_ITEM and base.element is not None and base.element.identity:
         return replace(base.element, identity=base.element.identity.element(index)), state  # the item indexed
-    if base.identity is None:
-        return (base.element or UNKNOWN), state
+    if base.identity is None:  # (a buffer's item, `batch["x"]`: in the same memory)
+        return (base.element or (base if base.is_buffer else UNKNOWN)), state
     path = base.identity.element(index)
     held = state.at(path)
     if held.kind is not ValueKind.UNKNOWN:
@@ -92,21 +98,26 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
     if base.element is not None:
         return base.element, state
     if base.kind is ValueKind.BUFFER:
-        return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream), state
+        return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream,
+                        loader_batch=base.loader_batch), state
     return AbsValue(identity=path), state
 
 
-def _index(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[Index, State]:
-    value, state = evaluate(node, state, frame)
-    named = _slot_of(value) if isinstance(node, cst.Name) else None
-    if named is not None:  # `slot = k % 2; bufs[slot]`
-        return named, state
+def _gathered(node: cst.Subscript, base: AbsValue, state: State, frame: Frame) -> Evaluated:
+    """`h[index_array]`, `h[[1, 5]]`: advanced indexing of a host array copies the chosen items
+    into new pageable memory (NumPy's and PyTorch's semantics), however the array was allocated."""
+    if base.identity is not None:
+        state = host_access(state, frame, frame.site(node), base.identity, False)
+    return AbsValue(ValueKind.BUFFER, base.framework, Memory.PAGEABLE, Path(Root.fresh(frame.site(node)))), state
+
+
+def _index_of(node: cst.BaseExpression) -> Index:
     if isinstance(node, cst.Integer):
-        return Index.const_(int(node.value, 0)), state
+        return Index.const_(int(node.value, 0))
     if isinstance(node, cst.SimpleString) and node.prefix == "":
-        return Index.const_(node.raw_value), state
+        return Index.const_(node.raw_value)
     slot = _slot(node)
-    return (slot if slot is not None else Index.any_()), state
+    return slot if slot is not None else Index.any_()
 
 
 def _slot_value(slot: Index) -> AbsValue:
@@ -292,7 +303,7 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     if not buffers:
         slot = _slot(node)
         return (_slot_value(slot) if slot is not None else UNKNOWN), state
-    pointer = next((v for v in buffers if v.framework in POINTER_FRAMEWORKS), None)
+    pointer = next((v for v in buffers if v.framework in POINTER_FRAMEWORKS or v.framework == cuda_python.RAW_ADDRESS), None)
     if pointer is not None and isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
         return pointer, state  # pointer arithmetic (`mem + offset`): an address into the same memory, no kernel
     return calls.operate(buffers, node, state, frame)

@@ -80,7 +80,8 @@ def host_waits(fact: Fact, arguments: Arguments) -> Optional[bool]:
         if given is not None and given.kind is not ValueKind.NONE:
             return False
         bound = _bound_stream(arguments) if fact.stream == STREAM_ARG_OR_BOUND else None
-        return bound is None or bound == LEGACY
+        # Numba: an array bound to a stream the code made copies on it, asynchronously
+        return bound is None or bound.kind not in (StreamRefKind.CREATED, StreamRefKind.PATH)
     if fact.blocking == BLOCK_FLAG:
         flag = arguments.flag(fact.flag, fact.flag_default)
         return None if flag is None else flag == fact.flag_blocks_when
@@ -115,8 +116,17 @@ def result_of(fact: Fact, arguments: Arguments, frame: Frame, stream: Optional[S
     if kind == "cuda_device":  # a device designator of a CUDA device (a declared model's value)
         return AbsValue(ValueKind.DEVICE, framework, Memory.DEVICE)
     if kind == "kernel":  # a compiled kernel (`cupy.RawKernel(...)`): calling it launches
-        return AbsValue(ValueKind.CALLABLE, framework, target=fact.result)
+        return compiled_from(arguments) or AbsValue(ValueKind.CALLABLE, framework, target=fact.result)
     return UNKNOWN
+
+
+def compiled_from(arguments: Arguments) -> Optional[AbsValue]:
+    """`cuda.jit(fn)`, `cuda.jit(signature)(fn)`: the kernel of the project function `fn`, which its
+    launches run (as `@cuda.jit def fn`)."""
+    given = arguments.value(Arg(0))
+    if given is not None and given.kind is ValueKind.CALLABLE and given.target and ":" not in given.target:
+        return given
+    return None
 
 
 def apply_fact(fact: Fact, arguments: Arguments, state: State, frame: Frame, api: str = "") -> Handled:
@@ -124,11 +134,7 @@ def apply_fact(fact: Fact, arguments: Arguments, state: State, frame: Frame, api
     if view is not None:
         return view, state
     if fact.kind is not None:
-        host = arguments.value(fact.host) or arguments.value(fact.out)
-        memory = host.memory if host is not None and host.is_buffer else Memory.UNKNOWN
-        stream = queue_of(fact, arguments, state)
-        state = operation(state, frame, frame.site(arguments.node), api, fact.kind, stream,
-                          host_waits(fact, arguments), memory)
+        state = _record_operation(fact, arguments, state, frame, api)
     handler = _BY_KIND.get(fact.kind)
     if handler is not None:
         value, state = handler(fact, arguments, state, frame)
@@ -139,6 +145,61 @@ def apply_fact(fact: Fact, arguments: Arguments, state: State, frame: Frame, api
     if fact.returns_tuple:  # cuda-python: (error, value)
         value = AbsValue(ValueKind.CONTAINER, element=value, target=ERROR_FIRST)
     return value, state
+
+
+def _record_operation(fact: Fact, arguments: Arguments, state: State, frame: Frame, api: str) -> State:
+    """The operation as the rules read it: its kind (a copy's direction from the memory of its
+    ends when the table leaves it open), where the host side is and its memory, the call's form."""
+    kind, host_at = _host_side(fact, arguments)
+    host = _value_at(host_at, arguments)
+    memory = host.memory if host is not None and host.is_buffer else Memory.UNKNOWN
+    if host_at == "return" and fact.result.startswith("pageable"):
+        memory = Memory.PAGEABLE  # the new host array it returns
+    waits = host_waits(fact, arguments)
+    return operation(state, frame, frame.site(arguments.node), api, kind, queue_of(fact, arguments, state), waits,
+                     memory, async_form=fact.async_api, non_blocking=None if waits is None else not waits,
+                     host_at=host_at, sync_form=fact.sync_api and waits is True)
+
+
+def _host_side(fact: Fact, arguments: Arguments) -> tuple[OpKind, str]:
+    """Where a copy's host side is in the call: "<pos>/<keyword>" of an argument, "return"."""
+    if fact.kind is OpKind.COPY:
+        return _direction(fact, arguments)
+    for where in (fact.host, fact.out):
+        if where is not None and arguments.located(where) is not None:
+            return fact.kind, _spelled(where)
+    if fact.kind is OpKind.COPY_D2H and fact.result.split(":")[0] in ("pageable", "pinned"):
+        return fact.kind, "return"
+    return fact.kind, ""
+
+
+def _direction(fact: Fact, arguments: Arguments) -> tuple[OpKind, str]:
+    """A copy whose direction its direction argument names, or the memory of its ends shows."""
+    given = arguments.value(fact.direction)
+    name = (given.target.rsplit(".", 1)[-1] if given is not None else "")
+    direction = cuda_python.COPY_DIRECTIONS.get(name)
+    destination, source = arguments.value(Arg(0, "dst")), arguments.value(Arg(1, "src"))
+    if direction is None and destination is not None and source is not None:
+        if is_device(destination) and is_host(source):
+            direction = "h2d"
+        elif is_host(destination) and is_device(source):
+            direction = "d2h"
+    if direction == "h2d":
+        return OpKind.COPY_H2D, "1/src"
+    if direction == "d2h":
+        return OpKind.COPY_D2H, "0/dst"
+    return (OpKind.COPY_D2D if direction == "d2d" else OpKind.COPY), ""
+
+
+def _spelled(where: Arg) -> str:
+    return f"{'' if where.pos is None else where.pos}/{where.kw or ''}"
+
+
+def _value_at(host_at: str, arguments: Arguments) -> Optional[AbsValue]:
+    if "/" not in host_at:
+        return None
+    pos, kw = host_at.split("/")
+    return arguments.value(Arg(int(pos) if pos else None, kw or None))
 
 
 def _shared_view(fact: Fact, arguments: Arguments) -> Optional[AbsValue]:
@@ -372,6 +433,14 @@ def _touched(fact: Fact, arguments: Arguments) -> list[tuple[Optional[AbsValue],
     return touched
 
 
+def _register_host(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """`cudaHostRegister(h.ctypes.data, ...)`, `with cuda.pinned(h):`: the host array is page-locked in place."""
+    host = arguments.value(fact.host)
+    if host is not None and is_host(host) and host.identity is not None:
+        state = state.with_memory(host.identity, Memory.PINNED)
+    return result_of(fact, arguments, frame, None), state
+
+
 def _allocate(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
     """New memory, made on (and, for Numba, bound to) the stream it is given, else where its
     fact says, else the framework's current stream."""
@@ -414,5 +483,6 @@ _BY_KIND: dict[Optional[OpKind], Callable[[Fact, Arguments, State, Frame], Handl
     OpKind.COPY: _copy,
     OpKind.ALLOC: _allocate,
     OpKind.PINNED_ALLOC: _pinned,
+    OpKind.HOST_REGISTER: _register_host,
     OpKind.IMPLICIT_SYNC: _implicit_sync,
 }

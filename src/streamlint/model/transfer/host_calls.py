@@ -25,19 +25,26 @@ WRITING_FUNCTIONS = frozenset({"numpy.copyto", "numpy.put", "numpy.place", "nump
 def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
     site = frame.site(arguments.node)
     hosts = [v for v in arguments.values() if is_host(v) and v.identity is not None]
-    if not hosts and name.partition(".")[2] in _MADE_ANEW:
-        return _result(arguments, frame), state  # a new host array, whatever it is made from
+    short = name.removeprefix("numpy.")
+    first = arguments.value(Arg(0))
+    if short in numpy_api.SAME_MEMORY and first is not None and is_host(first) and first.identity is not None:
+        return first, host_access(state, frame, site, first.identity, False)  # a view of the same memory
+    if short in numpy_api.PAGEABLE_CREATORS and _makes_array(short, arguments):
+        for value in hosts:
+            state = host_access(state, frame, site, value.identity, False)
+        return _result(arguments, frame), state  # new pageable host memory
     if not hosts:
         return None
-    first = arguments.value(Arg(0))
     for value in hosts:
         written = name in WRITING_FUNCTIONS and value is first
         state = host_access(state, frame, site, value.identity, written)
     return _result(arguments, frame), state
 
 
-# numpy.<name>(...) that make a new host array (random ones may make a scalar: left out).
-_MADE_ANEW = frozenset(name for name in numpy_api.PAGEABLE_CREATORS if not name.startswith("random."))
+def _makes_array(short: str, arguments: Arguments) -> bool:
+    """A creator returns an array, not a scalar (`np.random.rand()` without a size)."""
+    before_size = numpy_api.SCALAR_WITHOUT_SIZE.get(short)
+    return before_size is None or len(arguments.positional) > before_size or arguments.located(Arg(kw="size")) is not None
 
 
 def array_method(name: str, array: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:

@@ -159,7 +159,7 @@ def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame
         for index, element in enumerate(target.elements):
             item = AbsValue(ValueKind.HOST_NUMBER) if index == 0 and value.target == ERROR_FIRST else value.element
             if item is None and value.is_buffer:  # a tensor unpacked: its rows, in the same memory
-                item = AbsValue(ValueKind.BUFFER, value.framework, value.memory)
+                item = AbsValue(ValueKind.BUFFER, value.framework, value.memory, loader_batch=value.loader_batch)
             state = bind(element.value, item or UNKNOWN, state, frame, node)
         return state
     if isinstance(target, cst.Attribute):

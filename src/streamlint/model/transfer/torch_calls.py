@@ -11,7 +11,7 @@ import libcst as cst
 
 from streamlint.model.api import torch_api
 from streamlint.model.api.facts import Arg
-from streamlint.model.domain.paths import Index, Path, Root
+from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
@@ -101,10 +101,19 @@ def _wrapped(arguments: Arguments) -> AbsValue:
     return AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, given.identity, given.stream)
 
 
+def _host_wrapped(arguments: Arguments, frame: Frame) -> AbsValue:
+    """`torch.from_numpy(a)`: the host array's memory, now a tensor too (no copy)."""
+    given = arguments.value(Arg(0, "ndarray"))
+    if given is None or not is_host(given) or given.identity is None:
+        return UNKNOWN
+    return AbsValue(ValueKind.BUFFER, F, given.memory, given.identity)
+
+
 def _loader(arguments: Arguments) -> AbsValue:
     """A DataLoader: its batches are host tensors, pinned when it is asked to pin them."""
     pinned = arguments.flag(Arg(kw="pin_memory"), False)
-    batch = AbsValue(ValueKind.BUFFER, F, Memory.PINNED if pinned else Memory.PAGEABLE)
+    memory = Memory.UNKNOWN if pinned is None else Memory.PINNED if pinned else Memory.PAGEABLE
+    batch = AbsValue(ValueKind.BUFFER, F, memory, loader_batch=True)
     return AbsValue(ValueKind.CONTAINER, F, element=batch)
 
 
@@ -245,7 +254,8 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
     pinned = arguments.flag(Arg(kw="pin_memory"), False)
     if memory is None and (short in ("tensor", "as_tensor") or arguments.located(Arg(kw="device")) is not None):
         return UNKNOWN, state  # a device the code does not show, or the input's: not told
-    memory = memory or (Memory.PINNED if pinned else Memory.PAGEABLE)
+    if memory is not Memory.DEVICE:  # on the host: pinned when asked (`device="cpu", pin_memory=True`)
+        memory = Memory.PINNED if pinned else (Memory.PAGEABLE if pinned is False else Memory.UNKNOWN)
     if memory is not Memory.DEVICE:
         return _fresh(frame, arguments, memory, None), state
     current = state.current_stream(F)
@@ -285,6 +295,7 @@ _FUNCTIONS: dict[str, Callable[[Arguments, State, Frame], Handled]] = {
     "torch.device": _device,
     "torch.utils.data.DataLoader": lambda arguments, state, frame: (_loader(arguments), state),
     "torch.from_dlpack": lambda arguments, state, frame: (_wrapped(arguments), state),
+    "torch.from_numpy": lambda arguments, state, frame: (_host_wrapped(arguments, frame), state),
     "torch.utils.dlpack.from_dlpack": lambda arguments, state, frame: (_wrapped(arguments), state),
     "torch.as_tensor": lambda arguments, state, frame: (
         (_wrapped(arguments), state) if _wrapped(arguments) is not UNKNOWN else _creator("as_tensor", arguments, state, frame)
@@ -393,13 +404,22 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
     if written is not None:
         state = _touch(state, frame, site, written, True, stream)
         return written, state
-    if view and inputs and inputs[0].identity is not None:
-        return inputs[0], state
+    if view and inputs and (inputs[0].identity is not None or is_host(inputs[0])):
+        return inputs[0], state  # a view: the same memory (a loader's batch keeps its pinnedness)
     if not on_device:
-        host = next((v for v in inputs if is_host(v)), None)
-        return (_fresh(frame, arguments, Memory.PAGEABLE, None) if host else UNKNOWN), state
+        # (a NumPy array's result is a NumPy array; items a whole index picks may be scalars: not told)
+        host = next((v for v in inputs if is_host(v) and not maybe_item(v)), None)
+        return (replace(_fresh(frame, arguments, Memory.PAGEABLE, None), framework=host.framework or F)
+                if host else UNKNOWN), state
     result = replace(_fresh(frame, arguments, Memory.DEVICE, stream), framework=framework)
     return result, _touch(state, frame, site, result, True, stream)
+
+
+def maybe_item(value: AbsValue) -> bool:
+    """An item a whole index picks from an array (`a[3]`, `a[i]`): a scalar for a 1-D array."""
+    steps = value.identity.steps if value.identity is not None else ()
+    last = steps[-1] if steps else None
+    return isinstance(last, Index) and last.kind in (IndexKind.CONST, IndexKind.ANY, IndexKind.SLOT)
 
 
 def _on_device(value: AbsValue) -> AbsValue:
@@ -453,7 +473,9 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
     memory = Memory.DEVICE if to_device else (Memory.PINNED if non_blocking else Memory.PAGEABLE)
     blocks = not non_blocking or (to_device and source.memory is Memory.PAGEABLE)
     state = operation(state, frame, site, "torch.Tensor.to", OpKind.COPY_H2D if to_device else OpKind.COPY_D2H,
-                      current, blocks, source.memory if to_device else memory)
+                      current, blocks, source.memory if to_device else memory, async_form=True,
+                      non_blocking=non_blocking, host_at="self" if to_device else "return",
+                      host_loader_batch=to_device and source.loader_batch)
     result = _fresh(frame, arguments, memory, current if to_device else None)
     host_waits = Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F)
     if blocks and to_device:
@@ -510,7 +532,9 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
         state = access(state, frame, site, tensor.identity, True, current, host_memory=not is_device(tensor))
     kind = OpKind.COPY_D2D if not crosses else (OpKind.COPY_H2D if is_device(tensor) else OpKind.COPY_D2H)
     host_side = source.memory if is_device(tensor) else tensor.memory
-    state = operation(state, frame, site, "torch.Tensor.copy_", kind, current, crosses and blocks, host_side)
+    state = operation(state, frame, site, "torch.Tensor.copy_", kind, current, crosses and blocks, host_side,
+                      async_form=crosses, non_blocking=non_blocking, host_at="0/src" if is_device(tensor) else "self",
+                      host_loader_batch=is_device(tensor) and source.loader_batch)
     if crosses and blocks and is_host(tensor):  # a download that blocks returns with the data there
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
     return tensor, state
@@ -551,10 +575,15 @@ def _api_name(arguments: Arguments) -> str:
 
 
 def _pin_memory(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """A pinned copy of a CPU tensor (a tensor of a device not told is one: the method exists on
-    CPU tensors only)."""
+    """`t.pin_memory()`: the host copies `t` into new page-locked memory (a tensor of a device
+    not told is a CPU tensor: the method exists on CPU tensors only)."""
     if is_device(tensor):
         return UNKNOWN, state
+    site = frame.site(arguments.node)
+    if tensor.identity is not None:
+        state = host_access(state, frame, site, tensor.identity, False)
+    state = operation(state, frame, site, "torch.Tensor.pin_memory", OpKind.PIN, None, True, tensor.memory,
+                      host_at="self", host_loader_batch=tensor.loader_batch)
     return _fresh(frame, arguments, Memory.PINNED, None), state
 
 

@@ -1,0 +1,109 @@
+"""How messages name the buffer at a place in a call (message data only: no decision reads these)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from streamlint.model.syntax.names import dotted
+
+# Spellings of a host array's address (`h.ctypes.data`): the array itself, as a message names it.
+_ADDRESS_OF = ("ctypes",)
+
+
+def argument(call: cst.Call, pos: Optional[int], keyword: Optional[str]) -> Optional[cst.BaseExpression]:
+    """The expression passed at position `pos` or as `keyword`."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    if pos is not None and pos < len(positional):
+        return positional[pos]
+    return None
+
+
+def receiver(call: cst.Call) -> Optional[cst.BaseExpression]:
+    return call.func.value if isinstance(call.func, cst.Attribute) else None
+
+
+def buffer_label(expr: Optional[cst.BaseExpression]) -> str:
+    """`h` for `h`, `h[i]`, `h.ctypes.data`; `self.buf` for `self.buf`; "" for anything else."""
+    while expr is not None:
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+            continue
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "data" and isinstance(expr.value, cst.Attribute) \
+                and expr.value.attr.value in _ADDRESS_OF:
+            expr = expr.value.value
+            continue
+        return dotted(expr) or ""
+    return ""
+
+
+def bound_name(call: cst.CSTNode, scope: cst.CSTNode) -> str:
+    """The name a call's value is bound to (`h = d.get()`) in `scope`, "" when none."""
+    found: list[str] = []
+
+    class Binding(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if node.value is call and len(node.targets) == 1:
+                target = node.targets[0].target
+                if isinstance(target, (cst.Tuple, cst.List)) and target.elements:
+                    target = target.elements[-1].value  # `err, s = cudaStreamCreate()`: the value last
+                found.append(dotted(target) or "")
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            if node.value is call:
+                found.append(dotted(node.target) or "")
+
+    scope.visit(Binding())
+    return found[0] if found else ""
+
+
+def at(call: cst.Call, where: str, scope: cst.CSTNode) -> str:
+    """The label of an operation's side named as an Operation's `host_at` does: "self" (the
+    receiver), "return" (the name its value is bound to), "<pos>/<keyword>" (an argument)."""
+    if where == "self":
+        return buffer_label(receiver(call))
+    if where == "return":
+        return bound_name(call, scope)
+    if "/" in where:
+        pos, keyword = where.split("/")
+        return buffer_label(argument(call, int(pos) if pos else None, keyword or None))
+    return ""
+
+
+def spelled(node: cst.CSTNode, depth: int = 0) -> Optional[str]:
+    """`a.b.c`, `f(...)`, `x[i]`, `x[...]` (an index other than a name or a number) as messages
+    spell a call's target; None for anything else."""
+    if depth > 12:
+        return None
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Integer):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = spelled(node.value, depth + 1)
+        return None if base is None else f"{base}.{node.attr.value}"
+    if isinstance(node, cst.Call):
+        base = spelled(node.func, depth + 1)
+        return None if base is None else (f"{base}()" if not node.args else f"{base}(...)")
+    if isinstance(node, cst.Subscript):
+        base = spelled(node.value, depth + 1)
+        if base is None:
+            return None
+        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            inner = node.slice[0].slice.value
+            if isinstance(inner, (cst.Name, cst.Integer)):
+                return f"{base}[{inner.value}]"
+        return f"{base}[...]"
+    return None
+
+
+def path_label(path) -> str:
+    """A held value's path as messages name it: `self.stream`, `streams[...]` (any index)."""
+    text = path.root.name or "?"
+    for step in path.steps:
+        text += f".{step}" if isinstance(step, str) else "[...]"
+    return text
