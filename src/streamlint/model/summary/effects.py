@@ -51,6 +51,11 @@ class Operation:
     host_blocking: Optional[bool]  # None: depends on what the code does not show
     host_memory: Memory = Memory.UNKNOWN  # the host side of a copy
     in_loop: bool = False  # inside a loop of the function that performs it
+    # The site that made the value a host read reads (a fresh allocation's site), when known
+    value_site: str = ""
+    # A kernel whose every input is a number the host already has (its result, read back, is a
+    # round trip the host could have skipped)
+    host_inputs: bool = False
 
 
 @dataclass(frozen=True)

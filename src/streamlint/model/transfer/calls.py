@@ -10,17 +10,18 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import declared
-from streamlint.model.api import mpi, python_std, torch_api
+from streamlint.model.api import host_math, mpi, python_std, torch_api
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.summary.apply import Binding, apply
-from streamlint.model.summary.effects import Effect
+from streamlint.model.ops import OpKind
+from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.transfer import array_calls, fact_calls, handlers, mpi_calls, torch_calls
-from streamlint.model.transfer.act import access, host_access
+from streamlint.model.transfer.act import access, do, host_access, operation
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.frame import CallContext, Frame
@@ -167,9 +168,27 @@ def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:
 
 
 def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    if target.startswith("builtins.") and target[len("builtins."):] in HOST_READERS:
+    name = target[len("builtins."):] if target.startswith("builtins.") else ""
+    if name in host_math.SCALAR_CONVERSIONS and len(arguments.positional) == 1 and is_device(arguments.positional[0][0]):
+        return _read_back(name, arguments.positional[0][0], arguments, state, frame)
+    if name in HOST_READERS:
         return _host_reader(arguments, state, frame)
+    if name in host_math.NUMBER_SEQUENCES:  # `range(n)`: its items (a loop's counter) are host numbers
+        _, state = _host_reader(arguments, state, frame)
+        return AbsValue(ValueKind.CONTAINER, element=AbsValue(ValueKind.HOST_NUMBER)), state
     return _opaque(arguments, state, frame)
+
+
+def _read_back(name: str, value: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """`int(t)`, `float(a)` of device memory: the host copies the value back, after the stream it
+    was made on (the current stream) finished."""
+    site = frame.site(arguments.node)
+    current = state.current_stream(value.framework or torch_calls.F)
+    state = operation(state, frame, site, name, OpKind.IMPLICIT_SYNC, current, True, value_site=fact_calls.made_at(value))
+    if value.identity is not None:
+        state = access(state, frame, site, value.identity, False, current)
+    state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=value.framework))
+    return AbsValue(ValueKind.HOST_NUMBER), state
 
 
 def _host_reader(arguments: Arguments, state: State, frame: Frame) -> Handled:

@@ -7,6 +7,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
+from streamlint.model.api import host_math
 from streamlint.model.domain.paths import Index, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, ValueKind, truth
@@ -51,13 +52,23 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
     attr = node.attr.value
     if base.kind is ValueKind.NAMESPACE:
         return AbsValue(ValueKind.NAMESPACE, target=f"{base.target}.{attr}"), state
+    held = state.at(base.identity.attr(attr)) if base.identity is not None else UNKNOWN
+    if held.kind is ValueKind.UNKNOWN and attr in host_math.NUMBER_ATTRIBUTES:
+        return _host_numbers(attr in host_math.NUMBER_TUPLE_ATTRIBUTES), state  # `x.shape`, `x.size`
     if base.identity is None:
         return UNKNOWN, state
     path = base.identity.attr(attr)
-    held = state.at(path)
     if held.kind is not ValueKind.UNKNOWN:
         return held, state
     return calls.attribute_of(base, attr, path), state
+
+
+HOST_NUMBER = AbsValue(ValueKind.HOST_NUMBER)
+
+
+def _host_numbers(many: bool) -> AbsValue:
+    """A number the host has (`x.size`), or a tuple of them (`x.shape`)."""
+    return AbsValue(ValueKind.CONTAINER, element=HOST_NUMBER) if many else HOST_NUMBER
 
 
 def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
@@ -219,7 +230,9 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
         values.append(value)
     buffers = [v for v in values if v.is_buffer]
     if not buffers:
-        return UNKNOWN, state
+        # arithmetic on numbers the host has is a number the host has (`2 * n / 32`)
+        numbers = all(v.kind is ValueKind.HOST_NUMBER for v in values)
+        return (HOST_NUMBER if numbers and not isinstance(node, cst.Comparison) else UNKNOWN), state
     return calls.operate(buffers, node, state, frame)
 
 

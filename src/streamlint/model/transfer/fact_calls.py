@@ -20,7 +20,7 @@ from streamlint.model.api.facts import (
     Arg,
     Fact,
 )
-from streamlint.model.domain.paths import Path, Root
+from streamlint.model.domain.paths import Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind, stream_value
@@ -118,7 +118,7 @@ def apply_fact(fact: Fact, arguments: Arguments, state: State, frame: Frame, api
         memory = host.memory if host is not None and host.is_buffer else Memory.UNKNOWN
         stream = queue_of(fact, arguments, state)
         state = operation(state, frame, frame.site(arguments.node), api, fact.kind, stream,
-                          host_waits(fact, arguments), memory)
+                          host_waits(fact, arguments), memory, made_at(arguments.receiver))
     handler = _BY_KIND.get(fact.kind)
     if handler is not None:
         value, state = handler(fact, arguments, state, frame)
@@ -129,6 +129,14 @@ def apply_fact(fact: Fact, arguments: Arguments, state: State, frame: Frame, api
     if fact.returns_tuple:  # cuda-python: (error, value)
         value = AbsValue(ValueKind.CONTAINER, element=value, target=ERROR_FIRST)
     return value, state
+
+
+def made_at(value: Optional[AbsValue]) -> str:
+    """The site that allocated a value's memory, when it is fresh memory of a known site."""
+    if value is None or not value.is_buffer or value.identity is None or value.identity.steps:
+        return ""
+    root = value.identity.root
+    return root.site if root.kind is RootKind.FRESH else ""
 
 
 def _shared_view(fact: Fact, arguments: Arguments) -> Optional[AbsValue]:

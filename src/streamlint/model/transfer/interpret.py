@@ -137,9 +137,16 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
     found, before = [], dict(entry)
     for path, value in exit_state.heap:
         if path.root.kind is RootKind.SELF and len(path.steps) == 1 and isinstance(path.steps[0], str):
-            if before.get(path.steps[0]) != value:
+            entry_value = before.get(path.steps[0])
+            if entry_value != value and not _refined(entry_value, value, path):
                 found.append((path.steps[0], value))
     return tuple(sorted(found, key=lambda item: item[0]))
+
+
+def _refined(entry: Optional[AbsValue], value: AbsValue, path: Path) -> bool:
+    """What it held on entry, only known better now (its use showed it a host number): no store."""
+    return ((entry is None or entry.kind is ValueKind.UNKNOWN) and value.kind is ValueKind.HOST_NUMBER
+            and value.identity == path)
 
 
 def _release_locals(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:
