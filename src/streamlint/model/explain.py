@@ -58,6 +58,8 @@ def _context(context: CallContext) -> str:
     if context.receiver is not None:
         parts.append(f"self = {_value(context.receiver)}")
     parts.extend(f"self.{attr} = {_value(value)}" for attr, value in context.receiver_state if attr and not attr.startswith("<"))
+    if context.hot:
+        parts.append(f"hot: on every call of {context.hot}")
     if context.receiver_state and context.receiver_state[0][0] == "<globals>":
         return "the module's top level, calls opaque"
     return "; ".join(parts) if parts else "any caller (nothing known of the arguments)"
@@ -112,7 +114,7 @@ def _effect(effect: Effect) -> str:
         where = f" on {_stream(effect.stream)}" if effect.stream else ""
         blocks = {True: ", host waits", False: "", None: ", host may wait"}[op.host_blocking]
         memory = f", host memory {op.host_memory.value}" if op.host_memory is not Memory.UNKNOWN else ""
-        what = f"{op.api or op.op}: {op.op}{where}{blocks}{memory}{' (in a loop)' if op.in_loop else ''}"
+        what = f"{op.api or op.op}: {op.op}{where}{blocks}{memory}{' (in a loop)' if op.in_loop else ''}{' (only sometimes)' if op.conditional else ''}"
     else:
         what = f"{kind.value} {_stream(effect.stream) if effect.stream else ''}".strip()
     return f"{what}  [{site}{via}]"

@@ -56,6 +56,8 @@ class Operation:
     # A kernel whose every input is a number the host already has (its result, read back, is a
     # round trip the host could have skipped)
     host_inputs: bool = False
+    # Runs only when a test of its function lets it (under an `if`, or after one that can return first)
+    conditional: bool = False
 
 
 @dataclass(frozen=True)

@@ -36,5 +36,6 @@ def operation(state: State, frame: Frame, site: str, api: str, op: OpKind, strea
               host_inputs: bool = False) -> State:
     """Record an API operation the rules ask about (a copy, a synchronization, a stream made),
     with whether it runs in a loop of this function."""
-    detail = Operation(api, op.value, host_blocking, host_memory, frame.loop_depth > 0, value_site, host_inputs)
+    detail = Operation(api, op.value, host_blocking, host_memory, frame.loop_depth > 0, value_site, host_inputs,
+                       frame.guards > 0)
     return do(state, frame, Effect(EffectKind.OPERATION, site, stream=stream, operation=detail))

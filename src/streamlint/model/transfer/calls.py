@@ -202,7 +202,10 @@ def _host_reader(arguments: Arguments, state: State, frame: Frame) -> Handled:
 def _project_call(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if frame.program is not None and frame.program.is_class(target):
         return _construct(target, arguments, state, frame)
-    summary = frame.program.summary(target, _context(arguments)) if frame.program is not None else None
+    context = _context(arguments)
+    if frame.hot and not frame.guards:  # called on every call of a hot entry: hot too
+        context = replace(context, hot=frame.hot)
+    summary = frame.program.summary(target, context) if frame.program is not None else None
     if summary is None:
         return _opaque(arguments, state, frame)
     binding = Binding(frame.site(arguments.node), _bound_args(summary.params, arguments), arguments.receiver)
@@ -308,10 +311,15 @@ def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, sta
 
 
 def _in_this_loop(effect: Effect, frame: Frame) -> Effect:
-    """A callee's operation runs in a loop when the call does: hot paths through the call graph."""
-    if effect.operation is None or effect.operation.in_loop or frame.loop_depth == 0:
+    """A callee's operation runs in a loop when the call does (hot paths through the call graph), and
+    only sometimes when the call does."""
+    operation = effect.operation
+    if operation is None:
         return effect
-    return replace(effect, operation=replace(effect.operation, in_loop=True))
+    in_loop, conditional = operation.in_loop or frame.loop_depth > 0, operation.conditional or frame.guards > 0
+    if (in_loop, conditional) == (operation.in_loop, operation.conditional):
+        return effect
+    return replace(effect, operation=replace(operation, in_loop=in_loop, conditional=conditional))
 
 
 def _note_parameter(frame: Frame, value: AbsValue) -> None:

@@ -22,7 +22,9 @@ class CallContext:
 
     args: tuple[tuple[str, AbsValue], ...] = ()
     receiver: Optional[AbsValue] = None
-    hot: bool = False  # reached on every step of a hot path
+    # The hot entry (`C.forward`, an optimizer's `C.step`) whose every call reaches it unconditionally;
+    # "" when none: a dimension of the context, so the hot walk of a helper is its own
+    hot: str = ""
     # What `self.<attr>` holds on entry: the class's methods' stores (CodeQL's field step:
     # a value any method stores reaches every method's read), identities as `self` paths
     receiver_state: tuple[tuple[str, AbsValue], ...] = ()
@@ -77,6 +79,8 @@ class Frame:
     loop_sites: dict[int, frozenset[str]] = field(default_factory=dict)  # id(loop) -> its sites (asked each round)
     globals: dict[str, AbsValue] = field(default_factory=dict)  # what module-level names hold (the module's top level)
     found: Gathered = field(default_factory=Gathered)
+    hot: str = ""  # the context's hot entry
+    guards: int = 0  # enclosing tests (and tests passed that can return first): >0 runs only sometimes
 
     def site(self, node: cst.CSTNode) -> str:
         return f"{self.qualname}#{self.call_ordinals.get(id(node), -1)}"

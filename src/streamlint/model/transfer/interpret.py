@@ -51,6 +51,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     WALKS[key] = WALKS.get(key, 0) + 1
     if not frame.call_ordinals:
         frame.call_ordinals = call_ordinals(node)
+    frame.hot = context.hot
     params = _parameters(node) if isinstance(node, cst.FunctionDef) else ()
     state = State()
     declared = _annotations(node, frame) if isinstance(node, cst.FunctionDef) else {}
@@ -73,7 +74,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     summary = FunctionSummary(
         frame.qualname, params, effects, frame.found.returned or UNKNOWN, _self_stores(frame.found.exit_state, context.receiver_state),
         tuple(sorted((param, tuple(sorted(tags))) for param, tags in frame.found.evidence.items())),
-        context.hot, _entered(frame.found.yielded), truncated,
+        bool(context.hot), _entered(frame.found.yielded), truncated,
     )
     return Walked(summary, tuple(frame.found.conflicts), tuple(frame.found.handed_out))
 

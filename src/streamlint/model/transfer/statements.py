@@ -225,12 +225,18 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     test, state = tested(node.test, state, frame)
     if truth(test) is True:
         return run_block(_body(node.body), state, frame)
-    taken = run_block(_body(node.body), state, frame) if truth(test) is None else state.unreachable()
-    other = state
-    if isinstance(node.orelse, cst.If):
-        other = _if(node.orelse, state, frame)
-    elif isinstance(node.orelse, cst.Else):
-        other = run_block(_body(node.orelse.body), state, frame)
+    frame.guards += 1  # the branches run only when the test says so
+    try:
+        taken = run_block(_body(node.body), state, frame) if truth(test) is None else state.unreachable()
+        other = state
+        if isinstance(node.orelse, cst.If):
+            other = _if(node.orelse, state, frame)
+        elif isinstance(node.orelse, cst.Else):
+            other = run_block(_body(node.orelse.body), state, frame)
+    finally:
+        frame.guards -= 1
+    if truth(test) is None and taken.reachable != other.reachable:
+        frame.guards += 1  # one side leaves (`if done: return`): what follows runs only sometimes
     return taken.join(other, every_path=_on_the_counter(node.test, frame))
 
 
@@ -247,6 +253,7 @@ def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str
     the next iteration sees: ring slots of the loop's counter shift by one, and memory the body
     allocated becomes an earlier iteration's (a new allocation there is other memory)."""
     frame.loop_depth += 1
+    guards = frame.guards  # (a `continue` under a test makes the rest of the body conditional, not what follows)
     entry = head
     inside = sites_within(node, frame)
 
@@ -264,6 +271,7 @@ def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str
             head = joined
     finally:
         frame.loop_depth -= 1
+        frame.guards = guards
     return entry.join(head)
 
 
@@ -331,8 +339,12 @@ def _try(node: cst.Try, state: State, frame: Frame) -> State:
     after = run_block(_body(node.body), state, frame)
     if node.orelse is not None:
         after = run_block(_body(node.orelse.body), after, frame)
-    for handler in node.handlers:
-        after = after.join(run_block(_body(handler.body), state.join(after), frame))
+    frame.guards += 1  # a handler runs only when something raised
+    try:
+        for handler in node.handlers:
+            after = after.join(run_block(_body(handler.body), state.join(after), frame))
+    finally:
+        frame.guards -= 1
     if node.finalbody is not None:
         after = run_block(_body(node.finalbody.body), after, frame)
     return after

@@ -1,0 +1,100 @@
+"""Is an operation on a hot path, and what makes it hot: a loop of its function that queues GPU
+work on every iteration, or a hot entry (an `nn.Module`'s `forward`, an optimizer's `step`) that
+reaches its function on every call (the calling context's hot dimension). No walking here: the
+summaries' effects, the contexts they were solved under, and the syntax service for where a
+site sits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from streamlint.model.domain.order import HOST
+from streamlint.model.domain.streams import StreamRef
+from streamlint.model.file_model import FileModel
+from streamlint.model.ops import OpKind
+from streamlint.model.summary.effects import Effect, EffectKind, Operation
+from streamlint.model.syntax.ancestry import Ancestry
+
+# Operations that make a loop's iterations GPU work (a loop doing only these is a set-up loop, not
+# a hot path: creations, allocations).
+_WORK_OPS = frozenset(k.value for k in (
+    OpKind.COPY_H2D, OpKind.COPY_D2H, OpKind.COPY_D2D, OpKind.COPY, OpKind.KERNEL, OpKind.MEMSET,
+    OpKind.STREAM_SYNC, OpKind.EVENT_SYNC, OpKind.DEVICE_SYNC, OpKind.IMPLICIT_SYNC, OpKind.EVENT_RECORD,
+    OpKind.WAIT_STREAM, OpKind.STREAM_WAIT_EVENT,
+))
+_WORK_EFFECTS = frozenset({EffectKind.WAIT_STREAM, EffectKind.RECORD_EVENT, EffectKind.WAIT_EVENT,
+                           EffectKind.SYNC_STREAM, EffectKind.SYNC_EVENT, EffectKind.SYNC_DEVICE,
+                           EffectKind.LAUNCH_GRAPH})
+
+
+@dataclass(frozen=True)
+class OwnOperation:
+    """An operation a function performs itself (not through a call), once whatever the context."""
+
+    function: str  # its qualified name in the file ("f", "C.m")
+    site: str
+    operation: Operation
+    stream: Optional[StreamRef]
+    entry: str  # the hot entry that reaches the function on every call ("C.forward"), "" when none
+
+
+def own_operations(model: FileModel) -> list[OwnOperation]:
+    """Every function's own operations, in the order of the walks; `entry` from the contexts the
+    function was solved under (the hot one, when some caller reaches it on every step)."""
+    found: dict[str, OwnOperation] = {}
+    entries = _entries(model)
+    prefix = model.module + "."
+    for (qualname, _), walked in model.solved.walks.items():
+        if not qualname.startswith(prefix):
+            continue
+        name = qualname[len(prefix):]
+        for effect in walked.summary.effects:
+            if effect.kind is EffectKind.OPERATION and effect.operation is not None and not effect.chain:
+                if effect.site not in found:
+                    found[effect.site] = OwnOperation(name, effect.site, effect.operation, effect.stream,
+                                                      entries.get(qualname, ""))
+    return list(found.values())
+
+
+def _entries(model: FileModel) -> dict[str, str]:
+    entries: dict[str, str] = {}
+    for (qualname, context), _ in model.solved.walks.items():
+        if context.hot and (qualname not in entries or context.hot < entries[qualname]):
+            entries[qualname] = context.hot
+    return entries
+
+
+def hot_entry_name(entry: str, function: str) -> str:
+    """How a message names the function whose every call runs the work: the entry itself by its
+    method's name (`forward`), a helper's entry by its qualified name (`Block.forward`)."""
+    return entry.rsplit(".", 1)[-1] if entry == function else entry
+
+
+def queues_work(model: FileModel, function: str, loop: cst.CSTNode, ancestry: Ancestry) -> bool:
+    """Does the loop (a statement of `function`) queue GPU work or wait for it on every pass:
+    kernels, copies, event records, waits and synchronizations, its callees' included?"""
+    for effect in _effects_of(model, function):
+        if not _is_work(effect):
+            continue
+        node = model.node_of(effect.chain[0] if effect.chain else effect.site)
+        if node is not None and ancestry.inside(node, loop):
+            return True
+    return False
+
+
+def _effects_of(model: FileModel, function: str) -> Iterator[Effect]:
+    qualname = f"{model.module}.{function}"
+    for (name, _), walked in model.solved.walks.items():
+        if name == qualname:
+            yield from walked.summary.effects
+
+
+def _is_work(effect: Effect) -> bool:
+    if effect.kind is EffectKind.OPERATION:
+        return effect.operation is not None and effect.operation.op in _WORK_OPS
+    if effect.kind is EffectKind.ACCESS:
+        return effect.stream is not None and effect.stream != HOST and effect.stream.known
+    return effect.kind in _WORK_EFFECTS
