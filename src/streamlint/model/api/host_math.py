@@ -31,5 +31,7 @@ SHAPE_TAKERS = frozenset({"zeros", "empty", "ones", "full", "reshape", "view", "
 # Builtins that convert one value to a Python scalar: given a device array or tensor, the host
 # reads it back (a device-to-host copy that waits for the stream it was made on).
 SCALAR_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
+# Builtins that format their arguments for the host: a device array among them is read back.
+FORMATTING_READERS = frozenset({"print"})
 # Builtins whose result is a sequence of host numbers (`range(n)`: its loop counter).
 NUMBER_SEQUENCES = frozenset({"range"})

@@ -56,7 +56,8 @@ class Operation:
     # A kernel whose every input is a number the host already has (its result, read back, is a
     # round trip the host could have skipped)
     host_inputs: bool = False
-    # Runs only when a test of its function lets it (under an `if`, or after one that can return first)
+    # Runs only now and then in its function: under a rare test (every N steps, once, a flag), in an
+    # `except` handler, or after a test that can return first
     conditional: bool = False
 
 

@@ -33,9 +33,9 @@ def host_access(state: State, frame: Frame, site: str, path: Path, write: bool) 
 
 def operation(state: State, frame: Frame, site: str, api: str, op: OpKind, stream: Optional[StreamRef],
               host_blocking: Optional[bool], host_memory: Memory = Memory.UNKNOWN, value_site: str = "",
-              host_inputs: bool = False) -> State:
+              host_inputs: bool = False, framework: str = "") -> State:
     """Record an API operation the rules ask about (a copy, a synchronization, a stream made),
     with whether it runs in a loop of this function."""
     detail = Operation(api, op.value, host_blocking, host_memory, frame.loop_depth > 0, value_site, host_inputs,
                        frame.guards > 0)
-    return do(state, frame, Effect(EffectKind.OPERATION, site, stream=stream, operation=detail))
+    return do(state, frame, Effect(EffectKind.OPERATION, site, stream=stream, framework=framework, operation=detail))

@@ -171,6 +171,9 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
     name = target[len("builtins."):] if target.startswith("builtins.") else ""
     if name in host_math.SCALAR_CONVERSIONS and len(arguments.positional) == 1 and is_device(arguments.positional[0][0]):
         return _read_back(name, arguments.positional[0][0], arguments, state, frame)
+    printed = [v for v, _ in arguments.positional if is_device(v)] if name in host_math.FORMATTING_READERS else []
+    if printed:  # `print(loss)`: the tensor's value is copied back to be formatted
+        _, state = _read_back(name, printed[0], arguments, state, frame)
     if name in HOST_READERS:
         return _host_reader(arguments, state, frame)
     if name in host_math.NUMBER_SEQUENCES:  # `range(n)`: its items (a loop's counter) are host numbers
@@ -184,7 +187,8 @@ def _read_back(name: str, value: AbsValue, arguments: Arguments, state: State, f
     was made on (the current stream) finished."""
     site = frame.site(arguments.node)
     current = state.current_stream(value.framework or torch_calls.F)
-    state = operation(state, frame, site, name, OpKind.IMPLICIT_SYNC, current, True, value_site=fact_calls.made_at(value))
+    state = operation(state, frame, site, name, OpKind.IMPLICIT_SYNC, current, True, value_site=fact_calls.made_at(value),
+                      framework=value.framework)
     if value.identity is not None:
         state = access(state, frame, site, value.identity, False, current)
     state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=value.framework))

@@ -219,6 +219,14 @@ def _children_then_unknown(node: cst.CSTNode, state: State, frame: Frame) -> Eva
     return UNKNOWN, state
 
 
+def _comprehension(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
+    """`[torch.cuda.Stream() for _ in range(n)]`: a pool of streams, its items the streams its element makes
+    (taken as one: work on two of them is never told apart, which can only order more). Other items are
+    other memory per item: unknown here. The element's work is evaluated once; the clauses are not walked."""
+    element, state = evaluate(node.elt, state, frame)
+    return AbsValue(ValueKind.CONTAINER, element=element if element.kind is ValueKind.STREAM else None), state
+
+
 def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
     """`a * 2`, `-a`, `a > b`: an operation on tensors where they live (PyTorch's invariant)."""
     operands = [getattr(node, name) for name in ("left", "right", "expression") if hasattr(node, name)]
@@ -270,6 +278,9 @@ _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.Tuple: _tuple_like,
     cst.List: _tuple_like,
     cst.IfExp: _ternary,
+    cst.ListComp: _comprehension,
+    cst.SetComp: _comprehension,
+    cst.GeneratorExp: _comprehension,
     cst.Yield: _yield,
     cst.BinaryOperation: _operator,
     cst.UnaryOperation: _operator,

@@ -22,6 +22,7 @@ from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate
 from streamlint.model.transfer.fact_calls import ERROR_FIRST
 from streamlint.model.transfer.frame import Frame
+from streamlint.model.syntax.tests import ends_in_raise, rare_test
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
 from streamlint.model.transfer.torch_calls import F
@@ -216,7 +217,7 @@ def tested(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[AbsVal
     if is_device(value):
         current = state.current_stream(value.framework or F)
         site = frame.site(node)
-        state = operation(state, frame, site, "bool", OpKind.IMPLICIT_SYNC, current, True)
+        state = operation(state, frame, site, "bool", OpKind.IMPLICIT_SYNC, current, True, framework=value.framework)
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current))
     return value, state
 
@@ -225,7 +226,8 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     test, state = tested(node.test, state, frame)
     if truth(test) is True:
         return run_block(_body(node.body), state, frame)
-    frame.guards += 1  # the branches run only when the test says so
+    rare = rare_test(node.test)  # (a data-dependent test may pass every time: no guard)
+    frame.guards += rare
     try:
         taken = run_block(_body(node.body), state, frame) if truth(test) is None else state.unreachable()
         other = state
@@ -234,8 +236,8 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
         elif isinstance(node.orelse, cst.Else):
             other = run_block(_body(node.orelse.body), state, frame)
     finally:
-        frame.guards -= 1
-    if truth(test) is None and taken.reachable != other.reachable:
+        frame.guards -= rare
+    if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body):
         frame.guards += 1  # one side leaves (`if done: return`): what follows runs only sometimes
     return taken.join(other, every_path=_on_the_counter(node.test, frame))
 
