@@ -11,6 +11,7 @@ import libcst as cst
 
 from streamlint.model.api import python_std, torch_modules
 from streamlint.model.transfer.names import imports_of
+from streamlint.nesting import nesting_problem
 
 
 # The qualified name of a module's top level, as a function of no parameters.
@@ -142,8 +143,14 @@ def loader_for(path: str, main_name: str) -> ModuleLoader:
         relative = module.split(".")[-1] if module.startswith(main_name.rsplit(".", 1)[0]) else module
         candidate = directory / (relative.replace(".", "/") + ".py")
         try:
-            return cst.parse_module(candidate.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
+            text = candidate.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        if nesting_problem(text) is not None:
+            return None  # libcst's native parser would overflow its stack: a module we cannot see
+        try:
+            return cst.parse_module(text)
+        except cst.ParserSyntaxError:
             return None
 
     return load
