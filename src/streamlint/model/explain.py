@@ -61,6 +61,8 @@ def _context(context: CallContext) -> str:
     parts.extend(f"self.{attr} = {_value(value)}" for attr, value in context.receiver_state if attr and not attr.startswith("<"))
     if context.chosen:
         parts.append("under a stream the caller chose")
+    if context.hot:
+        parts.append(f"hot: on every call of {context.hot}")
     if context.receiver_state and context.receiver_state[0][0] == "<globals>":
         return "the module's top level, calls opaque"
     return "; ".join(parts) if parts else "any caller (nothing known of the arguments)"
@@ -122,7 +124,8 @@ def _effect(effect: Effect, module: str = "") -> str:
         blocks = {True: ", host waits", False: "", None: ", host may wait"}[op.host_blocking]
         memory = f", host memory {op.host_memory.value}" if op.host_memory is not Memory.UNKNOWN else ""
         hosts = f", host arrays at {', '.join(map(str, op.host_arrays))}" if op.host_arrays else ""
-        what = f"{op.api or op.op}: {op.op}{where}{blocks}{memory}{hosts}{' (in a loop)' if op.in_loop else ''}"
+        sometimes = " (only sometimes)" if op.conditional else ""
+        what = f"{op.api or op.op}: {op.op}{where}{blocks}{memory}{hosts}{' (in a loop)' if op.in_loop else ''}{sometimes}"
     else:
         what = f"{kind.value} {_stream(effect.stream) if effect.stream else ''}".strip()
     return f"{what}  [{site}{via}]"

@@ -99,3 +99,9 @@ def optimizer_base(base_texts: list[str]) -> bool:
     """Does a class derive from an optimizer (its `step` is a hot path, as forward is)?"""
     return any(t.rsplit(".", 1)[-1] in ("Optimizer", "ZeroRedundancyOptimizer") or t.startswith("torch.optim.")
                for t in base_texts)
+
+
+# Hot entries: methods PyTorch runs on every step, by what their class derives from. A method
+# of a class deriving from anything in `torch.nn` named here runs once per call of the module.
+MODULE_NAMESPACE = "torch.nn."
+MODULE_HOT_METHODS = frozenset({"forward"})

@@ -17,6 +17,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import reads, resolve
+from streamlint.nesting import nesting_problem
 
 # A module larger than this is not read for its summaries (unknown: silence).
 MAX_BYTES = 2_000_000
@@ -102,7 +103,9 @@ def _parse(file: Path, stat, name: str) -> Optional[_Entry]:
     source = None
     if len(data) <= MAX_BYTES and any(word in data for word in _RELEVANT):
         try:
-            tree = cst.parse_module(data.decode("utf-8"))
+            text = data.decode("utf-8")
+            # libcst's native parser would overflow its stack: a module we cannot see
+            tree = cst.parse_module(text) if nesting_problem(text) is None else None
         except (UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
             tree = None
         if tree is not None:

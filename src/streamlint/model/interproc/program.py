@@ -9,6 +9,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from streamlint.model.interproc.modules import Source
+from streamlint.model.api import python_std, torch_modules
 from streamlint.model.transfer.names import imports_of
 
 
@@ -120,6 +121,30 @@ class Program:
             return self._defined(f"{target}.{rest}" if rest else target, hops + 1)
         return None
 
+    def hot_entry(self, function: FunctionRef) -> str:
+        """`C.forward` when the function is a method PyTorch runs on every step (an `nn.Module`'s
+        `forward`, an optimizer's `step`), else ""."""
+        unit = self.unit(function.module)
+        name = getattr(function.node, "name", None)
+        if unit is None or not function.class_name or name is None:
+            return ""
+        cls = next((s for s in unit.tree.body if isinstance(s, cst.ClassDef) and s.name.value == function.class_name), None)
+        bases = [qualified(b.value, unit.imports) for b in cls.bases] if cls is not None else []
+        module = name.value in torch_modules.MODULE_HOT_METHODS and any(
+            b.startswith(torch_modules.MODULE_NAMESPACE) for b in bases)
+        optimizer = name.value in torch_modules.OPTIMIZER_HOT_METHODS and torch_modules.optimizer_base(bases)
+        return f"{function.class_name}.{name.value}" if module or optimizer else ""
+
+    def memoized(self, function: FunctionRef) -> bool:
+        """Decorated to run once per distinct argument tuple (`functools.lru_cache`)."""
+        unit = self.unit(function.module)
+        decorators = getattr(function.node, "decorators", ())
+        for decorator in decorators:
+            expr = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+            if unit is not None and qualified(expr, unit.imports) in python_std.MEMOIZING_DECORATORS:
+                return True
+        return False
+
     def unit(self, module: str) -> Optional[ModuleUnit]:
         if module not in self._units:
             source = self._loader(module) if self._loader is not None else None
@@ -128,3 +153,15 @@ class Program:
                 unit.path = source.path
             self._units[module] = unit
         return self._units[module]
+
+
+def qualified(expr: cst.BaseExpression, imports: dict[str, str]) -> str:
+    """`nn.Module` as `torch.nn.Module`: a dotted name with its first name resolved by the imports."""
+    parts = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if not isinstance(expr, cst.Name):
+        return ""
+    parts.append(imports.get(expr.value, expr.value))
+    return ".".join(reversed(parts))

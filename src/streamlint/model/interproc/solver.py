@@ -30,7 +30,7 @@ from streamlint.model.transfer.interpret import Walked, call_ordinals, walk_func
 
 MAX_CONTEXTS = 4
 # The context of the one walk of a module's top level that finds what its names hold.
-GLOBALS_CONTEXT = CallContext(hot=False, receiver_state=(("<globals>", UNKNOWN),))
+GLOBALS_CONTEXT = CallContext(receiver_state=(("<globals>", UNKNOWN),))
 MAX_WALKS = 5000
 
 
@@ -91,7 +91,7 @@ class Solver:
         function = self.program.function(qualname)
         if function is None or len(self.solved.walks) >= MAX_WALKS:
             return None
-        context = self._within_budget(qualname, self._with_receiver_state(function, _by_name(function, context)))
+        context = self._within_budget(qualname, self._with_receiver_state(function, self._hot(function, _by_name(function, context))))
         key = (qualname, context)
         if key in self.solved.walks:
             return self.solved.walks[key].summary
@@ -104,6 +104,13 @@ class Solver:
             self._stack.discard(qualname)
         self.solved.walks[key] = walked
         return walked.summary
+
+    def _hot(self, function: FunctionRef, context: CallContext) -> CallContext:
+        """The hot dimension: a hot entry is hot on its own; a memoized function runs once per argument
+        tuple, not on every call."""
+        entry = self.program.hot_entry(function)
+        hot = "" if self.program.memoized(function) else (entry or context.hot)
+        return context if hot == context.hot else replace(context, hot=hot)
 
     def is_class(self, qualname: str) -> bool:
         return self.program.is_class(qualname)

@@ -55,6 +55,14 @@ class Operation:
     host_blocking: Optional[bool]  # None: depends on what the code does not show
     host_memory: Memory = Memory.UNKNOWN  # the host side of a copy
     in_loop: bool = False  # inside a loop of the function that performs it
+    # The site that made the value a host read reads (a fresh allocation's site), when known
+    value_site: str = ""
+    # A kernel whose every input is a number the host already has (its result, read back, is a
+    # round trip the host could have skipped)
+    host_inputs: bool = False
+    # Runs only now and then in its function: under a rare test (every N steps, once, a flag), in an
+    # `except` handler, or after a test that can return first
+    conditional: bool = False
     async_form: bool = False  # an asynchronous API form: overlaps other work only given pinned host memory
     non_blocking: Optional[bool] = None  # the call as written lets the host go on (non_blocking=, a stream given)
     host_at: str = ""  # where the host side is in the call: "self", "return", or "<pos>/<keyword>"

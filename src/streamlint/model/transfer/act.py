@@ -35,9 +35,11 @@ def host_access(state: State, frame: Frame, site: str, path: Path, write: bool, 
 
 
 def operation(state: State, frame: Frame, site: str, api: str, op: OpKind, stream: Optional[StreamRef],
-              host_blocking: Optional[bool], host_memory: Memory = Memory.UNKNOWN, **form) -> State:
+              host_blocking: Optional[bool], host_memory: Memory = Memory.UNKNOWN, value_site: str = "",
+              host_inputs: bool = False, framework: str = "", **form) -> State:
     """Record an API operation the rules ask about (a copy, a synchronization, a stream made),
-    with whether it runs in a loop of this function; `form`: what the call as written says
-    (Operation's `async_form`, `non_blocking`, `host_at`)."""
-    detail = Operation(api, op.value, host_blocking, host_memory, frame.loop_depth > 0, **form)
-    return do(state, frame, Effect(EffectKind.OPERATION, site, stream=stream, operation=detail))
+    with whether it runs in a loop of this function, and only sometimes; `form`: what the call
+    as written says (Operation's `async_form`, `non_blocking`, `host_at`, ...)."""
+    detail = Operation(api, op.value, host_blocking, host_memory, frame.loop_depth > 0, value_site, host_inputs,
+                       frame.guards > 0, **form)
+    return do(state, frame, Effect(EffectKind.OPERATION, site, stream=stream, framework=framework, operation=detail))

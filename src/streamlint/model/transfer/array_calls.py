@@ -3,16 +3,20 @@ what the tables say as name sets (CuPy's kernel functions and methods, views, `c
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
+import libcst as cst
+
 from streamlint.model import api
-from streamlint.model.api import cuda_core, cupy, interop, numba_cuda
+from streamlint.model.api import cuda_core, cupy, host_math, interop, numba_cuda
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue, Memory, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind
-from streamlint.model.transfer.act import access, do
+from streamlint.model.ops import OpKind
+from streamlint.model.transfer.act import access, do, operation
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.fact_calls import apply_fact, compiled_from, stream_of_value
@@ -22,15 +26,20 @@ Handled = tuple[AbsValue, State]
 
 
 def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    namespace, _, short = name.rpartition(".")
+    if short in host_math.SHAPE_TAKERS:
+        state = sizes_are_numbers(arguments, state)
     if name in interop.MEMORY_VIEWS:
         return _memory_view(name, arguments, state, frame), state
     fact = api.lookup(name)
     if fact is not None:
         return apply_fact(fact, arguments, state, frame, name)
-    namespace, _, short = name.rpartition(".")
     if namespace in cupy.CREATING_NAMESPACES:
         return _cupy_kernel("zeros", arguments, state, frame)
     if namespace in cupy.KERNEL_NAMESPACES and short not in cupy.NON_KERNEL_FUNCTIONS:
+        if short not in host_math.SHAPE_TAKERS and _of_host_numbers(arguments):  # `cp.ceil(n / 32)`: a kernel the host could have skipped
+            state = operation(state, frame, frame.site(arguments.node), name, OpKind.KERNEL,
+                              state.current_stream("cupy"), False, host_inputs=True)
         return _cupy_kernel(short, arguments, state, frame)
     return None
 
@@ -44,6 +53,43 @@ def _memory_view(name: str, arguments: Arguments, state: State, frame: Frame) ->
         return AbsValue(ValueKind.BUFFER, framework, Memory.DEVICE, memory.identity, memory.stream)
     made_on = state.current_stream(framework)
     return AbsValue(ValueKind.BUFFER, framework, Memory.DEVICE, Path(Root.fresh(frame.site(arguments.node))), made_on)
+
+
+def _of_host_numbers(arguments: Arguments) -> bool:
+    """Every argument a number the host has (or a tuple of them: `x.shape`)."""
+    values = arguments.values()
+    return bool(values) and all(v.kind is ValueKind.HOST_NUMBER or (
+        v.kind is ValueKind.CONTAINER and v.element is not None and v.element.kind is ValueKind.HOST_NUMBER)
+        for v in values)
+
+
+def sizes_are_numbers(arguments: Arguments, state: State) -> State:
+    """`cp.zeros([ntheta, self.nz, self.n])`: the names given as sizes hold host numbers (evidence
+    from their use); what they hold is refined, its identity kept."""
+    if not arguments.positional:
+        return state
+    sizes = arguments.positional[0][1]
+    if not isinstance(sizes, (cst.List, cst.Tuple)):
+        return state
+    for element in sizes.elements:
+        state = _refined_number(element.value, state)
+    return state
+
+
+def _refined_number(node: cst.BaseExpression, state: State) -> State:
+    if isinstance(node, cst.Name):
+        held = state.names.get(node.value)
+        if held is not None and held.kind is ValueKind.UNKNOWN:
+            return state.bind(node.value, replace(held, kind=ValueKind.HOST_NUMBER))
+    elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+        base = state.names.get(node.value.value)
+        path = base.identity.attr(node.attr.value) if base is not None and base.identity is not None else None
+        if path is None:
+            return state
+        held = state.stored(path) or AbsValue(identity=path)
+        if held.kind is ValueKind.UNKNOWN:
+            return state.store(path, replace(held, kind=ValueKind.HOST_NUMBER))
+    return state
 
 
 def _cupy_kernel(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:

@@ -10,16 +10,16 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import declared
-from streamlint.model.api import interop, mpi, normalize, numpy_api, python_std, torch_api
+from streamlint.model.api import host_math, interop, mpi, normalize, numpy_api, python_std, torch_api
 from streamlint.model.api.facts import Arg, OpKind
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.summary.apply import Binding, apply
-from streamlint.model.summary.effects import Effect
+from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.transfer import array_calls, fact_calls, handlers, mpi_calls, torch_calls
-from streamlint.model.transfer.act import access, host_access, operation
+from streamlint.model.transfer.act import access, do, host_access, operation
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.frame import CallContext, Frame
@@ -269,14 +269,36 @@ def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:
 
 
 def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    if target.startswith("builtins.") and target[len("builtins."):] in HOST_READERS:
+    name = target[len("builtins."):] if target.startswith("builtins.") else ""
+    if name in host_math.SCALAR_CONVERSIONS and len(arguments.positional) == 1 and is_device(arguments.positional[0][0]):
+        return _read_back(name, arguments.positional[0][0], arguments, state, frame)
+    printed = [v for v, _ in arguments.positional if is_device(v)] if name in host_math.FORMATTING_READERS else []
+    if printed:  # `print(loss)`: the tensor's value is copied back to be formatted
+        _, state = _read_back(name, printed[0], arguments, state, frame)
+    if name in HOST_READERS:
         return _host_reader(arguments, state, frame)
     if target in python_std.NUMBERING_CALLS:  # pairs of a number and an item of the iterable
         iterable = arguments.value(python_std.NUMBERING_CALLS[target])
         item = iterable.element if iterable is not None and iterable.element is not None else UNKNOWN
         pair = AbsValue(ValueKind.CONTAINER, element=item, target=fact_calls.ERROR_FIRST)
         return AbsValue(ValueKind.CONTAINER, element=pair), state
+    if name in host_math.NUMBER_SEQUENCES:  # `range(n)`: its items (a loop's counter) are host numbers
+        _, state = _host_reader(arguments, state, frame)
+        return AbsValue(ValueKind.CONTAINER, element=AbsValue(ValueKind.HOST_NUMBER)), state
     return _opaque(arguments, state, frame)
+
+
+def _read_back(name: str, value: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """`int(t)`, `float(a)` of device memory: the host copies the value back, after the stream it
+    was made on (the current stream) finished."""
+    site = frame.site(arguments.node)
+    current = state.current_stream(value.framework or torch_calls.F)
+    state = operation(state, frame, site, name, OpKind.IMPLICIT_SYNC, current, True, value_site=fact_calls.made_at(value),
+                      framework=value.framework)
+    if value.identity is not None:
+        state = access(state, frame, site, value.identity, False, current)
+    state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=value.framework))
+    return AbsValue(ValueKind.HOST_NUMBER), state
 
 
 def _host_reader(arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -290,7 +312,10 @@ def _host_reader(arguments: Arguments, state: State, frame: Frame) -> Handled:
 def _project_call(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if frame.program is not None and frame.program.is_class(target):
         return _construct(target, arguments, state, frame)
-    summary = frame.program.summary(target, _context(arguments, state, frame)) if frame.program is not None else None
+    context = _context(arguments, state, frame)
+    if frame.hot and not frame.guards:  # called on every call of a hot entry: hot too
+        context = replace(context, hot=frame.hot)
+    summary = frame.program.summary(target, context) if frame.program is not None else None
     if summary is None:
         return _opaque(arguments, state, frame)
     binding = Binding(frame.site(arguments.node), _bound_args(summary.params, arguments), arguments.receiver)
@@ -419,10 +444,15 @@ def _host_array(value: AbsValue) -> bool:
 
 
 def _in_this_loop(effect: Effect, frame: Frame) -> Effect:
-    """A callee's operation runs in a loop when the call does: hot paths through the call graph."""
-    if effect.operation is None or effect.operation.in_loop or frame.loop_depth == 0:
+    """A callee's operation runs in a loop when the call does (hot paths through the call graph), and
+    only sometimes when the call does."""
+    operation = effect.operation
+    if operation is None:
         return effect
-    return replace(effect, operation=replace(effect.operation, in_loop=True))
+    in_loop, conditional = operation.in_loop or frame.loop_depth > 0, operation.conditional or frame.guards > 0
+    if (in_loop, conditional) == (operation.in_loop, operation.conditional):
+        return effect
+    return replace(effect, operation=replace(operation, in_loop=in_loop, conditional=conditional))
 
 
 def _note_parameter(frame: Frame, value: AbsValue) -> None:

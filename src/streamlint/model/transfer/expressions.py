@@ -8,7 +8,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from streamlint.model.api import cuda_python
+from streamlint.model.api import cuda_python, host_math
 from streamlint.model.api.facts import POINTER_FRAMEWORKS
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
@@ -57,10 +57,12 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
     attr = node.attr.value
     if base.kind is ValueKind.NAMESPACE:
         return calls.method_of(base, attr), state
+    held = state.at(base.identity.attr(attr)) if base.identity is not None else UNKNOWN
+    if held.kind is ValueKind.UNKNOWN and attr in host_math.NUMBER_ATTRIBUTES:
+        return _host_numbers(attr in host_math.NUMBER_TUPLE_ATTRIBUTES), state  # `x.shape`, `x.size`
     if base.identity is None:
         return UNKNOWN, state
     path = base.identity.attr(attr)
-    held = state.at(path)
     if held.kind is not ValueKind.UNKNOWN:
         return held, state
     if base.kind is ValueKind.OBJECT and base.target and frame.program is not None:
@@ -68,6 +70,14 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
         if kept is not None and kept.kind is not ValueKind.UNKNOWN:
             return calls.of_object(kept, base.identity), state
     return calls.attribute_of(base, attr, path), state
+
+
+HOST_NUMBER = AbsValue(ValueKind.HOST_NUMBER)
+
+
+def _host_numbers(many: bool) -> AbsValue:
+    """A number the host has (`x.size`), or a tuple of them (`x.shape`)."""
+    return AbsValue(ValueKind.CONTAINER, element=HOST_NUMBER) if many else HOST_NUMBER
 
 
 def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
@@ -302,7 +312,11 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
         return AbsValue(ValueKind.HOST_NUMBER), state  # `x is None`: the host compares references
     if not buffers:
         slot = _slot(node)
-        return (_slot_value(slot) if slot is not None else UNKNOWN), state
+        if slot is not None:
+            return _slot_value(slot), state
+        # arithmetic on numbers the host has is a number the host has (`2 * n / 32`)
+        numbers = all(v.kind is ValueKind.HOST_NUMBER for v in values)
+        return (HOST_NUMBER if numbers and not isinstance(node, cst.Comparison) else UNKNOWN), state
     pointer = next((v for v in buffers if v.framework in POINTER_FRAMEWORKS or v.framework == cuda_python.RAW_ADDRESS), None)
     if pointer is not None and isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
         return pointer, state  # pointer arithmetic (`mem + offset`): an address into the same memory, no kernel

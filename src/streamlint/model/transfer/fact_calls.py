@@ -22,7 +22,7 @@ from streamlint.model.api.facts import (
     Arg,
     Fact,
 )
-from streamlint.model.domain.paths import Path, Root
+from streamlint.model.domain.paths import Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind, stream_value
@@ -157,7 +157,7 @@ def _record_operation(fact: Fact, arguments: Arguments, state: State, frame: Fra
         memory = Memory.PAGEABLE  # the new host array it returns
     waits = host_waits(fact, arguments)
     return operation(state, frame, frame.site(arguments.node), api, kind, queue_of(fact, arguments, state), waits,
-                     memory, async_form=fact.async_api, non_blocking=None if waits is None else not waits,
+                     memory, made_at(arguments.receiver), async_form=fact.async_api, non_blocking=None if waits is None else not waits,
                      host_at=host_at, sync_form=fact.sync_api and waits is True)
 
 
@@ -200,6 +200,14 @@ def _value_at(host_at: str, arguments: Arguments) -> Optional[AbsValue]:
         return None
     pos, kw = host_at.split("/")
     return arguments.value(Arg(int(pos) if pos else None, kw or None))
+
+
+def made_at(value: Optional[AbsValue]) -> str:
+    """The site that allocated a value's memory, when it is fresh memory of a known site."""
+    if value is None or not value.is_buffer or value.identity is None or value.identity.steps:
+        return ""
+    root = value.identity.root
+    return root.site if root.kind is RootKind.FRESH else ""
 
 
 def _shared_view(fact: Fact, arguments: Arguments) -> Optional[AbsValue]:

@@ -24,7 +24,9 @@ class CallContext:
 
     args: tuple[tuple[str, AbsValue], ...] = ()
     receiver: Optional[AbsValue] = None
-    hot: bool = False  # reached on every step of a hot path
+    # The hot entry (`C.forward`, an optimizer's `C.step`) whose every call reaches it unconditionally;
+    # "" when none: a dimension of the context, so the hot walk of a helper is its own
+    hot: str = ""
     # What `self.<attr>` holds on entry: the class's methods' stores (CodeQL's field step:
     # a value any method stores reaches every method's read), identities as `self` paths
     receiver_state: tuple[tuple[str, AbsValue], ...] = ()
@@ -90,6 +92,8 @@ class Frame:
     globals: dict[str, AbsValue] = field(default_factory=dict)  # what module-level names hold (the module's top level)
     chosen: bool = False  # entered under a current stream its caller chose (CallContext.chosen)
     found: Gathered = field(default_factory=Gathered)
+    hot: str = ""  # the context's hot entry
+    guards: int = 0  # enclosing tests (and tests passed that can return first): >0 runs only sometimes
 
     def chosen_stream(self, state: State) -> bool:
         """PyTorch's current stream here is one the code chose: a tensor of unknown device used

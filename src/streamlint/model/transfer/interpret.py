@@ -52,6 +52,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     if not frame.call_ordinals:
         frame.call_ordinals = call_ordinals(node)
     frame.chosen = context.chosen
+    frame.hot = context.hot
     params = _parameters(node) if isinstance(node, cst.FunctionDef) else ()
     state = State()
     declared = _annotations(node, frame) if isinstance(node, cst.FunctionDef) else {}
@@ -75,7 +76,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     summary = FunctionSummary(
         frame.qualname, params, effects, frame.found.returned or UNKNOWN, _self_stores(frame.found.exit_state, context.receiver_state),
         tuple(sorted((param, tuple(sorted(tags))) for param, tags in frame.found.evidence.items())),
-        context.hot, _entered(frame.found.yielded), truncated,
+        bool(context.hot), _entered(frame.found.yielded), truncated,
     )
     return Walked(summary, tuple(frame.found.conflicts), tuple(frame.found.handed_out))
 
@@ -151,9 +152,16 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
     found, before = [], dict(entry)
     for path, value in exit_state.heap:
         if path.root.kind is RootKind.SELF and len(path.steps) == 1 and isinstance(path.steps[0], str):
-            if before.get(path.steps[0]) != value:
+            entry_value = before.get(path.steps[0])
+            if entry_value != value and not _refined(entry_value, value, path):
                 found.append((path.steps[0], value))
     return tuple(sorted(found, key=lambda item: item[0]))
+
+
+def _refined(entry: Optional[AbsValue], value: AbsValue, path: Path) -> bool:
+    """What it held on entry, only known better now (its use showed it a host number): no store."""
+    return ((entry is None or entry.kind is ValueKind.UNKNOWN) and value.kind is ValueKind.HOST_NUMBER
+            and value.identity == path)
 
 
 def _release_locals(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:

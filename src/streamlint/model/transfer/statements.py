@@ -23,6 +23,7 @@ from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate
 from streamlint.model.transfer.fact_calls import ERROR_FIRST
 from streamlint.model.transfer.frame import Frame
+from streamlint.model.syntax.tests import ends_in_raise, rare_test
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
 from streamlint.model.transfer.torch_calls import F
@@ -272,7 +273,7 @@ def tested(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[AbsVal
     if is_device(value):
         current = state.current_stream(value.framework or F)
         site = frame.site(node)
-        state = operation(state, frame, site, "bool", OpKind.IMPLICIT_SYNC, current, True)
+        state = operation(state, frame, site, "bool", OpKind.IMPLICIT_SYNC, current, True, framework=value.framework)
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current))
     return value, state
 
@@ -287,12 +288,19 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     if truth(test) is True:
         return run_block(_body(node.body), state, frame)
     holds, state = type_tests.sides(node.test, state, frame)  # a type test narrows each side
-    taken = run_block(_body(node.body), holds, frame) if truth(test) is None else state.unreachable()
-    other = state
-    if isinstance(node.orelse, cst.If):
-        other = _if(node.orelse, state, frame)
-    elif isinstance(node.orelse, cst.Else):
-        other = run_block(_body(node.orelse.body), state, frame)
+    rare = rare_test(node.test)  # (a data-dependent test may pass every time: no guard)
+    frame.guards += rare
+    try:
+        taken = run_block(_body(node.body), holds, frame) if truth(test) is None else state.unreachable()
+        other = state
+        if isinstance(node.orelse, cst.If):
+            other = _if(node.orelse, state, frame)
+        elif isinstance(node.orelse, cst.Else):
+            other = run_block(_body(node.orelse.body), state, frame)
+    finally:
+        frame.guards -= rare
+    if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body):
+        frame.guards += 1  # one side leaves (`if done: return`): what follows runs only sometimes
     return taken.join(other, every_path=_on_the_counter(node.test, frame))
 
 
@@ -309,6 +317,7 @@ def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str
     the next iteration sees: ring slots of the loop's counter shift by one, and memory the body
     allocated becomes an earlier iteration's (a new allocation there is other memory)."""
     frame.loop_depth += 1
+    guards = frame.guards  # (a `continue` under a test makes the rest of the body conditional, not what follows)
     entry = head
     inside = sites_within(node, frame)
 
@@ -326,6 +335,7 @@ def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str
             head = joined
     finally:
         frame.loop_depth -= 1
+        frame.guards = guards
     return entry.join(head)
 
 
@@ -398,8 +408,12 @@ def _try(node: cst.Try, state: State, frame: Frame) -> State:
     after = run_block(_body(node.body), state, frame)
     if node.orelse is not None:
         after = run_block(_body(node.orelse.body), after, frame)
-    for handler in node.handlers:
-        after = after.join(run_block(_body(handler.body), state.join(after), frame))
+    frame.guards += 1  # a handler runs only when something raised
+    try:
+        for handler in node.handlers:
+            after = after.join(run_block(_body(handler.body), state.join(after), frame))
+    finally:
+        frame.guards -= 1
     if node.finalbody is not None:
         after = run_block(_body(node.finalbody.body), after, frame)
     return after

@@ -236,7 +236,9 @@ def _set_stream(arguments: Arguments, state: State, frame: Frame) -> Handled:
 
 
 def _new_event(arguments: Arguments, state: State, frame: Frame) -> Handled:
-    return AbsValue(ValueKind.EVENT, F, identity=Path(Root.fresh(frame.site(arguments.node)))), state
+    site = frame.site(arguments.node)
+    event = AbsValue(ValueKind.EVENT, F, identity=Path(Root.fresh(site)))
+    return event, operation(state, frame, site, "torch.cuda.Event", OpKind.EVENT_CREATE, None, False)
 
 
 def _synchronize(arguments: Arguments, state: State, frame: Frame) -> Handled:

@@ -1,0 +1,172 @@
+"""Is an operation on a hot path, and what makes it hot: a loop of its function that queues GPU
+work on every iteration, or a hot entry (an `nn.Module`'s `forward`, an optimizer's `step`) that
+reaches its function on every call (the calling context's hot dimension). No walking here: the
+summaries' effects, the contexts they were solved under, and the syntax service for where a
+site sits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from streamlint.model.domain.order import HOST
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.domain.values import UNKNOWN
+from streamlint.model.file_model import FileModel
+from streamlint.model.ops import OpKind
+from streamlint.model.summary.effects import Effect, EffectKind, Operation
+from streamlint.model.syntax.ancestry import Ancestry
+
+# Operations that make a loop's iterations GPU work (a loop doing only these is a set-up loop, not
+# a hot path: creations, allocations).
+_WORK_OPS = frozenset(k.value for k in (
+    OpKind.COPY_H2D, OpKind.COPY_D2H, OpKind.COPY_D2D, OpKind.COPY, OpKind.KERNEL, OpKind.MEMSET,
+    OpKind.STREAM_SYNC, OpKind.EVENT_SYNC, OpKind.DEVICE_SYNC, OpKind.IMPLICIT_SYNC, OpKind.EVENT_RECORD,
+    OpKind.WAIT_STREAM, OpKind.STREAM_WAIT_EVENT,
+))
+_WORK_EFFECTS = frozenset({EffectKind.WAIT_STREAM, EffectKind.RECORD_EVENT, EffectKind.WAIT_EVENT,
+                           EffectKind.SYNC_STREAM, EffectKind.SYNC_EVENT, EffectKind.SYNC_DEVICE,
+                           EffectKind.LAUNCH_GRAPH})
+
+
+@dataclass(frozen=True)
+class OwnOperation:
+    """An operation a function performs itself (not through a call), once whatever the context."""
+
+    function: str  # its qualified name in the file ("f", "C.m")
+    site: str
+    operation: Operation
+    stream: Optional[StreamRef]
+    entry: str  # the hot entry that reaches the function on every call ("C.forward"), "" when none
+    framework: str = ""  # whose array it reads, when the operation is no framework call (`if t:`, `int(t)`)
+
+
+def own_operations(model: FileModel) -> list[OwnOperation]:
+    """Every function's own operations, in the order of the walks; `entry` from the contexts the
+    function was solved under (the hot one, when some caller reaches it on every step)."""
+    found: dict[tuple, OwnOperation] = {}
+    entries = _entries(model)
+    prefix = model.module + "."
+    for (qualname, _), walked in sorted(model.solved.walks.items(), key=_informed_first):
+        if not qualname.startswith(prefix):
+            continue
+        name = qualname[len(prefix):]
+        for effect in walked.summary.effects:
+            if effect.kind is EffectKind.OPERATION and effect.operation is not None and not effect.chain:
+                key = (effect.site, effect.operation.api, effect.operation.op)
+                if key not in found:
+                    found[key] = OwnOperation(name, effect.site, effect.operation, effect.stream,
+                                                      entries.get(qualname, ""), effect.framework)
+    return list(found.values())
+
+
+# The receiver state of a method's bare walks (the solver's first round, before the class's stores are known).
+_BARE = (("", UNKNOWN),)
+
+
+def _informed_first(item) -> bool:
+    """A method's walks from its class's stores before its bare walk: what `self.<attr>` holds decides
+    which stream its work is on."""
+    (_, context), _ = item
+    return context.receiver_state in ((), _BARE)
+
+
+def _entries(model: FileModel) -> dict[str, str]:
+    entries: dict[str, str] = {}
+    for (qualname, context), _ in model.solved.walks.items():
+        if context.hot and (qualname not in entries or context.hot < entries[qualname]):
+            entries[qualname] = context.hot
+    return entries
+
+
+def hot_entry_name(entry: str, function: str) -> str:
+    """How a message names the function whose every call runs the work: the entry itself by its
+    method's name (`forward`), a helper's entry by its qualified name (`Block.forward`)."""
+    return entry.rsplit(".", 1)[-1] if entry == function else entry
+
+
+def queues_work(model: FileModel, function: str, loop: cst.CSTNode, ancestry: Ancestry) -> bool:
+    """Does the loop (a statement of `function`) queue GPU work or wait for it on every pass:
+    kernels, copies, event records, waits and synchronizations, its callees' included?"""
+    for effect in _effects_of(model, function):
+        if not _is_work(effect):
+            continue
+        node = model.node_of(effect.chain[0] if effect.chain else effect.site)
+        if node is not None and ancestry.inside(node, loop):
+            return True
+    return False
+
+
+def _effects_of(model: FileModel, function: str) -> Iterator[Effect]:
+    qualname = f"{model.module}.{function}"
+    for (name, _), walked in model.solved.walks.items():
+        if name == qualname:
+            yield from walked.summary.effects
+
+
+def _is_work(effect: Effect) -> bool:
+    if effect.kind is EffectKind.OPERATION:
+        return effect.operation is not None and effect.operation.op in _WORK_OPS
+    if effect.kind is EffectKind.ACCESS:
+        return effect.stream is not None and effect.stream != HOST and effect.stream.known
+    return effect.kind in _WORK_EFFECTS
+
+
+# Work queued on a stream (what a loop's syncs stall): kernels, fills, uploads, device copies.
+_QUEUED_OPS = frozenset(k.value for k in (OpKind.KERNEL, OpKind.MEMSET, OpKind.COPY_H2D, OpKind.COPY_D2D))
+# Operations whose stream accesses are reads back or waits, not queued work.
+_READ_BACK_OPS = frozenset(k.value for k in (OpKind.COPY_D2H, OpKind.IMPLICIT_SYNC, OpKind.COPY))
+
+
+def queues_work_each_pass(model: FileModel, function: str, within: cst.CSTNode, ancestry: Ancestry) -> bool:
+    """Does `within` (a loop, a comprehension of `function`) queue kernels, fills, uploads or device
+    copies, its callees' included (reads back and waits are not queued work)?"""
+    effects = list(_effects_of(model, function))
+    read_backs = {e.site for e in effects if e.kind is EffectKind.OPERATION and e.operation is not None
+                  and e.operation.op in _READ_BACK_OPS}
+    for effect in effects:
+        if effect.kind is EffectKind.OPERATION:
+            queued = effect.operation is not None and effect.operation.op in _QUEUED_OPS
+        else:
+            queued = (effect.kind is EffectKind.ACCESS and effect.stream is not None and effect.stream != HOST
+                      and effect.stream.known and effect.site not in read_backs and not effect.host_memory)
+        if not queued:
+            continue
+        node = model.node_of(effect.chain[0] if effect.chain else effect.site)
+        if node is not None and ancestry.inside(node, within):
+            return True
+    return False
+
+
+def uploads_in(model: FileModel, function: str, loop: cst.CSTNode, ancestry: Ancestry) -> bool:
+    """Does the loop upload data on every pass (a host-to-device copy)?"""
+    for effect in _effects_of(model, function):
+        if effect.kind is EffectKind.OPERATION and effect.operation is not None \
+                and effect.operation.op == OpKind.COPY_H2D.value:
+            node = model.node_of(effect.chain[0] if effect.chain else effect.site)
+            if node is not None and ancestry.inside(node, loop):
+                return True
+    return False
+
+
+_EXPLICIT = (StreamRefKind.CREATED, StreamRefKind.PATH)
+
+
+def other_streams_could_overlap(model: FileModel, function: str, stream: Optional[StreamRef], ancestry: Ancestry) -> bool:
+    """A host wait on an explicit stream in a function whose work runs on other explicit streams too (or
+    on a pool of streams made in a loop or a comprehension): the wait also keeps those from overlapping
+    (the cross-stream problem, not only the host's)."""
+    if stream is None or stream.kind not in _EXPLICIT or stream == HOST:
+        return False
+    if stream.kind is StreamRefKind.CREATED:
+        made = model.node_of(stream.site.split(">")[-1]) if stream.site else None
+        if made is not None and (ancestry.in_comprehension(made) or ancestry.loops_around(made)):
+            return True  # one of a pool: the next pass's work runs on another
+    for effect in _effects_of(model, function):
+        other = effect.stream
+        if effect.kind is EffectKind.ACCESS and other is not None and other != HOST and other.kind in _EXPLICIT \
+                and other != stream:
+            return True
+    return False

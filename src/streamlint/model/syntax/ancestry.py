@@ -1,0 +1,59 @@
+"""Where a node sits in its module's tree: its parents, the loops around it inside its function,
+built once per module by one pass (a syntax service: it answers from the tree, keyed by node)."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+_LOOPS = (cst.For, cst.While)
+_BODIES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+class Ancestry:
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self._parents: dict[int, cst.CSTNode] = {}
+        stack: list[cst.CSTNode] = [module]
+        while stack:
+            current = stack.pop()
+            for child in current.children:
+                self._parents[id(child)] = current
+                stack.append(child)
+
+    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        return self._parents.get(id(node))
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        current = self._parents.get(id(node))
+        while current is not None:
+            yield current
+            current = self._parents.get(id(current))
+
+    def loops_around(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        """The `for`/`while` statements of its own function around it, outermost first (a loop's
+        iterable and a `for`'s target are outside it; comprehensions are no loop statements)."""
+        found = []
+        child = node
+        for current in self.ancestors(node):
+            if isinstance(current, _BODIES):
+                break
+            if isinstance(current, cst.For) and child is current.body:
+                found.append(current)
+            elif isinstance(current, cst.While) and child in (current.body, current.test):
+                found.append(current)
+            child = current
+        return found[::-1]
+
+    def inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
+        return node is ancestor or any(a is ancestor for a in self.ancestors(node))
+
+    def in_comprehension(self, node: cst.CSTNode) -> bool:
+        """Inside a comprehension's element or clauses, in its own function."""
+        for current in self.ancestors(node):
+            if isinstance(current, _BODIES):
+                return False
+            if isinstance(current, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+                return True
+        return False

@@ -1,0 +1,171 @@
+"""Why the code does something, from where it sits in the text (syntax-layer queries over the
+tree, keyed by node): an event made in a benchmark's repeat loop only to time it is a timing
+mark. The semantic questions (what stream, what memory, is it hot) are the model's."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from streamlint.model.syntax.ancestry import Ancestry
+
+# Calls that read a host timer or an elapsed time, by their spelled name's last component.
+TIMER_CALLS = frozenset({"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time",
+                         "default_timer", "elapsed_time", "get_elapsed_time", "event_elapsed_time",
+                         "cudaEventElapsedTime", "cuEventElapsedTime"})
+TIMER_DOTTED = frozenset({"time.time", "time.time_ns"})
+# Event methods that only time: an event used by these alone is a timing mark.
+EVENT_TIMING_METHODS = frozenset({"record", "synchronize", "query", "elapsed_time"})
+# Methods a training step calls (a backward pass and an update): a loop calling both trains.
+TRAINING_STEP_METHODS = (frozenset({"backward"}), frozenset({"step"}))
+
+
+def last_name(func: cst.BaseExpression) -> str:
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else ""
+
+
+def dotted(func: cst.BaseExpression) -> str:
+    if isinstance(func, cst.Attribute):
+        inner = dotted(func.value)
+        return f"{inner}.{func.attr.value}" if inner else func.attr.value
+    return func.value if isinstance(func, cst.Name) else ""
+
+
+def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
+    """The calls in a statement or block, nested definitions apart."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and current is not node:
+            continue
+        if isinstance(current, cst.Call):
+            yield current
+        stack.extend(current.children)
+
+
+def is_timer(call: cst.Call) -> bool:
+    return last_name(call.func) in TIMER_CALLS or dotted(call.func) in TIMER_DOTTED
+
+
+def trains(loop: cst.CSTNode) -> bool:
+    """A training loop: its body calls a backward pass and an update as methods of values."""
+    methods = {call.func.attr.value for call in calls_in(loop) if isinstance(call.func, cst.Attribute)}
+    return all(methods & kind for kind in TRAINING_STEP_METHODS)
+
+
+def repeats(loop: cst.CSTNode) -> bool:
+    """`for _ in range(n_run):`: the body never reads the loop's variable (it repeats the same work)."""
+    if not isinstance(loop, cst.For):
+        return False
+    targets = {n.value for n in _names(loop.target)}
+    return not targets & {n.value for n in _names(loop.body)}
+
+
+def timing_mark(creation: cst.Call, loop: cst.CSTNode, function: cst.CSTNode, ancestry: Ancestry) -> bool:
+    """An event made in a measurement loop (it repeats the same work, reads a timer or an elapsed
+    time, and does not train) that the function uses only to record, wait for and read the time."""
+    if not repeats(loop) or trains(loop) or not any(is_timer(c) for c in calls_in(loop)):
+        return False
+    assign = ancestry.parent(creation)
+    if not isinstance(assign, (cst.Assign, cst.AnnAssign)) or assign.value is not creation:
+        return False
+    names = bound_names(assign)
+    if len(names) != 1:
+        return False
+    uses = [n for n in _names(function) if n.value == names[0]]
+    return all(_times(use, ancestry) for use in uses)
+
+
+def bound_names(node: cst.CSTNode) -> list[str]:
+    if isinstance(node, cst.Assign):
+        targets: list[cst.BaseExpression] = [t.target for t in node.targets]
+    elif isinstance(node, (cst.AnnAssign, cst.NamedExpr)):
+        targets = [node.target]
+    else:
+        return []
+    names = []
+    while targets:
+        target = targets.pop()
+        if isinstance(target, cst.Name):
+            names.append(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            targets.extend(e.value for e in target.elements)
+        elif isinstance(target, cst.StarredElement):
+            targets.append(target.value)
+    return names
+
+
+def _times(use: cst.Name, ancestry: Ancestry) -> bool:
+    """A timing use of an event's name: a binding, `e.record()`, `e.synchronize()`,
+    `e.elapsed_time(other)`, or an argument of an elapsed-time call."""
+    if _is_target(use, ancestry):
+        return True
+    parent = ancestry.parent(use)
+    if isinstance(parent, cst.Attribute) and parent.value is use:
+        call = ancestry.parent(parent)
+        return isinstance(call, cst.Call) and call.func is parent and parent.attr.value in EVENT_TIMING_METHODS
+    if isinstance(parent, cst.Arg):
+        call = ancestry.parent(parent)
+        return isinstance(call, cst.Call) and last_name(call.func) in TIMER_CALLS
+    return False
+
+
+def _is_target(use: cst.Name, ancestry: Ancestry) -> bool:
+    child: cst.CSTNode = use
+    for parent in ancestry.ancestors(use):
+        if isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AnnAssign, cst.NamedExpr, cst.AugAssign))
+                                                    and child is parent.target):
+            return True
+        if isinstance(parent, (cst.For, cst.CompFor)) and child is parent.target:
+            return True
+        if isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+            child = parent
+            continue
+        return False
+    return False
+
+
+def _names(node: cst.CSTNode) -> list[cst.Name]:
+    """The names a node reads or binds (`x.step` reads `x`, not a name `step`), nested definitions
+    apart."""
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef)) and current is not node:
+            continue
+        if isinstance(current, cst.Name):
+            found.append(current)
+        elif isinstance(current, cst.Attribute):
+            stack.append(current.value)
+            continue
+        stack.extend(current.children)
+    return found
+
+
+# Methods of containers that keep what they are given.
+KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put", "put_nowait", "setdefault"})
+
+
+def kept_per_item(creation: cst.Call, function: cst.CSTNode, ancestry: Ancestry) -> bool:
+    """The value made is kept in a container (`pending.append(done)`, `marks[k] = e`): one per item,
+    on purpose, to be used later."""
+    assign = ancestry.parent(creation)
+    if not isinstance(assign, (cst.Assign, cst.AnnAssign)) or assign.value is not creation:
+        return False
+    names = bound_names(assign)
+    if len(names) != 1:
+        return False
+    for use in _names(function):
+        if use.value != names[0]:
+            continue
+        arg = ancestry.parent(use)
+        call = ancestry.parent(arg) if isinstance(arg, cst.Arg) else None
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in KEEPING_METHODS:
+            return True
+        if isinstance(arg, cst.Assign) and arg.value is use and any(
+                isinstance(t.target, cst.Subscript) for t in arg.targets):
+            return True
+    return False

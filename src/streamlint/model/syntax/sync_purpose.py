@@ -1,0 +1,659 @@
+"""Why the host waits: what a synchronized value feeds, decided from the code's shape (a
+syntax-layer query over the tree, keyed by the synchronizing node).
+
+A host synchronization in a hot path is usually a stall, but real code also synchronizes where
+it must or means to: the value decides the loop's control flow (`while err > tol:`,
+`if cp.all(new == old): break`), the shape of the next arrays (`n = int(mask.sum())` then
+`torch.empty(n)`), an assertion of a test, a timed or measured region (host timers,
+`elapsed_time`, memory statistics, profiler ranges), it prepares a CUDA-graph capture, it is
+compared with a host reference (`np.allclose(x.get(), ref)`), or it is printed in a block of
+log lines under a switch (`if verbosityLevel > 0:`). A device-to-host copy of an array in a loop
+that uploads its input every iteration is a streaming pipeline's output. A training loop is no
+measurement harness: a timer next to a sync there is timing every step (STEP_TIMING, a stall).
+
+The decision is syntactic and local to the body: where the synchronizing expression sits, where
+the name it is assigned to is used (to a small depth), and which statements stand next to it.
+What is synchronized, on which stream, whether it is hot and whether the loop uploads are the
+model's questions: the caller passes them in.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.purpose import trains
+
+
+class Purpose(Enum):
+    """What a host synchronization is for. The first five make the wait needed or
+    intentional; the last two are still stalls, with advice of their own."""
+
+    CONTROL = "decides the control flow"  # while test, an `if` that leaves or acts, a `for` iterable, range()
+    SHAPE = "decides the shape of later arrays"
+    ASSERTION = "is checked by an assertion"
+    VERIFY = "compares a result with a reference"  # `np.allclose(x.get(), ref)`, `norm(x.get() - ref)` printed
+    MEASUREMENT = "bounds a timed or measured region"
+    CAPTURE = "prepares a CUDA-graph capture"
+    DEBUG = "feeds a verbose log under a switch"  # `if verbosity > 0: print(x)`: off unless asked for
+    SELECTION = "only selects between values"  # `if a > b: x = y`: `where` on the device does it
+    CHECK = "only guards a sanity check or a log line"  # `if torch.isnan(loss).any(): raise ...`
+    OUTPUT = "is a streaming pipeline's output"  # D2H of an array per uploaded chunk, kept
+    STEP_TIMING = "times or measures every training step"  # a timer next to it, in a loop that trains
+
+    @property
+    def needed(self) -> bool:
+        return self not in (Purpose.SELECTION, Purpose.CHECK, Purpose.OUTPUT, Purpose.STEP_TIMING)
+
+
+# -- what calls are, by their spelled name's last component ------------------------------
+_TIMER_CALLS = frozenset({"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time",
+                          "default_timer", "elapsed_time", "get_elapsed_time", "event_elapsed_time",
+                          "cudaEventElapsedTime", "cuEventElapsedTime"})
+_MEMORY_CALLS = frozenset({"max_memory_allocated", "memory_allocated", "memory_reserved", "max_memory_reserved",
+                           "memory_stats", "memory_summary", "reset_peak_memory_stats", "reset_max_memory_allocated",
+                           "reset_accumulated_memory_stats", "mem_get_info", "memGetInfo", "cudaMemGetInfo",
+                           "cuMemGetInfo", "used_bytes", "total_bytes", "free_bytes", "n_free_blocks",
+                           "get_memory_info"})
+_CAPTURE_CALLS = frozenset({"capture_begin", "begin_capture", "begin_building", "cudaStreamBeginCapture",
+                            "cuStreamBeginCapture", "make_graphed_callables", "graph"})
+_SHAPE_CALLS = frozenset({"empty", "zeros", "ones", "rand", "randn", "randint", "arange", "linspace",
+                          "empty_pinned", "zeros_pinned", "device_array", "pinned_array", "mapped_array",
+                          "new_empty", "new_zeros", "new_ones", "empty_strided", "view", "reshape",
+                          "narrow", "split", "expand", "resize_", "repeat", "tile", "broadcast_to", "eye",
+                          "tensor_split", "chunk", "unflatten", "topk", "kthvalue", "pad"})
+_PROFILER_CALLS = frozenset({"cudaProfilerStart", "cudaProfilerStop", "cuProfilerStart", "cuProfilerStop"})
+_PROFILER_DOTTED = ("profiler.start", "profiler.stop")  # torch.cuda.profiler.start()
+_ASSERT_MODULES = ("testing.", "np.testing", "numpy.testing", "cp.testing", "cupy.testing", "torch.testing")
+# Comparisons of a result with a reference; a difference's norm is one when printed or asserted.
+_VERIFY_CALLS = frozenset({"allclose", "isclose", "array_equal", "array_equiv", "assert_close"})
+_DIFFERENCE_REDUCTIONS = frozenset({"norm", "abs", "fabs", "absolute", "amax", "max"})
+# Log calls: what a debug block under a switch (`if verbosity > 0:`) does, and nothing else.
+_PRINT_CALLS = frozenset({"print", "pprint", "debug", "info", "warning", "warn", "log", "error", "critical",
+                          "exception", "write"})
+# Event methods and timing calls: an event used only by these is a timing mark.
+_EVENT_TIMING_METHODS = frozenset({"record", "synchronize", "query", "elapsed_time"})
+_STORE_METHODS = frozenset({"append", "extend", "put", "put_nowait", "write", "send", "add", "appendleft",
+                            "save", "savez", "tofile"})
+_ARRAY_READS = frozenset({"numpy", "tobytes", "tofile", "get", "asnumpy", "cpu", "to", "copy_to_host"})
+_ORDERING_CALLS = frozenset({"wait_stream", "wait_event", "record", "wait", "empty_cache", "barrier",
+                            "range_push", "range_pop"})
+_DEPTH = 3  # how many assignments a value is followed through
+
+
+def _last(func: cst.BaseExpression) -> str:
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    if isinstance(func, cst.Name):
+        return func.value
+    return ""
+
+
+def _dotted(func: cst.BaseExpression) -> str:
+    if isinstance(func, cst.Attribute):
+        inner = _dotted(func.value)
+        return f"{inner}.{func.attr.value}" if inner else func.attr.value
+    if isinstance(func, cst.Name):
+        return func.value
+    return ""
+
+
+def _is_timer(call: cst.Call) -> bool:
+    name = _last(call.func)
+    dotted = _dotted(call.func)
+    return (name in _TIMER_CALLS or name in _MEMORY_CALLS or name in _PROFILER_CALLS
+            or dotted in ("time.time", "time.time_ns") or dotted.endswith(_PROFILER_DOTTED))
+
+
+def _is_assertion(call: cst.Call) -> bool:
+    dotted = _dotted(call.func)
+    last = _last(call.func)
+    return last.lower().startswith("assert") or any(m in dotted + "." for m in _ASSERT_MODULES)
+
+
+def _is_capture(node: cst.CSTNode) -> bool:
+    """A statement that begins a CUDA-graph capture."""
+    if isinstance(node, cst.With):
+        return any(isinstance(item.item, cst.Call) and _last(item.item.func) in ("graph", "capture") for item in node.items)
+    return any(_last(c.func) in _CAPTURE_CALLS - {"graph"} for c in _calls(node))
+
+
+def _calls(node: cst.CSTNode) -> Iterator[cst.Call]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and current is not node:
+            continue
+        if isinstance(current, cst.Call):
+            yield current
+        stack.extend(current.children)
+
+
+# -- what a value feeds ------------------------------------------------------------------
+def _feeds(body: _Body, node: cst.CSTNode, depth: int, compared: bool = False) -> Optional[Purpose]:
+    """Where the expression `node` sits, and where a name bound to it is used.
+    `compared`: the value went into a difference's norm (`norm(x.get() - ref)`), which
+    verifies a result when it is printed or asserted."""
+    child = node
+    difference = False
+    for parent in body.ancestors(node):
+        if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Subtract):
+            difference = True
+        found = _sits_in(parent, child)
+        if found is not None:
+            return found
+        if isinstance(parent, cst.Call) and difference and _last(parent.func) in _DIFFERENCE_REDUCTIONS:
+            compared = True  # `norm(x.get() - ref)`, `np.abs(x.get() - ref).max()`
+        if isinstance(parent, cst.Call) and child is not parent.func:
+            found = _argument_of(parent, child, compared)
+            if found is not None:
+                return found
+        if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.NamedExpr)) and depth < _DEPTH:
+            return _names_feed(body, parent, depth, compared)
+        if isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            return None
+        child = parent
+    return None
+
+
+def _sits_in(parent: cst.CSTNode, child: cst.CSTNode) -> Optional[Purpose]:
+    """A test, an iterable, an assertion or a slice bound."""
+    if isinstance(parent, (cst.If, cst.While)) and child is parent.test:
+        return Purpose.CONTROL if isinstance(parent, cst.While) else _branch(parent)
+    if isinstance(parent, cst.For) and child is parent.iter:
+        return Purpose.CONTROL
+    if isinstance(parent, cst.IfExp) and child is parent.test:
+        return Purpose.SELECTION
+    if isinstance(parent, cst.Assert):
+        return Purpose.ASSERTION
+    if isinstance(parent, cst.Slice):
+        return Purpose.SHAPE
+    return None
+
+
+def _argument_of(call: cst.Call, child: cst.CSTNode, compared: bool) -> Optional[Purpose]:
+    """The value is an argument of a call: an assertion, a comparison, a timer, a size."""
+    name = _last(call.func)
+    if _is_assertion(call):
+        return Purpose.ASSERTION
+    if name in _VERIFY_CALLS or (compared and name in _PRINT_CALLS):
+        return Purpose.VERIFY
+    if _is_timer(call):
+        return Purpose.MEASUREMENT
+    if name == "range":
+        return Purpose.CONTROL
+    if name in _SHAPE_CALLS or (name in ("full", "new_full") and call.args and child is call.args[0]):
+        return Purpose.SHAPE  # (a fill value is data, the size is a shape)
+    return None
+
+
+def _names_feed(body: _Body, assignment: cst.CSTNode, depth: int, compared: bool) -> Optional[Purpose]:
+    """Where the names it is assigned to are used."""
+    best = None
+    for name in _bound_names(assignment):
+        for use in body.uses.get(name, ()):
+            if _is_target(body, use, assignment):
+                continue
+            purpose = _feeds(body, use, depth + 1, compared)
+            if purpose is not None and purpose.needed:
+                return purpose
+            best = best or purpose
+    return best
+
+
+def _bound_names(node: cst.CSTNode) -> list[str]:
+    if isinstance(node, cst.Assign):
+        targets: list[cst.BaseExpression] = [t.target for t in node.targets]
+    elif isinstance(node, (cst.AnnAssign, cst.NamedExpr)):
+        targets = [node.target]
+    else:
+        return []
+    names = []
+    while targets:
+        target = targets.pop()
+        if isinstance(target, cst.Name):
+            names.append(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            targets.extend(e.value for e in target.elements)
+        elif isinstance(target, cst.StarredElement):
+            targets.append(target.value)
+    return names
+
+
+def _is_target(body: _Body, use: cst.Name, assignment: cst.CSTNode) -> bool:
+    """Is this occurrence of the name a binding (of this or another assignment)?"""
+    child: cst.CSTNode = use
+    for parent in body.ancestors(use):
+        if isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AnnAssign, cst.NamedExpr, cst.AugAssign))
+                                                    and child is parent.target):
+            return True
+        if isinstance(parent, (cst.For, cst.CompFor)) and child is parent.target:
+            return True
+        if isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+            child = parent
+            continue
+        return False
+    return False
+
+
+_LOG_CALLS = frozenset({"print", "warn", "warning", "info", "debug", "error", "log", "append", "add", "extend",
+                        "write", "add_scalar", "log_metrics", "exception", "critical"})
+
+
+def _branch(node: cst.If) -> Optional[Purpose]:
+    """What a data-dependent `if` does with its test. It leaves the loop or the function
+    (`break`, `continue`, `return`), or queues other work: the host must know (CONTROL).
+    It only assigns: the device can choose (`where`: SELECTION). It only raises, logs or
+    collects: a check that can run every N steps or on the device (CHECK)."""
+    bodies = [node.body.body]
+    orelse = node.orelse
+    while isinstance(orelse, cst.If):
+        bodies.append(orelse.body.body)
+        orelse = orelse.orelse
+    if isinstance(orelse, cst.Else):
+        bodies.append(orelse.body.body)
+    kinds = set()
+    for body in bodies:
+        for stmt in body:
+            kinds |= _statement_kinds(stmt)
+    if "control" in kinds:
+        return Purpose.CONTROL
+    if kinds <= {"assign"}:
+        return Purpose.SELECTION
+    return Purpose.CHECK
+
+
+def _statement_kinds(stmt: cst.CSTNode) -> set[str]:
+    """"control" (leaves, or calls something that is not logging), "check" (raise,
+    log, collect) or "assign"."""
+    kinds: set[str] = set()
+    stack = [stmt]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(current, (cst.Break, cst.Continue, cst.Return)):
+            return {"control"}
+        if isinstance(current, cst.Raise):
+            kinds.add("check")
+            continue  # (the exception's constructor is no work)
+        if isinstance(current, cst.Call):
+            if _last(current.func) in _LOG_CALLS or _dotted(current.func).startswith(("logging.", "logger.", "log.")):
+                kinds.add("check")
+            else:
+                return {"control"}
+        if isinstance(current, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            kinds.add("assign")
+            continue  # (calls in an assigned value compute it: `best = loss.detach()`)
+        stack.extend(current.children)
+    return kinds
+
+
+# -- what stands next to a synchronization -----------------------------------------------
+def _statement(body: _Body, node: cst.CSTNode) -> tuple[Optional[cst.CSTNode], Optional[cst.CSTNode]]:
+    """(the statement holding `node`, the block whose body lists it)."""
+    child = node
+    for parent in body.ancestors(node):
+        if isinstance(child, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and isinstance(
+            parent, (cst.IndentedBlock, cst.Module)
+        ):
+            return child, parent
+        child = parent
+    return None, None
+
+
+def _neighbours(body: _Body, node: cst.CSTNode) -> Optional[Purpose]:
+    """The statements around a synchronization: an assertion, a timer or memory
+    statistic, or a graph capture right after it (or a memory statistic right before)
+    make it part of that. `with` blocks are transparent; out of an enclosing loop only a
+    capture right after the loop counts (a warm-up loop)."""
+    stmt, block = _statement(body, node)
+    in_loop = False
+    while stmt is not None and block is not None:
+        siblings = list(block.body)
+        at = next((i for i, s in enumerate(siblings) if s is stmt), None)
+        if at is None:
+            return None
+        if any(_is_capture(later) for later in siblings[at + 1: at + 4]):
+            return Purpose.CAPTURE  # (past the graph's own set-up: `g = torch.cuda.CUDAGraph()`)
+        for later in siblings[at + 1: at + 4]:
+            if not in_loop and _asserts(later):
+                return Purpose.ASSERTION
+            if not in_loop and not isinstance(later, (cst.For, cst.While)) and not _every_n_steps(later) and any(
+                _is_timer(c) or id(c) in body.probes for c in _calls(later)
+            ):
+                return Purpose.MEASUREMENT
+            if not in_loop and _checked_later(body, later):
+                return Purpose.ASSERTION  # `out = d.copy_to_host()`, then `assert` on it
+            if not _passive(later):
+                break
+        if at > 0 and not in_loop:
+            before = siblings[at - 1]
+            if not isinstance(before, (cst.For, cst.While)) and any(_last(c.func) in _MEMORY_CALLS for c in _calls(before)):
+                return Purpose.MEASUREMENT
+        outer = next((a for a in body.ancestors(block) if isinstance(a, (cst.For, cst.While, cst.With, cst.If,
+                                                                            cst.Try, cst.FunctionDef))), None)
+        if outer is None or isinstance(outer, cst.FunctionDef):
+            return None
+        if isinstance(outer, (cst.For, cst.While)):
+            in_loop = True
+        stmt, block = _statement(body, outer)
+    return None
+
+
+def _every_n_steps(stmt: cst.CSTNode) -> bool:
+    """`if step % N == 0:`: what it measures is not the sync before it, which runs every step."""
+    return isinstance(stmt, cst.If) and periodic_test(stmt.test)
+
+
+def _asserts(stmt: cst.CSTNode) -> bool:
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return any(isinstance(s, cst.Assert) for s in stmt.body) or any(_is_assertion(c) for c in _calls(stmt))
+    if isinstance(stmt, cst.With):  # `with pytest.raises(...)`, `with torch.no_grad():` around checks
+        return any(_asserts(s) for s in stmt.body.body[:1])
+    return False
+
+
+def _passive(stmt: cst.CSTNode) -> bool:
+    """A statement that only synchronizes, orders streams or processes, or logs
+    (`s.synchronize()`, `current_stream().wait_stream(side)`, `dist.barrier()`,
+    `if rank == 0: log.info(...)`): the window looks past it."""
+    if isinstance(stmt, cst.If):
+        if not _logs_only(stmt.body.body):
+            return False
+        if isinstance(stmt.orelse, cst.Else):
+            return _logs_only(stmt.orelse.body.body)
+        return stmt.orelse is None or _passive(stmt.orelse)
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    return all(
+        isinstance(s, cst.Expr) and isinstance(s.value, cst.Call)
+        and ("synchron" in _last(s.value.func).lower() or _last(s.value.func) in _ORDERING_CALLS
+             or _is_log(s.value))
+        for s in stmt.body
+    )
+
+
+def _is_log(call: cst.Call) -> bool:
+    return _last(call.func) in _PRINT_CALLS or _dotted(call.func).startswith(("logging.", "logger.", "log."))
+
+
+def _logs_only(statements) -> bool:
+    """Statements that only print or log (a debug or report block)."""
+    return bool(statements) and all(
+        isinstance(stmt, cst.SimpleStatementLine)
+        and all(isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and _is_log(s.value) for s in stmt.body)
+        for stmt in statements
+    )
+
+
+def _checked_later(body: _Body, stmt: cst.CSTNode) -> bool:
+    """An assignment whose names flow into an assertion or a comparison with a reference
+    (`data = out.copy_to_host()`, `err = norm(data - ref)`, `assert err < tol`)."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+            and isinstance(stmt.body[0], (cst.Assign, cst.AnnAssign)) and stmt.body[0].value is not None):
+        return False
+    return _feeds(body, stmt.body[0].value, 0) in (Purpose.ASSERTION, Purpose.VERIFY)
+
+
+# -- a log line under a verbosity switch ---------------------------------------------------
+def _debug_log(body: _Body, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
+    """A print or log line, in a block of log lines under an `if` that compares a switch
+    the loop does not change with a number (`if verbosityLevel > 0:`): a debug path, off
+    unless asked for (`scope`: the innermost loop around it, else its function)."""
+    stmt, block = _statement(body, node)
+    if not isinstance(stmt, cst.SimpleStatementLine) or block is None or not _logs_only(block.body):
+        return False
+    guard = body.ancestry.parent(block)
+    if not isinstance(guard, cst.If) or guard.body is not block:
+        return False
+    return _switch(guard.test, scope)
+
+
+def _switch(test: cst.BaseExpression, scope: cst.CSTNode) -> bool:
+    """`level > 0`, `self.verbose >= 2`: a name the scope never assigns, against a number."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return False
+    target = test.comparisons[0]
+    if not isinstance(target.operator, (cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual)):
+        return False
+    sides = (test.left, target.comparator)
+    numbers = [e for e in sides if isinstance(e, (cst.Integer, cst.Float))]
+    names = [_dotted(e) for e in sides if isinstance(e, (cst.Name, cst.Attribute))]
+    return len(numbers) == 1 and len(names) == 1 and bool(names[0]) and names[0] not in _assigned(scope)
+
+
+def _assigned(scope: cst.CSTNode) -> set[str]:
+    """The names and attributes the scope binds (`x = `, `x += `, `for x in`, `self.x = `)."""
+    bound: set[str] = set()
+    stack = [scope]
+    while stack:
+        current = stack.pop()
+        targets: list[cst.CSTNode] = []
+        if isinstance(current, cst.Assign):
+            targets = [t.target for t in current.targets]
+        elif isinstance(current, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor)):
+            targets = [current.target]
+        while targets:
+            target = targets.pop()
+            if isinstance(target, (cst.Tuple, cst.List)):
+                targets.extend(e.value for e in target.elements)
+            elif isinstance(target, cst.StarredElement):
+                targets.append(target.value)
+            elif isinstance(target, (cst.Name, cst.Attribute)):
+                bound.add(_dotted(target))
+        stack.extend(current.children)
+    return bound
+
+
+# -- a streaming pipeline's output -------------------------------------------------------
+def _streams_out(body: _Body, node: cst.CSTNode, copy: bool, loop: Optional[cst.CSTNode], uploads: bool) -> bool:
+    """An array read back in a loop that uploads its input every iteration (`uploads`), or iterates
+    over incoming data, and kept (stored, appended, yielded, written): the pipeline's output."""
+    if loop is None or _last(getattr(node, "func", cst.Name("x"))) not in _ARRAY_READS and not copy:
+        return False
+    fed = isinstance(loop, cst.For) and not _counts(loop.iter)
+    if not fed and not uploads:
+        return False  # neither uploads nor iterates over incoming data: not a stream of chunks
+    return _kept(body, node, 0)
+
+
+def _counts(iterable: cst.BaseExpression) -> bool:
+    """`range(n)`, `enumerate(range(n))`: a counted loop, not one fed with data."""
+    while isinstance(iterable, cst.Call) and _last(iterable.func) in ("enumerate", "tqdm", "zip"):
+        if not iterable.args:
+            return False
+        iterable = iterable.args[0].value
+    return isinstance(iterable, cst.Call) and _last(iterable.func) in ("range", "trange", "arange")
+
+
+def _kept(body: _Body, node: cst.CSTNode, depth: int) -> bool:
+    child = node
+    for parent in body.ancestors(node):
+        if isinstance(parent, (cst.Yield,)):
+            return True
+        if isinstance(parent, cst.Call) and child is not parent.func and _last(parent.func) in _STORE_METHODS:
+            return True
+        if isinstance(parent, cst.Assign):
+            if any(isinstance(t.target, cst.Subscript) for t in parent.targets):
+                return True
+            if depth < _DEPTH:
+                for name in _bound_names(parent):
+                    for use in body.uses.get(name, ()):
+                        if not _is_target(body, use, parent) and _kept(body, use, depth + 1):
+                            return True
+            return False
+        if isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            return False
+        child = parent
+    return False
+
+
+class _Body:
+    """The function's name uses (nested definitions apart) and the module's parents."""
+
+    def __init__(self, function: cst.CSTNode, ancestry: Ancestry) -> None:
+        self.ancestry = ancestry
+        self.probes: frozenset[int] = frozenset()
+        self.uses: dict[str, list[cst.Name]] = {}
+        stack: list[cst.CSTNode] = [function]
+        while stack:
+            current = stack.pop()
+            if current is not function and isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+                continue  # nested definitions are bodies of their own
+            if isinstance(current, cst.Name):
+                self.uses.setdefault(current.value, []).append(current)
+            stack.extend(current.children)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        return self.ancestry.ancestors(node)
+
+
+class SyncPurposes:
+    """The purposes of one module's synchronizations, a body's uses gathered once per function."""
+
+    def __init__(self, ancestry: Ancestry) -> None:
+        self.ancestry = ancestry
+        self._bodies: dict[int, _Body] = {}
+
+    def purpose(self, node: cst.CSTNode, value_read: bool, copy: bool, conditional: bool,
+                uploads: bool) -> Optional[Purpose]:
+        """What the synchronization at `node` is for, when the code's shape tells; None when it
+        tells nothing (a plain stall). `value_read`: it reads a value back (not a bare wait);
+        `copy`: a device-to-host copy; `conditional`: under a test in its loop; `uploads`: its
+        innermost loop uploads data every iteration."""
+        function = next((a for a in self.ancestry.ancestors(node) if isinstance(a, cst.FunctionDef)), self.ancestry.module)
+        body = self._bodies.get(id(function))
+        if body is None:
+            body = self._bodies[id(function)] = _Body(function, self.ancestry)
+        loops = self.ancestry.loops_around(node)
+        found = _why(body, node, value_read, copy, loops, function, uploads)
+        if found is Purpose.MEASUREMENT and not conditional and any(trains(loop) for loop in loops):
+            return Purpose.STEP_TIMING  # timing every step of a training loop is the stall itself
+        return found  # (every N steps, `if step % N == 0:`, is the windowed timing to advise)
+
+
+def _why(body: _Body, node: cst.CSTNode, value_read: bool, copy: bool, loops: list, function: cst.CSTNode,
+         uploads: bool) -> Optional[Purpose]:
+    found = _feeds(body, node, 0) if value_read else None
+    if found is not None and found is not Purpose.SELECTION:
+        return found
+    if value_read and _debug_log(body, node, loops[-1] if loops else function):
+        return Purpose.DEBUG
+    near = _neighbours(body, node)
+    if near is not None:
+        return near
+    if found is None and value_read and _streams_out(body, node, copy, loops[-1] if loops else None, uploads):
+        return Purpose.OUTPUT
+    return found
+
+
+def periodic_test(test: cst.BaseExpression) -> bool:
+    """`step % N == 0` (possibly inside `and`/`or`/`not`)."""
+    if isinstance(test, cst.UnaryOperation):
+        return periodic_test(test.expression)
+    if isinstance(test, cst.BooleanOperation):
+        return periodic_test(test.left) or periodic_test(test.right)
+    if isinstance(test, cst.Comparison):
+        return _has_modulo(test.left) or any(_has_modulo(c.comparator) for c in test.comparisons)
+    return _has_modulo(test)
+
+
+def _has_modulo(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.BinaryOperation) and (isinstance(expr.operator, cst.Modulo) or _has_modulo(expr.left))
+
+
+# -- one read per element ------------------------------------------------------------------
+def element_read(node: cst.CSTNode, loop: cst.CSTNode) -> str:
+    """`for b in range(n): ... q[b].item()`: a read of one element of a tensor by the loop's index,
+    in a loop that uses that tensor only so (one `.tolist()` before the loop reads them all).
+    The tensor as spelled (`q`), or "" when the read is not of that shape."""
+    element = _read_element(node)
+    if element is None or not isinstance(loop, cst.For):
+        return ""
+    base = _dotted(element.value)
+    targets = {n.value for n in _loop_names(loop.target)}
+    if not base or not targets & {n.value for el in element.slice for n in _loop_names(el)}:
+        return ""
+    if base.split(".")[0] in targets or not _only_reads_elements(loop.body, base):
+        return ""
+    return base
+
+
+def _read_element(node: cst.CSTNode) -> Optional[cst.Subscript]:
+    """`q[b]` of `q[b].item()`, `int(q[b])` or `if q[b]:`."""
+    if isinstance(node, cst.Call):
+        if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Subscript):
+            return node.func.value
+        if len(node.args) == 1 and isinstance(node.args[0].value, cst.Subscript):
+            return node.args[0].value
+    return node if isinstance(node, cst.Subscript) else None
+
+
+def _only_reads_elements(body: cst.CSTNode, base: str) -> bool:
+    """Is `base` used in the body only as `base[...]` read (no write, no other use)?"""
+    stack = [body]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Subscript) and _dotted(current.value) == base:
+            stack.extend(current.slice)
+            continue
+        if isinstance(current, (cst.AssignTarget, cst.AugAssign)) and _roots_at(current.target, base):
+            return False
+        if isinstance(current, cst.Name) and current.value == base:
+            return False
+        if isinstance(current, cst.Attribute) and _dotted(current) == base:
+            return False
+        stack.extend(current.children)
+    return True
+
+
+def _roots_at(target: cst.BaseExpression, base: str) -> bool:
+    while isinstance(target, (cst.Subscript, cst.Attribute)):
+        if _dotted(target) == base:
+            return True
+        target = target.value
+    return _dotted(target) == base
+
+
+def _loop_names(node: cst.CSTNode) -> list[cst.Name]:
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.append(current)
+        elif isinstance(current, cst.Attribute):
+            stack.append(current.value)  # (`x.step` reads x, not a name `step`)
+            continue
+        stack.extend(current.children)
+    return found
+
+
+def waits_on_user(loop: cst.CSTNode) -> bool:
+    """An interactive loop: its body calls `input()` (every iteration waits for a person)."""
+    stack = [loop]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call) and isinstance(current.func, cst.Name) and current.func.value == "input":
+            return True
+        stack.extend(current.children)
+    return False
+
+
+def unrolled(loop: cst.CSTNode) -> bool:
+    """`for x in [a, b]:`: a loop over a literal sequence of a few values written out."""
+    return isinstance(loop, cst.For) and isinstance(loop.iter, (cst.List, cst.Tuple, cst.Set)) and not any(
+        isinstance(e, cst.StarredElement) for e in loop.iter.elements)
+
+
+def comprehension_of(node: cst.CSTNode, ancestry: Ancestry) -> Optional[cst.CSTNode]:
+    """The innermost comprehension around the node in its function."""
+    for current in ancestry.ancestors(node):
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return None
+        if isinstance(current, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return current
+    return None

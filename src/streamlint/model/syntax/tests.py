@@ -1,0 +1,37 @@
+"""What a test's shape says about how often its branch runs (a syntax-layer question)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def rare_test(test: cst.BaseExpression) -> bool:
+    """Does this `if` test make its body run only now and then: every N steps (`step % N == 0`), once
+    (`step == K`, `x is None`), or under a flag (`if debug:`)? A data-dependent test (`if err > tol:`)
+    may pass every time, so it is not rare."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return rare_test(test.expression)
+    if isinstance(test, (cst.Name, cst.Attribute)):
+        return True  # a flag: `if debug:`, `if self.verbose:`
+    if isinstance(test, cst.BooleanOperation):
+        return rare_test(test.left) or rare_test(test.right)
+    if isinstance(test, cst.Comparison):
+        if _has_modulo(test.left) or any(_has_modulo(c.comparator) for c in test.comparisons):
+            return True  # every N steps
+        return all(isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) for c in test.comparisons)
+    return _has_modulo(test)
+
+
+def ends_in_raise(block: cst.BaseSuite) -> bool:
+    """A branch that ends by raising: an error path, after which the function does not go on."""
+    body = block.body
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, cst.Raise) for s in last.body)
+    return False
+
+
+def _has_modulo(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.BinaryOperation) and (isinstance(expr.operator, cst.Modulo) or _has_modulo(expr.left))
