@@ -69,9 +69,7 @@ def check_once(args: argparse.Namespace, paths: list[str], out: TextIO, err: Tex
         diagnostics, status = add_noqa.run(linted.results, err, quiet=args.quiet, reason=args.add_noqa_reason)
     elif args.baseline is not None:
         diagnostics = baseline.apply(args, linted.results, diagnostics, source, err)
-    report.write(args, diagnostics, out, source)
-    if args.show_fixes:
-        report.show_available_fixes(args, diagnostics, out)
+    report.write(args, diagnostics, out, source, fix_list=report.available_fixes(args, diagnostics))
     out.flush()
     if status != EXIT_CLEAN:
         return status
