@@ -98,6 +98,7 @@ def _same_trees_under(*roots: Path) -> int:
     return checked
 
 
+@pytest.mark.slow  # every fixture parsed twice with libcst and walked (about 9 s)
 def test_the_fixtures_parse_to_the_same_trees():
     assert _same_trees_under(REPO / "fixtures") > 100
 
