@@ -102,8 +102,8 @@ def _same_trees_under(*roots: Path) -> int:
     """How many files under `roots` have lazy trees, each checked to be libcst's own;
     on every core (each file is parsed twice: seconds per hundred files)."""
     files = [path for root in roots for path in sorted(root.rglob("*.py"))]
-    workers = min(len(files), os.cpu_count() or 1)
-    if workers < 2:
+    workers = 1 if os.environ.get("PYTEST_XDIST_WORKER") else min(len(files), os.cpu_count() or 1)
+    if workers < 2:  # (under pytest-xdist the other cores run other tests)
         return sum(map(_same_tree_in, files))
     with ProcessPoolExecutor(workers) as pool:  # an AssertionError in a worker fails the test here
         return sum(pool.map(_same_tree_in, files, chunksize=4))
