@@ -163,8 +163,7 @@ def _warn_invalid_noqa(path: str | Path, data: Optional[bytes], err: TextIO) -> 
     """As ruff: a warning on stderr for each `# noqa: sl103` (a code not in upper case
     makes no list of codes, so the comment suppresses nothing; SL900 reports it too,
     when selected). Each time the file is checked, from the cache or not."""
-    source = SourceFile(str(path), b"")
-    if source.kind is not SourceKind.PYTHON:
+    if SourceKind.of(path) is not SourceKind.PYTHON:
         return  # (a notebook's comments are in its cells' JSON strings)
     if data is None:
         try:
