@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
+
 from streamlint.runtime import chrome_export, verify
 from streamlint.runtime.hooks import StreamMarkers
 
@@ -14,6 +16,7 @@ from .rc_data import SCRIPTS
 PNG = b"\x89PNG"
 
 
+@pytest.mark.slow  # traces and plots a script's report (PNG timelines)
 def test_report_folder_of_a_script(tmp_path):
     out = io.StringIO()
     data = verify.write_report(SCRIPTS / "race_missing_wait", tmp_path, out)
@@ -30,6 +33,7 @@ def test_report_folder_of_a_script(tmp_path):
     assert json.loads((tmp_path / "report.json").read_text())["script"]["summary"]
 
 
+@pytest.mark.slow  # analyses a script's committed traces
 def test_console_prints_a_verdict_per_finding(tmp_path):
     out = io.StringIO()
     data = verify.write_report(SCRIPTS / "race_fixed", tmp_path, out)

@@ -92,6 +92,7 @@ def test_errors_are_reported_with_the_stderr_tail(tmp_path):
     assert "good.py left no trace" in entry["reason"]
 
 
+@pytest.mark.slow  # reads two committed traces
 def test_pin_on_the_fly_is_judged_on_the_wall_clock_with_its_spread():
     bad, good = summary_of("SL303", "bad"), summary_of("SL303", "good")
     apart = {"bad": [52.0, 51.4, 51.9, 52.8, 52.4], "good": [43.7, 43.6, 43.7, 43.1, 43.7]}

@@ -8,6 +8,7 @@ word (e.g. `import torch.cuda`) to pass the prefilter.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import re
@@ -62,12 +63,17 @@ def fake_check(source: str, filename: str, rules) -> list[Diagnostic]:
     return sorted(out)
 
 
+_CACHES = itertools.count()
+
+
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path_factory, monkeypatch):
     """Each test's result cache in a directory of its own (the environment reaches
     subprocesses too): runs with fake checkers never share results with real ones, and
-    no test writes a cache into the repository."""
-    directory = tmp_path_factory.mktemp("cache") / ".streamlint_cache"
+    no test writes a cache into the repository. The directory is made by the first run
+    that writes there, not here: `mktemp` lists every directory made so far in the
+    session, which costs seconds over thousands of tests (and slows each `tmp_path`)."""
+    directory = tmp_path_factory.getbasetemp() / "caches" / str(next(_CACHES)) / ".streamlint_cache"
     monkeypatch.setenv("STREAMLINT_CACHE_DIR", str(directory))
     monkeypatch.delenv("STREAMLINT_NO_CACHE", raising=False)
     return directory

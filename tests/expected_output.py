@@ -55,8 +55,11 @@ _LINTED: dict[Path, tuple[Diagnostic, ...]] = {}
 def lint_fixture(path: Path) -> tuple[Diagnostic, ...]:
     """The fixture's findings with every rule enabled, as a user sees them (selection,
     suppression and SL900 included). Cached: the `# expect:` test and the snapshot
-    test read the same run; the first call lints every fixture, on every core."""
-    if not _LINTED:
+    test read the same run; the first call lints every fixture, on every core
+    (one at a time under pytest-xdist, whose workers hold the other cores)."""
+    if not _LINTED and not os.environ.get("PYTEST_XDIST_WORKER"):
+        # (under pytest-xdist the other cores run other tests: each worker lints the
+        # fixtures of its own tests only)
         files = fixture_files()
         workers = min(len(files), os.cpu_count() or 1)
         if workers > 1:

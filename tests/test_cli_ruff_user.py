@@ -5,6 +5,7 @@ without a colon, and notebook messages in cell terms."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import tomllib
@@ -451,13 +452,53 @@ def test_add_noqa_without_a_reason_leaves_the_next_path_a_path(tmp_path, capsys,
     assert "torch.cuda.synchronize()  # noqa: SL103\n" in (tmp_path / "loop.py").read_text()
 
 
+LOWER_CASE_WARNING = (
+    "streamlint: warning: invalid `# noqa` directive on loop.py:9: `sl103` is not a list of codes "
+    "(codes are upper case: `# noqa: SL103`); it suppresses nothing\n"
+)
+
+
 def test_lower_case_noqa_code_warns_and_does_not_suppress(tmp_path, capsys, monkeypatch):
-    # As ruff: `# noqa: e711` is an invalid directive; ruff warns and reports the finding.
+    # As ruff: `# noqa: e711` is an invalid directive; ruff warns on stderr (file:line)
+    # and reports the finding.
     write(tmp_path / "loop.py", LOOP_SNIPPET.replace("torch.cuda.synchronize()", "torch.cuda.synchronize()  # noqa: sl103"))
     monkeypatch.chdir(tmp_path)
-    code, out, _ = run(capsys, "check", "loop.py")
+    code, out, err = run(capsys, "check", "loop.py")
     assert code == 1 and codes(out) == ["SL103", "SL900"]
     assert "`# noqa: sl103` suppresses nothing: codes are upper case; write `# noqa: SL103`" in out
+    assert err == LOWER_CASE_WARNING
+    # whatever the selection, and from the cache too (as ruff)
+    for _ in range(2):
+        code, out, err = run(capsys, "check", "--select", "SL103", "loop.py")
+        assert code == 1 and codes(out) == ["SL103"] and err == LOWER_CASE_WARNING
+    assert run(capsys, "check", "--fix", "--select", "SL103", "loop.py")[2] == LOWER_CASE_WARNING
+    # stdin, under its name
+    monkeypatch.setattr("sys.stdin", io.StringIO((tmp_path / "loop.py").read_text()))
+    assert run(capsys, "check", "--stdin-filename", "loop.py", "-")[2] == LOWER_CASE_WARNING
+    # none with -q (as ruff), nor with --ignore-noqa (no comment is read)
+    assert run(capsys, "check", "-q", "loop.py")[2] == ""
+    assert run(capsys, "check", "--ignore-noqa", "loop.py")[2] == ""
+
+
+@pytest.mark.parametrize(
+    "comment, warned, suppressed",
+    [
+        ("  # noqa: SL103", False, True),
+        ("  # noqa: sl103", True, False),
+        ("  # NOQA:sl103", True, False),
+        ("  # noqa: Sl103", True, False),
+        ("  # noqa: sl103, SL201", True, False),  # the list is invalid from its first code
+        ("  # noqa: SL103, sl201", False, True),  # as ruff: the list ends before `sl201`
+        ("  # noqa: SL103 sl201", False, True),
+        ("  # noqa: e501", False, False),  # another tool's code: that tool warns
+    ],
+)
+def test_noqa_codes_read_as_ruff_reads_them(tmp_path, capsys, monkeypatch, comment, warned, suppressed):
+    write(tmp_path / "loop.py", LOOP_SNIPPET.replace("torch.cuda.synchronize()", "torch.cuda.synchronize()" + comment))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "check", "--select", "SL103", "loop.py")
+    assert ("invalid `# noqa` directive on loop.py:9:" in err) == warned
+    assert (code, codes(out)) == ((0, []) if suppressed else (1, ["SL103"]))
 
 
 def test_ignore_file_after_the_module_docstring(tmp_path, capsys, monkeypatch):

@@ -9,6 +9,7 @@ function to dodge a cycle. Imports under `if TYPE_CHECKING:` never run and are s
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,7 @@ class _Imports(ast.NodeVisitor):
     visit_Import = visit_ImportFrom = _import
 
 
+@functools.cache  # (the four tests below read one graph: src is parsed once)
 def _graph() -> tuple[dict[str, dict[str, int]], dict[str, list[tuple[int, str]]]]:
     edges, lazy = {}, {}
     for module, path in MODULES.items():

@@ -9,7 +9,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-from conftest import PINNED_SNIPPET, run_cli
+from conftest import LOOP_SNIPPET, PINNED_SNIPPET, run_cli
 
 from streamlint import cli, output
 from streamlint.commands.options import DEFAULT_FORMAT
@@ -301,12 +301,39 @@ def test_show_fixes_lists_what_was_fixed_and_nothing_when_nothing_was(tmp_path, 
     monkeypatch.chdir(tmp_path)
     argv = ("check", "--no-cache", "--show-fixes", "--output-format", "concise")
     assert run_cli(capsys, *argv, "--fix", "clean.py")[:2] == (0, "All checks passed!\n")
+    original = (tmp_path / "copies.py").read_text()
     code, out, _ = run_cli(capsys, *argv, "--fix", "--unsafe-fixes", "copies.py")
-    assert code == 0 and out.splitlines() == [
-        "Found 1 error (1 fixed, 0 remaining).",
-        "Fixed 1 error:",
-        "  copies.py:6:12: SL201 [unsafe] Pass `non_blocking=True`",
-    ]
+    listed = ["", "Fixed 1 error:", "  copies.py:6:12: SL201 [unsafe] Pass `non_blocking=True`", ""]
+    # as ruff: the list between the findings and the summary line, a blank line each side
+    assert code == 0 and out.splitlines() == [*listed, "Found 1 error (1 fixed, 0 remaining)."]
+    (tmp_path / "copies.py").write_text(original)
+    code, out, _ = run_cli(capsys, *argv, "--fix-only", "--unsafe-fixes", "copies.py")
+    assert code == 0 and out.splitlines() == [*listed, "Fixed 1 error."]
+    (tmp_path / "copies.py").write_text(original)
+    code, out, _ = run_cli(capsys, *argv, "--fix", "--unsafe-fixes", "-q", "copies.py")
+    assert code == 0 and out.splitlines() == listed  # -q drops only the summary, as ruff
+
+
+def test_show_fixes_lists_nothing_in_the_formats_tools_read(tmp_path, capsys, monkeypatch):
+    # (ruff prints no list there either: it would spoil the JSON)
+    (tmp_path / "copies.py").write_text(PINNED_SNIPPET)
+    monkeypatch.chdir(tmp_path)
+    for fixing in ((), ("--fix",)):
+        code, out, _ = run_cli(capsys, "check", "--no-cache", "--show-fixes", "--unsafe-fixes", "--output-format",
+                               "json", *fixing, "copies.py")  # fmt: skip
+        assert json.loads(out) == [] if fixing else [d["code"] for d in json.loads(out)] == ["SL201"]
+
+
+def test_show_fixes_without_fix_lists_what_fix_would_do_before_the_summary(tmp_path, capsys, monkeypatch):
+    (tmp_path / "copies.py").write_text(PINNED_SNIPPET)
+    (tmp_path / "loop.py").write_text(LOOP_SNIPPET)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run_cli(capsys, "check", "--no-cache", "--show-fixes", "--unsafe-fixes", "--output-format",
+                           "concise", "copies.py", "loop.py")  # fmt: skip
+    assert code == 1 and out.splitlines()[2:] == [
+        "", "Can fix 1 error:", "  copies.py:6:12: SL201 [unsafe] Pass `non_blocking=True`", "",
+        "Found 2 errors.", "[*] 1 fixable with `--fix`.",
+    ]  # fmt: skip
 
 
 # ---- the fix diff looks at the lines it changes, not at the whole file ----

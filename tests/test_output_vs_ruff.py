@@ -1,7 +1,7 @@
 """Side by side with ruff (a test extra): the same findings, read from ruff's own JSON,
 rendered by streamlint must print what ruff prints: the concise lines and summary
-lines (with and without --unsafe-fixes, after --fix, --fix-only and --diff),
-`--statistics` in text and JSON, paths relative to the working directory, the help in
+lines (with and without --unsafe-fixes, after --fix, --fix-only and --diff), where
+`--show-fixes` puts its list, `--statistics` in text and JSON, paths relative to the working directory, the help in
 GitHub annotations, and when `--color auto` colours."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from streamlint import output
 from streamlint.commands.report import use_color
 from streamlint.diagnostics import Diagnostic
 from streamlint.fixes import Applicability, Edit, Fix
-from streamlint.output import text
+from streamlint.output import FixList, text
 
 pytestmark = [
     pytest.mark.slow,
@@ -116,6 +117,50 @@ def test_summary_after_fix_fix_only_and_diff_as_ruff(tree, name, unsafe):
     (tree / name).write_text(original)
     fixing = ruff(tree, "--fix", "--output-format", "concise", *flags, name).stdout
     assert ours("concise", findings(tree, name), unsafe_fixes=unsafe, fixed=fixed) == fixing
+
+
+_FIXED_HEADER = re.compile(r"Fixed \d+ errors?:")
+
+
+def _skeleton(printed: str, item: tuple[str, ...]) -> list[str]:
+    """The lines of a --show-fixes output with the listed fixes' lines as one `ITEMS`
+    (ruff lists counts per file and rule, streamlint each fix with its place); for the
+    full format only from the blank line before the list (its excerpts are compared
+    elsewhere)."""
+    lines = printed.splitlines()
+    out: list[str] = []
+    listing = False
+    for line in lines:
+        if listing and line.startswith(item):
+            if out[-1] != "ITEMS":
+                out.append("ITEMS")
+            continue
+        listing = bool(_FIXED_HEADER.fullmatch(line))
+        out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["concise", "full"])
+@pytest.mark.parametrize("name, unsafe, quiet", [("a.py", False, False), ("a.py", True, False), ("a.py", False, True),
+                                                  ("b.py", False, False), ("clean.py", False, False)])  # fmt: skip
+def test_show_fixes_lists_them_before_the_summary_as_ruff(tree, fmt, name, unsafe, quiet):
+    # ruff: the findings left, a blank line, "Fixed N errors:" and the list, a blank
+    # line, then the summary lines (-q drops only those); nothing when nothing was fixed.
+    flags = ["--unsafe-fixes"] if unsafe else []
+    before = findings(tree, name)
+    applied = [d for d in before if d.fix is not None and d.fix.applies(unsafe)]
+    argv = ["--fix", "--show-fixes", "--output-format", fmt, *flags, *(["-q"] if quiet else [])]
+    theirs = ruff(tree, *argv, name).stdout
+    remaining = findings(tree, name)
+    assert len(before) - len(remaining) == len(applied)
+    mine = ours(fmt, remaining, unsafe_fixes=unsafe, fixed=len(applied), quiet=quiet, fix_list=FixList(applied),
+                source=lambda path, cell: (tree / path).read_text().splitlines())  # fmt: skip
+    ruff_lines, our_lines = _skeleton(theirs, ("- ", "    ")), _skeleton(mine, ("  ",))
+    if fmt == "full":  # from the blank line before the list (the excerpts are compared elsewhere)
+        ruff_lines = ruff_lines[ruff_lines.index("ITEMS") - 2 :] if applied else ruff_lines[-2:]
+        our_lines = our_lines[our_lines.index("ITEMS") - 2 :] if applied else our_lines[-2:]
+    assert our_lines == ruff_lines
+    assert ("ITEMS" in our_lines) == bool(applied)
 
 
 def test_paths_relative_to_the_working_directory_as_ruff(tree, monkeypatch):

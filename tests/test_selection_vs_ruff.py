@@ -212,6 +212,9 @@ SUPPRESSION_CASES = [
     ("  # noqa: E711", "  # noqa: SL103", "the usual noqa"),
     ("  # noqa: e711", "  # noqa: sl103", "a lower-case code"),
     ("  # NOQA: E711", "  # NOQA: SL103", "an upper-case NOQA"),
+    ("  # noqa: E711, e501", "  # noqa: SL103, sl201", "a lower-case code after a code"),
+    ("  # noqa: e501, E711", "  # noqa: sl201, SL103", "a lower-case code first"),
+    ("  # noqa:e711", "  # noqa:sl103", "a lower-case code without a space"),
 ]
 FILE_CASES = [
     ('"""Doc."""\n# ruff: noqa: E711\n', '"""Doc."""\n# streamlint: ignore-file[SL103]\n', "", "after a docstring"),
@@ -238,6 +241,27 @@ def test_line_suppression_matches_ruff(ruff_comment, our_comment, what):
 
     ours = LOOP_SNIPPET.replace("torch.cuda.synchronize()", "torch.cuda.synchronize()" + our_comment)
     assert _we_report(ours) == _ruff_reports(RUFF_LINE.format(comment=ruff_comment))
+
+
+@pytest.mark.parametrize("ruff_comment, our_comment, what", SUPPRESSION_CASES, ids=[c[2] for c in SUPPRESSION_CASES])
+def test_invalid_noqa_warns_on_stderr_as_ruff(tmp_path, capsys, monkeypatch, ruff_comment, our_comment, what):
+    # ruff: "warning: Invalid `# noqa` directive on a.py:2: ..." on stderr, whatever
+    # the selection; streamlint names the file and line too, and the invalid code.
+    from conftest import LOOP_SNIPPET, run_cli
+
+    (tmp_path / "a.py").write_text(RUFF_LINE.format(comment=ruff_comment))
+    (tmp_path / "loop.py").write_text(
+        LOOP_SNIPPET.replace("torch.cuda.synchronize()", "torch.cuda.synchronize()" + our_comment)
+    )
+    done = subprocess.run([*RUFF, "check", "--no-cache", "--isolated", "--select", "F401", "a.py"], cwd=tmp_path,
+                          capture_output=True, text=True)  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    _, _, err = run_cli(capsys, "check", "--no-cache", "--select", "SL201", "loop.py")
+    ruff_warns = "Invalid `# noqa` directive on a.py:2:" in done.stderr
+    assert ("invalid `# noqa` directive on loop.py:9: `" in err) == ruff_warns
+    if ruff_warns:
+        written = our_comment.split(":", 1)[1].strip()
+        assert f"`{written}` is not a list of codes" in err
 
 
 @pytest.mark.parametrize("ruff_head, our_head, tail, what", FILE_CASES, ids=[c[3] for c in FILE_CASES])

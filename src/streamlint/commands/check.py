@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,9 @@ from streamlint.discovery import discover
 from streamlint.engine import lint, run
 from streamlint.engine.lint import FileResult, FixRequest
 from streamlint.engine.progress import Progress
-from streamlint.source import SourceFile
+from streamlint.output.paths import display_path
+from streamlint.source import SourceFile, SourceKind, read_bytes, universal_newlines
+from streamlint.suppression import comments
 
 # The formats --statistics can be printed in (as ruff: its text, or JSON); the others
 # (SARIF, annotations, reports) have no place for counts.
@@ -69,9 +72,7 @@ def check_once(args: argparse.Namespace, paths: list[str], out: TextIO, err: Tex
         diagnostics, status = add_noqa.run(linted.results, err, quiet=args.quiet, reason=args.add_noqa_reason)
     elif args.baseline is not None:
         diagnostics = baseline.apply(args, linted.results, diagnostics, source, err)
-    report.write(args, diagnostics, out, source)
-    if args.show_fixes:
-        report.show_available_fixes(args, diagnostics, out)
+    report.write(args, diagnostics, out, source, fix_list=report.available_fixes(args, diagnostics))
     out.flush()
     if status != EXIT_CLEAN:
         return status
@@ -108,7 +109,7 @@ def lint_paths(
     linted = Linted(stdin_name=args.stdin_filename or "-")
     file_paths = [p for p in paths if p != "-"]
     if len(file_paths) != len(paths):
-        _lint_stdin(args, resolver, linted, fix)
+        _lint_stdin(args, resolver, linted, fix, err)
     if file_paths:
         found = discover(file_paths, resolver, force_exclude=args.force_exclude)
         if not args.quiet:
@@ -124,6 +125,10 @@ def lint_paths(
             if progress is not None:
                 progress.close()
         linted.results.extend(run.unreadable_results(found))
+        if not args.quiet:
+            for path, settings in found.files:
+                if not settings.ignore_noqa:
+                    _warn_invalid_noqa(path, None, err)
         if cache is not None and not args.quiet:
             for warning in cache.warnings:
                 err.write(f"streamlint: warning: {warning}\n")
@@ -132,7 +137,7 @@ def lint_paths(
 
 
 def _lint_stdin(
-    args: argparse.Namespace, resolver: SettingsResolver, linted: Linted, fix: Optional[FixRequest]
+    args: argparse.Namespace, resolver: SettingsResolver, linted: Linted, fix: Optional[FixRequest], err: TextIO
 ) -> None:
     lint.load_checker()  # a broken install is an internal error, not an SL000
     name = linted.stdin_name
@@ -145,6 +150,37 @@ def _lint_stdin(
     linted.results.append(run.lint_bytes(data, name, settings, fix=fix))
     text = SourceFile(name, data).text()
     linted.stdin_text = text if isinstance(text, str) else None
+    if not args.quiet and not settings.ignore_noqa:
+        _warn_invalid_noqa(name, data, err)
+
+
+# Raw bytes that may hold a `noqa:` list starting with a lower-case letter: the files
+# without one (nearly all) are not decoded or tokenized again.
+_MAYBE_INVALID_NOQA = re.compile(rb"(?i:noqa):\s*[A-Z]*[a-z]")
+
+
+def _warn_invalid_noqa(path: str | Path, data: Optional[bytes], err: TextIO) -> None:
+    """As ruff: a warning on stderr for each `# noqa: sl103` (a code not in upper case
+    makes no list of codes, so the comment suppresses nothing; SL900 reports it too,
+    when selected). Each time the file is checked, from the cache or not."""
+    if SourceKind.of(path) is not SourceKind.PYTHON:
+        return  # (a notebook's comments are in its cells' JSON strings)
+    if data is None:
+        try:
+            data = read_bytes(path)
+        except OSError:
+            return  # (reported as an SL000 by the check)
+    if not _MAYBE_INVALID_NOQA.search(data):
+        return
+    text = SourceFile(str(path), data).text()
+    if not isinstance(text, str):
+        return
+    shown = display_path(str(path))
+    for row, written in comments.invalid_noqa(universal_newlines(text)):
+        err.write(
+            f"streamlint: warning: invalid `# noqa` directive on {shown}:{row}: `{written}` is not a list of codes "
+            f"(codes are upper case: `# noqa: {written.upper()}`); it suppresses nothing\n"
+        )
 
 
 def _open_cache(option: Path | None, resolver: SettingsResolver) -> result_cache.ResultCache | None:

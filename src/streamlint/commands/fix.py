@@ -18,9 +18,9 @@ from streamlint.commands import baseline, report, sources
 from streamlint.commands.exit import EXIT_CLEAN, EXIT_FINDINGS
 from streamlint.diagnostics import Diagnostic, sort_key
 from streamlint.engine.lint import FileResult
-from streamlint.fixes.runner import describe, unified_diff, write_atomic
+from streamlint.fixes.runner import unified_diff, write_atomic
 from streamlint.notebooks.fix import cell_diff
-from streamlint.output import canonical, text
+from streamlint.output import FixList, canonical, text
 from streamlint.source import SourceFile, SourceKind
 
 # The formats that end with summary lines (the others are read by tools).
@@ -59,15 +59,17 @@ def run(
         return _exit_code(args, fixed)
     if args.baseline is not None:  # the files are fixed: their lines are read anew
         fixed.diagnostics = baseline.apply(args, results, fixed.diagnostics, sources.loader("-", None), err)
+    fix_list = FixList(fixed.applied)  # --show-fixes lists them before the summary line, as ruff
     if not args.fix_only:
         # (the summary line says how many were fixed, as ruff's: "Found 3 errors (2 fixed, 1 remaining).")
-        report.write(args, fixed.diagnostics, out, sources.loader("-", None), fixed=len(fixed.applied))
-    elif not args.quiet and canonical(args.format) in HUMAN_FORMATS:
+        report.write(args, fixed.diagnostics, out, sources.loader("-", None), fixed=len(fixed.applied),
+                     fix_list=fix_list)  # fmt: skip
+    elif canonical(args.format) in HUMAN_FORMATS:
+        if args.show_fixes and not args.statistics:
+            text.write_fix_list(fix_list, out)
         summary = text.fix_only_summary(len(fixed.applied), fixed.diagnostics, args.unsafe_fixes)
-        if summary:
+        if summary and not args.quiet:
             out.write(summary + "\n")
-    if args.show_fixes:
-        describe(fixed.applied, out)
     out.flush()
     return _exit_code(args, fixed)
 

@@ -9,14 +9,14 @@ from typing import Sequence, TextIO
 from streamlint import output
 from streamlint.commands.sources import SourceLoader
 from streamlint.diagnostics import Diagnostic
-from streamlint.fixes.runner import describe
 
 
 def write(
     args: argparse.Namespace, diagnostics: Sequence[Diagnostic], out: TextIO, source: SourceLoader,
-    *, fixed: int = 0,
+    *, fixed: int = 0, fix_list: output.FixList | None = None,
 ) -> None:  # fmt: skip
-    """The findings in the chosen format; `fixed`: how many --fix fixed (summary line)."""
+    """The findings in the chosen format; `fixed`: how many --fix fixed (summary line);
+    `fix_list`: what --show-fixes lists (before that line)."""
     output.write(
         args.format,
         diagnostics,
@@ -28,6 +28,7 @@ def write(
         unsafe_fixes=args.unsafe_fixes,
         color=use_color(out, getattr(args, "color", "auto")),
         fixed=fixed,
+        fix_list=fix_list if args.show_fixes else None,
     )
 
 
@@ -48,9 +49,10 @@ def use_color(out: TextIO, mode: str = "auto") -> bool:
     return bool(isatty and isatty())
 
 
-def show_available_fixes(args: argparse.Namespace, diagnostics: Sequence[Diagnostic], out: TextIO) -> None:
+def available_fixes(args: argparse.Namespace, diagnostics: Sequence[Diagnostic]) -> output.FixList:
+    """--show-fixes without --fix: the fixes that --fix would apply."""
     available = [d for d in diagnostics if d.fix is not None and d.fix.applies(args.unsafe_fixes)]
-    describe(available, out, verb="Can fix")
+    return output.FixList(available, verb="Can fix")
 
 
 def plural(count: int, noun: str) -> str:

@@ -1,17 +1,15 @@
 """Putting fixes out: as a unified diff (`--diff`), written to the file in one step
 (`--fix`; only when the file did not change on disk since it was read, keeping its
-BOM, line endings and permissions), and listed (`--show-fixes`)."""
+BOM, line endings and permissions). `--show-fixes` lists them (output/text.py)."""
 
 from __future__ import annotations
 
 import difflib
 import os
 from pathlib import Path
-from typing import Optional, Sequence, TextIO
+from typing import Optional
 
 from streamlint import atomic_write
-from streamlint.diagnostics import Diagnostic, sort_key
-from streamlint.output.text import location
 from streamlint.source import split_lines
 
 
@@ -38,13 +36,3 @@ def write_atomic(path: Path, data: bytes, *, expected: Optional[bytes] = None) -
         return f"cannot write the fixed file: {error.strerror or error}"
     return None
 
-
-def describe(applied: Sequence[Diagnostic], out: TextIO, *, verb: str = "Fixed") -> None:
-    """--show-fixes: one line per fix, under ruff's "Fixed N errors:"; nothing when
-    there is none (as ruff)."""
-    if not applied:
-        return
-    out.write(f"{verb} {len(applied)} error{'s' if len(applied) != 1 else ''}:\n")
-    for diag in sorted(applied, key=sort_key):
-        fix = diag.fix
-        out.write(f"  {location(diag)}: {diag.code} [{fix.applicability.value}] {fix.message}\n")

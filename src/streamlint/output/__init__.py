@@ -11,9 +11,11 @@ import importlib
 from typing import Callable, Sequence, TextIO
 
 from streamlint.diagnostics import Diagnostic
-from streamlint.output.options import Options, SourceLoader
+from streamlint.output.options import FixList, Options, SourceLoader
 
-__all__ = ["ALIASES", "DEFAULT_FORMAT", "FORMATS", "Options", "SourceLoader", "canonical", "renderer", "write"]
+__all__ = [
+    "ALIASES", "DEFAULT_FORMAT", "FORMATS", "FixList", "Options", "SourceLoader", "canonical", "renderer", "write",
+]
 
 # Format name -> the module (under streamlint.output) that renders it.
 _MODULES = {
@@ -56,14 +58,17 @@ def write(
     unsafe_fixes: bool = False,
     color: bool = False,
     fixed: int = 0,
+    fix_list: FixList | None = None,
 ) -> None:
     """Render `diagnostics` (already sorted) in format `fmt`; `unsafe_fixes` counts
     unsafe fixes as applicable in the `[*]` marks and the fix hint; `color` paints
     the text formats with ANSI styles; `fixed` (with --fix) is how many findings the
-    run fixed, for the summary line."""
+    run fixed, for the summary line; `fix_list` (--show-fixes), listed by the human
+    formats before that line (as ruff; not with --statistics, nor in the formats read
+    by tools)."""
     render = renderer(fmt)
     options = Options(show_source=show_source, quiet=quiet, source=source, unsafe_fixes=unsafe_fixes,
-                      color=color, fixed=fixed)  # fmt: skip
+                      color=color, fixed=fixed, fix_list=fix_list)  # fmt: skip
     if statistics:
         # lazy: the statistics writers live with the text and JSON formats
         from streamlint.output import json, text

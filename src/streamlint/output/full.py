@@ -28,7 +28,7 @@ from streamlint.fixes.model import Applicability
 from streamlint.output import text
 from streamlint.output.advice import help_line
 from streamlint.output.excerpt import excerpt
-from streamlint.output.options import Options, SourceLoader
+from streamlint.output.options import FixList, Options, SourceLoader
 
 
 def write(
@@ -40,11 +40,13 @@ def write(
     unsafe_fixes: bool = False,
     color: bool = False,
     fixed: int = 0,
+    fix_list: FixList | None = None,
 ) -> None:
     for diag in diagnostics:
         lines = source(diag.filename, diag.cell) if source is not None else None
         out.write(render_finding(diag, lines, unsafe_fixes=unsafe_fixes, color=color))
         out.write("\n")
+    text.write_fix_list(fix_list, out)
     if not quiet:
         text.write_summary(diagnostics, out, unsafe_fixes=unsafe_fixes, fixed=fixed, color=color)
 
@@ -121,5 +123,5 @@ def _shifted(line: str, offset: int) -> str:
 
 
 def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: Options) -> None:
-    write(diagnostics, out, quiet=options.quiet, source=options.source,
-          unsafe_fixes=options.unsafe_fixes, color=options.color, fixed=options.fixed)
+    write(diagnostics, out, quiet=options.quiet, source=options.source, unsafe_fixes=options.unsafe_fixes,
+          color=options.color, fixed=options.fixed, fix_list=options.fix_list)

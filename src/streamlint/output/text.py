@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable, Sequence, TextIO
 
-from streamlint.diagnostics import Diagnostic
+from streamlint.diagnostics import Diagnostic, sort_key
 from streamlint.output.excerpt import excerpt
-from streamlint.output.options import Options
+from streamlint.output.options import FixList, Options
 from streamlint.output.paths import display_path
 from streamlint.selection import SOURCE_ERROR_NAME
 
@@ -27,13 +27,29 @@ def write(
     unsafe_fixes: bool = False,
     color: bool = False,
     fixed: int = 0,
+    fix_list: FixList | None = None,
 ) -> None:
     for diag in diagnostics:
         out.write(headline(diag, unsafe_fixes=unsafe_fixes, color=color) + "\n")
         if show_source and source is not None:
             out.write(excerpt(diag, source(diag.filename, diag.cell)))
+    write_fix_list(fix_list, out)
     if not quiet:
         write_summary(diagnostics, out, unsafe_fixes=unsafe_fixes, fixed=fixed, color=color)
+
+
+def write_fix_list(fix_list: FixList | None, out: TextIO) -> None:
+    """--show-fixes: as ruff, between the findings and the summary line, set off by a
+    blank line on each side (and even with --quiet, which drops only the summary); one
+    line per fix under "Fixed N errors:". Nothing when there is none (as ruff)."""
+    if fix_list is None or not fix_list.fixes:
+        return
+    fixes = fix_list.fixes
+    out.write(f"\n{fix_list.verb} {_plural(len(fixes), 'error')}:\n")
+    for diag in sorted(fixes, key=sort_key):
+        fix = diag.fix
+        out.write(f"  {location(diag)}: {diag.code} [{fix.applicability.value}] {fix.message}\n")
+    out.write("\n")
 
 
 def headline(diag: Diagnostic, *, unsafe_fixes: bool = False, color: bool = False) -> str:
@@ -149,5 +165,5 @@ def write_statistics(diagnostics: Sequence[Diagnostic], out: TextIO, options: Op
 
 
 def render(diagnostics: Sequence[Diagnostic], out: TextIO, options: Options) -> None:
-    write(diagnostics, out, show_source=options.show_source, quiet=options.quiet,
-          source=options.source, unsafe_fixes=options.unsafe_fixes, color=options.color, fixed=options.fixed)
+    write(diagnostics, out, show_source=options.show_source, quiet=options.quiet, source=options.source,
+          unsafe_fixes=options.unsafe_fixes, color=options.color, fixed=options.fixed, fix_list=options.fix_list)

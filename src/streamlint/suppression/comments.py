@@ -23,6 +23,7 @@ from typing import Iterable, Optional
 
 from streamlint.diagnostics import Diagnostic
 from streamlint.selection import SOURCE_ERROR, matches, normalize
+from streamlint.source import split_lines
 
 _CODE_LIST = r"[A-Za-z]+[0-9]+(?:[,\s]+[A-Za-z]+[0-9]+)*"
 _NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODE_LIST})?)?", re.IGNORECASE)
@@ -152,10 +153,17 @@ def _add_comment(found: Suppressions, comment: str, start: tuple[int, int], own_
             # As in ruff, a colon promises codes: with none, the comment suppresses nothing.
             found.directives.append(replace(directive, malformed=Malformed.NO_CODES))
             continue
-        if any(c.text != c.selector for c in codes):
-            # As in ruff, `noqa: sl103` is not a list of codes: it suppresses nothing.
+        valid = _upper_case_prefix(codes)
+        if codes and not valid:
+            # As in ruff, `noqa: sl103` is not a list of codes: it suppresses nothing
+            # (and the command warns on stderr, as ruff does: `invalid_noqa`).
             found.directives.append(replace(directive, malformed=Malformed.LOWER_CASE))
             continue
+        if len(valid) < len(codes):
+            # As in ruff, the list ends before the first code that is not one
+            # (`noqa: SL103, sl201`: SL103; the rest reads as a reason).
+            codes = valid
+            directive = replace(directive, codes=codes, codes_end=codes[-1].end)
         # A bare noqa suppresses everything, as in flake8 and ruff.
         _merge_line(found, row, frozenset(c.selector for c in codes) if codes else None)
         bare = _CODES_WITHOUT_COLON.match(comment, match.end()) if match.group("codes") is None else None
@@ -180,6 +188,34 @@ def _add_comment(found: Suppressions, comment: str, start: tuple[int, int], own_
         else:
             _merge_line(found, row, selectors)
         found.directives.append(directive)
+
+
+def _upper_case_prefix(codes: tuple[Code, ...]) -> tuple[Code, ...]:
+    for n, code in enumerate(codes):
+        if code.text != code.selector:
+            return codes[:n]
+    return codes
+
+
+# A `noqa:` whose list starts with a code not in upper case (`noqa: sl103`), on raw
+# text: a superset test that spares tokenizing the files without one.
+_MAYBE_INVALID = re.compile(r"(?i:noqa):\s*[A-Z]*[a-z]")
+_OWN_CODE = re.compile(r"SL\d*")
+
+
+def invalid_noqa(text: str) -> list[tuple[int, str]]:
+    """(row, the codes as written) of each `# noqa:` in `text` whose list is no list
+    of codes because its first code, one of streamlint's, is not in upper case
+    (`# noqa: sl103`): as in ruff, such a comment suppresses nothing, and the command
+    warns on stderr. Another tool's codes (`# noqa: e501`) are that tool's to judge."""
+    if not _MAYBE_INVALID.search(text):
+        return []
+    lines = split_lines(text)
+    return [
+        (d.row, lines[d.row - 1][d.codes_start : d.codes_end])
+        for d in parse(text).directives
+        if d.malformed is Malformed.LOWER_CASE and any(_OWN_CODE.fullmatch(c.selector) for c in d.codes or ())
+    ]
 
 
 def _spans(match: re.Match, pattern: re.Pattern, col: int) -> tuple[Code, ...]:

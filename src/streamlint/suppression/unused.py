@@ -57,7 +57,7 @@ def find(
             out.append(_no_codes(filename, lines, found, directive))
             continue
         if directive.malformed is Malformed.LOWER_CASE:
-            # `# noqa: e501` is another tool's comment (and hides none of ours either way).
+            # A lower-case list of another tool's codes (`e501`) is that tool's to judge (and hides none of ours).
             if any(_OWN_SELECTOR.fullmatch(c.selector) for c in directive.codes or ()):
                 out.append(_lower_case(filename, lines, directive))
             continue
