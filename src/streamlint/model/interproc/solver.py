@@ -17,7 +17,7 @@ from pathlib import Path as FilePath
 
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.values import UNKNOWN, AbsValue
-from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores
+from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, placeholders_given_way
 from streamlint.model.interproc.digests import note_use
 from streamlint.model.interproc.modules import ProjectModules, main_names, read_source
 from streamlint.model.interproc.program import FunctionRef, Program, unit_of
@@ -156,6 +156,7 @@ class Solver:
         methods = [q for q in unit.functions if q.startswith(cls + ".") and q.count(".") == cls.count(".") + 1]
         first = self._stores_of([f"{cls}.__init__"], ())
         joined = join_stores(first, self._stores_of([m for m in methods if not m.endswith(".__init__")], first))
+        joined = placeholders_given_way(joined)
         self._class_states[cls] = joined
         return joined
 
@@ -195,6 +196,7 @@ class Solver:
         unit = self.program.unit(function.module)
         assert unit is not None
         frame = Frame(function.qualname, function.module, unit.imports, unit.top_names, function.class_name, self)
+        frame.free_receiver = function.free_receiver
         # the numbering of a function's sites depends on its text only: once per function
         ordinals = self._ordinals.get(function.qualname)
         if ordinals is None:
@@ -207,7 +209,7 @@ class Solver:
 def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
     """Positional facts ("0", "1", ...) named by the callee's parameters."""
     params = _params(function)
-    if function.class_name and params:
+    if function.class_name and params and not function.free_receiver:
         params = params[1:]
     named: dict[str, AbsValue] = {}
     for key, value in context.args:

@@ -86,6 +86,7 @@ class Frame:
     loop_sites: dict[int, frozenset[str]] = field(default_factory=dict)  # id(loop) -> its sites (asked each round)
     globals: dict[str, AbsValue] = field(default_factory=dict)  # what module-level names hold (the module's top level)
     chosen: bool = False  # entered under a current stream its caller chose (CallContext.chosen)
+    free_receiver: str = ""  # a closure of a method: the free name of the method's receiver (`self`)
     found: Gathered = field(default_factory=Gathered)
 
     def chosen_stream(self, state: State) -> bool:

@@ -8,11 +8,12 @@ from typing import Optional
 
 import libcst as cst
 
-from streamlint.model.domain.order import AccessEvent, Conflict
+from streamlint.model.domain.order import HOST, AccessEvent, Conflict, ConflictKind
 from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
+from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import FunctionSummary, bounded
 from streamlint.model.transfer.annotations import annotated
 from streamlint.model.transfer.frame import CallContext, Frame
@@ -29,6 +30,9 @@ class Walked:
     summary: FunctionSummary
     conflicts: tuple[Conflict, ...]
     handed_out: tuple[Conflict, ...] = ()  # returned memory another stream may still write
+    # a join that names another stream: (the conflict of the caller's current stream with a side
+    # stream's write it still does not follow at the end, the wait's site, the stream it waited on)
+    misjoined: tuple[tuple[Conflict, str, StreamRef], ...] = ()
 
 
 # Nodes that can perform work, and so have a site: calls, operators, stores.
@@ -55,6 +59,8 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     params = _parameters(node) if isinstance(node, cst.FunctionDef) else ()
     state = State()
     declared = _annotations(node, frame) if isinstance(node, cst.FunctionDef) else {}
+    if frame.free_receiver:
+        state = state.bind(frame.free_receiver, _receiver_value(context))
     for index, name in enumerate(params):
         value = _parameter_value(index, name, frame, context, params, declared.get(name))
         state = state.bind(name, value)
@@ -77,7 +83,48 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         tuple(sorted((param, tuple(sorted(tags))) for param, tags in frame.found.evidence.items())),
         context.hot, _entered(frame.found.yielded), truncated,
     )
-    return Walked(summary, tuple(frame.found.conflicts), tuple(frame.found.handed_out))
+    return Walked(summary, tuple(frame.found.conflicts), tuple(frame.found.handed_out),
+                  misjoined(frame.found.exit_state, tuple(frame.found.effects)))
+
+
+def misjoined(exit_state: Optional[State], effects: tuple[Effect, ...]) -> tuple:
+    """Work the function queued on a side stream and that the current stream at entry still does
+    not follow at its end, although the function made that stream wait, after the work, for
+    another stream: the join names the wrong stream (the work after the call, on the caller's
+    current stream, is ordered after the other stream only)."""
+    if exit_state is None:
+        return ()
+    found = []
+    for pending in exit_state.order.pending:
+        access = pending.access
+        if not access.write or access.assumed or pending.done or access.stream == HOST:
+            continue
+        current = StreamRef.ambient(access.stream.framework or "torch")
+        if not access.stream.distinct_from(current) or pending.ordered_before(current):
+            continue
+        join = _join_after(effects, access, current)
+        if join is not None:
+            caller = AccessEvent(access.path, False, current, join[0])
+            found.append((Conflict(ConflictKind.READ_AFTER_WRITE, access, caller), join[0], join[1]))
+    return tuple(found)
+
+
+def _join_after(effects: tuple[Effect, ...], access: AccessEvent, current: StreamRef) -> Optional[tuple[str, StreamRef]]:
+    """The first wait of `current` for another known stream than `access`'s, after `access`."""
+    made = next((i for i, e in enumerate(effects) if e.kind is EffectKind.ACCESS and e.write and e.path == access.path
+                 and e.stream == access.stream), None)
+    if made is None:
+        return None
+    recorded = {e.path: e.stream for e in effects[:made] if e.kind is EffectKind.RECORD_EVENT}
+    for effect in effects[made + 1:]:
+        if effect.kind is EffectKind.RECORD_EVENT:
+            recorded[effect.path] = effect.stream
+        waited = effect.other if effect.kind is EffectKind.WAIT_STREAM else recorded.get(effect.path)
+        if effect.kind not in (EffectKind.WAIT_STREAM, EffectKind.WAIT_EVENT) or effect.stream != current:
+            continue
+        if waited is not None and waited.known and waited != access.stream:
+            return effect.site, waited
+    return None
 
 
 def _parameters(node: cst.FunctionDef) -> tuple[str, ...]:
@@ -126,13 +173,12 @@ def _made_before_the_call(state: State, frame: Frame, value: AbsValue) -> State:
 
 def _parameter_value(index: int, name: str, frame: Frame, context: CallContext, params: tuple[str, ...],
                      declared: Optional[AbsValue] = None) -> AbsValue:
-    if frame.class_name and index == 0:
-        receiver = context.receiver or AbsValue()
-        return AbsValue(receiver.kind, receiver.framework, receiver.memory, Path(Root.self_()), None,
-                        False, None, receiver.target)
+    own_receiver = bool(frame.class_name) and not frame.free_receiver
+    if own_receiver and index == 0:
+        return _receiver_value(context)
     given: Optional[AbsValue] = context.arg(name)
     if given is None:
-        position = index - (1 if frame.class_name else 0)
+        position = index - (1 if own_receiver else 0)
         given = context.arg(str(position))
     identity = Path(Root.param(index, name))
     given = given if given is not None and given.kind is not ValueKind.UNKNOWN else declared
@@ -142,6 +188,12 @@ def _parameter_value(index: int, name: str, frame: Frame, context: CallContext, 
     if given.kind is ValueKind.STREAM and given.stream is None:
         stream = StreamRef.at(identity)
     return AbsValue(given.kind, given.framework, given.memory, identity, stream, given.may_be_none, given.element, given.target)
+
+
+def _receiver_value(context: CallContext) -> AbsValue:
+    receiver = context.receiver or AbsValue()
+    return AbsValue(receiver.kind, receiver.framework, receiver.memory, Path(Root.self_()), None,
+                    False, None, receiver.target)
 
 
 def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, AbsValue], ...]:
