@@ -479,10 +479,12 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
         return tensor, state
     site = frame.site(arguments.node)
     non_blocking = arguments.flag(Arg(1, "non_blocking"), False)
-    if tensor.memory is Memory.UNKNOWN and not is_device(source) and frame.chosen_stream(state):
-        # filled under a stream the code chose, from a source not known to be on the device: the
-        # copy is queued there, into a CUDA tensor (PyTorch's invariant, as for any operation)
-        tensor = _on_device(tensor)
+    if tensor.memory is Memory.UNKNOWN and not source.is_buffer and frame.chosen_stream(state):
+        # filled under a stream the code chose, from a source of unknown kind: the copy is queued
+        # there, whichever side is the host (its memory stays untold)
+        if tensor.identity is not None:
+            state = access(state, frame, site, tensor.identity, True, state.current_stream(F))
+        return tensor, state
     if is_host(tensor) and non_blocking and (not source.is_buffer or source.memory is Memory.UNKNOWN):
         # into host memory, non-blocking, from a source of unknown device: the code says it is a
         # download, queued on the current stream
