@@ -59,7 +59,8 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
         if not qualname.startswith(name + ".") or qualname in solver.called or not _as_entered(context):
             continue
         found.extend((qualname, at_boundary(qualname, c)) for c in walked.handed_out)
-        found.extend((qualname, at_wait(qualname, c, site, waited)) for c, site, waited in walked.misjoined)
+        found.extend((qualname, at_wait(qualname, c, site, waited, waiter))
+                     for c, site, waiter, waited in walked.misjoined)
     return found
 
 
@@ -74,7 +75,7 @@ def _at_misdirected_wait(qualname: str, conflict, solved: Solved):
     for _context, summary in solved.summaries_of(qualname):
         wait = _default_wait_before(summary.effects, conflict.later)
         if wait is not None:
-            return at_wait(qualname, conflict, wait.site, wait.other)
+            return at_wait(qualname, conflict, wait.site, wait.other, wait.stream)
     return conflict
 
 
@@ -95,7 +96,7 @@ def _default_wait_before(effects: tuple, later) -> Optional[object]:
 def _as_entered(context) -> bool:
     """The context a function no caller in sight calls is walked in: nothing known of its
     arguments; for a method, the receiver's state its class's methods leave on `self`."""
-    bare = replace(context, receiver_state=())
+    bare = replace(context, receiver_state=(), receiver_pending=())
     return bare == ROOT_CONTEXT and all(attr for attr, _ in context.receiver_state)
 
 

@@ -44,6 +44,7 @@ class Hazard:
     earlier: AccessEvent
     earlier_site: str  # where the earlier access shows in `function` (its call, or itself)
     waited: Optional[StreamRef] = None  # AT_WAIT: the stream the misdirected wait waited on
+    waiter: Optional[StreamRef] = None  # AT_WAIT: the stream that waited
 
     @property
     def later_chain(self) -> tuple[str, ...]:
@@ -76,9 +77,10 @@ def at_fork(function: str, conflict: Conflict, fork_site: str) -> Hazard:
     return Hazard(conflict.kind, function, fork_site, Placement.AT_FORK, later, earlier, shown_at(earlier))
 
 
-def at_wait(function: str, conflict: Conflict, wait_site: str, waited: StreamRef) -> Hazard:
+def at_wait(function: str, conflict: Conflict, wait_site: str, waited: StreamRef, waiter: StreamRef) -> Hazard:
     later, earlier = conflict.later, conflict.earlier
-    return Hazard(conflict.kind, function, wait_site, Placement.AT_WAIT, later, earlier, shown_at(earlier), waited)
+    return Hazard(conflict.kind, function, wait_site, Placement.AT_WAIT, later, earlier, shown_at(earlier), waited,
+                  waiter)
 
 
 def split_site(site: str) -> Optional[tuple[str, int]]:

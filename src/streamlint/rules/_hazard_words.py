@@ -117,8 +117,21 @@ class Words:
             if bound:
                 return bound
             made = self.model.node_of(outer_site(ref.site))
-            return _spelled(made) if made is not None else "the stream a callee made"
+            if made is None:
+                return "the stream a callee made"
+            return self._element_of_bound(made) or _spelled(made)
         return "an unknown stream"
+
+    def _element_of_bound(self, made: cst.CSTNode) -> str:
+        """A stream made as the element of a list bound to a name (`self.streams = [Stream() for _
+        in range(n)]`): "self.streams[...]", one of them."""
+        parent = self._parent(made)
+        if isinstance(parent, cst.Element):
+            parent = self._parent(parent)
+        if not isinstance(parent, (cst.ListComp, cst.List, cst.Tuple)):
+            return ""
+        bound = self.bound_to(parent)
+        return f"{bound}[...]" if bound else ""
 
     def stream_for_code(self, ref: StreamRef, reading: HazardReading, near: Optional[Side] = None) -> str:
         """The label a fix spells a stream from: the current stream where the work runs on

@@ -196,7 +196,9 @@ class CrossStreamReadAfterWrite(Rule):
                 function = h.function.node
                 handed = handed_to_callers_of(analysis, function, h.function.class_name,
                                               "read it on their current stream")
-                yield Finding(h.node, f"{origin} and {handed} with no wait in between",
+                # the object's own memory handed out (a getter): at its read; a result: at the return
+                node = words.pointed(h, buffer) if h.earlier.access.path.root.kind is RootKind.SELF else h.node
+                yield Finding(node, f"{origin} and {handed} with no wait in between",
                               help=_handed_out_help(analysis, h, idiom, at))
                 continue
             yield Finding(
@@ -212,6 +214,13 @@ def _wrong_wait(analysis, words: Words, hazard, buffer: str, first: str, second:
     """A wait here names the wrong stream: the reading stream waited on the default stream for
     what the current stream produced, or the current stream waited on another stream than the
     one whose writes it must follow."""
+    if hazard.waiter is not None and hazard.waiter.kind is StreamRefKind.LEGACY:
+        return Finding(
+            hazard.node,
+            f"the default stream waits on {named(words.stream(hazard.waited, hazard))} here, but the work after it "
+            f"runs on the current stream, which is another stream under a caller's side stream or a CUDA graph",
+            help=f"make `{stream_code('the current stream', 'torch', analysis)}` wait instead",
+        )
     if hazard.waited.kind is StreamRefKind.LEGACY:
         return Finding(
             hazard.node,

@@ -62,6 +62,8 @@ class Solver:
         self._stack: set[str] = set()
         self._contexts: dict[str, set[CallContext]] = {}
         self._class_states: dict[str, tuple] = {}
+        self._class_pendings: dict[str, tuple] = {}
+        self._composing: set[str] = set()  # classes whose receiver state is being computed
         self.called: set[str] = set()  # functions some walked call site called
         self._globals: dict[str, dict] = {}
         self._nodes: dict[str, dict[int, int]] = {}
@@ -136,7 +138,33 @@ class Solver:
     def _with_receiver_state(self, function: FunctionRef, context: CallContext) -> CallContext:
         if not function.class_name or function.node.name.value == "__init__" or context.receiver_state:
             return context
-        return replace(context, receiver_state=self._class_state(function))
+        entered = context == ROOT_CONTEXT  # (no caller in sight says what it passes)
+        context = replace(context, receiver_state=self._class_state(function))
+        if entered:
+            context = replace(context, receiver_pending=self._class_pending(function, context))
+        return context
+
+    def _class_pending(self, function: FunctionRef, entered: CallContext) -> tuple:
+        """What the class's public methods, entered with the receiver state, leave in flight on
+        `self` when they return: any of them may have run before a method no caller in sight calls."""
+        cls = f"{function.module}.{function.class_name}"
+        cached = self._class_pendings.get(cls)
+        if cached is not None:
+            return cached
+        if cls in self._composing:
+            return ()  # the receiver state the methods start from is not known yet
+        self._class_pendings[cls] = ()  # (asked for while computed: nothing yet)
+        unit = self.program.unit(function.module)
+        assert unit is not None
+        found: list = []
+        for method in unit.functions:
+            name = method[len(cls) + 1:]
+            if method.startswith(cls + ".") and "." not in name and not name.startswith("_"):
+                self._solve(method, entered)
+                walked = self.solved.walks.get((method, entered))
+                found.extend(a for a in (walked.left_on_self if walked else ()) if a not in found)
+        self._class_pendings[cls] = tuple(found)
+        return self._class_pendings[cls]
 
     def _class_state(self, function: FunctionRef) -> tuple:
         """What `self.<attr>` holds on entry to a method: the join of what the constructor and
@@ -151,6 +179,7 @@ class Solver:
         if cached is not None:
             return cached
         self._class_states[cls] = ()  # (a method asked for while this is computed starts bare)
+        self._composing.add(cls)
         unit = self.program.unit(module)
         assert unit is not None
         methods = [q for q in unit.functions if q.startswith(cls + ".") and q.count(".") == cls.count(".") + 1]
@@ -158,6 +187,7 @@ class Solver:
         joined = join_stores(first, self._stores_of([m for m in methods if not m.endswith(".__init__")], first))
         joined = placeholders_given_way(joined)
         self._class_states[cls] = joined
+        self._composing.discard(cls)
         return joined
 
     def _stores_of(self, methods: list[str], receiver_state: tuple) -> tuple:

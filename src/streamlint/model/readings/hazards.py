@@ -77,6 +77,11 @@ class HazardReading:
         return self.hazard.waited
 
     @property
+    def waiter(self) -> Optional[StreamRef]:
+        """`Placement.AT_WAIT`: the stream that waited there."""
+        return self.hazard.waiter
+
+    @property
     def at_earlier(self) -> bool:
         """Reported at the earlier access (a copy an earlier call left reading what this one
         refills), not at the later one."""

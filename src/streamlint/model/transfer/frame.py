@@ -8,7 +8,7 @@ from typing import Optional, Protocol
 
 import libcst as cst
 
-from streamlint.model.domain.order import Conflict
+from streamlint.model.domain.order import AccessEvent, Conflict
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.domain.values import AbsValue
@@ -31,6 +31,10 @@ class CallContext:
     # The caller's current stream is one it chose (`with torch.cuda.stream(side):` around the
     # call): as in its own body, a tensor of unknown device there is a CUDA tensor
     chosen: bool = False
+    # What the class's public methods leave in flight on `self` when they return (writes on the
+    # class's side streams the caller's current stream does not follow): a method entered by no
+    # caller in sight may run after any of them (RacerD's class composition, for pending work)
+    receiver_pending: tuple[AccessEvent, ...] = ()
 
     def arg(self, name: str) -> Optional[AbsValue]:
         return dict(self.args).get(name)

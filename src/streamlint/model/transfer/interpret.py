@@ -31,8 +31,10 @@ class Walked:
     conflicts: tuple[Conflict, ...]
     handed_out: tuple[Conflict, ...] = ()  # returned memory another stream may still write
     # a join that names another stream: (the conflict of the caller's current stream with a side
-    # stream's write it still does not follow at the end, the wait's site, the stream it waited on)
-    misjoined: tuple[tuple[Conflict, str, StreamRef], ...] = ()
+    # stream's write it still does not follow at the end, the wait's site, the stream that waited,
+    # the stream it waited on)
+    misjoined: tuple[tuple[Conflict, str, StreamRef, StreamRef], ...] = ()
+    left_on_self: tuple[AccessEvent, ...] = ()  # writes on `self` left in flight for the caller
 
 
 # Nodes that can perform work, and so have a site: calls, operators, stores.
@@ -68,6 +70,8 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     for attr, value in context.receiver_state:
         state = state.store(Path(Root.self_()).attr(attr), value)
         state = _made_before_the_call(state, frame, value)
+    for pending in context.receiver_pending:
+        state = state.with_order(state.order.add(pending))
     if isinstance(node, cst.Module):
         body = node.body
     else:
@@ -83,47 +87,103 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         tuple(sorted((param, tuple(sorted(tags))) for param, tags in frame.found.evidence.items())),
         context.hot, _entered(frame.found.yielded), truncated,
     )
-    return Walked(summary, tuple(frame.found.conflicts), tuple(frame.found.handed_out),
-                  misjoined(frame.found.exit_state, tuple(frame.found.effects)))
+    earlier_calls = frozenset(context.receiver_pending)
+    # what another call left in flight meets this call's work only at the boundary placements
+    conflicts = tuple(c for c in frame.found.conflicts if c.earlier not in earlier_calls)
+    return Walked(summary, conflicts, tuple(frame.found.handed_out),
+                  misjoined(frame.found.exit_state, tuple(frame.found.effects), earlier_calls),
+                  left_on_self(frame.found.exit_state))
 
 
-def misjoined(exit_state: Optional[State], effects: tuple[Effect, ...]) -> tuple:
-    """Work the function queued on a side stream and that the current stream at entry still does
-    not follow at its end, although the function made that stream wait, after the work, for
-    another stream: the join names the wrong stream (the work after the call, on the caller's
-    current stream, is ordered after the other stream only)."""
-    if exit_state is None:
-        return ()
-    found = []
+def _unjoined(exit_state: State, effects: tuple[Effect, ...] = (), earlier_calls: frozenset = frozenset()):
+    """The writes queued on a side stream still pending at the end, that the current stream at
+    entry does not follow, each with that current stream. With `effects`: also those PyTorch's
+    current stream follows only through a wait of the default stream (the may clock counts it:
+    at entry the current stream may be the default one), which the current stream never made."""
     for pending in exit_state.order.pending:
         access = pending.access
         if not access.write or access.assumed or pending.done or access.stream == HOST:
             continue
         current = StreamRef.ambient(access.stream.framework or "torch")
-        if not access.stream.distinct_from(current) or pending.ordered_before(current):
+        if not access.stream.distinct_from(current):
             continue
-        join = _join_after(effects, access, current)
+        if not pending.ordered_before(current) or (effects and _only_through_default(effects, access, current,
+                                                                                        access in earlier_calls)):
+            yield access, current
+
+
+def _only_through_default(effects: tuple[Effect, ...], access: AccessEvent, current: StreamRef,
+                          before_entry: bool) -> bool:
+    made = _made_at(effects, access, before_entry)
+    if made is None or current.framework != "torch":
+        return False
+    after = effects[made + 1:]
+    joined = any(e.kind is EffectKind.WAIT_STREAM and e.stream.kind is StreamRefKind.LEGACY and e.other == access.stream
+                 for e in after)
+    own = any(e.kind in (EffectKind.WAIT_STREAM, EffectKind.WAIT_EVENT) and e.stream == current for e in after)
+    return joined and not own
+
+
+def _made_at(effects: tuple[Effect, ...], access: AccessEvent, before_entry: bool) -> Optional[int]:
+    """Where in `effects` the access was made (-1: before the call)."""
+    if before_entry:
+        return -1
+    return next((i for i, e in enumerate(effects) if e.kind is EffectKind.ACCESS and e.write and e.path == access.path
+                 and e.stream == access.stream), None)
+
+
+def left_on_self(exit_state: Optional[State]) -> tuple[AccessEvent, ...]:
+    """What a method leaves in flight on `self` for the caller: writes to the object's memory on
+    a side stream the caller's current stream does not follow."""
+    if exit_state is None:
+        return ()
+    return tuple(access for access, _ in _unjoined(exit_state)
+                 if access.path.root.kind is RootKind.SELF and _the_objects(access.stream))
+
+
+def _the_objects(stream: StreamRef) -> bool:
+    """A stream that names the same stream in another method of the object: one made at a site,
+    or one held on `self`."""
+    if stream.context_free:
+        return True
+    return stream.kind is StreamRefKind.PATH and stream.path is not None and stream.path.root.kind is RootKind.SELF
+
+
+def misjoined(exit_state: Optional[State], effects: tuple[Effect, ...], earlier_calls: frozenset = frozenset()) -> tuple:
+    """Work queued on a side stream (by the function, or left by an earlier call) that the current
+    stream at entry still does not follow at the end, although the function made that stream, or
+    PyTorch's default stream, wait after the work for another stream: the join names the wrong
+    stream (the work after the call, on the caller's current stream, is ordered after nothing)."""
+    if exit_state is None:
+        return ()
+    found = []
+    for access, current in _unjoined(exit_state, effects, earlier_calls):
+        join = _join_after(effects, access, current, access in earlier_calls)
         if join is not None:
             caller = AccessEvent(access.path, False, current, join[0])
-            found.append((Conflict(ConflictKind.READ_AFTER_WRITE, access, caller), join[0], join[1]))
+            found.append((Conflict(ConflictKind.READ_AFTER_WRITE, access, caller), *join))
     return tuple(found)
 
 
-def _join_after(effects: tuple[Effect, ...], access: AccessEvent, current: StreamRef) -> Optional[tuple[str, StreamRef]]:
-    """The first wait of `current` for another known stream than `access`'s, after `access`."""
-    made = next((i for i, e in enumerate(effects) if e.kind is EffectKind.ACCESS and e.write and e.path == access.path
-                 and e.stream == access.stream), None)
+def _join_after(effects: tuple[Effect, ...], access: AccessEvent, current: StreamRef,
+                before_entry: bool) -> Optional[tuple[str, StreamRef, StreamRef]]:
+    """The first wait after `access` of `current` (or of PyTorch's default stream, which is not
+    it) for another known stream than `access`'s, or for `access`'s own by the default stream."""
+    made = _made_at(effects, access, before_entry)
     if made is None:
         return None
-    recorded = {e.path: e.stream for e in effects[:made] if e.kind is EffectKind.RECORD_EVENT}
+    recorded = {e.path: e.stream for e in effects[:made + 1] if e.kind is EffectKind.RECORD_EVENT}
     for effect in effects[made + 1:]:
         if effect.kind is EffectKind.RECORD_EVENT:
             recorded[effect.path] = effect.stream
-        waited = effect.other if effect.kind is EffectKind.WAIT_STREAM else recorded.get(effect.path)
-        if effect.kind not in (EffectKind.WAIT_STREAM, EffectKind.WAIT_EVENT) or effect.stream != current:
+        if effect.kind not in (EffectKind.WAIT_STREAM, EffectKind.WAIT_EVENT):
             continue
-        if waited is not None and waited.known and waited != access.stream:
-            return effect.site, waited
+        waited = effect.other if effect.kind is EffectKind.WAIT_STREAM else recorded.get(effect.path)
+        if waited is None or not waited.known:
+            continue
+        into_default = effect.stream.kind is StreamRefKind.LEGACY and current.framework == "torch"
+        if (effect.stream == current and waited != access.stream) or (into_default and waited == access.stream):
+            return effect.site, effect.stream, waited
     return None
 
 

@@ -473,6 +473,14 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
     return result, state
 
 
+def _filled_under_chosen_stream(tensor: AbsValue, site: str, state: State, frame: Frame) -> State:
+    """Filled under a stream the code chose, from a source of unknown kind: the copy is queued
+    there, whichever side is the host (its memory stays untold)."""
+    if tensor.identity is None:
+        return state
+    return access(state, frame, site, tensor.identity, True, state.current_stream(F))
+
+
 def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     source = arguments.value(Arg(0, "src"))
     if source is None or not tensor.is_buffer:
@@ -480,11 +488,7 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
     site = frame.site(arguments.node)
     non_blocking = arguments.flag(Arg(1, "non_blocking"), False)
     if tensor.memory is Memory.UNKNOWN and not source.is_buffer and frame.chosen_stream(state):
-        # filled under a stream the code chose, from a source of unknown kind: the copy is queued
-        # there, whichever side is the host (its memory stays untold)
-        if tensor.identity is not None:
-            state = access(state, frame, site, tensor.identity, True, state.current_stream(F))
-        return tensor, state
+        return tensor, _filled_under_chosen_stream(tensor, site, state, frame)
     if is_host(tensor) and non_blocking and (not source.is_buffer or source.memory is Memory.UNKNOWN):
         # into host memory, non-blocking, from a source of unknown device: the code says it is a
         # download, queued on the current stream
