@@ -56,9 +56,15 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
                    solved.conflicts_in(name)]
     found.extend(_next_calls(solver, solved, name))
     for (qualname, context), walked in solved.walks.items():
-        if not qualname.startswith(name + ".") or qualname in solver.called or not _as_entered(context):
+        if not qualname.startswith(name + ".") or not _as_entered(context):
             continue
-        found.extend((qualname, at_boundary(qualname, c)) for c in walked.handed_out)
+        # the class's interface is the boundary for what its other public methods left in flight:
+        # a user of the class may call this method after them, whoever the callers in sight are
+        left = frozenset(context.receiver_pending)
+        handed = [c for c in walked.handed_out if qualname not in solver.called or c.earlier in left]
+        found.extend((qualname, at_boundary(qualname, c)) for c in handed)
+        if qualname in solver.called:
+            continue
         found.extend((qualname, at_wait(qualname, c, site, waited, waiter))
                      for c, site, waiter, waited in walked.misjoined)
     return found

@@ -276,6 +276,20 @@ class Words:
                 return outer if isinstance(outer, cst.Subscript) and outer.value is inner else inner
         return node
 
+    def first_read(self, reading: HazardReading, label: str) -> cst.CSTNode:
+        """Where the reporting function first reads the memory `label` names (`batch =
+        self.next_input`): the object's state handed out is read there; else the reported node."""
+        targets = set()
+        for node in _walk(reading.function.node):
+            if isinstance(node, cst.Assign):
+                targets |= {id(t.target) for t in node.targets}
+            elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+                targets.add(id(node.target))
+        for node in _walk(reading.function.node):
+            if isinstance(node, (cst.Name, cst.Attribute)) and id(node) not in targets and _spelled(node) == label:
+                return node
+        return reading.node
+
     def _alias_at(self, name: str, reading: HazardReading) -> str:
         """The name the reported operation uses for the memory bound to `name`: `name`, or a
         plain alias of it the function binds (`x = next_x`) when only the alias is used there."""

@@ -196,10 +196,11 @@ class CrossStreamReadAfterWrite(Rule):
                 function = h.function.node
                 handed = handed_to_callers_of(analysis, function, h.function.class_name,
                                               "read it on their current stream")
-                # the object's own memory handed out (a getter): at its read; a result: at the return
-                node = words.pointed(h, buffer) if h.earlier.access.path.root.kind is RootKind.SELF else h.node
+                # the object's own memory handed out (a getter): at its read, where the wait goes;
+                # a result: at the return
+                node = words.first_read(h, buffer) if h.earlier.access.path.root.kind is RootKind.SELF else h.node
                 yield Finding(node, f"{origin} and {handed} with no wait in between",
-                              help=_handed_out_help(analysis, h, idiom, at))
+                              help=_handed_out_help(analysis, h, idiom, analysis.line_of(node)))
                 continue
             yield Finding(
                 h.node,

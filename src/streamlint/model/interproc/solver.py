@@ -178,6 +178,8 @@ class Solver:
         cached = self._class_states.get(cls)
         if cached is not None:
             return cached
+        if f"{cls}.__init__" in self._stack:
+            return ()  # asked for by a method the constructor calls: computed once it is done
         self._class_states[cls] = ()  # (a method asked for while this is computed starts bare)
         self._composing.add(cls)
         unit = self.program.unit(module)

@@ -3,7 +3,7 @@ finds on streams it knows itself."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import libcst as cst
@@ -137,8 +137,27 @@ def left_on_self(exit_state: Optional[State]) -> tuple[AccessEvent, ...]:
     a side stream the caller's current stream does not follow."""
     if exit_state is None:
         return ()
-    return tuple(access for access, _ in _unjoined(exit_state)
-                 if access.path.root.kind is RootKind.SELF and _the_objects(access.stream))
+    kept = _kept_on_self(exit_state)
+    found = []
+    for access, _ in _unjoined(exit_state):
+        path = access.path
+        if path.root.kind is not RootKind.SELF:
+            held = kept.get(Path(path.root))
+            path = Path(held.root, held.steps + path.steps) if held is not None else path
+        if path.root.kind is RootKind.SELF and _the_objects(access.stream):
+            found.append(replace(access, path=path))
+    return tuple(found)
+
+
+def _kept_on_self(exit_state: State) -> dict[Path, Path]:
+    """Memory made in the call and held at `self.<attr>` at its end: its allocation -> that path."""
+    kept = {}
+    for path, value in exit_state.heap:
+        identity = value.identity
+        if path.root.kind is RootKind.SELF and len(path.steps) == 1 and identity is not None \
+                and identity.root.kind is RootKind.FRESH and not identity.steps:
+            kept[identity] = path
+    return kept
 
 
 def _the_objects(stream: StreamRef) -> bool:
@@ -225,7 +244,7 @@ def _made_before_the_call(state: State, frame: Frame, value: AbsValue) -> State:
     identity = value.identity
     if identity is None or identity.root.kind is not RootKind.SELF:
         return state
-    if not (value.kind is ValueKind.UNKNOWN or (value.is_buffer and value.framework in ("torch", ""))):
+    if value.kind is not ValueKind.UNKNOWN:
         return state
     made = AccessEvent(identity, True, StreamRef.ambient("torch"), f"{frame.qualname}#entry", assumed=True)
     return state.with_order(state.order.add(made))
