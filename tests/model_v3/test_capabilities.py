@@ -918,6 +918,54 @@ CASES = {
                 with torch.cuda.stream(self._norm_stream):
                     return flat_grads.norm(p=2)
         """, "pass", "self._norm_stream.wait_stream(torch.cuda.current_stream())", [("read_after_write", "reduce")]),
+    # a hook defined in a method is a function of its own; the current stream waits for the wrong stream
+    "a hook's join names another side stream than the one it wrote on": ("""
+        import torch
+        class Offloader:
+            def __init__(self, shadows):
+                self.shadows = shadows
+                self.up = torch.cuda.Stream()
+                self.down = torch.cuda.Stream()
+            def register(self, optimizer):
+                def copy_back(opt, args, kwargs):
+                    self.up.wait_stream(torch.cuda.current_stream())
+                    with torch.cuda.stream(self.up):
+                        for p in opt.params:
+                            shadow = self.shadows[p]
+                            shadow.copy_(p, non_blocking=True)
+                    torch.cuda.current_stream().wait_stream({fix})
+                optimizer.register_step_post_hook(copy_back)
+        """, "self.down", "self.up", [("read_after_write", "copy_back")]),
+    # the default stream, not the current one, is made to wait for the side stream's work
+    "a side stream waits on the default stream for the current stream's work": ("""
+        import torch
+        class Reducer:
+            def __init__(self, buckets):
+                self.buckets = buckets
+                self.comm = None  # set by the wrapper
+            def reduce(self):
+                self.comm.wait_stream({fix})
+                with torch.cuda.stream(self.comm):
+                    for bucket in self.buckets:
+                        torch.distributed.all_reduce(bucket.grad)
+        """, "torch.cuda.default_stream()", "torch.cuda.current_stream()", [("read_after_write", "reduce")]),
+    # what one public method leaves in flight on `self` is handed out by a getter
+    "a getter hands out what another public method left in flight": ("""
+        import torch
+        class Norms:
+            def __init__(self):
+                self.side = torch.cuda.Stream()
+                self._norm = None
+            def compute(self, grads):
+                self.side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(self.side):
+                    self._norm = grads.norm()
+                    torch.distributed.all_reduce(self._norm)
+            @property
+            def norm(self):
+                {fix}
+                return self._norm
+        """, "pass", "torch.cuda.current_stream().wait_stream(self.side)", [("read_after_write", "norm")]),
 }
 
 

@@ -14,7 +14,7 @@ from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.domain.values import ValueKind
 from streamlint.model.interproc.repeat import next_call_conflicts
-from streamlint.model.findings import Hazard, Placement, at_boundary, at_fork, place
+from streamlint.model.findings import Hazard, Placement, at_boundary, at_fork, at_wait, place
 from streamlint.model.summary.effects import EffectKind
 from streamlint.model.transfer.frame import ROOT_CONTEXT
 from streamlint.model.interproc.modules import ProjectModules, main_names
@@ -52,14 +52,52 @@ def analyze_file(module: cst.Module, path: str = "") -> FileModel:
 def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
     """The conflicts the walks saw, then memory handed out unfinished by functions no caller
     in sight calls (their callers' reads are out of sight: the boundary is the place)."""
-    found: list = list(solved.conflicts_in(name))
+    found: list = [(qualname, _at_misdirected_wait(qualname, conflict, solved)) for qualname, conflict in
+                   solved.conflicts_in(name)]
     found.extend(_next_calls(solver, solved, name))
     for (qualname, context), walked in solved.walks.items():
-        if not qualname.startswith(name + ".") or qualname in solver.called or not _as_entered(context):
+        if not qualname.startswith(name + ".") or not _as_entered(context):
             continue
-        found.extend((qualname, at_boundary(qualname, c)) for c in walked.handed_out
-                     if not _reallocates_after_callers(solved, qualname, c))
+        # the class's interface is the boundary for what its other public methods left in flight:
+        # a user of the class may call this method after them, whoever the callers in sight are
+        left = frozenset(context.receiver_pending)
+        handed = [c for c in walked.handed_out if (qualname not in solver.called or c.earlier in left)
+                  and not _reallocates_after_callers(solved, qualname, c)]
+        found.extend((qualname, at_boundary(qualname, c)) for c in handed)
+        if qualname in solver.called:
+            continue
+        found.extend((qualname, at_wait(qualname, c, site, waited, waiter))
+                     for c, site, waiter, waited in walked.misjoined)
     return found
+
+
+def _at_misdirected_wait(qualname: str, conflict, solved: Solved):
+    """A stream that reads what the current stream at entry wrote, and that waited before the
+    read on the default stream instead (`side.wait_stream(torch.cuda.default_stream())`): the wait
+    names the wrong stream, and is where the fix goes (reported there). Other conflicts as they are."""
+    if conflict.kind not in (ConflictKind.READ_AFTER_WRITE, ConflictKind.WRITE_AFTER_WRITE):
+        return conflict
+    if conflict.earlier.stream.kind is not StreamRefKind.AMBIENT or conflict.later.stream == HOST:
+        return conflict
+    for _context, summary in solved.summaries_of(qualname):
+        wait = _default_wait_before(summary.effects, conflict.later)
+        if wait is not None:
+            return at_wait(qualname, conflict, wait.site, wait.other, wait.stream)
+    return conflict
+
+
+def _default_wait_before(effects: tuple, later) -> Optional[object]:
+    """The last wait of `later`'s stream on the legacy default stream before `later` (in the walk
+    that made it), None when there is none."""
+    shown = later.chain[0] if later.chain else later.site
+    found = None
+    for effect in effects:
+        if effect.site == shown and effect.kind is EffectKind.ACCESS:
+            return found
+        if effect.kind is EffectKind.WAIT_STREAM and effect.stream == later.stream and effect.other is not None \
+                and effect.other.kind is StreamRefKind.LEGACY:
+            found = effect
+    return None
 
 
 def _reallocates_after_callers(solved: Solved, qualname: str, conflict) -> bool:
@@ -81,7 +119,7 @@ def _reallocates_after_callers(solved: Solved, qualname: str, conflict) -> bool:
 def _as_entered(context) -> bool:
     """The context a function no caller in sight calls is walked in: nothing known of its
     arguments; for a method, the receiver's state its class's methods leave on `self`."""
-    bare = replace(context, receiver_state=())
+    bare = replace(context, receiver_state=(), receiver_pending=())
     return bare == ROOT_CONTEXT and all(attr for attr, _ in context.receiver_state)
 
 

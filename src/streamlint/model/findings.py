@@ -13,6 +13,7 @@ from enum import Enum
 from typing import Optional
 
 from streamlint.model.domain.order import AccessEvent, Conflict, ConflictKind
+from streamlint.model.domain.streams import StreamRef
 
 
 class Placement(Enum):
@@ -27,6 +28,10 @@ class Placement(Enum):
     # a side stream forked off a stream (it waited for it) and never joined back, whose work the
     # next call of a public method meets: reported at the fork, where the missing join belongs
     AT_FORK = "at_fork"
+    # a join that names another stream than the one whose work the caller's current stream must
+    # follow (the current stream waits for one side stream while the function's writes on another
+    # stay unordered at its end): reported at that wait, where the right stream belongs
+    AT_WAIT = "at_wait"
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,8 @@ class Hazard:
     later: AccessEvent
     earlier: AccessEvent
     earlier_site: str  # where the earlier access shows in `function` (its call, or itself)
+    waited: Optional[StreamRef] = None  # AT_WAIT: the stream the misdirected wait waited on
+    waiter: Optional[StreamRef] = None  # AT_WAIT: the stream that waited
 
     @property
     def later_chain(self) -> tuple[str, ...]:
@@ -71,6 +78,12 @@ def at_boundary(function: str, conflict: Conflict) -> Hazard:
 def at_fork(function: str, conflict: Conflict, fork_site: str) -> Hazard:
     later, earlier = conflict.later, conflict.earlier
     return Hazard(conflict.kind, function, fork_site, Placement.AT_FORK, later, earlier, shown_at(earlier))
+
+
+def at_wait(function: str, conflict: Conflict, wait_site: str, waited: StreamRef, waiter: StreamRef) -> Hazard:
+    later, earlier = conflict.later, conflict.earlier
+    return Hazard(conflict.kind, function, wait_site, Placement.AT_WAIT, later, earlier, shown_at(earlier), waited,
+                  waiter)
 
 
 def split_site(site: str) -> Optional[tuple[str, int]]:

@@ -11,6 +11,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from streamlint.fixes.edits import FixBuilder
+from streamlint.model.api import torch_api
 from streamlint.model.domain.order import HOST, ConflictKind
 from streamlint.model.domain.paths import Index, Path, RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
@@ -116,8 +117,21 @@ class Words:
             if bound:
                 return bound
             made = self.model.node_of(outer_site(ref.site))
-            return _spelled(made) if made is not None else "the stream a callee made"
+            if made is None:
+                return "the stream a callee made"
+            return self._element_of_bound(made) or _spelled(made)
         return "an unknown stream"
+
+    def _element_of_bound(self, made: cst.CSTNode) -> str:
+        """A stream made as the element of a list bound to a name (`self.streams = [Stream() for _
+        in range(n)]`): "self.streams[...]", one of them."""
+        parent = self._parent(made)
+        if isinstance(parent, cst.Element):
+            parent = self._parent(parent)
+        if not isinstance(parent, (cst.ListComp, cst.List, cst.Tuple)):
+            return ""
+        bound = self.bound_to(parent)
+        return f"{bound}[...]" if bound else ""
 
     def stream_for_code(self, ref: StreamRef, reading: HazardReading, near: Optional[Side] = None) -> str:
         """The label a fix spells a stream from: the current stream where the work runs on
@@ -184,13 +198,46 @@ class Words:
 
     def buffer(self, reading: HazardReading) -> str:
         """The memory both sides touch (the larger of the two paths), named as the code names it."""
+        if reading.earlier.access.assumed:
+            # the entry assumption spans what the caller made; the operation names the element it uses
+            named_element = self._element_alias(reading.later.access.path, reading)
+            if named_element:
+                return named_element
         path = min((reading.later.access.path, reading.earlier.access.path), key=lambda p: len(p.steps))
         if path.root.kind is RootKind.FRESH:
             name = self.site_label(path.root.site, (reading.later.node, reading.earlier.node))
             if not name:
                 return self._named_in(reading) or "the memory"
             return self._with_steps(self._alias_at(name, reading), path.steps, reading)
-        return self.path(path, reading)
+        return self._element_alias(path, reading) or self.path(path, reading)
+
+    def _element_alias(self, path: Path, reading: HazardReading) -> str:
+        """An element the operations name by the local name the function binds it to
+        (`gpu_param = self.gpu_param_of[param]`, `for bucket in self.buckets`): that name, with
+        the attributes after the element (`bucket.grad_data`; `.data` is the tensor itself)."""
+        at = next((i for i, step in enumerate(path.steps) if isinstance(step, Index)), None)
+        if at is None:
+            return ""
+        base = self.path(path, reading)
+        used = {_spelled(n) for side in (reading.later, reading.earlier) for n in _walk(side.node)
+                if isinstance(n, cst.Name)}
+        bound = set()
+        for node in _walk(reading.function.node):
+            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Subscript) and _spelled(node.value.value) == base:
+                bound |= {_spelled(t.target) for t in node.targets if isinstance(t.target, cst.Name)}
+            elif isinstance(node, cst.For) and isinstance(node.target, cst.Name) and _spelled(node.iter) == base:
+                bound.add(node.target.value)
+        chosen = bound & used
+        if len(chosen) != 1:
+            return ""
+        rest = []
+        for step in path.steps[at + 1:]:
+            if isinstance(step, Index):
+                break
+            rest.append(step)
+        while rest and rest[-1] in torch_api.SAME_MEMORY_ATTRIBUTES:
+            rest.pop()
+        return ".".join([chosen.pop(), *rest])
 
     def path(self, path: Path, reading: Optional[HazardReading]) -> str:
         if path.root.kind is RootKind.RETURN:
@@ -228,6 +275,20 @@ class Words:
                 outer = self._parent(inner)
                 return outer if isinstance(outer, cst.Subscript) and outer.value is inner else inner
         return node
+
+    def first_read(self, reading: HazardReading, label: str) -> cst.CSTNode:
+        """Where the reporting function first reads the memory `label` names (`batch =
+        self.next_input`): the object's state handed out is read there; else the reported node."""
+        targets = set()
+        for node in _walk(reading.function.node):
+            if isinstance(node, cst.Assign):
+                targets |= {id(t.target) for t in node.targets}
+            elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+                targets.add(id(node.target))
+        for node in _walk(reading.function.node):
+            if isinstance(node, (cst.Name, cst.Attribute)) and id(node) not in targets and _spelled(node) == label:
+                return node
+        return reading.node
 
     def _alias_at(self, name: str, reading: HazardReading) -> str:
         """The name the reported operation uses for the memory bound to `name`: `name`, or a

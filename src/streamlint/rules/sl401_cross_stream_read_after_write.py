@@ -8,9 +8,10 @@ from streamlint.fixes.edits import FixBuilder, make_fix
 from streamlint.fixes.idioms import wait_statements
 from streamlint.fixes.model import Applicability
 from streamlint.model.domain.paths import RootKind
+from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.findings import Placement
 from streamlint.rules._hazard_words import Words
-from streamlint.rules._shared import handed_to_callers_of, named, wait_idiom
+from streamlint.rules._shared import handed_to_callers_of, named, stream_code, wait_idiom
 from streamlint.rules.base import Finding, Rule
 
 
@@ -187,13 +188,19 @@ class CrossStreamReadAfterWrite(Rule):
             else:
                 origin = (f"{named(buffer)} is written on {named(first)} at line {analysis.line_of(h.earlier.shown)}"
                           f"{words.inside(h.earlier)}")
+            if h.placement is Placement.AT_WAIT:
+                yield _wrong_wait(analysis, words, h, buffer, first, second)
+                continue
             idiom = wait_idiom(first, second, h.framework, analysis)
             if h.placement is Placement.AT_BOUNDARY and not h.from_caller:
                 function = h.function.node
                 handed = handed_to_callers_of(analysis, function, h.function.class_name,
                                               "read it on their current stream")
-                yield Finding(h.node, f"{origin} and {handed} with no wait in between",
-                              help=_handed_out_help(analysis, h, idiom, at))
+                # the object's own memory handed out (a getter): at its read, where the wait goes;
+                # a result: at the return
+                node = words.first_read(h, buffer) if h.earlier.access.path.root.kind is RootKind.SELF else h.node
+                yield Finding(node, f"{origin} and {handed} with no wait in between",
+                              help=_handed_out_help(analysis, h, idiom, analysis.line_of(node)))
                 continue
             yield Finding(
                 h.node,
@@ -202,6 +209,33 @@ class CrossStreamReadAfterWrite(Rule):
                                                     words.stream_for_code(h.later.stream, h, h.later)),
                 help=f"{idiom} before line {at}",
             )
+
+
+def _wrong_wait(analysis, words: Words, hazard, buffer: str, first: str, second: str) -> Finding:
+    """A wait here names the wrong stream: the reading stream waited on the default stream for
+    what the current stream produced, or the current stream waited on another stream than the
+    one whose writes it must follow."""
+    if hazard.waiter is not None and hazard.waiter.kind is StreamRefKind.LEGACY:
+        return Finding(
+            hazard.node,
+            f"the default stream waits on {named(words.stream(hazard.waited, hazard))} here, but the work after it "
+            f"runs on the current stream, which is another stream under a caller's side stream or a CUDA graph",
+            help=f"make `{stream_code('the current stream', 'torch', analysis)}` wait instead",
+        )
+    if hazard.waited.kind is StreamRefKind.LEGACY:
+        return Finding(
+            hazard.node,
+            f"{named(second)} waits on the default stream here, but {named(buffer)} is produced on the current "
+            f"stream, which is another stream under a caller's side stream or a CUDA graph",
+            help=f"wait on `{stream_code('the current stream', 'torch', analysis)}` instead",
+        )
+    waited = words.stream(hazard.waited, hazard)
+    return Finding(
+        hazard.node,
+        f"the current stream waits on {named(waited)} here, but {named(buffer)} is written on {named(first)} "
+        f"(line {analysis.line_of(hazard.earlier.shown)}), which it never waits for",
+        help=f"{wait_idiom(first, 'the current stream', hazard.framework, analysis)} before the work that uses it",
+    )
 
 
 def _handed_out_help(analysis, hazard, idiom: str, at: int) -> str:

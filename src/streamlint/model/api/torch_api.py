@@ -160,6 +160,8 @@ NON_TENSOR_METHODS = frozenset({
 TENSOR_TYPES = frozenset({"torch.Tensor"})
 # Attributes of a CUDA tensor that are CUDA tensors (views or named-tuple fields).
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "mH", "real", "imag", "values", "indices"})
+# Attributes of a tensor that are the tensor's own memory, whole (`p.data`): a message names the tensor.
+SAME_MEMORY_ATTRIBUTES = frozenset({"data"})
 
 # torch.distributed collectives: the positional arguments each one writes (the rest it reads).
 _D = "torch.distributed."

@@ -71,3 +71,12 @@ def as_global(name: str, value: AbsValue) -> AbsValue:
     if value.kind in (ValueKind.BUFFER, ValueKind.EVENT, ValueKind.OBJECT):
         return replace(value, identity=Path(Root.global_(name)))
     return value
+
+
+def placeholders_given_way(state: tuple) -> tuple:
+    """An attribute every method in sight leaves None (`self.communication_stream = None  # set by
+    the wrapper`) is a placeholder: what it holds when the methods run is set from outside, so it
+    is unknown there (maybe None), and what the methods use it as tells the rest. Joined with what
+    a method stores, None already gives way (`AbsValue.join`)."""
+    return tuple((attr, AbsValue(identity=Path(Root.self_()).attr(attr), may_be_none=True)
+                  if value.kind is ValueKind.NONE else value) for attr, value in state)

@@ -11,6 +11,7 @@ import libcst as cst
 from streamlint.model.interproc.modules import Source
 from streamlint.model.api import python_std, torch_modules
 from streamlint.model.transfer.names import imports_of
+from streamlint.model.transfer.nodes import preorder
 
 
 # The qualified name of a module's top level, as a function of no parameters.
@@ -23,6 +24,9 @@ class FunctionRef:
     module: str
     class_name: str
     node: "cst.FunctionDef | cst.Module"
+    # a function defined inside a method (a hook, a callback): the enclosing method's receiver
+    # is a free name of its body (`self`), not its first parameter
+    free_receiver: str = ""
 
 
 @dataclass
@@ -47,6 +51,7 @@ def unit_of(name: str, tree: cst.Module, package: Optional[str] = None) -> Modul
     for statement in tree.body:
         if isinstance(statement, cst.FunctionDef):
             unit.functions[f"{name}.{statement.name.value}"] = FunctionRef(f"{name}.{statement.name.value}", name, "", statement)
+            _nested(unit, unit.functions[f"{name}.{statement.name.value}"])
         elif isinstance(statement, cst.ClassDef):
             _methods(unit, statement)
     return unit
@@ -72,6 +77,29 @@ def _methods(unit: ModuleUnit, cls: cst.ClassDef) -> None:
             # a static method has no receiver: a function that lives in the class
             owner = "" if _is_static(member) else cls.name.value
             unit.functions[qualname] = FunctionRef(qualname, unit.name, owner, member)
+            _nested(unit, unit.functions[qualname])
+
+
+def _nested(unit: ModuleUnit, outer: FunctionRef) -> None:
+    """The functions defined in `outer`'s body (closures: hooks, callbacks), each a function of
+    its own ("mod.C.m.make_hook.hook"); in a method, the method's receiver is free in them."""
+    receiver = outer.free_receiver
+    if outer.class_name and not receiver:
+        params = (*outer.node.params.posonly_params, *outer.node.params.params)
+        receiver = params[0].name.value if params else ""
+    for node in _defined_in(outer.node.body):
+        qualname = f"{outer.qualname}.{node.name.value}"
+        if qualname not in unit.functions:
+            unit.functions[qualname] = FunctionRef(qualname, unit.name, outer.class_name if receiver else "", node,
+                                                   receiver)
+            _nested(unit, unit.functions[qualname])
+
+
+def _defined_in(body: cst.CSTNode) -> list[cst.FunctionDef]:
+    """The `def`s of a body, at any depth of its blocks, not inside other functions or classes."""
+    inside = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+    return [n for n in preorder(body, lambda n: n is body or not isinstance(n, inside))
+            if isinstance(n, cst.FunctionDef) and n is not body]
 
 
 def _is_static(function: cst.FunctionDef) -> bool:

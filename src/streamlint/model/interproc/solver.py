@@ -17,7 +17,7 @@ from pathlib import Path as FilePath
 
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.values import UNKNOWN, AbsValue
-from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores
+from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, placeholders_given_way
 from streamlint.model.interproc.digests import note_use
 from streamlint.model.interproc.modules import ProjectModules, main_names, read_source
 from streamlint.model.interproc.program import FunctionRef, Program, unit_of
@@ -62,6 +62,8 @@ class Solver:
         self._stack: set[str] = set()
         self._contexts: dict[str, set[CallContext]] = {}
         self._class_states: dict[str, tuple] = {}
+        self._class_pendings: dict[str, tuple] = {}
+        self._composing: set[str] = set()  # classes whose receiver state is being computed
         self.called: set[str] = set()  # functions some walked call site called
         self._globals: dict[str, dict] = {}
         self._nodes: dict[str, dict[int, int]] = {}
@@ -143,7 +145,33 @@ class Solver:
     def _with_receiver_state(self, function: FunctionRef, context: CallContext) -> CallContext:
         if not function.class_name or function.node.name.value == "__init__" or context.receiver_state:
             return context
-        return replace(context, receiver_state=self._class_state(function))
+        entered = context == ROOT_CONTEXT  # (no caller in sight says what it passes)
+        context = replace(context, receiver_state=self._class_state(function))
+        if entered:
+            context = replace(context, receiver_pending=self._class_pending(function, context))
+        return context
+
+    def _class_pending(self, function: FunctionRef, entered: CallContext) -> tuple:
+        """What the class's public methods, entered with the receiver state, leave in flight on
+        `self` when they return: any of them may have run before a method no caller in sight calls."""
+        cls = f"{function.module}.{function.class_name}"
+        cached = self._class_pendings.get(cls)
+        if cached is not None:
+            return cached
+        if cls in self._composing:
+            return ()  # the receiver state the methods start from is not known yet
+        self._class_pendings[cls] = ()  # (asked for while computed: nothing yet)
+        unit = self.program.unit(function.module)
+        assert unit is not None
+        found: list = []
+        for method in unit.functions:
+            name = method[len(cls) + 1:]
+            if method.startswith(cls + ".") and "." not in name and not name.startswith("_"):
+                self._solve(method, entered)
+                walked = self.solved.walks.get((method, entered))
+                found.extend(a for a in (walked.left_on_self if walked else ()) if a not in found)
+        self._class_pendings[cls] = tuple(found)
+        return self._class_pendings[cls]
 
     def _class_state(self, function: FunctionRef) -> tuple:
         """What `self.<attr>` holds on entry to a method: the join of what the constructor and
@@ -158,15 +186,17 @@ class Solver:
         if cached is not None:
             return cached
         if f"{cls}.__init__" in self._stack:
-            return ()  # asked from the constructor (`self.preload()`): the object is being built, and
-            # its stores are not known yet; a method asked for later gets the whole state
+            return ()  # asked for by a method the constructor calls: computed once it is done
         self._class_states[cls] = ()  # (a method asked for while this is computed starts bare)
+        self._composing.add(cls)
         unit = self.program.unit(module)
         assert unit is not None
         methods = [q for q in unit.functions if q.startswith(cls + ".") and q.count(".") == cls.count(".") + 1]
         first = self._stores_of([f"{cls}.__init__"], ())
         joined = join_stores(first, self._stores_of([m for m in methods if not m.endswith(".__init__")], first))
+        joined = placeholders_given_way(joined)
         self._class_states[cls] = joined
+        self._composing.discard(cls)
         return joined
 
     def _stores_of(self, methods: list[str], receiver_state: tuple) -> tuple:
@@ -205,6 +235,7 @@ class Solver:
         unit = self.program.unit(function.module)
         assert unit is not None
         frame = Frame(function.qualname, function.module, unit.imports, unit.top_names, function.class_name, self)
+        frame.free_receiver = function.free_receiver
         # the numbering of a function's sites depends on its text only: once per function
         ordinals = self._ordinals.get(function.qualname)
         if ordinals is None:
@@ -217,7 +248,7 @@ class Solver:
 def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
     """Positional facts ("0", "1", ...) named by the callee's parameters."""
     params = _params(function)
-    if function.class_name and params:
+    if function.class_name and params and not function.free_receiver:
         params = params[1:]
     named: dict[str, AbsValue] = {}
     for key, value in context.args:

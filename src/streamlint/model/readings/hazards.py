@@ -72,6 +72,16 @@ class HazardReading:
         return self.hazard.placement
 
     @property
+    def waited(self) -> Optional[StreamRef]:
+        """A wait that names the wrong stream (`Placement.AT_WAIT`): the stream it waited on."""
+        return self.hazard.waited
+
+    @property
+    def waiter(self) -> Optional[StreamRef]:
+        """`Placement.AT_WAIT`: the stream that waited there."""
+        return self.hazard.waiter
+
+    @property
     def at_earlier(self) -> bool:
         """Reported at the earlier access (a copy an earlier call left reading what this one
         refills), not at the later one."""

@@ -43,7 +43,7 @@ class Applied:
 
 def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bool = True) -> Applied:
     """`reported`: the conflicts this call meets are reported (see `perform`)."""
-    mapper = _Mapper(binding, state)
+    mapper = _Mapper(binding, state, summary.qualname)
     mapped: list[Effect] = []
     conflicts: list[Conflict] = []
     for effect in summary.effects:
@@ -109,9 +109,10 @@ def _guard_may_hold(guard: Optional[Guard], binding: Binding, mapper: "_Mapper")
 
 
 class _Mapper:
-    def __init__(self, binding: Binding, state: State) -> None:
+    def __init__(self, binding: Binding, state: State, callee: str = "") -> None:
         self.binding = binding
         self.state = state
+        self.callee = callee
 
     def effect(self, e: Effect) -> Optional[Effect]:
         path = self.path(e.path) if e.path is not None else None
@@ -161,6 +162,8 @@ class _Mapper:
         if ref.kind is StreamRefKind.AMBIENT:
             return self.state.current_stream(ref.framework)
         if ref.kind is StreamRefKind.CREATED:
+            if self.callee and ref.site.partition("#")[0] != self.callee:
+                return ref  # made elsewhere (the object's stream, made in its constructor): the same stream here
             return replace(ref, site=f"{self.binding.site}>{ref.site}")
         if ref.kind is StreamRefKind.PATH and ref.path is not None:
             return self._stream_at(ref.path)

@@ -8,7 +8,7 @@ from typing import Optional, Protocol
 
 import libcst as cst
 
-from streamlint.model.domain.order import Conflict
+from streamlint.model.domain.order import AccessEvent, Conflict
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.domain.values import AbsValue
@@ -33,6 +33,10 @@ class CallContext:
     # The caller's current stream is one it chose (`with torch.cuda.stream(side):` around the
     # call): as in its own body, a tensor of unknown device there is a CUDA tensor
     chosen: bool = False
+    # What the class's public methods leave in flight on `self` when they return (writes on the
+    # class's side streams the caller's current stream does not follow): a method entered by no
+    # caller in sight may run after any of them (RacerD's class composition, for pending work)
+    receiver_pending: tuple[AccessEvent, ...] = ()
 
     def arg(self, name: str) -> Optional[AbsValue]:
         return dict(self.args).get(name)
@@ -90,10 +94,20 @@ class Frame:
     loop_names: list[str] = field(default_factory=list)  # the targets of the enclosing `for` loops
     loop_sites: dict[int, frozenset[str]] = field(default_factory=dict)  # id(loop) -> its sites (asked each round)
     globals: dict[str, AbsValue] = field(default_factory=dict)  # what module-level names hold (the module's top level)
-    chosen: bool = False  # entered under a current stream its caller chose (CallContext.chosen)
+    context: Optional[CallContext] = None  # what the function was entered under (set by the walk)
+    free_receiver: str = ""  # a closure of a method: the free name of the method's receiver (`self`)
     found: Gathered = field(default_factory=Gathered)
-    hot: str = ""  # the context's hot entry
     guards: int = 0  # enclosing tests (and tests passed that can return first): >0 runs only sometimes
+
+    @property
+    def chosen(self) -> bool:
+        """Entered under a current stream its caller chose (CallContext.chosen)."""
+        return self.context is not None and self.context.chosen
+
+    @property
+    def hot(self) -> str:
+        """The context's hot entry ("" when none)."""
+        return self.context.hot if self.context is not None else ""
 
     def chosen_stream(self, state: State) -> bool:
         """PyTorch's current stream here is one the code chose: a tensor of unknown device used

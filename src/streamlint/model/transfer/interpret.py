@@ -3,16 +3,17 @@ finds on streams it knows itself."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import libcst as cst
 
-from streamlint.model.domain.order import AccessEvent, Conflict
+from streamlint.model.domain.order import HOST, AccessEvent, Conflict, ConflictKind
 from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
+from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import FunctionSummary, bounded
 from streamlint.model.transfer.annotations import annotated
 from streamlint.model.transfer.frame import CallContext, Frame
@@ -29,6 +30,11 @@ class Walked:
     summary: FunctionSummary
     conflicts: tuple[Conflict, ...]
     handed_out: tuple[Conflict, ...] = ()  # returned memory another stream may still write
+    # a join that names another stream: (the conflict of the caller's current stream with a side
+    # stream's write it still does not follow at the end, the wait's site, the stream that waited,
+    # the stream it waited on)
+    misjoined: tuple[tuple[Conflict, str, StreamRef, StreamRef], ...] = ()
+    left_on_self: tuple[AccessEvent, ...] = ()  # writes on `self` left in flight for the caller
 
 
 # Nodes that can perform work, and so have a site: calls, operators, stores.
@@ -51,11 +57,12 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     WALKS[key] = WALKS.get(key, 0) + 1
     if not frame.call_ordinals:
         frame.call_ordinals = call_ordinals(node)
-    frame.chosen = context.chosen
-    frame.hot = context.hot
+    frame.context = context
     params = _parameters(node) if isinstance(node, cst.FunctionDef) else ()
     state = State()
     declared = _annotations(node, frame) if isinstance(node, cst.FunctionDef) else {}
+    if frame.free_receiver:
+        state = state.bind(frame.free_receiver, _receiver_value(context))
     for index, name in enumerate(params):
         value = _parameter_value(index, name, frame, context, params, declared.get(name))
         state = state.bind(name, value)
@@ -63,6 +70,8 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     for attr, value in context.receiver_state:
         state = state.store(Path(Root.self_()).attr(attr), value)
         state = _made_before_the_call(state, frame, value)
+    for pending in context.receiver_pending:
+        state = state.with_order(state.order.add(pending))
     if isinstance(node, cst.Module):
         body = node.body
     else:
@@ -78,7 +87,123 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         tuple(sorted((param, tuple(sorted(tags))) for param, tags in frame.found.evidence.items())),
         bool(context.hot), _entered(frame.found.yielded), truncated,
     )
-    return Walked(summary, tuple(frame.found.conflicts), tuple(frame.found.handed_out))
+    earlier_calls = frozenset(context.receiver_pending)
+    # what another call left in flight meets this call's work only at the boundary placements
+    conflicts = tuple(c for c in frame.found.conflicts if c.earlier not in earlier_calls)
+    return Walked(summary, conflicts, tuple(frame.found.handed_out),
+                  misjoined(frame.found.exit_state, tuple(frame.found.effects), earlier_calls),
+                  left_on_self(frame.found.exit_state))
+
+
+def _unjoined(exit_state: State, effects: tuple[Effect, ...] = (), earlier_calls: frozenset = frozenset()):
+    """The writes queued on a side stream still pending at the end, that the current stream at
+    entry does not follow, each with that current stream. With `effects`: also those PyTorch's
+    current stream follows only through a wait of the default stream (the may clock counts it:
+    at entry the current stream may be the default one), which the current stream never made."""
+    for pending in exit_state.order.pending:
+        access = pending.access
+        if not access.write or access.assumed or pending.done or access.stream == HOST:
+            continue
+        current = StreamRef.ambient(access.stream.framework or "torch")
+        if not access.stream.distinct_from(current):
+            continue
+        if not pending.ordered_before(current) or (effects and _only_through_default(effects, access, current,
+                                                                                        access in earlier_calls)):
+            yield access, current
+
+
+def _only_through_default(effects: tuple[Effect, ...], access: AccessEvent, current: StreamRef,
+                          before_entry: bool) -> bool:
+    made = _made_at(effects, access, before_entry)
+    if made is None or current.framework != "torch":
+        return False
+    after = effects[made + 1:]
+    joined = any(e.kind is EffectKind.WAIT_STREAM and e.stream.kind is StreamRefKind.LEGACY and e.other == access.stream
+                 for e in after)
+    own = any(e.kind in (EffectKind.WAIT_STREAM, EffectKind.WAIT_EVENT) and e.stream == current for e in after)
+    return joined and not own
+
+
+def _made_at(effects: tuple[Effect, ...], access: AccessEvent, before_entry: bool) -> Optional[int]:
+    """Where in `effects` the access was made (-1: before the call)."""
+    if before_entry:
+        return -1
+    return next((i for i, e in enumerate(effects) if e.kind is EffectKind.ACCESS and e.write and e.path == access.path
+                 and e.stream == access.stream), None)
+
+
+def left_on_self(exit_state: Optional[State]) -> tuple[AccessEvent, ...]:
+    """What a method leaves in flight on `self` for the caller: writes to the object's memory on
+    a side stream the caller's current stream does not follow."""
+    if exit_state is None:
+        return ()
+    kept = _kept_on_self(exit_state)
+    found = []
+    for access, _ in _unjoined(exit_state):
+        path = access.path
+        if path.root.kind is not RootKind.SELF:
+            held = kept.get(Path(path.root))
+            path = Path(held.root, held.steps + path.steps) if held is not None else path
+        if path.root.kind is RootKind.SELF and _the_objects(access.stream):
+            found.append(replace(access, path=path))
+    return tuple(found)
+
+
+def _kept_on_self(exit_state: State) -> dict[Path, Path]:
+    """Memory made in the call and held at `self.<attr>` at its end: its allocation -> that path."""
+    kept = {}
+    for path, value in exit_state.heap:
+        identity = value.identity
+        if path.root.kind is RootKind.SELF and len(path.steps) == 1 and identity is not None \
+                and identity.root.kind is RootKind.FRESH and not identity.steps:
+            kept[identity] = path
+    return kept
+
+
+def _the_objects(stream: StreamRef) -> bool:
+    """A stream that names the same stream in another method of the object: one made at a site,
+    or one held on `self`."""
+    if stream.context_free:
+        return True
+    return stream.kind is StreamRefKind.PATH and stream.path is not None and stream.path.root.kind is RootKind.SELF
+
+
+def misjoined(exit_state: Optional[State], effects: tuple[Effect, ...], earlier_calls: frozenset = frozenset()) -> tuple:
+    """Work queued on a side stream (by the function, or left by an earlier call) that the current
+    stream at entry still does not follow at the end, although the function made that stream, or
+    PyTorch's default stream, wait after the work for another stream: the join names the wrong
+    stream (the work after the call, on the caller's current stream, is ordered after nothing)."""
+    if exit_state is None:
+        return ()
+    found = []
+    for access, current in _unjoined(exit_state, effects, earlier_calls):
+        join = _join_after(effects, access, current, access in earlier_calls)
+        if join is not None:
+            caller = AccessEvent(access.path, False, current, join[0])
+            found.append((Conflict(ConflictKind.READ_AFTER_WRITE, access, caller), *join))
+    return tuple(found)
+
+
+def _join_after(effects: tuple[Effect, ...], access: AccessEvent, current: StreamRef,
+                before_entry: bool) -> Optional[tuple[str, StreamRef, StreamRef]]:
+    """The first wait after `access` of `current` (or of PyTorch's default stream, which is not
+    it) for another known stream than `access`'s, or for `access`'s own by the default stream."""
+    made = _made_at(effects, access, before_entry)
+    if made is None:
+        return None
+    recorded = {e.path: e.stream for e in effects[:made + 1] if e.kind is EffectKind.RECORD_EVENT}
+    for effect in effects[made + 1:]:
+        if effect.kind is EffectKind.RECORD_EVENT:
+            recorded[effect.path] = effect.stream
+        if effect.kind not in (EffectKind.WAIT_STREAM, EffectKind.WAIT_EVENT):
+            continue
+        waited = effect.other if effect.kind is EffectKind.WAIT_STREAM else recorded.get(effect.path)
+        if waited is None or not waited.known:
+            continue
+        into_default = effect.stream.kind is StreamRefKind.LEGACY and current.framework == "torch"
+        if (effect.stream == current and waited != access.stream) or (into_default and waited == access.stream):
+            return effect.site, effect.stream, waited
+    return None
 
 
 def _parameters(node: cst.FunctionDef) -> tuple[str, ...]:
@@ -119,7 +244,7 @@ def _made_before_the_call(state: State, frame: Frame, value: AbsValue) -> State:
     identity = value.identity
     if identity is None or identity.root.kind is not RootKind.SELF:
         return state
-    if not (value.kind is ValueKind.UNKNOWN or (value.is_buffer and value.framework in ("torch", ""))):
+    if value.kind is not ValueKind.UNKNOWN:
         return state
     made = AccessEvent(identity, True, StreamRef.ambient("torch"), f"{frame.qualname}#entry", assumed=True)
     return state.with_order(state.order.add(made))
@@ -127,13 +252,12 @@ def _made_before_the_call(state: State, frame: Frame, value: AbsValue) -> State:
 
 def _parameter_value(index: int, name: str, frame: Frame, context: CallContext, params: tuple[str, ...],
                      declared: Optional[AbsValue] = None) -> AbsValue:
-    if frame.class_name and index == 0:
-        receiver = context.receiver or AbsValue()
-        return AbsValue(receiver.kind, receiver.framework, receiver.memory, Path(Root.self_()), None,
-                        False, None, receiver.target)
+    own_receiver = bool(frame.class_name) and not frame.free_receiver
+    if own_receiver and index == 0:
+        return _receiver_value(context)
     given: Optional[AbsValue] = context.arg(name)
     if given is None:
-        position = index - (1 if frame.class_name else 0)
+        position = index - (1 if own_receiver else 0)
         given = context.arg(str(position))
     identity = Path(Root.param(index, name))
     given = given if given is not None and given.kind is not ValueKind.UNKNOWN else declared
@@ -143,6 +267,12 @@ def _parameter_value(index: int, name: str, frame: Frame, context: CallContext, 
     if given.kind is ValueKind.STREAM and given.stream is None:
         stream = StreamRef.at(identity)
     return AbsValue(given.kind, given.framework, given.memory, identity, stream, given.may_be_none, given.element, given.target)
+
+
+def _receiver_value(context: CallContext) -> AbsValue:
+    receiver = context.receiver or AbsValue()
+    return AbsValue(receiver.kind, receiver.framework, receiver.memory, Path(Root.self_()), None,
+                    False, None, receiver.target)
 
 
 def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, AbsValue], ...]:

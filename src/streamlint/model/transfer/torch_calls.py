@@ -14,7 +14,7 @@ from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
+from streamlint.model.domain.values import NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.ops import OpKind
 from streamlint.model.transfer.act import access, do, host_access, operation
@@ -49,6 +49,9 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         return _creator(short, arguments, state, frame)
     if name.startswith("torch.") and short in torch_api.LIKE_CREATORS:
         return _like_creator(short, arguments, state, frame)
+    fact = torch_api.FUNCTIONS.get(name)
+    if fact is not None and fact.kind is None and fact.result == "none":
+        return NONE, state  # a context that does nothing (`contextlib.nullcontext()`)
     return None
 
 
@@ -494,12 +497,22 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
     return result, state
 
 
+def _filled_under_chosen_stream(tensor: AbsValue, site: str, state: State, frame: Frame) -> State:
+    """Filled under a stream the code chose, from a source of unknown kind: the copy is queued
+    there, whichever side is the host (its memory stays untold)."""
+    if tensor.identity is None:
+        return state
+    return access(state, frame, site, tensor.identity, True, state.current_stream(F))
+
+
 def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     source = arguments.value(Arg(0, "src"))
     if source is None or not tensor.is_buffer:
         return tensor, state
     site = frame.site(arguments.node)
     non_blocking = arguments.flag(Arg(1, "non_blocking"), False)
+    if tensor.memory is Memory.UNKNOWN and not source.is_buffer and frame.chosen_stream(state):
+        return tensor, _filled_under_chosen_stream(tensor, site, state, frame)
     if is_host(tensor) and non_blocking and (not source.is_buffer or source.memory is Memory.UNKNOWN):
         # into host memory, non-blocking, from a source of unknown device: the code says it is a
         # download, queued on the current stream
