@@ -19,7 +19,7 @@ from streamlint.model.summary.effects import EffectKind
 from streamlint.model.transfer.frame import ROOT_CONTEXT
 from streamlint.model.interproc.modules import ProjectModules, main_names
 from streamlint.model.interproc.program import Program, unit_of
-from streamlint.model.interproc.solver import Solved, Solver
+from streamlint.model.interproc.solver import Solved, Solver, entered_bare
 
 
 @dataclass
@@ -54,7 +54,7 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
     in sight calls (their callers' reads are out of sight: the boundary is the place)."""
     found: list = list(solved.conflicts_in(name))
     found.extend(_next_calls(solver, solved, name))
-    for (qualname, context), walked in solved.walks.items():
+    for (qualname, context), walked in solved.reported():
         if not qualname.startswith(name + ".") or qualname in solver.called or not _as_entered(context):
             continue
         found.extend((qualname, at_boundary(qualname, c)) for c in walked.handed_out)
@@ -64,15 +64,14 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
 def _as_entered(context) -> bool:
     """The context a function no caller in sight calls is walked in: nothing known of its
     arguments; for a method, the receiver's state its class's methods leave on `self`."""
-    bare = replace(context, receiver_state=())
-    return bare == ROOT_CONTEXT and all(attr for attr, _ in context.receiver_state)
+    return entered_bare(context)
 
 
 def _next_calls(solver: Solver, solved: Solved, name: str) -> list:
     """A public method of a class that keeps a stream, called again: its pending work on `self`
     from the last call meets this call's (reported at this call's access, in the method)."""
     found = []
-    for (qualname, context), walked in solved.walks.items():
+    for (qualname, context), walked in solved.reported():
         method = qualname.rsplit(".", 1)[-1]
         if not qualname.startswith(name + ".") or method.startswith("_") or not context.receiver_state:
             continue

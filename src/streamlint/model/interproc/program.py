@@ -10,6 +10,7 @@ import libcst as cst
 
 from streamlint.model.interproc.modules import Source
 from streamlint.model.transfer.names import imports_of
+from streamlint.model.transfer.nodes import preorder
 
 
 # The qualified name of a module's top level, as a function of no parameters.
@@ -31,8 +32,18 @@ class ModuleUnit:
     imports: dict[str, str]
     top_names: frozenset[str]  # module-level functions and classes
     classes: frozenset[str] = frozenset()  # module-level classes
+    bases: dict[str, tuple[str, ...]] = field(default_factory=dict)  # class -> its bases, qualified
     functions: dict[str, FunctionRef] = field(default_factory=dict)
     path: str = ""  # the file it was read from (another module of the project)
+    _calls: Optional[dict[str, frozenset[str]]] = None  # (called_names)
+
+    def called_names(self) -> dict[str, frozenset[str]]:
+        """Each function's calls by the name they call (`f(...)`, `x.m(...)`, `super().m(...)`:
+        "f", "m"): the edges by name a caller search starts from (class-hierarchy style: a
+        method's name calls every method of that name)."""
+        if self._calls is None:
+            self._calls = {q: _names_called(f.node) for q, f in self.functions.items()}
+        return self._calls
 
 
 def unit_of(name: str, tree: cst.Module, package: Optional[str] = None) -> ModuleUnit:
@@ -42,6 +53,8 @@ def unit_of(name: str, tree: cst.Module, package: Optional[str] = None) -> Modul
     base = name.rpartition(".")[0] if package is None else package
     imports = {local: absolute(target, base) for local, target in imports_of(tree).items()}
     unit = ModuleUnit(name, tree, imports, frozenset(_top_names(tree)), classes)
+    unit.bases = {s.name.value: tuple(_qualified(b, unit) for b in _base_names(s))
+                  for s in tree.body if isinstance(s, cst.ClassDef)}
     unit.functions[f"{name}.{TOP_LEVEL}"] = FunctionRef(f"{name}.{TOP_LEVEL}", name, "", tree)
     for statement in tree.body:
         if isinstance(statement, cst.FunctionDef):
@@ -71,6 +84,38 @@ def _methods(unit: ModuleUnit, cls: cst.ClassDef) -> None:
             # a static method has no receiver: a function that lives in the class
             owner = "" if _is_static(member) else cls.name.value
             unit.functions[qualname] = FunctionRef(qualname, unit.name, owner, member)
+
+
+def _names_called(node: "cst.FunctionDef | cst.Module") -> frozenset[str]:
+    nested = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+    found = set()
+    for n in preorder(node, lambda n: not isinstance(n, nested)):
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name):
+            found.add(n.func.value)
+        elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
+            found.add(n.func.attr.value)
+    return frozenset(found)
+
+
+def _base_names(cls: cst.ClassDef) -> list[str]:
+    """The dotted names a class's bases are written as (`base.ReducerBase`, `Base`)."""
+    found = []
+    for arg in cls.bases:
+        parts, node = [], arg.value
+        while isinstance(node, cst.Attribute):
+            parts.append(node.attr.value)
+            node = node.value
+        if isinstance(node, cst.Name) and arg.keyword is None:
+            found.append(".".join([node.value, *reversed(parts)]))
+    return found
+
+
+def _qualified(dotted: str, unit: ModuleUnit) -> str:
+    """A name as the module binds it: an import's target, a class of its own, else as written."""
+    head, _, rest = dotted.partition(".")
+    if head in unit.imports:
+        return f"{unit.imports[head]}.{rest}" if rest else unit.imports[head]
+    return f"{unit.name}.{dotted}" if head in unit.classes else dotted
 
 
 def _is_static(function: cst.FunctionDef) -> bool:
@@ -114,11 +159,32 @@ class Program:
             head, _, rest = qualname[len(module) + 1:].partition(".")
             if not rest and head in unit.classes:
                 return "class"
+            if head in unit.classes and "." not in rest:
+                return self._inherited(unit, head, rest, hops)
             target = unit.imports.get(head)
             if target is None or hops >= _MAX_REEXPORTS:
                 return None
             return self._defined(f"{target}.{rest}" if rest else target, hops + 1)
         return None
+
+    def _inherited(self, unit: ModuleUnit, cls: str, name: str, hops: int) -> "FunctionRef | str | None":
+        """A method the class does not define: its project bases' (method resolution in the
+        order the bases are written, depth first)."""
+        if hops >= _MAX_REEXPORTS:
+            return None
+        for base in unit.bases.get(cls, ()):
+            found = self._defined(f"{base}.{name}", hops + 1)
+            if found is not None:
+                return found
+        return None
+
+    def package_units(self, most: int, most_in_root: int) -> list[ModuleUnit]:
+        """The other modules of the checked module's package and the project's root scripts, read
+        through the loader (so the cache notes each)."""
+        listing = getattr(self._loader, "package", None)
+        names = listing(most, most_in_root) if listing is not None else ()
+        units = (self.unit(name) for name in names if name != self.main.name)
+        return [unit for unit in units if unit is not None]
 
     def unit(self, module: str) -> Optional[ModuleUnit]:
         if module not in self._units:

@@ -124,7 +124,9 @@ class _Mapper:
                 return None
         stream = self.stream(e.stream) if e.stream is not None else None
         other = self.stream(e.other) if e.other is not None else None
-        return replace(e, path=path, stream=stream, other=other, guard=None, chain=(self.binding.site,) + e.chain)
+        branch = tuple(f"{self.binding.site}>{tag}" for tag in e.branch)  # (each call takes its own sides)
+        return replace(e, path=path, stream=stream, other=other, guard=None, chain=(self.binding.site,) + e.chain,
+                       branch=branch)
 
     def path(self, path: Path) -> Optional[Path]:
         root = path.root

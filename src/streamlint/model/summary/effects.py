@@ -70,3 +70,6 @@ class Effect:
     operation: Optional[Operation] = None
     chain: tuple[str, ...] = ()  # call sites inside the function it came through (provenance)
     host_memory: bool = False  # an ACCESS to host memory (the host side of a copy, the host's own)
+    # The sides of the tests it runs under ("<test>:1" the body, "<test>:0" the other side), for a
+    # test the function takes once per call: effects on two sides of one test never pair
+    branch: tuple[str, ...] = ()

@@ -8,6 +8,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
+from streamlint.model.api import nccl
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, ValueKind, truth
@@ -54,6 +55,8 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
     attr = node.attr.value
     if base.kind is ValueKind.NAMESPACE:
         return calls.method_of(base, attr), state
+    if base.kind is ValueKind.STREAM and attr in nccl.STREAM_HANDLE_ATTRS:
+        return base, state  # a stream's raw handle: handing it to a call hands it the stream
     if base.identity is None:
         return UNKNOWN, state
     path = base.identity.attr(attr)

@@ -3,14 +3,14 @@ where it is, how names resolve, who answers for callees, and what it has emitted
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional, Protocol
 
 import libcst as cst
 
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.state import State
-from streamlint.model.domain.streams import StreamRefKind
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import AbsValue
 from streamlint.model.summary.effects import Effect
 from streamlint.model.summary.function_summary import FunctionSummary
@@ -31,12 +31,20 @@ class CallContext:
     # The caller's current stream is one it chose (`with torch.cuda.stream(side):` around the
     # call): as in its own body, a tensor of unknown device there is a CUDA tensor
     chosen: bool = False
+    # The parameter every caller hands a non-blocking stream other than its current one: the
+    # stream the callers hand in for this function's work. The memory they pass is taken as made
+    # there (not on their current stream), and that stream as another than the current one here
+    work_stream: str = ""
 
     def arg(self, name: str) -> Optional[AbsValue]:
         return dict(self.args).get(name)
 
 
 ROOT_CONTEXT = CallContext()
+# What a call tells its callee of a stream argument, without the caller's identities: a stream
+# made for the program's own work that does not wait for the legacy default stream, other than
+# the caller's current stream at the call (the only stream fact a context carries).
+SIDE_STREAM_FACT = StreamRef(StreamRefKind.CREATED, "", None, "<a side stream>", False, True)
 
 class ProgramView(Protocol):
     """What a walk may ask of the program around it (the solver answers)."""
@@ -86,6 +94,8 @@ class Frame:
     loop_sites: dict[int, frozenset[str]] = field(default_factory=dict)  # id(loop) -> its sites (asked each round)
     globals: dict[str, AbsValue] = field(default_factory=dict)  # what module-level names hold (the module's top level)
     chosen: bool = False  # entered under a current stream its caller chose (CallContext.chosen)
+    branch: tuple[str, ...] = ()  # the sides of the tests the walk is under (Effect.branch)
+    tests: dict[int, int] = field(default_factory=dict)  # id(if) -> its ordinal among the tests met
     found: Gathered = field(default_factory=Gathered)
 
     def chosen_stream(self, state: State) -> bool:
@@ -108,7 +118,17 @@ class Frame:
             )
         return found
 
+    def side(self, test: cst.CSTNode, taken: bool) -> tuple[str, ...]:
+        """The branch of one side of a test (a test in a loop is taken both ways over its
+        iterations: no side)."""
+        if self.loop_depth:
+            return self.branch
+        ordinal = self.tests.setdefault(id(test), len(self.tests))
+        return self.branch + (f"{self.qualname}?{ordinal}:{int(taken)}",)
+
     def emit(self, effect: Effect) -> None:
+        if self.branch:
+            effect = replace(effect, branch=self.branch + effect.branch)
         if effect not in self.found.seen_effects:
             self.found.seen_effects.add(effect)
             self.found.effects.append(effect)

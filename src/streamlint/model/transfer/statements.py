@@ -252,12 +252,18 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     if truth(test) is True:
         return run_block(_body(node.body), state, frame)
     holds, state = type_tests.sides(node.test, state, frame)  # a type test narrows each side
-    taken = run_block(_body(node.body), holds, frame) if truth(test) is None else state.unreachable()
-    other = state
-    if isinstance(node.orelse, cst.If):
-        other = _if(node.orelse, state, frame)
-    elif isinstance(node.orelse, cst.Else):
-        other = run_block(_body(node.orelse.body), state, frame)
+    outside = frame.branch
+    try:
+        frame.branch = frame.side(node, True)
+        taken = run_block(_body(node.body), holds, frame) if truth(test) is None else state.unreachable()
+        frame.branch = frame.side(node, False)
+        other = state
+        if isinstance(node.orelse, cst.If):
+            other = _if(node.orelse, state, frame)
+        elif isinstance(node.orelse, cst.Else):
+            other = run_block(_body(node.orelse.body), state, frame)
+    finally:
+        frame.branch = outside
     return taken.join(other, every_path=_on_the_counter(node.test, frame))
 
 
