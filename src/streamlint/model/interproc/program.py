@@ -178,6 +178,17 @@ class Program:
                 return found
         return None
 
+    def class_defining(self, module: str, methods: frozenset[str]) -> Optional[str]:
+        """The one class among `module`'s and the project modules it imports (`from . import m`,
+        `import pkg.m`) that defines all of `methods` (its own or inherited); None otherwise."""
+        unit = self.unit(module)
+        if unit is None:
+            return None
+        units = [unit] + [u for u in (self.unit(t) for t in sorted(set(unit.imports.values()))) if u is not None]
+        found = {f"{u.name}.{cls}" for u in units for cls in u.classes
+                 if all(self.function(f"{u.name}.{cls}.{m}") is not None for m in methods)}
+        return found.pop() if len(found) == 1 else None
+
     def package_units(self, most: int, most_in_root: int) -> list[ModuleUnit]:
         """The other modules of the checked module's package and the project's root scripts, read
         through the loader (so the cache notes each)."""

@@ -84,6 +84,7 @@ class Solver:
         self._asked: dict[str, list[CallContext]] = {}
         self._called_from_outside: set[str] = set()
         self._composing = 0  # class states being composed
+        self._by_methods: dict[tuple[str, frozenset[str]], str] = {}
 
     def solve_module(self) -> Solved:
         self._globals[self.program.main.name] = self._module_names(self.program.main.name)
@@ -176,6 +177,12 @@ class Solver:
         if function is None or not isinstance(function.node, cst.FunctionDef):
             return None
         return stored_parameters(function.node)
+
+    def class_defining(self, module: str, methods: frozenset[str]) -> Optional[str]:
+        found = self._by_methods.get((module, methods))
+        if found is None:
+            found = self._by_methods[(module, methods)] = self.program.class_defining(module, methods) or ""
+        return found or None
 
     def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
         module, _, name = cls.rpartition(".")

@@ -20,6 +20,8 @@ from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKin
 from streamlint.model.summary.function_summary import FunctionSummary
 from streamlint.model.summary.perform import perform, released
 
+SELF_OPTION = "<self>."  # (transfer/frame.py's branch tag of a test of `self.<attr>`)
+
 
 @dataclass(frozen=True)
 class Binding:
@@ -124,9 +126,20 @@ class _Mapper:
                 return None
         stream = self.stream(e.stream) if e.stream is not None else None
         other = self.stream(e.other) if e.other is not None else None
-        branch = tuple(f"{self.binding.site}>{tag}" for tag in e.branch)  # (each call takes its own sides)
+        branch = tuple(self._branch(tag) for tag in e.branch)
         return replace(e, path=path, stream=stream, other=other, guard=None, chain=(self.binding.site,) + e.chain,
                        branch=branch)
+
+    def _branch(self, tag: str) -> str:
+        """Each call takes its own sides of a test; an option of `self` is the receiver's, the
+        same in every call on it (a receiver the caller cannot name: this call's)."""
+        receiver = self.binding.receiver.identity if self.binding.receiver is not None else None
+        if not tag.startswith(SELF_OPTION) or receiver is None:
+            return f"{self.binding.site}>{tag}"
+        steps = "".join(f"{step}." for step in receiver.steps if isinstance(step, str))
+        if receiver.root.kind is RootKind.SELF and len(steps.split(".")) == len(receiver.steps) + 1:
+            return f"{SELF_OPTION}{steps}{tag[len(SELF_OPTION):]}"  # the caller's own `self`: an option of it
+        return f"{receiver!r}.{tag[len(SELF_OPTION):]}"
 
     def path(self, path: Path) -> Optional[Path]:
         root = path.root

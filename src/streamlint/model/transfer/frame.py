@@ -59,6 +59,10 @@ class ProgramView(Protocol):
     def kernel_writes(self, qualname: str) -> Optional[frozenset[int]]:
         """A GPU kernel's parameters its body stores into, by position; None when unknown."""
 
+    def class_defining(self, module: str, methods: frozenset[str]) -> Optional[str]:
+        """The one project class, among `module`'s own and those of the project modules it
+        imports, that defines every one of `methods`; None when none or several do."""
+
     def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
         """What `obj.<attr>` holds for an instance of the project class `cls`: the join of what
         its methods store there, in `self`'s terms (identities are `self.<attr>` paths)."""
@@ -78,6 +82,20 @@ class Gathered:
     evidence: dict[str, set[str]] = field(default_factory=dict)  # parameter -> what its use shows it is
     yielded: Optional[tuple] = None  # the current streams at the first `yield`
     handed_out: list[Conflict] = field(default_factory=list)  # memory returned while still being written
+
+
+# The branch tag of a test of `self.<attr>` (an option the object was made with).
+SELF_OPTION = "<self>."
+
+
+def _option_of_self(test: cst.BaseExpression) -> "Optional[tuple[str, bool]]":
+    """(`attr`, negated) for `self.attr` and `not self.attr`."""
+    negated = False
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, negated = test.expression, True
+    if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self":
+        return test.attr.value, negated
+    return None
 
 
 @dataclass
@@ -118,9 +136,14 @@ class Frame:
             )
         return found
 
-    def side(self, test: cst.CSTNode, taken: bool) -> tuple[str, ...]:
+    def side(self, test: cst.BaseExpression, taken: bool) -> tuple[str, ...]:
         """The branch of one side of a test (a test in a loop is taken both ways over its
-        iterations: no side)."""
+        iterations: no side). A test of an option of `self` (`if self.fused:`) is named by the
+        option: every call on one receiver takes the same side (`apply` names it by the receiver)."""
+        option = _option_of_self(test)
+        if option is not None:
+            attr, negated = option
+            return self.branch + (f"{SELF_OPTION}{attr}:{int(taken != negated)}",)
         if self.loop_depth:
             return self.branch
         ordinal = self.tests.setdefault(id(test), len(self.tests))

@@ -115,7 +115,29 @@ def _annotations(node: cst.FunctionDef, frame: Frame) -> dict[str, AbsValue]:
         value = annotated(param, frame.imports)
         if value is not None:
             found[param.name.value] = value
+    if frame.program is None:
+        return found
+    for name, methods in _methods_called_on_parameters(node).items():
+        cls = frame.program.class_defining(frame.module, methods) if len(methods) >= MIN_METHODS else None
+        if cls is not None and name not in found:
+            found[name] = AbsValue(ValueKind.OBJECT, target=cls)  # only that class has those methods
     return found
+
+
+# Methods called on a parameter that tell its class: a unique project class defining them all.
+MIN_METHODS = 2
+
+
+def _methods_called_on_parameters(node: cst.FunctionDef) -> dict[str, frozenset[str]]:
+    p = node.params
+    params = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)} - {"self", "cls"}
+    found: dict[str, set[str]] = {}
+    nested = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+    for n in preorder(node.body, lambda n: not isinstance(n, nested)):
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and isinstance(n.func.value, cst.Name):
+            if n.func.value.value in params:
+                found.setdefault(n.func.value.value, set()).add(n.func.attr.value)
+    return {name: frozenset(methods) for name, methods in found.items()}
 
 
 def _work_stream(index: int, name: str, framework: str) -> StreamRef:

@@ -254,9 +254,10 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     holds, state = type_tests.sides(node.test, state, frame)  # a type test narrows each side
     outside = frame.branch
     try:
-        frame.branch = frame.side(node, True)
+        frame.branch = frame.side(node.test, True)
         taken = run_block(_body(node.body), holds, frame) if truth(test) is None else state.unreachable()
-        frame.branch = frame.side(node, False)
+        frame.branch = outside
+        frame.branch = frame.side(node.test, False)
         other = state
         if isinstance(node.orelse, cst.If):
             other = _if(node.orelse, state, frame)
