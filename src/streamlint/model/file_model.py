@@ -41,6 +41,8 @@ def analyze_file(module: cst.Module, path: str = "") -> FileModel:
     seen, pairs = set(), set()
     for function, conflict in _all_conflicts(solver, solved, name):
         hazard = conflict if isinstance(conflict, Hazard) else place(function, conflict)
+        if _the_callees(hazard, name):
+            continue
         key, pair = _problem(hazard), _pair(hazard)
         if key not in seen and pair not in pairs:  # (the same two accesses met again across calls)
             seen.add(key)
@@ -118,6 +120,21 @@ def _fork_of(summary, side, origin):
     """The last wait in `summary` of stream `side` for stream `origin` (None: it never forked)."""
     forks = [e for e in summary.effects if e.kind is EffectKind.WAIT_STREAM and e.stream == side and e.other == origin]
     return forks[-1] if forks else None
+
+
+def _the_callees(hazard: Hazard, module: str) -> bool:
+    """A callee of another module queued one side on its caller's current stream though the call
+    handed it the other side's stream for its work: the callee's problem (reported there, at its
+    use, when its callers agree on that stream: CallContext.work_stream), not the caller's."""
+    later, earlier = hazard.later, hazard.earlier
+    for mine, other in ((later, earlier), (earlier, later)):
+        if other.stream in mine.handed and not _made_in(mine, module):
+            return True
+    return False
+
+
+def _made_in(access, module: str) -> bool:
+    return access.site.partition("#")[0].startswith(module + ".")
 
 
 def _pair(hazard: Hazard) -> tuple:

@@ -53,6 +53,7 @@ class AccessEvent:
     # stream; it meets only accesses to device memory
     assumed: bool = False
     branch: tuple[str, ...] = ()  # the sides of the tests it ran under (Effect.branch)
+    handed: tuple[StreamRef, ...] = ()  # (Effect.handed)
 
 
 def exclusive(a: tuple[str, ...], b: tuple[str, ...]) -> bool:

@@ -21,6 +21,8 @@ from streamlint.model.summary.function_summary import FunctionSummary
 from streamlint.model.summary.perform import perform, released
 
 SELF_OPTION = "<self>."  # (transfer/frame.py's branch tag of a test of `self.<attr>`)
+# The streams a callee finds without being handed one: its caller's current one, the defaults.
+_CURRENT_OR_DEFAULT = frozenset({StreamRefKind.AMBIENT, StreamRefKind.LEGACY, StreamRefKind.PER_THREAD})
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,12 @@ class Binding:
     site: str  # the call's site key in the caller
     args: tuple[tuple[str, AbsValue], ...]  # parameter name -> the caller's value
     receiver: Optional[AbsValue] = None  # `self` of a method call
+
+    @property
+    def handed(self) -> tuple[StreamRef, ...]:
+        """The side streams the call hands the callee (made for the program's own work)."""
+        return tuple(v.stream for _, v in self.args if v.kind is ValueKind.STREAM and v.stream is not None
+                     and v.stream.fresh and not v.stream.blocking)
 
     def arg(self, name: str) -> Optional[AbsValue]:
         return dict(self.args).get(name)
@@ -127,8 +135,11 @@ class _Mapper:
         stream = self.stream(e.stream) if e.stream is not None else None
         other = self.stream(e.other) if e.other is not None else None
         branch = tuple(self._branch(tag) for tag in e.branch)
+        handed = e.handed
+        if e.kind is EffectKind.ACCESS and e.stream is not None and e.stream.kind in _CURRENT_OR_DEFAULT:
+            handed = e.handed + self.binding.handed
         return replace(e, path=path, stream=stream, other=other, guard=None, chain=(self.binding.site,) + e.chain,
-                       branch=branch)
+                       branch=branch, handed=handed)
 
     def _branch(self, tag: str) -> str:
         """Each call takes its own sides of a test; an option of `self` is the receiver's, the

@@ -73,3 +73,6 @@ class Effect:
     # The sides of the tests it runs under ("<test>:1" the body, "<test>:0" the other side), for a
     # test the function takes once per call: effects on two sides of one test never pair
     branch: tuple[str, ...] = ()
+    # The side streams the call it came through handed the callee for its work, when the callee
+    # queued this on its caller's current stream instead (it ignored the stream it was handed)
+    handed: tuple[StreamRef, ...] = ()

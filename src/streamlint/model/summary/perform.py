@@ -47,7 +47,7 @@ def _access(state: State, e: Effect, reported: bool = True) -> Result:
         recorded = dict(state.recorded)
         recorded[e.stream] = recorded.get(e.stream, ()) + (replace(e, stream=None),)
         return replace(state, recorded=tuple(recorded.items())), []
-    event = AccessEvent(e.path, e.write, e.stream, e.site, e.chain, e.host_memory, branch=e.branch)
+    event = AccessEvent(e.path, e.write, e.stream, e.site, e.chain, e.host_memory, branch=e.branch, handed=e.handed)
     order = legacy_barrier(state.order, e.stream)
     found = order.conflicts(event)
     after = order.add(event)
