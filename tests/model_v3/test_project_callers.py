@@ -13,7 +13,8 @@ import pytest
 
 from streamlint.model import reads, resolve
 from streamlint.model.domain.order import AccessEvent, ConflictKind, Order
-from streamlint.model.domain.paths import Path as APath, Root
+from streamlint.model.domain.paths import Path as APath
+from streamlint.model.domain.paths import Root
 from streamlint.model.domain.streams import StreamRef
 from streamlint.model.file_model import analyze_file
 from streamlint.model.interproc import modules
@@ -161,7 +162,8 @@ def test_a_subclass_in_another_module_hands_the_inherited_method_its_stream(tmp_
     pkg = _package(tmp_path, {"memory": MEMORY, "kernels": KERNELS, "base": BASE,
                               "derived": DERIVED.format(non_blocking=True)})
     model = analyze_file(cst.parse_module((pkg / "base.py").read_text()), str(pkg / "base.py"))
-    assert [(h.function.rsplit(".", 1)[-1], h.kind) for h in model.hazards] == [("_pack", ConflictKind.READ_AFTER_WRITE)]
+    found = [(h.function.rsplit(".", 1)[-1], h.kind) for h in model.hazards]
+    assert found == [("_pack", ConflictKind.READ_AFTER_WRITE)]
 
 
 def test_a_blocking_stream_handed_in_is_ordered_by_the_default_stream(tmp_path):
@@ -213,15 +215,17 @@ def test_a_parameter_whose_methods_one_project_class_defines_is_of_that_class(tm
 
 
 def test_methods_two_classes_define_name_no_class(tmp_path):
-    twin = MEMORY.replace("class DeviceMemory", "class HostMemory").replace("cp.cuda.alloc", "cp.cuda.alloc_pinned_memory")
+    twin = MEMORY.replace("class DeviceMemory", "class HostMemory")
+    twin = twin.replace("cp.cuda.alloc", "cp.cuda.alloc_pinned_memory")
     pkg = _package(tmp_path, {"memory": MEMORY + twin, "exchange": DUCK})
     model = analyze_file(cst.parse_module((pkg / "exchange.py").read_text()), str(pkg / "exchange.py"))
     assert not [c for (q, c) in model.solved.walks if q.endswith("Memory.raw")]
 
 
 def test_the_callers_of_a_method_ignoring_the_stream_they_hand_it_leave_the_problem_to_it(tmp_path):
+    packed = "self._pack(self.buf, self.stream)"
     derived = DERIVED.format(non_blocking=True).replace(
-        "self._pack(self.buf, self.stream)", "self._pack(self.buf, self.stream)\n        kernels.fill_on(self.buf, self.stream)")
+        packed, packed + "\n        kernels.fill_on(self.buf, self.stream)")
     derived = derived.replace("from . import base, memory", "from . import base, kernels, memory")
     pkg = _package(tmp_path, {"memory": MEMORY, "kernels": KERNELS, "base": BASE, "derived": derived})
     # `_pack` (base.py) fills the buffer on the current stream, though it is handed `self.stream`:

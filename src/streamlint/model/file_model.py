@@ -16,7 +16,6 @@ from streamlint.model.domain.values import ValueKind
 from streamlint.model.interproc.repeat import next_call_conflicts
 from streamlint.model.findings import Hazard, Placement, at_boundary, at_fork, place
 from streamlint.model.summary.effects import EffectKind
-from streamlint.model.transfer.frame import ROOT_CONTEXT
 from streamlint.model.interproc.modules import ProjectModules, main_names
 from streamlint.model.interproc.program import Program, unit_of
 from streamlint.model.interproc.solver import Solved, Solver, entered_bare
