@@ -61,6 +61,8 @@ def _context(context: CallContext) -> str:
     parts.extend(f"self.{attr} = {_value(value)}" for attr, value in context.receiver_state if attr and not attr.startswith("<"))
     if context.chosen:
         parts.append("under a stream the caller chose")
+    if context.work_stream:
+        parts.append(f"the callers hand `{context.work_stream}` for the work")
     if context.receiver_state and context.receiver_state[0][0] == "<globals>":
         return "the module's top level, calls opaque"
     return "; ".join(parts) if parts else "any caller (nothing known of the arguments)"
