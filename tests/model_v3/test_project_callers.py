@@ -231,3 +231,45 @@ def test_the_callers_of_a_method_ignoring_the_stream_they_hand_it_leave_the_prob
     # `_pack` (base.py) fills the buffer on the current stream, though it is handed `self.stream`:
     # reported in base.py, at the fill; the subclass's use of the stream after it is no second report
     assert _kinds(pkg / "derived.py") == []
+
+
+SPEC = """
+import cffi
+import cupy
+import numpy
+from mpi4py import MPI
+
+_ffi = cffi.FFI()
+
+
+def to_buffer(array):
+    if cupy.get_array_module(array) is numpy:
+        return array
+    return (_ffi.buffer(_ffi.cast("void *", array.data.ptr), array.nbytes), MPI.FLOAT)
+"""
+
+SENDER = """
+import cupy
+import numpy
+
+from . import spec
+
+
+def send(comm, array):
+    comm.Send(spec.to_buffer(array), dest=1)
+
+
+def send_synced(comm, array):
+    buf = spec.to_buffer(array)
+    if cupy.get_array_module(array) is not numpy:
+        cupy.cuda.Stream.null.synchronize()
+    comm.Send(buf, dest=1)
+"""
+
+
+def test_a_helper_of_another_module_hands_mpi_the_device_side_of_a_type_test(tmp_path):
+    pkg = _package(tmp_path, {"spec": SPEC, "sender": SENDER})
+    model = analyze_file(cst.parse_module((pkg / "sender.py").read_text()), str(pkg / "sender.py"))
+    # the module-level `cffi.FFI()` is a pointer library; the null stream's synchronize waits
+    assert [(h.function.rsplit(".", 1)[-1], h.kind) for h in model.hazards] == [
+        ("send", ConflictKind.HOST_READ_BEFORE_SYNC)]

@@ -10,7 +10,9 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import declared
+from streamlint.model.api import cupy as cupy_api
 from streamlint.model.api import interop, mpi, normalize, python_std, torch_api
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
@@ -33,7 +35,12 @@ HOST_READERS = frozenset({"print", "str", "repr", "float", "int", "bool", "forma
 
 def method_of(receiver: AbsValue, name: str) -> AbsValue:
     if receiver.kind is ValueKind.NAMESPACE:  # spelled canonically: `chainer.cuda.Stream` is `cupy.cuda.Stream`
-        return AbsValue(ValueKind.NAMESPACE, target=normalize(f"{receiver.target}.{name}"))
+        target = normalize(f"{receiver.target}.{name}")
+        constant = cupy_api.STREAM_CONSTANTS.get(target)
+        if constant is not None:  # `cupy.cuda.Stream.null`: the legacy default stream
+            ref = StreamRef.legacy() if constant == "legacy" else StreamRef(StreamRefKind.PER_THREAD)
+            return AbsValue(ValueKind.STREAM, cupy_api.F, stream=ref)
+        return AbsValue(ValueKind.NAMESPACE, target=target)
     if receiver.kind is ValueKind.CALLABLE and receiver.target and not receiver.target.startswith((METHOD, "kernel:")):
         return AbsValue(ValueKind.CALLABLE, target=f"{receiver.target}.{name}")  # `Class.helper(...)`
     return AbsValue(ValueKind.CALLABLE, target=METHOD + name)
