@@ -66,6 +66,8 @@ def _context(context: CallContext) -> str:
     if context.receiver_pending:
         left = ", ".join(f"write {a.path.spell()} on {_stream(a.stream)}" for a in context.receiver_pending)
         parts.append(f"other calls left in flight: {left}")
+    if context.work_stream:
+        parts.append(f"the callers hand `{context.work_stream}` for the work")
     if context.receiver_state and context.receiver_state[0][0] == "<globals>":
         return "the module's top level, calls opaque"
     return "; ".join(parts) if parts else "any caller (nothing known of the arguments)"

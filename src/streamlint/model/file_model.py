@@ -16,10 +16,9 @@ from streamlint.model.domain.values import ValueKind
 from streamlint.model.interproc.repeat import next_call_conflicts
 from streamlint.model.findings import Hazard, Placement, at_boundary, at_fork, at_wait, place
 from streamlint.model.summary.effects import EffectKind
-from streamlint.model.transfer.frame import ROOT_CONTEXT
 from streamlint.model.interproc.modules import ProjectModules, main_names
 from streamlint.model.interproc.program import Program, unit_of
-from streamlint.model.interproc.solver import Solved, Solver
+from streamlint.model.interproc.solver import Solved, Solver, entered_bare
 
 
 @dataclass
@@ -41,6 +40,8 @@ def analyze_file(module: cst.Module, path: str = "") -> FileModel:
     seen, pairs = set(), set()
     for function, conflict in _all_conflicts(solver, solved, name):
         hazard = conflict if isinstance(conflict, Hazard) else place(function, conflict)
+        if _the_callees(hazard, name):
+            continue
         key, pair = _problem(hazard), _pair(hazard)
         if key not in seen and pair not in pairs:  # (the same two accesses met again across calls)
             seen.add(key)
@@ -55,7 +56,7 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
     found: list = [(qualname, _at_misdirected_wait(qualname, conflict, solved)) for qualname, conflict in
                    solved.conflicts_in(name)]
     found.extend(_next_calls(solver, solved, name))
-    for (qualname, context), walked in solved.walks.items():
+    for (qualname, context), walked in solved.reported():
         if not qualname.startswith(name + ".") or not _as_entered(context):
             continue
         # the class's interface is the boundary for what its other public methods left in flight:
@@ -119,15 +120,14 @@ def _reallocates_after_callers(solved: Solved, qualname: str, conflict) -> bool:
 def _as_entered(context) -> bool:
     """The context a function no caller in sight calls is walked in: nothing known of its
     arguments; for a method, the receiver's state its class's methods leave on `self`."""
-    bare = replace(context, receiver_state=(), receiver_pending=())
-    return bare == ROOT_CONTEXT and all(attr for attr, _ in context.receiver_state)
+    return entered_bare(replace(context, receiver_pending=()))
 
 
 def _next_calls(solver: Solver, solved: Solved, name: str) -> list:
     """A public method of a class that keeps a stream, called again: its pending work on `self`
     from the last call meets this call's (reported at this call's access, in the method)."""
     found = []
-    for (qualname, context), walked in solved.walks.items():
+    for (qualname, context), walked in solved.reported():
         method = qualname.rsplit(".", 1)[-1]
         if not qualname.startswith(name + ".") or method.startswith("_") or not context.receiver_state:
             continue
@@ -174,6 +174,21 @@ def _fork_of(summary, side, origin):
     """The last wait in `summary` of stream `side` for stream `origin` (None: it never forked)."""
     forks = [e for e in summary.effects if e.kind is EffectKind.WAIT_STREAM and e.stream == side and e.other == origin]
     return forks[-1] if forks else None
+
+
+def _the_callees(hazard: Hazard, module: str) -> bool:
+    """A callee of another module queued one side on its caller's current stream though the call
+    handed it the other side's stream for its work: the callee's problem (reported there, at its
+    use, when its callers agree on that stream: CallContext.work_stream), not the caller's."""
+    later, earlier = hazard.later, hazard.earlier
+    for mine, other in ((later, earlier), (earlier, later)):
+        if other.stream in mine.handed and not _made_in(mine, module):
+            return True
+    return False
+
+
+def _made_in(access, module: str) -> bool:
+    return access.site.partition("#")[0].startswith(module + ".")
 
 
 def _pair(hazard: Hazard) -> tuple:

@@ -155,6 +155,9 @@ NON_KERNEL_FUNCTIONS = frozenset({
 # `get_array_module(x)` is the `cupy` module for a CuPy array and `numpy` otherwise, so
 # `get_array_module(x) is numpy` holds on the host side, `is cupy` / `is not numpy` on the
 # device side; `isinstance(x, cupy.ndarray)` on the device side.
+# Streams named by a class attribute: the legacy default stream (`Stream.null`), the per-thread
+# default stream (`Stream.ptds`).
+STREAM_CONSTANTS = {"cupy.cuda.Stream.null": "legacy", "cupy.cuda.Stream.ptds": "per_thread"}
 ARRAY_MODULE_FUNCTIONS = frozenset({"cupy.get_array_module", "cupyx.scipy.get_array_module"})
 DEVICE_ARRAY_TYPES = frozenset({"cupy.ndarray"})
 DEVICE_MODULE = "cupy"

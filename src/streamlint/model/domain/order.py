@@ -52,6 +52,16 @@ class AccessEvent:
     # an assumption of the walk, not an operation: a parameter made on the caller's current
     # stream; it meets only accesses to device memory
     assumed: bool = False
+    branch: tuple[str, ...] = ()  # the sides of the tests it ran under (Effect.branch)
+    handed: tuple[StreamRef, ...] = ()  # (Effect.handed)
+
+
+def exclusive(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Two accesses made on two sides of one test (the same test, another side)."""
+    if not a or not b:
+        return False
+    sides = dict(tag.rsplit(":", 1) for tag in a)
+    return any(sides.get(test, side) != side for test, side in (tag.rsplit(":", 1) for tag in b))
 
 
 def access_key(a: AccessEvent) -> tuple:
@@ -186,6 +196,8 @@ class Order:
                 continue
             if p.access.assumed and access.host_memory:
                 continue  # the entry assumption speaks of device work only
+            if exclusive(p.access.branch, access.branch):
+                continue  # two sides of one test of one call: never both
             found.append(Conflict(kind, p.access, access))
         return found
 

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Optional
 
-from streamlint.model.domain.hashing import cached_hash
 from streamlint.model.domain.paths import Path
 
 
@@ -23,8 +22,7 @@ class StreamRefKind(Enum):
     UNKNOWN = "unknown"  # no evidence: hazards against it are unsure (silent)
 
 
-@cached_hash
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class StreamRef:
     kind: StreamRefKind
     framework: str = ""  # "torch", "cupy", "numba", "cuda": whose current stream AMBIENT is
@@ -36,6 +34,33 @@ class StreamRef:
     # by the code (`with torch.cuda.stream(self.comm)`: switching to it says it is another
     # stream). Evidence about the stream, not another stream: it does not take part in equality
     fresh: bool = field(default=False, compare=False)
+
+    def _identity(self) -> tuple:
+        """What makes two refs one stream. The stream held at a path is one stream whatever each
+        walk knew of it (its framework, where it was made, whether it blocks): those are evidence."""
+        if self.kind is StreamRefKind.PATH:
+            return (self.kind, self.path)
+        return (self.kind, self.framework, self.path, self.site, self.blocking)
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, StreamRef):
+            return NotImplemented
+        return self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        try:
+            return self.__dict__["_hash"]
+        except KeyError:
+            value = hash(self._identity())
+            object.__setattr__(self, "_hash", value)
+            return value
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_hash", None)
+        return state
 
     @staticmethod
     def ambient(framework: str) -> "StreamRef":

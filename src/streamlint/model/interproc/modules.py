@@ -71,6 +71,14 @@ class ProjectModules:
         return _read(file, name)
 
 
+    def package(self, most: int, most_in_root: int) -> tuple[str, ...]:
+        """The dotted names of the modules of the checked file's package and of the project's
+        root scripts (none past the bounds: resolve.package_files)."""
+        if not self.path or self.path == "-":
+            return ()
+        return tuple(resolve.canonical_name(Path(file)) for file in resolve.package_files(self.path, most, most_in_root))
+
+
 def read_source(file: Path, name: str) -> Optional[Source]:
     """The parsed module at `file`, named `name` (noted as read)."""
     return _read(file, name)

@@ -36,8 +36,18 @@ class ModuleUnit:
     imports: dict[str, str]
     top_names: frozenset[str]  # module-level functions and classes
     classes: frozenset[str] = frozenset()  # module-level classes
+    bases: dict[str, tuple[str, ...]] = field(default_factory=dict)  # class -> its bases, qualified
     functions: dict[str, FunctionRef] = field(default_factory=dict)
     path: str = ""  # the file it was read from (another module of the project)
+    _calls: Optional[dict[str, frozenset[str]]] = None  # (called_names)
+
+    def called_names(self) -> dict[str, frozenset[str]]:
+        """Each function's calls by the name they call (`f(...)`, `x.m(...)`, `super().m(...)`:
+        "f", "m"): the edges by name a caller search starts from (class-hierarchy style: a
+        method's name calls every method of that name)."""
+        if self._calls is None:
+            self._calls = {q: _names_called(f.node) for q, f in self.functions.items()}
+        return self._calls
 
 
 def unit_of(name: str, tree: cst.Module, package: Optional[str] = None) -> ModuleUnit:
@@ -47,6 +57,8 @@ def unit_of(name: str, tree: cst.Module, package: Optional[str] = None) -> Modul
     base = name.rpartition(".")[0] if package is None else package
     imports = {local: absolute(target, base) for local, target in imports_of(tree).items()}
     unit = ModuleUnit(name, tree, imports, frozenset(_top_names(tree)), classes)
+    unit.bases = {s.name.value: tuple(_qualified(b, unit) for b in _base_names(s))
+                  for s in tree.body if isinstance(s, cst.ClassDef)}
     unit.functions[f"{name}.{TOP_LEVEL}"] = FunctionRef(f"{name}.{TOP_LEVEL}", name, "", tree)
     for statement in tree.body:
         if isinstance(statement, cst.FunctionDef):
@@ -102,6 +114,38 @@ def _defined_in(body: cst.CSTNode) -> list[cst.FunctionDef]:
             if isinstance(n, cst.FunctionDef) and n is not body]
 
 
+def _names_called(node: "cst.FunctionDef | cst.Module") -> frozenset[str]:
+    nested = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+    found = set()
+    for n in preorder(node, lambda n: not isinstance(n, nested)):
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name):
+            found.add(n.func.value)
+        elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
+            found.add(n.func.attr.value)
+    return frozenset(found)
+
+
+def _base_names(cls: cst.ClassDef) -> list[str]:
+    """The dotted names a class's bases are written as (`base.ReducerBase`, `Base`)."""
+    found = []
+    for arg in cls.bases:
+        parts, node = [], arg.value
+        while isinstance(node, cst.Attribute):
+            parts.append(node.attr.value)
+            node = node.value
+        if isinstance(node, cst.Name) and arg.keyword is None:
+            found.append(".".join([node.value, *reversed(parts)]))
+    return found
+
+
+def _qualified(dotted: str, unit: ModuleUnit) -> str:
+    """A name as the module binds it: an import's target, a class of its own, else as written."""
+    head, _, rest = dotted.partition(".")
+    if head in unit.imports:
+        return f"{unit.imports[head]}.{rest}" if rest else unit.imports[head]
+    return f"{unit.name}.{dotted}" if head in unit.classes else dotted
+
+
 def _is_static(function: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.decorators)
 
@@ -143,6 +187,8 @@ class Program:
             head, _, rest = qualname[len(module) + 1:].partition(".")
             if not rest and head in unit.classes:
                 return "class"
+            if head in unit.classes and "." not in rest:
+                return self._inherited(unit, head, rest, hops)
             target = unit.imports.get(head)
             if target is None or hops >= _MAX_REEXPORTS:
                 return None
@@ -172,6 +218,36 @@ class Program:
             if unit is not None and qualified(expr, unit.imports) in python_std.MEMOIZING_DECORATORS:
                 return True
         return False
+
+    def _inherited(self, unit: ModuleUnit, cls: str, name: str, hops: int) -> "FunctionRef | str | None":
+        """A method the class does not define: its project bases' (method resolution in the
+        order the bases are written, depth first)."""
+        if hops >= _MAX_REEXPORTS:
+            return None
+        for base in unit.bases.get(cls, ()):
+            found = self._defined(f"{base}.{name}", hops + 1)
+            if found is not None:
+                return found
+        return None
+
+    def class_defining(self, module: str, methods: frozenset[str]) -> Optional[str]:
+        """The one class among `module`'s and the project modules it imports (`from . import m`,
+        `import pkg.m`) that defines all of `methods` (its own or inherited); None otherwise."""
+        unit = self.unit(module)
+        if unit is None:
+            return None
+        units = [unit] + [u for u in (self.unit(t) for t in sorted(set(unit.imports.values()))) if u is not None]
+        found = {f"{u.name}.{cls}" for u in units for cls in u.classes
+                 if all(self.function(f"{u.name}.{cls}.{m}") is not None for m in methods)}
+        return found.pop() if len(found) == 1 else None
+
+    def package_units(self, most: int, most_in_root: int) -> list[ModuleUnit]:
+        """The other modules of the checked module's package and the project's root scripts, read
+        through the loader (so the cache notes each)."""
+        listing = getattr(self._loader, "package", None)
+        names = listing(most, most_in_root) if listing is not None else ()
+        units = (self.unit(name) for name in names if name != self.main.name)
+        return [unit for unit in units if unit is not None]
 
     def unit(self, module: str) -> Optional[ModuleUnit]:
         if module not in self._units:

@@ -16,7 +16,7 @@ import libcst as cst
 from pathlib import Path as FilePath
 
 from streamlint.model.domain.order import Conflict
-from streamlint.model.domain.values import UNKNOWN, AbsValue
+from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
 from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, placeholders_given_way
 from streamlint.model.interproc.digests import note_use
 from streamlint.model.interproc.modules import ProjectModules, main_names, read_source
@@ -25,13 +25,17 @@ from streamlint.model.summary.codec import sealed
 from streamlint.model.transfer.kernels import stored_parameters
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.summary.function_summary import FunctionSummary
-from streamlint.model.transfer.frame import ROOT_CONTEXT, CallContext, Frame
+from streamlint.model.transfer.frame import ROOT_CONTEXT, SIDE_STREAM_FACT, CallContext, Frame
 from streamlint.model.transfer.interpret import Walked, call_ordinals, walk_function
 
 MAX_CONTEXTS = 4
 # The context of the one walk of a module's top level that finds what its names hold.
 GLOBALS_CONTEXT = CallContext(receiver_state=(("<globals>", UNKNOWN),))
 MAX_WALKS = 5000
+# The modules read for the callers of the checked module's functions: its package's (none when
+# the package has more) and the project root's scripts (at most this many).
+MAX_PACKAGE_FILES = 256
+MAX_ROOT_FILES = 64
 
 
 @dataclass
@@ -39,10 +43,16 @@ class Solved:
     """Every walk's result, by (qualname, context)."""
 
     walks: dict[tuple[str, CallContext], Walked] = field(default_factory=dict)
+    # Walks done only to learn what the project's callers pass (a caller in another module, and
+    # what it calls under its own context): their conflicts are that module's to report
+    unreported: set[tuple[str, CallContext]] = field(default_factory=set)
+
+    def reported(self) -> list[tuple[tuple[str, CallContext], Walked]]:
+        return [(key, walked) for key, walked in self.walks.items() if key not in self.unreported]
 
     def conflicts_in(self, module: str) -> list[tuple[str, Conflict]]:
         seen, found = set(), []
-        for (qualname, _), walked in self.walks.items():
+        for (qualname, _), walked in self.reported():
             if not qualname.startswith(module + "."):
                 continue
             for conflict in walked.conflicts:
@@ -69,12 +79,43 @@ class Solver:
         self._nodes: dict[str, dict[int, int]] = {}
         self._ordinals: dict[str, dict[int, int]] = {}
         self._ids: dict[int, dict] = {}
+        # the module and context of each function being walked, innermost last
+        self._walking: list[tuple[str, CallContext]] = []
+        # what each call site of a checked-module function passed (reverse edges), and which of
+        # those functions a caller in another module calls
+        self._asked: dict[str, list[CallContext]] = {}
+        self._called_from_outside: set[str] = set()
+        self._composing_depth = 0  # class states being composed (walks that are no callers' evidence)
+        self._by_methods: dict[tuple[str, frozenset[str]], str] = {}
 
     def solve_module(self) -> Solved:
         self._globals[self.program.main.name] = self._module_names(self.program.main.name)
         for qualname in list(self.program.main.functions):
             self._solve(qualname, ROOT_CONTEXT)
+        self._solve_under_callers()
         return self.solved
+
+    def _solve_under_callers(self) -> None:
+        """Contexts top-down from the project's call sites: the functions of the package's other
+        modules (and the root scripts) that call a name the checked module defines are walked,
+        as any caller, and what every call site passes a checked function, joined, is a context
+        it is walked in too (when it tells more than the root context)."""
+        main = self.program.main
+        wanted = {q.rsplit(".", 1)[-1] for q in main.functions} | set(main.classes)
+        before = set(self.solved.walks)
+        for unit in self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES):
+            for qualname, names in unit.called_names().items():
+                if names & wanted:
+                    self._solve(qualname, ROOT_CONTEXT)
+        self.solved.unreported |= set(self.solved.walks) - before
+        for qualname in sorted(self._called_from_outside):
+            joined = _joined(self._asked.get(qualname, []))
+            if joined is None or joined == ROOT_CONTEXT:
+                continue
+            walked_before = set(self.solved.walks)
+            self._solve(qualname, joined)
+            key = self._key_of(qualname, joined)
+            self.solved.unreported -= {key} | (set(self.solved.walks) - walked_before)
 
     def summary(self, qualname: str, context: CallContext) -> Optional[FunctionSummary]:
         """A call site asks (ProgramView): the callee has a caller in sight."""
@@ -83,7 +124,27 @@ class Solver:
         if function is not None and function.module != self.program.main.name:
             unit = self.program.unit(function.module)
             note_use(unit.path if unit is not None else "", function.qualname[len(function.module) + 1:], digest_of_use)
+        elif function is not None:
+            self.called.add(function.qualname)
+            self._note_caller(function, context)
         return self._solve(qualname, context)
+
+    def _note_caller(self, function: FunctionRef, context: CallContext) -> None:
+        """A call site of a checked-module function, in a caller walked as it is entered (no
+        assumption about its own callers; a method from its class's state): a reverse edge."""
+        if not self._walking or self._composing_depth or not entered_bare(self._walking[-1][1]):
+            return
+        self._asked.setdefault(function.qualname, []).append(_by_name(function, context))
+        if self._walking[-1][0] != function.module:
+            self._called_from_outside.add(function.qualname)
+
+    def _key_of(self, qualname: str, context: CallContext) -> tuple[str, CallContext]:
+        """The key the walk of `qualname` under `context` (as a call site gives it) is kept by."""
+        function = self.program.function(qualname)
+        assert function is not None
+        context = self._with_receiver_state(function, _by_name(function, context))
+        known = self._contexts.get(function.qualname, set())
+        return function.qualname, context if context in known else ROOT_CONTEXT
 
     def summary_at_root(self, qualname: str) -> Optional[FunctionSummary]:
         """What `qualname` does under no assumption about its callers."""
@@ -93,6 +154,7 @@ class Solver:
         function = self.program.function(qualname)
         if function is None or len(self.solved.walks) >= MAX_WALKS:
             return None
+        qualname = function.qualname  # (a name re-exported or inherited: where it is defined)
         context = self._within_budget(qualname, self._with_receiver_state(function, self._hot(function, _by_name(function, context))))
         key = (qualname, context)
         if key in self.solved.walks:
@@ -100,10 +162,12 @@ class Solver:
         if qualname in self._stack:
             return None  # recursion: cut here
         self._stack.add(qualname)
+        self._walking.append((function.module, context))
         try:
             walked = walk_function(function.node, self._frame(function), context)
         finally:
             self._stack.discard(qualname)
+            self._walking.pop()
         self.solved.walks[key] = walked
         return walked.summary
 
@@ -122,6 +186,12 @@ class Solver:
         if function is None or not isinstance(function.node, cst.FunctionDef):
             return None
         return stored_parameters(function.node)
+
+    def class_defining(self, module: str, methods: frozenset[str]) -> Optional[str]:
+        found = self._by_methods.get((module, methods))
+        if found is None:
+            found = self._by_methods[(module, methods)] = self.program.class_defining(module, methods) or ""
+        return found or None
 
     def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
         module, _, name = cls.rpartition(".")
@@ -192,8 +262,12 @@ class Solver:
         unit = self.program.unit(module)
         assert unit is not None
         methods = [q for q in unit.functions if q.startswith(cls + ".") and q.count(".") == cls.count(".") + 1]
-        first = self._stores_of([f"{cls}.__init__"], ())
-        joined = join_stores(first, self._stores_of([m for m in methods if not m.endswith(".__init__")], first))
+        self._composing_depth += 1  # (these walks start from part of the state: their calls are no callers' evidence)
+        try:
+            first = self._stores_of([f"{cls}.__init__"], ())
+            joined = join_stores(first, self._stores_of([m for m in methods if not m.endswith(".__init__")], first))
+        finally:
+            self._composing_depth -= 1
         joined = placeholders_given_way(joined)
         self._class_states[cls] = joined
         self._composing.discard(cls)
@@ -241,8 +315,35 @@ class Solver:
         if ordinals is None:
             ordinals = self._ordinals[function.qualname] = call_ordinals(function.node)
         frame.call_ordinals = ordinals
-        frame.globals = self._globals.get(function.module, {})
+        if function.module not in self._globals:  # another module's names, read when first used
+            self._globals[function.module] = self._module_names(function.module)
+        frame.globals = self._globals[function.module]
         return frame
+
+
+def entered_bare(context: CallContext) -> bool:
+    """The context a function is walked in as no caller in sight calls it: nothing known of its
+    arguments; for a method, the receiver's state its class's methods leave on `self`."""
+    return replace(context, receiver_state=()) == ROOT_CONTEXT and all(attr for attr, _ in context.receiver_state)
+
+
+def _joined(contexts: list[CallContext]) -> Optional[CallContext]:
+    """What every call site passes: the facts all of them agree on (a join; an argument one of
+    them does not pass, or passes as nothing known, is unknown). None: no call site."""
+    if not contexts:
+        return None
+    args = dict(contexts[0].args)
+    receiver = contexts[0].receiver
+    for context in contexts[1:]:
+        theirs = dict(context.args)
+        args = {name: value.join(theirs[name]) for name, value in args.items() if name in theirs}
+        receiver = receiver.join(context.receiver) if receiver is not None and context.receiver is not None else None
+    told = tuple(sorted(((n, v) for n, v in args.items() if v.kind is not UNKNOWN.kind), key=lambda item: item[0]))
+    if receiver is not None and receiver.kind is UNKNOWN.kind:
+        receiver = None
+    handed = [name for name, value in told if value.kind is ValueKind.STREAM and value.stream == SIDE_STREAM_FACT]
+    return CallContext(told, receiver, all(c.hot for c in contexts), chosen=all(c.chosen for c in contexts),
+                       work_stream=handed[0] if len(handed) == 1 else "")
 
 
 def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
@@ -253,9 +354,11 @@ def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
     named: dict[str, AbsValue] = {}
     for key, value in context.args:
         name = params[int(key)] if key.isdigit() and int(key) < len(params) else key
-        if name in params or not key.isdigit():
+        if (name in params or not key.isdigit()) and value != UNKNOWN:  # (nothing known: as not passed)
             named[name] = value
-    return CallContext(tuple(sorted(named.items())), context.receiver, context.hot, chosen=context.chosen)
+    receiver = context.receiver if context.receiver != UNKNOWN else None
+    return CallContext(tuple(sorted(named.items())), receiver, context.hot, chosen=context.chosen,
+                       work_stream=context.work_stream)
 
 
 def _params(function: FunctionRef) -> list[str]:

@@ -20,6 +20,10 @@ from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKin
 from streamlint.model.summary.function_summary import FunctionSummary
 from streamlint.model.summary.perform import perform, released
 
+SELF_OPTION = "<self>."  # (transfer/frame.py's branch tag of a test of `self.<attr>`)
+# The streams a callee finds without being handed one: its caller's current one, the defaults.
+_CURRENT_OR_DEFAULT = frozenset({StreamRefKind.AMBIENT, StreamRefKind.LEGACY, StreamRefKind.PER_THREAD})
+
 
 @dataclass(frozen=True)
 class Binding:
@@ -28,6 +32,12 @@ class Binding:
     site: str  # the call's site key in the caller
     args: tuple[tuple[str, AbsValue], ...]  # parameter name -> the caller's value
     receiver: Optional[AbsValue] = None  # `self` of a method call
+
+    @property
+    def handed(self) -> tuple[StreamRef, ...]:
+        """The side streams the call hands the callee (made for the program's own work)."""
+        return tuple(v.stream for _, v in self.args if v.kind is ValueKind.STREAM and v.stream is not None
+                     and v.stream.fresh and not v.stream.blocking)
 
     def arg(self, name: str) -> Optional[AbsValue]:
         return dict(self.args).get(name)
@@ -125,8 +135,23 @@ class _Mapper:
                 return None
         stream = self.stream(e.stream) if e.stream is not None else None
         other = self.stream(e.other) if e.other is not None else None
-        return replace(e, path=path, stream=stream, other=other, guard=self._guard(e.guard),
-                       chain=(self.binding.site,) + e.chain)
+        branch = tuple(self._branch(tag) for tag in e.branch)
+        handed = e.handed
+        if e.kind is EffectKind.ACCESS and e.stream is not None and e.stream.kind in _CURRENT_OR_DEFAULT:
+            handed = e.handed + self.binding.handed
+        return replace(e, path=path, stream=stream, other=other, guard=self._guard(e.guard), chain=(self.binding.site,) + e.chain,
+                       branch=branch, handed=handed)
+
+    def _branch(self, tag: str) -> str:
+        """Each call takes its own sides of a test; an option of `self` is the receiver's, the
+        same in every call on it (a receiver the caller cannot name: this call's)."""
+        receiver = self.binding.receiver.identity if self.binding.receiver is not None else None
+        if not tag.startswith(SELF_OPTION) or receiver is None:
+            return f"{self.binding.site}>{tag}"
+        steps = "".join(f"{step}." for step in receiver.steps if isinstance(step, str))
+        if receiver.root.kind is RootKind.SELF and len(steps.split(".")) == len(receiver.steps) + 1:
+            return f"{SELF_OPTION}{steps}{tag[len(SELF_OPTION):]}"  # the caller's own `self`: an option of it
+        return f"{receiver!r}.{tag[len(SELF_OPTION):]}"
 
     def _guard(self, guard: Optional[Guard]) -> Optional[Guard]:
         """Guards the call decided are gone; what a move needs of the memory stays with it."""

@@ -84,3 +84,9 @@ class Effect:
     operation: Optional[Operation] = None
     chain: tuple[str, ...] = ()  # call sites inside the function it came through (provenance)
     host_memory: bool = False  # an ACCESS to host memory (the host side of a copy, the host's own)
+    # The sides of the tests it runs under ("<test>:1" the body, "<test>:0" the other side), for a
+    # test the function takes once per call: effects on two sides of one test never pair
+    branch: tuple[str, ...] = ()
+    # The side streams the call it came through handed the callee for its work, when the callee
+    # queued this on its caller's current stream instead (it ignored the stream it was handed)
+    handed: tuple[StreamRef, ...] = ()

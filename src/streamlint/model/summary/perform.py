@@ -47,7 +47,7 @@ def _access(state: State, e: Effect, reported: bool = True) -> Result:
         recorded = dict(state.recorded)
         recorded[e.stream] = recorded.get(e.stream, ()) + (replace(e, stream=None),)
         return replace(state, recorded=tuple(recorded.items())), []
-    event = AccessEvent(e.path, e.write, e.stream, e.site, e.chain, e.host_memory)
+    event = AccessEvent(e.path, e.write, e.stream, e.site, e.chain, e.host_memory, branch=e.branch, handed=e.handed)
     order = legacy_barrier(state.order, e.stream)
     found = order.conflicts(event)
     if e.guard is not None and e.guard.kind is GuardKind.OFF_DEVICE:

@@ -10,7 +10,9 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import declared
+from streamlint.model.api import cupy as cupy_api
 from streamlint.model.api import host_math, interop, mpi, normalize, numpy_api, python_std, torch_api
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.api.facts import Arg, OpKind
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
@@ -22,7 +24,7 @@ from streamlint.model.transfer import array_calls, fact_calls, handlers, mpi_cal
 from streamlint.model.transfer.act import access, do, host_access, operation
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host
-from streamlint.model.transfer.frame import CallContext, Frame
+from streamlint.model.transfer.frame import SIDE_STREAM_FACT, CallContext, Frame
 
 Handled = tuple[AbsValue, State]
 METHOD = "."  # a callee value for `receiver.<name>` whose receiver decides what it is
@@ -33,7 +35,12 @@ HOST_READERS = frozenset({"print", "str", "repr", "float", "int", "bool", "forma
 
 def method_of(receiver: AbsValue, name: str) -> AbsValue:
     if receiver.kind is ValueKind.NAMESPACE:  # spelled canonically: `chainer.cuda.Stream` is `cupy.cuda.Stream`
-        return AbsValue(ValueKind.NAMESPACE, target=normalize(f"{receiver.target}.{name}"))
+        target = normalize(f"{receiver.target}.{name}")
+        constant = cupy_api.STREAM_CONSTANTS.get(target)
+        if constant is not None:  # `cupy.cuda.Stream.null`: the legacy default stream
+            ref = StreamRef.legacy() if constant == "legacy" else StreamRef(StreamRefKind.PER_THREAD)
+            return AbsValue(ValueKind.STREAM, cupy_api.F, stream=ref)
+        return AbsValue(ValueKind.NAMESPACE, target=target)
     if receiver.kind is ValueKind.CALLABLE and receiver.target and not receiver.target.startswith((METHOD, "kernel:")):
         return AbsValue(ValueKind.CALLABLE, target=f"{receiver.target}.{name}")  # `Class.helper(...)`
     return AbsValue(ValueKind.CALLABLE, target=METHOD + name)
@@ -122,6 +129,8 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
     stands_for = declared.active().namespaces.get(target)
     if stands_for is not None:  # a declared model: a wrapper that is a framework namespace
         return AbsValue(ValueKind.NAMESPACE, target=stands_for), state
+    if target in interop.POINTER_LIBRARY_CLASSES:  # `cffi.FFI()`: its methods are pointer wrappers
+        return AbsValue(ValueKind.NAMESPACE, target=f"{target}()"), state
     pointer = interop.POINTER_WRAPPERS.get(target)
     wrapped = arguments.value(pointer) if pointer is not None else None
     if wrapped is not None and wrapped.is_buffer:  # a handle of the memory at an address (`fromaddress(ptr, n)`)
@@ -179,6 +188,8 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
         return _object_method(f"{receiver.target}.{name}", arguments, state, frame)
     elif receiver.identity is not None and receiver.identity.root.kind is RootKind.SELF and not receiver.identity.steps:
         return _project_call(f"{frame.module}.{frame.class_name}.{name}", arguments, state, frame)
+    if handled is None and not receiver.is_buffer:
+        handled = mpi_calls.collective(name, arguments, state, frame)  # an NCCL communicator's
     if handled is None and not receiver.is_buffer:
         handled = mpi_calls.comm_method(name, arguments, state, frame)  # a communicator's buffer methods
     if handled is not None:
@@ -352,16 +363,25 @@ def _bound_args(params: tuple[str, ...], arguments: Arguments) -> tuple[tuple[st
 def _context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
     """What this call tells the callee about its arguments (their kind, memory and stream), and
     whether the current stream is one the code chose."""
-    facts = tuple((str(i), _fact(v)) for i, (v, _) in enumerate(arguments.positional))
-    facts += tuple((k, _fact(v)) for k, (v, _) in arguments.keywords.items())
-    receiver = _fact(arguments.receiver) if arguments.receiver is not None else None
+    facts = tuple((str(i), _fact(v, state)) for i, (v, _) in enumerate(arguments.positional))
+    facts += tuple((k, _fact(v, state)) for k, (v, _) in arguments.keywords.items())
+    receiver = _fact(arguments.receiver, state) if arguments.receiver is not None else None
     return CallContext(facts, receiver, chosen=frame.chosen_stream(state))
 
 
-def _fact(value: AbsValue) -> AbsValue:
+def _fact(value: AbsValue, state: State) -> AbsValue:
     """What a callee may know of an argument whoever passes it: its kind and memory, never the
-    caller's identities (a stream is the parameter's stream in the callee's summary)."""
-    return AbsValue(value.kind, value.framework, value.memory, None, None, value.may_be_none, None, value.target)
+    caller's identities (a stream is the parameter's stream in the callee's summary; that it is
+    a non-blocking side stream other than the current one is a fact: SIDE_STREAM_FACT)."""
+    stream = SIDE_STREAM_FACT if _side_stream_here(value, state) else None
+    return AbsValue(value.kind, value.framework, value.memory, None, stream, value.may_be_none, None, value.target)
+
+
+def _side_stream_here(value: AbsValue, state: State) -> bool:
+    ref = value.stream
+    if value.kind is not ValueKind.STREAM or ref is None or ref.blocking or not ref.fresh:
+        return False
+    return ref.distinct_from(state.current_stream(ref.framework or "torch"))
 
 
 def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = False) -> Handled:

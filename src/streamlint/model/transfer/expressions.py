@@ -8,7 +8,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from streamlint.model.api import cuda_python, host_math
+from streamlint.model.api import cuda_python, host_math, nccl
 from streamlint.model.api.facts import POINTER_FRAMEWORKS
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
@@ -57,6 +57,8 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
     attr = node.attr.value
     if base.kind is ValueKind.NAMESPACE:
         return calls.method_of(base, attr), state
+    if base.kind is ValueKind.STREAM and attr in nccl.STREAM_HANDLE_ATTRS:
+        return base, state  # a stream's raw handle: handing it to a call hands it the stream
     held = state.at(base.identity.attr(attr)) if base.identity is not None else UNKNOWN
     if held.kind is ValueKind.UNKNOWN and attr in host_math.NUMBER_ATTRIBUTES:
         return _host_numbers(attr in host_math.NUMBER_TUPLE_ATTRIBUTES), state  # `x.shape`, `x.size`

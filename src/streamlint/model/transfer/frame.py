@@ -3,14 +3,14 @@ where it is, how names resolve, who answers for callees, and what it has emitted
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional, Protocol
 
 import libcst as cst
 
 from streamlint.model.domain.order import AccessEvent, Conflict
 from streamlint.model.domain.state import State
-from streamlint.model.domain.streams import StreamRefKind
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import AbsValue
 from streamlint.model.summary.effects import Effect
 from streamlint.model.summary.function_summary import FunctionSummary
@@ -37,12 +37,20 @@ class CallContext:
     # class's side streams the caller's current stream does not follow): a method entered by no
     # caller in sight may run after any of them (RacerD's class composition, for pending work)
     receiver_pending: tuple[AccessEvent, ...] = ()
+    # The parameter every caller hands a non-blocking stream other than its current one: the
+    # stream the callers hand in for this function's work. The memory they pass is taken as made
+    # there (not on their current stream), and that stream as another than the current one here
+    work_stream: str = ""
 
     def arg(self, name: str) -> Optional[AbsValue]:
         return dict(self.args).get(name)
 
 
 ROOT_CONTEXT = CallContext()
+# What a call tells its callee of a stream argument, without the caller's identities: a stream
+# made for the program's own work that does not wait for the legacy default stream, other than
+# the caller's current stream at the call (the only stream fact a context carries).
+SIDE_STREAM_FACT = StreamRef(StreamRefKind.CREATED, "", None, "<a side stream>", False, True)
 
 class ProgramView(Protocol):
     """What a walk may ask of the program around it (the solver answers)."""
@@ -56,6 +64,10 @@ class ProgramView(Protocol):
 
     def kernel_writes(self, qualname: str) -> Optional[frozenset[int]]:
         """A GPU kernel's parameters its body stores into, by position; None when unknown."""
+
+    def class_defining(self, module: str, methods: frozenset[str]) -> Optional[str]:
+        """The one project class, among `module`'s own and those of the project modules it
+        imports, that defines every one of `methods`; None when none or several do."""
 
     def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
         """What `obj.<attr>` holds for an instance of the project class `cls`: the join of what
@@ -81,6 +93,30 @@ class Gathered:
     taken: dict = field(default_factory=dict)
 
 
+# The branch tag of a test of `self.<attr>` (an option the object was made with).
+SELF_OPTION = "<self>."
+
+
+def _option_of_self(test: cst.BaseExpression) -> "Optional[tuple[str, bool]]":
+    """(`attr`, negated) for `self.attr` and `not self.attr`."""
+    negated = False
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, negated = test.expression, True
+    if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self":
+        return test.attr.value, negated
+    return None
+
+
+@dataclass
+class Numbering:
+    """Tables keyed by node identity: each site's ordinal (fixed by the function's text), the
+    sites inside each loop (asked every round) and each test's ordinal among the tests met."""
+
+    call_ordinals: dict[int, int] = field(default_factory=dict)  # id(node) -> its site's ordinal, in source order
+    loop_sites: dict[int, frozenset[str]] = field(default_factory=dict)
+    tests: dict[int, int] = field(default_factory=dict)
+
+
 @dataclass
 class Frame:
     qualname: str  # the function walked ("" for a module body)
@@ -89,15 +125,23 @@ class Frame:
     local_functions: frozenset[str]  # module-level functions and classes, by name
     class_name: str = ""  # the class of a method
     program: Optional[ProgramView] = None
-    call_ordinals: dict[int, int] = field(default_factory=dict)  # id(Call) -> ordinal in source order
     loop_depth: int = 0
     loop_names: list[str] = field(default_factory=list)  # the targets of the enclosing `for` loops
-    loop_sites: dict[int, frozenset[str]] = field(default_factory=dict)  # id(loop) -> its sites (asked each round)
+    numbering: "Numbering" = field(default_factory=lambda: Numbering())  # tables keyed by node identity
     globals: dict[str, AbsValue] = field(default_factory=dict)  # what module-level names hold (the module's top level)
     context: Optional[CallContext] = None  # what the function was entered under (set by the walk)
     free_receiver: str = ""  # a closure of a method: the free name of the method's receiver (`self`)
+    branch: tuple[str, ...] = ()  # the sides of the tests the walk is under (Effect.branch)
     found: Gathered = field(default_factory=Gathered)
     guards: int = 0  # enclosing tests (and tests passed that can return first): >0 runs only sometimes
+
+    @property
+    def call_ordinals(self) -> dict[int, int]:
+        return self.numbering.call_ordinals
+
+    @call_ordinals.setter
+    def call_ordinals(self, ordinals: dict[int, int]) -> None:
+        self.numbering.call_ordinals = ordinals
 
     @property
     def chosen(self) -> bool:
@@ -122,14 +166,29 @@ class Frame:
 
     def sites_within(self, node: cst.CSTNode) -> frozenset[str]:
         """The site keys of the nodes inside `node` (a loop, a comprehension)."""
-        found = self.loop_sites.get(id(node))
+        found = self.numbering.loop_sites.get(id(node))
         if found is None:
-            found = self.loop_sites[id(node)] = frozenset(
+            found = self.numbering.loop_sites[id(node)] = frozenset(
                 self.site(n) for n in preorder(node, lambda n: True) if id(n) in self.call_ordinals
             )
         return found
 
+    def side(self, test: cst.BaseExpression, taken: bool) -> tuple[str, ...]:
+        """The branch of one side of a test (a test in a loop is taken both ways over its
+        iterations: no side). A test of an option of `self` (`if self.fused:`) is named by the
+        option: every call on one receiver takes the same side (`apply` names it by the receiver)."""
+        option = _option_of_self(test)
+        if option is not None:
+            attr, negated = option
+            return self.branch + (f"{SELF_OPTION}{attr}:{int(taken != negated)}",)
+        if self.loop_depth:
+            return self.branch
+        ordinal = self.numbering.tests.setdefault(id(test), len(self.numbering.tests))
+        return self.branch + (f"{self.qualname}?{ordinal}:{int(taken)}",)
+
     def emit(self, effect: Effect) -> None:
+        if self.branch:
+            effect = replace(effect, branch=self.branch + effect.branch)
         if effect not in self.found.seen_effects:
             self.found.seen_effects.add(effect)
             self.found.effects.append(effect)

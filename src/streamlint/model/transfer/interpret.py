@@ -16,7 +16,7 @@ from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import FunctionSummary, bounded
 from streamlint.model.transfer.annotations import annotated
-from streamlint.model.transfer.frame import CallContext, Frame
+from streamlint.model.transfer.frame import SIDE_STREAM_FACT, CallContext, Frame
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.transfer.statements import leave, release_if_dropped, run_block
@@ -66,7 +66,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     for index, name in enumerate(params):
         value = _parameter_value(index, name, frame, context, params, declared.get(name))
         state = state.bind(name, value)
-        state = _made_by_the_caller(state, frame, value)
+        state = _made_by_the_caller(state, frame, value, _producer(node, context))
     for attr, value in context.receiver_state:
         state = state.store(Path(Root.self_()).attr(attr), value)
         state = _made_before_the_call(state, frame, value)
@@ -89,8 +89,9 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     )
     earlier_calls = frozenset(context.receiver_pending)
     # what another call left in flight meets this call's work only at the boundary placements
-    conflicts = tuple(c for c in frame.found.conflicts if c.earlier not in earlier_calls)
-    return Walked(summary, conflicts, tuple(frame.found.handed_out),
+    conflicts = [c for c in frame.found.conflicts if c.earlier not in earlier_calls]
+    conflicts = _unordered_with_the_callers(conflicts, frame.found.exit_state, _producer(node, context))
+    return Walked(summary, tuple(conflicts), tuple(frame.found.handed_out),
                   misjoined(frame.found.exit_state, tuple(frame.found.effects), earlier_calls),
                   left_on_self(frame.found.exit_state))
 
@@ -206,6 +207,23 @@ def _join_after(effects: tuple[Effect, ...], access: AccessEvent, current: Strea
     return None
 
 
+def _unordered_with_the_callers(conflicts: list[Conflict], exit_state: Optional[State], work: StreamRef) -> list[Conflict]:
+    """Under the stream the callers hand in for the work, a use of their memory on another stream
+    races their work on it unless the function orders the two, either way: the use after that
+    stream's work (a wait before it), or that stream's later work after the use (a wait before
+    it returns)."""
+    if work.kind is not StreamRefKind.PATH or exit_state is None:
+        return conflicts
+    kept = []
+    for conflict in conflicts:
+        if conflict.earlier.assumed and conflict.earlier.stream == work:
+            pending = [p for p in exit_state.order.pending if p.access == conflict.later]
+            if pending and all(p.ordered_before(work) for p in pending):
+                continue  # the callers' stream waits for it before they go on
+        kept.append(conflict)
+    return kept
+
+
 def _parameters(node: cst.FunctionDef) -> tuple[str, ...]:
     p = node.params
     names = [x.name.value for x in (*p.posonly_params, *p.params)]
@@ -224,17 +242,55 @@ def _annotations(node: cst.FunctionDef, frame: Frame) -> dict[str, AbsValue]:
         value = annotated(param, frame.imports)
         if value is not None:
             found[param.name.value] = value
+    if frame.program is None:
+        return found
+    for name, methods in _methods_called_on_parameters(node).items():
+        cls = frame.program.class_defining(frame.module, methods) if len(methods) >= MIN_METHODS else None
+        if cls is not None and name not in found:
+            found[name] = AbsValue(ValueKind.OBJECT, target=cls)  # only that class has those methods
     return found
 
 
-def _made_by_the_caller(state: State, frame: Frame, value: AbsValue) -> State:
+# Methods called on a parameter that tell its class: a unique project class defining them all.
+MIN_METHODS = 2
+
+
+def _methods_called_on_parameters(node: cst.FunctionDef) -> dict[str, frozenset[str]]:
+    p = node.params
+    params = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)} - {"self", "cls"}
+    found: dict[str, set[str]] = {}
+    nested = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+    for n in preorder(node.body, lambda n: not isinstance(n, nested)):
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and isinstance(n.func.value, cst.Name):
+            if n.func.value.value in params:
+                found.setdefault(n.func.value.value, set()).add(n.func.attr.value)
+    return {name: frozenset(methods) for name, methods in found.items()}
+
+
+def _work_stream(index: int, name: str, framework: str) -> StreamRef:
+    """The stream the callers hand in for the work, at its parameter: a side stream of theirs."""
+    return StreamRef(StreamRefKind.PATH, framework, Path(Root.param(index, name)), "", False, True)
+
+
+def _producer(node: "cst.FunctionDef | cst.Module", context: CallContext) -> StreamRef:
+    """Where the callers made the memory they pass: their current stream, or the stream they hand
+    in for the work (CallContext.work_stream)."""
+    if context.work_stream and isinstance(node, cst.FunctionDef):
+        params = _parameters(node)
+        if context.work_stream in params:
+            given = context.arg(context.work_stream)
+            return _work_stream(params.index(context.work_stream), context.work_stream, given.framework if given else "")
+    return StreamRef.ambient("torch")
+
+
+def _made_by_the_caller(state: State, frame: Frame, value: AbsValue, producer: StreamRef) -> State:
     """A parameter's memory was produced by the caller, on the caller's current stream (PyTorch's
     invariant): an assumption of the walk, not an effect of the function, so it is in the entry
     order only and never in the summary."""
     identity = value.identity
     if identity is None or identity.root.kind is not RootKind.PARAM:
         return state
-    made = AccessEvent(identity, True, StreamRef.ambient("torch"), f"{frame.qualname}#entry", assumed=True)
+    made = AccessEvent(identity, True, producer, f"{frame.qualname}#entry", assumed=True)
     return state.with_order(state.order.add(made))
 
 
@@ -264,8 +320,8 @@ def _parameter_value(index: int, name: str, frame: Frame, context: CallContext, 
     if given is None:
         return AbsValue(identity=identity)
     stream = given.stream if given.kind is ValueKind.STREAM else None
-    if given.kind is ValueKind.STREAM and given.stream is None:
-        stream = StreamRef.at(identity)
+    if given.kind is ValueKind.STREAM and (given.stream is None or given.stream == SIDE_STREAM_FACT):
+        stream = _work_stream(index, name, given.framework) if context.work_stream == name else StreamRef.at(identity)
     return AbsValue(given.kind, given.framework, given.memory, identity, stream, given.may_be_none, given.element, given.target)
 
 

@@ -1,15 +1,19 @@
-"""mpi4py's buffer methods (`comm.Send`, `comm.Allreduce`, ...): MPI reads and writes the buffers
-from the host side when called, waiting for no stream (model/api/mpi.py's rows)."""
+"""Communicators' buffer methods. mpi4py's (`comm.Send`, `comm.Allreduce`, ...): MPI reads and
+writes the buffers from the host side when called, waiting for no stream (model/api/mpi.py's
+rows). NCCL's collectives driven with raw pointers (`comm.allReduce(a.ptr, b.ptr, n, ...,
+stream.ptr)`): queued on the stream they are handed, reading the send buffer and writing the
+receive buffer there (model/api/nccl.py's rows)."""
 
 from __future__ import annotations
 
 from typing import Optional
 
-from streamlint.model.api import mpi
+from streamlint.model.api import mpi, nccl
 from streamlint.model.domain.paths import Path
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import UNKNOWN, AbsValue
-from streamlint.model.transfer.act import host_access
+from streamlint.model.domain.values import ValueKind
+from streamlint.model.transfer.act import access, host_access
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device
 from streamlint.model.transfer.frame import Frame
@@ -40,3 +44,26 @@ def _buffers(given: Optional[AbsValue]) -> list[Path]:
     if given.is_buffer and given.identity is not None:
         return [given.identity]
     return sorted(given.members, key=repr)
+
+
+def collective(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    """An NCCL collective: a method of that name handed a stream (or its handle) and as many
+    device buffers (pointers into them) as the collective has roles; None otherwise."""
+    roles = nccl.COMMUNICATOR_METHODS.get(name)
+    if roles is None:
+        return None
+    given = arguments.keywords.get("stream")
+    candidates = [given[0]] if given is not None else [v for v, _ in arguments.positional]
+    stream = next((v.stream for v in candidates if v.kind is ValueKind.STREAM and v.stream is not None), None)
+    if stream is None or not stream.known:
+        return None
+    buffers = [v.identity for v in arguments.values() if is_device(v) and v.identity is not None]
+    if len(buffers) != len(roles):
+        return None  # (the pointers the call shows do not match the collective's)
+    site = frame.site(arguments.node)
+    for path, role in zip(buffers, roles):
+        if role is not mpi.Role.RECEIVED:
+            state = access(state, frame, site, path, False, stream)
+        if role is not mpi.Role.SENT:
+            state = access(state, frame, site, path, True, stream)
+    return UNKNOWN, state

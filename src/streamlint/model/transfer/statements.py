@@ -290,8 +290,11 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     holds, state = type_tests.sides(node.test, state, frame)  # a type test narrows each side
     rare = rare_test(node.test)  # (a data-dependent test may pass every time: no guard)
     frame.guards += rare
+    outside = frame.branch
     try:
+        frame.branch = frame.side(node.test, True)
         taken = run_block(_body(node.body), holds, frame) if truth(test) is None else state.unreachable()
+        frame.branch = frame.side(node.test, False)
         other = state
         if isinstance(node.orelse, cst.If):
             other = _if(node.orelse, state, frame)
@@ -299,6 +302,7 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
             other = run_block(_body(node.orelse.body), state, frame)
     finally:
         frame.guards -= rare
+        frame.branch = outside
     if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body):
         frame.guards += 1  # one side leaves (`if done: return`): what follows runs only sometimes
     return taken.join(other, every_path=_on_the_counter(node.test, frame))

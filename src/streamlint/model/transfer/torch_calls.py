@@ -320,7 +320,10 @@ def stream_method(name: str, stream: StreamRef, arguments: Arguments, state: Sta
         return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=F))
     if name == "wait_stream":
         other_ref = stream_of(arguments.value(Arg(0, "stream")))
-        return UNKNOWN, do(state, frame, Effect(EffectKind.WAIT_STREAM, site, stream=stream, other=other_ref, framework=F))
+        state = do(state, frame, Effect(EffectKind.WAIT_STREAM, site, stream=stream, other=other_ref, framework=F))
+        if other_ref == state.current_stream(F) and stream.kind is StreamRefKind.PATH and not stream.fresh:
+            state = _side_stream(state, stream)
+        return UNKNOWN, state
     if name == "wait_event":
         event = arguments.value(Arg(0, "event"))
         return UNKNOWN, _wait_event(event, stream, site, state, frame)
@@ -329,6 +332,16 @@ def stream_method(name: str, stream: StreamRef, arguments: Arguments, state: Sta
         state = do(state, frame, Effect(EffectKind.RECORD_EVENT, site, event.identity, stream, framework=F))
         return event, state
     return None
+
+
+def _side_stream(state: State, stream: StreamRef) -> State:
+    """A stream handed in that waits for the current stream is another stream than the current
+    one (waiting for itself would order nothing): evidence, as a stream the program made."""
+    fresh = replace(stream, fresh=True)
+    for name, value in state.names:
+        if value.kind is ValueKind.STREAM and value.stream == stream:
+            state = state.bind(name, replace(value, stream=fresh))
+    return state
 
 
 def _wait_event(event: Optional[AbsValue], stream: StreamRef, site: str, state: State, frame: Frame) -> State:

@@ -1,0 +1,275 @@
+"""The project's callers of the checked module's functions (reverse edges over the package's
+modules): what every call site passes, joined, is a context the function is walked in; the
+stream every caller hands in for the work; methods inherited from project bases; exclusive
+sides of one test never pair across a call."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from streamlint.model import reads, resolve
+from streamlint.model.domain.order import AccessEvent, ConflictKind, Order
+from streamlint.model.domain.paths import Path as APath
+from streamlint.model.domain.paths import Root
+from streamlint.model.domain.streams import StreamRef
+from streamlint.model.file_model import analyze_file
+from streamlint.model.interproc import modules
+
+MEMORY = """
+import cupy as cp
+
+
+class DeviceMemory:
+    def __init__(self):
+        self.memory = None
+
+    def assign(self, size):
+        self.memory = cp.cuda.alloc(size)
+
+    def raw(self):
+        return self.memory
+"""
+
+# MPI reads what it is handed from the host side, waiting for no stream.
+EXCHANGE = """
+import mpi4py.MPI
+
+
+def exchange(comm, buf):
+    comm.Bcast([buf.raw(), mpi4py.MPI.FLOAT])
+"""
+
+CALLER = """
+from . import exchange, memory
+
+
+class Communicator:
+    def __init__(self, comm):
+        self.comm = comm
+        self.buf = {made}
+
+    def run(self, n):
+        self.buf.assign(n)
+        exchange.exchange(self.comm, self.buf)
+"""
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    resolve.forget()
+    modules.forget()
+    yield
+    resolve.forget()
+    modules.forget()
+
+
+def _package(root: Path, files: dict[str, str]) -> Path:
+    (root / "pyproject.toml").write_text("")
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    for name, text in files.items():
+        (root / "pkg" / f"{name}.py").write_text(textwrap.dedent(text))
+    return root / "pkg"
+
+
+def _kinds(path: Path) -> list[ConflictKind]:
+    model = analyze_file(cst.parse_module(path.read_text()), str(path))
+    return [h.kind for h in model.hazards]
+
+
+def test_every_caller_in_the_package_passing_device_memory_types_the_parameter(tmp_path):
+    pkg = _package(tmp_path, {"memory": MEMORY, "exchange": EXCHANGE,
+                              "caller": CALLER.format(made="memory.DeviceMemory()")})
+    # `buf` is device memory its callers made on their current stream: MPI does not wait for it
+    assert _kinds(pkg / "exchange.py") == [ConflictKind.HOST_READ_BEFORE_SYNC]
+
+
+def test_callers_that_disagree_say_nothing(tmp_path):
+    other = CALLER.format(made="object()").replace("class Communicator", "class Other")
+    pkg = _package(tmp_path, {"memory": MEMORY, "exchange": EXCHANGE,
+                              "caller": CALLER.format(made="memory.DeviceMemory()"), "other": other})
+    assert _kinds(pkg / "exchange.py") == []
+
+
+def test_no_caller_no_context(tmp_path):
+    pkg = _package(tmp_path, {"memory": MEMORY, "exchange": EXCHANGE})
+    assert _kinds(pkg / "exchange.py") == []
+
+
+def test_the_callers_modules_are_noted_for_the_cache(tmp_path):
+    pkg = _package(tmp_path, {"memory": MEMORY, "exchange": EXCHANGE,
+                              "caller": CALLER.format(made="memory.DeviceMemory()")})
+    path = pkg / "exchange.py"
+    with reads.recording() as notes:
+        analyze_file(cst.parse_module(path.read_text()), str(path))
+    assert str(pkg / "caller.py") in notes
+
+
+BASE = """
+import cupy
+
+from . import kernels
+
+
+class Base:
+    def __init__(self, fused):
+        self.fused = fused
+
+    def _pack(self, buffer, stream=None):
+        if self.fused:
+            kernels.fill(buffer)  # on the current stream, though the callers hand `stream` for the work
+        else:
+            kernels.fill_on(buffer, stream)
+"""
+
+KERNELS = """
+import cupy
+
+_FILL = cupy.RawKernel("", "fill")
+
+
+def fill(buffer):
+    _FILL((1,), (1,), (buffer.memory,))
+
+
+def fill_on(buffer, stream):
+    _FILL((1,), (1,), (buffer.memory,), stream=stream)
+"""
+
+DERIVED = """
+import cupy
+
+from . import base, memory
+
+
+class Derived(base.Base):
+    def __init__(self, fused):
+        super().__init__(fused)
+        self.stream = cupy.cuda.Stream(non_blocking={non_blocking})
+        self.buf = memory.DeviceMemory()
+
+    def reduce(self, n):
+        self.buf.assign(n)
+        self._pack(self.buf, self.stream)
+"""
+
+
+def test_a_subclass_in_another_module_hands_the_inherited_method_its_stream(tmp_path):
+    pkg = _package(tmp_path, {"memory": MEMORY, "kernels": KERNELS, "base": BASE,
+                              "derived": DERIVED.format(non_blocking=True)})
+    model = analyze_file(cst.parse_module((pkg / "base.py").read_text()), str(pkg / "base.py"))
+    found = [(h.function.rsplit(".", 1)[-1], h.kind) for h in model.hazards]
+    assert found == [("_pack", ConflictKind.READ_AFTER_WRITE)]
+
+
+def test_a_blocking_stream_handed_in_is_ordered_by_the_default_stream(tmp_path):
+    pkg = _package(tmp_path, {"memory": MEMORY, "kernels": KERNELS, "base": BASE,
+                              "derived": DERIVED.format(non_blocking=False)})
+    assert _kinds(pkg / "base.py") == []
+
+
+def test_the_inherited_method_applies_in_the_subclass(tmp_path):
+    pkg = _package(tmp_path, {"memory": MEMORY, "kernels": KERNELS, "base": BASE,
+                              "derived": DERIVED.format(non_blocking=True)})
+    path = pkg / "derived.py"
+    model = analyze_file(cst.parse_module(path.read_text()), str(path))
+    walked = {q for q, _ in model.solved.walks}
+    assert "pkg.base.Base._pack" in walked and "pkg.derived.Derived._pack" not in walked
+
+
+def test_two_sides_of_one_test_of_one_call_never_pair():
+    x = APath(Root.local("x"))
+    side, current = StreamRef.created("f#1", "torch"), StreamRef.ambient("torch")
+    body = AccessEvent(x, True, side, "g#1", ("f#2",), branch=("f#2>g?0:1",))
+    other = AccessEvent(x, True, current, "g#2", ("f#2",), branch=("f#2>g?0:0",))
+    another_call = AccessEvent(x, True, current, "g#2", ("f#3",), branch=("f#3>g?0:0",))
+    order = Order().add(body)
+    assert order.conflicts(other) == []
+    assert [c.kind for c in order.conflicts(another_call)] == [ConflictKind.WRITE_AFTER_WRITE]
+
+
+DUCK = """
+import mpi4py.MPI
+
+from . import memory
+
+
+def exchange(comm, buf, n):
+    buf.assign(n)
+    comm.Bcast([buf.raw(), mpi4py.MPI.FLOAT])
+"""
+
+
+def test_a_parameter_whose_methods_one_project_class_defines_is_of_that_class(tmp_path):
+    pkg = _package(tmp_path, {"memory": MEMORY, "exchange": DUCK})
+    # `assign` and `raw` are DeviceMemory's only: `buf.memory` is device memory, and MPI reads it
+    # from the host side while the caller's stream may still write it (the entry assumption)
+    model = analyze_file(cst.parse_module((pkg / "exchange.py").read_text()), str(pkg / "exchange.py"))
+    assert [h.kind for h in model.hazards] == []  # assigned here, nothing queued on it yet
+    walked = [c for (q, c) in model.solved.walks if q.endswith("DeviceMemory.raw")]
+    assert walked, "the method of the class the parameter's use names is applied"
+
+
+def test_methods_two_classes_define_name_no_class(tmp_path):
+    twin = MEMORY.replace("class DeviceMemory", "class HostMemory")
+    twin = twin.replace("cp.cuda.alloc", "cp.cuda.alloc_pinned_memory")
+    pkg = _package(tmp_path, {"memory": MEMORY + twin, "exchange": DUCK})
+    model = analyze_file(cst.parse_module((pkg / "exchange.py").read_text()), str(pkg / "exchange.py"))
+    assert not [c for (q, c) in model.solved.walks if q.endswith("Memory.raw")]
+
+
+def test_the_callers_of_a_method_ignoring_the_stream_they_hand_it_leave_the_problem_to_it(tmp_path):
+    packed = "self._pack(self.buf, self.stream)"
+    derived = DERIVED.format(non_blocking=True).replace(
+        packed, packed + "\n        kernels.fill_on(self.buf, self.stream)")
+    derived = derived.replace("from . import base, memory", "from . import base, kernels, memory")
+    pkg = _package(tmp_path, {"memory": MEMORY, "kernels": KERNELS, "base": BASE, "derived": derived})
+    # `_pack` (base.py) fills the buffer on the current stream, though it is handed `self.stream`:
+    # reported in base.py, at the fill; the subclass's use of the stream after it is no second report
+    assert _kinds(pkg / "derived.py") == []
+
+
+SPEC = """
+import cffi
+import cupy
+import numpy
+from mpi4py import MPI
+
+_ffi = cffi.FFI()
+
+
+def to_buffer(array):
+    if cupy.get_array_module(array) is numpy:
+        return array
+    return (_ffi.buffer(_ffi.cast("void *", array.data.ptr), array.nbytes), MPI.FLOAT)
+"""
+
+SENDER = """
+import cupy
+import numpy
+
+from . import spec
+
+
+def send(comm, array):
+    comm.Send(spec.to_buffer(array), dest=1)
+
+
+def send_synced(comm, array):
+    buf = spec.to_buffer(array)
+    if cupy.get_array_module(array) is not numpy:
+        cupy.cuda.Stream.null.synchronize()
+    comm.Send(buf, dest=1)
+"""
+
+
+def test_a_helper_of_another_module_hands_mpi_the_device_side_of_a_type_test(tmp_path):
+    pkg = _package(tmp_path, {"spec": SPEC, "sender": SENDER})
+    model = analyze_file(cst.parse_module((pkg / "sender.py").read_text()), str(pkg / "sender.py"))
+    # the module-level `cffi.FFI()` is a pointer library; the null stream's synchronize waits
+    assert [(h.function.rsplit(".", 1)[-1], h.kind) for h in model.hazards] == [
+        ("send", ConflictKind.HOST_READ_BEFORE_SYNC)]
