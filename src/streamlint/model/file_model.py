@@ -37,16 +37,19 @@ def analyze_file(module: cst.Module, path: str = "") -> FileModel:
     name, package = main_names(path)
     solver = Solver(Program(unit_of(name, module, package), ProjectModules(path)))
     solved = solver.solve_module()
-    hazards = []
-    seen, pairs = set(), set()
+    kept: dict = {}  # problem -> its hazard, in the order the problems were first met
+    pairs = set()
     for function, conflict in _all_conflicts(solver, solved, name):
         hazard = conflict if isinstance(conflict, Hazard) else place(function, conflict)
         key, pair = _problem(hazard), _pair(hazard)
-        if key not in seen and pair not in pairs:  # (the same two accesses met again across calls)
-            seen.add(key)
+        if pair in pairs:  # (the same two accesses met again across calls)
+            continue
+        # of the accesses one racing operation meets, the latest queued names it (the one it
+        # races last); a missing join names the pair its search put first
+        if key not in kept or (hazard.placement is not Placement.AT_FORK and hazard.behind < kept[key].behind):
+            kept[key] = hazard
             pairs.add(pair)
-            hazards.append(hazard)
-    return FileModel(name, hazards, solved, solver)
+    return FileModel(name, list(kept.values()), solved, solver)
 
 
 def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:

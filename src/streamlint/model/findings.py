@@ -8,7 +8,7 @@ The call chain below that place is kept as provenance for the message.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Optional
 
@@ -38,6 +38,9 @@ class Hazard:
     later: AccessEvent
     earlier: AccessEvent
     earlier_site: str  # where the earlier access shows in `function` (its call, or itself)
+    # how many accesses to the memory were queued after the earlier one (Conflict.behind): of two
+    # hazards of one problem, the one with the latest earlier access names it
+    behind: int = field(default=0, compare=False)
 
     @property
     def later_chain(self) -> tuple[str, ...]:
@@ -55,19 +58,23 @@ def shown_at(access: AccessEvent) -> str:
 def place(function: str, conflict: Conflict) -> Hazard:
     later, earlier = conflict.later, conflict.earlier
     if conflict.kind is ConflictKind.RELEASE_WITHOUT_RECORD:
-        return Hazard(conflict.kind, function, shown_at(earlier), Placement.AT_RACING_USE, later, earlier, shown_at(earlier))
+        return Hazard(conflict.kind, function, shown_at(earlier), Placement.AT_RACING_USE, later, earlier, shown_at(earlier),
+                  conflict.behind)
     placement = Placement.AT_CALL if later.chain else Placement.AT_ACCESS
-    return Hazard(conflict.kind, function, shown_at(later), placement, later, earlier, shown_at(earlier))
+    return Hazard(conflict.kind, function, shown_at(later), placement, later, earlier, shown_at(earlier),
+                  conflict.behind)
 
 
 def at_boundary(function: str, conflict: Conflict) -> Hazard:
     later, earlier = conflict.later, conflict.earlier
-    return Hazard(conflict.kind, function, later.site, Placement.AT_BOUNDARY, later, earlier, shown_at(earlier))
+    return Hazard(conflict.kind, function, later.site, Placement.AT_BOUNDARY, later, earlier, shown_at(earlier),
+                  conflict.behind)
 
 
 def at_fork(function: str, conflict: Conflict, fork_site: str) -> Hazard:
     later, earlier = conflict.later, conflict.earlier
-    return Hazard(conflict.kind, function, fork_site, Placement.AT_FORK, later, earlier, shown_at(earlier))
+    return Hazard(conflict.kind, function, fork_site, Placement.AT_FORK, later, earlier, shown_at(earlier),
+                  conflict.behind)
 
 
 def split_site(site: str) -> Optional[tuple[str, int]]:

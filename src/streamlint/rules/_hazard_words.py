@@ -65,10 +65,10 @@ class Words:
         return rng.start.line if rng is not None else 0
 
     def foreign(self, function) -> str:
-        """" of other.py" for a function of another module than the checked one."""
+        """" of other.py" for a function of another module than the checked one (its file's name)."""
         if function is None or function.module == self.model.module:
             return ""
-        return f" of {function.module.replace('.', '/')}.py"
+        return f" of {function.module.rsplit('.', 1)[-1]}.py"
 
     # -- the call a side came through ---------------------------------------------------
     def inside(self, side: Side) -> str:
@@ -186,11 +186,19 @@ class Words:
         """The memory both sides touch (the larger of the two paths), named as the code names it."""
         path = min((reading.later.access.path, reading.earlier.access.path), key=lambda p: len(p.steps))
         if path.root.kind is RootKind.FRESH:
-            name = self.site_label(path.root.site, (reading.later.node, reading.earlier.node))
+            names = [self.site_label(site, (reading.later.node, reading.earlier.node))
+                     for site in path.root.site.split("|")]
+            name = names[0] if len(set(names)) == 1 else ""
+            alias = self._alias_at(name, reading) if name else self._read_through(set(names) - {""}, reading)
+            if alias and alias != name:
+                return alias  # the name the code reads the memory through here: it names the part too
             if not name:
                 return self._named_in(reading) or "the memory"
-            return self._with_steps(self._alias_at(name, reading), path.steps, reading)
-        return self.path(path, reading)
+            return self._with_steps(name, path.steps, reading)
+        label = self.path(path, reading)
+        if path.root.kind in (RootKind.SELF, RootKind.GLOBAL, RootKind.PARAM):
+            return self._read_through({label}, reading) or label
+        return label
 
     def path(self, path: Path, reading: Optional[HazardReading]) -> str:
         if path.root.kind is RootKind.RETURN:
@@ -231,15 +239,30 @@ class Words:
 
     def _alias_at(self, name: str, reading: HazardReading) -> str:
         """The name the reported operation uses for the memory bound to `name`: `name`, or a
-        plain alias of it the function binds (`x = next_x`) when only the alias is used there."""
-        used = {_spelled(n) for n in _walk(reading.node) if isinstance(n, cst.Name)}
-        if name in used or "." in name:
-            return name
-        aliases = {_spelled(t.target) for n in _walk(reading.function.node) if isinstance(n, cst.Assign)
-                   and isinstance(n.value, cst.Name) and n.value.value == name
-                   for t in n.targets if isinstance(t.target, cst.Name)}
-        chosen = aliases & used
-        return chosen.pop() if len(chosen) == 1 else name
+        name the function binds to an expression of it (`x = next_x`, `t = torch.from_dlpack(a)`,
+        `half = buf[:n]`) when only that name is used there."""
+        return self._read_through({name}, reading) or name
+
+    def _read_through(self, names: set, reading: HazardReading) -> str:
+        """Of the names the reported operation uses, the one the function binds to an
+        expression of one of `names` (none when the operation uses one of `names` itself, or
+        several such bindings fit): the name the code reads the memory through at that place."""
+        if not names or reading.later.through_call:
+            return ""
+        used = {_spelled(n) for n in _walk(reading.node) if isinstance(n, (cst.Name, cst.Attribute))}
+        if names & used:
+            return ""
+        aliases = set()
+        for node in _walk(reading.function.node):
+            if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+                continue
+            target = node.targets[0].target
+            if not isinstance(target, cst.Name) or target.value not in used:
+                continue
+            mentioned = {_spelled(n) for n in _walk(node.value) if isinstance(n, (cst.Name, cst.Attribute))}
+            if mentioned & names:
+                aliases.add(target.value)
+        return aliases.pop() if len(aliases) == 1 else ""
 
     def _named_in(self, reading: HazardReading) -> str:
         """Memory made where no name binds it: the code of the call that made it."""

@@ -118,23 +118,32 @@ def _side(model: FileModel, access: AccessEvent, shown_site: str) -> Side:
     return Side(access, model.node_of(shown_site), model.node_of(access.site), callee)
 
 
-def _problem_kind(hazard: Hazard, kinds: set[ConflictKind]) -> Optional[ConflictKind]:
-    """The one kind reported at this hazard's place, or None when another kind there wins."""
+def _rank(hazard: Hazard) -> tuple:
+    """Of the stream conflicts at one place, the one reported: the one whose earlier access was
+    queued last (the one the operation races last); of one earlier operation met in several
+    ways (an in-place update reads and writes), the kind by precedence. The entry assumption
+    (the caller's work on a parameter or `self` state) is behind everything the call queued."""
+    behind = float("inf") if hazard.earlier.assumed else hazard.behind
+    return (behind, _PRECEDENCE.index(hazard.kind))
+
+
+def _problem_kind(hazard: Hazard, chosen: dict[str, Hazard]) -> Optional[ConflictKind]:
+    """The one kind reported at this hazard's place, or None when another hazard there wins."""
     kind = hazard.kind
     if kind not in _PRECEDENCE:
         return kind
-    first = next(k for k in _PRECEDENCE if k in kinds)
-    return kind if kind is first else None
+    return kind if chosen[hazard.site] is hazard else None
 
 
 def readings(model: FileModel) -> list[HazardReading]:
     """Every hazard of the file, one per problem, in the model's order."""
-    kinds_at: dict[str, set[ConflictKind]] = {}
+    chosen: dict[str, Hazard] = {}
     for hazard in model.hazards:
-        kinds_at.setdefault(hazard.site, set()).add(hazard.kind)
+        if hazard.kind in _PRECEDENCE and (hazard.site not in chosen or _rank(hazard) < _rank(chosen[hazard.site])):
+            chosen[hazard.site] = hazard
     found = []
     for hazard in model.hazards:
-        kind = _problem_kind(hazard, kinds_at[hazard.site])
+        kind = _problem_kind(hazard, chosen)
         function = model.solver.program.function(hazard.function)
         node = model.node_of(hazard.site)
         if kind is None or function is None or node is None:
