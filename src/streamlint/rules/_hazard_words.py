@@ -197,7 +197,7 @@ class Words:
             return self._with_steps(name, path.steps, reading)
         label = self.path(path, reading)
         if path.root.kind in (RootKind.SELF, RootKind.GLOBAL, RootKind.PARAM):
-            return self._read_through({label}, reading) or label
+            return self._read_through({label}, reading) or self._given_through(label, reading) or label
         return label
 
     def path(self, path: Path, reading: Optional[HazardReading]) -> str:
@@ -263,6 +263,22 @@ class Words:
             if mentioned & names:
                 aliases.add(target.value)
         return aliases.pop() if len(aliases) == 1 else ""
+
+    def _given_through(self, label: str, reading: HazardReading) -> str:
+        """`helper(...)` where the reported call is given the memory through a call of a function
+        of the module (`comm.Send(as_buffer(x))`): the value the operation is given is the helper's."""
+        node = reading.node
+        if reading.later.through_call or not isinstance(node, cst.Call):
+            return ""
+        module = self.model.solver.program.unit(reading.function.module)
+        tree = module.tree if module is not None else None
+        helpers = {n.name.value for n in getattr(tree, "body", ()) if isinstance(n, cst.FunctionDef)}
+        for arg in node.args:
+            given = arg.value
+            if (isinstance(given, cst.Call) and isinstance(given.func, cst.Name) and given.func.value in helpers
+                    and any(_spelled(a.value) == label for a in given.args)):
+                return f"{given.func.value}(...)"
+        return ""
 
     def _named_in(self, reading: HazardReading) -> str:
         """Memory made where no name binds it: the code of the call that made it."""

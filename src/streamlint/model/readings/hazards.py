@@ -156,7 +156,12 @@ def readings(model: FileModel) -> list[HazardReading]:
             # an update of memory the caller made (`bucket.div_(n)`): it reads what the caller's
             # stream wrote
             kind = ConflictKind.READ_AFTER_WRITE
-        framework = framework_of(hazard.later.stream, hazard.earlier.stream) or module_framework(model)
+        if from_caller:
+            # the entry assumption names PyTorch's current stream whatever the memory is: the
+            # framework the module uses says more
+            framework = framework_of(hazard.later.stream) or module_framework(model) or framework_of(hazard.earlier.stream)
+        else:
+            framework = framework_of(hazard.later.stream, hazard.earlier.stream) or module_framework(model)
         found.append(HazardReading(hazard, kind, function, node, later, earlier, framework,
                                    from_caller, root if from_caller else None))
     return found
