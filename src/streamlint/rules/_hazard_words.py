@@ -137,6 +137,10 @@ class Words:
                                                                    or getattr(parent, "func", None) is node):
             # `torch.randn(n).mul_(s)`: the name binds what the chain on the new memory returns
             node, parent = parent, self._parent(parent)
+        element = ""
+        if isinstance(parent, cst.ListComp) and parent.elt is node:
+            # `[cuda.stream() for _ in range(2)]`: one of the list's items, `streams[...]`
+            node, parent, element = parent, self._parent(parent), "[...]"
         target = None
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
             target = parent.targets[0].target
@@ -149,7 +153,7 @@ class Words:
             used = {_spelled(n) for place in near for n in _walk(place) if isinstance(n, (cst.Name, cst.Attribute))}
             chosen = [n for n in names if n in used]
             return chosen[0] if len(chosen) == 1 else ""
-        return _spelled(target) if target is not None else ""
+        return _spelled(target) + element if target is not None else ""
 
     def _parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         found = self.builder.parent(node)
@@ -188,6 +192,8 @@ class Words:
         if path.root.kind is RootKind.FRESH:
             names = [self.site_label(site, (reading.later.node, reading.earlier.node))
                      for site in path.root.site.split("|")]
+            # the buffer a list of allocations holds is named by the list (`h_in` for `h_in[k]`)
+            names = [n.removesuffix("[...]") for n in names]
             name = names[0] if len(set(names)) == 1 else ""
             alias = self._alias_at(name, reading) if name else self._read_through(set(names) - {""}, reading)
             if alias and alias != name:
@@ -234,7 +240,9 @@ class Words:
         for inner in _walk(node):
             if isinstance(inner, (cst.Name, cst.Attribute)) and _spelled(inner) == label:
                 outer = self._parent(inner)
-                return outer if isinstance(outer, cst.Subscript) and outer.value is inner else inner
+                while isinstance(outer, cst.Subscript) and outer.value is inner:  # `h_in[k][:]`
+                    inner, outer = outer, self._parent(outer)
+                return inner
         return node
 
     def _alias_at(self, name: str, reading: HazardReading) -> str:
