@@ -88,7 +88,7 @@ class Words:
             func = node.func
             while isinstance(func, cst.Subscript):  # a kernel launch `k[grid, block, s](...)`
                 func = func.value
-            return _spelled(func)
+            return _callee_spelled(func)
         if isinstance(node, cst.Assign):
             return _spelled(node.targets[0].target)
         if isinstance(node, (cst.AugAssign, cst.AnnAssign)):
@@ -297,6 +297,16 @@ class Words:
         while isinstance(parent, (cst.Attribute, cst.Call)):
             parent = self._parent(parent)
         return "the returned value" if isinstance(parent, cst.Return) else _spelled(made)
+
+
+def _callee_spelled(node: cst.CSTNode) -> str:
+    """A called expression as a message names it, the arguments of calls along its chain
+    elided (`images.sub_(...).div_`)."""
+    if isinstance(node, cst.Attribute):
+        return f"{_callee_spelled(node.value)}.{node.attr.value}"
+    if isinstance(node, cst.Call):
+        return f"{_callee_spelled(node.func)}({'...' if node.args else ''})"
+    return _spelled(node)
 
 
 def _spelled(node: cst.CSTNode) -> str:
