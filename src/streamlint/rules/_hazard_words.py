@@ -245,6 +245,17 @@ class Words:
                 return inner
         return node
 
+    def stored_into(self, side: Side) -> str:
+        """The name a host store writes through (`self.lengths` for `self.lengths[:n] = x`), when
+        the side is a store the function itself makes."""
+        node = side.node
+        if side.through_call or not isinstance(node, (cst.Assign, cst.AugAssign)):
+            return ""
+        target = node.targets[0].target if isinstance(node, cst.Assign) else node.target
+        while isinstance(target, cst.Subscript):
+            target = target.value
+        return _spelled(target) if isinstance(target, (cst.Name, cst.Attribute)) else ""
+
     def _alias_at(self, name: str, reading: HazardReading) -> str:
         """The name the reported operation uses for the memory bound to `name`: `name`, or a
         name the function binds to an expression of it (`x = next_x`, `t = torch.from_dlpack(a)`,
