@@ -39,10 +39,12 @@ def analyze_file(module: cst.Module, path: str = "") -> FileModel:
     solved = solver.solve_module()
     kept: dict = {}  # problem -> its hazard, in the order the problems were first met
     pairs = set()
-    for function, conflict in _all_conflicts(solver, solved, name):
-        hazard = conflict if isinstance(conflict, Hazard) else place(function, conflict)
+    placed = [conflict if isinstance(conflict, Hazard) else place(function, conflict)
+              for function, conflict in _all_conflicts(solver, solved, name)]
+    own = {_pair(hazard) for hazard in placed}
+    for hazard in placed:
         key, pair = _problem(hazard), _pair(hazard)
-        if pair in pairs:  # (the same two accesses met again across calls)
+        if pair in pairs or _callees(hazard, own):  # (the same two accesses met again across calls)
             continue
         # of the accesses one racing operation meets, the latest queued names it (the one it
         # races last); a missing join names the pair its search put first
@@ -122,6 +124,15 @@ def _fork_of(summary, side, origin):
     """The last wait in `summary` of stream `side` for stream `origin` (None: it never forked)."""
     forks = [e for e in summary.effects if e.kind is EffectKind.WAIT_STREAM and e.stream == side and e.other == origin]
     return forks[-1] if forks else None
+
+
+def _callees(hazard: Hazard, pairs: set) -> bool:
+    """Both accesses made by one callee, which reports the same two accesses itself: the
+    problem is the callee's, reported where both show (not again at each call)."""
+    earlier, later = hazard.earlier, hazard.later
+    if not (earlier.chain and later.chain and earlier.chain[0] == later.chain[0]):
+        return False
+    return (hazard.kind, earlier.site, earlier.chain[1:], later.site, later.chain[1:]) in pairs
 
 
 def _pair(hazard: Hazard) -> tuple:
