@@ -135,9 +135,10 @@ CASES = {
             {fix}
             clip[1, 256](cuda.as_cuda_array(t))
         """, "pass", "side.synchronize()",
-        # one problem: the kernel's read and write of `t`, and its release after, are all
-        # ordered by the one wait the read needs (a reported race is taken as waited for)
-        [("read_after_write", "f")]),
+        # one problem: the kernel's store into `t` (a second writer: its updates may be lost),
+        # its read and its release after are all ordered by the one wait the store needs (a
+        # reported race is taken as waited for)
+        [("write_after_write", "f")]),
     "a cuda.core kernel may write every buffer it is given": ("""
         from cuda.core.experimental import Device, LaunchConfig, launch
         def run(kernel, n):

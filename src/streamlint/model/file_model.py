@@ -36,18 +36,22 @@ def analyze_file(module: cst.Module, path: str = "") -> FileModel:
     name, package = main_names(path)
     solver = Solver(Program(unit_of(name, module, package), ProjectModules(path)))
     solved = solver.solve_module()
-    hazards = []
-    seen, pairs = set(), set()
-    for function, conflict in _all_conflicts(solver, solved, name):
-        hazard = conflict if isinstance(conflict, Hazard) else place(function, conflict)
-        if _the_callees(hazard, name):
-            continue
+    kept: dict = {}  # problem -> its hazard, in the order the problems were first met
+    pairs = set()
+    placed = [conflict if isinstance(conflict, Hazard) else place(function, conflict)
+              for function, conflict in _all_conflicts(solver, solved, name)]
+    placed = [hazard for hazard in placed if not _the_callees(hazard, name)]
+    own = {_pair(hazard) for hazard in placed}
+    for hazard in placed:
         key, pair = _problem(hazard), _pair(hazard)
-        if key not in seen and pair not in pairs:  # (the same two accesses met again across calls)
-            seen.add(key)
+        if pair in pairs or _callees(hazard, own):  # (the same two accesses met again across calls)
+            continue
+        # of the accesses one racing operation meets, the latest queued names it (the one it
+        # races last); a missing join names the pair its search put first
+        if key not in kept or (hazard.placement is not Placement.AT_FORK and hazard.behind < kept[key].behind):
+            kept[key] = hazard
             pairs.add(pair)
-            hazards.append(hazard)
-    return FileModel(name, hazards, solved, solver)
+    return FileModel(name, list(kept.values()), solved, solver)
 
 
 def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
@@ -189,6 +193,15 @@ def _the_callees(hazard: Hazard, module: str) -> bool:
 
 def _made_in(access, module: str) -> bool:
     return access.site.partition("#")[0].startswith(module + ".")
+
+
+def _callees(hazard: Hazard, pairs: set) -> bool:
+    """Both accesses made by one callee, which reports the same two accesses itself: the
+    problem is the callee's, reported where both show (not again at each call)."""
+    earlier, later = hazard.earlier, hazard.later
+    if not (earlier.chain and later.chain and earlier.chain[0] == later.chain[0]):
+        return False
+    return (hazard.kind, earlier.site, earlier.chain[1:], later.site, later.chain[1:]) in pairs
 
 
 def _pair(hazard: Hazard) -> tuple:

@@ -8,7 +8,7 @@ The call chain below that place is kept as provenance for the message.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Optional
 
@@ -45,6 +45,9 @@ class Hazard:
     earlier_site: str  # where the earlier access shows in `function` (its call, or itself)
     waited: Optional[StreamRef] = None  # AT_WAIT: the stream the misdirected wait waited on
     waiter: Optional[StreamRef] = None  # AT_WAIT: the stream that waited
+    # how many accesses to the memory were queued after the earlier one (Conflict.behind): of two
+    # hazards of one problem, the one with the latest earlier access names it
+    behind: int = field(default=0, compare=False)
 
     @property
     def later_chain(self) -> tuple[str, ...]:
@@ -62,9 +65,11 @@ def shown_at(access: AccessEvent) -> str:
 def place(function: str, conflict: Conflict) -> Hazard:
     later, earlier = conflict.later, conflict.earlier
     if conflict.kind is ConflictKind.RELEASE_WITHOUT_RECORD:
-        return Hazard(conflict.kind, function, shown_at(earlier), Placement.AT_RACING_USE, later, earlier, shown_at(earlier))
+        return Hazard(conflict.kind, function, shown_at(earlier), Placement.AT_RACING_USE, later, earlier, shown_at(earlier),
+                  conflict.behind)
     placement = Placement.AT_CALL if later.chain else Placement.AT_ACCESS
-    return Hazard(conflict.kind, function, shown_at(later), placement, later, earlier, shown_at(earlier))
+    return Hazard(conflict.kind, function, shown_at(later), placement, later, earlier, shown_at(earlier),
+                  conflict.behind)
 
 
 def at_boundary(function: str, conflict: Conflict) -> Hazard:
@@ -72,12 +77,14 @@ def at_boundary(function: str, conflict: Conflict) -> Hazard:
     hold of it (the earlier access stands for the readers' use)."""
     later, earlier = conflict.later, conflict.earlier
     site = shown_at(earlier) if conflict.kind is ConflictKind.RELEASE_WITHOUT_RECORD else later.site
-    return Hazard(conflict.kind, function, site, Placement.AT_BOUNDARY, later, earlier, shown_at(earlier))
+    return Hazard(conflict.kind, function, site, Placement.AT_BOUNDARY, later, earlier, shown_at(earlier),
+                  behind=conflict.behind)
 
 
 def at_fork(function: str, conflict: Conflict, fork_site: str) -> Hazard:
     later, earlier = conflict.later, conflict.earlier
-    return Hazard(conflict.kind, function, fork_site, Placement.AT_FORK, later, earlier, shown_at(earlier))
+    return Hazard(conflict.kind, function, fork_site, Placement.AT_FORK, later, earlier, shown_at(earlier),
+                  conflict.behind)
 
 
 def at_wait(function: str, conflict: Conflict, wait_site: str, waited: StreamRef, waiter: StreamRef) -> Hazard:

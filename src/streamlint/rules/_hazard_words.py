@@ -66,10 +66,10 @@ class Words:
         return rng.start.line if rng is not None else 0
 
     def foreign(self, function) -> str:
-        """" of other.py" for a function of another module than the checked one."""
+        """" of other.py" for a function of another module than the checked one (its file's name)."""
         if function is None or function.module == self.model.module:
             return ""
-        return f" of {function.module.replace('.', '/')}.py"
+        return f" of {function.module.rsplit('.', 1)[-1]}.py"
 
     # -- the call a side came through ---------------------------------------------------
     def inside(self, side: Side) -> str:
@@ -89,7 +89,7 @@ class Words:
             func = node.func
             while isinstance(func, cst.Subscript):  # a kernel launch `k[grid, block, s](...)`
                 func = func.value
-            return _spelled(func)
+            return _callee_spelled(func)
         if isinstance(node, cst.Assign):
             return _spelled(node.targets[0].target)
         if isinstance(node, (cst.AugAssign, cst.AnnAssign)):
@@ -151,6 +151,10 @@ class Words:
                                                                    or getattr(parent, "func", None) is node):
             # `torch.randn(n).mul_(s)`: the name binds what the chain on the new memory returns
             node, parent = parent, self._parent(parent)
+        element = ""
+        if isinstance(parent, cst.ListComp) and parent.elt is node:
+            # `[cuda.stream() for _ in range(2)]`: one of the list's items, `streams[...]`
+            node, parent, element = parent, self._parent(parent), "[...]"
         target = None
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
             target = parent.targets[0].target
@@ -163,7 +167,7 @@ class Words:
             used = {_spelled(n) for place in near for n in _walk(place) if isinstance(n, (cst.Name, cst.Attribute))}
             chosen = [n for n in names if n in used]
             return chosen[0] if len(chosen) == 1 else ""
-        return _spelled(target) if target is not None else ""
+        return _spelled(target) + element if target is not None else ""
 
     def _parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         found = self.builder.parent(node)
@@ -205,11 +209,24 @@ class Words:
                 return named_element
         path = min((reading.later.access.path, reading.earlier.access.path), key=lambda p: len(p.steps))
         if path.root.kind is RootKind.FRESH:
-            name = self.site_label(path.root.site, (reading.later.node, reading.earlier.node))
+            names = [self.site_label(site, (reading.later.node, reading.earlier.node))
+                     for site in path.root.site.split("|")]
+            # the buffer a list of allocations holds is named by the list (`h_in` for `h_in[k]`)
+            names = [n.removesuffix("[...]") for n in names]
+            name = names[0] if len(set(names)) == 1 else ""
+            alias = self._alias_at(name, reading) if name else self._read_through(set(names) - {""}, reading)
+            if alias and alias != name:
+                return alias  # the name the code reads the memory through here: it names the part too
             if not name:
                 return self._named_in(reading) or "the memory"
             return self._with_steps(self._alias_at(name, reading), path.steps, reading)
-        return self._element_alias(path, reading) or self.path(path, reading)
+        element = self._element_alias(path, reading)
+        if element:
+            return element
+        label = self.path(path, reading)
+        if path.root.kind in (RootKind.SELF, RootKind.GLOBAL, RootKind.PARAM):
+            return self._read_through({label}, reading) or self._given_through(label, reading) or label
+        return label
 
     def _element_alias(self, path: Path, reading: HazardReading) -> str:
         """An element the operations name by the local name the function binds it to
@@ -273,7 +290,9 @@ class Words:
         for inner in _walk(node):
             if isinstance(inner, (cst.Name, cst.Attribute)) and _spelled(inner) == label:
                 outer = self._parent(inner)
-                return outer if isinstance(outer, cst.Subscript) and outer.value is inner else inner
+                while isinstance(outer, cst.Subscript) and outer.value is inner:  # `h_in[k][:]`
+                    inner, outer = outer, self._parent(outer)
+                return inner
         return node
 
     def first_read(self, reading: HazardReading, label: str) -> cst.CSTNode:
@@ -290,17 +309,59 @@ class Words:
                 return node
         return reading.node
 
+    def stored_into(self, side: Side) -> str:
+        """The name a host store writes through (`self.lengths` for `self.lengths[:n] = x`), when
+        the side is a store the function itself makes."""
+        node = side.node
+        if side.through_call or not isinstance(node, (cst.Assign, cst.AugAssign)):
+            return ""
+        target = node.targets[0].target if isinstance(node, cst.Assign) else node.target
+        while isinstance(target, cst.Subscript):
+            target = target.value
+        return _spelled(target) if isinstance(target, (cst.Name, cst.Attribute)) else ""
+
     def _alias_at(self, name: str, reading: HazardReading) -> str:
         """The name the reported operation uses for the memory bound to `name`: `name`, or a
-        plain alias of it the function binds (`x = next_x`) when only the alias is used there."""
-        used = {_spelled(n) for n in _walk(reading.node) if isinstance(n, cst.Name)}
-        if name in used or "." in name:
-            return name
-        aliases = {_spelled(t.target) for n in _walk(reading.function.node) if isinstance(n, cst.Assign)
-                   and isinstance(n.value, cst.Name) and n.value.value == name
-                   for t in n.targets if isinstance(t.target, cst.Name)}
-        chosen = aliases & used
-        return chosen.pop() if len(chosen) == 1 else name
+        name the function binds to an expression of it (`x = next_x`, `t = torch.from_dlpack(a)`,
+        `half = buf[:n]`) when only that name is used there."""
+        return self._read_through({name}, reading) or name
+
+    def _read_through(self, names: set, reading: HazardReading) -> str:
+        """Of the names the reported operation uses, the one the function binds to an
+        expression of one of `names` (none when the operation uses one of `names` itself, or
+        several such bindings fit): the name the code reads the memory through at that place."""
+        if not names or reading.later.through_call:
+            return ""
+        used = {_spelled(n) for n in _walk(reading.node) if isinstance(n, (cst.Name, cst.Attribute))}
+        if names & used:
+            return ""
+        aliases = set()
+        for node in _walk(reading.function.node):
+            if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+                continue
+            target = node.targets[0].target
+            if not isinstance(target, cst.Name) or target.value not in used:
+                continue
+            mentioned = {_spelled(n) for n in _walk(node.value) if isinstance(n, (cst.Name, cst.Attribute))}
+            if mentioned & names:
+                aliases.add(target.value)
+        return aliases.pop() if len(aliases) == 1 else ""
+
+    def _given_through(self, label: str, reading: HazardReading) -> str:
+        """`helper(...)` where the reported call is given the memory through a call of a function
+        of the module (`comm.Send(as_buffer(x))`): the value the operation is given is the helper's."""
+        node = reading.node
+        if reading.later.through_call or not isinstance(node, cst.Call):
+            return ""
+        module = self.model.solver.program.unit(reading.function.module)
+        tree = module.tree if module is not None else None
+        helpers = {n.name.value for n in getattr(tree, "body", ()) if isinstance(n, cst.FunctionDef)}
+        for arg in node.args:
+            given = arg.value
+            if (isinstance(given, cst.Call) and isinstance(given.func, cst.Name) and given.func.value in helpers
+                    and any(_spelled(a.value) == label for a in given.args)):
+                return f"{given.func.value}(...)"
+        return ""
 
     def _named_in(self, reading: HazardReading) -> str:
         """Memory made where no name binds it: the code of the call that made it."""
@@ -311,6 +372,16 @@ class Words:
         while isinstance(parent, (cst.Attribute, cst.Call)):
             parent = self._parent(parent)
         return "the returned value" if isinstance(parent, cst.Return) else _spelled(made)
+
+
+def _callee_spelled(node: cst.CSTNode) -> str:
+    """A called expression as a message names it, the arguments of calls along its chain
+    elided (`images.sub_(...).div_`)."""
+    if isinstance(node, cst.Attribute):
+        return f"{_callee_spelled(node.value)}.{node.attr.value}"
+    if isinstance(node, cst.Call):
+        return f"{_callee_spelled(node.func)}({'...' if node.args else ''})"
+    return _spelled(node)
 
 
 def _spelled(node: cst.CSTNode) -> str:

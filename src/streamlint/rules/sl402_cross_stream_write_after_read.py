@@ -101,7 +101,9 @@ class CrossStreamWriteAfterRead(Rule):
             buffer, first = words.buffer(h), words.stream(h.earlier.stream, h, h.earlier)
             other = words.line(h.earlier.shown)
             if h.later.on_host and h.at_earlier:
-                # the copy an earlier call left reading what this call refills: reported at the copy
+                # the copy an earlier call left reading what this call refills: reported at the copy,
+                # the memory named as the refill names it
+                buffer = words.stored_into(h.later) or buffer
                 refill = words.line(h.later.shown)
                 fix = (f"copy with `non_blocking=False`, or {sync_idiom(stream_code(first, h.framework, analysis))} "
                        f"(or an event recorded after this copy) before the refill at line {refill}")

@@ -134,6 +134,17 @@ class HostReadBeforeSync(Rule):
                 # device memory read from the host side, by a library outside the streams (MPI)
                 yield self.outside(analysis, words, h, buffer, first, stream, at)
                 continue
+            if h.readers:
+                # a helper's copy every call of it reads unfinished: the wait belongs in the helper
+                name = h.function.qualname.removeprefix(h.function.module + ".")
+                lines = ", ".join(f"line {words.line(r)}" for r in h.readers)
+                yield Finding(
+                    h.node,
+                    f"the asynchronous copy here on {named(first)} is returned by `{name}()` before it has "
+                    f"finished, and its callers read the result on the host with no wait ({lines})",
+                    help=f"{sync_idiom(stream)} (or an event recorded after the copy) before returning the result",
+                )
+                continue
             if h.placement is Placement.AT_BOUNDARY:
                 # handed out unfinished: the reads are in the callers
                 handed = handed_to_callers_of(analysis, h.function.node, h.function.class_name, "read it on the host")

@@ -106,10 +106,7 @@ class MissingRecordStream(Rule):
 
     def check(self, analysis):
         words = Words(analysis)
-        for h in words.hazards(self.code):
-            if h.framework != "torch":
-                continue  # the caching allocator that hands memory back early is PyTorch's
-            buffer = words.buffer(h)
+        for h, buffer in _one_per_use(words):
             owner_label = words.stream(h.later.stream, h, h.later)
             user_label = words.stream(h.earlier.stream, h, h.earlier)
             user, owner = stream_code(user_label, "torch", analysis), stream_code(owner_label, "torch", analysis)
@@ -140,6 +137,21 @@ class MissingRecordStream(Rule):
                 fix=_fix(words.builder, h, buffer, words.stream_for_code(h.earlier.stream, h, h.earlier)),
                 help=_record_help(buffer, user) + f" (or `{owner}.wait_stream({user})` before the release)",
             )
+
+
+def _one_per_use(words: Words):
+    """The releases to report, with their buffer's label: one per use of a name on another
+    stream (the `record_stream` goes there once, whichever allocation the name held there: the
+    one made before a loop or the last iteration's), the one the code drops at a rebinding or
+    `del` before the one dropped when the function ends."""
+    chosen: dict = {}
+    for h in words.hazards("SL404"):
+        if h.framework != "torch":
+            continue  # the caching allocator that hands memory back early is PyTorch's
+        key = (id(h.node), words.buffer(h))
+        if key not in chosen or (chosen[key].released_at is None and h.released_at is not None):
+            chosen[key] = h
+    return [(h, key[1]) for key, h in chosen.items()]
 
 
 def _fix(builder: FixBuilder, hazard, buffer: str, user_label: str):

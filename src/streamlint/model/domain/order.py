@@ -15,7 +15,7 @@ shows no order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from enum import Enum
 from typing import Iterable, Optional, Union
@@ -128,6 +128,9 @@ class Conflict:
     earlier: AccessEvent
     later: AccessEvent
     unsure: bool = False  # only the must clock shows no order: a wait on some path
+    # how many accesses to the memory's root were queued after the earlier one (0: the latest
+    # the later access races); order data for naming the earlier side, not the problem's identity
+    behind: int = field(default=0, compare=False)
 
 
 def _kind(earlier: AccessEvent, later: AccessEvent) -> Optional[ConflictKind]:
@@ -188,7 +191,8 @@ class Order:
     # -- accesses ------------------------------------------------------------------
     def conflicts(self, access: AccessEvent) -> list[Conflict]:
         found = []
-        for p in self._same_root(access.path):
+        same_root = self._same_root(access.path)
+        for place, p in enumerate(same_root):
             kind = _kind(p.access, access)
             if kind is None or not p.access.path.may_alias(access.path):
                 continue
@@ -198,7 +202,7 @@ class Order:
                 continue  # the entry assumption speaks of device work only
             if exclusive(p.access.branch, access.branch):
                 continue  # two sides of one test of one call: never both
-            found.append(Conflict(kind, p.access, access))
+            found.append(Conflict(kind, p.access, access, behind=len(same_root) - 1 - place))
         return found
 
     def add(self, access: AccessEvent) -> "Order":

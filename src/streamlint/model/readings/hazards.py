@@ -8,7 +8,7 @@ sites name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import libcst as cst
@@ -66,6 +66,9 @@ class HazardReading:
     # before the call (a parameter, or `self` state)
     from_caller: bool
     caller_root: Optional[RootKind]  # PARAM or SELF for `from_caller`
+    # a copy a called function makes into memory it allocates and returns, read unfinished on the
+    # host by every call of it in sight: reported once, at the copy; these are the reads
+    readers: tuple = ()
 
     @property
     def placement(self) -> Placement:
@@ -128,23 +131,32 @@ def _side(model: FileModel, access: AccessEvent, shown_site: str) -> Side:
     return Side(access, model.node_of(shown_site), model.node_of(access.site), callee)
 
 
-def _problem_kind(hazard: Hazard, kinds: set[ConflictKind]) -> Optional[ConflictKind]:
-    """The one kind reported at this hazard's place, or None when another kind there wins."""
+def _rank(hazard: Hazard) -> tuple:
+    """Of the stream conflicts at one place, the one reported: the one whose earlier access was
+    queued last (the one the operation races last); of one earlier operation met in several
+    ways (an in-place update reads and writes), the kind by precedence. The entry assumption
+    (the caller's work on a parameter or `self` state) is behind everything the call queued."""
+    behind = float("inf") if hazard.earlier.assumed else hazard.behind
+    return (behind, _PRECEDENCE.index(hazard.kind))
+
+
+def _problem_kind(hazard: Hazard, chosen: dict[str, Hazard]) -> Optional[ConflictKind]:
+    """The one kind reported at this hazard's place, or None when another hazard there wins."""
     kind = hazard.kind
     if kind not in _PRECEDENCE:
         return kind
-    first = next(k for k in _PRECEDENCE if k in kinds)
-    return kind if kind is first else None
+    return kind if chosen[hazard.site] is hazard else None
 
 
 def readings(model: FileModel) -> list[HazardReading]:
     """Every hazard of the file, one per problem, in the model's order."""
-    kinds_at: dict[str, set[ConflictKind]] = {}
+    chosen: dict[str, Hazard] = {}
     for hazard in model.hazards:
-        kinds_at.setdefault(hazard.site, set()).add(hazard.kind)
+        if hazard.kind in _PRECEDENCE and (hazard.site not in chosen or _rank(hazard) < _rank(chosen[hazard.site])):
+            chosen[hazard.site] = hazard
     found = []
     for hazard in model.hazards:
-        kind = _problem_kind(hazard, kinds_at[hazard.site])
+        kind = _problem_kind(hazard, chosen)
         function = model.solver.program.function(hazard.function)
         node = model.node_of(hazard.site)
         if kind is None or function is None or node is None:
@@ -157,9 +169,66 @@ def readings(model: FileModel) -> list[HazardReading]:
             # an update of memory the caller made (`bucket.div_(n)`): it reads what the caller's
             # stream wrote
             kind = ConflictKind.READ_AFTER_WRITE
-        framework = framework_of(hazard.later.stream, hazard.earlier.stream) or module_framework(model)
+        if from_caller:
+            # the entry assumption names PyTorch's current stream whatever the memory is: the
+            # framework the module uses says more
+            framework = framework_of(hazard.later.stream) or module_framework(model) or framework_of(hazard.earlier.stream)
+        else:
+            framework = framework_of(hazard.later.stream, hazard.earlier.stream) or module_framework(model)
         found.append(HazardReading(hazard, kind, function, node, later, earlier, framework,
                                    from_caller, root if from_caller else None))
+    return _returned_copies(model, found)
+
+
+def _returned_copies(model: FileModel, found: list[HazardReading]) -> list[HazardReading]:
+    """One missing synchronization, one problem: a copy to the host that a function of the
+    module makes into memory it allocates and returns (`return t.to("cpu", non_blocking=True)`),
+    when every call of it the module's walks saw reads the result on the host unfinished, is
+    the function's (the wait goes there, before it returns), reported at the copy with the
+    reads; where some call waits, the reads that do not are the problem, each at its read."""
+    reads: dict[str, list[HazardReading]] = {}
+    for r in found:
+        copy = r.hazard.earlier
+        root = copy.path.root
+        if (r.kind is ConflictKind.HOST_READ_BEFORE_SYNC and len(copy.chain) == 1 and root.kind is RootKind.FRESH
+                and root.site == f"{copy.chain[0]}>{copy.site}" and r.earlier.node is not None):
+            reads.setdefault(copy.site, []).append(r)
+    if not reads:
+        return found
+    calls = _calls_making(model, set(reads))
+    grouped: dict[str, HazardReading] = {}
+    for site, group in reads.items():
+        function = model.solver.program.function(site.partition("#")[0])
+        if function is None or function.module != model.module:
+            continue  # another module's helper: its reads here are this module's problems
+        if not calls.get(site) or calls[site] != {r.hazard.earlier.chain[0] for r in group}:
+            continue
+        first = group[0]
+        copy = replace(first.earlier, shown=first.earlier.node, callee=None)
+        grouped[site] = replace(first, function=function, node=first.earlier.node, earlier=copy,
+                                readers=tuple(r.later.shown for r in group))
+    kept = []
+    for r in found:
+        site = r.hazard.earlier.site
+        if site in grouped and any(r is x for x in reads[site]):
+            if grouped[site] is not None:
+                kept.append(grouped[site])
+                grouped[site] = None
+            continue
+        kept.append(r)
+    return kept
+
+
+def _calls_making(model: FileModel, sites: set[str]) -> dict[str, set[str]]:
+    """For each operation site, the calls (in the module's functions' summaries) it came through."""
+    found: dict[str, set[str]] = {}
+    prefix = model.module + "."
+    for (qualname, _), walked in model.solved.walks.items():
+        if not qualname.startswith(prefix):
+            continue
+        for effect in walked.summary.effects:
+            if effect.site in sites and effect.chain and effect.chain[0].startswith(qualname + "#"):
+                found.setdefault(effect.site, set()).add(effect.chain[0])
     return found
 
 

@@ -451,10 +451,16 @@ def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, sta
     for index, (value, _) in enumerate(arguments.positional):
         if value.identity is None or not (value.is_buffer and value.memory is not Memory.PAGEABLE):
             continue
-        written = writes is None or index in writes
-        state = access(state, frame, site, value.identity, False, stream, host_memory=not is_device(value))
-        if written:
-            state = access(state, frame, site, value.identity, True, stream, host_memory=not is_device(value))
+        host = not is_device(value)
+        if writes is not None and index in writes:
+            # the body stores into it: a second writer first (its updates may be lost), whatever
+            # it also reads
+            state = access(state, frame, site, value.identity, True, stream, host_memory=host)
+            state = access(state, frame, site, value.identity, False, stream, host_memory=host)
+            continue
+        state = access(state, frame, site, value.identity, False, stream, host_memory=host)
+        if writes is None:  # a body the walk cannot read: taken as read and written
+            state = access(state, frame, site, value.identity, True, stream, host_memory=host)
     return UNKNOWN, state
 
 

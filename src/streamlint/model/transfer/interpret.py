@@ -45,9 +45,16 @@ _NUMBERED = (cst.Call, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del, cst.Bi
 def call_ordinals(function: cst.CSTNode) -> dict[int, int]:
     """Each node that can perform work, numbered in a fixed order (nested functions apart)."""
     ordinals: dict[int, int] = {}
+    loops = []
     for node in preorder(function, lambda n: not isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef))):
         if isinstance(node, _NUMBERED):
             ordinals[id(node)] = len(ordinals)
+        elif isinstance(node, cst.For):
+            loops.append(node)
+    # a `for` header stores its target each iteration (what the last one held is dropped there):
+    # numbered after the nodes above
+    for node in loops:
+        ordinals[id(node)] = len(ordinals)
     return ordinals
 
 
