@@ -17,6 +17,7 @@ from streamlint.model.transfer import calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.act import host_access
 from streamlint.model.transfer.devices import is_host, memory_of_device_string
+from streamlint.model.transfer.fact_calls import ERROR_FIRST
 from streamlint.model.transfer.frame import Frame
 
 Evaluated = tuple[AbsValue, State]
@@ -245,8 +246,7 @@ def _comprehension(node: cst.BaseExpression, state: State, frame: Frame) -> Eval
     clause: Optional[cst.CompFor] = getattr(node, "for_in", None)
     while clause is not None:
         iterable, inner = evaluate(clause.iter, inner, frame)
-        for name in _target_names(clause.target):
-            inner = inner.bind(name, (iterable.element or UNKNOWN) if isinstance(clause.target, cst.Name) else UNKNOWN)
+        inner = _bind_names(clause.target, iterable.element or UNKNOWN, inner)
         for condition in clause.ifs:
             _, inner = evaluate(condition.test, inner, frame)
         clause = clause.inner_for_in
@@ -263,12 +263,25 @@ _KEPT = (ValueKind.BUFFER, ValueKind.EVENT)
 PER_ITEM = "(an allocation per item)"
 
 
-def _target_names(target: cst.BaseExpression) -> list[str]:
+def _bind_names(target: cst.BaseExpression, value: AbsValue, state: State) -> State:
+    """A comprehension's target bound to one item: names, and tuples unpacked as an assignment
+    unpacks them (`for k, v in batch.items()`)."""
     if isinstance(target, cst.Name):
-        return [target.value]
+        return state.bind(target.value, value)
     if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for element in target.elements for n in _target_names(element.value)]
-    return []
+        for position, element in enumerate(target.elements):
+            state = _bind_names(element.value, unpacked(value, position), state)
+    return state
+
+
+def unpacked(value: AbsValue, position: int) -> AbsValue:
+    """The item at `position` when a value is unpacked (`a, b = value`): a container's element
+    (an (error, value) pair's error is a host number), a tensor's rows in the same memory."""
+    if position == 0 and value.target == ERROR_FIRST:
+        return AbsValue(ValueKind.HOST_NUMBER)
+    if value.element is None and value.is_buffer:
+        return AbsValue(ValueKind.BUFFER, value.framework, value.memory, loader_batch=value.loader_batch)
+    return value.element or UNKNOWN
 
 
 def _ternary(node: cst.IfExp, state: State, frame: Frame) -> Evaluated:

@@ -20,8 +20,7 @@ from streamlint.model.transfer.array_calls import SYNC_ON_EXIT
 from streamlint.model.ops import OpKind
 from streamlint.model.transfer.act import access, do, host_access, operation
 from streamlint.model.transfer.devices import is_device, is_host
-from streamlint.model.transfer.expressions import evaluate
-from streamlint.model.transfer.fact_calls import ERROR_FIRST
+from streamlint.model.transfer.expressions import evaluate, unpacked
 from streamlint.model.transfer.frame import Frame
 from streamlint.model.syntax.tests import ends_in_raise, rare_test
 from streamlint.model.transfer.nodes import preorder
@@ -158,10 +157,7 @@ def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame
         return release_if_dropped(old, state.bind(target.value, value), frame, node)
     if isinstance(target, (cst.Tuple, cst.List)):
         for index, element in enumerate(target.elements):
-            item = AbsValue(ValueKind.HOST_NUMBER) if index == 0 and value.target == ERROR_FIRST else value.element
-            if item is None and value.is_buffer:  # a tensor unpacked: its rows, in the same memory
-                item = AbsValue(ValueKind.BUFFER, value.framework, value.memory, loader_batch=value.loader_batch)
-            state = bind(element.value, item or UNKNOWN, state, frame, node)
+            state = bind(element.value, unpacked(value, index), state, frame, node)
         return state
     if isinstance(target, cst.Attribute):
         base, state = evaluate(target.value, state, frame)
