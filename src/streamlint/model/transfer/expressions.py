@@ -12,7 +12,8 @@ from streamlint.model.api import cuda_python, host_math
 from streamlint.model.api.facts import POINTER_FRAMEWORKS
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
-from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, truth
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
 from streamlint.model.transfer import calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.act import host_access
@@ -100,6 +101,8 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
         index = Index.view(frame.site(node))  # a view whose bounds the text does not tell
     if base.identity is None and base.target == PER_ITEM and base.element is not None and base.element.identity:
         return replace(base.element, identity=base.element.identity.element(index)), state  # the item indexed
+    if base.target == PER_ITEM and _stream_pool(base) and index.kind in (IndexKind.SLOT, IndexKind.CONST):
+        return replace(base.element, stream=StreamRef.pool_item(base.element.stream, index)), state  # `streams[i % 2]`
     if base.identity is None:  # (a buffer's item, `batch["x"]`: in the same memory)
         return (base.element or (base if base.is_buffer else UNKNOWN)), state
     path = base.identity.element(index)
@@ -110,8 +113,22 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
         return base.element, state
     if base.kind is ValueKind.BUFFER:
         return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream,
-                        loader_batch=base.loader_batch), state
+                        loader_batch=base.loader_batch, rank=_indexed_rank(base.rank, index)), state
     return AbsValue(identity=path), state
+
+
+def _stream_pool(value: AbsValue) -> bool:
+    """A container of streams made one per item (the items are distinct streams)."""
+    element = value.element
+    return (element is not None and element.kind is ValueKind.STREAM and element.stream is not None
+            and element.stream.kind is StreamRefKind.CREATED)
+
+
+def _indexed_rank(rank: int, index: Index) -> int:
+    """The dimensions left after one index: a region keeps them, a whole index takes one away."""
+    if rank < 0:
+        return -1
+    return rank if index.kind is IndexKind.REGION else rank - 1
 
 
 def _gathered(node: cst.Subscript, base: AbsValue, state: State, frame: Frame) -> Evaluated:
@@ -227,14 +244,19 @@ def _launch(node: cst.Call, config: cst.Subscript, state: State, frame: Frame) -
 def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
     joined: Optional[AbsValue] = None
     members: set = set()
+    streams: list = []
     for element in getattr(node, "elements", ()):
         value, state = evaluate(element.value, state, frame)
         if value.kind is ValueKind.NAMESPACE:
             continue  # a type or module beside the items (`[buf, MPI.FLOAT]`) holds no memory
         joined = value if joined is None else joined.join(value)
+        streams.append(value.stream if value.kind is ValueKind.STREAM else None)
         if value.identity is not None and value.kind in (ValueKind.BUFFER, ValueKind.EVENT):
             members.add(value.identity)
         members |= value.members
+    pool = StreamRef.listed(streams)
+    if pool is not None:  # `[s0, s1]`: a pool of the streams it lists, each item another stream
+        return AbsValue(ValueKind.CONTAINER, element=stream_value(pool), target=PER_ITEM), state
     return AbsValue(ValueKind.CONTAINER, element=joined, members=frozenset(members)), state
 
 
@@ -253,12 +275,20 @@ def _comprehension(node: cst.BaseExpression, state: State, frame: Frame) -> Eval
     item, inner = evaluate(node.value if isinstance(node, cst.DictComp) else node.elt, inner, frame)
     members = item.members | ({item.identity} if item.identity is not None and item.kind in _KEPT else set())
     made = item.identity is not None and not item.identity.steps and item.identity.root.site in frame.sites_within(node)
+    made = made or _stream_made_per_item(item, frame.sites_within(node))
     # memory the element makes is new for each item: the items are the elements of that allocation
     return (AbsValue(ValueKind.CONTAINER, element=item, target=PER_ITEM if made else "", members=frozenset(members)),
             replace(inner, names=state.names))
 
 
 _KEPT = (ValueKind.BUFFER, ValueKind.EVENT)
+
+
+def _stream_made_per_item(item: AbsValue, sites: frozenset) -> bool:
+    """The element makes a new stream for each item (`[Stream() for _ in range(2)]`): a pool."""
+    stream = item.stream
+    return (item.kind is ValueKind.STREAM and stream is not None and stream.kind is StreamRefKind.CREATED
+            and stream.site in sites)
 # The target of a container whose items are one allocation each (`[cp.empty(n) for _ in range(2)]`).
 PER_ITEM = "(an allocation per item)"
 
