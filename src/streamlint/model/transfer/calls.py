@@ -45,6 +45,8 @@ def attribute_of(base: AbsValue, attr: str, path: Path) -> AbsValue:
         return base
     if base.is_buffer and base.memory is not Memory.DEVICE and attr in numpy_api.SAME_MEMORY_ATTRIBUTES:
         return base  # `h.ctypes`: the host array's own memory (its `.data` is the address)
+    if base.is_buffer and attr in torch_api.DEVICE_ATTRIBUTES and base.memory is not Memory.UNKNOWN:
+        return AbsValue(ValueKind.DEVICE, base.framework, Memory.DEVICE if base.on_device else Memory.PAGEABLE)
     if base.is_buffer and attr in torch_api.TENSOR_ATTRIBUTES:
         return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream)
     return AbsValue(identity=path)

@@ -22,7 +22,7 @@ from streamlint.model.transfer.act import access, do, host_access, operation
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate, unpacked
 from streamlint.model.transfer.frame import Frame
-from streamlint.model.syntax.tests import ends_in_raise, rare_test
+from streamlint.model.syntax.tests import ends_in_raise, fills_on_miss, rare_test
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
 from streamlint.model.transfer.torch_calls import F
@@ -285,14 +285,23 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
         return run_block(_body(node.body), state, frame)
     holds, state = type_tests.sides(node.test, state, frame)  # a type test narrows each side
     rare = rare_test(node.test)  # (a data-dependent test may pass every time: no guard)
+    once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
     frame.guards += rare
     try:
-        taken = run_block(_body(node.body), holds, frame) if truth(test) is None else state.unreachable()
+        frame.guards += once_body
+        try:
+            taken = run_block(_body(node.body), holds, frame) if truth(test) is None else state.unreachable()
+        finally:
+            frame.guards -= once_body
         other = state
         if isinstance(node.orelse, cst.If):
             other = _if(node.orelse, state, frame)
         elif isinstance(node.orelse, cst.Else):
-            other = run_block(_body(node.orelse.body), state, frame)
+            frame.guards += once_else
+            try:
+                other = run_block(_body(node.orelse.body), state, frame)
+            finally:
+                frame.guards -= once_else
     finally:
         frame.guards -= rare
     if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body):
