@@ -151,6 +151,9 @@ class StreamRef:
             return "the default stream"
         if self.kind is StreamRefKind.PER_THREAD:
             return "the per-thread default stream"
+        if self.kind is StreamRefKind.PATH and self.path is not None and self.path.root.kind is RootKind.FRESH:
+            item = "".join(step.spell() if not isinstance(step, str) else f".{step}" for step in self.path.steps)
+            return f"the stream {item} of the pool made at {self.path.root.site}"
         if self.kind is StreamRefKind.PATH and self.path is not None:
             return self.path.spell()
         if self.kind is StreamRefKind.CREATED:
