@@ -165,6 +165,9 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     receiver = _evident_stream(receiver, name)
     if receiver.loader_batch and name in python_std.MAPPING_VIEWS:
         return _batch_view(name, receiver), state
+    if receiver.kind is ValueKind.CONTAINER and name in python_std.MAPPING_VIEWS and receiver.element is not None \
+            and receiver.element.is_buffer:
+        return _batch_view(name, receiver.element), state  # `batch.items()` of a dict of tensors: those tensors
     handler = handlers.for_value(receiver)
     if handler is not None and receiver.kind is ValueKind.STREAM:
         handled = handler.stream_method(name, receiver, arguments, state, frame)
@@ -363,7 +366,8 @@ def _context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
 def _fact(value: AbsValue) -> AbsValue:
     """What a callee may know of an argument whoever passes it: its kind and memory, never the
     caller's identities (a stream is the parameter's stream in the callee's summary)."""
-    return AbsValue(value.kind, value.framework, value.memory, None, None, value.may_be_none, None, value.target)
+    element = _fact(value.element) if value.kind is ValueKind.CONTAINER and value.element is not None else None
+    return AbsValue(value.kind, value.framework, value.memory, None, None, value.may_be_none, element, value.target)
 
 
 def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = False) -> Handled:

@@ -260,6 +260,23 @@ def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluat
     return AbsValue(ValueKind.CONTAINER, element=joined, members=frozenset(members)), state
 
 
+def _dict(node: cst.Dict, state: State, frame: Frame) -> Evaluated:
+    """`{"x": a, "y": b}`: a container whose items are what its values are (keys are not tracked)."""
+    joined: Optional[AbsValue] = None
+    members: set = set()
+    for element in node.elements:
+        if isinstance(element, cst.DictElement):
+            _, state = evaluate(element.key, state, frame)
+        value, state = evaluate(element.value, state, frame)
+        if isinstance(element, cst.StarredDictElement):
+            value = value.element or UNKNOWN  # `**other`: its values
+        joined = value if joined is None else joined.join(value)
+        if value.identity is not None and value.kind in _KEPT:
+            members.add(value.identity)
+        members |= value.members
+    return AbsValue(ValueKind.CONTAINER, element=joined, members=frozenset(members)), state
+
+
 def _comprehension(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
     """`[make(x) for x in xs if keep(x)]`: a container whose items are what one evaluation of the
     element makes (every item of one allocation site is one memory: silence over guessing which);
@@ -421,6 +438,7 @@ _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.Tuple: _tuple_like,
     cst.List: _tuple_like,
     cst.IfExp: _ternary,
+    cst.Dict: _dict,
     cst.ListComp: _comprehension,
     cst.SetComp: _comprehension,
     cst.GeneratorExp: _comprehension,
