@@ -11,9 +11,13 @@ from streamlint.fixes.model import Applicability
 from streamlint.model.api.facts import OpKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import Memory
+from streamlint.model.readings.hot_paths import hot_entry_name, queues_work_each_pass
+from streamlint.model.readings.hot_paths import own_operations as hot_operations
 from streamlint.model.readings.operations import host_writes_into, leaves_unordered, own_operations
 from streamlint.model.summary.effects import Operation
 from streamlint.model.syntax import labels, nesting
+from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.sync_purpose import comprehension_of, unrolled, waits_on_user
 from streamlint.rules._shared import api_named, named
 from streamlint.rules.base import Finding, Rule
 
@@ -134,10 +138,12 @@ class MissingNonBlocking(Rule):
     def check(self, analysis):
         model = analysis.v3
         builder = FixBuilder(analysis)
+        reported: set[str] = set()
         for qualname, at in _uploads(model):
             call = model.node_of(at.site)
             if not isinstance(call, cst.Call):
                 continue
+            reported.add(at.site)
             if at.operation.host_memory is Memory.PINNED:
                 why = "the source is pinned, so the copy could run asynchronously"
             else:
@@ -150,6 +156,48 @@ class MissingNonBlocking(Rule):
                 fix=_fix(builder, call) if unsafe_because is None else None,
                 help=unsafe_because or "pass `non_blocking=True`",
             )
+        yield from _host_built_uploads(model, analysis, reported)
+
+
+
+def _host_built_uploads(model, analysis, reported: set[str]):
+    """A tensor built on the host from Python values and uploaded with a blocking copy on every
+    iteration of a loop that queues GPU work, or on every call of a hot entry (no fix: a non-blocking
+    copy of pageable memory is SL301's problem)."""
+    ancestry = Ancestry(analysis.module)
+    done: set[str] = set(reported)
+    for own in hot_operations(model):
+        operation = own.operation
+        if own.site in done or not (operation.op == OpKind.COPY_H2D.value and operation.host_built
+                                    and operation.non_blocking is False):
+            continue
+        call = model.node_of(own.site)
+        where = _hot_where(model, ancestry, own, call) if isinstance(call, cst.Call) else None
+        if where is None:
+            continue
+        done.add(own.site)
+        yield Finding(
+            call,
+            f"{api_named(_spelling(call.func, analysis))} uploads a tensor built on the host and waits for the "
+            f"stream to drain on every {where}",
+            help="build it on the device once, outside the hot path, or in pinned memory with `non_blocking=True`",
+        )
+
+
+def _hot_where(model, ancestry: Ancestry, own, node: cst.CSTNode) -> Optional[str]:
+    """"iteration" in a loop that queues GPU work on every pass, "call of `forward`" on every call of
+    a hot entry; None off the hot path, only sometimes, or once per element of a comprehension."""
+    if own.operation.conditional or comprehension_of(node, ancestry) is not None:
+        return None
+    loops = ancestry.loops_around(node)
+    if own.entry and not loops:
+        return f"call of `{hot_entry_name(own.entry, own.function)}`"
+    if any(waits_on_user(loop) for loop in loops):
+        return None
+    loops = [loop for loop in loops if not unrolled(loop)]
+    if loops and (own.entry or queues_work_each_pass(model, own.function, loops[-1], ancestry)):
+        return "iteration"
+    return None
 
 
 def _uploads(model) -> list:

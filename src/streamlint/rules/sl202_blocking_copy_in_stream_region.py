@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 import libcst as cst
@@ -9,7 +10,7 @@ import libcst as cst
 from streamlint.fixes.edits import FixBuilder, append_arg, bound_before, is_pasteable, make_fix, with_keyword
 from streamlint.fixes.model import Applicability
 from streamlint.model.api.facts import OpKind
-from streamlint.model.domain.paths import Index
+from streamlint.model.domain.paths import Index, IndexKind, RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.readings.operations import chosen_streams, own_operations, streams_working_after, work_before
 from streamlint.model.summary.effects import Operation
@@ -273,6 +274,12 @@ def _chosen(stream: Optional[StreamRef]) -> bool:
 def stream_label(model, stream: StreamRef, module: cst.Module) -> str:
     """How a message names a stream: a made stream by the name it was bound to, a held one by
     its path (`streams[...]` for one drawn from a collection), the default streams in words."""
+    if stream.kind is StreamRefKind.PATH and stream.path is not None and stream.path.root.kind is RootKind.FRESH:
+        # an item of a pool of streams: the name of the collection made with them, else the first one's
+        made = model.node_of(stream.site.split("|")[0].split(">")[-1]) if stream.site else None
+        pool = labels.pool_name(made, module) if made is not None else ""
+        first = labels.bound_name(made, module) if made is not None and not pool else ""
+        return f"{pool}[...]" if pool else first or "a stream made here"
     if stream.kind is StreamRefKind.PATH and stream.path is not None:
         return labels.path_label(stream.path)
     if stream.kind is StreamRefKind.CREATED:
@@ -302,9 +309,23 @@ def _work_after(model, qualname: str, at, call) -> list:
             continue
         if stream is None:
             break  # the next iteration's work up to the host's first wait
+        stream = _next_iteration(stream, loop)
         if stream not in after:
             after.append(stream)
     return after
+
+
+def _next_iteration(stream: StreamRef, loop: cst.CSTNode) -> StreamRef:
+    """The stream the next iteration's work runs on: an item of a pool drawn by a ring slot of the
+    loop's counter (`streams[i % 2]`) is the next slot's."""
+    if stream.kind is not StreamRefKind.PATH or stream.path is None:
+        return stream
+    counters = nesting.loop_counters(loop)
+    path = stream.path
+    for step in path.steps:
+        if isinstance(step, Index) and step.kind is IndexKind.SLOT and step.symbol in counters:
+            path = path.shifted(step.symbol, 1)
+    return replace(stream, path=path) if path != stream.path else stream
 
 
 def _api(model, at, call: cst.Call, analysis) -> str:

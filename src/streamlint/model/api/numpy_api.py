@@ -10,6 +10,8 @@ PAGEABLE_CREATORS = frozenset({
     "random.random", "random.randint", "random.uniform", "random.normal", "random.standard_normal",
     "random.random_sample", "ascontiguousarray",
 })
+# Creators whose first argument is the shape (an int, or a tuple with one size per dimension).
+SHAPE_FIRST = frozenset({"zeros", "ones", "empty", "full"})
 # numpy.<name>(x, ...) views or wraps x's memory (a pinned buffer stays pinned).
 SAME_MEMORY = frozenset({"frombuffer", "asarray", "asanyarray", "reshape", "ravel", "ctypeslib.as_array"})
 

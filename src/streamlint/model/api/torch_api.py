@@ -159,6 +159,12 @@ NON_TENSOR_METHODS = frozenset({
 # knows is a tensor is true (the other branches of the test do not run for it).
 TENSOR_TYPES = frozenset({"torch.Tensor"})
 # Attributes of a CUDA tensor that are CUDA tensors (views or named-tuple fields).
+# A tensor's device (`x.device`): where the tensor lives, as a device value (`torch.tensor(...,
+# device=x.device)` makes a tensor there).
+DEVICE_ATTRIBUTES = frozenset({"device"})
+# Creators that build their tensor from the data they are given (Python numbers and lists of them
+# are built on the host first, then copied to the device a `device=` names).
+FROM_DATA = frozenset({"tensor", "as_tensor"})
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "mH", "real", "imag", "values", "indices"})
 # Attributes of a tensor that are the tensor's own memory, whole (`p.data`): a message names the tensor.
 SAME_MEMORY_ATTRIBUTES = frozenset({"data"})

@@ -107,6 +107,8 @@ class Pending:
     def ordered_before(self, stream: StreamRef) -> bool:
         if self.done or stream in self.seen or stream == self.access.stream:
             return True
+        if stream.pools_with(self.access.stream) or any(s.pools_with(stream) for s in self.seen):
+            return True  # a pool of streams and one of its items: what one names may be the other
         # a wait by another framework's name of what may be the same default stream orders it too
         return any(s.may_be_the_default_of(stream) for s in self.seen)
 
@@ -235,7 +237,8 @@ class Order:
         moved = []
         for group in self._index.clocks():  # every access of a group moves alike
             p = next(iter(group))
-            ordered = p.done or p.access.stream in ons or not ons.isdisjoint(p.seen)
+            ordered = p.done or p.access.stream in ons or not ons.isdisjoint(p.seen) \
+                or any(on.pools_with(p.access.stream) for on in ons)
             if ordered and not (waiter in p.seen and waiter in p.seen_on_every_path):
                 moved.extend((q, q.with_seen(waiter)) for q in group)
         return self._replaced(moved)

@@ -190,6 +190,19 @@ class Path:
     def shifted(self, symbol: str, by: int) -> "Path":
         return Path(self.root, tuple(s.shifted(symbol, by) if isinstance(s, Index) else s for s in self.steps))
 
+    def other_item(self, other: "Path") -> bool:
+        """Two items of one collection that are certainly not the same item: the same steps but
+        for one index, two ring slots of one counter at different offsets, or two constants."""
+        if self.root != other.root or len(self.steps) != len(other.steps):
+            return False
+        differ = [(a, b) for a, b in zip(self.steps, other.steps) if a != b]
+        if len(differ) != 1 or not all(isinstance(step, Index) for step in differ[0]):
+            return False
+        a, b = differ[0]
+        if a.kind is IndexKind.SLOT and b.kind is IndexKind.SLOT:
+            return (a.symbol, a.modulus) == (b.symbol, b.modulus)
+        return a.kind is IndexKind.CONST and b.kind is IndexKind.CONST
+
     def may_alias(self, other: "Path") -> bool:
         """One is a prefix of the other, step by step (a whole buffer meets its elements)."""
         if self.root != other.root:

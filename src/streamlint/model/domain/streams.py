@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Optional
 
-from streamlint.model.domain.paths import Path
+from streamlint.model.domain.paths import Path, Root, RootKind
 
 
 class StreamRefKind(Enum):
@@ -78,6 +78,13 @@ class StreamRef:
     def created(site: str, framework: str, blocking: bool = True) -> "StreamRef":
         return StreamRef(StreamRefKind.CREATED, framework, None, site, blocking, True)
 
+    @staticmethod
+    def pool_item(made: "StreamRef", index) -> "StreamRef":
+        """An item of a pool of streams made one per item at `made`'s site (`[Stream() for _ in
+        range(2)]`), drawn by `index`: a stream held there, made by the program for its own work."""
+        return StreamRef(StreamRefKind.PATH, made.framework, Path(Root.fresh(made.site)).element(index), made.site,
+                         made.blocking, True)
+
     @property
     def known(self) -> bool:
         return self.kind is not StreamRefKind.UNKNOWN
@@ -91,17 +98,50 @@ class StreamRef:
         """Known to be two different streams (the condition for a cross-stream hazard)."""
         if not (self.known and other.known) or self == other:
             return False
+        if self.pool_of(other) or other.pool_of(self):
+            return False  # an item of a pool of streams, and the pool's streams as one (`for s in streams`)
         if StreamRefKind.CREATED in (self.kind, other.kind):
             return True  # a stream made here is none that existed before
         if (self.fresh and other.kind in _EXISTING) or (other.fresh and self.kind in _EXISTING):
             return True  # a stream the program made for its own work is not the caller's current one, nor a default stream
         if {self.kind, other.kind} == {StreamRefKind.LEGACY, StreamRefKind.PER_THREAD}:
             return True
+        if self.kind is other.kind is StreamRefKind.PATH and self.path is not None and other.path is not None \
+                and self.path.other_item(other.path):
+            return True  # two items of one pool of streams (`streams[k % 2]`, `streams[(k + 1) % 2]`)
         if self.fresh and other.fresh:
             # two side streams of the program's: at two creation sites, or at two paths where the
             # code entered them; one stream kept at two attributes (one site) is one stream
             return not (self.site and other.site and self.site == other.site)
         return False  # the caller's current stream may be the one a parameter holds: ask the caller
+
+    def pool_of(self, item: "StreamRef") -> bool:
+        """This stream stands for every stream of a pool (made at its site, or the streams a list
+        written out holds: sites joined by "|"), `item` one of them (drawn from the pool by an
+        index, or a member of the list)."""
+        if self.kind is not StreamRefKind.CREATED:
+            return False
+        if item.kind is StreamRefKind.CREATED:
+            return item.site != self.site and item.site in self.site.split("|")
+        if item.kind is not StreamRefKind.PATH or item.path is None or item.path.root.kind is not RootKind.FRESH:
+            return False
+        pool = item.path.root.site
+        return pool == self.site or self.site in pool.split("|")
+
+    def pools_with(self, other: "StreamRef") -> bool:
+        """A pool of streams and one of its items, either way round."""
+        return self.pool_of(other) or other.pool_of(self)
+
+    @staticmethod
+    def listed(refs: list) -> Optional["StreamRef"]:
+        """The streams a list written out holds (`[s0, s1]`, `[Stream(), Stream()]`), as one pool:
+        None unless each is a stream made by the program, all different."""
+        sites = [r.site for r in refs if r is not None and r.kind is StreamRefKind.CREATED and "|" not in r.site]
+        if len(refs) < 2 or len(sites) != len(refs) or len(set(sites)) != len(sites):
+            return None
+        frameworks = {r.framework for r in refs}
+        return StreamRef(StreamRefKind.CREATED, frameworks.pop() if len(frameworks) == 1 else "", None,
+                         "|".join(sites), all(r.blocking for r in refs), True)
 
     def entered(self) -> "StreamRef":
         """This stream, entered by the code as its current stream. An object's stream (held at
@@ -136,6 +176,9 @@ class StreamRef:
             return "the default stream"
         if self.kind is StreamRefKind.PER_THREAD:
             return "the per-thread default stream"
+        if self.kind is StreamRefKind.PATH and self.path is not None and self.path.root.kind is RootKind.FRESH:
+            item = "".join(step.spell() if not isinstance(step, str) else f".{step}" for step in self.path.steps)
+            return f"the stream {item} of the pool made at {self.path.root.site}"
         if self.kind is StreamRefKind.PATH and self.path is not None:
             return self.path.spell()
         if self.kind is StreamRefKind.CREATED:

@@ -50,6 +50,7 @@ class AbsValue:
     target: str = ""  # a CALLABLE's or NAMESPACE's qualified name
     members: frozenset[Path] = frozenset()  # a CONTAINER's items' memory (what it keeps alive)
     loader_batch: bool = False  # a BUFFER a data loader yields (its memory is the loader's choice)
+    rank: int = -1  # a BUFFER's number of dimensions, when how it was made shows them (-1: not told)
 
     def join(self, other: "AbsValue") -> "AbsValue":
         if self == other:
@@ -69,6 +70,7 @@ class AbsValue:
             self.target if self.target == other.target else "",
             self.members | other.members,
             self.loader_batch and other.loader_batch,
+            self.rank if self.rank == other.rank else -1,
         )
 
     def join_carried(self, carried: "AbsValue") -> "AbsValue":

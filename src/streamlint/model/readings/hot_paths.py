@@ -12,6 +12,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from streamlint.model.domain.order import HOST
+from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import UNKNOWN
 from streamlint.model.file_model import FileModel
@@ -160,6 +161,8 @@ def other_streams_could_overlap(model: FileModel, function: str, stream: Optiona
     (the cross-stream problem, not only the host's)."""
     if stream is None or stream.kind not in _EXPLICIT or stream == HOST:
         return False
+    if stream.kind is StreamRefKind.PATH and stream.path is not None and stream.path.root.kind is RootKind.FRESH:
+        return True  # an item drawn from a pool of streams: the next pass's work runs on another
     if stream.kind is StreamRefKind.CREATED:
         made = model.node_of(stream.site.split(">")[-1]) if stream.site else None
         if made is not None and (ancestry.in_comprehension(made) or ancestry.loops_around(made)):

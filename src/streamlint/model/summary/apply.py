@@ -189,10 +189,18 @@ class _Mapper:
         if ref.kind is StreamRefKind.CREATED:
             if self.callee and ref.site.partition("#")[0] != self.callee:
                 return ref  # made elsewhere (the object's stream, made in its constructor): the same stream here
-            return replace(ref, site=f"{self.binding.site}>{ref.site}")
+            return replace(ref, site=self._made_here(ref.site))
+        if ref.kind is StreamRefKind.PATH and ref.path is not None and ref.path.root.kind is RootKind.FRESH:
+            # an item of a pool of streams the callee made: made at this call
+            pool = Path(Root.fresh(self._made_here(ref.path.root.site)), ref.path.steps)
+            return replace(ref, path=pool, site=self._made_here(ref.site))
         if ref.kind is StreamRefKind.PATH and ref.path is not None:
             return self._stream_at(ref.path)
         return ref
+
+    def _made_here(self, sites: str) -> str:
+        """A callee's creation sites (one, or a pool's joined by "|"), as sites of this call."""
+        return "|".join(f"{self.binding.site}>{site}" for site in sites.split("|"))
 
     def _stream_at(self, path: Path) -> StreamRef:
         if path.root.kind is RootKind.PARAM and not path.steps:

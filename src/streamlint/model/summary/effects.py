@@ -69,6 +69,7 @@ class Operation:
     host_loader_batch: bool = False  # the host side is a batch a data loader yielded
     host_arrays: tuple[int, ...] = ()  # a kernel launch's positional arguments that are host arrays
     sync_form: bool = False  # a synchronous copy API, used so, whose stream-ordered form exists
+    host_built: bool = False  # the host side is a tensor built from Python values where it is used (`[a, b]`)
 
 
 @dataclass(frozen=True)

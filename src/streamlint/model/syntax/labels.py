@@ -61,6 +61,23 @@ def bound_name(call: cst.CSTNode, scope: cst.CSTNode) -> str:
     return found[0] if found else ""
 
 
+def pool_name(call: cst.CSTNode, scope: cst.CSTNode) -> str:
+    """The name a collection the call makes the items of is bound to (`streams = [Stream() for _
+    in range(2)]`, `self.streams = [...]`), "" when none."""
+    found: list[str] = []
+
+    class Binding(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            value = node.value
+            made = isinstance(value, (cst.ListComp, cst.GeneratorExp, cst.SetComp)) and value.elt is call
+            made = made or isinstance(value, (cst.List, cst.Tuple)) and any(e.value is call for e in value.elements)
+            if made and len(node.targets) == 1:
+                found.append(dotted(node.targets[0].target) or "")
+
+    scope.visit(Binding())
+    return found[0] if found else ""
+
+
 def at(call: cst.Call, where: str, scope: cst.CSTNode) -> str:
     """The label of an operation's side named as an Operation's `host_at` does: "self" (the
     receiver), "return" (the name its value is bound to), "<pos>/<keyword>" (an argument)."""

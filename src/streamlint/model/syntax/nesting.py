@@ -32,3 +32,16 @@ def holds(outer: cst.CSTNode, node: cst.CSTNode) -> bool:
             return True
         stack.extend(current.children)
     return False
+
+
+def loop_counters(loop: cst.CSTNode) -> frozenset[str]:
+    """The names a `for` loop counts its iterations with: its target name, or the count of
+    `enumerate(...)` (`for i, x in enumerate(xs)`); none for a `while` loop."""
+    if not isinstance(loop, cst.For):
+        return frozenset()
+    if isinstance(loop.target, cst.Name):
+        return frozenset({loop.target.value})
+    counted = isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Name) and loop.iter.func.value == "enumerate"
+    if counted and isinstance(loop.target, cst.Tuple) and isinstance(loop.target.elements[0].value, cst.Name):
+        return frozenset({loop.target.elements[0].value.value})
+    return frozenset()

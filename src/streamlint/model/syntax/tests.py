@@ -22,6 +22,35 @@ def rare_test(test: cst.BaseExpression) -> bool:
     return _has_modulo(test)
 
 
+def fills_on_miss(node: cst.If) -> tuple[bool, bool]:
+    """(body, else): the side of a membership test (`if key not in totals:`, `if "step" in group:
+    ... else:`) that runs when the key is missing and stores it (`totals[key] = ...`): it runs once
+    per key, the test settled by the branch itself."""
+    test = node.test
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return False, False
+    operator, container = test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(operator, cst.NotIn):
+        return _stores_into(node.body, container), False
+    if isinstance(operator, cst.In) and isinstance(node.orelse, cst.Else):
+        return False, _stores_into(node.orelse.body, container)
+    return False, False
+
+
+def _stores_into(block: cst.CSTNode, container: cst.BaseExpression) -> bool:
+    """Does the block assign an item of `container` (`container[k] = ...`)?"""
+    stack: list[cst.CSTNode] = [block]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(current, cst.Assign) and any(
+                isinstance(t.target, cst.Subscript) and t.target.value.deep_equals(container) for t in current.targets):
+            return True
+        stack.extend(current.children)
+    return False
+
+
 def ends_in_raise(block: cst.BaseSuite) -> bool:
     """A branch that ends by raising: an error path, after which the function does not go on."""
     body = block.body

@@ -52,6 +52,8 @@ def attribute_of(base: AbsValue, attr: str, path: Path) -> AbsValue:
         return base
     if base.is_buffer and base.memory is not Memory.DEVICE and attr in numpy_api.SAME_MEMORY_ATTRIBUTES:
         return base  # `h.ctypes`: the host array's own memory (its `.data` is the address)
+    if base.is_buffer and attr in torch_api.DEVICE_ATTRIBUTES and base.memory is not Memory.UNKNOWN:
+        return AbsValue(ValueKind.DEVICE, base.framework, Memory.DEVICE if base.on_device else Memory.PAGEABLE)
     if base.is_buffer and attr in torch_api.TENSOR_ATTRIBUTES:
         return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream)
     return AbsValue(identity=path)
@@ -158,6 +160,17 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
     return _project_call(target, arguments, state, frame)
 
 
+def _mapping_view(name: str, receiver: AbsValue) -> Optional[AbsValue]:
+    """`batch.items()` of a loader's batch, or of a dict of tensors: those tensors."""
+    if name not in python_std.MAPPING_VIEWS:
+        return None
+    if receiver.loader_batch:
+        return _batch_view(name, receiver)
+    if receiver.kind is ValueKind.CONTAINER and receiver.element is not None and receiver.element.is_buffer:
+        return _batch_view(name, receiver.element)
+    return None
+
+
 def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     receiver = arguments.receiver or UNKNOWN
     handled: Optional[Handled] = None
@@ -170,8 +183,9 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     if name == "parameters" and torch_calls.parameters_of(receiver) is not None:
         return torch_calls.parameters_of(receiver), state
     receiver = _evident_stream(receiver, name)
-    if receiver.loader_batch and name in python_std.MAPPING_VIEWS:
-        return _batch_view(name, receiver), state
+    view = _mapping_view(name, receiver)
+    if view is not None:
+        return view, state
     handler = handlers.for_value(receiver)
     if handler is not None and receiver.kind is ValueKind.STREAM:
         handled = handler.stream_method(name, receiver, arguments, state, frame)
@@ -374,7 +388,8 @@ def _fact(value: AbsValue, state: State) -> AbsValue:
     caller's identities (a stream is the parameter's stream in the callee's summary; that it is
     a non-blocking side stream other than the current one is a fact: SIDE_STREAM_FACT)."""
     stream = SIDE_STREAM_FACT if _side_stream_here(value, state) else None
-    return AbsValue(value.kind, value.framework, value.memory, None, stream, value.may_be_none, None, value.target)
+    element = _fact(value.element, state) if value.kind is ValueKind.CONTAINER and value.element is not None else None
+    return AbsValue(value.kind, value.framework, value.memory, None, stream, value.may_be_none, element, value.target)
 
 
 def _side_stream_here(value: AbsValue, state: State) -> bool:

@@ -14,11 +14,12 @@ from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.api import cupy as cupy_api
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, truth
+from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
 from streamlint.model.transfer import calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.act import host_access
 from streamlint.model.transfer.devices import is_host, memory_of_device_string
+from streamlint.model.transfer.fact_calls import ERROR_FIRST
 from streamlint.model.transfer.frame import Frame
 
 Evaluated = tuple[AbsValue, State]
@@ -108,6 +109,8 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
         index = Index.view(frame.site(node))  # a view whose bounds the text does not tell
     if base.identity is None and base.target == PER_ITEM and base.element is not None and base.element.identity:
         return replace(base.element, identity=base.element.identity.element(index)), state  # the item indexed
+    if base.target == PER_ITEM and _stream_pool(base) and index.kind in (IndexKind.SLOT, IndexKind.CONST):
+        return replace(base.element, stream=StreamRef.pool_item(base.element.stream, index)), state  # `streams[i % 2]`
     if base.identity is None:  # (a buffer's item, `batch["x"]`: in the same memory)
         return (base.element or (base if base.is_buffer else UNKNOWN)), state
     path = base.identity.element(index)
@@ -118,8 +121,22 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
         return base.element, state
     if base.kind is ValueKind.BUFFER:
         return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream,
-                        loader_batch=base.loader_batch), state
+                        loader_batch=base.loader_batch, rank=_indexed_rank(base.rank, index)), state
     return AbsValue(identity=path), state
+
+
+def _stream_pool(value: AbsValue) -> bool:
+    """A container of streams made one per item (the items are distinct streams)."""
+    element = value.element
+    return (element is not None and element.kind is ValueKind.STREAM and element.stream is not None
+            and element.stream.kind is StreamRefKind.CREATED)
+
+
+def _indexed_rank(rank: int, index: Index) -> int:
+    """The dimensions left after one index: a region keeps them, a whole index takes one away."""
+    if rank < 0:
+        return -1
+    return rank if index.kind is IndexKind.REGION else rank - 1
 
 
 def _gathered(node: cst.Subscript, base: AbsValue, state: State, frame: Frame) -> Evaluated:
@@ -235,12 +252,34 @@ def _launch(node: cst.Call, config: cst.Subscript, state: State, frame: Frame) -
 def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
     joined: Optional[AbsValue] = None
     members: set = set()
+    streams: list = []
     for element in getattr(node, "elements", ()):
         value, state = evaluate(element.value, state, frame)
         if value.kind is ValueKind.NAMESPACE:
             continue  # a type or module beside the items (`[buf, MPI.FLOAT]`) holds no memory
         joined = value if joined is None else joined.join(value)
+        streams.append(value.stream if value.kind is ValueKind.STREAM else None)
         if value.identity is not None and value.kind in (ValueKind.BUFFER, ValueKind.EVENT):
+            members.add(value.identity)
+        members |= value.members
+    pool = StreamRef.listed(streams)
+    if pool is not None:  # `[s0, s1]`: a pool of the streams it lists, each item another stream
+        return AbsValue(ValueKind.CONTAINER, element=stream_value(pool), target=PER_ITEM), state
+    return AbsValue(ValueKind.CONTAINER, element=joined, members=frozenset(members)), state
+
+
+def _dict(node: cst.Dict, state: State, frame: Frame) -> Evaluated:
+    """`{"x": a, "y": b}`: a container whose items are what its values are (keys are not tracked)."""
+    joined: Optional[AbsValue] = None
+    members: set = set()
+    for element in node.elements:
+        if isinstance(element, cst.DictElement):
+            _, state = evaluate(element.key, state, frame)
+        value, state = evaluate(element.value, state, frame)
+        if isinstance(element, cst.StarredDictElement):
+            value = value.element or UNKNOWN  # `**other`: its values
+        joined = value if joined is None else joined.join(value)
+        if value.identity is not None and value.kind in _KEPT:
             members.add(value.identity)
         members |= value.members
     return AbsValue(ValueKind.CONTAINER, element=joined, members=frozenset(members)), state
@@ -254,30 +293,50 @@ def _comprehension(node: cst.BaseExpression, state: State, frame: Frame) -> Eval
     clause: Optional[cst.CompFor] = getattr(node, "for_in", None)
     while clause is not None:
         iterable, inner = evaluate(clause.iter, inner, frame)
-        for name in _target_names(clause.target):
-            inner = inner.bind(name, (iterable.element or UNKNOWN) if isinstance(clause.target, cst.Name) else UNKNOWN)
+        inner = _bind_names(clause.target, iterable.element or UNKNOWN, inner)
         for condition in clause.ifs:
             _, inner = evaluate(condition.test, inner, frame)
         clause = clause.inner_for_in
     item, inner = evaluate(node.value if isinstance(node, cst.DictComp) else node.elt, inner, frame)
     members = item.members | ({item.identity} if item.identity is not None and item.kind in _KEPT else set())
     made = item.identity is not None and not item.identity.steps and item.identity.root.site in frame.sites_within(node)
+    made = made or _stream_made_per_item(item, frame.sites_within(node))
     # memory the element makes is new for each item: the items are the elements of that allocation
     return (AbsValue(ValueKind.CONTAINER, element=item, target=PER_ITEM if made else "", members=frozenset(members)),
             replace(inner, names=state.names))
 
 
 _KEPT = (ValueKind.BUFFER, ValueKind.EVENT)
+
+
+def _stream_made_per_item(item: AbsValue, sites: frozenset) -> bool:
+    """The element makes a new stream for each item (`[Stream() for _ in range(2)]`): a pool."""
+    stream = item.stream
+    return (item.kind is ValueKind.STREAM and stream is not None and stream.kind is StreamRefKind.CREATED
+            and stream.site in sites)
 # The target of a container whose items are one allocation each (`[cp.empty(n) for _ in range(2)]`).
 PER_ITEM = "(an allocation per item)"
 
 
-def _target_names(target: cst.BaseExpression) -> list[str]:
+def _bind_names(target: cst.BaseExpression, value: AbsValue, state: State) -> State:
+    """A comprehension's target bound to one item: names, and tuples unpacked as an assignment
+    unpacks them (`for k, v in batch.items()`)."""
     if isinstance(target, cst.Name):
-        return [target.value]
+        return state.bind(target.value, value)
     if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for element in target.elements for n in _target_names(element.value)]
-    return []
+        for position, element in enumerate(target.elements):
+            state = _bind_names(element.value, unpacked(value, position), state)
+    return state
+
+
+def unpacked(value: AbsValue, position: int) -> AbsValue:
+    """The item at `position` when a value is unpacked (`a, b = value`): a container's element
+    (an (error, value) pair's error is a host number), a tensor's rows in the same memory."""
+    if position == 0 and value.target == ERROR_FIRST:
+        return AbsValue(ValueKind.HOST_NUMBER)
+    if value.element is None and value.is_buffer:
+        return AbsValue(ValueKind.BUFFER, value.framework, value.memory, loader_batch=value.loader_batch)
+    return value.element or UNKNOWN
 
 
 def _ternary(node: cst.IfExp, state: State, frame: Frame) -> Evaluated:
@@ -387,6 +446,7 @@ _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.Tuple: _tuple_like,
     cst.List: _tuple_like,
     cst.IfExp: _ternary,
+    cst.Dict: _dict,
     cst.ListComp: _comprehension,
     cst.SetComp: _comprehension,
     cst.GeneratorExp: _comprehension,

@@ -3,7 +3,10 @@ may still be in flight, or writing one an upload may still read, races that copy
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
+
+import libcst as cst
 
 from streamlint.model.api import numpy_api
 from streamlint.model.api.facts import Arg
@@ -32,13 +35,26 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     if short in numpy_api.PAGEABLE_CREATORS and _makes_array(short, arguments):
         for value in hosts:
             state = host_access(state, frame, site, value.identity, False)
-        return _result(arguments, frame), state  # new pageable host memory
+        made = _result(arguments, frame)
+        return (replace(made, rank=_rank(arguments)) if short in numpy_api.SHAPE_FIRST else made), state  # new pageable host memory
     if not hosts:
         return None
     for value in hosts:
         written = name in WRITING_FUNCTIONS and value is first
         state = host_access(state, frame, site, value.identity, written)
     return _result(arguments, frame), state
+
+
+def _rank(arguments: Arguments) -> int:
+    """The dimensions a shape argument shows: one per size of a tuple or list written out, one for a
+    single number; -1 when not told."""
+    located = arguments.located(Arg(0, "shape"))
+    if located is None:
+        return -1
+    value, node = located
+    if isinstance(node, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+        return len(node.elements)
+    return 1 if value.kind is ValueKind.HOST_NUMBER else -1
 
 
 def _makes_array(short: str, arguments: Arguments) -> bool:

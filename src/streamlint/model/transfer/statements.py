@@ -20,10 +20,9 @@ from streamlint.model.transfer.array_calls import SYNC_ON_EXIT
 from streamlint.model.ops import OpKind
 from streamlint.model.transfer.act import access, do, host_access, operation
 from streamlint.model.transfer.devices import is_device, is_host
-from streamlint.model.transfer.expressions import evaluate
-from streamlint.model.transfer.fact_calls import ERROR_FIRST
+from streamlint.model.transfer.expressions import evaluate, unpacked
 from streamlint.model.transfer.frame import Frame
-from streamlint.model.syntax.tests import ends_in_raise, rare_test
+from streamlint.model.syntax.tests import ends_in_raise, fills_on_miss, rare_test
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
 from streamlint.model.transfer.torch_calls import F
@@ -158,10 +157,7 @@ def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame
         return release_if_dropped(old, state.bind(target.value, value), frame, node)
     if isinstance(target, (cst.Tuple, cst.List)):
         for index, element in enumerate(target.elements):
-            item = AbsValue(ValueKind.HOST_NUMBER) if index == 0 and value.target == ERROR_FIRST else value.element
-            if item is None and value.is_buffer:  # a tensor unpacked: its rows, in the same memory
-                item = AbsValue(ValueKind.BUFFER, value.framework, value.memory, loader_batch=value.loader_batch)
-            state = bind(element.value, item or UNKNOWN, state, frame, node)
+            state = bind(element.value, unpacked(value, index), state, frame, node)
         return state
     if isinstance(target, cst.Attribute):
         base, state = evaluate(target.value, state, frame)
@@ -289,17 +285,26 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
         return run_block(_body(node.body), state, frame)
     holds, state = type_tests.sides(node.test, state, frame)  # a type test narrows each side
     rare = rare_test(node.test)  # (a data-dependent test may pass every time: no guard)
+    once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
     frame.guards += rare
     outside = frame.branch
     try:
         frame.branch = frame.side(node.test, True)
-        taken = run_block(_body(node.body), holds, frame) if truth(test) is None else state.unreachable()
+        frame.guards += once_body
+        try:
+            taken = run_block(_body(node.body), holds, frame) if truth(test) is None else state.unreachable()
+        finally:
+            frame.guards -= once_body
         frame.branch = frame.side(node.test, False)
         other = state
         if isinstance(node.orelse, cst.If):
             other = _if(node.orelse, state, frame)
         elif isinstance(node.orelse, cst.Else):
-            other = run_block(_body(node.orelse.body), state, frame)
+            frame.guards += once_else
+            try:
+                other = run_block(_body(node.orelse.body), state, frame)
+            finally:
+                frame.guards -= once_else
     finally:
         frame.guards -= rare
         frame.branch = outside

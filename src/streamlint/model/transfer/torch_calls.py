@@ -265,9 +265,37 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
         return _fresh(frame, arguments, memory, None), state
     current = state.current_stream(F)
     value = _fresh(frame, arguments, memory, current)
+    if short in torch_api.FROM_DATA and _host_built(arguments):
+        return value, _built_then_uploaded(value, arguments, state, frame)
     if short not in torch_api.ALLOCATING_ONLY:
         state = access(state, frame, frame.site(arguments.node), value.identity, True, current)
     return value, state
+
+
+def _host_built(arguments: Arguments) -> bool:
+    """The data is Python values (`0.0`, `[a, b]`, `x.shape`): the tensor is built on the host."""
+    located = arguments.located(Arg(0, "data"))
+    if located is None:
+        return False
+    data, node = located
+    if data.kind is ValueKind.HOST_NUMBER:
+        return True
+    if data.kind is not ValueKind.CONTAINER:
+        return False
+    items = data.element
+    written = isinstance(node, (cst.List, cst.Tuple))  # a list written out of values that are no tensors
+    return (items is not None and items.kind is ValueKind.HOST_NUMBER) or (written and not (items and items.is_buffer))
+
+
+def _built_then_uploaded(value: AbsValue, arguments: Arguments, state: State, frame: Frame) -> State:
+    """`torch.tensor([a, b], device="cuda")`: built in pageable host memory, then copied to the
+    device: a blocking upload (it waits for the stream, then the copy is queued), no kernel."""
+    site = frame.site(arguments.node)
+    current = state.current_stream(F)
+    state = operation(state, frame, site, "torch.tensor", OpKind.COPY_H2D, current, True, Memory.PAGEABLE,
+                      non_blocking=False, host_built=True)
+    state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
+    return access(state, frame, site, value.identity, True, current)
 
 
 def _like_creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -434,7 +462,10 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
 
 
 def maybe_item(value: AbsValue) -> bool:
-    """An item a whole index picks from an array (`a[3]`, `a[i]`): a scalar for a 1-D array."""
+    """An item a whole index picks from an array (`a[3]`, `a[i]`): a scalar for a 1-D array (an
+    array still when the array it came from had more dimensions)."""
+    if value.rank >= 1:
+        return False
     steps = value.identity.steps if value.identity is not None else ()
     last = steps[-1] if steps else None
     return isinstance(last, Index) and last.kind in (IndexKind.CONST, IndexKind.ANY, IndexKind.SLOT)
