@@ -427,7 +427,7 @@ def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, sta
     # Numba copies a host array argument to the device before the launch and back after it
     hosts = tuple(i for i, (v, _) in enumerate(arguments.positional) if _host_array(v))
     state = operation(state, frame, site, kernel.target or "kernel", OpKind.KERNEL, stream, bool(hosts),
-                      host_arrays=hosts)
+                      framework="numba" if writes is not None else "", host_arrays=hosts)
     for index, (value, _) in enumerate(arguments.positional):
         if value.identity is None or not (value.is_buffer and value.memory is not Memory.PAGEABLE):
             continue
