@@ -305,3 +305,19 @@ class _Loops:
         return [w for w in waits if (w.index > first or w.index < last)
                 and any(x is loop for x in self.around(w.site))]
 
+
+def measuring_calls(model: FileModel, qualname: str) -> frozenset[str]:
+    """The call sites in the function whose callee reads a host timer or an elapsed time (under
+    any context it was walked in): calls of a measurement."""
+    found = set()
+    for (function, _), walked in model.solved.walks.items():
+        if function != qualname:
+            continue
+        for effect in walked.summary.effects:
+            if effect.chain and effect.kind is EffectKind.OPERATION and effect.operation is not None \
+                    and effect.operation.op == _HOST_TIMER:
+                found.add(effect.chain[0])
+    return frozenset(found)
+
+
+_HOST_TIMER = "host timer"  # Operation.op (api.facts OpKind.HOST_TIMER)
