@@ -19,7 +19,7 @@ from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.transfer import array_calls, fact_calls, handlers, mpi_calls, torch_calls
-from streamlint.model.transfer.act import access, do, host_access, operation
+from streamlint.model.transfer.act import access, do, host_access, kernel, operation
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.frame import CallContext, Frame
@@ -382,6 +382,11 @@ def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = Fal
         out = arguments.value(Arg(kw="out"))  # PyTorch's `out=`: the result is written there
         written = out if out is not None and out.is_buffer else None
         return torch_calls.run_operation(tensors, written, False, arguments, state, frame)
+    if direct and frame.chosen_stream(state):
+        # a model called under a stream the code chose runs there, whatever memory it reads (PyTorch's
+        # invariant): its kernels are queued on that stream, though what they touch is unknown
+        current = state.current_stream("torch")
+        state = kernel(state, frame, frame.site(arguments.node), "torch.operation", current, "torch")
     return UNKNOWN, state
 
 
