@@ -33,6 +33,7 @@ class OpKind(Enum):
     EVENT_SYNC = "event synchronize"
     DEVICE_SYNC = "device synchronize"
     IMPLICIT_SYNC = "implicit synchronization"
+    HOST_TIMER = "host timer"  # reads a host timer or an elapsed time: a measurement (v3 only)
     SET_STREAM = "set current stream"
     PIN = "pin memory"
     RECORD_STREAM = "record stream"

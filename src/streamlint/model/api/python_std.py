@@ -35,3 +35,11 @@ KEEPING_METHODS = frozenset({
     "append", "extend", "insert", "add", "update", "setdefault", "appendleft", "extendleft",
     "put", "put_nowait", "__setitem__",
 })
+
+# Calls that read a host timer or an elapsed time: the code measures (a sync next to a call of a
+# function that does is part of the measurement).
+HOST_TIMERS = frozenset({
+    "time.perf_counter", "time.perf_counter_ns", "time.time", "time.time_ns", "time.monotonic",
+    "time.monotonic_ns", "time.process_time", "timeit.default_timer",
+    "numba.cuda.event_elapsed_time", "cupy.cuda.get_elapsed_time",
+})

@@ -9,6 +9,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from streamlint.model.interproc.modules import Source
+from streamlint.model.syntax.hooks import registered_hooks
 from streamlint.model.api import python_std, torch_modules
 from streamlint.model.transfer.names import imports_of
 from streamlint.model.transfer.nodes import preorder
@@ -39,6 +40,7 @@ class ModuleUnit:
     bases: dict[str, tuple[str, ...]] = field(default_factory=dict)  # class -> its bases, qualified
     functions: dict[str, FunctionRef] = field(default_factory=dict)
     path: str = ""  # the file it was read from (another module of the project)
+    hooks: Optional[frozenset] = None  # (class, function) it registers as PyTorch hooks, once asked
     _calls: Optional[dict[str, frozenset[str]]] = None  # (called_names)
 
     def called_names(self) -> dict[str, frozenset[str]]:
@@ -197,10 +199,16 @@ class Program:
 
     def hot_entry(self, function: FunctionRef) -> str:
         """`C.forward` when the function is a method PyTorch runs on every step (an `nn.Module`'s
-        `forward`, an optimizer's `step`), else ""."""
+        `forward`, an optimizer's `step`, a hook its module registers), else ""."""
         unit = self.unit(function.module)
         name = getattr(function.node, "name", None)
-        if unit is None or not function.class_name or name is None:
+        if unit is None or name is None:
+            return ""
+        if unit.hooks is None:
+            unit.hooks = registered_hooks(unit.tree, torch_modules.HOOK_REGISTRATIONS)
+        if (function.class_name, name.value) in unit.hooks:
+            return f"{function.class_name}.{name.value}" if function.class_name else name.value
+        if not function.class_name:
             return ""
         cls = next((s for s in unit.tree.body if isinstance(s, cst.ClassDef) and s.name.value == function.class_name), None)
         bases = [qualified(b.value, unit.imports) for b in cls.bases] if cls is not None else []

@@ -117,19 +117,25 @@ def _is_work(effect: Effect) -> bool:
 
 # Work queued on a stream (what a loop's syncs stall): kernels, fills, uploads, device copies.
 _QUEUED_OPS = frozenset(k.value for k in (OpKind.KERNEL, OpKind.MEMSET, OpKind.COPY_H2D, OpKind.COPY_D2D))
+# Orderings queued on a stream (a stream's wait, an event record).
+_QUEUED_ORDERING = frozenset({EffectKind.WAIT_STREAM, EffectKind.WAIT_EVENT, EffectKind.RECORD_EVENT})
 # Operations whose stream accesses are reads back or waits, not queued work.
 _READ_BACK_OPS = frozenset(k.value for k in (OpKind.COPY_D2H, OpKind.IMPLICIT_SYNC, OpKind.COPY))
 
 
-def queues_work_each_pass(model: FileModel, function: str, within: cst.CSTNode, ancestry: Ancestry) -> bool:
+def queues_work_each_pass(model: FileModel, function: str, within: cst.CSTNode, ancestry: Ancestry,
+                          stream_waits: bool = False) -> bool:
     """Does `within` (a loop, a comprehension of `function`) queue kernels, fills, uploads or device
-    copies, its callees' included (reads back and waits are not queued work)?"""
+    copies, its callees' included (reads back and waits are not queued work)? With `stream_waits`,
+    a stream's wait or an event record counts too: they are queued on a stream as well."""
     effects = list(_effects_of(model, function))
     read_backs = {e.site for e in effects if e.kind is EffectKind.OPERATION and e.operation is not None
                   and e.operation.op in _READ_BACK_OPS}
     for effect in effects:
         if effect.kind is EffectKind.OPERATION:
             queued = effect.operation is not None and effect.operation.op in _QUEUED_OPS
+        elif effect.kind in _QUEUED_ORDERING:
+            queued = stream_waits
         else:
             queued = (effect.kind is EffectKind.ACCESS and effect.stream is not None and effect.stream != HOST
                       and effect.stream.known and effect.site not in read_backs and not effect.host_memory)

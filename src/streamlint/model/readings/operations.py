@@ -24,6 +24,7 @@ class OperationAt:
     reads: frozenset = frozenset()  # the memory (Paths) its own accesses at its site read
     context: CallContext = ROOT_CONTEXT  # the calling context of the walk that saw it
     own_site: str = ""  # where it is in the function that performs it (a helper's call for one via a call)
+    framework: str = ""  # whose operation it is, where the effect says
 
     def reads_made_at(self, site: str) -> bool:
         """Does it read memory allocated at `site` (this iteration's)?"""
@@ -67,7 +68,8 @@ def own_operations(model: FileModel, through_calls: bool = False) -> list[tuple[
                 continue
             site = effect.chain[0] if effect.chain else effect.site
             at = OperationAt(site, effect.operation, effect.stream, effect.chain, summary.hot,
-                             frozenset(reads.get(effect.site, ()) if not effect.chain else ()), context, effect.site)
+                             frozenset(reads.get(effect.site, ()) if not effect.chain else ()), context, effect.site,
+                             effect.framework)
             found.append((qualname, at))
     return found
 
@@ -192,3 +194,130 @@ def work_before(model: FileModel, qualname: str, at: OperationAt) -> list[tuple[
         if work and effect.stream is not None and effect.stream != HOST:
             found.append((effect.stream, site))
     return found
+
+
+def orders_with_legacy(stream: Optional[StreamRef]) -> bool:
+    """A blocking stream the code made (or holds, made by its framework's constructor): the legacy
+    default stream's work waits for its earlier work, and its later work waits for the legacy's."""
+    return (stream is not None and stream.blocking and stream.framework != ""
+            and stream.kind in (StreamRefKind.CREATED, StreamRefKind.PATH))
+
+
+@dataclass(frozen=True)
+class _Step:
+    index: int
+    site: str  # where it is in the function (the call it came through)
+    stream: Optional[StreamRef]  # the work's stream; for a host wait, the stream waited for (None: all)
+    wait: bool
+
+
+def _steps(effects) -> list[_Step]:
+    """The function's device work and the host's waits, in program order."""
+    steps = []
+    for index, effect in enumerate(effects):
+        site = effect.chain[0] if effect.chain else effect.site
+        if effect.kind in (EffectKind.SYNC_DEVICE, EffectKind.SYNC_EVENT):
+            steps.append(_Step(index, site, None, True))
+        elif effect.kind is EffectKind.SYNC_STREAM:
+            steps.append(_Step(index, site, effect.stream, True))
+        elif _is_device_work(effect):
+            steps.append(_Step(index, site, effect.stream, False))
+    return steps
+
+
+def _is_device_work(effect) -> bool:
+    stream = effect.stream
+    if stream is None or stream == HOST or not stream.known:
+        return False
+    if effect.kind is EffectKind.ACCESS:
+        return not effect.host_memory
+    return effect.kind is EffectKind.OPERATION and effect.operation is not None and effect.operation.op in DEVICE_WORK
+
+
+def blocking_work_around(model: FileModel, qualname: str, at: OperationAt, ancestry) -> tuple[list, list]:
+    """(the blocking streams whose work may still run when the host queues the operation, those
+    whose work the host queues after it while it may still run), each once, in program order. A
+    host wait between orders them (a stream's own, or the whole device's); in a loop around both,
+    the next iteration's work comes after it, the previous one's before it."""
+    return stream_work_around(model, qualname, at, ancestry, orders_with_legacy)
+
+
+def chosen(stream: Optional[StreamRef]) -> bool:
+    """A stream the code chose: made, or held at a path."""
+    return stream is not None and stream.kind in (StreamRefKind.CREATED, StreamRefKind.PATH)
+
+
+def stream_work_around(model: FileModel, qualname: str, at: OperationAt, ancestry, which=chosen) -> tuple[list, list]:
+    """`blocking_work_around` for the streams `which` accepts (by default those the code chose)."""
+    walked = model.solved.walks.get((qualname, at.context))
+    if walked is None:
+        return [], []
+    effects = walked.summary.effects
+    here = next((i for i, e in enumerate(effects) if (e.chain[0] if e.chain else e.site) == at.site), None)
+    if here is None:
+        return [], []
+    steps = _steps(effects)
+    loops = _Loops(model, ancestry)
+    before: list[StreamRef] = []
+    after: list[StreamRef] = []
+    for step in steps:
+        if step.wait or step.site == at.site or not which(step.stream):
+            continue
+        waits = [s for s in steps if s.wait and s.site not in (at.site, step.site)]
+        loop = loops.shared(step.site, at.site)
+        if step.index < here or loop is not None:
+            between = loops.between(waits, step.index, here, loop)
+            if not any(w.stream is None or w.stream == step.stream for w in between) and step.stream not in before:
+                before.append(step.stream)
+        if step.index > here or loop is not None:
+            between = loops.between(waits, here, step.index, loop)
+            if not any(w.stream is None or w.stream == at.stream for w in between) and step.stream not in after:
+                after.append(step.stream)
+    return before, after
+
+
+class _Loops:
+    """The loops around sites of one function (the syntax service's answer, by site)."""
+
+    def __init__(self, model: FileModel, ancestry) -> None:
+        self.model, self.ancestry = model, ancestry
+        self._around: dict[str, list] = {}
+
+    def around(self, site: str) -> list:
+        if site not in self._around:
+            node = self.model.node_of(site)
+            self._around[site] = self.ancestry.loops_around(node) if node is not None else []
+        return self._around[site]
+
+    def shared(self, a: str, b: str):
+        common = None
+        for x, y in zip(self.around(a), self.around(b)):
+            if x is not y:
+                break
+            common = x
+        return common
+
+    def between(self, waits: list, first: int, last: int, loop) -> list:
+        """The waits the host passes going from index `first` to index `last` (round the loop when
+        `last` comes first)."""
+        if first < last:
+            return [w for w in waits if first < w.index < last]
+        return [w for w in waits if (w.index > first or w.index < last)
+                and any(x is loop for x in self.around(w.site))]
+
+
+def measuring_calls(model: FileModel, qualname: str) -> frozenset[str]:
+    """The call sites in the function whose callee reads a host timer or an elapsed time (under
+    any context it was walked in): calls of a measurement."""
+    found = set()
+    for (function, _), walked in model.solved.walks.items():
+        if function != qualname:
+            continue
+        for effect in walked.summary.effects:
+            if effect.chain and effect.kind is EffectKind.OPERATION and effect.operation is not None \
+                    and effect.operation.op == _HOST_TIMER:
+                found.add(effect.chain[0])
+    return frozenset(found)
+
+
+_HOST_TIMER = "host timer"  # Operation.op (api.facts OpKind.HOST_TIMER)

@@ -47,6 +47,12 @@ def bound_name(call: cst.CSTNode, scope: cst.CSTNode) -> str:
 
     class Binding(cst.CSTVisitor):
         def visit_Assign(self, node: cst.Assign) -> None:
+            target, value = node.targets[0].target, node.value
+            if len(node.targets) == 1 and isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Tuple) \
+                    and len(target.elements) == len(value.elements):
+                for name, item in zip(target.elements, value.elements):
+                    if item.value is call:  # `s1, s2 = cp.cuda.Stream(), cp.cuda.Stream()`
+                        found.append(dotted(name.value) or "")
             if node.value is call and len(node.targets) == 1:
                 target = node.targets[0].target
                 if isinstance(target, (cst.Tuple, cst.List)) and target.elements:

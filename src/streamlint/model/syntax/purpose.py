@@ -50,10 +50,38 @@ def is_timer(call: cst.Call) -> bool:
     return last_name(call.func) in TIMER_CALLS or dotted(call.func) in TIMER_DOTTED
 
 
-def trains(loop: cst.CSTNode) -> bool:
-    """A training loop: its body calls a backward pass and an update as methods of values."""
-    methods = {call.func.attr.value for call in calls_in(loop) if isinstance(call.func, cst.Attribute)}
+def trains(loop: cst.CSTNode, modules: frozenset = frozenset()) -> bool:
+    """A training loop: its body calls a backward pass and an update as methods of values (not
+    functions of a module it imports: `modules`, the names `imported_modules` gives)."""
+    methods = {call.func.attr.value for call in calls_in(loop)
+               if isinstance(call.func, cst.Attribute) and not _of_module(call.func.value, modules)}
     return all(methods & kind for kind in TRAINING_STEP_METHODS)
+
+
+def _of_module(receiver: cst.BaseExpression, modules: frozenset) -> bool:
+    return isinstance(receiver, cst.Name) and receiver.value in modules
+
+
+def imported_modules(module: cst.Module) -> frozenset:
+    """The names a module's `import` statements bind to modules (`import a.b as m`: m; `import a.b`: a)."""
+    found = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not isinstance(small, cst.Import):
+                continue
+            for alias in small.names:
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    found.add(alias.asname.name.value)
+                else:
+                    found.add((dotted(alias.name) or "").split(".")[0])
+    return frozenset(found)
+
+
+def timed(loop: cst.CSTNode) -> bool:
+    """A loop that reads a host timer or an elapsed time: a measurement harness."""
+    return any(is_timer(call) for call in calls_in(loop))
 
 
 def repeats(loop: cst.CSTNode) -> bool:

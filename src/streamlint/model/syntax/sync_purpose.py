@@ -25,7 +25,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from streamlint.model.syntax.ancestry import Ancestry
-from streamlint.model.syntax.purpose import trains
+from streamlint.model.syntax.purpose import imported_modules, trains
 
 
 class Purpose(Enum):
@@ -517,21 +517,24 @@ class SyncPurposes:
 
     def __init__(self, ancestry: Ancestry) -> None:
         self.ancestry = ancestry
+        self.modules = imported_modules(ancestry.module)  # (a module's `step()` is no optimizer's)
         self._bodies: dict[int, _Body] = {}
 
     def purpose(self, node: cst.CSTNode, value_read: bool, copy: bool, conditional: bool,
-                uploads: bool) -> Optional[Purpose]:
+                uploads: bool, probes: frozenset = frozenset()) -> Optional[Purpose]:
         """What the synchronization at `node` is for, when the code's shape tells; None when it
         tells nothing (a plain stall). `value_read`: it reads a value back (not a bare wait);
         `copy`: a device-to-host copy; `conditional`: under a test in its loop; `uploads`: its
-        innermost loop uploads data every iteration."""
+        innermost loop uploads data every iteration; `probes`: the ids of the calls of functions
+        that read a timer or an elapsed time."""
         function = next((a for a in self.ancestry.ancestors(node) if isinstance(a, cst.FunctionDef)), self.ancestry.module)
         body = self._bodies.get(id(function))
         if body is None:
             body = self._bodies[id(function)] = _Body(function, self.ancestry)
+        body.probes = probes  # (ids of the calls of functions that measure: the model's answer)
         loops = self.ancestry.loops_around(node)
         found = _why(body, node, value_read, copy, loops, function, uploads)
-        if found is Purpose.MEASUREMENT and not conditional and any(trains(loop) for loop in loops):
+        if found is Purpose.MEASUREMENT and not conditional and any(trains(loop, self.modules) for loop in loops):
             return Purpose.STEP_TIMING  # timing every step of a training loop is the stall itself
         return found  # (every N steps, `if step % N == 0:`, is the windowed timing to advise)
 

@@ -43,3 +43,13 @@ def operation(state: State, frame: Frame, site: str, api: str, op: OpKind, strea
     detail = Operation(api, op.value, host_blocking, host_memory, frame.loop_depth > 0, value_site, host_inputs,
                        frame.guards > 0, **form)
     return do(state, frame, Effect(EffectKind.OPERATION, site, stream=stream, framework=framework, operation=detail))
+
+
+def kernel(state: State, frame: Frame, site: str, api: str, stream: Optional[StreamRef], framework: str = "",
+           host_inputs: bool = False) -> State:
+    """A kernel queued on `stream` (a framework function, an operator, a compiled kernel called):
+    the operation its accesses belong to. None: no device work (an operation of the host's)."""
+    if stream is None or not stream.known:
+        return state
+    return operation(state, frame, site, api, OpKind.KERNEL, stream, False, host_inputs=host_inputs, framework=framework)
+

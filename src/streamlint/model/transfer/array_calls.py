@@ -15,8 +15,7 @@ from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue, Memory, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind
-from streamlint.model.ops import OpKind
-from streamlint.model.transfer.act import access, do, operation
+from streamlint.model.transfer.act import access, do, kernel
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.fact_calls import apply_fact, compiled_from, stream_of_value
@@ -35,12 +34,11 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     if fact is not None:
         return apply_fact(fact, arguments, state, frame, name)
     if namespace in cupy.CREATING_NAMESPACES:
-        return _cupy_kernel("zeros", arguments, state, frame)
+        return _cupy_kernel("zeros", arguments, state, frame, name)
     if namespace in cupy.KERNEL_NAMESPACES and short not in cupy.NON_KERNEL_FUNCTIONS:
-        if short not in host_math.SHAPE_TAKERS and _of_host_numbers(arguments):  # `cp.ceil(n / 32)`: a kernel the host could have skipped
-            state = operation(state, frame, frame.site(arguments.node), name, OpKind.KERNEL,
-                              state.current_stream("cupy"), False, host_inputs=True)
-        return _cupy_kernel(short, arguments, state, frame)
+        # `cp.ceil(n / 32)`: a kernel the host could have skipped
+        host_inputs = short not in host_math.SHAPE_TAKERS and _of_host_numbers(arguments)
+        return _cupy_kernel(short, arguments, state, frame, name, host_inputs)
     return None
 
 
@@ -92,11 +90,13 @@ def _refined_number(node: cst.BaseExpression, state: State) -> State:
     return state
 
 
-def _cupy_kernel(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+def _cupy_kernel(short: str, arguments: Arguments, state: State, frame: Frame, api: str = "",
+                 host_inputs: bool = False) -> Handled:
     """A CuPy function that launches kernels on the current stream: it reads its array
     arguments and makes its result there (`copyto` writes its first argument)."""
     current = state.current_stream("cupy")
     site = frame.site(arguments.node)
+    state = kernel(state, frame, site, api or f"cupy.{short}", current, "cupy", host_inputs)
     inputs = [v for v in arguments.values() if is_device(v) and v.identity is not None]
     if short in cupy.DESTINATION_FIRST:
         destination = arguments.value(Arg(0, "dst"))
@@ -126,6 +126,7 @@ def cupy_array_method(name: str, array: AbsValue, arguments: Arguments, state: S
     if name in cupy.KERNEL_METHODS and array.identity is not None and is_device(array):
         current = state.current_stream("cupy")
         site = frame.site(arguments.node)
+        state = kernel(state, frame, site, f"cupy.ndarray.{name}", current, "cupy")
         state = access(state, frame, site, array.identity, name == "fill", current)
         result = AbsValue(ValueKind.BUFFER, "cupy", Memory.DEVICE, Path(Root.fresh(site)), current)
         return result, access(state, frame, site, result.identity, True, current)
@@ -191,11 +192,11 @@ def launch_graph(graph: AbsValue, arguments: Arguments, state: State, frame: Fra
     return AbsValue(ValueKind.UNKNOWN), do(state, frame, effect)
 
 
-def launch_kernel(kernel: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+def launch_kernel(kernel_value: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     """A compiled kernel called (`raw((grid,), (block,), (a, b), stream=s)`, `elementwise(a, b)`): on the
     stream given, else the framework's current stream, reading and writing its arrays (its body is
     not Python we can read). `kernel:cupy:2` says the arrays are the items of positional argument 2."""
-    parts = kernel.target.split(":")
+    parts = kernel_value.target.split(":")
     framework = parts[1] if len(parts) > 1 else "cupy"
     if framework == "numba" and compiled_from(arguments) is not None:  # `cuda.jit(signature)(fn)`
         return compiled_from(arguments), state
@@ -205,6 +206,7 @@ def launch_kernel(kernel: AbsValue, arguments: Arguments, state: State, frame: F
         packed = arguments.value(Arg(int(parts[2])))
         given = _items(packed) if packed is not None else []
     site = frame.site(arguments.node)
+    state = kernel(state, frame, site, "kernel", stream, framework)
     for value in given:
         if is_device(value) and value.identity is not None:
             state = access(state, frame, site, value.identity, False, stream)

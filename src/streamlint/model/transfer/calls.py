@@ -21,7 +21,7 @@ from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.transfer import array_calls, fact_calls, handlers, mpi_calls, torch_calls
-from streamlint.model.transfer.act import access, do, host_access, operation
+from streamlint.model.transfer.act import access, do, host_access, kernel, operation
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.frame import SIDE_STREAM_FACT, CallContext, Frame
@@ -128,6 +128,9 @@ def _as_tensor(value: AbsValue) -> AbsValue:
 def _namespace_call(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     """A call of a module's function: a declared namespace, a framework's table, mpi4py, a declared
     effect model, a builtin, a framework object made by a call without a row, or the project's."""
+    if target in python_std.HOST_TIMERS:  # the code measures: a number the host has
+        state = operation(state, frame, frame.site(arguments.node), target, OpKind.HOST_TIMER, None, False)
+        return AbsValue(ValueKind.HOST_NUMBER), state
     stands_for = declared.active().namespaces.get(target)
     if stands_for is not None:  # a declared model: a wrapper that is a framework namespace
         return AbsValue(ValueKind.NAMESPACE, target=stands_for), state
@@ -414,6 +417,11 @@ def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = Fal
         out = arguments.value(Arg(kw="out"))  # PyTorch's `out=`: the result is written there
         written = out if out is not None and out.is_buffer else None
         return torch_calls.run_operation(tensors, written, False, arguments, state, frame)
+    if direct and frame.chosen_stream(state):
+        # a model called under a stream the code chose runs there, whatever memory it reads (PyTorch's
+        # invariant): its kernels are queued on that stream, though what they touch is unknown
+        current = state.current_stream("torch")
+        state = kernel(state, frame, frame.site(arguments.node), "torch.operation", current, "torch")
     return UNKNOWN, state
 
 
@@ -462,7 +470,7 @@ def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, sta
     # Numba copies a host array argument to the device before the launch and back after it
     hosts = tuple(i for i, (v, _) in enumerate(arguments.positional) if _host_array(v))
     state = operation(state, frame, site, kernel.target or "kernel", OpKind.KERNEL, stream, bool(hosts),
-                      host_arrays=hosts)
+                      framework="numba" if writes is not None else "", host_arrays=hosts)
     for index, (value, _) in enumerate(arguments.positional):
         if value.identity is None or not (value.is_buffer and value.memory is not Memory.PAGEABLE):
             continue

@@ -47,6 +47,10 @@ def stream_of_value(value: Optional[AbsValue]) -> Optional[StreamRef]:
         return LEGACY
     if value.kind is ValueKind.STREAM and value.stream is not None:
         return value.stream
+    if value.kind is ValueKind.NAMESPACE and value.target in cuda_python.LEGACY_HANDLES:
+        return LEGACY  # `cudart.cudaStreamLegacy`
+    if value.kind is ValueKind.NAMESPACE and value.target in cuda_python.PER_THREAD_HANDLES:
+        return StreamRef(StreamRefKind.PER_THREAD)
     if value.identity is not None and value.kind in (ValueKind.STREAM, ValueKind.UNKNOWN):
         return StreamRef.at(value.identity)
     return StreamRef(StreamRefKind.UNKNOWN)

@@ -18,7 +18,7 @@ from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKin
 from streamlint.model.summary.perform import released
 from streamlint.model.transfer.array_calls import SYNC_ON_EXIT
 from streamlint.model.ops import OpKind
-from streamlint.model.transfer.act import access, do, host_access, operation
+from streamlint.model.transfer.act import access, do, host_access, kernel, operation
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate, unpacked
 from streamlint.model.transfer.frame import Frame
@@ -107,10 +107,26 @@ def _rebound(state: State, before: AbsValue, after: AbsValue) -> State:
 
 
 def _assign(node: cst.Assign, state: State, frame: Frame) -> State:
+    if len(node.targets) == 1 and _parallel(node.targets[0].target, node.value):
+        # `s1, s2 = cp.cuda.Stream(), cp.cuda.Stream()`: each name its own item, not their join
+        items = []
+        for element in node.value.elements:  # (all evaluated before any is bound)
+            item, state = evaluate(element.value, state, frame)
+            items.append(item)
+        for element, item in zip(node.targets[0].target.elements, items):
+            state = bind(element.value, item, state, frame, node)
+        return state
     value, state = evaluate(node.value, state, frame)
     for target in node.targets:
         state = bind(target.target, value, state, frame, node)
     return state
+
+
+def _parallel(target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+    """A tuple of targets given a tuple of as many items, none starred."""
+    return (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))
+            and len(target.elements) == len(value.elements)
+            and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)))
 
 
 def _ann_assign(node: cst.AnnAssign, state: State, frame: Frame) -> State:
@@ -126,7 +142,9 @@ def _aug_assign(node: cst.AugAssign, state: State, frame: Frame) -> State:
     if current.is_buffer and current.identity is not None:
         site = frame.site(node)
         if is_device(current):
-            state = access(state, frame, site, current.identity, True, state.current_stream(current.framework or F))
+            stream = state.current_stream(current.framework or F)
+            state = kernel(state, frame, site, "in-place arithmetic", stream, current.framework or F)
+            state = access(state, frame, site, current.identity, True, stream)
         elif is_host(current):
             state = host_access(state, frame, site, current.identity, True)
         return state

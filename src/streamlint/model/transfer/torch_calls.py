@@ -17,7 +17,7 @@ from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.ops import OpKind
-from streamlint.model.transfer.act import access, do, host_access, operation
+from streamlint.model.transfer.act import access, do, host_access, kernel, operation
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import device_value, is_device, is_host, memory_named
 from streamlint.model.transfer.frame import Frame
@@ -444,6 +444,7 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
         written = _on_device(written) if written is not None and written.memory is Memory.UNKNOWN else written
     on_device = any(is_device(v) for v in inputs)
     stream = current if on_device else None
+    state = kernel(state, frame, site, _operation_api(arguments.node, framework), stream, framework)
     for value in inputs:
         if value.identity is not None and (written is None or value.identity != written.identity):
             state = _touch(state, frame, site, value, False, stream)
@@ -459,6 +460,13 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
                 if host else UNKNOWN), state
     result = replace(_fresh(frame, arguments, Memory.DEVICE, stream), framework=framework)
     return result, _touch(state, frame, site, result, True, stream)
+
+
+def _operation_api(node: cst.CSTNode, framework: str) -> str:
+    """An operation's name for its Operation record: the operator's for one (`a * 2`)."""
+    if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison)):
+        return "arithmetic" if not isinstance(node, cst.Comparison) else "a comparison"
+    return f"{framework}.operation"
 
 
 def maybe_item(value: AbsValue) -> bool:
