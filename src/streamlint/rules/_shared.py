@@ -184,14 +184,10 @@ def call_lines(analysis: FileAnalysis, record: FunctionRecord) -> list[int]:
     what it returns: `f(...)` for a function; for a method, `self.m(...)` and `x.m(...)`
     where `x = TheClass(...)` in this module (not any `.m(...)`: `t.norm()` is no call of
     `Reducer.norm`). None for a property, which is read without a call."""
-    return calls_of(analysis, record.node, record.class_name if record.kind == "method" else "")
-
-
-def calls_of(analysis: FileAnalysis, node: cst.CSTNode, class_name: str) -> list[int]:
-    """`call_lines` for the function `node` (a method of `class_name` when given)."""
-    short = node.name.value if isinstance(node, cst.FunctionDef) else ""
-    method = bool(class_name)
-    if _is_property_node(node):
+    short = record.name.rsplit(".", 1)[-1]
+    method = record.kind == "method"
+    node = record.node
+    if is_property(record):
         return []
     calls: list[cst.Call] = []
     instances: set[str] = {"self"}
@@ -199,7 +195,7 @@ def calls_of(analysis: FileAnalysis, node: cst.CSTNode, class_name: str) -> list
     class Calls(cst.CSTVisitor):
         def visit_Assign(self, assign: cst.Assign) -> None:
             value = assign.value
-            if isinstance(value, cst.Call) and class_name and _decorator_name(value.func) == class_name:
+            if isinstance(value, cst.Call) and record.class_name and _decorator_name(value.func) == record.class_name:
                 instances.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))
 
         def visit_Call(self, call: cst.Call) -> None:
@@ -221,10 +217,7 @@ _PROPERTIES = frozenset({"property", "cached_property"})
 
 
 def is_property(record: FunctionRecord) -> bool:
-    return _is_property_node(record.node)
-
-
-def _is_property_node(node: cst.CSTNode) -> bool:
+    node = record.node
     return isinstance(node, cst.FunctionDef) and any(_decorator_name(d.decorator) in _PROPERTIES
                                                      for d in node.decorators)
 
@@ -241,16 +234,10 @@ def _decorator_name(expr: cst.BaseExpression) -> str:
 def handed_to_callers(analysis: FileAnalysis, record: FunctionRecord, what_they_do: str) -> str:
     """"handed to the callers of `next()`, which read it on their current stream (lines 16
     and 19)": where a result is used is in the callers, at their calls in this module."""
-    return handed_to_callers_of(analysis, record.node, record.class_name if record.kind == "method" else "",
-                                what_they_do)
-
-
-def handed_to_callers_of(analysis: FileAnalysis, node: cst.CSTNode, class_name: str, what_they_do: str) -> str:
-    """`handed_to_callers` for the function `node` (a method of `class_name` when given)."""
-    short = node.name.value if isinstance(node, cst.FunctionDef) else ""
-    if _is_property_node(node):
+    short = record.name.rsplit(".", 1)[-1]
+    if is_property(record):
         return f"handed to the readers of the property `{short}`, which {what_they_do}"
-    lines = calls_of(analysis, node, class_name)
+    lines = call_lines(analysis, record)
     where = f" ({lines_named(lines)})" if lines else ""
     return f"handed to the callers of `{short}()`, which {what_they_do}{where}"
 
@@ -363,12 +350,8 @@ def may_be_none(analysis: FileAnalysis, record: FunctionRecord, label: str) -> b
     defaulting to None, or a binding of it (in the function; for an attribute, anywhere
     in the file) to None, `getattr(x, name, None)`, `d.get(key)`, `next(it, None)`,
     `a if c else None` or `a or None`."""
-    return may_be_none_in(analysis, record.node, label)
-
-
-def may_be_none_in(analysis: FileAnalysis, function: cst.CSTNode, label: str) -> bool:
-    """`may_be_none` where the function is `function` (its syntax node)."""
-    scope: cst.CSTNode = analysis.module if "." in label else function
+    scope: cst.CSTNode = analysis.module if "." in label else record.node
+    function = record.node
     if "." not in label and isinstance(function, cst.FunctionDef):
         params = function.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
