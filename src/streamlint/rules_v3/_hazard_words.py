@@ -1,0 +1,409 @@
+"""The words of the cross-stream hazard rules (SL401-SL404), read off the v3 model's hazard
+readings: the buffer's and streams' labels (from syntax: the names at the sites), the lines,
+and the call a side came through. Spelling is message data; no finding is decided here
+except which conflict kinds each code reports."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from streamlint.fixes.edits import FixBuilder
+from streamlint.model.api import torch_api
+from streamlint.model.domain.order import HOST, ConflictKind
+from streamlint.model.domain.paths import Index, Path, RootKind
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.readings.hazards import HazardReading, Side, allocation_node, outer_site, readings
+from streamlint.rules_v3._shared import api_named
+
+# The conflict kinds each code reports (the model knows kinds, not codes).
+KIND_CODES = {
+    ConflictKind.READ_AFTER_WRITE: "SL401",
+    ConflictKind.WRITE_AFTER_READ: "SL402",
+    ConflictKind.WRITE_AFTER_WRITE: "SL402",
+    ConflictKind.HOST_WRITE_BEFORE_SYNC: "SL402",
+    ConflictKind.HOST_READ_BEFORE_SYNC: "SL403",
+    ConflictKind.RELEASE_WITHOUT_RECORD: "SL404",
+}
+
+HOST_WORDS = "the host"
+
+
+class Words:
+    """Labels and lines for one checked file's hazard readings."""
+
+    def __init__(self, analysis) -> None:
+        self.analysis = analysis
+        self.model = analysis.v3
+        self.builder = FixBuilder(analysis)
+        self._positions: dict[int, dict] = {}
+        self._parents: dict[int, dict] = {}
+
+    # -- the readings a code reports ---------------------------------------------------
+    def hazards(self, code: str) -> Iterator[HazardReading]:
+        for reading in readings(self.model):
+            if KIND_CODES.get(reading.kind) == code:
+                yield reading
+
+    # -- lines ---------------------------------------------------------------------------
+    def line(self, node: Optional[cst.CSTNode], function=None) -> int:
+        """The line of a node of the checked module, or of another module's (`function`: a
+        FunctionRef of that module)."""
+        if node is None:
+            return 0
+        if function is None or function.module == self.model.module:
+            return self.analysis.line_of(node)
+        unit = self.model.solver.program.unit(function.module)
+        if unit is None:
+            return 0
+        positions = self._positions.get(id(unit.tree))
+        if positions is None:
+            positions = self._positions[id(unit.tree)] = MetadataWrapper(unit.tree, unsafe_skip_copy=True).resolve(
+                PositionProvider)
+        rng = positions.get(node)
+        return rng.start.line if rng is not None else 0
+
+    def foreign(self, function) -> str:
+        """" of other.py" for a function of another module than the checked one (its file's name)."""
+        if function is None or function.module == self.model.module:
+            return ""
+        return f" of {function.module.rsplit('.', 1)[-1]}.py"
+
+    # -- the call a side came through ---------------------------------------------------
+    def inside(self, side: Side) -> str:
+        """' inside `helper()` (`api` at line N[ of other.py])' for an access a called function made."""
+        if not side.through_call or side.node is None:
+            return ""
+        chain = side.access.chain
+        called = (chain[1] if len(chain) > 1 else side.access.site).partition("#")[0]
+        name = called.rsplit(".", 1)[-1]
+        if name == "<module>":
+            return ""
+        where = f"line {self.line(side.node, side.callee)}{self.foreign(side.callee)}"
+        return f" inside `{name}()` ({api_named(self._code(side.node))} at {where})"
+
+    def _code(self, node: cst.CSTNode) -> str:
+        if isinstance(node, cst.Call):
+            func = node.func
+            while isinstance(func, cst.Subscript):  # a kernel launch `k[grid, block, s](...)`
+                func = func.value
+            return _callee_spelled(func)
+        if isinstance(node, cst.Assign):
+            return _spelled(node.targets[0].target)
+        if isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            return _spelled(node.target)
+        return _spelled(node)
+
+    # -- labels --------------------------------------------------------------------------
+    def stream(self, ref: StreamRef, reading: HazardReading, near: Optional[Side] = None) -> str:
+        """A stream as a message names it: its name in code, or in words."""
+        if ref == HOST:
+            return HOST_WORDS
+        if ref.kind is StreamRefKind.AMBIENT:
+            if isinstance(reading.function.node, cst.Module) and reading.framework == "torch":
+                return "the legacy default stream"  # a script's current stream, no caller to set it
+            return "the current stream"
+        if ref.kind is StreamRefKind.LEGACY:
+            # CuPy's, Numba's and cuda-python's current stream is the legacy one unless set
+            return "the legacy default stream" if reading.framework == "torch" else "the current stream"
+        if ref.kind is StreamRefKind.PER_THREAD:
+            return "the per-thread default stream"
+        if ref.kind is StreamRefKind.PATH and ref.path is not None:
+            return self.path(ref.path, None)
+        if ref.kind is StreamRefKind.CREATED:
+            bound = self.site_label(ref.site, (near.node,) if near is not None else ())
+            if bound:
+                return bound
+            made = self.model.node_of(outer_site(ref.site))
+            if made is None:
+                return "the stream a callee made"
+            return self._element_of_bound(made) or _spelled(made)
+        return "an unknown stream"
+
+    def _element_of_bound(self, made: cst.CSTNode) -> str:
+        """A stream made as the element of a list bound to a name (`self.streams = [Stream() for _
+        in range(n)]`): "self.streams[...]", one of them."""
+        parent = self._parent(made)
+        if isinstance(parent, cst.Element):
+            parent = self._parent(parent)
+        if not isinstance(parent, (cst.ListComp, cst.List, cst.Tuple)):
+            return ""
+        bound = self.bound_to(parent)
+        return f"{bound}[...]" if bound else ""
+
+    def stream_for_code(self, ref: StreamRef, reading: HazardReading, near: Optional[Side] = None) -> str:
+        """The label a fix spells a stream from: the current stream where the work runs on
+        whatever is current (a script's included: `current_stream()` names it wherever the
+        fix goes, and is the stream the model sees), else the stream's label."""
+        if ref.kind is StreamRefKind.AMBIENT:
+            return "the current stream"
+        return self.stream(ref, reading, near)
+
+    def bound_to(self, node: Optional[cst.CSTNode], near: tuple = ()) -> str:
+        """The name a call's value is bound to (`s = torch.cuda.Stream()` -> "s"); of a tuple
+        target (`err, s = cudaStreamCreate()`), the one element the `near` nodes use."""
+        if node is None:
+            return ""
+        parent = self._parent(node)
+        while isinstance(parent, (cst.Attribute, cst.Call)) and (getattr(parent, "value", None) is node
+                                                                   or getattr(parent, "func", None) is node):
+            # `torch.randn(n).mul_(s)`: the name binds what the chain on the new memory returns
+            node, parent = parent, self._parent(parent)
+        element = ""
+        if isinstance(parent, cst.ListComp) and parent.elt is node:
+            # `[cuda.stream() for _ in range(2)]`: one of the list's items, `streams[...]`
+            node, parent, element = parent, self._parent(parent), "[...]"
+        target = None
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+            target = parent.targets[0].target
+        elif isinstance(parent, cst.AnnAssign):
+            target = parent.target
+        elif isinstance(parent, cst.WithItem) and parent.asname is not None:
+            target = parent.asname.name
+        if isinstance(target, (cst.Tuple, cst.List)):
+            names = [_spelled(e.value) for e in target.elements]
+            used = {_spelled(n) for place in near for n in _walk(place) if isinstance(n, (cst.Name, cst.Attribute))}
+            chosen = [n for n in names if n in used]
+            return chosen[0] if len(chosen) == 1 else ""
+        return _spelled(target) + element if target is not None else ""
+
+    def _parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        found = self.builder.parent(node)
+        if found is not None:
+            return found
+        for unit_tree in self._trees():
+            parents = self._parents.get(id(unit_tree))
+            if parents is None:
+                parents = self._parents[id(unit_tree)] = {id(c): n for n in _walk(unit_tree) for c in n.children}
+            if id(node) in parents:
+                return parents[id(node)]
+        return None
+
+    def _trees(self) -> list:
+        units = getattr(self.model.solver.program, "_units", {})
+        return [u.tree for name, u in units.items() if u is not None and name != self.model.module]
+
+    def site_label(self, site: str, near: tuple = ()) -> str:
+        """The name of what a site made, in the walked function's terms: the name its call's
+        value is bound to, and for memory a callee made and kept on `self` (`stager =
+        FrameStager()`; `self.frame = cp.empty(...)` in `__init__`) that name's attribute
+        (`stager.frame`)."""
+        steps = _site_steps(site)
+        label = self.bound_to(self.model.node_of(steps[0]), near)
+        if not label:
+            return ""
+        for inner in steps[1:]:
+            kept = self.bound_to(self.model.node_of(inner))
+            if kept.startswith("self."):
+                label += kept[len("self"):]
+        return label
+
+    def buffer(self, reading: HazardReading) -> str:
+        """The memory both sides touch (the larger of the two paths), named as the code names it."""
+        if reading.earlier.access.assumed:
+            # the entry assumption spans what the caller made; the operation names the element it uses
+            named_element = self._element_alias(reading.later.access.path, reading)
+            if named_element:
+                return named_element
+        path = min((reading.later.access.path, reading.earlier.access.path), key=lambda p: len(p.steps))
+        if path.root.kind is RootKind.FRESH:
+            names = [self.site_label(site, (reading.later.node, reading.earlier.node))
+                     for site in path.root.site.split("|")]
+            # the buffer a list of allocations holds is named by the list (`h_in` for `h_in[k]`)
+            names = [n.removesuffix("[...]") for n in names]
+            name = names[0] if len(set(names)) == 1 else ""
+            alias = self._alias_at(name, reading) if name else self._read_through(set(names) - {""}, reading)
+            if alias and alias != name:
+                return alias  # the name the code reads the memory through here: it names the part too
+            if not name:
+                return self._named_in(reading) or "the memory"
+            return self._with_steps(self._alias_at(name, reading), path.steps, reading)
+        element = self._element_alias(path, reading)
+        if element:
+            return element
+        label = self.path(path, reading)
+        if path.root.kind in (RootKind.SELF, RootKind.GLOBAL, RootKind.PARAM):
+            return self._read_through({label}, reading) or self._given_through(label, reading) or label
+        return label
+
+    def _element_alias(self, path: Path, reading: HazardReading) -> str:
+        """An element the operations name by the local name the function binds it to
+        (`gpu_param = self.gpu_param_of[param]`, `for bucket in self.buckets`): that name, with
+        the attributes after the element (`bucket.grad_data`; `.data` is the tensor itself)."""
+        at = next((i for i, step in enumerate(path.steps) if isinstance(step, Index)), None)
+        if at is None:
+            return ""
+        base = self.path(path, reading)
+        used = {_spelled(n) for side in (reading.later, reading.earlier) for n in _walk(side.node)
+                if isinstance(n, cst.Name)}
+        bound = set()
+        for node in _walk(reading.function.node):
+            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Subscript) and _spelled(node.value.value) == base:
+                bound |= {_spelled(t.target) for t in node.targets if isinstance(t.target, cst.Name)}
+            elif isinstance(node, cst.For) and isinstance(node.target, cst.Name) and _spelled(node.iter) == base:
+                bound.add(node.target.value)
+        chosen = bound & used
+        if len(chosen) != 1:
+            return ""
+        rest = []
+        for step in path.steps[at + 1:]:
+            if isinstance(step, Index):
+                break
+            rest.append(step)
+        while rest and rest[-1] in torch_api.SAME_MEMORY_ATTRIBUTES:
+            rest.pop()
+        return ".".join([chosen.pop(), *rest])
+
+    def path(self, path: Path, reading: Optional[HazardReading]) -> str:
+        if path.root.kind is RootKind.RETURN:
+            return f"the result of `{path.root.name.rsplit('.', 1)[-1]}()`"
+        return self._with_steps(path.root.name.rsplit(".", 1)[-1] if path.root.kind is RootKind.GLOBAL
+                                else path.root.name, path.steps, reading)
+
+    @staticmethod
+    def _with_steps(base: str, steps: tuple, reading: Optional[HazardReading]) -> str:
+        """The buffer a path is part of: its attributes, up to the first element (`h_in`
+        for `h_in[k % 2]`: the text names the buffer, the line shows the element)."""
+        text = base
+        for step in steps:
+            if isinstance(step, Index):
+                break
+            text += f".{step}"
+        return text
+
+    def pointed(self, reading: HazardReading, label: str) -> cst.CSTNode:
+        """The buffer's expression in the reported operation (the written target, the receiver,
+        the argument), or the operation itself."""
+        node = reading.node
+        if reading.later.through_call:
+            return node
+        targets: list = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            targets = [node.target]
+        for target in targets:
+            if _spelled(target) == label or (isinstance(target, cst.Subscript) and _spelled(target.value) == label):
+                return target
+        for inner in _walk(node):
+            if isinstance(inner, (cst.Name, cst.Attribute)) and _spelled(inner) == label:
+                outer = self._parent(inner)
+                while isinstance(outer, cst.Subscript) and outer.value is inner:  # `h_in[k][:]`
+                    inner, outer = outer, self._parent(outer)
+                return inner
+        return node
+
+    def first_read(self, reading: HazardReading, label: str) -> cst.CSTNode:
+        """Where the reporting function first reads the memory `label` names (`batch =
+        self.next_input`): the object's state handed out is read there; else the reported node."""
+        targets = set()
+        for node in _walk(reading.function.node):
+            if isinstance(node, cst.Assign):
+                targets |= {id(t.target) for t in node.targets}
+            elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+                targets.add(id(node.target))
+        for node in _walk(reading.function.node):
+            if isinstance(node, (cst.Name, cst.Attribute)) and id(node) not in targets and _spelled(node) == label:
+                return node
+        return reading.node
+
+    def stored_into(self, side: Side) -> str:
+        """The name a host store writes through (`self.lengths` for `self.lengths[:n] = x`), when
+        the side is a store the function itself makes."""
+        node = side.node
+        if side.through_call or not isinstance(node, (cst.Assign, cst.AugAssign)):
+            return ""
+        target = node.targets[0].target if isinstance(node, cst.Assign) else node.target
+        while isinstance(target, cst.Subscript):
+            target = target.value
+        return _spelled(target) if isinstance(target, (cst.Name, cst.Attribute)) else ""
+
+    def _alias_at(self, name: str, reading: HazardReading) -> str:
+        """The name the reported operation uses for the memory bound to `name`: `name`, or a
+        name the function binds to an expression of it (`x = next_x`, `t = torch.from_dlpack(a)`,
+        `half = buf[:n]`) when only that name is used there."""
+        return self._read_through({name}, reading) or name
+
+    def _read_through(self, names: set, reading: HazardReading) -> str:
+        """Of the names the reported operation uses, the one the function binds to an
+        expression of one of `names` (none when the operation uses one of `names` itself, or
+        several such bindings fit): the name the code reads the memory through at that place."""
+        if not names or reading.later.through_call:
+            return ""
+        used = {_spelled(n) for n in _walk(reading.node) if isinstance(n, (cst.Name, cst.Attribute))}
+        if names & used:
+            return ""
+        aliases = set()
+        for node in _walk(reading.function.node):
+            if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+                continue
+            target = node.targets[0].target
+            if not isinstance(target, cst.Name) or target.value not in used:
+                continue
+            mentioned = {_spelled(n) for n in _walk(node.value) if isinstance(n, (cst.Name, cst.Attribute))}
+            if mentioned & names:
+                aliases.add(target.value)
+        return aliases.pop() if len(aliases) == 1 else ""
+
+    def _given_through(self, label: str, reading: HazardReading) -> str:
+        """`helper(...)` where the reported call is given the memory through a call of a function
+        of the module (`comm.Send(as_buffer(x))`): the value the operation is given is the helper's."""
+        node = reading.node
+        if reading.later.through_call or not isinstance(node, cst.Call):
+            return ""
+        module = self.model.solver.program.unit(reading.function.module)
+        tree = module.tree if module is not None else None
+        helpers = {n.name.value for n in getattr(tree, "body", ()) if isinstance(n, cst.FunctionDef)}
+        for arg in node.args:
+            given = arg.value
+            if (isinstance(given, cst.Call) and isinstance(given.func, cst.Name) and given.func.value in helpers
+                    and any(_spelled(a.value) == label for a in given.args)):
+                return f"{given.func.value}(...)"
+        return ""
+
+    def _named_in(self, reading: HazardReading) -> str:
+        """Memory made where no name binds it: the code of the call that made it."""
+        made = allocation_node(self.model, reading)
+        if not isinstance(made, cst.Call):
+            return ""
+        parent = self._parent(made)
+        while isinstance(parent, (cst.Attribute, cst.Call)):
+            parent = self._parent(parent)
+        return "the returned value" if isinstance(parent, cst.Return) else _spelled(made)
+
+
+def _callee_spelled(node: cst.CSTNode) -> str:
+    """A called expression as a message names it, the arguments of calls along its chain
+    elided (`images.sub_(...).div_`)."""
+    if isinstance(node, cst.Attribute):
+        return f"{_callee_spelled(node.value)}.{node.attr.value}"
+    if isinstance(node, cst.Call):
+        return f"{_callee_spelled(node.func)}({'...' if node.args else ''})"
+    return _spelled(node)
+
+
+def _spelled(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node).strip()
+
+
+def _walk(node: Optional[cst.CSTNode]) -> Iterator[cst.CSTNode]:
+    if node is None:
+        return
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def _site_steps(site: str) -> list[str]:
+    """"f#1>C.__init__#3" -> ["f#1", "C.__init__#3"] (a qualified name may hold ">": `<module>`)."""
+    steps: list[str] = []
+    for piece in site.split(">"):
+        if steps and piece.startswith("#"):
+            steps[-1] += ">" + piece
+        else:
+            steps.append(piece)
+    return steps

@@ -1,0 +1,233 @@
+"""SL103 device-synchronize: device-wide synchronization in a hot path or between stream work."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from streamlint.model.api import torch_modules
+from streamlint.model.readings import hot_paths
+from streamlint.model.readings.hot_paths import hot_entry_name, queues_work_each_pass
+from streamlint.model.readings.operations import measuring_calls, own_operations, stream_work_around
+from streamlint.model.syntax import labels
+from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.purpose import timed, trains
+from streamlint.model.syntax.sync_purpose import Purpose, SyncPurposes, unrolled, waits_on_user
+from streamlint.rules.base import Finding, Rule
+from streamlint.rules_v3._shared import STEP_TIMING_HELP, api_named
+
+
+class DeviceSynchronize(Rule):
+    """
+    ## What it does
+    Flags a device-wide synchronization in a hot path (a loop body, the
+    `forward` method of an `nn.Module` subclass, a function registered as a
+    hook with `register_hook`, `register_post_accumulate_grad_hook`,
+    `register_forward_pre_hook` and the like, which PyTorch calls on every
+    backward or forward pass, or a helper of the same module that one of these
+    calls on every call) or between work on explicit streams:
+    - PyTorch: `torch.cuda.synchronize()`
+    - CuPy: `cp.cuda.Device().synchronize()`, `cp.cuda.runtime.deviceSynchronize()`
+    - Numba-CUDA: `numba.cuda.synchronize()`
+    - cuda-python: `cudaDeviceSynchronize()`
+
+    A loop over a literal sequence (`for t in [fp32, fp16]:`) runs a few times
+    written out in the code: the loop around it, if any, decides whether the
+    sync is in a hot path. A loop that waits for a person every iteration
+    (`input()`) is no hot path.
+
+    One synchronization before any stream work, or at the end after the
+    pipeline, is fine and not flagged. Nor is one whose neighbours show what it is
+    for (decided from the code's shape, never from file names):
+    - a test's assertion follows it (`assert`, `torch.testing.assert_close`,
+      `np.testing.assert_*`, `self.assert*`), or a read-back whose value an
+      assertion or a comparison with a reference checks
+      (`out = d.copy_to_host()`, then `assert np.allclose(out, ref)`);
+    - it bounds a timed or measured region: a host timer, `elapsed_time`, a
+      memory statistic (`torch.cuda.max_memory_allocated()`, `memory_stats()`,
+      `reset_peak_memory_stats()`, CuPy's pool `used_bytes()`), a profiler
+      range (`cudaProfilerStart()`, `torch.cuda.profiler.start()`) or a call of
+      a project function that reads a timer or an elapsed time stands next to
+      it, or the loop reads a host timer (a benchmark);
+    - a CUDA-graph capture follows it (`with torch.cuda.graph(g):`,
+      `g.capture_begin()`, `stream.begin_capture()`), also from inside the
+      warm-up loop just before the capture.
+    Stream waits, other synchronizations, barriers, NVTX ranges and log lines
+    (also under an `if`) between the sync and what follows are looked past.
+
+    A training loop is no measurement harness: in a loop whose body runs a
+    backward pass and an update (methods `backward()` and `step()` of values,
+    not functions of an imported module), a sync that times or measures every
+    step is reported, with the advice to time a window of steps instead; one
+    under `if step % N == 0:` is that window, and silent.
+
+    ## Why is this bad?
+    A device-wide synchronization blocks the host until *every* stream of the
+    device (Numba: of the context) has finished all of its queued work. While it
+    waits, the host cannot queue the next copies and kernels, so the GPU runs dry
+    at every iteration and the overlap between streams that the pipeline was
+    built for is lost.
+
+    Usually only one dependency is needed, and there are narrower tools:
+    - To order work between streams, make one stream wait for another on the
+      device: the host does not wait at all (`s.wait_stream(other)` and
+      `s.wait_event(e)` in PyTorch, `s.wait_event(e)` in CuPy, `e.wait(stream)`
+      in Numba, `cudaStreamWaitEvent` in cuda-python).
+    - When the host really needs a result, wait for the stream or event that
+      produces it (`s.synchronize()`, `e.synchronize()`,
+      `cudaStreamSynchronize`, `cudaEventSynchronize`).
+    - To time GPU work, record events and synchronize the end event once.
+
+    ## Example
+    ```python
+    import torch
+
+
+    def train(encoder, head, batches):
+        side = torch.cuda.Stream()
+        for x in batches:
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                feats = encoder(x)
+            torch.cuda.synchronize()  # host waits for the whole device, every batch
+            logits = head(feats)
+    ```
+    ```python
+    import cupy as cp
+
+    streams = [cp.cuda.Stream() for _ in range(2)]
+    for i, chunk in enumerate(chunks):
+        with streams[i % 2]:
+            spectra[i] = cp.fft.fft(chunk)
+        cp.cuda.Device().synchronize()  # serializes the two streams
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+
+    def train(encoder, head, batches):
+        side = torch.cuda.Stream()
+        for x in batches:
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                feats = encoder(x)
+            torch.cuda.current_stream().wait_stream(side)  # ordered on the device
+            logits = head(feats)
+    ```
+    ```python
+    import cupy as cp
+
+    streams = [cp.cuda.Stream() for _ in range(2)]
+    for i, chunk in enumerate(chunks):
+        with streams[i % 2]:
+            spectra[i] = cp.fft.fft(chunk)
+    cp.cuda.Device().synchronize()  # once, after the pipeline
+    ```
+
+    ## Fix safety
+    There is no fix: whether a device-wide synchronization can become a stream or
+    event wait depends on what the host does next, which a linter cannot decide.
+
+    ## Known limits
+    - Only the calls listed above are reported. Operations that synchronize as a
+      side effect (`torch.cuda.empty_cache()`, entering `torch.cuda.graph(...)`,
+      `cudaFree`) are not this rule.
+    - Synchronizations inside functions of other modules are not seen.
+    - Only the statements right after the synchronization (up to three, past
+      other waits) are read for an assertion, a measurement or a capture; a sync
+      whose purpose lies further away is still reported.
+    - Whether a synchronization is really needed (for example before host code
+      reads memory written by a kernel) cannot always be decided statically;
+      where a device-wide one is intended, suppress the finding on that line.
+
+    ## References
+    - CUDA Runtime API: `cudaDeviceSynchronize`, `cudaStreamWaitEvent`,
+      `cudaStreamSynchronize`, `cudaEventSynchronize`.
+    - PyTorch documentation: *CUDA semantics* (`docs/source/notes/cuda.rst`,
+      stream synchronization with `wait_stream`).
+    - [API facts](../api-facts.md) (the fact base behind the tables in `src/streamlint/model/api/`): §2.1, §3.1, §4.1, §5.1 (stream and device
+      synchronization), §9.
+    """
+
+    code = "SL103"
+    name = "device-synchronize"
+    summary = "Device-wide synchronization in a hot path or between stream work"
+
+    def check(self, analysis):
+        model = analysis.v3
+        ancestry = Ancestry(analysis.module)
+        purposes = SyncPurposes(ancestry)
+        entries = {own.site: own for own in hot_paths.own_operations(model) if own.operation.op == _DEVICE_SYNC}
+        reported: set[str] = set()
+        for qualname, at in own_operations(model):
+            operation = at.operation
+            node = model.node_of(at.site)
+            if operation.op != _DEVICE_SYNC or at.site in reported or node is None:
+                continue
+            loops = ancestry.loops_around(node)
+            if ancestry.in_comprehension(node) or _in_timed_loop(loops, purposes.modules):
+                continue  # (a benchmark's sync ends its timed region)
+            where = _where(model, ancestry, qualname, at, node, loops, entries.get(at.site))
+            if where is None:
+                continue
+            reported.add(at.site)
+            probes = frozenset(id(model.node_of(site)) for site in measuring_calls(model, qualname))
+            purpose = purposes.purpose(node, False, False, operation.conditional, False, probes)
+            if purpose is not None and purpose.needed:
+                continue  # before an assertion, a timer or memory statistic, a graph capture
+            what = api_named(_spelled(node, analysis))
+            if purpose is Purpose.STEP_TIMING:
+                yield Finding(
+                    node,
+                    f"{what} waits for every stream on the device on every "
+                    f"step of a training loop, to time or measure the step",
+                    help=STEP_TIMING_HELP,
+                )
+                continue
+            yield Finding(
+                node,
+                f"{what} waits for every stream on the device {where}",
+                help="wait only for what is needed: `s.synchronize()`, an event, or "
+                     "`wait_stream`/`wait_event` to order streams on the device",
+            )
+
+
+_DEVICE_SYNC = "device synchronize"  # Operation.op (the fact tables' kind)
+
+
+def _in_timed_loop(loops: list, modules: frozenset) -> bool:
+    """Inside a loop that reads a host timer: its synchronizations bound timed regions. Not a
+    training loop's: timing every step there is the stall."""
+    return not any(trains(loop, modules) for loop in loops) and any(timed(loop) for loop in loops)
+
+
+def _where(model, ancestry: Ancestry, qualname: str, at, node, loops: list, own) -> Optional[str]:
+    """Where the sync stalls the device: on every call of a hot entry, on every iteration of a loop
+    that queues GPU work, or between stream work; None when nowhere."""
+    operation = at.operation
+    function = qualname[len(model.module) + 1:]
+    if own is not None and own.entry and not operation.conditional:
+        return f"in `{_entry_named(own.entry, function)}`, on every call"
+    if not operation.conditional and not any(waits_on_user(loop) for loop in loops):
+        hot = [loop for loop in loops if not unrolled(loop)]
+        if hot and queues_work_each_pass(model, function, hot[-1], ancestry, stream_waits=True):
+            return "on every iteration of a loop that queues GPU work"
+    before, after = stream_work_around(model, qualname, at, ancestry)
+    return "between stream work" if before and after else None
+
+
+def _entry_named(entry: str, function: str) -> str:
+    """A module's or optimizer's own hot method by its name (`forward`); a hook PyTorch calls by
+    its qualified name (`ParamOffloader._fetch`); a helper by its entry's."""
+    method = entry.rsplit(".", 1)[-1]
+    if entry == function and method not in torch_modules.MODULE_HOT_METHODS | torch_modules.OPTIMIZER_HOT_METHODS:
+        return entry
+    return hot_entry_name(entry, function)
+
+
+def _spelled(node, analysis) -> str:
+    func = node.func if isinstance(node, cst.Call) else node
+    return labels.spelled(func) or analysis.code(func)

@@ -1,0 +1,280 @@
+"""SL401 cross-stream-read-after-write: a stream reads what another stream wrote, unordered."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from streamlint.fixes.edits import FixBuilder, make_fix
+from streamlint.fixes.idioms import wait_statements
+from streamlint.fixes.model import Applicability
+from streamlint.model.domain.paths import RootKind
+from streamlint.model.domain.streams import StreamRefKind
+from streamlint.model.findings import Placement
+from streamlint.rules.base import Finding, Rule
+from streamlint.rules_v3._hazard_words import Words
+from streamlint.rules_v3._shared import handed_to_callers_of, named, stream_code, wait_idiom
+
+
+class CrossStreamReadAfterWrite(Rule):
+    """
+    ## What it does
+    Flags work on one stream that reads a buffer written by work queued on another
+    stream when nothing orders the two: no `wait_stream`, no event recorded after
+    the write and waited on by the reader, no host synchronization in between.
+
+    It follows kernels (Numba launches, CuPy RawKernels and array operations,
+    PyTorch ops and `nn.Module` calls), copies (source read, destination written)
+    and views of the same array, on explicit streams, on the current stream set by
+    `with s:` / `torch.cuda.stream(s)`, and on the legacy default stream. A
+    function's parameters are taken as produced on the caller's current stream, so
+    a PyTorch side stream that reads a parameter must first wait for that stream;
+    so is object state (`self.x`) that the body hands to an NCCL collective (a CUDA
+    tensor) and that the class does not make where the analysis can see it.
+
+    A wait that names the wrong stream is reported at the wait itself: a side
+    stream waiting on `torch.cuda.default_stream()` for tensors the current stream
+    produced, the default stream (not the current one) waiting on a side stream
+    whose results the following work uses, and the current stream waiting on one
+    side stream while the body's writes on another are never waited for. A CUDA
+    graph (`s.end_capture()`, `torch.cuda.graph(g)`) replays its captured reads and
+    writes on the stream it is launched on, at each `launch()` / `replay()`.
+
+    A method that takes the stream its work belongs on (a parameter it hands on to its
+    calls on one path) but launches on the current stream on another path is reported
+    at that launch when every project call that passes the parameter passes a
+    non-blocking stream (subclasses calling the inherited method through `self`
+    included): the callers' work on that stream, before and after the call, is not
+    ordered with it.
+
+    ## Why is this bad?
+    Streams run independently: the reader can start before the writer finishes and
+    see old or half-written data. Nothing fails; the results are wrong only some of
+    the time. Measured on an H200: a consumer kernel on one Numba stream reading
+    what a slow producer on another stream writes gave 9.8% wrong outputs in 4 of 5
+    runs; with an event recorded on the producer's stream and waited on by the
+    consumer's, 0%.
+
+    PyTorch side streams (and CuPy `Stream(non_blocking=True)`) are non-blocking:
+    they are not ordered even against work on the default stream, so a side stream
+    reading a tensor the default stream produced needs `wait_stream` too. Blocking
+    CuPy, Numba and cuda-python streams are ordered after earlier work on the legacy
+    default stream, but not against each other.
+
+    ## Example
+    ```python
+    import numpy as np
+    from numba import cuda
+
+
+    @cuda.jit
+    def produce(x, y):
+        i = cuda.grid(1)
+        y[i] = 2.0 * x[i]
+
+
+    @cuda.jit
+    def consume(y, z):
+        i = cuda.grid(1)
+        z[i] = y[i] + 1.0
+
+
+    s1 = cuda.stream()
+    s2 = cuda.stream()
+    x = cuda.to_device(np.ones(n, dtype=np.float32))
+    y = cuda.device_array_like(x)
+    z = cuda.device_array_like(x)
+    produce[blocks, threads, s1](x, y)   # writes y
+    consume[blocks, threads, s2](y, z)   # reads y: may run before produce finishes
+    ```
+    ```python
+    import torch
+
+    side = torch.cuda.Stream()
+    x = torch.randn(1024, 1024, device="cuda")   # on the default stream
+    with torch.cuda.stream(side):
+        y = x @ x                                # side never waited for x
+    ```
+
+    ## Use instead
+    ```python
+    import numpy as np
+    from numba import cuda
+
+
+    @cuda.jit
+    def produce(x, y):
+        i = cuda.grid(1)
+        y[i] = 2.0 * x[i]
+
+
+    @cuda.jit
+    def consume(y, z):
+        i = cuda.grid(1)
+        z[i] = y[i] + 1.0
+
+
+    s1 = cuda.stream()
+    s2 = cuda.stream()
+    x = cuda.to_device(np.ones(n, dtype=np.float32))
+    y = cuda.device_array_like(x)
+    z = cuda.device_array_like(x)
+    done = cuda.event()
+    produce[blocks, threads, s1](x, y)
+    done.record(s1)
+    done.wait(s2)
+    consume[blocks, threads, s2](y, z)
+    ```
+    ```python
+    import torch
+
+    side = torch.cuda.Stream()
+    x = torch.randn(1024, 1024, device="cuda")
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        y = x @ x
+    ```
+    CuPy: `s2.wait_event(s1.record())`; cuda-python: `cudaEventRecord(e, s1)` then
+    `cudaStreamWaitEvent(s2, e, 0)`.
+
+    ## Fix safety
+    The fix inserts the framework's wait just before the statement that reads:
+    `B.wait_stream(A)` for PyTorch, `B.wait_event(A.record())` for CuPy, and
+    `e = cuda.event(); e.record(stream=A); e.wait(stream=B)` for Numba (three lines,
+    with a fresh name). It is offered only when both streams can be named there (a
+    name bound once before the read, or the current stream where the read runs on
+    it); cuda-python gets no fix. It is **unsafe**: the reading stream then waits
+    for everything queued on the writing one so far, which removes the race but
+    also some overlap you may have wanted.
+
+    ## Known limits
+    - Buffers are followed by name and by the call that made them, in the same
+      module (and through helpers of the same module). Arrays from unknown calls
+      or other modules are not followed.
+    - Slices with different bounds (`x[:half]`, `x[half:]`, also along one other axis:
+      `x[:, :, a:b]`) are taken as disjoint; slices along different axes overlap. A name
+      bound to a view keeps the part it names.
+    - A parameter tested against constants in exclusive branches (`if mode == 2:` ...
+      `elif mode == 3:`) and never rebound is followed one value at a time: a wait on
+      one value's path does not order another value's reads.
+    - A call given part of a buffer this body allocated and nothing wrote yet is taken
+      to fill it (an output argument).
+    - An event the analysis cannot follow is assumed to order everything.
+    - Kernel arguments of CuPy RawKernels and of Numba kernels defined elsewhere are
+      taken as read and written.
+
+    ## References
+    - [API facts](../api-facts.md): §1.1 (default streams), §4.1 and §4.5
+      (`wait_stream`), §6, §8 item 4.
+    - pytorch/pytorch#2702, #3054, #101300 (side streams are non-blocking).
+    - PyTorch's CUDA sanitizer (`TORCH_CUDA_SANITIZER=1`) finds the same races at run
+      time, for PyTorch ops only.
+    """
+
+    code = "SL401"
+    name = "cross-stream-read-after-write"
+    summary = "A stream reads a buffer another stream wrote, with no wait or event in between"
+    fix_availability = "sometimes"
+
+    def check(self, analysis):
+        words = Words(analysis)
+        builder = words.builder
+        for h in words.hazards(self.code):
+            at = analysis.line_of(h.node)
+            buffer, first = words.buffer(h), words.stream(h.earlier.stream, h, h.earlier)
+            second = words.stream(h.later.stream, h, h.later)
+            if h.from_caller:
+                what = "state made before this call" if h.caller_root is RootKind.SELF else "a parameter"
+                origin = f"{named(buffer)} is produced on the caller's current stream ({what})"
+            else:
+                origin = (f"{named(buffer)} is written on {named(first)} at line {analysis.line_of(h.earlier.shown)}"
+                          f"{words.inside(h.earlier)}")
+            if h.placement is Placement.AT_WAIT:
+                yield _wrong_wait(analysis, words, h, buffer, first, second)
+                continue
+            idiom = wait_idiom(first, second, h.framework, analysis)
+            if h.placement is Placement.AT_BOUNDARY and not h.from_caller:
+                function = h.function.node
+                handed = handed_to_callers_of(analysis, function, h.function.class_name,
+                                              "read it on their current stream")
+                # the object's own memory handed out (a getter): at its read, where the wait goes;
+                # a result: at the return
+                node = words.first_read(h, buffer) if h.earlier.access.path.root.kind is RootKind.SELF else h.node
+                yield Finding(node, f"{origin} and {handed} with no wait in between",
+                              help=_handed_out_help(analysis, h, idiom, analysis.line_of(node)))
+                continue
+            yield Finding(
+                h.node,
+                f"{origin} and read on {named(second)} here{words.inside(h.later)} with no wait in between",
+                fix=None if h.from_caller else _fix(builder, h, words.stream_for_code(h.earlier.stream, h, h.earlier),
+                                                    words.stream_for_code(h.later.stream, h, h.later)),
+                help=f"{idiom} before line {at}",
+            )
+
+
+def _wrong_wait(analysis, words: Words, hazard, buffer: str, first: str, second: str) -> Finding:
+    """A wait here names the wrong stream: the reading stream waited on the default stream for
+    what the current stream produced, or the current stream waited on another stream than the
+    one whose writes it must follow."""
+    if hazard.waiter is not None and hazard.waiter.kind is StreamRefKind.LEGACY:
+        return Finding(
+            hazard.node,
+            f"the default stream waits on {named(words.stream(hazard.waited, hazard))} here, but the work after it "
+            f"runs on the current stream, which is another stream under a caller's side stream or a CUDA graph",
+            help=f"make `{stream_code('the current stream', 'torch', analysis)}` wait instead",
+        )
+    if hazard.waited.kind is StreamRefKind.LEGACY:
+        return Finding(
+            hazard.node,
+            f"{named(second)} waits on the default stream here, but {named(buffer)} is produced on the current "
+            f"stream, which is another stream under a caller's side stream or a CUDA graph",
+            help=f"wait on `{stream_code('the current stream', 'torch', analysis)}` instead",
+        )
+    waited = words.stream(hazard.waited, hazard)
+    return Finding(
+        hazard.node,
+        f"the current stream waits on {named(waited)} here, but {named(buffer)} is written on {named(first)} "
+        f"(line {analysis.line_of(hazard.earlier.shown)}), which it never waits for",
+        help=f"{wait_idiom(first, 'the current stream', hazard.framework, analysis)} before the work that uses it",
+    )
+
+
+def _handed_out_help(analysis, hazard, idiom: str, at: int) -> str:
+    # Written on the line that returns it: the wait can only come after, in the callers.
+    if analysis.line_of(hazard.earlier.shown) == at:
+        return f"{idiom} in the callers, before they use the result"
+    return f"{idiom} before line {at}"
+
+
+def _fix(builder: FixBuilder, hazard, writer: str, reader: str):
+    """The wait, just before the statement that reads. Unsafe: it changes what runs
+    concurrently (the reading stream now waits for everything queued on the writer).
+    An event the wait needs (Numba) is made once, before the outermost loop around the
+    read: made in the loop, it would be a new event every iteration (SL501)."""
+    statement = builder.statement_of(hazard.node)
+    if statement is None:
+        return None
+    function = hazard.function.node
+    lines = wait_statements(builder, function, writer, reader, hazard.framework, builder.analysis.line_of(hazard.node))
+    if lines is None:
+        return None
+    message = f"Insert `{'; '.join(lines)}`"
+    if hazard.framework != "numba":
+        return make_fix(message, Applicability.UNSAFE, [builder.insert_before(statement, lines)])
+    if isinstance(function, cst.FunctionDef) and function.name.value == "forward" and hazard.function.class_name:
+        return None  # a new event on every call of forward
+    creation, waits = lines[:1], lines[1:]
+    loop = _outermost_loop(builder, statement, function)
+    if loop is None:
+        return make_fix(message, Applicability.UNSAFE, [builder.insert_before(statement, lines)])
+    return make_fix(message, Applicability.UNSAFE,
+                    [builder.insert_before(loop, creation), builder.insert_before(statement, waits)])
+
+
+def _outermost_loop(builder: FixBuilder, statement, function):
+    outermost = None
+    for node in builder.ancestors(statement):
+        if node is function:
+            break
+        if isinstance(node, (cst.For, cst.While)):
+            outermost = node
+    return outermost

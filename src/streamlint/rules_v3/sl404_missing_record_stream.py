@@ -1,0 +1,184 @@
+"""SL404 missing-record-stream: a tensor used on another stream is freed without record_stream."""
+
+from __future__ import annotations
+
+from streamlint.fixes.edits import FixBuilder, bound_before, is_pasteable, make_fix
+from streamlint.fixes.idioms import stream_named_at
+from streamlint.fixes.model import Applicability
+from streamlint.model.findings import Placement
+from streamlint.model.readings.hazards import allocation_node, is_module_level
+from streamlint.rules.base import Finding, Rule
+from streamlint.rules_v3._hazard_words import Words
+from streamlint.rules_v3._shared import handed_to_callers_of, may_be_none_in, named, stream_code
+
+
+class MissingRecordStream(Rule):
+    """
+    ## What it does
+    Flags a PyTorch CUDA tensor that was allocated while stream A was current, is
+    used by work on another stream B, and is then released (`del`, rebinding its
+    name, or the function returning without handing it out) without
+    `t.record_stream(B)` and without A waiting on B before the release. The finding
+    is at the first use on B, where `record_stream` belongs; the message names the
+    release.
+
+    A tensor left on a shared holder by another function (a pipeline stage's
+    `node.state.x = ...`) is flagged too when this function records a sibling the same
+    function left there in the same way (`node.state.y.record_stream(current)`): that
+    record says the holder's tensors come from another stream, and the holder's next
+    rebinding releases the one not recorded.
+
+    A tensor a method allocates on a side stream and keeps in a container on `self`
+    (`self.store[key] = t`) whose entries a public method of the class hands to the
+    caller (`return self.store.pop(key)`) is flagged at the allocation: the caller
+    uses it on its current stream and drops it, and the class records nothing.
+
+    ## Why is this bad?
+    PyTorch's caching allocator ties each block to the stream that was current
+    when it was allocated. When the tensor is freed, the block can be handed to the
+    next allocation on A at once, while B's queued work still reads or writes it:
+    the new owner and the old user race on the same memory (illegal addresses in
+    NVIDIA/TensorRT-LLM#15265, NaNs in meta-pytorch/torchrec#4231). `wait_stream`
+    orders execution but does not tell the allocator anything; only
+    `record_stream`, or keeping a reference until A has waited on B, does.
+
+    ## Example
+    ```python
+    import torch
+
+
+    def project(host_batch, weight):
+        side = torch.cuda.Stream()
+        host = host_batch.pin_memory()
+        with torch.cuda.stream(side):
+            batch = host.cuda(non_blocking=True)     # allocated on `side`
+        torch.cuda.current_stream().wait_stream(side)
+        out = batch @ weight.cuda()                  # used on the default stream
+        del batch                                    # block may go back to `side`
+        return out
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+
+    def project(host_batch, weight):
+        side = torch.cuda.Stream()
+        host = host_batch.pin_memory()
+        with torch.cuda.stream(side):
+            batch = host.cuda(non_blocking=True)
+        torch.cuda.current_stream().wait_stream(side)
+        batch.record_stream(torch.cuda.current_stream())
+        out = batch @ weight.cuda()
+        del batch
+        return out
+    ```
+
+    ## Fix safety
+    The fix inserts `t.record_stream(B)` before the statement that uses `t` on
+    stream B (PyTorch only, when `t` and the stream can be named there), under
+    `if t is not None:` when `t` may be None there (`getattr(holder, "t", None)`, a
+    parameter defaulting to None). It is
+    **unsafe**: the caching allocator then keeps the block until B's work queued at
+    the time of the release is done, so peak memory can grow; `wait_stream` before
+    the release is the alternative when memory is tight.
+
+    ## Known limits
+    - Only tensors created in the same function (by a PyTorch op, factory or copy
+      under a known current stream) are followed; a tensor returned to the caller or
+      stored in `self.` or a container is not released here (but see the
+      containers a public method pops entries from, above; only methods of the
+      same class are read for that, not those of a base class).
+    - `record_stream` makes memory use less predictable (pytorch/pytorch#76861);
+      where you own the tensor's lifetime, `side.wait_stream(current)` before the
+      release is the alternative the rule accepts.
+
+    ## References
+    - [API facts](../api-facts.md): §4.5 (caching allocator and `record_stream`),
+      §8 item 5.
+    """
+
+    code = "SL404"
+    name = "missing-record-stream"
+    summary = "A tensor used on another stream is released without record_stream"
+    fix_availability = "sometimes"
+
+    def check(self, analysis):
+        words = Words(analysis)
+        for h, buffer in _one_per_use(words):
+            owner_label = words.stream(h.later.stream, h, h.later)
+            user_label = words.stream(h.earlier.stream, h, h.earlier)
+            user, owner = stream_code(user_label, "torch", analysis), stream_code(owner_label, "torch", analysis)
+            made = allocation_node(words.model, h)
+            if h.placement is Placement.AT_BOUNDARY:
+                # used and released in the callers, not here: name their lines
+                callers = handed_to_callers_of(analysis, h.function.node, h.function.class_name,
+                                               "use it on their current stream and release it when they drop it")
+                yield Finding(
+                    h.node,
+                    f"{named(buffer)} was allocated on {named(owner_label)} (line {words.line(made)}) and is "
+                    f"{callers}, without `record_stream`: its memory may go to new work on {named(owner_label)} too early",
+                    help=_record_help(buffer, user),
+                )
+                continue
+            if h.released_at is None and is_module_level(h):
+                released = "released when the script ends"
+            elif h.released_at is None:
+                qualname = h.function.qualname.removeprefix(h.function.module + ".")
+                released = f"released when `{qualname}` returns"
+            else:
+                released = f"released at line {words.line(h.released_at)}"
+            yield Finding(
+                h.node,
+                f"{named(buffer)} was allocated on {named(owner_label)} (line {words.line(made)}), is used "
+                f"on {named(user_label)} here, then {released} without `record_stream`: its memory may go to "
+                f"new work on {named(owner_label)} too early",
+                fix=_fix(words.builder, h, buffer, words.stream_for_code(h.earlier.stream, h, h.earlier)),
+                help=_record_help(buffer, user) + f" (or `{owner}.wait_stream({user})` before the release)",
+            )
+
+
+def _one_per_use(words: Words):
+    """The releases to report, with their buffer's label: one per use of a name on another
+    stream (the `record_stream` goes there once, whichever allocation the name held there: the
+    one made before a loop or the last iteration's), the one the code drops at a rebinding or
+    `del` before the one dropped when the function ends."""
+    chosen: dict = {}
+    for h in words.hazards("SL404"):
+        if h.framework != "torch":
+            continue  # the caching allocator that hands memory back early is PyTorch's
+        key = (id(h.node), words.buffer(h))
+        if key not in chosen or (chosen[key].released_at is None and h.released_at is not None):
+            chosen[key] = h
+    return [(h, key[1]) for key, h in chosen.items()]
+
+
+def _fix(builder: FixBuilder, hazard, buffer: str, user_label: str):
+    """`t.record_stream(user)` before the statement that uses `t` on the other stream.
+    Unsafe: the memory is then kept until that stream's work is done (more memory in
+    use), which is the point, but it changes the allocator's behaviour."""
+    if not is_pasteable(buffer):
+        return None
+    statement = builder.statement_of(hazard.node)
+    if statement is None:
+        return None
+    function = hazard.function.node
+    row = builder.analysis.line_of(hazard.node)
+    user = stream_named_at(builder, function, user_label, "torch", row, current_ok=True)
+    if user is None or not bound_before(builder, function, buffer, row + 1):
+        return None
+    line = f"{buffer}.record_stream({user})"
+    if may_be_none_in(builder.analysis, function, buffer):
+        # `getattr(holder, "x", None)`, a parameter defaulting to None: None has no record_stream
+        guarded = [f"if {buffer} is not None:", f"{builder.indent_unit()}{line}"]
+        return make_fix(f"Insert `{line}` where `{buffer}` is not None", Applicability.UNSAFE,
+                        [builder.insert_before(statement, guarded)])
+    return make_fix(f"Insert `{line}`", Applicability.UNSAFE, [builder.insert_before(statement, [line])])
+
+
+def _record_help(buffer: str, user: str) -> str:
+    """The advice: tell the allocator of the stream that uses the tensor, where it is used."""
+    if is_pasteable(buffer):
+        return f"`{buffer}.record_stream({user})` here"
+    return f"`.record_stream({user})` on the tensor used here"

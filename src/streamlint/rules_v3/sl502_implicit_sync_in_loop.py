@@ -1,0 +1,378 @@
+"""SL502 implicit-sync-in-loop: an implicit host synchronization on GPU data in a hot path."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from streamlint.model import api
+from streamlint.model.readings.hot_paths import (
+    OwnOperation,
+    hot_entry_name,
+    other_streams_could_overlap,
+    own_operations,
+    queues_work_each_pass,
+    uploads_in,
+)
+from streamlint.model.readings.round_trips import round_trips
+from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.sync_purpose import (
+    Purpose,
+    SyncPurposes,
+    comprehension_of,
+    element_read,
+    unrolled,
+    waits_on_user,
+)
+from streamlint.rules.base import Finding, Rule
+from streamlint.rules_v3._shared import STEP_TIMING_HELP
+
+
+class ImplicitSyncInLoop(Rule):
+    """
+    ## What it does
+    Flags an operation that implicitly copies GPU data to the host and waits for
+    it, in a hot path (a loop body that queues GPU work, the `forward` method
+    of an `nn.Module` subclass, a function registered as an autograd or module
+    hook, or a helper of the same module that one of these calls on every call:
+    reported in the helper, naming that `forward` or hook):
+    - PyTorch, on a CUDA tensor: `.item()`, `.tolist()`, `.cpu()`,
+      `.numpy(force=True)`, `.to("cpu")` without `non_blocking=True`,
+      `print()` of the tensor, and its truth value (`if t:`, `bool(t)`,
+      `while t:`).
+    - CuPy, on a CuPy array: `.get()`, `cp.asnumpy()`, `float(x)`, `int(x)`,
+      `x.item()`.
+
+    A comprehension that queues GPU work for each element and synchronizes on it
+    (`[int(t.sum().item()) for t in parts]`) is reported too, whatever the values
+    are for: one read of all of them replaces one wait per element. So is a loop
+    that reads one element of the same tensor per iteration by the loop's index
+    (`for b in range(n): ... lengths[b].item()`) and does not change that tensor:
+    one `.tolist()` before the loop reads them all (not in assertions, timing or
+    debug logs, which read elements on purpose).
+
+    It stays silent where the code's shape shows that the host needs the value
+    now, so that the wait is the price of the logic rather than a stall:
+    - the value decides the control flow: a `while` test (`while err > tol:`),
+      an `if` that leaves the loop or the function or queues other work
+      (`if cp.all(new == old): break`), a `for` iterable, a `range()` bound;
+    - it decides the shape of the next arrays (`n = int(mask.sum())` then
+      `torch.empty(n)`, a slice bound, `view`/`reshape` arguments);
+    - an assertion checks it (`assert`, `np.testing.assert_*`,
+      `torch.testing.assert_close`, `self.assert*`), or it is compared with a
+      reference on the host (`np.allclose(x.get(), ref)`, `np.array_equal`,
+      a printed `np.linalg.norm(cp.asnumpy(x) - ref)`);
+    - it ends a timed or measured region (a host timer, `elapsed_time`,
+      `torch.cuda.max_memory_allocated()`, `memory_stats()`, CuPy's pool
+      `used_bytes()` right next to it), or precedes a CUDA-graph capture;
+    - it is printed or logged in a block of log lines under a switch the loop
+      does not change (`if verbosityLevel > 0:`): a debug path, off unless
+      asked for.
+
+    A loop over a literal sequence (`for t in [a, b]:`) is judged by the loop
+    around it, and a loop that waits for a person every iteration (`input()`)
+    is no hot path. In a training loop (its body calls the methods
+    `backward()` and `step()`), a read next to a timer or a memory statistic
+    on every step is reported: timing every step is the stall there, and the
+    advice is to time a window of steps.
+
+    The value is followed through assignments (`res = float(diff)` then
+    `if res < tol: break`). The advice fits what the value feeds: a branch that
+    only picks between values gets `torch.where` / `cp.where`; a branch that
+    only raises or logs gets "check every N steps"; an array read back in a
+    loop that is fed chunk by chunk and keeps each result (stored, appended,
+    yielded) is a streaming pipeline's output, where reading once after the loop
+    is no option: it gets the non-blocking read-back into pinned buffers.
+
+    CPU tensors and NumPy arrays are never reported, nor are comparisons of
+    Python ints taken from arrays (`a.data.ptr == b.data.ptr`,
+    `x.shape[0] == n`, `t.numel()`).
+
+    **One stream or several.** A blocking copy in a loop that uses one stream
+    costs host/GPU overlap: the host waits for the stream every iteration and
+    cannot queue the next iteration's work while the GPU runs. SL502 reports
+    that. When work on *another* stream is queued after the copy, the copy also
+    keeps the streams from overlapping; SL202 reports it then, and SL502 does not
+    report the same call again.
+
+    ## Why is this bad?
+    Each of these reads device memory on the host, so the host must wait until
+    every operation queued before it on the stream has finished (PyTorch
+    synchronizes the current stream; CuPy's `get()` synchronizes the whole
+    stream it runs on). Inside a loop the host stops once per iteration: the
+    GPU drains its queue and then sits idle while Python prepares and launches
+    the next iteration's work, instead of the host staying ahead of the GPU.
+    These operations are also illegal during CUDA graph capture.
+
+    Keep the values on the device and read them once, after the loop, or at a
+    coarser interval; or, for a pipeline's output, read back without blocking.
+
+    ## Example
+    ```python
+    import torch
+
+
+    def train(model, optimizer, steps, batch, dim):
+        target = torch.zeros(batch, 1, device="cuda")
+        history = []
+        for step in range(steps):
+            x = torch.randn(batch, dim, device="cuda")
+            loss = (model(x) - target).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+            history.append(loss.item())  # host waits for the whole step
+        return history
+    ```
+    ```python
+    import cupy as cp
+
+    results = []
+    for chunk in chunks:
+        spectrum = cp.fft.fft(cp.asarray(chunk))
+        results.append(cp.asnumpy(spectrum))  # host waits for every chunk
+    ```
+
+    ## Use instead
+    ```python
+    import torch
+
+
+    def train(model, optimizer, steps, batch, dim):
+        target = torch.zeros(batch, 1, device="cuda")
+        history = torch.empty(steps, device="cuda")
+        for step in range(steps):
+            x = torch.randn(batch, dim, device="cuda")
+            loss = (model(x) - target).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+            history[step] = loss.detach()
+        return history.tolist()  # one transfer, one wait
+    ```
+    The chunks stream through the GPU, so their results are the output: read
+    each one back without blocking, into pinned memory, and wait once.
+    ```python
+    import cupy as cp
+    import cupyx
+
+    stream = cp.cuda.Stream(non_blocking=True)
+    results = []
+    with stream:
+        for chunk in chunks:
+            spectrum = cp.fft.fft(cp.asarray(chunk))
+            out = cupyx.empty_pinned(spectrum.shape, dtype=spectrum.dtype)
+            spectrum.get(stream=stream, out=out, blocking=False)
+            results.append(out)
+    stream.synchronize()  # once, before the host reads `results`
+    ```
+
+    ## Fix safety
+    There is no fix: removing a host synchronization means keeping the value on the
+    device or reading it less often, which changes the program.
+
+    ## Known limits
+    - Only values known to be CUDA tensors or CuPy arrays are reported; values
+      returned by unknown calls or received as parameters stay silent.
+    - Whether a value is needed is decided from the body it is read in: a value
+      returned to a caller that branches on it is still reported.
+    - Other implicitly synchronizing operations, such as boolean-mask indexing
+      and `nonzero()`, are not reported by this rule (`torch.equal` on CUDA
+      tensors is, since it ends in `.item()`).
+    - `Tensor.numpy()` without `force=True` raises on a CUDA tensor rather than
+      synchronizing.
+    - A read of a CuPy value made only from host numbers (`int(cp.ceil(n / 32))`)
+      is SL503's, in a loop or not: it needs no device at all.
+
+    ## References
+    - PyTorch: `torch.cuda.set_sync_debug_mode` (runtime detection of
+      synchronizing operations).
+    - CuPy: `cupy.ndarray.get`, `cupy.asnumpy` (blocking by default since v13,
+      cupy/cupy#7938; `blocking=False` needs a pinned `out`, cupy/cupy#1692).
+    - pytorch/pytorch#87794 (synchronization during graph capture).
+    - [API facts](../api-facts.md) (the fact base behind the tables in `src/streamlint/model/api/`): §2.4 *Kernels and implicitly synchronizing
+      operations*, §4.4 *Implicitly synchronizing ops*, §8 items 11-12.
+    """
+
+    code = "SL502"
+    name = "implicit-sync-in-loop"
+    summary = "Implicit host synchronization on a CUDA tensor or CuPy array in a hot path"
+
+    def check(self, analysis):
+        model = analysis.v3
+        ancestry = Ancestry(analysis.module)
+        purposes = SyncPurposes(ancestry)
+        trips = {trip.read_site for trip in round_trips(model)}  # SL503's: the value needs no device at all
+        for own in own_operations(model):
+            operation = own.operation
+            if operation.op not in _READS or own.site in trips:
+                continue
+            if operation.op == _D2H and not _blocking_read_back(own):
+                continue
+            node = model.node_of(own.site)
+            if node is None:
+                continue
+            if _truth_value(own, node):
+                while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+                    node = node.expression  # (`if not torch.isfinite(z).all():` reads the value under the `not`)
+            sync = _Sync(own, node, ancestry.loops_around(node), comprehension_of(node, ancestry))
+            finding = _finding(analysis, model, ancestry, purposes, sync)
+            if finding is not None:
+                yield finding
+
+
+@dataclass(frozen=True)
+class _Sync:
+    own: OwnOperation
+    node: cst.CSTNode
+    loops: list  # loop statements around it in its function, outermost first
+    comprehension: Optional[cst.CSTNode]
+
+    @property
+    def framework(self) -> str:
+        return api.framework_of(self.own.operation.api) or self.own.framework or "torch"
+
+    def purpose(self, model, ancestry: Ancestry, purposes: SyncPurposes):
+        loop = self.loops[-1] if self.loops else None
+        uploads = loop is not None and uploads_in(model, self.own.function, loop, ancestry)
+        copy = self.own.operation.op == _D2H
+        return purposes.purpose(self.node, True, copy, self.own.operation.conditional, uploads)
+
+
+def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: _Sync) -> Optional[Finding]:
+    operation = sync.own.operation
+    what = _what(analysis, sync)
+    if operation.op == _IMPLICIT and sync.loops and sync.framework in ("torch", "cupy"):
+        read_by_element = element_read(sync.node, sync.loops[-1])
+        if read_by_element and sync.purpose(model, ancestry, purposes) not in _ELEMENT_READ_NEEDED:
+            return Finding(
+                sync.node,
+                f"{what} waits for the stream once per element of `{read_by_element}`",
+                help=f"read all the elements once before the loop (`{read_by_element}.tolist()`) and index that list",
+            )
+    if sync.comprehension is not None:
+        if operation.conditional or not queues_work_each_pass(model, sync.own.function, sync.comprehension, ancestry):
+            return None
+        # Needed or not, the values can come back in one copy instead of one per element.
+        return Finding(
+            sync.node,
+            f"{what} waits for the stream once per element of this comprehension",
+            help=_ONE_READ.get(sync.framework, _ONE_READ["torch"]),
+        )
+    where = _hot_where(model, ancestry, sync)
+    if where is None:
+        return None
+    if operation.op == _D2H and other_streams_could_overlap(model, sync.own.function, sync.own.stream, ancestry):
+        return None  # SL202 reports this call (other streams' work could overlap it)
+    purpose = sync.purpose(model, ancestry, purposes)
+    if purpose is not None and purpose.needed:
+        return None  # the host needs the value: control flow, a shape, a test, a measurement
+    return _worded(analysis, sync, what, where, purpose)
+
+
+def _blocking_read_back(own: OwnOperation) -> bool:
+    """A PyTorch or CuPy device-to-host copy of device memory that the host waits for (`t.cpu()`,
+    `x.get()`, `cp.asnumpy(x)`; a host tensor's `copy_` from the device is SL301's and SL202's)."""
+    framework = api.framework_of(own.operation.api)
+    return own.operation.host_blocking is True and framework in ("torch", "cupy") and own.operation.api not in _INTO_HOST
+
+
+def _hot_where(model, ancestry: Ancestry, sync: _Sync) -> Optional[str]:
+    """"iteration" in a loop that queues GPU work on every pass, "call of `forward`" on every call
+    of a hot entry; None when not on a hot path (or only sometimes)."""
+    own = sync.own
+    if own.operation.conditional:
+        return None
+    if own.entry and not sync.loops:
+        return f"call of `{hot_entry_name(own.entry, own.function)}`"
+    if any(waits_on_user(loop) for loop in sync.loops):
+        return None
+    loops = [loop for loop in sync.loops if not unrolled(loop)]
+    if own.entry and loops:
+        return "iteration"
+    if loops and queues_work_each_pass(model, own.function, loops[-1], ancestry):
+        return "iteration"
+    return None
+
+
+def _truth_value(own: OwnOperation, node: cst.CSTNode) -> bool:
+    """A test's truth value read (`if t:`), not an explicit `bool(t)`."""
+    explicit = isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "bool"
+    return own.operation.api == "bool" and not explicit
+
+
+def _what(analysis, sync: _Sync) -> str:
+    node = sync.node
+    if _truth_value(sync.own, node) or not isinstance(node, cst.Call):
+        return "the truth value of a GPU array"
+    if isinstance(node.func, cst.Name):
+        return f"`{node.func.value}()`"
+    return f"`{analysis.code(node.func)}`"
+
+
+def _worded(analysis, sync: _Sync, what: str, where: str, purpose) -> Finding:
+    node, framework = sync.node, sync.framework
+    if purpose is Purpose.SELECTION:
+        return Finding(node, f"{what} waits for the stream on every {where} only to choose between values",
+                       help=f"select on the device: `{_WHERE.get(framework, 'torch.where')}(cond, a, b)`")
+    if purpose is Purpose.CHECK:
+        return Finding(node, f"{what} waits for the stream on every {where} only for a check or a log line",
+                       help="check every N steps, or keep the values on the device and inspect them once after the loop")
+    if purpose is Purpose.STEP_TIMING:
+        return Finding(node, f"{what} waits for the stream on every step of a training loop, to time or measure the step",
+                       help=STEP_TIMING_HELP)
+    if purpose is Purpose.OUTPUT:
+        operand = _operand(analysis, node)
+        return Finding(
+            node,
+            f"{what} waits for the stream on every {where} of this streaming loop, "
+            f"so the next chunk's work cannot overlap the read-back",
+            help=_STREAM_OUT.get(framework, _STREAM_OUT["torch"]).replace("x.", f"{operand}.", 1).replace("(x,", f"({operand},"),
+        )
+    return Finding(
+        node,
+        f"{what} copies GPU data to the host and waits for the stream on every {where}",
+        help="keep the value on the device and read it once after the loop (or every N steps)"
+        if where == "iteration" else
+        "keep the value on the device (a tensor in the computation, not a Python number), or "
+        "read it outside the per-step path",
+    )
+
+
+_IMPLICIT, _D2H = "implicit synchronization", "D2H copy"  # Operation.op (the fact tables' kinds)
+# Copies whose receiver is the host side (the destination written): not a read-back of the receiver.
+_INTO_HOST = frozenset({"torch.Tensor.copy_"})
+_READS = frozenset({_IMPLICIT, _D2H})
+
+
+# A test or a measurement reads elements one by one on purpose.
+_ELEMENT_READ_NEEDED = frozenset({Purpose.ASSERTION, Purpose.VERIFY, Purpose.MEASUREMENT, Purpose.DEBUG})
+# One read-back for all the elements' values, instead of one wait per element.
+_ONE_READ = {
+    "torch": "compute the values on the device, then read them all at once with one `.tolist()`",
+    "cupy": "compute the values on the device, then read them all at once with one `cp.asnumpy(...)`",
+}
+
+
+def _operand(analysis, node) -> str:
+    """The array read back, as spelled (`r` of `r.get()` or `cp.asnumpy(r)`)."""
+    if isinstance(node, cst.Call):
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("get", "cpu", "to", "numpy"):
+            text = analysis.code(node.func.value)
+        elif node.args:
+            text = analysis.code(node.args[0].value)
+        else:
+            text = ""
+        if text and len(text) <= 30 and "\n" not in text:
+            return text
+    return "x"
+
+
+_WHERE = {"torch": "torch.where", "cupy": "cp.where"}
+# A streaming pipeline's read-back: keep it per iteration, but without the wait.
+_STREAM_OUT = {
+    "cupy": "read back without waiting: `x.get(stream=s, out=pinned[i], blocking=False)` into "
+            "`cupyx.empty_pinned` buffers, then one `s.synchronize()` before the host uses them",
+    "torch": "read back without waiting: `pinned[i].copy_(x, non_blocking=True)` into "
+             "`pin_memory=True` buffers, then one stream or event `synchronize()` before the host uses them",
+}
