@@ -9,9 +9,6 @@ import pickle
 import random
 from dataclasses import dataclass
 
-import pytest
-
-from streamlint.model.domain import pending_index
 from streamlint.model.domain.frozen_map import FrozenMap
 from streamlint.model.domain.order import AccessEvent, Order
 from streamlint.model.domain.paths import Index, Path, Root
@@ -75,10 +72,7 @@ def _step(order: Order, rng: random.Random, n: int) -> tuple[Order, list]:
     return order.wait_any(stream, rng.sample(STREAMS, 2)).record_stream(access.path, stream), []
 
 
-@pytest.mark.parametrize("indexed_from", [0, 6, pending_index.INDEXED_FROM])
-def test_incremental_indexes_answer_as_a_fresh_order_does(monkeypatch, indexed_from):
-    """Indexed from the first access, from a few (scans turning into indexes), and as shipped."""
-    monkeypatch.setattr(pending_index, "INDEXED_FROM", indexed_from)
+def test_incremental_indexes_answer_as_a_fresh_order_does():
     rng = random.Random(27)
     for _ in range(60):
         kept, fresh = Order(), Order()
@@ -94,9 +88,7 @@ def test_incremental_indexes_answer_as_a_fresh_order_does(monkeypatch, indexed_f
             assert kept.conflicts(probe) == fresh.conflicts(probe)
 
 
-@pytest.mark.parametrize("indexed_from", [0, pending_index.INDEXED_FROM])
-def test_joined_and_copied_orders_keep_answering(monkeypatch, indexed_from):
-    monkeypatch.setattr(pending_index, "INDEXED_FROM", indexed_from)
+def test_joined_and_copied_orders_keep_answering():
     order = Order()
     for i, path in enumerate(PATHS):
         order = order.add(AccessEvent(path, True, STREAMS[i % 3], f"f#{i}"))
