@@ -3,6 +3,7 @@ the path of 32-slot nodes from the root to that key (a few nodes, whatever the m
 and the rest is shared with the map it came from. So a state that binds one name, or an order
 that adds one access, costs what it touches, not what it holds.
 
+A small map is a plain dict (copied whole on a change); past `SMALL` keys it becomes a trie.
 Nodes are lists of 32 slots, never changed once a map holds them. A slot is empty (None), an
 entry `(hash, key, value)` (a tuple), a child node (a list), or, below the last level, a
 bucket of keys whose hashes are all equal (a `_Bucket`, a dict). Iteration follows the
@@ -11,7 +12,7 @@ hashes, so it is in no particular order: what depends on an order sorts (FrozenM
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 _MASK64 = (1 << 64) - 1
 _LAST_SHIFT = 60  # the deepest level's shift: 13 levels of 5 bits cover a 64-bit hash
@@ -132,27 +133,42 @@ def _equal(a: list, b: list) -> bool:
     return True
 
 
+# Up to this many keys a map is a plain dict, copied whole on each change: cheaper than the
+# trie's path copying at that size (most functions' states are this small).
+SMALL = 24
+
+
 class PMap:
     """An immutable mapping; `set` and `delete` return new maps sharing all but one path."""
 
     __slots__ = ("_root", "_len")
 
-    def __init__(self, root: Optional[list] = None, length: int = 0) -> None:
-        self._root = _empty() if root is None else root
+    def __init__(self, root: "list | dict | None" = None, length: int = 0) -> None:
+        self._root = {} if root is None else root  # a dict while small, else the trie's root node
         self._len = length
 
     @staticmethod
     def of(items: Any) -> "PMap":
         """A map of (key, value) pairs or of a dict's items."""
-        pairs = items.items() if hasattr(items, "items") else items
-        made = PMap()
+        small = dict(items.items() if hasattr(items, "items") else items)
+        if len(small) <= SMALL:
+            return PMap(small, len(small))
+        return PMap._trie(small.items())
+
+    @staticmethod
+    def _trie(pairs: Iterable) -> "PMap":
+        root, length = _empty(), 0
         for key, value in pairs:
-            made = made.set(key, value)
-        return made
+            root, added = _assoc(root, 0, hash(key) & _MASK64, key, value)
+            length += added
+        return PMap(root, length)
 
     def get(self, key: Any, default: Any = None) -> Any:
+        node = self._root
+        if type(node) is dict:
+            return node.get(key, default)
         h = hash(key) & _MASK64
-        node, shift = self._root, 0
+        shift = 0
         while True:
             slot = node[(h >> shift) & 31]
             kind = type(slot)
@@ -181,23 +197,43 @@ class PMap:
         return self._len > 0
 
     def set(self, key: Any, value: Any) -> "PMap":
-        root, added = _assoc(self._root, 0, hash(key) & _MASK64, key, value)
+        root = self._root
+        if type(root) is dict:
+            if root.get(key, _ABSENT) is value:
+                return self
+            if self._len < SMALL or key in root:
+                small = root.copy()
+                small[key] = value
+                return PMap(small, len(small))
+            grown = PMap._trie(root.items())
+            root = grown._root
+        root, added = _assoc(root, 0, hash(key) & _MASK64, key, value)
         return self if root is self._root else PMap(root, self._len + added)
 
     def delete(self, key: Any) -> "PMap":
-        root = _dissoc(self._root, 0, hash(key) & _MASK64, key)
+        root = self._root
+        if type(root) is dict:
+            if key not in root:
+                return self
+            small = root.copy()
+            del small[key]
+            return PMap(small, len(small))
+        root = _dissoc(root, 0, hash(key) & _MASK64, key)
         if root is self._root:
             return self
-        return PMap(root if root is not None else _empty(), self._len - 1)
+        return PMap(root if root is not None else _empty(), self._len - 1)  # once a trie, stays one
 
     def items(self) -> Iterator[tuple]:
-        return _items(self._root)
+        root = self._root
+        return iter(root.items()) if type(root) is dict else _items(root)
 
     def keys(self) -> Iterator[Any]:
-        return (key for key, _ in _items(self._root))
+        root = self._root
+        return iter(root) if type(root) is dict else (key for key, _ in _items(root))
 
     def values(self) -> Iterator[Any]:
-        return (value for _, value in _items(self._root))
+        root = self._root
+        return iter(root.values()) if type(root) is dict else (value for _, value in _items(root))
 
     def __iter__(self) -> Iterator[Any]:
         return self.keys()
@@ -207,10 +243,15 @@ class PMap:
             return True
         if not isinstance(other, PMap):
             return NotImplemented
-        return self._len == other._len and _equal(self._root, other._root)
+        if self._len != other._len:
+            return False
+        a, b = self._root, other._root
+        if type(a) is list and type(b) is list:
+            return _equal(a, b)
+        return dict(self.items()) == dict(other.items())
 
     def __hash__(self) -> int:
-        return hash(frozenset(_items(self._root)))
+        return hash(frozenset(self.items()))
 
     def __reduce__(self) -> tuple:
         return (PMap.of, (list(self.items()),))  # rebuilt: another process hashes strings differently
