@@ -9,12 +9,10 @@ import pickle
 import random
 from dataclasses import dataclass
 
-import pytest
-
-from streamlint.model.domain import pending_index
 from streamlint.model.domain.frozen_map import FrozenMap
 from streamlint.model.domain.order import AccessEvent, Order
 from streamlint.model.domain.paths import Index, Path, Root
+from streamlint.model.domain.persistent import PMap
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef
 from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, buffer
@@ -75,10 +73,7 @@ def _step(order: Order, rng: random.Random, n: int) -> tuple[Order, list]:
     return order.wait_any(stream, rng.sample(STREAMS, 2)).record_stream(access.path, stream), []
 
 
-@pytest.mark.parametrize("indexed_from", [0, 6, pending_index.INDEXED_FROM])
-def test_incremental_indexes_answer_as_a_fresh_order_does(monkeypatch, indexed_from):
-    """Indexed from the first access, from a few (scans turning into indexes), and as shipped."""
-    monkeypatch.setattr(pending_index, "INDEXED_FROM", indexed_from)
+def test_incremental_indexes_answer_as_a_fresh_order_does():
     rng = random.Random(27)
     for _ in range(60):
         kept, fresh = Order(), Order()
@@ -94,9 +89,7 @@ def test_incremental_indexes_answer_as_a_fresh_order_does(monkeypatch, indexed_f
             assert kept.conflicts(probe) == fresh.conflicts(probe)
 
 
-@pytest.mark.parametrize("indexed_from", [0, pending_index.INDEXED_FROM])
-def test_joined_and_copied_orders_keep_answering(monkeypatch, indexed_from):
-    monkeypatch.setattr(pending_index, "INDEXED_FROM", indexed_from)
+def test_joined_and_copied_orders_keep_answering():
     order = Order()
     for i, path in enumerate(PATHS):
         order = order.add(AccessEvent(path, True, STREAMS[i % 3], f"f#{i}"))
@@ -118,3 +111,37 @@ def test_a_value_is_held_while_any_name_or_container_holds_it():
     assert not state.bind("a", UNKNOWN).bind("b", UNKNOWN).holds(memory)
     assert state.bind("a", UNKNOWN).bind("b", in_list).holds(memory)
     assert state.store(Path(Root.self_(), ("x",)), held).bind("a", UNKNOWN).bind("b", UNKNOWN).holds(memory)
+
+
+class _Key:
+    """Keys of few hashes: equal hashes force the trie's deepest levels and its buckets."""
+
+    def __init__(self, name: int) -> None:
+        self.name = name
+
+    def __hash__(self) -> int:
+        return (1, 2, -1, 2**63, 2**64 + 1)[self.name % 5]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Key) and other.name == self.name
+
+
+def test_persistent_map_answers_as_a_dict_and_keeps_every_version():
+    rng = random.Random(13)
+    for _ in range(40):
+        versions = [(PMap(), {})]
+        for _ in range(150):
+            m, d = versions[rng.randrange(len(versions))]  # any earlier version, not only the last
+            key = rng.choice([rng.randrange(60), str(rng.randrange(40)), _Key(rng.randrange(12))])
+            if rng.random() < 0.65:
+                value = rng.randrange(4)
+                m, d = m.set(key, value), {**d, key: value}
+            else:
+                m, d = m.delete(key), {k: v for k, v in d.items() if k != key}
+            versions.append((m, d))
+        for m, d in versions:
+            assert len(m) == len(d) and dict(m.items()) == d and all(m[k] == v and k in m for k, v in d.items())
+        for (a, da), (b, db) in zip(rng.sample(versions, 30), rng.sample(versions, 30)):
+            assert (a == b) == (da == db) and (da != db or hash(a) == hash(b))
+        last = versions[-1][0]
+        assert pickle.loads(pickle.dumps(last)) == last and copy.deepcopy(last) == last

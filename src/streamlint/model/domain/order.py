@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from enum import Enum
-from typing import Iterable, Optional, Union
+from typing import Iterable, Optional
 
 from streamlint.model.domain.paths import Path
-from streamlint.model.domain.pending_index import PendingIndex, Scan, index_of
+from streamlint.model.domain.pending_index import PendingIndex
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 
 # The host, as the side of an access (a host read of a copy's destination, a refill).
@@ -153,42 +153,67 @@ def _may_differ(a: StreamRef, b: StreamRef) -> bool:
     return a.distinct_from(b)
 
 
-@dataclass(frozen=True)
 class Order:
-    """The accesses still pending and what each event captured when it was recorded."""
+    """The accesses still pending and what each event captured when it was recorded.
 
-    pending: tuple[Pending, ...] = ()
-    events: tuple[tuple[Path, frozenset], ...] = ()  # (event path, keys of the accesses it orders)
-    # `t.record_stream(s)`: the allocator keeps t's memory until s's work queued before its
-    # release is done, whether queued before or after the call
-    kept_for: frozenset[tuple[Path, StreamRef]] = frozenset()
+    Immutable. The pending accesses are kept in persistent maps (domain/pending_index.py), so an
+    operation costs what it touches; `pending` is their tuple, in the order they joined."""
 
-    # -- the index (domain/pending_index.py) -------------------------------------------
-    @cached_property
-    def _index(self) -> Union[PendingIndex, Scan]:
-        return index_of(self.pending)
+    __slots__ = ("_ix", "events", "kept_for", "_pending")
 
-    def __getstate__(self) -> dict:
+    def __init__(self, pending: tuple = (), events: tuple = (), kept_for: frozenset = frozenset(),
+                 index: Optional[PendingIndex] = None) -> None:
+        self._ix = PendingIndex.of(pending) if index is None else index
+        self.events: tuple[tuple[Path, frozenset], ...] = events  # (event path, keys of the accesses it orders)
+        # `t.record_stream(s)`: the allocator keeps t's memory until s's work queued before its
+        # release is done, whether queued before or after the call
+        self.kept_for: frozenset[tuple[Path, StreamRef]] = kept_for
+        self._pending: Optional[tuple] = tuple(pending) if index is None else None
+
+    @property
+    def pending(self) -> tuple[Pending, ...]:
+        if self._pending is None:
+            self._pending = self._ix.in_order()
+        return self._pending
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Order):
+            return NotImplemented
+        if self.events != other.events or self.kept_for != other.kept_for or len(self._ix) != len(other._ix):
+            return False
+        return self._ix.seq == other._ix.seq or self.pending == other.pending  # the first: numbered alike
+
+    def __hash__(self) -> int:
+        return hash((self.pending, self.events, self.kept_for))
+
+    def __reduce__(self) -> tuple:
         """Without the index: it holds identities, which mean nothing in a copy or another process."""
-        return {name: value for name, value in self.__dict__.items() if name != "_index"}
+        return (Order, (self.pending, self.events, self.kept_for))
 
-    def _same_root(self, path: Path) -> tuple:
-        return self._index.same_root(path.root)
+    def __repr__(self) -> str:
+        return f"Order(pending={self.pending!r}, events={self.events!r}, kept_for={self.kept_for!r})"
+
+    def _same_root(self, path: Path) -> list:
+        return [p for _, p in self._ix.same_root(path.root)]
 
     def streams(self) -> set[StreamRef]:
         """The streams of the pending accesses."""
-        return self._index.streams()
+        return self._ix.streams()
 
-    def _made(self, pending: tuple, events: Optional[tuple] = None, kept_for: Optional[frozenset] = None,
-              index: Union[PendingIndex, Scan, None] = None) -> "Order":
-        made = Order(pending, self.events if events is None else events, self.kept_for if kept_for is None else kept_for)
-        if index is not None:
-            made.__dict__["_index"] = index
-        return made
+    def has_root(self, root) -> bool:
+        """Some pending access is to memory of `root`."""
+        return self._ix.has_root(root)
+
+    def _made(self, index: PendingIndex, events: Optional[tuple] = None, kept_for: Optional[frozenset] = None) -> "Order":
+        return Order((), self.events if events is None else events, self.kept_for if kept_for is None else kept_for, index)
 
     def _derived(self, events: Optional[tuple] = None, kept_for: Optional[frozenset] = None) -> "Order":
         """This order with its events or kept memory replaced: the same pending accesses."""
-        return self._made(self.pending, events, kept_for, self.__dict__.get("_index"))
+        made = self._made(self._ix, events, kept_for)
+        made._pending = self._pending
+        return made
 
     # -- accesses ------------------------------------------------------------------
     def conflicts(self, access: AccessEvent) -> list[Conflict]:
@@ -218,10 +243,9 @@ class Order:
         events = self.events
         if any(key in captured for _, captured in events):
             events = tuple((path, captured - {key}) for path, captured in events)
-        replaced = [p for p in self._same_root(access.path) if p.key == key]
-        pending = self._index.without(replaced) if replaced else self.pending
-        pending += (entry,)
-        return self._made(pending, events, None, self._index.changed(pending, replaced, [entry]))
+        replaced = [(n, p) for n, p in self._ix.same_root(access.path.root) if p.key == key]
+        index = self._ix.removed(replaced) if replaced else self._ix
+        return self._made(index.appended(entry), events)
 
     # -- ordering operations -------------------------------------------------------
     def wait(self, waiter: StreamRef, on: StreamRef) -> "Order":
@@ -235,16 +259,17 @@ class Order:
         if not ons:
             return self  # no wait at all
         moved = []
-        for group in self._index.clocks():  # every access of a group moves alike
-            p = next(iter(group))
+        for group in self._ix.clocks():  # every access of a group moves alike
+            p = next(iter(group.values()))
             ordered = p.done or p.access.stream in ons or not ons.isdisjoint(p.seen) \
                 or any(on.pools_with(p.access.stream) for on in ons)
             if ordered and not (waiter in p.seen and waiter in p.seen_on_every_path):
-                moved.extend((q, q.with_seen(waiter)) for q in group)
+                moved.extend((n, q.with_seen(waiter)) for n, q in group.items())
         return self._replaced(moved)
 
     def record(self, event: Path, stream: StreamRef) -> "Order":
-        captured = frozenset(p.key for p in self.pending if p.ordered_before(stream))
+        captured = frozenset(q.key for group in self._ix.clocks() if next(iter(group.values())).ordered_before(stream)
+                             for q in group.values())  # a group's accesses are ordered alike
         events = tuple(e for e in self.events if e[0] != event) + ((event, captured),)
         return self._derived(events=events)
 
@@ -267,11 +292,11 @@ class Order:
         """The host waits for `stream`: what it has seen is done, and so is work on a stream the
         code cannot tell apart from it (a parameter's stream may be the one that wrote)."""
         moved = []
-        for group in self._index.clocks():  # as in `wait_any`
-            p = next(iter(group))
+        for group in self._ix.clocks():  # as in `wait_any`
+            p = next(iter(group.values()))
             synced = p.ordered_before(stream) or not _may_differ(p.access.stream, stream)
             if synced and not (p.done and p.done_on_every_path):
-                moved.extend((q, q.completed()) for q in group)
+                moved.extend((n, q.completed()) for n, q in group.items())
         return self._replaced(moved)
 
     def synchronize_event(self, event: Path) -> "Order":
@@ -291,36 +316,33 @@ class Order:
         """The memory at `release.path`, allocated on `release.stream`, goes back to the allocator:
         an access by another stream that the allocation stream has not seen, and that the allocator
         was not told of, may still run when the block is reused."""
-        found, dropped = [], set()
-        for p in self._same_root(release.path):
+        found, gone = [], []
+        for n, p in self._ix.same_root(release.path.root):
             if not release.path.may_alias(p.access.path):
                 continue
-            dropped.add(id(p))
+            gone.append((n, p))
             covered = p.ordered_before(release.stream) or RECORDED in p.seen or self._recorded_for(p.access)
             if not covered and _may_differ(p.access.stream, release.stream):
                 found.append(Conflict(ConflictKind.RELEASE_WITHOUT_RECORD, p.access, release))
         kept_for = frozenset(r for r in self.kept_for if not release.path.may_alias(r[0]))
-        if not dropped:
+        if not gone:
             return self._derived(kept_for=kept_for), found
-        gone = [p for p in self._same_root(release.path) if id(p) in dropped]
-        kept = self._index.without(gone)
-        return self._made(kept, None, kept_for, self._index.changed(kept, gone, [])), found
+        return self._made(self._ix.removed(gone), None, kept_for), found
 
     def replaced_at(self, path: Path) -> "Order":
         """Another value stored at `path` (`self.x = new`): what the entry assumption said of the
         memory there before the call no longer speaks of what the path holds."""
-        gone = [p for p in self._same_root(path) if p.access.assumed and p.access.path == path]
+        gone = [(n, p) for n, p in self._ix.same_root(path.root) if p.access.assumed and p.access.path == path]
         if not gone:
             return self
-        kept = self._index.without(gone)
-        return self._made(kept, None, None, self._index.changed(kept, gone, []))
+        return self._made(self._ix.removed(gone))
 
     def synchronize_device(self) -> "Order":
         """Everything pending is done (on this path: a join keeps what another path left)."""
         return self._map(lambda p: p.completed())
 
     def drop_done(self) -> "Order":
-        return replace(self, pending=tuple(p for p in self.pending if not p.done))
+        return Order(tuple(p for p in self.pending if not p.done), self.events, self.kept_for)
 
     def renamed(self, rename) -> "Order":
         """Every path renamed (a loop's back edge: ring slots shift, the body's allocations age)."""
@@ -335,14 +357,13 @@ class Order:
         return Order(pending, events, frozenset((rename(path), stream) for path, stream in self.kept_for))
 
     def _map(self, f) -> "Order":
-        return self._replaced([(p, new) for p in self.pending if (new := f(p)) is not p])
+        return self._replaced([(n, new) for n, p in self._ix.items() if (new := f(p)) is not p])
 
     def _replaced(self, pairs: list) -> "Order":
-        """Each (old, new): a pending access given a new clock, in its place."""
+        """Each (number, new): the pending access of that number given a new clock, in its place."""
         if not pairs:
             return self  # nothing changed: keep this order (and its index)
-        pending, index = self._index.replaced(pairs)
-        return self._made(pending, None, None, index)
+        return self._made(self._ix.replaced(pairs))
 
     # -- lattice -------------------------------------------------------------------
     def join(self, other: "Order", every_path: bool = False) -> "Order":

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cached_property
+from itertools import chain
 from typing import Optional
 
 from streamlint.model.api.facts import LEGACY_BY_DEFAULT
 from streamlint.model.domain.frozen_map import EMPTY, FrozenMap
 from streamlint.model.domain.order import Order
 from streamlint.model.domain.paths import Path
+from streamlint.model.domain.persistent import PMap
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
 from streamlint.model.domain.values import UNKNOWN, AbsValue
 
@@ -118,15 +120,15 @@ class State:
         return any(_refers(v, identity) for v in self.names.values()) or any(_refers(v, identity) for v in self.heap.values())
 
     @cached_property
-    def _held(self) -> tuple[dict, int]:
+    def _held(self) -> tuple[PMap, int]:
         """Identity -> how many names and heap entries hold it; how many of them have items.
         Kept up to date by `bind` and `store`, so `holds` need not look at every value."""
-        held: tuple[dict, int] = ({}, 0)
-        for value in self.names.values():
-            held = _held_after(held, (), value, copy=False)
-        for value in self.heap.values():
-            held = _held_after(held, (), value, copy=False)
-        return held
+        direct: dict = {}
+        containers = 0
+        for value in chain(self.names.values(), self.heap.values()):
+            direct[value.identity] = direct.get(value.identity, 0) + 1
+            containers += _has_items(value)
+        return PMap.of(direct), containers
 
     # -- lattice -------------------------------------------------------------------
     def join(self, other: "State", every_path: bool = False, back_edge: bool = False) -> "State":
@@ -148,15 +150,15 @@ class State:
         )
 
 
-def _held_after(held: tuple[dict, int], dropped, added: AbsValue, copy: bool = True) -> tuple[dict, int]:
-    """`held` once the values `dropped` (None: nothing was there) are gone and `added` is bound."""
+def _held_after(held: tuple[PMap, int], dropped, added: AbsValue) -> tuple[PMap, int]:
+    """`held` once the values `dropped` (None: nothing was there) are gone and `added` is bound
+    (a persistent map: the states before and after share all but what changed)."""
     direct, containers = held
-    direct = dict(direct) if copy else direct
     for value in dropped:
         if value is not None:
-            direct[value.identity] -= 1
+            direct = direct.set(value.identity, direct[value.identity] - 1)
             containers -= _has_items(value)
-    direct[added.identity] = direct.get(added.identity, 0) + 1
+    direct = direct.set(added.identity, direct.get(added.identity, 0) + 1)
     return direct, containers + _has_items(added)
 
 

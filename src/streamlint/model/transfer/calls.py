@@ -252,7 +252,7 @@ def _unwritten(identity: Path, state: State) -> bool:
     root = identity.root
     if root.kind is not RootKind.FRESH or root.age:
         return False
-    return not any(p.access.path.root == root for p in state.order.pending)
+    return not state.order.has_root(root)
 
 
 def _object_method(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:

@@ -17,7 +17,7 @@ from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import FunctionSummary, bounded
 from streamlint.model.transfer.annotations import annotated
 from streamlint.model.transfer.frame import SIDE_STREAM_FACT, CallContext, Frame
-from streamlint.model.transfer.nodes import preorder
+from streamlint.model.transfer.nodes import is_kind, preorder
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.transfer.statements import leave, release_if_dropped, run_block
 
@@ -42,12 +42,17 @@ _NUMBERED = (cst.Call, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del, cst.Bi
              cst.Comparison, cst.Subscript, cst.Return)
 
 
+_NESTED = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+_IS_NUMBERED: dict[type, bool] = {}
+_IS_NESTED: dict[type, bool] = {}
+
+
 def call_ordinals(function: cst.CSTNode) -> dict[int, int]:
     """Each node that can perform work, numbered in a fixed order (nested functions apart)."""
     ordinals: dict[int, int] = {}
     loops = []
-    for node in preorder(function, lambda n: not isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef))):
-        if isinstance(node, _NUMBERED):
+    for node in preorder(function, lambda n: not is_kind(n, _NESTED, _IS_NESTED)):
+        if is_kind(node, _NUMBERED, _IS_NUMBERED):
             ordinals[id(node)] = len(ordinals)
         elif isinstance(node, cst.For):
             loops.append(node)

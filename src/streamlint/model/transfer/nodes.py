@@ -9,6 +9,17 @@ from typing import Callable, Iterator
 import libcst as cst
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
+_IS_NODE: dict[type, bool] = {}
+
+
+def is_kind(node: object, kinds: tuple[type, ...], cache: dict) -> bool:
+    """`isinstance(node, kinds)`, answered once per node type (libcst's node classes are
+    abstract base classes: each `isinstance` goes through `ABCMeta.__instancecheck__`)."""
+    kind = type(node)
+    known = cache.get(kind)
+    if known is None:
+        known = cache[kind] = issubclass(kind, kinds)
+    return known
 
 
 def _child_fields(kind: type) -> tuple[str, ...]:
@@ -21,11 +32,11 @@ def _child_fields(kind: type) -> tuple[str, ...]:
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     for name in _child_fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        if is_kind(value, (cst.CSTNode,), _IS_NODE):
             yield value
-        elif isinstance(value, (tuple, list)):
+        elif type(value) is tuple or type(value) is list:
             for item in value:
-                if isinstance(item, cst.CSTNode):
+                if is_kind(item, (cst.CSTNode,), _IS_NODE):
                     yield item
 
 
