@@ -186,8 +186,10 @@ BUILTINS_THAT_RUN = {"eval", "exec", "compile", "__import__"}
 LOADERS = {"import_module", "run_path", "run_module", "exec_module", "load_module"}
 MODULES_THAT_RUN = {"subprocess", "runpy", "pickle", "marshal", "shelve"}  # any call on them
 OS_RUNS = ("system", "popen", "startfile", "fork", "exec", "spawn", "posix_spawn")  # name prefixes
-# The two registries import modules of their own package, by names they list or find.
-ALLOWED = {("rules/__init__.py", "import_module"), ("output/__init__.py", "import_module")}
+# The registries import modules of their own package, by names they list or find (rules_v3: the
+# v3 rule ports staged beside the rules until the switch, found the same way).
+ALLOWED = {("rules/__init__.py", "import_module"), ("rules_v3/__init__.py", "import_module"),
+           ("output/__init__.py", "import_module")}
 
 
 def code_running_calls(path: Path) -> list[tuple[str, str]]:
@@ -220,9 +222,10 @@ def test_the_checking_code_runs_nothing():
     calls = [call for path in files for call in code_running_calls(path)]
     assert set(calls) <= ALLOWED, calls
     # The registry imports only modules of its own package.
-    registry = (SRC / "rules" / "__init__.py").read_text(encoding="utf-8")
-    assert 'importlib.import_module(f"{__name__}.{info.name}")' in registry
-    assert "pkgutil.iter_modules(__path__)" in registry
+    for package in ("rules", "rules_v3"):
+        registry = (SRC / package / "__init__.py").read_text(encoding="utf-8")
+        assert 'importlib.import_module(f"{__name__}.{info.name}")' in registry
+        assert "pkgutil.iter_modules(__path__)" in registry
     # The output registry imports only the modules of its fixed table.
     formats = (SRC / "output" / "__init__.py").read_text(encoding="utf-8")
     assert 'importlib.import_module(f"streamlint.output.{_MODULES[fmt]}")' in formats
