@@ -82,13 +82,6 @@ FILLING_CREATORS = frozenset({
     "zeros_like", "ones_like", "full_like", "tri", "meshgrid",
 })
 
-# The default streams CuPy names as class attributes (`with cp.cuda.Stream.ptds:`), by kind:
-# the legacy default stream (stream 0) and the per-thread default stream (GPU-FACTS §1.1).
-DEFAULT_STREAM_ATTRIBUTES: dict[str, str] = {
-    "cupy.cuda.Stream.null": "legacy",
-    "cupy.cuda.Stream.ptds": "per_thread",
-}
-
 STREAM_METHODS: dict[str, Fact] = {
     "synchronize": Fact(K.STREAM_SYNC, F, stream=STREAM_SELF, blocking=BLOCK_ALWAYS),
     "use": Fact(K.SET_STREAM, F, stream=STREAM_SELF, result="self"),

@@ -11,7 +11,6 @@ import libcst as cst
 from streamlint.model.api import cuda_python, host_math, nccl
 from streamlint.model.api.facts import POINTER_FRAMEWORKS
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
-from streamlint.model.api import cupy as cupy_api
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
@@ -59,12 +58,7 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
     base, state = evaluate(node.value, state, frame)
     attr = node.attr.value
     if base.kind is ValueKind.NAMESPACE:
-        named = calls.method_of(base, attr)
-        default = cupy_api.DEFAULT_STREAM_ATTRIBUTES.get(named.target or "")
-        if default is not None:  # a default stream the framework names as an attribute
-            ref = StreamRef(StreamRefKind.PER_THREAD if default == "per_thread" else StreamRefKind.LEGACY)
-            return AbsValue(ValueKind.STREAM, cupy_api.F, Memory.UNKNOWN, None, ref), state
-        return named, state
+        return calls.method_of(base, attr), state  # (a default stream named as an attribute: a stream)
     if base.kind is ValueKind.STREAM and attr in nccl.STREAM_HANDLE_ATTRS:
         return base, state  # a stream's raw handle: handing it to a call hands it the stream
     held = state.at(base.identity.attr(attr)) if base.identity is not None else UNKNOWN
