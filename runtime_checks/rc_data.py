@@ -6,9 +6,13 @@ recorded on the GPU and committed under data/ (`streamlint verify --records`, tr
     data/pairs_cupti/  the same pairs under the CUPTI tracer (`--tracer cupti`), recorded
                     on the same day at the same commit (on a two-GPU host, beside another
                     verify run on the other GPU: the host-bound SL303 and SL402 ran slower)
+    (SL303's records in both are from later runs of its redesigned pair, each alone on
+    one H200; run.json's "rerun" says when and at which commit)
     data/script/    records of `streamlint verify examples/train_loop.py -- --steps 24`
     data/scripts/   records of the other examples, with their provoked runs (below)
-    data/scripts_torch/  the run-once examples again, under the PyTorch profiler
+    data/scripts_torch/  the run-once examples, cupy_pipeline and numba_race again, under
+                    the PyTorch profiler
+    data/scripts_cupti/  train_loop and the PyTorch race examples again, under CUPTI
 """
 
 from __future__ import annotations
@@ -73,14 +77,31 @@ SCRIPTS = DATA / "scripts"
 # records), the PyTorch profiler in scripts_torch/.
 SCRIPTS_TORCH = DATA / "scripts_torch"
 RUN_ONCE = ("numba_race_once", "numba_race_once_fixed", "cupy_race_once", "cupy_race_once_fixed")
+# Every example is recorded under both tracers: the PyTorch programs (train_loop and the
+# three race examples) under the PyTorch profiler in script/ and scripts/ and under CUPTI
+# (with the raw activity records) in scripts_cupti/; the CuPy- and Numba-only programs
+# under CUPTI in scripts/ and under the PyTorch profiler in scripts_torch/.
+SCRIPTS_CUPTI = DATA / "scripts_cupti"
+TORCH_EXAMPLES = ("train_loop", "race_fixed", "race_masked", "race_missing_wait")
+OTHER_EXAMPLES = RUN_ONCE + ("numba_race", "cupy_pipeline")
+EXAMPLES = TORCH_EXAMPLES + OTHER_EXAMPLES
+
+
+def script_records(name: str, tracer: str | None = None) -> Path:
+    """Where the records of an example under a tracer are (None: its first record, made
+    by the tracer the program was written for)."""
+    if name in TORCH_EXAMPLES:
+        first = SCRIPT if name == "train_loop" else SCRIPTS / name
+        return SCRIPTS_CUPTI / name if tracer == "cupti" else first
+    return SCRIPTS_TORCH / name if tracer == "torch" else SCRIPTS / name
 
 
 @lru_cache(maxsize=None)
-def script_report(name: str, tracer: str = "cupti") -> dict:
+def script_report(name: str, tracer: str | None = None) -> dict:
     from streamlint.runtime.report import build
 
-    return build((SCRIPTS_TORCH if tracer == "torch" else SCRIPTS) / name)
+    return build(script_records(name, tracer))
 
 
-def finding(name: str, label: str, tracer: str = "cupti") -> dict:
+def finding(name: str, label: str, tracer: str | None = None) -> dict:
     return next(f for f in script_report(name, tracer)["script"]["findings"] if f["label"] == label)

@@ -18,6 +18,11 @@ def test_the_records_are_one_run_under_each_tracer():
     cupti_run = json.loads((PAIRS_CUPTI / "run.json").read_text())
     assert torch_run["machine"]["tracer"] == "torch" and cupti_run["machine"]["tracer"] == "cupti"
     assert torch_run["git_commit"] == cupti_run["git_commit"]
+    # a pair re-run later (its fixture changed) was re-run under both tracers, at one commit
+    assert torch_run.get("rerun", {}).keys() == cupti_run.get("rerun", {}).keys()
+    for code, later in torch_run.get("rerun", {}).items():
+        assert later["git_commit"] == cupti_run["rerun"][code]["git_commit"]
+        assert later["machine"]["tracer"] == "torch" and cupti_run["rerun"][code]["machine"]["tracer"] == "cupti"
 
 
 @pytest.mark.slow

@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 
 from streamlint.runtime import cupti_events
 from streamlint.runtime.report import build
+from streamlint.runtime.runner import lint
 from streamlint.runtime.trace import read_json, trim, write_json
 
-from .rc_data import RUN_ONCE, SCRIPTS, finding, script_report
+from .rc_data import EXAMPLES, SCRIPTS, finding, script_records, script_report
 
-LABELS = {"numba_race_once": "SL401:43", "numba_race_once_fixed": "SL401:46",
-          "cupy_race_once": "SL401:26", "cupy_race_once_fixed": "SL401:29"}  # fmt: skip
+SCRIPT_PATHS = Path(__file__).parent / "examples"
 
 
 @pytest.mark.parametrize("tracer", ["cupti", "torch"])
@@ -44,28 +45,42 @@ def test_the_cupy_race_run_once_is_provoked_and_its_fix_is_ordered_by_the_host(t
     assert "its launch waited inside it" in fix["why"]  # the statement began in time; its launch did not
 
 
-@pytest.mark.parametrize("name", RUN_ONCE)
+def _kind(why: str) -> str:
+    """The kind of a reason: its first clause, figures left out."""
+    return re.sub(r"\d+(\.\d+)?", "N", re.split(r"[:,;(]", why)[0]).strip()
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
 def test_one_verdict_whatever_the_tracer(name):
-    label = LABELS[name]
-    cupti, torch = finding(name, label, "cupti"), finding(name, label, "torch")
-    assert cupti["verdict"] == torch["verdict"]
-    kind = [re.split(r"[:,]", f["why"])[0] for f in (cupti, torch)]  # the same kind of reason
-    assert kind[0] == kind[1]
+    """Every committed example, recorded under both tracers: each finding gets the same
+    verdict, for the same kind of reason."""
+    cupti = {f["label"]: f for f in script_report(name, "cupti")["script"]["findings"]}
+    torch = {f["label"]: f for f in script_report(name, "torch")["script"]["findings"]}
+    # A record made before a change of the static analysis may hold findings the program
+    # no longer has (race_masked's PyTorch-profiler record: SL404:27 and SL401:30, which
+    # the final analysis sees ordered by the host read in row_means): compare on the
+    # findings the program has now, and both records must hold every one of them.
+    now = {f"{d.code}:{d.row}" for d in lint(SCRIPT_PATHS / f"{name}.py")[1]}
+    assert now and now <= cupti.keys() and now <= torch.keys(), (sorted(now), sorted(cupti), sorted(torch))
+    for label in sorted(now):
+        why = (label, cupti[label]["why"], torch[label]["why"])
+        assert cupti[label]["verdict"] == torch[label]["verdict"], why
+        assert _kind(cupti[label]["why"]) == _kind(torch[label]["why"]), why
     assert script_report(name, "cupti")["machine"]["tracer"] == "cupti"
     assert script_report(name, "torch")["machine"]["tracer"] == "torch"
 
 
-@pytest.mark.parametrize("name", RUN_ONCE + ("numba_race", "cupy_pipeline"))
+@pytest.mark.parametrize("name", EXAMPLES)
 def test_the_raw_cupti_records_give_the_same_verdicts(name, tmp_path):
     """Every record with raw CUPTI activity records, through the CUPTI parser
     (cupti_events) instead of the trace the tracer wrote: the same verdicts."""
     copy = tmp_path / name
-    shutil.copytree(SCRIPTS / name, copy)
+    shutil.copytree(script_records(name, "cupti"), copy)
     raw = read_json(copy / "script" / "cupti_records.json.gz")
     rebuilt = cupti_events.to_chrome(raw["records"], [tuple(r) for r in raw["ranges"]])
     write_json(trim(rebuilt), copy / "script" / "trace.json.gz")
     again = {f["label"]: (f["verdict"], f["why"]) for f in build(copy)["script"]["findings"]}
-    written = {f["label"]: (f["verdict"], f["why"]) for f in script_report(name)["script"]["findings"]}
+    written = {f["label"]: (f["verdict"], f["why"]) for f in script_report(name, "cupti")["script"]["findings"]}
     assert again == written and written
 
 

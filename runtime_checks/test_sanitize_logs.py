@@ -80,3 +80,35 @@ def test_a_loop_racing_the_same_way_is_reported_once_with_its_count():
     text = out.getvalue()
     assert text.count("SL401 read after") == 1 and "(and 5 more at the same lines: a loop)" in text
     assert "6 race(s): 6 SL401" in text
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _source(frame: str) -> str:
+    """The source line a recorded frame ("fixtures/SL402/runtime/bad.py:17 in run") names."""
+    where = frame.rsplit(" in ", 1)[0]
+    path, line = where.rsplit(":", 1)
+    return (ROOT / path).read_text().splitlines()[int(line) - 1].strip()
+
+
+@pytest.mark.parametrize("name", sorted(n for n in EXPECTED if n.startswith("pair_")))
+def test_pair_logs_were_recorded_from_the_committed_fixtures(name):
+    """Every frame of a pair's log names a line of the fixture as committed: code inside
+    its run(), not a blank, a comment or the docstring (a log of an earlier design of the
+    pair would point elsewhere)."""
+    program = EXPECTED[name]["program"]
+    lines = (ROOT / program).read_text().splitlines()
+    body = next(i for i, text in enumerate(lines) if text.startswith("def run(")) + 2
+    frames = {frame for event in log.read(log_path(name)) for frame in event.stack if frame.startswith(program)}
+    assert frames
+    for frame in frames:
+        n = int(frame.rsplit(" in ", 1)[0].rsplit(":", 1)[1])
+        assert body <= n <= len(lines) and _source(frame) and not _source(frame).startswith("#"), frame
+
+
+def test_the_sl402_log_races_the_refill_against_the_queued_copy():
+    (finding,) = {f.code: f for f in check(log.read(log_path("pair_SL402_bad")))}.values()
+    assert finding.code == "SL402"
+    sides = {_source(finding.current.stack[0]), _source(finding.earlier.stack[0])}
+    assert sides == {"staging.copy_(frames[k])", "received[k].copy_(staging, non_blocking=True)"}

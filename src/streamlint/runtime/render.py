@@ -29,10 +29,13 @@ def _machine_line(report: dict) -> str:
 def _header(report: dict) -> list[str]:
     s = report.get("settings") or {}
     commit = report.get("git_commit") or "unknown"
+    rerun = [f"{code} from a later run ({r.get('date') or 'unknown'}, commit `{r.get('git_commit') or 'unknown'}`: "
+             f"{r.get('why') or 'its fixture changed'})" for code, r in sorted((report.get("rerun") or {}).items())]
     return [
         f"Measured on {_machine_line(report)}.",
         "",
-        f"Date {report.get('date') or 'unknown'}; streamlint {report.get('streamlint')}; commit `{commit}`.",
+        f"Date {report.get('date') or 'unknown'}; streamlint {report.get('streamlint')}; commit `{commit}`"
+        + (f"; records of {'; '.join(rerun)}." if rerun else "."),
         "",
         f"Each variant runs in a process of its own: {s.get('warmup', '?')} warm-up calls, "
         f"{s.get('reps', '?')} timed calls, {s.get('traced_reps', '?')} traced calls; hazard pairs "

@@ -232,6 +232,8 @@ def build(records: Path) -> dict:
     records = Path(records)
     run = read_json(records / "run.json") if (records / "run.json").exists() else {}
     report = {key: run.get(key) for key in ("streamlint", "date", "git_commit", "machine", "settings")}
+    if run.get("rerun"):  # pairs whose records were replaced by a later run's (their fixture changed)
+        report["rerun"] = run["rerun"]
     if (records / "script" / "script.json").exists():
         report["script"] = analyse_script(records / "script")
         return report
