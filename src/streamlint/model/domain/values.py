@@ -55,6 +55,8 @@ class AbsValue:
     def join(self, other: "AbsValue") -> "AbsValue":
         if self == other:
             return self
+        if self.kind is other.kind is ValueKind.CONTAINER and NO_ITEMS in (self.target, other.target):
+            return other if self.target == NO_ITEMS else self  # an empty display, or the items put in it since
         if ValueKind.NONE in (self.kind, other.kind) and self.kind is not other.kind:
             # this value on one path, None on the other (a placeholder `x = None` before a branch
             # that sets it; `self.x = None` on an early return)
@@ -86,6 +88,15 @@ class AbsValue:
     def join_none(self) -> "AbsValue":
         """This value on one path, None on another (`x if c else None`)."""
         return replace(self, may_be_none=True)
+
+    @property
+    def items(self) -> Optional["AbsValue"]:
+        """What iterating it gives: a container's items; a tensor's or array's rows, which are
+        views of its memory, where it lives (`for row in t:`, `for part in t.split(n):`)."""
+        if self.element is not None or self.kind is not ValueKind.BUFFER:
+            return self.element
+        identity = self.identity.element(Index.any_()) if self.identity is not None else None
+        return AbsValue(ValueKind.BUFFER, self.framework, self.memory, identity, self.stream)
 
     @property
     def is_buffer(self) -> bool:
@@ -146,6 +157,9 @@ def _join_optional(a: Optional[AbsValue], b: Optional[AbsValue]) -> Optional[Abs
 
 
 UNKNOWN = AbsValue()
+# The target of a container display with no items yet (`out = {}`, `parts = []`): joined with the
+# same container after items were put in it, it holds those items.
+NO_ITEMS = "(no items)"
 NONE = AbsValue(ValueKind.NONE)
 
 

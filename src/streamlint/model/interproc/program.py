@@ -40,7 +40,7 @@ class ModuleUnit:
     bases: dict[str, tuple[str, ...]] = field(default_factory=dict)  # class -> its bases, qualified
     functions: dict[str, FunctionRef] = field(default_factory=dict)
     path: str = ""  # the file it was read from (another module of the project)
-    hooks: Optional[frozenset] = None  # (class, function) it registers as PyTorch hooks, once asked
+    hooks: Optional[frozenset] = None  # the functions it registers as PyTorch hooks ("f", "C.m", "C.m.hook"), once asked
     _calls: Optional[dict[str, frozenset[str]]] = None  # (called_names)
 
     def called_names(self) -> dict[str, frozenset[str]]:
@@ -206,9 +206,11 @@ class Program:
             return ""
         if unit.hooks is None:
             unit.hooks = registered_hooks(unit.tree, torch_modules.HOOK_REGISTRATIONS)
-        if (function.class_name, name.value) in unit.hooks:
-            return f"{function.class_name}.{name.value}" if function.class_name else name.value
-        if not function.class_name:
+        within = function.qualname[len(function.module) + 1:]
+        nested = within.count(".") > (1 if within.partition(".")[0] in unit.classes else 0)
+        if within in unit.hooks:  # (a closure is named by its own name, a method as `C.m`)
+            return name.value if nested else within
+        if not function.class_name or nested:
             return ""
         cls = next((s for s in unit.tree.body if isinstance(s, cst.ClassDef) and s.name.value == function.class_name), None)
         bases = [qualified(b.value, unit.imports) for b in cls.bases] if cls is not None else []
