@@ -11,7 +11,7 @@ import libcst as cst
 
 from streamlint.model import declared
 from streamlint.model.api import cupy as cupy_api
-from streamlint.model.api import host_math, interop, mpi, normalize, numpy_api, python_std, torch_api
+from streamlint.model.api import cuda_python, host_math, interop, mpi, normalize, numpy_api, python_std, torch_api
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.api.facts import Arg, OpKind
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
@@ -48,6 +48,8 @@ def method_of(receiver: AbsValue, name: str) -> AbsValue:
 
 def attribute_of(base: AbsValue, attr: str, path: Path) -> AbsValue:
     """An attribute nobody stored: a tensor's `.data` is its memory, other attributes unknown."""
+    if base.is_buffer and attr in interop.ADDRESS_ATTRIBUTES:
+        return replace(base, framework=cuda_python.RAW_ADDRESS)  # the memory, as an address
     if base.is_buffer and attr in interop.MEMORY_ATTRIBUTES:
         return base
     if base.is_buffer and base.memory is not Memory.DEVICE and attr in numpy_api.SAME_MEMORY_ATTRIBUTES:

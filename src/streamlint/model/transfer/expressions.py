@@ -394,7 +394,10 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
         # arithmetic on numbers the host has is a number the host has (`2 * n / 32`)
         numbers = all(v.kind is ValueKind.HOST_NUMBER for v in values)
         return (HOST_NUMBER if numbers and not isinstance(node, cst.Comparison) else UNKNOWN), state
-    pointer = next((v for v in buffers if v.framework in POINTER_FRAMEWORKS or v.framework == cuda_python.RAW_ADDRESS), None)
+    pointers = [v for v in buffers if v.framework in POINTER_FRAMEWORKS or v.framework == cuda_python.RAW_ADDRESS]
+    if isinstance(node, cst.Comparison) and len(pointers) == len(buffers):
+        return AbsValue(ValueKind.HOST_NUMBER), state  # addresses compared on the host (`a.data.ptr == b.data.ptr`)
+    pointer = pointers[0] if pointers else None
     if pointer is not None and isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
         return pointer, state  # pointer arithmetic (`mem + offset`): an address into the same memory, no kernel
     return calls.operate(buffers, node, state, frame)
