@@ -10,6 +10,7 @@ import libcst as cst
 
 from streamlint.model.interproc.modules import Source
 from streamlint.model.syntax.hooks import registered_hooks
+from streamlint.model.syntax.training_steps import runs_backward_every_call
 from streamlint.model.api import python_std, torch_modules
 from streamlint.model.transfer.names import imports_of
 from streamlint.model.transfer.nodes import preorder
@@ -167,6 +168,7 @@ class Program:
         self.main = main
         self._units: dict[str, Optional[ModuleUnit]] = {main.name: main}
         self._loader = loader
+        self._step_methods: dict[str, bool] = {}
 
     def function(self, qualname: str) -> Optional[FunctionRef]:
         found = self._defined(qualname)
@@ -217,7 +219,18 @@ class Program:
         module = name.value in torch_modules.MODULE_HOT_METHODS and any(
             b.startswith(torch_modules.MODULE_NAMESPACE) for b in bases)
         optimizer = name.value in torch_modules.OPTIMIZER_HOT_METHODS and torch_modules.optimizer_base(bases)
-        return f"{function.class_name}.{name.value}" if module or optimizer else ""
+        return f"{function.class_name}.{name.value}" if module or optimizer or self._steps(function, unit) else ""
+
+    def _steps(self, function: FunctionRef, unit: ModuleUnit) -> bool:
+        """A method that runs the backward pass on a loss it is handed, on every call (a training
+        engine's `backward(loss)`): once per micro-step (a syntax query, read once per method)."""
+        found = self._step_methods.get(function.qualname)
+        if found is None:
+            params = [p.name.value for p in (*function.node.params.posonly_params, *function.node.params.params)]
+            found = self._step_methods[function.qualname] = runs_backward_every_call(
+                function.node, params, lambda n: n in unit.imports and n not in unit.top_names,
+                lambda expr: qualified(expr, unit.imports) or "")
+        return found
 
     def memoized(self, function: FunctionRef) -> bool:
         """Decorated to run once per distinct argument tuple (`functools.lru_cache`)."""
