@@ -192,6 +192,11 @@ COLLECTIVE_TENSOR_PARAMS: dict[str, tuple[str, ...]] = {
 # tensors in place, otherwise each returns a list of new tensors made there.
 TENSOR_LIST_FUNCTIONS = "torch._foreach_"
 
+# Namespaces whose functions are tensor operations (`torch.linalg.vector_norm(x)`,
+# `torch.nn.functional.pad(y, p)`): whatever they are given, they return a tensor (PyTorch's
+# invariant: where its inputs live; not told when the inputs are not).
+OPERATION_NAMESPACES = ("torch.linalg.", "torch.nn.functional.", "torch.fft.", "torch.special.")
+
 # Keyword arguments that are never tensors, whatever callable they are given to.
 NON_TENSOR_KEYWORDS = frozenset({
     "non_blocking", "device", "dtype", "dim", "keepdim", "memory_format", "copy", "group", "async_op",

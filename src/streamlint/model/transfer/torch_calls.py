@@ -52,6 +52,10 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     fact = torch_api.FUNCTIONS.get(name)
     if fact is not None and fact.kind is None and fact.result == "none":
         return NONE, state  # a context that does nothing (`contextlib.nullcontext()`)
+    if name.startswith(torch_api.OPERATION_NAMESPACES) and short[:1].islower() and fact is None \
+            and all(v.memory is Memory.UNKNOWN for v in arguments.values()):
+        # an operation given no tensor of known memory: a new tensor, where is not told
+        return AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN, Path(Root.fresh(frame.site(arguments.node)))), state
     return None
 
 
