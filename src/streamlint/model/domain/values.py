@@ -57,6 +57,9 @@ class AbsValue:
             return self
         if self.kind is other.kind is ValueKind.CONTAINER and NO_ITEMS in (self.target, other.target):
             return other if self.target == NO_ITEMS else self  # an empty display, or the items put in it since
+        if OPTION in (self.target, other.target) and {self.kind, other.kind} <= {ValueKind.UNKNOWN, ValueKind.HOST_NUMBER}:
+            # an argument kept as an option, or a constant set in its place (`self.flag = True`): configuration
+            return self if self.target == OPTION else other
         if ValueKind.NONE in (self.kind, other.kind) and self.kind is not other.kind:
             # this value on one path, None on the other (a placeholder `x = None` before a branch
             # that sets it; `self.x = None` on an early return)
@@ -171,6 +174,10 @@ UNKNOWN = AbsValue()
 # The target of a container display with no items yet (`out = {}`, `parts = []`): joined with the
 # same container after items were put in it, it holds those items.
 NO_ITEMS = "(no items)"
+# The target of what an attribute holds when the class stores an argument there and nothing else
+# (`self.overlap_comm = overlap_comm`): an option, fixed for the object's life. A test of it is
+# configuration, not a now-and-then event: its side runs on every call of the objects that set it.
+OPTION = "(option)"
 NONE = AbsValue(ValueKind.NONE)
 
 

@@ -216,10 +216,23 @@ class Program:
             return ""
         cls = next((s for s in unit.tree.body if isinstance(s, cst.ClassDef) and s.name.value == function.class_name), None)
         bases = [qualified(b.value, unit.imports) for b in cls.bases] if cls is not None else []
+        bases += self._ancestors(bases)
         module = name.value in torch_modules.MODULE_HOT_METHODS and any(
             b.startswith(torch_modules.MODULE_NAMESPACE) for b in bases)
         optimizer = name.value in torch_modules.OPTIMIZER_HOT_METHODS and torch_modules.optimizer_base(bases)
         return f"{function.class_name}.{name.value}" if module or optimizer or self._steps(function, unit) else ""
+
+    def _ancestors(self, bases: list[str], hops: int = 2) -> list[str]:
+        """The bases of the project's classes among `bases`, and theirs (`hops` deep): a class
+        deriving from a project base that derives from `nn.Module` is a module."""
+        found: list[str] = []
+        for base in bases:
+            module, _, name = base.rpartition(".")
+            unit = self.unit(module) if module and hops else None
+            if unit is not None and name in unit.classes:
+                theirs = list(unit.bases.get(name, ()))
+                found += theirs + self._ancestors(theirs, hops - 1)
+        return found
 
     def _steps(self, function: FunctionRef, unit: ModuleUnit) -> bool:
         """A method that runs the backward pass on a loss it is handed, on every call (a training

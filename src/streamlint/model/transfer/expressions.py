@@ -67,7 +67,7 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
     if base.identity is None:
         return UNKNOWN, state
     path = base.identity.attr(attr)
-    if held.kind is not ValueKind.UNKNOWN:
+    if held.kind is not ValueKind.UNKNOWN or held.target:  # (what it is, or that it is an option)
         return held, state
     if base.kind is ValueKind.OBJECT and base.target and frame.program is not None:
         kept = frame.program.class_attribute(base.target, attr)  # what the object's class keeps there

@@ -13,7 +13,7 @@ from streamlint.model.domain.order import AccessEvent, Conflict, ConflictKind, a
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
-from streamlint.model.domain.values import NO_ITEMS, UNKNOWN, AbsValue, Memory, ValueKind, truth
+from streamlint.model.domain.values import NO_ITEMS, OPTION, UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
 from streamlint.model.summary.perform import released
 from streamlint.model.transfer.array_calls import SYNC_ON_EXIT
@@ -323,7 +323,8 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     if truth(test) is True:
         return run_block(_body(node.body), state, frame)
     holds, state = type_tests.sides(node.test, state, frame)  # a type test narrows each side
-    rare = rare_test(node.test)  # (a data-dependent test may pass every time: no guard)
+    # (a data-dependent test may pass every time: no guard; nor a test of an option, configuration)
+    rare = rare_test(node.test) and not (test.kind is ValueKind.UNKNOWN and test.target == OPTION)
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
     frame.guards += rare
     outside = frame.branch
