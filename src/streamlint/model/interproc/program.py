@@ -10,7 +10,7 @@ import libcst as cst
 
 from streamlint.model.interproc.modules import Source
 from streamlint.model.syntax.hooks import registered_hooks
-from streamlint.model.syntax.training_steps import runs_backward_every_call
+from streamlint.model.interproc.training_steps import runs_backward_every_call
 from streamlint.model.api import python_std, torch_modules
 from streamlint.model.transfer.names import imports_of
 from streamlint.model.transfer.nodes import preorder

@@ -80,20 +80,29 @@ def _always(stmts, derived: set[str], is_module, qualname):
             if found is not None:
                 return found
         elif isinstance(stmt, cst.If):
-            outcomes = []
-            branch: object = stmt
-            while isinstance(branch, cst.If):
-                outcomes.append(_always(branch.body.body, set(derived), is_module, qualname))
-                branch = branch.orelse
-            outcomes.append(_always(branch.body.body, set(derived), is_module, qualname)
-                            if isinstance(branch, cst.Else) else None)
-            if all(o is True for o in outcomes):
-                return True
-            if any(o is False for o in outcomes):
-                return False
+            found = _if_always(stmt, derived, is_module, qualname)
+            if found is not None:
+                return found
             derived |= _assigned_in(stmt, derived, qualname)
         elif isinstance(stmt, (cst.For, cst.While)):
             continue  # (a loop's work is hot by the loop)
+    return None
+
+
+def _if_always(stmt: cst.If, derived: set[str], is_module, qualname):
+    """An `if` chain: True when all its branches (an `else` included) run the backward pass,
+    False when one leaves without it, None when it falls through without it."""
+    outcomes = []
+    branch: object = stmt
+    while isinstance(branch, cst.If):
+        outcomes.append(_always(branch.body.body, set(derived), is_module, qualname))
+        branch = branch.orelse
+    outcomes.append(_always(branch.body.body, set(derived), is_module, qualname)
+                    if isinstance(branch, cst.Else) else None)
+    if all(o is True for o in outcomes):
+        return True
+    if any(o is False for o in outcomes):
+        return False
     return None
 
 
