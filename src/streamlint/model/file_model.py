@@ -123,8 +123,9 @@ def _reallocates_after_callers(solved: Solved, qualname: str, conflict) -> bool:
 
 def _as_entered(context) -> bool:
     """The context a function no caller in sight calls is walked in: nothing known of its
-    arguments; for a method, the receiver's state its class's methods leave on `self`."""
-    return entered_bare(replace(context, receiver_pending=()))
+    arguments; for a method, the receiver's state its class's methods leave on `self`; for a hot
+    entry (a `forward`, a registered hook), its own hot dimension."""
+    return entered_bare(replace(context, receiver_pending=(), hot=""))
 
 
 def _next_calls(solver: Solver, solved: Solved, name: str) -> list:

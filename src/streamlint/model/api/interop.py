@@ -43,6 +43,9 @@ MEMORY_VIEWS: dict[str, Arg] = {
 # Attributes of an array that are its memory, or the address of it: a tensor's `.data`,
 # a CuPy array's `.data` (a MemoryPointer) and that pointer's `.ptr`.
 MEMORY_ATTRIBUTES = frozenset({"data", "ptr"})
+# Of those, the ones that are an address (a Python int naming the memory): compared, the host
+# compares numbers (`a.data.ptr == b.data.ptr`); no kernel runs and nothing is waited for.
+ADDRESS_ATTRIBUTES = frozenset({"ptr"})
 # Classes whose instances provide those wrappers as methods.
 POINTER_LIBRARY_CLASSES = frozenset({"cffi.FFI"})
 

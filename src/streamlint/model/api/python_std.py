@@ -17,6 +17,13 @@ NUMBERING_CALLS: dict[str, Arg] = {
     "builtins.enumerate": Arg(0, "iterable"),
 }
 
+# qualified name -> the iterable whose items it lists (`list(t.split(n))`, `tuple(xs)`): a new
+# container of the same items, none of them read on the host.
+LISTING_CALLS: dict[str, Arg] = {
+    "builtins.list": Arg(0, "iterable"),
+    "builtins.tuple": Arg(0, "iterable"),
+}
+
 # A mapping's views: "items" gives (key, value) pairs, "values" the values (a data loader's
 # dict batch, `for k, v in batch.items()`).
 MAPPING_VIEWS = frozenset({"items", "values"})
@@ -36,10 +43,13 @@ KEEPING_METHODS = frozenset({
     "put", "put_nowait", "__setitem__",
 })
 
-# Calls that read a host timer or an elapsed time: the code measures (a sync next to a call of a
-# function that does is part of the measurement).
+# Calls that read a host timer, an elapsed time or the allocator's memory statistics: the code
+# measures (a sync next to a call of a function that does is part of the measurement).
 HOST_TIMERS = frozenset({
     "time.perf_counter", "time.perf_counter_ns", "time.time", "time.time_ns", "time.monotonic",
     "time.monotonic_ns", "time.process_time", "timeit.default_timer",
     "numba.cuda.event_elapsed_time", "cupy.cuda.get_elapsed_time",
+    "torch.cuda.memory_allocated", "torch.cuda.memory_reserved", "torch.cuda.max_memory_allocated",
+    "torch.cuda.max_memory_reserved", "torch.cuda.memory_stats", "torch.cuda.mem_get_info",
+    "cupy.cuda.runtime.memGetInfo",
 })

@@ -178,12 +178,24 @@ COLLECTIVES: dict[str, tuple[int, ...]] = {
     _D + "all_to_all": (0,), _D + "all_to_all_single": (0,), _D + "gather": (1,), _D + "scatter": (0,),
     _D + "recv": (0,), _D + "irecv": (0,), _D + "send": (), _D + "isend": (),
 }
+# The same collectives' tensor parameters by name, in their positions (`all_to_all_single(output=out,
+# input=inp)`): a tensor given by keyword is read, or written when its position is in the row above.
+COLLECTIVE_TENSOR_PARAMS: dict[str, tuple[str, ...]] = {
+    **{_D + name: ("tensor",) for name in ("all_reduce", "broadcast", "reduce", "recv", "irecv", "send", "isend")},
+    **{_D + name: ("output_tensor", "input_tensor") for name in ("all_gather_into_tensor", "_all_gather_base")},
+    **{_D + name: ("output", "input") for name in ("reduce_scatter_tensor", "_reduce_scatter_base", "all_to_all_single")},
+}
 
 # Functions over lists of tensors (`torch._foreach_mul_(params, decay)`): their first
 # argument is a list of tensors (later positional arguments are lists of tensors, tensors or
 # scalars); one kernel per list on the current stream; a trailing "_" writes the first list's
 # tensors in place, otherwise each returns a list of new tensors made there.
 TENSOR_LIST_FUNCTIONS = "torch._foreach_"
+
+# Namespaces whose functions are tensor operations (`torch.linalg.vector_norm(x)`,
+# `torch.nn.functional.pad(y, p)`): whatever they are given, they return a tensor (PyTorch's
+# invariant: where its inputs live; not told when the inputs are not).
+OPERATION_NAMESPACES = ("torch.linalg.", "torch.nn.functional.", "torch.fft.", "torch.special.")
 
 # Keyword arguments that are never tensors, whatever callable they are given to.
 NON_TENSOR_KEYWORDS = frozenset({

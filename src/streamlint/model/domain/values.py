@@ -55,6 +55,11 @@ class AbsValue:
     def join(self, other: "AbsValue") -> "AbsValue":
         if self == other:
             return self
+        if self.kind is other.kind is ValueKind.CONTAINER and NO_ITEMS in (self.target, other.target):
+            return other if self.target == NO_ITEMS else self  # an empty display, or the items put in it since
+        if OPTION in (self.target, other.target) and {self.kind, other.kind} <= {ValueKind.UNKNOWN, ValueKind.HOST_NUMBER}:
+            # an argument kept as an option, or a constant set in its place (`self.flag = True`): configuration
+            return self if self.target == OPTION else other
         if ValueKind.NONE in (self.kind, other.kind) and self.kind is not other.kind:
             # this value on one path, None on the other (a placeholder `x = None` before a branch
             # that sets it; `self.x = None` on an early return)
@@ -62,7 +67,7 @@ class AbsValue:
         return AbsValue(
             self.kind if self.kind is other.kind else ValueKind.UNKNOWN,
             self.framework if self.framework == other.framework else "",
-            self.memory if self.memory is other.memory else Memory.UNKNOWN,
+            _join_memory(self, other),
             _join_identity(self.identity, other.identity),
             _joined_streams(self.stream, other.stream),
             self.may_be_none or other.may_be_none,
@@ -88,12 +93,32 @@ class AbsValue:
         return replace(self, may_be_none=True)
 
     @property
+    def items(self) -> Optional["AbsValue"]:
+        """What iterating it gives: a container's items; a tensor's or array's rows, which are
+        views of its memory, where it lives (`for row in t:`, `for part in t.split(n):`)."""
+        if self.element is not None or self.kind is not ValueKind.BUFFER:
+            return self.element
+        identity = self.identity.element(Index.any_()) if self.identity is not None else None
+        return AbsValue(ValueKind.BUFFER, self.framework, self.memory, identity, self.stream)
+
+    @property
     def is_buffer(self) -> bool:
         return self.kind is ValueKind.BUFFER
 
     @property
     def on_device(self) -> bool:
         return self.kind is ValueKind.BUFFER and self.memory is Memory.DEVICE
+
+
+def _join_memory(a: "AbsValue", b: "AbsValue") -> Memory:
+    """Where the memory lives is a fact of the allocation, not of the path: the same buffer
+    (one identity) known on one path to live somewhere, and not told on the other, lives there."""
+    if a.memory is b.memory:
+        return a.memory
+    if a.identity is not None and a.identity == b.identity and a.kind is b.kind is ValueKind.BUFFER \
+            and Memory.UNKNOWN in (a.memory, b.memory):
+        return b.memory if a.memory is Memory.UNKNOWN else a.memory
+    return Memory.UNKNOWN
 
 
 def _join_identity(a: Optional[Path], b: Optional[Path]) -> Optional[Path]:
@@ -146,6 +171,13 @@ def _join_optional(a: Optional[AbsValue], b: Optional[AbsValue]) -> Optional[Abs
 
 
 UNKNOWN = AbsValue()
+# The target of a container display with no items yet (`out = {}`, `parts = []`): joined with the
+# same container after items were put in it, it holds those items.
+NO_ITEMS = "(no items)"
+# The target of what an attribute holds when the class stores an argument there and nothing else
+# (`self.overlap_comm = overlap_comm`): an option, fixed for the object's life. A test of it is
+# configuration, not a now-and-then event: its side runs on every call of the objects that set it.
+OPTION = "(option)"
 NONE = AbsValue(ValueKind.NONE)
 
 

@@ -8,7 +8,8 @@ from dataclasses import replace
 
 from streamlint.model.domain.paths import Path, Root, RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import AbsValue, ValueKind
+from streamlint.model.domain.values import OPTION, AbsValue, Memory, ValueKind
+from streamlint.model.summary.function_summary import Evidence
 
 
 def as_receiver_state(stores: tuple[tuple[str, AbsValue], ...], known: tuple = ()) -> tuple[tuple[str, AbsValue], ...]:
@@ -56,6 +57,9 @@ def _at_self(attr: str, value: AbsValue, owners: dict, kept_at: dict) -> AbsValu
     if value.kind in (ValueKind.BUFFER, ValueKind.EVENT, ValueKind.OBJECT):
         owned = value.identity is not None and value.identity.root.kind is not RootKind.SELF
         return replace(value, identity=here if owned or value.identity is None else value.identity, stream=stream)
+    if value.kind is ValueKind.UNKNOWN and value.identity is not None and value.identity.root.kind is RootKind.PARAM \
+            and not value.identity.steps:
+        return replace(value, identity=here, target=OPTION)  # an argument kept as it was given: an option
     return replace(value, identity=here)
 
 
@@ -80,3 +84,17 @@ def placeholders_given_way(state: tuple) -> tuple:
     a method stores, None already gives way (`AbsValue.join`)."""
     return tuple((attr, AbsValue(identity=Path(Root.self_()).attr(attr), may_be_none=True)
                   if value.kind is ValueKind.NONE else value) for attr, value in state)
+
+
+def shown_by_use(stores: tuple, evidence: list) -> tuple:
+    """The receiver state with what the methods' use showed of its attributes (evidence keyed
+    "self.<attr>": a method that exists on CUDA tensors only) where what is stored there is unknown."""
+    state = dict(stores)
+    for key, tags in evidence:
+        if not key.startswith(Evidence.SELF) or Evidence.CUDA_BUFFER not in tags:
+            continue
+        attr = key[len(Evidence.SELF):]
+        held = state.get(attr, AbsValue(identity=Path(Root.self_()).attr(attr)))
+        if held.kind is ValueKind.UNKNOWN:
+            state[attr] = replace(held, kind=ValueKind.BUFFER, framework="torch", memory=Memory.DEVICE)
+    return tuple(sorted(state.items()))

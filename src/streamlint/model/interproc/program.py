@@ -10,6 +10,7 @@ import libcst as cst
 
 from streamlint.model.interproc.modules import Source
 from streamlint.model.syntax.hooks import registered_hooks
+from streamlint.model.interproc.training_steps import runs_backward_every_call
 from streamlint.model.api import python_std, torch_modules
 from streamlint.model.transfer.names import imports_of
 from streamlint.model.transfer.nodes import preorder
@@ -40,7 +41,7 @@ class ModuleUnit:
     bases: dict[str, tuple[str, ...]] = field(default_factory=dict)  # class -> its bases, qualified
     functions: dict[str, FunctionRef] = field(default_factory=dict)
     path: str = ""  # the file it was read from (another module of the project)
-    hooks: Optional[frozenset] = None  # (class, function) it registers as PyTorch hooks, once asked
+    hooks: Optional[frozenset] = None  # the functions it registers as PyTorch hooks ("f", "C.m", "C.m.hook"), once asked
     _calls: Optional[dict[str, frozenset[str]]] = None  # (called_names)
 
     def called_names(self) -> dict[str, frozenset[str]]:
@@ -167,6 +168,7 @@ class Program:
         self.main = main
         self._units: dict[str, Optional[ModuleUnit]] = {main.name: main}
         self._loader = loader
+        self._step_methods: dict[str, bool] = {}
 
     def function(self, qualname: str) -> Optional[FunctionRef]:
         found = self._defined(qualname)
@@ -206,16 +208,42 @@ class Program:
             return ""
         if unit.hooks is None:
             unit.hooks = registered_hooks(unit.tree, torch_modules.HOOK_REGISTRATIONS)
-        if (function.class_name, name.value) in unit.hooks:
-            return f"{function.class_name}.{name.value}" if function.class_name else name.value
-        if not function.class_name:
+        within = function.qualname[len(function.module) + 1:]
+        nested = within.count(".") > (1 if within.partition(".")[0] in unit.classes else 0)
+        if within in unit.hooks:  # (a closure is named by its own name, a method as `C.m`)
+            return name.value if nested else within
+        if not function.class_name or nested:
             return ""
         cls = next((s for s in unit.tree.body if isinstance(s, cst.ClassDef) and s.name.value == function.class_name), None)
         bases = [qualified(b.value, unit.imports) for b in cls.bases] if cls is not None else []
+        bases += self._ancestors(bases)
         module = name.value in torch_modules.MODULE_HOT_METHODS and any(
             b.startswith(torch_modules.MODULE_NAMESPACE) for b in bases)
         optimizer = name.value in torch_modules.OPTIMIZER_HOT_METHODS and torch_modules.optimizer_base(bases)
-        return f"{function.class_name}.{name.value}" if module or optimizer else ""
+        return f"{function.class_name}.{name.value}" if module or optimizer or self._steps(function, unit) else ""
+
+    def _ancestors(self, bases: list[str], hops: int = 2) -> list[str]:
+        """The bases of the project's classes among `bases`, and theirs (`hops` deep): a class
+        deriving from a project base that derives from `nn.Module` is a module."""
+        found: list[str] = []
+        for base in bases:
+            module, _, name = base.rpartition(".")
+            unit = self.unit(module) if module and hops else None
+            if unit is not None and name in unit.classes:
+                theirs = list(unit.bases.get(name, ()))
+                found += theirs + self._ancestors(theirs, hops - 1)
+        return found
+
+    def _steps(self, function: FunctionRef, unit: ModuleUnit) -> bool:
+        """A method that runs the backward pass on a loss it is handed, on every call (a training
+        engine's `backward(loss)`): once per micro-step (a syntax query, read once per method)."""
+        found = self._step_methods.get(function.qualname)
+        if found is None:
+            params = [p.name.value for p in (*function.node.params.posonly_params, *function.node.params.params)]
+            found = self._step_methods[function.qualname] = runs_backward_every_call(
+                function.node, params, lambda n: n in unit.imports and n not in unit.top_names,
+                lambda expr: qualified(expr, unit.imports) or "")
+        return found
 
     def memoized(self, function: FunctionRef) -> bool:
         """Decorated to run once per distinct argument tuple (`functools.lru_cache`)."""

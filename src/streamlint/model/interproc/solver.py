@@ -17,7 +17,7 @@ from pathlib import Path as FilePath
 
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
-from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, placeholders_given_way
+from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, shown_by_use, placeholders_given_way
 from streamlint.model.interproc.digests import note_use
 from streamlint.model.interproc.modules import ProjectModules, main_names, read_source
 from streamlint.model.interproc.program import FunctionRef, Program, unit_of
@@ -264,8 +264,10 @@ class Solver:
         methods = [q for q in unit.functions if q.startswith(cls + ".") and q.count(".") == cls.count(".") + 1]
         self._composing_depth += 1  # (these walks start from part of the state: their calls are no callers' evidence)
         try:
-            first = self._stores_of([f"{cls}.__init__"], ())
-            joined = join_stores(first, self._stores_of([m for m in methods if not m.endswith(".__init__")], first))
+            first, shown = self._stores_of([f"{cls}.__init__"], ())
+            rest, more = self._stores_of([m for m in methods if not m.endswith(".__init__")], first)
+            # what the methods' use of an attribute shows it is (`self.x.record_stream(s)`), where no store tells
+            joined = shown_by_use(join_stores(first, rest), shown + more)
         finally:
             self._composing_depth -= 1
         joined = placeholders_given_way(joined)
@@ -273,13 +275,15 @@ class Solver:
         self._composing.discard(cls)
         return joined
 
-    def _stores_of(self, methods: list[str], receiver_state: tuple) -> tuple:
+    def _stores_of(self, methods: list[str], receiver_state: tuple) -> tuple[tuple, list]:
         found: tuple = ()
+        shown: list = []
         for method in methods:
             summary = self._solve(method, CallContext(receiver_state=receiver_state or (("", UNKNOWN),)))
             if summary is not None:
                 found = join_stores(found, as_receiver_state(summary.self_stores, receiver_state))
-        return found
+                shown.extend(summary.evidence)
+        return found, shown
 
     def node_of(self, site: str):
         """The syntax node a site key names, in the program's modules."""

@@ -50,7 +50,10 @@ def own_operations(model: FileModel) -> list[OwnOperation]:
     found: dict[tuple, OwnOperation] = {}
     entries = _entries(model)
     prefix = model.module + "."
-    for (qualname, _), walked in sorted(model.solved.walks.items(), key=_informed_first):
+    # (a walk under one caller's own facts, made while the package's callers are searched, is no
+    # context of the function's: what every caller passes, joined, is; the hot entry a caller
+    # reaches it from is still its entry)
+    for (qualname, _), walked in sorted(model.solved.reported(), key=_informed_first):
         if not qualname.startswith(prefix):
             continue
         name = qualname[len(prefix):]

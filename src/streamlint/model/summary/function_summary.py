@@ -19,6 +19,7 @@ class Evidence:
     HOST_BUFFER = "host_buffer"
     PINNED = "pinned"
     TENSOR = "tensor"  # a tensor, device not told (an in-place kernel on it)
+    SELF = "self."  # the key of evidence about an attribute of the receiver ("self.x")
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class FunctionSummary:
     effects: tuple[Effect, ...] = ()
     returns: AbsValue = UNKNOWN
     self_stores: tuple[tuple[str, AbsValue], ...] = ()  # what `self.<attr>` holds when it returns
-    evidence: tuple[tuple[str, tuple[str, ...]], ...] = ()  # parameter -> evidence tags
+    evidence: tuple[tuple[str, tuple[str, ...]], ...] = ()  # parameter (or "self.<attr>") -> evidence tags
     hot: bool = False  # runs on every step of a hot path (a `forward`, a training step)
     # A generator's current streams where it yields: entered as a context manager
     # (`@contextmanager`), its body runs on them

@@ -1,7 +1,10 @@
 """The functions a module registers with PyTorch as hooks (`t.register_hook(fn)`,
-`module.register_forward_pre_hook(functools.partial(self._fetch, "fwd"))`): PyTorch calls them
-on every backward or forward pass. A syntax query over the tree: the registration's argument
-names the function (a module function by its name, a method as `self.<name>` in its class)."""
+`module.register_forward_pre_hook(functools.partial(self._fetch, "fwd"))`,
+`p.register_post_accumulate_grad_hook(self._make_hook(name))`): PyTorch calls them on every
+backward or forward pass. A syntax query over the tree: the registration's argument names the
+function (a module function by its name, a method as `self.<name>` in its class, a closure by
+the name its enclosing function binds it to, or the closure a factory returns), by its qualified
+name within the module ("f", "C.m", "C.m.hook")."""
 
 from __future__ import annotations
 
@@ -10,34 +13,86 @@ from typing import Optional
 import libcst as cst
 
 _PARTIALS = frozenset({"partial", "functools.partial"})
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
-def registered_hooks(tree: cst.Module, registrations: frozenset) -> frozenset[tuple[str, str]]:
-    """(class name, function name) of each hook registered by a method named in `registrations`
-    (the fact table's): ("", f) for a module function, (C, m) for `self.m` inside class C."""
-    found: set[tuple[str, str]] = set()
-    stack: list[tuple[cst.CSTNode, str]] = [(tree, "")]
-    while stack:
-        node, cls = stack.pop()
-        if isinstance(node, cst.ClassDef):
-            cls = node.name.value
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
-                and node.func.attr.value in registrations and node.args:
-            named = _named(node.args[0].value, cls)
+def _within(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes of `node`'s body, not inside the functions or classes it defines (those
+    definitions themselves included)."""
+    found, todo = [], list(node.children)
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        if not isinstance(current, _SCOPES):
+            todo.extend(current.children)
+    return found
+
+
+def registered_hooks(tree: cst.Module, registrations: frozenset) -> frozenset[str]:
+    """The qualified names (within the module) of the functions registered as hooks by a method
+    named in `registrations` (the fact table's)."""
+    functions: dict[str, cst.FunctionDef] = {}
+    found: set[str] = set()
+    for statement in tree.body:
+        if isinstance(statement, cst.FunctionDef):
+            _scope(statement, statement.name.value, "", {}, functions, registrations, found)
+        elif isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
+            for member in statement.body.body:
+                if isinstance(member, cst.FunctionDef):
+                    path = f"{statement.name.value}.{member.name.value}"
+                    _scope(member, path, statement.name.value, {}, functions, registrations, found)
+    _scope(tree, "", "", {}, functions, registrations, found)
+    return frozenset(_resolved(name, functions) for name in found)
+
+
+def _scope(node: "cst.FunctionDef | cst.Module", path: str, cls: str, outer: dict[str, str],
+           functions: dict, registrations: frozenset, found: set) -> None:
+    """The registrations in one function's body (not in the functions it defines, visited in
+    turn), naming what it registers in the names it sees: its own closures, then its encloser's."""
+    nodes = _within(node.body if isinstance(node, cst.FunctionDef) else node)
+    inner = [n for n in nodes if isinstance(n, cst.FunctionDef)]
+    if isinstance(node, cst.Module):  # (the top level: its functions are visited as functions)
+        inner = []
+    else:
+        functions[path] = node
+    names = {**outer, **{d.name.value: f"{path}.{d.name.value}" for d in inner}}
+    for n in nodes:
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in registrations and n.args:
+            named = _named(n.args[0].value, cls, names)
             if named is not None:
                 found.add(named)
-        stack.extend((child, cls) for child in node.children)
-    return frozenset(found)
+    for d in inner:
+        _scope(d, f"{path}.{d.name.value}", cls, names, functions, registrations, found)
 
 
-def _named(expr: cst.BaseExpression, cls: str) -> Optional[tuple[str, str]]:
+def _named(expr: cst.BaseExpression, cls: str, names: dict[str, str]) -> Optional[str]:
     if isinstance(expr, cst.Call) and _dotted(expr.func) in _PARTIALS and expr.args:
         expr = expr.args[0].value  # `functools.partial(self._fetch, "fwd")`: the function it calls
+    factory = isinstance(expr, cst.Call)
+    if factory:  # `self._make_hook(name)`: the closure the factory returns
+        expr = expr.func
+    name = None
     if isinstance(expr, cst.Name):
-        return "", expr.value
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" and cls:
-        return cls, expr.attr.value
-    return None
+        name = names.get(expr.value, expr.value)
+    elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" and cls:
+        name = f"{cls}.{expr.attr.value}"
+    return f"{name}()" if name is not None and factory else name
+
+
+def _resolved(name: str, functions: dict[str, cst.FunctionDef]) -> str:
+    """A factory's registration ("C.make()") as the closure it returns ("C.make.hook")."""
+    if not name.endswith("()"):
+        return name
+    path = name[:-2]
+    node = functions.get(path)
+    if node is None:
+        return name
+    nodes = _within(node.body)
+    own = {d.name.value for d in nodes if isinstance(d, cst.FunctionDef)}
+    for n in nodes:
+        if isinstance(n, cst.Return) and isinstance(n.value, cst.Name) and n.value.value in own:
+            return f"{path}.{n.value.value}"
+    return name
 
 
 def _dotted(expr: cst.BaseExpression) -> str:

@@ -1,5 +1,7 @@
-"""What a parameter's annotation says it is: a row per annotated type (the fact tables'
-type names), so `x: torch.Tensor` is a tensor and `a: cp.ndarray` device memory."""
+"""What a parameter's signature says it is: a row per annotated type (the fact tables'
+type names), so `x: torch.Tensor` is a tensor and `a: cp.ndarray` device memory; and a default
+that designates a device (`device="cuda"`, `device=torch.device("cuda")`): the device the
+function is written for, when its callers tell nothing else."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import libcst as cst
 
 from streamlint.model.api import cupy, numba_cuda, torch_api
 from streamlint.model.domain.values import AbsValue, Memory, ValueKind
+from streamlint.model.transfer.devices import memory_of_device_string
 from streamlint.model.transfer.names import dotted, qualified
 
 _TYPES: dict[str, AbsValue] = {
@@ -36,3 +39,19 @@ def annotated(param: cst.Param, imports: dict[str, str]) -> Optional[AbsValue]:
     if name is None:
         return None
     return _TYPES.get(qualified(name, imports) or name)
+
+
+def defaulted(param: cst.Param, imports: dict[str, str]) -> Optional[AbsValue]:
+    """A device designator as the parameter's default: a device string, or a device made of one
+    (a fact row whose result is a device: `torch.device("cuda")`)."""
+    default = param.default
+    if isinstance(default, cst.Call) and default.args and not default.args[0].keyword:
+        name = dotted(default.func)
+        fact = torch_api.FUNCTIONS.get(qualified(name, imports) or name) if name is not None else None
+        if fact is None or fact.result != "device":
+            return None
+        default = default.args[0].value
+    if not isinstance(default, cst.SimpleString) or default.prefix not in ("", "r", "u"):
+        return None
+    memory = memory_of_device_string(default.raw_value)
+    return AbsValue(ValueKind.DEVICE, "torch", memory) if memory is not None else None

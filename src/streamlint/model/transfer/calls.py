@@ -11,12 +11,12 @@ import libcst as cst
 
 from streamlint.model import declared
 from streamlint.model.api import cupy as cupy_api
-from streamlint.model.api import host_math, interop, mpi, normalize, numpy_api, python_std, torch_api
+from streamlint.model.api import cuda_python, host_math, interop, mpi, normalize, numpy_api, python_std, torch_api
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.api.facts import Arg, OpKind
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
-from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind
+from streamlint.model.domain.values import NO_ITEMS, UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import Evidence
@@ -48,6 +48,8 @@ def method_of(receiver: AbsValue, name: str) -> AbsValue:
 
 def attribute_of(base: AbsValue, attr: str, path: Path) -> AbsValue:
     """An attribute nobody stored: a tensor's `.data` is its memory, other attributes unknown."""
+    if base.is_buffer and attr in interop.ADDRESS_ATTRIBUTES:
+        return replace(base, framework=cuda_python.RAW_ADDRESS)  # the memory, as an address
     if base.is_buffer and attr in interop.MEMORY_ATTRIBUTES:
         return base
     if base.is_buffer and base.memory is not Memory.DEVICE and attr in numpy_api.SAME_MEMORY_ATTRIBUTES:
@@ -199,7 +201,7 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     elif receiver.kind is ValueKind.UNKNOWN and torch_calls.evident_receiver(name, receiver, state) is not None:
         # a method that exists on one kind of tensor only tells what the receiver is
         evident = torch_calls.evident_receiver(name, receiver, state)
-        _note_parameter(frame, evident)
+        _note_parameter(frame, evident, name in torch_calls.EVIDENT_METHODS)
         handled = torch_calls.tensor_method(name, evident, arguments, state, frame)
     elif receiver.kind is ValueKind.OBJECT and receiver.target:
         return _object_method(f"{receiver.target}.{name}", arguments, state, frame)
@@ -223,6 +225,8 @@ def _evident_stream(receiver: AbsValue, name: str) -> AbsValue:
 
 def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     """A method no table and no project class answers for."""
+    if receiver.kind is ValueKind.CONTAINER and receiver.target == NO_ITEMS and name in python_std.KEEPING_METHODS:
+        state = _no_longer_empty(receiver, arguments, state)
     state = _kept_by(receiver, arguments, state)
     if receiver.kind is ValueKind.CONTAINER or name in python_std.KEEPING_METHODS:
         return UNKNOWN, state  # a container's own method: it keeps its arguments, runs no kernel
@@ -233,6 +237,17 @@ def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: S
     if receiver.kind is not ValueKind.UNKNOWN:
         return result, after  # a framework's object whose method has no row: not told
     return result, _fills(arguments, state, after, frame)
+
+
+def _no_longer_empty(receiver: AbsValue, arguments: Arguments, state: State) -> State:
+    """`parts.append(t)`, `parts.extend(ts)` on an empty display a name holds: its items are no
+    longer known to be none (what they are, the walk does not follow: unknown)."""
+    if receiver.identity is not None and state.stored(receiver.identity) == receiver:  # `self.parts.append(t)`
+        return state.store(receiver.identity, replace(receiver, target=""))
+    func = arguments.node.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        return state
+    return state.bind(func.value.value, replace(receiver, target=""))
 
 
 def _fills(arguments: Arguments, before: State, after: State, frame: Frame) -> State:
@@ -303,17 +318,33 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
     printed = [v for v, _ in arguments.positional if is_device(v)] if name in host_math.FORMATTING_READERS else []
     if printed:  # `print(loss)`: the tensor's value is copied back to be formatted
         _, state = _read_back(name, printed[0], arguments, state, frame)
+    listed = _listed_items(target, arguments)
+    if listed is not None:
+        return listed, state
     if name in HOST_READERS:
         return _host_reader(arguments, state, frame)
     if target in python_std.NUMBERING_CALLS:  # pairs of a number and an item of the iterable
         iterable = arguments.value(python_std.NUMBERING_CALLS[target])
-        item = iterable.element if iterable is not None and iterable.element is not None else UNKNOWN
+        item = iterable.items if iterable is not None and iterable.items is not None else UNKNOWN
         pair = AbsValue(ValueKind.CONTAINER, element=item, target=fact_calls.ERROR_FIRST)
         return AbsValue(ValueKind.CONTAINER, element=pair), state
     if name in host_math.NUMBER_SEQUENCES:  # `range(n)`: its items (a loop's counter) are host numbers
         _, state = _host_reader(arguments, state, frame)
         return AbsValue(ValueKind.CONTAINER, element=AbsValue(ValueKind.HOST_NUMBER)), state
     return _opaque(arguments, state, frame)
+
+
+def _listed_items(target: str, arguments: Arguments) -> Optional[AbsValue]:
+    """`list(t.split(n))`, `tuple(parts)`: a new container of the iterable's items, when they are
+    device memory or a container's known items (a host array's items are read on the host)."""
+    where = python_std.LISTING_CALLS.get(target)
+    iterable = arguments.value(where) if where is not None and len(arguments.values()) == 1 else None
+    if iterable is None or (iterable.is_buffer and not is_device(iterable)):
+        return None
+    items = iterable.items
+    if items is None:
+        return None
+    return AbsValue(ValueKind.CONTAINER, element=items, members=iterable.members)
 
 
 def _read_back(name: str, value: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -504,13 +535,18 @@ def _in_this_loop(effect: Effect, frame: Frame) -> Effect:
     return replace(effect, operation=replace(operation, in_loop=in_loop, conditional=conditional))
 
 
-def _note_parameter(frame: Frame, value: AbsValue) -> None:
-    """A parameter shown to be a tensor (on the device, on the host, or either) by how it is used."""
+def _note_parameter(frame: Frame, value: AbsValue, by_method: bool = False) -> None:
+    """A parameter, or an attribute of the receiver (`self.x`, noted as "self.x", when a method
+    that exists on one kind of tensor only shows it: `by_method`), shown to be a tensor (on the
+    device, on the host, or either) by how it is used."""
     identity = value.identity
-    if identity is None or identity.root.kind is not RootKind.PARAM or identity.steps:
+    if identity is None:
         return
     tag = {Memory.DEVICE: Evidence.CUDA_BUFFER, Memory.PAGEABLE: Evidence.HOST_BUFFER}.get(value.memory, Evidence.TENSOR)
-    frame.note(identity.root.name, tag)
+    if identity.root.kind is RootKind.PARAM and not identity.steps:
+        frame.note(identity.root.name, tag)
+    elif by_method and identity.root.kind is RootKind.SELF and len(identity.steps) == 1 and isinstance(identity.steps[0], str):
+        frame.note(f"{Evidence.SELF}{identity.steps[0]}", tag)
 
 
 def _given_a_stream(stream, tensors: list[AbsValue], arguments: Arguments, state: State, frame: Frame) -> Handled:

@@ -13,7 +13,7 @@ from streamlint.model.api.facts import POINTER_FRAMEWORKS
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
+from streamlint.model.domain.values import NO_ITEMS, FALSE, NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
 from streamlint.model.transfer import calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.act import host_access
@@ -67,7 +67,7 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
     if base.identity is None:
         return UNKNOWN, state
     path = base.identity.attr(attr)
-    if held.kind is not ValueKind.UNKNOWN:
+    if held.kind is not ValueKind.UNKNOWN or held.target:  # (what it is, or that it is an option)
         return held, state
     if base.kind is ValueKind.OBJECT and base.target and frame.program is not None:
         kept = frame.program.class_attribute(base.target, attr)  # what the object's class keeps there
@@ -86,6 +86,7 @@ def _host_numbers(many: bool) -> AbsValue:
 
 def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
     base, state = evaluate(node.value, state, frame)
+    state = slice_bounds(node, state, frame)
     index = Index.any_()
     if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
         chosen, state = evaluate(node.slice[0].slice.value, state, frame)
@@ -131,6 +132,16 @@ def _indexed_rank(rank: int, index: Index) -> int:
     if rank < 0:
         return -1
     return rank if index.kind is IndexKind.REGION else rank - 1
+
+
+def slice_bounds(node: cst.Subscript, state: State, frame: Frame) -> State:
+    """The work the bounds of its slices do (`x[: lengths[b].item()]`)."""
+    for element in node.slice:
+        if isinstance(element.slice, cst.Slice):
+            for bound in (element.slice.lower, element.slice.upper, element.slice.step):
+                if bound is not None and not isinstance(bound, (cst.Name, cst.Integer)):
+                    _, state = evaluate(bound, state, frame)
+    return state
 
 
 def _gathered(node: cst.Subscript, base: AbsValue, state: State, frame: Frame) -> Evaluated:
@@ -259,11 +270,13 @@ def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluat
     pool = StreamRef.listed(streams)
     if pool is not None:  # `[s0, s1]`: a pool of the streams it lists, each item another stream
         return AbsValue(ValueKind.CONTAINER, element=stream_value(pool), target=PER_ITEM), state
-    return AbsValue(ValueKind.CONTAINER, element=joined, members=frozenset(members)), state
+    target = "" if getattr(node, "elements", ()) else NO_ITEMS
+    return AbsValue(ValueKind.CONTAINER, element=joined, target=target, members=frozenset(members)), state
 
 
 def _dict(node: cst.Dict, state: State, frame: Frame) -> Evaluated:
-    """`{"x": a, "y": b}`: a container whose items are what its values are (keys are not tracked)."""
+    """`{"x": a, "y": b}`: a container whose items are what its values are (keys are not tracked;
+    an empty one has none yet)."""
     joined: Optional[AbsValue] = None
     members: set = set()
     for element in node.elements:
@@ -276,7 +289,8 @@ def _dict(node: cst.Dict, state: State, frame: Frame) -> Evaluated:
         if value.identity is not None and value.kind in _KEPT:
             members.add(value.identity)
         members |= value.members
-    return AbsValue(ValueKind.CONTAINER, element=joined, members=frozenset(members)), state
+    target = "" if node.elements else NO_ITEMS
+    return AbsValue(ValueKind.CONTAINER, element=joined, target=target, members=frozenset(members)), state
 
 
 def _comprehension(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
@@ -287,7 +301,8 @@ def _comprehension(node: cst.BaseExpression, state: State, frame: Frame) -> Eval
     clause: Optional[cst.CompFor] = getattr(node, "for_in", None)
     while clause is not None:
         iterable, inner = evaluate(clause.iter, inner, frame)
-        inner = _bind_names(clause.target, iterable.element or UNKNOWN, inner)
+        items = iterable.items if isinstance(clause.target, cst.Name) else iterable.element
+        inner = _bind_names(clause.target, items or UNKNOWN, inner)
         for condition in clause.ifs:
             _, inner = evaluate(condition.test, inner, frame)
         clause = clause.inner_for_in
@@ -379,7 +394,10 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
         # arithmetic on numbers the host has is a number the host has (`2 * n / 32`)
         numbers = all(v.kind is ValueKind.HOST_NUMBER for v in values)
         return (HOST_NUMBER if numbers and not isinstance(node, cst.Comparison) else UNKNOWN), state
-    pointer = next((v for v in buffers if v.framework in POINTER_FRAMEWORKS or v.framework == cuda_python.RAW_ADDRESS), None)
+    pointers = [v for v in buffers if v.framework in POINTER_FRAMEWORKS or v.framework == cuda_python.RAW_ADDRESS]
+    if isinstance(node, cst.Comparison) and len(pointers) == len(buffers):
+        return AbsValue(ValueKind.HOST_NUMBER), state  # addresses compared on the host (`a.data.ptr == b.data.ptr`)
+    pointer = pointers[0] if pointers else None
     if pointer is not None and isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
         return pointer, state  # pointer arithmetic (`mem + offset`): an address into the same memory, no kernel
     return calls.operate(buffers, node, state, frame)

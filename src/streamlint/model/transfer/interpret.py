@@ -15,7 +15,7 @@ from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import FunctionSummary, bounded
-from streamlint.model.transfer.annotations import annotated
+from streamlint.model.transfer.annotations import annotated, defaulted
 from streamlint.model.transfer.frame import SIDE_STREAM_FACT, CallContext, Frame
 from streamlint.model.transfer.nodes import is_kind, preorder
 from streamlint.model.domain.paths import RootKind
@@ -251,7 +251,7 @@ def _annotations(node: cst.FunctionDef, frame: Frame) -> dict[str, AbsValue]:
     p = node.params
     found = {}
     for param in (*p.posonly_params, *p.params, *p.kwonly_params):
-        value = annotated(param, frame.imports)
+        value = annotated(param, frame.imports) or defaulted(param, frame.imports)
         if value is not None:
             found[param.name.value] = value
     if frame.program is None:

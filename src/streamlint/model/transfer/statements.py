@@ -13,14 +13,14 @@ from streamlint.model.domain.order import AccessEvent, Conflict, ConflictKind, a
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
-from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind, truth
+from streamlint.model.domain.values import NO_ITEMS, OPTION, UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
 from streamlint.model.summary.perform import released
 from streamlint.model.transfer.array_calls import SYNC_ON_EXIT
 from streamlint.model.ops import OpKind
 from streamlint.model.transfer.act import access, do, host_access, kernel, operation
 from streamlint.model.transfer.devices import is_device, is_host
-from streamlint.model.transfer.expressions import evaluate, unpacked
+from streamlint.model.transfer.expressions import evaluate, slice_bounds, unpacked
 from streamlint.model.transfer.frame import Frame
 from streamlint.model.syntax.tests import ends_in_raise, fills_on_miss, rare_test
 from streamlint.model.transfer.nodes import preorder
@@ -200,6 +200,10 @@ def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: 
     """`buf[i] = v`: a write into the buffer (by the host for host memory, on the current stream
     for device memory), or an element stored into a container."""
     holder, state = evaluate(target.value, state, frame)
+    if holder.identity is None and holder.kind is ValueKind.CONTAINER and isinstance(target.value, cst.Name):
+        return state.bind(target.value.value, _put(holder, value))  # `out[key] = v` into a display: its items
+    if holder.identity is None or not holder.is_buffer:
+        state = _indices(target, state, frame)  # (what `buf[i]` evaluates below does this)
     if holder.identity is None:
         return state
     site = frame.site(node)
@@ -213,6 +217,23 @@ def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: 
         return state
     path = holder.identity.element(Index.any_())
     return state.store(path, value)
+
+
+def _indices(target: cst.Subscript, state: State, frame: Frame) -> State:
+    """The work a store's indices do (`mask[b, : lengths[b].item()] = 0`)."""
+    for element in target.slice:
+        if isinstance(element.slice, cst.Index):
+            _, state = evaluate(element.slice.value, state, frame)
+    return slice_bounds(target, state, frame)
+
+
+def _put(container: AbsValue, item: AbsValue) -> AbsValue:
+    """A container with `item` put in it: its items are the join of what they were and `item`."""
+    kept = {item.identity} if item.identity is not None and item.kind in (ValueKind.BUFFER, ValueKind.EVENT) else set()
+    empty = container.target == NO_ITEMS
+    items = item if empty else (container.element.join(item) if container.element is not None else None)
+    return replace(container, element=items, target="" if empty else container.target,
+                   members=container.members | kept | item.members)
 
 
 def _return(node: cst.Return, state: State, frame: Frame) -> State:
@@ -302,7 +323,8 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     if truth(test) is True:
         return run_block(_body(node.body), state, frame)
     holds, state = type_tests.sides(node.test, state, frame)  # a type test narrows each side
-    rare = rare_test(node.test)  # (a data-dependent test may pass every time: no guard)
+    # (a data-dependent test may pass every time: no guard; nor a test of an option, configuration)
+    rare = rare_test(node.test) and not (test.kind is ValueKind.UNKNOWN and test.target == OPTION)
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
     frame.guards += rare
     outside = frame.branch
@@ -368,7 +390,7 @@ def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str
 
 def _for(node: cst.For, state: State, frame: Frame) -> State:
     iterable, state = evaluate(node.iter, state, frame)
-    element = iterable.element or _item_of(iterable)
+    element = iterable.items or _item_of(iterable)
     symbol = _counter(node)
 
     def body(s: State) -> State:
@@ -459,6 +481,14 @@ def _skip(node: cst.CSTNode, state: State, frame: Frame) -> State:
     return state
 
 
+def _def(node: cst.FunctionDef, state: State, frame: Frame) -> State:
+    """A function defined in a function's body: its name holds that function (a closure the
+    program solves as a function of its own); a decorated one is what its decorator made of it."""
+    if node.decorators or frame.qualname.rsplit(".", 1)[-1].startswith("<"):
+        return state  # (a module's top level: its functions are the module's)
+    return state.bind(node.name.value, AbsValue(ValueKind.CALLABLE, target=f"{frame.qualname}.{node.name.value}"))
+
+
 def _break(node: cst.CSTNode, state: State, frame: Frame) -> State:
     return state.unreachable()
 
@@ -478,7 +508,7 @@ _HANDLERS: dict[type, Callable[..., State]] = {
     cst.While: _while,
     cst.With: _with,
     cst.Try: _try,
-    cst.FunctionDef: _skip,
+    cst.FunctionDef: _def,
     cst.ClassDef: _skip,
     cst.Break: _break,
     cst.Continue: _break,

@@ -37,7 +37,7 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     if handler is not None:
         return handler(arguments, state, frame)
     if name in torch_api.COLLECTIVES:
-        return _collective(torch_api.COLLECTIVES[name], arguments, state, frame)
+        return _collective(torch_api.COLLECTIVES[name], _tensor_arguments(name, arguments), state, frame)
     if name.startswith(torch_api.TENSOR_LIST_FUNCTIONS):
         return _tensor_lists(name.endswith("_"), arguments, state, frame)
     if name in torch_api.ITEM_COMBINERS:
@@ -52,6 +52,10 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     fact = torch_api.FUNCTIONS.get(name)
     if fact is not None and fact.kind is None and fact.result == "none":
         return NONE, state  # a context that does nothing (`contextlib.nullcontext()`)
+    if name.startswith(torch_api.OPERATION_NAMESPACES) and short[:1].islower() and fact is None \
+            and all(v.memory is Memory.UNKNOWN for v in arguments.values()):
+        # an operation given no tensor of known memory: a new tensor, where is not told
+        return AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN, Path(Root.fresh(frame.site(arguments.node)))), state
     return None
 
 
@@ -120,6 +124,20 @@ def _loader(arguments: Arguments) -> AbsValue:
     return AbsValue(ValueKind.CONTAINER, F, element=batch)
 
 
+def _tensor_arguments(name: str, arguments: Arguments) -> Arguments:
+    """The collective's arguments with its tensors given by keyword in their positions."""
+    params = torch_api.COLLECTIVE_TENSOR_PARAMS.get(name, ())
+    given = [(i, arguments.keywords[p]) for i, p in enumerate(params) if p in arguments.keywords]
+    if not given or len(arguments.positional) > given[0][0]:
+        return arguments
+    positional = list(arguments.positional)
+    for index, value in given:
+        if index != len(positional):
+            break
+        positional.append(value)
+    return replace(arguments, positional=tuple(positional))
+
+
 def _collective(written: tuple[int, ...], arguments: Arguments, state: State, frame: Frame) -> Handled:
     """A torch.distributed collective: on the current stream, it reads its tensors and writes the
     ones its row names. With `async_op=True` it returns a work handle whose `wait()` makes the
@@ -131,6 +149,7 @@ def _collective(written: tuple[int, ...], arguments: Arguments, state: State, fr
         if value.kind in (ValueKind.BUFFER, ValueKind.UNKNOWN) and value.identity is not None:
             device = _on_device(value) if value.memory is Memory.UNKNOWN else value
             state = _known_as(state, value, device)
+            state = _kept_as(state, value, device)
             state = _touch(state, frame, site, device, False, current)
             if index in written:
                 state = _touch(state, frame, site, device, True, current)
@@ -199,6 +218,15 @@ def _known_as(state: State, before: AbsValue, after: AbsValue) -> State:
         if value == before:
             state = state.bind(name, after)
     return state
+
+
+def _kept_as(state: State, before: AbsValue, after: AbsValue) -> State:
+    """The attribute or item that holds the value (`self.out`, whose memory nothing stored told)
+    holds what the evidence shows it is."""
+    identity = before.identity
+    if before == after or identity is None or not identity.steps or state.at(identity).kind is not ValueKind.UNKNOWN:
+        return state
+    return state.store(identity, after)
 
 
 def _new_stream(arguments: Arguments, state: State, frame: Frame) -> Handled:

@@ -1,0 +1,180 @@
+"""Methods that run the backward pass on every call: a step of training, as hot as
+`forward` of an `nn.Module` or `step` of an optimizer.
+
+A method of a class that is handed a loss (a parameter) and, on every path through its
+body, runs the backward pass on it (`loss.backward()`, `self.optimizer.backward(loss)`,
+`scaler.scale(loss).backward()`, `torch.autograd.backward(loss)`: the calls of kind
+`STEP_BACKWARD` in api/torch_modules.py) runs once per (micro-)step: a training engine's
+`backward(loss)`, a strategy's or a precision plugin's. A structural reading, before any
+walk (a syntax query; the old model runs a cheap text test first, v3 asks `Program.hot_entry`):
+
+- every path: a statement of the body itself (through `with` and `try`), or an `if` whose
+  branches (an `else` included) all run it; a `return` or `raise` before it on some path,
+  a loop around it, or a branch without it ends the reading (not every call);
+- handed a loss: the call names a parameter without a default, or a name bound from one
+  (`with amp.scale_loss(loss, opt) as scaled: scaled.backward()`, `loss = loss / n`);
+  a method that computes its own loss and runs backward once (a warm-up, a test, a
+  calibration) is not a step primitive and is not read as one;
+- not a one-off: not a constructor (`ONE_OFF_METHODS`), not a method whose name says it
+  runs the step once (`ONE_OFF_PREFIXES`: `warmup`, `test_...`, `benchmark`).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+import libcst as cst
+
+from streamlint.model.api import torch_api, torch_modules
+
+
+
+def children(node: cst.CSTNode) -> tuple:
+    return tuple(node.children)
+
+
+# Methods that run once per object, whatever they call.
+ONE_OFF_METHODS = frozenset({"__init__", "__new__", "__post_init__", "setup", "__enter__", "__exit__"})
+# ... and the words that name a one-off run of the step (leading underscores dropped):
+# a warm-up, a test, a benchmark or profile run, a calibration.
+ONE_OFF_PREFIXES = ("test", "warmup", "warm_up", "benchmark", "profile", "calibrat")
+
+
+def runs_backward_every_call(node: cst.FunctionDef, params: Iterable[str], is_module: Callable[[str], bool],
+                             qualname: Callable[[cst.BaseExpression], str]) -> bool:
+    """Does the method run the backward pass on a loss it is handed, on every call?
+    `is_module(name)`: the name is an imported module (`debug_api.backward()` is no
+    step); `qualname(expr)`: the dotted name a called function resolves to."""
+    name = node.name.value
+    if name in ONE_OFF_METHODS or name.lstrip("_").startswith(ONE_OFF_PREFIXES):
+        return False
+    # The loss is handed in, never defaulted: a parameter with a default is a setting
+    # (`N=32`, `device="cuda"`, `ref_func=reference`), not the loss of this step.
+    defaulted = {p.name.value for p in (*node.params.params, *node.params.kwonly_params) if p.default is not None}
+    derived = {p for p in params if p not in ("self", "cls") and p not in defaulted}
+    if not derived or not isinstance(node.body, cst.IndentedBlock):
+        return False
+    return _always(node.body.body, derived, is_module, qualname) is True
+
+
+def _always(stmts, derived: set[str], is_module, qualname):
+    """True: every path through `stmts` runs the backward pass; False: some path leaves
+    without it; None: the statements fall through without it."""
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, (cst.Return, cst.Raise)):
+                    return False
+                if isinstance(small, cst.Expr) and _is_backward(small.value, derived, is_module, qualname):
+                    return True
+                _bind(small, derived, qualname)
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                if item.asname is not None and _names(item.item) & derived:
+                    derived |= _names(item.asname.name)
+            found = _always(stmt.body.body, derived, is_module, qualname)
+            if found is not None:
+                return found
+        elif isinstance(stmt, cst.Try):
+            found = _always(stmt.body.body, derived, is_module, qualname)
+            if found is not None:
+                return found
+        elif isinstance(stmt, cst.If):
+            found = _if_always(stmt, derived, is_module, qualname)
+            if found is not None:
+                return found
+            derived |= _assigned_in(stmt, derived, qualname)
+        elif isinstance(stmt, (cst.For, cst.While)):
+            continue  # (a loop's work is hot by the loop)
+    return None
+
+
+def _if_always(stmt: cst.If, derived: set[str], is_module, qualname):
+    """An `if` chain: True when all its branches (an `else` included) run the backward pass,
+    False when one leaves without it, None when it falls through without it."""
+    outcomes = []
+    branch: object = stmt
+    while isinstance(branch, cst.If):
+        outcomes.append(_always(branch.body.body, set(derived), is_module, qualname))
+        branch = branch.orelse
+    outcomes.append(_always(branch.body.body, set(derived), is_module, qualname)
+                    if isinstance(branch, cst.Else) else None)
+    if all(o is True for o in outcomes):
+        return True
+    if any(o is False for o in outcomes):
+        return False
+    return None
+
+
+def _is_backward(expr: cst.BaseExpression, derived: set[str], is_module, qualname) -> bool:
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    if isinstance(func, cst.Attribute):
+        step = torch_modules.TRAINING_STEP_CALLS.get(func.attr.value)
+        if step == torch_modules.STEP_BACKWARD:
+            root = func.value
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            if not (isinstance(root, cst.Name) and is_module(root.value)):
+                return bool(_names(expr) & derived)
+            # (a function of a module: `debug_api.backward()` is no step, `torch.autograd.backward` is)
+    if torch_modules.TRAINING_STEP_FUNCTIONS.get(qualname(func)) == torch_modules.STEP_BACKWARD:
+        return bool(_names(expr) & derived)
+    return False
+
+
+def _bind(small: cst.BaseSmallStatement, derived: set[str], qualname) -> None:
+    """`x = f(loss)`: x holds what came from the loss (a tensor a creator makes from a
+    shape or a device parameter, `torch.randn(shape, device=device)`, does not)."""
+    if isinstance(small, cst.Assign) and _names(small.value) & derived and not _created(small.value, qualname):
+        for target in small.targets:
+            derived |= _names(target.target)
+    elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and small.value is not None \
+            and _names(small.value) & derived:
+        derived |= _names(small.target)
+
+
+def _created(value: cst.BaseExpression, qualname) -> bool:
+    """A fresh tensor of a creator (`torch.randn(...)`, `torch.zeros_like(x)`: api/torch_api.py)."""
+    if not isinstance(value, cst.Call):
+        return False
+    module, _, name = qualname(value.func).rpartition(".")
+    return module == "torch" and (name in torch_api.CREATORS or name in torch_api.LIKE_CREATORS)
+
+
+def _assigned_in(stmt: cst.If, derived: set[str], qualname) -> set[str]:
+    """Names bound from a derived name in the branches of an `if` that falls through
+    (`loss = self._scale_loss(loss)` under a test): derived afterwards too (what is bound
+    on either path came from the loss)."""
+    found: set[str] = set()
+    todo: list[cst.CSTNode] = [stmt]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, cst.Assign):
+            if _names(node.value) & derived and not _created(node.value, qualname):
+                found.update(n for t in node.targets for n in _names(t.target))
+        elif isinstance(node, cst.BaseExpression):
+            continue  # (no statement inside an expression)
+        else:
+            todo.extend(children(node))
+    return found
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    """The variable names an expression reads as data (an attribute's own name is none,
+    nor a function called by its bare name: `ref(x)` of a parameter `ref` is what `ref`
+    makes of `x`, not the loss the method is handed)."""
+    out: set[str] = set()
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, cst.Name):
+            out.add(current.value)
+        elif isinstance(current, cst.Attribute):
+            todo.append(current.value)
+        elif isinstance(current, cst.Call) and isinstance(current.func, cst.Name):
+            todo.extend(arg.value for arg in current.args)
+        else:
+            todo.extend(children(current))
+    return out
