@@ -43,3 +43,8 @@ HOST_TIMERS = frozenset({
     "time.monotonic_ns", "time.process_time", "timeit.default_timer",
     "numba.cuda.event_elapsed_time", "cupy.cuda.get_elapsed_time",
 })
+
+# The exceptions of a missing module or name: a `try:` that catches only these is the
+# optional-dependency idiom (`try: import cupy as cp / except ImportError: cp = None`); the
+# analysed program runs where its framework is, so the handler is the path it does not take.
+IMPORT_FAILURES = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})

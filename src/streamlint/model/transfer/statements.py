@@ -8,6 +8,7 @@ from typing import Callable, Optional, Sequence
 
 import libcst as cst
 
+from streamlint.model.api import python_std
 from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS
 from streamlint.model.domain.order import AccessEvent, Conflict, ConflictKind, access_key
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
@@ -23,6 +24,7 @@ from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate, unpacked
 from streamlint.model.transfer.frame import Frame
 from streamlint.model.syntax.tests import ends_in_raise, fills_on_miss, rare_test
+from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
 from streamlint.model.transfer.torch_calls import F
@@ -447,6 +449,8 @@ def _try(node: cst.Try, state: State, frame: Frame) -> State:
     frame.guards += 1  # a handler runs only when something raised
     try:
         for handler in node.handlers:
+            if _import_failure(handler):
+                continue  # the framework is there: the body's bindings stand
             after = after.join(run_block(_body(handler.body), state.join(after), frame))
     finally:
         frame.guards -= 1
@@ -455,7 +459,26 @@ def _try(node: cst.Try, state: State, frame: Frame) -> State:
     return after
 
 
+def _import_failure(handler: cst.ExceptHandler) -> bool:
+    """`except ImportError:` (or a tuple of such): the path where a module or name is missing."""
+    caught = handler.type
+    names = caught.elements if isinstance(caught, cst.Tuple) else [caught] if caught is not None else []
+    values = [e.value if isinstance(e, cst.Element) else e for e in names]
+    return bool(values) and all(isinstance(v, cst.Name) and v.value in python_std.IMPORT_FAILURES for v in values)
+
+
 def _skip(node: cst.CSTNode, state: State, frame: Frame) -> State:
+    return state
+
+
+def _import(node: cst.Import | cst.ImportFrom, state: State, frame: Frame) -> State:
+    """An import binds its names to what they stand for where it runs (under a `try:` whose
+    handler binds None, the name is that namespace, maybe None); a relative import, as the
+    module's table names it."""
+    for local, target in import_targets(node).items():
+        target = frame.imports.get(local, target) if target.startswith(".") else target
+        if not target.startswith("."):
+            state = state.bind(local, AbsValue(ValueKind.NAMESPACE, target=target))
     return state
 
 
@@ -478,6 +501,8 @@ _HANDLERS: dict[type, Callable[..., State]] = {
     cst.While: _while,
     cst.With: _with,
     cst.Try: _try,
+    cst.Import: _import,
+    cst.ImportFrom: _import,
     cst.FunctionDef: _skip,
     cst.ClassDef: _skip,
     cst.Break: _break,
