@@ -1031,3 +1031,77 @@ def test_an_address_into_raw_memory_is_that_memory():
     accesses = [e for e in summary.effects if e.kind.value == "access"]
     # the copy through the offset pointer touches the allocation itself; the `+` launched nothing
     assert accesses and all(e.path.root.site == "prog.f#3" and e.site == "prog.f#6" for e in accesses)
+
+
+def _summaries(source: str) -> dict:
+    model = analyze_file(cst.parse_module(textwrap.dedent(source)), "prog.py")
+    return {q.rsplit(".", 1)[1]: w.summary for (q, c), w in model.solved.walks.items() if not c.args}
+
+
+def test_an_import_under_try_binds_its_name():
+    summaries = _summaries("""
+        try:
+            import cupy as cp
+        except ImportError:
+            cp = None
+        def alloc(n):
+            return cp.cuda.alloc(n)
+        """)
+    assert summaries["alloc"].returns.memory.value == "device"
+
+
+def test_a_module_global_bound_under_try_is_the_bodys():
+    summaries = _summaries("""
+        import torch
+        try:
+            scatter = torch.distributed.reduce_scatter_tensor
+        except (ImportError, AttributeError):
+            scatter = torch.distributed._reduce_scatter_base
+        def f(out, inp, s):
+            with torch.cuda.stream(s):
+                scatter(out, inp)
+        """)
+    assert any(e.kind.value == "access" and e.write for e in summaries["f"].effects)
+
+
+def test_a_tensor_built_on_the_host_then_moved_is_a_host_built_upload():
+    from streamlint.model.readings.operations import operations
+
+    source = textwrap.dedent("""
+        import torch
+        import torch.distributed as dist
+        def norm_of(grads, groups):
+            norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads, 2.0)), 2.0)
+            for group in groups:
+                dist.all_reduce(norm, group=group)
+            return norm
+        def total(sharded):
+            running = torch.tensor(0.0)
+            for groups, grads in sharded.items():
+                shard = norm_of(grads, groups)
+                running = torch.add(running.to(shard.device), shard)
+            return running
+        def own_device(grads):
+            norm = norm_of(grads, []) if grads else torch.tensor(0.0)
+            return norm.to(norm.device)
+        """)
+    model = analyze_file(cst.parse_module(source), "prog.py")
+    uploads = [o.operation for o in operations(model, "total") if o.operation.op == "H2D copy"]
+    assert uploads and all(u.host_built and u.in_loop and u.non_blocking is False for u in uploads)
+    assert not [o for o in operations(model, "own_device") if o.operation.op == "H2D copy"]
+
+
+def test_a_collectives_operand_is_a_cuda_tensor_on_every_path():
+    summaries = _summaries("""
+        import torch
+        import torch.distributed as dist
+        def reduced(x, group=None):
+            norm = torch.linalg.vector_norm(x)
+            if group is not None:
+                dist.all_reduce(norm, group=group)
+            return norm
+        def local(x):
+            return torch.linalg.vector_norm(x)
+        """)
+    assert summaries["reduced"].returns.memory.value == "device"
+    assert summaries["local"].returns.memory.value == "unknown"

@@ -6,7 +6,7 @@ about stays UNKNOWN, and unknown never produces a finding.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Optional
 
@@ -51,6 +51,9 @@ class AbsValue:
     members: frozenset[Path] = frozenset()  # a CONTAINER's items' memory (what it keeps alive)
     loader_batch: bool = False  # a BUFFER a data loader yields (its memory is the loader's choice)
     rank: int = -1  # a BUFFER's number of dimensions, when how it was made shows them (-1: not told)
+    # A BUFFER built on the host from Python values (`torch.tensor(0.0)`) on some path to here
+    # (a may-fact: joined, it stays, so a copy of it to the device uploads on that path)
+    host_built: bool = field(default=False, metadata={"omit_default": True})
 
     def join(self, other: "AbsValue") -> "AbsValue":
         if self == other:
@@ -59,7 +62,7 @@ class AbsValue:
             # this value on one path, None on the other (a placeholder `x = None` before a branch
             # that sets it; `self.x = None` on an early return)
             return (other if self.kind is ValueKind.NONE else self).join_none()
-        return AbsValue(
+        joined = AbsValue(
             self.kind if self.kind is other.kind else ValueKind.UNKNOWN,
             self.framework if self.framework == other.framework else "",
             self.memory if self.memory is other.memory else Memory.UNKNOWN,
@@ -71,7 +74,9 @@ class AbsValue:
             self.members | other.members,
             self.loader_batch and other.loader_batch,
             self.rank if self.rank == other.rank else -1,
+            self.host_built or other.host_built,
         )
+        return _learned_on_one_path(joined, self, other)
 
     def join_carried(self, carried: "AbsValue") -> "AbsValue":
         """At a loop's head: this value (on entry, or from the rounds so far) or `carried`, what
@@ -94,6 +99,25 @@ class AbsValue:
     @property
     def on_device(self) -> bool:
         return self.kind is ValueKind.BUFFER and self.memory is Memory.DEVICE
+
+
+def _learned_on_one_path(joined: AbsValue, a: AbsValue, b: AbsValue) -> AbsValue:
+    """One memory (the same identity on both paths) that one path showed to be a tensor of a
+    known memory (handed to an NCCL collective, `record_stream`, `pin_memory`) while the other
+    path said nothing of it: where memory lives is fixed when it is made, so the evidence holds
+    on both paths (docs/model-cases.md, D-11)."""
+    for built, other in ((a, b), (b, a)):
+        if built.is_buffer and built.host_built and built.memory in (Memory.PAGEABLE, Memory.PINNED) and other.on_device:
+            # a CUDA tensor, or on some path a scalar built on the host in its place (`norm if
+            # grads else torch.tensor(0.0)`): the code's GPU path, the host path kept as `host_built`
+            return replace(joined, kind=ValueKind.BUFFER, memory=Memory.DEVICE, framework=other.framework)
+    if a.identity is None or a.identity != b.identity:
+        return joined
+    for known, other in ((a, b), (b, a)):
+        untold = other.kind is ValueKind.UNKNOWN or (other.kind is ValueKind.BUFFER and other.memory is Memory.UNKNOWN)
+        if known.kind is ValueKind.BUFFER and known.memory is not Memory.UNKNOWN and untold:
+            return replace(joined, kind=ValueKind.BUFFER, memory=known.memory, framework=known.framework or other.framework)
+    return joined
 
 
 def _join_identity(a: Optional[Path], b: Optional[Path]) -> Optional[Path]:
