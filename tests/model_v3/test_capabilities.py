@@ -1084,11 +1084,16 @@ def test_a_tensor_built_on_the_host_then_moved_is_a_host_built_upload():
         def own_device(grads):
             norm = norm_of(grads, []) if grads else torch.tensor(0.0)
             return norm.to(norm.device)
+        def feed(model, lines):
+            for line in lines:
+                model(torch.tensor([float(v) for v in line.split()]).cuda())
         """)
     model = analyze_file(cst.parse_module(source), "prog.py")
     uploads = [o.operation for o in operations(model, "total") if o.operation.op == "H2D copy"]
     assert uploads and all(u.host_built and u.in_loop and u.non_blocking is False for u in uploads)
     assert not [o for o in operations(model, "own_device") if o.operation.op == "H2D copy"]
+    # built on the host on every path: the program's input, an ordinary upload
+    assert [o.operation.host_built for o in operations(model, "feed") if o.operation.op == "H2D copy"] == [False]
 
 
 def test_a_collectives_operand_is_a_cuda_tensor_on_every_path():

@@ -261,8 +261,9 @@ def _device(arguments: Arguments, state: State, frame: Frame) -> Handled:
 def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     memory = memory_named(arguments, Arg(kw="device"))
     pinned = arguments.flag(Arg(kw="pin_memory"), False)
-    if short in torch_api.FROM_DATA and arguments.located(Arg(kw="device")) is None and _host_built(arguments):
-        # `torch.tensor(0.0)`: built on the host from Python values, where it stays
+    if short in torch_api.FROM_DATA and arguments.located(Arg(kw="device")) is None and _written_out(arguments):
+        # `torch.tensor(0.0)`, `torch.tensor([a, b])`: built on the host from values the code
+        # writes out (not data it reads: `torch.tensor(row)` is the program's input), where it stays
         host = Memory.PINNED if pinned else Memory.PAGEABLE
         return replace(_fresh(frame, arguments, host, None), host_built=True), state
     if memory is None and (short in ("tensor", "as_tensor") or arguments.located(Arg(kw="device")) is not None):
@@ -293,6 +294,15 @@ def _host_built(arguments: Arguments) -> bool:
     items = data.element
     written = isinstance(node, (cst.List, cst.Tuple))  # a list written out of values that are no tensors
     return (items is not None and items.kind is ValueKind.HOST_NUMBER) or (written and not (items and items.is_buffer))
+
+
+def _written_out(arguments: Arguments) -> bool:
+    """The data is a number, or a list or tuple written out of values that are no tensors."""
+    located = arguments.located(Arg(0, "data"))
+    if located is None or not _host_built(arguments):
+        return False
+    data, node = located
+    return data.kind is ValueKind.HOST_NUMBER or isinstance(node, (cst.List, cst.Tuple))
 
 
 def _built_then_uploaded(value: AbsValue, arguments: Arguments, state: State, frame: Frame) -> State:
@@ -540,7 +550,8 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
     to_device = target is Memory.DEVICE
     built_here = to_device and source.host_built and source.memory is not Memory.PINNED
     if built_here:
-        # built on the host on some path to here (CUDA on another): an upload on that path
+        # built on the host on some path to here (CUDA on another: a scalar standing in for a
+        # norm, an accumulator's first value): an upload on that path
         source = replace(source, memory=Memory.PAGEABLE)
     if not source.is_buffer or source.memory is Memory.UNKNOWN:
         # a copy to a device of a value the code says nothing about: a tensor on the other side
@@ -557,7 +568,7 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
     state = operation(state, frame, site, "torch.Tensor.to", OpKind.COPY_H2D if to_device else OpKind.COPY_D2H,
                       current, blocks, source.memory if to_device else memory, async_form=True,
                       non_blocking=non_blocking, host_at="self" if to_device else "return",
-                      host_loader_batch=to_device and source.loader_batch, host_built=to_device and source.host_built)
+                      host_loader_batch=to_device and source.loader_batch, host_built=built_here)
     result = _fresh(frame, arguments, memory, current if to_device else None)
     host_waits = Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F)
     if blocks and to_device:
