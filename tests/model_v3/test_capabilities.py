@@ -1110,3 +1110,19 @@ def test_a_collectives_operand_is_a_cuda_tensor_on_every_path():
         """)
     assert summaries["reduced"].returns.memory.value == "device"
     assert summaries["local"].returns.memory.value == "unknown"
+
+
+def test_nccl_operands_given_as_raw_pointers_are_device_memory_on_the_handles_stream():
+    summaries = _summaries("""
+        class Comm:
+            def __init__(self, nccl_comm):
+                self.nccl_comm = nccl_comm
+            def allreduce(self, a, b, n, stream):
+                self.nccl_comm.allReduce(a.data.ptr, b.data.ptr, n, 0, 0, stream.ptr)
+            def other(self, a, b, n, stream):
+                self.nccl_comm.allReduce(a.data.ptr, b.data.ptr, n, 0, 0, stream)
+        """)
+    accesses = [(e.path.spell(), e.write, e.stream.path.spell()) for e in summaries["allreduce"].effects
+                if e.kind.value == "access"]
+    assert accesses == [("a", False, "stream"), ("b", True, "stream")]
+    assert not [e for e in summaries["other"].effects if e.kind.value == "access"]
