@@ -1126,3 +1126,34 @@ def test_nccl_operands_given_as_raw_pointers_are_device_memory_on_the_handles_st
                 if e.kind.value == "access"]
     assert accesses == [("a", False, "stream"), ("b", True, "stream")]
     assert not [e for e in summaries["other"].effects if e.kind.value == "access"]
+
+
+def test_a_device_cuda_on_one_path_is_the_codes_gpu_path_and_a_loop_exit_test_is_no_condition():
+    from streamlint.model.readings.operations import operations
+
+    source = textwrap.dedent("""
+        import torch
+        def get_device(name):
+            device = torch.device(name)
+            if device.type == "cuda":
+                device = torch.device(type="cuda", index=0)
+            return device
+        def train(model, batches, name, max_steps):
+            device = get_device(name)
+            for i, batch in enumerate(batches):
+                if i == max_steps:
+                    break
+                loss = model(batch.to(device))
+                print(loss.item())
+        def sometimes(model, batches, device):
+            for i, batch in enumerate(batches):
+                if i % 2:
+                    continue
+                loss = model(batch.to("cuda"))
+                print(loss.item())
+        """)
+    model = analyze_file(cst.parse_module(source), "prog.py")
+    syncs = [o.operation for o in operations(model, "train") if o.operation.op == "implicit synchronization"]
+    assert syncs and all(s.in_loop and not s.conditional for s in syncs)
+    syncs = [o.operation for o in operations(model, "sometimes") if o.operation.op == "implicit synchronization"]
+    assert syncs and all(s.conditional for s in syncs)

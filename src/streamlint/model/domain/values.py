@@ -106,6 +106,11 @@ def _learned_on_one_path(joined: AbsValue, a: AbsValue, b: AbsValue) -> AbsValue
     known memory (handed to an NCCL collective, `record_stream`, `pin_memory`) while the other
     path said nothing of it: where memory lives is fixed when it is made, so the evidence holds
     on both paths (docs/model-cases.md, D-11)."""
+    for cuda, other in ((a, b), (b, a)):
+        if cuda.kind is other.kind is ValueKind.DEVICE and cuda.memory is Memory.DEVICE:
+            # a device that is CUDA on one path (`if device.type == "cuda": device = ...`, `"cuda" if
+            # gpu else "cpu"`): the code's GPU path, where the analysed program runs (D-2)
+            return replace(joined, memory=Memory.DEVICE, framework=cuda.framework or other.framework)
     for built, other in ((a, b), (b, a)):
         if built.is_buffer and built.host_built and built.memory in (Memory.PAGEABLE, Memory.PINNED) and other.on_device:
             # a CUDA tensor, or on some path a scalar built on the host in its place (`norm if

@@ -23,7 +23,7 @@ from streamlint.model.transfer.act import access, do, host_access, kernel, opera
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate, unpacked
 from streamlint.model.transfer.frame import Frame
-from streamlint.model.syntax.tests import ends_in_raise, fills_on_miss, rare_test
+from streamlint.model.syntax.tests import ends_in_raise, ends_the_loop, fills_on_miss, rare_test
 from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
@@ -328,7 +328,8 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     finally:
         frame.guards -= rare
         frame.branch = outside
-    if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body):
+    leaves_loop = frame.loop_depth > 0 and ends_the_loop(node.body)  # (`if i == n: break`: every pass runs on)
+    if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body) and not leaves_loop:
         frame.guards += 1  # one side leaves (`if done: return`): what follows runs only sometimes
     return taken.join(other, every_path=_on_the_counter(node.test, frame))
 
