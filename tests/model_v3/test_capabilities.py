@@ -1031,3 +1031,129 @@ def test_an_address_into_raw_memory_is_that_memory():
     accesses = [e for e in summary.effects if e.kind.value == "access"]
     # the copy through the offset pointer touches the allocation itself; the `+` launched nothing
     assert accesses and all(e.path.root.site == "prog.f#3" and e.site == "prog.f#6" for e in accesses)
+
+
+def _summaries(source: str) -> dict:
+    model = analyze_file(cst.parse_module(textwrap.dedent(source)), "prog.py")
+    return {q.rsplit(".", 1)[1]: w.summary for (q, c), w in model.solved.walks.items() if not c.args}
+
+
+def test_an_import_under_try_binds_its_name():
+    summaries = _summaries("""
+        try:
+            import cupy as cp
+        except ImportError:
+            cp = None
+        def alloc(n):
+            return cp.cuda.alloc(n)
+        """)
+    assert summaries["alloc"].returns.memory.value == "device"
+
+
+def test_a_module_global_bound_under_try_is_the_bodys():
+    summaries = _summaries("""
+        import torch
+        try:
+            scatter = torch.distributed.reduce_scatter_tensor
+        except (ImportError, AttributeError):
+            scatter = torch.distributed._reduce_scatter_base
+        def f(out, inp, s):
+            with torch.cuda.stream(s):
+                scatter(out, inp)
+        """)
+    assert any(e.kind.value == "access" and e.write for e in summaries["f"].effects)
+
+
+def test_a_tensor_built_on_the_host_then_moved_is_a_host_built_upload():
+    from streamlint.model.readings.operations import operations
+
+    source = textwrap.dedent("""
+        import torch
+        import torch.distributed as dist
+        def norm_of(grads, groups):
+            norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads, 2.0)), 2.0)
+            for group in groups:
+                dist.all_reduce(norm, group=group)
+            return norm
+        def total(sharded):
+            running = torch.tensor(0.0)
+            for groups, grads in sharded.items():
+                shard = norm_of(grads, groups)
+                running = torch.add(running.to(shard.device), shard)
+            return running
+        def own_device(grads):
+            norm = norm_of(grads, []) if grads else torch.tensor(0.0)
+            return norm.to(norm.device)
+        def feed(model, lines):
+            for line in lines:
+                model(torch.tensor([float(v) for v in line.split()]).cuda())
+        """)
+    model = analyze_file(cst.parse_module(source), "prog.py")
+    uploads = [o.operation for o in operations(model, "total") if o.operation.op == "H2D copy"]
+    assert uploads and all(u.host_built and u.in_loop and u.non_blocking is False for u in uploads)
+    assert not [o for o in operations(model, "own_device") if o.operation.op == "H2D copy"]
+    # built on the host on every path: the program's input, an ordinary upload
+    assert [o.operation.host_built for o in operations(model, "feed") if o.operation.op == "H2D copy"] == [False]
+
+
+def test_a_collectives_operand_is_a_cuda_tensor_on_every_path():
+    summaries = _summaries("""
+        import torch
+        import torch.distributed as dist
+        def reduced(x, group=None):
+            norm = torch.linalg.vector_norm(x)
+            if group is not None:
+                dist.all_reduce(norm, group=group)
+            return norm
+        def local(x):
+            return torch.linalg.vector_norm(x)
+        """)
+    assert summaries["reduced"].returns.memory.value == "device"
+    assert summaries["local"].returns.memory.value == "unknown"
+
+
+def test_nccl_operands_given_as_raw_pointers_are_device_memory_on_the_handles_stream():
+    summaries = _summaries("""
+        class Comm:
+            def __init__(self, nccl_comm):
+                self.nccl_comm = nccl_comm
+            def allreduce(self, a, b, n, stream):
+                self.nccl_comm.allReduce(a.data.ptr, b.data.ptr, n, 0, 0, stream.ptr)
+            def other(self, a, b, n, stream):
+                self.nccl_comm.allReduce(a.data.ptr, b.data.ptr, n, 0, 0, stream)
+        """)
+    accesses = [(e.path.spell(), e.write, e.stream.path.spell()) for e in summaries["allreduce"].effects
+                if e.kind.value == "access"]
+    assert accesses == [("a", False, "stream"), ("b", True, "stream")]
+    assert not [e for e in summaries["other"].effects if e.kind.value == "access"]
+
+
+def test_a_device_cuda_on_one_path_is_the_codes_gpu_path_and_a_loop_exit_test_is_no_condition():
+    from streamlint.model.readings.operations import operations
+
+    source = textwrap.dedent("""
+        import torch
+        def get_device(name):
+            device = torch.device(name)
+            if device.type == "cuda":
+                device = torch.device(type="cuda", index=0)
+            return device
+        def train(model, batches, name, max_steps):
+            device = get_device(name)
+            for i, batch in enumerate(batches):
+                if i == max_steps:
+                    break
+                loss = model(batch.to(device))
+                print(loss.item())
+        def sometimes(model, batches, device):
+            for i, batch in enumerate(batches):
+                if i % 2:
+                    continue
+                loss = model(batch.to("cuda"))
+                print(loss.item())
+        """)
+    model = analyze_file(cst.parse_module(source), "prog.py")
+    syncs = [o.operation for o in operations(model, "train") if o.operation.op == "implicit synchronization"]
+    assert syncs and all(s.in_loop and not s.conditional for s in syncs)
+    syncs = [o.operation for o in operations(model, "sometimes") if o.operation.op == "implicit synchronization"]
+    assert syncs and all(s.conditional for s in syncs)

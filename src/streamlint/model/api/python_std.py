@@ -53,3 +53,8 @@ HOST_TIMERS = frozenset({
     "torch.cuda.max_memory_reserved", "torch.cuda.memory_stats", "torch.cuda.mem_get_info",
     "cupy.cuda.runtime.memGetInfo",
 })
+
+# The exceptions of a missing module or name: a `try:` that catches only these is the
+# optional-dependency idiom (`try: import cupy as cp / except ImportError: cp = None`); the
+# analysed program runs where its framework is, so the handler is the path it does not take.
+IMPORT_FAILURES = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})

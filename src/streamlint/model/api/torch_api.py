@@ -144,6 +144,34 @@ NON_TENSOR_FUNCTIONS = frozenset({
     "get_default_dtype", "set_default_dtype", "is_grad_enabled", "compile", "jit",
 })
 
+# Namespaces whose functions (lowercase, directly in the namespace) return a new tensor, made
+# where their tensor arguments are (`torch.diff`, `torch.linalg.vector_norm`, `F.softmax`): given
+# values of a device not told, a tensor of a device not told (evidence may tell it later).
+TENSOR_FUNCTION_NAMESPACES = frozenset({"torch", "torch.linalg", "torch.nn.functional", "torch.fft", "torch.special"})
+# Functions of those namespaces that return no single tensor: tuples or lists of tensors, host
+# values, settings and contexts.
+NOT_ONE_TENSOR = NON_TENSOR_FUNCTIONS | frozenset({
+    "split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "meshgrid", "broadcast_tensors",
+    "sort", "topk", "kthvalue", "unique", "unique_consecutive", "histogram", "frexp", "aminmax", "max", "min",
+    "median", "mode", "nonzero", "where", "std_mean", "var_mean", "cummax", "cummin", "lu", "lu_unpack",
+    "eig", "eigh", "svd", "qr", "slogdet", "lu_factor", "lu_factor_ex", "lstsq", "inv_ex", "cholesky_ex",
+    "ldl_factor", "ldl_factor_ex", "solve_ex", "triangular_solve", "geqrf", "svd_lowrank", "pca_lowrank",
+    "get_rng_state", "set_rng_state", "seed", "initial_seed", "autocast", "finfo", "iinfo", "broadcast_shapes",
+    "result_type", "promote_types", "can_cast", "typename", "is_storage", "set_default_device",
+    "get_default_device", "set_default_tensor_type", "set_printoptions", "use_deterministic_algorithms",
+    "set_num_threads", "get_num_threads", "set_float32_matmul_precision", "get_float32_matmul_precision",
+    "is_autocast_enabled", "vmap", "cond", "export", "set_warn_always", "is_nonzero", "equal", "allclose",
+    "multi_head_attention_forward", "max_pool1d_with_indices", "max_pool2d_with_indices",
+    "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+})
+
+
+def returns_tensor(name: str) -> bool:
+    """`torch.diff`, `torch.nn.functional.relu`: a function that returns one new tensor."""
+    namespace, _, short = name.rpartition(".")
+    return namespace in TENSOR_FUNCTION_NAMESPACES and short[:1].islower() and short not in NOT_ONE_TENSOR
+
+
 # Tensor methods that return no tensor (metadata, host values, hooks): no device work.
 NON_TENSOR_METHODS = frozenset({
     "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "storage_offset",
@@ -191,11 +219,6 @@ COLLECTIVE_TENSOR_PARAMS: dict[str, tuple[str, ...]] = {
 # scalars); one kernel per list on the current stream; a trailing "_" writes the first list's
 # tensors in place, otherwise each returns a list of new tensors made there.
 TENSOR_LIST_FUNCTIONS = "torch._foreach_"
-
-# Namespaces whose functions are tensor operations (`torch.linalg.vector_norm(x)`,
-# `torch.nn.functional.pad(y, p)`): whatever they are given, they return a tensor (PyTorch's
-# invariant: where its inputs live; not told when the inputs are not).
-OPERATION_NAMESPACES = ("torch.linalg.", "torch.nn.functional.", "torch.fft.", "torch.special.")
 
 # Keyword arguments that are never tensors, whatever callable they are given to.
 NON_TENSOR_KEYWORDS = frozenset({

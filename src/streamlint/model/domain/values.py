@@ -6,7 +6,7 @@ about stays UNKNOWN, and unknown never produces a finding.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Optional
 
@@ -51,6 +51,9 @@ class AbsValue:
     members: frozenset[Path] = frozenset()  # a CONTAINER's items' memory (what it keeps alive)
     loader_batch: bool = False  # a BUFFER a data loader yields (its memory is the loader's choice)
     rank: int = -1  # a BUFFER's number of dimensions, when how it was made shows them (-1: not told)
+    # A BUFFER built on the host from Python values (`torch.tensor(0.0)`) on some path to here
+    # (a may-fact: joined, it stays, so a copy of it to the device uploads on that path)
+    host_built: bool = field(default=False, metadata={"omit_default": True})
 
     def join(self, other: "AbsValue") -> "AbsValue":
         if self == other:
@@ -64,10 +67,10 @@ class AbsValue:
             # this value on one path, None on the other (a placeholder `x = None` before a branch
             # that sets it; `self.x = None` on an early return)
             return (other if self.kind is ValueKind.NONE else self).join_none()
-        return AbsValue(
+        joined = AbsValue(
             self.kind if self.kind is other.kind else ValueKind.UNKNOWN,
             self.framework if self.framework == other.framework else "",
-            _join_memory(self, other),
+            self.memory if self.memory is other.memory else Memory.UNKNOWN,
             _join_identity(self.identity, other.identity),
             _joined_streams(self.stream, other.stream),
             self.may_be_none or other.may_be_none,
@@ -76,7 +79,9 @@ class AbsValue:
             self.members | other.members,
             self.loader_batch and other.loader_batch,
             self.rank if self.rank == other.rank else -1,
+            self.host_built or other.host_built,
         )
+        return _learned_on_one_path(joined, self, other)
 
     def join_carried(self, carried: "AbsValue") -> "AbsValue":
         """At a loop's head: this value (on entry, or from the rounds so far) or `carried`, what
@@ -110,15 +115,28 @@ class AbsValue:
         return self.kind is ValueKind.BUFFER and self.memory is Memory.DEVICE
 
 
-def _join_memory(a: "AbsValue", b: "AbsValue") -> Memory:
-    """Where the memory lives is a fact of the allocation, not of the path: the same buffer
-    (one identity) known on one path to live somewhere, and not told on the other, lives there."""
-    if a.memory is b.memory:
-        return a.memory
-    if a.identity is not None and a.identity == b.identity and a.kind is b.kind is ValueKind.BUFFER \
-            and Memory.UNKNOWN in (a.memory, b.memory):
-        return b.memory if a.memory is Memory.UNKNOWN else a.memory
-    return Memory.UNKNOWN
+def _learned_on_one_path(joined: AbsValue, a: AbsValue, b: AbsValue) -> AbsValue:
+    """One memory (the same identity on both paths) that one path showed to be a tensor of a
+    known memory (handed to an NCCL collective, `record_stream`, `pin_memory`) while the other
+    path said nothing of it: where memory lives is fixed when it is made, so the evidence holds
+    on both paths (docs/model-cases.md, D-11)."""
+    for cuda, other in ((a, b), (b, a)):
+        if cuda.kind is other.kind is ValueKind.DEVICE and cuda.memory is Memory.DEVICE:
+            # a device that is CUDA on one path (`if device.type == "cuda": device = ...`, `"cuda" if
+            # gpu else "cpu"`): the code's GPU path, where the analysed program runs (D-2)
+            return replace(joined, memory=Memory.DEVICE, framework=cuda.framework or other.framework)
+    for built, other in ((a, b), (b, a)):
+        if built.is_buffer and built.host_built and built.memory in (Memory.PAGEABLE, Memory.PINNED) and other.on_device:
+            # a CUDA tensor, or on some path a scalar built on the host in its place (`norm if
+            # grads else torch.tensor(0.0)`): the code's GPU path, the host path kept as `host_built`
+            return replace(joined, kind=ValueKind.BUFFER, memory=Memory.DEVICE, framework=other.framework)
+    if a.identity is None or a.identity != b.identity:
+        return joined
+    for known, other in ((a, b), (b, a)):
+        untold = other.kind is ValueKind.UNKNOWN or (other.kind is ValueKind.BUFFER and other.memory is Memory.UNKNOWN)
+        if known.kind is ValueKind.BUFFER and known.memory is not Memory.UNKNOWN and untold:
+            return replace(joined, kind=ValueKind.BUFFER, memory=known.memory, framework=known.framework or other.framework)
+    return joined
 
 
 def _join_identity(a: Optional[Path], b: Optional[Path]) -> Optional[Path]:

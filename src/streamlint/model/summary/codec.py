@@ -33,7 +33,8 @@ def encode(value: Any) -> Any:
         name = type(value).__name__
         if _TYPES.get(name) is not type(value):
             raise TypeError(f"not a summary type: {name}")
-        return {"~d": name, **{f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+        return {"~d": name, **{f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)
+                               if not _omitted(f, getattr(value, f.name))}}
     if isinstance(value, frozenset):
         items = [encode(v) for v in value]
         return {"~s": sorted(items, key=lambda item: json.dumps(item, sort_keys=True))}
@@ -42,6 +43,12 @@ def encode(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+def _omitted(f: dataclasses.Field, value: Any) -> bool:
+    """A field marked `omit_default` is left out at its default (decoding fills it back), so a
+    field added to a type changes no digest where it is unused."""
+    return bool(f.metadata.get("omit_default")) and value == f.default
 
 
 def decode(data: Any) -> Any:

@@ -574,7 +574,7 @@ def element_read(node: cst.CSTNode, loop: cst.CSTNode) -> str:
     """`for b in range(n): ... q[b].item()`: a read of one element of a tensor by the loop's index,
     in a loop that uses that tensor only so (one `.tolist()` before the loop reads them all).
     The tensor as spelled (`q`), or "" when the read is not of that shape."""
-    element = _read_element(node)
+    element = _read_element(node, loop) if isinstance(loop, cst.For) else None
     if element is None or not isinstance(loop, cst.For):
         return ""
     base = _dotted(element.value)
@@ -586,14 +586,52 @@ def element_read(node: cst.CSTNode, loop: cst.CSTNode) -> str:
     return base
 
 
-def _read_element(node: cst.CSTNode) -> Optional[cst.Subscript]:
-    """`q[b]` of `q[b].item()`, `int(q[b])` or `if q[b]:`."""
+def _read_element(node: cst.CSTNode, loop: cst.For) -> Optional[cst.Subscript]:
+    """`q[b]` of `q[b].item()`, `int(q[b])`, `if q[b]:` or `if q[b] < 0:`, also through a name the
+    loop's body binds once to it (`info = q[b]; if info < 0:`)."""
     if isinstance(node, cst.Call):
-        if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Subscript):
-            return node.func.value
-        if len(node.args) == 1 and isinstance(node.args[0].value, cst.Subscript):
-            return node.args[0].value
-    return node if isinstance(node, cst.Subscript) else None
+        if isinstance(node.func, cst.Attribute):
+            return _element_of(node.func.value, loop)
+        if len(node.args) == 1:
+            return _element_of(node.args[0].value, loop)
+        return None
+    if isinstance(node, cst.Comparison):
+        operands = [node.left] + [c.comparator for c in node.comparisons]
+        return next((e for e in (_element_of(o, loop) for o in operands) if e is not None), None)
+    return _element_of(node, loop)
+
+
+def _element_of(expr: cst.BaseExpression, loop: cst.For) -> Optional[cst.Subscript]:
+    if isinstance(expr, cst.Subscript):
+        return expr
+    if not isinstance(expr, cst.Name):
+        return None
+    bound = [n for n in _stores(loop.body) if n is not None and _names_only(n, expr.value)]
+    if len(bound) != 1 or not isinstance(bound[0], cst.Assign) or len(bound[0].targets) != 1:
+        return None  # bound more than once, or otherwise (a loop target, `+=`)
+    value = bound[0].value
+    return value if isinstance(value, cst.Subscript) else None
+
+
+def _stores(body: cst.CSTNode) -> list:
+    """The statements of a body that bind names (assignments, augmented ones, loop targets)."""
+    found, stack = [], [body]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For)):
+            found.append(current)
+        stack.extend(current.children)
+    return found
+
+
+def _names_only(store: cst.CSTNode, name: str) -> bool:
+    """Does the statement bind `name` (as a whole name)?"""
+    if isinstance(store, cst.Assign):
+        targets = [t.target for t in store.targets]
+    else:
+        targets = [store.target]
+    return any(isinstance(n, cst.Name) and n.value == name for t in targets for n in _loop_names(t)
+               if not isinstance(t, (cst.Subscript, cst.Attribute)))
 
 
 def _only_reads_elements(body: cst.CSTNode, base: str) -> bool:

@@ -62,5 +62,17 @@ def ends_in_raise(block: cst.BaseSuite) -> bool:
     return False
 
 
+def ends_the_loop(block: cst.BaseSuite) -> bool:
+    """A branch that ends by leaving the loop around it (`break`, `return`): the loop's exit
+    test, after which every iteration that goes on runs the rest of the body."""
+    body = block.body
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, (cst.Break, cst.Return)) for s in last.body)
+    return False
+
+
 def _has_modulo(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.BinaryOperation) and (isinstance(expr.operator, cst.Modulo) or _has_modulo(expr.left))

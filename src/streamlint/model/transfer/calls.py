@@ -46,7 +46,7 @@ def method_of(receiver: AbsValue, name: str) -> AbsValue:
     return AbsValue(ValueKind.CALLABLE, target=METHOD + name)
 
 
-def attribute_of(base: AbsValue, attr: str, path: Path) -> AbsValue:
+def attribute_of(base: AbsValue, attr: str, path: Optional[Path]) -> AbsValue:
     """An attribute nobody stored: a tensor's `.data` is its memory, other attributes unknown."""
     if base.is_buffer and attr in interop.ADDRESS_ATTRIBUTES:
         return replace(base, framework=cuda_python.RAW_ADDRESS)  # the memory, as an address
@@ -55,7 +55,11 @@ def attribute_of(base: AbsValue, attr: str, path: Path) -> AbsValue:
     if base.is_buffer and base.memory is not Memory.DEVICE and attr in numpy_api.SAME_MEMORY_ATTRIBUTES:
         return base  # `h.ctypes`: the host array's own memory (its `.data` is the address)
     if base.is_buffer and attr in torch_api.DEVICE_ATTRIBUTES and base.memory is not Memory.UNKNOWN:
-        return AbsValue(ValueKind.DEVICE, base.framework, Memory.DEVICE if base.on_device else Memory.PAGEABLE)
+        # (the CPU on the path where the tensor is a scalar built on the host: `host_built`)
+        return AbsValue(ValueKind.DEVICE, base.framework, Memory.DEVICE if base.on_device else Memory.PAGEABLE,
+                        path, host_built=base.host_built)
+    if path is None:
+        return UNKNOWN
     if base.is_buffer and attr in torch_api.TENSOR_ATTRIBUTES:
         return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream)
     return AbsValue(identity=path)

@@ -8,7 +8,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from streamlint.model.api import cuda_python, host_math, nccl
+from streamlint.model.api import cuda_python, host_math, nccl, torch_api
 from streamlint.model.api.facts import POINTER_FRAMEWORKS
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
@@ -64,8 +64,8 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
     held = state.at(base.identity.attr(attr)) if base.identity is not None else UNKNOWN
     if held.kind is ValueKind.UNKNOWN and attr in host_math.NUMBER_ATTRIBUTES:
         return _host_numbers(attr in host_math.NUMBER_TUPLE_ATTRIBUTES), state  # `x.shape`, `x.size`
-    if base.identity is None:
-        return UNKNOWN, state
+    if base.identity is None:  # (a tensor's device is told all the same: where it lives)
+        return (calls.attribute_of(base, attr, None) if attr in torch_api.DEVICE_ATTRIBUTES else UNKNOWN), state
     path = base.identity.attr(attr)
     if held.kind is not ValueKind.UNKNOWN or held.target:  # (what it is, or that it is an option)
         return held, state

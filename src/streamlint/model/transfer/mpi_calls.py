@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-from streamlint.model.api import mpi, nccl
+from streamlint.model.api import interop, mpi, nccl
 from streamlint.model.domain.paths import Path
 from streamlint.model.domain.state import State
+from streamlint.model.domain.streams import StreamRef
 from streamlint.model.domain.values import UNKNOWN, AbsValue
 from streamlint.model.domain.values import ValueKind
 from streamlint.model.transfer.act import access, host_access
@@ -55,9 +56,13 @@ def collective(name: str, arguments: Arguments, state: State, frame: Frame) -> O
     given = arguments.keywords.get("stream")
     candidates = [given[0]] if given is not None else [v for v, _ in arguments.positional]
     stream = next((v.stream for v in candidates if v.kind is ValueKind.STREAM and v.stream is not None), None)
+    if stream is None and given is None and arguments.positional:
+        stream = _handle_given(arguments.positional[-1][0])
     if stream is None or not stream.known:
         return None
     buffers = [v.identity for v in arguments.values() if is_device(v) and v.identity is not None]
+    if not buffers:  # pointers into memory the code says nothing else about: NCCL's operands are CUDA memory
+        buffers = [p for p in (_pointed_at(v) for v, _ in arguments.positional[:len(roles)]) if p is not None]
     if len(buffers) != len(roles):
         return None  # (the pointers the call shows do not match the collective's)
     site = frame.site(arguments.node)
@@ -67,3 +72,27 @@ def collective(name: str, arguments: Arguments, state: State, frame: Frame) -> O
         if role is not mpi.Role.SENT:
             state = access(state, frame, site, path, True, stream)
     return UNKNOWN, state
+
+
+
+def _handle_given(value: AbsValue) -> Optional[StreamRef]:
+    """NCCL takes its stream last, as a raw handle: `comm.allReduce(..., stream.ptr)` of a value
+    the code says nothing else about shows it is the stream held at its path (as a stream's own
+    method would, `api/torch_api.STREAM_ONLY_METHODS`)."""
+    path = value.identity
+    if value.kind is not ValueKind.UNKNOWN or path is None or not path.steps:
+        return None
+    if path.steps[-1] not in nccl.STREAM_HANDLE_ATTRS:
+        return None
+    return StreamRef.at(Path(path.root, path.steps[:-1]))
+
+
+def _pointed_at(value: AbsValue) -> Optional[Path]:
+    """`a.data.ptr` of a value of unknown kind: the memory at `a`."""
+    path = value.identity
+    if value.kind is not ValueKind.UNKNOWN or path is None or not path.steps or path.steps[-1] not in interop.MEMORY_ATTRIBUTES:
+        return None
+    steps = path.steps
+    while steps and steps[-1] in interop.MEMORY_ATTRIBUTES:
+        steps = steps[:-1]
+    return Path(path.root, steps)

@@ -20,17 +20,53 @@ def dotted(node: cst.BaseExpression) -> Optional[str]:
 
 
 def imports_of(module: cst.Module) -> dict[str, str]:
-    """Name bound at module level by an import -> the qualified name it stands for."""
+    """Name bound at module level by an import -> the qualified name it stands for, also by an
+    import under a module-level `try:` or `if` (`try: import cupy as cp / except ImportError:`,
+    `if TYPE_CHECKING:`): the module runs where the import succeeds, its names stand for it."""
     bound: dict[str, str] = {}
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Import):
-                _import(small, bound)
-            elif isinstance(small, cst.ImportFrom):
-                _import_from(small, bound)
+    _imports_in(module.body, bound)
     return bound
+
+
+def _imports_in(body, bound: dict[str, str]) -> None:
+    for statement in body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Import):
+                    _import(small, bound)
+                elif isinstance(small, cst.ImportFrom):
+                    _import_from(small, bound)
+        for block in _blocks(statement):
+            _imports_in(block, bound)
+
+
+def import_targets(node: cst.Import | cst.ImportFrom) -> dict[str, str]:
+    """The names one import statement binds -> what they stand for."""
+    bound: dict[str, str] = {}
+    if isinstance(node, cst.Import):
+        _import(node, bound)
+    else:
+        _import_from(node, bound)
+    return bound
+
+
+def _blocks(statement: cst.BaseStatement) -> list:
+    """The statement lists of a module-level `try:` (its body first: what the handlers bind
+    when the import fails does not replace it) and of an `if` (each branch)."""
+    if isinstance(statement, (cst.Try, cst.TryStar)):
+        blocks = [h.body.body for h in statement.handlers]
+        blocks += [b.body.body for b in (statement.orelse, statement.finalbody) if b is not None]
+        return blocks + [statement.body.body]  # the body last: its imports win
+    if isinstance(statement, cst.If):
+        blocks = [statement.body.body]
+        orelse = statement.orelse
+        while isinstance(orelse, cst.If):
+            blocks.append(orelse.body.body)
+            orelse = orelse.orelse
+        if orelse is not None:
+            blocks.append(orelse.body.body)
+        return blocks
+    return []
 
 
 def _import(node: cst.Import, bound: dict[str, str]) -> None:

@@ -8,6 +8,7 @@ from typing import Callable, Optional, Sequence
 
 import libcst as cst
 
+from streamlint.model.api import python_std
 from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS
 from streamlint.model.domain.order import AccessEvent, Conflict, ConflictKind, access_key
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
@@ -22,7 +23,8 @@ from streamlint.model.transfer.act import access, do, host_access, kernel, opera
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate, slice_bounds, unpacked
 from streamlint.model.transfer.frame import Frame
-from streamlint.model.syntax.tests import ends_in_raise, fills_on_miss, rare_test
+from streamlint.model.syntax.tests import ends_in_raise, ends_the_loop, fills_on_miss, rare_test
+from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
 from streamlint.model.transfer.torch_calls import F
@@ -348,7 +350,8 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     finally:
         frame.guards -= rare
         frame.branch = outside
-    if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body):
+    leaves_loop = frame.loop_depth > 0 and ends_the_loop(node.body)  # (`if i == n: break`: every pass runs on)
+    if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body) and not leaves_loop:
         frame.guards += 1  # one side leaves (`if done: return`): what follows runs only sometimes
     return taken.join(other, every_path=_on_the_counter(node.test, frame))
 
@@ -469,12 +472,22 @@ def _try(node: cst.Try, state: State, frame: Frame) -> State:
     frame.guards += 1  # a handler runs only when something raised
     try:
         for handler in node.handlers:
+            if _import_failure(handler):
+                continue  # the framework is there: the body's bindings stand
             after = after.join(run_block(_body(handler.body), state.join(after), frame))
     finally:
         frame.guards -= 1
     if node.finalbody is not None:
         after = run_block(_body(node.finalbody.body), after, frame)
     return after
+
+
+def _import_failure(handler: cst.ExceptHandler) -> bool:
+    """`except ImportError:` (or a tuple of such): the path where a module or name is missing."""
+    caught = handler.type
+    names = caught.elements if isinstance(caught, cst.Tuple) else [caught] if caught is not None else []
+    values = [e.value if isinstance(e, cst.Element) else e for e in names]
+    return bool(values) and all(isinstance(v, cst.Name) and v.value in python_std.IMPORT_FAILURES for v in values)
 
 
 def _skip(node: cst.CSTNode, state: State, frame: Frame) -> State:
@@ -487,6 +500,17 @@ def _def(node: cst.FunctionDef, state: State, frame: Frame) -> State:
     if node.decorators or frame.qualname.rsplit(".", 1)[-1].startswith("<"):
         return state  # (a module's top level: its functions are the module's)
     return state.bind(node.name.value, AbsValue(ValueKind.CALLABLE, target=f"{frame.qualname}.{node.name.value}"))
+
+
+def _import(node: cst.Import | cst.ImportFrom, state: State, frame: Frame) -> State:
+    """An import binds its names to what they stand for where it runs (under a `try:` whose
+    handler binds None, the name is that namespace, maybe None); a relative import, as the
+    module's table names it."""
+    for local, target in import_targets(node).items():
+        target = frame.imports.get(local, target) if target.startswith(".") else target
+        if not target.startswith("."):
+            state = state.bind(local, AbsValue(ValueKind.NAMESPACE, target=target))
+    return state
 
 
 def _break(node: cst.CSTNode, state: State, frame: Frame) -> State:
@@ -509,6 +533,8 @@ _HANDLERS: dict[type, Callable[..., State]] = {
     cst.With: _with,
     cst.Try: _try,
     cst.FunctionDef: _def,
+    cst.Import: _import,
+    cst.ImportFrom: _import,
     cst.ClassDef: _skip,
     cst.Break: _break,
     cst.Continue: _break,

@@ -52,10 +52,10 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     fact = torch_api.FUNCTIONS.get(name)
     if fact is not None and fact.kind is None and fact.result == "none":
         return NONE, state  # a context that does nothing (`contextlib.nullcontext()`)
-    if name.startswith(torch_api.OPERATION_NAMESPACES) and short[:1].islower() and fact is None \
-            and all(v.memory is Memory.UNKNOWN for v in arguments.values()):
-        # an operation given no tensor of known memory: a new tensor, where is not told
-        return AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN, Path(Root.fresh(frame.site(arguments.node)))), state
+    if fact is None and torch_api.returns_tensor(name) and all(v.memory is Memory.UNKNOWN for v in arguments.values()):
+        # a tensor function given no tensor of known memory: a new tensor of a device not told
+        # (given tensors of known memory, PyTorch's invariant places it: `calls._opaque`)
+        return _fresh(frame, arguments, Memory.UNKNOWN, None), state
     return None
 
 
@@ -285,6 +285,11 @@ def _device(arguments: Arguments, state: State, frame: Frame) -> Handled:
 def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     memory = memory_named(arguments, Arg(kw="device"))
     pinned = arguments.flag(Arg(kw="pin_memory"), False)
+    if short in torch_api.FROM_DATA and arguments.located(Arg(kw="device")) is None and _written_out(arguments):
+        # `torch.tensor(0.0)`, `torch.tensor([a, b])`: built on the host from values the code
+        # writes out (not data it reads: `torch.tensor(row)` is the program's input), where it stays
+        host = Memory.PINNED if pinned else Memory.PAGEABLE
+        return replace(_fresh(frame, arguments, host, None), host_built=True), state
     if memory is None and (short in ("tensor", "as_tensor") or arguments.located(Arg(kw="device")) is not None):
         return UNKNOWN, state  # a device the code does not show, or the input's: not told
     if memory is not Memory.DEVICE:  # on the host: pinned when asked (`device="cpu", pin_memory=True`)
@@ -313,6 +318,15 @@ def _host_built(arguments: Arguments) -> bool:
     items = data.element
     written = isinstance(node, (cst.List, cst.Tuple))  # a list written out of values that are no tensors
     return (items is not None and items.kind is ValueKind.HOST_NUMBER) or (written and not (items and items.is_buffer))
+
+
+def _written_out(arguments: Arguments) -> bool:
+    """The data is a number, or a list or tuple written out of values that are no tensors."""
+    located = arguments.located(Arg(0, "data"))
+    if located is None or not _host_built(arguments):
+        return False
+    data, node = located
+    return data.kind is ValueKind.HOST_NUMBER or isinstance(node, (cst.List, cst.Tuple))
 
 
 def _built_then_uploaded(value: AbsValue, arguments: Arguments, state: State, frame: Frame) -> State:
@@ -484,6 +498,10 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
     if not on_device:
         # (a NumPy array's result is a NumPy array; items a whole index picks may be scalars: not told)
         host = next((v for v in inputs if is_host(v) and not maybe_item(v)), None)
+        if host is None and any(v.is_buffer and v.framework == F and v.memory is Memory.UNKNOWN for v in inputs):
+            # PyTorch tensors of a device not told: a new tensor where they are (evidence that
+            # shows where, on any path, tells it: `domain/values._learned_on_one_path`)
+            return _fresh(frame, arguments, Memory.UNKNOWN, None), state
         return (replace(_fresh(frame, arguments, Memory.PAGEABLE, None), framework=host.framework or F)
                 if host else UNKNOWN), state
     result = replace(_fresh(frame, arguments, Memory.DEVICE, stream), framework=framework)
@@ -530,7 +548,16 @@ def _to(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> H
         target = Memory.DEVICE
     if target is None:
         return UNKNOWN if not tensor.is_buffer else tensor, state
+    if _own_device(tensor, arguments.value(Arg(0, "device")) or arguments.value(Arg(kw="device"))):
+        return tensor, state  # `x.to(x.device)`: where it is, on every path
     return copy_between(tensor, target, non_blocking, arguments, state, frame)
+
+
+def _own_device(tensor: AbsValue, device: Optional[AbsValue]) -> bool:
+    """The device of the tensor itself (`x.to(x.device)`)."""
+    if device is None or device.kind is not ValueKind.DEVICE or not tensor.is_buffer:
+        return False
+    return device.identity is not None and tensor.identity is not None and device.identity == tensor.identity.attr("device")
 
 
 def _cuda(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -545,6 +572,11 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
                  state: State, frame: Frame) -> Handled:
     """`t.to(device)`: a copy only where `t` is elsewhere; the result is new memory there."""
     to_device = target is Memory.DEVICE
+    built_here = to_device and source.host_built and source.memory is not Memory.PINNED
+    if built_here:
+        # built on the host on some path to here (CUDA on another: a scalar standing in for a
+        # norm, an accumulator's first value): an upload on that path
+        source = replace(source, memory=Memory.PAGEABLE)
     if not source.is_buffer or source.memory is Memory.UNKNOWN:
         # a copy to a device of a value the code says nothing about: a tensor on the other side
         # (with non_blocking=False, for a copy to the host, it may already be there: not told)
@@ -560,7 +592,7 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
     state = operation(state, frame, site, "torch.Tensor.to", OpKind.COPY_H2D if to_device else OpKind.COPY_D2H,
                       current, blocks, source.memory if to_device else memory, async_form=True,
                       non_blocking=non_blocking, host_at="self" if to_device else "return",
-                      host_loader_batch=to_device and source.loader_batch)
+                      host_loader_batch=to_device and source.loader_batch, host_built=built_here)
     result = _fresh(frame, arguments, memory, current if to_device else None)
     host_waits = Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F)
     if blocks and to_device:
@@ -568,7 +600,8 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
         # device side may still be written when the host goes on (CUDA's pageable staging)
         state = do(state, frame, host_waits)
     if source.identity is not None and blocks and to_device:
-        state = host_access(state, frame, site, source.identity, False)  # a blocking upload is done reading at return
+        if not built_here:  # (a host-built scalar's memory is the host's own: nothing else reads it)
+            state = host_access(state, frame, site, source.identity, False)  # a blocking upload is done reading at return
     elif source.identity is not None:
         state = access(state, frame, site, source.identity, False, current, host_memory=to_device)
     state = access(state, frame, site, result.identity, True, current, host_memory=not to_device)
@@ -727,7 +760,8 @@ def evident_receiver(name: str, receiver: AbsValue, state: Optional[State] = Non
         return EVIDENT_METHODS[name](receiver)
     if receiver.identity is not None and name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE:
         return AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN, receiver.identity)
-    if receiver.identity is not None and name in torch_api.TENSOR_OPERATIONS and state is not None:
+    if name in torch_api.TENSOR_OPERATIONS and state is not None:
+        # (of a value the walk cannot name too, `shards[i].norm()`: its result is a new CUDA tensor)
         current = state.current_stream(F)
         if current.known and current.kind is not StreamRefKind.AMBIENT:
             return AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, receiver.identity)
