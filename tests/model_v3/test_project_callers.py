@@ -273,3 +273,119 @@ def test_a_helper_of_another_module_hands_mpi_the_device_side_of_a_type_test(tmp
     # the module-level `cffi.FFI()` is a pointer library; the null stream's synchronize waits
     assert [(h.function.rsplit(".", 1)[-1], h.kind) for h in model.hazards] == [
         ("send", ConflictKind.HOST_READ_BEFORE_SYNC)]
+
+
+ENGINE = """
+import torch
+
+
+class Engine:
+    def __init__(self, model):
+        self.model = model
+        self.total = 0.0
+
+    def backward(self, loss):
+        self.total += loss.mean().item()
+"""
+
+PIPE = """
+import torch
+
+from pkg.engine import Engine
+
+
+class PipeEngine(Engine):
+    def train(self, batches):
+        for batch in batches:
+            loss = torch.ones(4, device="cuda").sum()
+            super().backward(loss)
+"""
+
+
+def _contexts(path: Path, qualname: str) -> list:
+    model = analyze_file(cst.parse_module(path.read_text()), str(path))
+    return [context for (q, context) in model.solved.walks if q == qualname]
+
+
+def test_a_super_call_in_a_subclass_of_another_module_is_a_caller_of_the_base_method(tmp_path):
+    pkg = _package(tmp_path, {"engine": ENGINE, "pipe": PIPE})
+    contexts = _contexts(pkg / "engine.py", "pkg.engine.Engine.backward")
+    told = [c.arg("loss") for c in contexts if c.arg("loss") is not None]
+    assert told and all(value.on_device for value in told)
+
+
+def test_a_super_call_applies_the_base_method_to_the_receiver(tmp_path):
+    pkg = _package(tmp_path, {"engine": ENGINE, "pipe": PIPE})
+    path = pkg / "pipe.py"
+    model = analyze_file(cst.parse_module(path.read_text()), str(path))
+    assert "pkg.engine.Engine.backward" in {q for q, _ in model.solved.walks}
+
+
+CACHE = """
+import torch
+
+
+class Cache:
+    def __init__(self):
+        self.rows = torch.zeros(8, device="cuda")
+
+    def prepare(self, ids):
+        return self.rows.index_select(0, ids)
+"""
+
+BASE_MODULE = """
+from torch import nn
+
+
+class BaseBag(nn.Module):
+    pass
+"""
+
+BAG = """
+from .base_bag import BaseBag
+from .cache import Cache
+
+
+class Bag(BaseBag):
+    def __init__(self):
+        super().__init__()
+        self.cache = Cache()
+
+    def forward(self, ids):
+        return self.cache.prepare(ids)
+"""
+
+
+def test_a_forward_in_an_importing_module_makes_the_method_it_calls_hot(tmp_path):
+    # `Bag` is an `nn.Module` through a project base: its `forward` runs on every step, and so
+    # does the method of the object it holds that it calls every time
+    pkg = _package(tmp_path, {"cache": CACHE, "base_bag": BASE_MODULE, "bag": BAG})
+    contexts = _contexts(pkg / "cache.py", "pkg.cache.Cache.prepare")
+    assert any(c.hot == "Bag.forward" for c in contexts)
+
+
+def test_callers_are_read_in_the_largest_package_within_the_bound(tmp_path, monkeypatch):
+    from streamlint.model.interproc import solver
+    pkg = _package(tmp_path, {})
+    sub = pkg / "sub"
+    sub.mkdir()
+    (sub / "__init__.py").write_text("")
+    for name, text in {"memory": MEMORY, "exchange": EXCHANGE,
+                       "caller": CALLER.format(made="memory.DeviceMemory()")}.items():
+        (sub / f"{name}.py").write_text(textwrap.dedent(text))
+    for i in range(6):  # the top package is larger than the bound; `pkg.sub` is within it
+        (pkg / f"filler{i}.py").write_text("import torch\n")
+    monkeypatch.setattr(solver, "MAX_PACKAGE_FILES", 5)
+    assert _kinds(sub / "exchange.py") == [ConflictKind.HOST_READ_BEFORE_SYNC]
+
+
+def test_a_module_that_calls_a_name_spells_it():
+    from streamlint.model.interproc.program import unit_of
+    from streamlint.model.syntax.prefilter import may_call
+    for text in (CALLER.format(made="memory.DeviceMemory()"), PIPE, BAG, DERIVED.format(non_blocking=True)):
+        source = textwrap.dedent(text)
+        unit = unit_of("pkg.m", cst.parse_module(source))
+        for names in unit.called_names().values():
+            for name in names:
+                assert may_call(source.encode(), frozenset({name}))
+    assert not may_call(b"import torch\n", frozenset({"prepare"}))

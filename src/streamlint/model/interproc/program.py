@@ -210,12 +210,34 @@ class Program:
             return f"{function.class_name}.{name.value}" if function.class_name else name.value
         if not function.class_name:
             return ""
-        cls = next((s for s in unit.tree.body if isinstance(s, cst.ClassDef) and s.name.value == function.class_name), None)
-        bases = [qualified(b.value, unit.imports) for b in cls.bases] if cls is not None else []
+        bases = self._bases_of(unit, function.class_name)
         module = name.value in torch_modules.MODULE_HOT_METHODS and any(
             b.startswith(torch_modules.MODULE_NAMESPACE) for b in bases)
         optimizer = name.value in torch_modules.OPTIMIZER_HOT_METHODS and torch_modules.optimizer_base(bases)
         return f"{function.class_name}.{name.value}" if module or optimizer else ""
+
+    def _bases_of(self, unit: ModuleUnit, cls_name: str, hops: int = 0) -> list[str]:
+        """A class's bases, qualified, and those of its project bases in turn (a subclass of a
+        project class that is an `nn.Module` is one too), within the hops of re-exports."""
+        cls = next((s for s in unit.tree.body if isinstance(s, cst.ClassDef) and s.name.value == cls_name), None)
+        bases = [qualified(b.value, unit.imports) for b in cls.bases] if cls is not None else []
+        found = list(bases)
+        for base in bases if hops < _MAX_REEXPORTS else ():
+            owner = self._unit_of_class(base)
+            if owner is not None:
+                found += self._bases_of(owner[0], owner[1], hops + 1)
+        return found
+
+    def _unit_of_class(self, qualname: str) -> Optional[tuple[ModuleUnit, str]]:
+        """The module that defines the project class `qualname` names, and its name there."""
+        module, _, name = qualname.rpartition(".")
+        unit = self.unit(module) if module else None
+        if unit is not None and name in unit.classes:
+            return unit, name
+        target = unit.imports.get(name) if unit is not None else None
+        owner, _, alias = (target or "").rpartition(".")
+        found = self.unit(owner) if owner and target != qualname else None
+        return (found, alias) if found is not None and alias in found.classes else None
 
     def memoized(self, function: FunctionRef) -> bool:
         """Decorated to run once per distinct argument tuple (`functools.lru_cache`)."""
@@ -249,11 +271,12 @@ class Program:
                  if all(self.function(f"{u.name}.{cls}.{m}") is not None for m in methods)}
         return found.pop() if len(found) == 1 else None
 
-    def package_units(self, most: int, most_in_root: int) -> list[ModuleUnit]:
+    def package_units(self, most: int, most_in_root: int, spelled: frozenset[str] = frozenset()) -> list[ModuleUnit]:
         """The other modules of the checked module's package and the project's root scripts, read
-        through the loader (so the cache notes each)."""
+        through the loader (so the cache notes each); with `spelled`, those that spell one of
+        those names."""
         listing = getattr(self._loader, "package", None)
-        names = listing(most, most_in_root) if listing is not None else ()
+        names = listing(most, most_in_root, spelled) if listing is not None else ()
         units = (self.unit(name) for name in names if name != self.main.name)
         return [unit for unit in units if unit is not None]
 

@@ -149,6 +149,8 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
     modelled = declared.active().facts.get(target)
     if modelled is not None:  # a declared model of a call we cannot see
         return fact_calls.apply_fact(modelled, arguments, state, frame, target)
+    if target == "builtins.super":
+        return _super(state, frame), state
     if target.startswith("builtins."):
         return _builtin_or_opaque(target, arguments, state, frame)
     if handler is not None and not _buffers_given(arguments):
@@ -161,6 +163,16 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         return AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))),
                         target=f"{target}()"), state
     return _project_call(target, arguments, state, frame)
+
+
+def _super(state: State, frame: Frame) -> AbsValue:
+    """`super()` (or `super(C, self)`) in a method: the receiver, seen as an instance of its class's
+    first project base, so that `super().m(...)` calls the base's `m` on `self` (an edge of the
+    call graph: the base's method gets this call's arguments as a caller's)."""
+    base = frame.program.base_class(f"{frame.module}.{frame.class_name}") if frame.program and frame.class_name else None
+    if base is None:
+        return UNKNOWN
+    return AbsValue(ValueKind.OBJECT, identity=Path(Root.self_()), target=base)
 
 
 def _mapping_view(name: str, receiver: AbsValue) -> Optional[AbsValue]:

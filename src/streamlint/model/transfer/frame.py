@@ -69,6 +69,10 @@ class ProgramView(Protocol):
         """The one project class, among `module`'s own and those of the project modules it
         imports, that defines every one of `methods`; None when none or several do."""
 
+    def base_class(self, cls: str) -> Optional[str]:
+        """The first base of the project class `cls` that is a project class, whose methods
+        `super().m(...)` calls; None when it has none."""
+
     def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
         """What `obj.<attr>` holds for an instance of the project class `cls`: the join of what
         its methods store there, in `self`'s terms (identities are `self.<attr>` paths)."""
