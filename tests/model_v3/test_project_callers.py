@@ -389,3 +389,10 @@ def test_a_module_that_calls_a_name_spells_it():
             for name in names:
                 assert may_call(source.encode(), frozenset({name}))
     assert not may_call(b"import torch\n", frozenset({"prepare"}))
+
+
+def test_a_super_call_to_a_base_named_through_a_reexport(tmp_path):
+    pkg = _package(tmp_path, {"engine": ENGINE, "pipe": PIPE.replace("from pkg.engine import", "from pkg import")})
+    (pkg / "__init__.py").write_text("from pkg.engine import Engine\n")
+    contexts = _contexts(pkg / "engine.py", "pkg.engine.Engine.backward")
+    assert any(c.arg("loss") is not None and c.arg("loss").on_device for c in contexts)

@@ -230,14 +230,30 @@ class Program:
 
     def _unit_of_class(self, qualname: str) -> Optional[tuple[ModuleUnit, str]]:
         """The module that defines the project class `qualname` names, and its name there."""
-        module, _, name = qualname.rpartition(".")
-        unit = self.unit(module) if module else None
-        if unit is not None and name in unit.classes:
-            return unit, name
-        target = unit.imports.get(name) if unit is not None else None
-        owner, _, alias = (target or "").rpartition(".")
-        found = self.unit(owner) if owner and target != qualname else None
-        return (found, alias) if found is not None and alias in found.classes else None
+        where = self.class_defined_at(qualname)
+        if where is None:
+            return None
+        module, _, name = where.rpartition(".")
+        unit = self.unit(module)
+        return (unit, name) if unit is not None else None
+
+    def class_defined_at(self, qualname: str, hops: int = 0) -> Optional[str]:
+        """Where the project class a qualified name denotes is defined ("pkg.mod.C"), following
+        the names modules import from others (a package's re-export); None when it is no class."""
+        module = qualname
+        while "." in module:
+            module = module.rsplit(".", 1)[0]
+            unit = self.unit(module)
+            if unit is None:
+                continue
+            head, _, rest = qualname[len(module) + 1:].partition(".")
+            if not rest and head in unit.classes:
+                return qualname
+            target = unit.imports.get(head)
+            if target is None or hops >= _MAX_REEXPORTS:
+                return None
+            return self.class_defined_at(f"{target}.{rest}" if rest else target, hops + 1)
+        return None
 
     def memoized(self, function: FunctionRef) -> bool:
         """Decorated to run once per distinct argument tuple (`functools.lru_cache`)."""

@@ -214,11 +214,12 @@ class Solver:
         module, _, name = cls.rpartition(".")
         unit = self.program.unit(module)
         bases = unit.bases.get(name, ()) if unit is not None else ()
-        return next((b for b in bases if self.program.is_class(b)), None)
+        return next((found for found in map(self.program.class_defined_at, bases) if found is not None), None)
 
     def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
+        cls = self.program.class_defined_at(cls) or ""  # (named through a re-export: where it is defined)
         module, _, name = cls.rpartition(".")
-        if not self.program.is_class(cls):
+        if not cls:
             return None
         return dict(self._class_state_of(module, name)).get(attr)
 
