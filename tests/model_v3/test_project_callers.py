@@ -396,3 +396,81 @@ def test_a_super_call_to_a_base_named_through_a_reexport(tmp_path):
     (pkg / "__init__.py").write_text("from pkg.engine import Engine\n")
     contexts = _contexts(pkg / "engine.py", "pkg.engine.Engine.backward")
     assert any(c.arg("loss") is not None and c.arg("loss").on_device for c in contexts)
+
+
+EXCHANGERS = """
+import torch
+
+
+class Exchanger:
+    def __init__(self):
+        self.stream1 = torch.cuda.Stream()
+        self.stream2 = torch.cuda.Stream()
+
+
+class Copying(Exchanger):
+    def exchange(self, out, into):
+        into.copy_(out)
+
+
+class Zeroing(Exchanger):
+    def exchange(self, out, into):
+        into.zero_()
+"""
+
+HALO = """
+import torch
+
+
+def halo(ex, x, flag):
+    stream1 = ex.stream1
+    stream2 = ex.stream2
+    pad = torch.empty([8, 10], device="cuda")
+    stream1.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream1):
+        if flag:
+            edge = pad[:, 9:10]
+            ex.exchange(x[:, :1], edge)
+        else:
+            edge = pad[9:10, :]
+            ex.exchange(x[:1, :], edge)
+    stream2.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream2):
+        y = edge.clone()
+    {after}
+"""
+
+
+def test_a_method_of_a_receiver_of_unknown_class_is_each_class_of_its_hierarchy(tmp_path):
+    # only the subclasses of `Exchanger` define `exchange`: `ex` is one of them (class-hierarchy
+    # analysis); each writes `edge` on stream1, which stream2 then reads unordered
+    pkg = _package(tmp_path, {"exchangers": EXCHANGERS, "halo": HALO.format(after="return y")})
+    (pkg / "__init__.py").write_text("from .exchangers import Copying, Zeroing\n")
+    model = analyze_file(cst.parse_module((pkg / "halo.py").read_text()), str(pkg / "halo.py"))
+    assert ConflictKind.READ_AFTER_WRITE in [h.kind for h in model.hazards]
+
+
+def test_a_wait_for_the_exchange_orders_it(tmp_path):
+    waited = HALO.format(after="return y").replace(
+        "    stream2.wait_stream(torch.cuda.current_stream())\n",
+        "    stream2.wait_stream(torch.cuda.current_stream())\n    stream2.wait_stream(stream1)\n")
+    pkg = _package(tmp_path, {"exchangers": EXCHANGERS, "halo": waited})
+    (pkg / "__init__.py").write_text("from .exchangers import Copying, Zeroing\n")
+    model = analyze_file(cst.parse_module((pkg / "halo.py").read_text()), str(pkg / "halo.py"))
+    assert all("edge" not in repr(h) or h.kind is not ConflictKind.READ_AFTER_WRITE for h in model.hazards)
+
+
+def test_classes_of_two_hierarchies_defining_the_method_leave_the_call_opaque(tmp_path):
+    other = EXCHANGERS + "\n\nclass Unrelated:\n    def exchange(self, out, into):\n        into.zero_()\n"
+    pkg = _package(tmp_path, {"exchangers": other, "halo": HALO.format(after="return y")})
+    (pkg / "__init__.py").write_text("from .exchangers import Copying, Zeroing, Unrelated\n")
+    model = analyze_file(cst.parse_module((pkg / "halo.py").read_text()), str(pkg / "halo.py"))
+    assert "pkg.exchangers.Copying.exchange" not in {q for q, _ in model.solved.walks}
+
+
+def test_a_view_taken_on_either_of_two_paths_meets_each():
+    from streamlint.model.domain.paths import Index
+    a, b = Index.view("f#1"), Index.view("f#2")
+    joined = Index.view("f#1|f#2")
+    assert joined.may_alias(a) and a.may_alias(joined) and joined.may_alias(b)
+    assert not a.may_alias(b)

@@ -276,6 +276,48 @@ class Program:
                 return found
         return None
 
+    def classes_with_method(self, module: str, name: str, most: int, within: str = "") -> tuple[str, ...]:
+        """The project classes that define a method `name` of their own, among those of `module`,
+        of the modules it imports, and of its package's `__init__` and the modules that imports
+        (what the package exports), when there are at most `most` and they are of one hierarchy
+        (one class, or classes with a common project base); () otherwise. `within`: the
+        subclasses of that class, when it has no method `name` itself."""
+        if within and self.function(f"{within}.{name}") is not None:
+            return ()
+        classes = [c for c in self._defining(module, name) if not within or within in self._ancestors(c)]
+        if not classes or len(classes) > most:
+            return ()
+        return tuple(classes) if within or len(classes) == 1 or self.common_base(classes) else ()
+
+    def common_base(self, classes: list[str]) -> Optional[str]:
+        """The most derived project class every one of `classes` derives from; None when none."""
+        common = set.intersection(*(self._ancestors(c) for c in classes)) if classes else set()
+        return max(sorted(common), key=lambda c: len(self._ancestors(c)), default=None)
+
+    def _defining(self, module: str, name: str) -> list[str]:
+        unit = self.unit(module)
+        package = self.unit(module.rpartition(".")[0]) if unit is not None and "." in module else None
+        seen: dict[str, ModuleUnit] = {}
+        for holder in (u for u in (unit, package) if u is not None):
+            seen[holder.name] = holder
+            for target in sorted(set(holder.imports.values())):
+                for name_ in (target, target.rpartition(".")[0]):
+                    found = self.unit(name_) if name_ and name_ not in seen else None
+                    if found is not None:
+                        seen[name_] = found
+        return sorted(f"{u.name}.{c}" for u in seen.values() for c in u.classes if f"{u.name}.{c}.{name}" in u.functions)
+
+    def _ancestors(self, cls: str, hops: int = 0) -> set[str]:
+        """The project classes `cls` derives from (where each is defined), within the hops."""
+        module, _, name = cls.rpartition(".")
+        unit = self.unit(module)
+        found: set[str] = set()
+        for base in (unit.bases.get(name, ()) if unit is not None and hops < _MAX_REEXPORTS else ()):
+            where = self.class_defined_at(base)
+            if where is not None:
+                found |= {where} | self._ancestors(where, hops + 1)
+        return found
+
     def class_defining(self, module: str, methods: frozenset[str]) -> Optional[str]:
         """The one class among `module`'s and the project modules it imports (`from . import m`,
         `import pkg.m`) that defines all of `methods` (its own or inherited); None otherwise."""

@@ -88,6 +88,7 @@ class Solver:
         self._called_from_outside: set[str] = set()
         self._composing_depth = 0  # class states being composed (walks that are no callers' evidence)
         self._by_methods: dict[tuple[str, frozenset[str]], str] = {}
+        self._with_method: dict[tuple[str, str, str], tuple[str, ...]] = {}
 
     def solve_module(self) -> Solved:
         self._globals[self.program.main.name] = self._module_names(self.program.main.name)
@@ -208,6 +209,21 @@ class Solver:
         if found is None:
             found = self._by_methods[(module, methods)] = self.program.class_defining(module, methods) or ""
         return found or None
+
+    def classes_with_method(self, module: str, name: str, within: str = "") -> tuple[str, ...]:
+        found = self._with_method.get((module, name, within))
+        if found is None:
+            found = self.program.classes_with_method(module, name, MAX_CONTEXTS, within)
+            self._with_method[(module, name, within)] = found
+        return found
+
+    def hierarchy_of(self, module: str, methods: frozenset[str]) -> Optional[str]:
+        """The class an object with these methods is one of (class-hierarchy analysis): the most
+        derived common project base of the classes that define them, each of one hierarchy."""
+        classes = [c for m in sorted(methods) for c in self.classes_with_method(module, m)]
+        if not classes or any(not self.classes_with_method(module, m) for m in methods):
+            return None
+        return classes[0] if len(set(classes)) == 1 else self.program.common_base(sorted(set(classes)))
 
     def base_class(self, cls: str) -> Optional[str]:
         """The first of the project class `cls`'s bases that is a project class (`super()`'s)."""
