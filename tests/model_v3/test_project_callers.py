@@ -273,3 +273,204 @@ def test_a_helper_of_another_module_hands_mpi_the_device_side_of_a_type_test(tmp
     # the module-level `cffi.FFI()` is a pointer library; the null stream's synchronize waits
     assert [(h.function.rsplit(".", 1)[-1], h.kind) for h in model.hazards] == [
         ("send", ConflictKind.HOST_READ_BEFORE_SYNC)]
+
+
+ENGINE = """
+import torch
+
+
+class Engine:
+    def __init__(self, model):
+        self.model = model
+        self.total = 0.0
+
+    def backward(self, loss):
+        self.total += loss.mean().item()
+"""
+
+PIPE = """
+import torch
+
+from pkg.engine import Engine
+
+
+class PipeEngine(Engine):
+    def train(self, batches):
+        for batch in batches:
+            loss = torch.ones(4, device="cuda").sum()
+            super().backward(loss)
+"""
+
+
+def _contexts(path: Path, qualname: str) -> list:
+    model = analyze_file(cst.parse_module(path.read_text()), str(path))
+    return [context for (q, context) in model.solved.walks if q == qualname]
+
+
+def test_a_super_call_in_a_subclass_of_another_module_is_a_caller_of_the_base_method(tmp_path):
+    pkg = _package(tmp_path, {"engine": ENGINE, "pipe": PIPE})
+    contexts = _contexts(pkg / "engine.py", "pkg.engine.Engine.backward")
+    told = [c.arg("loss") for c in contexts if c.arg("loss") is not None]
+    assert told and all(value.on_device for value in told)
+
+
+def test_a_super_call_applies_the_base_method_to_the_receiver(tmp_path):
+    pkg = _package(tmp_path, {"engine": ENGINE, "pipe": PIPE})
+    path = pkg / "pipe.py"
+    model = analyze_file(cst.parse_module(path.read_text()), str(path))
+    assert "pkg.engine.Engine.backward" in {q for q, _ in model.solved.walks}
+
+
+CACHE = """
+import torch
+
+
+class Cache:
+    def __init__(self):
+        self.rows = torch.zeros(8, device="cuda")
+
+    def prepare(self, ids):
+        return self.rows.index_select(0, ids)
+"""
+
+BASE_MODULE = """
+from torch import nn
+
+
+class BaseBag(nn.Module):
+    pass
+"""
+
+BAG = """
+from .base_bag import BaseBag
+from .cache import Cache
+
+
+class Bag(BaseBag):
+    def __init__(self):
+        super().__init__()
+        self.cache = Cache()
+
+    def forward(self, ids):
+        return self.cache.prepare(ids)
+"""
+
+
+def test_a_forward_in_an_importing_module_makes_the_method_it_calls_hot(tmp_path):
+    # `Bag` is an `nn.Module` through a project base: its `forward` runs on every step, and so
+    # does the method of the object it holds that it calls every time
+    pkg = _package(tmp_path, {"cache": CACHE, "base_bag": BASE_MODULE, "bag": BAG})
+    contexts = _contexts(pkg / "cache.py", "pkg.cache.Cache.prepare")
+    assert any(c.hot == "Bag.forward" for c in contexts)
+
+
+def test_callers_are_read_in_the_largest_package_within_the_bound(tmp_path, monkeypatch):
+    from streamlint.model.interproc import solver
+    pkg = _package(tmp_path, {})
+    sub = pkg / "sub"
+    sub.mkdir()
+    (sub / "__init__.py").write_text("")
+    for name, text in {"memory": MEMORY, "exchange": EXCHANGE,
+                       "caller": CALLER.format(made="memory.DeviceMemory()")}.items():
+        (sub / f"{name}.py").write_text(textwrap.dedent(text))
+    for i in range(6):  # the top package is larger than the bound; `pkg.sub` is within it
+        (pkg / f"filler{i}.py").write_text("import torch\n")
+    monkeypatch.setattr(solver, "MAX_PACKAGE_FILES", 5)
+    assert _kinds(sub / "exchange.py") == [ConflictKind.HOST_READ_BEFORE_SYNC]
+
+
+def test_a_module_that_calls_a_name_spells_it():
+    from streamlint.model.interproc.program import unit_of
+    from streamlint.model.syntax.prefilter import may_call
+    for text in (CALLER.format(made="memory.DeviceMemory()"), PIPE, BAG, DERIVED.format(non_blocking=True)):
+        source = textwrap.dedent(text)
+        unit = unit_of("pkg.m", cst.parse_module(source))
+        for names in unit.called_names().values():
+            for name in names:
+                assert may_call(source.encode(), frozenset({name}))
+    assert not may_call(b"import torch\n", frozenset({"prepare"}))
+
+
+def test_a_super_call_to_a_base_named_through_a_reexport(tmp_path):
+    pkg = _package(tmp_path, {"engine": ENGINE, "pipe": PIPE.replace("from pkg.engine import", "from pkg import")})
+    (pkg / "__init__.py").write_text("from pkg.engine import Engine\n")
+    contexts = _contexts(pkg / "engine.py", "pkg.engine.Engine.backward")
+    assert any(c.arg("loss") is not None and c.arg("loss").on_device for c in contexts)
+
+
+EXCHANGERS = """
+import torch
+
+
+class Exchanger:
+    def __init__(self):
+        self.stream1 = torch.cuda.Stream()
+        self.stream2 = torch.cuda.Stream()
+
+
+class Copying(Exchanger):
+    def exchange(self, out, into):
+        into.copy_(out)
+
+
+class Zeroing(Exchanger):
+    def exchange(self, out, into):
+        into.zero_()
+"""
+
+HALO = """
+import torch
+
+
+def halo(ex, x, flag):
+    stream1 = ex.stream1
+    stream2 = ex.stream2
+    pad = torch.empty([8, 10], device="cuda")
+    stream1.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream1):
+        if flag:
+            edge = pad[:, 9:10]
+            ex.exchange(x[:, :1], edge)
+        else:
+            edge = pad[9:10, :]
+            ex.exchange(x[:1, :], edge)
+    stream2.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream2):
+        y = edge.clone()
+    {after}
+"""
+
+
+def test_a_method_of_a_receiver_of_unknown_class_is_each_class_of_its_hierarchy(tmp_path):
+    # only the subclasses of `Exchanger` define `exchange`: `ex` is one of them (class-hierarchy
+    # analysis); each writes `edge` on stream1, which stream2 then reads unordered
+    pkg = _package(tmp_path, {"exchangers": EXCHANGERS, "halo": HALO.format(after="return y")})
+    (pkg / "__init__.py").write_text("from .exchangers import Copying, Zeroing\n")
+    model = analyze_file(cst.parse_module((pkg / "halo.py").read_text()), str(pkg / "halo.py"))
+    assert ConflictKind.READ_AFTER_WRITE in [h.kind for h in model.hazards]
+
+
+def test_a_wait_for_the_exchange_orders_it(tmp_path):
+    waited = HALO.format(after="return y").replace(
+        "    stream2.wait_stream(torch.cuda.current_stream())\n",
+        "    stream2.wait_stream(torch.cuda.current_stream())\n    stream2.wait_stream(stream1)\n")
+    pkg = _package(tmp_path, {"exchangers": EXCHANGERS, "halo": waited})
+    (pkg / "__init__.py").write_text("from .exchangers import Copying, Zeroing\n")
+    model = analyze_file(cst.parse_module((pkg / "halo.py").read_text()), str(pkg / "halo.py"))
+    assert all("edge" not in repr(h) or h.kind is not ConflictKind.READ_AFTER_WRITE for h in model.hazards)
+
+
+def test_classes_of_two_hierarchies_defining_the_method_leave_the_call_opaque(tmp_path):
+    other = EXCHANGERS + "\n\nclass Unrelated:\n    def exchange(self, out, into):\n        into.zero_()\n"
+    pkg = _package(tmp_path, {"exchangers": other, "halo": HALO.format(after="return y")})
+    (pkg / "__init__.py").write_text("from .exchangers import Copying, Zeroing, Unrelated\n")
+    model = analyze_file(cst.parse_module((pkg / "halo.py").read_text()), str(pkg / "halo.py"))
+    assert "pkg.exchangers.Copying.exchange" not in {q for q, _ in model.solved.walks}
+
+
+def test_a_view_taken_on_either_of_two_paths_meets_each():
+    from streamlint.model.domain.paths import Index
+    a, b = Index.view("f#1"), Index.view("f#2")
+    joined = Index.view("f#1|f#2")
+    assert joined.may_alias(a) and a.may_alias(joined) and joined.may_alias(b)
+    assert not a.may_alias(b)

@@ -150,6 +150,42 @@ def package_files(path: str, most: int, most_in_root: int) -> tuple[str, ...]:
     return _packages[key]
 
 
+def enclosing_package_files(path: str, most: int, most_in_root: int) -> tuple[str, ...]:
+    """The Python files of the largest package around the module at `path` (its directory, then
+    each enclosing package in turn, subpackages included) that has at most `most`, and the
+    scripts of the project's root directory (at most `most_in_root`; read whatever the package's
+    size: a training script calls into a package of any size). Listed once per run."""
+    here = Path(path).resolve()
+    key = f"<enclosing>{here.parent}\0{most}\0{most_in_root}"
+    if key not in _packages:
+        found: tuple[str, ...] = ()
+        folder = here.parent
+        while (folder / "__init__.py").is_file():
+            listed = _package_listing(folder, most)
+            if listed is None:
+                break
+            found = listed
+            if folder.parent == folder:
+                break
+            folder = folder.parent
+        root = project_root(str(here))
+        if root is not None and not (root / "__init__.py").is_file():
+            found = found + tuple(f for f in python_files(root, most_in_root) if f not in found)
+        _packages[key] = found
+    return _packages[key]
+
+
+def _package_listing(top: Path, most: int) -> Optional[tuple[str, ...]]:
+    """The Python files of the package at `top` and its subpackages; None past `most`."""
+    found: list[str] = []
+    for folder, dirs, names in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if (Path(folder) / d / "__init__.py").is_file())
+        found.extend(str(Path(folder) / n) for n in sorted(names) if n.endswith(".py"))
+        if len(found) > most:
+            return None
+    return tuple(found)
+
+
 def _find(base: Path, parts: list[str], probes: list[tuple[str, bool]]) -> Optional[Path]:
     if not parts:
         init = base / "__init__.py"

@@ -63,6 +63,7 @@ class Root:
 
 # The lower end of a view's region: the region is named by the site of its slicing.
 VIEW = "<view at>"
+_MERGED = "|"  # (domain/values.MERGED: between the sites of a view taken on one of several paths)
 
 
 def outermost_site(site: str) -> str:
@@ -133,6 +134,8 @@ class Index:
             return True  # every element meets any element
         if self.kind is not other.kind or IndexKind.ANY is self.kind:
             return False  # an unknown index aliases nothing: silence over guessing
+        if self.taken_at and other.taken_at:  # a view taken at either of two sites (a join) meets each
+            return bool(set(self.taken_at.split(_MERGED)) & set(other.taken_at.split(_MERGED)))
         if self.kind in (IndexKind.CONST, IndexKind.REGION):
             return self.const == other.const  # two slices meet when they are the same slice
         return (self.symbol, self.modulus, self.offset) == (other.symbol, other.modulus, other.offset)

@@ -17,6 +17,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import reads, resolve
+from streamlint.model.syntax.prefilter import may_call
 from streamlint.nesting import nesting_problem
 
 # A module larger than this is not read for its summaries (unknown: silence).
@@ -71,12 +72,25 @@ class ProjectModules:
         return _read(file, name)
 
 
-    def package(self, most: int, most_in_root: int) -> tuple[str, ...]:
-        """The dotted names of the modules of the checked file's package and of the project's
-        root scripts (none past the bounds: resolve.package_files)."""
+    def package(self, most: int, most_in_root: int, names: frozenset[str] = frozenset()) -> tuple[str, ...]:
+        """The dotted names of the modules of the largest package around the checked file within
+        the bound, and of the project's root scripts (resolve.enclosing_package_files); with
+        `names`, only those that spell one of them (the others cannot call them by name)."""
         if not self.path or self.path == "-":
             return ()
-        return tuple(resolve.canonical_name(Path(file)) for file in resolve.package_files(self.path, most, most_in_root))
+        files = resolve.enclosing_package_files(self.path, most, most_in_root)
+        return tuple(resolve.canonical_name(Path(file)) for file in files if not names or _spells(file, names))
+
+
+def _spells(file: str, names: frozenset[str]) -> bool:
+    """Whether the module at `file` spells one of `names` (read as noted; not parsed)."""
+    try:
+        data = Path(file).read_bytes()
+    except OSError:
+        reads.note(file, reads.ABSENT)
+        return False
+    reads.note(file, reads.content_hash(data))
+    return may_call(data, names)
 
 
 def read_source(file: Path, name: str) -> Optional[Source]:

@@ -214,25 +214,11 @@ class Program:
             return name.value if nested else within
         if not function.class_name or nested:
             return ""
-        cls = next((s for s in unit.tree.body if isinstance(s, cst.ClassDef) and s.name.value == function.class_name), None)
-        bases = [qualified(b.value, unit.imports) for b in cls.bases] if cls is not None else []
-        bases += self._ancestors(bases)
+        bases = self._bases_of(unit, function.class_name)
         module = name.value in torch_modules.MODULE_HOT_METHODS and any(
             b.startswith(torch_modules.MODULE_NAMESPACE) for b in bases)
         optimizer = name.value in torch_modules.OPTIMIZER_HOT_METHODS and torch_modules.optimizer_base(bases)
         return f"{function.class_name}.{name.value}" if module or optimizer or self._steps(function, unit) else ""
-
-    def _ancestors(self, bases: list[str], hops: int = 2) -> list[str]:
-        """The bases of the project's classes among `bases`, and theirs (`hops` deep): a class
-        deriving from a project base that derives from `nn.Module` is a module."""
-        found: list[str] = []
-        for base in bases:
-            module, _, name = base.rpartition(".")
-            unit = self.unit(module) if module and hops else None
-            if unit is not None and name in unit.classes:
-                theirs = list(unit.bases.get(name, ()))
-                found += theirs + self._ancestors(theirs, hops - 1)
-        return found
 
     def _steps(self, function: FunctionRef, unit: ModuleUnit) -> bool:
         """A method that runs the backward pass on a loss it is handed, on every call (a training
@@ -244,6 +230,45 @@ class Program:
                 function.node, params, lambda n: n in unit.imports and n not in unit.top_names,
                 lambda expr: qualified(expr, unit.imports) or "")
         return found
+
+    def _bases_of(self, unit: ModuleUnit, cls_name: str, hops: int = 0) -> list[str]:
+        """A class's bases, qualified, and those of its project bases in turn (a subclass of a
+        project class that is an `nn.Module` is one too), within the hops of re-exports."""
+        cls = next((s for s in unit.tree.body if isinstance(s, cst.ClassDef) and s.name.value == cls_name), None)
+        bases = [qualified(b.value, unit.imports) for b in cls.bases] if cls is not None else []
+        found = list(bases)
+        for base in bases if hops < _MAX_REEXPORTS else ():
+            owner = self._unit_of_class(base)
+            if owner is not None:
+                found += self._bases_of(owner[0], owner[1], hops + 1)
+        return found
+
+    def _unit_of_class(self, qualname: str) -> Optional[tuple[ModuleUnit, str]]:
+        """The module that defines the project class `qualname` names, and its name there."""
+        where = self.class_defined_at(qualname)
+        if where is None:
+            return None
+        module, _, name = where.rpartition(".")
+        unit = self.unit(module)
+        return (unit, name) if unit is not None else None
+
+    def class_defined_at(self, qualname: str, hops: int = 0) -> Optional[str]:
+        """Where the project class a qualified name denotes is defined ("pkg.mod.C"), following
+        the names modules import from others (a package's re-export); None when it is no class."""
+        module = qualname
+        while "." in module:
+            module = module.rsplit(".", 1)[0]
+            unit = self.unit(module)
+            if unit is None:
+                continue
+            head, _, rest = qualname[len(module) + 1:].partition(".")
+            if not rest and head in unit.classes:
+                return qualname
+            target = unit.imports.get(head)
+            if target is None or hops >= _MAX_REEXPORTS:
+                return None
+            return self.class_defined_at(f"{target}.{rest}" if rest else target, hops + 1)
+        return None
 
     def memoized(self, function: FunctionRef) -> bool:
         """Decorated to run once per distinct argument tuple (`functools.lru_cache`)."""
@@ -266,6 +291,48 @@ class Program:
                 return found
         return None
 
+    def classes_with_method(self, module: str, name: str, most: int, within: str = "") -> tuple[str, ...]:
+        """The project classes that define a method `name` of their own, among those of `module`,
+        of the modules it imports, and of its package's `__init__` and the modules that imports
+        (what the package exports), when there are at most `most` and they are of one hierarchy
+        (one class, or classes with a common project base); () otherwise. `within`: the
+        subclasses of that class, when it has no method `name` itself."""
+        if within and self.function(f"{within}.{name}") is not None:
+            return ()
+        classes = [c for c in self._defining(module, name) if not within or within in self._ancestors(c)]
+        if not classes or len(classes) > most:
+            return ()
+        return tuple(classes) if within or len(classes) == 1 or self.common_base(classes) else ()
+
+    def common_base(self, classes: list[str]) -> Optional[str]:
+        """The most derived project class every one of `classes` derives from; None when none."""
+        common = set.intersection(*(self._ancestors(c) for c in classes)) if classes else set()
+        return max(sorted(common), key=lambda c: len(self._ancestors(c)), default=None)
+
+    def _defining(self, module: str, name: str) -> list[str]:
+        unit = self.unit(module)
+        package = self.unit(module.rpartition(".")[0]) if unit is not None and "." in module else None
+        seen: dict[str, ModuleUnit] = {}
+        for holder in (u for u in (unit, package) if u is not None):
+            seen[holder.name] = holder
+            for target in sorted(set(holder.imports.values())):
+                for name_ in (target, target.rpartition(".")[0]):
+                    found = self.unit(name_) if name_ and name_ not in seen else None
+                    if found is not None:
+                        seen[name_] = found
+        return sorted(f"{u.name}.{c}" for u in seen.values() for c in u.classes if f"{u.name}.{c}.{name}" in u.functions)
+
+    def _ancestors(self, cls: str, hops: int = 0) -> set[str]:
+        """The project classes `cls` derives from (where each is defined), within the hops."""
+        module, _, name = cls.rpartition(".")
+        unit = self.unit(module)
+        found: set[str] = set()
+        for base in (unit.bases.get(name, ()) if unit is not None and hops < _MAX_REEXPORTS else ()):
+            where = self.class_defined_at(base)
+            if where is not None:
+                found |= {where} | self._ancestors(where, hops + 1)
+        return found
+
     def class_defining(self, module: str, methods: frozenset[str]) -> Optional[str]:
         """The one class among `module`'s and the project modules it imports (`from . import m`,
         `import pkg.m`) that defines all of `methods` (its own or inherited); None otherwise."""
@@ -277,11 +344,12 @@ class Program:
                  if all(self.function(f"{u.name}.{cls}.{m}") is not None for m in methods)}
         return found.pop() if len(found) == 1 else None
 
-    def package_units(self, most: int, most_in_root: int) -> list[ModuleUnit]:
+    def package_units(self, most: int, most_in_root: int, spelled: frozenset[str] = frozenset()) -> list[ModuleUnit]:
         """The other modules of the checked module's package and the project's root scripts, read
-        through the loader (so the cache notes each)."""
+        through the loader (so the cache notes each); with `spelled`, those that spell one of
+        those names."""
         listing = getattr(self._loader, "package", None)
-        names = listing(most, most_in_root) if listing is not None else ()
+        names = listing(most, most_in_root, spelled) if listing is not None else ()
         units = (self.unit(name) for name in names if name != self.main.name)
         return [unit for unit in units if unit is not None]
 

@@ -20,7 +20,7 @@ from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
 from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, shown_by_use, placeholders_given_way
 from streamlint.model.interproc.digests import note_use
 from streamlint.model.interproc.modules import ProjectModules, main_names, read_source
-from streamlint.model.interproc.program import FunctionRef, Program, unit_of
+from streamlint.model.interproc.program import TOP_LEVEL, FunctionRef, Program, unit_of
 from streamlint.model.summary.codec import sealed
 from streamlint.model.transfer.kernels import stored_parameters
 from streamlint.model.transfer.nodes import preorder
@@ -80,13 +80,15 @@ class Solver:
         self._ordinals: dict[str, dict[int, int]] = {}
         self._ids: dict[int, dict] = {}
         # the module and context of each function being walked, innermost last
-        self._walking: list[tuple[str, CallContext]] = []
+        # (whether it is entered as no caller in sight calls it: its calls are reverse edges)
+        self._walking: list[tuple[str, bool]] = []
         # what each call site of a checked-module function passed (reverse edges), and which of
         # those functions a caller in another module calls
         self._asked: dict[str, list[CallContext]] = {}
         self._called_from_outside: set[str] = set()
         self._composing_depth = 0  # class states being composed (walks that are no callers' evidence)
         self._by_methods: dict[tuple[str, frozenset[str]], str] = {}
+        self._with_method: dict[tuple[str, str, str], tuple[str, ...]] = {}
 
     def solve_module(self) -> Solved:
         self._globals[self.program.main.name] = self._module_names(self.program.main.name)
@@ -100,13 +102,12 @@ class Solver:
         modules (and the root scripts) that call a name the checked module defines are walked,
         as any caller, and what every call site passes a checked function, joined, is a context
         it is walked in too (when it tells more than the root context)."""
-        main = self.program.main
-        wanted = {q.rsplit(".", 1)[-1] for q in main.functions} | set(main.classes)
         before = set(self.solved.walks)
-        for unit in self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES):
-            for qualname, names in unit.called_names().items():
-                if names & wanted:
-                    self._solve(qualname, ROOT_CONTEXT)
+        main = self.program.main
+        spelled = frozenset({q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL} | main.classes)
+        for unit in self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, spelled):
+            for qualname in self._callers_in(unit):
+                self._solve(qualname, ROOT_CONTEXT)
         self.solved.unreported |= set(self.solved.walks) - before
         for qualname in sorted(self._called_from_outside):
             joined = _joined(self._asked.get(qualname, []))
@@ -116,6 +117,21 @@ class Solver:
             self._solve(qualname, joined)
             key = self._key_of(qualname, joined)
             self.solved.unreported -= {key} | (set(self.solved.walks) - walked_before)
+
+    def _callers_in(self, unit) -> list[str]:
+        """The functions of `unit` that may call a function of the checked module: by the name
+        they call (a class, a function, a method through any receiver: class-hierarchy style),
+        and a constructor only from a subclass of one of its classes (`super().__init__(...)`:
+        every other class's constructor calls its own bases')."""
+        main = self.program.main
+        wanted = {q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL} | set(main.classes)
+        subclasses = {cls for cls, bases in unit.bases.items() if any(self._is_main_class(b) for b in bases)}
+        return [q for q, names in unit.called_names().items()
+                if names & wanted or ("__init__" in names and unit.functions[q].class_name in subclasses)]
+
+    def _is_main_class(self, qualname: str) -> bool:
+        """A base named as a class of the checked module (directly, or through a re-export)."""
+        return qualname.rsplit(".", 1)[-1] in self.program.main.classes and self.program.is_class(qualname)
 
     def summary(self, qualname: str, context: CallContext) -> Optional[FunctionSummary]:
         """A call site asks (ProgramView): the callee has a caller in sight."""
@@ -132,7 +148,7 @@ class Solver:
     def _note_caller(self, function: FunctionRef, context: CallContext) -> None:
         """A call site of a checked-module function, in a caller walked as it is entered (no
         assumption about its own callers; a method from its class's state): a reverse edge."""
-        if not self._walking or self._composing_depth or not entered_bare(self._walking[-1][1]):
+        if not self._walking or self._composing_depth or not self._walking[-1][1]:
             return
         self._asked.setdefault(function.qualname, []).append(_by_name(function, context))
         if self._walking[-1][0] != function.module:
@@ -162,7 +178,8 @@ class Solver:
         if qualname in self._stack:
             return None  # recursion: cut here
         self._stack.add(qualname)
-        self._walking.append((function.module, context))
+        own_hot = context.hot and context.hot == self.program.hot_entry(function)  # (a hot entry is hot on its own)
+        self._walking.append((function.module, entered_bare(replace(context, receiver_pending=(), hot="" if own_hot else context.hot))))
         try:
             walked = walk_function(function.node, self._frame(function), context)
         finally:
@@ -193,9 +210,32 @@ class Solver:
             found = self._by_methods[(module, methods)] = self.program.class_defining(module, methods) or ""
         return found or None
 
-    def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
+    def classes_with_method(self, module: str, name: str, within: str = "") -> tuple[str, ...]:
+        found = self._with_method.get((module, name, within))
+        if found is None:
+            found = self.program.classes_with_method(module, name, MAX_CONTEXTS, within)
+            self._with_method[(module, name, within)] = found
+        return found
+
+    def hierarchy_of(self, module: str, methods: frozenset[str]) -> Optional[str]:
+        """The class an object with these methods is one of (class-hierarchy analysis): the most
+        derived common project base of the classes that define them, each of one hierarchy."""
+        classes = [c for m in sorted(methods) for c in self.classes_with_method(module, m)]
+        if not classes or any(not self.classes_with_method(module, m) for m in methods):
+            return None
+        return classes[0] if len(set(classes)) == 1 else self.program.common_base(sorted(set(classes)))
+
+    def base_class(self, cls: str) -> Optional[str]:
+        """The first of the project class `cls`'s bases that is a project class (`super()`'s)."""
         module, _, name = cls.rpartition(".")
-        if not self.program.is_class(cls):
+        unit = self.program.unit(module)
+        bases = unit.bases.get(name, ()) if unit is not None else ()
+        return next((found for found in map(self.program.class_defined_at, bases) if found is not None), None)
+
+    def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
+        cls = self.program.class_defined_at(cls) or ""  # (named through a re-export: where it is defined)
+        module, _, name = cls.rpartition(".")
+        if not cls:
             return None
         return dict(self._class_state_of(module, name)).get(attr)
 

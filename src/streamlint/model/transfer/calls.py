@@ -11,7 +11,7 @@ import libcst as cst
 
 from streamlint.model import declared
 from streamlint.model.api import cupy as cupy_api
-from streamlint.model.api import cuda_python, host_math, interop, mpi, normalize, numpy_api, python_std, torch_api
+from streamlint.model.api import cuda_python, host_math, interop, mpi, normalize, numpy_api, python_std, torch_api, torch_modules
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.api.facts import Arg, OpKind
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
@@ -155,6 +155,8 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
     modelled = declared.active().facts.get(target)
     if modelled is not None:  # a declared model of a call we cannot see
         return fact_calls.apply_fact(modelled, arguments, state, frame, target)
+    if target == "builtins.super":
+        return _super(state, frame), state
     if target.startswith("builtins."):
         return _builtin_or_opaque(target, arguments, state, frame)
     if handler is not None and not _buffers_given(arguments):
@@ -167,6 +169,16 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         return AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))),
                         target=f"{target}()"), state
     return _project_call(target, arguments, state, frame)
+
+
+def _super(state: State, frame: Frame) -> AbsValue:
+    """`super()` (or `super(C, self)`) in a method: the receiver, seen as an instance of its class's
+    first project base, so that `super().m(...)` calls the base's `m` on `self` (an edge of the
+    call graph: the base's method gets this call's arguments as a caller's)."""
+    base = frame.program.base_class(f"{frame.module}.{frame.class_name}") if frame.program and frame.class_name else None
+    if base is None:
+        return UNKNOWN
+    return AbsValue(ValueKind.OBJECT, identity=Path(Root.self_()), target=base)
 
 
 def _mapping_view(name: str, receiver: AbsValue) -> Optional[AbsValue]:
@@ -237,6 +249,9 @@ def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: S
     if name in python_std.LISTING_METHODS:
         _, state = _opaque(arguments, state, frame)
         return AbsValue(ValueKind.CONTAINER, element=AbsValue(ValueKind.HOST_NUMBER)), state
+    classes = _hierarchy_of(receiver, name, frame)
+    if classes:
+        return _any_of(classes, name, arguments, state, frame)
     result, after = _opaque(arguments, state, frame)
     if receiver.kind is not ValueKind.UNKNOWN:
         return result, after  # a framework's object whose method has no row: not told
@@ -252,6 +267,45 @@ def _no_longer_empty(receiver: AbsValue, arguments: Arguments, state: State) -> 
     if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
         return state
     return state.bind(func.value.value, replace(receiver, target=""))
+
+
+# Methods the tables know on a framework's objects or on builtins: a call of one of these names
+# through an unknown receiver is no evidence that the receiver is a project class.
+FRAMEWORK_METHODS = (frozenset(torch_api.TENSOR_METHODS) | torch_api.TENSOR_PRESERVING | frozenset(torch_api.TENSOR_COPIES)
+                      | frozenset(torch_api.STREAM_METHODS) | frozenset(torch_api.EVENT_METHODS) | torch_api.BUILTIN_METHODS
+                      | frozenset(torch_modules.TRAINING_STEP_CALLS) | torch_modules.MODULE_HOT_METHODS
+                      | python_std.KEEPING_METHODS | python_std.LISTING_METHODS)
+
+
+def _hierarchy_of(receiver: AbsValue, name: str, frame: Frame) -> tuple[str, ...]:
+    """The project classes one of which a receiver of unknown class is, by the method called
+    (class-hierarchy analysis): those of one hierarchy that define it, when no framework's
+    object or builtin has a method of that name."""
+    if receiver.kind is not ValueKind.UNKNOWN or receiver.identity is None or frame.program is None:
+        return ()
+    if name in FRAMEWORK_METHODS:
+        return ()
+    return frame.program.classes_with_method(frame.module, name)
+
+
+def _any_of(classes: tuple[str, ...], name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """A call of a method one of several classes defines: each class's, on a side of its own (as
+    the sides of a test: what one does never pairs with what another does), the states joined."""
+    outside = frame.branch
+    ordinal = frame.numbering.tests.setdefault(id(arguments.node), len(frame.numbering.tests))
+    results: list[Handled] = []
+    try:
+        for i, cls in enumerate(classes):
+            if len(classes) > 1 and not frame.loop_depth:
+                frame.branch = outside + (f"{frame.qualname}?{ordinal}:{i}",)
+            receiver = replace(arguments.receiver or UNKNOWN, kind=ValueKind.OBJECT, target=cls)
+            results.append(_project_call(f"{cls}.{name}", replace(arguments, receiver=receiver), state, frame))
+    finally:
+        frame.branch = outside
+    value, joined = results[0]
+    for other, after in results[1:]:
+        value, joined = value.join(other), joined.join(after)
+    return value, joined
 
 
 def _fills(arguments: Arguments, before: State, after: State, frame: Frame) -> State:
@@ -280,6 +334,10 @@ def _object_method(target: str, arguments: Arguments, state: State, frame: Frame
     modelled = declared.active().facts.get(target)
     if modelled is not None:
         return fact_calls.apply_fact(modelled, arguments, state, frame, target)
+    cls, _, name = target.rpartition(".")
+    subclasses = frame.program.classes_with_method(frame.module, name, cls) if frame.program is not None else ()
+    if subclasses:  # an instance of one of its subclasses (class-hierarchy analysis): theirs
+        return _any_of(subclasses, name, arguments, state, frame)
     return _project_call(target, arguments, state, frame)
 
 

@@ -69,6 +69,19 @@ class ProgramView(Protocol):
         """The one project class, among `module`'s own and those of the project modules it
         imports, that defines every one of `methods`; None when none or several do."""
 
+    def classes_with_method(self, module: str, name: str, within: str = "") -> tuple[str, ...]:
+        """The project classes, of one hierarchy and few enough, that define a method `name`
+        (class-hierarchy analysis for a receiver of unknown class); () when none or too many.
+        `within`: the subclasses of that class that do, when it has no such method itself."""
+
+    def hierarchy_of(self, module: str, methods: frozenset[str]) -> Optional[str]:
+        """The project class an object on which `methods` are called is an instance of (one of its
+        subclasses, maybe): the common base of the classes defining them; None when not one."""
+
+    def base_class(self, cls: str) -> Optional[str]:
+        """The first base of the project class `cls` that is a project class, whose methods
+        `super().m(...)` calls; None when it has none."""
+
     def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
         """What `obj.<attr>` holds for an instance of the project class `cls`: the join of what
         its methods store there, in `self`'s terms (identities are `self.<attr>` paths)."""

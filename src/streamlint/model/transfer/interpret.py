@@ -16,6 +16,7 @@ from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import FunctionSummary, bounded
 from streamlint.model.transfer.annotations import annotated, defaulted
+from streamlint.model.transfer.calls import FRAMEWORK_METHODS
 from streamlint.model.transfer.frame import SIDE_STREAM_FACT, CallContext, Frame
 from streamlint.model.transfer.nodes import is_kind, preorder
 from streamlint.model.domain.paths import RootKind
@@ -258,6 +259,8 @@ def _annotations(node: cst.FunctionDef, frame: Frame) -> dict[str, AbsValue]:
         return found
     for name, methods in _methods_called_on_parameters(node).items():
         cls = frame.program.class_defining(frame.module, methods) if len(methods) >= MIN_METHODS else None
+        if cls is None and not methods & FRAMEWORK_METHODS:  # the one hierarchy whose classes define them
+            cls = frame.program.hierarchy_of(frame.module, methods)
         if cls is not None and name not in found:
             found[name] = AbsValue(ValueKind.OBJECT, target=cls)  # only that class has those methods
     return found
