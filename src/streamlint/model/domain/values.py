@@ -66,8 +66,8 @@ class AbsValue:
             _join_identity(self.identity, other.identity),
             _joined_streams(self.stream, other.stream),
             self.may_be_none or other.may_be_none,
-            _join_optional(self.element, other.element),
-            self.target if self.target == other.target else "",
+            _join_elements(self, other),
+            _join_targets(self, other),
             self.members | other.members,
             self.loader_batch and other.loader_batch,
             self.rank if self.rank == other.rank else -1,
@@ -137,6 +137,31 @@ def _merged(a: str, b: str) -> str:
 
 # Between the sites of an allocation made on one of several paths.
 MERGED = "|"
+
+
+# The most functions a callable value may be one of (past it: not told).
+MAX_TARGETS = 4
+
+
+def _join_targets(a: AbsValue, b: AbsValue) -> str:
+    """One target on both paths; of two callables, either (at most MAX_TARGETS)."""
+    if a.target == b.target:
+        return a.target
+    if not (a.kind is b.kind is ValueKind.CALLABLE and a.target and b.target and a.identity == b.identity):
+        return ""
+    targets = sorted(set(a.target.split(MERGED)) | set(b.target.split(MERGED)))
+    return MERGED.join(targets) if len(targets) <= MAX_TARGETS else ""
+
+
+# The target of a container written empty (`out = {}`): no items yet, so what a path that fills it
+# holds joins as its items (around a loop that fills it, at the head).
+EMPTY = "<empty>"
+
+
+def _join_elements(a: AbsValue, b: AbsValue) -> Optional[AbsValue]:
+    if a.kind is b.kind is ValueKind.CONTAINER and EMPTY in (a.target, b.target) and a.target != b.target:
+        return b.element if a.target == EMPTY else a.element
+    return _join_optional(a.element, b.element)
 
 
 def _join_optional(a: Optional[AbsValue], b: Optional[AbsValue]) -> Optional[AbsValue]:

@@ -13,7 +13,7 @@ from streamlint.model.api.facts import POINTER_FRAMEWORKS
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
+from streamlint.model.domain.values import EMPTY, FALSE, NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
 from streamlint.model.transfer import calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.act import host_access
@@ -99,6 +99,7 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
                 _, state = evaluate(element.slice.value, state, frame)
+    state = _slice_bounds(node, state, frame)
     if index.kind is IndexKind.ANY and any(isinstance(element.slice, cst.Slice) for element in node.slice):
         index = Index.view(frame.site(node))  # a view whose bounds the text does not tell
     if base.identity is None and base.target == PER_ITEM and base.element is not None and base.element.identity:
@@ -108,7 +109,7 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
     if base.identity is None:  # (a buffer's item, `batch["x"]`: in the same memory)
         return (base.element or (base if base.is_buffer else UNKNOWN)), state
     path = base.identity.element(index)
-    held = state.at(path)
+    held = _item_held(base, index, state)
     if held.kind is not ValueKind.UNKNOWN:
         return held, state
     if base.element is not None:
@@ -117,6 +118,25 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
         return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream,
                         loader_batch=base.loader_batch, rank=_indexed_rank(base.rank, index)), state
     return AbsValue(identity=path), state
+
+
+def _slice_bounds(node: cst.Subscript, state: State, frame: Frame) -> State:
+    """A slice's bounds are evaluated too (`x[b, :n.item()]`: the host reads `n`)."""
+    for element in node.slice:
+        if isinstance(element.slice, cst.Slice):
+            for bound in (element.slice.lower, element.slice.upper, element.slice.step):
+                if bound is not None and not isinstance(bound, (cst.Integer, cst.Name)):
+                    _, state = evaluate(bound, state, frame)
+    return state
+
+
+def _item_held(base: AbsValue, index: Index, state: State) -> AbsValue:
+    """What the heap holds at `base[index]`; for a key the text tells (`d["k"]`, `xs[0]`) that
+    nothing was stored at, the container's weak slot: items stored under keys it does not tell."""
+    held = state.at(base.identity.element(index))  # type: ignore[union-attr]
+    if held.kind is ValueKind.UNKNOWN and not base.is_buffer and index.kind in (IndexKind.CONST, IndexKind.SLOT):
+        held = state.at(base.identity.element(Index.any_()))  # type: ignore[union-attr]
+    return held
 
 
 def _stream_pool(value: AbsValue) -> bool:
@@ -276,7 +296,8 @@ def _dict(node: cst.Dict, state: State, frame: Frame) -> Evaluated:
         if value.identity is not None and value.kind in _KEPT:
             members.add(value.identity)
         members |= value.members
-    return AbsValue(ValueKind.CONTAINER, element=joined, members=frozenset(members)), state
+    empty = "" if node.elements else EMPTY  # `out = {}`: no items yet (`out[k] = v` fills it, even around a loop)
+    return AbsValue(ValueKind.CONTAINER, element=joined, members=frozenset(members), target=empty), state
 
 
 def _comprehension(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:

@@ -13,7 +13,7 @@ from streamlint.model.domain.order import AccessEvent, Conflict, ConflictKind, a
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
-from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind, truth
+from streamlint.model.domain.values import EMPTY, UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
 from streamlint.model.summary.perform import released
 from streamlint.model.transfer.array_calls import SYNC_ON_EXIT
@@ -200,6 +200,12 @@ def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: 
     """`buf[i] = v`: a write into the buffer (by the host for host memory, on the current stream
     for device memory), or an element stored into a container."""
     holder, state = evaluate(target.value, state, frame)
+    if holder.identity is None and holder.kind is ValueKind.CONTAINER and isinstance(target.value, cst.Name):
+        # a container a name holds (`out = {}; out[k] = t`): its items are what it is given too
+        item = value if holder.element is None else holder.element.join(value)
+        members = holder.members | ({value.identity} if value.is_buffer and value.identity is not None else set())
+        filled = replace(holder, element=item, members=frozenset(members), target="" if holder.target == EMPTY else holder.target)
+        return state.bind(target.value.value, filled)
     if holder.identity is None:
         return state
     site = frame.site(node)
@@ -211,6 +217,8 @@ def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: 
         if is_device(holder):
             return access(state, frame, site, written, True, state.current_stream(holder.framework or F))
         return state
+    if holder.kind is ValueKind.UNKNOWN and any(isinstance(e.slice, cst.Slice) for e in target.slice):
+        return state  # `x[:n] = v` of something of unknown kind: a region written, no item stored
     path = holder.identity.element(Index.any_())
     return state.store(path, value)
 
@@ -219,6 +227,7 @@ def _return(node: cst.Return, state: State, frame: Frame) -> State:
     value = UNKNOWN
     if node.value is not None:
         value, state = evaluate(node.value, state, frame)
+        value = state.with_items(value)
     frame.found.returned = value if frame.found.returned is None else joined_returns(frame.found.returned, value)
     _hand_out(value, state, frame, node)
     leave(state, frame)
