@@ -149,6 +149,8 @@ def _join_targets(a: AbsValue, b: AbsValue) -> str:
         return a.target
     if not (a.kind is b.kind is ValueKind.CALLABLE and a.target and b.target and a.identity == b.identity):
         return ""
+    if any(t.startswith((".", "kernel:")) for t in (a.target, b.target)):
+        return ""  # a method looked up by name, a kernel: one only
     targets = sorted(set(a.target.split(MERGED)) | set(b.target.split(MERGED)))
     return MERGED.join(targets) if len(targets) <= MAX_TARGETS else ""
 
