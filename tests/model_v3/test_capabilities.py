@@ -967,6 +967,44 @@ CASES = {
                 {fix}
                 return self._norm
         """, "pass", "torch.cuda.current_stream().wait_stream(self.side)", [("read_after_write", "norm")]),
+    # a method chosen by a name built from a constant prefix: one of the class's methods with that
+    # prefix; the callee follows the caller's `with s:` (CuPy's current stream at entry)
+    "a method chosen by getattr runs under the caller's cupy stream": ("""
+        import cupy
+        class T:
+            def _helper1(self, a):
+                return a + 3
+            def _helper2(self, a):
+                return cupy.sqrt(a)
+            def run(self, n):
+                s = cupy.cuda.Stream(non_blocking=True)
+                func = getattr(self, "_helper{}".format(n))
+                a = cupy.random.random((100,))
+                {fix}
+                with s:
+                    out = func(a)
+                s.synchronize()
+                return out
+        """, "pass", "s.wait_event(cupy.cuda.Stream.null.record())", [("read_after_write", "run")]),
+    # a dict filled with `out[k] = t` and returned: the caller's `d["k"]` is one of its tensors
+    "an item of a returned dict of CUDA tensors": ("""
+        import torch
+        def fetch(keys, flat):
+            out = {}
+            for k in keys:
+                out[k] = flat.narrow(0, 0, 3)
+            return out
+        def run(keys, data):
+            flat = data.cuda()
+            lengths = fetch(keys, flat)["len"]
+            side = torch.cuda.Stream()
+            {fix}
+            with torch.cuda.stream(side):
+                y = lengths * 2
+            torch.cuda.current_stream().wait_stream(side)
+            return y
+        """, "pass", "side.wait_stream(torch.cuda.current_stream())", [("read_after_write", "run")]),
+
 }
 
 

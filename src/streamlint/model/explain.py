@@ -61,6 +61,8 @@ def _context(context: CallContext) -> str:
     parts.extend(f"self.{attr} = {_value(value)}" for attr, value in context.receiver_state if attr and not attr.startswith("<"))
     if context.chosen:
         parts.append("under a stream the caller chose")
+    if context.entered:
+        parts.append(f"under the caller's current stream of {', '.join(context.entered)}")
     if context.hot:
         parts.append(f"hot: on every call of {context.hot}")
     if context.receiver_pending:
@@ -87,6 +89,8 @@ def _value(value: AbsValue) -> str:
         words.append(value.target)
     if value.may_be_none:
         words.append("or None")
+    if value.kind is ValueKind.CONTAINER and value.element is not None and value.element.kind is not ValueKind.UNKNOWN:
+        words.append(f"of {_value(value.element)}")
     return " ".join(words)
 
 

@@ -43,6 +43,11 @@ KEEPING_METHODS = frozenset({
     "put", "put_nowait", "__setitem__",
 })
 
+# Methods of Python's containers and queues that hand back one of their items (`d.pop(k)`,
+# `d.get(k)`, `q.popleft()`): what the container's weak slot holds (`Path`: one slot for the
+# items stored under keys the text does not tell).
+ITEM_METHODS = frozenset({"pop", "get", "popleft", "popitem", "get_nowait", "__getitem__"})
+
 # Calls that read a host timer, an elapsed time or the allocator's memory statistics: the code
 # measures (a sync next to a call of a function that does is part of the measurement).
 HOST_TIMERS = frozenset({

@@ -2,8 +2,10 @@
 
 Paths name memory and objects without strings such as "self.x": `Path(Root.self_(),
 ("bufs", Index.slot("k", 2, 0)))` is `self.bufs[k % 2]`. Two paths may alias when one is
-a prefix of the other step by step, where an unknown index aliases nothing (silence over
-guessing) and two slots of the same symbol and modulus alias only at equal offsets.
+a prefix of the other step by step, where an unknown index aliases only another unknown index
+(the container's one weak slot: what is stored and read under keys the text does not tell),
+nothing else (silence over guessing), and two slots of the same symbol and modulus alias only at
+equal offsets.
 """
 
 from __future__ import annotations
@@ -132,6 +134,8 @@ class Index:
     def may_alias(self, other: "Index") -> bool:
         if IndexKind.ITEMS in (self.kind, other.kind):
             return True  # every element meets any element
+        if self.kind is other.kind is IndexKind.ANY:
+            return True  # the container's weak slot: what is stored and read under keys the text does not tell (D-11)
         if self.kind is not other.kind or IndexKind.ANY is self.kind:
             return False  # an unknown index aliases nothing: silence over guessing
         if self.taken_at and other.taken_at:  # a view taken at either of two sites (a join) meets each

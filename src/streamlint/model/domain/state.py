@@ -12,10 +12,10 @@ from typing import Optional
 from streamlint.model.api.facts import LEGACY_BY_DEFAULT
 from streamlint.model.domain.frozen_map import EMPTY, FrozenMap
 from streamlint.model.domain.order import Order
-from streamlint.model.domain.paths import Path
+from streamlint.model.domain.paths import Index, Path
 from streamlint.model.domain.persistent import PMap
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
-from streamlint.model.domain.values import UNKNOWN, AbsValue
+from streamlint.model.domain.values import NO_ITEMS, UNKNOWN, AbsValue, ValueKind
 
 
 def _frozen(mapping: dict) -> FrozenMap:
@@ -50,6 +50,18 @@ class State:
     def stored(self, path: Path) -> Optional[AbsValue]:
         """What was stored at `path`, None when nothing was."""
         return self.heap.get(path)
+
+    def with_items(self, value: AbsValue) -> AbsValue:
+        """A container as it leaves the function (returned, kept on `self`): what its weak slot
+        holds (the items stored under keys the text does not tell, `Path`'s `[?]`) joined into
+        its element, so that the caller's `d["k"]` finds them."""
+        if value.kind is not ValueKind.CONTAINER or value.identity is None:
+            return value
+        slot = self.heap.get(value.identity.element(Index.any_()))
+        if slot is None or slot.kind is ValueKind.UNKNOWN:
+            return value
+        return replace(value, element=slot if value.element is None else value.element.join(slot),
+                       target="" if value.target == NO_ITEMS else value.target)
 
     def current_stream(self, framework: str) -> StreamRef:
         stream = self.current.get(framework)

@@ -75,7 +75,7 @@ class AbsValue:
             _joined_streams(self.stream, other.stream),
             self.may_be_none or other.may_be_none,
             _join_optional(self.element, other.element),
-            self.target if self.target == other.target else "",
+            _join_targets(self, other),
             self.members | other.members,
             self.loader_batch and other.loader_batch,
             self.rank if self.rank == other.rank else -1,
@@ -180,6 +180,22 @@ def _merged(a: str, b: str) -> str:
 
 # Between the sites of an allocation made on one of several paths.
 MERGED = "|"
+
+
+# The most functions a callable value may be one of (past it: not told).
+MAX_TARGETS = 4
+
+
+def _join_targets(a: AbsValue, b: AbsValue) -> str:
+    """One target on both paths; of two callables, either (at most MAX_TARGETS)."""
+    if a.target == b.target:
+        return a.target
+    if not (a.kind is b.kind is ValueKind.CALLABLE and a.target and b.target and a.identity == b.identity):
+        return ""
+    if any(t.startswith((".", "kernel:")) for t in (a.target, b.target)):
+        return ""  # a method looked up by name, a kernel: one only
+    targets = sorted(set(a.target.split(MERGED)) | set(b.target.split(MERGED)))
+    return MERGED.join(targets) if len(targets) <= MAX_TARGETS else ""
 
 
 def _join_optional(a: Optional[AbsValue], b: Optional[AbsValue]) -> Optional[AbsValue]:

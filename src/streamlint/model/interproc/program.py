@@ -344,6 +344,16 @@ class Program:
                  if all(self.function(f"{u.name}.{cls}.{m}") is not None for m in methods)}
         return found.pop() if len(found) == 1 else None
 
+    def methods_named(self, cls: str, prefix: str) -> tuple[str, ...]:
+        """The methods the project class `cls` defines itself whose names start with `prefix`."""
+        module, _, name = cls.rpartition(".")
+        unit = self.unit(module)
+        if unit is None or name not in unit.classes:
+            return ()
+        own = f"{cls}."
+        return tuple(sorted(q for q in unit.functions
+                            if q.startswith(own) and "." not in q[len(own):] and q[len(own):].startswith(prefix)))
+
     def package_units(self, most: int, most_in_root: int, spelled: frozenset[str] = frozenset()) -> list[ModuleUnit]:
         """The other modules of the checked module's package and the project's root scripts, read
         through the loader (so the cache notes each); with `spelled`, those that spell one of

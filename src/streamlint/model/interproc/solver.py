@@ -210,6 +210,9 @@ class Solver:
             found = self._by_methods[(module, methods)] = self.program.class_defining(module, methods) or ""
         return found or None
 
+    def methods_named(self, cls: str, prefix: str) -> tuple[str, ...]:
+        return self.program.methods_named(cls, prefix)
+
     def classes_with_method(self, module: str, name: str, within: str = "") -> tuple[str, ...]:
         found = self._with_method.get((module, name, within))
         if found is None:
@@ -387,7 +390,8 @@ def _joined(contexts: list[CallContext]) -> Optional[CallContext]:
         receiver = None
     handed = [name for name, value in told if value.kind is ValueKind.STREAM and value.stream == SIDE_STREAM_FACT]
     return CallContext(told, receiver, all(c.hot for c in contexts), chosen=all(c.chosen for c in contexts),
-                       work_stream=handed[0] if len(handed) == 1 else "")
+                       work_stream=handed[0] if len(handed) == 1 else "",
+                       entered=tuple(f for f in contexts[0].entered if all(f in c.entered for c in contexts)))
 
 
 def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
@@ -402,7 +406,7 @@ def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
             named[name] = value
     receiver = context.receiver if context.receiver != UNKNOWN else None
     return CallContext(tuple(sorted(named.items())), receiver, context.hot, chosen=context.chosen,
-                       work_stream=context.work_stream)
+                       work_stream=context.work_stream, entered=context.entered)
 
 
 def _params(function: FunctionRef) -> list[str]:

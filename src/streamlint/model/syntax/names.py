@@ -34,3 +34,22 @@ def code(module: cst.Module, node: cst.BaseExpression) -> str:
         if name is not None:
             return name
     return module.code_for_node(node)
+
+
+def attribute_named(node: cst.BaseExpression) -> Optional[tuple[str, bool]]:
+    """The attribute name a `getattr` argument spells: `("name", True)` for a string literal,
+    `(prefix, False)` for a string built from a constant prefix (`"_helper{}".format(n)`,
+    `f"_helper{n}"`, `"_helper" + str(n)`); None when the text tells nothing."""
+    if type(node) is cst.SimpleString and not node.prefix.strip("rRuU"):  # type: ignore[attr-defined]
+        return node.raw_value, True  # type: ignore[attr-defined]
+    if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "format":  # type: ignore
+        named = attribute_named(node.func.value)  # type: ignore[attr-defined]
+        if named is not None and named[1]:
+            return named[0].partition("{")[0], False
+    if type(node) is cst.FormattedString and node.parts and type(node.parts[0]) is cst.FormattedStringText:  # type: ignore
+        return node.parts[0].value, False  # type: ignore[attr-defined]
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:  # type: ignore[attr-defined]
+        named = attribute_named(node.left)  # type: ignore[attr-defined]
+        if named is not None and named[1]:
+            return named[0], False
+    return None

@@ -13,10 +13,11 @@ from streamlint.model import declared
 from streamlint.model.api import cupy as cupy_api
 from streamlint.model.api import cuda_python, host_math, interop, mpi, normalize, numpy_api, python_std, torch_api, torch_modules
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.api.facts import Arg, OpKind
+from streamlint.model.api.facts import LEGACY_BY_DEFAULT, Arg, OpKind
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
-from streamlint.model.domain.values import NO_ITEMS, UNKNOWN, AbsValue, Memory, ValueKind
+from streamlint.model.domain.values import MAX_TARGETS, MERGED, NO_ITEMS, UNKNOWN, AbsValue, Memory, ValueKind
+from streamlint.model.syntax.names import attribute_named
 from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import Evidence
@@ -90,6 +91,8 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
         return _method(callee.target[len(METHOD):], arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE and callee.target.startswith("kernel:"):
         return array_calls.launch_kernel(callee, arguments, state, frame)
+    if callee.kind is ValueKind.CALLABLE and (callee.identity is not None or MERGED in callee.target):
+        return _one_of(callee, arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE:
         return _project_call(callee.target, arguments, state, frame)
     if callee.kind is ValueKind.UNKNOWN and callee.identity is not None:
@@ -244,6 +247,9 @@ def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: S
     if receiver.kind is ValueKind.CONTAINER and receiver.target == NO_ITEMS and name in python_std.KEEPING_METHODS:
         state = _no_longer_empty(receiver, arguments, state)
     state = _kept_by(receiver, arguments, state)
+    item = _item_of(receiver, name, state)
+    if item is not None:
+        return item, state
     if receiver.kind is ValueKind.CONTAINER or name in python_std.KEEPING_METHODS:
         return UNKNOWN, state  # a container's own method: it keeps its arguments, runs no kernel
     if name in python_std.LISTING_METHODS:
@@ -306,6 +312,17 @@ def _any_of(classes: tuple[str, ...], name: str, arguments: Arguments, state: St
     for other, after in results[1:]:
         value, joined = value.join(other), joined.join(after)
     return value, joined
+
+
+def _item_of(receiver: AbsValue, name: str, state: State) -> Optional[AbsValue]:
+    """`d.pop(k)`, `d.get(k)`: an item of the container, what its weak slot holds (stores under
+    keys the text does not tell), else what its value says its items are."""
+    if name not in python_std.ITEM_METHODS or receiver.identity is None:
+        return None
+    held = state.stored(receiver.identity.element(Index.any_()))
+    if held is not None and held.kind is not ValueKind.UNKNOWN:
+        return held
+    return receiver.element if receiver.kind is ValueKind.CONTAINER else None
 
 
 def _fills(arguments: Arguments, before: State, after: State, frame: Frame) -> State:
@@ -373,8 +390,58 @@ def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:
     return state.store(items, kept if len(given) == 1 else AbsValue(ValueKind.CONTAINER, element=joined))
 
 
+def _one_of(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """A call of a callable value that is one of a few project functions (`f = a if c else b`),
+    or a bound method of an object (`getattr(self, name)`): each applied to the state before
+    the call, on a side of its own (outside a loop: a loop may pick another each iteration),
+    the results joined."""
+    targets = callee.target.split(MERGED)
+    receiver = arguments.receiver
+    if callee.identity is not None:
+        receiver = AbsValue(ValueKind.OBJECT, identity=callee.identity, target=targets[0].rpartition(".")[0])
+    outside = frame.branch
+    joined: Optional[Handled] = None
+    try:
+        for side, target in enumerate(targets):
+            if len(targets) > 1 and not frame.loop_depth:
+                frame.branch = outside + (f"{frame.site(arguments.node)}?callee:{side}",)
+            value, after = _project_call(target, replace(arguments, receiver=receiver), state, frame)
+            joined = (value, after) if joined is None else (joined[0].join(value), joined[1].join(after))
+    finally:
+        frame.branch = outside
+    return joined if joined is not None else (UNKNOWN, state)
+
+
+def bound_method(arguments: Arguments, frame: Frame) -> Optional[AbsValue]:
+    """`getattr(obj, name)` of a project object (`self` included), the name spelled by the text
+    or built from a constant prefix (`"_helper{}".format(n)`): its method of that name, or one of
+    its class's methods with that prefix (at most MAX_TARGETS)."""
+    if len(arguments.positional) < 2 or frame.program is None:
+        return None
+    obj, (_, name_node) = arguments.positional[0][0], arguments.positional[1]
+    named = attribute_named(name_node)
+    if named is None or obj.identity is None:
+        return None
+    cls = obj.target if obj.kind is ValueKind.OBJECT else ""
+    if not cls and obj.identity.root.kind is RootKind.SELF and not obj.identity.steps and frame.class_name:
+        cls = f"{frame.module}.{frame.class_name}"
+    if not cls:
+        return None
+    name, exact = named
+    targets = frame.program.methods_named(cls, name)
+    if exact:
+        targets = tuple(t for t in targets if t == f"{cls}.{name}")
+    if not targets or len(targets) > MAX_TARGETS:
+        return None
+    return AbsValue(ValueKind.CALLABLE, identity=obj.identity, target=MERGED.join(targets))
+
+
 def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     name = target[len("builtins."):] if target.startswith("builtins.") else ""
+    if name == "getattr":
+        method = bound_method(arguments, frame)
+        if method is not None:
+            return method, state
     if name in host_math.SCALAR_CONVERSIONS and len(arguments.positional) == 1 and is_device(arguments.positional[0][0]):
         return _read_back(name, arguments.positional[0][0], arguments, state, frame)
     printed = [v for v, _ in arguments.positional if is_device(v)] if name in host_math.FORMATTING_READERS else []
@@ -476,7 +543,8 @@ def _context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
     facts = tuple((str(i), _fact(v, state)) for i, (v, _) in enumerate(arguments.positional))
     facts += tuple((k, _fact(v, state)) for k, (v, _) in arguments.keywords.items())
     receiver = _fact(arguments.receiver, state) if arguments.receiver is not None else None
-    return CallContext(facts, receiver, chosen=frame.chosen_stream(state))
+    entered = tuple(f for f in LEGACY_BY_DEFAULT if state.current_stream(f).kind is not StreamRefKind.LEGACY)
+    return CallContext(facts, receiver, chosen=frame.chosen_stream(state), entered=tuple(sorted(entered)))
 
 
 def _fact(value: AbsValue, state: State) -> AbsValue:

@@ -100,6 +100,7 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
                 _, state = evaluate(element.slice.value, state, frame)
+    state = _slice_bounds(node, state, frame)
     if index.kind is IndexKind.ANY and any(isinstance(element.slice, cst.Slice) for element in node.slice):
         index = Index.view(frame.site(node))  # a view whose bounds the text does not tell
     if base.identity is None and base.target == PER_ITEM and base.element is not None and base.element.identity:
@@ -109,7 +110,7 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
     if base.identity is None:  # (a buffer's item, `batch["x"]`: in the same memory)
         return (base.element or (base if base.is_buffer else UNKNOWN)), state
     path = base.identity.element(index)
-    held = state.at(path)
+    held = _item_held(base, index, state)
     if held.kind is not ValueKind.UNKNOWN:
         return held, state
     if base.element is not None:
@@ -118,6 +119,25 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
         return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream,
                         loader_batch=base.loader_batch, rank=_indexed_rank(base.rank, index)), state
     return AbsValue(identity=path), state
+
+
+def _slice_bounds(node: cst.Subscript, state: State, frame: Frame) -> State:
+    """A slice's bounds are evaluated too (`x[b, :n.item()]`: the host reads `n`)."""
+    for element in node.slice:
+        if isinstance(element.slice, cst.Slice):
+            for bound in (element.slice.lower, element.slice.upper, element.slice.step):
+                if bound is not None and not isinstance(bound, (cst.Integer, cst.Name)):
+                    _, state = evaluate(bound, state, frame)
+    return state
+
+
+def _item_held(base: AbsValue, index: Index, state: State) -> AbsValue:
+    """What the heap holds at `base[index]`; for a key the text tells (`d["k"]`, `xs[0]`) that
+    nothing was stored at, the container's weak slot: items stored under keys it does not tell."""
+    held = state.at(base.identity.element(index))  # type: ignore[union-attr]
+    if held.kind is ValueKind.UNKNOWN and not base.is_buffer and index.kind in (IndexKind.CONST, IndexKind.SLOT):
+        held = state.at(base.identity.element(Index.any_()))  # type: ignore[union-attr]
+    return held
 
 
 def _stream_pool(value: AbsValue) -> bool:

@@ -41,6 +41,10 @@ class CallContext:
     # stream the callers hand in for this function's work. The memory they pass is taken as made
     # there (not on their current stream), and that stream as another than the current one here
     work_stream: str = ""
+    # The frameworks whose current stream is the legacy default one unless code sets it (CuPy's
+    # `with s:`, Numba's), set by every caller: the current stream at entry is the caller's
+    # (AMBIENT), as for PyTorch, so the callee's work follows the caller's `with s:`
+    entered: tuple[str, ...] = ()
 
     def arg(self, name: str) -> Optional[AbsValue]:
         return dict(self.args).get(name)
@@ -81,6 +85,10 @@ class ProgramView(Protocol):
     def base_class(self, cls: str) -> Optional[str]:
         """The first base of the project class `cls` that is a project class, whose methods
         `super().m(...)` calls; None when it has none."""
+
+    def methods_named(self, cls: str, prefix: str) -> tuple[str, ...]:
+        """The qualified names of the methods the project class `cls` defines whose names
+        start with `prefix` (a method chosen by a name built at run time)."""
 
     def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
         """What `obj.<attr>` holds for an instance of the project class `cls`: the join of what

@@ -73,6 +73,8 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     frame.context = context
     params = _parameters(node) if isinstance(node, cst.FunctionDef) else ()
     state = State()
+    for framework in context.entered:  # the caller's `with s:` is the current stream here too
+        state = state.with_current(framework, StreamRef.ambient(framework))
     declared = _annotations(node, frame) if isinstance(node, cst.FunctionDef) else {}
     if frame.free_receiver:
         state = state.bind(frame.free_receiver, _receiver_value(context))

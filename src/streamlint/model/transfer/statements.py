@@ -217,6 +217,8 @@ def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: 
         if is_device(holder):
             return access(state, frame, site, written, True, state.current_stream(holder.framework or F))
         return state
+    if holder.kind is ValueKind.UNKNOWN and any(isinstance(e.slice, cst.Slice) for e in target.slice):
+        return state  # `x[:n] = v` of something of unknown kind: a region written, no item stored
     path = holder.identity.element(Index.any_())
     return state.store(path, value)
 
@@ -242,6 +244,7 @@ def _return(node: cst.Return, state: State, frame: Frame) -> State:
     value = UNKNOWN
     if node.value is not None:
         value, state = evaluate(node.value, state, frame)
+        value = state.with_items(value)
     frame.found.returned = value if frame.found.returned is None else joined_returns(frame.found.returned, value)
     _hand_out(value, state, frame, node)
     leave(state, frame)
