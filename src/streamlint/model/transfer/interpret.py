@@ -317,8 +317,8 @@ def _made_before_the_call(state: State, frame: Frame, value: AbsValue) -> State:
     identity = value.identity
     if identity is None or identity.root.kind is not RootKind.SELF:
         return state
-    if value.kind is not ValueKind.UNKNOWN:
-        return state
+    if value.kind is not ValueKind.UNKNOWN and not (value.is_buffer and value.stream is None):
+        return state  # (what the walk knows the producer of, it orders by that)
     made = AccessEvent(identity, True, StreamRef.ambient("torch"), f"{frame.qualname}#entry", assumed=True)
     return state.with_order(state.order.add(made))
 
