@@ -153,23 +153,25 @@ def package_files(path: str, most: int, most_in_root: int) -> tuple[str, ...]:
 def enclosing_package_files(path: str, most: int, most_in_root: int) -> tuple[str, ...]:
     """The Python files of the largest package around the module at `path` (its directory, then
     each enclosing package in turn, subpackages included) that has at most `most`, and the
-    scripts of the project's root directory (at most `most_in_root`; read whatever the package's
-    size: a training script calls into a package of any size). Listed once per run."""
+    scripts of the project's root directory (at most `most_in_root`) when the whole top package is
+    within the bound (a root script of a larger project reaches the checked module through call
+    trees too deep for the walk budget). Listed once per run."""
     here = Path(path).resolve()
     key = f"<enclosing>{here.parent}\0{most}\0{most_in_root}"
     if key not in _packages:
         found: tuple[str, ...] = ()
-        folder = here.parent
+        folder, whole = here.parent, False
         while (folder / "__init__.py").is_file():
             listed = _package_listing(folder, most)
             if listed is None:
                 break
             found = listed
-            if folder.parent == folder:
+            whole = not (folder.parent / "__init__.py").is_file() or folder.parent == folder
+            if whole:
                 break
             folder = folder.parent
         root = project_root(str(here))
-        if root is not None and not (root / "__init__.py").is_file():
+        if whole and root is not None and not (root / "__init__.py").is_file():
             found = found + tuple(f for f in python_files(root, most_in_root) if f not in found)
         _packages[key] = found
     return _packages[key]

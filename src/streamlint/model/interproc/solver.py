@@ -36,6 +36,9 @@ MAX_WALKS = 5000
 # the package has more) and the project root's scripts (at most this many).
 MAX_PACKAGE_FILES = 256
 MAX_ROOT_FILES = 64
+# The walks done to learn what the project's callers pass (its callers and what they call):
+# past this many, no further caller is walked (the contexts found so far stand).
+MAX_CALLER_WALKS = 1000
 
 
 @dataclass
@@ -105,9 +108,12 @@ class Solver:
         before = set(self.solved.walks)
         main = self.program.main
         spelled = frozenset({q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL} | main.classes)
-        for unit in self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, spelled):
-            for qualname in self._callers_in(unit):
-                self._solve(qualname, ROOT_CONTEXT)
+        callers = (q for unit in self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, spelled)
+                   for q in self._callers_in(unit))
+        for qualname in callers:
+            if len(self.solved.walks) - len(before) >= MAX_CALLER_WALKS:
+                break
+            self._solve(qualname, ROOT_CONTEXT)
         self.solved.unreported |= set(self.solved.walks) - before
         for qualname in sorted(self._called_from_outside):
             joined = _joined(self._asked.get(qualname, []))
