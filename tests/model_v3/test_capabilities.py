@@ -1122,6 +1122,12 @@ def test_a_tensor_built_on_the_host_then_moved_is_a_host_built_upload():
         def own_device(grads):
             norm = norm_of(grads, []) if grads else torch.tensor(0.0)
             return norm.to(norm.device)
+        def pinned_total(sharded):
+            running = torch.tensor(0.0, pin_memory=True)
+            for groups, grads in sharded.items():
+                shard = norm_of(grads, groups)
+                running = torch.add(running.to(shard.device, non_blocking=True), shard)
+            return running
         def feed(model, lines):
             for line in lines:
                 model(torch.tensor([float(v) for v in line.split()]).cuda())
@@ -1130,6 +1136,8 @@ def test_a_tensor_built_on_the_host_then_moved_is_a_host_built_upload():
     uploads = [o.operation for o in operations(model, "total") if o.operation.op == "H2D copy"]
     assert uploads and all(u.host_built and u.in_loop and u.non_blocking is False for u in uploads)
     assert not [o for o in operations(model, "own_device") if o.operation.op == "H2D copy"]
+    # a pinned stand-in is what an upload should start from
+    assert not [o for o in operations(model, "pinned_total") if o.operation.host_built]
     # built on the host on every path: the program's input, an ordinary upload
     assert [o.operation.host_built for o in operations(model, "feed") if o.operation.op == "H2D copy"] == [False]
 

@@ -288,8 +288,9 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
     if short in torch_api.FROM_DATA and arguments.located(Arg(kw="device")) is None and _written_out(arguments):
         # `torch.tensor(0.0)`, `torch.tensor([a, b])`: built on the host from values the code
         # writes out (not data it reads: `torch.tensor(row)` is the program's input), where it stays
-        host = Memory.PINNED if pinned else Memory.PAGEABLE
-        return replace(_fresh(frame, arguments, host, None), host_built=True), state
+        # (in pinned memory it is what an upload should start from: no stand-in to report)
+        return replace(_fresh(frame, arguments, Memory.PINNED if pinned else Memory.PAGEABLE, None),
+                       host_built=not pinned), state
     if memory is None and (short in ("tensor", "as_tensor") or arguments.located(Arg(kw="device")) is not None):
         return UNKNOWN, state  # a device the code does not show, or the input's: not told
     if memory is not Memory.DEVICE:  # on the host: pinned when asked (`device="cpu", pin_memory=True`)
