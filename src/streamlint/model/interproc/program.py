@@ -216,7 +216,8 @@ class Program:
             return ""
         cls = next((s for s in unit.tree.body if isinstance(s, cst.ClassDef) and s.name.value == function.class_name), None)
         bases = [qualified(b.value, unit.imports) for b in cls.bases] if cls is not None else []
-        bases += self._ancestors(bases)
+        if name.value in torch_modules.MODULE_HOT_METHODS:  # (a project base's bases read only for these)
+            bases += self._ancestors(bases)
         module = name.value in torch_modules.MODULE_HOT_METHODS and any(
             b.startswith(torch_modules.MODULE_NAMESPACE) for b in bases)
         optimizer = name.value in torch_modules.OPTIMIZER_HOT_METHODS and torch_modules.optimizer_base(bases)

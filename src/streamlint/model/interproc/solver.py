@@ -194,8 +194,16 @@ class Solver:
         return found or None
 
     def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
-        module, _, name = cls.rpartition(".")
         if not self.program.is_class(cls):
+            return None
+        module, _, name = cls.rpartition(".")
+        for _ in range(4):  # a class a module imports from another (re-exported): where it is defined
+            unit = self.program.unit(module)
+            if unit is None or name in unit.classes or name not in unit.imports:
+                break
+            module, _, name = unit.imports[name].rpartition(".")
+        unit = self.program.unit(module)
+        if unit is None or name not in unit.classes:
             return None
         return dict(self._class_state_of(module, name)).get(attr)
 
