@@ -67,7 +67,7 @@ class AbsValue:
         return AbsValue(
             self.kind if self.kind is other.kind else ValueKind.UNKNOWN,
             self.framework if self.framework == other.framework else "",
-            _join_memory(self, other),
+            self.memory if self.memory is other.memory else Memory.UNKNOWN,
             _join_identity(self.identity, other.identity),
             _joined_streams(self.stream, other.stream),
             self.may_be_none or other.may_be_none,
@@ -108,17 +108,6 @@ class AbsValue:
     @property
     def on_device(self) -> bool:
         return self.kind is ValueKind.BUFFER and self.memory is Memory.DEVICE
-
-
-def _join_memory(a: "AbsValue", b: "AbsValue") -> Memory:
-    """Where the memory lives is a fact of the allocation, not of the path: the same buffer
-    (one identity) known on one path to live somewhere, and not told on the other, lives there."""
-    if a.memory is b.memory:
-        return a.memory
-    if a.identity is not None and a.identity == b.identity and a.kind is b.kind is ValueKind.BUFFER \
-            and Memory.UNKNOWN in (a.memory, b.memory):
-        return b.memory if a.memory is Memory.UNKNOWN else a.memory
-    return Memory.UNKNOWN
 
 
 def _join_identity(a: Optional[Path], b: Optional[Path]) -> Optional[Path]:
