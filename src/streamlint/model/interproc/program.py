@@ -214,7 +214,8 @@ class Program:
             return name.value if nested else within
         if not function.class_name or nested:
             return ""
-        bases = self._bases_of(unit, function.class_name)
+        named = name.value in torch_modules.MODULE_HOT_METHODS or name.value in torch_modules.OPTIMIZER_HOT_METHODS
+        bases = self._bases_of(unit, function.class_name) if named else []  # (project bases read only for these)
         module = name.value in torch_modules.MODULE_HOT_METHODS and any(
             b.startswith(torch_modules.MODULE_NAMESPACE) for b in bases)
         optimizer = name.value in torch_modules.OPTIMIZER_HOT_METHODS and torch_modules.optimizer_base(bases)

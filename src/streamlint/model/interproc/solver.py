@@ -356,7 +356,9 @@ class Solver:
         if context in known or len(known) < MAX_CONTEXTS:
             known.add(context)
             return context
-        return ROOT_CONTEXT
+        # past the budget, what callers tell is dropped; the hot entry and the class's state stay
+        # (dimensions of the function's own, a few values each)
+        return CallContext(hot=context.hot, receiver_state=context.receiver_state)
 
     def _frame(self, function: FunctionRef) -> Frame:
         unit = self.program.unit(function.module)
