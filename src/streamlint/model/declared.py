@@ -116,7 +116,7 @@ class Model:
         # lazy: the config loads models without the stream model (and libcst) that a
         # run served from the cache never needs; facts are made when a file is analysed.
         from streamlint.model.api.facts import BLOCK_ALWAYS, BLOCK_NEVER, Fact
-        from streamlint.model.ops import OpKind
+        from streamlint.model.api.op_kinds import OpKind
 
         fw = self.framework
         kind_name = KINDS[self.kind or "value"]

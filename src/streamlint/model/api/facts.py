@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from streamlint.model.ops import OpKind
+from streamlint.model.api.op_kinds import OpKind
 
 
 @dataclass(frozen=True)

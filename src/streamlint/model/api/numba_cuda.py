@@ -16,7 +16,7 @@ from streamlint.model.api.facts import (
     Arg,
     Fact,
 )
-from streamlint.model.ops import OpKind as K
+from streamlint.model.api.op_kinds import OpKind as K
 
 F = "numba"
 

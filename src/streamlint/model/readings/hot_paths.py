@@ -16,7 +16,7 @@ from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import UNKNOWN
 from streamlint.model.file_model import FileModel
-from streamlint.model.ops import OpKind
+from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.summary.effects import Effect, EffectKind, Operation
 from streamlint.model.syntax.ancestry import Ancestry
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from streamlint.model.file_model import FileModel
-from streamlint.model.ops import OpKind
+from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.summary.effects import EffectKind, Operation
 
 

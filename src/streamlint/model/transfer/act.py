@@ -9,7 +9,7 @@ from streamlint.model.domain.streams import StreamRef
 from typing import Optional
 
 from streamlint.model.domain.values import Memory
-from streamlint.model.ops import OpKind
+from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.summary.effects import Effect, EffectKind, Guard, Operation
 from streamlint.model.summary.perform import perform
 from streamlint.model.transfer.frame import Frame

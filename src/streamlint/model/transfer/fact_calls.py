@@ -26,7 +26,7 @@ from streamlint.model.domain.paths import Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind, stream_value
-from streamlint.model.ops import OpKind
+from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.transfer.act import access, do, host_access, operation
 from streamlint.model.transfer.arguments import Arguments

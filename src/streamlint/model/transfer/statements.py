@@ -18,7 +18,7 @@ from streamlint.model.domain.values import NO_ITEMS, OPTION, UNKNOWN, AbsValue, 
 from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
 from streamlint.model.summary.perform import released
 from streamlint.model.transfer.array_calls import SYNC_ON_EXIT
-from streamlint.model.ops import OpKind
+from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.transfer.act import access, do, host_access, kernel, operation
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate, slice_bounds, unpacked

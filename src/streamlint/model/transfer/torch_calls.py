@@ -16,7 +16,7 @@ from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
 from streamlint.model.summary.effects import Effect, EffectKind
-from streamlint.model.ops import OpKind
+from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.transfer.act import access, do, host_access, kernel, operation
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import device_value, is_device, is_host, memory_named
