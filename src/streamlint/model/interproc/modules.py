@@ -35,6 +35,7 @@ class Source:
     tree: cst.Module
     package: str  # the package its relative imports start from
     path: str = ""
+    text: bytes = b""  # its bytes, for the syntax layer's text prefilters (model/syntax/prefilter.py)
 
 
 @dataclass
@@ -132,7 +133,7 @@ def _parse(file: Path, stat, name: str) -> Optional[_Entry]:
             tree = None
         if tree is not None:
             package = name if file.name == "__init__.py" else name.rpartition(".")[0]
-            source = Source(tree, package, key)
+            source = Source(tree, package, key, data)
     entry = _Entry(stat.st_mtime_ns, stat.st_size, source)
     _remember(key, entry, len(data))
     return entry
