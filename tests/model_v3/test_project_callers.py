@@ -497,3 +497,22 @@ def test_a_module_that_registers_a_hook_spells_the_registration():
         registering += bool(hooks)
         assert may_call(data, HOOK_REGISTRATIONS) or not hooks, file
     assert registering  # (the fixtures do register hooks: the test is not vacuous)
+
+
+def test_a_module_that_defines_a_method_spells_its_name():
+    """The text prefilter before reading a module for the classes that define a method
+    (Program._defining): every function a module defines is spelled in its bytes."""
+    from pathlib import Path
+
+    from streamlint.model.interproc.program import unit_of
+    from streamlint.model.syntax.prefilter import may_call
+    fixtures = sorted((Path(__file__).resolve().parents[2] / "fixtures").rglob("*.py"))
+    for file in fixtures:
+        data = file.read_bytes()
+        try:
+            unit = unit_of("pkg.m", cst.parse_module(data.decode("utf-8")))
+        except (UnicodeDecodeError, cst.ParserSyntaxError):
+            continue
+        for qualname in unit.functions:
+            last = qualname.rsplit(".", 1)[-1]
+            assert last == "<module>" or may_call(data, frozenset({last})), (file, qualname)

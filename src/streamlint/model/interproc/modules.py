@@ -73,6 +73,14 @@ class ProjectModules:
         return _read(file, name)
 
 
+    def spells(self, name: str, words: frozenset[str]) -> bool:
+        """Whether the module `name` is one of the project's whose text spells one of `words`
+        (read as noted, not parsed): one that does not defines nothing by those names."""
+        if not self.path or self.path == "-":
+            return False
+        file = resolve.module_file(self.path, name)
+        return file is not None and _spells(str(file), words)
+
     def package(self, most: int, most_in_root: int, names: frozenset[str] = frozenset()) -> tuple[str, ...]:
         """The dotted names of the modules of the largest package around the checked file within
         the bound, and of the project's root scripts (resolve.enclosing_package_files); with

@@ -320,10 +320,16 @@ class Program:
             seen[holder.name] = holder
             for target in sorted(set(holder.imports.values())):
                 for name_ in (target, target.rpartition(".")[0]):
-                    found = self.unit(name_) if name_ and name_ not in seen else None
+                    found = self.unit(name_) if name_ and name_ not in seen and self._may_define(name_, name) else None
                     if found is not None:
                         seen[name_] = found
         return sorted(f"{u.name}.{c}" for u in seen.values() for c in u.classes if f"{u.name}.{c}.{name}" in u.functions)
+
+    def _may_define(self, module: str, name: str) -> bool:
+        """Whether `module` may define something named `name`: read already, or its text spells
+        the name (the syntax layer's prefilter; a module not read is not parsed for it)."""
+        spells = getattr(self._loader, "spells", None)
+        return module in self._units or spells is None or spells(module, frozenset({name}))
 
     def _ancestors(self, cls: str, hops: int = 0) -> set[str]:
         """The project classes `cls` derives from (where each is defined), within the hops."""
