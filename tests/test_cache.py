@@ -787,3 +787,17 @@ def test_helper_walked_in_the_callers_context_rechecks_on_a_body_edit(tmp_path):
     second, _ = lint(pkg, tmp_path / "c")
     assert sorted((r[0], r[3]) for r in rows(second)) == [("main.py", "SL401"), ("main.py", "SL404")]
     project.clear()
+
+
+def test_no_digest_is_made_without_a_cache():
+    from streamlint.model import reads
+
+    asked = []
+    with reads.recording(digests=False) as notes:
+        reads.note("/x/helper.py", "abc")
+        reads.use("/x/helper.py", "v3:f", lambda: asked.append("f") or "d")
+    assert notes == {"/x/helper.py": "abc"} and asked == []  # the plain note stays, no digest
+    with reads.recording() as notes:
+        reads.note("/x/helper.py", "abc")
+        reads.use("/x/helper.py", "v3:f", lambda: asked.append("f") or "d")
+    assert asked == ["f"] and reads.parse_summary_note(notes["/x/helper.py"]).names == ("v3:f",)

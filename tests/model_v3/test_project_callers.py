@@ -474,3 +474,45 @@ def test_a_view_taken_on_either_of_two_paths_meets_each():
     joined = Index.view("f#1|f#2")
     assert joined.may_alias(a) and a.may_alias(joined) and joined.may_alias(b)
     assert not a.may_alias(b)
+
+
+def test_a_module_that_registers_a_hook_spells_the_registration():
+    """The text prefilter before the hook query (Program.hot_entry): a module whose bytes spell
+    no registration method registers no hook, as the full query says, on every fixture."""
+    from pathlib import Path
+
+    from streamlint.model.api.torch_modules import HOOK_REGISTRATIONS
+    from streamlint.model.syntax.hooks import registered_hooks
+    from streamlint.model.syntax.prefilter import may_call
+    fixtures = sorted((Path(__file__).resolve().parents[2] / "fixtures").rglob("*.py"))
+    assert fixtures
+    registering = 0
+    for file in fixtures:
+        data = file.read_bytes()
+        try:
+            tree = cst.parse_module(data.decode("utf-8"))
+        except (UnicodeDecodeError, cst.ParserSyntaxError):
+            continue
+        hooks = registered_hooks(tree, HOOK_REGISTRATIONS)
+        registering += bool(hooks)
+        assert may_call(data, HOOK_REGISTRATIONS) or not hooks, file
+    assert registering  # (the fixtures do register hooks: the test is not vacuous)
+
+
+def test_a_module_that_defines_a_method_spells_its_name():
+    """The text prefilter before reading a module for the classes that define a method
+    (Program._defining): every function a module defines is spelled in its bytes."""
+    from pathlib import Path
+
+    from streamlint.model.interproc.program import unit_of
+    from streamlint.model.syntax.prefilter import may_call
+    fixtures = sorted((Path(__file__).resolve().parents[2] / "fixtures").rglob("*.py"))
+    for file in fixtures:
+        data = file.read_bytes()
+        try:
+            unit = unit_of("pkg.m", cst.parse_module(data.decode("utf-8")))
+        except (UnicodeDecodeError, cst.ParserSyntaxError):
+            continue
+        for qualname in unit.functions:
+            last = qualname.rsplit(".", 1)[-1]
+            assert last == "<module>" or may_call(data, frozenset({last})), (file, qualname)

@@ -6,6 +6,7 @@ function its kind calls for; in a process pool (`pool.py`) when there are many.
 from __future__ import annotations
 
 import contextlib
+from functools import partial
 import os
 from pathlib import Path
 from typing import Callable, NamedTuple, Optional, Sequence
@@ -126,12 +127,14 @@ def lint_files(
     if items or conditional:
         lint.load_checker()  # a broken install is one internal error, not SL000 on every file
     checked: list[Checked] = []
+    # without a cache no summary note is kept: the digests of what other modules gave are not made
+    chunk: Callable[..., list[Checked]] = check_chunk if cache is not None else partial(check_chunk, digests=False)
     if conditional and items and jobs > 1:
         # An edited helper: the files that changed are checked in the pool while this
         # process compares the helper's summaries for its importers (both parse the
         # helper; on two cores, side by side rather than one after the other).
         with _still(progress):
-            running = pool.start(check_chunk, items, jobs, rules, fix)
+            running = pool.start(chunk, items, jobs, rules, fix)
         try:
             settled = len(results)
             items = _settle(conditional, cache, fix, results)
@@ -146,10 +149,10 @@ def lint_files(
         _tell(on_done, results[settled:])
     if jobs > 1 and len(items) > pool.PARALLEL_THRESHOLD:
         with _still(progress):
-            parallel = pool.start(check_chunk, items, jobs, rules, fix)
+            parallel = pool.start(chunk, items, jobs, rules, fix)
         checked += parallel.results(on_done)
     else:
-        checked += check_chunk(items, rules, fix, on_done=on_done)
+        checked += chunk(items, rules, fix, on_done=on_done)
     for result, digest, deps in checked:
         results.append(result)
         if cache is not None and digest is not None and result.fixed is None and _cacheable(result):
@@ -162,10 +165,11 @@ def lint_files(
 
 def check_chunk(
     items: Sequence[Item], rules: Sequence[type[Rule]] | None = None, fix: Optional[FixRequest] = None,
-    *, on_done: Optional[Callable[[str], None]] = None,
+    *, on_done: Optional[Callable[[str], None]] = None, digests: bool = True,
 ) -> list[Checked]:
     """Check files one after the other (in this process or in a pool worker);
-    `on_done` (in this process) hears each file's name as its check ends."""
+    `on_done` (in this process) hears each file's name as its check ends. `digests`: make
+    the summary notes a cache keeps (reads.recording)."""
     if items:
         # lazy: the model imports libcst, which a run served from the cache never needs.
         from streamlint.model import project
@@ -175,7 +179,7 @@ def check_chunk(
         project.forget_resolutions()
     out = []
     for n, (path, settings) in enumerate(items, 1):
-        out.append(check_path(path, settings, rules=rules, fix=fix))
+        out.append(check_path(path, settings, rules=rules, fix=fix, digests=digests))
         if on_done is not None:
             on_done(str(path))
         if n % TRIM_EVERY == 0:
@@ -184,7 +188,8 @@ def check_chunk(
 
 
 def check_path(
-    path: Path, settings: Settings, *, rules: Sequence[type[Rule]] | None = None, fix: Optional[FixRequest] = None
+    path: Path, settings: Settings, *, rules: Sequence[type[Rule]] | None = None, fix: Optional[FixRequest] = None,
+    digests: bool = True,
 ) -> Checked:
     """One file read once and checked, with the hash of its bytes and what the
     analysis read besides."""
@@ -194,7 +199,7 @@ def check_path(
     except OSError as err:
         diag = source_error(filename, f"cannot read file: {err.strerror or err}")
         return Checked(FileResult(filename, [diag], analysed=False, lines=0), None, {})
-    with reads.recording() as deps:
+    with reads.recording(digests) as deps:
         result = lint_source(SourceFile(filename, data), settings, rules=rules, fix=fix)
     # A message that names another module points at its lines: such a result is made
     # again whenever that module's text changes, not only its summary.

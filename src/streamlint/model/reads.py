@@ -85,18 +85,21 @@ def use(path: str, name: str, digest: Callable[[], str]) -> None:
 
 
 @contextmanager
-def recording() -> Iterator[dict[str, Note]]:
+def recording(digests: bool = True) -> Iterator[dict[str, Note]]:
     """Collect the notes made inside the block into the yielded dict. Modules whose
-    summaries were used get summary notes (see `finish`) when the block ends."""
+    summaries were used get summary notes (see `finish`) when the block ends; without
+    `digests` (no cache will keep the result) uses are not recorded and no digest is made:
+    a digest solves the used function again in a program of its own module."""
     global _notes, _uses
     outer, _notes = _notes, {}
-    outer_uses, _uses = _uses, {}
+    outer_uses, _uses = _uses, ({} if digests else None)
     notes, uses = _notes, _uses
     try:
         yield notes
     finally:
         _notes, _uses = outer, outer_uses
-    finish(notes, uses)
+    if uses is not None:
+        finish(notes, uses)
 
 
 def finish(notes: dict[str, Note], uses: dict[str, dict[str, Callable[[], str]]]) -> None:

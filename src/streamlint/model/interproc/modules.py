@@ -35,6 +35,7 @@ class Source:
     tree: cst.Module
     package: str  # the package its relative imports start from
     path: str = ""
+    text: bytes = b""  # its bytes, for the syntax layer's text prefilters (model/syntax/prefilter.py)
 
 
 @dataclass
@@ -71,6 +72,14 @@ class ProjectModules:
             return None
         return _read(file, name)
 
+
+    def spells(self, name: str, words: frozenset[str]) -> bool:
+        """Whether the module `name` is one of the project's whose text spells one of `words`
+        (read as noted, not parsed): one that does not defines nothing by those names."""
+        if not self.path or self.path == "-":
+            return False
+        file = resolve.module_file(self.path, name)
+        return file is not None and _spells(str(file), words)
 
     def package(self, most: int, most_in_root: int, names: frozenset[str] = frozenset()) -> tuple[str, ...]:
         """The dotted names of the modules of the largest package around the checked file within
@@ -132,7 +141,7 @@ def _parse(file: Path, stat, name: str) -> Optional[_Entry]:
             tree = None
         if tree is not None:
             package = name if file.name == "__init__.py" else name.rpartition(".")[0]
-            source = Source(tree, package, key)
+            source = Source(tree, package, key, data)
     entry = _Entry(stat.st_mtime_ns, stat.st_size, source)
     _remember(key, entry, len(data))
     return entry

@@ -10,6 +10,7 @@ import libcst as cst
 
 from streamlint.model.interproc.modules import Source
 from streamlint.model.syntax.hooks import registered_hooks
+from streamlint.model.syntax.prefilter import may_call
 from streamlint.model.interproc.training_steps import runs_backward_every_call
 from streamlint.model.api import python_std, torch_modules
 from streamlint.model.transfer.names import imports_of
@@ -41,6 +42,7 @@ class ModuleUnit:
     bases: dict[str, tuple[str, ...]] = field(default_factory=dict)  # class -> its bases, qualified
     functions: dict[str, FunctionRef] = field(default_factory=dict)
     path: str = ""  # the file it was read from (another module of the project)
+    text: bytes = b""  # its bytes when read from a file (b"": not known; the prefilters then say yes)
     hooks: Optional[frozenset] = None  # the functions it registers as PyTorch hooks ("f", "C.m", "C.m.hook"), once asked
     _calls: Optional[dict[str, frozenset[str]]] = None  # (called_names)
 
@@ -206,8 +208,9 @@ class Program:
         name = getattr(function.node, "name", None)
         if unit is None or name is None:
             return ""
-        if unit.hooks is None:
-            unit.hooks = registered_hooks(unit.tree, torch_modules.HOOK_REGISTRATIONS)
+        if unit.hooks is None:  # (a module that spells no registration registers no hook: not walked)
+            registers = not unit.text or may_call(unit.text, torch_modules.HOOK_REGISTRATIONS)
+            unit.hooks = registered_hooks(unit.tree, torch_modules.HOOK_REGISTRATIONS) if registers else frozenset()
         within = function.qualname[len(function.module) + 1:]
         nested = within.count(".") > (1 if within.partition(".")[0] in unit.classes else 0)
         if within in unit.hooks:  # (a closure is named by its own name, a method as `C.m`)
@@ -318,10 +321,16 @@ class Program:
             seen[holder.name] = holder
             for target in sorted(set(holder.imports.values())):
                 for name_ in (target, target.rpartition(".")[0]):
-                    found = self.unit(name_) if name_ and name_ not in seen else None
+                    found = self.unit(name_) if name_ and name_ not in seen and self._may_define(name_, name) else None
                     if found is not None:
                         seen[name_] = found
         return sorted(f"{u.name}.{c}" for u in seen.values() for c in u.classes if f"{u.name}.{c}.{name}" in u.functions)
+
+    def _may_define(self, module: str, name: str) -> bool:
+        """Whether `module` may define something named `name`: read already, or its text spells
+        the name (the syntax layer's prefilter; a module not read is not parsed for it)."""
+        spells = getattr(self._loader, "spells", None)
+        return module in self._units or spells is None or spells(module, frozenset({name}))
 
     def _ancestors(self, cls: str, hops: int = 0) -> set[str]:
         """The project classes `cls` derives from (where each is defined), within the hops."""
@@ -369,7 +378,7 @@ class Program:
             source = self._loader(module) if self._loader is not None else None
             unit = unit_of(module, source.tree, source.package) if source is not None else None
             if unit is not None:
-                unit.path = source.path
+                unit.path, unit.text = source.path, source.text
             self._units[module] = unit
         return self._units[module]
 

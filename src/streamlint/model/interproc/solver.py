@@ -15,6 +15,7 @@ from typing import Optional
 import libcst as cst
 from pathlib import Path as FilePath
 
+from streamlint.deadline import tick
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
 from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, shown_by_use, placeholders_given_way
@@ -183,6 +184,7 @@ class Solver:
             return self.solved.walks[key].summary
         if qualname in self._stack:
             return None  # recursion: cut here
+        tick()  # (the file's time budget, read once per walk: past it the analysis stops)
         self._stack.add(qualname)
         own_hot = context.hot and context.hot == self.program.hot_entry(function)  # (a hot entry is hot on its own)
         self._walking.append((function.module, entered_bare(replace(context, receiver_pending=(), hot="" if own_hot else context.hot))))
