@@ -6,8 +6,8 @@ function its kind calls for; in a process pool (`pool.py`) when there are many.
 from __future__ import annotations
 
 import contextlib
-from functools import partial
 import os
+from functools import partial
 from pathlib import Path
 from typing import Callable, NamedTuple, Optional, Sequence
 
