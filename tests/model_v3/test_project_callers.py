@@ -516,3 +516,15 @@ def test_a_module_that_defines_a_method_spells_its_name():
         for qualname in unit.functions:
             last = qualname.rsplit(".", 1)[-1]
             assert last == "<module>" or may_call(data, frozenset({last})), (file, qualname)
+
+
+def test_callers_that_are_all_hot_join_to_a_named_hot_entry():
+    """`hot` names the entry a function is reached from on every call; joining the callers'
+    contexts keeps a name (the first in order) when every caller is hot, and none otherwise."""
+    from streamlint.model.interproc.solver import _joined
+    from streamlint.model.transfer.frame import CallContext
+
+    both = _joined([CallContext(hot="B.forward"), CallContext(hot="A.forward")])
+    assert both is not None and both.hot == "A.forward"
+    one = _joined([CallContext(hot="A.forward"), CallContext()])
+    assert one is not None and one.hot == ""

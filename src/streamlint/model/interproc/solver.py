@@ -399,7 +399,9 @@ def _joined(contexts: list[CallContext]) -> Optional[CallContext]:
     if receiver is not None and receiver.kind is UNKNOWN.kind:
         receiver = None
     handed = [name for name, value in told if value.kind is ValueKind.STREAM and value.stream == SIDE_STREAM_FACT]
-    return CallContext(told, receiver, all(c.hot for c in contexts), chosen=all(c.chosen for c in contexts),
+    # hot when every caller is (named by the first hot entry in order: `hot` names an entry, never a flag)
+    hot = min(c.hot for c in contexts) if all(c.hot for c in contexts) else ""
+    return CallContext(told, receiver, hot, chosen=all(c.chosen for c in contexts),
                        work_stream=handed[0] if len(handed) == 1 else "",
                        entered=tuple(f for f in contexts[0].entered if all(f in c.entered for c in contexts)))
 
