@@ -476,6 +476,7 @@ def test_a_view_taken_on_either_of_two_paths_meets_each():
     assert not a.may_alias(b)
 
 
+@pytest.mark.slow  # (parses every fixture)
 def test_a_module_that_registers_a_hook_spells_the_registration():
     """The text prefilter before the hook query (Program.hot_entry): a module whose bytes spell
     no registration method registers no hook, as the full query says, on every fixture."""
@@ -499,6 +500,7 @@ def test_a_module_that_registers_a_hook_spells_the_registration():
     assert registering  # (the fixtures do register hooks: the test is not vacuous)
 
 
+@pytest.mark.slow  # (parses every fixture)
 def test_a_module_that_defines_a_method_spells_its_name():
     """The text prefilter before reading a module for the classes that define a method
     (Program._defining): every function a module defines is spelled in its bytes."""
