@@ -85,10 +85,6 @@ class FrozenMap:
     def values(self):
         return self._items.values()
 
-    def as_dict(self) -> dict:
-        """A copy the caller may change."""
-        return dict(self._items.items())
-
     def set(self, key: Any, value: Any) -> "FrozenMap":
         items = self._items.set(key, value)
         return self if items is self._items else FrozenMap.owning(items)

@@ -341,9 +341,6 @@ class Order:
         """Everything pending is done (on this path: a join keeps what another path left)."""
         return self._map(lambda p: p.completed())
 
-    def drop_done(self) -> "Order":
-        return Order(tuple(p for p in self.pending if not p.done), self.events, self.kept_for)
-
     def renamed(self, rename) -> "Order":
         """Every path renamed (a loop's back edge: ring slots shift, the body's allocations age)."""
         def access_of(a: AccessEvent) -> AccessEvent:

@@ -466,10 +466,6 @@ def _string(node: cst.SimpleString, state: State, frame: Frame) -> Evaluated:
     return AbsValue(ValueKind.HOST_NUMBER), state
 
 
-def fresh_path(frame: Frame, node: cst.CSTNode) -> Path:
-    return Path(Root.fresh(frame.site(node)))
-
-
 _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.Name: _name,
     cst.Attribute: _attribute,

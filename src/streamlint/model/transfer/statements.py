@@ -62,10 +62,6 @@ def _simple_line(node: cst.SimpleStatementLine, state: State, frame: Frame) -> S
     return state
 
 
-def _suite(node, state: State, frame: Frame) -> State:
-    return run_block(_body(node), state, frame)
-
-
 def _expr(node: cst.Expr, state: State, frame: Frame) -> State:
     moved = _module_move(node.value, state, frame)
     if moved is not None:
