@@ -82,7 +82,7 @@ RUN_ONCE = ("numba_race_once", "numba_race_once_fixed", "cupy_race_once", "cupy_
 # (with the raw activity records) in scripts_cupti/; the CuPy- and Numba-only programs
 # under CUPTI in scripts/ and under the PyTorch profiler in scripts_torch/.
 SCRIPTS_CUPTI = DATA / "scripts_cupti"
-TORCH_EXAMPLES = ("train_loop", "race_fixed", "race_masked", "race_missing_wait")
+TORCH_EXAMPLES = ("train_loop", "race_fixed", "race_masked", "race_missing_wait", "race_unseeded")
 OTHER_EXAMPLES = RUN_ONCE + ("numba_race", "cupy_pipeline")
 EXAMPLES = TORCH_EXAMPLES + OTHER_EXAMPLES
 

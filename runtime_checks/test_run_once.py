@@ -57,9 +57,8 @@ def test_one_verdict_whatever_the_tracer(name):
     cupti = {f["label"]: f for f in script_report(name, "cupti")["script"]["findings"]}
     torch = {f["label"]: f for f in script_report(name, "torch")["script"]["findings"]}
     # A record made before a change of the static analysis may hold findings the program
-    # no longer has (race_masked's PyTorch-profiler record: SL404:27 and SL401:30, which
-    # the final analysis sees ordered by the host read in row_means): compare on the
-    # findings the program has now, and both records must hold every one of them.
+    # no longer has: compare on the findings the program has now, and both records must
+    # hold every one of them.
     now = {f"{d.code}:{d.row}" for d in lint(SCRIPT_PATHS / f"{name}.py")[1]}
     assert now and now <= cupti.keys() and now <= torch.keys(), (sorted(now), sorted(cupti), sorted(torch))
     for label in sorted(now):
