@@ -31,7 +31,7 @@ for directory in sorted(p for p in (HERE / "programs").iterdir() if p.is_dir()):
         accepted = (directory / "bad.py").read_text()
         PROGRAMS.append((f"{directory.name}_{variant}", str(program.relative_to(ROOT)),
                          [p for p in ("n=1024", "rounds=100") if f"{p.split('=')[0]}: int" in accepted]))
-EXAMPLES = ["race_missing_wait.py", "race_fixed.py", "race_masked.py", "numba_race.py", "cupy_pipeline.py"]
+EXAMPLES = ["race_missing_wait.py", "race_fixed.py", "race_masked.py", "race_unseeded.py", "numba_race.py", "cupy_pipeline.py"]
 for name in EXAMPLES:
     PROGRAMS.append((f"example_{Path(name).stem}", f"runtime_checks/examples/{name}", []))
 

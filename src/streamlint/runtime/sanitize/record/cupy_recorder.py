@@ -2,7 +2,8 @@
 (`cupy.RawKernel`, `cupy.ElementwiseKernel`) are wrapped: a raw kernel's `const` pointer
 parameters are read, its other pointers written (`intent.c_kernel_readonly`); an
 elementwise kernel reads its inputs and writes its outputs. Transfers through
-`cupy.asarray` and `cupy.asnumpy`; streams and events through their (Python) classes;
+`cupy.asarray` and `cupy.asnumpy`; host accesses of pinned arrays made by `cupyx`'s
+pinned allocators (`host_arrays.py`); streams and events through their (Python) classes;
 allocations and frees through a memory hook (CuPy's pool has no `record_stream`: a block
 freed while another stream still uses it is reused at once, cupy/cupy#8068).
 
@@ -17,6 +18,7 @@ from typing import Any
 
 from ..intent import c_kernel_readonly
 from .handles import device_range, handle_int, host_range
+from .host_arrays import HostArrayHooks
 from .log_writer import Recorder, is_pinned_numpy
 
 
@@ -25,6 +27,7 @@ class CupyRecorder:
         self.rec = recorder
         self.undo: list[tuple[Any, str, Any]] = []
         self.hook = None
+        self.host_arrays = HostArrayHooks(recorder.emit, "cupyx")
 
     def _patch(self, owner: Any, name: str, replacement) -> None:
         self.undo.append((owner, name, getattr(owner, name)))
@@ -173,9 +176,11 @@ class CupyRecorder:
 
         self.hook = Hook()
         self.hook.__enter__()
+        self.host_arrays.install()  # host reads and writes of pinned NumPy arrays
         return True
 
     def uninstall(self) -> None:
+        self.host_arrays.uninstall()
         if self.hook is not None:
             self.hook.__exit__(None, None, None)
             self.hook = None

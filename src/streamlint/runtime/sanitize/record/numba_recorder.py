@@ -1,7 +1,8 @@
 """Numba-CUDA: kernel launches through the dispatcher's launch configuration (argument
 intent from the kernel's source, `intent.numba_kernel_writes`; every array written when
 the source is not available), transfers through DeviceNDArray's copy methods, streams
-and events through their methods, allocations through the context's memalloc.
+and events through their methods, allocations through the context's memalloc, host
+accesses of pinned and mapped arrays through `host_arrays.py`.
 
 Numba's streams are blocking (they synchronize with the legacy default stream); a copy
 is asynchronous only with a stream (argument or the array's bound stream) and pinned
@@ -14,6 +15,7 @@ from typing import Any
 
 from ..intent import numba_kernel_writes
 from .handles import device_range, handle_int, host_range
+from .host_arrays import HostArrayHooks
 from .log_writer import Recorder, is_pinned_numpy
 
 
@@ -21,6 +23,7 @@ class NumbaRecorder:
     def __init__(self, recorder: Recorder) -> None:
         self.rec = recorder
         self.undo: list[tuple[Any, str, Any]] = []
+        self.host_arrays = HostArrayHooks(recorder.emit, "numba.cuda")
 
     def _patch(self, owner: Any, name: str, make) -> None:
         original = getattr(owner, name)
@@ -121,9 +124,11 @@ class NumbaRecorder:
         self._patch(driver.Context, "synchronize", sync_device)
         self._patch(driver.Context, "memalloc", memalloc)
         self._patch(cuda, "synchronize", sync_device)
+        self.host_arrays.install()  # host reads and writes of pinned and mapped NumPy arrays
         return True
 
     def uninstall(self) -> None:
+        self.host_arrays.uninstall()
         for owner, name, original in reversed(self.undo):
             setattr(owner, name, original)
         self.undo.clear()
