@@ -33,6 +33,7 @@ def test_same_verdict_under_both_tracers(code):
     assert by_torch["verdict"] == by_cupti["verdict"] == "confirmed", (by_torch["key"], by_cupti["key"])
 
 
+@pytest.mark.slow  # parses the raw CUPTI records of three pairs
 @pytest.mark.parametrize("code", ["SL501", "SL502", "SL503"])
 def test_cupti_counts_only_the_traced_calls_executions(code):
     # The CUPTI capture of this record also kept the ranges of the untraced calls before

@@ -50,6 +50,7 @@ def _kind(why: str) -> str:
     return re.sub(r"\d+(\.\d+)?", "N", re.split(r"[:,;(]", why)[0]).strip()
 
 
+@pytest.mark.slow  # every committed record parsed twice: a check of the data, run by the full suite
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_one_verdict_whatever_the_tracer(name):
     """Every committed example, recorded under both tracers: each finding gets the same
@@ -69,6 +70,7 @@ def test_one_verdict_whatever_the_tracer(name):
     assert script_report(name, "torch")["machine"]["tracer"] == "torch"
 
 
+@pytest.mark.slow  # every committed record parsed twice: a check of the data, run by the full suite
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_the_raw_cupti_records_give_the_same_verdicts(name, tmp_path):
     """Every record with raw CUPTI activity records, through the CUPTI parser

@@ -28,21 +28,21 @@ SHORT = settings(
 
 
 @SHORT
-@given(fp.fixture_programs())
+@given(st.deferred(fp.fixture_programs))
 def test_mutated_fixtures_keep_every_property(text):
     report = fp.check_program(text)
     assert report.problems == [], report.kind
 
 
 @settings(SHORT, max_examples=40)
-@given(fp.grammar_programs())
+@given(st.deferred(fp.grammar_programs))  # built when drawn: not at collection
 def test_grammar_programs_keep_every_property(text):
     report = fp.check_program(text)
     assert report.problems == [], report.kind
 
 
 @SHORT
-@given(fp.byte_programs())
+@given(st.deferred(fp.byte_programs))
 def test_hostile_bytes_keep_every_property(data):
     report = fp.check_bytes(data)
     assert report.problems == [], report.kind
@@ -59,7 +59,7 @@ def test_fix_properties_run_on_programs_with_fixes(path):
 
 
 @settings(SHORT, max_examples=10)
-@given(st.sampled_from([t for _, t in fp.fixture_sources()]).flatmap(fp.mutate))
+@given(st.deferred(lambda: st.sampled_from([t for _, t in fp.fixture_sources()])).flatmap(fp.mutate))
 def test_mutations_are_valid_python(text):
     module = cst.parse_module(text)  # never raises: every mutation is a tree edit
     assert module.code == text

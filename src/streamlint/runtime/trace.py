@@ -18,7 +18,7 @@ import json
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,7 @@ BLOCKING_KINDS = frozenset({"sync", "copy", "memset", "alloc"})
 HOST_SYNC_KINDS = frozenset({"Stream Sync", "Event Sync", "Context Sync"})
 
 
+@lru_cache(maxsize=4096)  # a trace repeats a few dozen API names thousands of times
 def api_kind(name: str) -> str:
     for kind, pattern in API_KINDS:
         if pattern.search(name):
