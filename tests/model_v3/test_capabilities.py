@@ -1004,6 +1004,45 @@ CASES = {
             torch.cuda.current_stream().wait_stream(side)
             return y
         """, "pass", "side.wait_stream(torch.cuda.current_stream())", [("read_after_write", "run")]),
+    # D-14: a stream chosen per path is one of two; the side stream's path races
+    "a stream chosen per path by a local": ("""
+        import torch
+        import torch.distributed as dist
+        class Opt:
+            def __init__(self, overlap: bool = False):
+                self.overlap = overlap
+                self.comm = torch.cuda.Stream()
+            def reduce(self):
+                flat = torch.ones(10, device="cuda")
+                flat.div_(4)
+                if self.overlap:
+                    stream = self.comm
+                else:
+                    stream = torch.cuda.current_stream()
+                {fix}
+                with torch.cuda.stream(stream):
+                    dist.all_reduce(flat)
+                    flat.record_stream(stream)
+        """, "pass", "stream.wait_stream(torch.cuda.current_stream())", [("read_after_write", "reduce")]),
+    "a stream kept on self chosen per path, the current stream joined to the other one": ("""
+        import torch
+        class Hybrid:
+            def __init__(self, overlap: bool = True):
+                self.gpu = torch.empty(10, device="cuda")
+                self.cpu = torch.empty(10, pin_memory=True)
+                self._d2h = torch.cuda.current_stream()
+                self._h2d = torch.cuda.current_stream()
+                if overlap:
+                    self._d2h = torch.cuda.Stream()
+                    self._h2d = torch.cuda.Stream()
+            def register(self, optimizer):
+                def copy_back(optimizer, args, kwargs):
+                    self._h2d.wait_stream(torch.cuda.current_stream())
+                    with torch.cuda.stream(self._h2d):
+                        self.gpu.copy_(self.cpu, non_blocking=True)
+                    {fix}.record_event().wait(torch.cuda.current_stream())
+                optimizer.register_step_post_hook(copy_back)
+        """, "self._d2h", "self._h2d", [("read_after_write", "copy_back")]),
 
 }
 

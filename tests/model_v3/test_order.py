@@ -3,7 +3,8 @@ each case is a sequence of accesses and orderings, and the conflicts it must (no
 
 from streamlint.model.domain.order import HOST, AccessEvent, ConflictKind, Order
 from streamlint.model.domain.paths import Index, Path, Root
-from streamlint.model.domain.streams import StreamRef
+from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
+from streamlint.model.domain.values import AbsValue, ValueKind
 
 A = StreamRef.created("f#1", "torch")
 B = StreamRef.created("f#2", "torch")
@@ -113,3 +114,65 @@ def test_caller_stream_and_parameter_stream_are_not_known_distinct():
     order, _ = run(Order(), ambient, True, "w")
     assert run(order, param, False, "r")[1] == []  # the caller may pass its current stream
     assert [c.kind for c in run(order, A, False, "r")[1]] == [ConflictKind.READ_AFTER_WRITE]
+
+
+# -- a stream known on each path (D-14): one of two streams, a may-set of two refs -------------
+AMB = StreamRef.ambient("torch")
+SIDE = StreamRef.at(Path(Root.self_(), ("side",))).entered()  # the object's side stream, entered
+
+
+def test_two_streams_join_to_one_of_two_and_three_to_unknown():
+    either = SIDE.joined(AMB)
+    assert either is not None and either.kind is StreamRefKind.EITHER
+    assert set(either.paths) == {SIDE, AMB} and either == AMB.joined(SIDE)  # in either order
+    assert either.joined(AMB) == either and either.joined(SIDE) == either  # a member adds nothing
+    assert either.joined(A) is None  # past two refs: unknown
+    assert SIDE.joined(SIDE) == SIDE and AMB.joined(UNKNOWN_STREAM) is None
+    assert not either.distinct_from(A) and not A.distinct_from(either)  # the order asks per path
+
+
+def test_value_join_keeps_both_streams():
+    joined = AbsValue(ValueKind.STREAM, "torch", stream=SIDE).join(AbsValue(ValueKind.STREAM, "torch", stream=AMB))
+    assert joined.kind is ValueKind.STREAM and joined.stream == SIDE.joined(AMB)
+
+
+def test_hazard_on_one_path_of_two_is_a_hazard():
+    either = SIDE.joined(AMB)
+    order, _ = run(Order(), AMB, True, "w")
+    found = run(order, either, False, "r")[1]
+    assert [(c.kind, c.later.stream) for c in found] == [(ConflictKind.READ_AFTER_WRITE, SIDE)]
+    # written on one of two streams, read on the current one: the side stream's path races
+    order, _ = run(Order(), either, True, "w")
+    assert [c.earlier.stream for c in run(order, AMB, False, "r")[1]] == [SIDE]
+
+
+def test_one_choice_of_two_streams_is_one_stream_on_each_path():
+    either = SIDE.joined(AMB)
+    order, _ = run(Order(), either, True, "w")
+    assert run(order, either, False, "r")[1] == []  # the same choice: the same stream on each path
+
+
+def test_a_wait_on_one_path_of_two_does_not_clear_the_other():
+    either = B.joined(SIDE)
+    order, _ = run(Order(), AMB, True, "w")
+    order = order.wait(B, AMB)  # orders B's path only
+    assert [c.later.stream for c in run(order, either, False, "r")[1]] == [SIDE]
+    # written on one of two streams: the current stream waits for one of them only
+    order, _ = run(Order(), either, True, "w")
+    order = order.wait(AMB, B)
+    assert [c.earlier.stream for c in run(order, AMB, False, "r")[1]] == [SIDE]
+
+
+def test_a_wait_by_or_for_one_of_two_orders_on_the_may_clock_only():
+    either = SIDE.joined(AMB)
+    order, _ = run(Order(), AMB, True, "w")
+    waited = order.wait(either, AMB)
+    assert run(waited, either, False, "r")[1] == []  # unsure: silent
+    pending = waited.pending[0]
+    assert SIDE in pending.seen and SIDE not in pending.seen_on_every_path
+    order, _ = run(Order(), SIDE, True, "w")
+    waited = order.wait(A, either)
+    assert run(waited, A, False, "r")[1] == []
+    assert A in waited.pending[0].seen and A not in waited.pending[0].seen_on_every_path
+    synced = order.synchronize_stream(either)
+    assert run(synced, HOST, False, "read")[1] == [] and not synced.pending[0].done_on_every_path

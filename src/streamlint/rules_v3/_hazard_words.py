@@ -120,6 +120,11 @@ class Words:
             if made is None:
                 return "the stream a callee made"
             return self._element_of_bound(made) or _spelled(made)
+        if ref.kind is StreamRefKind.EITHER:
+            # one of two streams by the path taken (D-14): the side stream the code names, the
+            # one a problem on that path is about
+            sides = [m for m in ref.members if m.kind in (StreamRefKind.PATH, StreamRefKind.CREATED)]
+            return " or ".join(self.stream(m, reading, near) for m in (sides if len(sides) == 1 else ref.members))
         return "an unknown stream"
 
     def _element_of_bound(self, made: cst.CSTNode) -> str:

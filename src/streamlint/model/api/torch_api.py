@@ -137,6 +137,9 @@ VIEW_METHODS = frozenset({
     "view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "t", "expand",
     "expand_as", "narrow", "detach", "contiguous",
 })
+# Of those, the ones that never copy: they launch no kernel and read nothing (a new view of the
+# same memory); `reshape`, `flatten` and `contiguous` copy a tensor that is not contiguous.
+PURE_VIEWS = VIEW_METHODS - {"reshape", "flatten", "contiguous"}
 # torch.* functions that do not return a tensor on the device of their inputs.
 NON_TENSOR_FUNCTIONS = frozenset({
     "is_tensor", "numel", "is_floating_point", "is_complex", "manual_seed", "save", "load",

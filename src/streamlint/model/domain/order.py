@@ -54,6 +54,24 @@ class AccessEvent:
     assumed: bool = False
     branch: tuple[str, ...] = ()  # the sides of the tests it ran under (Effect.branch)
     handed: tuple[StreamRef, ...] = ()  # (Effect.handed)
+    # made on one of two streams by the path taken (D-14): `stream` is this path's one, `either`
+    # the may-set; a later access on the same may-set took the same path
+    either: Optional[StreamRef] = field(default=None, metadata={"omit_default": True})
+
+
+def on_paths(access: AccessEvent) -> tuple[AccessEvent, ...]:
+    """The access once per stream it may run on (one of two streams by the path taken)."""
+    if access.stream.kind is not StreamRefKind.EITHER:
+        return (access,)
+    return tuple(replace(access, stream=m, either=access.stream) for m in access.stream.members)
+
+
+def _on_paths_after(earlier: AccessEvent, later: AccessEvent) -> tuple[AccessEvent, ...]:
+    """The later access per stream it may run on, on the paths where `earlier` ran: after an
+    access made on the same choice of two streams, on the stream that path chose."""
+    if later.stream.kind is StreamRefKind.EITHER and earlier.either == later.stream:
+        return (replace(later, stream=earlier.stream, either=later.stream),)
+    return on_paths(later)
 
 
 def exclusive(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -105,6 +123,8 @@ class Pending:
         return {name: value for name, value in self.__dict__.items() if name not in ("clock", "key")}
 
     def ordered_before(self, stream: StreamRef) -> bool:
+        if stream.kind is StreamRefKind.EITHER:
+            return any(self.ordered_before(m) for m in stream.members)  # on some path: the may clock
         if self.done or stream in self.seen or stream == self.access.stream:
             return True
         if stream.pools_with(self.access.stream) or any(s.pools_with(stream) for s in self.seen):
@@ -112,16 +132,19 @@ class Pending:
         # a wait by another framework's name of what may be the same default stream orders it too
         return any(s.may_be_the_default_of(stream) for s in self.seen)
 
-    def with_seen(self, stream: StreamRef) -> "Pending":
-        if stream in self.seen and stream in self.seen_on_every_path:
+    def with_seen(self, stream: StreamRef, may_only: bool = False) -> "Pending":
+        """Ordered before `stream`'s later work; by one of two streams, or by a wait for one of
+        two (D-14): before each on the may clock, on the must clock before neither."""
+        streams, must = frozenset(stream.paths), not may_only and stream.kind is not StreamRefKind.EITHER
+        if streams <= self.seen and (not must or streams <= self.seen_on_every_path):
             return self
-        return Pending(self.access, self.seen | {stream}, self.seen_on_every_path | {stream}, self.done,
-                       self.done_on_every_path)
+        return Pending(self.access, self.seen | streams, self.seen_on_every_path | streams if must
+                       else self.seen_on_every_path, self.done, self.done_on_every_path)
 
-    def completed(self) -> "Pending":
-        if self.done and self.done_on_every_path:
+    def completed(self, every_path: bool = True) -> "Pending":
+        if self.done and (self.done_on_every_path or not every_path):
             return self
-        return Pending(self.access, self.seen, self.seen_on_every_path, True, True)
+        return Pending(self.access, self.seen, self.seen_on_every_path, True, self.done_on_every_path or every_path)
 
 
 @dataclass(frozen=True)
@@ -223,18 +246,25 @@ class Order:
             kind = _kind(p.access, access)
             if kind is None or not p.access.path.may_alias(access.path):
                 continue
-            if p.ordered_before(access.stream) or not _may_differ(p.access.stream, access.stream):
-                continue
             if p.access.assumed and access.host_memory:
                 continue  # the entry assumption speaks of device work only
             if exclusive(p.access.branch, access.branch):
                 continue  # two sides of one test of one call: never both
-            found.append(Conflict(kind, p.access, access, behind=len(same_root) - 1 - place))
+            # on one of two streams: a race on one path is a race (D-14)
+            racing = next((a for a in _on_paths_after(p.access, access)
+                           if not p.ordered_before(a.stream) and _may_differ(p.access.stream, a.stream)), None)
+            if racing is not None:
+                found.append(Conflict(kind, p.access, racing, behind=len(same_root) - 1 - place))
         return found
 
     def add(self, access: AccessEvent) -> "Order":
         if access.stream == HOST:
             return self  # the host's own accesses are done when they happen
+        if access.stream.kind is StreamRefKind.EITHER:  # pending on each path's stream (D-14)
+            order = self
+            for one in on_paths(access):
+                order = order.add(one)
+            return order
         seen = frozenset({access.stream})
         entry = Pending(access, seen, seen)
         key = entry.key
@@ -254,17 +284,20 @@ class Order:
 
     def wait_any(self, waiter: StreamRef, streams: Iterable[StreamRef]) -> "Order":
         """`waiter` waits on each of `streams` in turn: one pass, the same order as the waits
-        one after another (a wait only adds `waiter`, which no other of these waits tests)."""
-        ons = frozenset(streams)
+        one after another (a wait only adds `waiter`, which no other of these waits tests). A
+        wait by or for one of two streams orders on the may clock only (D-14)."""
+        streams = tuple(streams)
+        ons = frozenset(m for on in streams for m in on.paths)
         if not ons:
             return self  # no wait at all
+        may_only = any(on.kind is StreamRefKind.EITHER for on in streams)
         moved = []
         for group in self._ix.clocks():  # every access of a group moves alike
             p = next(iter(group.values()))
             ordered = p.done or p.access.stream in ons or not ons.isdisjoint(p.seen) \
                 or any(on.pools_with(p.access.stream) for on in ons)
-            if ordered and not (waiter in p.seen and waiter in p.seen_on_every_path):
-                moved.extend((n, q.with_seen(waiter)) for n, q in group.items())
+            if ordered and p.with_seen(waiter, may_only) is not p:
+                moved.extend((n, q.with_seen(waiter, may_only)) for n, q in group.items())
         return self._replaced(moved)
 
     def record(self, event: Path, stream: StreamRef) -> "Order":
@@ -291,12 +324,13 @@ class Order:
     def synchronize_stream(self, stream: StreamRef) -> "Order":
         """The host waits for `stream`: what it has seen is done, and so is work on a stream the
         code cannot tell apart from it (a parameter's stream may be the one that wrote)."""
+        every_path = stream.kind is not StreamRefKind.EITHER  # one of two streams: on the may clock (D-14)
         moved = []
         for group in self._ix.clocks():  # as in `wait_any`
             p = next(iter(group.values()))
-            synced = p.ordered_before(stream) or not _may_differ(p.access.stream, stream)
-            if synced and not (p.done and p.done_on_every_path):
-                moved.extend((n, q.completed()) for n, q in group.items())
+            synced = any(p.ordered_before(s) or not _may_differ(p.access.stream, s) for s in stream.paths)
+            if synced and p.completed(every_path) is not p:
+                moved.extend((n, q.completed(every_path)) for n, q in group.items())
         return self._replaced(moved)
 
     def synchronize_event(self, event: Path) -> "Order":
@@ -310,7 +344,7 @@ class Order:
         return self._derived(kept_for=self.kept_for | {(path, stream)})
 
     def _recorded_for(self, access: AccessEvent) -> bool:
-        return any(stream == access.stream and path.may_alias(access.path) for path, stream in self.kept_for)
+        return any(access.stream in stream.paths and path.may_alias(access.path) for path, stream in self.kept_for)
 
     def release(self, release: AccessEvent) -> tuple["Order", list[Conflict]]:
         """The memory at `release.path`, allocated on `release.stream`, goes back to the allocator:

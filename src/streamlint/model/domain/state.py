@@ -191,12 +191,13 @@ def _join_maps(left: FrozenMap, right: FrozenMap, join) -> FrozenMap:
 
 
 def _join_current(left: FrozenMap, right: FrozenMap) -> FrozenMap:
-    """A framework missing on one side is at its entry stream there."""
+    """A framework missing on one side is at its entry stream there; another stream on each
+    path is one of two (D-14)."""
     merged = {}
     for framework in left.keys() | right.keys():
         x = left.get(framework, entry_stream(framework))
         y = right.get(framework, entry_stream(framework))
-        merged[framework] = x if x == y else UNKNOWN_STREAM
+        merged[framework] = x if x == y else (x.joined(y) or UNKNOWN_STREAM)
     return _frozen(merged)
 
 

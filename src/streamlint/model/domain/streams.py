@@ -20,6 +20,9 @@ class StreamRefKind(Enum):
     PATH = "path"  # the stream held at an access path (a parameter, `self._stream`, a local)
     CREATED = "created"  # a new stream made at `site`
     UNKNOWN = "unknown"  # no evidence: hazards against it are unsure (silent)
+    # one of two streams by the path taken (`s = self.side if flag else current_stream()`): a
+    # may-set of two refs, `members` (D-14); past two, UNKNOWN
+    EITHER = "either"
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,12 +37,15 @@ class StreamRef:
     # by the code (`with torch.cuda.stream(self.comm)`: switching to it says it is another
     # stream). Evidence about the stream, not another stream: it does not take part in equality
     fresh: bool = field(default=False, compare=False)
+    members: tuple = field(default=(), metadata={"omit_default": True})  # an EITHER's two streams
 
     def _identity(self) -> tuple:
         """What makes two refs one stream. The stream held at a path is one stream whatever each
         walk knew of it (its framework, where it was made, whether it blocks): those are evidence."""
         if self.kind is StreamRefKind.PATH:
             return (self.kind, self.path)
+        if self.kind is StreamRefKind.EITHER:
+            return (self.kind, frozenset(self.members))
         return (self.kind, self.framework, self.path, self.site, self.blocking)
 
     def __eq__(self, other: object) -> bool:
@@ -90,13 +96,21 @@ class StreamRef:
         return self.kind is not StreamRefKind.UNKNOWN
 
     @property
+    def paths(self) -> tuple["StreamRef", ...]:
+        """The streams it may be, one per path to here: an EITHER's members, or itself."""
+        return self.members if self.kind is StreamRefKind.EITHER else (self,)
+
+    @property
     def context_free(self) -> bool:
         """Names the same stream whoever calls: a hazard between two such refs needs no caller."""
+        if self.kind is StreamRefKind.EITHER:
+            return all(m.context_free for m in self.members)
         return self.kind in (StreamRefKind.LEGACY, StreamRefKind.PER_THREAD, StreamRefKind.CREATED)
 
     def distinct_from(self, other: "StreamRef") -> bool:
-        """Known to be two different streams (the condition for a cross-stream hazard)."""
-        if not (self.known and other.known) or self == other:
+        """Known to be two different streams (the condition for a cross-stream hazard). One of
+        two streams is another stream on one path only: the order asks per path (D-14)."""
+        if not (self.known and other.known) or self == other or StreamRefKind.EITHER in (self.kind, other.kind):
             return False
         if self.pool_of(other) or other.pool_of(self):
             return False  # an item of a pool of streams, and the pool's streams as one (`for s in streams`)
@@ -148,6 +162,8 @@ class StreamRef:
         an attribute: `self.comm_stream`, `exchanger.stream1`) is then a side stream, another
         than the one current at entry; a stream the caller passes itself is the caller's
         choice, and may be its current one."""
+        if self.kind is StreamRefKind.EITHER:
+            return replace(self, members=tuple(m.entered() for m in self.members))
         if self.kind is not StreamRefKind.PATH or self.path is None or not self.path.steps:
             return self
         return replace(self, fresh=True)
@@ -159,10 +175,38 @@ class StreamRef:
                 and not self.distinct_from(other))
 
     def joined(self, other: "StreamRef") -> Optional["StreamRef"]:
-        """The stream held at one path, as two paths of the code saw it: the evidence both
-        agree on, and what only one of them knows (its framework); None for two streams."""
-        if self.kind is not StreamRefKind.PATH or other.kind is not StreamRefKind.PATH or self.path != other.path:
+        """The stream as two paths of the code saw it: one stream (the evidence both paths
+        agree on, and what only one of them knows), or, for two streams, the may-set of both
+        (`EITHER`, D-14); None past two streams, or where a path knows no stream."""
+        members = list(self.paths)
+        for ref in other.paths:
+            same = next((n for n, m in enumerate(members) if m == ref), None)
+            if same is None:
+                members.append(ref)
+                continue
+            merged = members[same]._merged(ref)
+            if merged is None:
+                return None
+            members[same] = merged
+        return StreamRef.either_of(members)
+
+    @staticmethod
+    def either_of(refs) -> Optional["StreamRef"]:
+        """One of these streams by the path taken: the one stream, the may-set of two (in a
+        canonical order), None for more, or when one is unknown."""
+        members = list(dict.fromkeys(m for r in refs for m in r.paths))
+        if len(members) == 1:
+            return members[0]
+        if len(members) != 2 or not all(m.known for m in members) or any(m.framework in ("host", "allocator") for m in members):
             return None
+        return StreamRef(StreamRefKind.EITHER, members=tuple(sorted(members, key=_canonical)))
+
+    def _merged(self, other: "StreamRef") -> Optional["StreamRef"]:
+        """One stream seen on two paths: the stream held at one path is one stream, seen with more
+        or less evidence on each path (its framework, where it was made); None when the paths
+        disagree on its framework."""
+        if self.kind is not StreamRefKind.PATH or other.kind is not StreamRefKind.PATH:
+            return self
         if self.framework and other.framework and self.framework != other.framework:
             return None
         known = self if self.framework else other
@@ -183,10 +227,16 @@ class StreamRef:
             return self.path.spell()
         if self.kind is StreamRefKind.CREATED:
             return f"the stream made at {self.site}"
+        if self.kind is StreamRefKind.EITHER:
+            return " or ".join(m.spell() for m in self.members)
         return "an unknown stream"
 
 
 UNKNOWN_STREAM = StreamRef(StreamRefKind.UNKNOWN)
+
+
+def _canonical(ref: StreamRef) -> tuple:
+    return (ref.kind.value, ref.framework, ref.spell(), ref.site)
 # Streams that exist before any code runs (no constructor makes them): the current stream at
 # entry and the two default streams.
 _EXISTING = frozenset({StreamRefKind.AMBIENT, StreamRefKind.LEGACY, StreamRefKind.PER_THREAD})

@@ -11,7 +11,7 @@ from enum import Enum
 from typing import Optional
 
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
-from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.domain.streams import StreamRef
 
 
 class ValueKind(Enum):
@@ -237,10 +237,8 @@ def truth(value: AbsValue) -> Optional[bool]:
 
 
 def _joined_streams(a: Optional[StreamRef], b: Optional[StreamRef]) -> Optional[StreamRef]:
-    """One stream when both paths name it; the stream at one attribute is one stream, seen
-    with more or less evidence on each path (its framework, where it was made)."""
+    """One stream when both paths name it (seen with more or less evidence on each); two
+    streams, one per path, as the may-set of both (D-14)."""
     if a is None or b is None:
         return a if a == b else None
-    if a.kind is StreamRefKind.PATH and b.kind is StreamRefKind.PATH:
-        return a.joined(b)
-    return a if a == b else None
+    return a.joined(b)

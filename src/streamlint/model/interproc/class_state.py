@@ -45,13 +45,20 @@ def _held_at(attr: str, value: AbsValue, owners: dict) -> Path:
     return Path(Root.self_()).attr(attr)
 
 
+def _kept(stream: StreamRef, here: Path, kept_at: dict) -> StreamRef:
+    """The stream the class made, named by the attribute that keeps it (memory made on it names
+    the same attribute), its creation site kept (two sites: two streams); of one of two streams
+    (D-14), each."""
+    if stream.kind is StreamRefKind.EITHER:
+        return StreamRef.either_of(_kept(m, kept_at.get(stream, here), kept_at) for m in stream.members) or stream
+    if stream.kind is not StreamRefKind.CREATED:
+        return stream
+    return StreamRef(StreamRefKind.PATH, stream.framework, kept_at.get(stream, here), stream.site, stream.blocking, True)
+
+
 def _at_self(attr: str, value: AbsValue, owners: dict, kept_at: dict) -> AbsValue:
     here = _held_at(attr, value, owners)
-    stream = value.stream
-    if stream is not None and stream.kind is StreamRefKind.CREATED:
-        # the stream the class made, named by the attribute that keeps it (memory made on it
-        # names the same attribute), its creation site kept (two sites: two streams)
-        stream = StreamRef(StreamRefKind.PATH, stream.framework, kept_at.get(stream, here), stream.site, stream.blocking, True)
+    stream = _kept(value.stream, here, kept_at) if value.stream is not None else None
     if value.kind is ValueKind.STREAM:
         return replace(value, stream=stream, identity=None)
     if value.kind in (ValueKind.BUFFER, ValueKind.EVENT, ValueKind.OBJECT):

@@ -196,6 +196,8 @@ class _Mapper:
             return replace(ref, path=pool, site=self._made_here(ref.site))
         if ref.kind is StreamRefKind.PATH and ref.path is not None:
             return self._stream_at(ref.path)
+        if ref.kind is StreamRefKind.EITHER:  # each path's stream, here (D-14)
+            return StreamRef.either_of(self.stream(m) for m in ref.members) or UNKNOWN_STREAM
         return ref
 
     def _made_here(self, sites: str) -> str:

@@ -66,14 +66,19 @@ def _missing_waits_assumed(order: Order, event: AccessEvent, found: list[Conflic
     would fix are the same problem, not new ones. The host's reads and writes are no stream."""
     if event.stream in (HOST, RECORDED):
         return order
-    for stream in dict.fromkeys(c.earlier.stream for c in found if c.earlier.stream not in (HOST, RECORDED)):
-        order = order.wait(event.stream, stream)
+    for waiter, stream in dict.fromkeys((c.later.stream, c.earlier.stream) for c in found
+                                        if c.earlier.stream not in (HOST, RECORDED)):
+        order = order.wait(waiter, stream)  # (the later access's stream on the path that races)
     return order
 
 
 def legacy_barrier(order: Order, stream: StreamRef) -> Order:
     """The legacy default stream and blocking streams order each other: work on the legacy
     stream waits for all work queued on blocking streams, and their later work waits for it."""
+    if stream.kind is StreamRefKind.EITHER:
+        for one in stream.members:  # on each path, that path's stream (D-14)
+            order = legacy_barrier(order, one)
+        return order
     if stream.kind is StreamRefKind.LEGACY:
         return order.wait_any(stream, {s for s in order.streams() if _blocking(s)})
     if _blocking(stream):

@@ -145,7 +145,7 @@ def _made_at(effects: tuple[Effect, ...], access: AccessEvent, before_entry: boo
     if before_entry:
         return -1
     return next((i for i, e in enumerate(effects) if e.kind is EffectKind.ACCESS and e.write and e.path == access.path
-                 and e.stream == access.stream), None)
+                 and e.stream in (access.stream, access.either)), None)  # (on one of two streams: D-14)
 
 
 def left_on_self(exit_state: Optional[State]) -> tuple[AccessEvent, ...]:

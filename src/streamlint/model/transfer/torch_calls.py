@@ -469,6 +469,8 @@ def _storage_method(name: str, storage: AbsValue, arguments: Arguments, state: S
 def _operation(name: str, tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     """An operation on the tensor's data: on the current stream for CUDA tensors, by the host
     for CPU tensors. In place (`add_`) it writes the tensor; a view shares its memory."""
+    if name in torch_api.PURE_VIEWS and tensor.identity is not None:
+        return tensor, state  # a view of the same memory: no kernel, nothing read
     inplace = name.endswith("_")
     inputs = [tensor] + [v for v in arguments.values() if v.is_buffer]
     return run_operation(inputs, tensor if inplace else None, name in torch_api.VIEW_METHODS, arguments, state, frame)
