@@ -1174,6 +1174,27 @@ def test_nccl_operands_given_as_raw_pointers_are_device_memory_on_the_handles_st
     assert not [e for e in summaries["other"].effects if e.kind.value == "access"]
 
 
+def test_a_memory_pointer_only_method_shows_raw_device_memory():
+    # `dst.data.copy_from_device(src, n)` on a parameter: only a CuPy MemoryPointer has that
+    # method, so `dst.data` is raw device memory written, and `src` read, on the current stream
+    summaries = _summaries("""
+        import cupy as cp
+        class DeviceMemory:
+            def __init__(self):
+                self.memory = None
+            def assign(self, n):
+                self.memory = cp.cuda.alloc(n)
+            def to_device(self, dst, size, offset=0):
+                src = self.memory + offset
+                dst.data.copy_from_device(src, size)
+            def other(self, dst, size):
+                dst.data.copy_from(self.memory, size)
+        """)
+    accesses = [(e.path.spell(), e.write) for e in summaries["to_device"].effects if e.kind.value == "access"]
+    assert ("dst.data", True) in accesses
+    assert not [e for e in summaries["other"].effects if e.kind.value == "access"]
+
+
 def test_a_device_cuda_on_one_path_is_the_codes_gpu_path_and_a_loop_exit_test_is_no_condition():
     from streamlint.model.readings.operations import operations
 

@@ -28,7 +28,8 @@ from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.frame import SIDE_STREAM_FACT, CallContext, Frame
 
 Handled = tuple[AbsValue, State]
-METHOD = "."  # a callee value for `receiver.<name>` whose receiver decides what it is
+METHOD = "."
+RAW = "raw"  # the framework of raw allocations (a MemoryPointer)  # a callee value for `receiver.<name>` whose receiver decides what it is
 
 # Builtins that read their arguments on the host (formatting, conversion, printing).
 HOST_READERS = frozenset({"print", "str", "repr", "float", "int", "bool", "format", "len", "list", "sum"})
@@ -236,9 +237,14 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
 
 
 def _evident_stream(receiver: AbsValue, name: str) -> AbsValue:
-    """A stream's method called on a value of unknown kind shows it is the stream at its path."""
-    if receiver.kind is ValueKind.UNKNOWN and receiver.identity is not None and name in torch_api.STREAM_ONLY_METHODS:
+    """A stream's method called on a value of unknown kind shows it is the stream at its path;
+    a raw allocation's method (CuPy's MemoryPointer) that it is raw device memory there."""
+    if receiver.kind is not ValueKind.UNKNOWN or receiver.identity is None:
+        return receiver
+    if name in torch_api.STREAM_ONLY_METHODS:
         return AbsValue(ValueKind.STREAM, "torch", identity=receiver.identity)
+    if name in cupy_api.MEMORY_POINTER_ONLY:
+        return AbsValue(ValueKind.BUFFER, RAW, Memory.DEVICE, receiver.identity)
     return receiver
 
 
