@@ -530,3 +530,45 @@ def test_callers_that_are_all_hot_join_to_a_named_hot_entry():
     assert both is not None and both.hot == "A.forward"
     one = _joined([CallContext(hot="A.forward"), CallContext()])
     assert one is not None and one.hot == ""
+
+
+HANDS_ON = """
+from . import kernels, memory
+
+
+class Comm:
+    def __init__(self):
+        self.buf = memory.DeviceMemory()
+
+    def run_async(self, n, stream):
+        self.buf.assign(n)
+        self._unpack(stream)
+
+    def _unpack(self, stream):
+        kernels.fill_on(self.buf, stream)
+        kernels.fill(self.buf)  # on the current stream, after work queued on the stream handed in
+"""
+
+USER = """
+import cupy
+
+from . import comm
+
+
+class Optimizer:
+    def __init__(self):
+        self.comm = comm.Comm()
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+
+    def update(self, n):
+        self.comm.run_async(n, self.stream)
+"""
+
+
+def test_the_stream_handed_in_for_the_work_is_handed_on_to_a_helper(tmp_path):
+    # `run_async`'s callers hand `stream` for the work; it hands it on to `_unpack`, whose
+    # walk in that context is reported (also when a caller's walk made it before)
+    pkg = _package(tmp_path, {"memory": MEMORY, "kernels": KERNELS, "comm": HANDS_ON, "user": USER})
+    model = analyze_file(cst.parse_module((pkg / "comm.py").read_text()), str(pkg / "comm.py"))
+    found = {(h.function.rsplit(".", 1)[-1], h.kind) for h in model.hazards}
+    assert ("_unpack", ConflictKind.WRITE_AFTER_WRITE) in found or ("_unpack", ConflictKind.READ_AFTER_WRITE) in found

@@ -93,6 +93,8 @@ class Solver:
         self._composing_depth = 0  # class states being composed (walks that are no callers' evidence)
         self._by_methods: dict[tuple[str, frozenset[str]], str] = {}
         self._with_method: dict[tuple[str, str, str], tuple[str, ...]] = {}
+        # walking a function in what its callers pass, joined: the walks it reaches (else None)
+        self._joining: Optional[set] = None
 
     def solve_module(self) -> Solved:
         self._globals[self.program.main.name] = self._module_names(self.program.main.name)
@@ -120,10 +122,12 @@ class Solver:
             joined = _joined(self._asked.get(qualname, []))
             if joined is None or joined == ROOT_CONTEXT:
                 continue
-            walked_before = set(self.solved.walks)
+            self._joining = set()  # (the walks reported: one context each past what the callers' walks took)
             self._solve(qualname, joined)
             key = self._key_of(qualname, joined)
-            self.solved.unreported -= {key} | (set(self.solved.walks) - walked_before)
+            # what it reaches is reported, also a walk a caller's walk made before in the same context
+            self.solved.unreported -= {key} | self._joining
+            self._joining = None
 
     def _callers_in(self, unit) -> list[str]:
         """The functions of `unit` that may call a function of the checked module: by the name
@@ -180,6 +184,8 @@ class Solver:
         qualname = function.qualname  # (a name re-exported or inherited: where it is defined)
         context = self._within_budget(qualname, self._with_receiver_state(function, self._hot(function, _by_name(function, context))))
         key = (qualname, context)
+        if self._joining is not None:
+            self._joining.add(key)
         if key in self.solved.walks:
             return self.solved.walks[key].summary
         if qualname in self._stack:
@@ -355,7 +361,7 @@ class Solver:
 
     def _within_budget(self, qualname: str, context: CallContext) -> CallContext:
         known = self._contexts.setdefault(qualname, set())
-        if context in known or len(known) < MAX_CONTEXTS:
+        if context in known or len(known) < MAX_CONTEXTS + (self._joining is not None):
             known.add(context)
             return context
         # past the budget, what callers tell is dropped; the hot entry and the class's state stay
@@ -417,8 +423,11 @@ def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
         if (name in params or not key.isdigit()) and value != UNKNOWN:  # (nothing known: as not passed)
             named[name] = value
     receiver = context.receiver if context.receiver != UNKNOWN else None
+    work = context.work_stream
+    if work.isdigit():  # (a call site hands it by position)
+        work = params[int(work)] if int(work) < len(params) else ""
     return CallContext(tuple(sorted(named.items())), receiver, context.hot, chosen=context.chosen,
-                       work_stream=context.work_stream, entered=context.entered)
+                       work_stream=work, entered=context.entered)
 
 
 def _params(function: FunctionRef) -> list[str]:

@@ -550,7 +550,21 @@ def _context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
     facts += tuple((k, _fact(v, state)) for k, (v, _) in arguments.keywords.items())
     receiver = _fact(arguments.receiver, state) if arguments.receiver is not None else None
     entered = tuple(f for f in LEGACY_BY_DEFAULT if state.current_stream(f).kind is not StreamRefKind.LEGACY)
-    return CallContext(facts, receiver, chosen=frame.chosen_stream(state), entered=tuple(sorted(entered)))
+    handed_on = [key for key, (value, _) in _keyed(arguments) if _work_stream_of(value)]
+    return CallContext(facts, receiver, chosen=frame.chosen_stream(state), entered=tuple(sorted(entered)),
+                       work_stream=handed_on[0] if len(handed_on) == 1 else "")
+
+
+def _keyed(arguments: Arguments) -> list:
+    return [(str(i), given) for i, given in enumerate(arguments.positional)] + list(arguments.keywords.items())
+
+
+def _work_stream_of(value: AbsValue) -> bool:
+    """The stream this function's callers hand it for the work (CallContext.work_stream), handed
+    on to a callee: the callee's callers hand it that stream for the work too."""
+    ref = value.stream
+    return (value.kind is ValueKind.STREAM and ref is not None and ref.kind is StreamRefKind.PATH and ref.fresh
+            and ref.path is not None and ref.path.root.kind is RootKind.PARAM and not ref.path.steps)
 
 
 def _fact(value: AbsValue, state: State) -> AbsValue:
