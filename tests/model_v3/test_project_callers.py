@@ -572,3 +572,16 @@ def test_the_stream_handed_in_for_the_work_is_handed_on_to_a_helper(tmp_path):
     model = analyze_file(cst.parse_module((pkg / "comm.py").read_text()), str(pkg / "comm.py"))
     found = {(h.function.rsplit(".", 1)[-1], h.kind) for h in model.hazards}
     assert ("_unpack", ConflictKind.WRITE_AFTER_WRITE) in found or ("_unpack", ConflictKind.READ_AFTER_WRITE) in found
+
+
+def test_one_caller_handing_a_side_stream_makes_it_the_works_though_another_hands_the_null_stream(tmp_path):
+    # D-14 for the work stream: on the optimizer's path `stream` is its side stream; the
+    # communicator's own `run` hands the null stream (no race on that path, none removed on the other)
+    comm = HANDS_ON.replace("from . import kernels, memory", "import cupy\n\nfrom . import kernels, memory").replace(
+        "    def run_async(", "    def run(self, n):\n        self.run_async(n, cupy.cuda.Stream.null)\n\n    def run_async(")
+    pkg = _package(tmp_path, {"memory": MEMORY, "kernels": KERNELS, "comm": comm, "user": USER})
+    model = analyze_file(cst.parse_module((pkg / "comm.py").read_text()), str(pkg / "comm.py"))
+    assert "_unpack" in {h.function.rsplit(".", 1)[-1] for h in model.hazards}
+    (tmp_path / "alone").mkdir()
+    alone = _package(tmp_path / "alone", {"memory": MEMORY, "kernels": KERNELS, "comm": comm})
+    assert _kinds(alone / "comm.py") == []

@@ -404,7 +404,11 @@ def _joined(contexts: list[CallContext]) -> Optional[CallContext]:
     told = tuple(sorted(((n, v) for n, v in args.items() if v.kind is not UNKNOWN.kind), key=lambda item: item[0]))
     if receiver is not None and receiver.kind is UNKNOWN.kind:
         receiver = None
-    handed = [name for name, value in told if value.kind is ValueKind.STREAM and value.stream == SIDE_STREAM_FACT]
+    # a stream every caller passes and one of them a side stream of its own (the others their
+    # current or a default stream): on that caller's path it is the work's stream (D-14: an order
+    # or a sameness on one path never removes another path's hazard)
+    handed = [name for name, value in told if value.kind is ValueKind.STREAM
+              and any(dict(c.args).get(name, UNKNOWN).stream == SIDE_STREAM_FACT for c in contexts)]
     # hot when every caller is (named by the first hot entry in order: `hot` names an entry, never a flag)
     hot = min(c.hot for c in contexts) if all(c.hot for c in contexts) else ""
     return CallContext(told, receiver, hot, chosen=all(c.chosen for c in contexts),
