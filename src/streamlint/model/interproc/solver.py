@@ -364,9 +364,11 @@ class Solver:
         if context in known or len(known) < MAX_CONTEXTS + (self._joining is not None):
             known.add(context)
             return context
-        # past the budget, what callers tell is dropped; the hot entry and the class's state stay
-        # (dimensions of the function's own, a few values each)
-        return CallContext(hot=context.hot, receiver_state=context.receiver_state)
+        # past the budget, what callers tell is dropped; the hot entry, the class's state and the
+        # stream the callers hand for the work stay (dimensions of a few values each)
+        work = context.work_stream
+        handed = tuple((name, value) for name, value in context.args if name == work)
+        return CallContext(handed, hot=context.hot, receiver_state=context.receiver_state, work_stream=work)
 
     def _frame(self, function: FunctionRef) -> Frame:
         unit = self.program.unit(function.module)
