@@ -585,3 +585,25 @@ def test_one_caller_handing_a_side_stream_makes_it_the_works_though_another_hand
     (tmp_path / "alone").mkdir()
     alone = _package(tmp_path / "alone", {"memory": MEMORY, "kernels": KERNELS, "comm": comm})
     assert _kinds(alone / "comm.py") == []
+
+
+PLAIN = """
+from . import base, memory
+
+
+class Plain(base.Base):
+    def __init__(self):
+        super().__init__(True)
+        self.buf = memory.DeviceMemory()
+
+    def reduce(self, n):
+        self.buf.assign(n)
+        self._pack(self.buf)  # the default: no stream for the work
+"""
+
+
+def test_a_caller_that_leaves_the_stream_to_its_default_removes_no_other_callers_stream(tmp_path):
+    pkg = _package(tmp_path, {"memory": MEMORY, "kernels": KERNELS, "base": BASE,
+                              "derived": DERIVED.format(non_blocking=True), "plain": PLAIN})
+    model = analyze_file(cst.parse_module((pkg / "base.py").read_text()), str(pkg / "base.py"))
+    assert "_pack" in {h.function.rsplit(".", 1)[-1] for h in model.hazards}

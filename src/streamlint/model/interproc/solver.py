@@ -406,16 +406,27 @@ def _joined(contexts: list[CallContext]) -> Optional[CallContext]:
     told = tuple(sorted(((n, v) for n, v in args.items() if v.kind is not UNKNOWN.kind), key=lambda item: item[0]))
     if receiver is not None and receiver.kind is UNKNOWN.kind:
         receiver = None
-    # a stream every caller passes and one of them a side stream of its own (the others their
-    # current or a default stream): on that caller's path it is the work's stream (D-14: an order
-    # or a sameness on one path never removes another path's hazard)
-    handed = [name for name, value in told if value.kind is ValueKind.STREAM
-              and any(dict(c.args).get(name, UNKNOWN).stream == SIDE_STREAM_FACT for c in contexts)]
+    handed = _handed_for_the_work(contexts)
+    if len(handed) == 1 and handed[0][0] not in args:
+        told = tuple(sorted((*told, (handed[0][0], AbsValue(ValueKind.STREAM, handed[0][1]))), key=lambda item: item[0]))
     # hot when every caller is (named by the first hot entry in order: `hot` names an entry, never a flag)
     hot = min(c.hot for c in contexts) if all(c.hot for c in contexts) else ""
     return CallContext(told, receiver, hot, chosen=all(c.chosen for c in contexts),
-                       work_stream=handed[0] if len(handed) == 1 else "",
+                       work_stream=handed[0][0] if len(handed) == 1 else "",
                        entered=tuple(f for f in contexts[0].entered if all(f in c.entered for c in contexts)))
+
+
+def _handed_for_the_work(contexts: list[CallContext]) -> list[tuple[str, str]]:
+    """The parameter one caller hands a side stream of its own, and every other caller a stream
+    (its current or the null stream) or nothing (the parameter's default): on that caller's path
+    it is the stream for the work (D-14: a sameness that holds on another path removes nothing)."""
+    found = []
+    names = {name for c in contexts for name, value in c.args if value.stream == SIDE_STREAM_FACT}
+    for name in sorted(names):
+        passed = [v for v in (c.arg(name) for c in contexts) if v is not None]
+        if all(v.kind is ValueKind.STREAM for v in passed):
+            found.append((name, passed[0].framework if len({v.framework for v in passed}) == 1 else ""))
+    return found
 
 
 def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
