@@ -1234,6 +1234,18 @@ def test_a_stream_parameter_tested_against_the_null_stream_is_the_callers_stream
     assert ("prog.Comm._convert" in {h.function for h in model.hazards}) is found
 
 
+@pytest.mark.parametrize("spelled", ["cupy.cuda.Stream.null", "chainer.cuda.Stream.null"])
+def test_the_null_stream_constant_is_the_legacy_default_stream(spelled):
+    summaries = _summaries(f"""
+        import chainer.cuda
+        import cupy
+        def f():
+            {spelled}.synchronize()
+        """)
+    syncs = [e for e in summaries["f"].effects if e.kind.value == "sync_stream"]
+    assert syncs and all(e.stream.kind.value == "legacy" for e in syncs)
+
+
 def test_a_device_cuda_on_one_path_is_the_codes_gpu_path_and_a_loop_exit_test_is_no_condition():
     from streamlint.model.readings.operations import operations
 
