@@ -607,3 +607,13 @@ def test_a_caller_that_leaves_the_stream_to_its_default_removes_no_other_callers
                               "derived": DERIVED.format(non_blocking=True), "plain": PLAIN})
     model = analyze_file(cst.parse_module((pkg / "base.py").read_text()), str(pkg / "base.py"))
     assert "_pack" in {h.function.rsplit(".", 1)[-1] for h in model.hazards}
+
+
+def test_a_helper_of_this_module_ignoring_the_stream_it_is_handed_races_at_the_callers_next_call():
+    # `_unpack(…, stream)` reads the held buffer on the current stream (through another module's
+    # helper) though handed `stream`; the next call overwrites it on `stream`: the helper is of
+    # this module, so the race is reported at that call too, not left to another module
+    path = Path(__file__).parents[2] / "fixtures" / "crossmodule" / "packed_allreduce_pkg" / "mixed_precision.py"
+    model = analyze_file(cst.parse_module(path.read_text()), str(path))
+    found = {(h.function.rsplit(".", 1)[-1], h.kind) for h in model.hazards}
+    assert ("allreduce_async", ConflictKind.WRITE_AFTER_READ) in found
