@@ -1213,6 +1213,78 @@ def test_nccl_operands_given_as_raw_pointers_are_device_memory_on_the_handles_st
     assert not [e for e in summaries["other"].effects if e.kind.value == "access"]
 
 
+def test_a_memory_pointer_only_method_shows_raw_device_memory():
+    # `dst.data.copy_from_device(src, n)` on a parameter: only a CuPy MemoryPointer has that
+    # method, so `dst.data` is raw device memory written, and `src` read, on the current stream
+    summaries = _summaries("""
+        import cupy as cp
+        class DeviceMemory:
+            def __init__(self):
+                self.memory = None
+            def assign(self, n):
+                self.memory = cp.cuda.alloc(n)
+            def to_device(self, dst, size, offset=0):
+                src = self.memory + offset
+                dst.data.copy_from_device(src, size)
+            def other(self, dst, size):
+                dst.data.copy_from(self.memory, size)
+        """)
+    accesses = [(e.path.spell(), e.write) for e in summaries["to_device"].effects if e.kind.value == "access"]
+    assert ("dst.data", True) in accesses
+    assert not [e for e in summaries["other"].effects if e.kind.value == "access"]
+
+
+_TESTED_STREAM = """
+    import cupy
+
+    class DeviceMemory:
+        def __init__(self):
+            self.memory = None
+        def assign(self, n):
+            self.memory = cupy.cuda.alloc(n)
+        def array(self, n):
+            return cupy.ndarray((n,), memptr=self.memory)
+
+    class Comm:
+        def __init__(self):
+            self.tmp = DeviceMemory()
+            self.kernel = cupy.ElementwiseKernel("float32 x", "float32 y", "y = x", "k")
+        def run(self, n):
+            self.run_async(n, cupy.cuda.Stream.null)
+        def run_async(self, n, stream):
+            self.tmp.assign(n)
+            {test}
+            self._convert(n, stream)
+        def _convert(self, n, stream):
+            self.kernel(self.tmp.array(n), self.tmp.array(n), stream=stream)
+            self.tmp.memory.copy_from_device(self.tmp.memory, n)
+    """
+
+
+@pytest.mark.parametrize("test, found", [
+    ("if stream != cupy.cuda.Stream.null: cupy.cuda.Stream.null.synchronize()", True),
+    ("if stream is not None: cupy.cuda.Stream.null.synchronize()", False),
+])
+def test_a_stream_parameter_tested_against_the_null_stream_is_the_callers_stream_for_the_work(test, found):
+    # the test says the callers hand streams other than the null stream (CuPy's current one):
+    # a kernel on `stream` and a copy on the current stream of the same memory race on that path
+    source = textwrap.dedent(_TESTED_STREAM).replace("{test}", test)
+    model = analyze_file(cst.parse_module(source), "prog.py")
+    assert ("prog.Comm._convert" in {h.function for h in model.hazards}) is found
+
+
+@pytest.mark.parametrize("spelled", ["cupy.cuda.Stream.null", "chainer.cuda.Stream.null"])
+def test_the_null_stream_constant_is_the_legacy_default_stream(spelled):
+    summaries = _summaries(f"""
+        import chainer.cuda
+        import cupy
+        def f():
+            {spelled}.synchronize()
+        """)
+    syncs = [e for e in summaries["f"].effects if e.kind.value == "sync_stream"]
+    assert syncs and all(e.stream.kind.value == "legacy" for e in syncs)
+
+
 def test_a_device_cuda_on_one_path_is_the_codes_gpu_path_and_a_loop_exit_test_is_no_condition():
     from streamlint.model.readings.operations import operations
 

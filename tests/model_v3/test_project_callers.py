@@ -530,3 +530,90 @@ def test_callers_that_are_all_hot_join_to_a_named_hot_entry():
     assert both is not None and both.hot == "A.forward"
     one = _joined([CallContext(hot="A.forward"), CallContext()])
     assert one is not None and one.hot == ""
+
+
+HANDS_ON = """
+from . import kernels, memory
+
+
+class Comm:
+    def __init__(self):
+        self.buf = memory.DeviceMemory()
+
+    def run_async(self, n, stream):
+        self.buf.assign(n)
+        self._unpack(stream)
+
+    def _unpack(self, stream):
+        kernels.fill_on(self.buf, stream)
+        kernels.fill(self.buf)  # on the current stream, after work queued on the stream handed in
+"""
+
+USER = """
+import cupy
+
+from . import comm
+
+
+class Optimizer:
+    def __init__(self):
+        self.comm = comm.Comm()
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+
+    def update(self, n):
+        self.comm.run_async(n, self.stream)
+"""
+
+
+def test_the_stream_handed_in_for_the_work_is_handed_on_to_a_helper(tmp_path):
+    # `run_async`'s callers hand `stream` for the work; it hands it on to `_unpack`, whose
+    # walk in that context is reported (also when a caller's walk made it before)
+    pkg = _package(tmp_path, {"memory": MEMORY, "kernels": KERNELS, "comm": HANDS_ON, "user": USER})
+    model = analyze_file(cst.parse_module((pkg / "comm.py").read_text()), str(pkg / "comm.py"))
+    found = {(h.function.rsplit(".", 1)[-1], h.kind) for h in model.hazards}
+    assert ("_unpack", ConflictKind.WRITE_AFTER_WRITE) in found or ("_unpack", ConflictKind.READ_AFTER_WRITE) in found
+
+
+def test_one_caller_handing_a_side_stream_makes_it_the_works_though_another_hands_the_null_stream(tmp_path):
+    # D-14 for the work stream: on the optimizer's path `stream` is its side stream; the
+    # communicator's own `run` hands the null stream (no race on that path, none removed on the other)
+    comm = HANDS_ON.replace("from . import kernels, memory", "import cupy\n\nfrom . import kernels, memory").replace(
+        "    def run_async(", "    def run(self, n):\n        self.run_async(n, cupy.cuda.Stream.null)\n\n    def run_async(")
+    pkg = _package(tmp_path, {"memory": MEMORY, "kernels": KERNELS, "comm": comm, "user": USER})
+    model = analyze_file(cst.parse_module((pkg / "comm.py").read_text()), str(pkg / "comm.py"))
+    assert "_unpack" in {h.function.rsplit(".", 1)[-1] for h in model.hazards}
+    (tmp_path / "alone").mkdir()
+    alone = _package(tmp_path / "alone", {"memory": MEMORY, "kernels": KERNELS, "comm": comm})
+    assert _kinds(alone / "comm.py") == []
+
+
+PLAIN = """
+from . import base, memory
+
+
+class Plain(base.Base):
+    def __init__(self):
+        super().__init__(True)
+        self.buf = memory.DeviceMemory()
+
+    def reduce(self, n):
+        self.buf.assign(n)
+        self._pack(self.buf)  # the default: no stream for the work
+"""
+
+
+def test_a_caller_that_leaves_the_stream_to_its_default_removes_no_other_callers_stream(tmp_path):
+    pkg = _package(tmp_path, {"memory": MEMORY, "kernels": KERNELS, "base": BASE,
+                              "derived": DERIVED.format(non_blocking=True), "plain": PLAIN})
+    model = analyze_file(cst.parse_module((pkg / "base.py").read_text()), str(pkg / "base.py"))
+    assert "_pack" in {h.function.rsplit(".", 1)[-1] for h in model.hazards}
+
+
+def test_a_helper_of_this_module_ignoring_the_stream_it_is_handed_races_at_the_callers_next_call():
+    # `_unpack(…, stream)` reads the held buffer on the current stream (through another module's
+    # helper) though handed `stream`; the next call overwrites it on `stream`: the helper is of
+    # this module, so the race is reported at that call too, not left to another module
+    path = Path(__file__).parents[2] / "fixtures" / "crossmodule" / "packed_allreduce_pkg" / "mixed_precision.py"
+    model = analyze_file(cst.parse_module(path.read_text()), str(path))
+    found = {(h.function.rsplit(".", 1)[-1], h.kind) for h in model.hazards}
+    assert ("allreduce_async", ConflictKind.WRITE_AFTER_READ) in found

@@ -193,7 +193,10 @@ def _the_callees(hazard: Hazard, module: str) -> bool:
 
 
 def _made_in(access, module: str) -> bool:
-    return access.site.partition("#")[0].startswith(module + ".")
+    """The callee the call handed the stream to (the function of the access's next site in
+    its chain, else of the access) is of `module`."""
+    callee = access.chain[1] if len(access.chain) > 1 else access.site
+    return callee.partition("#")[0].startswith(module + ".")
 
 
 def _callees(hazard: Hazard, pairs: set) -> bool:

@@ -124,6 +124,11 @@ MEMORY_POINTER_METHODS: dict[str, Fact] = {
     "memset": _MEMSET_SELF,
     "memset_async": _MEMSET_SELF,
 }
+# Of those, the methods no other framework's object or builtin has: calling one on a value the
+# code says nothing else about shows it is a MemoryPointer, raw device memory (`dst.data.
+# copy_from_device(src, n)` for a parameter `dst`: an array's `.data`), as D-11 takes a
+# CUDA-only method as evidence.
+MEMORY_POINTER_ONLY = frozenset({"copy_from_device", "copy_from_device_async", "memset_async"})
 
 # Array methods that launch a kernel on the current stream and return a device array.
 KERNEL_METHODS = frozenset({

@@ -93,6 +93,8 @@ class Solver:
         self._composing_depth = 0  # class states being composed (walks that are no callers' evidence)
         self._by_methods: dict[tuple[str, frozenset[str]], str] = {}
         self._with_method: dict[tuple[str, str, str], tuple[str, ...]] = {}
+        # walking a function in what its callers pass, joined: the walks it reaches (else None)
+        self._joining: Optional[set] = None
 
     def solve_module(self) -> Solved:
         self._globals[self.program.main.name] = self._module_names(self.program.main.name)
@@ -120,10 +122,12 @@ class Solver:
             joined = _joined(self._asked.get(qualname, []))
             if joined is None or joined == ROOT_CONTEXT:
                 continue
-            walked_before = set(self.solved.walks)
+            self._joining = set()  # (the walks reported: one context each past what the callers' walks took)
             self._solve(qualname, joined)
             key = self._key_of(qualname, joined)
-            self.solved.unreported -= {key} | (set(self.solved.walks) - walked_before)
+            # what it reaches is reported, also a walk a caller's walk made before in the same context
+            self.solved.unreported -= {key} | self._joining
+            self._joining = None
 
     def _callers_in(self, unit) -> list[str]:
         """The functions of `unit` that may call a function of the checked module: by the name
@@ -180,6 +184,8 @@ class Solver:
         qualname = function.qualname  # (a name re-exported or inherited: where it is defined)
         context = self._within_budget(qualname, self._with_receiver_state(function, self._hot(function, _by_name(function, context))))
         key = (qualname, context)
+        if self._joining is not None:
+            self._joining.add(key)
         if key in self.solved.walks:
             return self.solved.walks[key].summary
         if qualname in self._stack:
@@ -355,12 +361,14 @@ class Solver:
 
     def _within_budget(self, qualname: str, context: CallContext) -> CallContext:
         known = self._contexts.setdefault(qualname, set())
-        if context in known or len(known) < MAX_CONTEXTS:
+        if context in known or len(known) < MAX_CONTEXTS + (self._joining is not None):
             known.add(context)
             return context
-        # past the budget, what callers tell is dropped; the hot entry and the class's state stay
-        # (dimensions of the function's own, a few values each)
-        return CallContext(hot=context.hot, receiver_state=context.receiver_state)
+        # past the budget, what callers tell is dropped; the hot entry, the class's state and the
+        # stream the callers hand for the work stay (dimensions of a few values each)
+        work = context.work_stream
+        handed = tuple((name, value) for name, value in context.args if name == work)
+        return CallContext(handed, hot=context.hot, receiver_state=context.receiver_state, work_stream=work)
 
     def _frame(self, function: FunctionRef) -> Frame:
         unit = self.program.unit(function.module)
@@ -398,12 +406,27 @@ def _joined(contexts: list[CallContext]) -> Optional[CallContext]:
     told = tuple(sorted(((n, v) for n, v in args.items() if v.kind is not UNKNOWN.kind), key=lambda item: item[0]))
     if receiver is not None and receiver.kind is UNKNOWN.kind:
         receiver = None
-    handed = [name for name, value in told if value.kind is ValueKind.STREAM and value.stream == SIDE_STREAM_FACT]
+    handed = _handed_for_the_work(contexts)
+    if len(handed) == 1 and handed[0][0] not in args:
+        told = tuple(sorted((*told, (handed[0][0], AbsValue(ValueKind.STREAM, handed[0][1]))), key=lambda item: item[0]))
     # hot when every caller is (named by the first hot entry in order: `hot` names an entry, never a flag)
     hot = min(c.hot for c in contexts) if all(c.hot for c in contexts) else ""
     return CallContext(told, receiver, hot, chosen=all(c.chosen for c in contexts),
-                       work_stream=handed[0] if len(handed) == 1 else "",
+                       work_stream=handed[0][0] if len(handed) == 1 else "",
                        entered=tuple(f for f in contexts[0].entered if all(f in c.entered for c in contexts)))
+
+
+def _handed_for_the_work(contexts: list[CallContext]) -> list[tuple[str, str]]:
+    """The parameter one caller hands a side stream of its own, and every other caller a stream
+    (its current or the null stream) or nothing (the parameter's default): on that caller's path
+    it is the stream for the work (D-14: a sameness that holds on another path removes nothing)."""
+    found = []
+    names = {name for c in contexts for name, value in c.args if value.stream == SIDE_STREAM_FACT}
+    for name in sorted(names):
+        passed = [v for v in (c.arg(name) for c in contexts) if v is not None]
+        if all(v.kind is ValueKind.STREAM for v in passed):
+            found.append((name, passed[0].framework if len({v.framework for v in passed}) == 1 else ""))
+    return found
 
 
 def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
@@ -417,8 +440,11 @@ def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
         if (name in params or not key.isdigit()) and value != UNKNOWN:  # (nothing known: as not passed)
             named[name] = value
     receiver = context.receiver if context.receiver != UNKNOWN else None
+    work = context.work_stream
+    if work.isdigit():  # (a call site hands it by position)
+        work = params[int(work)] if int(work) < len(params) else ""
     return CallContext(tuple(sorted(named.items())), receiver, context.hot, chosen=context.chosen,
-                       work_stream=context.work_stream, entered=context.entered)
+                       work_stream=work, entered=context.entered)
 
 
 def _params(function: FunctionRef) -> list[str]:

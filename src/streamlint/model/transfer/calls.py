@@ -28,7 +28,8 @@ from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.frame import SIDE_STREAM_FACT, CallContext, Frame
 
 Handled = tuple[AbsValue, State]
-METHOD = "."  # a callee value for `receiver.<name>` whose receiver decides what it is
+METHOD = "."
+RAW = "raw"  # the framework of raw allocations (a MemoryPointer)  # a callee value for `receiver.<name>` whose receiver decides what it is
 
 # Builtins that read their arguments on the host (formatting, conversion, printing).
 HOST_READERS = frozenset({"print", "str", "repr", "float", "int", "bool", "format", "len", "list", "sum"})
@@ -236,9 +237,14 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
 
 
 def _evident_stream(receiver: AbsValue, name: str) -> AbsValue:
-    """A stream's method called on a value of unknown kind shows it is the stream at its path."""
-    if receiver.kind is ValueKind.UNKNOWN and receiver.identity is not None and name in torch_api.STREAM_ONLY_METHODS:
+    """A stream's method called on a value of unknown kind shows it is the stream at its path;
+    a raw allocation's method (CuPy's MemoryPointer) that it is raw device memory there."""
+    if receiver.kind is not ValueKind.UNKNOWN or receiver.identity is None:
+        return receiver
+    if name in torch_api.STREAM_ONLY_METHODS:
         return AbsValue(ValueKind.STREAM, "torch", identity=receiver.identity)
+    if name in cupy_api.MEMORY_POINTER_ONLY:
+        return AbsValue(ValueKind.BUFFER, RAW, Memory.DEVICE, receiver.identity)
     return receiver
 
 
@@ -544,7 +550,21 @@ def _context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
     facts += tuple((k, _fact(v, state)) for k, (v, _) in arguments.keywords.items())
     receiver = _fact(arguments.receiver, state) if arguments.receiver is not None else None
     entered = tuple(f for f in LEGACY_BY_DEFAULT if state.current_stream(f).kind is not StreamRefKind.LEGACY)
-    return CallContext(facts, receiver, chosen=frame.chosen_stream(state), entered=tuple(sorted(entered)))
+    handed_on = [key for key, (value, _) in _keyed(arguments) if _work_stream_of(value)]
+    return CallContext(facts, receiver, chosen=frame.chosen_stream(state), entered=tuple(sorted(entered)),
+                       work_stream=handed_on[0] if len(handed_on) == 1 else "")
+
+
+def _keyed(arguments: Arguments) -> list:
+    return [(str(i), given) for i, given in enumerate(arguments.positional)] + list(arguments.keywords.items())
+
+
+def _work_stream_of(value: AbsValue) -> bool:
+    """The stream this function's callers hand it for the work (CallContext.work_stream), handed
+    on to a callee: the callee's callers hand it that stream for the work too."""
+    ref = value.stream
+    return (value.kind is ValueKind.STREAM and ref is not None and ref.kind is StreamRefKind.PATH and ref.fresh
+            and ref.path is not None and ref.path.root.kind is RootKind.PARAM and not ref.path.steps)
 
 
 def _fact(value: AbsValue, state: State) -> AbsValue:

@@ -8,6 +8,7 @@ from typing import Optional
 
 import libcst as cst
 
+from streamlint.model.api import cupy as cupy_api
 from streamlint.model.domain.order import HOST, AccessEvent, Conflict, ConflictKind
 from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
@@ -18,6 +19,7 @@ from streamlint.model.summary.function_summary import FunctionSummary, bounded
 from streamlint.model.transfer.annotations import annotated, defaulted
 from streamlint.model.transfer.calls import FRAMEWORK_METHODS
 from streamlint.model.transfer.frame import SIDE_STREAM_FACT, CallContext, Frame
+from streamlint.model.transfer.names import dotted, qualified
 from streamlint.model.transfer.nodes import is_kind, preorder
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.transfer.statements import leave, release_if_dropped, run_block
@@ -76,6 +78,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     for framework in context.entered:  # the caller's `with s:` is the current stream here too
         state = state.with_current(framework, StreamRef.ambient(framework))
     declared = _annotations(node, frame) if isinstance(node, cst.FunctionDef) else {}
+    context = frame.context = _told_by_a_test(node, frame, context)
     if frame.free_receiver:
         state = state.bind(frame.free_receiver, _receiver_value(context))
     for index, name in enumerate(params):
@@ -282,6 +285,34 @@ def _methods_called_on_parameters(node: cst.FunctionDef) -> dict[str, frozenset[
             if n.func.value.value in params:
                 found.setdefault(n.func.value.value, set()).add(n.func.attr.value)
     return {name: frozenset(methods) for name, methods in found.items()}
+
+
+def _told_by_a_test(node: "cst.FunctionDef | cst.Module", frame: Frame, context: CallContext) -> CallContext:
+    """A parameter the function tests against a stream the framework names (`if stream !=
+    cupy.cuda.Stream.null:`), that no caller tells of, is a stream the callers hand it for the
+    work: the code expects one other than the null stream, CuPy's current one where no caller
+    set another (D-14: on that path the work's stream)."""
+    if context.work_stream or not isinstance(node, cst.FunctionDef):
+        return context
+    tested = sorted(name for name in _compared_with_a_named_stream(node, frame) if context.arg(name) is None)
+    if len(tested) != 1:
+        return context
+    args = tuple(sorted((*context.args, (tested[0], AbsValue(ValueKind.STREAM, cupy_api.F))), key=lambda a: a[0]))
+    return replace(context, args=args, work_stream=tested[0])
+
+
+def _compared_with_a_named_stream(node: cst.FunctionDef, frame: Frame) -> set[str]:
+    params = set(_parameters(node)) - {"self", "cls"}
+    found: set[str] = set()
+    nested = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+    for n in preorder(node.body, lambda n: not isinstance(n, nested)):
+        if not isinstance(n, cst.Comparison) or not isinstance(n.left, cst.Name) or n.left.value not in params:
+            continue
+        for target in n.comparisons:
+            name = dotted(target.comparator)
+            if name is not None and qualified(name, frame.imports) in cupy_api.STREAM_CONSTANTS:
+                found.add(n.left.value)
+    return found
 
 
 def _work_stream(index: int, name: str, framework: str) -> StreamRef:
