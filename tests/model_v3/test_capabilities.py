@@ -1004,6 +1004,32 @@ CASES = {
             torch.cuda.current_stream().wait_stream(side)
             return y
         """, "pass", "side.wait_stream(torch.cuda.current_stream())", [("read_after_write", "run")]),
+    # memory the object keeps, made on its own stream and handed out without record_stream: the
+    # class's interface is the boundary, also when a caller in sight calls the method
+    "a kept side-stream allocation handed out to a caller in sight": ("""
+        import torch
+        class Prefetcher:
+            def __init__(self, loader):
+                self.loader = iter(loader)
+                self.stream = torch.cuda.Stream()
+                self.preload()
+            def preload(self):
+                self.next_input = next(self.loader)
+                with torch.cuda.stream(self.stream):
+                    self.next_input = self.next_input.cuda(non_blocking=True)
+            def next(self):
+                torch.cuda.current_stream().wait_stream(self.stream)
+                batch = self.next_input
+                {fix}
+                self.preload()
+                return batch
+        def train(loader, model):
+            prefetcher = Prefetcher(loader)
+            batch = prefetcher.next()
+            while batch is not None:
+                model(batch)
+                batch = prefetcher.next()
+        """, "pass", "batch.record_stream(torch.cuda.current_stream())", [("release_without_record", "next")]),
 
 }
 
