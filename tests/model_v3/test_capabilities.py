@@ -1030,6 +1030,26 @@ CASES = {
                 model(batch)
                 batch = prefetcher.next()
         """, "pass", "batch.record_stream(torch.cuda.current_stream())", [("release_without_record", "next")]),
+    # items one method leaves in a dict the object keeps (`self.store[k] = t`, made on its own stream),
+    # taken out by another (`self.store.pop(k)`) and handed out without record_stream
+    "an item kept in a dict on self by one method and popped by another": ("""
+        import torch
+        class Store:
+            def __init__(self):
+                self.copy_stream = torch.cuda.Stream()
+                self.device = {}
+            def prefetch(self, keys, host):
+                with torch.cuda.stream(self.copy_stream):
+                    for key in keys:
+                        tensor = torch.empty_like(host, device="cuda")
+                        tensor.copy_(host, non_blocking=True)
+                        self.device[key] = tensor
+            def pop(self, key):
+                torch.cuda.current_stream().wait_stream(self.copy_stream)
+                tensor = self.device.pop(key)
+                {fix}
+                return tensor
+        """, "pass", "tensor.record_stream(torch.cuda.current_stream())", [("release_without_record", "pop")]),
 
 }
 
@@ -1229,3 +1249,10 @@ def test_a_device_cuda_on_one_path_is_the_codes_gpu_path_and_a_loop_exit_test_is
     assert syncs and all(s.in_loop and not s.conditional for s in syncs)
     syncs = [o.operation for o in operations(model, "sometimes") if o.operation.op == "implicit synchronization"]
     assert syncs and all(s.conditional for s in syncs)
+
+
+def test_an_item_read_but_kept_in_a_dict_on_self_is_the_objects_to_release():
+    # `get` hands out an item the container still holds: the object, not the caller, drops it
+    source, bug, _, _ = CASES["an item kept in a dict on self by one method and popped by another"]
+    kept = source.replace("{fix}", bug).replace("self.device.pop(key)", "self.device.get(key)")
+    assert found(kept) == []

@@ -47,6 +47,9 @@ KEEPING_METHODS = frozenset({
 # `d.get(k)`, `q.popleft()`): what the container's weak slot holds (`Path`: one slot for the
 # items stored under keys the text does not tell).
 ITEM_METHODS = frozenset({"pop", "get", "popleft", "popitem", "get_nowait", "__getitem__"})
+# Of those, the ones that take the item out: the container no longer holds it, the caller's
+# reference is the last one (what `get` or `d[k]` hands out the container still holds).
+TAKING_METHODS = frozenset({"pop", "popleft", "popitem", "get_nowait"})
 
 # Calls that read a host timer, an elapsed time or the allocator's memory statistics: the code
 # measures (a sync next to a call of a function that does is part of the measurement).

@@ -249,6 +249,7 @@ def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: S
     state = _kept_by(receiver, arguments, state)
     item = _item_of(receiver, name, state)
     if item is not None:
+        _taken_out(receiver, item, name, arguments, frame)
         return item, state
     if receiver.kind is ValueKind.CONTAINER or name in python_std.KEEPING_METHODS:
         return UNKNOWN, state  # a container's own method: it keeps its arguments, runs no kernel
@@ -323,6 +324,16 @@ def _item_of(receiver: AbsValue, name: str, state: State) -> Optional[AbsValue]:
     if held is not None and held.kind is not ValueKind.UNKNOWN:
         return held
     return receiver.element if receiver.kind is ValueKind.CONTAINER else None
+
+
+def _taken_out(receiver: AbsValue, item: AbsValue, name: str, arguments: Arguments, frame: Frame) -> None:
+    """An item the object kept in a container on `self`, made by another call (`self.device.pop(k)`),
+    taken out of it: the function holds the last reference, from here (`Gathered.taken`)."""
+    identity = item.identity
+    if name in python_std.TAKING_METHODS and item.is_buffer and identity is not None \
+            and identity.root.kind is RootKind.FRESH and receiver.identity is not None \
+            and receiver.identity.root.kind is RootKind.SELF and not identity.root.site.startswith(frame.qualname + "#"):
+        frame.found.taken.setdefault(identity, frame.site(arguments.node))
 
 
 def _fills(arguments: Arguments, before: State, after: State, frame: Frame) -> State:
