@@ -1050,6 +1050,27 @@ CASES = {
                 {fix}
                 return tensor
         """, "pass", "tensor.record_stream(torch.cuda.current_stream())", [("release_without_record", "pop")]),
+    # a pool of streams kept on self, filled by `append` in the constructor: `self._blk_st[0]` is
+    # one of its streams, and what a helper leaves on self in flight there the getter hands out
+    "a getter hands out a norm left in flight on a stream of an appended pool": ("""
+        import torch
+        class Opt:
+            def __init__(self, n):
+                self._norm = None
+                self._blk_st = []
+                for i in range(n):
+                    self._blk_st.append(torch.cuda.Stream())
+            def _reduce(self, flat_grads):
+                self._blk_st[0].wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(self._blk_st[0]):
+                    self._norm = flat_grads.norm(dtype=torch.float32, p=2) ** 2
+            def complete_reductions(self, flat_grads):
+                self._reduce(flat_grads)
+                {fix}
+            @property
+            def norm(self):
+                return self._norm
+        """, "pass", "torch.cuda.current_stream().wait_stream(self._blk_st[0])", [("read_after_write", "norm")]),
 
 }
 

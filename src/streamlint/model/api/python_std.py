@@ -43,6 +43,10 @@ KEEPING_METHODS = frozenset({
     "put", "put_nowait", "__setitem__",
 })
 
+# Of those, the ones that put one item in, at this position (`xs.append(t)`, `xs.insert(i, t)`):
+# the container's items are then that item too.
+ADDING_METHODS = {"append": 0, "appendleft": 0, "add": 0, "put": 0, "put_nowait": 0, "insert": 1}
+
 # Methods of Python's containers and queues that hand back one of their items (`d.pop(k)`,
 # `d.get(k)`, `q.popleft()`): what the container's weak slot holds (`Path`: one slot for the
 # items stored under keys the text does not tell).
