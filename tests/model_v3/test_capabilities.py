@@ -1277,3 +1277,11 @@ def test_an_item_read_but_kept_in_a_dict_on_self_is_the_objects_to_release():
     source, bug, _, _ = CASES["an item kept in a dict on self by one method and popped by another"]
     kept = source.replace("{fix}", bug).replace("self.device.pop(key)", "self.device.get(key)")
     assert found(kept) == []
+
+
+def test_a_kept_hand_out_the_callers_in_sight_record_is_theirs():
+    # the caller tells the allocator of its stream's use itself: nothing to report in `next`
+    source, bug, _, _ = CASES["a kept side-stream allocation handed out to a caller in sight"]
+    recorded = source.replace("{fix}", bug).replace(
+        "                model(batch)\n", "                batch.record_stream(torch.cuda.current_stream())\n                model(batch)\n")
+    assert found(recorded) == []
