@@ -14,7 +14,7 @@ from streamlint.model.domain.order import AccessEvent, Conflict, ConflictKind, a
 from streamlint.model.domain.paths import Index, Path, Root, RootKind, outermost_site
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
-from streamlint.model.domain.values import NO_ITEMS, OPTION, UNKNOWN, AbsValue, Memory, ValueKind, truth
+from streamlint.model.domain.values import MERGED, NO_ITEMS, OPTION, UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
 from streamlint.model.summary.perform import released
 from streamlint.model.transfer.array_calls import SYNC_ON_EXIT
@@ -278,7 +278,7 @@ def _where_held(identity: Path, frame: Frame, default: str) -> str:
     """Where a caller's use of memory handed out shows: where the function took hold of it; for
     an item another call of the object made and kept (taken out here), where that call made it."""
     if identity.root.kind is RootKind.FRESH and identity in frame.found.taken:
-        return outermost_site(identity.root.site)
+        return outermost_site(identity.root.site.split(MERGED)[0])  # (made at either of two sites: the first)
     return frame.found.taken.get(identity, default)
 
 
