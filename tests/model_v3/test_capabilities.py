@@ -1043,6 +1043,73 @@ CASES = {
                     {fix}.record_event().wait(torch.cuda.current_stream())
                 optimizer.register_step_post_hook(copy_back)
         """, "self._d2h", "self._h2d", [("read_after_write", "copy_back")]),
+    # memory the object keeps, made on its own stream and handed out without record_stream: the
+    # class's interface is the boundary, also when a caller in sight calls the method
+    "a kept side-stream allocation handed out to a caller in sight": ("""
+        import torch
+        class Prefetcher:
+            def __init__(self, loader):
+                self.loader = iter(loader)
+                self.stream = torch.cuda.Stream()
+                self.preload()
+            def preload(self):
+                self.next_input = next(self.loader)
+                with torch.cuda.stream(self.stream):
+                    self.next_input = self.next_input.cuda(non_blocking=True)
+            def next(self):
+                torch.cuda.current_stream().wait_stream(self.stream)
+                batch = self.next_input
+                {fix}
+                self.preload()
+                return batch
+        def train(loader, model):
+            prefetcher = Prefetcher(loader)
+            batch = prefetcher.next()
+            while batch is not None:
+                model(batch)
+                batch = prefetcher.next()
+        """, "pass", "batch.record_stream(torch.cuda.current_stream())", [("release_without_record", "next")]),
+    # items one method leaves in a dict the object keeps (`self.store[k] = t`, made on its own stream),
+    # taken out by another (`self.store.pop(k)`) and handed out without record_stream
+    "an item kept in a dict on self by one method and popped by another": ("""
+        import torch
+        class Store:
+            def __init__(self):
+                self.copy_stream = torch.cuda.Stream()
+                self.device = {}
+            def prefetch(self, keys, host):
+                with torch.cuda.stream(self.copy_stream):
+                    for key in keys:
+                        tensor = torch.empty_like(host, device="cuda")
+                        tensor.copy_(host, non_blocking=True)
+                        self.device[key] = tensor
+            def pop(self, key):
+                torch.cuda.current_stream().wait_stream(self.copy_stream)
+                tensor = self.device.pop(key)
+                {fix}
+                return tensor
+        """, "pass", "tensor.record_stream(torch.cuda.current_stream())", [("release_without_record", "pop")]),
+    # a pool of streams kept on self, filled by `append` in the constructor: `self._blk_st[0]` is
+    # one of its streams, and what a helper leaves on self in flight there the getter hands out
+    "a getter hands out a norm left in flight on a stream of an appended pool": ("""
+        import torch
+        class Opt:
+            def __init__(self, n):
+                self._norm = None
+                self._blk_st = []
+                for i in range(n):
+                    self._blk_st.append(torch.cuda.Stream())
+            def _reduce(self, flat_grads):
+                self._blk_st[0].wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(self._blk_st[0]):
+                    self._norm = flat_grads.norm(dtype=torch.float32, p=2) ** 2
+            def complete_reductions(self, flat_grads):
+                self._reduce(flat_grads)
+                {fix}
+            @property
+            def norm(self):
+                return self._norm
+        """, "pass", "torch.cuda.current_stream().wait_stream(self._blk_st[0])", [("read_after_write", "norm")]),
 
 }
 
@@ -1314,3 +1381,18 @@ def test_a_device_cuda_on_one_path_is_the_codes_gpu_path_and_a_loop_exit_test_is
     assert syncs and all(s.in_loop and not s.conditional for s in syncs)
     syncs = [o.operation for o in operations(model, "sometimes") if o.operation.op == "implicit synchronization"]
     assert syncs and all(s.conditional for s in syncs)
+
+
+def test_an_item_read_but_kept_in_a_dict_on_self_is_the_objects_to_release():
+    # `get` hands out an item the container still holds: the object, not the caller, drops it
+    source, bug, _, _ = CASES["an item kept in a dict on self by one method and popped by another"]
+    kept = source.replace("{fix}", bug).replace("self.device.pop(key)", "self.device.get(key)")
+    assert found(kept) == []
+
+
+def test_a_kept_hand_out_the_callers_in_sight_record_is_theirs():
+    # the caller tells the allocator of its stream's use itself: nothing to report in `next`
+    source, bug, _, _ = CASES["a kept side-stream allocation handed out to a caller in sight"]
+    recorded = source.replace("{fix}", bug).replace(
+        "                model(batch)\n", "                batch.record_stream(torch.cuda.current_stream())\n                model(batch)\n")
+    assert found(recorded) == []

@@ -66,7 +66,8 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
         # the class's interface is the boundary for what its other public methods left in flight:
         # a user of the class may call this method after them, whoever the callers in sight are
         left = frozenset(context.receiver_pending)
-        handed = [c for c in walked.handed_out if (qualname not in solver.called or c.earlier in left)
+        handed = [c for c in walked.handed_out if (qualname not in solver.called or c.earlier in left
+                                                    or (_kept(c) and not _callers_record(solved, qualname)))
                   and not _reallocates_after_callers(solved, qualname, c)]
         found.extend((qualname, at_boundary(qualname, c)) for c in handed)
         if qualname in solver.called:
@@ -103,6 +104,25 @@ def _default_wait_before(effects: tuple, later) -> Optional[object]:
                 and effect.other.kind is StreamRefKind.LEGACY:
             found = effect
     return None
+
+
+def _kept(conflict) -> bool:
+    """Memory the object keeps, made on a stream it keeps and handed out unrecorded: the block
+    goes back to that stream's allocator when a later call of the class drops it, whoever calls
+    (the class's interface is the boundary, callers in sight or not)."""
+    return conflict.kind is ConflictKind.RELEASE_WITHOUT_RECORD and conflict.later.path.root.kind is RootKind.SELF
+
+
+def _callers_record(solved: Solved, qualname: str) -> bool:
+    """A caller in sight of `qualname` tells the allocator of a stream's use itself (`record_stream`
+    after the call): the hand-out may be recorded where it is used (silence over guessing which)."""
+    own = qualname + "#"
+    for (caller, _), walked in solved.walks.items():
+        effects = walked.summary.effects
+        if caller != qualname and any(e.site.startswith(own) for e in effects) \
+                and any(e.kind is EffectKind.RECORD_STREAM and not e.chain for e in effects):
+            return True
+    return False
 
 
 def _reallocates_after_callers(solved: Solved, qualname: str, conflict) -> bool:

@@ -43,10 +43,17 @@ KEEPING_METHODS = frozenset({
     "put", "put_nowait", "__setitem__",
 })
 
+# Of those, the ones that put one item in, at this position (`xs.append(t)`, `xs.insert(i, t)`):
+# the container's items are then that item too.
+ADDING_METHODS = {"append": 0, "appendleft": 0, "add": 0, "put": 0, "put_nowait": 0, "insert": 1}
+
 # Methods of Python's containers and queues that hand back one of their items (`d.pop(k)`,
 # `d.get(k)`, `q.popleft()`): what the container's weak slot holds (`Path`: one slot for the
 # items stored under keys the text does not tell).
 ITEM_METHODS = frozenset({"pop", "get", "popleft", "popitem", "get_nowait", "__getitem__"})
+# Of those, the ones that take the item out: the container no longer holds it, the caller's
+# reference is the last one (what `get` or `d[k]` hands out the container still holds).
+TAKING_METHODS = frozenset({"pop", "popleft", "popitem", "get_nowait"})
 
 # Calls that read a host timer, an elapsed time or the allocator's memory statistics: the code
 # measures (a sync next to a call of a function that does is part of the measurement).

@@ -212,6 +212,10 @@ NO_ITEMS = "(no items)"
 # (`self.overlap_comm = overlap_comm`): an option, fixed for the object's life. A test of it is
 # configuration, not a now-and-then event: its side runs on every call of the objects that set it.
 OPTION = "(option)"
+# The target of what a method leaves at `self.<attr>` when it stored items there (`self.d[k] = t`)
+# without knowing what the attribute holds: only those items. Joined with the container the class
+# keeps there they are its items; with anything else they are nothing (`class_state.join_stores`).
+ITEMS_ONLY = "(items only)"
 NONE = AbsValue(ValueKind.NONE)
 
 

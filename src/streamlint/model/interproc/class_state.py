@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from streamlint.model.domain.paths import Path, Root, RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import OPTION, AbsValue, Memory, ValueKind
+from streamlint.model.domain.values import ITEMS_ONLY, NO_ITEMS, OPTION, AbsValue, Memory, ValueKind
 from streamlint.model.summary.function_summary import Evidence
 
 
@@ -73,8 +73,22 @@ def _at_self(attr: str, value: AbsValue, owners: dict, kept_at: dict) -> AbsValu
 def join_stores(a: tuple, b: tuple) -> tuple:
     merged = dict(a)
     for attr, value in b:
-        merged[attr] = merged[attr].join(value) if attr in merged else value
+        merged[attr] = _joined(merged[attr], value) if attr in merged else value
     return tuple(sorted(merged.items()))
+
+
+def _joined(a: AbsValue, b: AbsValue) -> AbsValue:
+    """Two methods' stores at one attribute; items a method stored without knowing what the
+    attribute holds (`ITEMS_ONLY`) are the items of the container the class keeps there."""
+    if ITEMS_ONLY in (a.target, b.target):
+        items, held = (a, b) if a.target == ITEMS_ONLY else (b, a)
+        if held.target == ITEMS_ONLY:
+            return replace(held, element=held.element.join(items.element))  # type: ignore[union-attr]
+        if held.kind is not ValueKind.CONTAINER or items.element is None:
+            return held
+        element = items.element if held.element is None or held.target == NO_ITEMS else held.element.join(items.element)
+        return replace(held, element=element, target="" if held.target == NO_ITEMS else held.target)
+    return a.join(b)
 
 
 def as_global(name: str, value: AbsValue) -> AbsValue:

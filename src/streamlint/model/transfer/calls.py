@@ -251,10 +251,11 @@ def _evident_stream(receiver: AbsValue, name: str) -> AbsValue:
 def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     """A method no table and no project class answers for."""
     if receiver.kind is ValueKind.CONTAINER and receiver.target == NO_ITEMS and name in python_std.KEEPING_METHODS:
-        state = _no_longer_empty(receiver, arguments, state)
+        state = _no_longer_empty(receiver, _added(receiver, name, arguments), arguments, state)
     state = _kept_by(receiver, arguments, state)
     item = _item_of(receiver, name, state)
     if item is not None:
+        _taken_out(receiver, item, name, arguments, frame)
         return item, state
     if receiver.kind is ValueKind.CONTAINER or name in python_std.KEEPING_METHODS:
         return UNKNOWN, state  # a container's own method: it keeps its arguments, runs no kernel
@@ -270,15 +271,30 @@ def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: S
     return result, _fills(arguments, state, after, frame)
 
 
-def _no_longer_empty(receiver: AbsValue, arguments: Arguments, state: State) -> State:
+def _no_longer_empty(receiver: AbsValue, filled: AbsValue, arguments: Arguments, state: State) -> State:
     """`parts.append(t)`, `parts.extend(ts)` on an empty display a name holds: its items are no
-    longer known to be none (what they are, the walk does not follow: unknown)."""
+    longer known to be none; one item put in (`append`) is what they are, the items of an iterable
+    (`extend`) the walk does not follow (unknown)."""
     if receiver.identity is not None and state.stored(receiver.identity) == receiver:  # `self.parts.append(t)`
-        return state.store(receiver.identity, replace(receiver, target=""))
+        return state.store(receiver.identity, filled)
     func = arguments.node.func
-    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+    if not isinstance(func, cst.Attribute):
         return state
-    return state.bind(func.value.value, replace(receiver, target=""))
+    held = func.value
+    if isinstance(held, cst.Attribute) and isinstance(held.value, cst.Name):  # a display kept at `obj.parts`
+        base = state.value(held.value.value).identity
+        path = base.attr(held.attr.value) if base is not None else None
+        return state.store(path, filled) if path is not None and state.stored(path) == receiver else state
+    return state.bind(held.value, filled) if isinstance(held, cst.Name) else state
+
+
+def _added(receiver: AbsValue, name: str, arguments: Arguments) -> AbsValue:
+    """An empty container once `name` put its arguments in: its items are the one item added."""
+    position = python_std.ADDING_METHODS.get(name)
+    item = arguments.positional[position][0] if position is not None and position < len(arguments.positional) else None
+    if item is None or item.kind is ValueKind.UNKNOWN:
+        return replace(receiver, target="")
+    return replace(receiver, target="", element=item)
 
 
 # Methods the tables know on a framework's objects or on builtins: a call of one of these names
@@ -329,6 +345,16 @@ def _item_of(receiver: AbsValue, name: str, state: State) -> Optional[AbsValue]:
     if held is not None and held.kind is not ValueKind.UNKNOWN:
         return held
     return receiver.element if receiver.kind is ValueKind.CONTAINER else None
+
+
+def _taken_out(receiver: AbsValue, item: AbsValue, name: str, arguments: Arguments, frame: Frame) -> None:
+    """An item the object kept in a container on `self`, made by another call (`self.device.pop(k)`),
+    taken out of it: the function holds the last reference, from here (`Gathered.taken`)."""
+    identity = item.identity
+    if name in python_std.TAKING_METHODS and item.is_buffer and identity is not None \
+            and identity.root.kind is RootKind.FRESH and receiver.identity is not None \
+            and receiver.identity.root.kind is RootKind.SELF and not identity.root.site.startswith(frame.qualname + "#"):
+        frame.found.taken.setdefault(identity, frame.site(arguments.node))
 
 
 def _fills(arguments: Arguments, before: State, after: State, frame: Frame) -> State:

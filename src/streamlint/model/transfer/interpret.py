@@ -10,10 +10,10 @@ import libcst as cst
 
 from streamlint.model.api import cupy as cupy_api
 from streamlint.model.domain.order import HOST, AccessEvent, Conflict, ConflictKind
-from streamlint.model.domain.paths import Path, Root
+from streamlint.model.domain.paths import Index, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
+from streamlint.model.domain.values import ITEMS_ONLY, UNKNOWN, AbsValue, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import FunctionSummary, bounded
 from streamlint.model.transfer.annotations import annotated, defaulted
@@ -383,13 +383,19 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
     """What `self.<attr>` holds when the function returns, for each attribute it changed."""
     if exit_state is None:
         return ()
-    found, before = [], dict(entry)
+    found, before = {}, dict(entry)
     for path, value in exit_state.heap:
         if path.root.kind is RootKind.SELF and len(path.steps) == 1 and isinstance(path.steps[0], str):
             entry_value = before.get(path.steps[0])
+            value = exit_state.with_items(value)  # (a container's items stored under keys not told)
             if entry_value != value and not _refined(entry_value, value, path):
-                found.append((path.steps[0], value))
-    return tuple(sorted(found, key=lambda item: item[0]))
+                found[path.steps[0]] = value
+    for path, value in exit_state.heap:
+        attr = path.steps[0] if path.root.kind is RootKind.SELF and len(path.steps) == 2 else None
+        if isinstance(attr, str) and path.steps[1] == Index.any_() and attr not in found and attr not in before \
+                and Path(path.root, (attr,)) not in exit_state.heap and value.kind is not ValueKind.UNKNOWN:
+            found[attr] = AbsValue(identity=Path(path.root, (attr,)), element=value, target=ITEMS_ONLY)
+    return tuple(sorted(found.items(), key=lambda item: item[0]))
 
 
 def _refined(entry: Optional[AbsValue], value: AbsValue, path: Path) -> bool:

@@ -11,10 +11,10 @@ import libcst as cst
 from streamlint.model.api import python_std
 from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS
 from streamlint.model.domain.order import AccessEvent, Conflict, ConflictKind, access_key
-from streamlint.model.domain.paths import Index, Path, Root, RootKind
+from streamlint.model.domain.paths import Index, Path, Root, RootKind, outermost_site
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
-from streamlint.model.domain.values import NO_ITEMS, OPTION, UNKNOWN, AbsValue, Memory, ValueKind, truth
+from streamlint.model.domain.values import MERGED, NO_ITEMS, OPTION, UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
 from streamlint.model.summary.perform import released
 from streamlint.model.transfer.array_calls import SYNC_ON_EXIT
@@ -261,8 +261,8 @@ def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) ->
         frame.found.handed_out.extend(c for c in found if c.earlier.write and not c.earlier.assumed
                                       and access_key(c.earlier) not in handed_events)
         made = _held_value(value, identity, state)
-        if made is not None and _released_unrecorded(made, caller.stream, state):
-            use = replace(caller, path=identity, site=frame.found.taken.get(identity, caller.site))
+        if made is not None and _released_unrecorded(made, caller.stream, state, frame.found.taken):
+            use = replace(caller, path=identity, site=_where_held(identity, frame, caller.site))
             release = AccessEvent(identity, True, made.stream, caller.site)
             frame.found.handed_out.append(Conflict(ConflictKind.RELEASE_WITHOUT_RECORD, use, release))
 
@@ -274,7 +274,15 @@ def _held_value(returned: AbsValue, identity: Path, state: State) -> Optional[Ab
     return next((v for _, v in state.names if v.is_buffer and v.identity == identity), None)
 
 
-def _released_unrecorded(value: AbsValue, caller: StreamRef, state: State) -> bool:
+def _where_held(identity: Path, frame: Frame, default: str) -> str:
+    """Where a caller's use of memory handed out shows: where the function took hold of it; for
+    an item another call of the object made and kept (taken out here), where that call made it."""
+    if identity.root.kind is RootKind.FRESH and identity in frame.found.taken:
+        return outermost_site(identity.root.site.split(MERGED)[0])  # (made at either of two sites: the first)
+    return frame.found.taken.get(identity, default)
+
+
+def _released_unrecorded(value: AbsValue, caller: StreamRef, state: State, taken: dict) -> bool:
     """Memory the object keeps (`self.next_input`), made on a stream it keeps (which allocates
     again on later calls), handed to a caller who uses it on its current stream while the object
     drops it on a later call: the allocator reuses it on the stream it was made on unless told of
@@ -284,7 +292,7 @@ def _released_unrecorded(value: AbsValue, caller: StreamRef, state: State) -> bo
         return False
     if made_on.path is None or made_on.path.root.kind is not RootKind.SELF:
         return False
-    if identity.root.kind is not RootKind.SELF:
+    if identity.root.kind is not RootKind.SELF and identity not in taken:
         return False  # made for this call and returned: the caller's to keep, and to record
     if not made_on.distinct_from(caller):
         return False
