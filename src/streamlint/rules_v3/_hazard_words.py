@@ -110,6 +110,11 @@ class Words:
             return "the legacy default stream" if reading.framework == "torch" else "the current stream"
         if ref.kind is StreamRefKind.PER_THREAD:
             return "the per-thread default stream"
+        if ref.kind is StreamRefKind.PATH and ref.path is not None and ref.path.root.kind is RootKind.FRESH:
+            # one of the streams a list the function made holds (`streams[k % 2]`): "streams[...]"
+            made = self.site_label(ref.path.root.site, (near.node,) if near is not None else ()).removesuffix("[...]")
+            chosen = any(isinstance(step, Index) for step in ref.path.steps)
+            return f"{made}[...]" if made and chosen else made or "an unknown stream"
         if ref.kind is StreamRefKind.PATH and ref.path is not None:
             return self.path(ref.path, None)
         if ref.kind is StreamRefKind.CREATED:
