@@ -213,6 +213,8 @@ class Words:
             if named_element:
                 return named_element
         path = min((reading.later.access.path, reading.earlier.access.path), key=lambda p: len(p.steps))
+        if reading.earlier.access.assumed:
+            path = reading.later.access.path  # (the entry assumption spans the whole parameter)
         if path.root.kind is RootKind.FRESH:
             names = [self.site_label(site, (reading.later.node, reading.earlier.node))
                      for site in path.root.site.split("|")]

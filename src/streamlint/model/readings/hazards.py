@@ -189,8 +189,10 @@ def readings(model: FileModel) -> list[HazardReading]:
             kind = ConflictKind.READ_AFTER_WRITE
         if from_caller:
             # the entry assumption names PyTorch's current stream whatever the memory is: the
-            # framework the module uses says more
-            framework = framework_of(hazard.later.stream) or module_framework(model) or framework_of(hazard.earlier.stream)
+            # framework the module uses says more; a host reader (MPI) says nothing of which
+            # framework's stream the caller wrote on: then the stream is named in words
+            framework = (framework_of(hazard.later.stream) or module_framework(model)
+                         or ("" if hazard.later.stream == HOST else framework_of(hazard.earlier.stream)))
         else:
             framework = framework_of(hazard.later.stream, hazard.earlier.stream) or module_framework(model)
         found.append(HazardReading(hazard, kind, function, node, later, earlier, framework,
