@@ -121,6 +121,11 @@ class Words:
             bound = self.site_label(ref.site, (near.node,) if near is not None else ())
             if bound:
                 return bound
+            steps = _site_steps(ref.site)
+            if len(steps) > 1:
+                # made in a callee and not kept by this function: the name the callee binds it to
+                inner = self.bound_to(self.model.node_of(steps[-1]))
+                return inner or "the stream a callee made"
             made = self.model.node_of(outer_site(ref.site))
             if made is None:
                 return "the stream a callee made"
