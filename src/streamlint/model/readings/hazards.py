@@ -194,7 +194,12 @@ def readings(model: FileModel) -> list[HazardReading]:
             framework = (framework_of(hazard.later.stream) or module_framework(model)
                          or ("" if hazard.later.stream == HOST else framework_of(hazard.earlier.stream)))
         else:
-            framework = framework_of(hazard.later.stream, hazard.earlier.stream) or module_framework(model)
+            # memory handed out (AT_BOUNDARY): the readers' current stream is assumed, the writer's
+            # stream is the code's own and says whose streams these are
+            sides = (hazard.later.stream, hazard.earlier.stream)
+            if hazard.placement is Placement.AT_BOUNDARY:
+                sides = sides[::-1]
+            framework = framework_of(*sides) or module_framework(model)
         found.append(HazardReading(hazard, kind, function, node, later, earlier, framework,
                                    from_caller, root if from_caller else None))
     return _returned_copies(model, found)
