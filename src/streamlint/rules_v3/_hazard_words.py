@@ -321,6 +321,21 @@ class Words:
                 return node
         return reading.node
 
+    def written_through(self, side: Side) -> str:
+        """The expression an in-place method writes through, as the code spells it at the write
+        (`self.bucket.narrow(...)` for `self.bucket.narrow(0, k, n).copy_(g)`, `self.bucket` for
+        `self.bucket[a:b].copy_(g)`), when the side is a method call the function itself makes."""
+        node = side.node
+        if side.through_call or not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+            return ""
+        target = node.func.value
+        while isinstance(target, cst.Subscript):
+            target = target.value
+        if isinstance(target, cst.Call):
+            called = _spelled(target.func)
+            return f"{called}(...)" if called else ""
+        return _spelled(target) if isinstance(target, (cst.Name, cst.Attribute)) else ""
+
     def stored_into(self, side: Side) -> str:
         """The name a host store writes through (`self.lengths` for `self.lengths[:n] = x`), when
         the side is a store the function itself makes."""

@@ -487,6 +487,8 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
         written = _on_device(written) if written is not None and written.memory is Memory.UNKNOWN else written
     on_device = any(is_device(v) for v in inputs)
     stream = current if on_device else None
+    if view and written is None and inputs and inputs[0].identity is not None:
+        return inputs[0], state  # a view (`t.narrow(...)`, `t.view(-1)`): no kernel, nothing read; the same memory
     state = kernel(state, frame, site, _operation_api(arguments.node, framework), stream, framework)
     for value in inputs:
         if value.identity is not None and (written is None or value.identity != written.identity):
