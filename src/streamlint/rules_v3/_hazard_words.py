@@ -13,7 +13,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from streamlint.fixes.edits import FixBuilder
 from streamlint.model.api import torch_api
 from streamlint.model.domain.order import HOST, ConflictKind
-from streamlint.model.domain.paths import Index, Path, RootKind
+from streamlint.model.domain.paths import Index, IndexKind, Path, RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.readings.hazards import HazardReading, Side, allocation_node, outer_site, readings
 from streamlint.rules_v3._shared import api_named
@@ -112,9 +112,16 @@ class Words:
             return "the per-thread default stream"
         if ref.kind is StreamRefKind.PATH and ref.path is not None and ref.path.root.kind is RootKind.FRESH:
             # one of the streams a list the function made holds (`streams[k % 2]`): "streams[...]"
-            made = self.site_label(ref.path.root.site, (near.node,) if near is not None else ()).removesuffix("[...]")
-            chosen = any(isinstance(step, Index) for step in ref.path.steps)
-            return f"{made}[...]" if made and chosen else made or "an unknown stream"
+            site = ref.path.root.site
+            made = self.site_label(site, (near.node,) if near is not None else ())
+            if not made and len(_site_steps(site)) > 1:
+                # made in a callee (an object's list kept on `self`): the name the callee binds it to
+                made = self.bound_to(self.model.node_of(_site_steps(site)[-1]))
+            made = made.removesuffix("[...]")
+            index = next((step for step in ref.path.steps if isinstance(step, Index)), None)
+            if not made or index is None:
+                return made or "an unknown stream"
+            return f"{made}[{index.const!r}]" if index.kind is IndexKind.CONST else f"{made}[...]"
         if ref.kind is StreamRefKind.PATH and ref.path is not None:
             return self.path(ref.path, None)
         if ref.kind is StreamRefKind.CREATED:
