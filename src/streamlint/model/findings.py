@@ -66,10 +66,10 @@ def place(function: str, conflict: Conflict) -> Hazard:
     later, earlier = conflict.later, conflict.earlier
     if conflict.kind is ConflictKind.RELEASE_WITHOUT_RECORD:
         return Hazard(conflict.kind, function, shown_at(earlier), Placement.AT_RACING_USE, later, earlier, shown_at(earlier),
-                  conflict.behind)
+                  behind=conflict.behind)
     placement = Placement.AT_CALL if later.chain else Placement.AT_ACCESS
     return Hazard(conflict.kind, function, shown_at(later), placement, later, earlier, shown_at(earlier),
-                  conflict.behind)
+                  behind=conflict.behind)
 
 
 def at_boundary(function: str, conflict: Conflict) -> Hazard:
@@ -84,7 +84,7 @@ def at_boundary(function: str, conflict: Conflict) -> Hazard:
 def at_fork(function: str, conflict: Conflict, fork_site: str) -> Hazard:
     later, earlier = conflict.later, conflict.earlier
     return Hazard(conflict.kind, function, fork_site, Placement.AT_FORK, later, earlier, shown_at(earlier),
-                  conflict.behind)
+                  behind=conflict.behind)
 
 
 def at_wait(function: str, conflict: Conflict, wait_site: str, waited: StreamRef, waiter: StreamRef) -> Hazard:

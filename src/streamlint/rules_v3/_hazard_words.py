@@ -13,7 +13,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from streamlint.fixes.edits import FixBuilder
 from streamlint.model.api import torch_api
 from streamlint.model.domain.order import HOST, ConflictKind
-from streamlint.model.domain.paths import Index, Path, RootKind
+from streamlint.model.domain.paths import Index, IndexKind, Path, RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.readings.hazards import HazardReading, Side, allocation_node, outer_site, readings
 from streamlint.rules_v3._shared import api_named
@@ -110,12 +110,29 @@ class Words:
             return "the legacy default stream" if reading.framework == "torch" else "the current stream"
         if ref.kind is StreamRefKind.PER_THREAD:
             return "the per-thread default stream"
+        if ref.kind is StreamRefKind.PATH and ref.path is not None and ref.path.root.kind is RootKind.FRESH:
+            # one of the streams a list the function made holds (`streams[k % 2]`): "streams[...]"
+            site = ref.path.root.site
+            made = self.site_label(site, (near.node,) if near is not None else ())
+            if not made and len(_site_steps(site)) > 1:
+                # made in a callee (an object's list kept on `self`): the name the callee binds it to
+                made = self.bound_to(self.model.node_of(_site_steps(site)[-1]))
+            made = made.removesuffix("[...]")
+            index = next((step for step in ref.path.steps if isinstance(step, Index)), None)
+            if not made or index is None:
+                return made or "an unknown stream"
+            return f"{made}[{index.const!r}]" if index.kind is IndexKind.CONST else f"{made}[...]"
         if ref.kind is StreamRefKind.PATH and ref.path is not None:
             return self.path(ref.path, None)
         if ref.kind is StreamRefKind.CREATED:
             bound = self.site_label(ref.site, (near.node,) if near is not None else ())
             if bound:
                 return bound
+            steps = _site_steps(ref.site)
+            if len(steps) > 1:
+                # made in a callee and not kept by this function: the name the callee binds it to
+                inner = self.bound_to(self.model.node_of(steps[-1]))
+                return inner or "the stream a callee made"
             made = self.model.node_of(outer_site(ref.site))
             if made is None:
                 return "the stream a callee made"
@@ -213,6 +230,8 @@ class Words:
             if named_element:
                 return named_element
         path = min((reading.later.access.path, reading.earlier.access.path), key=lambda p: len(p.steps))
+        if reading.earlier.access.assumed:
+            path = reading.later.access.path  # (the entry assumption spans the whole parameter)
         if path.root.kind is RootKind.FRESH:
             names = [self.site_label(site, (reading.later.node, reading.earlier.node))
                      for site in path.root.site.split("|")]
@@ -313,6 +332,21 @@ class Words:
             if isinstance(node, (cst.Name, cst.Attribute)) and id(node) not in targets and _spelled(node) == label:
                 return node
         return reading.node
+
+    def written_through(self, side: Side) -> str:
+        """The expression an in-place method writes through, as the code spells it at the write
+        (`self.bucket.narrow(...)` for `self.bucket.narrow(0, k, n).copy_(g)`, `self.bucket` for
+        `self.bucket[a:b].copy_(g)`), when the side is a method call the function itself makes."""
+        node = side.node
+        if side.through_call or not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+            return ""
+        target = node.func.value
+        while isinstance(target, cst.Subscript):
+            target = target.value
+        if isinstance(target, cst.Call):
+            called = _spelled(target.func)
+            return f"{called}(...)" if called else ""
+        return _spelled(target) if isinstance(target, (cst.Name, cst.Attribute)) else ""
 
     def stored_into(self, side: Side) -> str:
         """The name a host store writes through (`self.lengths` for `self.lengths[:n] = x`), when

@@ -179,25 +179,30 @@ def _host_built_uploads(model, analysis, reported: set[str]):
         yield Finding(
             call,
             f"{api_named(_spelling(call.func, analysis))} uploads a tensor built on the host and waits for the "
-            f"stream to drain on every {where}",
+            f"stream to drain {where}",
             help="build it on the device once, outside the hot path, or in pinned memory with `non_blocking=True`",
         )
 
 
 def _hot_where(model, ancestry: Ancestry, own, node: cst.CSTNode) -> Optional[str]:
-    """"iteration" in a loop that queues GPU work on every pass, "call of `forward`" on every call of
-    a hot entry; None off the hot path, only sometimes, or once per element of a comprehension."""
+    """"on every iteration" in a loop that queues GPU work on every pass, "on every call of
+    `forward`" on every call of a hot entry; where the loop's later passes find the tensor on the
+    GPU (the body carries device memory to the next pass), once per call of the function, on the
+    loop's first pass; None off the hot path, only sometimes, or once per element of a comprehension."""
     if own.operation.conditional or comprehension_of(node, ancestry) is not None:
         return None
     loops = ancestry.loops_around(node)
     if own.entry and not loops:
-        return f"call of `{hot_entry_name(own.entry, own.function)}`"
+        return f"on every call of `{hot_entry_name(own.entry, own.function)}`"
     if any(waits_on_user(loop) for loop in loops):
         return None
     loops = [loop for loop in loops if not unrolled(loop)]
-    if loops and (own.entry or queues_work_each_pass(model, own.function, loops[-1], ancestry)):
-        return "iteration"
-    return None
+    if not loops or not (own.entry or queues_work_each_pass(model, own.function, loops[-1], ancestry)):
+        return None
+    if own.first_pass:
+        caller = hot_entry_name(own.entry, own.function) if own.entry else own.function
+        return f"once per call of `{caller}`, on the loop's first pass (later passes find it on the GPU)"
+    return "on every iteration"
 
 
 def _uploads(model) -> list:

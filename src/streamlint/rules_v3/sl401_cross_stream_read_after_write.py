@@ -191,6 +191,17 @@ class CrossStreamReadAfterWrite(Rule):
             if h.placement is Placement.AT_WAIT:
                 yield _wrong_wait(analysis, words, h, buffer, first, second)
                 continue
+            if h.from_caller and h.earlier.stream.kind is StreamRefKind.PATH:
+                # the callers' memory taken as made on the stream they hand in for the work
+                # (CallContext.work_stream), used here on another stream
+                yield Finding(
+                    h.node,
+                    f"{named(buffer)} is used on {named(second)} here{words.inside(h.later)}, but the callers hand "
+                    f"this method the non-blocking stream {named(first)} for its work: nothing orders this with "
+                    f"their work on it there",
+                    help=f"queue this work on {named(first)} (`stream={first}`)",
+                )
+                continue
             idiom = wait_idiom(first, second, h.framework, analysis)
             if h.placement is Placement.AT_BOUNDARY and not h.from_caller:
                 function = h.function.node

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from streamlint.model.findings import Placement
 from streamlint.rules.base import Finding, Rule
 from streamlint.rules_v3._hazard_words import Words
 from streamlint.rules_v3._shared import named, over_elements, stream_code, sync_idiom, wait_idiom
@@ -112,6 +113,17 @@ class CrossStreamWriteAfterRead(Rule):
                 yield Finding(h.node, what, help=fix)
                 continue
             node = h.node
+            if h.placement is Placement.AT_FORK:
+                # a side stream forked off the current stream and never joined back: the next call's
+                # write on the current stream is ordered after nothing the side stream did
+                second = words.stream(h.later.stream, h, h.later)
+                written = words.written_through(h.later) or buffer
+                fix = f"{wait_idiom(first, second, h.framework, analysis)} after line {at}"
+                what = (f"{named(first)} waits for {named(second)} here, but {named(second)} never waits for it: a "
+                        f"later call overwrites {named(written)} there (line {words.line(h.later.shown)}) while "
+                        f"{named(first)} may still use it{words.inside(h.later)}")
+                yield Finding(node, what, help=fix)
+                continue
             if h.later.on_host:
                 code = stream_code(first, h.framework, analysis)
                 fix = f"{over_elements(sync_idiom(code), (code,))} (or an event recorded after that copy) before line {at}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from streamlint.model.findings import Placement
 from streamlint.rules.base import Finding, Rule
 from streamlint.rules_v3._hazard_words import Words
-from streamlint.rules_v3._shared import handed_to_callers_of, named, stream_code, sync_idiom
+from streamlint.rules_v3._shared import handed_to_callers_of, is_placeholder, named, stream_code, sync_idiom
 
 
 class HostReadBeforeSync(Rule):
@@ -167,6 +167,8 @@ class HostReadBeforeSync(Rule):
         """CUDA-aware MPI handed device memory that a stream may still be writing."""
         if h.from_caller:
             where = "the caller's stream"
+            if is_placeholder(stream):  # no spelling in code: the stream in words, as the caller's
+                stream = stream.replace("the ", "the caller's ", 1)
         else:
             where = f"{named(first)} (line {words.line(h.earlier.shown)}{words.inside(h.earlier)})"
         return Finding(

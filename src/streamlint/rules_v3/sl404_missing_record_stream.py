@@ -5,8 +5,9 @@ from __future__ import annotations
 from streamlint.fixes.edits import FixBuilder, bound_before, is_pasteable, make_fix
 from streamlint.fixes.idioms import stream_named_at
 from streamlint.fixes.model import Applicability
+from streamlint.model.domain.paths import RootKind
 from streamlint.model.findings import Placement
-from streamlint.model.readings.hazards import allocation_node, is_module_level
+from streamlint.model.readings.hazards import allocation_node, is_module_level, stored_allocation_node
 from streamlint.rules.base import Finding, Rule
 from streamlint.rules_v3._hazard_words import Words
 from streamlint.rules_v3._shared import handed_to_callers_of, may_be_none_in, named, stream_code
@@ -110,13 +111,15 @@ class MissingRecordStream(Rule):
             owner_label = words.stream(h.later.stream, h, h.later)
             user_label = words.stream(h.earlier.stream, h, h.earlier)
             user, owner = stream_code(user_label, "torch", analysis), stream_code(owner_label, "torch", analysis)
-            made = allocation_node(words.model, h)
+            made = allocation_node(words.model, h) or stored_allocation_node(words.model, h)
             if h.placement is Placement.AT_BOUNDARY:
                 # used and released in the callers, not here: name their lines
                 callers = handed_to_callers_of(analysis, h.function.node, h.function.class_name,
                                                "use it on their current stream and release it when they drop it")
+                # the object's own memory handed out (a getter): at its read, where `record_stream` goes
+                node = words.first_read(h, buffer) if h.earlier.access.path.root.kind is RootKind.SELF else h.node
                 yield Finding(
-                    h.node,
+                    node,
                     f"{named(buffer)} was allocated on {named(owner_label)} (line {words.line(made)}) and is "
                     f"{callers}, without `record_stream`: its memory may go to new work on {named(owner_label)} too early",
                     help=_record_help(buffer, user),

@@ -54,6 +54,9 @@ class AbsValue:
     # A BUFFER built on the host from Python values (`torch.tensor(0.0)`) on some path to here
     # (a may-fact: joined, it stays, so a copy of it to the device uploads on that path)
     host_built: bool = field(default=False, metadata={"omit_default": True})
+    # `host_built` on a loop's first iteration only: the body carries device memory to the next
+    # (`total = torch.add(total.to(d), x)` from `total = torch.tensor(0.0)`)
+    built_first: bool = field(default=False, metadata={"omit_default": True})
 
     def join(self, other: "AbsValue") -> "AbsValue":
         if self == other:
@@ -80,6 +83,7 @@ class AbsValue:
             self.loader_batch and other.loader_batch,
             self.rank if self.rank == other.rank else -1,
             self.host_built or other.host_built,
+            (self.host_built or other.host_built) and all(v.built_first for v in (self, other) if v.host_built),
         )
         return _learned_on_one_path(joined, self, other)
 
@@ -89,6 +93,8 @@ class AbsValue:
         block(x)`), is what the name holds on every iteration after the first (the first was
         walked from the entry state): the join names it, not nothing."""
         joined = self.join(carried)
+        if joined.host_built and not carried.host_built and carried.on_device:
+            joined = replace(joined, built_first=True)  # built on the host before the loop only
         if joined.identity is None and carried.identity is not None and carried.identity.root.age:
             return replace(joined, identity=carried.identity)
         return joined

@@ -104,6 +104,24 @@ def allocation_node(model: FileModel, reading: HazardReading) -> Optional[cst.CS
     return model.node_of(outer_site(root.site))
 
 
+def stored_allocation_node(model: FileModel, reading: HazardReading) -> Optional[cst.CSTNode]:
+    """The call that allocated what the object keeps at a hazard's `self.<attr>` path: where a
+    method of the reporting function's class leaves new memory there (what its summary's
+    `self_stores` holds when it returns; the first such method in the solved order)."""
+    path = reading.later.access.path
+    if path.root.kind is not RootKind.SELF or len(path.steps) != 1 or not reading.function.class_name:
+        return None
+    owner = reading.function.qualname.rsplit(".", 1)[0]
+    for (qualname, _), walked in model.solved.walks.items():
+        if qualname.rsplit(".", 1)[0] != owner:
+            continue
+        for attr, value in walked.summary.self_stores:
+            made = value.identity.root if attr == path.steps[0] and value.identity is not None else None
+            if made is not None and made.kind is RootKind.FRESH and made.site and value.on_device:
+                return model.node_of(outer_site(made.site))
+    return None
+
+
 def outer_site(site: str) -> str:
     """The site in the walked function of a site key a call mapped ("f#3>g#1" -> "f#3"); the
     qualified name before "#" may itself hold ">" (`mod.<module>#2`)."""
@@ -171,10 +189,17 @@ def readings(model: FileModel) -> list[HazardReading]:
             kind = ConflictKind.READ_AFTER_WRITE
         if from_caller:
             # the entry assumption names PyTorch's current stream whatever the memory is: the
-            # framework the module uses says more
-            framework = framework_of(hazard.later.stream) or module_framework(model) or framework_of(hazard.earlier.stream)
+            # framework the module uses says more; a host reader (MPI) says nothing of which
+            # framework's stream the caller wrote on: then the stream is named in words
+            framework = (framework_of(hazard.later.stream) or module_framework(model)
+                         or ("" if hazard.later.stream == HOST else framework_of(hazard.earlier.stream)))
         else:
-            framework = framework_of(hazard.later.stream, hazard.earlier.stream) or module_framework(model)
+            # memory handed out (AT_BOUNDARY): the readers' current stream is assumed, the writer's
+            # stream is the code's own and says whose streams these are
+            sides = (hazard.later.stream, hazard.earlier.stream)
+            if hazard.placement is Placement.AT_BOUNDARY:
+                sides = sides[::-1]
+            framework = framework_of(*sides) or module_framework(model)
         found.append(HazardReading(hazard, kind, function, node, later, earlier, framework,
                                    from_caller, root if from_caller else None))
     return _returned_copies(model, found)

@@ -6,7 +6,7 @@ site sits."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator, Optional
 
 import libcst as cst
@@ -42,6 +42,7 @@ class OwnOperation:
     stream: Optional[StreamRef]
     entry: str  # the hot entry that reaches the function on every call ("C.forward"), "" when none
     framework: str = ""  # whose array it reads, when the operation is no framework call (`if t:`, `int(t)`)
+    first_pass: bool = False  # of its loop's first pass only (Effect.first_pass)
 
 
 def own_operations(model: FileModel) -> list[OwnOperation]:
@@ -62,7 +63,11 @@ def own_operations(model: FileModel) -> list[OwnOperation]:
                 key = (effect.site, effect.operation.api, effect.operation.op)
                 if key not in found:
                     found[key] = OwnOperation(name, effect.site, effect.operation, effect.stream,
-                                                      entries.get(qualname, ""), effect.framework)
+                                              entries.get(qualname, ""), effect.framework, effect.first_pass)
+                elif effect.first_pass and not found[key].first_pass:
+                    # a loop's later rounds show the upload's source built on the host before the
+                    # loop only (the first round saw the entry alone): the upload of its first pass
+                    found[key] = replace(found[key], first_pass=True)
     return list(found.values())
 
 

@@ -4,7 +4,7 @@ parameter's stream, `self`'s stream, a stream made inside)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Optional
 
@@ -91,3 +91,6 @@ class Effect:
     # The side streams the call it came through handed the callee for its work, when the callee
     # queued this on its caller's current stream instead (it ignored the stream it was handed)
     handed: tuple[StreamRef, ...] = ()
+    # An OPERATION of its loop's first pass only: the body carries to the later passes what they
+    # use instead (an upload of a host-built accumulator the loop then keeps on the GPU)
+    first_pass: bool = field(default=False, metadata={"omit_default": True})

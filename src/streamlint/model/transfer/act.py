@@ -40,9 +40,11 @@ def operation(state: State, frame: Frame, site: str, api: str, op: OpKind, strea
     """Record an API operation the rules ask about (a copy, a synchronization, a stream made),
     with whether it runs in a loop of this function, and only sometimes; `form`: what the call
     as written says (Operation's `async_form`, `non_blocking`, `host_at`, ...)."""
+    first_pass = form.pop("first_pass", False)
     detail = Operation(api, op.value, host_blocking, host_memory, frame.loop_depth > 0, value_site, host_inputs,
                        frame.guards > 0, **form)
-    return do(state, frame, Effect(EffectKind.OPERATION, site, stream=stream, framework=framework, operation=detail))
+    return do(state, frame, Effect(EffectKind.OPERATION, site, stream=stream, framework=framework, operation=detail,
+                                   first_pass=first_pass))
 
 
 def kernel(state: State, frame: Frame, site: str, api: str, stream: Optional[StreamRef], framework: str = "",

@@ -595,7 +595,8 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
     state = operation(state, frame, site, "torch.Tensor.to", OpKind.COPY_H2D if to_device else OpKind.COPY_D2H,
                       current, blocks, source.memory if to_device else memory, async_form=True,
                       non_blocking=non_blocking, host_at="self" if to_device else "return",
-                      host_loader_batch=to_device and source.loader_batch, host_built=built_here)
+                      host_loader_batch=to_device and source.loader_batch, host_built=built_here,
+                      first_pass=built_here and source.built_first)
     result = _fresh(frame, arguments, memory, current if to_device else None)
     host_waits = Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F)
     if blocks and to_device:
