@@ -599,9 +599,9 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
                       first_pass=built_here and source.built_first)
     result = _fresh(frame, arguments, memory, current if to_device else None)
     host_waits = Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F)
-    if blocks and to_device:
-        # an upload that blocks waits for the stream's earlier work, then queues its copy: the
-        # device side may still be written when the host goes on (CUDA's pageable staging)
+    if blocks and to_device and non_blocking:
+        # non_blocking=True from pageable memory waits for the stream's earlier work, then queues
+        # its copy: the device side may still be written when the host goes on (CUDA's staging)
         state = do(state, frame, host_waits)
     if source.identity is not None and blocks and to_device:
         if not built_here:  # (a host-built scalar's memory is the host's own: nothing else reads it)
@@ -609,8 +609,10 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
     elif source.identity is not None:
         state = access(state, frame, site, source.identity, False, current, host_memory=to_device)
     state = access(state, frame, site, result.identity, True, current, host_memory=not to_device)
-    if blocks and not to_device:
-        state = do(state, frame, host_waits)  # a download that blocks returns with the data there
+    if blocks and (not to_device or not non_blocking):
+        # a copy with non_blocking=False returns with the data there: PyTorch synchronizes the
+        # stream after it (API-FACTS 4.3), for an upload as for a download
+        state = do(state, frame, host_waits)
     return result, state
 
 
