@@ -76,3 +76,34 @@ def ends_the_loop(block: cst.BaseSuite) -> bool:
 
 def _has_modulo(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.BinaryOperation) and (isinstance(expr.operator, cst.Modulo) or _has_modulo(expr.left))
+
+
+def written_constant(expr: cst.BaseExpression) -> bool:
+    """A constant written in the source (`0`, `"ring"`, `-1`, `True`, `None`, `Mode.FAST`'s
+    attribute aside): the same value on every run."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return written_constant(expr.expression)
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    return isinstance(expr, cst.Name) and expr.value in ("True", "False", "None")
+
+
+def called_on_every_side(node: cst.If) -> list[cst.Call]:
+    """The calls of an `if`/`else` whose callee (`self.average_tensor`) both sides call in a
+    statement of their own block: whichever side the test takes, that callee runs."""
+    if not isinstance(node.orelse, cst.Else):
+        return []
+    body, other = _statement_calls(node.body), _statement_calls(node.orelse.body)
+    return [c for c in body if any(c.func.deep_equals(o.func) for o in other)] + \
+        [o for o in other if any(o.func.deep_equals(c.func) for c in body)]
+
+
+def _statement_calls(block: cst.BaseSuite) -> list[cst.Call]:
+    """Calls that are a statement of the block, or the value it assigns or returns."""
+    found = []
+    for line in getattr(block, "body", ()):
+        for statement in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+            value = getattr(statement, "value", None)
+            if isinstance(value, cst.Call):
+                found.append(value)
+    return found

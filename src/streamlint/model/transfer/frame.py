@@ -131,11 +131,13 @@ def _option_of_self(test: cst.BaseExpression) -> "Optional[tuple[str, bool]]":
 @dataclass
 class Numbering:
     """Tables keyed by node identity: each site's ordinal (fixed by the function's text), the
-    sites inside each loop (asked every round) and each test's ordinal among the tests met."""
+    sites inside each loop (asked every round), each test's ordinal among the tests met, and the
+    calls every side of a rare test being walked makes (id -> how many such tests enclose it)."""
 
     call_ordinals: dict[int, int] = field(default_factory=dict)  # id(node) -> its site's ordinal, in source order
     loop_sites: dict[int, frozenset[str]] = field(default_factory=dict)
     tests: dict[int, int] = field(default_factory=dict)
+    every_side: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -181,6 +183,11 @@ class Frame:
         if current.kind is StreamRefKind.AMBIENT:
             return self.chosen
         return current.known
+
+    def guards_at(self, call: cst.CSTNode) -> int:
+        """The enclosing tests that make `call` run only sometimes: not a rare test whose every
+        side makes the same call (an `if`/`else` that calls `average_tensor` either way)."""
+        return self.guards - self.numbering.every_side.get(id(call), 0)
 
     def site(self, node: cst.CSTNode) -> str:
         return f"{self.qualname}#{self.call_ordinals.get(id(node), -1)}"

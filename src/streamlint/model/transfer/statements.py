@@ -23,7 +23,7 @@ from streamlint.model.transfer.act import access, do, host_access, kernel, opera
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate, slice_bounds, unpacked
 from streamlint.model.transfer.frame import Frame
-from streamlint.model.syntax.tests import ends_in_raise, ends_the_loop, fills_on_miss, rare_test
+from streamlint.model.syntax.tests import called_on_every_side, ends_in_raise, ends_the_loop, fills_on_miss, rare_test
 from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
@@ -328,6 +328,9 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     rare = rare_test(node.test) and not (test.kind is ValueKind.UNKNOWN and test.target == OPTION)
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
     frame.guards += rare
+    steady = called_on_every_side(node) if rare else []  # (a callee either side calls runs every time)
+    for call in steady:
+        frame.numbering.every_side[id(call)] = frame.numbering.every_side.get(id(call), 0) + 1
     outside = frame.branch
     try:
         frame.branch = frame.side(node.test, True)
@@ -348,6 +351,8 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
                 frame.guards -= once_else
     finally:
         frame.guards -= rare
+        for call in steady:
+            frame.numbering.every_side[id(call)] -= 1
         frame.branch = outside
     leaves_loop = frame.loop_depth > 0 and ends_the_loop(node.body)  # (`if i == n: break`: every pass runs on)
     if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body) and not leaves_loop:
