@@ -173,3 +173,40 @@ def test_an_or_of_options_and_a_callee_every_side_calls_keep_the_hook_hot():
     assert ("log", "Reducer.reduce_ready") not in hot  # one side of a one-off test only
     ops = _operations(model, "Reducer.reduce_bucket")
     assert ("torch.cuda.synchronize", False, "Reducer.reduce_ready") in ops
+
+
+CORRELATED = """
+import torch
+
+
+def exclusive(x, first):
+    side = torch.cuda.Stream()
+    out = torch.ones(8, device="cuda")
+    if first:
+        with torch.cuda.stream(side):
+            out.mul_(2)
+    y = x * 2
+    if not first:
+        y = out + 1
+    torch.cuda.synchronize()
+    return y
+
+
+def together(x, rank):
+    side = torch.cuda.Stream()
+    out = torch.ones(8, device="cuda")
+    if rank == 0:
+        with torch.cuda.stream(side):
+            out.mul_(2)
+    y = x * 2
+    if rank == 0:
+        y = out + 1
+    torch.cuda.synchronize()
+    return y
+"""
+
+
+def test_tests_of_a_parameter_never_rebound_take_their_sides_together():
+    found = {(h.kind.value, h.function.rsplit(".", 1)[1]) for h in _model(CORRELATED).hazards}
+    assert ("read_after_write", "together") in found  # both accesses on the side `rank == 0` takes
+    assert ("read_after_write", "exclusive") not in found  # `if first:` ... `if not first:`: never both

@@ -14,6 +14,7 @@ from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import AbsValue
 from streamlint.model.summary.effects import Effect
 from streamlint.model.summary.function_summary import FunctionSummary
+from streamlint.model.syntax.tests import tested_value
 from streamlint.model.transfer.nodes import preorder
 
 
@@ -138,6 +139,7 @@ class Numbering:
     loop_sites: dict[int, frozenset[str]] = field(default_factory=dict)
     tests: dict[int, int] = field(default_factory=dict)
     every_side: dict[int, int] = field(default_factory=dict)
+    fixed: frozenset[str] = frozenset()  # the parameters the function never rebinds (tests of them correlate)
 
 
 @dataclass
@@ -209,17 +211,22 @@ class Frame:
         if option is not None:
             attr, negated = option
             return self.branch + (f"{SELF_OPTION}{attr}:{int(taken != negated)}",)
+        value = tested_value(test, self.numbering.fixed)  # (a parameter never rebound: one side per call)
+        if value is not None:
+            return self.branch + (f"{self.qualname}?{value[0]}:{int(taken != value[1])}",)
         if self.loop_depth:
             return self.branch
         ordinal = self.numbering.tests.setdefault(id(test), len(self.numbering.tests))
         return self.branch + (f"{self.qualname}?{ordinal}:{int(taken)}",)
 
-    def emit(self, effect: Effect) -> None:
+    def emit(self, effect: Effect) -> Effect:
+        """Keep the effect, under the sides of the tests the walk is in; returns it so tagged."""
         if self.branch:
             effect = replace(effect, branch=self.branch + effect.branch)
         if effect not in self.found.seen_effects:
             self.found.seen_effects.add(effect)
             self.found.effects.append(effect)
+        return effect
 
     def note(self, param: str, evidence: str) -> None:
         """The walk saw a parameter used as only one kind of value can be."""
