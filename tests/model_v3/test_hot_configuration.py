@@ -210,3 +210,29 @@ def test_tests_of_a_parameter_never_rebound_take_their_sides_together():
     found = {(h.kind.value, h.function.rsplit(".", 1)[1]) for h in _model(CORRELATED).hazards}
     assert ("read_after_write", "together") in found  # both accesses on the side `rank == 0` takes
     assert ("read_after_write", "exclusive") not in found  # `if first:` ... `if not first:`: never both
+
+
+KEPT_OR = """
+import torch
+
+
+class Opt:
+    def __init__(self, params, contiguous, offload, overlap):
+        self.contiguous = contiguous or offload
+        self.overlap = overlap
+        for p in params:
+            p.register_hook(self.reduce)
+
+    def reduce(self, grad):
+        if self.contiguous:
+            self.average(grad)
+
+    def average(self, t):
+        if self.overlap:
+            torch.cuda.synchronize()
+"""
+
+
+def test_an_or_of_arguments_kept_on_self_is_an_option():
+    model = _model(KEPT_OR)
+    assert any(q.endswith("Opt.average") and c.hot == "Opt.reduce" for q, c in model.solved.walks)

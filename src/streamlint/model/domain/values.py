@@ -212,6 +212,9 @@ NO_ITEMS = "(no items)"
 # (`self.overlap_comm = overlap_comm`): an option, fixed for the object's life. A test of it is
 # configuration, not a now-and-then event: its side runs on every call of the objects that set it.
 OPTION = "(option)"
+# The target of an `or` / `and` of arguments as given (`contiguous_gradients or cpu_offload`): kept
+# on `self`, it is an option too.
+OF_ARGUMENTS = "(of arguments)"
 NONE = AbsValue(ValueKind.NONE)
 
 

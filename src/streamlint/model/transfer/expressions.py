@@ -10,10 +10,10 @@ import libcst as cst
 
 from streamlint.model.api import cuda_python, host_math, nccl, torch_api
 from streamlint.model.api.facts import POINTER_FRAMEWORKS
-from streamlint.model.domain.paths import Index, IndexKind, Path, Root
+from streamlint.model.domain.paths import Index, IndexKind, Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import NO_ITEMS, FALSE, NONE, OPTION, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
+from streamlint.model.domain.values import NO_ITEMS, FALSE, NONE, OF_ARGUMENTS, OPTION, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
 from streamlint.model.transfer import calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.act import host_access
@@ -442,8 +442,16 @@ def _boolean(node: cst.BooleanOperation, state: State, frame: Frame) -> Evaluate
     left, state = evaluate(node.left, state, frame)
     right, state = evaluate(node.right, state, frame)
     options = [v.target == OPTION and v.kind is ValueKind.UNKNOWN for v in (left, right)]
-    told = any(options) if isinstance(node.operator, cst.Or) else all(options)
-    return (replace(UNKNOWN, target=OPTION) if told else UNKNOWN), state
+    if any(options) if isinstance(node.operator, cst.Or) else all(options):
+        return replace(UNKNOWN, target=OPTION), state
+    given = all(o or _as_given(v) for o, v in zip(options, (left, right)))  # (`a or b` of arguments: kept, an option)
+    return (replace(UNKNOWN, target=OF_ARGUMENTS) if given else UNKNOWN), state
+
+
+def _as_given(value: AbsValue) -> bool:
+    identity = value.identity
+    return value.kind is ValueKind.UNKNOWN and (value.target == OF_ARGUMENTS or identity is not None
+                                                and identity.root.kind is RootKind.PARAM and not identity.steps)
 
 
 def _module_member(node: cst.BaseExpression, frame: Frame) -> bool:
