@@ -236,3 +236,44 @@ class Opt:
 def test_an_or_of_arguments_kept_on_self_is_an_option():
     model = _model(KEPT_OR)
     assert any(q.endswith("Opt.average") and c.hot == "Opt.reduce" for q, c in model.solved.walks)
+
+
+USUAL_SIDE = """
+import torch
+
+
+class Opt(torch.optim.Optimizer):
+    def __init__(self, params, groups):
+        self._check = True
+        self._groups = groups
+
+    def step(self, closure=None):
+        if self._check:
+            if closure is not None:
+                return
+            self._check = False
+        if len(self._groups) == 0:
+            self.simple()
+        else:
+            self.grouped()
+        if self._check:
+            pass
+        elif closure is not None:
+            self.rare_other()
+
+    def simple(self):
+        torch.cuda.current_stream().synchronize()
+
+    def grouped(self):
+        torch.cuda.synchronize()
+
+    def rare_other(self):
+        torch.cuda.synchronize()
+"""
+
+
+def test_the_other_side_of_a_one_off_is_the_usual_one_and_an_exit_on_a_rare_side_stays_there():
+    hot = {(q.rsplit(".", 1)[1], c.hot) for q, c in _model(USUAL_SIDE).solved.walks if c.hot}
+    assert ("grouped", "Opt.step") in hot  # the `else` of `len(...) == 0`: every call but the rare one
+    assert ("simple", "Opt.step") not in hot  # the one-off side
+    assert ("rare_other", "Opt.step") not in hot  # an `elif` keeps its own test

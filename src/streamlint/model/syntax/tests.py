@@ -90,14 +90,23 @@ def written_constant(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value in ("True", "False", "None")
 
 
-def called_on_every_side(node: cst.If) -> list[cst.Call]:
-    """The calls of an `if`/`else` whose callee (`self.average_tensor`) both sides call in a
-    statement of their own block: whichever side the test takes, that callee runs."""
+def called_on_every_side(node: cst.If) -> tuple[list[cst.Call], list[cst.Call]]:
+    """The calls (in the body, in the `else`) of an `if`/`else` whose callee (`self.average_tensor`)
+    both sides call in a statement of their own block: whichever side the test takes, it runs."""
     if not isinstance(node.orelse, cst.Else):
-        return []
+        return [], []
     body, other = _statement_calls(node.body), _statement_calls(node.orelse.body)
-    return [c for c in body if any(c.func.deep_equals(o.func) for o in other)] + \
+    return [c for c in body if any(c.func.deep_equals(o.func) for o in other)], \
         [o for o in other if any(o.func.deep_equals(c.func) for c in body)]
+
+
+def negated(test: cst.BaseExpression) -> bool:
+    """`not x`, `x != c`, `x is not None`: a rare test whose body is the usual side. Of any other
+    rare test (a flag, a one-off, every N steps) the body is the rare side and the `else` the usual."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return True
+    return isinstance(test, cst.Comparison) and any(
+        isinstance(c.operator, (cst.NotEqual, cst.IsNot, cst.NotIn)) for c in test.comparisons)
 
 
 def _statement_calls(block: cst.BaseSuite) -> list[cst.Call]:
