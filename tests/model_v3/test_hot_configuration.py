@@ -277,3 +277,25 @@ def test_the_other_side_of_a_one_off_is_the_usual_one_and_an_exit_on_a_rare_side
     assert ("grouped", "Opt.step") in hot  # the `else` of `len(...) == 0`: every call but the rare one
     assert ("simple", "Opt.step") not in hot  # the one-off side
     assert ("rare_other", "Opt.step") not in hot  # an `elif` keeps its own test
+
+
+SUPER_INIT = """
+import torch
+
+
+class Base:
+    def __init__(self, fused):
+        self.fused = fused
+
+
+class Reducer(Base):
+    def __init__(self, fused):
+        super().__init__(fused)
+        self.stream = torch.cuda.Stream()
+"""
+
+
+def test_super_calls_a_base_method_even_where_the_class_defines_one_of_that_name():
+    model = _model(SUPER_INIT)
+    walks = [w for (q, c), w in model.solved.walks.items() if q.endswith("Reducer.__init__")]
+    assert walks and all(any(attr == "fused" for attr, _ in w.summary.self_stores) for w in walks)

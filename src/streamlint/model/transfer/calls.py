@@ -506,9 +506,11 @@ def _host_reader(arguments: Arguments, state: State, frame: Frame) -> Handled:
 
 
 def _own_method(name: str, receiver: AbsValue, frame: Frame) -> bool:
-    """`self.m(...)` where the walked method's class defines `m` itself."""
+    """`self.m(...)` where the walked method's class defines `m` itself (not `super().m(...)`, the
+    receiver seen as an object of a base class)."""
     identity = receiver.identity
-    if identity is None or identity.root.kind is not RootKind.SELF or identity.steps or frame.program is None:
+    if receiver.kind is not ValueKind.UNKNOWN or identity is None or identity.root.kind is not RootKind.SELF \
+            or identity.steps or frame.program is None:
         return False
     own = f"{frame.module}.{frame.class_name}.{name}"
     return bool(frame.class_name) and own in frame.program.methods_named(f"{frame.module}.{frame.class_name}", name)
