@@ -222,6 +222,9 @@ OPTION = "(option)"
 # without knowing what the attribute holds: only those items. Joined with the container the class
 # keeps there they are its items; with anything else they are nothing (`class_state.join_stores`).
 ITEMS_ONLY = "(items only)"
+# The target of an `or` / `and` of arguments as given (`contiguous_gradients or cpu_offload`): kept
+# on `self`, it is an option too.
+OF_ARGUMENTS = "(of arguments)"
 NONE = AbsValue(ValueKind.NONE)
 
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from streamlint.model.domain.paths import Path, Root, RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import ITEMS_ONLY, NO_ITEMS, OPTION, AbsValue, Memory, ValueKind
+from streamlint.model.domain.values import ITEMS_ONLY, NO_ITEMS, OF_ARGUMENTS, OPTION, AbsValue, Memory, ValueKind
 from streamlint.model.summary.function_summary import Evidence
 
 
@@ -64,9 +64,9 @@ def _at_self(attr: str, value: AbsValue, owners: dict, kept_at: dict) -> AbsValu
     if value.kind in (ValueKind.BUFFER, ValueKind.EVENT, ValueKind.OBJECT):
         owned = value.identity is not None and value.identity.root.kind is not RootKind.SELF
         return replace(value, identity=here if owned or value.identity is None else value.identity, stream=stream)
-    if value.kind is ValueKind.UNKNOWN and value.identity is not None and value.identity.root.kind is RootKind.PARAM \
-            and not value.identity.steps:
-        return replace(value, identity=here, target=OPTION)  # an argument kept as it was given: an option
+    if value.kind is ValueKind.UNKNOWN and (value.target == OF_ARGUMENTS or value.identity is not None
+                                            and value.identity.root.kind is RootKind.PARAM and not value.identity.steps):
+        return replace(value, identity=here, target=OPTION)  # an argument kept as it was given (or of them): an option
     return replace(value, identity=here)
 
 

@@ -238,8 +238,7 @@ class Program:
     def _bases_of(self, unit: ModuleUnit, cls_name: str, hops: int = 0) -> list[str]:
         """A class's bases, qualified, and those of its project bases in turn (a subclass of a
         project class that is an `nn.Module` is one too), within the hops of re-exports."""
-        cls = next((s for s in unit.tree.body if isinstance(s, cst.ClassDef) and s.name.value == cls_name), None)
-        bases = [qualified(b.value, unit.imports) for b in cls.bases] if cls is not None else []
+        bases = list(unit.bases.get(cls_name, ()))  # (a base of the same module named by its module too)
         found = list(bases)
         for base in bases if hops < _MAX_REEXPORTS else ():
             owner = self._unit_of_class(base)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
 
@@ -76,3 +78,125 @@ def ends_the_loop(block: cst.BaseSuite) -> bool:
 
 def _has_modulo(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.BinaryOperation) and (isinstance(expr.operator, cst.Modulo) or _has_modulo(expr.left))
+
+
+def written_constant(expr: cst.BaseExpression) -> bool:
+    """A constant written in the source (`0`, `"ring"`, `-1`, `True`, `None`, `Mode.FAST`'s
+    attribute aside): the same value on every run."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return written_constant(expr.expression)
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    return isinstance(expr, cst.Name) and expr.value in ("True", "False", "None")
+
+
+def called_on_every_side(node: cst.If) -> tuple[list[cst.Call], list[cst.Call]]:
+    """The calls (in the body, in the `else`) of an `if`/`else` whose callee (`self.average_tensor`)
+    both sides call in a statement of their own block: whichever side the test takes, it runs."""
+    if not isinstance(node.orelse, cst.Else):
+        return [], []
+    body, other = _statement_calls(node.body), _statement_calls(node.orelse.body)
+    return [c for c in body if any(c.func.deep_equals(o.func) for o in other)], \
+        [o for o in other if any(o.func.deep_equals(c.func) for c in body)]
+
+
+def negated(test: cst.BaseExpression) -> bool:
+    """`not x`, `x != c`, `x is not None`: a rare test whose body is the usual side. Of any other
+    rare test (a flag, a one-off, every N steps) the body is the rare side and the `else` the usual."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return True
+    return isinstance(test, cst.Comparison) and any(
+        isinstance(c.operator, (cst.NotEqual, cst.IsNot, cst.NotIn)) for c in test.comparisons)
+
+
+def _statement_calls(block: cst.BaseSuite) -> list[cst.Call]:
+    """Calls that are a statement of the block, or the value it assigns or returns."""
+    found = []
+    for line in getattr(block, "body", ()):
+        for statement in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+            value = getattr(statement, "value", None)
+            if isinstance(value, cst.Call):
+                found.append(value)
+    return found
+
+
+def tested_value(test: cst.BaseExpression, fixed: frozenset[str]) -> Optional[tuple[str, bool]]:
+    """(what is tested, negated) for a test of a name the function never rebinds: `a`, `not a`,
+    `rank == 0`, `rank != 0`, `x is None`: two tests of one such value take sides together on a
+    path (`if a: X` ... `if not a: Y` never runs both)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = tested_value(test.expression, fixed)
+        return (inner[0], not inner[1]) if inner is not None else None
+    if isinstance(test, cst.Name) and test.value in fixed:
+        return test.value, False
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)):
+        return None
+    operator, constant = test.comparisons[0].operator, test.comparisons[0].comparator
+    if test.left.value not in fixed or not written_constant(constant):
+        return None
+    spelled = cst.Module([]).code_for_node(constant)
+    if isinstance(operator, (cst.Equal, cst.NotEqual)):
+        return f"{test.left.value}=={spelled}", isinstance(operator, cst.NotEqual)
+    if isinstance(operator, (cst.Is, cst.IsNot)):
+        return f"{test.left.value} is {spelled}", isinstance(operator, cst.IsNot)
+    return None
+
+
+def never_rebound(function: cst.FunctionDef) -> frozenset[str]:
+    """The parameters the function's body never binds again (no assignment, loop target, `with
+    ... as`, `del`, `global`, nested definition or import of that name)."""
+    params = function.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    collector = _Bound()
+    function.body.visit(collector)
+    return frozenset(names - collector.bound)
+
+
+class _Bound(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.bound: set[str] = set()
+
+    def _targets(self, target: Optional[cst.CSTNode]) -> None:
+        if target is None:
+            return
+        if isinstance(target, cst.Name):
+            self.bound.add(target.value)
+        for child in target.children if not isinstance(target, (cst.Attribute, cst.Subscript)) else ():
+            self._targets(child)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._targets(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._targets(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._targets(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._targets(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._targets(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._targets(node.name)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._targets(node.target)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.bound.update(n.name.value for n in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.bound.update(n.name.value for n in node.names)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.bound.add(node.name.value)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.bound.add(node.name.value)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is None:
+            self.bound.add(cst.Module([]).code_for_node(node.name).partition(".")[0])

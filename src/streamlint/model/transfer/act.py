@@ -16,7 +16,7 @@ from streamlint.model.transfer.frame import Frame
 
 
 def do(state: State, frame: Frame, effect: Effect) -> State:
-    frame.emit(effect)
+    effect = frame.emit(effect)  # (performed under the sides it ran on: two sides of one test never pair)
     state, found = perform(state, effect)
     frame.report(found)
     return state

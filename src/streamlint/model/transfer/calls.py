@@ -196,17 +196,25 @@ def _mapping_view(name: str, receiver: AbsValue) -> Optional[AbsValue]:
     return None
 
 
-def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    receiver = arguments.receiver or UNKNOWN
-    handled: Optional[Handled] = None
+def _answered_first(name: str, receiver: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    """A graph's launch, an optimizer's step, a module's parameters, a method the class defines
+    itself (`self.clip_grad_norm_()`: the class's method, no in-place kernel)."""
     if receiver.kind is ValueKind.GRAPH and receiver.identity is not None and name in ("launch", "replay"):
         return array_calls.launch_graph(receiver, arguments, state, frame)
     if receiver.kind is ValueKind.CONTAINER and receiver.target == torch_calls.OPTIMIZER:
-        stepped = torch_calls.optimizer_step(receiver, name, arguments, state, frame)
-        if stepped is not None:
-            return stepped
+        return torch_calls.optimizer_step(receiver, name, arguments, state, frame)
     if name == "parameters" and torch_calls.parameters_of(receiver) is not None:
         return torch_calls.parameters_of(receiver), state
+    if _own_method(name, receiver, frame):
+        return _project_call(f"{frame.module}.{frame.class_name}.{name}", arguments, state, frame)
+    return None
+
+
+def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    receiver = arguments.receiver or UNKNOWN
+    handled = _answered_first(name, receiver, arguments, state, frame)
+    if handled is not None:
+        return handled
     receiver = _evident_stream(receiver, name)
     view = _mapping_view(name, receiver)
     if view is not None:
@@ -529,11 +537,22 @@ def _host_reader(arguments: Arguments, state: State, frame: Frame) -> Handled:
     return AbsValue(ValueKind.HOST_NUMBER), state
 
 
+def _own_method(name: str, receiver: AbsValue, frame: Frame) -> bool:
+    """`self.m(...)` where the walked method's class defines `m` itself (not `super().m(...)`, the
+    receiver seen as an object of a base class)."""
+    identity = receiver.identity
+    if receiver.kind is not ValueKind.UNKNOWN or identity is None or identity.root.kind is not RootKind.SELF \
+            or identity.steps or frame.program is None:
+        return False
+    own = f"{frame.module}.{frame.class_name}.{name}"
+    return bool(frame.class_name) and own in frame.program.methods_named(f"{frame.module}.{frame.class_name}", name)
+
+
 def _project_call(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if frame.program is not None and frame.program.is_class(target):
         return _construct(target, arguments, state, frame)
     context = _context(arguments, state, frame)
-    if frame.hot and not frame.guards:  # called on every call of a hot entry: hot too
+    if frame.hot and not frame.guards_at(arguments.node):  # called on every call of a hot entry: hot too
         context = replace(context, hot=frame.hot)
     summary = frame.program.summary(target, context) if frame.program is not None else None
     if summary is None:
@@ -541,7 +560,7 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame)
     binding = Binding(frame.site(arguments.node), _bound_args(summary.params, arguments), arguments.receiver)
     applied = apply(summary, state, binding)
     for effect in applied.effects:
-        frame.emit(_in_this_loop(effect, frame))
+        frame.emit(_in_this_loop(effect, frame, frame.guards_at(arguments.node)))
     frame.report(list(applied.conflicts))
     return applied.returns, _learned(applied.state, summary, binding)
 
@@ -699,13 +718,13 @@ def _host_array(value: AbsValue) -> bool:
     return is_host(value) and value.framework == "numpy" and not torch_calls.maybe_item(value)
 
 
-def _in_this_loop(effect: Effect, frame: Frame) -> Effect:
+def _in_this_loop(effect: Effect, frame: Frame, guards: int) -> Effect:
     """A callee's operation runs in a loop when the call does (hot paths through the call graph), and
     only sometimes when the call does."""
     operation = effect.operation
     if operation is None:
         return effect
-    in_loop, conditional = operation.in_loop or frame.loop_depth > 0, operation.conditional or frame.guards > 0
+    in_loop, conditional = operation.in_loop or frame.loop_depth > 0, operation.conditional or guards > 0
     if (in_loop, conditional) == (operation.in_loop, operation.conditional):
         return effect
     return replace(effect, operation=replace(operation, in_loop=in_loop, conditional=conditional))

@@ -10,15 +10,16 @@ import libcst as cst
 
 from streamlint.model.api import cuda_python, host_math, nccl, torch_api
 from streamlint.model.api.facts import POINTER_FRAMEWORKS
-from streamlint.model.domain.paths import Index, IndexKind, Path, Root
+from streamlint.model.domain.paths import Index, IndexKind, Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import NO_ITEMS, FALSE, NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
+from streamlint.model.domain.values import NO_ITEMS, FALSE, NONE, OF_ARGUMENTS, OPTION, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
 from streamlint.model.transfer import calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.act import host_access
 from streamlint.model.transfer.devices import is_host, memory_of_device_string
 from streamlint.model.transfer.fact_calls import ERROR_FIRST
+from streamlint.model.syntax.tests import written_constant
 from streamlint.model.transfer.frame import Frame
 
 Evaluated = tuple[AbsValue, State]
@@ -407,6 +408,8 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     buffers = [v for v in values if v.is_buffer]
     if isinstance(node, cst.Comparison) and all(isinstance(c.operator, _IDENTITY_TESTS) for c in node.comparisons):
         return AbsValue(ValueKind.HOST_NUMBER), state  # `x is None`: the host compares references
+    if _configuration(node, values, frame):
+        return replace(UNKNOWN, target=OPTION), state
     if not buffers:
         slot = _slot(node)
         if slot is not None:
@@ -421,6 +424,45 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     if pointer is not None and isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
         return pointer, state  # pointer arithmetic (`mem + offset`): an address into the same memory, no kernel
     return calls.operate(buffers, node, state, frame)
+
+
+def _configuration(node: cst.BaseExpression, values: list[AbsValue], frame: Frame) -> bool:
+    """`self.buffer_size == 0`, `self._clipping == Clipping.NORM`: an option compared with a
+    constant (written out, or a member of a module-level class or of an imported module) is an
+    option itself (configuration, the same on every call), not a one-off test."""
+    if not isinstance(node, cst.Comparison) or not any(v.target == OPTION for v in values):
+        return False
+    operands = [node.left] + [c.comparator for c in node.comparisons]
+    return all(v.target == OPTION or written_constant(o) or _module_member(o, frame) for o, v in zip(operands, values))
+
+
+def _boolean(node: cst.BooleanOperation, state: State, frame: Frame) -> Evaluated:
+    """`self.partition or self.boundary`: with an option on, an `or` of it holds on every call; an
+    `and` of options only is an option. Anything else is not told."""
+    left, state = evaluate(node.left, state, frame)
+    right, state = evaluate(node.right, state, frame)
+    options = [v.target == OPTION and v.kind is ValueKind.UNKNOWN for v in (left, right)]
+    if any(options) if isinstance(node.operator, cst.Or) else all(options):
+        return replace(UNKNOWN, target=OPTION), state
+    given = all(o or _as_given(v) for o, v in zip(options, (left, right)))  # (`a or b` of arguments: kept, an option)
+    return (replace(UNKNOWN, target=OF_ARGUMENTS) if given else UNKNOWN), state
+
+
+def _as_given(value: AbsValue) -> bool:
+    identity = value.identity
+    return value.kind is ValueKind.UNKNOWN and (value.target == OF_ARGUMENTS or identity is not None
+                                                and identity.root.kind is RootKind.PARAM and not identity.steps)
+
+
+def _module_member(node: cst.BaseExpression, frame: Frame) -> bool:
+    """`Clipping.NORM`, `torch.inf`: an attribute of a name the module binds at its top (a class
+    of its own, an import), not of a local value."""
+    if not isinstance(node, cst.Attribute):
+        return False
+    root = node.value
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    return isinstance(root, cst.Name) and (root.value in frame.imports or root.value in frame.local_functions)
 
 
 # Comparisons of references or membership, not of tensor data: no kernel runs.
@@ -483,6 +525,7 @@ _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.BinaryOperation: _operator,
     cst.UnaryOperation: _operator,
     cst.Comparison: _operator,
+    cst.BooleanOperation: _boolean,
     cst.Integer: _number,
     cst.Float: _number,
     cst.SimpleString: _string,

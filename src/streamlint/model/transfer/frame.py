@@ -14,6 +14,7 @@ from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import AbsValue
 from streamlint.model.summary.effects import Effect
 from streamlint.model.summary.function_summary import FunctionSummary
+from streamlint.model.syntax.tests import tested_value
 from streamlint.model.transfer.nodes import preorder
 
 
@@ -131,11 +132,14 @@ def _option_of_self(test: cst.BaseExpression) -> "Optional[tuple[str, bool]]":
 @dataclass
 class Numbering:
     """Tables keyed by node identity: each site's ordinal (fixed by the function's text), the
-    sites inside each loop (asked every round) and each test's ordinal among the tests met."""
+    sites inside each loop (asked every round), each test's ordinal among the tests met, and the
+    calls every side of a rare test being walked makes (id -> how many such tests enclose it)."""
 
     call_ordinals: dict[int, int] = field(default_factory=dict)  # id(node) -> its site's ordinal, in source order
     loop_sites: dict[int, frozenset[str]] = field(default_factory=dict)
     tests: dict[int, int] = field(default_factory=dict)
+    every_side: dict[int, int] = field(default_factory=dict)
+    fixed: frozenset[str] = frozenset()  # the parameters the function never rebinds (tests of them correlate)
 
 
 @dataclass
@@ -182,6 +186,11 @@ class Frame:
             return self.chosen
         return current.known
 
+    def guards_at(self, call: cst.CSTNode) -> int:
+        """The enclosing tests that make `call` run only sometimes: not a rare test whose every
+        side makes the same call (an `if`/`else` that calls `average_tensor` either way)."""
+        return self.guards - self.numbering.every_side.get(id(call), 0)
+
     def site(self, node: cst.CSTNode) -> str:
         return f"{self.qualname}#{self.call_ordinals.get(id(node), -1)}"
 
@@ -202,17 +211,22 @@ class Frame:
         if option is not None:
             attr, negated = option
             return self.branch + (f"{SELF_OPTION}{attr}:{int(taken != negated)}",)
+        value = tested_value(test, self.numbering.fixed)  # (a parameter never rebound: one side per call)
+        if value is not None:
+            return self.branch + (f"{self.qualname}?{value[0]}:{int(taken != value[1])}",)
         if self.loop_depth:
             return self.branch
         ordinal = self.numbering.tests.setdefault(id(test), len(self.numbering.tests))
         return self.branch + (f"{self.qualname}?{ordinal}:{int(taken)}",)
 
-    def emit(self, effect: Effect) -> None:
+    def emit(self, effect: Effect) -> Effect:
+        """Keep the effect, under the sides of the tests the walk is in; returns it so tagged."""
         if self.branch:
             effect = replace(effect, branch=self.branch + effect.branch)
         if effect not in self.found.seen_effects:
             self.found.seen_effects.add(effect)
             self.found.effects.append(effect)
+        return effect
 
     def note(self, param: str, evidence: str) -> None:
         """The walk saw a parameter used as only one kind of value can be."""

@@ -23,6 +23,7 @@ from streamlint.model.transfer.names import dotted, qualified
 from streamlint.model.transfer.nodes import is_kind, preorder
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.transfer.statements import leave, release_if_dropped, run_block
+from streamlint.model.syntax.tests import never_rebound
 
 # Walks done so far, per (function, context): the guard-rail test asserts each is 1.
 WALKS: dict[tuple[str, CallContext], int] = {}
@@ -74,6 +75,8 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         frame.call_ordinals = call_ordinals(node)
     frame.context = context
     params = _parameters(node) if isinstance(node, cst.FunctionDef) else ()
+    if isinstance(node, cst.FunctionDef):
+        frame.numbering.fixed = never_rebound(node)
     state = State()
     for framework in context.entered:  # the caller's `with s:` is the current stream here too
         state = state.with_current(framework, StreamRef.ambient(framework))

@@ -23,7 +23,7 @@ from streamlint.model.transfer.act import access, do, host_access, kernel, opera
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate, slice_bounds, unpacked
 from streamlint.model.transfer.frame import Frame
-from streamlint.model.syntax.tests import ends_in_raise, ends_the_loop, fills_on_miss, rare_test
+from streamlint.model.syntax.tests import called_on_every_side, ends_in_raise, ends_the_loop, fills_on_miss, negated, rare_test
 from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
@@ -335,16 +335,25 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     # (a data-dependent test may pass every time: no guard; nor a test of an option, configuration)
     rare = rare_test(node.test) and not (test.kind is ValueKind.UNKNOWN and test.target == OPTION)
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
+    usual_else = rare and not negated(node.test)  # (the other side of a one-off, a flag, every N steps)
     frame.guards += rare
-    outside = frame.branch
+    body_calls, else_calls = called_on_every_side(node) if rare else ([], [])
+    steady = body_calls + ([] if usual_else else else_calls)  # (a callee either side calls runs every time)
+    for call in steady:
+        frame.numbering.every_side[id(call)] = frame.numbering.every_side.get(id(call), 0) + 1
+    outside, lifted = frame.branch, 0
     try:
         frame.branch = frame.side(node.test, True)
         frame.guards += once_body
+        entered = frame.guards
         try:
             taken = run_block(_body(node.body), holds, frame) if truth(test) is None else state.unreachable()
         finally:
-            frame.guards -= once_body
+            # (an exit on the rare side, `if self._check_meta: ... return`, leaves the usual path as it was)
+            frame.guards = (entered if rare else frame.guards) - once_body
         frame.branch = frame.side(node.test, False)
+        lifted = int(usual_else)
+        frame.guards -= lifted
         other = state
         if isinstance(node.orelse, cst.If):
             other = _if(node.orelse, state, frame)
@@ -355,7 +364,9 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
             finally:
                 frame.guards -= once_else
     finally:
-        frame.guards -= rare
+        frame.guards -= rare - lifted
+        for call in steady:
+            frame.numbering.every_side[id(call)] -= 1
         frame.branch = outside
     leaves_loop = frame.loop_depth > 0 and ends_the_loop(node.body)  # (`if i == n: break`: every pass runs on)
     if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body) and not leaves_loop:
