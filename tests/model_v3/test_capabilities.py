@@ -1110,6 +1110,29 @@ CASES = {
             def norm(self):
                 return self._norm
         """, "pass", "torch.cuda.current_stream().wait_stream(self._blk_st[0])", [("read_after_write", "norm")]),
+    # `enumerate(self.buckets)` pairs a number with an item of the object's collection, as
+    # `for bucket in self.buckets` gives one: the wait names the default stream, not the current
+    # stream that scaled the gradients
+    "an item of a collection on self numbered by enumerate is the collection's item": ("""
+        from contextlib import nullcontext
+        import torch
+        class BucketGroup:
+            def __init__(self, buckets, overlap):
+                self.buckets = buckets
+                self.overlap = overlap
+                self.communication_stream = None
+            def start_grad_sync(self):
+                for bucket in self.buckets:
+                    bucket.grad_data *= bucket.gradient_scaling_factor
+                if self.overlap:
+                    stream_context = torch.cuda.stream(self.communication_stream)
+                    self.communication_stream.wait_stream({fix})
+                else:
+                    stream_context = nullcontext()
+                with stream_context:
+                    for idx, bucket in enumerate(self.buckets):
+                        torch.distributed.all_reduce(bucket.grad_data, async_op=self.overlap)
+        """, "torch.cuda.default_stream()", "torch.cuda.current_stream()", [("read_after_write", "start_grad_sync")]),
 
 }
 

@@ -106,6 +106,17 @@ class AbsValue:
         identity = self.identity.element(Index.any_()) if self.identity is not None else None
         return AbsValue(ValueKind.BUFFER, self.framework, self.memory, identity, self.stream)
 
+    def iterated(self) -> "AbsValue":
+        """An item of it, as a loop over it (or over `enumerate(it)`) binds one: its items; for a
+        collection the object keeps, nothing else known of it (`for bucket in self.buckets`),
+        unknown at the collection's items, as `self.buckets[i]` is. (A parameter iterated may be
+        an iterator whose items are made as it goes: a loader's batches.)"""
+        if self.items is not None:
+            return self.items
+        if self.kind is ValueKind.UNKNOWN and self.identity is not None and self.identity.root.kind is RootKind.SELF:
+            return AbsValue(identity=self.identity.element(Index.any_()))
+        return UNKNOWN
+
     @property
     def is_buffer(self) -> bool:
         return self.kind is ValueKind.BUFFER

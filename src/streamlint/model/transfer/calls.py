@@ -486,7 +486,7 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
         return _host_reader(arguments, state, frame)
     if target in python_std.NUMBERING_CALLS:  # pairs of a number and an item of the iterable
         iterable = arguments.value(python_std.NUMBERING_CALLS[target])
-        item = iterable.items if iterable is not None and iterable.items is not None else UNKNOWN
+        item = iterable.iterated() if iterable is not None else UNKNOWN
         pair = AbsValue(ValueKind.CONTAINER, element=item, target=fact_calls.ERROR_FIRST)
         return AbsValue(ValueKind.CONTAINER, element=pair), state
     if name in host_math.NUMBER_SEQUENCES:  # `range(n)`: its items (a loop's counter) are host numbers

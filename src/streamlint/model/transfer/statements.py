@@ -400,7 +400,7 @@ def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str
 
 def _for(node: cst.For, state: State, frame: Frame) -> State:
     iterable, state = evaluate(node.iter, state, frame)
-    element = iterable.items or _item_of(iterable)
+    element = iterable.iterated()
     symbol = _counter(node)
 
     def body(s: State) -> State:
@@ -415,15 +415,6 @@ def _for(node: cst.For, state: State, frame: Frame) -> State:
     if node.orelse is not None:
         state = run_block(_body(node.orelse.body), state, frame)
     return state
-
-
-def _item_of(iterable: AbsValue) -> AbsValue:
-    """An item of a collection the object keeps, nothing else known of it (`for bucket in
-    self.buckets`): unknown, at the collection's items, as `self.buckets[i]` is. (A parameter
-    iterated may be an iterator whose items are made as it goes: a loader's batches.)"""
-    if iterable.kind is ValueKind.UNKNOWN and iterable.identity is not None and iterable.identity.root.kind is RootKind.SELF:
-        return AbsValue(identity=iterable.identity.element(Index.any_()))
-    return UNKNOWN
 
 
 def _counter(node: cst.For) -> str:
