@@ -1110,6 +1110,49 @@ CASES = {
             def norm(self):
                 return self._norm
         """, "pass", "torch.cuda.current_stream().wait_stream(self._blk_st[0])", [("read_after_write", "norm")]),
+    # where memory lives is fixed when it is made: the collective under the side stream shows the
+    # flattened gradients are CUDA memory, so the scaling before the stream was entered wrote them
+    # on the current stream (D-11, an access to a device not told yet)
+    "an in-place use before the evidence of a device is on that device": ("""
+        import torch
+        import torch.distributed as dist
+        from torch._utils import _flatten_dense_tensors
+        class Store:
+            def __init__(self):
+                self._grads = {}
+            def flat(self):
+                flat = []
+                for grad_list in self._grads.values():
+                    flat.append(_flatten_dense_tensors(grad_list))
+                return _flatten_dense_tensors(flat)
+        class Opt:
+            def __init__(self, overlap, world_size):
+                self._store = Store()
+                self._overlap = overlap
+                self._world_size = world_size
+                self._comm_stream = torch.cuda.Stream()
+            def _run_reduction(self):
+                flat_grads = self._store.flat()
+                flat_grads /= self._world_size
+                stream = self._comm_stream if self._overlap else torch.cuda.current_stream()
+                {fix}
+                with torch.cuda.stream(stream):
+                    dist.all_reduce(flat_grads)
+        """, "pass", "stream.wait_stream(torch.cuda.current_stream())", [("read_after_write", "_run_reduction")]),
+    # the same for a parameter: `x /= n` of a value of a kind not told keeps the memory, which the
+    # collective then shows is CUDA memory (and a host number added in place stays silent)
+    "a parameter changed in place then handed to a collective on a side stream": ("""
+        import torch
+        import torch.distributed as dist
+        def run(flat_grads, n, count):
+            side = torch.cuda.Stream()
+            flat_grads /= n
+            count += 1
+            {fix}
+            with torch.cuda.stream(side):
+                dist.all_reduce(flat_grads)
+            torch.cuda.current_stream().wait_stream(side)
+        """, "pass", "side.wait_stream(torch.cuda.current_stream())", [("read_after_write", "run")]),
     # `enumerate(self.buckets)` pairs a number with an item of the object's collection, as
     # `for bucket in self.buckets` gives one: the wait names the default stream, not the current
     # stream that scaled the gradients

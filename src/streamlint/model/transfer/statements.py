@@ -16,7 +16,7 @@ from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
 from streamlint.model.domain.values import MERGED, NO_ITEMS, OPTION, UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
-from streamlint.model.summary.perform import released
+from streamlint.model.summary.perform import released, untold_access
 from streamlint.model.transfer.array_calls import SYNC_ON_EXIT
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.transfer.act import access, do, host_access, kernel, operation
@@ -145,7 +145,16 @@ def _aug_assign(node: cst.AugAssign, state: State, frame: Frame) -> State:
             state = access(state, frame, site, current.identity, True, stream)
         elif is_host(current):
             state = host_access(state, frame, site, current.identity, True)
+        else:  # a tensor of a device not told: device memory if a later use of it shows so (D-11)
+            state = untold_access(state, site, current.identity, True, state.current_stream(current.framework or F))
         return state
+    if current.kind is ValueKind.UNKNOWN and current.identity is not None and other.kind is not ValueKind.HOST_NUMBER \
+            and current.identity.root.kind is RootKind.PARAM and not current.identity.steps:
+        # a value of a kind not told, changed in place if a tensor (`flat_grads /= world_size`, a
+        # parameter): the same memory, device memory if a later use of it shows so (D-11)
+        # (rebound: what the name held before is not what it holds now, but it is the same memory)
+        state = untold_access(state, frame.site(node), current.identity, True, state.current_stream(F))
+        return bind(node.target, AbsValue(identity=current.identity), state, frame, node)
     return bind(node.target, UNKNOWN if other.kind is not ValueKind.HOST_NUMBER else other, state, frame, node)
 
 
