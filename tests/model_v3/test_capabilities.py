@@ -1153,6 +1153,25 @@ CASES = {
                 dist.all_reduce(flat_grads)
             torch.cuda.current_stream().wait_stream(side)
         """, "pass", "side.wait_stream(torch.cuda.current_stream())", [("read_after_write", "run")]),
+    # a context chosen per path enters the side stream on one path and keeps the current stream
+    # on the other (D-14): on the `nullcontext()` path the current stream reads the side stream's
+    # result with no wait
+    "a stream context or nullcontext enters one of two streams": ("""
+        from contextlib import nullcontext
+        import torch
+        def f(x, overlap):
+            s = torch.cuda.Stream()
+            x = x.cuda()
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                y = x * 2
+            ctx = torch.cuda.stream(s) if overlap else nullcontext()
+            {fix}
+            with ctx:
+                z = y + 1
+            torch.cuda.current_stream().wait_stream(s)
+            return y, z
+        """, "pass", "torch.cuda.current_stream().wait_stream(s)", [("read_after_write", "f")]),
     # `enumerate(self.buckets)` pairs a number with an item of the object's collection, as
     # `for bucket in self.buckets` gives one: the wait names the default stream, not the current
     # stream that scaled the gradients

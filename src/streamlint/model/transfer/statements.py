@@ -463,13 +463,24 @@ def _with(node: cst.With, state: State, frame: Frame) -> State:
         if value.kind is ValueKind.STREAM_CONTEXT and value.target == SYNC_ON_EXIT:
             synced_at_exit.append(value)
         elif value.kind is ValueKind.STREAM_CONTEXT or (value.kind is ValueKind.STREAM and value.framework in STREAMS_ENTERED):
-            state = state.with_current(value.framework, (value.stream or UNKNOWN_STREAM).entered())
+            state = state.with_current(value.framework, _entered(value, state))
         elif item.asname is not None:
             state = bind(item.asname.name, value, state, frame, node)
     state = run_block(_body(node.body), state, frame)
     for context in synced_at_exit:
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, frame.site(node), stream=context.stream))
     return replace(state, current=saved) if state.reachable else state
+
+
+def _entered(context: AbsValue, state: State) -> StreamRef:
+    """The stream a `with` makes current. A context chosen per path, a stream's on one and one
+    that does nothing on the other (`torch.cuda.stream(s) if overlap else nullcontext()`, joined
+    as the stream's context, maybe None), enters that stream or keeps the current one: one of
+    two streams by the path taken (D-14)."""
+    entered = (context.stream or UNKNOWN_STREAM).entered()
+    if context.kind is not ValueKind.STREAM_CONTEXT or not context.may_be_none:
+        return entered
+    return StreamRef.either_of((entered, state.current_stream(context.framework))) or UNKNOWN_STREAM
 
 
 def _try(node: cst.Try, state: State, frame: Frame) -> State:
