@@ -1293,6 +1293,24 @@ def test_a_module_global_bound_under_try_is_the_bodys():
     assert any(e.kind.value == "access" and e.write for e in summaries["f"].effects)
 
 
+def test_two_framework_functions_bound_to_one_global_by_version_are_either():
+    summaries = _summaries("""
+        import torch
+        try:
+            if is_torch_min_version("1.13.0"):
+                scatter = torch.distributed.reduce_scatter_tensor
+            else:
+                scatter = torch.distributed._reduce_scatter_base
+        except:
+            scatter = torch.distributed._reduce_scatter_base
+        def f(out, inp, s):
+            with torch.cuda.stream(s):
+                scatter(out, inp)
+        """)
+    writes = [e for e in summaries["f"].effects if e.kind.value == "access" and e.write]
+    assert writes and all(e.path.root.name == "out" for e in writes)
+
+
 def test_a_tensor_built_on_the_host_then_moved_is_a_host_built_upload():
     from streamlint.model.readings.operations import operations
 
