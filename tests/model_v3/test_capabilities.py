@@ -1139,6 +1139,33 @@ CASES = {
                 with torch.cuda.stream(stream):
                     dist.all_reduce(flat_grads)
         """, "pass", "stream.wait_stream(torch.cuda.current_stream())", [("read_after_write", "_run_reduction")]),
+    # the same with an in-place tensor method (`div_`) for the scaling (D-17)
+    "an in-place tensor method before the evidence of a device is on that device": ("""
+        import torch
+        import torch.distributed as dist
+        from torch._utils import _flatten_dense_tensors
+        class Store:
+            def __init__(self):
+                self._grads = {}
+            def flat(self):
+                flat = []
+                for grad_list in self._grads.values():
+                    flat.append(_flatten_dense_tensors(grad_list))
+                return _flatten_dense_tensors(flat)
+        class Opt:
+            def __init__(self, overlap, world_size):
+                self._store = Store()
+                self._overlap = overlap
+                self._world_size = world_size
+                self._comm_stream = torch.cuda.Stream()
+            def _run_reduction(self):
+                flat_grads = self._store.flat()
+                flat_grads.div_(self._world_size)
+                stream = self._comm_stream if self._overlap else torch.cuda.current_stream()
+                {fix}
+                with torch.cuda.stream(stream):
+                    dist.all_reduce(flat_grads)
+        """, "pass", "stream.wait_stream(torch.cuda.current_stream())", [("read_after_write", "_run_reduction")]),
     # the same for a parameter: `x /= n` of a value of a kind not told keeps the memory, which the
     # collective then shows is CUDA memory (and a host number added in place stays silent)
     "a parameter changed in place then handed to a collective on a side stream": ("""
