@@ -1110,6 +1110,118 @@ CASES = {
             def norm(self):
                 return self._norm
         """, "pass", "torch.cuda.current_stream().wait_stream(self._blk_st[0])", [("read_after_write", "norm")]),
+    # where memory lives is fixed when it is made: the collective under the side stream shows the
+    # flattened gradients are CUDA memory, so the scaling before the stream was entered wrote them
+    # on the current stream (D-11, an access to a device not told yet)
+    "an in-place use before the evidence of a device is on that device": ("""
+        import torch
+        import torch.distributed as dist
+        from torch._utils import _flatten_dense_tensors
+        class Store:
+            def __init__(self):
+                self._grads = {}
+            def flat(self):
+                flat = []
+                for grad_list in self._grads.values():
+                    flat.append(_flatten_dense_tensors(grad_list))
+                return _flatten_dense_tensors(flat)
+        class Opt:
+            def __init__(self, overlap, world_size):
+                self._store = Store()
+                self._overlap = overlap
+                self._world_size = world_size
+                self._comm_stream = torch.cuda.Stream()
+            def _run_reduction(self):
+                flat_grads = self._store.flat()
+                flat_grads /= self._world_size
+                stream = self._comm_stream if self._overlap else torch.cuda.current_stream()
+                {fix}
+                with torch.cuda.stream(stream):
+                    dist.all_reduce(flat_grads)
+        """, "pass", "stream.wait_stream(torch.cuda.current_stream())", [("read_after_write", "_run_reduction")]),
+    # the same with an in-place tensor method (`div_`) for the scaling (D-17)
+    "an in-place tensor method before the evidence of a device is on that device": ("""
+        import torch
+        import torch.distributed as dist
+        from torch._utils import _flatten_dense_tensors
+        class Store:
+            def __init__(self):
+                self._grads = {}
+            def flat(self):
+                flat = []
+                for grad_list in self._grads.values():
+                    flat.append(_flatten_dense_tensors(grad_list))
+                return _flatten_dense_tensors(flat)
+        class Opt:
+            def __init__(self, overlap, world_size):
+                self._store = Store()
+                self._overlap = overlap
+                self._world_size = world_size
+                self._comm_stream = torch.cuda.Stream()
+            def _run_reduction(self):
+                flat_grads = self._store.flat()
+                flat_grads.div_(self._world_size)
+                stream = self._comm_stream if self._overlap else torch.cuda.current_stream()
+                {fix}
+                with torch.cuda.stream(stream):
+                    dist.all_reduce(flat_grads)
+        """, "pass", "stream.wait_stream(torch.cuda.current_stream())", [("read_after_write", "_run_reduction")]),
+    # the same for a parameter: `x /= n` of a value of a kind not told keeps the memory, which the
+    # collective then shows is CUDA memory (and a host number added in place stays silent)
+    "a parameter changed in place then handed to a collective on a side stream": ("""
+        import torch
+        import torch.distributed as dist
+        def run(flat_grads, n, count):
+            side = torch.cuda.Stream()
+            flat_grads /= n
+            count += 1
+            {fix}
+            with torch.cuda.stream(side):
+                dist.all_reduce(flat_grads)
+            torch.cuda.current_stream().wait_stream(side)
+        """, "pass", "side.wait_stream(torch.cuda.current_stream())", [("read_after_write", "run")]),
+    # a context chosen per path enters the side stream on one path and keeps the current stream
+    # on the other (D-14): on the `nullcontext()` path the current stream reads the side stream's
+    # result with no wait
+    "a stream context or nullcontext enters one of two streams": ("""
+        from contextlib import nullcontext
+        import torch
+        def f(x, overlap):
+            s = torch.cuda.Stream()
+            x = x.cuda()
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                y = x * 2
+            ctx = torch.cuda.stream(s) if overlap else nullcontext()
+            {fix}
+            with ctx:
+                z = y + 1
+            torch.cuda.current_stream().wait_stream(s)
+            return y, z
+        """, "pass", "torch.cuda.current_stream().wait_stream(s)", [("read_after_write", "f")]),
+    # `enumerate(self.buckets)` pairs a number with an item of the object's collection, as
+    # `for bucket in self.buckets` gives one: the wait names the default stream, not the current
+    # stream that scaled the gradients
+    "an item of a collection on self numbered by enumerate is the collection's item": ("""
+        from contextlib import nullcontext
+        import torch
+        class BucketGroup:
+            def __init__(self, buckets, overlap):
+                self.buckets = buckets
+                self.overlap = overlap
+                self.communication_stream = None
+            def start_grad_sync(self):
+                for bucket in self.buckets:
+                    bucket.grad_data *= bucket.gradient_scaling_factor
+                if self.overlap:
+                    stream_context = torch.cuda.stream(self.communication_stream)
+                    self.communication_stream.wait_stream({fix})
+                else:
+                    stream_context = nullcontext()
+                with stream_context:
+                    for idx, bucket in enumerate(self.buckets):
+                        torch.distributed.all_reduce(bucket.grad_data, async_op=self.overlap)
+        """, "torch.cuda.default_stream()", "torch.cuda.current_stream()", [("read_after_write", "start_grad_sync")]),
 
 }
 
@@ -1206,6 +1318,24 @@ def test_a_module_global_bound_under_try_is_the_bodys():
                 scatter(out, inp)
         """)
     assert any(e.kind.value == "access" and e.write for e in summaries["f"].effects)
+
+
+def test_two_framework_functions_bound_to_one_global_by_version_are_either():
+    summaries = _summaries("""
+        import torch
+        try:
+            if is_torch_min_version("1.13.0"):
+                scatter = torch.distributed.reduce_scatter_tensor
+            else:
+                scatter = torch.distributed._reduce_scatter_base
+        except:
+            scatter = torch.distributed._reduce_scatter_base
+        def f(out, inp, s):
+            with torch.cuda.stream(s):
+                scatter(out, inp)
+        """)
+    writes = [e for e in summaries["f"].effects if e.kind.value == "access" and e.write]
+    assert writes and all(e.path.root.name == "out" for e in writes)
 
 
 def test_a_tensor_built_on_the_host_then_moved_is_a_host_built_upload():

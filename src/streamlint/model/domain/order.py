@@ -57,6 +57,11 @@ class AccessEvent:
     # made on one of two streams by the path taken (D-14): `stream` is this path's one, `either`
     # the may-set; a later access on the same may-set took the same path
     either: Optional[StreamRef] = field(default=None, metadata={"omit_default": True})
+    # memory the walk was not told the device of when it was accessed (an in-place operation on a
+    # tensor of a device not told): where memory lives is fixed when it is made, so a later access
+    # to the same memory on device memory shows it was device memory here too (D-11); it meets
+    # only such an access, and is never itself the later side
+    untold: bool = field(default=False, metadata={"omit_default": True})
 
 
 def on_paths(access: AccessEvent) -> tuple[AccessEvent, ...]:
@@ -246,8 +251,8 @@ class Order:
             kind = _kind(p.access, access)
             if kind is None or not p.access.path.may_alias(access.path):
                 continue
-            if p.access.assumed and access.host_memory:
-                continue  # the entry assumption speaks of device work only
+            if (p.access.assumed or p.access.untold) and access.host_memory:
+                continue  # the entry assumption speaks of device work only; so does a device not told
             if exclusive(p.access.branch, access.branch):
                 continue  # two sides of one test of one call: never both
             # on one of two streams: a race on one path is a race (D-14)
@@ -355,7 +360,8 @@ class Order:
             if not release.path.may_alias(p.access.path):
                 continue
             gone.append((n, p))
-            covered = p.ordered_before(release.stream) or RECORDED in p.seen or self._recorded_for(p.access)
+            covered = p.ordered_before(release.stream) or RECORDED in p.seen or self._recorded_for(p.access) \
+                or p.access.untold
             if not covered and _may_differ(p.access.stream, release.stream):
                 found.append(Conflict(ConflictKind.RELEASE_WITHOUT_RECORD, p.access, release))
         kept_for = frozenset(r for r in self.kept_for if not release.path.may_alias(r[0]))

@@ -112,6 +112,17 @@ class AbsValue:
         identity = self.identity.element(Index.any_()) if self.identity is not None else None
         return AbsValue(ValueKind.BUFFER, self.framework, self.memory, identity, self.stream)
 
+    def iterated(self) -> "AbsValue":
+        """An item of it, as a loop over it (or over `enumerate(it)`) binds one: its items; for a
+        collection the object keeps, nothing else known of it (`for bucket in self.buckets`),
+        unknown at the collection's items, as `self.buckets[i]` is. (A parameter iterated may be
+        an iterator whose items are made as it goes: a loader's batches.)"""
+        if self.items is not None:
+            return self.items
+        if self.kind is ValueKind.UNKNOWN and self.identity is not None and self.identity.root.kind is RootKind.SELF:
+            return AbsValue(identity=self.identity.element(Index.any_()))
+        return UNKNOWN
+
     @property
     def is_buffer(self) -> bool:
         return self.kind is ValueKind.BUFFER
@@ -196,12 +207,25 @@ def _join_targets(a: AbsValue, b: AbsValue) -> str:
     """One target on both paths; of two callables, either (at most MAX_TARGETS)."""
     if a.target == b.target:
         return a.target
+    if a.kind is b.kind is ValueKind.NAMESPACE:
+        return _framework_functions(a.target, b.target)
     if not (a.kind is b.kind is ValueKind.CALLABLE and a.target and b.target and a.identity == b.identity):
         return ""
     if any(t.startswith((".", "kernel:")) for t in (a.target, b.target)):
         return ""  # a method looked up by name, a kernel: one only
     targets = sorted(set(a.target.split(MERGED)) | set(b.target.split(MERGED)))
     return MERGED.join(targets) if len(targets) <= MAX_TARGETS else ""
+
+
+def _framework_functions(a: str, b: str) -> str:
+    """Two functions of one framework module bound to one name on two paths (the version idiom:
+    `reduce_scatter_tensor` where it exists, `_reduce_scatter_base` before): either (D-13, a
+    callable set); anything else two names stand for is no one target."""
+    names = sorted(set(a.split(MERGED)) | set(b.split(MERGED)))
+    parents = {n.rpartition(".")[0] for n in names}
+    if len(parents) != 1 or not parents.pop() or any(n.endswith("()") for n in names) or len(names) > MAX_TARGETS:
+        return ""
+    return MERGED.join(names)
 
 
 def _join_optional(a: Optional[AbsValue], b: Optional[AbsValue]) -> Optional[AbsValue]:

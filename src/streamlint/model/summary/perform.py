@@ -58,6 +58,16 @@ def _access(state: State, e: Effect, reported: bool = True) -> Result:
     return state.with_order(_missing_waits_assumed(after, event, found) if reported else after), found
 
 
+def untold_access(state: State, site: str, path, write: bool, stream: StreamRef) -> State:
+    """An access to memory whose device the walk was not told (yet): pending in the order, so a
+    later access to the same memory as device memory meets it (D-11), but no effect of the
+    function's (what the callers do not know of the memory either says nothing) and no
+    conflict of its own."""
+    if not stream.known or stream in state.capturing:
+        return state
+    return state.with_order(state.order.add(AccessEvent(path, write, stream, site, untold=True)))
+
+
 def _missing_waits_assumed(order: Order, event: AccessEvent, found: list[Conflict]) -> Order:
     """One missing wait, one report (the placement policy "at the first access that needs the
     wait"): a stream's access racing another stream's work is reported once, and the walk goes

@@ -37,7 +37,8 @@ HOST_READERS = frozenset({"print", "str", "repr", "float", "int", "bool", "forma
 
 def method_of(receiver: AbsValue, name: str) -> AbsValue:
     if receiver.kind is ValueKind.NAMESPACE:  # spelled canonically: `chainer.cuda.Stream` is `cupy.cuda.Stream`
-        target = normalize(f"{receiver.target}.{name}")
+        # (one of two framework functions has no attributes the walk knows of)
+        target = normalize(f"{receiver.target}.{name}") if MERGED not in receiver.target else ""
         constant = cupy_api.STREAM_CONSTANTS.get(target)
         if constant is not None:  # `cupy.cuda.Stream.null`: the legacy default stream
             ref = StreamRef.legacy() if constant == "legacy" else StreamRef(StreamRefKind.PER_THREAD)
@@ -86,6 +87,8 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
     if callee.kind is ValueKind.NAMESPACE and callee.target.endswith("()"):
         # calling a framework object (an `nn.Linear(...)` stored on self): a model, as below
         return _opaque(_model_inputs(arguments, state, frame), state, frame, direct=True)
+    if callee.kind is ValueKind.NAMESPACE and MERGED in callee.target:
+        return _one_of(callee, arguments, state, frame, _namespace_call)
     if callee.kind is ValueKind.NAMESPACE:
         return _namespace_call(callee.target, arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE and callee.target.startswith(METHOD):
@@ -430,11 +433,12 @@ def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:
     return state.store(items, kept if len(given) == 1 else AbsValue(ValueKind.CONTAINER, element=joined))
 
 
-def _one_of(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+def _one_of(callee: AbsValue, arguments: Arguments, state: State, frame: Frame, run=None) -> Handled:
     """A call of a callable value that is one of a few project functions (`f = a if c else b`),
-    or a bound method of an object (`getattr(self, name)`): each applied to the state before
-    the call, on a side of its own (outside a loop: a loop may pick another each iteration),
-    the results joined."""
+    or a bound method of an object (`getattr(self, name)`), or of a few framework functions
+    (`run`: `_namespace_call`): each applied to the state before the call, on a side of its own
+    (outside a loop: a loop may pick another each iteration), the results joined."""
+    run = run or _project_call
     targets = callee.target.split(MERGED)
     receiver = arguments.receiver
     if callee.identity is not None:
@@ -445,7 +449,7 @@ def _one_of(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) 
         for side, target in enumerate(targets):
             if len(targets) > 1 and not frame.loop_depth:
                 frame.branch = outside + (f"{frame.site(arguments.node)}?callee:{side}",)
-            value, after = _project_call(target, replace(arguments, receiver=receiver), state, frame)
+            value, after = run(target, replace(arguments, receiver=receiver), state, frame)
             joined = (value, after) if joined is None else (joined[0].join(value), joined[1].join(after))
     finally:
         frame.branch = outside
@@ -494,7 +498,7 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
         return _host_reader(arguments, state, frame)
     if target in python_std.NUMBERING_CALLS:  # pairs of a number and an item of the iterable
         iterable = arguments.value(python_std.NUMBERING_CALLS[target])
-        item = iterable.items if iterable is not None and iterable.items is not None else UNKNOWN
+        item = iterable.iterated() if iterable is not None else UNKNOWN
         pair = AbsValue(ValueKind.CONTAINER, element=item, target=fact_calls.ERROR_FIRST)
         return AbsValue(ValueKind.CONTAINER, element=pair), state
     if name in host_math.NUMBER_SEQUENCES:  # `range(n)`: its items (a loop's counter) are host numbers

@@ -124,7 +124,7 @@ def _unjoined(exit_state: State, effects: tuple[Effect, ...] = (), earlier_calls
     at entry the current stream may be the default one), which the current stream never made."""
     for pending in exit_state.order.pending:
         access = pending.access
-        if not access.write or access.assumed or pending.done or access.stream == HOST:
+        if not access.write or access.assumed or access.untold or pending.done or access.stream == HOST:
             continue
         current = StreamRef.ambient(access.stream.framework or "torch")
         if not access.stream.distinct_from(current):

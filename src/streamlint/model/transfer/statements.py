@@ -16,7 +16,7 @@ from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
 from streamlint.model.domain.values import MERGED, NO_ITEMS, OPTION, UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
-from streamlint.model.summary.perform import released
+from streamlint.model.summary.perform import released, untold_access
 from streamlint.model.transfer.array_calls import SYNC_ON_EXIT
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.transfer.act import access, do, host_access, kernel, operation
@@ -145,7 +145,16 @@ def _aug_assign(node: cst.AugAssign, state: State, frame: Frame) -> State:
             state = access(state, frame, site, current.identity, True, stream)
         elif is_host(current):
             state = host_access(state, frame, site, current.identity, True)
+        else:  # a tensor of a device not told: device memory if a later use of it shows so (D-11)
+            state = untold_access(state, site, current.identity, True, state.current_stream(current.framework or F))
         return state
+    if current.kind is ValueKind.UNKNOWN and current.identity is not None and other.kind is not ValueKind.HOST_NUMBER \
+            and current.identity.root.kind is RootKind.PARAM and not current.identity.steps:
+        # a value of a kind not told, changed in place if a tensor (`flat_grads /= world_size`, a
+        # parameter): the same memory, device memory if a later use of it shows so (D-11)
+        # (rebound: what the name held before is not what it holds now, but it is the same memory)
+        state = untold_access(state, frame.site(node), current.identity, True, state.current_stream(F))
+        return bind(node.target, AbsValue(identity=current.identity), state, frame, node)
     return bind(node.target, UNKNOWN if other.kind is not ValueKind.HOST_NUMBER else other, state, frame, node)
 
 
@@ -411,7 +420,7 @@ def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str
 
 def _for(node: cst.For, state: State, frame: Frame) -> State:
     iterable, state = evaluate(node.iter, state, frame)
-    element = iterable.items or _item_of(iterable)
+    element = iterable.iterated()
     symbol = _counter(node)
 
     def body(s: State) -> State:
@@ -426,15 +435,6 @@ def _for(node: cst.For, state: State, frame: Frame) -> State:
     if node.orelse is not None:
         state = run_block(_body(node.orelse.body), state, frame)
     return state
-
-
-def _item_of(iterable: AbsValue) -> AbsValue:
-    """An item of a collection the object keeps, nothing else known of it (`for bucket in
-    self.buckets`): unknown, at the collection's items, as `self.buckets[i]` is. (A parameter
-    iterated may be an iterator whose items are made as it goes: a loader's batches.)"""
-    if iterable.kind is ValueKind.UNKNOWN and iterable.identity is not None and iterable.identity.root.kind is RootKind.SELF:
-        return AbsValue(identity=iterable.identity.element(Index.any_()))
-    return UNKNOWN
 
 
 def _counter(node: cst.For) -> str:
@@ -474,13 +474,24 @@ def _with(node: cst.With, state: State, frame: Frame) -> State:
         if value.kind is ValueKind.STREAM_CONTEXT and value.target == SYNC_ON_EXIT:
             synced_at_exit.append(value)
         elif value.kind is ValueKind.STREAM_CONTEXT or (value.kind is ValueKind.STREAM and value.framework in STREAMS_ENTERED):
-            state = state.with_current(value.framework, (value.stream or UNKNOWN_STREAM).entered())
+            state = state.with_current(value.framework, _entered(value, state))
         elif item.asname is not None:
             state = bind(item.asname.name, value, state, frame, node)
     state = run_block(_body(node.body), state, frame)
     for context in synced_at_exit:
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, frame.site(node), stream=context.stream))
     return replace(state, current=saved) if state.reachable else state
+
+
+def _entered(context: AbsValue, state: State) -> StreamRef:
+    """The stream a `with` makes current. A context chosen per path, a stream's on one and one
+    that does nothing on the other (`torch.cuda.stream(s) if overlap else nullcontext()`, joined
+    as the stream's context, maybe None), enters that stream or keeps the current one: one of
+    two streams by the path taken (D-14)."""
+    entered = (context.stream or UNKNOWN_STREAM).entered()
+    if context.kind is not ValueKind.STREAM_CONTEXT or not context.may_be_none:
+        return entered
+    return StreamRef.either_of((entered, state.current_stream(context.framework))) or UNKNOWN_STREAM
 
 
 def _try(node: cst.Try, state: State, frame: Frame) -> State:

@@ -16,6 +16,7 @@ from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
 from streamlint.model.summary.effects import Effect, EffectKind
+from streamlint.model.summary.perform import untold_access
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.transfer.act import access, do, host_access, kernel, operation
 from streamlint.model.transfer.arguments import Arguments
@@ -535,8 +536,14 @@ def _on_device(value: AbsValue) -> AbsValue:
 def _touch(state: State, frame: Frame, site: str, value: AbsValue, write: bool, stream: Optional[StreamRef]) -> State:
     if value.identity is None or not value.is_buffer:
         return state
+    if stream is None and is_host(value):
+        return host_access(state, frame, site, value.identity, write)
+    if stream is None and write and value.memory is Memory.UNKNOWN:
+        # changed in place where it lives, a device not told: device memory if a later use of the
+        # same memory shows so (D-17)
+        return untold_access(state, site, value.identity, True, state.current_stream(value.framework or F))
     if stream is None:
-        return host_access(state, frame, site, value.identity, write) if is_host(value) else state
+        return state
     if is_device(value):
         return access(state, frame, site, value.identity, write, stream)
     return state
