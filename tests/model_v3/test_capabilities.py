@@ -1110,6 +1110,38 @@ CASES = {
             def norm(self):
                 return self._norm
         """, "pass", "torch.cuda.current_stream().wait_stream(self._blk_st[0])", [("read_after_write", "norm")]),
+    # a tuple `(output, event)` kept in a container on self (made with `cast(...)` of `[None] * n`):
+    # each position keeps what it holds through the store, the other method's read and the
+    # unpacking; the output made on the object's stream is handed out unwaited and unrecorded
+    "a tuple of an output and its event kept on self, handed out by position": ("""
+        from typing import List, Optional, cast
+        import torch
+        class Pipeline:
+            def __init__(self, n):
+                self.stream = torch.cuda.Stream()
+                self._outs: List[Optional[tuple]] = cast(List[Optional[tuple]], [None] * n)
+            def _run(self, i, batch):
+                with torch.cuda.stream(self.stream):
+                    out = torch.empty_like(batch, device="cuda")
+                    out.copy_(batch, non_blocking=True)
+                    done = torch.cuda.Event()
+                    done.record(self.stream)
+                self._outs[i] = (out, done)
+            def _shift(self):
+                head = self._outs[0]
+                self._outs[0] = self._outs[1]
+                self._outs[1] = None
+                return head
+            def progress(self, batch):
+                head = self._shift()
+                self._run(1, batch)
+                if head is None:
+                    return None
+                out, done = head
+                {fix}
+                return out
+        """, "pass", "done.wait(torch.cuda.current_stream())\n                out.record_stream(torch.cuda.current_stream())",
+        [("read_after_write", "progress"), ("release_without_record", "progress")]),
 
 }
 
@@ -1396,3 +1428,50 @@ def test_a_kept_hand_out_the_callers_in_sight_record_is_theirs():
     recorded = source.replace("{fix}", bug).replace(
         "                model(batch)\n", "                batch.record_stream(torch.cuda.current_stream())\n                model(batch)\n")
     assert found(recorded) == []
+
+
+def test_a_tuples_positions_are_what_each_item_is():
+    # `t[0]` and `out, done = t` give the output, not the join of an output and an event (nothing)
+    source, bug, _, _ = CASES["a tuple of an output and its event kept on self, handed out by position"]
+    by_index = source.replace("{fix}", bug).replace("out, done = head", "out = head[0]")
+    assert found(by_index) == [("read_after_write", "progress"), ("release_without_record", "progress")]
+    waited = source.replace("{fix}", "head[1].wait(torch.cuda.current_stream())").replace("out, done = head", "out = head[0]")
+    assert found(waited) == [("release_without_record", "progress")]
+
+
+def test_an_event_handed_out_alone_is_no_memory_read():
+    source, bug, _, _ = CASES["a tuple of an output and its event kept on self, handed out by position"]
+    swapped = source.replace("{fix}", bug).replace("out, done = head", "done, out = head")
+    assert found(swapped) == []
+
+
+def test_a_tuple_item_whose_attribute_was_refilled_is_the_earlier_memory():
+    # `x = self.next_x; ...; self.preload(); return x, y`: `x` is the memory handed out before the
+    # refill, not what `self.next_x` holds now (the refill's write is no race with it)
+    source = """
+        import torch
+        class Prefetcher:
+            def __init__(self, loader):
+                self.loader = iter(loader)
+                self.stream = torch.cuda.Stream()
+                self.preload()
+            def preload(self):
+                x, y = next(self.loader)
+                with torch.cuda.stream(self.stream):
+                    self.next_x = x.cuda(non_blocking=True)
+                    self.next_y = y.cuda(non_blocking=True)
+            def next(self):
+                torch.cuda.current_stream().wait_stream(self.stream)
+                x, y = self.next_x, self.next_y
+                x.record_stream(torch.cuda.current_stream())
+                y.record_stream(torch.cuda.current_stream())
+                self.preload()
+                return x, y
+        def train(loader, model):
+            prefetcher = Prefetcher(loader)
+            x, y = prefetcher.next()
+            for _ in range(10):
+                model(x, y)
+                x, y = prefetcher.next()
+        """
+    assert found(source) == []

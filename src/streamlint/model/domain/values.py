@@ -54,6 +54,10 @@ class AbsValue:
     # A BUFFER built on the host from Python values (`torch.tensor(0.0)`) on some path to here
     # (a may-fact: joined, it stays, so a copy of it to the device uploads on that path)
     host_built: bool = field(default=False, metadata={"omit_default": True})
+    # A tuple's items, one per position, where the text shows how many there are and what each
+    # is (`(output, event)`): what unpacking it (`a, b = t`) or a told index (`t[0]`) gives; the
+    # joined `element` stays what an untold index or a loop gives
+    positions: tuple = field(default=(), metadata={"omit_default": True})
 
     def join(self, other: "AbsValue") -> "AbsValue":
         if self == other:
@@ -80,6 +84,7 @@ class AbsValue:
             self.loader_batch and other.loader_batch,
             self.rank if self.rank == other.rank else -1,
             self.host_built or other.host_built,
+            _join_positions(self.positions, other.positions),
         )
         return _learned_on_one_path(joined, self, other)
 
@@ -196,6 +201,13 @@ def _join_targets(a: AbsValue, b: AbsValue) -> str:
         return ""  # a method looked up by name, a kernel: one only
     targets = sorted(set(a.target.split(MERGED)) | set(b.target.split(MERGED)))
     return MERGED.join(targets) if len(targets) <= MAX_TARGETS else ""
+
+
+def _join_positions(a: tuple, b: tuple) -> tuple:
+    """Tuples of as many items on both paths: each position joined; else not told."""
+    if len(a) != len(b):
+        return ()
+    return tuple(x.join(y) for x, y in zip(a, b))
 
 
 def _join_optional(a: Optional[AbsValue], b: Optional[AbsValue]) -> Optional[AbsValue]:

@@ -222,4 +222,5 @@ class _Mapper:
         stream = self.stream(value.stream) if value.stream is not None else None
         element = self.value(value.element) if value.element is not None else None
         members = frozenset(m for m in (self.path(p) for p in value.members) if m is not None)
-        return replace(value, identity=identity, stream=stream, element=element, members=members)
+        return replace(value, identity=identity, stream=stream, element=element, members=members,
+                       positions=tuple(self.value(p) for p in value.positions))

@@ -241,16 +241,29 @@ def _return(node: cst.Return, state: State, frame: Frame) -> State:
     if node.value is not None:
         value, state = evaluate(node.value, state, frame)
         value = state.with_items(value)
+        if value.positions:
+            value = replace(value, positions=tuple(_earlier(p, state) for p in value.positions))
     frame.found.returned = value if frame.found.returned is None else joined_returns(frame.found.returned, value)
     _hand_out(value, state, frame, node)
     leave(state, frame)
     return state.unreachable()
 
 
+def _earlier(item: AbsValue, state: State) -> AbsValue:
+    """An item of a returned tuple that named the memory at a path the function has since
+    stored other memory at (`x = self.next; self.preload(); return x, y`): the earlier memory,
+    which no caller can name by that path (silence)."""
+    stored = state.stored(item.identity) if item.identity is not None else None
+    if stored is None or stored.identity == item.identity:
+        return item
+    return replace(item, identity=None)
+
+
 def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> None:
     """Memory returned while another stream may still write it: the caller's current stream
     reads it next. Kept apart: reported here only where no caller in sight reads it."""
-    identities = ([value.identity] if value.identity is not None else []) + sorted(value.members, key=repr)
+    held = value.identity is not None and value.kind is not ValueKind.EVENT  # (an event handed out is no memory read)
+    identities = ([value.identity] if held else []) + sorted(value.members, key=repr)
     caller = AccessEvent(Path(Root.local("<returned>")), False, state.current_stream(F), frame.site(node))
     # an event handed out with the memory, recorded after the write, lets the caller wait for it
     handed_events = set()
