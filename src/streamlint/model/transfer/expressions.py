@@ -390,6 +390,18 @@ def _ternary(node: cst.IfExp, state: State, frame: Frame) -> Evaluated:
     return yes.join(no), after_yes.join(after_no)
 
 
+def _either_stream(node: cst.BooleanOperation, state: State, frame: Frame) -> Evaluated:
+    """`stream or torch.cuda.current_stream()`: the stream given, else the other (a stream is
+    true, None false): one of two streams (D-14)."""
+    if not isinstance(node.operator, cst.Or):
+        return _children_then_unknown(node, state, frame)
+    given, after_given = evaluate(node.left, state, frame)
+    other, after_other = evaluate(node.right, after_given, frame)
+    if given.kind is other.kind is ValueKind.STREAM:
+        return replace(given, may_be_none=False).join(other), after_given.join(after_other)
+    return UNKNOWN, after_given.join(after_other)
+
+
 def _children_then_unknown(node: cst.CSTNode, state: State, frame: Frame) -> Evaluated:
     """Any other expression: evaluate what it contains (calls queue work), know nothing of it."""
     for child in node.children:
@@ -502,6 +514,7 @@ _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.DictComp: _comprehension,
     cst.Yield: _yield,
     cst.BinaryOperation: _operator,
+    cst.BooleanOperation: _either_stream,
     cst.UnaryOperation: _operator,
     cst.Comparison: _operator,
     cst.Integer: _number,

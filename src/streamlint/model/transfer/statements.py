@@ -13,7 +13,8 @@ from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS
 from streamlint.model.domain.order import AccessEvent, Conflict, ConflictKind, access_key
 from streamlint.model.domain.paths import Index, Path, Root, RootKind, outermost_site
 from streamlint.model.domain.state import State
-from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
+from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
+from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.domain.values import MERGED, NO_ITEMS, OPTION, UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
 from streamlint.model.summary.perform import released
@@ -309,7 +310,9 @@ def _released_unrecorded(value: AbsValue, caller: StreamRef, state: State, taken
         return False  # made for this call and returned: the caller's to keep, and to record
     if not made_on.distinct_from(caller):
         return False
-    return not any(stream == caller and path.may_alias(value.identity) for path, stream in state.order.kept_for)
+    # (kept for one of two streams, one of them the caller's: recorded on that path, unsure on the other: D-14)
+    return not any((stream == caller or caller in stream.paths) and path.may_alias(value.identity)
+                   for path, stream in state.order.kept_for)
 
 
 def leave(state: State, frame: Frame) -> None:
@@ -476,7 +479,11 @@ def _with(node: cst.With, state: State, frame: Frame) -> State:
         if value.kind is ValueKind.STREAM_CONTEXT and value.target == SYNC_ON_EXIT:
             synced_at_exit.append(value)
         elif value.kind is ValueKind.STREAM_CONTEXT or (value.kind is ValueKind.STREAM and value.framework in STREAMS_ENTERED):
-            state = state.with_current(value.framework, (value.stream or UNKNOWN_STREAM).entered())
+            entered = value.stream or UNKNOWN_STREAM
+            if entered.kind is StreamRefKind.PATH and entered.path is not None and entered.path.root.kind is RootKind.PARAM \
+                    and not entered.path.steps:
+                frame.note(entered.path.root.name, Evidence.ENTERED)  # (a caller's object's stream is then a side stream)
+            state = state.with_current(value.framework, entered.entered())
         elif item.asname is not None:
             state = bind(item.asname.name, value, state, frame, node)
     state = run_block(_body(node.body), state, frame)
