@@ -1475,3 +1475,57 @@ def test_a_tuple_item_whose_attribute_was_refilled_is_the_earlier_memory():
                 x, y = prefetcher.next()
         """
     assert found(source) == []
+
+
+STAGED = """
+    from typing import List, Optional, cast
+    import torch
+    class Stage:
+        def __init__(self, fn, stream):
+            self.fn = fn
+            self.stream = stream
+    class Pipeline:
+        def __init__(self, stages, compute_stream: Optional[torch.cuda.Stream] = None):
+            self._stages = stages
+            self._compute = compute_stream or torch.cuda.current_stream()
+            self._outs: List[Optional[tuple]] = cast(List[Optional[tuple]], [None] * len(stages))
+        def _run_with_event(self, fn, batch, stream):
+            stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream):
+                out = fn(batch)
+                done = torch.cuda.Event()
+                done.record(stream)
+                return (out, done)
+        def _run(self, i, batch):
+            stage = self._stages[i]
+            self._outs[i] = self._run_with_event(stage.fn, batch, stage.stream)
+        def _shift(self):
+            head = self._outs[0]
+            self._outs[0] = self._outs[1]
+            self._outs[1] = None
+            return head
+        def progress(self, batch):
+            head = self._shift()
+            self._run(1, batch)
+            if head is None:
+                return None
+            out, done = head
+            {fix}
+            return out
+"""
+
+
+def test_an_objects_stream_a_helper_enters_as_its_parameter_is_a_side_stream():
+    # `stage.stream`, handed to a helper that enters it (`with torch.cuda.stream(stream):`), is an
+    # object's stream entered: another stream than the current one, in the caller as in the helper
+    # (the helper makes it wait for the caller's stream before it allocates: no release hazard)
+    assert found(STAGED.replace("{fix}", "pass")) == [("read_after_write", "progress")]
+    assert found(STAGED.replace("{fix}", "done.wait(torch.cuda.current_stream())")) == []
+
+
+def test_a_wait_and_record_for_the_given_stream_or_the_current_one_order_the_hand_out():
+    # `compute_stream or torch.cuda.current_stream()` is one of two streams (D-14), one the
+    # caller's current one: waiting and recording for it is unsure on the other path (silent)
+    assert found(STAGED.replace("{fix}", "done.wait(self._compute)")) == []
+    no_choice = STAGED.replace("compute_stream or torch.cuda.current_stream()", "compute_stream")
+    assert found(no_choice.replace("{fix}", "done.wait(self._compute)")) == [("read_after_write", "progress")]
