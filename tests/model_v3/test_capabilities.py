@@ -1222,6 +1222,38 @@ CASES = {
                     for idx, bucket in enumerate(self.buckets):
                         torch.distributed.all_reduce(bucket.grad_data, async_op=self.overlap)
         """, "torch.cuda.default_stream()", "torch.cuda.current_stream()", [("read_after_write", "start_grad_sync")]),
+    # a tuple `(output, event)` kept in a container on self (made with `cast(...)` of `[None] * n`):
+    # each position keeps what it holds through the store, the other method's read and the
+    # unpacking; the output made on the object's stream is handed out unwaited and unrecorded
+    "a tuple of an output and its event kept on self, handed out by position": ("""
+        from typing import List, Optional, cast
+        import torch
+        class Pipeline:
+            def __init__(self, n):
+                self.stream = torch.cuda.Stream()
+                self._outs: List[Optional[tuple]] = cast(List[Optional[tuple]], [None] * n)
+            def _run(self, i, batch):
+                with torch.cuda.stream(self.stream):
+                    out = torch.empty_like(batch, device="cuda")
+                    out.copy_(batch, non_blocking=True)
+                    done = torch.cuda.Event()
+                    done.record(self.stream)
+                self._outs[i] = (out, done)
+            def _shift(self):
+                head = self._outs[0]
+                self._outs[0] = self._outs[1]
+                self._outs[1] = None
+                return head
+            def progress(self, batch):
+                head = self._shift()
+                self._run(1, batch)
+                if head is None:
+                    return None
+                out, done = head
+                {fix}
+                return out
+        """, "pass", "done.wait(torch.cuda.current_stream())\n                out.record_stream(torch.cuda.current_stream())",
+        [("read_after_write", "progress"), ("release_without_record", "progress")]),
 
 }
 
@@ -1526,3 +1558,104 @@ def test_a_kept_hand_out_the_callers_in_sight_record_is_theirs():
     recorded = source.replace("{fix}", bug).replace(
         "                model(batch)\n", "                batch.record_stream(torch.cuda.current_stream())\n                model(batch)\n")
     assert found(recorded) == []
+
+
+def test_a_tuples_positions_are_what_each_item_is():
+    # `t[0]` and `out, done = t` give the output, not the join of an output and an event (nothing)
+    source, bug, _, _ = CASES["a tuple of an output and its event kept on self, handed out by position"]
+    by_index = source.replace("{fix}", bug).replace("out, done = head", "out = head[0]")
+    assert found(by_index) == [("read_after_write", "progress"), ("release_without_record", "progress")]
+    waited = source.replace("{fix}", "head[1].wait(torch.cuda.current_stream())").replace("out, done = head", "out = head[0]")
+    assert found(waited) == [("release_without_record", "progress")]
+
+
+def test_an_event_handed_out_alone_is_no_memory_read():
+    source, bug, _, _ = CASES["a tuple of an output and its event kept on self, handed out by position"]
+    swapped = source.replace("{fix}", bug).replace("out, done = head", "done, out = head")
+    assert found(swapped) == []
+
+
+def test_a_tuple_item_whose_attribute_was_refilled_is_the_earlier_memory():
+    # `x = self.next_x; ...; self.preload(); return x, y`: `x` is the memory handed out before the
+    # refill, not what `self.next_x` holds now (the refill's write is no race with it)
+    source = """
+        import torch
+        class Prefetcher:
+            def __init__(self, loader):
+                self.loader = iter(loader)
+                self.stream = torch.cuda.Stream()
+                self.preload()
+            def preload(self):
+                x, y = next(self.loader)
+                with torch.cuda.stream(self.stream):
+                    self.next_x = x.cuda(non_blocking=True)
+                    self.next_y = y.cuda(non_blocking=True)
+            def next(self):
+                torch.cuda.current_stream().wait_stream(self.stream)
+                x, y = self.next_x, self.next_y
+                x.record_stream(torch.cuda.current_stream())
+                y.record_stream(torch.cuda.current_stream())
+                self.preload()
+                return x, y
+        def train(loader, model):
+            prefetcher = Prefetcher(loader)
+            x, y = prefetcher.next()
+            for _ in range(10):
+                model(x, y)
+                x, y = prefetcher.next()
+        """
+    assert found(source) == []
+
+
+STAGED = """
+    from typing import List, Optional, cast
+    import torch
+    class Stage:
+        def __init__(self, fn, stream):
+            self.fn = fn
+            self.stream = stream
+    class Pipeline:
+        def __init__(self, stages, compute_stream: Optional[torch.cuda.Stream] = None):
+            self._stages = stages
+            self._compute = compute_stream or torch.cuda.current_stream()
+            self._outs: List[Optional[tuple]] = cast(List[Optional[tuple]], [None] * len(stages))
+        def _run_with_event(self, fn, batch, stream):
+            stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream):
+                out = fn(batch)
+                done = torch.cuda.Event()
+                done.record(stream)
+                return (out, done)
+        def _run(self, i, batch):
+            stage = self._stages[i]
+            self._outs[i] = self._run_with_event(stage.fn, batch, stage.stream)
+        def _shift(self):
+            head = self._outs[0]
+            self._outs[0] = self._outs[1]
+            self._outs[1] = None
+            return head
+        def progress(self, batch):
+            head = self._shift()
+            self._run(1, batch)
+            if head is None:
+                return None
+            out, done = head
+            {fix}
+            return out
+"""
+
+
+def test_an_objects_stream_a_helper_enters_as_its_parameter_is_a_side_stream():
+    # `stage.stream`, handed to a helper that enters it (`with torch.cuda.stream(stream):`), is an
+    # object's stream entered: another stream than the current one, in the caller as in the helper
+    # (the helper makes it wait for the caller's stream before it allocates: no release hazard)
+    assert found(STAGED.replace("{fix}", "pass")) == [("read_after_write", "progress")]
+    assert found(STAGED.replace("{fix}", "done.wait(torch.cuda.current_stream())")) == []
+
+
+def test_a_wait_and_record_for_the_given_stream_or_the_current_one_order_the_hand_out():
+    # `compute_stream or torch.cuda.current_stream()` is one of two streams (D-14), one the
+    # caller's current one: waiting and recording for it is unsure on the other path (silent)
+    assert found(STAGED.replace("{fix}", "done.wait(self._compute)")) == []
+    no_choice = STAGED.replace("compute_stream or torch.cuda.current_stream()", "compute_stream")
+    assert found(no_choice.replace("{fix}", "done.wait(self._compute)")) == [("read_after_write", "progress")]

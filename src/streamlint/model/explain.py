@@ -89,7 +89,9 @@ def _value(value: AbsValue) -> str:
         words.append(value.target)
     if value.may_be_none:
         words.append("or None")
-    if value.kind is ValueKind.CONTAINER and value.element is not None and value.element.kind is not ValueKind.UNKNOWN:
+    if value.positions:
+        words.append("(" + ", ".join(_value(p) for p in value.positions) + ")")
+    elif value.kind is ValueKind.CONTAINER and value.element is not None and value.element.kind is not ValueKind.UNKNOWN:
         words.append(f"of {_value(value.element)}")
     return " ".join(words)
 

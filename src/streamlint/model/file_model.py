@@ -65,9 +65,12 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
             continue
         # the class's interface is the boundary for what its other public methods left in flight:
         # a user of the class may call this method after them, whoever the callers in sight are
+        # (a private method, `_shift`, is no part of the interface: its callers in sight are its users)
+        interface = not qualname.rsplit(".", 1)[-1].startswith("_")
         left = frozenset(context.receiver_pending)
-        handed = [c for c in walked.handed_out if (qualname not in solver.called or c.earlier in left
-                                                    or (_kept(c) and not _callers_record(solved, qualname)))
+        handed = [c for c in walked.handed_out
+                  if (qualname not in solver.called
+                      or (interface and (c.earlier in left or (_kept(c) and not _callers_record(solved, qualname)))))
                   and not _reallocates_after_callers(solved, qualname, c)]
         found.extend((qualname, at_boundary(qualname, c)) for c in handed)
         if qualname in solver.called:

@@ -60,8 +60,11 @@ class State:
         slot = self.heap.get(value.identity.element(Index.any_()))
         if slot is None or slot.kind is ValueKind.UNKNOWN:
             return value
+        held = [slot, *slot.positions]
+        kept = {v.identity for v in held if v.identity is not None and v.kind in (ValueKind.BUFFER, ValueKind.EVENT)}
         return replace(value, element=slot if value.element is None else value.element.join(slot),
-                       target="" if value.target == NO_ITEMS else value.target)
+                       target="" if value.target == NO_ITEMS else value.target,
+                       members=value.members | slot.members | kept)
 
     def current_stream(self, framework: str) -> StreamRef:
         stream = self.current.get(framework)
@@ -202,11 +205,12 @@ def _join_current(left: FrozenMap, right: FrozenMap) -> FrozenMap:
 
 
 def _renamed_value(value: AbsValue, rename) -> AbsValue:
-    if value.identity is None and value.element is None and not value.members:
+    if value.identity is None and value.element is None and not value.members and not value.positions:
         return value
     identity = rename(value.identity) if value.identity is not None else None
     element = _renamed_value(value.element, rename) if value.element is not None else None
-    return replace(value, identity=identity, element=element, members=frozenset(rename(m) for m in value.members))
+    return replace(value, identity=identity, element=element, members=frozenset(rename(m) for m in value.members),
+                   positions=tuple(_renamed_value(p, rename) for p in value.positions))
 
 
 def _refers(value: AbsValue, identity: Path) -> bool:

@@ -57,6 +57,10 @@ class AbsValue:
     # `host_built` on a loop's first iteration only: the body carries device memory to the next
     # (`total = torch.add(total.to(d), x)` from `total = torch.tensor(0.0)`)
     built_first: bool = field(default=False, metadata={"omit_default": True})
+    # A tuple's items, one per position, where the text shows how many there are and what each
+    # is (`(output, event)`): what unpacking it (`a, b = t`) or a told index (`t[0]`) gives; the
+    # joined `element` stays what an untold index or a loop gives
+    positions: tuple = field(default=(), metadata={"omit_default": True})
 
     def join(self, other: "AbsValue") -> "AbsValue":
         if self == other:
@@ -84,6 +88,7 @@ class AbsValue:
             self.rank if self.rank == other.rank else -1,
             self.host_built or other.host_built,
             (self.host_built or other.host_built) and all(v.built_first for v in (self, other) if v.host_built),
+            _join_positions(self.positions, other.positions),
         )
         return _learned_on_one_path(joined, self, other)
 
@@ -226,6 +231,11 @@ def _framework_functions(a: str, b: str) -> str:
     if len(parents) != 1 or not parents.pop() or any(n.endswith("()") for n in names) or len(names) > MAX_TARGETS:
         return ""
     return MERGED.join(names)
+def _join_positions(a: tuple, b: tuple) -> tuple:
+    """Tuples of as many items on both paths: each position joined; else not told."""
+    if len(a) != len(b):
+        return ()
+    return tuple(x.join(y) for x, y in zip(a, b))
 
 
 def _join_optional(a: Optional[AbsValue], b: Optional[AbsValue]) -> Optional[AbsValue]:

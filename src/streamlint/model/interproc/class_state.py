@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from streamlint.model.domain.paths import Path, Root, RootKind
+from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import ITEMS_ONLY, NO_ITEMS, OF_ARGUMENTS, OPTION, AbsValue, Memory, ValueKind
 from streamlint.model.summary.function_summary import Evidence
@@ -67,7 +67,20 @@ def _at_self(attr: str, value: AbsValue, owners: dict, kept_at: dict) -> AbsValu
     if value.kind is ValueKind.UNKNOWN and (value.target == OF_ARGUMENTS or value.identity is not None
                                             and value.identity.root.kind is RootKind.PARAM and not value.identity.steps):
         return replace(value, identity=here, target=OPTION)  # an argument kept as it was given (or of them): an option
-    return replace(value, identity=here)
+    element = _item_at(value.element, here.element(Index.any_())) if value.element is not None else None
+    return replace(value, identity=here, element=element)
+
+
+def _item_at(item: AbsValue, slot: Path) -> AbsValue:
+    """An item of a container the object keeps, a tuple whose positions a call of one of its
+    methods made: position `i` is the memory at `slot[i]` of the container's weak slot (D-12)."""
+    positions = tuple(_made_at(p, slot.element(Index.const_(i))) for i, p in enumerate(item.positions))
+    return replace(item, positions=positions)
+
+
+def _made_at(value: AbsValue, here: Path) -> AbsValue:
+    made = value.identity is not None and value.identity.root.kind is RootKind.FRESH and not value.identity.steps
+    return replace(value, identity=here) if made and value.kind in (ValueKind.BUFFER, ValueKind.EVENT) else value
 
 
 def join_stores(a: tuple, b: tuple) -> tuple:

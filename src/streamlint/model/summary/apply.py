@@ -17,7 +17,7 @@ from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.domain.values import AbsValue, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
-from streamlint.model.summary.function_summary import FunctionSummary
+from streamlint.model.summary.function_summary import Evidence, FunctionSummary
 from streamlint.model.summary.perform import perform, released
 
 SELF_OPTION = "<self>."  # (transfer/frame.py's branch tag of a test of `self.<attr>`)
@@ -54,6 +54,7 @@ class Applied:
 def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bool = True) -> Applied:
     """`reported`: the conflicts this call meets are reported (see `perform`)."""
     mapper = _Mapper(binding, state, summary.qualname)
+    mapper.entered = frozenset(param for param, tags in summary.evidence if Evidence.ENTERED in tags)
     mapped: list[Effect] = []
     conflicts: list[Conflict] = []
     for effect in summary.effects:
@@ -123,6 +124,7 @@ class _Mapper:
         self.binding = binding
         self.state = state
         self.callee = callee
+        self.entered: frozenset = frozenset()  # the parameters the callee enters as its current stream
 
     def effect(self, e: Effect) -> Optional[Effect]:
         path = self.path(e.path) if e.path is not None else None
@@ -195,7 +197,8 @@ class _Mapper:
             pool = Path(Root.fresh(self._made_here(ref.path.root.site)), ref.path.steps)
             return replace(ref, path=pool, site=self._made_here(ref.site))
         if ref.kind is StreamRefKind.PATH and ref.path is not None:
-            return self._stream_at(ref.path)
+            here = self._stream_at(ref.path)
+            return here.entered() if ref.fresh and ref.path.steps else here  # an object's stream the callee entered
         if ref.kind is StreamRefKind.EITHER:  # each path's stream, here (D-14)
             return StreamRef.either_of(self.stream(m) for m in ref.members) or UNKNOWN_STREAM
         return ref
@@ -215,6 +218,8 @@ class _Mapper:
         held = self.state.at(mapped)
         if held.kind is ValueKind.STREAM and held.stream is not None:
             return held.stream
+        if path.root.kind is RootKind.PARAM and not path.steps and path.root.name in self.entered:
+            return StreamRef.at(mapped).entered()  # an object's stream the callee entered: a side stream
         return StreamRef.at(mapped)
 
     def value(self, value: AbsValue) -> AbsValue:
@@ -222,4 +227,5 @@ class _Mapper:
         stream = self.stream(value.stream) if value.stream is not None else None
         element = self.value(value.element) if value.element is not None else None
         members = frozenset(m for m in (self.path(p) for p in value.members) if m is not None)
-        return replace(value, identity=identity, stream=stream, element=element, members=members)
+        return replace(value, identity=identity, stream=stream, element=element, members=members,
+                       positions=tuple(self.value(p) for p in value.positions))

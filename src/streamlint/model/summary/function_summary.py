@@ -15,6 +15,7 @@ class Evidence:
 
     CUDA_BUFFER = "cuda_buffer"  # used with a method that exists on CUDA tensors only
     STREAM = "stream"  # used as a stream (waited on, entered, passed where a stream goes)
+    ENTERED = "entered"  # entered as the current stream (`with torch.cuda.stream(p):`): what the caller hands is entered
     EVENT = "event"
     HOST_BUFFER = "host_buffer"
     PINNED = "pinned"

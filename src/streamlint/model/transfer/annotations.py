@@ -35,10 +35,32 @@ _TYPES: dict[str, AbsValue] = {
 def annotated(param: cst.Param, imports: dict[str, str]) -> Optional[AbsValue]:
     if param.annotation is None:
         return None
-    name = dotted(param.annotation.annotation)
+    return _of_type(param.annotation.annotation, imports)
+
+
+def _of_type(node: cst.BaseExpression, imports: dict[str, str]) -> Optional[AbsValue]:
+    """A type's row; `Optional[T]` (`T | None`) of a stream or an event is one or None (the kind
+    of object; a tensor's row or None waits for an identity may-set: docs/model-cases.md D-12)."""
+    optional = _optional_of(node, imports)
+    if optional is not None:
+        inner = _of_type(optional, imports)
+        kept = inner is not None and inner.kind in (ValueKind.STREAM, ValueKind.EVENT)
+        return inner.join_none() if kept else None
+    name = dotted(node)
     if name is None:
         return None
     return _TYPES.get(qualified(name, imports) or name)
+
+
+def _optional_of(node: cst.BaseExpression, imports: dict[str, str]) -> Optional[cst.BaseExpression]:
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+        if isinstance(node.right, cst.Name) and node.right.value == "None":
+            return node.left
+        return None
+    if not (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)):
+        return None
+    name = dotted(node.value)
+    return node.slice[0].slice.value if name is not None and (qualified(name, imports) or name) == "typing.Optional" else None
 
 
 def defaulted(param: cst.Param, imports: dict[str, str]) -> Optional[AbsValue]:

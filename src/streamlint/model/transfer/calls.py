@@ -80,7 +80,8 @@ def of_object(value: AbsValue, obj: Path) -> AbsValue:
     identity = moved(value.identity) if value.identity is not None else None
     element = of_object(value.element, obj) if value.element is not None else None
     return replace(value, identity=identity, stream=stream, element=element,
-                   members=frozenset(moved(m) for m in value.members))
+                   members=frozenset(moved(m) for m in value.members),
+                   positions=tuple(of_object(p, obj) for p in value.positions))
 
 
 def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -159,6 +160,10 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         handled = mpi_calls.comm_method(target.rsplit(".", 1)[-1], arguments, state, frame)
     if handled is not None:
         return handled
+    same = python_std.IDENTITY_CALLS.get(target)
+    given = arguments.value(same) if same is not None else None
+    if given is not None:  # `typing.cast(List[T], [None] * n)`: the value given, as it is
+        return given, state
     modelled = declared.active().facts.get(target)
     if modelled is not None:  # a declared model of a call we cannot see
         return fact_calls.apply_fact(modelled, arguments, state, frame, target)

@@ -104,6 +104,8 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
     state = _slice_bounds(node, state, frame)
     if index.kind is IndexKind.ANY and any(isinstance(element.slice, cst.Slice) for element in node.slice):
         index = Index.view(frame.site(node))  # a view whose bounds the text does not tell
+    if index.kind is IndexKind.CONST and isinstance(index.const, int) and -len(base.positions) <= index.const < len(base.positions):
+        return base.positions[index.const], state  # `t[0]` of a tuple whose items the text shows
     if base.identity is None and base.target == PER_ITEM and base.element is not None and base.element.identity:
         return replace(base.element, identity=base.element.identity.element(index)), state  # the item indexed
     if base.target == PER_ITEM and _stream_pool(base) and index.kind in (IndexKind.SLOT, IndexKind.CONST):
@@ -279,8 +281,10 @@ def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluat
     joined: Optional[AbsValue] = None
     members: set = set()
     streams: list = []
+    positions: list = []
     for element in getattr(node, "elements", ()):
         value, state = evaluate(element.value, state, frame)
+        positions.append(value)
         if value.kind is ValueKind.NAMESPACE:
             continue  # a type or module beside the items (`[buf, MPI.FLOAT]`) holds no memory
         joined = value if joined is None else joined.join(value)
@@ -292,7 +296,9 @@ def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluat
     if pool is not None:  # `[s0, s1]`: a pool of the streams it lists, each item another stream
         return AbsValue(ValueKind.CONTAINER, element=stream_value(pool), target=PER_ITEM), state
     target = "" if getattr(node, "elements", ()) else NO_ITEMS
-    return AbsValue(ValueKind.CONTAINER, element=joined, target=target, members=frozenset(members)), state
+    told = isinstance(node, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in node.elements)
+    return AbsValue(ValueKind.CONTAINER, element=joined, target=target, members=frozenset(members),
+                    positions=tuple(positions) if told else ()), state
 
 
 def _dict(node: cst.Dict, state: State, frame: Frame) -> Evaluated:
@@ -364,6 +370,8 @@ def unpacked(value: AbsValue, position: int) -> AbsValue:
     (an (error, value) pair's error is a host number), a tensor's rows in the same memory."""
     if position == 0 and value.target == ERROR_FIRST:
         return AbsValue(ValueKind.HOST_NUMBER)
+    if position < len(value.positions):
+        return value.positions[position]
     if value.element is None and value.is_buffer:
         return AbsValue(ValueKind.BUFFER, value.framework, value.memory, loader_batch=value.loader_batch)
     return value.element or UNKNOWN
@@ -383,6 +391,18 @@ def _ternary(node: cst.IfExp, state: State, frame: Frame) -> Evaluated:
     return yes.join(no), after_yes.join(after_no)
 
 
+def _either_stream(node: cst.BooleanOperation, state: State, frame: Frame) -> Evaluated:
+    """`stream or torch.cuda.current_stream()`: the stream given, else the other (a stream is
+    true, None false): one of two streams (D-14)."""
+    if not isinstance(node.operator, cst.Or):
+        return _children_then_unknown(node, state, frame)
+    given, after_given = evaluate(node.left, state, frame)
+    other, after_other = evaluate(node.right, after_given, frame)
+    if given.kind is other.kind is ValueKind.STREAM:
+        return replace(given, may_be_none=False).join(other), after_given.join(after_other)
+    return UNKNOWN, after_given.join(after_other)
+
+
 def _children_then_unknown(node: cst.CSTNode, state: State, frame: Frame) -> Evaluated:
     """Any other expression: evaluate what it contains (calls queue work), know nothing of it."""
     for child in node.children:
@@ -391,6 +411,16 @@ def _children_then_unknown(node: cst.CSTNode, state: State, frame: Frame) -> Eva
         elif isinstance(child, (cst.Arg, cst.Element, cst.DictElement, cst.FormattedStringExpression)):
             _, state = _children_then_unknown(child, state, frame)
     return UNKNOWN, state
+
+
+def _repeated(node: cst.BaseExpression, values: list) -> Optional[AbsValue]:
+    """`[None] * n`: a list of the same items repeated (how many the text does not tell)."""
+    if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply)):
+        return None
+    lists = [v for v in values if v.kind is ValueKind.CONTAINER]
+    if len(lists) != 1 or len(values) != 2:
+        return None  # (a list times anything else: a count, whatever the walk knows of it)
+    return replace(lists[0], positions=())
 
 
 def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
@@ -411,6 +441,9 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     if _configuration(node, values, frame):
         return replace(UNKNOWN, target=OPTION), state
     if not buffers:
+        repeated = _repeated(node, values)
+        if repeated is not None:
+            return repeated, state
         slot = _slot(node)
         if slot is not None:
             return _slot_value(slot), state
@@ -523,6 +556,7 @@ _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.DictComp: _comprehension,
     cst.Yield: _yield,
     cst.BinaryOperation: _operator,
+    cst.BooleanOperation: _either_stream,
     cst.UnaryOperation: _operator,
     cst.Comparison: _operator,
     cst.BooleanOperation: _boolean,

@@ -175,10 +175,21 @@ def _kept_on_self(exit_state: State) -> dict[Path, Path]:
     """Memory made in the call and held at `self.<attr>` at its end: its allocation -> that path."""
     kept = {}
     for path, value in exit_state.heap:
-        identity = value.identity
-        if path.root.kind is RootKind.SELF and len(path.steps) == 1 and identity is not None \
-                and identity.root.kind is RootKind.FRESH and not identity.steps:
-            kept[identity] = path
+        if path.root.kind is not RootKind.SELF or not 1 <= len(path.steps) <= 2:
+            continue
+        if len(path.steps) == 2 and path.steps[1] != Index.any_():
+            continue  # (an item under a key the text tells: not the container's weak slot)
+        held = [(value, path)]
+        if len(path.steps) == 1 and value.element is not None:
+            held.append((value.element, path.element(Index.any_())))
+        for item, where in held:  # (an item of a container kept there, a tuple's positions each: D-12)
+            for made, at in [(item, where)] + [(p, where.element(Index.const_(i))) for i, p in enumerate(item.positions)]:
+                identity = made.identity
+                if identity is not None and identity.root.kind is RootKind.FRESH and not identity.steps:
+                    kept.setdefault(identity, at)
+        for member in value.members if len(path.steps) == 1 else ():
+            if member.root.kind is RootKind.FRESH and not member.steps:  # an item, where the join lost which
+                kept.setdefault(member, path.element(Index.any_()))
     return kept
 
 

@@ -13,7 +13,8 @@ from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS
 from streamlint.model.domain.order import AccessEvent, Conflict, ConflictKind, access_key
 from streamlint.model.domain.paths import Index, Path, Root, RootKind, outermost_site
 from streamlint.model.domain.state import State
-from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
+from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
+from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.domain.values import MERGED, NO_ITEMS, OPTION, UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
 from streamlint.model.summary.perform import released, untold_access
@@ -250,16 +251,29 @@ def _return(node: cst.Return, state: State, frame: Frame) -> State:
     if node.value is not None:
         value, state = evaluate(node.value, state, frame)
         value = state.with_items(value)
+        if value.positions:
+            value = replace(value, positions=tuple(_earlier(p, state) for p in value.positions))
     frame.found.returned = value if frame.found.returned is None else joined_returns(frame.found.returned, value)
     _hand_out(value, state, frame, node)
     leave(state, frame)
     return state.unreachable()
 
 
+def _earlier(item: AbsValue, state: State) -> AbsValue:
+    """An item of a returned tuple that named the memory at a path the function has since
+    stored other memory at (`x = self.next; self.preload(); return x, y`): the earlier memory,
+    which no caller can name by that path (silence)."""
+    stored = state.stored(item.identity) if item.identity is not None else None
+    if stored is None or stored.identity == item.identity:
+        return item
+    return replace(item, identity=None)
+
+
 def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> None:
     """Memory returned while another stream may still write it: the caller's current stream
     reads it next. Kept apart: reported here only where no caller in sight reads it."""
-    identities = ([value.identity] if value.identity is not None else []) + sorted(value.members, key=repr)
+    held = value.identity is not None and value.kind is not ValueKind.EVENT  # (an event handed out is no memory read)
+    identities = ([value.identity] if held else []) + sorted(value.members, key=repr)
     caller = AccessEvent(Path(Root.local("<returned>")), False, state.current_stream(F), frame.site(node))
     # an event handed out with the memory, recorded after the write, lets the caller wait for it
     handed_events = set()
@@ -305,7 +319,9 @@ def _released_unrecorded(value: AbsValue, caller: StreamRef, state: State, taken
         return False  # made for this call and returned: the caller's to keep, and to record
     if not made_on.distinct_from(caller):
         return False
-    return not any(stream == caller and path.may_alias(value.identity) for path, stream in state.order.kept_for)
+    # (kept for one of two streams, one of them the caller's: recorded on that path, unsure on the other: D-14)
+    return not any((stream == caller or caller in stream.paths) and path.may_alias(value.identity)
+                   for path, stream in state.order.kept_for)
 
 
 def leave(state: State, frame: Frame) -> None:
@@ -474,6 +490,10 @@ def _with(node: cst.With, state: State, frame: Frame) -> State:
         if value.kind is ValueKind.STREAM_CONTEXT and value.target == SYNC_ON_EXIT:
             synced_at_exit.append(value)
         elif value.kind is ValueKind.STREAM_CONTEXT or (value.kind is ValueKind.STREAM and value.framework in STREAMS_ENTERED):
+            entered = value.stream or UNKNOWN_STREAM
+            if entered.kind is StreamRefKind.PATH and entered.path is not None and entered.path.root.kind is RootKind.PARAM \
+                    and not entered.path.steps:
+                frame.note(entered.path.root.name, Evidence.ENTERED)  # (a caller's object's stream is then a side stream)
             state = state.with_current(value.framework, _entered(value, state))
         elif item.asname is not None:
             state = bind(item.asname.name, value, state, frame, node)

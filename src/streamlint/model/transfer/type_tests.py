@@ -12,7 +12,7 @@ import libcst as cst
 
 from streamlint.model.api import chainer, cupy, numba_cuda
 from streamlint.model.domain.state import State
-from streamlint.model.domain.values import AbsValue, Memory, ValueKind
+from streamlint.model.domain.values import NONE, AbsValue, Memory, ValueKind
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate
 from streamlint.model.transfer.frame import Frame
@@ -25,6 +25,9 @@ _DEVICE_TESTS = {t: numba_cuda.F for t in numba_cuda.DEVICE_ARRAY_TESTS}
 
 def sides(test: cst.BaseExpression, state: State, frame: Frame) -> tuple[State, State]:
     """The states where the test holds and where it does not."""
+    none_sides = _none_sides(test, state)
+    if none_sides is not None:
+        return none_sides
     found = _tested(test, state, frame)
     if found is None:
         return state, state
@@ -39,6 +42,23 @@ def sides(test: cst.BaseExpression, state: State, frame: Frame) -> tuple[State, 
 
 
 Tested = tuple[str, bool, bool, str]
+
+
+def _none_sides(test: cst.BaseExpression, state: State) -> Optional[tuple[State, State]]:
+    """`x is None` (`is not None`) of a name that may be None: None on the side where it is, the
+    value without that chance on the other."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)):
+        return None
+    compared = test.comparisons[0]
+    if not (isinstance(compared.comparator, cst.Name) and compared.comparator.value == "None"
+            and isinstance(compared.operator, (cst.Is, cst.IsNot))):
+        return None
+    value = state.names.get(test.left.value)
+    if value is None or not value.may_be_none:
+        return None
+    none = state.bind(test.left.value, NONE)
+    other = state.bind(test.left.value, replace(value, may_be_none=False))
+    return (none, other) if isinstance(compared.operator, cst.Is) else (other, none)
 
 
 def _tested(test: cst.BaseExpression, state: State, frame: Frame) -> Optional[Tested]:
