@@ -391,18 +391,6 @@ def _ternary(node: cst.IfExp, state: State, frame: Frame) -> Evaluated:
     return yes.join(no), after_yes.join(after_no)
 
 
-def _either_stream(node: cst.BooleanOperation, state: State, frame: Frame) -> Evaluated:
-    """`stream or torch.cuda.current_stream()`: the stream given, else the other (a stream is
-    true, None false): one of two streams (D-14)."""
-    if not isinstance(node.operator, cst.Or):
-        return _children_then_unknown(node, state, frame)
-    given, after_given = evaluate(node.left, state, frame)
-    other, after_other = evaluate(node.right, after_given, frame)
-    if given.kind is other.kind is ValueKind.STREAM:
-        return replace(given, may_be_none=False).join(other), after_given.join(after_other)
-    return UNKNOWN, after_given.join(after_other)
-
-
 def _children_then_unknown(node: cst.CSTNode, state: State, frame: Frame) -> Evaluated:
     """Any other expression: evaluate what it contains (calls queue work), know nothing of it."""
     for child in node.children:
@@ -470,10 +458,15 @@ def _configuration(node: cst.BaseExpression, values: list[AbsValue], frame: Fram
 
 
 def _boolean(node: cst.BooleanOperation, state: State, frame: Frame) -> Evaluated:
-    """`self.partition or self.boundary`: with an option on, an `or` of it holds on every call; an
-    `and` of options only is an option. Anything else is not told."""
-    left, state = evaluate(node.left, state, frame)
-    right, state = evaluate(node.right, state, frame)
+    """`given or torch.cuda.current_stream()` of streams: one of the two (D-14). `self.partition or
+    self.boundary`: with an option on, an `or` of it holds on every call; an `and` of options only
+    is an option. Anything else is not told."""
+    left, after_left = evaluate(node.left, state, frame)
+    right, state = evaluate(node.right, after_left, frame)
+    if isinstance(node.operator, cst.Or) and left.kind is right.kind is ValueKind.STREAM:
+        # `stream or torch.cuda.current_stream()`: the stream given, else the other (a stream is
+        # true, None false): one of two streams (D-14); the right side ran on one path only
+        return replace(left, may_be_none=False).join(right), after_left.join(state)
     options = [v.target == OPTION and v.kind is ValueKind.UNKNOWN for v in (left, right)]
     if any(options) if isinstance(node.operator, cst.Or) else all(options):
         return replace(UNKNOWN, target=OPTION), state
@@ -556,7 +549,6 @@ _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.DictComp: _comprehension,
     cst.Yield: _yield,
     cst.BinaryOperation: _operator,
-    cst.BooleanOperation: _either_stream,
     cst.UnaryOperation: _operator,
     cst.Comparison: _operator,
     cst.BooleanOperation: _boolean,
