@@ -110,17 +110,37 @@ def _format(rows: list[tuple[int, str, str]], source_lines: list[str]) -> str:
     return "\n".join(out)
 
 
+def _check_file_kind(path: Path, expected: set[tuple[int, str]]) -> None:
+    """A positive fixture expects a finding of its rule; a negative one expects none."""
+    name = path.name
+    if name.startswith("positive_"):
+        code = _rule_dir_code(path)
+        if code is not None:
+            assert any(c == code for _, c in expected), (
+                f"{_rel(path)}: a positive fixture of {code} must expect at least one {code} finding"
+            )
+        else:
+            assert expected, f"{_rel(path)}: a positive fixture must expect at least one finding"
+    elif name.startswith("negative_"):
+        assert not expected, (
+            f"{_rel(path)}: a negative fixture must expect no finding of any rule, "
+            f"but expects {sorted(expected)}"
+        )
+
+
 def test_fixtures_exist() -> None:
     assert FIXTURE_FILES, f"no fixture files found under {FIXTURES}"
 
 
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=[_rel(p) for p in FIXTURE_FILES])
 def test_fixture(path: Path) -> None:
-    # The same (cached) run as the expected-output snapshots of tests/test_expected_output.py.
+    # The '# expect:' comments fit the file's kind, and the findings are what they say. The
+    # same (cached) run as the expected-output snapshots of tests/test_expected_output.py.
     from expected_output import lint_fixture
 
     text = path.read_text(encoding="utf-8")
     expected = parse_expectations(text, _rel(path))
+    _check_file_kind(path, expected)
     diagnostics = lint_fixture(path)
     found: dict[tuple[int, str], list[str]] = {}
     for diag in diagnostics:
@@ -145,25 +165,6 @@ def test_fixture(path: Path) -> None:
             )
         )
     pytest.fail("\n".join(parts), pytrace=False)
-
-
-@pytest.mark.parametrize("path", FIXTURE_FILES, ids=[_rel(p) for p in FIXTURE_FILES])
-def test_fixture_expectations_match_file_kind(path: Path) -> None:
-    expected = _expectations(path)
-    name = path.name
-    if name.startswith("positive_"):
-        code = _rule_dir_code(path)
-        if code is not None:
-            assert any(c == code for _, c in expected), (
-                f"{_rel(path)}: a positive fixture of {code} must expect at least one {code} finding"
-            )
-        else:
-            assert expected, f"{_rel(path)}: a positive fixture must expect at least one finding"
-    elif name.startswith("negative_"):
-        assert not expected, (
-            f"{_rel(path)}: a negative fixture must expect no finding of any rule, "
-            f"but expects {sorted(expected)}"
-        )
 
 
 def test_every_rule_has_positive_and_negative_fixtures() -> None:

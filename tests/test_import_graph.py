@@ -139,6 +139,7 @@ def _find_cycle(edges: dict[str, dict[str, int]]) -> list[str] | None:
     return None
 
 
+@pytest.mark.slow  # parses every module of src/ (over a second)
 def test_no_import_cycle_in_src():
     edges, _ = _graph()
     cycle = _find_cycle(edges)

@@ -216,6 +216,7 @@ def code_running_calls(path: Path) -> list[tuple[str, str]]:
     return found
 
 
+@pytest.mark.slow  # scans every module of src/ (over a second)
 def test_the_checking_code_runs_nothing():
     files = [p for p in SRC.rglob("*.py") if "runtime" not in p.relative_to(SRC).parts]
     assert len(files) > 20
