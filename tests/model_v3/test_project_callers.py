@@ -468,6 +468,30 @@ def test_classes_of_two_hierarchies_defining_the_method_leave_the_call_opaque(tm
     assert "pkg.exchangers.Copying.exchange" not in {q for q, _ in model.solved.walks}
 
 
+def test_a_class_whose_method_cannot_take_the_calls_arguments_is_no_candidate(tmp_path):
+    # `Unrelated.exchange` takes one argument, the call hands two: only `Exchanger`'s hierarchy
+    # is left (arity), so `ex` is one of its classes and the exchange writes `edge` on stream1
+    other = EXCHANGERS + "\n\nclass Unrelated:\n    def exchange(self, out, *, into=None):\n        out.zero_()\n"
+    pkg = _package(tmp_path, {"exchangers": other, "halo": HALO.format(after="return y")})
+    (pkg / "__init__.py").write_text("from .exchangers import Copying, Zeroing, Unrelated\n")
+    model = analyze_file(cst.parse_module((pkg / "halo.py").read_text()), str(pkg / "halo.py"))
+    walked = {q for q, _ in model.solved.walks}
+    assert "pkg.exchangers.Copying.exchange" in walked and "pkg.exchangers.Unrelated.exchange" not in walked
+    assert ConflictKind.READ_AFTER_WRITE in [h.kind for h in model.hazards]
+
+
+@pytest.mark.parametrize("call, accepted", [
+    ("x.m(1, 2, 3, 4)", True), ("x.m(1)", False), ("x.m(1, 2, 3, 4, 5)", False), ("x.m(1, b=2)", True),
+    ("x.m(1, e=2)", False), ("x.m(1, a=2)", False), ("x.m(*args)", True), ("x.m(**kw)", True)])
+def test_a_defs_arity_decides_whether_it_takes_a_call(call, accepted):
+    from streamlint.model.syntax.visitors import accepts
+    method = cst.parse_module("def m(self, a, b, c=None, d=None):\n    pass\n").body[0]
+    assert accepts(method.params, cst.parse_expression(call), bound=True) is accepted
+    starred = cst.parse_module("def m(self, *xs, k, **kw):\n    pass\n").body[0]
+    assert accepts(starred.params, cst.parse_expression("x.m(1, 2, k=3, z=4)"), bound=True)
+    assert not accepts(starred.params, cst.parse_expression("x.m(1, 2)"), bound=True)
+
+
 def test_a_view_taken_on_either_of_two_paths_meets_each():
     from streamlint.model.domain.paths import Index
     a, b = Index.view("f#1"), Index.view("f#2")

@@ -11,6 +11,7 @@ import libcst as cst
 from streamlint.model.interproc.modules import Source
 from streamlint.model.syntax.hooks import registered_hooks
 from streamlint.model.syntax.prefilter import may_call
+from streamlint.model.syntax.visitors import accepts
 from streamlint.model.interproc.training_steps import runs_backward_every_call
 from streamlint.model.api import python_std, torch_modules
 from streamlint.model.transfer.names import imports_of
@@ -294,18 +295,31 @@ class Program:
                 return found
         return None
 
-    def classes_with_method(self, module: str, name: str, most: int, within: str = "") -> tuple[str, ...]:
+    def classes_with_method(self, module: str, name: str, most: int, within: str = "",
+                            call: Optional[cst.Call] = None) -> tuple[str, ...]:
         """The project classes that define a method `name` of their own, among those of `module`,
         of the modules it imports, and of its package's `__init__` and the modules that imports
         (what the package exports), when there are at most `most` and they are of one hierarchy
         (one class, or classes with a common project base); () otherwise. `within`: the
-        subclasses of that class, when it has no method `name` itself."""
+        subclasses of that class, when it has no method `name` itself. `call`: only the classes
+        whose method can take the call's arguments (its arity) are candidates."""
         if within and self.function(f"{within}.{name}") is not None:
             return ()
-        classes = [c for c in self._defining(module, name) if not within or within in self._ancestors(c)]
+        classes = [c for c in self._defining(module, name) if (not within or within in self._ancestors(c))
+                   and (call is None or self._accepts(f"{c}.{name}", call))]
         if not classes or len(classes) > most:
             return ()
         return tuple(classes) if within or len(classes) == 1 or self.common_base(classes) else ()
+
+    def _accepts(self, qualname: str, call: cst.Call) -> bool:
+        """Whether the method `qualname`, called through an instance, can take the call's
+        arguments (syntax/visitors.accepts); a name not seen as a def may."""
+        function = self.function(qualname)
+        if function is None or not isinstance(function.node, cst.FunctionDef):
+            return True
+        static = any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+                     for d in function.node.decorators)
+        return accepts(function.node.params, call, bound=not static)
 
     def common_base(self, classes: list[str]) -> Optional[str]:
         """The most derived project class every one of `classes` derives from; None when none."""

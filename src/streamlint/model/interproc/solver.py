@@ -227,11 +227,12 @@ class Solver:
     def methods_named(self, cls: str, prefix: str) -> tuple[str, ...]:
         return self.program.methods_named(cls, prefix)
 
-    def classes_with_method(self, module: str, name: str, within: str = "") -> tuple[str, ...]:
-        found = self._with_method.get((module, name, within))
+    def classes_with_method(self, module: str, name: str, within: str = "",
+                            call: Optional[cst.Call] = None) -> tuple[str, ...]:
+        key = (module, name, within, id(call) if call is not None else 0)
+        found = self._with_method.get(key)
         if found is None:
-            found = self.program.classes_with_method(module, name, MAX_CONTEXTS, within)
-            self._with_method[(module, name, within)] = found
+            found = self._with_method[key] = self.program.classes_with_method(module, name, MAX_CONTEXTS, within, call)
         return found
 
     def hierarchy_of(self, module: str, methods: frozenset[str]) -> Optional[str]:

@@ -278,7 +278,7 @@ def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: S
     if name in python_std.LISTING_METHODS:
         _, state = _opaque(arguments, state, frame)
         return AbsValue(ValueKind.CONTAINER, element=AbsValue(ValueKind.HOST_NUMBER)), state
-    classes = _hierarchy_of(receiver, name, frame)
+    classes = _hierarchy_of(receiver, name, arguments, frame)
     if classes:
         return _any_of(classes, name, arguments, state, frame)
     result, after = _opaque(arguments, state, frame)
@@ -321,15 +321,15 @@ FRAMEWORK_METHODS = (frozenset(torch_api.TENSOR_METHODS) | torch_api.TENSOR_PRES
                       | python_std.KEEPING_METHODS | python_std.LISTING_METHODS)
 
 
-def _hierarchy_of(receiver: AbsValue, name: str, frame: Frame) -> tuple[str, ...]:
+def _hierarchy_of(receiver: AbsValue, name: str, arguments: Arguments, frame: Frame) -> tuple[str, ...]:
     """The project classes one of which a receiver of unknown class is, by the method called
-    (class-hierarchy analysis): those of one hierarchy that define it, when no framework's
-    object or builtin has a method of that name."""
+    (class-hierarchy analysis): those of one hierarchy that define it and whose method can take
+    the call's arguments, when no framework's object or builtin has a method of that name."""
     if receiver.kind is not ValueKind.UNKNOWN or receiver.identity is None or frame.program is None:
         return ()
     if name in FRAMEWORK_METHODS:
         return ()
-    return frame.program.classes_with_method(frame.module, name)
+    return frame.program.classes_with_method(frame.module, name, call=arguments.node)
 
 
 def _any_of(classes: tuple[str, ...], name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -400,7 +400,8 @@ def _object_method(target: str, arguments: Arguments, state: State, frame: Frame
     if modelled is not None:
         return fact_calls.apply_fact(modelled, arguments, state, frame, target)
     cls, _, name = target.rpartition(".")
-    subclasses = frame.program.classes_with_method(frame.module, name, cls) if frame.program is not None else ()
+    program = frame.program
+    subclasses = program.classes_with_method(frame.module, name, cls, arguments.node) if program is not None else ()
     if subclasses:  # an instance of one of its subclasses (class-hierarchy analysis): theirs
         return _any_of(subclasses, name, arguments, state, frame)
     return _project_call(target, arguments, state, frame)

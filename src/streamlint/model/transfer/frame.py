@@ -74,10 +74,12 @@ class ProgramView(Protocol):
         """The one project class, among `module`'s own and those of the project modules it
         imports, that defines every one of `methods`; None when none or several do."""
 
-    def classes_with_method(self, module: str, name: str, within: str = "") -> tuple[str, ...]:
+    def classes_with_method(self, module: str, name: str, within: str = "",
+                            call: Optional[cst.Call] = None) -> tuple[str, ...]:
         """The project classes, of one hierarchy and few enough, that define a method `name`
         (class-hierarchy analysis for a receiver of unknown class); () when none or too many.
-        `within`: the subclasses of that class that do, when it has no such method itself."""
+        `within`: the subclasses of that class that do, when it has no such method itself.
+        `call`: only those whose method can take its arguments (arity), counted after."""
 
     def hierarchy_of(self, module: str, methods: frozenset[str]) -> Optional[str]:
         """The project class an object on which `methods` are called is an instance of (one of its
