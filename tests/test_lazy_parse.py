@@ -115,8 +115,9 @@ def test_the_fixtures_parse_to_the_same_trees():
 
 
 @pytest.mark.slow
-def test_streamlints_own_sources_parse_to_the_same_trees():
-    assert _same_trees_under(REPO / "src", REPO / "tests") > 100
+@pytest.mark.parametrize("root", ["src", "tests"])  # two tests, so that xdist runs them side by side
+def test_streamlints_own_sources_parse_to_the_same_trees(root):
+    assert _same_trees_under(REPO / root) > 50
 
 
 def test_a_body_is_parsed_when_read(monkeypatch):

@@ -390,8 +390,11 @@ def test_sites_agree_with_position_provider_on_some_fixtures():
 
 
 @pytest.mark.slow
-def test_sites_agree_with_position_provider_on_every_fixture_and_test_file():
-    for path in PROJECT_FILES:
+@pytest.mark.parametrize("root", ["fixtures", "tests"])  # two tests, so that xdist runs them side by side
+def test_sites_agree_with_position_provider_on_every_fixture_and_test_file(root):
+    files = [path for path in PROJECT_FILES if path.relative_to(ROOT).parts[0] == root]
+    assert files
+    for path in files:
         found = parsed(path)
         if found is not None:
             check_sites_against_position_provider(*found)
