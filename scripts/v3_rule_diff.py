@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from streamlint.config import Settings  # noqa: E402
 from streamlint.engine.lint import lint_text  # noqa: E402
 from streamlint.output import full  # noqa: E402
-from streamlint.rules_v3 import all_rules  # noqa: E402  (the staged v3 rules)
+from streamlint.rules import all_rules  # noqa: E402  (the staged v3 rules)
 from streamlint.source import split_lines  # noqa: E402
 
 HEAD = re.compile(r"^(?P<path>[^:\s]+):(?P<line>\d+):(?P<col>\d+): (?P<code>SL\d{3})\b")
@@ -70,7 +70,7 @@ def hazard_lines(fixture: Path) -> set[tuple[int, str]]:
 
     from streamlint.model.file_model import analyze_file
     from streamlint.model.readings.hazards import readings
-    from streamlint.rules_v3._hazard_words import KIND_CODES
+    from streamlint.rules._hazard_words import KIND_CODES
 
     try:
         module = cst.parse_module(fixture.read_text(encoding="utf-8"))

@@ -33,7 +33,7 @@ def build(target: Path) -> None:
     for module in staged.glob("*.py"):
         if module.name == "__init__.py":
             continue
-        text = module.read_text(encoding="utf-8").replace("streamlint.rules_v3", "streamlint.rules")
+        text = module.read_text(encoding="utf-8").replace("streamlint.rules", "streamlint.rules")
         (rules / module.name).write_text(text, encoding="utf-8")
     shutil.rmtree(staged)
 

@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # libcst only for the annotation: a fully cached run never lo
     import libcst as cst
 
     from streamlint.fixes.model import Fix
-    from streamlint.model.analysis import FileAnalysis
+    from streamlint.model.checked_file import CheckedFile
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Rule:
     # "always" or "sometimes" when findings carry a fix (ruff's wording), "none" otherwise.
     fix_availability: ClassVar[str] = "none"
 
-    def check(self, analysis: "FileAnalysis") -> Iterable[Finding]:
+    def check(self, analysis: "CheckedFile") -> Iterable[Finding]:
         raise NotImplementedError
 
     @classmethod
