@@ -20,12 +20,18 @@ from streamlint.cache.store import CACHEDIR_TAG, GITIGNORE
 from streamlint.cli import main
 from streamlint.config import Settings, SettingsResolver
 from streamlint.discovery import discover
-from streamlint.model import project
-from streamlint.model.analysis import FileAnalyzer
+from streamlint.model import resolve
+from streamlint.model.interproc import modules as project_modules
 from streamlint.selection import RuleSelection
 
 REPO = Path(__file__).resolve().parent.parent
 FAKE = "import torch.cuda\nhit(SL101)\nhit(SL502)\n"
+
+
+def _forget_modules() -> None:
+    """The model's per-process memory of the project's modules (parsed trees, resolutions)."""
+    project_modules.forget()
+    resolve.forget()
 
 
 @pytest.fixture
@@ -193,14 +199,14 @@ MAIN = (
 
 @pytest.fixture
 def package(tmp_path):
-    project.clear()
+    _forget_modules()
     pkg = tmp_path / "pkg"
     write(pkg / "__init__.py", "")
     write(pkg / "helpers.py", HELPERS.format(pin=""))
     write(pkg / "main.py", MAIN)
     write(pkg / "other.py", "import torch\nx = torch.zeros(3, device='cuda')\n")
     yield pkg
-    project.clear()
+    _forget_modules()
 
 
 def test_helper_change_invalidates_its_importer(package, tmp_path):
@@ -272,7 +278,7 @@ def test_same_summary_results_match_an_uncached_run(package, tmp_path):
     lint(package, tmp_path / "c")
     write(package / "helpers.py", "# moved down\n\n\n" + HELPERS.format(pin=""))
     warm, _ = lint(package, tmp_path / "c")
-    project.clear()
+    _forget_modules()
     uncached, _ = lint(package, tmp_path / "c2", use_cache=False)
     assert rows(warm) == rows(uncached)
 
@@ -285,7 +291,7 @@ def test_changed_files_are_checked_in_the_pool_while_the_summaries_are_compared(
     write(package / "other.py", "import torch\nx = torch.zeros(4, device='cuda')\n")
     warm, cache = lint(package, tmp_path / "c", jobs=2)
     assert (cache.hits, cache.misses) == (2, 2)  # __init__ and main.py; helpers.py and other.py
-    project.clear()
+    _forget_modules()
     uncached, _ = lint(package, tmp_path / "c2", jobs=1, use_cache=False)
     assert rows(warm) == rows(uncached) and [r[3] for r in rows(warm)] == ["SL301"]
 
@@ -293,7 +299,7 @@ def test_changed_files_are_checked_in_the_pool_while_the_summaries_are_compared(
 def test_result_that_names_a_line_of_the_helper_keeps_the_content_key(tmp_path):
     import shutil
 
-    project.clear()
+    _forget_modules()
     pkg = tmp_path / "pipeline_pkg"
     shutil.copytree(REPO / "fixtures" / "crossmodule" / "pipeline_pkg", pkg,
                     ignore=shutil.ignore_patterns("*.expected"))
@@ -311,18 +317,11 @@ def test_result_that_names_a_line_of_the_helper_keeps_the_content_key(tmp_path):
     assert [r[4] for r in rows(second) if r[0] == "train.py" and "of staging.py" in r[4]] == [
         named[0].replace("line 11 of", "line 12 of")
     ]
-    project.clear()
-
-
-def test_specialisation_bound_matches_the_analysis():
-    from streamlint.model import analysis, summary_digest
-
-    assert summary_digest._SPECIALIZE_MAX_STATEMENTS == analysis._SPECIALIZE_MAX_STATEMENTS
-    assert summary_digest._CONTEXT_MAX_STATEMENTS == analysis._CONTEXT_MAX_STATEMENTS
+    _forget_modules()
 
 
 def test_new_module_that_an_import_now_finds_invalidates(tmp_path):
-    project.clear()
+    _forget_modules()
     root = tmp_path / "scripts"
     main = (
         "import torch\nfrom util import make_host\n\n"
@@ -335,7 +334,7 @@ def test_new_module_that_an_import_now_finds_invalidates(tmp_path):
     second, cache = lint(root, tmp_path / "c")
     assert [(r[0], r[3]) for r in rows(second)] == [("main.py", "SL301")]
     assert cache.hits == 0
-    project.clear()
+    _forget_modules()
 
 
 SLICER = (
@@ -354,7 +353,7 @@ def test_caller_in_another_module_decides_and_its_edit_invalidates(tmp_path):
     # slicing.py says nothing of where `batch` lives; its only caller, in another
     # module, passes CUDA tensors: the loop uploads one index per key. When the caller
     # changes to host tensors, slicing.py (unchanged) must be checked again.
-    project.clear()
+    _forget_modules()
     root = tmp_path / "proj"
     write(root / "setup.cfg", "[metadata]\nname = proj\n")
     write(root / "slicing.py", SLICER)
@@ -366,7 +365,7 @@ def test_caller_in_another_module_decides_and_its_edit_invalidates(tmp_path):
     second, cache = lint(root, tmp_path / "c")
     assert rows(second) == []
     assert cache.hits == 0  # train.py changed; slicing.py read it
-    project.clear()
+    _forget_modules()
 
 
 # ---- damaged, foreign and unusual entries ----
@@ -664,33 +663,33 @@ def test_settings_key_ignores_discovery_only_settings():
     assert keys.config_key(base, codes) != keys.config_key(Settings(ignore=("SL2",)), codes)
 
 
-def test_summaries_of_other_modules_are_bounded(tmp_path, monkeypatch):
-    project.clear()
-    monkeypatch.setattr(project, "MAX_CACHED_MODULES", 3)
+def test_parsed_modules_of_the_project_are_bounded(tmp_path, monkeypatch):
+    _forget_modules()
+    monkeypatch.setattr(project_modules, "MAX_CACHED_MODULES", 3)
     for i in range(6):
         write(tmp_path / f"h{i}.py", f"import torch\ndef f{i}():\n    return torch.zeros(3)\n")
-        assert project.analyzer_for(tmp_path / f"h{i}.py", 1, FileAnalyzer) is not None
-    assert list(project._cache) == [str(tmp_path / f"h{i}.py") for i in (3, 4, 5)]
-    monkeypatch.setattr(project, "MAX_CACHED_SOURCE_BYTES", 250)
+        assert project_modules.read_source(tmp_path / f"h{i}.py", f"h{i}") is not None
+    assert list(project_modules._parsed) == [str(tmp_path / f"h{i}.py") for i in (3, 4, 5)]
+    monkeypatch.setattr(project_modules, "MAX_CACHED_SOURCE_BYTES", 250)
     write(tmp_path / "big.py", "import torch\n" + "x = 1\n" * 30)
-    project.analyzer_for(tmp_path / "big.py", 1, FileAnalyzer)
-    kept = list(project._cache)
+    project_modules.read_source(tmp_path / "big.py", "big")
+    kept = list(project_modules._parsed)
     assert kept[-1] == str(tmp_path / "big.py") and len(kept) < 3
-    assert project._cached_bytes == sum(os.path.getsize(p) for p in kept) <= 250
-    project.clear()
+    assert project_modules._parsed_bytes == sum(os.path.getsize(p) for p in kept) <= 250
+    _forget_modules()
 
 
 def test_resolution_probes_are_noted_on_every_lookup(tmp_path):
     from streamlint.model import reads
 
-    project.clear()
+    _forget_modules()
     write(tmp_path / "main.py", "")
     for _ in range(2):  # the second lookup is answered from memory, and noted all the same
         with reads.recording() as notes:
-            assert project.module_file(str(tmp_path / "main.py"), "missing.mod") is None
+            assert resolve.module_file(str(tmp_path / "main.py"), "missing.mod") is None
         assert notes and all(note is reads.ABSENT for note in notes.values())
         assert str(tmp_path / "missing" / "mod.py") in notes
-    project.clear()
+    _forget_modules()
 
 
 def test_notebook_results_keep_their_cells(tmp_path):
@@ -753,7 +752,7 @@ def test_a_helper_summarised_then_checked_is_parsed_once(package, tmp_path, monk
     lint(package, tmp_path / "c")
     text = "# edited\n" + HELPERS.format(pin="")
     write(package / "helpers.py", text)
-    project.clear()
+    _forget_modules()
     parsed: list[int] = []
     real = libcst.parse_module
     monkeypatch.setattr(libcst, "parse_module", lambda text, *a, **k: parsed.append(len(text)) or real(text, *a, **k))
@@ -767,7 +766,7 @@ def test_a_helper_summarised_then_checked_is_parsed_once(package, tmp_path, monk
 def test_helper_walked_in_the_callers_context_rechecks_on_a_body_edit(tmp_path):
     # main.py calls scale_ under a side stream, so its result depends on the helper's
     # body (walked with main's values), not only on the helper's summary.
-    project.clear()
+    _forget_modules()
     pkg = tmp_path / "pkg"
     write(pkg / "__init__.py", "")
     write(pkg / "ops.py", "import torch\n\n\ndef scale_(t):\n    return t.mul_(2)\n")
@@ -786,7 +785,7 @@ def test_helper_walked_in_the_callers_context_rechecks_on_a_body_edit(tmp_path):
     os.utime(pkg / "ops.py", (2_000_000_000, 2_000_000_000))
     second, _ = lint(pkg, tmp_path / "c")
     assert sorted((r[0], r[3]) for r in rows(second)) == [("main.py", "SL401"), ("main.py", "SL404")]
-    project.clear()
+    _forget_modules()
 
 
 def test_no_digest_is_made_without_a_cache():

@@ -5,23 +5,20 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from types import SimpleNamespace
 
 from streamlint.config import Settings
 from streamlint.engine.lint import lint_text
 from streamlint.rules import all_rules
-from streamlint.rules._shared import OPERATION_WORDS, api_named, named, sync_idiom, waits_both_ways, wait_idiom
+from streamlint.rules._shared import OPERATION_WORDS, api_named, named, sync_idiom, wait_idiom
+from streamlint.rules.sl101_default_stream_barrier import _both_ways
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 
 
-def op(label: str):
-    return SimpleNamespace(stream=SimpleNamespace(label=label))
-
-
-def ops(*labels: str):
-    return [op(label) for label in labels]
+def ops(*labels: str) -> list[str]:
+    """The streams as the rule lists them: each once, as code, in order."""
+    return list(dict.fromkeys(f"`{label}`" for label in labels))
 
 
 def lint(relative: str):
@@ -33,17 +30,17 @@ def lint(relative: str):
 
 
 def test_each_side_is_said_once_and_clearly():
-    assert waits_both_ways(ops("s_in"), ops("s_left", "s_right", "s_left"), "launch") == (
+    assert _both_ways(ops("s_in"), ops("s_left", "s_right", "s_left"), "launch") == (
         "`s_left` and `s_right` wait for this launch; it waits for `s_in`"
     )
-    assert waits_both_ways(ops("s_in", "s_in"), ops("s_in", "s_out"), "kernel") == (
+    assert _both_ways(ops("s_in", "s_in"), ops("s_in", "s_out"), "kernel") == (
         "`s_in` and `s_out` wait for this kernel; it waits for `s_in`"
     )
-    assert waits_both_ways(ops("s1", "s2"), ops("s2", "s1"), "kernel") == (
+    assert _both_ways(ops("s1", "s2"), ops("s2", "s1"), "kernel") == (
         "`s1` and `s2` wait for this kernel, and it waits for both"
     )
-    assert waits_both_ways(ops("s0"), ops("s0", "s0"), "memset") == "it and `s0` wait for each other"
-    assert waits_both_ways(ops("a", "b", "c"), ops("c", "b", "a"), "kernel").endswith("it waits for all of them")
+    assert _both_ways(ops("s0"), ops("s0", "s0"), "memset") == "it and `s0` wait for each other"
+    assert _both_ways(ops("a", "b", "c"), ops("c", "b", "a"), "kernel").endswith("it waits for all of them")
 
 
 def test_sl101_message_on_a_fixture():
@@ -69,9 +66,13 @@ def test_placeholders_are_words_and_names_are_code():
 
 def test_the_operation_words_cover_the_models_labels():
     # A label the model adds for an operation without a call must be said in words.
-    from streamlint.model.walk_common import _OPERATOR_LABELS
+    import libcst as cst
 
-    assert set(_OPERATOR_LABELS.values()) <= OPERATION_WORDS
+    from streamlint.model.transfer.torch_calls import _operation_api
+
+    labels = {_operation_api(cst.parse_expression(text), "torch") for text in ("a * 2", "-a", "a < b")}
+    assert labels <= OPERATION_WORDS
+    assert "in-place arithmetic" in OPERATION_WORDS  # (transfer/statements.py, `a += b`)
 
 
 _FINDING_OR_HELP = re.compile(r"^(\S+:\d+:\d+: SL\d{3} .*|\s+= help: .*)$", re.M)
