@@ -14,8 +14,8 @@ from streamlint.cli import main
 from streamlint.config import ConfigError, Settings, load_settings
 from streamlint.engine.lint import lint_text
 from streamlint.model import declared
-from streamlint.model.declared import ModelError, parse_model, parse_models
 from streamlint.model.api.op_kinds import OpKind
+from streamlint.model.declared import ModelError, parse_model, parse_models
 
 WRAPPERS = """
 [tool.streamlint]

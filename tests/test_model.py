@@ -123,9 +123,6 @@ def test_methods_of_top_level_classes_are_placed_alone_and_right(tmp_path):
 
 
 def _absolute_project(tmp_path):
-    from streamlint.checker import check_source
-    from streamlint.rules import all_rules
-
     _forget()
     (tmp_path / "setup.cfg").write_text("[metadata]\nname = p\n")
     lib = tmp_path / "lib" / "utils"

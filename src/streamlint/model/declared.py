@@ -23,7 +23,7 @@ default), `blocking` (does the host wait; default: true for the sync kinds), `re
 (see RETURNS), `host` (the host buffer of a copy, for the pinned-memory rules).
 
 Models are checked when loaded; a ModelError names the model and the key. This module is
-data and parsing only: the flow walk (calls.py) asks `active()` for facts.
+data and parsing only: the transfer functions (transfer/calls.py) ask `active()` for facts.
 """
 
 from __future__ import annotations

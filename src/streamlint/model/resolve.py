@@ -81,7 +81,7 @@ def _module_file(from_path: str, dotted: str, probes: list[tuple[str, bool]]) ->
     return None
 
 
-# directory -> its Python files, for reverse.py (listed once per run, like `_resolved`).
+# directory -> its Python files, for the callers' search (listed once per run, like `_resolved`).
 _listings: dict[str, tuple[str, ...]] = {}
 _packages: dict[str, tuple[str, ...]] = {}  # (package_files)
 

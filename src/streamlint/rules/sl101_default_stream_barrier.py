@@ -17,8 +17,8 @@ from streamlint.model.syntax import labels
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.per_thread import settings
 from streamlint.model.syntax.sync_purpose import comprehension_of
-from streamlint.rules.base import Finding, Rule
 from streamlint.rules._shared import api_named, joined
+from streamlint.rules.base import Finding, Rule
 from streamlint.rules.sl202_blocking_copy_in_stream_region import stream_label
 
 

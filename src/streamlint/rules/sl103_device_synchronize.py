@@ -14,8 +14,8 @@ from streamlint.model.syntax import labels
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.purpose import timed, trains
 from streamlint.model.syntax.sync_purpose import Purpose, SyncPurposes, unrolled, waits_on_user
-from streamlint.rules.base import Finding, Rule
 from streamlint.rules._shared import STEP_TIMING_HELP, api_named
+from streamlint.rules.base import Finding, Rule
 
 
 class DeviceSynchronize(Rule):

@@ -18,8 +18,8 @@ from streamlint.model.summary.effects import Operation
 from streamlint.model.syntax import labels, nesting
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.sync_purpose import comprehension_of, unrolled, waits_on_user
-from streamlint.rules.base import Finding, Rule
 from streamlint.rules._shared import api_named, named
+from streamlint.rules.base import Finding, Rule
 
 
 class MissingNonBlocking(Rule):

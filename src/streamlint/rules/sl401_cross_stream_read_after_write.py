@@ -10,9 +10,9 @@ from streamlint.fixes.model import Applicability
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.findings import Placement
-from streamlint.rules.base import Finding, Rule
 from streamlint.rules._hazard_words import Words
 from streamlint.rules._shared import handed_to_callers_of, named, stream_code, wait_idiom
+from streamlint.rules.base import Finding, Rule
 
 
 class CrossStreamReadAfterWrite(Rule):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from streamlint.model.findings import Placement
-from streamlint.rules.base import Finding, Rule
 from streamlint.rules._hazard_words import Words
 from streamlint.rules._shared import named, over_elements, stream_code, sync_idiom, wait_idiom
+from streamlint.rules.base import Finding, Rule
 
 
 class CrossStreamWriteAfterRead(Rule):

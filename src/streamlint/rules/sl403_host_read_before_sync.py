@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from streamlint.model.findings import Placement
-from streamlint.rules.base import Finding, Rule
 from streamlint.rules._hazard_words import Words
 from streamlint.rules._shared import handed_to_callers_of, is_placeholder, named, stream_code, sync_idiom
+from streamlint.rules.base import Finding, Rule
 
 
 class HostReadBeforeSync(Rule):

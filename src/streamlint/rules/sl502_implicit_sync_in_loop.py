@@ -26,8 +26,8 @@ from streamlint.model.syntax.sync_purpose import (
     unrolled,
     waits_on_user,
 )
-from streamlint.rules.base import Finding, Rule
 from streamlint.rules._shared import STEP_TIMING_HELP
+from streamlint.rules.base import Finding, Rule
 
 
 class ImplicitSyncInLoop(Rule):
