@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from streamlint.config import Settings
 from streamlint.engine.lint import lint_text
 from streamlint.rules import all_rules
@@ -92,6 +94,8 @@ def test_no_snapshot_renders_a_placeholder_as_code_or_names_a_stream_twice_in_a_
 # ---- a result handed to the callers ----
 
 
+@pytest.mark.xfail(strict=True, reason="v3 regression (docs/v3-switch-diff.md, lines 8 and 32): a result handed to "
+                   "callers in sight that read it unwaited is not reported")
 def test_a_result_handed_out_is_read_at_the_callers_lines():
     [sl401] = [d for d in lint("SL103/positive_helper_call_sites_regression.py") if d.code == "SL401"]
     assert sl401.message == (
@@ -125,6 +129,8 @@ def train(batches, other):
 '''
 
 
+@pytest.mark.xfail(strict=True, reason="v3 regression (docs/v3-switch-diff.md, line 8): a result handed to callers in "
+                   "sight that read it unwaited is not reported")
 def test_the_callers_are_calls_on_instances_of_the_class_only():
     # `other.fetch()` (line 16) calls some other object's fetch: not a caller of Loader.fetch.
     found = lint_text(LOADER, "loader.py", Settings.default(), rules=all_rules())
