@@ -1,7 +1,8 @@
 """Guard rails of the v3 model (issue 27), as tests.
 
-They cover the v3 layers; the old modules beside them (analysis.py, flow.py, ...) are
-deleted when the product switches to v3, and then V3 becomes all of model/.
+They cover all of model/ since the switch deleted the v2 modules, except declared.py (the
+parser of declared models, configuration data: its `parse_model` is over the complexity bound,
+17, and is left for its own change).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import pytest
 
 MODEL = Path(__file__).resolve().parents[2] / "src" / "streamlint" / "model"
 V3 = [MODEL / "domain", MODEL / "summary", MODEL / "transfer", MODEL / "interproc", MODEL / "syntax",
-      MODEL / "readings", MODEL / "findings.py", MODEL / "file_model.py", MODEL / "explain.py"]
+      MODEL / "readings", MODEL / "api", MODEL / "findings.py", MODEL / "file_model.py", MODEL / "explain.py",
+      MODEL / "checked_file.py", MODEL / "positions.py", MODEL / "prefilter.py", MODEL / "reads.py",
+      MODEL / "resolve.py"]
 # The layers whose classes hold analysis state: at most 15 fields each.
 STATEFUL = [MODEL / "domain", MODEL / "summary", MODEL / "transfer"]
 MAX_FIELDS = 15
