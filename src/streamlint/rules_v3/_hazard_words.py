@@ -123,7 +123,7 @@ class Words:
                 return made or "an unknown stream"
             return f"{made}[{index.const!r}]" if index.kind is IndexKind.CONST else f"{made}[...]"
         if ref.kind is StreamRefKind.PATH and ref.path is not None:
-            return self.path(ref.path, None)
+            return self.stream_path(ref.path)
         if ref.kind is StreamRefKind.CREATED:
             bound = self.site_label(ref.site, (near.node,) if near is not None else ())
             if bound:
@@ -285,6 +285,17 @@ class Words:
             return f"the result of `{path.root.name.rsplit('.', 1)[-1]}()`"
         return self._with_steps(path.root.name.rsplit(".", 1)[-1] if path.root.kind is RootKind.GLOBAL
                                 else path.root.name, path.steps, reading)
+
+    def stream_path(self, path: Path) -> str:
+        """A stream kept at a path, with every step (`self._stages[...].stream`: unlike a
+        buffer's name, the stream is the last step, not the collection holding it)."""
+        text = self.path(Path(path.root), None)
+        for step in path.steps:
+            if isinstance(step, Index):
+                text += f"[{step.const!r}]" if step.kind is IndexKind.CONST else "[...]"
+            else:
+                text += f".{step}"
+        return text
 
     @staticmethod
     def _with_steps(base: str, steps: tuple, reading: Optional[HazardReading]) -> str:

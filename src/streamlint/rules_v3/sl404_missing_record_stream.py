@@ -5,7 +5,7 @@ from __future__ import annotations
 from streamlint.fixes.edits import FixBuilder, bound_before, is_pasteable, make_fix
 from streamlint.fixes.idioms import stream_named_at
 from streamlint.fixes.model import Applicability
-from streamlint.model.domain.paths import RootKind
+from streamlint.model.domain.paths import Index, RootKind
 from streamlint.model.findings import Placement
 from streamlint.model.readings.hazards import allocation_node, is_module_level, stored_allocation_node
 from streamlint.rules.base import Finding, Rule
@@ -112,6 +112,7 @@ class MissingRecordStream(Rule):
             user_label = words.stream(h.earlier.stream, h, h.earlier)
             user, owner = stream_code(user_label, "torch", analysis), stream_code(owner_label, "torch", analysis)
             made = allocation_node(words.model, h) or stored_allocation_node(words.model, h)
+            tensor = buffer if _names_one_tensor(words, h, buffer) else ""
             if h.placement is Placement.AT_BOUNDARY:
                 # used and released in the callers, not here: name their lines
                 callers = handed_to_callers_of(analysis, h.function.node, h.function.class_name,
@@ -120,9 +121,9 @@ class MissingRecordStream(Rule):
                 node = words.first_read(h, buffer) if h.earlier.access.path.root.kind is RootKind.SELF else h.node
                 yield Finding(
                     node,
-                    f"{named(buffer)} was allocated on {named(owner_label)} (line {words.line(made)}) and is "
+                    f"{named(buffer)} was allocated on {named(owner_label)}{_at_line(words, made)} and is "
                     f"{callers}, without `record_stream`: its memory may go to new work on {named(owner_label)} too early",
-                    help=_record_help(buffer, user),
+                    help=_record_help(tensor, user),
                 )
                 continue
             if h.released_at is None and is_module_level(h):
@@ -134,12 +135,25 @@ class MissingRecordStream(Rule):
                 released = f"released at line {words.line(h.released_at)}"
             yield Finding(
                 h.node,
-                f"{named(buffer)} was allocated on {named(owner_label)} (line {words.line(made)}), is used "
+                f"{named(buffer)} was allocated on {named(owner_label)}{_at_line(words, made)}, is used "
                 f"on {named(user_label)} here, then {released} without `record_stream`: its memory may go to "
                 f"new work on {named(owner_label)} too early",
-                fix=_fix(words.builder, h, buffer, words.stream_for_code(h.earlier.stream, h, h.earlier)),
-                help=_record_help(buffer, user) + f" (or `{owner}.wait_stream({user})` before the release)",
+                fix=_fix(words.builder, h, tensor, words.stream_for_code(h.earlier.stream, h, h.earlier)),
+                help=_record_help(tensor, user) + f" (or `{owner}.wait_stream({user})` before the release)",
             )
+
+
+def _at_line(words: Words, made) -> str:
+    """" (line N)" of the allocation, or nothing where the model holds no node for it (an
+    allocation only known as the items a container was filled with)."""
+    return f" (line {words.line(made)})" if made is not None else ""
+
+
+def _names_one_tensor(words: Words, h, buffer: str) -> bool:
+    """False where the label names the container an item came from (`self._results` for one
+    of its items): a list has no `record_stream`, so no advice or fix may call it there."""
+    path = h.later.access.path
+    return not (any(isinstance(step, Index) for step in path.steps) and buffer == words.path(path, h))
 
 
 def _one_per_use(words: Words):
