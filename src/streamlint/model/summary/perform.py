@@ -112,7 +112,7 @@ def _wait_stream(order: Order, e: Effect) -> Order:
     if not e.other.known:
         return _wait_everything(order, e.stream)  # a wait we cannot resolve may order anything
     for waiter in _waiters(e.stream):
-        order = order.wait(waiter, e.other)
+        order = order.wait(waiter, e.other, e.branch)
     return order
 
 
@@ -134,7 +134,7 @@ def _wait_everything(order: Order, waiter: StreamRef) -> Order:
 def _record_event(order: Order, e: Effect) -> Order:
     if e.path is None or e.stream is None:
         return order
-    return order.record(e.path, e.stream)
+    return order.record(e.path, e.stream, e.branch)
 
 
 def _wait_event(order: Order, e: Effect) -> Order:
@@ -143,7 +143,7 @@ def _wait_event(order: Order, e: Effect) -> Order:
     if order.recorded(e.path) is None:
         return _wait_everything(order, e.stream)  # an event recorded where we cannot see: may order anything
     for waiter in _waiters(e.stream):
-        order = order.wait_event(waiter, e.path)
+        order = order.wait_event(waiter, e.path, e.branch)
     return order
 
 

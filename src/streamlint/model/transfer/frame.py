@@ -8,7 +8,7 @@ from typing import Optional, Protocol
 
 import libcst as cst
 
-from streamlint.model.domain.order import AccessEvent, Conflict
+from streamlint.model.domain.order import AccessEvent, Conflict, configuration_sides
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import AbsValue
@@ -220,6 +220,12 @@ class Frame:
             return self.branch
         ordinal = self.numbering.tests.setdefault(id(test), len(self.numbering.tests))
         return self.branch + (f"{self.qualname}?{ordinal}:{int(taken)}",)
+
+    def configured(self, test: cst.BaseExpression, taken: bool) -> tuple[str, ...]:
+        """The branch with the side of a configuration test (an option of `self`, a parameter
+        never rebound) that the rest of the function is on, the other side having left it."""
+        side = self.side(test, taken)[len(self.branch):]
+        return self.branch + tuple(tag for tag in side if tag in configuration_sides(side))
 
     def emit(self, effect: Effect) -> Effect:
         """Keep the effect, under the sides of the tests the walk is in; returns it so tagged."""

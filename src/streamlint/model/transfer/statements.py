@@ -376,6 +376,7 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
         finally:
             # (an exit on the rare side, `if self._check_meta: ... return`, leaves the usual path as it was)
             frame.guards = (entered if rare else frame.guards) - once_body
+        frame.branch = outside
         frame.branch = frame.side(node.test, False)
         lifted = int(usual_else)
         frame.guards -= lifted
@@ -396,6 +397,8 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     leaves_loop = frame.loop_depth > 0 and ends_the_loop(node.body)  # (`if i == n: break`: every pass runs on)
     if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body) and not leaves_loop:
         frame.guards += 1  # one side leaves (`if done: return`): what follows runs only sometimes
+    if truth(test) is None and not frame.loop_depth and taken.reachable != other.reachable:
+        frame.branch = frame.configured(node.test, other.reachable)  # what follows is on the side that stays (D-18)
     return taken.join(other, every_path=_on_the_counter(node.test, frame))
 
 
