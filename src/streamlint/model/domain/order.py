@@ -22,6 +22,7 @@ from typing import Iterable, Iterator, Optional
 
 from streamlint.model.domain.paths import Path
 from streamlint.model.domain.pending_index import PendingIndex
+from streamlint.model.domain.sides import configuration_sides, exclusive
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 
 # The host, as the side of an access (a host read of a copy's destination, a refill).
@@ -77,30 +78,6 @@ def _on_paths_after(earlier: AccessEvent, later: AccessEvent) -> tuple[AccessEve
     if later.stream.kind is StreamRefKind.EITHER and earlier.either == later.stream:
         return (replace(later, stream=earlier.stream, either=later.stream),)
     return on_paths(later)
-
-
-def exclusive(a: Iterable[str], b: Iterable[str]) -> bool:
-    """Two accesses made on two sides of one test (the same test, another side), or in the bodies
-    of two tests of one configuration value against different constants (`mode == 2`, `mode == 3`:
-    D-18)."""
-    if not a or not b:
-        return False
-    sides = dict(tag.rsplit(":", 1) for tag in a)
-    compared = {test.partition("==")[0]: test for test, side in sides.items() if side == "1" and "==" in test}
-    for test, side in (tag.rsplit(":", 1) for tag in b):
-        if sides.get(test, side) != side:
-            return True
-        value, eq, _ = test.partition("==")
-        if eq and side == "1" and compared.get(value, test) != test:
-            return True
-    return False
-
-
-def configuration_sides(branch: Iterable[str]) -> frozenset[str]:
-    """The sides of a branch that name a configuration value (an option of `self`, a parameter
-    never rebound, compared or not): those a later test of the same value takes again. The sides
-    of tests named by their ordinal are taken once per walk and never met again after the join."""
-    return frozenset(tag for tag in branch if not tag.rsplit(":", 1)[0].rpartition("?")[2].isdigit())
 
 
 def access_key(a: AccessEvent) -> tuple:
