@@ -149,3 +149,20 @@ def test_a_call_on_one_side_of_an_option_test_runs_the_callees_work_of_that_side
     model = analyze_file(cst.parse_module(textwrap.dedent(BUCKETS.replace("{test}", test))), "prog.py")
     calls = [h for h in model.hazards if h.function.endswith("finish_grad_sync") and h.placement.name == "AT_CALL"]
     assert bool(calls) == at_call
+
+
+def test_a_callees_side_of_a_parameter_test_is_decided_by_the_argument():
+    from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, ValueKind
+    from streamlint.model.summary.apply import Binding, _Mapper
+    from streamlint.model.domain.state import State
+
+    def side(tag: str, value: AbsValue):
+        return _Mapper(Binding("f#1", (("p", value),)), State(), "m.g")._side(tag)
+
+    stream = AbsValue(ValueKind.STREAM, "torch", stream=StreamRef.ambient("torch"))
+    assert side("m.g?p:1", TRUE) == "" and side("m.g?p:1", FALSE) is None
+    assert side("m.g?p is None:1", NONE) == "" and side("m.g?p is None:1", stream) is None
+    assert side("m.g?p is None:0", stream) == ""
+    assert side("m.g?p==0:1", AbsValue(ValueKind.HOST_NUMBER, target="0")) == ""
+    assert side("m.g?p:1", UNKNOWN) == "f#1>m.g?p:1"  # not told: this call's side
+    assert side("m.g?p:1", stream.join_none()) == "f#1>m.g?p:1"
