@@ -152,9 +152,9 @@ def test_a_call_on_one_side_of_an_option_test_runs_the_callees_work_of_that_side
 
 
 def test_a_callees_side_of_a_parameter_test_is_decided_by_the_argument():
+    from streamlint.model.domain.state import State
     from streamlint.model.domain.values import FALSE, NONE, TRUE, UNKNOWN, AbsValue, ValueKind
     from streamlint.model.summary.apply import Binding, _Mapper
-    from streamlint.model.domain.state import State
 
     def side(tag: str, value: AbsValue):
         return _Mapper(Binding("f#1", (("p", value),)), State(), "m.g")._side(tag)
