@@ -14,7 +14,7 @@ from streamlint.model.domain.frozen_map import EMPTY, FrozenMap
 from streamlint.model.domain.order import Order
 from streamlint.model.domain.paths import Index, Path
 from streamlint.model.domain.persistent import PMap
-from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
+from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.domain.values import NO_ITEMS, UNKNOWN, AbsValue, ValueKind
 
 
@@ -146,14 +146,19 @@ class State:
         return PMap.of(direct), containers
 
     # -- lattice -------------------------------------------------------------------
-    def join(self, other: "State", every_path: bool = False, back_edge: bool = False) -> "State":
+    def join(self, other: "State", every_path: bool = False, back_edge: bool = False,
+             sides: tuple[str, str] = ("", "")) -> "State":
         """The state after either of two paths. `back_edge`: `other` comes around a loop's back
-        edge to its head (values the body carried to the next iteration: `AbsValue.join_carried`)."""
+        edge to its head (values the body carried to the next iteration: `AbsValue.join_carried`).
+        `sides`: the sides of a configuration test the two paths took: a stream each path chose
+        is one of two, each known by its side (D-18)."""
         if not other.reachable:
             return self
         if not self.reachable or self == other:
             return other
-        values = (lambda a, b: a.join_carried(b)) if back_edge else (lambda a, b: a.join(b))
+        def values(a: AbsValue, b: AbsValue) -> AbsValue:
+            joined = a.join_carried(b) if back_edge else a.join(b)
+            return _chosen(joined, a, b, sides) if any(sides) else joined
         return State(
             _join_maps(self.names, other.names, values),
             _join_maps(self.heap, other.heap, values),
@@ -163,6 +168,20 @@ class State:
             self.capturing | other.capturing,
             _join_recorded(self.recorded, other.recorded),
         )
+
+
+def _chosen(joined: AbsValue, a: AbsValue, b: AbsValue, sides: tuple[str, str]) -> AbsValue:
+    """A joined value whose stream is one of the two streams the paths held, each by its side. A
+    stream's context on one path and None on the other (`stream(s) if overlap else nullcontext()`)
+    keeps both sides on its stream: the side it is entered on, then the side it is not."""
+    stream = joined.stream
+    if stream is None:
+        return joined
+    if joined.kind is ValueKind.STREAM_CONTEXT and ValueKind.NONE in (a.kind, b.kind):
+        return replace(joined, stream=replace(stream, sides=sides if a.stream is not None else sides[::-1]))
+    if stream.kind is not StreamRefKind.EITHER or a.stream is None or b.stream is None:
+        return joined
+    return replace(joined, stream=stream.chosen_by({a.stream: sides[0], b.stream: sides[1]}))
 
 
 def _held_after(held: tuple[PMap, int], dropped, added: AbsValue) -> tuple[PMap, int]:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Optional
+from typing import Iterable, Optional
 
 from streamlint.model.domain.paths import Path, Root, RootKind
+from streamlint.model.domain.sides import exclusive
 
 
 class StreamRefKind(Enum):
@@ -38,6 +39,9 @@ class StreamRef:
     # stream). Evidence about the stream, not another stream: it does not take part in equality
     fresh: bool = field(default=False, compare=False)
     members: tuple = field(default=(), metadata={"omit_default": True})  # an EITHER's two streams
+    # An EITHER's members' sides of a configuration test that chose each ("" when not one; D-18):
+    # work done on one side of that test later is on that side's stream. Evidence, not identity
+    sides: tuple = field(default=(), compare=False, repr=False, metadata={"omit_default": True})
 
     def _identity(self) -> tuple:
         """What makes two refs one stream. The stream held at a path is one stream whatever each
@@ -200,6 +204,20 @@ class StreamRef:
         if len(members) != 2 or not all(m.known for m in members) or any(m.framework in ("host", "allocator") for m in members):
             return None
         return StreamRef(StreamRefKind.EITHER, members=tuple(sorted(members, key=_canonical)))
+
+    def chosen_by(self, sides: dict) -> "StreamRef":
+        """One of two streams, each chosen on one side of a configuration test: {member: side}."""
+        if self.kind is not StreamRefKind.EITHER or not any(sides.get(m) for m in self.members):
+            return self
+        return replace(self, sides=tuple(sides.get(m, "") for m in self.members))
+
+    def on_sides(self, branch: Iterable[str]) -> "StreamRef":
+        """The stream of work done on the sides `branch`: of one of two streams chosen by a
+        configuration test, the one chosen on a side not exclusive with them."""
+        if not self.sides or not branch:
+            return self
+        kept = [m for m, side in zip(self.members, self.sides) if not (side and exclusive((side,), branch))]
+        return kept[0] if len(kept) == 1 else self
 
     def _merged(self, other: "StreamRef") -> Optional["StreamRef"]:
         """One stream seen on two paths: the stream held at one path is one stream, seen with more

@@ -121,24 +121,35 @@ def _statement_calls(block: cst.BaseSuite) -> list[cst.Call]:
 
 
 def tested_value(test: cst.BaseExpression, fixed: frozenset[str]) -> Optional[tuple[str, bool]]:
-    """(what is tested, negated) for a test of a name the function never rebinds: `a`, `not a`,
-    `rank == 0`, `rank != 0`, `x is None`: two tests of one such value take sides together on a
-    path (`if a: X` ... `if not a: Y` never runs both)."""
+    """(what is tested, negated) for a test of a name the function never rebinds, or of an
+    attribute of `self` ("self.attr"): `a`, `not a`, `rank == 0`, `rank != 0`, `x is None`,
+    `self.method == 2`: two tests of one such value take sides together on a path (`if a: X` ...
+    `if not a: Y` never runs both)."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = tested_value(test.expression, fixed)
         return (inner[0], not inner[1]) if inner is not None else None
-    if isinstance(test, cst.Name) and test.value in fixed:
-        return test.value, False
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)):
+    name = _value_name(test, fixed)
+    if name is not None:
+        return name, False
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
         return None
-    operator, constant = test.comparisons[0].operator, test.comparisons[0].comparator
-    if test.left.value not in fixed or not written_constant(constant):
+    name, (operator, constant) = _value_name(test.left, fixed), (test.comparisons[0].operator, test.comparisons[0].comparator)
+    if name is None or not written_constant(constant):
         return None
     spelled = cst.Module([]).code_for_node(constant)
     if isinstance(operator, (cst.Equal, cst.NotEqual)):
-        return f"{test.left.value}=={spelled}", isinstance(operator, cst.NotEqual)
+        return f"{name}=={spelled}", isinstance(operator, cst.NotEqual)
     if isinstance(operator, (cst.Is, cst.IsNot)):
-        return f"{test.left.value} is {spelled}", isinstance(operator, cst.IsNot)
+        return f"{name} is {spelled}", isinstance(operator, cst.IsNot)
+    return None
+
+
+def _value_name(expr: cst.BaseExpression, fixed: frozenset[str]) -> Optional[str]:
+    """A name of `fixed`, or `self.<attr>` spelled "self.attr"."""
+    if isinstance(expr, cst.Name):
+        return expr.value if expr.value in fixed else None
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return f"self.{expr.attr.value}"
     return None
 
 

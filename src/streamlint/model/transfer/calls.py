@@ -567,7 +567,7 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame)
     summary = frame.program.summary(target, context) if frame.program is not None else None
     if summary is None:
         return _opaque(arguments, state, frame)
-    binding = Binding(frame.site(arguments.node), _bound_args(summary.params, arguments), arguments.receiver)
+    binding = Binding(frame.site(arguments.node), _bound_args(summary.params, arguments), arguments.receiver, frame.branch)
     applied = apply(summary, state, binding)
     for effect in applied.effects:
         frame.emit(_in_this_loop(effect, frame, frame.guards_at(arguments.node)))
@@ -687,7 +687,7 @@ def _construct(cls: str, arguments: Arguments, state: State, frame: Frame) -> Ha
     summary = frame.program.summary(f"{cls}.__init__", _context(init, state, frame)) if frame.program is not None else None
     if summary is None:
         return obj, state
-    applied = apply(summary, state, Binding(frame.site(arguments.node), _bound_args(summary.params, init), obj))
+    applied = apply(summary, state, Binding(frame.site(arguments.node), _bound_args(summary.params, init), obj, frame.branch))
     for effect in applied.effects:
         frame.emit(effect)
     frame.report(list(applied.conflicts))

@@ -9,6 +9,7 @@ from typing import Optional, Protocol
 import libcst as cst
 
 from streamlint.model.domain.order import AccessEvent, Conflict
+from streamlint.model.domain.sides import configuration_sides
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import AbsValue
@@ -121,14 +122,11 @@ class Gathered:
 SELF_OPTION = "<self>."
 
 
-def _option_of_self(test: cst.BaseExpression) -> "Optional[tuple[str, bool]]":
-    """(`attr`, negated) for `self.attr` and `not self.attr`."""
-    negated = False
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test, negated = test.expression, True
-    if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self":
-        return test.attr.value, negated
-    return None
+def _bare(test: cst.BaseExpression) -> bool:
+    """`self.attr` or `not self.attr`: a flag of the object, not a comparison."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    return isinstance(test, cst.Attribute)
 
 
 @dataclass
@@ -205,21 +203,27 @@ class Frame:
             )
         return found
 
-    def side(self, test: cst.BaseExpression, taken: bool) -> tuple[str, ...]:
+    def side(self, test: cst.BaseExpression, taken: bool, option: bool = False) -> tuple[str, ...]:
         """The branch of one side of a test (a test in a loop is taken both ways over its
         iterations: no side). A test of an option of `self` (`if self.fused:`) is named by the
         option: every call on one receiver takes the same side (`apply` names it by the receiver)."""
-        option = _option_of_self(test)
-        if option is not None:
-            attr, negated = option
-            return self.branch + (f"{SELF_OPTION}{attr}:{int(taken != negated)}",)
         value = tested_value(test, self.numbering.fixed)  # (a parameter never rebound: one side per call)
+        if value is not None and value[0].startswith("self.") and not (option or _bare(test)):
+            value = None  # (a comparison of an attribute that is no option: state another call may change)
+        if value is not None and value[0].startswith("self."):
+            return self.branch + (f"{SELF_OPTION}{value[0][len('self.'):]}:{int(taken != value[1])}",)
         if value is not None:
             return self.branch + (f"{self.qualname}?{value[0]}:{int(taken != value[1])}",)
         if self.loop_depth:
             return self.branch
         ordinal = self.numbering.tests.setdefault(id(test), len(self.numbering.tests))
         return self.branch + (f"{self.qualname}?{ordinal}:{int(taken)}",)
+
+    def configuration_side(self, test: cst.BaseExpression, taken: bool, option: bool = False) -> str:
+        """The side of a test of a configuration value (an option of `self`, a parameter never
+        rebound, compared with a constant or not); "" for another test (D-18)."""
+        side = self.side(test, taken, option)[len(self.branch):]
+        return next(iter(configuration_sides(side)), "")
 
     def emit(self, effect: Effect) -> Effect:
         """Keep the effect, under the sides of the tests the walk is in; returns it so tagged."""

@@ -358,7 +358,8 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
         return run_block(_body(node.body), state, frame)
     holds, state = type_tests.sides(node.test, state, frame)  # a type test narrows each side
     # (a data-dependent test may pass every time: no guard; nor a test of an option, configuration)
-    rare = rare_test(node.test) and not (test.kind is ValueKind.UNKNOWN and test.target == OPTION)
+    option = test.kind is ValueKind.UNKNOWN and test.target == OPTION
+    rare = rare_test(node.test) and not option
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
     usual_else = rare and not negated(node.test)  # (the other side of a one-off, a flag, every N steps)
     frame.guards += rare
@@ -368,7 +369,7 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
         frame.numbering.every_side[id(call)] = frame.numbering.every_side.get(id(call), 0) + 1
     outside, lifted = frame.branch, 0
     try:
-        frame.branch = frame.side(node.test, True)
+        frame.branch = frame.side(node.test, True, option)
         frame.guards += once_body
         entered = frame.guards
         try:
@@ -376,7 +377,8 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
         finally:
             # (an exit on the rare side, `if self._check_meta: ... return`, leaves the usual path as it was)
             frame.guards = (entered if rare else frame.guards) - once_body
-        frame.branch = frame.side(node.test, False)
+        frame.branch = outside
+        frame.branch = frame.side(node.test, False, option)
         lifted = int(usual_else)
         frame.guards -= lifted
         other = state
@@ -396,7 +398,10 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     leaves_loop = frame.loop_depth > 0 and ends_the_loop(node.body)  # (`if i == n: break`: every pass runs on)
     if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body) and not leaves_loop:
         frame.guards += 1  # one side leaves (`if done: return`): what follows runs only sometimes
-    return taken.join(other, every_path=_on_the_counter(node.test, frame))
+    sides = (frame.configuration_side(node.test, True, option), frame.configuration_side(node.test, False, option))
+    if truth(test) is None and not frame.loop_depth and taken.reachable != other.reachable and sides[0]:
+        frame.branch += (sides[other.reachable],)  # what follows is on the side that stays (D-18)
+    return taken.join(other, every_path=_on_the_counter(node.test, frame), sides=sides)
 
 
 def _on_the_counter(test: cst.BaseExpression, frame: Frame) -> bool:
@@ -510,8 +515,11 @@ def _entered(context: AbsValue, state: State) -> StreamRef:
     two streams by the path taken (D-14)."""
     entered = (context.stream or UNKNOWN_STREAM).entered()
     if context.kind is not ValueKind.STREAM_CONTEXT or not context.may_be_none:
-        return entered
-    return StreamRef.either_of((entered, state.current_stream(context.framework))) or UNKNOWN_STREAM
+        return replace(entered, sides=()) if entered.kind is not StreamRefKind.EITHER else entered
+    either = StreamRef.either_of((entered, state.current_stream(context.framework))) or UNKNOWN_STREAM
+    if len(entered.sides) != 2:  # (chosen by a configuration test: the side entered, the side not: D-18)
+        return either
+    return either.chosen_by({entered: entered.sides[0], state.current_stream(context.framework): entered.sides[1]})
 
 
 def _try(node: cst.Try, state: State, frame: Frame) -> State:
