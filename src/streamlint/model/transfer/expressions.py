@@ -74,7 +74,9 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
         kept = frame.program.class_attribute(base.target, attr)  # what the object's class keeps there
         if kept is not None and kept.kind is not ValueKind.UNKNOWN:
             return calls.of_object(kept, base.identity), state
-    return calls.attribute_of(base, attr, path), state
+    left, state = calls.left_on_holder(base, attr, state, frame)
+    return (left if left is not None else calls.attribute_of(base, attr, path)), state
+
 
 
 HOST_NUMBER = AbsValue(ValueKind.HOST_NUMBER)
