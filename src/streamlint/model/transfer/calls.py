@@ -74,7 +74,8 @@ def left_on_holder(base: AbsValue, attr: str, state: State, frame: Frame) -> tup
     project's other functions that store `.x` on such a holder leave there (D-16), as this path's
     memory, made on the producer's stream before the call (an entry assumption of its own, which
     speaks for that memory in place of the parameter's)."""
-    if base.identity is None or base.identity.root.kind is not RootKind.PARAM or base.is_buffer or frame.program is None:
+    if base.identity is None or base.identity.root.kind is not RootKind.PARAM or base.is_buffer or frame.program is None \
+            or attr in torch_api.TENSOR_ATTRIBUTES:
         return None, state
     left = frame.program.left_on_holders(frame.module, attr, frame.qualname)
     if left is None:

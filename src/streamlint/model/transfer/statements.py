@@ -8,7 +8,7 @@ from typing import Callable, Optional, Sequence
 
 import libcst as cst
 
-from streamlint.model.api import python_std
+from streamlint.model.api import python_std, torch_api
 from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS
 from streamlint.model.domain.order import AccessEvent, Conflict, ConflictKind, access_key
 from streamlint.model.domain.paths import Index, Path, Root, RootKind, outermost_site
@@ -203,8 +203,9 @@ def _left_on_holder(holder: AbsValue, attr: str, value: AbsValue, state: State, 
     """A tensor stored on an object a parameter reaches (`node.state.x = t`, not a tensor's own
     `p.grad`): made on its stream or, not told, on the stream current at the store (D-16). Two
     stores of one attribute on two streams tell nothing of it."""
-    if holder.identity is None or holder.identity.root.kind is not RootKind.PARAM or holder.is_buffer:
-        return
+    if holder.identity is None or holder.identity.root.kind is not RootKind.PARAM or holder.is_buffer \
+            or attr in torch_api.TENSOR_ATTRIBUTES:
+        return  # (`p.grad`, `p.data`: a tensor's own, whatever the walk knows of `p`)
     if not (value.is_buffer and value.framework in STREAM_ORDERED_ALLOCATORS):
         return
     made = replace(value, identity=None, stream=value.stream or state.current_stream(value.framework),
