@@ -16,7 +16,7 @@ from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.api.facts import LEGACY_BY_DEFAULT, Arg, OpKind
 from streamlint.model.domain.order import AccessEvent
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
-from streamlint.model.domain.state import State
+from streamlint.model.domain.state import State, entry_stream
 from streamlint.model.domain.values import MAX_TARGETS, MERGED, NO_ITEMS, UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.syntax.names import attribute_named
 from streamlint.model.summary.apply import Binding, apply
@@ -743,6 +743,8 @@ def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, sta
     state = operation(state, frame, site, kernel.target or "kernel", OpKind.KERNEL, stream, bool(hosts),
                       framework="numba" if writes is not None else "", host_arrays=hosts)
     for index, (value, _) in enumerate(arguments.positional):
+        if writes is not None and index in writes:
+            value, state = _launched_into(value, stream, state, frame)
         if value.identity is None or not (value.is_buffer and value.memory is not Memory.PAGEABLE):
             continue
         host = not is_device(value)
@@ -756,6 +758,26 @@ def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, sta
         if writes is None:  # a body the walk cannot read: taken as read and written
             state = access(state, frame, site, value.identity, True, stream, host_memory=host)
     return UNKNOWN, state
+
+
+def _launched_into(value: AbsValue, stream: StreamRef, state: State, frame: Frame) -> tuple[AbsValue, State]:
+    """An argument of a kind not told that a kernel launched on a stream the code chose stores into
+    by index: a device array (D-11 (c) for a launch: a host array would be copied in and out around
+    a launch that then blocks, and the stream would order nothing); the names that hold it learn it.
+    A parameter's then was made on Numba's current stream at entry (the legacy default stream unless
+    every caller entered one), not on PyTorch's: its entry assumption says so."""
+    if value.kind is not ValueKind.UNKNOWN or value.identity is None or stream.kind in (
+            StreamRefKind.LEGACY, StreamRefKind.PER_THREAD, StreamRefKind.UNKNOWN):
+        return value, state
+    learned = AbsValue(ValueKind.BUFFER, "numba", Memory.DEVICE, value.identity)
+    for name, held in state.names:
+        if held.identity == value.identity and held.kind is ValueKind.UNKNOWN:
+            state = state.bind(name, learned)
+    if value.identity.root.kind is RootKind.PARAM and not value.identity.steps:
+        entry = StreamRef.ambient("numba") if "numba" in frame.context.entered else entry_stream("numba")
+        made = AccessEvent(value.identity, True, entry, f"{frame.qualname}#entry", assumed=True)
+        state = state.with_order(state.order.replaced_at(value.identity).add(made))
+    return learned, state
 
 
 def _host_array(value: AbsValue) -> bool:
