@@ -521,6 +521,13 @@ def _attribute_named(arguments: Arguments, state: State, frame: Frame) -> tuple[
 
 def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     name = target[len("builtins."):] if target.startswith("builtins.") else ""
+    if name == "dict" and not arguments.positional and arguments.keywords:  # `dict(non_blocking=True)`
+        keys = tuple(arguments.keywords)
+        items = tuple(v for v, _ in arguments.keywords.values())
+        element = items[0]
+        for item in items[1:]:
+            element = element.join(item)
+        return AbsValue(ValueKind.CONTAINER, element=element, positions=items, keys=keys), state
     if name == "getattr":
         method = bound_method(arguments, frame)
         if method is None:
