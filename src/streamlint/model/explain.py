@@ -91,7 +91,9 @@ def _value(value: AbsValue) -> str:
         words.append(value.target)
     if value.may_be_none:
         words.append("or None")
-    if value.positions:
+    if value.keys:
+        words.append("{" + ", ".join(f"{k!r}: {_value(p)}" for k, p in zip(value.keys, value.positions)) + "}")
+    elif value.positions:
         words.append("(" + ", ".join(_value(p) for p in value.positions) + ")")
     elif value.kind is ValueKind.CONTAINER and value.element is not None and value.element.kind is not ValueKind.UNKNOWN:
         words.append(f"of {_value(value.element)}")
