@@ -393,6 +393,7 @@ class Words:
             if not isinstance(target, cst.Name) or target.value not in used:
                 continue
             mentioned = {_spelled(n) for n in _walk(node.value) if isinstance(n, (cst.Name, cst.Attribute))}
+            mentioned |= {_getattr_spelled(n) for n in _walk(node.value)}
             if mentioned & names:
                 aliases.add(target.value)
         return aliases.pop() if len(aliases) == 1 else ""
@@ -436,6 +437,15 @@ def _callee_spelled(node: cst.CSTNode) -> str:
 
 def _spelled(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node).strip()
+
+
+def _getattr_spelled(node: cst.CSTNode) -> str:
+    """`getattr(holder, "x", None)` as `holder.x` (the attribute it reads); "" for anything else."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "getattr"
+            and len(node.args) >= 2 and isinstance(node.args[1].value, cst.SimpleString)):
+        return ""
+    name = node.args[1].value.evaluated_value
+    return f"{_spelled(node.args[0].value)}.{name}" if isinstance(name, str) and name.isidentifier() else ""
 
 
 def _walk(node: Optional[cst.CSTNode]) -> Iterator[cst.CSTNode]:

@@ -183,6 +183,15 @@ def _kind(earlier: AccessEvent, later: AccessEvent) -> Optional[ConflictKind]:
     return ConflictKind.WRITE_AFTER_READ if later.write else None
 
 
+def _assumed_closer(assumed: AccessEvent, access: AccessEvent, same_root: list) -> bool:
+    """Another entry assumption made for memory within `assumed`'s that `access` touches (the
+    tensor a producer left at `node.state.x` within the parameter `node`)."""
+    depth = len(assumed.path.steps)
+    return any(q.access.assumed and len(q.access.path.steps) > depth and q.access.path.may_alias(access.path)
+               and assumed.path.may_alias(q.access.path) and len(q.access.path.steps) <= len(access.path.steps)
+               for q in same_root)
+
+
 def _may_differ(a: StreamRef, b: StreamRef) -> bool:
     if a == HOST or b == HOST:
         return a != b
@@ -261,6 +270,8 @@ class Order:
                 continue
             if (p.access.assumed or p.access.untold) and access.host_memory:
                 continue  # the entry assumption speaks of device work only; so does a device not told
+            if p.access.assumed and _assumed_closer(p.access, access, same_root):
+                continue  # the memory's own entry assumption speaks for it (what a producer left, D-16)
             if exclusive(p.access.branch, access.branch):
                 continue  # two sides of one test of one call: never both
             # on one of two streams: a race on one path is a race (D-14)
@@ -379,6 +390,12 @@ class Order:
         if not gone:
             return self._derived(kept_for=kept_for), found
         return self._made(self._ix.removed(gone), None, kept_for), found
+
+    def told(self, path: Path) -> "Order":
+        """The memory at `path` shown to be device memory: its accesses made while its device was
+        not told are accesses to device memory (D-17's evidence that comes later)."""
+        return self._map(lambda p: replace(p, access=replace(p.access, untold=False))
+                         if p.access.untold and path.may_alias(p.access.path) else p)
 
     def replaced_at(self, path: Path) -> "Order":
         """Another value stored at `path` (`self.x = new`): what the entry assumption said of the

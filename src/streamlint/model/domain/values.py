@@ -61,6 +61,9 @@ class AbsValue:
     # is (`(output, event)`): what unpacking it (`a, b = t`) or a told index (`t[0]`) gives; the
     # joined `element` stays what an untold index or a loop gives
     positions: tuple = field(default=(), metadata={"omit_default": True})
+    # A dict written out with string keys (`{"non_blocking": True}`, `dict(non_blocking=True)`): the
+    # key of each item in `positions` (`**kwargs` passes them as keyword arguments)
+    keys: tuple = field(default=(), metadata={"omit_default": True})
 
     def join(self, other: "AbsValue") -> "AbsValue":
         if self == other:
@@ -88,7 +91,8 @@ class AbsValue:
             self.rank if self.rank == other.rank else -1,
             self.host_built or other.host_built,
             (self.host_built or other.host_built) and all(v.built_first for v in (self, other) if v.host_built),
-            _join_positions(self.positions, other.positions),
+            _join_positions(self.positions, other.positions) if self.keys == other.keys else (),
+            self.keys if self.keys == other.keys else (),
         )
         return _learned_on_one_path(joined, self, other)
 

@@ -17,6 +17,7 @@ from pathlib import Path as FilePath
 
 from streamlint.deadline import tick
 from streamlint.model.domain.order import Conflict
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
 from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, shown_by_use, placeholders_given_way
 from streamlint.model.interproc.digests import note_use
@@ -30,6 +31,8 @@ from streamlint.model.transfer.frame import ROOT_CONTEXT, SIDE_STREAM_FACT, Call
 from streamlint.model.transfer.interpret import Walked, call_ordinals, walk_function
 
 MAX_CONTEXTS = 4
+# Functions that may store one attribute on a holder for a reader to take what they leave (D-16)
+MAX_PRODUCERS = 4
 # The context of the one walk of a module's top level that finds what its names hold.
 GLOBALS_CONTEXT = CallContext(receiver_state=(("<globals>", UNKNOWN),))
 MAX_WALKS = 5000
@@ -93,6 +96,7 @@ class Solver:
         self._composing_depth = 0  # class states being composed (walks that are no callers' evidence)
         self._by_methods: dict[tuple[str, frozenset[str]], str] = {}
         self._with_method: dict[tuple[str, str, str], tuple[str, ...]] = {}
+        self._left_on_holders: dict[tuple[str, str, str], Optional[AbsValue]] = {}
         # walking a function in what its callers pass, joined: the walks it reaches (else None)
         self._joining: Optional[set] = None
 
@@ -249,6 +253,31 @@ class Solver:
         unit = self.program.unit(module)
         bases = unit.bases.get(name, ()) if unit is not None else ()
         return next((found for found in map(self.program.class_defined_at, bases) if found is not None), None)
+
+    def left_on_holders(self, module: str, attr: str, reader: str) -> Optional[AbsValue]:
+        key = (module, attr, reader)
+        if key not in self._left_on_holders:
+            self._left_on_holders[key] = None  # (asked again while its producers are walked: nothing yet)
+            self._left_on_holders[key] = self._producers_leave(module, attr, reader)
+        return self._left_on_holders[key]
+
+    def _producers_leave(self, module: str, attr: str, reader: str) -> Optional[AbsValue]:
+        producers = [q for q in self.program.holder_producers(module, attr) if q != reader]
+        if not producers or len(producers) > MAX_PRODUCERS:
+            return None
+        left = []
+        for qualname in producers:
+            summary = self.summary_at_root(qualname)
+            value = dict(summary.holder_stores).get(attr) if summary is not None else None
+            if value is not None:
+                left.append(replace(value, stream=produced_by(qualname, value.stream)))
+        if not left or any(value.stream is None for value in left):
+            return None
+        joined = left[0]
+        for value in left[1:]:
+            joined = joined.join(replace(value, stream=joined.stream))
+        stream = StreamRef.either_of(value.stream for value in left)
+        return replace(joined, stream=stream) if stream is not None else None
 
     def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
         cls = self.program.class_defined_at(cls) or ""  # (named through a re-export: where it is defined)
@@ -464,3 +493,14 @@ def digest_of_use(path: str, local: str) -> str:
     solver = Solver(Program(unit_of(name, source.tree, package), ProjectModules(path)))
     summary = solver.summary_at_root(f"{name}.{local}")
     return sealed(summary).digest if summary is not None else "unknown"
+
+
+def produced_by(producer: str, stream: Optional[StreamRef]) -> Optional[StreamRef]:
+    """A producer's stream in a reader's terms: its current stream when it ran (`PRODUCED`), or
+    one it made (made anew by each of its calls: another stream than any the reader knows); None
+    for one the reader cannot name (a parameter's, its object's)."""
+    if stream is None:
+        return None
+    if stream.kind is StreamRefKind.AMBIENT:
+        return StreamRef.produced(producer, stream.framework)
+    return stream if stream.kind is StreamRefKind.CREATED else None

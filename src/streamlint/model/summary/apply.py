@@ -16,7 +16,7 @@ from streamlint.model.domain.paths import Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.domain.sides import exclusive
-from streamlint.model.domain.values import AbsValue, ValueKind, truth
+from streamlint.model.domain.values import AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
 from streamlint.model.summary.function_summary import Evidence, FunctionSummary
 from streamlint.model.summary.perform import perform, released
@@ -77,11 +77,26 @@ def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bo
             state, found, release = _store(state, receiver.attr(attr), mapper.value(value), binding.site)
             conflicts.extend(found)
             mapped.extend(release)
-    returns = mapper.value(summary.returns)
+    returns = _as_given(mapper.value(summary.returns), summary.returns, binding)
     if summary.enters:  # a context manager that enters streams: `with helper():` runs its body there
         framework, stream = summary.enters[0]
         returns = AbsValue(ValueKind.STREAM_CONTEXT, framework, stream=mapper.stream(stream))
     return Applied(state, tuple(conflicts), returns, tuple(mapped))
+
+
+def _as_given(returns: AbsValue, said: AbsValue, binding: Binding) -> AbsValue:
+    """A callee that returns a tensor it was given (`return x.sub_(m).div_(s)`) returns the caller's
+    memory: what the caller knows of it (where it lives, the stream it was made on) stands where
+    the callee's walk was not told."""
+    root = said.identity.root if said.identity is not None else None
+    if root is None or root.kind is not RootKind.PARAM or said.identity.steps or not returns.is_buffer:
+        return returns
+    given = binding.arg(root.name)
+    if given is None or not given.is_buffer or given.identity != returns.identity:
+        return returns
+    return replace(returns, framework=returns.framework or given.framework,
+                   memory=given.memory if returns.memory is Memory.UNKNOWN else returns.memory,
+                   stream=returns.stream or given.stream)
 
 
 def _store(state: State, path: Path, value: AbsValue, site: str) -> tuple[State, list[Conflict], list[Effect]]:

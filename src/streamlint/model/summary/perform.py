@@ -151,6 +151,8 @@ def _record_event(order: Order, e: Effect) -> Order:
 def _wait_event(order: Order, e: Effect) -> Order:
     if e.path is None or e.stream is None:
         return order
+    if order.recorded(e.path) is None and e.path.root.kind is RootKind.FRESH:
+        return order  # an event the program made, which nothing recorded yet: waiting on it orders nothing
     if order.recorded(e.path) is None:
         return _wait_everything(order, e.stream)  # an event recorded where we cannot see: may order anything
     for waiter in _waiters(e.stream):

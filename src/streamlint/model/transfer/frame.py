@@ -98,6 +98,11 @@ class ProgramView(Protocol):
         """What `obj.<attr>` holds for an instance of the project class `cls`: the join of what
         its methods store there, in `self`'s terms (identities are `self.<attr>` paths)."""
 
+    def left_on_holders(self, module: str, attr: str, reader: str) -> Optional[AbsValue]:
+        """The tensor the project functions other than `reader` that store `.<attr>` on an object
+        their parameters reach leave there (their `holder_stores`), few enough: its stream the
+        producer's own (`PRODUCED`, D-16) or one it made; None when none or too many store it."""
+
 
 @dataclass
 class Gathered:
@@ -116,6 +121,12 @@ class Gathered:
     # memory the function did not allocate -> where it first bound it to a name (`x = self.buf`):
     # where a caller's use of it shows in this function
     taken: dict = field(default_factory=dict)
+    # attribute -> the tensor it stores on an object a parameter reaches (None: two stores disagree)
+    holder_stores: dict = field(default_factory=dict)
+    # a holder's attribute read here -> the value its producers left there (D-16), and of each
+    # producer's stream, the streams the code's `record_stream`s say it is not
+    produced: dict = field(default_factory=dict)
+    unlike: dict = field(default_factory=dict)
 
 
 # The branch tag of a test of `self.<attr>` (an option the object was made with).

@@ -102,11 +102,13 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         leave(end, frame)
     if frame.found.exit_state is not None:
         _release_locals(frame.found.exit_state, frame, node)
+        _released_by_producers(frame.found.exit_state, frame, node)
     effects, truncated = bounded(tuple(frame.found.effects))
     summary = FunctionSummary(
         frame.qualname, params, effects, frame.found.returned or UNKNOWN, _self_stores(frame.found.exit_state, context.receiver_state),
         tuple(sorted((param, tuple(sorted(tags))) for param, tags in frame.found.evidence.items())),
         bool(context.hot), _entered(frame.found.yielded), truncated,
+        tuple(sorted((a, v) for a, v in frame.found.holder_stores.items() if v is not None)),
     )
     earlier_calls = frozenset(context.receiver_pending)
     # what another call left in flight meets this call's work only at the boundary placements
@@ -427,6 +429,22 @@ def _release_locals(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:
                                                 or (returned.element is not None and returned.element.identity == value.identity))
         if not kept:
             state = release_if_dropped(value, state.bind(name, UNKNOWN), frame, node)
+
+
+def _released_by_producers(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:
+    """A tensor a producer left on a holder, read here, goes back to the allocator of the
+    producer's stream when this function or the producer's next call stores another there (met at
+    the end of this walk, and no effect of this function: the caller's walk does not meet it). A use here on another stream races it unless
+    the code told the allocator (`record_stream`); another stream only where the code's record
+    of memory that producer made says so (D-16), which tells that its memory is device memory, made
+    there: the uses before the record were of device memory too."""
+    site = frame.site(node)
+    for path, value in frame.found.produced.items():
+        for made in (value.stream.paths if value.stream is not None else ()):
+            unlike = frame.found.unlike.get(made)
+            if made.kind is StreamRefKind.PRODUCED and unlike:
+                release = AccessEvent(path, True, replace(made, unlike=tuple(sorted(unlike, key=repr))), site)
+                frame.report(exit_state.order.told(path).release(release)[1])
 
 
 def _entered(yielded: Optional[tuple]) -> tuple:

@@ -8,7 +8,7 @@ from typing import Callable, Optional, Sequence
 
 import libcst as cst
 
-from streamlint.model.api import python_std
+from streamlint.model.api import python_std, torch_api
 from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS
 from streamlint.model.domain.order import AccessEvent, Conflict, ConflictKind, access_key
 from streamlint.model.domain.paths import Index, Path, Root, RootKind, outermost_site
@@ -190,12 +190,31 @@ def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame
         if base.identity is not None:
             path = base.identity.attr(target.attr.value)
             old = state.at(path)
+            _left_on_holder(base, target.attr.value, value, state, frame)
             state = release_if_dropped(old, state.store(path, value), frame, node)
             state = state.with_order(state.order.replaced_at(path))
         return state
     if isinstance(target, cst.Subscript):
         return _store_element(target, value, state, frame, node)
     return state
+
+
+def _left_on_holder(holder: AbsValue, attr: str, value: AbsValue, state: State, frame: Frame) -> None:
+    """A tensor stored on an object a parameter reaches (`node.state.x = t`, not a tensor's own
+    `p.grad`): made on its stream or, not told, on the stream current at the store (D-16). Two
+    stores of one attribute on two streams tell nothing of it."""
+    if holder.identity is None or holder.identity.root.kind is not RootKind.PARAM or holder.is_buffer \
+            or attr in torch_api.TENSOR_ATTRIBUTES:
+        return  # (`p.grad`, `p.data`: a tensor's own, whatever the walk knows of `p`)
+    if not (value.is_buffer and value.framework in STREAM_ORDERED_ALLOCATORS):
+        return
+    made = replace(value, identity=None, stream=value.stream or state.current_stream(value.framework),
+                   positions=(), element=None, members=frozenset())
+    found = frame.found.holder_stores
+    if attr in found and found[attr] is not None and found[attr].stream != made.stream:
+        found[attr] = None
+    elif attr not in found:
+        found[attr] = made
 
 
 def release_if_dropped(old: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:

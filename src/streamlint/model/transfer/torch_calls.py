@@ -53,9 +53,11 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     fact = torch_api.FUNCTIONS.get(name)
     if fact is not None and fact.kind is None and fact.result == "none":
         return NONE, state  # a context that does nothing (`contextlib.nullcontext()`)
-    if fact is None and torch_api.returns_tensor(name) and all(v.memory is Memory.UNKNOWN for v in arguments.values()):
+    if fact is None and torch_api.returns_tensor(name) and all(v.memory is Memory.UNKNOWN and not (v.is_buffer and v.stream)
+                                                               for v in arguments.values()):
         # a tensor function given no tensor of known memory: a new tensor of a device not told
-        # (given tensors of known memory, PyTorch's invariant places it: `calls._opaque`)
+        # (given tensors of known memory, or made on a known stream, PyTorch's invariant places it:
+        # `calls._opaque`)
         return _fresh(frame, arguments, Memory.UNKNOWN, None), state
     return None
 
@@ -538,10 +540,11 @@ def _touch(state: State, frame: Frame, site: str, value: AbsValue, write: bool, 
         return state
     if stream is None and is_host(value):
         return host_access(state, frame, site, value.identity, write)
-    if stream is None and write and value.memory is Memory.UNKNOWN:
+    if stream is None and value.memory is Memory.UNKNOWN and (write or value.stream is not None):
         # changed in place where it lives, a device not told: device memory if a later use of the
-        # same memory shows so (D-17)
-        return untold_access(state, site, value.identity, True, state.current_stream(value.framework or F))
+        # same memory shows so (D-17); so is the use of a tensor a producer left on a holder, made
+        # on its stream, until the code says that stream is another (D-16)
+        return untold_access(state, site, value.identity, write, state.current_stream(value.framework or F))
     if stream is None:
         return state
     if is_device(value):
@@ -733,6 +736,9 @@ def _record_stream(tensor: AbsValue, arguments: Arguments, state: State, frame: 
     if tensor.identity is None or not stream.known:
         return UNKNOWN, state
     site = frame.site(arguments.node)
+    for made in (tensor.stream.paths if tensor.stream is not None else ()):
+        if made.kind is StreamRefKind.PRODUCED:  # the code's word: the producer's stream is another (D-16)
+            frame.found.unlike.setdefault(made, set()).add(stream)
     return UNKNOWN, do(state, frame, Effect(EffectKind.RECORD_STREAM, site, tensor.identity, stream, framework=F))
 
 
