@@ -1714,3 +1714,13 @@ def test_a_type_test_of_a_known_tensor_takes_the_tensor_side():
             return scaled(y, n)
         """)
     assert summaries["step"].returns.memory.value == "device"
+
+
+def test_a_type_query_of_a_cuda_tensor_is_no_device_work():
+    summaries = _summaries("""
+        import torch
+        def kind(x):
+            y = x.cuda()
+            return isinstance(y, (list, tuple)), hasattr(y, "grad"), type(y)
+        """)
+    assert not [e for e in summaries["kind"].effects if e.operation is not None and e.operation.api != "torch.Tensor.to"]
