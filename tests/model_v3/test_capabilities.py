@@ -1659,3 +1659,68 @@ def test_a_wait_and_record_for_the_given_stream_or_the_current_one_order_the_han
     assert found(STAGED.replace("{fix}", "done.wait(self._compute)")) == []
     no_choice = STAGED.replace("compute_stream or torch.cuda.current_stream()", "compute_stream")
     assert found(no_choice.replace("{fix}", "done.wait(self._compute)")) == [("read_after_write", "progress")]
+
+
+def test_an_allocation_on_an_untold_device_kept_on_self_is_what_a_later_collective_shows():
+    summaries = _summaries("""
+        import torch
+        import torch.distributed as dist
+        class Lengths:
+            def __init__(self, lengths, device, pg):
+                out = torch.empty(10, device=device, dtype=lengths.dtype)
+                self._lengths = out
+                self._work = dist.all_to_all_single(output=out, input=lengths, group=pg, async_op=True)
+        def untold(device):
+            return torch.empty(10, device=device)
+        """)
+    stores = dict(summaries["__init__"].self_stores)
+    assert stores["_lengths"].memory.value == "device"
+    assert summaries["untold"].returns.is_buffer and summaries["untold"].returns.memory.value == "unknown"
+
+
+def test_a_loops_item_tested_against_none_is_no_one_off():
+    # each present item takes the body on every call: the upload is per item, per call
+    source = """
+        import torch
+        def f(batch, rank):
+            for key, val in batch.items():
+                if val is not None:
+                    index = torch.tensor([rank, rank + 1], device=val.device)
+                    batch[key] = val.index_select(1, index)
+            return batch
+        def g(x):
+            return f({"a": x.cuda(), "b": None if x.dim() else x.cuda()}, 0)
+        """
+    model = analyze_file(cst.parse_module(textwrap.dedent(source)), "prog.py")
+    summaries = [w.summary for (q, c), w in model.solved.walks.items() if q.endswith(".f") and c.args]
+    assert summaries
+    uploads = [e for s in summaries for e in s.effects if e.operation is not None and e.operation.api == "torch.tensor"]
+    assert uploads and not any(e.operation.conditional for e in uploads)
+
+
+def test_a_type_test_of_a_known_tensor_takes_the_tensor_side():
+    summaries = _summaries("""
+        import torch
+        def scaled(loss, n):
+            if isinstance(loss, torch.Tensor):
+                out = loss / n
+            elif isinstance(loss, (list, tuple)):
+                out = [x / n for x in loss]
+            else:
+                out = loss
+            return out
+        def step(x, n):
+            y = x.cuda()
+            return scaled(y, n)
+        """)
+    assert summaries["step"].returns.memory.value == "device"
+
+
+def test_a_type_query_of_a_cuda_tensor_is_no_device_work():
+    summaries = _summaries("""
+        import torch
+        def kind(x):
+            y = x.cuda()
+            return isinstance(y, (list, tuple)), hasattr(y, "grad"), type(y)
+        """)
+    assert not [e for e in summaries["kind"].effects if e.operation is not None and e.operation.api != "torch.Tensor.to"]

@@ -99,6 +99,8 @@ class Solver:
         self._left_on_holders: dict[tuple[str, str, str], Optional[AbsValue]] = {}
         # walking a function in what its callers pass, joined: the walks it reaches (else None)
         self._joining: Optional[set] = None
+        # walking the project's callers (and what they call, in what their call sites pass)
+        self._from_callers = False
 
     def solve_module(self) -> Solved:
         self._globals[self.program.main.name] = self._module_names(self.program.main.name)
@@ -117,10 +119,14 @@ class Solver:
         spelled = frozenset({q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL} | main.classes)
         callers = (q for unit in self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, spelled)
                    for q in self._callers_in(unit))
-        for qualname in callers:
-            if len(self.solved.walks) - len(before) >= MAX_CALLER_WALKS:
-                break
-            self._solve(qualname, ROOT_CONTEXT)
+        self._from_callers = True  # (a callee they reach in what a call site passes: the context the joined walk gets)
+        try:
+            for qualname in callers:
+                if len(self.solved.walks) - len(before) >= MAX_CALLER_WALKS:
+                    break
+                self._solve(qualname, ROOT_CONTEXT)
+        finally:
+            self._from_callers = False
         self.solved.unreported |= set(self.solved.walks) - before
         for qualname in sorted(self._called_from_outside):
             joined = _joined(self._asked.get(qualname, []))
@@ -391,7 +397,10 @@ class Solver:
 
     def _within_budget(self, qualname: str, context: CallContext) -> CallContext:
         known = self._contexts.setdefault(qualname, set())
-        if context in known or len(known) < MAX_CONTEXTS + (self._joining is not None):
+        # (one more for what the callers pass: the joined walk, and a callee the callers' walks reach
+        # in what a call site tells of its arguments)
+        extra = self._joining is not None or (self._from_callers and bool(context.args))
+        if context in known or len(known) < MAX_CONTEXTS + extra:
             known.add(context)
             return context
         # past the budget, what callers tell is dropped; the hot entry, the class's state and the

@@ -211,3 +211,29 @@ class _Bound(cst.CSTVisitor):
     def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
         if node.asname is None:
             self.bound.add(cst.Module([]).code_for_node(node.name).partition(".")[0])
+
+
+def item_tests(loop: cst.For) -> frozenset[int]:
+    """The ids of the tests, each a statement of the loop's body, that test an item the loop's
+    header binds against None (`for key, val in batch.items(): if val is not None:`) before the
+    body binds that name again: which side runs depends on the item, on every call, so the test is
+    data-dependent, not a one-off (row 7.32)."""
+    bound = _Bound()
+    bound._targets(loop.target)
+    items, found = set(bound.bound), set()
+    for line in getattr(loop.body, "body", ()):
+        if isinstance(line, cst.If) and _none_tested(line.test) in items:
+            found.add(id(line.test))
+        rebound = _Bound()
+        line.visit(rebound)
+        items -= rebound.bound
+    return frozenset(found)
+
+
+def _none_tested(test: cst.BaseExpression) -> Optional[str]:
+    """The name `x` of `x is None` / `x is not None` (else None)."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)):
+        return None
+    comparison = test.comparisons[0]
+    none = isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"
+    return test.left.value if none and isinstance(comparison.operator, (cst.Is, cst.IsNot)) else None

@@ -544,6 +544,8 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
         return listed, state
     if name in HOST_READERS:
         return _host_reader(arguments, state, frame)
+    if target in python_std.TYPE_QUERIES:  # its type, not its data: no device work
+        return UNKNOWN, state
     if target in python_std.NUMBERING_CALLS:  # pairs of a number and an item of the iterable
         iterable = arguments.value(python_std.NUMBERING_CALLS[target])
         item = iterable.iterated() if iterable is not None else UNKNOWN

@@ -151,6 +151,7 @@ class Numbering:
     tests: dict[int, int] = field(default_factory=dict)
     every_side: dict[int, int] = field(default_factory=dict)
     fixed: frozenset[str] = frozenset()  # the parameters the function never rebinds (tests of them correlate)
+    item_tests: set[int] = field(default_factory=set)  # tests of a loop's item against None (data-dependent)
 
 
 @dataclass

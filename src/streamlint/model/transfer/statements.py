@@ -24,7 +24,7 @@ from streamlint.model.transfer.act import access, do, host_access, kernel, opera
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate, slice_bounds, unpacked
 from streamlint.model.transfer.frame import Frame
-from streamlint.model.syntax.tests import called_on_every_side, ends_in_raise, ends_the_loop, fills_on_miss, negated, rare_test
+from streamlint.model.syntax.tests import called_on_every_side, ends_in_raise, ends_the_loop, fills_on_miss, item_tests, negated, rare_test
 from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
@@ -373,12 +373,13 @@ def _assert(node: cst.Assert, state: State, frame: Frame) -> State:
 
 def _if(node: cst.If, state: State, frame: Frame) -> State:
     test, state = tested(node.test, state, frame)
-    if truth(test) is True:
+    if truth(test) is True or type_tests.decided(node.test, state, frame):
         return run_block(_body(node.body), state, frame)
     holds, state = type_tests.sides(node.test, state, frame)  # a type test narrows each side
     # (a data-dependent test may pass every time: no guard; nor a test of an option, configuration)
     option = test.kind is ValueKind.UNKNOWN and test.target == OPTION
-    rare = rare_test(node.test) and not option
+    # (nor a test of a loop's item against None: its side depends on the item, row 7.32)
+    rare = rare_test(node.test) and not option and id(node.test) not in frame.numbering.item_tests
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
     usual_else = rare and not negated(node.test)  # (the other side of a one-off, a flag, every N steps)
     frame.guards += rare
@@ -462,6 +463,7 @@ def _for(node: cst.For, state: State, frame: Frame) -> State:
     iterable, state = evaluate(node.iter, state, frame)
     element = iterable.iterated()
     symbol = _counter(node)
+    frame.numbering.item_tests.update(item_tests(node))
 
     def body(s: State) -> State:
         s = bind(node.target, element, s, frame, node)

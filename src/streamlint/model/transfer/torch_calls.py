@@ -214,12 +214,16 @@ def _combined(arguments: Arguments, state: State, frame: Frame) -> Handled:
 
 
 def _known_as(state: State, before: AbsValue, after: AbsValue) -> State:
-    """Every name holding `before` now holds `after`: evidence about a value is about it wherever it is."""
+    """Every name and attribute holding `before` now holds `after`: evidence about a value is about it
+    wherever it is (`self.out = out` before `out` is handed to a collective)."""
     if before == after:
         return state
     for name, value in state.names:
         if value == before:
             state = state.bind(name, after)
+    for path, value in state.heap.items():
+        if value == before:
+            state = state.store(path, after)
     return state
 
 
@@ -294,8 +298,11 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
         # (in pinned memory it is what an upload should start from: no stand-in to report)
         return replace(_fresh(frame, arguments, Memory.PINNED if pinned else Memory.PAGEABLE, None),
                        host_built=not pinned), state
-    if memory is None and (short in ("tensor", "as_tensor") or arguments.located(Arg(kw="device")) is not None):
-        return UNKNOWN, state  # a device the code does not show, or the input's: not told
+    if memory is None and short in ("tensor", "as_tensor"):
+        return UNKNOWN, state  # the input's device, or one the code does not show: not told
+    if memory is None and arguments.located(Arg(kw="device")) is not None:
+        # a new tensor on a device the code does not show: its memory is told by a later use (D-11)
+        return _fresh(frame, arguments, Memory.UNKNOWN, None), state
     if memory is not Memory.DEVICE:  # on the host: pinned when asked (`device="cpu", pin_memory=True`)
         memory = Memory.PINNED if pinned else (Memory.PAGEABLE if pinned is False else Memory.UNKNOWN)
     if memory is not Memory.DEVICE:
