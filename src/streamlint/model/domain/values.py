@@ -61,6 +61,10 @@ class AbsValue:
     # is (`(output, event)`): what unpacking it (`a, b = t`) or a told index (`t[0]`) gives; the
     # joined `element` stays what an untold index or a loop gives
     positions: tuple = field(default=(), metadata={"omit_default": True})
+    # The memory it is on each path, where paths joined memory the join cannot name as one (a new
+    # allocation on one path, the caller's buffer on the other: D-19): a may-set of BUFFERs, each
+    # with its identity and facts, at most MAX_EITHER; a path that gave no memory told adds none
+    either: tuple = field(default=(), metadata={"omit_default": True})
 
     def join(self, other: "AbsValue") -> "AbsValue":
         if self == other:
@@ -90,7 +94,7 @@ class AbsValue:
             (self.host_built or other.host_built) and all(v.built_first for v in (self, other) if v.host_built),
             _join_positions(self.positions, other.positions),
         )
-        return _learned_on_one_path(joined, self, other)
+        return _with_either(_learned_on_one_path(joined, self, other), self, other)
 
     def join_carried(self, carried: "AbsValue") -> "AbsValue":
         """At a loop's head: this value (on entry, or from the rounds so far) or `carried`, what
@@ -129,6 +133,13 @@ class AbsValue:
         return UNKNOWN
 
     @property
+    def alternatives(self) -> tuple["AbsValue", ...]:
+        """The memory it may be, one value per path that told it: its may-set (D-19), or itself."""
+        if self.either:
+            return self.either
+        return (self,) if self.kind is ValueKind.BUFFER and self.identity is not None else ()
+
+    @property
     def is_buffer(self) -> bool:
         return self.kind is ValueKind.BUFFER
 
@@ -159,6 +170,23 @@ def _learned_on_one_path(joined: AbsValue, a: AbsValue, b: AbsValue) -> AbsValue
         if known.kind is ValueKind.BUFFER and known.memory is not Memory.UNKNOWN and untold:
             return replace(joined, kind=ValueKind.BUFFER, memory=known.memory, framework=known.framework or other.framework)
     return joined
+
+
+def _with_either(joined: AbsValue, a: AbsValue, b: AbsValue) -> AbsValue:
+    """Paths that joined different memory, which the join names as none: the may-set of the
+    memory each path told (D-19); past MAX_EITHER, not told."""
+    if joined.identity is not None or joined.kind is ValueKind.CONTAINER:
+        return joined
+    either: dict = {}
+    for value in a.alternatives + b.alternatives:
+        either[value.identity] = either[value.identity].join(value) if value.identity in either else value
+    if not either or len(either) > MAX_EITHER:
+        return joined
+    return replace(joined, either=tuple(sorted(either.values(), key=lambda v: repr(v.identity))))
+
+
+# The most memories a value may be one of (D-19; past it: not told).
+MAX_EITHER = 4
 
 
 def _join_identity(a: Optional[Path], b: Optional[Path]) -> Optional[Path]:
