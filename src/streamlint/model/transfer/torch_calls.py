@@ -729,11 +729,14 @@ def _pin_memory(tensor: AbsValue, arguments: Arguments, state: State, frame: Fra
 
 
 def _record_stream(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """The allocator told of the stream's use of the memory, of each memory it may be (D-19)."""
     stream = stream_of(arguments.value(Arg(0, "stream")))
-    if tensor.identity is None or not stream.known:
+    if not stream.known:
         return UNKNOWN, state
     site = frame.site(arguments.node)
-    return UNKNOWN, do(state, frame, Effect(EffectKind.RECORD_STREAM, site, tensor.identity, stream, framework=F))
+    for identity in [tensor.identity] if tensor.identity is not None else [v.identity for v in tensor.either]:
+        state = do(state, frame, Effect(EffectKind.RECORD_STREAM, site, identity, stream, framework=F))
+    return UNKNOWN, state
 
 
 _TENSOR_METHODS: dict[str, Callable[[AbsValue, Arguments, State, Frame], Handled]] = {
@@ -750,7 +753,7 @@ _TENSOR_METHODS: dict[str, Callable[[AbsValue, Arguments, State, Frame], Handled
 
 
 def _as(memory: Memory) -> Callable[[AbsValue], AbsValue]:
-    return lambda value: AbsValue(ValueKind.BUFFER, F, memory, value.identity)
+    return lambda value: AbsValue(ValueKind.BUFFER, F, memory, value.identity, either=value.either)
 
 
 # Methods that exist on one kind of tensor only: calling one is evidence of what the
