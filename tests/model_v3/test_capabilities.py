@@ -1089,6 +1089,57 @@ CASES = {
                 {fix}
                 return tensor
         """, "pass", "tensor.record_stream(torch.cuda.current_stream())", [("release_without_record", "pop")]),
+    # the helper returns a new allocation, or the caller's buffer when given one (D-20): the item
+    # stored is one of the two, and on the first path it was allocated on the copy stream
+    "an item that is a new allocation on one path and the caller's buffer on another, popped by another method": ("""
+        import torch
+        def restore(saved, out=None):
+            device, host = saved
+            if out is None:
+                return host.to(device, non_blocking=True)
+            out.copy_(host, non_blocking=True)
+            return out
+        class Store:
+            def __init__(self, reuse):
+                self.copy_stream = torch.cuda.Stream()
+                self.reuse = reuse
+                self.saved = {}
+                self.buffers = {}
+                self.device = {}
+            def prefetch(self, keys):
+                with torch.cuda.stream(self.copy_stream):
+                    for key in keys:
+                        buffer = self.buffers.get(key) if self.reuse else None
+                        self.device[key] = restore(self.saved[key], buffer)
+            def pop(self, key):
+                torch.cuda.current_stream().wait_stream(self.copy_stream)
+                tensor = self.device.pop(key)
+                {fix}
+                return tensor
+        """, "pass", "tensor.record_stream(torch.cuda.current_stream())", [("release_without_record", "pop")]),
+    # the side stream forked off the current one reads the bucket, and the current stream never
+    # waits for it back before the refill: the missing join belongs at the fork
+    "a side stream forked one way reads what the current stream refills": ("""
+        import torch
+        import torch.distributed as dist
+        class Bucket:
+            def __init__(self, numel):
+                self.side = torch.cuda.Stream()
+                self.buf = torch.empty(numel, device="cuda")
+                self.filled = 0
+            def _reduce(self):
+                stream = self.side
+                stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(stream):
+                    dist.all_reduce(self.buf)
+                {fix}
+            def add(self, grad):
+                if self.filled + grad.numel() > self.buf.numel():
+                    self._reduce()
+                    self.filled = 0
+                self.buf.narrow(0, self.filled, grad.numel()).copy_(grad.view(-1))
+                self.filled += grad.numel()
+        """, "pass", "torch.cuda.current_stream().wait_stream(stream)", [("write_after_read", "_reduce")]),
     # a pool of streams kept on self, filled by `append` in the constructor: `self._blk_st[0]` is
     # one of its streams, and what a helper leaves on self in flight there the getter hands out
     "a getter hands out a norm left in flight on a stream of an appended pool": ("""
@@ -1724,3 +1775,14 @@ def test_a_type_query_of_a_cuda_tensor_is_no_device_work():
             return isinstance(y, (list, tuple)), hasattr(y, "grad"), type(y)
         """)
     assert not [e for e in summaries["kind"].effects if e.operation is not None and e.operation.api != "torch.Tensor.to"]
+
+
+def test_a_refill_after_a_fork_joined_back_too_early_is_reported_at_the_refill():
+    # the current stream waits for the side stream right after the fork, before the read it
+    # queues: the fork is not one-way, and the wait belongs before the refill (reported there)
+    source, bug, _, _ = CASES["a side stream forked one way reads what the current stream refills"]
+    early = source.replace("{fix}", bug).replace(
+        "                stream.wait_stream(torch.cuda.current_stream())\n",
+        "                stream.wait_stream(torch.cuda.current_stream())\n"
+        "                torch.cuda.current_stream().wait_stream(stream)\n")
+    assert found(early) == [("write_after_read", "add"), ("write_after_write", "add")]

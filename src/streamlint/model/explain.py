@@ -40,7 +40,7 @@ def render(summary: FunctionSummary, context: CallContext, module: str = "") -> 
         lines.extend(f"    {_effect(e, module)}" for e in summary.effects)
     else:
         lines.append("  effects: none")
-    if summary.returns.kind is not ValueKind.UNKNOWN:
+    if summary.returns.kind is not ValueKind.UNKNOWN or summary.returns.either:
         lines.append(f"  returns: {_value(summary.returns)}")
     for attr, value in summary.self_stores:
         lines.append(f"  leaves self.{attr} = {_value(value)}")
@@ -91,6 +91,8 @@ def _value(value: AbsValue) -> str:
         words.append(value.target)
     if value.may_be_none:
         words.append("or None")
+    if value.either:
+        words.append("[memory on some path: " + "; ".join(_value(v) for v in value.either) + "]")
     if value.keys:
         words.append("{" + ", ".join(f"{k!r}: {_value(p)}" for k, p in zip(value.keys, value.positions)) + "}")
     elif value.positions:

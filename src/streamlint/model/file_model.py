@@ -57,8 +57,8 @@ def analyze_file(module: cst.Module, path: str = "") -> FileModel:
 def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
     """The conflicts the walks saw, then memory handed out unfinished by functions no caller
     in sight calls (their callers' reads are out of sight: the boundary is the place)."""
-    found: list = [(qualname, _at_misdirected_wait(qualname, conflict, solved)) for qualname, conflict in
-                   solved.conflicts_in(name)]
+    found: list = [(qualname, _at_one_way_fork(qualname, _at_misdirected_wait(qualname, conflict, solved), solved))
+                   for qualname, conflict in solved.conflicts_in(name)]
     found.extend(_next_calls(solver, solved, name))
     for (qualname, context), walked in solved.reported():
         if not qualname.startswith(name + ".") or not _as_entered(context):
@@ -92,6 +92,26 @@ def _at_misdirected_wait(qualname: str, conflict, solved: Solved):
         wait = _default_wait_before(summary.effects, conflict.later)
         if wait is not None:
             return at_wait(qualname, conflict, wait.site, wait.other, wait.stream)
+    return conflict
+
+
+# Conflicts whose later access writes what the earlier one used (a refill): SL402's.
+_OVERWRITES = (ConflictKind.WRITE_AFTER_READ, ConflictKind.WRITE_AFTER_WRITE)
+
+
+def _at_one_way_fork(qualname: str, conflict, solved: Solved):
+    """The current stream overwriting what a side stream uses, where a callee forked the side stream
+    off the current one (it waited for it: `stream.wait_stream(current_stream())`) and returned with
+    the work on it pending, and the current stream never waits for it back: the missing join belongs
+    at the callee's fork (reported there, as for the next call's work, `_placed_across_calls`). A fork
+    in the function that overwrites, or a join back anywhere, leaves the place at the write."""
+    if isinstance(conflict, Hazard) or conflict.kind not in _OVERWRITES or conflict.later.stream.kind is not StreamRefKind.AMBIENT:
+        return conflict
+    side, origin = conflict.earlier.stream, conflict.later.stream
+    for _context, summary in solved.summaries_of(qualname):
+        fork = _fork_of(summary, side, origin)
+        if fork is not None and fork.site.partition("#")[0] != qualname and _fork_of(summary, origin, side) is None:
+            return at_fork(fork.site.partition("#")[0], conflict, fork.site)
     return conflict
 
 

@@ -224,12 +224,14 @@ def _join_current(left: FrozenMap, right: FrozenMap) -> FrozenMap:
 
 
 def _renamed_value(value: AbsValue, rename) -> AbsValue:
-    if value.identity is None and value.element is None and not value.members and not value.positions:
+    if value.identity is None and value.element is None and not value.members and not value.positions \
+            and not value.either:
         return value
     identity = rename(value.identity) if value.identity is not None else None
     element = _renamed_value(value.element, rename) if value.element is not None else None
     return replace(value, identity=identity, element=element, members=frozenset(rename(m) for m in value.members),
-                   positions=tuple(_renamed_value(p, rename) for p in value.positions))
+                   positions=tuple(_renamed_value(p, rename) for p in value.positions),
+                   either=tuple(_renamed_value(v, rename) for v in value.either))
 
 
 def _refers(value: AbsValue, identity: Path) -> bool:

@@ -289,4 +289,5 @@ class _Mapper:
         element = self.value(value.element) if value.element is not None else None
         members = frozenset(m for m in (self.path(p) for p in value.members) if m is not None)
         return replace(value, identity=identity, stream=stream, element=element, members=members,
-                       positions=tuple(self.value(p) for p in value.positions))
+                       positions=tuple(self.value(p) for p in value.positions),
+                       either=tuple(v for v in (self.value(v) for v in value.either) if v.identity is not None))

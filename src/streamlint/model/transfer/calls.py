@@ -61,7 +61,7 @@ def attribute_of(base: AbsValue, attr: str, path: Optional[Path]) -> AbsValue:
     if base.is_buffer and attr in torch_api.DEVICE_ATTRIBUTES and base.memory is not Memory.UNKNOWN:
         # (the CPU on the path where the tensor is a scalar built on the host: `host_built`)
         return AbsValue(ValueKind.DEVICE, base.framework, Memory.DEVICE if base.on_device else Memory.PAGEABLE,
-                        path, host_built=base.host_built)
+                        path, built=base.built)
     if path is None:
         return UNKNOWN
     if base.is_buffer and attr in torch_api.TENSOR_ATTRIBUTES:
@@ -386,11 +386,12 @@ def _item_of(receiver: AbsValue, name: str, state: State) -> Optional[AbsValue]:
 def _taken_out(receiver: AbsValue, item: AbsValue, name: str, arguments: Arguments, frame: Frame) -> None:
     """An item the object kept in a container on `self`, made by another call (`self.device.pop(k)`),
     taken out of it: the function holds the last reference, from here (`Gathered.taken`)."""
-    identity = item.identity
-    if name in python_std.TAKING_METHODS and item.is_buffer and identity is not None \
-            and identity.root.kind is RootKind.FRESH and receiver.identity is not None \
-            and receiver.identity.root.kind is RootKind.SELF and not identity.root.site.startswith(frame.qualname + "#"):
-        frame.found.taken.setdefault(identity, frame.site(arguments.node))
+    if name not in python_std.TAKING_METHODS or receiver.identity is None or receiver.identity.root.kind is not RootKind.SELF:
+        return
+    for made in item.alternatives:  # (the memory it is on each path that told it: D-20)
+        identity = made.identity
+        if identity.root.kind is RootKind.FRESH and not identity.root.site.startswith(frame.qualname + "#"):
+            frame.found.taken.setdefault(identity, frame.site(arguments.node))
 
 
 def _fills(arguments: Arguments, before: State, after: State, frame: Frame) -> State:

@@ -185,7 +185,8 @@ def _kept_on_self(exit_state: State) -> dict[Path, Path]:
         if len(path.steps) == 1 and value.element is not None:
             held.append((value.element, path.element(Index.any_())))
         for item, where in held:  # (an item of a container kept there, a tuple's positions each: D-12)
-            for made, at in [(item, where)] + [(p, where.element(Index.const_(i))) for i, p in enumerate(item.positions)]:
+            told = [(item, where)] + [(p, where.element(Index.const_(i))) for i, p in enumerate(item.positions)]
+            for made, at in told + [(v, where) for v in item.either]:  # (memory it is on some path: D-20)
                 identity = made.identity
                 if identity is not None and identity.root.kind is RootKind.FRESH and not identity.steps:
                     kept.setdefault(identity, at)
@@ -409,7 +410,7 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
     for path, value in exit_state.heap:
         attr = path.steps[0] if path.root.kind is RootKind.SELF and len(path.steps) == 2 else None
         if isinstance(attr, str) and path.steps[1] == Index.any_() and attr not in found and attr not in before \
-                and Path(path.root, (attr,)) not in exit_state.heap and value.kind is not ValueKind.UNKNOWN:
+                and Path(path.root, (attr,)) not in exit_state.heap and (value.kind is not ValueKind.UNKNOWN or value.either):
             found[attr] = AbsValue(identity=Path(path.root, (attr,)), element=value, target=ITEMS_ONLY)
     return tuple(sorted(found.items(), key=lambda item: item[0]))
 

@@ -292,7 +292,8 @@ def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) ->
     """Memory returned while another stream may still write it: the caller's current stream
     reads it next. Kept apart: reported here only where no caller in sight reads it."""
     held = value.identity is not None and value.kind is not ValueKind.EVENT  # (an event handed out is no memory read)
-    identities = ([value.identity] if held else []) + sorted(value.members, key=repr)
+    identities = ([value.identity] if held else []) + sorted(value.members, key=repr) \
+        + [v.identity for v in value.either]  # (memory it is on some path: D-20)
     caller = AccessEvent(Path(Root.local("<returned>")), False, state.current_stream(F), frame.site(node))
     # an event handed out with the memory, recorded after the write, lets the caller wait for it
     handed_events = set()
@@ -313,6 +314,8 @@ def _held_value(returned: AbsValue, identity: Path, state: State) -> Optional[Ab
     """The buffer the function returns at `identity` (itself, or an item of what it returns)."""
     if returned.is_buffer and returned.identity == identity:
         return returned
+    if any(v.identity == identity for v in returned.either):
+        return next(v for v in returned.either if v.identity == identity)
     return next((v for _, v in state.names if v.is_buffer and v.identity == identity), None)
 
 

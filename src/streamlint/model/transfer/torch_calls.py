@@ -14,7 +14,7 @@ from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
+from streamlint.model.domain.values import NONE, TRUE, UNKNOWN, AbsValue, HostBuilt, Memory, ValueKind, stream_value
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import untold_access
 from streamlint.model.api.op_kinds import OpKind
@@ -297,7 +297,7 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
         # writes out (not data it reads: `torch.tensor(row)` is the program's input), where it stays
         # (in pinned memory it is what an upload should start from: no stand-in to report)
         return replace(_fresh(frame, arguments, Memory.PINNED if pinned else Memory.PAGEABLE, None),
-                       host_built=not pinned), state
+                       built=None if pinned else HostBuilt.EVERY_PASS), state
     if memory is None and short in ("tensor", "as_tensor"):
         return UNKNOWN, state  # the input's device, or one the code does not show: not told
     if memory is None and arguments.located(Arg(kw="device")) is not None:
@@ -739,14 +739,17 @@ def _pin_memory(tensor: AbsValue, arguments: Arguments, state: State, frame: Fra
 
 
 def _record_stream(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """The allocator told of the stream's use of the memory, of each memory it may be (D-20)."""
     stream = stream_of(arguments.value(Arg(0, "stream")))
-    if tensor.identity is None or not stream.known:
+    if not stream.known:
         return UNKNOWN, state
     site = frame.site(arguments.node)
     for made in (tensor.stream.paths if tensor.stream is not None else ()):
         if made.kind is StreamRefKind.PRODUCED:  # the code's word: the producer's stream is another (D-16)
             frame.found.unlike.setdefault(made, set()).add(stream)
-    return UNKNOWN, do(state, frame, Effect(EffectKind.RECORD_STREAM, site, tensor.identity, stream, framework=F))
+    for identity in [tensor.identity] if tensor.identity is not None else [v.identity for v in tensor.either]:
+        state = do(state, frame, Effect(EffectKind.RECORD_STREAM, site, identity, stream, framework=F))
+    return UNKNOWN, state
 
 
 _TENSOR_METHODS: dict[str, Callable[[AbsValue, Arguments, State, Frame], Handled]] = {
@@ -763,7 +766,7 @@ _TENSOR_METHODS: dict[str, Callable[[AbsValue, Arguments, State, Frame], Handled
 
 
 def _as(memory: Memory) -> Callable[[AbsValue], AbsValue]:
-    return lambda value: AbsValue(ValueKind.BUFFER, F, memory, value.identity)
+    return lambda value: AbsValue(ValueKind.BUFFER, F, memory, value.identity, either=value.either)
 
 
 # Methods that exist on one kind of tensor only: calling one is evidence of what the
