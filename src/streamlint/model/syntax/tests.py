@@ -161,12 +161,15 @@ def never_rebound(function: cst.FunctionDef) -> frozenset[str]:
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
+_BLANK = ("whitespace", "lpar", "rpar", "leading_lines", "lines_after_decorators", "header", "footer", "comma",
+          "semicolon", "newline")
 
 
 def _child_nodes(node: cst.CSTNode) -> list:
     names = _FIELDS.get(type(node))
     if names is None:
-        names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
+        # (whitespace, comments and parentheses bind no name: not walked into)
+        names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node) if not f.name.startswith(_BLANK))
     found = []
     for name in names:
         value = getattr(node, name)
