@@ -13,7 +13,7 @@ from streamlint.model.api.facts import LEGACY_BY_DEFAULT
 from streamlint.model.domain.frozen_map import EMPTY, FrozenMap
 from streamlint.model.domain.order import Order
 from streamlint.model.domain.paths import Index, Path
-from streamlint.model.domain.persistent import PMap
+from streamlint.model.domain.persistent import SMALL, PMap
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.domain.values import NO_ITEMS, UNKNOWN, AbsValue, ValueKind
 
@@ -80,15 +80,10 @@ class State:
 
     def store(self, path: Path, value: AbsValue) -> "State":
         depth = len(path.steps)  # what lies under `path` is overwritten with it
-        heap, dropped = {}, [self.heap.get(path)]
-        for p, v in self.heap.items():
-            if len(p.steps) > depth and path.may_alias(p):
-                dropped.append(v)
-            else:
-                heap[p] = v
-        heap[path] = value
-        made = State(self.names, _frozen(heap), self.current, self.order, self.reachable, self.capturing,
-                     self.recorded)
+        under = [(p, v) for p, v in self.heap.items() if len(p.steps) > depth and path.may_alias(p)]
+        dropped = [self.heap.get(path), *(v for _, v in under)]
+        made = State(self.names, _stored(self.heap, path, value, under), self.current, self.order, self.reachable,
+                     self.capturing, self.recorded)
         if "_held" in self.__dict__:
             made.__dict__["_held"] = _held_after(self._held, dropped, value)
         return made
@@ -182,6 +177,21 @@ def _chosen(joined: AbsValue, a: AbsValue, b: AbsValue, sides: tuple[str, str]) 
     if stream.kind is not StreamRefKind.EITHER or a.stream is None or b.stream is None:
         return joined
     return replace(joined, stream=stream.chosen_by({a.stream: sides[0], b.stream: sides[1]}))
+
+
+def _stored(heap: FrozenMap, path: Path, value: AbsValue, under: list) -> FrozenMap:
+    """`heap` with `value` at `path` and the entries `under` it gone: the persistent map updated in
+    place of a copy (what a store costs is what it touches). Where a trie shrinks back to a small
+    map, built anew as before (a small map iterates in the order its entries were put)."""
+    items = heap._items
+    for p, _ in under:
+        items = items.delete(p)
+    if type(items._root) is not dict and len(items) + (path not in items) <= SMALL:
+        gone = {p for p, _ in under}
+        kept = {p: v for p, v in heap.items() if p not in gone}  # (as it was built before)
+        kept[path] = value
+        return _frozen(kept)
+    return _frozen(items.set(path, value))
 
 
 def _held_after(held: tuple[PMap, int], dropped, added: AbsValue) -> tuple[PMap, int]:

@@ -85,6 +85,7 @@ class Solver:
         self._globals: dict[str, dict] = {}
         self._nodes: dict[str, dict[int, int]] = {}
         self._ordinals: dict[str, dict[int, int]] = {}
+        self._text_facts: dict[str, dict] = {}  # per function: what its text alone tells (Numbering.text_facts)
         self._ids: dict[int, dict] = {}
         # the module and context of each function being walked, innermost last
         # (whether it is entered as no caller in sight calls it: its calls are reverse edges)
@@ -419,6 +420,7 @@ class Solver:
         if ordinals is None:
             ordinals = self._ordinals[function.qualname] = call_ordinals(function.node)
         frame.call_ordinals = ordinals
+        frame.numbering.text_facts = self._text_facts.setdefault(function.qualname, {})
         if function.module not in self._globals:  # another module's names, read when first used
             self._globals[function.module] = self._module_names(function.module)
         frame.globals = self._globals[function.module]

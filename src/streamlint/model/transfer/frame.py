@@ -152,6 +152,14 @@ class Numbering:
     every_side: dict[int, int] = field(default_factory=dict)
     fixed: frozenset[str] = frozenset()  # the parameters the function never rebinds (tests of them correlate)
     item_tests: set[int] = field(default_factory=set)  # tests of a loop's item against None (data-dependent)
+    # what the function's text alone tells (read once per function, kept by the solver across its walks)
+    text_facts: dict = field(default_factory=dict)
+
+    def once(self, key: str, read):
+        """`read()`, once per function: a fact of its text (the same under every context)."""
+        if key not in self.text_facts:
+            self.text_facts[key] = read()
+        return self.text_facts[key]
 
 
 @dataclass

@@ -76,7 +76,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     frame.context = context
     params = _parameters(node) if isinstance(node, cst.FunctionDef) else ()
     if isinstance(node, cst.FunctionDef):
-        frame.numbering.fixed = never_rebound(node)
+        frame.numbering.fixed = frame.numbering.once("fixed", lambda: never_rebound(node))
     state = State()
     for framework in context.entered:  # the caller's `with s:` is the current stream here too
         state = state.with_current(framework, StreamRef.ambient(framework))
@@ -279,7 +279,7 @@ def _annotations(node: cst.FunctionDef, frame: Frame) -> dict[str, AbsValue]:
             found[param.name.value] = value
     if frame.program is None:
         return found
-    for name, methods in _methods_called_on_parameters(node).items():
+    for name, methods in frame.numbering.once("methods", lambda: _methods_called_on_parameters(node)).items():
         cls = frame.program.class_defining(frame.module, methods) if len(methods) >= MIN_METHODS else None
         if cls is None and not methods & FRAMEWORK_METHODS:  # the one hierarchy whose classes define them
             cls = frame.program.hierarchy_of(frame.module, methods)
@@ -311,7 +311,8 @@ def _told_by_a_test(node: "cst.FunctionDef | cst.Module", frame: Frame, context:
     set another (D-14: on that path the work's stream)."""
     if context.work_stream or not isinstance(node, cst.FunctionDef):
         return context
-    tested = sorted(name for name in _compared_with_a_named_stream(node, frame) if context.arg(name) is None)
+    compared = frame.numbering.once("compared", lambda: _compared_with_a_named_stream(node, frame))
+    tested = sorted(name for name in compared if context.arg(name) is None)
     if len(tested) != 1:
         return context
     args = tuple(sorted((*context.args, (tested[0], AbsValue(ValueKind.STREAM, cupy_api.F))), key=lambda a: a[0]))
