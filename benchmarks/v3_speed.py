@@ -16,6 +16,8 @@ Corpora:
 - long-N        one generated function, and one notebook-like module of N top-level cells,
                 for N = 750, 1,500 and 3,000: the time per line must not grow with N
 - cupy          a generated CuPy-heavy module (streams, async copies, kernels, events)
+- `--file PATH`  a real module, analysed under its own path (so the project around it is read
+                as the checker reads it: its package's modules, imported and calling)
 
 An analysis run that takes more than `--budget` CPU seconds (default 120) is stopped and
 reported as over budget (the analysis did not finish; a checker would time out).
@@ -212,11 +214,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--corpus", nargs="*", default=list(CORPORA), choices=list(CORPORA))
-    parser.add_argument("--profile", choices=list(CORPORA), help="cProfile one corpus's analysis instead")
+    parser.add_argument("--profile", help="cProfile one corpus's analysis instead (a corpus name, or a --file's name)")
+    parser.add_argument("--file", nargs="*", default=[], type=Path, metavar="PATH",
+                        help="also a corpus of each of these files (a real module), named by its file name")
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--budget", type=float, default=120, help="CPU seconds one analysis run may take")
     args = parser.parse_args()
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))  # libcst on long bodies
+    for path in args.file:
+        CORPORA[path.name] = lambda p=path: [(str(p), p.read_text(encoding="utf-8"))]
+        args.corpus.append(path.name)
     if args.profile:
         profile(args.profile, args.top)
         return

@@ -1089,6 +1089,57 @@ CASES = {
                 {fix}
                 return tensor
         """, "pass", "tensor.record_stream(torch.cuda.current_stream())", [("release_without_record", "pop")]),
+    # the helper returns a new allocation, or the caller's buffer when given one (D-20): the item
+    # stored is one of the two, and on the first path it was allocated on the copy stream
+    "an item that is a new allocation on one path and the caller's buffer on another, popped by another method": ("""
+        import torch
+        def restore(saved, out=None):
+            device, host = saved
+            if out is None:
+                return host.to(device, non_blocking=True)
+            out.copy_(host, non_blocking=True)
+            return out
+        class Store:
+            def __init__(self, reuse):
+                self.copy_stream = torch.cuda.Stream()
+                self.reuse = reuse
+                self.saved = {}
+                self.buffers = {}
+                self.device = {}
+            def prefetch(self, keys):
+                with torch.cuda.stream(self.copy_stream):
+                    for key in keys:
+                        buffer = self.buffers.get(key) if self.reuse else None
+                        self.device[key] = restore(self.saved[key], buffer)
+            def pop(self, key):
+                torch.cuda.current_stream().wait_stream(self.copy_stream)
+                tensor = self.device.pop(key)
+                {fix}
+                return tensor
+        """, "pass", "tensor.record_stream(torch.cuda.current_stream())", [("release_without_record", "pop")]),
+    # the side stream forked off the current one reads the bucket, and the current stream never
+    # waits for it back before the refill: the missing join belongs at the fork
+    "a side stream forked one way reads what the current stream refills": ("""
+        import torch
+        import torch.distributed as dist
+        class Bucket:
+            def __init__(self, numel):
+                self.side = torch.cuda.Stream()
+                self.buf = torch.empty(numel, device="cuda")
+                self.filled = 0
+            def _reduce(self):
+                stream = self.side
+                stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(stream):
+                    dist.all_reduce(self.buf)
+                {fix}
+            def add(self, grad):
+                if self.filled + grad.numel() > self.buf.numel():
+                    self._reduce()
+                    self.filled = 0
+                self.buf.narrow(0, self.filled, grad.numel()).copy_(grad.view(-1))
+                self.filled += grad.numel()
+        """, "pass", "torch.cuda.current_stream().wait_stream(stream)", [("write_after_read", "_reduce")]),
     # a pool of streams kept on self, filled by `append` in the constructor: `self._blk_st[0]` is
     # one of its streams, and what a helper leaves on self in flight there the getter hands out
     "a getter hands out a norm left in flight on a stream of an appended pool": ("""
@@ -1659,3 +1710,79 @@ def test_a_wait_and_record_for_the_given_stream_or_the_current_one_order_the_han
     assert found(STAGED.replace("{fix}", "done.wait(self._compute)")) == []
     no_choice = STAGED.replace("compute_stream or torch.cuda.current_stream()", "compute_stream")
     assert found(no_choice.replace("{fix}", "done.wait(self._compute)")) == [("read_after_write", "progress")]
+
+
+def test_an_allocation_on_an_untold_device_kept_on_self_is_what_a_later_collective_shows():
+    summaries = _summaries("""
+        import torch
+        import torch.distributed as dist
+        class Lengths:
+            def __init__(self, lengths, device, pg):
+                out = torch.empty(10, device=device, dtype=lengths.dtype)
+                self._lengths = out
+                self._work = dist.all_to_all_single(output=out, input=lengths, group=pg, async_op=True)
+        def untold(device):
+            return torch.empty(10, device=device)
+        """)
+    stores = dict(summaries["__init__"].self_stores)
+    assert stores["_lengths"].memory.value == "device"
+    assert summaries["untold"].returns.is_buffer and summaries["untold"].returns.memory.value == "unknown"
+
+
+def test_a_loops_item_tested_against_none_is_no_one_off():
+    # each present item takes the body on every call: the upload is per item, per call
+    source = """
+        import torch
+        def f(batch, rank):
+            for key, val in batch.items():
+                if val is not None:
+                    index = torch.tensor([rank, rank + 1], device=val.device)
+                    batch[key] = val.index_select(1, index)
+            return batch
+        def g(x):
+            return f({"a": x.cuda(), "b": None if x.dim() else x.cuda()}, 0)
+        """
+    model = analyze_file(cst.parse_module(textwrap.dedent(source)), "prog.py")
+    summaries = [w.summary for (q, c), w in model.solved.walks.items() if q.endswith(".f") and c.args]
+    assert summaries
+    uploads = [e for s in summaries for e in s.effects if e.operation is not None and e.operation.api == "torch.tensor"]
+    assert uploads and not any(e.operation.conditional for e in uploads)
+
+
+def test_a_type_test_of_a_known_tensor_takes_the_tensor_side():
+    summaries = _summaries("""
+        import torch
+        def scaled(loss, n):
+            if isinstance(loss, torch.Tensor):
+                out = loss / n
+            elif isinstance(loss, (list, tuple)):
+                out = [x / n for x in loss]
+            else:
+                out = loss
+            return out
+        def step(x, n):
+            y = x.cuda()
+            return scaled(y, n)
+        """)
+    assert summaries["step"].returns.memory.value == "device"
+
+
+def test_a_type_query_of_a_cuda_tensor_is_no_device_work():
+    summaries = _summaries("""
+        import torch
+        def kind(x):
+            y = x.cuda()
+            return isinstance(y, (list, tuple)), hasattr(y, "grad"), type(y)
+        """)
+    assert not [e for e in summaries["kind"].effects if e.operation is not None and e.operation.api != "torch.Tensor.to"]
+
+
+def test_a_refill_after_a_fork_joined_back_too_early_is_reported_at_the_refill():
+    # the current stream waits for the side stream right after the fork, before the read it
+    # queues: the fork is not one-way, and the wait belongs before the refill (reported there)
+    source, bug, _, _ = CASES["a side stream forked one way reads what the current stream refills"]
+    early = source.replace("{fix}", bug).replace(
+        "                stream.wait_stream(torch.cuda.current_stream())\n",
+        "                stream.wait_stream(torch.cuda.current_stream())\n"
+        "                torch.cuda.current_stream().wait_stream(stream)\n")
+    assert found(early) == [("write_after_read", "add"), ("write_after_write", "add")]

@@ -40,10 +40,12 @@ def render(summary: FunctionSummary, context: CallContext, module: str = "") -> 
         lines.extend(f"    {_effect(e, module)}" for e in summary.effects)
     else:
         lines.append("  effects: none")
-    if summary.returns.kind is not ValueKind.UNKNOWN:
+    if summary.returns.kind is not ValueKind.UNKNOWN or summary.returns.either:
         lines.append(f"  returns: {_value(summary.returns)}")
     for attr, value in summary.self_stores:
         lines.append(f"  leaves self.{attr} = {_value(value)}")
+    for attr, value in summary.holder_stores:
+        lines.append(f"  leaves .{attr} on a holder = {_value(value)}")
     for framework, stream in summary.enters:
         lines.append(f"  entered as a context, runs the body on {_stream(stream)} ({framework})")
     for param, tags in summary.evidence:
@@ -89,7 +91,11 @@ def _value(value: AbsValue) -> str:
         words.append(value.target)
     if value.may_be_none:
         words.append("or None")
-    if value.positions:
+    if value.either:
+        words.append("[memory on some path: " + "; ".join(_value(v) for v in value.either) + "]")
+    if value.keys:
+        words.append("{" + ", ".join(f"{k!r}: {_value(p)}" for k, p in zip(value.keys, value.positions)) + "}")
+    elif value.positions:
         words.append("(" + ", ".join(_value(p) for p in value.positions) + ")")
     elif value.kind is ValueKind.CONTAINER and value.element is not None and value.element.kind is not ValueKind.UNKNOWN:
         words.append(f"of {_value(value.element)}")

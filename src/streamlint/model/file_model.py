@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Optional
 
@@ -57,8 +58,9 @@ def analyze_file(module: cst.Module, path: str = "") -> FileModel:
 def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
     """The conflicts the walks saw, then memory handed out unfinished by functions no caller
     in sight calls (their callers' reads are out of sight: the boundary is the place)."""
-    found: list = [(qualname, _at_misdirected_wait(qualname, conflict, solved)) for qualname, conflict in
-                   solved.conflicts_in(name)]
+    waits: dict = {}
+    found: list = [(qualname, _at_one_way_fork(qualname, _at_misdirected_wait(qualname, conflict, solved, waits), solved))
+                   for qualname, conflict in solved.conflicts_in(name)]
     found.extend(_next_calls(solver, solved, name))
     for (qualname, context), walked in solved.reported():
         if not qualname.startswith(name + ".") or not _as_entered(context):
@@ -80,33 +82,68 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
     return found
 
 
-def _at_misdirected_wait(qualname: str, conflict, solved: Solved):
+def _at_misdirected_wait(qualname: str, conflict, solved: Solved, waits: dict):
     """A stream that reads what the current stream at entry wrote, and that waited before the
     read on the default stream instead (`side.wait_stream(torch.cuda.default_stream())`): the wait
-    names the wrong stream, and is where the fix goes (reported there). Other conflicts as they are."""
+    names the wrong stream, and is where the fix goes (reported there). Other conflicts as they are.
+    `waits` keeps each summary's `_LegacyWaits` across the conflicts of one file."""
     if conflict.kind not in (ConflictKind.READ_AFTER_WRITE, ConflictKind.WRITE_AFTER_WRITE):
         return conflict
     if conflict.earlier.stream.kind is not StreamRefKind.AMBIENT or conflict.later.stream == HOST:
         return conflict
     for _context, summary in solved.summaries_of(qualname):
-        wait = _default_wait_before(summary.effects, conflict.later)
+        kept = waits.get(id(summary))
+        if kept is None or kept[0] is not summary:
+            kept = waits[id(summary)] = (summary, _LegacyWaits(summary.effects))
+        wait = kept[1].before(conflict.later)
         if wait is not None:
             return at_wait(qualname, conflict, wait.site, wait.other, wait.stream)
     return conflict
 
 
-def _default_wait_before(effects: tuple, later) -> Optional[object]:
-    """The last wait of `later`'s stream on the legacy default stream before `later` (in the walk
-    that made it), None when there is none."""
-    shown = later.chain[0] if later.chain else later.site
-    found = None
-    for effect in effects:
-        if effect.site == shown and effect.kind is EffectKind.ACCESS:
-            return found
-        if effect.kind is EffectKind.WAIT_STREAM and effect.stream == later.stream and effect.other is not None \
-                and effect.other.kind is StreamRefKind.LEGACY:
-            found = effect
-    return None
+# Conflicts whose later access writes what the earlier one used (a refill): SL402's.
+_OVERWRITES = (ConflictKind.WRITE_AFTER_READ, ConflictKind.WRITE_AFTER_WRITE)
+
+
+def _at_one_way_fork(qualname: str, conflict, solved: Solved):
+    """The current stream overwriting what a side stream uses, where a callee forked the side stream
+    off the current one (it waited for it: `stream.wait_stream(current_stream())`) and returned with
+    the work on it pending, and the current stream never waits for it back: the missing join belongs
+    at the callee's fork (reported there, as for the next call's work, `_placed_across_calls`). A fork
+    in the function that overwrites, or a join back anywhere, leaves the place at the write."""
+    if isinstance(conflict, Hazard) or conflict.kind not in _OVERWRITES or conflict.later.stream.kind is not StreamRefKind.AMBIENT:
+        return conflict
+    side, origin = conflict.earlier.stream, conflict.later.stream
+    for _context, summary in solved.summaries_of(qualname):
+        fork = _fork_of(summary, side, origin)
+        if fork is not None and fork.site.partition("#")[0] != qualname and _fork_of(summary, origin, side) is None:
+            return at_fork(fork.site.partition("#")[0], conflict, fork.site)
+    return conflict
+
+
+class _LegacyWaits:
+    """One pass over a summary's effects: where each site's first access is, and each stream's
+    waits on the legacy default stream in order (what `before` asks of every conflict of a walk)."""
+
+    def __init__(self, effects: tuple) -> None:
+        self.first: dict[str, int] = {}
+        self.waits: dict = {}  # stream -> ([index], [wait effect])
+        for index, effect in enumerate(effects):
+            if effect.kind is EffectKind.ACCESS:
+                self.first.setdefault(effect.site, index)
+            elif effect.kind is EffectKind.WAIT_STREAM and effect.other is not None \
+                    and effect.other.kind is StreamRefKind.LEGACY:
+                indexes, found = self.waits.setdefault(effect.stream, ([], []))
+                indexes.append(index)
+                found.append(effect)
+
+    def before(self, later) -> Optional[object]:
+        """The last wait of `later`'s stream on the legacy default stream before `later` (in the
+        walk that made it), None when there is none."""
+        at = self.first.get(later.chain[0] if later.chain else later.site)
+        indexes, found = self.waits.get(later.stream, ((), ()))
+        count = bisect_left(indexes, at) if at is not None else 0
+        return found[count - 1] if count else None
 
 
 def _kept(conflict) -> bool:

@@ -123,7 +123,7 @@ class Words:
                 return made or "an unknown stream"
             return f"{made}[{index.const!r}]" if index.kind is IndexKind.CONST else f"{made}[...]"
         if ref.kind is StreamRefKind.PATH and ref.path is not None:
-            return self.path(ref.path, None)
+            return self.stream_path(ref.path)
         if ref.kind is StreamRefKind.CREATED:
             bound = self.site_label(ref.site, (near.node,) if near is not None else ())
             if bound:
@@ -286,6 +286,17 @@ class Words:
         return self._with_steps(path.root.name.rsplit(".", 1)[-1] if path.root.kind is RootKind.GLOBAL
                                 else path.root.name, path.steps, reading)
 
+    def stream_path(self, path: Path) -> str:
+        """A stream kept at a path, with every step (`self._stages[...].stream`: unlike a
+        buffer's name, the stream is the last step, not the collection holding it)."""
+        text = self.path(Path(path.root), None)
+        for step in path.steps:
+            if isinstance(step, Index):
+                text += f"[{step.const!r}]" if step.kind is IndexKind.CONST else "[...]"
+            else:
+                text += f".{step}"
+        return text
+
     @staticmethod
     def _with_steps(base: str, steps: tuple, reading: Optional[HazardReading]) -> str:
         """The buffer a path is part of: its attributes, up to the first element (`h_in`
@@ -382,6 +393,7 @@ class Words:
             if not isinstance(target, cst.Name) or target.value not in used:
                 continue
             mentioned = {_spelled(n) for n in _walk(node.value) if isinstance(n, (cst.Name, cst.Attribute))}
+            mentioned |= {_getattr_spelled(n) for n in _walk(node.value)}
             if mentioned & names:
                 aliases.add(target.value)
         return aliases.pop() if len(aliases) == 1 else ""
@@ -425,6 +437,15 @@ def _callee_spelled(node: cst.CSTNode) -> str:
 
 def _spelled(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node).strip()
+
+
+def _getattr_spelled(node: cst.CSTNode) -> str:
+    """`getattr(holder, "x", None)` as `holder.x` (the attribute it reads); "" for anything else."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "getattr"
+            and len(node.args) >= 2 and isinstance(node.args[1].value, cst.SimpleString)):
+        return ""
+    name = node.args[1].value.evaluated_value
+    return f"{_spelled(node.args[0].value)}.{name}" if isinstance(name, str) and name.isidentifier() else ""
 
 
 def _walk(node: Optional[cst.CSTNode]) -> Iterator[cst.CSTNode]:

@@ -50,6 +50,8 @@ def stream_code(label: str, framework: str, analysis: Optional[CheckedFile] = No
     if not label or label.startswith("the ") or " " in label:
         # (a framework without a spelling keeps the words, which advice then says as prose)
         spelled = _DEFAULT_SPELLING.get(framework, label if label.startswith("the ") else "the default stream")
+        if framework == "torch" and label == "the legacy default stream":
+            spelled = "torch.cuda.default_stream()"  # not the current one: a `with` may have changed it
         if framework == "torch" and analysis is not None:
             spelled = spelled.replace("torch.cuda", analysis.torch_namespace, 1)
         if framework == "cupy" and analysis is not None:
@@ -82,9 +84,11 @@ def over_elements(code: str, labels) -> str:
         return code
     body = code[1:-1]
     loops = []
-    for label, var in zip(dict.fromkeys(lb for lb in labels if lb.endswith(_ELEMENT)), ("s", "t")):
-        loops.append(f"for {var} in {label[:-len(_ELEMENT)]}: ")
-        body = body.replace(label, var)
+    for label, var in zip(dict.fromkeys(lb for lb in labels if lb.count(_ELEMENT) == 1), ("s", "t")):
+        # `self.stages[...].stream`: loop over the stages, name the stream of each
+        collection, _, rest = label.partition(_ELEMENT)
+        loops.append(f"for {var} in {collection}: ")
+        body = body.replace(label, var + rest)
     return f"`{''.join(loops)}{body}`" if loops else code
 
 

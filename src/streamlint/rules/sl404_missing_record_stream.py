@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from streamlint.fixes.edits import FixBuilder, bound_before, is_pasteable, make_fix
 from streamlint.fixes.idioms import stream_named_at
 from streamlint.fixes.model import Applicability
-from streamlint.model.domain.paths import RootKind
+from streamlint.model.domain.paths import Index, RootKind
+from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.findings import Placement
 from streamlint.model.readings.hazards import allocation_node, is_module_level, stored_allocation_node
 from streamlint.rules._hazard_words import Words
@@ -112,6 +115,7 @@ class MissingRecordStream(Rule):
             user_label = words.stream(h.earlier.stream, h, h.earlier)
             user, owner = stream_code(user_label, "torch", analysis), stream_code(owner_label, "torch", analysis)
             made = allocation_node(words.model, h) or stored_allocation_node(words.model, h)
+            tensor = buffer if _names_one_tensor(words, h, buffer) else ""
             if h.placement is Placement.AT_BOUNDARY:
                 # used and released in the callers, not here: name their lines
                 callers = handed_to_callers_of(analysis, h.function.node, h.function.class_name,
@@ -120,9 +124,23 @@ class MissingRecordStream(Rule):
                 node = words.first_read(h, buffer) if h.earlier.access.path.root.kind is RootKind.SELF else h.node
                 yield Finding(
                     node,
-                    f"{named(buffer)} was allocated on {named(owner_label)} (line {words.line(made)}) and is "
+                    f"{named(buffer)} was allocated on {named(owner_label)}{_at_line(words, made)} and is "
                     f"{callers}, without `record_stream`: its memory may go to new work on {named(owner_label)} too early",
-                    help=_record_help(buffer, user),
+                    help=_record_help(tensor, user),
+                )
+                continue
+            producer = _producer(h.later.stream)
+            if producer:
+                # left on a holder by another function, whose next store there releases it (D-16)
+                stored, recorded = _holder_lines(words, h)
+                yield Finding(
+                    h.node,
+                    f"{named(buffer)} is left on its holder {stored} together with a tensor this function records on "
+                    f"{named(user_label)}{recorded}, so it comes from the stream `{producer}` ran on too; it is used "
+                    f"on {named(user_label)} here without `record_stream`: when {stored.removeprefix('at ')} rebinds "
+                    f"it, its memory may go to new work on the stream `{producer}` ran on too early",
+                    fix=_fix(words.builder, h, tensor, words.stream_for_code(h.earlier.stream, h, h.earlier)),
+                    help=_record_help(tensor, user),
                 )
                 continue
             if h.released_at is None and is_module_level(h):
@@ -134,12 +152,68 @@ class MissingRecordStream(Rule):
                 released = f"released at line {words.line(h.released_at)}"
             yield Finding(
                 h.node,
-                f"{named(buffer)} was allocated on {named(owner_label)} (line {words.line(made)}), is used "
+                f"{named(buffer)} was allocated on {named(owner_label)}{_at_line(words, made)}, is used "
                 f"on {named(user_label)} here, then {released} without `record_stream`: its memory may go to "
                 f"new work on {named(owner_label)} too early",
-                fix=_fix(words.builder, h, buffer, words.stream_for_code(h.earlier.stream, h, h.earlier)),
-                help=_record_help(buffer, user) + f" (or `{owner}.wait_stream({user})` before the release)",
+                fix=_fix(words.builder, h, tensor, words.stream_for_code(h.earlier.stream, h, h.earlier)),
+                help=_record_help(tensor, user) + f" (or `{owner}.wait_stream({user})` before the release)",
             )
+
+
+def _at_line(words: Words, made) -> str:
+    """" (line N)" of the allocation, or nothing where the model holds no node for it (an
+    allocation only known as the items a container was filled with)."""
+    return f" (line {words.line(made)})" if made is not None else ""
+
+
+def _names_one_tensor(words: Words, h, buffer: str) -> bool:
+    """False where the label names the container an item came from (`self._results` for one
+    of its items): a list has no `record_stream`, so no advice or fix may call it there."""
+    path = h.later.access.path
+    return not (any(isinstance(step, Index) for step in path.steps) and buffer == words.path(path, h))
+
+
+def _producer(stream) -> str:
+    """The function whose current stream a tensor was made on, for one a producer left on a
+    holder (`StreamRef.produced`); "" otherwise."""
+    return stream.site.rpartition(".")[2] if stream is not None and stream.kind is StreamRefKind.PRODUCED else ""
+
+
+def _holder_lines(words: Words, h) -> tuple[str, str]:
+    """Where the producer stores the tensor on the holder ("at line N", or "by `producer`" when
+    the text does not show it), and " (line M)" for the `record_stream` of a sibling here."""
+    path, producer = h.earlier.access.path, h.later.stream.site
+    attr = path.steps[-1] if path.steps and isinstance(path.steps[-1], str) else ""
+    function = words.model.solver.program.function(producer)
+    store = next((n for n in _nodes(function.node if function is not None else None)
+                  if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign))
+                  and any(isinstance(t, cst.Attribute) and t.attr.value == attr for t in _assigned(n))), None)
+    line = words.line(store, function) if store is not None else 0
+    stored = f"at line {line}{words.foreign(function)}" if line else f"by `{producer.rpartition('.')[2]}`"
+    holder = words.path(type(path)(path.root, path.steps[:-1]), h) + "."
+    aliases = {t.value for n in _nodes(h.function.node) if isinstance(n, cst.Assign)
+               for t in _assigned(n) if isinstance(t, cst.Name) and holder in _code(n.value)}
+    record = next((n for n in _nodes(h.function.node) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                   and n.func.attr.value == "record_stream"
+                   and (_code(n.func.value).startswith(holder) or _code(n.func.value) in aliases)
+                   and not _code(n.func.value).endswith(f".{attr}")), None)
+    return stored, (f" (line {words.line(record)})" if record is not None else "")
+
+
+def _assigned(node) -> list:
+    return [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+
+
+def _nodes(node):
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def _code(node) -> str:
+    return cst.Module(body=[]).code_for_node(node).strip()
 
 
 def _one_per_use(words: Words):

@@ -12,6 +12,11 @@ IDENTITY_CALLS: dict[str, Arg] = {
     "typing_extensions.cast": Arg(1, "val"),
 }
 
+# Builtins that look at an object's type or attributes, never at its data (`isinstance(loss,
+# torch.Tensor)`): no device work, whatever they are given (not a callable run on CUDA tensors).
+TYPE_QUERIES = frozenset({
+    "builtins.isinstance", "builtins.issubclass", "builtins.hasattr", "builtins.callable", "builtins.type", "builtins.id",
+})
 # qualified name -> the iterable whose items it pairs with a number (`for i, x in enumerate(xs)`).
 NUMBERING_CALLS: dict[str, Arg] = {
     "builtins.enumerate": Arg(0, "iterable"),

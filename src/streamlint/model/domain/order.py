@@ -18,10 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from enum import Enum
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
 from streamlint.model.domain.paths import Path
 from streamlint.model.domain.pending_index import PendingIndex
+from streamlint.model.domain.sides import configuration_sides, exclusive
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 
 # The host, as the side of an access (a host read of a copy's destination, a refill).
@@ -79,14 +80,6 @@ def _on_paths_after(earlier: AccessEvent, later: AccessEvent) -> tuple[AccessEve
     return on_paths(later)
 
 
-def exclusive(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    """Two accesses made on two sides of one test (the same test, another side)."""
-    if not a or not b:
-        return False
-    sides = dict(tag.rsplit(":", 1) for tag in a)
-    return any(sides.get(test, side) != side for test, side in (tag.rsplit(":", 1) for tag in b))
-
-
 def access_key(a: AccessEvent) -> tuple:
     """What names one pending access in the order (and in what an event captured)."""
     return (a.site, a.chain, a.path, a.stream, a.write)
@@ -105,12 +98,16 @@ class Pending:
     seen_on_every_path: frozenset[StreamRef]  # the must clock
     done: bool = False  # completed as far as the host knows on some path (the may clock)
     done_on_every_path: bool = False  # ... on every path (the must clock)
+    # The may clock of waits made under sides of configuration tests (D-18): (stream, the sides it
+    # waited under). It orders the later work of those streams done on no exclusive side; at most
+    # `_MAX_SIDED` entries, past which they count on every side, as `seen` does
+    seen_under: frozenset = field(default=frozenset(), metadata={"omit_default": True})
 
     def __post_init__(self) -> None:
         # one object per set of streams, so that equal clocks are the same objects (`clock`)
-        object.__setattr__(self, "seen", _STREAM_SETS.setdefault(self.seen, self.seen))
-        object.__setattr__(self, "seen_on_every_path", _STREAM_SETS.setdefault(self.seen_on_every_path,
-                                                                               self.seen_on_every_path))
+        for name in ("seen", "seen_on_every_path", "seen_under"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, _STREAM_SETS.setdefault(value, value))
 
     @cached_property
     def key(self) -> tuple:
@@ -121,35 +118,46 @@ class Pending:
         """What an ordering operation decides by (not the access): equal clocks move alike. By
         identity of interned objects, for speed (the stream sets are interned on construction)."""
         stream = _STREAMS.setdefault(self.access.stream, self.access.stream)
-        return (id(self.seen), id(self.seen_on_every_path), self.done, self.done_on_every_path, id(stream))
+        return (id(self.seen), id(self.seen_on_every_path), self.done, self.done_on_every_path, id(stream),
+                id(self.seen_under))
 
     def __getstate__(self) -> dict:
         """Without the cached clock: its identities mean nothing in a copy or another process."""
         return {name: value for name, value in self.__dict__.items() if name not in ("clock", "key")}
 
-    def ordered_before(self, stream: StreamRef) -> bool:
+    def ordered_before(self, stream: StreamRef, branch: Iterable[str] = ()) -> bool:
+        """Ordered before `stream`'s later work done on the sides `branch` (a wait made on an
+        exclusive side of a configuration test orders nothing there: D-18)."""
         if stream.kind is StreamRefKind.EITHER:
-            return any(self.ordered_before(m) for m in stream.members)  # on some path: the may clock
-        if self.done or stream in self.seen or stream == self.access.stream:
-            return True
-        if stream.pools_with(self.access.stream) or any(s.pools_with(stream) for s in self.seen):
-            return True  # a pool of streams and one of its items: what one names may be the other
-        # a wait by another framework's name of what may be the same default stream orders it too
-        return any(s.may_be_the_default_of(stream) for s in self.seen)
+            return any(self.ordered_before(m, branch) for m in stream.members)  # on some path: the may clock
+        if self.done or stream == self.access.stream or stream.pools_with(self.access.stream):
+            return True  # (a pool of streams and one of its items: what one names may be the other)
+        return _reaches(stream, self.seen) or _reaches(stream, self.sided(branch))
 
-    def with_seen(self, stream: StreamRef, may_only: bool = False) -> "Pending":
+    def sided(self, branch: Iterable[str]) -> Iterator[StreamRef]:
+        """The streams that waited for it on sides that are not exclusive with `branch`."""
+        return (s for s, sides in self.seen_under if not exclusive(sides, branch))
+
+    def with_seen(self, stream: StreamRef, may_only: bool = False, sides: frozenset = frozenset()) -> "Pending":
         """Ordered before `stream`'s later work; by one of two streams, or by a wait for one of
-        two (D-14): before each on the may clock, on the must clock before neither."""
+        two (D-14): before each on the may clock, on the must clock before neither. `sides`: the
+        configuration sides the wait was made under (D-18): on the may clock for those only."""
         streams, must = frozenset(stream.paths), not may_only and stream.kind is not StreamRefKind.EITHER
         if streams <= self.seen and (not must or streams <= self.seen_on_every_path):
             return self
-        return Pending(self.access, self.seen | streams, self.seen_on_every_path | streams if must
-                       else self.seen_on_every_path, self.done, self.done_on_every_path)
+        seen, under = self.seen | streams, self.seen_under
+        if sides:
+            seen, under = _bounded(self.seen, under | {(s, sides) for s in streams})
+            if under == self.seen_under and seen == self.seen and (not must or streams <= self.seen_on_every_path):
+                return self
+        return Pending(self.access, seen, self.seen_on_every_path | streams if must else self.seen_on_every_path,
+                       self.done, self.done_on_every_path, under)
 
     def completed(self, every_path: bool = True) -> "Pending":
         if self.done and (self.done_on_every_path or not every_path):
             return self
-        return Pending(self.access, self.seen, self.seen_on_every_path, True, self.done_on_every_path or every_path)
+        return Pending(self.access, self.seen, self.seen_on_every_path, True, self.done_on_every_path or every_path,
+                       self.seen_under)
 
 
 @dataclass(frozen=True)
@@ -173,6 +181,15 @@ def _kind(earlier: AccessEvent, later: AccessEvent) -> Optional[ConflictKind]:
     if earlier.write:
         return ConflictKind.READ_AFTER_WRITE
     return ConflictKind.WRITE_AFTER_READ if later.write else None
+
+
+def _assumed_closer(assumed: AccessEvent, access: AccessEvent, same_root: list) -> bool:
+    """Another entry assumption made for memory within `assumed`'s that `access` touches (the
+    tensor a producer left at `node.state.x` within the parameter `node`)."""
+    depth = len(assumed.path.steps)
+    return any(q.access.assumed and len(q.access.path.steps) > depth and q.access.path.may_alias(access.path)
+               and assumed.path.may_alias(q.access.path) and len(q.access.path.steps) <= len(access.path.steps)
+               for q in same_root)
 
 
 def _may_differ(a: StreamRef, b: StreamRef) -> bool:
@@ -253,11 +270,13 @@ class Order:
                 continue
             if (p.access.assumed or p.access.untold) and access.host_memory:
                 continue  # the entry assumption speaks of device work only; so does a device not told
+            if p.access.assumed and _assumed_closer(p.access, access, same_root):
+                continue  # the memory's own entry assumption speaks for it (what a producer left, D-16)
             if exclusive(p.access.branch, access.branch):
                 continue  # two sides of one test of one call: never both
             # on one of two streams: a race on one path is a race (D-14)
             racing = next((a for a in _on_paths_after(p.access, access)
-                           if not p.ordered_before(a.stream) and _may_differ(p.access.stream, a.stream)), None)
+                           if not p.ordered_before(a.stream, access.branch) and _may_differ(p.access.stream, a.stream)), None)
             if racing is not None:
                 found.append(Conflict(kind, p.access, racing, behind=len(same_root) - 1 - place))
         return found
@@ -283,30 +302,32 @@ class Order:
         return self._made(index.appended(entry), events)
 
     # -- ordering operations -------------------------------------------------------
-    def wait(self, waiter: StreamRef, on: StreamRef) -> "Order":
+    def wait(self, waiter: StreamRef, on: StreamRef, branch: Iterable[str] = ()) -> "Order":
         """`waiter.wait_stream(on)`: the waiter's later work follows all `on` has seen."""
-        return self.wait_any(waiter, (on,))
+        return self.wait_any(waiter, (on,), branch)
 
-    def wait_any(self, waiter: StreamRef, streams: Iterable[StreamRef]) -> "Order":
+    def wait_any(self, waiter: StreamRef, streams: Iterable[StreamRef], branch: Iterable[str] = ()) -> "Order":
         """`waiter` waits on each of `streams` in turn: one pass, the same order as the waits
         one after another (a wait only adds `waiter`, which no other of these waits tests). A
-        wait by or for one of two streams orders on the may clock only (D-14)."""
+        wait by or for one of two streams orders on the may clock only (D-14). `branch`: the
+        sides the wait is made under; of configuration tests, it orders their work only (D-18)."""
         streams = tuple(streams)
         ons = frozenset(m for on in streams for m in on.paths)
         if not ons:
             return self  # no wait at all
         may_only = any(on.kind is StreamRefKind.EITHER for on in streams)
+        sides = configuration_sides(branch)
         moved = []
         for group in self._ix.clocks():  # every access of a group moves alike
             p = next(iter(group.values()))
-            ordered = p.done or p.access.stream in ons or not ons.isdisjoint(p.seen) \
-                or any(on.pools_with(p.access.stream) for on in ons)
-            if ordered and p.with_seen(waiter, may_only) is not p:
-                moved.extend((n, q.with_seen(waiter, may_only)) for n, q in group.items())
+            if _waited(p, waiter, ons, may_only, sides) is not p:
+                moved.extend((n, _waited(q, waiter, ons, may_only, sides)) for n, q in group.items())
         return self._replaced(moved)
 
-    def record(self, event: Path, stream: StreamRef) -> "Order":
-        captured = frozenset(q.key for group in self._ix.clocks() if next(iter(group.values())).ordered_before(stream)
+    def record(self, event: Path, stream: StreamRef, branch: Iterable[str] = ()) -> "Order":
+        branch = configuration_sides(branch)
+        captured = frozenset(q.key for group in self._ix.clocks()
+                             if next(iter(group.values())).ordered_before(stream, branch)
                              for q in group.values())  # a group's accesses are ordered alike
         events = tuple(e for e in self.events if e[0] != event) + ((event, captured),)
         return self._derived(events=events)
@@ -320,11 +341,12 @@ class Order:
                 found = captured if found is None else found | captured
         return found
 
-    def wait_event(self, waiter: StreamRef, event: Path) -> "Order":
+    def wait_event(self, waiter: StreamRef, event: Path, branch: Iterable[str] = ()) -> "Order":
         captured = self.recorded(event)
         if captured is None:
             return self
-        return self._map(lambda p: p.with_seen(waiter) if p.key in captured else p)
+        sides = configuration_sides(branch)
+        return self._map(lambda p: p.with_seen(waiter, sides=sides) if p.key in captured else p)
 
     def synchronize_stream(self, stream: StreamRef) -> "Order":
         """The host waits for `stream`: what it has seen is done, and so is work on a stream the
@@ -368,6 +390,12 @@ class Order:
         if not gone:
             return self._derived(kept_for=kept_for), found
         return self._made(self._ix.removed(gone), None, kept_for), found
+
+    def told(self, path: Path) -> "Order":
+        """The memory at `path` shown to be device memory: its accesses made while its device was
+        not told are accesses to device memory (D-17's evidence that comes later)."""
+        return self._map(lambda p: replace(p, access=replace(p.access, untold=False))
+                         if p.access.untold and path.may_alias(p.access.path) else p)
 
     def replaced_at(self, path: Path) -> "Order":
         """Another value stored at `path` (`self.x = new`): what the entry assumption said of the
@@ -416,7 +444,8 @@ class Order:
             a, b = mine.get(key), theirs.get(key)
             joined = _join_pending(a, b)
             if every_path and a is not None and b is not None:
-                joined = replace(joined, seen=joined.seen_on_every_path, done=joined.done_on_every_path)
+                joined = replace(joined, seen=joined.seen_on_every_path, done=joined.done_on_every_path,
+                                 seen_under=frozenset())
             merged.append(joined)
         return Order(tuple(merged), _join_events(self.events, other.events), self.kept_for | other.kept_for)
 
@@ -427,8 +456,40 @@ def _join_pending(a: Optional[Pending], b: Optional[Pending]) -> Pending:
         assert only is not None
         return only  # pending on one path only: its order there is its order
 
-    return Pending(a.access, a.seen | b.seen, a.seen_on_every_path & b.seen_on_every_path, a.done or b.done,
-                   a.done_on_every_path and b.done_on_every_path)
+    seen, under = _bounded(a.seen | b.seen, a.seen_under | b.seen_under)
+    return Pending(a.access, seen, a.seen_on_every_path & b.seen_on_every_path, a.done or b.done,
+                   a.done_on_every_path and b.done_on_every_path, under)
+
+
+# At most this many (stream, sides) entries of a pending access's sided may clock (D-18); past it,
+# its streams count on every side (the may clock as before: fewer reports, never more).
+_MAX_SIDED = 8
+
+
+def _bounded(seen: frozenset, under: frozenset) -> tuple[frozenset, frozenset]:
+    """The may clock and its sided part, without entries the plain clock already has, within the bound."""
+    under = frozenset(e for e in under if e[0] not in seen)
+    if len(under) > _MAX_SIDED:
+        return seen | {s for s, _ in under}, frozenset()
+    return seen, under
+
+
+def _reaches(stream: StreamRef, seen: Iterable[StreamRef]) -> bool:
+    """`stream`'s later work follows what these streams have seen: one of them, an item of a pool
+    one of them names, or the same default stream by another framework's name."""
+    return any(s == stream or s.pools_with(stream) or s.may_be_the_default_of(stream) for s in seen)
+
+
+def _waited(p: Pending, waiter: StreamRef, ons: frozenset, may_only: bool, sides: frozenset) -> Pending:
+    """`p` after `waiter` waits for `ons`, under the configuration sides `sides`: ordered where
+    one of them has seen it (on every side, or on sides not exclusive with the wait's)."""
+    if p.done or p.access.stream in ons or not ons.isdisjoint(p.seen) or not ons.isdisjoint(p.seen_on_every_path) \
+            or any(on.pools_with(p.access.stream) for on in ons):
+        return p.with_seen(waiter, may_only, sides)
+    for stream, under in p.seen_under:
+        if stream in ons and not exclusive(under, sides):
+            p = p.with_seen(waiter, True, under | sides)
+    return p
 
 
 def _join_events(a: Iterable, b: Iterable) -> tuple:

@@ -13,8 +13,8 @@ from streamlint.model.api.facts import LEGACY_BY_DEFAULT
 from streamlint.model.domain.frozen_map import EMPTY, FrozenMap
 from streamlint.model.domain.order import Order
 from streamlint.model.domain.paths import Index, Path
-from streamlint.model.domain.persistent import PMap
-from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
+from streamlint.model.domain.persistent import SMALL, PMap
+from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.domain.values import NO_ITEMS, UNKNOWN, AbsValue, ValueKind
 
 
@@ -80,15 +80,10 @@ class State:
 
     def store(self, path: Path, value: AbsValue) -> "State":
         depth = len(path.steps)  # what lies under `path` is overwritten with it
-        heap, dropped = {}, [self.heap.get(path)]
-        for p, v in self.heap.items():
-            if len(p.steps) > depth and path.may_alias(p):
-                dropped.append(v)
-            else:
-                heap[p] = v
-        heap[path] = value
-        made = State(self.names, _frozen(heap), self.current, self.order, self.reachable, self.capturing,
-                     self.recorded)
+        under = [(p, v) for p, v in self.heap.items() if len(p.steps) > depth and path.may_alias(p)]
+        dropped = [self.heap.get(path), *(v for _, v in under)]
+        made = State(self.names, _stored(self.heap, path, value, under), self.current, self.order, self.reachable,
+                     self.capturing, self.recorded)
         if "_held" in self.__dict__:
             made.__dict__["_held"] = _held_after(self._held, dropped, value)
         return made
@@ -146,14 +141,19 @@ class State:
         return PMap.of(direct), containers
 
     # -- lattice -------------------------------------------------------------------
-    def join(self, other: "State", every_path: bool = False, back_edge: bool = False) -> "State":
+    def join(self, other: "State", every_path: bool = False, back_edge: bool = False,
+             sides: tuple[str, str] = ("", "")) -> "State":
         """The state after either of two paths. `back_edge`: `other` comes around a loop's back
-        edge to its head (values the body carried to the next iteration: `AbsValue.join_carried`)."""
+        edge to its head (values the body carried to the next iteration: `AbsValue.join_carried`).
+        `sides`: the sides of a configuration test the two paths took: a stream each path chose
+        is one of two, each known by its side (D-18)."""
         if not other.reachable:
             return self
         if not self.reachable or self == other:
             return other
-        values = (lambda a, b: a.join_carried(b)) if back_edge else (lambda a, b: a.join(b))
+        def values(a: AbsValue, b: AbsValue) -> AbsValue:
+            joined = a.join_carried(b) if back_edge else a.join(b)
+            return _chosen(joined, a, b, sides) if any(sides) else joined
         return State(
             _join_maps(self.names, other.names, values),
             _join_maps(self.heap, other.heap, values),
@@ -163,6 +163,35 @@ class State:
             self.capturing | other.capturing,
             _join_recorded(self.recorded, other.recorded),
         )
+
+
+def _chosen(joined: AbsValue, a: AbsValue, b: AbsValue, sides: tuple[str, str]) -> AbsValue:
+    """A joined value whose stream is one of the two streams the paths held, each by its side. A
+    stream's context on one path and None on the other (`stream(s) if overlap else nullcontext()`)
+    keeps both sides on its stream: the side it is entered on, then the side it is not."""
+    stream = joined.stream
+    if stream is None:
+        return joined
+    if joined.kind is ValueKind.STREAM_CONTEXT and ValueKind.NONE in (a.kind, b.kind):
+        return replace(joined, stream=replace(stream, sides=sides if a.stream is not None else sides[::-1]))
+    if stream.kind is not StreamRefKind.EITHER or a.stream is None or b.stream is None:
+        return joined
+    return replace(joined, stream=stream.chosen_by({a.stream: sides[0], b.stream: sides[1]}))
+
+
+def _stored(heap: FrozenMap, path: Path, value: AbsValue, under: list) -> FrozenMap:
+    """`heap` with `value` at `path` and the entries `under` it gone: the persistent map updated in
+    place of a copy (what a store costs is what it touches). Where a trie shrinks back to a small
+    map, built anew as before (a small map iterates in the order its entries were put)."""
+    items = heap._items
+    for p, _ in under:
+        items = items.delete(p)
+    if type(items._root) is not dict and len(items) + (path not in items) <= SMALL:
+        gone = {p for p, _ in under}
+        kept = {p: v for p, v in heap.items() if p not in gone}  # (as it was built before)
+        kept[path] = value
+        return _frozen(kept)
+    return _frozen(items.set(path, value))
 
 
 def _held_after(held: tuple[PMap, int], dropped, added: AbsValue) -> tuple[PMap, int]:
@@ -205,12 +234,14 @@ def _join_current(left: FrozenMap, right: FrozenMap) -> FrozenMap:
 
 
 def _renamed_value(value: AbsValue, rename) -> AbsValue:
-    if value.identity is None and value.element is None and not value.members and not value.positions:
+    if value.identity is None and value.element is None and not value.members and not value.positions \
+            and not value.either:
         return value
     identity = rename(value.identity) if value.identity is not None else None
     element = _renamed_value(value.element, rename) if value.element is not None else None
     return replace(value, identity=identity, element=element, members=frozenset(rename(m) for m in value.members),
-                   positions=tuple(_renamed_value(p, rename) for p in value.positions))
+                   positions=tuple(_renamed_value(p, rename) for p in value.positions),
+                   either=tuple(_renamed_value(v, rename) for v in value.either))
 
 
 def _refers(value: AbsValue, identity: Path) -> bool:

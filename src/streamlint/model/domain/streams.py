@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Optional
+from typing import Iterable, Optional
 
 from streamlint.model.domain.paths import Path, Root, RootKind
+from streamlint.model.domain.sides import exclusive
 
 
 class StreamRefKind(Enum):
@@ -23,6 +24,10 @@ class StreamRefKind(Enum):
     # one of two streams by the path taken (`s = self.side if flag else current_stream()`): a
     # may-set of two refs, `members` (D-14); past two, UNKNOWN
     EITHER = "either"
+    # the current stream of the project function `site` when it ran (it stored a tensor made there
+    # on a holder another function reads: D-16); another stream than one only on the code's word
+    # (`unlike`: a `record_stream` of memory made there)
+    PRODUCED = "produced"
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,6 +43,12 @@ class StreamRef:
     # stream). Evidence about the stream, not another stream: it does not take part in equality
     fresh: bool = field(default=False, compare=False)
     members: tuple = field(default=(), metadata={"omit_default": True})  # an EITHER's two streams
+    # An EITHER's members' sides of a configuration test that chose each ("" when not one; D-18):
+    # work done on one side of that test later is on that side's stream. Evidence, not identity
+    sides: tuple = field(default=(), compare=False, repr=False, metadata={"omit_default": True})
+    # Streams the code says this one is not (a PRODUCED stream whose memory the code records for
+    # them, D-16): evidence, no part of equality
+    unlike: tuple = field(default=(), compare=False, metadata={"omit_default": True})
 
     def _identity(self) -> tuple:
         """What makes two refs one stream. The stream held at a path is one stream whatever each
@@ -85,6 +96,11 @@ class StreamRef:
         return StreamRef(StreamRefKind.CREATED, framework, None, site, blocking, True)
 
     @staticmethod
+    def produced(producer: str, framework: str) -> "StreamRef":
+        """The current stream of the project function `producer` when it ran (D-16)."""
+        return StreamRef(StreamRefKind.PRODUCED, framework, None, producer)
+
+    @staticmethod
     def pool_item(made: "StreamRef", index) -> "StreamRef":
         """An item of a pool of streams made one per item at `made`'s site (`[Stream() for _ in
         range(2)]`), drawn by `index`: a stream held there, made by the program for its own work."""
@@ -112,6 +128,8 @@ class StreamRef:
         two streams is another stream on one path only: the order asks per path (D-14)."""
         if not (self.known and other.known) or self == other or StreamRefKind.EITHER in (self.kind, other.kind):
             return False
+        if StreamRefKind.PRODUCED in (self.kind, other.kind):  # another stream only on the code's word
+            return other in self.unlike or self in other.unlike
         if self.pool_of(other) or other.pool_of(self):
             return False  # an item of a pool of streams, and the pool's streams as one (`for s in streams`)
         if StreamRefKind.CREATED in (self.kind, other.kind):
@@ -201,6 +219,20 @@ class StreamRef:
             return None
         return StreamRef(StreamRefKind.EITHER, members=tuple(sorted(members, key=_canonical)))
 
+    def chosen_by(self, sides: dict) -> "StreamRef":
+        """One of two streams, each chosen on one side of a configuration test: {member: side}."""
+        if self.kind is not StreamRefKind.EITHER or not any(sides.get(m) for m in self.members):
+            return self
+        return replace(self, sides=tuple(sides.get(m, "") for m in self.members))
+
+    def on_sides(self, branch: Iterable[str]) -> "StreamRef":
+        """The stream of work done on the sides `branch`: of one of two streams chosen by a
+        configuration test, the one chosen on a side not exclusive with them."""
+        if not self.sides or not branch:
+            return self
+        kept = [m for m, side in zip(self.members, self.sides) if not (side and exclusive((side,), branch))]
+        return kept[0] if len(kept) == 1 else self
+
     def _merged(self, other: "StreamRef") -> Optional["StreamRef"]:
         """One stream seen on two paths: the stream held at one path is one stream, seen with more
         or less evidence on each path (its framework, where it was made); None when the paths
@@ -229,6 +261,8 @@ class StreamRef:
             return f"the stream made at {self.site}"
         if self.kind is StreamRefKind.EITHER:
             return " or ".join(m.spell() for m in self.members)
+        if self.kind is StreamRefKind.PRODUCED:
+            return f"the stream `{self.site.rpartition('.')[2]}` ran on"
         return "an unknown stream"
 
 

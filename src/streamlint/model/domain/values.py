@@ -31,6 +31,19 @@ class ValueKind(Enum):
     STREAM_CONTEXT = "stream_context"  # `torch.cuda.stream(s)`: entering it makes `stream` current
 
 
+class HostBuilt(Enum):
+    """Whether a BUFFER was built on the host from Python values on some path to here."""
+
+    EVERY_PASS = "every pass"
+    FIRST_PASS = "first pass"  # before a loop only: the body carries device memory on
+
+
+def _join_built(a: Optional[HostBuilt], b: Optional[HostBuilt]) -> Optional[HostBuilt]:
+    """A may-fact: built on either path stays; first-pass only where every built side is."""
+    sides = {x for x in (a, b) if x is not None}
+    return None if not sides else HostBuilt.FIRST_PASS if sides == {HostBuilt.FIRST_PASS} else HostBuilt.EVERY_PASS
+
+
 class Memory(Enum):
     UNKNOWN = "unknown"
     DEVICE = "device"
@@ -53,14 +66,20 @@ class AbsValue:
     rank: int = -1  # a BUFFER's number of dimensions, when how it was made shows them (-1: not told)
     # A BUFFER built on the host from Python values (`torch.tensor(0.0)`) on some path to here
     # (a may-fact: joined, it stays, so a copy of it to the device uploads on that path)
-    host_built: bool = field(default=False, metadata={"omit_default": True})
-    # `host_built` on a loop's first iteration only: the body carries device memory to the next
-    # (`total = torch.add(total.to(d), x)` from `total = torch.tensor(0.0)`)
-    built_first: bool = field(default=False, metadata={"omit_default": True})
+    # (FIRST_PASS: on a loop's first iteration only, the body carries device memory to the next:
+    # `total = torch.add(total.to(d), x)` from `total = torch.tensor(0.0)`)
+    built: "HostBuilt" = field(default=None, metadata={"omit_default": True})
     # A tuple's items, one per position, where the text shows how many there are and what each
     # is (`(output, event)`): what unpacking it (`a, b = t`) or a told index (`t[0]`) gives; the
     # joined `element` stays what an untold index or a loop gives
     positions: tuple = field(default=(), metadata={"omit_default": True})
+    # A dict written out with string keys (`{"non_blocking": True}`, `dict(non_blocking=True)`): the
+    # key of each item in `positions` (`**kwargs` passes them as keyword arguments)
+    keys: tuple = field(default=(), metadata={"omit_default": True})
+    # The memory it is on each path, where paths joined memory the join cannot name as one (a new
+    # allocation on one path, the caller's buffer on the other: D-20): a may-set of BUFFERs, each
+    # with its identity and facts, at most MAX_EITHER; a path that gave no memory told adds none
+    either: tuple = field(default=(), metadata={"omit_default": True})
 
     def join(self, other: "AbsValue") -> "AbsValue":
         if self == other:
@@ -86,11 +105,11 @@ class AbsValue:
             self.members | other.members,
             self.loader_batch and other.loader_batch,
             self.rank if self.rank == other.rank else -1,
-            self.host_built or other.host_built,
-            (self.host_built or other.host_built) and all(v.built_first for v in (self, other) if v.host_built),
-            _join_positions(self.positions, other.positions),
+            _join_built(self.built, other.built),
+            _join_positions(self.positions, other.positions) if self.keys == other.keys else (),
+            self.keys if self.keys == other.keys else (),
         )
-        return _learned_on_one_path(joined, self, other)
+        return _with_either(_learned_on_one_path(joined, self, other), self, other)
 
     def join_carried(self, carried: "AbsValue") -> "AbsValue":
         """At a loop's head: this value (on entry, or from the rounds so far) or `carried`, what
@@ -99,7 +118,7 @@ class AbsValue:
         walked from the entry state): the join names it, not nothing."""
         joined = self.join(carried)
         if joined.host_built and not carried.host_built and carried.on_device:
-            joined = replace(joined, built_first=True)  # built on the host before the loop only
+            joined = replace(joined, built=HostBuilt.FIRST_PASS)  # built on the host before the loop only
         if joined.identity is None and carried.identity is not None and carried.identity.root.age:
             return replace(joined, identity=carried.identity)
         return joined
@@ -129,8 +148,23 @@ class AbsValue:
         return UNKNOWN
 
     @property
+    def alternatives(self) -> tuple["AbsValue", ...]:
+        """The memory it may be, one value per path that told it: its may-set (D-20), or itself."""
+        if self.either:
+            return self.either
+        return (self,) if self.kind is ValueKind.BUFFER and self.identity is not None else ()
+
+    @property
     def is_buffer(self) -> bool:
         return self.kind is ValueKind.BUFFER
+
+    @property
+    def host_built(self) -> bool:
+        return self.built is not None
+
+    @property
+    def built_first(self) -> bool:
+        return self.built is HostBuilt.FIRST_PASS
 
     @property
     def on_device(self) -> bool:
@@ -159,6 +193,23 @@ def _learned_on_one_path(joined: AbsValue, a: AbsValue, b: AbsValue) -> AbsValue
         if known.kind is ValueKind.BUFFER and known.memory is not Memory.UNKNOWN and untold:
             return replace(joined, kind=ValueKind.BUFFER, memory=known.memory, framework=known.framework or other.framework)
     return joined
+
+
+def _with_either(joined: AbsValue, a: AbsValue, b: AbsValue) -> AbsValue:
+    """Paths that joined different memory, which the join names as none: the may-set of the
+    memory each path told (D-20); past MAX_EITHER, not told."""
+    if joined.identity is not None or joined.kind is ValueKind.CONTAINER:
+        return joined
+    either: dict = {}
+    for value in a.alternatives + b.alternatives:
+        either[value.identity] = either[value.identity].join(value) if value.identity in either else value
+    if not either or len(either) > MAX_EITHER:
+        return joined
+    return replace(joined, either=tuple(sorted(either.values(), key=lambda v: repr(v.identity))))
+
+
+# The most memories a value may be one of (D-20; past it: not told).
+MAX_EITHER = 4
 
 
 def _join_identity(a: Optional[Path], b: Optional[Path]) -> Optional[Path]:

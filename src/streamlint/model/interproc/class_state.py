@@ -57,6 +57,7 @@ def _kept(stream: StreamRef, here: Path, kept_at: dict) -> StreamRef:
 
 
 def _at_self(attr: str, value: AbsValue, owners: dict, kept_at: dict) -> AbsValue:
+    value = replace(value, either=_named_on_self(value.either)) if value.either else value
     here = _held_at(attr, value, owners)
     stream = _kept(value.stream, here, kept_at) if value.stream is not None else None
     if value.kind is ValueKind.STREAM:
@@ -75,7 +76,13 @@ def _item_at(item: AbsValue, slot: Path) -> AbsValue:
     """An item of a container the object keeps, a tuple whose positions a call of one of its
     methods made: position `i` is the memory at `slot[i]` of the container's weak slot (D-12)."""
     positions = tuple(_made_at(p, slot.element(Index.const_(i))) for i, p in enumerate(item.positions))
-    return replace(item, positions=positions)
+    return replace(item, positions=positions, either=_named_on_self(item.either))
+
+
+def _named_on_self(either: tuple) -> tuple:
+    """Of the memory an item is on some path (D-20), what the object's other methods can name: an
+    allocation, memory the object or the module holds (a method's parameter or local is its own)."""
+    return tuple(v for v in either if v.identity.root.kind in (RootKind.FRESH, RootKind.SELF, RootKind.GLOBAL))
 
 
 def _made_at(value: AbsValue, here: Path) -> AbsValue:

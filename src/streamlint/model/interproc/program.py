@@ -9,6 +9,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from streamlint.model.interproc.modules import Source
+from streamlint.model.syntax.holders import holder_attributes
 from streamlint.model.syntax.hooks import registered_hooks
 from streamlint.model.syntax.prefilter import may_call
 from streamlint.model.syntax.visitors import accepts
@@ -46,6 +47,7 @@ class ModuleUnit:
     text: bytes = b""  # its bytes when read from a file (b"": not known; the prefilters then say yes)
     hooks: Optional[frozenset] = None  # the functions it registers as PyTorch hooks ("f", "C.m", "C.m.hook"), once asked
     _calls: Optional[dict[str, frozenset[str]]] = None  # (called_names)
+    _holders: Optional[dict[str, frozenset[str]]] = None  # (holder_stores)
 
     def called_names(self) -> dict[str, frozenset[str]]:
         """Each function's calls by the name they call (`f(...)`, `x.m(...)`, `super().m(...)`:
@@ -54,6 +56,22 @@ class ModuleUnit:
         if self._calls is None:
             self._calls = {q: _names_called(f.node) for q, f in self.functions.items()}
         return self._calls
+
+    def holder_stores(self) -> dict[str, frozenset[str]]:
+        """Each function's attributes stored on objects its parameters reach (`node.state.x =`)."""
+        if self._holders is None:
+            self._holders = {q: found for q, f in self.functions.items()
+                             if (found := holder_attributes(f.node, _receiver_of(f)))}
+        return self._holders
+
+
+def _receiver_of(function: FunctionRef) -> str:
+    """The name `self` has in a method's body (its first parameter); "" elsewhere."""
+    node = function.node
+    if not function.class_name or function.free_receiver or not isinstance(node, cst.FunctionDef):
+        return ""
+    params = (*node.params.posonly_params, *node.params.params)
+    return params[0].name.value if params else ""
 
 
 def unit_of(name: str, tree: cst.Module, package: Optional[str] = None) -> ModuleUnit:
@@ -338,6 +356,16 @@ class Program:
                     if found is not None:
                         seen[name_] = found
         return sorted(f"{u.name}.{c}" for u in seen.values() for c in u.classes if f"{u.name}.{c}.{name}" in u.functions)
+
+    def holder_producers(self, module: str, attr: str) -> tuple[str, ...]:
+        """The functions of `module` and of the project modules it imports (those that spell
+        `attr`) that store `.<attr>` on an object their parameters reach (D-16's field producers)."""
+        unit = self.unit(module)
+        if unit is None:
+            return ()
+        units = [unit] + [u for u in (self.unit(t) for t in sorted(set(unit.imports.values()))
+                                      if t != module and self._may_define(t, attr)) if u is not None]
+        return tuple(sorted({q for u in units for q, attrs in u.holder_stores().items() if attr in attrs}))
 
     def _may_define(self, module: str, name: str) -> bool:
         """Whether `module` may define something named `name`: read already, or its text spells

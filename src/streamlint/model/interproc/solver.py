@@ -17,6 +17,7 @@ from pathlib import Path as FilePath
 
 from streamlint.deadline import tick
 from streamlint.model.domain.order import Conflict
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
 from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, shown_by_use, placeholders_given_way
 from streamlint.model.interproc.digests import note_use
@@ -30,6 +31,8 @@ from streamlint.model.transfer.frame import ROOT_CONTEXT, SIDE_STREAM_FACT, Call
 from streamlint.model.transfer.interpret import Walked, call_ordinals, walk_function
 
 MAX_CONTEXTS = 4
+# Functions that may store one attribute on a holder for a reader to take what they leave (D-16)
+MAX_PRODUCERS = 4
 # The context of the one walk of a module's top level that finds what its names hold.
 GLOBALS_CONTEXT = CallContext(receiver_state=(("<globals>", UNKNOWN),))
 MAX_WALKS = 5000
@@ -82,6 +85,7 @@ class Solver:
         self._globals: dict[str, dict] = {}
         self._nodes: dict[str, dict[int, int]] = {}
         self._ordinals: dict[str, dict[int, int]] = {}
+        self._text_facts: dict[str, dict] = {}  # per function: what its text alone tells (Numbering.text_facts)
         self._ids: dict[int, dict] = {}
         # the module and context of each function being walked, innermost last
         # (whether it is entered as no caller in sight calls it: its calls are reverse edges)
@@ -93,8 +97,11 @@ class Solver:
         self._composing_depth = 0  # class states being composed (walks that are no callers' evidence)
         self._by_methods: dict[tuple[str, frozenset[str]], str] = {}
         self._with_method: dict[tuple[str, str, str], tuple[str, ...]] = {}
+        self._left_on_holders: dict[tuple[str, str, str], Optional[AbsValue]] = {}
         # walking a function in what its callers pass, joined: the walks it reaches (else None)
         self._joining: Optional[set] = None
+        # walking the project's callers (and what they call, in what their call sites pass)
+        self._from_callers = False
 
     def solve_module(self) -> Solved:
         self._globals[self.program.main.name] = self._module_names(self.program.main.name)
@@ -113,10 +120,14 @@ class Solver:
         spelled = frozenset({q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL} | main.classes)
         callers = (q for unit in self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, spelled)
                    for q in self._callers_in(unit))
-        for qualname in callers:
-            if len(self.solved.walks) - len(before) >= MAX_CALLER_WALKS:
-                break
-            self._solve(qualname, ROOT_CONTEXT)
+        self._from_callers = True  # (a callee they reach in what a call site passes: the context the joined walk gets)
+        try:
+            for qualname in callers:
+                if len(self.solved.walks) - len(before) >= MAX_CALLER_WALKS:
+                    break
+                self._solve(qualname, ROOT_CONTEXT)
+        finally:
+            self._from_callers = False
         self.solved.unreported |= set(self.solved.walks) - before
         for qualname in sorted(self._called_from_outside):
             joined = _joined(self._asked.get(qualname, []))
@@ -250,6 +261,31 @@ class Solver:
         bases = unit.bases.get(name, ()) if unit is not None else ()
         return next((found for found in map(self.program.class_defined_at, bases) if found is not None), None)
 
+    def left_on_holders(self, module: str, attr: str, reader: str) -> Optional[AbsValue]:
+        key = (module, attr, reader)
+        if key not in self._left_on_holders:
+            self._left_on_holders[key] = None  # (asked again while its producers are walked: nothing yet)
+            self._left_on_holders[key] = self._producers_leave(module, attr, reader)
+        return self._left_on_holders[key]
+
+    def _producers_leave(self, module: str, attr: str, reader: str) -> Optional[AbsValue]:
+        producers = [q for q in self.program.holder_producers(module, attr) if q != reader]
+        if not producers or len(producers) > MAX_PRODUCERS:
+            return None
+        left = []
+        for qualname in producers:
+            summary = self.summary_at_root(qualname)
+            value = dict(summary.holder_stores).get(attr) if summary is not None else None
+            if value is not None:
+                left.append(replace(value, stream=produced_by(qualname, value.stream)))
+        if not left or any(value.stream is None for value in left):
+            return None
+        joined = left[0]
+        for value in left[1:]:
+            joined = joined.join(replace(value, stream=joined.stream))
+        stream = StreamRef.either_of(value.stream for value in left)
+        return replace(joined, stream=stream) if stream is not None else None
+
     def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
         cls = self.program.class_defined_at(cls) or ""  # (named through a re-export: where it is defined)
         module, _, name = cls.rpartition(".")
@@ -362,7 +398,10 @@ class Solver:
 
     def _within_budget(self, qualname: str, context: CallContext) -> CallContext:
         known = self._contexts.setdefault(qualname, set())
-        if context in known or len(known) < MAX_CONTEXTS + (self._joining is not None):
+        # (one more for what the callers pass: the joined walk, and a callee the callers' walks reach
+        # in what a call site tells of its arguments)
+        extra = self._joining is not None or (self._from_callers and bool(context.args))
+        if context in known or len(known) < MAX_CONTEXTS + extra:
             known.add(context)
             return context
         # past the budget, what callers tell is dropped; the hot entry, the class's state and the
@@ -381,6 +420,7 @@ class Solver:
         if ordinals is None:
             ordinals = self._ordinals[function.qualname] = call_ordinals(function.node)
         frame.call_ordinals = ordinals
+        frame.numbering.text_facts = self._text_facts.setdefault(function.qualname, {})
         if function.module not in self._globals:  # another module's names, read when first used
             self._globals[function.module] = self._module_names(function.module)
         frame.globals = self._globals[function.module]
@@ -464,3 +504,14 @@ def digest_of_use(path: str, local: str) -> str:
     solver = Solver(Program(unit_of(name, source.tree, package), ProjectModules(path)))
     summary = solver.summary_at_root(f"{name}.{local}")
     return sealed(summary).digest if summary is not None else "unknown"
+
+
+def produced_by(producer: str, stream: Optional[StreamRef]) -> Optional[StreamRef]:
+    """A producer's stream in a reader's terms: its current stream when it ran (`PRODUCED`), or
+    one it made (made anew by each of its calls: another stream than any the reader knows); None
+    for one the reader cannot name (a parameter's, its object's)."""
+    if stream is None:
+        return None
+    if stream.kind is StreamRefKind.AMBIENT:
+        return StreamRef.produced(producer, stream.framework)
+    return stream if stream.kind is StreamRefKind.CREATED else None

@@ -15,7 +15,8 @@ from streamlint.model.domain.order import HOST, RECORDED, Conflict
 from streamlint.model.domain.paths import Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
-from streamlint.model.domain.values import AbsValue, ValueKind
+from streamlint.model.domain.sides import exclusive
+from streamlint.model.domain.values import AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
 from streamlint.model.summary.function_summary import Evidence, FunctionSummary
 from streamlint.model.summary.perform import perform, released
@@ -32,6 +33,7 @@ class Binding:
     site: str  # the call's site key in the caller
     args: tuple[tuple[str, AbsValue], ...]  # parameter name -> the caller's value
     receiver: Optional[AbsValue] = None  # `self` of a method call
+    branch: tuple[str, ...] = ()  # the sides of the tests the call is made under, in the caller (D-18)
 
     @property
     def handed(self) -> tuple[StreamRef, ...]:
@@ -58,12 +60,12 @@ def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bo
     mapped: list[Effect] = []
     conflicts: list[Conflict] = []
     for effect in summary.effects:
-        if not _guard_may_hold(effect.guard, binding, mapper):
+        if not _guard_may_hold(effect.guard, mapper):
             continue
         translated = mapper.effect(effect)
-        if translated is None:
-            continue
-        state, found = perform(state, translated, reported)
+        if translated is None or exclusive(binding.branch, translated.branch):
+            continue  # (not this call's: its sides of a test are not the caller's sides at the call)
+        state, found = perform(state, replace(translated, branch=binding.branch + translated.branch), reported)
         conflicts.extend(c for c in found if not _found_inside(c, binding.site))
         mapped.append(translated)
         mapper.state = state
@@ -75,11 +77,26 @@ def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bo
             state, found, release = _store(state, receiver.attr(attr), mapper.value(value), binding.site)
             conflicts.extend(found)
             mapped.extend(release)
-    returns = mapper.value(summary.returns)
+    returns = _as_given(mapper.value(summary.returns), summary.returns, binding)
     if summary.enters:  # a context manager that enters streams: `with helper():` runs its body there
         framework, stream = summary.enters[0]
         returns = AbsValue(ValueKind.STREAM_CONTEXT, framework, stream=mapper.stream(stream))
     return Applied(state, tuple(conflicts), returns, tuple(mapped))
+
+
+def _as_given(returns: AbsValue, said: AbsValue, binding: Binding) -> AbsValue:
+    """A callee that returns a tensor it was given (`return x.sub_(m).div_(s)`) returns the caller's
+    memory: what the caller knows of it (where it lives, the stream it was made on) stands where
+    the callee's walk was not told."""
+    root = said.identity.root if said.identity is not None else None
+    if root is None or root.kind is not RootKind.PARAM or said.identity.steps or not returns.is_buffer:
+        return returns
+    given = binding.arg(root.name)
+    if given is None or not given.is_buffer or given.identity != returns.identity:
+        return returns
+    return replace(returns, framework=returns.framework or given.framework,
+                   memory=given.memory if returns.memory is Memory.UNKNOWN else returns.memory,
+                   stream=returns.stream or given.stream)
 
 
 def _store(state: State, path: Path, value: AbsValue, site: str) -> tuple[State, list[Conflict], list[Effect]]:
@@ -107,16 +124,34 @@ def _context_free(stream: StreamRef) -> bool:
     return stream in (HOST, RECORDED) or stream.context_free
 
 
-def _guard_may_hold(guard: Optional[Guard], binding: Binding, mapper: "_Mapper") -> bool:
+def _guard_may_hold(guard: Optional[Guard], mapper: "_Mapper") -> bool:
     if guard is not None and guard.kind is GuardKind.OFF_DEVICE and guard.path is not None:
         here = mapper.path(guard.path)
         return here is None or not mapper.state.at(here).on_device  # what the caller holds there
-    if guard is None or guard.kind is not GuardKind.PARAM_IS_NONE:
-        return True
-    value = binding.arg(guard.name)
-    if value is None or value.kind is ValueKind.UNKNOWN or value.may_be_none:
-        return True  # the caller does not tell: both sides may run
-    return (value.kind is ValueKind.NONE) == guard.holds
+    return True
+
+
+# Values whose truth is told by their kind (an object that is not None is true).
+_TRUE_KINDS = frozenset({ValueKind.STREAM, ValueKind.EVENT, ValueKind.MODULE, ValueKind.OBJECT, ValueKind.CALLABLE,
+                         ValueKind.NAMESPACE, ValueKind.STREAM_CONTEXT})
+
+
+def _decided(value: AbsValue, test: str) -> Optional[bool]:
+    """Whether a test of a parameter (`name`, `name is None`, `name==0`: the value part of its
+    side tag) holds for what the caller passes; None when the caller does not tell."""
+    if value.may_be_none:
+        return None
+    _, is_, constant = test.partition(" is ")
+    if is_:
+        told = value.kind is ValueKind.NONE or value.kind in _TRUE_KINDS
+        return (value.kind is ValueKind.NONE) == (constant == "None") if told and constant == "None" else None
+    _, eq, constant = test.partition("==")
+    if eq:
+        written = value.kind is ValueKind.HOST_NUMBER and value.target in ("0", "True", "False")
+        return value.target == constant if written else None
+    if value.kind is ValueKind.NONE or value.kind in _TRUE_KINDS:
+        return value.kind is not ValueKind.NONE
+    return truth(value)
 
 
 class _Mapper:
@@ -137,12 +172,26 @@ class _Mapper:
                 return None
         stream = self.stream(e.stream) if e.stream is not None else None
         other = self.stream(e.other) if e.other is not None else None
-        branch = tuple(self._branch(tag) for tag in e.branch)
+        sides = [self._side(tag) for tag in e.branch]
+        if None in sides:
+            return None  # on a side of a test of a parameter the caller's argument does not take
+        branch = tuple(tag for tag in sides if tag)
         handed = e.handed
         if e.kind is EffectKind.ACCESS and e.stream is not None and e.stream.kind in _CURRENT_OR_DEFAULT:
             handed = e.handed + self.binding.handed
         return replace(e, path=path, stream=stream, other=other, guard=self._guard(e.guard), chain=(self.binding.site,) + e.chain,
                        branch=branch, handed=handed)
+
+    def _side(self, tag: str) -> Optional[str]:
+        """A side tag in the caller's terms: "" when the caller's argument takes that side of a
+        test of a parameter (a constant, None, an object), None when it takes the other (D-18)."""
+        test, _, side = tag.rpartition(":")
+        name = test[len(self.callee) + 1:] if self.callee and test.startswith(f"{self.callee}?") else ""
+        value = self.binding.arg(name.partition("==")[0].partition(" is ")[0]) if name else None
+        decided = _decided(value, name) if value is not None else None
+        if decided is None:
+            return self._branch(tag)
+        return "" if decided == (side == "1") else None
 
     def _branch(self, tag: str) -> str:
         """Each call takes its own sides of a test; an option of `self` is the receiver's, the
@@ -200,8 +249,20 @@ class _Mapper:
             here = self._stream_at(ref.path)
             return here.entered() if ref.fresh and ref.path.steps else here  # an object's stream the callee entered
         if ref.kind is StreamRefKind.EITHER:  # each path's stream, here (D-14)
-            return StreamRef.either_of(self.stream(m) for m in ref.members) or UNKNOWN_STREAM
+            return self._either(ref)
         return ref
+
+    def _either(self, ref: StreamRef) -> StreamRef:
+        """One of two streams, each path's here; chosen by a configuration test (D-18), the one
+        of the side the caller's call is on, where it tells."""
+        members = [self.stream(m) for m in ref.members]
+        either = StreamRef.either_of(members) or UNKNOWN_STREAM
+        if not ref.sides or either.kind is not StreamRefKind.EITHER:
+            return either
+        sides = {m: self._side(side) if side else "" for m, side in zip(members, ref.sides)}
+        if any(side is None for side in sides.values()):  # a side the caller's argument does not take
+            return next(m for m, side in sides.items() if side is not None)
+        return either.chosen_by(sides).on_sides(self.binding.branch)
 
     def _made_here(self, sites: str) -> str:
         """A callee's creation sites (one, or a pool's joined by "|"), as sites of this call."""
@@ -228,4 +289,5 @@ class _Mapper:
         element = self.value(value.element) if value.element is not None else None
         members = frozenset(m for m in (self.path(p) for p in value.members) if m is not None)
         return replace(value, identity=identity, stream=stream, element=element, members=members,
-                       positions=tuple(self.value(p) for p in value.positions))
+                       positions=tuple(self.value(p) for p in value.positions),
+                       either=tuple(v for v in (self.value(v) for v in value.either) if v.identity is not None))

@@ -31,8 +31,8 @@ class EffectKind(Enum):
 
 
 class GuardKind(Enum):
-    PARAM_IS_NONE = "param_is_none"  # runs only when parameter `name` is None (`holds`) or is not
-    OPTION = "option"  # runs only when `self.<name>` is truthy (`holds`) or falsy
+    # (A test of an option of `self` or of a parameter's value is no guard kind: the effect's
+    # `branch` names the side it runs on, and `apply` resolves it in the caller's terms: D-18.)
     # runs only while what `path` holds is not yet device memory: moving (or casting) a module
     # again does nothing; a module's parameters found there were made complete before the call
     OFF_DEVICE = "off_device"

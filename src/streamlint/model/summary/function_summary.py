@@ -36,6 +36,11 @@ class FunctionSummary:
     # (`@contextmanager`), its body runs on them
     enters: tuple[tuple[str, StreamRef], ...] = ()
     truncated: bool = False  # accesses were dropped to keep it small (waits and syncs never are)
+    # What it leaves on objects its parameters reach (`node.state.x = t`): per attribute, the tensor
+    # stored there, its stream the one it was made on or, not told, the current stream at the store
+    # (a tensor is made on the stream current where it is made, and a walk stored it with no switch
+    # between: D-16). A holder another function reads the attribute of, which no caller links
+    holder_stores: tuple[tuple[str, AbsValue], ...] = field(default=(), metadata={"omit_default": True})
     digest: str = field(default="", compare=False)  # filled by codec.sealed when asked (it costs a serialisation)
 
     def with_digest(self, digest: str) -> "FunctionSummary":

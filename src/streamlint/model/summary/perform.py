@@ -21,10 +21,21 @@ def perform(state: State, effect: Effect, reported: bool = True) -> Result:
     """`reported`: the conflicts found are reported where found (not for the class composition's
     earlier call, whose own conflicts its method's walk reports), so each missing wait is
     assumed in place once reported (`_missing_waits_assumed`)."""
+    effect = _on_its_sides(effect)
     if effect.kind is EffectKind.ACCESS:
         return _access(state, effect, reported)
     handler = _HANDLERS.get(effect.kind)
     return handler(state, effect) if handler else (state, [])
+
+
+def _on_its_sides(e: Effect) -> Effect:
+    """One of two streams chosen by a configuration test, for work done on one side of a later
+    test of it: that side's stream (D-18)."""
+    if not e.branch:
+        return e
+    stream = e.stream.on_sides(e.branch) if e.stream is not None else None
+    other = e.other.on_sides(e.branch) if e.other is not None else None
+    return e if stream is e.stream and other is e.other else replace(e, stream=stream, other=other)
 
 
 def released(old: AbsValue, after: State, site: str) -> Optional[Effect]:
@@ -112,7 +123,7 @@ def _wait_stream(order: Order, e: Effect) -> Order:
     if not e.other.known:
         return _wait_everything(order, e.stream)  # a wait we cannot resolve may order anything
     for waiter in _waiters(e.stream):
-        order = order.wait(waiter, e.other)
+        order = order.wait(waiter, e.other, e.branch)
     return order
 
 
@@ -134,16 +145,18 @@ def _wait_everything(order: Order, waiter: StreamRef) -> Order:
 def _record_event(order: Order, e: Effect) -> Order:
     if e.path is None or e.stream is None:
         return order
-    return order.record(e.path, e.stream)
+    return order.record(e.path, e.stream, e.branch)
 
 
 def _wait_event(order: Order, e: Effect) -> Order:
     if e.path is None or e.stream is None:
         return order
+    if order.recorded(e.path) is None and e.path.root.kind is RootKind.FRESH:
+        return order  # an event the program made, which nothing recorded yet: waiting on it orders nothing
     if order.recorded(e.path) is None:
         return _wait_everything(order, e.stream)  # an event recorded where we cannot see: may order anything
     for waiter in _waiters(e.stream):
-        order = order.wait_event(waiter, e.path)
+        order = order.wait_event(waiter, e.path, e.branch)
     return order
 
 

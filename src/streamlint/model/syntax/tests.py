@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from typing import Optional
 
 import libcst as cst
@@ -121,24 +123,35 @@ def _statement_calls(block: cst.BaseSuite) -> list[cst.Call]:
 
 
 def tested_value(test: cst.BaseExpression, fixed: frozenset[str]) -> Optional[tuple[str, bool]]:
-    """(what is tested, negated) for a test of a name the function never rebinds: `a`, `not a`,
-    `rank == 0`, `rank != 0`, `x is None`: two tests of one such value take sides together on a
-    path (`if a: X` ... `if not a: Y` never runs both)."""
+    """(what is tested, negated) for a test of a name the function never rebinds, or of an
+    attribute of `self` ("self.attr"): `a`, `not a`, `rank == 0`, `rank != 0`, `x is None`,
+    `self.method == 2`: two tests of one such value take sides together on a path (`if a: X` ...
+    `if not a: Y` never runs both)."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = tested_value(test.expression, fixed)
         return (inner[0], not inner[1]) if inner is not None else None
-    if isinstance(test, cst.Name) and test.value in fixed:
-        return test.value, False
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)):
+    name = _value_name(test, fixed)
+    if name is not None:
+        return name, False
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
         return None
-    operator, constant = test.comparisons[0].operator, test.comparisons[0].comparator
-    if test.left.value not in fixed or not written_constant(constant):
+    name, (operator, constant) = _value_name(test.left, fixed), (test.comparisons[0].operator, test.comparisons[0].comparator)
+    if name is None or not written_constant(constant):
         return None
     spelled = cst.Module([]).code_for_node(constant)
     if isinstance(operator, (cst.Equal, cst.NotEqual)):
-        return f"{test.left.value}=={spelled}", isinstance(operator, cst.NotEqual)
+        return f"{name}=={spelled}", isinstance(operator, cst.NotEqual)
     if isinstance(operator, (cst.Is, cst.IsNot)):
-        return f"{test.left.value} is {spelled}", isinstance(operator, cst.IsNot)
+        return f"{name} is {spelled}", isinstance(operator, cst.IsNot)
+    return None
+
+
+def _value_name(expr: cst.BaseExpression, fixed: frozenset[str]) -> Optional[str]:
+    """A name of `fixed`, or `self.<attr>` spelled "self.attr"."""
+    if isinstance(expr, cst.Name):
+        return expr.value if expr.value in fixed else None
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return f"self.{expr.attr.value}"
     return None
 
 
@@ -148,8 +161,34 @@ def never_rebound(function: cst.FunctionDef) -> frozenset[str]:
     params = function.params
     names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
     collector = _Bound()
-    function.body.visit(collector)
+    todo: list = [function.body]
+    while todo:  # every node of the body, as `function.body.visit(collector)` would (its fields read directly: faster)
+        node = todo.pop()
+        visit = getattr(collector, "visit_" + type(node).__name__, None)
+        if visit is not None:
+            visit(node)
+        todo.extend(_child_nodes(node))
     return frozenset(names - collector.bound)
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_BLANK = ("whitespace", "lpar", "rpar", "leading_lines", "lines_after_decorators", "header", "footer", "comma",
+          "semicolon", "newline")
+
+
+def _child_nodes(node: cst.CSTNode) -> list:
+    names = _FIELDS.get(type(node))
+    if names is None:
+        # (whitespace, comments and parentheses bind no name: not walked into)
+        names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node) if not f.name.startswith(_BLANK))
+    found = []
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            found.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return found
 
 
 class _Bound(cst.CSTVisitor):
@@ -200,3 +239,29 @@ class _Bound(cst.CSTVisitor):
     def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
         if node.asname is None:
             self.bound.add(cst.Module([]).code_for_node(node.name).partition(".")[0])
+
+
+def item_tests(loop: cst.For) -> frozenset[int]:
+    """The ids of the tests, each a statement of the loop's body, that test an item the loop's
+    header binds against None (`for key, val in batch.items(): if val is not None:`) before the
+    body binds that name again: which side runs depends on the item, on every call, so the test is
+    data-dependent, not a one-off (row 7.32)."""
+    bound = _Bound()
+    bound._targets(loop.target)
+    items, found = set(bound.bound), set()
+    for line in getattr(loop.body, "body", ()):
+        if isinstance(line, cst.If) and _none_tested(line.test) in items:
+            found.add(id(line.test))
+        rebound = _Bound()
+        line.visit(rebound)
+        items -= rebound.bound
+    return frozenset(found)
+
+
+def _none_tested(test: cst.BaseExpression) -> Optional[str]:
+    """The name `x` of `x is None` / `x is not None` (else None)."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)):
+        return None
+    comparison = test.comparisons[0]
+    none = isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"
+    return test.left.value if none and isinstance(comparison.operator, (cst.Is, cst.IsNot)) else None

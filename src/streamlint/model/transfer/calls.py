@@ -14,8 +14,9 @@ from streamlint.model.api import cupy as cupy_api
 from streamlint.model.api import cuda_python, host_math, interop, mpi, normalize, numpy_api, python_std, torch_api, torch_modules
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.api.facts import LEGACY_BY_DEFAULT, Arg, OpKind
+from streamlint.model.domain.order import AccessEvent
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
-from streamlint.model.domain.state import State
+from streamlint.model.domain.state import State, entry_stream
 from streamlint.model.domain.values import MAX_TARGETS, MERGED, NO_ITEMS, UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.syntax.names import attribute_named
 from streamlint.model.summary.apply import Binding, apply
@@ -60,12 +61,31 @@ def attribute_of(base: AbsValue, attr: str, path: Optional[Path]) -> AbsValue:
     if base.is_buffer and attr in torch_api.DEVICE_ATTRIBUTES and base.memory is not Memory.UNKNOWN:
         # (the CPU on the path where the tensor is a scalar built on the host: `host_built`)
         return AbsValue(ValueKind.DEVICE, base.framework, Memory.DEVICE if base.on_device else Memory.PAGEABLE,
-                        path, host_built=base.host_built)
+                        path, built=base.built)
     if path is None:
         return UNKNOWN
     if base.is_buffer and attr in torch_api.TENSOR_ATTRIBUTES:
         return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream)
     return AbsValue(identity=path)
+
+
+def left_on_holder(base: AbsValue, attr: str, state: State, frame: Frame) -> tuple[Optional[AbsValue], State]:
+    """`node.state.x` of an object a parameter reaches, that nothing here stored: the tensor the
+    project's other functions that store `.x` on such a holder leave there (D-16), as this path's
+    memory, made on the producer's stream before the call (an entry assumption of its own, which
+    speaks for that memory in place of the parameter's)."""
+    if base.identity is None or base.identity.root.kind is not RootKind.PARAM or base.is_buffer or frame.program is None \
+            or attr in torch_api.TENSOR_ATTRIBUTES:
+        return None, state
+    left = frame.program.left_on_holders(frame.module, attr, frame.qualname)
+    if left is None:
+        return None, state
+    path = base.identity.attr(attr)
+    if path not in frame.found.produced:
+        frame.found.produced[path] = replace(left, identity=path)
+        made = AccessEvent(path, True, left.stream, f"{frame.qualname}#entry", assumed=True)
+        state = state.with_order(state.order.add(made))
+    return frame.found.produced[path], state
 
 
 def of_object(value: AbsValue, obj: Path) -> AbsValue:
@@ -366,11 +386,12 @@ def _item_of(receiver: AbsValue, name: str, state: State) -> Optional[AbsValue]:
 def _taken_out(receiver: AbsValue, item: AbsValue, name: str, arguments: Arguments, frame: Frame) -> None:
     """An item the object kept in a container on `self`, made by another call (`self.device.pop(k)`),
     taken out of it: the function holds the last reference, from here (`Gathered.taken`)."""
-    identity = item.identity
-    if name in python_std.TAKING_METHODS and item.is_buffer and identity is not None \
-            and identity.root.kind is RootKind.FRESH and receiver.identity is not None \
-            and receiver.identity.root.kind is RootKind.SELF and not identity.root.site.startswith(frame.qualname + "#"):
-        frame.found.taken.setdefault(identity, frame.site(arguments.node))
+    if name not in python_std.TAKING_METHODS or receiver.identity is None or receiver.identity.root.kind is not RootKind.SELF:
+        return
+    for made in item.alternatives:  # (the memory it is on each path that told it: D-20)
+        identity = made.identity
+        if identity.root.kind is RootKind.FRESH and not identity.root.site.startswith(frame.qualname + "#"):
+            frame.found.taken.setdefault(identity, frame.site(arguments.node))
 
 
 def _fills(arguments: Arguments, before: State, after: State, frame: Frame) -> State:
@@ -486,10 +507,32 @@ def bound_method(arguments: Arguments, frame: Frame) -> Optional[AbsValue]:
     return AbsValue(ValueKind.CALLABLE, identity=obj.identity, target=MERGED.join(targets))
 
 
+def _attribute_named(arguments: Arguments, state: State, frame: Frame) -> tuple[Optional[AbsValue], State]:
+    """`getattr(holder, "x", None)`: the attribute the text names, of a holder a parameter reaches
+    (what its producers leave there, D-16); None with a default given."""
+    if len(arguments.positional) < 2:
+        return None, state
+    holder, (_, name_node) = arguments.positional[0][0], arguments.positional[1]
+    named = attribute_named(name_node)
+    if named is None or not named[1] or holder.identity is None or state.stored(holder.identity.attr(named[0])):
+        return None, state
+    left, state = left_on_holder(holder, named[0], state, frame)
+    return (replace(left, may_be_none=True) if left is not None and len(arguments.positional) > 2 else left), state
+
+
 def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     name = target[len("builtins."):] if target.startswith("builtins.") else ""
+    if name == "dict" and not arguments.positional and arguments.keywords:  # `dict(non_blocking=True)`
+        keys = tuple(arguments.keywords)
+        items = tuple(v for v, _ in arguments.keywords.values())
+        element = items[0]
+        for item in items[1:]:
+            element = element.join(item)
+        return AbsValue(ValueKind.CONTAINER, element=element, positions=items, keys=keys), state
     if name == "getattr":
         method = bound_method(arguments, frame)
+        if method is None:
+            method, state = _attribute_named(arguments, state, frame)
         if method is not None:
             return method, state
     if name in host_math.SCALAR_CONVERSIONS and len(arguments.positional) == 1 and is_device(arguments.positional[0][0]):
@@ -502,6 +545,8 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
         return listed, state
     if name in HOST_READERS:
         return _host_reader(arguments, state, frame)
+    if target in python_std.TYPE_QUERIES:  # its type, not its data: no device work
+        return UNKNOWN, state
     if target in python_std.NUMBERING_CALLS:  # pairs of a number and an item of the iterable
         iterable = arguments.value(python_std.NUMBERING_CALLS[target])
         item = iterable.iterated() if iterable is not None else UNKNOWN
@@ -567,7 +612,7 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame)
     summary = frame.program.summary(target, context) if frame.program is not None else None
     if summary is None:
         return _opaque(arguments, state, frame)
-    binding = Binding(frame.site(arguments.node), _bound_args(summary.params, arguments), arguments.receiver)
+    binding = Binding(frame.site(arguments.node), _bound_args(summary.params, arguments), arguments.receiver, frame.branch)
     applied = apply(summary, state, binding)
     for effect in applied.effects:
         frame.emit(_in_this_loop(effect, frame, frame.guards_at(arguments.node)))
@@ -687,7 +732,7 @@ def _construct(cls: str, arguments: Arguments, state: State, frame: Frame) -> Ha
     summary = frame.program.summary(f"{cls}.__init__", _context(init, state, frame)) if frame.program is not None else None
     if summary is None:
         return obj, state
-    applied = apply(summary, state, Binding(frame.site(arguments.node), _bound_args(summary.params, init), obj))
+    applied = apply(summary, state, Binding(frame.site(arguments.node), _bound_args(summary.params, init), obj, frame.branch))
     for effect in applied.effects:
         frame.emit(effect)
     frame.report(list(applied.conflicts))
@@ -708,6 +753,8 @@ def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, sta
     state = operation(state, frame, site, kernel.target or "kernel", OpKind.KERNEL, stream, bool(hosts),
                       framework="numba" if writes is not None else "", host_arrays=hosts)
     for index, (value, _) in enumerate(arguments.positional):
+        if writes is not None and index in writes:
+            value, state = _launched_into(value, stream, state, frame)
         if value.identity is None or not (value.is_buffer and value.memory is not Memory.PAGEABLE):
             continue
         host = not is_device(value)
@@ -721,6 +768,26 @@ def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, sta
         if writes is None:  # a body the walk cannot read: taken as read and written
             state = access(state, frame, site, value.identity, True, stream, host_memory=host)
     return UNKNOWN, state
+
+
+def _launched_into(value: AbsValue, stream: StreamRef, state: State, frame: Frame) -> tuple[AbsValue, State]:
+    """An argument of a kind not told that a kernel launched on a stream the code chose stores into
+    by index: a device array (D-11 (c) for a launch: a host array would be copied in and out around
+    a launch that then blocks, and the stream would order nothing); the names that hold it learn it.
+    A parameter's then was made on Numba's current stream at entry (the legacy default stream unless
+    every caller entered one), not on PyTorch's: its entry assumption says so."""
+    if value.kind is not ValueKind.UNKNOWN or value.identity is None or stream.kind in (
+            StreamRefKind.LEGACY, StreamRefKind.PER_THREAD, StreamRefKind.UNKNOWN):
+        return value, state
+    learned = AbsValue(ValueKind.BUFFER, "numba", Memory.DEVICE, value.identity)
+    for name, held in state.names:
+        if held.identity == value.identity and held.kind is ValueKind.UNKNOWN:
+            state = state.bind(name, learned)
+    if value.identity.root.kind is RootKind.PARAM and not value.identity.steps:
+        entry = StreamRef.ambient("numba") if "numba" in frame.context.entered else entry_stream("numba")
+        made = AccessEvent(value.identity, True, entry, f"{frame.qualname}#entry", assumed=True)
+        state = state.with_order(state.order.replaced_at(value.identity).add(made))
+    return learned, state
 
 
 def _host_array(value: AbsValue) -> bool:

@@ -74,7 +74,9 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
         kept = frame.program.class_attribute(base.target, attr)  # what the object's class keeps there
         if kept is not None and kept.kind is not ValueKind.UNKNOWN:
             return calls.of_object(kept, base.identity), state
-    return calls.attribute_of(base, attr, path), state
+    left, state = calls.left_on_holder(base, attr, state, frame)
+    return (left if left is not None else calls.attribute_of(base, attr, path)), state
+
 
 
 HOST_NUMBER = AbsValue(ValueKind.HOST_NUMBER)
@@ -104,8 +106,11 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
     state = _slice_bounds(node, state, frame)
     if index.kind is IndexKind.ANY and any(isinstance(element.slice, cst.Slice) for element in node.slice):
         index = Index.view(frame.site(node))  # a view whose bounds the text does not tell
-    if index.kind is IndexKind.CONST and isinstance(index.const, int) and -len(base.positions) <= index.const < len(base.positions):
+    if index.kind is IndexKind.CONST and isinstance(index.const, int) and -len(base.positions) <= index.const < len(base.positions) \
+            and not base.keys:
         return base.positions[index.const], state  # `t[0]` of a tuple whose items the text shows
+    if index.kind is IndexKind.CONST and index.const in base.keys:
+        return base.positions[base.keys.index(index.const)], state  # `d["k"]` of a dict written out
     if base.identity is None and base.target == PER_ITEM and base.element is not None and base.element.identity:
         return replace(base.element, identity=base.element.identity.element(index)), state  # the item indexed
     if base.target == PER_ITEM and _stream_pool(base) and index.kind in (IndexKind.SLOT, IndexKind.CONST):
@@ -256,6 +261,8 @@ def _call(node: cst.Call, state: State, frame: Frame) -> Evaluated:
         value, state = evaluate(arg.value, state, frame)
         if arg.keyword is not None:
             keywords[arg.keyword.value] = (value, arg.value)
+        elif arg.star == "**":  # a dict written out: its keys are keyword arguments
+            keywords.update({k: (v, arg.value) for k, v in zip(value.keys, value.positions) if k not in keywords})
         elif not arg.star:
             positional.append((value, arg.value))
     arguments = Arguments(tuple(positional), keywords, receiver, node)
@@ -302,14 +309,16 @@ def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluat
 
 
 def _dict(node: cst.Dict, state: State, frame: Frame) -> Evaluated:
-    """`{"x": a, "y": b}`: a container whose items are what its values are (keys are not tracked;
-    an empty one has none yet)."""
+    """`{"x": a, "y": b}`: a container whose items are what its values are (an empty one has none
+    yet); written out with string keys, each key's item (`AbsValue.keys`)."""
     joined: Optional[AbsValue] = None
     members: set = set()
+    values = []
     for element in node.elements:
         if isinstance(element, cst.DictElement):
             _, state = evaluate(element.key, state, frame)
         value, state = evaluate(element.value, state, frame)
+        values.append(value)
         if isinstance(element, cst.StarredDictElement):
             value = value.element or UNKNOWN  # `**other`: its values
         joined = value if joined is None else joined.join(value)
@@ -317,7 +326,11 @@ def _dict(node: cst.Dict, state: State, frame: Frame) -> Evaluated:
             members.add(value.identity)
         members |= value.members
     target = "" if node.elements else NO_ITEMS
-    return AbsValue(ValueKind.CONTAINER, element=joined, target=target, members=frozenset(members)), state
+    keys = tuple(e.key.evaluated_value for e in node.elements if isinstance(e, cst.DictElement)
+                 and isinstance(e.key, cst.SimpleString))
+    items = tuple(values) if len(keys) == len(node.elements) == len(values) and all(isinstance(k, str) for k in keys) else ()
+    return AbsValue(ValueKind.CONTAINER, element=joined, target=target, members=frozenset(members),
+                    positions=items, keys=keys if items else ()), state
 
 
 def _comprehension(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
@@ -370,6 +383,8 @@ def unpacked(value: AbsValue, position: int) -> AbsValue:
     (an (error, value) pair's error is a host number), a tensor's rows in the same memory."""
     if position == 0 and value.target == ERROR_FIRST:
         return AbsValue(ValueKind.HOST_NUMBER)
+    if value.keys:
+        return UNKNOWN  # (a dict's keys)
     if position < len(value.positions):
         return value.positions[position]
     if value.element is None and value.is_buffer:

@@ -9,6 +9,7 @@ from typing import Optional, Protocol
 import libcst as cst
 
 from streamlint.model.domain.order import AccessEvent, Conflict
+from streamlint.model.domain.sides import configuration_sides
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import AbsValue
@@ -97,6 +98,11 @@ class ProgramView(Protocol):
         """What `obj.<attr>` holds for an instance of the project class `cls`: the join of what
         its methods store there, in `self`'s terms (identities are `self.<attr>` paths)."""
 
+    def left_on_holders(self, module: str, attr: str, reader: str) -> Optional[AbsValue]:
+        """The tensor the project functions other than `reader` that store `.<attr>` on an object
+        their parameters reach leave there (their `holder_stores`), few enough: its stream the
+        producer's own (`PRODUCED`, D-16) or one it made; None when none or too many store it."""
+
 
 @dataclass
 class Gathered:
@@ -115,20 +121,23 @@ class Gathered:
     # memory the function did not allocate -> where it first bound it to a name (`x = self.buf`):
     # where a caller's use of it shows in this function
     taken: dict = field(default_factory=dict)
+    # attribute -> the tensor it stores on an object a parameter reaches (None: two stores disagree)
+    holder_stores: dict = field(default_factory=dict)
+    # a holder's attribute read here -> the value its producers left there (D-16), and of each
+    # producer's stream, the streams the code's `record_stream`s say it is not
+    produced: dict = field(default_factory=dict)
+    unlike: dict = field(default_factory=dict)
 
 
 # The branch tag of a test of `self.<attr>` (an option the object was made with).
 SELF_OPTION = "<self>."
 
 
-def _option_of_self(test: cst.BaseExpression) -> "Optional[tuple[str, bool]]":
-    """(`attr`, negated) for `self.attr` and `not self.attr`."""
-    negated = False
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test, negated = test.expression, True
-    if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self":
-        return test.attr.value, negated
-    return None
+def _bare(test: cst.BaseExpression) -> bool:
+    """`self.attr` or `not self.attr`: a flag of the object, not a comparison."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    return isinstance(test, cst.Attribute)
 
 
 @dataclass
@@ -142,6 +151,15 @@ class Numbering:
     tests: dict[int, int] = field(default_factory=dict)
     every_side: dict[int, int] = field(default_factory=dict)
     fixed: frozenset[str] = frozenset()  # the parameters the function never rebinds (tests of them correlate)
+    item_tests: set[int] = field(default_factory=set)  # tests of a loop's item against None (data-dependent)
+    # what the function's text alone tells (read once per function, kept by the solver across its walks)
+    text_facts: dict = field(default_factory=dict)
+
+    def once(self, key: str, read):
+        """`read()`, once per function: a fact of its text (the same under every context)."""
+        if key not in self.text_facts:
+            self.text_facts[key] = read()
+        return self.text_facts[key]
 
 
 @dataclass
@@ -205,21 +223,27 @@ class Frame:
             )
         return found
 
-    def side(self, test: cst.BaseExpression, taken: bool) -> tuple[str, ...]:
+    def side(self, test: cst.BaseExpression, taken: bool, option: bool = False) -> tuple[str, ...]:
         """The branch of one side of a test (a test in a loop is taken both ways over its
         iterations: no side). A test of an option of `self` (`if self.fused:`) is named by the
         option: every call on one receiver takes the same side (`apply` names it by the receiver)."""
-        option = _option_of_self(test)
-        if option is not None:
-            attr, negated = option
-            return self.branch + (f"{SELF_OPTION}{attr}:{int(taken != negated)}",)
         value = tested_value(test, self.numbering.fixed)  # (a parameter never rebound: one side per call)
+        if value is not None and value[0].startswith("self.") and not (option or _bare(test)):
+            value = None  # (a comparison of an attribute that is no option: state another call may change)
+        if value is not None and value[0].startswith("self."):
+            return self.branch + (f"{SELF_OPTION}{value[0][len('self.'):]}:{int(taken != value[1])}",)
         if value is not None:
             return self.branch + (f"{self.qualname}?{value[0]}:{int(taken != value[1])}",)
         if self.loop_depth:
             return self.branch
         ordinal = self.numbering.tests.setdefault(id(test), len(self.numbering.tests))
         return self.branch + (f"{self.qualname}?{ordinal}:{int(taken)}",)
+
+    def configuration_side(self, test: cst.BaseExpression, taken: bool, option: bool = False) -> str:
+        """The side of a test of a configuration value (an option of `self`, a parameter never
+        rebound, compared with a constant or not); "" for another test (D-18)."""
+        side = self.side(test, taken, option)[len(self.branch):]
+        return next(iter(configuration_sides(side)), "")
 
     def emit(self, effect: Effect) -> Effect:
         """Keep the effect, under the sides of the tests the walk is in; returns it so tagged."""

@@ -76,7 +76,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     frame.context = context
     params = _parameters(node) if isinstance(node, cst.FunctionDef) else ()
     if isinstance(node, cst.FunctionDef):
-        frame.numbering.fixed = never_rebound(node)
+        frame.numbering.fixed = frame.numbering.once("fixed", lambda: never_rebound(node))
     state = State()
     for framework in context.entered:  # the caller's `with s:` is the current stream here too
         state = state.with_current(framework, StreamRef.ambient(framework))
@@ -102,11 +102,13 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         leave(end, frame)
     if frame.found.exit_state is not None:
         _release_locals(frame.found.exit_state, frame, node)
+        _released_by_producers(frame.found.exit_state, frame, node)
     effects, truncated = bounded(tuple(frame.found.effects))
     summary = FunctionSummary(
         frame.qualname, params, effects, frame.found.returned or UNKNOWN, _self_stores(frame.found.exit_state, context.receiver_state),
         tuple(sorted((param, tuple(sorted(tags))) for param, tags in frame.found.evidence.items())),
         bool(context.hot), _entered(frame.found.yielded), truncated,
+        tuple(sorted((a, v) for a, v in frame.found.holder_stores.items() if v is not None)),
     )
     earlier_calls = frozenset(context.receiver_pending)
     # what another call left in flight meets this call's work only at the boundary placements
@@ -183,7 +185,8 @@ def _kept_on_self(exit_state: State) -> dict[Path, Path]:
         if len(path.steps) == 1 and value.element is not None:
             held.append((value.element, path.element(Index.any_())))
         for item, where in held:  # (an item of a container kept there, a tuple's positions each: D-12)
-            for made, at in [(item, where)] + [(p, where.element(Index.const_(i))) for i, p in enumerate(item.positions)]:
+            told = [(item, where)] + [(p, where.element(Index.const_(i))) for i, p in enumerate(item.positions)]
+            for made, at in told + [(v, where) for v in item.either]:  # (memory it is on some path: D-20)
                 identity = made.identity
                 if identity is not None and identity.root.kind is RootKind.FRESH and not identity.steps:
                     kept.setdefault(identity, at)
@@ -276,7 +279,7 @@ def _annotations(node: cst.FunctionDef, frame: Frame) -> dict[str, AbsValue]:
             found[param.name.value] = value
     if frame.program is None:
         return found
-    for name, methods in _methods_called_on_parameters(node).items():
+    for name, methods in frame.numbering.once("methods", lambda: _methods_called_on_parameters(node)).items():
         cls = frame.program.class_defining(frame.module, methods) if len(methods) >= MIN_METHODS else None
         if cls is None and not methods & FRAMEWORK_METHODS:  # the one hierarchy whose classes define them
             cls = frame.program.hierarchy_of(frame.module, methods)
@@ -308,7 +311,8 @@ def _told_by_a_test(node: "cst.FunctionDef | cst.Module", frame: Frame, context:
     set another (D-14: on that path the work's stream)."""
     if context.work_stream or not isinstance(node, cst.FunctionDef):
         return context
-    tested = sorted(name for name in _compared_with_a_named_stream(node, frame) if context.arg(name) is None)
+    compared = frame.numbering.once("compared", lambda: _compared_with_a_named_stream(node, frame))
+    tested = sorted(name for name in compared if context.arg(name) is None)
     if len(tested) != 1:
         return context
     args = tuple(sorted((*context.args, (tested[0], AbsValue(ValueKind.STREAM, cupy_api.F))), key=lambda a: a[0]))
@@ -407,7 +411,7 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
     for path, value in exit_state.heap:
         attr = path.steps[0] if path.root.kind is RootKind.SELF and len(path.steps) == 2 else None
         if isinstance(attr, str) and path.steps[1] == Index.any_() and attr not in found and attr not in before \
-                and Path(path.root, (attr,)) not in exit_state.heap and value.kind is not ValueKind.UNKNOWN:
+                and Path(path.root, (attr,)) not in exit_state.heap and (value.kind is not ValueKind.UNKNOWN or value.either):
             found[attr] = AbsValue(identity=Path(path.root, (attr,)), element=value, target=ITEMS_ONLY)
     return tuple(sorted(found.items(), key=lambda item: item[0]))
 
@@ -427,6 +431,22 @@ def _release_locals(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:
                                                 or (returned.element is not None and returned.element.identity == value.identity))
         if not kept:
             state = release_if_dropped(value, state.bind(name, UNKNOWN), frame, node)
+
+
+def _released_by_producers(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:
+    """A tensor a producer left on a holder, read here, goes back to the allocator of the
+    producer's stream when this function or the producer's next call stores another there (met at
+    the end of this walk, and no effect of this function: the caller's walk does not meet it). A use here on another stream races it unless
+    the code told the allocator (`record_stream`); another stream only where the code's record
+    of memory that producer made says so (D-16), which tells that its memory is device memory, made
+    there: the uses before the record were of device memory too."""
+    site = frame.site(node)
+    for path, value in frame.found.produced.items():
+        for made in (value.stream.paths if value.stream is not None else ()):
+            unlike = frame.found.unlike.get(made)
+            if made.kind is StreamRefKind.PRODUCED and unlike:
+                release = AccessEvent(path, True, replace(made, unlike=tuple(sorted(unlike, key=repr))), site)
+                frame.report(exit_state.order.told(path).release(release)[1])
 
 
 def _entered(yielded: Optional[tuple]) -> tuple:

@@ -8,7 +8,7 @@ from typing import Callable, Optional, Sequence
 
 import libcst as cst
 
-from streamlint.model.api import python_std
+from streamlint.model.api import python_std, torch_api
 from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS
 from streamlint.model.domain.order import AccessEvent, Conflict, ConflictKind, access_key
 from streamlint.model.domain.paths import Index, Path, Root, RootKind, outermost_site
@@ -24,7 +24,7 @@ from streamlint.model.transfer.act import access, do, host_access, kernel, opera
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate, slice_bounds, unpacked
 from streamlint.model.transfer.frame import Frame
-from streamlint.model.syntax.tests import called_on_every_side, ends_in_raise, ends_the_loop, fills_on_miss, negated, rare_test
+from streamlint.model.syntax.tests import called_on_every_side, ends_in_raise, ends_the_loop, fills_on_miss, item_tests, negated, rare_test
 from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
@@ -190,12 +190,31 @@ def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame
         if base.identity is not None:
             path = base.identity.attr(target.attr.value)
             old = state.at(path)
+            _left_on_holder(base, target.attr.value, value, state, frame)
             state = release_if_dropped(old, state.store(path, value), frame, node)
             state = state.with_order(state.order.replaced_at(path))
         return state
     if isinstance(target, cst.Subscript):
         return _store_element(target, value, state, frame, node)
     return state
+
+
+def _left_on_holder(holder: AbsValue, attr: str, value: AbsValue, state: State, frame: Frame) -> None:
+    """A tensor stored on an object a parameter reaches (`node.state.x = t`, not a tensor's own
+    `p.grad`): made on its stream or, not told, on the stream current at the store (D-16). Two
+    stores of one attribute on two streams tell nothing of it."""
+    if holder.identity is None or holder.identity.root.kind is not RootKind.PARAM or holder.is_buffer \
+            or attr in torch_api.TENSOR_ATTRIBUTES:
+        return  # (`p.grad`, `p.data`: a tensor's own, whatever the walk knows of `p`)
+    if not (value.is_buffer and value.framework in STREAM_ORDERED_ALLOCATORS):
+        return
+    made = replace(value, identity=None, stream=value.stream or state.current_stream(value.framework),
+                   positions=(), element=None, members=frozenset())
+    found = frame.found.holder_stores
+    if attr in found and found[attr] is not None and found[attr].stream != made.stream:
+        found[attr] = None
+    elif attr not in found:
+        found[attr] = made
 
 
 def release_if_dropped(old: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
@@ -273,7 +292,8 @@ def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) ->
     """Memory returned while another stream may still write it: the caller's current stream
     reads it next. Kept apart: reported here only where no caller in sight reads it."""
     held = value.identity is not None and value.kind is not ValueKind.EVENT  # (an event handed out is no memory read)
-    identities = ([value.identity] if held else []) + sorted(value.members, key=repr)
+    identities = ([value.identity] if held else []) + sorted(value.members, key=repr) \
+        + [v.identity for v in value.either]  # (memory it is on some path: D-20)
     caller = AccessEvent(Path(Root.local("<returned>")), False, state.current_stream(F), frame.site(node))
     # an event handed out with the memory, recorded after the write, lets the caller wait for it
     handed_events = set()
@@ -294,6 +314,8 @@ def _held_value(returned: AbsValue, identity: Path, state: State) -> Optional[Ab
     """The buffer the function returns at `identity` (itself, or an item of what it returns)."""
     if returned.is_buffer and returned.identity == identity:
         return returned
+    if any(v.identity == identity for v in returned.either):
+        return next(v for v in returned.either if v.identity == identity)
     return next((v for _, v in state.names if v.is_buffer and v.identity == identity), None)
 
 
@@ -354,11 +376,13 @@ def _assert(node: cst.Assert, state: State, frame: Frame) -> State:
 
 def _if(node: cst.If, state: State, frame: Frame) -> State:
     test, state = tested(node.test, state, frame)
-    if truth(test) is True:
+    if truth(test) is True or type_tests.decided(node.test, state, frame):
         return run_block(_body(node.body), state, frame)
     holds, state = type_tests.sides(node.test, state, frame)  # a type test narrows each side
     # (a data-dependent test may pass every time: no guard; nor a test of an option, configuration)
-    rare = rare_test(node.test) and not (test.kind is ValueKind.UNKNOWN and test.target == OPTION)
+    option = test.kind is ValueKind.UNKNOWN and test.target == OPTION
+    # (nor a test of a loop's item against None: its side depends on the item, row 7.32)
+    rare = rare_test(node.test) and not option and id(node.test) not in frame.numbering.item_tests
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
     usual_else = rare and not negated(node.test)  # (the other side of a one-off, a flag, every N steps)
     frame.guards += rare
@@ -368,7 +392,7 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
         frame.numbering.every_side[id(call)] = frame.numbering.every_side.get(id(call), 0) + 1
     outside, lifted = frame.branch, 0
     try:
-        frame.branch = frame.side(node.test, True)
+        frame.branch = frame.side(node.test, True, option)
         frame.guards += once_body
         entered = frame.guards
         try:
@@ -376,7 +400,8 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
         finally:
             # (an exit on the rare side, `if self._check_meta: ... return`, leaves the usual path as it was)
             frame.guards = (entered if rare else frame.guards) - once_body
-        frame.branch = frame.side(node.test, False)
+        frame.branch = outside
+        frame.branch = frame.side(node.test, False, option)
         lifted = int(usual_else)
         frame.guards -= lifted
         other = state
@@ -396,7 +421,10 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     leaves_loop = frame.loop_depth > 0 and ends_the_loop(node.body)  # (`if i == n: break`: every pass runs on)
     if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body) and not leaves_loop:
         frame.guards += 1  # one side leaves (`if done: return`): what follows runs only sometimes
-    return taken.join(other, every_path=_on_the_counter(node.test, frame))
+    sides = (frame.configuration_side(node.test, True, option), frame.configuration_side(node.test, False, option))
+    if truth(test) is None and not frame.loop_depth and taken.reachable != other.reachable and sides[0]:
+        frame.branch += (sides[other.reachable],)  # what follows is on the side that stays (D-18)
+    return taken.join(other, every_path=_on_the_counter(node.test, frame), sides=sides)
 
 
 def _on_the_counter(test: cst.BaseExpression, frame: Frame) -> bool:
@@ -438,6 +466,7 @@ def _for(node: cst.For, state: State, frame: Frame) -> State:
     iterable, state = evaluate(node.iter, state, frame)
     element = iterable.iterated()
     symbol = _counter(node)
+    frame.numbering.item_tests.update(item_tests(node))
 
     def body(s: State) -> State:
         s = bind(node.target, element, s, frame, node)
@@ -510,8 +539,11 @@ def _entered(context: AbsValue, state: State) -> StreamRef:
     two streams by the path taken (D-14)."""
     entered = (context.stream or UNKNOWN_STREAM).entered()
     if context.kind is not ValueKind.STREAM_CONTEXT or not context.may_be_none:
-        return entered
-    return StreamRef.either_of((entered, state.current_stream(context.framework))) or UNKNOWN_STREAM
+        return replace(entered, sides=()) if entered.kind is not StreamRefKind.EITHER else entered
+    either = StreamRef.either_of((entered, state.current_stream(context.framework))) or UNKNOWN_STREAM
+    if len(entered.sides) != 2:  # (chosen by a configuration test: the side entered, the side not: D-18)
+        return either
+    return either.chosen_by({entered: entered.sides[0], state.current_stream(context.framework): entered.sides[1]})
 
 
 def _try(node: cst.Try, state: State, frame: Frame) -> State:

@@ -14,7 +14,7 @@ from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
+from streamlint.model.domain.values import NONE, TRUE, UNKNOWN, AbsValue, HostBuilt, Memory, ValueKind, stream_value
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import untold_access
 from streamlint.model.api.op_kinds import OpKind
@@ -53,9 +53,11 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     fact = torch_api.FUNCTIONS.get(name)
     if fact is not None and fact.kind is None and fact.result == "none":
         return NONE, state  # a context that does nothing (`contextlib.nullcontext()`)
-    if fact is None and torch_api.returns_tensor(name) and all(v.memory is Memory.UNKNOWN for v in arguments.values()):
+    if fact is None and torch_api.returns_tensor(name) and all(v.memory is Memory.UNKNOWN and not (v.is_buffer and v.stream)
+                                                               for v in arguments.values()):
         # a tensor function given no tensor of known memory: a new tensor of a device not told
-        # (given tensors of known memory, PyTorch's invariant places it: `calls._opaque`)
+        # (given tensors of known memory, or made on a known stream, PyTorch's invariant places it:
+        # `calls._opaque`)
         return _fresh(frame, arguments, Memory.UNKNOWN, None), state
     return None
 
@@ -212,12 +214,16 @@ def _combined(arguments: Arguments, state: State, frame: Frame) -> Handled:
 
 
 def _known_as(state: State, before: AbsValue, after: AbsValue) -> State:
-    """Every name holding `before` now holds `after`: evidence about a value is about it wherever it is."""
+    """Every name and attribute holding `before` now holds `after`: evidence about a value is about it
+    wherever it is (`self.out = out` before `out` is handed to a collective)."""
     if before == after:
         return state
     for name, value in state.names:
         if value == before:
             state = state.bind(name, after)
+    for path, value in state.heap.items():
+        if value == before:
+            state = state.store(path, after)
     return state
 
 
@@ -291,9 +297,12 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
         # writes out (not data it reads: `torch.tensor(row)` is the program's input), where it stays
         # (in pinned memory it is what an upload should start from: no stand-in to report)
         return replace(_fresh(frame, arguments, Memory.PINNED if pinned else Memory.PAGEABLE, None),
-                       host_built=not pinned), state
-    if memory is None and (short in ("tensor", "as_tensor") or arguments.located(Arg(kw="device")) is not None):
-        return UNKNOWN, state  # a device the code does not show, or the input's: not told
+                       built=None if pinned else HostBuilt.EVERY_PASS), state
+    if memory is None and short in ("tensor", "as_tensor"):
+        return UNKNOWN, state  # the input's device, or one the code does not show: not told
+    if memory is None and arguments.located(Arg(kw="device")) is not None:
+        # a new tensor on a device the code does not show: its memory is told by a later use (D-11)
+        return _fresh(frame, arguments, Memory.UNKNOWN, None), state
     if memory is not Memory.DEVICE:  # on the host: pinned when asked (`device="cpu", pin_memory=True`)
         memory = Memory.PINNED if pinned else (Memory.PAGEABLE if pinned is False else Memory.UNKNOWN)
     if memory is not Memory.DEVICE:
@@ -538,10 +547,11 @@ def _touch(state: State, frame: Frame, site: str, value: AbsValue, write: bool, 
         return state
     if stream is None and is_host(value):
         return host_access(state, frame, site, value.identity, write)
-    if stream is None and write and value.memory is Memory.UNKNOWN:
+    if stream is None and value.memory is Memory.UNKNOWN and (write or value.stream is not None):
         # changed in place where it lives, a device not told: device memory if a later use of the
-        # same memory shows so (D-17)
-        return untold_access(state, site, value.identity, True, state.current_stream(value.framework or F))
+        # same memory shows so (D-17); so is the use of a tensor a producer left on a holder, made
+        # on its stream, until the code says that stream is another (D-16)
+        return untold_access(state, site, value.identity, write, state.current_stream(value.framework or F))
     if stream is None:
         return state
     if is_device(value):
@@ -729,11 +739,17 @@ def _pin_memory(tensor: AbsValue, arguments: Arguments, state: State, frame: Fra
 
 
 def _record_stream(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """The allocator told of the stream's use of the memory, of each memory it may be (D-20)."""
     stream = stream_of(arguments.value(Arg(0, "stream")))
-    if tensor.identity is None or not stream.known:
+    if not stream.known:
         return UNKNOWN, state
     site = frame.site(arguments.node)
-    return UNKNOWN, do(state, frame, Effect(EffectKind.RECORD_STREAM, site, tensor.identity, stream, framework=F))
+    for made in (tensor.stream.paths if tensor.stream is not None else ()):
+        if made.kind is StreamRefKind.PRODUCED:  # the code's word: the producer's stream is another (D-16)
+            frame.found.unlike.setdefault(made, set()).add(stream)
+    for identity in [tensor.identity] if tensor.identity is not None else [v.identity for v in tensor.either]:
+        state = do(state, frame, Effect(EffectKind.RECORD_STREAM, site, identity, stream, framework=F))
+    return UNKNOWN, state
 
 
 _TENSOR_METHODS: dict[str, Callable[[AbsValue, Arguments, State, Frame], Handled]] = {
@@ -750,7 +766,7 @@ _TENSOR_METHODS: dict[str, Callable[[AbsValue, Arguments, State, Frame], Handled
 
 
 def _as(memory: Memory) -> Callable[[AbsValue], AbsValue]:
-    return lambda value: AbsValue(ValueKind.BUFFER, F, memory, value.identity)
+    return lambda value: AbsValue(ValueKind.BUFFER, F, memory, value.identity, either=value.either)
 
 
 # Methods that exist on one kind of tensor only: calling one is evidence of what the

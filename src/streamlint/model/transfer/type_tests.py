@@ -10,7 +10,7 @@ from typing import Optional
 
 import libcst as cst
 
-from streamlint.model.api import chainer, cupy, numba_cuda
+from streamlint.model.api import chainer, cupy, numba_cuda, torch_api
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import NONE, AbsValue, Memory, ValueKind
 from streamlint.model.transfer.devices import is_device, is_host
@@ -21,6 +21,23 @@ _ARRAY_MODULE_FUNCTIONS = cupy.ARRAY_MODULE_FUNCTIONS | chainer.ARRAY_MODULE_FUN
 # The framework of the device array each type (isinstance) or predicate test tells.
 _DEVICE_TYPES = {**{t: cupy.F for t in cupy.DEVICE_ARRAY_TYPES}, **{t: numba_cuda.F for t in numba_cuda.DEVICE_ARRAY_TYPES}}
 _DEVICE_TESTS = {t: numba_cuda.F for t in numba_cuda.DEVICE_ARRAY_TESTS}
+# The framework whose tensors (of either device) each type names.
+_TENSOR_TYPES = {**{t: torch_api.F for t in torch_api.TENSOR_TYPES}, **_DEVICE_TYPES}
+
+
+def decided(test: cst.BaseExpression, state: State, frame: Frame) -> Optional[bool]:
+    """`isinstance(x, torch.Tensor)` of a value known to be a tensor of that framework (how it was
+    made: a caller's CUDA tensor, an allocation) holds; `not ...` does not. Otherwise undecided."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = decided(test.expression, state, frame)
+        return None if inner is None else not inner
+    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
+            and len(test.args) == 2 and isinstance(test.args[0].value, (cst.Name, cst.Attribute))):
+        return None
+    value = evaluate(test.args[0].value, state, frame)[0]
+    kind = evaluate(test.args[1].value, state, frame)[0]
+    tensor_of = _TENSOR_TYPES.get(kind.target) if kind.kind is ValueKind.NAMESPACE else None
+    return True if tensor_of and value.is_buffer and not value.may_be_none and value.framework == tensor_of else None
 
 
 def sides(test: cst.BaseExpression, state: State, frame: Frame) -> tuple[State, State]:
