@@ -220,8 +220,6 @@ def test_sl201_no_fix_on_a_side_stream_nothing_orders_or_from_pageable_memory():
 # -- SL404 guards a value that may be None -------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="v3 regression (docs/v3-switch-diff.md, lines 52-54): the fixture's SL404 "
-                   "findings (peer evidence, D-16, not built) are gone, so there is no fix to guard")
 def test_sl404_fix_guards_a_value_that_getattr_may_make_none():
     path = FIXTURES / "SL404" / "positive_holder_peer_not_recorded.py"
     outcome = lint_fix(path.read_text(), str(path), Settings(select=("SL404",)), unsafe=True)
