@@ -94,8 +94,9 @@ def test_no_snapshot_renders_a_placeholder_as_code_or_names_a_stream_twice_in_a_
 # ---- a result handed to the callers ----
 
 
-@pytest.mark.xfail(strict=True, reason="v3 regression (docs/v3-switch-diff.md, lines 8 and 32): a result handed to "
-                   "callers in sight that read it unwaited is not reported")
+@pytest.mark.xfail(strict=True, reason="v3 regression (docs/v3-switch-diff.md, row 32): a result handed to callers in "
+                   "sight that read it unwaited is not reported; the first half pins helper_call_sites:11, a wrong pin "
+                   "v3 rightly drops (row 8, docs/v3-expected-corrections.md): rewrite it before removing the mark")
 def test_a_result_handed_out_is_read_at_the_callers_lines():
     [sl401] = [d for d in lint("SL103/positive_helper_call_sites_regression.py") if d.code == "SL401"]
     assert sl401.message == (
@@ -129,8 +130,8 @@ def train(batches, other):
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="v3 regression (docs/v3-switch-diff.md, line 8): a result handed to callers in "
-                   "sight that read it unwaited is not reported")
+@pytest.mark.xfail(strict=True, reason="v3 regression (docs/v3-switch-diff.md, row 32's capability): a result handed "
+                   "to callers in sight that read it unwaited is not reported")
 def test_the_callers_are_calls_on_instances_of_the_class_only():
     # `other.fetch()` (line 16) calls some other object's fetch: not a caller of Loader.fetch.
     found = lint_text(LOADER, "loader.py", Settings.default(), rules=all_rules())
