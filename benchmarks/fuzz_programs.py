@@ -214,9 +214,47 @@ def _blocks(module: cst.Module) -> list[cst.CSTNode]:
     return found
 
 
+# Nodes that hold no statement: the walks below do not go into them (most of a tree is
+# expressions and whitespace; libcst's own visit of every node is most of a mutation's time).
+_NO_STATEMENTS = (cst.BaseExpression, cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace,
+                  cst.Comment, cst.Newline, cst.Decorator, cst.Parameters, cst.Annotation)  # fmt: skip
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _outline(module: cst.Module) -> tuple[list[cst.CSTNode], list[cst.Name]]:
+    """`_blocks(module)` and `_assigned_names(module)` in one walk over the statements only, in
+    libcst's visiting order (a node met twice, as a duplicated statement is, is listed twice)."""
+    blocks: list[cst.CSTNode] = [module]
+    names: list[cst.Name] = []
+
+    def walk(node: cst.CSTNode) -> None:
+        fields = _FIELDS.get(type(node))
+        if fields is None:
+            fields = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
+        for name in fields:
+            value = getattr(node, name)
+            for child in value if isinstance(value, (tuple, list)) else (value,):
+                if not isinstance(child, cst.CSTNode) or isinstance(child, _NO_STATEMENTS):
+                    continue
+                if isinstance(child, cst.AssignTarget):
+                    if isinstance(child.target, cst.Name):
+                        names.append(child.target)
+                    continue
+                if isinstance(child, cst.IndentedBlock):
+                    blocks.append(child)
+                walk(child)
+
+    walk(module)
+    return blocks, names[:40]
+
+
 class _EditBlock(cst.CSTTransformer):
     def __init__(self, target: cst.CSTNode, edit: Callable[[list], list]) -> None:
         self.target, self.edit = target, edit
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        # (what holds no statement holds no block: kept as it is, not rebuilt)
+        return not isinstance(node, _NO_STATEMENTS)
 
     def _apply(self, original, updated):
         if original is not self.target:
@@ -236,10 +274,11 @@ def _statements(code: str) -> list[cst.BaseStatement]:
 
 
 @st.composite
-def _names(draw, module: cst.Module) -> dict[str, str]:
+def _names(draw, module: cst.Module, assigned: Optional[list[cst.Name]] = None) -> dict[str, str]:
     """Placeholder values: names the program already binds, or common ones."""
+    assigned = _assigned_names(module) if assigned is None else assigned
     bound = sorted(
-        {n.value for n in _assigned_names(module)} | set(NAMES)
+        {n.value for n in assigned} | set(NAMES)
     )  # fmt: skip
     pick = lambda: draw(st.sampled_from(bound))  # noqa: E731
     return {key: pick() for key in ("s", "t", "x", "y", "e", "k", "n")}
@@ -266,10 +305,10 @@ def mutate(draw, source: str, max_mutations: int = 8) -> str:
     if imports:
         module = module.with_changes(body=[*_statements("\n".join(imports)), *module.body])
     for _ in range(draw(st.integers(1, max_mutations))):  # unmutated fixtures: test_fixtures.py
-        blocks = _blocks(module)
+        blocks, assigned = _outline(module)  # (as _blocks and _assigned_names find them)
         target = blocks[draw(st.integers(0, len(blocks) - 1))]
         size = len(target.body)
-        names = draw(_names(module))
+        names = draw(_names(module, assigned))
         kind = draw(st.sampled_from(("insert", "insert", "insert", "wrap", "delete", "duplicate")))
         if kind == "insert" or size == 0:
             code = draw(st.sampled_from(SNIPPETS)).format(**names)

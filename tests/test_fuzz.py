@@ -65,6 +65,22 @@ def test_mutations_are_valid_python(text):
     assert module.code == text
 
 
+def test_the_outline_walk_finds_the_blocks_and_names_libcsts_visitors_find():
+    # mutate() takes both from one walk over the statements (fuzz_programs._outline): the same
+    # nodes in the same order as the visitors, a duplicated statement's block listed twice.
+    texts = [t for _, t in fp.fixture_sources()[::60]]
+    texts.append("x = 1\nif a:\n    y = 2\n    def f():\n        z: int = 3\n        (w) = v = 4\nelse:\n    pass\n")
+    for text in texts:
+        module = cst.parse_module(text)
+        blocks, names = fp._outline(module)
+        assert [id(b) for b in blocks] == [id(b) for b in fp._blocks(module)]
+        assert [id(n) for n in names] == [id(n) for n in fp._assigned_names(module)]
+    shared = cst.parse_module("for i in r:\n    a = i\n").body[0]
+    module = cst.Module(body=[shared, shared])
+    assert [id(b) for b in fp._outline(module)[0]] == [id(b) for b in fp._blocks(module)]
+    assert len(fp._outline(module)[0]) == 3
+
+
 def test_wrapping_keeps_statements_comments_and_odd_whitespace():
     body = list(cst.parse_module("a = 1  # one\n\x0c\nb = 2\n\tc = 3\n".replace("\tc", "c")).body)
     names = dict.fromkeys("stxyekn", "s")

@@ -5,6 +5,7 @@ sides of one test never pair across a call."""
 
 from __future__ import annotations
 
+import functools
 import textwrap
 from pathlib import Path
 
@@ -500,23 +501,40 @@ def test_a_view_taken_on_either_of_two_paths_meets_each():
     assert not a.may_alias(b)
 
 
-@pytest.mark.slow  # (parses every fixture)
-def test_a_module_that_registers_a_hook_spells_the_registration():
-    """The text prefilter before the hook query (Program.hot_entry): a module whose bytes spell
-    no registration method registers no hook, as the full query says, on every fixture."""
-    from pathlib import Path
-
-    from streamlint.model.api.torch_modules import HOOK_REGISTRATIONS
-    from streamlint.model.syntax.hooks import registered_hooks
-    from streamlint.model.syntax.prefilter import may_call
-    fixtures = sorted((Path(__file__).resolve().parents[2] / "fixtures").rglob("*.py"))
-    assert fixtures
-    registering = 0
-    for file in fixtures:
+@functools.cache
+def _fixture_trees() -> tuple[tuple[Path, bytes, cst.Module | None], ...]:
+    """(path, bytes, libcst tree or None where it does not parse) of every fixture: parsed
+    once for the two tests below, which read the trees and change none."""
+    out = []
+    for file in sorted((Path(__file__).resolve().parents[2] / "fixtures").rglob("*.py")):
         data = file.read_bytes()
         try:
             tree = cst.parse_module(data.decode("utf-8"))
         except (UnicodeDecodeError, cst.ParserSyntaxError):
+            tree = None
+        out.append((file, data, tree))
+    return tuple(out)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _forget_fixture_trees():
+    yield
+    _fixture_trees.cache_clear()  # the trees of every fixture are large: free them for the next modules
+
+
+@pytest.mark.slow  # (parses every fixture)
+def test_a_module_that_registers_a_hook_spells_the_registration():
+    """The text prefilter before the hook query (Program.hot_entry): a module whose bytes spell
+    no registration method registers no hook, as the full query says, on every fixture."""
+
+    from streamlint.model.api.torch_modules import HOOK_REGISTRATIONS
+    from streamlint.model.syntax.hooks import registered_hooks
+    from streamlint.model.syntax.prefilter import may_call
+    fixtures = _fixture_trees()
+    assert fixtures
+    registering = 0
+    for file, data, tree in fixtures:
+        if tree is None:
             continue
         hooks = registered_hooks(tree, HOOK_REGISTRATIONS)
         registering += bool(hooks)
@@ -528,17 +546,13 @@ def test_a_module_that_registers_a_hook_spells_the_registration():
 def test_a_module_that_defines_a_method_spells_its_name():
     """The text prefilter before reading a module for the classes that define a method
     (Program._defining): every function a module defines is spelled in its bytes."""
-    from pathlib import Path
 
     from streamlint.model.interproc.program import unit_of
     from streamlint.model.syntax.prefilter import may_call
-    fixtures = sorted((Path(__file__).resolve().parents[2] / "fixtures").rglob("*.py"))
-    for file in fixtures:
-        data = file.read_bytes()
-        try:
-            unit = unit_of("pkg.m", cst.parse_module(data.decode("utf-8")))
-        except (UnicodeDecodeError, cst.ParserSyntaxError):
+    for file, data, tree in _fixture_trees():
+        if tree is None:
             continue
+        unit = unit_of("pkg.m", tree)
         for qualname in unit.functions:
             last = qualname.rsplit(".", 1)[-1]
             assert last == "<module>" or may_call(data, frozenset({last})), (file, qualname)

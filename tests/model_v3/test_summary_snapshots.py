@@ -18,10 +18,32 @@ def _name(path: Path) -> str:
     return path.relative_to(summary_output.FIXTURES).as_posix()
 
 
+def walked_more_than_once(analyze_file):
+    """`analyze_file`, and the walks it made more than once per function and context (a list
+    filled by each call): test_guard_rails.py's rule, checked on the analysis this test makes
+    anyway rather than on a second one of every fixture."""
+    from streamlint.model.transfer import interpret
+
+    twice: list[dict] = []
+
+    def counted(module, path=""):
+        interpret.WALKS.clear()
+        model = analyze_file(module, path)
+        twice.append({key: n for key, n in interpret.WALKS.items() if n > 1})
+        return model
+
+    return counted, twice
+
+
 @pytest.mark.parametrize("path", summary_output.fixture_files(), ids=_name)
-def test_summary_snapshot_is_current(path: Path) -> None:
+def test_summary_snapshot_is_current(path: Path, monkeypatch) -> None:
+    counted, twice = walked_more_than_once(summary_output.analyze_file)
+    monkeypatch.setattr(summary_output, "analyze_file", counted)
     diff = summary_output.stale(path)
     assert diff is None, f"out of date; run python scripts/update_expected.py\n{diff}"
+    # Each function walked once per context (issue 27's guard rail; the fixtures under fixes/,
+    # which have no snapshot, are checked in test_guard_rails.py).
+    assert all(not walks for walks in twice), twice
 
 
 def test_no_summary_without_its_fixture() -> None:

@@ -324,19 +324,23 @@ def test_frameworks_come_from_imports_and_dotted_names_through_aliases(code, fra
 # ---- places against libcst's PositionProvider -----------------------------------------------
 
 
-def same_index_both_ways(source: str, module: cst.Module) -> None:
+def same_index_both_ways(source: str, module: cst.Module):
+    """The fast index equals the walk over PositionProvider's places; returns (index, places),
+    so that a caller checks more against them without resolving the (slow) positions again."""
     fast = build_index(module, source)
-    walk = _walked(module, places_from_libcst(module))
+    places = places_from_libcst(module)
+    walk = _walked(module, places)
     assert walk is not None
     assert fast == _index(walk, digest_of(source))
+    return fast, places
 
 
 def check_sites_against_position_provider(source: str, module: cst.Module) -> None:
     """Every call's and definition's site is where PositionProvider puts it, and the calls of
     each function are numbered in source order."""
-    same_index_both_ways(source, module)
-    index = build_index(module, source)
-    places = places_from_libcst(module)
+    # The index and the places of the first check, not built again: both are functions of the
+    # tree alone (PositionProvider's pass is most of this check's time on the project files).
+    index, places = same_index_both_ways(source, module)
     sites = [c.site for f in index.functions for c in f.calls]
     assert sorted((s.line, s.column) for s in sites) == sorted(places.calls)
     defs = [f.site for f in index.functions[1:]] + [c.site for c in index.classes]
