@@ -148,6 +148,7 @@ def test_no_import_cycle_in_src():
         pytest.fail("import cycle:\n  " + "\n  ".join(steps))
 
 
+@pytest.mark.slow  # reads the import graph of every src/ module (over a second, shared)
 def test_lazy_imports_say_why():
     _, lazy = _graph()
     vague = [
@@ -157,6 +158,7 @@ def test_lazy_imports_say_why():
     assert not vague, f"a lazy import must say why it is lazy: {vague}"
 
 
+@pytest.mark.slow  # reads the import graph of every src/ module (over a second, shared)
 def test_the_checker_is_cut_off_from_the_warm_path_only_by_marked_imports():
     # The engine's way to libcst is through the checker, imported lazily; were that
     # import unmarked, this graph would show the engine depending on the model.
@@ -165,6 +167,7 @@ def test_the_checker_is_cut_off_from_the_warm_path_only_by_marked_imports():
     assert lazy["streamlint.engine.lint"], "engine/lint.py loads the checker lazily"
 
 
+@pytest.mark.slow  # reads the import graph of every src/ module (over a second, shared)
 def test_the_model_imports_no_engine_rule_fix_cache_output_or_cli():
     edges, _ = _graph()
     forbidden = ("streamlint.engine", "streamlint.rules", "streamlint.fixes", "streamlint.cache",

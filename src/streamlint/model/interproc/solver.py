@@ -102,6 +102,7 @@ class Solver:
         self._joining: Optional[set] = None
         # walking the project's callers (and what they call, in what their call sites pass)
         self._from_callers = False
+        self._extra_spent: dict[str, set] = {}  # the kinds of extra context each function has used
 
     def solve_module(self) -> Solved:
         self._globals[self.program.main.name] = self._module_names(self.program.main.name)
@@ -398,10 +399,16 @@ class Solver:
 
     def _within_budget(self, qualname: str, context: CallContext) -> CallContext:
         known = self._contexts.setdefault(qualname, set())
-        # (one more for what the callers pass: the joined walk, and a callee the callers' walks reach
-        # in what a call site tells of its arguments)
-        extra = self._joining is not None or (self._from_callers and bool(context.args))
-        if context in known or len(known) < MAX_CONTEXTS + extra:
+        if context in known or len(known) < MAX_CONTEXTS:
+            known.add(context)
+            return context
+        # one more each for what the callers pass: the joined walk (and the walks it reaches), and
+        # a callee the callers' walks reach in what a call site tells of its arguments. Apart: the
+        # callers' walks come first and must not spend the joined walk's context
+        extra = "joined" if self._joining is not None else "callers" if self._from_callers and context.args else ""
+        spent = self._extra_spent.setdefault(qualname, set())
+        if extra and extra not in spent:
+            spent.add(extra)
             known.add(context)
             return context
         # past the budget, what callers tell is dropped; the hot entry, the class's state and the
