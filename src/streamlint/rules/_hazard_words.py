@@ -156,9 +156,11 @@ class Words:
         return f"{bound}[...]" if bound else ""
 
     def stream_for_code(self, ref: StreamRef, reading: HazardReading, near: Optional[Side] = None) -> str:
-        """The label a fix spells a stream from: the stream's label, as the help names it (a
-        script's stream is the legacy default one: `default_stream()` in the help and the fix
-        alike, so the advice pasted and the fix inserted are the same code)."""
+        """The label a fix spells a stream from: the current stream where the work runs on
+        whatever is current (a script's included: `current_stream()` names it wherever the
+        fix goes, and is the stream the model sees), else the stream's label."""
+        if ref.kind is StreamRefKind.AMBIENT:
+            return "the current stream"
         return self.stream(ref, reading, near)
 
     def bound_to(self, node: Optional[cst.CSTNode], near: tuple = ()) -> str:

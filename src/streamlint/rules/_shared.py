@@ -50,8 +50,6 @@ def stream_code(label: str, framework: str, analysis: Optional[CheckedFile] = No
     if not label or label.startswith("the ") or " " in label:
         # (a framework without a spelling keeps the words, which advice then says as prose)
         spelled = _DEFAULT_SPELLING.get(framework, label if label.startswith("the ") else "the default stream")
-        if framework == "torch" and label == "the legacy default stream":
-            spelled = "torch.cuda.default_stream()"  # not the current one: a `with` may have changed it
         if framework == "torch" and analysis is not None:
             spelled = spelled.replace("torch.cuda", analysis.torch_namespace, 1)
         if framework == "cupy" and analysis is not None:
