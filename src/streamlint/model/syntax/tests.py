@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 
 from typing import Optional
 
 import libcst as cst
+
+from streamlint.model.syntax.children import child_nodes
 
 
 def rare_test(test: cst.BaseExpression) -> bool:
@@ -167,28 +168,8 @@ def never_rebound(function: cst.FunctionDef) -> frozenset[str]:
         visit = getattr(collector, "visit_" + type(node).__name__, None)
         if visit is not None:
             visit(node)
-        todo.extend(_child_nodes(node))
+        todo.extend(child_nodes(node))
     return frozenset(names - collector.bound)
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}
-_BLANK = ("whitespace", "lpar", "rpar", "leading_lines", "lines_after_decorators", "header", "footer", "comma",
-          "semicolon", "newline")
-
-
-def _child_nodes(node: cst.CSTNode) -> list:
-    names = _FIELDS.get(type(node))
-    if names is None:
-        # (whitespace, comments and parentheses bind no name: not walked into)
-        names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node) if not f.name.startswith(_BLANK))
-    found = []
-    for name in names:
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            found.append(value)
-        elif isinstance(value, (list, tuple)):
-            found.extend(v for v in value if isinstance(v, cst.CSTNode))
-    return found
 
 
 class _Bound(cst.CSTVisitor):
