@@ -124,9 +124,6 @@ def test_models_change_the_cache_key(tmp_path):
     assert config_key(with_models, ("SL401",)) != config_key(without, ("SL401",))
 
 
-@pytest.mark.xfail(strict=True, reason="v3 regression (docs/v3-switch-diff.md): a declared effect model (`kind = \"h2d\"`, "
-                   "`stream = \"arg2:stream\"`, `writes`) is not applied at a call of its target: v3 takes "
-                   "`copy_async(dev, host, s)` as a kernel on the current stream")
 def test_declared_models_drive_findings(tmp_path):
     write(tmp_path / "pyproject.toml", WRAPPERS)
     settings = load_settings(tmp_path)

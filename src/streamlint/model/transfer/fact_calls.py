@@ -397,14 +397,25 @@ def _first_buffer(arguments: Arguments) -> Optional[AbsValue]:
     return next((v for v, _ in arguments.positional if v.is_buffer), None)
 
 
+def _end(fact: Fact, index: int) -> Optional[Arg]:
+    """A copy's destination (0) or source (1) as its fact names it: its `ends`, else the first
+    buffer it writes or reads (an effect model's `writes` / `reads`: a declared model is a row)."""
+    if fact.ends:
+        return fact.ends[index]
+    named = fact.writes if index == 0 else fact.reads
+    return named[0] if named else None
+
+
 def _source(fact: Fact, arguments: Arguments) -> Optional[AbsValue]:
     """A copy's source: the argument its fact names, else its first buffer."""
-    return arguments.value(fact.ends[1]) if fact.ends else _first_buffer(arguments)
+    named = _end(fact, 1)
+    return arguments.value(named) if named is not None else _first_buffer(arguments)
 
 
 def _destination(fact: Fact, arguments: Arguments, frame: Frame, stream: Optional[StreamRef]) -> AbsValue:
     """A copy's destination: the argument its fact names, else what it returns."""
-    given = arguments.value(fact.ends[0]) if fact.ends else None
+    named = _end(fact, 0)
+    given = arguments.value(named) if named is not None else None
     if given is not None and given.is_buffer:
         return given
     return result_of(fact, arguments, frame, stream)
