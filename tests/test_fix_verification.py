@@ -140,8 +140,6 @@ def _sl201_fixes(source: str) -> dict[int, bool]:
     return {d.row: d.fix is not None for d in outcome.remaining if d.code == "SL201"}
 
 
-@pytest.mark.xfail(strict=True, reason="v3 regression (docs/v3-switch-diff.md): SL201 offers `non_blocking=True` for "
-                   "`self.gpu.copy_(self.host)` though the host refills `self.host` on the next call (the fix would race)")
 def test_sl201_no_fix_for_a_pinned_source_the_host_refills_on_the_next_call():
     assert _sl201_fixes("""\
         import torch
@@ -182,8 +180,6 @@ def test_sl201_no_fix_for_a_local_pinned_source_refilled_in_its_loop():
         """) == {9: False}
 
 
-@pytest.mark.xfail(strict=True, reason="v3 regression (docs/v3-switch-diff.md): SL201 offers `non_blocking=True` for a "
-                   "copy on a side stream that nothing orders before the result's use (the fix would race)")
 def test_sl201_no_fix_on_a_side_stream_nothing_orders_or_from_pageable_memory():
     assert _sl201_fixes("""\
         import torch
