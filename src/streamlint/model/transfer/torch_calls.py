@@ -171,7 +171,9 @@ def _tensor_lists(inplace: bool, arguments: Arguments, state: State, frame: Fram
     site = frame.site(arguments.node)
     current = state.current_stream(F)
     chosen = frame.chosen_stream(state)
-    lists = [v for v, _ in arguments.positional[:1] if v.identity is not None and v.kind in (ValueKind.UNKNOWN, ValueKind.CONTAINER)]
+    lists = [v for v, _ in arguments.positional[:1]
+             if (v.identity is not None or _items(v) is not None) and v.kind in (ValueKind.UNKNOWN, ValueKind.CONTAINER)]
+    written = lists[0] if lists else None  # (the in-place write is the first list's, never another's)
     lists += [v for v, _ in arguments.positional[1:] if v.kind is ValueKind.CONTAINER and _items(v) is not None]
     on_device = [v for v in lists if chosen or (_items(v) is not None and is_device(_items(v)))]
     if not on_device:
@@ -181,7 +183,8 @@ def _tensor_lists(inplace: bool, arguments: Arguments, state: State, frame: Fram
         state = _known_as(state, value, known)
         state = access(state, frame, site, _items_path(value), False, current)
     if inplace:
-        return UNKNOWN, access(state, frame, site, _items_path(on_device[0]), True, current)
+        first = written if written is not None and written in on_device else None
+        return UNKNOWN, state if first is None else access(state, frame, site, _items_path(first), True, current)
     made = AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, Path(Root.fresh(site)), current)
     state = access(state, frame, site, made.identity, True, current)
     return AbsValue(ValueKind.CONTAINER, F, element=made, members=frozenset({made.identity})), state
