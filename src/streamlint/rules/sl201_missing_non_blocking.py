@@ -13,7 +13,7 @@ from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import Memory
 from streamlint.model.readings.hot_paths import hot_entry_name, queues_work_each_pass
 from streamlint.model.readings.hot_paths import own_operations as hot_operations
-from streamlint.model.readings.operations import host_writes_into, leaves_unordered, own_operations
+from streamlint.model.readings.operations import drained_alone, host_writes_into, leaves_unordered, own_operations
 from streamlint.model.summary.effects import Operation
 from streamlint.model.syntax import labels, nesting
 from streamlint.model.syntax.ancestry import Ancestry
@@ -53,7 +53,9 @@ class MissingNonBlocking(Rule):
       copy runs.
     - A side stream exists so that the copy overlaps work on other streams. A
       blocking copy inside its context makes the host wait for the side stream
-      before it can queue anything else, so the overlap is lost.
+      before it can queue anything else, so the overlap is lost. (Not reported
+      when the function waits for that stream, or the whole device, before it
+      queues work on any other stream: there is no overlap to lose.)
 
     A `non_blocking=True` host-to-device copy is safe to consume on the same
     stream: stream order guarantees the copy finishes before later work on that
@@ -146,6 +148,8 @@ class MissingNonBlocking(Rule):
             reported.add(at.site)
             if at.operation.host_memory is Memory.PINNED:
                 why = "the source is pinned, so the copy could run asynchronously"
+            elif drained_alone(model, qualname, at):
+                continue  # the host drains the side stream next anyway: no overlap to lose
             else:
                 why = (f"inside the side-stream context of {named(stream_label(model, at.stream, analysis.module))} "
                        f"it blocks the host until that stream drains")

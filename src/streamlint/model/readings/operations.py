@@ -161,6 +161,26 @@ def streams_working_after(model: FileModel, qualname: str, at: OperationAt) -> l
 _HOST_WAITS = frozenset({EffectKind.SYNC_STREAM, EffectKind.SYNC_EVENT, EffectKind.SYNC_DEVICE})
 
 
+def drained_alone(model: FileModel, qualname: str, at: OperationAt) -> bool:
+    """After the operation, the host waits for its stream (or the device) in its function before
+    it queues work on any other stream: nothing could overlap the operation's stream meanwhile."""
+    walked = model.solved.walks.get((qualname, at.context))
+    if walked is None or at.stream is None:
+        return False
+    after = False
+    for effect in walked.summary.effects:
+        if (effect.chain[0] if effect.chain else effect.site) == at.site:
+            after = after or effect.kind is EffectKind.OPERATION
+            continue
+        if not after:
+            continue
+        if effect.kind is EffectKind.SYNC_DEVICE or (effect.kind is EffectKind.SYNC_STREAM and effect.stream == at.stream):
+            return True
+        if effect.stream not in (None, HOST, at.stream) and (effect.kind is EffectKind.ACCESS or effect.kind is EffectKind.OPERATION):
+            return False
+    return False
+
+
 def _reads_made_by(effect, site: str) -> bool:
     """A host read of memory the operation at `site` made (its result)."""
     path = effect.path
