@@ -170,6 +170,13 @@ def test_a_declared_download_reads_and_writes_the_buffers_it_names(tmp_path):
     assert ("SL403", 11) in rows  # the host reads `host` before the asynchronous copy into it finished
 
 
+def test_explain_applies_the_projects_models(tmp_path, capsys):
+    write(tmp_path / "pyproject.toml", WRAPPERS)
+    write(tmp_path / "use.py", textwrap.dedent(USE))
+    assert main(["explain", f"{tmp_path / 'use.py'}::upload"]) == 0
+    assert "mylib.copy_async: H2D copy on the stream made at" in capsys.readouterr().out
+
+
 # ------------------------------------------------------------------ bad input
 @pytest.mark.parametrize("entry, fragment", [
     ({"kind": "kernel"}, "key 'target'"),
