@@ -84,7 +84,6 @@ NAMESPACES = ("torch.cuda", "cupy.cuda", "numba.cuda", "torch", "cupy", "cuda.co
 NAMESPACE_KEYS = ("target", "namespace", "doc")
 EFFECT_KEYS = ("target", "kind", "framework", "stream", "reads", "writes", "blocking", "returns", "host",
                "target-arg", "doc")
-ALL_KEYS = tuple(dict.fromkeys(NAMESPACE_KEYS + EFFECT_KEYS))
 
 _TARGET = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*(\(\))?)*\.[A-Za-z_][A-Za-z0-9_]*$")
 _REF = re.compile(r"^(?:arg(?P<pos>\d+)(?::(?P<kw1>[A-Za-z_][A-Za-z0-9_]*))?|(?P<kw>[A-Za-z_][A-Za-z0-9_]*))$")

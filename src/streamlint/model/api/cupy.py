@@ -76,11 +76,6 @@ FUNCTIONS: dict[str, Fact] = {
     "cupy.RawModule().get_function": Fact(K.ALLOC, F, result="kernel:cupy:2"),
 }
 
-# Creation functions that fill memory with a kernel on the current stream.
-FILLING_CREATORS = frozenset({
-    "zeros", "ones", "full", "arange", "linspace", "logspace", "eye", "identity",
-    "zeros_like", "ones_like", "full_like", "tri", "meshgrid",
-})
 
 STREAM_METHODS: dict[str, Fact] = {
     "synchronize": Fact(K.STREAM_SYNC, F, stream=STREAM_SELF, blocking=BLOCK_ALWAYS),

@@ -38,4 +38,3 @@ class OpKind(Enum):
 COPIES = frozenset({OpKind.COPY_H2D, OpKind.COPY_D2H, OpKind.COPY_D2D, OpKind.COPY})
 # Operations that queue work on a stream (the things streams exist to overlap).
 DEVICE_WORK = COPIES | {OpKind.KERNEL, OpKind.MEMSET}
-HOST_SYNCS = frozenset({OpKind.STREAM_SYNC, OpKind.EVENT_SYNC, OpKind.DEVICE_SYNC})
