@@ -30,7 +30,7 @@ def run_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(f"cannot read {path_text}: {getattr(error, 'strerror', None) or error}") from None
     import libcst as cst  # lazy: the other commands served from the cache never load libcst
 
-    from streamlint.model.explain import explain, explain_module
+    from streamlint.commands.explain_text import explain, explain_module
     from streamlint.model.file_model import analyze_file
 
     try:
