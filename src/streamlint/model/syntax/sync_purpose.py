@@ -24,7 +24,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.ancestry import Ancestry, comprehension_of  # noqa: F401 (the rules' import)
 from streamlint.model.syntax.purpose import (
     TIMER_CALLS, TIMER_DOTTED, bound_names, calls_in, dotted, imported_modules, is_target, last_name, names_in, trains,
 )
@@ -605,13 +605,3 @@ def unrolled(loop: cst.CSTNode) -> bool:
     """`for x in [a, b]:`: a loop over a literal sequence of a few values written out."""
     return isinstance(loop, cst.For) and isinstance(loop.iter, (cst.List, cst.Tuple, cst.Set)) and not any(
         isinstance(e, cst.StarredElement) for e in loop.iter.elements)
-
-
-def comprehension_of(node: cst.CSTNode, ancestry: Ancestry) -> Optional[cst.CSTNode]:
-    """The innermost comprehension around the node in its function."""
-    for current in ancestry.ancestors(node):
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return None
-        if isinstance(current, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-            return current
-    return None
