@@ -48,14 +48,6 @@ TRAINING_STEP_CALLS: dict[str, str] = {"backward": STEP_BACKWARD, "step": STEP_U
 TRAINING_STEP_FUNCTIONS: dict[str, str] = {"torch.autograd.backward": STEP_BACKWARD}
 
 
-# torch namespaces whose functions are kernels on the current stream.
-KERNEL_NAMESPACES = frozenset({"torch.linalg", "torch.fft", "torch.special", "torch.nn.functional"})
-NON_KERNEL_FUNCTIONS = frozenset({"fftfreq", "rfftfreq"})  # host-side unless given device=
-
-# `x.<m>().resize_(0)` releases x's memory.
-STORAGE_METHODS = frozenset({"untyped_storage", "storage", "_typed_storage"})
-
-
 def optimizer_base(base_texts: list[str]) -> bool:
     """Does a class derive from an optimizer (its `step` is a hot path, as forward is)?"""
     return any(t.rsplit(".", 1)[-1] in ("Optimizer", "ZeroRedundancyOptimizer") or t.startswith("torch.optim.")

@@ -73,11 +73,3 @@ class IndexCache:
             os.replace(temporary, path)  # atomic: a reader never sees half a file
         except OSError:
             Path(temporary).unlink(missing_ok=True)
-
-
-_SHARED = IndexCache()
-
-
-def index_for(source: str, module: Optional[cst.Module] = None) -> ModuleIndex:
-    """The index of `source`, from this process's shared in-memory cache."""
-    return _SHARED.index_for(source, module)
