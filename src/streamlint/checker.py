@@ -16,8 +16,8 @@ from typing import Iterator, Sequence
 import libcst as cst
 
 from streamlint import memory
+from streamlint.checked_file import CheckedFile
 from streamlint.diagnostics import Diagnostic
-from streamlint.model.checked_file import CheckedFile
 from streamlint.rules import Rule
 
 # Deeply nested code can exhaust the recursion limit of the parser or the analysis;

@@ -10,7 +10,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from streamlint.model.explain import explain
+from streamlint.commands.explain_text import explain
 from streamlint.model.file_model import analyze_file
 from streamlint.model.syntax.per_thread import settings
 from streamlint.rules.sl101_default_stream_barrier import per_thread_switched

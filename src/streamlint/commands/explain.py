@@ -30,9 +30,9 @@ def run_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(f"cannot read {path_text}: {getattr(error, 'strerror', None) or error}") from None
     import libcst as cst  # lazy: the other commands served from the cache never load libcst
 
+    from streamlint.commands.explain_text import explain, explain_module
     from streamlint.config import ConfigError, load_settings
     from streamlint.model import declared
-    from streamlint.model.explain import explain, explain_module
     from streamlint.model.file_model import analyze_file
 
     try:  # the project's declared models and per-thread switches, as `check` applies them

@@ -18,7 +18,7 @@ from streamlint.fixes.model import Applicability, Edit, Fix
 from streamlint.source import split_lines
 
 if TYPE_CHECKING:
-    from streamlint.model.checked_file import CheckedFile
+    from streamlint.checked_file import CheckedFile
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*\Z")
 

@@ -83,7 +83,6 @@ NAMESPACES = ("torch.cuda", "cupy.cuda", "numba.cuda", "torch", "cupy", "cuda.co
 NAMESPACE_KEYS = ("target", "namespace", "doc")
 EFFECT_KEYS = ("target", "kind", "framework", "stream", "reads", "writes", "blocking", "returns", "host",
                "target-arg", "doc")
-ALL_KEYS = tuple(dict.fromkeys(NAMESPACE_KEYS + EFFECT_KEYS))
 
 
 def _name(spelled: str) -> bool:

@@ -7,8 +7,8 @@ from typing import Optional
 
 import libcst as cst
 
+from streamlint.checked_file import CheckedFile
 from streamlint.fixes.idioms import WAIT_LINES
-from streamlint.model.checked_file import CheckedFile
 
 # A sync that times or measures every step of a training loop (SL103, SL502).
 STEP_TIMING_HELP = ("time a window of steps instead: read a host timer (or record events) every N steps and "

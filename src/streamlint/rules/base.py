@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, ClassVar, Iterable, Optional
 if TYPE_CHECKING:  # libcst only for the annotation: a fully cached run never loads it
     import libcst as cst
 
+    from streamlint.checked_file import CheckedFile
     from streamlint.fixes.model import Fix
-    from streamlint.model.checked_file import CheckedFile
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ from streamlint.model.api import per_thread
 from streamlint.model.domain.paths import Index
 from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.readings.operations import OperationAt, blocking_work_around, chosen_streams, own_operations
-from streamlint.model.syntax import labels
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.per_thread import settings
 from streamlint.model.syntax.sync_purpose import comprehension_of
+from streamlint.rules import _labels as labels
 from streamlint.rules._shared import api_named, joined
 from streamlint.rules.base import Finding, Rule
 from streamlint.rules.sl202_blocking_copy_in_stream_region import stream_label

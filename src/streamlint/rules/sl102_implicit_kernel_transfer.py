@@ -10,7 +10,7 @@ from streamlint.fixes.model import Applicability
 from streamlint.model.api.facts import OpKind
 from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.readings.operations import own_operations
-from streamlint.model.syntax import labels
+from streamlint.rules import _labels as labels
 from streamlint.rules._shared import api_named
 from streamlint.rules.base import Finding, Rule
 

@@ -10,10 +10,10 @@ from streamlint.model.api import torch_modules
 from streamlint.model.readings import hot_paths
 from streamlint.model.readings.hot_paths import hot_entry_name, queues_work_each_pass
 from streamlint.model.readings.operations import measuring_calls, own_operations, stream_work_around
-from streamlint.model.syntax import labels
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.purpose import timed, trains
 from streamlint.model.syntax.sync_purpose import Purpose, SyncPurposes, unrolled, waits_on_user
+from streamlint.rules import _labels as labels
 from streamlint.rules._shared import STEP_TIMING_HELP, api_named
 from streamlint.rules.base import Finding, Rule
 

@@ -14,7 +14,8 @@ from streamlint.model.domain.paths import Index, IndexKind, RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.readings.operations import chosen_streams, own_operations, streams_working_after, work_before
 from streamlint.model.summary.effects import Operation
-from streamlint.model.syntax import labels, nesting
+from streamlint.model.syntax import nesting
+from streamlint.rules import _labels as labels
 from streamlint.rules._shared import api_named, joined, named
 from streamlint.rules.base import Finding, Rule
 

@@ -8,7 +8,7 @@ from streamlint.model.api.facts import OpKind
 from streamlint.model.domain.values import Memory
 from streamlint.model.readings.operations import own_operations
 from streamlint.model.summary.effects import Operation
-from streamlint.model.syntax import labels
+from streamlint.rules import _labels as labels
 from streamlint.rules.base import Finding, Rule
 
 

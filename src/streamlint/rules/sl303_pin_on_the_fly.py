@@ -6,7 +6,7 @@ import libcst as cst
 
 from streamlint.model.api.facts import OpKind
 from streamlint.model.readings.operations import own_operations
-from streamlint.model.syntax import labels
+from streamlint.rules import _labels as labels
 from streamlint.rules.base import Finding, Rule
 
 

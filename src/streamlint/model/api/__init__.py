@@ -16,25 +16,6 @@ FUNCTIONS: dict[str, Fact] = {
     **cuda_core.FUNCTIONS,
 }
 
-STREAM_METHODS: dict[str, dict[str, Fact]] = {
-    "cupy": cupy.STREAM_METHODS,
-    "numba": numba_cuda.STREAM_METHODS,
-    "torch": torch_api.STREAM_METHODS,
-    "cuda-python": cuda_core.STREAM_METHODS,
-}
-EVENT_METHODS: dict[str, dict[str, Fact]] = {
-    "cupy": cupy.EVENT_METHODS,
-    "numba": numba_cuda.EVENT_METHODS,
-    "torch": torch_api.EVENT_METHODS,
-    "cuda-python": cuda_core.EVENT_METHODS,
-}
-ARRAY_METHODS: dict[str, dict[str, Fact]] = {
-    "cupy": cupy.ARRAY_METHODS,
-    "numba": numba_cuda.ARRAY_METHODS,
-    "torch": torch_api.TENSOR_METHODS,
-    "cuda-python": cuda_core.BUFFER_METHODS,
-    "raw": cupy.MEMORY_POINTER_METHODS,  # CuPy's MemoryPointer (cuda-python's raw pointers are ints)
-}
 
 # Import spellings that name the same module.
 _ALIASES = {

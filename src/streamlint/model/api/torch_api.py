@@ -60,9 +60,6 @@ ITEM_COMBINERS = frozenset({
     "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack",
     "torch._utils._flatten_dense_tensors", "torch.nn.utils.parameters_to_vector",
 })
-# Wrappers that keep their argument's memory (no copy): the result is where the data is.
-SAME_DATA_WRAPPERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
-                                "torch.nn.parameter.Buffer"})
 
 STREAM_METHODS: dict[str, Fact] = {
     "synchronize": Fact(K.STREAM_SYNC, F, stream=STREAM_SELF, blocking=BLOCK_ALWAYS),
@@ -91,10 +88,6 @@ TENSOR_COPIES: dict[str, Fact] = {
     "copy_": Fact(K.COPY, F, flag=Arg(1, "non_blocking"), **_NB),
 }
 
-# Tensor copies whose result is the receiver on the device their first argument names
-# (`t.to(device)`; `t.cuda()`: the current CUDA device): a copy only where the receiver
-# is elsewhere, on the paths where it is.
-DEVICE_MOVES = frozenset({"to", "cuda"})
 
 TENSOR_METHODS: dict[str, Fact] = {
     "item": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
@@ -223,17 +216,6 @@ COLLECTIVE_TENSOR_PARAMS: dict[str, tuple[str, ...]] = {
 # tensors in place, otherwise each returns a list of new tensors made there.
 TENSOR_LIST_FUNCTIONS = "torch._foreach_"
 
-# Keyword arguments that are never tensors, whatever callable they are given to.
-NON_TENSOR_KEYWORDS = frozenset({
-    "non_blocking", "device", "dtype", "dim", "keepdim", "memory_format", "copy", "group", "async_op",
-    "op", "layout", "requires_grad", "pin_memory", "inplace", "training", "p", "eps", "stream", "src", "dst",
-})
-# Annotations of parameters that are never GPU buffers.
-SCALAR_ANNOTATIONS = frozenset({
-    "int", "float", "bool", "str", "bytes", "torch.dtype", "torch.device", "ProcessGroup",
-    "dist.ProcessGroup", "torch.distributed.ProcessGroup", "Optional[int]", "Optional[bool]",
-    "Optional[float]", "Optional[str]", "int | None", "bool | None", "float | None", "str | None",
-})
 
 # Types an `isinstance` test names to tell a PyTorch tensor (of either device) from
 # another object (flow.keywords_by_type).
