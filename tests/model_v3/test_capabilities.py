@@ -1327,6 +1327,23 @@ CASES = {
                 probs = to_device(logits.softmax(dim=-1), "cpu")
                 return probs.argmax(dim=-1).tolist()
         """, "True", "False", [("host_read_before_sync", "predict")]),
+    # D-21: a cell is bound as a parameter of the closure, so its work on the encloser's stream is
+    # work on the stream the encloser's caller handed in
+    "a closure's work on a stream its function was given is on that stream": ("""
+        import torch
+        def overlapped(x, stream):
+            def work(t):
+                with torch.cuda.stream(stream):
+                    return t * 2
+            {fix}
+            y = work(x)
+            torch.cuda.current_stream().wait_stream(stream)
+            return y
+        def main(n):
+            side = torch.cuda.Stream()
+            x = torch.ones(n, device="cuda")
+            return overlapped(x, side)
+        """, "pass", "stream.wait_stream(torch.cuda.current_stream())", [("read_after_write", "main")]),
 
 }
 

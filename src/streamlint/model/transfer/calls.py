@@ -119,7 +119,7 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
     if callee.kind is ValueKind.CALLABLE and (callee.identity is not None or MERGED in callee.target):
         return _one_of(callee, arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE:
-        return _project_call(callee.target, arguments, state, frame, cells_of(callee, state))
+        return _project_call(callee.target, arguments, state, frame, cells_of(callee))
     if callee.kind is ValueKind.UNKNOWN and callee.identity is not None:
         return _opaque(_module_call_inputs(callee, arguments, state, frame), state, frame, direct=True)
     if callee.kind is ValueKind.BUFFER and callee.identity is not None:
@@ -465,7 +465,7 @@ def _one_of(callee: AbsValue, arguments: Arguments, state: State, frame: Frame, 
     or a bound method of an object (`getattr(self, name)`), or of a few framework functions
     (`run`: `_namespace_call`): each applied to the state before the call, on a side of its own
     (outside a loop: a loop may pick another each iteration), the results joined."""
-    cells = cells_of(callee, state) if run is None else ()
+    cells = cells_of(callee) if run is None else ()
     run = run or _project_call
     targets = callee.target.split(MERGED)
     receiver = arguments.receiver
@@ -610,13 +610,14 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame,
         return _construct(target, arguments, state, frame)
     context = _context(arguments, state, frame)
     if cells:  # a closure's cells: what its free names hold, a dimension of the context (D-21)
-        context = replace(context, args=context.args + cells)
+        context = replace(context, args=context.args + tuple((key, _fact(value, state)) for key, value in cells))
     if frame.hot and not frame.guards_at(arguments.node):  # called on every call of a hot entry: hot too
         context = replace(context, hot=frame.hot)
     summary = frame.program.summary(target, context) if frame.program is not None else None
     if summary is None:
         return _opaque(arguments, state, frame)
-    binding = Binding(frame.site(arguments.node), _bound_args(summary.params, arguments), arguments.receiver, frame.branch)
+    bound = _bound_args(summary.params, arguments) + cells  # (a cell is bound as the parameter it is in the walk)
+    binding = Binding(frame.site(arguments.node), bound, arguments.receiver, frame.branch)
     applied = apply(summary, state, binding)
     for effect in applied.effects:
         frame.emit(_in_this_loop(effect, frame, frame.guards_at(arguments.node)))
@@ -685,11 +686,12 @@ def _fact(value: AbsValue, state: State) -> AbsValue:
     return told
 
 
-def cells_of(callee: AbsValue, state: State) -> tuple[tuple[str, AbsValue], ...]:
-    """A closure's cells as facts of its calling context, keyed `cell:<name>` (D-21)."""
+def cells_of(callee: AbsValue) -> tuple[tuple[str, AbsValue], ...]:
+    """A closure's cells, keyed `cell:<name>` (D-21): what the caller's walk holds there (in the
+    encloser's terms where the encloser calls it; facts only where it was handed on)."""
     if callee.kind is not ValueKind.CALLABLE or not callee.keys or len(callee.keys) != len(callee.positions):
         return ()
-    return tuple((CELL + name, _fact(value, state)) for name, value in zip(callee.keys, callee.positions))
+    return tuple((CELL + name, value) for name, value in zip(callee.keys, callee.positions))
 
 
 def _side_stream_here(value: AbsValue, state: State) -> bool:

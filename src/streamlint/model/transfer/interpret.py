@@ -84,9 +84,10 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     context = frame.context = _told_by_a_test(node, frame, context)
     if frame.free_receiver:
         state = state.bind(frame.free_receiver, _receiver_value(context))
-    for key, value in context.args:  # a closure's cells: facts, no identity (its accesses map to no caller's)
-        if key.startswith(CELL):
-            state = state.bind(key[len(CELL):], value)
+    cells = [key for key, _ in context.args if key.startswith(CELL)]
+    for index, key in enumerate(cells, start=len(params)):  # a closure's cells: parameters the call binds (D-21)
+        value = _parameter_value(index, key, frame, context, params)
+        state = _made_by_the_caller(state.bind(key[len(CELL):], value), frame, value, _producer(node, context))
     for index, name in enumerate(params):
         value = _parameter_value(index, name, frame, context, params, declared.get(name))
         state = state.bind(name, value)
