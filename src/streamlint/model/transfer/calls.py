@@ -616,6 +616,8 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame,
     summary = frame.program.summary(target, context) if frame.program is not None else None
     if summary is None:
         return _opaque(arguments, state, frame)
+    if target.rpartition(".")[0] != frame.qualname:  # (a closure of another function: what its cells hold, as facts)
+        cells = tuple((key, _fact(value, state)) for key, value in cells)
     bound = _bound_args(summary.params, arguments) + cells  # (a cell is bound as the parameter it is in the walk)
     binding = Binding(frame.site(arguments.node), bound, arguments.receiver, frame.branch)
     applied = apply(summary, state, binding)
