@@ -1305,6 +1305,45 @@ CASES = {
                 return out
         """, "pass", "done.wait(torch.cuda.current_stream())\n                out.record_stream(torch.cuda.current_stream())",
         [("read_after_write", "progress"), ("release_without_record", "progress")]),
+    # D-21: a closure's cells (the device and the copy mode its function was given) reach it where a
+    # callback helper calls it; a flag the call leaves out is the parameter's default
+    "a closure called through a callback helper knows what its function was given": ("""
+        import torch
+        def apply_to_tensors(data, fn):
+            if isinstance(data, torch.Tensor):
+                return fn(data)
+            if isinstance(data, dict):
+                return {key: apply_to_tensors(value, fn) for key, value in data.items()}
+            return data
+        def to_device(data, device, non_blocking={fix}):
+            def _move(tensor):
+                return tensor.to(device, non_blocking=non_blocking)
+            return apply_to_tensors(data, _move)
+        class Evaluator:
+            def __init__(self, model):
+                self.model = model.cuda().eval()
+            def predict(self, batch):
+                logits = self.model(batch.cuda())
+                probs = to_device(logits.softmax(dim=-1), "cpu")
+                return probs.argmax(dim=-1).tolist()
+        """, "True", "False", [("host_read_before_sync", "predict")]),
+    # D-21: a cell is bound as a parameter of the closure, so its work on the encloser's stream is
+    # work on the stream the encloser's caller handed in
+    "a closure's work on a stream its function was given is on that stream": ("""
+        import torch
+        def overlapped(x, stream):
+            def work(t):
+                with torch.cuda.stream(stream):
+                    return t * 2
+            {fix}
+            y = work(x)
+            torch.cuda.current_stream().wait_stream(stream)
+            return y
+        def main(n):
+            side = torch.cuda.Stream()
+            x = torch.ones(n, device="cuda")
+            return overlapped(x, side)
+        """, "pass", "stream.wait_stream(torch.cuda.current_stream())", [("read_after_write", "main")]),
 
 }
 

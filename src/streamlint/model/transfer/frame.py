@@ -47,12 +47,16 @@ class CallContext:
     # `with s:`, Numba's), set by every caller: the current stream at entry is the caller's
     # (AMBIENT), as for PyTorch, so the callee's work follows the caller's `with s:`
     entered: tuple[str, ...] = ()
+    # The call site's arguments are all in `args` (no `*`/`**` spread): a parameter it leaves out
+    # takes its default (D-21); read once when the facts are named by the callee's parameters
+    complete: bool = False
 
     def arg(self, name: str) -> Optional[AbsValue]:
         return dict(self.args).get(name)
 
 
 ROOT_CONTEXT = CallContext()
+CELL = "cell:"  # a context's key for a closure's cell (`cell:device`: what a free name holds), beside its parameters'
 # What a call tells its callee of a stream argument, without the caller's identities: a stream
 # made for the program's own work that does not wait for the legacy default stream, other than
 # the caller's current stream at the call (the only stream fact a context carries).

@@ -24,7 +24,8 @@ from streamlint.model.transfer.act import access, do, host_access, kernel, opera
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate, slice_bounds, unpacked
 from streamlint.model.transfer.frame import Frame
-from streamlint.model.syntax.tests import called_on_every_side, ends_in_raise, ends_the_loop, fills_on_miss, item_tests, negated, rare_test
+from streamlint.model.syntax.tests import (called_on_every_side, ends_in_raise, ends_the_loop, fills_on_miss, item_tests,
+                                           names_read, negated, rare_test)
 from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
@@ -580,7 +581,11 @@ def _def(node: cst.FunctionDef, state: State, frame: Frame) -> State:
     program solves as a function of its own); a decorated one is what its decorator made of it."""
     if node.decorators or frame.qualname.rsplit(".", 1)[-1].startswith("<"):
         return state  # (a module's top level: its functions are the module's)
-    return state.bind(node.name.value, AbsValue(ValueKind.CALLABLE, target=f"{frame.qualname}.{node.name.value}"))
+    # its cells: what the parameters it reads of this function, never rebound here, hold (D-21)
+    read = frame.numbering.once(f"cells:{node.name.value}", lambda: names_read(node, frame.numbering.fixed))
+    cells = tuple(sorted((name, state.value(name)) for name in read if state.value(name).kind is not ValueKind.UNKNOWN))
+    return state.bind(node.name.value, AbsValue(ValueKind.CALLABLE, target=f"{frame.qualname}.{node.name.value}",
+                                                positions=tuple(v for _, v in cells), keys=tuple(k for k, _ in cells)))
 
 
 def _import(node: cst.Import | cst.ImportFrom, state: State, frame: Frame) -> State:
