@@ -1358,6 +1358,20 @@ CASES = {
                     for chunk in chunks:
                         dist.all_gather_into_tensor(chunk.full, chunk.shard, async_op=True)
         """, "pass", "self.prefetch_stream.wait_stream(torch.cuda.current_stream())", [("read_after_write", "pre_op")]),
+    # host memory stored as a parameter's gradient is what a CPU optimizer's step reads on the host
+    "a pinned gradient copied without blocking and handed to the optimizer as the parameter's grad": ("""
+        import torch
+
+
+        def init_grad_buffer(p):
+            p._cpu_grad = torch.zeros_like(p, device="cpu").pin_memory()
+
+
+        def move_grad_to_cpu(param, reduced_grad):
+            param.grad.data = reduced_grad.to(dtype=torch.float32)
+            param._cpu_grad.copy_(param.grad.data, non_blocking={fix})
+            param.grad.data = param._cpu_grad
+        """, "True", "False", [("host_read_before_sync", "move_grad_to_cpu")]),
 
 }
 

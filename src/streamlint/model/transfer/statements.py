@@ -191,12 +191,22 @@ def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame
             path = base.identity.attr(target.attr.value)
             old = state.at(path)
             _left_on_holder(base, target.attr.value, value, state, frame)
+            state = _consumed(target, value, state, frame, node)
             state = release_if_dropped(old, state.store(path, value), frame, node)
             state = state.with_order(state.order.replaced_at(path))
         return state
     if isinstance(target, cst.Subscript):
         return _store_element(target, value, state, frame, node)
     return state
+
+
+def _consumed(target: cst.Attribute, value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
+    """Host memory stored where a framework consumer reads it (`p.grad.data = cpu_grad`: the
+    optimizer's step reads it on the host, later, unordered with the streams): a host read here."""
+    at = target.value.attr.value if target.attr.value == "data" and isinstance(target.value, cst.Attribute) else target.attr.value
+    if at not in torch_api.CONSUMED_ATTRIBUTES or not is_host(value) or value.identity is None:
+        return state
+    return host_access(state, frame, frame.site(node), value.identity, False)
 
 
 def _left_on_holder(holder: AbsValue, attr: str, value: AbsValue, state: State, frame: Frame) -> None:
