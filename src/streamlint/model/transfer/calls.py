@@ -17,7 +17,7 @@ from streamlint.model.api.facts import LEGACY_BY_DEFAULT, Arg, OpKind
 from streamlint.model.domain.order import AccessEvent
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State, entry_stream
-from streamlint.model.domain.values import MAX_TARGETS, MERGED, NO_ITEMS, UNKNOWN, AbsValue, Memory, ValueKind
+from streamlint.model.domain.values import MAX_TARGETS, MERGED, NO_ITEMS, SEQUENCE, UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.syntax.names import attribute_named
 from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect, EffectKind
@@ -328,7 +328,7 @@ def _added(receiver: AbsValue, name: str, arguments: Arguments) -> AbsValue:
     """An empty container once `name` put its arguments in: its items are the one item added."""
     position = python_std.ADDING_METHODS.get(name)
     item = arguments.positional[position][0] if position is not None and position < len(arguments.positional) else None
-    if item is None or item.kind is ValueKind.UNKNOWN:
+    if item is None or (item.kind is ValueKind.UNKNOWN and item.identity is None):
         return replace(receiver, target="")
     return replace(receiver, target="", element=item)
 
@@ -682,7 +682,8 @@ def _fact(value: AbsValue, state: State) -> AbsValue:
     closure, the facts of its cells."""
     stream = SIDE_STREAM_FACT if _side_stream_here(value, state) else None
     element = _fact(value.element, state) if value.kind is ValueKind.CONTAINER and value.element is not None else None
-    told = AbsValue(value.kind, value.framework, value.memory, None, stream, value.may_be_none, element, value.target)
+    target = "" if value.target == SEQUENCE else value.target  # (the caller's own annotation: the callee reads its own)
+    told = AbsValue(value.kind, value.framework, value.memory, None, stream, value.may_be_none, element, target)
     if value.kind is ValueKind.CALLABLE and value.keys:
         told = replace(told, positions=tuple(_fact(v, state) for v in value.positions), keys=value.keys)
     return told

@@ -131,6 +131,9 @@ class Gathered:
     # producer's stream, the streams the code's `record_stream`s say it is not
     produced: dict = field(default_factory=dict)
     unlike: dict = field(default_factory=dict)
+    # per enclosing loop, innermost last: the states a `break` leaves it with, and those a
+    # `continue` takes to its next iteration
+    loop_exits: list[tuple[list[State], list[State]]] = field(default_factory=list)
 
 
 # The branch tag of a test of `self.<attr>` (an option the object was made with).
