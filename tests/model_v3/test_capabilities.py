@@ -1305,6 +1305,112 @@ CASES = {
                 return out
         """, "pass", "done.wait(torch.cuda.current_stream())\n                out.record_stream(torch.cuda.current_stream())",
         [("read_after_write", "progress"), ("release_without_record", "progress")]),
+    # D-21: a closure's cells (the device and the copy mode its function was given) reach it where a
+    # callback helper calls it; a flag the call leaves out is the parameter's default
+    "a closure called through a callback helper knows what its function was given": ("""
+        import torch
+        def apply_to_tensors(data, fn):
+            if isinstance(data, torch.Tensor):
+                return fn(data)
+            if isinstance(data, dict):
+                return {key: apply_to_tensors(value, fn) for key, value in data.items()}
+            return data
+        def to_device(data, device, non_blocking={fix}):
+            def _move(tensor):
+                return tensor.to(device, non_blocking=non_blocking)
+            return apply_to_tensors(data, _move)
+        class Evaluator:
+            def __init__(self, model):
+                self.model = model.cuda().eval()
+            def predict(self, batch):
+                logits = self.model(batch.cuda())
+                probs = to_device(logits.softmax(dim=-1), "cpu")
+                return probs.argmax(dim=-1).tolist()
+        """, "True", "False", [("host_read_before_sync", "predict")]),
+    # D-21: a cell is bound as a parameter of the closure, so its work on the encloser's stream is
+    # work on the stream the encloser's caller handed in
+    "a closure's work on a stream its function was given is on that stream": ("""
+        import torch
+        def overlapped(x, stream):
+            def work(t):
+                with torch.cuda.stream(stream):
+                    return t * 2
+            {fix}
+            y = work(x)
+            torch.cuda.current_stream().wait_stream(stream)
+            return y
+        def main(n):
+            side = torch.cuda.Stream()
+            x = torch.ones(n, device="cuda")
+            return overlapped(x, side)
+        """, "pass", "stream.wait_stream(torch.cuda.current_stream())", [("read_after_write", "main")]),
+    # the items of a list the caller hands in are the caller's memory, as a parameter is
+    "the shards of a list parameter reduced on a side stream with no wait": ("""
+        from typing import List
+
+        import torch
+        import torch.distributed as dist
+
+
+        class ShardReducer:
+            def __init__(self, group=None):
+                self.stream = torch.cuda.Stream()
+                self.group = group
+
+            def reduce(self, shards: List[torch.Tensor]):
+                {fix}
+                with torch.cuda.stream(self.stream):
+                    for shard in shards:
+                        dist.all_reduce(shard, group=self.group, async_op=True)
+        """, "pass", "self.stream.wait_stream(torch.cuda.current_stream())", [("read_after_write", "reduce")]),
+    # a helper picks items of items of what it is given, leaving its loops by break and continue;
+    # the list it returns holds those items, and a loop over it gathers them on the prefetch stream
+    "items a helper picks from the caller's lists, gathered on a prefetch stream": ("""
+        import torch
+        import torch.distributed as dist
+
+
+        def next_chunks(compute_list, idx, budget):
+            picked = []
+            for i in range(idx + 1, len(compute_list)):
+                for chunk in compute_list[i]:
+                    if len(picked) >= budget:
+                        break
+                    if chunk not in picked:
+                        picked.append(chunk)
+                else:
+                    continue
+                break
+            return picked
+
+
+        class ChunkHook:
+            def __init__(self, compute_list, max_prefetch=2):
+                self.compute_list = compute_list
+                self.max_prefetch = max_prefetch
+                self.prefetch_stream = torch.cuda.Stream()
+
+            def pre_op(self, idx):
+                chunks = next_chunks(self.compute_list, idx, self.max_prefetch)
+                {fix}
+                with torch.cuda.stream(self.prefetch_stream):
+                    for chunk in chunks:
+                        dist.all_gather_into_tensor(chunk.full, chunk.shard, async_op=True)
+        """, "pass", "self.prefetch_stream.wait_stream(torch.cuda.current_stream())", [("read_after_write", "pre_op")]),
+    # host memory stored as a parameter's gradient is what a CPU optimizer's step reads on the host
+    "a pinned gradient copied without blocking and handed to the optimizer as the parameter's grad": ("""
+        import torch
+
+
+        def init_grad_buffer(p):
+            p._cpu_grad = torch.zeros_like(p, device="cpu").pin_memory()
+
+
+        def move_grad_to_cpu(param, reduced_grad):
+            param.grad.data = reduced_grad.to(dtype=torch.float32)
+            param._cpu_grad.copy_(param.grad.data, non_blocking={fix})
+            param.grad.data = param._cpu_grad
+        """, "True", "False", [("host_read_before_sync", "move_grad_to_cpu")]),
 
 }
 
@@ -1786,3 +1892,48 @@ def test_a_refill_after_a_fork_joined_back_too_early_is_reported_at_the_refill()
         "                stream.wait_stream(torch.cuda.current_stream())\n"
         "                torch.cuda.current_stream().wait_stream(stream)\n")
     assert found(early) == [("write_after_read", "add"), ("write_after_write", "add")]
+
+
+def test_a_bare_parameter_iterated_may_make_its_items_as_it_goes():
+    """A loader handed in makes its batches as it is iterated: they are not the caller's memory
+    (only a parameter its annotation tells is a sequence, or an item or field of one, is)."""
+    assert found("""
+        import torch
+
+
+        def train(model, loader, optimizer):
+            side = torch.cuda.Stream()
+            for batch in loader:
+                with torch.cuda.stream(side):
+                    loss = model(batch)
+                torch.cuda.current_stream().wait_stream(side)
+                loss.backward()
+                optimizer.step()
+        """) == []
+
+
+def test_a_break_takes_its_state_out_of_the_loop():
+    """What a path that leaves a loop by `break` did (a write on a side stream) is pending after
+    the loop, as on the path that ran out; the `else` runs only on the latter."""
+    source = """
+        import torch
+
+
+        def search(limit):
+            side = torch.cuda.Stream()
+            out = torch.zeros(8, device="cuda")
+            side.wait_stream(torch.cuda.current_stream())
+            for x in range(limit):
+                if x > 3:
+                    with torch.cuda.stream(side):
+                        out.add_(1)
+                    break
+            else:
+                {in_else}
+            {after}
+            return out.sum()
+        """
+    wait = "torch.cuda.current_stream().wait_stream(side)"
+    assert found(source.format(in_else="pass", after="pass")) == [("read_after_write", "search")]
+    assert found(source.format(in_else=wait, after="pass")) == [("read_after_write", "search")]
+    assert found(source.format(in_else="pass", after=wait)) == []

@@ -97,7 +97,8 @@ def _value(value: AbsValue) -> str:
         words.append("{" + ", ".join(f"{k!r}: {_value(p)}" for k, p in zip(value.keys, value.positions)) + "}")
     elif value.positions:
         words.append("(" + ", ".join(_value(p) for p in value.positions) + ")")
-    elif value.kind is ValueKind.CONTAINER and value.element is not None and value.element.kind is not ValueKind.UNKNOWN:
+    elif value.kind is ValueKind.CONTAINER and value.element is not None \
+            and (value.element.kind is not ValueKind.UNKNOWN or value.element.identity is not None):
         words.append(f"of {_value(value.element)}")
     return " ".join(words)
 

@@ -190,6 +190,10 @@ DEVICE_ATTRIBUTES = frozenset({"device"})
 # are built on the host first, then copied to the device a `device=` names).
 FROM_DATA = frozenset({"tensor", "as_tensor"})
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "mH", "real", "imag", "values", "indices"})
+# A tensor's attribute a framework consumer reads later: what is stored as a parameter's gradient
+# (`p.grad = t`, `p.grad.data = t`) the optimizer's step reads, on the host for host memory (a CPU
+# optimizer), at a time the storing code does not order.
+CONSUMED_ATTRIBUTES = frozenset({"grad"})
 # Attributes of a tensor that are the tensor's own memory, whole (`p.data`): a message names the tensor.
 SAME_MEMORY_ATTRIBUTES = frozenset({"data"})
 

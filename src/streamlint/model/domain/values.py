@@ -139,13 +139,16 @@ class AbsValue:
     def iterated(self) -> "AbsValue":
         """An item of it, as a loop over it (or over `enumerate(it)`) binds one: its items; for a
         collection the object keeps, nothing else known of it (`for bucket in self.buckets`),
-        unknown at the collection's items, as `self.buckets[i]` is. (A parameter iterated may be
-        an iterator whose items are made as it goes: a loader's batches.)"""
+        unknown at the collection's items, as `self.buckets[i]` is; so for a collection the caller
+        hands in: a parameter told a sequence (its annotation), or an item or field of a parameter
+        (`for chunk in compute_list[i]`). A bare parameter not told one may be an iterator whose
+        items are made as it goes (a loader's batches): nothing."""
         if self.items is not None:
             return self.items
-        if self.kind is ValueKind.UNKNOWN and self.identity is not None and self.identity.root.kind is RootKind.SELF:
-            return AbsValue(identity=self.identity.element(Index.any_()))
-        return UNKNOWN
+        if self.identity is None or self.identity.root.kind not in (RootKind.SELF, RootKind.PARAM):
+            return UNKNOWN
+        held = self.identity.root.kind is RootKind.SELF or bool(self.identity.steps) or self.target == SEQUENCE
+        return AbsValue(identity=self.identity.element(Index.any_())) if self.kind is ValueKind.UNKNOWN and held else UNKNOWN
 
     @property
     def alternatives(self) -> tuple["AbsValue", ...]:
@@ -307,6 +310,9 @@ OPTION = "(option)"
 # without knowing what the attribute holds: only those items. Joined with the container the class
 # keeps there they are its items; with anything else they are nothing (`class_state.join_stores`).
 ITEMS_ONLY = "(items only)"
+# The target of a parameter its annotation tells is a sequence (`xs: list`, `List[Chunk]`,
+# `Sequence[T]`): the caller's collection, whose items are the caller's memory (not an iterator).
+SEQUENCE = "(sequence)"
 # The target of an `or` / `and` of arguments as given (`contiguous_gradients or cpu_offload`): kept
 # on `self`, it is an option too.
 OF_ARGUMENTS = "(of arguments)"

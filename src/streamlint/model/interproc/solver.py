@@ -18,7 +18,7 @@ from pathlib import Path as FilePath
 from streamlint.deadline import tick
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
+from streamlint.model.domain.values import FALSE, TRUE, UNKNOWN, AbsValue, ValueKind
 from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, shown_by_use, placeholders_given_way
 from streamlint.model.interproc.digests import note_use
 from streamlint.model.interproc.modules import ProjectModules, main_names, read_source
@@ -483,16 +483,29 @@ def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
     if function.class_name and params and not function.free_receiver:
         params = params[1:]
     named: dict[str, AbsValue] = {}
+    passed = set()
     for key, value in context.args:
         name = params[int(key)] if key.isdigit() and int(key) < len(params) else key
+        passed.add(name)
         if (name in params or not key.isdigit()) and value != UNKNOWN:  # (nothing known: as not passed)
             named[name] = value
+    if context.complete:  # what a call leaves out is the parameter's default (D-21)
+        named.update((name, value) for name, value in _flag_defaults(function) if name not in passed)
     receiver = context.receiver if context.receiver != UNKNOWN else None
     work = context.work_stream
     if work.isdigit():  # (a call site hands it by position)
         work = params[int(work)] if int(work) < len(params) else ""
     return CallContext(tuple(sorted(named.items())), receiver, context.hot, chosen=context.chosen,
                        work_stream=work, entered=context.entered)
+
+
+def _flag_defaults(function: FunctionRef) -> list[tuple[str, AbsValue]]:
+    """The parameters whose default is written `True` or `False`, with that truth."""
+    if isinstance(function.node, cst.Module):
+        return []
+    p = function.node.params
+    return [(x.name.value, TRUE if x.default.value == "True" else FALSE) for x in (*p.posonly_params, *p.params, *p.kwonly_params)
+            if isinstance(x.default, cst.Name) and x.default.value in ("True", "False")]
 
 
 def _params(function: FunctionRef) -> list[str]:

@@ -172,6 +172,29 @@ def never_rebound(function: cst.FunctionDef) -> frozenset[str]:
     return frozenset(names - collector.bound)
 
 
+def names_read(function: cst.FunctionDef, among: frozenset[str]) -> frozenset[str]:
+    """The names of `among` that the function's body reads as a name of the enclosing scope (a
+    closure's free names: not its own parameters, nor an attribute's or a keyword's name)."""
+    params = function.params
+    own = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    wanted, found = among - own, set()
+    todo: list = [function.body]
+    while todo and wanted - found:
+        node = todo.pop()
+        if isinstance(node, cst.Name):
+            if node.value in wanted:
+                found.add(node.value)
+            continue
+        if isinstance(node, cst.Attribute):
+            todo.append(node.value)
+            continue
+        if isinstance(node, cst.Arg):
+            todo.append(node.value)
+            continue
+        todo.extend(child_nodes(node))
+    return frozenset(found)
+
+
 class _Bound(cst.CSTVisitor):
     def __init__(self) -> None:
         self.bound: set[str] = set()

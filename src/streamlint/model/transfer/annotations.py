@@ -10,7 +10,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model.api import cupy, numba_cuda, torch_api
-from streamlint.model.domain.values import AbsValue, Memory, ValueKind
+from streamlint.model.domain.values import SEQUENCE, AbsValue, Memory, ValueKind
 from streamlint.model.transfer.devices import memory_of_device_string
 from streamlint.model.transfer.names import dotted, qualified
 
@@ -32,6 +32,12 @@ _TYPES: dict[str, AbsValue] = {
 }
 
 
+# Sequences: a collection the caller built, not a one-pass iterator (its items are the caller's).
+_SEQUENCES = frozenset({"list", "tuple", "typing.List", "typing.Tuple", "typing.Sequence", "typing.MutableSequence",
+                        "collections.abc.Sequence", "collections.abc.MutableSequence"})
+_SEQUENCE = AbsValue(target=SEQUENCE)  # (of unknown kind still: only what a loop over it binds is told)
+
+
 def annotated(param: cst.Param, imports: dict[str, str]) -> Optional[AbsValue]:
     if param.annotation is None:
         return None
@@ -46,10 +52,12 @@ def _of_type(node: cst.BaseExpression, imports: dict[str, str]) -> Optional[AbsV
         inner = _of_type(optional, imports)
         kept = inner is not None and inner.kind in (ValueKind.STREAM, ValueKind.EVENT)
         return inner.join_none() if kept else None
-    name = dotted(node)
+    generic = isinstance(node, cst.Subscript)  # `List[Chunk]`: of the generic's type
+    name = dotted(node.value if generic else node)
     if name is None:
         return None
-    return _TYPES.get(qualified(name, imports) or name)
+    name = qualified(name, imports) or name
+    return _SEQUENCE if name in _SEQUENCES else (None if generic else _TYPES.get(name))
 
 
 def _optional_of(node: cst.BaseExpression, imports: dict[str, str]) -> Optional[cst.BaseExpression]:

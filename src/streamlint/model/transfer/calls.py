@@ -17,7 +17,7 @@ from streamlint.model.api.facts import LEGACY_BY_DEFAULT, Arg, OpKind
 from streamlint.model.domain.order import AccessEvent
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State, entry_stream
-from streamlint.model.domain.values import MAX_TARGETS, MERGED, NO_ITEMS, UNKNOWN, AbsValue, Memory, ValueKind
+from streamlint.model.domain.values import MAX_TARGETS, MERGED, NO_ITEMS, SEQUENCE, UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.syntax.names import attribute_named
 from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect, EffectKind
@@ -26,7 +26,7 @@ from streamlint.model.transfer import array_calls, fact_calls, handlers, mpi_cal
 from streamlint.model.transfer.act import access, do, host_access, kernel, operation
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host
-from streamlint.model.transfer.frame import SIDE_STREAM_FACT, CallContext, Frame
+from streamlint.model.transfer.frame import CELL, SIDE_STREAM_FACT, CallContext, Frame
 
 Handled = tuple[AbsValue, State]
 METHOD = "."
@@ -119,7 +119,7 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
     if callee.kind is ValueKind.CALLABLE and (callee.identity is not None or MERGED in callee.target):
         return _one_of(callee, arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE:
-        return _project_call(callee.target, arguments, state, frame)
+        return _project_call(callee.target, arguments, state, frame, cells_of(callee))
     if callee.kind is ValueKind.UNKNOWN and callee.identity is not None:
         return _opaque(_module_call_inputs(callee, arguments, state, frame), state, frame, direct=True)
     if callee.kind is ValueKind.BUFFER and callee.identity is not None:
@@ -328,7 +328,7 @@ def _added(receiver: AbsValue, name: str, arguments: Arguments) -> AbsValue:
     """An empty container once `name` put its arguments in: its items are the one item added."""
     position = python_std.ADDING_METHODS.get(name)
     item = arguments.positional[position][0] if position is not None and position < len(arguments.positional) else None
-    if item is None or item.kind is ValueKind.UNKNOWN:
+    if item is None or (item.kind is ValueKind.UNKNOWN and item.identity is None):
         return replace(receiver, target="")
     return replace(receiver, target="", element=item)
 
@@ -465,6 +465,7 @@ def _one_of(callee: AbsValue, arguments: Arguments, state: State, frame: Frame, 
     or a bound method of an object (`getattr(self, name)`), or of a few framework functions
     (`run`: `_namespace_call`): each applied to the state before the call, on a side of its own
     (outside a loop: a loop may pick another each iteration), the results joined."""
+    cells = cells_of(callee) if run is None else ()
     run = run or _project_call
     targets = callee.target.split(MERGED)
     receiver = arguments.receiver
@@ -476,7 +477,8 @@ def _one_of(callee: AbsValue, arguments: Arguments, state: State, frame: Frame, 
         for side, target in enumerate(targets):
             if len(targets) > 1 and not frame.loop_depth:
                 frame.branch = outside + (f"{frame.site(arguments.node)}?callee:{side}",)
-            value, after = run(target, replace(arguments, receiver=receiver), state, frame)
+            extra = (cells,) if cells else ()
+            value, after = run(target, replace(arguments, receiver=receiver), state, frame, *extra)
             joined = (value, after) if joined is None else (joined[0].join(value), joined[1].join(after))
     finally:
         frame.branch = outside
@@ -603,16 +605,21 @@ def _own_method(name: str, receiver: AbsValue, frame: Frame) -> bool:
     return bool(frame.class_name) and own in frame.program.methods_named(f"{frame.module}.{frame.class_name}", name)
 
 
-def _project_call(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+def _project_call(target: str, arguments: Arguments, state: State, frame: Frame, cells: tuple = ()) -> Handled:
     if frame.program is not None and frame.program.is_class(target):
         return _construct(target, arguments, state, frame)
     context = _context(arguments, state, frame)
+    if cells:  # a closure's cells: what its free names hold, a dimension of the context (D-21)
+        context = replace(context, args=context.args + tuple((key, _fact(value, state)) for key, value in cells))
     if frame.hot and not frame.guards_at(arguments.node):  # called on every call of a hot entry: hot too
         context = replace(context, hot=frame.hot)
     summary = frame.program.summary(target, context) if frame.program is not None else None
     if summary is None:
         return _opaque(arguments, state, frame)
-    binding = Binding(frame.site(arguments.node), _bound_args(summary.params, arguments), arguments.receiver, frame.branch)
+    if target.rpartition(".")[0] != frame.qualname:  # (a closure of another function: what its cells hold, as facts)
+        cells = tuple((key, _fact(value, state)) for key, value in cells)
+    bound = _bound_args(summary.params, arguments) + cells  # (a cell is bound as the parameter it is in the walk)
+    binding = Binding(frame.site(arguments.node), bound, arguments.receiver, frame.branch)
     applied = apply(summary, state, binding)
     for effect in applied.effects:
         frame.emit(_in_this_loop(effect, frame, frame.guards_at(arguments.node)))
@@ -651,8 +658,9 @@ def _context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
     receiver = _fact(arguments.receiver, state) if arguments.receiver is not None else None
     entered = tuple(f for f in LEGACY_BY_DEFAULT if state.current_stream(f).kind is not StreamRefKind.LEGACY)
     handed_on = [key for key, (value, _) in _keyed(arguments) if _work_stream_of(value)]
+    complete = isinstance(arguments.node, cst.Call) and not any(a.star for a in arguments.node.args)
     return CallContext(facts, receiver, chosen=frame.chosen_stream(state), entered=tuple(sorted(entered)),
-                       work_stream=handed_on[0] if len(handed_on) == 1 else "")
+                       work_stream=handed_on[0] if len(handed_on) == 1 else "", complete=complete)
 
 
 def _keyed(arguments: Arguments) -> list:
@@ -670,10 +678,23 @@ def _work_stream_of(value: AbsValue) -> bool:
 def _fact(value: AbsValue, state: State) -> AbsValue:
     """What a callee may know of an argument whoever passes it: its kind and memory, never the
     caller's identities (a stream is the parameter's stream in the callee's summary; that it is
-    a non-blocking side stream other than the current one is a fact: SIDE_STREAM_FACT)."""
+    a non-blocking side stream other than the current one is a fact: SIDE_STREAM_FACT); of a
+    closure, the facts of its cells."""
     stream = SIDE_STREAM_FACT if _side_stream_here(value, state) else None
     element = _fact(value.element, state) if value.kind is ValueKind.CONTAINER and value.element is not None else None
-    return AbsValue(value.kind, value.framework, value.memory, None, stream, value.may_be_none, element, value.target)
+    target = "" if value.target == SEQUENCE else value.target  # (the caller's own annotation: the callee reads its own)
+    told = AbsValue(value.kind, value.framework, value.memory, None, stream, value.may_be_none, element, target)
+    if value.kind is ValueKind.CALLABLE and value.keys:
+        told = replace(told, positions=tuple(_fact(v, state) for v in value.positions), keys=value.keys)
+    return told
+
+
+def cells_of(callee: AbsValue) -> tuple[tuple[str, AbsValue], ...]:
+    """A closure's cells, keyed `cell:<name>` (D-21): what the caller's walk holds there (in the
+    encloser's terms where the encloser calls it; facts only where it was handed on)."""
+    if callee.kind is not ValueKind.CALLABLE or not callee.keys or len(callee.keys) != len(callee.positions):
+        return ()
+    return tuple((CELL + name, value) for name, value in zip(callee.keys, callee.positions))
 
 
 def _side_stream_here(value: AbsValue, state: State) -> bool:

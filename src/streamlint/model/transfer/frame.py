@@ -47,12 +47,16 @@ class CallContext:
     # `with s:`, Numba's), set by every caller: the current stream at entry is the caller's
     # (AMBIENT), as for PyTorch, so the callee's work follows the caller's `with s:`
     entered: tuple[str, ...] = ()
+    # The call site's arguments are all in `args` (no `*`/`**` spread): a parameter it leaves out
+    # takes its default (D-21); read once when the facts are named by the callee's parameters
+    complete: bool = False
 
     def arg(self, name: str) -> Optional[AbsValue]:
         return dict(self.args).get(name)
 
 
 ROOT_CONTEXT = CallContext()
+CELL = "cell:"  # a context's key for a closure's cell (`cell:device`: what a free name holds), beside its parameters'
 # What a call tells its callee of a stream argument, without the caller's identities: a stream
 # made for the program's own work that does not wait for the legacy default stream, other than
 # the caller's current stream at the call (the only stream fact a context carries).
@@ -127,6 +131,9 @@ class Gathered:
     # producer's stream, the streams the code's `record_stream`s say it is not
     produced: dict = field(default_factory=dict)
     unlike: dict = field(default_factory=dict)
+    # per enclosing loop, innermost last: the states a `break` leaves it with, and those a
+    # `continue` takes to its next iteration
+    loop_exits: list[tuple[list[State], list[State]]] = field(default_factory=list)
 
 
 # The branch tag of a test of `self.<attr>` (an option the object was made with).

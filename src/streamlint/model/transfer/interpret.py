@@ -18,7 +18,7 @@ from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import FunctionSummary, bounded
 from streamlint.model.transfer.annotations import annotated, defaulted
 from streamlint.model.transfer.calls import FRAMEWORK_METHODS
-from streamlint.model.transfer.frame import SIDE_STREAM_FACT, CallContext, Frame
+from streamlint.model.transfer.frame import CELL, SIDE_STREAM_FACT, CallContext, Frame
 from streamlint.model.transfer.names import dotted, qualified
 from streamlint.model.transfer.nodes import is_kind, preorder
 from streamlint.model.domain.paths import RootKind
@@ -84,6 +84,10 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     context = frame.context = _told_by_a_test(node, frame, context)
     if frame.free_receiver:
         state = state.bind(frame.free_receiver, _receiver_value(context))
+    cells = [key for key, _ in context.args if key.startswith(CELL)]
+    for index, key in enumerate(cells, start=len(params)):  # a closure's cells: parameters the call binds (D-21)
+        value = _parameter_value(index, key, frame, context, params)
+        state = _made_by_the_caller(state.bind(key[len(CELL):], value), frame, value, _producer(node, context))
     for index, name in enumerate(params):
         value = _parameter_value(index, name, frame, context, params, declared.get(name))
         state = state.bind(name, value)
@@ -388,8 +392,9 @@ def _parameter_value(index: int, name: str, frame: Frame, context: CallContext, 
     stream = given.stream if given.kind is ValueKind.STREAM else None
     if given.kind is ValueKind.STREAM and (given.stream is None or given.stream == SIDE_STREAM_FACT):
         stream = _work_stream(index, name, given.framework) if context.work_stream == name else StreamRef.at(identity)
-    return AbsValue(given.kind, given.framework, given.memory, identity, stream, given.may_be_none,
-                    _given_element(given.element, identity), given.target)
+    value = AbsValue(given.kind, given.framework, given.memory, identity, stream, given.may_be_none,
+                     _given_element(given.element, identity), given.target)
+    return replace(value, positions=given.positions, keys=given.keys) if given.kind is ValueKind.CALLABLE else value
 
 
 def _given_element(element: Optional[AbsValue], identity: Path) -> Optional[AbsValue]:

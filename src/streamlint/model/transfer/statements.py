@@ -24,7 +24,8 @@ from streamlint.model.transfer.act import access, do, host_access, kernel, opera
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate, slice_bounds, unpacked
 from streamlint.model.transfer.frame import Frame
-from streamlint.model.syntax.tests import called_on_every_side, ends_in_raise, ends_the_loop, fills_on_miss, item_tests, negated, rare_test
+from streamlint.model.syntax.tests import (called_on_every_side, ends_in_raise, ends_the_loop, fills_on_miss, item_tests,
+                                           names_read, negated, rare_test)
 from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
@@ -191,12 +192,22 @@ def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame
             path = base.identity.attr(target.attr.value)
             old = state.at(path)
             _left_on_holder(base, target.attr.value, value, state, frame)
+            state = _consumed(target, value, state, frame, node)
             state = release_if_dropped(old, state.store(path, value), frame, node)
             state = state.with_order(state.order.replaced_at(path))
         return state
     if isinstance(target, cst.Subscript):
         return _store_element(target, value, state, frame, node)
     return state
+
+
+def _consumed(target: cst.Attribute, value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
+    """Host memory stored where a framework consumer reads it (`p.grad.data = cpu_grad`: the
+    optimizer's step reads it on the host, later, unordered with the streams): a host read here."""
+    at = target.value.attr.value if target.attr.value == "data" and isinstance(target.value, cst.Attribute) else target.attr.value
+    if at not in torch_api.CONSUMED_ATTRIBUTES or not is_host(value) or value.identity is None:
+        return state
+    return host_access(state, frame, frame.site(node), value.identity, False)
 
 
 def _left_on_holder(holder: AbsValue, attr: str, value: AbsValue, state: State, frame: Frame) -> None:
@@ -435,10 +446,12 @@ def _on_the_counter(test: cst.BaseExpression, frame: Frame) -> bool:
     return any(isinstance(n, cst.Name) and n.value in frame.loop_names for n in preorder(test, lambda n: True))
 
 
-def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str, node: cst.CSTNode) -> State:
+def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str,
+          node: cst.CSTNode) -> tuple[State, State]:
     """Walk the body until the state at the loop head stops changing. The back edge renames what
     the next iteration sees: ring slots of the loop's counter shift by one, and memory the body
-    allocated becomes an earlier iteration's (a new allocation there is other memory)."""
+    allocated becomes an earlier iteration's (a new allocation there is other memory). Returns the
+    state when the loop runs out, and the join of the states its `break`s leave it with."""
     frame.loop_depth += 1
     guards = frame.guards  # (a `continue` under a test makes the rest of the body conditional, not what follows)
     entry = head
@@ -447,9 +460,15 @@ def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str
     def next_iteration(path: Path) -> Path:
         return (path.shifted(symbol, 1) if symbol else path).aged(inside.__contains__)
 
+    broke: list[State] = []
     try:
         for _ in range(MAX_LOOP_ROUNDS):
-            after = body(head)
+            broke, continued = [], []
+            frame.found.loop_exits.append((broke, continued))
+            try:
+                after = _joined(body(head), continued)
+            finally:
+                frame.found.loop_exits.pop()
             if after.reachable:
                 after = after.renamed(next_iteration)
             joined = head.join(after, back_edge=True)
@@ -459,7 +478,14 @@ def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str
     finally:
         frame.loop_depth -= 1
         frame.guards = guards
-    return entry.join(head)
+    return entry.join(head), _joined(head.unreachable(), broke)
+
+
+def _joined(state: State, others: list[State]) -> State:
+    """`state` joined with the states that reach the same point by a jump (`break`, `continue`)."""
+    for other in others:
+        state = other if not state.reachable else state.join(other)
+    return state
 
 
 def _for(node: cst.For, state: State, frame: Frame) -> State:
@@ -474,12 +500,17 @@ def _for(node: cst.For, state: State, frame: Frame) -> State:
 
     frame.loop_names.append(symbol)
     try:
-        state = _loop(state, frame, body, symbol, node)
+        state, broke = _loop(state, frame, body, symbol, node)
     finally:
         frame.loop_names.pop()
+    return _after_loop(node, state, broke, frame)
+
+
+def _after_loop(node: cst.For | cst.While, state: State, broke: State, frame: Frame) -> State:
+    """The `else` runs when the loop ran out, not when it broke; both go on after it."""
     if node.orelse is not None:
         state = run_block(_body(node.orelse.body), state, frame)
-    return state
+    return _joined(state, [broke] if broke.reachable else [])
 
 
 def _counter(node: cst.For) -> str:
@@ -498,7 +529,8 @@ def _while(node: cst.While, state: State, frame: Frame) -> State:
         return _reachable(run_block(_body(node.body), s, frame), s)
 
     _, state = tested(node.test, state, frame)
-    return _loop(state, frame, body, "", node)
+    state, broke = _loop(state, frame, body, "", node)
+    return _after_loop(node, state, broke, frame)
 
 
 def sites_within(node: cst.CSTNode, frame: Frame) -> frozenset[str]:
@@ -580,7 +612,11 @@ def _def(node: cst.FunctionDef, state: State, frame: Frame) -> State:
     program solves as a function of its own); a decorated one is what its decorator made of it."""
     if node.decorators or frame.qualname.rsplit(".", 1)[-1].startswith("<"):
         return state  # (a module's top level: its functions are the module's)
-    return state.bind(node.name.value, AbsValue(ValueKind.CALLABLE, target=f"{frame.qualname}.{node.name.value}"))
+    # its cells: what the parameters it reads of this function, never rebound here, hold (D-21)
+    read = frame.numbering.once(f"cells:{node.name.value}", lambda: names_read(node, frame.numbering.fixed))
+    cells = tuple(sorted((name, state.value(name)) for name in read if state.value(name).kind is not ValueKind.UNKNOWN))
+    return state.bind(node.name.value, AbsValue(ValueKind.CALLABLE, target=f"{frame.qualname}.{node.name.value}",
+                                                positions=tuple(v for _, v in cells), keys=tuple(k for k, _ in cells)))
 
 
 def _import(node: cst.Import | cst.ImportFrom, state: State, frame: Frame) -> State:
@@ -595,6 +631,9 @@ def _import(node: cst.Import | cst.ImportFrom, state: State, frame: Frame) -> St
 
 
 def _break(node: cst.CSTNode, state: State, frame: Frame) -> State:
+    """A jump: the state goes to the loop's exit (`break`) or its next iteration (`continue`)."""
+    if frame.found.loop_exits:
+        frame.found.loop_exits[-1][isinstance(node, cst.Continue)].append(state)
     return state.unreachable()
 
 
