@@ -21,6 +21,9 @@ _LEAVES = (cst.BaseParenthesizableWhitespace, cst.Name, cst.BaseNumber, cst.Simp
            cst.EmptyLine, cst.TrailingWhitespace, cst.Comment, cst.MaybeSentinel)
 
 
+_ENTERED: dict[type, bool] = {}  # a node type -> walked into (node classes are ABCs: slow isinstance)
+
+
 def _within(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The nodes of `node`'s body, not inside the functions or classes it defines (those
     definitions themselves included)."""
@@ -28,7 +31,10 @@ def _within(node: cst.CSTNode) -> list[cst.CSTNode]:
     while todo:
         current = todo.pop()
         found.append(current)
-        if not isinstance(current, _SCOPES) and not isinstance(current, _LEAVES):
+        entered = _ENTERED.get(type(current))
+        if entered is None:
+            entered = _ENTERED[type(current)] = not issubclass(type(current), _SCOPES + _LEAVES)
+        if entered:
             todo.extend(child_nodes(current))
     return found
 

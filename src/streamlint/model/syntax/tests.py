@@ -165,11 +165,22 @@ def never_rebound(function: cst.FunctionDef) -> frozenset[str]:
     todo: list = [function.body]
     while todo:  # every node of the body, as `function.body.visit(collector)` would (its fields read directly: faster)
         node = todo.pop()
-        visit = getattr(collector, "visit_" + type(node).__name__, None)
+        visit = _VISITS.get(type(node), _UNKNOWN)
+        if visit is _UNKNOWN:
+            visit = _VISITS[type(node)] = _own_visit(type(node))
         if visit is not None:
-            visit(node)
+            visit(collector, node)
         todo.extend(child_nodes(node))
     return frozenset(names - collector.bound)
+
+
+_VISITS: dict = {}  # a node type -> _Bound's visit method for it (None: none, or libcst's no-op)
+_UNKNOWN = object()
+
+
+def _own_visit(kind: type):
+    visit = getattr(_Bound, "visit_" + kind.__name__, None)
+    return None if visit is None or getattr(visit, "_is_no_op", False) else visit
 
 
 class _Bound(cst.CSTVisitor):
