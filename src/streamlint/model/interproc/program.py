@@ -140,15 +140,17 @@ def _nested(unit: ModuleUnit, outer: FunctionRef) -> None:
 def _defined_in(function: FunctionRef) -> list[cst.FunctionDef]:
     """The `def`s of a function's body, at any depth of its blocks, not inside other functions
     or classes."""
-    return [n for n in function.own_nodes if isinstance(n, cst.FunctionDef) and n is not function.node]
+    return [n for n in function.own_nodes if type(n) is cst.FunctionDef and n is not function.node]
 
 
 def _names_called(nodes: list[cst.CSTNode]) -> frozenset[str]:
     found = set()
     for n in nodes:
-        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name):
+        if type(n) is not cst.Call:  # (no subclass: faster than an ABC's isinstance)
+            continue
+        if isinstance(n.func, cst.Name):
             found.add(n.func.value)
-        elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
+        elif isinstance(n.func, cst.Attribute):
             found.add(n.func.attr.value)
     return frozenset(found)
 

@@ -39,12 +39,18 @@ def _is_node(kind: type) -> bool:
 def child_list(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The node's children, in field order."""
     found = []
-    for name in _child_fields(type(node)):
+    names = _FIELDS.get(type(node)) or _child_fields(type(node))
+    for name in names:
         value = getattr(node, name)
         kind = type(value)
         if kind is tuple or kind is list:
-            found.extend(item for item in value if _is_node(type(item)))
-        elif _is_node(kind):
+            for item in value:
+                known = _IS_NODE.get(type(item))
+                if known or (known is None and _is_node(type(item))):
+                    found.append(item)
+            continue
+        known = _IS_NODE.get(kind)
+        if known or (known is None and _is_node(kind)):
             found.append(value)
     return found
 
