@@ -423,11 +423,12 @@ class Solver:
         frame = Frame(function.qualname, function.module, unit.imports, unit.top_names, function.class_name, self)
         frame.free_receiver = function.free_receiver
         # the numbering of a function's sites depends on its text only: once per function
+        frame.numbering.text_facts = self._text_facts.setdefault(function.qualname, {})
         ordinals = self._ordinals.get(function.qualname)
         if ordinals is None:
-            ordinals = self._ordinals[function.qualname] = call_ordinals(function.node)
+            nodes = frame.numbering.once("nodes", lambda: function.own_nodes)
+            ordinals = self._ordinals[function.qualname] = call_ordinals(function.node, nodes)
         frame.call_ordinals = ordinals
-        frame.numbering.text_facts = self._text_facts.setdefault(function.qualname, {})
         if function.module not in self._globals:  # another module's names, read when first used
             self._globals[function.module] = self._module_names(function.module)
         frame.globals = self._globals[function.module]
