@@ -166,3 +166,51 @@ def test_a_callees_side_of_a_parameter_test_is_decided_by_the_argument():
     assert side("m.g?p==0:1", AbsValue(ValueKind.HOST_NUMBER, target="0")) == ""
     assert side("m.g?p:1", UNKNOWN) == "f#1>m.g?p:1"  # not told: this call's side
     assert side("m.g?p:1", stream.join_none()) == "f#1>m.g?p:1"
+
+
+OTHER_SIDE = """
+import torch
+
+
+class Bucket:
+    def __init__(self, overlap_comm, contiguous):
+        self.overlap_comm = overlap_comm
+        self.contiguous = contiguous
+        self.reduction_stream = torch.cuda.Stream()
+        self.buffers = [torch.empty(8, device="cuda") for _ in range(2)]
+        self.index = 0
+
+    def _reduce(self):
+        if self.overlap_comm:
+            stream = self.reduction_stream
+            stream.wait_stream(torch.cuda.current_stream())
+            torch.cuda.current_stream().wait_stream(stream)
+        else:
+            stream = torch.cuda.current_stream()
+        with torch.cuda.stream(stream):
+            self.buffers[self.index].mul_(0.5)
+
+    def add(self, grad):
+        if self.contiguous:
+            self._reduce()
+        if {test}:
+            self.index = 1 - self.index
+        self.buffers[self.index].copy_(grad)
+"""
+
+
+@pytest.mark.parametrize("test", ["self.overlap_comm", "self.contiguous and self.overlap_comm"])
+def test_the_other_side_of_a_configuration_test_keeps_only_that_sides_stream(test):
+    # the path that skips the flip is the option's off side (or, for `a and b`, off for the work
+    # done with `a` on), where `_reduce` used the current stream: the refill of the same buffer
+    # there is ordered; with the option on, the refill is of the other buffer, and the next
+    # call's refill of this one comes after the current stream waited for the reduction (D-18, D-21)
+    assert found(OTHER_SIDE.format(test=test)) == []
+
+
+def test_a_ring_counter_moved_on_names_the_other_buffer_and_the_next_call_the_same_one():
+    source = OTHER_SIDE.format(test="self.overlap_comm").replace(
+        "            torch.cuda.current_stream().wait_stream(stream)\n", "")
+    # the current stream never waits for the reduction stream: the next call's refill meets
+    # this call's reduction of the same buffer (class composition), reported at the fork
+    assert found(source) == [("write_after_write", "_reduce")]

@@ -405,6 +405,15 @@ class Order:
             return self
         return self._made(self._ix.removed(gone))
 
+    def on_side(self, side: str, conjuncts: tuple = ()) -> "Order":
+        """The order on one side of a configuration test (D-18): an access made on one of two
+        streams chosen by that configuration was made, on this side, on this side's stream only.
+        `conjuncts`: on the false side of `a and b` ((true, false) sides of each), an access made
+        on the true side of all but one was made on that one's false side."""
+        gone = [(n, p) for n, p in self._ix.items() if p.access.either is not None and p.access.either.sides
+                and (_chosen_elsewhere(p.access, side) if side else _off_the_other(p.access, conjuncts))]
+        return self._made(self._ix.removed(gone)) if gone else self
+
     def synchronize_device(self) -> "Order":
         """Everything pending is done (on this path: a join keeps what another path left)."""
         return self._map(lambda p: p.completed())
@@ -448,6 +457,17 @@ class Order:
                                  seen_under=frozenset())
             merged.append(joined)
         return Order(tuple(merged), _join_events(self.events, other.events), self.kept_for | other.kept_for)
+
+
+def _off_the_other(access: AccessEvent, conjuncts: tuple) -> bool:
+    return any(_chosen_elsewhere(access, off) and all(t in access.branch for t, _ in conjuncts if t != on)
+               for on, off in conjuncts)
+
+
+def _chosen_elsewhere(access: AccessEvent, side: str) -> bool:
+    either = access.either
+    member_side = dict(zip(either.members, either.sides)).get(access.stream, "") if either is not None else ""
+    return bool(member_side) and exclusive((member_side,), (side,))
 
 
 def _join_pending(a: Optional[Pending], b: Optional[Pending]) -> Pending:
