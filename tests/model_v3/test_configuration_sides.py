@@ -214,3 +214,19 @@ def test_a_ring_counter_moved_on_names_the_other_buffer_and_the_next_call_the_sa
     # the current stream never waits for the reduction stream: the next call's refill meets
     # this call's reduction of the same buffer (class composition), reported at the fork
     assert found(source) == [("write_after_write", "_reduce")]
+
+
+def test_a_device_sync_on_one_side_does_not_complete_work_done_on_an_exclusive_side():
+    side, current = StreamRef.created("f#1", "torch"), StreamRef.ambient("torch")
+    buf = Path(Root.self_()).attr("bucket")
+    # the reduction read the bucket with the option off; a later call syncs the device with it on:
+    # an option of the object is the same in every call, so on the path of that read no sync is made
+    order = Order().add(AccessEvent(buf, False, side, "f#2", branch=("<self>.reduce_scatter:0",)))
+    refill = AccessEvent(buf, True, current, "f#3")
+    assert order.synchronize_device(("<self>.reduce_scatter:1",)).conflicts(refill)
+    assert not order.synchronize_device(("<self>.reduce_scatter:0",)).conflicts(refill)
+    assert not order.synchronize_device(("f?3:1",)).conflicts(refill)  # (a one-off test: the may clock)
+    assert not order.synchronize_device().conflicts(refill)
+    # the host waiting for the side stream there does not either
+    assert order.synchronize_stream(side, ("<self>.reduce_scatter:1",)).conflicts(refill)
+    assert not order.synchronize_stream(side).conflicts(refill)

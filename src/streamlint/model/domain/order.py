@@ -348,16 +348,19 @@ class Order:
         sides = configuration_sides(branch)
         return self._map(lambda p: p.with_seen(waiter, sides=sides) if p.key in captured else p)
 
-    def synchronize_stream(self, stream: StreamRef) -> "Order":
+    def synchronize_stream(self, stream: StreamRef, branch: Iterable[str] = ()) -> "Order":
         """The host waits for `stream`: what it has seen is done, and so is work on a stream the
-        code cannot tell apart from it (a parameter's stream may be the one that wrote)."""
+        code cannot tell apart from it (a parameter's stream may be the one that wrote); not work
+        done on a configuration's side exclusive with the sync's (`synchronize_device`)."""
         every_path = stream.kind is not StreamRefKind.EITHER  # one of two streams: on the may clock (D-14)
+        sides = configuration_sides(branch)
         moved = []
         for group in self._ix.clocks():  # as in `wait_any`
             p = next(iter(group.values()))
             synced = any(p.ordered_before(s) or not _may_differ(p.access.stream, s) for s in stream.paths)
             if synced and p.completed(every_path) is not p:
-                moved.extend((n, q.completed(every_path)) for n, q in group.items())
+                moved.extend((n, q.completed(every_path)) for n, q in group.items()
+                             if not (sides and exclusive(q.access.branch, sides)))
         return self._replaced(moved)
 
     def synchronize_event(self, event: Path) -> "Order":
@@ -414,9 +417,12 @@ class Order:
                 and (_chosen_elsewhere(p.access, side) if side else _off_the_other(p.access, conjuncts))]
         return self._made(self._ix.removed(gone)) if gone else self
 
-    def synchronize_device(self) -> "Order":
-        """Everything pending is done (on this path: a join keeps what another path left)."""
-        return self._map(lambda p: p.completed())
+    def synchronize_device(self, branch: Iterable[str] = ()) -> "Order":
+        """Everything pending is done (on this path: a join keeps what another path left), but
+        work done on a side of a configuration test exclusive with the sides the sync is made
+        under: on the path that did that work, the sync is never made (D-18)."""
+        sides = configuration_sides(branch)
+        return self._map(lambda p: p if sides and exclusive(p.access.branch, sides) else p.completed())
 
     def renamed(self, rename) -> "Order":
         """Every path renamed (a loop's back edge: ring slots shift, the body's allocations age)."""

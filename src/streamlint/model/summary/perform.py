@@ -163,7 +163,7 @@ def _wait_event(order: Order, e: Effect) -> Order:
 def _sync_stream(order: Order, e: Effect) -> Order:
     if e.stream is None or e.stream.kind is StreamRefKind.UNKNOWN:
         return order.synchronize_device()  # a synchronization of we know not what: silence
-    return order.synchronize_stream(e.stream)
+    return order.synchronize_stream(e.stream, e.branch)
 
 
 def _sync_event(order: Order, e: Effect) -> Order:
@@ -248,7 +248,7 @@ _HANDLERS: dict[EffectKind, Callable[[State, Effect], Result]] = {
     EffectKind.WAIT_EVENT: _wait_in_capture,
     EffectKind.SYNC_STREAM: _ordering(_sync_stream),
     EffectKind.SYNC_EVENT: _ordering(_sync_event),
-    EffectKind.SYNC_DEVICE: _ordering(lambda order, e: order.synchronize_device()),
+    EffectKind.SYNC_DEVICE: _ordering(lambda order, e: order.synchronize_device(e.branch)),
     EffectKind.RECORD_STREAM: _ordering(_record_stream),
     EffectKind.RELEASE: _release,
     EffectKind.SET_CURRENT: _set_current,
