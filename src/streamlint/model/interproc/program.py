@@ -10,6 +10,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from streamlint.model.interproc.modules import Source
+from streamlint.model.syntax.counters import ring_counters
 from streamlint.model.syntax.holders import holder_attributes
 from streamlint.model.syntax.hooks import registered_hooks
 from streamlint.model.syntax.prefilter import may_call
@@ -54,6 +55,7 @@ class ModuleUnit:
     hooks: Optional[frozenset] = None  # the functions it registers as PyTorch hooks ("f", "C.m", "C.m.hook"), once asked
     _calls: Optional[dict[str, frozenset[str]]] = None  # (called_names)
     _holders: Optional[dict[str, frozenset[str]]] = None  # (holder_stores)
+    _counters: Optional[dict[str, int]] = None  # (ring_counters)
 
     def called_names(self) -> dict[str, frozenset[str]]:
         """Each function's calls by the name they call (`f(...)`, `x.m(...)`, `super().m(...)`:
@@ -69,6 +71,13 @@ class ModuleUnit:
             self._holders = {q: found for q, f in self.functions.items()
                              if (found := holder_attributes(f.node, _receiver_of(f)))}
         return self._holders
+
+
+    def ring_counters(self) -> dict[str, int]:
+        """The attributes the module advances around a ring (`x.i = 1 - x.i`), with its size."""
+        if self._counters is None:
+            self._counters = ring_counters(self.tree)
+        return self._counters
 
 
 def _receiver_of(function: FunctionRef) -> str:

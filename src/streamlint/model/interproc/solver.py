@@ -239,6 +239,10 @@ class Solver:
     def methods_named(self, cls: str, prefix: str) -> tuple[str, ...]:
         return self.program.methods_named(cls, prefix)
 
+    def ring_size(self, module: str, attr: str) -> int:
+        unit = self.program.unit(module)
+        return unit.ring_counters().get(attr, 0) if unit is not None else 0
+
     def classes_with_method(self, module: str, name: str, within: str = "",
                             call: Optional[cst.Call] = None) -> tuple[str, ...]:
         key = (module, name, within, id(call) if call is not None else 0)
