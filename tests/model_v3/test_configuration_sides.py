@@ -166,3 +166,67 @@ def test_a_callees_side_of_a_parameter_test_is_decided_by_the_argument():
     assert side("m.g?p==0:1", AbsValue(ValueKind.HOST_NUMBER, target="0")) == ""
     assert side("m.g?p:1", UNKNOWN) == "f#1>m.g?p:1"  # not told: this call's side
     assert side("m.g?p:1", stream.join_none()) == "f#1>m.g?p:1"
+
+
+OTHER_SIDE = """
+import torch
+
+
+class Bucket:
+    def __init__(self, overlap_comm, contiguous):
+        self.overlap_comm = overlap_comm
+        self.contiguous = contiguous
+        self.reduction_stream = torch.cuda.Stream()
+        self.buffers = [torch.empty(8, device="cuda") for _ in range(2)]
+        self.index = 0
+
+    def _reduce(self):
+        if self.overlap_comm:
+            stream = self.reduction_stream
+            stream.wait_stream(torch.cuda.current_stream())
+            torch.cuda.current_stream().wait_stream(stream)
+        else:
+            stream = torch.cuda.current_stream()
+        with torch.cuda.stream(stream):
+            self.buffers[self.index].mul_(0.5)
+
+    def add(self, grad):
+        if self.contiguous:
+            self._reduce()
+        if {test}:
+            self.index = 1 - self.index
+        self.buffers[self.index].copy_(grad)
+"""
+
+
+@pytest.mark.parametrize("test", ["self.overlap_comm", "self.contiguous and self.overlap_comm"])
+def test_the_other_side_of_a_configuration_test_keeps_only_that_sides_stream(test):
+    # the path that skips the flip is the option's off side (or, for `a and b`, off for the work
+    # done with `a` on), where `_reduce` used the current stream: the refill of the same buffer
+    # there is ordered; with the option on, the refill is of the other buffer, and the next
+    # call's refill of this one comes after the current stream waited for the reduction (D-18, D-25)
+    assert found(OTHER_SIDE.format(test=test)) == []
+
+
+def test_a_ring_counter_moved_on_names_the_other_buffer_and_the_next_call_the_same_one():
+    source = OTHER_SIDE.format(test="self.overlap_comm").replace(
+        "            torch.cuda.current_stream().wait_stream(stream)\n", "")
+    # the current stream never waits for the reduction stream: the next call's refill meets
+    # this call's reduction of the same buffer (class composition), reported at the fork
+    assert found(source) == [("write_after_write", "_reduce")]
+
+
+def test_a_device_sync_on_one_side_does_not_complete_work_done_on_an_exclusive_side():
+    side, current = StreamRef.created("f#1", "torch"), StreamRef.ambient("torch")
+    buf = Path(Root.self_()).attr("bucket")
+    # the reduction read the bucket with the option off; a later call syncs the device with it on:
+    # an option of the object is the same in every call, so on the path of that read no sync is made
+    order = Order().add(AccessEvent(buf, False, side, "f#2", branch=("<self>.reduce_scatter:0",)))
+    refill = AccessEvent(buf, True, current, "f#3")
+    assert order.synchronize_device(("<self>.reduce_scatter:1",)).conflicts(refill)
+    assert not order.synchronize_device(("<self>.reduce_scatter:0",)).conflicts(refill)
+    assert not order.synchronize_device(("f?3:1",)).conflicts(refill)  # (a one-off test: the may clock)
+    assert not order.synchronize_device().conflicts(refill)
+    # the host waiting for the side stream there does not either
+    assert order.synchronize_stream(side, ("<self>.reduce_scatter:1",)).conflicts(refill)
+    assert not order.synchronize_stream(side).conflicts(refill)

@@ -347,16 +347,19 @@ class Order:
         sides = configuration_sides(branch)
         return self._map(lambda p: p.with_seen(waiter, sides=sides) if p.key in captured else p)
 
-    def synchronize_stream(self, stream: StreamRef) -> "Order":
+    def synchronize_stream(self, stream: StreamRef, branch: Iterable[str] = ()) -> "Order":
         """The host waits for `stream`: what it has seen is done, and so is work on a stream the
-        code cannot tell apart from it (a parameter's stream may be the one that wrote)."""
+        code cannot tell apart from it (a parameter's stream may be the one that wrote); not work
+        done on a configuration's side exclusive with the sync's (`synchronize_device`)."""
         every_path = stream.kind is not StreamRefKind.EITHER  # one of two streams: on the may clock (D-14)
+        sides = configuration_sides(branch)
         moved = []
         for group in self._ix.clocks():  # as in `wait_any`
             p = next(iter(group.values()))
             synced = any(p.ordered_before(s) or not _may_differ(p.access.stream, s) for s in stream.paths)
             if synced and p.completed(every_path) is not p:
-                moved.extend((n, q.completed(every_path)) for n, q in group.items())
+                moved.extend((n, q.completed(every_path)) for n, q in group.items()
+                             if not (sides and exclusive(q.access.branch, sides)))
         return self._replaced(moved)
 
     def synchronize_event(self, event: Path) -> "Order":
@@ -404,9 +407,21 @@ class Order:
             return self
         return self._made(self._ix.removed(gone))
 
-    def synchronize_device(self) -> "Order":
-        """Everything pending is done (on this path: a join keeps what another path left)."""
-        return self._map(lambda p: p.completed())
+    def on_side(self, side: str, conjuncts: tuple = ()) -> "Order":
+        """The order on one side of a configuration test (D-18): an access made on one of two
+        streams chosen by that configuration was made, on this side, on this side's stream only.
+        `conjuncts`: on the false side of `a and b` ((true, false) sides of each), an access made
+        on the true side of all but one was made on that one's false side."""
+        gone = [(n, p) for n, p in self._ix.items() if p.access.either is not None and p.access.either.sides
+                and (_chosen_elsewhere(p.access, side) if side else _off_the_other(p.access, conjuncts))]
+        return self._made(self._ix.removed(gone)) if gone else self
+
+    def synchronize_device(self, branch: Iterable[str] = ()) -> "Order":
+        """Everything pending is done (on this path: a join keeps what another path left), but
+        work done on a side of a configuration test exclusive with the sides the sync is made
+        under: on the path that did that work, the sync is never made (D-18)."""
+        sides = configuration_sides(branch)
+        return self._map(lambda p: p if sides and exclusive(p.access.branch, sides) else p.completed())
 
     def renamed(self, rename) -> "Order":
         """Every path renamed (a loop's back edge: ring slots shift, the body's allocations age)."""
@@ -447,6 +462,17 @@ class Order:
                                  seen_under=frozenset())
             merged.append(joined)
         return Order(tuple(merged), _join_events(self.events, other.events), self.kept_for | other.kept_for)
+
+
+def _off_the_other(access: AccessEvent, conjuncts: tuple) -> bool:
+    return any(_chosen_elsewhere(access, off) and all(t in access.branch for t, _ in conjuncts if t != on)
+               for on, off in conjuncts)
+
+
+def _chosen_elsewhere(access: AccessEvent, side: str) -> bool:
+    either = access.either
+    member_side = dict(zip(either.members, either.sides)).get(access.stream, "") if either is not None else ""
+    return bool(member_side) and exclusive((member_side,), (side,))
 
 
 def _join_pending(a: Optional[Pending], b: Optional[Pending]) -> Pending:

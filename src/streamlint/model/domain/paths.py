@@ -131,6 +131,16 @@ class Index:
             return self
         return Index.slot(symbol, self.modulus, self.offset - by)
 
+    def forgotten(self, symbol: str) -> "Index":
+        """A slot of `symbol` once `symbol` was set to a value not told: an unknown index."""
+        return Index.any_() if self.kind is IndexKind.SLOT and self.symbol == symbol else self
+
+    def resymbolled(self, old: str, new: str) -> "Index":
+        """A slot of a counter named from a callee's `self` (`self.i`), named from the caller."""
+        if self.kind is not IndexKind.SLOT or not (self.symbol + ".").startswith(old + "."):
+            return self
+        return Index.slot(new + self.symbol[len(old):], self.modulus, self.offset)
+
     def may_alias(self, other: "Index") -> bool:
         if IndexKind.ITEMS in (self.kind, other.kind):
             return True  # every element meets any element
@@ -196,6 +206,16 @@ class Path:
 
     def shifted(self, symbol: str, by: int) -> "Path":
         return Path(self.root, tuple(s.shifted(symbol, by) if isinstance(s, Index) else s for s in self.steps))
+
+    def forgotten(self, symbol: str) -> "Path":
+        if not any(isinstance(s, Index) and s.kind is IndexKind.SLOT for s in self.steps):
+            return self
+        return Path(self.root, tuple(s.forgotten(symbol) if isinstance(s, Index) else s for s in self.steps))
+
+    def resymbolled(self, old: str, new: str) -> "Path":
+        if not any(isinstance(s, Index) and s.kind is IndexKind.SLOT for s in self.steps):
+            return self
+        return Path(self.root, tuple(s.resymbolled(old, new) if isinstance(s, Index) else s for s in self.steps))
 
     def other_item(self, other: "Path") -> bool:
         """Two items of one collection that are certainly not the same item: the same steps but

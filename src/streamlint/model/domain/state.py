@@ -158,11 +158,15 @@ class State:
             _join_maps(self.names, other.names, values),
             _join_maps(self.heap, other.heap, values),
             _join_current(self.current, other.current),
-            self.order.join(other.order, every_path),
+            _sided(self.order, sides[0]).join(_sided(other.order, sides[1]), every_path),
             True,
             self.capturing | other.capturing,
             _join_recorded(self.recorded, other.recorded),
         )
+
+
+def _sided(order, side: str):
+    return order.on_side(side) if side else order
 
 
 def _chosen(joined: AbsValue, a: AbsValue, b: AbsValue, sides: tuple[str, str]) -> AbsValue:

@@ -52,12 +52,20 @@ class StreamRef:
 
     def _identity(self) -> tuple:
         """What makes two refs one stream. The stream held at a path is one stream whatever each
-        walk knew of it (its framework, where it was made, whether it blocks): those are evidence."""
+        walk knew of it (its framework, where it was made, whether it blocks): those are evidence.
+        Computed once per ref (compared again and again in the order's clocks)."""
+        try:
+            return self.__dict__["_id"]
+        except KeyError:
+            pass
         if self.kind is StreamRefKind.PATH:
-            return (self.kind, self.path)
-        if self.kind is StreamRefKind.EITHER:
-            return (self.kind, frozenset(self.members))
-        return (self.kind, self.framework, self.path, self.site, self.blocking)
+            value: tuple = (self.kind, self.path)
+        elif self.kind is StreamRefKind.EITHER:
+            value = (self.kind, frozenset(self.members))
+        else:
+            value = (self.kind, self.framework, self.path, self.site, self.blocking)
+        object.__setattr__(self, "_id", value)
+        return value
 
     def __eq__(self, other: object) -> bool:
         if self is other:
@@ -77,6 +85,7 @@ class StreamRef:
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state.pop("_hash", None)
+        state.pop("_id", None)
         return state
 
     @staticmethod

@@ -4,11 +4,13 @@ it imports, by qualified name ("pkg.mod.f", "pkg.mod.C.m")."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable, Optional
 
 import libcst as cst
 
 from streamlint.model.interproc.modules import Source
+from streamlint.model.syntax.counters import ring_counters
 from streamlint.model.syntax.holders import holder_attributes
 from streamlint.model.syntax.hooks import registered_hooks
 from streamlint.model.syntax.prefilter import may_call
@@ -16,7 +18,7 @@ from streamlint.model.syntax.arity import accepts
 from streamlint.model.interproc.training_steps import runs_backward_every_call
 from streamlint.model.api import python_std, torch_modules
 from streamlint.model.transfer.names import imports_of
-from streamlint.model.transfer.nodes import preorder
+from streamlint.model.transfer.nodes import own_nodes
 
 
 # The qualified name of a module's top level, as a function of no parameters.
@@ -33,6 +35,11 @@ class FunctionRef:
     # is a free name of its body (`self`), not its first parameter
     free_receiver: str = ""
 
+    @cached_property
+    def own_nodes(self) -> list[cst.CSTNode]:
+        """Its nodes, not inside the functions, classes and lambdas it defines (read once)."""
+        return own_nodes(self.node)
+
 
 @dataclass
 class ModuleUnit:
@@ -48,13 +55,14 @@ class ModuleUnit:
     hooks: Optional[frozenset] = None  # the functions it registers as PyTorch hooks ("f", "C.m", "C.m.hook"), once asked
     _calls: Optional[dict[str, frozenset[str]]] = None  # (called_names)
     _holders: Optional[dict[str, frozenset[str]]] = None  # (holder_stores)
+    _counters: Optional[dict[str, int]] = None  # (ring_counters)
 
     def called_names(self) -> dict[str, frozenset[str]]:
         """Each function's calls by the name they call (`f(...)`, `x.m(...)`, `super().m(...)`:
         "f", "m"): the edges by name a caller search starts from (class-hierarchy style: a
         method's name calls every method of that name)."""
         if self._calls is None:
-            self._calls = {q: _names_called(f.node) for q, f in self.functions.items()}
+            self._calls = {q: _names_called(f.own_nodes) for q, f in self.functions.items()}
         return self._calls
 
     def holder_stores(self) -> dict[str, frozenset[str]]:
@@ -63,6 +71,13 @@ class ModuleUnit:
             self._holders = {q: found for q, f in self.functions.items()
                              if (found := holder_attributes(f.node, _receiver_of(f)))}
         return self._holders
+
+
+    def ring_counters(self) -> dict[str, int]:
+        """The attributes the module advances around a ring (`x.i = 1 - x.i`), with its size."""
+        if self._counters is None:
+            self._counters = ring_counters(self.tree)
+        return self._counters
 
 
 def _receiver_of(function: FunctionRef) -> str:
@@ -123,7 +138,7 @@ def _nested(unit: ModuleUnit, outer: FunctionRef) -> None:
     if outer.class_name and not receiver:
         params = (*outer.node.params.posonly_params, *outer.node.params.params)
         receiver = params[0].name.value if params else ""
-    for node in _defined_in(outer.node.body):
+    for node in _defined_in(outer):
         qualname = f"{outer.qualname}.{node.name.value}"
         if qualname not in unit.functions:
             unit.functions[qualname] = FunctionRef(qualname, unit.name, outer.class_name if receiver else "", node,
@@ -131,20 +146,20 @@ def _nested(unit: ModuleUnit, outer: FunctionRef) -> None:
             _nested(unit, unit.functions[qualname])
 
 
-def _defined_in(body: cst.CSTNode) -> list[cst.FunctionDef]:
-    """The `def`s of a body, at any depth of its blocks, not inside other functions or classes."""
-    inside = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-    return [n for n in preorder(body, lambda n: n is body or not isinstance(n, inside))
-            if isinstance(n, cst.FunctionDef) and n is not body]
+def _defined_in(function: FunctionRef) -> list[cst.FunctionDef]:
+    """The `def`s of a function's body, at any depth of its blocks, not inside other functions
+    or classes."""
+    return [n for n in function.own_nodes if type(n) is cst.FunctionDef and n is not function.node]
 
 
-def _names_called(node: "cst.FunctionDef | cst.Module") -> frozenset[str]:
-    nested = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+def _names_called(nodes: list[cst.CSTNode]) -> frozenset[str]:
     found = set()
-    for n in preorder(node, lambda n: not isinstance(n, nested)):
-        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name):
+    for n in nodes:
+        if type(n) is not cst.Call:  # (no subclass: faster than an ABC's isinstance)
+            continue
+        if isinstance(n.func, cst.Name):
             found.add(n.func.value)
-        elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
+        elif isinstance(n.func, cst.Attribute):
             found.add(n.func.attr.value)
     return frozenset(found)
 

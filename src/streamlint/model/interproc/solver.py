@@ -239,6 +239,10 @@ class Solver:
     def methods_named(self, cls: str, prefix: str) -> tuple[str, ...]:
         return self.program.methods_named(cls, prefix)
 
+    def ring_size(self, module: str, attr: str) -> int:
+        unit = self.program.unit(module)
+        return unit.ring_counters().get(attr, 0) if unit is not None else 0
+
     def classes_with_method(self, module: str, name: str, within: str = "",
                             call: Optional[cst.Call] = None) -> tuple[str, ...]:
         key = (module, name, within, id(call) if call is not None else 0)
@@ -423,11 +427,12 @@ class Solver:
         frame = Frame(function.qualname, function.module, unit.imports, unit.top_names, function.class_name, self)
         frame.free_receiver = function.free_receiver
         # the numbering of a function's sites depends on its text only: once per function
+        frame.numbering.text_facts = self._text_facts.setdefault(function.qualname, {})
         ordinals = self._ordinals.get(function.qualname)
         if ordinals is None:
-            ordinals = self._ordinals[function.qualname] = call_ordinals(function.node)
+            nodes = frame.numbering.once("nodes", lambda: function.own_nodes)
+            ordinals = self._ordinals[function.qualname] = call_ordinals(function.node, nodes)
         frame.call_ordinals = ordinals
-        frame.numbering.text_facts = self._text_facts.setdefault(function.qualname, {})
         if function.module not in self._globals:  # another module's names, read when first used
             self._globals[function.module] = self._module_names(function.module)
         frame.globals = self._globals[function.module]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from streamlint.model.domain.order import HOST, RECORDED, Conflict
-from streamlint.model.domain.paths import Path, Root, RootKind
+from streamlint.model.domain.paths import Path, Root, RootKind, outermost_site
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.domain.sides import exclusive
@@ -216,7 +216,12 @@ class _Mapper:
         if root.kind in (RootKind.PARAM, RootKind.SELF):
             value = self.binding.receiver if root.kind is RootKind.SELF else self.binding.arg(root.name)
             base = value.identity if value is not None else None
-            return self._deref(base, path.steps) if base is not None else None
+            if base is None:
+                return None
+            # a ring counter's slot named from the callee's `self` or parameter, named from here (D-25)
+            return self._deref(base, path.resymbolled(root.spell(), base.spell()).steps)
+        if root.kind is RootKind.FRESH and self.callee and outermost_site(root.site).partition("#")[0] != self.callee:
+            return path  # made by another function (the object's memory, made in its constructor): the same here
         if root.kind is RootKind.FRESH:
             return Path(Root.fresh(f"{self.binding.site}>{root.site}"), path.steps)
         if root.kind is RootKind.GLOBAL:

@@ -28,6 +28,9 @@ class EffectKind(Enum):
     BEGIN_CAPTURE = "begin_capture"  # work queued on `stream` is recorded into a graph, not run
     END_CAPTURE = "end_capture"  # the capture on `stream` ends: its work is the graph at `path`
     LAUNCH_GRAPH = "launch_graph"  # the graph at `path` runs its recorded work on `stream`
+    # the ring counter at `path` moves on by one (`x.i = 1 - x.i`); `write`: it is set to a value
+    # not told (`x.i = 0`): the slots named by its value are renamed (model-cases D-25)
+    COUNTER = "counter"
 
 
 class GuardKind(Enum):

@@ -163,7 +163,7 @@ def _wait_event(order: Order, e: Effect) -> Order:
 def _sync_stream(order: Order, e: Effect) -> Order:
     if e.stream is None or e.stream.kind is StreamRefKind.UNKNOWN:
         return order.synchronize_device()  # a synchronization of we know not what: silence
-    return order.synchronize_stream(e.stream)
+    return order.synchronize_stream(e.stream, e.branch)
 
 
 def _sync_event(order: Order, e: Effect) -> Order:
@@ -228,6 +228,16 @@ def _wait_in_capture(state: State, e: Effect) -> Result:
     return state.with_order(_wait_event(state.order, e)), []
 
 
+def _counter_moved(state: State, e: Effect) -> State:
+    """A ring counter's slots are named by its value now (D-25): when it moves on by one, what
+    was done at its slot `k` is at `k - 1` from now on (as a loop's back edge renames its
+    counter's slots); set to a value not told, it names no slot known before."""
+    if e.path is None:
+        return state
+    symbol = e.path.spell()
+    return state.renamed(lambda p: p.forgotten(symbol) if e.write else p.shifted(symbol, 1))
+
+
 _HANDLERS: dict[EffectKind, Callable[[State, Effect], Result]] = {
     EffectKind.BEGIN_CAPTURE: _capture(True),
     EffectKind.END_CAPTURE: _capture(False),
@@ -238,8 +248,9 @@ _HANDLERS: dict[EffectKind, Callable[[State, Effect], Result]] = {
     EffectKind.WAIT_EVENT: _wait_in_capture,
     EffectKind.SYNC_STREAM: _ordering(_sync_stream),
     EffectKind.SYNC_EVENT: _ordering(_sync_event),
-    EffectKind.SYNC_DEVICE: _ordering(lambda order, e: order.synchronize_device()),
+    EffectKind.SYNC_DEVICE: _ordering(lambda order, e: order.synchronize_device(e.branch)),
     EffectKind.RECORD_STREAM: _ordering(_record_stream),
     EffectKind.RELEASE: _release,
     EffectKind.SET_CURRENT: _set_current,
+    EffectKind.COUNTER: lambda state, e: (_counter_moved(state, e), []),
 }

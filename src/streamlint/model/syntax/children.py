@@ -13,6 +13,17 @@ _BLANK = ("whitespace", "lpar", "rpar", "leading_lines", "lines_after_decorators
           "semicolon", "newline")
 
 
+_KINDS: dict[type, int] = {}  # a field value's type -> _NODE, _SEQUENCE or 0 (node classes are ABCs: slow isinstance)
+_NODE, _SEQUENCE = 1, 2
+
+
+def _kind(of: type) -> int:
+    kind = _KINDS.get(of)
+    if kind is None:
+        kind = _KINDS[of] = _NODE if issubclass(of, cst.CSTNode) else _SEQUENCE if issubclass(of, (list, tuple)) else 0
+    return kind
+
+
 def child_nodes(node: cst.CSTNode) -> list:
     names = _FIELDS.get(type(node))
     if names is None:
@@ -20,8 +31,9 @@ def child_nodes(node: cst.CSTNode) -> list:
     found = []
     for name in names:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        kind = _kind(type(value))
+        if kind == _NODE:
             found.append(value)
-        elif isinstance(value, (list, tuple)):
-            found.extend(v for v in value if isinstance(v, cst.CSTNode))
+        elif kind == _SEQUENCE:
+            found.extend(v for v in value if _kind(type(v)) == _NODE)
     return found

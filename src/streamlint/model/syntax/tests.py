@@ -156,18 +156,21 @@ def _value_name(expr: cst.BaseExpression, fixed: frozenset[str]) -> Optional[str
     return None
 
 
-def never_rebound(function: cst.FunctionDef) -> frozenset[str]:
+def never_rebound(function: cst.FunctionDef, own: Optional[list] = None) -> frozenset[str]:
     """The parameters the function's body never binds again (no assignment, loop target, `with
-    ... as`, `del`, `global`, nested definition or import of that name)."""
+    ... as`, `del`, `global`, nested definition or import of that name). `own`: the body's nodes
+    not inside the definitions it makes, when read already (the insides are read here)."""
     params = function.params
     names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
     collector = _Bound()
-    todo: list = [function.body]
+    todo: list = [function.body] if own is None else []
+    for node in own or ():
+        _visit(collector, node)
+        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):  # (no subclasses)
+            todo.extend(child_nodes(node))
     while todo:  # every node of the body, as `function.body.visit(collector)` would (its fields read directly: faster)
         node = todo.pop()
-        visit = getattr(collector, "visit_" + type(node).__name__, None)
-        if visit is not None:
-            visit(node)
+        _visit(collector, node)
         todo.extend(child_nodes(node))
     return frozenset(names - collector.bound)
 
@@ -193,6 +196,23 @@ def names_read(function: cst.FunctionDef, among: frozenset[str]) -> frozenset[st
             continue
         todo.extend(child_nodes(node))
     return frozenset(found)
+
+
+def _visit(collector: "_Bound", node: cst.CSTNode) -> None:
+    visit = _VISITS.get(type(node), _UNKNOWN)
+    if visit is _UNKNOWN:
+        visit = _VISITS[type(node)] = _own_visit(type(node))
+    if visit is not None:
+        visit(collector, node)
+
+
+_VISITS: dict = {}  # a node type -> _Bound's visit method for it (None: none, or libcst's no-op)
+_UNKNOWN = object()
+
+
+def _own_visit(kind: type):
+    visit = getattr(_Bound, "visit_" + kind.__name__, None)
+    return None if visit is None or getattr(visit, "_is_no_op", False) else visit
 
 
 class _Bound(cst.CSTVisitor):

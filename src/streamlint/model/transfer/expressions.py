@@ -93,8 +93,7 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
         chosen, state = evaluate(node.slice[0].slice.value, state, frame)
         if is_host(base) and chosen.kind in (ValueKind.BUFFER, ValueKind.CONTAINER):
             return _gathered(node, base, state, frame)
-        named = _slot_of(chosen) if isinstance(node.slice[0].slice.value, cst.Name) else None
-        index = named if named is not None else _index_of(node.slice[0].slice.value)  # (`slot = k % 2; bufs[slot]`)
+        index = _told_index(node.slice[0].slice.value, chosen, state, frame)
     elif len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
         index = _region(node.slice[0].slice)
     else:
@@ -115,16 +114,23 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
         return replace(base.element, stream=StreamRef.pool_item(base.element.stream, index)), state  # `streams[i % 2]`
     if base.identity is None:  # (a buffer's item, `batch["x"]`: in the same memory)
         return (base.element or (base if base.is_buffer else UNKNOWN)), state
-    path = base.identity.element(index)
+    return _item_at(base, index, state), state
+
+
+def _item_at(base: AbsValue, index: Index, state: State) -> AbsValue:
+    """The item at `base[index]`, `base` memory or a container the walk can name."""
+    path = base.identity.element(index)  # type: ignore[union-attr]
     held = _item_held(base, index, state)
     if held.kind is not ValueKind.UNKNOWN:
-        return held, state
+        return held
+    if base.element is not None and index.kind is IndexKind.SLOT and base.element.is_buffer:
+        return replace(base.element, identity=path)  # one of a ring's buffers: its slot (D-25)
     if base.element is not None:
-        return base.element, state
+        return base.element
     if base.kind is ValueKind.BUFFER:
         return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream,
-                        loader_batch=base.loader_batch, rank=_indexed_rank(base.rank, index)), state
-    return AbsValue(identity=path), state
+                        loader_batch=base.loader_batch, rank=_indexed_rank(base.rank, index))
+    return AbsValue(identity=path)
 
 
 def _slice_bounds(node: cst.Subscript, state: State, frame: Frame) -> State:
@@ -185,6 +191,26 @@ def _index_of(node: cst.BaseExpression) -> Index:
         return Index.const_(node.raw_value)
     slot = _slot(node)
     return slot if slot is not None else Index.any_()
+
+
+def _told_index(node: cst.BaseExpression, chosen: AbsValue, state: State, frame: Frame) -> Index:
+    """The index `node` names: a ring slot a name holds (`slot = k % 2; bufs[slot]`), a ring
+    counter's slot (`bufs[self.i]`), a constant, `k % n`, else unknown."""
+    named = _slot_of(chosen) if isinstance(node, cst.Name) else None
+    named = named or _counter_slot(node, state, frame)
+    return named if named is not None else _index_of(node)
+
+
+def _counter_slot(node: cst.BaseExpression, state: State, frame: Frame) -> Optional[Index]:
+    """`bufs[x.i]`, `x.i` a ring counter of the module (`x.i = 1 - x.i`): the slot its value
+    names now (D-25), the counter's path its symbol."""
+    if not isinstance(node, cst.Attribute) or frame.program is None:
+        return None
+    size = frame.program.ring_size(frame.module, node.attr.value)
+    if not size:
+        return None
+    holder, _ = evaluate(node.value, state, frame)
+    return Index.slot(holder.identity.attr(node.attr.value).spell(), size) if holder.identity is not None else None
 
 
 def _slot_value(slot: Index) -> AbsValue:

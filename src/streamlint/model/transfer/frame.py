@@ -102,6 +102,10 @@ class ProgramView(Protocol):
         """What `obj.<attr>` holds for an instance of the project class `cls`: the join of what
         its methods store there, in `self`'s terms (identities are `self.<attr>` paths)."""
 
+    def ring_size(self, module: str, attr: str) -> int:
+        """The size of the ring `module` advances the attribute `attr` around by one (`x.i = 1 -
+        x.i`: 2), 0 when it does not (model-cases D-25)."""
+
     def left_on_holders(self, module: str, attr: str, reader: str) -> Optional[AbsValue]:
         """The tensor the project functions other than `reader` that store `.<attr>` on an object
         their parameters reach leave there (their `holder_stores`), few enough: its stream the

@@ -20,7 +20,7 @@ from streamlint.model.transfer.annotations import annotated, defaulted
 from streamlint.model.transfer.calls import FRAMEWORK_METHODS
 from streamlint.model.transfer.frame import CELL, SIDE_STREAM_FACT, CallContext, Frame
 from streamlint.model.transfer.names import dotted, qualified
-from streamlint.model.transfer.nodes import is_kind, preorder
+from streamlint.model.transfer.nodes import children, is_kind, own_nodes
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.transfer.statements import leave, release_if_dropped, run_block
 from streamlint.model.syntax.tests import never_rebound
@@ -51,14 +51,15 @@ _IS_NUMBERED: dict[type, bool] = {}
 _IS_NESTED: dict[type, bool] = {}
 
 
-def call_ordinals(function: cst.CSTNode) -> dict[int, int]:
-    """Each node that can perform work, numbered in a fixed order (nested functions apart)."""
+def call_ordinals(function: cst.CSTNode, nodes: Optional[list[cst.CSTNode]] = None) -> dict[int, int]:
+    """Each node that can perform work, numbered in a fixed order (nested functions apart).
+    `nodes`: the function's `own_nodes`, when read already."""
     ordinals: dict[int, int] = {}
     loops = []
-    for node in preorder(function, lambda n: not is_kind(n, _NESTED, _IS_NESTED)):
+    for node in own_nodes(function) if nodes is None else nodes:
         if is_kind(node, _NUMBERED, _IS_NUMBERED):
             ordinals[id(node)] = len(ordinals)
-        elif isinstance(node, cst.For):
+        elif type(node) is cst.For:  # (no subclass: faster than an ABC's isinstance)
             loops.append(node)
     # a `for` header stores its target each iteration (what the last one held is dropped there):
     # numbered after the nodes above
@@ -72,11 +73,11 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     key = (frame.qualname, context)
     WALKS[key] = WALKS.get(key, 0) + 1
     if not frame.call_ordinals:
-        frame.call_ordinals = call_ordinals(node)
+        frame.call_ordinals = call_ordinals(node, frame.numbering.once("nodes", lambda: own_nodes(node)))
     frame.context = context
     params = _parameters(node) if isinstance(node, cst.FunctionDef) else ()
     if isinstance(node, cst.FunctionDef):
-        frame.numbering.fixed = frame.numbering.once("fixed", lambda: never_rebound(node))
+        frame.numbering.fixed = frame.numbering.once("fixed", lambda: never_rebound(node, _body_nodes(node, frame)))
     state = State()
     for framework in context.entered:  # the caller's `with s:` is the current stream here too
         state = state.with_current(framework, StreamRef.ambient(framework))
@@ -283,7 +284,7 @@ def _annotations(node: cst.FunctionDef, frame: Frame) -> dict[str, AbsValue]:
             found[param.name.value] = value
     if frame.program is None:
         return found
-    for name, methods in frame.numbering.once("methods", lambda: _methods_called_on_parameters(node)).items():
+    for name, methods in frame.numbering.once("methods", lambda: _methods_called_on_parameters(node, frame)).items():
         cls = frame.program.class_defining(frame.module, methods) if len(methods) >= MIN_METHODS else None
         if cls is None and not methods & FRAMEWORK_METHODS:  # the one hierarchy whose classes define them
             cls = frame.program.hierarchy_of(frame.module, methods)
@@ -296,13 +297,24 @@ def _annotations(node: cst.FunctionDef, frame: Frame) -> dict[str, AbsValue]:
 MIN_METHODS = 2
 
 
-def _methods_called_on_parameters(node: cst.FunctionDef) -> dict[str, frozenset[str]]:
+def _body_nodes(node: cst.FunctionDef, frame: Frame) -> list[cst.CSTNode]:
+    """The function's own nodes (`own_nodes`, read once per function) under its body: one run of
+    them, from the body to the next part of the definition."""
+    def read() -> list[cst.CSTNode]:
+        nodes = frame.numbering.once("nodes", lambda: own_nodes(node))
+        start = next(i for i, n in enumerate(nodes) if n is node.body)
+        parts = {id(part) for part in children(node)}
+        end = next((i for i in range(start + 1, len(nodes)) if id(nodes[i]) in parts), len(nodes))
+        return nodes[start:end]
+    return frame.numbering.once("body", read)
+
+
+def _methods_called_on_parameters(node: cst.FunctionDef, frame: Frame) -> dict[str, frozenset[str]]:
     p = node.params
     params = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)} - {"self", "cls"}
     found: dict[str, set[str]] = {}
-    nested = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-    for n in preorder(node.body, lambda n: not isinstance(n, nested)):
-        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and isinstance(n.func.value, cst.Name):
+    for n in _body_nodes(node, frame):
+        if type(n) is cst.Call and isinstance(n.func, cst.Attribute) and isinstance(n.func.value, cst.Name):
             if n.func.value.value in params:
                 found.setdefault(n.func.value.value, set()).add(n.func.attr.value)
     return {name: frozenset(methods) for name, methods in found.items()}
@@ -326,9 +338,8 @@ def _told_by_a_test(node: "cst.FunctionDef | cst.Module", frame: Frame, context:
 def _compared_with_a_named_stream(node: cst.FunctionDef, frame: Frame) -> set[str]:
     params = set(_parameters(node)) - {"self", "cls"}
     found: set[str] = set()
-    nested = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-    for n in preorder(node.body, lambda n: not isinstance(n, nested)):
-        if not isinstance(n, cst.Comparison) or not isinstance(n.left, cst.Name) or n.left.value not in params:
+    for n in _body_nodes(node, frame):
+        if type(n) is not cst.Comparison or not isinstance(n.left, cst.Name) or n.left.value not in params:
             continue
         for target in n.comparisons:
             name = dotted(target.comparator)

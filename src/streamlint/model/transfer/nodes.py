@@ -29,15 +29,34 @@ def _child_fields(kind: type) -> tuple[str, ...]:
     return names
 
 
-def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    for name in _child_fields(type(node)):
+def _is_node(kind: type) -> bool:
+    known = _IS_NODE.get(kind)
+    if known is None:
+        known = _IS_NODE[kind] = issubclass(kind, cst.CSTNode)
+    return known
+
+
+def child_list(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The node's children, in field order."""
+    found = []
+    names = _FIELDS.get(type(node)) or _child_fields(type(node))
+    for name in names:
         value = getattr(node, name)
-        if is_kind(value, (cst.CSTNode,), _IS_NODE):
-            yield value
-        elif type(value) is tuple or type(value) is list:
+        kind = type(value)
+        if kind is tuple or kind is list:
             for item in value:
-                if is_kind(item, (cst.CSTNode,), _IS_NODE):
-                    yield item
+                known = _IS_NODE.get(type(item))
+                if known or (known is None and _is_node(type(item))):
+                    found.append(item)
+            continue
+        known = _IS_NODE.get(kind)
+        if known or (known is None and _is_node(kind)):
+            found.append(value)
+    return found
+
+
+def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    return iter(child_list(node))
 
 
 def preorder(node: cst.CSTNode, enter: Callable[[cst.CSTNode], bool]) -> Iterator[cst.CSTNode]:
@@ -48,4 +67,16 @@ def preorder(node: cst.CSTNode, enter: Callable[[cst.CSTNode], bool]) -> Iterato
         current = todo.pop()
         yield current
         if current is node or enter(current):
-            todo.extend(reversed(list(children(current))))
+            found = child_list(current)
+            found.reverse()
+            todo.extend(found)
+
+
+_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+_IS_SCOPE: dict[type, bool] = {}
+
+
+def own_nodes(scope: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes of a function (or module), in preorder, not inside the functions, classes and
+    lambdas it defines (those definitions themselves included)."""
+    return list(preorder(scope, lambda n: not is_kind(n, _SCOPES, _IS_SCOPE)))

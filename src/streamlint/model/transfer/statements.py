@@ -24,6 +24,7 @@ from streamlint.model.transfer.act import access, do, host_access, kernel, opera
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate, slice_bounds, unpacked
 from streamlint.model.transfer.frame import Frame
+from streamlint.model.syntax.counters import advance
 from streamlint.model.syntax.tests import (called_on_every_side, ends_in_raise, ends_the_loop, fills_on_miss, item_tests,
                                            names_read, negated, rare_test)
 from streamlint.model.transfer.names import import_targets
@@ -116,10 +117,29 @@ def _assign(node: cst.Assign, state: State, frame: Frame) -> State:
         for element, item in zip(node.targets[0].target.elements, items):
             state = bind(element.value, item, state, frame, node)
         return state
+    if advance(node) is not None and ring_size(node.targets[0].target, frame):
+        return _ring_counter(node.targets[0].target, state, frame, node, moved=True)
     value, state = evaluate(node.value, state, frame)
     for target in node.targets:
         state = bind(target.target, value, state, frame, node)
     return state
+
+
+def ring_size(target: cst.BaseExpression, frame: Frame) -> int:
+    """The ring an attribute stored or read here counts around (D-25), 0 if none."""
+    if not isinstance(target, cst.Attribute) or frame.program is None:
+        return 0
+    return frame.program.ring_size(frame.module, target.attr.value)
+
+
+def _ring_counter(target: cst.Attribute, state: State, frame: Frame, node: cst.CSTNode, moved: bool) -> State:
+    """`x.i = 1 - x.i` keeps the counter's name for its new value and renames what was done at
+    its slots (an effect: a caller replays it); any other store names no slot known before."""
+    base, state = evaluate(target.value, state, frame)
+    if base.identity is None:
+        return state
+    return do(state, frame, Effect(EffectKind.COUNTER, frame.site(node), base.identity.attr(target.attr.value),
+                                   write=not moved))
 
 
 def _parallel(target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
@@ -187,6 +207,8 @@ def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame
             state = bind(element.value, unpacked(value, index), state, frame, node)
         return state
     if isinstance(target, cst.Attribute):
+        if ring_size(target, frame):
+            state = _ring_counter(target, state, frame, node, moved=False)
         base, state = evaluate(target.value, state, frame)
         if base.identity is not None:
             path = base.identity.attr(target.attr.value)
@@ -435,7 +457,18 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     sides = (frame.configuration_side(node.test, True, option), frame.configuration_side(node.test, False, option))
     if truth(test) is None and not frame.loop_depth and taken.reachable != other.reachable and sides[0]:
         frame.branch += (sides[other.reachable],)  # what follows is on the side that stays (D-18)
+    if not any(sides) and other.reachable:
+        other = other.with_order(other.order.on_side("", _conjuncts(node.test, frame, option)))
     return taken.join(other, every_path=_on_the_counter(node.test, frame), sides=sides)
+
+
+def _conjuncts(test: cst.BaseExpression, frame: Frame, option: bool) -> tuple:
+    """The (true, false) sides of each configuration test of `a and b` (D-18); () for another test."""
+    if not (isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And)):
+        return ()
+    parts = (test.left, test.right)
+    sides = tuple((frame.configuration_side(p, True, option), frame.configuration_side(p, False, option)) for p in parts)
+    return sides if all(t and f for t, f in sides) else ()
 
 
 def _on_the_counter(test: cst.BaseExpression, frame: Frame) -> bool:

@@ -1,0 +1,54 @@
+"""Ring counters: attributes a module advances by one around a ring of `n` slots
+(`self.index = 1 - self.index`, `b.i = (b.i + 1) % n`), the index of a double or ring buffer
+kept on an object across calls. A syntax query over one module (model-cases D-25)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from streamlint.model.syntax.children import child_nodes
+
+
+def ring_counters(tree: cst.Module) -> dict[str, int]:
+    """Attribute name -> the ring's size, for every attribute some assignment of the module
+    advances by one (two assignments that disagree on the size: none)."""
+    found: dict[str, int] = {}
+    todo: list[cst.CSTNode] = [tree]
+    while todo:
+        node = todo.pop()
+        todo.extend(c for c in child_nodes(node) if not isinstance(c, cst.BaseExpression))  # (statements only)
+        if isinstance(node, cst.Assign):
+            advanced = advance(node)
+            if advanced is not None:
+                attr, modulus = advanced
+                found[attr] = modulus if found.get(attr, modulus) == modulus else 0
+    return {attr: modulus for attr, modulus in found.items() if modulus}
+
+
+def advance(node: cst.Assign) -> Optional[tuple[str, int]]:
+    """(attribute, ring size) of `x.a = 1 - x.a` (size 2) or `x.a = (x.a + 1) % n`; None else."""
+    if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Attribute):
+        return None
+    target, value = node.targets[0].target, node.value
+    modulus = 2
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Modulo) \
+            and isinstance(value.right, cst.Integer):
+        modulus, value = int(value.right.value, 0), _bare(value.left)
+        if not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add)
+                and _one(value.right) and value.left.deep_equals(target)) or modulus < 2:
+            return None
+        return target.attr.value, modulus
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Subtract) \
+            and _one(value.left) and value.right.deep_equals(target):
+        return target.attr.value, modulus
+    return None
+
+
+def _bare(node: cst.BaseExpression) -> cst.BaseExpression:
+    return node.with_changes(lpar=(), rpar=()) if isinstance(node, cst.BinaryOperation) else node
+
+
+def _one(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Integer) and node.value == "1"
