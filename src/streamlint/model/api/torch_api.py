@@ -108,6 +108,12 @@ TENSOR_METHODS: dict[str, Fact] = {
     "record_stream": Fact(K.RECORD_STREAM, F, target=Arg(0, "stream")),
 }
 
+# Methods that exist on one kind of tensor only: calling one on a value the code says nothing
+# else about tells what it is, by its memory (API-FACTS 4.3, 4.5: `pin_memory` on CPU tensors,
+# `record_stream` on CUDA tensors); "": a copy to a device, whose result does not depend on what
+# the receiver was.
+RECEIVER_EVIDENCE: dict[str, str] = {"pin_memory": "pageable", "record_stream": "device", "cuda": "", "to": ""}
+
 # Tensor methods that return a tensor on the same device (and launch work there,
 # except views). Anything else (size, dim, shape, ...) returns a non-tensor.
 TENSOR_PRESERVING = frozenset({

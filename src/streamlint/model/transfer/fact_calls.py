@@ -205,8 +205,7 @@ def _placed(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> tup
     work (no operation queued: the host reads host memory; of memory not told, nothing)."""
     if frame.chosen_stream(state):
         arguments = _on_device(arguments)
-    given = [v for v, _ in arguments.positional] + [v for v, _ in arguments.keywords.values()]
-    data = [v for v in [arguments.receiver, *given] if v is not None and v.is_buffer]
+    data = [v for v in [arguments.receiver, *arguments.values()] if v is not None and v.is_buffer]
     queued = any(is_device(v) for v in data)
     return replace(fact, stream=STREAM_CURRENT if queued else STREAM_NONE), arguments, queued
 

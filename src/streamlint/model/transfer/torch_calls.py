@@ -595,19 +595,8 @@ _COPIES: dict[str, Callable[[AbsValue, Arguments, State, Frame], Handled]] = {
 }
 
 
-def _as(memory: Memory) -> Callable[[AbsValue], AbsValue]:
-    return lambda value: AbsValue(ValueKind.BUFFER, F, memory, value.identity, either=value.either)
-
-
-# Methods that exist on one kind of tensor only: calling one is evidence of what the
-# receiver is (API-FACTS: `pin_memory` on CPU tensors, `record_stream` on CUDA tensors).
-EVIDENT_METHODS: dict[str, Callable[[AbsValue], AbsValue]] = {
-    "pin_memory": _as(Memory.PAGEABLE),
-    "record_stream": _as(Memory.DEVICE),
-    # a copy to a device: what the result is does not depend on what the receiver was
-    "cuda": lambda value: value,
-    "to": lambda value: value,
-}
+# Methods whose call tells what the receiver is (the table's word, `RECEIVER_EVIDENCE`).
+EVIDENT_METHODS = torch_api.RECEIVER_EVIDENCE
 
 
 def evident_receiver(name: str, receiver: AbsValue, state: Optional[State] = None) -> Optional[AbsValue]:
@@ -616,7 +605,8 @@ def evident_receiver(name: str, receiver: AbsValue, state: Optional[State] = Non
     stream the code chose, for tensor operations (PyTorch's invariant: the code queues tensor
     work there, as for the arguments of a model it calls), else None."""
     if name in EVIDENT_METHODS:
-        return EVIDENT_METHODS[name](receiver)
+        told = EVIDENT_METHODS[name]
+        return AbsValue(ValueKind.BUFFER, F, Memory(told), receiver.identity, either=receiver.either) if told else receiver
     if receiver.identity is not None and name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE:
         return AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN, receiver.identity)
     if name in torch_api.TENSOR_OPERATIONS and state is not None:
