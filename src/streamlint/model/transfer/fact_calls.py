@@ -242,7 +242,8 @@ def _host_side(fact: Fact, arguments: Arguments) -> tuple[OpKind, str]:
     for where in (fact.host, fact.out):
         if where is not None and arguments.located(where) is not None:
             return fact.kind, _spelled(where)
-    if fact.self_reads and arguments.receiver is not None and is_host(arguments.receiver):
+    receiver = arguments.receiver
+    if fact.kind is OpKind.PIN and receiver is not None and receiver.is_buffer and not is_device(receiver):
         return fact.kind, "self"  # the host memory of the receiver (`t.pin_memory()`)
     if fact.kind is OpKind.COPY_D2H and fact.result.split(":")[0] in ("pageable", "pinned"):
         return fact.kind, "return"
@@ -421,11 +422,12 @@ def _record_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame)
 
 
 def _pin(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """`t.pin_memory()`: the host copies its host memory into new page-locked memory."""
+    """`t.pin_memory()`: the host copies the receiver into new page-locked memory (a method of
+    host memory only: a receiver of memory not told is host memory)."""
     receiver = arguments.receiver
     if receiver is not None and is_device(receiver):
         return UNKNOWN, state
-    if receiver is not None and is_host(receiver) and receiver.identity is not None:
+    if receiver is not None and receiver.identity is not None:
         state = host_access(state, frame, frame.site(arguments.node), receiver.identity, False)
     return result_of(fact, arguments, frame, None), state
 
