@@ -137,7 +137,7 @@ class Walk:
             value = getattr(node, name)
             if type(value) is tuple or type(value) is list:
                 self.visit_all(value)
-            elif value is not None:
+            elif value is not None and type(value) is not str:  # (`Arg.star`, f-string quotes: text, no node)
                 self.visit(value)
 
     def visit_all(self, nodes: Sequence[cst.CSTNode]) -> None:
