@@ -124,3 +124,27 @@ def test_each_function_is_walked_once_per_context():
     interpret.WALKS.clear()
     hazards(PREFETCHER.format(wait="", record=""))
     assert interpret.WALKS and max(interpret.WALKS.values()) == 1
+
+
+LAUNCHER = """
+from numba import cuda
+
+def launch(kernel, n, *args, stream=None):
+    kernel[n // 256 + 1, 256, stream](n, *args)
+
+def run(k, h, g):
+    d = cuda.to_device(h)
+    e = cuda.to_device(g)
+    launch(k, 1024, d, e)
+"""
+
+
+def test_positional_arguments_past_star_args_bind_no_keyword_only_parameter():
+    """`launch(k, n, d, e)`: `d` and `e` fill `*args`; the keyword-only `stream` stays unbound
+    (neither a context fact nor an argument of the apply), so no array is taken for a stream."""
+    model, found = hazards(LAUNCHER)
+    contexts = [context for (qualname, context) in model.solved.walks if qualname == "prog.launch"]
+    assert contexts and all(context.arg("stream") is None for context in contexts)
+    summary = next(w.summary for (q, _), w in model.solved.walks.items() if q == "prog.launch")
+    assert summary.params == ("kernel", "n", "*args", "stream")
+    assert found == []

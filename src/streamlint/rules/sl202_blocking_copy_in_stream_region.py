@@ -12,7 +12,13 @@ from streamlint.fixes.model import Applicability
 from streamlint.model.api.facts import OpKind
 from streamlint.model.domain.paths import Index, IndexKind, RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.readings.operations import chosen_streams, own_operations, streams_working_after, work_before
+from streamlint.model.readings.operations import (
+    chosen_streams,
+    host_waits_after,
+    own_operations,
+    streams_working_after,
+    work_before,
+)
 from streamlint.model.summary.effects import Operation
 from streamlint.model.syntax import nesting
 from streamlint.rules import _labels as labels
@@ -304,6 +310,8 @@ def _work_after(model, qualname: str, at, call) -> list:
     if not at.operation.in_loop or function is None or not isinstance(call, cst.Call):
         return after
     loop = nesting.outermost_loop(function.node, call)
+    if loop is not None and any(_holds(model, loop, site) for site in host_waits_after(model, qualname, at)):
+        return after  # the host waits again before this iteration ends: the next one's work is queued after that wait anyway
     for stream, site in work_before(model, qualname, at) if loop is not None else ():
         node = model.node_of(site)
         if node is None or not nesting.holds(loop, node):
@@ -314,6 +322,11 @@ def _work_after(model, qualname: str, at, call) -> list:
         if stream not in after:
             after.append(stream)
     return after
+
+
+def _holds(model, loop: cst.CSTNode, site: str) -> bool:
+    node = model.node_of(site)
+    return node is not None and nesting.holds(loop, node)
 
 
 def _next_iteration(stream: StreamRef, loop: cst.CSTNode) -> StreamRef:

@@ -415,11 +415,14 @@ class Solver:
             spent.add(extra)
             known.add(context)
             return context
-        # past the budget, what callers tell is dropped; the hot entry, the class's state and the
-        # stream the callers hand for the work stay (dimensions of a few values each)
+        # past the budget, what callers tell is dropped; the hot entry, the class's state, the
+        # stream the callers hand for the work and whether the caller's current stream is one it
+        # entered stay (dimensions of a few values each: without the last, a CuPy helper called
+        # inside `with s:` would be walked as if on the legacy default stream)
         work = context.work_stream
         handed = tuple((name, value) for name, value in context.args if name == work)
-        return CallContext(handed, hot=context.hot, receiver_state=context.receiver_state, work_stream=work)
+        return CallContext(handed, hot=context.hot, receiver_state=context.receiver_state, work_stream=work,
+                           entered=context.entered)
 
     def _frame(self, function: FunctionRef) -> Frame:
         unit = self.program.unit(function.module)
@@ -489,7 +492,7 @@ def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
         params = params[1:]
     named: dict[str, AbsValue] = {}
     passed = set()
-    for key, value in context.args:
+    for key, value in context.args:  # (past the positional parameters: `*args` takes the rest)
         name = params[int(key)] if key.isdigit() and int(key) < len(params) else key
         passed.add(name)
         if (name in params or not key.isdigit()) and value != UNKNOWN:  # (nothing known: as not passed)
@@ -514,10 +517,11 @@ def _flag_defaults(function: FunctionRef) -> list[tuple[str, AbsValue]]:
 
 
 def _params(function: FunctionRef) -> list[str]:
+    """The parameters a call binds by position (keyword-only ones only by name)."""
     if isinstance(function.node, cst.Module):
         return []
     p = function.node.params
-    return [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
+    return [x.name.value for x in (*p.posonly_params, *p.params)]
 
 
 def digest_of_use(path: str, local: str) -> str:

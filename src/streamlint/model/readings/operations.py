@@ -181,6 +181,20 @@ def drained_alone(model: FileModel, qualname: str, at: OperationAt) -> bool:
     return False
 
 
+def host_waits_after(model: FileModel, qualname: str, at: OperationAt) -> list[str]:
+    """The sites (in the function) of the host's waits after the operation (not its own), in order."""
+    walked = model.solved.walks.get((qualname, at.context))
+    found: list[str] = []
+    after = False
+    for effect in walked.summary.effects if walked is not None else ():
+        site = effect.chain[0] if effect.chain else effect.site
+        if site == at.site:
+            after = after or (effect.kind is EffectKind.OPERATION and effect.operation == at.operation)
+        elif after and effect.kind in _HOST_WAITS:
+            found.append(site)
+    return found
+
+
 def _reads_made_by(effect, site: str) -> bool:
     """A host read of memory the operation at `site` made (its result)."""
     path = effect.path

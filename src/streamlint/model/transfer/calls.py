@@ -644,9 +644,14 @@ def _learned(state: State, summary, binding: Binding) -> State:
 
 
 def _bound_args(params: tuple[str, ...], arguments: Arguments) -> tuple[tuple[str, AbsValue], ...]:
+    """The arguments by parameter: positional ones up to a `*args` (which takes the rest: no
+    keyword-only parameter is bound by position), keywords by name."""
     names = [p for p in params if p not in ("self", "cls")] if arguments.receiver is not None else list(params)
-    bound = {name: value for name, (value, _) in zip(names, arguments.positional)}
-    bound.update({name: value for name, (value, _) in arguments.keywords.items() if name in params})
+    starred = [i for i, name in enumerate(names) if name.startswith("*")]
+    positional = names[:starred[0]] if starred else names
+    bound = {name: value for name, (value, _) in zip(positional, arguments.positional)}
+    bound.update({name: value for name, (value, _) in arguments.keywords.items()
+                  if name in params and not name.startswith("*")})
     return tuple(bound.items())
 
 

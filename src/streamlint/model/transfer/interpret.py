@@ -9,6 +9,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model.api import cupy as cupy_api
+from streamlint.model.api.facts import LEGACY_BY_DEFAULT
 from streamlint.model.domain.order import HOST, AccessEvent, Conflict, ConflictKind
 from streamlint.model.domain.paths import Index, Path, Root
 from streamlint.model.domain.state import State
@@ -110,7 +111,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         _released_by_producers(frame.found.exit_state, frame, node)
     effects, truncated = bounded(tuple(frame.found.effects))
     summary = FunctionSummary(
-        frame.qualname, params, effects, frame.found.returned or UNKNOWN, _self_stores(frame.found.exit_state, context.receiver_state),
+        frame.qualname, signature(node) if isinstance(node, cst.FunctionDef) else (), effects, frame.found.returned or UNKNOWN, _self_stores(frame.found.exit_state, context.receiver_state),
         tuple(sorted((param, tuple(sorted(tags))) for param, tags in frame.found.evidence.items())),
         bool(context.hot), _entered(frame.found.yielded), truncated,
         tuple(sorted((a, v) for a, v in frame.found.holder_stores.items() if v is not None)),
@@ -119,6 +120,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     # what another call left in flight meets this call's work only at the boundary placements
     conflicts = [c for c in frame.found.conflicts if c.earlier not in earlier_calls]
     conflicts = _unordered_with_the_callers(conflicts, frame.found.exit_state, _producer(node, context))
+    conflicts = [c for c in conflicts if not _after_the_callers_legacy_work(c, context)]
     return Walked(summary, tuple(conflicts), tuple(frame.found.handed_out),
                   misjoined(frame.found.exit_state, tuple(frame.found.effects), earlier_calls),
                   left_on_self(frame.found.exit_state))
@@ -262,6 +264,27 @@ def _unordered_with_the_callers(conflicts: list[Conflict], exit_state: Optional[
                 continue  # the callers' stream waits for it before they go on
         kept.append(conflict)
     return kept
+
+
+def _after_the_callers_legacy_work(conflict: Conflict, context: CallContext) -> bool:
+    """The caller's memory (the entry assumption) used on a blocking stream the program made, of a
+    framework whose current stream is the legacy default stream unless code sets it, under callers
+    that did not set it: the blocking stream's work waits for the legacy stream's earlier work, the
+    caller's production included (the CUDA runtime's implicit synchronization)."""
+    later = conflict.later.stream
+    return (conflict.earlier.assumed and later.blocking and later.framework in LEGACY_BY_DEFAULT
+            and later.framework not in context.entered
+            and (later.kind is StreamRefKind.CREATED or (later.kind is StreamRefKind.PATH and later.fresh)))
+
+
+def signature(node: cst.FunctionDef) -> tuple[str, ...]:
+    """The parameters as a call binds them: `*args` (a bare `*`: "*") ends the positional ones,
+    the keyword-only ones follow it, `**kwargs` last (FunctionSummary.params)."""
+    p = node.params
+    star = f"*{p.star_arg.name.value}" if isinstance(p.star_arg, cst.Param) else "*" if p.kwonly_params else ""
+    names = [x.name.value for x in (*p.posonly_params, *p.params)] + ([star] if star else [])
+    names += [x.name.value for x in p.kwonly_params]
+    return tuple(names) + ((f"**{p.star_kwarg.name.value}",) if p.star_kwarg is not None else ())
 
 
 def _parameters(node: cst.FunctionDef) -> tuple[str, ...]:
