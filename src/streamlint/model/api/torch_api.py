@@ -47,6 +47,10 @@ FUNCTIONS: dict[str, Fact] = {
     "contextlib.nullcontext": Fact(None, F, result="none"),
 }
 
+# A test's comparisons: they read their tensors back to the host and wait for the current stream,
+# as `torch.equal` does (the rows above of kind IMPLICIT_SYNC); the host raises on a mismatch.
+TEST_COMPARISONS = frozenset({"torch.testing.assert_close", "torch.testing.assert_allclose"})
+
 # torch.<creator>(..., device=, pin_memory=): device from the keywords, CPU otherwise.
 CREATORS = frozenset({
     "rand", "randn", "randint", "zeros", "ones", "empty", "full", "arange", "linspace",

@@ -51,6 +51,8 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     if name.startswith("torch.") and short in torch_api.LIKE_CREATORS:
         return _like_creator(short, arguments, state, frame)
     fact = torch_api.FUNCTIONS.get(name)
+    if (fact is not None and fact.kind is OpKind.IMPLICIT_SYNC) or name in torch_api.TEST_COMPARISONS:
+        return _compared(name, arguments, state, frame)
     if fact is not None and fact.kind is None and fact.result == "none":
         return NONE, state  # a context that does nothing (`contextlib.nullcontext()`)
     if fact is None and torch_api.returns_tensor(name) and all(v.memory is Memory.UNKNOWN and not (v.is_buffer and v.stream)
@@ -60,6 +62,21 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         # `calls._opaque`)
         return _fresh(frame, arguments, Memory.UNKNOWN, None), state
     return None
+
+
+def _compared(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    """A function that reads its CUDA tensors back to the host (`torch.equal`, a test's
+    `torch.testing.assert_close`): each is read on the current stream, and the host waits for it
+    (None, as an unknown call, when it is given no CUDA tensor)."""
+    given = [v for v in arguments.values() if is_device(v) and v.identity is not None]
+    if not given:
+        return None
+    site, current = frame.site(arguments.node), state.current_stream(F)
+    state = operation(state, frame, site, name, OpKind.IMPLICIT_SYNC, current, True, value_site=site, framework=F)
+    for value in given:
+        state = access(state, frame, site, value.identity, False, current)
+    state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
+    return AbsValue(ValueKind.HOST_NUMBER), state
 
 
 # Where PyTorch's optimizers live: `torch.optim.AdamW(model.parameters())` holds the model's parameters.
