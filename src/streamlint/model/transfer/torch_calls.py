@@ -511,7 +511,7 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
     current = state.current_stream(framework)
     # under a stream the code chose, a tensor of unknown device is a CUDA tensor: the work
     # is queued there (a CPU tensor's operation would ignore the stream)
-    if frame.chosen_stream(state):
+    if frame.chosen_stream(state) and not any(map(is_host, inputs)):  # (a CPU operation ignores the stream)
         inputs = [_on_device(v) if v.is_buffer and v.memory is Memory.UNKNOWN else v for v in inputs]
         written = _on_device(written) if written is not None and written.memory is Memory.UNKNOWN else written
     on_device = any(is_device(v) for v in inputs)
@@ -794,19 +794,22 @@ EVIDENT_METHODS: dict[str, Callable[[AbsValue], AbsValue]] = {
     # a copy to a device: what the result is does not depend on what the receiver was
     "cuda": lambda value: value,
     "to": lambda value: value,
+    "cpu": lambda value: value,  # (a CPU tensor: new host memory, or the tensor itself)
 }
 
 
-def evident_receiver(name: str, receiver: AbsValue, state: Optional[State] = None) -> Optional[AbsValue]:
+def evident_receiver(name: str, receiver: AbsValue, state: Optional[State] = None,
+                     given: tuple = ()) -> Optional[AbsValue]:
     """What calling `name` on a value the code says nothing else about tells it is: a tensor
     for the tensor-only methods above and for in-place kernels (`div_`, `add_`), and, under a
     stream the code chose, for tensor operations (PyTorch's invariant: the code queues tensor
-    work there, as for the arguments of a model it calls), else None."""
+    work there, as for the arguments of a model it calls), unless a tensor it is `given` is host
+    memory (PyTorch's operands live on one device: a CPU operation ignores the stream), else None."""
     if name in EVIDENT_METHODS:
         return EVIDENT_METHODS[name](receiver)
     if receiver.identity is not None and name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE:
         return AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN, receiver.identity)
-    if name in torch_api.TENSOR_OPERATIONS and state is not None:
+    if name in torch_api.TENSOR_OPERATIONS and state is not None and not any(map(is_host, given)):
         # (of a value the walk cannot name too, `shards[i].norm()`: its result is a new CUDA tensor)
         current = state.current_stream(F)
         if current.known and current.kind is not StreamRefKind.AMBIENT:
