@@ -202,7 +202,8 @@ class CrossStreamReadAfterWrite(Rule):
                     help=f"queue this work on {named(first)} (`stream={first}`)",
                 )
                 continue
-            idiom = wait_idiom(first, second, h.framework, analysis)
+            idiom = wait_idiom(words.stream_for_code(h.earlier.stream, h, h.earlier),
+                               words.stream_for_code(h.later.stream, h, h.later), h.framework, analysis, legacy=True)
             if h.placement is Placement.AT_BOUNDARY and not h.from_caller:
                 function = h.function.node
                 handed = handed_to_callers_of(analysis, function, h.function.class_name,
