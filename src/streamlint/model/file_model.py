@@ -59,8 +59,9 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
     """The conflicts the walks saw, then memory handed out unfinished by functions no caller
     in sight calls (their callers' reads are out of sight: the boundary is the place)."""
     waits: dict = {}
-    found: list = [(qualname, _at_one_way_fork(qualname, _at_misdirected_wait(qualname, conflict, solved, waits), solved))
-                   for qualname, conflict in solved.conflicts_in(name)]
+    found: list = [(qualname, _at_one_way_fork(qualname, placed, solved))
+                   for qualname, placed in ((q, _at_misdirected_wait(q, c, solved, waits)) for q, c in solved.conflicts_in(name))
+                   if isinstance(placed, Hazard) or not _the_callers(placed, qualname, solver)]
     found.extend(_next_calls(solver, solved, name))
     for (qualname, context), walked in solved.reported():
         if not qualname.startswith(name + ".") or not _as_entered(context):
@@ -80,6 +81,14 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
         found.extend((qualname, at_wait(qualname, c, site, waited, waiter))
                      for c, site, waiter, waited in walked.misjoined)
     return found
+
+
+def _the_callers(conflict, qualname: str, solver: Solver) -> bool:
+    """A parameter's entry assumption (made on the caller's current stream) met by the function's
+    own access (not at a wait that names the wrong stream: that wait is in this function), where
+    callers of the checked module call it: their walks apply its summary to what they really
+    did before the call (a wait, a sync), and report the race at the call when it is one."""
+    return conflict.earlier.assumed and conflict.earlier.path.root.kind is RootKind.PARAM and qualname in solver.called_here
 
 
 def _at_misdirected_wait(qualname: str, conflict, solved: Solved, waits: dict):
@@ -282,4 +291,7 @@ def _problem(hazard: Hazard) -> tuple:
         return (hazard.kind, hazard.function, root.site)
     if hazard.placement is Placement.AT_FORK:
         return (hazard.placement, hazard.site)  # one missing join, whichever accesses meet
+    if hazard.placement is Placement.AT_BOUNDARY:
+        # one hand-out per memory handed out, whichever return statement or read hands it
+        return (hazard.kind, hazard.function, hazard.later.path)
     return (hazard.kind, hazard.site)  # one report per racing access, whichever earlier access it meets first

@@ -44,12 +44,16 @@ _WAIT_IDIOM = {
 _WAIT_IDIOM["cuda-python"] = "`cudaEventRecord(e, {a})` then `cudaStreamWaitEvent({b}, e, 0)`"
 
 
-def stream_code(label: str, framework: str, analysis: Optional[CheckedFile] = None) -> str:
+def stream_code(label: str, framework: str, analysis: Optional[CheckedFile] = None, legacy: bool = False) -> str:
     """A stream label as code the user can paste (the default streams have no name),
-    spelled with what the file has (`get_accelerator()` where torch is not imported)."""
+    spelled with what the file has (`get_accelerator()` where torch is not imported).
+    `legacy`: the label is the code's (`Words.stream_for_code`), where "the legacy default
+    stream" is that stream, never a script's current one: PyTorch spells it `default_stream()`."""
     if not label or label.startswith("the ") or " " in label:
         # (a framework without a spelling keeps the words, which advice then says as prose)
         spelled = _DEFAULT_SPELLING.get(framework, label if label.startswith("the ") else "the default stream")
+        if legacy and framework == "torch" and label == "the legacy default stream":
+            spelled = "torch.cuda.default_stream()"
         if framework == "torch" and analysis is not None:
             spelled = spelled.replace("torch.cuda", analysis.torch_namespace, 1)
         if framework == "cupy" and analysis is not None:
@@ -68,8 +72,9 @@ def sync_idiom(stream: str) -> str:
     return f"synchronize {stream}" if is_placeholder(stream) else f"`{stream}.synchronize()`"
 
 
-def wait_idiom(first: str, second: str, framework: str, analysis: Optional[CheckedFile] = None) -> str:
-    a, b = stream_code(first, framework, analysis), stream_code(second, framework, analysis)
+def wait_idiom(first: str, second: str, framework: str, analysis: Optional[CheckedFile] = None,
+               legacy: bool = False) -> str:
+    a, b = stream_code(first, framework, analysis, legacy), stream_code(second, framework, analysis, legacy)
     if is_placeholder(a) or is_placeholder(b):  # no code to paste: say it in words
         return f"make {named(b)} wait for {named(a)} (an event recorded on one, waited on by the other)"
     return over_elements(_WAIT_IDIOM.get(framework, _WAIT_IDIOM["cupy"]).format(a=a, b=b), (a, b))

@@ -202,7 +202,8 @@ class CrossStreamReadAfterWrite(Rule):
                     help=f"queue this work on {named(first)} (`stream={first}`)",
                 )
                 continue
-            idiom = wait_idiom(first, second, h.framework, analysis)
+            idiom = wait_idiom(words.stream_for_code(h.earlier.stream, h, h.earlier),
+                               words.stream_for_code(h.later.stream, h, h.later), h.framework, analysis, legacy=True)
             if h.placement is Placement.AT_BOUNDARY and not h.from_caller:
                 function = h.function.node
                 handed = handed_to_callers_of(analysis, function, h.function.class_name,
@@ -213,12 +214,18 @@ class CrossStreamReadAfterWrite(Rule):
                 yield Finding(node, f"{origin} and {handed} with no wait in between",
                               help=_handed_out_help(analysis, h, idiom, analysis.line_of(node)))
                 continue
+            fix, lines = (None, None) if h.from_caller else _fix(
+                builder, h, words.stream_for_code(h.earlier.stream, h, h.earlier),
+                words.stream_for_code(h.later.stream, h, h.later))
             yield Finding(
                 h.node,
                 f"{origin} and read on {named(second)} here{words.inside(h.later)} with no wait in between",
-                fix=None if h.from_caller else _fix(builder, h, words.stream_for_code(h.earlier.stream, h, h.earlier),
-                                                    words.stream_for_code(h.later.stream, h, h.later)),
-                help=f"{idiom} before line {at}",
+                fix=fix,
+                # PyTorch's advice is the code the fix inserts, so that the two name each stream
+                # alike: the legacy default stream as `default_stream()` (another stream than the
+                # current one in a method), a script's as `current_stream()`
+                help=f"`{'; '.join(lines)}` before line {at}" if lines and h.framework == "torch"
+                else f"{idiom} before line {at}",
             )
 
 
@@ -257,28 +264,28 @@ def _handed_out_help(analysis, hazard, idiom: str, at: int) -> str:
 
 
 def _fix(builder: FixBuilder, hazard, writer: str, reader: str):
-    """The wait, just before the statement that reads. Unsafe: it changes what runs
+    """The wait, just before the statement that reads, and the lines it inserts (None, None: no fix). Unsafe: it changes what runs
     concurrently (the reading stream now waits for everything queued on the writer).
     An event the wait needs (Numba) is made once, before the outermost loop around the
     read: made in the loop, it would be a new event every iteration (SL501)."""
     statement = builder.statement_of(hazard.node)
     if statement is None:
-        return None
+        return None, None
     function = hazard.function.node
     lines = wait_statements(builder, function, writer, reader, hazard.framework, builder.analysis.line_of(hazard.node))
     if lines is None:
-        return None
+        return None, None
     message = f"Insert `{'; '.join(lines)}`"
     if hazard.framework != "numba":
-        return make_fix(message, Applicability.UNSAFE, [builder.insert_before(statement, lines)])
+        return make_fix(message, Applicability.UNSAFE, [builder.insert_before(statement, lines)]), lines
     if isinstance(function, cst.FunctionDef) and function.name.value == "forward" and hazard.function.class_name:
-        return None  # a new event on every call of forward
+        return None, None  # a new event on every call of forward
     creation, waits = lines[:1], lines[1:]
     loop = _outermost_loop(builder, statement, function)
     if loop is None:
-        return make_fix(message, Applicability.UNSAFE, [builder.insert_before(statement, lines)])
+        return make_fix(message, Applicability.UNSAFE, [builder.insert_before(statement, lines)]), lines
     return make_fix(message, Applicability.UNSAFE,
-                    [builder.insert_before(loop, creation), builder.insert_before(statement, waits)])
+                    [builder.insert_before(loop, creation), builder.insert_before(statement, waits)]), lines
 
 
 def _outermost_loop(builder: FixBuilder, statement, function):

@@ -132,7 +132,8 @@ class CrossStreamWriteAfterRead(Rule):
                 node = words.pointed(h, buffer)
             else:
                 second = words.stream(h.later.stream, h, h.later)
-                fix = f"{wait_idiom(first, second, h.framework, analysis)} before line {at}"
+                # (the streams as code names them: the legacy default stream as `default_stream()`)
+                fix = f"{wait_idiom(words.stream_for_code(h.earlier.stream, h, h.earlier), words.stream_for_code(h.later.stream, h, h.later), h.framework, analysis, legacy=True)} before line {at}"
                 what = (f"{named(buffer)} is overwritten on {named(second)} here while {named(first)} may still use it "
                         f"(line {other}{words.inside(h.earlier)}){words.inside(h.later)}")
             yield Finding(node, what, help=fix)

@@ -57,6 +57,10 @@ FUNCTIONS: dict[str, Fact] = {
     "contextlib.nullcontext": Fact(None, F, result="none"),
 }
 
+# A test's comparisons: they read their tensors back to the host and wait for the current stream,
+# as `torch.equal` does (the rows above of kind IMPLICIT_SYNC); the host raises on a mismatch.
+TEST_COMPARISONS = frozenset({"torch.testing.assert_close", "torch.testing.assert_allclose"})
+
 # torch.<creator>(..., device=, pin_memory=): device from the keywords, CPU otherwise.
 CREATORS = frozenset({
     "rand", "randn", "randint", "zeros", "ones", "empty", "full", "arange", "linspace",
@@ -112,7 +116,7 @@ TENSOR_METHODS: dict[str, Fact] = {
 # else about tells what it is, by its memory (API-FACTS 4.3, 4.5: `pin_memory` on CPU tensors,
 # `record_stream` on CUDA tensors); "": a copy to a device, whose result does not depend on what
 # the receiver was.
-RECEIVER_EVIDENCE: dict[str, str] = {"pin_memory": "pageable", "record_stream": "device", "cuda": "", "to": ""}
+RECEIVER_EVIDENCE: dict[str, str] = {"pin_memory": "pageable", "record_stream": "device", "cuda": "", "to": "", "cpu": ""}
 
 # Tensor methods that return a tensor on the same device (and launch work there,
 # except views). Anything else (size, dim, shape, ...) returns a non-tensor.
@@ -163,10 +167,15 @@ NON_TENSOR_FUNCTIONS = frozenset({
 TENSOR_FUNCTION_NAMESPACES = frozenset({"torch", "torch.linalg", "torch.nn.functional", "torch.fft", "torch.special"})
 # Functions of those namespaces that return no single tensor: tuples or lists of tensors, host
 # values, settings and contexts.
-NOT_ONE_TENSOR = NON_TENSOR_FUNCTIONS | frozenset({
+# Of those, the ones that return tensors, or a tuple of tensors, made where their arguments are
+# (`torch.unique(ids)`, `torch.sort(x)`): data, never an object with methods of its own.
+TENSORS_OR_TUPLES = frozenset({
     "split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "meshgrid", "broadcast_tensors",
     "sort", "topk", "kthvalue", "unique", "unique_consecutive", "histogram", "frexp", "aminmax", "max", "min",
-    "median", "mode", "nonzero", "where", "std_mean", "var_mean", "cummax", "cummin", "lu", "lu_unpack",
+    "median", "mode", "nonzero", "where", "std_mean", "var_mean", "cummax", "cummin",
+})
+NOT_ONE_TENSOR = NON_TENSOR_FUNCTIONS | TENSORS_OR_TUPLES | frozenset({
+    "lu", "lu_unpack",
     "eig", "eigh", "svd", "qr", "slogdet", "lu_factor", "lu_factor_ex", "lstsq", "inv_ex", "cholesky_ex",
     "ldl_factor", "ldl_factor_ex", "solve_ex", "triangular_solve", "geqrf", "svd_lowrank", "pca_lowrank",
     "get_rng_state", "set_rng_state", "seed", "initial_seed", "autocast", "finfo", "iinfo", "broadcast_shapes",

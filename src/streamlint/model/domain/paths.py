@@ -230,6 +230,15 @@ class Path:
             return (a.symbol, a.modulus) == (b.symbol, b.modulus)
         return a.kind is IndexKind.CONST and b.kind is IndexKind.CONST
 
+    def maybe_item(self, other: "Path") -> bool:
+        """Two items of one collection, one of them under an index the text does not tell: it
+        may be the other (the same steps but for that index)."""
+        if self.root != other.root or len(self.steps) != len(other.steps):
+            return False
+        differ = [(a, b) for a, b in zip(self.steps, other.steps) if a != b]
+        return len(differ) == 1 and all(isinstance(step, Index) for step in differ[0]) \
+            and IndexKind.ANY in (differ[0][0].kind, differ[0][1].kind)
+
     def may_alias(self, other: "Path") -> bool:
         """One is a prefix of the other, step by step (a whole buffer meets its elements)."""
         if self.root != other.root:

@@ -170,8 +170,13 @@ class StreamRef:
         return pool == self.site or self.site in pool.split("|")
 
     def pools_with(self, other: "StreamRef") -> bool:
-        """A pool of streams and one of its items, either way round."""
-        return self.pool_of(other) or other.pool_of(self)
+        """A pool of streams and one of its items, either way round; or an item the text does not
+        tell of a collection of streams and one of its items (`streams[i % len(streams)]` and
+        `streams[0]`): what one names may be the other (D-1)."""
+        if self.pool_of(other) or other.pool_of(self):
+            return True
+        return self.kind is other.kind is StreamRefKind.PATH and self.path is not None and other.path is not None \
+            and self.path.maybe_item(other.path)
 
     @staticmethod
     def listed(refs: list) -> Optional["StreamRef"]:

@@ -82,6 +82,7 @@ class Solver:
         self._class_pendings: dict[str, tuple] = {}
         self._composing: set[str] = set()  # classes whose receiver state is being computed
         self.called: set[str] = set()  # functions some walked call site called
+        self.called_here: set[str] = set()  # ... a call site of the checked module's reported walks
         self._globals: dict[str, dict] = {}
         self._nodes: dict[str, dict[int, int]] = {}
         self._ordinals: dict[str, dict[int, int]] = {}
@@ -160,6 +161,8 @@ class Solver:
         """A call site asks (ProgramView): the callee has a caller in sight."""
         self.called.add(qualname)
         function = self.program.function(qualname)
+        if self._walking and self._walking[-1][0] == self.program.main.name and not self._from_callers:
+            self.called_here.update({qualname, function.qualname} if function is not None else {qualname})
         if function is not None and function.module != self.program.main.name:
             unit = self.program.unit(function.module)
             note_use(unit.path if unit is not None else "", function.qualname[len(function.module) + 1:], digest_of_use)

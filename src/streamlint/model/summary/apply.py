@@ -247,6 +247,8 @@ class _Mapper:
                 return ref  # made elsewhere (the object's stream, made in its constructor): the same stream here
             return replace(ref, site=self._made_here(ref.site))
         if ref.kind is StreamRefKind.PATH and ref.path is not None and ref.path.root.kind is RootKind.FRESH:
+            if self.callee and not self._callees(ref.path.root.site):
+                return ref  # an item of a pool made elsewhere (in the object's constructor): the same stream here
             # an item of a pool of streams the callee made: made at this call
             pool = Path(Root.fresh(self._made_here(ref.path.root.site)), ref.path.steps)
             return replace(ref, path=pool, site=self._made_here(ref.site))
@@ -268,6 +270,10 @@ class _Mapper:
         if any(side is None for side in sides.values()):  # a side the caller's argument does not take
             return next(m for m, side in sides.items() if side is not None)
         return either.chosen_by(sides).on_sides(self.binding.branch)
+
+    def _callees(self, sites: str) -> bool:
+        """One of the creation sites (a pool's joined by "|") is the callee's own."""
+        return any(site.partition("#")[0] == self.callee for site in sites.split("|"))
 
     def _made_here(self, sites: str) -> str:
         """A callee's creation sites (one, or a pool's joined by "|"), as sites of this call."""

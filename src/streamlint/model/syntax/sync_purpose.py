@@ -94,6 +94,16 @@ def _is_assertion(call: cst.Call) -> bool:
     return last.lower().startswith("assert") or any(m in dotted(call.func) + "." for m in _ASSERT_MODULES)
 
 
+def _itself(node: cst.CSTNode) -> Optional[Purpose]:
+    """A synchronizing call that is itself a test's assertion (`torch.testing.assert_close(a, b)`)
+    or a comparison with a reference."""
+    if not isinstance(node, cst.Call):
+        return None
+    if _is_assertion(node):
+        return Purpose.ASSERTION
+    return Purpose.VERIFY if last_name(node.func) in _VERIFY_CALLS else None
+
+
 def _is_capture(node: cst.CSTNode) -> bool:
     """A statement that begins a CUDA-graph capture."""
     if isinstance(node, cst.With):
@@ -475,7 +485,7 @@ class SyncPurposes:
 
 def _why(body: _Body, node: cst.CSTNode, value_read: bool, copy: bool, loops: list, function: cst.CSTNode,
          uploads: bool) -> Optional[Purpose]:
-    found = _feeds(body, node, 0) if value_read else None
+    found = _itself(node) or (_feeds(body, node, 0) if value_read else None)
     if found is not None and found is not Purpose.SELECTION:
         return found
     if value_read and _debug_log(body, node, loops[-1] if loops else function):

@@ -191,6 +191,9 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         return _super(state, frame), state
     if target.startswith("builtins."):
         return _builtin_or_opaque(target, arguments, state, frame)
+    if target.rpartition(".")[0] in torch_api.TENSOR_FUNCTION_NAMESPACES \
+            and target.rpartition(".")[2] in torch_api.TENSORS_OR_TUPLES and not _buffers_given(arguments):
+        return UNKNOWN, state  # tensors of a device not told (or a tuple of them): no object of its own
     if handler is not None and not _buffers_given(arguments):
         # a framework object made by a call we have no row for (`cp.cuda.Device()`): its
         # methods are looked up under `Device().` in the tables
@@ -254,9 +257,9 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
         handled = handler.event_method(name, receiver, arguments, state, frame)
     elif handler is not None and receiver.is_buffer:
         handled = handler.buffer_method(name, receiver, arguments, state, frame)
-    elif receiver.kind is ValueKind.UNKNOWN and torch_calls.evident_receiver(name, receiver, state) is not None:
+    elif receiver.kind is ValueKind.UNKNOWN and torch_calls.evident_receiver(name, receiver, state, arguments.values()) is not None:
         # a method that exists on one kind of tensor only tells what the receiver is
-        evident = torch_calls.evident_receiver(name, receiver, state)
+        evident = torch_calls.evident_receiver(name, receiver, state, arguments.values())
         _note_parameter(frame, evident, name in torch_calls.EVIDENT_METHODS)
         handled = torch_calls.tensor_method(name, evident, arguments, state, frame)
     elif receiver.kind is ValueKind.OBJECT and receiver.target:

@@ -204,11 +204,12 @@ def _kept_on_self(exit_state: State) -> dict[Path, Path]:
 
 
 def _the_objects(stream: StreamRef) -> bool:
-    """A stream that names the same stream in another method of the object: one made at a site,
-    or one held on `self`."""
+    """A stream that names the same stream in another method of the object: one made at a site
+    (an item of a pool made at one too), or one held on `self`."""
     if stream.context_free:
         return True
-    return stream.kind is StreamRefKind.PATH and stream.path is not None and stream.path.root.kind is RootKind.SELF
+    return stream.kind is StreamRefKind.PATH and stream.path is not None \
+        and stream.path.root.kind in (RootKind.SELF, RootKind.FRESH)
 
 
 def misjoined(exit_state: Optional[State], effects: tuple[Effect, ...], earlier_calls: frozenset = frozenset()) -> tuple:
@@ -235,7 +236,8 @@ def _join_after(effects: tuple[Effect, ...], access: AccessEvent, current: Strea
     if made is None:
         return None
     recorded = {e.path: e.stream for e in effects[:made + 1] if e.kind is EffectKind.RECORD_EVENT}
-    for effect in effects[made + 1:]:
+    for index in range(made + 1, len(effects)):
+        effect = effects[index]
         if effect.kind is EffectKind.RECORD_EVENT:
             recorded[effect.path] = effect.stream
         if effect.kind not in (EffectKind.WAIT_STREAM, EffectKind.WAIT_EVENT):
@@ -243,10 +245,17 @@ def _join_after(effects: tuple[Effect, ...], access: AccessEvent, current: Strea
         waited = effect.other if effect.kind is EffectKind.WAIT_STREAM else recorded.get(effect.path)
         if waited is None or not waited.known:
             continue
-        into_default = effect.stream.kind is StreamRefKind.LEGACY and current.framework == "torch"
+        into_default = effect.stream.kind is StreamRefKind.LEGACY and current.framework == "torch" \
+            and not _works_on(effects[index + 1:], effect.stream)
         if (effect.stream == current and waited != access.stream) or (into_default and waited == access.stream):
             return effect.site, effect.stream, waited
     return None
+
+
+def _works_on(effects: tuple[Effect, ...], stream: StreamRef) -> bool:
+    """The function queues work of its own on `stream` later (CuPy's or Numba's current stream at
+    entry is the legacy default one): a wait of that stream is the join that work needs."""
+    return any(e.kind is EffectKind.ACCESS and e.stream == stream for e in effects)
 
 
 def _unordered_with_the_callers(conflicts: list[Conflict], exit_state: Optional[State], work: StreamRef) -> list[Conflict]:

@@ -304,6 +304,7 @@ def _return(node: cst.Return, state: State, frame: Frame) -> State:
         value, state = evaluate(node.value, state, frame)
         value = state.with_items(value)
         if value.positions:
+            _hand_out_entry_memory(value.positions, state, frame, node)
             value = replace(value, positions=tuple(_earlier(p, state) for p in value.positions))
     frame.found.returned = value if frame.found.returned is None else joined_returns(frame.found.returned, value)
     _hand_out(value, state, frame, node)
@@ -315,10 +316,33 @@ def _earlier(item: AbsValue, state: State) -> AbsValue:
     """An item of a returned tuple that named the memory at a path the function has since
     stored other memory at (`x = self.next; self.preload(); return x, y`): the earlier memory,
     which no caller can name by that path (silence)."""
-    stored = state.stored(item.identity) if item.identity is not None else None
-    if stored is None or stored.identity == item.identity:
-        return item
-    return replace(item, identity=None)
+    return replace(item, identity=None) if _restored(item.identity, state) else item
+
+
+def _restored(identity: Optional[Path], state: State) -> bool:
+    """The path holds other memory now than when it was read (the function stored there since)."""
+    stored = state.stored(identity) if identity is not None else None
+    return stored is not None and stored.identity != identity
+
+
+def _hand_out_entry_memory(items: tuple, state: State, frame: Frame, node: cst.CSTNode) -> None:
+    """Items of a returned tuple read at a path of `self` the function has since stored other
+    memory at (`x = self.next; self.preload(); return x, y`): what the path held at entry, whose
+    writes earlier calls left in flight (the receiver's pending work, the only accesses to that
+    memory the order has under the path), is handed to the callers unfinished."""
+    left = frame.context.receiver_pending if frame.context is not None else ()
+    if not left:
+        return
+    for item in items:
+        identity = item.identity
+        if not item.is_buffer or identity is None or identity.root.kind is not RootKind.SELF \
+                or not _restored(identity, state):
+            continue
+        # (the callers' read shows where the function took hold of it: one report per memory)
+        caller = AccessEvent(identity, False, state.current_stream(F), _where_held(identity, frame, frame.site(node)))
+        # (of one write left by several methods, the one that made it first: its own method's)
+        frame.found.handed_out.extend(sorted((c for c in state.order.conflicts(caller) if c.earlier.write and c.earlier in left),
+                                             key=lambda c: len(c.earlier.chain)))
 
 
 def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> None:
@@ -333,7 +357,10 @@ def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) ->
     for identity in identities:
         handed_events |= state.order.recorded(identity) or frozenset()
     for identity in identities:
-        found = state.order.conflicts(replace(caller, path=identity))
+        # (memory read at a path of `self` that holds other memory now: the callers' read shows
+        # where the function took hold of it, as for `_hand_out_entry_memory`)
+        site = _where_held(identity, frame, caller.site) if _restored(identity, state) else caller.site
+        found = state.order.conflicts(replace(caller, path=identity, site=site))
         frame.found.handed_out.extend(c for c in found if c.earlier.write and not c.earlier.assumed
                                       and access_key(c.earlier) not in handed_events)
         made = _held_value(value, identity, state)

@@ -53,6 +53,8 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         return _creator(short, arguments, state, frame)
     if name.startswith("torch.") and short in torch_api.LIKE_CREATORS:
         return _like_creator(short, arguments, state, frame)
+    if name in torch_api.TEST_COMPARISONS:  # (a test's comparison reads its tensors back: no table row says all of it)
+        return _compared(name, arguments, state, frame)
     if torch_api.returns_tensor(name) and all(v.memory is Memory.UNKNOWN and not (v.is_buffer and v.stream)
                                                                for v in arguments.values()):
         # a tensor function given no tensor of known memory: a new tensor of a device not told
@@ -60,6 +62,21 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         # `calls._opaque`)
         return _fresh(frame, arguments, Memory.UNKNOWN, None), state
     return None
+
+
+def _compared(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    """A function that reads its CUDA tensors back to the host (`torch.equal`, a test's
+    `torch.testing.assert_close`): each is read on the current stream, and the host waits for it
+    (None, as an unknown call, when it is given no CUDA tensor)."""
+    given = [v for v in arguments.values() if is_device(v) and v.identity is not None]
+    if not given:
+        return None
+    site, current = frame.site(arguments.node), state.current_stream(F)
+    state = operation(state, frame, site, name, OpKind.IMPLICIT_SYNC, current, True, value_site=site, framework=F)
+    for value in given:
+        state = access(state, frame, site, value.identity, False, current)
+    state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
+    return AbsValue(ValueKind.HOST_NUMBER), state
 
 
 # Where PyTorch's optimizers live: `torch.optim.AdamW(model.parameters())` holds the model's parameters.
@@ -371,7 +388,7 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
     current = state.current_stream(framework)
     # under a stream the code chose, a tensor of unknown device is a CUDA tensor: the work
     # is queued there (a CPU tensor's operation would ignore the stream)
-    if frame.chosen_stream(state):
+    if frame.chosen_stream(state) and not any(map(is_host, inputs)):  # (a CPU operation ignores the stream)
         inputs = [_on_device(v) if v.is_buffer and v.memory is Memory.UNKNOWN else v for v in inputs]
         written = _on_device(written) if written is not None and written.memory is Memory.UNKNOWN else written
     on_device = any(is_device(v) for v in inputs)
@@ -602,17 +619,19 @@ _COPIES: dict[str, Callable[[AbsValue, Arguments, State, Frame], Handled]] = {
 EVIDENT_METHODS = torch_api.RECEIVER_EVIDENCE
 
 
-def evident_receiver(name: str, receiver: AbsValue, state: Optional[State] = None) -> Optional[AbsValue]:
+def evident_receiver(name: str, receiver: AbsValue, state: Optional[State] = None,
+                     given: tuple = ()) -> Optional[AbsValue]:
     """What calling `name` on a value the code says nothing else about tells it is: a tensor
     for the tensor-only methods above and for in-place kernels (`div_`, `add_`), and, under a
     stream the code chose, for tensor operations (PyTorch's invariant: the code queues tensor
-    work there, as for the arguments of a model it calls), else None."""
+    work there, as for the arguments of a model it calls), unless a tensor it is `given` is host
+    memory (PyTorch's operands live on one device: a CPU operation ignores the stream), else None."""
     if name in EVIDENT_METHODS:
         told = EVIDENT_METHODS[name]
         return AbsValue(ValueKind.BUFFER, F, Memory(told), receiver.identity, either=receiver.either) if told else receiver
     if receiver.identity is not None and name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE:
         return AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN, receiver.identity)
-    if name in torch_api.TENSOR_OPERATIONS and state is not None:
+    if name in torch_api.TENSOR_OPERATIONS and state is not None and not any(map(is_host, given)):
         # (of a value the walk cannot name too, `shards[i].norm()`: its result is a new CUDA tensor)
         current = state.current_stream(F)
         if current.known and current.kind is not StreamRefKind.AMBIENT:
