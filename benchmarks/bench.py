@@ -237,8 +237,8 @@ def bench_streamlint(tree: str, target: Path, work: Path, runs: int, touch: dict
 
 def pick_touched(cache_dir: Path, target: Path, touch: dict) -> tuple[tuple, tuple]:
     """(leaf, helper) as (path, number of cached files that depend on it), from the
-    dependencies the cache recorded: the leaf is the analysed file nobody imports whose
-    size is the median of such files; the helper is the file most others depend on."""
+    dependencies the cache recorded: the leaf is, among the analysed files the fewest
+    others depend on, the one of median size; the helper is the file most others depend on."""
     analysed: list[Path] = []
     dependents: dict[str, int] = {}
     for shard in sorted(cache_dir.glob("results-*/*.json")):
@@ -258,7 +258,10 @@ def pick_touched(cache_dir: Path, target: Path, touch: dict) -> tuple[tuple, tup
             return None, 0
         return path, inside.get(str(path.resolve()), 0)
 
-    leaves = sorted((p.stat().st_size, str(p)) for p in analysed if str(p.resolve()) not in inside)
+    # the leaf: an analysed file the fewest others depend on (v3's caller search reads every module
+    # of a package, so in a package each file may be read by the others: then the least read)
+    fewest = min((inside.get(str(p.resolve()), 0) for p in analysed), default=0)
+    leaves = sorted((p.stat().st_size, str(p)) for p in analysed if inside.get(str(p.resolve()), 0) == fewest)
     leaf = Path(leaves[len(leaves) // 2][1]) if leaves else None
     helper = Path(max(inside, key=lambda d: (inside[d], d))) if inside else None
     return chosen(touch.get("leaf"), leaf), chosen(touch.get("helper"), helper)

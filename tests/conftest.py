@@ -23,6 +23,27 @@ _PYTEST_PID = os.getpid()
 _MARKER = re.compile(r"hit\((SL\d{3})(?:\+(\d+))?\)")
 
 
+# Tests whose pinned finding, fix or figure the v3 switch loses: each line of
+# tests/v3_switch_regressions.txt is a node id, then `#` and the reason (the capability v3
+# lacks, docs/v3-switch-diff.md "Tests"). They run as strict xfails: one that passes again
+# fails the suite until its line is removed.
+_V3_REGRESSIONS = Path(__file__).with_name("v3_switch_regressions.txt")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    if not _V3_REGRESSIONS.is_file():
+        return
+    reasons = {}
+    for line in _V3_REGRESSIONS.read_text(encoding="utf-8").splitlines():
+        node, _, reason = line.partition("#")
+        if node.strip():
+            reasons[node.strip()] = "v3 switch: " + reason.strip()
+    for item in items:
+        reason = reasons.get(item.nodeid)
+        if reason is not None:
+            item.add_marker(pytest.mark.xfail(strict=True, reason=reason))
+
+
 class FakeSourceError(Exception):
     def __init__(self, message: str, row: int = 1, column: int = 1) -> None:
         super().__init__(message)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from streamlint.model.explain import explain_module
+from streamlint.commands.explain_text import explain_module
 from streamlint.model.file_model import analyze_file
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""The checked file's syntax services (model/checked_file.py): positions placed from the
+"""The checked file's syntax services (checked_file.py): positions placed from the
 statement that holds a node agree with libcst's positions of the whole module; spelling; how
 advice spells the frameworks' namespaces in this file."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from streamlint.model import positions
-from streamlint.model.checked_file import CheckedFile
+from streamlint import positions
+from streamlint.checked_file import CheckedFile
 from streamlint.model.transfer.nodes import preorder
 
 ROOT = Path(__file__).resolve().parent.parent

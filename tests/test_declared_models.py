@@ -14,8 +14,8 @@ from streamlint.cli import main
 from streamlint.config import ConfigError, Settings, load_settings
 from streamlint.engine.lint import lint_text
 from streamlint.model import declared
+from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.declared import ModelError, parse_model, parse_models
-from streamlint.model.ops import OpKind
 
 WRAPPERS = """
 [tool.streamlint]
@@ -133,6 +133,48 @@ def test_declared_models_drive_findings(tmp_path):
     assert not any(d.row > 12 for d in found)  # the modelled fence orders everything
     # Without the models the wrapper is opaque: nothing to report.
     assert not [d for d in lint_text(textwrap.dedent(USE), "use.py", Settings.default()) if d.code == "SL401"]
+
+
+DOWNLOAD = """
+[tool.streamlint]
+
+[[tool.streamlint.model]]
+target = "mylib.download_async"
+kind = "d2h"
+stream = "arg2:stream"
+writes = ["arg0:dst"]
+reads = ["arg1:src"]
+host = "arg0:dst"
+"""
+
+FETCH = """
+import torch
+from mylib import download_async
+
+
+def fetch(n):
+    dev = torch.ones(n, device="cuda")
+    host = torch.empty(n, pin_memory=True)
+    s = torch.cuda.Stream()
+    download_async(host, dev, s)
+    return host.numpy().sum()
+"""
+
+
+def test_a_declared_download_reads_and_writes_the_buffers_it_names(tmp_path):
+    # The model is a fact row: its `reads`/`writes` are the copy's source and destination.
+    write(tmp_path / "pyproject.toml", DOWNLOAD)
+    found = lint_text(textwrap.dedent(FETCH), str(tmp_path / "use.py"), load_settings(tmp_path))
+    rows = {(d.code, d.row) for d in found}
+    assert ("SL401", 10) in rows  # `dev`, made on the current stream, read by the copy on `s`
+    assert ("SL403", 11) in rows  # the host reads `host` before the asynchronous copy into it finished
+
+
+def test_explain_applies_the_projects_models(tmp_path, capsys):
+    write(tmp_path / "pyproject.toml", WRAPPERS)
+    write(tmp_path / "use.py", textwrap.dedent(USE))
+    assert main(["explain", f"{tmp_path / 'use.py'}::upload"]) == 0
+    assert "mylib.copy_async: H2D copy on the stream made at" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------ bad input

@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import libcst as cst
 import pytest
 from conftest import run_cli as run
 from conftest import write
@@ -17,7 +18,7 @@ from streamlint.fixes import Applicability, Edit, Fix
 from streamlint.fixes.rounds import FixRounds
 from streamlint.fixes.verify import Linted, new_findings, normalised
 from streamlint.rules import sl201_missing_non_blocking as sl201
-from streamlint.rules._shared import may_be_none
+from streamlint.rules._shared import may_be_none_in
 from streamlint.settings import Settings
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -240,10 +241,10 @@ def test_may_be_none_reads_parameters_and_bindings():
             return a, b, c, d, e, g, h, i
         """)
     analysis = analyze(source, "t.py")
-    record = next(r for r in analysis.functions if r.name == "f")
-    maybe = {name for name in "abcdeghi" if may_be_none(analysis, record, name)}
+    function = next(n for n in analysis.module.body if isinstance(n, cst.FunctionDef) and n.name.value == "f")
+    maybe = {name for name in "abcdeghi" if may_be_none_in(analysis, function, name)}
     assert maybe == {"b", "d", "e", "g", "i"}
-    assert may_be_none(analysis, record, "a.j") and not may_be_none(analysis, record, "a.k")
+    assert may_be_none_in(analysis, function, "a.j") and not may_be_none_in(analysis, function, "a.k")
 
 
 def test_a_fix_refused_in_a_later_round_is_named_where_it_is_in_the_file_as_read():

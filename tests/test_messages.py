@@ -5,23 +5,22 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from types import SimpleNamespace
+
+import pytest
 
 from streamlint.config import Settings
 from streamlint.engine.lint import lint_text
 from streamlint.rules import all_rules
-from streamlint.rules._shared import OPERATION_WORDS, api_named, named, sync_idiom, waits_both_ways, wait_idiom
+from streamlint.rules._shared import OPERATION_WORDS, api_named, named, sync_idiom, wait_idiom
+from streamlint.rules.sl101_default_stream_barrier import _both_ways
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 
 
-def op(label: str):
-    return SimpleNamespace(stream=SimpleNamespace(label=label))
-
-
-def ops(*labels: str):
-    return [op(label) for label in labels]
+def ops(*labels: str) -> list[str]:
+    """The streams as the rule lists them: each once, as code, in order."""
+    return list(dict.fromkeys(f"`{label}`" for label in labels))
 
 
 def lint(relative: str):
@@ -33,17 +32,17 @@ def lint(relative: str):
 
 
 def test_each_side_is_said_once_and_clearly():
-    assert waits_both_ways(ops("s_in"), ops("s_left", "s_right", "s_left"), "launch") == (
+    assert _both_ways(ops("s_in"), ops("s_left", "s_right", "s_left"), "launch") == (
         "`s_left` and `s_right` wait for this launch; it waits for `s_in`"
     )
-    assert waits_both_ways(ops("s_in", "s_in"), ops("s_in", "s_out"), "kernel") == (
+    assert _both_ways(ops("s_in", "s_in"), ops("s_in", "s_out"), "kernel") == (
         "`s_in` and `s_out` wait for this kernel; it waits for `s_in`"
     )
-    assert waits_both_ways(ops("s1", "s2"), ops("s2", "s1"), "kernel") == (
+    assert _both_ways(ops("s1", "s2"), ops("s2", "s1"), "kernel") == (
         "`s1` and `s2` wait for this kernel, and it waits for both"
     )
-    assert waits_both_ways(ops("s0"), ops("s0", "s0"), "memset") == "it and `s0` wait for each other"
-    assert waits_both_ways(ops("a", "b", "c"), ops("c", "b", "a"), "kernel").endswith("it waits for all of them")
+    assert _both_ways(ops("s0"), ops("s0", "s0"), "memset") == "it and `s0` wait for each other"
+    assert _both_ways(ops("a", "b", "c"), ops("c", "b", "a"), "kernel").endswith("it waits for all of them")
 
 
 def test_sl101_message_on_a_fixture():
@@ -69,9 +68,13 @@ def test_placeholders_are_words_and_names_are_code():
 
 def test_the_operation_words_cover_the_models_labels():
     # A label the model adds for an operation without a call must be said in words.
-    from streamlint.model.walk_common import _OPERATOR_LABELS
+    import libcst as cst
 
-    assert set(_OPERATOR_LABELS.values()) <= OPERATION_WORDS
+    from streamlint.model.transfer.torch_calls import _operation_api
+
+    labels = {_operation_api(cst.parse_expression(text), "torch") for text in ("a * 2", "-a", "a < b")}
+    assert labels <= OPERATION_WORDS
+    assert "in-place arithmetic" in OPERATION_WORDS  # (transfer/statements.py, `a += b`)
 
 
 _FINDING_OR_HELP = re.compile(r"^(\S+:\d+:\d+: SL\d{3} .*|\s+= help: .*)$", re.M)
@@ -91,6 +94,9 @@ def test_no_snapshot_renders_a_placeholder_as_code_or_names_a_stream_twice_in_a_
 # ---- a result handed to the callers ----
 
 
+@pytest.mark.xfail(strict=True, reason="v3 regression (docs/v3-switch-diff.md, row 32): a result handed to callers in "
+                   "sight that read it unwaited is not reported; the first half pins helper_call_sites:11, a wrong pin "
+                   "v3 rightly drops (row 8, docs/v3-expected-corrections.md): rewrite it before removing the mark")
 def test_a_result_handed_out_is_read_at_the_callers_lines():
     [sl401] = [d for d in lint("SL103/positive_helper_call_sites_regression.py") if d.code == "SL401"]
     assert sl401.message == (
@@ -124,6 +130,8 @@ def train(batches, other):
 '''
 
 
+@pytest.mark.xfail(strict=True, reason="v3 regression (docs/v3-switch-diff.md, row 32's capability): a result handed "
+                   "to callers in sight that read it unwaited is not reported")
 def test_the_callers_are_calls_on_instances_of_the_class_only():
     # `other.fetch()` (line 16) calls some other object's fetch: not a caller of Loader.fetch.
     found = lint_text(LOADER, "loader.py", Settings.default(), rules=all_rules())

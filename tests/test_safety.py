@@ -186,10 +186,8 @@ BUILTINS_THAT_RUN = {"eval", "exec", "compile", "__import__"}
 LOADERS = {"import_module", "run_path", "run_module", "exec_module", "load_module"}
 MODULES_THAT_RUN = {"subprocess", "runpy", "pickle", "marshal", "shelve"}  # any call on them
 OS_RUNS = ("system", "popen", "startfile", "fork", "exec", "spawn", "posix_spawn")  # name prefixes
-# The registries import modules of their own package, by names they list or find (rules_v3: the
-# v3 rule ports staged beside the rules until the switch, found the same way).
-ALLOWED = {("rules/__init__.py", "import_module"), ("rules_v3/__init__.py", "import_module"),
-           ("output/__init__.py", "import_module")}
+# The registries import modules of their own package, by names they list or find.
+ALLOWED = {("rules/__init__.py", "import_module"), ("output/__init__.py", "import_module")}
 
 
 def code_running_calls(path: Path) -> list[tuple[str, str]]:
@@ -223,7 +221,7 @@ def test_the_checking_code_runs_nothing():
     calls = [call for path in files for call in code_running_calls(path)]
     assert set(calls) <= ALLOWED, calls
     # The registry imports only modules of its own package.
-    for package in ("rules", "rules_v3"):
+    for package in ("rules",):
         registry = (SRC / package / "__init__.py").read_text(encoding="utf-8")
         assert 'importlib.import_module(f"{__name__}.{info.name}")' in registry
         assert "pkgutil.iter_modules(__path__)" in registry

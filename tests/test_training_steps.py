@@ -1,10 +1,10 @@
-"""The structural reading of a training step's `backward` (model/training_steps.py)."""
+"""The structural reading of a training step's `backward` (model/interproc/training_steps.py)."""
 import textwrap
 
 import libcst as cst
 import pytest
 
-from streamlint.model import training_steps
+from streamlint.model.interproc import training_steps
 
 
 def _reads(code: str) -> bool:

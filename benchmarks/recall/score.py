@@ -16,6 +16,9 @@ and scores:
 Nothing third-party is stored in this repository: the code comes from the mirrors at
 run time (see --fetch-list). A bug whose mirror is missing is skipped and counted.
 
+The product measured is the checkout's own (`src/`, the v3 rules on the v3 model) unless
+PYTHONPATH names another.
+
     python benchmarks/recall/score.py                       # table
     python benchmarks/recall/score.py --json out.json       # plus per-bug JSON
     python benchmarks/recall/score.py --fetch-list          # repositories to fetch
@@ -139,10 +142,12 @@ def near(findings: list[dict], lines: list[int], rule: str, mode: str, window: i
 
 def absolute_pythonpath() -> None:
     """streamlint runs with cwd = the extracted project: a relative PYTHONPATH (`src`) would
-    name nothing there, and an installed streamlint (another checkout's) would be checked."""
+    name nothing there, and an installed streamlint (another checkout's) would be checked.
+    Without a PYTHONPATH, the product of this checkout (`src/`) is measured."""
     parts = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if parts:
-        os.environ["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in parts)
+    if not parts:
+        parts = [str(HERE.parent.parent / "src")]
+    os.environ["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in parts)
 
 
 def main() -> int:

@@ -16,9 +16,8 @@ from typing import Iterator, Sequence
 import libcst as cst
 
 from streamlint import memory
+from streamlint.checked_file import CheckedFile
 from streamlint.diagnostics import Diagnostic
-from streamlint.model import project
-from streamlint.model.analysis import FileAnalysis, analyze_module
 from streamlint.rules import Rule
 
 # Deeply nested code can exhaust the recursion limit of the parser or the analysis;
@@ -37,9 +36,6 @@ class SourceError(Exception):
 
 
 def parse(source: str) -> cst.Module:
-    recent = project.recent_parse(source)
-    if isinstance(recent, cst.Module):
-        return recent  # just parsed for this file's summary (the same text)
     try:
         with memory.parsing(len(source)):
             return cst.parse_module(source)
@@ -102,25 +98,22 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def analyze(source: str, path: str = "") -> FileAnalysis:
-    """Parse and analyse; exposed for tests and tools that inspect the stream model.
-    `path` lets imports of other modules of the project be followed."""
+def analyze(source: str, path: str = "") -> CheckedFile:
+    """Parse; the stream model (`CheckedFile.v3`, model/file_model.py) is built by the first
+    rule that asks for it. Exposed for tests and tools that inspect the model. `path` lets
+    imports of other modules of the project be followed."""
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
     try:
         with _collector_paused():
-            module = parse(source)
-            try:
-                return analyze_module(module, path, source)
-            except RecursionError:
-                raise SourceError("file too deeply nested for the stream analysis") from None
+            return CheckedFile(parse(source), path, source)
     finally:
         sys.setrecursionlimit(old)
 
 
-def _findings(analysis: FileAnalysis, rules: Sequence[type[Rule]]) -> list:
-    """Each rule's findings; a rule on the v3 model builds it here (lazily), under the same
-    recursion allowance as the parse."""
+def _findings(analysis: CheckedFile, rules: Sequence[type[Rule]]) -> list:
+    """Each rule's findings; the first rule that needs the v3 model builds it here (lazily),
+    under the same recursion allowance as the parse."""
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
     try:
@@ -150,8 +143,6 @@ def check_source(source: str, filename: str, rules: Sequence[type[Rule]]) -> lis
 
 def _check(source: str, filename: str, rules: Sequence[type[Rule]]) -> list[Diagnostic]:
     analysis = analyze(source, filename)
-    if not analysis.ops_seen:
-        return []
     findings = _findings(analysis, rules)
     if not findings:
         return []

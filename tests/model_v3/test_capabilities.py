@@ -1412,6 +1412,30 @@ CASES = {
             param.grad.data = param._cpu_grad
         """, "True", "False", [("host_read_before_sync", "move_grad_to_cpu")]),
 
+    # API-FACTS 4.4: a Python bool of CUDA tensors' data (`torch.equal`, `torch.allclose`,
+    # `torch.is_nonzero`) is read back: the host waits for the current stream (a table row)
+    "torch.allclose of CUDA tensors waits for the current stream": ("""
+        import torch
+        def f(n):
+            a = torch.randn(n, device="cuda")
+            host = a.to("cpu", non_blocking=True)
+            {fix}
+            return host.tolist()
+        """, "pass", "torch.allclose(a, a)", [("host_read_before_sync", "f")]),
+    # API-FACTS 4.1: `torch.cuda.ExternalStream(ptr)` wraps a foreign stream (a table row: a stream
+    # made here, its flags not shown), not the current one
+    "a foreign stream torch wraps is a stream of its own": ("""
+        import torch
+        def f(ptr, n):
+            s = torch.cuda.ExternalStream(ptr)
+            a = torch.randn(n, device="cuda")
+            {fix}
+            with torch.cuda.stream(s):
+                b = a * 2
+            s.synchronize()
+            return b
+        """, "pass", "s.wait_stream(torch.cuda.current_stream())\n            a.record_stream(s)",
+        [("read_after_write", "f")]),
 }
 
 

@@ -485,7 +485,7 @@ def test_a_class_whose_method_cannot_take_the_calls_arguments_is_no_candidate(tm
     ("x.m(1, 2, 3, 4)", True), ("x.m(1)", False), ("x.m(1, 2, 3, 4, 5)", False), ("x.m(1, b=2)", True),
     ("x.m(1, e=2)", False), ("x.m(1, a=2)", False), ("x.m(*args)", True), ("x.m(**kw)", True)])
 def test_a_defs_arity_decides_whether_it_takes_a_call(call, accepted):
-    from streamlint.model.syntax.visitors import accepts
+    from streamlint.model.syntax.arity import accepts
     method = cst.parse_module("def m(self, a, b, c=None, d=None):\n    pass\n").body[0]
     assert accepts(method.params, cst.parse_expression(call), bound=True) is accepted
     starred = cst.parse_module("def m(self, *xs, k, **kw):\n    pass\n").body[0]

@@ -4,7 +4,7 @@ A shard maps file names to entries: the content hash and configuration key the e
 was made for, the dependencies the analysis read (model/reads.py), and the result.
 A dependency noted with a summary note whose module's text changed makes the entry
 `Conditional`: the engine computes the digest of what the result used there now and
-settles it with `confirm` (model/summary_digest.py).
+settles it with `confirm` (model/interproc/digests.py).
 A shard is one header line (format, tool fingerprint, directory, hash of the body)
 and a JSON body. Shards are written whole, to a temporary file renamed over the old
 one (atomic_write.py, without fsync: a shard lost in a crash costs a re-check), so a

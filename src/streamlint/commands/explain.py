@@ -30,8 +30,16 @@ def run_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(f"cannot read {path_text}: {getattr(error, 'strerror', None) or error}") from None
     import libcst as cst  # lazy: the other commands served from the cache never load libcst
 
-    from streamlint.model.explain import explain, explain_module
+    from streamlint.commands.explain_text import explain, explain_module
+    from streamlint.config import ConfigError, load_settings
+    from streamlint.model import declared
     from streamlint.model.file_model import analyze_file
+
+    try:  # the project's declared models and per-thread switches, as `check` applies them
+        settings = load_settings(path)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+    declared.use(settings.models, settings.per_thread_default_stream)
 
     try:
         module = cst.parse_module(source)

@@ -172,11 +172,11 @@ def check_chunk(
     the summary notes a cache keeps (reads.recording)."""
     if items:
         # lazy: the model imports libcst, which a run served from the cache never needs.
-        from streamlint.model import project
+        from streamlint.model import resolve
 
         # Import resolutions are remembered per chunk only: a module created or deleted
         # since an earlier run in this process must be seen (the cache relies on it).
-        project.forget_resolutions()
+        resolve.forget()
     out = []
     for n, (path, settings) in enumerate(items, 1):
         out.append(check_path(path, settings, rules=rules, fix=fix, digests=digests))
@@ -274,27 +274,22 @@ def _summaries_now(wanted: set[tuple[str, tuple[str, ...]]]) -> dict[tuple[str, 
     """The digests of what names of changed modules give an importer now (each module
     analysed once, as an importer's analysis would): the early cutoff of the cache.
     Only runs where a module with importers changed get here, so libcst is loaded."""
-    from streamlint.model import project, summary_digest
-    from streamlint.model.analysis import FileAnalyzer
     from streamlint.model.interproc.digests import local_name
     from streamlint.model.interproc.solver import digest_of_use
 
     out: dict[tuple[str, tuple[str, ...]], str] = {}
     # Importers share names (a helper's 16 importers used 84 distinct names 134 times):
-    # each name's digest is made once, from the same analysis.
+    # each name's digest is made once.
     digests: dict[tuple[str, str], str] = {}
     for path, names in sorted(wanted):
         try:
-            analyzer = None
             for n in names:
                 if (path, n) in digests:
                     continue
-                local = local_name(n)  # a use by the v3 model
-                if local is not None:
-                    digests[(path, n)] = digest_of_use(path, local)
-                    continue
-                analyzer = analyzer or project.analyzer_for(Path(path), 1, FileAnalyzer)
-                digests[(path, n)] = summary_digest.digest_of_use(analyzer, n)
+                local = local_name(n)
+                if local is None:  # (not a use the model notes: the importer is checked again)
+                    raise LookupError(n)
+                digests[(path, n)] = digest_of_use(path, local)
             out[(path, names)] = reads.combine([(n, digests[(path, n)]) for n in names])
         except Exception:  # the importer is checked again: never worse than no cutoff
             continue

@@ -18,7 +18,7 @@ from streamlint.fixes.model import Applicability, Edit, Fix
 from streamlint.source import split_lines
 
 if TYPE_CHECKING:
-    from streamlint.model.analysis import FileAnalysis
+    from streamlint.checked_file import CheckedFile
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*\Z")
 
@@ -31,7 +31,7 @@ def is_pasteable(label: str) -> bool:
 class FixBuilder:
     """Edits for one analysed file. The parent map is built on first use only."""
 
-    def __init__(self, analysis: "FileAnalysis") -> None:
+    def __init__(self, analysis: "CheckedFile") -> None:
         self.analysis = analysis
         self.module = analysis.module
         self._parents: Optional[dict[int, cst.CSTNode]] = None

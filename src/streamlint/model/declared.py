@@ -23,13 +23,12 @@ default), `blocking` (does the host wait; default: true for the sync kinds), `re
 (see RETURNS), `host` (the host buffer of a copy, for the pinned-memory rules).
 
 Models are checked when loaded; a ModelError names the model and the key. This module is
-data and parsing only: the flow walk (calls.py) asks `active()` for facts.
+data and parsing only: the transfer functions (transfer/calls.py) ask `active()` for facts.
 """
 
 from __future__ import annotations
 
 import difflib
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -84,10 +83,28 @@ NAMESPACES = ("torch.cuda", "cupy.cuda", "numba.cuda", "torch", "cupy", "cuda.co
 NAMESPACE_KEYS = ("target", "namespace", "doc")
 EFFECT_KEYS = ("target", "kind", "framework", "stream", "reads", "writes", "blocking", "returns", "host",
                "target-arg", "doc")
-ALL_KEYS = tuple(dict.fromkeys(NAMESPACE_KEYS + EFFECT_KEYS))
 
-_TARGET = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*(\(\))?)*\.[A-Za-z_][A-Za-z0-9_]*$")
-_REF = re.compile(r"^(?:arg(?P<pos>\d+)(?::(?P<kw1>[A-Za-z_][A-Za-z0-9_]*))?|(?P<kw>[A-Za-z_][A-Za-z0-9_]*))$")
+
+def _name(spelled: str) -> bool:
+    """An ASCII Python name (the models' targets and argument names)."""
+    return spelled.isascii() and spelled.isidentifier()
+
+
+def _is_target(target: str) -> bool:
+    """A dotted name of two parts or more; a part between may be an instance, `Class()`."""
+    parts = target.split(".")
+    middle = [p.removesuffix("()") for p in parts[1:-1]]
+    return len(parts) > 1 and _name(parts[0]) and _name(parts[-1]) and all(map(_name, middle))
+
+
+def _parse_ref(ref: str) -> Optional[tuple[Optional[int], Optional[str]]]:
+    """An argument reference: `argN` (position), `argN:name` (position or keyword), `name`
+    (keyword): (position, keyword), or None when it is none of these."""
+    head, colon, keyword = ref.partition(":")
+    digits = head[3:]
+    if head.startswith("arg") and digits.isascii() and digits.isdigit() and (not colon or _name(keyword)):
+        return int(digits), keyword or None
+    return (None, ref) if not colon and _name(ref) else None
 
 
 class ModelError(Exception):
@@ -139,11 +156,9 @@ class Model:
 def _arg(ref: str) -> "Arg":
     from streamlint.model.api.facts import Arg  # lazy: as in Model.fact
 
-    m = _REF.match(ref)
-    assert m is not None  # checked when loaded
-    if m.group("kw"):
-        return Arg(None, m.group("kw"))
-    return Arg(int(m.group("pos")), m.group("kw1"))
+    parsed = _parse_ref(ref)
+    assert parsed is not None  # checked when loaded
+    return Arg(*parsed)
 
 
 def _stream(spec: str) -> tuple[str, Optional["Arg"]]:
@@ -182,60 +197,73 @@ def parse_model(entry: Any, where: str) -> Model:
     if not isinstance(entry, Mapping):
         raise ModelError(f"{where}: expected a table, got {entry!r}")
     target = entry.get("target")
-    if not isinstance(target, str) or not _TARGET.match(target):
+    if not isinstance(target, str) or not _is_target(target):
         raise ModelError(f"{where}: key 'target': expected a dotted name such as 'mylib.copy_async' "
                          f"(or 'mylib.Buffer().copy' for a method), got {target!r}")
     where = f"{where} (target {target!r})"
     if "namespace" in entry and "kind" in entry:
         raise ModelError(f"{where}: a model has either 'namespace' or 'kind', not both")
-    allowed = NAMESPACE_KEYS if "namespace" in entry else EFFECT_KEYS
-    for key in entry:
-        if key not in allowed:
-            hint = difflib.get_close_matches(key, allowed, n=1)
-            extra = f" (did you mean {hint[0]!r}?)" if hint else ""
-            raise ModelError(f"{where}: unknown key {key!r}{extra}; valid keys: {', '.join(allowed)}")
+    _check_keys(entry, NAMESPACE_KEYS if "namespace" in entry else EFFECT_KEYS, where)
     if "namespace" in entry:
         ns = entry["namespace"]
         if ns not in NAMESPACES:
             raise ModelError(f"{where}: key 'namespace': expected one of {', '.join(NAMESPACES)}, got {ns!r}")
         return Model(target=target, namespace=ns, source=where)
+    return _effect_model(entry, target, where)
+
+
+def _check_keys(entry: Mapping, allowed: tuple[str, ...], where: str) -> None:
+    for key in entry:
+        if key not in allowed:
+            hint = difflib.get_close_matches(key, allowed, n=1)
+            extra = f" (did you mean {hint[0]!r}?)" if hint else ""
+            raise ModelError(f"{where}: unknown key {key!r}{extra}; valid keys: {', '.join(allowed)}")
+
+
+def _one_of(entry: Mapping, key: str, allowed: Sequence[str], default: Any, where: str) -> Any:
+    value = entry.get(key, default)
+    if value not in allowed:
+        raise ModelError(f"{where}: key {key!r}: expected one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
+def _one_ref(entry: Mapping, key: str, where: str) -> Optional[str]:
+    value = entry.get(key)
+    return None if value is None else _refs([value], f"{where}: key {key!r}")[0]
+
+
+def _default_stream(kind: str) -> str:
+    """Work queues on the current stream unless the kind does no queued work of its own."""
+    queued = KINDS[kind] is not None and kind not in _SYNC_KINDS
+    return "current" if queued and kind not in ("stream", "event", "alloc", "pinned-alloc", "pin") else "none"
+
+
+def _effect_model(entry: Mapping, target: str, where: str) -> Model:
     if "kind" not in entry:
         raise ModelError(f"{where}: missing key 'kind' (or 'namespace'); kinds: {', '.join(KINDS)}")
-    kind = entry["kind"]
-    if kind not in KINDS:
-        raise ModelError(f"{where}: key 'kind': expected one of {', '.join(KINDS)}, got {kind!r}")
-    framework = entry.get("framework", "torch")
-    if framework not in FRAMEWORKS:
-        raise ModelError(f"{where}: key 'framework': expected one of {', '.join(FRAMEWORKS)}, got {framework!r}")
-    stream = entry.get("stream", "current" if KINDS[kind] is not None and kind not in _SYNC_KINDS
-                       and kind not in ("stream", "event", "alloc", "pinned-alloc", "pin") else "none")
+    kind = _one_of(entry, "kind", tuple(KINDS), None, where)
+    framework = _one_of(entry, "framework", FRAMEWORKS, "torch", where)
+    stream = entry.get("stream", _default_stream(kind))
     _check_stream(stream, where)
     reads = _refs(entry.get("reads", []), f"{where}: key 'reads'", self_ok=True)
     writes = _refs(entry.get("writes", []), f"{where}: key 'writes'", self_ok=True)
     blocking = entry.get("blocking")
     if blocking is not None and not isinstance(blocking, bool):
         raise ModelError(f"{where}: key 'blocking': expected true or false, got {blocking!r}")
-    returns = entry.get("returns", "none")
-    if returns not in RETURNS:
-        raise ModelError(f"{where}: key 'returns': expected one of {', '.join(RETURNS)}, got {returns!r}")
-    host = entry.get("host")
-    if host is not None:
-        host = _refs([host], f"{where}: key 'host'")[0]
-    target_arg = entry.get("target-arg")
-    if target_arg is not None:
-        target_arg = _refs([target_arg], f"{where}: key 'target-arg'")[0]
+    returns = _one_of(entry, "returns", tuple(RETURNS), "none", where)
     if ("reads" in entry or "writes" in entry) and KINDS[kind] is None:
         raise ModelError(f"{where}: kind 'value' does no device work: it has no 'reads' or 'writes'")
     if "self" in reads + writes and "()." not in target:
         raise ModelError(f"{where}: 'self' names the receiver of a method: write the target as 'pkg.Class().method'")
     return Model(target=target, kind=kind, framework=framework, stream=stream, reads=reads, writes=writes,
-                 blocking=blocking, returns=returns, host=host, target_arg=target_arg, source=where)
+                 blocking=blocking, returns=returns, host=_one_ref(entry, "host", where),
+                 target_arg=_one_ref(entry, "target-arg", where), source=where)
 
 
 def _check_stream(spec: Any, where: str) -> None:
     ok = isinstance(spec, str) and (
         spec in ("none", "current", "legacy", "self")
-        or bool(_REF.match(spec.removesuffix("|current")))
+        or _parse_ref(spec.removesuffix("|current")) is not None
     )
     if not ok:
         raise ModelError(f"{where}: key 'stream': expected 'current', 'legacy', 'none', 'self', an argument "
@@ -246,7 +274,7 @@ def _refs(value: Any, what: str, self_ok: bool = False) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, list):
         raise ModelError(f"{what}: expected a list of argument references ('arg0', 'arg1:src', 'dst'), got {value!r}")
     for ref in value:
-        if not isinstance(ref, str) or not (_REF.match(ref) or (self_ok and ref == "self")):
+        if not isinstance(ref, str) or not (_parse_ref(ref) is not None or (self_ok and ref == "self")):
             raise ModelError(f"{what}: {ref!r} is not an argument reference ('arg0', 'arg1:src', a keyword name"
                              + (", or 'self')" if self_ok else ")"))
     return tuple(value)

@@ -49,14 +49,6 @@ class Hazard:
     # hazards of one problem, the one with the latest earlier access names it
     behind: int = field(default=0, compare=False)
 
-    @property
-    def later_chain(self) -> tuple[str, ...]:
-        return self.later.chain
-
-    @property
-    def earlier_chain(self) -> tuple[str, ...]:
-        return self.earlier.chain
-
 
 def shown_at(access: AccessEvent) -> str:
     return access.chain[0] if access.chain else access.site
@@ -91,12 +83,3 @@ def at_wait(function: str, conflict: Conflict, wait_site: str, waited: StreamRef
     later, earlier = conflict.later, conflict.earlier
     return Hazard(conflict.kind, function, wait_site, Placement.AT_WAIT, later, earlier, shown_at(earlier), waited,
                   waiter)
-
-
-def split_site(site: str) -> Optional[tuple[str, int]]:
-    """("pkg.mod.f", 3) from "pkg.mod.f#3"."""
-    qualname, _, ordinal = site.partition("#")
-    try:
-        return qualname, int(ordinal)
-    except ValueError:
-        return None

@@ -8,7 +8,7 @@ that the engine can prefilter (and a cached run can start) without loading the m
 PREFILTER_KEYS: tuple[bytes, ...] = (
     b"cuda", b"cupy", b"numba", b"Stream", b"pin_memory", b"non_blocking",
     b"accelerator", b"Event",
-    # NCCL collectives: the tensors they are given are CUDA tensors (model/evidence.py).
+    # NCCL collectives: the tensors they are given are CUDA tensors (api/nccl.py).
     b"all_reduce", b"all_gather", b"reduce_scatter", b"all_to_all",
     # CUDA-aware MPI: device buffers made in other modules go to MPI here (api/mpi.py).
     b"mpi4py",

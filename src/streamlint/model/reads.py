@@ -1,6 +1,6 @@
 """What the analysis of one file read of other files: the dependencies of its result.
 
-`model/project.py` notes every path it looks at while resolving and reading the checked
+`model/interproc/modules.py` and `model/resolve.py` note every path it looks at while resolving and reading the checked
 file's imports; the engine collects the notes per file so that the result cache can
 tell when a change elsewhere (a helper module edited, added or removed) invalidates it.
 
@@ -9,7 +9,7 @@ existence mattered but whose text was not read, ABSENT for a path that was looke
 and not found, or a *summary note* for a module whose summaries the analysis used:
 `HASH/DIGEST/NAME,NAME...`, the content hash, a digest of what the analysis used from
 the module (the values and function summaries the names gave it, positions left out:
-model/summary_digest.py), and the names it looked up there. A result with a summary
+model/interproc/digests.py), and the names it looked up there. A result with a summary
 note stays valid after the module's text changes as long as the same names still give
 the same digest (mypy's interface-hash early cutoff), so a comment or an edit that
 keeps the summary leaves the importers fresh. The digest of a use is computed while

@@ -81,9 +81,9 @@ def _module_file(from_path: str, dotted: str, probes: list[tuple[str, bool]]) ->
     return None
 
 
-# directory -> its Python files, for reverse.py (listed once per run, like `_resolved`).
+# directory -> its Python files, for the callers' search (listed once per run, like `_resolved`).
 _listings: dict[str, tuple[str, ...]] = {}
-_packages: dict[str, tuple[str, ...]] = {}  # (package_files)
+_packages: dict[str, tuple[str, ...]] = {}  # (enclosing_package_files)
 
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _roots: dict[Path, tuple[Path, ...]] = {}
@@ -122,32 +122,6 @@ def python_files(directory: Path, most: int) -> tuple[str, ...]:
             names = []
         _listings[key] = tuple(str(directory / n) for n in names) if len(names) <= most else ()
     return _listings[key]
-
-
-def package_files(path: str, most: int, most_in_root: int) -> tuple[str, ...]:
-    """The Python files of the top package that holds the module at `path` (its
-    subpackages included) and of the project's root directory (at most `most_in_root`):
-    none if the package has more than `most` (listed once per run, forgotten with the
-    resolutions)."""
-    here = Path(path).resolve()
-    top = here.parent
-    while (top.parent / "__init__.py").is_file() and top.parent != top:
-        top = top.parent
-    key = f"{top}\0{most}\0{most_in_root}"
-    if key not in _packages:
-        found: list[str] = []
-        if (top / "__init__.py").is_file():
-            for folder, dirs, names in os.walk(top):
-                dirs[:] = sorted(d for d in dirs if (Path(folder) / d / "__init__.py").is_file())
-                found.extend(str(Path(folder) / n) for n in sorted(names) if n.endswith(".py"))
-                if len(found) > most:
-                    found = []
-                    break
-        root = project_root(str(here))
-        if found and root is not None and root != top:
-            found.extend(python_files(root, most_in_root))
-        _packages[key] = tuple(found)
-    return _packages[key]
 
 
 def enclosing_package_files(path: str, most: int, most_in_root: int) -> tuple[str, ...]:

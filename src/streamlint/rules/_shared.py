@@ -1,26 +1,21 @@
-"""Small phrasing and predicates several rules share (queries live in model.queries)."""
+"""Small phrasing and predicates several rules share (the questions they ask of the model
+live in model/readings/)."""
 
 from __future__ import annotations
 
-import os
-import re
 from typing import Optional
 
 import libcst as cst
 
+from streamlint.checked_file import CheckedFile
 from streamlint.fixes.idioms import WAIT_LINES
-from streamlint.model.analysis import FileAnalysis
-from streamlint.model.hazards import HazardKind
-from streamlint.model.ops import HOST_SYNCS, FunctionRecord, GpuOp, OpKind
-from streamlint.model.queries import covers, same_stream, work_after
 
 # A sync that times or measures every step of a training loop (SL103, SL502).
 STEP_TIMING_HELP = ("time a window of steps instead: read a host timer (or record events) every N steps and "
                     "synchronize once per log window")
 
 
-# The words the model gives an operation that is no call (model/walk_common.py
-# `_OPERATOR_LABELS`, flow.py's default and its truth-value read): prose, never code.
+# The words the model gives an operation that is no call: prose, never code.
 OPERATION_WORDS = frozenset({"arithmetic", "in-place arithmetic", "a comparison", "an elementwise operation",
                              "truth value"})
 
@@ -31,56 +26,6 @@ def api_named(api: str) -> str:
     if api in OPERATION_WORDS:
         return "this " + api.removeprefix("a ").removeprefix("an ")
     return f"`{api}`"
-
-
-def via_helper(analysis: FileAnalysis, op: GpuOp) -> str:
-    """' inside `helper()` (line N)' when the operation hides in a same-module function."""
-    return inside(analysis, op.helper)
-
-
-def inside(analysis: FileAnalysis, helper) -> str:
-    """' inside `helper()` (`api` at line N[ of other.py])' for work a called function does."""
-    if helper is None:
-        return ""
-    home = helper.home if isinstance(helper.home, FileAnalysis) else analysis
-    where = f"line {home.line_of(helper.node)}"
-    if home is not analysis and home.path:
-        where += f" of {_relative(home.path, analysis.path)}"
-    return f" inside `{helper.name}()` ({api_named(helper.api)} at {where})"
-
-
-def _relative(path: str, beside: str) -> str:
-    """Another module's path as seen from the checked file's directory (`pkg/ops.py`)."""
-    if not beside:
-        return path
-    try:
-        return os.path.relpath(path, os.path.dirname(os.path.abspath(beside)))
-    except ValueError:  # another drive
-        return path
-
-
-def blocking_copy_in_region(record: FunctionRecord, op: GpuOp) -> bool:
-    """SL202's condition; SL502 defers to it so one call gets one finding."""
-    if not record.is_stream_region or op.host_blocking is not True:
-        return False
-    if op.kind not in (OpKind.COPY_H2D, OpKind.COPY_D2H, OpKind.COPY, OpKind.COPY_D2D):
-        return False
-    # A blocking read-back inside a stream context drains that stream (CuPy's `get()`,
-    # PyTorch's `.cpu()`): other streams' work queued after it cannot overlap it.
-    blocking_copy = op.sync_api or (
-        op.framework in ("cupy", "torch") and op.kind is OpKind.COPY_D2H and op.on_explicit_stream
-    )
-    return blocking_copy and bool(overlappable_after(record, op))
-
-
-def overlappable_after(record: FunctionRecord, op: GpuOp) -> list[GpuOp]:
-    """Stream work after a blocking copy that could have run beside it: on another stream
-    (work on the copy's own stream runs after it anyway)."""
-    own = op.stream
-    return [
-        w for w in work_after(record, op)
-        if own is None or w.stream is None or own.one_of or w.stream.one_of or not same_stream(w.stream, own)
-    ]
 
 
 # How each framework spells "make stream B wait for stream A" (SL401/SL402 fixes).
@@ -99,12 +44,16 @@ _WAIT_IDIOM = {
 _WAIT_IDIOM["cuda-python"] = "`cudaEventRecord(e, {a})` then `cudaStreamWaitEvent({b}, e, 0)`"
 
 
-def stream_code(label: str, framework: str, analysis: Optional[FileAnalysis] = None) -> str:
+def stream_code(label: str, framework: str, analysis: Optional[CheckedFile] = None, legacy: bool = False) -> str:
     """A stream label as code the user can paste (the default streams have no name),
-    spelled with what the file has (`get_accelerator()` where torch is not imported)."""
+    spelled with what the file has (`get_accelerator()` where torch is not imported).
+    `legacy`: the label is the code's (`Words.stream_for_code`), where "the legacy default
+    stream" is that stream, never a script's current one: PyTorch spells it `default_stream()`."""
     if not label or label.startswith("the ") or " " in label:
         # (a framework without a spelling keeps the words, which advice then says as prose)
         spelled = _DEFAULT_SPELLING.get(framework, label if label.startswith("the ") else "the default stream")
+        if legacy and framework == "torch" and label == "the legacy default stream":
+            spelled = "torch.cuda.default_stream()"
         if framework == "torch" and analysis is not None:
             spelled = spelled.replace("torch.cuda", analysis.torch_namespace, 1)
         if framework == "cupy" and analysis is not None:
@@ -123,8 +72,9 @@ def sync_idiom(stream: str) -> str:
     return f"synchronize {stream}" if is_placeholder(stream) else f"`{stream}.synchronize()`"
 
 
-def wait_idiom(first: str, second: str, framework: str, analysis: Optional[FileAnalysis] = None) -> str:
-    a, b = stream_code(first, framework, analysis), stream_code(second, framework, analysis)
+def wait_idiom(first: str, second: str, framework: str, analysis: Optional[CheckedFile] = None,
+               legacy: bool = False) -> str:
+    a, b = stream_code(first, framework, analysis, legacy), stream_code(second, framework, analysis, legacy)
     if is_placeholder(a) or is_placeholder(b):  # no code to paste: say it in words
         return f"make {named(b)} wait for {named(a)} (an event recorded on one, waited on by the other)"
     return over_elements(_WAIT_IDIOM.get(framework, _WAIT_IDIOM["cupy"]).format(a=a, b=b), (a, b))
@@ -137,9 +87,11 @@ def over_elements(code: str, labels) -> str:
         return code
     body = code[1:-1]
     loops = []
-    for label, var in zip(dict.fromkeys(lb for lb in labels if lb.endswith(_ELEMENT)), ("s", "t")):
-        loops.append(f"for {var} in {label[:-len(_ELEMENT)]}: ")
-        body = body.replace(label, var)
+    for label, var in zip(dict.fromkeys(lb for lb in labels if lb.count(_ELEMENT) == 1), ("s", "t")):
+        # `self.stages[...].stream`: loop over the stages, name the stream of each
+        collection, _, rest = label.partition(_ELEMENT)
+        loops.append(f"for {var} in {collection}: ")
+        body = body.replace(label, var + rest)
     return f"`{''.join(loops)}{body}`" if loops else code
 
 
@@ -159,35 +111,11 @@ def joined(items: list[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def stream_labels(ops) -> list[str]:
-    """The streams of some operations, each once, in order, as messages name them."""
-    return list(dict.fromkeys(named(op.stream.label) for op in ops if op.stream is not None and op.stream.label))
-
-
-def waits_both_ways(before, after, what: str) -> str:
-    """Which streams wait for a default-stream operation and which it waits for, each
-    side said once: "`s_out` waits for this kernel; it waits for `s_in`", or, when the
-    same streams are on both sides, "`s1` and `s2` wait for this kernel, and it waits
-    for both"."""
-    waited, waiting = stream_labels(before) or ["other streams"], stream_labels(after) or ["other streams"]
-    verb = "waits" if len(waiting) == 1 else "wait"
-    if waited == waiting or set(waited) == set(waiting):
-        if len(waiting) == 1:
-            return f"it and {waiting[0]} wait for each other"
-        them = "both" if len(waiting) == 2 else "all of them"
-        return f"{joined(waited)} {verb} for this {what}, and it waits for {them}"
-    return f"{joined(waiting)} {verb} for this {what}; it waits for {joined(waited)}"
-
-
-def call_lines(analysis: FileAnalysis, record: FunctionRecord) -> list[int]:
-    """The lines of this module that call `record`'s function, where a caller receives
-    what it returns: `f(...)` for a function; for a method, `self.m(...)` and `x.m(...)`
-    where `x = TheClass(...)` in this module (not any `.m(...)`: `t.norm()` is no call of
-    `Reducer.norm`). None for a property, which is read without a call."""
-    short = record.name.rsplit(".", 1)[-1]
-    method = record.kind == "method"
-    node = record.node
-    if is_property(record):
+def calls_of(analysis: CheckedFile, node: cst.CSTNode, class_name: str) -> list[int]:
+    """`call_lines` for the function `node` (a method of `class_name` when given)."""
+    short = node.name.value if isinstance(node, cst.FunctionDef) else ""
+    method = bool(class_name)
+    if _is_property_node(node):
         return []
     calls: list[cst.Call] = []
     instances: set[str] = {"self"}
@@ -195,7 +123,7 @@ def call_lines(analysis: FileAnalysis, record: FunctionRecord) -> list[int]:
     class Calls(cst.CSTVisitor):
         def visit_Assign(self, assign: cst.Assign) -> None:
             value = assign.value
-            if isinstance(value, cst.Call) and record.class_name and _decorator_name(value.func) == record.class_name:
+            if isinstance(value, cst.Call) and class_name and _decorator_name(value.func) == class_name:
                 instances.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))
 
         def visit_Call(self, call: cst.Call) -> None:
@@ -216,8 +144,7 @@ def call_lines(analysis: FileAnalysis, record: FunctionRecord) -> list[int]:
 _PROPERTIES = frozenset({"property", "cached_property"})
 
 
-def is_property(record: FunctionRecord) -> bool:
-    node = record.node
+def _is_property_node(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.FunctionDef) and any(_decorator_name(d.decorator) in _PROPERTIES
                                                      for d in node.decorators)
 
@@ -231,127 +158,24 @@ def _decorator_name(expr: cst.BaseExpression) -> str:
     return ""
 
 
-def handed_to_callers(analysis: FileAnalysis, record: FunctionRecord, what_they_do: str) -> str:
-    """"handed to the callers of `next()`, which read it on their current stream (lines 16
-    and 19)": where a result is used is in the callers, at their calls in this module."""
-    short = record.name.rsplit(".", 1)[-1]
-    if is_property(record):
-        return f"handed to the readers of the property `{short}`, which {what_they_do}"
-    lines = call_lines(analysis, record)
-    where = f" ({lines_named(lines)})" if lines else ""
-    return f"handed to the callers of `{short}()`, which {what_they_do}{where}"
-
-
 def lines_named(lines: list[int]) -> str:
     """"line 16", "lines 16 and 19"."""
     return f"line{'s' if len(lines) > 1 else ''} {joined([str(n) for n in lines])}"
 
 
-# The hazard kind each rule reports (the model knows kinds, not codes).
-HAZARD_CODES = {
-    HazardKind.READ_AFTER_WRITE: "SL401",
-    HazardKind.WRITE_AFTER_READ: "SL402",
-    HazardKind.HOST_READ_BEFORE_SYNC: "SL403",
-    HazardKind.RELEASE_WITHOUT_RECORD: "SL404",
-    HazardKind.OUTSIDE_READ_BEFORE_SYNC: "SL403",
-}
+def handed_to_callers_of(analysis: CheckedFile, node: cst.CSTNode, class_name: str, what_they_do: str) -> str:
+    """What the function `node` (a method of `class_name` when given) hands its callers, and where they call it."""
+    short = node.name.value if isinstance(node, cst.FunctionDef) else ""
+    if _is_property_node(node):
+        return f"handed to the readers of the property `{short}`, which {what_they_do}"
+    lines = calls_of(analysis, node, class_name)
+    where = f" ({lines_named(lines)})" if lines else ""
+    return f"handed to the callers of `{short}()`, which {what_they_do}{where}"
 
 
-def hazards(analysis: FileAnalysis, code: str):
-    carried: set[int] = set()
-    for record in analysis.functions:
-        for hazard in record.hazards:
-            if HAZARD_CODES[hazard.kind] != code:
-                continue
-            if hazard.carried:
-                # Work an earlier call left pending, met by several methods: reported once.
-                at = carried_at(analysis, hazard)
-                if id(at) in carried:
-                    continue
-                carried.add(id(at))
-            yield record, hazard
-
-
-def carried_at(analysis: FileAnalysis, hazard) -> cst.CSTNode:
-    """Where work an earlier call left pending was queued, in this file: inside the
-    same-module helper that queued it, else at the call."""
-    helper = hazard.via
-    if helper is not None and (not isinstance(helper.home, FileAnalysis) or helper.home is analysis):
-        return helper.node
-    return hazard.node
-
-
-# -- what a fix must know (read-only questions over a record and the file's text) ------
-
-# The host writing into a tensor in place: `t.copy_(...)`, `t.fill_(0)`, `t[i] = x`,
-# `t += 1`, `out=t`. A rebinding (`t = ...`) makes new memory and refills nothing.
-_IN_PLACE_WRITE = (r"(?<![\w.]){name}(?:\.[A-Za-z_]\w*_\(|\[[^\]\n]*\]\s*(?:[-+*/%&|^@]|<<|>>|//|\*\*)?=(?!=)"
-                   r"|\s*(?:[-+*/%&|^@]|<<|>>|//|\*\*)=)|\bout\s*=\s*{name}\b(?![.\w\[])")
-
-
-def host_refills(analysis: FileAnalysis, record: FunctionRecord, op: GpuOp) -> bool:
-    """Might the host write into the source of copy `op` after the copy was queued?
-    With `non_blocking=True` the copy may still be reading it then (SL402). State on
-    `self` or on a module is refilled by a later call when anything in the file writes
-    it; a local, by a write after the copy, or anywhere in a loop around the copy."""
-    source = op.host_buffer
-    label = getattr(source, "label", "")
-    if not label or not _is_name(label):
-        return False  # a temporary (`torch.randn(n).pin_memory()`): nothing else holds it
-    write = re.compile(_IN_PLACE_WRITE.format(name=re.escape(label)))
-    lines = analysis.source.splitlines()
-    function = analysis.position(record.node)
-    local = record.kind != "module" and function is not None and not label.startswith("self.") \
-        and not _bound_at_module_level(lines, label)
-    if not local:
-        return any(write.search(line) for line in lines)
-    at = analysis.line_of(op.node)
-    first = at + 1
-    for loop in op.loops:
-        info = record.loops.get(loop)
-        span = analysis.position(info.node) if info is not None else None
-        if span is not None:
-            first = min(first, span.start.line)
-            break  # the outermost loop holds the inner ones
-    return any(write.search(lines[r - 1]) for r in range(first, function.end.line + 1) if r != at)
-
-
-def _is_name(label: str) -> bool:
-    return re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*", label) is not None
-
-
-def _bound_at_module_level(lines: list[str], label: str) -> bool:
-    pattern = re.compile(rf"^{re.escape(label)}\s*(?::[^=]*)?=(?!=)")
-    return any(pattern.match(line) for line in lines)
-
-
-def leaves_stream_unordered(record: FunctionRecord, op: GpuOp) -> bool:
-    """Work queued on an explicit stream that nothing after it in the function orders:
-    no stream waits for that stream, no event is recorded on it, no host wait covers it.
-    A blocking copy there made its result safe for every stream; a non-blocking one
-    hands its result out still being written."""
-    stream = op.stream
-    if stream is None or not op.on_explicit_stream:
-        return False
-    for later in record.ops:
-        if later.index <= op.index:
-            continue
-        if later.kind in HOST_SYNCS and covers(later, op):
-            return False
-        if later.kind is OpKind.WAIT_STREAM and (later.target is None or same_stream(later.target, stream)):
-            return False
-        if later.kind is OpKind.EVENT_RECORD and (later.stream is None or same_stream(later.stream, stream)):
-            return False
-    return True
-
-
-def may_be_none(analysis: FileAnalysis, record: FunctionRecord, label: str) -> bool:
-    """Might the value `label` names be None where the function uses it? A parameter
-    defaulting to None, or a binding of it (in the function; for an attribute, anywhere
-    in the file) to None, `getattr(x, name, None)`, `d.get(key)`, `next(it, None)`,
-    `a if c else None` or `a or None`."""
-    scope: cst.CSTNode = analysis.module if "." in label else record.node
-    function = record.node
+def may_be_none_in(analysis: CheckedFile, function: cst.CSTNode, label: str) -> bool:
+    """`may_be_none` where the function is `function` (its syntax node)."""
+    scope: cst.CSTNode = analysis.module if "." in label else function
     if "." not in label and isinstance(function, cst.FunctionDef):
         params = function.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):

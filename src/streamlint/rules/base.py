@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, ClassVar, Iterable, Optional
 if TYPE_CHECKING:  # libcst only for the annotation: a fully cached run never loads it
     import libcst as cst
 
+    from streamlint.checked_file import CheckedFile
     from streamlint.fixes.model import Fix
-    from streamlint.model.analysis import FileAnalysis
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Rule:
     # "always" or "sometimes" when findings carry a fix (ruff's wording), "none" otherwise.
     fix_availability: ClassVar[str] = "none"
 
-    def check(self, analysis: "FileAnalysis") -> Iterable[Finding]:
+    def check(self, analysis: "CheckedFile") -> Iterable[Finding]:
         raise NotImplementedError
 
     @classmethod

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
-from streamlint.fixes.edits import FixBuilder, make_fix
-from streamlint.fixes.idioms import region_stream
+from streamlint.fixes.edits import FixBuilder, bound_before, make_fix
 from streamlint.fixes.model import Applicability
-from streamlint.model.library import per_thread_switched
-from streamlint.model.ops import COPIES, DEVICE_WORK, OpKind
-from streamlint.model.queries import between_stream_work, is_default_stream
-from streamlint.model.values import StreamKind
-from streamlint.rules._shared import api_named, via_helper, waits_both_ways
+from streamlint.model import declared
+from streamlint.model.api import per_thread
+from streamlint.model.domain.paths import Index
+from streamlint.model.domain.streams import StreamRefKind
+from streamlint.model.readings.operations import OperationAt, blocking_work_around, chosen_streams, own_operations
+from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.per_thread import settings
+from streamlint.model.syntax.sync_purpose import comprehension_of
+from streamlint.rules import _labels as labels
+from streamlint.rules._shared import api_named, joined
 from streamlint.rules.base import Finding, Rule
+from streamlint.rules.sl202_blocking_copy_in_stream_region import stream_label
 
 
 class DefaultStreamBarrier(Rule):
@@ -198,51 +205,150 @@ class DefaultStreamBarrier(Rule):
     fix_availability = "sometimes"
 
     def check(self, analysis):
-        # Most bodies have no blocking stream at all: one look each, instead of a scan of
-        # the body for every default-stream operation (quadratic on long bodies).
-        blocking = {
-            id(record)
-            for record in analysis.functions
-            if any(w.is_stream_work and w.stream.blocking is True for w in record.ops)
-        }
+        model = analysis.v3
+        ancestry = Ancestry(analysis.module)
         builder = FixBuilder(analysis)
-        per_thread = per_thread_switched(analysis.source)
-        for record, op in analysis.all_ops(helpers=True):
-            if id(record) not in blocking:
+        per_thread = per_thread_switched(analysis.module)
+        reported: set[tuple[str, str]] = set()
+        for qualname, at in own_operations(model, through_calls=True):
+            operation = at.operation
+            key = (at.site, at.own_site)
+            if key in reported or operation.op not in _BARRIER_WORK or at.stream is None:
                 continue
-            if op.kind not in DEVICE_WORK | {OpKind.RAW_ALLOC} or not is_default_stream(op.stream):
-                continue
-            if op.framework in per_thread and op.stream.kind is StreamKind.AMBIENT:
-                continue  # the file switched this framework to the per-thread default stream
-            if op.kind in COPIES and op.host_blocking is not False:
+            framework = at.framework or _framework(operation.api)
+            if at.stream.kind is not StreamRefKind.LEGACY or not framework or framework in per_thread:
+                continue  # (whose work is unknown; the file switched this framework to the per-thread default stream)
+            if operation.op in _COPIES and operation.sync_form:
                 continue  # a synchronous copy is SL202's finding, not also SL101's
-            before, after = between_stream_work(record, op, blocking_only=True)
-            if not (before and after):
+            before, after = blocking_work_around(model, qualname, at, ancestry)
+            node = model.node_of(at.site)
+            if not (before and after) or node is None:
                 continue
-            what = "cudaMalloc/cudaFree" if op.kind is OpKind.RAW_ALLOC else op.kind.value
+            reported.add(key)
+            what = "cudaMalloc/cudaFree" if operation.op == _RAW_ALLOC else operation.op
+            waited = _labels(model, before, analysis.module, ancestry)
+            waiting = _labels(model, after, analysis.module, ancestry)
             yield Finding(
-                op.node,
-                f"{api_named(op.api)} queues a {what} on the legacy default stream{via_helper(analysis, op)} "
-                f"between work on blocking streams: {waits_both_ways(before, after, what)}",
-                fix=_fix(builder, record, op),
+                node,
+                f"{_named(model, at, node, analysis)} queues a {what} on the legacy default stream"
+                f"{_inside(model, at, analysis)} between work on blocking streams: {_both_ways(waited, waiting, what)}",
+                fix=_fix(builder, model, qualname, at, node) if not at.chain else None,
                 help="queue it on a stream (or create the streams non-blocking)",
             )
 
 
-def _fix(builder: FixBuilder, record, op):
+_COPIES = frozenset({"H2D copy", "D2H copy", "D2D copy", "copy"})
+_RAW_ALLOC = "raw allocation"
+_BARRIER_WORK = _COPIES | {"kernel", "memset", _RAW_ALLOC}
+_FRAMEWORKS = {"cuda": "cuda-python", "numba": "numba", "cupy": "cupy", "torch": "torch"}
+
+
+def per_thread_switched(module) -> set[str]:
+    """The frameworks the module switches to the per-thread default stream (an 'on' value set to
+    one of `api.per_thread.SWITCHES`), and those the project's config names."""
+    found = set(declared.per_thread_configured())
+    for name, value in settings(module):
+        if name in per_thread.SWITCHES and value in per_thread.ON_VALUES:
+            found.update(per_thread.SWITCHES[name])
+    return found
+
+
+def _framework(api: str) -> str:
+    return _FRAMEWORKS.get(api.split(".", 1)[0], "")
+
+
+def _labels(model, streams, module, ancestry: Ancestry) -> list[str]:
+    return list(dict.fromkeys(f"`{_label(model, s, module, ancestry)}`" for s in streams))
+
+
+def _label(model, stream, module, ancestry: Ancestry) -> str:
+    """A stream's name; one of a pool made by a comprehension as drawn from it (`streams[...]`)."""
+    made = model.node_of(stream.site) if stream.kind is StreamRefKind.CREATED else None
+    pool = comprehension_of(made, ancestry) if made is not None else None
+    name = labels.bound_name(pool, module) if pool is not None else ""
+    return f"{name}[...]" if name else stream_label(model, stream, module)
+
+
+def _both_ways(waited: list[str], waiting: list[str], what: str) -> str:
+    """Which streams wait for the default-stream work and which it waits for, each side said
+    once: "`s_out` waits for this kernel; it waits for `s_in`", or, when the same streams are on
+    both sides, "`s1` and `s2` wait for this kernel, and it waits for both"."""
+    verb = "waits" if len(waiting) == 1 else "wait"
+    if set(waited) == set(waiting):
+        if len(waiting) == 1:
+            return f"it and {waiting[0]} wait for each other"
+        them = "both" if len(waiting) == 2 else "all of them"
+        return f"{joined(waited)} {verb} for this {what}, and it waits for {them}"
+    return f"{joined(waiting)} {verb} for this {what}; it waits for {joined(waited)}"
+
+
+def _spelled_work(node, analysis) -> str:
+    """The work as the message names it: its call as code, an operator in words."""
+    if isinstance(node, cst.AugAssign):
+        return "in-place arithmetic"
+    if isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)):
+        return "arithmetic"
+    if isinstance(node, cst.Comparison):
+        return "a comparison"
+    if isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Subscript):  # a Numba launch `kernel[grid, block](...)`
+            func = func.value
+        return labels.spelled(func) or analysis.code(func)
+    return analysis.code(node)
+
+
+def _named(model, at: OperationAt, node, analysis) -> str:
+    inner = model.node_of(at.own_site) if at.chain else node
+    return api_named(_spelled_work(inner if inner is not None else node, analysis))
+
+
+def _inside(model, at: OperationAt, analysis) -> str:
+    """' inside `helper()` (`api` at line N)' for work a called function does."""
+    if not at.chain:
+        return ""
+    call, inner = model.node_of(at.site), model.node_of(at.own_site)
+    if not isinstance(call, cst.Call) or inner is None:
+        return ""
+    helper = labels.spelled(call.func) or analysis.code(call.func)
+    line = analysis.line_of(inner)
+    if not line:
+        return ""
+    return f" inside `{helper.rsplit('.', 1)[-1]}()` ({api_named(_spelled_work(inner, analysis))} at line {line})"
+
+
+def _fix(builder: FixBuilder, model, qualname: str, at: OperationAt, node) -> Optional[object]:
     """A Numba launch `kernel[grid, block](...)` goes on the function's one stream:
     `kernel[grid, block, s](...)`. Unsafe: the kernel is then ordered only after the
     work on `s`, no longer after everything on the device."""
-    node = op.node
-    if op.framework != "numba" or op.helper is not None or not isinstance(node, cst.Call):
+    if _framework(at.operation.api) not in ("numba", "") or not isinstance(node, cst.Call):
         return None
     config = node.func
     if not isinstance(config, cst.Subscript) or len(config.slice) != 2:
         return None
-    stream = region_stream(builder, record, op)
+    stream = _region_stream(builder, model, qualname, at, node)
     if stream is None:
         return None
     last = config.slice[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
     third = cst.SubscriptElement(cst.Index(cst.parse_expression(stream)))
     new = config.with_changes(slice=[*config.slice[:-1], last, third])
     return make_fix(f"Launch on `{stream}`", Applicability.UNSAFE, [builder.replace(config, new)])
+
+
+def _region_stream(builder: FixBuilder, model, qualname: str, at: OperationAt, node) -> Optional[str]:
+    """The one stream the function chose for its own work, named as it is bound before the
+    launch; None for several, for one drawn from a collection, or for a name not bound there."""
+    region = chosen_streams(model, qualname, at)
+    if len(region) != 1:
+        return None
+    stream = region[0]
+    if stream.kind is StreamRefKind.PATH and stream.path is not None and any(
+            isinstance(step, Index) for step in stream.path.steps):
+        return None
+    label = stream_label(model, stream, builder.module)
+    function = model.solver.program.function(qualname)
+    if function is None or not label.isidentifier():
+        return None
+    if not bound_before(builder, function.node, label, builder.analysis.line_of(node)):
+        return None
+    return label

@@ -7,8 +7,10 @@ import libcst as cst
 from streamlint.fixes.edits import FixBuilder, make_fix
 from streamlint.fixes.idioms import fresh_name, import_alias
 from streamlint.fixes.model import Applicability
-from streamlint.model.ops import OpKind
-from streamlint.model.values import Buffer, Mem
+from streamlint.model.api.facts import OpKind
+from streamlint.model.domain.streams import StreamRefKind
+from streamlint.model.readings.operations import own_operations
+from streamlint.rules import _labels as labels
 from streamlint.rules._shared import api_named
 from streamlint.rules.base import Finding, Rule
 
@@ -119,64 +121,66 @@ class ImplicitKernelTransfer(Rule):
     fix_availability = "sometimes"
 
     def check(self, analysis):
+        model = analysis.v3
         builder = FixBuilder(analysis)
-        for _, op in analysis.all_ops():
-            if op.kind is not OpKind.KERNEL or op.framework != "numba":
+        reported: set[str] = set()
+        for _, at in own_operations(model):
+            operation = at.operation
+            if operation.op != OpKind.KERNEL.value or not operation.host_arrays or at.site in reported:
                 continue
-            hosts = [
-                v for v in op.reads
-                if isinstance(v, Buffer) and v.framework == "numpy" and v.mem in (Mem.PAGEABLE, Mem.PINNED)
-                and not v.maybe_scalar
-            ]
-            if not hosts:
+            call = model.node_of(at.site)
+            if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Subscript):
                 continue
+            reported.add(at.site)
+            hosts = [labels.buffer_label(labels.argument(call, i, None)) for i in operation.host_arrays]
             plural = "s" if len(hosts) > 1 else ""
-            names = ", ".join(f"`{v.label}`" for v in hosts if v.label) or ("arguments" if plural else "argument")
-            on_default = op.stream is not None and op.stream.is_default
+            names = ", ".join(f"`{label}`" for label in hosts if label) or ("arguments" if plural else "argument")
+            on_default = at.stream is not None and at.stream.kind is StreamRefKind.LEGACY
             cost = (
                 "and the copy back synchronizes the host" if on_default
                 else "and the copy back blocks the host for pageable arrays"
             )
+            # the kernel's function when the model knows it, else the launched name
+            known = operation.api != "kernel" and ":" not in operation.api
+            kernel = operation.api.rsplit(".", 1)[-1] if known else (labels.spelled(call.func.value)
+                                                                       or analysis.code(call.func.value))
             yield Finding(
-                op.node,
-                f"host NumPy array{plural} {names} passed to kernel {api_named(op.api)}: Numba copies "
+                call,
+                f"host NumPy array{plural} {names} passed to kernel {api_named(kernel)}: Numba copies "
                 f"{'them' if plural else 'it'} to the device before and back after every launch, {cost}",
-                fix=_fix(builder, op, hosts),
+                fix=_fix(builder, call, hosts) if on_default else None,
                 help="move the data once with `cuda.to_device` and pass device arrays",
             )
 
 
-def _fix(builder: FixBuilder, op, hosts):
+def _fix(builder: FixBuilder, node: cst.Call, hosts: list[str]):
     """Make the copies explicit: `d_x = cuda.to_device(x)` before the launch, the
     device array in the call, `d_x.copy_to_host(x)` after it. Only for launches on the default stream, where Numba's own copies are
     synchronous too, and for arrays passed by a plain name."""
-    node = op.node
-    if op.stream is not None and not op.stream.is_default or not isinstance(node, cst.Call):
-        return None
     statement = builder.statement_of(node)
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return None
     if not (isinstance(statement.body[0], cst.Expr) and statement.body[0].value is node):
         return None
     cuda = import_alias(builder.module, "numba.cuda")
-    labels = {v.label for v in hosts}
-    if cuda is None or "" in labels:
+    spelled = set(hosts)
+    if cuda is None or "" in spelled:
         return None
     names = {}
-    for label in sorted(labels):
+    for label in sorted(spelled):
         if not any(isinstance(a.value, cst.Name) and a.value.value == label and not a.keyword for a in node.args):
             return None
         names[label] = fresh_name(builder.analysis.source, f"d_{label}")
     # Numba copies every host array back, and so does the fix: a kernel can write an
     # array through a view or an alias the body analysis does not follow. Dropping the
     # copies of arrays the kernel only reads is then a one-line edit for the user.
-    written = labels
+    written = spelled
     args = [
         a.with_changes(value=cst.Name(names[a.value.value]))
         if isinstance(a.value, cst.Name) and a.value.value in names and not a.keyword else a
         for a in node.args
     ]
-    before = [f"{names[label]} = {cuda}.to_device({label})" for label in sorted(labels)]
+    before = [f"{names[label]} = {cuda}.to_device({label})" for label in sorted(spelled)]
     after = [f"{names[label]}.copy_to_host({label})" for label in sorted(written)]
     edits = [builder.insert_before(statement, before), builder.replace(node, node.with_changes(args=args))]
     if after:

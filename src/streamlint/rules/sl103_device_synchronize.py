@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from streamlint.model.ops import OpKind
-from streamlint.model.purpose import Purpose, sync_purpose
-from streamlint.model.queries import between_stream_work, hot_function, in_hot_path, in_timed_loop
-from streamlint.rules._shared import STEP_TIMING_HELP, api_named, via_helper
+from typing import Optional
+
+import libcst as cst
+
+from streamlint.model.api import torch_modules
+from streamlint.model.readings import hot_paths
+from streamlint.model.readings.hot_paths import hot_entry_name, queues_work_each_pass
+from streamlint.model.readings.operations import measuring_calls, own_operations, stream_work_around
+from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.purpose import timed, trains
+from streamlint.model.syntax.sync_purpose import Purpose, SyncPurposes, unrolled, waits_on_user
+from streamlint.rules import _labels as labels
+from streamlint.rules._shared import STEP_TIMING_HELP, api_named
 from streamlint.rules.base import Finding, Rule
 
 
@@ -148,32 +157,77 @@ class DeviceSynchronize(Rule):
     summary = "Device-wide synchronization in a hot path or between stream work"
 
     def check(self, analysis):
-        for record, op in analysis.all_ops():
-            if op.kind is not OpKind.DEVICE_SYNC or op.in_comprehension or in_timed_loop(record, op):
+        model = analysis.v3
+        ancestry = Ancestry(analysis.module)
+        purposes = SyncPurposes(ancestry)
+        entries = {own.site: own for own in hot_paths.own_operations(model) if own.operation.op == _DEVICE_SYNC}
+        reported: set[str] = set()
+        for qualname, at in own_operations(model):
+            operation = at.operation
+            node = model.node_of(at.site)
+            if operation.op != _DEVICE_SYNC or at.site in reported or node is None:
+                continue
+            loops = ancestry.loops_around(node)
+            if ancestry.in_comprehension(node) or _in_timed_loop(loops, purposes.modules):
                 continue  # (a benchmark's sync ends its timed region)
-            if op.in_forward and not op.conditional:
-                where = f"in {hot_function(record)}, on every call" if record.hot_via else "in `forward`, on every call"
-            elif in_hot_path(record, op):
-                where = "on every iteration of a loop that queues GPU work"
-            else:
-                before, after = between_stream_work(record, op)
-                if not (before and after):
-                    continue
-                where = "between stream work"
-            purpose = sync_purpose(analysis, record, op)
+            where = _where(model, ancestry, qualname, at, node, loops, entries.get(at.site))
+            if where is None:
+                continue
+            reported.add(at.site)
+            probes = frozenset(id(model.node_of(site)) for site in measuring_calls(model, qualname))
+            purpose = purposes.purpose(node, False, False, operation.conditional, False, probes)
             if purpose is not None and purpose.needed:
                 continue  # before an assertion, a timer or memory statistic, a graph capture
+            what = api_named(_spelled(node, analysis))
             if purpose is Purpose.STEP_TIMING:
                 yield Finding(
-                    op.node,
-                    f"{api_named(op.api)} waits for every stream on the device{via_helper(analysis, op)} on every "
+                    node,
+                    f"{what} waits for every stream on the device on every "
                     f"step of a training loop, to time or measure the step",
                     help=STEP_TIMING_HELP,
                 )
                 continue
             yield Finding(
-                op.node,
-                f"{api_named(op.api)} waits for every stream on the device{via_helper(analysis, op)} {where}",
+                node,
+                f"{what} waits for every stream on the device {where}",
                 help="wait only for what is needed: `s.synchronize()`, an event, or "
                      "`wait_stream`/`wait_event` to order streams on the device",
             )
+
+
+_DEVICE_SYNC = "device synchronize"  # Operation.op (the fact tables' kind)
+
+
+def _in_timed_loop(loops: list, modules: frozenset) -> bool:
+    """Inside a loop that reads a host timer: its synchronizations bound timed regions. Not a
+    training loop's: timing every step there is the stall."""
+    return not any(trains(loop, modules) for loop in loops) and any(timed(loop) for loop in loops)
+
+
+def _where(model, ancestry: Ancestry, qualname: str, at, node, loops: list, own) -> Optional[str]:
+    """Where the sync stalls the device: on every call of a hot entry, on every iteration of a loop
+    that queues GPU work, or between stream work; None when nowhere."""
+    operation = at.operation
+    function = qualname[len(model.module) + 1:]
+    if own is not None and own.entry and not operation.conditional:
+        return f"in `{_entry_named(own.entry, function)}`, on every call"
+    if not operation.conditional and not any(waits_on_user(loop) for loop in loops):
+        hot = [loop for loop in loops if not unrolled(loop)]
+        if hot and queues_work_each_pass(model, function, hot[-1], ancestry, stream_waits=True):
+            return "on every iteration of a loop that queues GPU work"
+    before, after = stream_work_around(model, qualname, at, ancestry)
+    return "between stream work" if before and after else None
+
+
+def _entry_named(entry: str, function: str) -> str:
+    """A module's or optimizer's own hot method by its name (`forward`); a hook PyTorch calls by
+    its qualified name (`ParamOffloader._fetch`); a helper by its entry's."""
+    method = entry.rsplit(".", 1)[-1]
+    if entry == function and method not in torch_modules.MODULE_HOT_METHODS | torch_modules.OPTIMIZER_HOT_METHODS:
+        return entry
+    return hot_entry_name(entry, function)
+
+
+def _spelled(node, analysis) -> str:
+    func = node.func if isinstance(node, cst.Call) else node
+    return labels.spelled(func) or analysis.code(func)

@@ -8,10 +8,18 @@ import libcst as cst
 
 from streamlint.fixes.edits import FixBuilder, make_fix, with_keyword
 from streamlint.fixes.model import Applicability
-from streamlint.model.ops import OpKind
-from streamlint.model.queries import hot_function, in_hot_path
-from streamlint.model.values import Buffer, Mem
-from streamlint.rules._shared import api_named, host_refills, leaves_stream_unordered, named
+from streamlint.model.api.facts import OpKind
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.domain.values import Memory
+from streamlint.model.readings.hot_paths import hot_entry_name, queues_work_each_pass
+from streamlint.model.readings.hot_paths import own_operations as hot_operations
+from streamlint.model.readings.operations import drained_alone, host_writes_into, leaves_unordered, own_operations
+from streamlint.model.summary.effects import Operation
+from streamlint.model.syntax import nesting
+from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.sync_purpose import comprehension_of, unrolled, waits_on_user
+from streamlint.rules import _labels as labels
+from streamlint.rules._shared import api_named, named
 from streamlint.rules.base import Finding, Rule
 
 
@@ -46,7 +54,9 @@ class MissingNonBlocking(Rule):
       copy runs.
     - A side stream exists so that the copy overlaps work on other streams. A
       blocking copy inside its context makes the host wait for the side stream
-      before it can queue anything else, so the overlap is lost.
+      before it can queue anything else, so the overlap is lost. (Not reported
+      when the function waits for that stream, or the whole device, before it
+      queues work on any other stream: there is no overlap to lose.)
 
     A `non_blocking=True` host-to-device copy is safe to consume on the same
     stream: stream order guarantees the copy finishes before later work on that
@@ -129,69 +139,149 @@ class MissingNonBlocking(Rule):
     fix_availability = "sometimes"
 
     def check(self, analysis):
+        model = analysis.v3
         builder = FixBuilder(analysis)
-        for record, op in analysis.all_ops():
-            if op.kind is not OpKind.COPY_H2D or op.framework != "torch" or op.non_blocking is not False:
+        reported: set[str] = set()
+        for qualname, at in _uploads(model):
+            call = model.node_of(at.site)
+            if not isinstance(call, cst.Call):
                 continue
-            pinned = isinstance(op.host_buffer, Buffer) and op.host_buffer.mem is Mem.PINNED
-            if not _copy_method(op) and not _made_here(op):
-                continue  # (a creation call takes no `non_blocking`)
-            if pinned:
+            reported.add(at.site)
+            if at.operation.host_memory is Memory.PINNED:
                 why = "the source is pinned, so the copy could run asynchronously"
-            elif op.on_explicit_stream and _copy_method(op):
-                why = f"inside the side-stream context of {named(op.stream.label)} it blocks the host until that stream drains"
-            elif _made_here(op) and in_hot_path(record, op):
-                # A host tensor built from Python values and uploaded on every step: the
-                # blocking copy drains the stream each time (no fix: pageable + non_blocking is SL301).
-                where = f"call of {hot_function(record)}" if op.in_forward and not op.loops else "iteration"
-                yield Finding(
-                    op.node,
-                    f"{api_named(op.api)} uploads a tensor built on the host and waits for the stream to drain on every {where}",
-                    help="build it on the device once, outside the hot path, or in pinned memory with "
-                         "`non_blocking=True`",
-                )
-                continue
+            elif drained_alone(model, qualname, at):
+                continue  # the host drains the side stream next anyway: no overlap to lose
             else:
-                continue
-            unsafe_because = _async_breaks(analysis, record, op)
+                why = (f"inside the side-stream context of {named(stream_label(model, at.stream, analysis.module))} "
+                       f"it blocks the host until that stream drains")
+            unsafe_because = _async_breaks(model, qualname, at, call, analysis)
             yield Finding(
-                op.node,
-                f"{api_named(op.api)} copies to the GPU without `non_blocking=True`: {why}",
-                fix=_fix(builder, op.node) if unsafe_because is None else None,
+                call,
+                f"{api_named(_spelling(call.func, analysis))} copies to the GPU without `non_blocking=True`: {why}",
+                fix=_fix(builder, call) if unsafe_because is None else None,
                 help=unsafe_because or "pass `non_blocking=True`",
             )
+        yield from _host_built_uploads(model, analysis, reported)
 
 
-def _async_breaks(analysis, record, op) -> Optional[str]:
+
+def _host_built_uploads(model, analysis, reported: set[str]):
+    """A tensor built on the host from Python values and uploaded with a blocking copy on every
+    iteration of a loop that queues GPU work, or on every call of a hot entry (no fix: a non-blocking
+    copy of pageable memory is SL301's problem)."""
+    ancestry = Ancestry(analysis.module)
+    done: set[str] = set(reported)
+    for own in hot_operations(model):
+        operation = own.operation
+        if own.site in done or not (operation.op == OpKind.COPY_H2D.value and operation.host_built
+                                    and operation.non_blocking is False):
+            continue
+        call = model.node_of(own.site)
+        where = _hot_where(model, ancestry, own, call) if isinstance(call, cst.Call) else None
+        if where is None:
+            continue
+        done.add(own.site)
+        yield Finding(
+            call,
+            f"{api_named(_spelling(call.func, analysis))} uploads a tensor built on the host and waits for the "
+            f"stream to drain {where}",
+            help="build it on the device once, outside the hot path, or in pinned memory with `non_blocking=True`",
+        )
+
+
+def _hot_where(model, ancestry: Ancestry, own, node: cst.CSTNode) -> Optional[str]:
+    """"on every iteration" in a loop that queues GPU work on every pass, "on every call of
+    `forward`" on every call of a hot entry; where the loop's later passes find the tensor on the
+    GPU (the body carries device memory to the next pass), once per call of the function, on the
+    loop's first pass; None off the hot path, only sometimes, or once per element of a comprehension."""
+    if own.operation.conditional or comprehension_of(node, ancestry) is not None:
+        return None
+    loops = ancestry.loops_around(node)
+    if own.entry and not loops:
+        return f"on every call of `{hot_entry_name(own.entry, own.function)}`"
+    if any(waits_on_user(loop) for loop in loops):
+        return None
+    loops = [loop for loop in loops if not unrolled(loop)]
+    if not loops or not (own.entry or queues_work_each_pass(model, own.function, loops[-1], ancestry)):
+        return None
+    if own.first_pass:
+        caller = hot_entry_name(own.entry, own.function) if own.entry else own.function
+        return f"once per call of `{caller}`, on the loop's first pass (later passes find it on the GPU)"
+    return "on every iteration"
+
+
+def _uploads(model) -> list:
+    """Each blocking upload site once: from pinned memory under some context (that reason
+    first), else queued on a stream the code chose."""
+    best: dict[str, tuple] = {}
+    for qualname, at in own_operations(model):
+        if not _blocking_torch_upload(at.operation):
+            continue
+        memory = at.operation.host_memory  # (a source of unknown memory may be on the device: no copy)
+        rank = 0 if memory is Memory.PINNED else 1 if _chosen(at.stream) and memory is Memory.PAGEABLE else 2
+        if rank < 2 and (at.site not in best or rank < best[at.site][0]):
+            best[at.site] = (rank, qualname, at)
+    return [(qualname, at) for _, qualname, at in best.values()]
+
+
+_TORCH_COPIES = frozenset({"torch.Tensor.to", "torch.Tensor.copy_"})
+
+
+def _blocking_torch_upload(operation: Operation) -> bool:
+    """A PyTorch upload by a copy method (`t.to`, `t.cuda`, `dst.copy_`) whose call says
+    `non_blocking=False` (or leaves it at its default)."""
+    return (operation.op == OpKind.COPY_H2D.value and operation.api in _TORCH_COPIES
+            and operation.non_blocking is False)
+
+
+def _chosen(stream: Optional[StreamRef]) -> bool:
+    """A stream the code chose (made, or held in a variable), not the current stream at entry."""
+    return stream is not None and stream.kind in (StreamRefKind.CREATED, StreamRefKind.PATH)
+
+
+def stream_label(model, stream: StreamRef, module: cst.Module) -> str:
+    """How a message names a stream: the name a made stream was bound to, a held one's path."""
+    if stream.kind is StreamRefKind.PATH and stream.path is not None:
+        return stream.path.spell()
+    made = model.node_of(stream.site) if stream.kind is StreamRefKind.CREATED else None
+    return (labels.bound_name(made, module) if made is not None else "") or "the side stream"
+
+
+def _refilled(model, qualname: str, at, call: cst.Call) -> bool:
+    """Might the host write into the copy's source while a non-blocking copy still reads it:
+    a write after it, or one in the loop around it (the next iteration's)?"""
+    writes = host_writes_into(model, qualname, at)
+    if any(after for _, after in writes):
+        return True
+    function = model.solver.program.function(qualname)
+    loop = nesting.outermost_loop(function.node, call) if function is not None else None
+    return loop is not None and any(nesting.holds(loop, model.node_of(site)) for site, _ in writes)
+
+
+def _spelling(func: cst.BaseExpression, analysis) -> str:
+    """`t.to`, `torch.randn(...).cuda`, `(...).to` for a receiver written over several lines."""
+    text = labels.spelled(func) or analysis.code(func)
+    if "\n" in text and isinstance(func, cst.Attribute):
+        return f"(...).{func.attr.value}"
+    return text
+
+
+def _async_breaks(model, qualname: str, at, call: cst.Call, analysis) -> Optional[str]:
     """None when `non_blocking=True` alone keeps the program right; else what else it
     takes (the help, as no fix is offered): not from pageable memory (no overlap:
     SL301), not from a source the host refills while the copy may still read it
     (SL402), not when nothing orders the side stream the copy is left on (SL401)."""
-    source = op.host_buffer
-    if isinstance(source, Buffer) and source.mem is Mem.PAGEABLE:
+    operation = at.operation
+    if operation.host_memory is Memory.PAGEABLE:
         return "pin the source where it is made, then pass `non_blocking=True`"
-    if host_refills(analysis, record, op):
-        return (f"pass `non_blocking=True` and, before the host writes into `{source.label}` again, wait for "
+    if _refilled(model, qualname, at, call):
+        source = labels.at(call, operation.host_at, analysis.module)
+        return (f"pass `non_blocking=True` and, before the host writes into `{source}` again, wait for "
                 f"an event recorded after this copy")
-    if leaves_stream_unordered(record, op):
+    if _chosen(at.stream) and leaves_unordered(model, qualname, at):
         return (f"pass `non_blocking=True` and make the streams that use the result wait for "
-                f"`{op.stream.label}` (`wait_stream`)")
+                f"`{stream_label(model, at.stream, analysis.module)}` (`wait_stream`)")
     return None
-
-
-def _copy_method(op) -> bool:
-    """A copy that takes `non_blocking` (`t.to`, `t.cuda`, `dst.copy_`), not a creation
-    call such as `torch.tensor([a, b], device="cuda")`."""
-    node = op.node
-    return not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-                and node.func.attr.value in ("tensor", "as_tensor"))
-
-
-def _made_here(op) -> bool:
-    """The copy's source is a tensor this code builds from Python values (`torch.tensor(0.0)`,
-    `torch.tensor([a, b])`): the same upload every step, where the device could build it."""
-    source = op.host_buffer
-    return isinstance(source, Buffer) and source.mem is Mem.PAGEABLE and source.literal
 
 
 # Positional arguments before `non_blocking` in each copy method: `t.to(device, dtype,

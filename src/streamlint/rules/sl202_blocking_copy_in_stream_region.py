@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Optional
+
 import libcst as cst
 
-from streamlint.fixes.edits import FixBuilder, append_arg, make_fix, with_keyword
-from streamlint.fixes.idioms import region_stream
+from streamlint.fixes.edits import FixBuilder, append_arg, bound_before, is_pasteable, make_fix, with_keyword
 from streamlint.fixes.model import Applicability
-from streamlint.model.ops import OpKind
-from streamlint.model.purpose import sync_purpose
-from streamlint.model.queries import streams_named
-from streamlint.rules._shared import api_named, blocking_copy_in_region, named, overlappable_after, via_helper
+from streamlint.model.api.facts import OpKind
+from streamlint.model.domain.paths import Index, IndexKind, RootKind
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.readings.operations import (
+    chosen_streams,
+    host_waits_after,
+    own_operations,
+    streams_working_after,
+    work_before,
+)
+from streamlint.model.summary.effects import Operation
+from streamlint.model.syntax import nesting
+from streamlint.rules import _labels as labels
+from streamlint.rules._shared import api_named, joined, named
 from streamlint.rules.base import Finding, Rule
 
 _FIX = {
@@ -217,26 +229,137 @@ class BlockingCopyInStreamRegion(Rule):
     fix_availability = "sometimes"
 
     def check(self, analysis):
+        model = analysis.v3
         builder = FixBuilder(analysis)
-        for record, op in analysis.all_ops(helpers=True):
-            if not blocking_copy_in_region(record, op):
+        reported: set[str] = set()
+        for qualname, at in own_operations(model, through_calls=True):
+            operation = at.operation
+            if at.site in reported or not _blocking_copy(operation, at.stream):
                 continue
-            if op.kind is OpKind.COPY_D2H and op.helper is None:
-                purpose = sync_purpose(analysis, record, op)
-                if purpose is not None and purpose.needed:
-                    continue  # the host needs the data now (a loop exit, a shape, an assertion)
-            after = overlappable_after(record, op)
-            if op.stream is not None and op.stream.explicit:
-                blocks = f"blocks the host until {named(op.stream.label)} has drained"
+            region = chosen_streams(model, qualname, at)
+            call = model.node_of(at.site)
+            after = [s for s in _work_after(model, qualname, at, call) if s != at.stream and s.known]
+            if not region or not after or not isinstance(call, cst.Call):
+                continue
+            reported.add(at.site)
+            if _chosen(at.stream):
+                blocks = f"blocks the host until {named(stream_label(model, at.stream, analysis.module))} has drained"
             else:
                 blocks = "is synchronous and blocks the host"
+            names = list(dict.fromkeys(f"`{stream_label(model, s, analysis.module)}`" for s in after))
+            framework = _framework(operation)
             yield Finding(
-                op.node,
-                f"{api_named(op.api)}{via_helper(analysis, op)} {blocks}, so the work queued after it on "
-                f"{streams_named(after)} cannot overlap it",
-                fix=_fix(builder, record, op),
-                help=_FIX.get(op.framework, "use the asynchronous form on the stream"),
+                call,
+                f"{api_named(_api(model, at, call, analysis))}{_inside(model, at, analysis)} {blocks}, so the work "
+                f"queued after it on {joined(names)} cannot overlap it",
+                fix=_fix(builder, model, qualname, at, call, region, framework) if not at.chain else None,
+                help=_FIX.get(framework, "use the asynchronous form on the stream"),
             )
+
+
+_COPIES = frozenset({OpKind.COPY_H2D.value, OpKind.COPY_D2H.value, OpKind.COPY.value, OpKind.COPY_D2D.value})
+
+
+def _blocking_copy(operation: Operation, stream: Optional[StreamRef]) -> bool:
+    """A copy the host waits for: a synchronous API whose stream-ordered form exists, or a
+    read-back (CuPy's `get()`, PyTorch's `.cpu()`) inside a stream the code chose, which drains it."""
+    if operation.op not in _COPIES or operation.host_blocking is not True:
+        return False
+    readback = operation.op == OpKind.COPY_D2H.value and _framework(operation) in ("cupy", "torch")
+    return operation.sync_form or (readback and _chosen(stream))
+
+
+def _framework(operation: Operation) -> str:
+    root = operation.api.split(".", 1)[0]
+    return {"cuda": "cuda-python", "numba": "numba", "cupy": "cupy", "torch": "torch"}.get(root, root)
+
+
+def _chosen(stream: Optional[StreamRef]) -> bool:
+    return stream is not None and stream.kind in (StreamRefKind.CREATED, StreamRefKind.PATH)
+
+
+def stream_label(model, stream: StreamRef, module: cst.Module) -> str:
+    """How a message names a stream: a made stream by the name it was bound to, a held one by
+    its path (`streams[...]` for one drawn from a collection), the default streams in words."""
+    if stream.kind is StreamRefKind.PATH and stream.path is not None and stream.path.root.kind is RootKind.FRESH:
+        # an item of a pool of streams: the name of the collection made with them, else the first one's
+        made = model.node_of(stream.site.split("|")[0].split(">")[-1]) if stream.site else None
+        pool = labels.pool_name(made, module) if made is not None else ""
+        first = labels.bound_name(made, module) if made is not None and not pool else ""
+        return f"{pool}[...]" if pool else first or "a stream made here"
+    if stream.kind is StreamRefKind.PATH and stream.path is not None:
+        return labels.path_label(stream.path)
+    if stream.kind is StreamRefKind.CREATED:
+        made = model.node_of(stream.site)
+        return (labels.bound_name(made, module) if made is not None else "") or "a stream made here"
+    return {StreamRefKind.LEGACY: "the default stream", StreamRefKind.AMBIENT: "the current stream"}.get(
+        stream.kind, "another stream")
+
+
+def _spelling(func: cst.BaseExpression, analysis) -> str:
+    text = labels.spelled(func) or analysis.code(func)
+    if "\n" in text and isinstance(func, cst.Attribute):
+        return f"(...).{func.attr.value}"
+    return text
+
+
+def _work_after(model, qualname: str, at, call) -> list:
+    """The streams of the work after the copy; in a loop, the next iteration's work before it too."""
+    after = streams_working_after(model, qualname, at)
+    function = model.solver.program.function(qualname)
+    if not at.operation.in_loop or function is None or not isinstance(call, cst.Call):
+        return after
+    loop = nesting.outermost_loop(function.node, call)
+    if loop is not None and any(_holds(model, loop, site) for site in host_waits_after(model, qualname, at)):
+        return after  # the host waits again before this iteration ends: the next one's work is queued after that wait anyway
+    for stream, site in work_before(model, qualname, at) if loop is not None else ():
+        node = model.node_of(site)
+        if node is None or not nesting.holds(loop, node):
+            continue
+        if stream is None:
+            break  # the next iteration's work up to the host's first wait
+        stream = _next_iteration(stream, loop)
+        if stream not in after:
+            after.append(stream)
+    return after
+
+
+def _holds(model, loop: cst.CSTNode, site: str) -> bool:
+    node = model.node_of(site)
+    return node is not None and nesting.holds(loop, node)
+
+
+def _next_iteration(stream: StreamRef, loop: cst.CSTNode) -> StreamRef:
+    """The stream the next iteration's work runs on: an item of a pool drawn by a ring slot of the
+    loop's counter (`streams[i % 2]`) is the next slot's."""
+    if stream.kind is not StreamRefKind.PATH or stream.path is None:
+        return stream
+    counters = nesting.loop_counters(loop)
+    path = stream.path
+    for step in path.steps:
+        if isinstance(step, Index) and step.kind is IndexKind.SLOT and step.symbol in counters:
+            path = path.shifted(step.symbol, 1)
+    return replace(stream, path=path) if path != stream.path else stream
+
+
+def _api(model, at, call: cst.Call, analysis) -> str:
+    """The copy as its own call spells it (inside a helper: the helper's call of it)."""
+    inner = model.node_of(at.own_site) if at.chain else call
+    return _spelling(inner.func if isinstance(inner, cst.Call) else call.func, analysis)
+
+
+def _inside(model, at, analysis) -> str:
+    """' inside `helper()` (`api` at line N)' for an operation a called function performs."""
+    if not at.chain:
+        return ""
+    call, inner = model.node_of(at.site), model.node_of(at.own_site)
+    if not isinstance(call, cst.Call) or not isinstance(inner, cst.Call):
+        return ""
+    helper = labels.spelled(call.func) or analysis.code(call.func)
+    line = analysis.line_of(inner)
+    if not line:
+        return ""
+    return f" inside `{helper.rsplit('.', 1)[-1]}()` ({api_named(labels.spelled(inner.func) or '')} at line {line})"
 
 
 # cuda-python's synchronous copies and their stream-ordered forms (same arguments, then
@@ -252,20 +375,23 @@ _ASYNC_FORM = {
 _NUMBA_COPIES = ("to_device", "copy_to_host", "copy_to_device")
 
 
-def _fix(builder: FixBuilder, record, op):
+def _fix(builder: FixBuilder, model, qualname: str, at, node: cst.Call, region: list, framework: str):
     """Queue the copy on the region's stream: the one explicit stream the function uses.
     With several streams, the right one is a judgement call: no fix."""
-    node = op.node
-    if op.helper is not None or not isinstance(node, cst.Call):
+    if len(region) != 1 or region[0].kind is StreamRefKind.PATH and _drawn(region[0]):
         return None
-    stream = region_stream(builder, record, op)
-    if stream is None:
+    label = stream_label(model, region[0], builder.module)
+    function = model.solver.program.function(qualname)
+    if not is_pasteable(label) or function is None:
         return None
+    if not bound_before(builder, function.node, label, builder.analysis.line_of(node)):
+        return None
+    stream = label
     name = node.func.attr.value if isinstance(node.func, cst.Attribute) else getattr(node.func, "value", "")
-    if op.framework == "numba" and name in _NUMBA_COPIES and not any(a.star for a in node.args):
+    if framework == "numba" and name in _NUMBA_COPIES and not any(a.star for a in node.args):
         new = with_keyword(node, "stream", stream)
         message = f"Queue the copy on `{stream}` (`stream={stream}`)"
-    elif op.framework == "cuda-python" and name in _ASYNC_FORM and not any(a.keyword or a.star for a in node.args):
+    elif framework == "cuda-python" and name in _ASYNC_FORM and not any(a.keyword or a.star for a in node.args):
         func = node.func
         renamed = cst.Name(_ASYNC_FORM[name])
         func = func.with_changes(attr=renamed) if isinstance(func, cst.Attribute) else renamed
@@ -275,3 +401,8 @@ def _fix(builder: FixBuilder, record, op):
         return None
     # The host no longer waits for the copy: a host read of its result needs a sync.
     return make_fix(message, Applicability.UNSAFE, [builder.replace(node, new)])
+
+
+def _drawn(stream: StreamRef) -> bool:
+    """A stream drawn from a collection (`streams[i % 2]`): which one is meant varies."""
+    return stream.path is not None and any(isinstance(step, Index) for step in stream.path.steps)

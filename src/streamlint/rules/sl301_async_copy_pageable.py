@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from streamlint.model.ops import OpKind
-from streamlint.model.values import Buffer, Mem
+from typing import Optional
+
+import libcst as cst
+
+from streamlint.model.api.facts import OpKind
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.domain.values import Memory
+from streamlint.model.readings.operations import own_operations
+from streamlint.model.summary.effects import Operation
+from streamlint.rules import _labels as labels
 from streamlint.rules._shared import api_named
 from streamlint.rules.base import Finding, Rule
 
@@ -169,23 +177,37 @@ class AsyncCopyPageable(Rule):
     summary = "Asynchronous host/device copy with a pageable host buffer (no overlap)"
 
     def check(self, analysis):
-        for _, op in analysis.all_ops():
-            if op.kind not in (OpKind.COPY_H2D, OpKind.COPY_D2H) or not op.is_async_api:
+        model = analysis.v3
+        reported: set[str] = set()
+        for _, at in own_operations(model):
+            operation = at.operation
+            if at.site in reported or not _async_pageable_copy(operation, at.stream):
                 continue
-            if op.host_blocking is not False or op.pinned_out:
-                continue  # a synchronous form, or a pinned destination
-            host = op.host_buffer
-            if not (isinstance(host, Buffer) and host.mem is Mem.PAGEABLE and host.framework != "cupy"):
+            call = model.node_of(at.site)
+            if not isinstance(call, cst.Call):
                 continue
-            if op.framework == "torch" and (op.non_blocking is not True or host.loader_site):
-                continue  # blocking copies are not async; loader batches are SL302
-            if op.framework == "cupy" and op.kind is OpKind.COPY_H2D and not op.on_explicit_stream:
-                continue
-            name = f"`{host.label}`" if host.label else "a pageable buffer"
-            side = "from" if op.kind is OpKind.COPY_H2D else "into"
+            reported.add(at.site)
+            label = labels.at(call, operation.host_at, analysis.module)
+            name = f"`{label}`" if label else "a pageable buffer"
+            side = "from" if operation.op == OpKind.COPY_H2D.value else "into"
             yield Finding(
-                op.node,
-                f"{api_named(op.api)} is an asynchronous copy {side} pageable host memory ({name}): the driver "
-                f"stages it through a pinned buffer and the host waits, so it cannot overlap other work",
+                call,
+                f"{api_named(analysis.code(call.func))} is an asynchronous copy {side} pageable host memory ({name}): "
+                f"the driver stages it through a pinned buffer and the host waits, so it cannot overlap other work",
                 help="use pinned memory",
             )
+
+
+_COPIES = frozenset({OpKind.COPY_H2D.value, OpKind.COPY_D2H.value})
+
+
+def _async_pageable_copy(operation: Operation, stream: Optional[StreamRef]) -> bool:
+    """An asynchronous copy form, asked not to block, whose host side is pageable memory. (An
+    upload of CuPy's queued on the current stream is no asynchronous copy the code asked for.)"""
+    if operation.op not in _COPIES or not operation.async_form or operation.non_blocking is not True:
+        return False
+    if operation.host_memory is not Memory.PAGEABLE or operation.host_loader_batch:
+        return False  # (a data loader's batch: the loader is where to pin)
+    if operation.api.startswith("cupy.") and operation.op == OpKind.COPY_H2D.value:
+        return stream is not None and stream.kind in (StreamRefKind.CREATED, StreamRefKind.PATH)
+    return True

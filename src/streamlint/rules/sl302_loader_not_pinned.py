@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from streamlint.model.ops import OpKind
-from streamlint.model.values import Buffer, Mem
+import libcst as cst
+
+from streamlint.model.api.facts import OpKind
+from streamlint.model.domain.values import Memory
+from streamlint.model.readings.operations import own_operations
+from streamlint.model.summary.effects import Operation
+from streamlint.rules import _labels as labels
 from streamlint.rules.base import Finding, Rule
 
 
@@ -78,14 +83,25 @@ class LoaderNotPinned(Rule):
     summary = "Non-blocking copy of a batch from a DataLoader created without pin_memory=True"
 
     def check(self, analysis):
-        for _, op in analysis.all_ops():
-            if op.kind is not OpKind.COPY_H2D or op.framework != "torch" or op.non_blocking is not True:
+        model = analysis.v3
+        reported: set[str] = set()
+        for _, at in own_operations(model):
+            operation = at.operation
+            if at.site in reported or not _unpinned_batch_upload(operation):
                 continue
-            host = op.host_buffer
-            if isinstance(host, Buffer) and host.loader_site and host.mem is Mem.PAGEABLE:
-                yield Finding(
-                    op.node,
-                    f"`{op.api}(..., non_blocking=True)` moves a batch of a DataLoader created without "
-                    f"`pin_memory=True`: the batch is pageable, so the copy is not asynchronous",
-                    help="create the DataLoader with `pin_memory=True`",
-                )
+            call = model.node_of(at.site)
+            if not isinstance(call, cst.Call):
+                continue
+            reported.add(at.site)
+            yield Finding(
+                call,
+                f"`{labels.spelled(call.func) or analysis.code(call.func)}(..., non_blocking=True)` moves a batch of a "
+                f"DataLoader created without `pin_memory=True`: the batch is pageable, so the copy is not asynchronous",
+                help="create the DataLoader with `pin_memory=True`",
+            )
+
+
+def _unpinned_batch_upload(operation: Operation) -> bool:
+    """A non-blocking upload of a data loader's batch that is pageable (the loader was not asked to pin)."""
+    return (operation.op == OpKind.COPY_H2D.value and operation.non_blocking is True
+            and operation.host_loader_batch and operation.host_memory is Memory.PAGEABLE)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from streamlint.model.ops import OpKind
-from streamlint.model.values import Buffer
+import libcst as cst
+
+from streamlint.model.api.facts import OpKind
+from streamlint.model.readings.operations import own_operations
+from streamlint.rules import _labels as labels
 from streamlint.rules.base import Finding, Rule
 
 
@@ -79,21 +82,23 @@ class PinOnTheFly(Rule):
     summary = "pin_memory() in a hot path feeding a single host-to-device copy"
 
     def check(self, analysis):
-        for record, op in analysis.all_ops():
-            if op.kind is not OpKind.PIN or not op.hot or op.in_comprehension:
+        model = analysis.v3
+        found = own_operations(model)
+        reported: set[str] = set()
+        for qualname, at in found:
+            operation = at.operation
+            if operation.op != OpKind.PIN.value or not (operation.in_loop or at.hot) or at.site in reported:
                 continue
-            if not isinstance(op.result, Buffer) or not op.result.pinned_by:
+            feeds = {c.site for q, c in found if q == qualname and c.operation.op == OpKind.COPY_H2D.value
+                     and c.reads_made_at(at.site)}
+            call = model.node_of(at.site)
+            if len(feeds) != 1 or not isinstance(call, cst.Call):
                 continue
-            feeds = [
-                c for c in record.ops
-                if c.kind is OpKind.COPY_H2D and isinstance(c.host_buffer, Buffer)
-                and c.host_buffer.pinned_by == op.result.pinned_by
-            ]
-            if len(feeds) != 1:
-                continue
+            reported.add(at.site)
             yield Finding(
-                op.node,
-                f"`{op.api}()` pins a fresh copy on every {'call' if op.in_forward and not op.loops else 'iteration'} "
+                call,
+                f"`{labels.spelled(call.func) or analysis.code(call.func)}()` pins a fresh copy on every "
+                f"{'iteration' if operation.in_loop else 'call'} "
                 f"for a single H2D copy: an extra host copy (and possibly a cudaHostAlloc) each time",
                 help="pin once outside the hot path (e.g. `DataLoader(pin_memory=True)` "
                 "or a pinned staging buffer reused with `copy_`)",

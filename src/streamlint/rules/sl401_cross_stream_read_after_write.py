@@ -5,9 +5,13 @@ from __future__ import annotations
 import libcst as cst
 
 from streamlint.fixes.edits import FixBuilder, make_fix
-from streamlint.fixes.idioms import wait_lines
+from streamlint.fixes.idioms import wait_statements
 from streamlint.fixes.model import Applicability
-from streamlint.rules._shared import handed_to_callers, hazards, inside, named, stream_code, wait_idiom
+from streamlint.model.domain.paths import RootKind
+from streamlint.model.domain.streams import StreamRefKind
+from streamlint.model.findings import Placement
+from streamlint.rules._hazard_words import Words
+from streamlint.rules._shared import handed_to_callers_of, named, stream_code, wait_idiom
 from streamlint.rules.base import Finding, Rule
 
 
@@ -58,6 +62,7 @@ class CrossStreamReadAfterWrite(Rule):
 
     ## Example
     ```python
+    import numpy as np
     from numba import cuda
 
 
@@ -75,6 +80,9 @@ class CrossStreamReadAfterWrite(Rule):
 
     s1 = cuda.stream()
     s2 = cuda.stream()
+    x = cuda.to_device(np.ones(n, dtype=np.float32))
+    y = cuda.device_array_like(x)
+    z = cuda.device_array_like(x)
     produce[blocks, threads, s1](x, y)   # writes y
     consume[blocks, threads, s2](y, z)   # reads y: may run before produce finishes
     ```
@@ -89,6 +97,7 @@ class CrossStreamReadAfterWrite(Rule):
 
     ## Use instead
     ```python
+    import numpy as np
     from numba import cuda
 
 
@@ -106,6 +115,9 @@ class CrossStreamReadAfterWrite(Rule):
 
     s1 = cuda.stream()
     s2 = cuda.stream()
+    x = cuda.to_device(np.ones(n, dtype=np.float32))
+    y = cuda.device_array_like(x)
+    z = cuda.device_array_like(x)
     done = cuda.event()
     produce[blocks, threads, s1](x, y)
     done.record(s1)
@@ -164,93 +176,116 @@ class CrossStreamReadAfterWrite(Rule):
     fix_availability = "sometimes"
 
     def check(self, analysis):
-        builder = FixBuilder(analysis)
-        for record, h in hazards(analysis, self.code):
+        words = Words(analysis)
+        builder = words.builder
+        for h in words.hazards(self.code):
             at = analysis.line_of(h.node)
-            if h.wrong_wait:
-                yield Finding(
-                    h.node,
-                    f"the current stream waits on {named(h.second)} here, but {named(h.buffer)} is written on "
-                    f"{named(h.first)} (line {analysis.line_of(h.other)}), which it never waits for",
-                    help=f"{wait_idiom(h.first, 'the current stream', h.framework, analysis)} before the work that uses it",
-                )
-                continue
-            if h.joins_default:
-                yield Finding(
-                    h.node,
-                    f"the default stream waits on {named(h.first)} here, but the work after it runs on the current "
-                    f"stream, which is another stream under a caller's side stream or a CUDA graph",
-                    help=f"make `{stream_code('the current stream', 'torch', analysis)}` wait instead",
-                )
-                continue
-            if h.waits_on_default:
-                yield Finding(
-                    h.node,
-                    f"{named(h.second)} waits on the default stream here, but {named(h.buffer)} is produced on the "
-                    f"current stream, which is another stream under a caller's side stream or a CUDA graph",
-                    help="wait on `torch.cuda.current_stream()` instead",
-                )
-                continue
-            if h.given_stream:
-                yield Finding(
-                    h.node,
-                    f"{named(h.buffer)} is used on {named(h.second)} here{inside(analysis, h.via)}, but the callers "
-                    f"hand this method the non-blocking stream `{h.given_stream}` for its work: nothing orders "
-                    f"this with their work on it there",
-                    help=f"queue this work on `{h.given_stream}` (`stream={h.given_stream}`)",
-                )
-                continue
-            if h.param:
-                what = "state made before this call" if h.buffer.startswith("self.") else "a parameter"
-                origin = f"{named(h.buffer)} is produced on the caller's current stream ({what})"
+            buffer, first = words.buffer(h), words.stream(h.earlier.stream, h, h.earlier)
+            second = words.stream(h.later.stream, h, h.later)
+            if h.from_caller:
+                what = "state made before this call" if h.caller_root is RootKind.SELF else "a parameter"
+                origin = f"{named(buffer)} is produced on the caller's current stream ({what})"
             else:
-                origin = (f"{named(h.buffer)} is written on {named(h.first)} at line {analysis.line_of(h.other)}"
-                          f"{inside(analysis, h.other_via)}")
-            idiom = wait_idiom(h.first, h.second, h.framework, analysis)
-            if h.second == HANDED_OUT and not h.param:
-                yield Finding(h.node, f"{origin} and {handed_to_callers(analysis, record, 'read it on their current stream')} "
-                              f"with no wait in between",
-                              fix=_fix(builder, record, h), help=_handed_out_help(analysis, h, idiom, at))
+                origin = (f"{named(buffer)} is written on {named(first)} at line {analysis.line_of(h.earlier.shown)}"
+                          f"{words.inside(h.earlier)}")
+            if h.placement is Placement.AT_WAIT:
+                yield _wrong_wait(analysis, words, h, buffer, first, second)
                 continue
+            if h.from_caller and h.earlier.stream.kind is StreamRefKind.PATH:
+                # the callers' memory taken as made on the stream they hand in for the work
+                # (CallContext.work_stream), used here on another stream
+                yield Finding(
+                    h.node,
+                    f"{named(buffer)} is used on {named(second)} here{words.inside(h.later)}, but the callers hand "
+                    f"this method the non-blocking stream {named(first)} for its work: nothing orders this with "
+                    f"their work on it there",
+                    help=f"queue this work on {named(first)} (`stream={first}`)",
+                )
+                continue
+            idiom = wait_idiom(words.stream_for_code(h.earlier.stream, h, h.earlier),
+                               words.stream_for_code(h.later.stream, h, h.later), h.framework, analysis, legacy=True)
+            if h.placement is Placement.AT_BOUNDARY and not h.from_caller:
+                function = h.function.node
+                handed = handed_to_callers_of(analysis, function, h.function.class_name,
+                                              "read it on their current stream")
+                # the object's own memory handed out (a getter): at its read, where the wait goes;
+                # a result: at the return
+                node = words.first_read(h, buffer) if h.earlier.access.path.root.kind is RootKind.SELF else h.node
+                yield Finding(node, f"{origin} and {handed} with no wait in between",
+                              help=_handed_out_help(analysis, h, idiom, analysis.line_of(node)))
+                continue
+            fix, lines = (None, None) if h.from_caller else _fix(
+                builder, h, words.stream_for_code(h.earlier.stream, h, h.earlier),
+                words.stream_for_code(h.later.stream, h, h.later))
             yield Finding(
                 h.node,
-                f"{origin} and read on {named(h.second)} here{inside(analysis, h.via)} with no wait in between",
-                fix=_fix(builder, record, h),
-                help=f"{idiom} before line {at}",
+                f"{origin} and read on {named(second)} here{words.inside(h.later)} with no wait in between",
+                fix=fix,
+                # PyTorch's advice is the code the fix inserts, so that the two name each stream
+                # alike: the legacy default stream as `default_stream()` (another stream than the
+                # current one in a method), a script's as `current_stream()`
+                help=f"`{'; '.join(lines)}` before line {at}" if lines and h.framework == "torch"
+                else f"{idiom} before line {at}",
             )
 
 
-# The reading side of a result handed to the caller, as the model labels it.
-HANDED_OUT = "the caller's current stream"
+def _wrong_wait(analysis, words: Words, hazard, buffer: str, first: str, second: str) -> Finding:
+    """A wait here names the wrong stream: the reading stream waited on the default stream for
+    what the current stream produced, or the current stream waited on another stream than the
+    one whose writes it must follow."""
+    if hazard.waiter is not None and hazard.waiter.kind is StreamRefKind.LEGACY:
+        return Finding(
+            hazard.node,
+            f"the default stream waits on {named(words.stream(hazard.waited, hazard))} here, but the work after it "
+            f"runs on the current stream, which is another stream under a caller's side stream or a CUDA graph",
+            help=f"make `{stream_code('the current stream', 'torch', analysis)}` wait instead",
+        )
+    if hazard.waited.kind is StreamRefKind.LEGACY:
+        return Finding(
+            hazard.node,
+            f"{named(second)} waits on the default stream here, but {named(buffer)} is produced on the current "
+            f"stream, which is another stream under a caller's side stream or a CUDA graph",
+            help=f"wait on `{stream_code('the current stream', 'torch', analysis)}` instead",
+        )
+    waited = words.stream(hazard.waited, hazard)
+    return Finding(
+        hazard.node,
+        f"the current stream waits on {named(waited)} here, but {named(buffer)} is written on {named(first)} "
+        f"(line {analysis.line_of(hazard.earlier.shown)}), which it never waits for",
+        help=f"{wait_idiom(first, 'the current stream', hazard.framework, analysis)} before the work that uses it",
+    )
 
 
 def _handed_out_help(analysis, hazard, idiom: str, at: int) -> str:
     # Written on the line that returns it: the wait can only come after, in the callers.
-    if analysis.line_of(hazard.other) == at:
+    if analysis.line_of(hazard.earlier.shown) == at:
         return f"{idiom} in the callers, before they use the result"
     return f"{idiom} before line {at}"
 
 
-def _fix(builder: FixBuilder, record, hazard):
-    """The wait, just before the statement that reads. Unsafe: it changes what runs
+def _fix(builder: FixBuilder, hazard, writer: str, reader: str):
+    """The wait, just before the statement that reads, and the lines it inserts (None, None: no fix). Unsafe: it changes what runs
     concurrently (the reading stream now waits for everything queued on the writer).
     An event the wait needs (Numba) is made once, before the outermost loop around the
     read: made in the loop, it would be a new event every iteration (SL501)."""
-    lines = wait_lines(builder, record, hazard)
     statement = builder.statement_of(hazard.node)
-    if lines is None or statement is None:
-        return None
+    if statement is None:
+        return None, None
+    function = hazard.function.node
+    lines = wait_statements(builder, function, writer, reader, hazard.framework, builder.analysis.line_of(hazard.node))
+    if lines is None:
+        return None, None
     message = f"Insert `{'; '.join(lines)}`"
     if hazard.framework != "numba":
-        return make_fix(message, Applicability.UNSAFE, [builder.insert_before(statement, lines)])
-    if record.is_forward:
-        return None  # a new event on every call of forward
+        return make_fix(message, Applicability.UNSAFE, [builder.insert_before(statement, lines)]), lines
+    if isinstance(function, cst.FunctionDef) and function.name.value == "forward" and hazard.function.class_name:
+        return None, None  # a new event on every call of forward
     creation, waits = lines[:1], lines[1:]
-    loop = _outermost_loop(builder, statement, record.node)
+    loop = _outermost_loop(builder, statement, function)
     if loop is None:
-        return make_fix(message, Applicability.UNSAFE, [builder.insert_before(statement, lines)])
+        return make_fix(message, Applicability.UNSAFE, [builder.insert_before(statement, lines)]), lines
     return make_fix(message, Applicability.UNSAFE,
-                    [builder.insert_before(loop, creation), builder.insert_before(statement, waits)])
+                    [builder.insert_before(loop, creation), builder.insert_before(statement, waits)]), lines
 
 
 def _outermost_loop(builder: FixBuilder, statement, function):

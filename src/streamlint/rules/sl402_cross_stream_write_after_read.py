@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-from streamlint.model.hazards import HOST_LABEL
-from streamlint.rules._shared import (
-    carried_at,
-    hazards,
-    inside,
-    named,
-    over_elements,
-    stream_code,
-    sync_idiom,
-    wait_idiom,
-)
+from streamlint.model.findings import Placement
+from streamlint.rules._hazard_words import Words
+from streamlint.rules._shared import named, over_elements, stream_code, sync_idiom, wait_idiom
 from streamlint.rules.base import Finding, Rule
 
 
@@ -104,29 +96,44 @@ class CrossStreamWriteAfterRead(Rule):
     summary = "A buffer is overwritten while work on another stream (or an async copy) may still use it"
 
     def check(self, analysis):
-        for _, h in hazards(analysis, self.code):
+        words = Words(analysis)
+        for h in words.hazards(self.code):
             at = analysis.line_of(h.node)
-            other = analysis.line_of(h.other) if h.other is not None else 0
-            if h.carried and h.second != HOST_LABEL:
-                fork = carried_at(analysis, h)
-                fix = f"{wait_idiom(h.first, h.second, h.framework, analysis)} after line {analysis.line_of(fork)}"
-                what = (f"{named(h.first)} waits for {named(h.second)} here, but {named(h.second)} never waits for "
-                        f"it: a later call overwrites {named(h.buffer)} there (line {other}) while {named(h.first)} may "
-                        f"still use it{inside(analysis, h.other_via)}")
-                yield Finding(fork, what, help=fix)
+            buffer, first = words.buffer(h), words.stream(h.earlier.stream, h, h.earlier)
+            other = words.line(h.earlier.shown)
+            if h.later.on_host and h.at_earlier:
+                # the copy an earlier call left reading what this call refills: reported at the copy,
+                # the memory named as the refill names it
+                buffer = words.stored_into(h.later) or buffer
+                refill = words.line(h.later.shown)
+                fix = (f"copy with `non_blocking=False`, or {sync_idiom(stream_code(first, h.framework, analysis))} "
+                       f"(or an event recorded after this copy) before the refill at line {refill}")
+                what = (f"this asynchronous copy may still be reading {named(buffer)} when a later call refills it "
+                        f"on the host (line {refill})")
+                yield Finding(h.node, what, help=fix)
                 continue
-            if h.carried:
-                fix = (f"copy with `non_blocking=False`, or {sync_idiom(stream_code(h.first, h.framework, analysis))} "
-                       f"(or an event recorded after this copy) before the refill at line {other}")
-                what = (f"this asynchronous copy may still be reading {named(h.buffer)} when a later call refills it "
-                        f"on the host (line {other})")
-                yield Finding(carried_at(analysis, h), what, help=fix)
+            node = h.node
+            if h.placement is Placement.AT_FORK:
+                # a side stream forked off the current stream and never joined back: the next call's
+                # write on the current stream is ordered after nothing the side stream did
+                second = words.stream(h.later.stream, h, h.later)
+                written = words.written_through(h.later) or buffer
+                fix = f"{wait_idiom(first, second, h.framework, analysis)} after line {at}"
+                what = (f"{named(first)} waits for {named(second)} here, but {named(second)} never waits for it: a "
+                        f"later call overwrites {named(written)} there (line {words.line(h.later.shown)}) while "
+                        f"{named(first)} may still use it{words.inside(h.later)}")
+                yield Finding(node, what, help=fix)
                 continue
-            if h.second == HOST_LABEL:
-                code = stream_code(h.first, h.framework, analysis)
+            if h.later.on_host:
+                code = stream_code(first, h.framework, analysis)
                 fix = f"{over_elements(sync_idiom(code), (code,))} (or an event recorded after that copy) before line {at}"
-                what = f"the host overwrites {named(h.buffer)} here while {named(h.first)} may still be copying it (line {other}{inside(analysis, h.other_via)})"
+                what = (f"the host overwrites {named(buffer)} here while {named(first)} may still be copying it "
+                        f"(line {other}{words.inside(h.earlier)})")
+                node = words.pointed(h, buffer)
             else:
-                fix = f"{wait_idiom(h.first, h.second, h.framework, analysis)} before line {at}"
-                what = f"{named(h.buffer)} is overwritten on {named(h.second)} here while {named(h.first)} may still use it (line {other}{inside(analysis, h.other_via)}){inside(analysis, h.via)}"
-            yield Finding(h.node, what, help=fix)
+                second = words.stream(h.later.stream, h, h.later)
+                # (the streams as code names them: the legacy default stream as `default_stream()`)
+                fix = f"{wait_idiom(words.stream_for_code(h.earlier.stream, h, h.earlier), words.stream_for_code(h.later.stream, h, h.later), h.framework, analysis, legacy=True)} before line {at}"
+                what = (f"{named(buffer)} is overwritten on {named(second)} here while {named(first)} may still use it "
+                        f"(line {other}{words.inside(h.earlier)}){words.inside(h.later)}")
+            yield Finding(node, what, help=fix)

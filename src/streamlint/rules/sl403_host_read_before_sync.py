@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from streamlint.model.hazards import HazardKind
-from streamlint.rules._shared import hazards, inside, named, stream_code, sync_idiom
+from streamlint.model.findings import Placement
+from streamlint.rules._hazard_words import Words
+from streamlint.rules._shared import handed_to_callers_of, is_placeholder, named, stream_code, sync_idiom
 from streamlint.rules.base import Finding, Rule
 
 
@@ -124,43 +125,54 @@ class HostReadBeforeSync(Rule):
     summary = "The host reads the destination of an async device-to-host copy before synchronizing"
 
     def check(self, analysis):
-        for _, h in hazards(analysis, self.code):
+        words = Words(analysis)
+        for h in words.hazards(self.code):
             at = analysis.line_of(h.node)
-            stream = stream_code(h.first, h.framework, analysis)
-            if h.kind is HazardKind.OUTSIDE_READ_BEFORE_SYNC:
-                yield self.outside(analysis, h, stream, at)
+            buffer, first = words.buffer(h), words.stream(h.earlier.stream, h, h.earlier)
+            stream = stream_code(first, h.framework, analysis)
+            if not h.earlier.access.host_memory:
+                # device memory read from the host side, by a library outside the streams (MPI)
+                yield self.outside(analysis, words, h, buffer, first, stream, at)
                 continue
-            if h.returned_to:
-                yield self.returned(analysis, h, stream)
+            if h.readers:
+                # a helper's copy every call of it reads unfinished: the wait belongs in the helper
+                name = h.function.qualname.removeprefix(h.function.module + ".")
+                lines = ", ".join(f"line {words.line(r)}" for r in h.readers)
+                yield Finding(
+                    h.node,
+                    f"the asynchronous copy here on {named(first)} is returned by `{name}()` before it has "
+                    f"finished, and its callers read the result on the host with no wait ({lines})",
+                    help=f"{sync_idiom(stream)} (or an event recorded after the copy) before returning the result",
+                )
+                continue
+            if h.placement is Placement.AT_BOUNDARY:
+                # handed out unfinished: the reads are in the callers
+                handed = handed_to_callers_of(analysis, h.function.node, h.function.class_name, "read it on the host")
+                yield Finding(
+                    h.node,
+                    f"the asynchronous copy into {named(buffer)} on {named(first)} (line {words.line(h.earlier.shown)}"
+                    f"{words.inside(h.earlier)}) may not have finished when it is {handed}",
+                    help=f"{sync_idiom(stream)} (or an event recorded after the copy) before returning the result",
+                )
                 continue
             yield Finding(
-                h.node,
-                f"the host reads {named(h.buffer)} here, but the asynchronous copy into it on {named(h.first)} "
-                f"(line {analysis.line_of(h.other)}{inside(analysis, h.other_via)}) may not have finished",
+                words.pointed(h, buffer),
+                f"the host reads {named(buffer)} here, but the asynchronous copy into it on {named(first)} "
+                f"(line {words.line(h.earlier.shown)}{words.inside(h.earlier)}) may not have finished",
                 help=f"{sync_idiom(stream)} (or an event recorded after the copy) before line {at}",
             )
 
     @staticmethod
-    def returned(analysis, h, stream: str) -> Finding:
-        """A helper hands back the host tensor of its copy unfinished, and its callers read it."""
-        lines = sorted({analysis.line_of(node) for node in h.returned_to})
-        reads = ", ".join(f"line {n}" for n in lines)
-        return Finding(
-            h.node,
-            f"the asynchronous copy here on {named(h.first)} is returned by `{h.via.name}()` before it has "
-            f"finished, and its callers read the result on the host with no wait ({reads})",
-            help=f"{sync_idiom(stream)} (or an event recorded after the copy) before returning the result",
-        )
-
-    @staticmethod
-    def outside(analysis, h, stream: str, at: int) -> Finding:
+    def outside(analysis, words, h, buffer: str, first: str, stream: str, at: int) -> Finding:
         """CUDA-aware MPI handed device memory that a stream may still be writing."""
-        if h.param:
+        if h.from_caller:
             where = "the caller's stream"
+            if is_placeholder(stream):  # no spelling in code: the stream in words, as the caller's
+                stream = stream.replace("the ", "the caller's ", 1)
         else:
-            where = f"{named(h.first)} (line {analysis.line_of(h.other)}{inside(analysis, h.other_via)})"
+            where = f"{named(first)} (line {words.line(h.earlier.shown)}{words.inside(h.earlier)})"
         return Finding(
             h.node,
-            f"MPI reads {named(h.buffer)} here, but {where} may still be writing it: MPI does not wait for streams",
+            f"MPI reads {named(buffer)} here, but {where} may still be writing it: MPI does not wait for streams",
             help=f"{sync_idiom(stream)} before line {at}",
         )

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from streamlint.fixes.edits import FixBuilder, bound_before, is_pasteable, make_fix
-from streamlint.fixes.idioms import stream_at
+from streamlint.fixes.idioms import stream_named_at
 from streamlint.fixes.model import Applicability
-from streamlint.rules._shared import handed_to_callers, hazards, may_be_none, named, stream_code
+from streamlint.model.domain.paths import Index, RootKind
+from streamlint.model.domain.streams import StreamRefKind
+from streamlint.model.findings import Placement
+from streamlint.model.readings.hazards import allocation_node, is_module_level, stored_allocation_node
+from streamlint.rules._hazard_words import Words
+from streamlint.rules._shared import handed_to_callers_of, may_be_none_in, named, stream_code
 from streamlint.rules.base import Finding, Rule
 
 
@@ -102,77 +109,147 @@ class MissingRecordStream(Rule):
     fix_availability = "sometimes"
 
     def check(self, analysis):
-        builder = FixBuilder(analysis)
-        for record, h in hazards(analysis, self.code):
-            user = stream_code(h.second, "torch", analysis)
-            owner = stream_code(h.first, "torch", analysis)
-            if h.peer is not None:
+        words = Words(analysis)
+        for h, buffer in _one_per_use(words):
+            owner_label = words.stream(h.later.stream, h, h.later)
+            user_label = words.stream(h.earlier.stream, h, h.earlier)
+            user, owner = stream_code(user_label, "torch", analysis), stream_code(owner_label, "torch", analysis)
+            made = allocation_node(words.model, h) or stored_allocation_node(words.model, h)
+            tensor = buffer if _names_one_tensor(words, h, buffer) else ""
+            if h.placement is Placement.AT_BOUNDARY:
+                # used and released in the callers, not here: name their lines
+                callers = handed_to_callers_of(analysis, h.function.node, h.function.class_name,
+                                               "use it on their current stream and release it when they drop it")
+                # the object's own memory handed out (a getter): at its read, where `record_stream` goes
+                node = words.first_read(h, buffer) if h.earlier.access.path.root.kind is RootKind.SELF else h.node
                 yield Finding(
-                    h.node,
-                    f"{named(h.buffer)} is left on its holder at line {analysis.line_of(h.other)} together with a tensor "
-                    f"this function records on {named(h.second)} (line {analysis.line_of(h.peer)}), so it comes "
-                    f"from {named(h.first)} too; it is used on {named(h.second)} here without `record_stream`: when "
-                    f"line {analysis.line_of(h.release)} rebinds it, its memory may go to new work on "
-                    f"{named(h.first)} too early",
-                    fix=_fix(builder, record, h),
-                    help=_record_help(h.buffer, user),
+                    node,
+                    f"{named(buffer)} was allocated on {named(owner_label)}{_at_line(words, made)} and is "
+                    f"{callers}, without `record_stream`: its memory may go to new work on {named(owner_label)} too early",
+                    help=_record_help(tensor, user),
                 )
                 continue
-            if h.kept_in:
+            producer = _producer(h.later.stream)
+            if producer:
+                # left on a holder by another function, whose next store there releases it (D-16)
+                stored, recorded = _holder_lines(words, h)
                 yield Finding(
                     h.node,
-                    f"{named(h.buffer)} is allocated on {named(h.first)} here and kept in `{h.kept_in}`, whose entries "
-                    f"`{h.handed_by}` hands to the caller (line {analysis.line_of(h.release)}): the caller uses it on "
-                    f"its current stream and drops it without `record_stream`, so its memory may go to new work on "
-                    f"{named(h.first)} too early",
-                    help=f"allocate it on the stream current before {named(h.first)} was entered and copy into it "
-                    f"there, or `.record_stream(torch.cuda.current_stream())` on it in `{h.handed_by}`",
+                    f"{named(buffer)} is left on its holder {stored} together with a tensor this function records on "
+                    f"{named(user_label)}{recorded}, so it comes from the stream `{producer}` ran on too; it is used "
+                    f"on {named(user_label)} here without `record_stream`: when {stored.removeprefix('at ')} rebinds "
+                    f"it, its memory may go to new work on the stream `{producer}` ran on too early",
+                    fix=_fix(words.builder, h, tensor, words.stream_for_code(h.earlier.stream, h, h.earlier)),
+                    help=_record_help(tensor, user),
                 )
                 continue
-            if h.handed_out:
-                # (used and released in the callers, not here: name their lines)
-                callers = handed_to_callers(analysis, record, "use it on their current stream and release it when "
-                                            "they drop it")
-                yield Finding(
-                    h.node,
-                    f"{named(h.buffer)} was allocated on {named(h.first)} (line {analysis.line_of(h.other)}) and is "
-                    f"{callers}, without `record_stream`: its memory may go to new work on {named(h.first)} too early",
-                    fix=_fix(builder, record, h),
-                    help=_record_help(h.buffer, user),
-                )
-                continue
-            if h.release is record.node:
-                released = f"released when `{record.name}` returns"
+            if h.released_at is None and is_module_level(h):
+                released = "released when the script ends"
+            elif h.released_at is None:
+                qualname = h.function.qualname.removeprefix(h.function.module + ".")
+                released = f"released when `{qualname}` returns"
             else:
-                released = f"released at line {analysis.line_of(h.release)}"
+                released = f"released at line {words.line(h.released_at)}"
             yield Finding(
                 h.node,
-                f"{named(h.buffer)} was allocated on {named(h.first)} (line {analysis.line_of(h.other)}), is used "
-                f"on {named(h.second)} here, then {released} without `record_stream`: its memory may go to "
-                f"new work on {named(h.first)} too early",
-                fix=_fix(builder, record, h),
-                help=_record_help(h.buffer, user) + f" (or `{owner}.wait_stream({user})` before the release)",
+                f"{named(buffer)} was allocated on {named(owner_label)}{_at_line(words, made)}, is used "
+                f"on {named(user_label)} here, then {released} without `record_stream`: its memory may go to "
+                f"new work on {named(owner_label)} too early",
+                fix=_fix(words.builder, h, tensor, words.stream_for_code(h.earlier.stream, h, h.earlier)),
+                help=_record_help(tensor, user) + f" (or `{owner}.wait_stream({user})` before the release)",
             )
 
 
-def _fix(builder: FixBuilder, record, hazard):
+def _at_line(words: Words, made) -> str:
+    """" (line N)" of the allocation, or nothing where the model holds no node for it (an
+    allocation only known as the items a container was filled with)."""
+    return f" (line {words.line(made)})" if made is not None else ""
+
+
+def _names_one_tensor(words: Words, h, buffer: str) -> bool:
+    """False where the label names the container an item came from (`self._results` for one
+    of its items): a list has no `record_stream`, so no advice or fix may call it there."""
+    path = h.later.access.path
+    return not (any(isinstance(step, Index) for step in path.steps) and buffer == words.path(path, h))
+
+
+def _producer(stream) -> str:
+    """The function whose current stream a tensor was made on, for one a producer left on a
+    holder (`StreamRef.produced`); "" otherwise."""
+    return stream.site.rpartition(".")[2] if stream is not None and stream.kind is StreamRefKind.PRODUCED else ""
+
+
+def _holder_lines(words: Words, h) -> tuple[str, str]:
+    """Where the producer stores the tensor on the holder ("at line N", or "by `producer`" when
+    the text does not show it), and " (line M)" for the `record_stream` of a sibling here."""
+    path, producer = h.earlier.access.path, h.later.stream.site
+    attr = path.steps[-1] if path.steps and isinstance(path.steps[-1], str) else ""
+    function = words.model.solver.program.function(producer)
+    store = next((n for n in _nodes(function.node if function is not None else None)
+                  if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign))
+                  and any(isinstance(t, cst.Attribute) and t.attr.value == attr for t in _assigned(n))), None)
+    line = words.line(store, function) if store is not None else 0
+    stored = f"at line {line}{words.foreign(function)}" if line else f"by `{producer.rpartition('.')[2]}`"
+    holder = words.path(type(path)(path.root, path.steps[:-1]), h) + "."
+    aliases = {t.value for n in _nodes(h.function.node) if isinstance(n, cst.Assign)
+               for t in _assigned(n) if isinstance(t, cst.Name) and holder in _code(n.value)}
+    record = next((n for n in _nodes(h.function.node) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                   and n.func.attr.value == "record_stream"
+                   and (_code(n.func.value).startswith(holder) or _code(n.func.value) in aliases)
+                   and not _code(n.func.value).endswith(f".{attr}")), None)
+    return stored, (f" (line {words.line(record)})" if record is not None else "")
+
+
+def _assigned(node) -> list:
+    return [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+
+
+def _nodes(node):
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def _code(node) -> str:
+    return cst.Module(body=[]).code_for_node(node).strip()
+
+
+def _one_per_use(words: Words):
+    """The releases to report, with their buffer's label: one per use of a name on another
+    stream (the `record_stream` goes there once, whichever allocation the name held there: the
+    one made before a loop or the last iteration's), the one the code drops at a rebinding or
+    `del` before the one dropped when the function ends."""
+    chosen: dict = {}
+    for h in words.hazards("SL404"):
+        if h.framework != "torch":
+            continue  # the caching allocator that hands memory back early is PyTorch's
+        key = (id(h.node), words.buffer(h))
+        if key not in chosen or (chosen[key].released_at is None and h.released_at is not None):
+            chosen[key] = h
+    return [(h, key[1]) for key, h in chosen.items()]
+
+
+def _fix(builder: FixBuilder, hazard, buffer: str, user_label: str):
     """`t.record_stream(user)` before the statement that uses `t` on the other stream.
     Unsafe: the memory is then kept until that stream's work is done (more memory in
     use), which is the point, but it changes the allocator's behaviour."""
-    if hazard.framework != "torch" or not is_pasteable(hazard.buffer):
+    if not is_pasteable(buffer):
         return None
     statement = builder.statement_of(hazard.node)
     if statement is None:
         return None
+    function = hazard.function.node
     row = builder.analysis.line_of(hazard.node)
-    user = stream_at(builder, record, hazard.second, "torch", row, current_ok=True)
-    if user is None or not bound_before(builder, record.node, hazard.buffer, row + 1):
+    user = stream_named_at(builder, function, user_label, "torch", row, current_ok=True)
+    if user is None or not bound_before(builder, function, buffer, row + 1):
         return None
-    line = f"{hazard.buffer}.record_stream({user})"
-    if may_be_none(builder.analysis, record, hazard.buffer):
+    line = f"{buffer}.record_stream({user})"
+    if may_be_none_in(builder.analysis, function, buffer):
         # `getattr(holder, "x", None)`, a parameter defaulting to None: None has no record_stream
-        guarded = [f"if {hazard.buffer} is not None:", f"{builder.indent_unit()}{line}"]
-        return make_fix(f"Insert `{line}` where `{hazard.buffer}` is not None", Applicability.UNSAFE,
+        guarded = [f"if {buffer} is not None:", f"{builder.indent_unit()}{line}"]
+        return make_fix(f"Insert `{line}` where `{buffer}` is not None", Applicability.UNSAFE,
                         [builder.insert_before(statement, guarded)])
     return make_fix(f"Insert `{line}`", Applicability.UNSAFE, [builder.insert_before(statement, [line])])
 

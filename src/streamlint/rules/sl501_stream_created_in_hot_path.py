@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Optional
 
 import libcst as cst
 
 from streamlint.fixes.edits import FixBuilder, binding_pattern, make_fix
 from streamlint.fixes.idioms import fresh_name
 from streamlint.fixes.model import Applicability, Edit
-from streamlint.model.ops import DEVICE_WORK, HOST_SYNCS, OpKind
-from streamlint.model.purpose import Purpose, creation_purpose, parents_of
-from streamlint.model.queries import hot_function
+from streamlint.model import api
+from streamlint.model.readings.hot_paths import OwnOperation, hot_entry_name, own_operations, queues_work
+from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.purpose import kept_per_item, timing_mark
 from streamlint.rules.base import Finding, Rule
 
-_CREATIONS = (OpKind.STREAM_CREATE, OpKind.EVENT_CREATE)
-# A loop that does any of these per iteration is a hot path, not a set-up loop.
-_WORK = DEVICE_WORK | HOST_SYNCS | {OpKind.IMPLICIT_SYNC, OpKind.EVENT_RECORD, OpKind.WAIT_STREAM, OpKind.STREAM_WAIT_EVENT}
+_STREAM, _EVENT = "stream creation", "event creation"  # Operation.op of a creation (the fact tables' kinds)
+_CREATIONS = (_STREAM, _EVENT)
 _EVENT_WHY = "each one is created and destroyed again with a driver call; an event can be re-recorded"
 _WHY = {
     "torch": "torch hands out 32 pool streams per priority round-robin, so the 33rd aliases the 1st",
@@ -186,37 +187,35 @@ class StreamCreatedInHotPath(Rule):
 
     def check(self, analysis):
         builder = FixBuilder(analysis)
-        # One finding per loop (or `forward`) and body: the creations of one iteration are one problem.
+        model = analysis.v3
+        ancestry = Ancestry(analysis.module)
+        # One finding per loop (or hot function) and body: the creations of one iteration are one problem.
         groups: dict[tuple, list] = {}
-        for record, op in analysis.all_ops():
-            if op.kind not in _CREATIONS or op.in_comprehension:
+        for own in own_operations(model):
+            if own.operation.op not in _CREATIONS:
                 continue
-            if op.kind is OpKind.EVENT_CREATE and getattr(op.result, "site", None) in record.kept_sites:
-                continue  # one event per item, kept to wait on later: made on purpose
-            if creation_purpose(analysis, record, op) is Purpose.MEASUREMENT:
-                continue  # a timing mark of a measurement loop (not a training loop's)
-            if op.in_forward:
-                where = f"on every call of {hot_function(record)}"
-            elif op.loops and any(
-                w.kind in _WORK and loop in w.loops for loop in op.loops for w in record.ops
-            ):
-                where = "on every iteration of a loop that queues GPU work"
-            else:
+            node = model.node_of(own.site)
+            if not isinstance(node, cst.Call) or ancestry.in_comprehension(node):
                 continue
-            key = (id(record), op.in_forward or op.loops[-1:])
-            groups.setdefault(key, []).append((record, op, where))
+            creation = _Creation(own, node, ancestry.loops_around(node))
+            where = _where(model, ancestry, creation)
+            if where is None:
+                continue
+            key = (own.function, id(creation.loops[-1]) if creation.loops else None)
+            groups.setdefault(key, []).append((creation, where))
         for members in groups.values():
-            record, op, where = members[0]
-            ops = [m[1] for m in members]
-            streams = [o for o in ops if o.kind is OpKind.STREAM_CREATE]
-            events = [o for o in ops if o.kind is OpKind.EVENT_CREATE]
-            if len(ops) == 1:
+            creation, where = members[0]
+            made = [m[0] for m in members]
+            streams = [c for c in made if c.own.operation.op == _STREAM]
+            events = [c for c in made if c.own.operation.op == _EVENT]
+            framework = api.framework_of(creation.own.operation.api) or ""
+            if len(made) == 1:
                 thing = "stream" if streams else "event"
                 yield Finding(
-                    op.node,
-                    f"`{op.api}()` creates a{'n' if thing == 'event' else ''} {thing} {where}",
-                    fix=_fix(builder, record, op),
-                    help=f"{_EVENT_WHY if events else _WHY.get(op.framework, 'creation is not free')}; "
+                    creation.node,
+                    f"`{analysis.code(creation.node.func)}()` creates a{'n' if thing == 'event' else ''} {thing} {where}",
+                    fix=_fix(builder, creation),
+                    help=f"{_EVENT_WHY if events else _WHY.get(framework, 'creation is not free')}; "
                          f"create it once (before the loop or in `__init__`) and reuse it",
                 )
                 continue
@@ -224,14 +223,43 @@ class StreamCreatedInHotPath(Rule):
                 (f"{len(group)} {kind}s" if len(group) > 1 else f"a{'n' if kind == 'event' else ''} {kind}")
                 for group, kind in ((streams, "stream"), (events, "event")) if group
             )
-            apis = ", ".join(dict.fromkeys(f"`{o.api}()`" for o in ops))
+            apis = ", ".join(dict.fromkeys(f"`{analysis.code(c.node.func)}()`" for c in made))
             yield Finding(
-                op.node,
-                f"{apis} create{'s' if ', ' not in apis else ''} {counted} ({_names(analysis, ops)}) {where}",
-                fix=_group_fix([_fix(builder, record, o) for o in ops]),
-                help=f"{_WHY.get(op.framework, 'creation is not free') if streams else _EVENT_WHY}; "
+                creation.node,
+                f"{apis} create{'s' if ', ' not in apis else ''} {counted} ({_names(analysis, ancestry, made)}) {where}",
+                fix=_group_fix([_fix(builder, c) for c in made]),
+                help=f"{_WHY.get(framework, 'creation is not free') if streams else _EVENT_WHY}; "
                      f"create them once (before the loop or in `__init__`) and reuse them",
             )
+
+
+@dataclass(frozen=True)
+class _Creation:
+    own: OwnOperation
+    node: cst.Call
+    loops: list  # the loop statements around it in its function, outermost first
+
+    @property
+    def hot_call(self) -> bool:
+        """Made on every call of a hot entry (not in a loop of its own)."""
+        return not self.loops
+
+
+def _where(model, ancestry: Ancestry, creation: _Creation) -> Optional[str]:
+    """What makes the creation hot, in words; None when it is not."""
+    own = creation.own
+    if creation.loops:
+        function = next((a for a in ancestry.ancestors(creation.node) if isinstance(a, cst.FunctionDef)), None)
+        if own.operation.op == _EVENT and function is not None and (
+                kept_per_item(creation.node, function, ancestry)  # one event per item, kept to wait on later
+                or timing_mark(creation.node, creation.loops[-1], function, ancestry)):
+            return None  # made on purpose, or a timing mark of a measurement loop (not a training loop's)
+        if any(queues_work(model, own.function, loop, ancestry) for loop in creation.loops):
+            return "on every iteration of a loop that queues GPU work"
+        return None
+    if own.entry and not own.operation.conditional:
+        return f"on every call of `{hot_entry_name(own.entry, own.function)}`"
+    return None
 
 
 def _group_fix(fixes):
@@ -258,48 +286,48 @@ def _group_fix(fixes):
     return make_fix(f"Create the {kinds} once{where}", Applicability.UNSAFE, list(merged.values()))
 
 
-def _names(analysis, ops) -> str:
+def _names(analysis, ancestry: Ancestry, made) -> str:
     """`start`, `end`: the names the creations were bound to (`err, s = cudaStreamCreate()`
     names `s`), else the calls."""
-    parents = parents_of(analysis)
     names = []
-    for op in ops:
-        label = getattr(op.result, "label", "")
-        if not label:
-            assign = parents.get(id(op.node))
-            if isinstance(assign, cst.Assign) and len(assign.targets) == 1:
-                target = assign.targets[0].target
-                elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
-                kept = [analysis.code(e) for e in elements if not (isinstance(e, cst.Name) and e.value in ("err", "_", "status"))]
-                label = kept[-1] if kept else ""
-        names.append(f"`{label or op.api + '()'}`")
+    for creation in made:
+        label = ""
+        assign = ancestry.parent(creation.node)
+        if isinstance(assign, cst.Assign) and len(assign.targets) == 1:
+            target = assign.targets[0].target
+            elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+            kept = [analysis.code(e) for e in elements if not (isinstance(e, cst.Name) and e.value in ("err", "_", "status"))]
+            label = kept[-1] if kept else ""
+        names.append(f"`{label or analysis.code(creation.node.func) + '()'}`")
     return ", ".join(dict.fromkeys(names))
 
 
-def _fix(builder: FixBuilder, record, op):
+def _fix(builder: FixBuilder, creation: "_Creation"):
     """Create the stream (or event) once. In a loop: move `s = Stream(...)` before the
     outermost loop (when its arguments do not change in the loop). In `forward`: create
     it in `__init__` as an attribute and use the attribute. A trailing comment that
     speaks of a new one each time is dropped: after the move it would be false. Unsafe:
     work of every iteration (or call) then shares one stream, so it is ordered where it
     was not."""
-    thing = "stream" if op.kind is OpKind.STREAM_CREATE else "event"
-    statement = builder.statement_of(op.node)
+    thing = "stream" if creation.own.operation.op == _STREAM else "event"
+    node = creation.node
+    statement = builder.statement_of(node)
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return None
     assign = statement.body[0]
-    if not (isinstance(assign, cst.Assign) and assign.value is op.node and len(assign.targets) == 1
+    if not (isinstance(assign, cst.Assign) and assign.value is node and len(assign.targets) == 1
             and isinstance(assign.targets[0].target, cst.Name)):
         return None
     comment = statement.trailing_whitespace.comment
     false_comment = comment is not None and _speaks_of_repetition(comment.value)
-    if op.in_forward:
-        if record.kind != "method":
+    if creation.hot_call:
+        function = next((a for a in builder.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+        cls = builder.parent(builder.parent(function)) if function is not None else None
+        if not isinstance(cls, cst.ClassDef):
             return None  # a hook nested in a method, or a function: no `self` to keep it on
-        return _into_init(builder, record, statement, op.node, assign.targets[0].target.value, thing,
-                          false_comment)
-    loop = record.loops.get(op.loops[0]) if op.loops else None
-    if loop is None or _uses_names_bound_in(builder, op.node, loop.node):
+        return _into_init(builder, cls, statement, node, assign.targets[0].target.value, thing, false_comment)
+    loop = creation.loops[0]
+    if _uses_names_bound_in(builder, node, loop):
         return None
     line = builder.code(assign).strip()
     if comment is not None and not false_comment:
@@ -307,7 +335,7 @@ def _fix(builder: FixBuilder, record, op):
     return make_fix(
         f"Create the {thing} once, before the loop",
         Applicability.UNSAFE,
-        [builder.insert_before(loop.node, [line]), builder.delete_statement(statement)],
+        [builder.insert_before(loop, [line]), builder.delete_statement(statement)],
     )
 
 
@@ -320,9 +348,8 @@ def _speaks_of_repetition(comment: str) -> bool:
     return bool(_REPETITION.search(comment))
 
 
-def _into_init(builder: FixBuilder, record, statement, call, target: str, thing: str, false_comment: bool):
-    cls = next((a for a in builder.ancestors(record.node) if isinstance(a, cst.ClassDef)), None)
-    if cls is None or not isinstance(cls.body, cst.IndentedBlock):
+def _into_init(builder: FixBuilder, cls: cst.ClassDef, statement, call, target: str, thing: str, false_comment: bool):
+    if not isinstance(cls.body, cst.IndentedBlock):
         return None
     init = next((f for f in cls.body.body if isinstance(f, cst.FunctionDef) and f.name.value == "__init__"), None)
     if init is None or not isinstance(init.body, cst.IndentedBlock) or not init.body.body:

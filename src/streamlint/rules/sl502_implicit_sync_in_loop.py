@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Optional
+
 import libcst as cst
 
-from streamlint.model.ops import OpKind
-from streamlint.model.purpose import Purpose, sync_purpose
-from streamlint.model.queries import host_round_trip, hot_function, in_hot_path, per_element_read, per_element_sync
-from streamlint.model.values import Buffer, Mem
-from streamlint.rules._shared import STEP_TIMING_HELP, api_named, blocking_copy_in_region
+from streamlint.model import api
+from streamlint.model.readings.hot_paths import (
+    OwnOperation,
+    hot_entry_name,
+    other_streams_could_overlap,
+    own_operations,
+    queues_work_each_pass,
+    uploads_in,
+)
+from streamlint.model.readings.round_trips import round_trips
+from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.sync_purpose import (
+    Purpose,
+    SyncPurposes,
+    comprehension_of,
+    element_read,
+    unrolled,
+    waits_on_user,
+)
+from streamlint.rules._shared import STEP_TIMING_HELP
 from streamlint.rules.base import Finding, Rule
 
 
@@ -181,79 +199,150 @@ class ImplicitSyncInLoop(Rule):
     summary = "Implicit host synchronization on a CUDA tensor or CuPy array in a hot path"
 
     def check(self, analysis):
-        for record, op in analysis.all_ops():
-            if host_round_trip(record, op) is not None:
-                continue  # SL503: the value needs no device at all
-            per_element = per_element_sync(record, op)
-            read_by_element = per_element_read(record, op)
-            if read_by_element and sync_purpose(analysis, record, op) not in _ELEMENT_READ_NEEDED:
-                yield Finding(
-                    op.node,
-                    f"{api_named(op.api)} waits for the stream once per element of `{read_by_element}`",
-                    help=f"read all the elements once before the loop (`{read_by_element}.tolist()`) "
-                         "and index that list",
-                )
+        model = analysis.v3
+        ancestry = Ancestry(analysis.module)
+        purposes = SyncPurposes(ancestry)
+        trips = {trip.read_site for trip in round_trips(model)}  # SL503's: the value needs no device at all
+        for own in own_operations(model):
+            operation = own.operation
+            if operation.op not in _READS or own.site in trips:
                 continue
-            if not per_element and not in_hot_path(record, op):
+            if operation.op == _D2H and not _blocking_read_back(own):
                 continue
-            if op.kind is OpKind.IMPLICIT_SYNC:
-                what = api_named(op.api) if op.api != "truth value" else "the truth value of a GPU array"
-            elif (
-                op.kind is OpKind.COPY_D2H and op.host_blocking is True and op.framework in ("torch", "cupy")
-                and isinstance(op.receiver, Buffer) and op.receiver.mem is Mem.DEVICE
-            ) or (op.kind is OpKind.COPY_D2H and op.framework == "cupy" and op.host_blocking is True):
-                if blocking_copy_in_region(record, op):
-                    continue  # SL202 reports this call (other streams' work could overlap it)
-                what = api_named(op.api)
-            else:
+            node = model.node_of(own.site)
+            if node is None:
                 continue
-            if per_element:
-                # Needed or not, the values can come back in one copy instead of one per element.
-                yield Finding(
-                    op.node,
-                    f"{what} waits for the stream once per element of this comprehension",
-                    help=_ONE_READ[op.framework] if op.framework in _ONE_READ else _ONE_READ["torch"],
-                )
-                continue
-            purpose = sync_purpose(analysis, record, op)
-            if purpose is not None and purpose.needed:
-                continue  # the host needs the value: control flow, a shape, a test, a measurement
-            where = f"call of {hot_function(record)}" if op.in_forward and not op.loops else "iteration"
-            if purpose is Purpose.SELECTION:
-                yield Finding(
-                    op.node,
-                    f"{what} waits for the stream on every {where} only to choose between values",
-                    help=f"select on the device: `{_WHERE[op.framework]}(cond, a, b)`",
-                )
-            elif purpose is Purpose.CHECK:
-                yield Finding(
-                    op.node,
-                    f"{what} waits for the stream on every {where} only for a check or a log line",
-                    help="check every N steps, or keep the values on the device and inspect them once after the loop",
-                )
-            elif purpose is Purpose.STEP_TIMING:
-                yield Finding(
-                    op.node,
-                    f"{what} waits for the stream on every step of a training loop, to time or measure the step",
-                    help=STEP_TIMING_HELP,
-                )
-            elif purpose is Purpose.OUTPUT:
-                yield Finding(
-                    op.node,
-                    f"{what} waits for the stream on every {where} of this streaming loop, "
-                    f"so the next chunk's work cannot overlap the read-back",
-                    help=_STREAM_OUT[op.framework].replace("x.", f"{_operand(analysis, op)}.", 1)
-                    .replace("(x,", f"({_operand(analysis, op)},"),
-                )
-            else:
-                yield Finding(
-                    op.node,
-                    f"{what} copies GPU data to the host and waits for the stream on every {where}",
-                    help="keep the value on the device and read it once after the loop (or every N steps)"
-                    if where == "iteration" else
-                    "keep the value on the device (a tensor in the computation, not a Python number), or "
-                    "read it outside the per-step path",
-                )
+            if _truth_value(own, node):
+                while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+                    node = node.expression  # (`if not torch.isfinite(z).all():` reads the value under the `not`)
+            sync = _Sync(own, node, ancestry.loops_around(node), comprehension_of(node, ancestry))
+            finding = _finding(analysis, model, ancestry, purposes, sync)
+            if finding is not None:
+                yield finding
+
+
+@dataclass(frozen=True)
+class _Sync:
+    own: OwnOperation
+    node: cst.CSTNode
+    loops: list  # loop statements around it in its function, outermost first
+    comprehension: Optional[cst.CSTNode]
+
+    @property
+    def framework(self) -> str:
+        return api.framework_of(self.own.operation.api) or self.own.framework or "torch"
+
+    def purpose(self, model, ancestry: Ancestry, purposes: SyncPurposes):
+        loop = self.loops[-1] if self.loops else None
+        uploads = loop is not None and uploads_in(model, self.own.function, loop, ancestry)
+        copy = self.own.operation.op == _D2H
+        return purposes.purpose(self.node, True, copy, self.own.operation.conditional, uploads)
+
+
+def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: _Sync) -> Optional[Finding]:
+    operation = sync.own.operation
+    what = _what(analysis, sync)
+    if operation.op == _IMPLICIT and sync.loops and sync.framework in ("torch", "cupy"):
+        read_by_element = element_read(sync.node, sync.loops[-1])
+        if read_by_element and sync.purpose(model, ancestry, purposes) not in _ELEMENT_READ_NEEDED:
+            return Finding(
+                sync.node,
+                f"{what} waits for the stream once per element of `{read_by_element}`",
+                help=f"read all the elements once before the loop (`{read_by_element}.tolist()`) and index that list",
+            )
+    if sync.comprehension is not None:
+        if operation.conditional or not queues_work_each_pass(model, sync.own.function, sync.comprehension, ancestry):
+            return None
+        # Needed or not, the values can come back in one copy instead of one per element.
+        return Finding(
+            sync.node,
+            f"{what} waits for the stream once per element of this comprehension",
+            help=_ONE_READ.get(sync.framework, _ONE_READ["torch"]),
+        )
+    where = _hot_where(model, ancestry, sync)
+    if where is None:
+        return None
+    if operation.op == _D2H and other_streams_could_overlap(model, sync.own.function, sync.own.stream, ancestry):
+        return None  # SL202 reports this call (other streams' work could overlap it)
+    purpose = sync.purpose(model, ancestry, purposes)
+    if purpose is not None and purpose.needed:
+        return None  # the host needs the value: control flow, a shape, a test, a measurement
+    return _worded(analysis, sync, what, where, purpose)
+
+
+def _blocking_read_back(own: OwnOperation) -> bool:
+    """A PyTorch or CuPy device-to-host copy of device memory that the host waits for (`t.cpu()`,
+    `x.get()`, `cp.asnumpy(x)`; a host tensor's `copy_` from the device is SL301's and SL202's)."""
+    framework = api.framework_of(own.operation.api)
+    return own.operation.host_blocking is True and framework in ("torch", "cupy") and own.operation.api not in _INTO_HOST
+
+
+def _hot_where(model, ancestry: Ancestry, sync: _Sync) -> Optional[str]:
+    """"iteration" in a loop that queues GPU work on every pass, "call of `forward`" on every call
+    of a hot entry; None when not on a hot path (or only sometimes)."""
+    own = sync.own
+    if own.operation.conditional:
+        return None
+    if own.entry and not sync.loops:
+        return f"call of `{hot_entry_name(own.entry, own.function)}`"
+    if any(waits_on_user(loop) for loop in sync.loops):
+        return None
+    loops = [loop for loop in sync.loops if not unrolled(loop)]
+    if own.entry and loops:
+        return "iteration"
+    if loops and queues_work_each_pass(model, own.function, loops[-1], ancestry):
+        return "iteration"
+    return None
+
+
+def _truth_value(own: OwnOperation, node: cst.CSTNode) -> bool:
+    """A test's truth value read (`if t:`), not an explicit `bool(t)`."""
+    explicit = isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "bool"
+    return own.operation.api == "bool" and not explicit
+
+
+def _what(analysis, sync: _Sync) -> str:
+    node = sync.node
+    if _truth_value(sync.own, node) or not isinstance(node, cst.Call):
+        return "the truth value of a GPU array"
+    if isinstance(node.func, cst.Name):
+        return f"`{node.func.value}()`"
+    return f"`{analysis.code(node.func)}`"
+
+
+def _worded(analysis, sync: _Sync, what: str, where: str, purpose) -> Finding:
+    node, framework = sync.node, sync.framework
+    if purpose is Purpose.SELECTION:
+        return Finding(node, f"{what} waits for the stream on every {where} only to choose between values",
+                       help=f"select on the device: `{_WHERE.get(framework, 'torch.where')}(cond, a, b)`")
+    if purpose is Purpose.CHECK:
+        return Finding(node, f"{what} waits for the stream on every {where} only for a check or a log line",
+                       help="check every N steps, or keep the values on the device and inspect them once after the loop")
+    if purpose is Purpose.STEP_TIMING:
+        return Finding(node, f"{what} waits for the stream on every step of a training loop, to time or measure the step",
+                       help=STEP_TIMING_HELP)
+    if purpose is Purpose.OUTPUT:
+        operand = _operand(analysis, node)
+        return Finding(
+            node,
+            f"{what} waits for the stream on every {where} of this streaming loop, "
+            f"so the next chunk's work cannot overlap the read-back",
+            help=_STREAM_OUT.get(framework, _STREAM_OUT["torch"]).replace("x.", f"{operand}.", 1).replace("(x,", f"({operand},"),
+        )
+    return Finding(
+        node,
+        f"{what} copies GPU data to the host and waits for the stream on every {where}",
+        help="keep the value on the device and read it once after the loop (or every N steps)"
+        if where == "iteration" else
+        "keep the value on the device (a tensor in the computation, not a Python number), or "
+        "read it outside the per-step path",
+    )
+
+
+_IMPLICIT, _D2H = "implicit synchronization", "D2H copy"  # Operation.op (the fact tables' kinds)
+# Copies whose receiver is the host side (the destination written): not a read-back of the receiver.
+_INTO_HOST = frozenset({"torch.Tensor.copy_"})
+_READS = frozenset({_IMPLICIT, _D2H})
 
 
 # A test or a measurement reads elements one by one on purpose.
@@ -265,9 +354,8 @@ _ONE_READ = {
 }
 
 
-def _operand(analysis, op) -> str:
+def _operand(analysis, node) -> str:
     """The array read back, as spelled (`r` of `r.get()` or `cp.asnumpy(r)`)."""
-    node = op.node
     if isinstance(node, cst.Call):
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("get", "cpu", "to", "numpy"):
             text = analysis.code(node.func.value)

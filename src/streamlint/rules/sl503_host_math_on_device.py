@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from streamlint.model.queries import host_round_trip
-from streamlint.rules._shared import api_named, via_helper
+import libcst as cst
+
+from streamlint.model.api import host_math
+from streamlint.model.readings.round_trips import round_trips
 from streamlint.rules.base import Finding, Rule
 
 
@@ -80,15 +82,23 @@ class HostMathOnDevice(Rule):
     summary = "Arithmetic on host numbers done on the GPU and read back"
 
     def check(self, analysis):
-        for record, op in analysis.all_ops():
-            trip = host_round_trip(record, op)
-            if trip is None:
+        model = analysis.v3
+        for trip in round_trips(model):
+            read, kernel = model.node_of(trip.read_site), model.node_of(trip.kernel_site)
+            if not isinstance(read, cst.Call) or not isinstance(kernel, cst.Call):
                 continue
-            kernel = trip.kernel
-            advice = f"compute it on the host (`{trip.host}`)" if trip.host else "compute it on the host"
+            host = host_math.host_equivalent(trip.kernel.api.rsplit(".", 1)[-1])
+            advice = f"compute it on the host (`{host}`)" if host else "compute it on the host"
             yield Finding(
-                op.node,
-                f"{api_named(kernel.api)} of host numbers runs on the GPU and {api_named(op.api)} waits for the stream to read "
-                f"it back{via_helper(analysis, op)}",
+                read,
+                f"`{analysis.code(kernel.func)}` of host numbers runs on the GPU and {_reader(analysis, read)} waits for "
+                "the stream to read it back",
                 help=advice,
             )
+
+
+def _reader(analysis, read: cst.Call) -> str:
+    """`int()` for a conversion, `blocks.get` for a method, as the code spells it."""
+    if isinstance(read.func, cst.Name):
+        return f"`{read.func.value}()`"
+    return f"`{analysis.code(read.func)}`"

@@ -16,25 +16,6 @@ FUNCTIONS: dict[str, Fact] = {
     **cuda_core.FUNCTIONS,
 }
 
-STREAM_METHODS: dict[str, dict[str, Fact]] = {
-    "cupy": cupy.STREAM_METHODS,
-    "numba": numba_cuda.STREAM_METHODS,
-    "torch": torch_api.STREAM_METHODS,
-    "cuda-python": cuda_core.STREAM_METHODS,
-}
-EVENT_METHODS: dict[str, dict[str, Fact]] = {
-    "cupy": cupy.EVENT_METHODS,
-    "numba": numba_cuda.EVENT_METHODS,
-    "torch": torch_api.EVENT_METHODS,
-    "cuda-python": cuda_core.EVENT_METHODS,
-}
-ARRAY_METHODS: dict[str, dict[str, Fact]] = {
-    "cupy": cupy.ARRAY_METHODS,
-    "numba": numba_cuda.ARRAY_METHODS,
-    "torch": torch_api.TENSOR_METHODS,
-    "cuda-python": cuda_core.BUFFER_METHODS,
-    "raw": cupy.MEMORY_POINTER_METHODS,  # CuPy's MemoryPointer (cuda-python's raw pointers are ints)
-}
 
 # Import spellings that name the same module.
 _ALIASES = {
@@ -51,40 +32,6 @@ _ALIASES = {
     **cuda_core.MODULE_ALIASES,
     **chainer.MODULE_ALIASES,
 }
-
-# Modules that re-export a framework's objects under their own names: importing one
-# (or a name from one) imports the framework.
-_IMPLIES_FRAMEWORK: dict[str, str] = {**chainer.IMPLIES_FRAMEWORK}
-
-
-def implied_root(qualname: str) -> Optional[str]:
-    """The framework `import <qualname>` (or `from ... import`) brings in under another
-    name (`chainer.cuda` -> `cupy`), if any."""
-    real = normalize(qualname)
-    end = len(real)
-    while end > 0:
-        root = _IMPLIES_FRAMEWORK.get(real[:end])
-        if root is not None:
-            return root
-        end = real.rfind(".", 0, end)
-    root = real.split(".", 1)[0]
-    return root if root != qualname.split(".", 1)[0] else None
-
-
-from streamlint.model.prefilter import PREFILTER_KEYS  # noqa: E402,F401  (its former home)
-
-# A file is worth following into other modules of the project only if its own text uses
-# streams, asynchronous copies, pinned memory or the non-torch frameworks: only then can a
-# helper's summary change a finding (reading the other module costs a parse). A file that
-# reads unknown values element by element is analysed again following calls (analysis.py).
-FOLLOW_IMPORTS_KEYS: tuple[str, ...] = (
-    "Stream", "stream", "non_blocking", "pin_memory", "numba", "cupy", "cudaMemcpy", "cuMemcpy", "Event",
-    "mpi4py",
-)
-
-# ... and every call into another module is followed if the file makes asynchronous
-# copies, where what a helper returns (pinned or pageable memory) decides a finding.
-RESULTS_MATTER_KEYS: tuple[str, ...] = ("non_blocking", "pin_memory", "Async(", "stream=")
 
 # Top-level packages whose names mark a file as GPU code worth analysing.
 FRAMEWORK_ROOTS = {"cupy": "cupy", "cupyx": "cupy", "numba": "numba", "torch": "torch", "cuda": "cuda-python"}

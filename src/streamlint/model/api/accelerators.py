@@ -10,8 +10,6 @@ from __future__ import annotations
 # DeepSpeed's `get_accelerator()` and its own spellings (`pin_memory(t)`,
 # `current_device_name()`) are declared models now: api/models/deepspeed.toml.
 
-# Importing these packages brings their framework's semantics (their tensors are its tensors).
-IMPLIES_FRAMEWORK: dict[str, str] = {"deepspeed": "torch"}
 
 # Module spellings that are another module.
 MODULE_ALIASES: dict[str, str] = {

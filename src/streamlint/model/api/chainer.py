@@ -37,6 +37,3 @@ MODULE_ALIASES: dict[str, str] = {
 ARRAY_MODULE_FUNCTIONS = frozenset(
     {f"{module}.get_array_module" for module in _BACKEND} | {"chainer.backend.get_array_module"}
 )
-
-# Importing the backend module is importing CuPy (its objects are CuPy's).
-IMPLIES_FRAMEWORK: dict[str, str] = {module: "cupy" for module in _BACKEND}

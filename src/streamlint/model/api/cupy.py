@@ -21,11 +21,6 @@ from streamlint.model.api.op_kinds import OpKind as K
 
 F = "cupy"
 
-_D2H = Fact(
-    K.COPY_D2H, F, stream=STREAM_ARG_OR_CURRENT, blocking=BLOCK_FLAG,
-    flag=Arg(kw="blocking"), flag_default=True, flag_blocks_when=True,
-    result="pageable:numpy", out=Arg(kw="out"), async_api=True,
-)
 
 FUNCTIONS: dict[str, Fact] = {
     "cupy.cuda.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="not:non_blocking"),
@@ -76,11 +71,6 @@ FUNCTIONS: dict[str, Fact] = {
     "cupy.RawModule().get_function": Fact(K.ALLOC, F, result="kernel:cupy:2"),
 }
 
-# Creation functions that fill memory with a kernel on the current stream.
-FILLING_CREATORS = frozenset({
-    "zeros", "ones", "full", "arange", "linspace", "logspace", "eye", "identity",
-    "zeros_like", "ones_like", "full_like", "tri", "meshgrid",
-})
 
 STREAM_METHODS: dict[str, Fact] = {
     "synchronize": Fact(K.STREAM_SYNC, F, stream=STREAM_SELF, blocking=BLOCK_ALWAYS),

@@ -28,6 +28,10 @@ STREAM_ARG = "arg"  # the stream argument; absent/0/None means the legacy defaul
 STREAM_ARG_OR_CURRENT = "arg_or_current"
 STREAM_ARG_OR_BOUND = "arg_or_bound"  # Numba: argument, else the array's bound stream, else legacy
 STREAM_SELF = "self"  # a method of a stream object
+# PyTorch's invariant: the current stream when the data (the receiver, the buffers given) is device
+# memory, or is used under a stream the code chose; the host's own work for host memory; not
+# told otherwise
+STREAM_DATA = "data"
 
 # Host blocking.
 BLOCK_ALWAYS = "always"

@@ -13,15 +13,6 @@ from __future__ import annotations
 
 from streamlint.model.api.facts import Arg
 
-# qualified name -> the framework of the view it returns.
-VIEWS: dict[str, str] = {
-    "cupy.from_dlpack": "cupy",
-    "cupy.fromDlpack": "cupy",
-    "torch.from_dlpack": "torch",
-    "torch.utils.dlpack.from_dlpack": "torch",
-    "numba.cuda.as_cuda_array": "numba",
-    "numba.cuda.from_cuda_array_interface": "numba",
-}
 # Host-side handles of a raw pointer (cffi, ctypes): the same device memory under
 # another name, as CUDA-aware MPI takes it (`ffi.buffer(ffi.cast("void *", mem.ptr), n)`).
 # qualified name -> the argument holding the pointer.
@@ -48,6 +39,3 @@ MEMORY_ATTRIBUTES = frozenset({"data", "ptr"})
 ADDRESS_ATTRIBUTES = frozenset({"ptr"})
 # Classes whose instances provide those wrappers as methods.
 POINTER_LIBRARY_CLASSES = frozenset({"cffi.FFI"})
-
-# torch creators that view a device source (no copy) when no other device is asked for.
-TORCH_VIEW_CREATORS = frozenset({"as_tensor"})

@@ -57,4 +57,3 @@ COMM_METHODS: dict[str, tuple[BufferArg, ...]] = {
 
 # The root of the module whose import makes `x.Allreduce(...)` on an unseen `x` an MPI call.
 MODULE_ROOT = "mpi4py"
-IN_PLACE = "mpi4py.MPI.IN_PLACE"

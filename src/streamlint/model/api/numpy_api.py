@@ -15,9 +15,6 @@ SHAPE_FIRST = frozenset({"zeros", "ones", "empty", "full"})
 # numpy.<name>(x, ...) views or wraps x's memory (a pinned buffer stays pinned).
 SAME_MEMORY = frozenset({"frombuffer", "asarray", "asanyarray", "reshape", "ravel", "ctypeslib.as_array"})
 
-# numpy.<name>(dst, src, ...) writes its first argument in place.
-DESTINATION_FIRST = frozenset({"copyto"})
-
 # numpy.random.<name>(...) returns a scalar unless given a size: the number of positional
 # arguments that come before `size`.
 SCALAR_WITHOUT_SIZE = {

@@ -33,9 +33,3 @@ class OpKind(Enum):
     # A library outside the streams reads or writes device memory from the host side
     # when called (CUDA-aware MPI): the streams that produced it must be synchronized.
     OUTSIDE_STREAMS = "access outside the streams"
-
-
-COPIES = frozenset({OpKind.COPY_H2D, OpKind.COPY_D2H, OpKind.COPY_D2D, OpKind.COPY})
-# Operations that queue work on a stream (the things streams exist to overlap).
-DEVICE_WORK = COPIES | {OpKind.KERNEL, OpKind.MEMSET}
-HOST_SYNCS = frozenset({OpKind.STREAM_SYNC, OpKind.EVENT_SYNC, OpKind.DEVICE_SYNC})

@@ -12,6 +12,7 @@ from streamlint.model.api.facts import (
     BLOCK_FLAG,
     STREAM_ARG_OR_CURRENT,
     STREAM_CURRENT,
+    STREAM_DATA,
     STREAM_SELF,
     Arg,
     Fact,
@@ -20,9 +21,11 @@ from streamlint.model.api.op_kinds import OpKind as K
 
 F = "torch"
 
+_SYNC = dict(stream=STREAM_DATA, blocking=BLOCK_ALWAYS)  # the host waits when the data is on a device
 FUNCTIONS: dict[str, Fact] = {
     "torch.cuda.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="no"),
     "torch.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="no"),
+    # a foreign stream keeps its creation flags, which the code does not show
     "torch.cuda.ExternalStream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown"),
     "torch.cuda.get_stream_from_external": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown"),
     "torch.cuda.current_stream": Fact(None, F, result="current_stream"),
@@ -36,13 +39,20 @@ FUNCTIONS: dict[str, Fact] = {
     "torch.Event": Fact(K.EVENT_CREATE, F, result="event"),
     "torch.cuda.synchronize": Fact(K.DEVICE_SYNC, F, blocking=BLOCK_ALWAYS),
     "torch.accelerator.synchronize": Fact(K.DEVICE_SYNC, F, blocking=BLOCK_ALWAYS),
-    "torch.utils.data.DataLoader": Fact(None, F, result="loader"),
+    "torch.utils.data.DataLoader": Fact(None, F, result="loader", flag=Arg(kw="pin_memory"), flag_default=False),
     "torch.device": Fact(None, F, result="device"),
-    "torch.from_numpy": Fact(None, F, result="like_arg0:torch"),
-    "torch.equal": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
-    "torch.allclose": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
-    "torch.is_nonzero": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
-    "torch.cuda.graph": Fact(None, F, result="capture"),
+    # the memory it is given (host or device, DLPack or NumPy), now a tensor too: no copy
+    "torch.from_numpy": Fact(None, F, result="like_arg0"),
+    "torch.from_dlpack": Fact(None, F, result="like_arg0"),
+    "torch.utils.dlpack.from_dlpack": Fact(None, F, result="like_arg0"),
+    # a Python bool of CUDA tensors' data: read back, the host waits (API-FACTS 4.4)
+    "torch.equal": Fact(K.IMPLICIT_SYNC, F, **_SYNC),
+    "torch.allclose": Fact(K.IMPLICIT_SYNC, F, **_SYNC),
+    "torch.is_nonzero": Fact(K.IMPLICIT_SYNC, F, **_SYNC),
+    # work under `with torch.cuda.graph(g):` is recorded into the graph on a capture stream
+    "torch.cuda.graph": Fact(None, F, result="graph_context"),
+    # the analysed program runs where its streams do: on a machine with a GPU
+    "torch.cuda.is_available": Fact(None, F, result="true"),
     # A context that does nothing (the other arm of `stream(s) if overlap else nullcontext()`).
     "contextlib.nullcontext": Fact(None, F, result="none"),
 }
@@ -64,15 +74,12 @@ ITEM_COMBINERS = frozenset({
     "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack",
     "torch._utils._flatten_dense_tensors", "torch.nn.utils.parameters_to_vector",
 })
-# Wrappers that keep their argument's memory (no copy): the result is where the data is.
-SAME_DATA_WRAPPERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
-                                "torch.nn.parameter.Buffer"})
 
 STREAM_METHODS: dict[str, Fact] = {
     "synchronize": Fact(K.STREAM_SYNC, F, stream=STREAM_SELF, blocking=BLOCK_ALWAYS),
     "wait_stream": Fact(K.WAIT_STREAM, F, stream=STREAM_SELF, target=Arg(0, "stream")),
     "wait_event": Fact(K.STREAM_WAIT_EVENT, F, stream=STREAM_SELF, target=Arg(0, "event")),
-    "record_event": Fact(K.EVENT_RECORD, F, stream=STREAM_SELF, result="event"),
+    "record_event": Fact(K.EVENT_RECORD, F, stream=STREAM_SELF, result="event", target=Arg(0, "event")),
 }
 
 # Methods of streams (tensors have none of them): called on a value the code says nothing
@@ -95,18 +102,21 @@ TENSOR_COPIES: dict[str, Fact] = {
     "copy_": Fact(K.COPY, F, flag=Arg(1, "non_blocking"), **_NB),
 }
 
-# Tensor copies whose result is the receiver on the device their first argument names
-# (`t.to(device)`; `t.cuda()`: the current CUDA device): a copy only where the receiver
-# is elsewhere, on the paths where it is.
-DEVICE_MOVES = frozenset({"to", "cuda"})
 
 TENSOR_METHODS: dict[str, Fact] = {
-    "item": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
-    "tolist": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
-    "numpy": Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
-    "pin_memory": Fact(K.PIN, F, result="pinned:torch"),
+    "item": Fact(K.IMPLICIT_SYNC, F, **_SYNC),
+    "tolist": Fact(K.IMPLICIT_SYNC, F, **_SYNC),
+    "numpy": Fact(K.IMPLICIT_SYNC, F, **_SYNC),
+    # the host copies the tensor into new page-locked memory (blocking the calling thread, no GPU sync)
+    "pin_memory": Fact(K.PIN, F, result="pinned:torch", blocking=BLOCK_ALWAYS, self_reads=True),
     "record_stream": Fact(K.RECORD_STREAM, F, target=Arg(0, "stream")),
 }
+
+# Methods that exist on one kind of tensor only: calling one on a value the code says nothing
+# else about tells what it is, by its memory (API-FACTS 4.3, 4.5: `pin_memory` on CPU tensors,
+# `record_stream` on CUDA tensors); "": a copy to a device, whose result does not depend on what
+# the receiver was.
+RECEIVER_EVIDENCE: dict[str, str] = {"pin_memory": "pageable", "record_stream": "device", "cuda": "", "to": "", "cpu": ""}
 
 # Tensor methods that return a tensor on the same device (and launch work there,
 # except views). Anything else (size, dim, shape, ...) returns a non-tensor.
@@ -236,17 +246,6 @@ COLLECTIVE_TENSOR_PARAMS: dict[str, tuple[str, ...]] = {
 # tensors in place, otherwise each returns a list of new tensors made there.
 TENSOR_LIST_FUNCTIONS = "torch._foreach_"
 
-# Keyword arguments that are never tensors, whatever callable they are given to.
-NON_TENSOR_KEYWORDS = frozenset({
-    "non_blocking", "device", "dtype", "dim", "keepdim", "memory_format", "copy", "group", "async_op",
-    "op", "layout", "requires_grad", "pin_memory", "inplace", "training", "p", "eps", "stream", "src", "dst",
-})
-# Annotations of parameters that are never GPU buffers.
-SCALAR_ANNOTATIONS = frozenset({
-    "int", "float", "bool", "str", "bytes", "torch.dtype", "torch.device", "ProcessGroup",
-    "dist.ProcessGroup", "torch.distributed.ProcessGroup", "Optional[int]", "Optional[bool]",
-    "Optional[float]", "Optional[str]", "int | None", "bool | None", "float | None", "str | None",
-})
 
 # Types an `isinstance` test names to tell a PyTorch tensor (of either device) from
 # another object (flow.keywords_by_type).

@@ -18,40 +18,7 @@ What real training code calls and the tensor tables cannot say:
 
 from __future__ import annotations
 
-# Module methods, by what they do to the module's parameters and buffers.
-MODULE_WRITE = "write"  # the parameters are rewritten on the current stream (H2D copy or cast)
-MODULE_RELEASE = "release"  # the parameters leave the GPU: read there, then their memory freed
-MODULE_DEVICE = "device"  # `.to(x)`: decided by the target (CUDA: write; CPU: release; dtype: write)
-MODULE_NONE = "none"  # no device work (`eval`, `train`, `requires_grad_`)
 
-MODULE_METHODS: dict[str, str] = {
-    "to": MODULE_DEVICE,
-    "cuda": MODULE_WRITE,
-    "cpu": MODULE_RELEASE,
-    "half": MODULE_WRITE,
-    "bfloat16": MODULE_WRITE,
-    "float": MODULE_WRITE,
-    "double": MODULE_WRITE,
-    "type": MODULE_WRITE,
-    "to_empty": MODULE_WRITE,
-    "eval": MODULE_NONE,
-    "train": MODULE_NONE,
-    "requires_grad_": MODULE_NONE,
-    "zero_grad": MODULE_WRITE,
-}
-# Module methods that return the module itself (`model = model.to(device)`).
-MODULE_RETURNS_SELF = frozenset({
-    "to", "cuda", "cpu", "half", "bfloat16", "float", "double", "type", "to_empty", "eval", "train",
-    "requires_grad_",
-})
-
-# Optimizer classes: `torch.optim.<Name>(params, ...)`; any torch.optim class counts.
-OPTIMIZER_NAMESPACES = ("torch.optim.", "apex.optimizers.", "bitsandbytes.optim.", "deepspeed.ops.adam.")
-OPTIMIZER_NOT_CLASSES = frozenset({"lr_scheduler", "swa_utils"})
-# Optimizer methods: what they read and write (on the current stream).
-OPT_STEP = "step"  # reads the gradients, writes the parameters
-OPT_ZERO = "zero_grad"  # writes (or frees) the gradients
-OPTIMIZER_METHODS: dict[str, str] = {"step": OPT_STEP, "zero_grad": OPT_ZERO}
 # Methods of a class deriving from an optimizer that run once per training step.
 OPTIMIZER_HOT_METHODS = frozenset({"step"})
 
@@ -79,20 +46,6 @@ STEP_BACKWARD = "backward"  # the backward pass
 STEP_UPDATE = "update"  # the parameter update
 TRAINING_STEP_CALLS: dict[str, str] = {"backward": STEP_BACKWARD, "step": STEP_UPDATE}
 TRAINING_STEP_FUNCTIONS: dict[str, str] = {"torch.autograd.backward": STEP_BACKWARD}
-
-# torch._foreach_*: in-place variants end with "_".
-FOREACH_PREFIX = "_foreach_"
-
-# torch namespaces whose functions are kernels on the current stream.
-KERNEL_NAMESPACES = frozenset({"torch.linalg", "torch.fft", "torch.special", "torch.nn.functional"})
-NON_KERNEL_FUNCTIONS = frozenset({"fftfreq", "rfftfreq"})  # host-side unless given device=
-
-# `x.<m>().resize_(0)` releases x's memory.
-STORAGE_METHODS = frozenset({"untyped_storage", "storage", "_typed_storage"})
-
-# torch creators that view a device source (no copy) when no other device is asked for;
-# `torch.tensor(device_array)` copies (D2D).
-VIEW_CREATORS = frozenset({"as_tensor"})
 
 
 def optimizer_base(base_texts: list[str]) -> bool:

@@ -165,7 +165,6 @@ class Conflict:
     kind: ConflictKind
     earlier: AccessEvent
     later: AccessEvent
-    unsure: bool = False  # only the must clock shows no order: a wait on some path
     # how many accesses to the memory's root were queued after the earlier one (0: the latest
     # the later access races); order data for naming the earlier side, not the problem's identity
     behind: int = field(default=0, compare=False)

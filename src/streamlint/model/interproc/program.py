@@ -14,7 +14,7 @@ from streamlint.model.syntax.counters import ring_counters
 from streamlint.model.syntax.holders import holder_attributes
 from streamlint.model.syntax.hooks import registered_hooks
 from streamlint.model.syntax.prefilter import may_call
-from streamlint.model.syntax.visitors import accepts
+from streamlint.model.syntax.arity import accepts
 from streamlint.model.interproc.training_steps import runs_backward_every_call
 from streamlint.model.api import python_std, torch_modules
 from streamlint.model.transfer.names import imports_of
@@ -346,7 +346,7 @@ class Program:
 
     def _accepts(self, qualname: str, call: cst.Call) -> bool:
         """Whether the method `qualname`, called through an instance, can take the call's
-        arguments (syntax/visitors.accepts); a name not seen as a def may."""
+        arguments (syntax/arity.accepts); a name not seen as a def may."""
         function = self.function(qualname)
         if function is None or not isinstance(function.node, cst.FunctionDef):
             return True

@@ -76,7 +76,9 @@ def own_operations(model: FileModel, through_calls: bool = False) -> list[tuple[
 
 def host_writes_into(model: FileModel, qualname: str, at: OperationAt) -> list[tuple[str, bool]]:
     """The host's writes into memory the operation reads: (site, comes after it). Writes in its
-    own function, and for memory on `self`, by any method of the class (a later call: after)."""
+    own function, and for memory on `self`, by any method of the class (a later call: after); a
+    write before it in its own function into memory that outlives the call (on `self`, a global,
+    a parameter's) is the next call's write too: after."""
     sources = [p for p in at.reads if p.root.kind is not RootKind.FRESH or p.root.site != at.site]
     if not sources:
         return []
@@ -95,21 +97,27 @@ def host_writes_into(model: FileModel, qualname: str, at: OperationAt) -> list[t
             if path is None or effect.site == at.site or (not same and path.root.kind is not RootKind.SELF):
                 continue
             if any(path.may_alias(p) and p.root.kind is path.root.kind for p in sources):
-                found.append((effect.chain[0] if effect.chain else effect.site, after))
+                site = effect.chain[0] if effect.chain else effect.site
+                found.append((site, after or path.root.kind in _OUTLIVES))
     return found
+
+
+# Roots of memory that outlives a call: the next call finds it again.
+_OUTLIVES = frozenset({RootKind.SELF, RootKind.GLOBAL, RootKind.PARAM})
 
 
 def leaves_unordered(model: FileModel, qualname: str, at: OperationAt) -> bool:
     """Nothing after the operation in its function orders its stream: no stream waits for it,
-    no event is recorded on it, the host does not wait for it."""
+    no event is recorded on it, the host does not wait for it (the operation's own wait, a
+    blocking copy's, is not counted: it is the wait a non-blocking copy drops)."""
     stream = at.stream
     walked = model.solved.walks.get((qualname, at.context))
     if stream is None or walked is None:
         return False
     after = False
     for effect in walked.summary.effects:
-        if effect.site == at.site and effect.kind is EffectKind.OPERATION:
-            after = True
+        if effect.site == at.site:
+            after = after or effect.kind is EffectKind.OPERATION
             continue
         if not after:
             continue
@@ -151,6 +159,26 @@ def streams_working_after(model: FileModel, qualname: str, at: OperationAt) -> l
 
 
 _HOST_WAITS = frozenset({EffectKind.SYNC_STREAM, EffectKind.SYNC_EVENT, EffectKind.SYNC_DEVICE})
+
+
+def drained_alone(model: FileModel, qualname: str, at: OperationAt) -> bool:
+    """After the operation, the host waits for its stream (or the device) in its function before
+    it queues work on any other stream: nothing could overlap the operation's stream meanwhile."""
+    walked = model.solved.walks.get((qualname, at.context))
+    if walked is None or at.stream is None:
+        return False
+    after = False
+    for effect in walked.summary.effects:
+        if (effect.chain[0] if effect.chain else effect.site) == at.site:
+            after = after or effect.kind is EffectKind.OPERATION
+            continue
+        if not after:
+            continue
+        if effect.kind is EffectKind.SYNC_DEVICE or (effect.kind is EffectKind.SYNC_STREAM and effect.stream == at.stream):
+            return True
+        if effect.stream not in (None, HOST, at.stream) and (effect.kind is EffectKind.ACCESS or effect.kind is EffectKind.OPERATION):
+            return False
+    return False
 
 
 def host_waits_after(model: FileModel, qualname: str, at: OperationAt) -> list[str]:

@@ -280,8 +280,10 @@ class _Mapper:
         return "|".join(f"{self.binding.site}>{site}" for site in sites.split("|"))
 
     def _stream_at(self, path: Path) -> StreamRef:
-        if path.root.kind is RootKind.PARAM and not path.steps:
+        if path.root.kind is RootKind.PARAM and len(path.steps) <= 1:
             value = self.binding.arg(path.root.name)
+            if value is not None and path.steps and not isinstance(path.steps[0], str):
+                value = value.element  # (a stream the caller passes inside a container)
             if value is not None and value.kind is ValueKind.STREAM and value.stream is not None:
                 return value.stream
         mapped = self.path(path)

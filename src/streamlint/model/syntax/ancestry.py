@@ -7,7 +7,6 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-_LOOPS = (cst.For, cst.While)
 _BODIES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
@@ -51,9 +50,14 @@ class Ancestry:
 
     def in_comprehension(self, node: cst.CSTNode) -> bool:
         """Inside a comprehension's element or clauses, in its own function."""
-        for current in self.ancestors(node):
-            if isinstance(current, _BODIES):
-                return False
-            if isinstance(current, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-                return True
-        return False
+        return comprehension_of(node, self) is not None
+
+
+def comprehension_of(node: cst.CSTNode, ancestry: Ancestry) -> Optional[cst.CSTNode]:
+    """The innermost comprehension around the node in its function."""
+    for current in ancestry.ancestors(node):
+        if isinstance(current, _BODIES):
+            return None
+        if isinstance(current, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return current
+    return None

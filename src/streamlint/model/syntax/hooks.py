@@ -13,6 +13,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model.syntax.children import child_nodes
+from streamlint.model.syntax.names import dotted
 
 _PARTIALS = frozenset({"partial", "functools.partial"})
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -77,7 +78,7 @@ def _scope(node: "cst.FunctionDef | cst.Module", path: str, cls: str, outer: dic
 
 
 def _named(expr: cst.BaseExpression, cls: str, names: dict[str, str]) -> Optional[str]:
-    if isinstance(expr, cst.Call) and _dotted(expr.func) in _PARTIALS and expr.args:
+    if isinstance(expr, cst.Call) and dotted(expr.func) in _PARTIALS and expr.args:
         expr = expr.args[0].value  # `functools.partial(self._fetch, "fwd")`: the function it calls
     factory = isinstance(expr, cst.Call)
     if factory:  # `self._make_hook(name)`: the closure the factory returns
@@ -104,10 +105,3 @@ def _resolved(name: str, functions: dict[str, cst.FunctionDef]) -> str:
         if isinstance(n, cst.Return) and isinstance(n.value, cst.Name) and n.value.value in own:
             return f"{path}.{n.value.value}"
     return name
-
-
-def _dotted(expr: cst.BaseExpression) -> str:
-    if isinstance(expr, cst.Attribute):
-        inner = _dotted(expr.value)
-        return f"{inner}.{expr.attr.value}" if inner else ""
-    return expr.value if isinstance(expr, cst.Name) else ""

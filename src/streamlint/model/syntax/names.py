@@ -1,13 +1,10 @@
-"""How the index spells expressions: dotted names as written, and short code for the rest."""
+"""How the syntax queries spell expressions: dotted names as written, attribute names built from text."""
 
 from __future__ import annotations
 
 from typing import Optional
 
 import libcst as cst
-
-# Literals whose code is their `value`: spelled without running libcst's code generator.
-_LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)
 
 
 def dotted(node: cst.BaseExpression) -> Optional[str]:
@@ -22,18 +19,6 @@ def dotted(node: cst.BaseExpression) -> Optional[str]:
         return node.value  # type: ignore[attr-defined]
     parts.append(node.value)  # type: ignore[attr-defined]
     return ".".join(reversed(parts))
-
-
-def code(module: cst.Module, node: cst.BaseExpression) -> str:
-    """The expression's code as written (names and literals spelled directly: the code
-    generator costs far more than reading a field)."""
-    if not getattr(node, "lpar", ()):
-        if isinstance(node, _LITERALS):
-            return node.value
-        name = dotted(node)
-        if name is not None:
-            return name
-    return module.code_for_node(node)
 
 
 def attribute_named(node: cst.BaseExpression) -> Optional[tuple[str, bool]]:

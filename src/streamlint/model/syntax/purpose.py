@@ -88,8 +88,8 @@ def repeats(loop: cst.CSTNode) -> bool:
     """`for _ in range(n_run):`: the body never reads the loop's variable (it repeats the same work)."""
     if not isinstance(loop, cst.For):
         return False
-    targets = {n.value for n in _names(loop.target)}
-    return not targets & {n.value for n in _names(loop.body)}
+    targets = {n.value for n in names_in(loop.target)}
+    return not targets & {n.value for n in names_in(loop.body)}
 
 
 def timing_mark(creation: cst.Call, loop: cst.CSTNode, function: cst.CSTNode, ancestry: Ancestry) -> bool:
@@ -103,7 +103,7 @@ def timing_mark(creation: cst.Call, loop: cst.CSTNode, function: cst.CSTNode, an
     names = bound_names(assign)
     if len(names) != 1:
         return False
-    uses = [n for n in _names(function) if n.value == names[0]]
+    uses = [n for n in names_in(function) if n.value == names[0]]
     return all(_times(use, ancestry) for use in uses)
 
 
@@ -129,7 +129,7 @@ def bound_names(node: cst.CSTNode) -> list[str]:
 def _times(use: cst.Name, ancestry: Ancestry) -> bool:
     """A timing use of an event's name: a binding, `e.record()`, `e.synchronize()`,
     `e.elapsed_time(other)`, or an argument of an elapsed-time call."""
-    if _is_target(use, ancestry):
+    if is_target(use, ancestry):
         return True
     parent = ancestry.parent(use)
     if isinstance(parent, cst.Attribute) and parent.value is use:
@@ -141,7 +141,7 @@ def _times(use: cst.Name, ancestry: Ancestry) -> bool:
     return False
 
 
-def _is_target(use: cst.Name, ancestry: Ancestry) -> bool:
+def is_target(use: cst.Name, ancestry: Ancestry) -> bool:
     child: cst.CSTNode = use
     for parent in ancestry.ancestors(use):
         if isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AnnAssign, cst.NamedExpr, cst.AugAssign))
@@ -156,7 +156,7 @@ def _is_target(use: cst.Name, ancestry: Ancestry) -> bool:
     return False
 
 
-def _names(node: cst.CSTNode) -> list[cst.Name]:
+def names_in(node: cst.CSTNode) -> list[cst.Name]:
     """The names a node reads or binds (`x.step` reads `x`, not a name `step`), nested definitions
     apart."""
     found, stack = [], [node]
@@ -186,7 +186,7 @@ def kept_per_item(creation: cst.Call, function: cst.CSTNode, ancestry: Ancestry)
     names = bound_names(assign)
     if len(names) != 1:
         return False
-    for use in _names(function):
+    for use in names_in(function):
         if use.value != names[0]:
             continue
         arg = ancestry.parent(use)

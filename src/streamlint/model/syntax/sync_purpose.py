@@ -24,8 +24,11 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from streamlint.model.syntax.ancestry import Ancestry
-from streamlint.model.syntax.purpose import imported_modules, trains
+from streamlint.model.syntax.ancestry import Ancestry, comprehension_of  # noqa: F401 (the rules' import)
+from streamlint.model.syntax.purpose import (
+    TIMER_CALLS, TIMER_DOTTED, bound_names, calls_in, dotted, imported_modules, is_target, last_name, names_in, trains,
+)
+from streamlint.model.syntax.tests import has_modulo
 
 
 class Purpose(Enum):
@@ -50,9 +53,6 @@ class Purpose(Enum):
 
 
 # -- what calls are, by their spelled name's last component ------------------------------
-_TIMER_CALLS = frozenset({"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time",
-                          "default_timer", "elapsed_time", "get_elapsed_time", "event_elapsed_time",
-                          "cudaEventElapsedTime", "cuEventElapsedTime"})
 _MEMORY_CALLS = frozenset({"max_memory_allocated", "memory_allocated", "memory_reserved", "max_memory_reserved",
                            "memory_stats", "memory_summary", "reset_peak_memory_stats", "reset_max_memory_allocated",
                            "reset_accumulated_memory_stats", "mem_get_info", "memGetInfo", "cudaMemGetInfo",
@@ -74,8 +74,6 @@ _DIFFERENCE_REDUCTIONS = frozenset({"norm", "abs", "fabs", "absolute", "amax", "
 # Log calls: what a debug block under a switch (`if verbosity > 0:`) does, and nothing else.
 _PRINT_CALLS = frozenset({"print", "pprint", "debug", "info", "warning", "warn", "log", "error", "critical",
                           "exception", "write"})
-# Event methods and timing calls: an event used only by these is a timing mark.
-_EVENT_TIMING_METHODS = frozenset({"record", "synchronize", "query", "elapsed_time"})
 _STORE_METHODS = frozenset({"append", "extend", "put", "put_nowait", "write", "send", "add", "appendleft",
                             "save", "savez", "tofile"})
 _ARRAY_READS = frozenset({"numpy", "tobytes", "tofile", "get", "asnumpy", "cpu", "to", "copy_to_host"})
@@ -84,34 +82,16 @@ _ORDERING_CALLS = frozenset({"wait_stream", "wait_event", "record", "wait", "emp
 _DEPTH = 3  # how many assignments a value is followed through
 
 
-def _last(func: cst.BaseExpression) -> str:
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    if isinstance(func, cst.Name):
-        return func.value
-    return ""
-
-
-def _dotted(func: cst.BaseExpression) -> str:
-    if isinstance(func, cst.Attribute):
-        inner = _dotted(func.value)
-        return f"{inner}.{func.attr.value}" if inner else func.attr.value
-    if isinstance(func, cst.Name):
-        return func.value
-    return ""
-
-
 def _is_timer(call: cst.Call) -> bool:
-    name = _last(call.func)
-    dotted = _dotted(call.func)
-    return (name in _TIMER_CALLS or name in _MEMORY_CALLS or name in _PROFILER_CALLS
-            or dotted in ("time.time", "time.time_ns") or dotted.endswith(_PROFILER_DOTTED))
+    name = last_name(call.func)
+    spelled = dotted(call.func)
+    return (name in TIMER_CALLS or name in _MEMORY_CALLS or name in _PROFILER_CALLS
+            or spelled in TIMER_DOTTED or spelled.endswith(_PROFILER_DOTTED))
 
 
 def _is_assertion(call: cst.Call) -> bool:
-    dotted = _dotted(call.func)
-    last = _last(call.func)
-    return last.lower().startswith("assert") or any(m in dotted + "." for m in _ASSERT_MODULES)
+    last = last_name(call.func)
+    return last.lower().startswith("assert") or any(m in dotted(call.func) + "." for m in _ASSERT_MODULES)
 
 
 def _itself(node: cst.CSTNode) -> Optional[Purpose]:
@@ -121,25 +101,14 @@ def _itself(node: cst.CSTNode) -> Optional[Purpose]:
         return None
     if _is_assertion(node):
         return Purpose.ASSERTION
-    return Purpose.VERIFY if _last(node.func) in _VERIFY_CALLS else None
+    return Purpose.VERIFY if last_name(node.func) in _VERIFY_CALLS else None
 
 
 def _is_capture(node: cst.CSTNode) -> bool:
     """A statement that begins a CUDA-graph capture."""
     if isinstance(node, cst.With):
-        return any(isinstance(item.item, cst.Call) and _last(item.item.func) in ("graph", "capture") for item in node.items)
-    return any(_last(c.func) in _CAPTURE_CALLS - {"graph"} for c in _calls(node))
-
-
-def _calls(node: cst.CSTNode) -> Iterator[cst.Call]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and current is not node:
-            continue
-        if isinstance(current, cst.Call):
-            yield current
-        stack.extend(current.children)
+        return any(isinstance(item.item, cst.Call) and last_name(item.item.func) in ("graph", "capture") for item in node.items)
+    return any(last_name(c.func) in _CAPTURE_CALLS - {"graph"} for c in calls_in(node))
 
 
 # -- what a value feeds ------------------------------------------------------------------
@@ -155,7 +124,7 @@ def _feeds(body: _Body, node: cst.CSTNode, depth: int, compared: bool = False) -
         found = _sits_in(parent, child)
         if found is not None:
             return found
-        if isinstance(parent, cst.Call) and difference and _last(parent.func) in _DIFFERENCE_REDUCTIONS:
+        if isinstance(parent, cst.Call) and difference and last_name(parent.func) in _DIFFERENCE_REDUCTIONS:
             compared = True  # `norm(x.get() - ref)`, `np.abs(x.get() - ref).max()`
         if isinstance(parent, cst.Call) and child is not parent.func:
             found = _argument_of(parent, child, compared)
@@ -186,7 +155,7 @@ def _sits_in(parent: cst.CSTNode, child: cst.CSTNode) -> Optional[Purpose]:
 
 def _argument_of(call: cst.Call, child: cst.CSTNode, compared: bool) -> Optional[Purpose]:
     """The value is an argument of a call: an assertion, a comparison, a timer, a size."""
-    name = _last(call.func)
+    name = last_name(call.func)
     if _is_assertion(call):
         return Purpose.ASSERTION
     if name in _VERIFY_CALLS or (compared and name in _PRINT_CALLS):
@@ -203,50 +172,15 @@ def _argument_of(call: cst.Call, child: cst.CSTNode, compared: bool) -> Optional
 def _names_feed(body: _Body, assignment: cst.CSTNode, depth: int, compared: bool) -> Optional[Purpose]:
     """Where the names it is assigned to are used."""
     best = None
-    for name in _bound_names(assignment):
+    for name in bound_names(assignment):
         for use in body.uses.get(name, ()):
-            if _is_target(body, use, assignment):
+            if is_target(use, body.ancestry):
                 continue
             purpose = _feeds(body, use, depth + 1, compared)
             if purpose is not None and purpose.needed:
                 return purpose
             best = best or purpose
     return best
-
-
-def _bound_names(node: cst.CSTNode) -> list[str]:
-    if isinstance(node, cst.Assign):
-        targets: list[cst.BaseExpression] = [t.target for t in node.targets]
-    elif isinstance(node, (cst.AnnAssign, cst.NamedExpr)):
-        targets = [node.target]
-    else:
-        return []
-    names = []
-    while targets:
-        target = targets.pop()
-        if isinstance(target, cst.Name):
-            names.append(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            targets.extend(e.value for e in target.elements)
-        elif isinstance(target, cst.StarredElement):
-            targets.append(target.value)
-    return names
-
-
-def _is_target(body: _Body, use: cst.Name, assignment: cst.CSTNode) -> bool:
-    """Is this occurrence of the name a binding (of this or another assignment)?"""
-    child: cst.CSTNode = use
-    for parent in body.ancestors(use):
-        if isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AnnAssign, cst.NamedExpr, cst.AugAssign))
-                                                    and child is parent.target):
-            return True
-        if isinstance(parent, (cst.For, cst.CompFor)) and child is parent.target:
-            return True
-        if isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
-            child = parent
-            continue
-        return False
-    return False
 
 
 _LOG_CALLS = frozenset({"print", "warn", "warning", "info", "debug", "error", "log", "append", "add", "extend",
@@ -291,7 +225,7 @@ def _statement_kinds(stmt: cst.CSTNode) -> set[str]:
             kinds.add("check")
             continue  # (the exception's constructor is no work)
         if isinstance(current, cst.Call):
-            if _last(current.func) in _LOG_CALLS or _dotted(current.func).startswith(("logging.", "logger.", "log.")):
+            if last_name(current.func) in _LOG_CALLS or dotted(current.func).startswith(("logging.", "logger.", "log.")):
                 kinds.add("check")
             else:
                 return {"control"}
@@ -333,7 +267,7 @@ def _neighbours(body: _Body, node: cst.CSTNode) -> Optional[Purpose]:
             if not in_loop and _asserts(later):
                 return Purpose.ASSERTION
             if not in_loop and not isinstance(later, (cst.For, cst.While)) and not _every_n_steps(later) and any(
-                _is_timer(c) or id(c) in body.probes for c in _calls(later)
+                _is_timer(c) or id(c) in body.probes for c in calls_in(later)
             ):
                 return Purpose.MEASUREMENT
             if not in_loop and _checked_later(body, later):
@@ -342,7 +276,7 @@ def _neighbours(body: _Body, node: cst.CSTNode) -> Optional[Purpose]:
                 break
         if at > 0 and not in_loop:
             before = siblings[at - 1]
-            if not isinstance(before, (cst.For, cst.While)) and any(_last(c.func) in _MEMORY_CALLS for c in _calls(before)):
+            if not isinstance(before, (cst.For, cst.While)) and any(last_name(c.func) in _MEMORY_CALLS for c in calls_in(before)):
                 return Purpose.MEASUREMENT
         outer = next((a for a in body.ancestors(block) if isinstance(a, (cst.For, cst.While, cst.With, cst.If,
                                                                             cst.Try, cst.FunctionDef))), None)
@@ -361,7 +295,7 @@ def _every_n_steps(stmt: cst.CSTNode) -> bool:
 
 def _asserts(stmt: cst.CSTNode) -> bool:
     if isinstance(stmt, cst.SimpleStatementLine):
-        return any(isinstance(s, cst.Assert) for s in stmt.body) or any(_is_assertion(c) for c in _calls(stmt))
+        return any(isinstance(s, cst.Assert) for s in stmt.body) or any(_is_assertion(c) for c in calls_in(stmt))
     if isinstance(stmt, cst.With):  # `with pytest.raises(...)`, `with torch.no_grad():` around checks
         return any(_asserts(s) for s in stmt.body.body[:1])
     return False
@@ -381,14 +315,14 @@ def _passive(stmt: cst.CSTNode) -> bool:
         return False
     return all(
         isinstance(s, cst.Expr) and isinstance(s.value, cst.Call)
-        and ("synchron" in _last(s.value.func).lower() or _last(s.value.func) in _ORDERING_CALLS
+        and ("synchron" in last_name(s.value.func).lower() or last_name(s.value.func) in _ORDERING_CALLS
              or _is_log(s.value))
         for s in stmt.body
     )
 
 
 def _is_log(call: cst.Call) -> bool:
-    return _last(call.func) in _PRINT_CALLS or _dotted(call.func).startswith(("logging.", "logger.", "log."))
+    return last_name(call.func) in _PRINT_CALLS or dotted(call.func).startswith(("logging.", "logger.", "log."))
 
 
 def _logs_only(statements) -> bool:
@@ -432,7 +366,7 @@ def _switch(test: cst.BaseExpression, scope: cst.CSTNode) -> bool:
         return False
     sides = (test.left, target.comparator)
     numbers = [e for e in sides if isinstance(e, (cst.Integer, cst.Float))]
-    names = [_dotted(e) for e in sides if isinstance(e, (cst.Name, cst.Attribute))]
+    names = [dotted(e) for e in sides if isinstance(e, (cst.Name, cst.Attribute))]
     return len(numbers) == 1 and len(names) == 1 and bool(names[0]) and names[0] not in _assigned(scope)
 
 
@@ -454,7 +388,7 @@ def _assigned(scope: cst.CSTNode) -> set[str]:
             elif isinstance(target, cst.StarredElement):
                 targets.append(target.value)
             elif isinstance(target, (cst.Name, cst.Attribute)):
-                bound.add(_dotted(target))
+                bound.add(dotted(target))
         stack.extend(current.children)
     return bound
 
@@ -463,7 +397,7 @@ def _assigned(scope: cst.CSTNode) -> set[str]:
 def _streams_out(body: _Body, node: cst.CSTNode, copy: bool, loop: Optional[cst.CSTNode], uploads: bool) -> bool:
     """An array read back in a loop that uploads its input every iteration (`uploads`), or iterates
     over incoming data, and kept (stored, appended, yielded, written): the pipeline's output."""
-    if loop is None or _last(getattr(node, "func", cst.Name("x"))) not in _ARRAY_READS and not copy:
+    if loop is None or last_name(getattr(node, "func", cst.Name("x"))) not in _ARRAY_READS and not copy:
         return False
     fed = isinstance(loop, cst.For) and not _counts(loop.iter)
     if not fed and not uploads:
@@ -473,11 +407,11 @@ def _streams_out(body: _Body, node: cst.CSTNode, copy: bool, loop: Optional[cst.
 
 def _counts(iterable: cst.BaseExpression) -> bool:
     """`range(n)`, `enumerate(range(n))`: a counted loop, not one fed with data."""
-    while isinstance(iterable, cst.Call) and _last(iterable.func) in ("enumerate", "tqdm", "zip"):
+    while isinstance(iterable, cst.Call) and last_name(iterable.func) in ("enumerate", "tqdm", "zip"):
         if not iterable.args:
             return False
         iterable = iterable.args[0].value
-    return isinstance(iterable, cst.Call) and _last(iterable.func) in ("range", "trange", "arange")
+    return isinstance(iterable, cst.Call) and last_name(iterable.func) in ("range", "trange", "arange")
 
 
 def _kept(body: _Body, node: cst.CSTNode, depth: int) -> bool:
@@ -485,15 +419,15 @@ def _kept(body: _Body, node: cst.CSTNode, depth: int) -> bool:
     for parent in body.ancestors(node):
         if isinstance(parent, (cst.Yield,)):
             return True
-        if isinstance(parent, cst.Call) and child is not parent.func and _last(parent.func) in _STORE_METHODS:
+        if isinstance(parent, cst.Call) and child is not parent.func and last_name(parent.func) in _STORE_METHODS:
             return True
         if isinstance(parent, cst.Assign):
             if any(isinstance(t.target, cst.Subscript) for t in parent.targets):
                 return True
             if depth < _DEPTH:
-                for name in _bound_names(parent):
+                for name in bound_names(parent):
                     for use in body.uses.get(name, ()):
-                        if not _is_target(body, use, parent) and _kept(body, use, depth + 1):
+                        if not is_target(use, body.ancestry) and _kept(body, use, depth + 1):
                             return True
             return False
         if isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
@@ -571,12 +505,8 @@ def periodic_test(test: cst.BaseExpression) -> bool:
     if isinstance(test, cst.BooleanOperation):
         return periodic_test(test.left) or periodic_test(test.right)
     if isinstance(test, cst.Comparison):
-        return _has_modulo(test.left) or any(_has_modulo(c.comparator) for c in test.comparisons)
-    return _has_modulo(test)
-
-
-def _has_modulo(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.BinaryOperation) and (isinstance(expr.operator, cst.Modulo) or _has_modulo(expr.left))
+        return has_modulo(test.left) or any(has_modulo(c.comparator) for c in test.comparisons)
+    return has_modulo(test)
 
 
 # -- one read per element ------------------------------------------------------------------
@@ -587,9 +517,9 @@ def element_read(node: cst.CSTNode, loop: cst.CSTNode) -> str:
     element = _read_element(node, loop) if isinstance(loop, cst.For) else None
     if element is None or not isinstance(loop, cst.For):
         return ""
-    base = _dotted(element.value)
-    targets = {n.value for n in _loop_names(loop.target)}
-    if not base or not targets & {n.value for el in element.slice for n in _loop_names(el)}:
+    base = dotted(element.value)
+    targets = {n.value for n in names_in(loop.target)}
+    if not base or not targets & {n.value for el in element.slice for n in names_in(el)}:
         return ""
     if base.split(".")[0] in targets or not _only_reads_elements(loop.body, base):
         return ""
@@ -640,7 +570,7 @@ def _names_only(store: cst.CSTNode, name: str) -> bool:
         targets = [t.target for t in store.targets]
     else:
         targets = [store.target]
-    return any(isinstance(n, cst.Name) and n.value == name for t in targets for n in _loop_names(t)
+    return any(isinstance(n, cst.Name) and n.value == name for t in targets for n in names_in(t)
                if not isinstance(t, (cst.Subscript, cst.Attribute)))
 
 
@@ -649,14 +579,14 @@ def _only_reads_elements(body: cst.CSTNode, base: str) -> bool:
     stack = [body]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Subscript) and _dotted(current.value) == base:
+        if isinstance(current, cst.Subscript) and dotted(current.value) == base:
             stack.extend(current.slice)
             continue
         if isinstance(current, (cst.AssignTarget, cst.AugAssign)) and _roots_at(current.target, base):
             return False
         if isinstance(current, cst.Name) and current.value == base:
             return False
-        if isinstance(current, cst.Attribute) and _dotted(current) == base:
+        if isinstance(current, cst.Attribute) and dotted(current) == base:
             return False
         stack.extend(current.children)
     return True
@@ -664,23 +594,10 @@ def _only_reads_elements(body: cst.CSTNode, base: str) -> bool:
 
 def _roots_at(target: cst.BaseExpression, base: str) -> bool:
     while isinstance(target, (cst.Subscript, cst.Attribute)):
-        if _dotted(target) == base:
+        if dotted(target) == base:
             return True
         target = target.value
-    return _dotted(target) == base
-
-
-def _loop_names(node: cst.CSTNode) -> list[cst.Name]:
-    found, stack = [], [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name):
-            found.append(current)
-        elif isinstance(current, cst.Attribute):
-            stack.append(current.value)  # (`x.step` reads x, not a name `step`)
-            continue
-        stack.extend(current.children)
-    return found
+    return dotted(target) == base
 
 
 def waits_on_user(loop: cst.CSTNode) -> bool:
@@ -698,13 +615,3 @@ def unrolled(loop: cst.CSTNode) -> bool:
     """`for x in [a, b]:`: a loop over a literal sequence of a few values written out."""
     return isinstance(loop, cst.For) and isinstance(loop.iter, (cst.List, cst.Tuple, cst.Set)) and not any(
         isinstance(e, cst.StarredElement) for e in loop.iter.elements)
-
-
-def comprehension_of(node: cst.CSTNode, ancestry: Ancestry) -> Optional[cst.CSTNode]:
-    """The innermost comprehension around the node in its function."""
-    for current in ancestry.ancestors(node):
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return None
-        if isinstance(current, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-            return current
-    return None

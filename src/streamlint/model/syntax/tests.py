@@ -21,10 +21,10 @@ def rare_test(test: cst.BaseExpression) -> bool:
     if isinstance(test, cst.BooleanOperation):
         return rare_test(test.left) or rare_test(test.right)
     if isinstance(test, cst.Comparison):
-        if _has_modulo(test.left) or any(_has_modulo(c.comparator) for c in test.comparisons):
+        if has_modulo(test.left) or any(has_modulo(c.comparator) for c in test.comparisons):
             return True  # every N steps
         return all(isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) for c in test.comparisons)
-    return _has_modulo(test)
+    return has_modulo(test)
 
 
 def fills_on_miss(node: cst.If) -> tuple[bool, bool]:
@@ -79,8 +79,8 @@ def ends_the_loop(block: cst.BaseSuite) -> bool:
     return False
 
 
-def _has_modulo(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.BinaryOperation) and (isinstance(expr.operator, cst.Modulo) or _has_modulo(expr.left))
+def has_modulo(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.BinaryOperation) and (isinstance(expr.operator, cst.Modulo) or has_modulo(expr.left))
 
 
 def written_constant(expr: cst.BaseExpression) -> bool:

@@ -25,7 +25,6 @@ from streamlint.model.transfer.frame import Frame
 Evaluated = tuple[AbsValue, State]
 _BUILTINS = frozenset(dir(builtins))
 ZERO = AbsValue(ValueKind.HOST_NUMBER, target="0")
-RAW = "raw"  # the framework of raw allocations (`cupy.cuda.alloc`: a MemoryPointer)
 
 
 def evaluate(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
@@ -76,7 +75,6 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
             return calls.of_object(kept, base.identity), state
     left, state = calls.left_on_holder(base, attr, state, frame)
     return (left if left is not None else calls.attribute_of(base, attr, path)), state
-
 
 
 HOST_NUMBER = AbsValue(ValueKind.HOST_NUMBER)

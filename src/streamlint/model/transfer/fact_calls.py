@@ -17,7 +17,9 @@ from streamlint.model.api.facts import (
     STREAM_ARG_OR_BOUND,
     STREAM_ARG_OR_CURRENT,
     STREAM_CURRENT,
+    STREAM_DATA,
     STREAM_LEGACY,
+    STREAM_NONE,
     STREAM_SELF,
     Arg,
     Fact,
@@ -25,12 +27,12 @@ from streamlint.model.api.facts import (
 from streamlint.model.domain.paths import Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, ValueKind, stream_value
+from streamlint.model.domain.values import NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.transfer.act import access, do, host_access, operation
 from streamlint.model.transfer.arguments import Arguments
-from streamlint.model.transfer.devices import is_device, is_host
+from streamlint.model.transfer.devices import device_value, is_device, is_host
 from streamlint.model.transfer.frame import Frame
 
 Handled = tuple[AbsValue, State]
@@ -67,8 +69,9 @@ def queue_of(fact: Fact, arguments: Arguments, state: State) -> Optional[StreamR
         return LEGACY
     if rule == STREAM_ARG:
         return given or LEGACY
-    if rule == STREAM_ARG_OR_CURRENT:
-        return given or state.current_stream(fact.framework)
+    if rule == STREAM_ARG_OR_CURRENT:  # (None names the current stream here)
+        none = given is LEGACY and arguments.value(fact.stream_arg).kind is ValueKind.NONE
+        return state.current_stream(fact.framework) if given is None or none else given
     if rule == STREAM_ARG_OR_BOUND:
         return given or _bound_stream(arguments) or LEGACY
     if rule == STREAM_SELF:
@@ -100,6 +103,9 @@ def _bound_stream(arguments: Arguments) -> Optional[StreamRef]:
 
 def result_of(fact: Fact, arguments: Arguments, frame: Frame, stream: Optional[StreamRef]) -> AbsValue:
     """A value of the fact's result vocabulary ("device:cupy", "pinned:numpy", "stream", ...)."""
+    made = _MADE.get(fact.result)
+    if made is not None:
+        return made(fact, arguments, fact.framework)
     kind, _, rest = fact.result.partition(":")
     framework = rest.split(":", 1)[0] or fact.framework
     site = frame.site(arguments.node)
@@ -124,6 +130,44 @@ def result_of(fact: Fact, arguments: Arguments, frame: Frame, stream: Optional[S
     return UNKNOWN
 
 
+def _context(fact: Fact, arguments: Arguments, framework: str) -> AbsValue:
+    """`torch.cuda.stream(s)`: a context that makes its stream argument current (None: changes nothing)."""
+    given = arguments.value(fact.stream_arg)
+    if given is not None and given.kind is ValueKind.NONE:
+        return NONE
+    return AbsValue(ValueKind.STREAM_CONTEXT, framework, stream=stream_of_value(given) or StreamRef(StreamRefKind.UNKNOWN))
+
+
+def _loader(fact: Fact, arguments: Arguments, framework: str) -> AbsValue:
+    """A data loader: its batches are host buffers, pinned when its flag (`pin_memory=`) asks."""
+    pinned = arguments.flag(fact.flag, fact.flag_default)
+    memory = Memory.UNKNOWN if pinned is None else Memory.PINNED if pinned else Memory.PAGEABLE
+    return AbsValue(ValueKind.CONTAINER, framework, element=AbsValue(ValueKind.BUFFER, framework, memory, loader_batch=True))
+
+
+def _like_first(fact: Fact, arguments: Arguments, framework: str) -> AbsValue:
+    """The memory it is given first (`torch.from_numpy(a)`, `torch.from_dlpack(x)`), under the
+    framework's name: no copy. Memory the code does not place is not told."""
+    given = arguments.value(Arg(0))
+    if given is None or not given.is_buffer or given.memory is Memory.UNKNOWN or given.identity is None:
+        return UNKNOWN
+    return AbsValue(ValueKind.BUFFER, framework, given.memory, given.identity, given.stream)
+
+
+# Results that are no new memory (by the fact's whole `result`): contexts, device designators,
+# loaders, the memory the call is given.
+_MADE: dict[str, Callable[[Fact, Arguments, str], AbsValue]] = {
+    "context": _context,
+    # work under the context (`torch.cuda.graph(g)`) is recorded into a graph on a capture stream
+    "graph_context": lambda fact, arguments, framework: AbsValue(ValueKind.STREAM_CONTEXT, framework, stream=None),
+    "device": lambda fact, arguments, framework: device_value(arguments),
+    "loader": _loader,
+    "like_arg0": _like_first,
+    "true": lambda fact, arguments, framework: TRUE,
+    "none": lambda fact, arguments, framework: NONE,
+}
+
+
 def compiled_from(arguments: Arguments) -> Optional[AbsValue]:
     """`cuda.jit(fn)`, `cuda.jit(signature)(fn)`: the kernel of the project function `fn`, which its
     launches run (as `@cuda.jit def fn`)."""
@@ -137,7 +181,10 @@ def apply_fact(fact: Fact, arguments: Arguments, state: State, frame: Frame, api
     view = _shared_view(fact, arguments)
     if view is not None:
         return view, state
-    if fact.kind is not None:
+    queued = True
+    if fact.stream == STREAM_DATA:
+        fact, arguments, queued = _placed(fact, arguments, state, frame)
+    if fact.kind is not None and queued:
         state = _record_operation(fact, arguments, state, frame, api)
     handler = _BY_KIND.get(fact.kind)
     if handler is not None:
@@ -151,6 +198,28 @@ def apply_fact(fact: Fact, arguments: Arguments, state: State, frame: Frame, api
     return value, state
 
 
+def _placed(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> tuple[Fact, Arguments, bool]:
+    """A fact whose work runs where its data lives (PyTorch's invariant): on the current stream
+    when the receiver or a buffer given is device memory, or when buffers of a device not told
+    are used under a stream the code chose (there they are CUDA tensors); else the host's own
+    work (no operation queued: the host reads host memory; of memory not told, nothing)."""
+    if frame.chosen_stream(state):
+        arguments = _on_device(arguments)
+    data = [v for v in [arguments.receiver, *arguments.values()] if v is not None and v.is_buffer]
+    queued = any(is_device(v) for v in data)
+    return replace(fact, stream=STREAM_CURRENT if queued else STREAM_NONE), arguments, queued
+
+
+def _on_device(arguments: Arguments) -> Arguments:
+    def placed(value: Optional[AbsValue]) -> Optional[AbsValue]:
+        if value is None or not value.is_buffer or value.memory is not Memory.UNKNOWN:
+            return value
+        return replace(value, memory=Memory.DEVICE)
+    positional = tuple((placed(v), e) for v, e in arguments.positional)
+    keywords = {k: (placed(v), e) for k, (v, e) in arguments.keywords.items()}
+    return replace(arguments, positional=positional, keywords=keywords, receiver=placed(arguments.receiver))
+
+
 def _record_operation(fact: Fact, arguments: Arguments, state: State, frame: Frame, api: str) -> State:
     """The operation as the rules read it: its kind (a copy's direction from the memory of its
     ends when the table leaves it open), where the host side is and its memory, the call's form."""
@@ -162,7 +231,8 @@ def _record_operation(fact: Fact, arguments: Arguments, state: State, frame: Fra
     waits = host_waits(fact, arguments)
     return operation(state, frame, frame.site(arguments.node), api, kind, queue_of(fact, arguments, state), waits,
                      memory, made_at(arguments.receiver), async_form=fact.async_api, non_blocking=None if waits is None else not waits,
-                     host_at=host_at, sync_form=fact.sync_api and waits is True)
+                     host_at=host_at, sync_form=fact.sync_api and waits is True,
+                     host_loader_batch=host is not None and host.loader_batch)
 
 
 def _host_side(fact: Fact, arguments: Arguments) -> tuple[OpKind, str]:
@@ -172,6 +242,9 @@ def _host_side(fact: Fact, arguments: Arguments) -> tuple[OpKind, str]:
     for where in (fact.host, fact.out):
         if where is not None and arguments.located(where) is not None:
             return fact.kind, _spelled(where)
+    receiver = arguments.receiver
+    if fact.kind is OpKind.PIN and receiver is not None and receiver.is_buffer and not is_device(receiver):
+        return fact.kind, "self"  # the host memory of the receiver (`t.pin_memory()`)
     if fact.kind is OpKind.COPY_D2H and fact.result.split(":")[0] in ("pageable", "pinned"):
         return fact.kind, "return"
     return fact.kind, ""
@@ -200,6 +273,8 @@ def _spelled(where: Arg) -> str:
 
 
 def _value_at(host_at: str, arguments: Arguments) -> Optional[AbsValue]:
+    if host_at == "self":
+        return arguments.receiver
     if "/" not in host_at:
         return None
     pos, kw = host_at.split("/")
@@ -266,9 +341,9 @@ def _record_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) 
     site = frame.site(arguments.node)
     if receiver is not None and receiver.kind is ValueKind.STREAM:  # stream.record(event=None)
         event = arguments.value(fact.target)
-        if event is None or event.identity is None:
-            event = AbsValue(ValueKind.EVENT, fact.framework, identity=Path(Root.fresh(site)))
         stream = stream_of_value(receiver)
+        if event is None or event.identity is None:
+            event = AbsValue(ValueKind.EVENT, fact.framework, identity=Path(Root.fresh(site)), stream=stream)
     else:
         event = _subject(fact, arguments)
         stream = queue_of(fact, arguments, state)
@@ -304,9 +379,57 @@ def _sync_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -
 
 def _sync_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
     event = _subject(fact, arguments)
+    site = frame.site(arguments.node)
     if event is None or event.identity is None:
-        return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_DEVICE, frame.site(arguments.node)))
-    return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_EVENT, frame.site(arguments.node), event.identity))
+        # an event the walk cannot tell (one of a list of events) may be the one that orders (D-1)
+        return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_DEVICE, site, framework=fact.framework))
+    return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_EVENT, site, event.identity, framework=fact.framework))
+
+
+def _wait_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """`s.wait_stream(other)`: later work on `s` waits for the work queued on `other` so far. A
+    stream handed in that waits for the current stream is another stream than the current one
+    (waiting for itself would order nothing): evidence, as a stream the program made."""
+    waiter = queue_of(fact, arguments, state)
+    if waiter is None:
+        return UNKNOWN, state
+    other = stream_of_value(arguments.value(fact.target)) or StreamRef(StreamRefKind.UNKNOWN)
+    state = do(state, frame, Effect(EffectKind.WAIT_STREAM, frame.site(arguments.node), stream=waiter, other=other,
+                                    framework=fact.framework))
+    if other != state.current_stream(fact.framework) or waiter.kind is not StreamRefKind.PATH or waiter.fresh:
+        return UNKNOWN, state
+    fresh = replace(waiter, fresh=True)
+    for name, value in state.names:
+        if value.kind is ValueKind.STREAM and value.stream == waiter:
+            state = state.bind(name, replace(value, stream=fresh))
+    return UNKNOWN, state
+
+
+def _record_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """`t.record_stream(s)`: the allocator told of the stream's use of the memory, of each memory
+    it may be (D-20); the code's word that the stream the tensor was produced on is another (D-16)."""
+    stream = stream_of_value(arguments.value(fact.target))
+    tensor = arguments.receiver
+    if stream is None or not stream.known or tensor is None:
+        return UNKNOWN, state
+    for made in (tensor.stream.paths if tensor.stream is not None else ()):
+        if made.kind is StreamRefKind.PRODUCED:
+            frame.found.unlike.setdefault(made, set()).add(stream)
+    site = frame.site(arguments.node)
+    for identity in [tensor.identity] if tensor.identity is not None else [v.identity for v in tensor.either]:
+        state = do(state, frame, Effect(EffectKind.RECORD_STREAM, site, identity, stream, framework=fact.framework))
+    return UNKNOWN, state
+
+
+def _pin(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """`t.pin_memory()`: the host copies the receiver into new page-locked memory (a method of
+    host memory only: a receiver of memory not told is host memory)."""
+    receiver = arguments.receiver
+    if receiver is not None and is_device(receiver):
+        return UNKNOWN, state
+    if receiver is not None and receiver.identity is not None:
+        state = host_access(state, frame, frame.site(arguments.node), receiver.identity, False)
+    return result_of(fact, arguments, frame, None), state
 
 
 def _sync_device(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -314,7 +437,10 @@ def _sync_device(fact: Fact, arguments: Arguments, state: State, frame: Frame) -
 
 
 def _set_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    stream = queue_of(fact, arguments, state) or stream_of_value(arguments.value(fact.stream_arg))
+    given = arguments.value(fact.stream_arg)
+    if given is not None and given.kind is ValueKind.NONE and fact.stream == STREAM_NONE:
+        return UNKNOWN, state  # `torch.cuda.set_stream(None)` changes nothing
+    stream = queue_of(fact, arguments, state) or stream_of_value(given)
     if stream is None:
         return UNKNOWN, state
     effect = Effect(EffectKind.SET_CURRENT, frame.site(arguments.node), stream=stream, framework=fact.framework)
@@ -397,14 +523,25 @@ def _first_buffer(arguments: Arguments) -> Optional[AbsValue]:
     return next((v for v, _ in arguments.positional if v.is_buffer), None)
 
 
+def _end(fact: Fact, index: int) -> Optional[Arg]:
+    """A copy's destination (0) or source (1) as its fact names it: its `ends`, else the first
+    buffer it writes or reads (an effect model's `writes` / `reads`: a declared model is a row)."""
+    if fact.ends:
+        return fact.ends[index]
+    named = fact.writes if index == 0 else fact.reads
+    return named[0] if named else None
+
+
 def _source(fact: Fact, arguments: Arguments) -> Optional[AbsValue]:
     """A copy's source: the argument its fact names, else its first buffer."""
-    return arguments.value(fact.ends[1]) if fact.ends else _first_buffer(arguments)
+    named = _end(fact, 1)
+    return arguments.value(named) if named is not None else _first_buffer(arguments)
 
 
 def _destination(fact: Fact, arguments: Arguments, frame: Frame, stream: Optional[StreamRef]) -> AbsValue:
     """A copy's destination: the argument its fact names, else what it returns."""
-    given = arguments.value(fact.ends[0]) if fact.ends else None
+    named = _end(fact, 0)
+    given = arguments.value(named) if named is not None else None
     if given is not None and given.is_buffer:
         return given
     return result_of(fact, arguments, frame, stream)
@@ -466,15 +603,18 @@ def _pinned(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Han
 
 
 def _implicit_sync(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """The host reads the data (`t.item()`, `torch.equal(a, b)`): device memory read on the
+    stream, which the host then waits for; host memory read by the host itself."""
     stream = queue_of(fact, arguments, state)
-    receiver = arguments.receiver
     site = frame.site(arguments.node)
-    if stream is not None and receiver is not None and is_device(receiver) and receiver.identity is not None:
-        state = access(state, frame, site, receiver.identity, False, stream)
+    data = [v for v in [arguments.receiver, *arguments.values()] if v is not None and v.is_buffer and v.identity is not None]
+    for value in data:
+        if stream is not None and is_device(value):
+            state = access(state, frame, site, value.identity, False, stream)
+        elif stream is None and is_host(value):
+            state = host_access(state, frame, site, value.identity, False)
     if stream is not None:
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
-    elif receiver is not None and is_host(receiver) and receiver.identity is not None:
-        state = host_access(state, frame, site, receiver.identity, False)
     return AbsValue(ValueKind.HOST_NUMBER), state
 
 
@@ -497,4 +637,7 @@ _BY_KIND: dict[Optional[OpKind], Callable[[Fact, Arguments, State, Frame], Handl
     OpKind.PINNED_ALLOC: _pinned,
     OpKind.HOST_REGISTER: _register_host,
     OpKind.IMPLICIT_SYNC: _implicit_sync,
+    OpKind.WAIT_STREAM: _wait_stream,
+    OpKind.RECORD_STREAM: _record_stream,
+    OpKind.PIN: _pin,
 }

@@ -27,17 +27,13 @@ class FrameworkHandler:
     event_method: MethodHandler  # methods of its events: `e.record(...)`
 
 
-def _torch_stream_method(name: str, stream: AbsValue, arguments: Arguments, state: State, frame: Frame):
-    return torch_calls.stream_method(name, torch_calls.stream_of(stream), arguments, state, frame)
-
-
 def _none(*_args) -> None:
     return None
 
 
 HANDLERS: dict[str, FrameworkHandler] = {
     "torch": FrameworkHandler(
-        ("torch.", "contextlib."), torch_calls.function, torch_calls.tensor_method, _torch_stream_method,
+        ("torch.", "contextlib."), torch_calls.function, torch_calls.tensor_method, torch_calls.stream_method,
         torch_calls.event_method,
     ),
     "cupy": FrameworkHandler(

@@ -435,8 +435,17 @@ def _parameter_value(index: int, name: str, frame: Frame, context: CallContext, 
     stream = given.stream if given.kind is ValueKind.STREAM else None
     if given.kind is ValueKind.STREAM and (given.stream is None or given.stream == SIDE_STREAM_FACT):
         stream = _work_stream(index, name, given.framework) if context.work_stream == name else StreamRef.at(identity)
-    value = AbsValue(given.kind, given.framework, given.memory, identity, stream, given.may_be_none, given.element, given.target)
+    value = AbsValue(given.kind, given.framework, given.memory, identity, stream, given.may_be_none,
+                     _given_element(given.element, identity), given.target)
     return replace(value, positions=given.positions, keys=given.keys) if given.kind is ValueKind.CALLABLE else value
+
+
+def _given_element(element: Optional[AbsValue], identity: Path) -> Optional[AbsValue]:
+    """A stream held in a container the caller passes (`(error, stream)` of a cuda-python call)
+    is the caller's stream: named by its place in the parameter, as a stream parameter is."""
+    if element is None or element.kind is not ValueKind.STREAM or element.stream is not None:
+        return element
+    return replace(element, stream=StreamRef.at(identity.element(Index.any_())))
 
 
 def _receiver_value(context: CallContext) -> AbsValue:

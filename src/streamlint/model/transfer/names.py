@@ -7,16 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model.api import normalize
-
-
-def dotted(node: cst.BaseExpression) -> Optional[str]:
-    """`a.b.c` for a chain of names and attributes, else None."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = dotted(node.value)
-        return f"{base}.{node.attr.value}" if base is not None else None
-    return None
+from streamlint.model.syntax.names import dotted
 
 
 def imports_of(module: cst.Module) -> dict[str, str]:

@@ -10,17 +10,18 @@ from typing import Callable, Optional
 import libcst as cst
 
 from streamlint.model.api import torch_api
-from streamlint.model.api.facts import Arg
+from streamlint.model.api.facts import Arg, Fact
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import NONE, TRUE, UNKNOWN, AbsValue, HostBuilt, Memory, ValueKind, stream_value
+from streamlint.model.domain.values import UNKNOWN, AbsValue, HostBuilt, Memory, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import untold_access
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.transfer.act import access, do, host_access, kernel, operation
 from streamlint.model.transfer.arguments import Arguments
-from streamlint.model.transfer.devices import device_value, is_device, is_host, memory_named
+from streamlint.model.transfer.devices import is_device, is_host, memory_named
+from streamlint.model.transfer.fact_calls import apply_fact, stream_of_value
 from streamlint.model.transfer.frame import Frame
 
 F = "torch"
@@ -34,9 +35,9 @@ def _fresh(frame: Frame, arguments: Arguments, memory: Memory, stream: Optional[
 
 # -- module functions (torch.cuda.Stream, torch.zeros, ...) ------------------------------
 def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    handler = _FUNCTIONS.get(name)
-    if handler is not None:
-        return handler(arguments, state, frame)
+    fact = torch_api.FUNCTIONS.get(name)
+    if fact is not None:
+        return apply_fact(fact, arguments, state, frame, name)
     if name in torch_api.COLLECTIVES:
         return _collective(torch_api.COLLECTIVES[name], _tensor_arguments(name, arguments), state, frame)
     if name.startswith(torch_api.TENSOR_LIST_FUNCTIONS):
@@ -46,16 +47,15 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     if name.startswith(OPTIMIZERS) and name.rsplit(".", 1)[-1][:1].isupper():
         return _optimizer(arguments), state
     short = name.rsplit(".", 1)[-1]
+    if name == "torch.as_tensor" and _wrapped(arguments) is not None:
+        return _wrapped(arguments), state
     if name.startswith("torch.") and short in torch_api.CREATORS:
         return _creator(short, arguments, state, frame)
     if name.startswith("torch.") and short in torch_api.LIKE_CREATORS:
         return _like_creator(short, arguments, state, frame)
-    fact = torch_api.FUNCTIONS.get(name)
-    if (fact is not None and fact.kind is OpKind.IMPLICIT_SYNC) or name in torch_api.TEST_COMPARISONS:
+    if name in torch_api.TEST_COMPARISONS:  # (a test's comparison reads its tensors back: no table row says all of it)
         return _compared(name, arguments, state, frame)
-    if fact is not None and fact.kind is None and fact.result == "none":
-        return NONE, state  # a context that does nothing (`contextlib.nullcontext()`)
-    if fact is None and torch_api.returns_tensor(name) and all(v.memory is Memory.UNKNOWN and not (v.is_buffer and v.stream)
+    if torch_api.returns_tensor(name) and all(v.memory is Memory.UNKNOWN and not (v.is_buffer and v.stream)
                                                                for v in arguments.values()):
         # a tensor function given no tensor of known memory: a new tensor of a device not told
         # (given tensors of known memory, or made on a known stream, PyTorch's invariant places it:
@@ -119,29 +119,13 @@ def optimizer_step(optimizer: AbsValue, name: str, arguments: Arguments, state: 
     return UNKNOWN, state
 
 
-def _wrapped(arguments: Arguments) -> AbsValue:
-    """`torch.from_dlpack(a)`, `torch.as_tensor(cupy_array)`: device memory another framework
-    made, now a tensor too (no copy); anything else is not told."""
+def _wrapped(arguments: Arguments) -> Optional[AbsValue]:
+    """`torch.as_tensor(cupy_array)`: device memory another framework made, now a tensor too (no
+    copy); anything else is a creator's."""
     given = arguments.value(Arg(0, "data"))
     if given is None or not is_device(given) or given.identity is None:
-        return UNKNOWN
+        return None
     return AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, given.identity, given.stream)
-
-
-def _host_wrapped(arguments: Arguments, frame: Frame) -> AbsValue:
-    """`torch.from_numpy(a)`: the host array's memory, now a tensor too (no copy)."""
-    given = arguments.value(Arg(0, "ndarray"))
-    if given is None or not is_host(given) or given.identity is None:
-        return UNKNOWN
-    return AbsValue(ValueKind.BUFFER, F, given.memory, given.identity)
-
-
-def _loader(arguments: Arguments) -> AbsValue:
-    """A DataLoader: its batches are host tensors, pinned when it is asked to pin them."""
-    pinned = arguments.flag(Arg(kw="pin_memory"), False)
-    memory = Memory.UNKNOWN if pinned is None else Memory.PINNED if pinned else Memory.PAGEABLE
-    batch = AbsValue(ValueKind.BUFFER, F, memory, loader_batch=True)
-    return AbsValue(ValueKind.CONTAINER, F, element=batch)
 
 
 def _tensor_arguments(name: str, arguments: Arguments) -> Arguments:
@@ -188,7 +172,9 @@ def _tensor_lists(inplace: bool, arguments: Arguments, state: State, frame: Fram
     site = frame.site(arguments.node)
     current = state.current_stream(F)
     chosen = frame.chosen_stream(state)
-    lists = [v for v, _ in arguments.positional[:1] if v.identity is not None and v.kind in (ValueKind.UNKNOWN, ValueKind.CONTAINER)]
+    lists = [v for v, _ in arguments.positional[:1]
+             if (v.identity is not None or _items(v) is not None) and v.kind in (ValueKind.UNKNOWN, ValueKind.CONTAINER)]
+    written = lists[0] if lists else None  # (the in-place write is the first list's, never another's)
     lists += [v for v, _ in arguments.positional[1:] if v.kind is ValueKind.CONTAINER and _items(v) is not None]
     on_device = [v for v in lists if chosen or (_items(v) is not None and is_device(_items(v)))]
     if not on_device:
@@ -198,7 +184,8 @@ def _tensor_lists(inplace: bool, arguments: Arguments, state: State, frame: Fram
         state = _known_as(state, value, known)
         state = access(state, frame, site, _items_path(value), False, current)
     if inplace:
-        return UNKNOWN, access(state, frame, site, _items_path(on_device[0]), True, current)
+        first = written if written is not None and written in on_device else None
+        return UNKNOWN, state if first is None else access(state, frame, site, _items_path(first), True, current)
     made = AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, Path(Root.fresh(site)), current)
     state = access(state, frame, site, made.identity, True, current)
     return AbsValue(ValueKind.CONTAINER, F, element=made, members=frozenset({made.identity})), state
@@ -253,57 +240,10 @@ def _kept_as(state: State, before: AbsValue, after: AbsValue) -> State:
     return state.store(identity, after)
 
 
-def _new_stream(arguments: Arguments, state: State, frame: Frame) -> Handled:
-    site = frame.site(arguments.node)
-    ref = StreamRef.created(site, F, blocking=False)
-    return stream_value(ref), operation(state, frame, site, "torch.cuda.Stream", OpKind.STREAM_CREATE, ref, False)
-
-
-def _current_stream(arguments: Arguments, state: State, frame: Frame) -> Handled:
-    return stream_value(state.current_stream(F)), state
-
-
-def _default_stream(arguments: Arguments, state: State, frame: Frame) -> Handled:
-    return stream_value(StreamRef.legacy()), state
-
-
-def _stream_context(arguments: Arguments, state: State, frame: Frame) -> Handled:
-    stream = arguments.value(Arg(0, "stream"))
-    if stream is not None and stream.kind is ValueKind.NONE:
-        return AbsValue(ValueKind.NONE), state  # `torch.cuda.stream(None)` changes nothing
-    return AbsValue(ValueKind.STREAM_CONTEXT, F, stream=stream_of(stream)), state
-
-
 def stream_of(value: Optional[AbsValue]) -> StreamRef:
     """The stream a value is: its own reference, else the stream at its path (a parameter's,
     `self._stream`), else unknown."""
-    if value is not None and value.stream is not None and value.kind is ValueKind.STREAM:
-        return value.stream
-    if value is not None and value.identity is not None and value.kind in (ValueKind.STREAM, ValueKind.UNKNOWN):
-        return StreamRef.at(value.identity)
-    return StreamRef(StreamRefKind.UNKNOWN)
-
-
-def _set_stream(arguments: Arguments, state: State, frame: Frame) -> Handled:
-    ref = stream_of(arguments.value(Arg(0, "stream")))
-    state = do(state, frame, Effect(EffectKind.SET_CURRENT, frame.site(arguments.node), stream=ref, framework=F))
-    return UNKNOWN, state
-
-
-def _new_event(arguments: Arguments, state: State, frame: Frame) -> Handled:
-    site = frame.site(arguments.node)
-    event = AbsValue(ValueKind.EVENT, F, identity=Path(Root.fresh(site)))
-    return event, operation(state, frame, site, "torch.cuda.Event", OpKind.EVENT_CREATE, None, False)
-
-
-def _synchronize(arguments: Arguments, state: State, frame: Frame) -> Handled:
-    site = frame.site(arguments.node)
-    state = operation(state, frame, site, "torch.cuda.synchronize", OpKind.DEVICE_SYNC, None, True)
-    return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_DEVICE, site, framework=F))
-
-
-def _device(arguments: Arguments, state: State, frame: Frame) -> Handled:
-    return device_value(arguments), state
+    return stream_of_value(value) or StreamRef(StreamRefKind.UNKNOWN)
 
 
 def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -381,89 +321,24 @@ def _like_creator(short: str, arguments: Arguments, state: State, frame: Frame) 
     return value, state
 
 
-_FUNCTIONS: dict[str, Callable[[Arguments, State, Frame], Handled]] = {
-    "torch.cuda.Stream": _new_stream,
-    "torch.Stream": _new_stream,
-    "torch.cuda.current_stream": _current_stream,
-    "torch.accelerator.current_stream": _current_stream,
-    "torch.cuda.default_stream": _default_stream,
-    "torch.cuda.stream": _stream_context,
-    "torch.cuda.StreamContext": _stream_context,
-    "torch.cuda.set_stream": _set_stream,
-    "torch.accelerator.set_stream": _set_stream,
-    "torch.cuda.Event": _new_event,
-    "torch.Event": _new_event,
-    "torch.cuda.synchronize": _synchronize,
-    "torch.accelerator.synchronize": _synchronize,
-    "torch.device": _device,
-    "torch.utils.data.DataLoader": lambda arguments, state, frame: (_loader(arguments), state),
-    "torch.from_dlpack": lambda arguments, state, frame: (_wrapped(arguments), state),
-    "torch.from_numpy": lambda arguments, state, frame: (_host_wrapped(arguments, frame), state),
-    "torch.utils.dlpack.from_dlpack": lambda arguments, state, frame: (_wrapped(arguments), state),
-    "torch.as_tensor": lambda arguments, state, frame: (
-        (_wrapped(arguments), state) if _wrapped(arguments) is not UNKNOWN else _creator("as_tensor", arguments, state, frame)
-    ),
-    # work under `with torch.cuda.graph(g):` is recorded into the graph on a capture stream
-    "torch.cuda.graph": lambda arguments, state, frame: (AbsValue(ValueKind.STREAM_CONTEXT, F, stream=None), state),
-    # the analysed program runs where its streams do: on a machine with a GPU
-    "torch.cuda.is_available": lambda arguments, state, frame: (TRUE, state),
-}
-
-
-# -- stream and event methods -------------------------------------------------------------
-def stream_method(name: str, stream: StreamRef, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    site = frame.site(arguments.node)
-    if name == "synchronize":
-        state = operation(state, frame, site, "torch.cuda.Stream.synchronize", OpKind.STREAM_SYNC, stream, True)
-        return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=F))
-    if name == "wait_stream":
-        other_ref = stream_of(arguments.value(Arg(0, "stream")))
-        state = do(state, frame, Effect(EffectKind.WAIT_STREAM, site, stream=stream, other=other_ref, framework=F))
-        if other_ref == state.current_stream(F) and stream.kind is StreamRefKind.PATH and not stream.fresh:
-            state = _side_stream(state, stream)
-        return UNKNOWN, state
-    if name == "wait_event":
-        event = arguments.value(Arg(0, "event"))
-        return UNKNOWN, _wait_event(event, stream, site, state, frame)
-    if name == "record_event":
-        event = AbsValue(ValueKind.EVENT, F, identity=Path(Root.fresh(site)), stream=stream)
-        state = do(state, frame, Effect(EffectKind.RECORD_EVENT, site, event.identity, stream, framework=F))
-        return event, state
-    return None
-
-
-def _side_stream(state: State, stream: StreamRef) -> State:
-    """A stream handed in that waits for the current stream is another stream than the current
-    one (waiting for itself would order nothing): evidence, as a stream the program made."""
-    fresh = replace(stream, fresh=True)
-    for name, value in state.names:
-        if value.kind is ValueKind.STREAM and value.stream == stream:
-            state = state.bind(name, replace(value, stream=fresh))
-    return state
-
-
-def _wait_event(event: Optional[AbsValue], stream: StreamRef, site: str, state: State, frame: Frame) -> State:
-    if event is None or event.identity is None:
-        return do(state, frame, Effect(EffectKind.WAIT_STREAM, site, stream=stream, other=StreamRef(StreamRefKind.UNKNOWN)))
-    return do(state, frame, Effect(EffectKind.WAIT_EVENT, site, event.identity, stream, framework=F))
+# -- stream, event and tensor methods of the tables -----------------------------------------
+def stream_method(name: str, stream: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    fact = torch_api.STREAM_METHODS.get(name)
+    return _method_fact(fact, f"torch.cuda.Stream.{name}", stream, arguments, state, frame)
 
 
 def event_method(name: str, event: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    site = frame.site(arguments.node)
-    given = arguments.value(Arg(0, "stream"))
-    stream = stream_of(given) if given is not None else state.current_stream(F)
-    if event.identity is None and name == "synchronize":
-        # an event the walk cannot tell (one of a list of events) may be the one that orders (D-1)
-        return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_DEVICE, site, framework=F))
-    if event.identity is None:
+    fact = torch_api.EVENT_METHODS.get(name)
+    return _method_fact(fact, f"torch.cuda.Event.{name}", event, arguments, state, frame)
+
+
+def _method_fact(fact: Optional[Fact], api: str, receiver: AbsValue, arguments: Arguments, state: State,
+                 frame: Frame) -> Optional[Handled]:
+    """A method's row, on the receiver as the walk knows it (a value of unknown kind whose method
+    shows what it is: `EVIDENT_METHODS`, `STREAM_ONLY_METHODS`)."""
+    if fact is None:
         return None
-    if name == "record":
-        return UNKNOWN, do(state, frame, Effect(EffectKind.RECORD_EVENT, site, event.identity, stream, framework=F))
-    if name == "wait":
-        return UNKNOWN, _wait_event(event, stream, site, state, frame)
-    if name == "synchronize":
-        return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_EVENT, site, event.identity, framework=F))
-    return None
+    return apply_fact(fact, replace(arguments, receiver=receiver), state, frame, api)
 
 
 # -- tensor methods ------------------------------------------------------------------------
@@ -472,9 +347,11 @@ def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: Stat
         return _storage_method(name, tensor, arguments, state, frame)
     if name in torch_api.STORAGE_METHODS:
         return replace(tensor, target=torch_api.STORAGE), state
-    handler = _TENSOR_METHODS.get(name)
+    handler = _COPIES.get(name)
     if handler is not None:
         return handler(tensor, arguments, state, frame)
+    if name in torch_api.TENSOR_METHODS:
+        return _method_fact(torch_api.TENSOR_METHODS[name], f"torch.Tensor.{name}", tensor, arguments, state, frame)
     if name in torch_api.NON_TENSOR_METHODS:
         return UNKNOWN, state
     if name in torch_api.TENSOR_PRESERVING or (name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE):
@@ -578,7 +455,7 @@ def _touch(state: State, frame: Frame, site: str, value: AbsValue, write: bool, 
 
 def _to(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     target = memory_named(arguments, Arg(0, "device")) or memory_named(arguments, Arg(kw="device"))
-    non_blocking = arguments.flag(Arg(kw="non_blocking"), False)
+    non_blocking = _non_blocking("to", arguments)
     if target is None and non_blocking and arguments.located(Arg(0, "device")) is not None and frame.chosen_stream(state):
         # `t.to(device, non_blocking=True)` under a stream the code chose: a move to the device
         # that stream serves (a tensor of unknown device there is a CUDA tensor)
@@ -598,7 +475,13 @@ def _own_device(tensor: AbsValue, device: Optional[AbsValue]) -> bool:
 
 
 def _cuda(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    return copy_between(tensor, Memory.DEVICE, arguments.flag(Arg(1, "non_blocking"), False), arguments, state, frame)
+    return copy_between(tensor, Memory.DEVICE, _non_blocking("cuda", arguments), arguments, state, frame)
+
+
+def _non_blocking(name: str, arguments: Arguments) -> Optional[bool]:
+    """The copy's `non_blocking=` as written (its row's flag), False when absent."""
+    fact = torch_api.TENSOR_COPIES[name]
+    return arguments.flag(fact.flag, fact.flag_default)
 
 
 def _cpu(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -663,7 +546,7 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
     if source is None or not tensor.is_buffer:
         return tensor, state
     site = frame.site(arguments.node)
-    non_blocking = arguments.flag(Arg(1, "non_blocking"), False)
+    non_blocking = _non_blocking("copy_", arguments)
     if tensor.memory is Memory.UNKNOWN and not source.is_buffer and frame.chosen_stream(state):
         return tensor, _filled_under_chosen_stream(tensor, site, state, frame)
     if is_host(tensor) and non_blocking and (not source.is_buffer or source.memory is Memory.UNKNOWN):
@@ -721,81 +604,19 @@ def _upload_target(tensor: AbsValue, source: AbsValue, non_blocking: Optional[bo
     return None, state
 
 
-def _host_read(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """`.item()`, `.tolist()`, `.numpy()`: the host reads the data (a CUDA tensor's after its
-    stream finished: the host waits for the current stream)."""
-    site = frame.site(arguments.node)
-    if is_device(tensor):
-        current = state.current_stream(F)
-        state = operation(state, frame, site, f"torch.Tensor.{_api_name(arguments)}", OpKind.IMPLICIT_SYNC, current, True)
-        if tensor.identity is not None:
-            state = access(state, frame, site, tensor.identity, False, current)
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
-        return AbsValue(ValueKind.HOST_NUMBER), state
-    if is_host(tensor) and tensor.identity is not None:
-        state = host_access(state, frame, site, tensor.identity, False)
-    return AbsValue(ValueKind.HOST_NUMBER), state
-
-
-def _api_name(arguments: Arguments) -> str:
-    func = arguments.node.func
-    return func.attr.value if isinstance(func, cst.Attribute) else "call"
-
-
-def _pin_memory(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """`t.pin_memory()`: the host copies `t` into new page-locked memory (a tensor of a device
-    not told is a CPU tensor: the method exists on CPU tensors only)."""
-    if is_device(tensor):
-        return UNKNOWN, state
-    site = frame.site(arguments.node)
-    if tensor.identity is not None:
-        state = host_access(state, frame, site, tensor.identity, False)
-    state = operation(state, frame, site, "torch.Tensor.pin_memory", OpKind.PIN, None, True, tensor.memory,
-                      host_at="self", host_loader_batch=tensor.loader_batch)
-    return _fresh(frame, arguments, Memory.PINNED, None), state
-
-
-def _record_stream(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """The allocator told of the stream's use of the memory, of each memory it may be (D-20)."""
-    stream = stream_of(arguments.value(Arg(0, "stream")))
-    if not stream.known:
-        return UNKNOWN, state
-    site = frame.site(arguments.node)
-    for made in (tensor.stream.paths if tensor.stream is not None else ()):
-        if made.kind is StreamRefKind.PRODUCED:  # the code's word: the producer's stream is another (D-16)
-            frame.found.unlike.setdefault(made, set()).add(stream)
-    for identity in [tensor.identity] if tensor.identity is not None else [v.identity for v in tensor.either]:
-        state = do(state, frame, Effect(EffectKind.RECORD_STREAM, site, identity, stream, framework=F))
-    return UNKNOWN, state
-
-
-_TENSOR_METHODS: dict[str, Callable[[AbsValue, Arguments, State, Frame], Handled]] = {
+# Copies whose direction and blocking depend on where source and target live (TENSOR_COPIES: the
+# table says which they are; what they do to which memory takes the tensor's place and the code's
+# device argument, which a row cannot say).
+_COPIES: dict[str, Callable[[AbsValue, Arguments, State, Frame], Handled]] = {
     "to": _to,
     "cuda": _cuda,
     "cpu": _cpu,
     "copy_": _copy_,
-    "item": _host_read,
-    "tolist": _host_read,
-    "numpy": _host_read,
-    "pin_memory": _pin_memory,
-    "record_stream": _record_stream,
 }
 
 
-def _as(memory: Memory) -> Callable[[AbsValue], AbsValue]:
-    return lambda value: AbsValue(ValueKind.BUFFER, F, memory, value.identity, either=value.either)
-
-
-# Methods that exist on one kind of tensor only: calling one is evidence of what the
-# receiver is (API-FACTS: `pin_memory` on CPU tensors, `record_stream` on CUDA tensors).
-EVIDENT_METHODS: dict[str, Callable[[AbsValue], AbsValue]] = {
-    "pin_memory": _as(Memory.PAGEABLE),
-    "record_stream": _as(Memory.DEVICE),
-    # a copy to a device: what the result is does not depend on what the receiver was
-    "cuda": lambda value: value,
-    "to": lambda value: value,
-    "cpu": lambda value: value,  # (a CPU tensor: new host memory, or the tensor itself)
-}
+# Methods whose call tells what the receiver is (the table's word, `RECEIVER_EVIDENCE`).
+EVIDENT_METHODS = torch_api.RECEIVER_EVIDENCE
 
 
 def evident_receiver(name: str, receiver: AbsValue, state: Optional[State] = None,
@@ -806,7 +627,8 @@ def evident_receiver(name: str, receiver: AbsValue, state: Optional[State] = Non
     work there, as for the arguments of a model it calls), unless a tensor it is `given` is host
     memory (PyTorch's operands live on one device: a CPU operation ignores the stream), else None."""
     if name in EVIDENT_METHODS:
-        return EVIDENT_METHODS[name](receiver)
+        told = EVIDENT_METHODS[name]
+        return AbsValue(ValueKind.BUFFER, F, Memory(told), receiver.identity, either=receiver.either) if told else receiver
     if receiver.identity is not None and name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE:
         return AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN, receiver.identity)
     if name in torch_api.TENSOR_OPERATIONS and state is not None and not any(map(is_host, given)):

@@ -53,18 +53,27 @@ def bound_name(call: cst.CSTNode, scope: cst.CSTNode) -> str:
                 for name, item in zip(target.elements, value.elements):
                     if item.value is call:  # `s1, s2 = cp.cuda.Stream(), cp.cuda.Stream()`
                         found.append(dotted(name.value) or "")
-            if node.value is call and len(node.targets) == 1:
+            if _holds(node.value, call) and len(node.targets) == 1:
                 target = node.targets[0].target
                 if isinstance(target, (cst.Tuple, cst.List)) and target.elements:
                     target = target.elements[-1].value  # `err, s = cudaStreamCreate()`: the value last
                 found.append(dotted(target) or "")
 
         def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            if node.value is call:
+            if node.value is not None and _holds(node.value, call):
                 found.append(dotted(node.target) or "")
 
     scope.visit(Binding())
     return found[0] if found else ""
+
+
+def _holds(value: cst.BaseExpression, call: cst.CSTNode) -> bool:
+    """The value is the call's, or the call's passed through a call of one argument (an error
+    check that returns what it is given: `s = checkCudaErrors(cudaStreamCreate())`)."""
+    if value is call:
+        return True
+    return isinstance(value, cst.Call) and len(value.args) == 1 and not value.args[0].keyword \
+        and not value.args[0].star and value.args[0].value is call
 
 
 def pool_name(call: cst.CSTNode, scope: cst.CSTNode) -> str:

@@ -149,7 +149,3 @@ def _effect(effect: Effect, module: str = "") -> str:
     else:
         what = f"{kind.value} {_stream(effect.stream) if effect.stream else ''}".strip()
     return f"{what}  [{site}{via}]"
-
-
-def _on_stream(stream: StreamRef | None) -> str:
-    return _stream(stream) if stream is not None else "?"

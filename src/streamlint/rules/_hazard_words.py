@@ -16,7 +16,7 @@ from streamlint.model.domain.order import HOST, ConflictKind
 from streamlint.model.domain.paths import Index, IndexKind, Path, RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.readings.hazards import HazardReading, Side, allocation_node, outer_site, readings
-from streamlint.rules_v3._shared import api_named
+from streamlint.rules._shared import api_named
 
 # The conflict kinds each code reports (the model knows kinds, not codes).
 KIND_CODES = {

@@ -14,7 +14,8 @@ from typing import Optional
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from streamlint.model import api, declared, positions
+from streamlint import positions
+from streamlint.model import api, declared
 from streamlint.model.file_model import FileModel, analyze_file
 from streamlint.model.transfer.names import imports_of
 from streamlint.model.transfer.nodes import preorder
