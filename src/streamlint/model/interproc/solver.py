@@ -19,6 +19,7 @@ from streamlint.deadline import tick
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import FALSE, TRUE, UNKNOWN, AbsValue, ValueKind
+from streamlint.model import resolve
 from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, shown_by_use, placeholders_given_way
 from streamlint.model.interproc.digests import note_use
 from streamlint.model.interproc.modules import ProjectModules, main_names, read_source
@@ -84,8 +85,6 @@ class Solver:
         self.called: set[str] = set()  # functions some walked call site called
         self._globals: dict[str, dict] = {}
         self._nodes: dict[str, dict[int, int]] = {}
-        self._ordinals: dict[str, dict[int, int]] = {}
-        self._text_facts: dict[str, dict] = {}  # per function: what its text alone tells (Numbering.text_facts)
         self._ids: dict[int, dict] = {}
         # the module and context of each function being walked, innermost last
         # (whether it is entered as no caller in sight calls it: its calls are reverse edges)
@@ -304,12 +303,13 @@ class Solver:
         unit = self.program.unit(module)
         if unit is None:
             return {}
-        frame = Frame(f"{module}.<globals>", module, unit.imports, unit.top_names)
-        walk_function(unit.tree, frame, GLOBALS_CONTEXT)
-        exit_state = frame.found.exit_state
-        if exit_state is None:
-            return {}
-        return {name: as_global(name, value) for name, value in exit_state.names}
+        if unit.top_names_held is None:  # (no caller's view: the same for every solver of the unit)
+            frame = Frame(f"{module}.<globals>", module, unit.imports, unit.top_names)
+            walk_function(unit.tree, frame, GLOBALS_CONTEXT)
+            exit_state = frame.found.exit_state
+            unit.top_names_held = {} if exit_state is None else {
+                name: as_global(name, value) for name, value in exit_state.names}
+        return dict(unit.top_names_held)
 
     def _with_receiver_state(self, function: FunctionRef, context: CallContext) -> CallContext:
         if not function.class_name or function.node.name.value == "__init__" or context.receiver_state:
@@ -427,12 +427,9 @@ class Solver:
         frame = Frame(function.qualname, function.module, unit.imports, unit.top_names, function.class_name, self)
         frame.free_receiver = function.free_receiver
         # the numbering of a function's sites depends on its text only: once per function
-        frame.numbering.text_facts = self._text_facts.setdefault(function.qualname, {})
-        ordinals = self._ordinals.get(function.qualname)
-        if ordinals is None:
-            nodes = frame.numbering.once("nodes", lambda: function.own_nodes)
-            ordinals = self._ordinals[function.qualname] = call_ordinals(function.node, nodes)
-        frame.call_ordinals = ordinals
+        frame.numbering.text_facts = function.text_facts
+        frame.call_ordinals = frame.numbering.once(
+            "ordinals", lambda: call_ordinals(function.node, frame.numbering.once("nodes", lambda: function.own_nodes)))
         if function.module not in self._globals:  # another module's names, read when first used
             self._globals[function.module] = self._module_names(function.module)
         frame.globals = self._globals[function.module]
@@ -521,14 +518,18 @@ def _params(function: FunctionRef) -> list[str]:
 
 
 def digest_of_use(path: str, local: str) -> str:
-    """The digest of what `local` of the module at `path` gives any importer (digests.py)."""
+    """The digest of what `local` of the module at `path` gives any importer (digests.py):
+    made once per run and text of the module, for every checked file that used it."""
     name, package = main_names(path)
     source = read_source(FilePath(path), name)
     if source is None:
         return "absent"
-    solver = Solver(Program(unit_of(name, source.tree, package), ProjectModules(path)))
-    summary = solver.summary_at_root(f"{name}.{local}")
-    return sealed(summary).digest if summary is not None else "unknown"
+    made = resolve.per_run(("digest_of_use", path, local), lambda: {})
+    if made.get("source") is not source:  # (the module read again: its text changed)
+        solver = Solver(Program(unit_of(name, source.tree, package), ProjectModules(path)))
+        summary = solver.summary_at_root(f"{name}.{local}")
+        made.update(source=source, digest=sealed(summary).digest if summary is not None else "unknown")
+    return made["digest"]
 
 
 def produced_by(producer: str, stream: Optional[StreamRef]) -> Optional[StreamRef]:
