@@ -518,18 +518,34 @@ def _params(function: FunctionRef) -> list[str]:
 
 
 def digest_of_use(path: str, local: str) -> str:
-    """The digest of what `local` of the module at `path` gives any importer (digests.py):
-    made once per run and text of the module, for every checked file that used it."""
+    """The digest of what `local` of the module at `path` gives any importer (digests.py): its
+    summary at the root context in a program of its own module, where every function of the
+    module was solved at the root context in the module's order (one solve per module and text,
+    per run, for every use of it; the same digests whichever names are used, in whatever order).
+    A name the module does not define itself (inherited, re-exported) or past the walk budget:
+    solved alone."""
     name, package = main_names(path)
     source = read_source(FilePath(path), name)
     if source is None:
         return "absent"
-    made = resolve.per_run(("digest_of_use", path, local), lambda: {})
-    if made.get("source") is not source:  # (the module read again: its text changed)
-        solver = Solver(Program(unit_of(name, source.tree, package), ProjectModules(path)))
-        summary = solver.summary_at_root(f"{name}.{local}")
-        made.update(source=source, digest=sealed(summary).digest if summary is not None else "unknown")
-    return made["digest"]
+    made = resolve.per_run(("digests_of_module", path), dict)
+    if made.get("source") is not source:  # (first asked, or the module read again: its text changed)
+        made.clear()
+        made.update(source=source, digests=_module_digests(name, package, path, source.tree))
+    found = made["digests"].get(local)
+    return found if found is not None else _digest_alone(name, package, path, source.tree, local)
+
+
+def _module_digests(name: str, package: str, path: str, tree: cst.Module) -> dict[str, str]:
+    solver = Solver(Program(unit_of(name, tree, package), ProjectModules(path)))
+    summaries = {q: solver.summary_at_root(q) for q in list(solver.program.main.functions)}
+    return {q[len(name) + 1:]: sealed(summary).digest for q, summary in summaries.items() if summary is not None}
+
+
+def _digest_alone(name: str, package: str, path: str, tree: cst.Module, local: str) -> str:
+    solver = Solver(Program(unit_of(name, tree, package), ProjectModules(path)))
+    summary = solver.summary_at_root(f"{name}.{local}")
+    return sealed(summary).digest if summary is not None else "unknown"
 
 
 def produced_by(producer: str, stream: Optional[StreamRef]) -> Optional[StreamRef]:
