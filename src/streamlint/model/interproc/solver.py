@@ -19,7 +19,7 @@ from streamlint.deadline import tick
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import FALSE, TRUE, UNKNOWN, AbsValue, ValueKind
-from streamlint.model import resolve
+from streamlint.model import reads, resolve
 from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, shown_by_use, placeholders_given_way
 from streamlint.model.interproc.digests import note_use
 from streamlint.model.interproc.modules import ProjectModules, main_names, read_source
@@ -529,9 +529,10 @@ def digest_of_use(path: str, local: str) -> str:
     if source is None:
         return "absent"
     made = resolve.per_run(("digests_of_module", path), dict)
-    if made.get("source") is not source:  # (first asked, or the module read again: its text changed)
+    text = reads.content_hash(source.text)  # (not the tree: the parse cache decides how long that is kept)
+    if made.get("text") != text:  # (first asked, or its text changed)
         made.clear()
-        made.update(source=source, digests=_module_digests(name, package, path, source.tree))
+        made.update(text=text, digests=_module_digests(name, package, path, source.tree))
     found = made["digests"].get(local)
     return found if found is not None else _digest_alone(name, package, path, source.tree, local)
 
