@@ -30,10 +30,23 @@ def canonical_name(path: Path) -> str:
 
 
 def forget() -> None:
+    _per_run.clear()
     _resolved.clear()
     _roots.clear()
     _listings.clear()
     _packages.clear()
+
+
+# What is made of the project's files once per run, by key (per_run).
+_per_run: dict = {}
+
+
+def per_run(key, make):
+    """`make()`, once per run for `key` (forgotten with the resolutions: files may change
+    between runs in one process)."""
+    if key not in _per_run:
+        _per_run[key] = make()
+    return _per_run[key]
 
 
 # (directory of the importing file, dotted name) -> (file, the paths probed on the way).

@@ -10,7 +10,7 @@ the importer sits.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -23,7 +23,7 @@ from streamlint.nesting import nesting_problem
 # A module larger than this is not read for its summaries (unknown: silence).
 MAX_BYTES = 2_000_000
 # The parsed modules kept between checked files (a tree costs about 35x its source).
-MAX_CACHED_MODULES = 128
+MAX_CACHED_MODULES = 320  # (a package of MAX_PACKAGE_FILES and the root scripts: read by every file of it)
 MAX_CACHED_SOURCE_BYTES = 2_000_000
 # A module that names none of the frameworks can still hand on a helper that does (a package's
 # `__init__` re-exports): it is read when it imports anything.
@@ -36,6 +36,8 @@ class Source:
     package: str  # the package its relative imports start from
     path: str = ""
     text: bytes = b""  # its bytes, for the syntax layer's text prefilters (model/syntax/prefilter.py)
+    # what is read off the tree alone, kept as long as the tree is (Program.unit: its ModuleUnit)
+    derived: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
 @dataclass

@@ -40,6 +40,12 @@ class FunctionRef:
         """Its nodes, not inside the functions, classes and lambdas it defines (read once)."""
         return own_nodes(self.node)
 
+    @cached_property
+    def text_facts(self) -> dict:
+        """What its text alone tells (Numbering.text_facts): kept with the function, for every
+        walk of it in any solver of the process."""
+        return {}
+
 
 @dataclass
 class ModuleUnit:
@@ -56,6 +62,7 @@ class ModuleUnit:
     _calls: Optional[dict[str, frozenset[str]]] = None  # (called_names)
     _holders: Optional[dict[str, frozenset[str]]] = None  # (holder_stores)
     _counters: Optional[dict[str, int]] = None  # (ring_counters)
+    top_names_held: Optional[dict] = None  # what its names hold after its top level ran (Solver._module_names)
 
     def called_names(self) -> dict[str, frozenset[str]]:
         """Each function's calls by the name they call (`f(...)`, `x.m(...)`, `super().m(...)`:
@@ -432,11 +439,18 @@ class Program:
     def unit(self, module: str) -> Optional[ModuleUnit]:
         if module not in self._units:
             source = self._loader(module) if self._loader is not None else None
-            unit = unit_of(module, source.tree, source.package) if source is not None else None
-            if unit is not None:
-                unit.path, unit.text = source.path, source.text
-            self._units[module] = unit
+            self._units[module] = _unit_of_source(module, source) if source is not None else None
         return self._units[module]
+
+
+def _unit_of_source(module: str, source: Source) -> ModuleUnit:
+    """The unit of a module read from a file: made once per parsed tree (every checked file of
+    the process that reads the module shares it, with what it read off the tree once)."""
+    unit = source.derived.get(("unit", module))
+    if unit is None:
+        unit = source.derived[("unit", module)] = unit_of(module, source.tree, source.package)
+        unit.path, unit.text = source.path, source.text
+    return unit
 
 
 def qualified(expr: cst.BaseExpression, imports: dict[str, str]) -> str:

@@ -19,6 +19,7 @@ from streamlint.deadline import tick
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import FALSE, TRUE, UNKNOWN, AbsValue, ValueKind
+from streamlint.model import reads, resolve
 from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, shown_by_use, placeholders_given_way
 from streamlint.model.interproc.digests import note_use
 from streamlint.model.interproc.modules import ProjectModules, main_names, read_source
@@ -85,8 +86,6 @@ class Solver:
         self.called_here: set[str] = set()  # ... a call site of the checked module's reported walks
         self._globals: dict[str, dict] = {}
         self._nodes: dict[str, dict[int, int]] = {}
-        self._ordinals: dict[str, dict[int, int]] = {}
-        self._text_facts: dict[str, dict] = {}  # per function: what its text alone tells (Numbering.text_facts)
         self._ids: dict[int, dict] = {}
         # the module and context of each function being walked, innermost last
         # (whether it is entered as no caller in sight calls it: its calls are reverse edges)
@@ -307,12 +306,13 @@ class Solver:
         unit = self.program.unit(module)
         if unit is None:
             return {}
-        frame = Frame(f"{module}.<globals>", module, unit.imports, unit.top_names)
-        walk_function(unit.tree, frame, GLOBALS_CONTEXT)
-        exit_state = frame.found.exit_state
-        if exit_state is None:
-            return {}
-        return {name: as_global(name, value) for name, value in exit_state.names}
+        if unit.top_names_held is None:  # (no caller's view: the same for every solver of the unit)
+            frame = Frame(f"{module}.<globals>", module, unit.imports, unit.top_names)
+            walk_function(unit.tree, frame, GLOBALS_CONTEXT)
+            exit_state = frame.found.exit_state
+            unit.top_names_held = {} if exit_state is None else {
+                name: as_global(name, value) for name, value in exit_state.names}
+        return dict(unit.top_names_held)
 
     def _with_receiver_state(self, function: FunctionRef, context: CallContext) -> CallContext:
         if not function.class_name or function.node.name.value == "__init__" or context.receiver_state:
@@ -433,12 +433,9 @@ class Solver:
         frame = Frame(function.qualname, function.module, unit.imports, unit.top_names, function.class_name, self)
         frame.free_receiver = function.free_receiver
         # the numbering of a function's sites depends on its text only: once per function
-        frame.numbering.text_facts = self._text_facts.setdefault(function.qualname, {})
-        ordinals = self._ordinals.get(function.qualname)
-        if ordinals is None:
-            nodes = frame.numbering.once("nodes", lambda: function.own_nodes)
-            ordinals = self._ordinals[function.qualname] = call_ordinals(function.node, nodes)
-        frame.call_ordinals = ordinals
+        frame.numbering.text_facts = function.text_facts
+        frame.call_ordinals = frame.numbering.once(
+            "ordinals", lambda: call_ordinals(function.node, frame.numbering.once("nodes", lambda: function.own_nodes)))
         if function.module not in self._globals:  # another module's names, read when first used
             self._globals[function.module] = self._module_names(function.module)
         frame.globals = self._globals[function.module]
@@ -528,12 +525,33 @@ def _params(function: FunctionRef) -> list[str]:
 
 
 def digest_of_use(path: str, local: str) -> str:
-    """The digest of what `local` of the module at `path` gives any importer (digests.py)."""
+    """The digest of what `local` of the module at `path` gives any importer (digests.py): its
+    summary at the root context in a program of its own module, where every function of the
+    module was solved at the root context in the module's order (one solve per module and text,
+    per run, for every use of it; the same digests whichever names are used, in whatever order).
+    A name the module does not define itself (inherited, re-exported) or past the walk budget:
+    solved alone."""
     name, package = main_names(path)
     source = read_source(FilePath(path), name)
     if source is None:
         return "absent"
-    solver = Solver(Program(unit_of(name, source.tree, package), ProjectModules(path)))
+    made = resolve.per_run(("digests_of_module", path), dict)
+    text = reads.content_hash(source.text)  # (not the tree: the parse cache decides how long that is kept)
+    if made.get("text") != text:  # (first asked, or its text changed)
+        made.clear()
+        made.update(text=text, digests=_module_digests(name, package, path, source.tree))
+    found = made["digests"].get(local)
+    return found if found is not None else _digest_alone(name, package, path, source.tree, local)
+
+
+def _module_digests(name: str, package: str, path: str, tree: cst.Module) -> dict[str, str]:
+    solver = Solver(Program(unit_of(name, tree, package), ProjectModules(path)))
+    summaries = {q: solver.summary_at_root(q) for q in list(solver.program.main.functions)}
+    return {q[len(name) + 1:]: sealed(summary).digest for q, summary in summaries.items() if summary is not None}
+
+
+def _digest_alone(name: str, package: str, path: str, tree: cst.Module, local: str) -> str:
+    solver = Solver(Program(unit_of(name, tree, package), ProjectModules(path)))
     summary = solver.summary_at_root(f"{name}.{local}")
     return sealed(summary).digest if summary is not None else "unknown"
 
