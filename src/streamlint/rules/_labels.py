@@ -6,6 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
+from streamlint.checked_file import spell as spelled  # noqa: F401 (the rules spell call targets with it)
 from streamlint.model.syntax.names import dotted
 
 # Spellings of a host array's address (`h.ctypes.data`): the array itself, as a message names it.
@@ -104,33 +105,6 @@ def at(call: cst.Call, where: str, scope: cst.CSTNode) -> str:
         pos, keyword = where.split("/")
         return buffer_label(argument(call, int(pos) if pos else None, keyword or None))
     return ""
-
-
-def spelled(node: cst.CSTNode, depth: int = 0) -> Optional[str]:
-    """`a.b.c`, `f(...)`, `x[i]`, `x[...]` (an index other than a name or a number) as messages
-    spell a call's target; None for anything else."""
-    if depth > 12:
-        return None
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Integer):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = spelled(node.value, depth + 1)
-        return None if base is None else f"{base}.{node.attr.value}"
-    if isinstance(node, cst.Call):
-        base = spelled(node.func, depth + 1)
-        return None if base is None else (f"{base}()" if not node.args else f"{base}(...)")
-    if isinstance(node, cst.Subscript):
-        base = spelled(node.value, depth + 1)
-        if base is None:
-            return None
-        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-            inner = node.slice[0].slice.value
-            if isinstance(inner, (cst.Name, cst.Integer)):
-                return f"{base}[{inner.value}]"
-        return f"{base}[...]"
-    return None
 
 
 def path_label(path) -> str:
