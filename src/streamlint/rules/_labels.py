@@ -113,3 +113,19 @@ def path_label(path) -> str:
     for step in path.steps:
         text += f".{step}" if isinstance(step, str) else "[...]"
     return text
+
+
+def inside(model, at, analysis, work_name) -> str:
+    """' inside `helper()` (`api` at line N)' for an operation a called function performs;
+    `work_name(inner)` words the operation at its own site (None: not one the rule words)."""
+    if not at.chain:
+        return ""
+    call, inner = model.node_of(at.site), model.node_of(at.own_site)
+    if not isinstance(call, cst.Call) or inner is None:
+        return ""
+    work = work_name(inner)
+    line = analysis.line_of(inner)
+    if work is None or not line:
+        return ""
+    helper = spelled(call.func) or analysis.code(call.func)
+    return f" inside `{helper.rsplit('.', 1)[-1]}()` ({work} at line {line})"

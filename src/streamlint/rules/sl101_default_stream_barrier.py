@@ -304,17 +304,7 @@ def _named(model, at: OperationAt, node, analysis) -> str:
 
 
 def _inside(model, at: OperationAt, analysis) -> str:
-    """' inside `helper()` (`api` at line N)' for work a called function does."""
-    if not at.chain:
-        return ""
-    call, inner = model.node_of(at.site), model.node_of(at.own_site)
-    if not isinstance(call, cst.Call) or inner is None:
-        return ""
-    helper = labels.spelled(call.func) or analysis.code(call.func)
-    line = analysis.line_of(inner)
-    if not line:
-        return ""
-    return f" inside `{helper.rsplit('.', 1)[-1]}()` ({api_named(_spelled_work(inner, analysis))} at line {line})"
+    return labels.inside(model, at, analysis, lambda inner: api_named(_spelled_work(inner, analysis)))
 
 
 def _fix(builder: FixBuilder, model, qualname: str, at: OperationAt, node) -> Optional[object]:

@@ -349,17 +349,8 @@ def _api(model, at, call: cst.Call, analysis) -> str:
 
 
 def _inside(model, at, analysis) -> str:
-    """' inside `helper()` (`api` at line N)' for an operation a called function performs."""
-    if not at.chain:
-        return ""
-    call, inner = model.node_of(at.site), model.node_of(at.own_site)
-    if not isinstance(call, cst.Call) or not isinstance(inner, cst.Call):
-        return ""
-    helper = labels.spelled(call.func) or analysis.code(call.func)
-    line = analysis.line_of(inner)
-    if not line:
-        return ""
-    return f" inside `{helper.rsplit('.', 1)[-1]}()` ({api_named(labels.spelled(inner.func) or '')} at line {line})"
+    return labels.inside(model, at, analysis, lambda inner: api_named(labels.spelled(inner.func) or "")
+                         if isinstance(inner, cst.Call) else None)
 
 
 # cuda-python's synchronous copies and their stream-ordered forms (same arguments, then
