@@ -258,7 +258,11 @@ def _the_callees(hazard: Hazard, module: str) -> bool:
     for mine, other in ((later, earlier), (earlier, later)):
         if other.stream in mine.handed and not _made_in(mine, module):
             return True
-    return False
+    # a host reader (MPI) in a callee of another module, of device memory the caller wrote before
+    # the call: the callee's check reports it against its entry assumption, for any stream (the
+    # host waits for none: D-27 (2), row 11.20), not each caller again
+    return (later.stream == HOST and not later.host_memory and not later.write and earlier.write
+            and not _made_in(later, module) and _made_in(earlier, module))
 
 
 def _made_in(access, module: str) -> bool:
