@@ -12,8 +12,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from streamlint.model.domain.order import HOST
-from streamlint.model.domain.paths import RootKind
-from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.domain.streams import StreamRef
 from streamlint.model.domain.values import UNKNOWN
 from streamlint.model.file_model import FileModel
 from streamlint.model.api.op_kinds import OpKind
@@ -163,27 +162,4 @@ def uploads_in(model: FileModel, function: str, loop: cst.CSTNode, ancestry: Anc
             node = model.node_of(effect.chain[0] if effect.chain else effect.site)
             if node is not None and ancestry.inside(node, loop):
                 return True
-    return False
-
-
-_EXPLICIT = (StreamRefKind.CREATED, StreamRefKind.PATH)
-
-
-def other_streams_could_overlap(model: FileModel, function: str, stream: Optional[StreamRef], ancestry: Ancestry) -> bool:
-    """A host wait on an explicit stream in a function whose work runs on other explicit streams too (or
-    on a pool of streams made in a loop or a comprehension): the wait also keeps those from overlapping
-    (the cross-stream problem, not only the host's)."""
-    if stream is None or stream.kind not in _EXPLICIT or stream == HOST:
-        return False
-    if stream.kind is StreamRefKind.PATH and stream.path is not None and stream.path.root.kind is RootKind.FRESH:
-        return True  # an item drawn from a pool of streams: the next pass's work runs on another
-    if stream.kind is StreamRefKind.CREATED:
-        made = model.node_of(stream.site.split(">")[-1]) if stream.site else None
-        if made is not None and (ancestry.in_comprehension(made) or ancestry.loops_around(made)):
-            return True  # one of a pool: the next pass's work runs on another
-    for effect in _effects_of(model, function):
-        other = effect.stream
-        if effect.kind is EffectKind.ACCESS and other is not None and other != HOST and other.kind in _EXPLICIT \
-                and other != stream:
-            return True
     return False
