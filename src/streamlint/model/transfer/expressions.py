@@ -462,7 +462,8 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     decided = _none_test(node, values)
     if decided is not None:
         return decided, state
-    buffers = [v for v in values if v.is_buffer]
+    # an operand that is memory on some path only (D-20) is read there: each memory it may be
+    buffers = [b for v in values for b in ((v,) if v.is_buffer else v.either)]
     if isinstance(node, cst.Comparison) and all(isinstance(c.operator, _IDENTITY_TESTS) for c in node.comparisons):
         return AbsValue(ValueKind.HOST_NUMBER), state  # `x is None`: the host compares references
     if _configuration(node, values, frame):

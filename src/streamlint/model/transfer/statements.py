@@ -252,8 +252,10 @@ def _left_on_holder(holder: AbsValue, attr: str, value: AbsValue, state: State, 
 
 def release_if_dropped(old: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
     """Memory nothing holds any more goes back to the allocator of the stream it was made on."""
-    effect = released(old, state, frame.site(node))
-    return do(state, frame, effect) if effect is not None else state
+    for value in (old,) if old.is_buffer else old.either:  # (each memory it is on some path: D-20)
+        effect = released(value, state, frame.site(node))
+        state = do(state, frame, effect) if effect is not None else state
+    return state
 
 
 def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
