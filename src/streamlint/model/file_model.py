@@ -258,6 +258,9 @@ def _the_callees(hazard: Hazard, module: str) -> bool:
     for mine, other in ((later, earlier), (earlier, later)):
         if other.stream in mine.handed and not _made_in(mine, module):
             return True
+    if earlier.chain[:1] == later.chain[:1] and later.chain and _callee(earlier) == _callee(later) \
+            and not _made_in(later, module):
+        return True  # both accesses in one call of another module's function: its module's own (row 11.21)
     # a host reader (MPI) in a callee of another module, of device memory the caller wrote before
     # the call: the callee's check reports it against its entry assumption, for any stream (the
     # host waits for none: D-27 (2), row 11.20), not each caller again
@@ -265,11 +268,14 @@ def _the_callees(hazard: Hazard, module: str) -> bool:
             and not _made_in(later, module) and _made_in(earlier, module))
 
 
+def _callee(access) -> str:
+    return (access.chain[1] if len(access.chain) > 1 else access.site).partition("#")[0]
+
+
 def _made_in(access, module: str) -> bool:
     """The callee the call handed the stream to (the function of the access's next site in
     its chain, else of the access) is of `module`."""
-    callee = access.chain[1] if len(access.chain) > 1 else access.site
-    return callee.partition("#")[0].startswith(module + ".")
+    return _callee(access).startswith(module + ".")
 
 
 def _callees(hazard: Hazard, pairs: set) -> bool:
