@@ -44,7 +44,9 @@ def analyze_file(module: cst.Module, path: str = "") -> FileModel:
     placed = [hazard for hazard in placed if not _the_callees(hazard, name)]
     own = {_pair(hazard) for hazard in placed}
     for hazard in placed:
-        key, pair = _problem(hazard), _pair(hazard)
+        # (a release: one problem per memory released, `return a + b` drops two allocations)
+        released = hazard.later.path.root if hazard.kind is ConflictKind.RELEASE_WITHOUT_RECORD else None
+        key, pair = _problem(hazard), (*_pair(hazard), released)
         if pair in pairs or _callees(hazard, own):  # (the same two accesses met again across calls)
             continue
         # of the accesses one racing operation meets, the latest queued names it (the one it
