@@ -119,7 +119,7 @@ class StreamRef:
             return False  # an item of a pool of streams, and the pool's streams as one (`for s in streams`)
         if StreamRefKind.CREATED in (self.kind, other.kind):
             return True  # a stream made here is none that existed before
-        if (self.fresh and other.kind in _EXISTING) or (other.fresh and self.kind in _EXISTING):
+        if (self.fresh and other.kind in EXISTING) or (other.fresh and self.kind in EXISTING):
             return True  # a stream the program made for its own work is not the caller's current one, nor a default stream
         if {self.kind, other.kind} == {StreamRefKind.LEGACY, StreamRefKind.PER_THREAD}:
             return True
@@ -175,7 +175,7 @@ class StreamRef:
     def may_be_the_default_of(self, other: "StreamRef") -> bool:
         """Two frameworks' names that may stand for one stream (PyTorch's current stream is the legacy
         default stream unless code chose another)."""
-        return (self.kind in _EXISTING and other.kind in _EXISTING and self != other
+        return (self.kind in EXISTING and other.kind in EXISTING and self != other
                 and not self.distinct_from(other))
 
     def joined(self, other: "StreamRef") -> Optional["StreamRef"]:
@@ -252,4 +252,4 @@ _SPELLED = {StreamRefKind.AMBIENT: "the current stream", StreamRefKind.LEGACY: "
 def _canonical(ref: StreamRef) -> tuple:
     return (ref.kind.value, ref.framework, ref.spell(), ref.site)
 # Streams that exist before any code runs: the current stream at entry and the two default streams.
-_EXISTING = frozenset({StreamRefKind.AMBIENT, StreamRefKind.LEGACY, StreamRefKind.PER_THREAD})
+EXISTING = frozenset({StreamRefKind.AMBIENT, StreamRefKind.LEGACY, StreamRefKind.PER_THREAD})

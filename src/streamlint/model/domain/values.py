@@ -81,6 +81,7 @@ class AbsValue:
         if ValueKind.NONE in (self.kind, other.kind) and self.kind is not other.kind:
             # this value on one path, None on the other
             return (other if self.kind is ValueKind.NONE else self).join_none()
+        positions_alike = self.keys == other.keys and len(self.positions) == len(other.positions)
         joined = AbsValue(
             self.kind if self.kind is other.kind else ValueKind.UNKNOWN,
             self.framework if self.framework == other.framework else "",
@@ -88,13 +89,13 @@ class AbsValue:
             _join_identity(self.identity, other.identity),
             _joined_streams(self.stream, other.stream),
             self.may_be_none or other.may_be_none,
-            _join_optional(self.element, other.element),
+            self.element.join(other.element) if self.element is not None and other.element is not None else None,
             _join_targets(self, other),
             self.members | other.members,
             self.loader_batch and other.loader_batch,
             self.rank if self.rank == other.rank else -1,
             _join_built(self.built, other.built),
-            _join_positions(self.positions, other.positions) if self.keys == other.keys else (),
+            tuple(x.join(y) for x, y in zip(self.positions, other.positions)) if positions_alike else (),
             self.keys if self.keys == other.keys else (),
         )
         return _with_either(_learned_on_one_path(joined, self, other), self, other)
@@ -257,19 +258,6 @@ def _framework_functions(a: str, b: str) -> str:
     if len(parents) != 1 or not parents.pop() or any(n.endswith("()") for n in names) or len(names) > MAX_TARGETS:
         return ""
     return MERGED.join(names)
-def _join_positions(a: tuple, b: tuple) -> tuple:
-    """Tuples of as many items on both paths: each position joined; else not told."""
-    if len(a) != len(b):
-        return ()
-    return tuple(x.join(y) for x, y in zip(a, b))
-
-
-def _join_optional(a: Optional[AbsValue], b: Optional[AbsValue]) -> Optional[AbsValue]:
-    if a is None or b is None:
-        return None
-    return a.join(b)
-
-
 UNKNOWN = AbsValue()
 # The target of a container display with no items yet: joined with it after items were put, those items.
 NO_ITEMS = "(no items)"
