@@ -278,11 +278,12 @@ class Order:
             return self  # no wait at all
         may_only = any(on.kind is StreamRefKind.EITHER for on in streams)
         sides = configuration_sides(branch)
-        return self._moved(lambda p: _waited(p, waiter, ons, may_only, sides) is not p,
-                           lambda q: _waited(q, waiter, ons, may_only, sides))
+        return self._moved(lambda p: _waited(p, waiter, ons, may_only, sides))
 
-    def _moved(self, moves, f) -> "Order":
-        """Each clock group whose first access `moves`, given `f` (a group's accesses move alike)."""
+    def _moved(self, f, moves=None) -> "Order":
+        """Each access given `f`, decided once per clock group (a group's accesses move alike): the
+        groups whose first access `moves` (by default: `f` changes it)."""
+        moves = moves or (lambda p: f(p) is not p)
         return self._replaced([(n, new) for group in self._ix.clocks() if moves(next(iter(group.values())))
                                for n, q in group.items() if (new := f(q)) is not q])
 
@@ -315,9 +316,13 @@ class Order:
         cannot tell apart from it; not work on a configuration side exclusive with the sync's."""
         every_path = stream.kind is not StreamRefKind.EITHER  # one of two streams: on the may clock (D-14)
         sides = configuration_sides(branch)
-        return self._moved(lambda p: any(p.ordered_before(s) or not _may_differ(p.access.stream, s)
-                                         for s in stream.paths) and p.completed(every_path) is not p,
-                           lambda q: q if sides and exclusive(q.access.branch, sides) else q.completed(every_path))
+
+        def synced(p: Pending) -> bool:
+            seen = any(p.ordered_before(s) or not _may_differ(p.access.stream, s) for s in stream.paths)
+            return seen and p.completed(every_path) is not p
+
+        return self._moved(lambda q: q if sides and exclusive(q.access.branch, sides) else q.completed(every_path),
+                           synced)
 
     def synchronize_event(self, event: Path) -> "Order":
         return self._on_captured(event, Pending.completed)

@@ -2,7 +2,7 @@
 order that adds one access, costs what it touches, not what it holds. A small map is a plain
 dict; past `SMALL` keys, a trie of 32-slot lists, never changed once a map holds them, whose slots
 are empty (None), an entry `(hash, key, value)`, a child node, or below the last level a bucket of
-keys of equal hashes (a `_Bucket`)."""
+keys of equal hashes (a dict)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,6 @@ _LAST_SHIFT = 60  # the deepest level's shift: 13 levels of 5 bits cover a 64-bi
 _ABSENT = object()
 
 
-class _Bucket(dict):
-    """Keys whose 64-bit hashes are equal."""
-
-
 def _empty() -> list:
     return [None] * 32
 
@@ -24,7 +20,7 @@ def _empty() -> list:
 def _pair(shift: int, a: tuple, b: tuple) -> Any:
     """A subtree holding the two entries `a` and `b` (different keys), from level `shift`."""
     if shift > _LAST_SHIFT:
-        bucket = _Bucket()
+        bucket = {}  # keys whose 64-bit hashes are equal
         bucket[a[1]], bucket[b[1]] = a[2], b[2]
         return bucket
     node = _empty()
@@ -59,7 +55,7 @@ def _assoc(node: list, shift: int, h: int, key: Any, value: Any) -> tuple[list, 
         return _copied(node, i, _pair(shift + 5, slot, (h, key, value))), 1
     if slot.get(key, _ABSENT) is value:
         return node, 0
-    bucket = _Bucket(slot)
+    bucket = dict(slot)
     added = key not in bucket
     bucket[key] = value
     return _copied(node, i, bucket), int(added)
@@ -84,7 +80,7 @@ def _dissoc(node: list, shift: int, h: int, key: Any) -> Optional[list]:
     else:
         if key not in slot:
             return node
-        bucket = _Bucket(slot)
+        bucket = dict(slot)
         del bucket[key]
         new = _copied(node, i, bucket or None)
     return None if new.count(None) == 32 else new
