@@ -40,9 +40,7 @@ def _name(node: cst.Name, state: State, frame: Frame) -> Evaluated:
         return NONE, state
     if node.value in ("True", "False"):
         return (TRUE if node.value == "True" else FALSE), state
-    bound = state.names.get(node.value)
-    if bound is None:
-        bound = frame.globals.get(node.value)
+    bound = state.names.get(node.value) or frame.globals.get(node.value)
     if bound is not None:
         return bound, state
     target = frame.imports.get(node.value)
@@ -164,20 +162,15 @@ def _gathered(node: cst.Subscript, base: AbsValue, state: State, frame: Frame) -
     return AbsValue(ValueKind.BUFFER, base.framework, Memory.PAGEABLE, Path(Root.fresh(frame.site(node)))), state
 
 
-def _index_of(node: cst.BaseExpression) -> Index:
+def _told_index(node: cst.BaseExpression, chosen: AbsValue, state: State, frame: Frame) -> Index:
+    """The index `node` names: a ring slot a name or a counter holds, `k % n`, a constant, else unknown."""
+    named = _slot_of(chosen) if isinstance(node, cst.Name) else None
+    named = named or _counter_slot(node, state, frame) or _slot(node)
+    if named is not None:
+        return named
     if isinstance(node, cst.Integer):
         return Index.const_(int(node.value, 0))
-    if isinstance(node, cst.SimpleString) and node.prefix == "":
-        return Index.const_(node.raw_value)
-    slot = _slot(node)
-    return slot if slot is not None else Index.any_()
-
-
-def _told_index(node: cst.BaseExpression, chosen: AbsValue, state: State, frame: Frame) -> Index:
-    """The index `node` names: a ring slot a name or a counter holds, a constant, `k % n`, else unknown."""
-    named = _slot_of(chosen) if isinstance(node, cst.Name) else None
-    named = named or _counter_slot(node, state, frame)
-    return named if named is not None else _index_of(node)
+    return Index.const_(node.raw_value) if isinstance(node, cst.SimpleString) and node.prefix == "" else Index.any_()
 
 
 def _counter_slot(node: cst.BaseExpression, state: State, frame: Frame) -> Optional[Index]:
@@ -224,9 +217,8 @@ def _bound(node: Optional[cst.BaseExpression]):
 
 def _slot(node: cst.BaseExpression) -> Optional[Index]:
     """`k % n` and `(k + c) % n` with `n` a literal: a slot of a ring of `n` buffers."""
-    if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)):
-        return None
-    if not isinstance(node.right, cst.Integer):
+    if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)
+            and isinstance(node.right, cst.Integer)):
         return None
     modulus = int(node.right.value, 0)
     left, offset = node.left, 0
@@ -388,10 +380,8 @@ def _ternary(node: cst.IfExp, state: State, frame: Frame) -> Evaluated:
         return evaluate(node.body if known else node.orelse, state, frame)
     yes, after_yes = evaluate(node.body, state, frame)
     no, after_no = evaluate(node.orelse, state, frame)
-    if no.kind is ValueKind.NONE:
-        return yes.join_none(), after_yes.join(after_no)
-    if yes.kind is ValueKind.NONE:
-        return no.join_none(), after_yes.join(after_no)
+    if ValueKind.NONE in (yes.kind, no.kind):  # (the other one, or None)
+        return (yes if no.kind is ValueKind.NONE else no).join_none(), after_yes.join(after_no)
     return yes.join(no), after_yes.join(after_no)
 
 
@@ -428,8 +418,8 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     if decided is not None:
         return decided, state
     buffers = [v for v in values if v.is_buffer]
-    if isinstance(node, cst.Comparison) and all(isinstance(c.operator, _IDENTITY_TESTS) for c in node.comparisons):
-        return HOST_NUMBER, state  # `x is None`: the host compares references
+    if isinstance(node, cst.Comparison) and all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in node.comparisons):
+        return HOST_NUMBER, state  # `x is None`: the host compares references, no kernel runs
     if _configuration(node, values, frame):
         return replace(UNKNOWN, target=OPTION), state
     if not buffers:
@@ -490,8 +480,6 @@ def _module_member(node: cst.BaseExpression, frame: Frame) -> bool:
     return isinstance(root, cst.Name) and (root.value in frame.imports or root.value in frame.local_functions)
 
 
-# Comparisons of references or membership, not of tensor data: no kernel runs.
-_IDENTITY_TESTS = (cst.Is, cst.IsNot)
 def _none_test(node: cst.BaseExpression, values: list[AbsValue]) -> Optional[AbsValue]:
     """`x is None` decided by what `x` is known to be (a value of a known kind is never None), else undecided (D-5)."""
     if not (isinstance(node, cst.Comparison) and len(node.comparisons) == 1 and len(values) == 2):

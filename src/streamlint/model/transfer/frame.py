@@ -142,7 +142,7 @@ class Frame:
     class_name: str = ""  # the class of a method
     program: Optional[ProgramView] = None
     loop_depth: int = 0
-    loop_names: list[str] = field(default_factory=list)  # the targets of the enclosing `for` loops
+    loop_names: list[str] = field(default_factory=list)  # the counters of the enclosing loops ("" when none)
     numbering: "Numbering" = field(default_factory=lambda: Numbering())  # tables keyed by node identity
     globals: dict[str, AbsValue] = field(default_factory=dict)  # what module-level names hold (the module's top level)
     context: Optional[CallContext] = None  # what the function was entered under (set by the walk)

@@ -276,7 +276,7 @@ def _annotations(node: cst.FunctionDef, frame: Frame) -> dict[str, AbsValue]:
             found[param.name.value] = value
     if frame.program is None:
         return found
-    for name, methods in frame.numbering.once("methods", lambda: _methods_called_on_parameters(node, frame)).items():
+    for name, methods in _parameter_uses(node, frame)[0].items():
         cls = frame.program.class_defining(frame.module, methods) if len(methods) >= MIN_METHODS else None
         if cls is None and not methods & FRAMEWORK_METHODS:  # the one hierarchy whose classes define them
             cls = frame.program.hierarchy_of(frame.module, methods)
@@ -300,40 +300,36 @@ def _body_nodes(node: cst.FunctionDef, frame: Frame) -> list[cst.CSTNode]:
     return frame.numbering.once("body", read)
 
 
-def _methods_called_on_parameters(node: cst.FunctionDef, frame: Frame) -> dict[str, frozenset[str]]:
-    p = node.params
-    params = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)} - {"self", "cls"}
-    found: dict[str, set[str]] = {}
-    for n in _body_nodes(node, frame):
-        if type(n) is cst.Call and isinstance(n.func, cst.Attribute) and isinstance(n.func.value, cst.Name):
-            if n.func.value.value in params:
-                found.setdefault(n.func.value.value, set()).add(n.func.attr.value)
-    return {name: frozenset(methods) for name, methods in found.items()}
-
-
 def _told_by_a_test(node: "cst.FunctionDef | cst.Module", frame: Frame, context: CallContext) -> CallContext:
     """A lone parameter tested against a named stream is the work stream the callers hand in (D-14)."""
     if context.work_stream or not isinstance(node, cst.FunctionDef):
         return context
-    compared = frame.numbering.once("compared", lambda: _compared_with_a_named_stream(node, frame))
-    tested = sorted(name for name in compared if context.arg(name) is None)
+    tested = sorted(name for name in _parameter_uses(node, frame)[1] if context.arg(name) is None)
     if len(tested) != 1:
         return context
     args = tuple(sorted((*context.args, (tested[0], AbsValue(ValueKind.STREAM, cupy_api.F))), key=lambda a: a[0]))
     return replace(context, args=args, work_stream=tested[0])
 
 
-def _compared_with_a_named_stream(node: cst.FunctionDef, frame: Frame) -> set[str]:
-    params = set(_parameters(node)) - {"self", "cls"}
-    found: set[str] = set()
-    for n in _body_nodes(node, frame):
-        if type(n) is not cst.Comparison or not isinstance(n.left, cst.Name) or n.left.value not in params:
-            continue
-        for target in n.comparisons:
-            name = dotted(target.comparator)
-            if name is not None and qualified(name, frame.imports) in cupy_api.STREAM_CONSTANTS:
-                found.add(n.left.value)
-    return found
+def _parameter_uses(node: cst.FunctionDef, frame: Frame) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+    """Once per function: the methods called on each named parameter, and the parameters compared with a stream
+    the framework names (`if stream != cupy.cuda.Stream.null:`)."""
+    def read() -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+        p = node.params
+        named = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)} - {"self", "cls"}
+        params = set(_parameters(node)) - {"self", "cls"}
+        methods: dict[str, set[str]] = {}
+        compared = set()
+        for n in _body_nodes(node, frame):
+            if type(n) is cst.Call and isinstance(n.func, cst.Attribute) and isinstance(n.func.value, cst.Name) \
+                    and n.func.value.value in named:
+                methods.setdefault(n.func.value.value, set()).add(n.func.attr.value)
+            elif type(n) is cst.Comparison and isinstance(n.left, cst.Name) and n.left.value in params \
+                    and any(qualified(dotted(c.comparator) or "", frame.imports) in cupy_api.STREAM_CONSTANTS
+                            for c in n.comparisons):
+                compared.add(n.left.value)
+        return {name: frozenset(m) for name, m in methods.items()}, frozenset(compared)
+    return frame.numbering.once("uses", read)
 
 
 def _work_stream(index: int, name: str, framework: str) -> StreamRef:

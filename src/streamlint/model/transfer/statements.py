@@ -51,10 +51,7 @@ def run_statement(node: cst.CSTNode, state: State, frame: Frame) -> State:
 
 
 def _expr(node: cst.Expr, state: State, frame: Frame) -> State:
-    moved = _module_move(node.value, state, frame)
-    if moved is not None:
-        return moved
-    return evaluate(node.value, state, frame)[1]
+    return _module_move(node.value, state, frame) or evaluate(node.value, state, frame)[1]
 
 
 # Methods that move or cast an nn.Module in place (and return it): `model.to(device)`.
@@ -296,9 +293,7 @@ def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) ->
         + [v.identity for v in value.either]  # (memory it is on some path: D-20)
     caller = AccessEvent(Path(Root.local("<returned>")), False, state.current_stream(F), frame.site(node))
     # an event handed out with the memory, recorded after the write, lets the caller wait for it
-    handed_events = set()
-    for identity in identities:
-        handed_events |= state.order.recorded(identity) or frozenset()
+    handed_events = set().union(*(state.order.recorded(identity) or () for identity in identities))
     for identity in identities:
         site = _where_held(identity, frame, caller.site) if _restored(identity, state) else caller.site
         found = state.order.conflicts(replace(caller, path=identity, site=site))
@@ -313,11 +308,9 @@ def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) ->
 
 def _held_value(returned: AbsValue, identity: Path, state: State) -> Optional[AbsValue]:
     """The buffer the function returns at `identity` (itself, or an item of what it returns)."""
-    if returned.is_buffer and returned.identity == identity:
-        return returned
-    if any(v.identity == identity for v in returned.either):
-        return next(v for v in returned.either if v.identity == identity)
-    return next((v for _, v in state.names if v.is_buffer and v.identity == identity), None)
+    told = ([returned] if returned.is_buffer else []) + list(returned.either)
+    return next((v for v in told if v.identity == identity), None) \
+        or next((v for _, v in state.names if v.is_buffer and v.identity == identity), None)
 
 
 def _where_held(identity: Path, frame: Frame, default: str) -> str:
@@ -330,9 +323,8 @@ def _where_held(identity: Path, frame: Frame, default: str) -> str:
 def _released_unrecorded(value: AbsValue, caller: StreamRef, state: State, taken: dict) -> bool:
     """Memory the object keeps, made on its stream, handed to a caller's stream: reused unless recorded."""
     made_on, identity = value.stream, value.identity
-    if made_on is None or value.framework not in STREAM_ORDERED_ALLOCATORS or identity is None:
-        return False
-    if made_on.path is None or made_on.path.root.kind is not RootKind.SELF:
+    if made_on is None or made_on.path is None or made_on.path.root.kind is not RootKind.SELF \
+            or value.framework not in STREAM_ORDERED_ALLOCATORS or identity is None:
         return False
     if identity.root.kind is not RootKind.SELF and identity not in taken:
         return False  # made for this call and returned: the caller's to keep, and to record
@@ -435,10 +427,11 @@ def _on_the_counter(test: cst.BaseExpression, frame: Frame) -> bool:
     return any(isinstance(n, cst.Name) and n.value in frame.loop_names for n in preorder(test, lambda n: True))
 
 
-def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str,
-          node: cst.CSTNode) -> tuple[State, State]:
-    """The body to a fixpoint at the head (renamed on the back edge); returns (ran out, broke)."""
+def _loop(node: cst.For | cst.While, head: State, frame: Frame, enter: Callable[[State], State], symbol: str) -> State:
+    """The body to a fixpoint at the head, renamed on the back edge (ring slots shift, allocations age); the `else`
+    runs where it ran out, not where it broke."""
     frame.loop_depth += 1
+    frame.loop_names.append(symbol)
     guards = frame.guards  # (a `continue` under a test makes the rest of the body conditional, not what follows)
     entry = head
     inside = frame.sites_within(node)
@@ -452,7 +445,9 @@ def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str
             broke, continued = [], []
             frame.found.loop_exits.append((broke, continued))
             try:
-                after = _joined(body(head), continued)
+                entered = enter(head)
+                after = run_block(node.body.body, entered, frame)
+                after = _joined(after if after.reachable else entered, continued)  # (a body that always leaves)
             finally:
                 frame.found.loop_exits.pop()
             if after.reachable:
@@ -463,8 +458,12 @@ def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str
             head = joined
     finally:
         frame.loop_depth -= 1
+        frame.loop_names.pop()
         frame.guards = guards
-    return entry.join(head), _joined(head.unreachable(), broke)
+    state, left = entry.join(head), _joined(head.unreachable(), broke)
+    if node.orelse is not None:
+        state = run_block(node.orelse.body.body, state, frame)
+    return _joined(state, [left] if left.reachable else [])
 
 
 def _joined(state: State, others: list[State]) -> State:
@@ -477,26 +476,8 @@ def _joined(state: State, others: list[State]) -> State:
 def _for(node: cst.For, state: State, frame: Frame) -> State:
     iterable, state = evaluate(node.iter, state, frame)
     element = iterable.iterated()
-    symbol = _counter(node)
     frame.numbering.item_tests.update(item_tests(node))
-
-    def body(s: State) -> State:
-        s = bind(node.target, element, s, frame, node)
-        return _reachable(run_block(node.body.body, s, frame), s)
-
-    frame.loop_names.append(symbol)
-    try:
-        state, broke = _loop(state, frame, body, symbol, node)
-    finally:
-        frame.loop_names.pop()
-    return _after_loop(node, state, broke, frame)
-
-
-def _after_loop(node: cst.For | cst.While, state: State, broke: State, frame: Frame) -> State:
-    """The `else` runs when the loop ran out, not when it broke; both go on after it."""
-    if node.orelse is not None:
-        state = run_block(node.orelse.body.body, state, frame)
-    return _joined(state, [broke] if broke.reachable else [])
+    return _loop(node, state, frame, lambda s: bind(node.target, element, s, frame, node), _counter(node))
 
 
 def _counter(node: cst.For) -> str:
@@ -510,18 +491,8 @@ def _counter(node: cst.For) -> str:
 
 
 def _while(node: cst.While, state: State, frame: Frame) -> State:
-    def body(s: State) -> State:
-        _, s = tested(node.test, s, frame)
-        return _reachable(run_block(node.body.body, s, frame), s)
-
     _, state = tested(node.test, state, frame)
-    state, broke = _loop(state, frame, body, "", node)
-    return _after_loop(node, state, broke, frame)
-
-
-def _reachable(after: State, before: State) -> State:
-    """A body that ends in `break`/`return` on every path still leaves the loop state joinable."""
-    return after if after.reachable else before
+    return _loop(node, state, frame, lambda s: tested(node.test, s, frame)[1], "")
 
 
 def _with(node: cst.With, state: State, frame: Frame) -> State:
