@@ -119,8 +119,9 @@ def _item_at(base: AbsValue, index: Index, state: State) -> AbsValue:
     if base.element is not None:
         return base.element
     if base.kind is ValueKind.BUFFER:
+        rank = -1 if base.rank < 0 else base.rank - (index.kind is not IndexKind.REGION)  # (a region keeps them all)
         return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream,
-                        loader_batch=base.loader_batch, rank=_indexed_rank(base.rank, index))
+                        loader_batch=base.loader_batch, rank=rank)
     return AbsValue(identity=path)
 
 
@@ -136,13 +137,6 @@ def _made_stream(value: Optional[AbsValue]) -> bool:
     """A stream made at a site (a pool's element: its items are distinct streams)."""
     return (value is not None and value.kind is ValueKind.STREAM and value.stream is not None
             and value.stream.kind is StreamRefKind.CREATED)
-
-
-def _indexed_rank(rank: int, index: Index) -> int:
-    """The dimensions left after one index: a region keeps them, a whole index takes one away."""
-    if rank < 0:
-        return -1
-    return rank if index.kind is IndexKind.REGION else rank - 1
 
 
 def slice_bounds(node: cst.Subscript, state: State, frame: Frame) -> State:

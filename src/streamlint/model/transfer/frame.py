@@ -141,7 +141,6 @@ class Frame:
     local_functions: frozenset[str]  # module-level functions and classes, by name
     class_name: str = ""  # the class of a method
     program: Optional[ProgramView] = None
-    loop_depth: int = 0
     loop_names: list[str] = field(default_factory=list)  # the counters of the enclosing loops ("" when none)
     numbering: "Numbering" = field(default_factory=lambda: Numbering())  # tables keyed by node identity
     globals: dict[str, AbsValue] = field(default_factory=dict)  # what module-level names hold (the module's top level)
@@ -158,6 +157,10 @@ class Frame:
     @call_ordinals.setter
     def call_ordinals(self, ordinals: dict[int, int]) -> None:
         self.numbering.call_ordinals = ordinals
+
+    @property
+    def loop_depth(self) -> int:
+        return len(self.loop_names)
 
     @property
     def hot(self) -> str:

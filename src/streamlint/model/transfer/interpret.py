@@ -82,7 +82,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     cells = [key for key, _ in context.args if key.startswith(CELL)]  # a closure's cells: parameters too (D-21)
     producer = _producer(params, context)
     for index, key in [*enumerate(cells, start=len(params)), *enumerate(params)]:
-        value = _parameter_value(index, key, frame, context, params, declared.get(key))
+        value = _parameter_value(index, key, frame, context, declared.get(key))
         state = _made_before(state.bind(key.removeprefix(CELL), value), frame, value, producer, RootKind.PARAM)
     for attr, value in context.receiver_state:
         state = state.store(Path(Root.self_()).attr(attr), value)
@@ -104,10 +104,9 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         truncated, tuple(sorted((a, v) for a, v in frame.found.holder_stores.items() if v is not None)),
     )
     earlier_calls = frozenset(context.receiver_pending)
-    # what another call left in flight meets this call's work only at the boundary placements
-    conflicts = [c for c in frame.found.conflicts if c.earlier not in earlier_calls]
-    conflicts = _unordered_with_the_callers(conflicts, frame.found.exit_state, producer)
-    conflicts = [c for c in conflicts if not _after_the_callers_legacy_work(c, context)]
+    # (what another call left in flight meets this call's work only at the boundary placements)
+    conflicts = [c for c in frame.found.conflicts if c.earlier not in earlier_calls
+                 and not _after_the_callers_work(c, frame.found.exit_state, producer, context)]
     return Walked(summary, tuple(conflicts), tuple(frame.found.handed_out),
                   misjoined(frame.found.exit_state, tuple(frame.found.effects), earlier_calls),
                   left_on_self(frame.found.exit_state))
@@ -158,7 +157,10 @@ def left_on_self(exit_state: Optional[State]) -> tuple[AccessEvent, ...]:
         if path.root.kind is not RootKind.SELF:
             held = kept.get(Path(path.root))
             path = Path(held.root, held.steps + path.steps) if held is not None else path
-        if path.root.kind is RootKind.SELF and _the_objects(access.stream):
+        stream = access.stream  # (named the same way by the object's other methods: made, or held on `self`)
+        named = stream.context_free or (stream.kind is StreamRefKind.PATH and stream.path is not None
+                                        and stream.path.root.kind in (RootKind.SELF, RootKind.FRESH))
+        if path.root.kind is RootKind.SELF and named:
             found.append(replace(access, path=path))
     return tuple(found)
 
@@ -184,14 +186,6 @@ def _kept_on_self(exit_state: State) -> dict[Path, Path]:
             if member.root.kind is RootKind.FRESH and not member.steps:  # an item, where the join lost which
                 kept.setdefault(member, path.element(Index.any_()))
     return kept
-
-
-def _the_objects(stream: StreamRef) -> bool:
-    """A stream another method of the object names the same way: made at a site, or held on `self`."""
-    if stream.context_free:
-        return True
-    return stream.kind is StreamRefKind.PATH and stream.path is not None \
-        and stream.path.root.kind in (RootKind.SELF, RootKind.FRESH)
 
 
 def misjoined(exit_state: Optional[State], effects: tuple[Effect, ...], earlier_calls: frozenset = frozenset()) -> tuple:
@@ -231,26 +225,20 @@ def _join_after(effects: tuple[Effect, ...], access: AccessEvent, current: Strea
     return None
 
 
-def _unordered_with_the_callers(conflicts: list[Conflict], exit_state: Optional[State], work: StreamRef) -> list[Conflict]:
-    """Uses of the callers' memory ordered with the work stream they hand in are no race."""
-    if work.kind is not StreamRefKind.PATH or exit_state is None:
-        return conflicts
-    kept = []
-    for conflict in conflicts:
-        if conflict.earlier.assumed and conflict.earlier.stream == work:
-            pending = [p for p in exit_state.order.pending if p.access == conflict.later]
-            if pending and all(p.ordered_before(work) for p in pending):
-                continue  # the callers' stream waits for it before they go on
-        kept.append(conflict)
-    return kept
-
-
-def _after_the_callers_legacy_work(conflict: Conflict, context: CallContext) -> bool:
-    """A blocking stream waits for the callers' legacy-stream work (CUDA's implicit sync)."""
+def _after_the_callers_work(conflict: Conflict, exit_state: Optional[State], work: StreamRef,
+                            context: CallContext) -> bool:
+    """A use of the callers' memory ordered after their work: a blocking stream of a legacy-by-default framework waits
+    for it (CUDA's implicit sync), or the function orders it with the work stream they hand in, both ways."""
     later = conflict.later.stream
-    return (conflict.earlier.assumed and later.blocking and later.framework in LEGACY_BY_DEFAULT
-            and later.framework not in context.entered
-            and (later.kind is StreamRefKind.CREATED or (later.kind is StreamRefKind.PATH and later.fresh)))
+    if not conflict.earlier.assumed:
+        return False
+    if later.blocking and later.framework in LEGACY_BY_DEFAULT and later.framework not in context.entered \
+            and (later.kind is StreamRefKind.CREATED or (later.kind is StreamRefKind.PATH and later.fresh)):
+        return True
+    if work.kind is not StreamRefKind.PATH or exit_state is None or conflict.earlier.stream != work:
+        return False
+    pending = [p for p in exit_state.order.pending if p.access == conflict.later]
+    return bool(pending) and all(p.ordered_before(work) for p in pending)
 
 
 def signature(node: cst.FunctionDef) -> tuple[str, ...]:
@@ -356,15 +344,12 @@ def _made_before(state: State, frame: Frame, value: AbsValue, producer: StreamRe
     return state.with_order(state.order.add(made))
 
 
-def _parameter_value(index: int, name: str, frame: Frame, context: CallContext, params: tuple[str, ...],
-                     declared: Optional[AbsValue] = None) -> AbsValue:
+def _parameter_value(index: int, name: str, frame: Frame, context: CallContext,
+                     declared: Optional[AbsValue]) -> AbsValue:
     own_receiver = bool(frame.class_name) and not frame.free_receiver
     if own_receiver and index == 0:
         return _receiver_value(context)
-    given: Optional[AbsValue] = context.arg(name)
-    if given is None:
-        position = index - (1 if own_receiver else 0)
-        given = context.arg(str(position))
+    given = context.arg(name) or context.arg(str(index - int(own_receiver)))  # (by name, else by position)
     identity = Path(Root.param(index, name))
     given = given if given is not None and given.kind is not ValueKind.UNKNOWN else declared
     if given is None:
@@ -372,16 +357,12 @@ def _parameter_value(index: int, name: str, frame: Frame, context: CallContext, 
     stream = given.stream if given.kind is ValueKind.STREAM else None
     if given.kind is ValueKind.STREAM and (given.stream is None or given.stream == SIDE_STREAM_FACT):
         stream = _work_stream(index, name, given.framework) if context.work_stream == name else StreamRef.at(identity)
-    value = AbsValue(given.kind, given.framework, given.memory, identity, stream, given.may_be_none,
-                     _given_element(given.element, identity), given.target)
+    element = given.element  # (a stream in a container the caller passes: named by its place in the parameter)
+    if element is not None and element.kind is ValueKind.STREAM and element.stream is None:
+        element = replace(element, stream=StreamRef.at(identity.element(Index.any_())))
+    value = AbsValue(given.kind, given.framework, given.memory, identity, stream, given.may_be_none, element,
+                     given.target)
     return replace(value, positions=given.positions, keys=given.keys) if given.kind is ValueKind.CALLABLE else value
-
-
-def _given_element(element: Optional[AbsValue], identity: Path) -> Optional[AbsValue]:
-    """A stream in a container the caller passes is the caller's stream, named by its place in the parameter."""
-    if element is None or element.kind is not ValueKind.STREAM or element.stream is not None:
-        return element
-    return replace(element, stream=StreamRef.at(identity.element(Index.any_())))
 
 
 def _receiver_value(context: CallContext) -> AbsValue:
@@ -399,7 +380,10 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
         if path.root.kind is RootKind.SELF and len(path.steps) == 1 and isinstance(path.steps[0], str):
             entry_value = before.get(path.steps[0])
             value = exit_state.with_items(value)  # (a container's items stored under keys not told)
-            if entry_value != value and not _refined(entry_value, value, path):
+            # (what it held on entry, only known better now: a use showed it a host number)
+            refined = (entry_value is None or entry_value.kind is ValueKind.UNKNOWN) \
+                and value.kind is ValueKind.HOST_NUMBER and value.identity == path
+            if entry_value != value and not refined:
                 found[path.steps[0]] = value
     for path, value in exit_state.heap:
         attr = path.steps[0] if path.root.kind is RootKind.SELF and len(path.steps) == 2 else None
@@ -407,12 +391,6 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
                 and Path(path.root, (attr,)) not in exit_state.heap and (value.kind is not ValueKind.UNKNOWN or value.either):
             found[attr] = AbsValue(identity=Path(path.root, (attr,)), element=value, target=ITEMS_ONLY)
     return tuple(sorted(found.items(), key=lambda item: item[0]))
-
-
-def _refined(entry: Optional[AbsValue], value: AbsValue, path: Path) -> bool:
-    """What it held on entry, only known better now (its use showed it a host number): no store."""
-    return ((entry is None or entry.kind is ValueKind.UNKNOWN) and value.kind is ValueKind.HOST_NUMBER
-            and value.identity == path)
 
 
 def _release_locals(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:

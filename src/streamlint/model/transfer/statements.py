@@ -41,13 +41,9 @@ def run_block(statements: Sequence[cst.CSTNode], state: State, frame: Frame) -> 
     for statement in statements:
         if not state.reachable:
             break
-        state = run_statement(statement, state, frame)
+        handler = _HANDLERS.get(type(statement))  # (none: a statement that does nothing the model sees)
+        state = handler(statement, state, frame) if handler is not None else state
     return state
-
-
-def run_statement(node: cst.CSTNode, state: State, frame: Frame) -> State:
-    handler = _HANDLERS.get(type(node))
-    return handler(node, state, frame) if handler is not None else state
 
 
 def _expr(node: cst.Expr, state: State, frame: Frame) -> State:
@@ -341,9 +337,7 @@ def leave(state: State, frame: Frame) -> None:
 
 
 def _raise(node: cst.Raise, state: State, frame: Frame) -> State:
-    if node.exc is not None:
-        state = evaluate(node.exc, state, frame)[1]
-    return state.unreachable()
+    return (evaluate(node.exc, state, frame)[1] if node.exc is not None else state).unreachable()
 
 
 def tested(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[AbsValue, State]:
@@ -408,7 +402,10 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
         frame.branch += (sides[other.reachable],)  # what follows is on the side that stays (D-18)
     if not any(sides) and other.reachable:
         other = other.with_order(other.order.on_side("", _conjuncts(node.test, frame, option)))
-    return taken.join(other, every_path=_on_the_counter(node.test, frame), sides=sides)
+    # (a test of an enclosing loop's counter takes both sides over the iterations)
+    counter = bool(frame.loop_names) and any(isinstance(n, cst.Name) and n.value in frame.loop_names
+                                             for n in preorder(node.test, lambda n: True))
+    return taken.join(other, every_path=counter, sides=sides)
 
 
 def _conjuncts(test: cst.BaseExpression, frame: Frame, option: bool) -> tuple:
@@ -420,17 +417,9 @@ def _conjuncts(test: cst.BaseExpression, frame: Frame, option: bool) -> tuple:
     return sides if all(t and f for t, f in sides) else ()
 
 
-def _on_the_counter(test: cst.BaseExpression, frame: Frame) -> bool:
-    """A test of an enclosing loop's counter takes both sides over the iterations."""
-    if not frame.loop_names:
-        return False
-    return any(isinstance(n, cst.Name) and n.value in frame.loop_names for n in preorder(test, lambda n: True))
-
-
 def _loop(node: cst.For | cst.While, head: State, frame: Frame, enter: Callable[[State], State], symbol: str) -> State:
     """The body to a fixpoint at the head, renamed on the back edge (ring slots shift, allocations age); the `else`
     runs where it ran out, not where it broke."""
-    frame.loop_depth += 1
     frame.loop_names.append(symbol)
     guards = frame.guards  # (a `continue` under a test makes the rest of the body conditional, not what follows)
     entry = head
@@ -457,7 +446,6 @@ def _loop(node: cst.For | cst.While, head: State, frame: Frame, enter: Callable[
                 break
             head = joined
     finally:
-        frame.loop_depth -= 1
         frame.loop_names.pop()
         frame.guards = guards
     state, left = entry.join(head), _joined(head.unreachable(), broke)

@@ -116,12 +116,9 @@ def joined_returns(a: AbsValue, b: AbsValue) -> AbsValue:
     for device, host in ((a, b), (b, a)):
         if is_device(device) and device.identity is not None and is_host(host):
             return device
-        if _spec_of_device_memory(device) and is_host(host):
-            return device  # a buffer specification of the device side (`(ffi.buffer(p, n), MPI.FLOAT)`)
+        spec = device.kind is ValueKind.CONTAINER and bool(device.members) and device.element is not None \
+            and is_device(device.element)  # (a buffer specification of device memory: `(ffi.buffer(p, n), MPI.FLOAT)`)
+        if spec and is_host(host):
+            return device
     return a.join(b)
 
-
-def _spec_of_device_memory(value: AbsValue) -> bool:
-    """A tuple or list whose items are device memory (a type beside them holds none)."""
-    return value.kind is ValueKind.CONTAINER and bool(value.members) and value.element is not None \
-        and is_device(value.element)
