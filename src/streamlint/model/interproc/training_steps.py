@@ -72,21 +72,18 @@ def _if_always(stmt: cst.If, derived: set[str], is_module, qualname):
 
 
 def _is_backward(expr: cst.BaseExpression, derived: set[str], is_module, qualname) -> bool:
-    if not isinstance(expr, cst.Call):
+    """A backward call on a derived name (of a module: `torch.autograd.backward`, not `debug_api.backward`)."""
+    if not isinstance(expr, cst.Call) or not _names(expr) & derived:
         return False
     func = expr.func
-    if isinstance(func, cst.Attribute):
-        step = torch_modules.TRAINING_STEP_CALLS.get(func.attr.value)
-        if step == torch_modules.STEP_BACKWARD:
-            root = func.value
-            while isinstance(root, cst.Attribute):
-                root = root.value
-            if not (isinstance(root, cst.Name) and is_module(root.value)):
-                return bool(_names(expr) & derived)
-            # (a function of a module: `debug_api.backward()` is no step, `torch.autograd.backward` is)
-    if torch_modules.TRAINING_STEP_FUNCTIONS.get(qualname(func)) == torch_modules.STEP_BACKWARD:
-        return bool(_names(expr) & derived)
-    return False
+    backward = torch_modules.STEP_BACKWARD
+    if isinstance(func, cst.Attribute) and torch_modules.TRAINING_STEP_CALLS.get(func.attr.value) == backward:
+        root = func.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not (isinstance(root, cst.Name) and is_module(root.value)):
+            return True
+    return torch_modules.TRAINING_STEP_FUNCTIONS.get(qualname(func)) == backward
 
 
 def _bind(small: cst.BaseSmallStatement, derived: set[str], qualname) -> None:

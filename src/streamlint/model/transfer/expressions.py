@@ -24,7 +24,7 @@ from streamlint.model.transfer.frame import Frame
 
 Evaluated = tuple[AbsValue, State]
 _BUILTINS = frozenset(dir(builtins))
-ZERO = AbsValue(ValueKind.HOST_NUMBER, target="0")
+ZERO = AbsValue(ValueKind.HOST_NUMBER, target="0")  # stream 0, flags 0: the APIs' defaults
 HOST_NUMBER = AbsValue(ValueKind.HOST_NUMBER)
 
 
@@ -496,12 +496,6 @@ def _yield(node: cst.Yield, state: State, frame: Frame) -> Evaluated:
     return UNKNOWN, state
 
 
-def _number(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
-    if isinstance(node, cst.Integer) and node.value == "0":
-        return ZERO, state  # stream 0, flags 0: the APIs' defaults
-    return HOST_NUMBER, state
-
-
 def _string(node: cst.SimpleString, state: State, frame: Frame) -> Evaluated:
     """A device string ("cuda:0", "cpu") is a device; any other string a host value."""
     memory = memory_of_device_string(node.raw_value) if node.prefix in ("", "r", "u") else None
@@ -528,7 +522,7 @@ _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.UnaryOperation: _operator,
     cst.Comparison: _operator,
     cst.BooleanOperation: _boolean,
-    cst.Integer: _number,
-    cst.Float: _number,
+    cst.Integer: lambda node, state, frame: (ZERO if node.value == "0" else HOST_NUMBER, state),
+    cst.Float: lambda node, state, frame: (HOST_NUMBER, state),
     cst.SimpleString: _string,
 }

@@ -31,7 +31,6 @@ from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
 from streamlint.model.transfer.torch_calls import F
 from streamlint.model.transfer import type_tests
-from streamlint.model.transfer.type_tests import joined_returns
 
 # The one loop budget: rounds of a body to a fixpoint (past it later rounds go unseen: fewer reports only).
 MAX_LOOP_ROUNDS = 6
@@ -254,7 +253,8 @@ def _return(node: cst.Return, state: State, frame: Frame) -> State:
             # (an item read at a path since stored over names memory no caller can name by that path)
             value = replace(value, positions=tuple(replace(p, identity=None) if _restored(p.identity, state) else p
                                                    for p in value.positions))
-    frame.found.returned = value if frame.found.returned is None else joined_returns(frame.found.returned, value)
+    returned = frame.found.returned
+    frame.found.returned = value if returned is None else type_tests.joined_returns(returned, value)
     _hand_out(value, state, frame, node)
     leave(state, frame)
     return state.unreachable()
