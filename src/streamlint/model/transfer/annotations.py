@@ -37,9 +37,7 @@ _SEQUENCE = AbsValue(target=SEQUENCE)  # (of unknown kind still: only what a loo
 
 
 def annotated(param: cst.Param, imports: dict[str, str]) -> Optional[AbsValue]:
-    if param.annotation is None:
-        return None
-    return _of_type(param.annotation.annotation, imports)
+    return _of_type(param.annotation.annotation, imports) if param.annotation is not None else None
 
 
 def _of_type(node: cst.BaseExpression, imports: dict[str, str]) -> Optional[AbsValue]:

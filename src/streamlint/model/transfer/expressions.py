@@ -499,9 +499,7 @@ def _yield(node: cst.Yield, state: State, frame: Frame) -> Evaluated:
 def _string(node: cst.SimpleString, state: State, frame: Frame) -> Evaluated:
     """A device string ("cuda:0", "cpu") is a device; any other string a host value."""
     memory = memory_of_device_string(node.raw_value) if node.prefix in ("", "r", "u") else None
-    if memory is not None:
-        return AbsValue(ValueKind.DEVICE, "torch", memory), state
-    return HOST_NUMBER, state
+    return (AbsValue(ValueKind.DEVICE, "torch", memory) if memory is not None else HOST_NUMBER), state
 
 
 _HANDLERS: dict[type, Callable[..., Evaluated]] = {

@@ -367,8 +367,9 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     for call in steady:
         frame.numbering.every_side[id(call)] = frame.numbering.every_side.get(id(call), 0) + 1
     outside, lifted = frame.branch, 0
+    yes, no = frame.side(node.test, True, option), frame.side(node.test, False, option)
     try:
-        frame.branch = frame.side(node.test, True, option)
+        frame.branch = yes
         frame.guards += once_body
         entered = frame.guards
         try:
@@ -376,8 +377,7 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
         finally:
             # (an exit on the rare side leaves the usual path as it was)
             frame.guards = (entered if rare else frame.guards) - once_body
-        frame.branch = outside
-        frame.branch = frame.side(node.test, False, option)
+        frame.branch = no
         lifted = int(usual_else)
         frame.guards -= lifted
         other = state
