@@ -16,6 +16,8 @@ from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import UNKNOWN
 from streamlint.model.file_model import FileModel
+from streamlint.model.findings import shown_at
+from streamlint.model.readings.operations import chosen
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.summary.effects import Effect, EffectKind, Operation
 from streamlint.model.syntax.ancestry import Ancestry
@@ -99,13 +101,7 @@ def hot_entry_name(entry: str, function: str) -> str:
 def queues_work(model: FileModel, function: str, loop: cst.CSTNode, ancestry: Ancestry) -> bool:
     """Does the loop (a statement of `function`) queue GPU work or wait for it on every pass:
     kernels, copies, event records, waits and synchronizations, its callees' included?"""
-    for effect in _effects_of(model, function):
-        if not _is_work(effect):
-            continue
-        node = model.node_of(effect.chain[0] if effect.chain else effect.site)
-        if node is not None and ancestry.inside(node, loop):
-            return True
-    return False
+    return any(_is_work(e) and _inside(model, e, loop, ancestry) for e in _effects_of(model, function))
 
 
 def _effects_of(model: FileModel, function: str) -> Iterator[Effect]:
@@ -113,6 +109,12 @@ def _effects_of(model: FileModel, function: str) -> Iterator[Effect]:
     for (name, _), walked in model.solved.walks.items():
         if name == qualname:
             yield from walked.summary.effects
+
+
+def _inside(model: FileModel, effect: Effect, within: cst.CSTNode, ancestry: Ancestry) -> bool:
+    """Does the effect show (itself, or the call it came through) inside `within`?"""
+    node = model.node_of(shown_at(effect))
+    return node is not None and ancestry.inside(node, within)
 
 
 def _is_work(effect: Effect) -> bool:
@@ -147,33 +149,22 @@ def queues_work_each_pass(model: FileModel, function: str, within: cst.CSTNode, 
         else:
             queued = (effect.kind is EffectKind.ACCESS and effect.stream is not None and effect.stream != HOST
                       and effect.stream.known and effect.site not in read_backs and not effect.host_memory)
-        if not queued:
-            continue
-        node = model.node_of(effect.chain[0] if effect.chain else effect.site)
-        if node is not None and ancestry.inside(node, within):
+        if queued and _inside(model, effect, within, ancestry):
             return True
     return False
 
 
 def uploads_in(model: FileModel, function: str, loop: cst.CSTNode, ancestry: Ancestry) -> bool:
     """Does the loop upload data on every pass (a host-to-device copy)?"""
-    for effect in _effects_of(model, function):
-        if effect.kind is EffectKind.OPERATION and effect.operation is not None \
-                and effect.operation.op == OpKind.COPY_H2D.value:
-            node = model.node_of(effect.chain[0] if effect.chain else effect.site)
-            if node is not None and ancestry.inside(node, loop):
-                return True
-    return False
-
-
-_EXPLICIT = (StreamRefKind.CREATED, StreamRefKind.PATH)
+    return any(e.kind is EffectKind.OPERATION and e.operation is not None and e.operation.op == OpKind.COPY_H2D.value
+               and _inside(model, e, loop, ancestry) for e in _effects_of(model, function))
 
 
 def other_streams_could_overlap(model: FileModel, function: str, stream: Optional[StreamRef], ancestry: Ancestry) -> bool:
     """A host wait on an explicit stream in a function whose work runs on other explicit streams too (or
     on a pool of streams made in a loop or a comprehension): the wait also keeps those from overlapping
     (the cross-stream problem, not only the host's)."""
-    if stream is None or stream.kind not in _EXPLICIT or stream == HOST:
+    if not chosen(stream) or stream == HOST:
         return False
     if stream.kind is StreamRefKind.PATH and stream.path is not None and stream.path.root.kind is RootKind.FRESH:
         return True  # an item drawn from a pool of streams: the next pass's work runs on another
@@ -181,9 +172,5 @@ def other_streams_could_overlap(model: FileModel, function: str, stream: Optiona
         made = model.node_of(stream.site.split(">")[-1]) if stream.site else None
         if made is not None and (ancestry.in_comprehension(made) or ancestry.loops_around(made)):
             return True  # one of a pool: the next pass's work runs on another
-    for effect in _effects_of(model, function):
-        other = effect.stream
-        if effect.kind is EffectKind.ACCESS and other is not None and other != HOST and other.kind in _EXPLICIT \
-                and other != stream:
-            return True
-    return False
+    return any(e.kind is EffectKind.ACCESS and chosen(e.stream) and e.stream != HOST and e.stream != stream
+               for e in _effects_of(model, function))
