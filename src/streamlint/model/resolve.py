@@ -1,6 +1,6 @@
 """Which file a module name denotes, seen from a checked file: beside it, from the top of its
 package, or from the project's root (the nearest directory with a project marker). Every path
-looked at is noted (model/reads.py), so that a cached result is made again when a module it
+looked at is noted (streamlint/reads.py), so that a cached result is made again when a module it
 resolved to, or one it looked for and did not find, appears, changes or goes.
 
 Resolutions and directory listings are remembered until `forget()` (once per run: files may
@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from streamlint.model import api, reads
+from streamlint import reads
+from streamlint.model import api
 
 
 def canonical_name(path: Path) -> str:
