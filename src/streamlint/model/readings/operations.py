@@ -1,5 +1,5 @@
-"""The API operations of a function as its summary records them (its own and its callees',
-placed at its own call sites), with whether each runs on every iteration of a loop there."""
+"""The API operations of a function as its summary records them (its callees' at its call sites),
+and what its effects say around each: the queries the rules ask of one operation."""
 
 from __future__ import annotations
 
@@ -50,9 +50,8 @@ def operations(model: FileModel, qualname: str) -> list[OperationAt]:
 
 
 def own_operations(model: FileModel, through_calls: bool = False) -> list[tuple[str, OperationAt]]:
-    """Every operation each function of the file performs itself (with `through_calls`, also
-    those of the calls it makes, at those calls), under every context it was walked in, the
-    root context first: (function, operation)."""
+    """(function, operation) of every operation each function of the file performs (with
+    `through_calls`, its callees' too, at its calls), under every context, the root context first."""
     prefix = f"{model.module}."
     walks = [(key, w) for key, w in model.solved.walks.items() if key[0].startswith(prefix)]
     found = []
@@ -95,10 +94,9 @@ def _work(effect: Effect) -> bool:
 
 
 def host_writes_into(model: FileModel, qualname: str, at: OperationAt) -> list[tuple[str, bool]]:
-    """The host's writes into memory the operation reads: (site, comes after it). Writes in its
-    own function, and for memory on `self`, by any method of the class (a later call: after); a
-    write before it in its own function into memory that outlives the call (on `self`, a global,
-    a parameter's) is the next call's write too: after."""
+    """(site, comes after it) of the host's writes into memory the operation reads, in its function
+    and, for `self` memory, in the class's methods; a write into memory that outlives the call is the
+    next call's too (after)."""
     sources = [p for p in at.reads if p.root.kind is not RootKind.FRESH or p.root.site != at.site]
     if not sources:
         return []
@@ -122,9 +120,8 @@ def host_writes_into(model: FileModel, qualname: str, at: OperationAt) -> list[t
 
 
 def leaves_unordered(model: FileModel, qualname: str, at: OperationAt) -> bool:
-    """Nothing after the operation in its function orders its stream: no stream waits for it,
-    no event is recorded on it, the host does not wait for it (the operation's own wait, a
-    blocking copy's, is not counted: it is the wait a non-blocking copy drops)."""
+    """Nothing after the operation in its function orders its stream (no wait, record or sync; its
+    own wait, a blocking copy's, is the one a non-blocking copy drops)."""
     stream = at.stream
     if stream is None or (qualname, at.context) not in model.solved.walks:
         return False
@@ -139,9 +136,8 @@ def leaves_unordered(model: FileModel, qualname: str, at: OperationAt) -> bool:
 
 
 def streams_working_after(model: FileModel, qualname: str, at: OperationAt) -> list[StreamRef]:
-    """The streams that device work queued after the operation in its function runs on (its own
-    and its callees'), each once, in order, up to the host's next wait; none when the host reads
-    what the operation made before any of it (it needs the data now)."""
+    """The streams of the device work queued after the operation, each once, up to the host's next
+    wait; none when the host reads the operation's result first (it needs the data now)."""
     found: list[StreamRef] = []
     for effect in _after(_effects(model, qualname, at), at, same=True):
         if effect.kind in _HOST_WAITS:
@@ -155,8 +151,7 @@ def streams_working_after(model: FileModel, qualname: str, at: OperationAt) -> l
 
 
 def drained_alone(model: FileModel, qualname: str, at: OperationAt) -> bool:
-    """After the operation, the host waits for its stream (or the device) in its function before
-    it queues work on any other stream: nothing could overlap the operation's stream meanwhile."""
+    """The host waits for the operation's stream (or the device) before queuing work on another."""
     if at.stream is None:
         return False
     for effect in _after(_effects(model, qualname, at), at, same=False):
@@ -195,8 +190,8 @@ def chosen_streams(model: FileModel, qualname: str, at: OperationAt) -> list[Str
 
 
 def work_before(model: FileModel, qualname: str, at: OperationAt) -> list[tuple[Optional[StreamRef], str]]:
-    """Device work queued before the operation in its function, and the host's waits (None), in
-    order: (stream, the site in the function). In a loop around both, it comes after it too."""
+    """(stream, site) of the device work before the operation in its function, and (None, site) of
+    the host's waits, in order."""
     found: list[tuple[Optional[StreamRef], str]] = []
     for effect in _effects(model, qualname, at):
         site = shown_at(effect)
@@ -210,8 +205,7 @@ def work_before(model: FileModel, qualname: str, at: OperationAt) -> list[tuple[
 
 
 def orders_with_legacy(stream: Optional[StreamRef]) -> bool:
-    """A blocking stream the code made (or holds, made by its framework's constructor): the legacy
-    default stream's work waits for its earlier work, and its later work waits for the legacy's."""
+    """A blocking stream the code chose: the legacy default stream's work and its own order each other."""
     return chosen(stream) and stream.blocking and stream.framework != ""
 
 
@@ -244,10 +238,9 @@ def _is_device_work(effect) -> bool:
 
 
 def stream_work_around(model: FileModel, qualname: str, at: OperationAt, ancestry, which=chosen) -> tuple[list, list]:
-    """(the streams `which` accepts whose work may still run when the host queues the operation,
-    those whose work the host queues after it while it may still run), each once, in program order.
-    A host wait between orders them (a stream's own, or the whole device's); in a loop around both,
-    the next iteration's work comes after it, the previous one's before it."""
+    """(streams `which` accepts whose work may still run when the host queues the operation, those
+    whose work is queued after it while it may still run), each once; a host wait between orders
+    them, and in a loop around both the next iteration's work comes after it."""
     effects = _effects(model, qualname, at)
     here = next((i for i, e in enumerate(effects) if shown_at(e) == at.site), None)
     if here is None:
@@ -294,8 +287,7 @@ class _Loops:
         return common
 
     def between(self, waits: list, first: int, last: int, loop) -> list:
-        """The waits the host passes going from index `first` to index `last` (round the loop when
-        `last` comes first)."""
+        """The waits passed from index `first` to `last` (round the loop when `last` comes first)."""
         if first < last:
             return [w for w in waits if first < w.index < last]
         return [w for w in waits if (w.index > first or w.index < last)
@@ -303,8 +295,7 @@ class _Loops:
 
 
 def measuring_calls(model: FileModel, qualname: str) -> frozenset[str]:
-    """The call sites in the function whose callee reads a host timer or an elapsed time (under
-    any context it was walked in): calls of a measurement."""
+    """The call sites in the function whose callee reads a host timer (calls of a measurement)."""
     return frozenset(effect.chain[0] for (function, _), walked in model.solved.walks.items() if function == qualname
                      for effect in walked.summary.effects
                      if effect.chain and effect.kind is EffectKind.OPERATION and effect.operation is not None
