@@ -1,10 +1,6 @@
-"""The functions a module registers with PyTorch as hooks (`t.register_hook(fn)`,
-`module.register_forward_pre_hook(functools.partial(self._fetch, "fwd"))`,
-`p.register_post_accumulate_grad_hook(self._make_hook(name))`): PyTorch calls them on every
-backward or forward pass. A syntax query over the tree: the registration's argument names the
-function (a module function by its name, a method as `self.<name>` in its class, a closure by
-the name its enclosing function binds it to, or the closure a factory returns), by its qualified
-name within the module ("f", "C.m", "C.m.hook")."""
+"""The functions a module registers with PyTorch as hooks (`t.register_hook(fn)`, through
+`functools.partial` or a factory's closure): PyTorch calls them on every pass. A syntax query: the
+registration's argument names the function by its qualified name in the module ("f", "C.m", "C.m.hook")."""
 
 from __future__ import annotations
 

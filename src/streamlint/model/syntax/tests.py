@@ -10,9 +10,8 @@ from streamlint.model.syntax.children import child_nodes
 
 
 def rare_test(test: cst.BaseExpression) -> bool:
-    """Does this `if` test make its body run only now and then: every N steps (`step % N == 0`), once
-    (`step == K`, `x is None`), or under a flag (`if debug:`)? A data-dependent test (`if err > tol:`)
-    may pass every time, so it is not rare."""
+    """Does the test make its body run only now and then (every N steps, once, under a flag)? A
+    data-dependent test (`if err > tol:`) may pass every time."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return rare_test(test.expression)
     if isinstance(test, (cst.Name, cst.Attribute)):
@@ -27,9 +26,8 @@ def rare_test(test: cst.BaseExpression) -> bool:
 
 
 def fills_on_miss(node: cst.If) -> tuple[bool, bool]:
-    """(body, else): the side of a membership test (`if key not in totals:`, `if "step" in group:
-    ... else:`) that runs when the key is missing and stores it (`totals[key] = ...`): it runs once
-    per key, the test settled by the branch itself."""
+    """(body, else): the side of a membership test that runs when the key is missing and stores it
+    (`if key not in totals: totals[key] = ...`): once per key, the test settled by the branch."""
     test = node.test
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
         return False, False
@@ -61,8 +59,7 @@ def ends_in_raise(block: cst.BaseSuite) -> bool:
 
 
 def ends_the_loop(block: cst.BaseSuite) -> bool:
-    """A branch that ends by leaving the loop around it (`break`, `return`): the loop's exit
-    test, after which every iteration that goes on runs the rest of the body."""
+    """A branch that ends by leaving the loop (`break`, `return`): every pass that goes on runs the rest."""
     return _ends_with(block, (cst.Break, cst.Return))
 
 
@@ -76,8 +73,7 @@ def has_modulo(expr: cst.BaseExpression) -> bool:
 
 
 def written_constant(expr: cst.BaseExpression) -> bool:
-    """A constant written in the source (`0`, `"ring"`, `-1`, `True`, `None`, `Mode.FAST`'s
-    attribute aside): the same value on every run."""
+    """A constant written in the source (`0`, `"ring"`, `-1`, `True`, `None`): the same on every run."""
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
         return written_constant(expr.expression)
     if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
@@ -86,8 +82,8 @@ def written_constant(expr: cst.BaseExpression) -> bool:
 
 
 def called_on_every_side(node: cst.If) -> tuple[list[cst.Call], list[cst.Call]]:
-    """The calls (in the body, in the `else`) of an `if`/`else` whose callee (`self.average_tensor`)
-    both sides call in a statement of their own block: whichever side the test takes, it runs."""
+    """(body's, else's) calls of a callee both sides of an `if`/`else` call as a statement: it runs
+    whichever side the test takes."""
     if not isinstance(node.orelse, cst.Else):
         return [], []
     body, other = _statement_calls(node.body), _statement_calls(node.orelse.body)
@@ -96,8 +92,8 @@ def called_on_every_side(node: cst.If) -> tuple[list[cst.Call], list[cst.Call]]:
 
 
 def negated(test: cst.BaseExpression) -> bool:
-    """`not x`, `x != c`, `x is not None`: a rare test whose body is the usual side. Of any other
-    rare test (a flag, a one-off, every N steps) the body is the rare side and the `else` the usual."""
+    """`not x`, `x != c`, `x is not None`: a rare test whose body is the usual side (of other rare
+    tests the body is the rare side)."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return True
     return isinstance(test, cst.Comparison) and any(
@@ -116,10 +112,8 @@ def _statement_calls(block: cst.BaseSuite) -> list[cst.Call]:
 
 
 def tested_value(test: cst.BaseExpression, fixed: frozenset[str]) -> Optional[tuple[str, bool]]:
-    """(what is tested, negated) for a test of a name the function never rebinds, or of an
-    attribute of `self` ("self.attr"): `a`, `not a`, `rank == 0`, `rank != 0`, `x is None`,
-    `self.method == 2`: two tests of one such value take sides together on a path (`if a: X` ...
-    `if not a: Y` never runs both)."""
+    """(what is tested, negated) for a test of a name never rebound or of `self.attr` (`a`, `not a`,
+    `rank == 0`, `x is None`): two tests of one such value take sides together on a path."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = tested_value(test.expression, fixed)
         return (inner[0], not inner[1]) if inner is not None else None
@@ -149,9 +143,8 @@ def _value_name(expr: cst.BaseExpression, fixed: frozenset[str]) -> Optional[str
 
 
 def never_rebound(function: cst.FunctionDef, own: Optional[list] = None) -> frozenset[str]:
-    """The parameters the function's body never binds again (no assignment, loop target, `with
-    ... as`, `del`, `global`, nested definition or import of that name). `own`: the body's nodes
-    not inside the definitions it makes, when read already (the insides are read here)."""
+    """The parameters the function's body never binds again (by any binding form, `_BINDS`). `own`:
+    the body's nodes outside its nested definitions, when read already (the insides are read here)."""
     params = function.params
     names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
     bound: set[str] = set()
@@ -164,8 +157,7 @@ def never_rebound(function: cst.FunctionDef, own: Optional[list] = None) -> froz
 
 
 def names_read(function: cst.FunctionDef, among: frozenset[str]) -> frozenset[str]:
-    """The names of `among` that the function's body reads as a name of the enclosing scope (a
-    closure's free names: not its own parameters, nor an attribute's or a keyword's name)."""
+    """The names of `among` the function's body reads from the enclosing scope (a closure's free names)."""
     params = function.params
     own = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
     wanted, found = among - own, set()
@@ -220,10 +212,8 @@ def _bound_in(todo: list) -> set[str]:
 
 
 def item_tests(loop: cst.For) -> frozenset[int]:
-    """The ids of the tests, each a statement of the loop's body, that test an item the loop's
-    header binds against None (`for key, val in batch.items(): if val is not None:`) before the
-    body binds that name again: which side runs depends on the item, on every call, so the test is
-    data-dependent, not a one-off (row 7.32)."""
+    """The ids of the tests (statements of the loop's body) of a loop item against None before the body
+    rebinds it (`for k, v in d.items(): if v is not None:`): data-dependent, not one-offs (row 7.32)."""
     items, found = set(_target_names(loop.target)), set()
     for line in getattr(loop.body, "body", ()):
         if isinstance(line, cst.If) and _none_tested(line.test) in items:
