@@ -1,11 +1,6 @@
 """Which file a module name denotes, seen from a checked file: beside it, from the top of its
-package, or from the project's root (the nearest directory with a project marker). Every path
-looked at is noted (streamlint/reads.py), so that a cached result is made again when a module it
-resolved to, or one it looked for and did not find, appears, changes or goes.
-
-Resolutions and directory listings are remembered until `forget()` (once per run: files may
-appear or go between runs in one process).
-"""
+package, or from the project's root. Every path looked at is noted (streamlint/reads.py) for the
+result cache; resolutions and listings are remembered until `forget()` (once per run)."""
 
 from __future__ import annotations
 
@@ -75,8 +70,7 @@ def _module_file(from_path: str, dotted: str, probes: list[tuple[str, bool]]) ->
         return _find(base, parts, probes)
     if not parts or api.framework_of(dotted) or parts[0] in ("numpy", "os", "sys", "typing"):
         return None
-    # Absolute: beside the file (scripts), from the top of its package, or from the
-    # project's root (`recipes/train.py` importing `mylib.utils`, both under the root).
+    # absolute: beside the file (scripts), from the top of its package, or from the project's root
     top = here
     while _is_file(top / "__init__.py", probes) and top.parent != top:
         top = top.parent
@@ -103,8 +97,7 @@ def _marked(start: Path) -> tuple[Path, ...]:
 
 
 def project_root(path: str) -> Optional[Path]:
-    """The root of the project that holds the file at `path`: the nearest directory at
-    or above its top package with a project marker."""
+    """The nearest directory at or above the top package of the file at `path` with a project marker."""
     top = Path(path).resolve().parent
     while (top / "__init__.py").is_file() and top.parent != top:
         top = top.parent
@@ -113,8 +106,7 @@ def project_root(path: str) -> Optional[Path]:
 
 
 def python_files(directory: Path, most: int) -> tuple[str, ...]:
-    """The Python files of a directory, none if it has more than `most` (listed once
-    per run, forgotten with the resolutions)."""
+    """The Python files of a directory, none if it has more than `most` (listed once per run)."""
     return per_run(("listing", str(directory)), lambda: _listed(directory, most))
 
 
@@ -127,11 +119,9 @@ def _listed(directory: Path, most: int) -> tuple[str, ...]:
 
 
 def enclosing_package_files(path: str, most: int, most_in_root: int) -> tuple[str, ...]:
-    """The Python files of the largest package around the module at `path` (its directory, then
-    each enclosing package in turn, subpackages included) that has at most `most`, and the
-    scripts of the project's root directory (at most `most_in_root`) when the whole top package is
-    within the bound (a root script of a larger project reaches the checked module through call
-    trees too deep for the walk budget). Listed once per run."""
+    """The Python files of the largest package around the module at `path` with at most `most`, and
+    the project root's scripts (at most `most_in_root`) when the whole top package is within the bound
+    (a larger project's root scripts reach the module through call trees too deep for the budget)."""
     here = Path(path).resolve()
     return per_run(("enclosing", here.parent, most, most_in_root), lambda: _enclosing(here, most, most_in_root))
 

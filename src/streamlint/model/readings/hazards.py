@@ -143,14 +143,6 @@ def _rank(hazard: Hazard) -> tuple:
     return (behind, _PRECEDENCE.index(hazard.kind))
 
 
-def _problem_kind(hazard: Hazard, chosen: dict[str, Hazard]) -> Optional[ConflictKind]:
-    """The one kind reported at this hazard's place, or None when another hazard there wins."""
-    kind = hazard.kind
-    if kind not in _PRECEDENCE:
-        return kind
-    return kind if chosen[hazard.site] is hazard else None
-
-
 def readings(model: FileModel) -> list[HazardReading]:
     """Every hazard of the file, one per problem, in the model's order."""
     chosen: dict[str, Hazard] = {}
@@ -159,10 +151,10 @@ def readings(model: FileModel) -> list[HazardReading]:
             chosen[hazard.site] = hazard
     found = []
     for hazard in model.hazards:
-        kind = _problem_kind(hazard, chosen)
+        kind = hazard.kind  # (of several stream conflicts at one place, the chosen one only)
         function = model.solver.program.function(hazard.function)
         node = model.node_of(hazard.site)
-        if kind is None or function is None or node is None:
+        if (kind in _PRECEDENCE and chosen[hazard.site] is not hazard) or function is None or node is None:
             continue
         later = _side(model, hazard.later, shown_at(hazard.later))
         earlier = _side(model, hazard.earlier, hazard.earlier_site)
@@ -212,15 +204,14 @@ def _returned_copies(model: FileModel, found: list[HazardReading]) -> list[Hazar
         copy = replace(first.earlier, shown=first.earlier.node, callee=None)
         grouped[site] = replace(first, function=function, node=first.earlier.node, earlier=copy,
                                 readers=tuple(r.later.shown for r in group))
-    kept = []
+    kept, placed = [], set()
     for r in found:
         site = r.hazard.earlier.site
-        if site in grouped and any(r is x for x in reads[site]):
-            if grouped[site] is not None:
-                kept.append(grouped[site])
-                grouped[site] = None
-            continue
-        kept.append(r)
+        if site not in grouped or not any(r is x for x in reads[site]):
+            kept.append(r)
+        elif site not in placed:
+            placed.add(site)
+            kept.append(grouped[site])
     return kept
 
 

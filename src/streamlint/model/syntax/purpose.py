@@ -84,8 +84,8 @@ def is_timer(call: cst.Call) -> bool:
 
 
 def trains(loop: cst.CSTNode, modules: frozenset = frozenset()) -> bool:
-    """A training loop: its body calls a backward pass and an update as methods of values (not
-    functions of a module it imports: `modules`, the names `imported_modules` gives)."""
+    """A training loop: its body calls a backward pass and an update as methods of values (not of the
+    modules `modules` names)."""
     methods = {call.func.attr.value for call in calls_in(loop) if isinstance(call.func, cst.Attribute)
                and not (isinstance(call.func.value, cst.Name) and call.func.value.value in modules)}
     return all(methods & kind for kind in TRAINING_STEP_METHODS)
@@ -127,8 +127,7 @@ def _one_name(creation: cst.Call, ancestry: Ancestry) -> Optional[str]:
 
 
 def timing_mark(creation: cst.Call, loop: cst.CSTNode, function: cst.CSTNode, ancestry: Ancestry) -> bool:
-    """An event made in a measurement loop (it repeats the same work, reads a timer or an elapsed
-    time, and does not train) that the function uses only to record, wait for and read the time."""
+    """An event made in a measurement loop (repeating, timed, not training) and used only to time."""
     if not repeats(loop) or trains(loop) or not timed(loop):
         return False
     name = _one_name(creation, ancestry)
@@ -136,8 +135,7 @@ def timing_mark(creation: cst.Call, loop: cst.CSTNode, function: cst.CSTNode, an
 
 
 def _times(use: cst.Name, ancestry: Ancestry) -> bool:
-    """A timing use of an event's name: a binding, `e.record()`, `e.synchronize()`,
-    `e.elapsed_time(other)`, or an argument of an elapsed-time call."""
+    """A binding of an event's name, a call of one of its timing methods, or an elapsed time's argument."""
     if is_target(use, ancestry):
         return True
     parent = ancestry.parent(use)
@@ -165,8 +163,7 @@ def is_target(use: cst.Name, ancestry: Ancestry) -> bool:
 
 
 def names_in(node: cst.CSTNode) -> list[cst.Name]:
-    """The names a node reads or binds (`x.step` reads `x`, not a name `step`), nested definitions
-    apart."""
+    """The names a node reads or binds (`x.step` reads `x`), nested definitions apart."""
     found, stack = [], [node]
     while stack:
         current = stack.pop()
@@ -179,8 +176,7 @@ def names_in(node: cst.CSTNode) -> list[cst.Name]:
 
 
 def kept_per_item(creation: cst.Call, function: cst.CSTNode, ancestry: Ancestry) -> bool:
-    """The value made is kept in a container (`pending.append(done)`, `marks[k] = e`): one per item,
-    on purpose, to be used later."""
+    """The value made is kept in a container (`pending.append(done)`, `marks[k] = e`): one per item."""
     name = _one_name(creation, ancestry)
     for use in names_in(function) if name is not None else ():
         if use.value != name:

@@ -19,8 +19,7 @@ from streamlint.model.syntax.tests import has_modulo
 
 
 class Purpose(Enum):
-    """What a host synchronization is for. The first five make the wait needed or
-    intentional; the last two are still stalls, with advice of their own."""
+    """What a host synchronization is for; `needed` says whether the wait is needed or meant."""
 
     CONTROL = "decides the control flow"  # while test, an `if` that leaves or acts, a `for` iterable, range()
     SHAPE = "decides the shape of later arrays"
@@ -447,9 +446,8 @@ def periodic_test(test: cst.BaseExpression) -> bool:
 
 # -- one read per element ------------------------------------------------------------------
 def element_read(node: cst.CSTNode, loop: cst.CSTNode) -> str:
-    """`for b in range(n): ... q[b].item()`: a read of one element of a tensor by the loop's index,
-    in a loop that uses that tensor only so (one `.tolist()` before the loop reads them all).
-    The tensor as spelled (`q`), or "" when the read is not of that shape."""
+    """The tensor as spelled (`q`) of a read of one element by the loop's index in a loop that uses
+    it only so (`for b in range(n): q[b].item()`: one `.tolist()` before the loop reads them all), else ""."""
     element = _read_element(node, loop) if isinstance(loop, cst.For) else None
     if element is None or not isinstance(loop, cst.For):
         return ""
@@ -463,8 +461,7 @@ def element_read(node: cst.CSTNode, loop: cst.CSTNode) -> str:
 
 
 def _read_element(node: cst.CSTNode, loop: cst.For) -> Optional[cst.Subscript]:
-    """`q[b]` of `q[b].item()`, `int(q[b])`, `if q[b]:` or `if q[b] < 0:`, also through a name the
-    loop's body binds once to it (`info = q[b]; if info < 0:`)."""
+    """`q[b]` of `q[b].item()`, `int(q[b])`, `if q[b] < 0:`, or of a name the body binds once to it."""
     if isinstance(node, cst.Call):
         if isinstance(node.func, cst.Attribute):
             return _element_of(node.func.value, loop)
