@@ -1,11 +1,12 @@
 """The API operations of a function as its summary records them (its callees' at its call sites),
-and what its effects say around each: the queries the rules ask of one operation."""
+what its effects say around each (the queries the rules ask of one operation), and round trips."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
+from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.domain.order import HOST
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
@@ -20,6 +21,7 @@ _HOST_WAITS = frozenset({EffectKind.SYNC_STREAM, EffectKind.SYNC_EVENT, EffectKi
 # Roots of memory that outlives a call: the next call finds it again.
 _OUTLIVES = frozenset({RootKind.SELF, RootKind.GLOBAL, RootKind.PARAM})
 _HOST_TIMER = "host timer"  # Operation.op (api.facts OpKind.HOST_TIMER)
+_IMPLICIT_SYNC = OpKind.IMPLICIT_SYNC.value
 
 
 @dataclass(frozen=True)
@@ -300,3 +302,32 @@ def measuring_calls(model: FileModel, qualname: str) -> frozenset[str]:
                      for effect in walked.summary.effects
                      if effect.chain and effect.kind is EffectKind.OPERATION and effect.operation is not None
                      and effect.operation.op == _HOST_TIMER)
+
+
+@dataclass(frozen=True)
+class RoundTrip:
+    """A host read of a device value computed only from numbers the host had (`int(cp.ceil(n / 32))`):
+    a kernel and a wait the host could have skipped."""
+
+    read_site: str  # the host read (`int(...)`, `.item()`)
+    read: Operation
+    kernel_site: str  # the call that computed the value on the device
+    kernel: Operation
+
+
+def round_trips(model: FileModel) -> list[RoundTrip]:
+    """Every round trip in the file's functions (their own operations, under any context), once
+    per read, in the order of the walks."""
+    found: dict[str, RoundTrip] = {}
+    prefix = model.module + "."
+    for (qualname, _), walked in model.solved.walks.items():
+        if not qualname.startswith(prefix):
+            continue
+        own = [e for e in walked.summary.effects
+               if e.kind is EffectKind.OPERATION and e.operation is not None and not e.chain]
+        kernels = {e.site: e.operation for e in own if e.operation.host_inputs}
+        for effect in own:
+            read = effect.operation
+            if read.op == _IMPLICIT_SYNC and read.value_site in kernels and effect.site not in found:
+                found[effect.site] = RoundTrip(effect.site, read, read.value_site, kernels[read.value_site])
+    return list(found.values())
