@@ -40,10 +40,6 @@ class OperationAt:
         """Does it read memory allocated at `site` (this iteration's)?"""
         return any(p.root.kind is RootKind.FRESH and p.root.site == site and not p.root.age for p in self.reads)
 
-    @property
-    def in_loop(self) -> bool:
-        return self.operation.in_loop
-
 
 def operations(model: FileModel, qualname: str) -> list[OperationAt]:
     """`qualname` as written in the file ("f", "C.m"), under any caller (the root context)."""
