@@ -97,7 +97,8 @@ def loop_counters(loop: cst.CSTNode) -> frozenset[str]:
         return frozenset()
     if isinstance(loop.target, cst.Name):
         return frozenset({loop.target.value})
-    counted = isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Name) and loop.iter.func.value == "enumerate"
+    counted = (isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Name)
+               and loop.iter.func.value == "enumerate")
     if counted and isinstance(loop.target, cst.Tuple) and isinstance(loop.target.elements[0].value, cst.Name):
         return frozenset({loop.target.elements[0].value.value})
     return frozenset()

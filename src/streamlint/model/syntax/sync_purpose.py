@@ -12,8 +12,8 @@ import libcst as cst
 
 from streamlint.model.syntax.ancestry import Ancestry, comprehension_of  # noqa: F401 (the rules' import)
 from streamlint.model.syntax.purpose import (
-    TIMER_CALLS, TIMER_DOTTED, bound_names, calls_in, dotted, flat_targets, imported_modules, is_target, last_name,
-    names_in, nodes_in, trains,
+    bound_names, calls_in, dotted, flat_targets, imported_modules, is_target, is_timer, last_name, names_in, nodes_in,
+    trains,
 )
 from streamlint.model.syntax.tests import has_modulo
 
@@ -73,10 +73,10 @@ _LOOPS = (cst.For, cst.While)
 
 
 def _is_timer(call: cst.Call) -> bool:
+    """A host timer, a memory statistic or a profiler range."""
     name = last_name(call.func)
-    spelled = dotted(call.func)
-    return (name in TIMER_CALLS or name in _MEMORY_CALLS or name in _PROFILER_CALLS
-            or spelled in TIMER_DOTTED or spelled.endswith(_PROFILER_DOTTED))
+    return (is_timer(call) or name in _MEMORY_CALLS or name in _PROFILER_CALLS
+            or dotted(call.func).endswith(_PROFILER_DOTTED))
 
 
 def _is_assertion(call: cst.Call) -> bool:
@@ -339,7 +339,8 @@ def _switch(test: cst.BaseExpression, scope: cst.CSTNode) -> bool:
     names = [dotted(e) for e in sides if isinstance(e, (cst.Name, cst.Attribute))]
     if len(numbers) != 1 or len(names) != 1 or not names[0]:
         return False
-    assigned = {dotted(t) for n in nodes_in(scope, ()) for t in flat_targets(n) if isinstance(t, (cst.Name, cst.Attribute))}
+    assigned = {dotted(t) for n in nodes_in(scope, ()) for t in flat_targets(n)
+                if isinstance(t, (cst.Name, cst.Attribute))}
     return names[0] not in assigned
 
 
