@@ -15,7 +15,7 @@ from streamlint.model.readings.hot_paths import (
     queues_work_each_pass,
     uploads_in,
 )
-from streamlint.model.readings.round_trips import round_trips
+from streamlint.model.readings.operations import round_trips
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.sync_purpose import (
     Purpose,

@@ -11,8 +11,7 @@ import libcst as cst
 
 from streamlint.model.interproc.modules import Source
 from streamlint.model.syntax.counters import ring_counters
-from streamlint.model.syntax.holders import holder_attributes
-from streamlint.model.syntax.hooks import registered_hooks
+from streamlint.model.syntax.hooks import holder_attributes, registered_hooks
 from streamlint.model.syntax.prefilter import may_call
 from streamlint.model.syntax.arity import accepts
 from streamlint.model.interproc.training_steps import runs_backward_every_call
