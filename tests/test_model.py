@@ -156,9 +156,6 @@ def test_absolute_imports_resolve_from_the_project_root_and_through_reexports(tm
     assert check_source(main.read_text(), str(main), all_rules()) == []
 
 
-@pytest.mark.xfail(strict=True, reason="v3 regression (docs/v3-switch-diff.md): a device a helper of another "
-                   "module picks (`torch.device(name)`, name 'cuda' on one path) is not evidence that "
-                   "`x.to(device)` makes CUDA tensors, so `loss.item()` in the loop is not seen as a sync")
 def test_a_device_picked_in_a_reexported_helper_makes_the_loop_sync_a_finding(tmp_path):
     from streamlint.checker import check_source
     from streamlint.rules import all_rules

@@ -35,8 +35,6 @@ def test_default_bound_is_thirty_seconds():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="v3 regression (docs/v3-switch-diff.md): past 400 effects the module's "
-                   "summary is truncated (summary/function_summary.MAX_EFFECTS) and the loop's SL501 is lost")
 def test_walk_stops_at_its_deadline():
     [diag] = lint_text(LONG_PROGRAM, "slow.py", with_timeout(1e-6))
     assert (diag.code, diag.row, diag.column) == ("SL000", 1, 1)
@@ -124,8 +122,6 @@ def test_cli_timeout_flag(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="v3 regression (docs/v3-switch-diff.md): past 400 effects the module's "
-                   "summary is truncated (summary/function_summary.MAX_EFFECTS) and the loop's SL501 is lost")
 def test_a_long_module_of_gpu_statements_is_analysed_in_linear_work():
     # SL101 scanned the body once per default-stream operation, and rebinding a name in
     # the module's second (hazard) walk scanned every name: ~70 s at 3,000 statements.

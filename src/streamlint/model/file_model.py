@@ -95,10 +95,10 @@ def _at_misdirected_wait(qualname: str, conflict, solved: Solved, waits: dict):
         return conflict
     if conflict.earlier.stream.kind is not StreamRefKind.AMBIENT or conflict.later.stream == HOST:
         return conflict
-    for _context, summary in solved.summaries_of(qualname):
-        kept = waits.get(id(summary))
-        if kept is None or kept[0] is not summary:
-            kept = waits[id(summary)] = (summary, _LegacyWaits(summary.effects))
+    for walked in solved.walks_of(qualname):
+        kept = waits.get(id(walked))
+        if kept is None or kept[0] is not walked:
+            kept = waits[id(walked)] = (walked, _LegacyWaits(walked.effects))
         wait = kept[1].before(conflict.later)
         if wait is not None:
             return at_wait(qualname, conflict, wait.site, wait.other, wait.stream)
@@ -115,9 +115,9 @@ def _at_one_way_fork(qualname: str, conflict, solved: Solved):
     if isinstance(conflict, Hazard) or conflict.kind not in _OVERWRITES or conflict.later.stream.kind is not StreamRefKind.AMBIENT:
         return conflict
     side, origin = conflict.earlier.stream, conflict.later.stream
-    for _context, summary in solved.summaries_of(qualname):
-        fork = _fork_of(summary, side, origin)
-        if fork is not None and fork.site.partition("#")[0] != qualname and _fork_of(summary, origin, side) is None:
+    for walked in solved.walks_of(qualname):
+        fork = _fork_of(walked, side, origin)
+        if fork is not None and fork.site.partition("#")[0] != qualname and _fork_of(walked, origin, side) is None:
             return at_fork(fork.site.partition("#")[0], conflict, fork.site)
     return conflict
 
@@ -157,7 +157,7 @@ def _callers_record(solved: Solved, qualname: str) -> bool:
     call): silence over guessing which hand-out it records."""
     own = qualname + "#"
     for (caller, _), walked in solved.walks.items():
-        effects = walked.summary.effects
+        effects = walked.effects
         if caller != qualname and any(e.site.startswith(own) for e in effects) \
                 and any(e.kind is EffectKind.RECORD_STREAM and not e.chain for e in effects):
             return True
@@ -173,7 +173,7 @@ def _reallocates_after_callers(solved: Solved, qualname: str, conflict) -> bool:
     for (other, _), walked in solved.walks.items():
         if other.startswith(cls) and any(e.kind is EffectKind.WAIT_STREAM and e.stream == side
                                          and e.other is not None and e.other.kind is StreamRefKind.AMBIENT
-                                         for e in walked.summary.effects):
+                                         for e in walked.effects):
             return True
     return False
 
@@ -191,25 +191,27 @@ def _next_calls(solver: Solver, solved: Solved, name: str) -> list:
         method = qualname.rsplit(".", 1)[-1]
         if not qualname.startswith(name + ".") or method.startswith("_") or not context.receiver_state:
             continue
-        if context.args or not _keeps_async_work(context.receiver_state, walked.summary):
+        if context.args or not _keeps_async_work(context.receiver_state, walked):
             continue
         # of several pairs at one missing join, the overwrite of what the last call still reads
-        conflicts = sorted(next_call_conflicts(walked.summary, context.receiver_state),
+        # (the method's own two calls: its walk's effects, not the summary its callers get, D-30)
+        own = replace(walked.summary, effects=walked.effects) if walked.summary.truncated else walked.summary
+        conflicts = sorted(next_call_conflicts(own, context.receiver_state),
                            key=lambda c: c.kind is not ConflictKind.WRITE_AFTER_READ)
         for conflict in conflicts:
             later = replace(conflict.later, chain=conflict.later.chain[1:])
             earlier = replace(conflict.earlier, chain=conflict.earlier.chain[1:])
             found.append((qualname, _placed_across_calls(qualname, replace(conflict, later=later, earlier=earlier),
-                                                         walked.summary)))
+                                                         own)))
     return found
 
 
-def _keeps_async_work(receiver_state: tuple, summary) -> bool:
+def _keeps_async_work(receiver_state: tuple, walked) -> bool:
     """The intent gate: a class that keeps a stream, or leaves a copy of its own host memory in flight."""
     if any(v.kind is ValueKind.STREAM for _, v in receiver_state):
         return True
     return any(e.host_memory and e.stream != HOST and e.path is not None and e.path.root.kind is RootKind.SELF
-               for e in summary.effects)
+               for e in walked.effects)
 
 
 def _placed_across_calls(function: str, conflict, summary) -> Hazard:
@@ -225,7 +227,7 @@ def _placed_across_calls(function: str, conflict, summary) -> Hazard:
 
 
 def _fork_of(summary, side, origin):
-    """The last wait in `summary` of stream `side` for stream `origin` (None: it never forked)."""
+    """The last wait in `summary` (or a walk) of stream `side` for stream `origin` (None: it never forked)."""
     forks = [e for e in summary.effects if e.kind is EffectKind.WAIT_STREAM and e.stream == side and e.other == origin]
     return forks[-1] if forks else None
 

@@ -157,12 +157,16 @@ class AbsValue:
         return self.kind is ValueKind.BUFFER and self.memory is Memory.DEVICE
 
 
+_DEVICE_OR_UNTOLD = (ValueKind.DEVICE, ValueKind.UNKNOWN)
+
+
 def _learned_on_one_path(joined: AbsValue, a: AbsValue, b: AbsValue) -> AbsValue:
     """Evidence one path gave of where memory lives holds on both: it is fixed when made (D-11)."""
     for cuda, other in ((a, b), (b, a)):
-        if cuda.kind is other.kind is ValueKind.DEVICE and cuda.memory is Memory.DEVICE:
-            # a device that is CUDA on one path: the code's GPU path, where the analysed program runs (D-2)
-            return replace(joined, memory=Memory.DEVICE, framework=cuda.framework or other.framework)
+        if cuda.kind is ValueKind.DEVICE and cuda.memory is Memory.DEVICE and other.kind in _DEVICE_OR_UNTOLD:
+            # a device that is CUDA on one path: the code's GPU path, where the analysed program runs (D-2);
+            # a path that told nothing (the caller's argument) claims nothing against it (D-20, D-31)
+            return replace(joined, kind=ValueKind.DEVICE, memory=Memory.DEVICE, framework=cuda.framework or other.framework)
     for built, other in ((a, b), (b, a)):
         if built.is_buffer and built.host_built and built.memory in (Memory.PAGEABLE, Memory.PINNED) and other.on_device:
             # a CUDA tensor, or on some path a scalar built on the host: the GPU path, kept as `host_built`

@@ -73,6 +73,9 @@ class Solved:
     def summaries_of(self, qualname: str) -> list[tuple[CallContext, FunctionSummary]]:
         return [(ctx, w.summary) for (q, ctx), w in self.walks.items() if q == qualname]
 
+    def walks_of(self, qualname: str) -> list[Walked]:
+        return [w for (q, _), w in self.walks.items() if q == qualname]
+
 
 class Solver:
     def __init__(self, program: Program) -> None:

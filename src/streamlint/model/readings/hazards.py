@@ -222,7 +222,7 @@ def _calls_making(model: FileModel, sites: set[str]) -> dict[str, set[str]]:
     for (qualname, _), walked in model.solved.walks.items():
         if not qualname.startswith(prefix):
             continue
-        for effect in walked.summary.effects:
+        for effect in walked.effects:
             if effect.site in sites and effect.chain and effect.chain[0].startswith(qualname + "#"):
                 found.setdefault(effect.site, set()).add(effect.chain[0])
     return found

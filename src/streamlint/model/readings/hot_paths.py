@@ -52,7 +52,7 @@ def own_operations(model: FileModel) -> list[OwnOperation]:
         if not qualname.startswith(prefix):
             continue
         name = qualname[len(prefix):]
-        for effect in walked.summary.effects:
+        for effect in walked.effects:
             if effect.kind is EffectKind.OPERATION and effect.operation is not None and not effect.chain:
                 key = (effect.site, effect.operation.api, effect.operation.op)
                 if key not in found:
@@ -97,7 +97,7 @@ def _effects_of(model: FileModel, function: str) -> Iterator[Effect]:
     qualname = f"{model.module}.{function}"
     for (name, _), walked in model.solved.walks.items():
         if name == qualname:
-            yield from walked.summary.effects
+            yield from walked.effects
 
 
 def _inside(model: FileModel, effect: Effect, within: cst.CSTNode, ancestry: Ancestry) -> bool:

@@ -56,10 +56,10 @@ def own_operations(model: FileModel, through_calls: bool = False) -> list[tuple[
     for (qualname, context), walked in sorted(walks, key=lambda item: item[0][1] != ROOT_CONTEXT):
         summary = walked.summary
         reads: dict[str, set] = {}
-        for effect in summary.effects:
+        for effect in walked.effects:
             if effect.kind is EffectKind.ACCESS and not effect.write and not effect.chain and effect.path is not None:
                 reads.setdefault(effect.site, set()).add(effect.path)
-        for effect in summary.effects:
+        for effect in walked.effects:
             if effect.kind is not EffectKind.OPERATION or effect.operation is None:
                 continue
             if effect.chain and not through_calls:
@@ -73,7 +73,7 @@ def own_operations(model: FileModel, through_calls: bool = False) -> list[tuple[
 
 def _effects(model: FileModel, qualname: str, at: OperationAt) -> tuple:
     walked = model.solved.walks.get((qualname, at.context))
-    return walked.summary.effects if walked is not None else ()
+    return walked.effects if walked is not None else ()
 
 
 def _after(effects: tuple, at: OperationAt, same: bool, shown: bool = True) -> Iterator[Effect]:
@@ -107,7 +107,7 @@ def host_writes_into(model: FileModel, qualname: str, at: OperationAt) -> list[t
         if not same and not function.startswith(owner):
             continue
         after = not same
-        for effect in walked.summary.effects:
+        for effect in walked.effects:
             after = after or effect.site == at.site
             if effect.kind is not EffectKind.ACCESS or not effect.write or effect.stream != HOST:
                 continue
@@ -297,7 +297,7 @@ class _Loops:
 def measuring_calls(model: FileModel, qualname: str) -> frozenset[str]:
     """The call sites in the function whose callee reads a host timer (calls of a measurement)."""
     return frozenset(effect.chain[0] for (function, _), walked in model.solved.walks.items() if function == qualname
-                     for effect in walked.summary.effects
+                     for effect in walked.effects
                      if effect.chain and effect.kind is EffectKind.OPERATION and effect.operation is not None
                      and effect.operation.op == _HOST_TIMER)
 
@@ -321,7 +321,7 @@ def round_trips(model: FileModel) -> list[RoundTrip]:
     for (qualname, _), walked in model.solved.walks.items():
         if not qualname.startswith(prefix):
             continue
-        own = [e for e in walked.summary.effects
+        own = [e for e in walked.effects
                if e.kind is EffectKind.OPERATION and e.operation is not None and not e.chain]
         kernels = {e.site: e.operation for e in own if e.operation.host_inputs}
         for effect in own:

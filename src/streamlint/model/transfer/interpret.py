@@ -38,6 +38,8 @@ class Walked:
     # a join that names another stream: (the conflict left, the wait's site, its waiter, what it waited on)
     misjoined: tuple[tuple[Conflict, str, StreamRef, StreamRef], ...] = ()
     left_on_self: tuple[AccessEvent, ...] = ()  # writes on `self` left in flight for the caller
+    # everything the walk did, before the summary's budget (D-30): the function's own findings read these
+    effects: tuple[Effect, ...] = ()
 
 
 # Nodes that can perform work, and so have a site: calls, operators, stores.
@@ -95,7 +97,8 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     if frame.found.exit_state is not None:
         _release_locals(frame.found.exit_state, frame, node)
         _released_by_producers(frame.found.exit_state, frame, node)
-    effects, truncated = bounded(tuple(frame.found.effects))
+    own = tuple(frame.found.effects)
+    effects, truncated = bounded(own)
     summary = FunctionSummary(
         frame.qualname, signature(node) if isinstance(node, cst.FunctionDef) else (), effects,
         frame.found.returned or UNKNOWN, _self_stores(frame.found.exit_state, context.receiver_state),
@@ -108,8 +111,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     conflicts = [c for c in frame.found.conflicts if c.earlier not in earlier_calls
                  and not _after_the_callers_work(c, frame.found.exit_state, producer, context)]
     return Walked(summary, tuple(conflicts), tuple(frame.found.handed_out),
-                  misjoined(frame.found.exit_state, tuple(frame.found.effects), earlier_calls),
-                  left_on_self(frame.found.exit_state))
+                  misjoined(frame.found.exit_state, own, earlier_calls), left_on_self(frame.found.exit_state), own)
 
 
 def _unjoined(exit_state: State, effects: tuple[Effect, ...] = (), earlier_calls: frozenset = frozenset()):
