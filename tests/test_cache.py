@@ -357,8 +357,6 @@ CALLER = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason="v3 regression (docs/v3-switch-diff.md): the values of a dict its one caller in "
-                   "another module builds from `.cuda()` copies are not taken as CUDA tensors in the callee's loop")
 def test_caller_in_another_module_decides_and_its_edit_invalidates(tmp_path):
     # slicing.py says nothing of where `batch` lives; its only caller, in another
     # module, passes CUDA tensors: the loop uploads one index per key. When the caller
@@ -773,9 +771,6 @@ def test_a_helper_summarised_then_checked_is_parsed_once(package, tmp_path, monk
     assert parsed == [len(text)]
 
 
-@pytest.mark.xfail(strict=True, reason="v3 regression (docs/v3-switch-diff.md): `y = scale_(x)` under a side stream, "
-                   "where another module's `scale_` returns `t.mul_(2)`, is not seen as `x`'s memory written on the side "
-                   "stream and read by `model(y)` on the current stream")
 def test_helper_walked_in_the_callers_context_rechecks_on_a_body_edit(tmp_path):
     # main.py calls scale_ under a side stream, so its result depends on the helper's
     # body (walked with main's values), not only on the helper's summary.

@@ -121,14 +121,16 @@ def _listed(directory: Path, most: int) -> tuple[str, ...]:
 def enclosing_package_files(path: str, most: int, most_in_root: int) -> tuple[str, ...]:
     """The Python files of the largest package around the module at `path` with at most `most`, and
     the project root's scripts (at most `most_in_root`) when the whole top package is within the bound
-    (a larger project's root scripts reach the module through call trees too deep for the budget)."""
+    (a larger project's root scripts reach the module through call trees too deep for the budget), or
+    when the module is a root script itself."""
     here = Path(path).resolve()
     return per_run(("enclosing", here.parent, most, most_in_root), lambda: _enclosing(here, most, most_in_root))
 
 
 def _enclosing(here: Path, most: int, most_in_root: int) -> tuple[str, ...]:
     found: tuple[str, ...] = ()
-    folder, whole = here.parent, False
+    root = project_root(str(here))
+    folder, whole = here.parent, here.parent == root  # (a root script: the root is its whole package)
     while (folder / "__init__.py").is_file():
         listed = _package_listing(folder, most)
         if listed is None:
@@ -138,7 +140,6 @@ def _enclosing(here: Path, most: int, most_in_root: int) -> tuple[str, ...]:
         if whole:
             break
         folder = folder.parent
-    root = project_root(str(here))
     if whole and root is not None and not (root / "__init__.py").is_file():
         found = found + tuple(f for f in python_files(root, most_in_root) if f not in found)
     return found

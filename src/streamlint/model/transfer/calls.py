@@ -273,9 +273,10 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
         handled = handler.event_method(name, receiver, arguments, state, frame)
     elif handler is not None and receiver.is_buffer:
         handled = handler.buffer_method(name, receiver, arguments, state, frame)
-    elif receiver.kind is ValueKind.UNKNOWN and torch_calls.evident_receiver(name, receiver, state, arguments.values()) is not None:
+    elif receiver.kind is ValueKind.UNKNOWN and torch_calls.evident_receiver(
+            name, receiver, frame.chosen_stream(state), arguments.values()) is not None:
         # a method that exists on one kind of tensor only tells what the receiver is
-        evident = torch_calls.evident_receiver(name, receiver, state, arguments.values())
+        evident = torch_calls.evident_receiver(name, receiver, frame.chosen_stream(state), arguments.values())
         _note_parameter(frame, evident, name in torch_calls.EVIDENT_METHODS)
         handled = torch_calls.tensor_method(name, evident, arguments, state, frame)
     elif receiver.kind is ValueKind.OBJECT and receiver.target:

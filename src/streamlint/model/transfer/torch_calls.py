@@ -619,11 +619,10 @@ _COPIES: dict[str, Callable[[AbsValue, Arguments, State, Frame], Handled]] = {
 EVIDENT_METHODS = torch_api.RECEIVER_EVIDENCE
 
 
-def evident_receiver(name: str, receiver: AbsValue, state: Optional[State] = None,
-                     given: tuple = ()) -> Optional[AbsValue]:
+def evident_receiver(name: str, receiver: AbsValue, chosen: bool = False, given: tuple = ()) -> Optional[AbsValue]:
     """What calling `name` on a value the code says nothing else about tells it is: a tensor
     for the tensor-only methods above and for in-place kernels (`div_`, `add_`), and, under a
-    stream the code chose, for tensor operations (PyTorch's invariant: the code queues tensor
+    stream the code chose (`chosen`: here or by the callers, `Frame.chosen_stream`), for tensor operations (PyTorch's invariant: the code queues tensor
     work there, as for the arguments of a model it calls), unless a tensor it is `given` is host
     memory (PyTorch's operands live on one device: a CPU operation ignores the stream), else None."""
     if name in EVIDENT_METHODS:
@@ -631,9 +630,7 @@ def evident_receiver(name: str, receiver: AbsValue, state: Optional[State] = Non
         return AbsValue(ValueKind.BUFFER, F, Memory(told), receiver.identity, either=receiver.either) if told else receiver
     if receiver.identity is not None and name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE:
         return AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN, receiver.identity)
-    if name in torch_api.TENSOR_OPERATIONS and state is not None and not any(map(is_host, given)):
+    if name in torch_api.TENSOR_OPERATIONS and chosen and not any(map(is_host, given)):
         # (of a value the walk cannot name too, `shards[i].norm()`: its result is a new CUDA tensor)
-        current = state.current_stream(F)
-        if current.known and current.kind is not StreamRefKind.AMBIENT:
-            return AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, receiver.identity)
+        return AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, receiver.identity)
     return None
