@@ -65,10 +65,26 @@ def dumps(value: Any) -> str:
 
 
 def sealed(summary: "function_summary.FunctionSummary") -> "function_summary.FunctionSummary":
-    """The summary with its digest: a hash of its canonical text (sites are ordinals, not lines, so
-    an edit elsewhere in the file keeps it)."""
-    text = dumps(dataclasses.replace(summary, digest=""))
+    """The summary with its digest: a hash of what its callers can observe. Sites are ordinals, not
+    lines, so an edit elsewhere in the file keeps it; and the function's own sites are named in the
+    order they first appear, not by their ordinals (walk-internal numbers: a callee's site is only
+    ever compared for equality), so a body edit with the same effects keeps it too (D-32)."""
+    encoded = _own_sites_renamed(encode(dataclasses.replace(summary, digest="")), summary.qualname + "#", {})
+    text = json.dumps(encoded, sort_keys=True, separators=(",", ":"))
     return dataclasses.replace(summary, digest=hashlib.sha256(text.encode()).hexdigest()[:16])
+
+
+def _own_sites_renamed(data: Any, own: str, names: dict) -> Any:
+    """The encoded summary with each site of the function's own (`own` + ordinal, also as a part of a
+    site made through calls, `a#1>b#2`) renamed by first appearance, in the canonical text's order."""
+    if isinstance(data, dict):
+        return {k: _own_sites_renamed(data[k], own, names) for k in sorted(data)}
+    if isinstance(data, list):
+        return [_own_sites_renamed(v, own, names) for v in data]
+    if isinstance(data, str) and own in data:
+        return ">".join(names.setdefault(part, f"{own}{len(names)}") if part.startswith(own) else part
+                        for part in data.split(">"))
+    return data
 
 
 def loads(data: str) -> "function_summary.FunctionSummary":
