@@ -6,6 +6,7 @@ function its kind calls for; in a process pool (`pool.py`) when there are many.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 from functools import partial
 from pathlib import Path
@@ -34,6 +35,9 @@ TRANSIENT_ERRORS = ("internal error", "analysis timed out")
 TRIM_EVERY = 32
 
 Item = tuple[Path, Settings]
+# Each run's name, and the run whose files this process's model memory is of (check_chunk)
+_runs = itertools.count()
+_memory_of: Optional[str] = None
 
 
 class Checked(NamedTuple):
@@ -128,7 +132,8 @@ def lint_files(
         lint.load_checker()  # a broken install is one internal error, not SL000 on every file
     checked: list[Checked] = []
     # without a cache no summary note is kept: the digests of what other modules gave are not made
-    chunk: Callable[..., list[Checked]] = check_chunk if cache is not None else partial(check_chunk, digests=False)
+    run = f"{os.getpid()}-{next(_runs)}"  # (a pool's workers keep what they made of the project for the run)
+    chunk: Callable[..., list[Checked]] = partial(check_chunk, run=run, digests=cache is not None)
     if conditional and items and jobs > 1:
         # An edited helper: the files that changed are checked in the pool while this
         # process compares the helper's summaries for its importers (both parse the
@@ -165,18 +170,22 @@ def lint_files(
 
 def check_chunk(
     items: Sequence[Item], rules: Sequence[type[Rule]] | None = None, fix: Optional[FixRequest] = None,
-    *, on_done: Optional[Callable[[str], None]] = None, digests: bool = True,
+    *, on_done: Optional[Callable[[str], None]] = None, digests: bool = True, run: Optional[str] = None,
 ) -> list[Checked]:
     """Check files one after the other (in this process or in a pool worker);
     `on_done` (in this process) hears each file's name as its check ends. `digests`: make
-    the summary notes a cache keeps (reads.recording)."""
-    if items:
+    the summary notes a cache keeps (reads.recording). `run`: the run the chunk is of (a
+    worker's chunks of one run share what was made of the project's files)."""
+    global _memory_of
+    if items and (run is None or run != _memory_of):
         # lazy: the model imports libcst, which a run served from the cache never needs.
         from streamlint.model import resolve
 
-        # Import resolutions are remembered per chunk only: a module created or deleted
-        # since an earlier run in this process must be seen (the cache relies on it).
+        # Import resolutions (and what is made once per run of the project's files) are
+        # remembered for one run only: a module created or deleted since an earlier run in
+        # this process must be seen (the cache relies on it).
         resolve.forget()
+        _memory_of = run
     out = []
     for n, (path, settings) in enumerate(items, 1):
         out.append(check_path(path, settings, rules=rules, fix=fix, digests=digests))

@@ -18,16 +18,10 @@ import libcst as cst
 
 from streamlint.model import reads, resolve
 from streamlint.model.syntax.prefilter import may_call
-from streamlint.nesting import nesting_problem
 
-# A module larger than this is not read for its summaries (unknown: silence).
-MAX_BYTES = 2_000_000
 # The parsed modules kept between checked files (a tree costs about 35x its source).
 MAX_CACHED_MODULES = 320  # (a package of MAX_PACKAGE_FILES and the root scripts: read by every file of it)
 MAX_CACHED_SOURCE_BYTES = 2_000_000
-# A module that names none of the frameworks can still hand on a helper that does (a package's
-# `__init__` re-exports): it is read when it imports anything.
-_RELEVANT = (b"torch", b"cupy", b"numba", b"cuda", b"mpi4py", b"import")
 
 
 @dataclass(frozen=True)
@@ -100,7 +94,7 @@ def _spells(file: str, names: frozenset[str]) -> bool:
     except OSError:
         reads.note(file, reads.ABSENT)
         return False
-    reads.note(file, reads.content_hash(data))
+    reads.note_read(file, data)
     return may_call(data, names)
 
 
@@ -132,13 +126,11 @@ def _parse(file: Path, stat, name: str) -> Optional[_Entry]:
     except OSError:
         reads.note(key, reads.ABSENT)
         return None
-    reads.note(key, reads.content_hash(data))
+    reads.note_read(key, data)
     source = None
-    if len(data) <= MAX_BYTES and any(word in data for word in _RELEVANT):
+    if reads.parsed_at_all(data):
         try:
-            text = data.decode("utf-8")
-            # libcst's native parser would overflow its stack: a module we cannot see
-            tree = cst.parse_module(text) if nesting_problem(text) is None else None
+            tree = cst.parse_module(data.decode("utf-8"))
         except (UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
             tree = None
         if tree is not None:
