@@ -38,7 +38,7 @@ class CheckedFile:
     @property
     def v3(self) -> FileModel:
         if self._model is None:
-            self._model = analyze_file(self.module, self.path)
+            self._model = analyze_file(self.module, self.path, self.source)
         return self._model
 
     # -- spelling ---------------------------------------------------------------------------

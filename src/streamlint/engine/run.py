@@ -186,33 +186,45 @@ def check_chunk(
         # this process must be seen (the cache relies on it).
         resolve.forget()
         _memory_of = run
-    out = []
+    out, later = [], []  # (the digests of what the chunk's files used are made once all are checked)
     for n, (path, settings) in enumerate(items, 1):
-        out.append(check_path(path, settings, rules=rules, fix=fix, digests=digests))
+        out.append(check_path(path, settings, rules=rules, fix=fix, digests=digests, later=later))
         if on_done is not None:
             on_done(str(path))
         if n % TRIM_EVERY == 0:
             memory.release_memory()
+    for make in later:
+        make()
     return out
 
 
 def check_path(
     path: Path, settings: Settings, *, rules: Sequence[type[Rule]] | None = None, fix: Optional[FixRequest] = None,
-    digests: bool = True,
+    digests: bool = True, later: Optional[list] = None,
 ) -> Checked:
     """One file read once and checked, with the hash of its bytes and what the
-    analysis read besides."""
+    analysis read besides. `later`: the notes of what it read are final once what is
+    appended there is called (in order)."""
     filename = str(path)
     try:
         data = read_bytes(path)
     except OSError as err:
         diag = source_error(filename, f"cannot read file: {err.strerror or err}")
         return Checked(FileResult(filename, [diag], analysed=False, lines=0), None, {})
-    with reads.recording(digests) as deps:
+    with reads.recording(digests, later) as deps:
         result = lint_source(SourceFile(filename, data), settings, rules=rules, fix=fix)
-    # A message that names another module points at its lines: such a result is made
-    # again whenever that module's text changes, not only its summary.
-    deps = reads.strict(deps, lambda dep: _mentions(result, dep, filename))
+
+    def strict() -> None:
+        # A message that names another module points at its lines: such a result is made
+        # again whenever that module's text changes, not only its summary.
+        final = reads.strict(deps, lambda dep: _mentions(result, dep, filename))
+        deps.clear()
+        deps.update(final)
+
+    if later is None:
+        strict()
+    else:
+        later.append(strict)
     return Checked(result, reads.content_hash(data), deps)
 
 

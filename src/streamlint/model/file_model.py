@@ -33,10 +33,10 @@ class FileModel:
         return self.solver.node_of(site)
 
 
-def analyze_file(module: cst.Module, path: str = "") -> FileModel:
+def analyze_file(module: cst.Module, path: str = "", text: str = "") -> FileModel:
     name, package = main_names(path)
     solver = Solver(Program(unit_of(name, module, package), ProjectModules(path)))
-    solved = solver.solve_module()
+    solved = solver.solve_module(path, text)
     kept: dict = {}  # problem -> its hazard, in the order the problems were first met
     pairs = set()
     placed = [conflict if isinstance(conflict, Hazard) else place(function, conflict)

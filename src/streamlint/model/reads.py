@@ -154,11 +154,13 @@ def use(path: str, name: str, digest: Callable[[], str]) -> None:
 
 
 @contextmanager
-def recording(digests: bool = True) -> Iterator[dict[str, Note]]:
+def recording(digests: bool = True, later: Optional[list] = None) -> Iterator[dict[str, Note]]:
     """Collect the notes made inside the block into the yielded dict. Modules whose
     summaries were used get summary notes (see `finish`) when the block ends; without
     `digests` (no cache will keep the result) uses are not recorded and no digest is made:
-    a digest solves the used function again in a program of its own module."""
+    a digest solves the used function again in a program of its own module. `later`: the
+    summary notes are made when the caller calls what is appended there (after the other files
+    of its chunk, whose checks keep their modules' root summaries for the digests)."""
     global _notes, _uses, _texts
     outer, _notes = _notes, {}
     outer_uses, _uses = _uses, ({} if digests else None)
@@ -168,7 +170,9 @@ def recording(digests: bool = True) -> Iterator[dict[str, Note]]:
         yield notes
     finally:
         _notes, _uses, _texts = outer, outer_uses, outer_texts
-    if uses is not None:
+    if uses is not None and later is not None:
+        later.append(lambda: finish(notes, uses))
+    elif uses is not None:
         finish(notes, uses)
     for data in (texts or {}).values():
         syntax_of(data)

@@ -39,6 +39,7 @@ class _Entry:
     mtime_ns: int
     size: int
     source: Optional[Source]
+    content: str = ""  # its content hash (noted for every checked file that reads it)
 
 
 _parsed: OrderedDict[str, _Entry] = OrderedDict()
@@ -115,6 +116,8 @@ def _read(file: Path, name: str) -> Optional[Source]:
         entry = _parse(file, stat, name)
         if entry is None:
             return None
+    else:  # (read for an earlier checked file: noted for this one too)
+        reads.note(key, entry.content)
     _parsed.move_to_end(key)
     return entry.source
 
@@ -136,7 +139,7 @@ def _parse(file: Path, stat, name: str) -> Optional[_Entry]:
         if tree is not None:
             package = name if file.name == "__init__.py" else name.rpartition(".")[0]
             source = Source(tree, package, key, data)
-    entry = _Entry(stat.st_mtime_ns, stat.st_size, source)
+    entry = _Entry(stat.st_mtime_ns, stat.st_size, source, reads.content_hash(data))
     _remember(key, entry, len(data))
     return entry
 
