@@ -104,13 +104,14 @@ class Solver:
         self._from_callers = False
         self._extra_spent: dict[str, set] = {}  # the kinds of extra context each function has used
 
-    def solve_module(self, path: str = "", text: str = "") -> Solved:
-        """`path` and `text`: the checked file's, whose functions' root summaries are then what
-        `digest_of_use` makes of them for an importer checked in the same run (the same solve)."""
+    def solve_module(self, path: str = "", content: str = "") -> Solved:
+        """`path` and `content` (the content hash of the checked bytes): its functions' root
+        summaries are then what `digest_of_use` makes of them for an importer checked in the same
+        run (the same solve)."""
         self._globals[self.program.main.name] = self._module_names(self.program.main.name)
         roots = {q: self._solve(q, ROOT_CONTEXT) for q in list(self.program.main.functions)}
-        if path and text and path != "-":
-            _publish_roots(path, text, self.program.main.name, roots)
+        if path and content and path != "-":
+            _publish_roots(path, content, self.program.main.name, roots)
         self._solve_under_callers()
         return self.solved
 
@@ -554,19 +555,15 @@ def digest_of_use(path: str, local: str) -> str:
     return found if found is not None else _digest_alone(name, package, path, source.tree, local)
 
 
-def _publish_roots(path: str, text: str, name: str, roots: dict) -> None:
+def _publish_roots(path: str, content: str, name: str, roots: dict) -> None:
     """A checked module's root summaries, solved first in its program as `digest_of_use` solves
-    them: kept for its importers' digests in this run (by its file's path and text)."""
+    them: kept for its importers' digests in this run (by its file's path and content hash)."""
     where = str(FilePath(path).resolve())
     if main_names(where)[0] != name:
         return
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError:
-        return
     made = resolve.per_run(("digests_of_module", where), dict)
     made.clear()
-    made.update(text=reads.content_hash(data), roots=roots)
+    made.update(text=content, roots=roots)
 
 
 def _digest_alone(name: str, package: str, path: str, tree: cst.Module, local: str) -> str:

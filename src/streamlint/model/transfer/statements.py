@@ -552,7 +552,7 @@ def _for(node: cst.For, state: State, frame: Frame) -> State:
     iterable, state = evaluate(node.iter, state, frame)
     element = iterable.iterated()
     symbol = _counter(node)
-    frame.numbering.item_tests.update(item_tests(node))
+    frame.numbering.item_tests.update(frame.numbering.once(("item_tests", id(node)), lambda: item_tests(node)))
 
     def body(s: State) -> State:
         s = bind(node.target, element, s, frame, node)
