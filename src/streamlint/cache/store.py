@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Optional
 
-from streamlint import __version__
+from streamlint import __version__, syntax_notes
 from streamlint.atomic_write import write_atomic
 from streamlint.cache import codec
 from streamlint.cache.keys import FORMAT, tool_fingerprint
@@ -146,18 +146,18 @@ class ResultCache:
     def _holds(self, path: str, recorded: reads.Note) -> bool:
         """Whether what the analysis noted about `path` holds now: its existence, its content,
         or for a syntax note its content or else its tokens but comments and blank lines."""
-        if recorded is None or not recorded.startswith(reads.SYNTAX_PREFIX):
+        if recorded is None or not recorded.startswith(syntax_notes.SYNTAX_PREFIX):
             return self._note_now(path, recorded) == recorded
-        content, syntax = reads.syntax_part(recorded)
+        content, syntax = syntax_notes.syntax_part(recorded)
         if self._note_now(path, content) == content:
             return True
         now = self._note_now(path, recorded)
-        return bool(now) and now.startswith(reads.SYNTAX_PREFIX) and reads.syntax_part(now)[1] == syntax
+        return bool(now) and now.startswith(syntax_notes.SYNTAX_PREFIX) and syntax_notes.syntax_part(now)[1] == syntax
 
     def _note_now(self, path: str, recorded: reads.Note) -> reads.Note:
         """What the analysis would note about `path` now, of the kind `recorded` is (its
         existence, its content hash, its syntax note: model/reads.py), memoized for the run."""
-        wants = "syntax" if recorded and recorded.startswith(reads.SYNTAX_PREFIX) else "hash" if recorded else ""
+        wants = "syntax" if recorded and recorded.startswith(syntax_notes.SYNTAX_PREFIX) else "hash" if recorded else ""
         key = (path, wants)
         if key not in self._current:
             if not wants:
@@ -169,7 +169,7 @@ class ResultCache:
                 except OSError:
                     now = reads.ABSENT
                 else:
-                    now = reads.syntax_of(data) if wants == "syntax" else reads.content_hash(data)
+                    now = syntax_notes.syntax_of(data) if wants == "syntax" else reads.content_hash(data)
             self._current[key] = now
         return self._current[key]
 

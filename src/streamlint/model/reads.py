@@ -4,7 +4,8 @@
 file's imports; the engine collects the notes per file so that the result cache can
 tell when a change elsewhere (a helper module edited, added or removed) invalidates it.
 
-A note is one of: the content hash of a file that was read, PRESENT for a file whose
+A note is one of: the content hash of a file that was read (kept as its syntax note,
+streamlint/syntax_notes.py, for a module the analysis read: a comment added keeps it), PRESENT for a file whose
 existence mattered but whose text was not read, ABSENT for a path that was looked for
 and not found, or a *summary note* for a module whose summaries the analysis used:
 `HASH/DIGEST/NAME,NAME...`, the content hash, a digest of what the analysis used from
@@ -19,18 +20,13 @@ the module's analysis is at hand (`use()` takes a function that computes it).
 from __future__ import annotations
 
 import hashlib
-import io
-import tokenize
 from contextlib import contextmanager
 from typing import Callable, Iterator, NamedTuple, Optional
 
-from streamlint.nesting import nesting_problem
+from streamlint import syntax_notes
 
 PRESENT = ""
 ABSENT = None
-# A syntax note: the hash of a module's tokens without its comments and blank lines (and of the
-# few facts of its raw text that decide whether it is read at all, `syntax_of`)
-SYNTAX_PREFIX = "syn:"
 
 Note = Optional[str]
 
@@ -76,62 +72,13 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-# content hash -> its syntax note (a function of the bytes alone: kept for the process)
-_syntax: dict[str, str] = {}
-# A module larger than this is not read for its summaries (unknown: silence).
-MAX_BYTES = 2_000_000
-# A module that names none of the frameworks can still hand on a helper that does (a package's
-# `__init__` re-exports): it is read when it imports anything.
-_RELEVANT = (b"torch", b"cupy", b"numba", b"cuda", b"mpi4py", b"import")
-
-
-def parsed_at_all(data: bytes) -> bool:
-    """Whether a module read is parsed (modules.py): small enough, naming a framework or
-    importing anything, and nesting no deeper than libcst's native parser can (deeper would
-    overflow its stack: a module we cannot see). Facts of the raw text that a comment can change:
-    part of the syntax note."""
-    if len(data) > MAX_BYTES or not any(word in data for word in _RELEVANT):
-        return False
-    try:
-        return nesting_problem(data.decode("utf-8")) is None
-    except UnicodeDecodeError:
-        return False
-
-
-def syntax_of(data: bytes) -> str:
-    """The syntax note of a module's bytes, `syn:<content hash>:<syntax hash>`: the syntax hash is
-    equal for two texts whose tokens are the same but for comments and line breaks between
-    statements (a comment, a blank line, a re-wrapped call), so that an analysis that read the
-    module holds for both (positions aside: `strict`). The content hash alone when the text does
-    not tokenize."""
-    content = content_hash(data)
-    found = _syntax.get(content)
-    if found is None:
-        try:
-            tokens = [f"{t.type}:{t.string}" for t in tokenize.tokenize(io.BytesIO(data).readline)
-                      if t.type not in (tokenize.COMMENT, tokenize.NL)]
-        except (tokenize.TokenError, SyntaxError, UnicodeDecodeError, ValueError):
-            found = content
-        else:
-            text = "\x00".join((str(parsed_at_all(data)), *tokens)).encode("utf-8", "surrogatepass")
-            found = f"{SYNTAX_PREFIX}{content}:{hashlib.blake2b(text, digest_size=16).hexdigest()}"
-        _syntax[content] = found
-    return found
-
-
-def syntax_part(note: str) -> tuple[str, str]:
-    """(content hash, syntax hash) of a syntax note."""
-    content, _, syntax = note[len(SYNTAX_PREFIX):].partition(":")
-    return content, syntax
-
-
 def note_read(path: str, data: bytes) -> None:
     """Record that the analysis read the module at `path` (its syntax note is made if a result
     is kept: `strict`)."""
     if _notes is None:
         return
     content = content_hash(data)
-    if _texts is not None and content not in _syntax:
+    if _texts is not None and not syntax_notes.known(content):
         _texts[content] = data
     note(path, content)
 
@@ -175,7 +122,7 @@ def recording(digests: bool = True, later: Optional[list] = None) -> Iterator[di
     elif uses is not None:
         finish(notes, uses)
     for data in (texts or {}).values():
-        syntax_of(data)
+        syntax_notes.syntax_of(data)
 
 
 def finish(notes: dict[str, Note], uses: dict[str, dict[str, Callable[[], str]]]) -> None:
@@ -202,7 +149,7 @@ def strict(notes: dict[str, Note], mentioned: Callable[[str], bool]) -> dict[str
         if mentioned(path):
             out[path] = parsed.content if parsed is not None else note
         elif parsed is not None:
-            out[path] = summary_note(_syntax.get(parsed.content, parsed.content), parsed.digest, parsed.names)
+            out[path] = summary_note(syntax_notes.known(parsed.content) or parsed.content, parsed.digest, parsed.names)
         else:
-            out[path] = _syntax.get(note, note) if note else note
+            out[path] = (syntax_notes.known(note) or note) if note else note
     return out

@@ -17,6 +17,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import reads, resolve
+from streamlint.syntax_notes import parsed_at_all
 from streamlint.model.syntax.prefilter import may_call
 
 # The parsed modules kept between checked files (a tree costs about 35x its source).
@@ -131,7 +132,7 @@ def _parse(file: Path, stat, name: str) -> Optional[_Entry]:
         return None
     reads.note_read(key, data)
     source = None
-    if reads.parsed_at_all(data):
+    if parsed_at_all(data):
         try:
             tree = cst.parse_module(data.decode("utf-8"))
         except (UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
