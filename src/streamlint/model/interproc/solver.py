@@ -9,6 +9,7 @@ MAX_WALKS walks per run; past it, calls are opaque.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
@@ -44,6 +45,8 @@ MAX_ROOT_FILES = 64
 # The walks done to learn what the project's callers pass (its callers and what they call):
 # past this many, no further caller is walked (the contexts found so far stand).
 MAX_CALLER_WALKS = 1000
+# The modules whose root summaries are kept for importers' digests in a run (digest_of_use).
+MAX_KEPT_ROOTS = MAX_PACKAGE_FILES + MAX_ROOT_FILES
 
 
 @dataclass
@@ -545,9 +548,10 @@ def digest_of_use(path: str, local: str) -> str:
     text = reads.content_hash(source.text)  # (not the tree: the parse cache decides how long that is kept)
     if made.get("text") != text:  # (first asked, or its text changed)
         made.clear()
-        solver = Solver(Program(unit_of(name, source.tree, package), ProjectModules(path)))
-        made.update(text=text, roots={q: solver.summary_at_root(q) for q in list(solver.program.main.functions)})
     digests = made.setdefault("digests", {})
+    if local not in digests and "roots" not in made:  # (not solved yet, or its summaries let go)
+        solver = Solver(Program(unit_of(name, source.tree, package), ProjectModules(path)))
+        _keep_roots(path, made, text, {q: solver.summary_at_root(q) for q in list(solver.program.main.functions)})
     if local not in digests:
         summary = made["roots"].get(f"{name}.{local}")
         digests[local] = sealed(summary).digest if summary is not None else None
@@ -563,7 +567,18 @@ def _publish_roots(path: str, content: str, name: str, roots: dict) -> None:
         return
     made = resolve.per_run(("digests_of_module", where), dict)
     made.clear()
-    made.update(text=content, roots=roots)
+    _keep_roots(where, made, content, roots)
+
+
+def _keep_roots(path: str, made: dict, content: str, roots: dict) -> None:
+    """Keep a module's root summaries for the run, those of at most MAX_KEPT_ROOTS modules (the
+    oldest let go: their digests made so far stay, the others are solved again when asked)."""
+    made.update(text=content, roots=roots, digests=made.get("digests", {}))
+    kept = resolve.per_run("kept_roots", OrderedDict)
+    kept[path] = made
+    kept.move_to_end(path)
+    while len(kept) > MAX_KEPT_ROOTS:
+        kept.popitem(last=False)[1].pop("roots", None)
 
 
 def _digest_alone(name: str, package: str, path: str, tree: cst.Module, local: str) -> str:
