@@ -72,12 +72,12 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def note_read(path: str, data: bytes) -> None:
-    """Record that the analysis read the module at `path` (its syntax note is made if a result
-    is kept: `strict`)."""
+def note_read(path: str, data: bytes, content: str = "") -> None:
+    """Record that the analysis read the module at `path`, of content hash `content` (made from
+    `data` when not given); its syntax note is made if a result is kept (`strict`)."""
     if _notes is None:
         return
-    content = content_hash(data)
+    content = content or content_hash(data)
     if _texts is not None and not syntax_notes.known(content):
         _texts[content] = data
     note(path, content)

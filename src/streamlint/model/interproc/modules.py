@@ -117,7 +117,9 @@ def _read(file: Path, name: str) -> Optional[Source]:
         entry = _parse(file, stat, name)
         if entry is None:
             return None
-    else:  # (read for an earlier checked file: noted for this one too)
+    elif entry.source is not None:  # (read for an earlier checked file: noted for this one too)
+        reads.note_read(key, entry.source.text, entry.content)
+    else:
         reads.note(key, entry.content)
     _parsed.move_to_end(key)
     return entry.source
