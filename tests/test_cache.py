@@ -229,7 +229,7 @@ def test_entry_records_what_the_analysis_read(package, tmp_path):
     helpers = str((package / "helpers.py").resolve())
     content, digest, names = deps[helpers].split("/")
     # the helper's syntax note (its content hash, the hash of its tokens but comments and blank
-    # lines: model/reads.py), the summary digest
+    # lines: streamlint/reads.py), the summary digest
     assert content.startswith("syn:") and [len(p) for p in content[4:].split(":")] == [32, 32] and len(digest) == 24
     assert names == "v3:make_host"  # the names main.py used there (v3 use notes, interproc/digests.py)
     # other.py uses nothing of another module: no summary note (and defines no name a caller can
@@ -431,7 +431,7 @@ def _rewrite_entries(shard: Path, change) -> None:
     change(entries)
     body = json.dumps(entries).encode()
     header = json.loads(head)
-    header["body"] = __import__("streamlint.model.reads").model.reads.content_hash(body)
+    header["body"] = __import__("streamlint.reads").reads.content_hash(body)
     shard.write_bytes(json.dumps(header).encode() + b"\n" + body)
 
 
@@ -711,7 +711,7 @@ def test_parsed_modules_of_the_project_are_bounded(tmp_path, monkeypatch):
 
 
 def test_resolution_probes_are_noted_on_every_lookup(tmp_path):
-    from streamlint.model import reads
+    from streamlint import reads
 
     _forget_modules()
     write(tmp_path / "main.py", "")
@@ -824,7 +824,7 @@ def test_helper_walked_in_the_callers_context_rechecks_on_a_body_edit(tmp_path):
 
 
 def test_no_digest_is_made_without_a_cache():
-    from streamlint.model import reads
+    from streamlint import reads
 
     asked = []
     with reads.recording(digests=False) as notes:

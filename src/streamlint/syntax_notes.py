@@ -1,5 +1,5 @@
 """Syntax notes: what the result cache keeps of a module another file's analysis read
-(model/reads.py), `syn:<content hash>:<syntax hash>`. The syntax hash is the same for two texts
+(streamlint/reads.py), `syn:<content hash>:<syntax hash>`. The syntax hash is the same for two texts
 whose tokens are the same but for comments and line breaks between statements (a comment, a
 blank line, a re-wrapped call), and whose raw text the model reads the same way (`parsed_at_all`):
 an analysis that read one holds for the other, positions aside (reads.strict keeps the content
