@@ -15,7 +15,8 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from streamlint import positions
-from streamlint.model import api, declared, reads
+from streamlint import reads
+from streamlint.model import api, declared
 from streamlint.model.file_model import FileModel, analyze_file
 from streamlint.model.transfer.names import imports_of
 from streamlint.model.transfer.nodes import preorder
