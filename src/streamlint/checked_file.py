@@ -14,8 +14,7 @@ from typing import Optional
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from streamlint import positions
-from streamlint import reads
+from streamlint import positions, reads
 from streamlint.model import api, declared
 from streamlint.model.file_model import FileModel, analyze_file
 from streamlint.model.transfer.names import imports_of
