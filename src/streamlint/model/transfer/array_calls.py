@@ -9,7 +9,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import api
-from streamlint.model.api import cuda_core, cupy, host_math, interop, numba_cuda
+from streamlint.model.api import cupy, host_math, interop
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
@@ -118,9 +118,7 @@ def _cupy_kernel(short: str, arguments: Arguments, state: State, frame: Frame, a
 
 
 def cupy_array_method(name: str, array: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    fact = cupy.ARRAY_METHODS.get(name)
-    if fact is not None:
-        return apply_fact(fact, arguments, state, frame, f"cupy.ndarray.{name}")
+    """The array methods no row says: views, and kernels on the current stream."""
     if name in cupy.VIEW_METHODS:
         return array, state
     if name in cupy.KERNEL_METHODS and array.identity is not None and is_device(array):
@@ -133,49 +131,26 @@ def cupy_array_method(name: str, array: AbsValue, arguments: Arguments, state: S
     return None
 
 
-def numba_array_method(name: str, array: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    fact = numba_cuda.ARRAY_METHODS.get(name)
-    return apply_fact(fact, arguments, state, frame, f"numba.cuda.DeviceNDArray.{name}") if fact is not None else None
-
-
-def _method_table(tables: dict, owner: str):
-    def method(name: str, receiver: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-        fact = tables.get(name)
-        return apply_fact(fact, arguments, state, frame, f"{owner}.{name}") if fact is not None else None
-    return method
-
-
-def cupy_stream_method(name: str, stream: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    if name in _CAPTURE and stream.stream is not None:
-        site = frame.site(arguments.node)
-        graph = AbsValue(ValueKind.GRAPH, "cupy", identity=Path(Root.fresh(site)))
-        effect = Effect(_CAPTURE[name], site, graph.identity if name == "end_capture" else None, stream.stream,
-                        framework="cupy")
-        return (graph if name == "end_capture" else AbsValue(ValueKind.UNKNOWN)), do(state, frame, effect)
-    return _cupy_stream_table(name, stream, arguments, state, frame)
+def capture(name: str, stream: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    """`s.begin_capture()` ... `g = s.end_capture()`: CuPy's graph capture on the stream."""
+    if name not in _CAPTURE or stream.stream is None:
+        return None
+    site = frame.site(arguments.node)
+    graph = AbsValue(ValueKind.GRAPH, "cupy", identity=Path(Root.fresh(site)))
+    effect = Effect(_CAPTURE[name], site, graph.identity if name == "end_capture" else None, stream.stream, framework="cupy")
+    return (graph if name == "end_capture" else AbsValue(ValueKind.UNKNOWN)), do(state, frame, effect)
 
 
 _CAPTURE = {"begin_capture": EffectKind.BEGIN_CAPTURE, "end_capture": EffectKind.END_CAPTURE}
-_cupy_stream_table = _method_table(cupy.STREAM_METHODS, "cupy.cuda.Stream")
-cupy_event_method = _method_table(cupy.EVENT_METHODS, "cupy.cuda.Event")
-_numba_stream_table = _method_table(numba_cuda.STREAM_METHODS, "numba.cuda.Stream")
-
-
-def numba_stream_method(name: str, stream: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    if name == "auto_synchronize" and stream.stream is not None:
-        # a context whose exit synchronizes the stream
-        return AbsValue(ValueKind.STREAM_CONTEXT, "numba", stream=stream.stream, target=SYNC_ON_EXIT), state
-    return _numba_stream_table(name, stream, arguments, state, frame)
-
-
 # The target of a stream context that changes no current stream and synchronizes at its exit.
 SYNC_ON_EXIT = "synchronize on exit"
-numba_event_method = _method_table(numba_cuda.EVENT_METHODS, "numba.cuda.Event")
-# cuda.core's objects (cuda-python's own streams, events and buffers)
-cuda_core_stream_method = _method_table(cuda_core.STREAM_METHODS, "cuda.core.Stream")
-cuda_core_event_method = _method_table(cuda_core.EVENT_METHODS, "cuda.core.Event")
-cuda_core_buffer_method = _method_table(cuda_core.BUFFER_METHODS, "cuda.core.Buffer")
-raw_memory_method = _method_table(cupy.MEMORY_POINTER_METHODS, "cupy.cuda.MemoryPointer")
+
+
+def auto_synchronize(name: str, stream: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    """Numba's `with s.auto_synchronize():`, a context whose exit synchronizes the stream."""
+    if name != "auto_synchronize" or stream.stream is None:
+        return None
+    return AbsValue(ValueKind.STREAM_CONTEXT, "numba", stream=stream.stream, target=SYNC_ON_EXIT), state
 
 
 def launch_stream(config: list[AbsValue]):
