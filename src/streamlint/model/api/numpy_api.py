@@ -15,13 +15,11 @@ SHAPE_FIRST = frozenset({"zeros", "ones", "empty", "full"})
 # numpy.<name>(x, ...) views or wraps x's memory (a pinned buffer stays pinned).
 SAME_MEMORY = frozenset({"frombuffer", "asarray", "asanyarray", "reshape", "ravel", "ctypeslib.as_array"})
 
-# numpy.random.<name>(...) returns a scalar unless given a size: the number of positional
-# arguments that come before `size`.
+# numpy.random.<name>(...) returns a scalar unless given a size: the positional arguments before it.
 SCALAR_WITHOUT_SIZE = {
     "random.randint": 2, "random.uniform": 2, "random.normal": 2, "random.rand": 0, "random.randn": 0,
     "random.random": 0, "random.random_sample": 0, "random.standard_normal": 0,
 }
 
-# Attributes of a host array that are its memory under another name (`a.ctypes.data`, the
-# address cuda-python's copies take).
+# Attributes of a host array that are its memory under another name (`a.ctypes.data`).
 SAME_MEMORY_ATTRIBUTES = frozenset({"ctypes"})

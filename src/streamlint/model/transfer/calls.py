@@ -35,8 +35,9 @@ RAW = "raw"  # the framework of raw allocations (a MemoryPointer)
 HOST_READERS = frozenset({"print", "str", "repr", "float", "int", "bool", "format", "len", "list", "sum"})
 # Methods the tables know on a framework's objects or on builtins: a call of one of these names
 # through an unknown receiver is no evidence that the receiver is a project class.
-FRAMEWORK_METHODS = (frozenset(torch_api.TENSOR_METHODS) | torch_api.TENSOR_PRESERVING | frozenset(torch_api.TENSOR_COPIES)
-                     | frozenset(torch_api.STREAM_METHODS) | frozenset(torch_api.EVENT_METHODS) | torch_api.BUILTIN_METHODS
+FRAMEWORK_METHODS = (frozenset(torch_api.TENSOR_METHODS) | torch_api.TENSOR_PRESERVING
+                     | frozenset(torch_api.TENSOR_COPIES) | frozenset(torch_api.STREAM_METHODS)
+                     | frozenset(torch_api.EVENT_METHODS) | torch_api.BUILTIN_METHODS
                      | frozenset(torch_modules.TRAINING_STEP_CALLS) | torch_modules.MODULE_HOT_METHODS
                      | python_std.KEEPING_METHODS | python_std.LISTING_METHODS)
 
@@ -133,16 +134,14 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
 
 
 def _model_inputs(arguments: Arguments, state: State, frame: Frame) -> Arguments:
-    """A model or loss called under a stream the code chose runs there, on tensors (PyTorch's
-    invariant): its arguments of unknown kind are the tensors it reads."""
+    """A model called under a chosen stream runs there on tensors (PyTorch's invariant): its unknown arguments are."""
     if not frame.chosen_stream(state):
         return arguments
     return replace(arguments, positional=tuple((_as_tensor(v), e) for v, e in arguments.positional))
 
 
 def _module_call_inputs(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Arguments:
-    """A module run on tensors under a stream the code chose reads its parameters there too, when
-    the function holds it itself (one handed in was built by the caller, on no stream we know)."""
+    """A module run under a chosen stream reads its parameters there too, when the function holds it itself."""
     inputs = _model_inputs(arguments, state, frame)
     if inputs is arguments or callee.identity is None or callee.identity.root.kind is RootKind.PARAM:
         return inputs
@@ -200,8 +199,7 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
 
 
 def _super(frame: Frame) -> AbsValue:
-    """`super()`: the receiver as an instance of its class's first project base (an edge of the
-    call graph: the base's method gets this call's arguments)."""
+    """`super()`: the receiver as an instance of its class's first project base (a call-graph edge to its methods)."""
     base = frame.program.base_class(f"{frame.module}.{frame.class_name}") if frame.program and frame.class_name else None
     if base is None:
         return UNKNOWN
@@ -209,8 +207,7 @@ def _super(frame: Frame) -> AbsValue:
 
 
 def _answered_first(name: str, receiver: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    """A graph's launch, an optimizer's step, a module's parameters, a method the class defines
-    itself (`self.clip_grad_norm_()`: the class's method, no in-place kernel), a mapping's view."""
+    """A graph's launch, an optimizer's step, a module's parameters, a method the class defines itself."""
     if receiver.kind is ValueKind.GRAPH and receiver.identity is not None and name in ("launch", "replay"):
         return array_calls.launch_graph(receiver, arguments, state, frame)
     if receiver.kind is ValueKind.CONTAINER and receiver.target == torch_calls.OPTIMIZER:
@@ -258,8 +255,7 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
 
 
 def _evident_stream(receiver: AbsValue, name: str) -> AbsValue:
-    """A stream's method called on a value of unknown kind shows it is the stream at its path;
-    a raw allocation's method (CuPy's MemoryPointer) that it is raw device memory there."""
+    """A stream's (or a MemoryPointer's) own method called on a value of unknown kind shows what it is."""
     if receiver.kind is not ValueKind.UNKNOWN or receiver.identity is None:
         return receiver
     if name in torch_api.STREAM_ONLY_METHODS:
@@ -298,8 +294,7 @@ def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: S
 
 
 def _no_longer_empty(receiver: AbsValue, filled: AbsValue, arguments: Arguments, state: State) -> State:
-    """`parts.append(t)` on an empty display a name or attribute holds: its items are no longer
-    known to be none."""
+    """`parts.append(t)` on an empty display a name or attribute holds: its items are no longer known to be none."""
     if receiver.identity is not None and state.stored(receiver.identity) == receiver:  # `self.parts.append(t)`
         return state.store(receiver.identity, filled)
     func = arguments.node.func
@@ -314,8 +309,7 @@ def _no_longer_empty(receiver: AbsValue, filled: AbsValue, arguments: Arguments,
 
 
 def _added(receiver: AbsValue, name: str, arguments: Arguments) -> AbsValue:
-    """An empty container once `name` put its arguments in: its items are the one item added
-    (`append`), else not told (`extend`)."""
+    """An empty container once `name` put its arguments in: the one item added (`append`), else not told."""
     position = python_std.ADDING_METHODS.get(name)
     item = arguments.positional[position][0] if position is not None and position < len(arguments.positional) else None
     if item is None or (item.kind is ValueKind.UNKNOWN and item.identity is None):
@@ -332,8 +326,7 @@ def _any_of(classes: tuple[str, ...], name: str, arguments: Arguments, state: St
 
 
 def _one_of(callee: AbsValue, arguments: Arguments, state: State, frame: Frame, run=None) -> Handled:
-    """A callable value that is one of a few project functions (`f = a if c else b`), a bound method
-    (`getattr(self, name)`), or one of a few framework functions (`run`: `_namespace_call`)."""
+    """A callable value that is one of a few project functions, a bound method, or a few framework functions (`run`)."""
     cells = cells_of(callee) if run is None else ()
     targets = callee.target.split(MERGED)
     receiver = arguments.receiver
@@ -345,8 +338,7 @@ def _one_of(callee: AbsValue, arguments: Arguments, state: State, frame: Frame, 
 
 
 def _sides(calls: list[tuple[str, Arguments]], label: str, run, state: State, frame: Frame, *extra) -> Handled:
-    """Each call applied to the state before them, on a side of its own (as the sides of a test:
-    outside a loop, which may pick another each iteration), the results joined."""
+    """Each call on a side of its own (as a test's sides; not in a loop, which may pick another each time), joined."""
     outside = frame.branch
     joined: Optional[Handled] = None
     try:
@@ -371,8 +363,7 @@ def _item_of(receiver: AbsValue, name: str, state: State) -> Optional[AbsValue]:
 
 
 def _taken_out(receiver: AbsValue, item: AbsValue, name: str, arguments: Arguments, frame: Frame) -> None:
-    """An item another call made taken out of a container on `self` (`self.device.pop(k)`): the
-    function holds the last reference from here (`Gathered.taken`)."""
+    """An item another call made taken out of a container on `self`: the function holds the last reference."""
     if name not in python_std.TAKING_METHODS or receiver.identity is None or receiver.identity.root.kind is not RootKind.SELF:
         return
     for made in item.alternatives:  # (the memory it is on each path that told it: D-20)
@@ -382,22 +373,20 @@ def _taken_out(receiver: AbsValue, item: AbsValue, name: str, arguments: Argumen
 
 
 def _fills(arguments: Arguments, before: State, after: State, frame: Frame) -> State:
-    """A method of an object we cannot see, given device memory made here that nothing has written
-    yet, can only be filling it: it writes it where it runs (the stream given, else the current)."""
+    """A method of an unseen object given device memory made here and unwritten can only be filling it."""
     given = next((v for v in arguments.values() if v.kind is ValueKind.STREAM), None)
     stream = torch_calls.stream_of(given) if given is not None else after.current_stream("torch")
     site = frame.site(arguments.node)
     for value in arguments.values():
         root = value.identity.root if value.identity is not None else None
-        unwritten = root is not None and root.kind is RootKind.FRESH and not root.age and not before.order.has_root(root)
-        if is_device(value) and unwritten and stream.known:
+        fresh = root is not None and root.kind is RootKind.FRESH and not root.age
+        if is_device(value) and fresh and not before.order.has_root(root) and stream.known:
             after = access(after, frame, site, value.identity, True, stream)
     return after
 
 
 def _object_method(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """A method of an object: a declared model's (`rmm.DeviceBuffer().copy_to_host`), else the
-    project's own (of one of its subclasses, by class-hierarchy analysis)."""
+    """A method of an object: a declared model's, else the project's (or its subclasses', by hierarchy)."""
     modelled = declared.active().facts.get(target)
     if modelled is not None:
         return fact_calls.apply_fact(modelled, arguments, state, frame, target)
@@ -410,8 +399,7 @@ def _object_method(target: str, arguments: Arguments, state: State, frame: Frame
 
 
 def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:
-    """An object we cannot see into may keep the buffers its method is given (`list.append`, a
-    cache's `put`): they stay held, as its items."""
+    """An object we cannot see into may keep the buffers its method is given (`list.append`): as its items."""
     if receiver.identity is None or receiver.is_buffer:
         return state
     given = [v for v in arguments.values() if v.is_buffer and v.identity is not None]
@@ -450,8 +438,7 @@ def bound_method(arguments: Arguments, frame: Frame) -> Optional[AbsValue]:
 
 
 def _attribute_named(arguments: Arguments, state: State, frame: Frame) -> tuple[Optional[AbsValue], State]:
-    """`getattr(holder, "x", None)`: what the producers of a holder a parameter reaches leave
-    there (D-16); None with a default given."""
+    """`getattr(holder, "x", None)`: what the producers of a holder leave there (D-16); None with a default."""
     if len(arguments.positional) < 2:
         return None, state
     holder, (_, name_node) = arguments.positional[0][0], arguments.positional[1]
@@ -501,8 +488,7 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
 
 
 def _listed_items(target: str, arguments: Arguments) -> Optional[AbsValue]:
-    """`list(t.split(n))`, `tuple(parts)`: a new container of the iterable's items, when they are
-    device memory or a container's known items (a host array's items are read on the host)."""
+    """`list(t.split(n))`: a new container of the items of device memory or of a container with known items."""
     where = python_std.LISTING_CALLS.get(target)
     iterable = arguments.value(where) if where is not None and len(arguments.values()) == 1 else None
     if iterable is None or (iterable.is_buffer and not is_device(iterable)):
@@ -514,8 +500,7 @@ def _listed_items(target: str, arguments: Arguments) -> Optional[AbsValue]:
 
 
 def _read_back(name: str, value: AbsValue, site: str, state: State, frame: Frame) -> Handled:
-    """`int(t)`, `float(a)` of device memory: the host copies the value back after the stream it
-    was made on (the current one) finished."""
+    """`int(t)` of device memory: the host copies it back once the current stream finished."""
     current = state.current_stream(value.framework or torch_calls.F)
     return torch_calls.read_back(name, [value], current, fact_calls.made_at(value), value.framework, site, state, frame)
 
@@ -562,8 +547,7 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame,
 
 
 def _bound_args(params: tuple[str, ...], arguments: Arguments) -> tuple[tuple[str, AbsValue], ...]:
-    """The arguments by parameter: positional ones up to a `*args` (no keyword-only parameter is
-    bound by position), keywords by name."""
+    """The arguments by parameter: positional ones up to a `*args`, keywords by name."""
     names = [p for p in params if p not in ("self", "cls")] if arguments.receiver is not None else list(params)
     starred = [i for i, name in enumerate(names) if name.startswith("*")]
     positional = names[:starred[0]] if starred else names
@@ -574,8 +558,7 @@ def _bound_args(params: tuple[str, ...], arguments: Arguments) -> tuple[tuple[st
 
 
 def _context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
-    """What this call tells the callee about its arguments (their kind, memory and stream), and
-    whether the current stream is one the code chose."""
+    """What this call tells the callee of its arguments (kind, memory, stream) and of the current stream."""
     keyed = [(str(i), given) for i, given in enumerate(arguments.positional)] + list(arguments.keywords.items())
     facts = tuple((key, _fact(value, state)) for key, (value, _) in keyed)
     receiver = _fact(arguments.receiver, state) if arguments.receiver is not None else None
@@ -587,8 +570,7 @@ def _context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
 
 
 def _work_stream_of(value: AbsValue) -> bool:
-    """The stream this function's callers hand it for the work (CallContext.work_stream), handed
-    on to a callee: the callee's callers hand it that stream for the work too."""
+    """A work stream the callers hand this function, handed on (CallContext.work_stream)."""
     ref = value.stream
     return (value.kind is ValueKind.STREAM and ref is not None and ref.kind is StreamRefKind.PATH and ref.fresh
             and ref.path is not None and ref.path.root.kind is RootKind.PARAM and not ref.path.steps)
@@ -734,8 +716,7 @@ def _in_this_loop(effect: Effect, frame: Frame, guards: int) -> Effect:
 
 
 def _note_parameter(frame: Frame, value: AbsValue, by_method: bool = False) -> None:
-    """A parameter, or `self.x` when a method that exists on one kind of tensor only shows it
-    (`by_method`), shown to be a tensor (on the device, the host, or either) by its use."""
+    """A parameter (or `self.x`, shown by a method of one kind of tensor) shown by its use to be a tensor."""
     identity = value.identity
     if identity is None:
         return

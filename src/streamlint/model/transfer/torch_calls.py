@@ -46,7 +46,8 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         return _combined(arguments, state, frame)
     if name.startswith(OPTIMIZERS) and name.rsplit(".", 1)[-1][:1].isupper():  # it holds the parameters it is given
         given = arguments.value(Arg(0, "params"))
-        return AbsValue(ValueKind.CONTAINER, F, target=OPTIMIZER, members=given.members if given is not None else frozenset()), state
+        members = given.members if given is not None else frozenset()
+        return AbsValue(ValueKind.CONTAINER, F, target=OPTIMIZER, members=members), state
     short = name.rsplit(".", 1)[-1]
     given = arguments.value(Arg(0, "data"))
     if name == "torch.as_tensor" and given is not None and is_device(given) and given.identity is not None:
@@ -95,8 +96,7 @@ def parameters_of(module: AbsValue) -> Optional[AbsValue]:
 
 
 def optimizer_step(optimizer: AbsValue, name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    """`opt.step()` reads the gradients and writes the parameters, `opt.zero_grad()` writes the
-    gradients: on the current stream, so the parameters are CUDA memory written there."""
+    """`opt.step()`, `opt.zero_grad()`: the parameters (CUDA memory) read and written on the current stream."""
     if name not in ("step", "zero_grad"):
         return None
     site = frame.site(arguments.node)
@@ -188,8 +188,7 @@ def _items_path(value: AbsValue) -> Path:
 
 
 def _combined(arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """`torch.cat(tensors)`: one new tensor made from the items of a list, where they live (of a
-    list the code says nothing about, a new tensor of a device not told)."""
+    """`torch.cat(tensors)`: a new tensor made where the list's items live (unknown items: device not told)."""
     given = arguments.value(Arg(0, "tensors"))
     if given is None or given.kind not in (ValueKind.CONTAINER, ValueKind.UNKNOWN):
         return UNKNOWN, state
@@ -201,8 +200,7 @@ def _combined(arguments: Arguments, state: State, frame: Frame) -> Handled:
 
 
 def _known_as(state: State, before: AbsValue, after: AbsValue) -> State:
-    """Every name and attribute holding `before` now holds `after`: evidence about a value is
-    about it wherever it is."""
+    """Every name and attribute holding `before` now holds `after`: evidence about a value is about it anywhere."""
     if before == after:
         return state
     for name, value in state.names:
@@ -265,8 +263,7 @@ def _host_built(arguments: Arguments) -> bool:
 
 
 def _written_out(arguments: Arguments) -> bool:
-    """The data is a number, or a list or tuple written out of values that are no tensors (not
-    data it reads: `torch.tensor(row)` is the program's input)."""
+    """The data is a number or a list written out of values that are no tensors (not data the program reads)."""
     located = arguments.located(Arg(0, "data"))
     if located is None or not _host_built(arguments):
         return False
@@ -310,8 +307,7 @@ def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: Stat
 
 
 def _storage_method(name: str, storage: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """`t.untyped_storage().resize_(0)`: the memory goes back to the allocator of the stream it
-    was made on now, while names still hold the tensor."""
+    """`t.untyped_storage().resize_(0)`: the memory goes back to its stream's allocator now."""
     size = arguments.expression(Arg(0, "size"))
     freed = isinstance(size, cst.Integer) and size.evaluated_value == 0
     if name not in torch_api.STORAGE_RELEASES or not freed or storage.identity is None or storage.stream is None:
