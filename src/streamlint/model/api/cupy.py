@@ -110,10 +110,10 @@ VIEW_METHODS = frozenset({"reshape", "view", "transpose", "swapaxes", "squeeze",
 KERNEL_NAMESPACES = frozenset({"cupy", "cupy.linalg", "cupy.fft", "cupyx.scipy.signal", "cupyx.scipy.ndimage", "cupyx.scipy.special"})
 # (and host-side predicates and type helpers, which return Python values)
 NON_KERNEL_FUNCTIONS = frozenset({
-    "get_array_module", "get_default_memory_pool", "get_default_pinned_memory_pool", "dtype", "result_type",
-    "can_cast", "isscalar", "ndim", "shape", "size", "iinfo", "finfo", "show_config", "is_available", "fuse",
-    "vectorize", "asnumpy", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
-    "uint32", "uint64", "bool_", "complex64", "complex128", "get_include", "memoize", "clear_memo", "broadcast_shapes",
+    "get_array_module", "get_default_memory_pool", "get_default_pinned_memory_pool", "dtype", "result_type", "can_cast",
+    "isscalar", "ndim", "shape", "size", "iinfo", "finfo", "show_config", "is_available", "fuse", "vectorize",
+    "asnumpy", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+    "uint64", "bool_", "complex64", "complex128", "get_include", "memoize", "clear_memo", "broadcast_shapes",
     "printoptions", "set_printoptions", "issubdtype", "may_share_memory", "shares_memory", "common_type",
     "min_scalar_type", "promote_types", "iscomplexobj", "isrealobj", "isfortran", "obj2sctype",
 })

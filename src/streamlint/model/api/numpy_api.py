@@ -4,11 +4,10 @@ from __future__ import annotations
 
 # numpy.<name>(...) returns a new pageable host array.
 PAGEABLE_CREATORS = frozenset({
-    "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "array", "eye", "identity",
-    "zeros_like", "ones_like", "empty_like", "full_like", "concatenate", "stack", "vstack", "hstack",
-    "copy", "fromfile", "load", "loadtxt", "tile", "meshgrid", "random.rand", "random.randn",
-    "random.random", "random.randint", "random.uniform", "random.normal", "random.standard_normal",
-    "random.random_sample", "ascontiguousarray",
+    "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "array", "eye", "identity", "zeros_like",
+    "ones_like", "empty_like", "full_like", "concatenate", "stack", "vstack", "hstack", "copy", "fromfile", "load",
+    "loadtxt", "tile", "meshgrid", "random.rand", "random.randn", "random.random", "random.randint", "random.uniform",
+    "random.normal", "random.standard_normal", "random.random_sample", "ascontiguousarray",
 })
 # Creators whose first argument is the shape (an int, or a tuple with one size per dimension).
 SHAPE_FIRST = frozenset({"zeros", "ones", "empty", "full"})

@@ -12,7 +12,8 @@ IDENTITY_CALLS: dict[str, Arg] = {
 
 # Builtins that look at an object's type or attributes, never at its data: no device work.
 TYPE_QUERIES = frozenset({
-    "builtins.isinstance", "builtins.issubclass", "builtins.hasattr", "builtins.callable", "builtins.type", "builtins.id",
+    "builtins.isinstance", "builtins.issubclass", "builtins.hasattr", "builtins.callable", "builtins.type",
+    "builtins.id",
 })
 # qualified name -> the iterable whose items it pairs with a number (`for i, x in enumerate(xs)`).
 NUMBERING_CALLS: dict[str, Arg] = {
@@ -36,8 +37,8 @@ MEMOIZING_DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "fun
 
 # Methods of Python's containers and queues that keep what they are given (as items): no device work.
 KEEPING_METHODS = frozenset({
-    "append", "extend", "insert", "add", "update", "setdefault", "appendleft", "extendleft",
-    "put", "put_nowait", "__setitem__",
+    "append", "extend", "insert", "add", "update", "setdefault", "appendleft", "extendleft", "put", "put_nowait",
+    "__setitem__",
 })
 
 # Of those, the ones that put one item in, at this position (`xs.insert(i, t)`).
@@ -51,9 +52,8 @@ TAKING_METHODS = frozenset({"pop", "popleft", "popitem", "get_nowait"})
 # Calls that read a host timer, an elapsed time or memory statistics: the code measures (a sync next
 # to one is part of the measurement).
 HOST_TIMERS = frozenset({
-    "time.perf_counter", "time.perf_counter_ns", "time.time", "time.time_ns", "time.monotonic",
-    "time.monotonic_ns", "time.process_time", "timeit.default_timer",
-    "numba.cuda.event_elapsed_time", "cupy.cuda.get_elapsed_time",
+    "time.perf_counter", "time.perf_counter_ns", "time.time", "time.time_ns", "time.monotonic", "time.monotonic_ns",
+    "time.process_time", "timeit.default_timer", "numba.cuda.event_elapsed_time", "cupy.cuda.get_elapsed_time",
     "torch.cuda.memory_allocated", "torch.cuda.memory_reserved", "torch.cuda.max_memory_allocated",
     "torch.cuda.max_memory_reserved", "torch.cuda.memory_stats", "torch.cuda.mem_get_info",
     "cupy.cuda.runtime.memGetInfo",

@@ -51,8 +51,8 @@ TEST_COMPARISONS = frozenset({"torch.testing.assert_close", "torch.testing.asser
 
 # torch.<creator>(..., device=, pin_memory=): device from the keywords, CPU otherwise.
 CREATORS = frozenset({
-    "rand", "randn", "randint", "zeros", "ones", "empty", "full", "arange", "linspace",
-    "logspace", "eye", "tensor", "as_tensor", "empty_strided", "randperm", "normal",
+    "rand", "randn", "randint", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "tensor",
+    "as_tensor", "empty_strided", "randperm", "normal",
 })
 LIKE_CREATORS = frozenset({"rand_like", "randn_like", "zeros_like", "ones_like", "empty_like", "full_like", "randint_like"})
 ALLOCATING_ONLY = frozenset({"empty", "empty_like", "empty_strided"})
@@ -145,21 +145,20 @@ TENSOR_FUNCTION_NAMESPACES = frozenset({"torch", "torch.linalg", "torch.nn.funct
 # Functions of those namespaces that return tensors or tuples of them (`torch.sort(x)`): data, never an
 # object with methods of its own; NOT_ONE_TENSOR: all that return no single tensor.
 TENSORS_OR_TUPLES = frozenset({
-    "split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "meshgrid", "broadcast_tensors",
-    "sort", "topk", "kthvalue", "unique", "unique_consecutive", "histogram", "frexp", "aminmax", "max", "min",
-    "median", "mode", "nonzero", "where", "std_mean", "var_mean", "cummax", "cummin",
+    "split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "meshgrid", "broadcast_tensors", "sort",
+    "topk", "kthvalue", "unique", "unique_consecutive", "histogram", "frexp", "aminmax", "max", "min", "median", "mode",
+    "nonzero", "where", "std_mean", "var_mean", "cummax", "cummin",
 })
 NOT_ONE_TENSOR = NON_TENSOR_FUNCTIONS | TENSORS_OR_TUPLES | frozenset({
-    "lu", "lu_unpack",
-    "eig", "eigh", "svd", "qr", "slogdet", "lu_factor", "lu_factor_ex", "lstsq", "inv_ex", "cholesky_ex",
-    "ldl_factor", "ldl_factor_ex", "solve_ex", "triangular_solve", "geqrf", "svd_lowrank", "pca_lowrank",
+    "lu", "lu_unpack", "eig", "eigh", "svd", "qr", "slogdet", "lu_factor", "lu_factor_ex", "lstsq", "inv_ex",
+    "cholesky_ex", "ldl_factor", "ldl_factor_ex", "solve_ex", "triangular_solve", "geqrf", "svd_lowrank", "pca_lowrank",
     "get_rng_state", "set_rng_state", "seed", "initial_seed", "autocast", "finfo", "iinfo", "broadcast_shapes",
-    "result_type", "promote_types", "can_cast", "typename", "is_storage", "set_default_device",
-    "get_default_device", "set_default_tensor_type", "set_printoptions", "use_deterministic_algorithms",
-    "set_num_threads", "get_num_threads", "set_float32_matmul_precision", "get_float32_matmul_precision",
-    "is_autocast_enabled", "vmap", "cond", "export", "set_warn_always", "is_nonzero", "equal", "allclose",
-    "multi_head_attention_forward", "max_pool1d_with_indices", "max_pool2d_with_indices",
-    "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+    "result_type", "promote_types", "can_cast", "typename", "is_storage", "set_default_device", "get_default_device",
+    "set_default_tensor_type", "set_printoptions", "use_deterministic_algorithms", "set_num_threads", "get_num_threads",
+    "set_float32_matmul_precision", "get_float32_matmul_precision", "is_autocast_enabled", "vmap", "cond", "export",
+    "set_warn_always", "is_nonzero", "equal", "allclose", "multi_head_attention_forward", "max_pool1d_with_indices",
+    "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices",
 })
 
 

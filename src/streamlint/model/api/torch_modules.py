@@ -8,8 +8,7 @@ OPTIMIZER_HOT_METHODS = frozenset({"step"})
 # Registrations of a callable PyTorch calls on every step (autograd, module and optimizer hooks):
 # a hot entry, as `forward` is. By method name: the registration is the evidence, whatever the receiver.
 HOOK_REGISTRATIONS = frozenset({
-    "register_hook", "register_post_accumulate_grad_hook",
-    "register_forward_hook", "register_forward_pre_hook",
+    "register_hook", "register_post_accumulate_grad_hook", "register_forward_hook", "register_forward_pre_hook",
     "register_full_backward_hook", "register_full_backward_pre_hook", "register_backward_hook",
     "register_step_pre_hook", "register_step_post_hook",
 })

@@ -242,10 +242,9 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
         return _object_method(f"{receiver.target}.{name}", arguments, state, frame)
     elif receiver.identity is not None and receiver.identity.root.kind is RootKind.SELF and not receiver.identity.steps:
         return _project_call(f"{frame.module}.{frame.class_name}.{name}", arguments, state, frame)
-    if handled is None and not receiver.is_buffer:
-        handled = mpi_calls.collective(name, arguments, state, frame)  # an NCCL communicator's
-    if handled is None and not receiver.is_buffer:
-        handled = mpi_calls.comm_method(name, arguments, state, frame)  # a communicator's buffer methods
+    if handled is None and not receiver.is_buffer:  # an NCCL communicator's collective, an MPI one's buffer method
+        handled = mpi_calls.collective(name, arguments, state, frame) \
+            or mpi_calls.comm_method(name, arguments, state, frame)
     if handled is None:
         return _unseen_method(receiver, name, arguments, state, frame)
     value, state = handled
