@@ -32,7 +32,7 @@ import traceback
 import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -76,9 +76,8 @@ _checked: set[str] = set()
 def run_batch(batch: Batch) -> BatchResult:
     """Generate `batch.count` programs from the batch's seed and check each one."""
     warnings.simplefilter("ignore")  # hypothesis' and the parser's warnings are noise here
-    from hypothesis import HealthCheck, Phase, given, seed, settings
-
     import fuzz_programs as fp
+    from hypothesis import HealthCheck, Phase, given, seed, settings
 
     strategy = {"fixtures": fp.fixture_programs, "grammar": fp.grammar_programs, "bytes": fp.byte_programs}[batch.kind]()
     result = BatchResult(batch)
@@ -138,6 +137,7 @@ def relint(items: list[tuple[str, str]], timeout: float) -> list[tuple[str, str]
     """(sha, digest) for each (sha, text): phase 2, in a process with another hash seed."""
     warnings.simplefilter("ignore")
     import fuzz_programs as fp
+
     from streamlint.engine.lint import lint_text
 
     lint_settings = fp.fuzz_settings(timeout)

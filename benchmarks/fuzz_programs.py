@@ -34,9 +34,9 @@ from streamlint.config import Settings
 from streamlint.engine.lint import lint_fix as fix_source
 from streamlint.engine.lint import lint_text
 from streamlint.engine.run import lint_bytes
+from streamlint.selection import SOURCE_ERROR
 from streamlint.source import decode
 from streamlint.source import split_lines as source_lines
-from streamlint.selection import SOURCE_ERROR
 
 ROOT = Path(__file__).resolve().parent.parent
 FILENAME = "fuzzed.py"
@@ -185,7 +185,7 @@ WRAPPERS = (
 NAMES = ("s", "t", "x", "y", "e", "a", "b", "stream", "side", "out", "buf", "loader", "kern", "g")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def fixture_sources() -> tuple[tuple[str, str], ...]:
     """(relative path, text) of every fixture file that libcst parses."""
     out = []

@@ -8,11 +8,11 @@ import sys
 from collections import Counter
 
 import pytest
-
 from conftest import LOOP_SNIPPET as LOOP
 from conftest import PINNED_SNIPPET as PINNED
 from conftest import run_cli as run
 from conftest import write
+
 from streamlint import baseline
 from streamlint.diagnostics import Diagnostic
 

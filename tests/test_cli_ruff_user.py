@@ -8,11 +8,12 @@ from __future__ import annotations
 import io
 import json
 import re
-import tomllib
 
 import pytest
+import tomllib
+from conftest import LOOP_SNIPPET, PINNED_SNIPPET, write
+from conftest import run_cli as run
 
-from conftest import LOOP_SNIPPET, PINNED_SNIPPET, run_cli as run, write
 from streamlint import rules as registry
 
 FAKE = "import torch.cuda\nhit(SL101)\nhit(SL502)\n"

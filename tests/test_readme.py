@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -11,19 +11,18 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-
 from conftest import write
+
 import streamlint
-from streamlint.engine import run as engine
 from streamlint.cli import main
 from streamlint.config import ConfigError, SettingsResolver
+from streamlint.engine import run as engine
 
 SRC = Path(streamlint.__file__).parent
 # Creates PWNED_<module name> beside the module when it is run.

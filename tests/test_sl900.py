@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import FAKE_RULES, SL501_SNIPPET
+
 from streamlint.config import Settings
 from streamlint.engine.lint import lint_text
 from streamlint.fixes.apply import apply_edits

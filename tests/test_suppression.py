@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import SL501_SNIPPET
-from streamlint.suppression import comments as suppression
+
 from streamlint.config import Settings
 from streamlint.engine.lint import lint_text
+from streamlint.suppression import comments as suppression
 
 
 def codes(text: str) -> list[tuple[int, str]]:

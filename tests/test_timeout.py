@@ -9,11 +9,11 @@ import threading
 import time
 
 import pytest
-
 from conftest import SL501_SNIPPET, write
+
 from streamlint import deadline
-from streamlint.engine import lint as engine
 from streamlint.config import DEFAULT_TIMEOUT, ConfigError, Settings, SettingsResolver
+from streamlint.engine import lint as engine
 from streamlint.engine.lint import lint_text
 from streamlint.engine.run import lint_paths
 

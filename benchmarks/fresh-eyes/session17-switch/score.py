@@ -8,10 +8,14 @@ review's verdicts for fingerprints never judged before; it has none). Prints pre
 (a) those verdicts for all and (b) the README way (labels.toml where the text fingerprint has a label),
 and the findings gone from / new against the 05c2cdf5 NEW run and the OLD run.
 """
-import pathlib, sys, tomllib
+import pathlib
+import sys
+
+import tomllib
+
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "session17"))
-from unblind import load_pool, findings, table  # noqa: E402
+from unblind import findings, load_pool, table  # noqa: E402
 
 S17 = HERE.parent / "session17"
 verdict = {}

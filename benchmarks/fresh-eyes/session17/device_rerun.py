@@ -1,9 +1,17 @@
 """Session 17 (run on the device machine from a bundle: run.py, projects.toml, extracted trees, site-packages).
    run_project (from run.py) for the given projects, non-test files only, in parallel."""
-import sys, os, json, pathlib, argparse, tomllib, concurrent.futures as cf
+import argparse
+import concurrent.futures as cf
+import json
+import pathlib
+import sys
+
+import tomllib
+
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import run
+
 run.extract = lambda *a, **k: None
 orig = run.select_files
 run.select_files = lambda root, pat: [f for f in orig(root, pat) if not run.is_test_path(f)]

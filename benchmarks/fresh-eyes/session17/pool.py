@@ -1,6 +1,8 @@
 """Session 17 blind pool (first pass). Inputs: /tmp/s17/v2.json (OLD), /tmp/s17/v3.json (NEW, local); copies: old-run.json, new-run.json."""
 """Pool non-test findings of two runs, dedupe by (repo,path,line,code,message), shuffle, write blind list."""
-import json, random, sys
+import json
+import random
+
 runs = {k: json.load(open(f'/tmp/s17/{k}.json')) for k in ('v2', 'v3')}
 pool = {}
 for k, d in runs.items():

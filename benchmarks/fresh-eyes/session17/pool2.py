@@ -1,5 +1,8 @@
 """Session 17 blind pool (second pass, after the device re-run): the findings not in pool.txt yet."""
-import json, random, re
+import json
+import random
+import re
+
 runs = {k: json.load(open(f'/tmp/s17/{n}.json')) for k, n in (('v2', 'v2'), ('v3', 'v3final'))}
 judged = set()
 for block in open('/tmp/s17/blind/pool.txt').read().strip().split('\n\n'):

@@ -7,7 +7,13 @@ VERDICTS*.txt are `number|verdict|reason` lines. A finding is keyed by (repo, pa
 message). Prints, per product, precision with the reviewer's verdicts for all findings (a) and
 the README's way (b: labels.toml where the fingerprint has a label, the reviewer's otherwise).
 """
-import collections, json, pathlib, re, sys, tomllib
+import collections
+import json
+import pathlib
+import re
+import sys
+
+import tomllib
 
 HERE = pathlib.Path(__file__).resolve().parent
 OK = {"TP", "TP-low"}
