@@ -22,3 +22,6 @@ SCALAR_WITHOUT_SIZE = {
 
 # Attributes of a host array that are its memory under another name (`a.ctypes.data`).
 SAME_MEMORY_ATTRIBUTES = frozenset({"ctypes"})
+# Methods and functions that write the host array they are given first (the rest read).
+WRITING_METHODS = frozenset({"fill", "put", "itemset", "resize", "sort", "partition", "setfield"})
+WRITING_FUNCTIONS = frozenset({"numpy.copyto", "numpy.put", "numpy.place", "numpy.putmask", "numpy.fill_diagonal"})

@@ -161,9 +161,8 @@ def launch_graph(graph: AbsValue, arguments: Arguments, state: State, frame: Fra
 
 
 def launch_kernel(kernel_value: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """A compiled kernel called (`raw((grid,), (block,), (a, b), stream=s)`): on the stream given, else
-    the current one, reading and writing its arrays (a body we cannot read); `kernel:cupy:2`: they
-    are the items of positional argument 2."""
+    """A compiled kernel called (`raw((grid,), (block,), (a, b), stream=s)`): on the stream given, else the
+    current one, reading and writing its arrays (`kernel:cupy:2`: the items of argument 2)."""
     parts = kernel_value.target.split(":")
     framework = parts[1] if len(parts) > 1 else "cupy"
     if framework == "numba" and compiled_from(arguments) is not None:  # `cuda.jit(signature)(fn)`

@@ -75,9 +75,8 @@ def attribute_of(base: AbsValue, attr: str, path: Optional[Path]) -> AbsValue:
 
 
 def left_on_holder(base: AbsValue, attr: str, state: State, frame: Frame) -> tuple[Optional[AbsValue], State]:
-    """`node.state.x` of a holder a parameter reaches, that nothing here stored: what the project's
-    functions that store `.x` on such a holder leave there (D-16), made before the call on the
-    producer's stream (an entry assumption of its own)."""
+    """`node.state.x` of a holder a parameter reaches, stored nowhere here: what the project's functions that
+    store `.x` on such a holder leave there (D-16), made on the producer's stream before the call."""
     if base.identity is None or base.identity.root.kind is not RootKind.PARAM or base.is_buffer or frame.program is None \
             or attr in torch_api.TENSOR_ATTRIBUTES:
         return None, state
@@ -576,9 +575,8 @@ def _work_stream_of(value: AbsValue) -> bool:
 
 
 def _fact(value: AbsValue, state: State) -> AbsValue:
-    """What a callee may know of an argument whoever passes it: its kind and memory, never the
-    caller's identities (a non-blocking side stream other than the current one is a fact:
-    SIDE_STREAM_FACT); of a closure, the facts of its cells."""
+    """What a callee may know of an argument whoever passes it: its kind and memory, never the caller's
+    identities (a side stream other than the current one is a fact: SIDE_STREAM_FACT)."""
     ref = value.stream
     side = value.kind is ValueKind.STREAM and ref is not None and not ref.blocking and ref.fresh \
         and ref.distinct_from(state.current_stream(ref.framework or "torch"))
@@ -657,9 +655,8 @@ def _construct(cls: str, arguments: Arguments, state: State, frame: Frame) -> Ha
 
 
 def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """A kernel launch with a launch configuration: on its stream (Numba's legacy default stream
-    without one), reading its device arrays, writing those its body stores into (all of them when
-    the body cannot be read)."""
+    """A kernel launch on its configuration's stream (Numba's legacy default stream without one): it reads its
+    device arrays and writes those its body stores into (all, when the body cannot be read)."""
     stream = array_calls.launch_stream(settings)
     if stream is None or not stream.known:
         return UNKNOWN, state
@@ -688,9 +685,8 @@ def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, sta
 
 
 def _launched_into(value: AbsValue, stream: StreamRef, state: State, frame: Frame) -> tuple[AbsValue, State]:
-    """An argument of a kind not told that a kernel launched on a stream the code chose stores into:
-    a device array (D-11 (c): a host array would make the launch block). A parameter's was made on
-    Numba's current stream at entry: its entry assumption says so."""
+    """An argument of unknown kind a kernel on a chosen stream stores into is a device array (D-11 (c));
+    a parameter's was made on Numba's current stream at entry."""
     if value.kind is not ValueKind.UNKNOWN or value.identity is None or stream.kind in (
             StreamRefKind.LEGACY, StreamRefKind.PER_THREAD, StreamRefKind.UNKNOWN):
         return value, state

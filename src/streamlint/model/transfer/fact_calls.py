@@ -192,9 +192,8 @@ def apply_fact(fact: Fact, arguments: Arguments, state: State, frame: Frame, api
 
 
 def _placed(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> tuple[Fact, Arguments, bool]:
-    """A fact whose work runs where its data lives (PyTorch's invariant): on the current stream
-    when the receiver or a buffer given is device memory (buffers of a device not told are, under
-    a stream the code chose); else the host's own work (no operation queued)."""
+    """Work where its data lives (PyTorch's invariant): on the current stream for device memory (memory of
+    a device not told is, under a chosen stream), else the host's own work (no operation queued)."""
     if frame.chosen_stream(state):
         def placed(value: Optional[AbsValue]) -> Optional[AbsValue]:
             if value is None or not value.is_buffer or value.memory is not Memory.UNKNOWN:
@@ -345,9 +344,8 @@ def _sync_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) ->
 
 
 def _wait_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """`s.wait_stream(other)`: later work on `s` waits for the work queued on `other` so far. A
-    stream handed in that waits for the current stream is another stream than the current one
-    (waiting for itself would order nothing): evidence, as a stream the program made."""
+    """`s.wait_stream(other)`: later work on `s` waits for `other`'s so far; a stream handed in that waits
+    for the current stream is another stream (waiting for itself orders nothing): evidence."""
     waiter = queue_of(fact, arguments, state)
     if waiter is None:
         return UNKNOWN, state
@@ -472,9 +470,8 @@ def _destination(fact: Fact, arguments: Arguments, frame: Frame, stream: Optiona
 
 
 def _device_work(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """A kernel, memset or copy: the buffers its fact names read and written on its stream; a copy
-    whose direction the memory of its ends tells (`cudaMemcpyAsync(dst, src, ...)`) reads its
-    source and writes its destination, and the host may wait for it."""
+    """A kernel, memset or copy: the buffers its fact names read and written on its stream; a copy of
+    unknown direction reads its source and writes its destination, and the host may wait for it."""
     stream = queue_of(fact, arguments, state)
     site = frame.site(arguments.node)
     if stream is None:

@@ -48,7 +48,7 @@ METHODS: dict[tuple[str, ValueKind], MethodHandler] = {
     ("numba", S): array_calls.auto_synchronize,
     ("numpy", B): host_calls.array_method,
 }
-FRAMEWORKS = frozenset({"torch", "cupy", "numba", "cuda-python", "raw", "numpy"})
+FRAMEWORKS = frozenset(framework for framework, _ in [*METHOD_ROWS, *METHODS])
 # Frameworks whose stream objects are context managers that make themselves current (`with s:`).
 STREAMS_ENTERED = frozenset({"cupy"})
 

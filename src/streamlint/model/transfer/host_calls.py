@@ -20,10 +20,6 @@ from streamlint.model.transfer.frame import Frame
 
 Handled = tuple[AbsValue, State]
 
-# Methods and functions that write the host array they are given first (the rest read).
-WRITING_METHODS = frozenset({"fill", "put", "itemset", "resize", "sort", "partition", "setfield"})
-WRITING_FUNCTIONS = frozenset({"numpy.copyto", "numpy.put", "numpy.place", "numpy.putmask", "numpy.fill_diagonal"})
-
 
 def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
     site = frame.site(arguments.node)
@@ -39,7 +35,7 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     if not hosts:
         return None
     for value in hosts:
-        written = name in WRITING_FUNCTIONS and value is first
+        written = name in numpy_api.WRITING_FUNCTIONS and value is first
         state = host_access(state, frame, site, value.identity, written)
     return _result(arguments, frame), state
 
@@ -65,7 +61,7 @@ def array_method(name: str, array: AbsValue, arguments: Arguments, state: State,
     if not is_host(array) or array.identity is None:
         return None
     site = frame.site(arguments.node)
-    state = host_access(state, frame, site, array.identity, name in WRITING_METHODS)
+    state = host_access(state, frame, site, array.identity, name in numpy_api.WRITING_METHODS)
     return _result(arguments, frame), host_reads(state, frame, site, arguments.values())
 
 

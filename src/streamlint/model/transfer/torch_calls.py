@@ -128,9 +128,8 @@ def _tensor_arguments(name: str, arguments: Arguments) -> Arguments:
 
 
 def _collective(written: tuple[int, ...], arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """A torch.distributed collective: on the current stream, it reads its tensors (CUDA tensors)
-    and writes those its row names. `async_op=True` returns a work handle whose `wait()` makes
-    the then-current stream wait for it: an event recorded here."""
+    """A torch.distributed collective: on the current stream it reads its (CUDA) tensors and writes those
+    its row names; `async_op=True` returns a work handle, an event recorded here."""
     site = frame.site(arguments.node)
     current = state.current_stream(F)
     for index, (value, _) in enumerate(arguments.positional):
@@ -149,9 +148,8 @@ def _collective(written: tuple[int, ...], arguments: Arguments, state: State, fr
 
 
 def _tensor_lists(inplace: bool, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """`torch._foreach_add_(params, grads)`: its first argument a list of tensors, the others read
-    when the code shows they hold tensors. Under a stream the code chose, or for CUDA tensors, it
-    reads every list on the current stream and writes the first in place, or returns new tensors."""
+    """`torch._foreach_add_(params, grads)`: under a chosen stream, or for CUDA tensors, it reads every list
+    on the current stream and writes the first in place, or returns new tensors made there."""
     site = frame.site(arguments.node)
     current = state.current_stream(F)
     chosen = frame.chosen_stream(state)
