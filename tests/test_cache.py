@@ -410,7 +410,7 @@ def _rewrite_entries(shard: Path, change) -> None:
     change(entries)
     body = json.dumps(entries).encode()
     header = json.loads(head)
-    header["body"] = __import__("streamlint.model.reads").model.reads.content_hash(body)
+    header["body"] = __import__("streamlint.reads").reads.content_hash(body)
     shard.write_bytes(json.dumps(header).encode() + b"\n" + body)
 
 
@@ -690,7 +690,7 @@ def test_parsed_modules_of_the_project_are_bounded(tmp_path, monkeypatch):
 
 
 def test_resolution_probes_are_noted_on_every_lookup(tmp_path):
-    from streamlint.model import reads
+    from streamlint import reads
 
     _forget_modules()
     write(tmp_path / "main.py", "")
@@ -802,7 +802,7 @@ def test_helper_walked_in_the_callers_context_rechecks_on_a_body_edit(tmp_path):
 
 
 def test_no_digest_is_made_without_a_cache():
-    from streamlint.model import reads
+    from streamlint import reads
 
     asked = []
     with reads.recording(digests=False) as notes:

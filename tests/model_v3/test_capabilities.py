@@ -1462,7 +1462,7 @@ def test_operations_of_a_helper_run_in_the_callers_loop():
             return total + once
         """)
     model = analyze_file(cst.parse_module(source), "prog.py")
-    ops = [(o.operation.op, o.in_loop, bool(o.chain)) for o in operations(model, "train")]
+    ops = [(o.operation.op, o.operation.in_loop, bool(o.chain)) for o in operations(model, "train")]
     assert ("implicit synchronization", True, True) in ops  # the helper's .item(), per step
     assert ("implicit synchronization", False, True) in ops  # the same helper once, after the loop
     assert all(op != "implicit synchronization" for op, _, chain in ops if not chain)

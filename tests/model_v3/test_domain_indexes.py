@@ -9,7 +9,6 @@ import pickle
 import random
 from dataclasses import dataclass
 
-from streamlint.model.domain.frozen_map import FrozenMap
 from streamlint.model.domain.order import AccessEvent, Order
 from streamlint.model.domain.paths import Index, Path, Root
 from streamlint.model.domain.persistent import PMap
@@ -19,12 +18,12 @@ from streamlint.model.domain.values import UNKNOWN, AbsValue, Memory, buffer
 
 
 def test_frozen_map_reads_compares_and_iterates_in_one_order():
-    a = FrozenMap({"b": 2, "a": 1})
-    b = FrozenMap({"a": 1}).set("b", 2)
+    a = PMap({"b": 2, "a": 1})
+    b = PMap({"a": 1}).set("b", 2)
     assert a == b and hash(a) == hash(b)
     assert list(a) == [("a", 1), ("b", 2)]  # by the key's repr, whatever the insertion order
     assert dict(a) == {"a": 1, "b": 2} and a.get("c") is None and "a" in a and len(a) == 2
-    assert a != FrozenMap({"a": 1}) and a.set("a", 1) == a
+    assert a != PMap({"a": 1}) and a.set("a", 1) == a
     assert pickle.loads(pickle.dumps(a)) == a and copy.deepcopy(a) == a
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from streamlint.model import reads, resolve
+from streamlint import reads
+from streamlint.model import resolve
 from streamlint.model.domain.order import AccessEvent, ConflictKind, Order
 from streamlint.model.domain.paths import Path as APath
 from streamlint.model.domain.paths import Root

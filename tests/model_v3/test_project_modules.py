@@ -9,7 +9,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from streamlint.model import reads, resolve
+from streamlint import reads
+from streamlint.model import resolve
 from streamlint.model.domain.order import ConflictKind
 from streamlint.model.file_model import analyze_file
 from streamlint.model.interproc import modules

@@ -1,7 +1,7 @@
 """The cache on disk: one shard file per checked directory, under `<cache-dir>/results-*/`.
 
 A shard maps file names to entries: the content hash and configuration key the entry
-was made for, the dependencies the analysis read (model/reads.py), and the result.
+was made for, the dependencies the analysis read (streamlint/reads.py), and the result.
 A dependency noted with a summary note whose module's text changed makes the entry
 `Conditional`: the engine computes the digest of what the result used there now and
 settles it with `confirm` (model/interproc/digests.py).
@@ -20,12 +20,11 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Optional
 
-from streamlint import __version__
+from streamlint import __version__, reads
 from streamlint.atomic_write import write_atomic
 from streamlint.cache import codec
 from streamlint.cache.keys import FORMAT, tool_fingerprint
 from streamlint.diagnostics import Diagnostic
-from streamlint.model import reads
 
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"

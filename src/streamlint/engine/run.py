@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, NamedTuple, Optional, Sequence
 
-from streamlint import memory, selection
+from streamlint import memory, reads, selection
 from streamlint import rules as registry
 from streamlint.cache import Cached, Conditional, ResultCache
 from streamlint.cache.keys import config_key
@@ -20,7 +20,6 @@ from streamlint.discovery import Discovery, discover
 from streamlint.engine import lint, pool
 from streamlint.engine.lint import FileResult, FixRequest
 from streamlint.engine.progress import Progress
-from streamlint.model import reads
 from streamlint.notebooks.fix import lint_fix_notebook
 from streamlint.notebooks.lint import lint_notebook
 from streamlint.rules import Rule

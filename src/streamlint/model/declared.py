@@ -1,30 +1,7 @@
-"""Declared API models: what a wrapper the analysis cannot see does, said in TOML.
-
-A project declares them in its config (`[[tool.streamlint.model]]` in pyproject.toml, or
-`[[model]]` in a streamlint.toml, or in files named by `models = [...]`); streamlint's own
-models for DeepSpeed, ColossalAI, RMM and nvmath-python are written the same way
-(api/models/*.toml).
-
-Two shapes of model:
-
-    [[tool.streamlint.model]]          # a namespace model: the call returns a namespace
-    target = "mylib.get_accelerator"
-    namespace = "torch.cuda"
-
-    [[tool.streamlint.model]]          # an effect model
-    target = "mylib.copy_async"        # `Class().method` names a method of an instance
-    kind = "h2d"                       # see KINDS
-    stream = "arg2:stream"             # current | legacy | <ref> | <ref>|current
-    writes = ["arg0"]                  # <ref>: argN, argN:name (either), a keyword name, self
-    reads = ["arg1"]
-
-Optional keys of an effect model: `framework` (whose current stream "current" is; torch by
-default), `blocking` (does the host wait; default: true for the sync kinds), `returns`
-(see RETURNS), `host` (the host buffer of a copy, for the pinned-memory rules).
-
-Models are checked when loaded; a ModelError names the model and the key. This module is
-data and parsing only: the transfer functions (transfer/calls.py) ask `active()` for facts.
-"""
+"""Declared API models: what a wrapper the analysis cannot see does, said in TOML (the format is
+the README's "Modelling your own wrappers"; streamlint's own models are api/models/*.toml). Data and parsing
+only, checked when loaded (a ModelError names the model and the key); the transfer functions ask
+`active()` for facts."""
 
 from __future__ import annotations
 
@@ -162,27 +139,15 @@ def _arg(ref: str) -> "Arg":
 
 
 def _stream(spec: str) -> tuple[str, Optional["Arg"]]:
-    # lazy: as in Model.fact
-    from streamlint.model.api.facts import (
-        STREAM_ARG,
-        STREAM_ARG_OR_CURRENT,
-        STREAM_CURRENT,
-        STREAM_LEGACY,
-        STREAM_NONE,
-        STREAM_SELF,
-    )
+    from streamlint.model.api import facts  # lazy: as in Model.fact
 
-    if spec == "none":
-        return STREAM_NONE, None
-    if spec == "current":
-        return STREAM_CURRENT, None
-    if spec == "legacy":
-        return STREAM_LEGACY, None
-    if spec == "self":
-        return STREAM_SELF, None
+    fixed = {"none": facts.STREAM_NONE, "current": facts.STREAM_CURRENT, "legacy": facts.STREAM_LEGACY,
+             "self": facts.STREAM_SELF}
+    if spec in fixed:
+        return fixed[spec], None
     if spec.endswith("|current"):
-        return STREAM_ARG_OR_CURRENT, _arg(spec[: -len("|current")])
-    return STREAM_ARG, _arg(spec)
+        return facts.STREAM_ARG_OR_CURRENT, _arg(spec[: -len("|current")])
+    return facts.STREAM_ARG, _arg(spec)
 
 
 # ------------------------------------------------------------------ checking

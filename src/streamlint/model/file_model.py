@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import libcst as cst
-
-from dataclasses import replace
 
 from streamlint.model.domain.order import HOST, ConflictKind
 from streamlint.model.domain.paths import RootKind
@@ -44,11 +42,12 @@ def analyze_file(module: cst.Module, path: str = "") -> FileModel:
     placed = [hazard for hazard in placed if not _the_callees(hazard, name)]
     own = {_pair(hazard) for hazard in placed}
     for hazard in placed:
-        key, pair = _problem(hazard), _pair(hazard)
+        # (a release: one problem per memory released, `return a + b` drops two allocations)
+        released = hazard.later.path.root if hazard.kind is ConflictKind.RELEASE_WITHOUT_RECORD else None
+        key, pair = _problem(hazard), (*_pair(hazard), released)
         if pair in pairs or _callees(hazard, own):  # (the same two accesses met again across calls)
             continue
-        # of the accesses one racing operation meets, the latest queued names it (the one it
-        # races last); a missing join names the pair its search put first
+        # the latest queued access one operation races names it; a missing join, the pair found first
         if key not in kept or (hazard.placement is not Placement.AT_FORK and hazard.behind < kept[key].behind):
             kept[key] = hazard
             pairs.add(pair)
@@ -56,8 +55,8 @@ def analyze_file(module: cst.Module, path: str = "") -> FileModel:
 
 
 def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
-    """The conflicts the walks saw, then memory handed out unfinished by functions no caller
-    in sight calls (their callers' reads are out of sight: the boundary is the place)."""
+    """The conflicts the walks saw, then memory handed out unfinished by functions no caller in sight
+    calls (their callers' reads are out of sight: the boundary is the place)."""
     waits: dict = {}
     found: list = [(qualname, _at_one_way_fork(qualname, placed, solved))
                    for qualname, placed in ((q, _at_misdirected_wait(q, c, solved, waits)) for q, c in solved.conflicts_in(name))
@@ -66,9 +65,8 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
     for (qualname, context), walked in solved.reported():
         if not qualname.startswith(name + ".") or not _as_entered(context):
             continue
-        # the class's interface is the boundary for what its other public methods left in flight:
-        # a user of the class may call this method after them, whoever the callers in sight are
-        # (a private method, `_shift`, is no part of the interface: its callers in sight are its users)
+        # a public method is the class's interface: its users may call it after the others (a private
+        # method's callers in sight are its users)
         interface = not qualname.rsplit(".", 1)[-1].startswith("_")
         left = frozenset(context.receiver_pending)
         handed = [c for c in walked.handed_out
@@ -84,18 +82,15 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
 
 
 def _the_callers(conflict, qualname: str, solver: Solver) -> bool:
-    """A parameter's entry assumption (made on the caller's current stream) met by the function's
-    own access (not at a wait that names the wrong stream: that wait is in this function), where
-    callers of the checked module call it: their walks apply its summary to what they really
-    did before the call (a wait, a sync), and report the race at the call when it is one."""
+    """A parameter's entry assumption met by the function's own access where callers of the module
+    call it: their walks apply its summary to what they really did before the call."""
     return conflict.earlier.assumed and conflict.earlier.path.root.kind is RootKind.PARAM and qualname in solver.called_here
 
 
 def _at_misdirected_wait(qualname: str, conflict, solved: Solved, waits: dict):
-    """A stream that reads what the current stream at entry wrote, and that waited before the
-    read on the default stream instead (`side.wait_stream(torch.cuda.default_stream())`): the wait
-    names the wrong stream, and is where the fix goes (reported there). Other conflicts as they are.
-    `waits` keeps each summary's `_LegacyWaits` across the conflicts of one file."""
+    """A stream that reads what the current stream at entry wrote after waiting on the default stream
+    instead: the wait names the wrong stream and is where the fix goes. `waits`: each summary's
+    `_LegacyWaits`, kept across the conflicts of one file."""
     if conflict.kind not in (ConflictKind.READ_AFTER_WRITE, ConflictKind.WRITE_AFTER_WRITE):
         return conflict
     if conflict.earlier.stream.kind is not StreamRefKind.AMBIENT or conflict.later.stream == HOST:
@@ -116,10 +111,7 @@ _OVERWRITES = (ConflictKind.WRITE_AFTER_READ, ConflictKind.WRITE_AFTER_WRITE)
 
 def _at_one_way_fork(qualname: str, conflict, solved: Solved):
     """The current stream overwriting what a side stream uses, where a callee forked the side stream
-    off the current one (it waited for it: `stream.wait_stream(current_stream())`) and returned with
-    the work on it pending, and the current stream never waits for it back: the missing join belongs
-    at the callee's fork (reported there, as for the next call's work, `_placed_across_calls`). A fork
-    in the function that overwrites, or a join back anywhere, leaves the place at the write."""
+    off it and never joined back: the missing join belongs at the callee's fork."""
     if isinstance(conflict, Hazard) or conflict.kind not in _OVERWRITES or conflict.later.stream.kind is not StreamRefKind.AMBIENT:
         return conflict
     side, origin = conflict.earlier.stream, conflict.later.stream
@@ -131,8 +123,8 @@ def _at_one_way_fork(qualname: str, conflict, solved: Solved):
 
 
 class _LegacyWaits:
-    """One pass over a summary's effects: where each site's first access is, and each stream's
-    waits on the legacy default stream in order (what `before` asks of every conflict of a walk)."""
+    """Where each site's first access is, and each stream's waits on the legacy default stream in
+    order: one pass over a summary's effects for every conflict of its walk."""
 
     def __init__(self, effects: tuple) -> None:
         self.first: dict[str, int] = {}
@@ -147,8 +139,7 @@ class _LegacyWaits:
                 found.append(effect)
 
     def before(self, later) -> Optional[object]:
-        """The last wait of `later`'s stream on the legacy default stream before `later` (in the
-        walk that made it), None when there is none."""
+        """The last wait of `later`'s stream on the legacy default stream before `later`, or None."""
         at = self.first.get(later.chain[0] if later.chain else later.site)
         indexes, found = self.waits.get(later.stream, ((), ()))
         count = bisect_left(indexes, at) if at is not None else 0
@@ -156,15 +147,14 @@ class _LegacyWaits:
 
 
 def _kept(conflict) -> bool:
-    """Memory the object keeps, made on a stream it keeps and handed out unrecorded: the block
-    goes back to that stream's allocator when a later call of the class drops it, whoever calls
-    (the class's interface is the boundary, callers in sight or not)."""
+    """Memory the object keeps, handed out unrecorded: a later call of the class releases it,
+    whoever calls."""
     return conflict.kind is ConflictKind.RELEASE_WITHOUT_RECORD and conflict.later.path.root.kind is RootKind.SELF
 
 
 def _callers_record(solved: Solved, qualname: str) -> bool:
-    """A caller in sight of `qualname` tells the allocator of a stream's use itself (`record_stream`
-    after the call): the hand-out may be recorded where it is used (silence over guessing which)."""
+    """A caller in sight of `qualname` records the stream's use itself (`record_stream` after the
+    call): silence over guessing which hand-out it records."""
     own = qualname + "#"
     for (caller, _), walked in solved.walks.items():
         effects = walked.summary.effects
@@ -175,10 +165,8 @@ def _callers_record(solved: Solved, qualname: str) -> bool:
 
 
 def _reallocates_after_callers(solved: Solved, qualname: str, conflict) -> bool:
-    """Memory handed out that a stream `self` keeps made: its block is reused by that stream's
-    next allocation. A method of the class that makes the stream wait for the current stream
-    first (`self.side.wait_stream(torch.cuda.current_stream())`) orders that reuse after the
-    callers' work (RacerD's class composition: any method of the class, as `self` state)."""
+    """Memory handed out that a stream `self` keeps made, where a method of the class makes that
+    stream wait for the current stream: its next allocation is ordered after the callers' work."""
     if conflict.kind is not ConflictKind.RELEASE_WITHOUT_RECORD:
         return False
     side, cls = conflict.later.stream, qualname.rsplit(".", 1)[0] + "."
@@ -191,15 +179,13 @@ def _reallocates_after_callers(solved: Solved, qualname: str, conflict) -> bool:
 
 
 def _as_entered(context) -> bool:
-    """The context a function no caller in sight calls is walked in: nothing known of its
-    arguments; for a method, the receiver's state its class's methods leave on `self`; for a hot
-    entry (a `forward`, a registered hook), its own hot dimension."""
+    """The context a function no caller in sight calls is walked in (receiver state and hot entry apart)."""
     return entered_bare(replace(context, receiver_pending=(), hot=""))
 
 
 def _next_calls(solver: Solver, solved: Solved, name: str) -> list:
-    """A public method of a class that keeps a stream, called again: its pending work on `self`
-    from the last call meets this call's (reported at this call's access, in the method)."""
+    """A public method of a class that keeps a stream, called again: the last call's pending work on
+    `self` meets this call's."""
     found = []
     for (qualname, context), walked in solved.reported():
         method = qualname.rsplit(".", 1)[-1]
@@ -207,8 +193,7 @@ def _next_calls(solver: Solver, solved: Solved, name: str) -> list:
             continue
         if context.args or not _keeps_async_work(context.receiver_state, walked.summary):
             continue
-        # the next call overwriting what the last call's work may still read first: where several
-        # pairs meet at one missing join, that is the one it reports
+        # of several pairs at one missing join, the overwrite of what the last call still reads
         conflicts = sorted(next_call_conflicts(walked.summary, context.receiver_state),
                            key=lambda c: c.kind is not ConflictKind.WRITE_AFTER_READ)
         for conflict in conflicts:
@@ -220,8 +205,7 @@ def _next_calls(solver: Solver, solved: Solved, name: str) -> list:
 
 
 def _keeps_async_work(receiver_state: tuple, summary) -> bool:
-    """The intent gate: a class that keeps a stream, or whose method leaves a copy of its own
-    host memory in flight (`self.gpu.copy_(self.pinned, non_blocking=True)`)."""
+    """The intent gate: a class that keeps a stream, or leaves a copy of its own host memory in flight."""
     if any(v.kind is ValueKind.STREAM for _, v in receiver_state):
         return True
     return any(e.host_memory and e.stream != HOST and e.path is not None and e.path.root.kind is RootKind.SELF
@@ -229,12 +213,8 @@ def _keeps_async_work(receiver_state: tuple, summary) -> bool:
 
 
 def _placed_across_calls(function: str, conflict, summary) -> Hazard:
-    """The host refilling what the last call's copy may still read is reported at that copy, the
-    one that returns with its read in flight (where the wait goes). A side stream the method
-    forked off the caller's current stream (it waited for it), on which the next call's access
-    is, and never joined back is
-    reported at that fork: the next call's work is ordered after nothing the side stream did
-    (`at_fork`). Other kinds as within a call."""
+    """The host refilling what the last call's copy may still read: at that copy (where the wait
+    goes); a side stream forked and never joined back: at the fork; others as within a call."""
     if conflict.kind is ConflictKind.HOST_WRITE_BEFORE_SYNC:
         hazard = place(function, conflict)
         return replace(hazard, site=hazard.earlier_site)
@@ -252,25 +232,32 @@ def _fork_of(summary, side, origin):
 
 def _the_callees(hazard: Hazard, module: str) -> bool:
     """A callee of another module queued one side on its caller's current stream though the call
-    handed it the other side's stream for its work: the callee's problem (reported there, at its
-    use, when its callers agree on that stream: CallContext.work_stream), not the caller's."""
+    handed it the other side's stream: the callee's problem (CallContext.work_stream), not the caller's."""
     later, earlier = hazard.later, hazard.earlier
     for mine, other in ((later, earlier), (earlier, later)):
         if other.stream in mine.handed and not _made_in(mine, module):
             return True
-    return False
+    if earlier.chain[:1] == later.chain[:1] and later.chain and _callee(earlier) == _callee(later) \
+            and not _made_in(later, module):
+        return True  # both accesses in one call of another module's function: its module's own (row 11.21)
+    # a host reader (MPI) in a callee of another module, of device memory the caller wrote before
+    # the call: the callee's check reports it against its entry assumption, for any stream (the
+    # host waits for none: D-27 (2), row 11.20), not each caller again
+    return (later.stream == HOST and not later.host_memory and not later.write and earlier.write
+            and not _made_in(later, module) and _made_in(earlier, module))
+
+
+def _callee(access) -> str:
+    return (access.chain[1] if len(access.chain) > 1 else access.site).partition("#")[0]
 
 
 def _made_in(access, module: str) -> bool:
-    """The callee the call handed the stream to (the function of the access's next site in
-    its chain, else of the access) is of `module`."""
-    callee = access.chain[1] if len(access.chain) > 1 else access.site
-    return callee.partition("#")[0].startswith(module + ".")
+    """The callee the call handed the stream to is of `module`."""
+    return _callee(access).startswith(module + ".")
 
 
 def _callees(hazard: Hazard, pairs: set) -> bool:
-    """Both accesses made by one callee, which reports the same two accesses itself: the
-    problem is the callee's, reported where both show (not again at each call)."""
+    """Both accesses made by one callee that reports the same pair itself (not again at each call)."""
     earlier, later = hazard.earlier, hazard.later
     if not (earlier.chain and later.chain and earlier.chain[0] == later.chain[0]):
         return False
@@ -284,14 +271,13 @@ def _pair(hazard: Hazard) -> tuple:
 
 
 def _problem(hazard: Hazard) -> tuple:
-    """One finding per problem: a release is one problem per allocation and racing access,
-    wherever the memory is dropped (rebinding in a loop, return)."""
+    """One finding per problem: a release per allocation, a missing join per fork, a hand-out per
+    memory, others per racing access."""
     if hazard.kind is ConflictKind.RELEASE_WITHOUT_RECORD:
         root = hazard.later.path.root
         return (hazard.kind, hazard.function, root.site)
     if hazard.placement is Placement.AT_FORK:
-        return (hazard.placement, hazard.site)  # one missing join, whichever accesses meet
+        return (hazard.placement, hazard.site)
     if hazard.placement is Placement.AT_BOUNDARY:
-        # one hand-out per memory handed out, whichever return statement or read hands it
         return (hazard.kind, hazard.function, hazard.later.path)
-    return (hazard.kind, hazard.site)  # one report per racing access, whichever earlier access it meets first
+    return (hazard.kind, hazard.site)

@@ -19,19 +19,10 @@ from streamlint.model.domain.streams import StreamRef
 class Placement(Enum):
     AT_ACCESS = "at_access"  # the later access is in the reporting function
     AT_CALL = "at_call"  # the later access happened in a callee: reported at the call
-    # a release racing an access of another stream: reported at that access, where the
-    # allocator must be told of the stream (`record_stream`) or the memory kept alive
-    AT_RACING_USE = "at_racing_use"
-    # memory returned while another stream may still write it, by a function no caller in sight
-    # calls: reported at the return, where the reader is out of sight
-    AT_BOUNDARY = "at_boundary"
-    # a side stream forked off a stream (it waited for it) and never joined back, whose work the
-    # next call of a public method meets: reported at the fork, where the missing join belongs
-    AT_FORK = "at_fork"
-    # a join that names another stream than the one whose work the caller's current stream must
-    # follow (the current stream waits for one side stream while the function's writes on another
-    # stay unordered at its end): reported at that wait, where the right stream belongs
-    AT_WAIT = "at_wait"
+    AT_RACING_USE = "at_racing_use"  # a release racing another stream's access: at that access (record_stream)
+    AT_BOUNDARY = "at_boundary"  # memory returned with another stream's write pending, no caller in sight
+    AT_FORK = "at_fork"  # a side stream forked and never joined back: at the fork, where the join belongs
+    AT_WAIT = "at_wait"  # a join that names the wrong stream: at that wait
 
 
 @dataclass(frozen=True)
@@ -54,32 +45,29 @@ def shown_at(access: AccessEvent) -> str:
     return access.chain[0] if access.chain else access.site
 
 
+def _placed(function: str, conflict: Conflict, site: str, placement: Placement, **extra) -> Hazard:
+    return Hazard(conflict.kind, function, site, placement, conflict.later, conflict.earlier,
+                  shown_at(conflict.earlier), **extra)
+
+
 def place(function: str, conflict: Conflict) -> Hazard:
-    later, earlier = conflict.later, conflict.earlier
     if conflict.kind is ConflictKind.RELEASE_WITHOUT_RECORD:
-        return Hazard(conflict.kind, function, shown_at(earlier), Placement.AT_RACING_USE, later, earlier, shown_at(earlier),
-                  behind=conflict.behind)
-    placement = Placement.AT_CALL if later.chain else Placement.AT_ACCESS
-    return Hazard(conflict.kind, function, shown_at(later), placement, later, earlier, shown_at(earlier),
-                  behind=conflict.behind)
+        return _placed(function, conflict, shown_at(conflict.earlier), Placement.AT_RACING_USE, behind=conflict.behind)
+    placement = Placement.AT_CALL if conflict.later.chain else Placement.AT_ACCESS
+    return _placed(function, conflict, shown_at(conflict.later), placement, behind=conflict.behind)
 
 
 def at_boundary(function: str, conflict: Conflict) -> Hazard:
     """At the return; memory handed out to be released by its readers, where the function took
     hold of it (the earlier access stands for the readers' use)."""
-    later, earlier = conflict.later, conflict.earlier
-    site = shown_at(earlier) if conflict.kind is ConflictKind.RELEASE_WITHOUT_RECORD else later.site
-    return Hazard(conflict.kind, function, site, Placement.AT_BOUNDARY, later, earlier, shown_at(earlier),
-                  behind=conflict.behind)
+    release = conflict.kind is ConflictKind.RELEASE_WITHOUT_RECORD
+    site = shown_at(conflict.earlier) if release else conflict.later.site
+    return _placed(function, conflict, site, Placement.AT_BOUNDARY, behind=conflict.behind)
 
 
 def at_fork(function: str, conflict: Conflict, fork_site: str) -> Hazard:
-    later, earlier = conflict.later, conflict.earlier
-    return Hazard(conflict.kind, function, fork_site, Placement.AT_FORK, later, earlier, shown_at(earlier),
-                  behind=conflict.behind)
+    return _placed(function, conflict, fork_site, Placement.AT_FORK)
 
 
 def at_wait(function: str, conflict: Conflict, wait_site: str, waited: StreamRef, waiter: StreamRef) -> Hazard:
-    later, earlier = conflict.later, conflict.earlier
-    return Hazard(conflict.kind, function, wait_site, Placement.AT_WAIT, later, earlier, shown_at(earlier), waited,
-                  waiter)
+    return _placed(function, conflict, wait_site, Placement.AT_WAIT, waited=waited, waiter=waiter)

@@ -1,11 +1,6 @@
 """Which file a module name denotes, seen from a checked file: beside it, from the top of its
-package, or from the project's root (the nearest directory with a project marker). Every path
-looked at is noted (model/reads.py), so that a cached result is made again when a module it
-resolved to, or one it looked for and did not find, appears, changes or goes.
-
-Resolutions and directory listings are remembered until `forget()` (once per run: files may
-appear or go between runs in one process).
-"""
+package, or from the project's root. Every path looked at is noted (streamlint/reads.py) for the
+result cache; resolutions and listings are remembered until `forget()` (once per run)."""
 
 from __future__ import annotations
 
@@ -14,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from streamlint.model import api, reads
+from streamlint import reads
+from streamlint.model import api
 
 
 def canonical_name(path: Path) -> str:
@@ -31,27 +27,17 @@ def canonical_name(path: Path) -> str:
 
 def forget() -> None:
     _per_run.clear()
-    _resolved.clear()
-    _roots.clear()
-    _listings.clear()
-    _packages.clear()
 
 
-# What is made of the project's files once per run, by key (per_run).
+# What is made of the project's files once per run, by key (per_run): resolutions, listings, roots.
 _per_run: dict = {}
 
 
 def per_run(key, make):
-    """`make()`, once per run for `key` (forgotten with the resolutions: files may change
-    between runs in one process)."""
+    """`make()`, once per run for `key` (files may change between runs in one process)."""
     if key not in _per_run:
         _per_run[key] = make()
     return _per_run[key]
-
-
-# (directory of the importing file, dotted name) -> (file, the paths probed on the way).
-Probes = tuple[tuple[str, bool], ...]
-_resolved: dict[tuple[str, str], tuple[Optional[Path], Probes]] = {}
 
 
 def module_file(from_path: str, dotted: str) -> Optional[Path]:
@@ -61,14 +47,16 @@ def module_file(from_path: str, dotted: str) -> Optional[Path]:
     root = dotted.lstrip(".").split(".", 1)[0]
     if not dotted.startswith(".") and (root in sys.stdlib_module_names or api.framework_of(dotted)):
         return None
-    key = (os.path.dirname(from_path), dotted)
-    if key not in _resolved:
-        probes: list[tuple[str, bool]] = []
-        _resolved[key] = (_module_file(from_path, dotted, probes), tuple(probes))
-    found, probes = _resolved[key]
+    found, probes = per_run(("module", os.path.dirname(from_path), dotted), lambda: _probed(from_path, dotted))
     for path, exists in probes:  # noted on every call: each checked file needs its own
         reads.note(path, reads.PRESENT if exists else reads.ABSENT)
     return found
+
+
+def _probed(from_path: str, dotted: str) -> tuple[Optional[Path], tuple[tuple[str, bool], ...]]:
+    """(the file, the paths probed on the way)."""
+    probes: list[tuple[str, bool]] = []
+    return _module_file(from_path, dotted, probes), tuple(probes)
 
 
 def _module_file(from_path: str, dotted: str, probes: list[tuple[str, bool]]) -> Optional[Path]:
@@ -82,8 +70,7 @@ def _module_file(from_path: str, dotted: str, probes: list[tuple[str, bool]]) ->
         return _find(base, parts, probes)
     if not parts or api.framework_of(dotted) or parts[0] in ("numpy", "os", "sys", "typing"):
         return None
-    # Absolute: beside the file (scripts), from the top of its package, or from the
-    # project's root (`recipes/train.py` importing `mylib.utils`, both under the root).
+    # absolute: beside the file (scripts), from the top of its package, or from the project's root
     top = here
     while _is_file(top / "__init__.py", probes) and top.parent != top:
         top = top.parent
@@ -94,29 +81,23 @@ def _module_file(from_path: str, dotted: str, probes: list[tuple[str, bool]]) ->
     return None
 
 
-# directory -> its Python files, for the callers' search (listed once per run, like `_resolved`).
-_listings: dict[str, tuple[str, ...]] = {}
-_packages: dict[str, tuple[str, ...]] = {}  # (enclosing_package_files)
-
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
-_roots: dict[Path, tuple[Path, ...]] = {}
 
 
 def _project_root(start: Path) -> tuple[Path, ...]:
     """The nearest directory at or above `start` that holds a project marker, if any."""
-    if start not in _roots:
-        found: tuple[Path, ...] = ()
-        for base in (start, *start.parents):
-            if any((base / marker).exists() for marker in _ROOT_MARKERS):
-                found = (base,)
-                break
-        _roots[start] = found
-    return _roots[start]
+    return per_run(("root", start), lambda: _marked(start))
+
+
+def _marked(start: Path) -> tuple[Path, ...]:
+    for base in (start, *start.parents):
+        if any((base / marker).exists() for marker in _ROOT_MARKERS):
+            return (base,)
+    return ()
 
 
 def project_root(path: str) -> Optional[Path]:
-    """The root of the project that holds the file at `path`: the nearest directory at
-    or above its top package with a project marker."""
+    """The nearest directory at or above the top package of the file at `path` with a project marker."""
     top = Path(path).resolve().parent
     while (top / "__init__.py").is_file() and top.parent != top:
         top = top.parent
@@ -125,43 +106,42 @@ def project_root(path: str) -> Optional[Path]:
 
 
 def python_files(directory: Path, most: int) -> tuple[str, ...]:
-    """The Python files of a directory, none if it has more than `most` (listed once
-    per run, forgotten with the resolutions)."""
-    key = str(directory)
-    if key not in _listings:
-        try:
-            names = sorted(n for n in os.listdir(directory) if n.endswith(".py"))
-        except OSError:
-            names = []
-        _listings[key] = tuple(str(directory / n) for n in names) if len(names) <= most else ()
-    return _listings[key]
+    """The Python files of a directory, none if it has more than `most` (listed once per run)."""
+    return per_run(("listing", str(directory)), lambda: _listed(directory, most))
+
+
+def _listed(directory: Path, most: int) -> tuple[str, ...]:
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.endswith(".py"))
+    except OSError:
+        names = []
+    return tuple(str(directory / n) for n in names) if len(names) <= most else ()
 
 
 def enclosing_package_files(path: str, most: int, most_in_root: int) -> tuple[str, ...]:
-    """The Python files of the largest package around the module at `path` (its directory, then
-    each enclosing package in turn, subpackages included) that has at most `most`, and the
-    scripts of the project's root directory (at most `most_in_root`) when the whole top package is
-    within the bound (a root script of a larger project reaches the checked module through call
-    trees too deep for the walk budget). Listed once per run."""
+    """The Python files of the largest package around the module at `path` with at most `most`, and
+    the project root's scripts (at most `most_in_root`) when the whole top package is within the bound
+    (a larger project's root scripts reach the module through call trees too deep for the budget)."""
     here = Path(path).resolve()
-    key = f"<enclosing>{here.parent}\0{most}\0{most_in_root}"
-    if key not in _packages:
-        found: tuple[str, ...] = ()
-        folder, whole = here.parent, False
-        while (folder / "__init__.py").is_file():
-            listed = _package_listing(folder, most)
-            if listed is None:
-                break
-            found = listed
-            whole = not (folder.parent / "__init__.py").is_file() or folder.parent == folder
-            if whole:
-                break
-            folder = folder.parent
-        root = project_root(str(here))
-        if whole and root is not None and not (root / "__init__.py").is_file():
-            found = found + tuple(f for f in python_files(root, most_in_root) if f not in found)
-        _packages[key] = found
-    return _packages[key]
+    return per_run(("enclosing", here.parent, most, most_in_root), lambda: _enclosing(here, most, most_in_root))
+
+
+def _enclosing(here: Path, most: int, most_in_root: int) -> tuple[str, ...]:
+    found: tuple[str, ...] = ()
+    folder, whole = here.parent, False
+    while (folder / "__init__.py").is_file():
+        listed = _package_listing(folder, most)
+        if listed is None:
+            break
+        found = listed
+        whole = not (folder.parent / "__init__.py").is_file() or folder.parent == folder
+        if whole:
+            break
+        folder = folder.parent
+    root = project_root(str(here))
+    if whole and root is not None and not (root / "__init__.py").is_file():
+        found = found + tuple(f for f in python_files(root, most_in_root) if f not in found)
+    return found
 
 
 def _package_listing(top: Path, most: int) -> Optional[tuple[str, ...]]:

@@ -125,14 +125,14 @@ class Words:
         if ref.kind is StreamRefKind.PATH and ref.path is not None:
             return self.stream_path(ref.path)
         if ref.kind is StreamRefKind.CREATED:
-            bound = self.site_label(ref.site, (near.node,) if near is not None else ())
-            if bound:
-                return bound
             steps = _site_steps(ref.site)
-            if len(steps) > 1:
-                # made in a callee and not kept by this function: the name the callee binds it to
-                inner = self.bound_to(self.model.node_of(steps[-1]))
-                return inner or "the stream a callee made"
+            # made in a callee for its own work: the local name it binds it to (a call's target names
+            # what the call returns); kept on `self`, the caller's name of the object's attribute
+            inner = self.bound_to(self.model.node_of(steps[-1])) if len(steps) > 1 else ""
+            local = inner if not inner.startswith("self.") else ""
+            bound = local or self.site_label(ref.site, (near.node,) if near is not None else ()) or inner
+            if bound or len(steps) > 1:
+                return bound or "the stream a callee made"
             made = self.model.node_of(outer_site(ref.site))
             if made is None:
                 return "the stream a callee made"

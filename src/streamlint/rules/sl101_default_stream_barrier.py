@@ -12,7 +12,13 @@ from streamlint.model import declared
 from streamlint.model.api import per_thread
 from streamlint.model.domain.paths import Index
 from streamlint.model.domain.streams import StreamRefKind
-from streamlint.model.readings.operations import OperationAt, blocking_work_around, chosen_streams, own_operations
+from streamlint.model.readings.operations import (
+    OperationAt,
+    chosen_streams,
+    orders_with_legacy,
+    own_operations,
+    stream_work_around,
+)
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.per_thread import settings
 from streamlint.model.syntax.sync_purpose import comprehension_of
@@ -220,7 +226,7 @@ class DefaultStreamBarrier(Rule):
                 continue  # (whose work is unknown; the file switched this framework to the per-thread default stream)
             if operation.op in _COPIES and operation.sync_form:
                 continue  # a synchronous copy is SL202's finding, not also SL101's
-            before, after = blocking_work_around(model, qualname, at, ancestry)
+            before, after = stream_work_around(model, qualname, at, ancestry, orders_with_legacy)
             node = model.node_of(at.site)
             if not (before and after) or node is None:
                 continue

@@ -15,7 +15,7 @@ from streamlint.model.readings.hot_paths import hot_entry_name, queues_work_each
 from streamlint.model.readings.hot_paths import own_operations as hot_operations
 from streamlint.model.readings.operations import drained_alone, host_writes_into, leaves_unordered, own_operations
 from streamlint.model.summary.effects import Operation
-from streamlint.model.syntax import nesting
+from streamlint.model.syntax import ancestry as nesting
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.sync_purpose import comprehension_of, unrolled, waits_on_user
 from streamlint.rules import _labels as labels

@@ -20,7 +20,7 @@ from streamlint.model.readings.operations import (
     work_before,
 )
 from streamlint.model.summary.effects import Operation
-from streamlint.model.syntax import nesting
+from streamlint.model.syntax import ancestry as nesting
 from streamlint.rules import _labels as labels
 from streamlint.rules._shared import api_named, joined, named
 from streamlint.rules.base import Finding, Rule

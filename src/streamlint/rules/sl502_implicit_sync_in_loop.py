@@ -11,12 +11,11 @@ from streamlint.model import api
 from streamlint.model.readings.hot_paths import (
     OwnOperation,
     hot_entry_name,
-    other_streams_could_overlap,
     own_operations,
     queues_work_each_pass,
     uploads_in,
 )
-from streamlint.model.readings.round_trips import round_trips
+from streamlint.model.readings.operations import round_trips
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.sync_purpose import (
     Purpose,
@@ -28,6 +27,7 @@ from streamlint.model.syntax.sync_purpose import (
 )
 from streamlint.rules._shared import STEP_TIMING_HELP
 from streamlint.rules.base import Finding, Rule
+from streamlint.rules.sl202_blocking_copy_in_stream_region import BlockingCopyInStreamRegion
 
 
 class ImplicitSyncInLoop(Rule):
@@ -262,7 +262,7 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
     where = _hot_where(model, ancestry, sync)
     if where is None:
         return None
-    if operation.op == _D2H and other_streams_could_overlap(model, sync.own.function, sync.own.stream, ancestry):
+    if operation.op == _D2H and any(f.node is sync.node for f in BlockingCopyInStreamRegion().check(analysis)):
         return None  # SL202 reports this call (other streams' work could overlap it)
     purpose = sync.purpose(model, ancestry, purposes)
     if purpose is not None and purpose.needed:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from streamlint.model.api import host_math
-from streamlint.model.readings.round_trips import round_trips
+from streamlint.model.readings.operations import round_trips
 from streamlint.rules.base import Finding, Rule
 
 

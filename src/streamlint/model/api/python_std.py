@@ -10,6 +10,12 @@ IDENTITY_CALLS: dict[str, Arg] = {
     "typing_extensions.cast": Arg(1, "val"),
 }
 
+# Calls that store a value at an attribute the text names, as `holder.name = value` does:
+# qualified name -> (holder, name, value). The method form `super().__setattr__("x", v)` (a class
+# whose own `__setattr__` forwards elsewhere stores on itself so) is `object.__setattr__(self, ...)`.
+ATTRIBUTE_SETTERS: dict[str, tuple[Arg, Arg, Arg]] = {
+    name: (Arg(0), Arg(1), Arg(2)) for name in ("builtins.setattr", "builtins.object.__setattr__")
+}
 # Builtins that look at an object's type or attributes, never at its data: no device work.
 TYPE_QUERIES = frozenset({
     "builtins.isinstance", "builtins.issubclass", "builtins.hasattr", "builtins.callable", "builtins.type",

@@ -1,24 +1,14 @@
-"""Happens-before between queued work and the host, as PyTorch's CUDA sanitizer orders it.
-
-CSAN keeps a vector clock per stream; an access is ordered before stream T's later work
-when T's clock has reached the access's tick. Here each pending access carries the set
-of streams whose clocks have reached it (`seen`): the same relation restricted to the
-accesses still pending, which is finite over a program's sites, so branches join and
-loops reach a fixpoint. A record copies what its stream has seen, a wait adds the waiter,
-a host synchronization completes what the synchronized stream has seen, a device
-synchronization completes everything.
-
-Two clocks, as the design asks: `seen` is the may clock (a wait on any path counts),
-`seen_on_every_path` the must clock. A conflict is reported only when even the may clock
-shows no order.
-"""
+"""Happens-before between queued work and the host, as PyTorch's CUDA sanitizer orders it: each
+pending access carries the streams whose clocks have reached it (`seen`, the may clock;
+`seen_on_every_path`, the must clock), finite over a program's sites, so joins and loops reach a
+fixpoint. A conflict is reported only when even the may clock shows no order."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from enum import Enum
-from typing import Iterable, Iterator, Optional
+from typing import Iterable, Optional
 
 from streamlint.model.domain.paths import Path
 from streamlint.model.domain.pending_index import PendingIndex
@@ -50,18 +40,13 @@ class AccessEvent:
     site: str  # the operation's site key ("qualname#ordinal")
     chain: tuple[str, ...] = ()  # call sites it came through, outermost first (provenance)
     host_memory: bool = False  # an access to host memory (the host side of a copy, the host's own)
-    # an assumption of the walk, not an operation: a parameter made on the caller's current
-    # stream; it meets only accesses to device memory
+    # an entry assumption (a parameter made on the caller's current stream): meets device memory only
     assumed: bool = False
     branch: tuple[str, ...] = ()  # the sides of the tests it ran under (Effect.branch)
     handed: tuple[StreamRef, ...] = ()  # (Effect.handed)
-    # made on one of two streams by the path taken (D-14): `stream` is this path's one, `either`
-    # the may-set; a later access on the same may-set took the same path
+    # made on one of two streams by the path taken (D-14): `stream` this path's, `either` the may-set
     either: Optional[StreamRef] = field(default=None, metadata={"omit_default": True})
-    # memory the walk was not told the device of when it was accessed (an in-place operation on a
-    # tensor of a device not told): where memory lives is fixed when it is made, so a later access
-    # to the same memory on device memory shows it was device memory here too (D-11); it meets
-    # only such an access, and is never itself the later side
+    # memory of a device not told when accessed: a later access to it as device memory tells (D-11)
     untold: bool = field(default=False, metadata={"omit_default": True})
 
 
@@ -73,8 +58,7 @@ def on_paths(access: AccessEvent) -> tuple[AccessEvent, ...]:
 
 
 def _on_paths_after(earlier: AccessEvent, later: AccessEvent) -> tuple[AccessEvent, ...]:
-    """The later access per stream it may run on, on the paths where `earlier` ran: after an
-    access made on the same choice of two streams, on the stream that path chose."""
+    """The later access per stream it may run on, on the paths where `earlier` ran (D-14)."""
     if later.stream.kind is StreamRefKind.EITHER and earlier.either == later.stream:
         return (replace(later, stream=earlier.stream, either=later.stream),)
     return on_paths(later)
@@ -85,8 +69,7 @@ def access_key(a: AccessEvent) -> tuple:
     return (a.site, a.chain, a.path, a.stream, a.write)
 
 
-# The sets of streams the clocks hold and the streams of accesses, one object each (few: a
-# program has few streams), so that clocks compare by identity.
+# The clocks' stream sets and the accesses' streams, interned so that clocks compare by identity.
 _STREAM_SETS: dict = {}
 _STREAMS: dict = {}
 
@@ -98,13 +81,10 @@ class Pending:
     seen_on_every_path: frozenset[StreamRef]  # the must clock
     done: bool = False  # completed as far as the host knows on some path (the may clock)
     done_on_every_path: bool = False  # ... on every path (the must clock)
-    # The may clock of waits made under sides of configuration tests (D-18): (stream, the sides it
-    # waited under). It orders the later work of those streams done on no exclusive side; at most
-    # `_MAX_SIDED` entries, past which they count on every side, as `seen` does
+    # the may clock of waits made under sides of configuration tests (D-18): (stream, sides)
     seen_under: frozenset = field(default=frozenset(), metadata={"omit_default": True})
 
     def __post_init__(self) -> None:
-        # one object per set of streams, so that equal clocks are the same objects (`clock`)
         for name in ("seen", "seen_on_every_path", "seen_under"):
             value = getattr(self, name)
             object.__setattr__(self, name, _STREAM_SETS.setdefault(value, value))
@@ -115,8 +95,7 @@ class Pending:
 
     @cached_property
     def clock(self) -> tuple:
-        """What an ordering operation decides by (not the access): equal clocks move alike. By
-        identity of interned objects, for speed (the stream sets are interned on construction)."""
+        """What an ordering operation decides by: equal clocks move alike (by identity, for speed)."""
         stream = _STREAMS.setdefault(self.access.stream, self.access.stream)
         return (id(self.seen), id(self.seen_on_every_path), self.done, self.done_on_every_path, id(stream),
                 id(self.seen_under))
@@ -132,16 +111,12 @@ class Pending:
             return any(self.ordered_before(m, branch) for m in stream.members)  # on some path: the may clock
         if self.done or stream == self.access.stream or stream.pools_with(self.access.stream):
             return True  # (a pool of streams and one of its items: what one names may be the other)
-        return _reaches(stream, self.seen) or _reaches(stream, self.sided(branch))
-
-    def sided(self, branch: Iterable[str]) -> Iterator[StreamRef]:
-        """The streams that waited for it on sides that are not exclusive with `branch`."""
-        return (s for s, sides in self.seen_under if not exclusive(sides, branch))
+        return _reaches(stream, self.seen) or _reaches(stream, (s for s, sides in self.seen_under
+                                                               if not exclusive(sides, branch)))
 
     def with_seen(self, stream: StreamRef, may_only: bool = False, sides: frozenset = frozenset()) -> "Pending":
-        """Ordered before `stream`'s later work; by one of two streams, or by a wait for one of
-        two (D-14): before each on the may clock, on the must clock before neither. `sides`: the
-        configuration sides the wait was made under (D-18): on the may clock for those only."""
+        """Ordered before `stream`'s later work (one of two: on the may clock only, D-14; under
+        configuration `sides`: on the may clock for those only, D-18)."""
         streams, must = frozenset(stream.paths), not may_only and stream.kind is not StreamRefKind.EITHER
         if streams <= self.seen and (not must or streams <= self.seen_on_every_path):
             return self
@@ -165,8 +140,7 @@ class Conflict:
     kind: ConflictKind
     earlier: AccessEvent
     later: AccessEvent
-    # how many accesses to the memory's root were queued after the earlier one (0: the latest
-    # the later access races); order data for naming the earlier side, not the problem's identity
+    # how many accesses to the root were queued after the earlier one (for naming it, not identity)
     behind: int = field(default=0, compare=False)
 
 
@@ -183,8 +157,7 @@ def _kind(earlier: AccessEvent, later: AccessEvent) -> Optional[ConflictKind]:
 
 
 def _assumed_closer(assumed: AccessEvent, access: AccessEvent, same_root: list) -> bool:
-    """Another entry assumption made for memory within `assumed`'s that `access` touches (the
-    tensor a producer left at `node.state.x` within the parameter `node`)."""
+    """Another entry assumption made for memory within `assumed`'s that `access` touches (D-16)."""
     depth = len(assumed.path.steps)
     return any(q.access.assumed and len(q.access.path.steps) > depth and q.access.path.may_alias(access.path)
                and assumed.path.may_alias(q.access.path) and len(q.access.path.steps) <= len(access.path.steps)
@@ -198,10 +171,8 @@ def _may_differ(a: StreamRef, b: StreamRef) -> bool:
 
 
 class Order:
-    """The accesses still pending and what each event captured when it was recorded.
-
-    Immutable. The pending accesses are kept in persistent maps (domain/pending_index.py), so an
-    operation costs what it touches; `pending` is their tuple, in the order they joined."""
+    """The accesses still pending (indexed: an operation costs what it touches) and what each event
+    captured when it was recorded. Immutable."""
 
     __slots__ = ("_ix", "events", "kept_for", "_pending")
 
@@ -209,8 +180,6 @@ class Order:
                  index: Optional[PendingIndex] = None) -> None:
         self._ix = PendingIndex.of(pending) if index is None else index
         self.events: tuple[tuple[Path, frozenset], ...] = events  # (event path, keys of the accesses it orders)
-        # `t.record_stream(s)`: the allocator keeps t's memory until s's work queued before its
-        # release is done, whether queued before or after the call
         self.kept_for: frozenset[tuple[Path, StreamRef]] = kept_for
         self._pending: Optional[tuple] = tuple(pending) if index is None else None
 
@@ -239,9 +208,6 @@ class Order:
     def __repr__(self) -> str:
         return f"Order(pending={self.pending!r}, events={self.events!r}, kept_for={self.kept_for!r})"
 
-    def _same_root(self, path: Path) -> list:
-        return [p for _, p in self._ix.same_root(path.root)]
-
     def streams(self) -> set[StreamRef]:
         """The streams of the pending accesses."""
         return self._ix.streams()
@@ -250,19 +216,18 @@ class Order:
         """Some pending access is to memory of `root`."""
         return self._ix.has_root(root)
 
-    def _made(self, index: PendingIndex, events: Optional[tuple] = None, kept_for: Optional[frozenset] = None) -> "Order":
-        return Order((), self.events if events is None else events, self.kept_for if kept_for is None else kept_for, index)
-
-    def _derived(self, events: Optional[tuple] = None, kept_for: Optional[frozenset] = None) -> "Order":
-        """This order with its events or kept memory replaced: the same pending accesses."""
-        made = self._made(self._ix, events, kept_for)
-        made._pending = self._pending
+    def _made(self, index: Optional[PendingIndex] = None, events: Optional[tuple] = None,
+              kept_for: Optional[frozenset] = None) -> "Order":
+        """This order with its index, events or kept memory replaced."""
+        made = Order((), self.events if events is None else events, self.kept_for if kept_for is None else kept_for,
+                     self._ix if index is None else index)
+        made._pending = self._pending if index is None else None
         return made
 
     # -- accesses ------------------------------------------------------------------
     def conflicts(self, access: AccessEvent) -> list[Conflict]:
         found = []
-        same_root = self._same_root(access.path)
+        same_root = [p for _, p in self._ix.same_root(access.path.root)]
         for place, p in enumerate(same_root):
             kind = _kind(p.access, access)
             if kind is None or not p.access.path.may_alias(access.path):
@@ -291,8 +256,7 @@ class Order:
         seen = frozenset({access.stream})
         entry = Pending(access, seen, seen)
         key = entry.key
-        # an event recorded before this access orders nothing about it, even when it
-        # replaces an earlier access of the same site (the previous loop iteration's)
+        # an event recorded before this access orders nothing about it (nor an earlier one of its key)
         events = self.events
         if any(key in captured for _, captured in events):
             events = tuple((path, captured - {key}) for path, captured in events)
@@ -306,22 +270,22 @@ class Order:
         return self.wait_any(waiter, (on,), branch)
 
     def wait_any(self, waiter: StreamRef, streams: Iterable[StreamRef], branch: Iterable[str] = ()) -> "Order":
-        """`waiter` waits on each of `streams` in turn: one pass, the same order as the waits
-        one after another (a wait only adds `waiter`, which no other of these waits tests). A
-        wait by or for one of two streams orders on the may clock only (D-14). `branch`: the
-        sides the wait is made under; of configuration tests, it orders their work only (D-18)."""
+        """`waiter` waits on each of `streams` in one pass (a wait only adds `waiter`, which no other
+        of these waits tests); of one of two streams, on the may clock only (D-14)."""
         streams = tuple(streams)
         ons = frozenset(m for on in streams for m in on.paths)
         if not ons:
             return self  # no wait at all
         may_only = any(on.kind is StreamRefKind.EITHER for on in streams)
         sides = configuration_sides(branch)
-        moved = []
-        for group in self._ix.clocks():  # every access of a group moves alike
-            p = next(iter(group.values()))
-            if _waited(p, waiter, ons, may_only, sides) is not p:
-                moved.extend((n, _waited(q, waiter, ons, may_only, sides)) for n, q in group.items())
-        return self._replaced(moved)
+        return self._moved(lambda p: _waited(p, waiter, ons, may_only, sides))
+
+    def _moved(self, f, moves=None) -> "Order":
+        """Each access given `f`, decided once per clock group (a group's accesses move alike): the
+        groups whose first access `moves` (by default: `f` changes it)."""
+        moves = moves or (lambda p: f(p) is not p)
+        return self._replaced([(n, new) for group in self._ix.clocks() if moves(next(iter(group.values())))
+                               for n, q in group.items() if (new := f(q)) is not q])
 
     def record(self, event: Path, stream: StreamRef, branch: Iterable[str] = ()) -> "Order":
         branch = configuration_sides(branch)
@@ -329,11 +293,10 @@ class Order:
                              if next(iter(group.values())).ordered_before(stream, branch)
                              for q in group.values())  # a group's accesses are ordered alike
         events = tuple(e for e in self.events if e[0] != event) + ((event, captured),)
-        return self._derived(events=events)
+        return self._made(events=events)
 
     def recorded(self, event: Path) -> Optional[frozenset]:
-        """What the event captured. An event of an earlier iteration (an item of a list of
-        events filled in a loop) stands for every event made at its site."""
+        """What the event captured (an earlier iteration's stands for every event of its site)."""
         found = None
         for path, captured in self.events:
             if path == event or _same_site_any_age(path, event):
@@ -341,44 +304,39 @@ class Order:
         return found
 
     def wait_event(self, waiter: StreamRef, event: Path, branch: Iterable[str] = ()) -> "Order":
-        captured = self.recorded(event)
-        if captured is None:
-            return self
         sides = configuration_sides(branch)
-        return self._map(lambda p: p.with_seen(waiter, sides=sides) if p.key in captured else p)
+        return self._on_captured(event, lambda p: p.with_seen(waiter, sides=sides))
+
+    def _on_captured(self, event: Path, f) -> "Order":
+        captured = self.recorded(event)
+        return self if captured is None else self._map(lambda p: f(p) if p.key in captured else p)
 
     def synchronize_stream(self, stream: StreamRef, branch: Iterable[str] = ()) -> "Order":
-        """The host waits for `stream`: what it has seen is done, and so is work on a stream the
-        code cannot tell apart from it (a parameter's stream may be the one that wrote); not work
-        done on a configuration's side exclusive with the sync's (`synchronize_device`)."""
+        """The host waits for `stream`: what it has seen is done, and work on a stream the code
+        cannot tell apart from it; not work on a configuration side exclusive with the sync's."""
         every_path = stream.kind is not StreamRefKind.EITHER  # one of two streams: on the may clock (D-14)
         sides = configuration_sides(branch)
-        moved = []
-        for group in self._ix.clocks():  # as in `wait_any`
-            p = next(iter(group.values()))
-            synced = any(p.ordered_before(s) or not _may_differ(p.access.stream, s) for s in stream.paths)
-            if synced and p.completed(every_path) is not p:
-                moved.extend((n, q.completed(every_path)) for n, q in group.items()
-                             if not (sides and exclusive(q.access.branch, sides)))
-        return self._replaced(moved)
+
+        def synced(p: Pending) -> bool:
+            seen = any(p.ordered_before(s) or not _may_differ(p.access.stream, s) for s in stream.paths)
+            return seen and p.completed(every_path) is not p
+
+        return self._moved(lambda q: q if sides and exclusive(q.access.branch, sides) else q.completed(every_path),
+                           synced)
 
     def synchronize_event(self, event: Path) -> "Order":
-        captured = self.recorded(event)
-        if captured is None:
-            return self
-        return self._map(lambda p: p.completed() if p.key in captured else p)
+        return self._on_captured(event, Pending.completed)
 
     def record_stream(self, path: Path, stream: StreamRef) -> "Order":
         """`t.record_stream(s)`: the allocator keeps `t` until `s`'s work queued before the release is done."""
-        return self._derived(kept_for=self.kept_for | {(path, stream)})
+        return self._made(kept_for=self.kept_for | {(path, stream)})
 
     def _recorded_for(self, access: AccessEvent) -> bool:
         return any(access.stream in stream.paths and path.may_alias(access.path) for path, stream in self.kept_for)
 
     def release(self, release: AccessEvent) -> tuple["Order", list[Conflict]]:
-        """The memory at `release.path`, allocated on `release.stream`, goes back to the allocator:
-        an access by another stream that the allocation stream has not seen, and that the allocator
-        was not told of, may still run when the block is reused."""
+        """The memory at `release.path` goes back to `release.stream`'s allocator: another stream's
+        access the allocation stream has not seen, and the allocator was not told of, may run on."""
         found, gone = [], []
         for n, p in self._ix.same_root(release.path.root):
             if not release.path.may_alias(p.access.path):
@@ -389,49 +347,36 @@ class Order:
             if not covered and _may_differ(p.access.stream, release.stream):
                 found.append(Conflict(ConflictKind.RELEASE_WITHOUT_RECORD, p.access, release))
         kept_for = frozenset(r for r in self.kept_for if not release.path.may_alias(r[0]))
-        if not gone:
-            return self._derived(kept_for=kept_for), found
-        return self._made(self._ix.removed(gone), None, kept_for), found
+        return self._made(self._ix.removed(gone) if gone else None, None, kept_for), found
 
     def told(self, path: Path) -> "Order":
-        """The memory at `path` shown to be device memory: its accesses made while its device was
-        not told are accesses to device memory (D-17's evidence that comes later)."""
+        """The memory at `path` shown to be device memory: so were its accesses made untold (D-17)."""
         return self._map(lambda p: replace(p, access=replace(p.access, untold=False))
                          if p.access.untold and path.may_alias(p.access.path) else p)
 
     def replaced_at(self, path: Path) -> "Order":
-        """Another value stored at `path` (`self.x = new`): what the entry assumption said of the
-        memory there before the call no longer speaks of what the path holds."""
+        """Another value stored at `path`: the entry assumption no longer speaks of what it holds."""
         gone = [(n, p) for n, p in self._ix.same_root(path.root) if p.access.assumed and p.access.path == path]
-        if not gone:
-            return self
-        return self._made(self._ix.removed(gone))
+        return self._made(self._ix.removed(gone)) if gone else self
 
     def on_side(self, side: str, conjuncts: tuple = ()) -> "Order":
-        """The order on one side of a configuration test (D-18): an access made on one of two
-        streams chosen by that configuration was made, on this side, on this side's stream only.
-        `conjuncts`: on the false side of `a and b` ((true, false) sides of each), an access made
-        on the true side of all but one was made on that one's false side."""
+        """The order on one side of a configuration test (D-18): an access on one of two streams it
+        chose was on this side's only. `conjuncts`: the (true, false) sides of `a and b`'s parts."""
         gone = [(n, p) for n, p in self._ix.items() if p.access.either is not None and p.access.either.sides
                 and (_chosen_elsewhere(p.access, side) if side else _off_the_other(p.access, conjuncts))]
         return self._made(self._ix.removed(gone)) if gone else self
 
     def synchronize_device(self, branch: Iterable[str] = ()) -> "Order":
-        """Everything pending is done (on this path: a join keeps what another path left), but
-        work done on a side of a configuration test exclusive with the sides the sync is made
-        under: on the path that did that work, the sync is never made (D-18)."""
+        """Everything pending is done but work on a configuration side exclusive with the sync's (D-18)."""
         sides = configuration_sides(branch)
         return self._map(lambda p: p if sides and exclusive(p.access.branch, sides) else p.completed())
 
     def renamed(self, rename) -> "Order":
         """Every path renamed (a loop's back edge: ring slots shift, the body's allocations age)."""
-        def access_of(a: AccessEvent) -> AccessEvent:
-            return replace(a, path=rename(a.path))
-
         def key_of(key: tuple) -> tuple:
             return (key[0], key[1], rename(key[2]), key[3], key[4])
 
-        pending = tuple(replace(p, access=access_of(p.access)) for p in self.pending)
+        pending = tuple(replace(p, access=replace(p.access, path=rename(p.access.path))) for p in self.pending)
         events = tuple((rename(path), frozenset(key_of(k) for k in captured)) for path, captured in self.events)
         return Order(pending, events, frozenset((rename(path), stream) for path, stream in self.kept_for))
 
@@ -440,15 +385,12 @@ class Order:
 
     def _replaced(self, pairs: list) -> "Order":
         """Each (number, new): the pending access of that number given a new clock, in its place."""
-        if not pairs:
-            return self  # nothing changed: keep this order (and its index)
-        return self._made(self._ix.replaced(pairs))
+        return self._made(self._ix.replaced(pairs)) if pairs else self
 
     # -- lattice -------------------------------------------------------------------
     def join(self, other: "Order", every_path: bool = False) -> "Order":
-        """The order after either of two paths. `every_path`: the branches are ones the program
-        certainly takes both of (a test on the loop's counter), so an ordering on one of them
-        does not order the other's work: the may clock becomes the must clock."""
+        """The order after either of two paths. `every_path`: the program takes both (a test on the
+        loop's counter), so the may clock becomes the must clock."""
         if self == other:
             return self
         mine = {p.key: p for p in self.pending}
@@ -486,8 +428,7 @@ def _join_pending(a: Optional[Pending], b: Optional[Pending]) -> Pending:
                    a.done_on_every_path and b.done_on_every_path, under)
 
 
-# At most this many (stream, sides) entries of a pending access's sided may clock (D-18); past it,
-# its streams count on every side (the may clock as before: fewer reports, never more).
+# At most this many entries of a sided may clock (D-18); past it they count on every side.
 _MAX_SIDED = 8
 
 
@@ -500,14 +441,12 @@ def _bounded(seen: frozenset, under: frozenset) -> tuple[frozenset, frozenset]:
 
 
 def _reaches(stream: StreamRef, seen: Iterable[StreamRef]) -> bool:
-    """`stream`'s later work follows what these streams have seen: one of them, an item of a pool
-    one of them names, or the same default stream by another framework's name."""
+    """`stream`'s later work follows what these streams have seen (one, a pool's item, a default's alias)."""
     return any(s == stream or s.pools_with(stream) or s.may_be_the_default_of(stream) for s in seen)
 
 
 def _waited(p: Pending, waiter: StreamRef, ons: frozenset, may_only: bool, sides: frozenset) -> Pending:
-    """`p` after `waiter` waits for `ons`, under the configuration sides `sides`: ordered where
-    one of them has seen it (on every side, or on sides not exclusive with the wait's)."""
+    """`p` after `waiter` waits for `ons` under the configuration `sides`: where one of them saw it."""
     if p.done or p.access.stream in ons or not ons.isdisjoint(p.seen) or not ons.isdisjoint(p.seen_on_every_path) \
             or any(on.pools_with(p.access.stream) for on in ons):
         return p.with_seen(waiter, may_only, sides)

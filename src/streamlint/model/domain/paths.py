@@ -1,20 +1,35 @@
-"""Typed access paths: a root, then fields, then at most one element or region per step.
-
-Paths name memory and objects without strings such as "self.x": `Path(Root.self_(),
-("bufs", Index.slot("k", 2, 0)))` is `self.bufs[k % 2]`. Two paths may alias when one is
-a prefix of the other step by step, where an unknown index aliases only another unknown index
-(the container's one weak slot: what is stored and read under keys the text does not tell),
-nothing else (silence over guessing), and two slots of the same symbol and modulus alias only at
-equal offsets.
-"""
+"""Typed access paths: a root, then fields, elements and regions (`self.bufs[k % 2]`). Two paths
+may alias when one is a prefix of the other step by step; an unknown index aliases only another
+unknown index (the container's weak slot), and two slots of one counter only at equal offsets."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import Enum
 from typing import Optional, Union
 
-from streamlint.model.domain.hashing import cached_hash
+
+def cached_hash(cls: type) -> type:
+    """The hash of what makes two equal (`_identity()` where the class defines one, else its compared
+    fields), computed once per instance (compared again and again in the clocks) and not pickled:
+    another process may hash strings differently."""
+    names = tuple(f.name for f in fields(cls) if f.compare and (f.hash is None or f.hash))
+    key = getattr(cls, "_identity", lambda self: tuple(getattr(self, name) for name in names))
+
+    def __hash__(self) -> int:
+        try:
+            return self.__dict__["_hash"]
+        except KeyError:
+            value = hash(key(self))
+            self.__dict__["_hash"] = value
+            return value
+
+    def __getstate__(self) -> dict:
+        return {name: value for name, value in self.__dict__.items() if name not in ("_hash", "_id")}
+
+    cls.__hash__ = __hash__  # type: ignore[method-assign]
+    cls.__getstate__ = __getstate__  # type: ignore[attr-defined]
+    return cls
 
 
 class RootKind(Enum):
@@ -110,8 +125,8 @@ class Index:
 
     @staticmethod
     def view(site: str) -> "Index":
-        """The part a slicing at `site` takes, its bounds unknown (`x[h + 1:]`, `x[:, a:b]`): the
-        same view used again is the same memory; another slicing is another region (silence)."""
+        """The part a slicing at `site` takes, its bounds unknown: the same view used again is the same
+        memory; another slicing is another region (silence)."""
         return Index(IndexKind.REGION, (VIEW, site))
 
     @property
@@ -192,8 +207,7 @@ class Path:
         return Path(root_path.root, root_path.steps + self.steps)
 
     def aged(self, in_loop) -> "Path":
-        """The same memory seen from the next iteration: an allocation the loop body made is now
-        an earlier iteration's (`in_loop(site)` says whether the body made it)."""
+        """The same memory seen from the next iteration: the body's allocations are an earlier iteration's."""
         root = self.root
         steps = self.steps
         if any(isinstance(s, Index) and s.taken_at for s in steps):
@@ -205,39 +219,40 @@ class Path:
         return Path(Root(root.kind, root.name, root.index, root.site, 1), steps)
 
     def shifted(self, symbol: str, by: int) -> "Path":
-        return Path(self.root, tuple(s.shifted(symbol, by) if isinstance(s, Index) else s for s in self.steps))
+        return self._slots_mapped(lambda s: s.shifted(symbol, by))
 
     def forgotten(self, symbol: str) -> "Path":
-        if not any(isinstance(s, Index) and s.kind is IndexKind.SLOT for s in self.steps):
-            return self
-        return Path(self.root, tuple(s.forgotten(symbol) if isinstance(s, Index) else s for s in self.steps))
+        return self._slots_mapped(lambda s: s.forgotten(symbol))
 
     def resymbolled(self, old: str, new: str) -> "Path":
+        return self._slots_mapped(lambda s: s.resymbolled(old, new))
+
+    def _slots_mapped(self, f) -> "Path":
         if not any(isinstance(s, Index) and s.kind is IndexKind.SLOT for s in self.steps):
             return self
-        return Path(self.root, tuple(s.resymbolled(old, new) if isinstance(s, Index) else s for s in self.steps))
+        return Path(self.root, tuple(f(s) if isinstance(s, Index) else s for s in self.steps))
+
+    def _items_of_one(self, other: "Path") -> Optional[tuple]:
+        """The two indexes of two paths that differ in one index only (items of one collection)."""
+        if self.root != other.root or len(self.steps) != len(other.steps):
+            return None
+        differ = [(a, b) for a, b in zip(self.steps, other.steps) if a != b]
+        return differ[0] if len(differ) == 1 and all(isinstance(step, Index) for step in differ[0]) else None
 
     def other_item(self, other: "Path") -> bool:
-        """Two items of one collection that are certainly not the same item: the same steps but
-        for one index, two ring slots of one counter at different offsets, or two constants."""
-        if self.root != other.root or len(self.steps) != len(other.steps):
+        """Two items of one collection that are certainly not the same item: two ring slots of one
+        counter at different offsets, or two constants."""
+        a, b = self._items_of_one(other) or (None, None)
+        if a is None:
             return False
-        differ = [(a, b) for a, b in zip(self.steps, other.steps) if a != b]
-        if len(differ) != 1 or not all(isinstance(step, Index) for step in differ[0]):
-            return False
-        a, b = differ[0]
         if a.kind is IndexKind.SLOT and b.kind is IndexKind.SLOT:
             return (a.symbol, a.modulus) == (b.symbol, b.modulus)
         return a.kind is IndexKind.CONST and b.kind is IndexKind.CONST
 
     def maybe_item(self, other: "Path") -> bool:
-        """Two items of one collection, one of them under an index the text does not tell: it
-        may be the other (the same steps but for that index)."""
-        if self.root != other.root or len(self.steps) != len(other.steps):
-            return False
-        differ = [(a, b) for a, b in zip(self.steps, other.steps) if a != b]
-        return len(differ) == 1 and all(isinstance(step, Index) for step in differ[0]) \
-            and IndexKind.ANY in (differ[0][0].kind, differ[0][1].kind)
+        """Two items of one collection, one under an index the text does not tell: it may be the other."""
+        pair = self._items_of_one(other)
+        return pair is not None and IndexKind.ANY in (pair[0].kind, pair[1].kind)
 
     def may_alias(self, other: "Path") -> bool:
         """One is a prefix of the other, step by step (a whole buffer meets its elements)."""

@@ -1,23 +1,13 @@
-"""An order's pending accesses, kept so that an operation touches only what it can change, not
-every access still pending (a long function or a notebook keeps thousands):
-
-- by number: each access gets the next number when it joins the order, and keeps it when it
-  is given a new clock; `pending`'s order is the numbers' order;
-- by root: only paths of one root may alias, so an access or a release meets only its
-  root's pending accesses (their numbers, ascending: conflicts are reported in that order);
-- by clock: waits and stream synchronizations decide by an access's clock alone
-  (`Pending.clock`), so they decide once per clock and move the whole group.
-
-Immutable, like the order: the maps are persistent (domain/persistent.py), so each update
-returns a new index sharing all but the paths to what it changed.
-"""
+"""An order's pending accesses in persistent maps, so that an operation touches only what it can
+change (a notebook keeps thousands): by number (the order they joined in), by root (only paths of
+one root may alias) and by clock (waits and syncs decide once per clock and move the group)."""
 
 from __future__ import annotations
 
 from operator import itemgetter
 from typing import Iterable, Iterator
 
-from streamlint.model.domain.persistent import EMPTY_PMAP, PMap
+from streamlint.model.domain.persistent import EMPTY, PMap
 
 
 def _root(p) -> object:
@@ -25,7 +15,7 @@ def _root(p) -> object:
 
 
 def _joined(clocks: PMap, clock: tuple, n: int, p) -> PMap:
-    return clocks.set(clock, clocks.get(clock, EMPTY_PMAP).set(n, p))
+    return clocks.set(clock, clocks.get(clock, EMPTY).set(n, p))
 
 
 def _left(clocks: PMap, clock: tuple, n: int) -> PMap:
@@ -51,8 +41,8 @@ class PendingIndex:
             seq[n] = p
             roots.setdefault(_root(p), []).append(n)
             clocks.setdefault(p.clock, {})[n] = p
-        return PendingIndex(PMap.of(seq), PMap.of({r: tuple(ns) for r, ns in roots.items()}),
-                            PMap.of({c: PMap.of(group) for c, group in clocks.items()}), len(seq))
+        return PendingIndex(PMap(seq), PMap({r: tuple(ns) for r, ns in roots.items()}),
+                            PMap({c: PMap(group) for c, group in clocks.items()}), len(seq))
 
     def __len__(self) -> int:
         return len(self.seq)
@@ -73,8 +63,7 @@ class PendingIndex:
         return root in self.roots
 
     def clocks(self) -> Iterator[PMap]:
-        """One group per clock: {number: access} of the accesses that share it (any one stands
-        for all)."""
+        """One group per clock: {number: access} of the accesses that share it (any one stands for all)."""
         return self.by_clock.values()
 
     def streams(self) -> set:

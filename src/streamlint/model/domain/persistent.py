@@ -1,14 +1,8 @@
-"""A persistent hash map (a hash array mapped trie): setting or deleting one key copies only
-the path of 32-slot nodes from the root to that key (a few nodes, whatever the map's size),
-and the rest is shared with the map it came from. So a state that binds one name, or an order
-that adds one access, costs what it touches, not what it holds.
-
-A small map is a plain dict (copied whole on a change); past `SMALL` keys it becomes a trie.
-Nodes are lists of 32 slots, never changed once a map holds them. A slot is empty (None), an
-entry `(hash, key, value)` (a tuple), a child node (a list), or, below the last level, a
-bucket of keys whose hashes are all equal (a `_Bucket`, a dict). Iteration follows the
-hashes, so it is in no particular order: what depends on an order sorts (FrozenMap does).
-"""
+"""A persistent hash map (a hash array mapped trie), so that a state that binds one name, or an
+order that adds one access, costs what it touches, not what it holds (a dict copied on each change
+made the 3,000-cell notebook of benchmarks/v3_speed.py 3.5x slower, session 18). A small map is a
+plain dict; past `SMALL` keys, a trie of 32-slot lists, never changed once a map holds them, whose
+slots are empty (None), an entry `(hash, key, value)`, a child node, or a bucket of equal hashes."""
 
 from __future__ import annotations
 
@@ -19,10 +13,6 @@ _LAST_SHIFT = 60  # the deepest level's shift: 13 levels of 5 bits cover a 64-bi
 _ABSENT = object()
 
 
-class _Bucket(dict):
-    """Keys whose 64-bit hashes are equal."""
-
-
 def _empty() -> list:
     return [None] * 32
 
@@ -30,7 +20,7 @@ def _empty() -> list:
 def _pair(shift: int, a: tuple, b: tuple) -> Any:
     """A subtree holding the two entries `a` and `b` (different keys), from level `shift`."""
     if shift > _LAST_SHIFT:
-        bucket = _Bucket()
+        bucket = {}  # keys whose 64-bit hashes are equal
         bucket[a[1]], bucket[b[1]] = a[2], b[2]
         return bucket
     node = _empty()
@@ -65,7 +55,7 @@ def _assoc(node: list, shift: int, h: int, key: Any, value: Any) -> tuple[list, 
         return _copied(node, i, _pair(shift + 5, slot, (h, key, value))), 1
     if slot.get(key, _ABSENT) is value:
         return node, 0
-    bucket = _Bucket(slot)
+    bucket = dict(slot)
     added = key not in bucket
     bucket[key] = value
     return _copied(node, i, bucket), int(added)
@@ -90,7 +80,7 @@ def _dissoc(node: list, shift: int, h: int, key: Any) -> Optional[list]:
     else:
         if key not in slot:
             return node
-        bucket = _Bucket(slot)
+        bucket = dict(slot)
         del bucket[key]
         new = _copied(node, i, bucket or None)
     return None if new.count(None) == 32 else new
@@ -133,35 +123,37 @@ def _equal(a: list, b: list) -> bool:
     return True
 
 
+def _trie(pairs: Iterable) -> tuple[list, int]:
+    root, length = _empty(), 0
+    for key, value in pairs:
+        root, added = _assoc(root, 0, hash(key) & _MASK64, key, value)
+        length += added
+    return root, length
+
+
 # Up to this many keys a map is a plain dict, copied whole on each change: cheaper than the
 # trie's path copying at that size (most functions' states are this small).
 SMALL = 24
 
 
 class PMap:
-    """An immutable mapping; `set` and `delete` return new maps sharing all but one path."""
+    """An immutable mapping with a cached hash; `set` and `delete` return new maps sharing all but
+    one path. Iterating gives (key, value) pairs sorted by the key's repr, so that whatever walks a
+    state's bindings sees them in one order whichever path built them; `items` in no order."""
 
-    __slots__ = ("_root", "_len")
+    __slots__ = ("_root", "_len", "_hash", "_pairs")
 
-    def __init__(self, root: "list | dict | None" = None, length: int = 0) -> None:
-        self._root = {} if root is None else root  # a dict while small, else the trie's root node
-        self._len = length
-
-    @staticmethod
-    def of(items: Any) -> "PMap":
-        """A map of (key, value) pairs or of a dict's items."""
+    def __init__(self, items: Any = ()) -> None:
+        """A map of a mapping's items or of (key, value) pairs."""
         small = dict(items.items() if hasattr(items, "items") else items)
-        if len(small) <= SMALL:
-            return PMap(small, len(small))
-        return PMap._trie(small.items())
+        root, length = (small, len(small)) if len(small) <= SMALL else _trie(small.items())
+        self._root, self._len, self._hash, self._pairs = root, length, None, None
 
     @staticmethod
-    def _trie(pairs: Iterable) -> "PMap":
-        root, length = _empty(), 0
-        for key, value in pairs:
-            root, added = _assoc(root, 0, hash(key) & _MASK64, key, value)
-            length += added
-        return PMap(root, length)
+    def _at(root: "list | dict", length: int) -> "PMap":
+        made = PMap.__new__(PMap)
+        made._root, made._len, made._hash, made._pairs = root, length, None, None
+        return made
 
     def get(self, key: Any, default: Any = None) -> Any:
         node = self._root
@@ -204,11 +196,10 @@ class PMap:
             if self._len < SMALL or key in root:
                 small = root.copy()
                 small[key] = value
-                return PMap(small, len(small))
-            grown = PMap._trie(root.items())
-            root = grown._root
+                return PMap._at(small, len(small))
+            root = _trie(root.items())[0]
         root, added = _assoc(root, 0, hash(key) & _MASK64, key, value)
-        return self if root is self._root else PMap(root, self._len + added)
+        return self if root is self._root else PMap._at(root, self._len + added)
 
     def delete(self, key: Any) -> "PMap":
         root = self._root
@@ -217,11 +208,11 @@ class PMap:
                 return self
             small = root.copy()
             del small[key]
-            return PMap(small, len(small))
+            return PMap._at(small, len(small))
         root = _dissoc(root, 0, hash(key) & _MASK64, key)
         if root is self._root:
             return self
-        return PMap(root if root is not None else _empty(), self._len - 1)  # once a trie, stays one
+        return PMap._at(root if root is not None else _empty(), self._len - 1)  # once a trie, stays one
 
     def items(self) -> Iterator[tuple]:
         root = self._root
@@ -235,29 +226,38 @@ class PMap:
         root = self._root
         return iter(root.values()) if type(root) is dict else (value for _, value in _items(root))
 
-    def __iter__(self) -> Iterator[Any]:
-        return self.keys()
+    def pairs(self) -> tuple:
+        if self._pairs is None:
+            self._pairs = tuple(sorted(self.items(), key=lambda item: repr(item[0])))
+        return self._pairs
+
+    def __iter__(self) -> Iterator[tuple]:
+        return iter(self.pairs())
 
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
+        if isinstance(other, tuple):
+            return self.pairs() == other
         if not isinstance(other, PMap):
             return NotImplemented
         if self._len != other._len:
             return False
         a, b = self._root, other._root
         if type(a) is list and type(b) is list:
-            return _equal(a, b)
+            return _equal(a, b)  # shared subtrees are not compared
         return dict(self.items()) == dict(other.items())
 
     def __hash__(self) -> int:
-        return hash(frozenset(self.items()))
+        if self._hash is None:
+            self._hash = hash(frozenset(self.items()))
+        return self._hash
 
     def __reduce__(self) -> tuple:
-        return (PMap.of, (list(self.items()),))  # rebuilt: another process hashes strings differently
+        return (PMap, (dict(self.items()),))  # rebuilt: another process hashes strings differently
 
     def __repr__(self) -> str:
-        return f"PMap({dict(self.items())!r})"
+        return repr(self.pairs())
 
 
-EMPTY_PMAP = PMap()
+EMPTY = PMap()

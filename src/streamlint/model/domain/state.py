@@ -1,6 +1,5 @@
-"""The abstract state at one program point: what names and paths hold, each framework's
-current stream, and the happens-before order of pending work. Immutable; `join` merges
-two paths' states, and loops iterate until `join` stops changing the head state."""
+"""The abstract state at one program point: what names and paths hold, each framework's current
+stream, and the happens-before order of pending work. Immutable; `join` merges two paths'."""
 
 from __future__ import annotations
 
@@ -10,35 +9,27 @@ from itertools import chain
 from typing import Optional
 
 from streamlint.model.api.facts import LEGACY_BY_DEFAULT
-from streamlint.model.domain.frozen_map import EMPTY, FrozenMap
 from streamlint.model.domain.order import Order
 from streamlint.model.domain.paths import Index, Path
-from streamlint.model.domain.persistent import SMALL, PMap
+from streamlint.model.domain.persistent import EMPTY, SMALL, PMap
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.domain.values import NO_ITEMS, UNKNOWN, AbsValue, ValueKind
 
 
-def _frozen(mapping: dict) -> FrozenMap:
-    return FrozenMap.owning(mapping)
-
-
 @dataclass(frozen=True)
 class State:
-    # local and global names; iterated as (name, value) pairs in a fixed order
-    names: FrozenMap = EMPTY
-    heap: FrozenMap = EMPTY  # what attribute and element paths hold, by path
-    current: FrozenMap = EMPTY  # framework -> its current stream
+    names: PMap = EMPTY
+    heap: PMap = EMPTY  # what attribute and element paths hold, by path
+    current: PMap = EMPTY  # framework -> its current stream
     order: Order = Order()
     reachable: bool = True  # False after `return`/`raise` on this path
-    # streams whose work is recorded into a graph, and the events recorded in such a capture
-    capturing: frozenset = frozenset()
-    # the accesses recorded in a capture, by the capturing stream, then by the graph made of them
-    recorded: tuple[tuple[object, tuple], ...] = ()
+    capturing: frozenset = frozenset()  # streams whose work is captured into a graph, and their events
+    recorded: tuple[tuple[object, tuple], ...] = ()  # captured accesses, by capturing stream, then graph
 
     def __post_init__(self) -> None:
-        for name in ("names", "heap", "current"):  # a state built from (key, value) pairs
-            if not isinstance(getattr(self, name), FrozenMap):
-                object.__setattr__(self, name, FrozenMap(getattr(self, name)))
+        for name in ("names", "heap", "current"):  # (a state built from (key, value) pairs)
+            if not isinstance(getattr(self, name), PMap):
+                object.__setattr__(self, name, PMap(getattr(self, name)))
 
     # -- reads ---------------------------------------------------------------------
     def value(self, name: str) -> AbsValue:
@@ -52,9 +43,8 @@ class State:
         return self.heap.get(path)
 
     def with_items(self, value: AbsValue) -> AbsValue:
-        """A container as it leaves the function (returned, kept on `self`): what its weak slot
-        holds (the items stored under keys the text does not tell, `Path`'s `[?]`) joined into
-        its element, so that the caller's `d["k"]` finds them."""
+        """A container as it leaves the function: what its weak slot `[?]` holds joined into its
+        element, so that the caller's `d["k"]` finds them."""
         if value.kind is not ValueKind.CONTAINER or value.identity is None:
             return value
         slot = self.heap.get(value.identity.element(Index.any_()))
@@ -71,26 +61,26 @@ class State:
         return entry_stream(framework) if stream is None else stream
 
     # -- updates -------------------------------------------------------------------
-    def bind(self, name: str, value: AbsValue) -> "State":
-        made = State(self.names.set(name, value), self.heap, self.current, self.order, self.reachable, self.capturing,
-                     self.recorded)
+    def _made(self, names: PMap, heap: PMap, order: Order, held) -> "State":
+        """This state with its names, heap or order replaced; `held(self._held)`, when counted, is the new count."""
+        made = State(names, heap, self.current, order, self.reachable, self.capturing, self.recorded)
         if "_held" in self.__dict__:
-            made.__dict__["_held"] = _held_after(self._held, (self.names.get(name),), value)
+            made.__dict__["_held"] = held(self._held)
         return made
+
+    def bind(self, name: str, value: AbsValue) -> "State":
+        dropped = (self.names.get(name),)
+        return self._made(self.names.set(name, value), self.heap, self.order, lambda h: _held_after(h, dropped, value))
 
     def store(self, path: Path, value: AbsValue) -> "State":
         depth = len(path.steps)  # what lies under `path` is overwritten with it
         under = [(p, v) for p, v in self.heap.items() if len(p.steps) > depth and path.may_alias(p)]
         dropped = [self.heap.get(path), *(v for _, v in under)]
-        made = State(self.names, _stored(self.heap, path, value, under), self.current, self.order, self.reachable,
-                     self.capturing, self.recorded)
-        if "_held" in self.__dict__:
-            made.__dict__["_held"] = _held_after(self._held, dropped, value)
-        return made
+        return self._made(self.names, _stored(self.heap, path, value, under), self.order,
+                          lambda h: _held_after(h, dropped, value))
 
     def with_memory(self, identity: Path, memory) -> "State":
-        """The memory `identity` names is now of another kind (host memory page-locked in place):
-        every name and heap entry holding it says so."""
+        """The memory `identity` names is now of another kind (page-locked in place): everything holding it says so."""
         state = self
         for name, value in self.names.items():
             if value.identity == identity and value.memory is not memory:
@@ -104,19 +94,15 @@ class State:
         return replace(self, current=self.current.set(framework, stream))
 
     def with_order(self, order: Order) -> "State":
-        made = State(self.names, self.heap, self.current, order, self.reachable, self.capturing, self.recorded)
-        if "_held" in self.__dict__:
-            made.__dict__["_held"] = self._held
-        return made
+        return self._made(self.names, self.heap, order, lambda h: h)
 
     def unreachable(self) -> "State":
         return replace(self, reachable=False)
 
     def renamed(self, rename) -> "State":
-        """Every path in the state renamed: the names' and the heap's values, the heap's keys,
-        the order's accesses and events."""
-        names = _frozen({n: _renamed_value(v, rename) for n, v in self.names.items()})
-        heap = _frozen({rename(p): _renamed_value(v, rename) for p, v in self.heap.items()})
+        """Every path in the state renamed: in values, the heap's keys, the order."""
+        names = PMap({n: _renamed_value(v, rename) for n, v in self.names.items()})
+        heap = PMap({rename(p): _renamed_value(v, rename) for p, v in self.heap.items()})
         return State(names, heap, self.current, self.order.renamed(rename), self.reachable, self.capturing,
                      self.recorded)
 
@@ -131,22 +117,19 @@ class State:
 
     @cached_property
     def _held(self) -> tuple[PMap, int]:
-        """Identity -> how many names and heap entries hold it; how many of them have items.
-        Kept up to date by `bind` and `store`, so `holds` need not look at every value."""
+        """Identity -> how many names and heap entries hold it; how many have items (kept by `bind`, `store`)."""
         direct: dict = {}
         containers = 0
         for value in chain(self.names.values(), self.heap.values()):
             direct[value.identity] = direct.get(value.identity, 0) + 1
             containers += _has_items(value)
-        return PMap.of(direct), containers
+        return PMap(direct), containers
 
     # -- lattice -------------------------------------------------------------------
     def join(self, other: "State", every_path: bool = False, back_edge: bool = False,
              sides: tuple[str, str] = ("", "")) -> "State":
-        """The state after either of two paths. `back_edge`: `other` comes around a loop's back
-        edge to its head (values the body carried to the next iteration: `AbsValue.join_carried`).
-        `sides`: the sides of a configuration test the two paths took: a stream each path chose
-        is one of two, each known by its side (D-18)."""
+        """The state after either of two paths. `back_edge`: `other` comes around a loop's back edge.
+        `sides`: the sides of a configuration test the two paths took (D-18)."""
         if not other.reachable:
             return self
         if not self.reachable or self == other:
@@ -158,21 +141,20 @@ class State:
             _join_maps(self.names, other.names, values),
             _join_maps(self.heap, other.heap, values),
             _join_current(self.current, other.current),
-            _sided(self.order, sides[0]).join(_sided(other.order, sides[1]), every_path),
+            _on_side(self.order, sides[0]).join(_on_side(other.order, sides[1]), every_path),
             True,
             self.capturing | other.capturing,
             _join_recorded(self.recorded, other.recorded),
         )
 
 
-def _sided(order, side: str):
+def _on_side(order: Order, side: str) -> Order:
     return order.on_side(side) if side else order
 
 
 def _chosen(joined: AbsValue, a: AbsValue, b: AbsValue, sides: tuple[str, str]) -> AbsValue:
-    """A joined value whose stream is one of the two streams the paths held, each by its side. A
-    stream's context on one path and None on the other (`stream(s) if overlap else nullcontext()`)
-    keeps both sides on its stream: the side it is entered on, then the side it is not."""
+    """A joined value whose stream is one of the two the paths held, each by its side (a stream's
+    context or None: both sides, the one it is entered on first)."""
     stream = joined.stream
     if stream is None:
         return joined
@@ -183,24 +165,22 @@ def _chosen(joined: AbsValue, a: AbsValue, b: AbsValue, sides: tuple[str, str]) 
     return replace(joined, stream=stream.chosen_by({a.stream: sides[0], b.stream: sides[1]}))
 
 
-def _stored(heap: FrozenMap, path: Path, value: AbsValue, under: list) -> FrozenMap:
-    """`heap` with `value` at `path` and the entries `under` it gone: the persistent map updated in
-    place of a copy (what a store costs is what it touches). Where a trie shrinks back to a small
-    map, built anew as before (a small map iterates in the order its entries were put)."""
-    items = heap._items
+def _stored(heap: PMap, path: Path, value: AbsValue, under: list) -> PMap:
+    """`heap` with `value` at `path` and the entries `under` it gone. A trie that shrinks back to a
+    small map is built anew (a small map iterates in the order its entries were put)."""
+    items = heap
     for p, _ in under:
         items = items.delete(p)
     if type(items._root) is not dict and len(items) + (path not in items) <= SMALL:
         gone = {p for p, _ in under}
-        kept = {p: v for p, v in heap.items() if p not in gone}  # (as it was built before)
+        kept = {p: v for p, v in heap.items() if p not in gone}
         kept[path] = value
-        return _frozen(kept)
-    return _frozen(items.set(path, value))
+        return PMap(kept)
+    return items.set(path, value)
 
 
 def _held_after(held: tuple[PMap, int], dropped, added: AbsValue) -> tuple[PMap, int]:
-    """`held` once the values `dropped` (None: nothing was there) are gone and `added` is bound
-    (a persistent map: the states before and after share all but what changed)."""
+    """`held` once the values `dropped` (None: nothing was there) are gone and `added` is bound."""
     direct, containers = held
     for value in dropped:
         if value is not None:
@@ -214,27 +194,26 @@ def _has_items(value: AbsValue) -> bool:
     return value.element is not None or bool(value.members)
 
 
-def _join_maps(left: FrozenMap, right: FrozenMap, join) -> FrozenMap:
+def _join_maps(left: PMap, right: PMap, join) -> PMap:
     if left == right:
         return left
     merged = {}
-    for key in left.keys() | right.keys():
+    for key in set(chain(left.keys(), right.keys())):
         if key in left and key in right:
             merged[key] = join(left[key], right[key])
         else:
             merged[key] = left.get(key, right.get(key))  # bound on one path only: what that path bound
-    return _frozen(merged)
+    return PMap(merged)
 
 
-def _join_current(left: FrozenMap, right: FrozenMap) -> FrozenMap:
-    """A framework missing on one side is at its entry stream there; another stream on each
-    path is one of two (D-14)."""
+def _join_current(left: PMap, right: PMap) -> PMap:
+    """A framework missing on one side is at its entry stream there; two streams are one of two (D-14)."""
     merged = {}
-    for framework in left.keys() | right.keys():
+    for framework in set(chain(left.keys(), right.keys())):
         x = left.get(framework, entry_stream(framework))
         y = right.get(framework, entry_stream(framework))
         merged[framework] = x if x == y else (x.joined(y) or UNKNOWN_STREAM)
-    return _frozen(merged)
+    return PMap(merged)
 
 
 def _renamed_value(value: AbsValue, rename) -> AbsValue:
@@ -263,8 +242,8 @@ def _holds_item(item: AbsValue, identity: Path) -> bool:
 
 
 def entry_stream(framework: str) -> StreamRef:
-    """A framework's current stream when a function is entered: the caller's (PyTorch's may be a
-    side stream), or the legacy default stream for frameworks that have no setting of their own."""
+    """A framework's current stream at entry: the caller's, or the legacy default stream for
+    frameworks that have no setting of their own."""
     return StreamRef.legacy() if framework in LEGACY_BY_DEFAULT else StreamRef.ambient(framework)
 
 

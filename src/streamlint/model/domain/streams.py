@@ -1,8 +1,5 @@
-"""Stream references: which stream a piece of work is queued on, as a symbol a caller can
-resolve. A summary speaks of the caller's current stream at entry (`AMBIENT`), of a
-parameter's or `self`'s stream by its path, of a stream the function creates (by site);
-`apply` maps each to the caller's own reference at the call.
-"""
+"""Stream references: which stream a piece of work is queued on, as a symbol a caller resolves
+(`apply` maps each to the caller's own reference at the call)."""
 
 from __future__ import annotations
 
@@ -10,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Iterable, Optional
 
-from streamlint.model.domain.paths import Path, Root, RootKind
+from streamlint.model.domain.paths import Path, Root, RootKind, cached_hash
 from streamlint.model.domain.sides import exclusive
 
 
@@ -21,15 +18,14 @@ class StreamRefKind(Enum):
     PATH = "path"  # the stream held at an access path (a parameter, `self._stream`, a local)
     CREATED = "created"  # a new stream made at `site`
     UNKNOWN = "unknown"  # no evidence: hazards against it are unsure (silent)
-    # one of two streams by the path taken (`s = self.side if flag else current_stream()`): a
-    # may-set of two refs, `members` (D-14); past two, UNKNOWN
+    # one of two streams by the path taken: a may-set of two refs, `members` (D-14)
     EITHER = "either"
-    # the current stream of the project function `site` when it ran (it stored a tensor made there
-    # on a holder another function reads: D-16); another stream than one only on the code's word
-    # (`unlike`: a `record_stream` of memory made there)
+    # the current stream of the project function `site` when it ran (D-16); another stream than
+    # one only on the code's word (`unlike`)
     PRODUCED = "produced"
 
 
+@cached_hash
 @dataclass(frozen=True, eq=False)
 class StreamRef:
     kind: StreamRefKind
@@ -37,23 +33,18 @@ class StreamRef:
     path: Optional[Path] = None
     site: str = ""  # creation site key (for a PATH: where the stream held there was made)
     blocking: bool = True  # a blocking stream synchronizes with the legacy default stream
-    # Another stream than the current one at entry, on evidence: made by the program for its own
-    # work (a stream constructor; a PATH to a stream `self` made in its constructor), or entered
-    # by the code (`with torch.cuda.stream(self.comm)`: switching to it says it is another
-    # stream). Evidence about the stream, not another stream: it does not take part in equality
+    # Another stream than the current one at entry, on evidence (made by the program for its own
+    # work, or entered by the code): evidence, no part of equality
     fresh: bool = field(default=False, compare=False)
     members: tuple = field(default=(), metadata={"omit_default": True})  # an EITHER's two streams
-    # An EITHER's members' sides of a configuration test that chose each ("" when not one; D-18):
-    # work done on one side of that test later is on that side's stream. Evidence, not identity
+    # An EITHER's members' sides of a configuration test that chose each ("" when not one; D-18)
     sides: tuple = field(default=(), compare=False, repr=False, metadata={"omit_default": True})
-    # Streams the code says this one is not (a PRODUCED stream whose memory the code records for
-    # them, D-16): evidence, no part of equality
+    # Streams the code says this one is not (a PRODUCED stream, D-16): evidence, no part of equality
     unlike: tuple = field(default=(), compare=False, metadata={"omit_default": True})
 
     def _identity(self) -> tuple:
-        """What makes two refs one stream. The stream held at a path is one stream whatever each
-        walk knew of it (its framework, where it was made, whether it blocks): those are evidence.
-        Computed once per ref (compared again and again in the order's clocks)."""
+        """What makes two refs one stream (computed once per ref). The stream held at a path is one
+        stream whatever each walk knew of it (its framework, site, blocking: evidence)."""
         try:
             return self.__dict__["_id"]
         except KeyError:
@@ -73,20 +64,6 @@ class StreamRef:
         if not isinstance(other, StreamRef):
             return NotImplemented
         return self._identity() == other._identity()
-
-    def __hash__(self) -> int:
-        try:
-            return self.__dict__["_hash"]
-        except KeyError:
-            value = hash(self._identity())
-            object.__setattr__(self, "_hash", value)
-            return value
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state.pop("_hash", None)
-        state.pop("_id", None)
-        return state
 
     @staticmethod
     def ambient(framework: str) -> "StreamRef":
@@ -111,8 +88,7 @@ class StreamRef:
 
     @staticmethod
     def pool_item(made: "StreamRef", index) -> "StreamRef":
-        """An item of a pool of streams made one per item at `made`'s site (`[Stream() for _ in
-        range(2)]`), drawn by `index`: a stream held there, made by the program for its own work."""
+        """An item of a pool of streams made one per item at `made`'s site, drawn by `index`."""
         return StreamRef(StreamRefKind.PATH, made.framework, Path(Root.fresh(made.site)).element(index), made.site,
                          made.blocking, True)
 
@@ -133,8 +109,8 @@ class StreamRef:
         return self.kind in (StreamRefKind.LEGACY, StreamRefKind.PER_THREAD, StreamRefKind.CREATED)
 
     def distinct_from(self, other: "StreamRef") -> bool:
-        """Known to be two different streams (the condition for a cross-stream hazard). One of
-        two streams is another stream on one path only: the order asks per path (D-14)."""
+        """Known to be two different streams (the condition for a cross-stream hazard); of one of two
+        streams, the order asks per path (D-14)."""
         if not (self.known and other.known) or self == other or StreamRefKind.EITHER in (self.kind, other.kind):
             return False
         if StreamRefKind.PRODUCED in (self.kind, other.kind):  # another stream only on the code's word
@@ -143,7 +119,7 @@ class StreamRef:
             return False  # an item of a pool of streams, and the pool's streams as one (`for s in streams`)
         if StreamRefKind.CREATED in (self.kind, other.kind):
             return True  # a stream made here is none that existed before
-        if (self.fresh and other.kind in _EXISTING) or (other.fresh and self.kind in _EXISTING):
+        if (self.fresh and other.kind in EXISTING) or (other.fresh and self.kind in EXISTING):
             return True  # a stream the program made for its own work is not the caller's current one, nor a default stream
         if {self.kind, other.kind} == {StreamRefKind.LEGACY, StreamRefKind.PER_THREAD}:
             return True
@@ -157,9 +133,8 @@ class StreamRef:
         return False  # the caller's current stream may be the one a parameter holds: ask the caller
 
     def pool_of(self, item: "StreamRef") -> bool:
-        """This stream stands for every stream of a pool (made at its site, or the streams a list
-        written out holds: sites joined by "|"), `item` one of them (drawn from the pool by an
-        index, or a member of the list)."""
+        """This stream stands for every stream of a pool (made at its site, or a list's: sites joined
+        by "|"), `item` one of them."""
         if self.kind is not StreamRefKind.CREATED:
             return False
         if item.kind is StreamRefKind.CREATED:
@@ -170,9 +145,8 @@ class StreamRef:
         return pool == self.site or self.site in pool.split("|")
 
     def pools_with(self, other: "StreamRef") -> bool:
-        """A pool of streams and one of its items, either way round; or an item the text does not
-        tell of a collection of streams and one of its items (`streams[i % len(streams)]` and
-        `streams[0]`): what one names may be the other (D-1)."""
+        """A pool of streams and one of its items, either way round, or two items of one collection,
+        one under an index not told: what one names may be the other (D-1)."""
         if self.pool_of(other) or other.pool_of(self):
             return True
         return self.kind is other.kind is StreamRefKind.PATH and self.path is not None and other.path is not None \
@@ -180,8 +154,8 @@ class StreamRef:
 
     @staticmethod
     def listed(refs: list) -> Optional["StreamRef"]:
-        """The streams a list written out holds (`[s0, s1]`, `[Stream(), Stream()]`), as one pool:
-        None unless each is a stream made by the program, all different."""
+        """The streams a list written out holds, as one pool: None unless each is a different stream
+        made by the program."""
         sites = [r.site for r in refs if r is not None and r.kind is StreamRefKind.CREATED and "|" not in r.site]
         if len(refs) < 2 or len(sites) != len(refs) or len(set(sites)) != len(sites):
             return None
@@ -190,10 +164,8 @@ class StreamRef:
                          "|".join(sites), all(r.blocking for r in refs), True)
 
     def entered(self) -> "StreamRef":
-        """This stream, entered by the code as its current stream. An object's stream (held at
-        an attribute: `self.comm_stream`, `exchanger.stream1`) is then a side stream, another
-        than the one current at entry; a stream the caller passes itself is the caller's
-        choice, and may be its current one."""
+        """This stream, entered by the code as its current stream: an object's stream (at an attribute)
+        is then a side stream; one the caller passes may be the caller's current one."""
         if self.kind is StreamRefKind.EITHER:
             return replace(self, members=tuple(m.entered() for m in self.members))
         if self.kind is not StreamRefKind.PATH or self.path is None or not self.path.steps:
@@ -201,15 +173,14 @@ class StreamRef:
         return replace(self, fresh=True)
 
     def may_be_the_default_of(self, other: "StreamRef") -> bool:
-        """Two frameworks' names that may stand for one stream: PyTorch's current stream is
-        the legacy default stream (CuPy's and Numba's current one) unless code chose another."""
-        return (self.kind in _EXISTING and other.kind in _EXISTING and self != other
+        """Two frameworks' names that may stand for one stream (PyTorch's current stream is the legacy
+        default stream unless code chose another)."""
+        return (self.kind in EXISTING and other.kind in EXISTING and self != other
                 and not self.distinct_from(other))
 
     def joined(self, other: "StreamRef") -> Optional["StreamRef"]:
-        """The stream as two paths of the code saw it: one stream (the evidence both paths
-        agree on, and what only one of them knows), or, for two streams, the may-set of both
-        (`EITHER`, D-14); None past two streams, or where a path knows no stream."""
+        """The stream as two paths saw it: one stream, or the may-set of two (D-14); None past two,
+        or where a path knows no stream."""
         members = list(self.paths)
         for ref in other.paths:
             same = next((n for n, m in enumerate(members) if m == ref), None)
@@ -224,8 +195,7 @@ class StreamRef:
 
     @staticmethod
     def either_of(refs) -> Optional["StreamRef"]:
-        """One of these streams by the path taken: the one stream, the may-set of two (in a
-        canonical order), None for more, or when one is unknown."""
+        """One of these streams by the path taken: the one, the may-set of two, None for more or unknown."""
         members = list(dict.fromkeys(m for r in refs for m in r.paths))
         if len(members) == 1:
             return members[0]
@@ -240,17 +210,15 @@ class StreamRef:
         return replace(self, sides=tuple(sides.get(m, "") for m in self.members))
 
     def on_sides(self, branch: Iterable[str]) -> "StreamRef":
-        """The stream of work done on the sides `branch`: of one of two streams chosen by a
-        configuration test, the one chosen on a side not exclusive with them."""
+        """The stream of work done on the sides `branch`: of two chosen by a configuration test, the
+        one chosen on a side not exclusive with them."""
         if not self.sides or not branch:
             return self
         kept = [m for m, side in zip(self.members, self.sides) if not (side and exclusive((side,), branch))]
         return kept[0] if len(kept) == 1 else self
 
     def _merged(self, other: "StreamRef") -> Optional["StreamRef"]:
-        """One stream seen on two paths: the stream held at one path is one stream, seen with more
-        or less evidence on each path (its framework, where it was made); None when the paths
-        disagree on its framework."""
+        """One stream seen on two paths with more or less evidence; None when they disagree on its framework."""
         if self.kind is not StreamRefKind.PATH or other.kind is not StreamRefKind.PATH:
             return self
         if self.framework and other.framework and self.framework != other.framework:
@@ -260,12 +228,8 @@ class StreamRef:
         return replace(known, site=site, fresh=self.fresh and other.fresh)
 
     def spell(self) -> str:
-        if self.kind is StreamRefKind.AMBIENT:
-            return "the current stream"
-        if self.kind is StreamRefKind.LEGACY:
-            return "the default stream"
-        if self.kind is StreamRefKind.PER_THREAD:
-            return "the per-thread default stream"
+        if self.kind in _SPELLED:
+            return _SPELLED[self.kind]
         if self.kind is StreamRefKind.PATH and self.path is not None and self.path.root.kind is RootKind.FRESH:
             item = "".join(step.spell() if not isinstance(step, str) else f".{step}" for step in self.path.steps)
             return f"the stream {item} of the pool made at {self.path.root.site}"
@@ -281,10 +245,11 @@ class StreamRef:
 
 
 UNKNOWN_STREAM = StreamRef(StreamRefKind.UNKNOWN)
+_SPELLED = {StreamRefKind.AMBIENT: "the current stream", StreamRefKind.LEGACY: "the default stream",
+            StreamRefKind.PER_THREAD: "the per-thread default stream"}
 
 
 def _canonical(ref: StreamRef) -> tuple:
     return (ref.kind.value, ref.framework, ref.spell(), ref.site)
-# Streams that exist before any code runs (no constructor makes them): the current stream at
-# entry and the two default streams.
-_EXISTING = frozenset({StreamRefKind.AMBIENT, StreamRefKind.LEGACY, StreamRefKind.PER_THREAD})
+# Streams that exist before any code runs: the current stream at entry and the two default streams.
+EXISTING = frozenset({StreamRefKind.AMBIENT, StreamRefKind.LEGACY, StreamRefKind.PER_THREAD})

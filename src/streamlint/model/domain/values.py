@@ -1,8 +1,5 @@
-"""Abstract values: what a name or an access path holds, as far as the code gives evidence.
-
-Every component is independent and joins pointwise; a component the code says nothing
-about stays UNKNOWN, and unknown never produces a finding.
-"""
+"""Abstract values: what a name or an access path holds, as far as the code gives evidence. Every
+component joins pointwise; what the code says nothing about stays UNKNOWN, which finds nothing."""
 
 from __future__ import annotations
 
@@ -64,21 +61,13 @@ class AbsValue:
     members: frozenset[Path] = frozenset()  # a CONTAINER's items' memory (what it keeps alive)
     loader_batch: bool = False  # a BUFFER a data loader yields (its memory is the loader's choice)
     rank: int = -1  # a BUFFER's number of dimensions, when how it was made shows them (-1: not told)
-    # A BUFFER built on the host from Python values (`torch.tensor(0.0)`) on some path to here
-    # (a may-fact: joined, it stays, so a copy of it to the device uploads on that path)
-    # (FIRST_PASS: on a loop's first iteration only, the body carries device memory to the next:
-    # `total = torch.add(total.to(d), x)` from `total = torch.tensor(0.0)`)
+    # A BUFFER built on the host from Python values on some path to here (a may-fact)
     built: "HostBuilt" = field(default=None, metadata={"omit_default": True})
-    # A tuple's items, one per position, where the text shows how many there are and what each
-    # is (`(output, event)`): what unpacking it (`a, b = t`) or a told index (`t[0]`) gives; the
-    # joined `element` stays what an untold index or a loop gives
+    # A tuple's items, one per position, where the text shows them (`a, b = t`, `t[0]` read them)
     positions: tuple = field(default=(), metadata={"omit_default": True})
-    # A dict written out with string keys (`{"non_blocking": True}`, `dict(non_blocking=True)`): the
-    # key of each item in `positions` (`**kwargs` passes them as keyword arguments)
+    # A dict written out with string keys: the key of each item in `positions` (for `**kwargs`)
     keys: tuple = field(default=(), metadata={"omit_default": True})
-    # The memory it is on each path, where paths joined memory the join cannot name as one (a new
-    # allocation on one path, the caller's buffer on the other: D-20): a may-set of BUFFERs, each
-    # with its identity and facts, at most MAX_EITHER; a path that gave no memory told adds none
+    # The memory it is on each path, where the join cannot name one: a may-set of BUFFERs (D-20)
     either: tuple = field(default=(), metadata={"omit_default": True})
 
     def join(self, other: "AbsValue") -> "AbsValue":
@@ -87,12 +76,12 @@ class AbsValue:
         if self.kind is other.kind is ValueKind.CONTAINER and NO_ITEMS in (self.target, other.target):
             return other if self.target == NO_ITEMS else self  # an empty display, or the items put in it since
         if OPTION in (self.target, other.target) and {self.kind, other.kind} <= {ValueKind.UNKNOWN, ValueKind.HOST_NUMBER}:
-            # an argument kept as an option, or a constant set in its place (`self.flag = True`): configuration
+            # an argument kept as an option, or a constant set in its place: configuration
             return self if self.target == OPTION else other
         if ValueKind.NONE in (self.kind, other.kind) and self.kind is not other.kind:
-            # this value on one path, None on the other (a placeholder `x = None` before a branch
-            # that sets it; `self.x = None` on an early return)
+            # this value on one path, None on the other
             return (other if self.kind is ValueKind.NONE else self).join_none()
+        positions_alike = self.keys == other.keys and len(self.positions) == len(other.positions)
         joined = AbsValue(
             self.kind if self.kind is other.kind else ValueKind.UNKNOWN,
             self.framework if self.framework == other.framework else "",
@@ -100,22 +89,20 @@ class AbsValue:
             _join_identity(self.identity, other.identity),
             _joined_streams(self.stream, other.stream),
             self.may_be_none or other.may_be_none,
-            _join_optional(self.element, other.element),
+            self.element.join(other.element) if self.element is not None and other.element is not None else None,
             _join_targets(self, other),
             self.members | other.members,
             self.loader_batch and other.loader_batch,
             self.rank if self.rank == other.rank else -1,
             _join_built(self.built, other.built),
-            _join_positions(self.positions, other.positions) if self.keys == other.keys else (),
+            tuple(x.join(y) for x, y in zip(self.positions, other.positions)) if positions_alike else (),
             self.keys if self.keys == other.keys else (),
         )
         return _with_either(_learned_on_one_path(joined, self, other), self, other)
 
     def join_carried(self, carried: "AbsValue") -> "AbsValue":
-        """At a loop's head: this value (on entry, or from the rounds so far) or `carried`, what
-        the body left for the next iteration. Memory the body allocated, carried around (`x =
-        block(x)`), is what the name holds on every iteration after the first (the first was
-        walked from the entry state): the join names it, not nothing."""
+        """At a loop's head: this value or `carried`, what the body left for the next iteration (memory
+        the body allocated, carried around, is what the name holds after the first: named)."""
         joined = self.join(carried)
         if joined.host_built and not carried.host_built and carried.on_device:
             joined = replace(joined, built=HostBuilt.FIRST_PASS)  # built on the host before the loop only
@@ -129,20 +116,16 @@ class AbsValue:
 
     @property
     def items(self) -> Optional["AbsValue"]:
-        """What iterating it gives: a container's items; a tensor's or array's rows, which are
-        views of its memory, where it lives (`for row in t:`, `for part in t.split(n):`)."""
+        """What iterating it gives: a container's items; a tensor's rows (views of its memory)."""
         if self.element is not None or self.kind is not ValueKind.BUFFER:
             return self.element
         identity = self.identity.element(Index.any_()) if self.identity is not None else None
         return AbsValue(ValueKind.BUFFER, self.framework, self.memory, identity, self.stream)
 
     def iterated(self) -> "AbsValue":
-        """An item of it, as a loop over it (or over `enumerate(it)`) binds one: its items; for a
-        collection the object keeps, nothing else known of it (`for bucket in self.buckets`),
-        unknown at the collection's items, as `self.buckets[i]` is; so for a collection the caller
-        hands in: a parameter told a sequence (its annotation), or an item or field of a parameter
-        (`for chunk in compute_list[i]`). A bare parameter not told one may be an iterator whose
-        items are made as it goes (a loader's batches): nothing."""
+        """An item of it, as a loop over it binds one: its items; for a collection the object keeps or
+        the caller hands in (told a sequence, or a parameter's item or field), what is at its items;
+        a bare parameter may be an iterator whose items are made as it goes (a loader's): nothing."""
         if self.items is not None:
             return self.items
         if self.identity is None or self.identity.root.kind not in (RootKind.SELF, RootKind.PARAM):
@@ -175,19 +158,14 @@ class AbsValue:
 
 
 def _learned_on_one_path(joined: AbsValue, a: AbsValue, b: AbsValue) -> AbsValue:
-    """One memory (the same identity on both paths) that one path showed to be a tensor of a
-    known memory (handed to an NCCL collective, `record_stream`, `pin_memory`) while the other
-    path said nothing of it: where memory lives is fixed when it is made, so the evidence holds
-    on both paths (docs/model-cases.md, D-11)."""
+    """Evidence one path gave of where memory lives holds on both: it is fixed when made (D-11)."""
     for cuda, other in ((a, b), (b, a)):
         if cuda.kind is other.kind is ValueKind.DEVICE and cuda.memory is Memory.DEVICE:
-            # a device that is CUDA on one path (`if device.type == "cuda": device = ...`, `"cuda" if
-            # gpu else "cpu"`): the code's GPU path, where the analysed program runs (D-2)
+            # a device that is CUDA on one path: the code's GPU path, where the analysed program runs (D-2)
             return replace(joined, memory=Memory.DEVICE, framework=cuda.framework or other.framework)
     for built, other in ((a, b), (b, a)):
         if built.is_buffer and built.host_built and built.memory in (Memory.PAGEABLE, Memory.PINNED) and other.on_device:
-            # a CUDA tensor, or on some path a scalar built on the host in its place (`norm if
-            # grads else torch.tensor(0.0)`): the code's GPU path, the host path kept as `host_built`
+            # a CUDA tensor, or on some path a scalar built on the host: the GPU path, kept as `host_built`
             return replace(joined, kind=ValueKind.BUFFER, memory=Memory.DEVICE, framework=other.framework)
     if a.identity is None or a.identity != b.identity:
         return joined
@@ -199,8 +177,7 @@ def _learned_on_one_path(joined: AbsValue, a: AbsValue, b: AbsValue) -> AbsValue
 
 
 def _with_either(joined: AbsValue, a: AbsValue, b: AbsValue) -> AbsValue:
-    """Paths that joined different memory, which the join names as none: the may-set of the
-    memory each path told (D-20); past MAX_EITHER, not told."""
+    """Paths that joined different memory: the may-set of the memory each path told (D-20)."""
     if joined.identity is not None or joined.kind is ValueKind.CONTAINER:
         return joined
     either: dict = {}
@@ -216,8 +193,7 @@ MAX_EITHER = 4
 
 
 def _join_identity(a: Optional[Path], b: Optional[Path]) -> Optional[Path]:
-    """The same memory on both paths, or the allocations of one site of different iterations
-    (named as the earlier iteration's: a container filled in a loop holds them all)."""
+    """The same memory on both paths, or one site's allocations of different iterations (the earlier's)."""
     if a == b or a is None or b is None:
         return a if a == b else None
     if a.steps == b.steps and a.root.site and a.root.site == b.root.site:
@@ -228,15 +204,13 @@ def _join_identity(a: Optional[Path], b: Optional[Path]) -> Optional[Path]:
     if a.root == b.root:
         return Path(a.root, steps)
     if a.root.kind is b.root.kind is RootKind.FRESH and a.root.age == b.root.age == 0:
-        # memory allocated on either of two paths (`pad = torch.empty(...)` in each branch): one
-        # allocation, named by both sites (work queued on either before the join stays apart)
+        # memory allocated on either of two paths: one allocation, named by both sites
         return Path(Root.fresh(_merged(a.root.site, b.root.site)), steps)
     return None
 
 
 def _join_views(a: tuple, b: tuple) -> Optional[tuple]:
-    """The same steps, but for views taken at different sites (`x[:, h:h + 1]` on one path,
-    `x[h:h + 1]` on the other): a view taken at either."""
+    """The same steps, but for views taken at different sites: a view taken at either."""
     if len(a) != len(b):
         return None
     joined = []
@@ -272,49 +246,30 @@ def _join_targets(a: AbsValue, b: AbsValue) -> str:
         return ""
     if any(t.startswith((".", "kernel:")) for t in (a.target, b.target)):
         return ""  # a method looked up by name, a kernel: one only
-    targets = sorted(set(a.target.split(MERGED)) | set(b.target.split(MERGED)))
-    return MERGED.join(targets) if len(targets) <= MAX_TARGETS else ""
+    merged = _merged(a.target, b.target)
+    return merged if merged.count(MERGED) < MAX_TARGETS else ""
 
 
 def _framework_functions(a: str, b: str) -> str:
-    """Two functions of one framework module bound to one name on two paths (the version idiom:
-    `reduce_scatter_tensor` where it exists, `_reduce_scatter_base` before): either (D-13, a
-    callable set); anything else two names stand for is no one target."""
-    names = sorted(set(a.split(MERGED)) | set(b.split(MERGED)))
+    """Two functions of one framework module bound to one name on two paths (the version idiom):
+    either (D-13); anything else two names stand for is no one target."""
+    names = _merged(a, b).split(MERGED)
     parents = {n.rpartition(".")[0] for n in names}
     if len(parents) != 1 or not parents.pop() or any(n.endswith("()") for n in names) or len(names) > MAX_TARGETS:
         return ""
     return MERGED.join(names)
-def _join_positions(a: tuple, b: tuple) -> tuple:
-    """Tuples of as many items on both paths: each position joined; else not told."""
-    if len(a) != len(b):
-        return ()
-    return tuple(x.join(y) for x, y in zip(a, b))
-
-
-def _join_optional(a: Optional[AbsValue], b: Optional[AbsValue]) -> Optional[AbsValue]:
-    if a is None or b is None:
-        return None
-    return a.join(b)
-
-
 UNKNOWN = AbsValue()
-# The target of a container display with no items yet (`out = {}`, `parts = []`): joined with the
-# same container after items were put in it, it holds those items.
+# The target of a container display with no items yet: joined with it after items were put, those items.
 NO_ITEMS = "(no items)"
-# The target of what an attribute holds when the class stores an argument there and nothing else
-# (`self.overlap_comm = overlap_comm`): an option, fixed for the object's life. A test of it is
-# configuration, not a now-and-then event: its side runs on every call of the objects that set it.
+# The target of what an attribute holds when the class stores an argument there and nothing else: an
+# option, fixed for the object's life (a test of it is configuration).
 OPTION = "(option)"
-# The target of what a method leaves at `self.<attr>` when it stored items there (`self.d[k] = t`)
-# without knowing what the attribute holds: only those items. Joined with the container the class
-# keeps there they are its items; with anything else they are nothing (`class_state.join_stores`).
+# The target of what a method leaves at `self.<attr>` when it stored items there without knowing what
+# the attribute holds: only those items (`class_state.join_stores`).
 ITEMS_ONLY = "(items only)"
-# The target of a parameter its annotation tells is a sequence (`xs: list`, `List[Chunk]`,
-# `Sequence[T]`): the caller's collection, whose items are the caller's memory (not an iterator).
+# The target of a parameter its annotation tells is a sequence: the caller's collection, not an iterator.
 SEQUENCE = "(sequence)"
-# The target of an `or` / `and` of arguments as given (`contiguous_gradients or cpu_offload`): kept
-# on `self`, it is an option too.
+# The target of an `or` / `and` of arguments as given: kept on `self`, an option too.
 OF_ARGUMENTS = "(of arguments)"
 NONE = AbsValue(ValueKind.NONE)
 
@@ -333,16 +288,14 @@ FALSE = AbsValue(ValueKind.HOST_NUMBER, target="False")
 
 
 def truth(value: AbsValue) -> Optional[bool]:
-    """True or False when the value is known to be one (a literal, or a parameter every caller
-    passes it for), else None."""
+    """True or False when the value is known to be one, else None."""
     if value.kind is not ValueKind.HOST_NUMBER or value.target not in (TRUE.target, FALSE.target):
         return None
     return value.target == TRUE.target
 
 
 def _joined_streams(a: Optional[StreamRef], b: Optional[StreamRef]) -> Optional[StreamRef]:
-    """One stream when both paths name it (seen with more or less evidence on each); two
-    streams, one per path, as the may-set of both (D-14)."""
+    """One stream when both paths name it; two, one per path, as the may-set of both (D-14)."""
     if a is None or b is None:
         return a if a == b else None
     return a.joined(b)

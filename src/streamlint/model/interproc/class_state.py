@@ -1,6 +1,4 @@
-"""The receiver state a class's methods start from: what its methods store on `self`,
-restated in `self`'s own terms (a buffer is the memory at `self.<attr>`, a stream the class
-made is the stream at `self.<attr>`, made for the program's own work)."""
+"""The receiver state a class's methods start from: what its methods store on `self`, in `self`'s own terms."""
 
 from __future__ import annotations
 
@@ -25,9 +23,7 @@ def as_receiver_state(stores: tuple[tuple[str, AbsValue], ...], known: tuple = (
 
 
 def _on_made_stream(value: AbsValue, made: dict) -> AbsValue:
-    """A value on the stream at `self.<attr>` where the class keeps a stream it made: on that
-    stream, which is no caller's current stream (a method walked before the stream was stored
-    named it by its path only)."""
+    """A value on the stream at `self.<attr>` where the class keeps a stream it made: on that one."""
     stream = value.stream
     if value.kind is ValueKind.STREAM or stream is None or stream.kind is not StreamRefKind.PATH or stream.fresh:
         return value
@@ -35,8 +31,7 @@ def _on_made_stream(value: AbsValue, made: dict) -> AbsValue:
 
 
 def _held_at(attr: str, value: AbsValue, owners: dict) -> Path:
-    """Where `self` holds the memory: its own attribute, or, for a view of memory another
-    attribute holds (`self.lengths = self.buf[:n]`), that attribute's path to the view."""
+    """Where `self` holds the memory: its own attribute, or the path to a view of memory another attribute holds."""
     identity = value.identity
     if value.is_buffer and identity is not None and identity.steps:
         owner = owners.get(Path(identity.root))
@@ -46,9 +41,7 @@ def _held_at(attr: str, value: AbsValue, owners: dict) -> Path:
 
 
 def _kept(stream: StreamRef, here: Path, kept_at: dict) -> StreamRef:
-    """The stream the class made, named by the attribute that keeps it (memory made on it names
-    the same attribute), its creation site kept (two sites: two streams); of one of two streams
-    (D-14), each."""
+    """A stream the class made, named by the attribute keeping it, its site kept (of two: each, D-14)."""
     if stream.kind is StreamRefKind.EITHER:
         return StreamRef.either_of(_kept(m, kept_at.get(stream, here), kept_at) for m in stream.members) or stream
     if stream.kind is not StreamRefKind.CREATED:
@@ -73,15 +66,13 @@ def _at_self(attr: str, value: AbsValue, owners: dict, kept_at: dict) -> AbsValu
 
 
 def _item_at(item: AbsValue, slot: Path) -> AbsValue:
-    """An item of a container the object keeps, a tuple whose positions a call of one of its
-    methods made: position `i` is the memory at `slot[i]` of the container's weak slot (D-12)."""
+    """An item of a container the object keeps: tuple position `i` is the memory at `slot[i]` (D-12)."""
     positions = tuple(_made_at(p, slot.element(Index.const_(i))) for i, p in enumerate(item.positions))
     return replace(item, positions=positions, either=_named_on_self(item.either))
 
 
 def _named_on_self(either: tuple) -> tuple:
-    """Of the memory an item is on some path (D-20), what the object's other methods can name: an
-    allocation, memory the object or the module holds (a method's parameter or local is its own)."""
+    """Of the memory an item is on some path (D-20), what the object's other methods can name."""
     return tuple(v for v in either if v.identity.root.kind in (RootKind.FRESH, RootKind.SELF, RootKind.GLOBAL))
 
 
@@ -98,8 +89,7 @@ def join_stores(a: tuple, b: tuple) -> tuple:
 
 
 def _joined(a: AbsValue, b: AbsValue) -> AbsValue:
-    """Two methods' stores at one attribute; items a method stored without knowing what the
-    attribute holds (`ITEMS_ONLY`) are the items of the container the class keeps there."""
+    """Two methods' stores at one attribute; `ITEMS_ONLY` stores are the items of the container kept there."""
     if ITEMS_ONLY in (a.target, b.target):
         items, held = (a, b) if a.target == ITEMS_ONLY else (b, a)
         if held.target == ITEMS_ONLY:
@@ -119,17 +109,13 @@ def as_global(name: str, value: AbsValue) -> AbsValue:
 
 
 def placeholders_given_way(state: tuple) -> tuple:
-    """An attribute every method in sight leaves None (`self.communication_stream = None  # set by
-    the wrapper`) is a placeholder: what it holds when the methods run is set from outside, so it
-    is unknown there (maybe None), and what the methods use it as tells the rest. Joined with what
-    a method stores, None already gives way (`AbsValue.join`)."""
+    """An attribute every method leaves None is set from outside: unknown there (maybe None), told by its use."""
     return tuple((attr, AbsValue(identity=Path(Root.self_()).attr(attr), may_be_none=True)
                   if value.kind is ValueKind.NONE else value) for attr, value in state)
 
 
 def shown_by_use(stores: tuple, evidence: list) -> tuple:
-    """The receiver state with what the methods' use showed of its attributes (evidence keyed
-    "self.<attr>": a method that exists on CUDA tensors only) where what is stored there is unknown."""
+    """The receiver state with what the methods' use showed of attributes whose stored value is unknown."""
     state = dict(stores)
     for key, tags in evidence:
         if not key.startswith(Evidence.SELF) or Evidence.CUDA_BUFFER not in tags:

@@ -1,7 +1,7 @@
 """What a checked file's result owes another module of its project: the summaries of the
 functions it used there, as a digest (the result cache's early cutoff, mypy's interface hash).
 
-A use is named `v3:<name in its module>` ("v3:C.m") in the reads notes (model/reads.py). Its
+A use is named `v3:<name in its module>` ("v3:C.m") in the reads notes (streamlint/reads.py). Its
 digest (solver.digest_of_use) is the function's summary under no assumption about its callers
 (the root context), solved in a program of its own module: what any importer can get from it.
 A change that keeps that summary (a comment, a reformatting, a body edit with the same effects)
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from streamlint.model import reads
+from streamlint import reads
 
 USE_PREFIX = "v3:"
 

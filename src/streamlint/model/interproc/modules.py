@@ -1,6 +1,6 @@
 """The project modules a checked file's program reads: found by their dotted names as
 model/resolve.py finds imports, parsed once per process (kept by path, size and modification
-time in a bounded cache), and every read noted for the result cache (model/reads.py).
+time in a bounded cache), and every read noted for the result cache (streamlint/reads.py).
 
 Modules are named from the top of their package (`pkg/sub/mod.py` is "pkg.sub.mod"), so a
 relative import and an absolute one of the same module give the same name, however far away
@@ -16,7 +16,8 @@ from typing import Optional
 
 import libcst as cst
 
-from streamlint.model import reads, resolve
+from streamlint import reads
+from streamlint.model import resolve
 from streamlint.model.syntax.prefilter import may_call
 from streamlint.nesting import nesting_problem
 

@@ -11,8 +11,7 @@ import libcst as cst
 
 from streamlint.model.interproc.modules import Source
 from streamlint.model.syntax.counters import ring_counters
-from streamlint.model.syntax.holders import holder_attributes
-from streamlint.model.syntax.hooks import registered_hooks
+from streamlint.model.syntax.hooks import holder_attributes, registered_hooks
 from streamlint.model.syntax.prefilter import may_call
 from streamlint.model.syntax.arity import accepts
 from streamlint.model.interproc.training_steps import runs_backward_every_call
@@ -212,6 +211,7 @@ class Program:
         self._units: dict[str, Optional[ModuleUnit]] = {main.name: main}
         self._loader = loader
         self._step_methods: dict[str, bool] = {}
+        self._package_read: list[ModuleUnit] = []  # (package_units: the modules read for the callers)
 
     def function(self, qualname: str) -> Optional[FunctionRef]:
         found = self._defined(qualname)
@@ -377,6 +377,10 @@ class Program:
                     found = self.unit(name_) if name_ and name_ not in seen and self._may_define(name_, name) else None
                     if found is not None:
                         seen[name_] = found
+        if module != self.main.name:
+            # a caller in another module may call, through any receiver, a method of the checked
+            # module's classes or of the package modules read for its callers (Solver._callers_in)
+            seen.update((u.name, u) for u in (self.main, *self._package_read))
         return sorted(f"{u.name}.{c}" for u in seen.values() for c in u.classes if f"{u.name}.{c}.{name}" in u.functions)
 
     def holder_producers(self, module: str, attr: str) -> tuple[str, ...]:
@@ -434,7 +438,8 @@ class Program:
         listing = getattr(self._loader, "package", None)
         names = listing(most, most_in_root, spelled) if listing is not None else ()
         units = (self.unit(name) for name in names if name != self.main.name)
-        return [unit for unit in units if unit is not None]
+        self._package_read = [unit for unit in units if unit is not None]
+        return self._package_read
 
     def unit(self, module: str) -> Optional[ModuleUnit]:
         if module not in self._units:

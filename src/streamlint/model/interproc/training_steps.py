@@ -1,23 +1,6 @@
-"""Methods that run the backward pass on every call: a step of training, as hot as
-`forward` of an `nn.Module` or `step` of an optimizer.
-
-A method of a class that is handed a loss (a parameter) and, on every path through its
-body, runs the backward pass on it (`loss.backward()`, `self.optimizer.backward(loss)`,
-`scaler.scale(loss).backward()`, `torch.autograd.backward(loss)`: the calls of kind
-`STEP_BACKWARD` in api/torch_modules.py) runs once per (micro-)step: a training engine's
-`backward(loss)`, a strategy's or a precision plugin's. A structural reading, before any
-walk (a syntax query; the old model runs a cheap text test first, v3 asks `Program.hot_entry`):
-
-- every path: a statement of the body itself (through `with` and `try`), or an `if` whose
-  branches (an `else` included) all run it; a `return` or `raise` before it on some path,
-  a loop around it, or a branch without it ends the reading (not every call);
-- handed a loss: the call names a parameter without a default, or a name bound from one
-  (`with amp.scale_loss(loss, opt) as scaled: scaled.backward()`, `loss = loss / n`);
-  a method that computes its own loss and runs backward once (a warm-up, a test, a
-  calibration) is not a step primitive and is not read as one;
-- not a one-off: not a constructor (`ONE_OFF_METHODS`), not a method whose name says it
-  runs the step once (`ONE_OFF_PREFIXES`: `warmup`, `test_...`, `benchmark`).
-"""
+"""Methods that run the backward pass on a loss they are handed, on every path of every call
+(`loss.backward()`, `scaler.scale(loss).backward()`: the `STEP_BACKWARD` calls of api/torch_modules.py):
+a step of training, as hot as `forward` of an `nn.Module`. A structural reading, before any walk."""
 
 from __future__ import annotations
 
@@ -26,30 +9,20 @@ from typing import Callable, Iterable
 import libcst as cst
 
 from streamlint.model.api import torch_api, torch_modules
+from streamlint.model.syntax.children import child_nodes
 
-
-
-def children(node: cst.CSTNode) -> tuple:
-    return tuple(node.children)
-
-
-# Methods that run once per object, whatever they call.
+# Methods that run once per object, whatever they call, and the words that name a one-off run of the step.
 ONE_OFF_METHODS = frozenset({"__init__", "__new__", "__post_init__", "setup", "__enter__", "__exit__"})
-# ... and the words that name a one-off run of the step (leading underscores dropped):
-# a warm-up, a test, a benchmark or profile run, a calibration.
 ONE_OFF_PREFIXES = ("test", "warmup", "warm_up", "benchmark", "profile", "calibrat")
 
 
 def runs_backward_every_call(node: cst.FunctionDef, params: Iterable[str], is_module: Callable[[str], bool],
                              qualname: Callable[[cst.BaseExpression], str]) -> bool:
-    """Does the method run the backward pass on a loss it is handed, on every call?
-    `is_module(name)`: the name is an imported module (`debug_api.backward()` is no
-    step); `qualname(expr)`: the dotted name a called function resolves to."""
+    """Does the method run backward on a loss it is handed on every call? (`is_module`: an imported module's name)"""
     name = node.name.value
     if name in ONE_OFF_METHODS or name.lstrip("_").startswith(ONE_OFF_PREFIXES):
         return False
-    # The loss is handed in, never defaulted: a parameter with a default is a setting
-    # (`N=32`, `device="cuda"`, `ref_func=reference`), not the loss of this step.
+    # the loss is handed in, never defaulted (a parameter with a default is a setting)
     defaulted = {p.name.value for p in (*node.params.params, *node.params.kwonly_params) if p.default is not None}
     derived = {p for p in params if p not in ("self", "cls") and p not in defaulted}
     if not derived or not isinstance(node.body, cst.IndentedBlock):
@@ -58,8 +31,7 @@ def runs_backward_every_call(node: cst.FunctionDef, params: Iterable[str], is_mo
 
 
 def _always(stmts, derived: set[str], is_module, qualname):
-    """True: every path through `stmts` runs the backward pass; False: some path leaves
-    without it; None: the statements fall through without it."""
+    """True: every path runs the backward pass; False: one leaves without it; None: they fall through."""
     for stmt in stmts:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
@@ -68,14 +40,10 @@ def _always(stmts, derived: set[str], is_module, qualname):
                 if isinstance(small, cst.Expr) and _is_backward(small.value, derived, is_module, qualname):
                     return True
                 _bind(small, derived, qualname)
-        elif isinstance(stmt, cst.With):
-            for item in stmt.items:
+        elif isinstance(stmt, (cst.With, cst.Try)):
+            for item in stmt.items if isinstance(stmt, cst.With) else ():
                 if item.asname is not None and _names(item.item) & derived:
                     derived |= _names(item.asname.name)
-            found = _always(stmt.body.body, derived, is_module, qualname)
-            if found is not None:
-                return found
-        elif isinstance(stmt, cst.Try):
             found = _always(stmt.body.body, derived, is_module, qualname)
             if found is not None:
                 return found
@@ -84,14 +52,11 @@ def _always(stmts, derived: set[str], is_module, qualname):
             if found is not None:
                 return found
             derived |= _assigned_in(stmt, derived, qualname)
-        elif isinstance(stmt, (cst.For, cst.While)):
-            continue  # (a loop's work is hot by the loop)
-    return None
+    return None  # (a loop's work is hot by the loop)
 
 
 def _if_always(stmt: cst.If, derived: set[str], is_module, qualname):
-    """An `if` chain: True when all its branches (an `else` included) run the backward pass,
-    False when one leaves without it, None when it falls through without it."""
+    """An `if` chain: True when every branch (an `else` too) runs it, False when one leaves without it."""
     outcomes = []
     branch: object = stmt
     while isinstance(branch, cst.If):
@@ -107,26 +72,22 @@ def _if_always(stmt: cst.If, derived: set[str], is_module, qualname):
 
 
 def _is_backward(expr: cst.BaseExpression, derived: set[str], is_module, qualname) -> bool:
-    if not isinstance(expr, cst.Call):
+    """A backward call on a derived name (of a module: `torch.autograd.backward`, not `debug_api.backward`)."""
+    if not isinstance(expr, cst.Call) or not _names(expr) & derived:
         return False
     func = expr.func
-    if isinstance(func, cst.Attribute):
-        step = torch_modules.TRAINING_STEP_CALLS.get(func.attr.value)
-        if step == torch_modules.STEP_BACKWARD:
-            root = func.value
-            while isinstance(root, cst.Attribute):
-                root = root.value
-            if not (isinstance(root, cst.Name) and is_module(root.value)):
-                return bool(_names(expr) & derived)
-            # (a function of a module: `debug_api.backward()` is no step, `torch.autograd.backward` is)
-    if torch_modules.TRAINING_STEP_FUNCTIONS.get(qualname(func)) == torch_modules.STEP_BACKWARD:
-        return bool(_names(expr) & derived)
-    return False
+    backward = torch_modules.STEP_BACKWARD
+    if isinstance(func, cst.Attribute) and torch_modules.TRAINING_STEP_CALLS.get(func.attr.value) == backward:
+        root = func.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not (isinstance(root, cst.Name) and is_module(root.value)):
+            return True
+    return torch_modules.TRAINING_STEP_FUNCTIONS.get(qualname(func)) == backward
 
 
 def _bind(small: cst.BaseSmallStatement, derived: set[str], qualname) -> None:
-    """`x = f(loss)`: x holds what came from the loss (a tensor a creator makes from a
-    shape or a device parameter, `torch.randn(shape, device=device)`, does not)."""
+    """`x = f(loss)`: x holds what came from the loss (not a creator's new tensor)."""
     if isinstance(small, cst.Assign) and _names(small.value) & derived and not _created(small.value, qualname):
         for target in small.targets:
             derived |= _names(target.target)
@@ -144,9 +105,7 @@ def _created(value: cst.BaseExpression, qualname) -> bool:
 
 
 def _assigned_in(stmt: cst.If, derived: set[str], qualname) -> set[str]:
-    """Names bound from a derived name in the branches of an `if` that falls through
-    (`loss = self._scale_loss(loss)` under a test): derived afterwards too (what is bound
-    on either path came from the loss)."""
+    """Names bound from a derived name in the branches of an `if` that falls through: derived after it too."""
     found: set[str] = set()
     todo: list[cst.CSTNode] = [stmt]
     while todo:
@@ -157,14 +116,12 @@ def _assigned_in(stmt: cst.If, derived: set[str], qualname) -> set[str]:
         elif isinstance(node, cst.BaseExpression):
             continue  # (no statement inside an expression)
         else:
-            todo.extend(children(node))
+            todo.extend(child_nodes(node))
     return found
 
 
 def _names(node: cst.CSTNode) -> set[str]:
-    """The variable names an expression reads as data (an attribute's own name is none,
-    nor a function called by its bare name: `ref(x)` of a parameter `ref` is what `ref`
-    makes of `x`, not the loss the method is handed)."""
+    """The names an expression reads as data (not an attribute's own name, nor a function called by name)."""
     out: set[str] = set()
     todo = [node]
     while todo:
@@ -176,5 +133,5 @@ def _names(node: cst.CSTNode) -> set[str]:
         elif isinstance(current, cst.Call) and isinstance(current.func, cst.Name):
             todo.extend(arg.value for arg in current.args)
         else:
-            todo.extend(children(current))
+            todo.extend(child_nodes(current))
     return out

@@ -1,10 +1,6 @@
-"""The file's hazards as a message needs them: one problem per racing operation, the nodes of
-both sides (where each shows in the reporting function, and the operation itself when a
-callee did it), the streams, the framework, and whether the earlier side is the caller's.
-
-No walking here: everything is read off the placed `Hazard`s and the syntax nodes their
-sites name.
-"""
+"""The file's hazards as a message needs them: one problem per racing operation, both sides'
+nodes, the streams, the framework, whether the earlier side is the caller's (read off the placed
+`Hazard`s and the nodes their sites name: no walking here)."""
 
 from __future__ import annotations
 
@@ -21,9 +17,8 @@ from streamlint.model.findings import Hazard, Placement, shown_at
 from streamlint.model.interproc.program import FunctionRef
 from streamlint.model.syntax.frameworks import framework_of as framework_of_module
 
-# Which conflict a racing operation is reported as when it races in several ways (an in-place
-# update reads and writes): overwriting what another stream may still read is the one the
-# writer's order must fix; a read of another stream's write next; a second writer last.
+# Which conflict an operation racing in several ways (an in-place update) is reported as: the
+# overwrite the writer's order must fix, then a read of another stream's write, then a second writer.
 _PRECEDENCE = (
     ConflictKind.WRITE_AFTER_READ,
     ConflictKind.READ_AFTER_WRITE,
@@ -62,13 +57,9 @@ class HazardReading:
     later: Side
     earlier: Side
     framework: str  # "torch", "cupy", "numba", "cuda-python"; "" when neither stream says
-    # the earlier side is the caller's: memory assumed made on the caller's current stream
-    # before the call (a parameter, or `self` state)
-    from_caller: bool
+    from_caller: bool  # the earlier side is the caller's (a parameter's or `self` state's entry assumption)
     caller_root: Optional[RootKind]  # PARAM or SELF for `from_caller`
-    # a copy a called function makes into memory it allocates and returns, read unfinished on the
-    # host by every call of it in sight: reported once, at the copy; these are the reads
-    readers: tuple = ()
+    readers: tuple = ()  # a returned copy read unfinished by every call of it: those reads (one problem)
 
     @property
     def placement(self) -> Placement:
@@ -76,18 +67,15 @@ class HazardReading:
 
     @property
     def waited(self) -> Optional[StreamRef]:
-        """A wait that names the wrong stream (`Placement.AT_WAIT`): the stream it waited on."""
         return self.hazard.waited
 
     @property
     def waiter(self) -> Optional[StreamRef]:
-        """`Placement.AT_WAIT`: the stream that waited there."""
         return self.hazard.waiter
 
     @property
     def at_earlier(self) -> bool:
-        """Reported at the earlier access (a copy an earlier call left reading what this one
-        refills), not at the later one."""
+        """Reported at the earlier access (a copy an earlier call left reading what this one refills)."""
         return self.hazard.site == self.hazard.earlier_site != shown_at(self.hazard.later)
 
     @property
@@ -105,9 +93,8 @@ def allocation_node(model: FileModel, reading: HazardReading) -> Optional[cst.CS
 
 
 def stored_allocation_node(model: FileModel, reading: HazardReading) -> Optional[cst.CSTNode]:
-    """The call that allocated what the object keeps at a hazard's `self.<attr>` path: where a
-    method of the reporting function's class leaves new memory there (what its summary's
-    `self_stores` holds when it returns; the first such method in the solved order)."""
+    """The call that allocated what the object keeps at a hazard's `self.<attr>` path: the first
+    method of the class (in the solved order) whose `self_stores` leave new memory there."""
     path = reading.later.access.path
     if path.root.kind is not RootKind.SELF or len(path.steps) != 1 or not reading.function.class_name:
         return None
@@ -150,20 +137,10 @@ def _side(model: FileModel, access: AccessEvent, shown_site: str) -> Side:
 
 
 def _rank(hazard: Hazard) -> tuple:
-    """Of the stream conflicts at one place, the one reported: the one whose earlier access was
-    queued last (the one the operation races last); of one earlier operation met in several
-    ways (an in-place update reads and writes), the kind by precedence. The entry assumption
-    (the caller's work on a parameter or `self` state) is behind everything the call queued."""
+    """Of the stream conflicts at one place, the one reported: the earlier access queued last (the
+    caller's entry assumption behind all), then the kind by precedence."""
     behind = float("inf") if hazard.earlier.assumed else hazard.behind
     return (behind, _PRECEDENCE.index(hazard.kind))
-
-
-def _problem_kind(hazard: Hazard, chosen: dict[str, Hazard]) -> Optional[ConflictKind]:
-    """The one kind reported at this hazard's place, or None when another hazard there wins."""
-    kind = hazard.kind
-    if kind not in _PRECEDENCE:
-        return kind
-    return kind if chosen[hazard.site] is hazard else None
 
 
 def readings(model: FileModel) -> list[HazardReading]:
@@ -174,28 +151,25 @@ def readings(model: FileModel) -> list[HazardReading]:
             chosen[hazard.site] = hazard
     found = []
     for hazard in model.hazards:
-        kind = _problem_kind(hazard, chosen)
+        kind = hazard.kind  # (of several stream conflicts at one place, the chosen one only)
         function = model.solver.program.function(hazard.function)
         node = model.node_of(hazard.site)
-        if kind is None or function is None or node is None:
+        if (kind in _PRECEDENCE and chosen[hazard.site] is not hazard) or function is None or node is None:
             continue
         later = _side(model, hazard.later, shown_at(hazard.later))
         earlier = _side(model, hazard.earlier, hazard.earlier_site)
         root = hazard.earlier.path.root.kind
         from_caller = hazard.earlier.assumed
         if kind is ConflictKind.WRITE_AFTER_WRITE and from_caller:
-            # an update of memory the caller made (`bucket.div_(n)`): it reads what the caller's
-            # stream wrote
+            # an update of memory the caller made (`bucket.div_(n)`) reads what the caller's stream wrote
             kind = ConflictKind.READ_AFTER_WRITE
         if from_caller:
-            # the entry assumption names PyTorch's current stream whatever the memory is: the
-            # framework the module uses says more; a host reader (MPI) says nothing of which
-            # framework's stream the caller wrote on: then the stream is named in words
+            # the entry assumption names PyTorch's current stream whatever the memory: the module's
+            # framework says more; with a host reader (MPI) nothing says, and the stream is named in words
             framework = (framework_of(hazard.later.stream) or module_framework(model)
                          or ("" if hazard.later.stream == HOST else framework_of(hazard.earlier.stream)))
         else:
-            # memory handed out (AT_BOUNDARY): the readers' current stream is assumed, the writer's
-            # stream is the code's own and says whose streams these are
+            # memory handed out (AT_BOUNDARY): the writer's stream is the code's own and says whose
             sides = (hazard.later.stream, hazard.earlier.stream)
             if hazard.placement is Placement.AT_BOUNDARY:
                 sides = sides[::-1]
@@ -206,11 +180,9 @@ def readings(model: FileModel) -> list[HazardReading]:
 
 
 def _returned_copies(model: FileModel, found: list[HazardReading]) -> list[HazardReading]:
-    """One missing synchronization, one problem: a copy to the host that a function of the
-    module makes into memory it allocates and returns (`return t.to("cpu", non_blocking=True)`),
-    when every call of it the module's walks saw reads the result on the host unfinished, is
-    the function's (the wait goes there, before it returns), reported at the copy with the
-    reads; where some call waits, the reads that do not are the problem, each at its read."""
+    """One missing synchronization, one problem: a module function's copy to the host into memory it
+    returns, read unfinished by every call of it in sight, is reported once at the copy (the wait goes
+    before its return); where some call waits, each read that does not is its own problem."""
     reads: dict[str, list[HazardReading]] = {}
     for r in found:
         copy = r.hazard.earlier
@@ -232,15 +204,14 @@ def _returned_copies(model: FileModel, found: list[HazardReading]) -> list[Hazar
         copy = replace(first.earlier, shown=first.earlier.node, callee=None)
         grouped[site] = replace(first, function=function, node=first.earlier.node, earlier=copy,
                                 readers=tuple(r.later.shown for r in group))
-    kept = []
+    kept, placed = [], set()
     for r in found:
         site = r.hazard.earlier.site
-        if site in grouped and any(r is x for x in reads[site]):
-            if grouped[site] is not None:
-                kept.append(grouped[site])
-                grouped[site] = None
-            continue
-        kept.append(r)
+        if site not in grouped or not any(r is x for x in reads[site]):
+            kept.append(r)
+        elif site not in placed:
+            placed.add(site)
+            kept.append(grouped[site])
     return kept
 
 

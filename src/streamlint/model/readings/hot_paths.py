@@ -1,8 +1,6 @@
-"""Is an operation on a hot path, and what makes it hot: a loop of its function that queues GPU
-work on every iteration, or a hot entry (an `nn.Module`'s `forward`, an optimizer's `step`) that
-reaches its function on every call (the calling context's hot dimension). No walking here: the
-summaries' effects, the contexts they were solved under, and the syntax service for where a
-site sits."""
+"""Is an operation on a hot path: a loop of its function that queues GPU work every pass, or a hot
+entry (a `forward`, an optimizer's `step`) reaching its function every call (the context's hot
+dimension); read off the summaries' effects and contexts, no walking here."""
 
 from __future__ import annotations
 
@@ -12,16 +10,15 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from streamlint.model.domain.order import HOST
-from streamlint.model.domain.paths import RootKind
-from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.domain.streams import StreamRef
 from streamlint.model.domain.values import UNKNOWN
 from streamlint.model.file_model import FileModel
+from streamlint.model.findings import shown_at
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.summary.effects import Effect, EffectKind, Operation
 from streamlint.model.syntax.ancestry import Ancestry
 
-# Operations that make a loop's iterations GPU work (a loop doing only these is a set-up loop, not
-# a hot path: creations, allocations).
+# Operations that make a loop's passes GPU work (creations and allocations alone make a set-up loop).
 _WORK_OPS = frozenset(k.value for k in (
     OpKind.COPY_H2D, OpKind.COPY_D2H, OpKind.COPY_D2D, OpKind.COPY, OpKind.KERNEL, OpKind.MEMSET,
     OpKind.STREAM_SYNC, OpKind.EVENT_SYNC, OpKind.DEVICE_SYNC, OpKind.IMPLICIT_SYNC, OpKind.EVENT_RECORD,
@@ -46,14 +43,11 @@ class OwnOperation:
 
 
 def own_operations(model: FileModel) -> list[OwnOperation]:
-    """Every function's own operations, in the order of the walks; `entry` from the contexts the
-    function was solved under (the hot one, when some caller reaches it on every step)."""
+    """Every function's own operations, once each, in the order of the walks, with its hot entry."""
     found: dict[tuple, OwnOperation] = {}
     entries = _entries(model)
     prefix = model.module + "."
-    # (a walk under one caller's own facts, made while the package's callers are searched, is no
-    # context of the function's: what every caller passes, joined, is; the hot entry a caller
-    # reaches it from is still its entry)
+    # (the reported walks: one made under one caller's facts while callers are searched is no context)
     for (qualname, _), walked in sorted(model.solved.reported(), key=_informed_first):
         if not qualname.startswith(prefix):
             continue
@@ -65,8 +59,7 @@ def own_operations(model: FileModel) -> list[OwnOperation]:
                     found[key] = OwnOperation(name, effect.site, effect.operation, effect.stream,
                                               entries.get(qualname, ""), effect.framework, effect.first_pass)
                 elif effect.first_pass and not found[key].first_pass:
-                    # a loop's later rounds show the upload's source built on the host before the
-                    # loop only (the first round saw the entry alone): the upload of its first pass
+                    # the upload of a loop's first pass (later rounds see its source built before the loop)
                     found[key] = replace(found[key], first_pass=True)
     return list(found.values())
 
@@ -76,8 +69,7 @@ _BARE = (("", UNKNOWN),)
 
 
 def _informed_first(item) -> bool:
-    """A method's walks from its class's stores before its bare walk: what `self.<attr>` holds decides
-    which stream its work is on."""
+    """A method's walks from its class's stores first: what `self.<attr>` holds decides its stream."""
     (_, context), _ = item
     return context.receiver_state in ((), _BARE)
 
@@ -91,21 +83,14 @@ def _entries(model: FileModel) -> dict[str, str]:
 
 
 def hot_entry_name(entry: str, function: str) -> str:
-    """How a message names the function whose every call runs the work: the entry itself by its
-    method's name (`forward`), a helper's entry by its qualified name (`Block.forward`)."""
+    """The entry as a message names it: `forward` for the entry itself, `Block.forward` for a helper's."""
     return entry.rsplit(".", 1)[-1] if entry == function else entry
 
 
 def queues_work(model: FileModel, function: str, loop: cst.CSTNode, ancestry: Ancestry) -> bool:
     """Does the loop (a statement of `function`) queue GPU work or wait for it on every pass:
     kernels, copies, event records, waits and synchronizations, its callees' included?"""
-    for effect in _effects_of(model, function):
-        if not _is_work(effect):
-            continue
-        node = model.node_of(effect.chain[0] if effect.chain else effect.site)
-        if node is not None and ancestry.inside(node, loop):
-            return True
-    return False
+    return any(_is_work(e) and _inside(model, e, loop, ancestry) for e in _effects_of(model, function))
 
 
 def _effects_of(model: FileModel, function: str) -> Iterator[Effect]:
@@ -113,6 +98,12 @@ def _effects_of(model: FileModel, function: str) -> Iterator[Effect]:
     for (name, _), walked in model.solved.walks.items():
         if name == qualname:
             yield from walked.summary.effects
+
+
+def _inside(model: FileModel, effect: Effect, within: cst.CSTNode, ancestry: Ancestry) -> bool:
+    """Does the effect show (itself, or the call it came through) inside `within`?"""
+    node = model.node_of(shown_at(effect))
+    return node is not None and ancestry.inside(node, within)
 
 
 def _is_work(effect: Effect) -> bool:
@@ -133,9 +124,8 @@ _READ_BACK_OPS = frozenset(k.value for k in (OpKind.COPY_D2H, OpKind.IMPLICIT_SY
 
 def queues_work_each_pass(model: FileModel, function: str, within: cst.CSTNode, ancestry: Ancestry,
                           stream_waits: bool = False) -> bool:
-    """Does `within` (a loop, a comprehension of `function`) queue kernels, fills, uploads or device
-    copies, its callees' included (reads back and waits are not queued work)? With `stream_waits`,
-    a stream's wait or an event record counts too: they are queued on a stream as well."""
+    """Does `within` (a loop, a comprehension) queue kernels, fills, uploads or device copies, its
+    callees' included (not reads back or waits; with `stream_waits`, stream waits and records too)?"""
     effects = list(_effects_of(model, function))
     read_backs = {e.site for e in effects if e.kind is EffectKind.OPERATION and e.operation is not None
                   and e.operation.op in _READ_BACK_OPS}
@@ -147,43 +137,12 @@ def queues_work_each_pass(model: FileModel, function: str, within: cst.CSTNode, 
         else:
             queued = (effect.kind is EffectKind.ACCESS and effect.stream is not None and effect.stream != HOST
                       and effect.stream.known and effect.site not in read_backs and not effect.host_memory)
-        if not queued:
-            continue
-        node = model.node_of(effect.chain[0] if effect.chain else effect.site)
-        if node is not None and ancestry.inside(node, within):
+        if queued and _inside(model, effect, within, ancestry):
             return True
     return False
 
 
 def uploads_in(model: FileModel, function: str, loop: cst.CSTNode, ancestry: Ancestry) -> bool:
     """Does the loop upload data on every pass (a host-to-device copy)?"""
-    for effect in _effects_of(model, function):
-        if effect.kind is EffectKind.OPERATION and effect.operation is not None \
-                and effect.operation.op == OpKind.COPY_H2D.value:
-            node = model.node_of(effect.chain[0] if effect.chain else effect.site)
-            if node is not None and ancestry.inside(node, loop):
-                return True
-    return False
-
-
-_EXPLICIT = (StreamRefKind.CREATED, StreamRefKind.PATH)
-
-
-def other_streams_could_overlap(model: FileModel, function: str, stream: Optional[StreamRef], ancestry: Ancestry) -> bool:
-    """A host wait on an explicit stream in a function whose work runs on other explicit streams too (or
-    on a pool of streams made in a loop or a comprehension): the wait also keeps those from overlapping
-    (the cross-stream problem, not only the host's)."""
-    if stream is None or stream.kind not in _EXPLICIT or stream == HOST:
-        return False
-    if stream.kind is StreamRefKind.PATH and stream.path is not None and stream.path.root.kind is RootKind.FRESH:
-        return True  # an item drawn from a pool of streams: the next pass's work runs on another
-    if stream.kind is StreamRefKind.CREATED:
-        made = model.node_of(stream.site.split(">")[-1]) if stream.site else None
-        if made is not None and (ancestry.in_comprehension(made) or ancestry.loops_around(made)):
-            return True  # one of a pool: the next pass's work runs on another
-    for effect in _effects_of(model, function):
-        other = effect.stream
-        if effect.kind is EffectKind.ACCESS and other is not None and other != HOST and other.kind in _EXPLICIT \
-                and other != stream:
-            return True
-    return False
+    return any(e.kind is EffectKind.OPERATION and e.operation is not None and e.operation.op == OpKind.COPY_H2D.value
+               and _inside(model, e, loop, ancestry) for e in _effects_of(model, function))

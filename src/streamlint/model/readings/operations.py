@@ -1,17 +1,27 @@
-"""The API operations of a function as its summary records them (its own and its callees',
-placed at its own call sites), with whether each runs on every iteration of a loop there."""
+"""The API operations of a function as its summary records them (its callees' at its call sites),
+what its effects say around each (the queries the rules ask of one operation), and round trips."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterator, Optional
 
+from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.domain.order import HOST
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.file_model import FileModel
-from streamlint.model.summary.effects import EffectKind, Operation
+from streamlint.model.findings import shown_at
+from streamlint.model.summary.effects import Effect, EffectKind, Operation
 from streamlint.model.transfer.frame import ROOT_CONTEXT, CallContext
+
+# Operations that queue work on a stream (what streams exist to overlap): OpKind values.
+DEVICE_WORK = frozenset({"H2D copy", "D2H copy", "D2D copy", "copy", "kernel", "memset"})
+_HOST_WAITS = frozenset({EffectKind.SYNC_STREAM, EffectKind.SYNC_EVENT, EffectKind.SYNC_DEVICE})
+# Roots of memory that outlives a call: the next call finds it again.
+_OUTLIVES = frozenset({RootKind.SELF, RootKind.GLOBAL, RootKind.PARAM})
+_HOST_TIMER = "host timer"  # Operation.op (api.facts OpKind.HOST_TIMER)
+_IMPLICIT_SYNC = OpKind.IMPLICIT_SYNC.value
 
 
 @dataclass(frozen=True)
@@ -30,28 +40,16 @@ class OperationAt:
         """Does it read memory allocated at `site` (this iteration's)?"""
         return any(p.root.kind is RootKind.FRESH and p.root.site == site and not p.root.age for p in self.reads)
 
-    @property
-    def in_loop(self) -> bool:
-        return self.operation.in_loop
-
 
 def operations(model: FileModel, qualname: str) -> list[OperationAt]:
     """`qualname` as written in the file ("f", "C.m"), under any caller (the root context)."""
-    walked = model.solved.walks.get((f"{model.module}.{qualname}", ROOT_CONTEXT))
-    if walked is None:
-        return []
-    found = []
-    for effect in walked.summary.effects:
-        if effect.kind is EffectKind.OPERATION and effect.operation is not None:
-            site = effect.chain[0] if effect.chain else effect.site
-            found.append(OperationAt(site, effect.operation, effect.stream, effect.chain))
-    return found
+    full = f"{model.module}.{qualname}"
+    return [at for name, at in own_operations(model, True) if name == full and at.context == ROOT_CONTEXT]
 
 
 def own_operations(model: FileModel, through_calls: bool = False) -> list[tuple[str, OperationAt]]:
-    """Every operation each function of the file performs itself (with `through_calls`, also
-    those of the calls it makes, at those calls), under every context it was walked in, the
-    root context first: (function, operation)."""
+    """(function, operation) of every operation each function of the file performs (with
+    `through_calls`, its callees' too, at its calls), under every context, the root context first."""
     prefix = f"{model.module}."
     walks = [(key, w) for key, w in model.solved.walks.items() if key[0].startswith(prefix)]
     found = []
@@ -66,19 +64,39 @@ def own_operations(model: FileModel, through_calls: bool = False) -> list[tuple[
                 continue
             if effect.chain and not through_calls:
                 continue
-            site = effect.chain[0] if effect.chain else effect.site
-            at = OperationAt(site, effect.operation, effect.stream, effect.chain, summary.hot,
+            at = OperationAt(shown_at(effect), effect.operation, effect.stream, effect.chain, summary.hot,
                              frozenset(reads.get(effect.site, ()) if not effect.chain else ()), context, effect.site,
                              effect.framework)
             found.append((qualname, at))
     return found
 
 
+def _effects(model: FileModel, qualname: str, at: OperationAt) -> tuple:
+    walked = model.solved.walks.get((qualname, at.context))
+    return walked.summary.effects if walked is not None else ()
+
+
+def _after(effects: tuple, at: OperationAt, same: bool, shown: bool = True) -> Iterator[Effect]:
+    """The effects after the operation (from its first effect at its site that is an operation, the
+    operation itself when `same`), those at its site apart; `shown`: sites as the function shows them."""
+    after = False
+    for effect in effects:
+        if (shown_at(effect) if shown else effect.site) == at.site:
+            after = after or (effect.kind is EffectKind.OPERATION and (not same or effect.operation == at.operation))
+        elif after:
+            yield effect
+
+
+def _work(effect: Effect) -> bool:
+    """An access, or an operation that queues work on a stream."""
+    return effect.kind is EffectKind.ACCESS or (
+        effect.kind is EffectKind.OPERATION and effect.operation is not None and effect.operation.op in DEVICE_WORK)
+
+
 def host_writes_into(model: FileModel, qualname: str, at: OperationAt) -> list[tuple[str, bool]]:
-    """The host's writes into memory the operation reads: (site, comes after it). Writes in its
-    own function, and for memory on `self`, by any method of the class (a later call: after); a
-    write before it in its own function into memory that outlives the call (on `self`, a global,
-    a parameter's) is the next call's write too: after."""
+    """(site, comes after it) of the host's writes into memory the operation reads, in its function
+    and, for `self` memory, in the class's methods; a write into memory that outlives the call is the
+    next call's too (after)."""
     sources = [p for p in at.reads if p.root.kind is not RootKind.FRESH or p.root.site != at.site]
     if not sources:
         return []
@@ -97,30 +115,17 @@ def host_writes_into(model: FileModel, qualname: str, at: OperationAt) -> list[t
             if path is None or effect.site == at.site or (not same and path.root.kind is not RootKind.SELF):
                 continue
             if any(path.may_alias(p) and p.root.kind is path.root.kind for p in sources):
-                site = effect.chain[0] if effect.chain else effect.site
-                found.append((site, after or path.root.kind in _OUTLIVES))
+                found.append((shown_at(effect), after or path.root.kind in _OUTLIVES))
     return found
 
 
-# Roots of memory that outlives a call: the next call finds it again.
-_OUTLIVES = frozenset({RootKind.SELF, RootKind.GLOBAL, RootKind.PARAM})
-
-
 def leaves_unordered(model: FileModel, qualname: str, at: OperationAt) -> bool:
-    """Nothing after the operation in its function orders its stream: no stream waits for it,
-    no event is recorded on it, the host does not wait for it (the operation's own wait, a
-    blocking copy's, is not counted: it is the wait a non-blocking copy drops)."""
+    """Nothing after the operation in its function orders its stream (no wait, record or sync; its
+    own wait, a blocking copy's, is the one a non-blocking copy drops)."""
     stream = at.stream
-    walked = model.solved.walks.get((qualname, at.context))
-    if stream is None or walked is None:
+    if stream is None or (qualname, at.context) not in model.solved.walks:
         return False
-    after = False
-    for effect in walked.summary.effects:
-        if effect.site == at.site:
-            after = after or effect.kind is EffectKind.OPERATION
-            continue
-        if not after:
-            continue
+    for effect in _after(_effects(model, qualname, at), at, same=False, shown=False):
         if effect.kind is EffectKind.SYNC_DEVICE or (effect.kind is EffectKind.SYNC_STREAM and effect.stream == stream):
             return False
         if effect.kind is EffectKind.WAIT_STREAM and effect.other in (stream, None):
@@ -131,68 +136,35 @@ def leaves_unordered(model: FileModel, qualname: str, at: OperationAt) -> bool:
 
 
 def streams_working_after(model: FileModel, qualname: str, at: OperationAt) -> list[StreamRef]:
-    """The streams that device work queued after the operation in its function runs on (its own
-    and its callees'), each once, in order, up to the host's next wait; none when the host reads
-    what the operation made before any of it (it needs the data now)."""
-    walked = model.solved.walks.get((qualname, at.context))
-    if walked is None:
-        return []
+    """The streams of the device work queued after the operation, each once, up to the host's next
+    wait; none when the host reads the operation's result first (it needs the data now)."""
     found: list[StreamRef] = []
-    after = False
-    for effect in walked.summary.effects:
-        here = (effect.chain[0] if effect.chain else effect.site) == at.site
-        if here and effect.kind is EffectKind.OPERATION and effect.operation == at.operation:
-            after = True
-            continue
-        if not after or here:
-            continue
+    for effect in _after(_effects(model, qualname, at), at, same=True):
         if effect.kind in _HOST_WAITS:
             break
         if _reads_made_by(effect, at.own_site or at.site) and not found:
             return []
         stream = effect.stream
-        work = effect.kind is EffectKind.ACCESS or (
-            effect.kind is EffectKind.OPERATION and effect.operation is not None and effect.operation.op in DEVICE_WORK)
-        if work and stream is not None and stream != HOST and stream not in found:
+        if _work(effect) and stream is not None and stream != HOST and stream not in found:
             found.append(stream)
     return found
 
 
-_HOST_WAITS = frozenset({EffectKind.SYNC_STREAM, EffectKind.SYNC_EVENT, EffectKind.SYNC_DEVICE})
-
-
 def drained_alone(model: FileModel, qualname: str, at: OperationAt) -> bool:
-    """After the operation, the host waits for its stream (or the device) in its function before
-    it queues work on any other stream: nothing could overlap the operation's stream meanwhile."""
-    walked = model.solved.walks.get((qualname, at.context))
-    if walked is None or at.stream is None:
+    """The host waits for the operation's stream (or the device) before queuing work on another."""
+    if at.stream is None:
         return False
-    after = False
-    for effect in walked.summary.effects:
-        if (effect.chain[0] if effect.chain else effect.site) == at.site:
-            after = after or effect.kind is EffectKind.OPERATION
-            continue
-        if not after:
-            continue
+    for effect in _after(_effects(model, qualname, at), at, same=False):
         if effect.kind is EffectKind.SYNC_DEVICE or (effect.kind is EffectKind.SYNC_STREAM and effect.stream == at.stream):
             return True
-        if effect.stream not in (None, HOST, at.stream) and (effect.kind is EffectKind.ACCESS or effect.kind is EffectKind.OPERATION):
+        if effect.stream not in (None, HOST, at.stream) and effect.kind in (EffectKind.ACCESS, EffectKind.OPERATION):
             return False
     return False
 
 
 def host_waits_after(model: FileModel, qualname: str, at: OperationAt) -> list[str]:
     """The sites (in the function) of the host's waits after the operation (not its own), in order."""
-    walked = model.solved.walks.get((qualname, at.context))
-    found: list[str] = []
-    after = False
-    for effect in walked.summary.effects if walked is not None else ():
-        site = effect.chain[0] if effect.chain else effect.site
-        if site == at.site:
-            after = after or (effect.kind is EffectKind.OPERATION and effect.operation == at.operation)
-        elif after and effect.kind in _HOST_WAITS:
-            found.append(site)
-    return found
+    return [shown_at(e) for e in _after(_effects(model, qualname, at), at, same=True) if e.kind in _HOST_WAITS]
 
 
 def _reads_made_by(effect, site: str) -> bool:
@@ -202,47 +174,39 @@ def _reads_made_by(effect, site: str) -> bool:
             and path.root.kind is RootKind.FRESH and path.root.site == site)
 
 
-# Operations that queue work on a stream (what streams exist to overlap): OpKind values.
-DEVICE_WORK = frozenset({"H2D copy", "D2H copy", "D2D copy", "copy", "kernel", "memset"})
+def chosen(stream: Optional[StreamRef]) -> bool:
+    """A stream the code chose: made, or held at a path."""
+    return stream is not None and stream.kind in (StreamRefKind.CREATED, StreamRefKind.PATH)
 
 
 def chosen_streams(model: FileModel, qualname: str, at: OperationAt) -> list[StreamRef]:
     """The streams the code chose (made or held) that the function's own work runs on, each once."""
-    walked = model.solved.walks.get((qualname, at.context))
     found: list[StreamRef] = []
-    for effect in walked.summary.effects if walked is not None else ():
-        stream = effect.stream
-        if effect.chain or stream is None or stream.kind not in (StreamRefKind.CREATED, StreamRefKind.PATH):
-            continue
-        if effect.kind in (EffectKind.ACCESS, EffectKind.OPERATION, EffectKind.SET_CURRENT) and stream not in found:
-            found.append(stream)
+    for effect in _effects(model, qualname, at):
+        if not effect.chain and chosen(effect.stream) and effect.stream not in found and effect.kind in (
+                EffectKind.ACCESS, EffectKind.OPERATION, EffectKind.SET_CURRENT):
+            found.append(effect.stream)
     return found
 
 
 def work_before(model: FileModel, qualname: str, at: OperationAt) -> list[tuple[Optional[StreamRef], str]]:
-    """Device work queued before the operation in its function, and the host's waits (None), in
-    order: (stream, the site in the function). In a loop around both, it comes after it too."""
-    walked = model.solved.walks.get((qualname, at.context))
+    """(stream, site) of the device work before the operation in its function, and (None, site) of
+    the host's waits, in order."""
     found: list[tuple[Optional[StreamRef], str]] = []
-    for effect in walked.summary.effects if walked is not None else ():
-        site = effect.chain[0] if effect.chain else effect.site
+    for effect in _effects(model, qualname, at):
+        site = shown_at(effect)
         if site == at.site:
             break
         if effect.kind in _HOST_WAITS:
             found.append((None, site))
-            continue
-        work = effect.kind is EffectKind.ACCESS or (
-            effect.kind is EffectKind.OPERATION and effect.operation is not None and effect.operation.op in DEVICE_WORK)
-        if work and effect.stream is not None and effect.stream != HOST:
+        elif _work(effect) and effect.stream is not None and effect.stream != HOST:
             found.append((effect.stream, site))
     return found
 
 
 def orders_with_legacy(stream: Optional[StreamRef]) -> bool:
-    """A blocking stream the code made (or holds, made by its framework's constructor): the legacy
-    default stream's work waits for its earlier work, and its later work waits for the legacy's."""
-    return (stream is not None and stream.blocking and stream.framework != ""
-            and stream.kind in (StreamRefKind.CREATED, StreamRefKind.PATH))
+    """A blocking stream the code chose: the legacy default stream's work and its own order each other."""
+    return chosen(stream) and stream.blocking and stream.framework != ""
 
 
 @dataclass(frozen=True)
@@ -257,13 +221,12 @@ def _steps(effects) -> list[_Step]:
     """The function's device work and the host's waits, in program order."""
     steps = []
     for index, effect in enumerate(effects):
-        site = effect.chain[0] if effect.chain else effect.site
         if effect.kind in (EffectKind.SYNC_DEVICE, EffectKind.SYNC_EVENT):
-            steps.append(_Step(index, site, None, True))
+            steps.append(_Step(index, shown_at(effect), None, True))
         elif effect.kind is EffectKind.SYNC_STREAM:
-            steps.append(_Step(index, site, effect.stream, True))
+            steps.append(_Step(index, shown_at(effect), effect.stream, True))
         elif _is_device_work(effect):
-            steps.append(_Step(index, site, effect.stream, False))
+            steps.append(_Step(index, shown_at(effect), effect.stream, False))
     return steps
 
 
@@ -271,31 +234,15 @@ def _is_device_work(effect) -> bool:
     stream = effect.stream
     if stream is None or stream == HOST or not stream.known:
         return False
-    if effect.kind is EffectKind.ACCESS:
-        return not effect.host_memory
-    return effect.kind is EffectKind.OPERATION and effect.operation is not None and effect.operation.op in DEVICE_WORK
-
-
-def blocking_work_around(model: FileModel, qualname: str, at: OperationAt, ancestry) -> tuple[list, list]:
-    """(the blocking streams whose work may still run when the host queues the operation, those
-    whose work the host queues after it while it may still run), each once, in program order. A
-    host wait between orders them (a stream's own, or the whole device's); in a loop around both,
-    the next iteration's work comes after it, the previous one's before it."""
-    return stream_work_around(model, qualname, at, ancestry, orders_with_legacy)
-
-
-def chosen(stream: Optional[StreamRef]) -> bool:
-    """A stream the code chose: made, or held at a path."""
-    return stream is not None and stream.kind in (StreamRefKind.CREATED, StreamRefKind.PATH)
+    return _work(effect) and not (effect.kind is EffectKind.ACCESS and effect.host_memory)
 
 
 def stream_work_around(model: FileModel, qualname: str, at: OperationAt, ancestry, which=chosen) -> tuple[list, list]:
-    """`blocking_work_around` for the streams `which` accepts (by default those the code chose)."""
-    walked = model.solved.walks.get((qualname, at.context))
-    if walked is None:
-        return [], []
-    effects = walked.summary.effects
-    here = next((i for i, e in enumerate(effects) if (e.chain[0] if e.chain else e.site) == at.site), None)
+    """(streams `which` accepts whose work may still run when the host queues the operation, those
+    whose work is queued after it while it may still run), each once; a host wait between orders
+    them, and in a loop around both the next iteration's work comes after it."""
+    effects = _effects(model, qualname, at)
+    here = next((i for i, e in enumerate(effects) if shown_at(e) == at.site), None)
     if here is None:
         return [], []
     steps = _steps(effects)
@@ -340,8 +287,7 @@ class _Loops:
         return common
 
     def between(self, waits: list, first: int, last: int, loop) -> list:
-        """The waits the host passes going from index `first` to index `last` (round the loop when
-        `last` comes first)."""
+        """The waits passed from index `first` to `last` (round the loop when `last` comes first)."""
         if first < last:
             return [w for w in waits if first < w.index < last]
         return [w for w in waits if (w.index > first or w.index < last)
@@ -349,17 +295,37 @@ class _Loops:
 
 
 def measuring_calls(model: FileModel, qualname: str) -> frozenset[str]:
-    """The call sites in the function whose callee reads a host timer or an elapsed time (under
-    any context it was walked in): calls of a measurement."""
-    found = set()
-    for (function, _), walked in model.solved.walks.items():
-        if function != qualname:
+    """The call sites in the function whose callee reads a host timer (calls of a measurement)."""
+    return frozenset(effect.chain[0] for (function, _), walked in model.solved.walks.items() if function == qualname
+                     for effect in walked.summary.effects
+                     if effect.chain and effect.kind is EffectKind.OPERATION and effect.operation is not None
+                     and effect.operation.op == _HOST_TIMER)
+
+
+@dataclass(frozen=True)
+class RoundTrip:
+    """A host read of a device value computed only from numbers the host had (`int(cp.ceil(n / 32))`):
+    a kernel and a wait the host could have skipped."""
+
+    read_site: str  # the host read (`int(...)`, `.item()`)
+    read: Operation
+    kernel_site: str  # the call that computed the value on the device
+    kernel: Operation
+
+
+def round_trips(model: FileModel) -> list[RoundTrip]:
+    """Every round trip in the file's functions (their own operations, under any context), once
+    per read, in the order of the walks."""
+    found: dict[str, RoundTrip] = {}
+    prefix = model.module + "."
+    for (qualname, _), walked in model.solved.walks.items():
+        if not qualname.startswith(prefix):
             continue
-        for effect in walked.summary.effects:
-            if effect.chain and effect.kind is EffectKind.OPERATION and effect.operation is not None \
-                    and effect.operation.op == _HOST_TIMER:
-                found.add(effect.chain[0])
-    return frozenset(found)
-
-
-_HOST_TIMER = "host timer"  # Operation.op (api.facts OpKind.HOST_TIMER)
+        own = [e for e in walked.summary.effects
+               if e.kind is EffectKind.OPERATION and e.operation is not None and not e.chain]
+        kernels = {e.site: e.operation for e in own if e.operation.host_inputs}
+        for effect in own:
+            read = effect.operation
+            if read.op == _IMPLICIT_SYNC and read.value_site in kernels and effect.site not in found:
+                found[effect.site] = RoundTrip(effect.site, read, read.value_site, kernels[read.value_site])
+    return list(found.values())

@@ -1,10 +1,6 @@
-"""`apply`: a callee's summary taken into its caller's state at one call. Parameters become
-the arguments' paths, `self` the receiver's, the current stream at entry the caller's
-current stream at the call, a stream or buffer made inside one made at this call. Then
-each effect is performed as if the caller did it (so a callee under the caller's
-`with torch.cuda.stream(s):` queues on `s`). An access whose path cannot be mapped (an
-argument the caller gives no evidence about) is dropped: missing knowledge removes reports.
-"""
+"""`apply`: a callee's summary taken into its caller's state at one call, each effect mapped into
+the caller's terms and performed as if the caller did it. An access whose path cannot be mapped
+is dropped: missing knowledge removes reports."""
 
 from __future__ import annotations
 
@@ -14,7 +10,7 @@ from typing import Optional
 from streamlint.model.domain.order import HOST, RECORDED, Conflict
 from streamlint.model.domain.paths import Path, Root, RootKind, outermost_site
 from streamlint.model.domain.state import State
-from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
+from streamlint.model.domain.streams import EXISTING, UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.domain.sides import exclusive
 from streamlint.model.domain.values import AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
@@ -22,8 +18,6 @@ from streamlint.model.summary.function_summary import Evidence, FunctionSummary
 from streamlint.model.summary.perform import perform, released
 
 SELF_OPTION = "<self>."  # (transfer/frame.py's branch tag of a test of `self.<attr>`)
-# The streams a callee finds without being handed one: its caller's current one, the defaults.
-_CURRENT_OR_DEFAULT = frozenset({StreamRefKind.AMBIENT, StreamRefKind.LEGACY, StreamRefKind.PER_THREAD})
 
 
 @dataclass(frozen=True)
@@ -55,8 +49,8 @@ class Applied:
 
 def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bool = True) -> Applied:
     """`reported`: the conflicts this call meets are reported (see `perform`)."""
-    mapper = _Mapper(binding, state, summary.qualname)
-    mapper.entered = frozenset(param for param, tags in summary.evidence if Evidence.ENTERED in tags)
+    mapper = _Mapper(binding, state, summary.qualname,
+                     frozenset(param for param, tags in summary.evidence if Evidence.ENTERED in tags))
     mapped: list[Effect] = []
     conflicts: list[Conflict] = []
     for effect in summary.effects:
@@ -69,8 +63,9 @@ def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bo
         conflicts.extend(c for c in found if not _found_inside(c, binding.site))
         mapped.append(translated)
         mapper.state = state
-    for framework, stream in _left_current(summary):
-        state = state.with_current(framework, mapper.stream(stream))
+    for e in summary.effects:
+        if e.kind is EffectKind.SET_CURRENT and e.stream:
+            state = state.with_current(e.framework, mapper.stream(e.stream))
     receiver = binding.receiver.identity if binding.receiver is not None else None
     if receiver is not None:
         for attr, value in summary.self_stores:
@@ -85,9 +80,8 @@ def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bo
 
 
 def _as_given(returns: AbsValue, said: AbsValue, binding: Binding) -> AbsValue:
-    """A callee that returns a tensor it was given (`return x.sub_(m).div_(s)`) returns the caller's
-    memory: what the caller knows of it (where it lives, the stream it was made on) stands where
-    the callee's walk was not told."""
+    """A callee that returns a tensor it was given returns the caller's memory: what the caller knows
+    of it stands where the callee's walk was not told."""
     root = said.identity.root if said.identity is not None else None
     if root is None or root.kind is not RootKind.PARAM or said.identity.steps or not returns.is_buffer:
         return returns
@@ -110,18 +104,11 @@ def _store(state: State, path: Path, value: AbsValue, site: str) -> tuple[State,
     return state, found, [release]
 
 
-def _left_current(summary: FunctionSummary) -> list[tuple[str, StreamRef]]:
-    return [(e.framework, e.stream) for e in summary.effects if e.kind is EffectKind.SET_CURRENT and e.stream]
-
-
 def _found_inside(conflict: Conflict, site: str) -> bool:
     """Both accesses came from this callee on streams it knew itself: the callee reported it."""
     both_inside = conflict.earlier.chain[:1] == (site,) and conflict.later.chain[:1] == (site,)
-    return both_inside and all(_context_free(a.stream) for a in (conflict.earlier, conflict.later))
-
-
-def _context_free(stream: StreamRef) -> bool:
-    return stream in (HOST, RECORDED) or stream.context_free
+    return both_inside and all(a.stream in (HOST, RECORDED) or a.stream.context_free
+                               for a in (conflict.earlier, conflict.later))
 
 
 def _guard_may_hold(guard: Optional[Guard], mapper: "_Mapper") -> bool:
@@ -137,36 +124,33 @@ _TRUE_KINDS = frozenset({ValueKind.STREAM, ValueKind.EVENT, ValueKind.MODULE, Va
 
 
 def _decided(value: AbsValue, test: str) -> Optional[bool]:
-    """Whether a test of a parameter (`name`, `name is None`, `name==0`: the value part of its
-    side tag) holds for what the caller passes; None when the caller does not tell."""
+    """Whether a test of a parameter (`name`, `name is None`, `name==0`) holds for what the caller
+    passes; None when the caller does not tell."""
     if value.may_be_none:
         return None
+    told = value.kind is ValueKind.NONE or value.kind in _TRUE_KINDS
     _, is_, constant = test.partition(" is ")
     if is_:
-        told = value.kind is ValueKind.NONE or value.kind in _TRUE_KINDS
         return (value.kind is ValueKind.NONE) == (constant == "None") if told and constant == "None" else None
     _, eq, constant = test.partition("==")
     if eq:
         written = value.kind is ValueKind.HOST_NUMBER and value.target in ("0", "True", "False")
         return value.target == constant if written else None
-    if value.kind is ValueKind.NONE or value.kind in _TRUE_KINDS:
-        return value.kind is not ValueKind.NONE
-    return truth(value)
+    return value.kind is not ValueKind.NONE if told else truth(value)
 
 
 class _Mapper:
-    def __init__(self, binding: Binding, state: State, callee: str = "") -> None:
+    def __init__(self, binding: Binding, state: State, callee: str = "", entered: frozenset = frozenset()) -> None:
         self.binding = binding
         self.state = state
         self.callee = callee
-        self.entered: frozenset = frozenset()  # the parameters the callee enters as its current stream
+        self.entered = entered  # the parameters the callee enters as its current stream
 
     def effect(self, e: Effect) -> Optional[Effect]:
         path = self.path(e.path) if e.path is not None else None
         if e.path is not None and path is None:
             if e.kind in (EffectKind.WAIT_EVENT, EffectKind.SYNC_EVENT):
-                # a wait for an event the caller cannot name still waits (for we know not what):
-                # dropping it could only add reports
+                # a wait for an event the caller cannot name still waits (dropping it could add reports)
                 path = Path(Root.local("<an event the caller does not name>"))
             else:
                 return None
@@ -177,14 +161,14 @@ class _Mapper:
             return None  # on a side of a test of a parameter the caller's argument does not take
         branch = tuple(tag for tag in sides if tag)
         handed = e.handed
-        if e.kind is EffectKind.ACCESS and e.stream is not None and e.stream.kind in _CURRENT_OR_DEFAULT:
+        if e.kind is EffectKind.ACCESS and e.stream is not None and e.stream.kind in EXISTING:
             handed = e.handed + self.binding.handed
         return replace(e, path=path, stream=stream, other=other, guard=self._guard(e.guard), chain=(self.binding.site,) + e.chain,
                        branch=branch, handed=handed)
 
     def _side(self, tag: str) -> Optional[str]:
-        """A side tag in the caller's terms: "" when the caller's argument takes that side of a
-        test of a parameter (a constant, None, an object), None when it takes the other (D-18)."""
+        """A side tag in the caller's terms: "" when the caller's argument takes that side of a test of a
+        parameter, None when it takes the other (D-18)."""
         test, _, side = tag.rpartition(":")
         name = test[len(self.callee) + 1:] if self.callee and test.startswith(f"{self.callee}?") else ""
         value = self.binding.arg(name.partition("==")[0].partition(" is ")[0]) if name else None
@@ -194,8 +178,8 @@ class _Mapper:
         return "" if decided == (side == "1") else None
 
     def _branch(self, tag: str) -> str:
-        """Each call takes its own sides of a test; an option of `self` is the receiver's, the
-        same in every call on it (a receiver the caller cannot name: this call's)."""
+        """Each call takes its own sides of a test; an option of `self` is the receiver's, the same in
+        every call on it."""
         receiver = self.binding.receiver.identity if self.binding.receiver is not None else None
         if not tag.startswith(SELF_OPTION) or receiver is None:
             return f"{self.binding.site}>{tag}"
@@ -229,8 +213,8 @@ class _Mapper:
         return None  # a callee's local or return path: not the caller's to name
 
     def _deref(self, base: Path, steps: tuple) -> Path:
-        """Follow the steps through what the caller's state holds there: `self.buf` of a callee
-        is the memory the caller's `p.buf` holds, not a new name for it."""
+        """Follow the steps through what the caller's state holds (a callee's `self.buf` is the memory
+        the caller's `p.buf` holds)."""
         for step in steps:
             here = base.attr(step) if isinstance(step, str) else base.element(step)
             held = self.state.at(here)
@@ -260,8 +244,7 @@ class _Mapper:
         return ref
 
     def _either(self, ref: StreamRef) -> StreamRef:
-        """One of two streams, each path's here; chosen by a configuration test (D-18), the one
-        of the side the caller's call is on, where it tells."""
+        """One of two streams, each path's here (chosen by a configuration test: the caller's side's, D-18)."""
         members = [self.stream(m) for m in ref.members]
         either = StreamRef.either_of(members) or UNKNOWN_STREAM
         if not ref.sides or either.kind is not StreamRefKind.EITHER:

@@ -33,8 +33,9 @@ def encode(value: Any) -> Any:
         name = type(value).__name__
         if _TYPES.get(name) is not type(value):
             raise TypeError(f"not a summary type: {name}")
+        # a field marked `omit_default` is left out at its default, so that adding one changes no digest
         return {"~d": name, **{f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)
-                               if not _omitted(f, getattr(value, f.name))}}
+                               if not (f.metadata.get("omit_default") and getattr(value, f.name) == f.default)}}
     if isinstance(value, frozenset):
         items = [encode(v) for v in value]
         return {"~s": sorted(items, key=lambda item: json.dumps(item, sort_keys=True))}
@@ -43,12 +44,6 @@ def encode(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     raise TypeError(f"cannot encode {type(value).__name__}")
-
-
-def _omitted(f: dataclasses.Field, value: Any) -> bool:
-    """A field marked `omit_default` is left out at its default (decoding fills it back), so a
-    field added to a type changes no digest where it is unused."""
-    return bool(f.metadata.get("omit_default")) and value == f.default
 
 
 def decode(data: Any) -> Any:
@@ -64,19 +59,16 @@ def decode(data: Any) -> Any:
     return cls(**{k: decode(v) for k, v in data.items() if k != "~d"})
 
 
-def canonical(value: Any) -> str:
+def dumps(value: Any) -> str:
+    """The canonical text (sorted, position-free)."""
     return json.dumps(encode(value), sort_keys=True, separators=(",", ":"))
 
 
 def sealed(summary: "function_summary.FunctionSummary") -> "function_summary.FunctionSummary":
-    """The summary with its digest: a hash of its canonical text, positions excluded (sites are
-    ordinals, not lines), so an edit elsewhere in the file keeps it."""
-    text = canonical(summary.with_digest(""))
-    return summary.with_digest(hashlib.sha256(text.encode()).hexdigest()[:16])
-
-
-def dumps(summary: "function_summary.FunctionSummary") -> str:
-    return canonical(summary)
+    """The summary with its digest: a hash of its canonical text (sites are ordinals, not lines, so
+    an edit elsewhere in the file keeps it)."""
+    text = dumps(dataclasses.replace(summary, digest=""))
+    return dataclasses.replace(summary, digest=hashlib.sha256(text.encode()).hexdigest()[:16])
 
 
 def loads(data: str) -> "function_summary.FunctionSummary":

@@ -1,6 +1,5 @@
-"""Effects: the operations a function performs on streams, events and buffers, in program
-order, with streams as symbols the caller resolves (the current stream at entry, a
-parameter's stream, `self`'s stream, a stream made inside)."""
+"""Effects: the operations a function performs on streams, events and buffers, in program order,
+with streams as symbols the caller resolves."""
 
 from __future__ import annotations
 
@@ -28,16 +27,12 @@ class EffectKind(Enum):
     BEGIN_CAPTURE = "begin_capture"  # work queued on `stream` is recorded into a graph, not run
     END_CAPTURE = "end_capture"  # the capture on `stream` ends: its work is the graph at `path`
     LAUNCH_GRAPH = "launch_graph"  # the graph at `path` runs its recorded work on `stream`
-    # the ring counter at `path` moves on by one (`x.i = 1 - x.i`); `write`: it is set to a value
-    # not told (`x.i = 0`): the slots named by its value are renamed (model-cases D-25)
+    # the ring counter at `path` moves on by one; `write`: it is set to a value not told (D-25)
     COUNTER = "counter"
 
 
 class GuardKind(Enum):
-    # (A test of an option of `self` or of a parameter's value is no guard kind: the effect's
-    # `branch` names the side it runs on, and `apply` resolves it in the caller's terms: D-18.)
-    # runs only while what `path` holds is not yet device memory: moving (or casting) a module
-    # again does nothing; a module's parameters found there were made complete before the call
+    # runs only while what `path` holds is not yet device memory (moving a module again does nothing)
     OFF_DEVICE = "off_device"
 
 
@@ -58,14 +53,9 @@ class Operation:
     host_blocking: Optional[bool]  # None: depends on what the code does not show
     host_memory: Memory = Memory.UNKNOWN  # the host side of a copy
     in_loop: bool = False  # inside a loop of the function that performs it
-    # The site that made the value a host read reads (a fresh allocation's site), when known
-    value_site: str = ""
-    # A kernel whose every input is a number the host already has (its result, read back, is a
-    # round trip the host could have skipped)
-    host_inputs: bool = False
-    # Runs only now and then in its function: under a rare test (every N steps, once, a flag), in an
-    # `except` handler, or after a test that can return first
-    conditional: bool = False
+    value_site: str = ""  # the site that made the value a host read reads, when known
+    host_inputs: bool = False  # a kernel whose every input is a number the host already has
+    conditional: bool = False  # runs only now and then (a rare test, an `except`, after an early return)
     async_form: bool = False  # an asynchronous API form: overlaps other work only given pinned host memory
     non_blocking: Optional[bool] = None  # the call as written lets the host go on (non_blocking=, a stream given)
     host_at: str = ""  # where the host side is in the call: "self", "return", or "<pos>/<keyword>"
@@ -88,12 +78,9 @@ class Effect:
     operation: Optional[Operation] = None
     chain: tuple[str, ...] = ()  # call sites inside the function it came through (provenance)
     host_memory: bool = False  # an ACCESS to host memory (the host side of a copy, the host's own)
-    # The sides of the tests it runs under ("<test>:1" the body, "<test>:0" the other side), for a
-    # test the function takes once per call: effects on two sides of one test never pair
+    # The sides of the tests it runs under ("<test>:1" the body, "<test>:0" the other): never pair
     branch: tuple[str, ...] = ()
-    # The side streams the call it came through handed the callee for its work, when the callee
-    # queued this on its caller's current stream instead (it ignored the stream it was handed)
+    # The side streams the call handed the callee, which queued this on its caller's current stream
     handed: tuple[StreamRef, ...] = ()
-    # An OPERATION of its loop's first pass only: the body carries to the later passes what they
-    # use instead (an upload of a host-built accumulator the loop then keeps on the GPU)
+    # An OPERATION of its loop's first pass only (the body carries what the later passes use)
     first_pass: bool = field(default=False, metadata={"omit_default": True})

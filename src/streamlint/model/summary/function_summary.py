@@ -3,7 +3,7 @@ cutoff compares (a caller is re-solved only when a callee's digest changed)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from streamlint.model.domain.streams import StreamRef
 from streamlint.model.domain.values import UNKNOWN, AbsValue
@@ -32,19 +32,13 @@ class FunctionSummary:
     self_stores: tuple[tuple[str, AbsValue], ...] = ()  # what `self.<attr>` holds when it returns
     evidence: tuple[tuple[str, tuple[str, ...]], ...] = ()  # parameter (or "self.<attr>") -> evidence tags
     hot: bool = False  # runs on every step of a hot path (a `forward`, a training step)
-    # A generator's current streams where it yields: entered as a context manager
-    # (`@contextmanager`), its body runs on them
+    # A generator's current streams where it yields: entered as a context manager, its body runs there
     enters: tuple[tuple[str, StreamRef], ...] = ()
     truncated: bool = False  # accesses were dropped to keep it small (waits and syncs never are)
     # What it leaves on objects its parameters reach (`node.state.x = t`): per attribute, the tensor
-    # stored there, its stream the one it was made on or, not told, the current stream at the store
-    # (a tensor is made on the stream current where it is made, and a walk stored it with no switch
-    # between: D-16). A holder another function reads the attribute of, which no caller links
+    # stored there, on the stream it was made on or else the current one at the store (D-16)
     holder_stores: tuple[tuple[str, AbsValue], ...] = field(default=(), metadata={"omit_default": True})
     digest: str = field(default="", compare=False)  # filled by codec.sealed when asked (it costs a serialisation)
-
-    def with_digest(self, digest: str) -> "FunctionSummary":
-        return replace(self, digest=digest)
 
 
 # The budget of one summary: past it, accesses are dropped (which can only remove reports);

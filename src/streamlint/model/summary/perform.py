@@ -18,9 +18,8 @@ Result = tuple[State, list[Conflict]]
 
 
 def perform(state: State, effect: Effect, reported: bool = True) -> Result:
-    """`reported`: the conflicts found are reported where found (not for the class composition's
-    earlier call, whose own conflicts its method's walk reports), so each missing wait is
-    assumed in place once reported (`_missing_waits_assumed`)."""
+    """`reported`: the conflicts found are reported here, so each missing wait is assumed in place
+    once reported (`_missing_waits_assumed`)."""
     effect = _on_its_sides(effect)
     if effect.kind is EffectKind.ACCESS:
         return _access(state, effect, reported)
@@ -29,8 +28,7 @@ def perform(state: State, effect: Effect, reported: bool = True) -> Result:
 
 
 def _on_its_sides(e: Effect) -> Effect:
-    """One of two streams chosen by a configuration test, for work done on one side of a later
-    test of it: that side's stream (D-18)."""
+    """Of two streams chosen by a configuration test, the one of the side the work is done on (D-18)."""
     if not e.branch:
         return e
     stream = e.stream.on_sides(e.branch) if e.stream is not None else None
@@ -39,8 +37,8 @@ def _on_its_sides(e: Effect) -> Effect:
 
 
 def released(old: AbsValue, after: State, site: str) -> Optional[Effect]:
-    """The release of memory nothing holds any more once `old` was overwritten: it goes back to
-    the allocator of the stream it was made on (None when it is still held or not ours)."""
+    """The release of memory nothing holds once `old` was overwritten, to the allocator of the stream
+    it was made on (None when still held or not ours)."""
     identity = old.identity
     if not (old.is_buffer and old.stream is not None and identity is not None):
         return None
@@ -62,29 +60,23 @@ def _access(state: State, e: Effect, reported: bool = True) -> Result:
     order = legacy_barrier(state.order, e.stream)
     found = order.conflicts(event)
     if e.guard is not None and e.guard.kind is GuardKind.OFF_DEVICE:
-        # a module's move: its parameters were made before the body began, complete (set up
-        # with blocking copies), so the entry assumption of work pending on them does not hold
+        # a module's move: its parameters were made complete before the body began
         found = [c for c in found if not c.earlier.assumed]
     after = order.add(event)
     return state.with_order(_missing_waits_assumed(after, event, found) if reported else after), found
 
 
 def untold_access(state: State, site: str, path, write: bool, stream: StreamRef) -> State:
-    """An access to memory whose device the walk was not told (yet): pending in the order, so a
-    later access to the same memory as device memory meets it (D-11), but no effect of the
-    function's (what the callers do not know of the memory either says nothing) and no
-    conflict of its own."""
+    """An access to memory whose device the walk was not told (yet): pending, so that a later access
+    to it as device memory meets it (D-11), but no effect and no conflict of its own."""
     if not stream.known or stream in state.capturing:
         return state
     return state.with_order(state.order.add(AccessEvent(path, write, stream, site, untold=True)))
 
 
 def _missing_waits_assumed(order: Order, event: AccessEvent, found: list[Conflict]) -> Order:
-    """One missing wait, one report (the placement policy "at the first access that needs the
-    wait"): a stream's access racing another stream's work is reported once, and the walk goes
-    on as if the wait were there, before this access. A wait placed there would order every
-    access that stream queued so far before this stream's later work, so the later accesses it
-    would fix are the same problem, not new ones. The host's reads and writes are no stream."""
+    """One missing wait, one report: the walk goes on as if the wait were there, before this access
+    (the later accesses it would fix are the same problem). The host is no stream."""
     if event.stream in (HOST, RECORDED):
         return order
     for waiter, stream in dict.fromkeys((c.later.stream, c.earlier.stream) for c in found
@@ -94,8 +86,7 @@ def _missing_waits_assumed(order: Order, event: AccessEvent, found: list[Conflic
 
 
 def legacy_barrier(order: Order, stream: StreamRef) -> Order:
-    """The legacy default stream and blocking streams order each other: work on the legacy
-    stream waits for all work queued on blocking streams, and their later work waits for it."""
+    """The legacy default stream and blocking streams order each other both ways."""
     if stream.kind is StreamRefKind.EITHER:
         for one in stream.members:  # on each path, that path's stream (D-14)
             order = legacy_barrier(order, one)
@@ -121,31 +112,20 @@ def _wait_stream(order: Order, e: Effect) -> Order:
     if e.stream is None or e.other is None:
         return order
     if not e.other.known:
-        return _wait_everything(order, e.stream)  # a wait we cannot resolve may order anything
+        return order.wait_any(e.stream, order.streams())  # a wait we cannot resolve may order anything
     for waiter in _waiters(e.stream):
         order = order.wait(waiter, e.other, e.branch)
     return order
 
 
 def _waiters(stream: StreamRef) -> tuple[StreamRef, ...]:
-    """The legacy default stream's waits may be PyTorch's current stream's too, and the other
-    way round: at entry PyTorch's current stream may be the default stream (the may clock
-    counts what may order)."""
+    """The legacy default stream's waits may be PyTorch's current stream's too, and the other way
+    round (at entry they may be one stream: the may clock counts what may order)."""
     if stream.kind is StreamRefKind.LEGACY:
         return (stream, StreamRef.ambient("torch"))
     if stream == StreamRef.ambient("torch"):
         return (stream, StreamRef.legacy())
     return (stream,)
-
-
-def _wait_everything(order: Order, waiter: StreamRef) -> Order:
-    return order.wait_any(waiter, order.streams())
-
-
-def _record_event(order: Order, e: Effect) -> Order:
-    if e.path is None or e.stream is None:
-        return order
-    return order.record(e.path, e.stream, e.branch)
 
 
 def _wait_event(order: Order, e: Effect) -> Order:
@@ -154,7 +134,7 @@ def _wait_event(order: Order, e: Effect) -> Order:
     if order.recorded(e.path) is None and e.path.root.kind is RootKind.FRESH:
         return order  # an event the program made, which nothing recorded yet: waiting on it orders nothing
     if order.recorded(e.path) is None:
-        return _wait_everything(order, e.stream)  # an event recorded where we cannot see: may order anything
+        return order.wait_any(e.stream, order.streams())  # an event recorded where we cannot see: may order anything
     for waiter in _waiters(e.stream):
         order = order.wait_event(waiter, e.path, e.branch)
     return order
@@ -172,23 +152,11 @@ def _sync_event(order: Order, e: Effect) -> Order:
     return order.synchronize_event(e.path)
 
 
-def _record_stream(order: Order, e: Effect) -> Order:
-    if e.path is None or e.stream is None:
-        return order
-    return order.record_stream(e.path, e.stream)
-
-
 def _release(state: State, e: Effect) -> Result:
     if e.path is None or e.stream is None or not e.stream.known:
         return state, []
     order, found = state.order.release(AccessEvent(e.path, True, e.stream, e.site, e.chain))
     return state.with_order(order), found
-
-
-def _set_current(state: State, e: Effect) -> Result:
-    if e.stream is None:
-        return state, []
-    return state.with_current(e.framework, e.stream), []
 
 
 def _capture(begin: bool) -> Callable[[State, Effect], Result]:
@@ -214,12 +182,12 @@ def _launch_graph(state: State, e: Effect) -> Result:
 
 
 def _record_in_capture(state: State, e: Effect) -> Result:
-    """An event recorded on a capturing stream belongs to the capture: a stream that waits for
-    it joins the capture (CUDA's cross-stream capture)."""
-    state = state.with_order(_record_event(state.order, e))
-    if e.stream in state.capturing and e.path is not None:
-        state = replace(state, capturing=state.capturing | {e.path})
-    return state, []
+    """An event recorded on a capturing stream belongs to the capture: a stream that waits for it
+    joins the capture (CUDA's cross-stream capture)."""
+    if e.path is None or e.stream is None:
+        return state, []
+    state = state.with_order(state.order.record(e.path, e.stream, e.branch))
+    return replace(state, capturing=state.capturing | {e.path}) if e.stream in state.capturing else state, []
 
 
 def _wait_in_capture(state: State, e: Effect) -> Result:
@@ -228,29 +196,28 @@ def _wait_in_capture(state: State, e: Effect) -> Result:
     return state.with_order(_wait_event(state.order, e)), []
 
 
-def _counter_moved(state: State, e: Effect) -> State:
-    """A ring counter's slots are named by its value now (D-25): when it moves on by one, what
-    was done at its slot `k` is at `k - 1` from now on (as a loop's back edge renames its
-    counter's slots); set to a value not told, it names no slot known before."""
+def _counter_moved(state: State, e: Effect) -> Result:
+    """A ring counter's slots are named by its value now (D-25): moved on by one, slot `k` is
+    `k - 1` from now on; set to a value not told, it names no slot known before."""
     if e.path is None:
-        return state
+        return state, []
     symbol = e.path.spell()
-    return state.renamed(lambda p: p.forgotten(symbol) if e.write else p.shifted(symbol, 1))
+    return state.renamed(lambda p: p.forgotten(symbol) if e.write else p.shifted(symbol, 1)), []
 
 
 _HANDLERS: dict[EffectKind, Callable[[State, Effect], Result]] = {
     EffectKind.BEGIN_CAPTURE: _capture(True),
     EffectKind.END_CAPTURE: _capture(False),
     EffectKind.LAUNCH_GRAPH: _launch_graph,
-    EffectKind.ACCESS: _access,
     EffectKind.WAIT_STREAM: _ordering(_wait_stream),
     EffectKind.RECORD_EVENT: _record_in_capture,
     EffectKind.WAIT_EVENT: _wait_in_capture,
     EffectKind.SYNC_STREAM: _ordering(_sync_stream),
     EffectKind.SYNC_EVENT: _ordering(_sync_event),
     EffectKind.SYNC_DEVICE: _ordering(lambda order, e: order.synchronize_device(e.branch)),
-    EffectKind.RECORD_STREAM: _ordering(_record_stream),
+    EffectKind.RECORD_STREAM: _ordering(lambda order, e: order.record_stream(e.path, e.stream)
+                                        if e.path is not None and e.stream is not None else order),
     EffectKind.RELEASE: _release,
-    EffectKind.SET_CURRENT: _set_current,
-    EffectKind.COUNTER: lambda state, e: (_counter_moved(state, e), []),
+    EffectKind.SET_CURRENT: lambda state, e: (state.with_current(e.framework, e.stream) if e.stream else state, []),
+    EffectKind.COUNTER: _counter_moved,
 }

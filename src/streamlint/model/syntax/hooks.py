@@ -1,10 +1,8 @@
-"""The functions a module registers with PyTorch as hooks (`t.register_hook(fn)`,
-`module.register_forward_pre_hook(functools.partial(self._fetch, "fwd"))`,
-`p.register_post_accumulate_grad_hook(self._make_hook(name))`): PyTorch calls them on every
-backward or forward pass. A syntax query over the tree: the registration's argument names the
-function (a module function by its name, a method as `self.<name>` in its class, a closure by
-the name its enclosing function binds it to, or the closure a factory returns), by its qualified
-name within the module ("f", "C.m", "C.m.hook")."""
+"""The functions a module registers with PyTorch as hooks (`t.register_hook(fn)`, through
+`functools.partial` or a factory's closure): PyTorch calls them on every pass. A syntax query: the
+registration's argument names the function by its qualified name in the module ("f", "C.m", "C.m.hook").
+Also the attributes a function stores on objects its parameters reach (the field producers of D-16):
+a query over a function's own body, as the registrations are."""
 
 from __future__ import annotations
 
@@ -105,3 +103,42 @@ def _resolved(name: str, functions: dict[str, cst.FunctionDef]) -> str:
         if isinstance(n, cst.Return) and isinstance(n.value, cst.Name) and n.value.value in own:
             return f"{path}.{n.value.value}"
     return name
+
+
+def holder_attributes(node: "cst.FunctionDef | cst.Module", receiver: str = "") -> frozenset[str]:
+    """The attribute names assigned as `<p>.<...>.<a> = ...` (plain, annotated or augmented,
+    in a tuple target too), `p` a parameter of the function other than its receiver."""
+    if not isinstance(node, cst.FunctionDef):
+        return frozenset()
+    params = node.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} - {receiver}
+    found: set[str] = set()
+    for statement in _within(node.body):
+        for target in _targets(statement):
+            if isinstance(target, cst.Attribute) and _root(target.value) in names:
+                found.add(target.attr.value)
+    return frozenset(found)
+
+
+def _targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    if isinstance(node, cst.Assign):
+        found = [t.target for t in node.targets]
+    elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+        found = [node.target] if not isinstance(node, cst.AnnAssign) or node.value is not None else []
+    else:
+        return []
+    flat: list[cst.BaseExpression] = []
+    while found:
+        target = found.pop()
+        if isinstance(target, (cst.Tuple, cst.List)):
+            found.extend(e.value for e in target.elements)
+        else:
+            flat.append(target)
+    return flat
+
+
+def _root(node: cst.BaseExpression) -> str:
+    """`node` of `node.state` (a dotted holder), "" for anything else."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else ""

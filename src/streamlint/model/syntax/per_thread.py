@@ -4,7 +4,7 @@ per-thread default-stream switch is made of."""
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Optional
 
 import libcst as cst
 
@@ -12,11 +12,7 @@ import libcst as cst
 def settings(module: cst.Module) -> list[tuple[str, str]]:
     """(variable or attribute, value as written) of each setting the module writes: the caller
     matches them against the switch table (`api.per_thread`)."""
-    return list(_settings(module))
-
-
-def _settings(module: cst.Module) -> Iterator[tuple[str, str]]:
-    """(variable or attribute, value) of each setting the module writes."""
+    found = []
     stack: list[cst.CSTNode] = [module]
     while stack:
         current = stack.pop()
@@ -29,7 +25,8 @@ def _settings(module: cst.Module) -> Iterator[tuple[str, str]]:
         else:
             continue
         if name and value is not None:
-            yield name, value
+            found.append((name, value))
+    return found
 
 
 def _key(target: cst.BaseExpression) -> str:

@@ -4,7 +4,7 @@ mark. The semantic questions (what stream, what memory, is it hot) are the model
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional
 
 import libcst as cst
 
@@ -19,6 +19,9 @@ TIMER_DOTTED = frozenset({"time.time", "time.time_ns"})
 EVENT_TIMING_METHODS = frozenset({"record", "synchronize", "query", "elapsed_time"})
 # Methods a training step calls (a backward pass and an update): a loop calling both trains.
 TRAINING_STEP_METHODS = (frozenset({"backward"}), frozenset({"step"}))
+# Methods of containers that keep what they are given.
+KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put", "put_nowait", "setdefault"})
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
 def last_name(func: cst.BaseExpression) -> str:
@@ -34,16 +37,46 @@ def dotted(func: cst.BaseExpression) -> str:
     return func.value if isinstance(func, cst.Name) else ""
 
 
-def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
-    """The calls in a statement or block, nested definitions apart."""
+def nodes_in(node: cst.CSTNode, skip: tuple = _SCOPES) -> Iterator[cst.CSTNode]:
+    """The node and the nodes under it, not inside the nodes of the types `skip` names."""
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and current is not node:
+        if current is not node and isinstance(current, skip):
             continue
-        if isinstance(current, cst.Call):
-            yield current
+        yield current
         stack.extend(current.children)
+
+
+def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
+    """The calls in a statement or block, nested definitions apart."""
+    return (n for n in nodes_in(node) if isinstance(n, cst.Call))
+
+
+def flat_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The targets an assignment, a `for` or a comprehension's `for` binds, tuples and stars unpacked."""
+    if isinstance(node, cst.Assign):
+        targets: list[cst.BaseExpression] = [t.target for t in node.targets]
+    elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor)):
+        targets = [node.target]
+    else:
+        return []
+    flat = []
+    while targets:
+        target = targets.pop()
+        if isinstance(target, (cst.Tuple, cst.List)):
+            targets.extend(e.value for e in target.elements)
+        elif isinstance(target, cst.StarredElement):
+            targets.append(target.value)
+        else:
+            flat.append(target)
+    return flat
+
+
+def bound_names(node: cst.CSTNode) -> list[str]:
+    if not isinstance(node, (cst.Assign, cst.AnnAssign, cst.NamedExpr)):
+        return []
+    return [t.value for t in flat_targets(node) if isinstance(t, cst.Name)]
 
 
 def is_timer(call: cst.Call) -> bool:
@@ -51,27 +84,19 @@ def is_timer(call: cst.Call) -> bool:
 
 
 def trains(loop: cst.CSTNode, modules: frozenset = frozenset()) -> bool:
-    """A training loop: its body calls a backward pass and an update as methods of values (not
-    functions of a module it imports: `modules`, the names `imported_modules` gives)."""
-    methods = {call.func.attr.value for call in calls_in(loop)
-               if isinstance(call.func, cst.Attribute) and not _of_module(call.func.value, modules)}
+    """A training loop: its body calls a backward pass and an update as methods of values (not of the
+    modules `modules` names)."""
+    methods = {call.func.attr.value for call in calls_in(loop) if isinstance(call.func, cst.Attribute)
+               and not (isinstance(call.func.value, cst.Name) and call.func.value.value in modules)}
     return all(methods & kind for kind in TRAINING_STEP_METHODS)
-
-
-def _of_module(receiver: cst.BaseExpression, modules: frozenset) -> bool:
-    return isinstance(receiver, cst.Name) and receiver.value in modules
 
 
 def imported_modules(module: cst.Module) -> frozenset:
     """The names a module's `import` statements bind to modules (`import a.b as m`: m; `import a.b`: a)."""
     found = set()
     for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if not isinstance(small, cst.Import):
-                continue
-            for alias in small.names:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            for alias in small.names if isinstance(small, cst.Import) else ():
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                     found.add(alias.asname.name.value)
                 else:
@@ -92,43 +117,25 @@ def repeats(loop: cst.CSTNode) -> bool:
     return not targets & {n.value for n in names_in(loop.body)}
 
 
-def timing_mark(creation: cst.Call, loop: cst.CSTNode, function: cst.CSTNode, ancestry: Ancestry) -> bool:
-    """An event made in a measurement loop (it repeats the same work, reads a timer or an elapsed
-    time, and does not train) that the function uses only to record, wait for and read the time."""
-    if not repeats(loop) or trains(loop) or not any(is_timer(c) for c in calls_in(loop)):
-        return False
+def _one_name(creation: cst.Call, ancestry: Ancestry) -> Optional[str]:
+    """The one name a call's value is assigned to (`e = Event()`), else None."""
     assign = ancestry.parent(creation)
     if not isinstance(assign, (cst.Assign, cst.AnnAssign)) or assign.value is not creation:
-        return False
+        return None
     names = bound_names(assign)
-    if len(names) != 1:
+    return names[0] if len(names) == 1 else None
+
+
+def timing_mark(creation: cst.Call, loop: cst.CSTNode, function: cst.CSTNode, ancestry: Ancestry) -> bool:
+    """An event made in a measurement loop (repeating, timed, not training) and used only to time."""
+    if not repeats(loop) or trains(loop) or not timed(loop):
         return False
-    uses = [n for n in names_in(function) if n.value == names[0]]
-    return all(_times(use, ancestry) for use in uses)
-
-
-def bound_names(node: cst.CSTNode) -> list[str]:
-    if isinstance(node, cst.Assign):
-        targets: list[cst.BaseExpression] = [t.target for t in node.targets]
-    elif isinstance(node, (cst.AnnAssign, cst.NamedExpr)):
-        targets = [node.target]
-    else:
-        return []
-    names = []
-    while targets:
-        target = targets.pop()
-        if isinstance(target, cst.Name):
-            names.append(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            targets.extend(e.value for e in target.elements)
-        elif isinstance(target, cst.StarredElement):
-            targets.append(target.value)
-    return names
+    name = _one_name(creation, ancestry)
+    return name is not None and all(_times(use, ancestry) for use in names_in(function) if use.value == name)
 
 
 def _times(use: cst.Name, ancestry: Ancestry) -> bool:
-    """A timing use of an event's name: a binding, `e.record()`, `e.synchronize()`,
-    `e.elapsed_time(other)`, or an argument of an elapsed-time call."""
+    """A binding of an event's name, a call of one of its timing methods, or an elapsed time's argument."""
     if is_target(use, ancestry):
         return True
     parent = ancestry.parent(use)
@@ -149,16 +156,14 @@ def is_target(use: cst.Name, ancestry: Ancestry) -> bool:
             return True
         if isinstance(parent, (cst.For, cst.CompFor)) and child is parent.target:
             return True
-        if isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
-            child = parent
-            continue
-        return False
+        if not isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+            return False
+        child = parent
     return False
 
 
 def names_in(node: cst.CSTNode) -> list[cst.Name]:
-    """The names a node reads or binds (`x.step` reads `x`, not a name `step`), nested definitions
-    apart."""
+    """The names a node reads or binds (`x.step` reads `x`), nested definitions apart."""
     found, stack = [], [node]
     while stack:
         current = stack.pop()
@@ -166,28 +171,15 @@ def names_in(node: cst.CSTNode) -> list[cst.Name]:
             continue
         if isinstance(current, cst.Name):
             found.append(current)
-        elif isinstance(current, cst.Attribute):
-            stack.append(current.value)
-            continue
-        stack.extend(current.children)
+        stack.extend([current.value] if isinstance(current, cst.Attribute) else current.children)
     return found
 
 
-# Methods of containers that keep what they are given.
-KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put", "put_nowait", "setdefault"})
-
-
 def kept_per_item(creation: cst.Call, function: cst.CSTNode, ancestry: Ancestry) -> bool:
-    """The value made is kept in a container (`pending.append(done)`, `marks[k] = e`): one per item,
-    on purpose, to be used later."""
-    assign = ancestry.parent(creation)
-    if not isinstance(assign, (cst.Assign, cst.AnnAssign)) or assign.value is not creation:
-        return False
-    names = bound_names(assign)
-    if len(names) != 1:
-        return False
-    for use in names_in(function):
-        if use.value != names[0]:
+    """The value made is kept in a container (`pending.append(done)`, `marks[k] = e`): one per item."""
+    name = _one_name(creation, ancestry)
+    for use in names_in(function) if name is not None else ():
+        if use.value != name:
             continue
         arg = ancestry.parent(use)
         call = ancestry.parent(arg) if isinstance(arg, cst.Arg) else None

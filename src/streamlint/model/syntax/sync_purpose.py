@@ -1,39 +1,25 @@
-"""Why the host waits: what a synchronized value feeds, decided from the code's shape (a
-syntax-layer query over the tree, keyed by the synchronizing node).
-
-A host synchronization in a hot path is usually a stall, but real code also synchronizes where
-it must or means to: the value decides the loop's control flow (`while err > tol:`,
-`if cp.all(new == old): break`), the shape of the next arrays (`n = int(mask.sum())` then
-`torch.empty(n)`), an assertion of a test, a timed or measured region (host timers,
-`elapsed_time`, memory statistics, profiler ranges), it prepares a CUDA-graph capture, it is
-compared with a host reference (`np.allclose(x.get(), ref)`), or it is printed in a block of
-log lines under a switch (`if verbosityLevel > 0:`). A device-to-host copy of an array in a loop
-that uploads its input every iteration is a streaming pipeline's output. A training loop is no
-measurement harness: a timer next to a sync there is timing every step (STEP_TIMING, a stall).
-
-The decision is syntactic and local to the body: where the synchronizing expression sits, where
-the name it is assigned to is used (to a small depth), and which statements stand next to it.
-What is synchronized, on which stream, whether it is hot and whether the loop uploads are the
-model's questions: the caller passes them in.
-"""
+"""Why the host waits: what a synchronized value feeds, decided from the code's shape (a syntax
+query keyed by the synchronizing node); the cases are docs/model-cases.md's. What is synchronized,
+on which stream, whether it is hot and whether the loop uploads are the model's: the caller passes
+them in."""
 
 from __future__ import annotations
 
 from enum import Enum
-from typing import Iterator, Optional
+from typing import Optional
 
 import libcst as cst
 
 from streamlint.model.syntax.ancestry import Ancestry, comprehension_of  # noqa: F401 (the rules' import)
 from streamlint.model.syntax.purpose import (
-    TIMER_CALLS, TIMER_DOTTED, bound_names, calls_in, dotted, imported_modules, is_target, last_name, names_in, trains,
+    bound_names, calls_in, dotted, flat_targets, imported_modules, is_target, is_timer, last_name, names_in, nodes_in,
+    trains,
 )
 from streamlint.model.syntax.tests import has_modulo
 
 
 class Purpose(Enum):
-    """What a host synchronization is for. The first five make the wait needed or
-    intentional; the last two are still stalls, with advice of their own."""
+    """What a host synchronization is for; `needed` says whether the wait is needed or meant."""
 
     CONTROL = "decides the control flow"  # while test, an `if` that leaves or acts, a `for` iterable, range()
     SHAPE = "decides the shape of later arrays"
@@ -74,19 +60,23 @@ _DIFFERENCE_REDUCTIONS = frozenset({"norm", "abs", "fabs", "absolute", "amax", "
 # Log calls: what a debug block under a switch (`if verbosity > 0:`) does, and nothing else.
 _PRINT_CALLS = frozenset({"print", "pprint", "debug", "info", "warning", "warn", "log", "error", "critical",
                           "exception", "write"})
+# Calls that only report or collect: an `if` doing only these (or raising) is a check.
+_LOG_CALLS = frozenset({"print", "warn", "warning", "info", "debug", "error", "log", "append", "add", "extend",
+                        "write", "add_scalar", "log_metrics", "exception", "critical"})
 _STORE_METHODS = frozenset({"append", "extend", "put", "put_nowait", "write", "send", "add", "appendleft",
                             "save", "savez", "tofile"})
 _ARRAY_READS = frozenset({"numpy", "tobytes", "tofile", "get", "asnumpy", "cpu", "to", "copy_to_host"})
 _ORDERING_CALLS = frozenset({"wait_stream", "wait_event", "record", "wait", "empty_cache", "barrier",
                             "range_push", "range_pop"})
 _DEPTH = 3  # how many assignments a value is followed through
+_LOOPS = (cst.For, cst.While)
 
 
 def _is_timer(call: cst.Call) -> bool:
+    """A host timer, a memory statistic or a profiler range."""
     name = last_name(call.func)
-    spelled = dotted(call.func)
-    return (name in TIMER_CALLS or name in _MEMORY_CALLS or name in _PROFILER_CALLS
-            or spelled in TIMER_DOTTED or spelled.endswith(_PROFILER_DOTTED))
+    return (is_timer(call) or name in _MEMORY_CALLS or name in _PROFILER_CALLS
+            or dotted(call.func).endswith(_PROFILER_DOTTED))
 
 
 def _is_assertion(call: cst.Call) -> bool:
@@ -94,9 +84,12 @@ def _is_assertion(call: cst.Call) -> bool:
     return last.lower().startswith("assert") or any(m in dotted(call.func) + "." for m in _ASSERT_MODULES)
 
 
+def _is_log(call: cst.Call, names: frozenset = _PRINT_CALLS) -> bool:
+    return last_name(call.func) in names or dotted(call.func).startswith(("logging.", "logger.", "log."))
+
+
 def _itself(node: cst.CSTNode) -> Optional[Purpose]:
-    """A synchronizing call that is itself a test's assertion (`torch.testing.assert_close(a, b)`)
-    or a comparison with a reference."""
+    """A synchronizing call that is itself an assertion or a comparison with a reference."""
     if not isinstance(node, cst.Call):
         return None
     if _is_assertion(node):
@@ -113,19 +106,18 @@ def _is_capture(node: cst.CSTNode) -> bool:
 
 # -- what a value feeds ------------------------------------------------------------------
 def _feeds(body: _Body, node: cst.CSTNode, depth: int, compared: bool = False) -> Optional[Purpose]:
-    """Where the expression `node` sits, and where a name bound to it is used.
-    `compared`: the value went into a difference's norm (`norm(x.get() - ref)`), which
-    verifies a result when it is printed or asserted."""
+    """Where the expression `node` sits, and where a name bound to it is used. `compared`: it went
+    into a difference's norm (`norm(x.get() - ref)`), a verification when printed or asserted."""
     child = node
     difference = False
-    for parent in body.ancestors(node):
+    for parent in body.ancestry.ancestors(node):
         if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Subtract):
             difference = True
         found = _sits_in(parent, child)
         if found is not None:
             return found
         if isinstance(parent, cst.Call) and difference and last_name(parent.func) in _DIFFERENCE_REDUCTIONS:
-            compared = True  # `norm(x.get() - ref)`, `np.abs(x.get() - ref).max()`
+            compared = True
         if isinstance(parent, cst.Call) and child is not parent.func:
             found = _argument_of(parent, child, compared)
             if found is not None:
@@ -148,9 +140,7 @@ def _sits_in(parent: cst.CSTNode, child: cst.CSTNode) -> Optional[Purpose]:
         return Purpose.SELECTION
     if isinstance(parent, cst.Assert):
         return Purpose.ASSERTION
-    if isinstance(parent, cst.Slice):
-        return Purpose.SHAPE
-    return None
+    return Purpose.SHAPE if isinstance(parent, cst.Slice) else None
 
 
 def _argument_of(call: cst.Call, child: cst.CSTNode, compared: bool) -> Optional[Purpose]:
@@ -170,7 +160,7 @@ def _argument_of(call: cst.Call, child: cst.CSTNode, compared: bool) -> Optional
 
 
 def _names_feed(body: _Body, assignment: cst.CSTNode, depth: int, compared: bool) -> Optional[Purpose]:
-    """Where the names it is assigned to are used."""
+    """Where the names it is assigned to are used: the first needed purpose, else the first one."""
     best = None
     for name in bound_names(assignment):
         for use in body.uses.get(name, ()):
@@ -183,15 +173,10 @@ def _names_feed(body: _Body, assignment: cst.CSTNode, depth: int, compared: bool
     return best
 
 
-_LOG_CALLS = frozenset({"print", "warn", "warning", "info", "debug", "error", "log", "append", "add", "extend",
-                        "write", "add_scalar", "log_metrics", "exception", "critical"})
-
-
 def _branch(node: cst.If) -> Optional[Purpose]:
-    """What a data-dependent `if` does with its test. It leaves the loop or the function
-    (`break`, `continue`, `return`), or queues other work: the host must know (CONTROL).
-    It only assigns: the device can choose (`where`: SELECTION). It only raises, logs or
-    collects: a check that can run every N steps or on the device (CHECK)."""
+    """A data-dependent `if` that leaves or queues other work needs the value (CONTROL); one that
+    only assigns could select on the device (SELECTION); one that only raises, logs or collects is a
+    check that could run every N steps (CHECK)."""
     bodies = [node.body.body]
     orelse = node.orelse
     while isinstance(orelse, cst.If):
@@ -199,20 +184,15 @@ def _branch(node: cst.If) -> Optional[Purpose]:
         orelse = orelse.orelse
     if isinstance(orelse, cst.Else):
         bodies.append(orelse.body.body)
-    kinds = set()
-    for body in bodies:
-        for stmt in body:
-            kinds |= _statement_kinds(stmt)
+    kinds = set().union(*(_statement_kinds(stmt) for body in bodies for stmt in body))
     if "control" in kinds:
         return Purpose.CONTROL
-    if kinds <= {"assign"}:
-        return Purpose.SELECTION
-    return Purpose.CHECK
+    return Purpose.SELECTION if kinds <= {"assign"} else Purpose.CHECK
 
 
 def _statement_kinds(stmt: cst.CSTNode) -> set[str]:
-    """"control" (leaves, or calls something that is not logging), "check" (raise,
-    log, collect) or "assign"."""
+    """"control" (leaves, or calls something that is not logging), "check" (raise, log, collect)
+    or "assign"."""
     kinds: set[str] = set()
     stack = [stmt]
     while stack:
@@ -225,10 +205,9 @@ def _statement_kinds(stmt: cst.CSTNode) -> set[str]:
             kinds.add("check")
             continue  # (the exception's constructor is no work)
         if isinstance(current, cst.Call):
-            if last_name(current.func) in _LOG_CALLS or dotted(current.func).startswith(("logging.", "logger.", "log.")):
-                kinds.add("check")
-            else:
+            if not _is_log(current, _LOG_CALLS):
                 return {"control"}
+            kinds.add("check")
         if isinstance(current, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             kinds.add("assign")
             continue  # (calls in an assigned value compute it: `best = loss.detach()`)
@@ -240,7 +219,7 @@ def _statement_kinds(stmt: cst.CSTNode) -> set[str]:
 def _statement(body: _Body, node: cst.CSTNode) -> tuple[Optional[cst.CSTNode], Optional[cst.CSTNode]]:
     """(the statement holding `node`, the block whose body lists it)."""
     child = node
-    for parent in body.ancestors(node):
+    for parent in body.ancestry.ancestors(node):
         if isinstance(child, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and isinstance(
             parent, (cst.IndentedBlock, cst.Module)
         ):
@@ -250,10 +229,9 @@ def _statement(body: _Body, node: cst.CSTNode) -> tuple[Optional[cst.CSTNode], O
 
 
 def _neighbours(body: _Body, node: cst.CSTNode) -> Optional[Purpose]:
-    """The statements around a synchronization: an assertion, a timer or memory
-    statistic, or a graph capture right after it (or a memory statistic right before)
-    make it part of that. `with` blocks are transparent; out of an enclosing loop only a
-    capture right after the loop counts (a warm-up loop)."""
+    """An assertion, a timer or memory statistic, or a graph capture right after the sync (or a
+    memory statistic right before) make it part of that. `with` blocks are transparent; out of an
+    enclosing loop only a capture right after the loop counts (a warm-up loop)."""
     stmt, block = _statement(body, node)
     in_loop = False
     while stmt is not None and block is not None:
@@ -264,33 +242,34 @@ def _neighbours(body: _Body, node: cst.CSTNode) -> Optional[Purpose]:
         if any(_is_capture(later) for later in siblings[at + 1: at + 4]):
             return Purpose.CAPTURE  # (past the graph's own set-up: `g = torch.cuda.CUDAGraph()`)
         for later in siblings[at + 1: at + 4]:
-            if not in_loop and _asserts(later):
-                return Purpose.ASSERTION
-            if not in_loop and not isinstance(later, (cst.For, cst.While)) and not _every_n_steps(later) and any(
-                _is_timer(c) or id(c) in body.probes for c in calls_in(later)
-            ):
-                return Purpose.MEASUREMENT
-            if not in_loop and _checked_later(body, later):
-                return Purpose.ASSERTION  # `out = d.copy_to_host()`, then `assert` on it
+            found = None if in_loop else _next_to(body, later)
+            if found is not None:
+                return found
             if not _passive(later):
                 break
         if at > 0 and not in_loop:
             before = siblings[at - 1]
-            if not isinstance(before, (cst.For, cst.While)) and any(last_name(c.func) in _MEMORY_CALLS for c in calls_in(before)):
+            if not isinstance(before, _LOOPS) and any(last_name(c.func) in _MEMORY_CALLS for c in calls_in(before)):
                 return Purpose.MEASUREMENT
-        outer = next((a for a in body.ancestors(block) if isinstance(a, (cst.For, cst.While, cst.With, cst.If,
-                                                                            cst.Try, cst.FunctionDef))), None)
+        outer = next((a for a in body.ancestry.ancestors(block) if isinstance(a, (cst.For, cst.While, cst.With, cst.If,
+                                                                                    cst.Try, cst.FunctionDef))), None)
         if outer is None or isinstance(outer, cst.FunctionDef):
             return None
-        if isinstance(outer, (cst.For, cst.While)):
-            in_loop = True
+        in_loop = in_loop or isinstance(outer, _LOOPS)
         stmt, block = _statement(body, outer)
     return None
 
 
-def _every_n_steps(stmt: cst.CSTNode) -> bool:
-    """`if step % N == 0:`: what it measures is not the sync before it, which runs every step."""
-    return isinstance(stmt, cst.If) and periodic_test(stmt.test)
+def _next_to(body: _Body, later: cst.CSTNode) -> Optional[Purpose]:
+    """An assertion, a measurement (not every N steps: `if step % N == 0:` measures other steps), or
+    an assignment checked later (`out = d.copy_to_host()`, then `assert` on it)."""
+    if _asserts(later):
+        return Purpose.ASSERTION
+    periodic = isinstance(later, cst.If) and periodic_test(later.test)
+    if not isinstance(later, _LOOPS) and not periodic and any(
+            _is_timer(c) or id(c) in body.probes for c in calls_in(later)):
+        return Purpose.MEASUREMENT
+    return Purpose.ASSERTION if _checked_later(body, later) else None
 
 
 def _asserts(stmt: cst.CSTNode) -> bool:
@@ -302,9 +281,8 @@ def _asserts(stmt: cst.CSTNode) -> bool:
 
 
 def _passive(stmt: cst.CSTNode) -> bool:
-    """A statement that only synchronizes, orders streams or processes, or logs
-    (`s.synchronize()`, `current_stream().wait_stream(side)`, `dist.barrier()`,
-    `if rank == 0: log.info(...)`): the window looks past it."""
+    """A statement that only synchronizes, orders streams or processes, or logs (`s.synchronize()`,
+    `dist.barrier()`, `if rank == 0: log.info(...)`): the window looks past it."""
     if isinstance(stmt, cst.If):
         if not _logs_only(stmt.body.body):
             return False
@@ -321,10 +299,6 @@ def _passive(stmt: cst.CSTNode) -> bool:
     )
 
 
-def _is_log(call: cst.Call) -> bool:
-    return last_name(call.func) in _PRINT_CALLS or dotted(call.func).startswith(("logging.", "logger.", "log."))
-
-
 def _logs_only(statements) -> bool:
     """Statements that only print or log (a debug or report block)."""
     return bool(statements) and all(
@@ -335,8 +309,7 @@ def _logs_only(statements) -> bool:
 
 
 def _checked_later(body: _Body, stmt: cst.CSTNode) -> bool:
-    """An assignment whose names flow into an assertion or a comparison with a reference
-    (`data = out.copy_to_host()`, `err = norm(data - ref)`, `assert err < tol`)."""
+    """An assignment whose names flow into an assertion or a comparison with a reference."""
     if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
             and isinstance(stmt.body[0], (cst.Assign, cst.AnnAssign)) and stmt.body[0].value is not None):
         return False
@@ -345,16 +318,13 @@ def _checked_later(body: _Body, stmt: cst.CSTNode) -> bool:
 
 # -- a log line under a verbosity switch ---------------------------------------------------
 def _debug_log(body: _Body, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
-    """A print or log line, in a block of log lines under an `if` that compares a switch
-    the loop does not change with a number (`if verbosityLevel > 0:`): a debug path, off
-    unless asked for (`scope`: the innermost loop around it, else its function)."""
+    """A print or log line in a block of log lines under an `if` that compares a switch the scope
+    (the innermost loop, else the function) does not change with a number (`if verbosityLevel > 0:`)."""
     stmt, block = _statement(body, node)
     if not isinstance(stmt, cst.SimpleStatementLine) or block is None or not _logs_only(block.body):
         return False
     guard = body.ancestry.parent(block)
-    if not isinstance(guard, cst.If) or guard.body is not block:
-        return False
-    return _switch(guard.test, scope)
+    return isinstance(guard, cst.If) and guard.body is block and _switch(guard.test, scope)
 
 
 def _switch(test: cst.BaseExpression, scope: cst.CSTNode) -> bool:
@@ -367,42 +337,21 @@ def _switch(test: cst.BaseExpression, scope: cst.CSTNode) -> bool:
     sides = (test.left, target.comparator)
     numbers = [e for e in sides if isinstance(e, (cst.Integer, cst.Float))]
     names = [dotted(e) for e in sides if isinstance(e, (cst.Name, cst.Attribute))]
-    return len(numbers) == 1 and len(names) == 1 and bool(names[0]) and names[0] not in _assigned(scope)
-
-
-def _assigned(scope: cst.CSTNode) -> set[str]:
-    """The names and attributes the scope binds (`x = `, `x += `, `for x in`, `self.x = `)."""
-    bound: set[str] = set()
-    stack = [scope]
-    while stack:
-        current = stack.pop()
-        targets: list[cst.CSTNode] = []
-        if isinstance(current, cst.Assign):
-            targets = [t.target for t in current.targets]
-        elif isinstance(current, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor)):
-            targets = [current.target]
-        while targets:
-            target = targets.pop()
-            if isinstance(target, (cst.Tuple, cst.List)):
-                targets.extend(e.value for e in target.elements)
-            elif isinstance(target, cst.StarredElement):
-                targets.append(target.value)
-            elif isinstance(target, (cst.Name, cst.Attribute)):
-                bound.add(dotted(target))
-        stack.extend(current.children)
-    return bound
+    if len(numbers) != 1 or len(names) != 1 or not names[0]:
+        return False
+    assigned = {dotted(t) for n in nodes_in(scope, ()) for t in flat_targets(n)
+                if isinstance(t, (cst.Name, cst.Attribute))}
+    return names[0] not in assigned
 
 
 # -- a streaming pipeline's output -------------------------------------------------------
 def _streams_out(body: _Body, node: cst.CSTNode, copy: bool, loop: Optional[cst.CSTNode], uploads: bool) -> bool:
-    """An array read back in a loop that uploads its input every iteration (`uploads`), or iterates
-    over incoming data, and kept (stored, appended, yielded, written): the pipeline's output."""
+    """An array read back and kept (stored, appended, yielded, written) in a loop that uploads its
+    input every iteration (`uploads`) or iterates over incoming data: the pipeline's output."""
     if loop is None or last_name(getattr(node, "func", cst.Name("x"))) not in _ARRAY_READS and not copy:
         return False
     fed = isinstance(loop, cst.For) and not _counts(loop.iter)
-    if not fed and not uploads:
-        return False  # neither uploads nor iterates over incoming data: not a stream of chunks
-    return _kept(body, node, 0)
+    return (fed or uploads) and _kept(body, node, 0)
 
 
 def _counts(iterable: cst.BaseExpression) -> bool:
@@ -416,20 +365,16 @@ def _counts(iterable: cst.BaseExpression) -> bool:
 
 def _kept(body: _Body, node: cst.CSTNode, depth: int) -> bool:
     child = node
-    for parent in body.ancestors(node):
-        if isinstance(parent, (cst.Yield,)):
+    for parent in body.ancestry.ancestors(node):
+        if isinstance(parent, cst.Yield):
             return True
         if isinstance(parent, cst.Call) and child is not parent.func and last_name(parent.func) in _STORE_METHODS:
             return True
         if isinstance(parent, cst.Assign):
             if any(isinstance(t.target, cst.Subscript) for t in parent.targets):
                 return True
-            if depth < _DEPTH:
-                for name in bound_names(parent):
-                    for use in body.uses.get(name, ()):
-                        if not is_target(use, body.ancestry) and _kept(body, use, depth + 1):
-                            return True
-            return False
+            return depth < _DEPTH and any(not is_target(use, body.ancestry) and _kept(body, use, depth + 1)
+                                          for name in bound_names(parent) for use in body.uses.get(name, ()))
         if isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
             return False
         child = parent
@@ -443,17 +388,9 @@ class _Body:
         self.ancestry = ancestry
         self.probes: frozenset[int] = frozenset()
         self.uses: dict[str, list[cst.Name]] = {}
-        stack: list[cst.CSTNode] = [function]
-        while stack:
-            current = stack.pop()
-            if current is not function and isinstance(current, (cst.FunctionDef, cst.ClassDef)):
-                continue  # nested definitions are bodies of their own
+        for current in nodes_in(function, (cst.FunctionDef, cst.ClassDef)):
             if isinstance(current, cst.Name):
                 self.uses.setdefault(current.value, []).append(current)
-            stack.extend(current.children)
-
-    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-        return self.ancestry.ancestors(node)
 
 
 class SyncPurposes:
@@ -466,16 +403,15 @@ class SyncPurposes:
 
     def purpose(self, node: cst.CSTNode, value_read: bool, copy: bool, conditional: bool,
                 uploads: bool, probes: frozenset = frozenset()) -> Optional[Purpose]:
-        """What the synchronization at `node` is for, when the code's shape tells; None when it
-        tells nothing (a plain stall). `value_read`: it reads a value back (not a bare wait);
-        `copy`: a device-to-host copy; `conditional`: under a test in its loop; `uploads`: its
-        innermost loop uploads data every iteration; `probes`: the ids of the calls of functions
-        that read a timer or an elapsed time."""
+        """What the synchronization at `node` is for; None when the shape tells nothing (a stall).
+        `value_read`: it reads a value back (not a bare wait); `copy`: a device-to-host copy;
+        `conditional`: under a test in its loop; `uploads`: its innermost loop uploads every
+        iteration; `probes`: the ids of the calls of functions that read a timer (the model's answer)."""
         function = next((a for a in self.ancestry.ancestors(node) if isinstance(a, cst.FunctionDef)), self.ancestry.module)
         body = self._bodies.get(id(function))
         if body is None:
             body = self._bodies[id(function)] = _Body(function, self.ancestry)
-        body.probes = probes  # (ids of the calls of functions that measure: the model's answer)
+        body.probes = probes
         loops = self.ancestry.loops_around(node)
         found = _why(body, node, value_read, copy, loops, function, uploads)
         if found is Purpose.MEASUREMENT and not conditional and any(trains(loop, self.modules) for loop in loops):
@@ -511,9 +447,8 @@ def periodic_test(test: cst.BaseExpression) -> bool:
 
 # -- one read per element ------------------------------------------------------------------
 def element_read(node: cst.CSTNode, loop: cst.CSTNode) -> str:
-    """`for b in range(n): ... q[b].item()`: a read of one element of a tensor by the loop's index,
-    in a loop that uses that tensor only so (one `.tolist()` before the loop reads them all).
-    The tensor as spelled (`q`), or "" when the read is not of that shape."""
+    """The tensor as spelled (`q`) of a read of one element by the loop's index in a loop that uses
+    it only so (`for b in range(n): q[b].item()`: one `.tolist()` before the loop reads them all), else ""."""
     element = _read_element(node, loop) if isinstance(loop, cst.For) else None
     if element is None or not isinstance(loop, cst.For):
         return ""
@@ -527,14 +462,11 @@ def element_read(node: cst.CSTNode, loop: cst.CSTNode) -> str:
 
 
 def _read_element(node: cst.CSTNode, loop: cst.For) -> Optional[cst.Subscript]:
-    """`q[b]` of `q[b].item()`, `int(q[b])`, `if q[b]:` or `if q[b] < 0:`, also through a name the
-    loop's body binds once to it (`info = q[b]; if info < 0:`)."""
+    """`q[b]` of `q[b].item()`, `int(q[b])`, `if q[b] < 0:`, or of a name the body binds once to it."""
     if isinstance(node, cst.Call):
         if isinstance(node.func, cst.Attribute):
             return _element_of(node.func.value, loop)
-        if len(node.args) == 1:
-            return _element_of(node.args[0].value, loop)
-        return None
+        return _element_of(node.args[0].value, loop) if len(node.args) == 1 else None
     if isinstance(node, cst.Comparison):
         operands = [node.left] + [c.comparator for c in node.comparisons]
         return next((e for e in (_element_of(o, loop) for o in operands) if e is not None), None)
@@ -546,30 +478,17 @@ def _element_of(expr: cst.BaseExpression, loop: cst.For) -> Optional[cst.Subscri
         return expr
     if not isinstance(expr, cst.Name):
         return None
-    bound = [n for n in _stores(loop.body) if n is not None and _names_only(n, expr.value)]
+    bound = [n for n in nodes_in(loop.body, ()) if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For))
+             and _binds(n, expr.value)]
     if len(bound) != 1 or not isinstance(bound[0], cst.Assign) or len(bound[0].targets) != 1:
         return None  # bound more than once, or otherwise (a loop target, `+=`)
     value = bound[0].value
     return value if isinstance(value, cst.Subscript) else None
 
 
-def _stores(body: cst.CSTNode) -> list:
-    """The statements of a body that bind names (assignments, augmented ones, loop targets)."""
-    found, stack = [], [body]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For)):
-            found.append(current)
-        stack.extend(current.children)
-    return found
-
-
-def _names_only(store: cst.CSTNode, name: str) -> bool:
+def _binds(store: cst.CSTNode, name: str) -> bool:
     """Does the statement bind `name` (as a whole name)?"""
-    if isinstance(store, cst.Assign):
-        targets = [t.target for t in store.targets]
-    else:
-        targets = [store.target]
+    targets = [t.target for t in store.targets] if isinstance(store, cst.Assign) else [store.target]
     return any(isinstance(n, cst.Name) and n.value == name for t in targets for n in names_in(t)
                if not isinstance(t, (cst.Subscript, cst.Attribute)))
 
@@ -584,9 +503,7 @@ def _only_reads_elements(body: cst.CSTNode, base: str) -> bool:
             continue
         if isinstance(current, (cst.AssignTarget, cst.AugAssign)) and _roots_at(current.target, base):
             return False
-        if isinstance(current, cst.Name) and current.value == base:
-            return False
-        if isinstance(current, cst.Attribute) and dotted(current) == base:
+        if isinstance(current, (cst.Name, cst.Attribute)) and dotted(current) == base:
             return False
         stack.extend(current.children)
     return True
@@ -602,13 +519,8 @@ def _roots_at(target: cst.BaseExpression, base: str) -> bool:
 
 def waits_on_user(loop: cst.CSTNode) -> bool:
     """An interactive loop: its body calls `input()` (every iteration waits for a person)."""
-    stack = [loop]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Call) and isinstance(current.func, cst.Name) and current.func.value == "input":
-            return True
-        stack.extend(current.children)
-    return False
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "input"
+               for n in nodes_in(loop, ()))
 
 
 def unrolled(loop: cst.CSTNode) -> bool:

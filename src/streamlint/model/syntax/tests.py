@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-
-from typing import Optional
+from typing import Iterator, Optional
 
 import libcst as cst
 
@@ -11,9 +10,8 @@ from streamlint.model.syntax.children import child_nodes
 
 
 def rare_test(test: cst.BaseExpression) -> bool:
-    """Does this `if` test make its body run only now and then: every N steps (`step % N == 0`), once
-    (`step == K`, `x is None`), or under a flag (`if debug:`)? A data-dependent test (`if err > tol:`)
-    may pass every time, so it is not rare."""
+    """Does the test make its body run only now and then (every N steps, once, under a flag)? A
+    data-dependent test (`if err > tol:`) may pass every time."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return rare_test(test.expression)
     if isinstance(test, (cst.Name, cst.Attribute)):
@@ -28,9 +26,8 @@ def rare_test(test: cst.BaseExpression) -> bool:
 
 
 def fills_on_miss(node: cst.If) -> tuple[bool, bool]:
-    """(body, else): the side of a membership test (`if key not in totals:`, `if "step" in group:
-    ... else:`) that runs when the key is missing and stores it (`totals[key] = ...`): it runs once
-    per key, the test settled by the branch itself."""
+    """(body, else): the side of a membership test that runs when the key is missing and stores it
+    (`if key not in totals: totals[key] = ...`): once per key, the test settled by the branch."""
     test = node.test
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
         return False, False
@@ -58,25 +55,17 @@ def _stores_into(block: cst.CSTNode, container: cst.BaseExpression) -> bool:
 
 def ends_in_raise(block: cst.BaseSuite) -> bool:
     """A branch that ends by raising: an error path, after which the function does not go on."""
-    body = block.body
-    if not body:
-        return False
-    last = body[-1]
-    if isinstance(last, cst.SimpleStatementLine):
-        return any(isinstance(s, cst.Raise) for s in last.body)
-    return False
+    return _ends_with(block, (cst.Raise,))
 
 
 def ends_the_loop(block: cst.BaseSuite) -> bool:
-    """A branch that ends by leaving the loop around it (`break`, `return`): the loop's exit
-    test, after which every iteration that goes on runs the rest of the body."""
-    body = block.body
-    if not body:
-        return False
-    last = body[-1]
-    if isinstance(last, cst.SimpleStatementLine):
-        return any(isinstance(s, (cst.Break, cst.Return)) for s in last.body)
-    return False
+    """A branch that ends by leaving the loop (`break`, `return`): every pass that goes on runs the rest."""
+    return _ends_with(block, (cst.Break, cst.Return))
+
+
+def _ends_with(block: cst.BaseSuite, kinds: tuple) -> bool:
+    last = block.body[-1] if block.body else None
+    return isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, kinds) for s in last.body)
 
 
 def has_modulo(expr: cst.BaseExpression) -> bool:
@@ -84,8 +73,7 @@ def has_modulo(expr: cst.BaseExpression) -> bool:
 
 
 def written_constant(expr: cst.BaseExpression) -> bool:
-    """A constant written in the source (`0`, `"ring"`, `-1`, `True`, `None`, `Mode.FAST`'s
-    attribute aside): the same value on every run."""
+    """A constant written in the source (`0`, `"ring"`, `-1`, `True`, `None`): the same on every run."""
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
         return written_constant(expr.expression)
     if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
@@ -94,8 +82,8 @@ def written_constant(expr: cst.BaseExpression) -> bool:
 
 
 def called_on_every_side(node: cst.If) -> tuple[list[cst.Call], list[cst.Call]]:
-    """The calls (in the body, in the `else`) of an `if`/`else` whose callee (`self.average_tensor`)
-    both sides call in a statement of their own block: whichever side the test takes, it runs."""
+    """(body's, else's) calls of a callee both sides of an `if`/`else` call as a statement: it runs
+    whichever side the test takes."""
     if not isinstance(node.orelse, cst.Else):
         return [], []
     body, other = _statement_calls(node.body), _statement_calls(node.orelse.body)
@@ -104,8 +92,8 @@ def called_on_every_side(node: cst.If) -> tuple[list[cst.Call], list[cst.Call]]:
 
 
 def negated(test: cst.BaseExpression) -> bool:
-    """`not x`, `x != c`, `x is not None`: a rare test whose body is the usual side. Of any other
-    rare test (a flag, a one-off, every N steps) the body is the rare side and the `else` the usual."""
+    """`not x`, `x != c`, `x is not None`: a rare test whose body is the usual side (of other rare
+    tests the body is the rare side)."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return True
     return isinstance(test, cst.Comparison) and any(
@@ -124,10 +112,8 @@ def _statement_calls(block: cst.BaseSuite) -> list[cst.Call]:
 
 
 def tested_value(test: cst.BaseExpression, fixed: frozenset[str]) -> Optional[tuple[str, bool]]:
-    """(what is tested, negated) for a test of a name the function never rebinds, or of an
-    attribute of `self` ("self.attr"): `a`, `not a`, `rank == 0`, `rank != 0`, `x is None`,
-    `self.method == 2`: two tests of one such value take sides together on a path (`if a: X` ...
-    `if not a: Y` never runs both)."""
+    """(what is tested, negated) for a test of a name never rebound or of `self.attr` (`a`, `not a`,
+    `rank == 0`, `x is None`): two tests of one such value take sides together on a path."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = tested_value(test.expression, fixed)
         return (inner[0], not inner[1]) if inner is not None else None
@@ -157,27 +143,21 @@ def _value_name(expr: cst.BaseExpression, fixed: frozenset[str]) -> Optional[str
 
 
 def never_rebound(function: cst.FunctionDef, own: Optional[list] = None) -> frozenset[str]:
-    """The parameters the function's body never binds again (no assignment, loop target, `with
-    ... as`, `del`, `global`, nested definition or import of that name). `own`: the body's nodes
-    not inside the definitions it makes, when read already (the insides are read here)."""
+    """The parameters the function's body never binds again (by any binding form, `_BINDS`). `own`:
+    the body's nodes outside its nested definitions, when read already (the insides are read here)."""
     params = function.params
     names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-    collector = _Bound()
+    bound: set[str] = set()
     todo: list = [function.body] if own is None else []
     for node in own or ():
-        _visit(collector, node)
+        bound.update(_binds(node))
         if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):  # (no subclasses)
             todo.extend(child_nodes(node))
-    while todo:  # every node of the body, as `function.body.visit(collector)` would (its fields read directly: faster)
-        node = todo.pop()
-        _visit(collector, node)
-        todo.extend(child_nodes(node))
-    return frozenset(names - collector.bound)
+    return frozenset(names - bound - _bound_in(todo))
 
 
 def names_read(function: cst.FunctionDef, among: frozenset[str]) -> frozenset[str]:
-    """The names of `among` that the function's body reads as a name of the enclosing scope (a
-    closure's free names: not its own parameters, nor an attribute's or a keyword's name)."""
+    """The names of `among` the function's body reads from the enclosing scope (a closure's free names)."""
     params = function.params
     own = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
     wanted, found = among - own, set()
@@ -188,97 +168,57 @@ def names_read(function: cst.FunctionDef, among: frozenset[str]) -> frozenset[st
             if node.value in wanted:
                 found.add(node.value)
             continue
-        if isinstance(node, cst.Attribute):
-            todo.append(node.value)
-            continue
-        if isinstance(node, cst.Arg):
-            todo.append(node.value)
-            continue
-        todo.extend(child_nodes(node))
+        todo.extend((node.value,) if isinstance(node, (cst.Attribute, cst.Arg)) else child_nodes(node))
     return frozenset(found)
 
 
-def _visit(collector: "_Bound", node: cst.CSTNode) -> None:
-    visit = _VISITS.get(type(node), _UNKNOWN)
-    if visit is _UNKNOWN:
-        visit = _VISITS[type(node)] = _own_visit(type(node))
-    if visit is not None:
-        visit(collector, node)
+def _target_names(target: cst.CSTNode) -> Iterator[str]:
+    if isinstance(target, cst.Name):
+        yield target.value
+    for child in target.children if not isinstance(target, (cst.Attribute, cst.Subscript)) else ():
+        yield from _target_names(child)
 
 
-_VISITS: dict = {}  # a node type -> _Bound's visit method for it (None: none, or libcst's no-op)
-_UNKNOWN = object()
+def _import_binds(alias: cst.ImportAlias) -> tuple:
+    return () if alias.asname is not None else (cst.Module([]).code_for_node(alias.name).partition(".")[0],)
 
 
-def _own_visit(kind: type):
-    visit = getattr(_Bound, "visit_" + kind.__name__, None)
-    return None if visit is None or getattr(visit, "_is_no_op", False) else visit
+# A node type (exact: isinstance on libcst's ABCs is slow) -> the names a node of it binds.
+_BINDS = {
+    **{kind: lambda n: _target_names(n.target)
+       for kind in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.Del)},
+    cst.AsName: lambda n: _target_names(n.name),
+    cst.Global: lambda n: (a.name.value for a in n.names),
+    cst.Nonlocal: lambda n: (a.name.value for a in n.names),
+    cst.FunctionDef: lambda n: (n.name.value,),
+    cst.ClassDef: lambda n: (n.name.value,),
+    cst.ImportAlias: _import_binds,
+}
 
 
-class _Bound(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.bound: set[str] = set()
+def _binds(node: cst.CSTNode) -> Iterator[str]:
+    binds = _BINDS.get(type(node))
+    return binds(node) if binds is not None else ()
 
-    def _targets(self, target: Optional[cst.CSTNode]) -> None:
-        if target is None:
-            return
-        if isinstance(target, cst.Name):
-            self.bound.add(target.value)
-        for child in target.children if not isinstance(target, (cst.Attribute, cst.Subscript)) else ():
-            self._targets(child)
 
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._targets(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._targets(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._targets(node.target)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._targets(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._targets(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._targets(node.name)
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._targets(node.target)
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.bound.update(n.name.value for n in node.names)
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.bound.update(n.name.value for n in node.names)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.bound.add(node.name.value)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.bound.add(node.name.value)
-
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-        if node.asname is None:
-            self.bound.add(cst.Module([]).code_for_node(node.name).partition(".")[0])
+def _bound_in(todo: list) -> set[str]:
+    """The names the nodes and every node under them bind."""
+    bound: set[str] = set()
+    while todo:  # (fields read directly: faster than a visitor)
+        node = todo.pop()
+        bound.update(_binds(node))
+        todo.extend(child_nodes(node))
+    return bound
 
 
 def item_tests(loop: cst.For) -> frozenset[int]:
-    """The ids of the tests, each a statement of the loop's body, that test an item the loop's
-    header binds against None (`for key, val in batch.items(): if val is not None:`) before the
-    body binds that name again: which side runs depends on the item, on every call, so the test is
-    data-dependent, not a one-off (row 7.32)."""
-    bound = _Bound()
-    bound._targets(loop.target)
-    items, found = set(bound.bound), set()
+    """The ids of the tests (statements of the loop's body) of a loop item against None before the body
+    rebinds it (`for k, v in d.items(): if v is not None:`): data-dependent, not one-offs (row 7.32)."""
+    items, found = set(_target_names(loop.target)), set()
     for line in getattr(loop.body, "body", ()):
         if isinstance(line, cst.If) and _none_tested(line.test) in items:
             found.add(id(line.test))
-        rebound = _Bound()
-        line.visit(rebound)
-        items -= rebound.bound
+        items -= _bound_in([line])
     return frozenset(found)
 
 

@@ -1,7 +1,5 @@
-"""What a parameter's signature says it is: a row per annotated type (the fact tables'
-type names), so `x: torch.Tensor` is a tensor and `a: cp.ndarray` device memory; and a default
-that designates a device (`device="cuda"`, `device=torch.device("cuda")`): the device the
-function is written for, when its callers tell nothing else."""
+"""What a parameter's signature says it is: a row per annotated type, and a default that designates
+a device (`device="cuda"`): the device the function is written for when its callers tell nothing else."""
 
 from __future__ import annotations
 
@@ -39,14 +37,11 @@ _SEQUENCE = AbsValue(target=SEQUENCE)  # (of unknown kind still: only what a loo
 
 
 def annotated(param: cst.Param, imports: dict[str, str]) -> Optional[AbsValue]:
-    if param.annotation is None:
-        return None
-    return _of_type(param.annotation.annotation, imports)
+    return _of_type(param.annotation.annotation, imports) if param.annotation is not None else None
 
 
 def _of_type(node: cst.BaseExpression, imports: dict[str, str]) -> Optional[AbsValue]:
-    """A type's row; `Optional[T]` (`T | None`) of a stream or an event is one or None (the kind
-    of object; a tensor's row or None waits for an identity may-set: docs/model-cases.md D-12)."""
+    """A type's row; `Optional[T]` of a stream or an event is one or None (of a tensor: not yet, D-12)."""
     optional = _optional_of(node, imports)
     if optional is not None:
         inner = _of_type(optional, imports)
@@ -72,8 +67,7 @@ def _optional_of(node: cst.BaseExpression, imports: dict[str, str]) -> Optional[
 
 
 def defaulted(param: cst.Param, imports: dict[str, str]) -> Optional[AbsValue]:
-    """A device designator as the parameter's default: a device string, or a device made of one
-    (a fact row whose result is a device: `torch.device("cuda")`)."""
+    """A device string as the parameter's default, or a device made of one (`torch.device("cuda")`)."""
     default = param.default
     if isinstance(default, cst.Call) and default.args and not default.args[0].keyword:
         name = dotted(default.func)

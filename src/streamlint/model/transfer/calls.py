@@ -183,6 +183,8 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         return fact_calls.apply_fact(modelled, arguments, state, frame, target)
     if target == "builtins.super":
         return _super(frame), state
+    if target in python_std.ATTRIBUTE_SETTERS:
+        return UNKNOWN, _set_attribute(python_std.ATTRIBUTE_SETTERS[target], arguments, state)
     if target.startswith("builtins."):
         return _builtin_or_opaque(target, arguments, state, frame)
     if target.rpartition(".")[0] in torch_api.TENSOR_FUNCTION_NAMESPACES \
@@ -195,6 +197,16 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         return AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))),
                         target=f"{target}()"), state
     return _project_call(target, arguments, state, frame)
+
+
+def _set_attribute(where: tuple, arguments: Arguments, state: State) -> State:
+    """`setattr(holder, "x", v)`: what `holder.x = v` stores (api/python_std.ATTRIBUTE_SETTERS)."""
+    holder, named, value = (arguments.located(arg) for arg in where)
+    name = attribute_named(named[1]) if named is not None else None
+    if holder is None or value is None or holder[0].identity is None or name is None or not name[1]:
+        return state
+    path = holder[0].identity.attr(name[0])
+    return state.store(path, value[0]).with_order(state.order.replaced_at(path))
 
 
 def _super(frame: Frame) -> AbsValue:
@@ -220,6 +232,10 @@ def _answered_first(name: str, receiver: AbsValue, arguments: Arguments, state: 
 
 def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     receiver = arguments.receiver or UNKNOWN
+    if name == "__setattr__" and frame.class_name and _of_super(arguments.node):  # `object.__setattr__(self, ...)`
+        self_ = (AbsValue(identity=Path(Root.self_())), arguments.node)
+        return call(AbsValue(ValueKind.NAMESPACE, target="builtins.object.__setattr__"),
+                    replace(arguments, positional=(self_,) + arguments.positional), state, frame)
     handled = _answered_first(name, receiver, arguments, state, frame)
     if handled is not None:
         return handled
@@ -250,6 +266,12 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     if name in python_std.LISTING_METHODS and value.kind is ValueKind.HOST_NUMBER:
         return AbsValue(ValueKind.CONTAINER, element=value), state  # a Python list of host values
     return handled
+
+
+def _of_super(node: cst.Call) -> bool:
+    """`super().m(...)`"""
+    base = node.func.value if isinstance(node.func, cst.Attribute) else None
+    return isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super"
 
 
 def _evident_stream(receiver: AbsValue, name: str) -> AbsValue:

@@ -24,7 +24,8 @@ from streamlint.model.transfer.frame import Frame
 
 Evaluated = tuple[AbsValue, State]
 _BUILTINS = frozenset(dir(builtins))
-ZERO = AbsValue(ValueKind.HOST_NUMBER, target="0")
+ZERO = AbsValue(ValueKind.HOST_NUMBER, target="0")  # stream 0, flags 0: the APIs' defaults
+HOST_NUMBER = AbsValue(ValueKind.HOST_NUMBER)
 
 
 def evaluate(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
@@ -39,9 +40,7 @@ def _name(node: cst.Name, state: State, frame: Frame) -> Evaluated:
         return NONE, state
     if node.value in ("True", "False"):
         return (TRUE if node.value == "True" else FALSE), state
-    bound = state.names.get(node.value)
-    if bound is None:
-        bound = frame.globals.get(node.value)
+    bound = state.names.get(node.value) or frame.globals.get(node.value)
     if bound is not None:
         return bound, state
     target = frame.imports.get(node.value)
@@ -62,8 +61,9 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
     if base.kind is ValueKind.STREAM and attr in nccl.STREAM_HANDLE_ATTRS:
         return base, state  # a stream's raw handle: handing it to a call hands it the stream
     held = state.at(base.identity.attr(attr)) if base.identity is not None else UNKNOWN
-    if held.kind is ValueKind.UNKNOWN and attr in host_math.NUMBER_ATTRIBUTES:
-        return _host_numbers(attr in host_math.NUMBER_TUPLE_ATTRIBUTES), state  # `x.shape`, `x.size`
+    if held.kind is ValueKind.UNKNOWN and attr in host_math.NUMBER_ATTRIBUTES:  # `x.size`, or a tuple: `x.shape`
+        many = attr in host_math.NUMBER_TUPLE_ATTRIBUTES
+        return (AbsValue(ValueKind.CONTAINER, element=HOST_NUMBER) if many else HOST_NUMBER), state
     if base.identity is None:  # (a tensor's device is told all the same: where it lives)
         return (calls.attribute_of(base, attr, None) if attr in torch_api.DEVICE_ATTRIBUTES else UNKNOWN), state
     path = base.identity.attr(attr)
@@ -75,14 +75,6 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
             return calls.of_object(kept, base.identity), state
     left, state = calls.left_on_holder(base, attr, state, frame)
     return (left if left is not None else calls.attribute_of(base, attr, path)), state
-
-
-HOST_NUMBER = AbsValue(ValueKind.HOST_NUMBER)
-
-
-def _host_numbers(many: bool) -> AbsValue:
-    """A number the host has (`x.size`), or a tuple of them (`x.shape`)."""
-    return AbsValue(ValueKind.CONTAINER, element=HOST_NUMBER) if many else HOST_NUMBER
 
 
 def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
@@ -100,7 +92,6 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
                 _, state = evaluate(element.slice.value, state, frame)
-    state = _slice_bounds(node, state, frame)
     if index.kind is IndexKind.ANY and any(isinstance(element.slice, cst.Slice) for element in node.slice):
         index = Index.view(frame.site(node))  # a view whose bounds the text does not tell
     if index.kind is IndexKind.CONST and isinstance(index.const, int) and -len(base.positions) <= index.const < len(base.positions) \
@@ -110,7 +101,7 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
         return base.positions[base.keys.index(index.const)], state  # `d["k"]` of a dict written out
     if base.identity is None and base.target == PER_ITEM and base.element is not None and base.element.identity:
         return replace(base.element, identity=base.element.identity.element(index)), state  # the item indexed
-    if base.target == PER_ITEM and _stream_pool(base) and index.kind in (IndexKind.SLOT, IndexKind.CONST):
+    if base.target == PER_ITEM and _made_stream(base.element) and index.kind in (IndexKind.SLOT, IndexKind.CONST):
         return replace(base.element, stream=StreamRef.pool_item(base.element.stream, index)), state  # `streams[i % 2]`
     if base.identity is None:  # (a buffer's item, `batch["x"]`: in the same memory)
         return (base.element or (base if base.is_buffer else UNKNOWN)), state
@@ -128,42 +119,24 @@ def _item_at(base: AbsValue, index: Index, state: State) -> AbsValue:
     if base.element is not None:
         return base.element
     if base.kind is ValueKind.BUFFER:
+        rank = -1 if base.rank < 0 else base.rank - (index.kind is not IndexKind.REGION)  # (a region keeps them all)
         return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream,
-                        loader_batch=base.loader_batch, rank=_indexed_rank(base.rank, index))
+                        loader_batch=base.loader_batch, rank=rank)
     return AbsValue(identity=path)
 
 
-def _slice_bounds(node: cst.Subscript, state: State, frame: Frame) -> State:
-    """A slice's bounds are evaluated too (`x[b, :n.item()]`: the host reads `n`)."""
-    for element in node.slice:
-        if isinstance(element.slice, cst.Slice):
-            for bound in (element.slice.lower, element.slice.upper, element.slice.step):
-                if bound is not None and not isinstance(bound, (cst.Integer, cst.Name)):
-                    _, state = evaluate(bound, state, frame)
-    return state
-
-
 def _item_held(base: AbsValue, index: Index, state: State) -> AbsValue:
-    """What the heap holds at `base[index]`; for a key the text tells (`d["k"]`, `xs[0]`) that
-    nothing was stored at, the container's weak slot: items stored under keys it does not tell."""
+    """What the heap holds at `base[index]`; for a told key nothing was stored at, the container's weak slot (D-12)."""
     held = state.at(base.identity.element(index))  # type: ignore[union-attr]
     if held.kind is ValueKind.UNKNOWN and not base.is_buffer and index.kind in (IndexKind.CONST, IndexKind.SLOT):
         held = state.at(base.identity.element(Index.any_()))  # type: ignore[union-attr]
     return held
 
 
-def _stream_pool(value: AbsValue) -> bool:
-    """A container of streams made one per item (the items are distinct streams)."""
-    element = value.element
-    return (element is not None and element.kind is ValueKind.STREAM and element.stream is not None
-            and element.stream.kind is StreamRefKind.CREATED)
-
-
-def _indexed_rank(rank: int, index: Index) -> int:
-    """The dimensions left after one index: a region keeps them, a whole index takes one away."""
-    if rank < 0:
-        return -1
-    return rank if index.kind is IndexKind.REGION else rank - 1
+def _made_stream(value: Optional[AbsValue]) -> bool:
+    """A stream made at a site (a pool's element: its items are distinct streams)."""
+    return (value is not None and value.kind is ValueKind.STREAM and value.stream is not None
+            and value.stream.kind is StreamRefKind.CREATED)
 
 
 def slice_bounds(node: cst.Subscript, state: State, frame: Frame) -> State:
@@ -177,36 +150,26 @@ def slice_bounds(node: cst.Subscript, state: State, frame: Frame) -> State:
 
 
 def _gathered(node: cst.Subscript, base: AbsValue, state: State, frame: Frame) -> Evaluated:
-    """`h[index_array]`, `h[[1, 5]]`: advanced indexing of a host array copies the chosen items
-    into new pageable memory (NumPy's and PyTorch's semantics), however the array was allocated."""
+    """`h[index_array]`: advanced indexing of a host array copies the items into new pageable memory."""
     if base.identity is not None:
         state = host_access(state, frame, frame.site(node), base.identity, False)
     return AbsValue(ValueKind.BUFFER, base.framework, Memory.PAGEABLE, Path(Root.fresh(frame.site(node)))), state
 
 
-def _index_of(node: cst.BaseExpression) -> Index:
+def _told_index(node: cst.BaseExpression, chosen: AbsValue, state: State, frame: Frame) -> Index:
+    """The index `node` names: a ring slot a name or a counter holds, `k % n`, a constant, else unknown."""
+    named = _slot_of(chosen) if isinstance(node, cst.Name) else None
+    named = named or _counter_slot(node, state, frame) or _slot(node)
+    if named is not None:
+        return named
     if isinstance(node, cst.Integer):
         return Index.const_(int(node.value, 0))
-    if isinstance(node, cst.SimpleString) and node.prefix == "":
-        return Index.const_(node.raw_value)
-    slot = _slot(node)
-    return slot if slot is not None else Index.any_()
-
-
-def _told_index(node: cst.BaseExpression, chosen: AbsValue, state: State, frame: Frame) -> Index:
-    """The index `node` names: a ring slot a name holds (`slot = k % 2; bufs[slot]`), a ring
-    counter's slot (`bufs[self.i]`), a constant, `k % n`, else unknown."""
-    named = _slot_of(chosen) if isinstance(node, cst.Name) else None
-    named = named or _counter_slot(node, state, frame)
-    return named if named is not None else _index_of(node)
+    return Index.const_(node.raw_value) if isinstance(node, cst.SimpleString) and node.prefix == "" else Index.any_()
 
 
 def _counter_slot(node: cst.BaseExpression, state: State, frame: Frame) -> Optional[Index]:
-    """`bufs[x.i]`, `x.i` a ring counter of the module (`x.i = 1 - x.i`): the slot its value
-    names now (D-25), the counter's path its symbol."""
-    if not isinstance(node, cst.Attribute) or frame.program is None:
-        return None
-    size = frame.program.ring_size(frame.module, node.attr.value)
+    """`bufs[x.i]`, `x.i` a ring counter of the module: the slot its value names now (D-25)."""
+    size = frame.ring_size(node)
     if not size:
         return None
     holder, _ = evaluate(node.value, state, frame)
@@ -248,9 +211,8 @@ def _bound(node: Optional[cst.BaseExpression]):
 
 def _slot(node: cst.BaseExpression) -> Optional[Index]:
     """`k % n` and `(k + c) % n` with `n` a literal: a slot of a ring of `n` buffers."""
-    if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)):
-        return None
-    if not isinstance(node.right, cst.Integer):
+    if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)
+            and isinstance(node.right, cst.Integer)):
         return None
     modulus = int(node.right.value, 0)
     left, offset = node.left, 0
@@ -320,9 +282,7 @@ def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluat
             continue  # a type or module beside the items (`[buf, MPI.FLOAT]`) holds no memory
         joined = value if joined is None else joined.join(value)
         streams.append(value.stream if value.kind is ValueKind.STREAM else None)
-        if value.identity is not None and value.kind in (ValueKind.BUFFER, ValueKind.EVENT):
-            members.add(value.identity)
-        members |= value.members
+        members |= memory_of(value)
     pool = StreamRef.listed(streams)
     if pool is not None:  # `[s0, s1]`: a pool of the streams it lists, each item another stream
         return AbsValue(ValueKind.CONTAINER, element=stream_value(pool), target=PER_ITEM), state
@@ -333,8 +293,7 @@ def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluat
 
 
 def _dict(node: cst.Dict, state: State, frame: Frame) -> Evaluated:
-    """`{"x": a, "y": b}`: a container whose items are what its values are (an empty one has none
-    yet); written out with string keys, each key's item (`AbsValue.keys`)."""
+    """`{"x": a}`: a container of its values; written out with string keys, each key's item (`AbsValue.keys`)."""
     joined: Optional[AbsValue] = None
     members: set = set()
     values = []
@@ -346,9 +305,7 @@ def _dict(node: cst.Dict, state: State, frame: Frame) -> Evaluated:
         if isinstance(element, cst.StarredDictElement):
             value = value.element or UNKNOWN  # `**other`: its values
         joined = value if joined is None else joined.join(value)
-        if value.identity is not None and value.kind in _KEPT:
-            members.add(value.identity)
-        members |= value.members
+        members |= memory_of(value)
     target = "" if node.elements else NO_ITEMS
     keys = tuple(e.key.evaluated_value for e in node.elements if isinstance(e, cst.DictElement)
                  and isinstance(e.key, cst.SimpleString))
@@ -358,9 +315,7 @@ def _dict(node: cst.Dict, state: State, frame: Frame) -> Evaluated:
 
 
 def _comprehension(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
-    """`[make(x) for x in xs if keep(x)]`: a container whose items are what one evaluation of the
-    element makes (every item of one allocation site is one memory: silence over guessing which);
-    its names are its own scope."""
+    """A container of what one evaluation of the element makes; its names are its own."""
     inner = state
     clause: Optional[cst.CompFor] = getattr(node, "for_in", None)
     while clause is not None:
@@ -371,29 +326,26 @@ def _comprehension(node: cst.BaseExpression, state: State, frame: Frame) -> Eval
             _, inner = evaluate(condition.test, inner, frame)
         clause = clause.inner_for_in
     item, inner = evaluate(node.value if isinstance(node, cst.DictComp) else node.elt, inner, frame)
-    members = item.members | ({item.identity} if item.identity is not None and item.kind in _KEPT else set())
+    members = memory_of(item)
     made = item.identity is not None and not item.identity.steps and item.identity.root.site in frame.sites_within(node)
-    made = made or _stream_made_per_item(item, frame.sites_within(node))
+    made = made or (_made_stream(item) and item.stream.site in frame.sites_within(node))  # (a stream per item)
     # memory the element makes is new for each item: the items are the elements of that allocation
-    return (AbsValue(ValueKind.CONTAINER, element=item, target=PER_ITEM if made else "", members=frozenset(members)),
+    return (AbsValue(ValueKind.CONTAINER, element=item, target=PER_ITEM if made else "", members=members),
             replace(inner, names=state.names))
 
 
-_KEPT = (ValueKind.BUFFER, ValueKind.EVENT)
+def memory_of(item: AbsValue) -> frozenset:
+    """The memory an item of a container holds: itself (a buffer, an event) and its own members."""
+    own = {item.identity} if item.identity is not None and item.kind in (ValueKind.BUFFER, ValueKind.EVENT) else set()
+    return item.members | own
 
 
-def _stream_made_per_item(item: AbsValue, sites: frozenset) -> bool:
-    """The element makes a new stream for each item (`[Stream() for _ in range(2)]`): a pool."""
-    stream = item.stream
-    return (item.kind is ValueKind.STREAM and stream is not None and stream.kind is StreamRefKind.CREATED
-            and stream.site in sites)
 # The target of a container whose items are one allocation each (`[cp.empty(n) for _ in range(2)]`).
 PER_ITEM = "(an allocation per item)"
 
 
 def _bind_names(target: cst.BaseExpression, value: AbsValue, state: State) -> State:
-    """A comprehension's target bound to one item: names, and tuples unpacked as an assignment
-    unpacks them (`for k, v in batch.items()`)."""
+    """A comprehension's target bound to one item, tuples unpacked as an assignment unpacks them."""
     if isinstance(target, cst.Name):
         return state.bind(target.value, value)
     if isinstance(target, (cst.Tuple, cst.List)):
@@ -403,10 +355,9 @@ def _bind_names(target: cst.BaseExpression, value: AbsValue, state: State) -> St
 
 
 def unpacked(value: AbsValue, position: int) -> AbsValue:
-    """The item at `position` when a value is unpacked (`a, b = value`): a container's element
-    (an (error, value) pair's error is a host number), a tensor's rows in the same memory."""
+    """The item at `position` of an unpacked value (an (error, value) pair's error is a number)."""
     if position == 0 and value.target == ERROR_FIRST:
-        return AbsValue(ValueKind.HOST_NUMBER)
+        return HOST_NUMBER
     if value.keys:
         return UNKNOWN  # (a dict's keys)
     if position < len(value.positions):
@@ -423,10 +374,8 @@ def _ternary(node: cst.IfExp, state: State, frame: Frame) -> Evaluated:
         return evaluate(node.body if known else node.orelse, state, frame)
     yes, after_yes = evaluate(node.body, state, frame)
     no, after_no = evaluate(node.orelse, state, frame)
-    if no.kind is ValueKind.NONE:
-        return yes.join_none(), after_yes.join(after_no)
-    if yes.kind is ValueKind.NONE:
-        return no.join_none(), after_yes.join(after_no)
+    if ValueKind.NONE in (yes.kind, no.kind):  # (the other one, or None)
+        return (yes if no.kind is ValueKind.NONE else no).join_none(), after_yes.join(after_no)
     return yes.join(no), after_yes.join(after_no)
 
 
@@ -462,9 +411,10 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     decided = _none_test(node, values)
     if decided is not None:
         return decided, state
-    buffers = [v for v in values if v.is_buffer]
-    if isinstance(node, cst.Comparison) and all(isinstance(c.operator, _IDENTITY_TESTS) for c in node.comparisons):
-        return AbsValue(ValueKind.HOST_NUMBER), state  # `x is None`: the host compares references
+    # an operand that is memory on some path only (D-20) is read there: each memory it may be
+    buffers = [b for v in values for b in ((v,) if v.is_buffer else v.either)]
+    if isinstance(node, cst.Comparison) and all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in node.comparisons):
+        return HOST_NUMBER, state  # `x is None`: the host compares references, no kernel runs
     if _configuration(node, values, frame):
         return replace(UNKNOWN, target=OPTION), state
     if not buffers:
@@ -479,7 +429,7 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
         return (HOST_NUMBER if numbers and not isinstance(node, cst.Comparison) else UNKNOWN), state
     pointers = [v for v in buffers if v.framework in POINTER_FRAMEWORKS or v.framework == cuda_python.RAW_ADDRESS]
     if isinstance(node, cst.Comparison) and len(pointers) == len(buffers):
-        return AbsValue(ValueKind.HOST_NUMBER), state  # addresses compared on the host (`a.data.ptr == b.data.ptr`)
+        return HOST_NUMBER, state  # addresses compared on the host (`a.data.ptr == b.data.ptr`)
     pointer = pointers[0] if pointers else None
     if pointer is not None and isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
         return pointer, state  # pointer arithmetic (`mem + offset`): an address into the same memory, no kernel
@@ -487,9 +437,7 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
 
 
 def _configuration(node: cst.BaseExpression, values: list[AbsValue], frame: Frame) -> bool:
-    """`self.buffer_size == 0`, `self._clipping == Clipping.NORM`: an option compared with a
-    constant (written out, or a member of a module-level class or of an imported module) is an
-    option itself (configuration, the same on every call), not a one-off test."""
+    """An option compared with a constant is an option itself, the same on every call."""
     if not isinstance(node, cst.Comparison) or not any(v.target == OPTION for v in values):
         return False
     operands = [node.left] + [c.comparator for c in node.comparisons]
@@ -497,9 +445,7 @@ def _configuration(node: cst.BaseExpression, values: list[AbsValue], frame: Fram
 
 
 def _boolean(node: cst.BooleanOperation, state: State, frame: Frame) -> Evaluated:
-    """`given or torch.cuda.current_stream()` of streams: one of the two (D-14). `self.partition or
-    self.boundary`: with an option on, an `or` of it holds on every call; an `and` of options only
-    is an option. Anything else is not told."""
+    """Of streams, one of two (D-14); an `or` with an option, an `and` of options: an option."""
     left, after_left = evaluate(node.left, state, frame)
     right, state = evaluate(node.right, after_left, frame)
     if isinstance(node.operator, cst.Or) and left.kind is right.kind is ValueKind.STREAM:
@@ -520,8 +466,7 @@ def _as_given(value: AbsValue) -> bool:
 
 
 def _module_member(node: cst.BaseExpression, frame: Frame) -> bool:
-    """`Clipping.NORM`, `torch.inf`: an attribute of a name the module binds at its top (a class
-    of its own, an import), not of a local value."""
+    """`Clipping.NORM`, `torch.inf`: an attribute of a name the module binds at its top, not of a local value."""
     if not isinstance(node, cst.Attribute):
         return False
     root = node.value
@@ -530,28 +475,21 @@ def _module_member(node: cst.BaseExpression, frame: Frame) -> bool:
     return isinstance(root, cst.Name) and (root.value in frame.imports or root.value in frame.local_functions)
 
 
-# Comparisons of references or membership, not of tensor data: no kernel runs.
-_IDENTITY_TESTS = (cst.Is, cst.IsNot)
 def _none_test(node: cst.BaseExpression, values: list[AbsValue]) -> Optional[AbsValue]:
-    """`x is None` / `x is not None` decided by what `x` is known to be: None, or a value of a
-    known kind that is never None (a stream a caller passed). Otherwise undecided (D-5)."""
+    """`x is None` decided by what `x` is known to be (a value of a known kind is never None), else undecided (D-5)."""
     if not (isinstance(node, cst.Comparison) and len(node.comparisons) == 1 and len(values) == 2):
         return None
     operator, value = node.comparisons[0].operator, values[0]
     if not isinstance(operator, (cst.Is, cst.IsNot)) or values[1].kind is not ValueKind.NONE:
         return None
-    if value.kind is ValueKind.NONE:
-        is_none = True
-    elif value.kind is ValueKind.UNKNOWN or value.may_be_none:
+    is_none = value.kind is ValueKind.NONE
+    if not is_none and (value.kind is ValueKind.UNKNOWN or value.may_be_none):
         return None
-    else:
-        is_none = False
     return TRUE if is_none == isinstance(operator, cst.Is) else FALSE
 
 
 def _yield(node: cst.Yield, state: State, frame: Frame) -> Evaluated:
-    """Where a generator yields, its caller runs: the current streams there are what entering it
-    as a context manager (`@contextmanager`) does."""
+    """Where a generator yields its caller runs: the current streams entering it as a context manager makes."""
     if isinstance(node.value, cst.BaseExpression):
         _, state = evaluate(node.value, state, frame)
     if frame.found.yielded is None:
@@ -559,18 +497,10 @@ def _yield(node: cst.Yield, state: State, frame: Frame) -> Evaluated:
     return UNKNOWN, state
 
 
-def _number(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
-    if isinstance(node, cst.Integer) and node.value == "0":
-        return ZERO, state  # stream 0, flags 0: the APIs' defaults
-    return AbsValue(ValueKind.HOST_NUMBER), state
-
-
 def _string(node: cst.SimpleString, state: State, frame: Frame) -> Evaluated:
     """A device string ("cuda:0", "cpu") is a device; any other string a host value."""
     memory = memory_of_device_string(node.raw_value) if node.prefix in ("", "r", "u") else None
-    if memory is not None:
-        return AbsValue(ValueKind.DEVICE, "torch", memory), state
-    return AbsValue(ValueKind.HOST_NUMBER), state
+    return (AbsValue(ValueKind.DEVICE, "torch", memory) if memory is not None else HOST_NUMBER), state
 
 
 _HANDLERS: dict[type, Callable[..., Evaluated]] = {
@@ -591,7 +521,7 @@ _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.UnaryOperation: _operator,
     cst.Comparison: _operator,
     cst.BooleanOperation: _boolean,
-    cst.Integer: _number,
-    cst.Float: _number,
+    cst.Integer: lambda node, state, frame: (ZERO if node.value == "0" else HOST_NUMBER, state),
+    cst.Float: lambda node, state, frame: (HOST_NUMBER, state),
     cst.SimpleString: _string,
 }

@@ -1,5 +1,4 @@
-"""One walk of one function under one calling context, to its summary and the conflicts it
-finds on streams it knows itself."""
+"""One walk of one function under one calling context: its summary and the conflicts it finds itself."""
 
 from __future__ import annotations
 
@@ -21,7 +20,8 @@ from streamlint.model.transfer.annotations import annotated, defaulted
 from streamlint.model.transfer.calls import FRAMEWORK_METHODS
 from streamlint.model.transfer.frame import CELL, SIDE_STREAM_FACT, CallContext, Frame
 from streamlint.model.transfer.names import dotted, qualified
-from streamlint.model.transfer.nodes import children, is_kind, own_nodes
+from streamlint.model.transfer.nodes import is_kind, own_nodes
+from streamlint.model.syntax.children import child_nodes
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.transfer.statements import leave, release_if_dropped, run_block
 from streamlint.model.syntax.tests import never_rebound
@@ -35,9 +35,7 @@ class Walked:
     summary: FunctionSummary
     conflicts: tuple[Conflict, ...]
     handed_out: tuple[Conflict, ...] = ()  # returned memory another stream may still write
-    # a join that names another stream: (the conflict of the caller's current stream with a side
-    # stream's write it still does not follow at the end, the wait's site, the stream that waited,
-    # the stream it waited on)
+    # a join that names another stream: (the conflict left, the wait's site, its waiter, what it waited on)
     misjoined: tuple[tuple[Conflict, str, StreamRef, StreamRef], ...] = ()
     left_on_self: tuple[AccessEvent, ...] = ()  # writes on `self` left in flight for the caller
 
@@ -45,16 +43,11 @@ class Walked:
 # Nodes that can perform work, and so have a site: calls, operators, stores.
 _NUMBERED = (cst.Call, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del, cst.BinaryOperation, cst.UnaryOperation,
              cst.Comparison, cst.Subscript, cst.Return)
-
-
-_NESTED = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 _IS_NUMBERED: dict[type, bool] = {}
-_IS_NESTED: dict[type, bool] = {}
 
 
 def call_ordinals(function: cst.CSTNode, nodes: Optional[list[cst.CSTNode]] = None) -> dict[int, int]:
-    """Each node that can perform work, numbered in a fixed order (nested functions apart).
-    `nodes`: the function's `own_nodes`, when read already."""
+    """Each node that can perform work, numbered in a fixed order (`nodes`: its `own_nodes` if read)."""
     ordinals: dict[int, int] = {}
     loops = []
     for node in own_nodes(function) if nodes is None else nodes:
@@ -62,8 +55,7 @@ def call_ordinals(function: cst.CSTNode, nodes: Optional[list[cst.CSTNode]] = No
             ordinals[id(node)] = len(ordinals)
         elif type(node) is cst.For:  # (no subclass: faster than an ABC's isinstance)
             loops.append(node)
-    # a `for` header stores its target each iteration (what the last one held is dropped there):
-    # numbered after the nodes above
+    # a `for` header stores its target each iteration (what the last one held is dropped there)
     for node in loops:
         ordinals[id(node)] = len(ordinals)
     return ordinals
@@ -76,34 +68,28 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     if not frame.call_ordinals:
         frame.call_ordinals = call_ordinals(node, frame.numbering.once("nodes", lambda: own_nodes(node)))
     frame.context = context
-    params = _parameters(node) if isinstance(node, cst.FunctionDef) else ()
+    params, declared = (), {}
     if isinstance(node, cst.FunctionDef):
+        params = _parameters(node)
         frame.numbering.fixed = frame.numbering.once("fixed", lambda: never_rebound(node, _body_nodes(node, frame)))
+        declared = _annotations(node, frame)
     state = State()
     for framework in context.entered:  # the caller's `with s:` is the current stream here too
         state = state.with_current(framework, StreamRef.ambient(framework))
-    declared = _annotations(node, frame) if isinstance(node, cst.FunctionDef) else {}
     context = frame.context = _told_by_a_test(node, frame, context)
     if frame.free_receiver:
         state = state.bind(frame.free_receiver, _receiver_value(context))
-    cells = [key for key, _ in context.args if key.startswith(CELL)]
-    for index, key in enumerate(cells, start=len(params)):  # a closure's cells: parameters the call binds (D-21)
-        value = _parameter_value(index, key, frame, context, params)
-        state = _made_by_the_caller(state.bind(key[len(CELL):], value), frame, value, _producer(node, context))
-    for index, name in enumerate(params):
-        value = _parameter_value(index, name, frame, context, params, declared.get(name))
-        state = state.bind(name, value)
-        state = _made_by_the_caller(state, frame, value, _producer(node, context))
+    cells = [key for key, _ in context.args if key.startswith(CELL)]  # a closure's cells: parameters too (D-21)
+    producer = _producer(params, context)
+    for index, key in [*enumerate(cells, start=len(params)), *enumerate(params)]:
+        value = _parameter_value(index, key, frame, context, declared.get(key))
+        state = _made_before(state.bind(key.removeprefix(CELL), value), frame, value, producer, RootKind.PARAM)
     for attr, value in context.receiver_state:
         state = state.store(Path(Root.self_()).attr(attr), value)
-        state = _made_before_the_call(state, frame, value)
+        state = _made_before(state, frame, value, StreamRef.ambient("torch"), RootKind.SELF)
     for pending in context.receiver_pending:
         state = state.with_order(state.order.add(pending))
-    if isinstance(node, cst.Module):
-        body = node.body
-    else:
-        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else node.body.body
-    end = run_block(body, state, frame)
+    end = run_block(node.body if isinstance(node, cst.Module) else node.body.body, state, frame)
     if end.reachable:
         leave(end, frame)
     if frame.found.exit_state is not None:
@@ -111,26 +97,23 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         _released_by_producers(frame.found.exit_state, frame, node)
     effects, truncated = bounded(tuple(frame.found.effects))
     summary = FunctionSummary(
-        frame.qualname, signature(node) if isinstance(node, cst.FunctionDef) else (), effects, frame.found.returned or UNKNOWN, _self_stores(frame.found.exit_state, context.receiver_state),
-        tuple(sorted((param, tuple(sorted(tags))) for param, tags in frame.found.evidence.items())),
-        bool(context.hot), _entered(frame.found.yielded), truncated,
-        tuple(sorted((a, v) for a, v in frame.found.holder_stores.items() if v is not None)),
+        frame.qualname, signature(node) if isinstance(node, cst.FunctionDef) else (), effects,
+        frame.found.returned or UNKNOWN, _self_stores(frame.found.exit_state, context.receiver_state),
+        tuple(sorted((param, tuple(sorted(tags))) for param, tags in frame.found.evidence.items())), bool(context.hot),
+        tuple((f, s) for f, s in frame.found.yielded or () if s.kind is not StreamRefKind.AMBIENT),  # (streams it set)
+        truncated, tuple(sorted((a, v) for a, v in frame.found.holder_stores.items() if v is not None)),
     )
     earlier_calls = frozenset(context.receiver_pending)
-    # what another call left in flight meets this call's work only at the boundary placements
-    conflicts = [c for c in frame.found.conflicts if c.earlier not in earlier_calls]
-    conflicts = _unordered_with_the_callers(conflicts, frame.found.exit_state, _producer(node, context))
-    conflicts = [c for c in conflicts if not _after_the_callers_legacy_work(c, context)]
+    # (what another call left in flight meets this call's work only at the boundary placements)
+    conflicts = [c for c in frame.found.conflicts if c.earlier not in earlier_calls
+                 and not _after_the_callers_work(c, frame.found.exit_state, producer, context)]
     return Walked(summary, tuple(conflicts), tuple(frame.found.handed_out),
                   misjoined(frame.found.exit_state, tuple(frame.found.effects), earlier_calls),
                   left_on_self(frame.found.exit_state))
 
 
 def _unjoined(exit_state: State, effects: tuple[Effect, ...] = (), earlier_calls: frozenset = frozenset()):
-    """The writes queued on a side stream still pending at the end, that the current stream at
-    entry does not follow, each with that current stream. With `effects`: also those PyTorch's
-    current stream follows only through a wait of the default stream (the may clock counts it:
-    at entry the current stream may be the default one), which the current stream never made."""
+    """Side-stream writes pending at the end that the entry's current stream does not follow."""
     for pending in exit_state.order.pending:
         access = pending.access
         if not access.write or access.assumed or access.untold or pending.done or access.stream == HOST:
@@ -164,8 +147,7 @@ def _made_at(effects: tuple[Effect, ...], access: AccessEvent, before_entry: boo
 
 
 def left_on_self(exit_state: Optional[State]) -> tuple[AccessEvent, ...]:
-    """What a method leaves in flight on `self` for the caller: writes to the object's memory on
-    a side stream the caller's current stream does not follow."""
+    """Writes on `self` a method leaves in flight on a side stream the caller's current stream does not follow."""
     if exit_state is None:
         return ()
     kept = _kept_on_self(exit_state)
@@ -175,7 +157,10 @@ def left_on_self(exit_state: Optional[State]) -> tuple[AccessEvent, ...]:
         if path.root.kind is not RootKind.SELF:
             held = kept.get(Path(path.root))
             path = Path(held.root, held.steps + path.steps) if held is not None else path
-        if path.root.kind is RootKind.SELF and _the_objects(access.stream):
+        stream = access.stream  # (named the same way by the object's other methods: made, or held on `self`)
+        named = stream.context_free or (stream.kind is StreamRefKind.PATH and stream.path is not None
+                                        and stream.path.root.kind in (RootKind.SELF, RootKind.FRESH))
+        if path.root.kind is RootKind.SELF and named:
             found.append(replace(access, path=path))
     return tuple(found)
 
@@ -203,20 +188,8 @@ def _kept_on_self(exit_state: State) -> dict[Path, Path]:
     return kept
 
 
-def _the_objects(stream: StreamRef) -> bool:
-    """A stream that names the same stream in another method of the object: one made at a site
-    (an item of a pool made at one too), or one held on `self`."""
-    if stream.context_free:
-        return True
-    return stream.kind is StreamRefKind.PATH and stream.path is not None \
-        and stream.path.root.kind in (RootKind.SELF, RootKind.FRESH)
-
-
 def misjoined(exit_state: Optional[State], effects: tuple[Effect, ...], earlier_calls: frozenset = frozenset()) -> tuple:
-    """Work queued on a side stream (by the function, or left by an earlier call) that the current
-    stream at entry still does not follow at the end, although the function made that stream, or
-    PyTorch's default stream, wait after the work for another stream: the join names the wrong
-    stream (the work after the call, on the caller's current stream, is ordered after nothing)."""
+    """Side-stream work left unjoined although a wait for another stream was made: the wrong join."""
     if exit_state is None:
         return ()
     found = []
@@ -230,8 +203,7 @@ def misjoined(exit_state: Optional[State], effects: tuple[Effect, ...], earlier_
 
 def _join_after(effects: tuple[Effect, ...], access: AccessEvent, current: StreamRef,
                 before_entry: bool) -> Optional[tuple[str, StreamRef, StreamRef]]:
-    """The first wait after `access` of `current` (or of PyTorch's default stream, which is not
-    it) for another known stream than `access`'s, or for `access`'s own by the default stream."""
+    """The first wait after `access` by `current` (or the default stream) for another stream."""
     made = _made_at(effects, access, before_entry)
     if made is None:
         return None
@@ -245,50 +217,32 @@ def _join_after(effects: tuple[Effect, ...], access: AccessEvent, current: Strea
         waited = effect.other if effect.kind is EffectKind.WAIT_STREAM else recorded.get(effect.path)
         if waited is None or not waited.known:
             continue
+        # (unless the function queues work on that stream later: then the wait is the join that work needs)
         into_default = effect.stream.kind is StreamRefKind.LEGACY and current.framework == "torch" \
-            and not _works_on(effects[index + 1:], effect.stream)
+            and not any(e.kind is EffectKind.ACCESS and e.stream == effect.stream for e in effects[index + 1:])
         if (effect.stream == current and waited != access.stream) or (into_default and waited == access.stream):
             return effect.site, effect.stream, waited
     return None
 
 
-def _works_on(effects: tuple[Effect, ...], stream: StreamRef) -> bool:
-    """The function queues work of its own on `stream` later (CuPy's or Numba's current stream at
-    entry is the legacy default one): a wait of that stream is the join that work needs."""
-    return any(e.kind is EffectKind.ACCESS and e.stream == stream for e in effects)
-
-
-def _unordered_with_the_callers(conflicts: list[Conflict], exit_state: Optional[State], work: StreamRef) -> list[Conflict]:
-    """Under the stream the callers hand in for the work, a use of their memory on another stream
-    races their work on it unless the function orders the two, either way: the use after that
-    stream's work (a wait before it), or that stream's later work after the use (a wait before
-    it returns)."""
-    if work.kind is not StreamRefKind.PATH or exit_state is None:
-        return conflicts
-    kept = []
-    for conflict in conflicts:
-        if conflict.earlier.assumed and conflict.earlier.stream == work:
-            pending = [p for p in exit_state.order.pending if p.access == conflict.later]
-            if pending and all(p.ordered_before(work) for p in pending):
-                continue  # the callers' stream waits for it before they go on
-        kept.append(conflict)
-    return kept
-
-
-def _after_the_callers_legacy_work(conflict: Conflict, context: CallContext) -> bool:
-    """The caller's memory (the entry assumption) used on a blocking stream the program made, of a
-    framework whose current stream is the legacy default stream unless code sets it, under callers
-    that did not set it: the blocking stream's work waits for the legacy stream's earlier work, the
-    caller's production included (the CUDA runtime's implicit synchronization)."""
+def _after_the_callers_work(conflict: Conflict, exit_state: Optional[State], work: StreamRef,
+                            context: CallContext) -> bool:
+    """A use of the callers' memory ordered after their work: a blocking stream of a legacy-by-default framework waits
+    for it (CUDA's implicit sync), or the function orders it with the work stream they hand in, both ways."""
     later = conflict.later.stream
-    return (conflict.earlier.assumed and later.blocking and later.framework in LEGACY_BY_DEFAULT
-            and later.framework not in context.entered
-            and (later.kind is StreamRefKind.CREATED or (later.kind is StreamRefKind.PATH and later.fresh)))
+    if not conflict.earlier.assumed:
+        return False
+    if later.blocking and later.framework in LEGACY_BY_DEFAULT and later.framework not in context.entered \
+            and (later.kind is StreamRefKind.CREATED or (later.kind is StreamRefKind.PATH and later.fresh)):
+        return True
+    if work.kind is not StreamRefKind.PATH or exit_state is None or conflict.earlier.stream != work:
+        return False
+    pending = [p for p in exit_state.order.pending if p.access == conflict.later]
+    return bool(pending) and all(p.ordered_before(work) for p in pending)
 
 
 def signature(node: cst.FunctionDef) -> tuple[str, ...]:
-    """The parameters as a call binds them: `*args` (a bare `*`: "*") ends the positional ones,
-    the keyword-only ones follow it, `**kwargs` last (FunctionSummary.params)."""
+    """The parameters as a call binds them (FunctionSummary.params): `*args` or a bare "*" ends the positional ones."""
     p = node.params
     star = f"*{p.star_arg.name.value}" if isinstance(p.star_arg, cst.Param) else "*" if p.kwonly_params else ""
     names = [x.name.value for x in (*p.posonly_params, *p.params)] + ([star] if star else [])
@@ -297,14 +251,8 @@ def signature(node: cst.FunctionDef) -> tuple[str, ...]:
 
 
 def _parameters(node: cst.FunctionDef) -> tuple[str, ...]:
-    p = node.params
-    names = [x.name.value for x in (*p.posonly_params, *p.params)]
-    if isinstance(p.star_arg, cst.Param):
-        names.append(p.star_arg.name.value)
-    names += [x.name.value for x in p.kwonly_params]
-    if p.star_kwarg is not None:
-        names.append(p.star_kwarg.name.value)
-    return tuple(names)
+    """The parameters' names, in the order a call binds them."""
+    return tuple(name.lstrip("*") for name in signature(node) if name != "*")
 
 
 def _annotations(node: cst.FunctionDef, frame: Frame) -> dict[str, AbsValue]:
@@ -316,7 +264,7 @@ def _annotations(node: cst.FunctionDef, frame: Frame) -> dict[str, AbsValue]:
             found[param.name.value] = value
     if frame.program is None:
         return found
-    for name, methods in frame.numbering.once("methods", lambda: _methods_called_on_parameters(node, frame)).items():
+    for name, methods in _parameter_uses(node, frame)[0].items():
         cls = frame.program.class_defining(frame.module, methods) if len(methods) >= MIN_METHODS else None
         if cls is None and not methods & FRAMEWORK_METHODS:  # the one hierarchy whose classes define them
             cls = frame.program.hierarchy_of(frame.module, methods)
@@ -330,54 +278,46 @@ MIN_METHODS = 2
 
 
 def _body_nodes(node: cst.FunctionDef, frame: Frame) -> list[cst.CSTNode]:
-    """The function's own nodes (`own_nodes`, read once per function) under its body: one run of
-    them, from the body to the next part of the definition."""
+    """The function's own nodes under its body (read once per function)."""
     def read() -> list[cst.CSTNode]:
         nodes = frame.numbering.once("nodes", lambda: own_nodes(node))
         start = next(i for i, n in enumerate(nodes) if n is node.body)
-        parts = {id(part) for part in children(node)}
+        parts = {id(part) for part in child_nodes(node)}
         end = next((i for i in range(start + 1, len(nodes)) if id(nodes[i]) in parts), len(nodes))
         return nodes[start:end]
     return frame.numbering.once("body", read)
 
 
-def _methods_called_on_parameters(node: cst.FunctionDef, frame: Frame) -> dict[str, frozenset[str]]:
-    p = node.params
-    params = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)} - {"self", "cls"}
-    found: dict[str, set[str]] = {}
-    for n in _body_nodes(node, frame):
-        if type(n) is cst.Call and isinstance(n.func, cst.Attribute) and isinstance(n.func.value, cst.Name):
-            if n.func.value.value in params:
-                found.setdefault(n.func.value.value, set()).add(n.func.attr.value)
-    return {name: frozenset(methods) for name, methods in found.items()}
-
-
 def _told_by_a_test(node: "cst.FunctionDef | cst.Module", frame: Frame, context: CallContext) -> CallContext:
-    """A parameter the function tests against a stream the framework names (`if stream !=
-    cupy.cuda.Stream.null:`), that no caller tells of, is a stream the callers hand it for the
-    work: the code expects one other than the null stream, CuPy's current one where no caller
-    set another (D-14: on that path the work's stream)."""
+    """A lone parameter tested against a named stream is the work stream the callers hand in (D-14)."""
     if context.work_stream or not isinstance(node, cst.FunctionDef):
         return context
-    compared = frame.numbering.once("compared", lambda: _compared_with_a_named_stream(node, frame))
-    tested = sorted(name for name in compared if context.arg(name) is None)
+    tested = sorted(name for name in _parameter_uses(node, frame)[1] if context.arg(name) is None)
     if len(tested) != 1:
         return context
     args = tuple(sorted((*context.args, (tested[0], AbsValue(ValueKind.STREAM, cupy_api.F))), key=lambda a: a[0]))
     return replace(context, args=args, work_stream=tested[0])
 
 
-def _compared_with_a_named_stream(node: cst.FunctionDef, frame: Frame) -> set[str]:
-    params = set(_parameters(node)) - {"self", "cls"}
-    found: set[str] = set()
-    for n in _body_nodes(node, frame):
-        if type(n) is not cst.Comparison or not isinstance(n.left, cst.Name) or n.left.value not in params:
-            continue
-        for target in n.comparisons:
-            name = dotted(target.comparator)
-            if name is not None and qualified(name, frame.imports) in cupy_api.STREAM_CONSTANTS:
-                found.add(n.left.value)
-    return found
+def _parameter_uses(node: cst.FunctionDef, frame: Frame) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+    """Once per function: the methods called on each named parameter, and the parameters compared with a stream
+    the framework names (`if stream != cupy.cuda.Stream.null:`)."""
+    def read() -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+        p = node.params
+        named = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)} - {"self", "cls"}
+        params = set(_parameters(node)) - {"self", "cls"}
+        methods: dict[str, set[str]] = {}
+        compared = set()
+        for n in _body_nodes(node, frame):
+            if type(n) is cst.Call and isinstance(n.func, cst.Attribute) and isinstance(n.func.value, cst.Name) \
+                    and n.func.value.value in named:
+                methods.setdefault(n.func.value.value, set()).add(n.func.attr.value)
+            elif type(n) is cst.Comparison and isinstance(n.left, cst.Name) and n.left.value in params \
+                    and any(qualified(dotted(c.comparator) or "", frame.imports) in cupy_api.STREAM_CONSTANTS
+                            for c in n.comparisons):
+                compared.add(n.left.value)
+        return {name: frozenset(m) for name, m in methods.items()}, frozenset(compared)
+    return frame.numbering.once("uses", read)
 
 
 def _work_stream(index: int, name: str, framework: str) -> StreamRef:
@@ -385,49 +325,31 @@ def _work_stream(index: int, name: str, framework: str) -> StreamRef:
     return StreamRef(StreamRefKind.PATH, framework, Path(Root.param(index, name)), "", False, True)
 
 
-def _producer(node: "cst.FunctionDef | cst.Module", context: CallContext) -> StreamRef:
-    """Where the callers made the memory they pass: their current stream, or the stream they hand
-    in for the work (CallContext.work_stream)."""
-    if context.work_stream and isinstance(node, cst.FunctionDef):
-        params = _parameters(node)
-        if context.work_stream in params:
-            given = context.arg(context.work_stream)
-            return _work_stream(params.index(context.work_stream), context.work_stream, given.framework if given else "")
-    return StreamRef.ambient("torch")
+def _producer(params: tuple[str, ...], context: CallContext) -> StreamRef:
+    """Where the callers made the memory they pass: their current stream, or the work stream they hand in."""
+    if context.work_stream not in params:
+        return StreamRef.ambient("torch")
+    given = context.arg(context.work_stream)
+    return _work_stream(params.index(context.work_stream), context.work_stream, given.framework if given else "")
 
 
-def _made_by_the_caller(state: State, frame: Frame, value: AbsValue, producer: StreamRef) -> State:
-    """A parameter's memory was produced by the caller, on the caller's current stream (PyTorch's
-    invariant): an assumption of the walk, not an effect of the function, so it is in the entry
-    order only and never in the summary."""
+def _made_before(state: State, frame: Frame, value: AbsValue, producer: StreamRef, root: RootKind) -> State:
+    """What a parameter or `self` holds was made on the caller's stream: an entry assumption."""
     identity = value.identity
-    if identity is None or identity.root.kind is not RootKind.PARAM:
+    if identity is None or identity.root.kind is not root:
         return state
+    if root is RootKind.SELF and value.kind is not ValueKind.UNKNOWN and not (value.is_buffer and value.stream is None):
+        return state  # (what the walk knows the producer of, it orders by that)
     made = AccessEvent(identity, True, producer, f"{frame.qualname}#entry", assumed=True)
     return state.with_order(state.order.add(made))
 
 
-def _made_before_the_call(state: State, frame: Frame, value: AbsValue) -> State:
-    """The object's tensors (`self.grad_data`) were made before this call, as a parameter was:
-    on the caller's current stream (the same entry assumption, never an effect of the summary)."""
-    identity = value.identity
-    if identity is None or identity.root.kind is not RootKind.SELF:
-        return state
-    if value.kind is not ValueKind.UNKNOWN and not (value.is_buffer and value.stream is None):
-        return state  # (what the walk knows the producer of, it orders by that)
-    made = AccessEvent(identity, True, StreamRef.ambient("torch"), f"{frame.qualname}#entry", assumed=True)
-    return state.with_order(state.order.add(made))
-
-
-def _parameter_value(index: int, name: str, frame: Frame, context: CallContext, params: tuple[str, ...],
-                     declared: Optional[AbsValue] = None) -> AbsValue:
+def _parameter_value(index: int, name: str, frame: Frame, context: CallContext,
+                     declared: Optional[AbsValue]) -> AbsValue:
     own_receiver = bool(frame.class_name) and not frame.free_receiver
     if own_receiver and index == 0:
         return _receiver_value(context)
-    given: Optional[AbsValue] = context.arg(name)
-    if given is None:
-        position = index - (1 if own_receiver else 0)
-        given = context.arg(str(position))
+    given = context.arg(name) or context.arg(str(index - int(own_receiver)))  # (by name, else by position)
     identity = Path(Root.param(index, name))
     given = given if given is not None and given.kind is not ValueKind.UNKNOWN else declared
     if given is None:
@@ -435,17 +357,12 @@ def _parameter_value(index: int, name: str, frame: Frame, context: CallContext, 
     stream = given.stream if given.kind is ValueKind.STREAM else None
     if given.kind is ValueKind.STREAM and (given.stream is None or given.stream == SIDE_STREAM_FACT):
         stream = _work_stream(index, name, given.framework) if context.work_stream == name else StreamRef.at(identity)
-    value = AbsValue(given.kind, given.framework, given.memory, identity, stream, given.may_be_none,
-                     _given_element(given.element, identity), given.target)
+    element = given.element  # (a stream in a container the caller passes: named by its place in the parameter)
+    if element is not None and element.kind is ValueKind.STREAM and element.stream is None:
+        element = replace(element, stream=StreamRef.at(identity.element(Index.any_())))
+    value = AbsValue(given.kind, given.framework, given.memory, identity, stream, given.may_be_none, element,
+                     given.target)
     return replace(value, positions=given.positions, keys=given.keys) if given.kind is ValueKind.CALLABLE else value
-
-
-def _given_element(element: Optional[AbsValue], identity: Path) -> Optional[AbsValue]:
-    """A stream held in a container the caller passes (`(error, stream)` of a cuda-python call)
-    is the caller's stream: named by its place in the parameter, as a stream parameter is."""
-    if element is None or element.kind is not ValueKind.STREAM or element.stream is not None:
-        return element
-    return replace(element, stream=StreamRef.at(identity.element(Index.any_())))
 
 
 def _receiver_value(context: CallContext) -> AbsValue:
@@ -463,7 +380,10 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
         if path.root.kind is RootKind.SELF and len(path.steps) == 1 and isinstance(path.steps[0], str):
             entry_value = before.get(path.steps[0])
             value = exit_state.with_items(value)  # (a container's items stored under keys not told)
-            if entry_value != value and not _refined(entry_value, value, path):
+            # (what it held on entry, only known better now: a use showed it a host number)
+            refined = (entry_value is None or entry_value.kind is ValueKind.UNKNOWN) \
+                and value.kind is ValueKind.HOST_NUMBER and value.identity == path
+            if entry_value != value and not refined:
                 found[path.steps[0]] = value
     for path, value in exit_state.heap:
         attr = path.steps[0] if path.root.kind is RootKind.SELF and len(path.steps) == 2 else None
@@ -471,12 +391,6 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
                 and Path(path.root, (attr,)) not in exit_state.heap and (value.kind is not ValueKind.UNKNOWN or value.either):
             found[attr] = AbsValue(identity=Path(path.root, (attr,)), element=value, target=ITEMS_ONLY)
     return tuple(sorted(found.items(), key=lambda item: item[0]))
-
-
-def _refined(entry: Optional[AbsValue], value: AbsValue, path: Path) -> bool:
-    """What it held on entry, only known better now (its use showed it a host number): no store."""
-    return ((entry is None or entry.kind is ValueKind.UNKNOWN) and value.kind is ValueKind.HOST_NUMBER
-            and value.identity == path)
 
 
 def _release_locals(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:
@@ -491,12 +405,7 @@ def _release_locals(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:
 
 
 def _released_by_producers(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:
-    """A tensor a producer left on a holder, read here, goes back to the allocator of the
-    producer's stream when this function or the producer's next call stores another there (met at
-    the end of this walk, and no effect of this function: the caller's walk does not meet it). A use here on another stream races it unless
-    the code told the allocator (`record_stream`); another stream only where the code's record
-    of memory that producer made says so (D-16), which tells that its memory is device memory, made
-    there: the uses before the record were of device memory too."""
+    """A producer's tensor read here, released at its next store: a use elsewhere races it (D-16)."""
     site = frame.site(node)
     for path, value in frame.found.produced.items():
         for made in (value.stream.paths if value.stream is not None else ()):
@@ -505,9 +414,3 @@ def _released_by_producers(exit_state: State, frame: Frame, node: cst.CSTNode) -
                 release = AccessEvent(path, True, replace(made, unlike=tuple(sorted(unlike, key=repr))), site)
                 frame.report(exit_state.order.told(path).release(release)[1])
 
-
-def _entered(yielded: Optional[tuple]) -> tuple:
-    """The streams a generator makes current where it yields (the ones it changed)."""
-    if not yielded:
-        return ()
-    return tuple((framework, stream) for framework, stream in yielded if stream.kind is not StreamRefKind.AMBIENT)

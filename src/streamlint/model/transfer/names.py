@@ -11,9 +11,7 @@ from streamlint.model.syntax.names import dotted
 
 
 def imports_of(module: cst.Module) -> dict[str, str]:
-    """Name bound at module level by an import -> the qualified name it stands for, also by an
-    import under a module-level `try:` or `if` (`try: import cupy as cp / except ImportError:`,
-    `if TYPE_CHECKING:`): the module runs where the import succeeds, its names stand for it."""
+    """Name bound by a module-level import (also under `try:` or `if`) -> the qualified name."""
     bound: dict[str, str] = {}
     _imports_in(module.body, bound)
     return bound
@@ -23,65 +21,40 @@ def _imports_in(body, bound: dict[str, str]) -> None:
     for statement in body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
-                if isinstance(small, cst.Import):
-                    _import(small, bound)
-                elif isinstance(small, cst.ImportFrom):
-                    _import_from(small, bound)
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    bound.update(import_targets(small))
         for block in _blocks(statement):
             _imports_in(block, bound)
 
 
-def import_targets(node: cst.Import | cst.ImportFrom) -> dict[str, str]:
-    """The names one import statement binds -> what they stand for."""
-    bound: dict[str, str] = {}
-    if isinstance(node, cst.Import):
-        _import(node, bound)
-    else:
-        _import_from(node, bound)
-    return bound
-
-
 def _blocks(statement: cst.BaseStatement) -> list:
-    """The statement lists of a module-level `try:` (its body first: what the handlers bind
-    when the import fails does not replace it) and of an `if` (each branch)."""
+    """The statement lists of a `try:` (its body last: its imports win) and of an `if` (each branch)."""
     if isinstance(statement, (cst.Try, cst.TryStar)):
         blocks = [h.body.body for h in statement.handlers]
         blocks += [b.body.body for b in (statement.orelse, statement.finalbody) if b is not None]
-        return blocks + [statement.body.body]  # the body last: its imports win
-    if isinstance(statement, cst.If):
-        blocks = [statement.body.body]
-        orelse = statement.orelse
-        while isinstance(orelse, cst.If):
-            blocks.append(orelse.body.body)
-            orelse = orelse.orelse
-        if orelse is not None:
-            blocks.append(orelse.body.body)
-        return blocks
-    return []
+        return blocks + [statement.body.body]
+    blocks = []
+    while isinstance(statement, cst.If):
+        blocks.append(statement.body.body)
+        statement = statement.orelse
+    return blocks + [statement.body.body] if isinstance(statement, cst.Else) else blocks
 
 
-def _import(node: cst.Import, bound: dict[str, str]) -> None:
-    for alias in node.names:
-        name = dotted(alias.name)
-        if name is None:
-            continue
-        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-            bound[alias.asname.name.value] = normalize(name)
-        else:
-            root = name.split(".", 1)[0]
-            bound[root] = root
-
-
-def _import_from(node: cst.ImportFrom, bound: dict[str, str]) -> None:
-    """`from m import x` is `m.x`; a relative import keeps its dots (`from ..m import x` is
-    `..m.x`, `from . import m` is `.m`): the program names it from the importing module's
-    package (interproc/program.py)."""
+def import_targets(node: cst.Import | cst.ImportFrom) -> dict[str, str]:
+    """The names one import binds -> what they stand for (a relative one keeps its dots)."""
+    bound: dict[str, str] = {}
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            name = dotted(alias.name)
+            if name is not None and alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                bound[alias.asname.name.value] = normalize(name)
+            elif name is not None:
+                bound[name.split(".", 1)[0]] = name.split(".", 1)[0]
+        return bound
     module = dotted(node.module) if node.module is not None else None
-    if isinstance(node.names, cst.ImportStar):
-        return
     dots = "." * len(node.relative)
-    if module is None and not dots:
-        return
+    if isinstance(node.names, cst.ImportStar) or (module is None and not dots):
+        return bound
     for alias in node.names:
         name = dotted(alias.name)
         if name is None:
@@ -91,6 +64,7 @@ def _import_from(node: cst.ImportFrom, bound: dict[str, str]) -> None:
             bound[local] = dots + (f"{module}.{name}" if module else name)
         else:
             bound[local] = normalize(f"{module}.{name}")
+    return bound
 
 
 def qualified(name: str, imports: dict[str, str]) -> Optional[str]:

@@ -1,5 +1,4 @@
-"""Statements: bindings, branches joined, loops run to a fixpoint, stream contexts entered
-and left, returns collected."""
+"""Statements: bindings, joined branches, loops to a fixpoint, stream contexts, returns."""
 
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ from streamlint.model.transfer.array_calls import SYNC_ON_EXIT
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.transfer.act import access, do, host_access, kernel, operation
 from streamlint.model.transfer.devices import is_device, is_host
-from streamlint.model.transfer.expressions import evaluate, slice_bounds, unpacked
+from streamlint.model.transfer.expressions import evaluate, memory_of, slice_bounds, unpacked
 from streamlint.model.transfer.frame import Frame
 from streamlint.model.syntax.counters import advance
 from streamlint.model.syntax.tests import (called_on_every_side, ends_in_raise, ends_the_loop, fills_on_miss, item_tests,
@@ -32,11 +31,8 @@ from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
 from streamlint.model.transfer.torch_calls import F
 from streamlint.model.transfer import type_tests
-from streamlint.model.transfer.type_tests import joined_returns
 
-# The one loop budget: a loop body is walked until the head state stops changing, at most
-# this many times; past it the walk goes on with what it has (accesses of later rounds are
-# not seen, which can only remove reports).
+# The one loop budget: rounds of a body to a fixpoint (past it later rounds go unseen: fewer reports only).
 MAX_LOOP_ROUNDS = 6
 
 
@@ -44,32 +40,13 @@ def run_block(statements: Sequence[cst.CSTNode], state: State, frame: Frame) -> 
     for statement in statements:
         if not state.reachable:
             break
-        state = run_statement(statement, state, frame)
-    return state
-
-
-def run_statement(node: cst.CSTNode, state: State, frame: Frame) -> State:
-    handler = _HANDLERS.get(type(node))
-    return handler(node, state, frame) if handler is not None else state
-
-
-def _body(node: cst.BaseSuite) -> Sequence[cst.CSTNode]:
-    return node.body  # an indented block's statements, or a one-line suite's
-
-
-def _simple_line(node: cst.SimpleStatementLine, state: State, frame: Frame) -> State:
-    for small in node.body:
-        if not state.reachable:
-            break
-        state = run_statement(small, state, frame)
+        handler = _HANDLERS.get(type(statement))  # (none: a statement that does nothing the model sees)
+        state = handler(statement, state, frame) if handler is not None else state
     return state
 
 
 def _expr(node: cst.Expr, state: State, frame: Frame) -> State:
-    moved = _module_move(node.value, state, frame)
-    if moved is not None:
-        return moved
-    return evaluate(node.value, state, frame)[1]
+    return _module_move(node.value, state, frame) or evaluate(node.value, state, frame)[1]
 
 
 # Methods that move or cast an nn.Module in place (and return it): `model.to(device)`.
@@ -77,13 +54,7 @@ MODULE_MOVES = frozenset({"to", "cuda", "half", "float", "bfloat16", "double"})
 
 
 def _module_move(call: cst.BaseExpression, state: State, frame: Frame) -> Optional[State]:
-    """`model.to("cuda", non_blocking=True)` as a statement, on a value the code says nothing else
-    about: a tensor's copy would be thrown away, so it is a module moved in place, its parameters
-    written on the current stream (and device memory from then on). It runs only while the
-    module is not moved yet: moved again, its tensors are where and what they go to, and nothing
-    runs (a guard a caller that knows the module decides, as the next call of a method that
-    moved `self.model` does). The parameters it finds were made before the body began, complete
-    (set up with blocking copies): no work of the caller's is pending on them."""
+    """`model.to(...)` as a statement on an untold value: a module moved in place on the current stream."""
     if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in MODULE_MOVES):
         return None
     receiver, state = evaluate(call.func.value, state, frame)
@@ -95,16 +66,10 @@ def _module_move(call: cst.BaseExpression, state: State, frame: Frame) -> Option
     module = AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, receiver.identity, current)
     guard = Guard(GuardKind.OFF_DEVICE, "", True, receiver.identity)
     state = access(state, frame, frame.site(call), receiver.identity, True, current, guard=guard)
-    return _rebound(state, receiver, module)
-
-
-def _rebound(state: State, before: AbsValue, after: AbsValue) -> State:
-    for name, value in state.names:
-        if value == before:
-            state = state.bind(name, after)
-    if before.identity is not None and state.stored(before.identity) is not None:
-        state = state.store(before.identity, after)
-    return state
+    for name, value in state.names:  # (every name of it holds the moved module)
+        if value == receiver:
+            state = state.bind(name, module)
+    return state.store(receiver.identity, module) if state.stored(receiver.identity) is not None else state
 
 
 def _assign(node: cst.Assign, state: State, frame: Frame) -> State:
@@ -117,7 +82,7 @@ def _assign(node: cst.Assign, state: State, frame: Frame) -> State:
         for element, item in zip(node.targets[0].target.elements, items):
             state = bind(element.value, item, state, frame, node)
         return state
-    if advance(node) is not None and ring_size(node.targets[0].target, frame):
+    if advance(node) is not None and frame.ring_size(node.targets[0].target):
         return _ring_counter(node.targets[0].target, state, frame, node, moved=True)
     value, state = evaluate(node.value, state, frame)
     for target in node.targets:
@@ -125,16 +90,8 @@ def _assign(node: cst.Assign, state: State, frame: Frame) -> State:
     return state
 
 
-def ring_size(target: cst.BaseExpression, frame: Frame) -> int:
-    """The ring an attribute stored or read here counts around (D-25), 0 if none."""
-    if not isinstance(target, cst.Attribute) or frame.program is None:
-        return 0
-    return frame.program.ring_size(frame.module, target.attr.value)
-
-
 def _ring_counter(target: cst.Attribute, state: State, frame: Frame, node: cst.CSTNode, moved: bool) -> State:
-    """`x.i = 1 - x.i` keeps the counter's name for its new value and renames what was done at
-    its slots (an effect: a caller replays it); any other store names no slot known before."""
+    """`x.i = 1 - x.i` keeps the counter's name and renames what was done at its slots (an effect a caller replays)."""
     base, state = evaluate(target.value, state, frame)
     if base.identity is None:
         return state
@@ -172,21 +129,14 @@ def _aug_assign(node: cst.AugAssign, state: State, frame: Frame) -> State:
         return state
     if current.kind is ValueKind.UNKNOWN and current.identity is not None and other.kind is not ValueKind.HOST_NUMBER \
             and current.identity.root.kind is RootKind.PARAM and not current.identity.steps:
-        # a value of a kind not told, changed in place if a tensor (`flat_grads /= world_size`, a
-        # parameter): the same memory, device memory if a later use of it shows so (D-11)
-        # (rebound: what the name held before is not what it holds now, but it is the same memory)
+        # a parameter of a kind not told changed in place (`flat_grads /= n`): the same memory (D-11)
         state = untold_access(state, frame.site(node), current.identity, True, state.current_stream(F))
         return bind(node.target, AbsValue(identity=current.identity), state, frame, node)
     return bind(node.target, UNKNOWN if other.kind is not ValueKind.HOST_NUMBER else other, state, frame, node)
 
 
-def _del(node: cst.Del, state: State, frame: Frame) -> State:
-    """`del x`, `del self.buf`: the name no longer holds its value; memory nothing else holds
-    goes back to the allocator here (an element of a container is left as it is)."""
-    return _unbind(node.target, state, frame, node)
-
-
 def _unbind(target: cst.BaseExpression, state: State, frame: Frame, node: cst.CSTNode) -> State:
+    """`del x`, `del self.buf`: memory nothing else holds goes back to the allocator (an item stays)."""
     if isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
             state = _unbind(element.value, state, frame, node)
@@ -207,7 +157,7 @@ def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame
             state = bind(element.value, unpacked(value, index), state, frame, node)
         return state
     if isinstance(target, cst.Attribute):
-        if ring_size(target, frame):
+        if frame.ring_size(target):
             state = _ring_counter(target, state, frame, node, moved=False)
         base, state = evaluate(target.value, state, frame)
         if base.identity is not None:
@@ -224,8 +174,7 @@ def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame
 
 
 def _consumed(target: cst.Attribute, value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
-    """Host memory stored where a framework consumer reads it (`p.grad.data = cpu_grad`: the
-    optimizer's step reads it on the host, later, unordered with the streams): a host read here."""
+    """Host memory stored where a framework reads it later on the host (`p.grad.data = cpu`): a host read."""
     at = target.value.attr.value if target.attr.value == "data" and isinstance(target.value, cst.Attribute) else target.attr.value
     if at not in torch_api.CONSUMED_ATTRIBUTES or not is_host(value) or value.identity is None:
         return state
@@ -233,9 +182,7 @@ def _consumed(target: cst.Attribute, value: AbsValue, state: State, frame: Frame
 
 
 def _left_on_holder(holder: AbsValue, attr: str, value: AbsValue, state: State, frame: Frame) -> None:
-    """A tensor stored on an object a parameter reaches (`node.state.x = t`, not a tensor's own
-    `p.grad`): made on its stream or, not told, on the stream current at the store (D-16). Two
-    stores of one attribute on two streams tell nothing of it."""
+    """A tensor stored on an object a parameter reaches, with its stream (D-16; two streams: None)."""
     if holder.identity is None or holder.identity.root.kind is not RootKind.PARAM or holder.is_buffer \
             or attr in torch_api.TENSOR_ATTRIBUTES:
         return  # (`p.grad`, `p.data`: a tensor's own, whatever the walk knows of `p`)
@@ -252,13 +199,14 @@ def _left_on_holder(holder: AbsValue, attr: str, value: AbsValue, state: State, 
 
 def release_if_dropped(old: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
     """Memory nothing holds any more goes back to the allocator of the stream it was made on."""
-    effect = released(old, state, frame.site(node))
-    return do(state, frame, effect) if effect is not None else state
+    for value in (old,) if old.is_buffer else old.either:  # (each memory it is on some path: D-20)
+        effect = released(value, state, frame.site(node))
+        state = do(state, frame, effect) if effect is not None else state
+    return state
 
 
 def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
-    """`buf[i] = v`: a write into the buffer (by the host for host memory, on the current stream
-    for device memory), or an element stored into a container."""
+    """`buf[i] = v`: a write by the buffer's side (host or current stream), or an item stored."""
     holder, state = evaluate(target.value, state, frame)
     if holder.identity is None and holder.kind is ValueKind.CONTAINER and isinstance(target.value, cst.Name):
         return state.bind(target.value.value, _put(holder, value))  # `out[key] = v` into a display: its items
@@ -291,11 +239,10 @@ def _indices(target: cst.Subscript, state: State, frame: Frame) -> State:
 
 def _put(container: AbsValue, item: AbsValue) -> AbsValue:
     """A container with `item` put in it: its items are the join of what they were and `item`."""
-    kept = {item.identity} if item.identity is not None and item.kind in (ValueKind.BUFFER, ValueKind.EVENT) else set()
     empty = container.target == NO_ITEMS
     items = item if empty else (container.element.join(item) if container.element is not None else None)
     return replace(container, element=items, target="" if empty else container.target,
-                   members=container.members | kept | item.members)
+                   members=container.members | memory_of(item))
 
 
 def _return(node: cst.Return, state: State, frame: Frame) -> State:
@@ -305,18 +252,14 @@ def _return(node: cst.Return, state: State, frame: Frame) -> State:
         value = state.with_items(value)
         if value.positions:
             _hand_out_entry_memory(value.positions, state, frame, node)
-            value = replace(value, positions=tuple(_earlier(p, state) for p in value.positions))
-    frame.found.returned = value if frame.found.returned is None else joined_returns(frame.found.returned, value)
+            # (an item read at a path since stored over names memory no caller can name by that path)
+            value = replace(value, positions=tuple(replace(p, identity=None) if _restored(p.identity, state) else p
+                                                   for p in value.positions))
+    returned = frame.found.returned
+    frame.found.returned = value if returned is None else type_tests.joined_returns(returned, value)
     _hand_out(value, state, frame, node)
     leave(state, frame)
     return state.unreachable()
-
-
-def _earlier(item: AbsValue, state: State) -> AbsValue:
-    """An item of a returned tuple that named the memory at a path the function has since
-    stored other memory at (`x = self.next; self.preload(); return x, y`): the earlier memory,
-    which no caller can name by that path (silence)."""
-    return replace(item, identity=None) if _restored(item.identity, state) else item
 
 
 def _restored(identity: Optional[Path], state: State) -> bool:
@@ -326,10 +269,7 @@ def _restored(identity: Optional[Path], state: State) -> bool:
 
 
 def _hand_out_entry_memory(items: tuple, state: State, frame: Frame, node: cst.CSTNode) -> None:
-    """Items of a returned tuple read at a path of `self` the function has since stored other
-    memory at (`x = self.next; self.preload(); return x, y`): what the path held at entry, whose
-    writes earlier calls left in flight (the receiver's pending work, the only accesses to that
-    memory the order has under the path), is handed to the callers unfinished."""
+    """Returned items read at a `self` path since stored over: entry memory handed out in flight."""
     left = frame.context.receiver_pending if frame.context is not None else ()
     if not left:
         return
@@ -338,27 +278,21 @@ def _hand_out_entry_memory(items: tuple, state: State, frame: Frame, node: cst.C
         if not item.is_buffer or identity is None or identity.root.kind is not RootKind.SELF \
                 or not _restored(identity, state):
             continue
-        # (the callers' read shows where the function took hold of it: one report per memory)
         caller = AccessEvent(identity, False, state.current_stream(F), _where_held(identity, frame, frame.site(node)))
-        # (of one write left by several methods, the one that made it first: its own method's)
+        # (of one write left by several methods, the one that made it first)
         frame.found.handed_out.extend(sorted((c for c in state.order.conflicts(caller) if c.earlier.write and c.earlier in left),
                                              key=lambda c: len(c.earlier.chain)))
 
 
 def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> None:
-    """Memory returned while another stream may still write it: the caller's current stream
-    reads it next. Kept apart: reported here only where no caller in sight reads it."""
+    """Memory returned while another stream may still write it (reported where no caller reads it)."""
     held = value.identity is not None and value.kind is not ValueKind.EVENT  # (an event handed out is no memory read)
     identities = ([value.identity] if held else []) + sorted(value.members, key=repr) \
         + [v.identity for v in value.either]  # (memory it is on some path: D-20)
     caller = AccessEvent(Path(Root.local("<returned>")), False, state.current_stream(F), frame.site(node))
     # an event handed out with the memory, recorded after the write, lets the caller wait for it
-    handed_events = set()
+    handed_events = set().union(*(state.order.recorded(identity) or () for identity in identities))
     for identity in identities:
-        handed_events |= state.order.recorded(identity) or frozenset()
-    for identity in identities:
-        # (memory read at a path of `self` that holds other memory now: the callers' read shows
-        # where the function took hold of it, as for `_hand_out_entry_memory`)
         site = _where_held(identity, frame, caller.site) if _restored(identity, state) else caller.site
         found = state.order.conflicts(replace(caller, path=identity, site=site))
         frame.found.handed_out.extend(c for c in found if c.earlier.write and not c.earlier.assumed
@@ -372,36 +306,29 @@ def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) ->
 
 def _held_value(returned: AbsValue, identity: Path, state: State) -> Optional[AbsValue]:
     """The buffer the function returns at `identity` (itself, or an item of what it returns)."""
-    if returned.is_buffer and returned.identity == identity:
-        return returned
-    if any(v.identity == identity for v in returned.either):
-        return next(v for v in returned.either if v.identity == identity)
-    return next((v for _, v in state.names if v.is_buffer and v.identity == identity), None)
+    told = ([returned] if returned.is_buffer else []) + list(returned.either)
+    return next((v for v in told if v.identity == identity), None) \
+        or next((v for _, v in state.names if v.is_buffer and v.identity == identity), None)
 
 
 def _where_held(identity: Path, frame: Frame, default: str) -> str:
-    """Where a caller's use of memory handed out shows: where the function took hold of it; for
-    an item another call of the object made and kept (taken out here), where that call made it."""
+    """Where a caller's use of memory handed out shows: where this function or the keeper took it."""
     if identity.root.kind is RootKind.FRESH and identity in frame.found.taken:
         return outermost_site(identity.root.site.split(MERGED)[0])  # (made at either of two sites: the first)
     return frame.found.taken.get(identity, default)
 
 
 def _released_unrecorded(value: AbsValue, caller: StreamRef, state: State, taken: dict) -> bool:
-    """Memory the object keeps (`self.next_input`), made on a stream it keeps (which allocates
-    again on later calls), handed to a caller who uses it on its current stream while the object
-    drops it on a later call: the allocator reuses it on the stream it was made on unless told of
-    the caller's (`record_stream`). A stream made for one call allocates nothing after it."""
+    """Memory the object keeps, made on its stream, handed to a caller's stream: reused unless recorded."""
     made_on, identity = value.stream, value.identity
-    if made_on is None or value.framework not in STREAM_ORDERED_ALLOCATORS or identity is None:
-        return False
-    if made_on.path is None or made_on.path.root.kind is not RootKind.SELF:
+    if made_on is None or made_on.path is None or made_on.path.root.kind is not RootKind.SELF \
+            or value.framework not in STREAM_ORDERED_ALLOCATORS or identity is None:
         return False
     if identity.root.kind is not RootKind.SELF and identity not in taken:
         return False  # made for this call and returned: the caller's to keep, and to record
     if not made_on.distinct_from(caller):
         return False
-    # (kept for one of two streams, one of them the caller's: recorded on that path, unsure on the other: D-14)
+    # (kept for one of two streams, one the caller's: recorded on that path only, D-14)
     return not any((stream == caller or caller in stream.paths) and path.may_alias(value.identity)
                    for path, stream in state.order.kept_for)
 
@@ -412,14 +339,11 @@ def leave(state: State, frame: Frame) -> None:
 
 
 def _raise(node: cst.Raise, state: State, frame: Frame) -> State:
-    if node.exc is not None:
-        state = evaluate(node.exc, state, frame)[1]
-    return state.unreachable()
+    return (evaluate(node.exc, state, frame)[1] if node.exc is not None else state).unreachable()
 
 
 def tested(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[AbsValue, State]:
-    """A test's value; testing a CUDA tensor's truth copies it to the host: the host waits for
-    the stream it was made on (the current stream)."""
+    """A test's value; testing a CUDA tensor's truth copies it to the host, which waits for the current stream."""
     value, state = evaluate(node, state, frame)
     if is_device(value):
         current = state.current_stream(value.framework or F)
@@ -429,19 +353,13 @@ def tested(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[AbsVal
     return value, state
 
 
-def _assert(node: cst.Assert, state: State, frame: Frame) -> State:
-    """`assert t.isfinite().all()`: a test like an `if`'s (the host waits for a CUDA tensor's stream)."""
-    return tested(node.test, state, frame)[1]
-
-
 def _if(node: cst.If, state: State, frame: Frame) -> State:
     test, state = tested(node.test, state, frame)
     if truth(test) is True or type_tests.decided(node.test, state, frame):
-        return run_block(_body(node.body), state, frame)
+        return run_block(node.body.body, state, frame)
     holds, state = type_tests.sides(node.test, state, frame)  # a type test narrows each side
-    # (a data-dependent test may pass every time: no guard; nor a test of an option, configuration)
+    # (no guard for a test of an option, nor of a loop's item against None, row 7.32)
     option = test.kind is ValueKind.UNKNOWN and test.target == OPTION
-    # (nor a test of a loop's item against None: its side depends on the item, row 7.32)
     rare = rare_test(node.test) and not option and id(node.test) not in frame.numbering.item_tests
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
     usual_else = rare and not negated(node.test)  # (the other side of a one-off, a flag, every N steps)
@@ -451,17 +369,17 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     for call in steady:
         frame.numbering.every_side[id(call)] = frame.numbering.every_side.get(id(call), 0) + 1
     outside, lifted = frame.branch, 0
+    yes, no = frame.side(node.test, True, option), frame.side(node.test, False, option)
     try:
-        frame.branch = frame.side(node.test, True, option)
+        frame.branch = yes
         frame.guards += once_body
         entered = frame.guards
         try:
-            taken = run_block(_body(node.body), holds, frame) if truth(test) is None else state.unreachable()
+            taken = run_block(node.body.body, holds, frame) if truth(test) is None else state.unreachable()
         finally:
-            # (an exit on the rare side, `if self._check_meta: ... return`, leaves the usual path as it was)
+            # (an exit on the rare side leaves the usual path as it was)
             frame.guards = (entered if rare else frame.guards) - once_body
-        frame.branch = outside
-        frame.branch = frame.side(node.test, False, option)
+        frame.branch = no
         lifted = int(usual_else)
         frame.guards -= lifted
         other = state
@@ -470,7 +388,7 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
         elif isinstance(node.orelse, cst.Else):
             frame.guards += once_else
             try:
-                other = run_block(_body(node.orelse.body), state, frame)
+                other = run_block(node.orelse.body.body, state, frame)
             finally:
                 frame.guards -= once_else
     finally:
@@ -486,7 +404,10 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
         frame.branch += (sides[other.reachable],)  # what follows is on the side that stays (D-18)
     if not any(sides) and other.reachable:
         other = other.with_order(other.order.on_side("", _conjuncts(node.test, frame, option)))
-    return taken.join(other, every_path=_on_the_counter(node.test, frame), sides=sides)
+    # (a test of an enclosing loop's counter takes both sides over the iterations)
+    counter = bool(frame.loop_names) and any(isinstance(n, cst.Name) and n.value in frame.loop_names
+                                             for n in preorder(node.test, lambda n: True))
+    return taken.join(other, every_path=counter, sides=sides)
 
 
 def _conjuncts(test: cst.BaseExpression, frame: Frame, option: bool) -> tuple:
@@ -498,24 +419,13 @@ def _conjuncts(test: cst.BaseExpression, frame: Frame, option: bool) -> tuple:
     return sides if all(t and f for t, f in sides) else ()
 
 
-def _on_the_counter(test: cst.BaseExpression, frame: Frame) -> bool:
-    """A test of an enclosing loop's counter (`if (i + 1) % 8 == 0:`): over the iterations the
-    program takes both sides, so work on one side is not ordered by the other's waits."""
-    if not frame.loop_names:
-        return False
-    return any(isinstance(n, cst.Name) and n.value in frame.loop_names for n in preorder(test, lambda n: True))
-
-
-def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str,
-          node: cst.CSTNode) -> tuple[State, State]:
-    """Walk the body until the state at the loop head stops changing. The back edge renames what
-    the next iteration sees: ring slots of the loop's counter shift by one, and memory the body
-    allocated becomes an earlier iteration's (a new allocation there is other memory). Returns the
-    state when the loop runs out, and the join of the states its `break`s leave it with."""
-    frame.loop_depth += 1
+def _loop(node: cst.For | cst.While, head: State, frame: Frame, enter: Callable[[State], State], symbol: str) -> State:
+    """The body to a fixpoint at the head, renamed on the back edge (ring slots shift, allocations age); the `else`
+    runs where it ran out, not where it broke."""
+    frame.loop_names.append(symbol)
     guards = frame.guards  # (a `continue` under a test makes the rest of the body conditional, not what follows)
     entry = head
-    inside = sites_within(node, frame)
+    inside = frame.sites_within(node)
 
     def next_iteration(path: Path) -> Path:
         return (path.shifted(symbol, 1) if symbol else path).aged(inside.__contains__)
@@ -526,7 +436,9 @@ def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str
             broke, continued = [], []
             frame.found.loop_exits.append((broke, continued))
             try:
-                after = _joined(body(head), continued)
+                entered = enter(head)
+                after = run_block(node.body.body, entered, frame)
+                after = _joined(after if after.reachable else entered, continued)  # (a body that always leaves)
             finally:
                 frame.found.loop_exits.pop()
             if after.reachable:
@@ -536,9 +448,12 @@ def _loop(head: State, frame: Frame, body: Callable[[State], State], symbol: str
                 break
             head = joined
     finally:
-        frame.loop_depth -= 1
+        frame.loop_names.pop()
         frame.guards = guards
-    return entry.join(head), _joined(head.unreachable(), broke)
+    state, left = entry.join(head), _joined(head.unreachable(), broke)
+    if node.orelse is not None:
+        state = run_block(node.orelse.body.body, state, frame)
+    return _joined(state, [left] if left.reachable else [])
 
 
 def _joined(state: State, others: list[State]) -> State:
@@ -551,26 +466,8 @@ def _joined(state: State, others: list[State]) -> State:
 def _for(node: cst.For, state: State, frame: Frame) -> State:
     iterable, state = evaluate(node.iter, state, frame)
     element = iterable.iterated()
-    symbol = _counter(node)
     frame.numbering.item_tests.update(item_tests(node))
-
-    def body(s: State) -> State:
-        s = bind(node.target, element, s, frame, node)
-        return _reachable(run_block(_body(node.body), s, frame), s)
-
-    frame.loop_names.append(symbol)
-    try:
-        state, broke = _loop(state, frame, body, symbol, node)
-    finally:
-        frame.loop_names.pop()
-    return _after_loop(node, state, broke, frame)
-
-
-def _after_loop(node: cst.For | cst.While, state: State, broke: State, frame: Frame) -> State:
-    """The `else` runs when the loop ran out, not when it broke; both go on after it."""
-    if node.orelse is not None:
-        state = run_block(_body(node.orelse.body), state, frame)
-    return _joined(state, [broke] if broke.reachable else [])
+    return _loop(node, state, frame, lambda s: bind(node.target, element, s, frame, node), _counter(node))
 
 
 def _counter(node: cst.For) -> str:
@@ -584,23 +481,8 @@ def _counter(node: cst.For) -> str:
 
 
 def _while(node: cst.While, state: State, frame: Frame) -> State:
-    def body(s: State) -> State:
-        _, s = tested(node.test, s, frame)
-        return _reachable(run_block(_body(node.body), s, frame), s)
-
     _, state = tested(node.test, state, frame)
-    state, broke = _loop(state, frame, body, "", node)
-    return _after_loop(node, state, broke, frame)
-
-
-def sites_within(node: cst.CSTNode, frame: Frame) -> frozenset[str]:
-    """The site keys of the nodes inside a loop."""
-    return frame.sites_within(node)
-
-
-def _reachable(after: State, before: State) -> State:
-    """A body that ends in `break`/`return` on every path still leaves the loop state joinable."""
-    return after if after.reachable else before
+    return _loop(node, state, frame, lambda s: tested(node.test, s, frame)[1], "")
 
 
 def _with(node: cst.With, state: State, frame: Frame) -> State:
@@ -618,17 +500,14 @@ def _with(node: cst.With, state: State, frame: Frame) -> State:
             state = state.with_current(value.framework, _entered(value, state))
         elif item.asname is not None:
             state = bind(item.asname.name, value, state, frame, node)
-    state = run_block(_body(node.body), state, frame)
+    state = run_block(node.body.body, state, frame)
     for context in synced_at_exit:
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, frame.site(node), stream=context.stream))
     return replace(state, current=saved) if state.reachable else state
 
 
 def _entered(context: AbsValue, state: State) -> StreamRef:
-    """The stream a `with` makes current. A context chosen per path, a stream's on one and one
-    that does nothing on the other (`torch.cuda.stream(s) if overlap else nullcontext()`, joined
-    as the stream's context, maybe None), enters that stream or keeps the current one: one of
-    two streams by the path taken (D-14)."""
+    """The stream a `with` makes current; a context chosen per path enters one of two (D-14)."""
     entered = (context.stream or UNKNOWN_STREAM).entered()
     if context.kind is not ValueKind.STREAM_CONTEXT or not context.may_be_none:
         return replace(entered, sides=()) if entered.kind is not StreamRefKind.EITHER else entered
@@ -639,19 +518,19 @@ def _entered(context: AbsValue, state: State) -> StreamRef:
 
 
 def _try(node: cst.Try, state: State, frame: Frame) -> State:
-    after = run_block(_body(node.body), state, frame)
+    after = run_block(node.body.body, state, frame)
     if node.orelse is not None:
-        after = run_block(_body(node.orelse.body), after, frame)
+        after = run_block(node.orelse.body.body, after, frame)
     frame.guards += 1  # a handler runs only when something raised
     try:
         for handler in node.handlers:
             if _import_failure(handler):
                 continue  # the framework is there: the body's bindings stand
-            after = after.join(run_block(_body(handler.body), state.join(after), frame))
+            after = after.join(run_block(handler.body.body, state.join(after), frame))
     finally:
         frame.guards -= 1
     if node.finalbody is not None:
-        after = run_block(_body(node.finalbody.body), after, frame)
+        after = run_block(node.finalbody.body.body, after, frame)
     return after
 
 
@@ -663,16 +542,11 @@ def _import_failure(handler: cst.ExceptHandler) -> bool:
     return bool(values) and all(isinstance(v, cst.Name) and v.value in python_std.IMPORT_FAILURES for v in values)
 
 
-def _skip(node: cst.CSTNode, state: State, frame: Frame) -> State:
-    return state
-
-
 def _def(node: cst.FunctionDef, state: State, frame: Frame) -> State:
-    """A function defined in a function's body: its name holds that function (a closure the
-    program solves as a function of its own); a decorated one is what its decorator made of it."""
+    """A nested function's name holds a closure the program solves on its own (a decorated one is its decorator's)."""
     if node.decorators or frame.qualname.rsplit(".", 1)[-1].startswith("<"):
         return state  # (a module's top level: its functions are the module's)
-    # its cells: what the parameters it reads of this function, never rebound here, hold (D-21)
+    # its cells: what this function's never-rebound names it reads hold (D-21)
     read = frame.numbering.once(f"cells:{node.name.value}", lambda: names_read(node, frame.numbering.fixed))
     cells = tuple(sorted((name, state.value(name)) for name in read if state.value(name).kind is not ValueKind.UNKNOWN))
     return state.bind(node.name.value, AbsValue(ValueKind.CALLABLE, target=f"{frame.qualname}.{node.name.value}",
@@ -680,9 +554,7 @@ def _def(node: cst.FunctionDef, state: State, frame: Frame) -> State:
 
 
 def _import(node: cst.Import | cst.ImportFrom, state: State, frame: Frame) -> State:
-    """An import binds its names to what they stand for where it runs (under a `try:` whose
-    handler binds None, the name is that namespace, maybe None); a relative import, as the
-    module's table names it."""
+    """An import binds its names to what they stand for (a relative one as the module's table names it)."""
     for local, target in import_targets(node).items():
         target = frame.imports.get(local, target) if target.startswith(".") else target
         if not target.startswith("."):
@@ -698,13 +570,13 @@ def _break(node: cst.CSTNode, state: State, frame: Frame) -> State:
 
 
 _HANDLERS: dict[type, Callable[..., State]] = {
-    cst.SimpleStatementLine: _simple_line,
+    cst.SimpleStatementLine: lambda node, state, frame: run_block(node.body, state, frame),
     cst.Expr: _expr,
     cst.Assign: _assign,
     cst.AnnAssign: _ann_assign,
     cst.AugAssign: _aug_assign,
-    cst.Del: _del,
-    cst.Assert: _assert,
+    cst.Del: lambda node, state, frame: _unbind(node.target, state, frame, node),
+    cst.Assert: lambda node, state, frame: tested(node.test, state, frame)[1],  # (as an `if`'s test)
     cst.Return: _return,
     cst.Raise: _raise,
     cst.If: _if,
@@ -715,7 +587,6 @@ _HANDLERS: dict[type, Callable[..., State]] = {
     cst.FunctionDef: _def,
     cst.Import: _import,
     cst.ImportFrom: _import,
-    cst.ClassDef: _skip,
     cst.Break: _break,
     cst.Continue: _break,
 }

@@ -1,7 +1,5 @@
-"""Type tests that tell a device array from a host array (`isinstance(x, cupy.ndarray)`,
-`cupy.get_array_module(x) is numpy`, Chainer's spelling of it, `numba.cuda.is_cuda_array(x)`): the tested name is a device
-array on the test's device side and a host array on the other side of an array-module test
-(D-2: a type test narrows on its device side). The type names are the fact tables'."""
+"""Type tests that tell a device array from a host array (`isinstance(x, cupy.ndarray)`, an array-module
+test): the tested name is a device array on the device side, a host array on an array-module test's other (D-2)."""
 
 from __future__ import annotations
 
@@ -26,8 +24,7 @@ _TENSOR_TYPES = {**{t: torch_api.F for t in torch_api.TENSOR_TYPES}, **_DEVICE_T
 
 
 def decided(test: cst.BaseExpression, state: State, frame: Frame) -> Optional[bool]:
-    """`isinstance(x, torch.Tensor)` of a value known to be a tensor of that framework (how it was
-    made: a caller's CUDA tensor, an allocation) holds; `not ...` does not. Otherwise undecided."""
+    """`isinstance(x, torch.Tensor)` of a value known to be a tensor of that framework holds; else undecided."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = decided(test.expression, state, frame)
         return None if inner is None else not inner
@@ -62,8 +59,7 @@ Tested = tuple[str, bool, bool, str]
 
 
 def _none_sides(test: cst.BaseExpression, state: State) -> Optional[tuple[State, State]]:
-    """`x is None` (`is not None`) of a name that may be None: None on the side where it is, the
-    value without that chance on the other."""
+    """`x is None` of a name that may be None: None on the side where it is, never None on the other."""
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)):
         return None
     compared = test.comparisons[0]
@@ -79,27 +75,20 @@ def _none_sides(test: cst.BaseExpression, state: State) -> Optional[tuple[State,
 
 
 def _tested(test: cst.BaseExpression, state: State, frame: Frame) -> Optional[Tested]:
-    """(the tested name, whether the test holds on the device side, whether the other side is
-    known to be a host array, the device array's framework)."""
+    """(tested name, holds on the device side, other side a host array, the framework)."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = _tested(test.expression, state, frame)
         return (inner[0], not inner[1], inner[2], inner[3]) if inner is not None else None
-    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance":
-        return _isinstance(test, state, frame)
-    if isinstance(test, cst.Call) and len(test.args) == 1 and isinstance(test.args[0].value, cst.Name):
-        function = evaluate(test.func, state, frame)[0]
-        framework = _DEVICE_TESTS.get(function.target) if function.kind is ValueKind.NAMESPACE else None
-        return (test.args[0].value.value, True, False, framework) if framework else None
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         return _array_module(test, state, frame)
-    return None
-
-
-def _isinstance(test: cst.Call, state: State, frame: Frame) -> Optional[Tested]:
-    if len(test.args) != 2 or not isinstance(test.args[0].value, cst.Name):
+    if not isinstance(test, cst.Call):
         return None
-    kind = evaluate(test.args[1].value, state, frame)[0]
-    framework = _DEVICE_TYPES.get(kind.target) if kind.kind is ValueKind.NAMESPACE else None
+    by_type = isinstance(test.func, cst.Name) and test.func.value == "isinstance"  # else a predicate's
+    if len(test.args) != (2 if by_type else 1) or not isinstance(test.args[0].value, cst.Name):
+        return None
+    told = evaluate(test.args[1].value if by_type else test.func, state, frame)[0]
+    table = _DEVICE_TYPES if by_type else _DEVICE_TESTS
+    framework = table.get(told.target) if told.kind is ValueKind.NAMESPACE else None
     return (test.args[0].value.value, True, False, framework) if framework else None
 
 
@@ -121,20 +110,15 @@ def _array_module(test: cst.Comparison, state: State, frame: Frame) -> Optional[
 
 
 def joined_returns(a: AbsValue, b: AbsValue) -> AbsValue:
-    """What a function returns over two paths: a device array on one and host memory on the
-    other (the two sides of a type test) is the device array, as its callers that pass one see it
-    (D-2); a container's items likewise; anything else joins pointwise."""
+    """A device array on one path and host memory on the other returns the device array (D-2)."""
     if a.kind is ValueKind.CONTAINER and b.kind is ValueKind.CONTAINER and a.element and b.element:
         return replace(a.join(b), element=joined_returns(a.element, b.element))
     for device, host in ((a, b), (b, a)):
         if is_device(device) and device.identity is not None and is_host(host):
             return device
-        if _spec_of_device_memory(device) and is_host(host):
-            return device  # a buffer specification of the device side (`(ffi.buffer(p, n), MPI.FLOAT)`)
+        spec = device.kind is ValueKind.CONTAINER and bool(device.members) and device.element is not None \
+            and is_device(device.element)  # (a buffer specification of device memory: `(ffi.buffer(p, n), MPI.FLOAT)`)
+        if spec and is_host(host):
+            return device
     return a.join(b)
 
-
-def _spec_of_device_memory(value: AbsValue) -> bool:
-    """A tuple or list whose items are device memory (a type beside them holds none)."""
-    return value.kind is ValueKind.CONTAINER and bool(value.members) and value.element is not None \
-        and is_device(value.element)
