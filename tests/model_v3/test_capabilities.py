@@ -1436,6 +1436,27 @@ CASES = {
             return b
         """, "pass", "s.wait_stream(torch.cuda.current_stream())\n            a.record_stream(s)",
         [("read_after_write", "f")]),
+    # D-30: the fill at a cursor the object keeps and the prefix up to it are one region the cursor
+    # moves through: the next call's fill, after the reset, lies in the prefix the side stream reduces
+    "a bucket filled at a cursor on the object and reduced up to it on a side stream": ("""
+        import torch
+        import torch.distributed as dist
+        class Sender:
+            def __init__(self, numel):
+                self.bucket = torch.zeros(numel, device="cuda")
+                self.offset = 0
+                self.stream = torch.cuda.Stream()
+            def add(self, g):
+                n = g.numel()
+                self.bucket[self.offset:self.offset + n].copy_(g)
+                self.offset += n
+                if self.offset >= 1024:
+                    self.stream.wait_stream(torch.cuda.current_stream())
+                    with torch.cuda.stream(self.stream):
+                        dist.all_reduce(self.bucket[:self.offset])
+                    {fix}
+                    self.offset = 0
+        """, "pass", "torch.cuda.current_stream().wait_stream(self.stream)", [("write_after_read", "add")]),
 }
 
 
@@ -1961,3 +1982,21 @@ def test_a_break_takes_its_state_out_of_the_loop():
     assert found(source.format(in_else="pass", after="pass")) == [("read_after_write", "search")]
     assert found(source.format(in_else=wait, after="pass")) == [("read_after_write", "search")]
     assert found(source.format(in_else="pass", after=wait)) == []
+
+
+def test_two_halves_of_a_split_at_a_local_bound_are_two_regions():
+    # D-30: a shared bound alone is no evidence; `k` is a split point, not a cursor the object keeps
+    assert found("""
+        import torch
+        class Splitter:
+            def __init__(self, n):
+                self.buf = torch.zeros(n, device="cuda")
+                self.s1 = torch.cuda.Stream()
+                self.s2 = torch.cuda.Stream()
+            def run(self, k, m):
+                with torch.cuda.stream(self.s1):
+                    self.buf[:k].mul_(2)
+                with torch.cuda.stream(self.s2):
+                    self.buf[k:k + m].add_(1)
+                torch.cuda.synchronize()
+        """) == []
