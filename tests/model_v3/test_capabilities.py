@@ -917,7 +917,10 @@ CASES = {
             def reduce(self, flat_grads):
                 {fix}
                 with torch.cuda.stream(self._norm_stream):
-                    return flat_grads.norm(p=2)
+                    norm = flat_grads.norm(p=2)
+                # (returned inside the `with`, the norm is handed out in flight: D-31)
+                torch.cuda.current_stream().wait_stream(self._norm_stream)
+                return norm
         """, "pass", "self._norm_stream.wait_stream(torch.cuda.current_stream())", [("read_after_write", "reduce")]),
     # a hook defined in a method is a function of its own; the current stream waits for the wrong stream
     "a hook's join names another side stream than the one it wrote on": ("""
@@ -1457,6 +1460,23 @@ CASES = {
                     {fix}
                     self.offset = 0
         """, "pass", "torch.cuda.current_stream().wait_stream(self.stream)", [("write_after_read", "add")]),
+    # D-31: a result made and returned inside `with s:` is read on the callers' current stream; its only
+    # caller reads it unwaited: the problem is the function's, at its return (row 11.23)
+    "a result made on the object's stream and returned, read by its only caller unwaited": ("""
+        import torch
+        class Loader:
+            def __init__(self, batches):
+                self.batches, self.stream = iter(batches), torch.cuda.Stream()
+            def fetch(self):
+                with torch.cuda.stream(self.stream):
+                    return next(self.batches).cuda(non_blocking=True)
+        def train(batches):
+            loader = Loader(batches)
+            x = loader.fetch()
+            {fix}
+            return x * 2
+        """, "pass", "torch.cuda.current_stream().wait_stream(loader.stream)\n            x.record_stream(torch.cuda.current_stream())",
+        [("read_after_write", "fetch"), ("release_without_record", "train")]),
 }
 
 
