@@ -210,9 +210,11 @@ def bench_streamlint(tree: str, target: Path, work: Path, runs: int, touch: dict
         cold.runs.append(measure(cmd, work, env))
         progress(cold)
     warm = Row(tree, "streamlint warm", "nothing changed")
-    for _ in range(runs):
+    for _ in range(0 if touch.get("cold_only") else runs):
         warm.runs.append(measure(cmd, work, env))
         progress(warm)
+    if touch.get("cold_only"):
+        return [cold]
     leaf, helper = pick_touched(cache_dir, target, touch)
     rows = [cold, warm]
     for label, (path, dependents) in (("touched", leaf), ("helper touched", helper)):
@@ -476,6 +478,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"leave a peer out ({', '.join(PEERS)}); repeatable")
     parser.add_argument("--touch", metavar="RELPATH", help="the leaf file to touch, relative to the work copy")
     parser.add_argument("--touch-helper", metavar="RELPATH", help="the helper module to touch")
+    parser.add_argument("--cold-only", action="store_true",
+                        help="streamlint's cold row only (no warm, touched or helper rows: a large tree)")
     parser.add_argument("--work", type=Path, help="work directory (default: a temporary one, removed)")
     parser.add_argument("--out", type=Path, default=HERE / "results.json", help="raw results (JSON)")
     parser.add_argument("--streamlint-timeout", type=float, metavar="SECONDS",
@@ -508,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
         trees = {name: count(path) for name, path in targets_by_tree.items()}
         print(f"source: {source}; work copies in {work}", file=sys.stderr)
         rows: list[Row] = []
-        touch = {"leaf": args.touch, "helper": args.touch_helper}
+        touch = {"leaf": args.touch, "helper": args.touch_helper, "cold_only": args.cold_only}
         for name, target in targets_by_tree.items():
             rows += bench_streamlint(name, target, work, args.runs, touch)
             for peer in PEERS:

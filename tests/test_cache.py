@@ -228,11 +228,32 @@ def test_entry_records_what_the_analysis_read(package, tmp_path):
     deps = entries["main.py"]["deps"]
     helpers = str((package / "helpers.py").resolve())
     content, digest, names = deps[helpers].split("/")
-    assert len(content) == 32 and len(digest) == 24  # the helper's content hash, the summary digest
+    # the helper's syntax note (its content hash, the hash of its tokens but comments and blank
+    # lines: streamlint/reads.py), the summary digest
+    assert content.startswith("syn:") and [len(p) for p in content[4:].split(":")] == [32, 32] and len(digest) == 24
     assert names == "v3:make_host"  # the names main.py used there (v3 use notes, interproc/digests.py)
-    # other.py uses nothing of another module: no summary note (its deps are the package's
-    # modules the model read for callers, by content)
+    # other.py uses nothing of another module: no summary note (and defines no name a caller can
+    # call: it reads no module for callers)
     assert not any(isinstance(note, str) and "/" in note for note in entries["other.py"]["deps"].values())
+    # main.py read the package's other modules for callers of `up`: by their syntax notes
+    assert deps[str((package / "other.py").resolve())].startswith("syn:")
+
+
+def test_a_comment_in_a_module_read_for_callers_keeps_the_results(package, tmp_path, monkeypatch):
+    """Every file of a package reads its package's modules (the callers search): a comment or a
+    blank line added to one keeps every other file's result, whose analysis read the same tokens."""
+    first, _ = lint(package, tmp_path / "c")
+    write(package / "other.py", "# a comment\n\nimport torch\nx = torch.zeros(3, device='cuda')  # why\n\n")
+    checked: list[str] = []
+    real = engine_run.check_path
+    monkeypatch.setattr(engine_run, "check_path", lambda path, *a, **k: checked.append(os.path.basename(str(path)))
+                        or real(path, *a, **k))
+    second, _ = lint(package, tmp_path / "c")
+    assert checked == ["other.py"] and rows(second) == rows(first)
+    write(package / "other.py", "import torch\nx = torch.zeros(4, device='cuda')\n")  # a token changed
+    checked.clear()
+    lint(package, tmp_path / "c")
+    assert "other.py" in checked and len(checked) > 1
 
 
 # Edits of the helper that keep what make_host gives its importers.
@@ -760,7 +781,8 @@ def test_a_helper_summarised_then_checked_is_parsed_once(package, tmp_path, monk
     import libcst
 
     lint(package, tmp_path / "c")
-    text = "# edited\n" + HELPERS.format(pin="")
+    # (an edit of its tokens: a comment alone keeps main.py's entry with no digest made)
+    text = HELPERS.format(pin="") + "\n\ndef unrelated(x):\n    return x + 1\n"
     write(package / "helpers.py", text)
     _forget_modules()
     parsed: list[int] = []

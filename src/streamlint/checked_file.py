@@ -14,7 +14,7 @@ from typing import Optional
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from streamlint import positions
+from streamlint import positions, reads
 from streamlint.model import api, declared
 from streamlint.model.file_model import FileModel, analyze_file
 from streamlint.model.transfer.names import imports_of
@@ -38,7 +38,7 @@ class CheckedFile:
     @property
     def v3(self) -> FileModel:
         if self._model is None:
-            self._model = analyze_file(self.module, self.path)
+            self._model = analyze_file(self.module, self.path, _content_hash(self.source))
         return self._model
 
     # -- spelling ---------------------------------------------------------------------------
@@ -159,3 +159,11 @@ def spell(node: cst.CSTNode, depth: int = 0) -> Optional[str]:
     if isinstance(node, cst.Integer):
         return node.value
     return None
+
+
+def _content_hash(text: str) -> str:
+    """The hash the cache keys the checked bytes by ("" when the text is not UTF-8 bytes' decoding)."""
+    try:
+        return reads.content_hash(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        return ""

@@ -4,7 +4,8 @@
 file's imports; the engine collects the notes per file so that the result cache can
 tell when a change elsewhere (a helper module edited, added or removed) invalidates it.
 
-A note is one of: the content hash of a file that was read, PRESENT for a file whose
+A note is one of: the content hash of a file that was read (kept as its syntax note,
+streamlint/syntax_notes.py, for a module the analysis read: a comment added keeps it), PRESENT for a file whose
 existence mattered but whose text was not read, ABSENT for a path that was looked for
 and not found, or a *summary note* for a module whose summaries the analysis used:
 `HASH/DIGEST/NAME,NAME...`, the content hash, a digest of what the analysis used from
@@ -22,6 +23,8 @@ import hashlib
 from contextlib import contextmanager
 from typing import Callable, Iterator, NamedTuple, Optional
 
+from streamlint import syntax_notes
+
 PRESENT = ""
 ABSENT = None
 
@@ -32,6 +35,8 @@ Note = Optional[str]
 _notes: Optional[dict[str, Note]] = None
 # path -> name -> the function that computes the digest of that name's use.
 _uses: Optional[dict[str, dict[str, Callable[[], str]]]] = None
+# content hash -> the bytes of a module read whose syntax note is not made yet (with digests only)
+_texts: Optional[dict[str, bytes]] = None
 SEPARATOR = "/"
 
 
@@ -67,6 +72,17 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+def note_read(path: str, data: bytes, content: str = "") -> None:
+    """Record that the analysis read the module at `path`, of content hash `content` (made from
+    `data` when not given); its syntax note is made if a result is kept (`strict`)."""
+    if _notes is None:
+        return
+    content = content or content_hash(data)
+    if _texts is not None and not syntax_notes.known(content):
+        _texts[content] = data
+    note(path, content)
+
+
 def note(path: str, what: Note) -> None:
     """Record that the analysis depended on `path` (a hash wins over PRESENT)."""
     if _notes is None:
@@ -85,21 +101,28 @@ def use(path: str, name: str, digest: Callable[[], str]) -> None:
 
 
 @contextmanager
-def recording(digests: bool = True) -> Iterator[dict[str, Note]]:
+def recording(digests: bool = True, later: Optional[list] = None) -> Iterator[dict[str, Note]]:
     """Collect the notes made inside the block into the yielded dict. Modules whose
     summaries were used get summary notes (see `finish`) when the block ends; without
     `digests` (no cache will keep the result) uses are not recorded and no digest is made:
-    a digest solves the used function again in a program of its own module."""
-    global _notes, _uses
+    a digest solves the used function again in a program of its own module. `later`: the
+    summary notes are made when the caller calls what is appended there (after the other files
+    of its chunk, whose checks keep their modules' root summaries for the digests)."""
+    global _notes, _uses, _texts
     outer, _notes = _notes, {}
     outer_uses, _uses = _uses, ({} if digests else None)
-    notes, uses = _notes, _uses
+    outer_texts, _texts = _texts, ({} if digests else None)
+    notes, uses, texts = _notes, _uses, _texts
     try:
         yield notes
     finally:
-        _notes, _uses = outer, outer_uses
-    if uses is not None:
+        _notes, _uses, _texts = outer, outer_uses, outer_texts
+    if uses is not None and later is not None:
+        later.append(lambda: finish(notes, uses))
+    elif uses is not None:
         finish(notes, uses)
+    for data in (texts or {}).values():
+        syntax_notes.syntax_of(data)
 
 
 def finish(notes: dict[str, Note], uses: dict[str, dict[str, Callable[[], str]]]) -> None:
@@ -118,9 +141,15 @@ def finish(notes: dict[str, Note], uses: dict[str, dict[str, Callable[[], str]]]
 def strict(notes: dict[str, Note], mentioned: Callable[[str], bool]) -> dict[str, Note]:
     """The notes with summary notes back to content hashes for the modules `mentioned`
     says a result names (a message that points at a line of the module must be made
-    again when the module's lines move)."""
+    again when the module's lines move); for the other modules read, the content hash
+    becomes the syntax note (a comment or a blank line added keeps the result)."""
     out: dict[str, Note] = {}
     for path, note in notes.items():
         parsed = parse_summary_note(note)
-        out[path] = parsed.content if parsed is not None and mentioned(path) else note
+        if mentioned(path):
+            out[path] = parsed.content if parsed is not None else note
+        elif parsed is not None:
+            out[path] = summary_note(syntax_notes.known(parsed.content) or parsed.content, parsed.digest, parsed.names)
+        else:
+            out[path] = (syntax_notes.known(note) or note) if note else note
     return out

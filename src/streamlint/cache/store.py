@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Optional
 
-from streamlint import __version__, reads
+from streamlint import __version__, reads, syntax_notes
 from streamlint.atomic_write import write_atomic
 from streamlint.cache import codec
 from streamlint.cache.keys import FORMAT, tool_fingerprint
@@ -124,13 +124,11 @@ class ResultCache:
             if not (note is None or isinstance(note, str)):
                 return None
             summary = reads.parse_summary_note(note)
+            if self._holds(dep, summary.content if summary is not None else note):
+                continue
             if summary is None:
-                if self._note_now(dep, note) != note:
-                    return None
-                continue
+                return None
             now = self._note_now(dep, summary.content)
-            if now == summary.content:
-                continue
             if not now:
                 return None  # gone (or unreadable): resolved again by a new analysis
             checks.append(SummaryCheck(dep, summary.digest, summary.names, now))
@@ -144,19 +142,33 @@ class ResultCache:
         cached = Cached(diagnostics, analysed, lines)
         return Conditional(cached, tuple(checks), path) if checks else cached
 
+    def _holds(self, path: str, recorded: reads.Note) -> bool:
+        """Whether what the analysis noted about `path` holds now: its existence, its content,
+        or for a syntax note its content or else its tokens but comments and blank lines."""
+        if recorded is None or not recorded.startswith(syntax_notes.SYNTAX_PREFIX):
+            return self._note_now(path, recorded) == recorded
+        content, syntax = syntax_notes.syntax_part(recorded)
+        if self._note_now(path, content) == content:
+            return True
+        now = self._note_now(path, recorded)
+        return bool(now) and now.startswith(syntax_notes.SYNTAX_PREFIX) and syntax_notes.syntax_part(now)[1] == syntax
+
     def _note_now(self, path: str, recorded: reads.Note) -> reads.Note:
-        """What the analysis would note about `path` now (memoized for the run)."""
-        wants_hash = bool(recorded)
-        key = (path, wants_hash)
+        """What the analysis would note about `path` now, of the kind `recorded` is (its
+        existence, its content hash, its syntax note: streamlint/reads.py), memoized for the run."""
+        wants = "syntax" if recorded and recorded.startswith(syntax_notes.SYNTAX_PREFIX) else "hash" if recorded else ""
+        key = (path, wants)
         if key not in self._current:
-            if not wants_hash:
+            if not wants:
                 now = reads.PRESENT if os.path.isfile(path) else reads.ABSENT
             else:
                 try:
                     with open(path, "rb") as fh:
-                        now = reads.content_hash(fh.read())
+                        data = fh.read()
                 except OSError:
                     now = reads.ABSENT
+                else:
+                    now = syntax_notes.syntax_of(data) if wants == "syntax" else reads.content_hash(data)
             self._current[key] = now
         return self._current[key]
 

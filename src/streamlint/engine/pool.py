@@ -86,20 +86,25 @@ def start(
 
 
 def _chunks(items: list[Item], jobs: int) -> list[list[Item]]:
-    """Largest files first, in chunks of about equal bytes: big files do not end up
-    queued last, and small ones travel together to save round trips. The largest parse
-    of the run (the one that may need the whole memory budget) thus starts first, while
+    """Chunks of about equal bytes, each of one directory's files (a small one's with the next:
+    a worker's chunks of one run
+    share what was made of their package: its modules' summaries, kept once a module's own check
+    made them), largest file first within each; the chunks largest first, so that big files do
+    not end up queued last, and small ones travel together to save round trips. The largest
+    parse of the run (the one that may need the whole memory budget) thus starts first, while
     the other workers are still fresh and small: they wait for it rather than grow."""
-    sized = sorted(((_size(path), i) for i, (path, _) in enumerate(items)), reverse=True)
-    target = max(sum(size for size, _ in sized) // (jobs * 8), 1)
-    chunks, current, weight = [], [], 0
-    for size, i in sized:
-        current.append(items[i])
-        weight += size
-        if weight >= target or len(current) >= 64:
+    sized = sorted(((str(path.parent), -_size(path), i) for i, (path, _) in enumerate(items)))
+    target = max(-sum(size for _, size, _ in sized) // (jobs * 8), 1)
+    chunks, current, weight, folder = [], [], 0, None
+    for directory, size, i in sized:
+        if current and (weight >= target or len(current) >= 64 or directory != folder and weight * 4 >= target):
             chunks.append(current)
             current, weight = [], 0
-    return chunks + [current] if current else chunks
+        current.append(items[i])
+        weight -= size
+        folder = directory
+    chunks += [current] if current else []
+    return sorted(chunks, key=lambda chunk: -_size(chunk[0][0]))
 
 
 def _size(path: Path) -> int:

@@ -6,6 +6,7 @@ function its kind calls for; in a process pool (`pool.py`) when there are many.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 from functools import partial
 from pathlib import Path
@@ -33,6 +34,9 @@ TRANSIENT_ERRORS = ("internal error", "analysis timed out")
 TRIM_EVERY = 32
 
 Item = tuple[Path, Settings]
+# Each run's name, and the run whose files this process's model memory is of (check_chunk)
+_runs = itertools.count()
+_memory_of: Optional[str] = None
 
 
 class Checked(NamedTuple):
@@ -127,7 +131,8 @@ def lint_files(
         lint.load_checker()  # a broken install is one internal error, not SL000 on every file
     checked: list[Checked] = []
     # without a cache no summary note is kept: the digests of what other modules gave are not made
-    chunk: Callable[..., list[Checked]] = check_chunk if cache is not None else partial(check_chunk, digests=False)
+    run = f"{os.getpid()}-{next(_runs)}"  # (a pool's workers keep what they made of the project for the run)
+    chunk: Callable[..., list[Checked]] = partial(check_chunk, run=run, digests=cache is not None)
     if conditional and items and jobs > 1:
         # An edited helper: the files that changed are checked in the pool while this
         # process compares the helper's summaries for its importers (both parse the
@@ -164,45 +169,61 @@ def lint_files(
 
 def check_chunk(
     items: Sequence[Item], rules: Sequence[type[Rule]] | None = None, fix: Optional[FixRequest] = None,
-    *, on_done: Optional[Callable[[str], None]] = None, digests: bool = True,
+    *, on_done: Optional[Callable[[str], None]] = None, digests: bool = True, run: Optional[str] = None,
 ) -> list[Checked]:
     """Check files one after the other (in this process or in a pool worker);
     `on_done` (in this process) hears each file's name as its check ends. `digests`: make
-    the summary notes a cache keeps (reads.recording)."""
-    if items:
+    the summary notes a cache keeps (reads.recording). `run`: the run the chunk is of (a
+    worker's chunks of one run share what was made of the project's files)."""
+    global _memory_of
+    if items and (run is None or run != _memory_of):
         # lazy: the model imports libcst, which a run served from the cache never needs.
         from streamlint.model import resolve
 
-        # Import resolutions are remembered per chunk only: a module created or deleted
-        # since an earlier run in this process must be seen (the cache relies on it).
+        # Import resolutions (and what is made once per run of the project's files) are
+        # remembered for one run only: a module created or deleted since an earlier run in
+        # this process must be seen (the cache relies on it).
         resolve.forget()
-    out = []
+        _memory_of = run
+    out, later = [], []  # (the digests of what the chunk's files used are made once all are checked)
     for n, (path, settings) in enumerate(items, 1):
-        out.append(check_path(path, settings, rules=rules, fix=fix, digests=digests))
+        out.append(check_path(path, settings, rules=rules, fix=fix, digests=digests, later=later))
         if on_done is not None:
             on_done(str(path))
         if n % TRIM_EVERY == 0:
             memory.release_memory()
+    for make in later:
+        make()
     return out
 
 
 def check_path(
     path: Path, settings: Settings, *, rules: Sequence[type[Rule]] | None = None, fix: Optional[FixRequest] = None,
-    digests: bool = True,
+    digests: bool = True, later: Optional[list] = None,
 ) -> Checked:
     """One file read once and checked, with the hash of its bytes and what the
-    analysis read besides."""
+    analysis read besides. `later`: the notes of what it read are final once what is
+    appended there is called (in order)."""
     filename = str(path)
     try:
         data = read_bytes(path)
     except OSError as err:
         diag = source_error(filename, f"cannot read file: {err.strerror or err}")
         return Checked(FileResult(filename, [diag], analysed=False, lines=0), None, {})
-    with reads.recording(digests) as deps:
+    with reads.recording(digests, later) as deps:
         result = lint_source(SourceFile(filename, data), settings, rules=rules, fix=fix)
-    # A message that names another module points at its lines: such a result is made
-    # again whenever that module's text changes, not only its summary.
-    deps = reads.strict(deps, lambda dep: _mentions(result, dep, filename))
+
+    def strict() -> None:
+        # A message that names another module points at its lines: such a result is made
+        # again whenever that module's text changes, not only its summary.
+        final = reads.strict(deps, lambda dep: _mentions(result, dep, filename))
+        deps.clear()
+        deps.update(final)
+
+    if later is None:
+        strict()
+    else:
+        later.append(strict)
     return Checked(result, reads.content_hash(data), deps)
 
 

@@ -31,10 +31,12 @@ class FileModel:
         return self.solver.node_of(site)
 
 
-def analyze_file(module: cst.Module, path: str = "") -> FileModel:
+def analyze_file(module: cst.Module, path: str = "", content: str = "") -> FileModel:
+    """`content`: the content hash of the file's checked bytes (its module's summaries are then
+    kept for the run: Solver.solve_module)."""
     name, package = main_names(path)
     solver = Solver(Program(unit_of(name, module, package), ProjectModules(path)))
-    solved = solver.solve_module()
+    solved = solver.solve_module(path, content)
     kept: dict = {}  # problem -> its hazard, in the order the problems were first met
     pairs = set()
     placed = [conflict if isinstance(conflict, Hazard) else place(function, conflict)

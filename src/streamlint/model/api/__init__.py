@@ -39,8 +39,7 @@ FRAMEWORK_ROOTS = {"cupy": "cupy", "cupyx": "cupy", "numba": "numba", "torch": "
 
 @lru_cache(maxsize=1 << 16)
 def normalize(qualname: str) -> str:
-    """Canonical spelling of a qualified name (module aliases folded; the longest alias
-    that is a dotted prefix wins). Cached: the walk asks for the same names again and again."""
+    """Canonical spelling of a qualified name (the longest alias that is a dotted prefix folded)."""
     end = len(qualname)
     while end > 0:
         real = _ALIASES.get(qualname[:end])
@@ -48,10 +47,6 @@ def normalize(qualname: str) -> str:
             return real + qualname[end:]
         end = qualname.rfind(".", 0, end)
     return qualname
-
-
-def lookup(qualname: str) -> Optional[Fact]:
-    return FUNCTIONS.get(qualname)
 
 
 def framework_of(qualname: str) -> Optional[str]:

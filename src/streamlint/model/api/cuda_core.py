@@ -1,32 +1,10 @@
-"""cuda.core (`cuda.core` / `cuda.core.experimental`): NVIDIA's Pythonic object API.
-
-- `Device(i)` names a GPU; `dev.set_current()`; `dev.sync()` waits for the whole device.
-- `dev.create_stream(options=None)`: a new stream; `StreamOptions(nonblocking=True)` is the
-  default (streams are non-blocking unless `nonblocking=False`).
-- `dev.default_stream`: the default stream (legacy unless per-thread is enabled).
-- `Stream.record(event=None, options=None)` returns the event; `Stream.wait(event_or_stream)`
-  makes the stream wait (no host block); `Stream.sync()` blocks the host.
-- `dev.create_event(options)`, `Event.sync()` (host blocks), `Event.is_done`.
-- `launch(stream, config, kernel, *kernel_args)`: a kernel on `stream`; its body is
-  compiled C++ we do not read, so every array argument may be written.
-- `dev.allocate(size, stream=None)` / `mr.allocate(size, stream=)`: device memory, stream
-  ordered; `Buffer.copy_to(dst=None, *, stream)` / `Buffer.copy_from(src, *, stream)`:
-  copies on `stream` (`stream` is required); `Buffer.close(stream=None)` frees.
-- `PinnedMemoryResource` / `LegacyPinnedMemoryResource().allocate(size)`: pinned host memory.
-- `stream.create_graph_builder()` / `dev.create_graph_builder()`: capture, then
-  `graph.launch(stream)`.
-Spelled `cuda.core.experimental.X` (older releases) or `cuda.core.X`: both fold to `cuda.core`.
-"""
+"""cuda.core (`cuda.core`, older `cuda.core.experimental`): NVIDIA's Pythonic object API. Streams
+are non-blocking unless `StreamOptions(nonblocking=False)`; `launch(stream, config, kernel, *args)`
+runs compiled C++ we do not read, so every array argument may be written."""
 
 from __future__ import annotations
 
-from streamlint.model.api.facts import (
-    BLOCK_ALWAYS,
-    STREAM_ARG,
-    STREAM_SELF,
-    Arg,
-    Fact,
-)
+from streamlint.model.api.facts import BLOCK_ALWAYS, STREAM_ARG, STREAM_SELF, Arg, Fact
 from streamlint.model.api.op_kinds import OpKind as K
 
 F = "cuda-python"

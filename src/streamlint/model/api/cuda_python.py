@@ -1,19 +1,9 @@
-"""cuda-python (`cuda.bindings.runtime` / `cuda.bindings.driver`): explicit streams only.
-
-API-FACTS.md section 5. Every call returns a tuple whose first item is the error code.
-Stream arguments of 0/None mean the legacy default stream. `cudaStreamCreate` makes a
-blocking stream; only `cudaStreamNonBlocking` / `CU_STREAM_NON_BLOCKING` opt out.
-"""
+"""cuda-python (`cuda.bindings.runtime`/`driver`, API-FACTS.md section 5): explicit streams only
+(0/None: the legacy default stream); every call returns (error, value); streams block unless flagged."""
 
 from __future__ import annotations
 
-from streamlint.model.api.facts import (
-    BLOCK_ALWAYS,
-    STREAM_ARG,
-    STREAM_LEGACY,
-    Arg,
-    Fact,
-)
+from streamlint.model.api.facts import BLOCK_ALWAYS, STREAM_ARG, STREAM_LEGACY, Arg, Fact
 from streamlint.model.api.op_kinds import OpKind as K
 
 RT = "cuda.bindings.runtime"
@@ -79,12 +69,8 @@ DRIVER: dict[str, Fact] = {
     "cuMemcpyDtoHAsync": _t(K.COPY_D2H, stream=STREAM_ARG, stream_arg=Arg(3), host=Arg(0), async_api=True,
                             ends=_DST_SRC),
     "cuMemcpyDtoDAsync": _t(K.COPY_D2D, stream=STREAM_ARG, stream_arg=Arg(3), ends=_DST_SRC),
-    "cuMemsetD8": _t(K.MEMSET, stream=STREAM_LEGACY),
-    "cuMemsetD16": _t(K.MEMSET, stream=STREAM_LEGACY),
-    "cuMemsetD32": _t(K.MEMSET, stream=STREAM_LEGACY),
-    "cuMemsetD8Async": _t(K.MEMSET, stream=STREAM_ARG, stream_arg=Arg(3)),
-    "cuMemsetD16Async": _t(K.MEMSET, stream=STREAM_ARG, stream_arg=Arg(3)),
-    "cuMemsetD32Async": _t(K.MEMSET, stream=STREAM_ARG, stream_arg=Arg(3)),
+    **{f"cuMemsetD{bits}": _t(K.MEMSET, stream=STREAM_LEGACY) for bits in (8, 16, 32)},
+    **{f"cuMemsetD{bits}Async": _t(K.MEMSET, stream=STREAM_ARG, stream_arg=Arg(3)) for bits in (8, 16, 32)},
     "cuMemAlloc": _t(K.RAW_ALLOC, stream=STREAM_LEGACY, result="device:raw"),
     "cuMemFree": _t(K.RAW_ALLOC, stream=STREAM_LEGACY),
     "cuMemAllocAsync": _t(K.ALLOC, stream=STREAM_ARG, stream_arg=Arg(1), result="device:raw"),
@@ -107,12 +93,10 @@ PER_THREAD_HANDLES = frozenset({f"{RT}.cudaStreamPerThread", f"{DRV}.CU_STREAM_P
 NON_BLOCKING_FLAGS = frozenset({"cudaStreamNonBlocking", "CU_STREAM_NON_BLOCKING"})
 BLOCKING_FLAGS = frozenset({"cudaStreamDefault", "CU_STREAM_DEFAULT"})
 
-# The framework of memory known by a raw address ("device:raw", "pinned:raw" results): adding an
-# offset to one is an address in the same allocation, no operation on data.
+# The framework of memory known by a raw address ("device:raw"): an offset added is the same allocation.
 RAW_ADDRESS = "raw"
 
-# A copy's direction argument (`cudaMemcpyKind`, CuPy's `kind`), by its last name or its number:
-# "h2d", "d2h", "d2d".
+# A copy's direction argument (`cudaMemcpyKind`, CuPy's `kind`), by its last name or its number.
 COPY_DIRECTIONS = {
     "cudaMemcpyHostToDevice": "h2d", "cudaMemcpyDeviceToHost": "d2h", "cudaMemcpyDeviceToDevice": "d2d",
     "memcpyHostToDevice": "h2d", "memcpyDeviceToHost": "d2h", "memcpyDeviceToDevice": "d2d",

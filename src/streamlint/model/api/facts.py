@@ -1,8 +1,5 @@
-"""The shape of one API fact. The tables (one module per framework) are pure data.
-
-Each fact says, for a call or method: the kind of operation, which stream it runs on,
-whether it blocks the host, and what it returns. Sources: ../shared/API-FACTS.md.
-"""
+"""The shape of one API fact (the tables, one module per framework, are pure data): for a call or
+method, the kind of operation, its stream, whether the host waits, what it returns (API-FACTS.md)."""
 
 from __future__ import annotations
 
@@ -28,9 +25,8 @@ STREAM_ARG = "arg"  # the stream argument; absent/0/None means the legacy defaul
 STREAM_ARG_OR_CURRENT = "arg_or_current"
 STREAM_ARG_OR_BOUND = "arg_or_bound"  # Numba: argument, else the array's bound stream, else legacy
 STREAM_SELF = "self"  # a method of a stream object
-# PyTorch's invariant: the current stream when the data (the receiver, the buffers given) is device
-# memory, or is used under a stream the code chose; the host's own work for host memory; not
-# told otherwise
+# PyTorch's invariant: the current stream for device memory (or memory used under a stream the code
+# chose), the host's own work for host memory
 STREAM_DATA = "data"
 
 # Host blocking.
@@ -47,11 +43,11 @@ class Fact:
     stream: str = STREAM_NONE
     stream_arg: Optional[Arg] = None
     blocking: str = BLOCK_NEVER
-    # BLOCK_FLAG: the keyword and its default; `flag_blocks_when` is the value that blocks.
+    # BLOCK_FLAG (and flag results): the keyword, its default and the value that blocks
     flag: Optional[Arg] = None
     flag_default: bool = True
     flag_blocks_when: bool = True
-    # What the call returns: see flow.RESULTS for the vocabulary.
+    # What the call returns: transfer/fact_calls.result_of's vocabulary
     result: str = "unknown"
     host: Optional[Arg] = None  # host-side buffer of a copy
     # (destination, source) of a copy that is given both ends (`cuMemcpyDtoDAsync(dst, src, n, s)`)
@@ -66,11 +62,8 @@ class Fact:
     # An "async" API: overlaps only with pinned host memory (SL301).
     async_api: bool = False
     target: Optional[Arg] = None  # stream/event argument of syncs and waits
-    # Buffers the call reads and writes, beyond what its kind implies (effect models:
-    # api/*.py tables and declared models). `reads_from`: every positional argument from
-    # this position on is read (`launch(stream, config, kernel, *args)`); `args_written`:
-    # those are written too (a kernel whose body we cannot read). `self_reads` /
-    # `self_writes`: the receiver of a method (a buffer object's own memory).
+    # Buffers it reads and writes beyond what its kind implies (effect models): `reads_from` on, every
+    # positional argument (`args_written`: written too); `self_*`: the receiver's own memory
     reads: tuple[Arg, ...] = ()
     writes: tuple[Arg, ...] = ()
     reads_from: Optional[int] = None
@@ -79,13 +72,10 @@ class Fact:
     self_writes: bool = False
 
 
-# Frameworks whose caching allocators give freed memory back to the stream it was made on,
-# to be reused there at once, unless told of other streams (`record_stream`): PyTorch's.
+# Frameworks whose caching allocators reuse freed memory on the stream it was made on at once, unless
+# told of other streams (`record_stream`).
 STREAM_ORDERED_ALLOCATORS = frozenset({"torch"})
-# Frameworks without a current-stream setting of their own whose work without a stream goes
-# to the legacy default stream (Numba-CUDA, cuda-python), and CuPy's current stream when no
-# code has set it.
+# Frameworks whose work without a stream goes to the legacy default stream (CuPy's until code sets one).
 LEGACY_BY_DEFAULT = frozenset({"cupy", "numba", "cuda-python"})
-# Values that are raw memory pointers (CuPy's MemoryPointer): arithmetic on one (`ptr + offset`)
-# is an address into the same allocation, no kernel.
+# Raw memory pointers (CuPy's MemoryPointer): `ptr + offset` is the same allocation, no kernel.
 POINTER_FRAMEWORKS = frozenset({"raw"})

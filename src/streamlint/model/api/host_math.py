@@ -24,12 +24,10 @@ def host_equivalent(function: str) -> Optional[str]:
 NUMBER_ATTRIBUTES = frozenset({"shape", "ndim", "size", "itemsize", "nbytes"})
 # Attributes among them that are tuples of numbers (one per dimension).
 NUMBER_TUPLE_ATTRIBUTES = frozenset({"shape"})
-# Allocations and reshapes whose first argument, a list or tuple, holds host numbers (the sizes):
-# a name used there is a host number (evidence from its use).
+# Allocations and reshapes whose first argument, a list or tuple, holds host numbers (the sizes).
 SHAPE_TAKERS = frozenset({"zeros", "empty", "ones", "full", "reshape", "view", "zeros_like", "empty_like",
                           "ones_like", "full_like", "random", "rand", "randn", "arange", "linspace"})
-# Builtins that convert one value to a Python scalar: given a device array or tensor, the host
-# reads it back (a device-to-host copy that waits for the stream it was made on).
+# Builtins that convert one value to a Python scalar: of device memory, the host reads it back.
 SCALAR_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
 # Builtins that format their arguments for the host: a device array among them is read back.
 FORMATTING_READERS = frozenset({"print"})

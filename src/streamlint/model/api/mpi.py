@@ -1,17 +1,6 @@
-"""mpi4py's buffer-based communication: which arguments each call reads and writes.
-
-The capitalised methods of `mpi4py.MPI.Comm` (`Send`, `Allreduce`, `Alltoall`, ...) take
-buffers: NumPy arrays, or, with a CUDA-aware MPI, device arrays (anything with
-`__cuda_array_interface__`, or a raw pointer wrapped as a buffer). MPI is not
-stream-aware: it reads a send buffer, and writes a receive buffer, from the host side
-when it is called, so the streams that produce a device buffer must have finished
-first. mpi4py's own demo says so ("always make sure the GPU buffer is ready before any
-MPI operation", demo/cuda-aware-mpi/use_cupy.py), and projects fix exactly this
-(chainer/chainermn f9d6c4f, PyLops/pylops-mpi#182, dealii/dealii#8880).
-
-A buffer argument is the array itself or a buffer specification whose first item is
-the array (`[buf, MPI.FLOAT]`, `(buf, count, MPI.DOUBLE)`); `MPI.IN_PLACE` is none.
-"""
+"""mpi4py's buffer methods (`comm.Send`, `comm.Allreduce`): which buffers each reads and writes.
+MPI is not stream-aware: it reads and writes them from the host when called, so the streams that
+produce a device buffer must have finished first (mpi4py's demo/cuda-aware-mpi/use_cupy.py)."""
 
 from __future__ import annotations
 
@@ -38,8 +27,7 @@ _BUF_RECEIVED = (BufferArg(Arg(0, "buf"), Role.RECEIVED),)
 _BUF_BOTH = (BufferArg(Arg(0, "buf"), Role.BOTH),)
 _SEND_RECV = (BufferArg(Arg(0, "sendbuf"), Role.SENT), BufferArg(Arg(1, "recvbuf"), Role.RECEIVED))
 
-# Comm methods (point-to-point, collectives, and their non-blocking `I` forms: those read
-# the send buffer after the call returns too, so it must be ready at the call all the same).
+# Comm methods (the non-blocking `I` forms read the send buffer later too: it must be ready at the call).
 COMM_METHODS: dict[str, tuple[BufferArg, ...]] = {
     **{name: _BUF_SENT for name in ("Send", "Ssend", "Bsend", "Rsend", "Isend", "Issend", "Ibsend", "Irsend")},
     **{name: _BUF_RECEIVED for name in ("Recv", "Irecv", "Mrecv")},

@@ -1,17 +1,7 @@
-"""NCCL communicators driven from Python with raw pointers: CuPy's
-`cupy.cuda.nccl.NcclCommunicator` and the wrappers projects build the same way.
-
-Each collective takes device pointers (`x.data.ptr`, a memory pointer's `.ptr`) and a
-stream handle (`stream.ptr`) last: the collective is queued on that stream, reads the
-send buffer and writes the receive buffer there (NCCL's own semantics: "the operation
-is enqueued on the given stream"). Whatever the wrapper, a send buffer comes before the
-receive buffer (NCCL 1 put the count between them for `allGather`; NCCL 2 does not), so
-the roles are given per pointer argument in order, not per position.
-
-A call is taken for one of these only when its method has one of these names and it is
-handed a stream (its handle, or the stream itself): a raw stream handle passed to a
-method that names a collective is the evidence.
-"""
+"""NCCL communicators driven with raw pointers (CuPy's `NcclCommunicator`, projects' wrappers): a
+collective is queued on the stream handed last, reading its send buffer and writing its receive
+buffer there. The roles go by pointer argument in order (a send buffer comes first, whatever the
+wrapper puts between them); a method of one of these names handed a stream is the evidence."""
 
 from __future__ import annotations
 
@@ -30,7 +20,5 @@ COMMUNICATOR_METHODS: dict[str, tuple[Role, ...]] = {
     "recv": (Role.RECEIVED,),
 }
 
-# Attributes of a stream object that are its raw handle (`stream.ptr` in CuPy,
-# `stream.cuda_stream` in PyTorch, `stream.handle` in Numba): handing one to a call is
-# handing it the stream.
+# Attributes of a stream object that are its raw handle (CuPy's, PyTorch's, Numba's).
 STREAM_HANDLE_ATTRS = frozenset({"ptr", "cuda_stream", "handle"})

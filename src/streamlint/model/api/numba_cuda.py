@@ -1,21 +1,10 @@
-"""Numba-CUDA: no current stream; every API takes `stream=0` (the legacy default stream).
-
-API-FACTS.md section 3. A device array remembers a bound stream that its transfer
-methods use when no stream is passed. A falsy stream selects the synchronous driver
-copy; any Stream object selects the async one.
-"""
+"""Numba-CUDA (API-FACTS.md section 3): no current stream, every API takes `stream=0` (the legacy
+default stream); a device array's transfers use its bound stream; a falsy stream copies synchronously."""
 
 from __future__ import annotations
 
-from streamlint.model.api.facts import (
-    BLOCK_ALWAYS,
-    BLOCK_UNLESS_STREAM,
-    STREAM_ARG,
-    STREAM_ARG_OR_BOUND,
-    STREAM_SELF,
-    Arg,
-    Fact,
-)
+from streamlint.model.api.facts import BLOCK_ALWAYS, BLOCK_UNLESS_STREAM, STREAM_ARG, STREAM_ARG_OR_BOUND, STREAM_SELF
+from streamlint.model.api.facts import Arg, Fact
 from streamlint.model.api.op_kinds import OpKind as K
 
 F = "numba"
@@ -53,8 +42,7 @@ STREAM_METHODS: dict[str, Fact] = {
 }
 
 EVENT_METHODS: dict[str, Fact] = {
-    # Event.record(stream=0) and Event.wait(stream=0) default to the legacy stream,
-    # not to any bound stream.
+    # (stream=0: the legacy default stream, not any bound stream)
     "record": Fact(K.EVENT_RECORD, F, stream=STREAM_ARG, stream_arg=Arg(0, "stream")),
     "wait": Fact(K.STREAM_WAIT_EVENT, F, stream=STREAM_ARG, stream_arg=Arg(0, "stream")),
     "synchronize": Fact(K.EVENT_SYNC, F, blocking=BLOCK_ALWAYS),
@@ -71,17 +59,15 @@ ARRAY_METHODS: dict[str, Fact] = {
     ),
 }
 
-# Type tests that tell a Numba device array (or any CUDA Array Interface object) from a host
-# array: `isinstance(x, DeviceNDArray)`, `cuda.is_cuda_array(x)` hold on the device side.
+# Type tests that hold on the device side (`isinstance(x, DeviceNDArray)`, `cuda.is_cuda_array(x)`).
 DEVICE_ARRAY_TYPES = frozenset({
     "numba.cuda.cudadrv.devicearray.DeviceNDArray", "numba.cuda.devicearray.DeviceNDArray",
 })
 DEVICE_ARRAY_TESTS = frozenset({"numba.cuda.is_cuda_array"})
 
-# `cuda.atomic.<op>(array, index, value)` inside a kernel stores into `array` (its first
-# argument) in place, as `array[index] op= value` does.
+# `cuda.atomic.<op>(array, index, value)` in a kernel stores into `array`, as `array[index] op= value`.
 ATOMIC_NAMESPACE = "atomic"
 ATOMIC_OPERATIONS = frozenset({
-    "add", "sub", "and_", "or_", "xor", "inc", "dec", "exch", "max", "min", "nanmax", "nanmin",
-    "compare_and_swap", "cas",
+    "add", "sub", "and_", "or_", "xor", "inc", "dec", "exch", "max", "min", "nanmax", "nanmin", "compare_and_swap",
+    "cas",
 })

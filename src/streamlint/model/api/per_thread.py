@@ -1,11 +1,6 @@
-"""Per-thread default stream switches (API-FACTS.md section 1.4).
-
-Set in the file itself (`os.environ["CUPY_CUDA_PER_THREAD_DEFAULT_STREAM"] = "1"`,
-`os.environ.setdefault(...)`, `numba.config.CUDA_PER_THREAD_DEFAULT_STREAM = 1`), they make
-the framework's default stream (CuPy's initial current stream, Numba's stream 0) the
-per-thread default stream: an ordinary blocking stream of this thread, not the legacy
-barrier. Each key is a variable or config attribute; each value the frameworks it switches.
-"""
+"""Per-thread default stream switches (API-FACTS.md 1.4): set in the file, they make the frameworks'
+default stream an ordinary blocking stream of the thread, not the legacy barrier. Variable or
+config attribute -> the frameworks it switches."""
 
 from __future__ import annotations
 

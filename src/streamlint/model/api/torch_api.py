@@ -1,22 +1,10 @@
-"""PyTorch: every op, copy and allocation uses the current stream of the tensor's device.
-
-API-FACTS.md section 4. Pool streams are created non-blocking, so torch side streams
-never order against the legacy default stream. A copy's direction depends on its
-source and target: the flow decides it (see flow._torch_copy).
-"""
+"""PyTorch (API-FACTS.md section 4): every op, copy and allocation uses the current stream of the
+tensor's device; pool streams are non-blocking, never ordered by the legacy default stream."""
 
 from __future__ import annotations
 
-from streamlint.model.api.facts import (
-    BLOCK_ALWAYS,
-    BLOCK_FLAG,
-    STREAM_ARG_OR_CURRENT,
-    STREAM_CURRENT,
-    STREAM_DATA,
-    STREAM_SELF,
-    Arg,
-    Fact,
-)
+from streamlint.model.api.facts import BLOCK_ALWAYS, BLOCK_FLAG, STREAM_ARG_OR_CURRENT, STREAM_CURRENT, STREAM_DATA
+from streamlint.model.api.facts import STREAM_SELF, Arg, Fact
 from streamlint.model.api.op_kinds import OpKind as K
 
 F = "torch"
@@ -63,8 +51,8 @@ TEST_COMPARISONS = frozenset({"torch.testing.assert_close", "torch.testing.asser
 
 # torch.<creator>(..., device=, pin_memory=): device from the keywords, CPU otherwise.
 CREATORS = frozenset({
-    "rand", "randn", "randint", "zeros", "ones", "empty", "full", "arange", "linspace",
-    "logspace", "eye", "tensor", "as_tensor", "empty_strided", "randperm", "normal",
+    "rand", "randn", "randint", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "tensor",
+    "as_tensor", "empty_strided", "randperm", "normal",
 })
 LIKE_CREATORS = frozenset({"rand_like", "randn_like", "zeros_like", "ones_like", "empty_like", "full_like", "randint_like"})
 ALLOCATING_ONLY = frozenset({"empty", "empty_like", "empty_strided"})
@@ -82,9 +70,8 @@ STREAM_METHODS: dict[str, Fact] = {
     "record_event": Fact(K.EVENT_RECORD, F, stream=STREAM_SELF, result="event", target=Arg(0, "event")),
 }
 
-# Methods of streams (tensors have none of them): called on a value the code says nothing
-# else about, it is taken as the stream held at its path, so its ordering is kept (an
-# event's `synchronize` taken so synchronizes nothing it does not).
+# Methods of streams (tensors have none): called on a value of unknown kind, it is the stream held
+# at its path (an event's `synchronize` taken so synchronizes nothing it does not).
 STREAM_ONLY_METHODS = frozenset({"wait_stream", "wait_event", "record_event", "synchronize"})
 
 EVENT_METHODS: dict[str, Fact] = {
@@ -112,79 +99,66 @@ TENSOR_METHODS: dict[str, Fact] = {
     "record_stream": Fact(K.RECORD_STREAM, F, target=Arg(0, "stream")),
 }
 
-# Methods that exist on one kind of tensor only: calling one on a value the code says nothing
-# else about tells what it is, by its memory (API-FACTS 4.3, 4.5: `pin_memory` on CPU tensors,
-# `record_stream` on CUDA tensors); "": a copy to a device, whose result does not depend on what
-# the receiver was.
+# Methods of one kind of tensor only (API-FACTS 4.3, 4.5): called on a value of unknown kind, they
+# tell its memory; "": a copy, whose result does not depend on what the receiver was.
 RECEIVER_EVIDENCE: dict[str, str] = {"pin_memory": "pageable", "record_stream": "device", "cuda": "", "to": "", "cpu": ""}
 
-# Tensor methods that return a tensor on the same device (and launch work there,
-# except views). Anything else (size, dim, shape, ...) returns a non-tensor.
+# Tensor methods that return a tensor on the same device (and launch work there, except views).
 TENSOR_PRESERVING = frozenset({
-    "sum", "mean", "max", "min", "abs", "exp", "log", "float", "double", "half", "bfloat16", "int",
-    "long", "bool", "clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze",
-    "unsqueeze", "permute", "transpose", "t", "softmax", "log_softmax", "relu", "sigmoid", "tanh",
-    "argmax", "argmin", "norm", "pow", "sqrt", "add", "sub", "mul", "div", "matmul", "mm", "bmm",
-    "std", "var", "prod", "cumsum", "expand", "expand_as", "repeat", "gather", "scatter",
-    "index_select", "masked_fill", "clamp", "type_as", "neg", "sign", "round", "floor", "ceil",
-    "eq", "ne", "lt", "le", "gt", "ge", "any", "all", "add_", "sub_", "mul_", "div_", "zero_",
-    "fill_", "clamp_", "copy", "narrow", "chunk", "split", "topk", "sort", "cat", "square",
-    "amax", "amin", "logsumexp", "sin", "cos", "tan", "erf", "log1p", "log2", "log10", "rsqrt",
-    "reciprocal", "where", "nan_to_num", "clamp_min", "clamp_max", "to_dense", "masked_scatter",
-    "floor_divide", "remainder", "fmod", "lerp", "addmm", "baddbmm", "einsum", "unfold", "roll",
-    "flip", "tril", "triu", "diag", "outer", "dot", "cross", "cumprod", "median", "mode", "sgn",
+    "sum", "mean", "max", "min", "abs", "exp", "log", "float", "double", "half", "bfloat16", "int", "long", "bool",
+    "clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "t",
+    "softmax", "log_softmax", "relu", "sigmoid", "tanh", "argmax", "argmin", "norm", "pow", "sqrt", "add", "sub", "mul",
+    "div", "matmul", "mm", "bmm", "std", "var", "prod", "cumsum", "expand", "expand_as", "repeat", "gather", "scatter",
+    "index_select", "masked_fill", "clamp", "type_as", "neg", "sign", "round", "floor", "ceil", "eq", "ne", "lt", "le",
+    "gt", "ge", "any", "all", "add_", "sub_", "mul_", "div_", "zero_", "fill_", "clamp_", "copy", "narrow", "chunk",
+    "split", "topk", "sort", "cat", "square", "amax", "amin", "logsumexp", "sin", "cos", "tan", "erf", "log1p", "log2",
+    "log10", "rsqrt", "reciprocal", "where", "nan_to_num", "clamp_min", "clamp_max", "to_dense", "masked_scatter",
+    "floor_divide", "remainder", "fmod", "lerp", "addmm", "baddbmm", "einsum", "unfold", "roll", "flip", "tril", "triu",
+    "diag", "outer", "dot", "cross", "cumprod", "median", "mode", "sgn",
 })
-# Tensor methods that return the tensor's storage: the same memory, whose `resize_(0)` hands
-# it back to the caching allocator at once, whoever still holds the tensor (ZeRO-style offload).
+# Tensor methods that return its storage, whose `resize_(0)` hands the memory back to the caching
+# allocator at once, whoever still holds the tensor (ZeRO-style offload).
 STORAGE_METHODS = frozenset({"untyped_storage", "storage", "_typed_storage"})
 STORAGE = "storage"  # the value's target: a storage, not a tensor
 STORAGE_RELEASES = frozenset({"resize_"})  # with a size of 0
-# Methods of Python's own values (strings, lists, dicts, sets, tuples, bytes): a name of one
-# says nothing about a tensor (`line.split(",")`, `names.copy()`).
+# Methods of Python's own values: a name of one says nothing about a tensor (`line.split(",")`).
 BUILTIN_METHODS = frozenset(name for kind in (str, list, dict, set, tuple, bytes) for name in dir(kind))
-# Tensor operations that show a value of unknown kind, called under a stream the code chose,
-# to be a tensor there (`grads.norm(p=2)` inside `with torch.cuda.stream(s):`).
+# Tensor operations that show a value of unknown kind called under a stream the code chose is a tensor.
 TENSOR_OPERATIONS = TENSOR_PRESERVING - BUILTIN_METHODS
 # In-place-looking methods (trailing "_") that launch no kernel on the tensor's data.
 NON_KERNEL_INPLACE = frozenset({"requires_grad_", "share_memory_", "set_", "resize_", "detach_", "retain_grad_", "record_stream_"})
 VIEW_METHODS = frozenset({
-    "view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "t", "expand",
-    "expand_as", "narrow", "detach", "contiguous",
+    "view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "t", "expand", "expand_as", "narrow",
+    "detach", "contiguous",
 })
-# Of those, the ones that never copy: they launch no kernel and read nothing (a new view of the
-# same memory); `reshape`, `flatten` and `contiguous` copy a tensor that is not contiguous.
+# Of those, the ones that never copy (`reshape`, `flatten`, `contiguous` copy a non-contiguous tensor).
 PURE_VIEWS = VIEW_METHODS - {"reshape", "flatten", "contiguous"}
 # torch.* functions that do not return a tensor on the device of their inputs.
 NON_TENSOR_FUNCTIONS = frozenset({
-    "is_tensor", "numel", "is_floating_point", "is_complex", "manual_seed", "save", "load",
-    "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "device", "dtype",
-    "get_default_dtype", "set_default_dtype", "is_grad_enabled", "compile", "jit",
+    "is_tensor", "numel", "is_floating_point", "is_complex", "manual_seed", "save", "load", "no_grad", "enable_grad",
+    "inference_mode", "set_grad_enabled", "device", "dtype", "get_default_dtype", "set_default_dtype",
+    "is_grad_enabled", "compile", "jit",
 })
-
-# Namespaces whose functions (lowercase, directly in the namespace) return a new tensor, made
-# where their tensor arguments are (`torch.diff`, `torch.linalg.vector_norm`, `F.softmax`): given
-# values of a device not told, a tensor of a device not told (evidence may tell it later).
+# Namespaces whose (lowercase) functions return a new tensor made where their tensor arguments are
+# (`torch.diff`, `F.softmax`): given values of a device not told, a tensor of a device not told.
 TENSOR_FUNCTION_NAMESPACES = frozenset({"torch", "torch.linalg", "torch.nn.functional", "torch.fft", "torch.special"})
-# Functions of those namespaces that return no single tensor: tuples or lists of tensors, host
-# values, settings and contexts.
-# Of those, the ones that return tensors, or a tuple of tensors, made where their arguments are
-# (`torch.unique(ids)`, `torch.sort(x)`): data, never an object with methods of its own.
+# Functions of those namespaces that return tensors or tuples of them (`torch.sort(x)`): data, never an
+# object with methods of its own; NOT_ONE_TENSOR: all that return no single tensor.
 TENSORS_OR_TUPLES = frozenset({
-    "split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "meshgrid", "broadcast_tensors",
-    "sort", "topk", "kthvalue", "unique", "unique_consecutive", "histogram", "frexp", "aminmax", "max", "min",
-    "median", "mode", "nonzero", "where", "std_mean", "var_mean", "cummax", "cummin",
+    "split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "meshgrid", "broadcast_tensors", "sort",
+    "topk", "kthvalue", "unique", "unique_consecutive", "histogram", "frexp", "aminmax", "max", "min", "median", "mode",
+    "nonzero", "where", "std_mean", "var_mean", "cummax", "cummin",
 })
 NOT_ONE_TENSOR = NON_TENSOR_FUNCTIONS | TENSORS_OR_TUPLES | frozenset({
-    "lu", "lu_unpack",
-    "eig", "eigh", "svd", "qr", "slogdet", "lu_factor", "lu_factor_ex", "lstsq", "inv_ex", "cholesky_ex",
-    "ldl_factor", "ldl_factor_ex", "solve_ex", "triangular_solve", "geqrf", "svd_lowrank", "pca_lowrank",
+    "lu", "lu_unpack", "eig", "eigh", "svd", "qr", "slogdet", "lu_factor", "lu_factor_ex", "lstsq", "inv_ex",
+    "cholesky_ex", "ldl_factor", "ldl_factor_ex", "solve_ex", "triangular_solve", "geqrf", "svd_lowrank", "pca_lowrank",
     "get_rng_state", "set_rng_state", "seed", "initial_seed", "autocast", "finfo", "iinfo", "broadcast_shapes",
-    "result_type", "promote_types", "can_cast", "typename", "is_storage", "set_default_device",
-    "get_default_device", "set_default_tensor_type", "set_printoptions", "use_deterministic_algorithms",
-    "set_num_threads", "get_num_threads", "set_float32_matmul_precision", "get_float32_matmul_precision",
-    "is_autocast_enabled", "vmap", "cond", "export", "set_warn_always", "is_nonzero", "equal", "allclose",
-    "multi_head_attention_forward", "max_pool1d_with_indices", "max_pool2d_with_indices",
-    "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+    "result_type", "promote_types", "can_cast", "typename", "is_storage", "set_default_device", "get_default_device",
+    "set_default_tensor_type", "set_printoptions", "use_deterministic_algorithms", "set_num_threads", "get_num_threads",
+    "set_float32_matmul_precision", "get_float32_matmul_precision", "is_autocast_enabled", "vmap", "cond", "export",
+    "set_warn_always", "is_nonzero", "equal", "allclose", "multi_head_attention_forward", "max_pool1d_with_indices",
+    "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices",
 })
 
 
@@ -194,33 +168,27 @@ def returns_tensor(name: str) -> bool:
     return namespace in TENSOR_FUNCTION_NAMESPACES and short[:1].islower() and short not in NOT_ONE_TENSOR
 
 
-# Tensor methods that return no tensor (metadata, host values, hooks): no device work.
+# Tensor methods that return no tensor (metadata, host values, hooks; and dicts', lists' and sets'): no device work.
 NON_TENSOR_METHODS = frozenset({
-    "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "storage_offset",
-    "data_ptr", "is_contiguous", "is_pinned", "is_floating_point", "is_complex", "get_device",
-    "untyped_storage", "storage", "type", "register_hook", "requires_grad_", "retain_grad",
-    "__len__", "__repr__", "__str__", "__format__", "__hash__", "dim_order", "is_set_to", "nbytes",
-    "is_shared", "share_memory_", "backward", "new_empty", "new_zeros", "new_ones", "new_full",
-    "new_tensor", "keys", "items", "values", "get",
-    # methods of dicts, lists and sets, which tensors do not have
-    "pop", "popitem", "remove", "clear", "update", "discard", "count",
+    "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "storage_offset", "data_ptr",
+    "is_contiguous", "is_pinned", "is_floating_point", "is_complex", "get_device", "untyped_storage", "storage", "type",
+    "register_hook", "requires_grad_", "retain_grad", "__len__", "__repr__", "__str__", "__format__", "__hash__",
+    "dim_order", "is_set_to", "nbytes", "is_shared", "share_memory_", "backward", "new_empty", "new_zeros", "new_ones",
+    "new_full", "new_tensor", "keys", "items", "values", "get", "pop", "popitem", "remove", "clear", "update",
+    "discard", "count",
 })
-# Types every tensor is an instance of: `isinstance(t, torch.Tensor)` of a value the walk
-# knows is a tensor is true (the other branches of the test do not run for it).
-TENSOR_TYPES = frozenset({"torch.Tensor"})
-# Attributes of a CUDA tensor that are CUDA tensors (views or named-tuple fields).
-# A tensor's device (`x.device`): where the tensor lives, as a device value (`torch.tensor(...,
-# device=x.device)` makes a tensor there).
+# Types every tensor is an instance of (`isinstance(t, torch.Tensor)` of a tensor is true).
+TENSOR_TYPES: frozenset[str] = frozenset({"torch.Tensor"})
+# A tensor's device (`x.device`): where it lives, as a device value.
 DEVICE_ATTRIBUTES = frozenset({"device"})
-# Creators that build their tensor from the data they are given (Python numbers and lists of them
-# are built on the host first, then copied to the device a `device=` names).
+# Creators that build their tensor from the data they are given (Python values: on the host first).
 FROM_DATA = frozenset({"tensor", "as_tensor"})
+# Attributes of a CUDA tensor that are CUDA tensors (views or named-tuple fields).
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "mH", "real", "imag", "values", "indices"})
-# A tensor's attribute a framework consumer reads later: what is stored as a parameter's gradient
-# (`p.grad = t`, `p.grad.data = t`) the optimizer's step reads, on the host for host memory (a CPU
-# optimizer), at a time the storing code does not order.
+# A tensor's attribute a framework consumer reads later: a parameter's gradient (`p.grad = t`), read
+# by the optimizer's step at a time the storing code does not order.
 CONSUMED_ATTRIBUTES = frozenset({"grad"})
-# Attributes of a tensor that are the tensor's own memory, whole (`p.data`): a message names the tensor.
+# Attributes of a tensor that are its own memory, whole (`p.data`): a message names the tensor.
 SAME_MEMORY_ATTRIBUTES = frozenset({"data"})
 
 # torch.distributed collectives: the positional arguments each one writes (the rest it reads).
@@ -232,21 +200,12 @@ COLLECTIVES: dict[str, tuple[int, ...]] = {
     _D + "all_to_all": (0,), _D + "all_to_all_single": (0,), _D + "gather": (1,), _D + "scatter": (0,),
     _D + "recv": (0,), _D + "irecv": (0,), _D + "send": (), _D + "isend": (),
 }
-# The same collectives' tensor parameters by name, in their positions (`all_to_all_single(output=out,
-# input=inp)`): a tensor given by keyword is read, or written when its position is in the row above.
+# The same collectives' tensor parameters by name, in their positions (`all_to_all_single(output=out)`).
 COLLECTIVE_TENSOR_PARAMS: dict[str, tuple[str, ...]] = {
     **{_D + name: ("tensor",) for name in ("all_reduce", "broadcast", "reduce", "recv", "irecv", "send", "isend")},
     **{_D + name: ("output_tensor", "input_tensor") for name in ("all_gather_into_tensor", "_all_gather_base")},
     **{_D + name: ("output", "input") for name in ("reduce_scatter_tensor", "_reduce_scatter_base", "all_to_all_single")},
 }
 
-# Functions over lists of tensors (`torch._foreach_mul_(params, decay)`): their first
-# argument is a list of tensors (later positional arguments are lists of tensors, tensors or
-# scalars); one kernel per list on the current stream; a trailing "_" writes the first list's
-# tensors in place, otherwise each returns a list of new tensors made there.
+# Functions over lists of tensors (`torch._foreach_mul_(params, decay)`), their first argument a list.
 TENSOR_LIST_FUNCTIONS = "torch._foreach_"
-
-
-# Types an `isinstance` test names to tell a PyTorch tensor (of either device) from
-# another object (flow.keywords_by_type).
-TENSOR_TYPES: frozenset[str] = frozenset({"torch.Tensor"})

@@ -18,17 +18,12 @@ import libcst as cst
 
 from streamlint import reads
 from streamlint.model import resolve
+from streamlint.syntax_notes import parsed_at_all
 from streamlint.model.syntax.prefilter import may_call
-from streamlint.nesting import nesting_problem
 
-# A module larger than this is not read for its summaries (unknown: silence).
-MAX_BYTES = 2_000_000
 # The parsed modules kept between checked files (a tree costs about 35x its source).
 MAX_CACHED_MODULES = 320  # (a package of MAX_PACKAGE_FILES and the root scripts: read by every file of it)
 MAX_CACHED_SOURCE_BYTES = 2_000_000
-# A module that names none of the frameworks can still hand on a helper that does (a package's
-# `__init__` re-exports): it is read when it imports anything.
-_RELEVANT = (b"torch", b"cupy", b"numba", b"cuda", b"mpi4py", b"import")
 
 
 @dataclass(frozen=True)
@@ -46,6 +41,7 @@ class _Entry:
     mtime_ns: int
     size: int
     source: Optional[Source]
+    content: str = ""  # its content hash (noted for every checked file that reads it)
 
 
 _parsed: OrderedDict[str, _Entry] = OrderedDict()
@@ -101,7 +97,7 @@ def _spells(file: str, names: frozenset[str]) -> bool:
     except OSError:
         reads.note(file, reads.ABSENT)
         return False
-    reads.note(file, reads.content_hash(data))
+    reads.note_read(file, data)
     return may_call(data, names)
 
 
@@ -122,6 +118,10 @@ def _read(file: Path, name: str) -> Optional[Source]:
         entry = _parse(file, stat, name)
         if entry is None:
             return None
+    elif entry.source is not None:  # (read for an earlier checked file: noted for this one too)
+        reads.note_read(key, entry.source.text, entry.content)
+    else:
+        reads.note(key, entry.content)
     _parsed.move_to_end(key)
     return entry.source
 
@@ -133,19 +133,17 @@ def _parse(file: Path, stat, name: str) -> Optional[_Entry]:
     except OSError:
         reads.note(key, reads.ABSENT)
         return None
-    reads.note(key, reads.content_hash(data))
+    reads.note_read(key, data)
     source = None
-    if len(data) <= MAX_BYTES and any(word in data for word in _RELEVANT):
+    if parsed_at_all(data):
         try:
-            text = data.decode("utf-8")
-            # libcst's native parser would overflow its stack: a module we cannot see
-            tree = cst.parse_module(text) if nesting_problem(text) is None else None
+            tree = cst.parse_module(data.decode("utf-8"))
         except (UnicodeDecodeError, cst.ParserSyntaxError, RecursionError, ValueError):
             tree = None
         if tree is not None:
             package = name if file.name == "__init__.py" else name.rpartition(".")[0]
             source = Source(tree, package, key, data)
-    entry = _Entry(stat.st_mtime_ns, stat.st_size, source)
+    entry = _Entry(stat.st_mtime_ns, stat.st_size, source, reads.content_hash(data))
     _remember(key, entry, len(data))
     return entry
 

@@ -9,6 +9,7 @@ MAX_WALKS walks per run; past it, calls are opaque.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
@@ -45,6 +46,8 @@ MAX_ROOT_FILES = 64
 # The walks done to learn what the project's callers pass (its callers and what they call):
 # past this many, no further caller is walked (the contexts found so far stand).
 MAX_CALLER_WALKS = 1000
+# The modules whose root summaries are kept for importers' digests in a run (digest_of_use).
+MAX_KEPT_ROOTS = MAX_PACKAGE_FILES + MAX_ROOT_FILES
 
 
 @dataclass
@@ -105,10 +108,14 @@ class Solver:
         self._from_callers = False
         self._extra_spent: dict[str, set] = {}  # the kinds of extra context each function has used
 
-    def solve_module(self) -> Solved:
+    def solve_module(self, path: str = "", content: str = "") -> Solved:
+        """`path` and `content` (the content hash of the checked bytes): its functions' root
+        summaries are then what `digest_of_use` makes of them for an importer checked in the same
+        run (the same solve)."""
         self._globals[self.program.main.name] = self._module_names(self.program.main.name)
-        for qualname in list(self.program.main.functions):
-            self._solve(qualname, ROOT_CONTEXT)
+        roots = {q: self._solve(q, ROOT_CONTEXT) for q in list(self.program.main.functions)}
+        if path and content and path != "-":
+            _publish_roots(path, content, self.program.main.name, roots)
         self._solve_under_callers()
         return self.solved
 
@@ -120,8 +127,9 @@ class Solver:
         before = set(self.solved.walks)
         main = self.program.main
         spelled = frozenset({q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL} | main.classes)
-        callers = (q for unit in self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, spelled)
-                   for q in self._callers_in(unit))
+        # (a module that defines no name a caller can call has no callers: the package is not read)
+        units = self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, spelled) if spelled else ()
+        callers = (q for unit in units for q in self._callers_in(unit))
         self._from_callers = True  # (a callee they reach in what a call site passes: the context the joined walk gets)
         try:
             for qualname in callers:
@@ -530,8 +538,9 @@ def digest_of_use(path: str, local: str) -> str:
     summary at the root context in a program of its own module, where every function of the
     module was solved at the root context in the module's order (one solve per module and text,
     per run, for every use of it; the same digests whichever names are used, in whatever order).
-    A name the module does not define itself (inherited, re-exported) or past the walk budget:
-    solved alone."""
+    The solve is the one the module's own check makes first (`Solver.solve_module`), kept when
+    the module was checked in this run. A name the module does not define itself (inherited,
+    re-exported) or past the walk budget: solved alone."""
     name, package = main_names(path)
     source = read_source(FilePath(path), name)
     if source is None:
@@ -540,15 +549,37 @@ def digest_of_use(path: str, local: str) -> str:
     text = reads.content_hash(source.text)  # (not the tree: the parse cache decides how long that is kept)
     if made.get("text") != text:  # (first asked, or its text changed)
         made.clear()
-        made.update(text=text, digests=_module_digests(name, package, path, source.tree))
-    found = made["digests"].get(local)
+    digests = made.setdefault("digests", {})
+    if local not in digests and "roots" not in made:  # (not solved yet, or its summaries let go)
+        solver = Solver(Program(unit_of(name, source.tree, package), ProjectModules(path)))
+        _keep_roots(path, made, text, {q: solver.summary_at_root(q) for q in list(solver.program.main.functions)})
+    if local not in digests:
+        summary = made["roots"].get(f"{name}.{local}")
+        digests[local] = sealed(summary).digest if summary is not None else None
+    found = digests[local]
     return found if found is not None else _digest_alone(name, package, path, source.tree, local)
 
 
-def _module_digests(name: str, package: str, path: str, tree: cst.Module) -> dict[str, str]:
-    solver = Solver(Program(unit_of(name, tree, package), ProjectModules(path)))
-    summaries = {q: solver.summary_at_root(q) for q in list(solver.program.main.functions)}
-    return {q[len(name) + 1:]: sealed(summary).digest for q, summary in summaries.items() if summary is not None}
+def _publish_roots(path: str, content: str, name: str, roots: dict) -> None:
+    """A checked module's root summaries, solved first in its program as `digest_of_use` solves
+    them: kept for its importers' digests in this run (by its file's path and content hash)."""
+    where = str(FilePath(path).resolve())
+    if main_names(where)[0] != name:
+        return
+    made = resolve.per_run(("digests_of_module", where), dict)
+    made.clear()
+    _keep_roots(where, made, content, roots)
+
+
+def _keep_roots(path: str, made: dict, content: str, roots: dict) -> None:
+    """Keep a module's root summaries for the run, those of at most MAX_KEPT_ROOTS modules (the
+    oldest let go: their digests made so far stay, the others are solved again when asked)."""
+    made.update(text=content, roots=roots, digests=made.get("digests", {}))
+    kept = resolve.per_run("kept_roots", OrderedDict)
+    kept[path] = made
+    kept.move_to_end(path)
+    while len(kept) > MAX_KEPT_ROOTS:
+        kept.popitem(last=False)[1].pop("roots", None)
 
 
 def _digest_alone(name: str, package: str, path: str, tree: cst.Module, local: str) -> str:

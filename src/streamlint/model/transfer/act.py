@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
+from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.domain.order import HOST
 from streamlint.model.domain.paths import Path
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef
-from typing import Optional
-
-from streamlint.model.domain.values import Memory
-from streamlint.model.api.op_kinds import OpKind
+from streamlint.model.domain.values import AbsValue, Memory
 from streamlint.model.summary.effects import Effect, EffectKind, Guard, Operation
 from streamlint.model.summary.perform import perform
+from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.frame import Frame
 
 
@@ -29,17 +30,34 @@ def access(state: State, frame: Frame, site: str, path: Path, write: bool, strea
 
 
 def host_access(state: State, frame: Frame, site: str, path: Path, write: bool, device_memory: bool = False) -> State:
-    """The host itself reads or writes memory: its own (host memory), or device memory it hands
-    to a library that reads it from outside the streams (CUDA-aware MPI)."""
+    """The host itself reads or writes memory: its own, or device memory it hands to a library
+    that reads it outside the streams (CUDA-aware MPI)."""
     return access(state, frame, site, path, write, HOST, host_memory=not device_memory)
+
+
+def host_reads(state: State, frame: Frame, site: str, values: list[AbsValue]) -> State:
+    for value in values:
+        if is_host(value) and value.identity is not None:
+            state = host_access(state, frame, site, value.identity, False)
+    return state
+
+
+def device_reads(state: State, frame: Frame, site: str, values: list[AbsValue], stream: StreamRef,
+                 written: bool = False) -> State:
+    """The device memory among `values` read on `stream` (and then written: `written`)."""
+    for value in values:
+        if is_device(value) and value.identity is not None:
+            state = access(state, frame, site, value.identity, False, stream)
+            if written:
+                state = access(state, frame, site, value.identity, True, stream)
+    return state
 
 
 def operation(state: State, frame: Frame, site: str, api: str, op: OpKind, stream: Optional[StreamRef],
               host_blocking: Optional[bool], host_memory: Memory = Memory.UNKNOWN, value_site: str = "",
               host_inputs: bool = False, framework: str = "", **form) -> State:
-    """Record an API operation the rules ask about (a copy, a synchronization, a stream made),
-    with whether it runs in a loop of this function, and only sometimes; `form`: what the call
-    as written says (Operation's `async_form`, `non_blocking`, `host_at`, ...)."""
+    """Record an operation the rules ask about, with whether it runs in a loop here and only
+    sometimes; `form`: what the call as written says (Operation's `async_form`, `host_at`, ...)."""
     first_pass = form.pop("first_pass", False)
     detail = Operation(api, op.value, host_blocking, host_memory, frame.loop_depth > 0, value_site, host_inputs,
                        frame.guards > 0, **form)
@@ -49,9 +67,7 @@ def operation(state: State, frame: Frame, site: str, api: str, op: OpKind, strea
 
 def kernel(state: State, frame: Frame, site: str, api: str, stream: Optional[StreamRef], framework: str = "",
            host_inputs: bool = False) -> State:
-    """A kernel queued on `stream` (a framework function, an operator, a compiled kernel called):
-    the operation its accesses belong to. None: no device work (an operation of the host's)."""
+    """A kernel queued on `stream`: the operation its accesses belong to (None: the host's work)."""
     if stream is None or not stream.known:
         return state
     return operation(state, frame, site, api, OpKind.KERNEL, stream, False, host_inputs=host_inputs, framework=framework)
-

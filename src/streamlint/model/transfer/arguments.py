@@ -49,7 +49,6 @@ class Arguments:
         return truth(value)  # a name the walk knows the truth of (a caller passed True)
 
     def string_literal(self, where: Optional[Arg]) -> Optional[str]:
-        """A string literal argument's value."""
         expression = self.expression(where)
         if isinstance(expression, cst.SimpleString):
             return expression.raw_value

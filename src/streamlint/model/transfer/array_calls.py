@@ -1,5 +1,5 @@
-"""CuPy's and Numba-CUDA's handlers: their fact tables through the fact interpreter, plus
-what the tables say as name sets (CuPy's kernel functions and methods, views, `copyto`)."""
+"""CuPy's, Numba-CUDA's and cuda-python's handler: their fact tables, plus what the tables say as
+name sets (CuPy's kernel functions and methods, views, `copyto`) and compiled kernels."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import api
-from streamlint.model.api import cuda_core, cupy, host_math, interop, numba_cuda
+from streamlint.model.api import cupy, host_math, interop
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue, Memory, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind
-from streamlint.model.transfer.act import access, do, kernel
+from streamlint.model.transfer.act import access, device_reads, do, kernel
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.fact_calls import apply_fact, compiled_from, stream_of_value
@@ -30,21 +30,23 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         state = sizes_are_numbers(arguments, state)
     if name in interop.MEMORY_VIEWS:
         return _memory_view(name, arguments, state, frame), state
-    fact = api.lookup(name)
+    fact = api.FUNCTIONS.get(name)
     if fact is not None:
         return apply_fact(fact, arguments, state, frame, name)
     if namespace in cupy.CREATING_NAMESPACES:
-        return _cupy_kernel("zeros", arguments, state, frame, name)
+        return _cupy_kernel(name, "zeros", arguments, state, frame)
     if namespace in cupy.KERNEL_NAMESPACES and short not in cupy.NON_KERNEL_FUNCTIONS:
-        # `cp.ceil(n / 32)`: a kernel the host could have skipped
-        host_inputs = short not in host_math.SHAPE_TAKERS and _of_host_numbers(arguments)
-        return _cupy_kernel(short, arguments, state, frame, name, host_inputs)
+        # `cp.ceil(n / 32)` of host numbers (or tuples of them: `x.shape`): a kernel the host could have skipped
+        host_inputs = short not in host_math.SHAPE_TAKERS and bool(arguments.values()) and all(
+            v.kind is ValueKind.HOST_NUMBER or (v.kind is ValueKind.CONTAINER and v.element is not None
+                                                and v.element.kind is ValueKind.HOST_NUMBER)
+            for v in arguments.values())
+        return _cupy_kernel(name, short, arguments, state, frame, host_inputs)
     return None
 
 
 def _memory_view(name: str, arguments: Arguments, state: State, frame: Frame) -> AbsValue:
-    """An array made over memory it is given (`cupy.ndarray(shape, dtype, memptr=mem)`): that
-    memory under an array's name, no work queued; without it, a new allocation."""
+    """`cupy.ndarray(shape, dtype, memptr=mem)`: that memory under an array's name; without it, an allocation."""
     framework = api.framework_of(name) or ""
     memory = arguments.value(interop.MEMORY_VIEWS[name])
     if memory is not None and memory.identity is not None and not is_host(memory):
@@ -53,17 +55,8 @@ def _memory_view(name: str, arguments: Arguments, state: State, frame: Frame) ->
     return AbsValue(ValueKind.BUFFER, framework, Memory.DEVICE, Path(Root.fresh(frame.site(arguments.node))), made_on)
 
 
-def _of_host_numbers(arguments: Arguments) -> bool:
-    """Every argument a number the host has (or a tuple of them: `x.shape`)."""
-    values = arguments.values()
-    return bool(values) and all(v.kind is ValueKind.HOST_NUMBER or (
-        v.kind is ValueKind.CONTAINER and v.element is not None and v.element.kind is ValueKind.HOST_NUMBER)
-        for v in values)
-
-
 def sizes_are_numbers(arguments: Arguments, state: State) -> State:
-    """`cp.zeros([ntheta, self.nz, self.n])`: the names given as sizes hold host numbers (evidence
-    from their use); what they hold is refined, its identity kept."""
+    """`cp.zeros([n, self.nz])`: the names given as sizes hold host numbers (evidence from their use)."""
     if not arguments.positional:
         return state
     sizes = arguments.positional[0][1]
@@ -90,13 +83,12 @@ def _refined_number(node: cst.BaseExpression, state: State) -> State:
     return state
 
 
-def _cupy_kernel(short: str, arguments: Arguments, state: State, frame: Frame, api: str = "",
+def _cupy_kernel(api: str, short: str, arguments: Arguments, state: State, frame: Frame,
                  host_inputs: bool = False) -> Handled:
-    """A CuPy function that launches kernels on the current stream: it reads its array
-    arguments and makes its result there (`copyto` writes its first argument)."""
+    """A CuPy kernel function: it reads its arrays and makes its result on the current stream (`copyto`: into dst)."""
     current = state.current_stream("cupy")
     site = frame.site(arguments.node)
-    state = kernel(state, frame, site, api or f"cupy.{short}", current, "cupy", host_inputs)
+    state = kernel(state, frame, site, api, current, "cupy", host_inputs)
     inputs = [v for v in arguments.values() if is_device(v) and v.identity is not None]
     if short in cupy.DESTINATION_FIRST:
         destination = arguments.value(Arg(0, "dst"))
@@ -118,9 +110,7 @@ def _cupy_kernel(short: str, arguments: Arguments, state: State, frame: Frame, a
 
 
 def cupy_array_method(name: str, array: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    fact = cupy.ARRAY_METHODS.get(name)
-    if fact is not None:
-        return apply_fact(fact, arguments, state, frame, f"cupy.ndarray.{name}")
+    """The array methods no row says: views, and kernels on the current stream."""
     if name in cupy.VIEW_METHODS:
         return array, state
     if name in cupy.KERNEL_METHODS and array.identity is not None and is_device(array):
@@ -133,49 +123,28 @@ def cupy_array_method(name: str, array: AbsValue, arguments: Arguments, state: S
     return None
 
 
-def numba_array_method(name: str, array: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    fact = numba_cuda.ARRAY_METHODS.get(name)
-    return apply_fact(fact, arguments, state, frame, f"numba.cuda.DeviceNDArray.{name}") if fact is not None else None
-
-
-def _method_table(tables: dict, owner: str):
-    def method(name: str, receiver: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-        fact = tables.get(name)
-        return apply_fact(fact, arguments, state, frame, f"{owner}.{name}") if fact is not None else None
-    return method
-
-
-def cupy_stream_method(name: str, stream: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    if name in _CAPTURE and stream.stream is not None:
-        site = frame.site(arguments.node)
-        graph = AbsValue(ValueKind.GRAPH, "cupy", identity=Path(Root.fresh(site)))
-        effect = Effect(_CAPTURE[name], site, graph.identity if name == "end_capture" else None, stream.stream,
-                        framework="cupy")
-        return (graph if name == "end_capture" else AbsValue(ValueKind.UNKNOWN)), do(state, frame, effect)
-    return _cupy_stream_table(name, stream, arguments, state, frame)
+def capture(name: str, stream: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    """`s.begin_capture()` ... `g = s.end_capture()`: CuPy's graph capture on the stream."""
+    if name not in _CAPTURE or stream.stream is None:
+        return None
+    site = frame.site(arguments.node)
+    graph = AbsValue(ValueKind.GRAPH, "cupy", identity=Path(Root.fresh(site)))
+    captured = graph.identity if name == "end_capture" else None
+    effect = Effect(_CAPTURE[name], site, captured, stream.stream, framework="cupy")
+    return (graph if name == "end_capture" else AbsValue(ValueKind.UNKNOWN)), do(state, frame, effect)
 
 
 _CAPTURE = {"begin_capture": EffectKind.BEGIN_CAPTURE, "end_capture": EffectKind.END_CAPTURE}
-_cupy_stream_table = _method_table(cupy.STREAM_METHODS, "cupy.cuda.Stream")
-cupy_event_method = _method_table(cupy.EVENT_METHODS, "cupy.cuda.Event")
-_numba_stream_table = _method_table(numba_cuda.STREAM_METHODS, "numba.cuda.Stream")
-
-
-def numba_stream_method(name: str, stream: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    if name == "auto_synchronize" and stream.stream is not None:
-        # a context whose exit synchronizes the stream
-        return AbsValue(ValueKind.STREAM_CONTEXT, "numba", stream=stream.stream, target=SYNC_ON_EXIT), state
-    return _numba_stream_table(name, stream, arguments, state, frame)
-
-
 # The target of a stream context that changes no current stream and synchronizes at its exit.
 SYNC_ON_EXIT = "synchronize on exit"
-numba_event_method = _method_table(numba_cuda.EVENT_METHODS, "numba.cuda.Event")
-# cuda.core's objects (cuda-python's own streams, events and buffers)
-cuda_core_stream_method = _method_table(cuda_core.STREAM_METHODS, "cuda.core.Stream")
-cuda_core_event_method = _method_table(cuda_core.EVENT_METHODS, "cuda.core.Event")
-cuda_core_buffer_method = _method_table(cuda_core.BUFFER_METHODS, "cuda.core.Buffer")
-raw_memory_method = _method_table(cupy.MEMORY_POINTER_METHODS, "cupy.cuda.MemoryPointer")
+
+
+def auto_synchronize(name: str, stream: AbsValue, arguments: Arguments, state: State,
+                     frame: Frame) -> Optional[Handled]:
+    """Numba's `with s.auto_synchronize():`, a context whose exit synchronizes the stream."""
+    if name != "auto_synchronize" or stream.stream is None:
+        return None
+    return AbsValue(ValueKind.STREAM_CONTEXT, "numba", stream=stream.stream, target=SYNC_ON_EXIT), state
 
 
 def launch_stream(config: list[AbsValue]):
@@ -184,8 +153,7 @@ def launch_stream(config: list[AbsValue]):
 
 
 def launch_graph(graph: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """`graph.launch(stream=None)` (CuPy), `g.replay()` (PyTorch): its captured work runs again,
-    on the stream given, else the framework's current stream."""
+    """`graph.launch(stream=None)`, `g.replay()`: its captured work again, on the stream given or the current."""
     given = stream_of_value(arguments.value(Arg(0, "stream")))
     stream = given or state.current_stream(graph.framework or "cupy")
     effect = Effect(EffectKind.LAUNCH_GRAPH, frame.site(arguments.node), graph.identity, stream, framework=graph.framework)
@@ -193,9 +161,8 @@ def launch_graph(graph: AbsValue, arguments: Arguments, state: State, frame: Fra
 
 
 def launch_kernel(kernel_value: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """A compiled kernel called (`raw((grid,), (block,), (a, b), stream=s)`, `elementwise(a, b)`): on the
-    stream given, else the framework's current stream, reading and writing its arrays (its body is
-    not Python we can read). `kernel:cupy:2` says the arrays are the items of positional argument 2."""
+    """A compiled kernel called (`raw((grid,), (block,), (a, b), stream=s)`): on the stream given, else the
+    current one, reading and writing its arrays (`kernel:cupy:2`: the items of argument 2)."""
     parts = kernel_value.target.split(":")
     framework = parts[1] if len(parts) > 1 else "cupy"
     if framework == "numba" and compiled_from(arguments) is not None:  # `cuda.jit(signature)(fn)`
@@ -207,11 +174,7 @@ def launch_kernel(kernel_value: AbsValue, arguments: Arguments, state: State, fr
         given = _items(packed) if packed is not None else []
     site = frame.site(arguments.node)
     state = kernel(state, frame, site, "kernel", stream, framework)
-    for value in given:
-        if is_device(value) and value.identity is not None:
-            state = access(state, frame, site, value.identity, False, stream)
-            state = access(state, frame, site, value.identity, True, stream)
-    return AbsValue(ValueKind.UNKNOWN), state
+    return AbsValue(ValueKind.UNKNOWN), device_reads(state, frame, site, given, stream, written=True)
 
 
 def _items(packed: AbsValue) -> list[AbsValue]:

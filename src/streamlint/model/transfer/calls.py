@@ -20,25 +20,30 @@ from streamlint.model.domain.state import State, entry_stream
 from streamlint.model.domain.values import MAX_TARGETS, MERGED, NO_ITEMS, SEQUENCE, UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.syntax.names import attribute_named
 from streamlint.model.summary.apply import Binding, apply
-from streamlint.model.summary.effects import Effect, EffectKind
+from streamlint.model.summary.effects import Effect
 from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.transfer import array_calls, fact_calls, handlers, mpi_calls, torch_calls
-from streamlint.model.transfer.act import access, do, host_access, kernel, operation
+from streamlint.model.transfer.act import access, device_reads, host_reads, kernel, operation
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.frame import CELL, SIDE_STREAM_FACT, CallContext, Frame
 
 Handled = tuple[AbsValue, State]
-METHOD = "."
-RAW = "raw"  # the framework of raw allocations (a MemoryPointer)  # a callee value for `receiver.<name>` whose receiver decides what it is
-
+METHOD = "."  # a callee value for `receiver.<name>` whose receiver decides what it is
+RAW = "raw"  # the framework of raw allocations (a MemoryPointer)
 # Builtins that read their arguments on the host (formatting, conversion, printing).
 HOST_READERS = frozenset({"print", "str", "repr", "float", "int", "bool", "format", "len", "list", "sum"})
+# Methods the tables know on a framework's objects or on builtins: a call of one of these names
+# through an unknown receiver is no evidence that the receiver is a project class.
+FRAMEWORK_METHODS = (frozenset(torch_api.TENSOR_METHODS) | torch_api.TENSOR_PRESERVING
+                     | frozenset(torch_api.TENSOR_COPIES) | frozenset(torch_api.STREAM_METHODS)
+                     | frozenset(torch_api.EVENT_METHODS) | torch_api.BUILTIN_METHODS
+                     | frozenset(torch_modules.TRAINING_STEP_CALLS) | torch_modules.MODULE_HOT_METHODS
+                     | python_std.KEEPING_METHODS | python_std.LISTING_METHODS)
 
 
 def method_of(receiver: AbsValue, name: str) -> AbsValue:
     if receiver.kind is ValueKind.NAMESPACE:  # spelled canonically: `chainer.cuda.Stream` is `cupy.cuda.Stream`
-        # (one of two framework functions has no attributes the walk knows of)
         target = normalize(f"{receiver.target}.{name}") if MERGED not in receiver.target else ""
         constant = cupy_api.STREAM_CONSTANTS.get(target)
         if constant is not None:  # `cupy.cuda.Stream.null`: the legacy default stream
@@ -70,10 +75,8 @@ def attribute_of(base: AbsValue, attr: str, path: Optional[Path]) -> AbsValue:
 
 
 def left_on_holder(base: AbsValue, attr: str, state: State, frame: Frame) -> tuple[Optional[AbsValue], State]:
-    """`node.state.x` of an object a parameter reaches, that nothing here stored: the tensor the
-    project's other functions that store `.x` on such a holder leave there (D-16), as this path's
-    memory, made on the producer's stream before the call (an entry assumption of its own, which
-    speaks for that memory in place of the parameter's)."""
+    """`node.state.x` of a holder a parameter reaches, stored nowhere here: what the project's functions that
+    store `.x` on such a holder leave there (D-16), made on the producer's stream before the call."""
     if base.identity is None or base.identity.root.kind is not RootKind.PARAM or base.is_buffer or frame.program is None \
             or attr in torch_api.TENSOR_ATTRIBUTES:
         return None, state
@@ -89,8 +92,7 @@ def left_on_holder(base: AbsValue, attr: str, state: State, frame: Frame) -> tup
 
 
 def of_object(value: AbsValue, obj: Path) -> AbsValue:
-    """A value the object's class keeps on `self`, seen from a holder of the object at `obj`:
-    `self.<a>` paths (its memory, a stream it made) are the object's own, `obj.<a>`."""
+    """A value the object's class keeps on `self`, seen from a holder of the object at `obj`."""
     def moved(path: Path) -> Path:
         return path.rebased(obj) if path.root.kind is RootKind.SELF else path
 
@@ -131,20 +133,14 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
 
 
 def _model_inputs(arguments: Arguments, state: State, frame: Frame) -> Arguments:
-    """A value called directly (a model, a loss, a submodule passed in) under a stream the code
-    chose: PyTorch's invariant says it runs there, on tensors; its arguments of unknown kind
-    are taken as the tensors it reads."""
+    """A model called under a chosen stream runs there on tensors (PyTorch's invariant): its unknown arguments are."""
     if not frame.chosen_stream(state):
         return arguments
-    positional = tuple((_as_tensor(v), e) for v, e in arguments.positional)
-    return replace(arguments, positional=positional)
+    return replace(arguments, positional=tuple((_as_tensor(v), e) for v, e in arguments.positional))
 
 
 def _module_call_inputs(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Arguments:
-    """A value called on tensors under a stream the code chose is a module run there: its
-    parameters (its memory) are read there too, when the function holds it on `self` or in a
-    name it bound (a module handed in as an argument was built by the caller, on no stream we
-    know of: the entry assumption speaks of tensors made for the call)."""
+    """A module run under a chosen stream reads its parameters there too, when the function holds it itself."""
     inputs = _model_inputs(arguments, state, frame)
     if inputs is arguments or callee.identity is None or callee.identity.root.kind is RootKind.PARAM:
         return inputs
@@ -160,8 +156,6 @@ def _as_tensor(value: AbsValue) -> AbsValue:
 
 
 def _namespace_call(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """A call of a module's function: a declared namespace, a framework's table, mpi4py, a declared
-    effect model, a builtin, a framework object made by a call without a row, or the project's."""
     if target in python_std.HOST_TIMERS:  # the code measures: a number the host has
         state = operation(state, frame, frame.site(arguments.node), target, OpKind.HOST_TIMER, None, False)
         return AbsValue(ValueKind.HOST_NUMBER), state
@@ -175,7 +169,7 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
     if wrapped is not None and wrapped.is_buffer:  # a handle of the memory at an address (`fromaddress(ptr, n)`)
         return wrapped, state
     handler = handlers.for_function(target)
-    handled = handler.function(target, arguments, state, frame) if handler else None
+    handled = handler(target, arguments, state, frame) if handler else None
     if handled is None and target.startswith(mpi.MODULE_ROOT + "."):  # `MPI.COMM_WORLD.Bcast(buf)`
         handled = mpi_calls.comm_method(target.rsplit(".", 1)[-1], arguments, state, frame)
     if handled is not None:
@@ -188,7 +182,7 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
     if modelled is not None:  # a declared model of a call we cannot see
         return fact_calls.apply_fact(modelled, arguments, state, frame, target)
     if target == "builtins.super":
-        return _super(state, frame), state
+        return _super(frame), state
     if target in python_std.ATTRIBUTE_SETTERS:
         return UNKNOWN, _set_attribute(python_std.ATTRIBUTE_SETTERS[target], arguments, state)
     if target.startswith("builtins."):
@@ -197,12 +191,9 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
             and target.rpartition(".")[2] in torch_api.TENSORS_OR_TUPLES and not _buffers_given(arguments):
         return UNKNOWN, state  # tensors of a device not told (or a tuple of them): no object of its own
     if handler is not None and not _buffers_given(arguments):
-        # a framework object made by a call we have no row for (`cp.cuda.Device()`): its
-        # methods are looked up under `Device().` in the tables
+        # a framework object a call without a row made (`cp.cuda.Device()`): its methods' rows are under `Device().`
         return AbsValue(ValueKind.NAMESPACE, target=f"{target}()"), state
-    if target in declared.active().classes:
-        # an instance of a library class whose methods are declared (`rmm.DeviceBuffer(...)`):
-        # its own memory, its methods looked up under `DeviceBuffer().`
+    if target in declared.active().classes:  # a library class whose methods are declared (`rmm.DeviceBuffer(...)`)
         return AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))),
                         target=f"{target}()"), state
     return _project_call(target, arguments, state, frame)
@@ -218,30 +209,16 @@ def _set_attribute(where: tuple, arguments: Arguments, state: State) -> State:
     return state.store(path, value[0]).with_order(state.order.replaced_at(path))
 
 
-def _super(state: State, frame: Frame) -> AbsValue:
-    """`super()` (or `super(C, self)`) in a method: the receiver, seen as an instance of its class's
-    first project base, so that `super().m(...)` calls the base's `m` on `self` (an edge of the
-    call graph: the base's method gets this call's arguments as a caller's)."""
+def _super(frame: Frame) -> AbsValue:
+    """`super()`: the receiver as an instance of its class's first project base (a call-graph edge to its methods)."""
     base = frame.program.base_class(f"{frame.module}.{frame.class_name}") if frame.program and frame.class_name else None
     if base is None:
         return UNKNOWN
     return AbsValue(ValueKind.OBJECT, identity=Path(Root.self_()), target=base)
 
 
-def _mapping_view(name: str, receiver: AbsValue) -> Optional[AbsValue]:
-    """`batch.items()` of a loader's batch, or of a dict of tensors: those tensors."""
-    if name not in python_std.MAPPING_VIEWS:
-        return None
-    if receiver.loader_batch:
-        return _batch_view(name, receiver)
-    if receiver.kind is ValueKind.CONTAINER and receiver.element is not None and receiver.element.is_buffer:
-        return _batch_view(name, receiver.element)
-    return None
-
-
 def _answered_first(name: str, receiver: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    """A graph's launch, an optimizer's step, a module's parameters, a method the class defines
-    itself (`self.clip_grad_norm_()`: the class's method, no in-place kernel)."""
+    """A graph's launch, an optimizer's step, a module's parameters, a method the class defines itself."""
     if receiver.kind is ValueKind.GRAPH and receiver.identity is not None and name in ("launch", "replay"):
         return array_calls.launch_graph(receiver, arguments, state, frame)
     if receiver.kind is ValueKind.CONTAINER and receiver.target == torch_calls.OPTIMIZER:
@@ -263,32 +240,32 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     if handled is not None:
         return handled
     receiver = _evident_stream(receiver, name)
-    view = _mapping_view(name, receiver)
-    if view is not None:
-        return view, state
-    handler = handlers.for_value(receiver)
-    if handler is not None and receiver.kind is ValueKind.STREAM:
-        handled = handler.stream_method(name, receiver, arguments, state, frame)
-    elif handler is not None and receiver.kind is ValueKind.EVENT:
-        handled = handler.event_method(name, receiver, arguments, state, frame)
-    elif handler is not None and receiver.is_buffer:
-        handled = handler.buffer_method(name, receiver, arguments, state, frame)
+    batch = receiver if receiver.loader_batch else receiver.element if receiver.kind is ValueKind.CONTAINER else None
+    if name in python_std.MAPPING_VIEWS and batch is not None and (batch is receiver or batch.is_buffer):
+        # `batch.items()` of a loader's batch, or of a dict of tensors: those tensors
+        item = replace(batch, identity=None)
+        pairs = AbsValue(ValueKind.CONTAINER, element=item, target=fact_calls.ERROR_FIRST) if name == "items" else item
+        return AbsValue(ValueKind.CONTAINER, element=pairs), state
+    if handlers.answers(receiver):
+        handled = handlers.method(name, receiver, arguments, state, frame)
     elif receiver.kind is ValueKind.UNKNOWN and torch_calls.evident_receiver(name, receiver, state, arguments.values()) is not None:
         # a method that exists on one kind of tensor only tells what the receiver is
         evident = torch_calls.evident_receiver(name, receiver, state, arguments.values())
-        _note_parameter(frame, evident, name in torch_calls.EVIDENT_METHODS)
+        _note_parameter(frame, evident, name in torch_api.RECEIVER_EVIDENCE)
         handled = torch_calls.tensor_method(name, evident, arguments, state, frame)
     elif receiver.kind is ValueKind.OBJECT and receiver.target:
         return _object_method(f"{receiver.target}.{name}", arguments, state, frame)
     elif receiver.identity is not None and receiver.identity.root.kind is RootKind.SELF and not receiver.identity.steps:
         return _project_call(f"{frame.module}.{frame.class_name}.{name}", arguments, state, frame)
-    if handled is None and not receiver.is_buffer:
-        handled = mpi_calls.collective(name, arguments, state, frame)  # an NCCL communicator's
-    if handled is None and not receiver.is_buffer:
-        handled = mpi_calls.comm_method(name, arguments, state, frame)  # a communicator's buffer methods
-    if handled is not None:
-        return _listed(name, handled)
-    return _unseen_method(receiver, name, arguments, state, frame)
+    if handled is None and not receiver.is_buffer:  # an NCCL communicator's collective, an MPI one's buffer method
+        handled = mpi_calls.collective(name, arguments, state, frame) \
+            or mpi_calls.comm_method(name, arguments, state, frame)
+    if handled is None:
+        return _unseen_method(receiver, name, arguments, state, frame)
+    value, state = handled
+    if name in python_std.LISTING_METHODS and value.kind is ValueKind.HOST_NUMBER:
+        return AbsValue(ValueKind.CONTAINER, element=value), state  # a Python list of host values
+    return handled
 
 
 def _of_super(node: cst.Call) -> bool:
@@ -298,8 +275,7 @@ def _of_super(node: cst.Call) -> bool:
 
 
 def _evident_stream(receiver: AbsValue, name: str) -> AbsValue:
-    """A stream's method called on a value of unknown kind shows it is the stream at its path;
-    a raw allocation's method (CuPy's MemoryPointer) that it is raw device memory there."""
+    """A stream's (or a MemoryPointer's) own method called on a value of unknown kind shows what it is."""
     if receiver.kind is not ValueKind.UNKNOWN or receiver.identity is None:
         return receiver
     if name in torch_api.STREAM_ONLY_METHODS:
@@ -323,7 +299,12 @@ def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: S
     if name in python_std.LISTING_METHODS:
         _, state = _opaque(arguments, state, frame)
         return AbsValue(ValueKind.CONTAINER, element=AbsValue(ValueKind.HOST_NUMBER)), state
-    classes = _hierarchy_of(receiver, name, arguments, frame)
+    classes = ()
+    if receiver.kind is ValueKind.UNKNOWN and receiver.identity is not None and frame.program is not None \
+            and name not in FRAMEWORK_METHODS:
+        # class-hierarchy analysis: the project classes of one hierarchy that define the method and
+        # can take the call's arguments, when no framework's object or builtin has a method of that name
+        classes = frame.program.classes_with_method(frame.module, name, call=arguments.node)
     if classes:
         return _any_of(classes, name, arguments, state, frame)
     result, after = _opaque(arguments, state, frame)
@@ -333,9 +314,7 @@ def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: S
 
 
 def _no_longer_empty(receiver: AbsValue, filled: AbsValue, arguments: Arguments, state: State) -> State:
-    """`parts.append(t)`, `parts.extend(ts)` on an empty display a name holds: its items are no
-    longer known to be none; one item put in (`append`) is what they are, the items of an iterable
-    (`extend`) the walk does not follow (unknown)."""
+    """`parts.append(t)` on an empty display a name or attribute holds: its items are no longer known to be none."""
     if receiver.identity is not None and state.stored(receiver.identity) == receiver:  # `self.parts.append(t)`
         return state.store(receiver.identity, filled)
     func = arguments.node.func
@@ -350,7 +329,7 @@ def _no_longer_empty(receiver: AbsValue, filled: AbsValue, arguments: Arguments,
 
 
 def _added(receiver: AbsValue, name: str, arguments: Arguments) -> AbsValue:
-    """An empty container once `name` put its arguments in: its items are the one item added."""
+    """An empty container once `name` put its arguments in: the one item added (`append`), else not told."""
     position = python_std.ADDING_METHODS.get(name)
     item = arguments.positional[position][0] if position is not None and position < len(arguments.positional) else None
     if item is None or (item.kind is ValueKind.UNKNOWN and item.identity is None):
@@ -358,48 +337,43 @@ def _added(receiver: AbsValue, name: str, arguments: Arguments) -> AbsValue:
     return replace(receiver, target="", element=item)
 
 
-# Methods the tables know on a framework's objects or on builtins: a call of one of these names
-# through an unknown receiver is no evidence that the receiver is a project class.
-FRAMEWORK_METHODS = (frozenset(torch_api.TENSOR_METHODS) | torch_api.TENSOR_PRESERVING | frozenset(torch_api.TENSOR_COPIES)
-                      | frozenset(torch_api.STREAM_METHODS) | frozenset(torch_api.EVENT_METHODS) | torch_api.BUILTIN_METHODS
-                      | frozenset(torch_modules.TRAINING_STEP_CALLS) | torch_modules.MODULE_HOT_METHODS
-                      | python_std.KEEPING_METHODS | python_std.LISTING_METHODS)
-
-
-def _hierarchy_of(receiver: AbsValue, name: str, arguments: Arguments, frame: Frame) -> tuple[str, ...]:
-    """The project classes one of which a receiver of unknown class is, by the method called
-    (class-hierarchy analysis): those of one hierarchy that define it and whose method can take
-    the call's arguments, when no framework's object or builtin has a method of that name."""
-    if receiver.kind is not ValueKind.UNKNOWN or receiver.identity is None or frame.program is None:
-        return ()
-    if name in FRAMEWORK_METHODS:
-        return ()
-    return frame.program.classes_with_method(frame.module, name, call=arguments.node)
-
-
 def _any_of(classes: tuple[str, ...], name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """A call of a method one of several classes defines: each class's, on a side of its own (as
-    the sides of a test: what one does never pairs with what another does), the states joined."""
-    outside = frame.branch
+    """A method one of several classes defines: each class's, on a side of its own."""
     ordinal = frame.numbering.tests.setdefault(id(arguments.node), len(frame.numbering.tests))
-    results: list[Handled] = []
+    calls = [(f"{cls}.{name}", replace(arguments, receiver=replace(arguments.receiver or UNKNOWN, kind=ValueKind.OBJECT,
+                                                                   target=cls))) for cls in classes]
+    return _sides(calls, f"{frame.qualname}?{ordinal}:", _project_call, state, frame)
+
+
+def _one_of(callee: AbsValue, arguments: Arguments, state: State, frame: Frame, run=None) -> Handled:
+    """A callable value that is one of a few project functions, a bound method, or a few framework functions (`run`)."""
+    cells = cells_of(callee) if run is None else ()
+    targets = callee.target.split(MERGED)
+    receiver = arguments.receiver
+    if callee.identity is not None:
+        receiver = AbsValue(ValueKind.OBJECT, identity=callee.identity, target=targets[0].rpartition(".")[0])
+    calls = [(target, replace(arguments, receiver=receiver)) for target in targets]
+    return _sides(calls, f"{frame.site(arguments.node)}?callee:", run or _project_call, state, frame,
+                  *((cells,) if cells else ()))
+
+
+def _sides(calls: list[tuple[str, Arguments]], label: str, run, state: State, frame: Frame, *extra) -> Handled:
+    """Each call on a side of its own (as a test's sides; not in a loop, which may pick another each time), joined."""
+    outside = frame.branch
+    joined: Optional[Handled] = None
     try:
-        for i, cls in enumerate(classes):
-            if len(classes) > 1 and not frame.loop_depth:
-                frame.branch = outside + (f"{frame.qualname}?{ordinal}:{i}",)
-            receiver = replace(arguments.receiver or UNKNOWN, kind=ValueKind.OBJECT, target=cls)
-            results.append(_project_call(f"{cls}.{name}", replace(arguments, receiver=receiver), state, frame))
+        for side, (target, arguments) in enumerate(calls):
+            if len(calls) > 1 and not frame.loop_depth:
+                frame.branch = outside + (f"{label}{side}",)
+            value, after = run(target, arguments, state, frame, *extra)
+            joined = (value, after) if joined is None else (joined[0].join(value), joined[1].join(after))
     finally:
         frame.branch = outside
-    value, joined = results[0]
-    for other, after in results[1:]:
-        value, joined = value.join(other), joined.join(after)
-    return value, joined
+    return joined if joined is not None else (UNKNOWN, state)
 
 
 def _item_of(receiver: AbsValue, name: str, state: State) -> Optional[AbsValue]:
-    """`d.pop(k)`, `d.get(k)`: an item of the container, what its weak slot holds (stores under
-    keys the text does not tell), else what its value says its items are."""
+    """`d.pop(k)`, `d.get(k)`: what the container's weak slot holds, else its items."""
     if name not in python_std.ITEM_METHODS or receiver.identity is None:
         return None
     held = state.stored(receiver.identity.element(Index.any_()))
@@ -409,8 +383,7 @@ def _item_of(receiver: AbsValue, name: str, state: State) -> Optional[AbsValue]:
 
 
 def _taken_out(receiver: AbsValue, item: AbsValue, name: str, arguments: Arguments, frame: Frame) -> None:
-    """An item the object kept in a container on `self`, made by another call (`self.device.pop(k)`),
-    taken out of it: the function holds the last reference, from here (`Gathered.taken`)."""
+    """An item another call made taken out of a container on `self`: the function holds the last reference."""
     if name not in python_std.TAKING_METHODS or receiver.identity is None or receiver.identity.root.kind is not RootKind.SELF:
         return
     for made in item.alternatives:  # (the memory it is on each path that told it: D-20)
@@ -420,57 +393,33 @@ def _taken_out(receiver: AbsValue, item: AbsValue, name: str, arguments: Argumen
 
 
 def _fills(arguments: Arguments, before: State, after: State, frame: Frame) -> State:
-    """A method of an object we cannot see, given device memory nothing has written yet (made
-    here, no work queued on it: `torch.empty`'s, or a view of it), can only be filling it: the
-    call writes it, where it runs (the stream it is given, else the current one)."""
+    """A method of an unseen object given device memory made here and unwritten can only be filling it."""
     given = next((v for v in arguments.values() if v.kind is ValueKind.STREAM), None)
     stream = torch_calls.stream_of(given) if given is not None else after.current_stream("torch")
     site = frame.site(arguments.node)
     for value in arguments.values():
-        if is_device(value) and value.identity is not None and _unwritten(value.identity, before) and stream.known:
+        root = value.identity.root if value.identity is not None else None
+        fresh = root is not None and root.kind is RootKind.FRESH and not root.age
+        if is_device(value) and fresh and not before.order.has_root(root) and stream.known:
             after = access(after, frame, site, value.identity, True, stream)
     return after
 
 
-def _unwritten(identity: Path, state: State) -> bool:
-    root = identity.root
-    if root.kind is not RootKind.FRESH or root.age:
-        return False
-    return not state.order.has_root(root)
-
-
 def _object_method(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """A method of an object: a declared model's (`rmm.DeviceBuffer().copy_to_host`), else the
-    project's own."""
+    """A method of an object: a declared model's, else the project's (or its subclasses', by hierarchy)."""
     modelled = declared.active().facts.get(target)
     if modelled is not None:
         return fact_calls.apply_fact(modelled, arguments, state, frame, target)
     cls, _, name = target.rpartition(".")
     program = frame.program
     subclasses = program.classes_with_method(frame.module, name, cls, arguments.node) if program is not None else ()
-    if subclasses:  # an instance of one of its subclasses (class-hierarchy analysis): theirs
+    if subclasses:
         return _any_of(subclasses, name, arguments, state, frame)
     return _project_call(target, arguments, state, frame)
 
 
-def _batch_view(name: str, batch: AbsValue) -> AbsValue:
-    """`batch.items()`, `batch.values()` of a data loader's dict batch: its tensors."""
-    item = replace(batch, identity=None)
-    pairs = AbsValue(ValueKind.CONTAINER, element=item, target=fact_calls.ERROR_FIRST) if name == "items" else item
-    return AbsValue(ValueKind.CONTAINER, element=pairs)
-
-
-def _listed(name: str, handled: Handled) -> Handled:
-    """A method that returns a Python list gives a container of host values."""
-    value, state = handled
-    if name in python_std.LISTING_METHODS and value.kind is ValueKind.HOST_NUMBER:
-        return AbsValue(ValueKind.CONTAINER, element=value), state
-    return handled
-
-
 def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:
-    """An object we cannot see into may keep the buffers its method is given (`list.append`,
-    a cache's `put`): they stay held, as its items."""
+    """An object we cannot see into may keep the buffers its method is given (`list.append`): as its items."""
     if receiver.identity is None or receiver.is_buffer:
         return state
     given = [v for v in arguments.values() if v.is_buffer and v.identity is not None]
@@ -485,35 +434,9 @@ def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:
     return state.store(items, kept if len(given) == 1 else AbsValue(ValueKind.CONTAINER, element=joined))
 
 
-def _one_of(callee: AbsValue, arguments: Arguments, state: State, frame: Frame, run=None) -> Handled:
-    """A call of a callable value that is one of a few project functions (`f = a if c else b`),
-    or a bound method of an object (`getattr(self, name)`), or of a few framework functions
-    (`run`: `_namespace_call`): each applied to the state before the call, on a side of its own
-    (outside a loop: a loop may pick another each iteration), the results joined."""
-    cells = cells_of(callee) if run is None else ()
-    run = run or _project_call
-    targets = callee.target.split(MERGED)
-    receiver = arguments.receiver
-    if callee.identity is not None:
-        receiver = AbsValue(ValueKind.OBJECT, identity=callee.identity, target=targets[0].rpartition(".")[0])
-    outside = frame.branch
-    joined: Optional[Handled] = None
-    try:
-        for side, target in enumerate(targets):
-            if len(targets) > 1 and not frame.loop_depth:
-                frame.branch = outside + (f"{frame.site(arguments.node)}?callee:{side}",)
-            extra = (cells,) if cells else ()
-            value, after = run(target, replace(arguments, receiver=receiver), state, frame, *extra)
-            joined = (value, after) if joined is None else (joined[0].join(value), joined[1].join(after))
-    finally:
-        frame.branch = outside
-    return joined if joined is not None else (UNKNOWN, state)
-
-
 def bound_method(arguments: Arguments, frame: Frame) -> Optional[AbsValue]:
-    """`getattr(obj, name)` of a project object (`self` included), the name spelled by the text
-    or built from a constant prefix (`"_helper{}".format(n)`): its method of that name, or one of
-    its class's methods with that prefix (at most MAX_TARGETS)."""
+    """`getattr(obj, name)` of a project object, the name spelled or built from a constant prefix
+    (`"_helper{}".format(n)`): its method of that name, or those with that prefix (<= MAX_TARGETS)."""
     if len(arguments.positional) < 2 or frame.program is None:
         return None
     obj, (_, name_node) = arguments.positional[0][0], arguments.positional[1]
@@ -535,8 +458,7 @@ def bound_method(arguments: Arguments, frame: Frame) -> Optional[AbsValue]:
 
 
 def _attribute_named(arguments: Arguments, state: State, frame: Frame) -> tuple[Optional[AbsValue], State]:
-    """`getattr(holder, "x", None)`: the attribute the text names, of a holder a parameter reaches
-    (what its producers leave there, D-16); None with a default given."""
+    """`getattr(holder, "x", None)`: what the producers of a holder leave there (D-16); None with a default."""
     if len(arguments.positional) < 2:
         return None, state
     holder, (_, name_node) = arguments.positional[0][0], arguments.positional[1]
@@ -550,28 +472,28 @@ def _attribute_named(arguments: Arguments, state: State, frame: Frame) -> tuple[
 def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     name = target[len("builtins."):] if target.startswith("builtins.") else ""
     if name == "dict" and not arguments.positional and arguments.keywords:  # `dict(non_blocking=True)`
-        keys = tuple(arguments.keywords)
         items = tuple(v for v, _ in arguments.keywords.values())
         element = items[0]
         for item in items[1:]:
             element = element.join(item)
-        return AbsValue(ValueKind.CONTAINER, element=element, positions=items, keys=keys), state
+        return AbsValue(ValueKind.CONTAINER, element=element, positions=items, keys=tuple(arguments.keywords)), state
     if name == "getattr":
         method = bound_method(arguments, frame)
         if method is None:
             method, state = _attribute_named(arguments, state, frame)
         if method is not None:
             return method, state
+    site = frame.site(arguments.node)
     if name in host_math.SCALAR_CONVERSIONS and len(arguments.positional) == 1 and is_device(arguments.positional[0][0]):
-        return _read_back(name, arguments.positional[0][0], arguments, state, frame)
+        return _read_back(name, arguments.positional[0][0], site, state, frame)
     printed = [v for v, _ in arguments.positional if is_device(v)] if name in host_math.FORMATTING_READERS else []
     if printed:  # `print(loss)`: the tensor's value is copied back to be formatted
-        _, state = _read_back(name, printed[0], arguments, state, frame)
+        _, state = _read_back(name, printed[0], site, state, frame)
     listed = _listed_items(target, arguments)
     if listed is not None:
         return listed, state
     if name in HOST_READERS:
-        return _host_reader(arguments, state, frame)
+        return AbsValue(ValueKind.HOST_NUMBER), host_reads(state, frame, site, arguments.values())
     if target in python_std.TYPE_QUERIES:  # its type, not its data: no device work
         return UNKNOWN, state
     if target in python_std.NUMBERING_CALLS:  # pairs of a number and an item of the iterable
@@ -580,14 +502,13 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
         pair = AbsValue(ValueKind.CONTAINER, element=item, target=fact_calls.ERROR_FIRST)
         return AbsValue(ValueKind.CONTAINER, element=pair), state
     if name in host_math.NUMBER_SEQUENCES:  # `range(n)`: its items (a loop's counter) are host numbers
-        _, state = _host_reader(arguments, state, frame)
+        state = host_reads(state, frame, site, arguments.values())
         return AbsValue(ValueKind.CONTAINER, element=AbsValue(ValueKind.HOST_NUMBER)), state
     return _opaque(arguments, state, frame)
 
 
 def _listed_items(target: str, arguments: Arguments) -> Optional[AbsValue]:
-    """`list(t.split(n))`, `tuple(parts)`: a new container of the iterable's items, when they are
-    device memory or a container's known items (a host array's items are read on the host)."""
+    """`list(t.split(n))`: a new container of the items of device memory or of a container with known items."""
     where = python_std.LISTING_CALLS.get(target)
     iterable = arguments.value(where) if where is not None and len(arguments.values()) == 1 else None
     if iterable is None or (iterable.is_buffer and not is_device(iterable)):
@@ -598,30 +519,14 @@ def _listed_items(target: str, arguments: Arguments) -> Optional[AbsValue]:
     return AbsValue(ValueKind.CONTAINER, element=items, members=iterable.members)
 
 
-def _read_back(name: str, value: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """`int(t)`, `float(a)` of device memory: the host copies the value back, after the stream it
-    was made on (the current stream) finished."""
-    site = frame.site(arguments.node)
+def _read_back(name: str, value: AbsValue, site: str, state: State, frame: Frame) -> Handled:
+    """`int(t)` of device memory: the host copies it back once the current stream finished."""
     current = state.current_stream(value.framework or torch_calls.F)
-    state = operation(state, frame, site, name, OpKind.IMPLICIT_SYNC, current, True, value_site=fact_calls.made_at(value),
-                      framework=value.framework)
-    if value.identity is not None:
-        state = access(state, frame, site, value.identity, False, current)
-    state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=value.framework))
-    return AbsValue(ValueKind.HOST_NUMBER), state
-
-
-def _host_reader(arguments: Arguments, state: State, frame: Frame) -> Handled:
-    site = frame.site(arguments.node)
-    for value in arguments.values():
-        if is_host(value) and value.identity is not None:
-            state = host_access(state, frame, site, value.identity, False)
-    return AbsValue(ValueKind.HOST_NUMBER), state
+    return torch_calls.read_back(name, [value], current, fact_calls.made_at(value), value.framework, site, state, frame)
 
 
 def _own_method(name: str, receiver: AbsValue, frame: Frame) -> bool:
-    """`self.m(...)` where the walked method's class defines `m` itself (not `super().m(...)`, the
-    receiver seen as an object of a base class)."""
+    """`self.m(...)` where the walked method's class defines `m` itself (not `super().m(...)`)."""
     identity = receiver.identity
     if receiver.kind is not ValueKind.UNKNOWN or identity is None or identity.root.kind is not RootKind.SELF \
             or identity.steps or frame.program is None:
@@ -649,28 +554,20 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame,
     for effect in applied.effects:
         frame.emit(_in_this_loop(effect, frame, frame.guards_at(arguments.node)))
     frame.report(list(applied.conflicts))
-    return applied.returns, _learned(applied.state, summary, binding)
-
-
-def _learned(state: State, summary, binding: Binding) -> State:
-    """What the callee's use of a parameter showed it to be, the caller's argument is: the
-    project's own callees are evidence about the values handed to them."""
+    state = applied.state
     for param, tags in summary.evidence:
+        # what the callee's use of a parameter showed it to be, the caller's argument is
         given = binding.arg(param)
         if given is None or given.kind is not ValueKind.UNKNOWN or given.identity is None:
             continue
         memory = Memory.DEVICE if Evidence.CUDA_BUFFER in tags else Memory.PAGEABLE if Evidence.HOST_BUFFER in tags \
             else Memory.UNKNOWN
-        learned = AbsValue(ValueKind.BUFFER, "torch", memory, given.identity)
-        for name, value in state.names:
-            if value.identity == given.identity and value.kind is ValueKind.UNKNOWN:
-                state = state.bind(name, learned)
-    return state
+        state = torch_calls.learn(state, AbsValue(ValueKind.BUFFER, "torch", memory, given.identity))
+    return applied.returns, state
 
 
 def _bound_args(params: tuple[str, ...], arguments: Arguments) -> tuple[tuple[str, AbsValue], ...]:
-    """The arguments by parameter: positional ones up to a `*args` (which takes the rest: no
-    keyword-only parameter is bound by position), keywords by name."""
+    """The arguments by parameter: positional ones up to a `*args`, keywords by name."""
     names = [p for p in params if p not in ("self", "cls")] if arguments.receiver is not None else list(params)
     starred = [i for i, name in enumerate(names) if name.startswith("*")]
     positional = names[:starred[0]] if starred else names
@@ -681,69 +578,59 @@ def _bound_args(params: tuple[str, ...], arguments: Arguments) -> tuple[tuple[st
 
 
 def _context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
-    """What this call tells the callee about its arguments (their kind, memory and stream), and
-    whether the current stream is one the code chose."""
-    facts = tuple((str(i), _fact(v, state)) for i, (v, _) in enumerate(arguments.positional))
-    facts += tuple((k, _fact(v, state)) for k, (v, _) in arguments.keywords.items())
+    """What this call tells the callee of its arguments (kind, memory, stream) and of the current stream."""
+    keyed = [(str(i), given) for i, given in enumerate(arguments.positional)] + list(arguments.keywords.items())
+    facts = tuple((key, _fact(value, state)) for key, (value, _) in keyed)
     receiver = _fact(arguments.receiver, state) if arguments.receiver is not None else None
     entered = tuple(f for f in LEGACY_BY_DEFAULT if state.current_stream(f).kind is not StreamRefKind.LEGACY)
-    handed_on = [key for key, (value, _) in _keyed(arguments) if _work_stream_of(value)]
+    handed_on = [key for key, (value, _) in keyed if _work_stream_of(value)]
     complete = isinstance(arguments.node, cst.Call) and not any(a.star for a in arguments.node.args)
     return CallContext(facts, receiver, chosen=frame.chosen_stream(state), entered=tuple(sorted(entered)),
                        work_stream=handed_on[0] if len(handed_on) == 1 else "", complete=complete)
 
 
-def _keyed(arguments: Arguments) -> list:
-    return [(str(i), given) for i, given in enumerate(arguments.positional)] + list(arguments.keywords.items())
-
-
 def _work_stream_of(value: AbsValue) -> bool:
-    """The stream this function's callers hand it for the work (CallContext.work_stream), handed
-    on to a callee: the callee's callers hand it that stream for the work too."""
+    """A work stream the callers hand this function, handed on (CallContext.work_stream)."""
     ref = value.stream
     return (value.kind is ValueKind.STREAM and ref is not None and ref.kind is StreamRefKind.PATH and ref.fresh
             and ref.path is not None and ref.path.root.kind is RootKind.PARAM and not ref.path.steps)
 
 
 def _fact(value: AbsValue, state: State) -> AbsValue:
-    """What a callee may know of an argument whoever passes it: its kind and memory, never the
-    caller's identities (a stream is the parameter's stream in the callee's summary; that it is
-    a non-blocking side stream other than the current one is a fact: SIDE_STREAM_FACT); of a
-    closure, the facts of its cells."""
-    stream = SIDE_STREAM_FACT if _side_stream_here(value, state) else None
+    """What a callee may know of an argument whoever passes it: its kind and memory, never the caller's
+    identities (a side stream other than the current one is a fact: SIDE_STREAM_FACT)."""
+    ref = value.stream
+    side = value.kind is ValueKind.STREAM and ref is not None and not ref.blocking and ref.fresh \
+        and ref.distinct_from(state.current_stream(ref.framework or "torch"))
     element = _fact(value.element, state) if value.kind is ValueKind.CONTAINER and value.element is not None else None
     target = "" if value.target == SEQUENCE else value.target  # (the caller's own annotation: the callee reads its own)
-    told = AbsValue(value.kind, value.framework, value.memory, None, stream, value.may_be_none, element, target)
+    told = AbsValue(value.kind, value.framework, value.memory, None, SIDE_STREAM_FACT if side else None,
+                    value.may_be_none, element, target)
     if value.kind is ValueKind.CALLABLE and value.keys:
         told = replace(told, positions=tuple(_fact(v, state) for v in value.positions), keys=value.keys)
     return told
 
 
 def cells_of(callee: AbsValue) -> tuple[tuple[str, AbsValue], ...]:
-    """A closure's cells, keyed `cell:<name>` (D-21): what the caller's walk holds there (in the
-    encloser's terms where the encloser calls it; facts only where it was handed on)."""
+    """A closure's cells, keyed `cell:<name>` (D-21)."""
     if callee.kind is not ValueKind.CALLABLE or not callee.keys or len(callee.keys) != len(callee.positions):
         return ()
     return tuple((CELL + name, value) for name, value in zip(callee.keys, callee.positions))
 
 
-def _side_stream_here(value: AbsValue, state: State) -> bool:
-    ref = value.stream
-    if value.kind is not ValueKind.STREAM or ref is None or ref.blocking or not ref.fresh:
-        return False
-    return ref.distinct_from(state.current_stream(ref.framework or "torch"))
-
-
 def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = False) -> Handled:
-    """An unknown callable. Given CUDA tensors it runs on the current stream (PyTorch's
-    invariant: a model or loss passed in, a helper we cannot read) and returns a CUDA tensor
-    made there; given anything else it tells us nothing."""
+    """An unknown callable. Given CUDA tensors it runs on the current stream (PyTorch's invariant:
+    a model or loss passed in, a helper we cannot read) and returns a CUDA tensor made there;
+    given a stream it queues its work there; given anything else it tells us nothing."""
     tensors = _buffers_given(arguments)
     if arguments.receiver is not None and arguments.receiver.is_buffer:
         tensors.append(arguments.receiver)
     given = next((v for v in arguments.values() if v.kind is ValueKind.STREAM), None)
-    if given is not None:
-        return _given_a_stream(torch_calls.stream_of(given), tensors, arguments, state, frame)
+    if given is not None:  # (`f(x, stream=s)`: it reads the device arrays it is given; what it writes is not told)
+        stream = torch_calls.stream_of(given)
+        if not stream.known:
+            return UNKNOWN, state
+        return UNKNOWN, device_reads(state, frame, frame.site(arguments.node), tensors, stream)
     frameworks = ("torch", "cupy", "") if direct else ("torch", "")  # a function passed in runs where it is called
     if any(v.framework in frameworks for v in tensors):
         out = arguments.value(Arg(kw="out"))  # PyTorch's `out=`: the result is written there
@@ -758,8 +645,7 @@ def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = Fal
 
 
 def _buffers_given(arguments: Arguments) -> list[AbsValue]:
-    """The buffers a call is given: its arguments, and the items of a list or tuple of buffers
-    (`torch.cat([a, b])`), each its own memory."""
+    """The buffers a call is given, and the items of a list or tuple of buffers (`torch.cat([a, b])`)."""
     found = []
     for value in arguments.values():
         if value.is_buffer:
@@ -791,16 +677,16 @@ def _construct(cls: str, arguments: Arguments, state: State, frame: Frame) -> Ha
 
 
 def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """A kernel launch with a launch configuration: on the configuration's stream (Numba's
-    legacy default stream without one), reading its device arrays, writing those its body
-    stores into (all of them when the body cannot be read)."""
+    """A kernel launch on its configuration's stream (Numba's legacy default stream without one): it reads its
+    device arrays and writes those its body stores into (all, when the body cannot be read)."""
     stream = array_calls.launch_stream(settings)
     if stream is None or not stream.known:
         return UNKNOWN, state
     writes = frame.program.kernel_writes(kernel.target) if frame.program and kernel.target else None
     site = frame.site(arguments.node)
-    # Numba copies a host array argument to the device before the launch and back after it
-    hosts = tuple(i for i, (v, _) in enumerate(arguments.positional) if _host_array(v))
+    # Numba copies a host NumPy array argument (not an item of one, maybe a scalar) in before the launch, out after
+    hosts = tuple(i for i, (v, _) in enumerate(arguments.positional)
+                  if is_host(v) and v.framework == "numpy" and not torch_calls.maybe_item(v))
     state = operation(state, frame, site, kernel.target or "kernel", OpKind.KERNEL, stream, bool(hosts),
                       framework="numba" if writes is not None else "", host_arrays=hosts)
     for index, (value, _) in enumerate(arguments.positional):
@@ -810,8 +696,7 @@ def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, sta
             continue
         host = not is_device(value)
         if writes is not None and index in writes:
-            # the body stores into it: a second writer first (its updates may be lost), whatever
-            # it also reads
+            # the body stores into it: a second writer first (its updates may be lost), whatever it also reads
             state = access(state, frame, site, value.identity, True, stream, host_memory=host)
             state = access(state, frame, site, value.identity, False, stream, host_memory=host)
             continue
@@ -822,18 +707,13 @@ def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, sta
 
 
 def _launched_into(value: AbsValue, stream: StreamRef, state: State, frame: Frame) -> tuple[AbsValue, State]:
-    """An argument of a kind not told that a kernel launched on a stream the code chose stores into
-    by index: a device array (D-11 (c) for a launch: a host array would be copied in and out around
-    a launch that then blocks, and the stream would order nothing); the names that hold it learn it.
-    A parameter's then was made on Numba's current stream at entry (the legacy default stream unless
-    every caller entered one), not on PyTorch's: its entry assumption says so."""
+    """An argument of unknown kind a kernel on a chosen stream stores into is a device array (D-11 (c));
+    a parameter's was made on Numba's current stream at entry."""
     if value.kind is not ValueKind.UNKNOWN or value.identity is None or stream.kind in (
             StreamRefKind.LEGACY, StreamRefKind.PER_THREAD, StreamRefKind.UNKNOWN):
         return value, state
     learned = AbsValue(ValueKind.BUFFER, "numba", Memory.DEVICE, value.identity)
-    for name, held in state.names:
-        if held.identity == value.identity and held.kind is ValueKind.UNKNOWN:
-            state = state.bind(name, learned)
+    state = torch_calls.learn(state, learned)
     if value.identity.root.kind is RootKind.PARAM and not value.identity.steps:
         entry = StreamRef.ambient("numba") if "numba" in frame.context.entered else entry_stream("numba")
         made = AccessEvent(value.identity, True, entry, f"{frame.qualname}#entry", assumed=True)
@@ -841,14 +721,8 @@ def _launched_into(value: AbsValue, stream: StreamRef, state: State, frame: Fram
     return learned, state
 
 
-def _host_array(value: AbsValue) -> bool:
-    """A NumPy array (not an item of one a whole index picks, which may be a scalar)."""
-    return is_host(value) and value.framework == "numpy" and not torch_calls.maybe_item(value)
-
-
 def _in_this_loop(effect: Effect, frame: Frame, guards: int) -> Effect:
-    """A callee's operation runs in a loop when the call does (hot paths through the call graph), and
-    only sometimes when the call does."""
+    """A callee's operation runs in a loop when the call does, and only sometimes when the call does."""
     operation = effect.operation
     if operation is None:
         return effect
@@ -859,9 +733,7 @@ def _in_this_loop(effect: Effect, frame: Frame, guards: int) -> Effect:
 
 
 def _note_parameter(frame: Frame, value: AbsValue, by_method: bool = False) -> None:
-    """A parameter, or an attribute of the receiver (`self.x`, noted as "self.x", when a method
-    that exists on one kind of tensor only shows it: `by_method`), shown to be a tensor (on the
-    device, on the host, or either) by how it is used."""
+    """A parameter (or `self.x`, shown by a method of one kind of tensor) shown by its use to be a tensor."""
     identity = value.identity
     if identity is None:
         return
@@ -870,15 +742,3 @@ def _note_parameter(frame: Frame, value: AbsValue, by_method: bool = False) -> N
         frame.note(identity.root.name, tag)
     elif by_method and identity.root.kind is RootKind.SELF and len(identity.steps) == 1 and isinstance(identity.steps[0], str):
         frame.note(f"{Evidence.SELF}{identity.steps[0]}", tag)
-
-
-def _given_a_stream(stream, tensors: list[AbsValue], arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """An unknown callable given a stream (`f(x, stream=s)`, `k(s, x, y)`) queues its work there,
-    reading the device arrays it is given (what it writes, we cannot tell)."""
-    if not stream.known:
-        return UNKNOWN, state
-    site = frame.site(arguments.node)
-    for value in tensors:
-        if is_device(value) and value.identity is not None:
-            state = access(state, frame, site, value.identity, False, stream)
-    return UNKNOWN, state

@@ -1,7 +1,5 @@
 """One interpreter for the rows of the API fact tables (model/api/*.py): which stream a call
-queues on, whether the host waits, which buffers it reads and writes, what it returns. The
-frameworks whose tables say everything (CuPy, Numba-CUDA, cuda-python) need nothing else;
-PyTorch's handler adds the invariant its tables leave out."""
+queues on, whether the host waits, which buffers it reads and writes, what it returns."""
 
 from __future__ import annotations
 
@@ -61,7 +59,6 @@ def stream_of_value(value: Optional[AbsValue]) -> Optional[StreamRef]:
 def queue_of(fact: Fact, arguments: Arguments, state: State) -> Optional[StreamRef]:
     """Where the call queues its work, by the fact's stream rule."""
     given = stream_of_value(arguments.value(fact.stream_arg))
-    receiver = arguments.receiver
     rule = fact.stream
     if rule == STREAM_CURRENT:
         return state.current_stream(fact.framework)
@@ -75,7 +72,7 @@ def queue_of(fact: Fact, arguments: Arguments, state: State) -> Optional[StreamR
     if rule == STREAM_ARG_OR_BOUND:
         return given or _bound_stream(arguments) or LEGACY
     if rule == STREAM_SELF:
-        return stream_of_value(receiver)
+        return stream_of_value(arguments.receiver)
     return None
 
 
@@ -108,8 +105,7 @@ def result_of(fact: Fact, arguments: Arguments, frame: Frame, stream: Optional[S
         return made(fact, arguments, fact.framework)
     kind, _, rest = fact.result.partition(":")
     framework = rest.split(":", 1)[0] or fact.framework
-    site = frame.site(arguments.node)
-    fresh = Path(Root.fresh(site))
+    fresh = Path(Root.fresh(frame.site(arguments.node)))
     memories = {"device": Memory.DEVICE, "pinned": Memory.PINNED, "pageable": Memory.PAGEABLE, "mapped": Memory.PINNED}
     if kind in memories:
         bound = stream if kind == "device" and rest.endswith("bound") else None
@@ -146,16 +142,14 @@ def _loader(fact: Fact, arguments: Arguments, framework: str) -> AbsValue:
 
 
 def _like_first(fact: Fact, arguments: Arguments, framework: str) -> AbsValue:
-    """The memory it is given first (`torch.from_numpy(a)`, `torch.from_dlpack(x)`), under the
-    framework's name: no copy. Memory the code does not place is not told."""
+    """The memory it is given first (`torch.from_numpy(a)`) under the framework's name, no copy; unplaced: not told."""
     given = arguments.value(Arg(0))
     if given is None or not given.is_buffer or given.memory is Memory.UNKNOWN or given.identity is None:
         return UNKNOWN
     return AbsValue(ValueKind.BUFFER, framework, given.memory, given.identity, given.stream)
 
 
-# Results that are no new memory (by the fact's whole `result`): contexts, device designators,
-# loaders, the memory the call is given.
+# Results that are no new memory (by the fact's whole `result`).
 _MADE: dict[str, Callable[[Fact, Arguments, str], AbsValue]] = {
     "context": _context,
     # work under the context (`torch.cuda.graph(g)`) is recorded into a graph on a capture stream
@@ -169,8 +163,7 @@ _MADE: dict[str, Callable[[Fact, Arguments, str], AbsValue]] = {
 
 
 def compiled_from(arguments: Arguments) -> Optional[AbsValue]:
-    """`cuda.jit(fn)`, `cuda.jit(signature)(fn)`: the kernel of the project function `fn`, which its
-    launches run (as `@cuda.jit def fn`)."""
+    """`cuda.jit(fn)`, `cuda.jit(signature)(fn)`: the kernel of the project function `fn`."""
     given = arguments.value(Arg(0))
     if given is not None and given.kind is ValueKind.CALLABLE and given.target and ":" not in given.target:
         return given
@@ -199,32 +192,25 @@ def apply_fact(fact: Fact, arguments: Arguments, state: State, frame: Frame, api
 
 
 def _placed(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> tuple[Fact, Arguments, bool]:
-    """A fact whose work runs where its data lives (PyTorch's invariant): on the current stream
-    when the receiver or a buffer given is device memory, or when buffers of a device not told
-    are used under a stream the code chose (there they are CUDA tensors); else the host's own
-    work (no operation queued: the host reads host memory; of memory not told, nothing)."""
+    """Work where its data lives (PyTorch's invariant): on the current stream for device memory (memory of
+    a device not told is, under a chosen stream), else the host's own work (no operation queued)."""
     if frame.chosen_stream(state):
-        arguments = _on_device(arguments)
+        def placed(value: Optional[AbsValue]) -> Optional[AbsValue]:
+            if value is None or not value.is_buffer or value.memory is not Memory.UNKNOWN:
+                return value
+            return replace(value, memory=Memory.DEVICE)
+
+        arguments = replace(arguments, positional=tuple((placed(v), e) for v, e in arguments.positional),
+                            keywords={k: (placed(v), e) for k, (v, e) in arguments.keywords.items()},
+                            receiver=placed(arguments.receiver))
     data = [v for v in [arguments.receiver, *arguments.values()] if v is not None and v.is_buffer]
     queued = any(is_device(v) for v in data)
     return replace(fact, stream=STREAM_CURRENT if queued else STREAM_NONE), arguments, queued
 
 
-def _on_device(arguments: Arguments) -> Arguments:
-    def placed(value: Optional[AbsValue]) -> Optional[AbsValue]:
-        if value is None or not value.is_buffer or value.memory is not Memory.UNKNOWN:
-            return value
-        return replace(value, memory=Memory.DEVICE)
-    positional = tuple((placed(v), e) for v, e in arguments.positional)
-    keywords = {k: (placed(v), e) for k, (v, e) in arguments.keywords.items()}
-    return replace(arguments, positional=positional, keywords=keywords, receiver=placed(arguments.receiver))
-
-
 def _record_operation(fact: Fact, arguments: Arguments, state: State, frame: Frame, api: str) -> State:
-    """The operation as the rules read it: its kind (a copy's direction from the memory of its
-    ends when the table leaves it open), where the host side is and its memory, the call's form."""
-    kind, host_at = _host_side(fact, arguments)
-    host = _value_at(host_at, arguments)
+    """The operation as the rules read it: its kind, its host side and that side's memory, the call's form."""
+    kind, host_at, host = _host_side(fact, arguments)
     memory = host.memory if host is not None and host.is_buffer else Memory.UNKNOWN
     if host_at == "return" and fact.result.startswith("pageable"):
         memory = Memory.PAGEABLE  # the new host array it returns
@@ -235,50 +221,31 @@ def _record_operation(fact: Fact, arguments: Arguments, state: State, frame: Fra
                      host_loader_batch=host is not None and host.loader_batch)
 
 
-def _host_side(fact: Fact, arguments: Arguments) -> tuple[OpKind, str]:
-    """Where a copy's host side is in the call: "<pos>/<keyword>" of an argument, "return"."""
-    if fact.kind is OpKind.COPY:
-        return _direction(fact, arguments)
+def _host_side(fact: Fact, arguments: Arguments) -> tuple[OpKind, str, Optional[AbsValue]]:
+    """A copy's kind, and its host side in the call ("<pos>/<keyword>", "self", "return") with the value there."""
+    if fact.kind is OpKind.COPY:  # its direction argument names the direction, or the memory of its ends shows it
+        given = arguments.value(fact.direction)
+        direction = cuda_python.COPY_DIRECTIONS.get(given.target.rsplit(".", 1)[-1] if given is not None else "")
+        destination, source = arguments.value(Arg(0, "dst")), arguments.value(Arg(1, "src"))
+        if direction is None and destination is not None and source is not None:
+            if is_device(destination) and is_host(source):
+                direction = "h2d"
+            elif is_host(destination) and is_device(source):
+                direction = "d2h"
+        if direction == "h2d":
+            return OpKind.COPY_H2D, "1/src", source
+        if direction == "d2h":
+            return OpKind.COPY_D2H, "0/dst", destination
+        return (OpKind.COPY_D2D if direction == "d2d" else OpKind.COPY), "", None
     for where in (fact.host, fact.out):
         if where is not None and arguments.located(where) is not None:
-            return fact.kind, _spelled(where)
+            return fact.kind, f"{'' if where.pos is None else where.pos}/{where.kw or ''}", arguments.value(where)
     receiver = arguments.receiver
     if fact.kind is OpKind.PIN and receiver is not None and receiver.is_buffer and not is_device(receiver):
-        return fact.kind, "self"  # the host memory of the receiver (`t.pin_memory()`)
+        return fact.kind, "self", receiver  # the host memory of the receiver (`t.pin_memory()`)
     if fact.kind is OpKind.COPY_D2H and fact.result.split(":")[0] in ("pageable", "pinned"):
-        return fact.kind, "return"
-    return fact.kind, ""
-
-
-def _direction(fact: Fact, arguments: Arguments) -> tuple[OpKind, str]:
-    """A copy whose direction its direction argument names, or the memory of its ends shows."""
-    given = arguments.value(fact.direction)
-    name = (given.target.rsplit(".", 1)[-1] if given is not None else "")
-    direction = cuda_python.COPY_DIRECTIONS.get(name)
-    destination, source = arguments.value(Arg(0, "dst")), arguments.value(Arg(1, "src"))
-    if direction is None and destination is not None and source is not None:
-        if is_device(destination) and is_host(source):
-            direction = "h2d"
-        elif is_host(destination) and is_device(source):
-            direction = "d2h"
-    if direction == "h2d":
-        return OpKind.COPY_H2D, "1/src"
-    if direction == "d2h":
-        return OpKind.COPY_D2H, "0/dst"
-    return (OpKind.COPY_D2D if direction == "d2d" else OpKind.COPY), ""
-
-
-def _spelled(where: Arg) -> str:
-    return f"{'' if where.pos is None else where.pos}/{where.kw or ''}"
-
-
-def _value_at(host_at: str, arguments: Arguments) -> Optional[AbsValue]:
-    if host_at == "self":
-        return arguments.receiver
-    if "/" not in host_at:
-        return None
-    pos, kw = host_at.split("/")
-    return arguments.value(Arg(int(pos) if pos else None, kw or None))
+        return fact.kind, "return", None
+    return fact.kind, "", None
 
 
 def made_at(value: Optional[AbsValue]) -> str:
@@ -290,9 +257,7 @@ def made_at(value: Optional[AbsValue]) -> str:
 
 
 def _shared_view(fact: Fact, arguments: Arguments) -> Optional[AbsValue]:
-    """A call that wraps device memory it is given (`cp.asarray(cuda_tensor)`,
-    `numba.cuda.as_cuda_array(t)`: CUDA Array Interface, DLPack) makes no copy: the result is the
-    same memory under another framework's name."""
+    """A call that wraps device memory it is given (CUDA Array Interface, DLPack) makes no copy: the same memory."""
     wraps_device = fact.result.startswith("device:") and fact.kind in (None, OpKind.COPY_H2D)
     given = arguments.value(fact.host) if fact.host is not None else arguments.value(Arg(0))
     if not wraps_device or given is None or given.identity is None or is_host(given):
@@ -304,28 +269,20 @@ def _shared_view(fact: Fact, arguments: Arguments) -> Optional[AbsValue]:
     return AbsValue(ValueKind.BUFFER, framework, Memory.DEVICE, given.identity, given.stream)
 
 
-def _subject(fact: Fact, arguments: Arguments) -> Optional[AbsValue]:
-    """The event or stream a call acts on: the receiver of a method, else its `target` argument."""
-    receiver = arguments.receiver
-    return receiver if receiver is not None else arguments.value(fact.target)
-
-
 def _create_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
     rule = fact.creates_blocking or "yes"
-    # a stream whose flags the code does not show (another library's, `ExternalStream(ptr)`) is
-    # taken as ordered by the legacy default stream: unknown stays silent
+    # a stream whose flags the code does not show (`ExternalStream(ptr)`) is taken as ordered by
+    # the legacy default stream: unknown stays silent
     blocking = rule in ("yes", "unknown")
     if rule.startswith("not:"):
-        flag = arguments.flag(Arg(kw=rule[4:]), False)
-        blocking = flag is False
+        blocking = arguments.flag(Arg(kw=rule[4:]), False) is False
     if rule.startswith("flags:"):
         blocking = _flags_block(arguments.value(Arg(int(rule[6:]), "flags"))) is True
     return stream_value(StreamRef.created(frame.site(arguments.node), fact.framework, blocking)), state
 
 
 def _flags_block(flags: Optional[AbsValue]) -> Optional[bool]:
-    """Whether creation flags (`cuStreamCreate(flags)`) make a blocking stream: absent or 0 do,
-    the non-blocking flag does not, anything else is unknown."""
+    """Whether creation flags make a blocking stream (absent or 0 do, the non-blocking flag not, else unknown)."""
     if flags is None:
         return True
     if flags.kind is ValueKind.HOST_NUMBER and flags.target.isdigit():
@@ -345,7 +302,7 @@ def _record_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) 
         if event is None or event.identity is None:
             event = AbsValue(ValueKind.EVENT, fact.framework, identity=Path(Root.fresh(site)), stream=stream)
     else:
-        event = _subject(fact, arguments)
+        event = receiver if receiver is not None else arguments.value(fact.target)
         stream = queue_of(fact, arguments, state)
     if event is None or event.identity is None or stream is None:
         return UNKNOWN, state
@@ -378,7 +335,7 @@ def _sync_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -
 
 
 def _sync_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    event = _subject(fact, arguments)
+    event = arguments.receiver if arguments.receiver is not None else arguments.value(fact.target)
     site = frame.site(arguments.node)
     if event is None or event.identity is None:
         # an event the walk cannot tell (one of a list of events) may be the one that orders (D-1)
@@ -387,9 +344,8 @@ def _sync_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) ->
 
 
 def _wait_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """`s.wait_stream(other)`: later work on `s` waits for the work queued on `other` so far. A
-    stream handed in that waits for the current stream is another stream than the current one
-    (waiting for itself would order nothing): evidence, as a stream the program made."""
+    """`s.wait_stream(other)`: later work on `s` waits for `other`'s so far; a stream handed in that waits
+    for the current stream is another stream (waiting for itself orders nothing): evidence."""
     waiter = queue_of(fact, arguments, state)
     if waiter is None:
         return UNKNOWN, state
@@ -406,8 +362,7 @@ def _wait_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -
 
 
 def _record_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """`t.record_stream(s)`: the allocator told of the stream's use of the memory, of each memory
-    it may be (D-20); the code's word that the stream the tensor was produced on is another (D-16)."""
+    """`t.record_stream(s)`: the allocator told of `s`'s use (D-20); the producer's stream is another (D-16)."""
     stream = stream_of_value(arguments.value(fact.target))
     tensor = arguments.receiver
     if stream is None or not stream.known or tensor is None:
@@ -422,18 +377,13 @@ def _record_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame)
 
 
 def _pin(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """`t.pin_memory()`: the host copies the receiver into new page-locked memory (a method of
-    host memory only: a receiver of memory not told is host memory)."""
+    """`t.pin_memory()` (a method of host memory only): the host copies the receiver into new page-locked memory."""
     receiver = arguments.receiver
     if receiver is not None and is_device(receiver):
         return UNKNOWN, state
     if receiver is not None and receiver.identity is not None:
         state = host_access(state, frame, frame.site(arguments.node), receiver.identity, False)
     return result_of(fact, arguments, frame, None), state
-
-
-def _sync_device(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_DEVICE, frame.site(arguments.node), framework=fact.framework))
 
 
 def _set_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -448,11 +398,9 @@ def _set_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) ->
 
 
 def _copy_to_device(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """An upload: the host side read by the stream, the device side written (new memory, or
-    the receiver for `a.set(host)` / `d.copy_to_device(host)`). From pageable memory the host
-    first waits for the stream and stages the source itself: once the call returns the source
-    may be refilled, but the device side is written later, on the stream (CUDA's rule for
-    asynchronous copies from pageable memory)."""
+    """An upload: the host side read by the stream, the device side (new memory, or the receiver
+    for `a.set(host)`) written. From pageable memory the host first waits for the stream and
+    stages the source: the device side is written later, on the stream (CUDA's rule)."""
     stream = queue_of(fact, arguments, state)
     host = arguments.value(fact.host)
     site = frame.site(arguments.node)
@@ -464,7 +412,7 @@ def _copy_to_device(fact: Fact, arguments: Arguments, state: State, frame: Frame
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
     if host is not None and host.is_buffer and host.identity is not None and not staged:
         state = access(state, frame, site, host.identity, False, stream, host_memory=True)
-    into_receiver = _own_memory(fact, arguments.receiver, fact.self_writes)
+    into_receiver = _own_memory(arguments.receiver, fact.self_writes)
     target = arguments.receiver if into_receiver else _destination(fact, arguments, frame, stream)
     if target is not None and target.identity is not None:
         state = access(state, frame, site, target.identity, True, stream)
@@ -473,9 +421,8 @@ def _copy_to_device(fact: Fact, arguments: Arguments, state: State, frame: Frame
     return (UNKNOWN if into_receiver or target is None else target), state
 
 
-def _own_memory(fact: Fact, receiver: Optional[AbsValue], named: bool) -> bool:
-    """The receiver is the memory a copy moves: a buffer's method, or a method its fact says
-    reads or writes `self` (a declared class's instance: `rmm.DeviceBuffer().copy_from_host`)."""
+def _own_memory(receiver: Optional[AbsValue], named: bool) -> bool:
+    """The receiver is the memory a copy moves (a buffer's method, or a fact's `self_reads`/`self_writes`)."""
     return receiver is not None and (receiver.is_buffer or named) and receiver.identity is not None
 
 
@@ -485,7 +432,12 @@ def _copy_to_host(fact: Fact, arguments: Arguments, state: State, frame: Frame) 
     stream = queue_of(fact, arguments, state)
     site = frame.site(arguments.node)
     receiver = arguments.receiver
-    source = receiver if _own_memory(fact, receiver, fact.self_reads) else _source(fact, arguments)
+    if _own_memory(receiver, fact.self_reads):
+        source = receiver
+    else:  # the argument its fact names, else its first buffer
+        named = _end(fact, 1)
+        first = next((v for v, _ in arguments.positional if v.is_buffer), None)
+        source = arguments.value(named) if named is not None else first
     if stream is None:
         return UNKNOWN, state
     if source is not None and source.identity is not None:
@@ -500,42 +452,12 @@ def _copy_to_host(fact: Fact, arguments: Arguments, state: State, frame: Frame) 
     return target, state
 
 
-def _copy(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """A copy whose direction the memory of its ends tells (`cudaMemcpyAsync(dst, src, ...)`):
-    the source read and the destination written on its stream."""
-    stream = queue_of(fact, arguments, state)
-    site = frame.site(arguments.node)
-    if stream is None:
-        return UNKNOWN, state
-    to, of = fact.ends or (Arg(0, "dst"), Arg(1, "src"))
-    ends = [(arguments.value(of), False), (arguments.value(to), True)]
-    if fact.reads or fact.writes or fact.self_reads or fact.self_writes:  # an effect model names them
-        ends = _touched(fact, arguments)
-    for value, write in ends:
-        if value is not None and value.is_buffer and value.identity is not None:
-            state = access(state, frame, site, value.identity, write, stream, host_memory=not is_device(value))
-    if host_waits(fact, arguments):
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
-    return UNKNOWN, state
-
-
-def _first_buffer(arguments: Arguments) -> Optional[AbsValue]:
-    return next((v for v, _ in arguments.positional if v.is_buffer), None)
-
-
 def _end(fact: Fact, index: int) -> Optional[Arg]:
-    """A copy's destination (0) or source (1) as its fact names it: its `ends`, else the first
-    buffer it writes or reads (an effect model's `writes` / `reads`: a declared model is a row)."""
+    """A copy's destination (0) or source (1) as its fact names it: its `ends`, else its first `writes`/`reads`."""
     if fact.ends:
         return fact.ends[index]
     named = fact.writes if index == 0 else fact.reads
     return named[0] if named else None
-
-
-def _source(fact: Fact, arguments: Arguments) -> Optional[AbsValue]:
-    """A copy's source: the argument its fact names, else its first buffer."""
-    named = _end(fact, 1)
-    return arguments.value(named) if named is not None else _first_buffer(arguments)
 
 
 def _destination(fact: Fact, arguments: Arguments, frame: Frame, stream: Optional[StreamRef]) -> AbsValue:
@@ -548,20 +470,29 @@ def _destination(fact: Fact, arguments: Arguments, frame: Frame, stream: Optiona
 
 
 def _device_work(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """A kernel or memset: the buffers its fact names, read and written on its stream."""
+    """A kernel, memset or copy: the buffers its fact names read and written on its stream; a copy of
+    unknown direction reads its source and writes its destination, and the host may wait for it."""
     stream = queue_of(fact, arguments, state)
     site = frame.site(arguments.node)
     if stream is None:
         return UNKNOWN, state
-    for value, write in _touched(fact, arguments):
+    copy = fact.kind is OpKind.COPY
+    touched = _touched(fact, arguments)
+    if copy and not (fact.reads or fact.writes or fact.self_reads or fact.self_writes):  # (an effect model names them)
+        to, of = fact.ends or (Arg(0, "dst"), Arg(1, "src"))
+        touched = [(arguments.value(of), False), (arguments.value(to), True)]
+    for value, write in touched:
         if value is not None and value.is_buffer and value.identity is not None:
-            state = access(state, frame, site, value.identity, write, stream)
-    return result_of(fact, arguments, frame, stream), state
+            state = access(state, frame, site, value.identity, write, stream, host_memory=copy and not is_device(value))
+    if not copy:
+        return result_of(fact, arguments, frame, stream), state
+    if host_waits(fact, arguments):
+        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
+    return UNKNOWN, state
 
 
 def _touched(fact: Fact, arguments: Arguments) -> list[tuple[Optional[AbsValue], bool]]:
-    """The arguments a call reads and writes, by its fact: named ones, then every positional one
-    from `reads_from` on (a kernel's arguments: written too when we cannot read its body)."""
+    """The arguments a call reads and writes, by its fact (from `reads_from` on: a kernel's arguments)."""
     writes = fact.writes
     if fact.kind is OpKind.MEMSET and not writes and arguments.receiver is None:
         writes = (Arg(0),)  # a memset writes the memory it is given first (`cudaMemsetAsync(ptr, ...)`)
@@ -591,20 +522,14 @@ def _register_host(fact: Fact, arguments: Arguments, state: State, frame: Frame)
 
 
 def _allocate(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """New memory, made on (and, for Numba, bound to) the stream it is given, else where its
-    fact says, else the framework's current stream."""
+    """New memory, made on (Numba: bound to) the stream given, else its fact's, else the current stream."""
     given = stream_of_value(arguments.value(fact.stream_arg)) if fact.stream_arg is not None else None
     stream = given or queue_of(fact, arguments, state) or state.current_stream(fact.framework)
     return result_of(fact, arguments, frame, stream), state
 
 
-def _pinned(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    return result_of(fact, arguments, frame, None), state
-
-
 def _implicit_sync(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """The host reads the data (`t.item()`, `torch.equal(a, b)`): device memory read on the
-    stream, which the host then waits for; host memory read by the host itself."""
+    """The host reads the data: device memory on the stream, which the host then waits for; host memory itself."""
     stream = queue_of(fact, arguments, state)
     site = frame.site(arguments.node)
     data = [v for v in [arguments.receiver, *arguments.values()] if v is not None and v.is_buffer and v.identity is not None]
@@ -618,9 +543,17 @@ def _implicit_sync(fact: Fact, arguments: Arguments, state: State, frame: Frame)
     return AbsValue(ValueKind.HOST_NUMBER), state
 
 
+def _sync_device(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_DEVICE, frame.site(arguments.node), framework=fact.framework))
+
+
+def _result(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    return result_of(fact, arguments, frame, None), state
+
+
 _BY_KIND: dict[Optional[OpKind], Callable[[Fact, Arguments, State, Frame], Handled]] = {
     OpKind.STREAM_CREATE: _create_stream,
-    OpKind.EVENT_CREATE: lambda fact, a, s, f: (result_of(fact, a, f, None), s),
+    OpKind.EVENT_CREATE: _result,
     OpKind.EVENT_RECORD: _record_event,
     OpKind.STREAM_WAIT_EVENT: _wait_event,
     OpKind.STREAM_SYNC: _sync_stream,
@@ -632,9 +565,9 @@ _BY_KIND: dict[Optional[OpKind], Callable[[Fact, Arguments, State, Frame], Handl
     OpKind.KERNEL: _device_work,
     OpKind.MEMSET: _device_work,
     OpKind.COPY_D2D: _device_work,
-    OpKind.COPY: _copy,
+    OpKind.COPY: _device_work,
     OpKind.ALLOC: _allocate,
-    OpKind.PINNED_ALLOC: _pinned,
+    OpKind.PINNED_ALLOC: _result,
     OpKind.HOST_REGISTER: _register_host,
     OpKind.IMPLICIT_SYNC: _implicit_sync,
     OpKind.WAIT_STREAM: _wait_stream,

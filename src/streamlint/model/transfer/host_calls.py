@@ -13,16 +13,12 @@ from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue, Memory, ValueKind
-from streamlint.model.transfer.act import host_access
+from streamlint.model.transfer.act import host_access, host_reads
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_host
 from streamlint.model.transfer.frame import Frame
 
 Handled = tuple[AbsValue, State]
-
-# Methods and functions that write the host array they are given first (the rest read).
-WRITING_METHODS = frozenset({"fill", "put", "itemset", "resize", "sort", "partition", "setfield"})
-WRITING_FUNCTIONS = frozenset({"numpy.copyto", "numpy.put", "numpy.place", "numpy.putmask", "numpy.fill_diagonal"})
 
 
 def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
@@ -33,21 +29,19 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     if short in numpy_api.SAME_MEMORY and first is not None and is_host(first) and first.identity is not None:
         return first, host_access(state, frame, site, first.identity, False)  # a view of the same memory
     if short in numpy_api.PAGEABLE_CREATORS and _makes_array(short, arguments):
-        for value in hosts:
-            state = host_access(state, frame, site, value.identity, False)
+        state = host_reads(state, frame, site, hosts)
         made = _result(arguments, frame)
         return (replace(made, rank=_rank(arguments)) if short in numpy_api.SHAPE_FIRST else made), state  # new pageable host memory
     if not hosts:
         return None
     for value in hosts:
-        written = name in WRITING_FUNCTIONS and value is first
+        written = name in numpy_api.WRITING_FUNCTIONS and value is first
         state = host_access(state, frame, site, value.identity, written)
     return _result(arguments, frame), state
 
 
 def _rank(arguments: Arguments) -> int:
-    """The dimensions a shape argument shows: one per size of a tuple or list written out, one for a
-    single number; -1 when not told."""
+    """The dimensions a shape argument shows (a tuple written out, a number); -1 when not told."""
     located = arguments.located(Arg(0, "shape"))
     if located is None:
         return -1
@@ -67,11 +61,8 @@ def array_method(name: str, array: AbsValue, arguments: Arguments, state: State,
     if not is_host(array) or array.identity is None:
         return None
     site = frame.site(arguments.node)
-    state = host_access(state, frame, site, array.identity, name in WRITING_METHODS)
-    for value in arguments.values():
-        if is_host(value) and value.identity is not None:
-            state = host_access(state, frame, site, value.identity, False)
-    return _result(arguments, frame), state
+    state = host_access(state, frame, site, array.identity, name in numpy_api.WRITING_METHODS)
+    return _result(arguments, frame), host_reads(state, frame, site, arguments.values())
 
 
 def _result(arguments: Arguments, frame: Frame) -> AbsValue:

@@ -1,8 +1,5 @@
-"""Communicators' buffer methods. mpi4py's (`comm.Send`, `comm.Allreduce`, ...): MPI reads and
-writes the buffers from the host side when called, waiting for no stream (model/api/mpi.py's
-rows). NCCL's collectives driven with raw pointers (`comm.allReduce(a.ptr, b.ptr, n, ...,
-stream.ptr)`): queued on the stream they are handed, reading the send buffer and writing the
-receive buffer there (model/api/nccl.py's rows)."""
+"""Communicators' buffer methods: mpi4py's read and write their buffers from the host when called
+(api/mpi.py); NCCL's, driven with raw pointers, are queued on the stream they are handed (api/nccl.py)."""
 
 from __future__ import annotations
 
@@ -12,9 +9,9 @@ from streamlint.model.api import interop, mpi, nccl
 from streamlint.model.domain.paths import Path
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef
-from streamlint.model.domain.values import UNKNOWN, AbsValue
-from streamlint.model.domain.values import ValueKind
-from streamlint.model.transfer.act import access, host_access
+from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
+from streamlint.model.domain.order import HOST
+from streamlint.model.transfer.act import access
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device
 from streamlint.model.transfer.frame import Frame
@@ -31,11 +28,17 @@ def comm_method(name: str, arguments: Arguments, state: State, frame: Frame) -> 
         given = arguments.value(row.arg)
         on_device = given is not None and (is_device(given) or (given.element is not None and is_device(given.element)))
         for buffer in _buffers(given):
-            if row.role in (mpi.Role.SENT, mpi.Role.BOTH):
-                state = host_access(state, frame, site, buffer, False, on_device)
-            if row.role in (mpi.Role.RECEIVED, mpi.Role.BOTH):
-                state = host_access(state, frame, site, buffer, True, on_device)
+            state = _by_role(state, frame, site, buffer, row.role, HOST, host_memory=not on_device)
     return UNKNOWN, state
+
+
+def _by_role(state: State, frame: Frame, site: str, path: Path, role: mpi.Role, stream: StreamRef,
+             host_memory: bool = False) -> State:
+    if role is not mpi.Role.RECEIVED:
+        state = access(state, frame, site, path, False, stream, host_memory=host_memory)
+    if role is not mpi.Role.SENT:
+        state = access(state, frame, site, path, True, stream, host_memory=host_memory)
+    return state
 
 
 def _buffers(given: Optional[AbsValue]) -> list[Path]:
@@ -48,8 +51,8 @@ def _buffers(given: Optional[AbsValue]) -> list[Path]:
 
 
 def collective(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    """An NCCL collective: a method of that name handed a stream (or its handle) and as many
-    device buffers (pointers into them) as the collective has roles; None otherwise."""
+    """An NCCL collective: a method of that name handed a stream (or its handle) and as many device
+    buffers (pointers into them) as it has roles; None otherwise."""
     roles = nccl.COMMUNICATOR_METHODS.get(name)
     if roles is None:
         return None
@@ -67,18 +70,13 @@ def collective(name: str, arguments: Arguments, state: State, frame: Frame) -> O
         return None  # (the pointers the call shows do not match the collective's)
     site = frame.site(arguments.node)
     for path, role in zip(buffers, roles):
-        if role is not mpi.Role.RECEIVED:
-            state = access(state, frame, site, path, False, stream)
-        if role is not mpi.Role.SENT:
-            state = access(state, frame, site, path, True, stream)
+        state = _by_role(state, frame, site, path, role, stream)
     return UNKNOWN, state
 
 
-
 def _handle_given(value: AbsValue) -> Optional[StreamRef]:
-    """NCCL takes its stream last, as a raw handle: `comm.allReduce(..., stream.ptr)` of a value
-    the code says nothing else about shows it is the stream held at its path (as a stream's own
-    method would, `api/torch_api.STREAM_ONLY_METHODS`)."""
+    """`comm.allReduce(..., stream.ptr)`: a raw handle handed last, of a value of unknown kind, shows it
+    is the stream held at its path (as a stream's own method would)."""
     path = value.identity
     if value.kind is not ValueKind.UNKNOWN or path is None or not path.steps:
         return None

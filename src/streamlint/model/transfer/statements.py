@@ -468,7 +468,7 @@ def _joined(state: State, others: list[State]) -> State:
 def _for(node: cst.For, state: State, frame: Frame) -> State:
     iterable, state = evaluate(node.iter, state, frame)
     element = iterable.iterated()
-    frame.numbering.item_tests.update(item_tests(node))
+    frame.numbering.item_tests.update(frame.numbering.once(("item_tests", id(node)), lambda: item_tests(node)))
     return _loop(node, state, frame, lambda s: bind(node.target, element, s, frame, node), _counter(node))
 
 

@@ -1,6 +1,5 @@
-"""PyTorch's handler: what its calls and methods do to streams and buffers, read from the
-fact tables (model/api/torch_api.py) and PyTorch's invariant: an operation on CUDA tensors
-runs on the current stream and returns CUDA tensors made there."""
+"""PyTorch's handler: its fact tables (model/api/torch_api.py) and PyTorch's invariant: an
+operation on CUDA tensors runs on the current stream and returns CUDA tensors made there."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from streamlint.model.api import torch_api
-from streamlint.model.api.facts import Arg, Fact
+from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
@@ -26,14 +25,15 @@ from streamlint.model.transfer.frame import Frame
 
 F = "torch"
 Handled = tuple[AbsValue, State]
+# Where PyTorch's optimizers live: `torch.optim.AdamW(model.parameters())` holds the model's parameters.
+OPTIMIZERS = ("torch.optim.",)
+OPTIMIZER = "optimizer"
 
 
 def _fresh(frame: Frame, arguments: Arguments, memory: Memory, stream: Optional[StreamRef]) -> AbsValue:
-    site = frame.site(arguments.node)
-    return AbsValue(ValueKind.BUFFER, F, memory, Path(Root.fresh(site)), stream)
+    return AbsValue(ValueKind.BUFFER, F, memory, Path(Root.fresh(frame.site(arguments.node))), stream)
 
 
-# -- module functions (torch.cuda.Stream, torch.zeros, ...) ------------------------------
 def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
     fact = torch_api.FUNCTIONS.get(name)
     if fact is not None:
@@ -44,51 +44,48 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         return _tensor_lists(name.endswith("_"), arguments, state, frame)
     if name in torch_api.ITEM_COMBINERS:
         return _combined(arguments, state, frame)
-    if name.startswith(OPTIMIZERS) and name.rsplit(".", 1)[-1][:1].isupper():
-        return _optimizer(arguments), state
+    if name.startswith(OPTIMIZERS) and name.rsplit(".", 1)[-1][:1].isupper():  # it holds the parameters it is given
+        given = arguments.value(Arg(0, "params"))
+        members = given.members if given is not None else frozenset()
+        return AbsValue(ValueKind.CONTAINER, F, target=OPTIMIZER, members=members), state
     short = name.rsplit(".", 1)[-1]
-    if name == "torch.as_tensor" and _wrapped(arguments) is not None:
-        return _wrapped(arguments), state
+    given = arguments.value(Arg(0, "data"))
+    if name == "torch.as_tensor" and given is not None and is_device(given) and given.identity is not None:
+        # device memory another framework made, now a tensor too (no copy)
+        return AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, given.identity, given.stream), state
     if name.startswith("torch.") and short in torch_api.CREATORS:
         return _creator(short, arguments, state, frame)
     if name.startswith("torch.") and short in torch_api.LIKE_CREATORS:
         return _like_creator(short, arguments, state, frame)
     if name in torch_api.TEST_COMPARISONS:  # (a test's comparison reads its tensors back: no table row says all of it)
-        return _compared(name, arguments, state, frame)
+        given_cuda = [v for v in arguments.values() if is_device(v) and v.identity is not None]
+        site = frame.site(arguments.node)
+        return read_back(name, given_cuda, state.current_stream(F), site, F, site, state, frame) if given_cuda else None
     if torch_api.returns_tensor(name) and all(v.memory is Memory.UNKNOWN and not (v.is_buffer and v.stream)
-                                                               for v in arguments.values()):
-        # a tensor function given no tensor of known memory: a new tensor of a device not told
-        # (given tensors of known memory, or made on a known stream, PyTorch's invariant places it:
-        # `calls._opaque`)
+                                              for v in arguments.values()):
+        # given no tensor of known memory (or made on a known stream): a new tensor of a device not told
         return _fresh(frame, arguments, Memory.UNKNOWN, None), state
     return None
 
 
-def _compared(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    """A function that reads its CUDA tensors back to the host (`torch.equal`, a test's
-    `torch.testing.assert_close`): each is read on the current stream, and the host waits for it
-    (None, as an unknown call, when it is given no CUDA tensor)."""
-    given = [v for v in arguments.values() if is_device(v) and v.identity is not None]
-    if not given:
-        return None
-    site, current = frame.site(arguments.node), state.current_stream(F)
-    state = operation(state, frame, site, name, OpKind.IMPLICIT_SYNC, current, True, value_site=site, framework=F)
-    for value in given:
-        state = access(state, frame, site, value.identity, False, current)
-    state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
+def read_back(api: str, values: list[AbsValue], stream: StreamRef, value_site: str, framework: str, site: str,
+              state: State, frame: Frame) -> Handled:
+    """The host reads device memory back: read on the stream, which the host then waits for."""
+    state = operation(state, frame, site, api, OpKind.IMPLICIT_SYNC, stream, True, value_site=value_site,
+                      framework=framework)
+    for value in values:
+        if value.identity is not None:
+            state = access(state, frame, site, value.identity, False, stream)
+    state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=framework))
     return AbsValue(ValueKind.HOST_NUMBER), state
 
 
-# Where PyTorch's optimizers live: `torch.optim.AdamW(model.parameters())` holds the model's parameters.
-OPTIMIZERS = ("torch.optim.",)
-OPTIMIZER = "optimizer"
-
-
-def _optimizer(arguments: Arguments) -> AbsValue:
-    """An optimizer: it holds the memory of the parameters it was given."""
-    given = arguments.value(Arg(0, "params"))
-    members = given.members if given is not None else frozenset()
-    return AbsValue(ValueKind.CONTAINER, F, target=OPTIMIZER, members=members)
+def learn(state: State, learned: AbsValue) -> State:
+    """The names that hold a value of unknown kind at `learned`'s memory hold `learned` (evidence)."""
+    for name, value in state.names:
+        if value.identity == learned.identity and value.kind is ValueKind.UNKNOWN:
+            state = state.bind(name, learned)
+    return state
 
 
 def parameters_of(module: AbsValue) -> Optional[AbsValue]:
@@ -99,8 +96,7 @@ def parameters_of(module: AbsValue) -> Optional[AbsValue]:
 
 
 def optimizer_step(optimizer: AbsValue, name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    """`opt.step()` reads the gradients and writes the parameters, `opt.zero_grad()` writes the
-    gradients: on the current stream, so the parameters are CUDA memory written there."""
+    """`opt.step()`, `opt.zero_grad()`: the parameters (CUDA memory) read and written on the current stream."""
     if name not in ("step", "zero_grad"):
         return None
     site = frame.site(arguments.node)
@@ -111,21 +107,10 @@ def optimizer_step(optimizer: AbsValue, name: str, arguments: Arguments, state: 
             continue
         state = access(state, frame, site, member, False, current)
         state = access(state, frame, site, member, True, current)
-        for held, value in state.names:
-            if value.identity == member and value.kind is ValueKind.UNKNOWN:
-                state = state.bind(held, AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, member))
+        state = learn(state, AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, member))
         if state.stored(member) is not None and state.stored(member).kind is ValueKind.UNKNOWN:
             state = state.store(member, AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, member))
     return UNKNOWN, state
-
-
-def _wrapped(arguments: Arguments) -> Optional[AbsValue]:
-    """`torch.as_tensor(cupy_array)`: device memory another framework made, now a tensor too (no
-    copy); anything else is a creator's."""
-    given = arguments.value(Arg(0, "data"))
-    if given is None or not is_device(given) or given.identity is None:
-        return None
-    return AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, given.identity, given.stream)
 
 
 def _tensor_arguments(name: str, arguments: Arguments) -> Arguments:
@@ -143,17 +128,16 @@ def _tensor_arguments(name: str, arguments: Arguments) -> Arguments:
 
 
 def _collective(written: tuple[int, ...], arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """A torch.distributed collective: on the current stream, it reads its tensors and writes the
-    ones its row names. With `async_op=True` it returns a work handle whose `wait()` makes the
-    then-current stream wait for it: an event recorded here."""
+    """A torch.distributed collective: on the current stream it reads its (CUDA) tensors and writes those
+    its row names; `async_op=True` returns a work handle, an event recorded here."""
     site = frame.site(arguments.node)
     current = state.current_stream(F)
     for index, (value, _) in enumerate(arguments.positional):
-        # a collective's positional arguments are CUDA tensors (its table says which it writes)
         if value.kind in (ValueKind.BUFFER, ValueKind.UNKNOWN) and value.identity is not None:
             device = _on_device(value) if value.memory is Memory.UNKNOWN else value
             state = _known_as(state, value, device)
-            state = _kept_as(state, value, device)
+            if device != value and value.identity.steps and state.at(value.identity).kind is ValueKind.UNKNOWN:
+                state = state.store(value.identity, device)  # (`self.out`, whose memory nothing stored told)
             state = _touch(state, frame, site, device, False, current)
             if index in written:
                 state = _touch(state, frame, site, device, True, current)
@@ -164,11 +148,8 @@ def _collective(written: tuple[int, ...], arguments: Arguments, state: State, fr
 
 
 def _tensor_lists(inplace: bool, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """A function over lists of tensors (`torch._foreach_add_(params, grads)`): its first
-    argument is a list of tensors; the others are read when the code shows they hold tensors.
-    Under a stream the code chose, or when the list is known to hold CUDA tensors, it runs on
-    the current stream: it reads every list and writes the first in place, or returns a list
-    of new tensors made there."""
+    """`torch._foreach_add_(params, grads)`: under a chosen stream, or for CUDA tensors, it reads every list
+    on the current stream and writes the first in place, or returns new tensors made there."""
     site = frame.site(arguments.node)
     current = state.current_stream(F)
     chosen = frame.chosen_stream(state)
@@ -192,7 +173,6 @@ def _tensor_lists(inplace: bool, arguments: Arguments, state: State, frame: Fram
 
 
 def _items(value: AbsValue) -> Optional[AbsValue]:
-    """A list's tensors, as far as the code shows them."""
     return value.element if value.element is not None and value.element.is_buffer else None
 
 
@@ -203,10 +183,10 @@ def _items_path(value: AbsValue) -> Path:
         return item.identity
     assert value.identity is not None
     return value.identity.element(Index.items())
+
+
 def _combined(arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """`torch.cat(tensors)`, `_flatten_dense_tensors(bucket)`: one new tensor made from the items
-    of a list, where they live; of a list the code says nothing about, a new tensor all the same
-    (its device not told)."""
+    """`torch.cat(tensors)`: a new tensor made where the list's items live (unknown items: device not told)."""
     given = arguments.value(Arg(0, "tensors"))
     if given is None or given.kind not in (ValueKind.CONTAINER, ValueKind.UNKNOWN):
         return UNKNOWN, state
@@ -218,8 +198,7 @@ def _combined(arguments: Arguments, state: State, frame: Frame) -> Handled:
 
 
 def _known_as(state: State, before: AbsValue, after: AbsValue) -> State:
-    """Every name and attribute holding `before` now holds `after`: evidence about a value is about it
-    wherever it is (`self.out = out` before `out` is handed to a collective)."""
+    """Every name and attribute holding `before` now holds `after`: evidence about a value is about it anywhere."""
     if before == after:
         return state
     for name, value in state.names:
@@ -231,18 +210,7 @@ def _known_as(state: State, before: AbsValue, after: AbsValue) -> State:
     return state
 
 
-def _kept_as(state: State, before: AbsValue, after: AbsValue) -> State:
-    """The attribute or item that holds the value (`self.out`, whose memory nothing stored told)
-    holds what the evidence shows it is."""
-    identity = before.identity
-    if before == after or identity is None or not identity.steps or state.at(identity).kind is not ValueKind.UNKNOWN:
-        return state
-    return state.store(identity, after)
-
-
 def stream_of(value: Optional[AbsValue]) -> StreamRef:
-    """The stream a value is: its own reference, else the stream at its path (a parameter's,
-    `self._stream`), else unknown."""
     return stream_of_value(value) or StreamRef(StreamRefKind.UNKNOWN)
 
 
@@ -250,8 +218,7 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
     memory = memory_named(arguments, Arg(kw="device"))
     pinned = arguments.flag(Arg(kw="pin_memory"), False)
     if short in torch_api.FROM_DATA and arguments.located(Arg(kw="device")) is None and _written_out(arguments):
-        # `torch.tensor(0.0)`, `torch.tensor([a, b])`: built on the host from values the code
-        # writes out (not data it reads: `torch.tensor(row)` is the program's input), where it stays
+        # `torch.tensor([a, b])`: built on the host from values the code writes out, where it stays
         # (in pinned memory it is what an upload should start from: no stand-in to report)
         return replace(_fresh(frame, arguments, Memory.PINNED if pinned else Memory.PAGEABLE, None),
                        built=None if pinned else HostBuilt.EVERY_PASS), state
@@ -266,10 +233,15 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
         return _fresh(frame, arguments, memory, None), state
     current = state.current_stream(F)
     value = _fresh(frame, arguments, memory, current)
+    site = frame.site(arguments.node)
     if short in torch_api.FROM_DATA and _host_built(arguments):
-        return value, _built_then_uploaded(value, arguments, state, frame)
+        # built in pageable host memory, then copied: a blocking upload (it waits for the stream), no kernel
+        state = operation(state, frame, site, "torch.tensor", OpKind.COPY_H2D, current, True, Memory.PAGEABLE,
+                          non_blocking=False, host_built=True)
+        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
+        return value, access(state, frame, site, value.identity, True, current)
     if short not in torch_api.ALLOCATING_ONLY:
-        state = access(state, frame, frame.site(arguments.node), value.identity, True, current)
+        state = access(state, frame, site, value.identity, True, current)
     return value, state
 
 
@@ -289,23 +261,12 @@ def _host_built(arguments: Arguments) -> bool:
 
 
 def _written_out(arguments: Arguments) -> bool:
-    """The data is a number, or a list or tuple written out of values that are no tensors."""
+    """The data is a number or a list written out of values that are no tensors (not data the program reads)."""
     located = arguments.located(Arg(0, "data"))
     if located is None or not _host_built(arguments):
         return False
     data, node = located
     return data.kind is ValueKind.HOST_NUMBER or isinstance(node, (cst.List, cst.Tuple))
-
-
-def _built_then_uploaded(value: AbsValue, arguments: Arguments, state: State, frame: Frame) -> State:
-    """`torch.tensor([a, b], device="cuda")`: built in pageable host memory, then copied to the
-    device: a blocking upload (it waits for the stream, then the copy is queued), no kernel."""
-    site = frame.site(arguments.node)
-    current = state.current_stream(F)
-    state = operation(state, frame, site, "torch.tensor", OpKind.COPY_H2D, current, True, Memory.PAGEABLE,
-                      non_blocking=False, host_built=True)
-    state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
-    return access(state, frame, site, value.identity, True, current)
 
 
 def _like_creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -321,27 +282,6 @@ def _like_creator(short: str, arguments: Arguments, state: State, frame: Frame) 
     return value, state
 
 
-# -- stream, event and tensor methods of the tables -----------------------------------------
-def stream_method(name: str, stream: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    fact = torch_api.STREAM_METHODS.get(name)
-    return _method_fact(fact, f"torch.cuda.Stream.{name}", stream, arguments, state, frame)
-
-
-def event_method(name: str, event: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    fact = torch_api.EVENT_METHODS.get(name)
-    return _method_fact(fact, f"torch.cuda.Event.{name}", event, arguments, state, frame)
-
-
-def _method_fact(fact: Optional[Fact], api: str, receiver: AbsValue, arguments: Arguments, state: State,
-                 frame: Frame) -> Optional[Handled]:
-    """A method's row, on the receiver as the walk knows it (a value of unknown kind whose method
-    shows what it is: `EVIDENT_METHODS`, `STREAM_ONLY_METHODS`)."""
-    if fact is None:
-        return None
-    return apply_fact(fact, replace(arguments, receiver=receiver), state, frame, api)
-
-
-# -- tensor methods ------------------------------------------------------------------------
 def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
     if tensor.target == torch_api.STORAGE:
         return _storage_method(name, tensor, arguments, state, frame)
@@ -351,17 +291,21 @@ def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: Stat
     if handler is not None:
         return handler(tensor, arguments, state, frame)
     if name in torch_api.TENSOR_METHODS:
-        return _method_fact(torch_api.TENSOR_METHODS[name], f"torch.Tensor.{name}", tensor, arguments, state, frame)
+        return apply_fact(torch_api.TENSOR_METHODS[name], replace(arguments, receiver=tensor), state, frame,
+                          f"torch.Tensor.{name}")
     if name in torch_api.NON_TENSOR_METHODS:
         return UNKNOWN, state
     if name in torch_api.TENSOR_PRESERVING or (name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE):
-        return _operation(name, tensor, arguments, state, frame)
+        if name in torch_api.PURE_VIEWS and tensor.identity is not None:
+            return tensor, state  # a view of the same memory: no kernel, nothing read
+        inputs = [tensor] + [v for v in arguments.values() if v.is_buffer]
+        written = tensor if name.endswith("_") else None  # (in place: `add_`)
+        return run_operation(inputs, written, name in torch_api.VIEW_METHODS, arguments, state, frame)
     return None
 
 
 def _storage_method(name: str, storage: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """`t.untyped_storage().resize_(0)`: the memory goes back to the allocator of the stream it
-    was made on now, while names still hold the tensor (a release, as when the last name drops it)."""
+    """`t.untyped_storage().resize_(0)`: the memory goes back to its stream's allocator now."""
     size = arguments.expression(Arg(0, "size"))
     freed = isinstance(size, cst.Integer) and size.evaluated_value == 0
     if name not in torch_api.STORAGE_RELEASES or not freed or storage.identity is None or storage.stream is None:
@@ -370,25 +314,14 @@ def _storage_method(name: str, storage: AbsValue, arguments: Arguments, state: S
     return UNKNOWN, do(state, frame, Effect(EffectKind.RELEASE, site, storage.identity, storage.stream, framework=F))
 
 
-def _operation(name: str, tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """An operation on the tensor's data: on the current stream for CUDA tensors, by the host
-    for CPU tensors. In place (`add_`) it writes the tensor; a view shares its memory."""
-    if name in torch_api.PURE_VIEWS and tensor.identity is not None:
-        return tensor, state  # a view of the same memory: no kernel, nothing read
-    inplace = name.endswith("_")
-    inputs = [tensor] + [v for v in arguments.values() if v.is_buffer]
-    return run_operation(inputs, tensor if inplace else None, name in torch_api.VIEW_METHODS, arguments, state, frame)
-
-
 def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: bool, arguments: Arguments,
                   state: State, frame: Frame) -> Handled:
     """PyTorch's invariant for any operation on tensors: where they live, it runs."""
     site = frame.site(arguments.node)
     framework = next((v.framework for v in inputs if is_device(v) and v.framework), F)
     current = state.current_stream(framework)
-    # under a stream the code chose, a tensor of unknown device is a CUDA tensor: the work
-    # is queued there (a CPU tensor's operation would ignore the stream)
     if frame.chosen_stream(state) and not any(map(is_host, inputs)):  # (a CPU operation ignores the stream)
+        # under a stream the code chose, a tensor of unknown device is a CUDA tensor: the work is queued there
         inputs = [_on_device(v) if v.is_buffer and v.memory is Memory.UNKNOWN else v for v in inputs]
         written = _on_device(written) if written is not None and written.memory is Memory.UNKNOWN else written
     on_device = any(is_device(v) for v in inputs)
@@ -406,8 +339,7 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
         # (a NumPy array's result is a NumPy array; items a whole index picks may be scalars: not told)
         host = next((v for v in inputs if is_host(v) and not maybe_item(v)), None)
         if host is None and any(v.is_buffer and v.framework == F and v.memory is Memory.UNKNOWN for v in inputs):
-            # PyTorch tensors of a device not told: a new tensor where they are (evidence that
-            # shows where, on any path, tells it: `domain/values._learned_on_one_path`)
+            # tensors of a device not told: a new tensor where they are (`domain/values._learned_on_one_path`)
             return _fresh(frame, arguments, Memory.UNKNOWN, None), state
         return (replace(_fresh(frame, arguments, Memory.PAGEABLE, None), framework=host.framework or F)
                 if host else UNKNOWN), state
@@ -423,8 +355,7 @@ def _operation_api(node: cst.CSTNode, framework: str) -> str:
 
 
 def maybe_item(value: AbsValue) -> bool:
-    """An item a whole index picks from an array (`a[3]`, `a[i]`): a scalar for a 1-D array (an
-    array still when the array it came from had more dimensions)."""
+    """An item a whole index picks from an array (`a[i]`): a scalar for a 1-D array."""
     if value.rank >= 1:
         return False
     steps = value.identity.steps if value.identity is not None else ()
@@ -442,13 +373,10 @@ def _touch(state: State, frame: Frame, site: str, value: AbsValue, write: bool, 
     if stream is None and is_host(value):
         return host_access(state, frame, site, value.identity, write)
     if stream is None and value.memory is Memory.UNKNOWN and (write or value.stream is not None):
-        # changed in place where it lives, a device not told: device memory if a later use of the
-        # same memory shows so (D-17); so is the use of a tensor a producer left on a holder, made
-        # on its stream, until the code says that stream is another (D-16)
+        # changed in place where it lives, a device not told: device memory if a later use shows so
+        # (D-17); so is the use of a tensor a producer left on a holder, made on its stream (D-16)
         return untold_access(state, site, value.identity, write, state.current_stream(value.framework or F))
-    if stream is None:
-        return state
-    if is_device(value):
+    if stream is not None and is_device(value):
         return access(state, frame, site, value.identity, write, stream)
     return state
 
@@ -457,25 +385,15 @@ def _to(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> H
     target = memory_named(arguments, Arg(0, "device")) or memory_named(arguments, Arg(kw="device"))
     non_blocking = _non_blocking("to", arguments)
     if target is None and non_blocking and arguments.located(Arg(0, "device")) is not None and frame.chosen_stream(state):
-        # `t.to(device, non_blocking=True)` under a stream the code chose: a move to the device
-        # that stream serves (a tensor of unknown device there is a CUDA tensor)
+        # `t.to(device, non_blocking=True)` under a stream the code chose: a move to that stream's device
         target = Memory.DEVICE
     if target is None:
         return UNKNOWN if not tensor.is_buffer else tensor, state
-    if _own_device(tensor, arguments.value(Arg(0, "device")) or arguments.value(Arg(kw="device"))):
+    device = arguments.value(Arg(0, "device")) or arguments.value(Arg(kw="device"))
+    if device is not None and device.kind is ValueKind.DEVICE and tensor.is_buffer and device.identity is not None \
+            and tensor.identity is not None and device.identity == tensor.identity.attr("device"):
         return tensor, state  # `x.to(x.device)`: where it is, on every path
     return copy_between(tensor, target, non_blocking, arguments, state, frame)
-
-
-def _own_device(tensor: AbsValue, device: Optional[AbsValue]) -> bool:
-    """The device of the tensor itself (`x.to(x.device)`)."""
-    if device is None or device.kind is not ValueKind.DEVICE or not tensor.is_buffer:
-        return False
-    return device.identity is not None and tensor.identity is not None and device.identity == tensor.identity.attr("device")
-
-
-def _cuda(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    return copy_between(tensor, Memory.DEVICE, _non_blocking("cuda", arguments), arguments, state, frame)
 
 
 def _non_blocking(name: str, arguments: Arguments) -> Optional[bool]:
@@ -484,22 +402,17 @@ def _non_blocking(name: str, arguments: Arguments) -> Optional[bool]:
     return arguments.flag(fact.flag, fact.flag_default)
 
 
-def _cpu(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    return copy_between(tensor, Memory.PAGEABLE, False, arguments, state, frame)
-
-
 def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool], arguments: Arguments,
                  state: State, frame: Frame) -> Handled:
     """`t.to(device)`: a copy only where `t` is elsewhere; the result is new memory there."""
     to_device = target is Memory.DEVICE
     built_here = to_device and source.host_built and source.memory is not Memory.PINNED
     if built_here:
-        # built on the host on some path to here (CUDA on another: a scalar standing in for a
-        # norm, an accumulator's first value): an upload on that path
+        # built on the host on some path to here (a scalar standing in for a norm): an upload on that path
         source = replace(source, memory=Memory.PAGEABLE)
     if not source.is_buffer or source.memory is Memory.UNKNOWN:
-        # a copy to a device of a value the code says nothing about: a tensor on the other side
-        # (with non_blocking=False, for a copy to the host, it may already be there: not told)
+        # a copy of a value the code says nothing about: a tensor on the other side (with
+        # non_blocking=False, for a copy to the host, it may already be there: not told)
         if not non_blocking and not to_device:
             return _fresh(frame, arguments, target, None), state
         source = AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN if to_device else Memory.DEVICE, source.identity)
@@ -527,18 +440,9 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
         state = access(state, frame, site, source.identity, False, current, host_memory=to_device)
     state = access(state, frame, site, result.identity, True, current, host_memory=not to_device)
     if blocks and (not to_device or not non_blocking):
-        # a copy with non_blocking=False returns with the data there: PyTorch synchronizes the
-        # stream after it (API-FACTS 4.3), for an upload as for a download
+        # non_blocking=False returns with the data there: PyTorch synchronizes the stream (API-FACTS 4.3)
         state = do(state, frame, host_waits)
     return result, state
-
-
-def _filled_under_chosen_stream(tensor: AbsValue, site: str, state: State, frame: Frame) -> State:
-    """Filled under a stream the code chose, from a source of unknown kind: the copy is queued
-    there, whichever side is the host (its memory stays untold)."""
-    if tensor.identity is None:
-        return state
-    return access(state, frame, site, tensor.identity, True, state.current_stream(F))
 
 
 def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -548,26 +452,26 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
     site = frame.site(arguments.node)
     non_blocking = _non_blocking("copy_", arguments)
     if tensor.memory is Memory.UNKNOWN and not source.is_buffer and frame.chosen_stream(state):
-        return tensor, _filled_under_chosen_stream(tensor, site, state, frame)
+        # from a source of unknown kind under a stream the code chose: queued there, whichever side is the host
+        return tensor, state if tensor.identity is None else access(state, frame, site, tensor.identity, True,
+                                                                     state.current_stream(F))
     if is_host(tensor) and non_blocking and (not source.is_buffer or source.memory is Memory.UNKNOWN):
-        # into host memory, non-blocking, from a source of unknown device: the code says it is a
-        # download, queued on the current stream
+        # into host memory, non-blocking, from a source of unknown device: a download on the current stream
         source = AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, source.identity)
     if is_host(source) and tensor.memory is Memory.UNKNOWN:
-        target, state = _upload_target(tensor, source, non_blocking, arguments, state, frame)
-        if target is None:
-            return tensor, state
-        tensor = target
+        # into a tensor the code says nothing else about: non-blocking, an upload (a copy between host
+        # tensors never overlaps anything); blocking, it has read its source when it returns
+        if not non_blocking:
+            return tensor, state if source.identity is None else host_access(state, frame, site, source.identity, False)
+        tensor = _on_device(tensor)
     if is_host(tensor) and not is_device(source):
-        # host memory written: by the host, or by a stream from a source we cannot see; a
-        # queued access to it meets the write either way
+        # host memory written: by the host, or by a stream from a source we cannot see
         if tensor.identity is not None:
             state = host_access(state, frame, site, tensor.identity, True)
         return tensor, state
     current = state.current_stream(F)
     if not source.is_buffer or (source.memory is Memory.UNKNOWN and is_device(tensor)):
-        # into device memory from a source we cannot see, or of a device not told (whether the
-        # copy crosses, and so blocks, is not told): the write is queued all the same
+        # into device memory from a source we cannot see, or of a device not told: the write is queued all the same
         if is_device(tensor) and tensor.identity is not None:
             state = access(state, frame, site, tensor.identity, True, current)
         return tensor, state
@@ -591,43 +495,24 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
     return tensor, state
 
 
-def _upload_target(tensor: AbsValue, source: AbsValue, non_blocking: Optional[bool], arguments: Arguments,
-                   state: State, frame: Frame) -> tuple[Optional[AbsValue], State]:
-    """`t.copy_(host, ...)` into a tensor the code says nothing else about. Non-blocking, the code
-    says it is an upload (a copy between host tensors never overlaps anything): `t` is a CUDA
-    tensor. Blocking, wherever `t` lives the copy has read its source when it returns (None:
-    nothing else is told)."""
-    if non_blocking:
-        return _on_device(tensor), state
-    if source.identity is not None:
-        state = host_access(state, frame, frame.site(arguments.node), source.identity, False)
-    return None, state
-
-
-# Copies whose direction and blocking depend on where source and target live (TENSOR_COPIES: the
-# table says which they are; what they do to which memory takes the tensor's place and the code's
-# device argument, which a row cannot say).
+# Copies whose direction and blocking depend on where source and target live (TENSOR_COPIES: what
+# they do to which memory takes the tensor's place and the code's device argument, which a row cannot say).
 _COPIES: dict[str, Callable[[AbsValue, Arguments, State, Frame], Handled]] = {
     "to": _to,
-    "cuda": _cuda,
-    "cpu": _cpu,
+    "cuda": lambda t, a, s, f: copy_between(t, Memory.DEVICE, _non_blocking("cuda", a), a, s, f),
+    "cpu": lambda t, a, s, f: copy_between(t, Memory.PAGEABLE, False, a, s, f),
     "copy_": _copy_,
 }
 
 
-# Methods whose call tells what the receiver is (the table's word, `RECEIVER_EVIDENCE`).
-EVIDENT_METHODS = torch_api.RECEIVER_EVIDENCE
-
-
 def evident_receiver(name: str, receiver: AbsValue, state: Optional[State] = None,
                      given: tuple = ()) -> Optional[AbsValue]:
-    """What calling `name` on a value the code says nothing else about tells it is: a tensor
-    for the tensor-only methods above and for in-place kernels (`div_`, `add_`), and, under a
-    stream the code chose, for tensor operations (PyTorch's invariant: the code queues tensor
-    work there, as for the arguments of a model it calls), unless a tensor it is `given` is host
-    memory (PyTorch's operands live on one device: a CPU operation ignores the stream), else None."""
-    if name in EVIDENT_METHODS:
-        told = EVIDENT_METHODS[name]
+    """What calling `name` on a value the code says nothing else about tells it is: a tensor for
+    the methods of one kind of tensor (RECEIVER_EVIDENCE) and in-place kernels (`div_`), and under
+    a stream the code chose for tensor operations (PyTorch's invariant), unless a tensor it is
+    `given` is host memory (a CPU operation ignores the stream); else None."""
+    if name in torch_api.RECEIVER_EVIDENCE:
+        told = torch_api.RECEIVER_EVIDENCE[name]
         return AbsValue(ValueKind.BUFFER, F, Memory(told), receiver.identity, either=receiver.either) if told else receiver
     if receiver.identity is not None and name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE:
         return AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN, receiver.identity)
