@@ -94,18 +94,27 @@ def test_no_snapshot_renders_a_placeholder_as_code_or_names_a_stream_twice_in_a_
 # ---- a result handed to the callers ----
 
 
-@pytest.mark.xfail(strict=True, reason="v3 regression (docs/v3-switch-diff.md, row 32): a result handed to callers in "
-                   "sight that read it unwaited is not reported; the first half pins helper_call_sites:11, a wrong pin "
-                   "v3 rightly drops (row 8, docs/v3-expected-corrections.md): rewrite it before removing the mark")
 def test_a_result_handed_out_is_read_at_the_callers_lines():
-    [sl401] = [d for d in lint("SL103/positive_helper_call_sites_regression.py") if d.code == "SL401"]
-    assert sl401.message == (
+    # No caller reads `pf.next()`'s result (lines 16 and 19 only bind it) and the loop's sync completes
+    # each copy: no SL401 (docs/v3-expected-corrections.md, below its table; docs/v3-switch-diff.md row 8)
+    fixture = FIXTURES / "SL103/positive_helper_call_sites_regression.py"
+    assert not [d for d in lint("SL103/positive_helper_call_sites_regression.py") if d.code == "SL401"]
+    # Both callers read it at once, before any wait: one finding at the return, naming their lines
+    reading = fixture.read_text(encoding="utf-8").replace("x = pf.next()", "x = pf.next() * 2")
+    found = lint_text(reading, "call_sites.py", Settings.default(), rules=all_rules())
+    [sl401] = [d for d in found if d.code == "SL401"]
+    assert sl401.row == 11 and sl401.message == (
         "the returned value is written on `self.stream` at line 11 and handed to the callers of `next()`, "
         "which read it on their current stream (lines 16 and 19) with no wait in between"
     )
     assert " here" not in sl401.message
     assert sl401.help.endswith("in the callers, before they use the result")
-    [prefetch] = [d for d in lint("SL401/positive_prefetcher_no_wait.py") if d.code == "SL401"]
+    # One caller waits for the copy stream first: each unwaited read stays its caller's
+    waited = reading.replace("    x = pf.next() * 2\n    for", "    x = pf.next()\n    torch.cuda.current_stream().wait_stream(pf.stream)\n    x = x * 2\n    for")
+    assert waited != reading
+    found = lint_text(waited, "call_sites.py", Settings.default(), rules=all_rules())
+    assert [d.row for d in found if d.code == "SL401"] == [21]
+    [prefetch] = [d for d in lint("SL401/positive_prefetcher_no_wait.py") if d.code == "SL401"][:1]
     assert "which read it on their current stream (lines 34 and 40)" in prefetch.message
 
 
@@ -130,8 +139,6 @@ def train(batches, other):
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="v3 regression (docs/v3-switch-diff.md, row 32's capability): a result handed "
-                   "to callers in sight that read it unwaited is not reported")
 def test_the_callers_are_calls_on_instances_of_the_class_only():
     # `other.fetch()` (line 16) calls some other object's fetch: not a caller of Loader.fetch.
     found = lint_text(LOADER, "loader.py", Settings.default(), rules=all_rules())

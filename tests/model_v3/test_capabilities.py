@@ -917,7 +917,10 @@ CASES = {
             def reduce(self, flat_grads):
                 {fix}
                 with torch.cuda.stream(self._norm_stream):
-                    return flat_grads.norm(p=2)
+                    norm = flat_grads.norm(p=2)
+                # (returned inside the `with`, the norm is handed out in flight: D-31)
+                torch.cuda.current_stream().wait_stream(self._norm_stream)
+                return norm
         """, "pass", "self._norm_stream.wait_stream(torch.cuda.current_stream())", [("read_after_write", "reduce")]),
     # a hook defined in a method is a function of its own; the current stream waits for the wrong stream
     "a hook's join names another side stream than the one it wrote on": ("""
@@ -1436,6 +1439,44 @@ CASES = {
             return b
         """, "pass", "s.wait_stream(torch.cuda.current_stream())\n            a.record_stream(s)",
         [("read_after_write", "f")]),
+    # D-30: the fill at a cursor the object keeps and the prefix up to it are one region the cursor
+    # moves through: the next call's fill, after the reset, lies in the prefix the side stream reduces
+    "a bucket filled at a cursor on the object and reduced up to it on a side stream": ("""
+        import torch
+        import torch.distributed as dist
+        class Sender:
+            def __init__(self, numel):
+                self.bucket = torch.zeros(numel, device="cuda")
+                self.offset = 0
+                self.stream = torch.cuda.Stream()
+            def add(self, g):
+                n = g.numel()
+                self.bucket[self.offset:self.offset + n].copy_(g)
+                self.offset += n
+                if self.offset >= 1024:
+                    self.stream.wait_stream(torch.cuda.current_stream())
+                    with torch.cuda.stream(self.stream):
+                        dist.all_reduce(self.bucket[:self.offset])
+                    {fix}
+                    self.offset = 0
+        """, "pass", "torch.cuda.current_stream().wait_stream(self.stream)", [("write_after_read", "add")]),
+    # D-31: a result made and returned inside `with s:` is read on the callers' current stream; its only
+    # caller reads it unwaited: the problem is the function's, at its return (row 11.23)
+    "a result made on the object's stream and returned, read by its only caller unwaited": ("""
+        import torch
+        class Loader:
+            def __init__(self, batches):
+                self.batches, self.stream = iter(batches), torch.cuda.Stream()
+            def fetch(self):
+                with torch.cuda.stream(self.stream):
+                    return next(self.batches).cuda(non_blocking=True)
+        def train(batches):
+            loader = Loader(batches)
+            x = loader.fetch()
+            {fix}
+            return x * 2
+        """, "pass", "torch.cuda.current_stream().wait_stream(loader.stream)\n            x.record_stream(torch.cuda.current_stream())",
+        [("read_after_write", "fetch"), ("release_without_record", "train")]),
 }
 
 
@@ -1961,3 +2002,21 @@ def test_a_break_takes_its_state_out_of_the_loop():
     assert found(source.format(in_else="pass", after="pass")) == [("read_after_write", "search")]
     assert found(source.format(in_else=wait, after="pass")) == [("read_after_write", "search")]
     assert found(source.format(in_else="pass", after=wait)) == []
+
+
+def test_two_halves_of_a_split_at_a_local_bound_are_two_regions():
+    # D-30: a shared bound alone is no evidence; `k` is a split point, not a cursor the object keeps
+    assert found("""
+        import torch
+        class Splitter:
+            def __init__(self, n):
+                self.buf = torch.zeros(n, device="cuda")
+                self.s1 = torch.cuda.Stream()
+                self.s2 = torch.cuda.Stream()
+            def run(self, k, m):
+                with torch.cuda.stream(self.s1):
+                    self.buf[:k].mul_(2)
+                with torch.cuda.stream(self.s2):
+                    self.buf[k:k + m].add_(1)
+                torch.cuda.synchronize()
+        """) == []

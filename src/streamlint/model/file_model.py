@@ -80,7 +80,54 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
             continue
         found.extend((qualname, at_wait(qualname, c, site, waited, waiter))
                      for c, site, waiter, waited in walked.misjoined)
-    return found
+    return _at_the_return(solved, name, found)
+
+
+def _at_the_return(solved: Solved, name: str, found: list) -> list:
+    """Memory a function of the module makes and returns in flight, read unwaited by every caller in
+    sight that makes it: one problem, at the function's return, where the callers are named (row
+    11.4's placement for any reader, row 11.23); where some caller waits, each read stays its caller's."""
+    handed = {c.earlier.path.root.site: (qualname, c) for (qualname, _), walked in solved.walks.items()
+              if qualname.startswith(name + ".") for c in walked.handed_out
+              if c.kind is ConflictKind.READ_AFTER_WRITE and c.earlier.path.root.kind is RootKind.FRESH}
+    read: dict = {}  # the returned allocation -> the calls whose caller reads it unwaited
+    for _, conflict in found:
+        made = _returned_by(conflict, handed)
+        if made:
+            read.setdefault(made, set()).add(conflict.earlier.path.root.site)
+    made_at: dict = {}  # the returned allocation -> every call of the module's walks that makes it
+    for (qualname, _), walked in solved.walks.items():
+        for effect in walked.summary.effects if qualname.startswith(name + ".") else ():
+            root = effect.path.root if effect.kind is EffectKind.ACCESS and effect.path is not None else None
+            if root is not None and root.kind is RootKind.FRESH and root.site.partition(">")[2] in read:
+                made_at.setdefault(root.site.partition(">")[2], set()).add(root.site)
+    agreed = {made for made, calls in read.items() if made_at.get(made, set()) <= calls}
+    kept, placed = [], set()
+    for qualname, conflict in found:
+        made = _returned_by(conflict, handed)
+        if made in agreed and made not in placed:
+            placed.add(made)
+            function, hand_out = handed[made]
+            kept.append((function, at_boundary(function, hand_out)))
+        elif made not in agreed and not _read_in_a_caller(conflict, agreed):
+            kept.append((qualname, conflict))
+    return kept
+
+
+def _read_in_a_caller(conflict, agreed: set) -> bool:
+    """The same read seen from a caller of the caller (the read made in a callee): placed already."""
+    if isinstance(conflict, Hazard) or not conflict.later.chain or conflict.earlier.path.root.kind is not RootKind.FRESH:
+        return False
+    return any(conflict.earlier.path.root.site.endswith(">" + made) for made in agreed)
+
+
+def _returned_by(conflict, handed: dict) -> str:
+    """The allocation a callee returned in flight (a key of `handed`) that this conflict's reader reads; ""."""
+    if isinstance(conflict, Hazard) or conflict.kind is not ConflictKind.READ_AFTER_WRITE:
+        return ""
+    root = conflict.earlier.path.root
+    made = root.site.partition(">")[2] if root.kind is RootKind.FRESH else ""
+    return made if made in handed else ""
 
 
 def _the_callers(conflict, qualname: str, solver: Solver) -> bool:
@@ -196,7 +243,7 @@ def _next_calls(solver: Solver, solved: Solved, name: str) -> list:
         if context.args or not _keeps_async_work(context.receiver_state, walked):
             continue
         # of several pairs at one missing join, the overwrite of what the last call still reads
-        # (the method's own two calls: its walk's effects, not the summary its callers get, D-30)
+        # (the method's own two calls: its walk's effects, not the summary its callers get, D-32)
         own = replace(walked.summary, effects=walked.effects) if walked.summary.truncated else walked.summary
         conflicts = sorted(next_call_conflicts(own, context.receiver_state),
                            key=lambda c: c.kind is not ConflictKind.WRITE_AFTER_READ)

@@ -80,6 +80,8 @@ class Root:
 
 # The lower end of a view's region: the region is named by the site of its slicing.
 VIEW = "<view at>"
+# The two cuts of a buffer by a cursor kept on an object (D-30): `[k : k + n]` fills at it, `[:k]` is what was filled.
+FILL, PREFIX = "fill at", "prefix up to"
 _MERGED = "|"  # (domain/values.MERGED: between the sites of a view taken on one of several paths)
 
 
@@ -124,10 +126,11 @@ class Index:
         return Index(IndexKind.REGION, (lower, upper))
 
     @staticmethod
-    def view(site: str) -> "Index":
+    def view(site: str, cursor: tuple = ()) -> "Index":
         """The part a slicing at `site` takes, its bounds unknown: the same view used again is the same
-        memory; another slicing is another region (silence)."""
-        return Index(IndexKind.REGION, (VIEW, site))
+        memory; another slicing is another region (silence), but the fill at a cursor kept on an object
+        and the prefix up to that cursor (`cursor`: (FILL or PREFIX, the cursor's path)) meet (D-30)."""
+        return Index(IndexKind.REGION, (VIEW, site) + tuple(cursor))
 
     @property
     def taken_at(self) -> str:
@@ -164,7 +167,8 @@ class Index:
         if self.kind is not other.kind or IndexKind.ANY is self.kind:
             return False  # an unknown index aliases nothing: silence over guessing
         if self.taken_at and other.taken_at:  # a view taken at either of two sites (a join) meets each
-            return bool(set(self.taken_at.split(_MERGED)) & set(other.taken_at.split(_MERGED)))
+            return bool(set(self.taken_at.split(_MERGED)) & set(other.taken_at.split(_MERGED))) \
+                or _cursor_cuts_meet(self.const[2:], other.const[2:])
         if self.kind in (IndexKind.CONST, IndexKind.REGION):
             return self.const == other.const  # two slices meet when they are the same slice
         return (self.symbol, self.modulus, self.offset) == (other.symbol, other.modulus, other.offset)
@@ -173,7 +177,8 @@ class Index:
         if self.kind is IndexKind.CONST:
             return f"[{self.const!r}]"
         if self.taken_at:
-            return "[<view>]"
+            cut = self.const[2:]  # (D-30)
+            return f"[<{cut[0]} {cut[1]}>]" if cut else "[<view>]"
         if self.kind is IndexKind.REGION and isinstance(self.const, tuple):
             lower, upper = ("" if b is None else b for b in self.const)
             return f"[{lower}:{upper}]"
@@ -181,6 +186,13 @@ class Index:
             shift = f" + {self.offset}" if self.offset else ""
             return f"[({self.symbol}{shift}) % {self.modulus}]"
         return "[...]" if self.kind is IndexKind.ITEMS else "[?]"
+
+
+def _cursor_cuts_meet(mine: tuple, theirs: tuple) -> bool:
+    """The fill at a cursor kept on an object and the prefix up to the same cursor (D-30): the cursor
+    moves between them (advanced past each fill, reset after the prefix is used), so each fill lies in
+    a prefix taken later and the next fill after a reset lies in the prefix taken before it."""
+    return bool(mine and theirs) and {mine[0], theirs[0]} == {FILL, PREFIX} and mine[1] == theirs[1]
 
 
 Step = Union[str, Index]  # an attribute name or an element

@@ -165,7 +165,7 @@ def _learned_on_one_path(joined: AbsValue, a: AbsValue, b: AbsValue) -> AbsValue
     for cuda, other in ((a, b), (b, a)):
         if cuda.kind is ValueKind.DEVICE and cuda.memory is Memory.DEVICE and other.kind in _DEVICE_OR_UNTOLD:
             # a device that is CUDA on one path: the code's GPU path, where the analysed program runs (D-2);
-            # a path that told nothing (the caller's argument) claims nothing against it (D-20, D-31)
+            # a path that told nothing (the caller's argument) claims nothing against it (D-20, D-33)
             return replace(joined, kind=ValueKind.DEVICE, memory=Memory.DEVICE, framework=cuda.framework or other.framework)
     for built, other in ((a, b), (b, a)):
         if built.is_buffer and built.host_built and built.memory in (Memory.PAGEABLE, Memory.PINNED) and other.on_device:

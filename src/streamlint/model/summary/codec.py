@@ -68,7 +68,7 @@ def sealed(summary: "function_summary.FunctionSummary") -> "function_summary.Fun
     """The summary with its digest: a hash of what its callers can observe. Sites are ordinals, not
     lines, so an edit elsewhere in the file keeps it; and the function's own sites are named in the
     order they first appear, not by their ordinals (walk-internal numbers: a callee's site is only
-    ever compared for equality), so a body edit with the same effects keeps it too (D-32)."""
+    ever compared for equality), so a body edit with the same effects keeps it too (D-34)."""
     encoded = _own_sites_renamed(encode(dataclasses.replace(summary, digest="")), summary.qualname + "#", {})
     text = json.dumps(encoded, sort_keys=True, separators=(",", ":"))
     return dataclasses.replace(summary, digest=hashlib.sha256(text.encode()).hexdigest()[:16])

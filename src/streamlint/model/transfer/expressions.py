@@ -10,7 +10,7 @@ import libcst as cst
 
 from streamlint.model.api import cuda_python, host_math, nccl, torch_api
 from streamlint.model.api.facts import POINTER_FRAMEWORKS
-from streamlint.model.domain.paths import Index, IndexKind, Path, Root, RootKind
+from streamlint.model.domain.paths import FILL, PREFIX, Index, IndexKind, Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import NO_ITEMS, FALSE, NONE, OF_ARGUMENTS, OPTION, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
@@ -19,6 +19,7 @@ from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.act import host_access
 from streamlint.model.transfer.devices import is_host, memory_of_device_string
 from streamlint.model.transfer.fact_calls import ERROR_FIRST
+from streamlint.model.syntax.names import dotted
 from streamlint.model.syntax.tests import written_constant
 from streamlint.model.transfer.frame import Frame
 
@@ -93,7 +94,7 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
             if isinstance(element.slice, cst.Index):
                 _, state = evaluate(element.slice.value, state, frame)
     if index.kind is IndexKind.ANY and any(isinstance(element.slice, cst.Slice) for element in node.slice):
-        index = Index.view(frame.site(node))  # a view whose bounds the text does not tell
+        index = Index.view(frame.site(node), _cut_by_cursor(node.slice[0].slice))  # bounds the text does not tell
     if index.kind is IndexKind.CONST and isinstance(index.const, int) and -len(base.positions) <= index.const < len(base.positions) \
             and not base.keys:
         return base.positions[index.const], state  # `t[0]` of a tuple whose items the text shows
@@ -197,6 +198,19 @@ def _region(node: cst.Slice) -> Index:
         return Index.any_()
     ends = [_bound(node.lower), _bound(node.upper)]
     return Index.any_() if "?" in ends else Index.region(ends[0], ends[1])
+
+
+def _cut_by_cursor(node: cst.BaseSlice) -> tuple:
+    """(FILL, k) for `x[k : k + n]`, (PREFIX, k) for `x[:k]` or `x[0:k]`, `k` an attribute (a cursor kept
+    on an object, D-30); () for any other slicing."""
+    if not isinstance(node, cst.Slice) or node.step is not None or not isinstance(node.upper, (cst.Attribute, cst.BinaryOperation)):
+        return ()
+    lower = dotted(node.lower) if node.lower is not None else None
+    if isinstance(node.upper, cst.Attribute):
+        upper = dotted(node.upper)
+        return (PREFIX, upper) if upper and (node.lower is None or _bound(node.lower) == 0) else ()
+    fills = isinstance(node.upper.operator, cst.Add) and lower and "." in lower and dotted(node.upper.left) == lower
+    return (FILL, lower) if fills else ()
 
 
 def _bound(node: Optional[cst.BaseExpression]):

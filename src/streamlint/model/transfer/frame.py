@@ -149,6 +149,7 @@ class Frame:
     branch: tuple[str, ...] = ()  # the sides of the tests the walk is under (Effect.branch)
     found: Gathered = field(default_factory=Gathered)
     guards: int = 0  # enclosing tests (and tests passed that can return first): >0 runs only sometimes
+    outside_withs: Optional[object] = None  # the current streams outside the enclosing `with` blocks (a return leaves them)
 
     @property
     def call_ordinals(self) -> dict[int, int]:

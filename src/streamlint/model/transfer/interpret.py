@@ -38,7 +38,7 @@ class Walked:
     # a join that names another stream: (the conflict left, the wait's site, its waiter, what it waited on)
     misjoined: tuple[tuple[Conflict, str, StreamRef, StreamRef], ...] = ()
     left_on_self: tuple[AccessEvent, ...] = ()  # writes on `self` left in flight for the caller
-    # everything the walk did, before the summary's budget (D-30): the function's own findings read these
+    # everything the walk did, before the summary's budget (D-32): the function's own findings read these
     effects: tuple[Effect, ...] = ()
 
 

@@ -289,7 +289,9 @@ def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) ->
     held = value.identity is not None and value.kind is not ValueKind.EVENT  # (an event handed out is no memory read)
     identities = ([value.identity] if held else []) + sorted(value.members, key=repr) \
         + [v.identity for v in value.either]  # (memory it is on some path: D-20)
-    caller = AccessEvent(Path(Root.local("<returned>")), False, state.current_stream(F), frame.site(node))
+    # the callers read it on their current stream: the `with` blocks around the return are left by it
+    current = state if frame.outside_withs is None else replace(state, current=frame.outside_withs)
+    caller = AccessEvent(Path(Root.local("<returned>")), False, current.current_stream(F), frame.site(node))
     # an event handed out with the memory, recorded after the write, lets the caller wait for it
     handed_events = set().union(*(state.order.recorded(identity) or () for identity in identities))
     for identity in identities:
@@ -486,7 +488,7 @@ def _while(node: cst.While, state: State, frame: Frame) -> State:
 
 
 def _with(node: cst.With, state: State, frame: Frame) -> State:
-    saved = state.current
+    saved, outer = state.current, frame.outside_withs
     synced_at_exit = []
     for item in node.items:
         value, state = evaluate(item.item, state, frame)
@@ -500,7 +502,9 @@ def _with(node: cst.With, state: State, frame: Frame) -> State:
             state = state.with_current(value.framework, _entered(value, state))
         elif item.asname is not None:
             state = bind(item.asname.name, value, state, frame, node)
+    frame.outside_withs = saved if outer is None else outer  # (what a return in the body leaves current)
     state = run_block(node.body.body, state, frame)
+    frame.outside_withs = outer
     for context in synced_at_exit:
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, frame.site(node), stream=context.stream))
     return replace(state, current=saved) if state.reachable else state
