@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 if TYPE_CHECKING:
-    from streamlint.model.api.facts import Arg, Fact
+    from streamlint.model.api.facts import Arg, Fact, Stream
 
 try:
     import tomllib
@@ -109,7 +109,7 @@ class Model:
         """The model as an API fact."""
         # lazy: the config loads models without the stream model (and libcst) that a
         # run served from the cache never needs; facts are made when a file is analysed.
-        from streamlint.model.api.facts import BLOCK_ALWAYS, BLOCK_NEVER, Fact
+        from streamlint.model.api.facts import Block, Fact
         from streamlint.model.api.op_kinds import OpKind
 
         fw = self.framework
@@ -122,7 +122,7 @@ class Model:
         result = RETURNS[self.returns].format(fw="numpy" if self.returns == "pinned" and fw == "cupy" else fw)
         return Fact(
             kind, fw, stream=stream_mode, stream_arg=stream_arg,
-            blocking=BLOCK_ALWAYS if blocking else BLOCK_NEVER, result=result,
+            blocking=Block.ALWAYS if blocking else Block.NEVER, result=result,
             host=_arg(self.host) if self.host else None,
             target=_arg(self.target_arg) if self.target_arg else None,
             reads=reads, writes=writes, self_reads="self" in self.reads, self_writes="self" in self.writes,
@@ -138,16 +138,16 @@ def _arg(ref: str) -> "Arg":
     return Arg(*parsed)
 
 
-def _stream(spec: str) -> tuple[str, Optional["Arg"]]:
+def _stream(spec: str) -> tuple["Stream", Optional["Arg"]]:
     from streamlint.model.api import facts  # lazy: as in Model.fact
 
-    fixed = {"none": facts.STREAM_NONE, "current": facts.STREAM_CURRENT, "legacy": facts.STREAM_LEGACY,
-             "self": facts.STREAM_SELF}
+    fixed = {"none": facts.Stream.NONE, "current": facts.Stream.CURRENT, "legacy": facts.Stream.LEGACY,
+             "self": facts.Stream.SELF}
     if spec in fixed:
         return fixed[spec], None
     if spec.endswith("|current"):
-        return facts.STREAM_ARG_OR_CURRENT, _arg(spec[: -len("|current")])
-    return facts.STREAM_ARG, _arg(spec)
+        return facts.Stream.ARG_OR_CURRENT, _arg(spec[: -len("|current")])
+    return facts.Stream.ARG, _arg(spec)
 
 
 # ------------------------------------------------------------------ checking

@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from streamlint.model.api.facts import BLOCK_ALWAYS, BLOCK_FLAG, STREAM_ARG, STREAM_ARG_OR_CURRENT, STREAM_CURRENT
-from streamlint.model.api.facts import STREAM_LEGACY, STREAM_SELF, Arg, Fact
+from streamlint.model.api.facts import Arg, Block, Fact, Stream
 from streamlint.model.api.op_kinds import OpKind as K
 
 F = "cupy"
@@ -15,18 +14,18 @@ FUNCTIONS: dict[str, Fact] = {
     "cupy.cuda.Stream.from_external": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown"),
     "cupy.cuda.get_current_stream": Fact(None, F, result="current_stream"),
     "cupy.cuda.Event": Fact(K.EVENT_CREATE, F, result="event"),
-    "cupy.cuda.Device().synchronize": Fact(K.DEVICE_SYNC, F, blocking=BLOCK_ALWAYS),
-    "cupy.cuda.runtime.deviceSynchronize": Fact(K.DEVICE_SYNC, F, blocking=BLOCK_ALWAYS),
-    "cupy.cuda.runtime.streamSynchronize": Fact(K.STREAM_SYNC, F, blocking=BLOCK_ALWAYS, target=Arg(0)),
+    "cupy.cuda.Device().synchronize": Fact(K.DEVICE_SYNC, F, blocking=Block.ALWAYS),
+    "cupy.cuda.runtime.deviceSynchronize": Fact(K.DEVICE_SYNC, F, blocking=Block.ALWAYS),
+    "cupy.cuda.runtime.streamSynchronize": Fact(K.STREAM_SYNC, F, blocking=Block.ALWAYS, target=Arg(0)),
     "cupy.asnumpy": Fact(
-        K.COPY_D2H, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(1, "stream"), blocking=BLOCK_FLAG,
+        K.COPY_D2H, F, stream=Stream.ARG_OR_CURRENT, stream_arg=Arg(1, "stream"), blocking=Block.FLAG,
         flag=Arg(kw="blocking"), flag_default=True, flag_blocks_when=True,
         result="pageable:numpy", out=Arg(3, "out"), async_api=True,
     ),
     # asarray/array stage a pageable source through CuPy's pinned pool: no SL301.
-    **{f"cupy.{name}": Fact(K.COPY_H2D, F, stream=STREAM_CURRENT, result="device:cupy", host=Arg(0, "a"))
+    **{f"cupy.{name}": Fact(K.COPY_H2D, F, stream=Stream.CURRENT, result="device:cupy", host=Arg(0, "a"))
        for name in ("asarray", "asanyarray", "ascontiguousarray")},
-    "cupy.array": Fact(K.COPY_H2D, F, stream=STREAM_CURRENT, result="device:cupy", host=Arg(0, "obj")),
+    "cupy.array": Fact(K.COPY_H2D, F, stream=Stream.CURRENT, result="device:cupy", host=Arg(0, "obj")),
     # DLPack imports: no copy of device memory (api/interop.py)
     **{f"cupy.{name}": Fact(None, F, result="device:cupy") for name in ("from_dlpack", "fromDlpack")},
     **{f"cupy.{name}": Fact(K.ALLOC, F, result="device:cupy") for name in ("empty", "empty_like")},
@@ -34,15 +33,15 @@ FUNCTIONS: dict[str, Fact] = {
        for name in ("empty", "zeros", "empty_like", "zeros_like")},
     "cupy.cuda.alloc_pinned_memory": Fact(K.PINNED_ALLOC, F, result="pinned:raw"),
     "cupy.cuda.runtime.memcpy": Fact(
-        K.COPY, F, stream=STREAM_LEGACY, blocking=BLOCK_ALWAYS, direction=Arg(3, "kind"), sync_api=True,
+        K.COPY, F, stream=Stream.LEGACY, blocking=Block.ALWAYS, direction=Arg(3, "kind"), sync_api=True,
     ),
     "cupy.cuda.runtime.memcpyAsync": Fact(
-        K.COPY, F, stream=STREAM_ARG, stream_arg=Arg(4, "stream"), direction=Arg(3, "kind"), async_api=True,
+        K.COPY, F, stream=Stream.ARG, stream_arg=Arg(4, "stream"), direction=Arg(3, "kind"), async_api=True,
     ),
-    "cupy.cuda.runtime.memset": Fact(K.MEMSET, F, stream=STREAM_LEGACY),
-    "cupy.cuda.runtime.memsetAsync": Fact(K.MEMSET, F, stream=STREAM_ARG, stream_arg=Arg(3, "stream")),
-    "cupy.cuda.runtime.malloc": Fact(K.RAW_ALLOC, F, stream=STREAM_LEGACY, result="device:raw"),
-    "cupy.cuda.runtime.free": Fact(K.RAW_ALLOC, F, stream=STREAM_LEGACY),
+    "cupy.cuda.runtime.memset": Fact(K.MEMSET, F, stream=Stream.LEGACY),
+    "cupy.cuda.runtime.memsetAsync": Fact(K.MEMSET, F, stream=Stream.ARG, stream_arg=Arg(3, "stream")),
+    "cupy.cuda.runtime.malloc": Fact(K.RAW_ALLOC, F, stream=Stream.LEGACY, result="device:raw"),
+    "cupy.cuda.runtime.free": Fact(K.RAW_ALLOC, F, stream=Stream.LEGACY),
     # A raw allocation from CuPy's pool: a MemoryPointer (pointer arithmetic keeps it).
     **{name: Fact(K.ALLOC, F, result="device:raw") for name in ("cupy.cuda.alloc", "cupy.cuda.memory.alloc")},
     # A raw kernel is launched as `kernel(grid, block, args)`: its arguments start at 2.
@@ -52,39 +51,41 @@ FUNCTIONS: dict[str, Fact] = {
 }
 
 STREAM_METHODS: dict[str, Fact] = {
-    "synchronize": Fact(K.STREAM_SYNC, F, stream=STREAM_SELF, blocking=BLOCK_ALWAYS),
-    "use": Fact(K.SET_STREAM, F, stream=STREAM_SELF, result="self"),
+    "synchronize": Fact(K.STREAM_SYNC, F, stream=Stream.SELF, blocking=Block.ALWAYS),
+    "use": Fact(K.SET_STREAM, F, stream=Stream.SELF, result="self"),
     # s.record(event=None): records the given event (or a new one) and returns it.
-    "record": Fact(K.EVENT_RECORD, F, stream=STREAM_SELF, result="event", target=Arg(0, "event")),
-    "wait_event": Fact(K.STREAM_WAIT_EVENT, F, stream=STREAM_SELF, target=Arg(0, "event")),
+    "record": Fact(K.EVENT_RECORD, F, stream=Stream.SELF, result="event", target=Arg(0, "event")),
+    "wait_event": Fact(K.STREAM_WAIT_EVENT, F, stream=Stream.SELF, target=Arg(0, "event")),
 }
 
 EVENT_METHODS: dict[str, Fact] = {
-    "record": Fact(K.EVENT_RECORD, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(0, "stream")),
-    "synchronize": Fact(K.EVENT_SYNC, F, blocking=BLOCK_ALWAYS),
+    "record": Fact(K.EVENT_RECORD, F, stream=Stream.ARG_OR_CURRENT, stream_arg=Arg(0, "stream")),
+    "synchronize": Fact(K.EVENT_SYNC, F, blocking=Block.ALWAYS),
 }
 
 ARRAY_METHODS: dict[str, Fact] = {
     "get": Fact(
-        K.COPY_D2H, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(0, "stream"), blocking=BLOCK_FLAG,
+        K.COPY_D2H, F, stream=Stream.ARG_OR_CURRENT, stream_arg=Arg(0, "stream"), blocking=Block.FLAG,
         flag=Arg(3, "blocking"), flag_default=True, flag_blocks_when=True,
         result="pageable:numpy", out=Arg(2, "out"), async_api=True,
     ),
     "set": Fact(
-        K.COPY_H2D, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(1, "stream"),
+        K.COPY_H2D, F, stream=Stream.ARG_OR_CURRENT, stream_arg=Arg(1, "stream"),
         host=Arg(0, "arr"), async_api=True,
     ),
-    **{name: Fact(K.IMPLICIT_SYNC, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS)
+    **{name: Fact(K.IMPLICIT_SYNC, F, stream=Stream.CURRENT, blocking=Block.ALWAYS)
        for name in ("item", "tolist", "tobytes", "tofile")},
+    # views: the same memory, no device work
+    **{name: Fact(None, F, result="self") for name in ("reshape", "view", "transpose", "swapaxes", "squeeze", "ravel")},
 }
 
 # Methods of a raw allocation (`cupy.cuda.MemoryPointer`): device copies and fills queued on
 # the given stream, else the current one (CuPy's memory.pyx).
 _D2D_INTO_SELF = Fact(
-    K.COPY_D2D, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(2, "stream"), reads=(Arg(0, "src"),),
+    K.COPY_D2D, F, stream=Stream.ARG_OR_CURRENT, stream_arg=Arg(2, "stream"), reads=(Arg(0, "src"),),
     self_writes=True,
 )
-_MEMSET_SELF = Fact(K.MEMSET, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(2, "stream"), self_writes=True)
+_MEMSET_SELF = Fact(K.MEMSET, F, stream=Stream.ARG_OR_CURRENT, stream_arg=Arg(2, "stream"), self_writes=True)
 MEMORY_POINTER_METHODS: dict[str, Fact] = {
     "copy_from_device": _D2D_INTO_SELF,
     "copy_from_device_async": _D2D_INTO_SELF,
@@ -103,8 +104,6 @@ KERNEL_METHODS = frozenset({
 })
 # cupy.<name>(dst, src, ...) writes its first argument in place (and returns None).
 DESTINATION_FIRST = frozenset({"copyto"})
-# Array methods that only make a view (no device work).
-VIEW_METHODS = frozenset({"reshape", "view", "transpose", "swapaxes", "squeeze", "ravel"})
 
 # Namespaces whose functions compute on device arrays (a call is a kernel launch).
 KERNEL_NAMESPACES = frozenset({"cupy", "cupy.linalg", "cupy.fft", "cupyx.scipy.signal", "cupyx.scipy.ndimage", "cupyx.scipy.special"})

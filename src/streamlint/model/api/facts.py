@@ -4,6 +4,7 @@ method, the kind of operation, its stream, whether the host waits, what it retur
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Optional
 
 from streamlint.model.api.op_kinds import OpKind
@@ -17,33 +18,38 @@ class Arg:
     kw: Optional[str] = None
 
 
-# Which stream an operation is queued on.
-STREAM_NONE = "none"  # host-only or allocation-only
-STREAM_CURRENT = "current"  # the framework's current stream (CuPy, PyTorch)
-STREAM_LEGACY = "legacy"  # always the legacy default stream
-STREAM_ARG = "arg"  # the stream argument; absent/0/None means the legacy default stream
-STREAM_ARG_OR_CURRENT = "arg_or_current"
-STREAM_ARG_OR_BOUND = "arg_or_bound"  # Numba: argument, else the array's bound stream, else legacy
-STREAM_SELF = "self"  # a method of a stream object
-# PyTorch's invariant: the current stream for device memory (or memory used under a stream the code
-# chose), the host's own work for host memory
-STREAM_DATA = "data"
+class Stream(Enum):
+    """Which stream an operation is queued on."""
 
-# Host blocking.
-BLOCK_ALWAYS = "always"
-BLOCK_NEVER = "never"
-BLOCK_UNLESS_STREAM = "unless_stream"  # Numba/cuda-python: synchronous API without a stream
-BLOCK_FLAG = "flag"  # decided by `flag` (CuPy blocking=, torch non_blocking=)
+    NONE = "none"  # host-only or allocation-only
+    CURRENT = "current"  # the framework's current stream (CuPy, PyTorch)
+    LEGACY = "legacy"  # always the legacy default stream
+    ARG = "arg"  # the stream argument; absent/0/None means the legacy default stream
+    ARG_OR_CURRENT = "arg_or_current"
+    ARG_OR_BOUND = "arg_or_bound"  # Numba: argument, else the array's bound stream, else legacy
+    SELF = "self"  # a method of a stream object
+    # PyTorch's invariant: the current stream for device memory (or memory used under a stream the code
+    # chose), the host's own work for host memory
+    DATA = "data"
+
+
+class Block(Enum):
+    """Whether the host waits."""
+
+    ALWAYS = "always"
+    NEVER = "never"
+    UNLESS_STREAM = "unless_stream"  # Numba/cuda-python: synchronous API without a stream
+    FLAG = "flag"  # decided by `flag` (CuPy blocking=, torch non_blocking=)
 
 
 @dataclass(frozen=True)
 class Fact:
     kind: Optional[OpKind]  # None: the call only produces a value, it queues nothing
     framework: str
-    stream: str = STREAM_NONE
+    stream: Stream = Stream.NONE
     stream_arg: Optional[Arg] = None
-    blocking: str = BLOCK_NEVER
-    # BLOCK_FLAG (and flag results): the keyword, its default and the value that blocks
+    blocking: Block = Block.NEVER
+    # Block.FLAG (and flag results): the keyword, its default and the value that blocks
     flag: Optional[Arg] = None
     flag_default: bool = True
     flag_blocks_when: bool = True

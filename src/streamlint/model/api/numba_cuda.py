@@ -3,11 +3,12 @@ default stream); a device array's transfers use its bound stream; a falsy stream
 
 from __future__ import annotations
 
-from streamlint.model.api.facts import BLOCK_ALWAYS, BLOCK_UNLESS_STREAM, STREAM_ARG, STREAM_ARG_OR_BOUND, STREAM_SELF
-from streamlint.model.api.facts import Arg, Fact
+from streamlint.model.api.facts import Arg, Block, Fact, Stream
 from streamlint.model.api.op_kinds import OpKind as K
 
 F = "numba"
+# The target of a stream context that changes no current stream and synchronizes at its exit.
+SYNC_ON_EXIT = "synchronize on exit"
 
 FUNCTIONS: dict[str, Fact] = {
     "numba.cuda.stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="yes"),
@@ -16,13 +17,13 @@ FUNCTIONS: dict[str, Fact] = {
     "numba.cuda.per_thread_default_stream": Fact(None, F, result="per_thread_stream"),
     "numba.cuda.external_stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown"),
     "numba.cuda.event": Fact(K.EVENT_CREATE, F, result="event"),
-    "numba.cuda.synchronize": Fact(K.DEVICE_SYNC, F, blocking=BLOCK_ALWAYS),
+    "numba.cuda.synchronize": Fact(K.DEVICE_SYNC, F, blocking=Block.ALWAYS),
     "numba.cuda.to_device": Fact(
-        K.COPY_H2D, F, stream=STREAM_ARG, stream_arg=Arg(1, "stream"), blocking=BLOCK_UNLESS_STREAM,
+        K.COPY_H2D, F, stream=Stream.ARG, stream_arg=Arg(1, "stream"), blocking=Block.UNLESS_STREAM,
         result="device:numba:bound", host=Arg(0, "obj"), sync_api=True, async_api=True,
     ),
-    "numba.cuda.device_array": Fact(K.ALLOC, F, stream=STREAM_ARG, stream_arg=Arg(4, "stream"), result="device:numba:bound"),
-    "numba.cuda.device_array_like": Fact(K.ALLOC, F, stream=STREAM_ARG, stream_arg=Arg(1, "stream"), result="device:numba:bound"),
+    "numba.cuda.device_array": Fact(K.ALLOC, F, stream=Stream.ARG, stream_arg=Arg(4, "stream"), result="device:numba:bound"),
+    "numba.cuda.device_array_like": Fact(K.ALLOC, F, stream=Stream.ARG, stream_arg=Arg(1, "stream"), result="device:numba:bound"),
     # `with cuda.pinned(h):` page-locks the host array in place for the block
     "numba.cuda.pinned": Fact(K.HOST_REGISTER, F, host=Arg(0)),
     "numba.cuda.pinned_array": Fact(K.PINNED_ALLOC, F, result="pinned:numpy"),
@@ -36,25 +37,27 @@ FUNCTIONS: dict[str, Fact] = {
 }
 
 STREAM_METHODS: dict[str, Fact] = {
-    "synchronize": Fact(K.STREAM_SYNC, F, stream=STREAM_SELF, blocking=BLOCK_ALWAYS),
+    "synchronize": Fact(K.STREAM_SYNC, F, stream=Stream.SELF, blocking=Block.ALWAYS),
     # `await s.async_done()`: the coroutine resumes once the stream has drained.
-    "async_done": Fact(K.STREAM_SYNC, F, stream=STREAM_SELF),
+    "async_done": Fact(K.STREAM_SYNC, F, stream=Stream.SELF),
+    # `with s.auto_synchronize():` a context whose exit synchronizes the stream
+    "auto_synchronize": Fact(None, F, result=SYNC_ON_EXIT),
 }
 
 EVENT_METHODS: dict[str, Fact] = {
     # (stream=0: the legacy default stream, not any bound stream)
-    "record": Fact(K.EVENT_RECORD, F, stream=STREAM_ARG, stream_arg=Arg(0, "stream")),
-    "wait": Fact(K.STREAM_WAIT_EVENT, F, stream=STREAM_ARG, stream_arg=Arg(0, "stream")),
-    "synchronize": Fact(K.EVENT_SYNC, F, blocking=BLOCK_ALWAYS),
+    "record": Fact(K.EVENT_RECORD, F, stream=Stream.ARG, stream_arg=Arg(0, "stream")),
+    "wait": Fact(K.STREAM_WAIT_EVENT, F, stream=Stream.ARG, stream_arg=Arg(0, "stream")),
+    "synchronize": Fact(K.EVENT_SYNC, F, blocking=Block.ALWAYS),
 }
 
 ARRAY_METHODS: dict[str, Fact] = {
     "copy_to_host": Fact(
-        K.COPY_D2H, F, stream=STREAM_ARG_OR_BOUND, stream_arg=Arg(1, "stream"), blocking=BLOCK_UNLESS_STREAM,
+        K.COPY_D2H, F, stream=Stream.ARG_OR_BOUND, stream_arg=Arg(1, "stream"), blocking=Block.UNLESS_STREAM,
         result="pageable:numpy", out=Arg(0, "ary"), sync_api=True, async_api=True,
     ),
     "copy_to_device": Fact(
-        K.COPY_H2D, F, stream=STREAM_ARG_OR_BOUND, stream_arg=Arg(1, "stream"), blocking=BLOCK_UNLESS_STREAM,
+        K.COPY_H2D, F, stream=Stream.ARG_OR_BOUND, stream_arg=Arg(1, "stream"), blocking=Block.UNLESS_STREAM,
         host=Arg(0, "ary"), sync_api=True, async_api=True,
     ),
 }

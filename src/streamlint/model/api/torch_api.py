@@ -3,13 +3,12 @@ tensor's device; pool streams are non-blocking, never ordered by the legacy defa
 
 from __future__ import annotations
 
-from streamlint.model.api.facts import BLOCK_ALWAYS, BLOCK_FLAG, STREAM_ARG_OR_CURRENT, STREAM_CURRENT, STREAM_DATA
-from streamlint.model.api.facts import STREAM_SELF, Arg, Fact
+from streamlint.model.api.facts import Arg, Block, Fact, Stream
 from streamlint.model.api.op_kinds import OpKind as K
 
 F = "torch"
 
-_SYNC = dict(stream=STREAM_DATA, blocking=BLOCK_ALWAYS)  # the host waits when the data is on a device
+_SYNC = dict(stream=Stream.DATA, blocking=Block.ALWAYS)  # the host waits when the data is on a device
 FUNCTIONS: dict[str, Fact] = {
     "torch.cuda.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="no"),
     "torch.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="no"),
@@ -17,16 +16,13 @@ FUNCTIONS: dict[str, Fact] = {
     "torch.cuda.ExternalStream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown"),
     "torch.cuda.get_stream_from_external": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown"),
     "torch.cuda.current_stream": Fact(None, F, result="current_stream"),
-    "torch.accelerator.current_stream": Fact(None, F, result="current_stream"),
     "torch.cuda.default_stream": Fact(None, F, result="legacy_stream"),
     "torch.cuda.stream": Fact(None, F, result="context", stream_arg=Arg(0, "stream")),
     "torch.cuda.StreamContext": Fact(None, F, result="context", stream_arg=Arg(0, "stream")),
     "torch.cuda.set_stream": Fact(K.SET_STREAM, F, stream_arg=Arg(0, "stream")),
-    "torch.accelerator.set_stream": Fact(K.SET_STREAM, F, stream_arg=Arg(0, "stream")),
     "torch.cuda.Event": Fact(K.EVENT_CREATE, F, result="event"),
     "torch.Event": Fact(K.EVENT_CREATE, F, result="event"),
-    "torch.cuda.synchronize": Fact(K.DEVICE_SYNC, F, blocking=BLOCK_ALWAYS),
-    "torch.accelerator.synchronize": Fact(K.DEVICE_SYNC, F, blocking=BLOCK_ALWAYS),
+    "torch.cuda.synchronize": Fact(K.DEVICE_SYNC, F, blocking=Block.ALWAYS),
     "torch.utils.data.DataLoader": Fact(None, F, result="loader", flag=Arg(kw="pin_memory"), flag_default=False),
     "torch.device": Fact(None, F, result="device"),
     # the memory it is given (host or device, DLPack or NumPy), now a tensor too: no copy
@@ -64,28 +60,28 @@ ITEM_COMBINERS = frozenset({
 })
 
 STREAM_METHODS: dict[str, Fact] = {
-    "synchronize": Fact(K.STREAM_SYNC, F, stream=STREAM_SELF, blocking=BLOCK_ALWAYS),
-    "wait_stream": Fact(K.WAIT_STREAM, F, stream=STREAM_SELF, target=Arg(0, "stream")),
-    "wait_event": Fact(K.STREAM_WAIT_EVENT, F, stream=STREAM_SELF, target=Arg(0, "event")),
-    "record_event": Fact(K.EVENT_RECORD, F, stream=STREAM_SELF, result="event", target=Arg(0, "event")),
+    "synchronize": Fact(K.STREAM_SYNC, F, stream=Stream.SELF, blocking=Block.ALWAYS),
+    "wait_stream": Fact(K.WAIT_STREAM, F, stream=Stream.SELF, target=Arg(0, "stream")),
+    "wait_event": Fact(K.STREAM_WAIT_EVENT, F, stream=Stream.SELF, target=Arg(0, "event")),
+    "record_event": Fact(K.EVENT_RECORD, F, stream=Stream.SELF, result="event", target=Arg(0, "event")),
 }
 
 # Methods of streams (tensors have none): called on a value of unknown kind, it is the stream held
 # at its path (an event's `synchronize` taken so synchronizes nothing it does not).
-STREAM_ONLY_METHODS = frozenset({"wait_stream", "wait_event", "record_event", "synchronize"})
+STREAM_ONLY_METHODS = frozenset(STREAM_METHODS)
 
 EVENT_METHODS: dict[str, Fact] = {
-    "record": Fact(K.EVENT_RECORD, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(0, "stream")),
-    "wait": Fact(K.STREAM_WAIT_EVENT, F, stream=STREAM_ARG_OR_CURRENT, stream_arg=Arg(0, "stream")),
-    "synchronize": Fact(K.EVENT_SYNC, F, blocking=BLOCK_ALWAYS),
+    "record": Fact(K.EVENT_RECORD, F, stream=Stream.ARG_OR_CURRENT, stream_arg=Arg(0, "stream")),
+    "wait": Fact(K.STREAM_WAIT_EVENT, F, stream=Stream.ARG_OR_CURRENT, stream_arg=Arg(0, "stream")),
+    "synchronize": Fact(K.EVENT_SYNC, F, blocking=Block.ALWAYS),
 }
 
 # Copies whose direction depends on source and target.
-_NB = dict(blocking=BLOCK_FLAG, flag_default=False, flag_blocks_when=False, stream=STREAM_CURRENT)
+_NB = dict(blocking=Block.FLAG, flag_default=False, flag_blocks_when=False, stream=Stream.CURRENT)
 TENSOR_COPIES: dict[str, Fact] = {
     "to": Fact(K.COPY, F, flag=Arg(kw="non_blocking"), **_NB),
     "cuda": Fact(K.COPY_H2D, F, flag=Arg(1, "non_blocking"), **_NB),
-    "cpu": Fact(K.COPY_D2H, F, stream=STREAM_CURRENT, blocking=BLOCK_ALWAYS),
+    "cpu": Fact(K.COPY_D2H, F, stream=Stream.CURRENT, blocking=Block.ALWAYS),
     "copy_": Fact(K.COPY, F, flag=Arg(1, "non_blocking"), **_NB),
 }
 
@@ -95,7 +91,7 @@ TENSOR_METHODS: dict[str, Fact] = {
     "tolist": Fact(K.IMPLICIT_SYNC, F, **_SYNC),
     "numpy": Fact(K.IMPLICIT_SYNC, F, **_SYNC),
     # the host copies the tensor into new page-locked memory (blocking the calling thread, no GPU sync)
-    "pin_memory": Fact(K.PIN, F, result="pinned:torch", blocking=BLOCK_ALWAYS, self_reads=True),
+    "pin_memory": Fact(K.PIN, F, result="pinned:torch", blocking=Block.ALWAYS, self_reads=True),
     "record_stream": Fact(K.RECORD_STREAM, F, target=Arg(0, "stream")),
 }
 

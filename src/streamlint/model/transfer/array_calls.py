@@ -110,9 +110,7 @@ def _cupy_kernel(api: str, short: str, arguments: Arguments, state: State, frame
 
 
 def cupy_array_method(name: str, array: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    """The array methods no row says: views, and kernels on the current stream."""
-    if name in cupy.VIEW_METHODS:
-        return array, state
+    """The array methods no row says: kernels on the current stream."""
     if name in cupy.KERNEL_METHODS and array.identity is not None and is_device(array):
         current = state.current_stream("cupy")
         site = frame.site(arguments.node)
@@ -135,18 +133,6 @@ def capture(name: str, stream: AbsValue, arguments: Arguments, state: State, fra
 
 
 _CAPTURE = {"begin_capture": EffectKind.BEGIN_CAPTURE, "end_capture": EffectKind.END_CAPTURE}
-# The target of a stream context that changes no current stream and synchronizes at its exit.
-SYNC_ON_EXIT = "synchronize on exit"
-
-
-def auto_synchronize(name: str, stream: AbsValue, arguments: Arguments, state: State,
-                     frame: Frame) -> Optional[Handled]:
-    """Numba's `with s.auto_synchronize():`, a context whose exit synchronizes the stream."""
-    if name != "auto_synchronize" or stream.stream is None:
-        return None
-    return AbsValue(ValueKind.STREAM_CONTEXT, "numba", stream=stream.stream, target=SYNC_ON_EXIT), state
-
-
 def launch_stream(config: list[AbsValue]):
     """`kernel[grid, block, stream]`: the stream, else Numba's legacy default stream."""
     return stream_of_value(config[2]) if len(config) > 2 else stream_of_value(AbsValue(ValueKind.NONE))

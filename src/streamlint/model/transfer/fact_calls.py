@@ -6,22 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Optional
 
-from streamlint.model.api import cuda_python
-from streamlint.model.api.facts import (
-    BLOCK_ALWAYS,
-    BLOCK_FLAG,
-    BLOCK_UNLESS_STREAM,
-    STREAM_ARG,
-    STREAM_ARG_OR_BOUND,
-    STREAM_ARG_OR_CURRENT,
-    STREAM_CURRENT,
-    STREAM_DATA,
-    STREAM_LEGACY,
-    STREAM_NONE,
-    STREAM_SELF,
-    Arg,
-    Fact,
-)
+from streamlint.model.api import cuda_python, numba_cuda
+from streamlint.model.api.facts import Arg, Block, Fact, Stream
 from streamlint.model.domain.paths import Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
@@ -60,33 +46,33 @@ def queue_of(fact: Fact, arguments: Arguments, state: State) -> Optional[StreamR
     """Where the call queues its work, by the fact's stream rule."""
     given = stream_of_value(arguments.value(fact.stream_arg))
     rule = fact.stream
-    if rule == STREAM_CURRENT:
+    if rule == Stream.CURRENT:
         return state.current_stream(fact.framework)
-    if rule == STREAM_LEGACY:
+    if rule == Stream.LEGACY:
         return LEGACY
-    if rule == STREAM_ARG:
+    if rule == Stream.ARG:
         return given or LEGACY
-    if rule == STREAM_ARG_OR_CURRENT:  # (None names the current stream here)
+    if rule == Stream.ARG_OR_CURRENT:  # (None names the current stream here)
         none = given is LEGACY and arguments.value(fact.stream_arg).kind is ValueKind.NONE
         return state.current_stream(fact.framework) if given is None or none else given
-    if rule == STREAM_ARG_OR_BOUND:
+    if rule == Stream.ARG_OR_BOUND:
         return given or _bound_stream(arguments) or LEGACY
-    if rule == STREAM_SELF:
+    if rule == Stream.SELF:
         return stream_of_value(arguments.receiver)
     return None
 
 
 def host_waits(fact: Fact, arguments: Arguments) -> Optional[bool]:
-    if fact.blocking == BLOCK_ALWAYS:
+    if fact.blocking == Block.ALWAYS:
         return True
-    if fact.blocking == BLOCK_UNLESS_STREAM:  # a falsy stream selects the synchronous copy
+    if fact.blocking == Block.UNLESS_STREAM:  # a falsy stream selects the synchronous copy
         given = arguments.value(fact.stream_arg)
         if given is not None and given.kind is not ValueKind.NONE:
             return False
-        bound = _bound_stream(arguments) if fact.stream == STREAM_ARG_OR_BOUND else None
+        bound = _bound_stream(arguments) if fact.stream == Stream.ARG_OR_BOUND else None
         # Numba: an array bound to a stream the code made copies on it, asynchronously
         return bound is None or bound.kind not in (StreamRefKind.CREATED, StreamRefKind.PATH)
-    if fact.blocking == BLOCK_FLAG:
+    if fact.blocking == Block.FLAG:
         flag = arguments.flag(fact.flag, fact.flag_default)
         return None if flag is None else flag == fact.flag_blocks_when
     return False
@@ -149,6 +135,12 @@ def _like_first(fact: Fact, arguments: Arguments, framework: str) -> AbsValue:
     return AbsValue(ValueKind.BUFFER, framework, given.memory, given.identity, given.stream)
 
 
+def _sync_on_exit(fact: Fact, arguments: Arguments, framework: str) -> AbsValue:
+    """`with s.auto_synchronize():` a context on the receiver's stream that synchronizes it at its exit."""
+    stream = arguments.receiver.stream if arguments.receiver is not None else None
+    return UNKNOWN if stream is None else AbsValue(ValueKind.STREAM_CONTEXT, framework, stream=stream, target=fact.result)
+
+
 # Results that are no new memory (by the fact's whole `result`).
 _MADE: dict[str, Callable[[Fact, Arguments, str], AbsValue]] = {
     "context": _context,
@@ -157,6 +149,7 @@ _MADE: dict[str, Callable[[Fact, Arguments, str], AbsValue]] = {
     "device": lambda fact, arguments, framework: device_value(arguments),
     "loader": _loader,
     "like_arg0": _like_first,
+    numba_cuda.SYNC_ON_EXIT: _sync_on_exit,
     "true": lambda fact, arguments, framework: TRUE,
     "none": lambda fact, arguments, framework: NONE,
 }
@@ -175,7 +168,7 @@ def apply_fact(fact: Fact, arguments: Arguments, state: State, frame: Frame, api
     if view is not None:
         return view, state
     queued = True
-    if fact.stream == STREAM_DATA:
+    if fact.stream == Stream.DATA:
         fact, arguments, queued = _placed(fact, arguments, state, frame)
     if fact.kind is not None and queued:
         state = _record_operation(fact, arguments, state, frame, api)
@@ -205,7 +198,7 @@ def _placed(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> tup
                             receiver=placed(arguments.receiver))
     data = [v for v in [arguments.receiver, *arguments.values()] if v is not None and v.is_buffer]
     queued = any(is_device(v) for v in data)
-    return replace(fact, stream=STREAM_CURRENT if queued else STREAM_NONE), arguments, queued
+    return replace(fact, stream=Stream.CURRENT if queued else Stream.NONE), arguments, queued
 
 
 def _record_operation(fact: Fact, arguments: Arguments, state: State, frame: Frame, api: str) -> State:
@@ -293,17 +286,20 @@ def _flags_block(flags: Optional[AbsValue]) -> Optional[bool]:
     return True if name in cuda_python.BLOCKING_FLAGS else None
 
 
-def _record_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
+def _stream_and_event(fact: Fact, arguments: Arguments, state: State) -> tuple[Optional[StreamRef], Optional[AbsValue]]:
+    """A record's or wait's stream and event: a stream's method is given its event, an event's its stream."""
     receiver = arguments.receiver
+    if receiver is not None and receiver.kind is ValueKind.STREAM:
+        return stream_of_value(receiver), arguments.value(fact.target)
+    return queue_of(fact, arguments, state), receiver if receiver is not None else arguments.value(fact.target)
+
+
+def _record_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
     site = frame.site(arguments.node)
-    if receiver is not None and receiver.kind is ValueKind.STREAM:  # stream.record(event=None)
-        event = arguments.value(fact.target)
-        stream = stream_of_value(receiver)
-        if event is None or event.identity is None:
-            event = AbsValue(ValueKind.EVENT, fact.framework, identity=Path(Root.fresh(site)), stream=stream)
-    else:
-        event = receiver if receiver is not None else arguments.value(fact.target)
-        stream = queue_of(fact, arguments, state)
+    stream, event = _stream_and_event(fact, arguments, state)
+    by_stream = arguments.receiver is not None and arguments.receiver.kind is ValueKind.STREAM
+    if by_stream and (event is None or event.identity is None):  # `stream.record(event=None)` makes one
+        event = AbsValue(ValueKind.EVENT, fact.framework, identity=Path(Root.fresh(site)), stream=stream)
     if event is None or event.identity is None or stream is None:
         return UNKNOWN, state
     state = do(state, frame, Effect(EffectKind.RECORD_EVENT, site, event.identity, stream, framework=fact.framework))
@@ -311,11 +307,7 @@ def _record_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) 
 
 
 def _wait_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    receiver = arguments.receiver
-    if receiver is not None and receiver.kind is ValueKind.STREAM:
-        waiter, event = stream_of_value(receiver), arguments.value(fact.target)
-    else:
-        waiter, event = queue_of(fact, arguments, state), (receiver or arguments.value(fact.target))
+    waiter, event = _stream_and_event(fact, arguments, state)
     site = frame.site(arguments.node)
     if waiter is None:
         return UNKNOWN, state
@@ -328,19 +320,17 @@ def _wait_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) ->
     return UNKNOWN, do(state, frame, Effect(EffectKind.WAIT_EVENT, site, event.identity, waiter, framework=fact.framework))
 
 
-def _sync_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    target = stream_of_value(arguments.value(fact.target)) if fact.target else queue_of(fact, arguments, state)
-    effect = Effect(EffectKind.SYNC_STREAM, frame.site(arguments.node), stream=target, framework=fact.framework)
-    return UNKNOWN, do(state, frame, effect)
-
-
-def _sync_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    event = arguments.receiver if arguments.receiver is not None else arguments.value(fact.target)
+def _sync(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """The host waits for a stream, an event, or the device (for an event the walk cannot tell, one of a
+    list of events, too: it may be the one that orders, D-1)."""
     site = frame.site(arguments.node)
-    if event is None or event.identity is None:
-        # an event the walk cannot tell (one of a list of events) may be the one that orders (D-1)
-        return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_DEVICE, site, framework=fact.framework))
-    return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_EVENT, site, event.identity, framework=fact.framework))
+    if fact.kind is OpKind.STREAM_SYNC:
+        stream = stream_of_value(arguments.value(fact.target)) if fact.target else queue_of(fact, arguments, state)
+        return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
+    event = arguments.receiver if arguments.receiver is not None else arguments.value(fact.target)
+    if fact.kind is OpKind.EVENT_SYNC and event is not None and event.identity is not None:
+        return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_EVENT, site, event.identity, framework=fact.framework))
+    return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_DEVICE, site, framework=fact.framework))
 
 
 def _wait_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -388,7 +378,7 @@ def _pin(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handle
 
 def _set_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
     given = arguments.value(fact.stream_arg)
-    if given is not None and given.kind is ValueKind.NONE and fact.stream == STREAM_NONE:
+    if given is not None and given.kind is ValueKind.NONE and fact.stream == Stream.NONE:
         return UNKNOWN, state  # `torch.cuda.set_stream(None)` changes nothing
     stream = queue_of(fact, arguments, state) or stream_of_value(given)
     if stream is None:
@@ -397,59 +387,45 @@ def _set_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) ->
     return result_of(fact, arguments, frame, stream), do(state, frame, effect)
 
 
-def _copy_to_device(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """An upload: the host side read by the stream, the device side (new memory, or the receiver
-    for `a.set(host)`) written. From pageable memory the host first waits for the stream and
-    stages the source: the device side is written later, on the stream (CUDA's rule)."""
+def _copy(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """An upload or a download: its source read and its destination written on the stream (the host side as
+    host memory). From pageable memory the host first waits for the stream and stages an upload's source:
+    the device side is written later, on the stream (CUDA's rule); after a download into pageable memory
+    the host waits unless the blocking is not told."""
     stream = queue_of(fact, arguments, state)
-    host = arguments.value(fact.host)
-    site = frame.site(arguments.node)
     if stream is None:
         return UNKNOWN, state
+    site = frame.site(arguments.node)
+    upload = fact.kind is OpKind.COPY_H2D
+    source, target, into_receiver = _copy_ends(fact, arguments, frame, stream if upload else None)
     waits = host_waits(fact, arguments)
-    staged = not waits and (host is None or not host.is_buffer or host.memory is not Memory.PINNED)
+    staged = upload and not waits and (source is None or not source.is_buffer or source.memory is not Memory.PINNED)
     if staged:
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
-    if host is not None and host.is_buffer and host.identity is not None and not staged:
-        state = access(state, frame, site, host.identity, False, stream, host_memory=True)
-    into_receiver = _own_memory(arguments.receiver, fact.self_writes)
-    target = arguments.receiver if into_receiver else _destination(fact, arguments, frame, stream)
-    if target is not None and target.identity is not None:
-        state = access(state, frame, site, target.identity, True, stream)
-    if waits:
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
-    return (UNKNOWN if into_receiver or target is None else target), state
-
-
-def _own_memory(receiver: Optional[AbsValue], named: bool) -> bool:
-    """The receiver is the memory a copy moves (a buffer's method, or a fact's `self_reads`/`self_writes`)."""
-    return receiver is not None and (receiver.is_buffer or named) and receiver.identity is not None
-
-
-def _copy_to_host(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """A download: the device side read, the host side (an `out=` array or new memory) written
-    by the stream; unless the host waits, the host's reads of it must wait for the stream."""
-    stream = queue_of(fact, arguments, state)
-    site = frame.site(arguments.node)
-    receiver = arguments.receiver
-    if _own_memory(receiver, fact.self_reads):
-        source = receiver
-    else:  # the argument its fact names, else its first buffer
-        named = _end(fact, 1)
-        first = next((v for v, _ in arguments.positional if v.is_buffer), None)
-        source = arguments.value(named) if named is not None else first
-    if stream is None:
-        return UNKNOWN, state
-    if source is not None and source.identity is not None:
-        state = access(state, frame, site, source.identity, False, stream)
-    out = arguments.value(fact.out)
-    target = out if out is not None and out.is_buffer else _destination(fact, arguments, frame, None)
+    if source is not None and (source.is_buffer or not upload) and source.identity is not None and not staged:
+        state = access(state, frame, site, source.identity, False, stream, host_memory=upload)
     if target.identity is not None:
-        state = access(state, frame, site, target.identity, True, stream, host_memory=True)
-    waits = host_waits(fact, arguments)
-    if waits or (target.memory is not Memory.PINNED and waits is not None):
+        state = access(state, frame, site, target.identity, True, stream, host_memory=not upload)
+    if waits or (not upload and target.memory is not Memory.PINNED and waits is not None):
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
-    return target, state
+    return (UNKNOWN if into_receiver else target), state
+
+
+def _copy_ends(fact: Fact, arguments: Arguments, frame: Frame, made_on: Optional[StreamRef]
+               ) -> tuple[Optional[AbsValue], AbsValue, bool]:
+    """A copy's source and destination, and whether the receiver is the destination: the receiver's own memory
+    (`a.set(host)`, `d.copy_to_host()`), else the arguments its fact names (a download's first buffer), else
+    (the destination) what it returns."""
+    receiver, upload = arguments.receiver, fact.kind is OpKind.COPY_H2D
+    own = receiver is not None and (receiver.is_buffer or (fact.self_writes if upload else fact.self_reads)) \
+        and receiver.identity is not None
+    if upload:
+        return arguments.value(fact.host), (receiver if own else _destination(fact, arguments, frame, made_on)), own
+    named = _end(fact, 1)
+    first = next((v for v, _ in arguments.positional if v.is_buffer), None)
+    source = receiver if own else arguments.value(named) if named is not None else first
+    out = arguments.value(fact.out)
+    return source, (out if out is not None and out.is_buffer else _destination(fact, arguments, frame, None)), False
 
 
 def _end(fact: Fact, index: int) -> Optional[Arg]:
@@ -477,11 +453,7 @@ def _device_work(fact: Fact, arguments: Arguments, state: State, frame: Frame) -
     if stream is None:
         return UNKNOWN, state
     copy = fact.kind is OpKind.COPY
-    touched = _touched(fact, arguments)
-    if copy and not (fact.reads or fact.writes or fact.self_reads or fact.self_writes):  # (an effect model names them)
-        to, of = fact.ends or (Arg(0, "dst"), Arg(1, "src"))
-        touched = [(arguments.value(of), False), (arguments.value(to), True)]
-    for value, write in touched:
+    for value, write in _touched(fact, arguments):
         if value is not None and value.is_buffer and value.identity is not None:
             state = access(state, frame, site, value.identity, write, stream, host_memory=copy and not is_device(value))
     if not copy:
@@ -493,13 +465,13 @@ def _device_work(fact: Fact, arguments: Arguments, state: State, frame: Frame) -
 
 def _touched(fact: Fact, arguments: Arguments) -> list[tuple[Optional[AbsValue], bool]]:
     """The arguments a call reads and writes, by its fact (from `reads_from` on: a kernel's arguments)."""
-    writes = fact.writes
+    writes, reads, ends = fact.writes, fact.reads, fact.ends
     if fact.kind is OpKind.MEMSET and not writes and arguments.receiver is None:
         writes = (Arg(0),)  # a memset writes the memory it is given first (`cudaMemsetAsync(ptr, ...)`)
-    if fact.ends:  # a device-to-device copy given both ends
-        writes, reads = writes + fact.ends[:1], fact.reads + fact.ends[1:]
-    else:
-        reads = fact.reads
+    if fact.kind is OpKind.COPY and not (reads or writes or fact.self_reads or fact.self_writes):
+        ends = ends or (Arg(0, "dst"), Arg(1, "src"))  # a copy no effect model names: destination, source
+    if ends:  # a copy given both ends
+        writes, reads = writes + ends[:1], reads + ends[1:]
     touched = [(arguments.value(a), False) for a in reads] + [(arguments.value(a), True) for a in writes]
     if fact.reads_from is not None:
         for value, _ in arguments.positional[fact.reads_from:]:
@@ -543,31 +515,21 @@ def _implicit_sync(fact: Fact, arguments: Arguments, state: State, frame: Frame)
     return AbsValue(ValueKind.HOST_NUMBER), state
 
 
-def _sync_device(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_DEVICE, frame.site(arguments.node), framework=fact.framework))
-
-
-def _result(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    return result_of(fact, arguments, frame, None), state
-
-
 _BY_KIND: dict[Optional[OpKind], Callable[[Fact, Arguments, State, Frame], Handled]] = {
     OpKind.STREAM_CREATE: _create_stream,
-    OpKind.EVENT_CREATE: _result,
     OpKind.EVENT_RECORD: _record_event,
     OpKind.STREAM_WAIT_EVENT: _wait_event,
-    OpKind.STREAM_SYNC: _sync_stream,
-    OpKind.EVENT_SYNC: _sync_event,
-    OpKind.DEVICE_SYNC: _sync_device,
+    OpKind.STREAM_SYNC: _sync,
+    OpKind.EVENT_SYNC: _sync,
+    OpKind.DEVICE_SYNC: _sync,
     OpKind.SET_STREAM: _set_stream,
-    OpKind.COPY_H2D: _copy_to_device,
-    OpKind.COPY_D2H: _copy_to_host,
+    OpKind.COPY_H2D: _copy,
+    OpKind.COPY_D2H: _copy,
     OpKind.KERNEL: _device_work,
     OpKind.MEMSET: _device_work,
     OpKind.COPY_D2D: _device_work,
     OpKind.COPY: _device_work,
     OpKind.ALLOC: _allocate,
-    OpKind.PINNED_ALLOC: _result,
     OpKind.HOST_REGISTER: _register_host,
     OpKind.IMPLICIT_SYNC: _implicit_sync,
     OpKind.WAIT_STREAM: _wait_stream,

@@ -45,7 +45,6 @@ METHODS: dict[tuple[str, ValueKind], MethodHandler] = {
     ("torch", B): torch_calls.tensor_method,
     ("cupy", S): array_calls.capture,
     ("cupy", B): array_calls.cupy_array_method,
-    ("numba", S): array_calls.auto_synchronize,
     ("numpy", B): host_calls.array_method,
 }
 FRAMEWORKS = frozenset(framework for framework, _ in [*METHOD_ROWS, *METHODS])

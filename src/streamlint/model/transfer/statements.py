@@ -7,7 +7,7 @@ from typing import Callable, Optional, Sequence
 
 import libcst as cst
 
-from streamlint.model.api import python_std, torch_api
+from streamlint.model.api import numba_cuda, python_std, torch_api
 from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS
 from streamlint.model.domain.order import AccessEvent, Conflict, ConflictKind, access_key
 from streamlint.model.domain.paths import Index, Path, Root, RootKind, outermost_site
@@ -17,7 +17,6 @@ from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.domain.values import MERGED, NO_ITEMS, OPTION, UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
 from streamlint.model.summary.perform import released, untold_access
-from streamlint.model.transfer.array_calls import SYNC_ON_EXIT
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.transfer.act import access, do, host_access, kernel, operation
 from streamlint.model.transfer.devices import is_device, is_host
@@ -492,7 +491,7 @@ def _with(node: cst.With, state: State, frame: Frame) -> State:
     synced_at_exit = []
     for item in node.items:
         value, state = evaluate(item.item, state, frame)
-        if value.kind is ValueKind.STREAM_CONTEXT and value.target == SYNC_ON_EXIT:
+        if value.kind is ValueKind.STREAM_CONTEXT and value.target == numba_cuda.SYNC_ON_EXIT:
             synced_at_exit.append(value)
         elif value.kind is ValueKind.STREAM_CONTEXT or (value.kind is ValueKind.STREAM and value.framework in STREAMS_ENTERED):
             entered = value.stream or UNKNOWN_STREAM
