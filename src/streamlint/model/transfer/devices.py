@@ -10,6 +10,7 @@ from streamlint.model.domain.values import AbsValue, Memory, ValueKind
 from streamlint.model.transfer.arguments import Arguments
 
 HOST_MEMORY = (Memory.PINNED, Memory.PAGEABLE)
+_DEVICE_KINDS = {"cuda": Memory.DEVICE, "cpu": Memory.PAGEABLE}
 
 
 def memory_named(arguments: Arguments, where: Arg) -> Optional[Memory]:
@@ -18,21 +19,13 @@ def memory_named(arguments: Arguments, where: Arg) -> Optional[Memory]:
     if literal is not None:
         return memory_of_device_string(literal)
     value = arguments.value(where)
-    if value is None:
-        return None
-    if value.kind is ValueKind.DEVICE and value.memory is not Memory.UNKNOWN:
-        return value.memory
-    return None
+    known = value is not None and value.kind is ValueKind.DEVICE and value.memory is not Memory.UNKNOWN
+    return value.memory if known else None
 
 
 def memory_of_device_string(device: str) -> Optional[Memory]:
     """A device string's value ("cuda:0", "cpu"), as the program gives it to PyTorch."""
-    kind = device.split(":", 1)[0]
-    if kind == "cuda":
-        return Memory.DEVICE
-    if kind == "cpu":
-        return Memory.PAGEABLE
-    return None
+    return _DEVICE_KINDS.get(device.split(":", 1)[0])
 
 
 def device_value(arguments: Arguments) -> AbsValue:

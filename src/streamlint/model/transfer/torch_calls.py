@@ -55,8 +55,10 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         return AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, given.identity, given.stream), state
     if name.startswith("torch.") and short in torch_api.CREATORS:
         return _creator(short, arguments, state, frame)
-    if name.startswith("torch.") and short in torch_api.LIKE_CREATORS:
-        return _like_creator(short, arguments, state, frame)
+    if name.startswith("torch.") and short in torch_api.LIKE_CREATORS:  # where its input is, unless told
+        like = arguments.value(Arg(0, "input"))
+        memory = memory_named(arguments, Arg(kw="device")) or (like.memory if like and like.is_buffer else None)
+        return (UNKNOWN, state) if memory is None else _made(short, memory, arguments, state, frame)
     if name in torch_api.TEST_COMPARISONS:  # (a test's comparison reads its tensors back: no table row says all of it)
         given_cuda = [v for v in arguments.values() if is_device(v) and v.identity is not None]
         site = frame.site(arguments.node)
@@ -229,19 +231,23 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
         return _fresh(frame, arguments, Memory.UNKNOWN, None), state
     if memory is not Memory.DEVICE:  # on the host: pinned when asked (`device="cpu", pin_memory=True`)
         memory = Memory.PINNED if pinned else (Memory.PAGEABLE if pinned is False else Memory.UNKNOWN)
-    if memory is not Memory.DEVICE:
-        return _fresh(frame, arguments, memory, None), state
-    current = state.current_stream(F)
-    value = _fresh(frame, arguments, memory, current)
-    site = frame.site(arguments.node)
-    if short in torch_api.FROM_DATA and _host_built(arguments):
+    if short in torch_api.FROM_DATA and memory is Memory.DEVICE and _host_built(arguments):
         # built in pageable host memory, then copied: a blocking upload (it waits for the stream), no kernel
+        current, site = state.current_stream(F), frame.site(arguments.node)
+        value = _fresh(frame, arguments, memory, current)
         state = operation(state, frame, site, "torch.tensor", OpKind.COPY_H2D, current, True, Memory.PAGEABLE,
                           non_blocking=False, host_built=True)
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
         return value, access(state, frame, site, value.identity, True, current)
-    if short not in torch_api.ALLOCATING_ONLY:
-        state = access(state, frame, site, value.identity, True, current)
+    return _made(short, memory, arguments, state, frame)
+
+
+def _made(short: str, memory: Memory, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """A new tensor in that memory: on the device made on the current stream, filled there unless only allocated."""
+    current = state.current_stream(F) if memory is Memory.DEVICE else None
+    value = _fresh(frame, arguments, memory, current)
+    if current is not None and short not in torch_api.ALLOCATING_ONLY:
+        state = access(state, frame, frame.site(arguments.node), value.identity, True, current)
     return value, state
 
 
@@ -267,19 +273,6 @@ def _written_out(arguments: Arguments) -> bool:
         return False
     data, node = located
     return data.kind is ValueKind.HOST_NUMBER or isinstance(node, (cst.List, cst.Tuple))
-
-
-def _like_creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    like = arguments.value(Arg(0, "input"))
-    named = memory_named(arguments, Arg(kw="device"))
-    if (like is None or not like.is_buffer) and named is None:
-        return UNKNOWN, state
-    memory = named or like.memory
-    current = state.current_stream(F) if memory is Memory.DEVICE else None
-    value = _fresh(frame, arguments, memory, current)
-    if current is not None and short not in torch_api.ALLOCATING_ONLY:
-        state = access(state, frame, frame.site(arguments.node), value.identity, True, current)
-    return value, state
 
 
 def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
