@@ -87,7 +87,7 @@ class HostMathOnDevice(Rule):
             read, kernel = model.node_of(trip.read_site), model.node_of(trip.kernel_site)
             if not isinstance(read, cst.Call) or not isinstance(kernel, cst.Call):
                 continue
-            host = host_math.host_equivalent(trip.kernel.api.rsplit(".", 1)[-1])
+            host = host_math.HOST_EQUIVALENTS.get(trip.kernel.api.rsplit(".", 1)[-1])
             advice = f"compute it on the host (`{host}`)" if host else "compute it on the host"
             yield Finding(
                 read,

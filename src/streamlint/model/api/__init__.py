@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Optional
 
-from streamlint.model.api import accelerators, chainer, cuda_core, cuda_python, cupy, numba_cuda, torch_api
+from streamlint.model.api import chainer, cuda_core, cuda_python, cupy, numba_cuda, torch_api
 from streamlint.model.api.facts import Fact
 
 FUNCTIONS: dict[str, Fact] = {
@@ -28,7 +28,8 @@ _ALIASES = {
     "numba.cuda.api": "numba.cuda",
     "torch.utils.data.dataloader": "torch.utils.data",
     "cupy._core": "cupy",
-    **accelerators.MODULE_ALIASES,
+    # a namespace that stands for a framework's (CodeQL's `typeModel`): `torch.cuda` on a CUDA machine
+    "torch.accelerator": "torch.cuda",
     **cuda_core.MODULE_ALIASES,
     **chainer.MODULE_ALIASES,
 }

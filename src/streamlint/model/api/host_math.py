@@ -3,8 +3,6 @@ advice). A function missing here still counts as a round trip; it only gets no n
 
 from __future__ import annotations
 
-from typing import Optional
-
 HOST_EQUIVALENTS: dict[str, str] = {
     "ceil": "math.ceil", "floor": "math.floor", "trunc": "math.trunc", "sqrt": "math.sqrt",
     "exp": "math.exp", "log": "math.log", "log2": "math.log2", "log10": "math.log10",
@@ -14,11 +12,6 @@ HOST_EQUIVALENTS: dict[str, str] = {
     "prod": "math.prod", "sum": "sum", "floor_divide": "//", "mod": "%", "remainder": "%",
     "max": "max", "min": "min", "amax": "max", "amin": "min",
 }  # fmt: skip
-
-
-def host_equivalent(function: str) -> Optional[str]:
-    return HOST_EQUIVALENTS.get(function)
-
 
 # Attributes of arrays and tensors that are Python numbers (or tuples of them) on the host.
 NUMBER_ATTRIBUTES = frozenset({"shape", "ndim", "size", "itemsize", "nbytes"})

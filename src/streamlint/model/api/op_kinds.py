@@ -30,6 +30,3 @@ class OpKind(Enum):
     PIN = "pin memory"
     RECORD_STREAM = "record stream"
     HOST_REGISTER = "host register"
-    # A library outside the streams reads or writes device memory from the host side
-    # when called (CUDA-aware MPI): the streams that produced it must be synchronized.
-    OUTSIDE_STREAMS = "access outside the streams"
