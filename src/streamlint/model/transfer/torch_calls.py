@@ -444,10 +444,6 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
         return tensor, state
     site = frame.site(arguments.node)
     non_blocking = _non_blocking("copy_", arguments)
-    if tensor.memory is Memory.UNKNOWN and not source.is_buffer and frame.chosen_stream(state):
-        # from a source of unknown kind under a stream the code chose: queued there, whichever side is the host
-        return tensor, state if tensor.identity is None else access(state, frame, site, tensor.identity, True,
-                                                                     state.current_stream(F))
     if is_host(tensor) and non_blocking and (not source.is_buffer or source.memory is Memory.UNKNOWN):
         # into host memory, non-blocking, from a source of unknown device: a download on the current stream
         source = AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, source.identity)
@@ -464,8 +460,10 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
         return tensor, state
     current = state.current_stream(F)
     if not source.is_buffer or (source.memory is Memory.UNKNOWN and is_device(tensor)):
-        # into device memory from a source we cannot see, or of a device not told: the write is queued all the same
-        if is_device(tensor) and tensor.identity is not None:
+        # into device memory from a source we cannot see, or of a device not told: the write is queued all the
+        # same (into memory of a device not told from a source of unknown kind: under a stream the code chose)
+        untold = tensor.memory is Memory.UNKNOWN and not source.is_buffer and frame.chosen_stream(state)
+        if (is_device(tensor) or untold) and tensor.identity is not None:
             state = access(state, frame, site, tensor.identity, True, current)
         return tensor, state
     crosses = is_device(tensor) != is_device(source)
