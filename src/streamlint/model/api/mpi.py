@@ -4,7 +4,6 @@ produce a device buffer must have finished first (mpi4py's demo/cuda-aware-mpi/u
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 
 from streamlint.model.api.facts import Arg
@@ -16,22 +15,17 @@ class Role(Enum):
     BOTH = "read and written"  # Bcast's buffer: sent by the root, received by the others
 
 
-@dataclass(frozen=True)
-class BufferArg:
-    arg: Arg
-    role: Role
+_BUF_SENT = ((Arg(0, "buf"), Role.SENT),)
+_BUF_RECEIVED = ((Arg(0, "buf"), Role.RECEIVED),)
+_BUF_BOTH = ((Arg(0, "buf"), Role.BOTH),)
+_SEND_RECV = ((Arg(0, "sendbuf"), Role.SENT), (Arg(1, "recvbuf"), Role.RECEIVED))
 
-
-_BUF_SENT = (BufferArg(Arg(0, "buf"), Role.SENT),)
-_BUF_RECEIVED = (BufferArg(Arg(0, "buf"), Role.RECEIVED),)
-_BUF_BOTH = (BufferArg(Arg(0, "buf"), Role.BOTH),)
-_SEND_RECV = (BufferArg(Arg(0, "sendbuf"), Role.SENT), BufferArg(Arg(1, "recvbuf"), Role.RECEIVED))
-
-# Comm methods (the non-blocking `I` forms read the send buffer later too: it must be ready at the call).
-COMM_METHODS: dict[str, tuple[BufferArg, ...]] = {
+# Comm methods: their buffer arguments and what MPI does to each (the non-blocking `I` forms read the send
+# buffer later too: it must be ready at the call).
+COMM_METHODS: dict[str, tuple[tuple[Arg, Role], ...]] = {
     **{name: _BUF_SENT for name in ("Send", "Ssend", "Bsend", "Rsend", "Isend", "Issend", "Ibsend", "Irsend")},
     **{name: _BUF_RECEIVED for name in ("Recv", "Irecv", "Mrecv")},
-    "Sendrecv": (BufferArg(Arg(0, "sendbuf"), Role.SENT), BufferArg(Arg(3, "recvbuf"), Role.RECEIVED)),
+    "Sendrecv": ((Arg(0, "sendbuf"), Role.SENT), (Arg(3, "recvbuf"), Role.RECEIVED)),
     "Sendrecv_replace": _BUF_BOTH,
     **{name: _BUF_BOTH for name in ("Bcast", "Ibcast")},
     **{name: _SEND_RECV for name in (

@@ -414,35 +414,18 @@ def _copy(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handl
 def _copy_ends(fact: Fact, arguments: Arguments, frame: Frame, made_on: Optional[StreamRef]
                ) -> tuple[Optional[AbsValue], AbsValue, bool]:
     """A copy's source and destination, and whether the receiver is the destination: the receiver's own memory
-    (`a.set(host)`, `d.copy_to_host()`), else the arguments its fact names (a download's first buffer), else
-    (the destination) what it returns."""
+    (`a.set(host)`, `d.copy_to_host()`), else the buffers its fact names (`out`, its `ends`, else its first
+    `writes` and `reads`; a download's first buffer), else (the destination) what it returns."""
     receiver, upload = arguments.receiver, fact.kind is OpKind.COPY_H2D
     own = receiver is not None and (receiver.is_buffer or (fact.self_writes if upload else fact.self_reads)) \
         and receiver.identity is not None
+    to, of = fact.ends or (next(iter(fact.writes), None), next(iter(fact.reads), None))
+    given = [v for v in (arguments.value(fact.out), arguments.value(to)) if v is not None and v.is_buffer]
+    target = receiver if own and upload else given[0] if given else result_of(fact, arguments, frame, made_on)
     if upload:
-        return arguments.value(fact.host), (receiver if own else _destination(fact, arguments, frame, made_on)), own
-    named = _end(fact, 1)
+        return arguments.value(fact.host), target, own
     first = next((v for v, _ in arguments.positional if v.is_buffer), None)
-    source = receiver if own else arguments.value(named) if named is not None else first
-    out = arguments.value(fact.out)
-    return source, (out if out is not None and out.is_buffer else _destination(fact, arguments, frame, None)), False
-
-
-def _end(fact: Fact, index: int) -> Optional[Arg]:
-    """A copy's destination (0) or source (1) as its fact names it: its `ends`, else its first `writes`/`reads`."""
-    if fact.ends:
-        return fact.ends[index]
-    named = fact.writes if index == 0 else fact.reads
-    return named[0] if named else None
-
-
-def _destination(fact: Fact, arguments: Arguments, frame: Frame, stream: Optional[StreamRef]) -> AbsValue:
-    """A copy's destination: the argument its fact names, else what it returns."""
-    named = _end(fact, 0)
-    given = arguments.value(named) if named is not None else None
-    if given is not None and given.is_buffer:
-        return given
-    return result_of(fact, arguments, frame, stream)
+    return (receiver if own else arguments.value(of) if of is not None else first), target, False
 
 
 def _device_work(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:

@@ -24,11 +24,11 @@ def comm_method(name: str, arguments: Arguments, state: State, frame: Frame) -> 
     if rows is None:
         return None
     site = frame.site(arguments.node)
-    for row in rows:
-        given = arguments.value(row.arg)
+    for where, role in rows:
+        given = arguments.value(where)
         on_device = given is not None and (is_device(given) or (given.element is not None and is_device(given.element)))
         for buffer in _buffers(given):
-            state = _by_role(state, frame, site, buffer, row.role, HOST, host_memory=not on_device)
+            state = _by_role(state, frame, site, buffer, role, HOST, host_memory=not on_device)
     return UNKNOWN, state
 
 
