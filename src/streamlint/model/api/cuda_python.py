@@ -54,7 +54,8 @@ RUNTIME: dict[str, Fact] = {
 _TWINS = {
     "cuStreamCreateWithPriority": "cudaStreamCreateWithPriority", "cuStreamSynchronize": "cudaStreamSynchronize",
     "cuStreamWaitEvent": "cudaStreamWaitEvent", "cuCtxSynchronize": "cudaDeviceSynchronize",
-    "cuEventCreate": "cudaEventCreate", "cuEventRecord": "cudaEventRecord", "cuEventSynchronize": "cudaEventSynchronize",
+    "cuEventCreate": "cudaEventCreate", "cuEventRecord": "cudaEventRecord",
+    "cuEventSynchronize": "cudaEventSynchronize",
     "cuMemAlloc": "cudaMalloc", "cuMemFree": "cudaFree", "cuMemAllocAsync": "cudaMallocAsync",
     "cuMemAllocHost": "cudaMallocHost", "cuMemHostAlloc": "cudaHostAlloc", "cuMemHostRegister": "cudaHostRegister",
     "cuGraphLaunch": "cudaGraphLaunch",

@@ -138,7 +138,9 @@ def _like_first(fact: Fact, arguments: Arguments, framework: str) -> AbsValue:
 def _sync_on_exit(fact: Fact, arguments: Arguments, framework: str) -> AbsValue:
     """`with s.auto_synchronize():` a context on the receiver's stream that synchronizes it at its exit."""
     stream = arguments.receiver.stream if arguments.receiver is not None else None
-    return UNKNOWN if stream is None else AbsValue(ValueKind.STREAM_CONTEXT, framework, stream=stream, target=fact.result)
+    if stream is None:
+        return UNKNOWN
+    return AbsValue(ValueKind.STREAM_CONTEXT, framework, stream=stream, target=fact.result)
 
 
 # Results that are no new memory (by the fact's whole `result`).
