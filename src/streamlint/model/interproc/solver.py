@@ -48,7 +48,7 @@ MAX_ROOT_FILES = 64
 MAX_CALLER_WALKS = 1000
 # The modules whose root summaries are kept for importers' digests in a run (digest_of_use).
 MAX_KEPT_ROOTS = MAX_PACKAGE_FILES + MAX_ROOT_FILES
-# The root solves of other modules kept for those modules' own checks in the run (the latest)
+# The solvers of other modules kept for the callers' walks in a run (the latest used)
 MAX_KEPT_SOLVERS = 32
 
 
@@ -111,18 +111,13 @@ class Solver:
         # walking a function in what its callers pass, joined: the walks it reaches (else None)
         self._joining: Optional[set] = None
         self._extra_spent: dict[str, set] = {}  # the kinds of extra context each function has used
-        self._roots: Optional[tuple[dict, tuple]] = None  # (root summaries, what their solve read)
 
     def solve_module(self, path: str = "", content: str = "") -> Solved:
         """`path` and `content` (the content hash of the checked bytes): its functions' root
         summaries are then what `digest_of_use` makes of them for an importer checked in the same
         run (the same solve), and the calls they make are kept for the modules they call."""
-        if self._roots is None:
-            with reads.kept_for_reuse() as read:
-                self._roots = self.solve_roots(), read
-        else:  # (solved as another check's caller module, from this very tree: what it read, noted again)
-            reads.replay(*self._roots[1])
-        roots, read = self._roots
+        with reads.kept_for_reuse() as read:
+            roots = self.solve_roots()
         if path and content and path != "-":
             _publish_roots(path, content, self.program.main.name, roots)
             _keep_root_calls(path, content, self._root_calls(read))
@@ -148,12 +143,12 @@ class Solver:
         spelled = frozenset({q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL} | main.classes)
         # (a module that defines no name a caller can call has no callers: the package is not read)
         units = self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, spelled) if spelled else ()
-        spent = 0
+        spent = 0  # (the walks this check makes for the callers: those of an earlier check of the run are free)
         for unit in units:
             if spent >= MAX_CALLER_WALKS:
                 break
-            calls = root_calls_of(unit)
-            spent += calls.walks
+            calls, made = root_calls_of(unit, self._callers_in(unit))
+            spent += made
             self.called |= calls.called
             own.extend(calls.edges)
             own.extend(self._candidates(calls.unresolved))
@@ -169,6 +164,21 @@ class Solver:
             self._joining = set()  # (the walks it reaches: one context each past the budget)
             self._solve(qualname, joined)
             self._joining = None
+
+    def _callers_in(self, unit) -> list[str]:
+        """The functions of `unit` that may call a function of the checked module: by the name
+        they call (a class, a function, a method through any receiver: class-hierarchy style),
+        and a constructor only from a subclass of one of its classes (`super().__init__(...)`:
+        every other class's constructor calls its own bases')."""
+        main = self.program.main
+        wanted = {q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL} | set(main.classes)
+        subclasses = {cls for cls, bases in unit.bases.items() if any(self._is_main_class(b) for b in bases)}
+        return [q for q, names in unit.called_names().items()
+                if names & wanted or ("__init__" in names and unit.functions[q].class_name in subclasses)]
+
+    def _is_main_class(self, qualname: str) -> bool:
+        """A base named as a class of the checked module (directly, or through a re-export)."""
+        return qualname.rsplit(".", 1)[-1] in self.program.main.classes and self.program.is_class(qualname)
 
     def _candidates(self, unresolved) -> list[tuple[str, str, CallContext]]:
         """The checked module's methods a call through a receiver of unknown class in another
@@ -490,36 +500,34 @@ class RootCalls:
     read: tuple
 
 
-def root_calls_of(unit) -> RootCalls:
-    """The root solve of another module of the project, once per run and content (its own check
-    keeps it, or the first check that needs it makes it in a program of its own module)."""
-    kept = resolve.per_run("root_calls", dict)
-    found = kept.get((unit.path, reads.content_hash(unit.text)))
-    if found is not None:
-        reads.replay(*found.read)
-        return found
-    name, package = main_names(unit.path)
-    with reads.kept_for_reuse() as read:
-        solver = Solver(Program(unit_of(name, unit.tree, package), ProjectModules(unit.path)))
-        solver._roots = solver.solve_roots(), read
-    found = solver._root_calls(read)
-    kept[(unit.path, reads.content_hash(unit.text))] = found
-    solvers = resolve.per_run("root_solvers", OrderedDict)
-    solvers[unit.path] = (unit.tree, solver)
+def root_calls_of(unit, callers: list[str]) -> tuple[RootCalls, int]:
+    """What the functions `callers` of another module of the project call, at the root context:
+    that module's whole root solve when its own check made it in this run, else the root walks
+    of these functions in a solver of that module kept for the run (shared by every checked file
+    that asks; its other functions are walked as other files ask). With the walks it made now."""
+    full = resolve.per_run("root_calls", dict).get((unit.path, reads.content_hash(unit.text)))
+    if full is not None:
+        reads.replay(*full.read)
+        return full, 0
+    solvers = resolve.per_run("caller_solvers", OrderedDict)
+    kept = solvers.pop(unit.path, None)
+    if kept is None or kept[0] is not unit.tree:
+        name, package = main_names(unit.path)
+        kept = (unit.tree, Solver(Program(unit_of(name, unit.tree, package), ProjectModules(unit.path))), [])
+    _, solver, read_before = kept
+    solvers[unit.path] = kept
     while len(solvers) > MAX_KEPT_SOLVERS:
         solvers.popitem(last=False)
-    return found
-
-
-def solver_for(tree: cst.Module, path: str) -> Solver:
-    """The checked module's solver: the one its root solve was made in as another check's caller
-    module when that was of this very tree (its own check goes on from there), else a new one."""
-    name, package = main_names(path)
-    where = str(FilePath(path).resolve()) if path and path != "-" else ""
-    kept = resolve.per_run("root_solvers", OrderedDict).pop(where, None) if where else None
-    if kept is not None and kept[0] is tree:
-        return kept[1]
-    return Solver(Program(unit_of(name, tree, package), ProjectModules(path)))
+    for read in read_before:  # (what the earlier walks read: this check depends on it too)
+        reads.replay(*read)
+    made = len(solver.solved.walks)
+    with reads.kept_for_reuse() as read:
+        if solver.program.main.name not in solver._globals:
+            solver._globals[solver.program.main.name] = solver._module_names(solver.program.main.name)
+        for qualname in callers:
+            solver._solve(qualname, ROOT_CONTEXT)
+    read_before.append(read)
+    return solver._root_calls(read), len(solver.solved.walks) - made
 
 
 def _keep_root_calls(path: str, content: str, calls: RootCalls) -> None:
