@@ -43,13 +43,12 @@ MAX_WALKS = 5000
 # the package has more) and the project root's scripts (at most this many).
 MAX_PACKAGE_FILES = 256
 MAX_ROOT_FILES = 64
-# The walks done to learn what the project's callers pass (its callers and what they call):
-# past this many, no further caller is walked (the contexts found so far stand).
-MAX_CALLER_WALKS = 1000
+# The walks one check makes to learn what the project's callers pass (the callers' root walks and
+# what they reach, in their modules' solvers; walks an earlier check of the run made are free):
+# past this many, no further caller module is walked (the contexts found so far stand).
+MAX_CALLER_WALKS = 2500
 # The modules whose root summaries are kept for importers' digests in a run (digest_of_use).
 MAX_KEPT_ROOTS = MAX_PACKAGE_FILES + MAX_ROOT_FILES
-# The solvers of other modules kept for the callers' walks in a run (the latest used)
-MAX_KEPT_SOLVERS = 32
 
 
 @dataclass
@@ -115,13 +114,11 @@ class Solver:
     def solve_module(self, path: str = "", content: str = "") -> Solved:
         """`path` and `content` (the content hash of the checked bytes): its functions' root
         summaries are then what `digest_of_use` makes of them for an importer checked in the same
-        run (the same solve), and the calls they make are kept for the modules they call."""
-        with reads.kept_for_reuse() as read:
-            roots = self.solve_roots()
+        run (the same solve)."""
+        roots = self.solve_roots()
         if path and content and path != "-":
             _publish_roots(path, content, self.program.main.name, roots)
-            _keep_root_calls(path, content, self._root_calls(read))
-        self._solve_under_callers()
+        self._solve_under_callers(path)
         return self.solved
 
     def solve_roots(self) -> dict:
@@ -132,24 +129,27 @@ class Solver:
     def _root_calls(self, read: tuple) -> "RootCalls":
         return RootCalls(tuple(self._edges), tuple(self._unresolved), frozenset(self.called), len(self.solved.walks), read)
 
-    def _solve_under_callers(self) -> None:
+    def _solve_under_callers(self, path: str) -> None:
         """Contexts top-down from the project's call sites: what every call site passes a checked
         function, joined, is a context it is walked in too (when it tells more than the root
-        context). The call sites are those the root solves of the package's other modules (and
-        the root scripts) saw: each module's root solve is done once per run and shared by every
-        file of the package that it calls (one solve per package, not one per checked file)."""
+        context). The call sites are those the root walks of the callers (the functions of the
+        package's other modules and of the root scripts that call a name the checked module
+        defines) saw, made in one solver per package per run (callers_solver): a caller and what
+        it reaches are walked once for every checked file of the package, not once per file."""
         main = self.program.main
         own = self._edges[:]
         spelled = frozenset({q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL} | main.classes)
         # (a module that defines no name a caller can call has no callers: the package is not read)
         units = self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, spelled) if spelled else ()
         spent = 0  # (the walks this check makes for the callers: those of an earlier check of the run are free)
+        calls = None
         for unit in units:
             if spent >= MAX_CALLER_WALKS:
                 break
-            calls, made = root_calls_of(unit, self._callers_in(unit))
+            calls, made = root_calls_of(path, self._callers_in(unit))
             spent += made
-            self.called |= calls.called
+        if calls is not None:  # (every call site the package's callers' walks saw so far: the checked module's are its)
+            self.called |= {q for q in calls.called if q.startswith(main.name + ".")}
             own.extend(calls.edges)
             own.extend(self._candidates(calls.unresolved))
         for callee, caller_module, context in own:
@@ -489,9 +489,9 @@ class Solver:
 
 @dataclass(frozen=True)
 class RootCalls:
-    """What a module's root solve tells the modules it calls: each call site a walk entered bare
-    made (callee, the caller's module, what it passes), every function a walk called, how many
-    walks it took, and what it read (replayed into each check that reuses it, for the cache)."""
+    """What the callers' walks tell the modules they call: each call site a walk entered bare
+    made (callee, the caller's module, what it passes), each call through a receiver no class in
+    sight answered, every function a walk called, how many walks, and what they read."""
 
     edges: tuple[tuple[str, str, CallContext], ...]
     unresolved: tuple[tuple[str, str, CallContext, cst.Call], ...]
@@ -500,39 +500,30 @@ class RootCalls:
     read: tuple
 
 
-def root_calls_of(unit, callers: list[str]) -> tuple[RootCalls, int]:
-    """What the functions `callers` of another module of the project call, at the root context:
-    that module's whole root solve when its own check made it in this run, else the root walks
-    of these functions in a solver of that module kept for the run (shared by every checked file
-    that asks; its other functions are walked as other files ask). With the walks it made now."""
-    full = resolve.per_run("root_calls", dict).get((unit.path, reads.content_hash(unit.text)))
-    if full is not None:
-        reads.replay(*full.read)
-        return full, 0
-    solvers = resolve.per_run("caller_solvers", OrderedDict)
-    kept = solvers.pop(unit.path, None)
-    if kept is None or kept[0] is not unit.tree:
-        name, package = main_names(unit.path)
-        kept = (unit.tree, Solver(Program(unit_of(name, unit.tree, package), ProjectModules(unit.path))), [])
-    _, solver, read_before = kept
-    solvers[unit.path] = kept
-    while len(solvers) > MAX_KEPT_SOLVERS:
-        solvers.popitem(last=False)
+def callers_solver(path: str) -> tuple[Solver, list]:
+    """The solver the callers' walks of the package around the module at `path` are made in, kept
+    for the run and shared by every checked file of that package (one memo of the callers' walks
+    and of everything they reach), with what its walks read so far. Its program's main module is
+    empty: every function it walks is another module's, as to a checked file's solver."""
+    files = resolve.enclosing_package_files(path, MAX_PACKAGE_FILES, MAX_ROOT_FILES)
+    made = resolve.per_run(("callers_solver", files), lambda: [None, []])
+    if made[0] is None:
+        made[0] = Solver(Program(unit_of("<callers>", cst.Module(body=[]), ""), ProjectModules(path)))
+    return made[0], made[1]
+
+
+def root_calls_of(path: str, callers: list[str]) -> tuple[RootCalls, int]:
+    """What the functions `callers` (of other modules of the package of the module at `path`) call
+    at the root context, walked in the package's callers' solver; with the walks made now."""
+    solver, read_before = callers_solver(path)
     for read in read_before:  # (what the earlier walks read: this check depends on it too)
         reads.replay(*read)
     made = len(solver.solved.walks)
     with reads.kept_for_reuse() as read:
-        if solver.program.main.name not in solver._globals:
-            solver._globals[solver.program.main.name] = solver._module_names(solver.program.main.name)
         for qualname in callers:
             solver._solve(qualname, ROOT_CONTEXT)
     read_before.append(read)
     return solver._root_calls(read), len(solver.solved.walks) - made
-
-
-def _keep_root_calls(path: str, content: str, calls: RootCalls) -> None:
-    """A checked module's root calls, for the other files of its package checked later in the run."""
-    resolve.per_run("root_calls", dict)[(str(FilePath(path).resolve()), content)] = calls
 
 
 def entered_bare(context: CallContext) -> bool:
