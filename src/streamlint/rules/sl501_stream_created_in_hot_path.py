@@ -12,9 +12,10 @@ from streamlint.fixes.edits import FixBuilder, binding_pattern, make_fix
 from streamlint.fixes.idioms import fresh_name
 from streamlint.fixes.model import Applicability, Edit
 from streamlint.model import api
-from streamlint.model.readings.hot_paths import OwnOperation, hot_entry_name, own_operations, queues_work
+from streamlint.model.readings.hot_paths import OwnOperation, Work, own_operations, work_in
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.purpose import kept_per_item, timing_mark
+from streamlint.rules._shared import hot_entry_name
 from streamlint.rules.base import Finding, Rule
 
 _STREAM, _EVENT = "stream creation", "event creation"  # Operation.op of a creation (the fact tables' kinds)
@@ -254,7 +255,7 @@ def _where(model, ancestry: Ancestry, creation: _Creation) -> Optional[str]:
                 kept_per_item(creation.node, function, ancestry)  # one event per item, kept to wait on later
                 or timing_mark(creation.node, creation.loops[-1], function, ancestry)):
             return None  # made on purpose, or a timing mark of a measurement loop (not a training loop's)
-        if any(queues_work(model, own.function, loop, ancestry) for loop in creation.loops):
+        if any(work_in(model, own.function, loop, ancestry, Work.ANY) for loop in creation.loops):
             return "on every iteration of a loop that queues GPU work"
         return None
     if own.entry and not own.operation.conditional:

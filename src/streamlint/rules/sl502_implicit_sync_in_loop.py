@@ -10,10 +10,9 @@ import libcst as cst
 from streamlint.model import api
 from streamlint.model.readings.hot_paths import (
     OwnOperation,
-    hot_entry_name,
+    Work,
     own_operations,
-    queues_work_each_pass,
-    uploads_in,
+    work_in,
 )
 from streamlint.model.readings.operations import round_trips
 from streamlint.model.syntax.ancestry import Ancestry
@@ -25,7 +24,7 @@ from streamlint.model.syntax.sync_purpose import (
     unrolled,
     waits_on_user,
 )
-from streamlint.rules._shared import STEP_TIMING_HELP
+from streamlint.rules._shared import STEP_TIMING_HELP, hot_entry_name
 from streamlint.rules.base import Finding, Rule
 from streamlint.rules.sl202_blocking_copy_in_stream_region import BlockingCopyInStreamRegion
 
@@ -234,7 +233,7 @@ class _Sync:
 
     def purpose(self, model, ancestry: Ancestry, purposes: SyncPurposes):
         loop = self.loops[-1] if self.loops else None
-        uploads = loop is not None and uploads_in(model, self.own.function, loop, ancestry)
+        uploads = loop is not None and work_in(model, self.own.function, loop, ancestry, Work.UPLOAD)
         copy = self.own.operation.op == _D2H
         return purposes.purpose(self.node, True, copy, self.own.operation.conditional, uploads)
 
@@ -251,7 +250,7 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
                 help=f"read all the elements once before the loop (`{read_by_element}.tolist()`) and index that list",
             )
     if sync.comprehension is not None:
-        if operation.conditional or not queues_work_each_pass(model, sync.own.function, sync.comprehension, ancestry):
+        if operation.conditional or not work_in(model, sync.own.function, sync.comprehension, ancestry, Work.QUEUED):
             return None
         # Needed or not, the values can come back in one copy instead of one per element.
         return Finding(
@@ -290,7 +289,7 @@ def _hot_where(model, ancestry: Ancestry, sync: _Sync) -> Optional[str]:
     loops = [loop for loop in sync.loops if not unrolled(loop)]
     if own.entry and loops:
         return "iteration"
-    if loops and queues_work_each_pass(model, own.function, loops[-1], ancestry):
+    if loops and work_in(model, own.function, loops[-1], ancestry, Work.QUEUED):
         return "iteration"
     return None
 
