@@ -8,6 +8,8 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from streamlint.model.syntax.children import walk
+
 _BODIES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _LOOPS = (cst.For, cst.While)
 
@@ -81,13 +83,7 @@ def outermost_loop(scope: cst.CSTNode, node: cst.CSTNode) -> Optional[cst.CSTNod
 
 def holds(outer: cst.CSTNode, node: cst.CSTNode) -> bool:
     """Is `node` inside `outer`?"""
-    stack = [outer]
-    while stack:
-        current = stack.pop()
-        if current is node:
-            return True
-        stack.extend(current.children)
-    return False
+    return any(current is node for current in walk(outer, ()))
 
 
 def loop_counters(loop: cst.CSTNode) -> frozenset[str]:

@@ -9,6 +9,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.children import child_nodes, walk
 
 # Calls that read a host timer or an elapsed time, by their spelled name's last component.
 TIMER_CALLS = frozenset({"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time",
@@ -21,7 +22,7 @@ EVENT_TIMING_METHODS = frozenset({"record", "synchronize", "query", "elapsed_tim
 TRAINING_STEP_METHODS = (frozenset({"backward"}), frozenset({"step"}))
 # Methods of containers that keep what they are given.
 KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put", "put_nowait", "setdefault"})
-_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_DEFINITIONS = (cst.FunctionDef, cst.ClassDef)
 
 
 def last_name(func: cst.BaseExpression) -> str:
@@ -37,20 +38,9 @@ def dotted(func: cst.BaseExpression) -> str:
     return func.value if isinstance(func, cst.Name) else ""
 
 
-def nodes_in(node: cst.CSTNode, skip: tuple = _SCOPES) -> Iterator[cst.CSTNode]:
-    """The node and the nodes under it, not inside the nodes of the types `skip` names."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current is not node and isinstance(current, skip):
-            continue
-        yield current
-        stack.extend(current.children)
-
-
 def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
     """The calls in a statement or block, nested definitions apart."""
-    return (n for n in nodes_in(node) if isinstance(n, cst.Call))
+    return (n for n in walk(node) if type(n) is cst.Call)
 
 
 def flat_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
@@ -164,15 +154,11 @@ def is_target(use: cst.Name, ancestry: Ancestry) -> bool:
 
 def names_in(node: cst.CSTNode) -> list[cst.Name]:
     """The names a node reads or binds (`x.step` reads `x`), nested definitions apart."""
-    found, stack = [], [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef)) and current is not node:
-            continue
-        if isinstance(current, cst.Name):
-            found.append(current)
-        stack.extend([current.value] if isinstance(current, cst.Attribute) else current.children)
-    return found
+    return [n for n in walk(node, _DEFINITIONS, _read_parts) if type(n) is cst.Name]
+
+
+def _read_parts(node: cst.CSTNode) -> list:
+    return [node.value] if type(node) is cst.Attribute else child_nodes(node)
 
 
 def kept_per_item(creation: cst.Call, function: cst.CSTNode, ancestry: Ancestry) -> bool:

@@ -11,8 +11,9 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model.syntax.ancestry import Ancestry, comprehension_of  # noqa: F401 (the rules' import)
+from streamlint.model.syntax.children import child_nodes, walk
 from streamlint.model.syntax.purpose import (
-    bound_names, calls_in, dotted, flat_targets, imported_modules, is_target, is_timer, last_name, names_in, nodes_in,
+    bound_names, calls_in, dotted, flat_targets, imported_modules, is_target, is_timer, last_name, names_in,
     trains,
 )
 from streamlint.model.syntax.tests import has_modulo
@@ -192,27 +193,22 @@ def _branch(node: cst.If) -> Optional[Purpose]:
 
 def _statement_kinds(stmt: cst.CSTNode) -> set[str]:
     """"control" (leaves, or calls something that is not logging), "check" (raise, log, collect)
-    or "assign"."""
+    or "assign" (calls in an assigned value compute it: `best = loss.detach()`; a raised exception's
+    constructor is no work)."""
     kinds: set[str] = set()
-    stack = [stmt]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        if isinstance(current, (cst.Break, cst.Continue, cst.Return)):
+    for current in walk(stmt, _NOT_ENTERED) if type(stmt) not in _NOT_ENTERED else ():
+        if type(current) in (cst.Break, cst.Continue, cst.Return):
             return {"control"}
-        if isinstance(current, cst.Raise):
-            kinds.add("check")
-            continue  # (the exception's constructor is no work)
-        if isinstance(current, cst.Call):
-            if not _is_log(current, _LOG_CALLS):
-                return {"control"}
-            kinds.add("check")
-        if isinstance(current, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-            kinds.add("assign")
-            continue  # (calls in an assigned value compute it: `best = loss.detach()`)
-        stack.extend(current.children)
+        if type(current) is cst.Call and not _is_log(current, _LOG_CALLS):
+            return {"control"}
+        kinds.update(_KINDS.get(type(current), ()))
     return kinds
+
+
+# Nodes whose insides tell no more of what a branch does, and the kind each is.
+_NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Raise, cst.Assign, cst.AugAssign, cst.AnnAssign)
+_KINDS = {cst.Raise: ("check",), cst.Call: ("check",), cst.Assign: ("assign",), cst.AugAssign: ("assign",),
+          cst.AnnAssign: ("assign",)}
 
 
 # -- what stands next to a synchronization -----------------------------------------------
@@ -339,7 +335,7 @@ def _switch(test: cst.BaseExpression, scope: cst.CSTNode) -> bool:
     names = [dotted(e) for e in sides if isinstance(e, (cst.Name, cst.Attribute))]
     if len(numbers) != 1 or len(names) != 1 or not names[0]:
         return False
-    assigned = {dotted(t) for n in nodes_in(scope, ()) for t in flat_targets(n)
+    assigned = {dotted(t) for n in walk(scope, ()) for t in flat_targets(n)
                 if isinstance(t, (cst.Name, cst.Attribute))}
     return names[0] not in assigned
 
@@ -388,7 +384,7 @@ class _Body:
         self.ancestry = ancestry
         self.probes: frozenset[int] = frozenset()
         self.uses: dict[str, list[cst.Name]] = {}
-        for current in nodes_in(function, (cst.FunctionDef, cst.ClassDef)):
+        for current in walk(function, (cst.FunctionDef, cst.ClassDef)):
             if isinstance(current, cst.Name):
                 self.uses.setdefault(current.value, []).append(current)
 
@@ -478,7 +474,7 @@ def _element_of(expr: cst.BaseExpression, loop: cst.For) -> Optional[cst.Subscri
         return expr
     if not isinstance(expr, cst.Name):
         return None
-    bound = [n for n in nodes_in(loop.body, ()) if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For))
+    bound = [n for n in walk(loop.body, ()) if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For))
              and _binds(n, expr.value)]
     if len(bound) != 1 or not isinstance(bound[0], cst.Assign) or len(bound[0].targets) != 1:
         return None  # bound more than once, or otherwise (a loop target, `+=`)
@@ -495,17 +491,16 @@ def _binds(store: cst.CSTNode, name: str) -> bool:
 
 def _only_reads_elements(body: cst.CSTNode, base: str) -> bool:
     """Is `base` used in the body only as `base[...]` read (no write, no other use)?"""
-    stack = [body]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Subscript) and dotted(current.value) == base:
-            stack.extend(current.slice)
+    def parts(node: cst.CSTNode) -> list:
+        return list(node.slice) if type(node) is cst.Subscript and dotted(node.value) == base else child_nodes(node)
+
+    for current in walk(body, (), parts):
+        if type(current) is cst.Subscript and dotted(current.value) == base:
             continue
-        if isinstance(current, (cst.AssignTarget, cst.AugAssign)) and _roots_at(current.target, base):
+        if type(current) in (cst.AssignTarget, cst.AugAssign) and _roots_at(current.target, base):
             return False
-        if isinstance(current, (cst.Name, cst.Attribute)) and dotted(current) == base:
+        if type(current) in (cst.Name, cst.Attribute) and dotted(current) == base:
             return False
-        stack.extend(current.children)
     return True
 
 
@@ -520,7 +515,7 @@ def _roots_at(target: cst.BaseExpression, base: str) -> bool:
 def waits_on_user(loop: cst.CSTNode) -> bool:
     """An interactive loop: its body calls `input()` (every iteration waits for a person)."""
     return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "input"
-               for n in nodes_in(loop, ()))
+               for n in walk(loop, ()))
 
 
 def unrolled(loop: cst.CSTNode) -> bool:
