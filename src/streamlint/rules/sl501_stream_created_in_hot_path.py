@@ -12,7 +12,8 @@ from streamlint.fixes.edits import FixBuilder, binding_pattern, make_fix
 from streamlint.fixes.idioms import fresh_name
 from streamlint.fixes.model import Applicability, Edit
 from streamlint.model import api
-from streamlint.model.readings.hot_paths import OwnOperation, Work, own_operations, work_in
+from streamlint.model.readings.hot_paths import Work, own_operations, work_in
+from streamlint.model.readings.operations import OperationAt
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.purpose import kept_per_item, timing_mark
 from streamlint.rules._shared import hot_entry_name
@@ -236,7 +237,7 @@ class StreamCreatedInHotPath(Rule):
 
 @dataclass(frozen=True)
 class _Creation:
-    own: OwnOperation
+    own: OperationAt
     node: cst.Call
     loops: list  # the loop statements around it in its function, outermost first
 

@@ -9,12 +9,11 @@ import libcst as cst
 
 from streamlint.model import api
 from streamlint.model.readings.hot_paths import (
-    OwnOperation,
     Work,
     own_operations,
     work_in,
 )
-from streamlint.model.readings.operations import round_trips
+from streamlint.model.readings.operations import OperationAt, round_trips
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.sync_purpose import (
     Purpose,
@@ -222,7 +221,7 @@ class ImplicitSyncInLoop(Rule):
 
 @dataclass(frozen=True)
 class _Sync:
-    own: OwnOperation
+    own: OperationAt
     node: cst.CSTNode
     loops: list  # loop statements around it in its function, outermost first
     comprehension: Optional[cst.CSTNode]
@@ -269,7 +268,7 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
     return _worded(analysis, sync, what, where, purpose)
 
 
-def _blocking_read_back(own: OwnOperation) -> bool:
+def _blocking_read_back(own: OperationAt) -> bool:
     """A PyTorch or CuPy device-to-host copy of device memory that the host waits for (`t.cpu()`,
     `x.get()`, `cp.asnumpy(x)`; a host tensor's `copy_` from the device is SL301's and SL202's)."""
     framework = api.framework_of(own.operation.api)
@@ -294,7 +293,7 @@ def _hot_where(model, ancestry: Ancestry, sync: _Sync) -> Optional[str]:
     return None
 
 
-def _truth_value(own: OwnOperation, node: cst.CSTNode) -> bool:
+def _truth_value(own: OperationAt, node: cst.CSTNode) -> bool:
     """A test's truth value read (`if t:`), not an explicit `bool(t)`."""
     explicit = isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "bool"
     return own.operation.api == "bool" and not explicit

@@ -4,54 +4,34 @@ dimension); read off the summaries' effects and contexts, no walking here."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import Enum
-from typing import Iterator, Optional
+from typing import Iterator
 
 import libcst as cst
 
 from streamlint.model.domain.order import HOST
-from streamlint.model.domain.streams import StreamRef
 from streamlint.model.domain.values import UNKNOWN
 from streamlint.model.file_model import FileModel
 from streamlint.model.findings import shown_at
 from streamlint.model.api.op_kinds import OpKind
-from streamlint.model.summary.effects import Effect, EffectKind, Operation
+from streamlint.model.readings.operations import OperationAt, operations_in
+from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.syntax.ancestry import Ancestry
 
 
-@dataclass(frozen=True)
-class OwnOperation:
-    """An operation a function performs itself (not through a call), once whatever the context."""
-
-    function: str  # its qualified name in the file ("f", "C.m")
-    site: str
-    operation: Operation
-    stream: Optional[StreamRef]
-    entry: str  # the hot entry that reaches the function on every call ("C.forward"), "" when none
-    framework: str = ""  # whose array it reads, when the operation is no framework call (`if t:`, `int(t)`)
-    first_pass: bool = False  # of its loop's first pass only (Effect.first_pass)
-
-
-def own_operations(model: FileModel) -> list[OwnOperation]:
+def own_operations(model: FileModel) -> list[OperationAt]:
     """Every function's own operations, once each, in the order of the walks, with its hot entry."""
-    found: dict[tuple, OwnOperation] = {}
+    found: dict[tuple, OperationAt] = {}
     entries = _entries(model)
-    prefix = model.module + "."
     # (the reported walks: one made under one caller's facts while callers are searched is no context)
-    for (qualname, _), walked in sorted(model.solved.reported(), key=_informed_first):
-        if not qualname.startswith(prefix):
-            continue
-        name = qualname[len(prefix):]
-        for effect in walked.effects:
-            if effect.kind is EffectKind.OPERATION and effect.operation is not None and not effect.chain:
-                key = (effect.site, effect.operation.api, effect.operation.op)
-                if key not in found:
-                    found[key] = OwnOperation(name, effect.site, effect.operation, effect.stream,
-                                              entries.get(qualname, ""), effect.framework, effect.first_pass)
-                elif effect.first_pass and not found[key].first_pass:
-                    # the upload of a loop's first pass (later rounds see its source built before the loop)
-                    found[key] = replace(found[key], first_pass=True)
+    for qualname, at in operations_in(model, sorted(model.solved.reported(), key=_informed_first), False):
+        key = (at.site, at.operation.api, at.operation.op)
+        if key not in found:
+            found[key] = replace(at, entry=entries.get(qualname, ""))
+        elif at.first_pass and not found[key].first_pass:
+            # the upload of a loop's first pass (later rounds see its source built before the loop)
+            found[key] = replace(found[key], first_pass=True)
     return list(found.values())
 
 
