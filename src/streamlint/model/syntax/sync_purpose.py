@@ -285,23 +285,19 @@ def _passive(stmt: cst.CSTNode) -> bool:
         if isinstance(stmt.orelse, cst.Else):
             return _logs_only(stmt.orelse.body.body)
         return stmt.orelse is None or _passive(stmt.orelse)
-    if not isinstance(stmt, cst.SimpleStatementLine):
-        return False
-    return all(
-        isinstance(s, cst.Expr) and isinstance(s.value, cst.Call)
-        and ("synchron" in last_name(s.value.func).lower() or last_name(s.value.func) in _ORDERING_CALLS
-             or _is_log(s.value))
-        for s in stmt.body
-    )
+    return _calls_only(stmt, lambda call: "synchron" in last_name(call.func).lower()
+                       or last_name(call.func) in _ORDERING_CALLS or _is_log(call))
 
 
 def _logs_only(statements) -> bool:
     """Statements that only print or log (a debug or report block)."""
-    return bool(statements) and all(
-        isinstance(stmt, cst.SimpleStatementLine)
-        and all(isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and _is_log(s.value) for s in stmt.body)
-        for stmt in statements
-    )
+    return bool(statements) and all(_calls_only(stmt, _is_log) for stmt in statements)
+
+
+def _calls_only(stmt: cst.CSTNode, kind) -> bool:
+    """A line of calls, each of the `kind` asked."""
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and kind(s.value) for s in stmt.body)
 
 
 def _checked_later(body: _Body, stmt: cst.CSTNode) -> bool:
@@ -475,18 +471,11 @@ def _element_of(expr: cst.BaseExpression, loop: cst.For) -> Optional[cst.Subscri
     if not isinstance(expr, cst.Name):
         return None
     bound = [n for n in walk(loop.body, ()) if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For))
-             and _binds(n, expr.value)]
+             and any(type(t) is cst.Name and t.value == expr.value for t in flat_targets(n))]
     if len(bound) != 1 or not isinstance(bound[0], cst.Assign) or len(bound[0].targets) != 1:
         return None  # bound more than once, or otherwise (a loop target, `+=`)
     value = bound[0].value
     return value if isinstance(value, cst.Subscript) else None
-
-
-def _binds(store: cst.CSTNode, name: str) -> bool:
-    """Does the statement bind `name` (as a whole name)?"""
-    targets = [t.target for t in store.targets] if isinstance(store, cst.Assign) else [store.target]
-    return any(isinstance(n, cst.Name) and n.value == name for t in targets for n in names_in(t)
-               if not isinstance(t, (cst.Subscript, cst.Attribute)))
 
 
 def _only_reads_elements(body: cst.CSTNode, base: str) -> bool:
