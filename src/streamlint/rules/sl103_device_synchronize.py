@@ -12,7 +12,7 @@ from streamlint.model.readings.hot_paths import Work, work_in
 from streamlint.model.readings.operations import measuring_calls, own_operations, stream_work_around
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.purpose import timed, trains
-from streamlint.model.syntax.sync_purpose import Purpose, SyncPurposes, unrolled, waits_on_user
+from streamlint.model.syntax.sync_purpose import Purpose, SyncPurposes, comprehension_of, unrolled, waits_on_user
 from streamlint.rules import _labels as labels
 from streamlint.rules._shared import STEP_TIMING_HELP, api_named, hot_entry_name
 from streamlint.rules.base import Finding, Rule
@@ -168,7 +168,7 @@ class DeviceSynchronize(Rule):
             if operation.op != _DEVICE_SYNC or at.site in reported or node is None:
                 continue
             loops = ancestry.loops_around(node)
-            if ancestry.in_comprehension(node) or _in_timed_loop(loops, purposes.modules):
+            if comprehension_of(node, ancestry) is not None or _in_timed_loop(loops, purposes.modules):
                 continue  # (a benchmark's sync ends its timed region)
             where = _where(model, ancestry, qualname, at, node, loops, entries.get(at.site))
             if where is None:

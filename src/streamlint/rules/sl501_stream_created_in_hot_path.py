@@ -14,8 +14,8 @@ from streamlint.fixes.model import Applicability, Edit
 from streamlint.model import api
 from streamlint.model.readings.hot_paths import Work, own_operations, work_in
 from streamlint.model.readings.operations import OperationAt
-from streamlint.model.syntax.ancestry import Ancestry
-from streamlint.model.syntax.purpose import kept_per_item, timing_mark
+from streamlint.model.syntax.ancestry import Ancestry, comprehension_of
+from streamlint.model.syntax.purpose import event_on_purpose
 from streamlint.rules._shared import hot_entry_name
 from streamlint.rules.base import Finding, Rule
 
@@ -197,7 +197,7 @@ class StreamCreatedInHotPath(Rule):
             if own.operation.op not in _CREATIONS:
                 continue
             node = model.node_of(own.site)
-            if not isinstance(node, cst.Call) or ancestry.in_comprehension(node):
+            if not isinstance(node, cst.Call) or comprehension_of(node, ancestry) is not None:
                 continue
             creation = _Creation(own, node, ancestry.loops_around(node))
             where = _where(model, ancestry, creation)
@@ -252,9 +252,8 @@ def _where(model, ancestry: Ancestry, creation: _Creation) -> Optional[str]:
     own = creation.own
     if creation.loops:
         function = next((a for a in ancestry.ancestors(creation.node) if isinstance(a, cst.FunctionDef)), None)
-        if own.operation.op == _EVENT and function is not None and (
-                kept_per_item(creation.node, function, ancestry)  # one event per item, kept to wait on later
-                or timing_mark(creation.node, creation.loops[-1], function, ancestry)):
+        if own.operation.op == _EVENT and function is not None and event_on_purpose(
+                creation.node, creation.loops[-1], function, ancestry):
             return None  # made on purpose, or a timing mark of a measurement loop (not a training loop's)
         if any(work_in(model, own.function, loop, ancestry, Work.ANY) for loop in creation.loops):
             return "on every iteration of a loop that queues GPU work"

@@ -52,10 +52,6 @@ class Ancestry:
     def inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
         return node is ancestor or any(a is ancestor for a in self.ancestors(node))
 
-    def in_comprehension(self, node: cst.CSTNode) -> bool:
-        """Inside a comprehension's element or clauses, in its own function."""
-        return comprehension_of(node, self) is not None
-
 
 def comprehension_of(node: cst.CSTNode, ancestry: Ancestry) -> Optional[cst.CSTNode]:
     """The innermost comprehension around the node in its function."""

@@ -116,12 +116,26 @@ def _one_name(creation: cst.Call, ancestry: Ancestry) -> Optional[str]:
     return names[0] if len(names) == 1 else None
 
 
-def timing_mark(creation: cst.Call, loop: cst.CSTNode, function: cst.CSTNode, ancestry: Ancestry) -> bool:
-    """An event made in a measurement loop (repeating, timed, not training) and used only to time."""
-    if not repeats(loop) or trains(loop) or not timed(loop):
-        return False
+def event_on_purpose(creation: cst.Call, loop: cst.CSTNode, function: cst.CSTNode, ancestry: Ancestry) -> bool:
+    """An event made to be kept, one per item (`pending.append(done)`, `marks[k] = e`), or made in a
+    measurement loop (repeating, timed, not training) and used only to time: the uses of its one name."""
     name = _one_name(creation, ancestry)
-    return name is not None and all(_times(use, ancestry) for use in names_in(function) if use.value == name)
+    if name is None:
+        return False
+    uses = [use for use in names_in(function) if use.value == name]
+    if any(_keeps(use, ancestry) for use in uses):
+        return True
+    return repeats(loop) and not trains(loop) and timed(loop) and all(_times(use, ancestry) for use in uses)
+
+
+def _keeps(use: cst.Name, ancestry: Ancestry) -> bool:
+    """The use keeps the value in a container: an argument of a keeping method, an item's value."""
+    arg = ancestry.parent(use)
+    call = ancestry.parent(arg) if isinstance(arg, cst.Arg) else None
+    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in KEEPING_METHODS:
+        return True
+    return isinstance(arg, cst.Assign) and arg.value is use and any(isinstance(t.target, cst.Subscript)
+                                                                    for t in arg.targets)
 
 
 def _times(use: cst.Name, ancestry: Ancestry) -> bool:
@@ -159,19 +173,3 @@ def names_in(node: cst.CSTNode) -> list[cst.Name]:
 
 def _read_parts(node: cst.CSTNode) -> list:
     return [node.value] if type(node) is cst.Attribute else child_nodes(node)
-
-
-def kept_per_item(creation: cst.Call, function: cst.CSTNode, ancestry: Ancestry) -> bool:
-    """The value made is kept in a container (`pending.append(done)`, `marks[k] = e`): one per item."""
-    name = _one_name(creation, ancestry)
-    for use in names_in(function) if name is not None else ():
-        if use.value != name:
-            continue
-        arg = ancestry.parent(use)
-        call = ancestry.parent(arg) if isinstance(arg, cst.Arg) else None
-        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in KEEPING_METHODS:
-            return True
-        if isinstance(arg, cst.Assign) and arg.value is use and any(
-                isinstance(t.target, cst.Subscript) for t in arg.targets):
-            return True
-    return False

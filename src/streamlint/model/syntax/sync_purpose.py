@@ -16,7 +16,7 @@ from streamlint.model.syntax.purpose import (
     bound_names, calls_in, dotted, flat_targets, imported_modules, is_target, is_timer, last_name, names_in,
     trains,
 )
-from streamlint.model.syntax.tests import has_modulo
+from streamlint.model.syntax.tests import rare_test
 
 
 class Purpose(Enum):
@@ -261,7 +261,7 @@ def _next_to(body: _Body, later: cst.CSTNode) -> Optional[Purpose]:
     an assignment checked later (`out = d.copy_to_host()`, then `assert` on it)."""
     if _asserts(later):
         return Purpose.ASSERTION
-    periodic = isinstance(later, cst.If) and periodic_test(later.test)
+    periodic = isinstance(later, cst.If) and rare_test(later.test, periodic=True)
     if not isinstance(later, _LOOPS) and not periodic and any(
             _is_timer(c) or id(c) in body.probes for c in calls_in(later)):
         return Purpose.MEASUREMENT
@@ -424,17 +424,6 @@ def _why(body: _Body, node: cst.CSTNode, value_read: bool, copy: bool, loops: li
     if found is None and value_read and _streams_out(body, node, copy, loops[-1] if loops else None, uploads):
         return Purpose.OUTPUT
     return found
-
-
-def periodic_test(test: cst.BaseExpression) -> bool:
-    """`step % N == 0` (possibly inside `and`/`or`/`not`)."""
-    if isinstance(test, cst.UnaryOperation):
-        return periodic_test(test.expression)
-    if isinstance(test, cst.BooleanOperation):
-        return periodic_test(test.left) or periodic_test(test.right)
-    if isinstance(test, cst.Comparison):
-        return has_modulo(test.left) or any(has_modulo(c.comparator) for c in test.comparisons)
-    return has_modulo(test)
 
 
 # -- one read per element ------------------------------------------------------------------

@@ -9,19 +9,21 @@ import libcst as cst
 from streamlint.model.syntax.children import child_nodes, walk
 
 
-def rare_test(test: cst.BaseExpression) -> bool:
-    """Does the test make its body run only now and then (every N steps, once, under a flag)? A
-    data-dependent test (`if err > tol:`) may pass every time."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return rare_test(test.expression)
+def rare_test(test: cst.BaseExpression, periodic: bool = False) -> bool:
+    """Does the test make its body run only now and then (every N steps, `step % N == 0`, inside
+    `and`/`or`/`not` too; unless `periodic`, also once or under a flag)? A data-dependent test
+    (`if err > tol:`) may pass every time."""
+    if isinstance(test, cst.UnaryOperation) and (periodic or isinstance(test.operator, cst.Not)):
+        return rare_test(test.expression, periodic)
     if isinstance(test, (cst.Name, cst.Attribute)):
-        return True  # a flag: `if debug:`, `if self.verbose:`
+        return not periodic  # a flag: `if debug:`, `if self.verbose:`
     if isinstance(test, cst.BooleanOperation):
-        return rare_test(test.left) or rare_test(test.right)
+        return rare_test(test.left, periodic) or rare_test(test.right, periodic)
     if isinstance(test, cst.Comparison):
         if has_modulo(test.left) or any(has_modulo(c.comparator) for c in test.comparisons):
             return True  # every N steps
-        return all(isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) for c in test.comparisons)
+        return not periodic and all(isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot))
+                                    for c in test.comparisons)
     return has_modulo(test)
 
 
