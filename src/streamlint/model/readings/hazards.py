@@ -9,13 +9,13 @@ from typing import Optional
 
 import libcst as cst
 
+from streamlint.model import api
 from streamlint.model.domain.order import HOST, AccessEvent, ConflictKind
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.streams import StreamRef
 from streamlint.model.file_model import FileModel
 from streamlint.model.findings import Hazard, Placement, shown_at
 from streamlint.model.interproc.program import FunctionRef
-from streamlint.model.syntax.frameworks import framework_of as framework_of_module
 
 # Which conflict an operation racing in several ways (an in-place update) is reported as: the
 # overwrite the writer's order must fix, then a read of another stream's write, then a second writer.
@@ -92,8 +92,10 @@ def framework_of(*streams: StreamRef) -> str:
 
 
 def module_framework(model: FileModel) -> str:
-    """The one GPU framework the checked module imports, "" when none or several."""
-    found = {framework_of_module(dotted) for dotted in model.solver.program.main.imports.values()} - {""}
+    """The one GPU framework the checked module imports, "" when none or several (of Numba, only
+    `numba.cuda` is one)."""
+    found = {api.framework_of(dotted) for dotted in model.solver.program.main.imports.values()
+             if dotted.partition(".")[0] != "numba" or f"{dotted}.".startswith("numba.cuda.")} - {None}
     return found.pop() if len(found) == 1 else ""
 
 
