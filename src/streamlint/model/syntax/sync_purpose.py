@@ -178,6 +178,14 @@ def _branch(node: cst.If) -> Optional[Purpose]:
     """A data-dependent `if` that leaves or queues other work needs the value (CONTROL); one that
     only assigns could select on the device (SELECTION); one that only raises, logs or collects is a
     check that could run every N steps (CHECK)."""
+    kinds = set().union(*(_statement_kinds(stmt) for body in _bodies(node) for stmt in body))
+    if "control" in kinds:
+        return Purpose.CONTROL
+    return Purpose.SELECTION if kinds <= {"assign"} else Purpose.CHECK
+
+
+def _bodies(node: cst.If) -> list:
+    """The statements of each branch of an `if`/`elif`/`else`."""
     bodies = [node.body.body]
     orelse = node.orelse
     while isinstance(orelse, cst.If):
@@ -185,10 +193,7 @@ def _branch(node: cst.If) -> Optional[Purpose]:
         orelse = orelse.orelse
     if isinstance(orelse, cst.Else):
         bodies.append(orelse.body.body)
-    kinds = set().union(*(_statement_kinds(stmt) for body in bodies for stmt in body))
-    if "control" in kinds:
-        return Purpose.CONTROL
-    return Purpose.SELECTION if kinds <= {"assign"} else Purpose.CHECK
+    return bodies
 
 
 def _statement_kinds(stmt: cst.CSTNode) -> set[str]:
@@ -280,11 +285,7 @@ def _passive(stmt: cst.CSTNode) -> bool:
     """A statement that only synchronizes, orders streams or processes, or logs (`s.synchronize()`,
     `dist.barrier()`, `if rank == 0: log.info(...)`): the window looks past it."""
     if isinstance(stmt, cst.If):
-        if not _logs_only(stmt.body.body):
-            return False
-        if isinstance(stmt.orelse, cst.Else):
-            return _logs_only(stmt.orelse.body.body)
-        return stmt.orelse is None or _passive(stmt.orelse)
+        return all(_logs_only(body) for body in _bodies(stmt))
     return _calls_only(stmt, lambda call: "synchron" in last_name(call.func).lower()
                        or last_name(call.func) in _ORDERING_CALLS or _is_log(call))
 
