@@ -5,6 +5,7 @@ unknown callable given CUDA tensors follows PyTorch's invariant; anything else i
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import reduce
 from typing import Optional
 
 import libcst as cst
@@ -109,7 +110,7 @@ def of_object(value: AbsValue, obj: Path) -> AbsValue:
 def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if callee.kind is ValueKind.NAMESPACE and callee.target.endswith("()"):
         # calling a framework object (an `nn.Linear(...)` stored on self): a model, as below
-        return _opaque(_model_inputs(arguments, state, frame), state, frame, direct=True)
+        return _run_model(None, arguments, state, frame)
     if callee.kind is ValueKind.NAMESPACE and MERGED in callee.target:
         return _one_of(callee, arguments, state, frame, _namespace_call)
     if callee.kind is ValueKind.NAMESPACE:
@@ -122,31 +123,21 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
         return _one_of(callee, arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE:
         return _project_call(callee.target, arguments, state, frame, cells_of(callee))
-    if callee.kind is ValueKind.UNKNOWN and callee.identity is not None:
-        return _opaque(_module_call_inputs(callee, arguments, state, frame), state, frame, direct=True)
-    if callee.kind is ValueKind.BUFFER and callee.identity is not None:
-        # a module known to be on the device, called: its parameters are read where it runs
-        inputs = _model_inputs(arguments, state, frame)
-        return _opaque(replace(inputs, positional=inputs.positional + ((callee, arguments.node),)), state, frame,
-                       direct=True)
+    if callee.kind in (ValueKind.UNKNOWN, ValueKind.BUFFER) and callee.identity is not None:
+        return _run_model(callee, arguments, state, frame)
     return _opaque(arguments, state, frame)
 
 
-def _model_inputs(arguments: Arguments, state: State, frame: Frame) -> Arguments:
-    """A model called under a chosen stream runs there on tensors (PyTorch's invariant): its unknown arguments are."""
-    if not frame.chosen_stream(state):
-        return arguments
-    return replace(arguments, positional=tuple((_as_tensor(v), e) for v, e in arguments.positional))
-
-
-def _module_call_inputs(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Arguments:
-    """A module run under a chosen stream reads its parameters there too, when the function holds it itself."""
-    inputs = _model_inputs(arguments, state, frame)
-    if inputs is arguments or callee.identity is None or callee.identity.root.kind is RootKind.PARAM:
-        return inputs
-    if not _buffers_given(inputs):
-        return inputs
-    return replace(inputs, positional=inputs.positional + ((_as_tensor(callee), arguments.node),))
+def _run_model(module: Optional[AbsValue], arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """A model called under a chosen stream runs there on tensors (PyTorch's invariant): its unknown arguments are,
+    and it reads its parameters there when it is device memory, or given tensors by a function that holds it itself."""
+    inputs = arguments
+    if frame.chosen_stream(state):
+        inputs = replace(arguments, positional=tuple((_as_tensor(v), e) for v, e in arguments.positional))
+    held = inputs is not arguments and module is not None and module.identity.root.kind is not RootKind.PARAM
+    if module is not None and (module.is_buffer or (held and _buffers_given(inputs))):
+        inputs = replace(inputs, positional=inputs.positional + ((_as_tensor(module), arguments.node),))
+    return _opaque(inputs, state, frame, direct=True)
 
 
 def _as_tensor(value: AbsValue) -> AbsValue:
@@ -362,14 +353,12 @@ def _sides(calls: list[tuple[str, Arguments]], label: str, run, state: State, fr
     """Each call on a side of its own (as a test's sides; not in a loop, which may pick another each time), joined."""
     outside = frame.branch
     joined: Optional[Handled] = None
-    try:
-        for side, (target, arguments) in enumerate(calls):
-            if len(calls) > 1 and not frame.loop_depth:
-                frame.branch = outside + (f"{label}{side}",)
-            value, after = run(target, arguments, state, frame, *extra)
-            joined = (value, after) if joined is None else (joined[0].join(value), joined[1].join(after))
-    finally:
-        frame.branch = outside
+    for side, (target, arguments) in enumerate(calls):
+        if len(calls) > 1 and not frame.loop_depth:
+            frame.branch = outside + (f"{label}{side}",)
+        value, after = run(target, arguments, state, frame, *extra)
+        joined = (value, after) if joined is None else (joined[0].join(value), joined[1].join(after))
+    frame.branch = outside
     return joined if joined is not None else (UNKNOWN, state)
 
 
@@ -426,62 +415,43 @@ def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:
     given = [v for v in arguments.values() if v.is_buffer and v.identity is not None]
     if not given:
         return state
-    joined = given[0]
-    for value in given[1:]:
-        joined = joined.join(value)
+    joined = reduce(AbsValue.join, given)
     items = receiver.identity.element(Index.items())
     held = state.at(items)
     kept = AbsValue(ValueKind.CONTAINER, element=joined if held.element is None else held.element.join(joined))
     return state.store(items, kept if len(given) == 1 else AbsValue(ValueKind.CONTAINER, element=joined))
 
 
-def bound_method(arguments: Arguments, frame: Frame) -> Optional[AbsValue]:
-    """`getattr(obj, name)` of a project object, the name spelled or built from a constant prefix
-    (`"_helper{}".format(n)`): its method of that name, or those with that prefix (<= MAX_TARGETS)."""
-    if len(arguments.positional) < 2 or frame.program is None:
-        return None
+def _getattr(arguments: Arguments, state: State, frame: Frame) -> tuple[Optional[AbsValue], State]:
+    """`getattr(obj, name)`: a project object's method of that name, or those whose names start with the constant
+    prefix it is built from (<= MAX_TARGETS); else what the producers of a holder leave there (D-16)."""
+    if len(arguments.positional) < 2:
+        return None, state
     obj, (_, name_node) = arguments.positional[0][0], arguments.positional[1]
     named = attribute_named(name_node)
     if named is None or obj.identity is None:
-        return None
-    cls = obj.target if obj.kind is ValueKind.OBJECT else ""
+        return None, state
+    (name, exact), cls = named, obj.target if obj.kind is ValueKind.OBJECT else ""
     if not cls and obj.identity.root.kind is RootKind.SELF and not obj.identity.steps and frame.class_name:
         cls = f"{frame.module}.{frame.class_name}"
-    if not cls:
-        return None
-    name, exact = named
-    targets = frame.program.methods_named(cls, name)
-    if exact:
-        targets = tuple(t for t in targets if t == f"{cls}.{name}")
-    if not targets or len(targets) > MAX_TARGETS:
-        return None
-    return AbsValue(ValueKind.CALLABLE, identity=obj.identity, target=MERGED.join(targets))
-
-
-def _attribute_named(arguments: Arguments, state: State, frame: Frame) -> tuple[Optional[AbsValue], State]:
-    """`getattr(holder, "x", None)`: what the producers of a holder leave there (D-16); None with a default."""
-    if len(arguments.positional) < 2:
+    targets = frame.program.methods_named(cls, name) if cls and frame.program is not None else ()
+    targets = tuple(t for t in targets if t == f"{cls}.{name}") if exact else targets
+    if targets and len(targets) <= MAX_TARGETS:
+        return AbsValue(ValueKind.CALLABLE, identity=obj.identity, target=MERGED.join(targets)), state
+    if not exact or state.stored(obj.identity.attr(name)):
         return None, state
-    holder, (_, name_node) = arguments.positional[0][0], arguments.positional[1]
-    named = attribute_named(name_node)
-    if named is None or not named[1] or holder.identity is None or state.stored(holder.identity.attr(named[0])):
-        return None, state
-    left, state = left_on_holder(holder, named[0], state, frame)
+    left, state = left_on_holder(obj, name, state, frame)  # (None with a default: `getattr(holder, "x", None)`)
     return (replace(left, may_be_none=True) if left is not None and len(arguments.positional) > 2 else left), state
 
 
 def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    name = target[len("builtins."):] if target.startswith("builtins.") else ""
+    name = target[len("builtins."):]
     if name == "dict" and not arguments.positional and arguments.keywords:  # `dict(non_blocking=True)`
         items = tuple(v for v, _ in arguments.keywords.values())
-        element = items[0]
-        for item in items[1:]:
-            element = element.join(item)
-        return AbsValue(ValueKind.CONTAINER, element=element, positions=items, keys=tuple(arguments.keywords)), state
+        return AbsValue(ValueKind.CONTAINER, element=reduce(AbsValue.join, items), positions=items,
+                        keys=tuple(arguments.keywords)), state
     if name == "getattr":
-        method = bound_method(arguments, frame)
-        if method is None:
-            method, state = _attribute_named(arguments, state, frame)
+        method, state = _getattr(arguments, state, frame)
         if method is not None:
             return method, state
     site = frame.site(arguments.node)
@@ -537,23 +507,26 @@ def _own_method(name: str, receiver: AbsValue, frame: Frame) -> bool:
 
 
 def _project_call(target: str, arguments: Arguments, state: State, frame: Frame, cells: tuple = ()) -> Handled:
+    """A project function's summary applied here; `C(...)` of a project class: a new object, its `__init__` applied."""
+    obj = None
     if frame.program is not None and frame.program.is_class(target):
-        return _construct(target, arguments, state, frame)
+        obj = AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))), target=target)
+        target, arguments = f"{target}.__init__", replace(arguments, receiver=obj)
     context = _context(arguments, state, frame)
     if cells:  # a closure's cells: what its free names hold, a dimension of the context (D-21)
         context = replace(context, args=context.args + tuple((key, _fact(value, state)) for key, value in cells))
-    if frame.hot and not frame.guards_at(arguments.node):  # called on every call of a hot entry: hot too
+    if frame.hot and obj is None and not frame.guards_at(arguments.node):  # called on every call of a hot entry: hot too
         context = replace(context, hot=frame.hot)
     summary = frame.program.summary(target, context) if frame.program is not None else None
     if summary is None:
-        return _opaque(arguments, state, frame)
+        return (obj, state) if obj is not None else _opaque(arguments, state, frame)
     if target.rpartition(".")[0] != frame.qualname:  # (a closure of another function: what its cells hold, as facts)
         cells = tuple((key, _fact(value, state)) for key, value in cells)
     bound = _bound_args(summary.params, arguments) + cells  # (a cell is bound as the parameter it is in the walk)
     binding = Binding(frame.site(arguments.node), bound, arguments.receiver, frame.branch)
     applied = apply(summary, state, binding)
-    for effect in applied.effects:
-        frame.emit(_in_this_loop(effect, frame, frame.guards_at(arguments.node)))
+    for effect in applied.effects:  # (a constructor's effects as its `__init__` made them)
+        frame.emit(_in_this_loop(effect, frame, frame.guards_at(arguments.node)) if obj is None else effect)
     frame.report(list(applied.conflicts))
     state = applied.state
     for param, tags in summary.evidence:
@@ -564,7 +537,7 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame,
         memory = Memory.DEVICE if Evidence.CUDA_BUFFER in tags else Memory.PAGEABLE if Evidence.HOST_BUFFER in tags \
             else Memory.UNKNOWN
         state = torch_calls.learn(state, AbsValue(ValueKind.BUFFER, "torch", memory, given.identity))
-    return applied.returns, state
+    return (obj or applied.returns), state
 
 
 def _bound_args(params: tuple[str, ...], arguments: Arguments) -> tuple[tuple[str, AbsValue], ...]:
@@ -661,20 +634,6 @@ def operate(buffers: list[AbsValue], node: cst.CSTNode, state: State, frame: Fra
     """An operator on tensors (`a * 2`): PyTorch's invariant, as any operation."""
     arguments = Arguments((), {}, None, node)  # type: ignore[arg-type]
     return torch_calls.run_operation(buffers, None, False, arguments, state, frame)
-
-
-def _construct(cls: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """`C(...)` of a project class: a new object, its `__init__` applied to it."""
-    obj = AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))), target=cls)
-    init = replace(arguments, receiver=obj)
-    summary = frame.program.summary(f"{cls}.__init__", _context(init, state, frame)) if frame.program is not None else None
-    if summary is None:
-        return obj, state
-    applied = apply(summary, state, Binding(frame.site(arguments.node), _bound_args(summary.params, init), obj, frame.branch))
-    for effect in applied.effects:
-        frame.emit(effect)
-    frame.report(list(applied.conflicts))
-    return obj, applied.state
 
 
 def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, state: State, frame: Frame) -> Handled:

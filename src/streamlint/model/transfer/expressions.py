@@ -112,7 +112,9 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
 def _item_at(base: AbsValue, index: Index, state: State) -> AbsValue:
     """The item at `base[index]`, `base` memory or a container the walk can name."""
     path = base.identity.element(index)  # type: ignore[union-attr]
-    held = _item_held(base, index, state)
+    held = state.at(path)
+    if held.kind is ValueKind.UNKNOWN and not base.is_buffer and index.kind in (IndexKind.CONST, IndexKind.SLOT):
+        held = state.at(base.identity.element(Index.any_()))  # (a told key nothing was stored at: the weak slot, D-12)
     if held.kind is not ValueKind.UNKNOWN:
         return held
     if base.element is not None and index.kind is IndexKind.SLOT and base.element.is_buffer:
@@ -124,14 +126,6 @@ def _item_at(base: AbsValue, index: Index, state: State) -> AbsValue:
         return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream,
                         loader_batch=base.loader_batch, rank=rank)
     return AbsValue(identity=path)
-
-
-def _item_held(base: AbsValue, index: Index, state: State) -> AbsValue:
-    """What the heap holds at `base[index]`; for a told key nothing was stored at, the container's weak slot (D-12)."""
-    held = state.at(base.identity.element(index))  # type: ignore[union-attr]
-    if held.kind is ValueKind.UNKNOWN and not base.is_buffer and index.kind in (IndexKind.CONST, IndexKind.SLOT):
-        held = state.at(base.identity.element(Index.any_()))  # type: ignore[union-attr]
-    return held
 
 
 def _made_stream(value: Optional[AbsValue]) -> bool:
