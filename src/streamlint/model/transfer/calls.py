@@ -237,12 +237,11 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
         item = replace(batch, identity=None)
         pairs = AbsValue(ValueKind.CONTAINER, element=item, target=fact_calls.ERROR_FIRST) if name == "items" else item
         return AbsValue(ValueKind.CONTAINER, element=pairs), state
+    evident = torch_calls.evident_receiver(name, receiver, frame.chosen_stream(state), arguments.values()) \
+        if receiver.kind is ValueKind.UNKNOWN else None
     if handlers.answers(receiver):
         handled = handlers.method(name, receiver, arguments, state, frame)
-    elif receiver.kind is ValueKind.UNKNOWN and torch_calls.evident_receiver(
-            name, receiver, frame.chosen_stream(state), arguments.values()) is not None:
-        # a method that exists on one kind of tensor only tells what the receiver is
-        evident = torch_calls.evident_receiver(name, receiver, frame.chosen_stream(state), arguments.values())
+    elif evident is not None:  # a method that exists on one kind of tensor only tells what the receiver is
         _note_parameter(frame, evident, name in torch_api.RECEIVER_EVIDENCE)
         handled = torch_calls.tensor_method(name, evident, arguments, state, frame)
     elif receiver.kind is ValueKind.OBJECT and receiver.target:

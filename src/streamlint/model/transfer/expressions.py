@@ -27,6 +27,7 @@ Evaluated = tuple[AbsValue, State]
 _BUILTINS = frozenset(dir(builtins))
 ZERO = AbsValue(ValueKind.HOST_NUMBER, target="0")  # stream 0, flags 0: the APIs' defaults
 HOST_NUMBER = AbsValue(ValueKind.HOST_NUMBER)
+_CONSTANTS = {"None": NONE, "True": TRUE, "False": FALSE}
 
 
 def evaluate(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
@@ -37,11 +38,7 @@ def evaluate(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
 
 
 def _name(node: cst.Name, state: State, frame: Frame) -> Evaluated:
-    if node.value == "None":
-        return NONE, state
-    if node.value in ("True", "False"):
-        return (TRUE if node.value == "True" else FALSE), state
-    bound = state.names.get(node.value) or frame.globals.get(node.value)
+    bound = _CONSTANTS.get(node.value) or state.names.get(node.value) or frame.globals.get(node.value)
     if bound is not None:
         return bound, state
     target = frame.imports.get(node.value)
@@ -85,7 +82,9 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
     if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
         chosen, state = evaluate(node.slice[0].slice.value, state, frame)
         if is_host(base) and chosen.kind in (ValueKind.BUFFER, ValueKind.CONTAINER):
-            return _gathered(node, base, state, frame)
+            # `h[index_array]`: advanced indexing of a host array copies the items into new pageable memory
+            state = host_access(state, frame, frame.site(node), base.identity, False) if base.identity is not None else state
+            return AbsValue(ValueKind.BUFFER, base.framework, Memory.PAGEABLE, Path(Root.fresh(frame.site(node)))), state
         index = _told_index(node.slice[0].slice.value, chosen, state, frame)
     elif len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
         index = _region(node.slice[0].slice)
@@ -142,13 +141,6 @@ def slice_bounds(node: cst.Subscript, state: State, frame: Frame) -> State:
                 if bound is not None and not isinstance(bound, (cst.Name, cst.Integer)):
                     _, state = evaluate(bound, state, frame)
     return state
-
-
-def _gathered(node: cst.Subscript, base: AbsValue, state: State, frame: Frame) -> Evaluated:
-    """`h[index_array]`: advanced indexing of a host array copies the items into new pageable memory."""
-    if base.identity is not None:
-        state = host_access(state, frame, frame.site(node), base.identity, False)
-    return AbsValue(ValueKind.BUFFER, base.framework, Memory.PAGEABLE, Path(Root.fresh(frame.site(node)))), state
 
 
 def _told_index(node: cst.BaseExpression, chosen: AbsValue, state: State, frame: Frame) -> Index:
@@ -423,7 +415,7 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     buffers = [b for v in values for b in ((v,) if v.is_buffer else v.either)]
     if isinstance(node, cst.Comparison) and all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in node.comparisons):
         return HOST_NUMBER, state  # `x is None`: the host compares references, no kernel runs
-    if _configuration(node, values, frame):
+    if _configuration(node, operands, values, frame):
         return replace(UNKNOWN, target=OPTION), state
     if not buffers:
         repeated = _repeated(node, values)
@@ -444,11 +436,10 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     return calls.operate(buffers, node, state, frame)
 
 
-def _configuration(node: cst.BaseExpression, values: list[AbsValue], frame: Frame) -> bool:
+def _configuration(node: cst.BaseExpression, operands: list, values: list[AbsValue], frame: Frame) -> bool:
     """An option compared with a constant is an option itself, the same on every call."""
     if not isinstance(node, cst.Comparison) or not any(v.target == OPTION for v in values):
         return False
-    operands = [node.left] + [c.comparator for c in node.comparisons]
     return all(v.target == OPTION or written_constant(o) or _module_member(o, frame) for o, v in zip(operands, values))
 
 

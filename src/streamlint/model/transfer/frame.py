@@ -85,10 +85,9 @@ class ProgramView(Protocol):
 class Gathered:
     """What one walk has found so far."""
 
-    effects: list[Effect] = field(default_factory=list)
-    conflicts: list[Conflict] = field(default_factory=list)
-    reported: set = field(default_factory=set)  # the conflicts above, for the membership test
-    seen_effects: set = field(default_factory=set)  # (a loop walks its body until nothing changes)
+    # each once, in the order met (a loop walks its body until nothing changes): dicts as ordered sets
+    effects: dict[Effect, None] = field(default_factory=dict)
+    conflicts: dict[Conflict, None] = field(default_factory=dict)
     returned: Optional[AbsValue] = None  # the join of the values it returns
     exit_state: Optional[State] = None  # the join of the states it returns or falls off the end with
     evidence: dict[str, set[str]] = field(default_factory=dict)  # parameter -> what its use shows it is
@@ -220,9 +219,7 @@ class Frame:
         """Keep the effect, under the sides of the tests the walk is in; returns it so tagged."""
         if self.branch:
             effect = replace(effect, branch=self.branch + effect.branch)
-        if effect not in self.found.seen_effects:
-            self.found.seen_effects.add(effect)
-            self.found.effects.append(effect)
+        self.found.effects.setdefault(effect)
         return effect
 
     def note(self, param: str, evidence: str) -> None:
@@ -230,7 +227,4 @@ class Frame:
         self.found.evidence.setdefault(param, set()).add(evidence)
 
     def report(self, found: list[Conflict]) -> None:
-        for conflict in found:
-            if conflict not in self.found.reported:
-                self.found.reported.add(conflict)
-                self.found.conflicts.append(conflict)
+        self.found.conflicts.update(dict.fromkeys(found))
