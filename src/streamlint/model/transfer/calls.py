@@ -514,8 +514,8 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame,
     context = _context(arguments, state, frame)
     if cells:  # a closure's cells: what its free names hold, a dimension of the context (D-21)
         context = replace(context, args=context.args + tuple((key, _fact(value, state)) for key, value in cells))
-    if frame.hot and obj is None and not frame.guards_at(arguments.node):  # called on every call of a hot entry: hot too
-        context = replace(context, hot=frame.hot)
+    if frame.context.hot and obj is None and not frame.guards_at(arguments.node):  # (hot: on every call of a hot entry)
+        context = replace(context, hot=frame.context.hot)
     summary = frame.program.summary(target, context) if frame.program is not None else None
     if summary is None:
         return (obj, state) if obj is not None else _opaque(arguments, state, frame)

@@ -31,10 +31,7 @@ _CONSTANTS = {"None": NONE, "True": TRUE, "False": FALSE}
 
 
 def evaluate(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
-    handler = _HANDLERS.get(type(node))
-    if handler is not None:
-        return handler(node, state, frame)
-    return _children_then_unknown(node, state, frame)
+    return _HANDLERS.get(type(node), _children_then_unknown)(node, state, frame)
 
 
 def _name(node: cst.Name, state: State, frame: Frame) -> Evaluated:
@@ -270,12 +267,12 @@ def _launch(node: cst.Call, config: cst.Subscript, state: State, frame: Frame) -
     return calls.launch(kernel, settings, Arguments(tuple(positional), {}, None, node), state, frame)
 
 
-def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
+def _tuple_like(node: cst.Tuple | cst.List, state: State, frame: Frame) -> Evaluated:
     joined: Optional[AbsValue] = None
     members: set = set()
     streams: list = []
     positions: list = []
-    for element in getattr(node, "elements", ()):
+    for element in node.elements:
         value, state = evaluate(element.value, state, frame)
         positions.append(value)
         if value.kind is ValueKind.NAMESPACE:
@@ -286,7 +283,7 @@ def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluat
     pool = StreamRef.listed(streams)
     if pool is not None:  # `[s0, s1]`: a pool of the streams it lists, each item another stream
         return AbsValue(ValueKind.CONTAINER, element=stream_value(pool), target=PER_ITEM), state
-    target = "" if getattr(node, "elements", ()) else NO_ITEMS
+    target = "" if node.elements else NO_ITEMS
     told = isinstance(node, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in node.elements)
     return AbsValue(ValueKind.CONTAINER, element=joined, target=target, members=frozenset(members),
                     positions=tuple(positions) if told else ()), state

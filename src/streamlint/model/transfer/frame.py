@@ -143,7 +143,7 @@ class Frame:
     loop_names: list[str] = field(default_factory=list)  # the counters of the enclosing loops ("" when none)
     numbering: "Numbering" = field(default_factory=lambda: Numbering())  # tables keyed by node identity
     globals: dict[str, AbsValue] = field(default_factory=dict)  # what module-level names hold (the module's top level)
-    context: Optional[CallContext] = None  # what the function was entered under (set by the walk)
+    context: CallContext = ROOT_CONTEXT  # what the function was entered under (set by the walk)
     free_receiver: str = ""  # a closure of a method: the free name of the method's receiver (`self`)
     branch: tuple[str, ...] = ()  # the sides of the tests the walk is under (Effect.branch)
     found: Gathered = field(default_factory=Gathered)
@@ -162,16 +162,11 @@ class Frame:
     def loop_depth(self) -> int:
         return len(self.loop_names)
 
-    @property
-    def hot(self) -> str:
-        """The context's hot entry ("" when none)."""
-        return self.context.hot if self.context is not None else ""
-
     def chosen_stream(self, state: State) -> bool:
         """PyTorch's current stream here is one the code chose: a tensor of unknown device used there is CUDA's."""
         current = state.current_stream("torch")
         if current.kind is StreamRefKind.AMBIENT:
-            return self.context is not None and self.context.chosen
+            return self.context.chosen
         return current.known
 
     def guards_at(self, call: cst.CSTNode) -> int:
@@ -199,11 +194,10 @@ class Frame:
     def side(self, test: cst.BaseExpression, taken: bool, option: bool = False) -> tuple[str, ...]:
         """The branch of one side of a test (none in a loop); an option of `self` names it (one side per receiver)."""
         value = tested_value(test, self.numbering.fixed)  # (a parameter never rebound: one side per call)
-        if value is not None and value[0].startswith("self.") and not (option or _bare(test)):
-            value = None  # (a comparison of an attribute that is no option: state another call may change)
-        if value is not None and value[0].startswith("self."):
+        own = value is not None and value[0].startswith("self.")
+        if own and (option or _bare(test)):  # (else an attribute compared, no option: state)
             return self.branch + (f"{SELF_OPTION}{value[0][len('self.'):]}:{int(taken != value[1])}",)
-        if value is not None:
+        if value is not None and not own:
             return self.branch + (f"{self.qualname}?{value[0]}:{int(taken != value[1])}",)
         if self.loop_depth:
             return self.branch

@@ -270,7 +270,7 @@ def _restored(identity: Optional[Path], state: State) -> bool:
 
 def _hand_out_entry_memory(items: tuple, state: State, frame: Frame, node: cst.CSTNode) -> None:
     """Returned items read at a `self` path since stored over: entry memory handed out in flight."""
-    left = frame.context.receiver_pending if frame.context is not None else ()
+    left = frame.context.receiver_pending
     if not left:
         return
     for item in items:
