@@ -119,10 +119,8 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
         return _method(callee.target[len(METHOD):], arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE and callee.target.startswith("kernel:"):
         return array_calls.launch_kernel(callee, arguments, state, frame)
-    if callee.kind is ValueKind.CALLABLE and (callee.identity is not None or MERGED in callee.target):
+    if callee.kind is ValueKind.CALLABLE:  # (a project function: one of one)
         return _one_of(callee, arguments, state, frame)
-    if callee.kind is ValueKind.CALLABLE:
-        return _project_call(callee.target, arguments, state, frame, cells_of(callee))
     if callee.kind in (ValueKind.UNKNOWN, ValueKind.BUFFER) and callee.identity is not None:
         return _run_model(callee, arguments, state, frame)
     return _opaque(arguments, state, frame)
@@ -203,9 +201,7 @@ def _set_attribute(where: tuple, arguments: Arguments, state: State) -> State:
 def _super(frame: Frame) -> AbsValue:
     """`super()`: the receiver as an instance of its class's first project base (a call-graph edge to its methods)."""
     base = frame.program.base_class(f"{frame.module}.{frame.class_name}") if frame.program and frame.class_name else None
-    if base is None:
-        return UNKNOWN
-    return AbsValue(ValueKind.OBJECT, identity=Path(Root.self_()), target=base)
+    return UNKNOWN if base is None else AbsValue(ValueKind.OBJECT, identity=Path(Root.self_()), target=base)
 
 
 def _answered_first(name: str, receiver: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
@@ -323,9 +319,8 @@ def _added(receiver: AbsValue, name: str, arguments: Arguments) -> AbsValue:
     """An empty container once `name` put its arguments in: the one item added (`append`), else not told."""
     position = python_std.ADDING_METHODS.get(name)
     item = arguments.positional[position][0] if position is not None and position < len(arguments.positional) else None
-    if item is None or (item.kind is ValueKind.UNKNOWN and item.identity is None):
-        return replace(receiver, target="")
-    return replace(receiver, target="", element=item)
+    told = item is not None and (item.kind is not ValueKind.UNKNOWN or item.identity is not None)
+    return replace(receiver, target="", element=item if told else receiver.element)
 
 
 def _any_of(classes: tuple[str, ...], name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -481,12 +476,9 @@ def _listed_items(target: str, arguments: Arguments) -> Optional[AbsValue]:
     """`list(t.split(n))`: a new container of the items of device memory or of a container with known items."""
     where = python_std.LISTING_CALLS.get(target)
     iterable = arguments.value(where) if where is not None and len(arguments.values()) == 1 else None
-    if iterable is None or (iterable.is_buffer and not is_device(iterable)):
+    if iterable is None or (iterable.is_buffer and not is_device(iterable)) or iterable.items is None:
         return None
-    items = iterable.items
-    if items is None:
-        return None
-    return AbsValue(ValueKind.CONTAINER, element=items, members=iterable.members)
+    return AbsValue(ValueKind.CONTAINER, element=iterable.items, members=iterable.members)
 
 
 def _read_back(name: str, value: AbsValue, site: str, state: State, frame: Frame) -> Handled:
