@@ -267,33 +267,14 @@ def _launch(node: cst.Call, config: cst.Subscript, state: State, frame: Frame) -
     return calls.launch(kernel, settings, Arguments(tuple(positional), {}, None, node), state, frame)
 
 
-def _tuple_like(node: cst.Tuple | cst.List, state: State, frame: Frame) -> Evaluated:
+def _display(node: cst.Tuple | cst.List | cst.Dict, state: State, frame: Frame) -> Evaluated:
+    """A tuple, list or dict written out: a container of its items; a tuple's positions and a dict's string keys each
+    name their item (`AbsValue.keys`); a list of streams is a pool of them."""
     joined: Optional[AbsValue] = None
     members: set = set()
     streams: list = []
-    positions: list = []
-    for element in node.elements:
-        value, state = evaluate(element.value, state, frame)
-        positions.append(value)
-        if value.kind is ValueKind.NAMESPACE:
-            continue  # a type or module beside the items (`[buf, MPI.FLOAT]`) holds no memory
-        joined = value if joined is None else joined.join(value)
-        streams.append(value.stream if value.kind is ValueKind.STREAM else None)
-        members |= memory_of(value)
-    pool = StreamRef.listed(streams)
-    if pool is not None:  # `[s0, s1]`: a pool of the streams it lists, each item another stream
-        return AbsValue(ValueKind.CONTAINER, element=stream_value(pool), target=PER_ITEM), state
-    target = "" if node.elements else NO_ITEMS
-    told = isinstance(node, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in node.elements)
-    return AbsValue(ValueKind.CONTAINER, element=joined, target=target, members=frozenset(members),
-                    positions=tuple(positions) if told else ()), state
-
-
-def _dict(node: cst.Dict, state: State, frame: Frame) -> Evaluated:
-    """`{"x": a}`: a container of its values; written out with string keys, each key's item (`AbsValue.keys`)."""
-    joined: Optional[AbsValue] = None
-    members: set = set()
-    values = []
+    values: list = []
+    mapping = isinstance(node, cst.Dict)
     for element in node.elements:
         if isinstance(element, cst.DictElement):
             _, state = evaluate(element.key, state, frame)
@@ -301,14 +282,23 @@ def _dict(node: cst.Dict, state: State, frame: Frame) -> Evaluated:
         values.append(value)
         if isinstance(element, cst.StarredDictElement):
             value = value.element or UNKNOWN  # `**other`: its values
+        elif value.kind is ValueKind.NAMESPACE and not mapping:
+            continue  # a type or module beside the items (`[buf, MPI.FLOAT]`) holds no memory
         joined = value if joined is None else joined.join(value)
+        streams.append(value.stream if value.kind is ValueKind.STREAM else None)
         members |= memory_of(value)
-    target = "" if node.elements else NO_ITEMS
+    pool = None if mapping else StreamRef.listed(streams)
+    if pool is not None:  # `[s0, s1]`: a pool of the streams it lists, each item another stream
+        return AbsValue(ValueKind.CONTAINER, element=stream_value(pool), target=PER_ITEM), state
     keys = tuple(e.key.evaluated_value for e in node.elements if isinstance(e, cst.DictElement)
-                 and isinstance(e.key, cst.SimpleString))
-    items = tuple(values) if len(keys) == len(node.elements) == len(values) and all(isinstance(k, str) for k in keys) else ()
-    return AbsValue(ValueKind.CONTAINER, element=joined, target=target, members=frozenset(members),
-                    positions=items, keys=keys if items else ()), state
+                 and isinstance(e.key, cst.SimpleString)) if mapping else ()
+    if mapping:
+        told = len(keys) == len(node.elements) == len(values) and all(isinstance(k, str) for k in keys)
+    else:
+        told = isinstance(node, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in node.elements)
+    return AbsValue(ValueKind.CONTAINER, element=joined, target="" if node.elements else NO_ITEMS,
+                    members=frozenset(members), positions=tuple(values) if told else (),
+                    keys=keys if told else ()), state
 
 
 def _comprehension(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
@@ -504,10 +494,10 @@ _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.Attribute: _attribute,
     cst.Subscript: _subscript,
     cst.Call: _call,
-    cst.Tuple: _tuple_like,
-    cst.List: _tuple_like,
+    cst.Tuple: _display,
+    cst.List: _display,
     cst.IfExp: _ternary,
-    cst.Dict: _dict,
+    cst.Dict: _display,
     cst.ListComp: _comprehension,
     cst.SetComp: _comprehension,
     cst.GeneratorExp: _comprehension,
