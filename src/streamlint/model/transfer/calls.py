@@ -648,19 +648,15 @@ def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, sta
     state = operation(state, frame, site, kernel.target or "kernel", OpKind.KERNEL, stream, bool(hosts),
                       framework="numba" if writes is not None else "", host_arrays=hosts)
     for index, (value, _) in enumerate(arguments.positional):
-        if writes is not None and index in writes:
+        stored = writes is not None and index in writes
+        if stored:
             value, state = _launched_into(value, stream, state, frame)
         if value.identity is None or not (value.is_buffer and value.memory is not Memory.PAGEABLE):
             continue
-        host = not is_device(value)
-        if writes is not None and index in writes:
-            # the body stores into it: a second writer first (its updates may be lost), whatever it also reads
-            state = access(state, frame, site, value.identity, True, stream, host_memory=host)
-            state = access(state, frame, site, value.identity, False, stream, host_memory=host)
-            continue
-        state = access(state, frame, site, value.identity, False, stream, host_memory=host)
-        if writes is None:  # a body the walk cannot read: taken as read and written
-            state = access(state, frame, site, value.identity, True, stream, host_memory=host)
+        # stored into by the body: a second writer first (its updates may be lost), whatever it also reads; a body
+        # the walk cannot read: taken as read and written
+        for write in (True, False) if stored else (False, True) if writes is None else (False,):
+            state = access(state, frame, site, value.identity, write, stream, host_memory=not is_device(value))
     return UNKNOWN, state
 
 
