@@ -600,9 +600,7 @@ def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = Fal
     given = next((v for v in arguments.values() if v.kind is ValueKind.STREAM), None)
     if given is not None:  # (`f(x, stream=s)`: it reads the device arrays it is given; what it writes is not told)
         stream = torch_calls.stream_of(given)
-        if not stream.known:
-            return UNKNOWN, state
-        return UNKNOWN, device_reads(state, frame, frame.site(arguments.node), tensors, stream)
+        return UNKNOWN, device_reads(state, frame, frame.site(arguments.node), tensors, stream) if stream.known else state
     frameworks = ("torch", "cupy", "") if direct else ("torch", "")  # a function passed in runs where it is called
     if any(v.framework in frameworks for v in tensors):
         out = arguments.value(Arg(kw="out"))  # PyTorch's `out=`: the result is written there

@@ -270,9 +270,7 @@ def _restored(identity: Optional[Path], state: State) -> bool:
 
 def _hand_out_entry_memory(items: tuple, state: State, frame: Frame, node: cst.CSTNode) -> None:
     """Returned items read at a `self` path since stored over: entry memory handed out in flight."""
-    left = frame.context.receiver_pending
-    if not left:
-        return
+    left = frame.context.receiver_pending  # (none left: nothing handed out, by the filter below)
     for item in items:
         identity = item.identity
         if not item.is_buffer or identity is None or identity.root.kind is not RootKind.SELF \
