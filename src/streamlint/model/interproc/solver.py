@@ -48,6 +48,8 @@ MAX_ROOT_FILES = 64
 MAX_CALLER_WALKS = 1000
 # The modules whose root summaries are kept for importers' digests in a run (digest_of_use).
 MAX_KEPT_ROOTS = MAX_PACKAGE_FILES + MAX_ROOT_FILES
+# The root solves of other modules kept for those modules' own checks in the run (the latest)
+MAX_KEPT_SOLVERS = 32
 
 
 @dataclass
@@ -109,13 +111,18 @@ class Solver:
         # walking a function in what its callers pass, joined: the walks it reaches (else None)
         self._joining: Optional[set] = None
         self._extra_spent: dict[str, set] = {}  # the kinds of extra context each function has used
+        self._roots: Optional[tuple[dict, tuple]] = None  # (root summaries, what their solve read)
 
     def solve_module(self, path: str = "", content: str = "") -> Solved:
         """`path` and `content` (the content hash of the checked bytes): its functions' root
         summaries are then what `digest_of_use` makes of them for an importer checked in the same
         run (the same solve), and the calls they make are kept for the modules they call."""
-        with reads.kept_for_reuse() as read:
-            roots = self.solve_roots()
+        if self._roots is None:
+            with reads.kept_for_reuse() as read:
+                self._roots = self.solve_roots(), read
+        else:  # (solved as another check's caller module, from this very tree: what it read, noted again)
+            reads.replay(*self._roots[1])
+        roots, read = self._roots
         if path and content and path != "-":
             _publish_roots(path, content, self.program.main.name, roots)
             _keep_root_calls(path, content, self._root_calls(read))
@@ -494,10 +501,25 @@ def root_calls_of(unit) -> RootCalls:
     name, package = main_names(unit.path)
     with reads.kept_for_reuse() as read:
         solver = Solver(Program(unit_of(name, unit.tree, package), ProjectModules(unit.path)))
-        solver.solve_roots()
+        solver._roots = solver.solve_roots(), read
     found = solver._root_calls(read)
     kept[(unit.path, reads.content_hash(unit.text))] = found
+    solvers = resolve.per_run("root_solvers", OrderedDict)
+    solvers[unit.path] = (unit.tree, solver)
+    while len(solvers) > MAX_KEPT_SOLVERS:
+        solvers.popitem(last=False)
     return found
+
+
+def solver_for(tree: cst.Module, path: str) -> Solver:
+    """The checked module's solver: the one its root solve was made in as another check's caller
+    module when that was of this very tree (its own check goes on from there), else a new one."""
+    name, package = main_names(path)
+    where = str(FilePath(path).resolve()) if path and path != "-" else ""
+    kept = resolve.per_run("root_solvers", OrderedDict).pop(where, None) if where else None
+    if kept is not None and kept[0] is tree:
+        return kept[1]
+    return Solver(Program(unit_of(name, tree, package), ProjectModules(path)))
 
 
 def _keep_root_calls(path: str, content: str, calls: RootCalls) -> None:
