@@ -153,8 +153,7 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         return AbsValue(ValueKind.NAMESPACE, target=stands_for), state
     if target in interop.POINTER_LIBRARY_CLASSES:  # `cffi.FFI()`: its methods are pointer wrappers
         return AbsValue(ValueKind.NAMESPACE, target=f"{target}()"), state
-    pointer = interop.POINTER_WRAPPERS.get(target)
-    wrapped = arguments.value(pointer) if pointer is not None else None
+    wrapped = arguments.value(interop.POINTER_WRAPPERS.get(target))
     if wrapped is not None and wrapped.is_buffer:  # a handle of the memory at an address (`fromaddress(ptr, n)`)
         return wrapped, state
     handler = handlers.for_function(target)
@@ -163,8 +162,7 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         handled = mpi_calls.comm_method(target.rsplit(".", 1)[-1], arguments, state, frame)
     if handled is not None:
         return handled
-    same = python_std.IDENTITY_CALLS.get(target)
-    given = arguments.value(same) if same is not None else None
+    given = arguments.value(python_std.IDENTITY_CALLS.get(target))
     if given is not None:  # `typing.cast(List[T], [None] * n)`: the value given, as it is
         return given, state
     modelled = declared.active().facts.get(target)
@@ -476,8 +474,7 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
 
 def _listed_items(target: str, arguments: Arguments) -> Optional[AbsValue]:
     """`list(t.split(n))`: a new container of the items of device memory or of a container with known items."""
-    where = python_std.LISTING_CALLS.get(target)
-    iterable = arguments.value(where) if where is not None and len(arguments.values()) == 1 else None
+    iterable = arguments.value(python_std.LISTING_CALLS.get(target)) if len(arguments.values()) == 1 else None
     if iterable is None or (iterable.is_buffer and not is_device(iterable)) or iterable.items is None:
         return None
     return AbsValue(ValueKind.CONTAINER, element=iterable.items, members=iterable.members)
