@@ -11,7 +11,7 @@ from typing import Optional
 from streamlint.model.api.facts import LEGACY_BY_DEFAULT
 from streamlint.model.domain.order import Order
 from streamlint.model.domain.paths import Index, Path
-from streamlint.model.domain.persistent import EMPTY, SMALL, PMap
+from streamlint.model.domain.persistent import EMPTY, PMap
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.domain.values import NO_ITEMS, UNKNOWN, AbsValue, ValueKind
 
@@ -76,8 +76,10 @@ class State:
         depth = len(path.steps)  # what lies under `path` is overwritten with it
         under = [(p, v) for p, v in self.heap.items() if len(p.steps) > depth and path.may_alias(p)]
         dropped = [self.heap.get(path), *(v for _, v in under)]
-        return self._made(self.names, _stored(self.heap, path, value, under), self.order,
-                          lambda h: _held_after(h, dropped, value))
+        heap = self.heap
+        for p, _ in under:
+            heap = heap.delete(p)
+        return self._made(self.names, heap.set(path, value), self.order, lambda h: _held_after(h, dropped, value))
 
     def with_memory(self, identity: Path, memory) -> "State":
         """The memory `identity` names is now of another kind (page-locked in place): everything holding it says so."""
@@ -101,8 +103,8 @@ class State:
 
     def renamed(self, rename) -> "State":
         """Every path in the state renamed: in values, the heap's keys, the order."""
-        names = PMap({n: _renamed_value(v, rename) for n, v in self.names.items()})
-        heap = PMap({rename(p): _renamed_value(v, rename) for p, v in self.heap.items()})
+        names = PMap({n: v.mapped(rename) for n, v in self.names.items()})
+        heap = PMap({rename(p): v.mapped(rename) for p, v in self.heap.items()})
         return State(names, heap, self.current, self.order.renamed(rename), self.reachable, self.capturing,
                      self.recorded)
 
@@ -165,20 +167,6 @@ def _chosen(joined: AbsValue, a: AbsValue, b: AbsValue, sides: tuple[str, str]) 
     return replace(joined, stream=stream.chosen_by({a.stream: sides[0], b.stream: sides[1]}))
 
 
-def _stored(heap: PMap, path: Path, value: AbsValue, under: list) -> PMap:
-    """`heap` with `value` at `path` and the entries `under` it gone. A trie that shrinks back to a
-    small map is built anew (a small map iterates in the order its entries were put)."""
-    items = heap
-    for p, _ in under:
-        items = items.delete(p)
-    if type(items._root) is not dict and len(items) + (path not in items) <= SMALL:
-        gone = {p for p, _ in under}
-        kept = {p: v for p, v in heap.items() if p not in gone}
-        kept[path] = value
-        return PMap(kept)
-    return items.set(path, value)
-
-
 def _held_after(held: tuple[PMap, int], dropped, added: AbsValue) -> tuple[PMap, int]:
     """`held` once the values `dropped` (None: nothing was there) are gone and `added` is bound."""
     direct, containers = held
@@ -214,17 +202,6 @@ def _join_current(left: PMap, right: PMap) -> PMap:
         y = right.get(framework, entry_stream(framework))
         merged[framework] = x if x == y else (x.joined(y) or UNKNOWN_STREAM)
     return PMap(merged)
-
-
-def _renamed_value(value: AbsValue, rename) -> AbsValue:
-    if value.identity is None and value.element is None and not value.members and not value.positions \
-            and not value.either:
-        return value
-    identity = rename(value.identity) if value.identity is not None else None
-    element = _renamed_value(value.element, rename) if value.element is not None else None
-    return replace(value, identity=identity, element=element, members=frozenset(rename(m) for m in value.members),
-                   positions=tuple(_renamed_value(p, rename) for p in value.positions),
-                   either=tuple(_renamed_value(v, rename) for v in value.either))
 
 
 def _refers(value: AbsValue, identity: Path) -> bool:
