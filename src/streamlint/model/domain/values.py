@@ -3,7 +3,7 @@ component joins pointwise; what the code says nothing about stays UNKNOWN, which
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Optional
 
@@ -81,24 +81,21 @@ class AbsValue:
         if ValueKind.NONE in (self.kind, other.kind) and self.kind is not other.kind:
             # this value on one path, None on the other
             return (other if self.kind is ValueKind.NONE else self).join_none()
-        positions_alike = self.keys == other.keys and len(self.positions) == len(other.positions)
-        joined = AbsValue(
-            self.kind if self.kind is other.kind else ValueKind.UNKNOWN,
-            self.framework if self.framework == other.framework else "",
-            self.memory if self.memory is other.memory else Memory.UNKNOWN,
-            _join_identity(self.identity, other.identity),
-            _joined_streams(self.stream, other.stream),
-            self.may_be_none or other.may_be_none,
-            self.element.join(other.element) if self.element is not None and other.element is not None else None,
-            _join_targets(self, other),
-            self.members | other.members,
-            self.loader_batch and other.loader_batch,
-            self.rank if self.rank == other.rank else -1,
-            _join_built(self.built, other.built),
-            tuple(x.join(y) for x, y in zip(self.positions, other.positions)) if positions_alike else (),
-            self.keys if self.keys == other.keys else (),
-        )
+        joined = AbsValue(*(_JOINS[f.name](self, other) if f.name in _JOINS
+                            else _same(getattr(self, f.name), getattr(other, f.name), f.default) for f in _FIELDS))
         return _with_either(_learned_on_one_path(joined, self, other), self, other)
+
+    def mapped(self, path, stream=None) -> "AbsValue":
+        """Each path in it mapped by `path` (to None: not named there), and its stream by `stream`."""
+        if self.identity is None and self.element is None and not (self.members or self.positions or self.either) \
+                and (stream is None or self.stream is None):
+            return self
+        return replace(self, identity=path(self.identity) if self.identity is not None else None,
+                       stream=stream(self.stream) if stream is not None and self.stream is not None else self.stream,
+                       element=self.element.mapped(path, stream) if self.element is not None else None,
+                       members=frozenset(m for m in map(path, self.members) if m is not None),
+                       positions=tuple(p.mapped(path, stream) for p in self.positions),
+                       either=tuple(v for v in (e.mapped(path, stream) for e in self.either) if v.identity is not None))
 
     def join_carried(self, carried: "AbsValue") -> "AbsValue":
         """At a loop's head: this value or `carried`, what the body left for the next iteration (memory
@@ -158,6 +155,26 @@ class AbsValue:
 
 
 _DEVICE_OR_UNTOLD = (ValueKind.DEVICE, ValueKind.UNKNOWN)
+
+
+def _same(a, b, default):
+    return a if a == b else default
+
+
+# How a field joins, where not the same value on both paths or else its default (not told).
+_JOINS = {
+    "identity": lambda a, b: _join_identity(a.identity, b.identity),
+    "stream": lambda a, b: _joined_streams(a.stream, b.stream),
+    "may_be_none": lambda a, b: a.may_be_none or b.may_be_none,
+    "element": lambda a, b: a.element.join(b.element) if a.element is not None and b.element is not None else None,
+    "target": lambda a, b: _join_targets(a, b),
+    "members": lambda a, b: a.members | b.members,
+    "built": lambda a, b: _join_built(a.built, b.built),
+    "positions": lambda a, b: tuple(x.join(y) for x, y in zip(a.positions, b.positions))
+    if a.keys == b.keys and len(a.positions) == len(b.positions) else (),
+    "either": lambda a, b: (),  # (`_with_either`'s)
+}
+_FIELDS = fields(AbsValue)
 
 
 def _learned_on_one_path(joined: AbsValue, a: AbsValue, b: AbsValue) -> AbsValue:

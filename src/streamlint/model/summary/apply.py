@@ -280,10 +280,4 @@ class _Mapper:
         return StreamRef.at(mapped)
 
     def value(self, value: AbsValue) -> AbsValue:
-        identity = self.path(value.identity) if value.identity is not None else None
-        stream = self.stream(value.stream) if value.stream is not None else None
-        element = self.value(value.element) if value.element is not None else None
-        members = frozenset(m for m in (self.path(p) for p in value.members) if m is not None)
-        return replace(value, identity=identity, stream=stream, element=element, members=members,
-                       positions=tuple(self.value(p) for p in value.positions),
-                       either=tuple(v for v in (self.value(v) for v in value.either) if v.identity is not None))
+        return value.mapped(self.path, self.stream)
