@@ -19,6 +19,8 @@ from streamlint.model.domain.streams import StreamRef, StreamRefKind
 HOST = StreamRef(StreamRefKind.PATH, "host")
 # In `seen`: the allocator was told of this access (`record_stream`): a release waits for it.
 RECORDED = StreamRef(StreamRefKind.PATH, "allocator")
+# In a clock: the access is complete as far as the host knows (on some path; in the must clock, on every path).
+DONE = StreamRef(StreamRefKind.UNKNOWN, "done")  # (equal to no stream: HOST and RECORDED are equal)
 
 
 class ConflictKind(Enum):
@@ -77,10 +79,8 @@ _STREAMS: dict = {}
 @dataclass(frozen=True)
 class Pending:
     access: AccessEvent
-    seen: frozenset[StreamRef]  # the may clock: streams ordered after it on some path
+    seen: frozenset[StreamRef]  # the may clock: streams ordered after it on some path (and DONE)
     seen_on_every_path: frozenset[StreamRef]  # the must clock
-    done: bool = False  # completed as far as the host knows on some path (the may clock)
-    done_on_every_path: bool = False  # ... on every path (the must clock)
     # the may clock of waits made under sides of configuration tests (D-18): (stream, sides)
     seen_under: frozenset = field(default=frozenset(), metadata={"omit_default": True})
 
@@ -97,12 +97,15 @@ class Pending:
     def clock(self) -> tuple:
         """What an ordering operation decides by: equal clocks move alike (by identity, for speed)."""
         stream = _STREAMS.setdefault(self.access.stream, self.access.stream)
-        return (id(self.seen), id(self.seen_on_every_path), self.done, self.done_on_every_path, id(stream),
-                id(self.seen_under))
+        return (id(self.seen), id(self.seen_on_every_path), id(stream), id(self.seen_under))
 
     def __getstate__(self) -> dict:
         """Without the cached clock: its identities mean nothing in a copy or another process."""
         return {name: value for name, value in self.__dict__.items() if name not in ("clock", "key")}
+
+    @property
+    def done(self) -> bool:
+        return DONE in self.seen
 
     def ordered_before(self, stream: StreamRef, branch: Iterable[str] = ()) -> bool:
         """Ordered before `stream`'s later work done on the sides `branch` (a wait made on an
@@ -126,13 +129,10 @@ class Pending:
             if under == self.seen_under and seen == self.seen and (not must or streams <= self.seen_on_every_path):
                 return self
         return Pending(self.access, seen, self.seen_on_every_path | streams if must else self.seen_on_every_path,
-                       self.done, self.done_on_every_path, under)
+                       under)
 
     def completed(self, every_path: bool = True) -> "Pending":
-        if self.done and (self.done_on_every_path or not every_path):
-            return self
-        return Pending(self.access, self.seen, self.seen_on_every_path, True, self.done_on_every_path or every_path,
-                       self.seen_under)
+        return self.with_seen(DONE, may_only=not every_path)
 
 
 @dataclass(frozen=True)
@@ -400,8 +400,7 @@ class Order:
             a, b = mine.get(key), theirs.get(key)
             joined = _join_pending(a, b)
             if every_path and a is not None and b is not None:
-                joined = replace(joined, seen=joined.seen_on_every_path, done=joined.done_on_every_path,
-                                 seen_under=frozenset())
+                joined = replace(joined, seen=joined.seen_on_every_path, seen_under=frozenset())
             merged.append(joined)
         return Order(tuple(merged), _join_events(self.events, other.events), self.kept_for | other.kept_for)
 
@@ -424,8 +423,7 @@ def _join_pending(a: Optional[Pending], b: Optional[Pending]) -> Pending:
         return only  # pending on one path only: its order there is its order
 
     seen, under = _bounded(a.seen | b.seen, a.seen_under | b.seen_under)
-    return Pending(a.access, seen, a.seen_on_every_path & b.seen_on_every_path, a.done or b.done,
-                   a.done_on_every_path and b.done_on_every_path, under)
+    return Pending(a.access, seen, a.seen_on_every_path & b.seen_on_every_path, under)
 
 
 # At most this many entries of a sided may clock (D-18); past it they count on every side.
