@@ -1,8 +1,4 @@
-"""A persistent map, so that a state that binds one name, or an order that adds one access, costs
-about the square root of what it holds, not a copy of it (a dict copied on each change made the
-3,000-cell notebook of benchmarks/v3_speed.py 3.5x slower, session 18): a dict that the versions
-made from it share and never change, and the changes made since, folded into a new dict once they
-outnumber its square root."""
+"""A persistent map: a change costs about the square root of its size, not a copy (v3_speed's notebook: 3.5x)."""
 
 from __future__ import annotations
 
@@ -14,9 +10,7 @@ _ABSENT, _GONE = object(), object()  # (`_GONE`: a change that deletes the share
 
 
 class PMap:
-    """An immutable mapping with a cached hash. Iterating gives (key, value) pairs sorted by the key's
-    repr, so that whatever walks a state's bindings sees them in one order whichever path built
-    them; `items` in the order a dict changed alike would have."""
+    """An immutable mapping with a cached hash; iterating gives pairs in the key's repr order, `items` a dict's."""
 
     __slots__ = ("_base", "_changes", "_len", "_hash", "_pairs")
 

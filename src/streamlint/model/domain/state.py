@@ -1,5 +1,4 @@
-"""The abstract state at one program point: what names and paths hold, each framework's current
-stream, and the happens-before order of pending work. Immutable; `join` merges two paths'."""
+"""The abstract state at one program point: names, heap, current streams and pending order; immutable."""
 
 from __future__ import annotations
 
@@ -43,8 +42,7 @@ class State:
         return self.heap.get(path)
 
     def with_items(self, value: AbsValue) -> AbsValue:
-        """A container as it leaves the function: what its weak slot `[?]` holds joined into its
-        element, so that the caller's `d["k"]` finds them."""
+        """A container as it leaves: its weak slot `[?]` joined into its element, so the caller's `d["k"]` finds it."""
         if value.kind is not ValueKind.CONTAINER or value.identity is None:
             return value
         slot = self.heap.get(value.identity.element(Index.any_()))
@@ -130,8 +128,7 @@ class State:
     # -- lattice -------------------------------------------------------------------
     def join(self, other: "State", every_path: bool = False, back_edge: bool = False,
              sides: tuple[str, str] = ("", "")) -> "State":
-        """The state after either of two paths. `back_edge`: `other` comes around a loop's back edge.
-        `sides`: the sides of a configuration test the two paths took (D-18)."""
+        """The state after either of two paths (`back_edge`: `other` comes round a loop; `sides`: a test's, D-18)."""
         if not other.reachable:
             return self
         if not self.reachable or self == other:
@@ -155,8 +152,7 @@ def _on_side(order: Order, side: str) -> Order:
 
 
 def _chosen(joined: AbsValue, a: AbsValue, b: AbsValue, sides: tuple[str, str]) -> AbsValue:
-    """A joined value whose stream is one of the two the paths held, each by its side (a stream's
-    context or None: both sides, the one it is entered on first)."""
+    """A joined value's stream of the two the paths held, each by its side (a context or None: where entered)."""
     stream = joined.stream
     if stream is None:
         return joined
@@ -219,8 +215,7 @@ def _holds_item(item: AbsValue, identity: Path) -> bool:
 
 
 def entry_stream(framework: str) -> StreamRef:
-    """A framework's current stream at entry: the caller's, or the legacy default stream for
-    frameworks that have no setting of their own."""
+    """A framework's current stream at entry: the caller's, or the legacy default stream where it has no setting."""
     return StreamRef.legacy() if framework in LEGACY_BY_DEFAULT else StreamRef.ambient(framework)
 
 

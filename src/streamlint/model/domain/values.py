@@ -1,5 +1,4 @@
-"""Abstract values: what a name or an access path holds, as far as the code gives evidence. Every
-component joins pointwise; what the code says nothing about stays UNKNOWN, which finds nothing."""
+"""Abstract values: what a name or path holds as far as the code gives evidence; the rest stays UNKNOWN."""
 
 from __future__ import annotations
 
@@ -98,8 +97,7 @@ class AbsValue:
                        either=tuple(v for v in (e.mapped(path, stream) for e in self.either) if v.identity is not None))
 
     def join_carried(self, carried: "AbsValue") -> "AbsValue":
-        """At a loop's head: this value or `carried`, what the body left for the next iteration (memory
-        the body allocated, carried around, is what the name holds after the first: named)."""
+        """At a loop's head: this value or what the body `carried` round (memory it allocated: what the name holds)."""
         joined = self.join(carried)
         if joined.host_built and not carried.host_built and carried.on_device:
             joined = replace(joined, built=HostBuilt.FIRST_PASS)  # built on the host before the loop only
@@ -120,9 +118,7 @@ class AbsValue:
         return AbsValue(ValueKind.BUFFER, self.framework, self.memory, identity, self.stream)
 
     def iterated(self) -> "AbsValue":
-        """An item of it, as a loop over it binds one: its items; for a collection the object keeps or
-        the caller hands in (told a sequence, or a parameter's item or field), what is at its items;
-        a bare parameter may be an iterator whose items are made as it goes (a loader's): nothing."""
+        """What a loop over it binds: its items; a kept or told sequence's item slot; not a bare parameter's."""
         if self.items is not None:
             return self.items
         if self.identity is None or self.identity.root.kind not in (RootKind.SELF, RootKind.PARAM):
@@ -272,8 +268,7 @@ def _join_targets(a: AbsValue, b: AbsValue) -> str:
 
 
 def _framework_functions(a: str, b: str) -> str:
-    """Two functions of one framework module bound to one name on two paths (the version idiom):
-    either (D-13); anything else two names stand for is no one target."""
+    """Two functions of one framework module bound to one name on two paths (the version idiom): either (D-13)."""
     names = _merged(a, b).split(MERGED)
     parents = {n.rpartition(".")[0] for n in names}
     if len(parents) != 1 or not parents.pop() or any(n.endswith("()") for n in names) or len(names) > MAX_TARGETS:
