@@ -15,10 +15,8 @@ from streamlint.model.domain.streams import StreamRef, StreamRefKind
 
 # The host, as the side of an access (a host read of a copy's destination, a refill).
 HOST = StreamRef(StreamRefKind.PATH, "host")
-# In `seen`: the allocator was told of this access (`record_stream`): a release waits for it.
-RECORDED = StreamRef(StreamRefKind.PATH, "allocator")
 # In a clock: the access is complete as far as the host knows (on some path; in the must clock, on every path).
-DONE = StreamRef(StreamRefKind.UNKNOWN, "done")  # (equal to no stream: HOST and RECORDED are equal)
+DONE = StreamRef(StreamRefKind.UNKNOWN, "done")  # (equal to no stream: a PATH ref without a path is HOST)
 
 
 class ConflictKind(Enum):
@@ -69,11 +67,6 @@ def access_key(a: AccessEvent) -> tuple:
     return (a.site, a.chain, a.path, a.stream, a.write)
 
 
-# The clocks' stream sets and the accesses' streams, interned so that clocks compare by identity.
-_STREAM_SETS: dict = {}
-_STREAMS: dict = {}
-
-
 @dataclass(frozen=True)
 class Pending:
     access: AccessEvent
@@ -82,24 +75,14 @@ class Pending:
     # the may clock of waits made under sides of configuration tests (D-18): (stream, sides)
     seen_under: frozenset = field(default=frozenset(), metadata={"omit_default": True})
 
-    def __post_init__(self) -> None:
-        for name in ("seen", "seen_on_every_path", "seen_under"):
-            value = getattr(self, name)
-            object.__setattr__(self, name, _STREAM_SETS.setdefault(value, value))
-
     @cached_property
     def key(self) -> tuple:
         return access_key(self.access)
 
     @cached_property
     def clock(self) -> tuple:
-        """What an ordering operation decides by: equal clocks move alike (by identity, for speed)."""
-        stream = _STREAMS.setdefault(self.access.stream, self.access.stream)
-        return (id(self.seen), id(self.seen_on_every_path), id(stream), id(self.seen_under))
-
-    def __getstate__(self) -> dict:
-        """Without the cached clock: its identities mean nothing in a copy or another process."""
-        return {name: value for name, value in self.__dict__.items() if name not in ("clock", "key")}
+        """What an ordering operation decides by: accesses of equal clocks move alike."""
+        return (self.seen, self.seen_on_every_path, self.access.stream, self.seen_under)
 
     @property
     def done(self) -> bool:
@@ -200,7 +183,7 @@ class Order:
         return hash((self.pending, self.events, self.kept_for))
 
     def __reduce__(self) -> tuple:
-        """Without the maps: the clocks hold identities, which mean nothing in a copy or another process."""
+        """The accesses, events and kept memory alone: the maps are rebuilt from them."""
         return (Order, (self.pending, self.events, self.kept_for))
 
     def __repr__(self) -> str:
@@ -367,8 +350,7 @@ class Order:
             if not release.path.may_alias(p.access.path):
                 continue
             gone.append((n, p))
-            covered = p.ordered_before(release.stream) or RECORDED in p.seen or self._recorded_for(p.access) \
-                or p.access.untold
+            covered = p.ordered_before(release.stream) or self._recorded_for(p.access) or p.access.untold
             if not covered and _may_differ(p.access.stream, release.stream):
                 found.append(Conflict(ConflictKind.RELEASE_WITHOUT_RECORD, p.access, release))
         kept_for = frozenset(r for r in self.kept_for if not release.path.may_alias(r[0]))

@@ -190,7 +190,7 @@ class StreamRef:
         members = list(dict.fromkeys(m for r in refs for m in r.paths))
         if len(members) == 1:
             return members[0]
-        if len(members) != 2 or not all(m.known for m in members) or any(m.framework in ("host", "allocator") for m in members):
+        if len(members) != 2 or not all(m.known for m in members) or any(m.framework == "host" for m in members):
             return None
         return StreamRef(StreamRefKind.EITHER, members=tuple(sorted(members, key=_canonical)))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from streamlint.model.domain.order import HOST, RECORDED, Conflict
+from streamlint.model.domain.order import HOST, Conflict
 from streamlint.model.domain.paths import Path, Root, RootKind, outermost_site
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import EXISTING, UNKNOWN_STREAM, StreamRef, StreamRefKind
@@ -105,7 +105,7 @@ def _store(state: State, path: Path, value: AbsValue, site: str) -> tuple[State,
 def _found_inside(conflict: Conflict, site: str) -> bool:
     """Both accesses came from this callee on streams it knew itself: the callee reported it."""
     both_inside = conflict.earlier.chain[:1] == (site,) and conflict.later.chain[:1] == (site,)
-    return both_inside and all(a.stream in (HOST, RECORDED) or a.stream.context_free
+    return both_inside and all(a.stream == HOST or a.stream.context_free
                                for a in (conflict.earlier, conflict.later))
 
 
@@ -202,7 +202,7 @@ class _Mapper:
         return base
 
     def stream(self, ref: StreamRef) -> StreamRef:
-        if ref in (HOST, RECORDED):
+        if ref == HOST:
             return ref
         if ref.kind is StreamRefKind.AMBIENT:
             return self.state.current_stream(ref.framework)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Optional
 
-from streamlint.model.domain.order import HOST, RECORDED, AccessEvent, Conflict, Order
+from streamlint.model.domain.order import HOST, AccessEvent, Conflict, Order
 from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.state import State
@@ -72,10 +72,10 @@ def untold_access(state: State, site: str, path, write: bool, stream: StreamRef)
 
 def _missing_waits_assumed(order: Order, event: AccessEvent, found: list[Conflict]) -> Order:
     """One missing wait, one report: the walk goes on as if the wait were there (the host is no stream)."""
-    if event.stream in (HOST, RECORDED):
+    if event.stream == HOST:
         return order
     for waiter, stream in dict.fromkeys((c.later.stream, c.earlier.stream) for c in found
-                                        if c.earlier.stream not in (HOST, RECORDED)):
+                                        if c.earlier.stream != HOST):
         order = order.wait(waiter, stream)  # (the later access's stream on the path that races)
     return order
 
@@ -94,7 +94,7 @@ def legacy_barrier(order: Order, stream: StreamRef) -> Order:
 
 
 def _blocking(stream: StreamRef) -> bool:
-    if stream in (HOST, RECORDED):
+    if stream == HOST:
         return False  # the host is no stream: the legacy stream does not order it
     return stream.blocking and stream.kind in (StreamRefKind.CREATED, StreamRefKind.PATH) and stream.framework != ""
 
