@@ -160,7 +160,7 @@ def _same(a, b, default):
 # How a field joins, where not the same value on both paths or else its default (not told).
 _JOINS = {
     "identity": lambda a, b: _join_identity(a.identity, b.identity),
-    "stream": lambda a, b: _joined_streams(a.stream, b.stream),
+    "stream": lambda a, b: a.stream.joined(b.stream) if a.stream and b.stream else _same(a.stream, b.stream, None),
     "may_be_none": lambda a, b: a.may_be_none or b.may_be_none,
     "element": lambda a, b: a.element.join(b.element) if a.element is not None and b.element is not None else None,
     "target": lambda a, b: _join_targets(a, b),
@@ -175,21 +175,18 @@ _FIELDS = fields(AbsValue)
 
 def _learned_on_one_path(joined: AbsValue, a: AbsValue, b: AbsValue) -> AbsValue:
     """Evidence one path gave of where memory lives holds on both: it is fixed when made (D-11)."""
-    for cuda, other in ((a, b), (b, a)):
-        if cuda.kind is ValueKind.DEVICE and cuda.memory is Memory.DEVICE and other.kind in _DEVICE_OR_UNTOLD:
+    same = a.identity is not None and a.identity == b.identity
+    for one, other in ((a, b), (b, a)):  # (no two of the three cases hold of the two orders)
+        if one.kind is ValueKind.DEVICE and one.memory is Memory.DEVICE and other.kind in _DEVICE_OR_UNTOLD:
             # a device that is CUDA on one path: the code's GPU path, where the analysed program runs (D-2);
             # a path that told nothing (the caller's argument) claims nothing against it (D-20, D-33)
-            return replace(joined, kind=ValueKind.DEVICE, memory=Memory.DEVICE, framework=cuda.framework or other.framework)
-    for built, other in ((a, b), (b, a)):
-        if built.is_buffer and built.host_built and built.memory in (Memory.PAGEABLE, Memory.PINNED) and other.on_device:
+            return replace(joined, kind=ValueKind.DEVICE, memory=Memory.DEVICE, framework=one.framework or other.framework)
+        if one.is_buffer and one.host_built and one.memory in (Memory.PAGEABLE, Memory.PINNED) and other.on_device:
             # a CUDA tensor, or on some path a scalar built on the host: the GPU path, kept as `host_built`
             return replace(joined, kind=ValueKind.BUFFER, memory=Memory.DEVICE, framework=other.framework)
-    if a.identity is None or a.identity != b.identity:
-        return joined
-    for known, other in ((a, b), (b, a)):
         untold = other.kind is ValueKind.UNKNOWN or (other.kind is ValueKind.BUFFER and other.memory is Memory.UNKNOWN)
-        if known.kind is ValueKind.BUFFER and known.memory is not Memory.UNKNOWN and untold:
-            return replace(joined, kind=ValueKind.BUFFER, memory=known.memory, framework=known.framework or other.framework)
+        if same and one.kind is ValueKind.BUFFER and one.memory is not Memory.UNKNOWN and untold:
+            return replace(joined, kind=ValueKind.BUFFER, memory=one.memory, framework=one.framework or other.framework)
     return joined
 
 
@@ -308,10 +305,3 @@ def truth(value: AbsValue) -> Optional[bool]:
     if value.kind is not ValueKind.HOST_NUMBER or value.target not in (TRUE.target, FALSE.target):
         return None
     return value.target == TRUE.target
-
-
-def _joined_streams(a: Optional[StreamRef], b: Optional[StreamRef]) -> Optional[StreamRef]:
-    """One stream when both paths name it; two, one per path, as the may-set of both (D-14)."""
-    if a is None or b is None:
-        return a if a == b else None
-    return a.joined(b)
