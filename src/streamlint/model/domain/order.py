@@ -67,6 +67,11 @@ def access_key(a: AccessEvent) -> tuple:
     return (a.site, a.chain, a.path, a.stream, a.write)
 
 
+# The clocks' stream sets and the accesses' streams, interned so that clocks compare by identity.
+_STREAM_SETS: dict = {}
+_STREAMS: dict = {}
+
+
 @dataclass(frozen=True)
 class Pending:
     access: AccessEvent
@@ -75,14 +80,24 @@ class Pending:
     # the may clock of waits made under sides of configuration tests (D-18): (stream, sides)
     seen_under: frozenset = field(default=frozenset(), metadata={"omit_default": True})
 
+    def __post_init__(self) -> None:
+        for name in ("seen", "seen_on_every_path", "seen_under"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, _STREAM_SETS.setdefault(value, value))
+
     @cached_property
     def key(self) -> tuple:
         return access_key(self.access)
 
     @cached_property
     def clock(self) -> tuple:
-        """What an ordering operation decides by: accesses of equal clocks move alike."""
-        return (self.seen, self.seen_on_every_path, self.access.stream, self.seen_under)
+        """What an ordering operation decides by: equal clocks move alike (by identity, for speed)."""
+        stream = _STREAMS.setdefault(self.access.stream, self.access.stream)
+        return (id(self.seen), id(self.seen_on_every_path), id(stream), id(self.seen_under))
+
+    def __getstate__(self) -> dict:
+        """Without the cached clock: its identities mean nothing in a copy or another process."""
+        return {name: value for name, value in self.__dict__.items() if name not in ("clock", "key")}
 
     @property
     def done(self) -> bool:
@@ -183,7 +198,7 @@ class Order:
         return hash((self.pending, self.events, self.kept_for))
 
     def __reduce__(self) -> tuple:
-        """The accesses, events and kept memory alone: the maps are rebuilt from them."""
+        """Without the maps: the clocks hold identities, which mean nothing in a copy or another process."""
         return (Order, (self.pending, self.events, self.kept_for))
 
     def __repr__(self) -> str:
@@ -368,6 +383,8 @@ class Order:
 
     def on_side(self, side: str, conjuncts: tuple = ()) -> "Order":
         """The order on one side of a configuration test (D-18); `conjuncts`: the (true, false) sides of `a and b`."""
+        if not side and not conjuncts:
+            return self
         gone = [(n, p) for n, p in self.seq.items() if p.access.either is not None and p.access.either.sides
                 and (_chosen_elsewhere(p.access, side) if side else _off_the_other(p.access, conjuncts))]
         return self._removed(gone) if gone else self

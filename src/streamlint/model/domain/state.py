@@ -140,15 +140,11 @@ class State:
             _join_maps(self.names, other.names, values),
             _join_maps(self.heap, other.heap, values),
             _join_current(self.current, other.current),
-            _on_side(self.order, sides[0]).join(_on_side(other.order, sides[1]), every_path),
+            self.order.on_side(sides[0]).join(other.order.on_side(sides[1]), every_path),
             True,
             self.capturing | other.capturing,
             _join_recorded(self.recorded, other.recorded),
         )
-
-
-def _on_side(order: Order, side: str) -> Order:
-    return order.on_side(side) if side else order
 
 
 def _chosen(joined: AbsValue, a: AbsValue, b: AbsValue, sides: tuple[str, str]) -> AbsValue:
