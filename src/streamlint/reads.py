@@ -125,6 +125,32 @@ def recording(digests: bool = True, later: Optional[list] = None) -> Iterator[di
         syntax_notes.syntax_of(data)
 
 
+@contextmanager
+def kept_for_reuse() -> Iterator[tuple[dict[str, Note], dict[str, dict[str, Callable[[], str]]]]]:
+    """Collect the notes and uses made inside the block (also made in the enclosing recording, if
+    any): work shared by several files' checks in a run is done once, and each later check that
+    reuses it `replay`s what it read."""
+    global _notes, _uses
+    outer_notes, outer_uses = _notes, _uses
+    notes: dict[str, Note] = {}
+    uses: dict[str, dict[str, Callable[[], str]]] = {}
+    _notes, _uses = notes, uses
+    try:
+        yield notes, uses
+    finally:
+        _notes, _uses = outer_notes, outer_uses
+        replay(notes, uses)
+
+
+def replay(notes: dict[str, Note], uses: dict[str, dict[str, Callable[[], str]]]) -> None:
+    """Make again, in the current recording, the notes and uses `kept_for_reuse` collected."""
+    for path, what in notes.items():
+        note(path, what)
+    for path, names in uses.items():
+        for name, digest in names.items():
+            use(path, name, digest)
+
+
 def finish(notes: dict[str, Note], uses: dict[str, dict[str, Callable[[], str]]]) -> None:
     """Turn the content hash of each module whose names were used into a summary note."""
     for path, names in uses.items():

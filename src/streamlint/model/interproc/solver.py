@@ -48,6 +48,8 @@ MAX_ROOT_FILES = 64
 MAX_CALLER_WALKS = 1000
 # The modules whose root summaries are kept for importers' digests in a run (digest_of_use).
 MAX_KEPT_ROOTS = MAX_PACKAGE_FILES + MAX_ROOT_FILES
+# The root solves of other modules kept for those modules' own checks in the run (the latest)
+MAX_KEPT_SOLVERS = 32
 
 
 @dataclass
@@ -55,12 +57,9 @@ class Solved:
     """Every walk's result, by (qualname, context)."""
 
     walks: dict[tuple[str, CallContext], Walked] = field(default_factory=dict)
-    # Walks done only to learn what the project's callers pass (a caller in another module, and
-    # what it calls under its own context): their conflicts are that module's to report
-    unreported: set[tuple[str, CallContext]] = field(default_factory=set)
 
     def reported(self) -> list[tuple[tuple[str, CallContext], Walked]]:
-        return [(key, walked) for key, walked in self.walks.items() if key not in self.unreported]
+        return list(self.walks.items())
 
     def conflicts_in(self, module: str) -> list[tuple[str, Conflict]]:
         seen, found = set(), []
@@ -97,6 +96,10 @@ class Solver:
         # the module and context of each function being walked, innermost last
         # (whether it is entered as no caller in sight calls it: its calls are reverse edges)
         self._walking: list[tuple[str, bool]] = []
+        # each call site a walk entered bare made: (callee, the caller's module, what it passes)
+        self._edges: list[tuple[str, str, CallContext]] = []
+        # each call through a receiver of unknown class no candidate answered: (method, caller's module, context, call)
+        self._unresolved: list[tuple[str, str, CallContext, cst.Call]] = []
         # what each call site of a checked-module function passed (reverse edges), and which of
         # those functions a caller in another module calls
         self._asked: dict[str, list[CallContext]] = {}
@@ -107,77 +110,90 @@ class Solver:
         self._left_on_holders: dict[tuple[str, str, str], Optional[AbsValue]] = {}
         # walking a function in what its callers pass, joined: the walks it reaches (else None)
         self._joining: Optional[set] = None
-        # walking the project's callers (and what they call, in what their call sites pass)
-        self._from_callers = False
         self._extra_spent: dict[str, set] = {}  # the kinds of extra context each function has used
+        self._roots: Optional[tuple[dict, tuple]] = None  # (root summaries, what their solve read)
 
     def solve_module(self, path: str = "", content: str = "") -> Solved:
         """`path` and `content` (the content hash of the checked bytes): its functions' root
         summaries are then what `digest_of_use` makes of them for an importer checked in the same
-        run (the same solve)."""
-        self._globals[self.program.main.name] = self._module_names(self.program.main.name)
-        roots = {q: self._solve(q, ROOT_CONTEXT) for q in list(self.program.main.functions)}
+        run (the same solve), and the calls they make are kept for the modules they call."""
+        if self._roots is None:
+            with reads.kept_for_reuse() as read:
+                self._roots = self.solve_roots(), read
+        else:  # (solved as another check's caller module, from this very tree: what it read, noted again)
+            reads.replay(*self._roots[1])
+        roots, read = self._roots
         if path and content and path != "-":
             _publish_roots(path, content, self.program.main.name, roots)
+            _keep_root_calls(path, content, self._root_calls(read))
         self._solve_under_callers()
         return self.solved
 
+    def solve_roots(self) -> dict:
+        """Every function of the checked module at the root context, in the module's order."""
+        self._globals[self.program.main.name] = self._module_names(self.program.main.name)
+        return {q: self._solve(q, ROOT_CONTEXT) for q in list(self.program.main.functions)}
+
+    def _root_calls(self, read: tuple) -> "RootCalls":
+        return RootCalls(tuple(self._edges), tuple(self._unresolved), frozenset(self.called), len(self.solved.walks), read)
+
     def _solve_under_callers(self) -> None:
-        """Contexts top-down from the project's call sites: the functions of the package's other
-        modules (and the root scripts) that call a name the checked module defines are walked,
-        as any caller, and what every call site passes a checked function, joined, is a context
-        it is walked in too (when it tells more than the root context)."""
-        before = set(self.solved.walks)
+        """Contexts top-down from the project's call sites: what every call site passes a checked
+        function, joined, is a context it is walked in too (when it tells more than the root
+        context). The call sites are those the root solves of the package's other modules (and
+        the root scripts) saw: each module's root solve is done once per run and shared by every
+        file of the package that it calls (one solve per package, not one per checked file)."""
         main = self.program.main
+        own = self._edges[:]
         spelled = frozenset({q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL} | main.classes)
         # (a module that defines no name a caller can call has no callers: the package is not read)
         units = self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, spelled) if spelled else ()
-        callers = (q for unit in units for q in self._callers_in(unit))
-        self._from_callers = True  # (a callee they reach in what a call site passes: the context the joined walk gets)
-        try:
-            for qualname in callers:
-                if len(self.solved.walks) - len(before) >= MAX_CALLER_WALKS:
-                    break
-                self._solve(qualname, ROOT_CONTEXT)
-        finally:
-            self._from_callers = False
-        self.solved.unreported |= set(self.solved.walks) - before
+        spent = 0
+        for unit in units:
+            if spent >= MAX_CALLER_WALKS:
+                break
+            calls = root_calls_of(unit)
+            spent += calls.walks
+            self.called |= calls.called
+            own.extend(calls.edges)
+            own.extend(self._candidates(calls.unresolved))
+        for callee, caller_module, context in own:
+            if self.program.function(callee) is not None and callee.startswith(main.name + "."):
+                self._asked.setdefault(callee, []).append(context)
+                if caller_module != main.name:
+                    self._called_from_outside.add(callee)
         for qualname in sorted(self._called_from_outside):
             joined = _joined(self._asked.get(qualname, []))
             if joined is None or joined == ROOT_CONTEXT:
                 continue
-            self._joining = set()  # (the walks reported: one context each past what the callers' walks took)
+            self._joining = set()  # (the walks it reaches: one context each past the budget)
             self._solve(qualname, joined)
-            key = self._key_of(qualname, joined)
-            # what it reaches is reported, also a walk a caller's walk made before in the same context
-            self.solved.unreported -= {key} | self._joining
             self._joining = None
 
-    def _callers_in(self, unit) -> list[str]:
-        """The functions of `unit` that may call a function of the checked module: by the name
-        they call (a class, a function, a method through any receiver: class-hierarchy style),
-        and a constructor only from a subclass of one of its classes (`super().__init__(...)`:
-        every other class's constructor calls its own bases')."""
-        main = self.program.main
-        wanted = {q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL} | set(main.classes)
-        subclasses = {cls for cls, bases in unit.bases.items() if any(self._is_main_class(b) for b in bases)}
-        return [q for q, names in unit.called_names().items()
-                if names & wanted or ("__init__" in names and unit.functions[q].class_name in subclasses)]
-
-    def _is_main_class(self, qualname: str) -> bool:
-        """A base named as a class of the checked module (directly, or through a re-export)."""
-        return qualname.rsplit(".", 1)[-1] in self.program.main.classes and self.program.is_class(qualname)
+    def _candidates(self, unresolved) -> list[tuple[str, str, CallContext]]:
+        """The checked module's methods a call through a receiver of unknown class in another
+        module may be (D-28): from the checked module, its classes and those of the package
+        modules read for the callers are candidates too, under the same one-hierarchy test."""
+        found = []
+        for name, module, context, call in unresolved:
+            for cls in self.program.classes_with_method(module, name, MAX_CONTEXTS, call=call):
+                function = self.program.function(f"{cls}.{name}")
+                if function is not None and function.module == self.program.main.name:
+                    receiver = replace(context.receiver or UNKNOWN, kind=ValueKind.OBJECT, target=cls)
+                    self.called.add(function.qualname)
+                    found.append((function.qualname, module, _by_name(function, replace(context, receiver=receiver))))
+        return found
 
     def summary(self, qualname: str, context: CallContext) -> Optional[FunctionSummary]:
         """A call site asks (ProgramView): the callee has a caller in sight."""
         self.called.add(qualname)
         function = self.program.function(qualname)
-        if self._walking and self._walking[-1][0] == self.program.main.name and not self._from_callers:
+        if self._walking and self._walking[-1][0] == self.program.main.name:
             self.called_here.update({qualname, function.qualname} if function is not None else {qualname})
         if function is not None and function.module != self.program.main.name:
             unit = self.program.unit(function.module)
             note_use(unit.path if unit is not None else "", function.qualname[len(function.module) + 1:], digest_of_use)
-        elif function is not None:
+        if function is not None:
             self.called.add(function.qualname)
             self._note_caller(function, context)
         return self._solve(qualname, context)
@@ -187,9 +203,15 @@ class Solver:
         assumption about its own callers; a method from its class's state): a reverse edge."""
         if not self._walking or self._composing_depth or not self._walking[-1][1]:
             return
-        self._asked.setdefault(function.qualname, []).append(_by_name(function, context))
-        if self._walking[-1][0] != function.module:
-            self._called_from_outside.add(function.qualname)
+        self._edges.append((function.qualname, self._walking[-1][0], _by_name(function, context)))
+
+    def unresolved(self, name: str, context: CallContext, call: cst.Call) -> None:
+        """A call through a receiver of unknown class that no class in sight of its module answers
+        for, in a walk entered bare: a module whose classes define `name` may be called here (D-28)."""
+        if self._walking and not self._composing_depth and self._walking[-1][1]:
+            # (the call's arity only, apart from its tree: kept for the run without keeping the tree)
+            arity = cst.Call(cst.Name("f"), [cst.Arg(cst.Name("x"), keyword=a.keyword, star=a.star) for a in call.args])
+            self._unresolved.append((name, self._walking[-1][0], context, arity))
 
     def _key_of(self, qualname: str, context: CallContext) -> tuple[str, CallContext]:
         """The key the walk of `qualname` under `context` (as a call site gives it) is kept by."""
@@ -217,9 +239,13 @@ class Solver:
         if qualname in self._stack:
             return None  # recursion: cut here
         tick()  # (the file's time budget, read once per walk: past it the analysis stops)
+        # a method walked while its class's constructor runs starts from part of its receiver's
+        # state: its calls are no callers' evidence (its walk from the whole state comes later)
+        partial = function.class_name and f"{function.module}.{function.class_name}.__init__" in self._stack
         self._stack.add(qualname)
         own_hot = context.hot and context.hot == self.program.hot_entry(function)  # (a hot entry is hot on its own)
-        self._walking.append((function.module, entered_bare(replace(context, receiver_pending=(), hot="" if own_hot else context.hot))))
+        bare = not partial and entered_bare(replace(context, receiver_pending=(), hot="" if own_hot else context.hot))
+        self._walking.append((function.module, bare))
         try:
             walked = walk_function(function.node, self._frame(function), context)
         finally:
@@ -421,13 +447,10 @@ class Solver:
         if context in known or len(known) < MAX_CONTEXTS:
             known.add(context)
             return context
-        # one more each for what the callers pass: the joined walk (and the walks it reaches), and
-        # a callee the callers' walks reach in what a call site tells of its arguments. Apart: the
-        # callers' walks come first and must not spend the joined walk's context
-        extra = "joined" if self._joining is not None else "callers" if self._from_callers and context.args else ""
+        # one more for what the callers pass: the joined walk (and the walks it reaches)
         spent = self._extra_spent.setdefault(qualname, set())
-        if extra and extra not in spent:
-            spent.add(extra)
+        if self._joining is not None and "joined" not in spent:
+            spent.add("joined")
             known.add(context)
             return context
         # past the budget, what callers tell is dropped; the hot entry, the class's state, the
@@ -452,6 +475,56 @@ class Solver:
             self._globals[function.module] = self._module_names(function.module)
         frame.globals = self._globals[function.module]
         return frame
+
+
+@dataclass(frozen=True)
+class RootCalls:
+    """What a module's root solve tells the modules it calls: each call site a walk entered bare
+    made (callee, the caller's module, what it passes), every function a walk called, how many
+    walks it took, and what it read (replayed into each check that reuses it, for the cache)."""
+
+    edges: tuple[tuple[str, str, CallContext], ...]
+    unresolved: tuple[tuple[str, str, CallContext, cst.Call], ...]
+    called: frozenset[str]
+    walks: int
+    read: tuple
+
+
+def root_calls_of(unit) -> RootCalls:
+    """The root solve of another module of the project, once per run and content (its own check
+    keeps it, or the first check that needs it makes it in a program of its own module)."""
+    kept = resolve.per_run("root_calls", dict)
+    found = kept.get((unit.path, reads.content_hash(unit.text)))
+    if found is not None:
+        reads.replay(*found.read)
+        return found
+    name, package = main_names(unit.path)
+    with reads.kept_for_reuse() as read:
+        solver = Solver(Program(unit_of(name, unit.tree, package), ProjectModules(unit.path)))
+        solver._roots = solver.solve_roots(), read
+    found = solver._root_calls(read)
+    kept[(unit.path, reads.content_hash(unit.text))] = found
+    solvers = resolve.per_run("root_solvers", OrderedDict)
+    solvers[unit.path] = (unit.tree, solver)
+    while len(solvers) > MAX_KEPT_SOLVERS:
+        solvers.popitem(last=False)
+    return found
+
+
+def solver_for(tree: cst.Module, path: str) -> Solver:
+    """The checked module's solver: the one its root solve was made in as another check's caller
+    module when that was of this very tree (its own check goes on from there), else a new one."""
+    name, package = main_names(path)
+    where = str(FilePath(path).resolve()) if path and path != "-" else ""
+    kept = resolve.per_run("root_solvers", OrderedDict).pop(where, None) if where else None
+    if kept is not None and kept[0] is tree:
+        return kept[1]
+    return Solver(Program(unit_of(name, tree, package), ProjectModules(path)))
+
+
+def _keep_root_calls(path: str, content: str, calls: RootCalls) -> None:
+    """A checked module's root calls, for the other files of its package checked later in the run."""
+    resolve.per_run("root_calls", dict)[(str(FilePath(path).resolve()), content)] = calls
 
 
 def entered_bare(context: CallContext) -> bool:

@@ -8,20 +8,31 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from streamlint.model.syntax.children import child_nodes
+
 _BODIES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _LOOPS = (cst.For, cst.While)
 
 
+# The last module's parents (each rule of a file asks for its module's Ancestry: built once)
+_last: tuple = (None, {})
+
+
 class Ancestry:
     def __init__(self, module: cst.Module) -> None:
+        global _last
         self.module = module
-        self._parents: dict[int, cst.CSTNode] = {}
+        if _last[0] is module:
+            self._parents: dict[int, cst.CSTNode] = _last[1]
+            return
+        self._parents = {}
         stack: list[cst.CSTNode] = [module]
         while stack:
             current = stack.pop()
-            for child in current.children:
+            for child in child_nodes(current):
                 self._parents[id(child)] = current
                 stack.append(child)
+        _last = (module, self._parents)
 
     def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         return self._parents.get(id(node))
@@ -75,7 +86,7 @@ def outermost_loop(scope: cst.CSTNode, node: cst.CSTNode) -> Optional[cst.CSTNod
         if current is not scope and isinstance(current, _BODIES):
             continue
         inner = loop if loop is not None or not isinstance(current, _LOOPS) else current
-        stack.extend((child, inner) for child in current.children)
+        stack.extend((child, inner) for child in child_nodes(current))
     return None
 
 
@@ -86,7 +97,7 @@ def holds(outer: cst.CSTNode, node: cst.CSTNode) -> bool:
         current = stack.pop()
         if current is node:
             return True
-        stack.extend(current.children)
+        stack.extend(child_nodes(current))
     return False
 
 

@@ -8,6 +8,8 @@ from typing import Optional
 
 import libcst as cst
 
+from streamlint.model.syntax.children import child_nodes
+
 
 def settings(module: cst.Module) -> list[tuple[str, str]]:
     """(variable or attribute, value as written) of each setting the module writes: the caller
@@ -16,7 +18,7 @@ def settings(module: cst.Module) -> list[tuple[str, str]]:
     stack: list[cst.CSTNode] = [module]
     while stack:
         current = stack.pop()
-        stack.extend(current.children)
+        stack.extend(child_nodes(current))
         if isinstance(current, cst.Assign) and len(current.targets) == 1:
             name, value = _key(current.targets[0].target), _constant(current.value)
         elif isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) \

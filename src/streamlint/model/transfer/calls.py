@@ -306,6 +306,8 @@ def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: S
         # class-hierarchy analysis: the project classes of one hierarchy that define the method and
         # can take the call's arguments, when no framework's object or builtin has a method of that name
         classes = frame.program.classes_with_method(frame.module, name, call=arguments.node)
+        if not classes:  # (a module that sees the call's candidates may be called here: its callers' evidence)
+            frame.program.unresolved(name, _hot_context(arguments, state, frame), arguments.node)
     if classes:
         return _any_of(classes, name, arguments, state, frame)
     result, after = _opaque(arguments, state, frame)
@@ -539,11 +541,9 @@ def _own_method(name: str, receiver: AbsValue, frame: Frame) -> bool:
 def _project_call(target: str, arguments: Arguments, state: State, frame: Frame, cells: tuple = ()) -> Handled:
     if frame.program is not None and frame.program.is_class(target):
         return _construct(target, arguments, state, frame)
-    context = _context(arguments, state, frame)
+    context = _hot_context(arguments, state, frame)
     if cells:  # a closure's cells: what its free names hold, a dimension of the context (D-21)
         context = replace(context, args=context.args + tuple((key, _fact(value, state)) for key, value in cells))
-    if frame.hot and not frame.guards_at(arguments.node):  # called on every call of a hot entry: hot too
-        context = replace(context, hot=frame.hot)
     summary = frame.program.summary(target, context) if frame.program is not None else None
     if summary is None:
         return _opaque(arguments, state, frame)
@@ -576,6 +576,13 @@ def _bound_args(params: tuple[str, ...], arguments: Arguments) -> tuple[tuple[st
     bound.update({name: value for name, (value, _) in arguments.keywords.items()
                   if name in params and not name.startswith("*")})
     return tuple(bound.items())
+
+
+def _hot_context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
+    context = _context(arguments, state, frame)
+    if frame.hot and not frame.guards_at(arguments.node):  # called on every call of a hot entry: hot too
+        context = replace(context, hot=frame.hot)
+    return context
 
 
 def _context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
