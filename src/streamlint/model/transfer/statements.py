@@ -15,7 +15,7 @@ from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.domain.values import MERGED, NO_ITEMS, OPTION, UNKNOWN, AbsValue, Memory, ValueKind, truth
-from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
+from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import released, untold_access
 from streamlint.model.transfer.array_calls import SYNC_ON_EXIT
 from streamlint.model.api.op_kinds import OpKind
@@ -64,8 +64,7 @@ def _module_move(call: cst.BaseExpression, state: State, frame: Frame) -> Option
         _, state = evaluate(arg.value, state, frame)
     current = state.current_stream(F)
     module = AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, receiver.identity, current)
-    guard = Guard(GuardKind.OFF_DEVICE, "", True, receiver.identity)
-    state = access(state, frame, frame.site(call), receiver.identity, True, current, guard=guard)
+    state = access(state, frame, frame.site(call), receiver.identity, True, current, guard=receiver.identity)
     for name, value in state.names:  # (every name of it holds the moved module)
         if value == receiver:
             state = state.bind(name, module)
