@@ -500,13 +500,13 @@ class RootCalls:
     read: tuple
 
 
-def callers_solver(path: str) -> tuple[Solver, list]:
+def callers_solver(path: str) -> tuple[Solver, dict]:
     """The solver the callers' walks of the package around the module at `path` are made in, kept
     for the run and shared by every checked file of that package (one memo of the callers' walks
     and of everything they reach), with what its walks read so far. Its program's main module is
     empty: every function it walks is another module's, as to a checked file's solver."""
     files = resolve.enclosing_package_files(path, MAX_PACKAGE_FILES, MAX_ROOT_FILES)
-    made = resolve.per_run(("callers_solver", files), lambda: [None, []])
+    made = resolve.per_run(("callers_solver", files), lambda: [None, {}])
     if made[0] is None:
         made[0] = Solver(Program(unit_of("<callers>", cst.Module(body=[]), ""), ProjectModules(path)))
     return made[0], made[1]
@@ -516,13 +516,12 @@ def root_calls_of(path: str, callers: list[str]) -> tuple[RootCalls, int]:
     """What the functions `callers` (of other modules of the package of the module at `path`) call
     at the root context, walked in the package's callers' solver; with the walks made now."""
     solver, read_before = callers_solver(path)
-    for read in read_before:  # (what the earlier walks read: this check depends on it too)
-        reads.replay(*read)
+    reads.replay(read_before)  # (what the earlier walks read: this check depends on it too)
     made = len(solver.solved.walks)
     with reads.kept_for_reuse() as read:
         for qualname in callers:
             solver._solve(qualname, ROOT_CONTEXT)
-    read_before.append(read)
+    read_before.update((p, w) for p, w in read.items() if w != reads.PRESENT or not read_before.get(p))
     return solver._root_calls(read), len(solver.solved.walks) - made
 
 
