@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
-from streamlint import selection
+from streamlint import declared_toml, selection
 from streamlint.model import declared
 from streamlint.model.declared import Model
 from streamlint.selection import SelectorError
@@ -85,14 +85,14 @@ def _models(table: Mapping[str, Any], root: Path, where: str) -> tuple[Model, ..
     """Declared API models: the table's own `[[model]]` entries, then those of the files
     that `models` names (relative to the config's directory)."""
     try:
-        out = declared.parse_models(table["model"], f"{where}: model") if "model" in table else ()
+        out = declared_toml.parse_models(table["model"], f"{where}: model") if "model" in table else ()
         if "models" in table:
             for name in _string_list(table["models"], f"{where}: models"):
                 path = root / os.path.expanduser(name)
                 if not path.is_file():
                     raise ConfigError(f"{where}: models names a missing file: {name}")
-                out += declared.load_file(path, f"{where}: models file {name}")
-    except declared.ModelError as err:
+                out += declared_toml.load_file(path, f"{where}: models file {name}")
+    except declared_toml.ModelError as err:
         raise ConfigError(str(err)) from None
     return out
 

@@ -1,5 +1,5 @@
 """The domain's speed structures change no answer: the state's frozen maps, the cached hashes,
-and the order's incremental indexes (domain/pending_index.py) give what a from-scratch order
+and the order's incremental indexes (Order's maps by number, root and clock) give what a from-scratch order
 gives after any sequence of operations."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Happens-before of the v3 domain against CSAN's semantics (torch/cuda/_sanitizer.py):
 each case is a sequence of accesses and orderings, and the conflicts it must (not) give."""
 
-from streamlint.model.domain.order import HOST, AccessEvent, ConflictKind, Order
+from streamlint.model.domain.order import DONE, HOST, AccessEvent, ConflictKind, Order
 from streamlint.model.domain.paths import Index, Path, Root
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.domain.values import AbsValue, ValueKind
@@ -175,4 +175,4 @@ def test_a_wait_by_or_for_one_of_two_orders_on_the_may_clock_only():
     assert run(waited, A, False, "r")[1] == []
     assert A in waited.pending[0].seen and A not in waited.pending[0].seen_on_every_path
     synced = order.synchronize_stream(either)
-    assert run(synced, HOST, False, "read")[1] == [] and not synced.pending[0].done_on_every_path
+    assert run(synced, HOST, False, "read")[1] == [] and DONE not in synced.pending[0].seen_on_every_path

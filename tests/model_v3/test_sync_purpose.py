@@ -11,7 +11,7 @@ import pytest
 
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.file_model import analyze_file
-from streamlint.model.readings.hot_paths import uploads_in
+from streamlint.model.readings.hot_paths import Work, work_in
 from streamlint.model.readings.operations import own_operations
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.sync_purpose import Purpose, SyncPurposes
@@ -35,7 +35,7 @@ def purposes(body: str) -> list:
         seen.add(at.site)
         node = model.node_of(at.site)
         loops = ancestry.loops_around(node)
-        uploads = bool(loops) and uploads_in(model, qualname, loops[-1], ancestry)
+        uploads = bool(loops) and work_in(model, qualname, loops[-1], ancestry, Work.UPLOAD)
         copy = operation.op == OpKind.COPY_D2H.value
         value_read = operation.op != OpKind.DEVICE_SYNC.value
         found.append(asked.purpose(node, value_read, copy, operation.conditional, uploads))

@@ -1,11 +1,10 @@
 """Declared API models: what a wrapper the analysis cannot see does, said in TOML (the format is
-the README's "Modelling your own wrappers"; streamlint's own models are api/models/*.toml). Data and parsing
-only, checked when loaded (a ModelError names the model and the key); the transfer functions ask
-`active()` for facts."""
+the README's "Modelling your own wrappers"; streamlint's own models are api/models/*.toml). The
+models and what they mean; the user's tables are checked by the config layer (declared_toml.py).
+The transfer functions ask `active()` for facts."""
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -57,9 +56,6 @@ RETURNS = {
 FRAMEWORKS = ("torch", "cupy", "numba", "cuda-python")
 # Namespaces a namespace model may stand for.
 NAMESPACES = ("torch.cuda", "cupy.cuda", "numba.cuda", "torch", "cupy", "cuda.core")
-NAMESPACE_KEYS = ("target", "namespace", "doc")
-EFFECT_KEYS = ("target", "kind", "framework", "stream", "reads", "writes", "blocking", "returns", "host",
-               "target-arg", "doc")
 
 
 def _name(spelled: str) -> bool:
@@ -67,14 +63,7 @@ def _name(spelled: str) -> bool:
     return spelled.isascii() and spelled.isidentifier()
 
 
-def _is_target(target: str) -> bool:
-    """A dotted name of two parts or more; a part between may be an instance, `Class()`."""
-    parts = target.split(".")
-    middle = [p.removesuffix("()") for p in parts[1:-1]]
-    return len(parts) > 1 and _name(parts[0]) and _name(parts[-1]) and all(map(_name, middle))
-
-
-def _parse_ref(ref: str) -> Optional[tuple[Optional[int], Optional[str]]]:
+def parse_ref(ref: str) -> Optional[tuple[Optional[int], Optional[str]]]:
     """An argument reference: `argN` (position), `argN:name` (position or keyword), `name`
     (keyword): (position, keyword), or None when it is none of these."""
     head, colon, keyword = ref.partition(":")
@@ -82,10 +71,6 @@ def _parse_ref(ref: str) -> Optional[tuple[Optional[int], Optional[str]]]:
     if head.startswith("arg") and digits.isascii() and digits.isdigit() and (not colon or _name(keyword)):
         return int(digits), keyword or None
     return (None, ref) if not colon and _name(ref) else None
-
-
-class ModelError(Exception):
-    """An invalid declared model; the CLI prints it as a config error (exit 2)."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +118,7 @@ class Model:
 def _arg(ref: str) -> "Arg":
     from streamlint.model.api.facts import Arg  # lazy: as in Model.fact
 
-    parsed = _parse_ref(ref)
+    parsed = parse_ref(ref)
     assert parsed is not None  # checked when loaded
     return Arg(*parsed)
 
@@ -150,115 +135,19 @@ def _stream(spec: str) -> tuple["Stream", Optional["Arg"]]:
     return facts.Stream.ARG, _arg(spec)
 
 
-# ------------------------------------------------------------------ checking
-def parse_models(entries: Any, where: str) -> tuple[Model, ...]:
-    """Checked models from a TOML array of tables; `where` names it in messages."""
-    if not isinstance(entries, list):
-        raise ModelError(f"{where}: expected an array of tables ([[...model]]), got {type(entries).__name__}")
-    return tuple(parse_model(entry, f"{where}[{i}]") for i, entry in enumerate(entries))
-
-
-def parse_model(entry: Any, where: str) -> Model:
-    if not isinstance(entry, Mapping):
-        raise ModelError(f"{where}: expected a table, got {entry!r}")
-    target = entry.get("target")
-    if not isinstance(target, str) or not _is_target(target):
-        raise ModelError(f"{where}: key 'target': expected a dotted name such as 'mylib.copy_async' "
-                         f"(or 'mylib.Buffer().copy' for a method), got {target!r}")
-    where = f"{where} (target {target!r})"
-    if "namespace" in entry and "kind" in entry:
-        raise ModelError(f"{where}: a model has either 'namespace' or 'kind', not both")
-    _check_keys(entry, NAMESPACE_KEYS if "namespace" in entry else EFFECT_KEYS, where)
-    if "namespace" in entry:
-        ns = entry["namespace"]
-        if ns not in NAMESPACES:
-            raise ModelError(f"{where}: key 'namespace': expected one of {', '.join(NAMESPACES)}, got {ns!r}")
-        return Model(target=target, namespace=ns, source=where)
-    return _effect_model(entry, target, where)
-
-
-def _check_keys(entry: Mapping, allowed: tuple[str, ...], where: str) -> None:
-    for key in entry:
-        if key not in allowed:
-            hint = difflib.get_close_matches(key, allowed, n=1)
-            extra = f" (did you mean {hint[0]!r}?)" if hint else ""
-            raise ModelError(f"{where}: unknown key {key!r}{extra}; valid keys: {', '.join(allowed)}")
-
-
-def _one_of(entry: Mapping, key: str, allowed: Sequence[str], default: Any, where: str) -> Any:
-    value = entry.get(key, default)
-    if value not in allowed:
-        raise ModelError(f"{where}: key {key!r}: expected one of {', '.join(allowed)}, got {value!r}")
-    return value
-
-
-def _one_ref(entry: Mapping, key: str, where: str) -> Optional[str]:
-    value = entry.get(key)
-    return None if value is None else _refs([value], f"{where}: key {key!r}")[0]
-
-
-def _default_stream(kind: str) -> str:
+def default_stream(kind: str) -> str:
     """Work queues on the current stream unless the kind does no queued work of its own."""
     queued = KINDS[kind] is not None and kind not in _SYNC_KINDS
     return "current" if queued and kind not in ("stream", "event", "alloc", "pinned-alloc", "pin") else "none"
 
 
-def _effect_model(entry: Mapping, target: str, where: str) -> Model:
-    if "kind" not in entry:
-        raise ModelError(f"{where}: missing key 'kind' (or 'namespace'); kinds: {', '.join(KINDS)}")
-    kind = _one_of(entry, "kind", tuple(KINDS), None, where)
-    framework = _one_of(entry, "framework", FRAMEWORKS, "torch", where)
-    stream = entry.get("stream", _default_stream(kind))
-    _check_stream(stream, where)
-    reads = _refs(entry.get("reads", []), f"{where}: key 'reads'", self_ok=True)
-    writes = _refs(entry.get("writes", []), f"{where}: key 'writes'", self_ok=True)
-    blocking = entry.get("blocking")
-    if blocking is not None and not isinstance(blocking, bool):
-        raise ModelError(f"{where}: key 'blocking': expected true or false, got {blocking!r}")
-    returns = _one_of(entry, "returns", tuple(RETURNS), "none", where)
-    if ("reads" in entry or "writes" in entry) and KINDS[kind] is None:
-        raise ModelError(f"{where}: kind 'value' does no device work: it has no 'reads' or 'writes'")
-    if "self" in reads + writes and "()." not in target:
-        raise ModelError(f"{where}: 'self' names the receiver of a method: write the target as 'pkg.Class().method'")
-    return Model(target=target, kind=kind, framework=framework, stream=stream, reads=reads, writes=writes,
-                 blocking=blocking, returns=returns, host=_one_ref(entry, "host", where),
-                 target_arg=_one_ref(entry, "target-arg", where), source=where)
-
-
-def _check_stream(spec: Any, where: str) -> None:
-    ok = isinstance(spec, str) and (
-        spec in ("none", "current", "legacy", "self")
-        or _parse_ref(spec.removesuffix("|current")) is not None
-    )
-    if not ok:
-        raise ModelError(f"{where}: key 'stream': expected 'current', 'legacy', 'none', 'self', an argument "
-                         f"('arg2', 'arg2:stream', 'stream') or '<argument>|current', got {spec!r}")
-
-
-def _refs(value: Any, what: str, self_ok: bool = False) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, list):
-        raise ModelError(f"{what}: expected a list of argument references ('arg0', 'arg1:src', 'dst'), got {value!r}")
-    for ref in value:
-        if not isinstance(ref, str) or not (_parse_ref(ref) is not None or (self_ok and ref == "self")):
-            raise ModelError(f"{what}: {ref!r} is not an argument reference ('arg0', 'arg1:src', a keyword name"
-                             + (", or 'self')" if self_ok else ")"))
-    return tuple(value)
-
-
-def load_file(path: Path, where: Optional[str] = None) -> tuple[Model, ...]:
-    """Models from a models file (`[[model]]` tables at its top level)."""
-    where = where or str(path)
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except OSError as err:
-        raise ModelError(f"{where}: cannot read models file: {err.strerror or err}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ModelError(f"{where}: invalid TOML: {err}") from None
-    extra = [k for k in data if k != "model"]
-    if extra:
-        raise ModelError(f"{where}: unknown top-level key {extra[0]!r}; a models file holds [[model]] tables")
-    return parse_models(data.get("model", []), f"{where}: model")
+def from_table(entry: Mapping[str, Any], where: str) -> Model:
+    """A model from its TOML table (one the config layer checked, or one of streamlint's own)."""
+    fields = {key.replace("-", "_"): value for key, value in entry.items() if key != "doc"}
+    if "kind" in fields:
+        fields.setdefault("stream", default_stream(fields["kind"]))
+    return Model(**{**fields, "reads": tuple(fields.get("reads", ())), "writes": tuple(fields.get("writes", ()))},
+                 source=where)
 
 
 # ------------------------------------------------------------------ the registry
@@ -267,9 +156,13 @@ _BUILTIN_DIR = Path(__file__).resolve().parent / "api" / "models"
 
 @lru_cache(maxsize=1)
 def builtin_models() -> tuple[Model, ...]:
+    """streamlint's own models (tests/test_declared_models.py checks them as the config layer does)."""
     out: list[Model] = []
     for path in sorted(_BUILTIN_DIR.glob("*.toml")):
-        out.extend(load_file(path, f"streamlint's models/{path.name}"))
+        with open(path, "rb") as fh:
+            entries = tomllib.load(fh)["model"]
+        out.extend(from_table(e, f"streamlint's models/{path.name}: model[{i}] (target {e['target']!r})")
+                   for i, e in enumerate(entries))
     return tuple(out)
 
 

@@ -16,7 +16,9 @@ from streamlint.model.interproc.repeat import next_call_conflicts
 from streamlint.model.findings import Hazard, Placement, at_boundary, at_fork, at_wait, place
 from streamlint.model.summary.effects import EffectKind
 from streamlint.model.interproc.modules import main_names
-from streamlint.model.interproc.solver import Solved, Solver, entered_bare, solver_for
+from streamlint.model.interproc.solver import Solved, Solver, entered_bare
+from streamlint.model.interproc.modules import ProjectModules
+from streamlint.model.interproc.program import Program, unit_of
 
 
 @dataclass
@@ -33,8 +35,8 @@ class FileModel:
 def analyze_file(module: cst.Module, path: str = "", content: str = "") -> FileModel:
     """`content`: the content hash of the file's checked bytes (its module's summaries are then
     kept for the run: Solver.solve_module)."""
-    name, _ = main_names(path)
-    solver = solver_for(module, path)
+    name, package = main_names(path)
+    solver = Solver(Program(unit_of(name, module, package), ProjectModules(path)))
     solved = solver.solve_module(path, content)
     kept: dict = {}  # problem -> its hazard, in the order the problems were first met
     pairs = set()

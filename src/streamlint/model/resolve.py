@@ -86,31 +86,12 @@ _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 def _project_root(start: Path) -> tuple[Path, ...]:
     """The nearest directory at or above `start` that holds a project marker, if any."""
-    return per_run(("root", start), lambda: _marked(start))
+    return per_run(("root", start), lambda: next(((base,) for base in (start, *start.parents)
+                                                  if any((base / m).exists() for m in _ROOT_MARKERS)), ()))
 
 
-def _marked(start: Path) -> tuple[Path, ...]:
-    for base in (start, *start.parents):
-        if any((base / marker).exists() for marker in _ROOT_MARKERS):
-            return (base,)
-    return ()
-
-
-def project_root(path: str) -> Optional[Path]:
-    """The nearest directory at or above the top package of the file at `path` with a project marker."""
-    top = Path(path).resolve().parent
-    while (top / "__init__.py").is_file() and top.parent != top:
-        top = top.parent
-    found = _project_root(top)
-    return found[0] if found else None
-
-
-def python_files(directory: Path, most: int) -> tuple[str, ...]:
-    """The Python files of a directory, none if it has more than `most` (listed once per run)."""
-    return per_run(("listing", str(directory)), lambda: _listed(directory, most))
-
-
-def _listed(directory: Path, most: int) -> tuple[str, ...]:
+def _python_files(directory: Path, most: int) -> tuple[str, ...]:
+    """The Python files of a directory, none if it has more than `most`."""
     try:
         names = sorted(n for n in os.listdir(directory) if n.endswith(".py"))
     except OSError:
@@ -129,7 +110,10 @@ def enclosing_package_files(path: str, most: int, most_in_root: int) -> tuple[st
 
 def _enclosing(here: Path, most: int, most_in_root: int) -> tuple[str, ...]:
     found: tuple[str, ...] = ()
-    root = project_root(str(here))
+    top = here.parent
+    while (top / "__init__.py").is_file() and top.parent != top:
+        top = top.parent
+    root = next(iter(_project_root(top)), None)  # (the nearest marked directory at or above the top package)
     folder, whole = here.parent, here.parent == root  # (a root script: the root is its whole package)
     while (folder / "__init__.py").is_file():
         listed = _package_listing(folder, most)
@@ -141,7 +125,8 @@ def _enclosing(here: Path, most: int, most_in_root: int) -> tuple[str, ...]:
             break
         folder = folder.parent
     if whole and root is not None and not (root / "__init__.py").is_file():
-        found = found + tuple(f for f in python_files(root, most_in_root) if f not in found)
+        found = found + tuple(f for f in per_run(("listing", str(root)), lambda: _python_files(root, most_in_root))
+                               if f not in found)
     return found
 
 

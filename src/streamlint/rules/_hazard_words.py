@@ -15,7 +15,8 @@ from streamlint.model.api import torch_api
 from streamlint.model.domain.order import HOST, ConflictKind
 from streamlint.model.domain.paths import Index, IndexKind, Path, RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.readings.hazards import HazardReading, Side, allocation_node, outer_site, readings
+from streamlint.model.file_model import FileModel
+from streamlint.model.readings.hazards import HazardReading, Side, readings
 from streamlint.rules._shared import api_named
 
 # The conflict kinds each code reports (the model knows kinds, not codes).
@@ -467,3 +468,41 @@ def _site_steps(site: str) -> list[str]:
         else:
             steps.append(piece)
     return steps
+
+
+# Where the memory of a hazard was made, and where the function is: the message's words and lines
+# (moved from model/readings/hazards.py: they decide no finding).
+def allocation_node(model: FileModel, reading: HazardReading) -> Optional[cst.CSTNode]:
+    """The call that allocated the memory of a hazard's path, when the path is an allocation."""
+    root = reading.later.access.path.root
+    if root.kind is not RootKind.FRESH or not root.site:
+        return None
+    return model.node_of(outer_site(root.site))
+
+
+def stored_allocation_node(model: FileModel, reading: HazardReading) -> Optional[cst.CSTNode]:
+    """The call that allocated what the object keeps at a hazard's `self.<attr>` path: the first
+    method of the class (in the solved order) whose `self_stores` leave new memory there."""
+    path = reading.later.access.path
+    if path.root.kind is not RootKind.SELF or len(path.steps) != 1 or not reading.function.class_name:
+        return None
+    owner = reading.function.qualname.rsplit(".", 1)[0]
+    for (qualname, _), walked in model.solved.walks.items():
+        if qualname.rsplit(".", 1)[0] != owner:
+            continue
+        for attr, value in walked.summary.self_stores:
+            made = value.identity.root if attr == path.steps[0] and value.identity is not None else None
+            if made is not None and made.kind is RootKind.FRESH and made.site and value.on_device:
+                return model.node_of(outer_site(made.site))
+    return None
+
+
+def outer_site(site: str) -> str:
+    """The site in the walked function of a site key a call mapped ("f#3>g#1" -> "f#3"); the
+    qualified name before "#" may itself hold ">" (`mod.<module>#2`)."""
+    qualname, _, rest = site.partition("#")
+    return f"{qualname}#{rest.split('>', 1)[0]}" if rest else site
+
+
+def is_module_level(reading: HazardReading) -> bool:
+    return isinstance(reading.function.node, cst.Module)

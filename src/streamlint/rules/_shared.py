@@ -20,6 +20,11 @@ OPERATION_WORDS = frozenset({"arithmetic", "in-place arithmetic", "a comparison"
                              "truth value"})
 
 
+def hot_entry_name(entry: str, function: str) -> str:
+    """The entry as a message names it: `forward` for the entry itself, `Block.forward` for a helper's."""
+    return entry.rsplit(".", 1)[-1] if entry == function else entry
+
+
 def api_named(api: str) -> str:
     """An operation as a message names it: its call as code (`cp.asarray`), an operator
     in words ("this arithmetic")."""

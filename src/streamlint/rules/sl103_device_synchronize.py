@@ -8,13 +8,13 @@ import libcst as cst
 
 from streamlint.model.api import torch_modules
 from streamlint.model.readings import hot_paths
-from streamlint.model.readings.hot_paths import hot_entry_name, queues_work_each_pass
+from streamlint.model.readings.hot_paths import Work, work_in
 from streamlint.model.readings.operations import measuring_calls, own_operations, stream_work_around
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.purpose import timed, trains
-from streamlint.model.syntax.sync_purpose import Purpose, SyncPurposes, unrolled, waits_on_user
+from streamlint.model.syntax.sync_purpose import Purpose, SyncPurposes, comprehension_of, unrolled, waits_on_user
 from streamlint.rules import _labels as labels
-from streamlint.rules._shared import STEP_TIMING_HELP, api_named
+from streamlint.rules._shared import STEP_TIMING_HELP, api_named, hot_entry_name
 from streamlint.rules.base import Finding, Rule
 
 
@@ -168,7 +168,7 @@ class DeviceSynchronize(Rule):
             if operation.op != _DEVICE_SYNC or at.site in reported or node is None:
                 continue
             loops = ancestry.loops_around(node)
-            if ancestry.in_comprehension(node) or _in_timed_loop(loops, purposes.modules):
+            if comprehension_of(node, ancestry) is not None or _in_timed_loop(loops, purposes.modules):
                 continue  # (a benchmark's sync ends its timed region)
             where = _where(model, ancestry, qualname, at, node, loops, entries.get(at.site))
             if where is None:
@@ -213,7 +213,7 @@ def _where(model, ancestry: Ancestry, qualname: str, at, node, loops: list, own)
         return f"in `{_entry_named(own.entry, function)}`, on every call"
     if not operation.conditional and not any(waits_on_user(loop) for loop in loops):
         hot = [loop for loop in loops if not unrolled(loop)]
-        if hot and queues_work_each_pass(model, function, hot[-1], ancestry, stream_waits=True):
+        if hot and work_in(model, function, hot[-1], ancestry, Work.QUEUED, Work.ORDERING):
             return "on every iteration of a loop that queues GPU work"
     before, after = stream_work_around(model, qualname, at, ancestry)
     return "between stream work" if before and after else None

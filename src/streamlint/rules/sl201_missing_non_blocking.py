@@ -11,7 +11,7 @@ from streamlint.fixes.model import Applicability
 from streamlint.model.api.facts import OpKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import Memory
-from streamlint.model.readings.hot_paths import hot_entry_name, queues_work_each_pass
+from streamlint.model.readings.hot_paths import Work, work_in
 from streamlint.model.readings.hot_paths import own_operations as hot_operations
 from streamlint.model.readings.operations import drained_alone, host_writes_into, leaves_unordered, own_operations
 from streamlint.model.summary.effects import Operation
@@ -19,7 +19,7 @@ from streamlint.model.syntax import ancestry as nesting
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.sync_purpose import comprehension_of, unrolled, waits_on_user
 from streamlint.rules import _labels as labels
-from streamlint.rules._shared import api_named, named
+from streamlint.rules._shared import api_named, hot_entry_name, named
 from streamlint.rules.base import Finding, Rule
 
 
@@ -202,7 +202,7 @@ def _hot_where(model, ancestry: Ancestry, own, node: cst.CSTNode) -> Optional[st
     if any(waits_on_user(loop) for loop in loops):
         return None
     loops = [loop for loop in loops if not unrolled(loop)]
-    if not loops or not (own.entry or queues_work_each_pass(model, own.function, loops[-1], ancestry)):
+    if not loops or not (own.entry or work_in(model, own.function, loops[-1], ancestry, Work.QUEUED)):
         return None
     if own.first_pass:
         caller = hot_entry_name(own.entry, own.function) if own.entry else own.function

@@ -10,8 +10,7 @@ from streamlint.fixes.model import Applicability
 from streamlint.model.domain.paths import Index, RootKind
 from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.findings import Placement
-from streamlint.model.readings.hazards import allocation_node, is_module_level, stored_allocation_node
-from streamlint.rules._hazard_words import Words
+from streamlint.rules._hazard_words import Words, allocation_node, is_module_level, stored_allocation_node
 from streamlint.rules._shared import handed_to_callers_of, may_be_none_in, named, stream_code
 from streamlint.rules.base import Finding, Rule
 

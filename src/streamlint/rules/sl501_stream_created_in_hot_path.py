@@ -12,9 +12,11 @@ from streamlint.fixes.edits import FixBuilder, binding_pattern, make_fix
 from streamlint.fixes.idioms import fresh_name
 from streamlint.fixes.model import Applicability, Edit
 from streamlint.model import api
-from streamlint.model.readings.hot_paths import OwnOperation, hot_entry_name, own_operations, queues_work
-from streamlint.model.syntax.ancestry import Ancestry
-from streamlint.model.syntax.purpose import kept_per_item, timing_mark
+from streamlint.model.readings.hot_paths import Work, own_operations, work_in
+from streamlint.model.readings.operations import OperationAt
+from streamlint.model.syntax.ancestry import Ancestry, comprehension_of
+from streamlint.model.syntax.purpose import event_on_purpose
+from streamlint.rules._shared import hot_entry_name
 from streamlint.rules.base import Finding, Rule
 
 _STREAM, _EVENT = "stream creation", "event creation"  # Operation.op of a creation (the fact tables' kinds)
@@ -195,7 +197,7 @@ class StreamCreatedInHotPath(Rule):
             if own.operation.op not in _CREATIONS:
                 continue
             node = model.node_of(own.site)
-            if not isinstance(node, cst.Call) or ancestry.in_comprehension(node):
+            if not isinstance(node, cst.Call) or comprehension_of(node, ancestry) is not None:
                 continue
             creation = _Creation(own, node, ancestry.loops_around(node))
             where = _where(model, ancestry, creation)
@@ -235,7 +237,7 @@ class StreamCreatedInHotPath(Rule):
 
 @dataclass(frozen=True)
 class _Creation:
-    own: OwnOperation
+    own: OperationAt
     node: cst.Call
     loops: list  # the loop statements around it in its function, outermost first
 
@@ -250,11 +252,10 @@ def _where(model, ancestry: Ancestry, creation: _Creation) -> Optional[str]:
     own = creation.own
     if creation.loops:
         function = next((a for a in ancestry.ancestors(creation.node) if isinstance(a, cst.FunctionDef)), None)
-        if own.operation.op == _EVENT and function is not None and (
-                kept_per_item(creation.node, function, ancestry)  # one event per item, kept to wait on later
-                or timing_mark(creation.node, creation.loops[-1], function, ancestry)):
+        if own.operation.op == _EVENT and function is not None and event_on_purpose(
+                creation.node, creation.loops[-1], function, ancestry):
             return None  # made on purpose, or a timing mark of a measurement loop (not a training loop's)
-        if any(queues_work(model, own.function, loop, ancestry) for loop in creation.loops):
+        if any(work_in(model, own.function, loop, ancestry, Work.ANY) for loop in creation.loops):
             return "on every iteration of a loop that queues GPU work"
         return None
     if own.entry and not own.operation.conditional:

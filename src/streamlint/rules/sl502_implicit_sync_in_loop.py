@@ -9,13 +9,11 @@ import libcst as cst
 
 from streamlint.model import api
 from streamlint.model.readings.hot_paths import (
-    OwnOperation,
-    hot_entry_name,
+    Work,
     own_operations,
-    queues_work_each_pass,
-    uploads_in,
+    work_in,
 )
-from streamlint.model.readings.operations import round_trips
+from streamlint.model.readings.operations import OperationAt, round_trips
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.sync_purpose import (
     Purpose,
@@ -25,7 +23,7 @@ from streamlint.model.syntax.sync_purpose import (
     unrolled,
     waits_on_user,
 )
-from streamlint.rules._shared import STEP_TIMING_HELP
+from streamlint.rules._shared import STEP_TIMING_HELP, hot_entry_name
 from streamlint.rules.base import Finding, Rule
 from streamlint.rules.sl202_blocking_copy_in_stream_region import BlockingCopyInStreamRegion
 
@@ -223,7 +221,7 @@ class ImplicitSyncInLoop(Rule):
 
 @dataclass(frozen=True)
 class _Sync:
-    own: OwnOperation
+    own: OperationAt
     node: cst.CSTNode
     loops: list  # loop statements around it in its function, outermost first
     comprehension: Optional[cst.CSTNode]
@@ -234,7 +232,7 @@ class _Sync:
 
     def purpose(self, model, ancestry: Ancestry, purposes: SyncPurposes):
         loop = self.loops[-1] if self.loops else None
-        uploads = loop is not None and uploads_in(model, self.own.function, loop, ancestry)
+        uploads = loop is not None and work_in(model, self.own.function, loop, ancestry, Work.UPLOAD)
         copy = self.own.operation.op == _D2H
         return purposes.purpose(self.node, True, copy, self.own.operation.conditional, uploads)
 
@@ -251,7 +249,7 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
                 help=f"read all the elements once before the loop (`{read_by_element}.tolist()`) and index that list",
             )
     if sync.comprehension is not None:
-        if operation.conditional or not queues_work_each_pass(model, sync.own.function, sync.comprehension, ancestry):
+        if operation.conditional or not work_in(model, sync.own.function, sync.comprehension, ancestry, Work.QUEUED):
             return None
         # Needed or not, the values can come back in one copy instead of one per element.
         return Finding(
@@ -270,7 +268,7 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
     return _worded(analysis, sync, what, where, purpose)
 
 
-def _blocking_read_back(own: OwnOperation) -> bool:
+def _blocking_read_back(own: OperationAt) -> bool:
     """A PyTorch or CuPy device-to-host copy of device memory that the host waits for (`t.cpu()`,
     `x.get()`, `cp.asnumpy(x)`; a host tensor's `copy_` from the device is SL301's and SL202's)."""
     framework = api.framework_of(own.operation.api)
@@ -290,12 +288,12 @@ def _hot_where(model, ancestry: Ancestry, sync: _Sync) -> Optional[str]:
     loops = [loop for loop in sync.loops if not unrolled(loop)]
     if own.entry and loops:
         return "iteration"
-    if loops and queues_work_each_pass(model, own.function, loops[-1], ancestry):
+    if loops and work_in(model, own.function, loops[-1], ancestry, Work.QUEUED):
         return "iteration"
     return None
 
 
-def _truth_value(own: OwnOperation, node: cst.CSTNode) -> bool:
+def _truth_value(own: OperationAt, node: cst.CSTNode) -> bool:
     """A test's truth value read (`if t:`), not an explicit `bool(t)`."""
     explicit = isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "bool"
     return own.operation.api == "bool" and not explicit

@@ -1,3 +1,1 @@
-"""The abstract domain of the v3 model: access paths, stream references, abstract values,
-happens-before order and the state that joins them. Pure data and lattice operations:
-nothing here reads syntax or knows a framework's API."""
+"""The abstract domain: access paths, stream references, values, order and state; pure data, no syntax, no API."""

@@ -1,24 +1,22 @@
-"""Happens-before between queued work and the host, as PyTorch's CUDA sanitizer orders it: each
-pending access carries the streams whose clocks have reached it (`seen`, the may clock;
-`seen_on_every_path`, the must clock), finite over a program's sites, so joins and loops reach a
-fixpoint. A conflict is reported only when even the may clock shows no order."""
+"""Happens-before as PyTorch's CUDA sanitizer orders it: a conflict only where even the may clock shows no order."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from operator import itemgetter
 from enum import Enum
 from typing import Iterable, Optional
 
 from streamlint.model.domain.paths import Path
-from streamlint.model.domain.pending_index import PendingIndex
+from streamlint.model.domain.persistent import EMPTY, PMap
 from streamlint.model.domain.sides import configuration_sides, exclusive
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 
 # The host, as the side of an access (a host read of a copy's destination, a refill).
 HOST = StreamRef(StreamRefKind.PATH, "host")
-# In `seen`: the allocator was told of this access (`record_stream`): a release waits for it.
-RECORDED = StreamRef(StreamRefKind.PATH, "allocator")
+# In a clock: the access is complete as far as the host knows (on some path; in the must clock, on every path).
+DONE = StreamRef(StreamRefKind.UNKNOWN, "done")  # (equal to no stream: a PATH ref without a path is HOST)
 
 
 class ConflictKind(Enum):
@@ -77,10 +75,8 @@ _STREAMS: dict = {}
 @dataclass(frozen=True)
 class Pending:
     access: AccessEvent
-    seen: frozenset[StreamRef]  # the may clock: streams ordered after it on some path
+    seen: frozenset[StreamRef]  # the may clock: streams ordered after it on some path (and DONE)
     seen_on_every_path: frozenset[StreamRef]  # the must clock
-    done: bool = False  # completed as far as the host knows on some path (the may clock)
-    done_on_every_path: bool = False  # ... on every path (the must clock)
     # the may clock of waits made under sides of configuration tests (D-18): (stream, sides)
     seen_under: frozenset = field(default=frozenset(), metadata={"omit_default": True})
 
@@ -97,16 +93,18 @@ class Pending:
     def clock(self) -> tuple:
         """What an ordering operation decides by: equal clocks move alike (by identity, for speed)."""
         stream = _STREAMS.setdefault(self.access.stream, self.access.stream)
-        return (id(self.seen), id(self.seen_on_every_path), self.done, self.done_on_every_path, id(stream),
-                id(self.seen_under))
+        return (id(self.seen), id(self.seen_on_every_path), id(stream), id(self.seen_under))
 
     def __getstate__(self) -> dict:
         """Without the cached clock: its identities mean nothing in a copy or another process."""
         return {name: value for name, value in self.__dict__.items() if name not in ("clock", "key")}
 
+    @property
+    def done(self) -> bool:
+        return DONE in self.seen
+
     def ordered_before(self, stream: StreamRef, branch: Iterable[str] = ()) -> bool:
-        """Ordered before `stream`'s later work done on the sides `branch` (a wait made on an
-        exclusive side of a configuration test orders nothing there: D-18)."""
+        """Ordered before `stream`'s later work on the sides `branch` (an exclusive side's wait orders none: D-18)."""
         if stream.kind is StreamRefKind.EITHER:
             return any(self.ordered_before(m, branch) for m in stream.members)  # on some path: the may clock
         if self.done or stream == self.access.stream or stream.pools_with(self.access.stream):
@@ -115,8 +113,7 @@ class Pending:
                                                                if not exclusive(sides, branch)))
 
     def with_seen(self, stream: StreamRef, may_only: bool = False, sides: frozenset = frozenset()) -> "Pending":
-        """Ordered before `stream`'s later work (one of two: on the may clock only, D-14; under
-        configuration `sides`: on the may clock for those only, D-18)."""
+        """Ordered before `stream`'s later work (of one of two, or under configuration `sides`: the may clock only)."""
         streams, must = frozenset(stream.paths), not may_only and stream.kind is not StreamRefKind.EITHER
         if streams <= self.seen and (not must or streams <= self.seen_on_every_path):
             return self
@@ -126,13 +123,10 @@ class Pending:
             if under == self.seen_under and seen == self.seen and (not must or streams <= self.seen_on_every_path):
                 return self
         return Pending(self.access, seen, self.seen_on_every_path | streams if must else self.seen_on_every_path,
-                       self.done, self.done_on_every_path, under)
+                       under)
 
     def completed(self, every_path: bool = True) -> "Pending":
-        if self.done and (self.done_on_every_path or not every_path):
-            return self
-        return Pending(self.access, self.seen, self.seen_on_every_path, True, self.done_on_every_path or every_path,
-                       self.seen_under)
+        return self.with_seen(DONE, may_only=not every_path)
 
 
 @dataclass(frozen=True)
@@ -144,16 +138,10 @@ class Conflict:
     behind: int = field(default=0, compare=False)
 
 
-def _kind(earlier: AccessEvent, later: AccessEvent) -> Optional[ConflictKind]:
-    if later.stream == HOST:
-        if earlier.write and not later.write:
-            return ConflictKind.HOST_READ_BEFORE_SYNC
-        return ConflictKind.HOST_WRITE_BEFORE_SYNC if later.write and not earlier.write else None
-    if earlier.write and later.write:
-        return ConflictKind.WRITE_AFTER_WRITE
-    if earlier.write:
-        return ConflictKind.READ_AFTER_WRITE
-    return ConflictKind.WRITE_AFTER_READ if later.write else None
+# The conflict of an earlier and a later access, by (earlier writes, later writes, later is the host's).
+_KINDS = {(True, False, True): ConflictKind.HOST_READ_BEFORE_SYNC, (False, True, True): ConflictKind.HOST_WRITE_BEFORE_SYNC,
+          (True, True, False): ConflictKind.WRITE_AFTER_WRITE, (True, False, False): ConflictKind.READ_AFTER_WRITE,
+          (False, True, False): ConflictKind.WRITE_AFTER_READ}
 
 
 def _assumed_closer(assumed: AccessEvent, access: AccessEvent, same_root: list) -> bool:
@@ -171,22 +159,30 @@ def _may_differ(a: StreamRef, b: StreamRef) -> bool:
 
 
 class Order:
-    """The accesses still pending (indexed: an operation costs what it touches) and what each event
-    captured when it was recorded. Immutable."""
+    """The pending accesses by number, root and clock (an operation costs what it touches), and events' captures."""
 
-    __slots__ = ("_ix", "events", "kept_for", "_pending")
+    __slots__ = ("seq", "roots", "by_clock", "next", "events", "kept_for", "_pending")
 
-    def __init__(self, pending: tuple = (), events: tuple = (), kept_for: frozenset = frozenset(),
-                 index: Optional[PendingIndex] = None) -> None:
-        self._ix = PendingIndex.of(pending) if index is None else index
+    def __init__(self, pending: tuple = (), events: tuple = (), kept_for: frozenset = frozenset()) -> None:
+        seq: dict = {}
+        roots: dict = {}
+        clocks: dict = {}
+        for n, p in enumerate(pending):
+            seq[n] = p
+            roots.setdefault(p.access.path.root, []).append(n)
+            clocks.setdefault(p.clock, {})[n] = p
+        self.seq = PMap(seq)  # number -> access
+        self.roots = PMap({r: tuple(ns) for r, ns in roots.items()})  # root -> its accesses' numbers, ascending
+        self.by_clock = PMap({c: PMap(group) for c, group in clocks.items()})  # clock -> {number: access}
+        self.next = len(seq)  # the number the next access gets
         self.events: tuple[tuple[Path, frozenset], ...] = events  # (event path, keys of the accesses it orders)
         self.kept_for: frozenset[tuple[Path, StreamRef]] = kept_for
-        self._pending: Optional[tuple] = tuple(pending) if index is None else None
+        self._pending: Optional[tuple] = tuple(pending)
 
     @property
     def pending(self) -> tuple[Pending, ...]:
         if self._pending is None:
-            self._pending = self._ix.in_order()
+            self._pending = tuple(p for _, p in sorted(self.seq.items(), key=itemgetter(0)))
         return self._pending
 
     def __eq__(self, other: object) -> bool:
@@ -194,15 +190,15 @@ class Order:
             return True
         if not isinstance(other, Order):
             return NotImplemented
-        if self.events != other.events or self.kept_for != other.kept_for or len(self._ix) != len(other._ix):
+        if self.events != other.events or self.kept_for != other.kept_for or len(self.seq) != len(other.seq):
             return False
-        return self._ix.seq == other._ix.seq or self.pending == other.pending  # the first: numbered alike
+        return self.seq == other.seq or self.pending == other.pending  # the first: numbered alike
 
     def __hash__(self) -> int:
         return hash((self.pending, self.events, self.kept_for))
 
     def __reduce__(self) -> tuple:
-        """Without the index: it holds identities, which mean nothing in a copy or another process."""
+        """Without the maps: the clocks hold identities, which mean nothing in a copy or another process."""
         return (Order, (self.pending, self.events, self.kept_for))
 
     def __repr__(self) -> str:
@@ -210,26 +206,58 @@ class Order:
 
     def streams(self) -> set[StreamRef]:
         """The streams of the pending accesses."""
-        return self._ix.streams()
+        return {next(iter(group.values())).access.stream for group in self.by_clock.values()}
 
     def has_root(self, root) -> bool:
         """Some pending access is to memory of `root`."""
-        return self._ix.has_root(root)
+        return root in self.roots
 
-    def _made(self, index: Optional[PendingIndex] = None, events: Optional[tuple] = None,
-              kept_for: Optional[frozenset] = None) -> "Order":
-        """This order with its index, events or kept memory replaced."""
-        made = Order((), self.events if events is None else events, self.kept_for if kept_for is None else kept_for,
-                     self._ix if index is None else index)
-        made._pending = self._pending if index is None else None
+    def _same_root(self, root) -> list:
+        """(number, access) of the accesses to memory of `root`, in the order they joined."""
+        return [(n, self.seq[n]) for n in self.roots.get(root, ())]
+
+    def _made(self, **changed) -> "Order":
+        """This order with some of its slots changed (the accesses in order: again once they moved)."""
+        made = Order.__new__(Order)
+        for name in Order.__slots__:
+            setattr(made, name, changed.get(name, getattr(self, name)))
+        if "seq" in changed:
+            made._pending = None
         return made
+
+    def _appended(self, p: Pending, events: tuple) -> "Order":
+        n, root = self.next, p.access.path.root
+        return self._made(seq=self.seq.set(n, p), roots=self.roots.set(root, self.roots.get(root, ()) + (n,)),
+                          by_clock=_joined(self.by_clock, p.clock, n, p), next=n + 1, events=events)
+
+    def _removed(self, gone: list, **changed) -> "Order":
+        """Each (number, access) of `gone` leaves."""
+        seq, clocks, roots, by_root = self.seq, self.by_clock, self.roots, {}
+        for n, p in gone:
+            seq = seq.delete(n)
+            clocks = _left(clocks, p.clock, n)
+            by_root.setdefault(p.access.path.root, set()).add(n)
+        for root, numbers in by_root.items():
+            kept = tuple(n for n in roots[root] if n not in numbers)
+            roots = roots.set(root, kept) if kept else roots.delete(root)
+        return self._made(seq=seq, roots=roots, by_clock=clocks, **changed)
+
+    def _replaced(self, pairs: list) -> "Order":
+        """Each (number, new): the pending access of that number given a new clock, in its place."""
+        if not pairs:
+            return self
+        seq, clocks = self.seq, self.by_clock
+        for n, new in pairs:
+            clocks = _joined(_left(clocks, seq[n].clock, n), new.clock, n, new)
+            seq = seq.set(n, new)
+        return self._made(seq=seq, by_clock=clocks)
 
     # -- accesses ------------------------------------------------------------------
     def conflicts(self, access: AccessEvent) -> list[Conflict]:
         found = []
-        same_root = [p for _, p in self._ix.same_root(access.path.root)]
+        same_root = [p for _, p in self._same_root(access.path.root)]
         for place, p in enumerate(same_root):
-            kind = _kind(p.access, access)
+            kind = _KINDS.get((p.access.write, access.write, access.stream == HOST))
             if kind is None or not p.access.path.may_alias(access.path):
                 continue
             if (p.access.assumed or p.access.untold) and access.host_memory:
@@ -260,9 +288,8 @@ class Order:
         events = self.events
         if any(key in captured for _, captured in events):
             events = tuple((path, captured - {key}) for path, captured in events)
-        replaced = [(n, p) for n, p in self._ix.same_root(access.path.root) if p.key == key]
-        index = self._ix.removed(replaced) if replaced else self._ix
-        return self._made(index.appended(entry), events)
+        replaced = [(n, p) for n, p in self._same_root(access.path.root) if p.key == key]
+        return (self._removed(replaced) if replaced else self)._appended(entry, events)
 
     # -- ordering operations -------------------------------------------------------
     def wait(self, waiter: StreamRef, on: StreamRef, branch: Iterable[str] = ()) -> "Order":
@@ -270,8 +297,7 @@ class Order:
         return self.wait_any(waiter, (on,), branch)
 
     def wait_any(self, waiter: StreamRef, streams: Iterable[StreamRef], branch: Iterable[str] = ()) -> "Order":
-        """`waiter` waits on each of `streams` in one pass (a wait only adds `waiter`, which no other
-        of these waits tests); of one of two streams, on the may clock only (D-14)."""
+        """`waiter` waits on each of `streams` in one pass; of one of two streams, on the may clock only (D-14)."""
         streams = tuple(streams)
         ons = frozenset(m for on in streams for m in on.paths)
         if not ons:
@@ -281,15 +307,14 @@ class Order:
         return self._moved(lambda p: _waited(p, waiter, ons, may_only, sides))
 
     def _moved(self, f, moves=None) -> "Order":
-        """Each access given `f`, decided once per clock group (a group's accesses move alike): the
-        groups whose first access `moves` (by default: `f` changes it)."""
+        """Each access given `f`, decided once per clock group: the groups whose first access `moves` (or `f` moves)."""
         moves = moves or (lambda p: f(p) is not p)
-        return self._replaced([(n, new) for group in self._ix.clocks() if moves(next(iter(group.values())))
+        return self._replaced([(n, new) for group in self.by_clock.values() if moves(next(iter(group.values())))
                                for n, q in group.items() if (new := f(q)) is not q])
 
     def record(self, event: Path, stream: StreamRef, branch: Iterable[str] = ()) -> "Order":
         branch = configuration_sides(branch)
-        captured = frozenset(q.key for group in self._ix.clocks()
+        captured = frozenset(q.key for group in self.by_clock.values()
                              if next(iter(group.values())).ordered_before(stream, branch)
                              for q in group.values())  # a group's accesses are ordered alike
         events = tuple(e for e in self.events if e[0] != event) + ((event, captured),)
@@ -312,8 +337,7 @@ class Order:
         return self if captured is None else self._map(lambda p: f(p) if p.key in captured else p)
 
     def synchronize_stream(self, stream: StreamRef, branch: Iterable[str] = ()) -> "Order":
-        """The host waits for `stream`: what it has seen is done, and work on a stream the code
-        cannot tell apart from it; not work on a configuration side exclusive with the sync's."""
+        """The host waits for `stream`: what it saw, or cannot tell apart from it, is done (not an exclusive side's)."""
         every_path = stream.kind is not StreamRefKind.EITHER  # one of two streams: on the may clock (D-14)
         sides = configuration_sides(branch)
 
@@ -335,19 +359,17 @@ class Order:
         return any(access.stream in stream.paths and path.may_alias(access.path) for path, stream in self.kept_for)
 
     def release(self, release: AccessEvent) -> tuple["Order", list[Conflict]]:
-        """The memory at `release.path` goes back to `release.stream`'s allocator: another stream's
-        access the allocation stream has not seen, and the allocator was not told of, may run on."""
+        """`release.path` goes back to its stream's allocator: an access that stream did not see, nor told, races."""
         found, gone = [], []
-        for n, p in self._ix.same_root(release.path.root):
+        for n, p in self._same_root(release.path.root):
             if not release.path.may_alias(p.access.path):
                 continue
             gone.append((n, p))
-            covered = p.ordered_before(release.stream) or RECORDED in p.seen or self._recorded_for(p.access) \
-                or p.access.untold
+            covered = p.ordered_before(release.stream) or self._recorded_for(p.access) or p.access.untold
             if not covered and _may_differ(p.access.stream, release.stream):
                 found.append(Conflict(ConflictKind.RELEASE_WITHOUT_RECORD, p.access, release))
         kept_for = frozenset(r for r in self.kept_for if not release.path.may_alias(r[0]))
-        return self._made(self._ix.removed(gone) if gone else None, None, kept_for), found
+        return self._removed(gone, kept_for=kept_for), found
 
     def told(self, path: Path) -> "Order":
         """The memory at `path` shown to be device memory: so were its accesses made untold (D-17)."""
@@ -356,15 +378,16 @@ class Order:
 
     def replaced_at(self, path: Path) -> "Order":
         """Another value stored at `path`: the entry assumption no longer speaks of what it holds."""
-        gone = [(n, p) for n, p in self._ix.same_root(path.root) if p.access.assumed and p.access.path == path]
-        return self._made(self._ix.removed(gone)) if gone else self
+        gone = [(n, p) for n, p in self._same_root(path.root) if p.access.assumed and p.access.path == path]
+        return self._removed(gone) if gone else self
 
     def on_side(self, side: str, conjuncts: tuple = ()) -> "Order":
-        """The order on one side of a configuration test (D-18): an access on one of two streams it
-        chose was on this side's only. `conjuncts`: the (true, false) sides of `a and b`'s parts."""
-        gone = [(n, p) for n, p in self._ix.items() if p.access.either is not None and p.access.either.sides
+        """The order on one side of a configuration test (D-18); `conjuncts`: the (true, false) sides of `a and b`."""
+        if not side and not conjuncts:
+            return self
+        gone = [(n, p) for n, p in self.seq.items() if p.access.either is not None and p.access.either.sides
                 and (_chosen_elsewhere(p.access, side) if side else _off_the_other(p.access, conjuncts))]
-        return self._made(self._ix.removed(gone)) if gone else self
+        return self._removed(gone) if gone else self
 
     def synchronize_device(self, branch: Iterable[str] = ()) -> "Order":
         """Everything pending is done but work on a configuration side exclusive with the sync's (D-18)."""
@@ -381,16 +404,11 @@ class Order:
         return Order(pending, events, frozenset((rename(path), stream) for path, stream in self.kept_for))
 
     def _map(self, f) -> "Order":
-        return self._replaced([(n, new) for n, p in self._ix.items() if (new := f(p)) is not p])
-
-    def _replaced(self, pairs: list) -> "Order":
-        """Each (number, new): the pending access of that number given a new clock, in its place."""
-        return self._made(self._ix.replaced(pairs)) if pairs else self
+        return self._replaced([(n, new) for n, p in self.seq.items() if (new := f(p)) is not p])
 
     # -- lattice -------------------------------------------------------------------
     def join(self, other: "Order", every_path: bool = False) -> "Order":
-        """The order after either of two paths. `every_path`: the program takes both (a test on the
-        loop's counter), so the may clock becomes the must clock."""
+        """The order after either of two paths; `every_path`: both are taken (a loop counter's test): must is may."""
         if self == other:
             return self
         mine = {p.key: p for p in self.pending}
@@ -400,10 +418,18 @@ class Order:
             a, b = mine.get(key), theirs.get(key)
             joined = _join_pending(a, b)
             if every_path and a is not None and b is not None:
-                joined = replace(joined, seen=joined.seen_on_every_path, done=joined.done_on_every_path,
-                                 seen_under=frozenset())
+                joined = replace(joined, seen=joined.seen_on_every_path, seen_under=frozenset())
             merged.append(joined)
         return Order(tuple(merged), _join_events(self.events, other.events), self.kept_for | other.kept_for)
+
+
+def _joined(clocks: PMap, clock: tuple, n: int, p: Pending) -> PMap:
+    return clocks.set(clock, clocks.get(clock, EMPTY).set(n, p))
+
+
+def _left(clocks: PMap, clock: tuple, n: int) -> PMap:
+    group = clocks[clock].delete(n)
+    return clocks.set(clock, group) if group else clocks.delete(clock)
 
 
 def _off_the_other(access: AccessEvent, conjuncts: tuple) -> bool:
@@ -424,8 +450,7 @@ def _join_pending(a: Optional[Pending], b: Optional[Pending]) -> Pending:
         return only  # pending on one path only: its order there is its order
 
     seen, under = _bounded(a.seen | b.seen, a.seen_under | b.seen_under)
-    return Pending(a.access, seen, a.seen_on_every_path & b.seen_on_every_path, a.done or b.done,
-                   a.done_on_every_path and b.done_on_every_path, under)
+    return Pending(a.access, seen, a.seen_on_every_path & b.seen_on_every_path, under)
 
 
 # At most this many entries of a sided may clock (D-18); past it they count on every side.

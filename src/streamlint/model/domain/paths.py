@@ -1,6 +1,4 @@
-"""Typed access paths: a root, then fields, elements and regions (`self.bufs[k % 2]`). Two paths
-may alias when one is a prefix of the other step by step; an unknown index aliases only another
-unknown index (the container's weak slot), and two slots of one counter only at equal offsets."""
+"""Typed access paths: a root, then fields, elements and regions; two may alias when one is the other's prefix."""
 
 from __future__ import annotations
 
@@ -10,9 +8,7 @@ from typing import Optional, Union
 
 
 def cached_hash(cls: type) -> type:
-    """The hash of what makes two equal (`_identity()` where the class defines one, else its compared
-    fields), computed once per instance (compared again and again in the clocks) and not pickled:
-    another process may hash strings differently."""
+    """The hash of what makes two equal, once per instance and not pickled (another process hashes otherwise)."""
     names = tuple(f.name for f in fields(cls) if f.compare and (f.hash is None or f.hash))
     key = getattr(cls, "_identity", lambda self: tuple(getattr(self, name) for name in names))
 
@@ -127,9 +123,7 @@ class Index:
 
     @staticmethod
     def view(site: str, cursor: tuple = ()) -> "Index":
-        """The part a slicing at `site` takes, its bounds unknown: the same view used again is the same
-        memory; another slicing is another region (silence), but the fill at a cursor kept on an object
-        and the prefix up to that cursor (`cursor`: (FILL or PREFIX, the cursor's path)) meet (D-30)."""
+        """A slicing at `site`, bounds unknown: the same view is the same memory, another none; cursor cuts meet."""
         return Index(IndexKind.REGION, (VIEW, site) + tuple(cursor))
 
     @property
@@ -189,9 +183,7 @@ class Index:
 
 
 def _cursor_cuts_meet(mine: tuple, theirs: tuple) -> bool:
-    """The fill at a cursor kept on an object and the prefix up to the same cursor (D-30): the cursor
-    moves between them (advanced past each fill, reset after the prefix is used), so each fill lies in
-    a prefix taken later and the next fill after a reset lies in the prefix taken before it."""
+    """The fill at a cursor kept on an object lies in a prefix up to it taken later, or before a reset (D-30)."""
     return bool(mine and theirs) and {mine[0], theirs[0]} == {FILL, PREFIX} and mine[1] == theirs[1]
 
 
@@ -252,8 +244,7 @@ class Path:
         return differ[0] if len(differ) == 1 and all(isinstance(step, Index) for step in differ[0]) else None
 
     def other_item(self, other: "Path") -> bool:
-        """Two items of one collection that are certainly not the same item: two ring slots of one
-        counter at different offsets, or two constants."""
+        """Two items of one collection certainly not one: a counter's ring slots at other offsets, two constants."""
         a, b = self._items_of_one(other) or (None, None)
         if a is None:
             return False

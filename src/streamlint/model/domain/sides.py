@@ -1,6 +1,4 @@
-"""The sides of tests a piece of work runs under (`Effect.branch`: "<test>:1" the body, "<test>:0"
-the other). A test of a configuration value (`<self>.attr`, `f?name==2`) is taken the same way by
-every later test of it in one call (D-18); one named by its ordinal (`f?3`) once per walk."""
+"""The sides of tests work runs under ("<test>:1" the body, "<test>:0" the other; configuration tests: D-18)."""
 
 from __future__ import annotations
 
@@ -8,8 +6,7 @@ from typing import Iterable
 
 
 def exclusive(a: Iterable[str], b: Iterable[str]) -> bool:
-    """Work made on two sides of one test, or in the bodies of two tests of one configuration value
-    against different constants."""
+    """Work on two sides of one test, or in bodies of two tests of one configuration value against other constants."""
     if not a or not b:
         return False
     sides = dict(tag.rsplit(":", 1) for tag in a)

@@ -1,5 +1,4 @@
-"""The abstract state at one program point: what names and paths hold, each framework's current
-stream, and the happens-before order of pending work. Immutable; `join` merges two paths'."""
+"""The abstract state at one program point: names, heap, current streams and pending order; immutable."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from typing import Optional
 from streamlint.model.api.facts import LEGACY_BY_DEFAULT
 from streamlint.model.domain.order import Order
 from streamlint.model.domain.paths import Index, Path
-from streamlint.model.domain.persistent import EMPTY, SMALL, PMap
+from streamlint.model.domain.persistent import EMPTY, PMap
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.domain.values import NO_ITEMS, UNKNOWN, AbsValue, ValueKind
 
@@ -43,8 +42,7 @@ class State:
         return self.heap.get(path)
 
     def with_items(self, value: AbsValue) -> AbsValue:
-        """A container as it leaves the function: what its weak slot `[?]` holds joined into its
-        element, so that the caller's `d["k"]` finds them."""
+        """A container as it leaves: its weak slot `[?]` joined into its element, so the caller's `d["k"]` finds it."""
         if value.kind is not ValueKind.CONTAINER or value.identity is None:
             return value
         slot = self.heap.get(value.identity.element(Index.any_()))
@@ -76,8 +74,10 @@ class State:
         depth = len(path.steps)  # what lies under `path` is overwritten with it
         under = [(p, v) for p, v in self.heap.items() if len(p.steps) > depth and path.may_alias(p)]
         dropped = [self.heap.get(path), *(v for _, v in under)]
-        return self._made(self.names, _stored(self.heap, path, value, under), self.order,
-                          lambda h: _held_after(h, dropped, value))
+        heap = self.heap
+        for p, _ in under:
+            heap = heap.delete(p)
+        return self._made(self.names, heap.set(path, value), self.order, lambda h: _held_after(h, dropped, value))
 
     def with_memory(self, identity: Path, memory) -> "State":
         """The memory `identity` names is now of another kind (page-locked in place): everything holding it says so."""
@@ -101,8 +101,8 @@ class State:
 
     def renamed(self, rename) -> "State":
         """Every path in the state renamed: in values, the heap's keys, the order."""
-        names = PMap({n: _renamed_value(v, rename) for n, v in self.names.items()})
-        heap = PMap({rename(p): _renamed_value(v, rename) for p, v in self.heap.items()})
+        names = PMap({n: v.mapped(rename) for n, v in self.names.items()})
+        heap = PMap({rename(p): v.mapped(rename) for p, v in self.heap.items()})
         return State(names, heap, self.current, self.order.renamed(rename), self.reachable, self.capturing,
                      self.recorded)
 
@@ -128,8 +128,7 @@ class State:
     # -- lattice -------------------------------------------------------------------
     def join(self, other: "State", every_path: bool = False, back_edge: bool = False,
              sides: tuple[str, str] = ("", "")) -> "State":
-        """The state after either of two paths. `back_edge`: `other` comes around a loop's back edge.
-        `sides`: the sides of a configuration test the two paths took (D-18)."""
+        """The state after either of two paths (`back_edge`: `other` comes round a loop; `sides`: a test's, D-18)."""
         if not other.reachable:
             return self
         if not self.reachable or self == other:
@@ -141,20 +140,15 @@ class State:
             _join_maps(self.names, other.names, values),
             _join_maps(self.heap, other.heap, values),
             _join_current(self.current, other.current),
-            _on_side(self.order, sides[0]).join(_on_side(other.order, sides[1]), every_path),
+            self.order.on_side(sides[0]).join(other.order.on_side(sides[1]), every_path),
             True,
             self.capturing | other.capturing,
             _join_recorded(self.recorded, other.recorded),
         )
 
 
-def _on_side(order: Order, side: str) -> Order:
-    return order.on_side(side) if side else order
-
-
 def _chosen(joined: AbsValue, a: AbsValue, b: AbsValue, sides: tuple[str, str]) -> AbsValue:
-    """A joined value whose stream is one of the two the paths held, each by its side (a stream's
-    context or None: both sides, the one it is entered on first)."""
+    """A joined value's stream of the two the paths held, each by its side (a context or None: where entered)."""
     stream = joined.stream
     if stream is None:
         return joined
@@ -163,20 +157,6 @@ def _chosen(joined: AbsValue, a: AbsValue, b: AbsValue, sides: tuple[str, str]) 
     if stream.kind is not StreamRefKind.EITHER or a.stream is None or b.stream is None:
         return joined
     return replace(joined, stream=stream.chosen_by({a.stream: sides[0], b.stream: sides[1]}))
-
-
-def _stored(heap: PMap, path: Path, value: AbsValue, under: list) -> PMap:
-    """`heap` with `value` at `path` and the entries `under` it gone. A trie that shrinks back to a
-    small map is built anew (a small map iterates in the order its entries were put)."""
-    items = heap
-    for p, _ in under:
-        items = items.delete(p)
-    if type(items._root) is not dict and len(items) + (path not in items) <= SMALL:
-        gone = {p for p, _ in under}
-        kept = {p: v for p, v in heap.items() if p not in gone}
-        kept[path] = value
-        return PMap(kept)
-    return items.set(path, value)
 
 
 def _held_after(held: tuple[PMap, int], dropped, added: AbsValue) -> tuple[PMap, int]:
@@ -216,17 +196,6 @@ def _join_current(left: PMap, right: PMap) -> PMap:
     return PMap(merged)
 
 
-def _renamed_value(value: AbsValue, rename) -> AbsValue:
-    if value.identity is None and value.element is None and not value.members and not value.positions \
-            and not value.either:
-        return value
-    identity = rename(value.identity) if value.identity is not None else None
-    element = _renamed_value(value.element, rename) if value.element is not None else None
-    return replace(value, identity=identity, element=element, members=frozenset(rename(m) for m in value.members),
-                   positions=tuple(_renamed_value(p, rename) for p in value.positions),
-                   either=tuple(_renamed_value(v, rename) for v in value.either))
-
-
 def _refers(value: AbsValue, identity: Path) -> bool:
     if value.identity == identity or identity in value.members:
         return True
@@ -242,8 +211,7 @@ def _holds_item(item: AbsValue, identity: Path) -> bool:
 
 
 def entry_stream(framework: str) -> StreamRef:
-    """A framework's current stream at entry: the caller's, or the legacy default stream for
-    frameworks that have no setting of their own."""
+    """A framework's current stream at entry: the caller's, or the legacy default stream where it has no setting."""
     return StreamRef.legacy() if framework in LEGACY_BY_DEFAULT else StreamRef.ambient(framework)
 
 

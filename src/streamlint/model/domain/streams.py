@@ -1,5 +1,4 @@
-"""Stream references: which stream a piece of work is queued on, as a symbol a caller resolves
-(`apply` maps each to the caller's own reference at the call)."""
+"""Stream references: the stream work is queued on, as a symbol each caller resolves at the call (`apply`)."""
 
 from __future__ import annotations
 
@@ -43,8 +42,7 @@ class StreamRef:
     unlike: tuple = field(default=(), compare=False, metadata={"omit_default": True})
 
     def _identity(self) -> tuple:
-        """What makes two refs one stream (computed once per ref). The stream held at a path is one
-        stream whatever each walk knew of it (its framework, site, blocking: evidence)."""
+        """What makes two refs one stream (once per ref): a path's stream is one whatever each walk knew of it."""
         try:
             return self.__dict__["_id"]
         except KeyError:
@@ -109,8 +107,7 @@ class StreamRef:
         return self.kind in (StreamRefKind.LEGACY, StreamRefKind.PER_THREAD, StreamRefKind.CREATED)
 
     def distinct_from(self, other: "StreamRef") -> bool:
-        """Known to be two different streams (the condition for a cross-stream hazard); of one of two
-        streams, the order asks per path (D-14)."""
+        """Known to be two different streams (a cross-stream hazard's condition); of one of two, per path (D-14)."""
         if not (self.known and other.known) or self == other or StreamRefKind.EITHER in (self.kind, other.kind):
             return False
         if StreamRefKind.PRODUCED in (self.kind, other.kind):  # another stream only on the code's word
@@ -133,8 +130,7 @@ class StreamRef:
         return False  # the caller's current stream may be the one a parameter holds: ask the caller
 
     def pool_of(self, item: "StreamRef") -> bool:
-        """This stream stands for every stream of a pool (made at its site, or a list's: sites joined
-        by "|"), `item` one of them."""
+        """This stream stands for every stream of a pool (its site, or a list's joined by "|"), `item` one of them."""
         if self.kind is not StreamRefKind.CREATED:
             return False
         if item.kind is StreamRefKind.CREATED:
@@ -145,8 +141,7 @@ class StreamRef:
         return pool == self.site or self.site in pool.split("|")
 
     def pools_with(self, other: "StreamRef") -> bool:
-        """A pool of streams and one of its items, either way round, or two items of one collection,
-        one under an index not told: what one names may be the other (D-1)."""
+        """A pool and one of its items, or two items one under an index not told: one may be the other (D-1)."""
         if self.pool_of(other) or other.pool_of(self):
             return True
         return self.kind is other.kind is StreamRefKind.PATH and self.path is not None and other.path is not None \
@@ -154,8 +149,7 @@ class StreamRef:
 
     @staticmethod
     def listed(refs: list) -> Optional["StreamRef"]:
-        """The streams a list written out holds, as one pool: None unless each is a different stream
-        made by the program."""
+        """The streams a list written out holds, as one pool: None unless each is another stream the program made."""
         sites = [r.site for r in refs if r is not None and r.kind is StreamRefKind.CREATED and "|" not in r.site]
         if len(refs) < 2 or len(sites) != len(refs) or len(set(sites)) != len(sites):
             return None
@@ -164,8 +158,7 @@ class StreamRef:
                          "|".join(sites), all(r.blocking for r in refs), True)
 
     def entered(self) -> "StreamRef":
-        """This stream, entered by the code as its current stream: an object's stream (at an attribute)
-        is then a side stream; one the caller passes may be the caller's current one."""
+        """Entered by the code: an object's stream (at an attribute) is a side stream, a parameter's maybe not."""
         if self.kind is StreamRefKind.EITHER:
             return replace(self, members=tuple(m.entered() for m in self.members))
         if self.kind is not StreamRefKind.PATH or self.path is None or not self.path.steps:
@@ -173,14 +166,12 @@ class StreamRef:
         return replace(self, fresh=True)
 
     def may_be_the_default_of(self, other: "StreamRef") -> bool:
-        """Two frameworks' names that may stand for one stream (PyTorch's current stream is the legacy
-        default stream unless code chose another)."""
+        """Two frameworks' names that may be one stream (PyTorch's current one is the legacy one unless chosen)."""
         return (self.kind in EXISTING and other.kind in EXISTING and self != other
                 and not self.distinct_from(other))
 
     def joined(self, other: "StreamRef") -> Optional["StreamRef"]:
-        """The stream as two paths saw it: one stream, or the may-set of two (D-14); None past two,
-        or where a path knows no stream."""
+        """The stream as two paths saw it: one, or the may-set of two (D-14); None past two or where one knows none."""
         members = list(self.paths)
         for ref in other.paths:
             same = next((n for n, m in enumerate(members) if m == ref), None)
@@ -199,7 +190,7 @@ class StreamRef:
         members = list(dict.fromkeys(m for r in refs for m in r.paths))
         if len(members) == 1:
             return members[0]
-        if len(members) != 2 or not all(m.known for m in members) or any(m.framework in ("host", "allocator") for m in members):
+        if len(members) != 2 or not all(m.known for m in members) or any(m.framework == "host" for m in members):
             return None
         return StreamRef(StreamRefKind.EITHER, members=tuple(sorted(members, key=_canonical)))
 
@@ -210,8 +201,7 @@ class StreamRef:
         return replace(self, sides=tuple(sides.get(m, "") for m in self.members))
 
     def on_sides(self, branch: Iterable[str]) -> "StreamRef":
-        """The stream of work done on the sides `branch`: of two chosen by a configuration test, the
-        one chosen on a side not exclusive with them."""
+        """The stream of work on the sides `branch`: of two chosen by a configuration test, the one not excluded."""
         if not self.sides or not branch:
             return self
         kept = [m for m, side in zip(self.members, self.sides) if not (side and exclusive((side,), branch))]

@@ -1,9 +1,8 @@
-"""Abstract values: what a name or an access path holds, as far as the code gives evidence. Every
-component joins pointwise; what the code says nothing about stays UNKNOWN, which finds nothing."""
+"""Abstract values: what a name or path holds as far as the code gives evidence; the rest stays UNKNOWN."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Optional
 
@@ -81,28 +80,24 @@ class AbsValue:
         if ValueKind.NONE in (self.kind, other.kind) and self.kind is not other.kind:
             # this value on one path, None on the other
             return (other if self.kind is ValueKind.NONE else self).join_none()
-        positions_alike = self.keys == other.keys and len(self.positions) == len(other.positions)
-        joined = AbsValue(
-            self.kind if self.kind is other.kind else ValueKind.UNKNOWN,
-            self.framework if self.framework == other.framework else "",
-            self.memory if self.memory is other.memory else Memory.UNKNOWN,
-            _join_identity(self.identity, other.identity),
-            _joined_streams(self.stream, other.stream),
-            self.may_be_none or other.may_be_none,
-            self.element.join(other.element) if self.element is not None and other.element is not None else None,
-            _join_targets(self, other),
-            self.members | other.members,
-            self.loader_batch and other.loader_batch,
-            self.rank if self.rank == other.rank else -1,
-            _join_built(self.built, other.built),
-            tuple(x.join(y) for x, y in zip(self.positions, other.positions)) if positions_alike else (),
-            self.keys if self.keys == other.keys else (),
-        )
+        joined = AbsValue(*(_JOINS[f.name](self, other) if f.name in _JOINS
+                            else _same(getattr(self, f.name), getattr(other, f.name), f.default) for f in _FIELDS))
         return _with_either(_learned_on_one_path(joined, self, other), self, other)
 
+    def mapped(self, path, stream=None) -> "AbsValue":
+        """Each path in it mapped by `path` (to None: not named there), and its stream by `stream`."""
+        if self.identity is None and self.element is None and not (self.members or self.positions or self.either) \
+                and (stream is None or self.stream is None):
+            return self
+        return replace(self, identity=path(self.identity) if self.identity is not None else None,
+                       stream=stream(self.stream) if stream is not None and self.stream is not None else self.stream,
+                       element=self.element.mapped(path, stream) if self.element is not None else None,
+                       members=frozenset(m for m in map(path, self.members) if m is not None),
+                       positions=tuple(p.mapped(path, stream) for p in self.positions),
+                       either=tuple(v for v in (e.mapped(path, stream) for e in self.either) if v.identity is not None))
+
     def join_carried(self, carried: "AbsValue") -> "AbsValue":
-        """At a loop's head: this value or `carried`, what the body left for the next iteration (memory
-        the body allocated, carried around, is what the name holds after the first: named)."""
+        """At a loop's head: this value or what the body `carried` round (memory it allocated: what the name holds)."""
         joined = self.join(carried)
         if joined.host_built and not carried.host_built and carried.on_device:
             joined = replace(joined, built=HostBuilt.FIRST_PASS)  # built on the host before the loop only
@@ -123,9 +118,7 @@ class AbsValue:
         return AbsValue(ValueKind.BUFFER, self.framework, self.memory, identity, self.stream)
 
     def iterated(self) -> "AbsValue":
-        """An item of it, as a loop over it binds one: its items; for a collection the object keeps or
-        the caller hands in (told a sequence, or a parameter's item or field), what is at its items;
-        a bare parameter may be an iterator whose items are made as it goes (a loader's): nothing."""
+        """What a loop over it binds: its items; a kept or told sequence's item slot; not a bare parameter's."""
         if self.items is not None:
             return self.items
         if self.identity is None or self.identity.root.kind not in (RootKind.SELF, RootKind.PARAM):
@@ -160,23 +153,40 @@ class AbsValue:
 _DEVICE_OR_UNTOLD = (ValueKind.DEVICE, ValueKind.UNKNOWN)
 
 
+def _same(a, b, default):
+    return a if a == b else default
+
+
+# How a field joins, where not the same value on both paths or else its default (not told).
+_JOINS = {
+    "identity": lambda a, b: _join_identity(a.identity, b.identity),
+    "stream": lambda a, b: a.stream.joined(b.stream) if a.stream and b.stream else _same(a.stream, b.stream, None),
+    "may_be_none": lambda a, b: a.may_be_none or b.may_be_none,
+    "element": lambda a, b: a.element.join(b.element) if a.element is not None and b.element is not None else None,
+    "target": lambda a, b: _join_targets(a, b),
+    "members": lambda a, b: a.members | b.members,
+    "built": lambda a, b: _join_built(a.built, b.built),
+    "positions": lambda a, b: tuple(x.join(y) for x, y in zip(a.positions, b.positions))
+    if a.keys == b.keys and len(a.positions) == len(b.positions) else (),
+    "either": lambda a, b: (),  # (`_with_either`'s)
+}
+_FIELDS = fields(AbsValue)
+
+
 def _learned_on_one_path(joined: AbsValue, a: AbsValue, b: AbsValue) -> AbsValue:
     """Evidence one path gave of where memory lives holds on both: it is fixed when made (D-11)."""
-    for cuda, other in ((a, b), (b, a)):
-        if cuda.kind is ValueKind.DEVICE and cuda.memory is Memory.DEVICE and other.kind in _DEVICE_OR_UNTOLD:
+    same = a.identity is not None and a.identity == b.identity
+    for one, other in ((a, b), (b, a)):  # (no two of the three cases hold of the two orders)
+        if one.kind is ValueKind.DEVICE and one.memory is Memory.DEVICE and other.kind in _DEVICE_OR_UNTOLD:
             # a device that is CUDA on one path: the code's GPU path, where the analysed program runs (D-2);
             # a path that told nothing (the caller's argument) claims nothing against it (D-20, D-33)
-            return replace(joined, kind=ValueKind.DEVICE, memory=Memory.DEVICE, framework=cuda.framework or other.framework)
-    for built, other in ((a, b), (b, a)):
-        if built.is_buffer and built.host_built and built.memory in (Memory.PAGEABLE, Memory.PINNED) and other.on_device:
+            return replace(joined, kind=ValueKind.DEVICE, memory=Memory.DEVICE, framework=one.framework or other.framework)
+        if one.is_buffer and one.host_built and one.memory in (Memory.PAGEABLE, Memory.PINNED) and other.on_device:
             # a CUDA tensor, or on some path a scalar built on the host: the GPU path, kept as `host_built`
             return replace(joined, kind=ValueKind.BUFFER, memory=Memory.DEVICE, framework=other.framework)
-    if a.identity is None or a.identity != b.identity:
-        return joined
-    for known, other in ((a, b), (b, a)):
         untold = other.kind is ValueKind.UNKNOWN or (other.kind is ValueKind.BUFFER and other.memory is Memory.UNKNOWN)
-        if known.kind is ValueKind.BUFFER and known.memory is not Memory.UNKNOWN and untold:
-            return replace(joined, kind=ValueKind.BUFFER, memory=known.memory, framework=known.framework or other.framework)
+        if same and one.kind is ValueKind.BUFFER and one.memory is not Memory.UNKNOWN and untold:
+            return replace(joined, kind=ValueKind.BUFFER, memory=one.memory, framework=one.framework or other.framework)
     return joined
 
 
@@ -255,8 +265,7 @@ def _join_targets(a: AbsValue, b: AbsValue) -> str:
 
 
 def _framework_functions(a: str, b: str) -> str:
-    """Two functions of one framework module bound to one name on two paths (the version idiom):
-    either (D-13); anything else two names stand for is no one target."""
+    """Two functions of one framework module bound to one name on two paths (the version idiom): either (D-13)."""
     names = _merged(a, b).split(MERGED)
     parents = {n.rpartition(".")[0] for n in names}
     if len(parents) != 1 or not parents.pop() or any(n.endswith("()") for n in names) or len(names) > MAX_TARGETS:
@@ -296,10 +305,3 @@ def truth(value: AbsValue) -> Optional[bool]:
     if value.kind is not ValueKind.HOST_NUMBER or value.target not in (TRUE.target, FALSE.target):
         return None
     return value.target == TRUE.target
-
-
-def _joined_streams(a: Optional[StreamRef], b: Optional[StreamRef]) -> Optional[StreamRef]:
-    """One stream when both paths name it; two, one per path, as the may-set of both (D-14)."""
-    if a is None or b is None:
-        return a if a == b else None
-    return a.joined(b)

@@ -43,13 +43,12 @@ MAX_WALKS = 5000
 # the package has more) and the project root's scripts (at most this many).
 MAX_PACKAGE_FILES = 256
 MAX_ROOT_FILES = 64
-# The walks done to learn what the project's callers pass (its callers and what they call):
-# past this many, no further caller is walked (the contexts found so far stand).
-MAX_CALLER_WALKS = 1000
+# The walks one check makes to learn what the project's callers pass (the callers' root walks and
+# what they reach, in their modules' solvers; walks an earlier check of the run made are free):
+# past this many, no further caller module is walked (the contexts found so far stand).
+MAX_CALLER_WALKS = 2500
 # The modules whose root summaries are kept for importers' digests in a run (digest_of_use).
 MAX_KEPT_ROOTS = MAX_PACKAGE_FILES + MAX_ROOT_FILES
-# The root solves of other modules kept for those modules' own checks in the run (the latest)
-MAX_KEPT_SOLVERS = 32
 
 
 @dataclass
@@ -111,22 +110,15 @@ class Solver:
         # walking a function in what its callers pass, joined: the walks it reaches (else None)
         self._joining: Optional[set] = None
         self._extra_spent: dict[str, set] = {}  # the kinds of extra context each function has used
-        self._roots: Optional[tuple[dict, tuple]] = None  # (root summaries, what their solve read)
 
     def solve_module(self, path: str = "", content: str = "") -> Solved:
         """`path` and `content` (the content hash of the checked bytes): its functions' root
         summaries are then what `digest_of_use` makes of them for an importer checked in the same
-        run (the same solve), and the calls they make are kept for the modules they call."""
-        if self._roots is None:
-            with reads.kept_for_reuse() as read:
-                self._roots = self.solve_roots(), read
-        else:  # (solved as another check's caller module, from this very tree: what it read, noted again)
-            reads.replay(*self._roots[1])
-        roots, read = self._roots
+        run (the same solve)."""
+        roots = self.solve_roots()
         if path and content and path != "-":
             _publish_roots(path, content, self.program.main.name, roots)
-            _keep_root_calls(path, content, self._root_calls(read))
-        self._solve_under_callers()
+        self._solve_under_callers(path)
         return self.solved
 
     def solve_roots(self) -> dict:
@@ -137,24 +129,27 @@ class Solver:
     def _root_calls(self, read: tuple) -> "RootCalls":
         return RootCalls(tuple(self._edges), tuple(self._unresolved), frozenset(self.called), len(self.solved.walks), read)
 
-    def _solve_under_callers(self) -> None:
+    def _solve_under_callers(self, path: str) -> None:
         """Contexts top-down from the project's call sites: what every call site passes a checked
         function, joined, is a context it is walked in too (when it tells more than the root
-        context). The call sites are those the root solves of the package's other modules (and
-        the root scripts) saw: each module's root solve is done once per run and shared by every
-        file of the package that it calls (one solve per package, not one per checked file)."""
+        context). The call sites are those the root walks of the callers (the functions of the
+        package's other modules and of the root scripts that call a name the checked module
+        defines) saw, made in one solver per package per run (callers_solver): a caller and what
+        it reaches are walked once for every checked file of the package, not once per file."""
         main = self.program.main
         own = self._edges[:]
         spelled = frozenset({q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL} | main.classes)
         # (a module that defines no name a caller can call has no callers: the package is not read)
         units = self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, spelled) if spelled else ()
-        spent = 0
+        spent = 0  # (the walks this check makes for the callers: those of an earlier check of the run are free)
+        calls = None
         for unit in units:
             if spent >= MAX_CALLER_WALKS:
                 break
-            calls = root_calls_of(unit)
-            spent += calls.walks
-            self.called |= calls.called
+            calls, made = root_calls_of(path, self._callers_in(unit))
+            spent += made
+        if calls is not None:  # (every call site the package's callers' walks saw so far: the checked module's are its)
+            self.called |= {q for q in calls.called if q.startswith(main.name + ".")}
             own.extend(calls.edges)
             own.extend(self._candidates(calls.unresolved))
         for callee, caller_module, context in own:
@@ -169,6 +164,21 @@ class Solver:
             self._joining = set()  # (the walks it reaches: one context each past the budget)
             self._solve(qualname, joined)
             self._joining = None
+
+    def _callers_in(self, unit) -> list[str]:
+        """The functions of `unit` that may call a function of the checked module: by the name
+        they call (a class, a function, a method through any receiver: class-hierarchy style),
+        and a constructor only from a subclass of one of its classes (`super().__init__(...)`:
+        every other class's constructor calls its own bases')."""
+        main = self.program.main
+        wanted = {q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL} | set(main.classes)
+        subclasses = {cls for cls, bases in unit.bases.items() if any(self._is_main_class(b) for b in bases)}
+        return [q for q, names in unit.called_names().items()
+                if names & wanted or ("__init__" in names and unit.functions[q].class_name in subclasses)]
+
+    def _is_main_class(self, qualname: str) -> bool:
+        """A base named as a class of the checked module (directly, or through a re-export)."""
+        return qualname.rsplit(".", 1)[-1] in self.program.main.classes and self.program.is_class(qualname)
 
     def _candidates(self, unresolved) -> list[tuple[str, str, CallContext]]:
         """The checked module's methods a call through a receiver of unknown class in another
@@ -479,9 +489,9 @@ class Solver:
 
 @dataclass(frozen=True)
 class RootCalls:
-    """What a module's root solve tells the modules it calls: each call site a walk entered bare
-    made (callee, the caller's module, what it passes), every function a walk called, how many
-    walks it took, and what it read (replayed into each check that reuses it, for the cache)."""
+    """What the callers' walks tell the modules they call: each call site a walk entered bare
+    made (callee, the caller's module, what it passes), each call through a receiver no class in
+    sight answered, every function a walk called, how many walks, and what they read."""
 
     edges: tuple[tuple[str, str, CallContext], ...]
     unresolved: tuple[tuple[str, str, CallContext, cst.Call], ...]
@@ -490,41 +500,29 @@ class RootCalls:
     read: tuple
 
 
-def root_calls_of(unit) -> RootCalls:
-    """The root solve of another module of the project, once per run and content (its own check
-    keeps it, or the first check that needs it makes it in a program of its own module)."""
-    kept = resolve.per_run("root_calls", dict)
-    found = kept.get((unit.path, reads.content_hash(unit.text)))
-    if found is not None:
-        reads.replay(*found.read)
-        return found
-    name, package = main_names(unit.path)
+def callers_solver(path: str) -> tuple[Solver, dict]:
+    """The solver the callers' walks of the package around the module at `path` are made in, kept
+    for the run and shared by every checked file of that package (one memo of the callers' walks
+    and of everything they reach), with what its walks read so far. Its program's main module is
+    empty: every function it walks is another module's, as to a checked file's solver."""
+    files = resolve.enclosing_package_files(path, MAX_PACKAGE_FILES, MAX_ROOT_FILES)
+    made = resolve.per_run(("callers_solver", files), lambda: [None, {}])
+    if made[0] is None:
+        made[0] = Solver(Program(unit_of("<callers>", cst.Module(body=[]), ""), ProjectModules(path)))
+    return made[0], made[1]
+
+
+def root_calls_of(path: str, callers: list[str]) -> tuple[RootCalls, int]:
+    """What the functions `callers` (of other modules of the package of the module at `path`) call
+    at the root context, walked in the package's callers' solver; with the walks made now."""
+    solver, read_before = callers_solver(path)
+    reads.replay(read_before)  # (what the earlier walks read: this check depends on it too)
+    made = len(solver.solved.walks)
     with reads.kept_for_reuse() as read:
-        solver = Solver(Program(unit_of(name, unit.tree, package), ProjectModules(unit.path)))
-        solver._roots = solver.solve_roots(), read
-    found = solver._root_calls(read)
-    kept[(unit.path, reads.content_hash(unit.text))] = found
-    solvers = resolve.per_run("root_solvers", OrderedDict)
-    solvers[unit.path] = (unit.tree, solver)
-    while len(solvers) > MAX_KEPT_SOLVERS:
-        solvers.popitem(last=False)
-    return found
-
-
-def solver_for(tree: cst.Module, path: str) -> Solver:
-    """The checked module's solver: the one its root solve was made in as another check's caller
-    module when that was of this very tree (its own check goes on from there), else a new one."""
-    name, package = main_names(path)
-    where = str(FilePath(path).resolve()) if path and path != "-" else ""
-    kept = resolve.per_run("root_solvers", OrderedDict).pop(where, None) if where else None
-    if kept is not None and kept[0] is tree:
-        return kept[1]
-    return Solver(Program(unit_of(name, tree, package), ProjectModules(path)))
-
-
-def _keep_root_calls(path: str, content: str, calls: RootCalls) -> None:
-    """A checked module's root calls, for the other files of its package checked later in the run."""
-    resolve.per_run("root_calls", dict)[(str(FilePath(path).resolve()), content)] = calls
+        for qualname in callers:
+            solver._solve(qualname, ROOT_CONTEXT)
+    read_before.update((p, w) for p, w in read.items() if w != reads.PRESENT or not read_before.get(p))
+    return solver._root_calls(read), len(solver.solved.walks) - made
 
 
 def entered_bare(context: CallContext) -> bool:

@@ -9,13 +9,13 @@ from typing import Optional
 
 import libcst as cst
 
+from streamlint.model import api
 from streamlint.model.domain.order import HOST, AccessEvent, ConflictKind
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.streams import StreamRef
 from streamlint.model.file_model import FileModel
 from streamlint.model.findings import Hazard, Placement, shown_at
 from streamlint.model.interproc.program import FunctionRef
-from streamlint.model.syntax.frameworks import framework_of as framework_of_module
 
 # Which conflict an operation racing in several ways (an in-place update) is reported as: the
 # overwrite the writer's order must fix, then a read of another stream's write, then a second writer.
@@ -84,38 +84,6 @@ class HazardReading:
         return self.later.node if self.kind is ConflictKind.RELEASE_WITHOUT_RECORD else None
 
 
-def allocation_node(model: FileModel, reading: HazardReading) -> Optional[cst.CSTNode]:
-    """The call that allocated the memory of a hazard's path, when the path is an allocation."""
-    root = reading.later.access.path.root
-    if root.kind is not RootKind.FRESH or not root.site:
-        return None
-    return model.node_of(outer_site(root.site))
-
-
-def stored_allocation_node(model: FileModel, reading: HazardReading) -> Optional[cst.CSTNode]:
-    """The call that allocated what the object keeps at a hazard's `self.<attr>` path: the first
-    method of the class (in the solved order) whose `self_stores` leave new memory there."""
-    path = reading.later.access.path
-    if path.root.kind is not RootKind.SELF or len(path.steps) != 1 or not reading.function.class_name:
-        return None
-    owner = reading.function.qualname.rsplit(".", 1)[0]
-    for (qualname, _), walked in model.solved.walks.items():
-        if qualname.rsplit(".", 1)[0] != owner:
-            continue
-        for attr, value in walked.summary.self_stores:
-            made = value.identity.root if attr == path.steps[0] and value.identity is not None else None
-            if made is not None and made.kind is RootKind.FRESH and made.site and value.on_device:
-                return model.node_of(outer_site(made.site))
-    return None
-
-
-def outer_site(site: str) -> str:
-    """The site in the walked function of a site key a call mapped ("f#3>g#1" -> "f#3"); the
-    qualified name before "#" may itself hold ">" (`mod.<module>#2`)."""
-    qualname, _, rest = site.partition("#")
-    return f"{qualname}#{rest.split('>', 1)[0]}" if rest else site
-
-
 def framework_of(*streams: StreamRef) -> str:
     for stream in streams:
         if stream != HOST and stream.framework:
@@ -124,8 +92,10 @@ def framework_of(*streams: StreamRef) -> str:
 
 
 def module_framework(model: FileModel) -> str:
-    """The one GPU framework the checked module imports, "" when none or several."""
-    found = {framework_of_module(dotted) for dotted in model.solver.program.main.imports.values()} - {""}
+    """The one GPU framework the checked module imports, "" when none or several (of Numba, only
+    `numba.cuda` is one)."""
+    found = {api.framework_of(dotted) for dotted in model.solver.program.main.imports.values()
+             if dotted.partition(".")[0] != "numba" or f"{dotted}.".startswith("numba.cuda.")} - {None}
     return found.pop() if len(found) == 1 else ""
 
 
@@ -227,6 +197,3 @@ def _calls_making(model: FileModel, sites: set[str]) -> dict[str, set[str]]:
                 found.setdefault(effect.site, set()).add(effect.chain[0])
     return found
 
-
-def is_module_level(reading: HazardReading) -> bool:
-    return isinstance(reading.function.node, cst.Module)

@@ -4,63 +4,34 @@ dimension); read off the summaries' effects and contexts, no walking here."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Iterator, Optional
+from dataclasses import replace
+from enum import Enum
+from typing import Iterator
 
 import libcst as cst
 
 from streamlint.model.domain.order import HOST
-from streamlint.model.domain.streams import StreamRef
 from streamlint.model.domain.values import UNKNOWN
 from streamlint.model.file_model import FileModel
 from streamlint.model.findings import shown_at
 from streamlint.model.api.op_kinds import OpKind
-from streamlint.model.summary.effects import Effect, EffectKind, Operation
+from streamlint.model.readings.operations import OperationAt, operations_in
+from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.syntax.ancestry import Ancestry
 
-# Operations that make a loop's passes GPU work (creations and allocations alone make a set-up loop).
-_WORK_OPS = frozenset(k.value for k in (
-    OpKind.COPY_H2D, OpKind.COPY_D2H, OpKind.COPY_D2D, OpKind.COPY, OpKind.KERNEL, OpKind.MEMSET,
-    OpKind.STREAM_SYNC, OpKind.EVENT_SYNC, OpKind.DEVICE_SYNC, OpKind.IMPLICIT_SYNC, OpKind.EVENT_RECORD,
-    OpKind.WAIT_STREAM, OpKind.STREAM_WAIT_EVENT,
-))
-_WORK_EFFECTS = frozenset({EffectKind.WAIT_STREAM, EffectKind.RECORD_EVENT, EffectKind.WAIT_EVENT,
-                           EffectKind.SYNC_STREAM, EffectKind.SYNC_EVENT, EffectKind.SYNC_DEVICE,
-                           EffectKind.LAUNCH_GRAPH})
 
-
-@dataclass(frozen=True)
-class OwnOperation:
-    """An operation a function performs itself (not through a call), once whatever the context."""
-
-    function: str  # its qualified name in the file ("f", "C.m")
-    site: str
-    operation: Operation
-    stream: Optional[StreamRef]
-    entry: str  # the hot entry that reaches the function on every call ("C.forward"), "" when none
-    framework: str = ""  # whose array it reads, when the operation is no framework call (`if t:`, `int(t)`)
-    first_pass: bool = False  # of its loop's first pass only (Effect.first_pass)
-
-
-def own_operations(model: FileModel) -> list[OwnOperation]:
+def own_operations(model: FileModel) -> list[OperationAt]:
     """Every function's own operations, once each, in the order of the walks, with its hot entry."""
-    found: dict[tuple, OwnOperation] = {}
+    found: dict[tuple, OperationAt] = {}
     entries = _entries(model)
-    prefix = model.module + "."
     # (the reported walks: one made under one caller's facts while callers are searched is no context)
-    for (qualname, _), walked in sorted(model.solved.reported(), key=_informed_first):
-        if not qualname.startswith(prefix):
-            continue
-        name = qualname[len(prefix):]
-        for effect in walked.effects:
-            if effect.kind is EffectKind.OPERATION and effect.operation is not None and not effect.chain:
-                key = (effect.site, effect.operation.api, effect.operation.op)
-                if key not in found:
-                    found[key] = OwnOperation(name, effect.site, effect.operation, effect.stream,
-                                              entries.get(qualname, ""), effect.framework, effect.first_pass)
-                elif effect.first_pass and not found[key].first_pass:
-                    # the upload of a loop's first pass (later rounds see its source built before the loop)
-                    found[key] = replace(found[key], first_pass=True)
+    for qualname, at in operations_in(model, sorted(model.solved.reported(), key=_informed_first), False):
+        key = (at.site, at.operation.api, at.operation.op)
+        if key not in found:
+            found[key] = replace(at, entry=entries.get(qualname, ""))
+        elif at.first_pass and not found[key].first_pass:
+            # the upload of a loop's first pass (later rounds see its source built before the loop)
+            found[key] = replace(found[key], first_pass=True)
     return list(found.values())
 
 
@@ -82,15 +53,52 @@ def _entries(model: FileModel) -> dict[str, str]:
     return entries
 
 
-def hot_entry_name(entry: str, function: str) -> str:
-    """The entry as a message names it: `forward` for the entry itself, `Block.forward` for a helper's."""
-    return entry.rsplit(".", 1)[-1] if entry == function else entry
+class Work(Enum):
+    """What a loop's (or a comprehension's) passes do, read off its function's effects."""
+
+    ANY = "GPU work or a wait for it"  # kernels, copies, event records, stream waits, syncs
+    QUEUED = "work queued on a stream"  # kernels, fills, uploads, device copies (not reads back or waits)
+    ORDERING = "an ordering queued on a stream"  # a stream's wait, an event record
+    UPLOAD = "a host-to-device copy"
 
 
-def queues_work(model: FileModel, function: str, loop: cst.CSTNode, ancestry: Ancestry) -> bool:
-    """Does the loop (a statement of `function`) queue GPU work or wait for it on every pass:
-    kernels, copies, event records, waits and synchronizations, its callees' included?"""
-    return any(_is_work(e) and _inside(model, e, loop, ancestry) for e in _effects_of(model, function))
+# The operations (OpKind values) of each work; the other effects' works; an access on a known stream is
+# work, queued unless it is the host memory of a copy or the device side of a read back.
+_OPS = {
+    Work.ANY: frozenset(k.value for k in (
+        OpKind.COPY_H2D, OpKind.COPY_D2H, OpKind.COPY_D2D, OpKind.COPY, OpKind.KERNEL, OpKind.MEMSET,
+        OpKind.STREAM_SYNC, OpKind.EVENT_SYNC, OpKind.DEVICE_SYNC, OpKind.IMPLICIT_SYNC, OpKind.EVENT_RECORD,
+        OpKind.WAIT_STREAM, OpKind.STREAM_WAIT_EVENT)),
+    Work.QUEUED: frozenset(k.value for k in (OpKind.KERNEL, OpKind.MEMSET, OpKind.COPY_H2D, OpKind.COPY_D2D)),
+    Work.UPLOAD: frozenset({OpKind.COPY_H2D.value}),
+}
+_EFFECTS = {
+    **dict.fromkeys((EffectKind.WAIT_STREAM, EffectKind.WAIT_EVENT, EffectKind.RECORD_EVENT),
+                    frozenset({Work.ANY, Work.ORDERING})),
+    **dict.fromkeys((EffectKind.SYNC_STREAM, EffectKind.SYNC_EVENT, EffectKind.SYNC_DEVICE, EffectKind.LAUNCH_GRAPH),
+                    frozenset({Work.ANY})),
+}
+_READ_BACK_OPS = frozenset(k.value for k in (OpKind.COPY_D2H, OpKind.IMPLICIT_SYNC, OpKind.COPY))
+
+
+def work_in(model: FileModel, function: str, within: cst.CSTNode, ancestry: Ancestry, *wanted: Work) -> bool:
+    """Does `within` (a loop, a comprehension of `function`) do one of `wanted`, its callees' work included?"""
+    effects = list(_effects_of(model, function))
+    read_backs = {e.site for e in effects if e.kind is EffectKind.OPERATION and e.operation is not None
+                  and e.operation.op in _READ_BACK_OPS}
+    return any(_works(e, read_backs).intersection(wanted) and _inside(model, e, within, ancestry) for e in effects)
+
+
+def _works(effect: Effect, read_backs: set) -> frozenset:
+    if effect.kind is EffectKind.OPERATION:
+        op = effect.operation.op if effect.operation is not None else None
+        return frozenset(work for work, ops in _OPS.items() if op in ops)
+    if effect.kind is not EffectKind.ACCESS:
+        return _EFFECTS.get(effect.kind, frozenset())
+    if effect.stream is None or effect.stream == HOST or not effect.stream.known:
+        return frozenset()
+    queued = effect.site not in read_backs and not effect.host_memory
+    return frozenset({Work.ANY, Work.QUEUED}) if queued else frozenset({Work.ANY})
 
 
 def _effects_of(model: FileModel, function: str) -> Iterator[Effect]:
@@ -104,45 +112,3 @@ def _inside(model: FileModel, effect: Effect, within: cst.CSTNode, ancestry: Anc
     """Does the effect show (itself, or the call it came through) inside `within`?"""
     node = model.node_of(shown_at(effect))
     return node is not None and ancestry.inside(node, within)
-
-
-def _is_work(effect: Effect) -> bool:
-    if effect.kind is EffectKind.OPERATION:
-        return effect.operation is not None and effect.operation.op in _WORK_OPS
-    if effect.kind is EffectKind.ACCESS:
-        return effect.stream is not None and effect.stream != HOST and effect.stream.known
-    return effect.kind in _WORK_EFFECTS
-
-
-# Work queued on a stream (what a loop's syncs stall): kernels, fills, uploads, device copies.
-_QUEUED_OPS = frozenset(k.value for k in (OpKind.KERNEL, OpKind.MEMSET, OpKind.COPY_H2D, OpKind.COPY_D2D))
-# Orderings queued on a stream (a stream's wait, an event record).
-_QUEUED_ORDERING = frozenset({EffectKind.WAIT_STREAM, EffectKind.WAIT_EVENT, EffectKind.RECORD_EVENT})
-# Operations whose stream accesses are reads back or waits, not queued work.
-_READ_BACK_OPS = frozenset(k.value for k in (OpKind.COPY_D2H, OpKind.IMPLICIT_SYNC, OpKind.COPY))
-
-
-def queues_work_each_pass(model: FileModel, function: str, within: cst.CSTNode, ancestry: Ancestry,
-                          stream_waits: bool = False) -> bool:
-    """Does `within` (a loop, a comprehension) queue kernels, fills, uploads or device copies, its
-    callees' included (not reads back or waits; with `stream_waits`, stream waits and records too)?"""
-    effects = list(_effects_of(model, function))
-    read_backs = {e.site for e in effects if e.kind is EffectKind.OPERATION and e.operation is not None
-                  and e.operation.op in _READ_BACK_OPS}
-    for effect in effects:
-        if effect.kind is EffectKind.OPERATION:
-            queued = effect.operation is not None and effect.operation.op in _QUEUED_OPS
-        elif effect.kind in _QUEUED_ORDERING:
-            queued = stream_waits
-        else:
-            queued = (effect.kind is EffectKind.ACCESS and effect.stream is not None and effect.stream != HOST
-                      and effect.stream.known and effect.site not in read_backs and not effect.host_memory)
-        if queued and _inside(model, effect, within, ancestry):
-            return True
-    return False
-
-
-def uploads_in(model: FileModel, function: str, loop: cst.CSTNode, ancestry: Ancestry) -> bool:
-    """Does the loop upload data on every pass (a host-to-device copy)?"""
-    return any(e.kind is EffectKind.OPERATION and e.operation is not None and e.operation.op == OpKind.COPY_H2D.value
-               and _inside(model, e, loop, ancestry) for e in _effects_of(model, function))

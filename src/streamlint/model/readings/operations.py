@@ -35,6 +35,9 @@ class OperationAt:
     context: CallContext = ROOT_CONTEXT  # the calling context of the walk that saw it
     own_site: str = ""  # where it is in the function that performs it (a helper's call for one via a call)
     framework: str = ""  # whose operation it is, where the effect says
+    function: str = ""  # its function's qualified name in the file ("f", "C.m")
+    first_pass: bool = False  # of its loop's first pass only (Effect.first_pass)
+    entry: str = ""  # the hot entry that reaches the function on every call ("C.forward"), "" when none
 
     def reads_made_at(self, site: str) -> bool:
         """Does it read memory allocated at `site` (this iteration's)?"""
@@ -50,10 +53,17 @@ def operations(model: FileModel, qualname: str) -> list[OperationAt]:
 def own_operations(model: FileModel, through_calls: bool = False) -> list[tuple[str, OperationAt]]:
     """(function, operation) of every operation each function of the file performs (with
     `through_calls`, its callees' too, at its calls), under every context, the root context first."""
+    walks = sorted(model.solved.walks.items(), key=lambda item: item[0][1] != ROOT_CONTEXT)
+    return operations_in(model, walks, through_calls)
+
+
+def operations_in(model: FileModel, walks: list, through_calls: bool) -> list[tuple[str, OperationAt]]:
+    """(function, operation) of the operations of the walks of the file's functions, in their order."""
     prefix = f"{model.module}."
-    walks = [(key, w) for key, w in model.solved.walks.items() if key[0].startswith(prefix)]
     found = []
-    for (qualname, context), walked in sorted(walks, key=lambda item: item[0][1] != ROOT_CONTEXT):
+    for (qualname, context), walked in walks:
+        if not qualname.startswith(prefix):
+            continue
         summary = walked.summary
         reads: dict[str, set] = {}
         for effect in walked.effects:
@@ -66,7 +76,7 @@ def own_operations(model: FileModel, through_calls: bool = False) -> list[tuple[
                 continue
             at = OperationAt(shown_at(effect), effect.operation, effect.stream, effect.chain, summary.hot,
                              frozenset(reads.get(effect.site, ()) if not effect.chain else ()), context, effect.site,
-                             effect.framework)
+                             effect.framework, qualname[len(prefix):], effect.first_pass)
             found.append((qualname, at))
     return found
 

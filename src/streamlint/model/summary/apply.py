@@ -1,19 +1,17 @@
-"""`apply`: a callee's summary taken into its caller's state at one call, each effect mapped into
-the caller's terms and performed as if the caller did it. An access whose path cannot be mapped
-is dropped: missing knowledge removes reports."""
+"""`apply`: a callee's summary in its caller's terms at one call; what cannot be mapped is dropped (silence)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from streamlint.model.domain.order import HOST, RECORDED, Conflict
+from streamlint.model.domain.order import HOST, Conflict
 from streamlint.model.domain.paths import Path, Root, RootKind, outermost_site
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import EXISTING, UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.domain.sides import exclusive
 from streamlint.model.domain.values import AbsValue, Memory, ValueKind, truth
-from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
+from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import Evidence, FunctionSummary
 from streamlint.model.summary.perform import perform, released
 
@@ -54,8 +52,9 @@ def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bo
     mapped: list[Effect] = []
     conflicts: list[Conflict] = []
     for effect in summary.effects:
-        if not _guard_may_hold(effect.guard, mapper):
-            continue
+        guard = mapper.path(effect.guard) if effect.guard is not None else None
+        if guard is not None and state.at(guard).on_device:
+            continue  # a move of what the caller holds on the device already
         translated = mapper.effect(effect)
         if translated is None or exclusive(binding.branch, translated.branch):
             continue  # (not this call's: its sides of a test are not the caller's sides at the call)
@@ -80,8 +79,7 @@ def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bo
 
 
 def _as_given(returns: AbsValue, said: AbsValue, binding: Binding) -> AbsValue:
-    """A callee that returns a tensor it was given returns the caller's memory: what the caller knows
-    of it stands where the callee's walk was not told."""
+    """A callee that returns a tensor it was given returns the caller's memory, with what the caller knows of it."""
     root = said.identity.root if said.identity is not None else None
     if root is None or root.kind is not RootKind.PARAM or said.identity.steps or not returns.is_buffer:
         return returns
@@ -107,15 +105,8 @@ def _store(state: State, path: Path, value: AbsValue, site: str) -> tuple[State,
 def _found_inside(conflict: Conflict, site: str) -> bool:
     """Both accesses came from this callee on streams it knew itself: the callee reported it."""
     both_inside = conflict.earlier.chain[:1] == (site,) and conflict.later.chain[:1] == (site,)
-    return both_inside and all(a.stream in (HOST, RECORDED) or a.stream.context_free
+    return both_inside and all(a.stream == HOST or a.stream.context_free
                                for a in (conflict.earlier, conflict.later))
-
-
-def _guard_may_hold(guard: Optional[Guard], mapper: "_Mapper") -> bool:
-    if guard is not None and guard.kind is GuardKind.OFF_DEVICE and guard.path is not None:
-        here = mapper.path(guard.path)
-        return here is None or not mapper.state.at(here).on_device  # what the caller holds there
-    return True
 
 
 # Values whose truth is told by their kind (an object that is not None is true).
@@ -124,8 +115,7 @@ _TRUE_KINDS = frozenset({ValueKind.STREAM, ValueKind.EVENT, ValueKind.MODULE, Va
 
 
 def _decided(value: AbsValue, test: str) -> Optional[bool]:
-    """Whether a test of a parameter (`name`, `name is None`, `name==0`) holds for what the caller
-    passes; None when the caller does not tell."""
+    """Whether the caller's argument passes a test of it (`name`, `name is None`, `name==0`); None: untold."""
     if value.may_be_none:
         return None
     told = value.kind is ValueKind.NONE or value.kind in _TRUE_KINDS
@@ -163,12 +153,11 @@ class _Mapper:
         handed = e.handed
         if e.kind is EffectKind.ACCESS and e.stream is not None and e.stream.kind in EXISTING:
             handed = e.handed + self.binding.handed
-        return replace(e, path=path, stream=stream, other=other, guard=self._guard(e.guard), chain=(self.binding.site,) + e.chain,
+        return replace(e, path=path, stream=stream, other=other, guard=self.path(e.guard) if e.guard is not None else None, chain=(self.binding.site,) + e.chain,
                        branch=branch, handed=handed)
 
     def _side(self, tag: str) -> Optional[str]:
-        """A side tag in the caller's terms: "" when the caller's argument takes that side of a test of a
-        parameter, None when it takes the other (D-18)."""
+        """A side tag in the caller's terms: "" where the caller's argument takes that side, None the other (D-18)."""
         test, _, side = tag.rpartition(":")
         name = test[len(self.callee) + 1:] if self.callee and test.startswith(f"{self.callee}?") else ""
         value = self.binding.arg(name.partition("==")[0].partition(" is ")[0]) if name else None
@@ -178,8 +167,7 @@ class _Mapper:
         return "" if decided == (side == "1") else None
 
     def _branch(self, tag: str) -> str:
-        """Each call takes its own sides of a test; an option of `self` is the receiver's, the same in
-        every call on it."""
+        """Each call takes its own sides of a test; an option of `self` is the receiver's, one in every call on it."""
         receiver = self.binding.receiver.identity if self.binding.receiver is not None else None
         if not tag.startswith(SELF_OPTION) or receiver is None:
             return f"{self.binding.site}>{tag}"
@@ -187,13 +175,6 @@ class _Mapper:
         if receiver.root.kind is RootKind.SELF and len(steps.split(".")) == len(receiver.steps) + 1:
             return f"{SELF_OPTION}{steps}{tag[len(SELF_OPTION):]}"  # the caller's own `self`: an option of it
         return f"{receiver!r}.{tag[len(SELF_OPTION):]}"
-
-    def _guard(self, guard: Optional[Guard]) -> Optional[Guard]:
-        """Guards the call decided are gone; what a move needs of the memory stays with it."""
-        if guard is None or guard.kind is not GuardKind.OFF_DEVICE or guard.path is None:
-            return None
-        path = self.path(guard.path)
-        return replace(guard, path=path) if path is not None else None
 
     def path(self, path: Path) -> Optional[Path]:
         root = path.root
@@ -213,8 +194,7 @@ class _Mapper:
         return None  # a callee's local or return path: not the caller's to name
 
     def _deref(self, base: Path, steps: tuple) -> Path:
-        """Follow the steps through what the caller's state holds (a callee's `self.buf` is the memory
-        the caller's `p.buf` holds)."""
+        """Follow the steps through what the caller holds (a callee's `self.buf`: what the caller's `p.buf` holds)."""
         for step in steps:
             here = base.attr(step) if isinstance(step, str) else base.element(step)
             held = self.state.at(here)
@@ -222,7 +202,7 @@ class _Mapper:
         return base
 
     def stream(self, ref: StreamRef) -> StreamRef:
-        if ref in (HOST, RECORDED):
+        if ref == HOST:
             return ref
         if ref.kind is StreamRefKind.AMBIENT:
             return self.state.current_stream(ref.framework)
@@ -280,10 +260,4 @@ class _Mapper:
         return StreamRef.at(mapped)
 
     def value(self, value: AbsValue) -> AbsValue:
-        identity = self.path(value.identity) if value.identity is not None else None
-        stream = self.stream(value.stream) if value.stream is not None else None
-        element = self.value(value.element) if value.element is not None else None
-        members = frozenset(m for m in (self.path(p) for p in value.members) if m is not None)
-        return replace(value, identity=identity, stream=stream, element=element, members=members,
-                       positions=tuple(self.value(p) for p in value.positions),
-                       either=tuple(v for v in (self.value(v) for v in value.either) if v.identity is not None))
+        return value.mapped(self.path, self.stream)

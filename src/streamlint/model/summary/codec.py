@@ -1,29 +1,30 @@
-"""Summaries to text and back: canonical JSON (sorted, position-free), so a digest is stable
-and a summary can live in the cache and cross process boundaries."""
+"""Summaries to canonical JSON and back (sorted, position-free): a stable digest, a cache entry, a process boundary."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import json
+import typing
 from enum import Enum
 from typing import Any
 
-from streamlint.model.domain import order, paths, streams, values
-from streamlint.model.summary import effects, function_summary
+from streamlint.model.summary import function_summary
+
+
+def _types(hint: Any, found: dict) -> dict:
+    """The dataclasses and enums a summary may hold, by name: those its fields name, and theirs."""
+    if isinstance(hint, type) and (issubclass(hint, Enum) or dataclasses.is_dataclass(hint)) and hint.__name__ not in found:
+        found[hint.__name__] = hint
+        for inner in typing.get_type_hints(hint).values() if dataclasses.is_dataclass(hint) else ():
+            _types(inner, found)
+    for arg in typing.get_args(hint):
+        _types(arg, found)
+    return found
+
 
 # Every type a summary may hold, by name: the codec refuses anything else.
-_TYPES: dict[str, type] = {
-    cls.__name__: cls
-    for cls in (
-        paths.Root, paths.RootKind, paths.Index, paths.IndexKind, paths.Path,
-        streams.StreamRef, streams.StreamRefKind,
-        values.AbsValue, values.ValueKind, values.Memory,
-        order.AccessEvent, order.ConflictKind,
-        effects.Effect, effects.EffectKind, effects.Guard, effects.GuardKind, effects.Operation,
-        function_summary.FunctionSummary,
-    )
-}
+_TYPES: dict[str, type] = _types(function_summary.FunctionSummary, {})
 
 
 def encode(value: Any) -> Any:
@@ -65,18 +66,14 @@ def dumps(value: Any) -> str:
 
 
 def sealed(summary: "function_summary.FunctionSummary") -> "function_summary.FunctionSummary":
-    """The summary with its digest: a hash of what its callers can observe. Sites are ordinals, not
-    lines, so an edit elsewhere in the file keeps it; and the function's own sites are named in the
-    order they first appear, not by their ordinals (walk-internal numbers: a callee's site is only
-    ever compared for equality), so a body edit with the same effects keeps it too (D-34)."""
+    """The summary with its digest: sites are ordinals, its own renamed by first appearance (D-34)."""
     encoded = _own_sites_renamed(encode(dataclasses.replace(summary, digest="")), summary.qualname + "#", {})
     text = json.dumps(encoded, sort_keys=True, separators=(",", ":"))
     return dataclasses.replace(summary, digest=hashlib.sha256(text.encode()).hexdigest()[:16])
 
 
 def _own_sites_renamed(data: Any, own: str, names: dict) -> Any:
-    """The encoded summary with each site of the function's own (`own` + ordinal, also as a part of a
-    site made through calls, `a#1>b#2`) renamed by first appearance, in the canonical text's order."""
+    """The encoded summary, each of the function's own sites (also in `a#1>b#2`) renamed by first appearance."""
     if isinstance(data, dict):
         return {k: _own_sites_renamed(data[k], own, names) for k in sorted(data)}
     if isinstance(data, list):

@@ -1,5 +1,4 @@
-"""Effects: the operations a function performs on streams, events and buffers, in program order,
-with streams as symbols the caller resolves."""
+"""Effects: what a function does to streams, events and buffers, in program order, streams as the caller's symbols."""
 
 from __future__ import annotations
 
@@ -29,19 +28,6 @@ class EffectKind(Enum):
     LAUNCH_GRAPH = "launch_graph"  # the graph at `path` runs its recorded work on `stream`
     # the ring counter at `path` moves on by one; `write`: it is set to a value not told (D-25)
     COUNTER = "counter"
-
-
-class GuardKind(Enum):
-    # runs only while what `path` holds is not yet device memory (moving a module again does nothing)
-    OFF_DEVICE = "off_device"
-
-
-@dataclass(frozen=True)
-class Guard:
-    kind: GuardKind
-    name: str
-    holds: bool
-    path: Optional[Path] = None  # OFF_DEVICE: the value tested, in the function's own terms
 
 
 @dataclass(frozen=True)
@@ -74,7 +60,8 @@ class Effect:
     other: Optional[StreamRef] = None
     write: bool = False
     framework: str = ""
-    guard: Optional[Guard] = None
+    # It runs only while what this path holds is not yet device memory (moving a module again does nothing)
+    guard: Optional[Path] = None
     operation: Optional[Operation] = None
     chain: tuple[str, ...] = ()  # call sites inside the function it came through (provenance)
     host_memory: bool = False  # an ACCESS to host memory (the host side of a copy, the host's own)

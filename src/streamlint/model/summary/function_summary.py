@@ -1,5 +1,4 @@
-"""`FunctionSummary`: frozen, serialisable, with a digest that the incremental cache's early
-cutoff compares (a caller is re-solved only when a callee's digest changed)."""
+"""`FunctionSummary`: frozen, serialisable, with the digest the cache's early cutoff compares."""
 
 from __future__ import annotations
 

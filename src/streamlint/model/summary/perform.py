@@ -1,25 +1,23 @@
-"""The one place an effect changes a state: the interpreter performs each effect as it meets
-the operation, and `apply` performs a callee's effects again in its caller's terms."""
+"""The one place an effect changes a state, for the interpreter and for `apply` (a callee's, in its caller's terms)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Callable, Optional
 
-from streamlint.model.domain.order import HOST, RECORDED, AccessEvent, Conflict, Order
+from streamlint.model.domain.order import HOST, AccessEvent, Conflict, Order
 from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.summary.effects import Effect, EffectKind, GuardKind
+from streamlint.model.summary.effects import Effect, EffectKind
 
 Result = tuple[State, list[Conflict]]
 
 
 def perform(state: State, effect: Effect, reported: bool = True) -> Result:
-    """`reported`: the conflicts found are reported here, so each missing wait is assumed in place
-    once reported (`_missing_waits_assumed`)."""
+    """`reported`: the conflicts found are reported here, so each missing wait is then assumed in place."""
     effect = _on_its_sides(effect)
     if effect.kind is EffectKind.ACCESS:
         return _access(state, effect, reported)
@@ -37,8 +35,7 @@ def _on_its_sides(e: Effect) -> Effect:
 
 
 def released(old: AbsValue, after: State, site: str) -> Optional[Effect]:
-    """The release of memory nothing holds once `old` was overwritten, to the allocator of the stream
-    it was made on (None when still held or not ours)."""
+    """The release of memory nothing holds once `old` was overwritten, to its stream's allocator (or None)."""
     identity = old.identity
     if not (old.is_buffer and old.stream is not None and identity is not None):
         return None
@@ -59,7 +56,7 @@ def _access(state: State, e: Effect, reported: bool = True) -> Result:
     event = AccessEvent(e.path, e.write, e.stream, e.site, e.chain, e.host_memory, branch=e.branch, handed=e.handed)
     order = legacy_barrier(state.order, e.stream)
     found = order.conflicts(event)
-    if e.guard is not None and e.guard.kind is GuardKind.OFF_DEVICE:
+    if e.guard is not None:
         # a module's move: its parameters were made complete before the body began
         found = [c for c in found if not c.earlier.assumed]
     after = order.add(event)
@@ -67,20 +64,18 @@ def _access(state: State, e: Effect, reported: bool = True) -> Result:
 
 
 def untold_access(state: State, site: str, path, write: bool, stream: StreamRef) -> State:
-    """An access to memory whose device the walk was not told (yet): pending, so that a later access
-    to it as device memory meets it (D-11), but no effect and no conflict of its own."""
+    """An access to memory of a device not told yet: pending, so that a later device access meets it (D-11); silent."""
     if not stream.known or stream in state.capturing:
         return state
     return state.with_order(state.order.add(AccessEvent(path, write, stream, site, untold=True)))
 
 
 def _missing_waits_assumed(order: Order, event: AccessEvent, found: list[Conflict]) -> Order:
-    """One missing wait, one report: the walk goes on as if the wait were there, before this access
-    (the later accesses it would fix are the same problem). The host is no stream."""
-    if event.stream in (HOST, RECORDED):
+    """One missing wait, one report: the walk goes on as if the wait were there (the host is no stream)."""
+    if event.stream == HOST:
         return order
     for waiter, stream in dict.fromkeys((c.later.stream, c.earlier.stream) for c in found
-                                        if c.earlier.stream not in (HOST, RECORDED)):
+                                        if c.earlier.stream != HOST):
         order = order.wait(waiter, stream)  # (the later access's stream on the path that races)
     return order
 
@@ -99,7 +94,7 @@ def legacy_barrier(order: Order, stream: StreamRef) -> Order:
 
 
 def _blocking(stream: StreamRef) -> bool:
-    if stream in (HOST, RECORDED):
+    if stream == HOST:
         return False  # the host is no stream: the legacy stream does not order it
     return stream.blocking and stream.kind in (StreamRefKind.CREATED, StreamRefKind.PATH) and stream.framework != ""
 
@@ -119,8 +114,7 @@ def _wait_stream(order: Order, e: Effect) -> Order:
 
 
 def _waiters(stream: StreamRef) -> tuple[StreamRef, ...]:
-    """The legacy default stream's waits may be PyTorch's current stream's too, and the other way
-    round (at entry they may be one stream: the may clock counts what may order)."""
+    """The legacy default stream's waits may be PyTorch's current stream's too, and the other way round (at entry)."""
     if stream.kind is StreamRefKind.LEGACY:
         return (stream, StreamRef.ambient("torch"))
     if stream == StreamRef.ambient("torch"):
@@ -182,8 +176,7 @@ def _launch_graph(state: State, e: Effect) -> Result:
 
 
 def _record_in_capture(state: State, e: Effect) -> Result:
-    """An event recorded on a capturing stream belongs to the capture: a stream that waits for it
-    joins the capture (CUDA's cross-stream capture)."""
+    """An event recorded on a capturing stream belongs to the capture: a stream that waits for it joins it."""
     if e.path is None or e.stream is None:
         return state, []
     state = state.with_order(state.order.record(e.path, e.stream, e.branch))
@@ -197,8 +190,7 @@ def _wait_in_capture(state: State, e: Effect) -> Result:
 
 
 def _counter_moved(state: State, e: Effect) -> Result:
-    """A ring counter's slots are named by its value now (D-25): moved on by one, slot `k` is
-    `k - 1` from now on; set to a value not told, it names no slot known before."""
+    """A ring counter moved on (D-25): slot `k` is `k - 1` from now on; set to a value not told, none known before."""
     if e.path is None:
         return state, []
     symbol = e.path.spell()

@@ -8,7 +8,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from streamlint.model.syntax.children import child_nodes
+from streamlint.model.syntax.children import child_nodes, walk
 
 _BODIES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _LOOPS = (cst.For, cst.While)
@@ -61,10 +61,6 @@ class Ancestry:
     def inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
         return node is ancestor or any(a is ancestor for a in self.ancestors(node))
 
-    def in_comprehension(self, node: cst.CSTNode) -> bool:
-        """Inside a comprehension's element or clauses, in its own function."""
-        return comprehension_of(node, self) is not None
-
 
 def comprehension_of(node: cst.CSTNode, ancestry: Ancestry) -> Optional[cst.CSTNode]:
     """The innermost comprehension around the node in its function."""
@@ -92,13 +88,7 @@ def outermost_loop(scope: cst.CSTNode, node: cst.CSTNode) -> Optional[cst.CSTNod
 
 def holds(outer: cst.CSTNode, node: cst.CSTNode) -> bool:
     """Is `node` inside `outer`?"""
-    stack = [outer]
-    while stack:
-        current = stack.pop()
-        if current is node:
-            return True
-        stack.extend(child_nodes(current))
-    return False
+    return any(current is node for current in walk(outer, ()))
 
 
 def loop_counters(loop: cst.CSTNode) -> frozenset[str]:

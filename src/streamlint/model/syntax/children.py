@@ -5,6 +5,7 @@ separators hold no code, so their fields are not read."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Callable, Iterator
 
 import libcst as cst
 
@@ -37,3 +38,17 @@ def child_nodes(node: cst.CSTNode) -> list:
         elif kind == _SEQUENCE:
             found.extend(v for v in value if _kind(type(v)) == _NODE)
     return found
+
+
+SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def walk(node: cst.CSTNode, skip: tuple = SCOPES, parts: Callable = child_nodes) -> Iterator[cst.CSTNode]:
+    """The one walk of the syntax queries: the node and the nodes under it (`parts` of each), the
+    nodes of the exact types `skip` names included but not their insides (nested definitions)."""
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        yield current
+        if current is node or type(current) not in skip:
+            todo.extend(parts(current))

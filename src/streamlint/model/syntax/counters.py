@@ -8,23 +8,24 @@ from typing import Optional
 
 import libcst as cst
 
-from streamlint.model.syntax.children import child_nodes
+from streamlint.model.syntax.children import child_nodes, walk
 
 
 def ring_counters(tree: cst.Module) -> dict[str, int]:
     """Attribute name -> the ring's size, for every attribute some assignment of the module
     advances by one (two assignments that disagree on the size: none)."""
     found: dict[str, int] = {}
-    todo: list[cst.CSTNode] = [tree]
-    while todo:
-        node = todo.pop()
-        todo.extend(c for c in child_nodes(node) if not isinstance(c, cst.BaseExpression))  # (statements only)
+    for node in walk(tree, (), _statements):
         if isinstance(node, cst.Assign):
             advanced = advance(node)
             if advanced is not None:
                 attr, modulus = advanced
                 found[attr] = modulus if found.get(attr, modulus) == modulus else 0
     return {attr: modulus for attr, modulus in found.items() if modulus}
+
+
+def _statements(node: cst.CSTNode) -> list:
+    return [c for c in child_nodes(node) if not isinstance(c, cst.BaseExpression)]
 
 
 def advance(node: cst.Assign) -> Optional[tuple[str, int]]:

@@ -10,32 +10,11 @@ from typing import Optional
 
 import libcst as cst
 
-from streamlint.model.syntax.children import child_nodes
+from streamlint.model.syntax.children import walk
 from streamlint.model.syntax.names import dotted
+from streamlint.model.syntax.purpose import flat_targets
 
 _PARTIALS = frozenset({"partial", "functools.partial"})
-_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-# nodes with no call inside (whitespace, names, literals, operators): not walked into
-_LEAVES = (cst.BaseParenthesizableWhitespace, cst.Name, cst.BaseNumber, cst.SimpleString, cst.Newline,
-           cst.EmptyLine, cst.TrailingWhitespace, cst.Comment, cst.MaybeSentinel)
-
-
-_ENTERED: dict[type, bool] = {}  # a node type -> walked into (node classes are ABCs: slow isinstance)
-
-
-def _within(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The nodes of `node`'s body, not inside the functions or classes it defines (those
-    definitions themselves included)."""
-    found, todo = [], child_nodes(node)
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        entered = _ENTERED.get(type(current))
-        if entered is None:
-            entered = _ENTERED[type(current)] = not issubclass(type(current), _SCOPES + _LEAVES)
-        if entered:
-            todo.extend(child_nodes(current))
-    return found
 
 
 def registered_hooks(tree: cst.Module, registrations: frozenset) -> frozenset[str]:
@@ -59,7 +38,7 @@ def _scope(node: "cst.FunctionDef | cst.Module", path: str, cls: str, outer: dic
            functions: dict, registrations: frozenset, found: set) -> None:
     """The registrations in one function's body (not in the functions it defines, visited in
     turn), naming what it registers in the names it sees: its own closures, then its encloser's."""
-    nodes = _within(node.body if isinstance(node, cst.FunctionDef) else node)
+    nodes = list(walk(node.body if isinstance(node, cst.FunctionDef) else node))
     inner = [n for n in nodes if type(n) is cst.FunctionDef]  # (no subclass: faster than an ABC's isinstance)
     if isinstance(node, cst.Module):  # (the top level: its functions are visited as functions)
         inner = []
@@ -97,7 +76,7 @@ def _resolved(name: str, functions: dict[str, cst.FunctionDef]) -> str:
     node = functions.get(path)
     if node is None:
         return name
-    nodes = _within(node.body)
+    nodes = list(walk(node.body))
     own = {d.name.value for d in nodes if isinstance(d, cst.FunctionDef)}
     for n in nodes:
         if isinstance(n, cst.Return) and isinstance(n.value, cst.Name) and n.value.value in own:
@@ -113,28 +92,13 @@ def holder_attributes(node: "cst.FunctionDef | cst.Module", receiver: str = "") 
     params = node.params
     names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} - {receiver}
     found: set[str] = set()
-    for statement in _within(node.body):
-        for target in _targets(statement):
+    for statement in walk(node.body):
+        if isinstance(statement, cst.AnnAssign) and statement.value is None:
+            continue  # (an annotation stores nothing)
+        for target in flat_targets(statement):
             if isinstance(target, cst.Attribute) and _root(target.value) in names:
                 found.add(target.attr.value)
     return frozenset(found)
-
-
-def _targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
-    if isinstance(node, cst.Assign):
-        found = [t.target for t in node.targets]
-    elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-        found = [node.target] if not isinstance(node, cst.AnnAssign) or node.value is not None else []
-    else:
-        return []
-    flat: list[cst.BaseExpression] = []
-    while found:
-        target = found.pop()
-        if isinstance(target, (cst.Tuple, cst.List)):
-            found.extend(e.value for e in target.elements)
-        else:
-            flat.append(target)
-    return flat
 
 
 def _root(node: cst.BaseExpression) -> str:

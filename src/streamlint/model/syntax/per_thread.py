@@ -8,17 +8,14 @@ from typing import Optional
 
 import libcst as cst
 
-from streamlint.model.syntax.children import child_nodes
+from streamlint.model.syntax.children import walk
 
 
 def settings(module: cst.Module) -> list[tuple[str, str]]:
     """(variable or attribute, value as written) of each setting the module writes: the caller
     matches them against the switch table (`api.per_thread`)."""
     found = []
-    stack: list[cst.CSTNode] = [module]
-    while stack:
-        current = stack.pop()
-        stack.extend(child_nodes(current))
+    for current in walk(module, ()):
         if isinstance(current, cst.Assign) and len(current.targets) == 1:
             name, value = _key(current.targets[0].target), _constant(current.value)
         elif isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute) \

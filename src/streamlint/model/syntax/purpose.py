@@ -9,6 +9,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.children import child_nodes, walk
 
 # Calls that read a host timer or an elapsed time, by their spelled name's last component.
 TIMER_CALLS = frozenset({"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time",
@@ -21,7 +22,7 @@ EVENT_TIMING_METHODS = frozenset({"record", "synchronize", "query", "elapsed_tim
 TRAINING_STEP_METHODS = (frozenset({"backward"}), frozenset({"step"}))
 # Methods of containers that keep what they are given.
 KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put", "put_nowait", "setdefault"})
-_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_DEFINITIONS = (cst.FunctionDef, cst.ClassDef)
 
 
 def last_name(func: cst.BaseExpression) -> str:
@@ -37,20 +38,9 @@ def dotted(func: cst.BaseExpression) -> str:
     return func.value if isinstance(func, cst.Name) else ""
 
 
-def nodes_in(node: cst.CSTNode, skip: tuple = _SCOPES) -> Iterator[cst.CSTNode]:
-    """The node and the nodes under it, not inside the nodes of the types `skip` names."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current is not node and isinstance(current, skip):
-            continue
-        yield current
-        stack.extend(current.children)
-
-
 def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
     """The calls in a statement or block, nested definitions apart."""
-    return (n for n in nodes_in(node) if isinstance(n, cst.Call))
+    return (n for n in walk(node) if type(n) is cst.Call)
 
 
 def flat_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
@@ -126,12 +116,26 @@ def _one_name(creation: cst.Call, ancestry: Ancestry) -> Optional[str]:
     return names[0] if len(names) == 1 else None
 
 
-def timing_mark(creation: cst.Call, loop: cst.CSTNode, function: cst.CSTNode, ancestry: Ancestry) -> bool:
-    """An event made in a measurement loop (repeating, timed, not training) and used only to time."""
-    if not repeats(loop) or trains(loop) or not timed(loop):
-        return False
+def event_on_purpose(creation: cst.Call, loop: cst.CSTNode, function: cst.CSTNode, ancestry: Ancestry) -> bool:
+    """An event made to be kept, one per item (`pending.append(done)`, `marks[k] = e`), or made in a
+    measurement loop (repeating, timed, not training) and used only to time: the uses of its one name."""
     name = _one_name(creation, ancestry)
-    return name is not None and all(_times(use, ancestry) for use in names_in(function) if use.value == name)
+    if name is None:
+        return False
+    uses = [use for use in names_in(function) if use.value == name]
+    if any(_keeps(use, ancestry) for use in uses):
+        return True
+    return repeats(loop) and not trains(loop) and timed(loop) and all(_times(use, ancestry) for use in uses)
+
+
+def _keeps(use: cst.Name, ancestry: Ancestry) -> bool:
+    """The use keeps the value in a container: an argument of a keeping method, an item's value."""
+    arg = ancestry.parent(use)
+    call = ancestry.parent(arg) if isinstance(arg, cst.Arg) else None
+    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in KEEPING_METHODS:
+        return True
+    return isinstance(arg, cst.Assign) and arg.value is use and any(isinstance(t.target, cst.Subscript)
+                                                                    for t in arg.targets)
 
 
 def _times(use: cst.Name, ancestry: Ancestry) -> bool:
@@ -164,28 +168,8 @@ def is_target(use: cst.Name, ancestry: Ancestry) -> bool:
 
 def names_in(node: cst.CSTNode) -> list[cst.Name]:
     """The names a node reads or binds (`x.step` reads `x`), nested definitions apart."""
-    found, stack = [], [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef)) and current is not node:
-            continue
-        if isinstance(current, cst.Name):
-            found.append(current)
-        stack.extend([current.value] if isinstance(current, cst.Attribute) else current.children)
-    return found
+    return [n for n in walk(node, _DEFINITIONS, _read_parts) if type(n) is cst.Name]
 
 
-def kept_per_item(creation: cst.Call, function: cst.CSTNode, ancestry: Ancestry) -> bool:
-    """The value made is kept in a container (`pending.append(done)`, `marks[k] = e`): one per item."""
-    name = _one_name(creation, ancestry)
-    for use in names_in(function) if name is not None else ():
-        if use.value != name:
-            continue
-        arg = ancestry.parent(use)
-        call = ancestry.parent(arg) if isinstance(arg, cst.Arg) else None
-        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in KEEPING_METHODS:
-            return True
-        if isinstance(arg, cst.Assign) and arg.value is use and any(
-                isinstance(t.target, cst.Subscript) for t in arg.targets):
-            return True
-    return False
+def _read_parts(node: cst.CSTNode) -> list:
+    return [node.value] if type(node) is cst.Attribute else child_nodes(node)

@@ -11,11 +11,12 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model.syntax.ancestry import Ancestry, comprehension_of  # noqa: F401 (the rules' import)
+from streamlint.model.syntax.children import child_nodes, walk
 from streamlint.model.syntax.purpose import (
-    bound_names, calls_in, dotted, flat_targets, imported_modules, is_target, is_timer, last_name, names_in, nodes_in,
+    bound_names, calls_in, dotted, flat_targets, imported_modules, is_target, is_timer, last_name, names_in,
     trains,
 )
-from streamlint.model.syntax.tests import has_modulo
+from streamlint.model.syntax.tests import rare_test
 
 
 class Purpose(Enum):
@@ -177,6 +178,14 @@ def _branch(node: cst.If) -> Optional[Purpose]:
     """A data-dependent `if` that leaves or queues other work needs the value (CONTROL); one that
     only assigns could select on the device (SELECTION); one that only raises, logs or collects is a
     check that could run every N steps (CHECK)."""
+    kinds = set().union(*(_statement_kinds(stmt) for body in _bodies(node) for stmt in body))
+    if "control" in kinds:
+        return Purpose.CONTROL
+    return Purpose.SELECTION if kinds <= {"assign"} else Purpose.CHECK
+
+
+def _bodies(node: cst.If) -> list:
+    """The statements of each branch of an `if`/`elif`/`else`."""
     bodies = [node.body.body]
     orelse = node.orelse
     while isinstance(orelse, cst.If):
@@ -184,35 +193,27 @@ def _branch(node: cst.If) -> Optional[Purpose]:
         orelse = orelse.orelse
     if isinstance(orelse, cst.Else):
         bodies.append(orelse.body.body)
-    kinds = set().union(*(_statement_kinds(stmt) for body in bodies for stmt in body))
-    if "control" in kinds:
-        return Purpose.CONTROL
-    return Purpose.SELECTION if kinds <= {"assign"} else Purpose.CHECK
+    return bodies
 
 
 def _statement_kinds(stmt: cst.CSTNode) -> set[str]:
     """"control" (leaves, or calls something that is not logging), "check" (raise, log, collect)
-    or "assign"."""
+    or "assign" (calls in an assigned value compute it: `best = loss.detach()`; a raised exception's
+    constructor is no work)."""
     kinds: set[str] = set()
-    stack = [stmt]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        if isinstance(current, (cst.Break, cst.Continue, cst.Return)):
+    for current in walk(stmt, _NOT_ENTERED) if type(stmt) not in _NOT_ENTERED else ():
+        if type(current) in (cst.Break, cst.Continue, cst.Return):
             return {"control"}
-        if isinstance(current, cst.Raise):
-            kinds.add("check")
-            continue  # (the exception's constructor is no work)
-        if isinstance(current, cst.Call):
-            if not _is_log(current, _LOG_CALLS):
-                return {"control"}
-            kinds.add("check")
-        if isinstance(current, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-            kinds.add("assign")
-            continue  # (calls in an assigned value compute it: `best = loss.detach()`)
-        stack.extend(current.children)
+        if type(current) is cst.Call and not _is_log(current, _LOG_CALLS):
+            return {"control"}
+        kinds.update(_KINDS.get(type(current), ()))
     return kinds
+
+
+# Nodes whose insides tell no more of what a branch does, and the kind each is.
+_NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Raise, cst.Assign, cst.AugAssign, cst.AnnAssign)
+_KINDS = {cst.Raise: ("check",), cst.Call: ("check",), cst.Assign: ("assign",), cst.AugAssign: ("assign",),
+          cst.AnnAssign: ("assign",)}
 
 
 # -- what stands next to a synchronization -----------------------------------------------
@@ -265,7 +266,7 @@ def _next_to(body: _Body, later: cst.CSTNode) -> Optional[Purpose]:
     an assignment checked later (`out = d.copy_to_host()`, then `assert` on it)."""
     if _asserts(later):
         return Purpose.ASSERTION
-    periodic = isinstance(later, cst.If) and periodic_test(later.test)
+    periodic = isinstance(later, cst.If) and rare_test(later.test, periodic=True)
     if not isinstance(later, _LOOPS) and not periodic and any(
             _is_timer(c) or id(c) in body.probes for c in calls_in(later)):
         return Purpose.MEASUREMENT
@@ -284,28 +285,20 @@ def _passive(stmt: cst.CSTNode) -> bool:
     """A statement that only synchronizes, orders streams or processes, or logs (`s.synchronize()`,
     `dist.barrier()`, `if rank == 0: log.info(...)`): the window looks past it."""
     if isinstance(stmt, cst.If):
-        if not _logs_only(stmt.body.body):
-            return False
-        if isinstance(stmt.orelse, cst.Else):
-            return _logs_only(stmt.orelse.body.body)
-        return stmt.orelse is None or _passive(stmt.orelse)
-    if not isinstance(stmt, cst.SimpleStatementLine):
-        return False
-    return all(
-        isinstance(s, cst.Expr) and isinstance(s.value, cst.Call)
-        and ("synchron" in last_name(s.value.func).lower() or last_name(s.value.func) in _ORDERING_CALLS
-             or _is_log(s.value))
-        for s in stmt.body
-    )
+        return all(_logs_only(body) for body in _bodies(stmt))
+    return _calls_only(stmt, lambda call: "synchron" in last_name(call.func).lower()
+                       or last_name(call.func) in _ORDERING_CALLS or _is_log(call))
 
 
 def _logs_only(statements) -> bool:
     """Statements that only print or log (a debug or report block)."""
-    return bool(statements) and all(
-        isinstance(stmt, cst.SimpleStatementLine)
-        and all(isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and _is_log(s.value) for s in stmt.body)
-        for stmt in statements
-    )
+    return bool(statements) and all(_calls_only(stmt, _is_log) for stmt in statements)
+
+
+def _calls_only(stmt: cst.CSTNode, kind) -> bool:
+    """A line of calls, each of the `kind` asked."""
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and kind(s.value) for s in stmt.body)
 
 
 def _checked_later(body: _Body, stmt: cst.CSTNode) -> bool:
@@ -339,7 +332,7 @@ def _switch(test: cst.BaseExpression, scope: cst.CSTNode) -> bool:
     names = [dotted(e) for e in sides if isinstance(e, (cst.Name, cst.Attribute))]
     if len(numbers) != 1 or len(names) != 1 or not names[0]:
         return False
-    assigned = {dotted(t) for n in nodes_in(scope, ()) for t in flat_targets(n)
+    assigned = {dotted(t) for n in walk(scope, ()) for t in flat_targets(n)
                 if isinstance(t, (cst.Name, cst.Attribute))}
     return names[0] not in assigned
 
@@ -388,7 +381,7 @@ class _Body:
         self.ancestry = ancestry
         self.probes: frozenset[int] = frozenset()
         self.uses: dict[str, list[cst.Name]] = {}
-        for current in nodes_in(function, (cst.FunctionDef, cst.ClassDef)):
+        for current in walk(function, (cst.FunctionDef, cst.ClassDef)):
             if isinstance(current, cst.Name):
                 self.uses.setdefault(current.value, []).append(current)
 
@@ -434,17 +427,6 @@ def _why(body: _Body, node: cst.CSTNode, value_read: bool, copy: bool, loops: li
     return found
 
 
-def periodic_test(test: cst.BaseExpression) -> bool:
-    """`step % N == 0` (possibly inside `and`/`or`/`not`)."""
-    if isinstance(test, cst.UnaryOperation):
-        return periodic_test(test.expression)
-    if isinstance(test, cst.BooleanOperation):
-        return periodic_test(test.left) or periodic_test(test.right)
-    if isinstance(test, cst.Comparison):
-        return has_modulo(test.left) or any(has_modulo(c.comparator) for c in test.comparisons)
-    return has_modulo(test)
-
-
 # -- one read per element ------------------------------------------------------------------
 def element_read(node: cst.CSTNode, loop: cst.CSTNode) -> str:
     """The tensor as spelled (`q`) of a read of one element by the loop's index in a loop that uses
@@ -478,34 +460,26 @@ def _element_of(expr: cst.BaseExpression, loop: cst.For) -> Optional[cst.Subscri
         return expr
     if not isinstance(expr, cst.Name):
         return None
-    bound = [n for n in nodes_in(loop.body, ()) if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For))
-             and _binds(n, expr.value)]
+    bound = [n for n in walk(loop.body, ()) if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For))
+             and any(type(t) is cst.Name and t.value == expr.value for t in flat_targets(n))]
     if len(bound) != 1 or not isinstance(bound[0], cst.Assign) or len(bound[0].targets) != 1:
         return None  # bound more than once, or otherwise (a loop target, `+=`)
     value = bound[0].value
     return value if isinstance(value, cst.Subscript) else None
 
 
-def _binds(store: cst.CSTNode, name: str) -> bool:
-    """Does the statement bind `name` (as a whole name)?"""
-    targets = [t.target for t in store.targets] if isinstance(store, cst.Assign) else [store.target]
-    return any(isinstance(n, cst.Name) and n.value == name for t in targets for n in names_in(t)
-               if not isinstance(t, (cst.Subscript, cst.Attribute)))
-
-
 def _only_reads_elements(body: cst.CSTNode, base: str) -> bool:
     """Is `base` used in the body only as `base[...]` read (no write, no other use)?"""
-    stack = [body]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Subscript) and dotted(current.value) == base:
-            stack.extend(current.slice)
+    def parts(node: cst.CSTNode) -> list:
+        return list(node.slice) if type(node) is cst.Subscript and dotted(node.value) == base else child_nodes(node)
+
+    for current in walk(body, (), parts):
+        if type(current) is cst.Subscript and dotted(current.value) == base:
             continue
-        if isinstance(current, (cst.AssignTarget, cst.AugAssign)) and _roots_at(current.target, base):
+        if type(current) in (cst.AssignTarget, cst.AugAssign) and _roots_at(current.target, base):
             return False
-        if isinstance(current, (cst.Name, cst.Attribute)) and dotted(current) == base:
+        if type(current) in (cst.Name, cst.Attribute) and dotted(current) == base:
             return False
-        stack.extend(current.children)
     return True
 
 
@@ -520,7 +494,7 @@ def _roots_at(target: cst.BaseExpression, base: str) -> bool:
 def waits_on_user(loop: cst.CSTNode) -> bool:
     """An interactive loop: its body calls `input()` (every iteration waits for a person)."""
     return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "input"
-               for n in nodes_in(loop, ()))
+               for n in walk(loop, ()))
 
 
 def unrolled(loop: cst.CSTNode) -> bool:

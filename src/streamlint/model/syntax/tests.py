@@ -6,22 +6,24 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from streamlint.model.syntax.children import child_nodes
+from streamlint.model.syntax.children import child_nodes, walk
 
 
-def rare_test(test: cst.BaseExpression) -> bool:
-    """Does the test make its body run only now and then (every N steps, once, under a flag)? A
-    data-dependent test (`if err > tol:`) may pass every time."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return rare_test(test.expression)
+def rare_test(test: cst.BaseExpression, periodic: bool = False) -> bool:
+    """Does the test make its body run only now and then (every N steps, `step % N == 0`, inside
+    `and`/`or`/`not` too; unless `periodic`, also once or under a flag)? A data-dependent test
+    (`if err > tol:`) may pass every time."""
+    if isinstance(test, cst.UnaryOperation) and (periodic or isinstance(test.operator, cst.Not)):
+        return rare_test(test.expression, periodic)
     if isinstance(test, (cst.Name, cst.Attribute)):
-        return True  # a flag: `if debug:`, `if self.verbose:`
+        return not periodic  # a flag: `if debug:`, `if self.verbose:`
     if isinstance(test, cst.BooleanOperation):
-        return rare_test(test.left) or rare_test(test.right)
+        return rare_test(test.left, periodic) or rare_test(test.right, periodic)
     if isinstance(test, cst.Comparison):
         if has_modulo(test.left) or any(has_modulo(c.comparator) for c in test.comparisons):
             return True  # every N steps
-        return all(isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)) for c in test.comparisons)
+        return not periodic and all(isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot))
+                                    for c in test.comparisons)
     return has_modulo(test)
 
 
@@ -41,16 +43,8 @@ def fills_on_miss(node: cst.If) -> tuple[bool, bool]:
 
 def _stores_into(block: cst.CSTNode, container: cst.BaseExpression) -> bool:
     """Does the block assign an item of `container` (`container[k] = ...`)?"""
-    stack: list[cst.CSTNode] = [block]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        if isinstance(current, cst.Assign) and any(
-                isinstance(t.target, cst.Subscript) and t.target.value.deep_equals(container) for t in current.targets):
-            return True
-        stack.extend(current.children)
-    return False
+    return any(type(n) is cst.Assign and any(isinstance(t.target, cst.Subscript) and t.target.value.deep_equals(container)
+                                             for t in n.targets) for n in walk(block))
 
 
 def ends_in_raise(block: cst.BaseSuite) -> bool:
@@ -159,17 +153,12 @@ def never_rebound(function: cst.FunctionDef, own: Optional[list] = None) -> froz
 def names_read(function: cst.FunctionDef, among: frozenset[str]) -> frozenset[str]:
     """The names of `among` the function's body reads from the enclosing scope (a closure's free names)."""
     params = function.params
-    own = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-    wanted, found = among - own, set()
-    todo: list = [function.body]
-    while todo and wanted - found:
-        node = todo.pop()
-        if isinstance(node, cst.Name):
-            if node.value in wanted:
-                found.add(node.value)
-            continue
-        todo.extend((node.value,) if isinstance(node, (cst.Attribute, cst.Arg)) else child_nodes(node))
-    return frozenset(found)
+    wanted = among - {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    return frozenset(n.value for n in walk(function.body, (), _read_parts) if type(n) is cst.Name and n.value in wanted)
+
+
+def _read_parts(node: cst.CSTNode) -> list:
+    return [node.value] if type(node) in (cst.Attribute, cst.Arg) else child_nodes(node)
 
 
 def _target_names(target: cst.CSTNode) -> Iterator[str]:
@@ -203,12 +192,7 @@ def _binds(node: cst.CSTNode) -> Iterator[str]:
 
 def _bound_in(todo: list) -> set[str]:
     """The names the nodes and every node under them bind."""
-    bound: set[str] = set()
-    while todo:  # (fields read directly: faster than a visitor)
-        node = todo.pop()
-        bound.update(_binds(node))
-        todo.extend(child_nodes(node))
-    return bound
+    return {name for top in todo for node in walk(top, ()) for name in _binds(node)}
 
 
 def item_tests(loop: cst.For) -> frozenset[int]:

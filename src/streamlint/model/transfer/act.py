@@ -10,7 +10,7 @@ from streamlint.model.domain.paths import Path
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef
 from streamlint.model.domain.values import AbsValue, Memory
-from streamlint.model.summary.effects import Effect, EffectKind, Guard, Operation
+from streamlint.model.summary.effects import Effect, EffectKind, Operation
 from streamlint.model.summary.perform import perform
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.frame import Frame
@@ -24,7 +24,7 @@ def do(state: State, frame: Frame, effect: Effect) -> State:
 
 
 def access(state: State, frame: Frame, site: str, path: Path, write: bool, stream: StreamRef,
-           host_memory: bool = False, guard: Optional[Guard] = None) -> State:
+           host_memory: bool = False, guard: Optional[Path] = None) -> State:
     return do(state, frame, Effect(EffectKind.ACCESS, site, path, stream, write=write, guard=guard,
                                    host_memory=host_memory))
 

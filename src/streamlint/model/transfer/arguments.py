@@ -39,14 +39,9 @@ class Arguments:
         return [v for v, _ in self.positional] + [v for v, _ in self.keywords.values()]
 
     def flag(self, where: Optional[Arg], default: bool) -> Optional[bool]:
-        """A literal True/False argument; the default when absent; None when not a literal."""
+        """What a True/False argument (a literal, or a name the walk knows holds one) says; the default when absent."""
         found = self.located(where)
-        if found is None:
-            return default
-        value, expression = found
-        if isinstance(expression, cst.Name) and expression.value in ("True", "False"):
-            return expression.value == "True"
-        return truth(value)  # a name the walk knows the truth of (a caller passed True)
+        return default if found is None else truth(found[0])
 
     def string_literal(self, where: Optional[Arg]) -> Optional[str]:
         expression = self.expression(where)

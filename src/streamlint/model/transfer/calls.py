@@ -5,6 +5,7 @@ unknown callable given CUDA tensors follows PyTorch's invariant; anything else i
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import reduce
 from typing import Optional
 
 import libcst as cst
@@ -109,7 +110,7 @@ def of_object(value: AbsValue, obj: Path) -> AbsValue:
 def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if callee.kind is ValueKind.NAMESPACE and callee.target.endswith("()"):
         # calling a framework object (an `nn.Linear(...)` stored on self): a model, as below
-        return _opaque(_model_inputs(arguments, state, frame), state, frame, direct=True)
+        return _run_model(None, arguments, state, frame)
     if callee.kind is ValueKind.NAMESPACE and MERGED in callee.target:
         return _one_of(callee, arguments, state, frame, _namespace_call)
     if callee.kind is ValueKind.NAMESPACE:
@@ -118,35 +119,23 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
         return _method(callee.target[len(METHOD):], arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE and callee.target.startswith("kernel:"):
         return array_calls.launch_kernel(callee, arguments, state, frame)
-    if callee.kind is ValueKind.CALLABLE and (callee.identity is not None or MERGED in callee.target):
+    if callee.kind is ValueKind.CALLABLE:  # (a project function: one of one)
         return _one_of(callee, arguments, state, frame)
-    if callee.kind is ValueKind.CALLABLE:
-        return _project_call(callee.target, arguments, state, frame, cells_of(callee))
-    if callee.kind is ValueKind.UNKNOWN and callee.identity is not None:
-        return _opaque(_module_call_inputs(callee, arguments, state, frame), state, frame, direct=True)
-    if callee.kind is ValueKind.BUFFER and callee.identity is not None:
-        # a module known to be on the device, called: its parameters are read where it runs
-        inputs = _model_inputs(arguments, state, frame)
-        return _opaque(replace(inputs, positional=inputs.positional + ((callee, arguments.node),)), state, frame,
-                       direct=True)
+    if callee.kind in (ValueKind.UNKNOWN, ValueKind.BUFFER) and callee.identity is not None:
+        return _run_model(callee, arguments, state, frame)
     return _opaque(arguments, state, frame)
 
 
-def _model_inputs(arguments: Arguments, state: State, frame: Frame) -> Arguments:
-    """A model called under a chosen stream runs there on tensors (PyTorch's invariant): its unknown arguments are."""
-    if not frame.chosen_stream(state):
-        return arguments
-    return replace(arguments, positional=tuple((_as_tensor(v), e) for v, e in arguments.positional))
-
-
-def _module_call_inputs(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Arguments:
-    """A module run under a chosen stream reads its parameters there too, when the function holds it itself."""
-    inputs = _model_inputs(arguments, state, frame)
-    if inputs is arguments or callee.identity is None or callee.identity.root.kind is RootKind.PARAM:
-        return inputs
-    if not _buffers_given(inputs):
-        return inputs
-    return replace(inputs, positional=inputs.positional + ((_as_tensor(callee), arguments.node),))
+def _run_model(module: Optional[AbsValue], arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """A model called under a chosen stream runs there on tensors (PyTorch's invariant): its unknown arguments are,
+    and it reads its parameters there when it is device memory, or given tensors by a function that holds it itself."""
+    inputs = arguments
+    if frame.chosen_stream(state):
+        inputs = replace(arguments, positional=tuple((_as_tensor(v), e) for v, e in arguments.positional))
+    held = inputs is not arguments and module is not None and module.identity.root.kind is not RootKind.PARAM
+    if module is not None and (module.is_buffer or (held and _buffers_given(inputs))):
+        inputs = replace(inputs, positional=inputs.positional + ((_as_tensor(module), arguments.node),))
+    return _opaque(inputs, state, frame, direct=True)
 
 
 def _as_tensor(value: AbsValue) -> AbsValue:
@@ -164,8 +153,7 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         return AbsValue(ValueKind.NAMESPACE, target=stands_for), state
     if target in interop.POINTER_LIBRARY_CLASSES:  # `cffi.FFI()`: its methods are pointer wrappers
         return AbsValue(ValueKind.NAMESPACE, target=f"{target}()"), state
-    pointer = interop.POINTER_WRAPPERS.get(target)
-    wrapped = arguments.value(pointer) if pointer is not None else None
+    wrapped = arguments.value(interop.POINTER_WRAPPERS.get(target))
     if wrapped is not None and wrapped.is_buffer:  # a handle of the memory at an address (`fromaddress(ptr, n)`)
         return wrapped, state
     handler = handlers.for_function(target)
@@ -174,8 +162,7 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         handled = mpi_calls.comm_method(target.rsplit(".", 1)[-1], arguments, state, frame)
     if handled is not None:
         return handled
-    same = python_std.IDENTITY_CALLS.get(target)
-    given = arguments.value(same) if same is not None else None
+    given = arguments.value(python_std.IDENTITY_CALLS.get(target))
     if given is not None:  # `typing.cast(List[T], [None] * n)`: the value given, as it is
         return given, state
     modelled = declared.active().facts.get(target)
@@ -212,9 +199,7 @@ def _set_attribute(where: tuple, arguments: Arguments, state: State) -> State:
 def _super(frame: Frame) -> AbsValue:
     """`super()`: the receiver as an instance of its class's first project base (a call-graph edge to its methods)."""
     base = frame.program.base_class(f"{frame.module}.{frame.class_name}") if frame.program and frame.class_name else None
-    if base is None:
-        return UNKNOWN
-    return AbsValue(ValueKind.OBJECT, identity=Path(Root.self_()), target=base)
+    return UNKNOWN if base is None else AbsValue(ValueKind.OBJECT, identity=Path(Root.self_()), target=base)
 
 
 def _answered_first(name: str, receiver: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
@@ -246,12 +231,11 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
         item = replace(batch, identity=None)
         pairs = AbsValue(ValueKind.CONTAINER, element=item, target=fact_calls.ERROR_FIRST) if name == "items" else item
         return AbsValue(ValueKind.CONTAINER, element=pairs), state
+    evident = torch_calls.evident_receiver(name, receiver, frame.chosen_stream(state), arguments.values()) \
+        if receiver.kind is ValueKind.UNKNOWN else None
     if handlers.answers(receiver):
         handled = handlers.method(name, receiver, arguments, state, frame)
-    elif receiver.kind is ValueKind.UNKNOWN and torch_calls.evident_receiver(
-            name, receiver, frame.chosen_stream(state), arguments.values()) is not None:
-        # a method that exists on one kind of tensor only tells what the receiver is
-        evident = torch_calls.evident_receiver(name, receiver, frame.chosen_stream(state), arguments.values())
+    elif evident is not None:  # a method that exists on one kind of tensor only tells what the receiver is
         _note_parameter(frame, evident, name in torch_api.RECEIVER_EVIDENCE)
         handled = torch_calls.tensor_method(name, evident, arguments, state, frame)
     elif receiver.kind is ValueKind.OBJECT and receiver.target:
@@ -335,9 +319,8 @@ def _added(receiver: AbsValue, name: str, arguments: Arguments) -> AbsValue:
     """An empty container once `name` put its arguments in: the one item added (`append`), else not told."""
     position = python_std.ADDING_METHODS.get(name)
     item = arguments.positional[position][0] if position is not None and position < len(arguments.positional) else None
-    if item is None or (item.kind is ValueKind.UNKNOWN and item.identity is None):
-        return replace(receiver, target="")
-    return replace(receiver, target="", element=item)
+    told = item is not None and (item.kind is not ValueKind.UNKNOWN or item.identity is not None)
+    return replace(receiver, target="", element=item if told else receiver.element)
 
 
 def _any_of(classes: tuple[str, ...], name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -364,14 +347,12 @@ def _sides(calls: list[tuple[str, Arguments]], label: str, run, state: State, fr
     """Each call on a side of its own (as a test's sides; not in a loop, which may pick another each time), joined."""
     outside = frame.branch
     joined: Optional[Handled] = None
-    try:
-        for side, (target, arguments) in enumerate(calls):
-            if len(calls) > 1 and not frame.loop_depth:
-                frame.branch = outside + (f"{label}{side}",)
-            value, after = run(target, arguments, state, frame, *extra)
-            joined = (value, after) if joined is None else (joined[0].join(value), joined[1].join(after))
-    finally:
-        frame.branch = outside
+    for side, (target, arguments) in enumerate(calls):
+        if len(calls) > 1 and not frame.loop_depth:
+            frame.branch = outside + (f"{label}{side}",)
+        value, after = run(target, arguments, state, frame, *extra)
+        joined = (value, after) if joined is None else (joined[0].join(value), joined[1].join(after))
+    frame.branch = outside
     return joined if joined is not None else (UNKNOWN, state)
 
 
@@ -428,62 +409,43 @@ def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:
     given = [v for v in arguments.values() if v.is_buffer and v.identity is not None]
     if not given:
         return state
-    joined = given[0]
-    for value in given[1:]:
-        joined = joined.join(value)
+    joined = reduce(AbsValue.join, given)
     items = receiver.identity.element(Index.items())
     held = state.at(items)
     kept = AbsValue(ValueKind.CONTAINER, element=joined if held.element is None else held.element.join(joined))
     return state.store(items, kept if len(given) == 1 else AbsValue(ValueKind.CONTAINER, element=joined))
 
 
-def bound_method(arguments: Arguments, frame: Frame) -> Optional[AbsValue]:
-    """`getattr(obj, name)` of a project object, the name spelled or built from a constant prefix
-    (`"_helper{}".format(n)`): its method of that name, or those with that prefix (<= MAX_TARGETS)."""
-    if len(arguments.positional) < 2 or frame.program is None:
-        return None
+def _getattr(arguments: Arguments, state: State, frame: Frame) -> tuple[Optional[AbsValue], State]:
+    """`getattr(obj, name)`: a project object's method of that name, or those whose names start with the constant
+    prefix it is built from (<= MAX_TARGETS); else what the producers of a holder leave there (D-16)."""
+    if len(arguments.positional) < 2:
+        return None, state
     obj, (_, name_node) = arguments.positional[0][0], arguments.positional[1]
     named = attribute_named(name_node)
     if named is None or obj.identity is None:
-        return None
-    cls = obj.target if obj.kind is ValueKind.OBJECT else ""
+        return None, state
+    (name, exact), cls = named, obj.target if obj.kind is ValueKind.OBJECT else ""
     if not cls and obj.identity.root.kind is RootKind.SELF and not obj.identity.steps and frame.class_name:
         cls = f"{frame.module}.{frame.class_name}"
-    if not cls:
-        return None
-    name, exact = named
-    targets = frame.program.methods_named(cls, name)
-    if exact:
-        targets = tuple(t for t in targets if t == f"{cls}.{name}")
-    if not targets or len(targets) > MAX_TARGETS:
-        return None
-    return AbsValue(ValueKind.CALLABLE, identity=obj.identity, target=MERGED.join(targets))
-
-
-def _attribute_named(arguments: Arguments, state: State, frame: Frame) -> tuple[Optional[AbsValue], State]:
-    """`getattr(holder, "x", None)`: what the producers of a holder leave there (D-16); None with a default."""
-    if len(arguments.positional) < 2:
+    targets = frame.program.methods_named(cls, name) if cls and frame.program is not None else ()
+    targets = tuple(t for t in targets if t == f"{cls}.{name}") if exact else targets
+    if targets and len(targets) <= MAX_TARGETS:
+        return AbsValue(ValueKind.CALLABLE, identity=obj.identity, target=MERGED.join(targets)), state
+    if not exact or state.stored(obj.identity.attr(name)):
         return None, state
-    holder, (_, name_node) = arguments.positional[0][0], arguments.positional[1]
-    named = attribute_named(name_node)
-    if named is None or not named[1] or holder.identity is None or state.stored(holder.identity.attr(named[0])):
-        return None, state
-    left, state = left_on_holder(holder, named[0], state, frame)
+    left, state = left_on_holder(obj, name, state, frame)  # (None with a default: `getattr(holder, "x", None)`)
     return (replace(left, may_be_none=True) if left is not None and len(arguments.positional) > 2 else left), state
 
 
 def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    name = target[len("builtins."):] if target.startswith("builtins.") else ""
+    name = target[len("builtins."):]
     if name == "dict" and not arguments.positional and arguments.keywords:  # `dict(non_blocking=True)`
         items = tuple(v for v, _ in arguments.keywords.values())
-        element = items[0]
-        for item in items[1:]:
-            element = element.join(item)
-        return AbsValue(ValueKind.CONTAINER, element=element, positions=items, keys=tuple(arguments.keywords)), state
+        return AbsValue(ValueKind.CONTAINER, element=reduce(AbsValue.join, items), positions=items,
+                        keys=tuple(arguments.keywords)), state
     if name == "getattr":
-        method = bound_method(arguments, frame)
-        if method is None:
-            method, state = _attribute_named(arguments, state, frame)
+        method, state = _getattr(arguments, state, frame)
         if method is not None:
             return method, state
     site = frame.site(arguments.node)
@@ -512,14 +474,10 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
 
 def _listed_items(target: str, arguments: Arguments) -> Optional[AbsValue]:
     """`list(t.split(n))`: a new container of the items of device memory or of a container with known items."""
-    where = python_std.LISTING_CALLS.get(target)
-    iterable = arguments.value(where) if where is not None and len(arguments.values()) == 1 else None
-    if iterable is None or (iterable.is_buffer and not is_device(iterable)):
+    iterable = arguments.value(python_std.LISTING_CALLS.get(target)) if len(arguments.values()) == 1 else None
+    if iterable is None or (iterable.is_buffer and not is_device(iterable)) or iterable.items is None:
         return None
-    items = iterable.items
-    if items is None:
-        return None
-    return AbsValue(ValueKind.CONTAINER, element=items, members=iterable.members)
+    return AbsValue(ValueKind.CONTAINER, element=iterable.items, members=iterable.members)
 
 
 def _read_back(name: str, value: AbsValue, site: str, state: State, frame: Frame) -> Handled:
@@ -539,21 +497,24 @@ def _own_method(name: str, receiver: AbsValue, frame: Frame) -> bool:
 
 
 def _project_call(target: str, arguments: Arguments, state: State, frame: Frame, cells: tuple = ()) -> Handled:
+    """A project function's summary applied here; `C(...)` of a project class: a new object, its `__init__` applied."""
+    obj = None
     if frame.program is not None and frame.program.is_class(target):
-        return _construct(target, arguments, state, frame)
-    context = _hot_context(arguments, state, frame)
+        obj = AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))), target=target)
+        target, arguments = f"{target}.__init__", replace(arguments, receiver=obj)
+    context = _context(arguments, state, frame) if obj is not None else _hot_context(arguments, state, frame)
     if cells:  # a closure's cells: what its free names hold, a dimension of the context (D-21)
         context = replace(context, args=context.args + tuple((key, _fact(value, state)) for key, value in cells))
     summary = frame.program.summary(target, context) if frame.program is not None else None
     if summary is None:
-        return _opaque(arguments, state, frame)
+        return (obj, state) if obj is not None else _opaque(arguments, state, frame)
     if target.rpartition(".")[0] != frame.qualname:  # (a closure of another function: what its cells hold, as facts)
         cells = tuple((key, _fact(value, state)) for key, value in cells)
     bound = _bound_args(summary.params, arguments) + cells  # (a cell is bound as the parameter it is in the walk)
     binding = Binding(frame.site(arguments.node), bound, arguments.receiver, frame.branch)
     applied = apply(summary, state, binding)
-    for effect in applied.effects:
-        frame.emit(_in_this_loop(effect, frame, frame.guards_at(arguments.node)))
+    for effect in applied.effects:  # (a constructor's effects as its `__init__` made them)
+        frame.emit(_in_this_loop(effect, frame, frame.guards_at(arguments.node)) if obj is None else effect)
     frame.report(list(applied.conflicts))
     state = applied.state
     for param, tags in summary.evidence:
@@ -564,7 +525,7 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame,
         memory = Memory.DEVICE if Evidence.CUDA_BUFFER in tags else Memory.PAGEABLE if Evidence.HOST_BUFFER in tags \
             else Memory.UNKNOWN
         state = torch_calls.learn(state, AbsValue(ValueKind.BUFFER, "torch", memory, given.identity))
-    return applied.returns, state
+    return (obj or applied.returns), state
 
 
 def _bound_args(params: tuple[str, ...], arguments: Arguments) -> tuple[tuple[str, AbsValue], ...]:
@@ -580,8 +541,8 @@ def _bound_args(params: tuple[str, ...], arguments: Arguments) -> tuple[tuple[st
 
 def _hot_context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
     context = _context(arguments, state, frame)
-    if frame.hot and not frame.guards_at(arguments.node):  # called on every call of a hot entry: hot too
-        context = replace(context, hot=frame.hot)
+    if frame.context.hot and not frame.guards_at(arguments.node):  # called on every call of a hot entry: hot too
+        context = replace(context, hot=frame.context.hot)
     return context
 
 
@@ -636,9 +597,7 @@ def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = Fal
     given = next((v for v in arguments.values() if v.kind is ValueKind.STREAM), None)
     if given is not None:  # (`f(x, stream=s)`: it reads the device arrays it is given; what it writes is not told)
         stream = torch_calls.stream_of(given)
-        if not stream.known:
-            return UNKNOWN, state
-        return UNKNOWN, device_reads(state, frame, frame.site(arguments.node), tensors, stream)
+        return UNKNOWN, device_reads(state, frame, frame.site(arguments.node), tensors, stream) if stream.known else state
     frameworks = ("torch", "cupy", "") if direct else ("torch", "")  # a function passed in runs where it is called
     if any(v.framework in frameworks for v in tensors):
         out = arguments.value(Arg(kw="out"))  # PyTorch's `out=`: the result is written there
@@ -670,20 +629,6 @@ def operate(buffers: list[AbsValue], node: cst.CSTNode, state: State, frame: Fra
     return torch_calls.run_operation(buffers, None, False, arguments, state, frame)
 
 
-def _construct(cls: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """`C(...)` of a project class: a new object, its `__init__` applied to it."""
-    obj = AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))), target=cls)
-    init = replace(arguments, receiver=obj)
-    summary = frame.program.summary(f"{cls}.__init__", _context(init, state, frame)) if frame.program is not None else None
-    if summary is None:
-        return obj, state
-    applied = apply(summary, state, Binding(frame.site(arguments.node), _bound_args(summary.params, init), obj, frame.branch))
-    for effect in applied.effects:
-        frame.emit(effect)
-    frame.report(list(applied.conflicts))
-    return obj, applied.state
-
-
 def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, state: State, frame: Frame) -> Handled:
     """A kernel launch on its configuration's stream (Numba's legacy default stream without one): it reads its
     device arrays and writes those its body stores into (all, when the body cannot be read)."""
@@ -698,19 +643,15 @@ def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, sta
     state = operation(state, frame, site, kernel.target or "kernel", OpKind.KERNEL, stream, bool(hosts),
                       framework="numba" if writes is not None else "", host_arrays=hosts)
     for index, (value, _) in enumerate(arguments.positional):
-        if writes is not None and index in writes:
+        stored = writes is not None and index in writes
+        if stored:
             value, state = _launched_into(value, stream, state, frame)
         if value.identity is None or not (value.is_buffer and value.memory is not Memory.PAGEABLE):
             continue
-        host = not is_device(value)
-        if writes is not None and index in writes:
-            # the body stores into it: a second writer first (its updates may be lost), whatever it also reads
-            state = access(state, frame, site, value.identity, True, stream, host_memory=host)
-            state = access(state, frame, site, value.identity, False, stream, host_memory=host)
-            continue
-        state = access(state, frame, site, value.identity, False, stream, host_memory=host)
-        if writes is None:  # a body the walk cannot read: taken as read and written
-            state = access(state, frame, site, value.identity, True, stream, host_memory=host)
+        # stored into by the body: a second writer first (its updates may be lost), whatever it also reads; a body
+        # the walk cannot read: taken as read and written
+        for write in (True, False) if stored else (False, True) if writes is None else (False,):
+            state = access(state, frame, site, value.identity, write, stream, host_memory=not is_device(value))
     return UNKNOWN, state
 
 

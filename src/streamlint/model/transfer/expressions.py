@@ -27,21 +27,15 @@ Evaluated = tuple[AbsValue, State]
 _BUILTINS = frozenset(dir(builtins))
 ZERO = AbsValue(ValueKind.HOST_NUMBER, target="0")  # stream 0, flags 0: the APIs' defaults
 HOST_NUMBER = AbsValue(ValueKind.HOST_NUMBER)
+_CONSTANTS = {"None": NONE, "True": TRUE, "False": FALSE}
 
 
 def evaluate(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
-    handler = _HANDLERS.get(type(node))
-    if handler is not None:
-        return handler(node, state, frame)
-    return _children_then_unknown(node, state, frame)
+    return _HANDLERS.get(type(node), _children_then_unknown)(node, state, frame)
 
 
 def _name(node: cst.Name, state: State, frame: Frame) -> Evaluated:
-    if node.value == "None":
-        return NONE, state
-    if node.value in ("True", "False"):
-        return (TRUE if node.value == "True" else FALSE), state
-    bound = state.names.get(node.value) or frame.globals.get(node.value)
+    bound = _CONSTANTS.get(node.value) or state.names.get(node.value) or frame.globals.get(node.value)
     if bound is not None:
         return bound, state
     target = frame.imports.get(node.value)
@@ -85,7 +79,9 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
     if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
         chosen, state = evaluate(node.slice[0].slice.value, state, frame)
         if is_host(base) and chosen.kind in (ValueKind.BUFFER, ValueKind.CONTAINER):
-            return _gathered(node, base, state, frame)
+            # `h[index_array]`: advanced indexing of a host array copies the items into new pageable memory
+            state = host_access(state, frame, frame.site(node), base.identity, False) if base.identity is not None else state
+            return AbsValue(ValueKind.BUFFER, base.framework, Memory.PAGEABLE, Path(Root.fresh(frame.site(node)))), state
         index = _told_index(node.slice[0].slice.value, chosen, state, frame)
     elif len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
         index = _region(node.slice[0].slice)
@@ -112,7 +108,9 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
 def _item_at(base: AbsValue, index: Index, state: State) -> AbsValue:
     """The item at `base[index]`, `base` memory or a container the walk can name."""
     path = base.identity.element(index)  # type: ignore[union-attr]
-    held = _item_held(base, index, state)
+    held = state.at(path)
+    if held.kind is ValueKind.UNKNOWN and not base.is_buffer and index.kind in (IndexKind.CONST, IndexKind.SLOT):
+        held = state.at(base.identity.element(Index.any_()))  # (a told key nothing was stored at: the weak slot, D-12)
     if held.kind is not ValueKind.UNKNOWN:
         return held
     if base.element is not None and index.kind is IndexKind.SLOT and base.element.is_buffer:
@@ -124,14 +122,6 @@ def _item_at(base: AbsValue, index: Index, state: State) -> AbsValue:
         return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream,
                         loader_batch=base.loader_batch, rank=rank)
     return AbsValue(identity=path)
-
-
-def _item_held(base: AbsValue, index: Index, state: State) -> AbsValue:
-    """What the heap holds at `base[index]`; for a told key nothing was stored at, the container's weak slot (D-12)."""
-    held = state.at(base.identity.element(index))  # type: ignore[union-attr]
-    if held.kind is ValueKind.UNKNOWN and not base.is_buffer and index.kind in (IndexKind.CONST, IndexKind.SLOT):
-        held = state.at(base.identity.element(Index.any_()))  # type: ignore[union-attr]
-    return held
 
 
 def _made_stream(value: Optional[AbsValue]) -> bool:
@@ -148,13 +138,6 @@ def slice_bounds(node: cst.Subscript, state: State, frame: Frame) -> State:
                 if bound is not None and not isinstance(bound, (cst.Name, cst.Integer)):
                     _, state = evaluate(bound, state, frame)
     return state
-
-
-def _gathered(node: cst.Subscript, base: AbsValue, state: State, frame: Frame) -> Evaluated:
-    """`h[index_array]`: advanced indexing of a host array copies the items into new pageable memory."""
-    if base.identity is not None:
-        state = host_access(state, frame, frame.site(node), base.identity, False)
-    return AbsValue(ValueKind.BUFFER, base.framework, Memory.PAGEABLE, Path(Root.fresh(frame.site(node)))), state
 
 
 def _told_index(node: cst.BaseExpression, chosen: AbsValue, state: State, frame: Frame) -> Index:
@@ -284,33 +267,14 @@ def _launch(node: cst.Call, config: cst.Subscript, state: State, frame: Frame) -
     return calls.launch(kernel, settings, Arguments(tuple(positional), {}, None, node), state, frame)
 
 
-def _tuple_like(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
+def _display(node: cst.Tuple | cst.List | cst.Dict, state: State, frame: Frame) -> Evaluated:
+    """A tuple, list or dict written out: a container of its items; a tuple's positions and a dict's string keys each
+    name their item (`AbsValue.keys`); a list of streams is a pool of them."""
     joined: Optional[AbsValue] = None
     members: set = set()
     streams: list = []
-    positions: list = []
-    for element in getattr(node, "elements", ()):
-        value, state = evaluate(element.value, state, frame)
-        positions.append(value)
-        if value.kind is ValueKind.NAMESPACE:
-            continue  # a type or module beside the items (`[buf, MPI.FLOAT]`) holds no memory
-        joined = value if joined is None else joined.join(value)
-        streams.append(value.stream if value.kind is ValueKind.STREAM else None)
-        members |= memory_of(value)
-    pool = StreamRef.listed(streams)
-    if pool is not None:  # `[s0, s1]`: a pool of the streams it lists, each item another stream
-        return AbsValue(ValueKind.CONTAINER, element=stream_value(pool), target=PER_ITEM), state
-    target = "" if getattr(node, "elements", ()) else NO_ITEMS
-    told = isinstance(node, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in node.elements)
-    return AbsValue(ValueKind.CONTAINER, element=joined, target=target, members=frozenset(members),
-                    positions=tuple(positions) if told else ()), state
-
-
-def _dict(node: cst.Dict, state: State, frame: Frame) -> Evaluated:
-    """`{"x": a}`: a container of its values; written out with string keys, each key's item (`AbsValue.keys`)."""
-    joined: Optional[AbsValue] = None
-    members: set = set()
-    values = []
+    values: list = []
+    mapping = isinstance(node, cst.Dict)
     for element in node.elements:
         if isinstance(element, cst.DictElement):
             _, state = evaluate(element.key, state, frame)
@@ -318,14 +282,23 @@ def _dict(node: cst.Dict, state: State, frame: Frame) -> Evaluated:
         values.append(value)
         if isinstance(element, cst.StarredDictElement):
             value = value.element or UNKNOWN  # `**other`: its values
+        elif value.kind is ValueKind.NAMESPACE and not mapping:
+            continue  # a type or module beside the items (`[buf, MPI.FLOAT]`) holds no memory
         joined = value if joined is None else joined.join(value)
+        streams.append(value.stream if value.kind is ValueKind.STREAM else None)
         members |= memory_of(value)
-    target = "" if node.elements else NO_ITEMS
+    pool = None if mapping else StreamRef.listed(streams)
+    if pool is not None:  # `[s0, s1]`: a pool of the streams it lists, each item another stream
+        return AbsValue(ValueKind.CONTAINER, element=stream_value(pool), target=PER_ITEM), state
     keys = tuple(e.key.evaluated_value for e in node.elements if isinstance(e, cst.DictElement)
-                 and isinstance(e.key, cst.SimpleString))
-    items = tuple(values) if len(keys) == len(node.elements) == len(values) and all(isinstance(k, str) for k in keys) else ()
-    return AbsValue(ValueKind.CONTAINER, element=joined, target=target, members=frozenset(members),
-                    positions=items, keys=keys if items else ()), state
+                 and isinstance(e.key, cst.SimpleString)) if mapping else ()
+    if mapping:
+        told = len(keys) == len(node.elements) == len(values) and all(isinstance(k, str) for k in keys)
+    else:
+        told = isinstance(node, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in node.elements)
+    return AbsValue(ValueKind.CONTAINER, element=joined, target="" if node.elements else NO_ITEMS,
+                    members=frozenset(members), positions=tuple(values) if told else (),
+                    keys=keys if told else ()), state
 
 
 def _comprehension(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
@@ -429,7 +402,7 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     buffers = [b for v in values for b in ((v,) if v.is_buffer else v.either)]
     if isinstance(node, cst.Comparison) and all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in node.comparisons):
         return HOST_NUMBER, state  # `x is None`: the host compares references, no kernel runs
-    if _configuration(node, values, frame):
+    if _configuration(node, operands, values, frame):
         return replace(UNKNOWN, target=OPTION), state
     if not buffers:
         repeated = _repeated(node, values)
@@ -450,11 +423,10 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     return calls.operate(buffers, node, state, frame)
 
 
-def _configuration(node: cst.BaseExpression, values: list[AbsValue], frame: Frame) -> bool:
+def _configuration(node: cst.BaseExpression, operands: list, values: list[AbsValue], frame: Frame) -> bool:
     """An option compared with a constant is an option itself, the same on every call."""
     if not isinstance(node, cst.Comparison) or not any(v.target == OPTION for v in values):
         return False
-    operands = [node.left] + [c.comparator for c in node.comparisons]
     return all(v.target == OPTION or written_constant(o) or _module_member(o, frame) for o, v in zip(operands, values))
 
 
@@ -522,10 +494,10 @@ _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.Attribute: _attribute,
     cst.Subscript: _subscript,
     cst.Call: _call,
-    cst.Tuple: _tuple_like,
-    cst.List: _tuple_like,
+    cst.Tuple: _display,
+    cst.List: _display,
     cst.IfExp: _ternary,
-    cst.Dict: _dict,
+    cst.Dict: _display,
     cst.ListComp: _comprehension,
     cst.SetComp: _comprehension,
     cst.GeneratorExp: _comprehension,

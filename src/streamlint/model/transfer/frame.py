@@ -88,10 +88,9 @@ class ProgramView(Protocol):
 class Gathered:
     """What one walk has found so far."""
 
-    effects: list[Effect] = field(default_factory=list)
-    conflicts: list[Conflict] = field(default_factory=list)
-    reported: set = field(default_factory=set)  # the conflicts above, for the membership test
-    seen_effects: set = field(default_factory=set)  # (a loop walks its body until nothing changes)
+    # each once, in the order met (a loop walks its body until nothing changes): dicts as ordered sets
+    effects: dict[Effect, None] = field(default_factory=dict)
+    conflicts: dict[Conflict, None] = field(default_factory=dict)
     returned: Optional[AbsValue] = None  # the join of the values it returns
     exit_state: Optional[State] = None  # the join of the states it returns or falls off the end with
     evidence: dict[str, set[str]] = field(default_factory=dict)  # parameter -> what its use shows it is
@@ -147,7 +146,7 @@ class Frame:
     loop_names: list[str] = field(default_factory=list)  # the counters of the enclosing loops ("" when none)
     numbering: "Numbering" = field(default_factory=lambda: Numbering())  # tables keyed by node identity
     globals: dict[str, AbsValue] = field(default_factory=dict)  # what module-level names hold (the module's top level)
-    context: Optional[CallContext] = None  # what the function was entered under (set by the walk)
+    context: CallContext = ROOT_CONTEXT  # what the function was entered under (set by the walk)
     free_receiver: str = ""  # a closure of a method: the free name of the method's receiver (`self`)
     branch: tuple[str, ...] = ()  # the sides of the tests the walk is under (Effect.branch)
     found: Gathered = field(default_factory=Gathered)
@@ -166,16 +165,11 @@ class Frame:
     def loop_depth(self) -> int:
         return len(self.loop_names)
 
-    @property
-    def hot(self) -> str:
-        """The context's hot entry ("" when none)."""
-        return self.context.hot if self.context is not None else ""
-
     def chosen_stream(self, state: State) -> bool:
         """PyTorch's current stream here is one the code chose: a tensor of unknown device used there is CUDA's."""
         current = state.current_stream("torch")
         if current.kind is StreamRefKind.AMBIENT:
-            return self.context is not None and self.context.chosen
+            return self.context.chosen
         return current.known
 
     def guards_at(self, call: cst.CSTNode) -> int:
@@ -203,11 +197,10 @@ class Frame:
     def side(self, test: cst.BaseExpression, taken: bool, option: bool = False) -> tuple[str, ...]:
         """The branch of one side of a test (none in a loop); an option of `self` names it (one side per receiver)."""
         value = tested_value(test, self.numbering.fixed)  # (a parameter never rebound: one side per call)
-        if value is not None and value[0].startswith("self.") and not (option or _bare(test)):
-            value = None  # (a comparison of an attribute that is no option: state another call may change)
-        if value is not None and value[0].startswith("self."):
+        own = value is not None and value[0].startswith("self.")
+        if own and (option or _bare(test)):  # (else an attribute compared, no option: state)
             return self.branch + (f"{SELF_OPTION}{value[0][len('self.'):]}:{int(taken != value[1])}",)
-        if value is not None:
+        if value is not None and not own:
             return self.branch + (f"{self.qualname}?{value[0]}:{int(taken != value[1])}",)
         if self.loop_depth:
             return self.branch
@@ -223,9 +216,7 @@ class Frame:
         """Keep the effect, under the sides of the tests the walk is in; returns it so tagged."""
         if self.branch:
             effect = replace(effect, branch=self.branch + effect.branch)
-        if effect not in self.found.seen_effects:
-            self.found.seen_effects.add(effect)
-            self.found.effects.append(effect)
+        self.found.effects.setdefault(effect)
         return effect
 
     def note(self, param: str, evidence: str) -> None:
@@ -233,7 +224,4 @@ class Frame:
         self.found.evidence.setdefault(param, set()).add(evidence)
 
     def report(self, found: list[Conflict]) -> None:
-        for conflict in found:
-            if conflict not in self.found.reported:
-                self.found.reported.add(conflict)
-                self.found.conflicts.append(conflict)
+        self.found.conflicts.update(dict.fromkeys(found))

@@ -369,8 +369,7 @@ def _parameter_value(index: int, name: str, frame: Frame, context: CallContext,
 
 def _receiver_value(context: CallContext) -> AbsValue:
     receiver = context.receiver or AbsValue()
-    return AbsValue(receiver.kind, receiver.framework, receiver.memory, Path(Root.self_()), None,
-                    False, None, receiver.target)
+    return AbsValue(receiver.kind, receiver.framework, receiver.memory, Path(Root.self_()), target=receiver.target)
 
 
 def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, AbsValue], ...]:

@@ -15,7 +15,7 @@ from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.domain.values import MERGED, NO_ITEMS, OPTION, UNKNOWN, AbsValue, Memory, ValueKind, truth
-from streamlint.model.summary.effects import Effect, EffectKind, Guard, GuardKind
+from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import released, untold_access
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.transfer.act import access, do, host_access, kernel, operation
@@ -63,8 +63,7 @@ def _module_move(call: cst.BaseExpression, state: State, frame: Frame) -> Option
         _, state = evaluate(arg.value, state, frame)
     current = state.current_stream(F)
     module = AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, receiver.identity, current)
-    guard = Guard(GuardKind.OFF_DEVICE, "", True, receiver.identity)
-    state = access(state, frame, frame.site(call), receiver.identity, True, current, guard=guard)
+    state = access(state, frame, frame.site(call), receiver.identity, True, current, guard=receiver.identity)
     for name, value in state.names:  # (every name of it holds the moved module)
         if value == receiver:
             state = state.bind(name, module)
@@ -269,9 +268,7 @@ def _restored(identity: Optional[Path], state: State) -> bool:
 
 def _hand_out_entry_memory(items: tuple, state: State, frame: Frame, node: cst.CSTNode) -> None:
     """Returned items read at a `self` path since stored over: entry memory handed out in flight."""
-    left = frame.context.receiver_pending if frame.context is not None else ()
-    if not left:
-        return
+    left = frame.context.receiver_pending  # (none left: nothing handed out, by the filter below)
     for item in items:
         identity = item.identity
         if not item.is_buffer or identity is None or identity.root.kind is not RootKind.SELF \
@@ -364,39 +361,28 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     rare = rare_test(node.test) and not option and id(node.test) not in frame.numbering.item_tests
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
     usual_else = rare and not negated(node.test)  # (the other side of a one-off, a flag, every N steps)
-    frame.guards += rare
     body_calls, else_calls = called_on_every_side(node) if rare else ([], [])
     steady = body_calls + ([] if usual_else else else_calls)  # (a callee either side calls runs every time)
     for call in steady:
         frame.numbering.every_side[id(call)] = frame.numbering.every_side.get(id(call), 0) + 1
-    outside, lifted = frame.branch, 0
+    outside = frame.branch  # (no restore on an exception: a walk that raises is abandoned with its frame)
     yes, no = frame.side(node.test, True, option), frame.side(node.test, False, option)
-    try:
-        frame.branch = yes
-        frame.guards += once_body
-        entered = frame.guards
-        try:
-            taken = run_block(node.body.body, holds, frame) if truth(test) is None else state.unreachable()
-        finally:
-            # (an exit on the rare side leaves the usual path as it was)
-            frame.guards = (entered if rare else frame.guards) - once_body
-        frame.branch = no
-        lifted = int(usual_else)
-        frame.guards -= lifted
-        other = state
-        if isinstance(node.orelse, cst.If):
-            other = _if(node.orelse, state, frame)
-        elif isinstance(node.orelse, cst.Else):
-            frame.guards += once_else
-            try:
-                other = run_block(node.orelse.body.body, state, frame)
-            finally:
-                frame.guards -= once_else
-    finally:
-        frame.guards -= rare - lifted
-        for call in steady:
-            frame.numbering.every_side[id(call)] -= 1
-        frame.branch = outside
+    frame.branch, frame.guards = yes, frame.guards + rare + once_body
+    entered = frame.guards
+    taken = run_block(node.body.body, holds, frame) if truth(test) is None else state.unreachable()
+    # (an exit on the rare side leaves the usual path as it was)
+    frame.guards = (entered if rare else frame.guards) - once_body - usual_else
+    frame.branch, other = no, state
+    if isinstance(node.orelse, cst.If):
+        other = _if(node.orelse, state, frame)
+    elif isinstance(node.orelse, cst.Else):
+        frame.guards += once_else
+        other = run_block(node.orelse.body.body, state, frame)
+        frame.guards -= once_else
+    frame.guards -= rare - usual_else
+    for call in steady:
+        frame.numbering.every_side[id(call)] -= 1
+    frame.branch = outside
     leaves_loop = frame.loop_depth > 0 and ends_the_loop(node.body)  # (`if i == n: break`: every pass runs on)
     if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body) and not leaves_loop:
         frame.guards += 1  # one side leaves (`if done: return`): what follows runs only sometimes
@@ -432,25 +418,21 @@ def _loop(node: cst.For | cst.While, head: State, frame: Frame, enter: Callable[
         return (path.shifted(symbol, 1) if symbol else path).aged(inside.__contains__)
 
     broke: list[State] = []
-    try:
-        for _ in range(MAX_LOOP_ROUNDS):
-            broke, continued = [], []
-            frame.found.loop_exits.append((broke, continued))
-            try:
-                entered = enter(head)
-                after = run_block(node.body.body, entered, frame)
-                after = _joined(after if after.reachable else entered, continued)  # (a body that always leaves)
-            finally:
-                frame.found.loop_exits.pop()
-            if after.reachable:
-                after = after.renamed(next_iteration)
-            joined = head.join(after, back_edge=True)
-            if joined == head:
-                break
-            head = joined
-    finally:
-        frame.loop_names.pop()
-        frame.guards = guards
+    for _ in range(MAX_LOOP_ROUNDS):
+        broke, continued = [], []
+        frame.found.loop_exits.append((broke, continued))
+        entered = enter(head)
+        after = run_block(node.body.body, entered, frame)
+        after = _joined(after if after.reachable else entered, continued)  # (a body that always leaves)
+        frame.found.loop_exits.pop()
+        if after.reachable:
+            after = after.renamed(next_iteration)
+        joined = head.join(after, back_edge=True)
+        if joined == head:
+            break
+        head = joined
+    frame.loop_names.pop()
+    frame.guards = guards
     state, left = entry.join(head), _joined(head.unreachable(), broke)
     if node.orelse is not None:
         state = run_block(node.orelse.body.body, state, frame)
@@ -525,13 +507,10 @@ def _try(node: cst.Try, state: State, frame: Frame) -> State:
     if node.orelse is not None:
         after = run_block(node.orelse.body.body, after, frame)
     frame.guards += 1  # a handler runs only when something raised
-    try:
-        for handler in node.handlers:
-            if _import_failure(handler):
-                continue  # the framework is there: the body's bindings stand
+    for handler in node.handlers:
+        if not _import_failure(handler):  # (else the framework is there: the body's bindings stand)
             after = after.join(run_block(handler.body.body, state.join(after), frame))
-    finally:
-        frame.guards -= 1
+    frame.guards -= 1
     if node.finalbody is not None:
         after = run_block(node.finalbody.body.body, after, frame)
     return after
