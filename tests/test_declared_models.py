@@ -12,10 +12,11 @@ from conftest import write
 from streamlint.cache.keys import config_key
 from streamlint.cli import main
 from streamlint.config import ConfigError, Settings, load_settings
+from streamlint.declared_toml import ModelError, load_file, parse_model, parse_models
 from streamlint.engine.lint import lint_text
 from streamlint.model import declared
+from streamlint.model.api.facts import Block, Stream
 from streamlint.model.api.op_kinds import OpKind
-from streamlint.declared_toml import ModelError, load_file, parse_model, parse_models
 
 WRAPPERS = """
 [tool.streamlint]
@@ -68,23 +69,23 @@ def test_effect_model_becomes_a_fact():
     model = parse_model({"target": "mylib.copy_async", "kind": "h2d", "stream": "arg2:stream",
                          "writes": ["arg0"], "reads": ["arg1:src"]}, "t")
     fact = model.fact()
-    assert fact.kind is OpKind.COPY_H2D and fact.stream == "arg"
+    assert fact.kind is OpKind.COPY_H2D and fact.stream is Stream.ARG
     assert fact.stream_arg.pos == 2 and fact.stream_arg.kw == "stream"
     assert fact.writes[0].pos == 0 and fact.reads[0].kw == "src"
     assert fact.async_api  # an async copy given a stream: the pinned-memory rules apply
 
 
 def test_sync_kinds_block_by_default_and_others_do_not():
-    assert parse_model({"target": "m.fence", "kind": "device-sync"}, "t").fact().blocking == "always"
-    assert parse_model({"target": "m.k", "kind": "kernel"}, "t").fact().blocking == "never"
-    assert parse_model({"target": "m.c", "kind": "d2h", "blocking": True}, "t").fact().blocking == "always"
+    assert parse_model({"target": "m.fence", "kind": "device-sync"}, "t").fact().blocking is Block.ALWAYS
+    assert parse_model({"target": "m.k", "kind": "kernel"}, "t").fact().blocking is Block.NEVER
+    assert parse_model({"target": "m.c", "kind": "d2h", "blocking": True}, "t").fact().blocking is Block.ALWAYS
 
 
 def test_stream_or_current_and_method_targets():
     model = parse_model({"target": "lib.Plan().execute", "kind": "kernel", "stream": "stream|current",
                          "reads": ["self"]}, "t")
     fact = model.fact()
-    assert fact.stream == "arg_or_current" and fact.stream_arg.kw == "stream" and fact.self_reads
+    assert fact.stream is Stream.ARG_OR_CURRENT and fact.stream_arg.kw == "stream" and fact.self_reads
     assert "lib.Plan" in declared.Registry([model]).classes
 
 
