@@ -15,10 +15,9 @@ from typing import Iterator, Sequence
 
 import libcst as cst
 
-from streamlint import memory, reads
+from streamlint import memory
 from streamlint.checked_file import CheckedFile
 from streamlint.diagnostics import Diagnostic
-from streamlint.model.interproc.modules import tree_read
 from streamlint.rules import Rule
 
 # Deeply nested code can exhaust the recursion limit of the parser or the analysis;
@@ -107,17 +106,9 @@ def analyze(source: str, path: str = "") -> CheckedFile:
     sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
     try:
         with _collector_paused():
-            return CheckedFile(_shared_tree(path, source) or parse(source), path, source)
+            return CheckedFile(parse(source), path, source)
     finally:
         sys.setrecursionlimit(old)
-
-
-def _shared_tree(path: str, source: str) -> cst.Module | None:
-    """The tree another check of the run parsed of this very text (its root solve is shared too)."""
-    try:
-        return tree_read(path, reads.content_hash(source.encode("utf-8")))
-    except UnicodeEncodeError:
-        return None
 
 
 def _findings(analysis: CheckedFile, rules: Sequence[type[Rule]]) -> list:

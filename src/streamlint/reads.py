@@ -125,30 +125,6 @@ def recording(digests: bool = True, later: Optional[list] = None) -> Iterator[di
         syntax_notes.syntax_of(data)
 
 
-@contextmanager
-def kept_for_reuse() -> Iterator[dict[str, Note]]:
-    """Collect the notes made inside the block (also made in the enclosing recording, if any):
-    work shared by several files' checks in a run is done once, and each later check that reuses
-    it `replay`s what it read. Uses are not recorded inside: a module the shared work used is
-    noted by its content (no early cutoff for it), so no check computes digests for the
-    modules only that work used."""
-    global _notes, _uses
-    outer_notes, outer_uses = _notes, _uses
-    notes: dict[str, Note] = {}
-    _notes, _uses = notes, None
-    try:
-        yield notes
-    finally:
-        _notes, _uses = outer_notes, outer_uses
-        replay(notes)
-
-
-def replay(notes: dict[str, Note]) -> None:
-    """Make again, in the current recording, the notes `kept_for_reuse` collected."""
-    for path, what in notes.items():
-        note(path, what)
-
-
 def finish(notes: dict[str, Note], uses: dict[str, dict[str, Callable[[], str]]]) -> None:
     """Turn the content hash of each module whose names were used into a summary note."""
     for path, names in uses.items():

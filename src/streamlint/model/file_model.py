@@ -15,10 +15,9 @@ from streamlint.model.domain.values import ValueKind
 from streamlint.model.interproc.repeat import next_call_conflicts
 from streamlint.model.findings import Hazard, Placement, at_boundary, at_fork, at_wait, place
 from streamlint.model.summary.effects import EffectKind
-from streamlint.model.interproc.modules import main_names
-from streamlint.model.interproc.solver import Solved, Solver, entered_bare
-from streamlint.model.interproc.modules import ProjectModules
+from streamlint.model.interproc.modules import ProjectModules, main_names
 from streamlint.model.interproc.program import Program, unit_of
+from streamlint.model.interproc.solver import Solved, Solver, entered_bare
 
 
 @dataclass

@@ -148,15 +148,6 @@ def _parse(file: Path, stat, name: str) -> Optional[_Entry]:
     return entry
 
 
-def tree_read(path: str, content: str) -> Optional[cst.Module]:
-    """The tree of the module at `path` when another check of the run read it with this content
-    hash: a checked file's own check then shares it (and the root solve made of it: solver_for)."""
-    if not path or path == "-":
-        return None
-    entry = _parsed.get(str(Path(path).resolve()))
-    return entry.source.tree if entry is not None and entry.source is not None and entry.content == content else None
-
-
 def _remember(key: str, entry: _Entry, size: int) -> None:
     global _parsed_bytes
     old = _parsed.pop(key, None)

@@ -43,10 +43,9 @@ MAX_WALKS = 5000
 # the package has more) and the project root's scripts (at most this many).
 MAX_PACKAGE_FILES = 256
 MAX_ROOT_FILES = 64
-# The walks one check makes to learn what the project's callers pass (the callers' root walks and
-# what they reach, in their modules' solvers; walks an earlier check of the run made are free):
-# past this many, no further caller module is walked (the contexts found so far stand).
-MAX_CALLER_WALKS = 2500
+# The walks done to learn what the project's callers pass (its callers and what they call):
+# past this many, no further caller is walked (the contexts found so far stand).
+MAX_CALLER_WALKS = 1000
 # The modules whose root summaries are kept for importers' digests in a run (digest_of_use).
 MAX_KEPT_ROOTS = MAX_PACKAGE_FILES + MAX_ROOT_FILES
 
@@ -56,9 +55,12 @@ class Solved:
     """Every walk's result, by (qualname, context)."""
 
     walks: dict[tuple[str, CallContext], Walked] = field(default_factory=dict)
+    # Walks done only to learn what the project's callers pass (a caller in another module, and
+    # what it calls under its own context): their conflicts are that module's to report
+    unreported: set[tuple[str, CallContext]] = field(default_factory=set)
 
     def reported(self) -> list[tuple[tuple[str, CallContext], Walked]]:
-        return list(self.walks.items())
+        return [(key, walked) for key, walked in self.walks.items() if key not in self.unreported]
 
     def conflicts_in(self, module: str) -> list[tuple[str, Conflict]]:
         seen, found = set(), []
@@ -95,10 +97,6 @@ class Solver:
         # the module and context of each function being walked, innermost last
         # (whether it is entered as no caller in sight calls it: its calls are reverse edges)
         self._walking: list[tuple[str, bool]] = []
-        # each call site a walk entered bare made: (callee, the caller's module, what it passes)
-        self._edges: list[tuple[str, str, CallContext]] = []
-        # each call through a receiver of unknown class no candidate answered: (method, caller's module, context, call)
-        self._unresolved: list[tuple[str, str, CallContext, cst.Call]] = []
         # what each call site of a checked-module function passed (reverse edges), and which of
         # those functions a caller in another module calls
         self._asked: dict[str, list[CallContext]] = {}
@@ -109,60 +107,50 @@ class Solver:
         self._left_on_holders: dict[tuple[str, str, str], Optional[AbsValue]] = {}
         # walking a function in what its callers pass, joined: the walks it reaches (else None)
         self._joining: Optional[set] = None
+        # walking the project's callers (and what they call, in what their call sites pass)
+        self._from_callers = False
         self._extra_spent: dict[str, set] = {}  # the kinds of extra context each function has used
 
     def solve_module(self, path: str = "", content: str = "") -> Solved:
         """`path` and `content` (the content hash of the checked bytes): its functions' root
         summaries are then what `digest_of_use` makes of them for an importer checked in the same
         run (the same solve)."""
-        roots = self.solve_roots()
+        self._globals[self.program.main.name] = self._module_names(self.program.main.name)
+        roots = {q: self._solve(q, ROOT_CONTEXT) for q in list(self.program.main.functions)}
         if path and content and path != "-":
             _publish_roots(path, content, self.program.main.name, roots)
-        self._solve_under_callers(path)
+        self._solve_under_callers()
         return self.solved
 
-    def solve_roots(self) -> dict:
-        """Every function of the checked module at the root context, in the module's order."""
-        self._globals[self.program.main.name] = self._module_names(self.program.main.name)
-        return {q: self._solve(q, ROOT_CONTEXT) for q in list(self.program.main.functions)}
-
-    def _root_calls(self, read: tuple) -> "RootCalls":
-        return RootCalls(tuple(self._edges), tuple(self._unresolved), frozenset(self.called), len(self.solved.walks), read)
-
-    def _solve_under_callers(self, path: str) -> None:
-        """Contexts top-down from the project's call sites: what every call site passes a checked
-        function, joined, is a context it is walked in too (when it tells more than the root
-        context). The call sites are those the root walks of the callers (the functions of the
-        package's other modules and of the root scripts that call a name the checked module
-        defines) saw, made in one solver per package per run (callers_solver): a caller and what
-        it reaches are walked once for every checked file of the package, not once per file."""
+    def _solve_under_callers(self) -> None:
+        """Contexts top-down from the project's call sites: the functions of the package's other
+        modules (and the root scripts) that call a name the checked module defines are walked,
+        as any caller, and what every call site passes a checked function, joined, is a context
+        it is walked in too (when it tells more than the root context)."""
+        before = set(self.solved.walks)
         main = self.program.main
-        own = self._edges[:]
         spelled = frozenset({q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL} | main.classes)
         # (a module that defines no name a caller can call has no callers: the package is not read)
         units = self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, spelled) if spelled else ()
-        spent = 0  # (the walks this check makes for the callers: those of an earlier check of the run are free)
-        calls = None
-        for unit in units:
-            if spent >= MAX_CALLER_WALKS:
-                break
-            calls, made = root_calls_of(path, self._callers_in(unit))
-            spent += made
-        if calls is not None:  # (every call site the package's callers' walks saw so far: the checked module's are its)
-            self.called |= {q for q in calls.called if q.startswith(main.name + ".")}
-            own.extend(calls.edges)
-            own.extend(self._candidates(calls.unresolved))
-        for callee, caller_module, context in own:
-            if self.program.function(callee) is not None and callee.startswith(main.name + "."):
-                self._asked.setdefault(callee, []).append(context)
-                if caller_module != main.name:
-                    self._called_from_outside.add(callee)
+        callers = (q for unit in units for q in self._callers_in(unit))
+        self._from_callers = True  # (a callee they reach in what a call site passes: the context the joined walk gets)
+        try:
+            for qualname in callers:
+                if len(self.solved.walks) - len(before) >= MAX_CALLER_WALKS:
+                    break
+                self._solve(qualname, ROOT_CONTEXT)
+        finally:
+            self._from_callers = False
+        self.solved.unreported |= set(self.solved.walks) - before
         for qualname in sorted(self._called_from_outside):
             joined = _joined(self._asked.get(qualname, []))
             if joined is None or joined == ROOT_CONTEXT:
                 continue
-            self._joining = set()  # (the walks it reaches: one context each past the budget)
+            self._joining = set()  # (the walks reported: one context each past what the callers' walks took)
             self._solve(qualname, joined)
+            key = self._key_of(qualname, joined)
+            # what it reaches is reported, also a walk a caller's walk made before in the same context
+            self.solved.unreported -= {key} | self._joining
             self._joining = None
 
     def _callers_in(self, unit) -> list[str]:
@@ -180,30 +168,16 @@ class Solver:
         """A base named as a class of the checked module (directly, or through a re-export)."""
         return qualname.rsplit(".", 1)[-1] in self.program.main.classes and self.program.is_class(qualname)
 
-    def _candidates(self, unresolved) -> list[tuple[str, str, CallContext]]:
-        """The checked module's methods a call through a receiver of unknown class in another
-        module may be (D-28): from the checked module, its classes and those of the package
-        modules read for the callers are candidates too, under the same one-hierarchy test."""
-        found = []
-        for name, module, context, call in unresolved:
-            for cls in self.program.classes_with_method(module, name, MAX_CONTEXTS, call=call):
-                function = self.program.function(f"{cls}.{name}")
-                if function is not None and function.module == self.program.main.name:
-                    receiver = replace(context.receiver or UNKNOWN, kind=ValueKind.OBJECT, target=cls)
-                    self.called.add(function.qualname)
-                    found.append((function.qualname, module, _by_name(function, replace(context, receiver=receiver))))
-        return found
-
     def summary(self, qualname: str, context: CallContext) -> Optional[FunctionSummary]:
         """A call site asks (ProgramView): the callee has a caller in sight."""
         self.called.add(qualname)
         function = self.program.function(qualname)
-        if self._walking and self._walking[-1][0] == self.program.main.name:
+        if self._walking and self._walking[-1][0] == self.program.main.name and not self._from_callers:
             self.called_here.update({qualname, function.qualname} if function is not None else {qualname})
         if function is not None and function.module != self.program.main.name:
             unit = self.program.unit(function.module)
             note_use(unit.path if unit is not None else "", function.qualname[len(function.module) + 1:], digest_of_use)
-        if function is not None:
+        elif function is not None:
             self.called.add(function.qualname)
             self._note_caller(function, context)
         return self._solve(qualname, context)
@@ -213,15 +187,9 @@ class Solver:
         assumption about its own callers; a method from its class's state): a reverse edge."""
         if not self._walking or self._composing_depth or not self._walking[-1][1]:
             return
-        self._edges.append((function.qualname, self._walking[-1][0], _by_name(function, context)))
-
-    def unresolved(self, name: str, context: CallContext, call: cst.Call) -> None:
-        """A call through a receiver of unknown class that no class in sight of its module answers
-        for, in a walk entered bare: a module whose classes define `name` may be called here (D-28)."""
-        if self._walking and not self._composing_depth and self._walking[-1][1]:
-            # (the call's arity only, apart from its tree: kept for the run without keeping the tree)
-            arity = cst.Call(cst.Name("f"), [cst.Arg(cst.Name("x"), keyword=a.keyword, star=a.star) for a in call.args])
-            self._unresolved.append((name, self._walking[-1][0], context, arity))
+        self._asked.setdefault(function.qualname, []).append(_by_name(function, context))
+        if self._walking[-1][0] != function.module:
+            self._called_from_outside.add(function.qualname)
 
     def _key_of(self, qualname: str, context: CallContext) -> tuple[str, CallContext]:
         """The key the walk of `qualname` under `context` (as a call site gives it) is kept by."""
@@ -249,13 +217,9 @@ class Solver:
         if qualname in self._stack:
             return None  # recursion: cut here
         tick()  # (the file's time budget, read once per walk: past it the analysis stops)
-        # a method walked while its class's constructor runs starts from part of its receiver's
-        # state: its calls are no callers' evidence (its walk from the whole state comes later)
-        partial = function.class_name and f"{function.module}.{function.class_name}.__init__" in self._stack
         self._stack.add(qualname)
         own_hot = context.hot and context.hot == self.program.hot_entry(function)  # (a hot entry is hot on its own)
-        bare = not partial and entered_bare(replace(context, receiver_pending=(), hot="" if own_hot else context.hot))
-        self._walking.append((function.module, bare))
+        self._walking.append((function.module, entered_bare(replace(context, receiver_pending=(), hot="" if own_hot else context.hot))))
         try:
             walked = walk_function(function.node, self._frame(function), context)
         finally:
@@ -457,10 +421,13 @@ class Solver:
         if context in known or len(known) < MAX_CONTEXTS:
             known.add(context)
             return context
-        # one more for what the callers pass: the joined walk (and the walks it reaches)
+        # one more each for what the callers pass: the joined walk (and the walks it reaches), and
+        # a callee the callers' walks reach in what a call site tells of its arguments. Apart: the
+        # callers' walks come first and must not spend the joined walk's context
+        extra = "joined" if self._joining is not None else "callers" if self._from_callers and context.args else ""
         spent = self._extra_spent.setdefault(qualname, set())
-        if self._joining is not None and "joined" not in spent:
-            spent.add("joined")
+        if extra and extra not in spent:
+            spent.add(extra)
             known.add(context)
             return context
         # past the budget, what callers tell is dropped; the hot entry, the class's state, the
@@ -485,44 +452,6 @@ class Solver:
             self._globals[function.module] = self._module_names(function.module)
         frame.globals = self._globals[function.module]
         return frame
-
-
-@dataclass(frozen=True)
-class RootCalls:
-    """What the callers' walks tell the modules they call: each call site a walk entered bare
-    made (callee, the caller's module, what it passes), each call through a receiver no class in
-    sight answered, every function a walk called, how many walks, and what they read."""
-
-    edges: tuple[tuple[str, str, CallContext], ...]
-    unresolved: tuple[tuple[str, str, CallContext, cst.Call], ...]
-    called: frozenset[str]
-    walks: int
-    read: tuple
-
-
-def callers_solver(path: str) -> tuple[Solver, dict]:
-    """The solver the callers' walks of the package around the module at `path` are made in, kept
-    for the run and shared by every checked file of that package (one memo of the callers' walks
-    and of everything they reach), with what its walks read so far. Its program's main module is
-    empty: every function it walks is another module's, as to a checked file's solver."""
-    files = resolve.enclosing_package_files(path, MAX_PACKAGE_FILES, MAX_ROOT_FILES)
-    made = resolve.per_run(("callers_solver", files), lambda: [None, {}])
-    if made[0] is None:
-        made[0] = Solver(Program(unit_of("<callers>", cst.Module(body=[]), ""), ProjectModules(path)))
-    return made[0], made[1]
-
-
-def root_calls_of(path: str, callers: list[str]) -> tuple[RootCalls, int]:
-    """What the functions `callers` (of other modules of the package of the module at `path`) call
-    at the root context, walked in the package's callers' solver; with the walks made now."""
-    solver, read_before = callers_solver(path)
-    reads.replay(read_before)  # (what the earlier walks read: this check depends on it too)
-    made = len(solver.solved.walks)
-    with reads.kept_for_reuse() as read:
-        for qualname in callers:
-            solver._solve(qualname, ROOT_CONTEXT)
-    read_before.update((p, w) for p, w in read.items() if w != reads.PRESENT or not read_before.get(p))
-    return solver._root_calls(read), len(solver.solved.walks) - made
 
 
 def entered_bare(context: CallContext) -> bool:

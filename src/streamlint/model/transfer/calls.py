@@ -290,8 +290,6 @@ def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: S
         # class-hierarchy analysis: the project classes of one hierarchy that define the method and
         # can take the call's arguments, when no framework's object or builtin has a method of that name
         classes = frame.program.classes_with_method(frame.module, name, call=arguments.node)
-        if not classes:  # (a module that sees the call's candidates may be called here: its callers' evidence)
-            frame.program.unresolved(name, _hot_context(arguments, state, frame), arguments.node)
     if classes:
         return _any_of(classes, name, arguments, state, frame)
     result, after = _opaque(arguments, state, frame)

@@ -62,9 +62,6 @@ class ProgramView(Protocol):
                             call: Optional[cst.Call] = None) -> tuple[str, ...]:
         """The few classes of one hierarchy (under `within`) defining `name` that can take `call`."""
 
-    def unresolved(self, name: str, context: CallContext, call: cst.Call) -> None:
-        """A call of method `name` through a receiver no class in sight of the walk answers for."""
-
     def hierarchy_of(self, module: str, methods: frozenset[str]) -> Optional[str]:
         """The common base of the project classes defining `methods`; None when not one."""
 
