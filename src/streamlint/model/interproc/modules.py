@@ -32,6 +32,7 @@ class Source:
     package: str  # the package its relative imports start from
     path: str = ""
     text: bytes = b""  # its bytes, for the syntax layer's text prefilters (model/syntax/prefilter.py)
+    content: str = ""  # the content hash of its bytes (reads.content_hash), made once when read
     # what is read off the tree alone, kept as long as the tree is (Program.unit: its ModuleUnit)
     derived: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
@@ -133,7 +134,8 @@ def _parse(file: Path, stat, name: str) -> Optional[_Entry]:
     except OSError:
         reads.note(key, reads.ABSENT)
         return None
-    reads.note_read(key, data)
+    content = reads.content_hash(data)
+    reads.note_read(key, data, content)
     source = None
     if parsed_at_all(data):
         try:
@@ -142,8 +144,8 @@ def _parse(file: Path, stat, name: str) -> Optional[_Entry]:
             tree = None
         if tree is not None:
             package = name if file.name == "__init__.py" else name.rpartition(".")[0]
-            source = Source(tree, package, key, data)
-    entry = _Entry(stat.st_mtime_ns, stat.st_size, source, reads.content_hash(data))
+            source = Source(tree, package, key, data, content)
+    entry = _Entry(stat.st_mtime_ns, stat.st_size, source, content)
     _remember(key, entry, len(data))
     return entry
 

@@ -20,7 +20,6 @@ from streamlint.deadline import tick
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import FALSE, TRUE, UNKNOWN, AbsValue, ValueKind
-from streamlint import reads
 from streamlint.model import resolve
 from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, shown_by_use, placeholders_given_way
 from streamlint.model.interproc.digests import note_use
@@ -549,7 +548,7 @@ def digest_of_use(path: str, local: str) -> str:
     if source is None:
         return "absent"
     made = resolve.per_run(("digests_of_module", path), dict)
-    text = reads.content_hash(source.text)  # (not the tree: the parse cache decides how long that is kept)
+    text = source.content  # (not the tree: the parse cache decides how long that is kept)
     if made.get("text") != text:  # (first asked, or its text changed)
         made.clear()
     digests = made.setdefault("digests", {})
