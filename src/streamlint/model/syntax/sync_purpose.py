@@ -89,15 +89,6 @@ def _is_log(call: cst.Call, names: frozenset = _PRINT_CALLS) -> bool:
     return last_name(call.func) in names or dotted(call.func).startswith(("logging.", "logger.", "log."))
 
 
-def _itself(node: cst.CSTNode) -> Optional[Purpose]:
-    """A synchronizing call that is itself an assertion or a comparison with a reference."""
-    if not isinstance(node, cst.Call):
-        return None
-    if _is_assertion(node):
-        return Purpose.ASSERTION
-    return Purpose.VERIFY if last_name(node.func) in _VERIFY_CALLS else None
-
-
 def _is_capture(node: cst.CSTNode) -> bool:
     """A statement that begins a CUDA-graph capture."""
     if isinstance(node, cst.With):
@@ -414,7 +405,8 @@ class SyncPurposes:
 
 def _why(body: _Body, node: cst.CSTNode, value_read: bool, copy: bool, loops: list, function: cst.CSTNode,
          uploads: bool) -> Optional[Purpose]:
-    found = _itself(node) or (_feeds(body, node, 0) if value_read else None)
+    itself = _argument_of(node, node, False) if isinstance(node, cst.Call) else None
+    found = itself or (_feeds(body, node, 0) if value_read else None)
     if found is not None and found is not Purpose.SELECTION:
         return found
     if value_read and _debug_log(body, node, loops[-1] if loops else function):
