@@ -9,6 +9,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax import names
 from streamlint.model.syntax.children import child_nodes, walk
 
 # Calls that read a host timer or an elapsed time, by their spelled name's last component.
@@ -32,10 +33,7 @@ def last_name(func: cst.BaseExpression) -> str:
 
 
 def dotted(func: cst.BaseExpression) -> str:
-    if isinstance(func, cst.Attribute):
-        inner = dotted(func.value)
-        return f"{inner}.{func.attr.value}" if inner else func.attr.value
-    return func.value if isinstance(func, cst.Name) else ""
+    return names.dotted(func) or ""
 
 
 def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
@@ -90,7 +88,7 @@ def imported_modules(module: cst.Module) -> frozenset:
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                     found.add(alias.asname.name.value)
                 else:
-                    found.add((dotted(alias.name) or "").split(".")[0])
+                    found.add(dotted(alias.name).split(".")[0])
     return frozenset(found)
 
 
