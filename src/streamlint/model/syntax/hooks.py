@@ -12,7 +12,7 @@ import libcst as cst
 
 from streamlint.model.syntax.children import walk
 from streamlint.model.syntax.names import dotted
-from streamlint.model.syntax.purpose import flat_targets
+from streamlint.model.syntax.purpose import flat_targets, param_names
 
 _PARTIALS = frozenset({"partial", "functools.partial"})
 
@@ -89,8 +89,7 @@ def holder_attributes(node: "cst.FunctionDef | cst.Module", receiver: str = "") 
     in a tuple target too), `p` a parameter of the function other than its receiver."""
     if not isinstance(node, cst.FunctionDef):
         return frozenset()
-    params = node.params
-    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} - {receiver}
+    names = param_names(node) - {receiver}
     found: set[str] = set()
     for statement in walk(node.body):
         if isinstance(statement, cst.AnnAssign) and statement.value is None:

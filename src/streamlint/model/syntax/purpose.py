@@ -166,8 +166,14 @@ def is_target(use: cst.Name, ancestry: Ancestry) -> bool:
 
 def names_in(node: cst.CSTNode) -> list[cst.Name]:
     """The names a node reads or binds (`x.step` reads `x`), nested definitions apart."""
-    return [n for n in walk(node, _DEFINITIONS, _read_parts) if type(n) is cst.Name]
+    return [n for n in walk(node, _DEFINITIONS, read_parts) if type(n) is cst.Name]
 
 
-def _read_parts(node: cst.CSTNode) -> list:
-    return [node.value] if type(node) is cst.Attribute else child_nodes(node)
+def read_parts(node: cst.CSTNode) -> list:
+    """The parts of a node that are read (`x.step` reads `x`; a keyword argument, its value)."""
+    return [node.value] if type(node) in (cst.Attribute, cst.Arg) else child_nodes(node)
+
+
+def param_names(function: cst.FunctionDef) -> set[str]:
+    params = function.params
+    return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}

@@ -7,6 +7,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from streamlint.model.syntax.children import child_nodes, walk
+from streamlint.model.syntax.purpose import param_names, read_parts
 
 
 def rare_test(test: cst.BaseExpression, periodic: bool = False) -> bool:
@@ -139,8 +140,7 @@ def _value_name(expr: cst.BaseExpression, fixed: frozenset[str]) -> Optional[str
 def never_rebound(function: cst.FunctionDef, own: Optional[list] = None) -> frozenset[str]:
     """The parameters the function's body never binds again (by any binding form, `_BINDS`). `own`:
     the body's nodes outside its nested definitions, when read already (the insides are read here)."""
-    params = function.params
-    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    names = param_names(function)
     bound: set[str] = set()
     todo: list = [function.body] if own is None else []
     for node in own or ():
@@ -152,13 +152,8 @@ def never_rebound(function: cst.FunctionDef, own: Optional[list] = None) -> froz
 
 def names_read(function: cst.FunctionDef, among: frozenset[str]) -> frozenset[str]:
     """The names of `among` the function's body reads from the enclosing scope (a closure's free names)."""
-    params = function.params
-    wanted = among - {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-    return frozenset(n.value for n in walk(function.body, (), _read_parts) if type(n) is cst.Name and n.value in wanted)
-
-
-def _read_parts(node: cst.CSTNode) -> list:
-    return [node.value] if type(node) in (cst.Attribute, cst.Arg) else child_nodes(node)
+    wanted = among - param_names(function)
+    return frozenset(n.value for n in walk(function.body, (), read_parts) if type(n) is cst.Name and n.value in wanted)
 
 
 def _target_names(target: cst.CSTNode) -> Iterator[str]:
