@@ -44,11 +44,13 @@ def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
 def flat_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
     """The targets an assignment, a `for` or a comprehension's `for` binds, tuples and stars unpacked."""
     if isinstance(node, cst.Assign):
-        targets: list[cst.BaseExpression] = [t.target for t in node.targets]
-    elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor)):
-        targets = [node.target]
-    else:
-        return []
+        return unpacked([t.target for t in node.targets])
+    binds = isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor))
+    return unpacked([node.target]) if binds else []
+
+
+def unpacked(targets: list) -> list[cst.BaseExpression]:
+    """The targets, tuples, lists and stars unpacked."""
     flat = []
     while targets:
         target = targets.pop()

@@ -7,7 +7,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from streamlint.model.syntax.children import child_nodes, walk
-from streamlint.model.syntax.purpose import param_names, read_parts
+from streamlint.model.syntax.purpose import param_names, read_parts, unpacked
 
 
 def rare_test(test: cst.BaseExpression, periodic: bool = False) -> bool:
@@ -157,10 +157,7 @@ def names_read(function: cst.FunctionDef, among: frozenset[str]) -> frozenset[st
 
 
 def _target_names(target: cst.CSTNode) -> Iterator[str]:
-    if isinstance(target, cst.Name):
-        yield target.value
-    for child in target.children if not isinstance(target, (cst.Attribute, cst.Subscript)) else ():
-        yield from _target_names(child)
+    return (t.value for t in unpacked([target]) if type(t) is cst.Name)
 
 
 def _import_binds(alias: cst.ImportAlias) -> tuple:
