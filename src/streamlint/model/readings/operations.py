@@ -4,7 +4,7 @@ what its effects say around each (the queries the rules ask of one operation), a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Optional
 
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.domain.order import HOST
@@ -18,6 +18,7 @@ from streamlint.model.transfer.frame import ROOT_CONTEXT, CallContext
 # Operations that queue work on a stream (what streams exist to overlap): OpKind values.
 DEVICE_WORK = frozenset({"H2D copy", "D2H copy", "D2D copy", "copy", "kernel", "memset"})
 _HOST_WAITS = frozenset({EffectKind.SYNC_STREAM, EffectKind.SYNC_EVENT, EffectKind.SYNC_DEVICE})
+_ALL_WAITS = frozenset({EffectKind.SYNC_EVENT, EffectKind.SYNC_DEVICE})  # (waits for all the streams it names)
 # Roots of memory that outlives a call: the next call finds it again.
 _OUTLIVES = frozenset({RootKind.SELF, RootKind.GLOBAL, RootKind.PARAM})
 _HOST_TIMER = "host timer"  # Operation.op (api.facts OpKind.HOST_TIMER)
@@ -86,21 +87,33 @@ def _effects(model: FileModel, qualname: str, at: OperationAt) -> tuple:
     return walked.effects if walked is not None else ()
 
 
-def _after(effects: tuple, at: OperationAt, same: bool, shown: bool = True) -> Iterator[Effect]:
-    """The effects after the operation (from its first effect at its site that is an operation, the
-    operation itself when `same`), those at its site apart; `shown`: sites as the function shows them."""
-    after = False
-    for effect in effects:
-        if (shown_at(effect) if shown else effect.site) == at.site:
-            after = after or (effect.kind is EffectKind.OPERATION and (not same or effect.operation == at.operation))
-        elif after:
-            yield effect
+def _around(model: FileModel, qualname: str, at: OperationAt) -> tuple[list[Effect], list[Effect]]:
+    """The function's effects before the operation's site, and those after the operation (at its site apart)."""
+    before: list[Effect] = []
+    after: list[Effect] = []
+    passed = 0  # 1: at its site, 2: past the operation
+    for effect in _effects(model, qualname, at):
+        if shown_at(effect) == at.site:
+            same = effect.kind is EffectKind.OPERATION and effect.operation == at.operation
+            passed = max(passed, 2 if same else 1)
+        elif passed != 1:
+            (after if passed else before).append(effect)
+    return before, after
 
 
-def _work(effect: Effect) -> bool:
-    """An access, or an operation that queues work on a stream."""
-    return effect.kind is EffectKind.ACCESS or (
-        effect.kind is EffectKind.OPERATION and effect.operation is not None and effect.operation.op in DEVICE_WORK)
+def _device_work(effect: Effect) -> bool:
+    """An access or an operation that queues work on a known stream (not the host side of a copy)."""
+    stream = effect.stream
+    if stream is None or stream == HOST or not stream.known:
+        return False
+    if effect.kind is EffectKind.ACCESS:
+        return not effect.host_memory
+    return effect.kind is EffectKind.OPERATION and effect.operation is not None and effect.operation.op in DEVICE_WORK
+
+
+def _drains(effect: Effect, stream: Optional[StreamRef]) -> bool:
+    """The host waits for the device, or for `stream`."""
+    return effect.kind is EffectKind.SYNC_DEVICE or (effect.kind is EffectKind.SYNC_STREAM and effect.stream == stream)
 
 
 def host_writes_into(model: FileModel, qualname: str, at: OperationAt) -> list[tuple[str, bool]]:
@@ -135,37 +148,32 @@ def leaves_unordered(model: FileModel, qualname: str, at: OperationAt) -> bool:
     stream = at.stream
     if stream is None or (qualname, at.context) not in model.solved.walks:
         return False
-    for effect in _after(_effects(model, qualname, at), at, same=False, shown=False):
-        if effect.kind is EffectKind.SYNC_DEVICE or (effect.kind is EffectKind.SYNC_STREAM and effect.stream == stream):
-            return False
-        if effect.kind is EffectKind.WAIT_STREAM and effect.other in (stream, None):
-            return False
-        if effect.kind is EffectKind.RECORD_EVENT and effect.stream == stream:
-            return False
-    return True
+    return not any(_drains(e, stream) or (e.kind is EffectKind.WAIT_STREAM and e.other in (stream, None))
+                   or (e.kind is EffectKind.RECORD_EVENT and e.stream == stream)
+                   for e in _around(model, qualname, at)[1])
 
 
 def streams_working_after(model: FileModel, qualname: str, at: OperationAt) -> list[StreamRef]:
     """The streams of the device work queued after the operation, each once, up to the host's next
     wait; none when the host reads the operation's result first (it needs the data now)."""
     found: list[StreamRef] = []
-    for effect in _after(_effects(model, qualname, at), at, same=True):
+    made = at.own_site or at.site
+    for effect in _around(model, qualname, at)[1]:
         if effect.kind in _HOST_WAITS:
             break
-        if _reads_made_by(effect, at.own_site or at.site) and not found:
-            return []
-        stream = effect.stream
-        if _work(effect) and stream is not None and stream != HOST and stream not in found:
-            found.append(stream)
+        path = effect.path
+        if not found and effect.kind is EffectKind.ACCESS and effect.stream == HOST and not effect.write \
+                and path is not None and path.root.kind is RootKind.FRESH and path.root.site == made:
+            return []  # the host reads the operation's result
+        if _device_work(effect) and effect.stream not in found:
+            found.append(effect.stream)
     return found
 
 
 def drained_alone(model: FileModel, qualname: str, at: OperationAt) -> bool:
     """The host waits for the operation's stream (or the device) before queuing work on another."""
-    if at.stream is None:
-        return False
-    for effect in _after(_effects(model, qualname, at), at, same=False):
-        if effect.kind is EffectKind.SYNC_DEVICE or (effect.kind is EffectKind.SYNC_STREAM and effect.stream == at.stream):
+    for effect in _around(model, qualname, at)[1] if at.stream is not None else ():
+        if _drains(effect, at.stream):
             return True
         if effect.stream not in (None, HOST, at.stream) and effect.kind in (EffectKind.ACCESS, EffectKind.OPERATION):
             return False
@@ -174,14 +182,7 @@ def drained_alone(model: FileModel, qualname: str, at: OperationAt) -> bool:
 
 def host_waits_after(model: FileModel, qualname: str, at: OperationAt) -> list[str]:
     """The sites (in the function) of the host's waits after the operation (not its own), in order."""
-    return [shown_at(e) for e in _after(_effects(model, qualname, at), at, same=True) if e.kind in _HOST_WAITS]
-
-
-def _reads_made_by(effect, site: str) -> bool:
-    """A host read of memory the operation at `site` made (its result)."""
-    path = effect.path
-    return (effect.kind is EffectKind.ACCESS and effect.stream == HOST and not effect.write and path is not None
-            and path.root.kind is RootKind.FRESH and path.root.site == site)
+    return [shown_at(e) for e in _around(model, qualname, at)[1] if e.kind in _HOST_WAITS]
 
 
 def chosen(stream: Optional[StreamRef]) -> bool:
@@ -202,16 +203,7 @@ def chosen_streams(model: FileModel, qualname: str, at: OperationAt) -> list[Str
 def work_before(model: FileModel, qualname: str, at: OperationAt) -> list[tuple[Optional[StreamRef], str]]:
     """(stream, site) of the device work before the operation in its function, and (None, site) of
     the host's waits, in order."""
-    found: list[tuple[Optional[StreamRef], str]] = []
-    for effect in _effects(model, qualname, at):
-        site = shown_at(effect)
-        if site == at.site:
-            break
-        if effect.kind in _HOST_WAITS:
-            found.append((None, site))
-        elif _work(effect) and effect.stream is not None and effect.stream != HOST:
-            found.append((effect.stream, site))
-    return found
+    return [(None if step.wait else step.stream, step.site) for step in _steps(_around(model, qualname, at)[0])]
 
 
 def orders_with_legacy(stream: Optional[StreamRef]) -> bool:
@@ -228,23 +220,9 @@ class _Step:
 
 
 def _steps(effects) -> list[_Step]:
-    """The function's device work and the host's waits, in program order."""
-    steps = []
-    for index, effect in enumerate(effects):
-        if effect.kind in (EffectKind.SYNC_DEVICE, EffectKind.SYNC_EVENT):
-            steps.append(_Step(index, shown_at(effect), None, True))
-        elif effect.kind is EffectKind.SYNC_STREAM:
-            steps.append(_Step(index, shown_at(effect), effect.stream, True))
-        elif _is_device_work(effect):
-            steps.append(_Step(index, shown_at(effect), effect.stream, False))
-    return steps
-
-
-def _is_device_work(effect) -> bool:
-    stream = effect.stream
-    if stream is None or stream == HOST or not stream.known:
-        return False
-    return _work(effect) and not (effect.kind is EffectKind.ACCESS and effect.host_memory)
+    """The function's device work and the host's waits (for a stream, or all: None), in program order."""
+    return [_Step(index, shown_at(e), None if e.kind in _ALL_WAITS else e.stream, e.kind in _HOST_WAITS)
+            for index, e in enumerate(effects) if e.kind in _HOST_WAITS or _device_work(e)]
 
 
 def stream_work_around(model: FileModel, qualname: str, at: OperationAt, ancestry, which=chosen) -> tuple[list, list]:
