@@ -1,7 +1,5 @@
-"""Why the host waits: what a synchronized value feeds, decided from the code's shape (a syntax
-query keyed by the synchronizing node); the cases are docs/model-cases.md's. What is synchronized,
-on which stream, whether it is hot and whether the loop uploads are the model's: the caller passes
-them in."""
+"""Why the host waits: what a synchronized value feeds, from the code's shape (a syntax query keyed by node;
+cases: docs/model-cases.md). What is synchronized, on which stream, hot or uploading: the caller's (the model's)."""
 
 from __future__ import annotations
 
@@ -62,8 +60,7 @@ _DIFFERENCE_REDUCTIONS = frozenset({"norm", "abs", "fabs", "absolute", "amax", "
 _PRINT_CALLS = frozenset({"print", "pprint", "debug", "info", "warning", "warn", "log", "error", "critical",
                           "exception", "write"})
 # Calls that only report or collect: an `if` doing only these (or raising) is a check.
-_LOG_CALLS = frozenset({"print", "warn", "warning", "info", "debug", "error", "log", "append", "add", "extend",
-                        "write", "add_scalar", "log_metrics", "exception", "critical"})
+_LOG_CALLS = _PRINT_CALLS - {"pprint"} | {"append", "add", "extend", "add_scalar", "log_metrics"}
 _STORE_METHODS = frozenset({"append", "extend", "put", "put_nowait", "write", "send", "add", "appendleft",
                             "save", "savez", "tofile"})
 _ARRAY_READS = frozenset({"numpy", "tobytes", "tofile", "get", "asnumpy", "cpu", "to", "copy_to_host"})
@@ -105,9 +102,9 @@ def _feeds(body: _Body, node: cst.CSTNode, depth: int, compared: bool = False) -
     for parent in body.ancestry.ancestors(node):
         if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Subtract):
             difference = True
-        found = _sits_in(parent, child)
-        if found is not None:
-            return found
+        place = _PLACES.get(type(parent))
+        if place is not None and (place[0] is None or getattr(parent, place[0]) is child):
+            return place[1] if place[1] is not None else _branch(parent)
         if isinstance(parent, cst.Call) and difference and last_name(parent.func) in _DIFFERENCE_REDUCTIONS:
             compared = True
         if isinstance(parent, cst.Call) and child is not parent.func:
@@ -122,17 +119,10 @@ def _feeds(body: _Body, node: cst.CSTNode, depth: int, compared: bool = False) -
     return None
 
 
-def _sits_in(parent: cst.CSTNode, child: cst.CSTNode) -> Optional[Purpose]:
-    """A test, an iterable, an assertion or a slice bound."""
-    if isinstance(parent, (cst.If, cst.While)) and child is parent.test:
-        return Purpose.CONTROL if isinstance(parent, cst.While) else _branch(parent)
-    if isinstance(parent, cst.For) and child is parent.iter:
-        return Purpose.CONTROL
-    if isinstance(parent, cst.IfExp) and child is parent.test:
-        return Purpose.SELECTION
-    if isinstance(parent, cst.Assert):
-        return Purpose.ASSERTION
-    return Purpose.SHAPE if isinstance(parent, cst.Slice) else None
+# Where a value sits: (the parent's field it fills, None for any; its purpose there, None: the `if`'s branches say).
+_PLACES = {cst.If: ("test", None), cst.While: ("test", Purpose.CONTROL), cst.For: ("iter", Purpose.CONTROL),
+           cst.IfExp: ("test", Purpose.SELECTION), cst.Assert: (None, Purpose.ASSERTION),
+           cst.Slice: (None, Purpose.SHAPE)}
 
 
 def _argument_of(call: cst.Call, child: cst.CSTNode, compared: bool) -> Optional[Purpose]:
@@ -193,9 +183,8 @@ def _statement_kinds(stmt: cst.CSTNode) -> set[str]:
     constructor is no work)."""
     kinds: set[str] = set()
     for current in walk(stmt, _NOT_ENTERED) if type(stmt) not in _NOT_ENTERED else ():
-        if type(current) in (cst.Break, cst.Continue, cst.Return):
-            return {"control"}
-        if type(current) is cst.Call and not _is_log(current, _LOG_CALLS):
+        if type(current) in (cst.Break, cst.Continue, cst.Return) or (
+                type(current) is cst.Call and not _is_log(current, _LOG_CALLS)):
             return {"control"}
         kinds.update(_KINDS.get(type(current), ()))
     return kinds
@@ -203,8 +192,7 @@ def _statement_kinds(stmt: cst.CSTNode) -> set[str]:
 
 # Nodes whose insides tell no more of what a branch does, and the kind each is.
 _NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Raise, cst.Assign, cst.AugAssign, cst.AnnAssign)
-_KINDS = {cst.Raise: ("check",), cst.Call: ("check",), cst.Assign: ("assign",), cst.AugAssign: ("assign",),
-          cst.AnnAssign: ("assign",)}
+_KINDS = {cst.Raise: ("check",), cst.Call: ("check",), **dict.fromkeys(_NOT_ENTERED[4:], ("assign",))}
 
 
 # -- what stands next to a synchronization -----------------------------------------------
@@ -212,12 +200,13 @@ def _statement(body: _Body, node: cst.CSTNode) -> tuple[Optional[cst.CSTNode], O
     """(the statement holding `node`, the block whose body lists it)."""
     child = node
     for parent in body.ancestry.ancestors(node):
-        if isinstance(child, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and isinstance(
-            parent, (cst.IndentedBlock, cst.Module)
-        ):
+        if isinstance(child, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and type(parent) in _BLOCKS:
             return child, parent
         child = parent
     return None, None
+
+
+_BLOCKS = (cst.IndentedBlock, cst.Module)
 
 
 def _neighbours(body: _Body, node: cst.CSTNode) -> Optional[Purpose]:
