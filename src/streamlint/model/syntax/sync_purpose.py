@@ -95,8 +95,7 @@ def _is_capture(node: cst.CSTNode) -> bool:
 
 # -- what a value feeds ------------------------------------------------------------------
 def _feeds(body: _Body, node: cst.CSTNode, depth: int, compared: bool = False) -> Optional[Purpose]:
-    """Where the expression `node` sits, and where a name bound to it is used. `compared`: it went
-    into a difference's norm (`norm(x.get() - ref)`), a verification when printed or asserted."""
+    """Where `node` sits, and where a name bound to it is used; `compared`: in a difference's norm."""
     child = node
     difference = False
     for parent in body.ancestry.ancestors(node):
@@ -156,9 +155,7 @@ def _names_feed(body: _Body, assignment: cst.CSTNode, depth: int, compared: bool
 
 
 def _branch(node: cst.If) -> Optional[Purpose]:
-    """A data-dependent `if` that leaves or queues other work needs the value (CONTROL); one that
-    only assigns could select on the device (SELECTION); one that only raises, logs or collects is a
-    check that could run every N steps (CHECK)."""
+    """An `if` that leaves or queues other work needs the value; one that only assigns could select on the device."""
     kinds = set().union(*(_statement_kinds(stmt) for body in _bodies(node) for stmt in body))
     if "control" in kinds:
         return Purpose.CONTROL
@@ -178,9 +175,7 @@ def _bodies(node: cst.If) -> list:
 
 
 def _statement_kinds(stmt: cst.CSTNode) -> set[str]:
-    """"control" (leaves, or calls something that is not logging), "check" (raise, log, collect)
-    or "assign" (calls in an assigned value compute it: `best = loss.detach()`; a raised exception's
-    constructor is no work)."""
+    """"control" (leaves, or calls what does not log), "check" (raise, log, collect) or "assign" (computes a value)."""
     kinds: set[str] = set()
     for current in walk(stmt, _NOT_ENTERED) if type(stmt) not in _NOT_ENTERED else ():
         if type(current) in (cst.Break, cst.Continue, cst.Return) or (
@@ -210,9 +205,8 @@ _BLOCKS = (cst.IndentedBlock, cst.Module)
 
 
 def _neighbours(body: _Body, node: cst.CSTNode) -> Optional[Purpose]:
-    """An assertion, a timer or memory statistic, or a graph capture right after the sync (or a
-    memory statistic right before) make it part of that. `with` blocks are transparent; out of an
-    enclosing loop only a capture right after the loop counts (a warm-up loop)."""
+    """What stands right after the sync (or a memory statistic right before) makes it part of that; past a loop only a
+    capture counts (a warm-up loop)."""
     stmt, block = _statement(body, node)
     in_loop = False
     while stmt is not None and block is not None:
@@ -242,8 +236,7 @@ def _neighbours(body: _Body, node: cst.CSTNode) -> Optional[Purpose]:
 
 
 def _next_to(body: _Body, later: cst.CSTNode) -> Optional[Purpose]:
-    """An assertion, a measurement (not every N steps: `if step % N == 0:` measures other steps), or
-    an assignment checked later (`out = d.copy_to_host()`, then `assert` on it)."""
+    """An assertion, a measurement (not every N steps: that measures other steps), or an assignment checked later."""
     if _asserts(later):
         return Purpose.ASSERTION
     periodic = isinstance(later, cst.If) and rare_test(later.test, periodic=True)
@@ -262,8 +255,7 @@ def _asserts(stmt: cst.CSTNode) -> bool:
 
 
 def _passive(stmt: cst.CSTNode) -> bool:
-    """A statement that only synchronizes, orders streams or processes, or logs (`s.synchronize()`,
-    `dist.barrier()`, `if rank == 0: log.info(...)`): the window looks past it."""
+    """A statement that only synchronizes, orders streams or processes, or logs: the window looks past it."""
     if isinstance(stmt, cst.If):
         return all(_logs_only(body) for body in _bodies(stmt))
     return _calls_only(stmt, lambda call: "synchron" in last_name(call.func).lower()
@@ -291,8 +283,7 @@ def _checked_later(body: _Body, stmt: cst.CSTNode) -> bool:
 
 # -- a log line under a verbosity switch ---------------------------------------------------
 def _debug_log(body: _Body, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
-    """A print or log line in a block of log lines under an `if` that compares a switch the scope
-    (the innermost loop, else the function) does not change with a number (`if verbosityLevel > 0:`)."""
+    """A log line among log lines under a test of a switch the scope never sets against a number."""
     stmt, block = _statement(body, node)
     if not isinstance(stmt, cst.SimpleStatementLine) or block is None or not _logs_only(block.body):
         return False
@@ -319,8 +310,7 @@ def _switch(test: cst.BaseExpression, scope: cst.CSTNode) -> bool:
 
 # -- a streaming pipeline's output -------------------------------------------------------
 def _streams_out(body: _Body, node: cst.CSTNode, copy: bool, loop: Optional[cst.CSTNode], uploads: bool) -> bool:
-    """An array read back and kept (stored, appended, yielded, written) in a loop that uploads its
-    input every iteration (`uploads`) or iterates over incoming data: the pipeline's output."""
+    """An array read back and kept in a loop that uploads every iteration or iterates over incoming data."""
     if loop is None or last_name(getattr(node, "func", cst.Name("x"))) not in _ARRAY_READS and not copy:
         return False
     fed = isinstance(loop, cst.For) and not _counts(loop.iter)
@@ -376,10 +366,7 @@ class SyncPurposes:
 
     def purpose(self, node: cst.CSTNode, value_read: bool, copy: bool, conditional: bool,
                 uploads: bool, probes: frozenset = frozenset()) -> Optional[Purpose]:
-        """What the synchronization at `node` is for; None when the shape tells nothing (a stall).
-        `value_read`: it reads a value back (not a bare wait); `copy`: a device-to-host copy;
-        `conditional`: under a test in its loop; `uploads`: its innermost loop uploads every
-        iteration; `probes`: the ids of the calls of functions that read a timer (the model's answer)."""
+        """What the sync at `node` is for (None: a stall); `probes`: ids of calls of functions that read a timer."""
         function = next((a for a in self.ancestry.ancestors(node) if isinstance(a, cst.FunctionDef)), self.ancestry.module)
         body = self._bodies.get(id(function))
         if body is None:
@@ -410,8 +397,7 @@ def _why(body: _Body, node: cst.CSTNode, value_read: bool, copy: bool, loops: li
 
 # -- one read per element ------------------------------------------------------------------
 def element_read(node: cst.CSTNode, loop: cst.CSTNode) -> str:
-    """The tensor as spelled (`q`) of a read of one element by the loop's index in a loop that uses
-    it only so (`for b in range(n): q[b].item()`: one `.tolist()` before the loop reads them all), else ""."""
+    """The tensor (as spelled) read one element per pass by the loop's index and only so (one `.tolist()` reads all)."""
     element = _read_element(node, loop) if isinstance(loop, cst.For) else None
     if element is None or not isinstance(loop, cst.For):
         return ""
