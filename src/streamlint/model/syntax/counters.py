@@ -1,6 +1,4 @@
-"""Ring counters: attributes a module advances by one around a ring of `n` slots
-(`self.index = 1 - self.index`, `b.i = (b.i + 1) % n`), the index of a double or ring buffer
-kept on an object across calls. A syntax query over one module (model-cases D-25)."""
+"""Ring counters: attributes a module advances by one around a ring of `n` slots, a ring buffer's index (D-25)."""
 
 from __future__ import annotations
 
@@ -12,8 +10,7 @@ from streamlint.model.syntax.children import child_nodes, walk
 
 
 def ring_counters(tree: cst.Module) -> dict[str, int]:
-    """Attribute name -> the ring's size, for every attribute some assignment of the module
-    advances by one (two assignments that disagree on the size: none)."""
+    """Attribute name -> the ring's size, of every attribute the module advances so (on one size)."""
     found: dict[str, int] = {}
     for node in walk(tree, (), _statements):
         if isinstance(node, cst.Assign):

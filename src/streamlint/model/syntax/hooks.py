@@ -1,8 +1,5 @@
-"""The functions a module registers with PyTorch as hooks (`t.register_hook(fn)`, through
-`functools.partial` or a factory's closure): PyTorch calls them on every pass. A syntax query: the
-registration's argument names the function by its qualified name in the module ("f", "C.m", "C.m.hook").
-Also the attributes a function stores on objects its parameters reach (the field producers of D-16):
-a query over a function's own body, as the registrations are."""
+"""The functions a module registers as hooks (PyTorch calls them every pass), by qualified name in the module, and the
+attributes a function stores on objects its parameters reach (D-16's field producers)."""
 
 from __future__ import annotations
 
@@ -18,8 +15,7 @@ _PARTIALS = frozenset({"partial", "functools.partial"})
 
 
 def registered_hooks(tree: cst.Module, registrations: frozenset) -> frozenset[str]:
-    """The qualified names (within the module) of the functions registered as hooks by a method
-    named in `registrations` (the fact table's)."""
+    """The qualified names of the functions registered by a method `registrations` (the fact table's) names."""
     functions: dict[str, cst.FunctionDef] = {}
     found: set[str] = set()
     for statement in tree.body:
@@ -36,8 +32,7 @@ def registered_hooks(tree: cst.Module, registrations: frozenset) -> frozenset[st
 
 def _scope(node: "cst.FunctionDef | cst.Module", path: str, cls: str, outer: dict[str, str],
            functions: dict, registrations: frozenset, found: set) -> None:
-    """The registrations in one function's body (not in the functions it defines, visited in
-    turn), naming what it registers in the names it sees: its own closures, then its encloser's."""
+    """The registrations in one body (its closures in turn), named as it sees names: its closures, its encloser's."""
     nodes = list(walk(node.body if isinstance(node, cst.FunctionDef) else node))
     inner = [n for n in nodes if type(n) is cst.FunctionDef]  # (no subclass: faster than an ABC's isinstance)
     if isinstance(node, cst.Module):  # (the top level: its functions are visited as functions)
@@ -85,8 +80,7 @@ def _resolved(name: str, functions: dict[str, cst.FunctionDef]) -> str:
 
 
 def holder_attributes(node: "cst.FunctionDef | cst.Module", receiver: str = "") -> frozenset[str]:
-    """The attribute names assigned as `<p>.<...>.<a> = ...` (plain, annotated or augmented,
-    in a tuple target too), `p` a parameter of the function other than its receiver."""
+    """The attribute names assigned as `<p>.<...>.<a> = ...`, `p` a parameter other than the receiver."""
     if not isinstance(node, cst.FunctionDef):
         return frozenset()
     names = param_names(node) - {receiver}

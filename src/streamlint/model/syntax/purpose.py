@@ -1,6 +1,5 @@
-"""Why the code does something, from where it sits in the text (syntax-layer queries over the
-tree, keyed by node): an event made in a benchmark's repeat loop only to time it is a timing
-mark. The semantic questions (what stream, what memory, is it hot) are the model's."""
+"""Why the code does something, from where it sits in the text (syntax queries keyed by node); the semantic
+questions (what stream, what memory, is it hot) are the model's."""
 
 from __future__ import annotations
 
@@ -74,8 +73,7 @@ def is_timer(call: cst.Call) -> bool:
 
 
 def trains(loop: cst.CSTNode, modules: frozenset = frozenset()) -> bool:
-    """A training loop: its body calls a backward pass and an update as methods of values (not of the
-    modules `modules` names)."""
+    """A training loop: it calls a backward pass and an update as methods of values (not of `modules`)."""
     methods = {call.func.attr.value for call in calls_in(loop) if isinstance(call.func, cst.Attribute)
                and not (isinstance(call.func.value, cst.Name) and call.func.value.value in modules)}
     return all(methods & kind for kind in TRAINING_STEP_METHODS)
@@ -117,8 +115,7 @@ def _one_name(creation: cst.Call, ancestry: Ancestry) -> Optional[str]:
 
 
 def event_on_purpose(creation: cst.Call, loop: cst.CSTNode, function: cst.CSTNode, ancestry: Ancestry) -> bool:
-    """An event made to be kept, one per item (`pending.append(done)`, `marks[k] = e`), or made in a
-    measurement loop (repeating, timed, not training) and used only to time: the uses of its one name."""
+    """An event made to be kept, one per item, or made in a measurement loop and used only to time."""
     name = _one_name(creation, ancestry)
     if name is None:
         return False

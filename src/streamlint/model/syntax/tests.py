@@ -11,9 +11,7 @@ from streamlint.model.syntax.purpose import param_names, read_parts, unpacked
 
 
 def rare_test(test: cst.BaseExpression, periodic: bool = False) -> bool:
-    """Does the test make its body run only now and then (every N steps, `step % N == 0`, inside
-    `and`/`or`/`not` too; unless `periodic`, also once or under a flag)? A data-dependent test
-    (`if err > tol:`) may pass every time."""
+    """Does the test run its body only now and then (every N steps; unless `periodic`, once or under a flag)?"""
     if isinstance(test, cst.UnaryOperation) and (periodic or isinstance(test.operator, cst.Not)):
         return rare_test(test.expression, periodic)
     if isinstance(test, (cst.Name, cst.Attribute)):
@@ -29,8 +27,7 @@ def rare_test(test: cst.BaseExpression, periodic: bool = False) -> bool:
 
 
 def fills_on_miss(node: cst.If) -> tuple[bool, bool]:
-    """(body, else): the side of a membership test that runs when the key is missing and stores it
-    (`if key not in totals: totals[key] = ...`): once per key, the test settled by the branch."""
+    """(body, else): the side of a membership test that runs when the key is missing and stores it: once per key."""
     test = node.test
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
         return False, False
@@ -77,8 +74,7 @@ def written_constant(expr: cst.BaseExpression) -> bool:
 
 
 def called_on_every_side(node: cst.If) -> tuple[list[cst.Call], list[cst.Call]]:
-    """(body's, else's) calls of a callee both sides of an `if`/`else` call as a statement: it runs
-    whichever side the test takes."""
+    """(body's, else's) calls of a callee both sides of an `if`/`else` call: it runs whichever side is taken."""
     if not isinstance(node.orelse, cst.Else):
         return [], []
     body, other = _statement_calls(node.body), _statement_calls(node.orelse.body)
@@ -87,8 +83,7 @@ def called_on_every_side(node: cst.If) -> tuple[list[cst.Call], list[cst.Call]]:
 
 
 def negated(test: cst.BaseExpression) -> bool:
-    """`not x`, `x != c`, `x is not None`: a rare test whose body is the usual side (of other rare
-    tests the body is the rare side)."""
+    """`not x`, `x != c`, `x is not None`: a rare test whose body is the usual side."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return True
     return isinstance(test, cst.Comparison) and any(
@@ -107,8 +102,7 @@ def _statement_calls(block: cst.BaseSuite) -> list[cst.Call]:
 
 
 def tested_value(test: cst.BaseExpression, fixed: frozenset[str]) -> Optional[tuple[str, bool]]:
-    """(what is tested, negated) for a test of a name never rebound or of `self.attr` (`a`, `not a`,
-    `rank == 0`, `x is None`): two tests of one such value take sides together on a path."""
+    """(what is tested, negated) of a test of a fixed name or `self.attr`: two such tests take sides together."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = tested_value(test.expression, fixed)
         return (inner[0], not inner[1]) if inner is not None else None
@@ -138,8 +132,7 @@ def _value_name(expr: cst.BaseExpression, fixed: frozenset[str]) -> Optional[str
 
 
 def never_rebound(function: cst.FunctionDef, own: Optional[list] = None) -> frozenset[str]:
-    """The parameters the function's body never binds again (by any binding form, `_BINDS`). `own`:
-    the body's nodes outside its nested definitions, when read already (the insides are read here)."""
+    """The parameters the body never binds again; `own`: its nodes outside nested definitions, when read already."""
     names = param_names(function)
     bound: set[str] = set()
     todo: list = [function.body] if own is None else []
@@ -188,8 +181,7 @@ def _bound_in(todo: list) -> set[str]:
 
 
 def item_tests(loop: cst.For) -> frozenset[int]:
-    """The ids of the tests (statements of the loop's body) of a loop item against None before the body
-    rebinds it (`for k, v in d.items(): if v is not None:`): data-dependent, not one-offs (row 7.32)."""
+    """The ids of the loop body's tests of an item against None before it is rebound: data-dependent (row 7.32)."""
     items, found = set(_target_names(loop.target)), set()
     for line in getattr(loop.body, "body", ()):
         if isinstance(line, cst.If) and _none_tested(line.test) in items:
