@@ -1,6 +1,5 @@
-"""Which file a module name denotes, seen from a checked file: beside it, from the top of its
-package, or from the project's root. Every path looked at is noted (streamlint/reads.py) for the
-result cache; resolutions and listings are remembered until `forget()` (once per run)."""
+"""Which file a module name denotes, seen from a checked file; every path looked at is noted for the result cache,
+and what is found is remembered until `forget()` (once per run)."""
 
 from __future__ import annotations
 
@@ -14,8 +13,7 @@ from streamlint.model import api
 
 
 def canonical_name(path: Path) -> str:
-    """A module's dotted name from the top of its package (`pkg/sub/mod.py`: "pkg.sub.mod";
-    a package's `__init__.py`: the package; a script: its stem)."""
+    """A module's dotted name from the top of its package (a package's `__init__.py`: the package)."""
     path = path.resolve()
     parts = [] if path.name == "__init__.py" else [path.stem]
     folder = path.parent
@@ -100,10 +98,8 @@ def _python_files(directory: Path, most: int) -> tuple[str, ...]:
 
 
 def enclosing_package_files(path: str, most: int, most_in_root: int) -> tuple[str, ...]:
-    """The Python files of the largest package around the module at `path` with at most `most`, and
-    the project root's scripts (at most `most_in_root`) when the whole top package is within the bound
-    (a larger project's root scripts reach the module through call trees too deep for the budget), or
-    when the module is a root script itself."""
+    """The files of the largest package around `path` with at most `most`, and the root's scripts (at most
+    `most_in_root`) when the whole top package is within the bound (deeper call trees pass the budget)."""
     here = Path(path).resolve()
     return per_run(("enclosing", here.parent, most, most_in_root), lambda: _enclosing(here, most, most_in_root))
 

@@ -82,8 +82,7 @@ _MERGED = "|"  # (domain/values.MERGED: between the sites of a view taken on one
 
 
 def outermost_site(site: str) -> str:
-    """The call site in this function of a site a callee's summary brought in ("m.f#3>m.g#1" is
-    made at "m.f#3"); the qualified name before "#" may hold ">" itself ("m.<module>#3")."""
+    """The call site in this function of a site a callee brought in ("m.f#3>m.g#1": "m.f#3")."""
     qualname, mark, rest = site.partition("#")
     return qualname + mark + rest.split(">", 1)[0]
 

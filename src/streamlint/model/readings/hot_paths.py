@@ -1,6 +1,5 @@
-"""Is an operation on a hot path: a loop of its function that queues GPU work every pass, or a hot
-entry (a `forward`, an optimizer's `step`) reaching its function every call (the context's hot
-dimension); read off the summaries' effects and contexts, no walking here."""
+"""Is an operation on a hot path (a loop that queues GPU work every pass, or a hot entry reaching its function every
+call): read off the summaries' effects and contexts."""
 
 from __future__ import annotations
 

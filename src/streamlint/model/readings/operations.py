@@ -1,5 +1,4 @@
-"""The API operations of a function as its summary records them (its callees' at its call sites),
-what its effects say around each (the queries the rules ask of one operation), and round trips."""
+"""The API operations of a function as its summary records them, what its effects say around each, round trips."""
 
 from __future__ import annotations
 
@@ -52,8 +51,7 @@ def operations(model: FileModel, qualname: str) -> list[OperationAt]:
 
 
 def own_operations(model: FileModel, through_calls: bool = False) -> list[tuple[str, OperationAt]]:
-    """(function, operation) of every operation each function of the file performs (with
-    `through_calls`, its callees' too, at its calls), under every context, the root context first."""
+    """(function, operation) of each function's operations (`through_calls`: its callees' too), root context first."""
     walks = sorted(model.solved.walks.items(), key=lambda item: item[0][1] != ROOT_CONTEXT)
     return operations_in(model, walks, through_calls)
 
@@ -117,9 +115,8 @@ def _drains(effect: Effect, stream: Optional[StreamRef]) -> bool:
 
 
 def host_writes_into(model: FileModel, qualname: str, at: OperationAt) -> list[tuple[str, bool]]:
-    """(site, comes after it) of the host's writes into memory the operation reads, in its function
-    and, for `self` memory, in the class's methods; a write into memory that outlives the call is the
-    next call's too (after)."""
+    """(site, comes after it) of the host's writes into memory the operation reads, in its function (of `self`'s, in
+    its class's methods); memory that outlives the call is written before the next call too."""
     sources = [p for p in at.reads if p.root.kind is not RootKind.FRESH or p.root.site != at.site]
     if not sources:
         return []
@@ -143,8 +140,7 @@ def host_writes_into(model: FileModel, qualname: str, at: OperationAt) -> list[t
 
 
 def leaves_unordered(model: FileModel, qualname: str, at: OperationAt) -> bool:
-    """Nothing after the operation in its function orders its stream (no wait, record or sync; its
-    own wait, a blocking copy's, is the one a non-blocking copy drops)."""
+    """Nothing after the operation in its function orders its stream (no wait, record or sync)."""
     stream = at.stream
     if stream is None or (qualname, at.context) not in model.solved.walks:
         return False
@@ -154,8 +150,7 @@ def leaves_unordered(model: FileModel, qualname: str, at: OperationAt) -> bool:
 
 
 def streams_working_after(model: FileModel, qualname: str, at: OperationAt) -> list[StreamRef]:
-    """The streams of the device work queued after the operation, each once, up to the host's next
-    wait; none when the host reads the operation's result first (it needs the data now)."""
+    """The streams of the work queued after the operation up to the host's next wait; none when it reads the result."""
     found: list[StreamRef] = []
     made = at.own_site or at.site
     for effect in _around(model, qualname, at)[1]:
@@ -201,8 +196,7 @@ def chosen_streams(model: FileModel, qualname: str, at: OperationAt) -> list[Str
 
 
 def work_before(model: FileModel, qualname: str, at: OperationAt) -> list[tuple[Optional[StreamRef], str]]:
-    """(stream, site) of the device work before the operation in its function, and (None, site) of
-    the host's waits, in order."""
+    """(stream, site) of the device work before the operation, and (None, site) of the host's waits, in order."""
     return [(None if step.wait else step.stream, step.site) for step in _steps(_around(model, qualname, at)[0])]
 
 
@@ -226,9 +220,8 @@ def _steps(effects) -> list[_Step]:
 
 
 def stream_work_around(model: FileModel, qualname: str, at: OperationAt, ancestry, which=chosen) -> tuple[list, list]:
-    """(streams `which` accepts whose work may still run when the host queues the operation, those
-    whose work is queued after it while it may still run), each once; a host wait between orders
-    them, and in a loop around both the next iteration's work comes after it."""
+    """(streams `which` accepts with work that may run when the operation is queued, and work queued while it may
+    run); a host wait between orders them; in a loop around both, the next iteration's comes after it."""
     effects = _effects(model, qualname, at)
     here = next((i for i, e in enumerate(effects) if shown_at(e) == at.site), None)
     if here is None:
@@ -292,8 +285,7 @@ def measuring_calls(model: FileModel, qualname: str) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class RoundTrip:
-    """A host read of a device value computed only from numbers the host had (`int(cp.ceil(n / 32))`):
-    a kernel and a wait the host could have skipped."""
+    """A host read of a device value computed only from numbers the host had: a kernel and a wait to skip."""
 
     read_site: str  # the host read (`int(...)`, `.item()`)
     read: Operation
@@ -302,8 +294,7 @@ class RoundTrip:
 
 
 def round_trips(model: FileModel) -> list[RoundTrip]:
-    """Every round trip in the file's functions (their own operations, under any context), once
-    per read, in the order of the walks."""
+    """Every round trip in the file's functions' own operations, once per read, in the order of the walks."""
     found: dict[str, RoundTrip] = {}
     prefix = model.module + "."
     for (qualname, _), walked in model.solved.walks.items():
