@@ -224,55 +224,39 @@ def stream_work_around(model: FileModel, qualname: str, at: OperationAt, ancestr
     run); a host wait between orders them; in a loop around both, the next iteration's comes after it."""
     effects = _effects(model, qualname, at)
     here = next((i for i, e in enumerate(effects) if shown_at(e) == at.site), None)
-    if here is None:
-        return [], []
-    steps = _steps(effects)
-    loops = _Loops(model, ancestry)
+    steps = _steps(effects) if here is not None else []
+    around: dict[str, list] = {}
+
+    def loops(site: str) -> list:
+        if site not in around:
+            node = model.node_of(site)
+            around[site] = ancestry.loops_around(node) if node is not None else []
+        return around[site]
+
+    def unordered(first: int, last: int, loop, stream: Optional[StreamRef], skip: str) -> bool:
+        """No host wait for `stream` (or all) from index `first` to `last` (round `loop` when `last` is first)."""
+        for w in steps:
+            if not w.wait or w.site in (at.site, skip) or w.stream not in (None, stream):
+                continue
+            if first < w.index < last if first < last else (
+                    (w.index > first or w.index < last) and any(x is loop for x in loops(w.site))):
+                return False
+        return True
+
     before: list[StreamRef] = []
     after: list[StreamRef] = []
     for step in steps:
         if step.wait or step.site == at.site or not which(step.stream):
             continue
-        waits = [s for s in steps if s.wait and s.site not in (at.site, step.site)]
-        loop = loops.shared(step.site, at.site)
-        if step.index < here or loop is not None:
-            between = loops.between(waits, step.index, here, loop)
-            if not any(w.stream is None or w.stream == step.stream for w in between) and step.stream not in before:
-                before.append(step.stream)
-        if step.index > here or loop is not None:
-            between = loops.between(waits, here, step.index, loop)
-            if not any(w.stream is None or w.stream == at.stream for w in between) and step.stream not in after:
-                after.append(step.stream)
+        common = [x for x, y in zip(loops(step.site), loops(at.site)) if x is y]
+        loop = common[-1] if common else None
+        if (step.index < here or loop is not None) and step.stream not in before \
+                and unordered(step.index, here, loop, step.stream, step.site):
+            before.append(step.stream)
+        if (step.index > here or loop is not None) and step.stream not in after \
+                and unordered(here, step.index, loop, at.stream, step.site):
+            after.append(step.stream)
     return before, after
-
-
-class _Loops:
-    """The loops around sites of one function (the syntax service's answer, by site)."""
-
-    def __init__(self, model: FileModel, ancestry) -> None:
-        self.model, self.ancestry = model, ancestry
-        self._around: dict[str, list] = {}
-
-    def around(self, site: str) -> list:
-        if site not in self._around:
-            node = self.model.node_of(site)
-            self._around[site] = self.ancestry.loops_around(node) if node is not None else []
-        return self._around[site]
-
-    def shared(self, a: str, b: str):
-        common = None
-        for x, y in zip(self.around(a), self.around(b)):
-            if x is not y:
-                break
-            common = x
-        return common
-
-    def between(self, waits: list, first: int, last: int, loop) -> list:
-        """The waits passed from index `first` to `last` (round the loop when `last` comes first)."""
-        if first < last:
-            return [w for w in waits if first < w.index < last]
-        return [w for w in waits if (w.index > first or w.index < last)
-                and any(x is loop for x in self.around(w.site))]
 
 
 def measuring_calls(model: FileModel, qualname: str) -> frozenset[str]:
