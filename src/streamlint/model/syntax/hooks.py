@@ -16,37 +16,39 @@ _PARTIALS = frozenset({"partial", "functools.partial"})
 
 def registered_hooks(tree: cst.Module, registrations: frozenset) -> frozenset[str]:
     """The qualified names of the functions registered by a method `registrations` (the fact table's) names."""
-    functions: dict[str, cst.FunctionDef] = {}
+    returns: dict[str, str] = {}  # a function's path -> the closure it returns
     found: set[str] = set()
     for statement in tree.body:
         if isinstance(statement, cst.FunctionDef):
-            _scope(statement, statement.name.value, "", {}, functions, registrations, found)
+            _scope(statement, statement.name.value, "", {}, returns, registrations, found)
         elif isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
             for member in statement.body.body:
                 if isinstance(member, cst.FunctionDef):
                     path = f"{statement.name.value}.{member.name.value}"
-                    _scope(member, path, statement.name.value, {}, functions, registrations, found)
-    _scope(tree, "", "", {}, functions, registrations, found)
-    return frozenset(_resolved(name, functions) for name in found)
+                    _scope(member, path, statement.name.value, {}, returns, registrations, found)
+    _scope(tree, "", "", {}, returns, registrations, found)
+    # a factory's registration ("C.make()") is of the closure it returns ("C.make.hook")
+    return frozenset(returns.get(name[:-2], name) if name.endswith("()") else name for name in found)
 
 
 def _scope(node: "cst.FunctionDef | cst.Module", path: str, cls: str, outer: dict[str, str],
-           functions: dict, registrations: frozenset, found: set) -> None:
+           returns: dict, registrations: frozenset, found: set) -> None:
     """The registrations in one body (its closures in turn), named as it sees names: its closures, its encloser's."""
     nodes = list(walk(node.body if isinstance(node, cst.FunctionDef) else node))
     inner = [n for n in nodes if type(n) is cst.FunctionDef]  # (no subclass: faster than an ABC's isinstance)
     if isinstance(node, cst.Module):  # (the top level: its functions are visited as functions)
         inner = []
-    else:
-        functions[path] = node
-    names = {**outer, **{d.name.value: f"{path}.{d.name.value}" for d in inner}}
+    own = {d.name.value: f"{path}.{d.name.value}" for d in inner}
+    names = {**outer, **own}
     for n in nodes:
         if type(n) is cst.Call and isinstance(n.func, cst.Attribute) and n.func.attr.value in registrations and n.args:
             named = _named(n.args[0].value, cls, names)
             if named is not None:
                 found.add(named)
+        elif type(n) is cst.Return and isinstance(n.value, cst.Name) and n.value.value in own:
+            returns.setdefault(path, own[n.value.value])
     for d in inner:
-        _scope(d, f"{path}.{d.name.value}", cls, names, functions, registrations, found)
+        _scope(d, own[d.name.value], cls, names, returns, registrations, found)
 
 
 def _named(expr: cst.BaseExpression, cls: str, names: dict[str, str]) -> Optional[str]:
@@ -61,22 +63,6 @@ def _named(expr: cst.BaseExpression, cls: str, names: dict[str, str]) -> Optiona
     elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" and cls:
         name = f"{cls}.{expr.attr.value}"
     return f"{name}()" if name is not None and factory else name
-
-
-def _resolved(name: str, functions: dict[str, cst.FunctionDef]) -> str:
-    """A factory's registration ("C.make()") as the closure it returns ("C.make.hook")."""
-    if not name.endswith("()"):
-        return name
-    path = name[:-2]
-    node = functions.get(path)
-    if node is None:
-        return name
-    nodes = list(walk(node.body))
-    own = {d.name.value for d in nodes if isinstance(d, cst.FunctionDef)}
-    for n in nodes:
-        if isinstance(n, cst.Return) and isinstance(n.value, cst.Name) and n.value.value in own:
-            return f"{path}.{n.value.value}"
-    return name
 
 
 def holder_attributes(node: "cst.FunctionDef | cst.Module", receiver: str = "") -> frozenset[str]:
