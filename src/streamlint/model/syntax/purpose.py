@@ -3,7 +3,7 @@ questions (what stream, what memory, is it hot) are the model's."""
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator
 
 import libcst as cst
 
@@ -81,15 +81,10 @@ def trains(loop: cst.CSTNode, modules: frozenset = frozenset()) -> bool:
 
 def imported_modules(module: cst.Module) -> frozenset:
     """The names a module's `import` statements bind to modules (`import a.b as m`: m; `import a.b`: a)."""
-    found = set()
-    for statement in module.body:
-        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-            for alias in small.names if isinstance(small, cst.Import) else ():
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    found.add(alias.asname.name.value)
-                else:
-                    found.add(dotted(alias.name).split(".")[0])
-    return frozenset(found)
+    aliases = [alias for statement in module.body if isinstance(statement, cst.SimpleStatementLine)
+               for small in statement.body if isinstance(small, cst.Import) for alias in small.names]
+    return frozenset(alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+                     else dotted(alias.name).split(".")[0] for alias in aliases)
 
 
 def timed(loop: cst.CSTNode) -> bool:
@@ -105,21 +100,13 @@ def repeats(loop: cst.CSTNode) -> bool:
     return not targets & {n.value for n in names_in(loop.body)}
 
 
-def _one_name(creation: cst.Call, ancestry: Ancestry) -> Optional[str]:
-    """The one name a call's value is assigned to (`e = Event()`), else None."""
-    assign = ancestry.parent(creation)
-    if not isinstance(assign, (cst.Assign, cst.AnnAssign)) or assign.value is not creation:
-        return None
-    names = bound_names(assign)
-    return names[0] if len(names) == 1 else None
-
-
 def event_on_purpose(creation: cst.Call, loop: cst.CSTNode, function: cst.CSTNode, ancestry: Ancestry) -> bool:
     """An event made to be kept, one per item, or made in a measurement loop and used only to time."""
-    name = _one_name(creation, ancestry)
-    if name is None:
+    assign = ancestry.parent(creation)  # (the uses of the one name it is assigned to)
+    names = bound_names(assign) if isinstance(assign, (cst.Assign, cst.AnnAssign)) and assign.value is creation else []
+    if len(names) != 1:
         return False
-    uses = [use for use in names_in(function) if use.value == name]
+    uses = [use for use in names_in(function) if use.value == names[0]]
     if any(_keeps(use, ancestry) for use in uses):
         return True
     return repeats(loop) and not trains(loop) and timed(loop) and all(_times(use, ancestry) for use in uses)

@@ -164,14 +164,9 @@ def _branch(node: cst.If) -> Optional[Purpose]:
 
 def _bodies(node: cst.If) -> list:
     """The statements of each branch of an `if`/`elif`/`else`."""
-    bodies = [node.body.body]
     orelse = node.orelse
-    while isinstance(orelse, cst.If):
-        bodies.append(orelse.body.body)
-        orelse = orelse.orelse
-    if isinstance(orelse, cst.Else):
-        bodies.append(orelse.body.body)
-    return bodies
+    rest = _bodies(orelse) if isinstance(orelse, cst.If) else [orelse.body.body] if isinstance(orelse, cst.Else) else []
+    return [node.body.body, *rest]
 
 
 def _statement_kinds(stmt: cst.CSTNode) -> set[str]:
@@ -399,7 +394,7 @@ def _why(body: _Body, node: cst.CSTNode, value_read: bool, copy: bool, loops: li
 def element_read(node: cst.CSTNode, loop: cst.CSTNode) -> str:
     """The tensor (as spelled) read one element per pass by the loop's index and only so (one `.tolist()` reads all)."""
     element = _read_element(node, loop) if isinstance(loop, cst.For) else None
-    if element is None or not isinstance(loop, cst.For):
+    if element is None:
         return ""
     base = dotted(element.value)
     targets = {n.value for n in names_in(loop.target)}

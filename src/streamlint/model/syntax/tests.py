@@ -92,13 +92,8 @@ def negated(test: cst.BaseExpression) -> bool:
 
 def _statement_calls(block: cst.BaseSuite) -> list[cst.Call]:
     """Calls that are a statement of the block, or the value it assigns or returns."""
-    found = []
-    for line in getattr(block, "body", ()):
-        for statement in line.body if isinstance(line, cst.SimpleStatementLine) else ():
-            value = getattr(statement, "value", None)
-            if isinstance(value, cst.Call):
-                found.append(value)
-    return found
+    return [s.value for line in getattr(block, "body", ()) if isinstance(line, cst.SimpleStatementLine)
+            for s in line.body if isinstance(getattr(s, "value", None), cst.Call)]
 
 
 def tested_value(test: cst.BaseExpression, fixed: frozenset[str]) -> Optional[tuple[str, bool]]:
