@@ -94,7 +94,7 @@ def _is_capture(node: cst.CSTNode) -> bool:
 
 
 # -- what a value feeds ------------------------------------------------------------------
-def _feeds(body: _Body, node: cst.CSTNode, depth: int, compared: bool = False) -> Optional[Purpose]:
+def _feeds(body: SyncPurposes, node: cst.CSTNode, depth: int, compared: bool = False) -> Optional[Purpose]:
     """Where `node` sits, and where a name bound to it is used; `compared`: in a difference's norm."""
     child = node
     difference = False
@@ -140,7 +140,7 @@ def _argument_of(call: cst.Call, child: cst.CSTNode, compared: bool) -> Optional
     return None
 
 
-def _names_feed(body: _Body, assignment: cst.CSTNode, depth: int, compared: bool) -> Optional[Purpose]:
+def _names_feed(body: SyncPurposes, assignment: cst.CSTNode, depth: int, compared: bool) -> Optional[Purpose]:
     """Where the names it is assigned to are used: the first needed purpose, else the first one."""
     best = None
     for name in bound_names(assignment):
@@ -186,7 +186,7 @@ _KINDS = {cst.Raise: ("check",), cst.Call: ("check",), **dict.fromkeys(_NOT_ENTE
 
 
 # -- what stands next to a synchronization -----------------------------------------------
-def _statement(body: _Body, node: cst.CSTNode) -> tuple[Optional[cst.CSTNode], Optional[cst.CSTNode]]:
+def _statement(body: SyncPurposes, node: cst.CSTNode) -> tuple[Optional[cst.CSTNode], Optional[cst.CSTNode]]:
     """(the statement holding `node`, the block whose body lists it)."""
     child = node
     for parent in body.ancestry.ancestors(node):
@@ -199,7 +199,7 @@ def _statement(body: _Body, node: cst.CSTNode) -> tuple[Optional[cst.CSTNode], O
 _BLOCKS = (cst.IndentedBlock, cst.Module)
 
 
-def _neighbours(body: _Body, node: cst.CSTNode) -> Optional[Purpose]:
+def _neighbours(body: SyncPurposes, node: cst.CSTNode) -> Optional[Purpose]:
     """What stands right after the sync (or a memory statistic right before) makes it part of that; past a loop only a
     capture counts (a warm-up loop)."""
     stmt, block = _statement(body, node)
@@ -230,7 +230,7 @@ def _neighbours(body: _Body, node: cst.CSTNode) -> Optional[Purpose]:
     return None
 
 
-def _next_to(body: _Body, later: cst.CSTNode) -> Optional[Purpose]:
+def _next_to(body: SyncPurposes, later: cst.CSTNode) -> Optional[Purpose]:
     """An assertion, a measurement (not every N steps: that measures other steps), or an assignment checked later."""
     if _asserts(later):
         return Purpose.ASSERTION
@@ -268,7 +268,7 @@ def _calls_only(stmt: cst.CSTNode, kind) -> bool:
         isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and kind(s.value) for s in stmt.body)
 
 
-def _checked_later(body: _Body, stmt: cst.CSTNode) -> bool:
+def _checked_later(body: SyncPurposes, stmt: cst.CSTNode) -> bool:
     """An assignment whose names flow into an assertion or a comparison with a reference."""
     if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
             and isinstance(stmt.body[0], (cst.Assign, cst.AnnAssign)) and stmt.body[0].value is not None):
@@ -277,7 +277,7 @@ def _checked_later(body: _Body, stmt: cst.CSTNode) -> bool:
 
 
 # -- a log line under a verbosity switch ---------------------------------------------------
-def _debug_log(body: _Body, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
+def _debug_log(body: SyncPurposes, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
     """A log line among log lines under a test of a switch the scope never sets against a number."""
     stmt, block = _statement(body, node)
     if not isinstance(stmt, cst.SimpleStatementLine) or block is None or not _logs_only(block.body):
@@ -304,7 +304,7 @@ def _switch(test: cst.BaseExpression, scope: cst.CSTNode) -> bool:
 
 
 # -- a streaming pipeline's output -------------------------------------------------------
-def _streams_out(body: _Body, node: cst.CSTNode, copy: bool, loop: Optional[cst.CSTNode], uploads: bool) -> bool:
+def _streams_out(body: SyncPurposes, node: cst.CSTNode, copy: bool, loop: Optional[cst.CSTNode], uploads: bool) -> bool:
     """An array read back and kept in a loop that uploads every iteration or iterates over incoming data."""
     if loop is None or last_name(getattr(node, "func", cst.Name("x"))) not in _ARRAY_READS and not copy:
         return False
@@ -321,7 +321,7 @@ def _counts(iterable: cst.BaseExpression) -> bool:
     return isinstance(iterable, cst.Call) and last_name(iterable.func) in ("range", "trange", "arange")
 
 
-def _kept(body: _Body, node: cst.CSTNode, depth: int) -> bool:
+def _kept(body: SyncPurposes, node: cst.CSTNode, depth: int) -> bool:
     child = node
     for parent in body.ancestry.ancestors(node):
         if isinstance(parent, cst.Yield):
@@ -339,42 +339,34 @@ def _kept(body: _Body, node: cst.CSTNode, depth: int) -> bool:
     return False
 
 
-class _Body:
-    """The function's name uses (nested definitions apart) and the module's parents."""
-
-    def __init__(self, function: cst.CSTNode, ancestry: Ancestry) -> None:
-        self.ancestry = ancestry
-        self.probes: frozenset[int] = frozenset()
-        self.uses: dict[str, list[cst.Name]] = {}
-        for current in walk(function, (cst.FunctionDef, cst.ClassDef)):
-            if isinstance(current, cst.Name):
-                self.uses.setdefault(current.value, []).append(current)
-
-
 class SyncPurposes:
-    """The purposes of one module's synchronizations, a body's uses gathered once per function."""
+    """The purposes of one module's synchronizations; the asking function's name uses (gathered once per function)."""
 
     def __init__(self, ancestry: Ancestry) -> None:
         self.ancestry = ancestry
         self.modules = imported_modules(ancestry.module)  # (a module's `step()` is no optimizer's)
-        self._bodies: dict[int, _Body] = {}
+        self.probes: frozenset[int] = frozenset()
+        self.uses: dict[str, list[cst.Name]] = {}
+        self._uses: dict[int, dict[str, list[cst.Name]]] = {}
 
     def purpose(self, node: cst.CSTNode, value_read: bool, copy: bool, conditional: bool,
                 uploads: bool, probes: frozenset = frozenset()) -> Optional[Purpose]:
         """What the sync at `node` is for (None: a stall); `probes`: ids of calls of functions that read a timer."""
         function = next((a for a in self.ancestry.ancestors(node) if isinstance(a, cst.FunctionDef)), self.ancestry.module)
-        body = self._bodies.get(id(function))
-        if body is None:
-            body = self._bodies[id(function)] = _Body(function, self.ancestry)
-        body.probes = probes
+        if id(function) not in self._uses:
+            uses = self._uses[id(function)] = {}
+            for current in walk(function, (cst.FunctionDef, cst.ClassDef)):
+                if isinstance(current, cst.Name):
+                    uses.setdefault(current.value, []).append(current)
+        self.uses, self.probes = self._uses[id(function)], probes
         loops = self.ancestry.loops_around(node)
-        found = _why(body, node, value_read, copy, loops, function, uploads)
+        found = _why(self, node, value_read, copy, loops, function, uploads)
         if found is Purpose.MEASUREMENT and not conditional and any(trains(loop, self.modules) for loop in loops):
             return Purpose.STEP_TIMING  # timing every step of a training loop is the stall itself
         return found  # (every N steps, `if step % N == 0:`, is the windowed timing to advise)
 
 
-def _why(body: _Body, node: cst.CSTNode, value_read: bool, copy: bool, loops: list, function: cst.CSTNode,
+def _why(body: SyncPurposes, node: cst.CSTNode, value_read: bool, copy: bool, loops: list, function: cst.CSTNode,
          uploads: bool) -> Optional[Purpose]:
     itself = _argument_of(node, node, False) if isinstance(node, cst.Call) else None
     found = itself or (_feeds(body, node, 0) if value_read else None)
