@@ -14,7 +14,7 @@ from streamlint.model.domain.values import UNKNOWN
 from streamlint.model.file_model import FileModel
 from streamlint.model.findings import shown_at
 from streamlint.model.api.op_kinds import OpKind
-from streamlint.model.readings.operations import OperationAt, operations_in
+from streamlint.model.readings.operations import DEVICE_WORK, OperationAt, operations_in
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.syntax.ancestry import Ancestry
 
@@ -64,8 +64,7 @@ class Work(Enum):
 # The operations (OpKind values) of each work; the other effects' works; an access on a known stream is
 # work, queued unless it is the host memory of a copy or the device side of a read back.
 _OPS = {
-    Work.ANY: frozenset(k.value for k in (
-        OpKind.COPY_H2D, OpKind.COPY_D2H, OpKind.COPY_D2D, OpKind.COPY, OpKind.KERNEL, OpKind.MEMSET,
+    Work.ANY: DEVICE_WORK | frozenset(k.value for k in (
         OpKind.STREAM_SYNC, OpKind.EVENT_SYNC, OpKind.DEVICE_SYNC, OpKind.IMPLICIT_SYNC, OpKind.EVENT_RECORD,
         OpKind.WAIT_STREAM, OpKind.STREAM_WAIT_EVENT)),
     Work.QUEUED: frozenset(k.value for k in (OpKind.KERNEL, OpKind.MEMSET, OpKind.COPY_H2D, OpKind.COPY_D2D)),

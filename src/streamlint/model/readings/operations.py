@@ -69,9 +69,8 @@ def operations_in(model: FileModel, walks: list, through_calls: bool) -> list[tu
             if effect.kind is EffectKind.ACCESS and not effect.write and not effect.chain and effect.path is not None:
                 reads.setdefault(effect.site, set()).add(effect.path)
         for effect in walked.effects:
-            if effect.kind is not EffectKind.OPERATION or effect.operation is None:
-                continue
-            if effect.chain and not through_calls:
+            if effect.kind is not EffectKind.OPERATION or effect.operation is None or (
+                    effect.chain and not through_calls):
                 continue
             at = OperationAt(shown_at(effect), effect.operation, effect.stream, effect.chain, summary.hot,
                              frozenset(reads.get(effect.site, ()) if not effect.chain else ()), context, effect.site,

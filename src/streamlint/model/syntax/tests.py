@@ -109,12 +109,12 @@ def tested_value(test: cst.BaseExpression, fixed: frozenset[str]) -> Optional[tu
     name, (operator, constant) = _value_name(test.left, fixed), (test.comparisons[0].operator, test.comparisons[0].comparator)
     if name is None or not written_constant(constant):
         return None
-    spelled = cst.Module([]).code_for_node(constant)
-    if isinstance(operator, (cst.Equal, cst.NotEqual)):
-        return f"{name}=={spelled}", isinstance(operator, cst.NotEqual)
-    if isinstance(operator, (cst.Is, cst.IsNot)):
-        return f"{name} is {spelled}", isinstance(operator, cst.IsNot)
-    return None
+    spelled, negation = _COMPARED.get(type(operator), (None, False))
+    return (f"{name}{spelled}{cst.Module([]).code_for_node(constant)}", negation) if spelled else None
+
+
+# How a comparison of a value with a constant is spelled, and whether it is negated.
+_COMPARED = {cst.Equal: ("==", False), cst.NotEqual: ("==", True), cst.Is: (" is ", False), cst.IsNot: (" is ", True)}
 
 
 def _value_name(expr: cst.BaseExpression, fixed: frozenset[str]) -> Optional[str]:
