@@ -200,8 +200,7 @@ _BLOCKS = (cst.IndentedBlock, cst.Module)
 
 
 def _neighbours(body: SyncPurposes, node: cst.CSTNode) -> Optional[Purpose]:
-    """What stands right after the sync (or a memory statistic right before) makes it part of that; past a loop only a
-    capture counts (a warm-up loop)."""
+    """What stands right after the sync makes it part of that; past a loop only a capture counts (a warm-up loop)."""
     stmt, block = _statement(body, node)
     in_loop = False
     while stmt is not None and block is not None:
@@ -217,10 +216,6 @@ def _neighbours(body: SyncPurposes, node: cst.CSTNode) -> Optional[Purpose]:
                 return found
             if not _passive(later):
                 break
-        if at > 0 and not in_loop:
-            before = siblings[at - 1]
-            if not isinstance(before, _LOOPS) and any(last_name(c.func) in _MEMORY_CALLS for c in calls_in(before)):
-                return Purpose.MEASUREMENT
         outer = next((a for a in body.ancestry.ancestors(block) if isinstance(a, (cst.For, cst.While, cst.With, cst.If,
                                                                                     cst.Try, cst.FunctionDef))), None)
         if outer is None or isinstance(outer, cst.FunctionDef):
@@ -242,11 +237,8 @@ def _next_to(body: SyncPurposes, later: cst.CSTNode) -> Optional[Purpose]:
 
 
 def _asserts(stmt: cst.CSTNode) -> bool:
-    if isinstance(stmt, cst.SimpleStatementLine):
-        return any(isinstance(s, cst.Assert) for s in stmt.body) or any(_is_assertion(c) for c in calls_in(stmt))
-    if isinstance(stmt, cst.With):  # `with pytest.raises(...)`, `with torch.no_grad():` around checks
-        return any(_asserts(s) for s in stmt.body.body[:1])
-    return False
+    return isinstance(stmt, cst.SimpleStatementLine) and (
+        any(isinstance(s, cst.Assert) for s in stmt.body) or any(_is_assertion(c) for c in calls_in(stmt)))
 
 
 def _passive(stmt: cst.CSTNode) -> bool:
