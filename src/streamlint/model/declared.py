@@ -123,10 +123,8 @@ def _arg(ref: str) -> "Arg":
 def _stream(spec: str) -> tuple["Stream", Optional["Arg"]]:
     from streamlint.model.api import facts  # lazy: as in Model.fact
 
-    fixed = {"none": facts.Stream.NONE, "current": facts.Stream.CURRENT, "legacy": facts.Stream.LEGACY,
-             "self": facts.Stream.SELF}
-    if spec in fixed:
-        return fixed[spec], None
+    if spec in ("none", "current", "legacy", "self"):  # (the Stream kinds a model names as they are spelled)
+        return facts.Stream(spec), None
     if spec.endswith("|current"):
         return facts.Stream.ARG_OR_CURRENT, _arg(spec[: -len("|current")])
     return facts.Stream.ARG, _arg(spec)
