@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Optional
 
 from streamlint.model.api.op_kinds import OpKind
@@ -31,13 +32,19 @@ class OperationAt:
     stream: Optional[StreamRef]
     chain: tuple[str, ...]  # the calls it came through, outermost first
     hot: bool = False  # the function runs on every step of a hot path (its summary says so)
-    reads: frozenset = frozenset()  # the memory (Paths) its own accesses at its site read
-    context: CallContext = ROOT_CONTEXT  # the calling context of the walk that saw it
+    effects: tuple = field(default=(), compare=False, repr=False)  # the effects of the walk that saw it
+    context: CallContext = ROOT_CONTEXT  # the calling context of that walk
     own_site: str = ""  # where it is in the function that performs it (a helper's call for one via a call)
     framework: str = ""  # whose operation it is, where the effect says
     function: str = ""  # its function's qualified name in the file ("f", "C.m")
     first_pass: bool = False  # of its loop's first pass only (Effect.first_pass)
     entry: str = ""  # the hot entry that reaches the function on every call ("C.forward"), "" when none
+
+    @cached_property
+    def reads(self) -> frozenset:
+        """The memory (Paths) its own accesses at its site read."""
+        return frozenset(e.path for e in self.effects if e.kind is EffectKind.ACCESS and not e.write and not e.chain
+                         and e.path is not None and e.site == self.own_site) if not self.chain else frozenset()
 
     def reads_made_at(self, site: str) -> bool:
         """Does it read memory allocated at `site` (this iteration's)?"""
@@ -63,25 +70,15 @@ def operations_in(model: FileModel, walks: list, through_calls: bool) -> list[tu
     for (qualname, context), walked in walks:
         if not qualname.startswith(prefix):
             continue
-        summary = walked.summary
-        reads: dict[str, set] = {}
-        for effect in walked.effects:
-            if effect.kind is EffectKind.ACCESS and not effect.write and not effect.chain and effect.path is not None:
-                reads.setdefault(effect.site, set()).add(effect.path)
         for effect in walked.effects:
             if effect.kind is not EffectKind.OPERATION or effect.operation is None or (
                     effect.chain and not through_calls):
                 continue
-            at = OperationAt(shown_at(effect), effect.operation, effect.stream, effect.chain, summary.hot,
-                             frozenset(reads.get(effect.site, ()) if not effect.chain else ()), context, effect.site,
-                             effect.framework, qualname[len(prefix):], effect.first_pass)
+            at = OperationAt(shown_at(effect), effect.operation, effect.stream, effect.chain, walked.summary.hot,
+                             walked.effects, context, effect.site, effect.framework, qualname[len(prefix):],
+                             effect.first_pass)
             found.append((qualname, at))
     return found
-
-
-def _effects(model: FileModel, qualname: str, at: OperationAt) -> tuple:
-    walked = model.solved.walks.get((qualname, at.context))
-    return walked.effects if walked is not None else ()
 
 
 def _around(model: FileModel, qualname: str, at: OperationAt) -> tuple[list[Effect], list[Effect]]:
@@ -89,7 +86,7 @@ def _around(model: FileModel, qualname: str, at: OperationAt) -> tuple[list[Effe
     before: list[Effect] = []
     after: list[Effect] = []
     passed = 0  # 1: at its site, 2: past the operation
-    for effect in _effects(model, qualname, at):
+    for effect in at.effects:
         if shown_at(effect) == at.site:
             same = effect.kind is EffectKind.OPERATION and effect.operation == at.operation
             passed = max(passed, 2 if same else 1)
@@ -141,7 +138,7 @@ def host_writes_into(model: FileModel, qualname: str, at: OperationAt) -> list[t
 def leaves_unordered(model: FileModel, qualname: str, at: OperationAt) -> bool:
     """Nothing after the operation in its function orders its stream (no wait, record or sync)."""
     stream = at.stream
-    if stream is None or (qualname, at.context) not in model.solved.walks:
+    if stream is None:
         return False
     return not any(_drains(e, stream) or (e.kind is EffectKind.WAIT_STREAM and e.other in (stream, None))
                    or (e.kind is EffectKind.RECORD_EVENT and e.stream == stream)
@@ -187,7 +184,7 @@ def chosen(stream: Optional[StreamRef]) -> bool:
 def chosen_streams(model: FileModel, qualname: str, at: OperationAt) -> list[StreamRef]:
     """The streams the code chose (made or held) that the function's own work runs on, each once."""
     found: list[StreamRef] = []
-    for effect in _effects(model, qualname, at):
+    for effect in at.effects:
         if not effect.chain and chosen(effect.stream) and effect.stream not in found and effect.kind in (
                 EffectKind.ACCESS, EffectKind.OPERATION, EffectKind.SET_CURRENT):
             found.append(effect.stream)
@@ -221,7 +218,7 @@ def _steps(effects) -> list[_Step]:
 def stream_work_around(model: FileModel, qualname: str, at: OperationAt, ancestry, which=chosen) -> tuple[list, list]:
     """(streams `which` accepts with work that may run when the operation is queued, and work queued while it may
     run); a host wait between orders them; in a loop around both, the next iteration's comes after it."""
-    effects = _effects(model, qualname, at)
+    effects = at.effects
     here = next((i for i, e in enumerate(effects) if shown_at(e) == at.site), None)
     steps = _steps(effects) if here is not None else []
     around: dict[str, list] = {}
