@@ -52,31 +52,25 @@ def module_file(from_path: str, dotted: str) -> Optional[Path]:
 
 
 def _probed(from_path: str, dotted: str) -> tuple[Optional[Path], tuple[tuple[str, bool], ...]]:
-    """(the file, the paths probed on the way)."""
+    """(the file, the paths probed on the way): relative to the file, else beside it (scripts), from the top of its
+    package, or from the project's root (numpy, as the frameworks and the standard library: none)."""
     probes: list[tuple[str, bool]] = []
-    return _module_file(from_path, dotted, probes), tuple(probes)
-
-
-def _module_file(from_path: str, dotted: str, probes: list[tuple[str, bool]]) -> Optional[Path]:
     here = Path(from_path).resolve().parent
     level = len(dotted) - len(dotted.lstrip("."))
     parts = [p for p in dotted.lstrip(".").split(".") if p]
+    bases: tuple = ()
     if level:
         base = here
         for _ in range(level - 1):
             base = base.parent
-        return _find(base, parts, probes)
-    if not parts or api.framework_of(dotted) or parts[0] in ("numpy", "os", "sys", "typing"):
-        return None
-    # absolute: beside the file (scripts), from the top of its package, or from the project's root
-    top = here
-    while _is_file(top / "__init__.py", probes) and top.parent != top:
-        top = top.parent
-    for base in dict.fromkeys((here, top, *_project_root(top))):
-        found = _find(base, parts, probes)
-        if found is not None:
-            return found
-    return None
+        bases = (base,)
+    elif parts and parts[0] != "numpy":
+        top = here
+        while _is_file(top / "__init__.py", probes) and top.parent != top:
+            top = top.parent
+        bases = tuple(dict.fromkeys((here, top, *_project_root(top))))
+    found = next((file for base in bases if (file := _find(base, parts, probes)) is not None), None)
+    return found, tuple(probes)
 
 
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
