@@ -154,12 +154,17 @@ def _names_feed(body: SyncPurposes, assignment: cst.CSTNode, depth: int, compare
     return best
 
 
-def _branch(node: cst.If) -> Optional[Purpose]:
-    """An `if` that leaves or queues other work needs the value; one that only assigns could select on the device."""
-    kinds = set().union(*(_statement_kinds(stmt) for body in _bodies(node) for stmt in body))
-    if "control" in kinds:
-        return Purpose.CONTROL
-    return Purpose.SELECTION if kinds <= {"assign"} else Purpose.CHECK
+def _branch(node: cst.If) -> Purpose:
+    """An `if` that leaves or queues other work needs the value; one that only assigns could select on the device;
+    one that raises, logs or collects is a check."""
+    checks = False
+    for statement in (s for body in _bodies(node) for s in body):
+        for current in walk(statement, _NOT_ENTERED) if type(statement) not in _NOT_ENTERED else ():
+            if type(current) in (cst.Break, cst.Continue, cst.Return) or (
+                    type(current) is cst.Call and not _is_log(current, _LOG_CALLS)):
+                return Purpose.CONTROL
+            checks = checks or type(current) in (cst.Raise, cst.Call)
+    return Purpose.CHECK if checks else Purpose.SELECTION
 
 
 def _bodies(node: cst.If) -> list:
@@ -169,20 +174,8 @@ def _bodies(node: cst.If) -> list:
     return [node.body.body, *rest]
 
 
-def _statement_kinds(stmt: cst.CSTNode) -> set[str]:
-    """"control" (leaves, or calls what does not log), "check" (raise, log, collect) or "assign" (computes a value)."""
-    kinds: set[str] = set()
-    for current in walk(stmt, _NOT_ENTERED) if type(stmt) not in _NOT_ENTERED else ():
-        if type(current) in (cst.Break, cst.Continue, cst.Return) or (
-                type(current) is cst.Call and not _is_log(current, _LOG_CALLS)):
-            return {"control"}
-        kinds.update(_KINDS.get(type(current), ()))
-    return kinds
-
-
-# Nodes whose insides tell no more of what a branch does, and the kind each is.
+# Nodes whose insides tell no more of what a branch does (an assigned value's calls compute it).
 _NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Raise, cst.Assign, cst.AugAssign, cst.AnnAssign)
-_KINDS = {cst.Raise: ("check",), cst.Call: ("check",), **dict.fromkeys(_NOT_ENTERED[4:], ("assign",))}
 
 
 # -- what stands next to a synchronization -----------------------------------------------
