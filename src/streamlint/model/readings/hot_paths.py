@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 from enum import Enum
-from typing import Iterator
 
 import libcst as cst
 
@@ -81,10 +80,12 @@ _READ_BACK_OPS = frozenset(k.value for k in (OpKind.COPY_D2H, OpKind.IMPLICIT_SY
 
 def work_in(model: FileModel, function: str, within: cst.CSTNode, ancestry: Ancestry, *wanted: Work) -> bool:
     """Does `within` (a loop, a comprehension of `function`) do one of `wanted`, its callees' work included?"""
-    effects = list(_effects_of(model, function))
+    qualname = f"{model.module}.{function}"
+    effects = [e for (name, _), walked in model.solved.walks.items() if name == qualname for e in walked.effects]
     read_backs = {e.site for e in effects if e.kind is EffectKind.OPERATION and e.operation is not None
                   and e.operation.op in _READ_BACK_OPS}
-    return any(_works(e, read_backs).intersection(wanted) and _inside(model, e, within, ancestry) for e in effects)
+    shown = (model.node_of(shown_at(e)) for e in effects if _works(e, read_backs).intersection(wanted))
+    return any(node is not None and ancestry.inside(node, within) for node in shown)  # (itself, or its call)
 
 
 def _works(effect: Effect, read_backs: set) -> frozenset:
@@ -97,16 +98,3 @@ def _works(effect: Effect, read_backs: set) -> frozenset:
         return frozenset()
     queued = effect.site not in read_backs and not effect.host_memory
     return frozenset({Work.ANY, Work.QUEUED}) if queued else frozenset({Work.ANY})
-
-
-def _effects_of(model: FileModel, function: str) -> Iterator[Effect]:
-    qualname = f"{model.module}.{function}"
-    for (name, _), walked in model.solved.walks.items():
-        if name == qualname:
-            yield from walked.effects
-
-
-def _inside(model: FileModel, effect: Effect, within: cst.CSTNode, ancestry: Ancestry) -> bool:
-    """Does the effect show (itself, or the call it came through) inside `within`?"""
-    node = model.node_of(shown_at(effect))
-    return node is not None and ancestry.inside(node, within)
