@@ -162,7 +162,11 @@ def _returned_copies(model: FileModel, found: list[HazardReading]) -> list[Hazar
             reads.setdefault(copy.site, []).append(r)
     if not reads:
         return found
-    calls = _calls_making(model, set(reads))
+    calls: dict[str, set[str]] = {}  # each copy's calls, in the module's functions' summaries
+    for (qualname, _), walked in model.solved.walks.items():
+        for effect in walked.effects if qualname.startswith(model.module + ".") else ():
+            if effect.site in reads and effect.chain and effect.chain[0].startswith(qualname + "#"):
+                calls.setdefault(effect.site, set()).add(effect.chain[0])
     grouped: dict[str, HazardReading] = {}
     for site, group in reads.items():
         function = model.solver.program.function(site.partition("#")[0])
@@ -183,17 +187,3 @@ def _returned_copies(model: FileModel, found: list[HazardReading]) -> list[Hazar
             placed.add(site)
             kept.append(grouped[site])
     return kept
-
-
-def _calls_making(model: FileModel, sites: set[str]) -> dict[str, set[str]]:
-    """For each operation site, the calls (in the module's functions' summaries) it came through."""
-    found: dict[str, set[str]] = {}
-    prefix = model.module + "."
-    for (qualname, _), walked in model.solved.walks.items():
-        if not qualname.startswith(prefix):
-            continue
-        for effect in walked.effects:
-            if effect.site in sites and effect.chain and effect.chain[0].startswith(qualname + "#"):
-                found.setdefault(effect.site, set()).add(effect.chain[0])
-    return found
-
