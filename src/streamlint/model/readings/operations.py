@@ -276,15 +276,10 @@ class RoundTrip:
 def round_trips(model: FileModel) -> list[RoundTrip]:
     """Every round trip in the file's functions' own operations, once per read, in the order of the walks."""
     found: dict[str, RoundTrip] = {}
-    prefix = model.module + "."
-    for (qualname, _), walked in model.solved.walks.items():
-        if not qualname.startswith(prefix):
-            continue
-        own = [e for e in walked.effects
-               if e.kind is EffectKind.OPERATION and e.operation is not None and not e.chain]
-        kernels = {e.site: e.operation for e in own if e.operation.host_inputs}
-        for effect in own:
-            read = effect.operation
-            if read.op == _IMPLICIT_SYNC and read.value_site in kernels and effect.site not in found:
-                found[effect.site] = RoundTrip(effect.site, read, read.value_site, kernels[read.value_site])
+    operations = operations_in(model, list(model.solved.walks.items()), False)
+    kernels = {(q, at.context, at.site): at.operation for q, at in operations if at.operation.host_inputs}
+    for qualname, at in operations:
+        read, kernel = at.operation, kernels.get((qualname, at.context, at.operation.value_site))
+        if read.op == _IMPLICIT_SYNC and kernel is not None and at.site not in found:
+            found[at.site] = RoundTrip(at.site, read, read.value_site, kernel)
     return list(found.values())
