@@ -20,8 +20,9 @@ TIMER_DOTTED = frozenset({"time.time", "time.time_ns"})
 EVENT_TIMING_METHODS = frozenset({"record", "synchronize", "query", "elapsed_time"})
 # Methods a training step calls (a backward pass and an update): a loop calling both trains.
 TRAINING_STEP_METHODS = (frozenset({"backward"}), frozenset({"step"}))
-# Methods of containers that keep what they are given.
-KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put", "put_nowait", "setdefault"})
+# Methods that keep what they are given (containers, queues, files).
+KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put", "put_nowait", "setdefault",
+                             "write", "send", "save", "savez", "tofile"})
 _DEFINITIONS = (cst.FunctionDef, cst.ClassDef)
 
 

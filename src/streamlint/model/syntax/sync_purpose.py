@@ -11,7 +11,8 @@ import libcst as cst
 from streamlint.model.syntax.ancestry import Ancestry, comprehension_of  # noqa: F401 (the rules' import)
 from streamlint.model.syntax.children import child_nodes, walk
 from streamlint.model.syntax.purpose import (
-    bound_names, calls_in, dotted, flat_targets, imported_modules, is_target, is_timer, last_name, names_in,
+    KEEPING_METHODS, bound_names, calls_in, dotted, flat_targets, imported_modules, is_target, is_timer, last_name,
+    names_in,
     trains,
 )
 from streamlint.model.syntax.tests import rare_test
@@ -61,8 +62,6 @@ _PRINT_CALLS = frozenset({"print", "pprint", "debug", "info", "warning", "warn",
                           "exception", "write"})
 # Calls that only report or collect: an `if` doing only these (or raising) is a check.
 _LOG_CALLS = _PRINT_CALLS - {"pprint"} | {"append", "add", "extend", "add_scalar", "log_metrics"}
-_STORE_METHODS = frozenset({"append", "extend", "put", "put_nowait", "write", "send", "add", "appendleft",
-                            "save", "savez", "tofile"})
 _ARRAY_READS = frozenset({"numpy", "tobytes", "tofile", "get", "asnumpy", "cpu", "to", "copy_to_host"})
 _ORDERING_CALLS = frozenset({"wait_stream", "wait_event", "record", "wait", "empty_cache", "barrier",
                             "range_push", "range_pop"})
@@ -311,7 +310,7 @@ def _kept(body: SyncPurposes, node: cst.CSTNode, depth: int) -> bool:
     for parent in body.ancestry.ancestors(node):
         if isinstance(parent, cst.Yield):
             return True
-        if isinstance(parent, cst.Call) and child is not parent.func and last_name(parent.func) in _STORE_METHODS:
+        if isinstance(parent, cst.Call) and child is not parent.func and last_name(parent.func) in KEEPING_METHODS:
             return True
         if isinstance(parent, cst.Assign):
             if any(isinstance(t.target, cst.Subscript) for t in parent.targets):
