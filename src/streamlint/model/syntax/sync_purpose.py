@@ -12,8 +12,7 @@ from streamlint.model.syntax.ancestry import Ancestry, comprehension_of  # noqa:
 from streamlint.model.syntax.children import child_nodes, walk
 from streamlint.model.syntax.purpose import (
     KEEPING_METHODS, bound_names, calls_in, dotted, flat_targets, imported_modules, is_target, is_timer, last_name,
-    names_in,
-    trains,
+    names_in, trains,
 )
 from streamlint.model.syntax.tests import rare_test
 
