@@ -257,10 +257,9 @@ def stream_work_around(model: FileModel, qualname: str, at: OperationAt, ancestr
 
 def measuring_calls(model: FileModel, qualname: str) -> frozenset[str]:
     """The call sites in the function whose callee reads a host timer (calls of a measurement)."""
-    return frozenset(effect.chain[0] for (function, _), walked in model.solved.walks.items() if function == qualname
-                     for effect in walked.effects
-                     if effect.chain and effect.kind is EffectKind.OPERATION and effect.operation is not None
-                     and effect.operation.op == _HOST_TIMER)
+    walks = [(key, walked) for key, walked in model.solved.walks.items() if key[0] == qualname]
+    return frozenset(at.site for _, at in operations_in(model, walks, True)
+                     if at.chain and at.operation.op == _HOST_TIMER)
 
 
 @dataclass(frozen=True)
