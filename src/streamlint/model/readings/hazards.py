@@ -129,8 +129,6 @@ def readings(model: FileModel) -> list[HazardReading]:
         node = model.node_of(hazard.site)
         if (kind in _PRECEDENCE and chosen[hazard.site] is not hazard) or function is None or node is None:
             continue
-        later = _side(model, hazard.later, shown_at(hazard.later))
-        earlier = _side(model, hazard.earlier, hazard.earlier_site)
         from_caller = hazard.earlier.assumed
         if kind is ConflictKind.WRITE_AFTER_WRITE and from_caller:
             # an update of memory the caller made (`bucket.div_(n)`) reads what the caller's stream wrote
@@ -146,7 +144,8 @@ def readings(model: FileModel) -> list[HazardReading]:
             if hazard.placement is Placement.AT_BOUNDARY:
                 sides = sides[::-1]
             framework = framework_of(*sides) or module_framework(model)
-        found.append(HazardReading(hazard, kind, function, node, later, earlier, framework))
+        found.append(HazardReading(hazard, kind, function, node, _side(model, hazard.later, shown_at(hazard.later)),
+                                   _side(model, hazard.earlier, hazard.earlier_site), framework))
     return _returned_copies(model, found)
 
 
