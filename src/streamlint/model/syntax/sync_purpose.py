@@ -168,8 +168,9 @@ def _branch(node: cst.If) -> Purpose:
 def _bodies(node: cst.If) -> list:
     """The statements of each branch of an `if`/`elif`/`else`."""
     orelse = node.orelse
-    rest = _bodies(orelse) if isinstance(orelse, cst.If) else [orelse.body.body] if isinstance(orelse, cst.Else) else []
-    return [node.body.body, *rest]
+    if isinstance(orelse, cst.If):
+        return [node.body.body, *_bodies(orelse)]
+    return [node.body.body] + ([orelse.body.body] if isinstance(orelse, cst.Else) else [])
 
 
 # Nodes whose insides tell no more of what a branch does (an assigned value's calls compute it).
