@@ -33,7 +33,7 @@ def advance(node: cst.Assign) -> Optional[tuple[str, int]]:
     modulus = 2
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Modulo) \
             and isinstance(value.right, cst.Integer):
-        modulus, value = int(value.right.value, 0), _bare(value.left)
+        modulus, value = int(value.right.value, 0), value.left
         if not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add)
                 and _one(value.right) and value.left.deep_equals(target)) or modulus < 2:
             return None
@@ -42,10 +42,6 @@ def advance(node: cst.Assign) -> Optional[tuple[str, int]]:
             and _one(value.left) and value.right.deep_equals(target):
         return target.attr.value, modulus
     return None
-
-
-def _bare(node: cst.BaseExpression) -> cst.BaseExpression:
-    return node.with_changes(lpar=(), rpar=()) if isinstance(node, cst.BinaryOperation) else node
 
 
 def _one(node: cst.BaseExpression) -> bool:
