@@ -148,20 +148,13 @@ def _target_names(target: cst.CSTNode) -> Iterator[str]:
     return (t.value for t in unpacked([target]) if type(t) is cst.Name)
 
 
-def _import_binds(alias: cst.ImportAlias) -> tuple:
-    return () if alias.asname is not None else (cst.Module([]).code_for_node(alias.name).partition(".")[0],)
-
-
 # A node type (exact: isinstance on libcst's ABCs is slow) -> the names a node of it binds.
 _BINDS = {
     **{kind: lambda n: _target_names(n.target)
        for kind in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.Del)},
     cst.AsName: lambda n: _target_names(n.name),
-    cst.Global: lambda n: (a.name.value for a in n.names),
-    cst.Nonlocal: lambda n: (a.name.value for a in n.names),
     cst.FunctionDef: lambda n: (n.name.value,),
     cst.ClassDef: lambda n: (n.name.value,),
-    cst.ImportAlias: _import_binds,
 }
 
 
