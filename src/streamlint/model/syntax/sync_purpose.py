@@ -197,9 +197,7 @@ def _neighbours(body: SyncPurposes, node: cst.CSTNode) -> Optional[Purpose]:
     in_loop = False
     while stmt is not None and block is not None:
         siblings = list(block.body)
-        at = next((i for i, s in enumerate(siblings) if s is stmt), None)
-        if at is None:
-            return None
+        at = next(i for i, s in enumerate(siblings) if s is stmt)  # (a block lists the statements it holds)
         if any(_is_capture(later) for later in siblings[at + 1: at + 4]):
             return Purpose.CAPTURE  # (past the graph's own set-up: `g = torch.cuda.CUDAGraph()`)
         for later in siblings[at + 1: at + 4]:
