@@ -367,7 +367,7 @@ def _why(body: SyncPurposes, node: cst.CSTNode, value_read: bool, copy: bool, lo
 # -- one read per element ------------------------------------------------------------------
 def element_read(node: cst.CSTNode, loop: cst.CSTNode) -> str:
     """The tensor (as spelled) read one element per pass by the loop's index and only so (one `.tolist()` reads all)."""
-    element = _read_element(node) if isinstance(loop, cst.For) else None
+    element = _read_element(node, loop) if isinstance(loop, cst.For) else None
     if element is None:
         return ""
     base = dotted(element.value)
@@ -379,13 +379,29 @@ def element_read(node: cst.CSTNode, loop: cst.CSTNode) -> str:
     return base
 
 
-def _read_element(node: cst.CSTNode) -> Optional[cst.Subscript]:
-    """`q[b]` of `q[b].item()`, `int(q[b])`, `q[b]`."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        node = node.func.value
-    elif isinstance(node, cst.Call):
-        node = node.args[0].value if len(node.args) == 1 else None
-    return node if isinstance(node, cst.Subscript) else None
+def _read_element(node: cst.CSTNode, loop: cst.For) -> Optional[cst.Subscript]:
+    """`q[b]` of `q[b].item()`, `int(q[b])`, `if q[b] < 0:`, or of a name the body binds once to it."""
+    if isinstance(node, cst.Call):
+        if isinstance(node.func, cst.Attribute):
+            return _element_of(node.func.value, loop)
+        return _element_of(node.args[0].value, loop) if len(node.args) == 1 else None
+    if isinstance(node, cst.Comparison):
+        operands = [node.left] + [c.comparator for c in node.comparisons]
+        return next((e for e in (_element_of(o, loop) for o in operands) if e is not None), None)
+    return _element_of(node, loop)
+
+
+def _element_of(expr: cst.BaseExpression, loop: cst.For) -> Optional[cst.Subscript]:
+    if isinstance(expr, cst.Subscript):
+        return expr
+    if not isinstance(expr, cst.Name):
+        return None
+    bound = [n for n in walk(loop.body, ()) if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For))
+             and any(type(t) is cst.Name and t.value == expr.value for t in flat_targets(n))]
+    if len(bound) != 1 or not isinstance(bound[0], cst.Assign) or len(bound[0].targets) != 1:
+        return None  # bound more than once, or otherwise (a loop target, `+=`)
+    value = bound[0].value
+    return value if isinstance(value, cst.Subscript) else None
 
 
 def _only_reads_elements(body: cst.CSTNode, base: str) -> bool:
