@@ -62,9 +62,6 @@ def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bo
         conflicts.extend(c for c in found if not _found_inside(c, binding.site))
         mapped.append(translated)
         mapper.state = state
-    for e in summary.effects:
-        if e.kind is EffectKind.SET_CURRENT and e.stream:
-            state = state.with_current(e.framework, mapper.stream(e.stream))
     receiver = binding.receiver.identity if binding.receiver is not None else None
     if receiver is not None:
         for attr, value in summary.self_stores:

@@ -500,7 +500,7 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame,
     if frame.program is not None and frame.program.is_class(target):
         obj = AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))), target=target)
         target, arguments = f"{target}.__init__", replace(arguments, receiver=obj)
-    context = _context(arguments, state, frame) if obj is not None else _hot_context(arguments, state, frame)
+    context = _context(arguments, state, frame)
     if cells:  # a closure's cells: what its free names hold, a dimension of the context (D-21)
         context = replace(context, args=context.args + tuple((key, _fact(value, state)) for key, value in cells))
     summary = frame.program.summary(target, context) if frame.program is not None else None
@@ -511,8 +511,8 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame,
     bound = _bound_args(summary.params, arguments) + cells  # (a cell is bound as the parameter it is in the walk)
     binding = Binding(frame.site(arguments.node), bound, arguments.receiver, frame.branch)
     applied = apply(summary, state, binding)
-    for effect in applied.effects:  # (a constructor's effects as its `__init__` made them)
-        frame.emit(_in_this_loop(effect, frame, frame.guards_at(arguments.node)) if obj is None else effect)
+    for effect in applied.effects:
+        frame.emit(_in_this_loop(effect, frame, frame.guards_at(arguments.node)))
     frame.report(list(applied.conflicts))
     state = applied.state
     for param, tags in summary.evidence:
@@ -537,13 +537,6 @@ def _bound_args(params: tuple[str, ...], arguments: Arguments) -> tuple[tuple[st
     return tuple(bound.items())
 
 
-def _hot_context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
-    context = _context(arguments, state, frame)
-    if frame.context.hot and not frame.guards_at(arguments.node):  # called on every call of a hot entry: hot too
-        context = replace(context, hot=frame.context.hot)
-    return context
-
-
 def _context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
     """What this call tells the callee of its arguments (kind, memory, stream) and of the current stream."""
     keyed = [(str(i), given) for i, given in enumerate(arguments.positional)] + list(arguments.keywords.items())
@@ -552,7 +545,8 @@ def _context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
     entered = tuple(f for f in LEGACY_BY_DEFAULT if state.current_stream(f).kind is not StreamRefKind.LEGACY)
     handed_on = [key for key, (value, _) in keyed if _work_stream_of(value)]
     complete = isinstance(arguments.node, cst.Call) and not any(a.star for a in arguments.node.args)
-    return CallContext(facts, receiver, chosen=frame.chosen_stream(state), entered=tuple(sorted(entered)),
+    hot = frame.context.hot if not frame.guards_at(arguments.node) else ""  # (on every call of a hot entry: hot too)
+    return CallContext(facts, receiver, hot, chosen=frame.chosen_stream(state), entered=tuple(sorted(entered)),
                        work_stream=handed_on[0] if len(handed_on) == 1 else "", complete=complete)
 
 
