@@ -97,14 +97,7 @@ def of_object(value: AbsValue, obj: Path) -> AbsValue:
     def moved(path: Path) -> Path:
         return path.rebased(obj) if path.root.kind is RootKind.SELF else path
 
-    stream = value.stream
-    if stream is not None and stream.path is not None:
-        stream = replace(stream, path=moved(stream.path))
-    identity = moved(value.identity) if value.identity is not None else None
-    element = of_object(value.element, obj) if value.element is not None else None
-    return replace(value, identity=identity, stream=stream, element=element,
-                   members=frozenset(moved(m) for m in value.members),
-                   positions=tuple(of_object(p, obj) for p in value.positions))
+    return value.mapped(moved, lambda ref: replace(ref, path=moved(ref.path)) if ref.path is not None else ref)
 
 
 def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:

@@ -17,8 +17,7 @@ from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.domain.values import MERGED, NO_ITEMS, OPTION, UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import released, untold_access
-from streamlint.model.api.op_kinds import OpKind
-from streamlint.model.transfer.act import access, do, host_access, kernel, operation
+from streamlint.model.transfer.act import access, do, host_access, kernel
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate, memory_of, slice_bounds, unpacked
 from streamlint.model.transfer.frame import Frame
@@ -28,7 +27,7 @@ from streamlint.model.syntax.tests import (called_on_every_side, ends_in_raise, 
 from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
-from streamlint.model.transfer.torch_calls import F
+from streamlint.model.transfer.torch_calls import F, read_back
 from streamlint.model.transfer import type_tests
 
 # The one loop budget: rounds of a body to a fixpoint (past it later rounds go unseen: fewer reports only).
@@ -344,10 +343,9 @@ def tested(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[AbsVal
     """A test's value; testing a CUDA tensor's truth copies it to the host, which waits for the current stream."""
     value, state = evaluate(node, state, frame)
     if is_device(value):
-        current = state.current_stream(value.framework or F)
         site = frame.site(node)
-        state = operation(state, frame, site, "bool", OpKind.IMPLICIT_SYNC, current, True, framework=value.framework)
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current))
+        state = read_back("bool", [value], state.current_stream(value.framework or F), "", value.framework, site, state,
+                          frame)[1]
     return value, state
 
 

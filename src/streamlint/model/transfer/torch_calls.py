@@ -59,10 +59,6 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         like = arguments.value(Arg(0, "input"))
         memory = memory_named(arguments, Arg(kw="device")) or (like.memory if like and like.is_buffer else None)
         return (UNKNOWN, state) if memory is None else _made(short, memory, arguments, state, frame)
-    if name in torch_api.TEST_COMPARISONS:  # (a test's comparison reads its tensors back: no table row says all of it)
-        given_cuda = [v for v in arguments.values() if is_device(v) and v.identity is not None]
-        site = frame.site(arguments.node)
-        return read_back(name, given_cuda, state.current_stream(F), site, F, site, state, frame) if given_cuda else None
     if torch_api.returns_tensor(name) and all(v.memory is Memory.UNKNOWN and not (v.is_buffer and v.stream)
                                               for v in arguments.values()):
         # given no tensor of known memory (or made on a known stream): a new tensor of a device not told
