@@ -63,6 +63,7 @@ EVENT_METHODS: dict[str, Fact] = {
     "synchronize": Fact(K.EVENT_SYNC, F, blocking=Block.ALWAYS),
 }
 
+_WRITTEN = "device:cupy:written"  # (fact_calls.result_of: new device memory the kernel writes)
 ARRAY_METHODS: dict[str, Fact] = {
     "get": Fact(
         K.COPY_D2H, F, stream=Stream.ARG_OR_CURRENT, stream_arg=Arg(0, "stream"), blocking=Block.FLAG,
@@ -77,6 +78,12 @@ ARRAY_METHODS: dict[str, Fact] = {
        for name in ("item", "tolist", "tobytes", "tofile")},
     # views: the same memory, no device work
     **{name: Fact(None, F, result="self") for name in ("reshape", "view", "transpose", "swapaxes", "squeeze", "ravel")},
+    # kernels on the current stream that write a new device array there (`fill`: in place)
+    **{name: Fact(K.KERNEL, F, stream=Stream.CURRENT, self_reads=True, result=_WRITTEN) for name in (
+        "sum", "mean", "max", "min", "argmax", "argmin", "prod", "std", "var", "cumsum", "cumprod", "astype", "copy",
+        "dot", "clip", "round", "conj", "all", "any", "sort", "argsort", "take", "put", "repeat", "flatten",
+        "trace", "diagonal", "ptp", "partition")},
+    "fill": Fact(K.KERNEL, F, stream=Stream.CURRENT, self_writes=True, result=_WRITTEN),
 }
 
 # Methods of a raw allocation (`cupy.cuda.MemoryPointer`): device copies and fills queued on
@@ -96,12 +103,6 @@ MEMORY_POINTER_METHODS: dict[str, Fact] = {
 # MemoryPointer, raw device memory (`dst.data.copy_from_device(src, n)`; D-11's evidence).
 MEMORY_POINTER_ONLY = frozenset({"copy_from_device", "copy_from_device_async", "memset_async"})
 
-# Array methods that launch a kernel on the current stream and return a device array.
-KERNEL_METHODS = frozenset({
-    "sum", "mean", "max", "min", "argmax", "argmin", "prod", "std", "var", "cumsum", "cumprod", "astype", "copy",
-    "fill", "dot", "clip", "round", "conj", "all", "any", "sort", "argsort", "take", "put", "repeat", "flatten",
-    "trace", "diagonal", "ptp", "partition",
-})
 # cupy.<name>(dst, src, ...) writes its first argument in place (and returns None).
 DESTINATION_FIRST = frozenset({"copyto"})
 

@@ -109,18 +109,6 @@ def _cupy_kernel(api: str, short: str, arguments: Arguments, state: State, frame
     return result, access(state, frame, site, result.identity, True, current)
 
 
-def cupy_array_method(name: str, array: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    """The array methods no row says: kernels on the current stream."""
-    if name in cupy.KERNEL_METHODS and array.identity is not None and is_device(array):
-        current = state.current_stream("cupy")
-        site = frame.site(arguments.node)
-        state = kernel(state, frame, site, f"cupy.ndarray.{name}", current, "cupy")
-        state = access(state, frame, site, array.identity, name == "fill", current)
-        result = AbsValue(ValueKind.BUFFER, "cupy", Memory.DEVICE, Path(Root.fresh(site)), current)
-        return result, access(state, frame, site, result.identity, True, current)
-    return None
-
-
 def capture(name: str, stream: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
     """`s.begin_capture()` ... `g = s.end_capture()`: CuPy's graph capture on the stream."""
     if name not in _CAPTURE or stream.stream is None:

@@ -210,8 +210,9 @@ def _record_operation(fact: Fact, arguments: Arguments, state: State, frame: Fra
     if host_at == "return" and fact.result.startswith("pageable"):
         memory = Memory.PAGEABLE  # the new host array it returns
     waits = host_waits(fact, arguments)
+    read = made_at(arguments.receiver) if kind is OpKind.IMPLICIT_SYNC else ""  # (the value a read-back reads)
     return operation(state, frame, frame.site(arguments.node), api, kind, queue_of(fact, arguments, state), waits,
-                     memory, made_at(arguments.receiver), async_form=fact.async_api, non_blocking=None if waits is None else not waits,
+                     memory, read, async_form=fact.async_api, non_blocking=None if waits is None else not waits,
                      host_at=host_at, sync_form=fact.sync_api and waits is True,
                      host_loader_batch=host is not None and host.loader_batch)
 
@@ -441,8 +442,10 @@ def _device_work(fact: Fact, arguments: Arguments, state: State, frame: Frame) -
     for value, write in _touched(fact, arguments):
         if value is not None and value.is_buffer and value.identity is not None:
             state = access(state, frame, site, value.identity, write, stream, host_memory=copy and not is_device(value))
-    if not copy:
-        return result_of(fact, arguments, frame, stream), state
+    if not copy:  # (a kernel writes the new memory it returns on its stream)
+        result = result_of(fact, arguments, frame, stream)
+        made = fact.result.endswith(":written") and result.identity is not None
+        return result, access(state, frame, site, result.identity, True, stream) if made else state
     if host_waits(fact, arguments):
         state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
     return UNKNOWN, state

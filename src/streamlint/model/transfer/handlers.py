@@ -44,7 +44,6 @@ METHOD_ROWS: dict[tuple[str, ValueKind], tuple[str, dict[str, Fact]]] = {
 METHODS: dict[tuple[str, ValueKind], MethodHandler] = {
     ("torch", B): torch_calls.tensor_method,
     ("cupy", S): array_calls.capture,
-    ("cupy", B): array_calls.cupy_array_method,
     ("numpy", B): host_calls.array_method,
 }
 FRAMEWORKS = frozenset(framework for framework, _ in [*METHOD_ROWS, *METHODS])
