@@ -407,31 +407,39 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
         source = AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN if to_device else Memory.DEVICE, source.identity)
     elif to_device == is_device(source):
         return source, state  # already there: `to` returns the tensor itself
-    site = frame.site(arguments.node)
-    current = state.current_stream(F)
     memory = Memory.DEVICE if to_device else (Memory.PINNED if non_blocking else Memory.PAGEABLE)
+    result = _fresh(frame, arguments, memory, state.current_stream(F) if to_device else None)
     blocks = not non_blocking or (to_device and source.memory is Memory.PAGEABLE)
-    state = operation(state, frame, site, "torch.Tensor.to", OpKind.COPY_H2D if to_device else OpKind.COPY_D2H,
-                      current, blocks, source.memory if to_device else memory, async_form=True,
-                      non_blocking=non_blocking, host_at="self" if to_device else "return",
-                      host_loader_batch=to_device and source.loader_batch, host_built=built_here,
-                      first_pass=built_here and source.built_first)
-    result = _fresh(frame, arguments, memory, current if to_device else None)
-    host_waits = Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F)
-    if blocks and to_device and non_blocking:
-        # non_blocking=True from pageable memory waits for the stream's earlier work, then queues
-        # its copy: the device side may still be written when the host goes on (CUDA's staging)
-        state = do(state, frame, host_waits)
-    if source.identity is not None and blocks and to_device:
-        if not built_here:  # (a host-built scalar's memory is the host's own: nothing else reads it)
-            state = host_access(state, frame, site, source.identity, False)  # a blocking upload is done reading at return
-    elif source.identity is not None:
-        state = access(state, frame, site, source.identity, False, current, host_memory=to_device)
-    state = access(state, frame, site, result.identity, True, current, host_memory=not to_device)
-    if blocks and (not to_device or not non_blocking):
-        # non_blocking=False returns with the data there: PyTorch synchronizes the stream (API-FACTS 4.3)
-        state = do(state, frame, host_waits)
+    state = _copied("torch.Tensor.to", source, result, blocks, non_blocking, arguments, state, frame,
+                    async_form=True, host_at="self" if to_device else "return", host_built=built_here,
+                    first_pass=built_here and source.built_first)
     return result, state
+
+
+def _copied(api: str, source: AbsValue, target: AbsValue, blocks: bool, non_blocking: Optional[bool],
+            arguments: Arguments, state: State, frame: Frame, **form) -> State:
+    """A copy on the current stream: a blocking upload has read its source on the host when it returns (from
+    pageable memory non_blocking=True waits for the stream first: CUDA's staging); a blocking copy returns with
+    the data there (PyTorch synchronizes the stream, API-FACTS 4.3)."""
+    site, current = frame.site(arguments.node), state.current_stream(F)
+    upload, crosses = is_device(target), is_device(target) != is_device(source)
+    kind = OpKind.COPY_D2D if not crosses else OpKind.COPY_H2D if upload else OpKind.COPY_D2H
+    state = operation(state, frame, site, api, kind, current, crosses and blocks,
+                      source.memory if upload else target.memory, non_blocking=non_blocking,
+                      host_loader_batch=upload and source.loader_batch, **form)
+    host_waits = Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F)
+    if crosses and blocks and upload and non_blocking:
+        state = do(state, frame, host_waits)
+    if source.identity is not None and crosses and blocks and upload:
+        if not form.get("host_built"):  # (a host-built scalar's memory is the host's own: nothing else reads it)
+            state = host_access(state, frame, site, source.identity, False)
+    elif source.identity is not None:
+        state = access(state, frame, site, source.identity, False, current, host_memory=not is_device(source))
+    if target.identity is not None:
+        state = access(state, frame, site, target.identity, True, current, host_memory=not upload)
+    if crosses and blocks and (is_host(target) or (upload and not non_blocking)):
+        state = do(state, frame, host_waits)
+    return state
 
 
 def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -462,23 +470,9 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
         if (is_device(tensor) or untold) and tensor.identity is not None:
             state = access(state, frame, site, tensor.identity, True, current)
         return tensor, state
-    crosses = is_device(tensor) != is_device(source)
     blocks = not non_blocking or Memory.PAGEABLE in (tensor.memory, source.memory)
-    if crosses and blocks and is_device(tensor):  # a blocking upload waits for earlier work first
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
-    if source.identity is not None and crosses and blocks and is_device(tensor):
-        state = host_access(state, frame, site, source.identity, False)  # a blocking upload is done reading at return
-    elif source.identity is not None:
-        state = access(state, frame, site, source.identity, False, current, host_memory=not is_device(source))
-    if tensor.identity is not None:
-        state = access(state, frame, site, tensor.identity, True, current, host_memory=not is_device(tensor))
-    kind = OpKind.COPY_D2D if not crosses else (OpKind.COPY_H2D if is_device(tensor) else OpKind.COPY_D2H)
-    host_side = source.memory if is_device(tensor) else tensor.memory
-    state = operation(state, frame, site, "torch.Tensor.copy_", kind, current, crosses and blocks, host_side,
-                      async_form=crosses, non_blocking=non_blocking, host_at="0/src" if is_device(tensor) else "self",
-                      host_loader_batch=is_device(tensor) and source.loader_batch)
-    if crosses and blocks and is_host(tensor):  # a download that blocks returns with the data there
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
+    state = _copied("torch.Tensor.copy_", source, tensor, blocks, non_blocking, arguments, state, frame,
+                    async_form=is_device(tensor) != is_device(source), host_at="0/src" if is_device(tensor) else "self")
     return tensor, state
 
 
