@@ -42,6 +42,8 @@ FUNCTIONS: dict[str, Fact] = {
     "cupy.cuda.runtime.memsetAsync": Fact(K.MEMSET, F, stream=Stream.ARG, stream_arg=Arg(3, "stream")),
     "cupy.cuda.runtime.malloc": Fact(K.RAW_ALLOC, F, stream=Stream.LEGACY, result="device:raw"),
     "cupy.cuda.runtime.free": Fact(K.RAW_ALLOC, F, stream=Stream.LEGACY),
+    # `cupy.copyto(dst, src)`: a kernel on the current stream that reads src and writes dst in place
+    "cupy.copyto": Fact(K.KERNEL, F, stream=Stream.CURRENT, reads=(Arg(1, "src"),), writes=(Arg(0, "dst"),), result="none"),
     # A raw allocation from CuPy's pool: a MemoryPointer (pointer arithmetic keeps it).
     **{name: Fact(K.ALLOC, F, result="device:raw") for name in ("cupy.cuda.alloc", "cupy.cuda.memory.alloc")},
     # A raw kernel is launched as `kernel(grid, block, args)`: its arguments start at 2.
@@ -103,8 +105,6 @@ MEMORY_POINTER_METHODS: dict[str, Fact] = {
 # MemoryPointer, raw device memory (`dst.data.copy_from_device(src, n)`; D-11's evidence).
 MEMORY_POINTER_ONLY = frozenset({"copy_from_device", "copy_from_device_async", "memset_async"})
 
-# cupy.<name>(dst, src, ...) writes its first argument in place (and returns None).
-DESTINATION_FIRST = frozenset({"copyto"})
 
 # Namespaces whose functions compute on device arrays (a call is a kernel launch).
 KERNEL_NAMESPACES = frozenset({"cupy", "cupy.linalg", "cupy.fft", "cupyx.scipy.signal", "cupyx.scipy.ndimage", "cupyx.scipy.special"})

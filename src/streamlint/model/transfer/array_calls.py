@@ -34,14 +34,14 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     if fact is not None:
         return apply_fact(fact, arguments, state, frame, name)
     if namespace in cupy.CREATING_NAMESPACES:
-        return _cupy_kernel(name, "zeros", arguments, state, frame)
+        return _cupy_kernel(name, arguments, state, frame)
     if namespace in cupy.KERNEL_NAMESPACES and short not in cupy.NON_KERNEL_FUNCTIONS:
         # `cp.ceil(n / 32)` of host numbers (or tuples of them: `x.shape`): a kernel the host could have skipped
         host_inputs = short not in host_math.SHAPE_TAKERS and bool(arguments.values()) and all(
             v.kind is ValueKind.HOST_NUMBER or (v.kind is ValueKind.CONTAINER and v.element is not None
                                                 and v.element.kind is ValueKind.HOST_NUMBER)
             for v in arguments.values())
-        return _cupy_kernel(name, short, arguments, state, frame, host_inputs)
+        return _cupy_kernel(name, arguments, state, frame, host_inputs)
     return None
 
 
@@ -83,21 +83,12 @@ def _refined_number(node: cst.BaseExpression, state: State) -> State:
     return state
 
 
-def _cupy_kernel(api: str, short: str, arguments: Arguments, state: State, frame: Frame,
-                 host_inputs: bool = False) -> Handled:
-    """A CuPy kernel function: it reads its arrays and makes its result on the current stream (`copyto`: into dst)."""
+def _cupy_kernel(api: str, arguments: Arguments, state: State, frame: Frame, host_inputs: bool = False) -> Handled:
+    """A CuPy kernel function: it reads its arrays and makes its result on the current stream."""
     current = state.current_stream("cupy")
     site = frame.site(arguments.node)
     state = kernel(state, frame, site, api, current, "cupy", host_inputs)
     inputs = [v for v in arguments.values() if is_device(v) and v.identity is not None]
-    if short in cupy.DESTINATION_FIRST:
-        destination = arguments.value(Arg(0, "dst"))
-        source = arguments.value(Arg(1, "src"))
-        if source is not None and source.is_buffer and source.identity is not None:
-            state = access(state, frame, site, source.identity, False, current, host_memory=not is_device(source))
-        if destination is not None and is_device(destination) and destination.identity is not None:
-            state = access(state, frame, site, destination.identity, True, current)
-        return AbsValue(ValueKind.NONE), state
     out = arguments.value(Arg(kw="out"))
     for value in inputs:
         if out is None or value.identity != out.identity:

@@ -441,7 +441,8 @@ def _device_work(fact: Fact, arguments: Arguments, state: State, frame: Frame) -
     copy = fact.kind is OpKind.COPY
     for value, write in _touched(fact, arguments):
         if value is not None and value.is_buffer and value.identity is not None:
-            state = access(state, frame, site, value.identity, write, stream, host_memory=copy and not is_device(value))
+            host_memory = (copy and not is_device(value)) or is_host(value)
+            state = access(state, frame, site, value.identity, write, stream, host_memory=host_memory)
     if not copy:  # (a kernel writes the new memory it returns on its stream)
         result = result_of(fact, arguments, frame, stream)
         made = fact.result.endswith(":written") and result.identity is not None
