@@ -16,12 +16,11 @@ from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue, Memory, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.transfer.act import access, device_reads, do, kernel
-from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.fact_calls import apply_fact, compiled_from, stream_of_value
 from streamlint.model.transfer.frame import Frame
 
-Handled = tuple[AbsValue, State]
 
 
 def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:

@@ -25,11 +25,10 @@ from streamlint.model.summary.effects import Effect
 from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.transfer import array_calls, fact_calls, handlers, mpi_calls, torch_calls
 from streamlint.model.transfer.act import access, device_reads, host_reads, kernel, operation
-from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.frame import CELL, SIDE_STREAM_FACT, CallContext, Frame
 
-Handled = tuple[AbsValue, State]
 METHOD = "."  # a callee value for `receiver.<name>` whose receiver decides what it is
 RAW = "raw"  # the framework of raw allocations (a MemoryPointer)
 # Builtins that read their arguments on the host (formatting, conversion, printing).

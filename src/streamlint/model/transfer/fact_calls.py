@@ -15,11 +15,10 @@ from streamlint.model.domain.values import NONE, TRUE, UNKNOWN, AbsValue, Memory
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.transfer.act import access, do, host_access, operation
-from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import device_value, is_device, is_host
 from streamlint.model.transfer.frame import Frame
 
-Handled = tuple[AbsValue, State]
 LEGACY = StreamRef.legacy()
 # The target of a tuple whose first item is an error code and the rest its `element`.
 ERROR_FIRST = "(error, value)"

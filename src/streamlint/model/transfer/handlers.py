@@ -12,11 +12,10 @@ from streamlint.model.api.facts import Fact
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue, ValueKind
 from streamlint.model.transfer import array_calls, host_calls, torch_calls
-from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.fact_calls import apply_fact
 from streamlint.model.transfer.frame import Frame
 
-Handled = tuple[AbsValue, State]
 FunctionHandler = Callable[[str, Arguments, State, Frame], Optional[Handled]]
 MethodHandler = Callable[[str, AbsValue, Arguments, State, Frame], Optional[Handled]]
 S, E, B = ValueKind.STREAM, ValueKind.EVENT, ValueKind.BUFFER

@@ -12,11 +12,10 @@ from streamlint.model.domain.streams import StreamRef
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
 from streamlint.model.domain.order import HOST
 from streamlint.model.transfer.act import access
-from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device
 from streamlint.model.transfer.frame import Frame
 
-Handled = tuple[AbsValue, State]
 
 
 def comm_method(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:

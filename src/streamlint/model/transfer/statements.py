@@ -27,7 +27,7 @@ from streamlint.model.syntax.tests import (called_on_every_side, ends_in_raise, 
 from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
-from streamlint.model.transfer.torch_calls import F, read_back
+from streamlint.model.transfer.torch_calls import F, learn, read_back
 from streamlint.model.transfer import type_tests
 
 # The one loop budget: rounds of a body to a fixpoint (past it later rounds go unseen: fewer reports only).
@@ -63,10 +63,7 @@ def _module_move(call: cst.BaseExpression, state: State, frame: Frame) -> Option
     current = state.current_stream(F)
     module = AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, receiver.identity, current)
     state = access(state, frame, frame.site(call), receiver.identity, True, current, guard=receiver.identity)
-    for name, value in state.names:  # (every name of it holds the moved module)
-        if value == receiver:
-            state = state.bind(name, module)
-    return state.store(receiver.identity, module) if state.stored(receiver.identity) is not None else state
+    return learn(state, module)  # (every name of it holds the moved module)
 
 
 def _assign(node: cst.Assign, state: State, frame: Frame) -> State:

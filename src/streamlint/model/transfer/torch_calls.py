@@ -18,13 +18,12 @@ from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import untold_access
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.transfer.act import access, do, host_access, kernel, operation
-from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device, is_host, memory_named
 from streamlint.model.transfer.fact_calls import apply_fact, stream_of_value
 from streamlint.model.transfer.frame import Frame
 
 F = "torch"
-Handled = tuple[AbsValue, State]
 # Where PyTorch's optimizers live: `torch.optim.AdamW(model.parameters())` holds the model's parameters.
 OPTIMIZERS = ("torch.optim.",)
 OPTIMIZER = "optimizer"
@@ -79,11 +78,12 @@ def read_back(api: str, values: list[AbsValue], stream: StreamRef, value_site: s
 
 
 def learn(state: State, learned: AbsValue) -> State:
-    """The names that hold a value of unknown kind at `learned`'s memory hold `learned` (evidence)."""
+    """The names, and the path, that hold a value of unknown kind at `learned`'s memory hold `learned` (evidence)."""
     for name, value in state.names:
         if value.identity == learned.identity and value.kind is ValueKind.UNKNOWN:
             state = state.bind(name, learned)
-    return state
+    held = state.stored(learned.identity)
+    return state.store(learned.identity, learned) if held is not None and held.kind is ValueKind.UNKNOWN else state
 
 
 def parameters_of(module: AbsValue) -> Optional[AbsValue]:
@@ -106,8 +106,6 @@ def optimizer_step(optimizer: AbsValue, name: str, arguments: Arguments, state: 
         state = access(state, frame, site, member, False, current)
         state = access(state, frame, site, member, True, current)
         state = learn(state, AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, member))
-        if state.stored(member) is not None and state.stored(member).kind is ValueKind.UNKNOWN:
-            state = state.store(member, AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, member))
     return UNKNOWN, state
 
 
