@@ -23,6 +23,11 @@ def do(state: State, frame: Frame, effect: Effect) -> State:
     return state
 
 
+def wait_for(state: State, frame: Frame, site: str, stream: Optional[StreamRef]) -> State:
+    """The host waits for the work queued on `stream` so far."""
+    return do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream))
+
+
 def access(state: State, frame: Frame, site: str, path: Path, write: bool, stream: StreamRef,
            host_memory: bool = False, guard: Optional[Path] = None) -> State:
     return do(state, frame, Effect(EffectKind.ACCESS, site, path, stream, write=write, guard=guard,

@@ -14,7 +14,7 @@ from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.summary.effects import Effect, EffectKind
-from streamlint.model.transfer.act import access, do, host_access, operation
+from streamlint.model.transfer.act import access, device_reads, do, host_access, host_reads, operation, wait_for
 from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import device_value, is_device, is_host
 from streamlint.model.transfer.frame import Frame
@@ -328,7 +328,7 @@ def _sync(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handl
     site = frame.site(arguments.node)
     if fact.kind is OpKind.STREAM_SYNC:
         stream = stream_of_value(arguments.value(fact.target)) if fact.target else queue_of(fact, arguments, state)
-        return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
+        return UNKNOWN, wait_for(state, frame, site, stream)
     event = arguments.receiver if arguments.receiver is not None else arguments.value(fact.target)
     if fact.kind is OpKind.EVENT_SYNC and event is not None and event.identity is not None:
         return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_EVENT, site, event.identity, framework=fact.framework))
@@ -403,13 +403,13 @@ def _copy(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handl
     waits = host_waits(fact, arguments)
     staged = upload and not waits and (source is None or not source.is_buffer or source.memory is not Memory.PINNED)
     if staged:
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
+        state = wait_for(state, frame, site, stream)
     if source is not None and (source.is_buffer or not upload) and source.identity is not None and not staged:
         state = access(state, frame, site, source.identity, False, stream, host_memory=upload)
     if target.identity is not None:
         state = access(state, frame, site, target.identity, True, stream, host_memory=not upload)
     if waits or (not upload and target.memory is not Memory.PINNED and waits is not None):
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
+        state = wait_for(state, frame, site, stream)
     return (UNKNOWN if into_receiver else target), state
 
 
@@ -447,7 +447,7 @@ def _device_work(fact: Fact, arguments: Arguments, state: State, frame: Frame) -
         made = fact.result.endswith(":written") and result.identity is not None
         return result, access(state, frame, site, result.identity, True, stream) if made else state
     if host_waits(fact, arguments):
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
+        state = wait_for(state, frame, site, stream)
     return UNKNOWN, state
 
 
@@ -492,15 +492,11 @@ def _implicit_sync(fact: Fact, arguments: Arguments, state: State, frame: Frame)
     """The host reads the data: device memory on the stream, which the host then waits for; host memory itself."""
     stream = queue_of(fact, arguments, state)
     site = frame.site(arguments.node)
-    data = [v for v in [arguments.receiver, *arguments.values()] if v is not None and v.is_buffer and v.identity is not None]
-    for value in data:
-        if stream is not None and is_device(value):
-            state = access(state, frame, site, value.identity, False, stream)
-        elif stream is None and is_host(value):
-            state = host_access(state, frame, site, value.identity, False)
-    if stream is not None:
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
-    return AbsValue(ValueKind.HOST_NUMBER), state
+    data = [v for v in [arguments.receiver, *arguments.values()] if v is not None]
+    if stream is None:
+        return AbsValue(ValueKind.HOST_NUMBER), host_reads(state, frame, site, data)
+    state = device_reads(state, frame, site, data, stream)
+    return AbsValue(ValueKind.HOST_NUMBER), wait_for(state, frame, site, stream)
 
 
 _BY_KIND: dict[Optional[OpKind], Callable[[Fact, Arguments, State, Frame], Handled]] = {

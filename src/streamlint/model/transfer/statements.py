@@ -17,7 +17,7 @@ from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.domain.values import MERGED, NO_ITEMS, OPTION, UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import released, untold_access
-from streamlint.model.transfer.act import access, do, host_access, kernel
+from streamlint.model.transfer.act import access, do, host_access, kernel, wait_for
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate, memory_of, slice_bounds, unpacked
 from streamlint.model.transfer.frame import Frame
@@ -482,7 +482,7 @@ def _with(node: cst.With, state: State, frame: Frame) -> State:
     state = run_block(node.body.body, state, frame)
     frame.outside_withs = outer
     for context in synced_at_exit:
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, frame.site(node), stream=context.stream))
+        state = wait_for(state, frame, frame.site(node), context.stream)
     return replace(state, current=saved) if state.reachable else state
 
 

@@ -17,7 +17,7 @@ from streamlint.model.domain.values import UNKNOWN, AbsValue, HostBuilt, Memory,
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import untold_access
 from streamlint.model.api.op_kinds import OpKind
-from streamlint.model.transfer.act import access, do, host_access, kernel, operation
+from streamlint.model.transfer.act import access, device_reads, do, host_access, kernel, operation, wait_for
 from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device, is_host, memory_named
 from streamlint.model.transfer.fact_calls import apply_fact, stream_of_value
@@ -70,10 +70,8 @@ def read_back(api: str, values: list[AbsValue], stream: StreamRef, value_site: s
     """The host reads device memory back: read on the stream, which the host then waits for."""
     state = operation(state, frame, site, api, OpKind.IMPLICIT_SYNC, stream, True, value_site=value_site,
                       framework=framework)
-    for value in values:
-        if value.identity is not None:
-            state = access(state, frame, site, value.identity, False, stream)
-    state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=framework))
+    state = device_reads(state, frame, site, values, stream)
+    state = wait_for(state, frame, site, stream)
     return AbsValue(ValueKind.HOST_NUMBER), state
 
 
@@ -231,7 +229,7 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
         value = _fresh(frame, arguments, memory, current)
         state = operation(state, frame, site, "torch.tensor", OpKind.COPY_H2D, current, True, Memory.PAGEABLE,
                           non_blocking=False, host_built=True)
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
+        state = wait_for(state, frame, site, current)
         return value, access(state, frame, site, value.identity, True, current)
     return _made(short, memory, arguments, state, frame)
 
@@ -425,9 +423,8 @@ def _copied(api: str, source: AbsValue, target: AbsValue, blocks: bool, non_bloc
     state = operation(state, frame, site, api, kind, current, crosses and blocks,
                       source.memory if upload else target.memory, non_blocking=non_blocking,
                       host_loader_batch=upload and source.loader_batch, **form)
-    host_waits = Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F)
     if crosses and blocks and upload and non_blocking:
-        state = do(state, frame, host_waits)
+        state = wait_for(state, frame, site, current)
     if source.identity is not None and crosses and blocks and upload:
         if not form.get("host_built"):  # (a host-built scalar's memory is the host's own: nothing else reads it)
             state = host_access(state, frame, site, source.identity, False)
@@ -436,7 +433,7 @@ def _copied(api: str, source: AbsValue, target: AbsValue, blocks: bool, non_bloc
     if target.identity is not None:
         state = access(state, frame, site, target.identity, True, current, host_memory=not upload)
     if crosses and blocks and (is_host(target) or (upload and not non_blocking)):
-        state = do(state, frame, host_waits)
+        state = wait_for(state, frame, site, current)
     return state
 
 
