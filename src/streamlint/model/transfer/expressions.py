@@ -225,9 +225,15 @@ def _slot(node: cst.BaseExpression) -> Optional[Index]:
 
 def _call(node: cst.Call, state: State, frame: Frame) -> Evaluated:
     receiver: Optional[AbsValue] = None
+    settings: Optional[list[AbsValue]] = None  # a Numba kernel launch's: `kernel[grid, block, stream](args)`
     if isinstance(node.func, cst.Subscript):
-        return _launch(node, node.func, state, frame)
-    if isinstance(node.func, cst.Attribute):
+        callee, state = evaluate(node.func.value, state, frame)
+        settings = []
+        for element in node.func.slice:
+            if isinstance(element.slice, cst.Index):
+                value, state = evaluate(element.slice.value, state, frame)
+                settings.append(value)
+    elif isinstance(node.func, cst.Attribute):
         receiver, state = evaluate(node.func.value, state, frame)
         held = state.stored(receiver.identity.attr(node.func.attr.value)) if receiver.identity is not None else None
         if held is not None and held.kind in (ValueKind.UNKNOWN, ValueKind.CALLABLE, ValueKind.OBJECT, ValueKind.NAMESPACE,
@@ -246,25 +252,12 @@ def _call(node: cst.Call, state: State, frame: Frame) -> Evaluated:
             keywords[arg.keyword.value] = (value, arg.value)
         elif arg.star == "**":  # a dict written out: its keys are keyword arguments
             keywords.update({k: (v, arg.value) for k, v in zip(value.keys, value.positions) if k not in keywords})
-        elif not arg.star:
+        elif not arg.star or settings is not None:  # (a launch's `*args`: the arrays it hands the kernel)
             positional.append((value, arg.value))
     arguments = Arguments(tuple(positional), keywords, receiver, node)
+    if settings is not None:
+        return calls.launch(callee, settings, arguments, state, frame)
     return calls.call(callee, arguments, state, frame)
-
-
-def _launch(node: cst.Call, config: cst.Subscript, state: State, frame: Frame) -> Evaluated:
-    """`kernel[grid, block, stream](args)`: a Numba kernel launch."""
-    kernel, state = evaluate(config.value, state, frame)
-    settings = []
-    for element in config.slice:
-        if isinstance(element.slice, cst.Index):
-            value, state = evaluate(element.slice.value, state, frame)
-            settings.append(value)
-    positional = []
-    for arg in node.args:
-        value, state = evaluate(arg.value, state, frame)
-        positional.append((value, arg.value))
-    return calls.launch(kernel, settings, Arguments(tuple(positional), {}, None, node), state, frame)
 
 
 def _display(node: cst.Tuple | cst.List | cst.Dict, state: State, frame: Frame) -> Evaluated:

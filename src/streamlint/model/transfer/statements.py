@@ -27,7 +27,7 @@ from streamlint.model.syntax.tests import (called_on_every_side, ends_in_raise, 
 from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
-from streamlint.model.transfer.torch_calls import F, learn, read_back
+from streamlint.model.transfer.torch_calls import F, learn, read_back, touch
 from streamlint.model.transfer import type_tests
 
 # The one loop budget: rounds of a body to a fixpoint (past it later rounds go unseen: fewer reports only).
@@ -110,17 +110,10 @@ def _ann_assign(node: cst.AnnAssign, state: State, frame: Frame) -> State:
 def _aug_assign(node: cst.AugAssign, state: State, frame: Frame) -> State:
     current, state = evaluate(node.target, state, frame)
     other, state = evaluate(node.value, state, frame)
-    if current.is_buffer and current.identity is not None:
-        site = frame.site(node)
-        if is_device(current):
-            stream = state.current_stream(current.framework or F)
-            state = kernel(state, frame, site, "in-place arithmetic", stream, current.framework or F)
-            state = access(state, frame, site, current.identity, True, stream)
-        elif is_host(current):
-            state = host_access(state, frame, site, current.identity, True)
-        else:  # a tensor of a device not told: device memory if a later use of it shows so (D-11)
-            state = untold_access(state, site, current.identity, True, state.current_stream(current.framework or F))
-        return state
+    if current.is_buffer and current.identity is not None:  # (of a device not told: D-11)
+        stream = state.current_stream(current.framework or F) if is_device(current) else None
+        state = kernel(state, frame, frame.site(node), "in-place arithmetic", stream, current.framework or F)
+        return touch(state, frame, frame.site(node), current, True, stream)
     if current.kind is ValueKind.UNKNOWN and current.identity is not None and other.kind is not ValueKind.HOST_NUMBER \
             and current.identity.root.kind is RootKind.PARAM and not current.identity.steps:
         # a parameter of a kind not told changed in place (`flat_grads /= n`): the same memory (D-11)

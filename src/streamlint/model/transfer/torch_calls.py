@@ -132,9 +132,9 @@ def _collective(written: tuple[int, ...], arguments: Arguments, state: State, fr
             state = _known_as(state, value, device)
             if device != value and value.identity.steps and state.at(value.identity).kind is ValueKind.UNKNOWN:
                 state = state.store(value.identity, device)  # (`self.out`, whose memory nothing stored told)
-            state = _touch(state, frame, site, device, False, current)
+            state = touch(state, frame, site, device, False, current)
             if index in written:
-                state = _touch(state, frame, site, device, True, current)
+                state = touch(state, frame, site, device, True, current)
     if not arguments.flag(Arg(kw="async_op"), False):
         return AbsValue(ValueKind.UNKNOWN), state
     work = AbsValue(ValueKind.EVENT, F, identity=Path(Root.fresh(site)), stream=current)
@@ -314,9 +314,9 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
     state = kernel(state, frame, site, _operation_api(arguments.node, framework), stream, framework)
     for value in inputs:
         if value.identity is not None and (written is None or value.identity != written.identity):
-            state = _touch(state, frame, site, value, False, stream)
+            state = touch(state, frame, site, value, False, stream)
     if written is not None:
-        state = _touch(state, frame, site, written, True, stream)
+        state = touch(state, frame, site, written, True, stream)
         return written, state
     if view and inputs and (inputs[0].identity is not None or is_host(inputs[0])):
         return inputs[0], state  # a view: the same memory (a loader's batch keeps its pinnedness)
@@ -329,7 +329,7 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
         return (replace(_fresh(frame, arguments, Memory.PAGEABLE, None), framework=host.framework or F)
                 if host else UNKNOWN), state
     result = replace(_fresh(frame, arguments, Memory.DEVICE, stream), framework=framework)
-    return result, _touch(state, frame, site, result, True, stream)
+    return result, touch(state, frame, site, result, True, stream)
 
 
 def _operation_api(node: cst.CSTNode, framework: str) -> str:
@@ -352,7 +352,8 @@ def _on_device(value: AbsValue) -> AbsValue:
     return AbsValue(ValueKind.BUFFER, value.framework or F, Memory.DEVICE, value.identity, value.stream)
 
 
-def _touch(state: State, frame: Frame, site: str, value: AbsValue, write: bool, stream: Optional[StreamRef]) -> State:
+def touch(state: State, frame: Frame, site: str, value: AbsValue, write: bool, stream: Optional[StreamRef]) -> State:
+    """An access where the memory lives: the host's, on `stream` for device memory, untold for a device not told."""
     if value.identity is None or not value.is_buffer:
         return state
     if stream is None and is_host(value):
