@@ -238,7 +238,6 @@ def _return(node: cst.Return, state: State, frame: Frame) -> State:
         value, state = evaluate(node.value, state, frame)
         value = state.with_items(value)
         if value.positions:
-            _hand_out_entry_memory(value.positions, state, frame, node)
             # (an item read at a path since stored over names memory no caller can name by that path)
             value = replace(value, positions=tuple(replace(p, identity=None) if _restored(p.identity, state) else p
                                                    for p in value.positions))
@@ -253,20 +252,6 @@ def _restored(identity: Optional[Path], state: State) -> bool:
     """The path holds other memory now than when it was read (the function stored there since)."""
     stored = state.stored(identity) if identity is not None else None
     return stored is not None and stored.identity != identity
-
-
-def _hand_out_entry_memory(items: tuple, state: State, frame: Frame, node: cst.CSTNode) -> None:
-    """Returned items read at a `self` path since stored over: entry memory handed out in flight."""
-    left = frame.context.receiver_pending  # (none left: nothing handed out, by the filter below)
-    for item in items:
-        identity = item.identity
-        if not item.is_buffer or identity is None or identity.root.kind is not RootKind.SELF \
-                or not _restored(identity, state):
-            continue
-        caller = AccessEvent(identity, False, state.current_stream(F), _where_held(identity, frame, frame.site(node)))
-        # (of one write left by several methods, the one that made it first)
-        frame.found.handed_out.extend(sorted((c for c in state.order.conflicts(caller) if c.earlier.write and c.earlier in left),
-                                             key=lambda c: len(c.earlier.chain)))
 
 
 def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> None:
