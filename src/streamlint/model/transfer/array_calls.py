@@ -106,7 +106,7 @@ def capture(name: str, stream: AbsValue, arguments: Arguments, state: State, fra
     site = frame.site(arguments.node)
     graph = AbsValue(ValueKind.GRAPH, "cupy", identity=Path(Root.fresh(site)))
     captured = graph.identity if name == "end_capture" else None
-    effect = Effect(_CAPTURE[name], site, captured, stream.stream, framework="cupy")
+    effect = Effect(_CAPTURE[name], site, captured, stream.stream)
     return (graph if name == "end_capture" else AbsValue(ValueKind.UNKNOWN)), do(state, frame, effect)
 
 
@@ -120,7 +120,7 @@ def launch_graph(graph: AbsValue, arguments: Arguments, state: State, frame: Fra
     """`graph.launch(stream=None)`, `g.replay()`: its captured work again, on the stream given or the current."""
     given = stream_of_value(arguments.value(Arg(0, "stream")))
     stream = given or state.current_stream(graph.framework or "cupy")
-    effect = Effect(EffectKind.LAUNCH_GRAPH, frame.site(arguments.node), graph.identity, stream, framework=graph.framework)
+    effect = Effect(EffectKind.LAUNCH_GRAPH, frame.site(arguments.node), graph.identity, stream)
     return AbsValue(ValueKind.UNKNOWN), do(state, frame, effect)
 
 

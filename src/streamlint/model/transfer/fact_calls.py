@@ -10,7 +10,7 @@ from streamlint.model.api import cuda_python, numba_cuda
 from streamlint.model.api.facts import Arg, Block, Fact, Stream
 from streamlint.model.domain.paths import Path, Root, RootKind
 from streamlint.model.domain.state import State
-from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.domain.values import NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.summary.effects import Effect, EffectKind
@@ -38,7 +38,7 @@ def stream_of_value(value: Optional[AbsValue]) -> Optional[StreamRef]:
         return StreamRef(StreamRefKind.PER_THREAD)
     if value.identity is not None and value.kind in (ValueKind.STREAM, ValueKind.UNKNOWN):
         return StreamRef.at(value.identity)
-    return StreamRef(StreamRefKind.UNKNOWN)
+    return UNKNOWN_STREAM
 
 
 def queue_of(fact: Fact, arguments: Arguments, state: State) -> Optional[StreamRef]:
@@ -116,7 +116,7 @@ def _context(fact: Fact, arguments: Arguments, framework: str) -> AbsValue:
     given = arguments.value(fact.stream_arg)
     if given is not None and given.kind is ValueKind.NONE:
         return NONE
-    return AbsValue(ValueKind.STREAM_CONTEXT, framework, stream=stream_of_value(given) or StreamRef(StreamRefKind.UNKNOWN))
+    return AbsValue(ValueKind.STREAM_CONTEXT, framework, stream=stream_of_value(given) or UNKNOWN_STREAM)
 
 
 def _loader(fact: Fact, arguments: Arguments, framework: str) -> AbsValue:
@@ -304,22 +304,20 @@ def _record_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) 
         event = AbsValue(ValueKind.EVENT, fact.framework, identity=Path(Root.fresh(site)), stream=stream)
     if event is None or event.identity is None or stream is None:
         return UNKNOWN, state
-    state = do(state, frame, Effect(EffectKind.RECORD_EVENT, site, event.identity, stream, framework=fact.framework))
+    state = do(state, frame, Effect(EffectKind.RECORD_EVENT, site, event.identity, stream))
     return event, state
 
 
 def _wait_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
     waiter, event = _stream_and_event(fact, arguments, state)
-    site = frame.site(arguments.node)
     if waiter is None:
         return UNKNOWN, state
-    if event is not None and event.kind is ValueKind.STREAM:  # cuda.core `s.wait(other_stream)`
-        return UNKNOWN, do(state, frame, Effect(EffectKind.WAIT_STREAM, site, stream=waiter,
-                                                 other=stream_of_value(event)))
-    if event is None or event.identity is None:
-        return UNKNOWN, do(state, frame, Effect(EffectKind.WAIT_STREAM, site, stream=waiter,
-                                                 other=StreamRef(StreamRefKind.UNKNOWN)))
-    return UNKNOWN, do(state, frame, Effect(EffectKind.WAIT_EVENT, site, event.identity, waiter, framework=fact.framework))
+    site = frame.site(arguments.node)
+    if event is not None and event.kind is not ValueKind.STREAM and event.identity is not None:
+        return UNKNOWN, do(state, frame, Effect(EffectKind.WAIT_EVENT, site, event.identity, waiter))
+    # cuda.core `s.wait(other_stream)`; an event the walk cannot name: a wait for we know not what
+    other = stream_of_value(event) if event is not None and event.kind is ValueKind.STREAM else UNKNOWN_STREAM
+    return UNKNOWN, do(state, frame, Effect(EffectKind.WAIT_STREAM, site, stream=waiter, other=other))
 
 
 def _sync(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -331,8 +329,8 @@ def _sync(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handl
         return UNKNOWN, wait_for(state, frame, site, stream)
     event = arguments.receiver if arguments.receiver is not None else arguments.value(fact.target)
     if fact.kind is OpKind.EVENT_SYNC and event is not None and event.identity is not None:
-        return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_EVENT, site, event.identity, framework=fact.framework))
-    return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_DEVICE, site, framework=fact.framework))
+        return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_EVENT, site, event.identity))
+    return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_DEVICE, site))
 
 
 def _wait_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -341,9 +339,8 @@ def _wait_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -
     waiter = queue_of(fact, arguments, state)
     if waiter is None:
         return UNKNOWN, state
-    other = stream_of_value(arguments.value(fact.target)) or StreamRef(StreamRefKind.UNKNOWN)
-    state = do(state, frame, Effect(EffectKind.WAIT_STREAM, frame.site(arguments.node), stream=waiter, other=other,
-                                    framework=fact.framework))
+    other = stream_of_value(arguments.value(fact.target)) or UNKNOWN_STREAM
+    state = do(state, frame, Effect(EffectKind.WAIT_STREAM, frame.site(arguments.node), stream=waiter, other=other))
     if other != state.current_stream(fact.framework) or waiter.kind is not StreamRefKind.PATH or waiter.fresh:
         return UNKNOWN, state
     fresh = replace(waiter, fresh=True)
@@ -364,7 +361,7 @@ def _record_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame)
             frame.found.unlike.setdefault(made, set()).add(stream)
     site = frame.site(arguments.node)
     for identity in [tensor.identity] if tensor.identity is not None else [v.identity for v in tensor.either]:
-        state = do(state, frame, Effect(EffectKind.RECORD_STREAM, site, identity, stream, framework=fact.framework))
+        state = do(state, frame, Effect(EffectKind.RECORD_STREAM, site, identity, stream))
     return UNKNOWN, state
 
 

@@ -12,7 +12,7 @@ from streamlint.model.api import torch_api
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
-from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
 from streamlint.model.domain.values import UNKNOWN, AbsValue, HostBuilt, Memory, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import untold_access
@@ -138,7 +138,7 @@ def _collective(written: tuple[int, ...], arguments: Arguments, state: State, fr
     if not arguments.flag(Arg(kw="async_op"), False):
         return AbsValue(ValueKind.UNKNOWN), state
     work = AbsValue(ValueKind.EVENT, F, identity=Path(Root.fresh(site)), stream=current)
-    return work, do(state, frame, Effect(EffectKind.RECORD_EVENT, site, work.identity, current, framework=F))
+    return work, do(state, frame, Effect(EffectKind.RECORD_EVENT, site, work.identity, current))
 
 
 def _tensor_lists(inplace: bool, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -205,7 +205,7 @@ def _known_as(state: State, before: AbsValue, after: AbsValue) -> State:
 
 
 def stream_of(value: Optional[AbsValue]) -> StreamRef:
-    return stream_of_value(value) or StreamRef(StreamRefKind.UNKNOWN)
+    return stream_of_value(value) or UNKNOWN_STREAM
 
 
 def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -296,7 +296,7 @@ def _storage_method(name: str, storage: AbsValue, arguments: Arguments, state: S
     if name not in torch_api.STORAGE_RELEASES or not freed or storage.identity is None or storage.stream is None:
         return UNKNOWN, state
     site = frame.site(arguments.node)
-    return UNKNOWN, do(state, frame, Effect(EffectKind.RELEASE, site, storage.identity, storage.stream, framework=F))
+    return UNKNOWN, do(state, frame, Effect(EffectKind.RELEASE, site, storage.identity, storage.stream))
 
 
 def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: bool, arguments: Arguments,
