@@ -224,13 +224,10 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
     if memory is not Memory.DEVICE:  # on the host: pinned when asked (`device="cpu", pin_memory=True`)
         memory = Memory.PINNED if pinned else (Memory.PAGEABLE if pinned is False else Memory.UNKNOWN)
     if short in torch_api.FROM_DATA and memory is Memory.DEVICE and _host_built(arguments):
-        # built in pageable host memory, then copied: a blocking upload (it waits for the stream), no kernel
-        current, site = state.current_stream(F), frame.site(arguments.node)
-        value = _fresh(frame, arguments, memory, current)
-        state = operation(state, frame, site, "torch.tensor", OpKind.COPY_H2D, current, True, Memory.PAGEABLE,
-                          non_blocking=False, host_built=True)
-        state = wait_for(state, frame, site, current)
-        return value, access(state, frame, site, value.identity, True, current)
+        # built in pageable host memory, then copied: a blocking upload, no kernel
+        value = _fresh(frame, arguments, memory, state.current_stream(F))
+        built = AbsValue(ValueKind.BUFFER, F, Memory.PAGEABLE)
+        return value, _copied("torch.tensor", built, value, True, False, arguments, state, frame, host_built=True)
     return _made(short, memory, arguments, state, frame)
 
 
