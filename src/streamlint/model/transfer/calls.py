@@ -32,7 +32,7 @@ from streamlint.model.transfer.frame import CELL, SIDE_STREAM_FACT, CallContext,
 METHOD = "."  # a callee value for `receiver.<name>` whose receiver decides what it is
 RAW = "raw"  # the framework of raw allocations (a MemoryPointer)
 # Builtins that read their arguments on the host (formatting, conversion, printing).
-HOST_READERS = frozenset({"print", "str", "repr", "float", "int", "bool", "format", "len", "list", "sum"})
+HOST_READERS = frozenset({"print", "str", "repr", "float", "int", "bool", "complex", "format", "len", "list", "sum"})
 # Methods the tables know on a framework's objects or on builtins: a call of one of these names
 # through an unknown receiver is no evidence that the receiver is a project class.
 FRAMEWORK_METHODS = (frozenset(torch_api.TENSOR_METHODS) | torch_api.TENSOR_PRESERVING
@@ -439,11 +439,13 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
         if method is not None:
             return method, state
     site = frame.site(arguments.node)
-    if name in host_math.SCALAR_CONVERSIONS and len(arguments.positional) == 1 and is_device(arguments.positional[0][0]):
-        return _read_back(name, arguments.positional[0][0], site, state, frame)
-    printed = [v for v, _ in arguments.positional if is_device(v)] if name in host_math.FORMATTING_READERS else []
-    if printed:  # `print(loss)`: the tensor's value is copied back to be formatted
-        _, state = _read_back(name, printed[0], site, state, frame)
+    read = [v for v, _ in arguments.positional if is_device(v)]
+    if read and (name in host_math.FORMATTING_READERS or (name in host_math.SCALAR_CONVERSIONS
+                                                          and len(arguments.positional) == 1)):
+        # `print(loss)`, `int(t)`: the host copies the value back once the current stream finished
+        current = state.current_stream(read[0].framework or torch_calls.F)
+        _, state = torch_calls.read_back(name, read[:1], current, fact_calls.made_at(read[0]), read[0].framework,
+                                         site, state, frame)
     listed = _listed_items(target, arguments)
     if listed is not None:
         return listed, state
@@ -468,12 +470,6 @@ def _listed_items(target: str, arguments: Arguments) -> Optional[AbsValue]:
     if iterable is None or (iterable.is_buffer and not is_device(iterable)) or iterable.items is None:
         return None
     return AbsValue(ValueKind.CONTAINER, element=iterable.items, members=iterable.members)
-
-
-def _read_back(name: str, value: AbsValue, site: str, state: State, frame: Frame) -> Handled:
-    """`int(t)` of device memory: the host copies it back once the current stream finished."""
-    current = state.current_stream(value.framework or torch_calls.F)
-    return torch_calls.read_back(name, [value], current, fact_calls.made_at(value), value.framework, site, state, frame)
 
 
 def _own_method(name: str, receiver: AbsValue, frame: Frame) -> bool:
