@@ -34,10 +34,9 @@ def access(state: State, frame: Frame, site: str, path: Path, write: bool, strea
                                    host_memory=host_memory))
 
 
-def host_access(state: State, frame: Frame, site: str, path: Path, write: bool, device_memory: bool = False) -> State:
-    """The host itself reads or writes memory: its own, or device memory it hands to a library
-    that reads it outside the streams (CUDA-aware MPI)."""
-    return access(state, frame, site, path, write, HOST, host_memory=not device_memory)
+def host_access(state: State, frame: Frame, site: str, path: Path, write: bool) -> State:
+    """The host itself reads or writes its own memory."""
+    return access(state, frame, site, path, write, HOST, host_memory=True)
 
 
 def host_reads(state: State, frame: Frame, site: str, values: list[AbsValue]) -> State:
