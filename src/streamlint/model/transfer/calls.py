@@ -1,6 +1,4 @@
-"""Calls: the one dispatch from a callee value to what the call does. Framework calls go to
-their handler over the fact tables; project functions to their summary (`apply`); an
-unknown callable given CUDA tensors follows PyTorch's invariant; anything else is opaque."""
+"""Calls: the one dispatch from a callee value to its framework handler, its summary (`apply`), or opaque."""
 
 from __future__ import annotations
 
@@ -568,9 +566,7 @@ def cells_of(callee: AbsValue) -> tuple[tuple[str, AbsValue], ...]:
 
 
 def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = False) -> Handled:
-    """An unknown callable. Given CUDA tensors it runs on the current stream (PyTorch's invariant:
-    a model or loss passed in, a helper we cannot read) and returns a CUDA tensor made there;
-    given a stream it queues its work there; given anything else it tells us nothing."""
+    """An unknown callable: on CUDA tensors it runs on the current stream (the invariant), or on a given stream."""
     tensors = _buffers_given(arguments)
     if arguments.receiver is not None and arguments.receiver.is_buffer:
         tensors.append(arguments.receiver)

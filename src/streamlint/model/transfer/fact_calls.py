@@ -387,10 +387,7 @@ def _set_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) ->
 
 
 def _copy(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """An upload or a download: its source read and its destination written on the stream (the host side as
-    host memory). From pageable memory the host first waits for the stream and stages an upload's source:
-    the device side is written later, on the stream (CUDA's rule); after a download into pageable memory
-    the host waits unless the blocking is not told."""
+    """An upload or a download on the stream; from pageable memory the host stages it first (CUDA's rule)."""
     stream = queue_of(fact, arguments, state)
     if stream is None:
         return UNKNOWN, state
@@ -412,9 +409,8 @@ def _copy(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handl
 
 def _copy_ends(fact: Fact, arguments: Arguments, frame: Frame, made_on: Optional[StreamRef]
                ) -> tuple[Optional[AbsValue], AbsValue, bool]:
-    """A copy's source and destination, and whether the receiver is the destination: the receiver's own memory
-    (`a.set(host)`, `d.copy_to_host()`), else the buffers its fact names (`out`, its `ends`, else its first
-    `writes` and `reads`; a download's first buffer), else (the destination) what it returns."""
+    """A copy's source and destination (the receiver's own memory, the buffers its fact names, else what it
+    returns), and whether the receiver is the destination."""
     receiver, upload = arguments.receiver, fact.kind is OpKind.COPY_H2D
     own = receiver is not None and (receiver.is_buffer or (fact.self_writes if upload else fact.self_reads)) \
         and receiver.identity is not None

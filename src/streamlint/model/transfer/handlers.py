@@ -1,6 +1,4 @@
-"""Framework handlers: module functions by qualified-name prefix; methods by the receiver's
-framework and kind, first the rows of its fact tables, then the code those rows cannot say.
-None: not known here (the call is then a project call or opaque)."""
+"""Framework handlers: functions by name prefix, methods by the receiver's framework and kind (rows first)."""
 
 from __future__ import annotations
 

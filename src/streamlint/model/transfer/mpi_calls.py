@@ -1,5 +1,4 @@
-"""Communicators' buffer methods: mpi4py's read and write their buffers from the host when called
-(api/mpi.py); NCCL's, driven with raw pointers, are queued on the stream they are handed (api/nccl.py)."""
+"""Communicators' buffer methods: mpi4py's run on the host when called, NCCL's on the stream they are handed."""
 
 from __future__ import annotations
 

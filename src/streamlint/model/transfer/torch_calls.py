@@ -412,9 +412,7 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
 
 def _copied(api: str, source: AbsValue, target: AbsValue, blocks: bool, non_blocking: Optional[bool],
             arguments: Arguments, state: State, frame: Frame, **form) -> State:
-    """A copy on the current stream: a blocking upload has read its source on the host when it returns (from
-    pageable memory non_blocking=True waits for the stream first: CUDA's staging); a blocking copy returns with
-    the data there (PyTorch synchronizes the stream, API-FACTS 4.3)."""
+    """A copy on the current stream; a blocking one returns with the data there (API-FACTS 4.3)."""
     site, current = frame.site(arguments.node), state.current_stream(F)
     upload, crosses = is_device(target), is_device(target) != is_device(source)
     kind = OpKind.COPY_D2D if not crosses else OpKind.COPY_H2D if upload else OpKind.COPY_D2H
@@ -480,11 +478,8 @@ _COPIES: dict[str, Callable[[AbsValue, Arguments, State, Frame], Handled]] = {
 
 
 def evident_receiver(name: str, receiver: AbsValue, chosen: bool = False, given: tuple = ()) -> Optional[AbsValue]:
-    """What calling `name` on a value the code says nothing else about tells it is: a tensor for
-    the methods of one kind of tensor (RECEIVER_EVIDENCE) and in-place kernels (`div_`), and under
-    a stream the code chose (`chosen`: here or by the callers, `Frame.chosen_stream`) for tensor
-    operations (PyTorch's invariant), unless a tensor it is
-    `given` is host memory (a CPU operation ignores the stream); else None."""
+    """What calling `name` on a value of unknown kind tells it is (a tensor's own method, an in-place kernel, a
+    tensor operation under a chosen stream unless given host memory); else None."""
     if name in torch_api.RECEIVER_EVIDENCE:
         told = torch_api.RECEIVER_EVIDENCE[name]
         return AbsValue(ValueKind.BUFFER, F, Memory(told), receiver.identity, either=receiver.either) if told else receiver
