@@ -15,7 +15,7 @@ from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import Evidence, FunctionSummary
 from streamlint.model.summary.perform import perform, released
 
-SELF_OPTION = "<self>."  # (transfer/frame.py's branch tag of a test of `self.<attr>`)
+SELF_OPTION = "<self>."  # the branch tag of a test of `self.<attr>`: an option the object was made with
 
 
 @dataclass(frozen=True)
