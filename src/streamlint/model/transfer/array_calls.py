@@ -111,9 +111,6 @@ def capture(name: str, stream: AbsValue, arguments: Arguments, state: State, fra
 
 
 _CAPTURE = {"begin_capture": EffectKind.BEGIN_CAPTURE, "end_capture": EffectKind.END_CAPTURE}
-def launch_stream(config: list[AbsValue]):
-    """`kernel[grid, block, stream]`: the stream, else Numba's legacy default stream."""
-    return stream_of_value(config[2]) if len(config) > 2 else stream_of_value(AbsValue(ValueKind.NONE))
 
 
 def launch_graph(graph: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:

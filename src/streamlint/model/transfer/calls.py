@@ -16,7 +16,7 @@ from streamlint.model.api.facts import LEGACY_BY_DEFAULT, Arg, OpKind
 from streamlint.model.domain.order import AccessEvent
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State, entry_stream
-from streamlint.model.domain.values import MAX_TARGETS, MERGED, NO_ITEMS, SEQUENCE, UNKNOWN, AbsValue, Memory, ValueKind
+from streamlint.model.domain.values import MAX_TARGETS, MERGED, NO_ITEMS, NONE, SEQUENCE, UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.syntax.names import attribute_named
 from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect
@@ -608,7 +608,7 @@ def operate(buffers: list[AbsValue], node: cst.CSTNode, state: State, frame: Fra
 def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, state: State, frame: Frame) -> Handled:
     """A kernel launch on its configuration's stream (Numba's legacy default stream without one): it reads its
     device arrays and writes those its body stores into (all, when the body cannot be read)."""
-    stream = array_calls.launch_stream(settings)
+    stream = fact_calls.stream_of_value(settings[2] if len(settings) > 2 else NONE)
     if stream is None or not stream.known:
         return UNKNOWN, state
     writes = frame.program.kernel_writes(kernel.target) if frame.program and kernel.target else None
