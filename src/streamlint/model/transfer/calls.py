@@ -146,7 +146,7 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
     wrapped = arguments.value(interop.POINTER_WRAPPERS.get(target))
     if wrapped is not None and wrapped.is_buffer:  # a handle of the memory at an address (`fromaddress(ptr, n)`)
         return wrapped, state
-    handler = handlers.for_function(target)
+    handler = next((function for roots, function in handlers.FUNCTIONS if target.startswith(roots)), None)
     handled = handler(target, arguments, state, frame) if handler else None
     if handled is None and target.startswith(mpi.MODULE_ROOT + "."):  # `MPI.COMM_WORLD.Bcast(buf)`
         handled = mpi_calls.comm_method(target.rsplit(".", 1)[-1], arguments, state, frame)
@@ -597,12 +597,6 @@ def _buffers_given(arguments: Arguments) -> list[AbsValue]:
             item = value.element
             found.extend(replace(item, identity=member) for member in sorted(value.members, key=repr))
     return found
-
-
-def operate(buffers: list[AbsValue], node: cst.CSTNode, state: State, frame: Frame) -> Handled:
-    """An operator on tensors (`a * 2`): PyTorch's invariant, as any operation."""
-    arguments = Arguments((), {}, None, node)  # type: ignore[arg-type]
-    return torch_calls.run_operation(buffers, None, False, arguments, state, frame)
 
 
 def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, state: State, frame: Frame) -> Handled:

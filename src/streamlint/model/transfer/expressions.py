@@ -14,7 +14,7 @@ from streamlint.model.domain.paths import FILL, PREFIX, Index, IndexKind, Path, 
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import NO_ITEMS, FALSE, NONE, OF_ARGUMENTS, OPTION, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
-from streamlint.model.transfer import calls
+from streamlint.model.transfer import calls, torch_calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.act import host_access
 from streamlint.model.transfer.devices import is_host, memory_of_device_string
@@ -158,11 +158,6 @@ def _counter_slot(node: cst.BaseExpression, state: State, frame: Frame) -> Optio
         return None
     holder, _ = evaluate(node.value, state, frame)
     return Index.slot(holder.identity.attr(node.attr.value).spell(), size) if holder.identity is not None else None
-
-
-def _slot_value(slot: Index) -> AbsValue:
-    """A host number that is a ring slot of a loop counter (`k % 2`), as a name holds it."""
-    return AbsValue(ValueKind.HOST_NUMBER, target=f"{_SLOT}{slot.symbol} {slot.modulus} {slot.offset}")
 
 
 def _slot_of(value: AbsValue) -> Optional[Index]:
@@ -403,7 +398,8 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
             return repeated, state
         slot = _slot(node)
         if slot is not None:
-            return _slot_value(slot), state
+            # a host number that is a ring slot of a loop counter (`k % 2`), as a name holds it
+            return AbsValue(ValueKind.HOST_NUMBER, target=f"{_SLOT}{slot.symbol} {slot.modulus} {slot.offset}"), state
         # arithmetic on numbers the host has is a number the host has (`2 * n / 32`)
         numbers = all(v.kind is ValueKind.HOST_NUMBER for v in values)
         return (HOST_NUMBER if numbers and not isinstance(node, cst.Comparison) else UNKNOWN), state
@@ -413,7 +409,8 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     pointer = pointers[0] if pointers else None
     if pointer is not None and isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
         return pointer, state  # pointer arithmetic (`mem + offset`): an address into the same memory, no kernel
-    return calls.operate(buffers, node, state, frame)
+    operator = Arguments((), {}, None, node)  # type: ignore[arg-type]
+    return torch_calls.run_operation(buffers, None, False, operator, state, frame)  # (PyTorch's invariant)
 
 
 def _configuration(node: cst.BaseExpression, operands: list, values: list[AbsValue], frame: Frame) -> bool:

@@ -48,10 +48,6 @@ FRAMEWORKS = frozenset(framework for framework, _ in [*METHOD_ROWS, *METHODS])
 STREAMS_ENTERED = frozenset({"cupy"})
 
 
-def for_function(qualname: str) -> Optional[FunctionHandler]:
-    return next((function for roots, function in FUNCTIONS if qualname.startswith(roots)), None)
-
-
 def answers(value: AbsValue) -> bool:
     """A stream, event or buffer of a framework here (PyTorch's for no known framework: the
     invariant that operations run where their tensors live is PyTorch's)."""
