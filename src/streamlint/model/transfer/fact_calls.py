@@ -272,20 +272,17 @@ def _create_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame)
     if rule.startswith("not:"):
         blocking = arguments.flag(Arg(kw=rule[4:]), False) is False
     if rule.startswith("flags:"):
-        blocking = _flags_block(arguments.value(Arg(int(rule[6:]), "flags"))) is True
+        blocking = _flags_block(arguments.value(Arg(int(rule[6:]), "flags")))
     return stream_value(StreamRef.created(frame.site(arguments.node), fact.framework, blocking)), state
 
 
-def _flags_block(flags: Optional[AbsValue]) -> Optional[bool]:
-    """Whether creation flags make a blocking stream (absent or 0 do, the non-blocking flag not, else unknown)."""
+def _flags_block(flags: Optional[AbsValue]) -> bool:
+    """Whether creation flags make a blocking stream: absent, 0 or the default flag (any other: not, or not told)."""
     if flags is None:
         return True
     if flags.kind is ValueKind.HOST_NUMBER and flags.target.isdigit():
         return flags.target == "0"
-    name = flags.target.rsplit(".", 1)[-1] if flags.kind is ValueKind.NAMESPACE else ""
-    if name in cuda_python.NON_BLOCKING_FLAGS:
-        return False
-    return True if name in cuda_python.BLOCKING_FLAGS else None
+    return flags.kind is ValueKind.NAMESPACE and flags.target.rsplit(".", 1)[-1] in cuda_python.BLOCKING_FLAGS
 
 
 def _stream_and_event(fact: Fact, arguments: Arguments, state: State) -> tuple[Optional[StreamRef], Optional[AbsValue]]:
