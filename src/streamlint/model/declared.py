@@ -1,7 +1,5 @@
-"""Declared API models: what a wrapper the analysis cannot see does, said in TOML (the format is
-the README's "Modelling your own wrappers"; streamlint's own models are api/models/*.toml). The
-models and what they mean; the user's tables are checked by the config layer (declared_toml.py).
-The transfer functions ask `active()` for facts."""
+"""Declared API models: what a wrapper the analysis cannot see does, said in TOML (the README's format; the user's
+tables are checked by the config layer, declared_toml.py)."""
 
 from __future__ import annotations
 
@@ -64,8 +62,7 @@ def _name(spelled: str) -> bool:
 
 
 def parse_ref(ref: str) -> Optional[tuple[Optional[int], Optional[str]]]:
-    """An argument reference: `argN` (position), `argN:name` (position or keyword), `name`
-    (keyword): (position, keyword), or None when it is none of these."""
+    """`argN`, `argN:name` or `name` as (position, keyword); None when it is none of these."""
     head, colon, keyword = ref.partition(":")
     digits = head[3:]
     if head.startswith("arg") and digits.isascii() and digits.isdigit() and (not colon or _name(keyword)):
@@ -126,10 +123,8 @@ def _arg(ref: str) -> "Arg":
 def _stream(spec: str) -> tuple["Stream", Optional["Arg"]]:
     from streamlint.model.api import facts  # lazy: as in Model.fact
 
-    fixed = {"none": facts.Stream.NONE, "current": facts.Stream.CURRENT, "legacy": facts.Stream.LEGACY,
-             "self": facts.Stream.SELF}
-    if spec in fixed:
-        return fixed[spec], None
+    if spec in ("none", "current", "legacy", "self"):  # (the Stream kinds a model names as they are spelled)
+        return facts.Stream(spec), None
     if spec.endswith("|current"):
         return facts.Stream.ARG_OR_CURRENT, _arg(spec[: -len("|current")])
     return facts.Stream.ARG, _arg(spec)
@@ -195,9 +190,7 @@ PER_THREAD_FRAMEWORKS = ("cupy", "numba", "cuda-python")
 
 
 def use(models: Sequence[Model], per_thread: Sequence[str] = ()) -> None:
-    """Make a project's models the active ones (the engine calls this per file, from its
-    settings; the built-in models are always active), with the frameworks its config
-    says run with per-thread default streams (`per-thread-default-stream`)."""
+    """A project's models (beside the built-in ones) and per-thread frameworks made active, per file."""
     global _project, _per_thread
     _project = tuple(models)
     _per_thread = frozenset(per_thread)

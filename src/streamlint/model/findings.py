@@ -1,10 +1,4 @@
-"""Hazards with typed provenance, and where each is reported (the placement policy).
-
-A conflict found in a walk is reported in that walk's function, at the later access's
-place in it: the access itself when the function made it, else the call through which it
-came (`chain[0]`), so a finding is always on a line of the function that shows both sides.
-The call chain below that place is kept as provenance for the message.
-"""
+"""Hazards with typed provenance, and where each is reported: on a line of the function that shows both sides."""
 
 from __future__ import annotations
 
@@ -58,8 +52,7 @@ def place(function: str, conflict: Conflict) -> Hazard:
 
 
 def at_boundary(function: str, conflict: Conflict) -> Hazard:
-    """At the return; memory handed out to be released by its readers, where the function took
-    hold of it (the earlier access stands for the readers' use)."""
+    """At the return; memory handed out to be released by its readers, where the function took hold of it."""
     release = conflict.kind is ConflictKind.RELEASE_WITHOUT_RECORD
     site = shown_at(conflict.earlier) if release else conflict.later.site
     return _placed(function, conflict, site, Placement.AT_BOUNDARY, behind=conflict.behind)

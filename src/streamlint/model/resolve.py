@@ -1,6 +1,5 @@
-"""Which file a module name denotes, seen from a checked file: beside it, from the top of its
-package, or from the project's root. Every path looked at is noted (streamlint/reads.py) for the
-result cache; resolutions and listings are remembered until `forget()` (once per run)."""
+"""Which file a module name denotes, seen from a checked file; every path looked at is noted for the result cache,
+and what is found is remembered until `forget()` (once per run)."""
 
 from __future__ import annotations
 
@@ -14,8 +13,7 @@ from streamlint.model import api
 
 
 def canonical_name(path: Path) -> str:
-    """A module's dotted name from the top of its package (`pkg/sub/mod.py`: "pkg.sub.mod";
-    a package's `__init__.py`: the package; a script: its stem)."""
+    """A module's dotted name from the top of its package (a package's `__init__.py`: the package)."""
     path = path.resolve()
     parts = [] if path.name == "__init__.py" else [path.stem]
     folder = path.parent
@@ -54,31 +52,25 @@ def module_file(from_path: str, dotted: str) -> Optional[Path]:
 
 
 def _probed(from_path: str, dotted: str) -> tuple[Optional[Path], tuple[tuple[str, bool], ...]]:
-    """(the file, the paths probed on the way)."""
+    """(the file, the paths probed on the way): relative to the file, else beside it (scripts), from the top of its
+    package, or from the project's root (numpy, as the frameworks and the standard library: none)."""
     probes: list[tuple[str, bool]] = []
-    return _module_file(from_path, dotted, probes), tuple(probes)
-
-
-def _module_file(from_path: str, dotted: str, probes: list[tuple[str, bool]]) -> Optional[Path]:
     here = Path(from_path).resolve().parent
     level = len(dotted) - len(dotted.lstrip("."))
     parts = [p for p in dotted.lstrip(".").split(".") if p]
+    bases: tuple = ()
     if level:
         base = here
         for _ in range(level - 1):
             base = base.parent
-        return _find(base, parts, probes)
-    if not parts or api.framework_of(dotted) or parts[0] in ("numpy", "os", "sys", "typing"):
-        return None
-    # absolute: beside the file (scripts), from the top of its package, or from the project's root
-    top = here
-    while _is_file(top / "__init__.py", probes) and top.parent != top:
-        top = top.parent
-    for base in dict.fromkeys((here, top, *_project_root(top))):
-        found = _find(base, parts, probes)
-        if found is not None:
-            return found
-    return None
+        bases = (base,)
+    elif parts and parts[0] != "numpy":
+        top = here
+        while _is_file(top / "__init__.py", probes) and top.parent != top:
+            top = top.parent
+        bases = tuple(dict.fromkeys((here, top, *_project_root(top))))
+    found = next((file for base in bases if (file := _find(base, parts, probes)) is not None), None)
+    return found, tuple(probes)
 
 
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
@@ -100,10 +92,8 @@ def _python_files(directory: Path, most: int) -> tuple[str, ...]:
 
 
 def enclosing_package_files(path: str, most: int, most_in_root: int) -> tuple[str, ...]:
-    """The Python files of the largest package around the module at `path` with at most `most`, and
-    the project root's scripts (at most `most_in_root`) when the whole top package is within the bound
-    (a larger project's root scripts reach the module through call trees too deep for the budget), or
-    when the module is a root script itself."""
+    """The files of the largest package around `path` with at most `most`, and the root's scripts (at most
+    `most_in_root`) when the whole top package is within the bound (deeper call trees pass the budget)."""
     here = Path(path).resolve()
     return per_run(("enclosing", here.parent, most, most_in_root), lambda: _enclosing(here, most, most_in_root))
 

@@ -1,6 +1,5 @@
-"""mpi4py's buffer methods (`comm.Send`, `comm.Allreduce`): which buffers each reads and writes.
-MPI is not stream-aware: it reads and writes them from the host when called, so the streams that
-produce a device buffer must have finished first (mpi4py's demo/cuda-aware-mpi/use_cupy.py)."""
+"""mpi4py's buffer methods: which buffers each reads and writes from the host when called (MPI is not
+stream-aware: a device buffer's streams must have finished first)."""
 
 from __future__ import annotations
 

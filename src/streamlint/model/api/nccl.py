@@ -1,7 +1,5 @@
-"""NCCL communicators driven with raw pointers (CuPy's `NcclCommunicator`, projects' wrappers): a
-collective is queued on the stream handed last, reading its send buffer and writing its receive
-buffer there. The roles go by pointer argument in order (a send buffer comes first, whatever the
-wrapper puts between them); a method of one of these names handed a stream is the evidence."""
+"""NCCL communicators driven with raw pointers: a collective is queued on the stream handed last, the pointer
+arguments in order (a send buffer first) read or written there."""
 
 from __future__ import annotations
 

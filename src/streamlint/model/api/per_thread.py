@@ -1,6 +1,5 @@
-"""Per-thread default stream switches (API-FACTS.md 1.4): set in the file, they make the frameworks'
-default stream an ordinary blocking stream of the thread, not the legacy barrier. Variable or
-config attribute -> the frameworks it switches."""
+"""Per-thread default stream switches (API-FACTS.md 1.4): variable or config attribute -> the frameworks whose
+default stream it makes the thread's own, not the legacy barrier."""
 
 from __future__ import annotations
 

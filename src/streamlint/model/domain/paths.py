@@ -10,13 +10,13 @@ from typing import Optional, Union
 def cached_hash(cls: type) -> type:
     """The hash of what makes two equal, once per instance and not pickled (another process hashes otherwise)."""
     names = tuple(f.name for f in fields(cls) if f.compare and (f.hash is None or f.hash))
-    key = getattr(cls, "_identity", lambda self: tuple(getattr(self, name) for name in names))
+    own = hasattr(cls, "_id")  # (a class's own identity, else its compared fields)
 
     def __hash__(self) -> int:
         try:
             return self.__dict__["_hash"]
         except KeyError:
-            value = hash(key(self))
+            value = hash(self._id if own else tuple(getattr(self, name) for name in names))
             self.__dict__["_hash"] = value
             return value
 
@@ -82,8 +82,7 @@ _MERGED = "|"  # (domain/values.MERGED: between the sites of a view taken on one
 
 
 def outermost_site(site: str) -> str:
-    """The call site in this function of a site a callee's summary brought in ("m.f#3>m.g#1" is
-    made at "m.f#3"); the qualified name before "#" may hold ">" itself ("m.<module>#3")."""
+    """The call site in this function of a site a callee brought in ("m.f#3>m.g#1": "m.f#3")."""
     qualname, mark, rest = site.partition("#")
     return qualname + mark + rest.split(">", 1)[0]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from enum import Enum
 from typing import Iterable, Optional
 
@@ -41,27 +42,21 @@ class StreamRef:
     # Streams the code says this one is not (a PRODUCED stream, D-16): evidence, no part of equality
     unlike: tuple = field(default=(), compare=False, metadata={"omit_default": True})
 
-    def _identity(self) -> tuple:
-        """What makes two refs one stream (once per ref): a path's stream is one whatever each walk knew of it."""
-        try:
-            return self.__dict__["_id"]
-        except KeyError:
-            pass
+    @cached_property
+    def _id(self) -> tuple:
+        """What makes two refs one stream: a path's stream is one whatever each walk knew of it."""
         if self.kind is StreamRefKind.PATH:
-            value: tuple = (self.kind, self.path)
-        elif self.kind is StreamRefKind.EITHER:
-            value = (self.kind, frozenset(self.members))
-        else:
-            value = (self.kind, self.framework, self.path, self.site, self.blocking)
-        object.__setattr__(self, "_id", value)
-        return value
+            return (self.kind, self.path)
+        if self.kind is StreamRefKind.EITHER:
+            return (self.kind, frozenset(self.members))
+        return (self.kind, self.framework, self.path, self.site, self.blocking)
 
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
         if not isinstance(other, StreamRef):
             return NotImplemented
-        return self._identity() == other._identity()
+        return self._id == other._id
 
     @staticmethod
     def ambient(framework: str) -> "StreamRef":

@@ -1,6 +1,4 @@
-"""The file's hazards as a message needs them: one problem per racing operation, both sides'
-nodes, the streams, the framework, whether the earlier side is the caller's (read off the placed
-`Hazard`s and the nodes their sites name: no walking here)."""
+"""The file's hazards as a message needs them, one problem per racing operation (read off the placed `Hazard`s)."""
 
 from __future__ import annotations
 
@@ -57,9 +55,17 @@ class HazardReading:
     later: Side
     earlier: Side
     framework: str  # "torch", "cupy", "numba", "cuda-python"; "" when neither stream says
-    from_caller: bool  # the earlier side is the caller's (a parameter's or `self` state's entry assumption)
-    caller_root: Optional[RootKind]  # PARAM or SELF for `from_caller`
     readers: tuple = ()  # a returned copy read unfinished by every call of it: those reads (one problem)
+
+    @property
+    def from_caller(self) -> bool:
+        """The earlier side is the caller's (a parameter's or `self` state's entry assumption)."""
+        return self.hazard.earlier.assumed
+
+    @property
+    def caller_root(self) -> Optional[RootKind]:
+        """PARAM or SELF for `from_caller`."""
+        return self.hazard.earlier.path.root.kind if self.from_caller else None
 
     @property
     def placement(self) -> Placement:
@@ -92,8 +98,7 @@ def framework_of(*streams: StreamRef) -> str:
 
 
 def module_framework(model: FileModel) -> str:
-    """The one GPU framework the checked module imports, "" when none or several (of Numba, only
-    `numba.cuda` is one)."""
+    """The one GPU framework the checked module imports (of Numba, `numba.cuda`), "" when none or several."""
     found = {api.framework_of(dotted) for dotted in model.solver.program.main.imports.values()
              if dotted.partition(".")[0] != "numba" or f"{dotted}.".startswith("numba.cuda.")} - {None}
     return found.pop() if len(found) == 1 else ""
@@ -107,8 +112,7 @@ def _side(model: FileModel, access: AccessEvent, shown_site: str) -> Side:
 
 
 def _rank(hazard: Hazard) -> tuple:
-    """Of the stream conflicts at one place, the one reported: the earlier access queued last (the
-    caller's entry assumption behind all), then the kind by precedence."""
+    """Of the conflicts at one place, the one reported: the earlier access queued last, then the kind's precedence."""
     behind = float("inf") if hazard.earlier.assumed else hazard.behind
     return (behind, _PRECEDENCE.index(hazard.kind))
 
@@ -116,9 +120,8 @@ def _rank(hazard: Hazard) -> tuple:
 def readings(model: FileModel) -> list[HazardReading]:
     """Every hazard of the file, one per problem, in the model's order."""
     chosen: dict[str, Hazard] = {}
-    for hazard in model.hazards:
-        if hazard.kind in _PRECEDENCE and (hazard.site not in chosen or _rank(hazard) < _rank(chosen[hazard.site])):
-            chosen[hazard.site] = hazard
+    for hazard in sorted((h for h in model.hazards if h.kind in _PRECEDENCE), key=_rank):
+        chosen.setdefault(hazard.site, hazard)
     found = []
     for hazard in model.hazards:
         kind = hazard.kind  # (of several stream conflicts at one place, the chosen one only)
@@ -126,9 +129,6 @@ def readings(model: FileModel) -> list[HazardReading]:
         node = model.node_of(hazard.site)
         if (kind in _PRECEDENCE and chosen[hazard.site] is not hazard) or function is None or node is None:
             continue
-        later = _side(model, hazard.later, shown_at(hazard.later))
-        earlier = _side(model, hazard.earlier, hazard.earlier_site)
-        root = hazard.earlier.path.root.kind
         from_caller = hazard.earlier.assumed
         if kind is ConflictKind.WRITE_AFTER_WRITE and from_caller:
             # an update of memory the caller made (`bucket.div_(n)`) reads what the caller's stream wrote
@@ -144,15 +144,14 @@ def readings(model: FileModel) -> list[HazardReading]:
             if hazard.placement is Placement.AT_BOUNDARY:
                 sides = sides[::-1]
             framework = framework_of(*sides) or module_framework(model)
-        found.append(HazardReading(hazard, kind, function, node, later, earlier, framework,
-                                   from_caller, root if from_caller else None))
+        found.append(HazardReading(hazard, kind, function, node, _side(model, hazard.later, shown_at(hazard.later)),
+                                   _side(model, hazard.earlier, hazard.earlier_site), framework))
     return _returned_copies(model, found)
 
 
 def _returned_copies(model: FileModel, found: list[HazardReading]) -> list[HazardReading]:
-    """One missing synchronization, one problem: a module function's copy to the host into memory it
-    returns, read unfinished by every call of it in sight, is reported once at the copy (the wait goes
-    before its return); where some call waits, each read that does not is its own problem."""
+    """A copy to the host into memory a module function returns, read unfinished by every call in sight: one problem,
+    at the copy (where some call waits, each read that does not is its own)."""
     reads: dict[str, list[HazardReading]] = {}
     for r in found:
         copy = r.hazard.earlier
@@ -162,7 +161,11 @@ def _returned_copies(model: FileModel, found: list[HazardReading]) -> list[Hazar
             reads.setdefault(copy.site, []).append(r)
     if not reads:
         return found
-    calls = _calls_making(model, set(reads))
+    calls: dict[str, set[str]] = {}  # each copy's calls, in the module's functions' summaries
+    for (qualname, _), walked in model.solved.walks.items():
+        for effect in walked.effects if qualname.startswith(model.module + ".") else ():
+            if effect.site in reads and effect.chain and effect.chain[0].startswith(qualname + "#"):
+                calls.setdefault(effect.site, set()).add(effect.chain[0])
     grouped: dict[str, HazardReading] = {}
     for site, group in reads.items():
         function = model.solver.program.function(site.partition("#")[0])
@@ -183,17 +186,3 @@ def _returned_copies(model: FileModel, found: list[HazardReading]) -> list[Hazar
             placed.add(site)
             kept.append(grouped[site])
     return kept
-
-
-def _calls_making(model: FileModel, sites: set[str]) -> dict[str, set[str]]:
-    """For each operation site, the calls (in the module's functions' summaries) it came through."""
-    found: dict[str, set[str]] = {}
-    prefix = model.module + "."
-    for (qualname, _), walked in model.solved.walks.items():
-        if not qualname.startswith(prefix):
-            continue
-        for effect in walked.effects:
-            if effect.site in sites and effect.chain and effect.chain[0].startswith(qualname + "#"):
-                found.setdefault(effect.site, set()).add(effect.chain[0])
-    return found
-

@@ -1,12 +1,10 @@
-"""Is an operation on a hot path: a loop of its function that queues GPU work every pass, or a hot
-entry (a `forward`, an optimizer's `step`) reaching its function every call (the context's hot
-dimension); read off the summaries' effects and contexts, no walking here."""
+"""Is an operation on a hot path (a loop that queues GPU work every pass, or a hot entry reaching its function every
+call): read off the summaries' effects and contexts."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from enum import Enum
-from typing import Iterator
 
 import libcst as cst
 
@@ -15,7 +13,7 @@ from streamlint.model.domain.values import UNKNOWN
 from streamlint.model.file_model import FileModel
 from streamlint.model.findings import shown_at
 from streamlint.model.api.op_kinds import OpKind
-from streamlint.model.readings.operations import OperationAt, operations_in
+from streamlint.model.readings.operations import DEVICE_WORK, OperationAt, operations_in
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.syntax.ancestry import Ancestry
 
@@ -65,8 +63,7 @@ class Work(Enum):
 # The operations (OpKind values) of each work; the other effects' works; an access on a known stream is
 # work, queued unless it is the host memory of a copy or the device side of a read back.
 _OPS = {
-    Work.ANY: frozenset(k.value for k in (
-        OpKind.COPY_H2D, OpKind.COPY_D2H, OpKind.COPY_D2D, OpKind.COPY, OpKind.KERNEL, OpKind.MEMSET,
+    Work.ANY: DEVICE_WORK | frozenset(k.value for k in (
         OpKind.STREAM_SYNC, OpKind.EVENT_SYNC, OpKind.DEVICE_SYNC, OpKind.IMPLICIT_SYNC, OpKind.EVENT_RECORD,
         OpKind.WAIT_STREAM, OpKind.STREAM_WAIT_EVENT)),
     Work.QUEUED: frozenset(k.value for k in (OpKind.KERNEL, OpKind.MEMSET, OpKind.COPY_H2D, OpKind.COPY_D2D)),
@@ -83,10 +80,12 @@ _READ_BACK_OPS = frozenset(k.value for k in (OpKind.COPY_D2H, OpKind.IMPLICIT_SY
 
 def work_in(model: FileModel, function: str, within: cst.CSTNode, ancestry: Ancestry, *wanted: Work) -> bool:
     """Does `within` (a loop, a comprehension of `function`) do one of `wanted`, its callees' work included?"""
-    effects = list(_effects_of(model, function))
+    qualname = f"{model.module}.{function}"
+    effects = [e for (name, _), walked in model.solved.walks.items() if name == qualname for e in walked.effects]
     read_backs = {e.site for e in effects if e.kind is EffectKind.OPERATION and e.operation is not None
                   and e.operation.op in _READ_BACK_OPS}
-    return any(_works(e, read_backs).intersection(wanted) and _inside(model, e, within, ancestry) for e in effects)
+    shown = (model.node_of(shown_at(e)) for e in effects if _works(e, read_backs).intersection(wanted))
+    return any(node is not None and ancestry.inside(node, within) for node in shown)  # (itself, or its call)
 
 
 def _works(effect: Effect, read_backs: set) -> frozenset:
@@ -99,16 +98,3 @@ def _works(effect: Effect, read_backs: set) -> frozenset:
         return frozenset()
     queued = effect.site not in read_backs and not effect.host_memory
     return frozenset({Work.ANY, Work.QUEUED}) if queued else frozenset({Work.ANY})
-
-
-def _effects_of(model: FileModel, function: str) -> Iterator[Effect]:
-    qualname = f"{model.module}.{function}"
-    for (name, _), walked in model.solved.walks.items():
-        if name == qualname:
-            yield from walked.effects
-
-
-def _inside(model: FileModel, effect: Effect, within: cst.CSTNode, ancestry: Ancestry) -> bool:
-    """Does the effect show (itself, or the call it came through) inside `within`?"""
-    node = model.node_of(shown_at(effect))
-    return node is not None and ancestry.inside(node, within)

@@ -1,10 +1,10 @@
-"""The API operations of a function as its summary records them (its callees' at its call sites),
-what its effects say around each (the queries the rules ask of one operation), and round trips."""
+"""The API operations of a function as its summary records them, what its effects say around each, round trips."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterator, Optional
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Optional
 
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.domain.order import HOST
@@ -18,6 +18,7 @@ from streamlint.model.transfer.frame import ROOT_CONTEXT, CallContext
 # Operations that queue work on a stream (what streams exist to overlap): OpKind values.
 DEVICE_WORK = frozenset({"H2D copy", "D2H copy", "D2D copy", "copy", "kernel", "memset"})
 _HOST_WAITS = frozenset({EffectKind.SYNC_STREAM, EffectKind.SYNC_EVENT, EffectKind.SYNC_DEVICE})
+_ALL_WAITS = frozenset({EffectKind.SYNC_EVENT, EffectKind.SYNC_DEVICE})  # (waits for all the streams it names)
 # Roots of memory that outlives a call: the next call finds it again.
 _OUTLIVES = frozenset({RootKind.SELF, RootKind.GLOBAL, RootKind.PARAM})
 _HOST_TIMER = "host timer"  # Operation.op (api.facts OpKind.HOST_TIMER)
@@ -31,13 +32,19 @@ class OperationAt:
     stream: Optional[StreamRef]
     chain: tuple[str, ...]  # the calls it came through, outermost first
     hot: bool = False  # the function runs on every step of a hot path (its summary says so)
-    reads: frozenset = frozenset()  # the memory (Paths) its own accesses at its site read
-    context: CallContext = ROOT_CONTEXT  # the calling context of the walk that saw it
+    effects: tuple = field(default=(), compare=False, repr=False)  # the effects of the walk that saw it
+    context: CallContext = ROOT_CONTEXT  # the calling context of that walk
     own_site: str = ""  # where it is in the function that performs it (a helper's call for one via a call)
     framework: str = ""  # whose operation it is, where the effect says
     function: str = ""  # its function's qualified name in the file ("f", "C.m")
     first_pass: bool = False  # of its loop's first pass only (Effect.first_pass)
     entry: str = ""  # the hot entry that reaches the function on every call ("C.forward"), "" when none
+
+    @cached_property
+    def reads(self) -> frozenset:
+        """The memory (Paths) its own accesses at its site read."""
+        return frozenset(e.path for e in self.effects if e.kind is EffectKind.ACCESS and not e.write and not e.chain
+                         and e.path is not None and e.site == self.own_site) if not self.chain else frozenset()
 
     def reads_made_at(self, site: str) -> bool:
         """Does it read memory allocated at `site` (this iteration's)?"""
@@ -51,8 +58,7 @@ def operations(model: FileModel, qualname: str) -> list[OperationAt]:
 
 
 def own_operations(model: FileModel, through_calls: bool = False) -> list[tuple[str, OperationAt]]:
-    """(function, operation) of every operation each function of the file performs (with
-    `through_calls`, its callees' too, at its calls), under every context, the root context first."""
+    """(function, operation) of each function's operations (`through_calls`: its callees' too), root context first."""
     walks = sorted(model.solved.walks.items(), key=lambda item: item[0][1] != ROOT_CONTEXT)
     return operations_in(model, walks, through_calls)
 
@@ -64,49 +70,49 @@ def operations_in(model: FileModel, walks: list, through_calls: bool) -> list[tu
     for (qualname, context), walked in walks:
         if not qualname.startswith(prefix):
             continue
-        summary = walked.summary
-        reads: dict[str, set] = {}
         for effect in walked.effects:
-            if effect.kind is EffectKind.ACCESS and not effect.write and not effect.chain and effect.path is not None:
-                reads.setdefault(effect.site, set()).add(effect.path)
-        for effect in walked.effects:
-            if effect.kind is not EffectKind.OPERATION or effect.operation is None:
+            if effect.kind is not EffectKind.OPERATION or effect.operation is None or (
+                    effect.chain and not through_calls):
                 continue
-            if effect.chain and not through_calls:
-                continue
-            at = OperationAt(shown_at(effect), effect.operation, effect.stream, effect.chain, summary.hot,
-                             frozenset(reads.get(effect.site, ()) if not effect.chain else ()), context, effect.site,
-                             effect.framework, qualname[len(prefix):], effect.first_pass)
+            at = OperationAt(shown_at(effect), effect.operation, effect.stream, effect.chain, walked.summary.hot,
+                             walked.effects, context, effect.site, effect.framework, qualname[len(prefix):],
+                             effect.first_pass)
             found.append((qualname, at))
     return found
 
 
-def _effects(model: FileModel, qualname: str, at: OperationAt) -> tuple:
-    walked = model.solved.walks.get((qualname, at.context))
-    return walked.effects if walked is not None else ()
+def _around(model: FileModel, qualname: str, at: OperationAt) -> tuple[list[Effect], list[Effect]]:
+    """The function's effects before the operation's site, and those after the operation (at its site apart)."""
+    before: list[Effect] = []
+    after: list[Effect] = []
+    passed = 0  # 1: at its site, 2: past the operation
+    for effect in at.effects:
+        if shown_at(effect) == at.site:
+            same = effect.kind is EffectKind.OPERATION and effect.operation == at.operation
+            passed = max(passed, 2 if same else 1)
+        elif passed != 1:
+            (after if passed else before).append(effect)
+    return before, after
 
 
-def _after(effects: tuple, at: OperationAt, same: bool, shown: bool = True) -> Iterator[Effect]:
-    """The effects after the operation (from its first effect at its site that is an operation, the
-    operation itself when `same`), those at its site apart; `shown`: sites as the function shows them."""
-    after = False
-    for effect in effects:
-        if (shown_at(effect) if shown else effect.site) == at.site:
-            after = after or (effect.kind is EffectKind.OPERATION and (not same or effect.operation == at.operation))
-        elif after:
-            yield effect
+def _device_work(effect: Effect) -> bool:
+    """An access or an operation that queues work on a known stream (not the host side of a copy)."""
+    stream = effect.stream
+    if stream is None or stream == HOST or not stream.known:
+        return False
+    if effect.kind is EffectKind.ACCESS:
+        return not effect.host_memory
+    return effect.kind is EffectKind.OPERATION and effect.operation is not None and effect.operation.op in DEVICE_WORK
 
 
-def _work(effect: Effect) -> bool:
-    """An access, or an operation that queues work on a stream."""
-    return effect.kind is EffectKind.ACCESS or (
-        effect.kind is EffectKind.OPERATION and effect.operation is not None and effect.operation.op in DEVICE_WORK)
+def _drains(effect: Effect, stream: Optional[StreamRef]) -> bool:
+    """The host waits for the device, or for `stream`."""
+    return effect.kind is EffectKind.SYNC_DEVICE or (effect.kind is EffectKind.SYNC_STREAM and effect.stream == stream)
 
 
 def host_writes_into(model: FileModel, qualname: str, at: OperationAt) -> list[tuple[str, bool]]:
-    """(site, comes after it) of the host's writes into memory the operation reads, in its function
-    and, for `self` memory, in the class's methods; a write into memory that outlives the call is the
-    next call's too (after)."""
+    """(site, comes after it) of the host's writes into memory the operation reads, in its function (of `self`'s, in
+    its class's methods); memory that outlives the call is written before the next call too."""
     sources = [p for p in at.reads if p.root.kind is not RootKind.FRESH or p.root.site != at.site]
     if not sources:
         return []
@@ -130,42 +136,35 @@ def host_writes_into(model: FileModel, qualname: str, at: OperationAt) -> list[t
 
 
 def leaves_unordered(model: FileModel, qualname: str, at: OperationAt) -> bool:
-    """Nothing after the operation in its function orders its stream (no wait, record or sync; its
-    own wait, a blocking copy's, is the one a non-blocking copy drops)."""
+    """Nothing after the operation in its function orders its stream (no wait, record or sync)."""
     stream = at.stream
-    if stream is None or (qualname, at.context) not in model.solved.walks:
+    if stream is None:
         return False
-    for effect in _after(_effects(model, qualname, at), at, same=False, shown=False):
-        if effect.kind is EffectKind.SYNC_DEVICE or (effect.kind is EffectKind.SYNC_STREAM and effect.stream == stream):
-            return False
-        if effect.kind is EffectKind.WAIT_STREAM and effect.other in (stream, None):
-            return False
-        if effect.kind is EffectKind.RECORD_EVENT and effect.stream == stream:
-            return False
-    return True
+    return not any(_drains(e, stream) or (e.kind is EffectKind.WAIT_STREAM and e.other in (stream, None))
+                   or (e.kind is EffectKind.RECORD_EVENT and e.stream == stream)
+                   for e in _around(model, qualname, at)[1])
 
 
 def streams_working_after(model: FileModel, qualname: str, at: OperationAt) -> list[StreamRef]:
-    """The streams of the device work queued after the operation, each once, up to the host's next
-    wait; none when the host reads the operation's result first (it needs the data now)."""
+    """The streams of the work queued after the operation up to the host's next wait; none when it reads the result."""
     found: list[StreamRef] = []
-    for effect in _after(_effects(model, qualname, at), at, same=True):
+    made = at.own_site or at.site
+    for effect in _around(model, qualname, at)[1]:
         if effect.kind in _HOST_WAITS:
             break
-        if _reads_made_by(effect, at.own_site or at.site) and not found:
-            return []
-        stream = effect.stream
-        if _work(effect) and stream is not None and stream != HOST and stream not in found:
-            found.append(stream)
+        path = effect.path
+        if not found and effect.kind is EffectKind.ACCESS and effect.stream == HOST and not effect.write \
+                and path is not None and path.root.kind is RootKind.FRESH and path.root.site == made:
+            return []  # the host reads the operation's result
+        if _device_work(effect) and effect.stream not in found:
+            found.append(effect.stream)
     return found
 
 
 def drained_alone(model: FileModel, qualname: str, at: OperationAt) -> bool:
     """The host waits for the operation's stream (or the device) before queuing work on another."""
-    if at.stream is None:
-        return False
-    for effect in _after(_effects(model, qualname, at), at, same=False):
-        if effect.kind is EffectKind.SYNC_DEVICE or (effect.kind is EffectKind.SYNC_STREAM and effect.stream == at.stream):
+    for effect in _around(model, qualname, at)[1] if at.stream is not None else ():
+        if _drains(effect, at.stream):
             return True
         if effect.stream not in (None, HOST, at.stream) and effect.kind in (EffectKind.ACCESS, EffectKind.OPERATION):
             return False
@@ -174,14 +173,7 @@ def drained_alone(model: FileModel, qualname: str, at: OperationAt) -> bool:
 
 def host_waits_after(model: FileModel, qualname: str, at: OperationAt) -> list[str]:
     """The sites (in the function) of the host's waits after the operation (not its own), in order."""
-    return [shown_at(e) for e in _after(_effects(model, qualname, at), at, same=True) if e.kind in _HOST_WAITS]
-
-
-def _reads_made_by(effect, site: str) -> bool:
-    """A host read of memory the operation at `site` made (its result)."""
-    path = effect.path
-    return (effect.kind is EffectKind.ACCESS and effect.stream == HOST and not effect.write and path is not None
-            and path.root.kind is RootKind.FRESH and path.root.site == site)
+    return [shown_at(e) for e in _around(model, qualname, at)[1] if e.kind in _HOST_WAITS]
 
 
 def chosen(stream: Optional[StreamRef]) -> bool:
@@ -192,7 +184,7 @@ def chosen(stream: Optional[StreamRef]) -> bool:
 def chosen_streams(model: FileModel, qualname: str, at: OperationAt) -> list[StreamRef]:
     """The streams the code chose (made or held) that the function's own work runs on, each once."""
     found: list[StreamRef] = []
-    for effect in _effects(model, qualname, at):
+    for effect in at.effects:
         if not effect.chain and chosen(effect.stream) and effect.stream not in found and effect.kind in (
                 EffectKind.ACCESS, EffectKind.OPERATION, EffectKind.SET_CURRENT):
             found.append(effect.stream)
@@ -200,18 +192,8 @@ def chosen_streams(model: FileModel, qualname: str, at: OperationAt) -> list[Str
 
 
 def work_before(model: FileModel, qualname: str, at: OperationAt) -> list[tuple[Optional[StreamRef], str]]:
-    """(stream, site) of the device work before the operation in its function, and (None, site) of
-    the host's waits, in order."""
-    found: list[tuple[Optional[StreamRef], str]] = []
-    for effect in _effects(model, qualname, at):
-        site = shown_at(effect)
-        if site == at.site:
-            break
-        if effect.kind in _HOST_WAITS:
-            found.append((None, site))
-        elif _work(effect) and effect.stream is not None and effect.stream != HOST:
-            found.append((effect.stream, site))
-    return found
+    """(stream, site) of the device work before the operation, and (None, site) of the host's waits, in order."""
+    return [(None if step.wait else step.stream, step.site) for step in _steps(_around(model, qualname, at)[0])]
 
 
 def orders_with_legacy(stream: Optional[StreamRef]) -> bool:
@@ -228,94 +210,61 @@ class _Step:
 
 
 def _steps(effects) -> list[_Step]:
-    """The function's device work and the host's waits, in program order."""
-    steps = []
-    for index, effect in enumerate(effects):
-        if effect.kind in (EffectKind.SYNC_DEVICE, EffectKind.SYNC_EVENT):
-            steps.append(_Step(index, shown_at(effect), None, True))
-        elif effect.kind is EffectKind.SYNC_STREAM:
-            steps.append(_Step(index, shown_at(effect), effect.stream, True))
-        elif _is_device_work(effect):
-            steps.append(_Step(index, shown_at(effect), effect.stream, False))
-    return steps
-
-
-def _is_device_work(effect) -> bool:
-    stream = effect.stream
-    if stream is None or stream == HOST or not stream.known:
-        return False
-    return _work(effect) and not (effect.kind is EffectKind.ACCESS and effect.host_memory)
+    """The function's device work and the host's waits (for a stream, or all: None), in program order."""
+    return [_Step(index, shown_at(e), None if e.kind in _ALL_WAITS else e.stream, e.kind in _HOST_WAITS)
+            for index, e in enumerate(effects) if e.kind in _HOST_WAITS or _device_work(e)]
 
 
 def stream_work_around(model: FileModel, qualname: str, at: OperationAt, ancestry, which=chosen) -> tuple[list, list]:
-    """(streams `which` accepts whose work may still run when the host queues the operation, those
-    whose work is queued after it while it may still run), each once; a host wait between orders
-    them, and in a loop around both the next iteration's work comes after it."""
-    effects = _effects(model, qualname, at)
+    """(streams `which` accepts with work that may run when the operation is queued, and work queued while it may
+    run); a host wait between orders them; in a loop around both, the next iteration's comes after it."""
+    effects = at.effects
     here = next((i for i, e in enumerate(effects) if shown_at(e) == at.site), None)
-    if here is None:
-        return [], []
-    steps = _steps(effects)
-    loops = _Loops(model, ancestry)
+    steps = _steps(effects) if here is not None else []
+    around: dict[str, list] = {}
+
+    def loops(site: str) -> list:
+        if site not in around:
+            node = model.node_of(site)
+            around[site] = ancestry.loops_around(node) if node is not None else []
+        return around[site]
+
+    def unordered(first: int, last: int, loop, stream: Optional[StreamRef], skip: str) -> bool:
+        """No host wait for `stream` (or all) from index `first` to `last` (round `loop` when `last` is first)."""
+        for w in steps:
+            if not w.wait or w.site in (at.site, skip) or w.stream not in (None, stream):
+                continue
+            if first < w.index < last if first < last else (
+                    (w.index > first or w.index < last) and any(x is loop for x in loops(w.site))):
+                return False
+        return True
+
     before: list[StreamRef] = []
     after: list[StreamRef] = []
     for step in steps:
         if step.wait or step.site == at.site or not which(step.stream):
             continue
-        waits = [s for s in steps if s.wait and s.site not in (at.site, step.site)]
-        loop = loops.shared(step.site, at.site)
-        if step.index < here or loop is not None:
-            between = loops.between(waits, step.index, here, loop)
-            if not any(w.stream is None or w.stream == step.stream for w in between) and step.stream not in before:
-                before.append(step.stream)
-        if step.index > here or loop is not None:
-            between = loops.between(waits, here, step.index, loop)
-            if not any(w.stream is None or w.stream == at.stream for w in between) and step.stream not in after:
-                after.append(step.stream)
+        common = [x for x, y in zip(loops(step.site), loops(at.site)) if x is y]
+        loop = common[-1] if common else None
+        if (step.index < here or loop is not None) and step.stream not in before \
+                and unordered(step.index, here, loop, step.stream, step.site):
+            before.append(step.stream)
+        if (step.index > here or loop is not None) and step.stream not in after \
+                and unordered(here, step.index, loop, at.stream, step.site):
+            after.append(step.stream)
     return before, after
-
-
-class _Loops:
-    """The loops around sites of one function (the syntax service's answer, by site)."""
-
-    def __init__(self, model: FileModel, ancestry) -> None:
-        self.model, self.ancestry = model, ancestry
-        self._around: dict[str, list] = {}
-
-    def around(self, site: str) -> list:
-        if site not in self._around:
-            node = self.model.node_of(site)
-            self._around[site] = self.ancestry.loops_around(node) if node is not None else []
-        return self._around[site]
-
-    def shared(self, a: str, b: str):
-        common = None
-        for x, y in zip(self.around(a), self.around(b)):
-            if x is not y:
-                break
-            common = x
-        return common
-
-    def between(self, waits: list, first: int, last: int, loop) -> list:
-        """The waits passed from index `first` to `last` (round the loop when `last` comes first)."""
-        if first < last:
-            return [w for w in waits if first < w.index < last]
-        return [w for w in waits if (w.index > first or w.index < last)
-                and any(x is loop for x in self.around(w.site))]
 
 
 def measuring_calls(model: FileModel, qualname: str) -> frozenset[str]:
     """The call sites in the function whose callee reads a host timer (calls of a measurement)."""
-    return frozenset(effect.chain[0] for (function, _), walked in model.solved.walks.items() if function == qualname
-                     for effect in walked.effects
-                     if effect.chain and effect.kind is EffectKind.OPERATION and effect.operation is not None
-                     and effect.operation.op == _HOST_TIMER)
+    walks = [(key, walked) for key, walked in model.solved.walks.items() if key[0] == qualname]
+    return frozenset(at.site for _, at in operations_in(model, walks, True)
+                     if at.chain and at.operation.op == _HOST_TIMER)
 
 
 @dataclass(frozen=True)
 class RoundTrip:
-    """A host read of a device value computed only from numbers the host had (`int(cp.ceil(n / 32))`):
-    a kernel and a wait the host could have skipped."""
+    """A host read of a device value computed only from numbers the host had: a kernel and a wait to skip."""
 
     read_site: str  # the host read (`int(...)`, `.item()`)
     read: Operation
@@ -324,18 +273,12 @@ class RoundTrip:
 
 
 def round_trips(model: FileModel) -> list[RoundTrip]:
-    """Every round trip in the file's functions (their own operations, under any context), once
-    per read, in the order of the walks."""
+    """Every round trip in the file's functions' own operations, once per read, in the order of the walks."""
     found: dict[str, RoundTrip] = {}
-    prefix = model.module + "."
-    for (qualname, _), walked in model.solved.walks.items():
-        if not qualname.startswith(prefix):
-            continue
-        own = [e for e in walked.effects
-               if e.kind is EffectKind.OPERATION and e.operation is not None and not e.chain]
-        kernels = {e.site: e.operation for e in own if e.operation.host_inputs}
-        for effect in own:
-            read = effect.operation
-            if read.op == _IMPLICIT_SYNC and read.value_site in kernels and effect.site not in found:
-                found[effect.site] = RoundTrip(effect.site, read, read.value_site, kernels[read.value_site])
+    operations = operations_in(model, list(model.solved.walks.items()), False)
+    kernels = {(q, at.context, at.site): at.operation for q, at in operations if at.operation.host_inputs}
+    for qualname, at in operations:
+        read, kernel = at.operation, kernels.get((qualname, at.context, at.operation.value_site))
+        if read.op == _IMPLICIT_SYNC and kernel is not None and at.site not in found:
+            found[at.site] = RoundTrip(at.site, read, read.value_site, kernel)
     return list(found.values())

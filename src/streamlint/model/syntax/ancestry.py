@@ -1,6 +1,5 @@
-"""Where a node sits in its module's tree: its parents, the loops around it inside its function,
-built once per module by one pass (a syntax service: it answers from the tree, keyed by node), and
-the same questions asked of a subtree without the parents (outermost_loop, holds, loop_counters)."""
+"""Where a node sits in its module's tree (its parents, built once per module; the loops around it), and the same
+questions asked of a subtree without the parents."""
 
 from __future__ import annotations
 
@@ -44,8 +43,7 @@ class Ancestry:
             current = self._parents.get(id(current))
 
     def loops_around(self, node: cst.CSTNode) -> list[cst.CSTNode]:
-        """The `for`/`while` statements of its own function around it, outermost first (a loop's
-        iterable and a `for`'s target are outside it; comprehensions are no loop statements)."""
+        """The `for`/`while` statements of its own function around it, outermost first (not a `for`'s header)."""
         found = []
         child = node
         for current in self.ancestors(node):
@@ -92,8 +90,7 @@ def holds(outer: cst.CSTNode, node: cst.CSTNode) -> bool:
 
 
 def loop_counters(loop: cst.CSTNode) -> frozenset[str]:
-    """The names a `for` loop counts its iterations with: its target name, or the count of
-    `enumerate(...)` (`for i, x in enumerate(xs)`); none for a `while` loop."""
+    """The names a `for` loop counts its iterations with: its target name, or `enumerate`'s count."""
     if not isinstance(loop, cst.For):
         return frozenset()
     if isinstance(loop.target, cst.Name):

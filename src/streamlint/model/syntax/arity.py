@@ -1,5 +1,4 @@
-"""Whether a def can take a call's arguments: its parameters, by kind, against the call's
-positional count and keyword names (a syntax query; the caller search narrows by it)."""
+"""Whether a def can take a call's arguments (the caller search narrows by it)."""
 
 from __future__ import annotations
 
@@ -7,8 +6,7 @@ import libcst as cst
 
 
 def _kinds(params: cst.Parameters) -> list[tuple[str, cst.Param]]:
-    """The parameters in source order, with their kinds: "/" positional only, "" positional or
-    keyword, "*" and "**" the starred ones, "kw" keyword only."""
+    """The parameters in order, with their kinds: "/" positional only, "" either, "*", "**", "kw" keyword only."""
     star = [("*", params.star_arg)] if isinstance(params.star_arg, cst.Param) else []
     starstar = [("**", params.star_kwarg)] if params.star_kwarg is not None else []
     return [*(("/", p) for p in params.posonly_params), *(("", p) for p in params.params), *star,
@@ -16,9 +14,7 @@ def _kinds(params: cst.Parameters) -> list[tuple[str, cst.Param]]:
 
 
 def accepts(params: cst.Parameters, call: cst.Call, bound: bool) -> bool:
-    """Whether a def with these parameters can take the call's arguments (its arity: the count of
-    positional arguments, the keyword names, the parameters without defaults); a call that
-    unpacks `*xs` or `**kw` may take any. `bound`: the def's first parameter is the receiver."""
+    """Can a def with these parameters take the call's arguments (one unpacking may take any)? `bound`: a method."""
     if any(arg.star for arg in call.args):
         return True
     kinds = _kinds(params)[1 if bound else 0:]

@@ -1,6 +1,4 @@
-"""Ring counters: attributes a module advances by one around a ring of `n` slots
-(`self.index = 1 - self.index`, `b.i = (b.i + 1) % n`), the index of a double or ring buffer
-kept on an object across calls. A syntax query over one module (model-cases D-25)."""
+"""Ring counters: attributes a module advances by one around a ring of `n` slots, a ring buffer's index (D-25)."""
 
 from __future__ import annotations
 
@@ -12,8 +10,7 @@ from streamlint.model.syntax.children import child_nodes, walk
 
 
 def ring_counters(tree: cst.Module) -> dict[str, int]:
-    """Attribute name -> the ring's size, for every attribute some assignment of the module
-    advances by one (two assignments that disagree on the size: none)."""
+    """Attribute name -> the ring's size, of every attribute the module advances so (on one size)."""
     found: dict[str, int] = {}
     for node in walk(tree, (), _statements):
         if isinstance(node, cst.Assign):
@@ -36,7 +33,7 @@ def advance(node: cst.Assign) -> Optional[tuple[str, int]]:
     modulus = 2
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Modulo) \
             and isinstance(value.right, cst.Integer):
-        modulus, value = int(value.right.value, 0), _bare(value.left)
+        modulus, value = int(value.right.value, 0), value.left
         if not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add)
                 and _one(value.right) and value.left.deep_equals(target)) or modulus < 2:
             return None
@@ -45,10 +42,6 @@ def advance(node: cst.Assign) -> Optional[tuple[str, int]]:
             and _one(value.left) and value.right.deep_equals(target):
         return target.attr.value, modulus
     return None
-
-
-def _bare(node: cst.BaseExpression) -> cst.BaseExpression:
-    return node.with_changes(lpar=(), rpar=()) if isinstance(node, cst.BinaryOperation) else node
 
 
 def _one(node: cst.BaseExpression) -> bool:

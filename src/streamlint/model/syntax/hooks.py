@@ -1,8 +1,5 @@
-"""The functions a module registers with PyTorch as hooks (`t.register_hook(fn)`, through
-`functools.partial` or a factory's closure): PyTorch calls them on every pass. A syntax query: the
-registration's argument names the function by its qualified name in the module ("f", "C.m", "C.m.hook").
-Also the attributes a function stores on objects its parameters reach (the field producers of D-16):
-a query over a function's own body, as the registrations are."""
+"""The functions a module registers as hooks (PyTorch calls them every pass), by qualified name in the module, and the
+attributes a function stores on objects its parameters reach (D-16's field producers)."""
 
 from __future__ import annotations
 
@@ -12,46 +9,46 @@ import libcst as cst
 
 from streamlint.model.syntax.children import walk
 from streamlint.model.syntax.names import dotted
-from streamlint.model.syntax.purpose import flat_targets
+from streamlint.model.syntax.purpose import flat_targets, param_names
 
 _PARTIALS = frozenset({"partial", "functools.partial"})
 
 
 def registered_hooks(tree: cst.Module, registrations: frozenset) -> frozenset[str]:
-    """The qualified names (within the module) of the functions registered as hooks by a method
-    named in `registrations` (the fact table's)."""
-    functions: dict[str, cst.FunctionDef] = {}
+    """The qualified names of the functions registered by a method `registrations` (the fact table's) names."""
+    returns: dict[str, str] = {}  # a function's path -> the closure it returns
     found: set[str] = set()
     for statement in tree.body:
         if isinstance(statement, cst.FunctionDef):
-            _scope(statement, statement.name.value, "", {}, functions, registrations, found)
+            _scope(statement, statement.name.value, "", {}, returns, registrations, found)
         elif isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
             for member in statement.body.body:
                 if isinstance(member, cst.FunctionDef):
                     path = f"{statement.name.value}.{member.name.value}"
-                    _scope(member, path, statement.name.value, {}, functions, registrations, found)
-    _scope(tree, "", "", {}, functions, registrations, found)
-    return frozenset(_resolved(name, functions) for name in found)
+                    _scope(member, path, statement.name.value, {}, returns, registrations, found)
+    _scope(tree, "", "", {}, returns, registrations, found)
+    # a factory's registration ("C.make()") is of the closure it returns ("C.make.hook")
+    return frozenset(returns.get(name[:-2], name) if name.endswith("()") else name for name in found)
 
 
 def _scope(node: "cst.FunctionDef | cst.Module", path: str, cls: str, outer: dict[str, str],
-           functions: dict, registrations: frozenset, found: set) -> None:
-    """The registrations in one function's body (not in the functions it defines, visited in
-    turn), naming what it registers in the names it sees: its own closures, then its encloser's."""
+           returns: dict, registrations: frozenset, found: set) -> None:
+    """The registrations in one body (its closures in turn), named as it sees names: its closures, its encloser's."""
     nodes = list(walk(node.body if isinstance(node, cst.FunctionDef) else node))
     inner = [n for n in nodes if type(n) is cst.FunctionDef]  # (no subclass: faster than an ABC's isinstance)
     if isinstance(node, cst.Module):  # (the top level: its functions are visited as functions)
         inner = []
-    else:
-        functions[path] = node
-    names = {**outer, **{d.name.value: f"{path}.{d.name.value}" for d in inner}}
+    own = {d.name.value: f"{path}.{d.name.value}" for d in inner}
+    names = {**outer, **own}
     for n in nodes:
         if type(n) is cst.Call and isinstance(n.func, cst.Attribute) and n.func.attr.value in registrations and n.args:
             named = _named(n.args[0].value, cls, names)
             if named is not None:
                 found.add(named)
+        elif type(n) is cst.Return and isinstance(n.value, cst.Name) and n.value.value in own:
+            returns.setdefault(path, own[n.value.value])
     for d in inner:
-        _scope(d, f"{path}.{d.name.value}", cls, names, functions, registrations, found)
+        _scope(d, own[d.name.value], cls, names, returns, registrations, found)
 
 
 def _named(expr: cst.BaseExpression, cls: str, names: dict[str, str]) -> Optional[str]:
@@ -68,29 +65,11 @@ def _named(expr: cst.BaseExpression, cls: str, names: dict[str, str]) -> Optiona
     return f"{name}()" if name is not None and factory else name
 
 
-def _resolved(name: str, functions: dict[str, cst.FunctionDef]) -> str:
-    """A factory's registration ("C.make()") as the closure it returns ("C.make.hook")."""
-    if not name.endswith("()"):
-        return name
-    path = name[:-2]
-    node = functions.get(path)
-    if node is None:
-        return name
-    nodes = list(walk(node.body))
-    own = {d.name.value for d in nodes if isinstance(d, cst.FunctionDef)}
-    for n in nodes:
-        if isinstance(n, cst.Return) and isinstance(n.value, cst.Name) and n.value.value in own:
-            return f"{path}.{n.value.value}"
-    return name
-
-
 def holder_attributes(node: "cst.FunctionDef | cst.Module", receiver: str = "") -> frozenset[str]:
-    """The attribute names assigned as `<p>.<...>.<a> = ...` (plain, annotated or augmented,
-    in a tuple target too), `p` a parameter of the function other than its receiver."""
+    """The attribute names assigned as `<p>.<...>.<a> = ...`, `p` a parameter other than the receiver."""
     if not isinstance(node, cst.FunctionDef):
         return frozenset()
-    params = node.params
-    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} - {receiver}
+    names = param_names(node) - {receiver}
     found: set[str] = set()
     for statement in walk(node.body):
         if isinstance(statement, cst.AnnAssign) and statement.value is None:

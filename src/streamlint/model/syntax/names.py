@@ -22,9 +22,7 @@ def dotted(node: cst.BaseExpression) -> Optional[str]:
 
 
 def attribute_named(node: cst.BaseExpression) -> Optional[tuple[str, bool]]:
-    """The attribute name a `getattr` argument spells: `("name", True)` for a string literal,
-    `(prefix, False)` for a string built from a constant prefix (`"_helper{}".format(n)`,
-    `f"_helper{n}"`, `"_helper" + str(n)`); None when the text tells nothing."""
+    """A `getattr` argument's name: (literal, True), (a built string's constant prefix, False), or None."""
     if type(node) is cst.SimpleString and not node.prefix.strip("rRuU"):  # type: ignore[attr-defined]
         return node.raw_value, True  # type: ignore[attr-defined]
     if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "format":  # type: ignore

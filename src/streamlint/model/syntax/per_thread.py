@@ -1,6 +1,4 @@
-"""The settings a module writes, from its statements (`os.environ["..."] = "1"`,
-`os.environ.setdefault("...", "1")`, `numba.config.CUDA_PER_THREAD_DEFAULT_STREAM = 1`): what a
-per-thread default-stream switch is made of."""
+"""The settings a module writes (environment variables, config attributes): per-thread default-stream switches."""
 
 from __future__ import annotations
 
@@ -12,8 +10,7 @@ from streamlint.model.syntax.children import walk
 
 
 def settings(module: cst.Module) -> list[tuple[str, str]]:
-    """(variable or attribute, value as written) of each setting the module writes: the caller
-    matches them against the switch table (`api.per_thread`)."""
+    """(variable or attribute, value as written) of each setting (the caller matches `api.per_thread`)."""
     found = []
     for current in walk(module, ()):
         if isinstance(current, cst.Assign) and len(current.targets) == 1:

@@ -1,14 +1,14 @@
-"""Why the code does something, from where it sits in the text (syntax-layer queries over the
-tree, keyed by node): an event made in a benchmark's repeat loop only to time it is a timing
-mark. The semantic questions (what stream, what memory, is it hot) are the model's."""
+"""Why the code does something, from where it sits in the text (syntax queries keyed by node); the semantic
+questions (what stream, what memory, is it hot) are the model's."""
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator
 
 import libcst as cst
 
 from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax import names
 from streamlint.model.syntax.children import child_nodes, walk
 
 # Calls that read a host timer or an elapsed time, by their spelled name's last component.
@@ -20,8 +20,9 @@ TIMER_DOTTED = frozenset({"time.time", "time.time_ns"})
 EVENT_TIMING_METHODS = frozenset({"record", "synchronize", "query", "elapsed_time"})
 # Methods a training step calls (a backward pass and an update): a loop calling both trains.
 TRAINING_STEP_METHODS = (frozenset({"backward"}), frozenset({"step"}))
-# Methods of containers that keep what they are given.
-KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put", "put_nowait", "setdefault"})
+# Methods that keep what they are given (containers, queues, files).
+KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put", "put_nowait", "setdefault",
+                             "write", "send", "save", "savez", "tofile"})
 _DEFINITIONS = (cst.FunctionDef, cst.ClassDef)
 
 
@@ -32,10 +33,7 @@ def last_name(func: cst.BaseExpression) -> str:
 
 
 def dotted(func: cst.BaseExpression) -> str:
-    if isinstance(func, cst.Attribute):
-        inner = dotted(func.value)
-        return f"{inner}.{func.attr.value}" if inner else func.attr.value
-    return func.value if isinstance(func, cst.Name) else ""
+    return names.dotted(func) or ""
 
 
 def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
@@ -46,11 +44,13 @@ def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
 def flat_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
     """The targets an assignment, a `for` or a comprehension's `for` binds, tuples and stars unpacked."""
     if isinstance(node, cst.Assign):
-        targets: list[cst.BaseExpression] = [t.target for t in node.targets]
-    elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor)):
-        targets = [node.target]
-    else:
-        return []
+        return unpacked([t.target for t in node.targets])
+    binds = isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor))
+    return unpacked([node.target]) if binds else []
+
+
+def unpacked(targets: list) -> list[cst.BaseExpression]:
+    """The targets, tuples, lists and stars unpacked."""
     flat = []
     while targets:
         target = targets.pop()
@@ -74,8 +74,7 @@ def is_timer(call: cst.Call) -> bool:
 
 
 def trains(loop: cst.CSTNode, modules: frozenset = frozenset()) -> bool:
-    """A training loop: its body calls a backward pass and an update as methods of values (not of the
-    modules `modules` names)."""
+    """A training loop: it calls a backward pass and an update as methods of values (not of `modules`)."""
     methods = {call.func.attr.value for call in calls_in(loop) if isinstance(call.func, cst.Attribute)
                and not (isinstance(call.func.value, cst.Name) and call.func.value.value in modules)}
     return all(methods & kind for kind in TRAINING_STEP_METHODS)
@@ -83,15 +82,10 @@ def trains(loop: cst.CSTNode, modules: frozenset = frozenset()) -> bool:
 
 def imported_modules(module: cst.Module) -> frozenset:
     """The names a module's `import` statements bind to modules (`import a.b as m`: m; `import a.b`: a)."""
-    found = set()
-    for statement in module.body:
-        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-            for alias in small.names if isinstance(small, cst.Import) else ():
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    found.add(alias.asname.name.value)
-                else:
-                    found.add((dotted(alias.name) or "").split(".")[0])
-    return frozenset(found)
+    aliases = [alias for statement in module.body if isinstance(statement, cst.SimpleStatementLine)
+               for small in statement.body if isinstance(small, cst.Import) for alias in small.names]
+    return frozenset(alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+                     else dotted(alias.name).split(".")[0] for alias in aliases)
 
 
 def timed(loop: cst.CSTNode) -> bool:
@@ -107,22 +101,13 @@ def repeats(loop: cst.CSTNode) -> bool:
     return not targets & {n.value for n in names_in(loop.body)}
 
 
-def _one_name(creation: cst.Call, ancestry: Ancestry) -> Optional[str]:
-    """The one name a call's value is assigned to (`e = Event()`), else None."""
-    assign = ancestry.parent(creation)
-    if not isinstance(assign, (cst.Assign, cst.AnnAssign)) or assign.value is not creation:
-        return None
-    names = bound_names(assign)
-    return names[0] if len(names) == 1 else None
-
-
 def event_on_purpose(creation: cst.Call, loop: cst.CSTNode, function: cst.CSTNode, ancestry: Ancestry) -> bool:
-    """An event made to be kept, one per item (`pending.append(done)`, `marks[k] = e`), or made in a
-    measurement loop (repeating, timed, not training) and used only to time: the uses of its one name."""
-    name = _one_name(creation, ancestry)
-    if name is None:
+    """An event made to be kept, one per item, or made in a measurement loop and used only to time."""
+    assign = ancestry.parent(creation)  # (the uses of the one name it is assigned to)
+    names = bound_names(assign) if isinstance(assign, (cst.Assign, cst.AnnAssign)) and assign.value is creation else []
+    if len(names) != 1:
         return False
-    uses = [use for use in names_in(function) if use.value == name]
+    uses = [use for use in names_in(function) if use.value == names[0]]
     if any(_keeps(use, ancestry) for use in uses):
         return True
     return repeats(loop) and not trains(loop) and timed(loop) and all(_times(use, ancestry) for use in uses)
@@ -168,8 +153,14 @@ def is_target(use: cst.Name, ancestry: Ancestry) -> bool:
 
 def names_in(node: cst.CSTNode) -> list[cst.Name]:
     """The names a node reads or binds (`x.step` reads `x`), nested definitions apart."""
-    return [n for n in walk(node, _DEFINITIONS, _read_parts) if type(n) is cst.Name]
+    return [n for n in walk(node, _DEFINITIONS, read_parts) if type(n) is cst.Name]
 
 
-def _read_parts(node: cst.CSTNode) -> list:
-    return [node.value] if type(node) is cst.Attribute else child_nodes(node)
+def read_parts(node: cst.CSTNode) -> list:
+    """The parts of a node that are read (`x.step` reads `x`; a keyword argument, its value)."""
+    return [node.value] if type(node) in (cst.Attribute, cst.Arg) else child_nodes(node)
+
+
+def param_names(function: cst.FunctionDef) -> set[str]:
+    params = function.params
+    return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}

@@ -1,7 +1,5 @@
-"""Why the host waits: what a synchronized value feeds, decided from the code's shape (a syntax
-query keyed by the synchronizing node); the cases are docs/model-cases.md's. What is synchronized,
-on which stream, whether it is hot and whether the loop uploads are the model's: the caller passes
-them in."""
+"""Why the host waits: what a synchronized value feeds, from the code's shape (a syntax query keyed by node;
+cases: docs/model-cases.md). What is synchronized, on which stream, hot or uploading: the caller's (the model's)."""
 
 from __future__ import annotations
 
@@ -13,8 +11,8 @@ import libcst as cst
 from streamlint.model.syntax.ancestry import Ancestry, comprehension_of  # noqa: F401 (the rules' import)
 from streamlint.model.syntax.children import child_nodes, walk
 from streamlint.model.syntax.purpose import (
-    bound_names, calls_in, dotted, flat_targets, imported_modules, is_target, is_timer, last_name, names_in,
-    trains,
+    KEEPING_METHODS, bound_names, calls_in, dotted, flat_targets, imported_modules, is_target, is_timer, last_name,
+    names_in, trains,
 )
 from streamlint.model.syntax.tests import rare_test
 
@@ -62,10 +60,7 @@ _DIFFERENCE_REDUCTIONS = frozenset({"norm", "abs", "fabs", "absolute", "amax", "
 _PRINT_CALLS = frozenset({"print", "pprint", "debug", "info", "warning", "warn", "log", "error", "critical",
                           "exception", "write"})
 # Calls that only report or collect: an `if` doing only these (or raising) is a check.
-_LOG_CALLS = frozenset({"print", "warn", "warning", "info", "debug", "error", "log", "append", "add", "extend",
-                        "write", "add_scalar", "log_metrics", "exception", "critical"})
-_STORE_METHODS = frozenset({"append", "extend", "put", "put_nowait", "write", "send", "add", "appendleft",
-                            "save", "savez", "tofile"})
+_LOG_CALLS = _PRINT_CALLS - {"pprint"} | {"append", "add", "extend", "add_scalar", "log_metrics"}
 _ARRAY_READS = frozenset({"numpy", "tobytes", "tofile", "get", "asnumpy", "cpu", "to", "copy_to_host"})
 _ORDERING_CALLS = frozenset({"wait_stream", "wait_event", "record", "wait", "empty_cache", "barrier",
                             "range_push", "range_pop"})
@@ -89,15 +84,6 @@ def _is_log(call: cst.Call, names: frozenset = _PRINT_CALLS) -> bool:
     return last_name(call.func) in names or dotted(call.func).startswith(("logging.", "logger.", "log."))
 
 
-def _itself(node: cst.CSTNode) -> Optional[Purpose]:
-    """A synchronizing call that is itself an assertion or a comparison with a reference."""
-    if not isinstance(node, cst.Call):
-        return None
-    if _is_assertion(node):
-        return Purpose.ASSERTION
-    return Purpose.VERIFY if last_name(node.func) in _VERIFY_CALLS else None
-
-
 def _is_capture(node: cst.CSTNode) -> bool:
     """A statement that begins a CUDA-graph capture."""
     if isinstance(node, cst.With):
@@ -106,17 +92,16 @@ def _is_capture(node: cst.CSTNode) -> bool:
 
 
 # -- what a value feeds ------------------------------------------------------------------
-def _feeds(body: _Body, node: cst.CSTNode, depth: int, compared: bool = False) -> Optional[Purpose]:
-    """Where the expression `node` sits, and where a name bound to it is used. `compared`: it went
-    into a difference's norm (`norm(x.get() - ref)`), a verification when printed or asserted."""
+def _feeds(body: SyncPurposes, node: cst.CSTNode, depth: int, compared: bool = False) -> Optional[Purpose]:
+    """Where `node` sits, and where a name bound to it is used; `compared`: in a difference's norm."""
     child = node
     difference = False
     for parent in body.ancestry.ancestors(node):
         if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Subtract):
             difference = True
-        found = _sits_in(parent, child)
-        if found is not None:
-            return found
+        place = _PLACES.get(type(parent))
+        if place is not None and (place[0] is None or getattr(parent, place[0]) is child):
+            return place[1] if place[1] is not None else _branch(parent)
         if isinstance(parent, cst.Call) and difference and last_name(parent.func) in _DIFFERENCE_REDUCTIONS:
             compared = True
         if isinstance(parent, cst.Call) and child is not parent.func:
@@ -131,17 +116,10 @@ def _feeds(body: _Body, node: cst.CSTNode, depth: int, compared: bool = False) -
     return None
 
 
-def _sits_in(parent: cst.CSTNode, child: cst.CSTNode) -> Optional[Purpose]:
-    """A test, an iterable, an assertion or a slice bound."""
-    if isinstance(parent, (cst.If, cst.While)) and child is parent.test:
-        return Purpose.CONTROL if isinstance(parent, cst.While) else _branch(parent)
-    if isinstance(parent, cst.For) and child is parent.iter:
-        return Purpose.CONTROL
-    if isinstance(parent, cst.IfExp) and child is parent.test:
-        return Purpose.SELECTION
-    if isinstance(parent, cst.Assert):
-        return Purpose.ASSERTION
-    return Purpose.SHAPE if isinstance(parent, cst.Slice) else None
+# Where a value sits: (the parent's field it fills, None for any; its purpose there, None: the `if`'s branches say).
+_PLACES = {cst.If: ("test", None), cst.While: ("test", Purpose.CONTROL), cst.For: ("iter", Purpose.CONTROL),
+           cst.IfExp: ("test", Purpose.SELECTION), cst.Assert: (None, Purpose.ASSERTION),
+           cst.Slice: (None, Purpose.SHAPE)}
 
 
 def _argument_of(call: cst.Call, child: cst.CSTNode, compared: bool) -> Optional[Purpose]:
@@ -160,7 +138,7 @@ def _argument_of(call: cst.Call, child: cst.CSTNode, compared: bool) -> Optional
     return None
 
 
-def _names_feed(body: _Body, assignment: cst.CSTNode, depth: int, compared: bool) -> Optional[Purpose]:
+def _names_feed(body: SyncPurposes, assignment: cst.CSTNode, depth: int, compared: bool) -> Optional[Purpose]:
     """Where the names it is assigned to are used: the first needed purpose, else the first one."""
     best = None
     for name in bound_names(assignment):
@@ -174,72 +152,52 @@ def _names_feed(body: _Body, assignment: cst.CSTNode, depth: int, compared: bool
     return best
 
 
-def _branch(node: cst.If) -> Optional[Purpose]:
-    """A data-dependent `if` that leaves or queues other work needs the value (CONTROL); one that
-    only assigns could select on the device (SELECTION); one that only raises, logs or collects is a
-    check that could run every N steps (CHECK)."""
-    kinds = set().union(*(_statement_kinds(stmt) for body in _bodies(node) for stmt in body))
-    if "control" in kinds:
-        return Purpose.CONTROL
-    return Purpose.SELECTION if kinds <= {"assign"} else Purpose.CHECK
+def _branch(node: cst.If) -> Purpose:
+    """An `if` that leaves or queues other work needs the value; one that only assigns could select on the device;
+    one that raises, logs or collects is a check."""
+    checks = False
+    for statement in (s for body in _bodies(node) for s in body):
+        for current in walk(statement, _NOT_ENTERED) if type(statement) not in _NOT_ENTERED else ():
+            if type(current) in (cst.Break, cst.Continue, cst.Return) or (
+                    type(current) is cst.Call and not _is_log(current, _LOG_CALLS)):
+                return Purpose.CONTROL
+            checks = checks or type(current) in (cst.Raise, cst.Call)
+    return Purpose.CHECK if checks else Purpose.SELECTION
 
 
 def _bodies(node: cst.If) -> list:
     """The statements of each branch of an `if`/`elif`/`else`."""
-    bodies = [node.body.body]
     orelse = node.orelse
-    while isinstance(orelse, cst.If):
-        bodies.append(orelse.body.body)
-        orelse = orelse.orelse
-    if isinstance(orelse, cst.Else):
-        bodies.append(orelse.body.body)
-    return bodies
+    if isinstance(orelse, cst.If):
+        return [node.body.body, *_bodies(orelse)]
+    return [node.body.body] + ([orelse.body.body] if isinstance(orelse, cst.Else) else [])
 
 
-def _statement_kinds(stmt: cst.CSTNode) -> set[str]:
-    """"control" (leaves, or calls something that is not logging), "check" (raise, log, collect)
-    or "assign" (calls in an assigned value compute it: `best = loss.detach()`; a raised exception's
-    constructor is no work)."""
-    kinds: set[str] = set()
-    for current in walk(stmt, _NOT_ENTERED) if type(stmt) not in _NOT_ENTERED else ():
-        if type(current) in (cst.Break, cst.Continue, cst.Return):
-            return {"control"}
-        if type(current) is cst.Call and not _is_log(current, _LOG_CALLS):
-            return {"control"}
-        kinds.update(_KINDS.get(type(current), ()))
-    return kinds
-
-
-# Nodes whose insides tell no more of what a branch does, and the kind each is.
+# Nodes whose insides tell no more of what a branch does (an assigned value's calls compute it).
 _NOT_ENTERED = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Raise, cst.Assign, cst.AugAssign, cst.AnnAssign)
-_KINDS = {cst.Raise: ("check",), cst.Call: ("check",), cst.Assign: ("assign",), cst.AugAssign: ("assign",),
-          cst.AnnAssign: ("assign",)}
 
 
 # -- what stands next to a synchronization -----------------------------------------------
-def _statement(body: _Body, node: cst.CSTNode) -> tuple[Optional[cst.CSTNode], Optional[cst.CSTNode]]:
+def _statement(body: SyncPurposes, node: cst.CSTNode) -> tuple[Optional[cst.CSTNode], Optional[cst.CSTNode]]:
     """(the statement holding `node`, the block whose body lists it)."""
     child = node
     for parent in body.ancestry.ancestors(node):
-        if isinstance(child, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and isinstance(
-            parent, (cst.IndentedBlock, cst.Module)
-        ):
+        if isinstance(child, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and type(parent) in _BLOCKS:
             return child, parent
         child = parent
     return None, None
 
 
-def _neighbours(body: _Body, node: cst.CSTNode) -> Optional[Purpose]:
-    """An assertion, a timer or memory statistic, or a graph capture right after the sync (or a
-    memory statistic right before) make it part of that. `with` blocks are transparent; out of an
-    enclosing loop only a capture right after the loop counts (a warm-up loop)."""
+_BLOCKS = (cst.IndentedBlock, cst.Module)
+
+
+def _neighbours(body: SyncPurposes, node: cst.CSTNode) -> Optional[Purpose]:
+    """What stands right after the sync makes it part of that; past a loop only a capture counts (a warm-up loop)."""
     stmt, block = _statement(body, node)
     in_loop = False
     while stmt is not None and block is not None:
         siblings = list(block.body)
-        at = next((i for i, s in enumerate(siblings) if s is stmt), None)
-        if at is None:
-            return None
+        at = next(i for i, s in enumerate(siblings) if s is stmt)  # (a block lists the statements it holds)
         if any(_is_capture(later) for later in siblings[at + 1: at + 4]):
             return Purpose.CAPTURE  # (past the graph's own set-up: `g = torch.cuda.CUDAGraph()`)
         for later in siblings[at + 1: at + 4]:
@@ -248,10 +206,6 @@ def _neighbours(body: _Body, node: cst.CSTNode) -> Optional[Purpose]:
                 return found
             if not _passive(later):
                 break
-        if at > 0 and not in_loop:
-            before = siblings[at - 1]
-            if not isinstance(before, _LOOPS) and any(last_name(c.func) in _MEMORY_CALLS for c in calls_in(before)):
-                return Purpose.MEASUREMENT
         outer = next((a for a in body.ancestry.ancestors(block) if isinstance(a, (cst.For, cst.While, cst.With, cst.If,
                                                                                     cst.Try, cst.FunctionDef))), None)
         if outer is None or isinstance(outer, cst.FunctionDef):
@@ -261,9 +215,8 @@ def _neighbours(body: _Body, node: cst.CSTNode) -> Optional[Purpose]:
     return None
 
 
-def _next_to(body: _Body, later: cst.CSTNode) -> Optional[Purpose]:
-    """An assertion, a measurement (not every N steps: `if step % N == 0:` measures other steps), or
-    an assignment checked later (`out = d.copy_to_host()`, then `assert` on it)."""
+def _next_to(body: SyncPurposes, later: cst.CSTNode) -> Optional[Purpose]:
+    """An assertion, a measurement (not every N steps: that measures other steps), or an assignment checked later."""
     if _asserts(later):
         return Purpose.ASSERTION
     periodic = isinstance(later, cst.If) and rare_test(later.test, periodic=True)
@@ -274,16 +227,12 @@ def _next_to(body: _Body, later: cst.CSTNode) -> Optional[Purpose]:
 
 
 def _asserts(stmt: cst.CSTNode) -> bool:
-    if isinstance(stmt, cst.SimpleStatementLine):
-        return any(isinstance(s, cst.Assert) for s in stmt.body) or any(_is_assertion(c) for c in calls_in(stmt))
-    if isinstance(stmt, cst.With):  # `with pytest.raises(...)`, `with torch.no_grad():` around checks
-        return any(_asserts(s) for s in stmt.body.body[:1])
-    return False
+    return isinstance(stmt, cst.SimpleStatementLine) and (
+        any(isinstance(s, cst.Assert) for s in stmt.body) or any(_is_assertion(c) for c in calls_in(stmt)))
 
 
 def _passive(stmt: cst.CSTNode) -> bool:
-    """A statement that only synchronizes, orders streams or processes, or logs (`s.synchronize()`,
-    `dist.barrier()`, `if rank == 0: log.info(...)`): the window looks past it."""
+    """A statement that only synchronizes, orders streams or processes, or logs: the window looks past it."""
     if isinstance(stmt, cst.If):
         return all(_logs_only(body) for body in _bodies(stmt))
     return _calls_only(stmt, lambda call: "synchron" in last_name(call.func).lower()
@@ -301,7 +250,7 @@ def _calls_only(stmt: cst.CSTNode, kind) -> bool:
         isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and kind(s.value) for s in stmt.body)
 
 
-def _checked_later(body: _Body, stmt: cst.CSTNode) -> bool:
+def _checked_later(body: SyncPurposes, stmt: cst.CSTNode) -> bool:
     """An assignment whose names flow into an assertion or a comparison with a reference."""
     if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
             and isinstance(stmt.body[0], (cst.Assign, cst.AnnAssign)) and stmt.body[0].value is not None):
@@ -310,9 +259,8 @@ def _checked_later(body: _Body, stmt: cst.CSTNode) -> bool:
 
 
 # -- a log line under a verbosity switch ---------------------------------------------------
-def _debug_log(body: _Body, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
-    """A print or log line in a block of log lines under an `if` that compares a switch the scope
-    (the innermost loop, else the function) does not change with a number (`if verbosityLevel > 0:`)."""
+def _debug_log(body: SyncPurposes, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
+    """A log line among log lines under a test of a switch the scope never sets against a number."""
     stmt, block = _statement(body, node)
     if not isinstance(stmt, cst.SimpleStatementLine) or block is None or not _logs_only(block.body):
         return False
@@ -338,9 +286,8 @@ def _switch(test: cst.BaseExpression, scope: cst.CSTNode) -> bool:
 
 
 # -- a streaming pipeline's output -------------------------------------------------------
-def _streams_out(body: _Body, node: cst.CSTNode, copy: bool, loop: Optional[cst.CSTNode], uploads: bool) -> bool:
-    """An array read back and kept (stored, appended, yielded, written) in a loop that uploads its
-    input every iteration (`uploads`) or iterates over incoming data: the pipeline's output."""
+def _streams_out(body: SyncPurposes, node: cst.CSTNode, copy: bool, loop: Optional[cst.CSTNode], uploads: bool) -> bool:
+    """An array read back and kept in a loop that uploads every iteration or iterates over incoming data."""
     if loop is None or last_name(getattr(node, "func", cst.Name("x"))) not in _ARRAY_READS and not copy:
         return False
     fed = isinstance(loop, cst.For) and not _counts(loop.iter)
@@ -356,12 +303,12 @@ def _counts(iterable: cst.BaseExpression) -> bool:
     return isinstance(iterable, cst.Call) and last_name(iterable.func) in ("range", "trange", "arange")
 
 
-def _kept(body: _Body, node: cst.CSTNode, depth: int) -> bool:
+def _kept(body: SyncPurposes, node: cst.CSTNode, depth: int) -> bool:
     child = node
     for parent in body.ancestry.ancestors(node):
         if isinstance(parent, cst.Yield):
             return True
-        if isinstance(parent, cst.Call) and child is not parent.func and last_name(parent.func) in _STORE_METHODS:
+        if isinstance(parent, cst.Call) and child is not parent.func and last_name(parent.func) in KEEPING_METHODS:
             return True
         if isinstance(parent, cst.Assign):
             if any(isinstance(t.target, cst.Subscript) for t in parent.targets):
@@ -374,47 +321,37 @@ def _kept(body: _Body, node: cst.CSTNode, depth: int) -> bool:
     return False
 
 
-class _Body:
-    """The function's name uses (nested definitions apart) and the module's parents."""
-
-    def __init__(self, function: cst.CSTNode, ancestry: Ancestry) -> None:
-        self.ancestry = ancestry
-        self.probes: frozenset[int] = frozenset()
-        self.uses: dict[str, list[cst.Name]] = {}
-        for current in walk(function, (cst.FunctionDef, cst.ClassDef)):
-            if isinstance(current, cst.Name):
-                self.uses.setdefault(current.value, []).append(current)
-
-
 class SyncPurposes:
-    """The purposes of one module's synchronizations, a body's uses gathered once per function."""
+    """The purposes of one module's synchronizations; the asking function's name uses (gathered once per function)."""
 
     def __init__(self, ancestry: Ancestry) -> None:
         self.ancestry = ancestry
         self.modules = imported_modules(ancestry.module)  # (a module's `step()` is no optimizer's)
-        self._bodies: dict[int, _Body] = {}
+        self.probes: frozenset[int] = frozenset()
+        self.uses: dict[str, list[cst.Name]] = {}
+        self._uses: dict[int, dict[str, list[cst.Name]]] = {}
 
     def purpose(self, node: cst.CSTNode, value_read: bool, copy: bool, conditional: bool,
                 uploads: bool, probes: frozenset = frozenset()) -> Optional[Purpose]:
-        """What the synchronization at `node` is for; None when the shape tells nothing (a stall).
-        `value_read`: it reads a value back (not a bare wait); `copy`: a device-to-host copy;
-        `conditional`: under a test in its loop; `uploads`: its innermost loop uploads every
-        iteration; `probes`: the ids of the calls of functions that read a timer (the model's answer)."""
+        """What the sync at `node` is for (None: a stall); `probes`: ids of calls of functions that read a timer."""
         function = next((a for a in self.ancestry.ancestors(node) if isinstance(a, cst.FunctionDef)), self.ancestry.module)
-        body = self._bodies.get(id(function))
-        if body is None:
-            body = self._bodies[id(function)] = _Body(function, self.ancestry)
-        body.probes = probes
+        if id(function) not in self._uses:
+            uses = self._uses[id(function)] = {}
+            for current in walk(function, (cst.FunctionDef, cst.ClassDef)):
+                if isinstance(current, cst.Name):
+                    uses.setdefault(current.value, []).append(current)
+        self.uses, self.probes = self._uses[id(function)], probes
         loops = self.ancestry.loops_around(node)
-        found = _why(body, node, value_read, copy, loops, function, uploads)
+        found = _why(self, node, value_read, copy, loops, function, uploads)
         if found is Purpose.MEASUREMENT and not conditional and any(trains(loop, self.modules) for loop in loops):
             return Purpose.STEP_TIMING  # timing every step of a training loop is the stall itself
         return found  # (every N steps, `if step % N == 0:`, is the windowed timing to advise)
 
 
-def _why(body: _Body, node: cst.CSTNode, value_read: bool, copy: bool, loops: list, function: cst.CSTNode,
+def _why(body: SyncPurposes, node: cst.CSTNode, value_read: bool, copy: bool, loops: list, function: cst.CSTNode,
          uploads: bool) -> Optional[Purpose]:
-    found = _itself(node) or (_feeds(body, node, 0) if value_read else None)
+    itself = _argument_of(node, node, False) if isinstance(node, cst.Call) else None
+    found = itself or (_feeds(body, node, 0) if value_read else None)
     if found is not None and found is not Purpose.SELECTION:
         return found
     if value_read and _debug_log(body, node, loops[-1] if loops else function):
@@ -429,10 +366,9 @@ def _why(body: _Body, node: cst.CSTNode, value_read: bool, copy: bool, loops: li
 
 # -- one read per element ------------------------------------------------------------------
 def element_read(node: cst.CSTNode, loop: cst.CSTNode) -> str:
-    """The tensor as spelled (`q`) of a read of one element by the loop's index in a loop that uses
-    it only so (`for b in range(n): q[b].item()`: one `.tolist()` before the loop reads them all), else ""."""
-    element = _read_element(node, loop) if isinstance(loop, cst.For) else None
-    if element is None or not isinstance(loop, cst.For):
+    """The tensor (as spelled) read one element per pass by the loop's index and only so (one `.tolist()` reads all)."""
+    element = _read_element(node) if isinstance(loop, cst.For) else None
+    if element is None:
         return ""
     base = dotted(element.value)
     targets = {n.value for n in names_in(loop.target)}
@@ -443,29 +379,13 @@ def element_read(node: cst.CSTNode, loop: cst.CSTNode) -> str:
     return base
 
 
-def _read_element(node: cst.CSTNode, loop: cst.For) -> Optional[cst.Subscript]:
-    """`q[b]` of `q[b].item()`, `int(q[b])`, `if q[b] < 0:`, or of a name the body binds once to it."""
-    if isinstance(node, cst.Call):
-        if isinstance(node.func, cst.Attribute):
-            return _element_of(node.func.value, loop)
-        return _element_of(node.args[0].value, loop) if len(node.args) == 1 else None
-    if isinstance(node, cst.Comparison):
-        operands = [node.left] + [c.comparator for c in node.comparisons]
-        return next((e for e in (_element_of(o, loop) for o in operands) if e is not None), None)
-    return _element_of(node, loop)
-
-
-def _element_of(expr: cst.BaseExpression, loop: cst.For) -> Optional[cst.Subscript]:
-    if isinstance(expr, cst.Subscript):
-        return expr
-    if not isinstance(expr, cst.Name):
-        return None
-    bound = [n for n in walk(loop.body, ()) if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For))
-             and any(type(t) is cst.Name and t.value == expr.value for t in flat_targets(n))]
-    if len(bound) != 1 or not isinstance(bound[0], cst.Assign) or len(bound[0].targets) != 1:
-        return None  # bound more than once, or otherwise (a loop target, `+=`)
-    value = bound[0].value
-    return value if isinstance(value, cst.Subscript) else None
+def _read_element(node: cst.CSTNode) -> Optional[cst.Subscript]:
+    """`q[b]` of `q[b].item()`, `int(q[b])`, `q[b]`."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        node = node.func.value
+    elif isinstance(node, cst.Call):
+        node = node.args[0].value if len(node.args) == 1 else None
+    return node if isinstance(node, cst.Subscript) else None
 
 
 def _only_reads_elements(body: cst.CSTNode, base: str) -> bool:

@@ -7,12 +7,11 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from streamlint.model.syntax.children import child_nodes, walk
+from streamlint.model.syntax.purpose import param_names, read_parts, unpacked
 
 
 def rare_test(test: cst.BaseExpression, periodic: bool = False) -> bool:
-    """Does the test make its body run only now and then (every N steps, `step % N == 0`, inside
-    `and`/`or`/`not` too; unless `periodic`, also once or under a flag)? A data-dependent test
-    (`if err > tol:`) may pass every time."""
+    """Does the test run its body only now and then (every N steps; unless `periodic`, once or under a flag)?"""
     if isinstance(test, cst.UnaryOperation) and (periodic or isinstance(test.operator, cst.Not)):
         return rare_test(test.expression, periodic)
     if isinstance(test, (cst.Name, cst.Attribute)):
@@ -28,8 +27,7 @@ def rare_test(test: cst.BaseExpression, periodic: bool = False) -> bool:
 
 
 def fills_on_miss(node: cst.If) -> tuple[bool, bool]:
-    """(body, else): the side of a membership test that runs when the key is missing and stores it
-    (`if key not in totals: totals[key] = ...`): once per key, the test settled by the branch."""
+    """(body, else): the side of a membership test that runs when the key is missing and stores it: once per key."""
     test = node.test
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
         return False, False
@@ -76,8 +74,7 @@ def written_constant(expr: cst.BaseExpression) -> bool:
 
 
 def called_on_every_side(node: cst.If) -> tuple[list[cst.Call], list[cst.Call]]:
-    """(body's, else's) calls of a callee both sides of an `if`/`else` call as a statement: it runs
-    whichever side the test takes."""
+    """(body's, else's) calls of a callee both sides of an `if`/`else` call: it runs whichever side is taken."""
     if not isinstance(node.orelse, cst.Else):
         return [], []
     body, other = _statement_calls(node.body), _statement_calls(node.orelse.body)
@@ -86,8 +83,7 @@ def called_on_every_side(node: cst.If) -> tuple[list[cst.Call], list[cst.Call]]:
 
 
 def negated(test: cst.BaseExpression) -> bool:
-    """`not x`, `x != c`, `x is not None`: a rare test whose body is the usual side (of other rare
-    tests the body is the rare side)."""
+    """`not x`, `x != c`, `x is not None`: a rare test whose body is the usual side."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return True
     return isinstance(test, cst.Comparison) and any(
@@ -96,18 +92,12 @@ def negated(test: cst.BaseExpression) -> bool:
 
 def _statement_calls(block: cst.BaseSuite) -> list[cst.Call]:
     """Calls that are a statement of the block, or the value it assigns or returns."""
-    found = []
-    for line in getattr(block, "body", ()):
-        for statement in line.body if isinstance(line, cst.SimpleStatementLine) else ():
-            value = getattr(statement, "value", None)
-            if isinstance(value, cst.Call):
-                found.append(value)
-    return found
+    return [s.value for line in getattr(block, "body", ()) if isinstance(line, cst.SimpleStatementLine)
+            for s in line.body if isinstance(getattr(s, "value", None), cst.Call)]
 
 
 def tested_value(test: cst.BaseExpression, fixed: frozenset[str]) -> Optional[tuple[str, bool]]:
-    """(what is tested, negated) for a test of a name never rebound or of `self.attr` (`a`, `not a`,
-    `rank == 0`, `x is None`): two tests of one such value take sides together on a path."""
+    """(what is tested, negated) of a test of a fixed name or `self.attr`: two such tests take sides together."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         inner = tested_value(test.expression, fixed)
         return (inner[0], not inner[1]) if inner is not None else None
@@ -119,12 +109,12 @@ def tested_value(test: cst.BaseExpression, fixed: frozenset[str]) -> Optional[tu
     name, (operator, constant) = _value_name(test.left, fixed), (test.comparisons[0].operator, test.comparisons[0].comparator)
     if name is None or not written_constant(constant):
         return None
-    spelled = cst.Module([]).code_for_node(constant)
-    if isinstance(operator, (cst.Equal, cst.NotEqual)):
-        return f"{name}=={spelled}", isinstance(operator, cst.NotEqual)
-    if isinstance(operator, (cst.Is, cst.IsNot)):
-        return f"{name} is {spelled}", isinstance(operator, cst.IsNot)
-    return None
+    spelled, negation = _COMPARED.get(type(operator), (None, False))
+    return (f"{name}{spelled}{cst.Module([]).code_for_node(constant)}", negation) if spelled else None
+
+
+# How a comparison of a value with a constant is spelled, and whether it is negated.
+_COMPARED = {cst.Equal: ("==", False), cst.NotEqual: ("==", True), cst.Is: (" is ", False), cst.IsNot: (" is ", True)}
 
 
 def _value_name(expr: cst.BaseExpression, fixed: frozenset[str]) -> Optional[str]:
@@ -137,10 +127,8 @@ def _value_name(expr: cst.BaseExpression, fixed: frozenset[str]) -> Optional[str
 
 
 def never_rebound(function: cst.FunctionDef, own: Optional[list] = None) -> frozenset[str]:
-    """The parameters the function's body never binds again (by any binding form, `_BINDS`). `own`:
-    the body's nodes outside its nested definitions, when read already (the insides are read here)."""
-    params = function.params
-    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    """The parameters the body never binds again; `own`: its nodes outside nested definitions, when read already."""
+    names = param_names(function)
     bound: set[str] = set()
     todo: list = [function.body] if own is None else []
     for node in own or ():
@@ -152,24 +140,12 @@ def never_rebound(function: cst.FunctionDef, own: Optional[list] = None) -> froz
 
 def names_read(function: cst.FunctionDef, among: frozenset[str]) -> frozenset[str]:
     """The names of `among` the function's body reads from the enclosing scope (a closure's free names)."""
-    params = function.params
-    wanted = among - {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-    return frozenset(n.value for n in walk(function.body, (), _read_parts) if type(n) is cst.Name and n.value in wanted)
-
-
-def _read_parts(node: cst.CSTNode) -> list:
-    return [node.value] if type(node) in (cst.Attribute, cst.Arg) else child_nodes(node)
+    wanted = among - param_names(function)
+    return frozenset(n.value for n in walk(function.body, (), read_parts) if type(n) is cst.Name and n.value in wanted)
 
 
 def _target_names(target: cst.CSTNode) -> Iterator[str]:
-    if isinstance(target, cst.Name):
-        yield target.value
-    for child in target.children if not isinstance(target, (cst.Attribute, cst.Subscript)) else ():
-        yield from _target_names(child)
-
-
-def _import_binds(alias: cst.ImportAlias) -> tuple:
-    return () if alias.asname is not None else (cst.Module([]).code_for_node(alias.name).partition(".")[0],)
+    return (t.value for t in unpacked([target]) if type(t) is cst.Name)
 
 
 # A node type (exact: isinstance on libcst's ABCs is slow) -> the names a node of it binds.
@@ -177,11 +153,8 @@ _BINDS = {
     **{kind: lambda n: _target_names(n.target)
        for kind in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.Del)},
     cst.AsName: lambda n: _target_names(n.name),
-    cst.Global: lambda n: (a.name.value for a in n.names),
-    cst.Nonlocal: lambda n: (a.name.value for a in n.names),
     cst.FunctionDef: lambda n: (n.name.value,),
     cst.ClassDef: lambda n: (n.name.value,),
-    cst.ImportAlias: _import_binds,
 }
 
 
@@ -196,8 +169,7 @@ def _bound_in(todo: list) -> set[str]:
 
 
 def item_tests(loop: cst.For) -> frozenset[int]:
-    """The ids of the tests (statements of the loop's body) of a loop item against None before the body
-    rebinds it (`for k, v in d.items(): if v is not None:`): data-dependent, not one-offs (row 7.32)."""
+    """The ids of the loop body's tests of an item against None before it is rebound: data-dependent (row 7.32)."""
     items, found = set(_target_names(loop.target)), set()
     for line in getattr(loop.body, "body", ()):
         if isinstance(line, cst.If) and _none_tested(line.test) in items:
