@@ -42,6 +42,8 @@ FUNCTIONS: dict[str, Fact] = {
     "cupy.cuda.runtime.memsetAsync": Fact(K.MEMSET, F, stream=Stream.ARG, stream_arg=Arg(3, "stream")),
     "cupy.cuda.runtime.malloc": Fact(K.RAW_ALLOC, F, stream=Stream.LEGACY, result="device:raw"),
     "cupy.cuda.runtime.free": Fact(K.RAW_ALLOC, F, stream=Stream.LEGACY),
+    # `cupy.copyto(dst, src)`: a kernel on the current stream that reads src and writes dst in place
+    "cupy.copyto": Fact(K.KERNEL, F, stream=Stream.CURRENT, reads=(Arg(1, "src"),), writes=(Arg(0, "dst"),), result="none"),
     # A raw allocation from CuPy's pool: a MemoryPointer (pointer arithmetic keeps it).
     **{name: Fact(K.ALLOC, F, result="device:raw") for name in ("cupy.cuda.alloc", "cupy.cuda.memory.alloc")},
     # A raw kernel is launched as `kernel(grid, block, args)`: its arguments start at 2.
@@ -63,6 +65,7 @@ EVENT_METHODS: dict[str, Fact] = {
     "synchronize": Fact(K.EVENT_SYNC, F, blocking=Block.ALWAYS),
 }
 
+_WRITTEN = "device:cupy:written"  # (fact_calls.result_of: new device memory the kernel writes)
 ARRAY_METHODS: dict[str, Fact] = {
     "get": Fact(
         K.COPY_D2H, F, stream=Stream.ARG_OR_CURRENT, stream_arg=Arg(0, "stream"), blocking=Block.FLAG,
@@ -77,6 +80,12 @@ ARRAY_METHODS: dict[str, Fact] = {
        for name in ("item", "tolist", "tobytes", "tofile")},
     # views: the same memory, no device work
     **{name: Fact(None, F, result="self") for name in ("reshape", "view", "transpose", "swapaxes", "squeeze", "ravel")},
+    # kernels on the current stream that write a new device array there (`fill`: in place)
+    **{name: Fact(K.KERNEL, F, stream=Stream.CURRENT, self_reads=True, result=_WRITTEN) for name in (
+        "sum", "mean", "max", "min", "argmax", "argmin", "prod", "std", "var", "cumsum", "cumprod", "astype", "copy",
+        "dot", "clip", "round", "conj", "all", "any", "sort", "argsort", "take", "put", "repeat", "flatten",
+        "trace", "diagonal", "ptp", "partition")},
+    "fill": Fact(K.KERNEL, F, stream=Stream.CURRENT, self_writes=True, result=_WRITTEN),
 }
 
 # Methods of a raw allocation (`cupy.cuda.MemoryPointer`): device copies and fills queued on
@@ -96,14 +105,6 @@ MEMORY_POINTER_METHODS: dict[str, Fact] = {
 # MemoryPointer, raw device memory (`dst.data.copy_from_device(src, n)`; D-11's evidence).
 MEMORY_POINTER_ONLY = frozenset({"copy_from_device", "copy_from_device_async", "memset_async"})
 
-# Array methods that launch a kernel on the current stream and return a device array.
-KERNEL_METHODS = frozenset({
-    "sum", "mean", "max", "min", "argmax", "argmin", "prod", "std", "var", "cumsum", "cumprod", "astype", "copy",
-    "fill", "dot", "clip", "round", "conj", "all", "any", "sort", "argsort", "take", "put", "repeat", "flatten",
-    "trace", "diagonal", "ptp", "partition",
-})
-# cupy.<name>(dst, src, ...) writes its first argument in place (and returns None).
-DESTINATION_FIRST = frozenset({"copyto"})
 
 # Namespaces whose functions compute on device arrays (a call is a kernel launch).
 KERNEL_NAMESPACES = frozenset({"cupy", "cupy.linalg", "cupy.fft", "cupyx.scipy.signal", "cupyx.scipy.ndimage", "cupyx.scipy.special"})

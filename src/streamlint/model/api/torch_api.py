@@ -33,6 +33,8 @@ FUNCTIONS: dict[str, Fact] = {
     "torch.equal": Fact(K.IMPLICIT_SYNC, F, **_SYNC),
     "torch.allclose": Fact(K.IMPLICIT_SYNC, F, **_SYNC),
     "torch.is_nonzero": Fact(K.IMPLICIT_SYNC, F, **_SYNC),
+    "torch.testing.assert_close": Fact(K.IMPLICIT_SYNC, F, **_SYNC),  # (a test's comparison: the host raises)
+    "torch.testing.assert_allclose": Fact(K.IMPLICIT_SYNC, F, **_SYNC),
     # work under `with torch.cuda.graph(g):` is recorded into the graph on a capture stream
     "torch.cuda.graph": Fact(None, F, result="graph_context"),
     # the analysed program runs where its streams do: on a machine with a GPU
@@ -40,10 +42,6 @@ FUNCTIONS: dict[str, Fact] = {
     # A context that does nothing (the other arm of `stream(s) if overlap else nullcontext()`).
     "contextlib.nullcontext": Fact(None, F, result="none"),
 }
-
-# A test's comparisons: they read their tensors back to the host and wait for the current stream,
-# as `torch.equal` does (the rows above of kind IMPLICIT_SYNC); the host raises on a mismatch.
-TEST_COMPARISONS = frozenset({"torch.testing.assert_close", "torch.testing.assert_allclose"})
 
 # torch.<creator>(..., device=, pin_memory=): device from the keywords, CPU otherwise.
 CREATORS = frozenset({

@@ -15,7 +15,7 @@ from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import Evidence, FunctionSummary
 from streamlint.model.summary.perform import perform, released
 
-SELF_OPTION = "<self>."  # (transfer/frame.py's branch tag of a test of `self.<attr>`)
+SELF_OPTION = "<self>."  # the branch tag of a test of `self.<attr>`: an option the object was made with
 
 
 @dataclass(frozen=True)
@@ -52,19 +52,15 @@ def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bo
     mapped: list[Effect] = []
     conflicts: list[Conflict] = []
     for effect in summary.effects:
-        guard = mapper.path(effect.guard) if effect.guard is not None else None
-        if guard is not None and state.at(guard).on_device:
-            continue  # a move of what the caller holds on the device already
         translated = mapper.effect(effect)
-        if translated is None or exclusive(binding.branch, translated.branch):
-            continue  # (not this call's: its sides of a test are not the caller's sides at the call)
+        # (not this call's: its sides of a test are not the caller's; a move of what is on the device already)
+        if translated is None or exclusive(binding.branch, translated.branch) \
+                or (translated.guard is not None and state.at(translated.guard).on_device):
+            continue
         state, found = perform(state, replace(translated, branch=binding.branch + translated.branch), reported)
         conflicts.extend(c for c in found if not _found_inside(c, binding.site))
         mapped.append(translated)
         mapper.state = state
-    for e in summary.effects:
-        if e.kind is EffectKind.SET_CURRENT and e.stream:
-            state = state.with_current(e.framework, mapper.stream(e.stream))
     receiver = binding.receiver.identity if binding.receiver is not None else None
     if receiver is not None:
         for attr, value in summary.self_stores:
@@ -144,17 +140,14 @@ class _Mapper:
                 path = Path(Root.local("<an event the caller does not name>"))
             else:
                 return None
-        stream = self.stream(e.stream) if e.stream is not None else None
-        other = self.stream(e.other) if e.other is not None else None
         sides = [self._side(tag) for tag in e.branch]
         if None in sides:
             return None  # on a side of a test of a parameter the caller's argument does not take
-        branch = tuple(tag for tag in sides if tag)
-        handed = e.handed
-        if e.kind is EffectKind.ACCESS and e.stream is not None and e.stream.kind in EXISTING:
-            handed = e.handed + self.binding.handed
-        return replace(e, path=path, stream=stream, other=other, guard=self.path(e.guard) if e.guard is not None else None, chain=(self.binding.site,) + e.chain,
-                       branch=branch, handed=handed)
+        existing = e.kind is EffectKind.ACCESS and e.stream is not None and e.stream.kind in EXISTING
+        return replace(e, path=path, stream=e.stream and self.stream(e.stream), other=e.other and self.stream(e.other),
+                       guard=e.guard and self.path(e.guard), chain=(self.binding.site,) + e.chain,
+                       branch=tuple(tag for tag in sides if tag),
+                       handed=e.handed + self.binding.handed if existing else e.handed)
 
     def _side(self, tag: str) -> Optional[str]:
         """A side tag in the caller's terms: "" where the caller's argument takes that side, None the other (D-18)."""

@@ -48,8 +48,6 @@ MAX_EFFECTS = 400
 def bounded(effects: tuple[Effect, ...]) -> tuple[tuple[Effect, ...], bool]:
     if len(effects) <= MAX_EFFECTS:
         return effects, False
-    kept = tuple(e for e in effects if e.kind is not EffectKind.ACCESS)
-    room = max(0, MAX_EFFECTS - len(kept))
-    accesses = [e for e in effects if e.kind is EffectKind.ACCESS][:room]
-    keep_ids = {id(e) for e in accesses} | {id(e) for e in kept}
-    return tuple(e for e in effects if id(e) in keep_ids), True
+    room = max(0, MAX_EFFECTS - sum(e.kind is not EffectKind.ACCESS for e in effects))
+    kept = {id(e) for e in [e for e in effects if e.kind is EffectKind.ACCESS][:room]}
+    return tuple(e for e in effects if e.kind is not EffectKind.ACCESS or id(e) in kept), True

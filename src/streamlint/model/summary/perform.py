@@ -108,18 +108,7 @@ def _wait_stream(order: Order, e: Effect) -> Order:
         return order
     if not e.other.known:
         return order.wait_any(e.stream, order.streams())  # a wait we cannot resolve may order anything
-    for waiter in _waiters(e.stream):
-        order = order.wait(waiter, e.other, e.branch)
-    return order
-
-
-def _waiters(stream: StreamRef) -> tuple[StreamRef, ...]:
-    """The legacy default stream's waits may be PyTorch's current stream's too, and the other way round (at entry)."""
-    if stream.kind is StreamRefKind.LEGACY:
-        return (stream, StreamRef.ambient("torch"))
-    if stream == StreamRef.ambient("torch"):
-        return (stream, StreamRef.legacy())
-    return (stream,)
+    return order.wait(e.stream, e.other, e.branch)
 
 
 def _wait_event(order: Order, e: Effect) -> Order:
@@ -129,9 +118,7 @@ def _wait_event(order: Order, e: Effect) -> Order:
         return order  # an event the program made, which nothing recorded yet: waiting on it orders nothing
     if order.recorded(e.path) is None:
         return order.wait_any(e.stream, order.streams())  # an event recorded where we cannot see: may order anything
-    for waiter in _waiters(e.stream):
-        order = order.wait_event(waiter, e.path, e.branch)
-    return order
+    return order.wait_event(e.stream, e.path, e.branch)
 
 
 def _sync_stream(order: Order, e: Effect) -> Order:

@@ -23,16 +23,20 @@ def do(state: State, frame: Frame, effect: Effect) -> State:
     return state
 
 
+def wait_for(state: State, frame: Frame, site: str, stream: Optional[StreamRef]) -> State:
+    """The host waits for the work queued on `stream` so far."""
+    return do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream))
+
+
 def access(state: State, frame: Frame, site: str, path: Path, write: bool, stream: StreamRef,
            host_memory: bool = False, guard: Optional[Path] = None) -> State:
     return do(state, frame, Effect(EffectKind.ACCESS, site, path, stream, write=write, guard=guard,
                                    host_memory=host_memory))
 
 
-def host_access(state: State, frame: Frame, site: str, path: Path, write: bool, device_memory: bool = False) -> State:
-    """The host itself reads or writes memory: its own, or device memory it hands to a library
-    that reads it outside the streams (CUDA-aware MPI)."""
-    return access(state, frame, site, path, write, HOST, host_memory=not device_memory)
+def host_access(state: State, frame: Frame, site: str, path: Path, write: bool) -> State:
+    """The host itself reads or writes its own memory."""
+    return access(state, frame, site, path, write, HOST, host_memory=True)
 
 
 def host_reads(state: State, frame: Frame, site: str, values: list[AbsValue]) -> State:

@@ -8,7 +8,10 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model.api.facts import Arg
+from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue, truth
+
+Handled = tuple[AbsValue, State]  # what a call evaluates to, and the state after it
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,11 @@ from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue, Memory, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.transfer.act import access, device_reads, do, kernel
-from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.fact_calls import apply_fact, compiled_from, stream_of_value
 from streamlint.model.transfer.frame import Frame
 
-Handled = tuple[AbsValue, State]
 
 
 def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
@@ -34,14 +33,14 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     if fact is not None:
         return apply_fact(fact, arguments, state, frame, name)
     if namespace in cupy.CREATING_NAMESPACES:
-        return _cupy_kernel(name, "zeros", arguments, state, frame)
+        return _cupy_kernel(name, arguments, state, frame)
     if namespace in cupy.KERNEL_NAMESPACES and short not in cupy.NON_KERNEL_FUNCTIONS:
         # `cp.ceil(n / 32)` of host numbers (or tuples of them: `x.shape`): a kernel the host could have skipped
         host_inputs = short not in host_math.SHAPE_TAKERS and bool(arguments.values()) and all(
             v.kind is ValueKind.HOST_NUMBER or (v.kind is ValueKind.CONTAINER and v.element is not None
                                                 and v.element.kind is ValueKind.HOST_NUMBER)
             for v in arguments.values())
-        return _cupy_kernel(name, short, arguments, state, frame, host_inputs)
+        return _cupy_kernel(name, arguments, state, frame, host_inputs)
     return None
 
 
@@ -83,21 +82,12 @@ def _refined_number(node: cst.BaseExpression, state: State) -> State:
     return state
 
 
-def _cupy_kernel(api: str, short: str, arguments: Arguments, state: State, frame: Frame,
-                 host_inputs: bool = False) -> Handled:
-    """A CuPy kernel function: it reads its arrays and makes its result on the current stream (`copyto`: into dst)."""
+def _cupy_kernel(api: str, arguments: Arguments, state: State, frame: Frame, host_inputs: bool = False) -> Handled:
+    """A CuPy kernel function: it reads its arrays and makes its result on the current stream."""
     current = state.current_stream("cupy")
     site = frame.site(arguments.node)
     state = kernel(state, frame, site, api, current, "cupy", host_inputs)
     inputs = [v for v in arguments.values() if is_device(v) and v.identity is not None]
-    if short in cupy.DESTINATION_FIRST:
-        destination = arguments.value(Arg(0, "dst"))
-        source = arguments.value(Arg(1, "src"))
-        if source is not None and source.is_buffer and source.identity is not None:
-            state = access(state, frame, site, source.identity, False, current, host_memory=not is_device(source))
-        if destination is not None and is_device(destination) and destination.identity is not None:
-            state = access(state, frame, site, destination.identity, True, current)
-        return AbsValue(ValueKind.NONE), state
     out = arguments.value(Arg(kw="out"))
     for value in inputs:
         if out is None or value.identity != out.identity:
@@ -109,18 +99,6 @@ def _cupy_kernel(api: str, short: str, arguments: Arguments, state: State, frame
     return result, access(state, frame, site, result.identity, True, current)
 
 
-def cupy_array_method(name: str, array: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
-    """The array methods no row says: kernels on the current stream."""
-    if name in cupy.KERNEL_METHODS and array.identity is not None and is_device(array):
-        current = state.current_stream("cupy")
-        site = frame.site(arguments.node)
-        state = kernel(state, frame, site, f"cupy.ndarray.{name}", current, "cupy")
-        state = access(state, frame, site, array.identity, name == "fill", current)
-        result = AbsValue(ValueKind.BUFFER, "cupy", Memory.DEVICE, Path(Root.fresh(site)), current)
-        return result, access(state, frame, site, result.identity, True, current)
-    return None
-
-
 def capture(name: str, stream: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
     """`s.begin_capture()` ... `g = s.end_capture()`: CuPy's graph capture on the stream."""
     if name not in _CAPTURE or stream.stream is None:
@@ -128,21 +106,18 @@ def capture(name: str, stream: AbsValue, arguments: Arguments, state: State, fra
     site = frame.site(arguments.node)
     graph = AbsValue(ValueKind.GRAPH, "cupy", identity=Path(Root.fresh(site)))
     captured = graph.identity if name == "end_capture" else None
-    effect = Effect(_CAPTURE[name], site, captured, stream.stream, framework="cupy")
+    effect = Effect(_CAPTURE[name], site, captured, stream.stream)
     return (graph if name == "end_capture" else AbsValue(ValueKind.UNKNOWN)), do(state, frame, effect)
 
 
 _CAPTURE = {"begin_capture": EffectKind.BEGIN_CAPTURE, "end_capture": EffectKind.END_CAPTURE}
-def launch_stream(config: list[AbsValue]):
-    """`kernel[grid, block, stream]`: the stream, else Numba's legacy default stream."""
-    return stream_of_value(config[2]) if len(config) > 2 else stream_of_value(AbsValue(ValueKind.NONE))
 
 
 def launch_graph(graph: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     """`graph.launch(stream=None)`, `g.replay()`: its captured work again, on the stream given or the current."""
     given = stream_of_value(arguments.value(Arg(0, "stream")))
     stream = given or state.current_stream(graph.framework or "cupy")
-    effect = Effect(EffectKind.LAUNCH_GRAPH, frame.site(arguments.node), graph.identity, stream, framework=graph.framework)
+    effect = Effect(EffectKind.LAUNCH_GRAPH, frame.site(arguments.node), graph.identity, stream)
     return AbsValue(ValueKind.UNKNOWN), do(state, frame, effect)
 
 

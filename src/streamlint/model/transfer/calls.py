@@ -1,6 +1,4 @@
-"""Calls: the one dispatch from a callee value to what the call does. Framework calls go to
-their handler over the fact tables; project functions to their summary (`apply`); an
-unknown callable given CUDA tensors follows PyTorch's invariant; anything else is opaque."""
+"""Calls: the one dispatch from a callee value to its framework handler, its summary (`apply`), or opaque."""
 
 from __future__ import annotations
 
@@ -18,22 +16,21 @@ from streamlint.model.api.facts import LEGACY_BY_DEFAULT, Arg, OpKind
 from streamlint.model.domain.order import AccessEvent
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State, entry_stream
-from streamlint.model.domain.values import MAX_TARGETS, MERGED, NO_ITEMS, SEQUENCE, UNKNOWN, AbsValue, Memory, ValueKind
+from streamlint.model.domain.values import MAX_TARGETS, MERGED, NO_ITEMS, NONE, SEQUENCE, UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.syntax.names import attribute_named
 from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect
 from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.transfer import array_calls, fact_calls, handlers, mpi_calls, torch_calls
 from streamlint.model.transfer.act import access, device_reads, host_reads, kernel, operation
-from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.frame import CELL, SIDE_STREAM_FACT, CallContext, Frame
 
-Handled = tuple[AbsValue, State]
 METHOD = "."  # a callee value for `receiver.<name>` whose receiver decides what it is
 RAW = "raw"  # the framework of raw allocations (a MemoryPointer)
 # Builtins that read their arguments on the host (formatting, conversion, printing).
-HOST_READERS = frozenset({"print", "str", "repr", "float", "int", "bool", "format", "len", "list", "sum"})
+HOST_READERS = frozenset({"print", "str", "repr", "float", "int", "bool", "complex", "format", "len", "list", "sum"})
 # Methods the tables know on a framework's objects or on builtins: a call of one of these names
 # through an unknown receiver is no evidence that the receiver is a project class.
 FRAMEWORK_METHODS = (frozenset(torch_api.TENSOR_METHODS) | torch_api.TENSOR_PRESERVING
@@ -97,14 +94,7 @@ def of_object(value: AbsValue, obj: Path) -> AbsValue:
     def moved(path: Path) -> Path:
         return path.rebased(obj) if path.root.kind is RootKind.SELF else path
 
-    stream = value.stream
-    if stream is not None and stream.path is not None:
-        stream = replace(stream, path=moved(stream.path))
-    identity = moved(value.identity) if value.identity is not None else None
-    element = of_object(value.element, obj) if value.element is not None else None
-    return replace(value, identity=identity, stream=stream, element=element,
-                   members=frozenset(moved(m) for m in value.members),
-                   positions=tuple(of_object(p, obj) for p in value.positions))
+    return value.mapped(moved, lambda ref: replace(ref, path=moved(ref.path)) if ref.path is not None else ref)
 
 
 def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -156,7 +146,7 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
     wrapped = arguments.value(interop.POINTER_WRAPPERS.get(target))
     if wrapped is not None and wrapped.is_buffer:  # a handle of the memory at an address (`fromaddress(ptr, n)`)
         return wrapped, state
-    handler = handlers.for_function(target)
+    handler = next((function for roots, function in handlers.FUNCTIONS if target.startswith(roots)), None)
     handled = handler(target, arguments, state, frame) if handler else None
     if handled is None and target.startswith(mpi.MODULE_ROOT + "."):  # `MPI.COMM_WORLD.Bcast(buf)`
         handled = mpi_calls.comm_method(target.rsplit(".", 1)[-1], arguments, state, frame)
@@ -447,11 +437,13 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
         if method is not None:
             return method, state
     site = frame.site(arguments.node)
-    if name in host_math.SCALAR_CONVERSIONS and len(arguments.positional) == 1 and is_device(arguments.positional[0][0]):
-        return _read_back(name, arguments.positional[0][0], site, state, frame)
-    printed = [v for v, _ in arguments.positional if is_device(v)] if name in host_math.FORMATTING_READERS else []
-    if printed:  # `print(loss)`: the tensor's value is copied back to be formatted
-        _, state = _read_back(name, printed[0], site, state, frame)
+    read = [v for v, _ in arguments.positional if is_device(v)]
+    if read and (name in host_math.FORMATTING_READERS or (name in host_math.SCALAR_CONVERSIONS
+                                                          and len(arguments.positional) == 1)):
+        # `print(loss)`, `int(t)`: the host copies the value back once the current stream finished
+        current = state.current_stream(read[0].framework or torch_calls.F)
+        _, state = torch_calls.read_back(name, read[:1], current, fact_calls.made_at(read[0]), read[0].framework,
+                                         site, state, frame)
     listed = _listed_items(target, arguments)
     if listed is not None:
         return listed, state
@@ -478,12 +470,6 @@ def _listed_items(target: str, arguments: Arguments) -> Optional[AbsValue]:
     return AbsValue(ValueKind.CONTAINER, element=iterable.items, members=iterable.members)
 
 
-def _read_back(name: str, value: AbsValue, site: str, state: State, frame: Frame) -> Handled:
-    """`int(t)` of device memory: the host copies it back once the current stream finished."""
-    current = state.current_stream(value.framework or torch_calls.F)
-    return torch_calls.read_back(name, [value], current, fact_calls.made_at(value), value.framework, site, state, frame)
-
-
 def _own_method(name: str, receiver: AbsValue, frame: Frame) -> bool:
     """`self.m(...)` where the walked method's class defines `m` itself (not `super().m(...)`)."""
     identity = receiver.identity
@@ -500,7 +486,7 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame,
     if frame.program is not None and frame.program.is_class(target):
         obj = AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))), target=target)
         target, arguments = f"{target}.__init__", replace(arguments, receiver=obj)
-    context = _context(arguments, state, frame) if obj is not None else _hot_context(arguments, state, frame)
+    context = _context(arguments, state, frame)
     if cells:  # a closure's cells: what its free names hold, a dimension of the context (D-21)
         context = replace(context, args=context.args + tuple((key, _fact(value, state)) for key, value in cells))
     summary = frame.program.summary(target, context) if frame.program is not None else None
@@ -511,8 +497,8 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame,
     bound = _bound_args(summary.params, arguments) + cells  # (a cell is bound as the parameter it is in the walk)
     binding = Binding(frame.site(arguments.node), bound, arguments.receiver, frame.branch)
     applied = apply(summary, state, binding)
-    for effect in applied.effects:  # (a constructor's effects as its `__init__` made them)
-        frame.emit(_in_this_loop(effect, frame, frame.guards_at(arguments.node)) if obj is None else effect)
+    for effect in applied.effects:
+        frame.emit(_in_this_loop(effect, frame, frame.guards_at(arguments.node)))
     frame.report(list(applied.conflicts))
     state = applied.state
     for param, tags in summary.evidence:
@@ -537,13 +523,6 @@ def _bound_args(params: tuple[str, ...], arguments: Arguments) -> tuple[tuple[st
     return tuple(bound.items())
 
 
-def _hot_context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
-    context = _context(arguments, state, frame)
-    if frame.context.hot and not frame.guards_at(arguments.node):  # called on every call of a hot entry: hot too
-        context = replace(context, hot=frame.context.hot)
-    return context
-
-
 def _context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
     """What this call tells the callee of its arguments (kind, memory, stream) and of the current stream."""
     keyed = [(str(i), given) for i, given in enumerate(arguments.positional)] + list(arguments.keywords.items())
@@ -552,7 +531,8 @@ def _context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
     entered = tuple(f for f in LEGACY_BY_DEFAULT if state.current_stream(f).kind is not StreamRefKind.LEGACY)
     handed_on = [key for key, (value, _) in keyed if _work_stream_of(value)]
     complete = isinstance(arguments.node, cst.Call) and not any(a.star for a in arguments.node.args)
-    return CallContext(facts, receiver, chosen=frame.chosen_stream(state), entered=tuple(sorted(entered)),
+    hot = frame.context.hot if not frame.guards_at(arguments.node) else ""  # (on every call of a hot entry: hot too)
+    return CallContext(facts, receiver, hot, chosen=frame.chosen_stream(state), entered=tuple(sorted(entered)),
                        work_stream=handed_on[0] if len(handed_on) == 1 else "", complete=complete)
 
 
@@ -586,9 +566,7 @@ def cells_of(callee: AbsValue) -> tuple[tuple[str, AbsValue], ...]:
 
 
 def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = False) -> Handled:
-    """An unknown callable. Given CUDA tensors it runs on the current stream (PyTorch's invariant:
-    a model or loss passed in, a helper we cannot read) and returns a CUDA tensor made there;
-    given a stream it queues its work there; given anything else it tells us nothing."""
+    """An unknown callable: on CUDA tensors it runs on the current stream (the invariant), or on a given stream."""
     tensors = _buffers_given(arguments)
     if arguments.receiver is not None and arguments.receiver.is_buffer:
         tensors.append(arguments.receiver)
@@ -621,16 +599,10 @@ def _buffers_given(arguments: Arguments) -> list[AbsValue]:
     return found
 
 
-def operate(buffers: list[AbsValue], node: cst.CSTNode, state: State, frame: Frame) -> Handled:
-    """An operator on tensors (`a * 2`): PyTorch's invariant, as any operation."""
-    arguments = Arguments((), {}, None, node)  # type: ignore[arg-type]
-    return torch_calls.run_operation(buffers, None, False, arguments, state, frame)
-
-
 def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, state: State, frame: Frame) -> Handled:
     """A kernel launch on its configuration's stream (Numba's legacy default stream without one): it reads its
     device arrays and writes those its body stores into (all, when the body cannot be read)."""
-    stream = array_calls.launch_stream(settings)
+    stream = fact_calls.stream_of_value(settings[2] if len(settings) > 2 else NONE)
     if stream is None or not stream.known:
         return UNKNOWN, state
     writes = frame.program.kernel_writes(kernel.target) if frame.program and kernel.target else None

@@ -14,7 +14,7 @@ from streamlint.model.domain.paths import FILL, PREFIX, Index, IndexKind, Path, 
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import NO_ITEMS, FALSE, NONE, OF_ARGUMENTS, OPTION, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
-from streamlint.model.transfer import calls
+from streamlint.model.transfer import calls, torch_calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.act import host_access
 from streamlint.model.transfer.devices import is_host, memory_of_device_string
@@ -160,11 +160,6 @@ def _counter_slot(node: cst.BaseExpression, state: State, frame: Frame) -> Optio
     return Index.slot(holder.identity.attr(node.attr.value).spell(), size) if holder.identity is not None else None
 
 
-def _slot_value(slot: Index) -> AbsValue:
-    """A host number that is a ring slot of a loop counter (`k % 2`), as a name holds it."""
-    return AbsValue(ValueKind.HOST_NUMBER, target=f"{_SLOT}{slot.symbol} {slot.modulus} {slot.offset}")
-
-
 def _slot_of(value: AbsValue) -> Optional[Index]:
     if value.kind is not ValueKind.HOST_NUMBER or not value.target.startswith(_SLOT):
         return None
@@ -225,9 +220,15 @@ def _slot(node: cst.BaseExpression) -> Optional[Index]:
 
 def _call(node: cst.Call, state: State, frame: Frame) -> Evaluated:
     receiver: Optional[AbsValue] = None
+    settings: Optional[list[AbsValue]] = None  # a Numba kernel launch's: `kernel[grid, block, stream](args)`
     if isinstance(node.func, cst.Subscript):
-        return _launch(node, node.func, state, frame)
-    if isinstance(node.func, cst.Attribute):
+        callee, state = evaluate(node.func.value, state, frame)
+        settings = []
+        for element in node.func.slice:
+            if isinstance(element.slice, cst.Index):
+                value, state = evaluate(element.slice.value, state, frame)
+                settings.append(value)
+    elif isinstance(node.func, cst.Attribute):
         receiver, state = evaluate(node.func.value, state, frame)
         held = state.stored(receiver.identity.attr(node.func.attr.value)) if receiver.identity is not None else None
         if held is not None and held.kind in (ValueKind.UNKNOWN, ValueKind.CALLABLE, ValueKind.OBJECT, ValueKind.NAMESPACE,
@@ -246,25 +247,12 @@ def _call(node: cst.Call, state: State, frame: Frame) -> Evaluated:
             keywords[arg.keyword.value] = (value, arg.value)
         elif arg.star == "**":  # a dict written out: its keys are keyword arguments
             keywords.update({k: (v, arg.value) for k, v in zip(value.keys, value.positions) if k not in keywords})
-        elif not arg.star:
+        elif not arg.star or settings is not None:  # (a launch's `*args`: the arrays it hands the kernel)
             positional.append((value, arg.value))
     arguments = Arguments(tuple(positional), keywords, receiver, node)
+    if settings is not None:
+        return calls.launch(callee, settings, arguments, state, frame)
     return calls.call(callee, arguments, state, frame)
-
-
-def _launch(node: cst.Call, config: cst.Subscript, state: State, frame: Frame) -> Evaluated:
-    """`kernel[grid, block, stream](args)`: a Numba kernel launch."""
-    kernel, state = evaluate(config.value, state, frame)
-    settings = []
-    for element in config.slice:
-        if isinstance(element.slice, cst.Index):
-            value, state = evaluate(element.slice.value, state, frame)
-            settings.append(value)
-    positional = []
-    for arg in node.args:
-        value, state = evaluate(arg.value, state, frame)
-        positional.append((value, arg.value))
-    return calls.launch(kernel, settings, Arguments(tuple(positional), {}, None, node), state, frame)
 
 
 def _display(node: cst.Tuple | cst.List | cst.Dict, state: State, frame: Frame) -> Evaluated:
@@ -410,7 +398,8 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
             return repeated, state
         slot = _slot(node)
         if slot is not None:
-            return _slot_value(slot), state
+            # a host number that is a ring slot of a loop counter (`k % 2`), as a name holds it
+            return AbsValue(ValueKind.HOST_NUMBER, target=f"{_SLOT}{slot.symbol} {slot.modulus} {slot.offset}"), state
         # arithmetic on numbers the host has is a number the host has (`2 * n / 32`)
         numbers = all(v.kind is ValueKind.HOST_NUMBER for v in values)
         return (HOST_NUMBER if numbers and not isinstance(node, cst.Comparison) else UNKNOWN), state
@@ -420,7 +409,8 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     pointer = pointers[0] if pointers else None
     if pointer is not None and isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
         return pointer, state  # pointer arithmetic (`mem + offset`): an address into the same memory, no kernel
-    return calls.operate(buffers, node, state, frame)
+    operator = Arguments((), {}, None, node)  # type: ignore[arg-type]
+    return torch_calls.run_operation(buffers, None, False, operator, state, frame)  # (PyTorch's invariant)
 
 
 def _configuration(node: cst.BaseExpression, operands: list, values: list[AbsValue], frame: Frame) -> bool:

@@ -10,16 +10,15 @@ from streamlint.model.api import cuda_python, numba_cuda
 from streamlint.model.api.facts import Arg, Block, Fact, Stream
 from streamlint.model.domain.paths import Path, Root, RootKind
 from streamlint.model.domain.state import State
-from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.domain.values import NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.summary.effects import Effect, EffectKind
-from streamlint.model.transfer.act import access, do, host_access, operation
-from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.act import access, device_reads, do, host_access, host_reads, operation, wait_for
+from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import device_value, is_device, is_host
 from streamlint.model.transfer.frame import Frame
 
-Handled = tuple[AbsValue, State]
 LEGACY = StreamRef.legacy()
 # The target of a tuple whose first item is an error code and the rest its `element`.
 ERROR_FIRST = "(error, value)"
@@ -39,7 +38,7 @@ def stream_of_value(value: Optional[AbsValue]) -> Optional[StreamRef]:
         return StreamRef(StreamRefKind.PER_THREAD)
     if value.identity is not None and value.kind in (ValueKind.STREAM, ValueKind.UNKNOWN):
         return StreamRef.at(value.identity)
-    return StreamRef(StreamRefKind.UNKNOWN)
+    return UNKNOWN_STREAM
 
 
 def queue_of(fact: Fact, arguments: Arguments, state: State) -> Optional[StreamRef]:
@@ -117,7 +116,7 @@ def _context(fact: Fact, arguments: Arguments, framework: str) -> AbsValue:
     given = arguments.value(fact.stream_arg)
     if given is not None and given.kind is ValueKind.NONE:
         return NONE
-    return AbsValue(ValueKind.STREAM_CONTEXT, framework, stream=stream_of_value(given) or StreamRef(StreamRefKind.UNKNOWN))
+    return AbsValue(ValueKind.STREAM_CONTEXT, framework, stream=stream_of_value(given) or UNKNOWN_STREAM)
 
 
 def _loader(fact: Fact, arguments: Arguments, framework: str) -> AbsValue:
@@ -210,8 +209,9 @@ def _record_operation(fact: Fact, arguments: Arguments, state: State, frame: Fra
     if host_at == "return" and fact.result.startswith("pageable"):
         memory = Memory.PAGEABLE  # the new host array it returns
     waits = host_waits(fact, arguments)
+    read = made_at(arguments.receiver) if kind is OpKind.IMPLICIT_SYNC else ""  # (the value a read-back reads)
     return operation(state, frame, frame.site(arguments.node), api, kind, queue_of(fact, arguments, state), waits,
-                     memory, made_at(arguments.receiver), async_form=fact.async_api, non_blocking=None if waits is None else not waits,
+                     memory, read, async_form=fact.async_api, non_blocking=None if waits is None else not waits,
                      host_at=host_at, sync_form=fact.sync_api and waits is True,
                      host_loader_batch=host is not None and host.loader_batch)
 
@@ -272,20 +272,17 @@ def _create_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame)
     if rule.startswith("not:"):
         blocking = arguments.flag(Arg(kw=rule[4:]), False) is False
     if rule.startswith("flags:"):
-        blocking = _flags_block(arguments.value(Arg(int(rule[6:]), "flags"))) is True
+        blocking = _flags_block(arguments.value(Arg(int(rule[6:]), "flags")))
     return stream_value(StreamRef.created(frame.site(arguments.node), fact.framework, blocking)), state
 
 
-def _flags_block(flags: Optional[AbsValue]) -> Optional[bool]:
-    """Whether creation flags make a blocking stream (absent or 0 do, the non-blocking flag not, else unknown)."""
+def _flags_block(flags: Optional[AbsValue]) -> bool:
+    """Whether creation flags make a blocking stream: absent, 0 or the default flag (any other: not, or not told)."""
     if flags is None:
         return True
     if flags.kind is ValueKind.HOST_NUMBER and flags.target.isdigit():
         return flags.target == "0"
-    name = flags.target.rsplit(".", 1)[-1] if flags.kind is ValueKind.NAMESPACE else ""
-    if name in cuda_python.NON_BLOCKING_FLAGS:
-        return False
-    return True if name in cuda_python.BLOCKING_FLAGS else None
+    return flags.kind is ValueKind.NAMESPACE and flags.target.rsplit(".", 1)[-1] in cuda_python.BLOCKING_FLAGS
 
 
 def _stream_and_event(fact: Fact, arguments: Arguments, state: State) -> tuple[Optional[StreamRef], Optional[AbsValue]]:
@@ -304,22 +301,20 @@ def _record_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) 
         event = AbsValue(ValueKind.EVENT, fact.framework, identity=Path(Root.fresh(site)), stream=stream)
     if event is None or event.identity is None or stream is None:
         return UNKNOWN, state
-    state = do(state, frame, Effect(EffectKind.RECORD_EVENT, site, event.identity, stream, framework=fact.framework))
+    state = do(state, frame, Effect(EffectKind.RECORD_EVENT, site, event.identity, stream))
     return event, state
 
 
 def _wait_event(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
     waiter, event = _stream_and_event(fact, arguments, state)
-    site = frame.site(arguments.node)
     if waiter is None:
         return UNKNOWN, state
-    if event is not None and event.kind is ValueKind.STREAM:  # cuda.core `s.wait(other_stream)`
-        return UNKNOWN, do(state, frame, Effect(EffectKind.WAIT_STREAM, site, stream=waiter,
-                                                 other=stream_of_value(event)))
-    if event is None or event.identity is None:
-        return UNKNOWN, do(state, frame, Effect(EffectKind.WAIT_STREAM, site, stream=waiter,
-                                                 other=StreamRef(StreamRefKind.UNKNOWN)))
-    return UNKNOWN, do(state, frame, Effect(EffectKind.WAIT_EVENT, site, event.identity, waiter, framework=fact.framework))
+    site = frame.site(arguments.node)
+    if event is not None and event.kind is not ValueKind.STREAM and event.identity is not None:
+        return UNKNOWN, do(state, frame, Effect(EffectKind.WAIT_EVENT, site, event.identity, waiter))
+    # cuda.core `s.wait(other_stream)`; an event the walk cannot name: a wait for we know not what
+    other = stream_of_value(event) if event is not None and event.kind is ValueKind.STREAM else UNKNOWN_STREAM
+    return UNKNOWN, do(state, frame, Effect(EffectKind.WAIT_STREAM, site, stream=waiter, other=other))
 
 
 def _sync(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -328,11 +323,11 @@ def _sync(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handl
     site = frame.site(arguments.node)
     if fact.kind is OpKind.STREAM_SYNC:
         stream = stream_of_value(arguments.value(fact.target)) if fact.target else queue_of(fact, arguments, state)
-        return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
+        return UNKNOWN, wait_for(state, frame, site, stream)
     event = arguments.receiver if arguments.receiver is not None else arguments.value(fact.target)
     if fact.kind is OpKind.EVENT_SYNC and event is not None and event.identity is not None:
-        return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_EVENT, site, event.identity, framework=fact.framework))
-    return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_DEVICE, site, framework=fact.framework))
+        return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_EVENT, site, event.identity))
+    return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_DEVICE, site))
 
 
 def _wait_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -341,9 +336,8 @@ def _wait_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -
     waiter = queue_of(fact, arguments, state)
     if waiter is None:
         return UNKNOWN, state
-    other = stream_of_value(arguments.value(fact.target)) or StreamRef(StreamRefKind.UNKNOWN)
-    state = do(state, frame, Effect(EffectKind.WAIT_STREAM, frame.site(arguments.node), stream=waiter, other=other,
-                                    framework=fact.framework))
+    other = stream_of_value(arguments.value(fact.target)) or UNKNOWN_STREAM
+    state = do(state, frame, Effect(EffectKind.WAIT_STREAM, frame.site(arguments.node), stream=waiter, other=other))
     if other != state.current_stream(fact.framework) or waiter.kind is not StreamRefKind.PATH or waiter.fresh:
         return UNKNOWN, state
     fresh = replace(waiter, fresh=True)
@@ -364,7 +358,7 @@ def _record_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame)
             frame.found.unlike.setdefault(made, set()).add(stream)
     site = frame.site(arguments.node)
     for identity in [tensor.identity] if tensor.identity is not None else [v.identity for v in tensor.either]:
-        state = do(state, frame, Effect(EffectKind.RECORD_STREAM, site, identity, stream, framework=fact.framework))
+        state = do(state, frame, Effect(EffectKind.RECORD_STREAM, site, identity, stream))
     return UNKNOWN, state
 
 
@@ -390,10 +384,7 @@ def _set_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) ->
 
 
 def _copy(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """An upload or a download: its source read and its destination written on the stream (the host side as
-    host memory). From pageable memory the host first waits for the stream and stages an upload's source:
-    the device side is written later, on the stream (CUDA's rule); after a download into pageable memory
-    the host waits unless the blocking is not told."""
+    """An upload or a download on the stream; from pageable memory the host stages it first (CUDA's rule)."""
     stream = queue_of(fact, arguments, state)
     if stream is None:
         return UNKNOWN, state
@@ -403,21 +394,20 @@ def _copy(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handl
     waits = host_waits(fact, arguments)
     staged = upload and not waits and (source is None or not source.is_buffer or source.memory is not Memory.PINNED)
     if staged:
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
+        state = wait_for(state, frame, site, stream)
     if source is not None and (source.is_buffer or not upload) and source.identity is not None and not staged:
         state = access(state, frame, site, source.identity, False, stream, host_memory=upload)
     if target.identity is not None:
         state = access(state, frame, site, target.identity, True, stream, host_memory=not upload)
     if waits or (not upload and target.memory is not Memory.PINNED and waits is not None):
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
+        state = wait_for(state, frame, site, stream)
     return (UNKNOWN if into_receiver else target), state
 
 
 def _copy_ends(fact: Fact, arguments: Arguments, frame: Frame, made_on: Optional[StreamRef]
                ) -> tuple[Optional[AbsValue], AbsValue, bool]:
-    """A copy's source and destination, and whether the receiver is the destination: the receiver's own memory
-    (`a.set(host)`, `d.copy_to_host()`), else the buffers its fact names (`out`, its `ends`, else its first
-    `writes` and `reads`; a download's first buffer), else (the destination) what it returns."""
+    """A copy's source and destination (the receiver's own memory, the buffers its fact names, else what it
+    returns), and whether the receiver is the destination."""
     receiver, upload = arguments.receiver, fact.kind is OpKind.COPY_H2D
     own = receiver is not None and (receiver.is_buffer or (fact.self_writes if upload else fact.self_reads)) \
         and receiver.identity is not None
@@ -440,11 +430,14 @@ def _device_work(fact: Fact, arguments: Arguments, state: State, frame: Frame) -
     copy = fact.kind is OpKind.COPY
     for value, write in _touched(fact, arguments):
         if value is not None and value.is_buffer and value.identity is not None:
-            state = access(state, frame, site, value.identity, write, stream, host_memory=copy and not is_device(value))
-    if not copy:
-        return result_of(fact, arguments, frame, stream), state
+            host_memory = (copy and not is_device(value)) or is_host(value)
+            state = access(state, frame, site, value.identity, write, stream, host_memory=host_memory)
+    if not copy:  # (a kernel writes the new memory it returns on its stream)
+        result = result_of(fact, arguments, frame, stream)
+        made = fact.result.endswith(":written") and result.identity is not None
+        return result, access(state, frame, site, result.identity, True, stream) if made else state
     if host_waits(fact, arguments):
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
+        state = wait_for(state, frame, site, stream)
     return UNKNOWN, state
 
 
@@ -489,15 +482,11 @@ def _implicit_sync(fact: Fact, arguments: Arguments, state: State, frame: Frame)
     """The host reads the data: device memory on the stream, which the host then waits for; host memory itself."""
     stream = queue_of(fact, arguments, state)
     site = frame.site(arguments.node)
-    data = [v for v in [arguments.receiver, *arguments.values()] if v is not None and v.is_buffer and v.identity is not None]
-    for value in data:
-        if stream is not None and is_device(value):
-            state = access(state, frame, site, value.identity, False, stream)
-        elif stream is None and is_host(value):
-            state = host_access(state, frame, site, value.identity, False)
-    if stream is not None:
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=fact.framework))
-    return AbsValue(ValueKind.HOST_NUMBER), state
+    data = [v for v in [arguments.receiver, *arguments.values()] if v is not None]
+    if stream is None:
+        return AbsValue(ValueKind.HOST_NUMBER), host_reads(state, frame, site, data)
+    state = device_reads(state, frame, site, data, stream)
+    return AbsValue(ValueKind.HOST_NUMBER), wait_for(state, frame, site, stream)
 
 
 _BY_KIND: dict[Optional[OpKind], Callable[[Fact, Arguments, State, Frame], Handled]] = {

@@ -12,6 +12,7 @@ from streamlint.model.domain.sides import configuration_sides
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import AbsValue
+from streamlint.model.summary.apply import SELF_OPTION  # (the branch tag of a test of `self.<attr>`)
 from streamlint.model.summary.effects import Effect
 from streamlint.model.summary.function_summary import FunctionSummary
 from streamlint.model.syntax.tests import tested_value
@@ -99,10 +100,6 @@ class Gathered:
     unlike: dict = field(default_factory=dict)  # a producer's stream -> the streams `record_stream` says it is not
     # per enclosing loop, innermost last: the states its `break`s and its `continue`s leave
     loop_exits: list[tuple[list[State], list[State]]] = field(default_factory=list)
-
-
-# The branch tag of a test of `self.<attr>` (an option the object was made with).
-SELF_OPTION = "<self>."
 
 
 def _bare(test: cst.BaseExpression) -> bool:

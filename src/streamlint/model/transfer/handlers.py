@@ -1,6 +1,4 @@
-"""Framework handlers: module functions by qualified-name prefix; methods by the receiver's
-framework and kind, first the rows of its fact tables, then the code those rows cannot say.
-None: not known here (the call is then a project call or opaque)."""
+"""Framework handlers: functions by name prefix, methods by the receiver's framework and kind (rows first)."""
 
 from __future__ import annotations
 
@@ -12,11 +10,10 @@ from streamlint.model.api.facts import Fact
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue, ValueKind
 from streamlint.model.transfer import array_calls, host_calls, torch_calls
-from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.fact_calls import apply_fact
 from streamlint.model.transfer.frame import Frame
 
-Handled = tuple[AbsValue, State]
 FunctionHandler = Callable[[str, Arguments, State, Frame], Optional[Handled]]
 MethodHandler = Callable[[str, AbsValue, Arguments, State, Frame], Optional[Handled]]
 S, E, B = ValueKind.STREAM, ValueKind.EVENT, ValueKind.BUFFER
@@ -44,16 +41,11 @@ METHOD_ROWS: dict[tuple[str, ValueKind], tuple[str, dict[str, Fact]]] = {
 METHODS: dict[tuple[str, ValueKind], MethodHandler] = {
     ("torch", B): torch_calls.tensor_method,
     ("cupy", S): array_calls.capture,
-    ("cupy", B): array_calls.cupy_array_method,
     ("numpy", B): host_calls.array_method,
 }
 FRAMEWORKS = frozenset(framework for framework, _ in [*METHOD_ROWS, *METHODS])
 # Frameworks whose stream objects are context managers that make themselves current (`with s:`).
 STREAMS_ENTERED = frozenset({"cupy"})
-
-
-def for_function(qualname: str) -> Optional[FunctionHandler]:
-    return next((function for roots, function in FUNCTIONS if qualname.startswith(roots)), None)
 
 
 def answers(value: AbsValue) -> bool:

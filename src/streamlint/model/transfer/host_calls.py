@@ -14,11 +14,10 @@ from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue, Memory, ValueKind
 from streamlint.model.transfer.act import host_access, host_reads
-from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_host
 from streamlint.model.transfer.frame import Frame
 
-Handled = tuple[AbsValue, State]
 
 
 def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:

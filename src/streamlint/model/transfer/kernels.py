@@ -1,6 +1,4 @@
-"""GPU kernels written in Python (Numba's `@cuda.jit`): which of their array parameters the
-body stores into (`out[i] = ...`, `acc[i] += ...`, `cuda.atomic.add(counts, b, 1)`); the others
-are read."""
+"""Which array parameters a Numba `@cuda.jit` kernel's body stores into (the others are read)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Communicators' buffer methods: mpi4py's read and write their buffers from the host when called
-(api/mpi.py); NCCL's, driven with raw pointers, are queued on the stream they are handed (api/nccl.py)."""
+"""Communicators' buffer methods: mpi4py's run on the host when called, NCCL's on the stream they are handed."""
 
 from __future__ import annotations
 
@@ -12,11 +11,10 @@ from streamlint.model.domain.streams import StreamRef
 from streamlint.model.domain.values import UNKNOWN, AbsValue, ValueKind
 from streamlint.model.domain.order import HOST
 from streamlint.model.transfer.act import access
-from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device
 from streamlint.model.transfer.frame import Frame
 
-Handled = tuple[AbsValue, State]
 
 
 def comm_method(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:

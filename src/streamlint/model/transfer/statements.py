@@ -17,8 +17,7 @@ from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.domain.values import MERGED, NO_ITEMS, OPTION, UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import released, untold_access
-from streamlint.model.api.op_kinds import OpKind
-from streamlint.model.transfer.act import access, do, host_access, kernel, operation
+from streamlint.model.transfer.act import access, do, host_access, kernel, wait_for
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate, memory_of, slice_bounds, unpacked
 from streamlint.model.transfer.frame import Frame
@@ -28,7 +27,7 @@ from streamlint.model.syntax.tests import (called_on_every_side, ends_in_raise, 
 from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
-from streamlint.model.transfer.torch_calls import F
+from streamlint.model.transfer.torch_calls import F, learn, read_back, touch
 from streamlint.model.transfer import type_tests
 
 # The one loop budget: rounds of a body to a fixpoint (past it later rounds go unseen: fewer reports only).
@@ -64,10 +63,7 @@ def _module_move(call: cst.BaseExpression, state: State, frame: Frame) -> Option
     current = state.current_stream(F)
     module = AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, receiver.identity, current)
     state = access(state, frame, frame.site(call), receiver.identity, True, current, guard=receiver.identity)
-    for name, value in state.names:  # (every name of it holds the moved module)
-        if value == receiver:
-            state = state.bind(name, module)
-    return state.store(receiver.identity, module) if state.stored(receiver.identity) is not None else state
+    return learn(state, module)  # (every name of it holds the moved module)
 
 
 def _assign(node: cst.Assign, state: State, frame: Frame) -> State:
@@ -114,17 +110,10 @@ def _ann_assign(node: cst.AnnAssign, state: State, frame: Frame) -> State:
 def _aug_assign(node: cst.AugAssign, state: State, frame: Frame) -> State:
     current, state = evaluate(node.target, state, frame)
     other, state = evaluate(node.value, state, frame)
-    if current.is_buffer and current.identity is not None:
-        site = frame.site(node)
-        if is_device(current):
-            stream = state.current_stream(current.framework or F)
-            state = kernel(state, frame, site, "in-place arithmetic", stream, current.framework or F)
-            state = access(state, frame, site, current.identity, True, stream)
-        elif is_host(current):
-            state = host_access(state, frame, site, current.identity, True)
-        else:  # a tensor of a device not told: device memory if a later use of it shows so (D-11)
-            state = untold_access(state, site, current.identity, True, state.current_stream(current.framework or F))
-        return state
+    if current.is_buffer and current.identity is not None:  # (of a device not told: D-11)
+        stream = state.current_stream(current.framework or F) if is_device(current) else None
+        state = kernel(state, frame, frame.site(node), "in-place arithmetic", stream, current.framework or F)
+        return touch(state, frame, frame.site(node), current, True, stream)
     if current.kind is ValueKind.UNKNOWN and current.identity is not None and other.kind is not ValueKind.HOST_NUMBER \
             and current.identity.root.kind is RootKind.PARAM and not current.identity.steps:
         # a parameter of a kind not told changed in place (`flat_grads /= n`): the same memory (D-11)
@@ -249,7 +238,6 @@ def _return(node: cst.Return, state: State, frame: Frame) -> State:
         value, state = evaluate(node.value, state, frame)
         value = state.with_items(value)
         if value.positions:
-            _hand_out_entry_memory(value.positions, state, frame, node)
             # (an item read at a path since stored over names memory no caller can name by that path)
             value = replace(value, positions=tuple(replace(p, identity=None) if _restored(p.identity, state) else p
                                                    for p in value.positions))
@@ -264,20 +252,6 @@ def _restored(identity: Optional[Path], state: State) -> bool:
     """The path holds other memory now than when it was read (the function stored there since)."""
     stored = state.stored(identity) if identity is not None else None
     return stored is not None and stored.identity != identity
-
-
-def _hand_out_entry_memory(items: tuple, state: State, frame: Frame, node: cst.CSTNode) -> None:
-    """Returned items read at a `self` path since stored over: entry memory handed out in flight."""
-    left = frame.context.receiver_pending  # (none left: nothing handed out, by the filter below)
-    for item in items:
-        identity = item.identity
-        if not item.is_buffer or identity is None or identity.root.kind is not RootKind.SELF \
-                or not _restored(identity, state):
-            continue
-        caller = AccessEvent(identity, False, state.current_stream(F), _where_held(identity, frame, frame.site(node)))
-        # (of one write left by several methods, the one that made it first)
-        frame.found.handed_out.extend(sorted((c for c in state.order.conflicts(caller) if c.earlier.write and c.earlier in left),
-                                             key=lambda c: len(c.earlier.chain)))
 
 
 def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> None:
@@ -344,10 +318,9 @@ def tested(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[AbsVal
     """A test's value; testing a CUDA tensor's truth copies it to the host, which waits for the current stream."""
     value, state = evaluate(node, state, frame)
     if is_device(value):
-        current = state.current_stream(value.framework or F)
         site = frame.site(node)
-        state = operation(state, frame, site, "bool", OpKind.IMPLICIT_SYNC, current, True, framework=value.framework)
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current))
+        state = read_back("bool", [value], state.current_stream(value.framework or F), "", value.framework, site, state,
+                          frame)[1]
     return value, state
 
 
@@ -487,7 +460,7 @@ def _with(node: cst.With, state: State, frame: Frame) -> State:
     state = run_block(node.body.body, state, frame)
     frame.outside_withs = outer
     for context in synced_at_exit:
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, frame.site(node), stream=context.stream))
+        state = wait_for(state, frame, frame.site(node), context.stream)
     return replace(state, current=saved) if state.reachable else state
 
 

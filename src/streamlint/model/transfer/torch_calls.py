@@ -12,19 +12,18 @@ from streamlint.model.api import torch_api
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
-from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
 from streamlint.model.domain.values import UNKNOWN, AbsValue, HostBuilt, Memory, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import untold_access
 from streamlint.model.api.op_kinds import OpKind
-from streamlint.model.transfer.act import access, do, host_access, kernel, operation
-from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.act import access, device_reads, do, host_access, kernel, operation, wait_for
+from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device, is_host, memory_named
 from streamlint.model.transfer.fact_calls import apply_fact, stream_of_value
 from streamlint.model.transfer.frame import Frame
 
 F = "torch"
-Handled = tuple[AbsValue, State]
 # Where PyTorch's optimizers live: `torch.optim.AdamW(model.parameters())` holds the model's parameters.
 OPTIMIZERS = ("torch.optim.",)
 OPTIMIZER = "optimizer"
@@ -59,10 +58,6 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         like = arguments.value(Arg(0, "input"))
         memory = memory_named(arguments, Arg(kw="device")) or (like.memory if like and like.is_buffer else None)
         return (UNKNOWN, state) if memory is None else _made(short, memory, arguments, state, frame)
-    if name in torch_api.TEST_COMPARISONS:  # (a test's comparison reads its tensors back: no table row says all of it)
-        given_cuda = [v for v in arguments.values() if is_device(v) and v.identity is not None]
-        site = frame.site(arguments.node)
-        return read_back(name, given_cuda, state.current_stream(F), site, F, site, state, frame) if given_cuda else None
     if torch_api.returns_tensor(name) and all(v.memory is Memory.UNKNOWN and not (v.is_buffer and v.stream)
                                               for v in arguments.values()):
         # given no tensor of known memory (or made on a known stream): a new tensor of a device not told
@@ -75,19 +70,18 @@ def read_back(api: str, values: list[AbsValue], stream: StreamRef, value_site: s
     """The host reads device memory back: read on the stream, which the host then waits for."""
     state = operation(state, frame, site, api, OpKind.IMPLICIT_SYNC, stream, True, value_site=value_site,
                       framework=framework)
-    for value in values:
-        if value.identity is not None:
-            state = access(state, frame, site, value.identity, False, stream)
-    state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream, framework=framework))
+    state = device_reads(state, frame, site, values, stream)
+    state = wait_for(state, frame, site, stream)
     return AbsValue(ValueKind.HOST_NUMBER), state
 
 
 def learn(state: State, learned: AbsValue) -> State:
-    """The names that hold a value of unknown kind at `learned`'s memory hold `learned` (evidence)."""
+    """The names, and the path, that hold a value of unknown kind at `learned`'s memory hold `learned` (evidence)."""
     for name, value in state.names:
         if value.identity == learned.identity and value.kind is ValueKind.UNKNOWN:
             state = state.bind(name, learned)
-    return state
+    held = state.stored(learned.identity)
+    return state.store(learned.identity, learned) if held is not None and held.kind is ValueKind.UNKNOWN else state
 
 
 def parameters_of(module: AbsValue) -> Optional[AbsValue]:
@@ -110,8 +104,6 @@ def optimizer_step(optimizer: AbsValue, name: str, arguments: Arguments, state: 
         state = access(state, frame, site, member, False, current)
         state = access(state, frame, site, member, True, current)
         state = learn(state, AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, member))
-        if state.stored(member) is not None and state.stored(member).kind is ValueKind.UNKNOWN:
-            state = state.store(member, AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, member))
     return UNKNOWN, state
 
 
@@ -140,13 +132,13 @@ def _collective(written: tuple[int, ...], arguments: Arguments, state: State, fr
             state = _known_as(state, value, device)
             if device != value and value.identity.steps and state.at(value.identity).kind is ValueKind.UNKNOWN:
                 state = state.store(value.identity, device)  # (`self.out`, whose memory nothing stored told)
-            state = _touch(state, frame, site, device, False, current)
+            state = touch(state, frame, site, device, False, current)
             if index in written:
-                state = _touch(state, frame, site, device, True, current)
+                state = touch(state, frame, site, device, True, current)
     if not arguments.flag(Arg(kw="async_op"), False):
         return AbsValue(ValueKind.UNKNOWN), state
     work = AbsValue(ValueKind.EVENT, F, identity=Path(Root.fresh(site)), stream=current)
-    return work, do(state, frame, Effect(EffectKind.RECORD_EVENT, site, work.identity, current, framework=F))
+    return work, do(state, frame, Effect(EffectKind.RECORD_EVENT, site, work.identity, current))
 
 
 def _tensor_lists(inplace: bool, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -213,7 +205,7 @@ def _known_as(state: State, before: AbsValue, after: AbsValue) -> State:
 
 
 def stream_of(value: Optional[AbsValue]) -> StreamRef:
-    return stream_of_value(value) or StreamRef(StreamRefKind.UNKNOWN)
+    return stream_of_value(value) or UNKNOWN_STREAM
 
 
 def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -232,13 +224,10 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
     if memory is not Memory.DEVICE:  # on the host: pinned when asked (`device="cpu", pin_memory=True`)
         memory = Memory.PINNED if pinned else (Memory.PAGEABLE if pinned is False else Memory.UNKNOWN)
     if short in torch_api.FROM_DATA and memory is Memory.DEVICE and _host_built(arguments):
-        # built in pageable host memory, then copied: a blocking upload (it waits for the stream), no kernel
-        current, site = state.current_stream(F), frame.site(arguments.node)
-        value = _fresh(frame, arguments, memory, current)
-        state = operation(state, frame, site, "torch.tensor", OpKind.COPY_H2D, current, True, Memory.PAGEABLE,
-                          non_blocking=False, host_built=True)
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
-        return value, access(state, frame, site, value.identity, True, current)
+        # built in pageable host memory, then copied: a blocking upload, no kernel
+        value = _fresh(frame, arguments, memory, state.current_stream(F))
+        built = AbsValue(ValueKind.BUFFER, F, Memory.PAGEABLE)
+        return value, _copied("torch.tensor", built, value, True, False, arguments, state, frame, host_built=True)
     return _made(short, memory, arguments, state, frame)
 
 
@@ -304,7 +293,7 @@ def _storage_method(name: str, storage: AbsValue, arguments: Arguments, state: S
     if name not in torch_api.STORAGE_RELEASES or not freed or storage.identity is None or storage.stream is None:
         return UNKNOWN, state
     site = frame.site(arguments.node)
-    return UNKNOWN, do(state, frame, Effect(EffectKind.RELEASE, site, storage.identity, storage.stream, framework=F))
+    return UNKNOWN, do(state, frame, Effect(EffectKind.RELEASE, site, storage.identity, storage.stream))
 
 
 def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: bool, arguments: Arguments,
@@ -322,9 +311,9 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
     state = kernel(state, frame, site, _operation_api(arguments.node, framework), stream, framework)
     for value in inputs:
         if value.identity is not None and (written is None or value.identity != written.identity):
-            state = _touch(state, frame, site, value, False, stream)
+            state = touch(state, frame, site, value, False, stream)
     if written is not None:
-        state = _touch(state, frame, site, written, True, stream)
+        state = touch(state, frame, site, written, True, stream)
         return written, state
     if view and inputs and (inputs[0].identity is not None or is_host(inputs[0])):
         return inputs[0], state  # a view: the same memory (a loader's batch keeps its pinnedness)
@@ -337,7 +326,7 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
         return (replace(_fresh(frame, arguments, Memory.PAGEABLE, None), framework=host.framework or F)
                 if host else UNKNOWN), state
     result = replace(_fresh(frame, arguments, Memory.DEVICE, stream), framework=framework)
-    return result, _touch(state, frame, site, result, True, stream)
+    return result, touch(state, frame, site, result, True, stream)
 
 
 def _operation_api(node: cst.CSTNode, framework: str) -> str:
@@ -360,7 +349,8 @@ def _on_device(value: AbsValue) -> AbsValue:
     return AbsValue(ValueKind.BUFFER, value.framework or F, Memory.DEVICE, value.identity, value.stream)
 
 
-def _touch(state: State, frame: Frame, site: str, value: AbsValue, write: bool, stream: Optional[StreamRef]) -> State:
+def touch(state: State, frame: Frame, site: str, value: AbsValue, write: bool, stream: Optional[StreamRef]) -> State:
+    """An access where the memory lives: the host's, on `stream` for device memory, untold for a device not told."""
     if value.identity is None or not value.is_buffer:
         return state
     if stream is None and is_host(value):
@@ -411,31 +401,36 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
         source = AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN if to_device else Memory.DEVICE, source.identity)
     elif to_device == is_device(source):
         return source, state  # already there: `to` returns the tensor itself
-    site = frame.site(arguments.node)
-    current = state.current_stream(F)
     memory = Memory.DEVICE if to_device else (Memory.PINNED if non_blocking else Memory.PAGEABLE)
+    result = _fresh(frame, arguments, memory, state.current_stream(F) if to_device else None)
     blocks = not non_blocking or (to_device and source.memory is Memory.PAGEABLE)
-    state = operation(state, frame, site, "torch.Tensor.to", OpKind.COPY_H2D if to_device else OpKind.COPY_D2H,
-                      current, blocks, source.memory if to_device else memory, async_form=True,
-                      non_blocking=non_blocking, host_at="self" if to_device else "return",
-                      host_loader_batch=to_device and source.loader_batch, host_built=built_here,
-                      first_pass=built_here and source.built_first)
-    result = _fresh(frame, arguments, memory, current if to_device else None)
-    host_waits = Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F)
-    if blocks and to_device and non_blocking:
-        # non_blocking=True from pageable memory waits for the stream's earlier work, then queues
-        # its copy: the device side may still be written when the host goes on (CUDA's staging)
-        state = do(state, frame, host_waits)
-    if source.identity is not None and blocks and to_device:
-        if not built_here:  # (a host-built scalar's memory is the host's own: nothing else reads it)
-            state = host_access(state, frame, site, source.identity, False)  # a blocking upload is done reading at return
-    elif source.identity is not None:
-        state = access(state, frame, site, source.identity, False, current, host_memory=to_device)
-    state = access(state, frame, site, result.identity, True, current, host_memory=not to_device)
-    if blocks and (not to_device or not non_blocking):
-        # non_blocking=False returns with the data there: PyTorch synchronizes the stream (API-FACTS 4.3)
-        state = do(state, frame, host_waits)
+    state = _copied("torch.Tensor.to", source, result, blocks, non_blocking, arguments, state, frame,
+                    async_form=True, host_at="self" if to_device else "return", host_built=built_here,
+                    first_pass=built_here and source.built_first)
     return result, state
+
+
+def _copied(api: str, source: AbsValue, target: AbsValue, blocks: bool, non_blocking: Optional[bool],
+            arguments: Arguments, state: State, frame: Frame, **form) -> State:
+    """A copy on the current stream; a blocking one returns with the data there (API-FACTS 4.3)."""
+    site, current = frame.site(arguments.node), state.current_stream(F)
+    upload, crosses = is_device(target), is_device(target) != is_device(source)
+    kind = OpKind.COPY_D2D if not crosses else OpKind.COPY_H2D if upload else OpKind.COPY_D2H
+    state = operation(state, frame, site, api, kind, current, crosses and blocks,
+                      source.memory if upload else target.memory, non_blocking=non_blocking,
+                      host_loader_batch=upload and source.loader_batch, **form)
+    if crosses and blocks and upload and non_blocking:
+        state = wait_for(state, frame, site, current)
+    if source.identity is not None and crosses and blocks and upload:
+        if not form.get("host_built"):  # (a host-built scalar's memory is the host's own: nothing else reads it)
+            state = host_access(state, frame, site, source.identity, False)
+    elif source.identity is not None:
+        state = access(state, frame, site, source.identity, False, current, host_memory=not is_device(source))
+    if target.identity is not None:
+        state = access(state, frame, site, target.identity, True, current, host_memory=not upload)
+    if crosses and blocks and (is_host(target) or (upload and not non_blocking)):
+        state = wait_for(state, frame, site, current)
+    return state
 
 
 def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -466,23 +461,9 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
         if (is_device(tensor) or untold) and tensor.identity is not None:
             state = access(state, frame, site, tensor.identity, True, current)
         return tensor, state
-    crosses = is_device(tensor) != is_device(source)
     blocks = not non_blocking or Memory.PAGEABLE in (tensor.memory, source.memory)
-    if crosses and blocks and is_device(tensor):  # a blocking upload waits for earlier work first
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
-    if source.identity is not None and crosses and blocks and is_device(tensor):
-        state = host_access(state, frame, site, source.identity, False)  # a blocking upload is done reading at return
-    elif source.identity is not None:
-        state = access(state, frame, site, source.identity, False, current, host_memory=not is_device(source))
-    if tensor.identity is not None:
-        state = access(state, frame, site, tensor.identity, True, current, host_memory=not is_device(tensor))
-    kind = OpKind.COPY_D2D if not crosses else (OpKind.COPY_H2D if is_device(tensor) else OpKind.COPY_D2H)
-    host_side = source.memory if is_device(tensor) else tensor.memory
-    state = operation(state, frame, site, "torch.Tensor.copy_", kind, current, crosses and blocks, host_side,
-                      async_form=crosses, non_blocking=non_blocking, host_at="0/src" if is_device(tensor) else "self",
-                      host_loader_batch=is_device(tensor) and source.loader_batch)
-    if crosses and blocks and is_host(tensor):  # a download that blocks returns with the data there
-        state = do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=current, framework=F))
+    state = _copied("torch.Tensor.copy_", source, tensor, blocks, non_blocking, arguments, state, frame,
+                    async_form=is_device(tensor) != is_device(source), host_at="0/src" if is_device(tensor) else "self")
     return tensor, state
 
 
@@ -497,11 +478,8 @@ _COPIES: dict[str, Callable[[AbsValue, Arguments, State, Frame], Handled]] = {
 
 
 def evident_receiver(name: str, receiver: AbsValue, chosen: bool = False, given: tuple = ()) -> Optional[AbsValue]:
-    """What calling `name` on a value the code says nothing else about tells it is: a tensor for
-    the methods of one kind of tensor (RECEIVER_EVIDENCE) and in-place kernels (`div_`), and under
-    a stream the code chose (`chosen`: here or by the callers, `Frame.chosen_stream`) for tensor
-    operations (PyTorch's invariant), unless a tensor it is
-    `given` is host memory (a CPU operation ignores the stream); else None."""
+    """What calling `name` on a value of unknown kind tells it is (a tensor's own method, an in-place kernel, a
+    tensor operation under a chosen stream unless given host memory); else None."""
     if name in torch_api.RECEIVER_EVIDENCE:
         told = torch_api.RECEIVER_EVIDENCE[name]
         return AbsValue(ValueKind.BUFFER, F, Memory(told), receiver.identity, either=receiver.either) if told else receiver
