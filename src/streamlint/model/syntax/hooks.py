@@ -85,3 +85,20 @@ def _root(node: cst.BaseExpression) -> str:
     while isinstance(node, cst.Attribute):
         node = node.value
     return node.value if isinstance(node, cst.Name) else ""
+def receiver_attributes(node: "cst.FunctionDef | cst.Module", receiver: str) -> frozenset[str]:
+    """The attribute names a method assigns on its receiver (`self.a = ...`, `self.a.b = ...`: "a";
+    plain, annotated or augmented, in a tuple target too); "*" when it calls `setattr` on it."""
+    if not isinstance(node, cst.FunctionDef) or not receiver:
+        return frozenset()
+    found: set[str] = set()
+    for statement in walk(node.body):
+        if type(statement) is cst.Call and type(statement.func) is cst.Name and statement.func.value == "setattr":
+            found.add("*")
+        if isinstance(statement, cst.AnnAssign) and statement.value is None:
+            continue
+        for target in flat_targets(statement):
+            while isinstance(target, cst.Attribute) and isinstance(target.value, cst.Attribute):
+                target = target.value
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == receiver:
+                found.add(target.attr.value)
+    return frozenset(found)
