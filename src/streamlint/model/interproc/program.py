@@ -80,7 +80,8 @@ class ModuleUnit:
         if self._composing is None:
             names = module_vocabulary(self.tree, GPU_WORDS) | GPU_METHODS
             self._composing = {q for q, f in self.functions.items()
-                               if receiver_attributes(f.node, _receiver_of(f)) or spells(f.node, names, GPU_WORDS)}
+                               if receiver_attributes(f.node, _receiver_of(f), python_std.KEEPING_METHODS)
+                               or spells(f.node, names, GPU_WORDS)}
         return qualname in self._composing
 
     def holder_stores(self) -> dict[str, frozenset[str]]:
