@@ -11,10 +11,12 @@ import libcst as cst
 
 from streamlint.model.interproc.modules import Source
 from streamlint.model.syntax.counters import ring_counters
-from streamlint.model.syntax.hooks import holder_attributes, registered_hooks
+from streamlint.model.syntax.hooks import holder_attributes, receiver_attributes, registered_hooks
+from streamlint.model.syntax.gpu_words import module_vocabulary, spells
 from streamlint.model.syntax.prefilter import may_call
 from streamlint.model.syntax.arity import accepts
 from streamlint.model.interproc.training_steps import runs_backward_every_call
+from streamlint.model.interproc.gpu_vocabulary import GPU_METHODS, GPU_WORDS
 from streamlint.model.api import python_std, torch_modules
 from streamlint.model.transfer.names import imports_of
 from streamlint.model.transfer.nodes import own_nodes
@@ -59,6 +61,7 @@ class ModuleUnit:
     text: bytes = b""  # its bytes when read from a file (b"": not known; the prefilters then say yes)
     hooks: Optional[frozenset] = None  # the functions it registers as PyTorch hooks ("f", "C.m", "C.m.hook"), once asked
     _calls: Optional[dict[str, frozenset[str]]] = None  # (called_names)
+    _composing: Optional[set[str]] = None  # (composes_state)
     _holders: Optional[dict[str, frozenset[str]]] = None  # (holder_stores)
     _counters: Optional[dict[str, int]] = None  # (ring_counters)
     top_names_held: Optional[dict] = None  # what its names hold after its top level ran (Solver._module_names)
@@ -70,6 +73,16 @@ class ModuleUnit:
         if self._calls is None:
             self._calls = {q: _names_called(f.own_nodes) for q, f in self.functions.items()}
         return self._calls
+
+    def composes_state(self, qualname: str) -> bool:
+        """Can the method add to its class's receiver state: does its own text assign an attribute
+        of its receiver, or spell the GPU (a use that shows what an attribute is)?"""
+        if self._composing is None:
+            names = module_vocabulary(self.tree, GPU_WORDS) | GPU_METHODS
+            self._composing = {q for q, f in self.functions.items()
+                               if receiver_attributes(f.node, _receiver_of(f), python_std.KEEPING_METHODS)
+                               or spells(f.node, names, GPU_WORDS)}
+        return qualname in self._composing
 
     def holder_stores(self) -> dict[str, frozenset[str]]:
         """Each function's attributes stored on objects its parameters reach (`node.state.x =`)."""

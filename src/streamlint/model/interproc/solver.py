@@ -378,7 +378,8 @@ class Solver:
         self._composing_depth += 1  # (these walks start from part of the state: their calls are no callers' evidence)
         try:
             first, shown = self._stores_of([f"{cls}.__init__"], ())
-            rest, more = self._stores_of([m for m in methods if not m.endswith(".__init__")], first)
+            # (a method whose text neither assigns on `self` nor spells the GPU adds no store, nor a use that shows one)
+            rest, more = self._stores_of([m for m in methods if not m.endswith(".__init__") and unit.composes_state(m)], first)
             # what the methods' use of an attribute shows it is (`self.x.record_stream(s)`), where no store tells
             joined = shown_by_use(join_stores(first, rest), shown + more)
         finally:

@@ -85,3 +85,33 @@ def _root(node: cst.BaseExpression) -> str:
     while isinstance(node, cst.Attribute):
         node = node.value
     return node.value if isinstance(node, cst.Name) else ""
+def receiver_attributes(node: "cst.FunctionDef | cst.Module", receiver: str, keeping: frozenset = frozenset()) -> frozenset[str]:
+    """The attributes a method stores into on its receiver: assigned (`self.a = ...`, `self.a.b = ...`,
+    `self.a[i] = ...`: "a"; plain, annotated or augmented, in a tuple target too) or given an item by
+    one of the `keeping` methods (`self.a.append(x)`); "*" when it calls `setattr` on it."""
+    if not isinstance(node, cst.FunctionDef) or not receiver:
+        return frozenset()
+    found: set[str] = set()
+    for statement in walk(node.body):
+        if type(statement) is cst.Call:
+            func = statement.func
+            if type(func) is cst.Name and func.value == "setattr":
+                found.add("*")
+            elif type(func) is cst.Attribute and func.attr.value in keeping:
+                found.update(_on_receiver(func.value, receiver))
+            continue
+        if isinstance(statement, cst.AnnAssign) and statement.value is None:
+            continue
+        for target in flat_targets(statement):
+            found.update(_on_receiver(target, receiver))
+    return frozenset(found)
+
+
+def _on_receiver(target: cst.BaseExpression, receiver: str) -> set[str]:
+    """{"a"} for `self.a`, `self.a.b`, `self.a[i]` (`receiver` is "self"), else nothing."""
+    while isinstance(target, (cst.Attribute, cst.Subscript)) and not (
+            isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
+        target = target.value
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == receiver:
+        return {target.attr.value}
+    return set()
