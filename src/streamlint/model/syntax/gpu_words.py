@@ -1,8 +1,7 @@
 """Whether a function's text spells the GPU: one of the words without which a file has no finding
-(model/prefilter.py), or a name its module binds to one (`import cupy as cp`, `DEVICE = "cuda:0"`).
-The solver walks a function for its own sake only when this or a callee's or its class's text says
-so (interproc/relevance.py): a function that spells nothing of the GPU, nor reaches anything that
-does, has no finding of its own."""
+(model/prefilter.py), a stream or event method of the fact tables, or a name its module binds to one
+(`import cupy as cp`, `DEVICE = "cuda:0"`); the words and methods are given (interproc/gpu_vocabulary.py).
+A method that spells none of them shows nothing of its receiver's state by its uses (D-38)."""
 
 from __future__ import annotations
 
