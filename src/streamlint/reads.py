@@ -38,8 +38,6 @@ _uses: Optional[dict[str, dict[str, Callable[[], str]]]] = None
 # content hash -> the bytes of a module read whose syntax note is not made yet (with digests only)
 _texts: Optional[dict[str, bytes]] = None
 SEPARATOR = "/"
-# A list the notes made are also appended to (tap): a result kept for reuse re-makes them (replay)
-_tap: Optional[list] = None
 
 
 class SummaryNote(NamedTuple):
@@ -77,24 +75,16 @@ def content_hash(data: bytes) -> str:
 def note_read(path: str, data: bytes, content: str = "") -> None:
     """Record that the analysis read the module at `path`, of content hash `content` (made from
     `data` when not given); its syntax note is made if a result is kept (`strict`)."""
-    if _tap is not None:
-        _tap.append(("read", path, data, content))
     if _notes is None:
         return
     content = content or content_hash(data)
     if _texts is not None and not syntax_notes.known(content):
         _texts[content] = data
-    _note(path, content)
+    note(path, content)
 
 
 def note(path: str, what: Note) -> None:
     """Record that the analysis depended on `path` (a hash wins over PRESENT)."""
-    if _tap is not None:
-        _tap.append(("note", path, what))
-    _note(path, what)
-
-
-def _note(path: str, what: Note) -> None:
     if _notes is None:
         return
     if what == PRESENT and _notes.get(path):
@@ -105,29 +95,9 @@ def _note(path: str, what: Note) -> None:
 def use(path: str, name: str, digest: Callable[[], str]) -> None:
     """Record that the analysis used `name` of the module at `path`; `digest()` says
     what it got there (called once, when the recording ends)."""
-    if _tap is not None:
-        _tap.append(("use", path, name, digest))
     if _uses is None:
         return
     _uses.setdefault(path, {}).setdefault(name, digest)
-
-
-def tap(into: Optional[list]) -> Optional[list]:
-    """Also append every note made from now on to `into` (None: stop); the tap it replaces."""
-    global _tap
-    outer, _tap = _tap, into
-    return outer
-
-
-def replay(tapped: "tuple | list") -> None:
-    """Make again the notes a tap collected (a result made then is used now)."""
-    for event in tapped:
-        if event[0] == "read":
-            note_read(*event[1:])
-        elif event[0] == "note":
-            note(*event[1:])
-        else:
-            use(*event[1:])
 
 
 @contextmanager

@@ -225,7 +225,6 @@ class Program:
         self._loader = loader
         self._step_methods: dict[str, bool] = {}
         self._package_read: list[ModuleUnit] = []  # (package_units: the modules read for the callers)
-        self._looked_up: Callable[[str, bool], None] = lambda module, found: None
 
     def function(self, qualname: str) -> Optional[FunctionRef]:
         found = self._defined(qualname)
@@ -455,18 +454,11 @@ class Program:
         self._package_read = [unit for unit in units if unit is not None]
         return self._package_read
 
-    def log_lookups(self, looked_up: Callable[[str, bool], None]) -> None:
-        """Tell `looked_up` each module looked up and whether it was found (a result kept for reuse
-        holds where the same modules are found)."""
-        self._looked_up = looked_up
-
     def unit(self, module: str) -> Optional[ModuleUnit]:
         if module not in self._units:
             source = self._loader(module) if self._loader is not None else None
             self._units[module] = _unit_of_source(module, source) if source is not None else None
-        found = self._units[module]
-        self._looked_up(module, found is not None)
-        return found
+        return self._units[module]
 
 
 def _unit_of_source(module: str, source: Source) -> ModuleUnit:

@@ -22,7 +22,7 @@ from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import FALSE, TRUE, UNKNOWN, AbsValue, ValueKind
 from streamlint.model import resolve
 from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, shown_by_use, placeholders_given_way
-from streamlint.model.interproc import run_memo
+from streamlint.model.interproc import replay
 from streamlint.model.interproc.digests import note_use
 from streamlint.model.interproc.modules import ProjectModules, main_names, read_source
 from streamlint.model.interproc.program import TOP_LEVEL, FunctionRef, Program, unit_of
@@ -84,12 +84,11 @@ class Solver:
     def __init__(self, program: Program) -> None:
         self.program = program
         self.solved = Solved()
-        self._stack: dict[str, int] = {}  # functions being walked -> the recordings opened inside them
+        self._stack: set[str] = set()
         self._contexts: dict[str, set[CallContext]] = {}
-        # what `_made` made (class states, pending work, what holders' producers leave), by table
-        self._derived: dict[tuple, object] = {}
-        self._derived_key: dict[tuple, tuple] = {}  # ... and the key it was made under
-        self._making: dict[tuple, int] = {}  # ... those being made -> the recordings opened inside them
+        self._class_states: dict[str, tuple] = {}
+        self._class_pendings: dict[str, tuple] = {}
+        self._composing: set[str] = set()  # classes whose receiver state is being computed
         self.called: set[str] = set()  # functions some walked call site called
         self.called_here: set[str] = set()  # ... a call site of the checked module's reported walks
         self._globals: dict[str, dict] = {}
@@ -105,16 +104,13 @@ class Solver:
         self._composing_depth = 0  # class states being composed (walks that are no callers' evidence)
         self._by_methods: dict[tuple[str, frozenset[str]], str] = {}
         self._with_method: dict[tuple[str, str, str], tuple[str, ...]] = {}
+        self._left_on_holders: dict[tuple[str, str, str], Optional[AbsValue]] = {}
         # walking a function in what its callers pass, joined: the walks it reaches (else None)
         self._joining: Optional[set] = None
         # walking the project's callers (and what they call, in what their call sites pass)
         self._from_callers = False
         self._extra_spent: dict[str, set] = {}  # the kinds of extra context each function has used
-        self._memo = run_memo.Recorder(program.main.name)
-        program.log_lookups(self._memo.looked_up)
-        self._replay_view = run_memo.ReplayView(
-            self.solved.walks, self._contexts, self._stack.__contains__, self._derived_of, self._set_derived,
-            lambda args: self.classes_with_method(*args), self.program.unit, MAX_CONTEXTS, MAX_WALKS)
+        self._kept = replay.kept_walks()
 
     def solve_module(self, path: str = "", content: str = "") -> Solved:
         """`path` and `content` (the content hash of the checked bytes): its functions' root
@@ -211,54 +207,33 @@ class Solver:
     def _solve(self, qualname: str, context: CallContext) -> Optional[FunctionSummary]:
         function = self.program.function(qualname)
         if function is None or len(self.solved.walks) >= MAX_WALKS:
-            self._memo.cut_all() if function is not None else None
             return None
         qualname = function.qualname  # (a name re-exported or inherited: where it is defined)
         context = self._within_budget(qualname, self._with_receiver_state(function, self._hot(function, _by_name(function, context))))
         key = (qualname, context)
         if self._joining is not None:
             self._joining.add(key)
-        walked = self.solved.walks.get(key)
-        if walked is None and qualname in self._stack:
-            self._memo.cut_from(self._stack[qualname])
+        if key in self.solved.walks:
+            return self.solved.walks[key].summary
+        if qualname in self._stack:
             return None  # recursion: cut here
-        own = function.module == self.program.main.name
-        made = walked is None
-        if made and not own and self._reused(key):
-            walked = self.solved.walks[key]
-        if walked is None:
-            walked = self._walk(function, key, own)
-        self._memo.took_walk(key, walked, function.module, own, made)
-        return walked.summary
-
-    def _walk(self, function: FunctionRef, key: tuple[str, CallContext], own: bool) -> Walked:
-        qualname, context = key
         tick()  # (the file's time budget, read once per walk: past it the analysis stops)
-        if not own:
-            self._memo.open()
-        self._stack[qualname] = self._memo.depth
+        self._stack.add(qualname)
         own_hot = context.hot and context.hot == self.program.hot_entry(function)  # (a hot entry is hot on its own)
         self._walking.append((function.module, entered_bare(replace(context, receiver_pending=(), hot="" if own_hot else context.hot))))
+        # another module's function: its walk kept for the run, replayed when its queries get the same answers (D-39)
+        asking = replay.Asking(self) if function.module != self.program.main.name else None
         try:
-            walked = walk_function(function.node, self._frame(function), context)
+            walked = replay.replayed(self._kept, key, self) if asking is not None else None
+            if walked is None:
+                walked = walk_function(function.node, self._frame(function, asking), context)
+                if asking is not None:
+                    replay.keep(self._kept, key, walked, asking)
         finally:
-            del self._stack[qualname]
+            self._stack.discard(qualname)
             self._walking.pop()
         self.solved.walks[key] = walked
-        if not own:
-            self._memo.close(key, walked)
-        return walked
-
-    def _reused(self, key) -> bool:
-        """A walk of another module kept from an earlier check of the run, replayed here (D-39)."""
-        entry = self._memo.kept.get(key)
-        if entry is None or not run_memo.replay(entry, self._replay_view, self.program.main.name):
-            return False
-        self.solved.walks[key] = entry.value
-        self._contexts.setdefault(key[0], set()).add(key[1])
-        if self._joining is not None:
-            self._joining.update(k for k, _ in entry.walks)
-        return True
+        return walked.summary
 
     def _hot(self, function: FunctionRef, context: CallContext) -> CallContext:
         """The hot dimension: a hot entry is hot on its own; a memoized function runs once per argument
@@ -295,7 +270,6 @@ class Solver:
         found = self._with_method.get(key)
         if found is None:
             found = self._with_method[key] = self.program.classes_with_method(module, name, MAX_CONTEXTS, within, call)
-        self._memo.asked((module, name, within, call), found)
         return found
 
     def hierarchy_of(self, module: str, methods: frozenset[str]) -> Optional[str]:
@@ -314,7 +288,11 @@ class Solver:
         return next((found for found in map(self.program.class_defined_at, bases) if found is not None), None)
 
     def left_on_holders(self, module: str, attr: str, reader: str) -> Optional[AbsValue]:
-        return self._made(("holders", (module, attr, reader)), module, lambda: self._producers_leave(module, attr, reader))
+        key = (module, attr, reader)
+        if key not in self._left_on_holders:
+            self._left_on_holders[key] = None  # (asked again while its producers are walked: nothing yet)
+            self._left_on_holders[key] = self._producers_leave(module, attr, reader)
+        return self._left_on_holders[key]
 
     def _producers_leave(self, module: str, attr: str, reader: str) -> Optional[AbsValue]:
         producers = [q for q in self.program.holder_producers(module, attr) if q != reader]
@@ -368,13 +346,13 @@ class Solver:
         """What the class's public methods, entered with the receiver state, leave in flight on
         `self` when they return: any of them may have run before a method no caller in sight calls."""
         cls = f"{function.module}.{function.class_name}"
-        if ("pending", cls) not in self._derived and ("state", cls) in self._making:
-            self._memo.cut_from(self._making[("state", cls)])
+        cached = self._class_pendings.get(cls)
+        if cached is not None:
+            return cached
+        if cls in self._composing:
             return ()  # the receiver state the methods start from is not known yet
-        return self._made(("pending", cls, entered), function.module, lambda: self._pending_of(cls, entered), ())
-
-    def _pending_of(self, cls: str, entered: CallContext) -> tuple:
-        unit = self.program.unit(cls.rpartition(".")[0])
+        self._class_pendings[cls] = ()  # (asked for while computed: nothing yet)
+        unit = self.program.unit(function.module)
         assert unit is not None
         found: list = []
         for method in unit.functions:
@@ -383,48 +361,8 @@ class Solver:
                 self._solve(method, entered)
                 walked = self.solved.walks.get((method, entered))
                 found.extend(a for a in (walked.left_on_self if walked else ()) if a not in found)
-        return tuple(found)
-
-    def _made(self, key: tuple, module: str, make, placeholder=None):
-        """A value made once per solve from walks: a class's state ("state", cls), its pending work
-        ("pending", cls, entered: the first made stands for every context), what a holder's producers
-        leave ("holders", (module, attr, reader)). Asked for while it is made: the placeholder. Of a
-        module other than the checked one: kept for the run (D-39)."""
-        table = key[:2]
-        if table in self._derived:
-            if table in self._making:
-                self._memo.cut_from(self._making[table])  # (asked for while made: the placeholder)
-            else:
-                self._took(self._derived_key[table], module, self._derived[table], False)
-            return self._derived[table]
-        own = module == self.program.main.name
-        entry = None if own else self._memo.kept.get(key)
-        if entry is not None and run_memo.replay(entry, self._replay_view, self.program.main.name):
-            self._set_derived(key, entry.value)
-        else:
-            if not own:
-                self._memo.open()
-            self._set_derived(key, placeholder)
-            self._making[table] = self._memo.depth
-            try:
-                self._derived[table] = make()
-            finally:
-                del self._making[table]
-            if not own:
-                self._memo.close(key, self._derived[table])
-        self._took(key, module, self._derived[table], True)
-        return self._derived[table]
-
-    def _took(self, key: tuple, module: str, value, made: bool) -> None:
-        self._memo.took_derived(key, value, module == self.program.main.name, made)
-
-    def _derived_of(self, key: tuple):
-        """What `_made` made for a key's table (whatever the context it was made in), as (value,); None when not made."""
-        return (self._derived[key[:2]],) if key[:2] in self._derived else None
-
-    def _set_derived(self, key: tuple, value) -> None:
-        self._derived[key[:2]] = value
-        self._derived_key[key[:2]] = key
+        self._class_pendings[cls] = tuple(found)
+        return self._class_pendings[cls]
 
     def _class_state(self, function: FunctionRef) -> tuple:
         """What `self.<attr>` holds on entry to a method: the join of what the constructor and
@@ -435,13 +373,13 @@ class Solver:
 
     def _class_state_of(self, module: str, class_name: str) -> tuple:
         cls = f"{module}.{class_name}"
-        if ("state", cls) not in self._derived and f"{cls}.__init__" in self._stack:
-            self._memo.cut_from(self._stack[f"{cls}.__init__"])
+        cached = self._class_states.get(cls)
+        if cached is not None:
+            return cached
+        if f"{cls}.__init__" in self._stack:
             return ()  # asked for by a method the constructor calls: computed once it is done
-        # (a method asked for while this is computed starts bare)
-        return self._made(("state", cls), module, lambda: self._compose_state(module, cls), ())
-
-    def _compose_state(self, module: str, cls: str) -> tuple:
+        self._class_states[cls] = ()  # (a method asked for while this is computed starts bare)
+        self._composing.add(cls)
         unit = self.program.unit(module)
         assert unit is not None
         methods = [q for q in unit.functions if q.startswith(cls + ".") and q.count(".") == cls.count(".") + 1]
@@ -454,7 +392,10 @@ class Solver:
             joined = shown_by_use(join_stores(first, rest), shown + more)
         finally:
             self._composing_depth -= 1
-        return placeholders_given_way(joined)
+        joined = placeholders_given_way(joined)
+        self._class_states[cls] = joined
+        self._composing.discard(cls)
+        return joined
 
     def _stores_of(self, methods: list[str], receiver_state: tuple) -> tuple[tuple, list]:
         found: tuple = ()
@@ -491,7 +432,6 @@ class Solver:
         # one more each for what the callers pass: the joined walk (and the walks it reaches), and
         # a callee the callers' walks reach in what a call site tells of its arguments. Apart: the
         # callers' walks come first and must not spend the joined walk's context
-        self._memo.cut_all()  # (what the budget leaves depends on the solve's history)
         extra = "joined" if self._joining is not None else "callers" if self._from_callers and context.args else ""
         spent = self._extra_spent.setdefault(qualname, set())
         if extra and extra not in spent:
@@ -507,10 +447,10 @@ class Solver:
         return CallContext(handed, hot=context.hot, receiver_state=context.receiver_state, work_stream=work,
                            entered=context.entered)
 
-    def _frame(self, function: FunctionRef) -> Frame:
+    def _frame(self, function: FunctionRef, asking: Optional[replay.Asking] = None) -> Frame:
         unit = self.program.unit(function.module)
         assert unit is not None
-        frame = Frame(function.qualname, function.module, unit.imports, unit.top_names, function.class_name, self)
+        frame = Frame(function.qualname, function.module, unit.imports, unit.top_names, function.class_name, asking or self)
         frame.free_receiver = function.free_receiver
         # the numbering of a function's sites depends on its text only: once per function
         frame.numbering.text_facts = function.text_facts
