@@ -256,6 +256,30 @@ def test_a_comment_in_a_module_read_for_callers_keeps_the_results(package, tmp_p
     assert "other.py" in checked and len(checked) > 1
 
 
+def test_a_recheck_takes_the_syntax_notes_of_unchanged_modules_from_the_cache(package, tmp_path, monkeypatch):
+    """A fresh process re-checking one edited file reads its package's modules again; their
+    syntax notes are already in the cache's entries (by content), so none is tokenized again."""
+    from streamlint import syntax_notes
+
+    lint(package, tmp_path / "c")
+    monkeypatch.setattr(syntax_notes, "_syntax", {})  # (what a new process knows)
+    tokenized: list[bytes] = []
+    real = syntax_notes.tokenize.tokenize
+
+    def spy(readline):
+        data = b"".join(iter(readline, b""))
+        tokenized.append(data)
+        return real(iter(data.splitlines(keepends=True)).__next__)
+
+    monkeypatch.setattr(syntax_notes.tokenize, "tokenize", spy)
+    write(package / "other.py", "import torch\nx = torch.zeros(4, device='cuda')\n")
+    _forget_modules()
+    _, cache = lint(package, tmp_path / "c")
+    assert cache.misses >= 1
+    unchanged = {(package / name).read_bytes() for name in ("helpers.py", "main.py")}
+    assert tokenized and not unchanged & set(tokenized), tokenized
+
+
 # Edits of the helper that keep what make_host gives its importers.
 SAME_SUMMARY = [
     pytest.param(lambda text: "# a comment\n\n" + text + "\n# trailing\n", id="comments"),

@@ -44,6 +44,13 @@ def known(content: str) -> Optional[str]:
     return _syntax.get(content)
 
 
+def remember(note: str) -> None:
+    """A syntax note read back from the result cache, for bytes of its content hash (a function
+    of the bytes alone, the cache's entries made by this version)."""
+    content, _ = syntax_part(note)
+    _syntax.setdefault(content, note)
+
+
 def syntax_of(data: bytes) -> str:
     """The syntax note of a module's bytes (made once per content in a process); the content hash
     alone when the text does not tokenize."""

@@ -149,6 +149,7 @@ class ResultCache:
             return self._note_now(path, recorded) == recorded
         content, syntax = syntax_notes.syntax_part(recorded)
         if self._note_now(path, content) == content:
+            syntax_notes.remember(recorded)  # (these bytes' note: a re-check that reads them need not make it again)
             return True
         now = self._note_now(path, recorded)
         return bool(now) and now.startswith(syntax_notes.SYNTAX_PREFIX) and syntax_notes.syntax_part(now)[1] == syntax
