@@ -11,15 +11,19 @@ import libcst as cst
 from streamlint.model import api
 from streamlint.model.api import cupy, host_math, interop
 from streamlint.model.api.facts import Arg
-from streamlint.model.domain.paths import Path, Root
-from streamlint.model.domain.state import State
-from streamlint.model.domain.values import AbsValue, Memory, ValueKind
+from streamlint.model.api.op_kinds import OpKind
+from streamlint.model.domain.order import AccessEvent
+from streamlint.model.domain.paths import Path, Root, RootKind
+from streamlint.model.domain.state import State, entry_stream
+from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.domain.values import NONE, UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind
-from streamlint.model.transfer.act import access, device_reads, do, kernel
+from streamlint.model.transfer.act import access, do, kernel, operation
 from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.fact_calls import apply_fact, compiled_from, stream_of_value
 from streamlint.model.transfer.frame import Frame
+from streamlint.model.transfer.torch_calls import learn, maybe_item
 
 
 
@@ -121,21 +125,58 @@ def launch_graph(graph: AbsValue, arguments: Arguments, state: State, frame: Fra
     return AbsValue(ValueKind.UNKNOWN), do(state, frame, effect)
 
 
-def launch_kernel(kernel_value: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """A compiled kernel called (`raw((grid,), (block,), (a, b), stream=s)`): on the stream given, else the
-    current one, reading and writing its arrays (`kernel:cupy:2`: the items of argument 2)."""
-    parts = kernel_value.target.split(":")
-    framework = parts[1] if len(parts) > 1 else "cupy"
-    if framework == "numba" and compiled_from(arguments) is not None:  # `cuda.jit(signature)(fn)`
+def launch(kernel: AbsValue, settings: Optional[list[AbsValue]], arguments: Arguments, state: State, frame: Frame
+           ) -> Handled:
+    """A kernel launched (`kernel[grid, block, stream](args)`: Numba's legacy default stream without one) or a compiled
+    kernel called (`raw(grid, block, (a, b), stream=s)`: the current stream without one; `kernel:cupy:2`: the items of
+    argument 2 are its arrays): it reads its arrays and writes those its body stores into (all, when not told)."""
+    parts, compiled = kernel.target.split(":"), kernel.target.startswith("kernel:")
+    writes = frame.program.kernel_writes(kernel.target) if frame.program and kernel.target and not compiled else None
+    framework = (parts[1] if len(parts) > 1 else "cupy") if compiled else "numba" if writes is not None else ""
+    if settings is None and framework == "numba" and compiled_from(arguments) is not None:  # `cuda.jit(signature)(fn)`
         return compiled_from(arguments), state
-    stream = stream_of_value(arguments.value(Arg(kw="stream"))) or state.current_stream(framework)
+    if settings is None:
+        stream = stream_of_value(arguments.value(Arg(kw="stream"))) or state.current_stream(framework)
+    else:
+        stream = stream_of_value(settings[2] if len(settings) > 2 else NONE)
+    if stream is None or not stream.known:
+        return UNKNOWN, state
     given = arguments.values()
     if len(parts) > 2 and parts[2].isdigit():
         packed = arguments.value(Arg(int(parts[2])))
         given = _items(packed) if packed is not None else []
     site = frame.site(arguments.node)
-    state = kernel(state, frame, site, "kernel", stream, framework)
-    return AbsValue(ValueKind.UNKNOWN), device_reads(state, frame, site, given, stream, written=True)
+    # Numba copies a host NumPy array argument (not an item of one, maybe a scalar) in before the launch, out after
+    hosts = tuple(i for i, v in enumerate(given) if settings is not None and is_host(v) and v.framework == "numpy"
+                  and not maybe_item(v))
+    state = operation(state, frame, site, "kernel" if compiled else kernel.target or "kernel", OpKind.KERNEL, stream, bool(hosts),
+                      framework=framework, host_arrays=hosts)
+    for index, value in enumerate(given):
+        stored = writes is not None and index in writes
+        if stored:
+            value, state = _launched_into(value, stream, state, frame)
+        if value.identity is None or not (value.is_buffer and value.memory is not Memory.PAGEABLE):
+            continue
+        # stored into by the body: a second writer first (its updates may be lost), whatever it also reads; a body
+        # the walk cannot read: taken as read and written
+        for write in (True, False) if stored else (False, True) if writes is None else (False,):
+            state = access(state, frame, site, value.identity, write, stream, host_memory=not is_device(value))
+    return UNKNOWN, state
+
+
+def _launched_into(value: AbsValue, stream: StreamRef, state: State, frame: Frame) -> tuple[AbsValue, State]:
+    """An argument of unknown kind a kernel on a chosen stream stores into is a device array (D-11 (c));
+    a parameter's was made on Numba's current stream at entry."""
+    if value.kind is not ValueKind.UNKNOWN or value.identity is None or stream.kind in (
+            StreamRefKind.LEGACY, StreamRefKind.PER_THREAD, StreamRefKind.UNKNOWN):
+        return value, state
+    learned = AbsValue(ValueKind.BUFFER, "numba", Memory.DEVICE, value.identity)
+    state = learn(state, learned)
+    if value.identity.root.kind is RootKind.PARAM and not value.identity.steps:
+        entry = StreamRef.ambient("numba") if "numba" in frame.context.entered else entry_stream("numba")
+        made = AccessEvent(value.identity, True, entry, f"{frame.qualname}#entry", assumed=True)
+        state = state.with_order(state.order.replaced_at(value.identity).add(made))
+    return learned, state
 
 
 def _items(packed: AbsValue) -> list[AbsValue]:

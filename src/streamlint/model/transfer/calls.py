@@ -15,8 +15,8 @@ from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.api.facts import LEGACY_BY_DEFAULT, Arg, OpKind
 from streamlint.model.domain.order import AccessEvent
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
-from streamlint.model.domain.state import State, entry_stream
-from streamlint.model.domain.values import MAX_TARGETS, MERGED, NO_ITEMS, NONE, SEQUENCE, UNKNOWN, AbsValue, Memory, ValueKind
+from streamlint.model.domain.state import State
+from streamlint.model.domain.values import MAX_TARGETS, MERGED, NO_ITEMS, SEQUENCE, UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.syntax.names import attribute_named
 from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect
@@ -24,7 +24,7 @@ from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.transfer import array_calls, fact_calls, handlers, mpi_calls, torch_calls
 from streamlint.model.transfer.act import access, device_reads, host_reads, kernel, operation
 from streamlint.model.transfer.arguments import Arguments, Handled
-from streamlint.model.transfer.devices import is_device, is_host
+from streamlint.model.transfer.devices import is_device
 from streamlint.model.transfer.frame import CELL, SIDE_STREAM_FACT, CallContext, Frame
 
 METHOD = "."  # a callee value for `receiver.<name>` whose receiver decides what it is
@@ -108,7 +108,7 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
     if callee.kind is ValueKind.CALLABLE and callee.target.startswith(METHOD):
         return _method(callee.target[len(METHOD):], arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE and callee.target.startswith("kernel:"):
-        return array_calls.launch_kernel(callee, arguments, state, frame)
+        return array_calls.launch(callee, None, arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE:  # (a project function: one of one)
         return _one_of(callee, arguments, state, frame)
     if callee.kind in (ValueKind.UNKNOWN, ValueKind.BUFFER) and callee.identity is not None:
@@ -597,47 +597,6 @@ def _buffers_given(arguments: Arguments) -> list[AbsValue]:
             item = value.element
             found.extend(replace(item, identity=member) for member in sorted(value.members, key=repr))
     return found
-
-
-def launch(kernel: AbsValue, settings: list[AbsValue], arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """A kernel launch on its configuration's stream (Numba's legacy default stream without one): it reads its
-    device arrays and writes those its body stores into (all, when the body cannot be read)."""
-    stream = fact_calls.stream_of_value(settings[2] if len(settings) > 2 else NONE)
-    if stream is None or not stream.known:
-        return UNKNOWN, state
-    writes = frame.program.kernel_writes(kernel.target) if frame.program and kernel.target else None
-    site = frame.site(arguments.node)
-    # Numba copies a host NumPy array argument (not an item of one, maybe a scalar) in before the launch, out after
-    hosts = tuple(i for i, (v, _) in enumerate(arguments.positional)
-                  if is_host(v) and v.framework == "numpy" and not torch_calls.maybe_item(v))
-    state = operation(state, frame, site, kernel.target or "kernel", OpKind.KERNEL, stream, bool(hosts),
-                      framework="numba" if writes is not None else "", host_arrays=hosts)
-    for index, (value, _) in enumerate(arguments.positional):
-        stored = writes is not None and index in writes
-        if stored:
-            value, state = _launched_into(value, stream, state, frame)
-        if value.identity is None or not (value.is_buffer and value.memory is not Memory.PAGEABLE):
-            continue
-        # stored into by the body: a second writer first (its updates may be lost), whatever it also reads; a body
-        # the walk cannot read: taken as read and written
-        for write in (True, False) if stored else (False, True) if writes is None else (False,):
-            state = access(state, frame, site, value.identity, write, stream, host_memory=not is_device(value))
-    return UNKNOWN, state
-
-
-def _launched_into(value: AbsValue, stream: StreamRef, state: State, frame: Frame) -> tuple[AbsValue, State]:
-    """An argument of unknown kind a kernel on a chosen stream stores into is a device array (D-11 (c));
-    a parameter's was made on Numba's current stream at entry."""
-    if value.kind is not ValueKind.UNKNOWN or value.identity is None or stream.kind in (
-            StreamRefKind.LEGACY, StreamRefKind.PER_THREAD, StreamRefKind.UNKNOWN):
-        return value, state
-    learned = AbsValue(ValueKind.BUFFER, "numba", Memory.DEVICE, value.identity)
-    state = torch_calls.learn(state, learned)
-    if value.identity.root.kind is RootKind.PARAM and not value.identity.steps:
-        entry = StreamRef.ambient("numba") if "numba" in frame.context.entered else entry_stream("numba")
-        made = AccessEvent(value.identity, True, entry, f"{frame.qualname}#entry", assumed=True)
-        state = state.with_order(state.order.replaced_at(value.identity).add(made))
-    return learned, state
 
 
 def _in_this_loop(effect: Effect, frame: Frame, guards: int) -> Effect:

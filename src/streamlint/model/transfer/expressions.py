@@ -14,7 +14,7 @@ from streamlint.model.domain.paths import FILL, PREFIX, Index, IndexKind, Path, 
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import NO_ITEMS, FALSE, NONE, OF_ARGUMENTS, OPTION, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
-from streamlint.model.transfer import calls, torch_calls
+from streamlint.model.transfer import array_calls, calls, torch_calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.act import host_access
 from streamlint.model.transfer.devices import is_host, memory_of_device_string
@@ -251,7 +251,7 @@ def _call(node: cst.Call, state: State, frame: Frame) -> Evaluated:
             positional.append((value, arg.value))
     arguments = Arguments(tuple(positional), keywords, receiver, node)
     if settings is not None:
-        return calls.launch(callee, settings, arguments, state, frame)
+        return array_calls.launch(callee, settings, arguments, state, frame)
     return calls.call(callee, arguments, state, frame)
 
 
