@@ -135,22 +135,18 @@ def launch(kernel: AbsValue, settings: Optional[list[AbsValue]], arguments: Argu
     framework = (parts[1] if len(parts) > 1 else "cupy") if compiled else "numba" if writes is not None else ""
     if settings is None and framework == "numba" and compiled_from(arguments) is not None:  # `cuda.jit(signature)(fn)`
         return compiled_from(arguments), state
-    if settings is None:
-        stream = stream_of_value(arguments.value(Arg(kw="stream"))) or state.current_stream(framework)
-    else:
-        stream = stream_of_value(settings[2] if len(settings) > 2 else NONE)
-    if stream is None or not stream.known:
+    told = arguments.value(Arg(kw="stream")) if settings is None else settings[2] if len(settings) > 2 else NONE
+    stream = stream_of_value(told) or state.current_stream(framework)
+    if not stream.known:
         return UNKNOWN, state
-    given = arguments.values()
-    if len(parts) > 2 and parts[2].isdigit():
-        packed = arguments.value(Arg(int(parts[2])))
-        given = _items(packed) if packed is not None else []
+    packed = int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else None
+    given = arguments.values() if packed is None else _items(arguments.value(Arg(packed)))
     site = frame.site(arguments.node)
     # Numba copies a host NumPy array argument (not an item of one, maybe a scalar) in before the launch, out after
     hosts = tuple(i for i, v in enumerate(given) if settings is not None and is_host(v) and v.framework == "numpy"
                   and not maybe_item(v))
-    state = operation(state, frame, site, "kernel" if compiled else kernel.target or "kernel", OpKind.KERNEL, stream, bool(hosts),
-                      framework=framework, host_arrays=hosts)
+    api = "kernel" if compiled else kernel.target or "kernel"
+    state = operation(state, frame, site, api, OpKind.KERNEL, stream, bool(hosts), framework=framework, host_arrays=hosts)
     for index, value in enumerate(given):
         stored = writes is not None and index in writes
         if stored:
@@ -179,9 +175,9 @@ def _launched_into(value: AbsValue, stream: StreamRef, state: State, frame: Fram
     return learned, state
 
 
-def _items(packed: AbsValue) -> list[AbsValue]:
+def _items(packed: Optional[AbsValue]) -> list[AbsValue]:
     """The arrays a tuple of kernel arguments holds (its items' memory, or its joined item)."""
+    if packed is None:
+        return []
     found = [AbsValue(ValueKind.BUFFER, "cupy", Memory.DEVICE, member) for member in sorted(packed.members, key=repr)]
-    if not found and packed.element is not None:
-        found = [packed.element]
-    return found
+    return found or ([packed.element] if packed.element is not None else [])
