@@ -57,6 +57,22 @@ def device_reads(state: State, frame: Frame, site: str, values: list[AbsValue], 
     return state
 
 
+def copy(state: State, frame: Frame, site: str, stream: StreamRef, source: Optional[AbsValue], target: AbsValue,
+         upload: bool, staged: bool, waits: bool) -> State:
+    """A copy on `stream`: an upload from pageable memory the host stages first (`staged`: it waits, then reads the
+    source itself, as it does for a blocking upload); `waits`: the host waits for the copy."""
+    hosted = source is not None and source.is_buffer and not is_device(source)
+    if staged:
+        state = wait_for(state, frame, site, stream)
+    if source is not None and source.identity is not None and upload and (staged or waits) and hosted:
+        state = host_access(state, frame, site, source.identity, False)
+    elif source is not None and source.identity is not None and (source.is_buffer or not upload) and not staged:
+        state = access(state, frame, site, source.identity, False, stream, host_memory=hosted)
+    if target.identity is not None:
+        state = access(state, frame, site, target.identity, True, stream, host_memory=not upload)
+    return wait_for(state, frame, site, stream) if waits else state
+
+
 def operation(state: State, frame: Frame, site: str, api: str, op: OpKind, stream: Optional[StreamRef],
               host_blocking: Optional[bool], host_memory: Memory = Memory.UNKNOWN, value_site: str = "",
               host_inputs: bool = False, framework: str = "", **form) -> State:

@@ -14,7 +14,7 @@ from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRef
 from streamlint.model.domain.values import NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.summary.effects import Effect, EffectKind
-from streamlint.model.transfer.act import access, device_reads, do, host_access, host_reads, operation, wait_for
+from streamlint.model.transfer.act import access, copy, device_reads, do, host_access, host_reads, operation, wait_for
 from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import device_value, is_device, is_host
 from streamlint.model.transfer.frame import Frame
@@ -393,14 +393,8 @@ def _copy(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handl
     source, target, into_receiver = _copy_ends(fact, arguments, frame, stream if upload else None)
     waits = host_waits(fact, arguments)
     staged = upload and not waits and (source is None or not source.is_buffer or source.memory is not Memory.PINNED)
-    if staged:
-        state = wait_for(state, frame, site, stream)
-    if source is not None and (source.is_buffer or not upload) and source.identity is not None and not staged:
-        state = access(state, frame, site, source.identity, False, stream, host_memory=upload)
-    if target.identity is not None:
-        state = access(state, frame, site, target.identity, True, stream, host_memory=not upload)
-    if waits or (not upload and target.memory is not Memory.PINNED and waits is not None):
-        state = wait_for(state, frame, site, stream)
+    after = waits or (not upload and target.memory is not Memory.PINNED and waits is not None)
+    state = copy(state, frame, site, stream, source, target, upload, staged, bool(after))
     return (UNKNOWN if into_receiver else target), state
 
 

@@ -17,7 +17,7 @@ from streamlint.model.domain.values import UNKNOWN, AbsValue, HostBuilt, Memory,
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import untold_access
 from streamlint.model.api.op_kinds import OpKind
-from streamlint.model.transfer.act import access, device_reads, do, host_access, kernel, operation, wait_for
+from streamlint.model.transfer.act import access, copy, device_reads, do, host_access, kernel, operation, wait_for
 from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device, is_host, memory_named
 from streamlint.model.transfer.fact_calls import apply_fact, stream_of_value
@@ -419,18 +419,11 @@ def _copied(api: str, source: AbsValue, target: AbsValue, blocks: bool, non_bloc
     state = operation(state, frame, site, api, kind, current, crosses and blocks,
                       source.memory if upload else target.memory, non_blocking=non_blocking,
                       host_loader_batch=upload and source.loader_batch, **form)
-    if crosses and blocks and upload and non_blocking:
-        state = wait_for(state, frame, site, current)
-    if source.identity is not None and crosses and blocks and upload:
-        if not form.get("host_built"):  # (a host-built scalar's memory is the host's own: nothing else reads it)
-            state = host_access(state, frame, site, source.identity, False)
-    elif source.identity is not None:
-        state = access(state, frame, site, source.identity, False, current, host_memory=not is_device(source))
-    if target.identity is not None:
-        state = access(state, frame, site, target.identity, True, current, host_memory=not upload)
-    if crosses and blocks and (is_host(target) or (upload and not non_blocking)):
-        state = wait_for(state, frame, site, current)
-    return state
+    if form.get("host_built"):  # (a host-built scalar's memory is the host's own: nothing else reads it)
+        source = replace(source, identity=None)
+    staged = bool(crosses and blocks and upload and non_blocking)
+    waits = crosses and blocks and (is_host(target) or (upload and not non_blocking))
+    return copy(state, frame, site, current, source, target, upload, staged, waits)
 
 
 def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
