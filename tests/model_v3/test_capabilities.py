@@ -1629,7 +1629,7 @@ def test_a_tensor_built_on_the_host_then_moved_is_a_host_built_upload():
     # a pinned stand-in is what an upload should start from
     assert not [o for o in operations(model, "pinned_total") if o.operation.host_built]
     # built on the host on every path: the program's input, an ordinary upload
-    assert [o.operation.host_built for o in operations(model, "feed") if o.operation.op == "H2D copy"] == [False]
+    assert [o.operation.host_built for o in operations(model, "feed") if o.operation.op == "H2D copy"] == [None]
 
 
 def test_a_collectives_operand_is_a_cuda_tensor_on_every_path():

@@ -10,6 +10,7 @@ from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.domain.order import HOST
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.domain.values import HostBuilt
 from streamlint.model.file_model import FileModel
 from streamlint.model.findings import shown_at
 from streamlint.model.summary.effects import Effect, EffectKind, Operation
@@ -76,7 +77,7 @@ def operations_in(model: FileModel, walks: list, through_calls: bool) -> list[tu
                 continue
             at = OperationAt(shown_at(effect), effect.operation, effect.stream, effect.chain, walked.summary.hot,
                              walked.effects, context, effect.site, effect.framework, qualname[len(prefix):],
-                             effect.first_pass)
+                             effect.operation.host_built is HostBuilt.FIRST_PASS)
             found.append((qualname, at))
     return found
 

@@ -8,7 +8,7 @@ from typing import Optional
 
 from streamlint.model.domain.paths import Path
 from streamlint.model.domain.streams import StreamRef
-from streamlint.model.domain.values import Memory
+from streamlint.model.domain.values import HostBuilt, Memory
 
 
 class EffectKind(Enum):
@@ -48,7 +48,9 @@ class Operation:
     host_loader_batch: bool = False  # the host side is a batch a data loader yielded
     host_arrays: tuple[int, ...] = ()  # a kernel launch's positional arguments that are host arrays
     sync_form: bool = False  # a synchronous copy API, used so, whose stream-ordered form exists
-    host_built: bool = False  # the host side is a tensor built from Python values where it is used (`[a, b]`)
+    # the host side is a tensor built from Python values where it is used (`[a, b]`): on every pass of its loop, or on
+    # its first pass only (the body carries what the later passes use)
+    host_built: Optional[HostBuilt] = field(default=None, metadata={"omit_default": True})
 
 
 @dataclass(frozen=True)
@@ -69,5 +71,3 @@ class Effect:
     branch: tuple[str, ...] = ()
     # The side streams the call handed the callee, which queued this on its caller's current stream
     handed: tuple[StreamRef, ...] = ()
-    # An OPERATION of its loop's first pass only (the body carries what the later passes use)
-    first_pass: bool = field(default=False, metadata={"omit_default": True})

@@ -78,11 +78,9 @@ def operation(state: State, frame: Frame, site: str, api: str, op: OpKind, strea
               host_inputs: bool = False, framework: str = "", **form) -> State:
     """Record an operation the rules ask about, with whether it runs in a loop here and only
     sometimes; `form`: what the call as written says (Operation's `async_form`, `host_at`, ...)."""
-    first_pass = form.pop("first_pass", False)
     detail = Operation(api, op.value, host_blocking, host_memory, frame.loop_depth > 0, value_site, host_inputs,
                        frame.guards > 0, **form)
-    return do(state, frame, Effect(EffectKind.OPERATION, site, stream=stream, framework=framework, operation=detail,
-                                   first_pass=first_pass))
+    return do(state, frame, Effect(EffectKind.OPERATION, site, stream=stream, framework=framework, operation=detail))
 
 
 def kernel(state: State, frame: Frame, site: str, api: str, stream: Optional[StreamRef], framework: str = "",

@@ -227,7 +227,8 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
         # built in pageable host memory, then copied: a blocking upload, no kernel
         value = _fresh(frame, arguments, memory, state.current_stream(F))
         built = AbsValue(ValueKind.BUFFER, F, Memory.PAGEABLE)
-        return value, _copied("torch.tensor", built, value, True, False, arguments, state, frame, host_built=True)
+        return value, _copied("torch.tensor", built, value, True, False, arguments, state, frame,
+                                  host_built=HostBuilt.EVERY_PASS)
     return _made(short, memory, arguments, state, frame)
 
 
@@ -405,8 +406,8 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
     result = _fresh(frame, arguments, memory, state.current_stream(F) if to_device else None)
     blocks = not non_blocking or (to_device and source.memory is Memory.PAGEABLE)
     state = _copied("torch.Tensor.to", source, result, blocks, non_blocking, arguments, state, frame,
-                    async_form=True, host_at="self" if to_device else "return", host_built=built_here,
-                    first_pass=built_here and source.built_first)
+                    async_form=True, host_at="self" if to_device else "return",
+                    host_built=source.built if built_here else None)
     return result, state
 
 
