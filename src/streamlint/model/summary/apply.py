@@ -135,7 +135,7 @@ class _Mapper:
     def effect(self, e: Effect) -> Optional[Effect]:
         path = self.path(e.path) if e.path is not None else None
         if e.path is not None and path is None:
-            if e.kind in (EffectKind.WAIT_EVENT, EffectKind.SYNC_EVENT):
+            if e.kind in (EffectKind.WAIT_EVENT, EffectKind.SYNC):
                 # a wait for an event the caller cannot name still waits (dropping it could add reports)
                 path = Path(Root.local("<an event the caller does not name>"))
             else:

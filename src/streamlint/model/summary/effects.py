@@ -16,9 +16,7 @@ class EffectKind(Enum):
     WAIT_STREAM = "wait_stream"  # `stream` waits for `other`
     RECORD_EVENT = "record_event"  # event `path` recorded on `stream`
     WAIT_EVENT = "wait_event"  # `stream` waits for event `path`
-    SYNC_STREAM = "sync_stream"  # the host waits for `stream`
-    SYNC_EVENT = "sync_event"  # the host waits for event `path`
-    SYNC_DEVICE = "sync_device"  # the host waits for every stream
+    SYNC = "sync"  # the host waits for `stream`, else for event `path`, else (or for one not told) for every stream
     RECORD_STREAM = "record_stream"  # the allocator is told `path` is used on `stream`
     RELEASE = "release"  # `path`, allocated on `stream`, goes back to the allocator
     SET_CURRENT = "set_current"  # `framework`'s current stream becomes `stream` and stays so

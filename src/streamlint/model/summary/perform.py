@@ -121,16 +121,13 @@ def _wait_event(order: Order, e: Effect) -> Order:
     return order.wait_event(e.stream, e.path, e.branch)
 
 
-def _sync_stream(order: Order, e: Effect) -> Order:
-    if e.stream is None or e.stream.kind is StreamRefKind.UNKNOWN:
-        return order.synchronize_device()  # a synchronization of we know not what: silence
-    return order.synchronize_stream(e.stream, e.branch)
-
-
-def _sync_event(order: Order, e: Effect) -> Order:
-    if e.path is None or order.recorded(e.path) is None:
-        return order.synchronize_device()
-    return order.synchronize_event(e.path)
+def _sync(order: Order, e: Effect) -> Order:
+    if e.stream is not None and e.stream.kind is not StreamRefKind.UNKNOWN:
+        return order.synchronize_stream(e.stream, e.branch)
+    if e.path is not None and order.recorded(e.path) is not None:
+        return order.synchronize_event(e.path)
+    # a synchronization of we know not what: silence
+    return order.synchronize_device(e.branch if e.stream is None and e.path is None else ())
 
 
 def _release(state: State, e: Effect) -> Result:
@@ -191,9 +188,7 @@ _HANDLERS: dict[EffectKind, Callable[[State, Effect], Result]] = {
     EffectKind.WAIT_STREAM: _ordering(_wait_stream),
     EffectKind.RECORD_EVENT: _record_in_capture,
     EffectKind.WAIT_EVENT: _wait_in_capture,
-    EffectKind.SYNC_STREAM: _ordering(_sync_stream),
-    EffectKind.SYNC_EVENT: _ordering(_sync_event),
-    EffectKind.SYNC_DEVICE: _ordering(lambda order, e: order.synchronize_device(e.branch)),
+    EffectKind.SYNC: _ordering(_sync),
     EffectKind.RECORD_STREAM: _ordering(lambda order, e: order.record_stream(e.path, e.stream)
                                         if e.path is not None and e.stream is not None else order),
     EffectKind.RELEASE: _release,

@@ -25,7 +25,7 @@ def do(state: State, frame: Frame, effect: Effect) -> State:
 
 def wait_for(state: State, frame: Frame, site: str, stream: Optional[StreamRef]) -> State:
     """The host waits for the work queued on `stream` so far."""
-    return do(state, frame, Effect(EffectKind.SYNC_STREAM, site, stream=stream))
+    return do(state, frame, Effect(EffectKind.SYNC, site, stream=stream))
 
 
 def access(state: State, frame: Frame, site: str, path: Path, write: bool, stream: StreamRef,

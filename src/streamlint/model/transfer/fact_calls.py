@@ -325,9 +325,8 @@ def _sync(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handl
         stream = stream_of_value(arguments.value(fact.target)) if fact.target else queue_of(fact, arguments, state)
         return UNKNOWN, wait_for(state, frame, site, stream)
     event = arguments.receiver if arguments.receiver is not None else arguments.value(fact.target)
-    if fact.kind is OpKind.EVENT_SYNC and event is not None and event.identity is not None:
-        return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_EVENT, site, event.identity))
-    return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC_DEVICE, site))
+    told = event.identity if fact.kind is OpKind.EVENT_SYNC and event is not None else None
+    return UNKNOWN, do(state, frame, Effect(EffectKind.SYNC, site, told))
 
 
 def _wait_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
