@@ -72,7 +72,7 @@ _OPS = {
 _EFFECTS = {
     **dict.fromkeys((EffectKind.WAIT_STREAM, EffectKind.WAIT_EVENT, EffectKind.RECORD_EVENT),
                     frozenset({Work.ANY, Work.ORDERING})),
-    **dict.fromkeys((EffectKind.SYNC_STREAM, EffectKind.SYNC_EVENT, EffectKind.SYNC_DEVICE, EffectKind.LAUNCH_GRAPH),
+    **dict.fromkeys((EffectKind.SYNC, EffectKind.LAUNCH_GRAPH),
                     frozenset({Work.ANY})),
 }
 _READ_BACK_OPS = frozenset(k.value for k in (OpKind.COPY_D2H, OpKind.IMPLICIT_SYNC, OpKind.COPY))

@@ -18,8 +18,7 @@ from streamlint.model.transfer.frame import ROOT_CONTEXT, CallContext
 
 # Operations that queue work on a stream (what streams exist to overlap): OpKind values.
 DEVICE_WORK = frozenset({"H2D copy", "D2H copy", "D2D copy", "copy", "kernel", "memset"})
-_HOST_WAITS = frozenset({EffectKind.SYNC_STREAM, EffectKind.SYNC_EVENT, EffectKind.SYNC_DEVICE})
-_ALL_WAITS = frozenset({EffectKind.SYNC_EVENT, EffectKind.SYNC_DEVICE})  # (waits for all the streams it names)
+_HOST_WAITS = frozenset({EffectKind.SYNC})
 # Roots of memory that outlives a call: the next call finds it again.
 _OUTLIVES = frozenset({RootKind.SELF, RootKind.GLOBAL, RootKind.PARAM})
 _HOST_TIMER = "host timer"  # Operation.op (api.facts OpKind.HOST_TIMER)
@@ -108,7 +107,7 @@ def _device_work(effect: Effect) -> bool:
 
 def _drains(effect: Effect, stream: Optional[StreamRef]) -> bool:
     """The host waits for the device, or for `stream`."""
-    return effect.kind is EffectKind.SYNC_DEVICE or (effect.kind is EffectKind.SYNC_STREAM and effect.stream == stream)
+    return effect.kind is EffectKind.SYNC and effect.path is None and effect.stream in (None, stream)
 
 
 def host_writes_into(model: FileModel, qualname: str, at: OperationAt) -> list[tuple[str, bool]]:
@@ -212,7 +211,7 @@ class _Step:
 
 def _steps(effects) -> list[_Step]:
     """The function's device work and the host's waits (for a stream, or all: None), in program order."""
-    return [_Step(index, shown_at(e), None if e.kind in _ALL_WAITS else e.stream, e.kind in _HOST_WAITS)
+    return [_Step(index, shown_at(e), e.stream, e.kind in _HOST_WAITS)
             for index, e in enumerate(effects) if e.kind in _HOST_WAITS or _device_work(e)]
 
 
