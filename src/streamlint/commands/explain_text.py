@@ -130,7 +130,7 @@ def _effect(effect: Effect, module: str = "") -> str:
     elif kind in (EffectKind.RECORD_EVENT, EffectKind.WAIT_EVENT):
         verb = "records" if kind is EffectKind.RECORD_EVENT else "waits for"
         what = f"{_stream(effect.stream)} {verb} event {_path(effect.path)}"
-    elif kind in (EffectKind.SYNC_STREAM, EffectKind.SYNC_EVENT, EffectKind.SYNC_DEVICE):
+    elif kind is EffectKind.SYNC:
         target = _stream(effect.stream) if effect.stream else _path(effect.path) if effect.path else "the device"
         what = f"host waits for {target}"
     elif kind in (EffectKind.RECORD_STREAM, EffectKind.RELEASE):
