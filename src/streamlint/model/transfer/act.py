@@ -73,6 +73,13 @@ def copy(state: State, frame: Frame, site: str, stream: StreamRef, source: Optio
     return wait_for(state, frame, site, stream) if waits else state
 
 
+def read_by_host(state: State, frame: Frame, site: str, values: list[AbsValue], stream: Optional[StreamRef]) -> State:
+    """The host reads the data: device memory on `stream`, which the host then waits for; host memory itself."""
+    if stream is None:
+        return host_reads(state, frame, site, values)
+    return wait_for(device_reads(state, frame, site, values, stream), frame, site, stream)
+
+
 def operation(state: State, frame: Frame, site: str, api: str, op: OpKind, stream: Optional[StreamRef],
               host_blocking: Optional[bool], host_memory: Memory = Memory.UNKNOWN, value_site: str = "",
               host_inputs: bool = False, framework: str = "", **form) -> State:

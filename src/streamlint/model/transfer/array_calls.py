@@ -146,7 +146,8 @@ def launch(kernel: AbsValue, settings: Optional[list[AbsValue]], arguments: Argu
     hosts = tuple(i for i, v in enumerate(given) if settings is not None and is_host(v) and v.framework == "numpy"
                   and not maybe_item(v))
     api = "kernel" if compiled else kernel.target or "kernel"
-    state = operation(state, frame, site, api, OpKind.KERNEL, stream, bool(hosts), framework=framework, host_arrays=hosts)
+    state = operation(state, frame, site, api, OpKind.KERNEL, stream, bool(hosts), framework=framework,
+                      host_arrays=hosts)
     for index, value in enumerate(given):
         stored = writes is not None and index in writes
         if stored:

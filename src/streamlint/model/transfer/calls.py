@@ -367,7 +367,7 @@ def _taken_out(receiver: AbsValue, item: AbsValue, name: str, arguments: Argumen
 def _fills(arguments: Arguments, before: State, after: State, frame: Frame) -> State:
     """A method of an unseen object given device memory made here and unwritten can only be filling it."""
     given = next((v for v in arguments.values() if v.kind is ValueKind.STREAM), None)
-    stream = torch_calls.stream_of(given) if given is not None else after.current_stream("torch")
+    stream = fact_calls.stream_of_value(given) if given is not None else after.current_stream("torch")
     site = frame.site(arguments.node)
     for value in arguments.values():
         root = value.identity.root if value.identity is not None else None
@@ -572,7 +572,7 @@ def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = Fal
         tensors.append(arguments.receiver)
     given = next((v for v in arguments.values() if v.kind is ValueKind.STREAM), None)
     if given is not None:  # (`f(x, stream=s)`: it reads the device arrays it is given; what it writes is not told)
-        stream = torch_calls.stream_of(given)
+        stream = fact_calls.stream_of_value(given)
         return UNKNOWN, device_reads(state, frame, frame.site(arguments.node), tensors, stream) if stream.known else state
     frameworks = ("torch", "cupy", "") if direct else ("torch", "")  # a function passed in runs where it is called
     if any(v.framework in frameworks for v in tensors):

@@ -14,7 +14,7 @@ from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRef
 from streamlint.model.domain.values import NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.summary.effects import Effect, EffectKind
-from streamlint.model.transfer.act import access, copy, device_reads, do, host_access, host_reads, operation, wait_for
+from streamlint.model.transfer.act import access, copy, do, host_access, operation, read_by_host, wait_for
 from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import device_value, is_device, is_host
 from streamlint.model.transfer.frame import Frame
@@ -472,14 +472,9 @@ def _allocate(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> H
 
 
 def _implicit_sync(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """The host reads the data: device memory on the stream, which the host then waits for; host memory itself."""
-    stream = queue_of(fact, arguments, state)
-    site = frame.site(arguments.node)
     data = [v for v in [arguments.receiver, *arguments.values()] if v is not None]
-    if stream is None:
-        return AbsValue(ValueKind.HOST_NUMBER), host_reads(state, frame, site, data)
-    state = device_reads(state, frame, site, data, stream)
-    return AbsValue(ValueKind.HOST_NUMBER), wait_for(state, frame, site, stream)
+    state = read_by_host(state, frame, frame.site(arguments.node), data, queue_of(fact, arguments, state))
+    return AbsValue(ValueKind.HOST_NUMBER), state
 
 
 _BY_KIND: dict[Optional[OpKind], Callable[[Fact, Arguments, State, Frame], Handled]] = {

@@ -12,15 +12,15 @@ from streamlint.model.api import torch_api
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
-from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef
+from streamlint.model.domain.streams import StreamRef
 from streamlint.model.domain.values import UNKNOWN, AbsValue, HostBuilt, Memory, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import untold_access
 from streamlint.model.api.op_kinds import OpKind
-from streamlint.model.transfer.act import access, copy, device_reads, do, host_access, kernel, operation, wait_for
+from streamlint.model.transfer.act import access, copy, do, read_by_host, host_access, kernel, operation
 from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device, is_host, memory_named
-from streamlint.model.transfer.fact_calls import apply_fact, stream_of_value
+from streamlint.model.transfer.fact_calls import apply_fact
 from streamlint.model.transfer.frame import Frame
 
 F = "torch"
@@ -67,12 +67,10 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
 
 def read_back(api: str, values: list[AbsValue], stream: StreamRef, value_site: str, framework: str, site: str,
               state: State, frame: Frame) -> Handled:
-    """The host reads device memory back: read on the stream, which the host then waits for."""
+    """The host reads device memory back (act.read_by_host), an operation the rules ask about."""
     state = operation(state, frame, site, api, OpKind.IMPLICIT_SYNC, stream, True, value_site=value_site,
                       framework=framework)
-    state = device_reads(state, frame, site, values, stream)
-    state = wait_for(state, frame, site, stream)
-    return AbsValue(ValueKind.HOST_NUMBER), state
+    return AbsValue(ValueKind.HOST_NUMBER), read_by_host(state, frame, site, values, stream)
 
 
 def learn(state: State, learned: AbsValue) -> State:
@@ -204,14 +202,11 @@ def _known_as(state: State, before: AbsValue, after: AbsValue) -> State:
     return state
 
 
-def stream_of(value: Optional[AbsValue]) -> StreamRef:
-    return stream_of_value(value) or UNKNOWN_STREAM
-
-
 def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     memory = memory_named(arguments, Arg(kw="device"))
     pinned = arguments.flag(Arg(kw="pin_memory"), False)
-    if short in torch_api.FROM_DATA and arguments.located(Arg(kw="device")) is None and _written_out(arguments):
+    if short in torch_api.FROM_DATA and arguments.located(Arg(kw="device")) is None \
+            and _host_built(arguments, written_out=True):
         # `torch.tensor([a, b])`: built on the host from values the code writes out, where it stays
         # (in pinned memory it is what an upload should start from: no stand-in to report)
         return replace(_fresh(frame, arguments, Memory.PINNED if pinned else Memory.PAGEABLE, None),
@@ -241,28 +236,19 @@ def _made(short: str, memory: Memory, arguments: Arguments, state: State, frame:
     return value, state
 
 
-def _host_built(arguments: Arguments) -> bool:
-    """The data is Python values (`0.0`, `[a, b]`, `x.shape`): the tensor is built on the host."""
+def _host_built(arguments: Arguments, written_out: bool = False) -> bool:
+    """The data is Python values (`0.0`, `[a, b]`, `x.shape`): the tensor is built on the host (`written_out`: a
+    number or a list written out of values that are no tensors, not data the program reads)."""
     located = arguments.located(Arg(0, "data"))
     if located is None:
         return False
     data, node = located
     if data.kind is ValueKind.HOST_NUMBER:
         return True
-    if data.kind is not ValueKind.CONTAINER:
+    items, written = data.element, isinstance(node, (cst.List, cst.Tuple))  # (a list written out)
+    if data.kind is not ValueKind.CONTAINER or (written_out and not written):
         return False
-    items = data.element
-    written = isinstance(node, (cst.List, cst.Tuple))  # a list written out of values that are no tensors
     return (items is not None and items.kind is ValueKind.HOST_NUMBER) or (written and not (items and items.is_buffer))
-
-
-def _written_out(arguments: Arguments) -> bool:
-    """The data is a number or a list written out of values that are no tensors (not data the program reads)."""
-    located = arguments.located(Arg(0, "data"))
-    if located is None or not _host_built(arguments):
-        return False
-    data, node = located
-    return data.kind is ValueKind.HOST_NUMBER or isinstance(node, (cst.List, cst.Tuple))
 
 
 def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
