@@ -46,14 +46,11 @@ def host_reads(state: State, frame: Frame, site: str, values: list[AbsValue]) ->
     return state
 
 
-def device_reads(state: State, frame: Frame, site: str, values: list[AbsValue], stream: StreamRef,
-                 written: bool = False) -> State:
-    """The device memory among `values` read on `stream` (and then written: `written`)."""
+def device_reads(state: State, frame: Frame, site: str, values: list[AbsValue], stream: StreamRef) -> State:
+    """The device memory among `values` read on `stream`."""
     for value in values:
         if is_device(value) and value.identity is not None:
             state = access(state, frame, site, value.identity, False, stream)
-            if written:
-                state = access(state, frame, site, value.identity, True, stream)
     return state
 
 

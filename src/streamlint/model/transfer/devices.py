@@ -3,6 +3,7 @@ device value) and from how buffers were made."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 from streamlint.model.api.facts import Arg
@@ -32,6 +33,13 @@ def device_value(arguments: Arguments) -> AbsValue:
     """`torch.device("cuda")`, `torch.device("cpu")`, `torch.device("cuda", rank)`."""
     memory = memory_named(arguments, Arg(0, "type")) or Memory.UNKNOWN
     return AbsValue(ValueKind.DEVICE, "torch", memory)
+
+
+def placed(value: Optional[AbsValue], chosen: bool = True) -> Optional[AbsValue]:
+    """Under a stream the code chose, memory of a device not told is device memory (PyTorch's invariant)."""
+    if not chosen or value is None or not value.is_buffer or value.memory is not Memory.UNKNOWN:
+        return value
+    return replace(value, memory=Memory.DEVICE)
 
 
 def is_host(value: AbsValue) -> bool:

@@ -16,7 +16,7 @@ from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.transfer.act import access, copy, do, host_access, operation, read_by_host, wait_for
 from streamlint.model.transfer.arguments import Arguments, Handled
-from streamlint.model.transfer.devices import device_value, is_device, is_host
+from streamlint.model.transfer.devices import device_value, is_device, is_host, placed
 from streamlint.model.transfer.frame import Frame
 
 LEGACY = StreamRef.legacy()
@@ -188,15 +188,10 @@ def apply_fact(fact: Fact, arguments: Arguments, state: State, frame: Frame, api
 def _placed(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> tuple[Fact, Arguments, bool]:
     """Work where its data lives (PyTorch's invariant): on the current stream for device memory (memory of
     a device not told is, under a chosen stream), else the host's own work (no operation queued)."""
-    if frame.chosen_stream(state):
-        def placed(value: Optional[AbsValue]) -> Optional[AbsValue]:
-            if value is None or not value.is_buffer or value.memory is not Memory.UNKNOWN:
-                return value
-            return replace(value, memory=Memory.DEVICE)
-
-        arguments = replace(arguments, positional=tuple((placed(v), e) for v, e in arguments.positional),
-                            keywords={k: (placed(v), e) for k, (v, e) in arguments.keywords.items()},
-                            receiver=placed(arguments.receiver))
+    chosen = frame.chosen_stream(state)
+    arguments = replace(arguments, positional=tuple((placed(v, chosen), e) for v, e in arguments.positional),
+                        keywords={k: (placed(v, chosen), e) for k, (v, e) in arguments.keywords.items()},
+                        receiver=placed(arguments.receiver, chosen))
     data = [v for v in [arguments.receiver, *arguments.values()] if v is not None and v.is_buffer]
     queued = any(is_device(v) for v in data)
     return replace(fact, stream=Stream.CURRENT if queued else Stream.NONE), arguments, queued

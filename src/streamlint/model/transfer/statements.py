@@ -310,10 +310,6 @@ def leave(state: State, frame: Frame) -> None:
     frame.found.exit_state = state if frame.found.exit_state is None else frame.found.exit_state.join(state)
 
 
-def _raise(node: cst.Raise, state: State, frame: Frame) -> State:
-    return (evaluate(node.exc, state, frame)[1] if node.exc is not None else state).unreachable()
-
-
 def tested(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[AbsValue, State]:
     """A test's value; testing a CUDA tensor's truth copies it to the host, which waits for the current stream."""
     value, state = evaluate(node, state, frame)
@@ -533,7 +529,7 @@ _HANDLERS: dict[type, Callable[..., State]] = {
     cst.Del: lambda node, state, frame: _unbind(node.target, state, frame, node),
     cst.Assert: lambda node, state, frame: tested(node.test, state, frame)[1],  # (as an `if`'s test)
     cst.Return: _return,
-    cst.Raise: _raise,
+    cst.Raise: lambda node, state, frame: (evaluate(node.exc, state, frame)[1] if node.exc else state).unreachable(),
     cst.If: _if,
     cst.For: _for,
     cst.While: _while,

@@ -19,7 +19,7 @@ from streamlint.model.summary.perform import untold_access
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.transfer.act import access, copy, do, read_by_host, host_access, kernel, operation
 from streamlint.model.transfer.arguments import Arguments, Handled
-from streamlint.model.transfer.devices import is_device, is_host, memory_named
+from streamlint.model.transfer.devices import is_device, is_host, memory_named, placed
 from streamlint.model.transfer.fact_calls import apply_fact
 from streamlint.model.transfer.frame import Frame
 
@@ -291,8 +291,7 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
     current = state.current_stream(framework)
     if frame.chosen_stream(state) and not any(map(is_host, inputs)):  # (a CPU operation ignores the stream)
         # under a stream the code chose, a tensor of unknown device is a CUDA tensor: the work is queued there
-        inputs = [_on_device(v) if v.is_buffer and v.memory is Memory.UNKNOWN else v for v in inputs]
-        written = _on_device(written) if written is not None and written.memory is Memory.UNKNOWN else written
+        inputs, written = [placed(v) for v in inputs], placed(written)
     on_device = any(is_device(v) for v in inputs)
     stream = current if on_device else None
     state = kernel(state, frame, site, _operation_api(arguments.node, framework), stream, framework)
