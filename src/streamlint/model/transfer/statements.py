@@ -122,15 +122,9 @@ def _aug_assign(node: cst.AugAssign, state: State, frame: Frame) -> State:
     return bind(node.target, UNKNOWN if other.kind is not ValueKind.HOST_NUMBER else other, state, frame, node)
 
 
-def _unbind(target: cst.BaseExpression, state: State, frame: Frame, node: cst.CSTNode) -> State:
-    """`del x`, `del self.buf`: memory nothing else holds goes back to the allocator (an item stays)."""
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            state = _unbind(element.value, state, frame, node)
-        return state
-    if isinstance(target, (cst.Name, cst.Attribute)):
-        return bind(target, UNKNOWN, state, frame, node)
-    return state
+def _unbind(node: cst.Del, state: State, frame: Frame) -> State:
+    """`del x`, `del self.buf`, `del a, b`: what nothing else holds goes back to the allocator (an item stays)."""
+    return state if isinstance(node.target, cst.Subscript) else bind(node.target, UNKNOWN, state, frame, node)
 
 
 def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
@@ -526,7 +520,7 @@ _HANDLERS: dict[type, Callable[..., State]] = {
     cst.Assign: _assign,
     cst.AnnAssign: _ann_assign,
     cst.AugAssign: _aug_assign,
-    cst.Del: lambda node, state, frame: _unbind(node.target, state, frame, node),
+    cst.Del: _unbind,
     cst.Assert: lambda node, state, frame: tested(node.test, state, frame)[1],  # (as an `if`'s test)
     cst.Return: _return,
     cst.Raise: lambda node, state, frame: (evaluate(node.exc, state, frame)[1] if node.exc else state).unreachable(),
