@@ -6,12 +6,13 @@ from typing import Optional
 
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.domain.order import HOST
-from streamlint.model.domain.paths import Path
+from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef
-from streamlint.model.domain.values import AbsValue, Memory
+from streamlint.model.domain.values import AbsValue, Memory, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind, Operation
 from streamlint.model.summary.perform import perform
+from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.frame import Frame
 
@@ -21,6 +22,12 @@ def do(state: State, frame: Frame, effect: Effect) -> State:
     state, found = perform(state, effect)
     frame.report(found)
     return state
+
+
+def fresh(frame: Frame, arguments: Arguments, memory: Memory, stream: Optional[StreamRef] = None,
+          framework: str = "torch") -> AbsValue:
+    """New memory the call makes (made on `stream`, when told)."""
+    return AbsValue(ValueKind.BUFFER, framework, memory, Path(Root.fresh(frame.site(arguments.node))), stream)
 
 
 def wait_for(state: State, frame: Frame, site: str, stream: Optional[StreamRef]) -> State:

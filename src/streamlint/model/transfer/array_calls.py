@@ -18,7 +18,7 @@ from streamlint.model.domain.state import State, entry_stream
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import NONE, UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind
-from streamlint.model.transfer.act import access, do, kernel, operation
+from streamlint.model.transfer.act import access, do, fresh, kernel, operation
 from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.fact_calls import apply_fact, compiled_from, stream_of_value
@@ -54,8 +54,7 @@ def _memory_view(name: str, arguments: Arguments, state: State, frame: Frame) ->
     memory = arguments.value(interop.MEMORY_VIEWS[name])
     if memory is not None and memory.identity is not None and not is_host(memory):
         return AbsValue(ValueKind.BUFFER, framework, Memory.DEVICE, memory.identity, memory.stream)
-    made_on = state.current_stream(framework)
-    return AbsValue(ValueKind.BUFFER, framework, Memory.DEVICE, Path(Root.fresh(frame.site(arguments.node))), made_on)
+    return fresh(frame, arguments, Memory.DEVICE, state.current_stream(framework), framework)
 
 
 def sizes_are_numbers(arguments: Arguments, state: State) -> State:
@@ -98,7 +97,7 @@ def _cupy_kernel(api: str, arguments: Arguments, state: State, frame: Frame, hos
             state = access(state, frame, site, value.identity, False, current)
     if out is not None and is_device(out) and out.identity is not None:  # a ufunc's `out=`
         return out, access(state, frame, site, out.identity, True, current)
-    result = AbsValue(ValueKind.BUFFER, "cupy", Memory.DEVICE, Path(Root.fresh(site)), current)
+    result = fresh(frame, arguments, Memory.DEVICE, current, "cupy")
     # a kernel function writes its result on the stream (creators without a kernel are table rows)
     return result, access(state, frame, site, result.identity, True, current)
 

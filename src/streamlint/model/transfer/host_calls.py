@@ -10,10 +10,9 @@ import libcst as cst
 
 from streamlint.model.api import numpy_api
 from streamlint.model.api.facts import Arg
-from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import AbsValue, Memory, ValueKind
-from streamlint.model.transfer.act import host_access, host_reads
+from streamlint.model.transfer.act import fresh, host_access, host_reads
 from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_host
 from streamlint.model.transfer.frame import Frame
@@ -29,14 +28,14 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         return first, host_access(state, frame, site, first.identity, False)  # a view of the same memory
     if short in numpy_api.PAGEABLE_CREATORS and _makes_array(short, arguments):
         state = host_reads(state, frame, site, hosts)
-        made = _result(arguments, frame)
+        made = fresh(frame, arguments, Memory.PAGEABLE, None, "numpy")
         return (replace(made, rank=_rank(arguments)) if short in numpy_api.SHAPE_FIRST else made), state  # new pageable host memory
     if not hosts:
         return None
     for value in hosts:
         written = name in numpy_api.WRITING_FUNCTIONS and value is first
         state = host_access(state, frame, site, value.identity, written)
-    return _result(arguments, frame), state
+    return fresh(frame, arguments, Memory.PAGEABLE, None, "numpy"), state
 
 
 def _rank(arguments: Arguments) -> int:
@@ -61,8 +60,4 @@ def array_method(name: str, array: AbsValue, arguments: Arguments, state: State,
         return None
     site = frame.site(arguments.node)
     state = host_access(state, frame, site, array.identity, name in numpy_api.WRITING_METHODS)
-    return _result(arguments, frame), host_reads(state, frame, site, arguments.values())
-
-
-def _result(arguments: Arguments, frame: Frame) -> AbsValue:
-    return AbsValue(ValueKind.BUFFER, "numpy", Memory.PAGEABLE, Path(Root.fresh(frame.site(arguments.node))))
+    return fresh(frame, arguments, Memory.PAGEABLE, None, "numpy"), host_reads(state, frame, site, arguments.values())

@@ -17,7 +17,7 @@ from streamlint.model.domain.values import UNKNOWN, AbsValue, HostBuilt, Memory,
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import untold_access
 from streamlint.model.api.op_kinds import OpKind
-from streamlint.model.transfer.act import access, copy, do, read_by_host, host_access, kernel, operation
+from streamlint.model.transfer.act import access, copy, do, fresh, read_by_host, host_access, kernel, operation
 from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device, is_host, memory_named, placed
 from streamlint.model.transfer.fact_calls import apply_fact
@@ -27,10 +27,6 @@ F = "torch"
 # Where PyTorch's optimizers live: `torch.optim.AdamW(model.parameters())` holds the model's parameters.
 OPTIMIZERS = ("torch.optim.",)
 OPTIMIZER = "optimizer"
-
-
-def _fresh(frame: Frame, arguments: Arguments, memory: Memory, stream: Optional[StreamRef]) -> AbsValue:
-    return AbsValue(ValueKind.BUFFER, F, memory, Path(Root.fresh(frame.site(arguments.node))), stream)
 
 
 def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
@@ -61,7 +57,7 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     if torch_api.returns_tensor(name) and all(v.memory is Memory.UNKNOWN and not (v.is_buffer and v.stream)
                                               for v in arguments.values()):
         # given no tensor of known memory (or made on a known stream): a new tensor of a device not told
-        return _fresh(frame, arguments, Memory.UNKNOWN, None), state
+        return fresh(frame, arguments, Memory.UNKNOWN, None), state
     return None
 
 
@@ -182,9 +178,9 @@ def _combined(arguments: Arguments, state: State, frame: Frame) -> Handled:
     given = arguments.value(Arg(0, "tensors"))
     if given is None or given.kind not in (ValueKind.CONTAINER, ValueKind.UNKNOWN):
         return UNKNOWN, state
-    item = given.element if given.element is not None and given.element.is_buffer else None
+    item = _items(given)
     if item is None:
-        return _fresh(frame, arguments, Memory.UNKNOWN, None), state
+        return fresh(frame, arguments, Memory.UNKNOWN, None), state
     items = [replace(item, identity=member) for member in sorted(given.members, key=repr)]
     return run_operation(items or [item], None, False, arguments, state, frame)
 
@@ -209,18 +205,18 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
             and _host_built(arguments, written_out=True):
         # `torch.tensor([a, b])`: built on the host from values the code writes out, where it stays
         # (in pinned memory it is what an upload should start from: no stand-in to report)
-        return replace(_fresh(frame, arguments, Memory.PINNED if pinned else Memory.PAGEABLE, None),
+        return replace(fresh(frame, arguments, Memory.PINNED if pinned else Memory.PAGEABLE, None),
                        built=None if pinned else HostBuilt.EVERY_PASS), state
     if memory is None and short in ("tensor", "as_tensor"):
         return UNKNOWN, state  # the input's device, or one the code does not show: not told
     if memory is None and arguments.located(Arg(kw="device")) is not None:
         # a new tensor on a device the code does not show: its memory is told by a later use (D-11)
-        return _fresh(frame, arguments, Memory.UNKNOWN, None), state
+        return fresh(frame, arguments, Memory.UNKNOWN, None), state
     if memory is not Memory.DEVICE:  # on the host: pinned when asked (`device="cpu", pin_memory=True`)
         memory = Memory.PINNED if pinned else (Memory.PAGEABLE if pinned is False else Memory.UNKNOWN)
     if short in torch_api.FROM_DATA and memory is Memory.DEVICE and _host_built(arguments):
         # built in pageable host memory, then copied: a blocking upload, no kernel
-        value = _fresh(frame, arguments, memory, state.current_stream(F))
+        value = fresh(frame, arguments, memory, state.current_stream(F))
         built = AbsValue(ValueKind.BUFFER, F, Memory.PAGEABLE)
         return value, _copied("torch.tensor", built, value, True, False, arguments, state, frame,
                                   host_built=HostBuilt.EVERY_PASS)
@@ -230,7 +226,7 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
 def _made(short: str, memory: Memory, arguments: Arguments, state: State, frame: Frame) -> Handled:
     """A new tensor in that memory: on the device made on the current stream, filled there unless only allocated."""
     current = state.current_stream(F) if memory is Memory.DEVICE else None
-    value = _fresh(frame, arguments, memory, current)
+    value = fresh(frame, arguments, memory, current)
     if current is not None and short not in torch_api.ALLOCATING_ONLY:
         state = access(state, frame, frame.site(arguments.node), value.identity, True, current)
     return value, state
@@ -308,10 +304,10 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
         host = next((v for v in inputs if is_host(v) and not maybe_item(v)), None)
         if host is None and any(v.is_buffer and v.framework == F and v.memory is Memory.UNKNOWN for v in inputs):
             # tensors of a device not told: a new tensor where they are (`domain/values._learned_on_one_path`)
-            return _fresh(frame, arguments, Memory.UNKNOWN, None), state
-        return (replace(_fresh(frame, arguments, Memory.PAGEABLE, None), framework=host.framework or F)
+            return fresh(frame, arguments, Memory.UNKNOWN, None), state
+        return (fresh(frame, arguments, Memory.PAGEABLE, None, host.framework or F)
                 if host else UNKNOWN), state
-    result = replace(_fresh(frame, arguments, Memory.DEVICE, stream), framework=framework)
+    result = fresh(frame, arguments, Memory.DEVICE, stream, framework)
     return result, touch(state, frame, site, result, True, stream)
 
 
@@ -383,12 +379,12 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
         # a copy of a value the code says nothing about: a tensor on the other side (with
         # non_blocking=False, for a copy to the host, it may already be there: not told)
         if not non_blocking and not to_device:
-            return _fresh(frame, arguments, target, None), state
+            return fresh(frame, arguments, target, None), state
         source = AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN if to_device else Memory.DEVICE, source.identity)
     elif to_device == is_device(source):
         return source, state  # already there: `to` returns the tensor itself
     memory = Memory.DEVICE if to_device else (Memory.PINNED if non_blocking else Memory.PAGEABLE)
-    result = _fresh(frame, arguments, memory, state.current_stream(F) if to_device else None)
+    result = fresh(frame, arguments, memory, state.current_stream(F) if to_device else None)
     blocks = not non_blocking or (to_device and source.memory is Memory.PAGEABLE)
     state = _copied("torch.Tensor.to", source, result, blocks, non_blocking, arguments, state, frame,
                     async_form=True, host_at="self" if to_device else "return",
