@@ -62,11 +62,14 @@ def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bo
         mapped.append(translated)
         mapper.state = state
     receiver = binding.receiver.identity if binding.receiver is not None else None
-    if receiver is not None:
-        for attr, value in summary.self_stores:
-            state, found, release = _store(state, receiver.attr(attr), mapper.value(value), binding.site)
+    for attr, value in summary.self_stores if receiver is not None else ():
+        old = state.at(receiver.attr(attr))  # (what the callee stored over may go back to the allocator)
+        state = state.store(receiver.attr(attr), mapper.value(value))
+        release = released(old, state, binding.site)
+        if release is not None:
+            state, found = perform(state, release)
             conflicts.extend(found)
-            mapped.extend(release)
+            mapped.append(release)
     returns = _as_given(mapper.value(summary.returns), summary.returns, binding)
     if summary.enters:  # a context manager that enters streams: `with helper():` runs its body there
         framework, stream = summary.enters[0]
@@ -85,17 +88,6 @@ def _as_given(returns: AbsValue, said: AbsValue, binding: Binding) -> AbsValue:
     return replace(returns, framework=returns.framework or given.framework,
                    memory=given.memory if returns.memory is Memory.UNKNOWN else returns.memory,
                    stream=returns.stream or given.stream)
-
-
-def _store(state: State, path: Path, value: AbsValue, site: str) -> tuple[State, list[Conflict], list[Effect]]:
-    """The callee left `value` at `path`: what was there may go back to the allocator."""
-    old = state.at(path)
-    state = state.store(path, value)
-    release = released(old, state, site)
-    if release is None:
-        return state, [], []
-    state, found = perform(state, release)
-    return state, found, [release]
 
 
 def _found_inside(conflict: Conflict, site: str) -> bool:

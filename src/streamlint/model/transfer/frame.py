@@ -148,14 +148,6 @@ class Frame:
     outside_withs: Optional[object] = None  # the current streams outside the enclosing `with` blocks (a return leaves them)
 
     @property
-    def call_ordinals(self) -> dict[int, int]:
-        return self.numbering.call_ordinals
-
-    @call_ordinals.setter
-    def call_ordinals(self, ordinals: dict[int, int]) -> None:
-        self.numbering.call_ordinals = ordinals
-
-    @property
     def loop_depth(self) -> int:
         return len(self.loop_names)
 
@@ -177,14 +169,14 @@ class Frame:
         return self.program.ring_size(self.module, node.attr.value)
 
     def site(self, node: cst.CSTNode) -> str:
-        return f"{self.qualname}#{self.call_ordinals.get(id(node), -1)}"
+        return f"{self.qualname}#{self.numbering.call_ordinals.get(id(node), -1)}"
 
     def sites_within(self, node: cst.CSTNode) -> frozenset[str]:
         """The site keys of the nodes inside `node` (a loop, a comprehension)."""
         found = self.numbering.loop_sites.get(id(node))
         if found is None:
             found = self.numbering.loop_sites[id(node)] = frozenset(
-                self.site(n) for n in preorder(node, lambda n: True) if id(n) in self.call_ordinals
+                self.site(n) for n in preorder(node, lambda n: True) if id(n) in self.numbering.call_ordinals
             )
         return found
 

@@ -67,8 +67,8 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     """One walk of a function (or of a module's top level, a function without parameters)."""
     key = (frame.qualname, context)
     WALKS[key] = WALKS.get(key, 0) + 1
-    if not frame.call_ordinals:
-        frame.call_ordinals = call_ordinals(node, frame.numbering.once("nodes", lambda: own_nodes(node)))
+    if not frame.numbering.call_ordinals:
+        frame.numbering.call_ordinals = call_ordinals(node, frame.numbering.once("nodes", lambda: own_nodes(node)))
     frame.context = context
     params, declared = (), {}
     if isinstance(node, cst.FunctionDef):
