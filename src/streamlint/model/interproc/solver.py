@@ -454,7 +454,7 @@ class Solver:
         frame.free_receiver = function.free_receiver
         # the numbering of a function's sites depends on its text only: once per function
         frame.numbering.text_facts = function.text_facts
-        frame.call_ordinals = frame.numbering.once(
+        frame.numbering.call_ordinals = frame.numbering.once(
             "ordinals", lambda: call_ordinals(function.node, frame.numbering.once("nodes", lambda: function.own_nodes)))
         if function.module not in self._globals:  # another module's names, read when first used
             self._globals[function.module] = self._module_names(function.module)
