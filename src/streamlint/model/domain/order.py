@@ -324,7 +324,7 @@ class Order:
         """What the event captured (an earlier iteration's stands for every event of its site)."""
         found = None
         for path, captured in self.events:
-            if path == event or _same_site_any_age(path, event):
+            if path == event or (event.root.age == 1 and event.root.kind is path.root.kind and path.same_site(event)):
                 found = captured if found is None else found | captured
         return found
 
@@ -486,9 +486,3 @@ def _join_events(a: Iterable, b: Iterable) -> tuple:
     for path, captured in list(a) + list(b):
         merged[path] = merged.get(path, frozenset()) | captured
     return tuple(merged.items())
-
-
-def _same_site_any_age(path: Path, event: Path) -> bool:
-    root, other = path.root, event.root
-    return (event.root.age == 1 and other.kind is root.kind and root.site != "" and root.site == other.site
-            and path.steps == event.steps)

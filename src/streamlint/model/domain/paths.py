@@ -251,6 +251,10 @@ class Path:
             return (a.symbol, a.modulus) == (b.symbol, b.modulus)
         return a.kind is IndexKind.CONST and b.kind is IndexKind.CONST
 
+    def same_site(self, other: "Path") -> bool:
+        """The same steps into memory allocated at one site (of any iteration)."""
+        return self.steps == other.steps and self.root.site != "" and self.root.site == other.root.site
+
     def maybe_item(self, other: "Path") -> bool:
         """Two items of one collection, one under an index the text does not tell: it may be the other."""
         pair = self._items_of_one(other)
@@ -268,8 +272,7 @@ class Path:
                 return False
         return True
 
-    def spell(self) -> str:
-        text = self.root.spell()
-        for step in self.steps:
-            text += step.spell() if isinstance(step, Index) else f".{step}"
-        return text
+    def spell(self, root: bool = True) -> str:
+        """As written (without `root`: its steps only)."""
+        steps = "".join(step.spell() if isinstance(step, Index) else f".{step}" for step in self.steps)
+        return self.root.spell() + steps if root else steps

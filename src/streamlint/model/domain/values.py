@@ -210,7 +210,7 @@ def _join_identity(a: Optional[Path], b: Optional[Path]) -> Optional[Path]:
     """The same memory on both paths, or one site's allocations of different iterations (the earlier's)."""
     if a == b or a is None or b is None:
         return a if a == b else None
-    if a.steps == b.steps and a.root.site and a.root.site == b.root.site:
+    if a.same_site(b):
         return a if a.root.age else b
     steps = _join_views(a.steps, b.steps)
     if steps is None:
