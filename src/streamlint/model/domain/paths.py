@@ -78,7 +78,7 @@ class Root:
 VIEW = "<view at>"
 # The two cuts of a buffer by a cursor kept on an object (D-30): `[k : k + n]` fills at it, `[:k]` is what was filled.
 FILL, PREFIX = "fill at", "prefix up to"
-_MERGED = "|"  # (domain/values.MERGED: between the sites of a view taken on one of several paths)
+MERGED = "|"  # between the sites of memory (or of a view) made on one of several paths
 
 
 def outermost_site(site: str) -> str:
@@ -160,7 +160,7 @@ class Index:
         if self.kind is not other.kind or IndexKind.ANY is self.kind:
             return False  # an unknown index aliases nothing: silence over guessing
         if self.taken_at and other.taken_at:  # a view taken at either of two sites (a join) meets each
-            return bool(set(self.taken_at.split(_MERGED)) & set(other.taken_at.split(_MERGED))) \
+            return bool(set(self.taken_at.split(MERGED)) & set(other.taken_at.split(MERGED))) \
                 or _cursor_cuts_meet(self.const[2:], other.const[2:])
         if self.kind in (IndexKind.CONST, IndexKind.REGION):
             return self.const == other.const  # two slices meet when they are the same slice

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Optional
 
-from streamlint.model.domain.paths import Index, Path, Root, RootKind
+from streamlint.model.domain.paths import MERGED, Index, Path, Root, RootKind
 from streamlint.model.domain.streams import StreamRef
 
 
@@ -240,10 +240,6 @@ def _join_views(a: tuple, b: tuple) -> Optional[tuple]:
 
 def _merged(a: str, b: str) -> str:
     return MERGED.join(sorted(set(a.split(MERGED)) | set(b.split(MERGED))))
-
-
-# Between the sites of an allocation made on one of several paths.
-MERGED = "|"
 
 
 # The most functions a callable value may be one of (past it: not told).
