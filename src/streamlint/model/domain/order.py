@@ -396,11 +396,9 @@ class Order:
 
     def renamed(self, rename) -> "Order":
         """Every path renamed (a loop's back edge: ring slots shift, the body's allocations age)."""
-        def key_of(key: tuple) -> tuple:
-            return (key[0], key[1], rename(key[2]), key[3], key[4])
-
         pending = tuple(replace(p, access=replace(p.access, path=rename(p.access.path))) for p in self.pending)
-        events = tuple((rename(path), frozenset(key_of(k) for k in captured)) for path, captured in self.events)
+        events = tuple((rename(path), frozenset((k[0], k[1], rename(k[2]), k[3], k[4]) for k in captured))
+                       for path, captured in self.events)
         return Order(pending, events, frozenset((rename(path), stream) for path, stream in self.kept_for))
 
     def _map(self, f) -> "Order":
