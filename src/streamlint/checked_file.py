@@ -38,7 +38,7 @@ class CheckedFile:
     @property
     def v3(self) -> FileModel:
         if self._model is None:
-            self._model = analyze_file(self.module, self.path, _content_hash(self.source))
+            self._model = analyze_file(self.module, self.path, _content_hash(self.source), self.source.encode("utf-8", "surrogatepass"))
         return self._model
 
     # -- spelling ---------------------------------------------------------------------------

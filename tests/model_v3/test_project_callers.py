@@ -543,6 +543,22 @@ def test_a_module_that_registers_a_hook_spells_the_registration():
     assert registering  # (the fixtures do register hooks: the test is not vacuous)
 
 
+def test_the_checked_modules_bytes_spare_it_the_hook_query(monkeypatch):
+    """The checked module gets its bytes (CheckedFile.v3): one that spells no registration
+    method is not walked for hooks, as a module read from the project is not."""
+    from streamlint.model.interproc import program
+
+    asked: list = []
+    real = program.registered_hooks
+    monkeypatch.setattr(program, "registered_hooks", lambda tree, names: asked.append(tree) or real(tree, names))
+    source = "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x.cuda()\n"
+    analyze_file(cst.parse_module(source), "net.py", text=source.encode())
+    assert asked == []
+    hooked = source + "\n\nNet().register_forward_hook(print)\n"
+    analyze_file(cst.parse_module(hooked), "net.py", text=hooked.encode())
+    assert len(asked) == 1
+
+
 @pytest.mark.slow  # (parses every fixture)
 def test_a_module_that_defines_a_method_spells_its_name():
     """The text prefilter before reading a module for the classes that define a method
