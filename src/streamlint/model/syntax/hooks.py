@@ -1,5 +1,5 @@
 """The functions a module registers as hooks (PyTorch calls them every pass), by qualified name in the module, and the
-attributes a function stores on objects its parameters reach (D-16's field producers)."""
+attributes a function stores on its receiver (D-38's composition) and on objects its parameters reach (D-16)."""
 
 from __future__ import annotations
 
