@@ -123,14 +123,9 @@ def _listing(top: Path, most: int, packages: bool = True) -> Optional[tuple[str,
 
 
 def _find(base: Path, parts: list[str], probes: list[tuple[str, bool]]) -> Optional[Path]:
-    if not parts:
-        init = base / "__init__.py"
-        return init if _is_file(init, probes) else None
     candidate = base.joinpath(*parts)
-    for path in (candidate.with_suffix(".py"), candidate / "__init__.py"):
-        if _is_file(path, probes):
-            return path
-    return None
+    paths = (candidate.with_suffix(".py"), candidate / "__init__.py") if parts else (base / "__init__.py",)
+    return next((path for path in paths if _is_file(path, probes)), None)
 
 
 def _is_file(path: Path, probes: list[tuple[str, bool]]) -> bool:
