@@ -219,6 +219,7 @@ class Path:
 
     def _slots_mapped(self, symbol: str, f, under: bool = False) -> "Path":
         """Each slot step of `symbol` (`under`: or of a name under it, `symbol.x`) given `f`."""
+
         def of(s: Step) -> bool:
             return isinstance(s, Index) and s.kind is IndexKind.SLOT and (
                 s.symbol == symbol or (under and s.symbol.startswith(symbol + ".")))
