@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 if TYPE_CHECKING:
-    from streamlint.model.api.facts import Arg, Fact, Stream
+    from streamlint.model.api.facts import Arg, Fact
 
 try:
     import tomllib
@@ -39,6 +39,7 @@ KINDS: dict[str, Optional[str]] = {  # the OpKind each kind is (by name)
 }
 _SYNC_KINDS = frozenset({"device-sync", "stream-sync", "event-sync"})
 _COPY_KINDS = frozenset({"h2d", "d2h", "d2d", "copy"})
+_NAMED_STREAMS = ("none", "current", "legacy", "self")  # (the Stream kinds a model names as they are spelled)
 # What a call returns (fact result spellings, flow.RESULTS).
 RETURNS = {
     "none": "unknown",
@@ -91,13 +92,16 @@ class Model:
         """The model as an API fact."""
         # lazy: the config loads models without the stream model (and libcst) that a
         # run served from the cache never needs; facts are made when a file is analysed.
-        from streamlint.model.api.facts import Block, Fact
+        from streamlint.model.api.facts import Block, Fact, Stream
         from streamlint.model.api.op_kinds import OpKind
 
         fw = self.framework
         kind_name = KINDS[self.kind or "value"]
         kind = OpKind[kind_name] if kind_name else None
-        stream_mode, stream_arg = _stream(self.stream)
+        stream_mode, stream_arg = Stream(self.stream) if self.stream in _NAMED_STREAMS else None, None
+        if stream_mode is None:  # an argument's stream, or `<arg>|current`: that argument's, else the current one
+            stream_mode = Stream.ARG_OR_CURRENT if self.stream.endswith("|current") else Stream.ARG
+            stream_arg = _arg(self.stream.removesuffix("|current"))
         blocking = self.blocking if self.blocking is not None else self.kind in _SYNC_KINDS
         reads = tuple(_arg(r) for r in self.reads if r != "self")
         writes = tuple(_arg(w) for w in self.writes if w != "self")
@@ -118,16 +122,6 @@ def _arg(ref: str) -> "Arg":
     parsed = parse_ref(ref)
     assert parsed is not None  # checked when loaded
     return Arg(*parsed)
-
-
-def _stream(spec: str) -> tuple["Stream", Optional["Arg"]]:
-    from streamlint.model.api import facts  # lazy: as in Model.fact
-
-    if spec in ("none", "current", "legacy", "self"):  # (the Stream kinds a model names as they are spelled)
-        return facts.Stream(spec), None
-    if spec.endswith("|current"):
-        return facts.Stream.ARG_OR_CURRENT, _arg(spec[: -len("|current")])
-    return facts.Stream.ARG, _arg(spec)
 
 
 def default_stream(kind: str) -> str:

@@ -82,15 +82,6 @@ def _project_root(start: Path) -> tuple[Path, ...]:
                                                   if any((base / m).exists() for m in _ROOT_MARKERS)), ()))
 
 
-def _python_files(directory: Path, most: int) -> tuple[str, ...]:
-    """The Python files of a directory, none if it has more than `most`."""
-    try:
-        names = sorted(n for n in os.listdir(directory) if n.endswith(".py"))
-    except OSError:
-        names = []
-    return tuple(str(directory / n) for n in names) if len(names) <= most else ()
-
-
 def enclosing_package_files(path: str, most: int, most_in_root: int) -> tuple[str, ...]:
     """The files of the largest package around `path` with at most `most`, and the root's scripts (at most
     `most_in_root`) when the whole top package is within the bound (deeper call trees pass the budget)."""
@@ -106,7 +97,7 @@ def _enclosing(here: Path, most: int, most_in_root: int) -> tuple[str, ...]:
     root = next(iter(_project_root(top)), None)  # (the nearest marked directory at or above the top package)
     folder, whole = here.parent, here.parent == root  # (a root script: the root is its whole package)
     while (folder / "__init__.py").is_file():
-        listed = _package_listing(folder, most)
+        listed = _listing(folder, most)
         if listed is None:
             break
         found = listed
@@ -115,16 +106,16 @@ def _enclosing(here: Path, most: int, most_in_root: int) -> tuple[str, ...]:
             break
         folder = folder.parent
     if whole and root is not None and not (root / "__init__.py").is_file():
-        found = found + tuple(f for f in per_run(("listing", str(root)), lambda: _python_files(root, most_in_root))
-                               if f not in found)
+        scripts = per_run(("listing", str(root)), lambda: _listing(root, most_in_root, packages=False)) or ()
+        found = found + tuple(f for f in scripts if f not in found)
     return found
 
 
-def _package_listing(top: Path, most: int) -> Optional[tuple[str, ...]]:
-    """The Python files of the package at `top` and its subpackages; None past `most`."""
+def _listing(top: Path, most: int, packages: bool = True) -> Optional[tuple[str, ...]]:
+    """The Python files of the folder `top` (and of its subpackages, with `packages`); None past `most`."""
     found: list[str] = []
     for folder, dirs, names in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if (Path(folder) / d / "__init__.py").is_file())
+        dirs[:] = sorted(d for d in dirs if packages and (Path(folder) / d / "__init__.py").is_file())
         found.extend(str(Path(folder) / n) for n in sorted(names) if n.endswith(".py"))
         if len(found) > most:
             return None
@@ -132,14 +123,9 @@ def _package_listing(top: Path, most: int) -> Optional[tuple[str, ...]]:
 
 
 def _find(base: Path, parts: list[str], probes: list[tuple[str, bool]]) -> Optional[Path]:
-    if not parts:
-        init = base / "__init__.py"
-        return init if _is_file(init, probes) else None
     candidate = base.joinpath(*parts)
-    for path in (candidate.with_suffix(".py"), candidate / "__init__.py"):
-        if _is_file(path, probes):
-            return path
-    return None
+    paths = (candidate.with_suffix(".py"), candidate / "__init__.py") if parts else (base / "__init__.py",)
+    return next((path for path in paths if _is_file(path, probes)), None)
 
 
 def _is_file(path: Path, probes: list[tuple[str, bool]]) -> bool:

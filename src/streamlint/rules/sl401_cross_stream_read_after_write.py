@@ -188,7 +188,7 @@ class CrossStreamReadAfterWrite(Rule):
             else:
                 origin = (f"{named(buffer)} is written on {named(first)} at line {analysis.line_of(h.earlier.shown)}"
                           f"{words.inside(h.earlier)}")
-            if h.placement is Placement.AT_WAIT:
+            if h.hazard.placement is Placement.AT_WAIT:
                 yield _wrong_wait(analysis, words, h, buffer, first, second)
                 continue
             if h.from_caller and h.earlier.stream.kind is StreamRefKind.PATH:
@@ -204,7 +204,7 @@ class CrossStreamReadAfterWrite(Rule):
                 continue
             idiom = wait_idiom(words.stream_for_code(h.earlier.stream, h, h.earlier),
                                words.stream_for_code(h.later.stream, h, h.later), h.framework, analysis, legacy=True)
-            if h.placement is Placement.AT_BOUNDARY and not h.from_caller:
+            if h.hazard.placement is Placement.AT_BOUNDARY and not h.from_caller:
                 function = h.function.node
                 handed = handed_to_callers_of(analysis, function, h.function.class_name,
                                               "read it on their current stream")
@@ -233,21 +233,22 @@ def _wrong_wait(analysis, words: Words, hazard, buffer: str, first: str, second:
     """A wait here names the wrong stream: the reading stream waited on the default stream for
     what the current stream produced, or the current stream waited on another stream than the
     one whose writes it must follow."""
-    if hazard.waiter is not None and hazard.waiter.kind is StreamRefKind.LEGACY:
+    waited, waiter = hazard.hazard.waited, hazard.hazard.waiter
+    if waiter is not None and waiter.kind is StreamRefKind.LEGACY:
         return Finding(
             hazard.node,
-            f"the default stream waits on {named(words.stream(hazard.waited, hazard))} here, but the work after it "
+            f"the default stream waits on {named(words.stream(waited, hazard))} here, but the work after it "
             f"runs on the current stream, which is another stream under a caller's side stream or a CUDA graph",
             help=f"make `{stream_code('the current stream', 'torch', analysis)}` wait instead",
         )
-    if hazard.waited.kind is StreamRefKind.LEGACY:
+    if waited.kind is StreamRefKind.LEGACY:
         return Finding(
             hazard.node,
             f"{named(second)} waits on the default stream here, but {named(buffer)} is produced on the current "
             f"stream, which is another stream under a caller's side stream or a CUDA graph",
             help=f"wait on `{stream_code('the current stream', 'torch', analysis)}` instead",
         )
-    waited = words.stream(hazard.waited, hazard)
+    waited = words.stream(waited, hazard)
     return Finding(
         hazard.node,
         f"the current stream waits on {named(waited)} here, but {named(buffer)} is written on {named(first)} "

@@ -113,7 +113,7 @@ class CrossStreamWriteAfterRead(Rule):
                 yield Finding(h.node, what, help=fix)
                 continue
             node = h.node
-            if h.placement is Placement.AT_FORK:
+            if h.hazard.placement is Placement.AT_FORK:
                 # a side stream forked off the current stream and never joined back: the next call's
                 # write on the current stream is ordered after nothing the side stream did
                 second = words.stream(h.later.stream, h, h.later)

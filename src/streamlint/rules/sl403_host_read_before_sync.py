@@ -145,7 +145,7 @@ class HostReadBeforeSync(Rule):
                     help=f"{sync_idiom(stream)} (or an event recorded after the copy) before returning the result",
                 )
                 continue
-            if h.placement is Placement.AT_BOUNDARY:
+            if h.hazard.placement is Placement.AT_BOUNDARY:
                 # handed out unfinished: the reads are in the callers
                 handed = handed_to_callers_of(analysis, h.function.node, h.function.class_name, "read it on the host")
                 yield Finding(

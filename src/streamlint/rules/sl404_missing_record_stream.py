@@ -115,7 +115,7 @@ class MissingRecordStream(Rule):
             user, owner = stream_code(user_label, "torch", analysis), stream_code(owner_label, "torch", analysis)
             made = allocation_node(words.model, h) or stored_allocation_node(words.model, h)
             tensor = buffer if _names_one_tensor(words, h, buffer) else ""
-            if h.placement is Placement.AT_BOUNDARY:
+            if h.hazard.placement is Placement.AT_BOUNDARY:
                 # used and released in the callers, not here: name their lines
                 callers = handed_to_callers_of(analysis, h.function.node, h.function.class_name,
                                                "use it on their current stream and release it when they drop it")

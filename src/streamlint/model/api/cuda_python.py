@@ -22,13 +22,12 @@ _DST_SRC_2D = (Arg(0, "dst"), Arg(2, "src"))
 
 RUNTIME: dict[str, Fact] = {
     "cudaStreamCreate": _t(K.STREAM_CREATE, result="stream", creates_blocking="yes"),
-    "cudaStreamCreateWithFlags": _t(K.STREAM_CREATE, result="stream", creates_blocking="flags:0"),
-    "cudaStreamCreateWithPriority": _t(K.STREAM_CREATE, result="stream", creates_blocking="flags:0"),
+    **dict.fromkeys(("cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority"),
+                    _t(K.STREAM_CREATE, result="stream", creates_blocking="flags:0")),
     "cudaStreamSynchronize": _t(K.STREAM_SYNC, blocking=Block.ALWAYS, target=Arg(0)),
     "cudaStreamWaitEvent": _t(K.STREAM_WAIT_EVENT, stream=Stream.ARG, stream_arg=Arg(0), target=Arg(1)),
     "cudaDeviceSynchronize": _t(K.DEVICE_SYNC, blocking=Block.ALWAYS),
-    "cudaEventCreate": _t(K.EVENT_CREATE, result="event"),
-    "cudaEventCreateWithFlags": _t(K.EVENT_CREATE, result="event"),
+    **dict.fromkeys(("cudaEventCreate", "cudaEventCreateWithFlags"), _t(K.EVENT_CREATE, result="event")),
     "cudaEventRecord": _t(K.EVENT_RECORD, stream=Stream.ARG, stream_arg=Arg(1), target=Arg(0)),
     "cudaEventSynchronize": _t(K.EVENT_SYNC, blocking=Block.ALWAYS, target=Arg(0)),
     "cudaMemcpy": _t(K.COPY, stream=Stream.LEGACY, blocking=Block.ALWAYS, direction=Arg(3), sync_api=True),
@@ -43,8 +42,7 @@ RUNTIME: dict[str, Fact] = {
     "cudaFree": _t(K.RAW_ALLOC, stream=Stream.LEGACY),
     "cudaMallocAsync": _t(K.ALLOC, stream=Stream.ARG, stream_arg=Arg(1), result="device:raw"),
     "cudaFreeAsync": _t(K.ALLOC, stream=Stream.ARG, stream_arg=Arg(1)),
-    "cudaMallocHost": _t(K.PINNED_ALLOC, result="pinned:raw"),
-    "cudaHostAlloc": _t(K.PINNED_ALLOC, result="pinned:raw"),
+    **dict.fromkeys(("cudaMallocHost", "cudaHostAlloc"), _t(K.PINNED_ALLOC, result="pinned:raw")),
     "cudaHostRegister": _t(K.HOST_REGISTER, host=Arg(0)),
     "cudaLaunchKernel": _t(K.KERNEL, stream=Stream.ARG, stream_arg=Arg(5)),
     "cudaGraphLaunch": _t(K.KERNEL, stream=Stream.ARG, stream_arg=Arg(1)),
@@ -88,7 +86,6 @@ FUNCTIONS: dict[str, Fact] = {
 LEGACY_HANDLES = frozenset({f"{RT}.cudaStreamLegacy", f"{DRV}.CU_STREAM_LEGACY"})
 PER_THREAD_HANDLES = frozenset({f"{RT}.cudaStreamPerThread", f"{DRV}.CU_STREAM_PER_THREAD"})
 # Stream creation flags, by the last component of their name.
-NON_BLOCKING_FLAGS = frozenset({"cudaStreamNonBlocking", "CU_STREAM_NON_BLOCKING"})
 BLOCKING_FLAGS = frozenset({"cudaStreamDefault", "CU_STREAM_DEFAULT"})
 
 # The framework of memory known by a raw address ("device:raw"): an offset added is the same allocation.

@@ -90,16 +90,12 @@ ARRAY_METHODS: dict[str, Fact] = {
 
 # Methods of a raw allocation (`cupy.cuda.MemoryPointer`): device copies and fills queued on
 # the given stream, else the current one (CuPy's memory.pyx).
-_D2D_INTO_SELF = Fact(
-    K.COPY_D2D, F, stream=Stream.ARG_OR_CURRENT, stream_arg=Arg(2, "stream"), reads=(Arg(0, "src"),),
-    self_writes=True,
-)
-_MEMSET_SELF = Fact(K.MEMSET, F, stream=Stream.ARG_OR_CURRENT, stream_arg=Arg(2, "stream"), self_writes=True)
 MEMORY_POINTER_METHODS: dict[str, Fact] = {
-    "copy_from_device": _D2D_INTO_SELF,
-    "copy_from_device_async": _D2D_INTO_SELF,
-    "memset": _MEMSET_SELF,
-    "memset_async": _MEMSET_SELF,
+    **dict.fromkeys(("copy_from_device", "copy_from_device_async"), Fact(
+        K.COPY_D2D, F, stream=Stream.ARG_OR_CURRENT, stream_arg=Arg(2, "stream"), reads=(Arg(0, "src"),),
+        self_writes=True)),
+    **dict.fromkeys(("memset", "memset_async"),
+                    Fact(K.MEMSET, F, stream=Stream.ARG_OR_CURRENT, stream_arg=Arg(2, "stream"), self_writes=True)),
 }
 # Of those, the methods no other object has: called on a value of unknown kind, they show it is a
 # MemoryPointer, raw device memory (`dst.data.copy_from_device(src, n)`; D-11's evidence).

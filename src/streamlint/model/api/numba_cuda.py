@@ -26,10 +26,8 @@ FUNCTIONS: dict[str, Fact] = {
     "numba.cuda.device_array_like": Fact(K.ALLOC, F, stream=Stream.ARG, stream_arg=Arg(1, "stream"), result="device:numba:bound"),
     # `with cuda.pinned(h):` page-locks the host array in place for the block
     "numba.cuda.pinned": Fact(K.HOST_REGISTER, F, host=Arg(0)),
-    "numba.cuda.pinned_array": Fact(K.PINNED_ALLOC, F, result="pinned:numpy"),
-    "numba.cuda.pinned_array_like": Fact(K.PINNED_ALLOC, F, result="pinned:numpy"),
-    "numba.cuda.mapped_array": Fact(K.PINNED_ALLOC, F, result="mapped:numba"),
-    "numba.cuda.mapped_array_like": Fact(K.PINNED_ALLOC, F, result="mapped:numba"),
+    **{f"numba.cuda.{kind}_array{like}": Fact(K.PINNED_ALLOC, F, result=result) for kind, result in (
+        ("pinned", "pinned:numpy"), ("mapped", "mapped:numba")) for like in ("", "_like")},
     "numba.cuda.managed_array": Fact(K.ALLOC, F, result="mapped:numba"),
     "numba.cuda.as_cuda_array": Fact(None, F, result="device:numba"),
     "numba.cuda.from_cuda_array_interface": Fact(None, F, result="device:numba"),

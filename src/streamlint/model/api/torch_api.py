@@ -20,21 +20,16 @@ FUNCTIONS: dict[str, Fact] = {
     "torch.cuda.stream": Fact(None, F, result="context", stream_arg=Arg(0, "stream")),
     "torch.cuda.StreamContext": Fact(None, F, result="context", stream_arg=Arg(0, "stream")),
     "torch.cuda.set_stream": Fact(K.SET_STREAM, F, stream_arg=Arg(0, "stream")),
-    "torch.cuda.Event": Fact(K.EVENT_CREATE, F, result="event"),
-    "torch.Event": Fact(K.EVENT_CREATE, F, result="event"),
+    **dict.fromkeys(("torch.cuda.Event", "torch.Event"), Fact(K.EVENT_CREATE, F, result="event")),
     "torch.cuda.synchronize": Fact(K.DEVICE_SYNC, F, blocking=Block.ALWAYS),
     "torch.utils.data.DataLoader": Fact(None, F, result="loader", flag=Arg(kw="pin_memory"), flag_default=False),
     "torch.device": Fact(None, F, result="device"),
     # the memory it is given (host or device, DLPack or NumPy), now a tensor too: no copy
-    "torch.from_numpy": Fact(None, F, result="like_arg0"),
-    "torch.from_dlpack": Fact(None, F, result="like_arg0"),
-    "torch.utils.dlpack.from_dlpack": Fact(None, F, result="like_arg0"),
-    # a Python bool of CUDA tensors' data: read back, the host waits (API-FACTS 4.4)
-    "torch.equal": Fact(K.IMPLICIT_SYNC, F, **_SYNC),
-    "torch.allclose": Fact(K.IMPLICIT_SYNC, F, **_SYNC),
-    "torch.is_nonzero": Fact(K.IMPLICIT_SYNC, F, **_SYNC),
-    "torch.testing.assert_close": Fact(K.IMPLICIT_SYNC, F, **_SYNC),  # (a test's comparison: the host raises)
-    "torch.testing.assert_allclose": Fact(K.IMPLICIT_SYNC, F, **_SYNC),
+    **dict.fromkeys(("torch.from_numpy", "torch.from_dlpack", "torch.utils.dlpack.from_dlpack"),
+                    Fact(None, F, result="like_arg0")),
+    # a Python bool of CUDA tensors' data (a test's comparison: the host raises): read back, the host waits (4.4)
+    **dict.fromkeys(("torch.equal", "torch.allclose", "torch.is_nonzero", "torch.testing.assert_close",
+                     "torch.testing.assert_allclose"), Fact(K.IMPLICIT_SYNC, F, **_SYNC)),
     # work under `with torch.cuda.graph(g):` is recorded into the graph on a capture stream
     "torch.cuda.graph": Fact(None, F, result="graph_context"),
     # the analysed program runs where its streams do: on a machine with a GPU
@@ -85,9 +80,7 @@ TENSOR_COPIES: dict[str, Fact] = {
 
 
 TENSOR_METHODS: dict[str, Fact] = {
-    "item": Fact(K.IMPLICIT_SYNC, F, **_SYNC),
-    "tolist": Fact(K.IMPLICIT_SYNC, F, **_SYNC),
-    "numpy": Fact(K.IMPLICIT_SYNC, F, **_SYNC),
+    **dict.fromkeys(("item", "tolist", "numpy"), Fact(K.IMPLICIT_SYNC, F, **_SYNC)),
     # the host copies the tensor into new page-locked memory (blocking the calling thread, no GPU sync)
     "pin_memory": Fact(K.PIN, F, result="pinned:torch", blocking=Block.ALWAYS, self_reads=True),
     "record_stream": Fact(K.RECORD_STREAM, F, target=Arg(0, "stream")),

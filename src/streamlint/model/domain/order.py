@@ -324,7 +324,7 @@ class Order:
         """What the event captured (an earlier iteration's stands for every event of its site)."""
         found = None
         for path, captured in self.events:
-            if path == event or _same_site_any_age(path, event):
+            if path == event or (event.root.age == 1 and event.root.kind is path.root.kind and path.same_site(event)):
                 found = captured if found is None else found | captured
         return found
 
@@ -396,11 +396,9 @@ class Order:
 
     def renamed(self, rename) -> "Order":
         """Every path renamed (a loop's back edge: ring slots shift, the body's allocations age)."""
-        def key_of(key: tuple) -> tuple:
-            return (key[0], key[1], rename(key[2]), key[3], key[4])
-
         pending = tuple(replace(p, access=replace(p.access, path=rename(p.access.path))) for p in self.pending)
-        events = tuple((rename(path), frozenset(key_of(k) for k in captured)) for path, captured in self.events)
+        events = tuple((rename(path), frozenset((k[0], k[1], rename(k[2]), k[3], k[4]) for k in captured))
+                       for path, captured in self.events)
         return Order(pending, events, frozenset((rename(path), stream) for path, stream in self.kept_for))
 
     def _map(self, f) -> "Order":
@@ -486,9 +484,3 @@ def _join_events(a: Iterable, b: Iterable) -> tuple:
     for path, captured in list(a) + list(b):
         merged[path] = merged.get(path, frozenset()) | captured
     return tuple(merged.items())
-
-
-def _same_site_any_age(path: Path, event: Path) -> bool:
-    root, other = path.root, event.root
-    return (event.root.age == 1 and other.kind is root.kind and root.site != "" and root.site == other.site
-            and path.steps == event.steps)

@@ -78,7 +78,7 @@ class Root:
 VIEW = "<view at>"
 # The two cuts of a buffer by a cursor kept on an object (D-30): `[k : k + n]` fills at it, `[:k]` is what was filled.
 FILL, PREFIX = "fill at", "prefix up to"
-_MERGED = "|"  # (domain/values.MERGED: between the sites of a view taken on one of several paths)
+MERGED = "|"  # between the sites of memory (or of a view) made on one of several paths
 
 
 def outermost_site(site: str) -> str:
@@ -136,22 +136,6 @@ class Index:
     def items() -> "Index":
         return Index(IndexKind.ITEMS)
 
-    def shifted(self, symbol: str, by: int) -> "Index":
-        """The same slot seen from an iteration `by` steps later (`k` renamed `k + by`)."""
-        if self.kind is not IndexKind.SLOT or self.symbol != symbol:
-            return self
-        return Index.slot(symbol, self.modulus, self.offset - by)
-
-    def forgotten(self, symbol: str) -> "Index":
-        """A slot of `symbol` once `symbol` was set to a value not told: an unknown index."""
-        return Index.any_() if self.kind is IndexKind.SLOT and self.symbol == symbol else self
-
-    def resymbolled(self, old: str, new: str) -> "Index":
-        """A slot of a counter named from a callee's `self` (`self.i`), named from the caller."""
-        if self.kind is not IndexKind.SLOT or not (self.symbol + ".").startswith(old + "."):
-            return self
-        return Index.slot(new + self.symbol[len(old):], self.modulus, self.offset)
-
     def may_alias(self, other: "Index") -> bool:
         if IndexKind.ITEMS in (self.kind, other.kind):
             return True  # every element meets any element
@@ -160,7 +144,7 @@ class Index:
         if self.kind is not other.kind or IndexKind.ANY is self.kind:
             return False  # an unknown index aliases nothing: silence over guessing
         if self.taken_at and other.taken_at:  # a view taken at either of two sites (a join) meets each
-            return bool(set(self.taken_at.split(_MERGED)) & set(other.taken_at.split(_MERGED))) \
+            return bool(set(self.taken_at.split(MERGED)) & set(other.taken_at.split(MERGED))) \
                 or _cursor_cuts_meet(self.const[2:], other.const[2:])
         if self.kind in (IndexKind.CONST, IndexKind.REGION):
             return self.const == other.const  # two slices meet when they are the same slice
@@ -222,18 +206,27 @@ class Path:
         return Path(Root(root.kind, root.name, root.index, root.site, 1), steps)
 
     def shifted(self, symbol: str, by: int) -> "Path":
-        return self._slots_mapped(lambda s: s.shifted(symbol, by))
+        """The same slots of `symbol` seen from an iteration `by` steps later (`k` renamed `k + by`)."""
+        return self._slots_mapped(symbol, lambda s: Index.slot(symbol, s.modulus, s.offset - by))
 
     def forgotten(self, symbol: str) -> "Path":
-        return self._slots_mapped(lambda s: s.forgotten(symbol))
+        """The slots of `symbol` once it was set to a value not told: unknown indexes."""
+        return self._slots_mapped(symbol, lambda s: Index.any_())
 
     def resymbolled(self, old: str, new: str) -> "Path":
-        return self._slots_mapped(lambda s: s.resymbolled(old, new))
+        """The slots of a counter named from a callee's `self` (`self.i`, `self.i.j`), named from the caller."""
+        return self._slots_mapped(old, lambda s: Index.slot(new + s.symbol[len(old):], s.modulus, s.offset), True)
 
-    def _slots_mapped(self, f) -> "Path":
-        if not any(isinstance(s, Index) and s.kind is IndexKind.SLOT for s in self.steps):
+    def _slots_mapped(self, symbol: str, f, under: bool = False) -> "Path":
+        """Each slot step of `symbol` (`under`: or of a name under it, `symbol.x`) given `f`."""
+
+        def of(s: Step) -> bool:
+            return isinstance(s, Index) and s.kind is IndexKind.SLOT and (
+                s.symbol == symbol or (under and s.symbol.startswith(symbol + ".")))
+
+        if not any(map(of, self.steps)):
             return self
-        return Path(self.root, tuple(f(s) if isinstance(s, Index) else s for s in self.steps))
+        return Path(self.root, tuple(f(s) if of(s) else s for s in self.steps))
 
     def _items_of_one(self, other: "Path") -> Optional[tuple]:
         """The two indexes of two paths that differ in one index only (items of one collection)."""
@@ -250,6 +243,10 @@ class Path:
         if a.kind is IndexKind.SLOT and b.kind is IndexKind.SLOT:
             return (a.symbol, a.modulus) == (b.symbol, b.modulus)
         return a.kind is IndexKind.CONST and b.kind is IndexKind.CONST
+
+    def same_site(self, other: "Path") -> bool:
+        """The same steps into memory allocated at one site (of any iteration)."""
+        return self.steps == other.steps and self.root.site != "" and self.root.site == other.root.site
 
     def maybe_item(self, other: "Path") -> bool:
         """Two items of one collection, one under an index the text does not tell: it may be the other."""
@@ -268,8 +265,7 @@ class Path:
                 return False
         return True
 
-    def spell(self) -> str:
-        text = self.root.spell()
-        for step in self.steps:
-            text += step.spell() if isinstance(step, Index) else f".{step}"
-        return text
+    def spell(self, root: bool = True) -> str:
+        """As written (without `root`: its steps only)."""
+        steps = "".join(step.spell() if isinstance(step, Index) else f".{step}" for step in self.steps)
+        return self.root.spell() + steps if root else steps

@@ -205,7 +205,7 @@ def _refers(value: AbsValue, identity: Path) -> bool:
 def _holds_item(item: AbsValue, identity: Path) -> bool:
     """A container's items: every allocation of a site it was filled from, whatever the iteration."""
     mine = item.identity
-    if mine is not None and mine.steps == identity.steps and mine.root.site and mine.root.site == identity.root.site:
+    if mine is not None and mine.same_site(identity):
         return True
     return _refers(item, identity)
 

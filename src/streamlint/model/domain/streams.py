@@ -187,7 +187,8 @@ class StreamRef:
             return members[0]
         if len(members) != 2 or not all(m.known for m in members) or any(m.framework == "host" for m in members):
             return None
-        return StreamRef(StreamRefKind.EITHER, members=tuple(sorted(members, key=_canonical)))
+        members.sort(key=lambda m: (m.kind.value, m.framework, m.spell(), m.site))
+        return StreamRef(StreamRefKind.EITHER, members=tuple(members))
 
     def chosen_by(self, sides: dict) -> "StreamRef":
         """One of two streams, each chosen on one side of a configuration test: {member: side}."""
@@ -216,8 +217,7 @@ class StreamRef:
         if self.kind in _SPELLED:
             return _SPELLED[self.kind]
         if self.kind is StreamRefKind.PATH and self.path is not None and self.path.root.kind is RootKind.FRESH:
-            item = "".join(step.spell() if not isinstance(step, str) else f".{step}" for step in self.path.steps)
-            return f"the stream {item} of the pool made at {self.path.root.site}"
+            return f"the stream {self.path.spell(root=False)} of the pool made at {self.path.root.site}"
         if self.kind is StreamRefKind.PATH and self.path is not None:
             return self.path.spell()
         if self.kind is StreamRefKind.CREATED:
@@ -233,8 +233,5 @@ UNKNOWN_STREAM = StreamRef(StreamRefKind.UNKNOWN)
 _SPELLED = {StreamRefKind.AMBIENT: "the current stream", StreamRefKind.LEGACY: "the default stream",
             StreamRefKind.PER_THREAD: "the per-thread default stream"}
 
-
-def _canonical(ref: StreamRef) -> tuple:
-    return (ref.kind.value, ref.framework, ref.spell(), ref.site)
 # Streams that exist before any code runs: the current stream at entry and the two default streams.
 EXISTING = frozenset({StreamRefKind.AMBIENT, StreamRefKind.LEGACY, StreamRefKind.PER_THREAD})

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Optional
 
-from streamlint.model.domain.paths import Index, Path, Root, RootKind
+from streamlint.model.domain.paths import MERGED, Index, Path, Root, RootKind
 from streamlint.model.domain.streams import StreamRef
 
 
@@ -210,7 +210,7 @@ def _join_identity(a: Optional[Path], b: Optional[Path]) -> Optional[Path]:
     """The same memory on both paths, or one site's allocations of different iterations (the earlier's)."""
     if a == b or a is None or b is None:
         return a if a == b else None
-    if a.steps == b.steps and a.root.site and a.root.site == b.root.site:
+    if a.same_site(b):
         return a if a.root.age else b
     steps = _join_views(a.steps, b.steps)
     if steps is None:
@@ -242,35 +242,27 @@ def _merged(a: str, b: str) -> str:
     return MERGED.join(sorted(set(a.split(MERGED)) | set(b.split(MERGED))))
 
 
-# Between the sites of an allocation made on one of several paths.
-MERGED = "|"
-
-
 # The most functions a callable value may be one of (past it: not told).
 MAX_TARGETS = 4
 
 
 def _join_targets(a: AbsValue, b: AbsValue) -> str:
-    """One target on both paths; of two callables, either (at most MAX_TARGETS)."""
+    """One target on both paths; else either of two callables, or of two functions of one framework module bound to
+    one name (the version idiom, D-13), at most MAX_TARGETS."""
     if a.target == b.target:
         return a.target
+    merged = _merged(a.target, b.target)
+    names = merged.split(MERGED)
+    if len(names) > MAX_TARGETS:
+        return ""
     if a.kind is b.kind is ValueKind.NAMESPACE:
-        return _framework_functions(a.target, b.target)
+        parents = {n.rpartition(".")[0] for n in names}
+        return merged if len(parents) == 1 and parents.pop() and not any(n.endswith("()") for n in names) else ""
     if not (a.kind is b.kind is ValueKind.CALLABLE and a.target and b.target and a.identity == b.identity):
         return ""
     if any(t.startswith((".", "kernel:")) for t in (a.target, b.target)):
         return ""  # a method looked up by name, a kernel: one only
-    merged = _merged(a.target, b.target)
-    return merged if merged.count(MERGED) < MAX_TARGETS else ""
-
-
-def _framework_functions(a: str, b: str) -> str:
-    """Two functions of one framework module bound to one name on two paths (the version idiom): either (D-13)."""
-    names = _merged(a, b).split(MERGED)
-    parents = {n.rpartition(".")[0] for n in names}
-    if len(parents) != 1 or not parents.pop() or any(n.endswith("()") for n in names) or len(names) > MAX_TARGETS:
-        return ""
-    return MERGED.join(names)
+    return merged
 UNKNOWN = AbsValue()
 # The target of a container display with no items yet: joined with it after items were put, those items.
 NO_ITEMS = "(no items)"

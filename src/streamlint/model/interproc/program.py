@@ -11,7 +11,7 @@ import libcst as cst
 
 from streamlint.model.interproc.modules import Source
 from streamlint.model.syntax.counters import ring_counters
-from streamlint.model.syntax.hooks import holder_attributes, receiver_attributes, registered_hooks
+from streamlint.model.syntax.hooks import registered_hooks, stored_attributes
 from streamlint.model.syntax.gpu_words import module_vocabulary, spells
 from streamlint.model.syntax.prefilter import may_call
 from streamlint.model.syntax.arity import accepts
@@ -80,7 +80,7 @@ class ModuleUnit:
         if self._composing is None:
             names = module_vocabulary(self.tree, GPU_WORDS) | GPU_METHODS
             self._composing = {q for q, f in self.functions.items()
-                               if receiver_attributes(f.node, _receiver_of(f), python_std.KEEPING_METHODS)
+                               if stored_attributes(f.node, _receiver_of(f), python_std.KEEPING_METHODS)[0]
                                or spells(f.node, names, GPU_WORDS)}
         return qualname in self._composing
 
@@ -88,7 +88,7 @@ class ModuleUnit:
         """Each function's attributes stored on objects its parameters reach (`node.state.x =`)."""
         if self._holders is None:
             self._holders = {q: found for q, f in self.functions.items()
-                             if (found := holder_attributes(f.node, _receiver_of(f)))}
+                             if (found := stored_attributes(f.node, _receiver_of(f))[1])}
         return self._holders
 
 

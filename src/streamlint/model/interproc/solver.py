@@ -338,7 +338,9 @@ class Solver:
             return context
         entered = context == ROOT_CONTEXT  # (no caller in sight says what it passes)
         context = replace(context, receiver_state=self._class_state(function))
-        if entered:
+        # (what the other public methods leave pending meets only the walk's conflicts, which are reported
+        # for the checked module alone: another module's method is entered without it)
+        if entered and function.module == self.program.main.name:
             context = replace(context, receiver_pending=self._class_pending(function, context))
         return context
 

@@ -68,18 +68,6 @@ class HazardReading:
         return self.hazard.earlier.path.root.kind if self.from_caller else None
 
     @property
-    def placement(self) -> Placement:
-        return self.hazard.placement
-
-    @property
-    def waited(self) -> Optional[StreamRef]:
-        return self.hazard.waited
-
-    @property
-    def waiter(self) -> Optional[StreamRef]:
-        return self.hazard.waiter
-
-    @property
     def at_earlier(self) -> bool:
         """Reported at the earlier access (a copy an earlier call left reading what this one refills)."""
         return self.hazard.site == self.hazard.earlier_site != shown_at(self.hazard.later)

@@ -7,10 +7,9 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from streamlint.model.syntax.children import child_nodes, walk
+from streamlint.model.syntax.children import SCOPES, child_nodes, walk
 
-_BODIES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-_LOOPS = (cst.For, cst.While)
+LOOPS = (cst.For, cst.While)
 
 
 # The last module's parents (each rule of a file asks for its module's Ancestry: built once)
@@ -47,7 +46,7 @@ class Ancestry:
         found = []
         child = node
         for current in self.ancestors(node):
-            if isinstance(current, _BODIES):
+            if isinstance(current, SCOPES):
                 break
             if isinstance(current, cst.For) and child is current.body:
                 found.append(current)
@@ -63,7 +62,7 @@ class Ancestry:
 def comprehension_of(node: cst.CSTNode, ancestry: Ancestry) -> Optional[cst.CSTNode]:
     """The innermost comprehension around the node in its function."""
     for current in ancestry.ancestors(node):
-        if isinstance(current, _BODIES):
+        if isinstance(current, SCOPES):
             return None
         if isinstance(current, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             return current
@@ -77,9 +76,9 @@ def outermost_loop(scope: cst.CSTNode, node: cst.CSTNode) -> Optional[cst.CSTNod
         current, loop = stack.pop()
         if current is node:
             return loop
-        if current is not scope and isinstance(current, _BODIES):
+        if current is not scope and isinstance(current, SCOPES):
             continue
-        inner = loop if loop is not None or not isinstance(current, _LOOPS) else current
+        inner = loop if loop is not None or not isinstance(current, LOOPS) else current
         stack.extend((child, inner) for child in child_nodes(current))
     return None
 

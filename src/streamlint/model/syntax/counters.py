@@ -12,17 +12,13 @@ from streamlint.model.syntax.children import child_nodes, walk
 def ring_counters(tree: cst.Module) -> dict[str, int]:
     """Attribute name -> the ring's size, of every attribute the module advances so (on one size)."""
     found: dict[str, int] = {}
-    for node in walk(tree, (), _statements):
+    for node in walk(tree, (), lambda n: [c for c in child_nodes(n) if not isinstance(c, cst.BaseExpression)]):
         if isinstance(node, cst.Assign):
             advanced = advance(node)
             if advanced is not None:
                 attr, modulus = advanced
                 found[attr] = modulus if found.get(attr, modulus) == modulus else 0
     return {attr: modulus for attr, modulus in found.items() if modulus}
-
-
-def _statements(node: cst.CSTNode) -> list:
-    return [c for c in child_nodes(node) if not isinstance(c, cst.BaseExpression)]
 
 
 def advance(node: cst.Assign) -> Optional[tuple[str, int]]:

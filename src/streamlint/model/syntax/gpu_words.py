@@ -25,10 +25,8 @@ def module_vocabulary(tree: cst.Module, words: tuple[str, ...]) -> frozenset[str
             base = cst.Module([]).code_for_node(module) if module is not None else ""
             for alias in node.names if not isinstance(node.names, cst.ImportStar) else ():  # type: ignore[attr-defined]
                 target = base + "." + cst.Module([]).code_for_node(alias.name)
-                if _spelled(target, words) and alias.evaluated_alias is not None:
-                    names.add(alias.evaluated_alias)
-                elif _spelled(target, words):
-                    names.add(alias.evaluated_name.split(".")[0])
+                if _spelled(target, words):
+                    names.add(alias.evaluated_alias or alias.evaluated_name.split(".")[0])
         elif type(node) in (cst.Assign, cst.AnnAssign) and node.value is not None and spells(node.value, frozenset(), words):  # type: ignore
             targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]  # type: ignore
             names.update(t.value for t in targets if type(t) is cst.Name)  # type: ignore[attr-defined]

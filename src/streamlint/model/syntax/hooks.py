@@ -1,5 +1,5 @@
 """The functions a module registers as hooks (PyTorch calls them every pass), by qualified name in the module, and the
-attributes a function stores on objects its parameters reach (D-16's field producers)."""
+attributes a function stores on its receiver (D-38's composition) and on objects its parameters reach (D-16)."""
 
 from __future__ import annotations
 
@@ -65,19 +65,32 @@ def _named(expr: cst.BaseExpression, cls: str, names: dict[str, str]) -> Optiona
     return f"{name}()" if name is not None and factory else name
 
 
-def holder_attributes(node: "cst.FunctionDef | cst.Module", receiver: str = "") -> frozenset[str]:
-    """The attribute names assigned as `<p>.<...>.<a> = ...`, `p` a parameter other than the receiver."""
+def stored_attributes(node: "cst.FunctionDef | cst.Module", receiver: str,
+                      keeping: frozenset = frozenset()) -> tuple[frozenset[str], frozenset[str]]:
+    """(the attributes a method stores into on its receiver, those assigned on objects its other parameters reach).
+    On the receiver: `self.a = ...`, `self.a.b = ...`, `self.a[i] = ...` ("a"; plain, annotated or augmented, in a
+    tuple target too), an item given by one of the `keeping` methods (`self.a.append(x)`), "*" for `setattr`.
+    On the others: "a" of `<p>.<...>.a = ...`, `p` a parameter."""
     if not isinstance(node, cst.FunctionDef):
-        return frozenset()
-    names = param_names(node) - {receiver}
-    found: set[str] = set()
+        return frozenset(), frozenset()
+    holders = param_names(node) - {receiver}
+    own: set[str] = set()
+    held: set[str] = set()
     for statement in walk(node.body):
+        if type(statement) is cst.Call:
+            func = statement.func
+            if type(func) is cst.Name and func.value == "setattr":
+                own.add("*")
+            elif type(func) is cst.Attribute and func.attr.value in keeping:
+                own.update(_on_receiver(func.value, receiver))
+            continue
         if isinstance(statement, cst.AnnAssign) and statement.value is None:
             continue  # (an annotation stores nothing)
         for target in flat_targets(statement):
-            if isinstance(target, cst.Attribute) and _root(target.value) in names:
-                found.add(target.attr.value)
-    return frozenset(found)
+            own.update(_on_receiver(target, receiver))
+            if isinstance(target, cst.Attribute) and _root(target.value) in holders:
+                held.add(target.attr.value)
+    return frozenset(own) if receiver else frozenset(), frozenset(held)
 
 
 def _root(node: cst.BaseExpression) -> str:
@@ -85,26 +98,6 @@ def _root(node: cst.BaseExpression) -> str:
     while isinstance(node, cst.Attribute):
         node = node.value
     return node.value if isinstance(node, cst.Name) else ""
-def receiver_attributes(node: "cst.FunctionDef | cst.Module", receiver: str, keeping: frozenset = frozenset()) -> frozenset[str]:
-    """The attributes a method stores into on its receiver: assigned (`self.a = ...`, `self.a.b = ...`,
-    `self.a[i] = ...`: "a"; plain, annotated or augmented, in a tuple target too) or given an item by
-    one of the `keeping` methods (`self.a.append(x)`); "*" when it calls `setattr` on it."""
-    if not isinstance(node, cst.FunctionDef) or not receiver:
-        return frozenset()
-    found: set[str] = set()
-    for statement in walk(node.body):
-        if type(statement) is cst.Call:
-            func = statement.func
-            if type(func) is cst.Name and func.value == "setattr":
-                found.add("*")
-            elif type(func) is cst.Attribute and func.attr.value in keeping:
-                found.update(_on_receiver(func.value, receiver))
-            continue
-        if isinstance(statement, cst.AnnAssign) and statement.value is None:
-            continue
-        for target in flat_targets(statement):
-            found.update(_on_receiver(target, receiver))
-    return frozenset(found)
 
 
 def _on_receiver(target: cst.BaseExpression, receiver: str) -> set[str]:

@@ -24,6 +24,7 @@ TRAINING_STEP_METHODS = (frozenset({"backward"}), frozenset({"step"}))
 KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put", "put_nowait", "setdefault",
                              "write", "send", "save", "savez", "tofile"})
 _DEFINITIONS = (cst.FunctionDef, cst.ClassDef)
+_BINDS_TARGET = (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor)  # (nodes whose `target` binds)
 
 
 def last_name(func: cst.BaseExpression) -> str:
@@ -45,8 +46,7 @@ def flat_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
     """The targets an assignment, a `for` or a comprehension's `for` binds, tuples and stars unpacked."""
     if isinstance(node, cst.Assign):
         return unpacked([t.target for t in node.targets])
-    binds = isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor))
-    return unpacked([node.target]) if binds else []
+    return unpacked([node.target]) if isinstance(node, _BINDS_TARGET) else []
 
 
 def unpacked(targets: list) -> list[cst.BaseExpression]:
@@ -140,10 +140,7 @@ def _times(use: cst.Name, ancestry: Ancestry) -> bool:
 def is_target(use: cst.Name, ancestry: Ancestry) -> bool:
     child: cst.CSTNode = use
     for parent in ancestry.ancestors(use):
-        if isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AnnAssign, cst.NamedExpr, cst.AugAssign))
-                                                    and child is parent.target):
-            return True
-        if isinstance(parent, (cst.For, cst.CompFor)) and child is parent.target:
+        if isinstance(parent, cst.AssignTarget) or (isinstance(parent, _BINDS_TARGET) and child is parent.target):
             return True
         if not isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
             return False

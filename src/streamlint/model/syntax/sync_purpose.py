@@ -8,7 +8,7 @@ from typing import Optional
 
 import libcst as cst
 
-from streamlint.model.syntax.ancestry import Ancestry, comprehension_of  # noqa: F401 (the rules' import)
+from streamlint.model.syntax.ancestry import LOOPS, Ancestry, comprehension_of  # noqa: F401 (the rules' import)
 from streamlint.model.syntax.children import child_nodes, walk
 from streamlint.model.syntax.purpose import (
     KEEPING_METHODS, bound_names, calls_in, dotted, flat_targets, imported_modules, is_target, is_timer, last_name,
@@ -65,7 +65,6 @@ _ARRAY_READS = frozenset({"numpy", "tobytes", "tofile", "get", "asnumpy", "cpu",
 _ORDERING_CALLS = frozenset({"wait_stream", "wait_event", "record", "wait", "empty_cache", "barrier",
                             "range_push", "range_pop"})
 _DEPTH = 3  # how many assignments a value is followed through
-_LOOPS = (cst.For, cst.While)
 
 
 def _is_timer(call: cst.Call) -> bool:
@@ -210,7 +209,7 @@ def _neighbours(body: SyncPurposes, node: cst.CSTNode) -> Optional[Purpose]:
                                                                                     cst.Try, cst.FunctionDef))), None)
         if outer is None or isinstance(outer, cst.FunctionDef):
             return None
-        in_loop = in_loop or isinstance(outer, _LOOPS)
+        in_loop = in_loop or isinstance(outer, LOOPS)
         stmt, block = _statement(body, outer)
     return None
 
@@ -220,7 +219,7 @@ def _next_to(body: SyncPurposes, later: cst.CSTNode) -> Optional[Purpose]:
     if _asserts(later):
         return Purpose.ASSERTION
     periodic = isinstance(later, cst.If) and rare_test(later.test, periodic=True)
-    if not isinstance(later, _LOOPS) and not periodic and any(
+    if not isinstance(later, LOOPS) and not periodic and any(
             _is_timer(c) or id(c) in body.probes for c in calls_in(later)):
         return Purpose.MEASUREMENT
     return Purpose.ASSERTION if _checked_later(body, later) else None

@@ -6,7 +6,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from streamlint.model.syntax.children import child_nodes, walk
+from streamlint.model.syntax.children import SCOPES, child_nodes, walk
 from streamlint.model.syntax.purpose import param_names, read_parts, unpacked
 
 
@@ -133,7 +133,7 @@ def never_rebound(function: cst.FunctionDef, own: Optional[list] = None) -> froz
     todo: list = [function.body] if own is None else []
     for node in own or ():
         bound.update(_binds(node))
-        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):  # (no subclasses)
+        if type(node) in SCOPES:  # (no subclasses)
             todo.extend(child_nodes(node))
     return frozenset(names - bound - _bound_in(todo))
 
