@@ -252,9 +252,10 @@ def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: Stat
         return _storage_method(name, tensor, arguments, state, frame)
     if name in torch_api.STORAGE_METHODS:
         return replace(tensor, target=torch_api.STORAGE), state
-    handler = _COPIES.get(name)
-    if handler is not None:
-        return handler(tensor, arguments, state, frame)
+    if name in _COPIES:  # (`non_blocking=` as its row's flag writes it, False where the row has none)
+        fact = torch_api.TENSOR_COPIES[name]
+        non_blocking = arguments.flag(fact.flag, fact.flag_default) if fact.flag else False
+        return _COPIES[name](tensor, non_blocking, arguments, state, frame)
     if name in torch_api.TENSOR_METHODS:
         return apply_fact(torch_api.TENSOR_METHODS[name], replace(arguments, receiver=tensor), state, frame,
                           f"torch.Tensor.{name}")
@@ -346,9 +347,8 @@ def touch(state: State, frame: Frame, site: str, value: AbsValue, write: bool, s
     return state
 
 
-def _to(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+def _to(tensor: AbsValue, non_blocking: Optional[bool], arguments: Arguments, state: State, frame: Frame) -> Handled:
     target = memory_named(arguments, Arg(0, "device")) or memory_named(arguments, Arg(kw="device"))
-    non_blocking = _non_blocking("to", arguments)
     if target is None and non_blocking and arguments.located(Arg(0, "device")) is not None and frame.chosen_stream(state):
         # `t.to(device, non_blocking=True)` under a stream the code chose: a move to that stream's device
         target = Memory.DEVICE
@@ -359,12 +359,6 @@ def _to(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> H
             and tensor.identity is not None and device.identity == tensor.identity.attr("device"):
         return tensor, state  # `x.to(x.device)`: where it is, on every path
     return copy_between(tensor, target, non_blocking, arguments, state, frame)
-
-
-def _non_blocking(name: str, arguments: Arguments) -> Optional[bool]:
-    """The copy's `non_blocking=` as written (its row's flag), False when absent."""
-    fact = torch_api.TENSOR_COPIES[name]
-    return arguments.flag(fact.flag, fact.flag_default)
 
 
 def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool], arguments: Arguments,
@@ -408,12 +402,11 @@ def _copied(api: str, source: AbsValue, target: AbsValue, blocks: bool, non_bloc
     return copy(state, frame, site, current, source, target, upload, staged, waits)
 
 
-def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
+def _copy_(tensor: AbsValue, non_blocking: Optional[bool], arguments: Arguments, state: State, frame: Frame) -> Handled:
     source = arguments.value(Arg(0, "src"))
     if source is None or not tensor.is_buffer:
         return tensor, state
     site = frame.site(arguments.node)
-    non_blocking = _non_blocking("copy_", arguments)
     if is_host(tensor) and non_blocking and (not source.is_buffer or source.memory is Memory.UNKNOWN):
         # into host memory, non-blocking, from a source of unknown device: a download on the current stream
         source = AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, source.identity)
@@ -444,10 +437,10 @@ def _copy_(tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -
 
 # Copies whose direction and blocking depend on where source and target live (TENSOR_COPIES: what
 # they do to which memory takes the tensor's place and the code's device argument, which a row cannot say).
-_COPIES: dict[str, Callable[[AbsValue, Arguments, State, Frame], Handled]] = {
+_COPIES: dict[str, Callable[[AbsValue, Optional[bool], Arguments, State, Frame], Handled]] = {
     "to": _to,
-    "cuda": lambda t, a, s, f: copy_between(t, Memory.DEVICE, _non_blocking("cuda", a), a, s, f),
-    "cpu": lambda t, a, s, f: copy_between(t, Memory.PAGEABLE, False, a, s, f),
+    "cuda": lambda t, non_blocking, a, s, f: copy_between(t, Memory.DEVICE, non_blocking, a, s, f),
+    "cpu": lambda t, non_blocking, a, s, f: copy_between(t, Memory.PAGEABLE, non_blocking, a, s, f),
     "copy_": _copy_,
 }
 
