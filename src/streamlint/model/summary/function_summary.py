@@ -13,11 +13,8 @@ class Evidence:
     """Tags for what a parameter is, each from a kind of evidence (the design's `evidence`)."""
 
     CUDA_BUFFER = "cuda_buffer"  # used with a method that exists on CUDA tensors only
-    STREAM = "stream"  # used as a stream (waited on, entered, passed where a stream goes)
     ENTERED = "entered"  # entered as the current stream (`with torch.cuda.stream(p):`): what the caller hands is entered
-    EVENT = "event"
     HOST_BUFFER = "host_buffer"
-    PINNED = "pinned"
     TENSOR = "tensor"  # a tensor, device not told (an in-place kernel on it)
     SELF = "self."  # the key of evidence about an attribute of the receiver ("self.x")
 
