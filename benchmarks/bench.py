@@ -269,6 +269,14 @@ def pick_touched(cache_dir: Path, target: Path, touch: dict) -> tuple[tuple, tup
     return chosen(touch.get("leaf"), leaf), chosen(touch.get("helper"), helper)
 
 
+def _cores() -> int:
+    """The cores this process may use (`taskset` narrows them), as streamlint's own pool counts them."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def bench_peer(name: str, tree: str, target: Path, work: Path, runs: int, args) -> Row:
     if name == "libcst":
         cmd = [sys.executable, str(Path(__file__).resolve()), "--phase", "parse", str(target),
@@ -469,8 +477,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="runs per TorchFix and Fixit row (default 1: they take tens of minutes)")
     parser.add_argument("--slow-peers-on-monorepo", action="store_true",
                         help="run TorchFix and Fixit on the monorepo too (hours on 2 cores)")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                        help="processes for the peers that take a number (streamlint uses every core)")
+    parser.add_argument("--jobs", type=int, default=_cores(),
+                        help="processes for the peers that take a number (default: the cores this process may "
+                             "use, as streamlint takes; more processes than cores only add their start-up)")
     parser.add_argument("--torchfix", metavar="CMD", help="TorchFix command (default: torchfix on PATH)")
     parser.add_argument("--fixit", metavar="CMD", help="Fixit command (default: fixit on PATH)")
     parser.add_argument("--ruff", metavar="CMD", help="ruff command (default: ruff on PATH)")
