@@ -103,3 +103,18 @@ def test_the_checked_modules_own_functions_are_always_walked(package):
     _analysis(package / "a.py")
     walked, _, _ = _analysis(package / "a.py")
     assert walked.get("pkg.a.train", 0) >= 1
+
+
+def test_a_module_read_again_is_walked_again(package):
+    """A kept walk is of one syntax tree: a helper edited in the run (read and parsed again) is
+    walked again, not answered by the walk of its old text."""
+    import os
+
+    _analysis(package / "a.py")
+    helpers = package / "helpers.py"
+    synced = helpers.read_text().replace("    host = batch.cpu()\n", "    host = batch.cpu()\n    torch.cuda.synchronize()\n")
+    helpers.write_text(synced)
+    os.utime(helpers, (2_000_000_000, 2_000_000_000))
+    walked, found, summaries = _analysis(package / "a.py")
+    assert walked.get("pkg.helpers.stage", 0) >= 1
+    assert (found, summaries) == _fresh(package / "a.py")[1:]

@@ -27,6 +27,7 @@ MAX_KEPT = 50_000
 class Kept:
     walked: Any  # interpret.Walked
     asked: tuple  # (query, positional arguments, keyword arguments, answer), in the order asked
+    node: Any  # the function's syntax node walked (a module read again, edited or not, is another text)
 
 
 class Asking:
@@ -55,15 +56,16 @@ def kept_walks() -> dict:
     return resolve.per_run(("kept_walks",), dict)
 
 
-def keep(kept: dict, key, walked, asking: Asking) -> None:
+def keep(kept: dict, key, walked, asking: Asking, node) -> None:
     if len(kept) < MAX_KEPT:
-        kept[key] = Kept(walked, tuple(asking.asked))
+        kept[key] = Kept(walked, tuple(asking.asked), node)
 
 
-def replayed(kept: dict, key, view) -> Optional[Any]:
-    """The kept walk of `key` when `view` answers its queries as they were answered; None otherwise."""
+def replayed(kept: dict, key, view, node) -> Optional[Any]:
+    """The kept walk of `key` when it walked this very `node` and `view` answers its queries as they
+    were answered; None otherwise."""
     entry = kept.get(key)
-    if entry is None:
+    if entry is None or entry.node is not node:
         return None
     for name, args, kwargs, answer in entry.asked:
         now = getattr(view, name)(*args, **dict(kwargs))

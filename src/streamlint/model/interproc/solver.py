@@ -81,8 +81,10 @@ class Solved:
 
 
 class Solver:
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, reporting: bool = True) -> None:
+        """`reporting`: the solve of a checked file; a digest's solve (digest_of_use) reports nothing."""
         self.program = program
+        self._reporting = reporting
         self.solved = Solved()
         self._stack: set[str] = set()
         self._contexts: dict[str, set[CallContext]] = {}
@@ -222,13 +224,15 @@ class Solver:
         own_hot = context.hot and context.hot == self.program.hot_entry(function)  # (a hot entry is hot on its own)
         self._walking.append((function.module, entered_bare(replace(context, receiver_pending=(), hot="" if own_hot else context.hot))))
         # another module's function: its walk kept for the run, replayed when its queries get the same answers (D-39)
-        asking = replay.Asking(self) if function.module != self.program.main.name else None
+        # (the checked module's walks are its findings: always walked; a digest's solve reports none)
+        own = function.module == self.program.main.name and self._reporting
+        asking = replay.Asking(self) if not own else None
         try:
-            walked = replay.replayed(self._kept, key, self) if asking is not None else None
+            walked = replay.replayed(self._kept, key, self, function.node) if asking is not None else None
             if walked is None:
                 walked = walk_function(function.node, self._frame(function, asking), context)
                 if asking is not None:
-                    replay.keep(self._kept, key, walked, asking)
+                    replay.keep(self._kept, key, walked, asking, function.node)
         finally:
             self._stack.discard(qualname)
             self._walking.pop()
@@ -340,7 +344,7 @@ class Solver:
         context = replace(context, receiver_state=self._class_state(function))
         # (what the other public methods leave pending meets only the walk's conflicts, which are reported
         # for the checked module alone: another module's method is entered without it)
-        if entered and function.module == self.program.main.name:
+        if entered and function.module == self.program.main.name and self._reporting:
             context = replace(context, receiver_pending=self._class_pending(function, context))
         return context
 
@@ -564,7 +568,7 @@ def digest_of_use(path: str, local: str) -> str:
         made.clear()
     digests = made.setdefault("digests", {})
     if local not in digests and "roots" not in made:  # (not solved yet, or its summaries let go)
-        solver = Solver(Program(unit_of(name, source.tree, package), ProjectModules(path)))
+        solver = Solver(Program(unit_of(name, source.tree, package), ProjectModules(path)), reporting=False)
         _keep_roots(path, made, text, {q: solver.summary_at_root(q) for q in list(solver.program.main.functions)})
     if local not in digests:
         summary = made["roots"].get(f"{name}.{local}")
@@ -596,7 +600,7 @@ def _keep_roots(path: str, made: dict, content: str, roots: dict) -> None:
 
 
 def _digest_alone(name: str, package: str, path: str, tree: cst.Module, local: str) -> str:
-    solver = Solver(Program(unit_of(name, tree, package), ProjectModules(path)))
+    solver = Solver(Program(unit_of(name, tree, package), ProjectModules(path)), reporting=False)
     summary = solver.summary_at_root(f"{name}.{local}")
     return sealed(summary).digest if summary is not None else "unknown"
 
