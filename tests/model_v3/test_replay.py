@@ -112,8 +112,8 @@ def test_a_module_read_again_is_walked_again(package):
 
     _analysis(package / "a.py")
     helpers = package / "helpers.py"
-    synced = helpers.read_text().replace("    host = batch.cpu()\n", "    host = batch.cpu()\n    torch.cuda.synchronize()\n")
-    helpers.write_text(synced)
+    line = "    host = batch.cpu()\n"
+    helpers.write_text(helpers.read_text().replace(line, line + "    torch.cuda.synchronize()\n"))
     os.utime(helpers, (2_000_000_000, 2_000_000_000))
     walked, found, summaries = _analysis(package / "a.py")
     assert walked.get("pkg.helpers.stage", 0) >= 1
