@@ -35,9 +35,7 @@ def analyze_file(module: cst.Module, path: str = "", content: str = "", text: by
     """`content`: the content hash of the file's checked bytes (its module's summaries are then
     kept for the run: Solver.solve_module); `text`: those bytes, for the syntax layer's prefilters."""
     name, package = main_names(path)
-    main = unit_of(name, module, package)
-    main.text = text
-    solver = Solver(Program(main, ProjectModules(path)))
+    solver = Solver(Program(unit_of(name, module, package, text), ProjectModules(path)))
     solved = solver.solve_module(path, content)
     kept: dict = {}  # problem -> its hazard, in the order the problems were first met
     pairs = set()

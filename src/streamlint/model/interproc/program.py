@@ -58,7 +58,7 @@ class ModuleUnit:
     bases: dict[str, tuple[str, ...]] = field(default_factory=dict)  # class -> its bases, qualified
     functions: dict[str, FunctionRef] = field(default_factory=dict)
     path: str = ""  # the file it was read from (another module of the project)
-    text: bytes = b""  # its bytes when read from a file (b"": not known; the prefilters then say yes)
+    text: bytes = b""  # its bytes, read from a file or checked (b"": not known; the prefilters then say yes)
     hooks: Optional[frozenset] = None  # the functions it registers as PyTorch hooks ("f", "C.m", "C.m.hook"), once asked
     _calls: Optional[dict[str, frozenset[str]]] = None  # (called_names)
     _composing: Optional[set[str]] = None  # (composes_state)
@@ -108,13 +108,13 @@ def _receiver_of(function: FunctionRef) -> str:
     return params[0].name.value if params else ""
 
 
-def unit_of(name: str, tree: cst.Module, package: Optional[str] = None) -> ModuleUnit:
+def unit_of(name: str, tree: cst.Module, package: Optional[str] = None, data: bytes = b"") -> ModuleUnit:
     """`package`: where its relative imports start (a package's `__init__`: the package
-    itself; by default the module's parent)."""
+    itself; by default the module's parent); `data`: its bytes, when known, for the prefilters."""
     classes = frozenset(s.name.value for s in tree.body if isinstance(s, cst.ClassDef))
     base = name.rpartition(".")[0] if package is None else package
     imports = {local: absolute(target, base) for local, target in imports_of(tree).items()}
-    unit = ModuleUnit(name, tree, imports, frozenset(_top_names(tree)), classes)
+    unit = ModuleUnit(name, tree, imports, frozenset(_top_names(tree)), classes, text=data)
     unit.bases = {s.name.value: tuple(_qualified(b, unit) for b in _base_names(s))
                   for s in tree.body if isinstance(s, cst.ClassDef)}
     unit.functions[f"{name}.{TOP_LEVEL}"] = FunctionRef(f"{name}.{TOP_LEVEL}", name, "", tree)
