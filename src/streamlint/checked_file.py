@@ -38,7 +38,8 @@ class CheckedFile:
     @property
     def v3(self) -> FileModel:
         if self._model is None:
-            self._model = analyze_file(self.module, self.path, _content_hash(self.source), self.source.encode("utf-8", "surrogatepass"))
+            data = self.source.encode("utf-8", "surrogatepass")  # (the bytes, for the syntax layer's prefilters)
+            self._model = analyze_file(self.module, self.path, _content_hash(self.source), data)
         return self._model
 
     # -- spelling ---------------------------------------------------------------------------
