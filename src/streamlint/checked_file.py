@@ -14,7 +14,7 @@ from typing import Optional
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from streamlint import positions, reads
+from streamlint import positions
 from streamlint.model import api, declared
 from streamlint.model.file_model import FileModel, analyze_file
 from streamlint.model.transfer.names import imports_of
@@ -39,7 +39,7 @@ class CheckedFile:
     def v3(self) -> FileModel:
         if self._model is None:
             data = self.source.encode("utf-8", "surrogatepass")  # (the bytes, for the syntax layer's prefilters)
-            self._model = analyze_file(self.module, self.path, _content_hash(self.source), data)
+            self._model = analyze_file(self.module, self.path, data)
         return self._model
 
     # -- spelling ---------------------------------------------------------------------------
@@ -161,10 +161,3 @@ def spell(node: cst.CSTNode, depth: int = 0) -> Optional[str]:
         return node.value
     return None
 
-
-def _content_hash(text: str) -> str:
-    """The hash the cache keys the checked bytes by ("" when the text is not UTF-8 bytes' decoding)."""
-    try:
-        return reads.content_hash(text.encode("utf-8"))
-    except UnicodeEncodeError:
-        return ""

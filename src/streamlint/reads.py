@@ -13,8 +13,11 @@ the module (the values and function summaries the names gave it, positions left 
 model/interproc/digests.py), and the names it looked up there. A result with a summary
 note stays valid after the module's text changes as long as the same names still give
 the same digest (mypy's interface-hash early cutoff), so a comment or an edit that
-keeps the summary leaves the importers fresh. The digest of a use is computed while
-the module's analysis is at hand (`use()` takes a function that computes it).
+keeps the summary leaves the importers fresh. The digest is made only when it is needed:
+a run that stores a result writes DEFERRED in its place and the cache keeps the module's
+text (cache/texts.py); the run that finds the module changed makes the digest of the
+names under the kept text and under the new one and compares them. A cold run thus
+solves no module for digests.
 """
 
 from __future__ import annotations
@@ -27,14 +30,15 @@ from streamlint import syntax_notes
 
 PRESENT = ""
 ABSENT = None
+DEFERRED = "~"  # the digest of a summary note, made from the kept text when a run needs it
 
 Note = Optional[str]
 
 # One file is checked at a time per process (on the checker's own thread), so a
 # module-level recorder is enough.
 _notes: Optional[dict[str, Note]] = None
-# path -> name -> the function that computes the digest of that name's use.
-_uses: Optional[dict[str, dict[str, Callable[[], str]]]] = None
+# path -> the names the analysis used of the module there.
+_uses: Optional[dict[str, set[str]]] = None
 # content hash -> the bytes of a module read whose syntax note is not made yet (with digests only)
 _texts: Optional[dict[str, bytes]] = None
 SEPARATOR = "/"
@@ -92,22 +96,18 @@ def note(path: str, what: Note) -> None:
     _notes[path] = what
 
 
-def use(path: str, name: str, digest: Callable[[], str]) -> None:
-    """Record that the analysis used `name` of the module at `path`; `digest()` says
-    what it got there (called once, when the recording ends)."""
+def use(path: str, name: str) -> None:
+    """Record that the analysis used `name` of the module at `path`."""
     if _uses is None:
         return
-    _uses.setdefault(path, {}).setdefault(name, digest)
+    _uses.setdefault(path, set()).add(name)
 
 
 @contextmanager
-def recording(digests: bool = True, later: Optional[list] = None) -> Iterator[dict[str, Note]]:
+def recording(digests: bool = True) -> Iterator[dict[str, Note]]:
     """Collect the notes made inside the block into the yielded dict. Modules whose
     summaries were used get summary notes (see `finish`) when the block ends; without
-    `digests` (no cache will keep the result) uses are not recorded and no digest is made:
-    a digest solves the used function again in a program of its own module. `later`: the
-    summary notes are made when the caller calls what is appended there (after the other files
-    of its chunk, whose checks keep their modules' root summaries for the digests)."""
+    `digests` (no cache will keep the result) uses are not recorded."""
     global _notes, _uses, _texts
     outer, _notes = _notes, {}
     outer_uses, _uses = _uses, ({} if digests else None)
@@ -117,25 +117,20 @@ def recording(digests: bool = True, later: Optional[list] = None) -> Iterator[di
         yield notes
     finally:
         _notes, _uses, _texts = outer, outer_uses, outer_texts
-    if uses is not None and later is not None:
-        later.append(lambda: finish(notes, uses))
-    elif uses is not None:
+    if uses is not None:
         finish(notes, uses)
     for data in (texts or {}).values():
         syntax_notes.syntax_of(data)
 
 
-def finish(notes: dict[str, Note], uses: dict[str, dict[str, Callable[[], str]]]) -> None:
-    """Turn the content hash of each module whose names were used into a summary note."""
+def finish(notes: dict[str, Note], uses: dict[str, set[str]]) -> None:
+    """Turn the content hash of each module whose names were used into a summary note (its digest
+    DEFERRED: made by the run that finds the module changed)."""
     for path, names in uses.items():
         content = notes.get(path)
         if not content or SEPARATOR in content:
             continue  # not read (ABSENT/PRESENT): the plain note decides
-        try:
-            digest = combine([(name, compute()) for name, compute in names.items()])
-        except Exception:  # a digest that cannot be made: the content hash stays the key
-            continue
-        notes[path] = summary_note(content, digest, sorted(names))
+        notes[path] = summary_note(content, DEFERRED, sorted(names))
 
 
 def strict(notes: dict[str, Note], mentioned: Callable[[str], bool]) -> dict[str, Note]:

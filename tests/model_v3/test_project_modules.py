@@ -118,19 +118,21 @@ def test_relative_targets_are_named_from_the_package(target, package, expected):
     assert absolute(target, package) == expected
 
 
-def test_a_use_is_noted_with_the_digest_of_what_it_gives_any_importer(tmp_path):
+def test_a_use_is_noted_and_its_digest_made_from_the_text_then_or_now(tmp_path):
     loop = _project(tmp_path, "from ..staging import prefetch")
     staging = tmp_path / "pkg" / "staging.py"
     with reads.recording() as notes:
         _kinds(loop)
     note = reads.parse_summary_note(notes[str(staging.resolve())])
-    assert note is not None and note.names == ("v3:prefetch",)
-    assert reads.combine([("v3:prefetch", digest_of_use(str(staging.resolve()), "prefetch"))]) == note.digest
+    # (the digest is made by the run that finds the module changed: streamlint/reads.py)
+    assert note is not None and note.names == ("v3:prefetch",) and note.digest == reads.DEFERRED
 
     before = digest_of_use(str(staging), "prefetch")
+    then = staging.read_bytes()
     staging.write_text("# a comment changes no summary\n" + staging.read_text())
     modules.forget()
     assert digest_of_use(str(staging), "prefetch") == before
     staging.write_text(staging.read_text().replace("non_blocking=True", "non_blocking=False"))
     modules.forget()
     assert digest_of_use(str(staging), "prefetch") != before
+    assert digest_of_use(str(staging), "prefetch", then) == before  # (from the text a cache kept)

@@ -3,8 +3,9 @@
 A shard maps file names to entries: the content hash and configuration key the entry
 was made for, the dependencies the analysis read (streamlint/reads.py), and the result.
 A dependency noted with a summary note whose module's text changed makes the entry
-`Conditional`: the engine computes the digest of what the result used there now and
-settles it with `confirm` (model/interproc/digests.py).
+`Conditional`: the engine computes the digest of what the result used there now (and, for a
+note stored with its digest DEFERRED, then: from the module's text kept in `texts-*/`,
+cache/texts.py) and settles it with `confirm` (model/interproc/digests.py).
 A shard is one header line (format, tool fingerprint, directory, hash of the body)
 and a JSON body. Shards are written whole, to a temporary file renamed over the old
 one (atomic_write.py, without fsync: a shard lost in a crash costs a re-check), so a
@@ -24,6 +25,7 @@ from streamlint import __version__, reads, syntax_notes
 from streamlint.atomic_write import write_atomic
 from streamlint.cache import codec
 from streamlint.cache.keys import FORMAT, tool_fingerprint
+from streamlint.cache.texts import TextStore
 from streamlint.diagnostics import Diagnostic
 
 CACHEDIR_TAG = (
@@ -34,6 +36,7 @@ CACHEDIR_TAG = (
 )
 GITIGNORE = "# Automatically created by streamlint.\n*\n"
 RESULTS_PREFIX = "results-"
+TEXTS_PREFIX = "texts-"
 
 
 class Cached(NamedTuple):
@@ -44,12 +47,14 @@ class Cached(NamedTuple):
 
 class SummaryCheck(NamedTuple):
     """A module whose text changed since a result was stored, and what the result used
-    of it: the result still holds if those names give the same digest now."""
+    of it: the result still holds if those names give the same digest now (`digest`: theirs
+    then, or DEFERRED: made from the text of content hash `content_then`, kept by the cache)."""
 
     path: str
     digest: str
     names: tuple[str, ...]
     content_now: str
+    content_then: str
 
 
 class Conditional(NamedTuple):
@@ -78,6 +83,7 @@ class ResultCache:
         self.warnings: list[str] = []
         self._shards: dict[str, _Shard] = {}
         self._current: dict[tuple[str, bool], reads.Note] = {}
+        self.texts = TextStore(os.path.join(self.directory, f"{TEXTS_PREFIX}{FORMAT}-{__version__}"))
 
     # ------------------------------------------------------------------ lookups
     def lookup(self, path: str, filename: str, digest: str, config: str) -> Optional[Cached | Conditional]:
@@ -95,9 +101,12 @@ class ResultCache:
             self.hits += 1
         return found
 
-    def confirm(self, conditional: Conditional, holds: bool) -> Optional[Cached]:
+    def confirm(
+        self, conditional: Conditional, holds: bool, digests: Optional[dict[str, Optional[str]]] = None
+    ) -> Optional[Cached]:
         """Settle a `Conditional`: when its checks held, the entry is kept with the
-        modules' current content hashes (the next run takes it at once)."""
+        modules' current content hashes and `digests` (path -> the digest made now; the next run
+        takes it at once)."""
         if not holds:
             self.misses += 1
             return None
@@ -108,7 +117,8 @@ class ResultCache:
         if isinstance(entry, dict) and isinstance(entry.get("deps"), dict):
             deps = dict(entry["deps"])
             for check in conditional.checks:
-                deps[check.path] = reads.summary_note(check.content_now, check.digest, check.names)
+                digest = (digests or {}).get(check.path) or check.digest
+                deps[check.path] = reads.summary_note(check.content_now, digest, check.names)
             shard.entries[name] = {**entry, "deps": deps}
             shard.dirty = True
         return conditional.cached
@@ -131,7 +141,7 @@ class ResultCache:
             now = self._note_now(dep, summary.content)
             if not now:
                 return None  # gone (or unreadable): resolved again by a new analysis
-            checks.append(SummaryCheck(dep, summary.digest, summary.names, now))
+            checks.append(SummaryCheck(dep, summary.digest, summary.names, now, _content_of(summary.content)))
         analysed, lines, raw = entry.get("analysed"), entry.get("lines"), entry.get("diagnostics")
         if not isinstance(analysed, bool) or type(lines) is not int or not isinstance(raw, list):
             return None
@@ -190,12 +200,21 @@ class ResultCache:
             return  # a value the cache cannot hold: this file is simply re-checked next time
         directory, name = os.path.split(path)
         shard = self._shard(directory)
+        deps = {dep: self._kept_for(dep, note) for dep, note in sorted(deps.items())}
         shard.entries[name] = {
-            "hash": digest, "config": config, "deps": dict(sorted(deps.items())),
+            "hash": digest, "config": config, "deps": deps,
             "analysed": analysed, "lines": lines, "diagnostics": encoded,
         }  # fmt: skip
         shard.touched.add(name)
         shard.dirty = True
+
+    def _kept_for(self, dep: str, note: reads.Note) -> reads.Note:
+        """A summary note whose digest is deferred, with its module's text kept; where the text
+        cannot be kept (changed since it was read), its content note alone."""
+        summary = reads.parse_summary_note(note)
+        if summary is None or summary.digest != reads.DEFERRED or self.texts.keep(dep, _content_of(summary.content)):
+            return note
+        return summary.content
 
     def save(self) -> None:
         """Write the shards that changed; a failure becomes a warning, never an error."""
@@ -204,6 +223,7 @@ class ResultCache:
             return
         try:
             self._prepare()
+            self.texts.save()  # (before the entries that need them)
             for directory, shard in dirty:
                 self._write(directory, shard)
                 shard.dirty = False
@@ -263,3 +283,8 @@ class ResultCache:
             path = os.path.join(self.directory, name)
             if not os.path.exists(path):
                 write_atomic(path, text.encode("utf-8"), durable=False)
+
+
+def _content_of(note: str) -> str:
+    """The content hash of a content note or a syntax note."""
+    return syntax_notes.syntax_part(note)[0] if note.startswith(syntax_notes.SYNTAX_PREFIX) else note

@@ -130,7 +130,7 @@ def lint_files(
     if items or conditional:
         lint.load_checker()  # a broken install is one internal error, not SL000 on every file
     checked: list[Checked] = []
-    # without a cache no summary note is kept: the digests of what other modules gave are not made
+    # without a cache no use of another module's summaries is noted
     run = f"{os.getpid()}-{next(_runs)}"  # (a pool's workers keep what they made of the project for the run)
     chunk: Callable[..., list[Checked]] = partial(check_chunk, run=run, digests=cache is not None)
     if conditional and items and jobs > 1:
@@ -185,46 +185,34 @@ def check_chunk(
         # this process must be seen (the cache relies on it).
         resolve.forget()
         _memory_of = run
-    out, later = [], []  # (the digests of what the chunk's files used are made once all are checked)
+    out = []
     for n, (path, settings) in enumerate(items, 1):
-        out.append(check_path(path, settings, rules=rules, fix=fix, digests=digests, later=later))
+        out.append(check_path(path, settings, rules=rules, fix=fix, digests=digests))
         if on_done is not None:
             on_done(str(path))
         if n % TRIM_EVERY == 0:
             memory.release_memory()
-    for make in later:
-        make()
     return out
 
 
 def check_path(
     path: Path, settings: Settings, *, rules: Sequence[type[Rule]] | None = None, fix: Optional[FixRequest] = None,
-    digests: bool = True, later: Optional[list] = None,
+    digests: bool = True,
 ) -> Checked:
     """One file read once and checked, with the hash of its bytes and what the
-    analysis read besides. `later`: the notes of what it read are final once what is
-    appended there is called (in order)."""
+    analysis read besides."""
     filename = str(path)
     try:
         data = read_bytes(path)
     except OSError as err:
         diag = source_error(filename, f"cannot read file: {err.strerror or err}")
         return Checked(FileResult(filename, [diag], analysed=False, lines=0), None, {})
-    with reads.recording(digests, later) as deps:
+    with reads.recording(digests) as deps:
         result = lint_source(SourceFile(filename, data), settings, rules=rules, fix=fix)
-
-    def strict() -> None:
-        # A message that names another module points at its lines: such a result is made
-        # again whenever that module's text changes, not only its summary.
-        final = reads.strict(deps, lambda dep: _mentions(result, dep, filename))
-        deps.clear()
-        deps.update(final)
-
-    if later is None:
-        strict()
-    else:
-        later.append(strict)
-    return Checked(result, reads.content_hash(data), deps)
+    # A message that names another module points at its lines: such a result is made
+    # again whenever that module's text changes, not only its summary.
+    final = reads.strict(deps, lambda dep: _mentions(result, dep, filename))
+    return Checked(result, reads.content_hash(data), final)
 
 
 def _mentions(result: FileResult, path: str, filename: str) -> bool:
@@ -276,10 +264,16 @@ def _settle(
     """The conditional entries whose modules' summaries changed (to check again); the
     others' results go to `hits`."""
     pending: list[Item] = []
-    digests = _summaries_now({(c.path, c.names) for _, cond in conditional for c in cond.checks})
+    checks = [c for _, cond in conditional for c in cond.checks]
+    asked = {(c.path, c.names, "") for c in checks}
+    asked |= {(c.path, c.names, c.content_then) for c in checks if c.digest == reads.DEFERRED}
+    digests = _summaries(asked, cache.texts.text_of)
     for item, cond in conditional:
-        holds = all(digests.get((c.path, c.names)) == c.digest for c in cond.checks)
-        _take(cache.confirm(cond, holds), item, fix, pending, hits)
+        now = {c.path: digests.get((c.path, c.names, "")) for c in cond.checks}
+        then = {c.path: digests.get((c.path, c.names, c.content_then)) if c.digest == reads.DEFERRED else c.digest
+                for c in cond.checks}
+        holds = all(now[c.path] is not None and now[c.path] == then[c.path] for c in cond.checks)
+        _take(cache.confirm(cond, holds, now), item, fix, pending, hits)
     return pending
 
 
@@ -290,27 +284,33 @@ def _take(found: Optional[Cached], item: Item, fix: Optional[FixRequest], pendin
         hits.append(FileResult(str(item[0]), found.diagnostics, found.analysed, found.lines))
 
 
-def _summaries_now(wanted: set[tuple[str, tuple[str, ...]]]) -> dict[tuple[str, tuple[str, ...]], str]:
-    """The digests of what names of changed modules give an importer now (each module
-    analysed once, as an importer's analysis would): the early cutoff of the cache.
-    Only runs where a module with importers changed get here, so libcst is loaded."""
+def _summaries(
+    asked: set[tuple[str, tuple[str, ...], str]], text_of: Callable[[str], Optional[bytes]]
+) -> dict[tuple[str, tuple[str, ...], str], str]:
+    """The digests of what names of changed modules give an importer (each module analysed
+    once per text, as an importer's analysis would): now (version ""), or from the text of
+    the content hash `version` the cache kept. The early cutoff of the cache. Only runs where
+    a module with importers changed get here, so libcst is loaded."""
     from streamlint.model.interproc.digests import local_name
     from streamlint.model.interproc.solver import digest_of_use
 
-    out: dict[tuple[str, tuple[str, ...]], str] = {}
+    out: dict[tuple[str, tuple[str, ...], str], str] = {}
     # Importers share names (a helper's 16 importers used 84 distinct names 134 times):
-    # each name's digest is made once.
-    digests: dict[tuple[str, str], str] = {}
-    for path, names in sorted(wanted):
+    # each name's digest is made once per text.
+    digests: dict[tuple[str, str, str], str] = {}
+    for path, names, version in sorted(asked):
         try:
+            data = text_of(version) if version else None
+            if version and data is None:
+                raise LookupError(version)  # (the kept text is gone: the importer is checked again)
             for n in names:
-                if (path, n) in digests:
+                if (path, n, version) in digests:
                     continue
                 local = local_name(n)
                 if local is None:  # (not a use the model notes: the importer is checked again)
                     raise LookupError(n)
-                digests[(path, n)] = digest_of_use(path, local)
-            out[(path, names)] = reads.combine([(n, digests[(path, n)]) for n in names])
+                digests[(path, n, version)] = digest_of_use(path, local, data)
+            out[(path, names, version)] = reads.combine([(n, digests[(path, n, version)]) for n in names])
         except Exception:  # the importer is checked again: never worse than no cutoff
             continue
     return out

@@ -31,12 +31,11 @@ class FileModel:
         return self.solver.node_of(site)
 
 
-def analyze_file(module: cst.Module, path: str = "", content: str = "", text: bytes = b"") -> FileModel:
-    """`content`: the content hash of the file's checked bytes (its module's summaries are then
-    kept for the run: Solver.solve_module); `text`: those bytes, for the syntax layer's prefilters."""
+def analyze_file(module: cst.Module, path: str = "", text: bytes = b"") -> FileModel:
+    """`text`: the file's checked bytes, for the syntax layer's prefilters."""
     name, package = main_names(path)
     solver = Solver(Program(unit_of(name, module, package, text), ProjectModules(path)))
-    solved = solver.solve_module(path, content)
+    solved = solver.solve_module()
     kept: dict = {}  # problem -> its hazard, in the order the problems were first met
     pairs = set()
     placed = [conflict if isinstance(conflict, Hazard) else place(function, conflict)

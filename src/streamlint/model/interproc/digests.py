@@ -10,18 +10,16 @@ keeps the importers' results; any other change makes them again.
 
 from __future__ import annotations
 
-from typing import Callable
-
 from streamlint import reads
 
 USE_PREFIX = "v3:"
 
 
-def note_use(path: str, local: str, digest_of_use: Callable[[str, str], str]) -> None:
-    """The analysis used `local` ("f", "C.m") of the module at `path`; its digest is made
-    when the recording ends."""
+def note_use(path: str, local: str) -> None:
+    """The analysis used `local` ("f", "C.m") of the module at `path` (its digest is made by the
+    run that finds the module changed: streamlint/reads.py)."""
     if path:
-        reads.use(path, USE_PREFIX + local, lambda: digest_of_use(path, local))
+        reads.use(path, USE_PREFIX + local)
 
 
 def local_name(use: str) -> str | None:

@@ -9,13 +9,13 @@ MAX_WALKS walks per run; past it, calls are opaque.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
 import libcst as cst
 from pathlib import Path as FilePath
 
+from streamlint import reads
 from streamlint.deadline import tick
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
@@ -46,8 +46,6 @@ MAX_ROOT_FILES = 64
 # The walks done to learn what the project's callers pass (its callers and what they call):
 # past this many, no further caller is walked (the contexts found so far stand).
 MAX_CALLER_WALKS = 1000
-# The modules whose root summaries are kept for importers' digests in a run (digest_of_use).
-MAX_KEPT_ROOTS = MAX_PACKAGE_FILES + MAX_ROOT_FILES
 
 
 @dataclass
@@ -114,14 +112,10 @@ class Solver:
         self._extra_spent: dict[str, set] = {}  # the kinds of extra context each function has used
         self._kept = replay.kept_walks()
 
-    def solve_module(self, path: str = "", content: str = "") -> Solved:
-        """`path` and `content` (the content hash of the checked bytes): its functions' root
-        summaries are then what `digest_of_use` makes of them for an importer checked in the same
-        run (the same solve)."""
+    def solve_module(self) -> Solved:
         self._globals[self.program.main.name] = self._module_names(self.program.main.name)
-        roots = {q: self._solve(q, ROOT_CONTEXT) for q in list(self.program.main.functions)}
-        if path and content and path != "-":
-            _publish_roots(path, content, self.program.main.name, roots)
+        for qualname in list(self.program.main.functions):
+            self._solve(qualname, ROOT_CONTEXT)
         self._solve_under_callers()
         return self.solved
 
@@ -179,7 +173,7 @@ class Solver:
             self.called_here.update({qualname, function.qualname} if function is not None else {qualname})
         if function is not None and function.module != self.program.main.name:
             unit = self.program.unit(function.module)
-            note_use(unit.path if unit is not None else "", function.qualname[len(function.module) + 1:], digest_of_use)
+            note_use(unit.path if unit is not None else "", function.qualname[len(function.module) + 1:])
         elif function is not None:
             self.called.add(function.qualname)
             self._note_caller(function, context)
@@ -550,53 +544,27 @@ def _params(function: FunctionRef) -> list[str]:
     return [x.name.value for x in (*p.posonly_params, *p.params)]
 
 
-def digest_of_use(path: str, local: str) -> str:
+def digest_of_use(path: str, local: str, data: Optional[bytes] = None) -> str:
     """The digest of what `local` of the module at `path` gives any importer (digests.py): its
     summary at the root context in a program of its own module, where every function of the
     module was solved at the root context in the module's order (one solve per module and text,
     per run, for every use of it; the same digests whichever names are used, in whatever order).
-    The solve is the one the module's own check makes first (`Solver.solve_module`), kept when
-    the module was checked in this run. A name the module does not define itself (inherited,
-    re-exported) or past the walk budget: solved alone."""
+    `data`: the module's text when a result was kept (the cache's copy), else the file's now. A name
+    the module does not define itself (inherited, re-exported) or past the walk budget: solved alone."""
     name, package = main_names(path)
-    source = read_source(FilePath(path), name)
-    if source is None:
-        return "absent"
-    made = resolve.per_run(("digests_of_module", path), dict)
-    text = source.content  # (not the tree: the parse cache decides how long that is kept)
-    if made.get("text") != text:  # (first asked, or its text changed)
-        made.clear()
-    digests = made.setdefault("digests", {})
-    if local not in digests and "roots" not in made:  # (not solved yet, or its summaries let go)
-        solver = Solver(Program(unit_of(name, source.tree, package), ProjectModules(path)), reporting=False)
-        _keep_roots(path, made, text, {q: solver.summary_at_root(q) for q in list(solver.program.main.functions)})
-    if local not in digests:
-        summary = made["roots"].get(f"{name}.{local}")
-        digests[local] = sealed(summary).digest if summary is not None else None
-    found = digests[local]
-    return found if found is not None else _digest_alone(name, package, path, source.tree, local)
-
-
-def _publish_roots(path: str, content: str, name: str, roots: dict) -> None:
-    """A checked module's root summaries, solved first in its program as `digest_of_use` solves
-    them: kept for its importers' digests in this run (by its file's path and content hash)."""
-    where = str(FilePath(path).resolve())
-    if main_names(where)[0] != name:
-        return
-    made = resolve.per_run(("digests_of_module", where), dict)
-    made.clear()
-    _keep_roots(where, made, content, roots)
-
-
-def _keep_roots(path: str, made: dict, content: str, roots: dict) -> None:
-    """Keep a module's root summaries for the run, those of at most MAX_KEPT_ROOTS modules (the
-    oldest let go: their digests made so far stay, the others are solved again when asked)."""
-    made.update(text=content, roots=roots, digests=made.get("digests", {}))
-    kept = resolve.per_run("kept_roots", OrderedDict)
-    kept[path] = made
-    kept.move_to_end(path)
-    while len(kept) > MAX_KEPT_ROOTS:
-        kept.popitem(last=False)[1].pop("roots", None)
+    if data is None:
+        source = read_source(FilePath(path), name)
+        if source is None:
+            return "absent"
+        tree, text = source.tree, source.content
+    else:
+        tree, text = cst.parse_module(data), reads.content_hash(data)
+    made = resolve.per_run(("digests_of_module", path, text), dict)
+    if "roots" not in made:
+        solver = Solver(Program(unit_of(name, tree, package), ProjectModules(path)), reporting=False)
+        made["roots"] = {q: solver.summary_at_root(q) for q in list(solver.program.main.functions)}
+    summary = made["roots"].get(f"{name}.{local}")
+    return sealed(summary).digest if summary is not None else _digest_alone(name, package, path, tree, local)
 
 
 def _digest_alone(name: str, package: str, path: str, tree: cst.Module, local: str) -> str:
