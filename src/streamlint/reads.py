@@ -39,8 +39,6 @@ Note = Optional[str]
 _notes: Optional[dict[str, Note]] = None
 # path -> the names the analysis used of the module there.
 _uses: Optional[dict[str, set[str]]] = None
-# content hash -> the bytes of a module read whose syntax note is not made yet (with digests only)
-_texts: Optional[dict[str, bytes]] = None
 SEPARATOR = "/"
 
 
@@ -78,13 +76,10 @@ def content_hash(data: bytes) -> str:
 
 def note_read(path: str, data: bytes, content: str = "") -> None:
     """Record that the analysis read the module at `path`, of content hash `content` (made from
-    `data` when not given); its syntax note is made if a result is kept (`strict`)."""
+    `data` when not given)."""
     if _notes is None:
         return
-    content = content or content_hash(data)
-    if _texts is not None and not syntax_notes.known(content):
-        _texts[content] = data
-    note(path, content)
+    note(path, content or content_hash(data))
 
 
 def note(path: str, what: Note) -> None:
@@ -108,19 +103,16 @@ def recording(digests: bool = True) -> Iterator[dict[str, Note]]:
     """Collect the notes made inside the block into the yielded dict. Modules whose
     summaries were used get summary notes (see `finish`) when the block ends; without
     `digests` (no cache will keep the result) uses are not recorded."""
-    global _notes, _uses, _texts
+    global _notes, _uses
     outer, _notes = _notes, {}
     outer_uses, _uses = _uses, ({} if digests else None)
-    outer_texts, _texts = _texts, ({} if digests else None)
-    notes, uses, texts = _notes, _uses, _texts
+    notes, uses = _notes, _uses
     try:
         yield notes
     finally:
-        _notes, _uses, _texts = outer, outer_uses, outer_texts
+        _notes, _uses = outer, outer_uses
     if uses is not None:
         finish(notes, uses)
-    for data in (texts or {}).values():
-        syntax_notes.syntax_of(data)
 
 
 def finish(notes: dict[str, Note], uses: dict[str, set[str]]) -> None:
@@ -137,14 +129,15 @@ def strict(notes: dict[str, Note], mentioned: Callable[[str], bool]) -> dict[str
     """The notes with summary notes back to content hashes for the modules `mentioned`
     says a result names (a message that points at a line of the module must be made
     again when the module's lines move); for the other modules read, the content hash
-    becomes the syntax note (a comment or a blank line added keeps the result)."""
+    becomes the syntax note (a comment or a blank line added keeps the result; its syntax hash
+    made by the run that finds the content changed, from the text the cache keeps)."""
     out: dict[str, Note] = {}
     for path, note in notes.items():
         parsed = parse_summary_note(note)
         if mentioned(path):
             out[path] = parsed.content if parsed is not None else note
         elif parsed is not None:
-            out[path] = summary_note(syntax_notes.known(parsed.content) or parsed.content, parsed.digest, parsed.names)
+            out[path] = summary_note(syntax_notes.of_content(parsed.content), parsed.digest, parsed.names)
         else:
-            out[path] = (syntax_notes.known(note) or note) if note else note
+            out[path] = syntax_notes.of_content(note) if note else note
     return out

@@ -16,6 +16,9 @@ from typing import Optional
 from streamlint.nesting import nesting_problem
 
 SYNTAX_PREFIX = "syn:"
+# The syntax hash of a note made without tokenizing: made from the text the cache keeps
+# (cache/texts.py) by the run that finds the content changed.
+DEFERRED = "~"
 
 # content hash -> its syntax note (a function of the bytes alone: kept for the process)
 _syntax: dict[str, str] = {}
@@ -47,8 +50,15 @@ def known(content: str) -> Optional[str]:
 def remember(note: str) -> None:
     """A syntax note read back from the result cache, for bytes of its content hash (a function
     of the bytes alone, the cache's entries made by this version)."""
-    content, _ = syntax_part(note)
-    _syntax.setdefault(content, note)
+    content, syntax = syntax_part(note)
+    if syntax != DEFERRED:
+        _syntax.setdefault(content, note)
+
+
+def of_content(content: str) -> str:
+    """The syntax note of the bytes of this content hash: the one made in this process, or one
+    whose syntax hash is DEFERRED (no tokenizing now)."""
+    return _syntax.get(content) or f"{SYNTAX_PREFIX}{content}:{DEFERRED}"
 
 
 def syntax_of(data: bytes) -> str:

@@ -161,6 +161,12 @@ class ResultCache:
         if self._note_now(path, content) == content:
             syntax_notes.remember(recorded)  # (these bytes' note: a re-check that reads them need not make it again)
             return True
+        if syntax == syntax_notes.DEFERRED:  # (made now from the text the cache kept)
+            then = self.texts.text_of(content)
+            made = syntax_notes.syntax_of(then) if then is not None else ""
+            if not made.startswith(syntax_notes.SYNTAX_PREFIX):
+                return False
+            syntax = syntax_notes.syntax_part(made)[1]
         now = self._note_now(path, recorded)
         return bool(now) and now.startswith(syntax_notes.SYNTAX_PREFIX) and syntax_notes.syntax_part(now)[1] == syntax
 
@@ -209,12 +215,16 @@ class ResultCache:
         shard.dirty = True
 
     def _kept_for(self, dep: str, note: reads.Note) -> reads.Note:
-        """A summary note whose digest is deferred, with its module's text kept; where the text
-        cannot be kept (changed since it was read), its content note alone."""
+        """A note whose digest or syntax hash is deferred, with its module's text kept; where the
+        text cannot be kept (changed since it was read), its content hash alone."""
         summary = reads.parse_summary_note(note)
-        if summary is None or summary.digest != reads.DEFERRED or self.texts.keep(dep, _content_of(summary.content)):
+        content = summary.content if summary is not None else note
+        deferred = summary is not None and summary.digest == reads.DEFERRED
+        if content and content.startswith(syntax_notes.SYNTAX_PREFIX):
+            deferred = deferred or syntax_notes.syntax_part(content)[1] == syntax_notes.DEFERRED
+        if not deferred or self.texts.keep(dep, _content_of(content)):
             return note
-        return summary.content
+        return _content_of(content)  # (the exact content: holds only while the text is the same)
 
     def save(self) -> None:
         """Write the shards that changed; a failure becomes a warning, never an error."""
