@@ -42,6 +42,12 @@ class FunctionRef:
         return own_nodes(self.node)
 
     @cached_property
+    def stores(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The attributes it stores on its receiver (items kept by a keeping method included) and on
+        objects its other parameters reach (syntax/hooks.stored_attributes), read once."""
+        return stored_attributes(self.node, _receiver_of(self), python_std.KEEPING_METHODS)
+
+    @cached_property
     def text_facts(self) -> dict:
         """What its text alone tells (Numbering.text_facts): kept with the function, for every
         walk of it in any solver of the process."""
@@ -61,7 +67,7 @@ class ModuleUnit:
     text: bytes = b""  # its bytes, read from a file or checked (b"": not known; the prefilters then say yes)
     hooks: Optional[frozenset] = None  # the functions it registers as PyTorch hooks ("f", "C.m", "C.m.hook"), once asked
     _calls: Optional[dict[str, frozenset[str]]] = None  # (called_names)
-    _composing: Optional[set[str]] = None  # (composes_state)
+    _composing: Optional[dict[str, bool]] = None  # (composes_state)
     _holders: Optional[dict[str, frozenset[str]]] = None  # (holder_stores)
     _counters: Optional[dict[str, int]] = None  # (ring_counters)
     top_names_held: Optional[dict] = None  # what its names hold after its top level ran (Solver._module_names)
@@ -78,17 +84,23 @@ class ModuleUnit:
         """Can the method add to its class's receiver state: does its own text assign an attribute
         of its receiver, or spell the GPU (a use that shows what an attribute is)?"""
         if self._composing is None:
-            names = module_vocabulary(self.tree, GPU_WORDS) | GPU_METHODS
-            self._composing = {q for q, f in self.functions.items()
-                               if stored_attributes(f.node, _receiver_of(f), python_std.KEEPING_METHODS)[0]
-                               or spells(f.node, names, GPU_WORDS)}
-        return qualname in self._composing
+            self._composing = {}
+        found = self._composing.get(qualname)
+        if found is None:  # (asked of the methods of the classes composed: not of every function)
+            f = self.functions[qualname]
+            found = self._composing[qualname] = bool(f.stores[0]) or spells(f.node, self._gpu_names, GPU_WORDS)
+        return found
+
+    @cached_property
+    def _gpu_names(self) -> frozenset[str]:
+        """The names that spell the GPU in the module: its words, bound names, stream and event methods."""
+        return module_vocabulary(self.tree, GPU_WORDS) | GPU_METHODS
 
     def holder_stores(self) -> dict[str, frozenset[str]]:
         """Each function's attributes stored on objects its parameters reach (`node.state.x =`)."""
         if self._holders is None:
             self._holders = {q: found for q, f in self.functions.items()
-                             if (found := stored_attributes(f.node, _receiver_of(f))[1])}
+                             if (found := f.stores[1])}
         return self._holders
 
 
