@@ -6,6 +6,7 @@ sides of one test never pair across a call."""
 from __future__ import annotations
 
 import functools
+import re
 import textwrap
 from pathlib import Path
 
@@ -383,7 +384,7 @@ def test_callers_are_read_in_the_largest_package_within_the_bound(tmp_path, monk
 
 def test_a_module_that_calls_a_name_spells_it():
     from streamlint.model.interproc.program import unit_of
-    from streamlint.model.syntax.prefilter import may_call
+    from streamlint.model.syntax.prefilter import may_call, spelled_words
     for text in (CALLER.format(made="memory.DeviceMemory()"), PIPE, BAG, DERIVED.format(non_blocking=True)):
         source = textwrap.dedent(text)
         unit = unit_of("pkg.m", cst.parse_module(source))
@@ -391,6 +392,12 @@ def test_a_module_that_calls_a_name_spells_it():
             for name in names:
                 assert may_call(source.encode(), frozenset({name}))
     assert not may_call(b"import torch\n", frozenset({"prepare"}))
+    # over the words a module spells, the same answers as over its bytes, for every ASCII name
+    for data in (textwrap.dedent(PIPE).encode(), b"x.prepared() # \xc3\xa9t\xc3\xa9 2prepare\n"):
+        words = spelled_words(data)
+        names = {n.decode() for n in re.findall(rb"[A-Za-z0-9_]+", data)}
+        for name in names | {n[1:] for n in names} | {n[:-1] for n in names} | {"absent", "pre"}:
+            assert may_call(words, frozenset({name})) == may_call(data, frozenset({name})), name
 
 
 def test_a_super_call_to_a_base_named_through_a_reexport(tmp_path):

@@ -9,6 +9,7 @@ the importer sits.
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ import libcst as cst
 from streamlint import reads
 from streamlint.model import resolve
 from streamlint.syntax_notes import parsed_at_all
-from streamlint.model.syntax.prefilter import may_call
+from streamlint.model.syntax.prefilter import may_call, spelled_words
 
 # The parsed modules kept between checked files (a tree costs about 35x its source).
 MAX_CACHED_MODULES = 320  # (a package of MAX_PACKAGE_FILES and the root scripts: read by every file of it)
@@ -47,6 +48,9 @@ class _Entry:
 
 _parsed: OrderedDict[str, _Entry] = OrderedDict()
 _parsed_bytes = 0
+# path -> (modification time, size, bytes, content hash, the words they spell): the package's modules
+# asked whether they spell a checked module's names (_spells)
+_words: OrderedDict[str, tuple[int, int, bytes, str, bytes]] = OrderedDict()
 
 
 def main_names(path: str) -> tuple[str, str]:
@@ -92,14 +96,23 @@ class ProjectModules:
 
 
 def _spells(file: str, names: frozenset[str]) -> bool:
-    """Whether the module at `file` spells one of `names` (read as noted; not parsed)."""
+    """Whether the module at `file` spells one of `names` (read as noted; not parsed). Its words are
+    kept by path, size and modification time: every checked file of a package asks of the others."""
     try:
-        data = Path(file).read_bytes()
+        stat = os.stat(file)
+        entry = _words.get(file)
+        if entry is None or entry[:2] != (stat.st_mtime_ns, stat.st_size):
+            data = Path(file).read_bytes()
+            entry = _words[file] = (stat.st_mtime_ns, stat.st_size, data, reads.content_hash(data), spelled_words(data))
+            if len(_words) > MAX_CACHED_MODULES:
+                _words.popitem(last=False)
     except OSError:
         reads.note(file, reads.ABSENT)
         return False
-    reads.note_read(file, data)
-    return may_call(data, names)
+    _words.move_to_end(file)
+    _, _, data, content, words = entry
+    reads.note(file, content)
+    return may_call(words if all(name.isascii() for name in names) else data, names)
 
 
 def read_source(file: Path, name: str) -> Optional[Source]:
@@ -168,4 +181,5 @@ def _remember(key: str, entry: _Entry, size: int) -> None:
 def forget() -> None:
     global _parsed_bytes
     _parsed.clear()
+    _words.clear()
     _parsed_bytes = 0
