@@ -22,9 +22,12 @@ from streamlint.model import resolve
 from streamlint.syntax_notes import parsed_at_all
 from streamlint.model.syntax.prefilter import may_call, spelled_words
 
-# The parsed modules kept between checked files (a tree costs about 35x its source).
+# The parsed modules kept between checked files (a tree costs about 35x its source). A package and
+# scripts past the bytes are parsed again for every checked file that reads them for its callers
+# (sd-scripts, 3.1 MB: 412 parses for 11 files at 2 MB, 107 at 4 MB and above, 50 s of CPU then
+# 19 s); on the torch tree 12 MB moved neither the time nor the peak memory (benchmarks/v3-speed-session22.md).
 MAX_CACHED_MODULES = 320  # (a package of MAX_PACKAGE_FILES and the root scripts: read by every file of it)
-MAX_CACHED_SOURCE_BYTES = 2_000_000
+MAX_CACHED_SOURCE_BYTES = 8_000_000
 
 
 @dataclass(frozen=True)
