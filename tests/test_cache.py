@@ -859,6 +859,13 @@ def test_uses_are_noted_only_for_a_cache_and_their_digest_deferred():
     assert reads.parse_summary_note(notes["/x/helper.py"]) == ("abc", reads.DEFERRED, ("v3:f",))
 
 
+def test_clean_removes_the_kept_texts_too(package, tmp_path, capsys):
+    lint(package, tmp_path / "c")
+    assert list((tmp_path / "c").glob("texts-*/*.z"))  # (the helper's text, kept for its importers)
+    assert main(["clean", "--cache-dir", str(tmp_path / "c")]) == 0
+    assert not (tmp_path / "c").exists()
+
+
 def test_a_cold_run_makes_no_digest_and_a_lost_text_costs_a_recheck(package, tmp_path, monkeypatch):
     from streamlint.model.interproc import solver
 

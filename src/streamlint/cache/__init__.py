@@ -14,7 +14,15 @@ import shutil
 from pathlib import Path
 from typing import Mapping, Optional
 
-from streamlint.cache.store import CACHEDIR_TAG, GITIGNORE, RESULTS_PREFIX, Cached, Conditional, ResultCache
+from streamlint.cache.store import (
+    CACHEDIR_TAG,
+    GITIGNORE,
+    RESULTS_PREFIX,
+    TEXTS_PREFIX,
+    Cached,
+    Conditional,
+    ResultCache,
+)
 
 __all__ = ["Cached", "Conditional", "ResultCache", "DEFAULT_DIR", "cache_dir", "clean", "disabled_by_env"]
 
@@ -54,7 +62,7 @@ def clean(directory: Path) -> tuple[bool, str]:
     ours = [
         entry
         for entry in sorted(directory.iterdir())
-        if entry.name.startswith(RESULTS_PREFIX) and entry.is_dir() and not entry.is_symlink()
+        if entry.name.startswith((RESULTS_PREFIX, TEXTS_PREFIX)) and entry.is_dir() and not entry.is_symlink()
         or entry.name == "CACHEDIR.TAG" and _has_text(entry, CACHEDIR_TAG)
         or entry.name == ".gitignore" and _has_text(entry, GITIGNORE)
     ]
