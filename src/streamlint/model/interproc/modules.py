@@ -51,9 +51,9 @@ class _Entry:
 
 _parsed: OrderedDict[str, _Entry] = OrderedDict()
 _parsed_bytes = 0
-# path -> (modification time, size, bytes, content hash, the words they spell): the package's modules
-# asked whether they spell a checked module's names (_spells)
-_words: OrderedDict[str, tuple[int, int, bytes, str, bytes]] = OrderedDict()
+# path -> [modification time, size, bytes, content hash, their name runs (b"" until asked twice)]: the
+# package's modules asked whether they spell a checked module's names (_spells)
+_words: OrderedDict[str, list] = OrderedDict()
 
 
 def main_names(path: str) -> tuple[str, str]:
@@ -99,23 +99,26 @@ class ProjectModules:
 
 
 def _spells(file: str, names: frozenset[str]) -> bool:
-    """Whether the module at `file` spells one of `names` (read as noted; not parsed). Its words are
-    kept by path, size and modification time: every checked file of a package asks of the others."""
+    """Whether the module at `file` spells one of `names` (read as noted; not parsed). Its bytes are
+    kept by path, size and modification time, and from its second question on (every checked file of
+    a package asks of the others) the test scans its distinct name runs instead of its bytes."""
     try:
         stat = os.stat(file)
         entry = _words.get(file)
-        if entry is None or entry[:2] != (stat.st_mtime_ns, stat.st_size):
+        if entry is None or entry[:2] != [stat.st_mtime_ns, stat.st_size]:
             data = Path(file).read_bytes()
-            entry = _words[file] = (stat.st_mtime_ns, stat.st_size, data, reads.content_hash(data), spelled_words(data))
+            entry = _words[file] = [stat.st_mtime_ns, stat.st_size, data, reads.content_hash(data), b""]
             if len(_words) > MAX_CACHED_MODULES:
                 _words.popitem(last=False)
+        elif not entry[4]:
+            entry[4] = spelled_words(entry[2])
     except OSError:
         reads.note(file, reads.ABSENT)
         return False
     _words.move_to_end(file)
     _, _, data, content, words = entry
     reads.note(file, content)
-    return may_call(words if all(name.isascii() for name in names) else data, names)
+    return may_call(words if words and all(name.isascii() for name in names) else data, names)
 
 
 def read_source(file: Path, name: str) -> Optional[Source]:
