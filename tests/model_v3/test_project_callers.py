@@ -384,13 +384,23 @@ def test_callers_are_read_in_the_largest_package_within_the_bound(tmp_path, monk
 
 def test_a_module_that_calls_a_name_spells_it():
     from streamlint.model.interproc.program import unit_of
-    from streamlint.model.syntax.prefilter import may_call, spelled_words
+    from streamlint.model.syntax.prefilter import may_call, may_call_by_name, spelled_words
     for text in (CALLER.format(made="memory.DeviceMemory()"), PIPE, BAG, DERIVED.format(non_blocking=True)):
         source = textwrap.dedent(text)
         unit = unit_of("pkg.m", cst.parse_module(source))
         for names in unit.called_names().values():
             for name in names:
                 assert may_call(source.encode(), frozenset({name}))
+                assert may_call_by_name(source.encode(), frozenset({name}))
+    # a call by name: the name, then only blanks, continuations or comments before the parenthesis
+    for call in (b"x.prepare(a)", b"prepare (a)", b"y = (x.prepare  # why\n     (a))", b"x.prepare\\\n(a)",
+                 b"@prepare(1)\ndef f(): pass"):
+        assert may_call_by_name(call, frozenset({"prepare"})), call
+        assert "prepare" in set().union(*unit_of("m", cst.parse_module(call.decode())).called_names().values())
+    for no_call in (b"def prepare(a): pass", b"x.prepared(a)", b"x.prepare = 1", b"f(prepare)"):
+        assert not may_call_by_name(no_call, frozenset({"prepare"})), no_call
+        assert not any("prepare" in n for n in unit_of("m", cst.parse_module(no_call.decode())).called_names().values())
+    assert may_call_by_name(b"class B(Engine): pass", frozenset({"prepare"}), frozenset({"Engine"}))  # (a base)
     assert not may_call(b"import torch\n", frozenset({"prepare"}))
     # over the words a module spells, the same answers as over its bytes, for every ASCII name
     for data in (textwrap.dedent(PIPE).encode(), b"x.prepared() # \xc3\xa9t\xc3\xa9 2prepare\n"):

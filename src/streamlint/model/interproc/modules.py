@@ -20,7 +20,7 @@ import libcst as cst
 from streamlint import reads
 from streamlint.model import resolve
 from streamlint.syntax_notes import parsed_at_all
-from streamlint.model.syntax.prefilter import may_call, spelled_words
+from streamlint.model.syntax.prefilter import may_call, may_call_by_name, spelled_words
 
 # The parsed modules kept between checked files (a tree costs about 35x its source). A package and
 # scripts past the bytes are parsed again for every checked file that reads them for its callers
@@ -88,14 +88,23 @@ class ProjectModules:
         file = resolve.module_file(self.path, name)
         return file is not None and _spells(str(file), words)
 
-    def package(self, most: int, most_in_root: int, names: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    def package(self, most: int, most_in_root: int, called: frozenset[str] = frozenset(),
+                named: frozenset[str] = frozenset()) -> tuple[tuple[tuple[str, bytes], ...], tuple[str, ...]]:
         """The dotted names of the modules of the largest package around the checked file within
-        the bound, and of the project's root scripts (resolve.enclosing_package_files); with
-        `names`, only those that spell one of them (the others cannot call them by name)."""
+        the bound, and of the project's root scripts (resolve.enclosing_package_files): (those
+        that spell one of `called` or `named`, each with its name runs or bytes; those of them that
+        may call one of `called` by name or spell one of `named`: the others call none of them,
+        syntax/prefilter.may_call_by_name)."""
         if not self.path or self.path == "-":
-            return ()
-        files = resolve.enclosing_package_files(self.path, most, most_in_root)
-        return tuple(resolve.canonical_name(Path(file)) for file in files if not names or _spells(file, names))
+            return (), ()
+        spelling, calling = [], []
+        for file in resolve.enclosing_package_files(self.path, most, most_in_root):
+            if _spells(file, called | named):  # (its bytes are then the newest kept; one parsed already costs nothing)
+                _, _, data, _, words = _words[file]
+                spelling.append((resolve.canonical_name(Path(file)), words or data))
+                if file in _parsed or may_call_by_name(data, called, named, words):
+                    calling.append(spelling[-1][0])
+        return tuple(spelling), tuple(calling)
 
 
 def _spells(file: str, names: frozenset[str]) -> bool:

@@ -236,7 +236,8 @@ class Program:
         self._units: dict[str, Optional[ModuleUnit]] = {main.name: main}
         self._loader = loader
         self._step_methods: dict[str, bool] = {}
-        self._package_read: list[ModuleUnit] = []  # (package_units: the modules read for the callers)
+        # (package_units: the modules that spell a checked module's name, with their name runs or bytes)
+        self._package_read: list[tuple[str, bytes]] = []
 
     def function(self, qualname: str) -> Optional[FunctionRef]:
         found = self._defined(qualname)
@@ -405,7 +406,9 @@ class Program:
         if module != self.main.name:
             # a caller in another module may call, through any receiver, a method of the checked
             # module's classes or of the package modules read for its callers (Solver._callers_in)
-            seen.update((u.name, u) for u in (self.main, *self._package_read))
+            spelling = (self.unit(m) for m, text in self._package_read
+                        if m not in seen and (not name.isascii() or may_call(text, frozenset({name}))))
+            seen.update((u.name, u) for u in (self.main, *spelling) if u is not None)
         return sorted(f"{u.name}.{c}" for u in seen.values() for c in u.classes if f"{u.name}.{c}.{name}" in u.functions)
 
     def holder_producers(self, module: str, attr: str) -> tuple[str, ...]:
@@ -456,15 +459,17 @@ class Program:
         return tuple(sorted(q for q in unit.functions
                             if q.startswith(own) and "." not in q[len(own):] and q[len(own):].startswith(prefix)))
 
-    def package_units(self, most: int, most_in_root: int, spelled: frozenset[str] = frozenset()) -> list[ModuleUnit]:
-        """The other modules of the checked module's package and the project's root scripts, read
-        through the loader (so the cache notes each); with `spelled`, those that spell one of
-        those names."""
+    def package_units(self, most: int, most_in_root: int, called: frozenset[str],
+                      named: frozenset[str] = frozenset()) -> list[ModuleUnit]:
+        """The other modules of the checked module's package and the project's root scripts that may
+        call one of `called` by name or spell one of `named`, read through the loader (so the cache
+        notes each). Those that spell one of them are remembered for the classes a method call may
+        reach (`_defining`), read only when they spell the method's name."""
         listing = getattr(self._loader, "package", None)
-        names = listing(most, most_in_root, spelled) if listing is not None else ()
-        units = (self.unit(name) for name in names if name != self.main.name)
-        self._package_read = [unit for unit in units if unit is not None]
-        return self._package_read
+        spelling, calling = listing(most, most_in_root, called, named) if listing is not None else ((), ())
+        self._package_read = [(name, text) for name, text in spelling if name != self.main.name]
+        units = (self.unit(name) for name in calling if name != self.main.name)
+        return [unit for unit in units if unit is not None]
 
     def unit(self, module: str) -> Optional[ModuleUnit]:
         if module not in self._units:

@@ -126,9 +126,10 @@ class Solver:
         it is walked in too (when it tells more than the root context)."""
         before = set(self.solved.walks)
         main = self.program.main
-        spelled = frozenset({q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL} | main.classes)
+        called = frozenset({q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL})
         # (a module that defines no name a caller can call has no callers: the package is not read)
-        units = self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, spelled) if spelled else ()
+        units = self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, called, main.classes) \
+            if called or main.classes else ()
         callers = (q for unit in units for q in self._callers_in(unit))
         self._from_callers = True  # (a callee they reach in what a call site passes: the context the joined walk gets)
         try:

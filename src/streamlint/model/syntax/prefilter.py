@@ -1,9 +1,11 @@
 """A module that does not spell a name cannot call it by that name: a substring test, never parsed (tested);
-for many names over one module, the same test over the words it spells, each once."""
+for many names over one module, the same test over the words it spells, each once; and a module none of whose
+spellings of a function's name is followed by a call's parenthesis does not call it by name."""
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _WORD = re.compile(rb"[A-Za-z0-9_]+")
 
@@ -17,3 +19,33 @@ def spelled_words(data: bytes) -> bytes:
     """The module's distinct runs of ASCII name characters, apart: an ASCII name is in the bytes
     exactly when it is in these (it lies within one run), and these are a fraction of the text."""
     return b"\x00".join(set(_WORD.findall(data)))
+
+
+def may_call_by_name(data: bytes, called: frozenset[str], named: frozenset[str] = frozenset(), words: bytes = b"") -> bool:
+    """False only when the bytes spell none of `named` and hold no call by one of `called` (`f(...)`, `x.f(...)`:
+    the name, then only blanks, line continuations or comments before the parenthesis; `def f(` is no call).
+    `words`: the bytes' `spelled_words`, when made (a faster test of which names are spelled at all)."""
+    spelled = words or data
+    if may_call(spelled if all(n.isascii() for n in named) else data, named):
+        return True
+    for name in called:
+        if not name.isascii():
+            if name.encode() in data:
+                return True
+        elif name.encode() in spelled and _calls(data, name):
+            return True
+    return False
+
+
+def _calls(data: bytes, name: str) -> bool:
+    for match in _call_of(name).finditer(data):
+        at = match.start()
+        before = data[at - 1:at]
+        if not (before.isalnum() or before == b"_") and data[max(at - 4, 0):at] != b"def ":
+            return True  # (not the end of a longer name, nor a definition)
+    return False
+
+
+@lru_cache(maxsize=4096)
+def _call_of(name: str) -> re.Pattern:
+    return re.compile(re.escape(name.encode()) + rb"(?:\s|\\|#[^\n]*)*\(")
