@@ -397,7 +397,8 @@ def test_a_module_that_calls_a_name_spells_it():
                  b"@prepare(1)\ndef f(): pass"):
         assert may_call_by_name(call, frozenset({"prepare"})), call
         assert "prepare" in set().union(*unit_of("m", cst.parse_module(call.decode())).called_names().values())
-    for no_call in (b"def prepare(a): pass", b"x.prepared(a)", b"x.prepare = 1", b"f(prepare)"):
+    for no_call in (b"def prepare(a): pass", b"x.prepared(a)", b"x.prepare = 1", b"f(prepare)",
+                    b"y = x.prepare  " + b"# " * 40 + b"\nz = 1\n"):  # (a long comment: no exponential backtracking)
         assert not may_call_by_name(no_call, frozenset({"prepare"})), no_call
         assert not any("prepare" in n for n in unit_of("m", cst.parse_module(no_call.decode())).called_names().values())
     assert may_call_by_name(b"class B(Engine): pass", frozenset({"prepare"}), frozenset({"Engine"}))  # (a base)

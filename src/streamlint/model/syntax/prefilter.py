@@ -48,4 +48,6 @@ def _calls(data: bytes, name: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _call_of(name: str) -> re.Pattern:
-    return re.compile(re.escape(name.encode()) + rb"(?:\s|\\|#[^\n]*)*\(")
+    # (each step is one blank, one backslash or one whole comment: no text is matched two ways, so a
+    # name followed by a long comment and no parenthesis fails in linear time)
+    return re.compile(re.escape(name.encode()) + rb"(?:[ \t\f\v\r\n]|\\|#[^\n]*\n)*\(")
