@@ -324,8 +324,10 @@ def _problem(hazard: Hazard) -> tuple:
     """One finding per problem: a release per allocation, a missing join per fork, a hand-out per
     memory, others per racing access."""
     if hazard.kind is ConflictKind.RELEASE_WITHOUT_RECORD:
+        # (an allocation by its site; memory kept on `self` or reached through a parameter by its path:
+        # a prefetcher's `self.next_input` and `self.next_target` are two)
         root = hazard.later.path.root
-        return (hazard.kind, hazard.function, root.site)
+        return (hazard.kind, hazard.function, root.site if root.kind is RootKind.FRESH else hazard.later.path)
     if hazard.placement is Placement.AT_FORK:
         return (hazard.placement, hazard.site)
     if hazard.placement is Placement.AT_BOUNDARY:
