@@ -97,6 +97,23 @@ class Words:
             return _spelled(node.target)
         return _spelled(node)
 
+    def in_maker(self, side: Side) -> str:
+        """' in `f()` before line N[ of other.py]' where a callee that made the stream it reads on can make
+        it wait (the caller cannot name that stream): before the outermost `with` of `f` around the read
+        (inside it the stream is current), else before the read's statement; "" when not such a side."""
+        ref, callee = side.stream, side.callee
+        if not side.through_call or side.node is None or callee is None or ref.kind is not StreamRefKind.CREATED:
+            return ""
+        if _site_steps(ref.site)[-1].partition("#")[0] != callee.qualname:
+            return ""
+        place, current = side.node, self._parent(side.node)
+        while current is not None and current is not callee.node:
+            if isinstance(current, (cst.SimpleStatementLine, cst.With)) and (place is side.node or isinstance(current, cst.With)):
+                place = current
+            current = self._parent(current)
+        name = callee.qualname.rsplit(".", 1)[-1]
+        return f" in `{name}()` before line {self.line(place, callee)}{self.foreign(callee)}"
+
     # -- labels --------------------------------------------------------------------------
     def stream(self, ref: StreamRef, reading: HazardReading, near: Optional[Side] = None) -> str:
         """A stream as a message names it: its name in code, or in words."""

@@ -8,7 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.checked_file import CheckedFile
-from streamlint.fixes.idioms import WAIT_LINES
+from streamlint.fixes.idioms import WAIT_LINES, fresh_name, import_alias
 
 # A sync that times or measures every step of a training loop (SL103, SL502).
 STEP_TIMING_HELP = ("time a window of steps instead: read a host timer (or record events) every N steps and "
@@ -40,6 +40,8 @@ _DEFAULT_SPELLING = {
     "numba": "cuda.default_stream()",
     "cuda-python": "0",
 }
+# The per-thread default stream, where a framework names it (PyTorch has no object for it).
+_PER_THREAD_SPELLING = {"cupy": "cupy.cuda.Stream.ptds", "numba": "cuda.per_thread_default_stream()"}
 # The idioms the SL401 fix inserts (one table for messages and fixes), spelled with the
 # usual module names; cuda-python has no fix, only the message.
 _WAIT_IDIOM = {
@@ -59,6 +61,7 @@ def stream_code(label: str, framework: str, analysis: Optional[CheckedFile] = No
         spelled = _DEFAULT_SPELLING.get(framework, label if label.startswith("the ") else "the default stream")
         if legacy and framework == "torch" and label == "the legacy default stream":
             spelled = "torch.cuda.default_stream()"
+        spelled = _PER_THREAD_SPELLING.get(framework, spelled) if label == "the per-thread default stream" else spelled
         if framework == "torch" and analysis is not None:
             spelled = spelled.replace("torch.cuda", analysis.torch_namespace, 1)
         if framework == "cupy" and analysis is not None:
@@ -82,7 +85,32 @@ def wait_idiom(first: str, second: str, framework: str, analysis: Optional[Check
     a, b = stream_code(first, framework, analysis, legacy), stream_code(second, framework, analysis, legacy)
     if is_placeholder(a) or is_placeholder(b):  # no code to paste: say it in words
         return f"make {named(b)} wait for {named(a)} (an event recorded on one, waited on by the other)"
-    return over_elements(_WAIT_IDIOM.get(framework, _WAIT_IDIOM["cupy"]).format(a=a, b=b), (a, b))
+    idiom = _cuda_python_wait(analysis) if framework == "cuda-python" and analysis is not None else None
+    return over_elements((idiom or _WAIT_IDIOM.get(framework, _WAIT_IDIOM["cupy"])).format(a=a, b=b), (a, b))
+
+
+def _cuda_python_wait(analysis: CheckedFile) -> Optional[str]:
+    """cuda-python's wait as the file can write it: cuda.core's `b.wait(a)`; else an event made, recorded
+    and waited on through the runtime (or driver) module under the name the file imports it as."""
+    module = analysis.module
+    for dotted, (create, record, wait) in _CUDA_PYTHON_EVENTS.items():
+        alias = import_alias(module, dotted)
+        if alias:
+            event = fresh_name(analysis.source, "ready")
+            return (f"`err, {event} = {alias}.{create}; {alias}.{record}({event}, {{a}}); "
+                    f"{alias}.{wait}({{b}}, {event}, 0)`")
+    core = any(import_alias(module, f"cuda.core{suffix}.{name}") for suffix in ("", ".experimental")
+               for name in ("Device", "launch"))
+    return "`{b}.wait({a})`" if core else None
+
+
+# The runtime's and the driver's event calls, by the module a file imports (newest first).
+_CUDA_PYTHON_EVENTS = {
+    "cuda.bindings.runtime": ("cudaEventCreate()", "cudaEventRecord", "cudaStreamWaitEvent"),
+    "cuda.cudart": ("cudaEventCreate()", "cudaEventRecord", "cudaStreamWaitEvent"),
+    "cuda.bindings.driver": ("cuEventCreate(0)", "cuEventRecord", "cuStreamWaitEvent"),
+    "cuda.cuda": ("cuEventCreate(0)", "cuEventRecord", "cuStreamWaitEvent"),
+}
 
 
 def over_elements(code: str, labels) -> str:
@@ -217,3 +245,39 @@ def _maybe_none(expr: Optional[cst.BaseExpression]) -> bool:
     if isinstance(func, cst.Attribute) and func.attr.value == "get":
         return len(args) == 1 or (len(args) > 1 and _maybe_none(args[1].value))
     return False
+
+
+def wait_line(builder, node: cst.CSTNode, written: Optional[cst.CSTNode], writer: str, framework: str) -> int:
+    """The line before which a stream waits for `writer` (a label) before the read at `node`: the read's
+    statement; but where the wait names the writer as the current stream, before the outermost `with`
+    around the read and not around the write (`written`, None: the caller's): inside it another stream
+    is current (`with torch.cuda.stream(side):` makes `side` wait on itself)."""
+    at = builder.analysis.line_of(node)
+    if stream_code(writer, framework, builder.analysis, legacy=True) != stream_code("the current stream", framework,
+                                                                                    builder.analysis):
+        return at
+    outer = _withs_around(builder, node, written)
+    return builder.analysis.line_of(outer[-1]) if outer else at
+
+
+def join_place(builder, work: cst.CSTNode, fork: cst.CSTNode) -> str:
+    """Where the current stream joins a side stream forked at `fork` and given `work`: after the work's
+    statement, outside every `with` around it and not around the fork (where the side stream or another
+    is current): "after line N", or "after the `with` block that ends at line N"."""
+    outer = _withs_around(builder, work, fork)
+    statement = outer[-1] if outer else builder.statement_of(work) or work
+    placed = builder.analysis.position(statement)
+    end = placed.end.line if placed else builder.analysis.line_of(work)
+    return f"after the `with` block that ends at line {end}" if outer else f"after line {end}"
+
+
+def _withs_around(builder, node: cst.CSTNode, other: Optional[cst.CSTNode]) -> list:
+    """The `with` statements of `node`'s function around it and not around `other`, innermost first."""
+    around_other = {id(a) for a in builder.ancestors(other)} if other is not None else set()
+    found = []
+    for ancestor in builder.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            break
+        if isinstance(ancestor, cst.With) and id(ancestor) not in around_other:
+            found.append(ancestor)
+    return found

@@ -11,7 +11,7 @@ from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.findings import Placement
 from streamlint.rules._hazard_words import Words
-from streamlint.rules._shared import handed_to_callers_of, named, stream_code, wait_idiom
+from streamlint.rules._shared import handed_to_callers_of, named, stream_code, wait_idiom, wait_line
 from streamlint.rules.base import Finding, Rule
 
 
@@ -202,8 +202,9 @@ class CrossStreamReadAfterWrite(Rule):
                     help=f"queue this work on {named(first)} (`stream={first}`)",
                 )
                 continue
-            idiom = wait_idiom(words.stream_for_code(h.earlier.stream, h, h.earlier),
-                               words.stream_for_code(h.later.stream, h, h.later), h.framework, analysis, legacy=True)
+            writer = words.stream_for_code(h.earlier.stream, h, h.earlier)
+            reader = words.stream_for_code(h.later.stream, h, h.later)
+            idiom = wait_idiom(writer, reader, h.framework, analysis, legacy=True)
             if h.hazard.placement is Placement.AT_BOUNDARY and not h.from_caller:
                 function = h.function.node
                 handed = handed_to_callers_of(analysis, function, h.function.class_name,
@@ -212,7 +213,7 @@ class CrossStreamReadAfterWrite(Rule):
                 # a result: at the return
                 node = words.first_read(h, buffer) if h.earlier.access.path.root.kind is RootKind.SELF else h.node
                 yield Finding(node, f"{origin} and {handed} with no wait in between",
-                              help=_handed_out_help(analysis, h, idiom, analysis.line_of(node)))
+                              help=_handed_out_help(analysis, h, idiom, wait_line(builder, node, h.earlier.shown, writer, h.framework)))
                 continue
             fix, lines = (None, None) if h.from_caller else _fix(
                 builder, h, words.stream_for_code(h.earlier.stream, h, h.earlier),
@@ -225,7 +226,8 @@ class CrossStreamReadAfterWrite(Rule):
                 # alike: the legacy default stream as `default_stream()` (another stream than the
                 # current one in a method), a script's as `current_stream()`
                 help=f"`{'; '.join(lines)}` before line {at}" if lines and h.framework == "torch"
-                else f"{idiom} before line {at}",
+                else f"{idiom}{words.in_maker(h.later)}" if words.in_maker(h.later)
+                else f"{idiom} before line {wait_line(builder, h.node, h.earlier.shown, writer, h.framework)}",
             )
 
 

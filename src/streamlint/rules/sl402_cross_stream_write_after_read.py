@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlint.model.findings import Placement
 from streamlint.rules._hazard_words import Words
-from streamlint.rules._shared import named, over_elements, stream_code, sync_idiom, wait_idiom
+from streamlint.rules._shared import join_place, named, over_elements, stream_code, sync_idiom, wait_idiom, wait_line
 from streamlint.rules.base import Finding, Rule
 
 
@@ -118,7 +118,7 @@ class CrossStreamWriteAfterRead(Rule):
                 # write on the current stream is ordered after nothing the side stream did
                 second = words.stream(h.later.stream, h, h.later)
                 written = words.written_through(h.later) or buffer
-                fix = f"{wait_idiom(first, second, h.framework, analysis)} after line {at}"
+                fix = f"{wait_idiom(first, second, h.framework, analysis)} {join_place(words.builder, h.earlier.shown, h.node)}"
                 what = (f"{named(first)} waits for {named(second)} here, but {named(second)} never waits for it: a "
                         f"later call overwrites {named(written)} there (line {words.line(h.later.shown)}) while "
                         f"{named(first)} may still use it{words.inside(h.later)}")
@@ -133,7 +133,10 @@ class CrossStreamWriteAfterRead(Rule):
             else:
                 second = words.stream(h.later.stream, h, h.later)
                 # (the streams as code names them: the legacy default stream as `default_stream()`)
-                fix = f"{wait_idiom(words.stream_for_code(h.earlier.stream, h, h.earlier), words.stream_for_code(h.later.stream, h, h.later), h.framework, analysis, legacy=True)} before line {at}"
+                writer = words.stream_for_code(h.earlier.stream, h, h.earlier)
+                reader = words.stream_for_code(h.later.stream, h, h.later)
+                at = wait_line(words.builder, node, h.earlier.shown, writer, h.framework)
+                fix = f"{wait_idiom(writer, reader, h.framework, analysis, legacy=True)} before line {at}"
                 what = (f"{named(buffer)} is overwritten on {named(second)} here while {named(first)} may still use it "
                         f"(line {other}{words.inside(h.earlier)}){words.inside(h.later)}")
             yield Finding(node, what, help=fix)

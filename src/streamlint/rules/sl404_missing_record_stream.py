@@ -10,6 +10,7 @@ from streamlint.fixes.model import Applicability
 from streamlint.model.domain.paths import Index, RootKind
 from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.findings import Placement
+from streamlint.model.syntax.children import walk
 from streamlint.rules._hazard_words import Words, allocation_node, is_module_level, stored_allocation_node
 from streamlint.rules._shared import handed_to_callers_of, may_be_none_in, named, stream_code
 from streamlint.rules.base import Finding, Rule
@@ -120,12 +121,14 @@ class MissingRecordStream(Rule):
                 callers = handed_to_callers_of(analysis, h.function.node, h.function.class_name,
                                                "use it on their current stream and release it when they drop it")
                 # the object's own memory handed out (a getter): at its read, where `record_stream` goes
-                node = words.first_read(h, buffer) if h.earlier.access.path.root.kind is RootKind.SELF else h.node
+                getter = h.earlier.access.path.root.kind is RootKind.SELF
+                node = words.first_read(h, buffer) if getter else h.node
                 yield Finding(
                     node,
                     f"{named(buffer)} was allocated on {named(owner_label)}{_at_line(words, made)} and is "
                     f"{callers}, without `record_stream`: its memory may go to new work on {named(owner_label)} too early",
-                    help=_record_help(tensor, user),
+                    # (at its read in the getter, else where it is handed out: the callers' stream is current there)
+                    help=_record_help(tensor, user) if getter else _record_at_return(words, h.function.node, user),
                 )
                 continue
             producer = _producer(h.later.stream)
@@ -251,6 +254,15 @@ def _fix(builder: FixBuilder, hazard, buffer: str, user_label: str):
         return make_fix(f"Insert `{line}` where `{buffer}` is not None", Applicability.UNSAFE,
                         [builder.insert_before(statement, guarded)])
     return make_fix(f"Insert `{line}`", Applicability.UNSAFE, [builder.insert_before(statement, [line])])
+
+
+def _record_at_return(words: Words, function: cst.CSTNode, user: str) -> str:
+    """The advice where a function hands the tensor out: before its one `return` of a name."""
+    returns = [n for n in walk(function.body) if isinstance(n, cst.Return)] if isinstance(function, cst.FunctionDef) else []
+    if len(returns) == 1 and isinstance(returns[0].value, cst.Name):
+        return f"`{returns[0].value.value}.record_stream({user})` before line {words.line(returns[0])}"
+    name = function.name.value if isinstance(function, cst.FunctionDef) else "the function"
+    return f"`.record_stream({user})` on the tensor `{name}()` returns, before it returns it"
 
 
 def _record_help(buffer: str, user: str) -> str:
