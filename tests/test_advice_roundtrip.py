@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Optional
@@ -61,6 +63,8 @@ def test_pasted_advice_removes_its_finding_and_adds_none(path: Path, tmp_path: P
             checked_text, shift = _pasted(text, code, line, where)
         after = lint_text(checked_text, str(checked), Settings.default(), rules=all_rules())
         where_said = f"{rel(path)}:{finding.row} {finding.code}, help {finding.help!r}"
+        if other is None:  # every name the pasted code uses exists where it goes
+            assert _undefined(checked_text) <= _undefined(text), f"the advice names what is not there: {where_said}"
         assert not any(a.code == "SL000" for a in after), f"the pasted advice does not parse: {where_said}"
         assert _key(finding, shift) not in {_key(a) for a in after}, f"the finding stays: {where_said}"
         before, now = Counter(f.code for f in findings), Counter(a.code for a in after)
@@ -68,6 +72,14 @@ def test_pasted_advice_removes_its_finding_and_adds_none(path: Path, tmp_path: P
         kept = {_key(f, shift) for f in findings}
         created = [a for a in after if _key(a) not in kept and now[a.code] > before[a.code]]
         assert not created, f"the pasted advice creates {[(a.row, a.code, a.message) for a in created]}: {where_said}"
+
+
+def _undefined(text: str) -> int:
+    """How many uses of undefined names ruff finds in the text (F821)."""
+    found = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "--select", "F821",
+                            "--output-format", "concise", "--stdin-filename", "pasted.py", "-"],
+                           input=text, capture_output=True, text=True)
+    return sum(1 for line in found.stdout.splitlines() if " F821 " in line)
 
 
 def _place(finding: Diagnostic) -> Optional[tuple[str, int, str, Optional[str]]]:
