@@ -17,6 +17,7 @@ STEP_TIMING_HELP = ("time a window of steps instead: read a host timer (or recor
 
 # The words the model gives an operation that is no call: prose, never code.
 OPERATION_WORDS = frozenset({"arithmetic", "in-place arithmetic", "a comparison", "an elementwise operation",
+                             "an f-string", "string formatting",
                              "truth value"})
 
 

@@ -23,7 +23,7 @@ from streamlint.model.syntax.sync_purpose import (
     unrolled,
     waits_on_user,
 )
-from streamlint.rules._shared import STEP_TIMING_HELP, hot_entry_name
+from streamlint.rules._shared import OPERATION_WORDS, STEP_TIMING_HELP, api_named, hot_entry_name
 from streamlint.rules.base import Finding, Rule
 from streamlint.rules.sl202_blocking_copy_in_stream_region import BlockingCopyInStreamRegion
 
@@ -38,8 +38,9 @@ class ImplicitSyncInLoop(Rule):
     reported in the helper, naming that `forward` or hook):
     - PyTorch, on a CUDA tensor: `.item()`, `.tolist()`, `.cpu()`,
       `.numpy(force=True)`, `.to("cpu")` without `non_blocking=True`,
-      `print()` of the tensor, and its truth value (`if t:`, `bool(t)`,
-      `while t:`).
+      `print()`, `str()`, `repr()` or `format()` of the tensor, an f-string or
+      `%` formatting of it (`f"loss {loss}"`), and its truth value (`if t:`,
+      `bool(t)`, `while t:`).
     - CuPy, on a CuPy array: `.get()`, `cp.asnumpy()`, `float(x)`, `int(x)`,
       `x.item()`.
 
@@ -301,6 +302,8 @@ def _truth_value(own: OperationAt, node: cst.CSTNode) -> bool:
 
 def _what(analysis, sync: _Sync) -> str:
     node = sync.node
+    if not isinstance(node, cst.Call) and sync.own.operation.api in OPERATION_WORDS:
+        return api_named(sync.own.operation.api)  # "this f-string", "this string formatting"
     if _truth_value(sync.own, node) or not isinstance(node, cst.Call):
         return "the truth value of a GPU array"
     if isinstance(node.func, cst.Name):

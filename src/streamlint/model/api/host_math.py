@@ -22,7 +22,10 @@ SHAPE_TAKERS = frozenset({"zeros", "empty", "ones", "full", "reshape", "view", "
                           "ones_like", "full_like", "random", "rand", "randn", "arange", "linspace"})
 # Builtins that convert one value to a Python scalar: of device memory, the host reads it back.
 SCALAR_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
-# Builtins that format their arguments for the host: a device array among them is read back.
-FORMATTING_READERS = frozenset({"print"})
+# Builtins that format their arguments for the host: a device array among them is read back. The
+# syntax that formats (`f"{t}"`, `"%s" % t`) is named as the operation it is, in words.
+FORMATTING_READERS = frozenset({"print", "str", "repr", "format"})
+F_STRING = "an f-string"
+PERCENT_FORMATTING = "string formatting"
 # Builtins whose result is a sequence of host numbers (`range(n)`: its loop counter).
 NUMBER_SEQUENCES = frozenset({"range"})

@@ -437,13 +437,10 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
         if method is not None:
             return method, state
     site = frame.site(arguments.node)
-    read = [v for v, _ in arguments.positional if is_device(v)]
-    if read and (name in host_math.FORMATTING_READERS or (name in host_math.SCALAR_CONVERSIONS
-                                                          and len(arguments.positional) == 1)):
+    values = [v for v, _ in arguments.positional]
+    if name in host_math.FORMATTING_READERS or (name in host_math.SCALAR_CONVERSIONS and len(values) == 1):
         # `print(loss)`, `int(t)`: the host copies the value back once the current stream finished
-        current = state.current_stream(read[0].framework or torch_calls.F)
-        _, state = torch_calls.read_back(name, read[:1], current, fact_calls.made_at(read[0]), read[0].framework,
-                                         site, state, frame)
+        state = formatted_on_host(name, values, site, state, frame)
     listed = _listed_items(target, arguments)
     if listed is not None:
         return listed, state
@@ -460,6 +457,17 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
         state = host_reads(state, frame, site, arguments.values())
         return AbsValue(ValueKind.CONTAINER, element=AbsValue(ValueKind.HOST_NUMBER)), state
     return _opaque(arguments, state, frame)
+
+
+def formatted_on_host(api: str, values: list[AbsValue], site: str, state: State, frame: Frame) -> State:
+    """The host formats or converts values (`print(t)`, `int(t)`, an f-string): device memory among them, or
+    in a tuple of them, is copied back once the current stream finished (one read, one wait)."""
+    read = [v for v in values for v in (v, *v.positions) if is_device(v)]
+    if not read:
+        return state
+    current = state.current_stream(read[0].framework or torch_calls.F)
+    return torch_calls.read_back(api, read[:1], current, fact_calls.made_at(read[0]), read[0].framework, site,
+                                 state, frame)[1]
 
 
 def _listed_items(target: str, arguments: Arguments) -> Optional[AbsValue]:

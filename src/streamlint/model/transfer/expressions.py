@@ -383,6 +383,11 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     for operand in operands:
         value, state = evaluate(operand, state, frame)
         values.append(value)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo) and isinstance(
+            node.left, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        # `"loss %s" % t`: the host formats what it is given
+        return HOST_NUMBER, calls.formatted_on_host(host_math.PERCENT_FORMATTING, values[1:], frame.site(node), state,
+                                                    frame)
     decided = _none_test(node, values)
     if decided is not None:
         return decided, state
@@ -473,6 +478,16 @@ def _yield(node: cst.Yield, state: State, frame: Frame) -> Evaluated:
     return UNKNOWN, state
 
 
+def _formatted(node: cst.FormattedString, state: State, frame: Frame) -> Evaluated:
+    """`f"loss {t}"`: the host formats what its fields hold."""
+    values = []
+    for part in node.parts:
+        if isinstance(part, cst.FormattedStringExpression):
+            value, state = evaluate(part.expression, state, frame)
+            values.append(value)
+    return HOST_NUMBER, calls.formatted_on_host(host_math.F_STRING, values, frame.site(node), state, frame)
+
+
 def _string(node: cst.SimpleString, state: State, frame: Frame) -> Evaluated:
     """A device string ("cuda:0", "cpu") is a device; any other string a host value."""
     memory = memory_of_device_string(node.raw_value) if node.prefix in ("", "r", "u") else None
@@ -500,4 +515,5 @@ _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.Integer: lambda node, state, frame: (ZERO if node.value == "0" else HOST_NUMBER, state),
     cst.Float: lambda node, state, frame: (HOST_NUMBER, state),
     cst.SimpleString: _string,
+    cst.FormattedString: _formatted,
 }

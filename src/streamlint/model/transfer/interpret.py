@@ -51,14 +51,17 @@ _IS_NUMBERED: dict[type, bool] = {}
 def call_ordinals(function: cst.CSTNode, nodes: Optional[list[cst.CSTNode]] = None) -> dict[int, int]:
     """Each node that can perform work, numbered in a fixed order (`nodes`: its `own_nodes` if read)."""
     ordinals: dict[int, int] = {}
-    loops = []
+    loops, formats = [], []
     for node in own_nodes(function) if nodes is None else nodes:
         if is_kind(node, _NUMBERED, _IS_NUMBERED):
             ordinals[id(node)] = len(ordinals)
         elif type(node) is cst.For:  # (no subclass: faster than an ABC's isinstance)
             loops.append(node)
-    # a `for` header stores its target each iteration (what the last one held is dropped there)
-    for node in loops:
+        elif type(node) is cst.FormattedString:
+            formats.append(node)
+    # a `for` header stores its target each iteration (what the last one held is dropped there); an
+    # f-string reads what it formats (numbered last: the other sites keep their numbers)
+    for node in loops + formats:
         ordinals[id(node)] = len(ordinals)
     return ordinals
 
