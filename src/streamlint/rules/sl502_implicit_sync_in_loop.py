@@ -8,6 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import api
+from streamlint.model.api import torch_api
 from streamlint.model.readings.hot_paths import (
     Work,
     own_operations,
@@ -39,8 +40,10 @@ class ImplicitSyncInLoop(Rule):
     - PyTorch, on a CUDA tensor: `.item()`, `.tolist()`, `.cpu()`,
       `.numpy(force=True)`, `.to("cpu")` without `non_blocking=True`,
       `print()`, `str()`, `repr()` or `format()` of the tensor, an f-string or
-      `%` formatting of it (`f"loss {loss}"`), and its truth value (`if t:`,
-      `bool(t)`, `while t:`).
+      `%` formatting of it (`f"loss {loss}"`), its truth value (`if t:`,
+      `bool(t)`, `while t:`), and operations whose result's size depends on the
+      data (`nonzero`, `argwhere`, `masked_select`, `unique`,
+      `unique_consecutive`, `torch.where(cond)` with one argument).
     - CuPy, on a CuPy array: `.get()`, `cp.asnumpy()`, `float(x)`, `int(x)`,
       `x.item()`.
 
@@ -266,7 +269,19 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
     purpose = sync.purpose(model, ancestry, purposes)
     if purpose is not None and purpose.needed:
         return None  # the host needs the value: control flow, a shape, a test, a measurement
+    if _sized_by_data(operation.api):
+        return Finding(sync.node, f"{what} sizes its result from the data, so the host waits for the stream on every "
+                                  f"{where}", help=_FIXED_SHAPES)
     return _worded(analysis, sync, what, where, purpose)
+
+
+def _sized_by_data(api_name: str) -> bool:
+    """`x.nonzero()`, `torch.unique(x)`, `torch.where(cond)`: the host reads the result's size first."""
+    return api_name.rsplit(".", 1)[-1] in torch_api.SIZED_BY_DATA or api_name == "torch.where"
+
+
+_FIXED_SHAPES = ("keep shapes fixed on the device: a mask (`torch.where(mask, x, 0)`, `x * mask`) instead of the "
+                 "indices or values it selects, or do it once outside the per-step path")
 
 
 def _blocking_read_back(own: OperationAt) -> bool:

@@ -86,6 +86,10 @@ TENSOR_METHODS: dict[str, Fact] = {
     "record_stream": Fact(K.RECORD_STREAM, F, target=Arg(0, "stream")),
 }
 
+# Operations whose result's size depends on the data (API-FACTS 4.4, 8 item 12): on a CUDA tensor the
+# host reads the size back first and waits for the stream (`x.nonzero()`, `torch.unique(x)`).
+SIZED_BY_DATA = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive"})
+
 # Methods of one kind of tensor only (API-FACTS 4.3, 4.5): called on a value of unknown kind, they
 # tell its memory; "": a copy, whose result does not depend on what the receiver was.
 RECEIVER_EVIDENCE: dict[str, str] = {"pin_memory": "pageable", "record_stream": "device", "cuda": "", "to": "", "cpu": ""}

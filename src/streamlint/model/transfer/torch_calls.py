@@ -20,7 +20,7 @@ from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.transfer.act import access, copy, do, fresh, read_by_host, host_access, kernel, operation
 from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device, is_host, memory_named, placed
-from streamlint.model.transfer.fact_calls import apply_fact
+from streamlint.model.transfer.fact_calls import apply_fact, made_at
 from streamlint.model.transfer.frame import Frame
 
 F = "torch"
@@ -44,6 +44,10 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         members = given.members if given is not None else frozenset()
         return AbsValue(ValueKind.CONTAINER, F, target=OPTIMIZER, members=members), state
     short = name.rsplit(".", 1)[-1]
+    buffers = [v for v in arguments.values() if v.is_buffer]
+    if name.startswith("torch.") and buffers and (short in torch_api.SIZED_BY_DATA or (
+            short == "where" and len(arguments.values()) == 1)):  # `torch.where(cond)` is `nonzero`
+        return sized_by_data(name, buffers, arguments, state, frame)
     given = arguments.value(Arg(0, "data"))
     if name == "torch.as_tensor" and given is not None and is_device(given) and given.identity is not None:
         # device memory another framework made, now a tensor too (no copy)
@@ -67,6 +71,17 @@ def read_back(api: str, values: list[AbsValue], stream: StreamRef, value_site: s
     state = operation(state, frame, site, api, OpKind.IMPLICIT_SYNC, stream, True, value_site=value_site,
                       framework=framework)
     return AbsValue(ValueKind.HOST_NUMBER), read_by_host(state, frame, site, values, stream)
+
+
+def sized_by_data(api: str, inputs: list[AbsValue], arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """An operation whose result's size the data decides: of CUDA memory, the host reads the size back (it waits
+    for the stream), then the result is made where the inputs are."""
+    read = [v for v in inputs if is_device(v)]
+    if read:
+        site = frame.site(arguments.node)
+        _, state = read_back(api, read[:1], state.current_stream(read[0].framework or F), made_at(read[0]),
+                             read[0].framework or F, site, state, frame)
+    return run_operation(inputs, None, False, arguments, state, frame)
 
 
 def learn(state: State, learned: AbsValue) -> State:
@@ -259,6 +274,8 @@ def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: Stat
     if name in torch_api.TENSOR_METHODS:
         return apply_fact(torch_api.TENSOR_METHODS[name], replace(arguments, receiver=tensor), state, frame,
                           f"torch.Tensor.{name}")
+    if name in torch_api.SIZED_BY_DATA:
+        return sized_by_data(f"torch.Tensor.{name}", [tensor], arguments, state, frame)
     if name in torch_api.NON_TENSOR_METHODS:
         return UNKNOWN, state
     if name in torch_api.TENSOR_PRESERVING or (name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE):
