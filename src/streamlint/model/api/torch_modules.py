@@ -32,4 +32,6 @@ def optimizer_base(base_texts: list[str]) -> bool:
 # Hot entries: methods PyTorch runs on every step, by what their class derives from. A method
 # of a class deriving from anything in `torch.nn` named here runs once per call of the module.
 MODULE_NAMESPACE = "torch.nn."
+# The methods that move a module's parameters (and return the module): `.cuda()`, `.to(device)`.
+MODULE_MOVES = frozenset({"cuda", "to"})
 MODULE_HOT_METHODS = frozenset({"forward"})

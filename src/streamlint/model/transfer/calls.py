@@ -24,7 +24,7 @@ from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.transfer import array_calls, fact_calls, handlers, mpi_calls, torch_calls
 from streamlint.model.transfer.act import access, device_reads, host_reads, kernel, operation
 from streamlint.model.transfer.arguments import Arguments, Handled
-from streamlint.model.transfer.devices import is_device
+from streamlint.model.transfer.devices import is_device, memory_named
 from streamlint.model.transfer.frame import CELL, SIDE_STREAM_FACT, CallContext, Frame
 
 METHOD = "."  # a callee value for `receiver.<name>` whose receiver decides what it is
@@ -99,7 +99,12 @@ def of_object(value: AbsValue, obj: Path) -> AbsValue:
 
 def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if callee.kind is ValueKind.NAMESPACE and callee.target.endswith("()"):
-        # calling a framework object (an `nn.Linear(...)` stored on self): a model, as below
+        # calling a framework object (an `nn.Linear(...)` stored on self): a model, as below; one whose parameters
+        # are CUDA memory computes on CUDA tensors, whatever it is given (PyTorch's invariant)
+        if callee.memory is Memory.DEVICE:
+            weights = AbsValue(ValueKind.BUFFER, "torch", Memory.DEVICE)
+            return _opaque(replace(arguments, positional=arguments.positional + ((weights, arguments.node),)), state,
+                           frame, direct=True)
         return _run_model(None, arguments, state, frame)
     if callee.kind is ValueKind.NAMESPACE and MERGED in callee.target:
         return _one_of(callee, arguments, state, frame, _namespace_call)
@@ -114,6 +119,17 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
     if callee.kind in (ValueKind.UNKNOWN, ValueKind.BUFFER) and callee.identity is not None:
         return _run_model(callee, arguments, state, frame)
     return _opaque(arguments, state, frame)
+
+
+def _module_memory(target: str, arguments: Arguments) -> Memory:
+    """Where a PyTorch module's parameters are, as its making says: built with `device=`, or moved by its
+    `.cuda()` / `.to(device)` (a module whose parameters are CUDA memory computes on CUDA tensors)."""
+    owner, _, method = target.rpartition(".")
+    if not target.startswith(torch_modules.MODULE_NAMESPACE):
+        return Memory.UNKNOWN
+    if owner.endswith("()") and method in torch_modules.MODULE_MOVES:
+        return Memory.DEVICE if method == "cuda" else memory_named(arguments, Arg(0, "device")) or Memory.UNKNOWN
+    return memory_named(arguments, Arg(kw="device")) or Memory.UNKNOWN
 
 
 def _run_model(module: Optional[AbsValue], arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -169,7 +185,7 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         return UNKNOWN, state  # tensors of a device not told (or a tuple of them): no object of its own
     if handler is not None and not _buffers_given(arguments):
         # a framework object a call without a row made (`cp.cuda.Device()`): its methods' rows are under `Device().`
-        return AbsValue(ValueKind.NAMESPACE, target=f"{target}()"), state
+        return AbsValue(ValueKind.NAMESPACE, memory=_module_memory(target, arguments), target=f"{target}()"), state
     if target in declared.active().classes:  # a library class whose methods are declared (`rmm.DeviceBuffer(...)`)
         return AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))),
                         target=f"{target}()"), state
