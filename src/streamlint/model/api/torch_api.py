@@ -13,8 +13,10 @@ FUNCTIONS: dict[str, Fact] = {
     "torch.cuda.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="no"),
     "torch.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="no"),
     # a foreign stream keeps its creation flags, which the code does not show
-    "torch.cuda.ExternalStream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown"),
-    "torch.cuda.get_stream_from_external": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown"),
+    "torch.cuda.ExternalStream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown",
+        target=Arg(0, "stream_ptr")),
+    "torch.cuda.get_stream_from_external": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown",
+        target=Arg(0, "data_ptr")),
     "torch.cuda.current_stream": Fact(None, F, result="current_stream"),
     "torch.cuda.default_stream": Fact(None, F, result="legacy_stream"),
     "torch.cuda.stream": Fact(None, F, result="context", stream_arg=Arg(0, "stream")),

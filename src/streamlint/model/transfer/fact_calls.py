@@ -268,6 +268,11 @@ def _create_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame)
         blocking = arguments.flag(Arg(kw=rule[4:]), False) is False
     if rule.startswith("flags:"):
         blocking = _flags_block(arguments.value(Arg(int(rule[6:]), "flags")))
+    handle = arguments.value(fact.target) if fact.target is not None else None
+    if handle is not None and handle.kind is ValueKind.UNKNOWN and handle.identity is None:
+        # a wrapper of a handle the code does not show where it came from (`ExternalStream(ctx.allocate_stream())`):
+        # any stream, the current one or the one another wrapper of it makes current (unknown stays silent)
+        return AbsValue(ValueKind.STREAM, fact.framework, stream=UNKNOWN_STREAM), state
     return stream_value(StreamRef.created(frame.site(arguments.node), fact.framework, blocking)), state
 
 
