@@ -132,7 +132,7 @@ def _effect(effect: Effect, module: str = "") -> str:
         what = f"{_stream(effect.stream)} {verb} event {_path(effect.path)}"
     elif kind is EffectKind.SYNC:
         target = _stream(effect.stream) if effect.stream else _path(effect.path) if effect.path else "the device"
-        what = f"host waits for {target}"
+        what = f"host may wait for {target} (a tensor of a device not told)" if effect.may else f"host waits for {target}"
     elif kind in (EffectKind.RECORD_STREAM, EffectKind.RELEASE):
         verb = "kept for" if kind is EffectKind.RECORD_STREAM else "released, made on"
         what = f"{_path(effect.path)} {verb} {_stream(effect.stream)}"

@@ -336,9 +336,10 @@ class Order:
         captured = self.recorded(event)
         return self if captured is None else self._map(lambda p: f(p) if p.key in captured else p)
 
-    def synchronize_stream(self, stream: StreamRef, branch: Iterable[str] = ()) -> "Order":
-        """The host waits for `stream`: what it saw, or cannot tell apart from it, is done (not an exclusive side's)."""
-        every_path = stream.kind is not StreamRefKind.EITHER  # one of two streams: on the may clock (D-14)
+    def synchronize_stream(self, stream: StreamRef, branch: Iterable[str] = (), may: bool = False) -> "Order":
+        """The host waits for `stream`: what it saw, or cannot tell apart from it, is done (not an exclusive side's);
+        `may`: only where a value of a device not told is CUDA memory (on the may clock)."""
+        every_path = stream.kind is not StreamRefKind.EITHER and not may  # one of two streams: the may clock (D-14)
         sides = configuration_sides(branch)
 
         def synced(p: Pending) -> bool:

@@ -69,3 +69,6 @@ class Effect:
     branch: tuple[str, ...] = ()
     # The side streams the call handed the callee, which queued this on its caller's current stream
     handed: tuple[StreamRef, ...] = ()
+    # A sync that happens only where a value of a device not told is CUDA memory (`t.cpu()` of a parameter):
+    # it orders on the may clock only, so no finding relies on its absence nor on its presence
+    may: bool = field(default=False, metadata={"omit_default": True})

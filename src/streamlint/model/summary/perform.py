@@ -123,7 +123,7 @@ def _wait_event(order: Order, e: Effect) -> Order:
 
 def _sync(order: Order, e: Effect) -> Order:
     if e.stream is not None and e.stream.kind is not StreamRefKind.UNKNOWN:
-        return order.synchronize_stream(e.stream, e.branch)
+        return order.synchronize_stream(e.stream, e.branch, may=e.may)
     if e.path is not None and order.recorded(e.path) is not None:
         return order.synchronize_event(e.path)
     # a synchronization of we know not what: silence

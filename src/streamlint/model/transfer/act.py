@@ -78,10 +78,21 @@ def copy(state: State, frame: Frame, site: str, stream: StreamRef, source: Optio
 
 
 def read_by_host(state: State, frame: Frame, site: str, values: list[AbsValue], stream: Optional[StreamRef]) -> State:
-    """The host reads the data: device memory on `stream`, which the host then waits for; host memory itself."""
+    """The host reads the data: device memory on `stream`, which the host then waits for; host memory itself (and
+    a tensor of a device not told: the host may wait for the current stream, `may_wait`)."""
     if stream is None:
-        return host_reads(state, frame, site, values)
+        return may_wait(host_reads(state, frame, site, values), frame, site, values)
     return wait_for(device_reads(state, frame, site, values, stream), frame, site, stream)
+
+
+def may_wait(state: State, frame: Frame, site: str, values: list[AbsValue]) -> State:
+    """A host read of a tensor of a device not told waits for the current stream where it is CUDA memory: on the
+    may clock (a race after it is not told either way)."""
+    untold = next((v for v in values if v.is_buffer and v.memory is Memory.UNKNOWN and v.framework in ("torch", "")),
+                  None)
+    if untold is None:
+        return state
+    return do(state, frame, Effect(EffectKind.SYNC, site, stream=state.current_stream("torch"), may=True))
 
 
 def operation(state: State, frame: Frame, site: str, api: str, op: OpKind, stream: Optional[StreamRef],

@@ -17,7 +17,7 @@ from streamlint.model.domain.values import UNKNOWN, AbsValue, HostBuilt, Memory,
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import untold_access
 from streamlint.model.api.op_kinds import OpKind
-from streamlint.model.transfer.act import access, copy, do, fresh, read_by_host, host_access, kernel, operation
+from streamlint.model.transfer.act import access, copy, do, fresh, host_access, kernel, may_wait, operation, read_by_host
 from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device, is_host, memory_named, placed
 from streamlint.model.transfer.fact_calls import apply_fact, made_at
@@ -389,8 +389,9 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
     if not source.is_buffer or source.memory is Memory.UNKNOWN:
         # a copy of a value the code says nothing about: a tensor on the other side (with
         # non_blocking=False, for a copy to the host, it may already be there: not told)
-        if not non_blocking and not to_device:
-            return fresh(frame, arguments, target, None), state
+        if not non_blocking and not to_device:  # (of CUDA memory, the host waits: `act.may_wait`)
+            return fresh(frame, arguments, target, None), may_wait(state, frame, frame.site(arguments.node),
+                                                                   [replace(source, kind=ValueKind.BUFFER, framework=F)])
         source = AbsValue(ValueKind.BUFFER, F, Memory.UNKNOWN if to_device else Memory.DEVICE, source.identity)
     elif to_device == is_device(source):
         return source, state  # already there: `to` returns the tensor itself
