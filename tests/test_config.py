@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import write
+
 from streamlint import selection
 from streamlint.cli import main
 from streamlint.config import (
@@ -17,8 +17,8 @@ from streamlint.config import (
     load_settings,
 )
 from streamlint.engine.run import lint_paths
-from streamlint.settings import rules_for_file
 from streamlint.selection import RuleSelection
+from streamlint.settings import DEFAULT_PER_FILE_IGNORES, rules_for_file
 
 ALL_FAKE = "import torch.cuda\nhit(SL101)\nhit(SL102)\nhit(SL202)\nhit(SL501)\n"
 
@@ -29,10 +29,42 @@ def found_codes(results) -> list[str]:
 
 def test_default_settings():
     s = Settings.default()
-    assert s.select is None and s.ignore == () and s.per_file_ignores == ()
+    assert s.select is None and s.ignore == () and s.per_file_ignores == DEFAULT_PER_FILE_IGNORES
     assert s.exclude == DEFAULT_EXCLUDES
     for name in (".git", ".venv", "build", "dist", "node_modules", "__pycache__", "site-packages"):
         assert name in s.exclude
+
+
+_SYNC_IN_LOOP_AND_RACE = """import torch
+
+
+def run(loader):
+    side = torch.cuda.Stream()
+    for x in loader:
+        y = x.cuda() * 2
+        print(y.sum().item())
+    with torch.cuda.stream(side):
+        z = y + 1
+    return z
+"""
+
+
+def test_test_and_benchmark_files_get_only_the_race_rules_by_default(tmp_path):
+    for name in ("tests/test_loop.py", "pkg/loop_test.py", "benchmarks/bench_loop.py", "src/loop.py"):
+        write(tmp_path / name, _SYNC_IN_LOOP_AND_RACE)
+    by_file = {Path(r.path).relative_to(tmp_path).as_posix(): sorted({d.code for d in r.diagnostics})
+               for r in lint_paths([tmp_path], Settings.default())}
+    assert by_file["src/loop.py"] == ["SL401", "SL404", "SL502"]
+    for name in ("tests/test_loop.py", "pkg/loop_test.py", "benchmarks/bench_loop.py"):
+        assert by_file[name] == ["SL401", "SL404"], name
+
+
+def test_a_config_per_file_ignores_replaces_the_defaults_and_an_extension_adds_to_them(tmp_path):
+    write(tmp_path / "pyproject.toml", '[tool.streamlint.per-file-ignores]\n"other/*.py" = ["SL4"]\n')
+    assert load_settings(tmp_path / "tests" / "test_x.py").per_file_ignores == (("other/*.py", ("SL4",)),)
+    write(tmp_path / "pyproject.toml", '[tool.streamlint.extend-per-file-ignores]\n"other/*.py" = ["SL4"]\n')
+    extended = load_settings(tmp_path / "tests" / "test_x.py").per_file_ignores
+    assert extended == DEFAULT_PER_FILE_IGNORES + (("other/*.py", ("SL4",)),)
 
 
 def test_nearest_pyproject_with_our_table_wins(tmp_path):

@@ -12,7 +12,7 @@ from streamlint import declared_toml, selection
 from streamlint.model import declared
 from streamlint.model.declared import Model
 from streamlint.selection import SelectorError
-from streamlint.settings import Settings
+from streamlint.settings import DEFAULT_PER_FILE_IGNORES, Settings
 
 _SELECTOR_KEYS = ("select", "ignore", "extend-select", "fixable", "unfixable", "extend-fixable")
 _LIST_KEYS = (*_SELECTOR_KEYS, "exclude", "extend-exclude")
@@ -46,11 +46,12 @@ def settings_from_table(table: Mapping[str, Any], source: Path, where: str | Non
             if key in _SELECTOR_KEYS:
                 items = _selectors(items, f"{where}: {key}")
             values[key.replace("-", "_")] = items
-    pairs = ()
-    for key in ("per-file-ignores", "extend-per-file-ignores"):  # the extension after the base
-        if key in table:
-            pairs += _per_file_ignores(table[key], where, key)
-    if pairs:
+    if "per-file-ignores" in table or "extend-per-file-ignores" in table:
+        # the file's own base replaces the defaults (test and benchmark files); an extension adds to the base
+        pairs = _per_file_ignores(table["per-file-ignores"], where, "per-file-ignores") \
+            if "per-file-ignores" in table else DEFAULT_PER_FILE_IGNORES
+        if "extend-per-file-ignores" in table:
+            pairs += _per_file_ignores(table["extend-per-file-ignores"], where, "extend-per-file-ignores")
         values["per_file_ignores"] = pairs
     for key in _BOOL_KEYS:
         if key in table:

@@ -29,6 +29,14 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
     "__pycache__", "__pypackages__", "_build", "buck-out", "build", "dist",
     "node_modules", "site-packages", "venv",
 )  # fmt: skip
+# Test and benchmark code synchronizes, uploads and reads back on purpose (to check and to measure): there only
+# the race rules (SL4) apply unless a config's `per-file-ignores` replaces these (`extend-per-file-ignores` adds).
+PERFORMANCE_RULES: tuple[str, ...] = ("SL1", "SL2", "SL3", "SL5")
+DEFAULT_PER_FILE_IGNORES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
+    (pattern, PERFORMANCE_RULES) for pattern in (
+        "**/test_*.py", "**/*_test.py", "**/conftest.py", "**/tests/**", "**/test/**", "**/benchmarks/**",
+        "**/benchmark/**",
+    ))
 # Seconds one file's analysis may take before it is given up with SL000.
 DEFAULT_TIMEOUT = 30.0
 
@@ -40,7 +48,7 @@ class Settings:
     ignore: tuple[str, ...] = ()
     extend_select: tuple[str, ...] = ()
     # (glob, selectors) pairs, in file order.
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = DEFAULT_PER_FILE_IGNORES
     exclude: tuple[str, ...] = DEFAULT_EXCLUDES
     extend_exclude: tuple[str, ...] = ()
     respect_gitignore: bool = True
