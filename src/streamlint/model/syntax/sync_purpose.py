@@ -3,6 +3,7 @@ cases: docs/model-cases.md). What is synchronized, on which stream, hot or uploa
 
 from __future__ import annotations
 
+import builtins
 from enum import Enum
 from typing import Optional
 
@@ -160,8 +161,21 @@ def _branch(node: cst.If) -> Purpose:
             if type(current) in (cst.Break, cst.Continue, cst.Return) or (
                     type(current) is cst.Call and not _is_log(current, _LOG_CALLS)):
                 return Purpose.CONTROL
+            if type(current) in _ASSIGNMENTS and current.value is not None and _calls_a_function(current.value):
+                return Purpose.CONTROL  # (`x = all_gather(t)`: what it calls may do anything, not a value to select)
             checks = checks or type(current) in (cst.Raise, cst.Call)
     return Purpose.CHECK if checks else Purpose.SELECTION
+
+
+_ASSIGNMENTS = (cst.Assign, cst.AugAssign, cst.AnnAssign)
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _calls_a_function(value: cst.CSTNode) -> bool:
+    """Does an assigned value call a function by its bare name (a project's or an imported one, not a builtin)?
+    A method or a framework namespace's function (`t.detach()`, `cp.sin(u)`) computes a value `where` can select."""
+    return any(type(n) is cst.Call and type(n.func) is cst.Name and n.func.value not in _BUILTIN_NAMES  # type: ignore
+               for n in walk(value, ()))
 
 
 def _bodies(node: cst.If) -> list:
