@@ -369,9 +369,13 @@ def _to(tensor: AbsValue, non_blocking: Optional[bool], arguments: Arguments, st
     if target is None and non_blocking and arguments.located(Arg(0, "device")) is not None and frame.chosen_stream(state):
         # `t.to(device, non_blocking=True)` under a stream the code chose: a move to that stream's device
         target = Memory.DEVICE
+    device = arguments.value(Arg(0, "device")) or arguments.value(Arg(kw="device"))
+    if target is None and tensor.is_buffer and device is not None and device.kind is ValueKind.UNKNOWN \
+            and not device.target:
+        # `t.to(device)` of a device (or dtype) not told: where the result is, is not told either
+        return fresh(frame, arguments, Memory.UNKNOWN, None), state
     if target is None:
         return UNKNOWN if not tensor.is_buffer else tensor, state
-    device = arguments.value(Arg(0, "device")) or arguments.value(Arg(kw="device"))
     if device is not None and device.kind is ValueKind.DEVICE and tensor.is_buffer and device.identity is not None \
             and tensor.identity is not None and device.identity == tensor.identity.attr("device"):
         return tensor, state  # `x.to(x.device)`: where it is, on every path
