@@ -86,6 +86,9 @@ def wait_idiom(first: str, second: str, framework: str, analysis: Optional[Check
     a, b = stream_code(first, framework, analysis, legacy), stream_code(second, framework, analysis, legacy)
     if is_placeholder(a) or is_placeholder(b):  # no code to paste: say it in words
         return f"make {named(b)} wait for {named(a)} (an event recorded on one, waited on by the other)"
+    if a == b:  # (spelled alike here, `x.wait_stream(x)` would order nothing: say it in words)
+        return ("make the reading stream wait for the writing one where each can be named (an event recorded "
+                "after the write, waited on before the read)")
     idiom = _cuda_python_wait(analysis) if framework == "cuda-python" and analysis is not None else None
     return over_elements((idiom or _WAIT_IDIOM.get(framework, _WAIT_IDIOM["cupy"])).format(a=a, b=b), (a, b))
 
