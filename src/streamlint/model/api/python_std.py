@@ -52,6 +52,8 @@ ADDING_METHODS = {"append": 0, "appendleft": 0, "add": 0, "put": 0, "put_nowait"
 
 # Methods of Python's containers and queues that hand back one of their items (`d.pop(k)`, `d.get(k)`).
 ITEM_METHODS = frozenset({"pop", "get", "popleft", "popitem", "get_nowait", "__getitem__"})
+# Of those, the ones given a default for a missing item (`config.get("device", "cuda:0")`): the item, or that default.
+DEFAULTED_ITEMS: dict[str, Arg] = {"get": Arg(1, "default"), "pop": Arg(1, "default"), "setdefault": Arg(1, "default")}
 # Of those, the ones that take the item out: the caller's reference is the last one.
 TAKING_METHODS = frozenset({"pop", "popleft", "popitem", "get_nowait"})
 

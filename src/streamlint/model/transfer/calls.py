@@ -282,6 +282,10 @@ def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: S
         state = _no_longer_empty(receiver, _added(receiver, name, arguments), arguments, state)
     state = _kept_by(receiver, arguments, state)
     item = _item_of(receiver, name, state)
+    default = arguments.value(python_std.DEFAULTED_ITEMS[name]) if name in python_std.DEFAULTED_ITEMS else None
+    if default is not None and receiver.kind in (ValueKind.UNKNOWN, ValueKind.CONTAINER):
+        # the item or the default the code gives: a default is evidence (a CUDA device on one path is the GPU path's)
+        return (item or UNKNOWN).join(default), state
     if item is not None:
         _taken_out(receiver, item, name, arguments, frame)
         return item, state
