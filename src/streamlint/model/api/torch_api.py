@@ -120,10 +120,13 @@ BUILTIN_METHODS = frozenset(name for kind in (str, list, dict, set, tuple, bytes
 TENSOR_OPERATIONS = TENSOR_PRESERVING - BUILTIN_METHODS
 # In-place-looking methods (trailing "_") that launch no kernel on the tensor's data.
 NON_KERNEL_INPLACE = frozenset({"requires_grad_", "share_memory_", "set_", "resize_", "detach_", "retain_grad_", "record_stream_"})
+# Splits hand back views of the tensor's memory (a tuple of them): no kernel, no copy; the pieces are where
+# the tensor is, pinned memory included (`torch.split(pinned, sizes)`).
+SPLITS = frozenset({"split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit"})
 VIEW_METHODS = frozenset({
     "view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "t", "expand", "expand_as", "narrow",
     "detach", "contiguous",
-})
+}) | SPLITS
 # Of those, the ones that never copy (`reshape`, `flatten`, `contiguous` copy a non-contiguous tensor).
 PURE_VIEWS = VIEW_METHODS - {"reshape", "flatten", "contiguous"}
 # torch.* functions that do not return a tensor on the device of their inputs.

@@ -468,6 +468,10 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
         return AbsValue(ValueKind.HOST_NUMBER), host_reads(state, frame, site, arguments.values())
     if target in python_std.TYPE_QUERIES:  # its type, not its data: no device work
         return UNKNOWN, state
+    if target in python_std.PAIRING_CALLS and arguments.positional:  # tuples of the iterables' items, by position
+        items = tuple(value.iterated() for value, _ in arguments.positional)
+        pair = AbsValue(ValueKind.CONTAINER, element=reduce(AbsValue.join, items), positions=items)
+        return AbsValue(ValueKind.CONTAINER, element=pair), state
     if target in python_std.NUMBERING_CALLS:  # pairs of a number and an item of the iterable
         iterable = arguments.value(python_std.NUMBERING_CALLS[target])
         item = iterable.iterated() if iterable is not None else UNKNOWN

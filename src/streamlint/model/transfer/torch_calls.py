@@ -45,6 +45,9 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         return AbsValue(ValueKind.CONTAINER, F, target=OPTIMIZER, members=members), state
     short = name.rsplit(".", 1)[-1]
     buffers = [v for v in arguments.values() if v.is_buffer]
+    split = arguments.value(Arg(0, "tensor"))
+    if name.startswith("torch.") and short in torch_api.SPLITS and split is not None and split.is_buffer:
+        return split, state  # views of its memory: iterating or unpacking them gives pieces where it is
     if name.startswith("torch.") and buffers and (short in torch_api.SIZED_BY_DATA or (
             short == "where" and len(arguments.values()) == 1)):  # `torch.where(cond)` is `nonzero`
         return sized_by_data(name, buffers, arguments, state, frame)
