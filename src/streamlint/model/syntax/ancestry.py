@@ -60,12 +60,16 @@ class Ancestry:
 
 
 def comprehension_of(node: cst.CSTNode, ancestry: Ancestry) -> Optional[cst.CSTNode]:
-    """The innermost comprehension around the node in its function."""
+    """The innermost comprehension around the node in its function (its first iterable is not in it: Python
+    evaluates that once, before the first element: `[f(x) for x in t.tolist()]` reads `t` once)."""
+    below, child = None, node
     for current in ancestry.ancestors(node):
         if isinstance(current, SCOPES):
             return None
-        if isinstance(current, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+        if isinstance(current, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)) \
+                and not (child is current.for_in and below is current.for_in.iter):
             return current
+        below, child = child, current
     return None
 
 
