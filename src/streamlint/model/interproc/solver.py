@@ -241,6 +241,11 @@ class Solver:
         hot = "" if self.program.memoized(function) else (entry or context.hot)
         return context if hot == context.hot else replace(context, hot=hot)
 
+    def memoized(self, qualname: str) -> bool:
+        """Does the function run once per argument tuple (`functools.lru_cache`)?"""
+        function = self.program.function(qualname)
+        return function is not None and self.program.memoized(function)
+
     def is_class(self, qualname: str) -> bool:
         return self.program.is_class(qualname)
 

@@ -26,6 +26,8 @@ class Binding:
     args: tuple[tuple[str, AbsValue], ...]  # parameter name -> the caller's value
     receiver: Optional[AbsValue] = None  # `self` of a method call
     branch: tuple[str, ...] = ()  # the sides of the tests the call is made under, in the caller (D-18)
+    # the callee is memoized (`functools.lru_cache`): what it makes is made once and handed to every caller
+    shared: bool = False
 
     @property
     def handed(self) -> tuple[StreamRef, ...]:
@@ -194,6 +196,11 @@ class _Mapper:
         if ref.kind is StreamRefKind.CREATED:
             if self.callee and ref.site.partition("#")[0] != self.callee:
                 return ref  # made elsewhere (the object's stream, made in its constructor): the same stream here
+            if self.binding.shared:
+                # a memoized getter's stream: one for every call, made before this call perhaps, maybe the one
+                # entered now (what its cache holds: no stream made here, nor another than the current one)
+                getter = self.callee.rsplit(".", 1)[-1]
+                return StreamRef.at(Path(Root.global_(f"the stream `{getter}()` returns")))
             return replace(ref, site=self._made_here(ref.site))
         if ref.kind is StreamRefKind.PATH and ref.path is not None and ref.path.root.kind is RootKind.FRESH:
             if self.callee and not self._callees(ref.path.root.site):

@@ -527,7 +527,8 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame,
     if target.rpartition(".")[0] != frame.qualname:  # (a closure of another function: what its cells hold, as facts)
         cells = tuple((key, _fact(value, state)) for key, value in cells)
     bound = _bound_args(summary.params, arguments) + cells  # (a cell is bound as the parameter it is in the walk)
-    binding = Binding(frame.site(arguments.node), bound, arguments.receiver, frame.branch)
+    binding = Binding(frame.site(arguments.node), bound, arguments.receiver, frame.branch,
+                      shared=frame.program.memoized(target))
     applied = apply(summary, state, binding)
     for effect in applied.effects:
         frame.emit(_in_this_loop(effect, frame, frame.guards_at(arguments.node)))
