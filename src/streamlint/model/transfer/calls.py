@@ -486,7 +486,7 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
 def formatted_on_host(api: str, values: list[AbsValue], site: str, state: State, frame: Frame) -> State:
     """The host formats or converts values (`print(t)`, `int(t)`, an f-string): device memory among them, or
     in a tuple of them, is copied back once the current stream finished (one read, one wait)."""
-    read = [v for v in values for v in (v, *v.positions) if is_device(v)]
+    read = [v for value in values for v in (value, *value.positions) if is_device(v)]
     if not read:
         return state
     current = state.current_stream(read[0].framework or torch_calls.F)
