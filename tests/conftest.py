@@ -137,7 +137,7 @@ def write(path: Path, text: str | bytes) -> Path:
 # Real snippets the real rules flag (end-to-end tests; they need the stream model).
 SL501_SNIPPET = """\
 import torch
-for i in range(3):
+for i in range(30):
     s = torch.cuda.Stream()
     with torch.cuda.stream(s):
         x = torch.ones(4, device="cuda")

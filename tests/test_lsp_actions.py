@@ -111,7 +111,7 @@ async def _notebook(tmp_path: Path) -> None:
         assert fix.title.endswith("(SL501) (unsafe)") and noqa.title == "Disable SL501 for this line"
         # The fix edits the cell, in the cell's own coordinates.
         fixed = apply(LOOP, fix.edit, PositionCodec(types.PositionEncodingKind.Utf16))
-        assert fixed.index("torch.cuda.Stream()") < fixed.index("for i in range(3):")
+        assert fixed.index("torch.cuda.Stream()") < fixed.index("for i in range(30):")
         assert fix.edit.document_changes[0].text_document.uri == loop
         # Unsafe only: the fix-all action has nothing to do in this cell; in the next
         # cell it removes the stale suppression.

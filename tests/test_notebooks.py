@@ -25,7 +25,7 @@ CELLS = [
     v4.new_code_cell("!nvidia-smi\ngpu = host.to('cuda')\nprint(gpu.sum())"),
     v4.new_code_cell("%%bash\nfor f in *; do echo $f; done"),
     v4.new_code_cell(
-        "for i in range(3):\n"
+        "for i in range(30):\n"
         "    s = torch.cuda.Stream()\n"
         "    !echo step\n"
         "    with torch.cuda.stream(s):\n"
@@ -101,7 +101,7 @@ def test_json_sarif_and_github_carry_the_cell(nb_path, capsys):
 
 
 def test_suppression_comments_work_in_cells(tmp_path):
-    cell = "import torch\nfor i in range(3):\n    s = torch.cuda.Stream()  # noqa: SL501\n    with torch.cuda.stream(s):\n        x = torch.ones(4, device='cuda')\n"
+    cell = "import torch\nfor i in range(30):\n    s = torch.cuda.Stream()  # noqa: SL501\n    with torch.cuda.stream(s):\n        x = torch.ones(4, device='cuda')\n"
     assert _codes(tmp_path, notebook(v4.new_code_cell(cell))) == []
     ignore_file = "# streamlint: ignore-file[SL5]\n" + cell.replace("  # noqa: SL501", "")
     assert _codes(tmp_path, notebook(v4.new_code_cell(ignore_file))) == []
@@ -122,7 +122,7 @@ def test_ipython_syntax_keeps_rows_and_columns(tmp_path):
         "!pip install \\\n"
         "    cupy\n"
         "pip install numba\n"
-        "for i in range(3):\n"
+        "for i in range(30):\n"
         "    %time s = torch.cuda.Stream()\n"
         "    s = torch.cuda.Stream()\n"
         "    with torch.cuda.stream(s):\n"
@@ -238,7 +238,7 @@ def test_fix_rewrites_only_the_fixed_cells_sources(nb_path, capsys):
     assert nb.cells[2].source == "!nvidia-smi\ngpu = host.to('cuda', non_blocking=True)\nprint(gpu.sum())"
     assert nb.cells[4].source == (
         "s = torch.cuda.Stream()\n"
-        "for i in range(3):\n"
+        "for i in range(30):\n"
         "    !echo step\n"  # the IPython line is back in place
         "    with torch.cuda.stream(s):\n"
         "        x = torch.ones(4, device='cuda')\n"

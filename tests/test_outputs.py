@@ -155,7 +155,7 @@ def test_text_lines_and_summary():
 
 
 def test_text_show_source_underlines_the_range():
-    lines = ["import torch", "for i in range(3):", "\ts = torch.cuda.Stream()"]
+    lines = ["import torch", "for i in range(30):", "\ts = torch.cuda.Stream()"]
     diag = Diagnostic("a.py", 3, 6, "SL501", "m", 3, 25, 3, "n")
     text = render("text", [diag], show_source=True, source=lambda _name, _cell: lines)
     assert text.splitlines()[1:5] == [

@@ -12,7 +12,7 @@ from streamlint.model.readings.hot_paths import Work, work_in
 from streamlint.model.readings.operations import measuring_calls, own_operations, stream_work_around
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.purpose import timed, trains
-from streamlint.model.syntax.sync_purpose import Purpose, SyncPurposes, comprehension_of, unrolled, waits_on_user
+from streamlint.model.syntax.sync_purpose import Purpose, SyncPurposes, comprehension_of
 from streamlint.rules import _labels as labels
 from streamlint.rules._shared import STEP_TIMING_HELP, api_named, hot_entry_name
 from streamlint.rules.base import Finding, Rule
@@ -32,10 +32,19 @@ class DeviceSynchronize(Rule):
     - Numba-CUDA: `numba.cuda.synchronize()`
     - cuda-python: `cudaDeviceSynchronize()`
 
-    A loop over a literal sequence (`for t in [fp32, fp16]:`) runs a few times
-    written out in the code: the loop around it, if any, decides whether the
-    sync is in a hot path. A loop that waits for a person every iteration
-    (`input()`) is no hot path.
+    Which loops make a hot path is the same for SL103, SL201, SL501 and SL502:
+    - a loop of a few passes written out in the code (`for t in [fp32, fp16]:`,
+      `for _ in range(3):`, a written count up to 8) is judged by the loop
+      around it, if any;
+    - a loop that waits for a person every iteration (`input()`) is no hot path;
+    - an outer loop, whose every pass runs a nested loop (its own, or in a
+      function it calls) that already waits for the GPU on every pass (an epoch
+      around its steps), is no hot path for what it does outside that nested
+      loop: one wait more per epoch is spread over the epoch's steps;
+    - a block under a test of the loop's counter against a written constant
+      (`if i < 25:`) runs on the first passes only; so does one under a test
+      that runs now and then (`if step % 100 == 0:`, `if debug:`), in an
+      `except` handler, or after an early `return` that a cache hit takes.
 
     One synchronization before any stream work, or at the end after the
     pipeline, is fine and not flagged. Nor is one whose neighbours show what it is
@@ -211,8 +220,8 @@ def _where(model, ancestry: Ancestry, qualname: str, at, node, loops: list, own)
     function = qualname[len(model.module) + 1:]
     if own is not None and own.entry and not operation.conditional:
         return f"in `{_entry_named(own.entry, function)}`, on every call"
-    if not operation.conditional and not any(waits_on_user(loop) for loop in loops):
-        hot = [loop for loop in loops if not unrolled(loop)]
+    if not operation.conditional:
+        hot = hot_paths.repeating_loops(model, function, node, ancestry)
         if hot and work_in(model, function, hot[-1], ancestry, Work.QUEUED, Work.ORDERING):
             return "on every iteration of a loop that queues GPU work"
     before, after = stream_work_around(model, qualname, at, ancestry)

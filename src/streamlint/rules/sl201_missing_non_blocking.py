@@ -11,13 +11,13 @@ from streamlint.fixes.model import Applicability
 from streamlint.model.api.facts import OpKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import Memory
-from streamlint.model.readings.hot_paths import Work, work_in
+from streamlint.model.readings.hot_paths import Work, repeating_loops, work_in
 from streamlint.model.readings.hot_paths import own_operations as hot_operations
 from streamlint.model.readings.operations import drained_alone, host_writes_into, leaves_unordered, own_operations
 from streamlint.model.summary.effects import Operation
 from streamlint.model.syntax import ancestry as nesting
 from streamlint.model.syntax.ancestry import Ancestry
-from streamlint.model.syntax.sync_purpose import comprehension_of, unrolled, waits_on_user
+from streamlint.model.syntax.sync_purpose import comprehension_of
 from streamlint.rules import _labels as labels
 from streamlint.rules._shared import api_named, hot_entry_name, named
 from streamlint.rules.base import Finding, Rule
@@ -43,6 +43,20 @@ class MissingNonBlocking(Rule):
       naming that function).
       No fix is offered there: build the tensor once on the device, or in pinned
       memory and copy it with `non_blocking=True`.
+
+    Which loops make a hot path is the same for SL103, SL201, SL501 and SL502:
+    - a loop of a few passes written out in the code (`for t in [fp32, fp16]:`,
+      `for _ in range(3):`, a written count up to 8) is judged by the loop
+      around it, if any;
+    - a loop that waits for a person every iteration (`input()`) is no hot path;
+    - an outer loop, whose every pass runs a nested loop (its own, or in a
+      function it calls) that already waits for the GPU on every pass (an epoch
+      around its steps), is no hot path for what it does outside that nested
+      loop: one wait more per epoch is spread over the epoch's steps;
+    - a block under a test of the loop's counter against a written constant
+      (`if i < 25:`) runs on the first passes only; so does one under a test
+      that runs now and then (`if step % 100 == 0:`, `if debug:`), in an
+      `except` handler, or after an early `return` that a cache hit takes.
 
     ## Why is this bad?
     With `non_blocking=False` (the default) PyTorch queues the copy on the
@@ -199,9 +213,7 @@ def _hot_where(model, ancestry: Ancestry, own, node: cst.CSTNode) -> Optional[st
     loops = ancestry.loops_around(node)
     if own.entry and not loops:
         return f"on every call of `{hot_entry_name(own.entry, own.function)}`"
-    if any(waits_on_user(loop) for loop in loops):
-        return None
-    loops = [loop for loop in loops if not unrolled(loop)]
+    loops = repeating_loops(model, own.function, node, ancestry)
     if not loops or not (own.entry or work_in(model, own.function, loops[-1], ancestry, Work.QUEUED)):
         return None
     if own.first_pass:

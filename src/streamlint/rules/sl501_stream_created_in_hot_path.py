@@ -12,7 +12,7 @@ from streamlint.fixes.edits import FixBuilder, binding_pattern, make_fix
 from streamlint.fixes.idioms import fresh_name
 from streamlint.fixes.model import Applicability, Edit
 from streamlint.model import api
-from streamlint.model.readings.hot_paths import Work, own_operations, work_in
+from streamlint.model.readings.hot_paths import Work, own_operations, repeating_loops, work_in
 from streamlint.model.readings.operations import OperationAt
 from streamlint.model.syntax.ancestry import Ancestry, comprehension_of
 from streamlint.model.syntax.purpose import event_on_purpose
@@ -40,6 +40,20 @@ class StreamCreatedInHotPath(Rule):
     - Numba-CUDA: `cuda.stream()`, `cuda.event()`
     - cuda-python: `cudaStreamCreate*`, `cudaEventCreate*`, `cuStreamCreate*`,
       `cuEventCreate`
+
+    Which loops make a hot path is the same for SL103, SL201, SL501 and SL502:
+    - a loop of a few passes written out in the code (`for t in [fp32, fp16]:`,
+      `for _ in range(3):`, a written count up to 8) is judged by the loop
+      around it, if any;
+    - a loop that waits for a person every iteration (`input()`) is no hot path;
+    - an outer loop, whose every pass runs a nested loop (its own, or in a
+      function it calls) that already waits for the GPU on every pass (an epoch
+      around its steps), is no hot path for what it does outside that nested
+      loop: one wait more per epoch is spread over the epoch's steps;
+    - a block under a test of the loop's counter against a written constant
+      (`if i < 25:`) runs on the first passes only; so does one under a test
+      that runs now and then (`if step % 100 == 0:`, `if debug:`), in an
+      `except` handler, or after an early `return` that a cache hit takes.
 
     A comprehension that builds a set of streams or events once at set-up
     (`streams = [torch.cuda.Stream() for _ in range(4)]`) is not a hot path.
@@ -255,7 +269,8 @@ def _where(model, ancestry: Ancestry, creation: _Creation) -> Optional[str]:
         if own.operation.op == _EVENT and function is not None and event_on_purpose(
                 creation.node, creation.loops[-1], function, ancestry):
             return None  # made on purpose, or a timing mark of a measurement loop (not a training loop's)
-        if any(work_in(model, own.function, loop, ancestry, Work.ANY) for loop in creation.loops):
+        hot = [] if own.operation.conditional else repeating_loops(model, own.function, creation.node, ancestry)
+        if any(work_in(model, own.function, loop, ancestry, Work.ANY) for loop in hot):
             return "on every iteration of a loop that queues GPU work"
         return None
     if own.entry and not own.operation.conditional:

@@ -12,6 +12,7 @@ from streamlint.model.api import torch_api
 from streamlint.model.readings.hot_paths import (
     Work,
     own_operations,
+    repeating_loops,
     work_in,
 )
 from streamlint.model.readings.operations import OperationAt, round_trips
@@ -21,8 +22,6 @@ from streamlint.model.syntax.sync_purpose import (
     SyncPurposes,
     comprehension_of,
     element_read,
-    unrolled,
-    waits_on_user,
 )
 from streamlint.rules._shared import OPERATION_WORDS, STEP_TIMING_HELP, api_named, hot_entry_name
 from streamlint.rules.base import Finding, Rule
@@ -73,9 +72,21 @@ class ImplicitSyncInLoop(Rule):
       does not change (`if verbosityLevel > 0:`): a debug path, off unless
       asked for.
 
-    A loop over a literal sequence (`for t in [a, b]:`) is judged by the loop
-    around it, and a loop that waits for a person every iteration (`input()`)
-    is no hot path. In a training loop (its body calls the methods
+    Which loops make a hot path is the same for SL103, SL201, SL501 and SL502:
+    - a loop of a few passes written out in the code (`for t in [fp32, fp16]:`,
+      `for _ in range(3):`, a written count up to 8) is judged by the loop
+      around it, if any;
+    - a loop that waits for a person every iteration (`input()`) is no hot path;
+    - an outer loop, whose every pass runs a nested loop (its own, or in a
+      function it calls) that already waits for the GPU on every pass (an epoch
+      around its steps), is no hot path for what it does outside that nested
+      loop: one wait more per epoch is spread over the epoch's steps;
+    - a block under a test of the loop's counter against a written constant
+      (`if i < 25:`) runs on the first passes only; so does one under a test
+      that runs now and then (`if step % 100 == 0:`, `if debug:`), in an
+      `except` handler, or after an early `return` that a cache hit takes.
+
+    In a training loop (its body calls the methods
     `backward()` and `step()`), a read next to a timer or a memory statistic
     on every step is reported: timing every step is the stall there, and the
     advice is to time a window of steps.
@@ -299,9 +310,7 @@ def _hot_where(model, ancestry: Ancestry, sync: _Sync) -> Optional[str]:
         return None
     if own.entry and not sync.loops:
         return f"call of `{hot_entry_name(own.entry, own.function)}`"
-    if any(waits_on_user(loop) for loop in sync.loops):
-        return None
-    loops = [loop for loop in sync.loops if not unrolled(loop)]
+    loops = repeating_loops(model, own.function, sync.node, ancestry)
     if own.entry and loops:
         return "iteration"
     if loops and work_in(model, own.function, loops[-1], ancestry, Work.QUEUED):

@@ -16,6 +16,7 @@ from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.readings.operations import DEVICE_WORK, OperationAt, operations_in
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.sync_purpose import unrolled, waits_on_user
 
 
 def own_operations(model: FileModel) -> list[OperationAt]:
@@ -98,3 +99,51 @@ def _works(effect: Effect, read_backs: set) -> frozenset:
         return frozenset()
     queued = effect.site not in read_backs and not effect.host_memory
     return frozenset({Work.ANY, Work.QUEUED}) if queued else frozenset({Work.ANY})
+
+
+def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry: Ancestry) -> list:
+    """The loops around `node` in its function whose passes repeat it on a hot path, outermost first (the one
+    placement policy of loops): none when one waits for a person every pass (`input()`); never a loop of a few
+    passes written out (a literal sequence, `range(3)`); never an outer loop, whose every pass runs a nested loop
+    (its own or a callee's) that already waits for the GPU on every pass (an epoch around its steps: one wait
+    more per pass of it is spread over the nested loop's)."""
+    loops = ancestry.loops_around(node)
+    if any(waits_on_user(loop) for loop in loops):
+        return []
+    loops = [loop for loop in loops if not unrolled(loop)]
+    if not loops:
+        return loops
+    waits = _steady_waits(model, function)
+    return [loop for loop in loops if not any(_in_nested_loop(at, inner, loop, node, ancestry) for at, inner in waits)]
+
+
+# The host waits for the GPU: a sync, an implicit one, a blocking read back (EffectKind.SYNC effects carry no loop).
+_WAIT_OPS = frozenset(k.value for k in (OpKind.STREAM_SYNC, OpKind.EVENT_SYNC, OpKind.DEVICE_SYNC, OpKind.IMPLICIT_SYNC))
+
+
+def _steady_waits(model: FileModel, function: str) -> list[tuple[cst.CSTNode, bool]]:
+    """(where it shows, in a callee's loop) of every wait of the host that runs on every pass of its loop."""
+    qualname = f"{model.module}.{function}"
+    found = []
+    for (name, _), walked in model.solved.walks.items():
+        for effect in walked.effects if name == qualname else ():
+            operation = effect.operation
+            if effect.kind is not EffectKind.OPERATION or operation is None or operation.conditional \
+                    or not operation.in_loop:
+                continue
+            if operation.op in _WAIT_OPS or (operation.op == OpKind.COPY_D2H.value and operation.host_blocking):
+                at = model.node_of(shown_at(effect))
+                if at is not None:
+                    found.append((at, effect.inner_loop and bool(effect.chain)))
+    return found
+
+
+def _in_nested_loop(at: cst.CSTNode, inner: bool, loop: cst.CSTNode, node: cst.CSTNode, ancestry: Ancestry) -> bool:
+    """Is the wait shown at `at` in a loop nested in `loop` that `node` is not in (a callee's, when `inner`)?"""
+    if not ancestry.inside(at, loop) or ancestry.inside(node, at):
+        return False
+    if inner:
+        return True
+    nested = ancestry.loops_around(at)
+    return any(n is not loop and ancestry.inside(n, loop) and not ancestry.inside(node, n) and not unrolled(n)
+               for n in nested)

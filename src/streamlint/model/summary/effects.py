@@ -72,3 +72,6 @@ class Effect:
     # A sync that happens only where a value of a device not told is CUDA memory (`t.cpu()` of a parameter):
     # it orders on the may clock only, so no finding relies on its absence nor on its presence
     may: bool = field(default=False, metadata={"omit_default": True})
+    # An operation that ran in a loop below the call that shows it (a callee's, or deeper): the call's loop runs
+    # that loop on every pass
+    inner_loop: bool = field(default=False, metadata={"omit_default": True})

@@ -447,6 +447,16 @@ def waits_on_user(loop: cst.CSTNode) -> bool:
 
 
 def unrolled(loop: cst.CSTNode) -> bool:
-    """`for x in [a, b]:`: a loop over a literal sequence of a few values written out."""
-    return isinstance(loop, cst.For) and isinstance(loop.iter, (cst.List, cst.Tuple, cst.Set)) and not any(
-        isinstance(e, cst.StarredElement) for e in loop.iter.elements)
+    """`for x in [a, b]:`, `for _ in range(3):`: a loop of a few passes written out in the code (a warm-up, a
+    short test loop); the loop around it, if any, decides how often they run."""
+    if not isinstance(loop, cst.For):
+        return False
+    if isinstance(loop.iter, (cst.List, cst.Tuple, cst.Set)):
+        return not any(isinstance(e, cst.StarredElement) for e in loop.iter.elements)
+    call = loop.iter
+    counted = isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "range"
+    bound = call.args[-1].value if counted and len(call.args) in (1, 2) else None  # type: ignore[attr-defined]
+    return isinstance(bound, cst.Integer) and int(bound.value, 0) <= FEW_PASSES
+
+
+FEW_PASSES = 8  # `range(n)` with a written n up to this is a few passes written out, not a stream of work

@@ -26,6 +26,19 @@ def rare_test(test: cst.BaseExpression, periodic: bool = False) -> bool:
     return has_modulo(test)
 
 
+def first_passes(test: cst.BaseExpression, counters: list[str]) -> bool:
+    """`if i < 25:` (`25 > i`, `<=`): a loop's counter below a written constant runs the body on its first passes
+    only (a warm-up, a sample of a long run), however long the loop runs."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return False
+    left, (operator, right) = test.left, (test.comparisons[0].operator, test.comparisons[0].comparator)
+    if isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual)):
+        left, right = right, left
+    elif not isinstance(operator, (cst.LessThan, cst.LessThanEqual)):
+        return False
+    return isinstance(left, cst.Name) and left.value in counters and written_constant(right)
+
+
 def fills_on_miss(node: cst.If) -> tuple[bool, bool]:
     """(body, else): the side of a membership test that runs when the key is missing and stores it: once per key."""
     test = node.test

@@ -638,9 +638,10 @@ def _in_this_loop(effect: Effect, frame: Frame, guards: int) -> Effect:
     if operation is None:
         return effect
     in_loop, conditional = operation.in_loop or frame.loop_depth > 0, operation.conditional or guards > 0
-    if (in_loop, conditional) == (operation.in_loop, operation.conditional):
+    if (in_loop, conditional, operation.in_loop) == (operation.in_loop, operation.conditional, effect.inner_loop):
         return effect
-    return replace(effect, operation=replace(operation, in_loop=in_loop, conditional=conditional))
+    return replace(effect, operation=replace(operation, in_loop=in_loop, conditional=conditional),
+                   inner_loop=operation.in_loop)
 
 
 def _note_parameter(frame: Frame, value: AbsValue, by_method: bool = False) -> None:

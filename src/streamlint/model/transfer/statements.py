@@ -22,7 +22,7 @@ from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.expressions import evaluate, memory_of, slice_bounds, unpacked
 from streamlint.model.transfer.frame import Frame
 from streamlint.model.syntax.counters import advance
-from streamlint.model.syntax.tests import (called_on_every_side, ends_in_raise, ends_the_loop, fills_on_miss, item_tests,
+from streamlint.model.syntax.tests import (called_on_every_side, ends_in_raise, ends_the_loop, fills_on_miss, first_passes, item_tests,
                                            names_read, negated, rare_test)
 from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
@@ -321,7 +321,8 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     holds, state = type_tests.sides(node.test, state, frame)  # a type test narrows each side
     # (no guard for a test of an option, nor of a loop's item against None, row 7.32)
     option = test.kind is ValueKind.UNKNOWN and test.target == OPTION
-    rare = rare_test(node.test) and not option and id(node.test) not in frame.numbering.item_tests
+    rare = (rare_test(node.test) or first_passes(node.test, frame.loop_names)) and not option \
+        and id(node.test) not in frame.numbering.item_tests
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
     usual_else = rare and not negated(node.test)  # (the other side of a one-off, a flag, every N steps)
     body_calls, else_calls = called_on_every_side(node) if rare else ([], [])
