@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -206,8 +206,20 @@ def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: 
         return state
     if holder.kind is ValueKind.UNKNOWN and any(isinstance(e.slice, cst.Slice) for e in target.slice):
         return state  # `x[:n] = v` of something of unknown kind: a region written, no item stored
-    path = holder.identity.element(Index.any_())
-    return state.store(path, value)
+    state = state.store(holder.identity.element(Index.any_()), value)
+    key = _told_key(target)
+    # (a key written out is that item's own place too: `d["step"]` reads what was stored there, not another key's)
+    return state.store(holder.identity.element(Index.const_(key)), value) if key is not None else state
+
+
+def _told_key(target: cst.Subscript) -> Optional[Union[int, str]]:
+    """The key of `d["k"] = v`, `d[0] = v` written out (None for any other)."""
+    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+        return None
+    key = target.slice[0].slice.value
+    if isinstance(key, cst.SimpleString) and key.prefix == "":
+        return key.raw_value  # (as a read names it: expressions._told_index)
+    return int(key.value, 0) if isinstance(key, cst.Integer) else None
 
 
 def _indices(target: cst.Subscript, state: State, frame: Frame) -> State:
