@@ -35,3 +35,7 @@ MODULE_NAMESPACE = "torch.nn."
 # The methods that move a module's parameters (and return the module): `.cuda()`, `.to(device)`.
 MODULE_MOVES = frozenset({"cuda", "to"})
 MODULE_HOT_METHODS = frozenset({"forward"})
+# Cold entries: methods of a module or an optimizer that PyTorch (and the code that saves, restores or prints
+# one) calls at checkpoint, restore or print time, never once per step; what they reach only is off the hot path.
+COLD_METHODS = frozenset({"state_dict", "load_state_dict", "_save_to_state_dict", "_load_from_state_dict",
+                          "extra_repr", "__repr__", "__getstate__", "__setstate__"})

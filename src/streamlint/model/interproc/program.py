@@ -291,6 +291,17 @@ class Program:
         optimizer = name.value in torch_modules.OPTIMIZER_HOT_METHODS and torch_modules.optimizer_base(bases)
         return f"{function.class_name}.{name.value}" if module or optimizer or self._steps(function, unit) else ""
 
+    def cold_entry(self, function: FunctionRef) -> str:
+        """`C.state_dict` when the function is a method of a module or an optimizer that runs at checkpoint,
+        restore or print time (`torch_modules.COLD_METHODS`), else ""."""
+        name = getattr(function.node, "name", None)
+        unit = self.unit(function.module)
+        if unit is None or name is None or not function.class_name or name.value not in torch_modules.COLD_METHODS:
+            return ""
+        bases = self._bases_of(unit, function.class_name)
+        framework = torch_modules.optimizer_base(bases) or any(b.startswith(torch_modules.MODULE_NAMESPACE) for b in bases)
+        return f"{function.class_name}.{name.value}" if framework else ""
+
     def _steps(self, function: FunctionRef, unit: ModuleUnit) -> bool:
         """A method that runs the backward pass on a loss it is handed, on every call (a training
         engine's `backward(loss)`): once per micro-step (a syntax query, read once per method)."""

@@ -241,6 +241,15 @@ class Solver:
         hot = "" if self.program.memoized(function) else (entry or context.hot)
         return context if hot == context.hot else replace(context, hot=hot)
 
+    def cold_entry(self, qualname: str) -> str:
+        function = self.program.function(qualname)
+        return self.program.cold_entry(function) if function is not None else ""
+
+    def cold(self, qualname: str) -> str:
+        """The cold entry the function is, or that every call site in sight reaches it from ("" when none)."""
+        joined = _joined(self._asked.get(qualname, []))
+        return self.cold_entry(qualname) or (joined.cold if joined is not None else "")
+
     def memoized(self, qualname: str) -> bool:
         """Does the function run once per argument tuple (`functools.lru_cache`)?"""
         function = self.program.function(qualname)
@@ -451,7 +460,7 @@ class Solver:
         work = context.work_stream
         handed = tuple((name, value) for name, value in context.args if name == work)
         return CallContext(handed, hot=context.hot, receiver_state=context.receiver_state, work_stream=work,
-                           entered=context.entered)
+                           entered=context.entered, cold=context.cold)
 
     def _frame(self, function: FunctionRef, asking: Optional[replay.Asking] = None) -> Frame:
         unit = self.program.unit(function.module)
@@ -493,7 +502,8 @@ def _joined(contexts: list[CallContext]) -> Optional[CallContext]:
         told = tuple(sorted((*told, (handed[0][0], AbsValue(ValueKind.STREAM, handed[0][1]))), key=lambda item: item[0]))
     # hot when every caller is (named by the first hot entry in order: `hot` names an entry, never a flag)
     hot = min(c.hot for c in contexts) if all(c.hot for c in contexts) else ""
-    return CallContext(told, receiver, hot, chosen=all(c.chosen for c in contexts),
+    cold = min(c.cold for c in contexts) if all(c.cold for c in contexts) else ""  # (reached from cold entries only)
+    return CallContext(told, receiver, hot, chosen=all(c.chosen for c in contexts), cold=cold,
                        work_stream=handed[0][0] if len(handed) == 1 else "",
                        entered=tuple(f for f in contexts[0].entered if all(f in c.entered for c in contexts)))
 
@@ -530,7 +540,7 @@ def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
     if work.isdigit():  # (a call site hands it by position)
         work = params[int(work)] if int(work) < len(params) else ""
     return CallContext(tuple(sorted(named.items())), receiver, context.hot, chosen=context.chosen,
-                       work_stream=work, entered=context.entered)
+                       work_stream=work, entered=context.entered, cold=context.cold)
 
 
 def _flag_defaults(function: FunctionRef) -> list[tuple[str, AbsValue]]:

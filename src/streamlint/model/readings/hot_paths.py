@@ -103,12 +103,13 @@ def _works(effect: Effect, read_backs: set) -> frozenset:
 
 def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry: Ancestry) -> list:
     """The loops around `node` in its function whose passes repeat it on a hot path, outermost first (the one
-    placement policy of loops): none when one waits for a person every pass (`input()`); never a loop of a few
+    placement policy of loops): none when one waits for a person every pass (`input()`), nor in a function that
+    runs at checkpoint, restore or print time (a cold entry, or reached from cold entries only); never a loop of a few
     passes written out (a literal sequence, `range(3)`); never an outer loop, whose every pass runs a nested loop
     (its own or a callee's) that already waits for the GPU on every pass (an epoch around its steps: one wait
     more per pass of it is spread over the nested loop's)."""
     loops = ancestry.loops_around(node)
-    if any(waits_on_user(loop) for loop in loops):
+    if any(waits_on_user(loop) for loop in loops) or model.solver.cold(f"{model.module}.{function}"):
         return []
     loops = [loop for loop in loops if not unrolled(loop)]
     if not loops:

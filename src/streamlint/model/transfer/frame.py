@@ -34,6 +34,7 @@ class CallContext:
     work_stream: str = ""  # the parameter every caller hands a side stream for the work (memory made there)
     entered: tuple[str, ...] = ()  # legacy-by-default frameworks whose current stream every caller set
     complete: bool = False  # the call site's arguments are all in `args`: one left out takes its default (D-21)
+    cold: str = ""  # the cold entry (`C.state_dict`) every call of which this walk is reached from ("" when none)
 
     def arg(self, name: str) -> Optional[AbsValue]:
         return dict(self.args).get(name)
@@ -80,6 +81,9 @@ class ProgramView(Protocol):
 
     def left_on_holders(self, module: str, attr: str, reader: str) -> Optional[AbsValue]:
         """The tensor other functions store at `.<attr>` on an object their parameters reach (D-16)."""
+
+    def cold_entry(self, qualname: str) -> str:
+        """`C.state_dict` when the function runs at checkpoint, restore or print time, never per step; else ""."""
 
 
 @dataclass
