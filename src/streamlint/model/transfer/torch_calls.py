@@ -60,6 +60,8 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     if name.startswith("torch.") and short in torch_api.LIKE_CREATORS:  # where its input is, unless told
         like = arguments.value(Arg(0, "input"))
         memory = memory_named(arguments, Arg(kw="device")) or (like.memory if like and like.is_buffer else None)
+        if memory is not Memory.DEVICE and arguments.flag(Arg(kw="pin_memory"), False):
+            memory = Memory.PINNED  # (`empty_like(x, pin_memory=True)`: page-locked host memory, whatever `x` is)
         return (UNKNOWN, state) if memory is None else _made(short, memory, arguments, state, frame)
     if torch_api.returns_tensor(name) and all(v.memory is Memory.UNKNOWN and not (v.is_buffer and v.stream)
                                               for v in arguments.values()):
