@@ -158,7 +158,7 @@ class HostReadBeforeSync(Rule):
             yield Finding(
                 words.pointed(h, buffer),
                 f"the host reads {named(buffer)} here, but the asynchronous copy into it on {named(first)} "
-                f"(line {words.line(h.earlier.shown)}{words.inside(h.earlier)}) may not have finished",
+                f"(line {words.line(h.earlier.shown)}{words.inside(h.earlier)}{_in_method(h)}) may not have finished",
                 help=f"{sync_idiom(stream)} (or an event recorded after the copy) before line {at}",
             )
 
@@ -176,3 +176,11 @@ class HostReadBeforeSync(Rule):
             f"MPI reads {named(buffer)} here, but {where} may still be writing it: MPI does not wait for streams",
             help=f"{sync_idiom(stream)} before line {at}",
         )
+
+
+def _in_method(h) -> str:
+    """', in `update()`' for a copy another method of the object made and left in flight on `self`."""
+    made_in = h.earlier.access.site.partition("#")[0]
+    if h.earlier.through_call or made_in == h.function.qualname:
+        return ""
+    return f", in `{made_in.rsplit('.', 1)[-1]}()`"

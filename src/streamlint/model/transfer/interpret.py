@@ -111,7 +111,8 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     )
     earlier_calls = frozenset(context.receiver_pending)
     # (what another call left in flight meets this call's work only at the boundary placements)
-    conflicts = [c for c in frame.found.conflicts if c.earlier not in earlier_calls
+    # (a host read of host memory another method's copy fills is placed here: the host waits for no stream)
+    conflicts = [c for c in frame.found.conflicts if (c.earlier not in earlier_calls or _host_reads_copy(c))
                  and not _after_the_callers_work(c, frame.found.exit_state, producer, context)]
     return Walked(summary, tuple(conflicts), tuple(frame.found.handed_out),
                   misjoined(frame.found.exit_state, own, earlier_calls), left_on_self(frame.found.exit_state), own)
@@ -151,13 +152,20 @@ def _made_at(effects: tuple[Effect, ...], access: AccessEvent, before_entry: boo
                  and e.stream in (access.stream, access.either)), None)  # (on one of two streams: D-14)
 
 
+def _host_reads_copy(conflict) -> bool:
+    return conflict.later.stream == HOST and not conflict.later.write and conflict.earlier.host_memory
+
+
 def left_on_self(exit_state: Optional[State]) -> tuple[AccessEvent, ...]:
-    """Writes on `self` a method leaves in flight on a side stream the caller's current stream does not follow."""
+    """Writes on `self` a method leaves in flight on a side stream the caller's current stream does not follow, and
+    copies into host memory the host has not waited for (on any stream: the host follows none)."""
     if exit_state is None:
         return ()
     kept = _kept_on_self(exit_state)
     found = []
-    for access, _ in _unjoined(exit_state):
+    into_host = [p.access for p in exit_state.order.pending
+                 if p.access.write and p.access.host_memory and not p.done and p.access.stream != HOST]
+    for access in dict.fromkeys([a for a, _ in _unjoined(exit_state)] + into_host):
         path = access.path
         if path.root.kind is not RootKind.SELF:
             held = kept.get(Path(path.root))
@@ -165,7 +173,7 @@ def left_on_self(exit_state: Optional[State]) -> tuple[AccessEvent, ...]:
         stream = access.stream  # (named the same way by the object's other methods: made, or held on `self`)
         named = stream.context_free or (stream.kind is StreamRefKind.PATH and stream.path is not None
                                         and stream.path.root.kind in (RootKind.SELF, RootKind.FRESH))
-        if path.root.kind is RootKind.SELF and named:
+        if path.root.kind is RootKind.SELF and (named or access in into_host):
             found.append(replace(access, path=path))
     return tuple(found)
 

@@ -9,7 +9,8 @@ import libcst as cst
 
 from streamlint.model.api import numba_cuda, python_std, torch_api
 from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS
-from streamlint.model.domain.order import AccessEvent, Conflict, ConflictKind, access_key
+from streamlint.model.api.op_kinds import OpKind
+from streamlint.model.domain.order import HOST, AccessEvent, Conflict, ConflictKind, access_key
 from streamlint.model.domain.paths import Index, Path, Root, RootKind, outermost_site
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
@@ -272,14 +273,24 @@ def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) ->
     handed_events = set().union(*(state.order.recorded(identity) or () for identity in identities))
     for identity in identities:
         site = _where_held(identity, frame, caller.site) if _restored(identity, state) else caller.site
-        found = state.order.conflicts(replace(caller, path=identity, site=site))
+        made = _held_value(value, identity, state)
+        reader = HOST if _read_back(identity, frame) else caller.stream
+        found = state.order.conflicts(replace(caller, path=identity, site=site, stream=reader))
         frame.found.handed_out.extend(c for c in found if c.earlier.write and not c.earlier.assumed
                                       and access_key(c.earlier) not in handed_events)
-        made = _held_value(value, identity, state)
         if made is not None and _released_unrecorded(made, caller.stream, state, frame.found.taken):
             use = replace(caller, path=identity, site=_where_held(identity, frame, caller.site))
             release = AccessEvent(identity, True, made.stream, caller.site)
             frame.found.handed_out.append(Conflict(ConflictKind.RELEASE_WITHOUT_RECORD, use, release))
+
+
+def _read_back(identity: Path, frame: Frame) -> bool:
+    """Memory a copy to the host made (`t.to("cpu", non_blocking=True)`): its callers read it on the host. A host
+    buffer the code made and copied into (an offload's pinned buffer) may go back to the device instead."""
+    root = identity.root
+    return root.kind is RootKind.FRESH and not identity.steps and any(
+        e.kind is EffectKind.OPERATION and e.site == root.site and e.operation.op == OpKind.COPY_D2H.value
+        for e in frame.found.effects)
 
 
 def _held_value(returned: AbsValue, identity: Path, state: State) -> Optional[AbsValue]:
