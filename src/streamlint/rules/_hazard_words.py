@@ -261,7 +261,7 @@ class Words:
                 return alias  # the name the code reads the memory through here: it names the part too
             if not name:
                 return self._named_in(reading) or "the memory"
-            return self._with_steps(self._alias_at(name, reading), path.steps, reading)
+            return self._as_read(self._with_steps(self._alias_at(name, reading), path.steps, reading), reading)
         element = self._element_alias(path, reading)
         if element:
             return element
@@ -269,6 +269,18 @@ class Words:
         if path.root.kind in (RootKind.SELF, RootKind.GLOBAL, RootKind.PARAM):
             return self._read_through({label}, reading) or self._given_through(label, reading) or label
         return label
+
+    def _as_read(self, name: str, reading: HazardReading) -> str:
+        """An item named where it was stored (`cpu_state[idx]`) as the reported operation reads it (`cpu_state[0]`):
+        the store's index may not exist, or mean another item, where the user reads it."""
+        base, bracket, _ = name.partition("[")
+        if not bracket or reading.later.through_call:
+            return name
+        nodes = list(_walk(reading.node))
+        read = [n for n in nodes if isinstance(n, cst.Subscript) and _spelled(n.value) == base]
+        if not read and any(isinstance(n, (cst.Name, cst.Attribute)) and _spelled(n) == base for n in nodes):
+            return base  # (the whole container handed on: `return host_norms`)
+        return (_spelled(read[0]) or name) if len(read) == 1 else name
 
     def _element_alias(self, path: Path, reading: HazardReading) -> str:
         """An element the operations name by the local name the function binds it to
