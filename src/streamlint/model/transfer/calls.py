@@ -485,7 +485,9 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
 
 def formatted_on_host(api: str, values: list[AbsValue], site: str, state: State, frame: Frame) -> State:
     """The host formats or converts values (`print(t)`, `int(t)`, an f-string): device memory among them, or
-    in a tuple of them, is copied back once the current stream finished (one read, one wait)."""
+    in a tuple of them, is copied back once the current stream finished (one read, one wait); host memory among them
+    the host reads where it is (a copy into it may still be running)."""
+    state = host_reads(state, frame, site, [v for value in values for v in (value, *value.positions)])
     read = [v for value in values for v in (value, *value.positions) if is_device(v)]
     if not read:
         return state
