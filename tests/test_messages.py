@@ -153,3 +153,22 @@ def test_a_property_is_read_not_called_and_sl404_names_no_line_here():
     [sl404] = [d for d in lint("SL404/positive_side_stream_never_waits_before_allocation.py") if d.code == "SL404"]
     assert "handed to the readers of the property `norm`, which use it on their current stream" in sl404.message
     assert " here" not in sl404.message and "line 14)" in sl404.message and "(line 14," not in sl404.message
+
+
+BLOCKING_IN_A_NEW_STREAM = '''\
+import cupy
+
+
+def warm_up(a):
+    with cupy.cuda.Stream(non_blocking=True):
+        cupy.asnumpy(cupy.sqrt(a))
+    return cupy.sqrt(a) + 1
+'''
+
+
+def test_sl202_names_streams_without_a_name_in_words():
+    # a stream bound to no name and the legacy default stream are placeholders: prose, never code
+    [sl202] = [d for d in lint_text(BLOCKING_IN_A_NEW_STREAM, "warm.py", Settings.default(), rules=all_rules())
+               if d.code == "SL202"]
+    assert "until a stream made here has drained" in sl202.message
+    assert "on the default stream cannot overlap it" in sl202.message and "`" not in sl202.message.split(" blocks ")[1]

@@ -138,7 +138,7 @@ _ELEMENT = "[...]"
 def named(label: str) -> str:
     """A name as code (`s1`, `self.buf`); a placeholder the model gives for something
     without a name ("the current stream", "the returned value") as prose."""
-    return label if label.startswith("the ") else f"`{label}`"
+    return label if label.startswith(("the ", "a ", "an ", "another ")) else f"`{label}`"
 
 
 def joined(items: list[str]) -> str:

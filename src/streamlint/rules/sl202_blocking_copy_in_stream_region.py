@@ -246,7 +246,7 @@ class BlockingCopyInStreamRegion(Rule):
                 blocks = f"blocks the host until {named(stream_label(model, at.stream, analysis.module))} has drained"
             else:
                 blocks = "is synchronous and blocks the host"
-            names = list(dict.fromkeys(f"`{stream_label(model, s, analysis.module)}`" for s in after))
+            names = list(dict.fromkeys(named(stream_label(model, s, analysis.module)) for s in after))
             framework = _framework(operation)
             yield Finding(
                 call,

@@ -25,7 +25,8 @@ from streamlint.model.interproc.class_state import as_global, as_receiver_state,
 from streamlint.model.interproc import replay
 from streamlint.model.interproc.digests import note_use
 from streamlint.model.interproc.modules import ProjectModules, main_names, read_source
-from streamlint.model.interproc.program import TOP_LEVEL, FunctionRef, Program, unit_of
+from streamlint.model.api import triton
+from streamlint.model.interproc.program import TOP_LEVEL, FunctionRef, Program, qualified, unit_of
 from streamlint.model.summary.codec import sealed
 from streamlint.model.transfer.kernels import stored_parameters
 from streamlint.model.transfer.nodes import preorder
@@ -257,6 +258,17 @@ class Solver:
 
     def is_class(self, qualname: str) -> bool:
         return self.program.is_class(qualname)
+
+    def kernel_framework(self, qualname: str) -> str:
+        """Whose current stream a launch of the project function `qualname` without a stream runs on: PyTorch's for a
+        Triton kernel, else Numba's; "" when not a function."""
+        function = self.program.function(qualname)
+        unit = self.program.unit(function.module) if function is not None else None
+        if unit is None or not isinstance(function.node, cst.FunctionDef):
+            return ""
+        decorators = {qualified(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator, unit.imports)
+                      for d in function.node.decorators}
+        return triton.LAUNCHED_ON if decorators & triton.KERNEL_DECORATORS else "numba"
 
     def kernel_writes(self, qualname: str) -> Optional[frozenset[int]]:
         function = self.program.function(qualname)

@@ -16,7 +16,9 @@ from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.readings.operations import DEVICE_WORK, OperationAt, operations_in
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.syntax.ancestry import Ancestry
-from streamlint.model.syntax.sync_purpose import unrolled, waits_on_user
+from streamlint.model.api.device_selectors import DEVICE_SELECTORS
+from streamlint.model.interproc.program import qualified
+from streamlint.model.syntax.sync_purpose import per_device, unrolled, waits_on_user
 
 
 def own_operations(model: FileModel) -> list[OperationAt]:
@@ -105,13 +107,17 @@ def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry
     """The loops around `node` in its function whose passes repeat it on a hot path, outermost first (the one
     placement policy of loops): none when one waits for a person every pass (`input()`), nor in a function that
     runs at checkpoint, restore or print time (a cold entry, or reached from cold entries only); never a loop of a few
-    passes written out (a literal sequence, `range(3)`); never an outer loop, whose every pass runs a nested loop
+    passes written out (a literal sequence, `range(3)`), nor one over the devices (each pass makes current the device its
+    item names: as many passes as devices); never an outer loop, whose every pass runs a nested loop
     (its own or a callee's) that already waits for the GPU on every pass (an epoch around its steps: one wait
     more per pass of it is spread over the nested loop's)."""
     loops = ancestry.loops_around(node)
     if any(waits_on_user(loop) for loop in loops) or model.solver.cold(f"{model.module}.{function}"):
         return []
-    loops = [loop for loop in loops if not unrolled(loop)]
+    unit = model.solver.program.unit(model.module)
+    imports = unit.imports if unit is not None else {}
+    loops = [loop for loop in loops if not unrolled(loop)
+             and not per_device(loop, lambda expr: qualified(expr, imports), DEVICE_SELECTORS)]
     if not loops:
         return loops
     waits = _steady_waits(model, function)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import builtins
 from enum import Enum
-from typing import Optional
+from typing import Callable, Optional
 
 import libcst as cst
 
@@ -457,6 +457,19 @@ def unrolled(loop: cst.CSTNode) -> bool:
     counted = isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "range"
     bound = call.args[-1].value if counted and len(call.args) in (1, 2) else None  # type: ignore[attr-defined]
     return isinstance(bound, cst.Integer) and int(bound.value, 0) <= FEW_PASSES
+
+
+def per_device(loop: cst.CSTNode, qualify: Callable[[cst.BaseExpression], str], selectors: frozenset[str]) -> bool:
+    """`for gpu in gpus: with cupy.cuda.Device(gpu.index):`: every pass makes current the device its item names (a call
+    of `selectors`, by qualified name, given a name the loop binds): the loop runs once per device."""
+    if not isinstance(loop, cst.For):
+        return False
+    items = {n.value for n in walk(loop.target, ()) if isinstance(n, cst.Name)}
+    for node in walk(loop.body, ()):
+        if isinstance(node, cst.Call) and qualify(node.func) in selectors and any(
+                isinstance(n, cst.Name) and n.value in items for arg in node.args for n in walk(arg.value, ())):
+            return True
+    return False
 
 
 FEW_PASSES = 8  # `range(n)` with a written n up to this is a few passes written out, not a stream of work

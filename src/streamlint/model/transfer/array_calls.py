@@ -9,7 +9,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import api
-from streamlint.model.api import cupy, host_math, interop
+from streamlint.model.api import cupy, host_math, interop, triton
 from streamlint.model.api.facts import Arg
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.domain.order import AccessEvent
@@ -130,12 +130,15 @@ def launch(kernel: AbsValue, settings: Optional[list[AbsValue]], arguments: Argu
     kernel called (`raw(grid, block, (a, b), stream=s)`: the current stream without one; `kernel:cupy:2`: the items of
     argument 2 are its arrays): it reads its arrays and writes those its body stores into (all, when not told)."""
     parts, compiled = kernel.target.split(":"), kernel.target.startswith("kernel:")
-    writes = frame.program.kernel_writes(kernel.target) if frame.program and kernel.target and not compiled else None
-    framework = (parts[1] if len(parts) > 1 else "cupy") if compiled else "numba" if writes is not None else ""
+    launched_by = frame.program.kernel_framework(kernel.target) if frame.program and kernel.target and not compiled else ""
+    writes = frame.program.kernel_writes(kernel.target) if launched_by == "numba" else None
+    framework = (parts[1] if len(parts) > 1 else "cupy") if compiled else launched_by
     if settings is None and framework == "numba" and compiled_from(arguments) is not None:  # `cuda.jit(signature)(fn)`
         return compiled_from(arguments), state
     told = arguments.value(Arg(kw="stream")) if settings is None else settings[2] if len(settings) > 2 else NONE
-    stream = stream_of_value(told) or state.current_stream(framework)
+    # (Triton's launcher queues on PyTorch's current stream: its `[grid]` names no stream)
+    stream = state.current_stream(framework) if launched_by == triton.LAUNCHED_ON else \
+        stream_of_value(told) or state.current_stream(framework)
     if not stream.known:
         return UNKNOWN, state
     packed = int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else None

@@ -54,6 +54,9 @@ class ProgramView(Protocol):
     def is_class(self, qualname: str) -> bool:
         """A project class: calling it constructs an object."""
 
+    def kernel_framework(self, qualname: str) -> str:
+        """Whose current stream a launch of the project function `qualname` runs on ("torch" for Triton, "numba")."""
+
     def kernel_writes(self, qualname: str) -> Optional[frozenset[int]]:
         """A GPU kernel's parameters its body stores into, by position; None when unknown."""
 
