@@ -41,19 +41,22 @@ class StreamCreatedInHotPath(Rule):
     - cuda-python: `cudaStreamCreate*`, `cudaEventCreate*`, `cuStreamCreate*`,
       `cuEventCreate`
 
-    Which loops make a hot path is the same for SL103, SL201, SL501 and SL502:
+    Which loops make a hot path is the same for SL103, SL201, SL501 and SL502
+    (SL501 also reports a creation under a test that runs only sometimes):
     - a loop of a few passes written out in the code (`for t in [fp32, fp16]:`,
       `for _ in range(3):`, a written count up to 8) is judged by the loop
       around it, if any;
     - a loop that waits for a person every iteration (`input()`) is no hot path;
+    - a loop whose every pass makes current the device its item names
+      (`for gpu in gpus: with cupy.cuda.Device(gpu.index):`) runs once per
+      device, and is judged by the loop around it;
+    - nothing repeats in a function that runs at checkpoint, restore or print
+      time: `state_dict`, `load_state_dict` and the like of a module or an
+      optimizer, or a function only those call;
     - an outer loop, whose every pass runs a nested loop (its own, or in a
       function it calls) that already waits for the GPU on every pass (an epoch
       around its steps), is no hot path for what it does outside that nested
-      loop: one wait more per epoch is spread over the epoch's steps;
-    - a block under a test of the loop's counter against a written constant
-      (`if i < 25:`) runs on the first passes only; so does one under a test
-      that runs now and then (`if step % 100 == 0:`, `if debug:`), in an
-      `except` handler, or after an early `return` that a cache hit takes.
+      loop: one wait more per epoch is spread over the epoch's steps.
 
     A comprehension that builds a set of streams or events once at set-up
     (`streams = [torch.cuda.Stream() for _ in range(4)]`) is not a hot path.
@@ -269,7 +272,7 @@ def _where(model, ancestry: Ancestry, creation: _Creation) -> Optional[str]:
         if own.operation.op == _EVENT and function is not None and event_on_purpose(
                 creation.node, creation.loops[-1], function, ancestry):
             return None  # made on purpose, or a timing mark of a measurement loop (not a training loop's)
-        hot = [] if own.operation.conditional else repeating_loops(model, own.function, creation.node, ancestry)
+        hot = repeating_loops(model, own.function, creation.node, ancestry)
         if any(work_in(model, own.function, loop, ancestry, Work.ANY) for loop in hot):
             return "on every iteration of a loop that queues GPU work"
         return None

@@ -9,6 +9,7 @@ import libcst as cst
 
 from streamlint.model.api import cupy as cupy_api
 from streamlint.model.api.facts import LEGACY_BY_DEFAULT
+from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.domain.order import HOST, AccessEvent, Conflict, ConflictKind
 from streamlint.model.domain.paths import Index, Path, Root
 from streamlint.model.domain.state import State
@@ -115,7 +116,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     conflicts = [c for c in frame.found.conflicts if (c.earlier not in earlier_calls or _host_reads_copy(c))
                  and not _after_the_callers_work(c, frame.found.exit_state, producer, context)]
     return Walked(summary, tuple(conflicts), tuple(frame.found.handed_out),
-                  misjoined(frame.found.exit_state, own, earlier_calls), left_on_self(frame.found.exit_state), own)
+                  misjoined(frame.found.exit_state, own, earlier_calls), left_on_self(frame.found.exit_state, own), own)
 
 
 def _unjoined(exit_state: State, effects: tuple[Effect, ...] = (), earlier_calls: frozenset = frozenset()):
@@ -156,15 +157,16 @@ def _host_reads_copy(conflict) -> bool:
     return conflict.later.stream == HOST and not conflict.later.write and conflict.earlier.host_memory
 
 
-def left_on_self(exit_state: Optional[State]) -> tuple[AccessEvent, ...]:
+def left_on_self(exit_state: Optional[State], effects: tuple[Effect, ...] = ()) -> tuple[AccessEvent, ...]:
     """Writes on `self` a method leaves in flight on a side stream the caller's current stream does not follow, and
-    copies into host memory the host has not waited for (on any stream: the host follows none)."""
+    copies from the device into host memory the host has not waited for (on any stream: the host follows none)."""
     if exit_state is None:
         return ()
     kept = _kept_on_self(exit_state)
     found = []
-    into_host = [p.access for p in exit_state.order.pending
-                 if p.access.write and p.access.host_memory and not p.done and p.access.stream != HOST]
+    copies_back = {e.site for e in effects if e.kind is EffectKind.OPERATION and e.operation.op == OpKind.COPY_D2H.value}
+    into_host = [p.access for p in exit_state.order.pending if p.access.write and p.access.host_memory
+                 and not p.done and p.access.stream != HOST and p.access.site in copies_back]
     for access in dict.fromkeys([a for a, _ in _unjoined(exit_state)] + into_host):
         path = access.path
         if path.root.kind is not RootKind.SELF:
