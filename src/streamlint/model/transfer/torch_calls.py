@@ -221,6 +221,8 @@ def _known_as(state: State, before: AbsValue, after: AbsValue) -> State:
 
 def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     memory = memory_named(arguments, Arg(kw="device"))
+    if memory is None and arguments.located(Arg(kw="device")) is not None and frame.assumes_cuda:
+        memory = Memory.DEVICE  # a device the code does not show, in a project that assumes CUDA
     pinned = arguments.flag(Arg(kw="pin_memory"), False)
     if short in torch_api.FROM_DATA and arguments.located(Arg(kw="device")) is None \
             and _host_built(arguments, written_out=True):
@@ -230,8 +232,6 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
                        built=None if pinned else HostBuilt.EVERY_PASS), state
     if memory is None and short in ("tensor", "as_tensor"):
         return UNKNOWN, state  # the input's device, or one the code does not show: not told
-    if memory is None and arguments.located(Arg(kw="device")) is not None and frame.assumes_cuda:
-        memory = Memory.DEVICE  # a device the code does not show, in a project that assumes CUDA
     if memory is None and arguments.located(Arg(kw="device")) is not None:
         # a new tensor on a device the code does not show: its memory is told by a later use (D-11)
         return fresh(frame, arguments, Memory.UNKNOWN, None), state
