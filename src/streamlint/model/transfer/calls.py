@@ -302,6 +302,9 @@ def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: S
         classes = frame.program.classes_with_method(frame.module, name, call=arguments.node)
     if classes:
         return _any_of(classes, name, arguments, state, frame)
+    read = torch_api.TENSOR_METHODS.get(name)
+    if receiver.kind is ValueKind.UNKNOWN and read is not None and read.kind is OpKind.IMPLICIT_SYNC:
+        frame.unseen(frame.site(arguments.node), "device", receiver.identity)  # (`x.item()` of a value not told)
     named = receiver.kind is ValueKind.NAMESPACE and receiver.target  # (a framework object's method without a row)
     result, after = _opaque(arguments, state, frame, callee=f"{receiver.target}.{name}" if named else METHOD + name)
     if receiver.kind is not ValueKind.UNKNOWN:
