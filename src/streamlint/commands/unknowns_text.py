@@ -98,8 +98,8 @@ def write_text(files: list[tuple[str, list[Entry], str]], gpu_functions: int, ou
             out.write(f"  {filename}:{entry.row}:{entry.column}: {entry.aspect}: `{entry.code}`: {entry.message}\n")
             aspects[entry.aspect] = aspects.get(entry.aspect, 0) + 1
     counted = ", ".join(f"{aspects[a]} {a}" for a in _HINTS if a in aspects)
-    out.write(f"\n{gpu_functions} function(s) with GPU work (or an unknown); {len(functions)} met something the model could not see"
-              f"{': ' + counted if counted else ''}.\n")
+    out.write(f"\n{gpu_functions} function(s) with GPU work (or an unknown); {len(functions)} met something the "
+              f"model could not see{': ' + counted if counted else ''}.\n")
     for aspect in _HINTS:
         if aspect in aspects:
             out.write(f"- {_HINTS[aspect]}\n")
