@@ -7,6 +7,8 @@ import json
 from dataclasses import asdict, dataclass
 from typing import TextIO
 
+import libcst as cst
+
 from streamlint.checked_file import CheckedFile
 from streamlint.model.domain.paths import Path, RootKind
 from streamlint.model.readings.untold import FunctionUnseen, Unseen
@@ -48,7 +50,7 @@ def entries(checked: CheckedFile, functions: list[FunctionUnseen], filename: str
             node = checked.v3.node_of(unseen.site)
             rng = checked.position(node) if node is not None else None
             code = checked.code(node) if node is not None else ""
-            message = _WHAT[unseen.aspect].format(value=_value(checked, unseen), callee=_callee(unseen, code))
+            message = _WHAT[unseen.aspect].format(value=_value(checked, unseen, node), callee=_callee(unseen, code))
             found.append(Entry(filename, function.qualname, rng.start.line if rng else 0,
                                rng.start.column + 1 if rng else 0, unseen.aspect, code, message))
     return sorted(found, key=lambda e: (e.row, e.column, e.aspect))
@@ -60,10 +62,11 @@ def _callee(unseen: Unseen, code: str) -> str:
     return f"`{unseen.callee}`" if unseen.callee else "a value the model does not know, called,"
 
 
-def _value(checked: CheckedFile, unseen: Unseen) -> str:
+def _value(checked: CheckedFile, unseen: Unseen, node) -> str:
     path = unseen.path
-    if path is None:
-        return "a tensor"
+    if path is None:  # (a value the walk cannot name: its spelling, the receiver of `x.item()`)
+        receiver = node.func.value if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) else None
+        return f"`{checked.code(receiver)}`" if receiver is not None else "a value"
     if path.root.kind is RootKind.FRESH:
         return _made(checked, path)
     if path.root.kind is RootKind.PARAM and not path.steps:
