@@ -16,6 +16,8 @@ from streamlint.cache.keys import config_key
 from streamlint.cli import main
 from streamlint.config import ConfigError, Settings, load_settings
 from streamlint.engine.lint import lint_text
+from streamlint.model import declared
+from streamlint.model.interproc import replay
 
 PKG = Path(__file__).resolve().parent.parent / "fixtures" / "crossmodule" / "assume_device_pkg"
 CUDA = replace(Settings.default(), assume_device="cuda")
@@ -31,7 +33,20 @@ def test_the_sampler_is_silent_by_default_and_reported_when_the_project_assumes_
     # the timestep made by a helper of another module on the caller's device, read every step; the lengths
     # made on that device, read one element per step
     assert _found("sampler.py", CUDA) == [(22, "SL502"), (32, "SL502")]
-    assert _found("sampler.py", Settings.default()) == []  # (walks kept for the run are kept apart per setting)
+    assert _found("sampler.py", Settings.default()) == []  # (and again after: nothing of the setting stays)
+
+
+def test_walks_kept_for_a_run_are_kept_apart_per_assumed_device():
+    """A run whose files have different settings never replays a walk made under the other assumption."""
+    try:
+        declared.use((), (), "cuda")
+        assumed = replay.kept_walks()
+        declared.use((), (), "")
+        assert replay.kept_walks() is not assumed
+        declared.use((), (), "cuda")
+        assert replay.kept_walks() is assumed
+    finally:
+        declared.use((), ())
 
 
 def test_tensors_the_code_puts_on_the_host_stay_silent_with_the_setting():
