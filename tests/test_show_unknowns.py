@@ -115,3 +115,27 @@ def test_stdin_is_refused(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["check", "--show-unknowns", "-", "--stdin-filename", "a.py"]) == 2
     assert "--show-unknowns" in capsys.readouterr().err
+
+
+STREAMS = textwrap.dedent('''\
+    import torch
+
+    config = {}
+
+
+    def gather(x, w):
+        y = torch.nn.functional.linear(x.cuda(non_blocking=True), w)
+        config["load_stream"].wait_stream(torch.cuda.current_stream())
+        return y
+''')
+
+
+def test_a_wait_on_a_stream_not_identified_is_a_stream_and_a_framework_function_is_no_opaque_call(
+        tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "streams.py", STREAMS)
+    # the upload's host memory is not shown; `F.linear` has no row but PyTorch's invariant says where it runs
+    assert _listed(capsys, "streams.py") == [
+        ("streams.py", 7, 36, "gather", "memory"),
+        ("streams.py", 8, 5, "gather", "stream"),
+    ]

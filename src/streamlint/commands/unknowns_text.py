@@ -59,6 +59,8 @@ def entries(checked: CheckedFile, functions: list[FunctionUnseen], filename: str
 def _callee(unseen: Unseen, code: str) -> str:
     if unseen.callee.startswith("."):
         return f"the method `{unseen.callee[1:]}` of an object the model does not know"
+    if unseen.callee.endswith("()"):  # (an instance of a project class called: no `__call__` the model follows)
+        return f"an instance of `{unseen.callee[:-2]}`, called,"
     return f"`{unseen.callee}`" if unseen.callee else "a value the model does not know, called,"
 
 

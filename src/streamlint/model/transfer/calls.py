@@ -8,7 +8,7 @@ from typing import Optional
 
 import libcst as cst
 
-from streamlint.model import declared
+from streamlint.model import api, declared
 from streamlint.model.api import cupy as cupy_api
 from streamlint.model.api import cuda_python, host_math, interop, mpi, normalize, numpy_api, python_std, torch_api, torch_modules
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
@@ -118,7 +118,7 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
         return _one_of(callee, arguments, state, frame)
     if callee.kind in (ValueKind.UNKNOWN, ValueKind.BUFFER) and callee.identity is not None:
         return _run_model(callee, arguments, state, frame)
-    return _opaque(arguments, state, frame, callee="")
+    return _opaque(arguments, state, frame, callee=f"{callee.target}()" if callee.kind is ValueKind.OBJECT and callee.target else "")
 
 
 def _module_memory(target: str, arguments: Arguments) -> Memory:
@@ -631,14 +631,19 @@ def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = Fal
 
 
 def _unseen_call(callee: str, arguments: Arguments, state: State, frame: Frame) -> None:
-    """A call nothing resolves, given GPU data or a stream: noted for `readings/untold.py` (no finding)."""
+    """A call nothing resolves, given GPU data or a stream: noted for `readings/untold.py` (no finding). A framework's
+    function without a row is no such call (PyTorch's invariant says where it runs); a stream's method is on a
+    stream not identified."""
     given = [v for v in [arguments.receiver, *arguments.values()] if v is not None]
     given += [v.element for v in given if v.kind is ValueKind.CONTAINER and v.element is not None]
-    if any(v.kind in (ValueKind.STREAM, ValueKind.EVENT) or (v.is_buffer and not is_host(v)) for v in given):
-        frame.unseen(frame.site(arguments.node), "opaque", None, callee)
+    site = frame.site(arguments.node)
     stream = next((v for v in given if v.kind is ValueKind.STREAM), None)
-    if stream is not None and not fact_calls.stream_of_value(stream).known:
-        frame.unseen(frame.site(arguments.node), "stream")
+    if (stream is not None and not fact_calls.stream_of_value(stream).known) \
+            or callee[len(METHOD):] in torch_api.STREAM_ONLY_METHODS and callee.startswith(METHOD):
+        frame.unseen(site, "stream")
+    elif api.framework_of(callee) is None and any(
+            v.kind in (ValueKind.STREAM, ValueKind.EVENT) or (v.is_buffer and not is_host(v)) for v in given):
+        frame.unseen(site, "opaque", None, callee)
 
 
 def _buffers_given(arguments: Arguments) -> list[AbsValue]:
