@@ -58,7 +58,7 @@ def test_the_key_in_pyproject_and_its_errors(tmp_path):
     write(tmp_path / "pyproject.toml", '[tool.streamlint]\nassume-device = "cuda"\n')
     settings = load_settings(tmp_path)
     assert settings.assume_device == "cuda"
-    assert Settings.default().assume_device == ""
+    assert Settings.default().assume_device is None
     assert config_key(settings, ("SL502",)) != config_key(Settings.default(), ("SL502",))  # a cached result differs
     for bad in ('"gpu"', '"cpu"', "true", '["cuda"]'):
         write(tmp_path / "pyproject.toml", f"[tool.streamlint]\nassume-device = {bad}\n")

@@ -186,12 +186,12 @@ PER_THREAD_FRAMEWORKS = ("cupy", "numba", "cuda-python")
 ASSUMABLE_DEVICES = ("cuda",)
 
 
-def use(models: Sequence[Model], per_thread: Sequence[str] = (), assume_device: str = "") -> None:
+def use(models: Sequence[Model], per_thread: Sequence[str] = (), assume_device: Optional[str] = None) -> None:
     """A project's models (beside the built-in ones), per-thread frameworks and assumed device made active, per file."""
     global _project, _per_thread, _assumed_device
     _project = tuple(models)
     _per_thread = frozenset(per_thread)
-    _assumed_device = assume_device
+    _assumed_device = assume_device or ""
 
 
 def per_thread_configured() -> frozenset:

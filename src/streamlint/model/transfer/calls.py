@@ -118,7 +118,8 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
         return _one_of(callee, arguments, state, frame)
     if callee.kind in (ValueKind.UNKNOWN, ValueKind.BUFFER) and callee.identity is not None:
         return _run_model(callee, arguments, state, frame)
-    return _opaque(arguments, state, frame, callee=f"{callee.target}()" if callee.kind is ValueKind.OBJECT and callee.target else "")
+    instance = callee.kind is ValueKind.OBJECT and callee.target  # (an object of a project class: no `__call__` followed)
+    return _opaque(arguments, state, frame, callee=f"{callee.target}()" if instance else "")
 
 
 def _module_memory(target: str, arguments: Arguments) -> Memory:
