@@ -139,3 +139,15 @@ def test_a_wait_on_a_stream_not_identified_is_a_stream_and_a_framework_function_
         ("streams.py", 7, 36, "gather", "memory"),
         ("streams.py", 8, 5, "gather", "stream"),
     ]
+
+
+def test_a_file_that_cannot_be_analysed_is_named_with_why(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "broken.py", "import torch\ndef f(:\n    torch.cuda.synchronize()\n")
+    # no GPU word: not analysed, and not named
+    write(tmp_path / "plain.py", "def mean(xs):\n    return sum(xs) / len(xs)\n")
+    assert main(["check", "--show-unknowns", "--format", "json", "."]) == 0
+    data = json.loads(capsys.readouterr().out)
+    not_analysed = [(Path(e["filename"]).name, "SyntaxError" in e["error"]) for e in data["not_analysed"]]
+    assert not_analysed == [("broken.py", True)]
+    assert data["unknowns"] == [] and data["functions_with_gpu_work"] == 0
