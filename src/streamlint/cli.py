@@ -105,6 +105,10 @@ def _check_parser(sub) -> argparse.ArgumentParser:
     files.add_argument("--show-files", action="store_true", help="list the files a check would cover")
     files.add_argument("--show-settings", action="store_true",
                        help="show the settings the first file gets, as TOML, then exit")
+    files.add_argument("--show-unknowns", "--explain-silence", dest="show_unknowns", action="store_true",
+                       help="list, per function with GPU work, what the model could not see where it mattered "
+                            "(a tensor's device, a copy's host memory, a stream, an opaque call), instead of "
+                            "checking (text, or --format json)")
     report = check_parser.add_argument_group("output")
     report.add_argument("--format", "--output-format", dest="format", default=None,
                         type=output.canonical, choices=output.FORMATS,

@@ -19,7 +19,8 @@ _LIST_KEYS = (*_SELECTOR_KEYS, "exclude", "extend-exclude")
 # Run-level switches (ruff's keys): the command line's --fix/--no-fix and friends win.
 _BOOL_KEYS = ("respect-gitignore", "fix", "unsafe-fixes", "show-fixes")
 KNOWN_KEYS = (*_LIST_KEYS, "per-file-ignores", "extend-per-file-ignores", *_BOOL_KEYS, "output-format", "timeout",
-              "cache-dir", "extend", "model", "models", "per-thread-default-stream")
+              "cache-dir", "extend", "model", "models", "per-thread-default-stream",
+              "assume-device")
 
 
 class ConfigError(Exception):
@@ -78,6 +79,12 @@ def settings_from_table(table: Mapping[str, Any], source: Path, where: str | Non
                 raise ConfigError(f"{what}: expected frameworks among {', '.join(declared.PER_THREAD_FRAMEWORKS)}, "
                                   f"got {name!r}")
         values["per_thread_default_stream"] = frameworks
+    if "assume-device" in table:
+        device = table["assume-device"]
+        if device not in declared.ASSUMABLE_DEVICES:
+            expected = ", ".join(map(repr, declared.ASSUMABLE_DEVICES))
+            raise ConfigError(f"{where}: assume-device: expected one of {expected}, got {device!r}")
+        values["assume_device"] = device
     config_file = source if source.is_file() else None
     return Settings(**values, root=root, config_file=config_file)
 

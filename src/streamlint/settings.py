@@ -67,6 +67,9 @@ class Settings:
     # Frameworks whose stream 0 is the per-thread default stream in this project
     # (CUPY_CUDA_PER_THREAD_DEFAULT_STREAM and friends set outside the code).
     per_thread_default_stream: tuple[str, ...] = ()
+    # The device of the tensors whose device the code never shows ("cuda"), for a GPU-only
+    # project; None: not assumed (such tensors stay unknown, and silent).
+    assume_device: str | None = None
     # Which findings' fixes `--fix` may apply (ruff's fixable / unfixable /
     # extend-fixable; None: every rule's), with the command line's layers on top.
     fixable: tuple[str, ...] | None = None

@@ -60,6 +60,10 @@ def check_once(args: argparse.Namespace, paths: list[str], out: TextIO, err: Tex
         raise UsageError(f"--statistics cannot be shown in the {args.format} format; use full, concise or json")
     if args.show_settings or args.show_files:
         return show.run(args, paths, resolver, out)
+    if args.show_unknowns:
+        from streamlint.commands import unknowns  # lazy: only this listing loads the model (and libcst) up front
+
+        return unknowns.run(args, paths, resolver, out)
     # --add-noqa edits comments, not code: a config's `fix = true` does not apply to it.
     fixing = (args.fix and not args.add_noqa) or args.diff or args.fix_only
     linted = lint_paths(args, paths, resolver, err, fix=FixRequest(args.unsafe_fixes) if fixing else None)

@@ -39,7 +39,7 @@ def run_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         settings = load_settings(path)
     except ConfigError as error:
         raise UsageError(str(error)) from None
-    declared.use(settings.models, settings.per_thread_default_stream)
+    declared.use(settings.models, settings.per_thread_default_stream, settings.assume_device)
 
     try:
         module = cst.parse_module(source)

@@ -104,7 +104,8 @@ def _check(text: str, filename: str, settings: Settings, checked: Sequence[type[
     # lazy: only a file that is analysed needs the models (and the model package).
     from streamlint.model import declared
 
-    declared.use(settings.models, settings.per_thread_default_stream)  # the project's API models
+    # the project's API models, per-thread streams and assumed device
+    declared.use(settings.models, settings.per_thread_default_stream, settings.assume_device)
     try:
         return isolation.call_with_large_stack(check, text, filename, checked, timeout=settings.timeout)
     except deadline.AnalysisTimeout as err:

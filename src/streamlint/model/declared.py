@@ -179,19 +179,28 @@ def _registry(project: tuple[Model, ...]) -> Registry:
 
 _project: tuple[Model, ...] = ()
 _per_thread: frozenset = frozenset()
+_assumed_device = ""
 # Frameworks a project can declare switched to the per-thread default stream.
 PER_THREAD_FRAMEWORKS = ("cupy", "numba", "cuda-python")
+# Devices a project can declare for the tensors whose device its code never shows (`assume-device`).
+ASSUMABLE_DEVICES = ("cuda",)
 
 
-def use(models: Sequence[Model], per_thread: Sequence[str] = ()) -> None:
-    """A project's models (beside the built-in ones) and per-thread frameworks made active, per file."""
-    global _project, _per_thread
+def use(models: Sequence[Model], per_thread: Sequence[str] = (), assume_device: Optional[str] = None) -> None:
+    """A project's models (beside the built-in ones), per-thread frameworks and assumed device made active, per file."""
+    global _project, _per_thread, _assumed_device
     _project = tuple(models)
     _per_thread = frozenset(per_thread)
+    _assumed_device = assume_device or ""
 
 
 def per_thread_configured() -> frozenset:
     return _per_thread
+
+
+def assumed_device() -> str:
+    """The device of a tensor whose device the code never shows, as the project declares it ("": not told)."""
+    return _assumed_device
 
 
 def active() -> Registry:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from streamlint.model import resolve
+from streamlint.model import declared, resolve
 
 # Kept walks per run, past which no more are kept (each holds its summary and its queries).
 MAX_KEPT = 50_000
@@ -52,8 +52,8 @@ class Asking:
 
 
 def kept_walks() -> dict:
-    """The walks kept in this run, by (qualname, context)."""
-    return resolve.per_run(("kept_walks",), dict)
+    """The walks kept in this run, by (qualname, context), apart per assumed device (files of one run may differ)."""
+    return resolve.per_run(("kept_walks", declared.assumed_device()), dict)
 
 
 def keep(kept: dict, key, walked, asking: Asking, node) -> None:

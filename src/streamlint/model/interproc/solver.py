@@ -20,7 +20,7 @@ from streamlint.deadline import tick
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import FALSE, TRUE, UNKNOWN, AbsValue, ValueKind
-from streamlint.model import resolve
+from streamlint.model import declared, resolve
 from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, shown_by_use, placeholders_given_way
 from streamlint.model.interproc import replay
 from streamlint.model.interproc.digests import note_use
@@ -587,7 +587,7 @@ def digest_of_use(path: str, local: str, data: Optional[bytes] = None) -> str:
         tree, text = source.tree, source.content
     else:
         tree, text = cst.parse_module(data), reads.content_hash(data)
-    made = resolve.per_run(("digests_of_module", path, text), dict)
+    made = resolve.per_run(("digests_of_module", path, text, declared.assumed_device()), dict)
     if "roots" not in made:
         solver = Solver(Program(unit_of(name, tree, package), ProjectModules(path)), reporting=False)
         made["roots"] = {q: solver.summary_at_root(q) for q in list(solver.program.main.functions)}

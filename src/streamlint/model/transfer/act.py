@@ -88,11 +88,23 @@ def read_by_host(state: State, frame: Frame, site: str, values: list[AbsValue], 
 def may_wait(state: State, frame: Frame, site: str, values: list[AbsValue]) -> State:
     """A host read of a tensor of a device not told waits for the current stream where it is CUDA memory: on the
     may clock (a race after it is not told either way)."""
-    untold = next((v for v in values if v.is_buffer and v.memory is Memory.UNKNOWN and v.framework in ("torch", "")),
-                  None)
+    untold = next((v for v in values if untold_tensor(v)), None)
     if untold is None:
         return state
+    unseen_devices(frame, site, values)
     return do(state, frame, Effect(EffectKind.SYNC, site, stream=state.current_stream("torch"), may=True))
+
+
+def untold_tensor(value: AbsValue) -> bool:
+    """A tensor of a device the code does not show."""
+    return value.is_buffer and value.memory is Memory.UNKNOWN and value.framework in ("torch", "")
+
+
+def unseen_devices(frame: Frame, site: str, values: list[AbsValue]) -> None:
+    """The tensors of a device not told that the host reads here, noted for `readings/untold.py` (no finding)."""
+    for value in values:
+        if untold_tensor(value):
+            frame.unseen(site, "device", value.identity)
 
 
 def operation(state: State, frame: Frame, site: str, api: str, op: OpKind, stream: Optional[StreamRef],
@@ -102,6 +114,10 @@ def operation(state: State, frame: Frame, site: str, api: str, op: OpKind, strea
     sometimes; `form`: what the call as written says (Operation's `async_form`, `host_at`, ...)."""
     detail = Operation(api, op.value, host_blocking, host_memory, frame.loop_depth > 0, value_site, host_inputs,
                        frame.guards > 0, **form)
+    if op in (OpKind.COPY_H2D, OpKind.COPY_D2H) and host_memory is Memory.UNKNOWN:
+        frame.unseen(site, "memory")  # (pinned or pageable: what the pinned-memory rules need)
+    if stream is not None and not stream.known:
+        frame.unseen(site, "stream")
     return do(state, frame, Effect(EffectKind.OPERATION, site, stream=stream, framework=framework, operation=detail))
 
 

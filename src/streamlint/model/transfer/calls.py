@@ -8,7 +8,7 @@ from typing import Optional
 
 import libcst as cst
 
-from streamlint.model import declared
+from streamlint.model import api, declared
 from streamlint.model.api import cupy as cupy_api
 from streamlint.model.api import cuda_python, host_math, interop, mpi, normalize, numpy_api, python_std, torch_api, torch_modules
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
@@ -22,9 +22,9 @@ from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect
 from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.transfer import array_calls, fact_calls, handlers, mpi_calls, torch_calls
-from streamlint.model.transfer.act import access, device_reads, host_reads, kernel, operation
+from streamlint.model.transfer.act import access, device_reads, host_reads, kernel, operation, unseen_devices
 from streamlint.model.transfer.arguments import Arguments, Handled
-from streamlint.model.transfer.devices import is_device, memory_named
+from streamlint.model.transfer.devices import is_device, is_host, memory_named, placed
 from streamlint.model.transfer.frame import CELL, SIDE_STREAM_FACT, CallContext, Frame
 
 METHOD = "."  # a callee value for `receiver.<name>` whose receiver decides what it is
@@ -118,7 +118,8 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
         return _one_of(callee, arguments, state, frame)
     if callee.kind in (ValueKind.UNKNOWN, ValueKind.BUFFER) and callee.identity is not None:
         return _run_model(callee, arguments, state, frame)
-    return _opaque(arguments, state, frame)
+    instance = callee.kind is ValueKind.OBJECT and callee.target  # (an object of a project class: no `__call__` followed)
+    return _opaque(arguments, state, frame, callee=f"{callee.target}()" if instance else "")
 
 
 def _module_memory(target: str, arguments: Arguments) -> Memory:
@@ -302,7 +303,11 @@ def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: S
         classes = frame.program.classes_with_method(frame.module, name, call=arguments.node)
     if classes:
         return _any_of(classes, name, arguments, state, frame)
-    result, after = _opaque(arguments, state, frame)
+    read = torch_api.TENSOR_METHODS.get(name)
+    if receiver.kind is ValueKind.UNKNOWN and read is not None and read.kind is OpKind.IMPLICIT_SYNC:
+        frame.unseen(frame.site(arguments.node), "device", receiver.identity)  # (`x.item()` of a value not told)
+    named = receiver.kind is ValueKind.NAMESPACE and receiver.target  # (a framework object's method without a row)
+    result, after = _opaque(arguments, state, frame, callee=f"{receiver.target}.{name}" if named else METHOD + name)
     if receiver.kind is not ValueKind.UNKNOWN:
         return result, after  # a framework's object whose method has no row: not told
     return result, _fills(arguments, state, after, frame)
@@ -487,8 +492,10 @@ def formatted_on_host(api: str, values: list[AbsValue], site: str, state: State,
     """The host formats or converts values (`print(t)`, `int(t)`, an f-string): device memory among them, or
     in a tuple of them, is copied back once the current stream finished (one read, one wait); host memory among them
     the host reads where it is (a copy into it may still be running)."""
-    state = host_reads(state, frame, site, [v for value in values for v in (value, *value.positions)])
-    read = [v for value in values for v in (value, *value.positions) if is_device(v)]
+    seen = [placed(v, frame.assumes_cuda) for value in values for v in (value, *value.positions)]
+    state = host_reads(state, frame, site, seen)
+    read = [v for v in seen if is_device(v)]
+    unseen_devices(frame, site, seen)
     if not read:
         return state
     current = state.current_stream(read[0].framework or torch_calls.F)
@@ -525,7 +532,7 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame,
         context = replace(context, args=context.args + tuple((key, _fact(value, state)) for key, value in cells))
     summary = frame.program.summary(target, context) if frame.program is not None else None
     if summary is None:
-        return (obj, state) if obj is not None else _opaque(arguments, state, frame)
+        return (obj, state) if obj is not None else _opaque(arguments, state, frame, callee=target)
     if target.rpartition(".")[0] != frame.qualname:  # (a closure of another function: what its cells hold, as facts)
         cells = tuple((key, _fact(value, state)) for key, value in cells)
     bound = _bound_args(summary.params, arguments) + cells  # (a cell is bound as the parameter it is in the walk)
@@ -601,8 +608,12 @@ def cells_of(callee: AbsValue) -> tuple[tuple[str, AbsValue], ...]:
     return tuple((CELL + name, value) for name, value in zip(callee.keys, callee.positions))
 
 
-def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = False) -> Handled:
-    """An unknown callable: on CUDA tensors it runs on the current stream (the invariant), or on a given stream."""
+def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = False,
+            callee: Optional[str] = None) -> Handled:
+    """An unknown callable: on CUDA tensors it runs on the current stream (the invariant), or on a given stream.
+    `callee`: its name where a declared model could name it ("" unnamed; None: a model's or a builtin's call)."""
+    if callee is not None:
+        _unseen_call(callee, arguments, state, frame)
     tensors = _buffers_given(arguments)
     if arguments.receiver is not None and arguments.receiver.is_buffer:
         tensors.append(arguments.receiver)
@@ -621,6 +632,22 @@ def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = Fal
         current = state.current_stream("torch")
         state = kernel(state, frame, frame.site(arguments.node), "torch.operation", current, "torch")
     return UNKNOWN, state
+
+
+def _unseen_call(callee: str, arguments: Arguments, state: State, frame: Frame) -> None:
+    """A call nothing resolves, given GPU data or a stream: noted for `readings/untold.py` (no finding). A framework's
+    function without a row is no such call (PyTorch's invariant says where it runs); a stream's method is on a
+    stream not identified."""
+    given = [v for v in [arguments.receiver, *arguments.values()] if v is not None]
+    given += [v.element for v in given if v.kind is ValueKind.CONTAINER and v.element is not None]
+    site = frame.site(arguments.node)
+    stream = next((v for v in given if v.kind is ValueKind.STREAM), None)
+    if (stream is not None and not fact_calls.stream_of_value(stream).known) \
+            or callee[len(METHOD):] in torch_api.STREAM_ONLY_METHODS and callee.startswith(METHOD):
+        frame.unseen(site, "stream")
+    elif api.framework_of(callee) is None and any(
+            v.kind in (ValueKind.STREAM, ValueKind.EVENT) or (v.is_buffer and not is_host(v)) for v in given):
+        frame.unseen(site, "opaque", None, callee)
 
 
 def _buffers_given(arguments: Arguments) -> list[AbsValue]:

@@ -187,8 +187,8 @@ def apply_fact(fact: Fact, arguments: Arguments, state: State, frame: Frame, api
 
 def _placed(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> tuple[Fact, Arguments, bool]:
     """Work where its data lives (PyTorch's invariant): on the current stream for device memory (memory of
-    a device not told is, under a chosen stream), else the host's own work (no operation queued)."""
-    chosen = frame.chosen_stream(state)
+    a device not told is, under a chosen stream or an assumed device), else the host's own work (no operation queued)."""
+    chosen = frame.untold_is_cuda(state)
     arguments = replace(arguments, positional=tuple((placed(v, chosen), e) for v, e in arguments.positional),
                         keywords={k: (placed(v, chosen), e) for k, (v, e) in arguments.keywords.items()},
                         receiver=placed(arguments.receiver, chosen))

@@ -7,6 +7,7 @@ from typing import Optional, Protocol
 
 import libcst as cst
 
+from streamlint.model import declared
 from streamlint.model.domain.order import AccessEvent, Conflict
 from streamlint.model.domain.sides import configuration_sides
 from streamlint.model.domain.state import State
@@ -107,6 +108,9 @@ class Gathered:
     unlike: dict = field(default_factory=dict)  # a producer's stream -> the streams `record_stream` says it is not
     # per enclosing loop, innermost last: the states its `break`s and its `continue`s leave
     loop_exits: list[tuple[list[State], list[State]]] = field(default_factory=list)
+    # what stayed unknown where it would have mattered, (site, aspect, path, callee) as ordered set: read only by
+    # `readings/untold.py` (what a silent function could not see), never by a finding
+    untold: dict = field(default_factory=dict)
 
 
 def _bare(test: cst.BaseExpression) -> bool:
@@ -165,6 +169,17 @@ class Frame:
             return self.context.chosen
         return current.known
 
+    @property
+    def assumes_cuda(self) -> bool:
+        """The project declares the tensors whose device its code never shows CUDA's (`assume-device = "cuda"`:
+        a default fact, off unless set)."""
+        return declared.assumed_device() == "cuda"
+
+    def untold_is_cuda(self, state: State) -> bool:
+        """A tensor of a device not told, used here, is CUDA memory: under a stream the code chose, or by the
+        project's assumption."""
+        return self.assumes_cuda or self.chosen_stream(state)
+
     def guards_at(self, call: cst.CSTNode) -> int:
         """The enclosing tests that make `call` run only sometimes (not a rare test every side of which calls it)."""
         return self.guards - self.numbering.every_side.get(id(call), 0)
@@ -215,6 +230,10 @@ class Frame:
     def note(self, param: str, evidence: str) -> None:
         """The walk saw a parameter used as only one kind of value can be."""
         self.found.evidence.setdefault(param, set()).add(evidence)
+
+    def unseen(self, site: str, aspect: str, path: Optional[object] = None, callee: str = "") -> None:
+        """Note what stayed unknown at `site`: a tensor's `device`, a copy's host `memory`, a `stream`, an `opaque` call."""
+        self.found.untold.setdefault((site, aspect, path, callee))
 
     def report(self, found: list[Conflict]) -> None:
         self.found.conflicts.update(dict.fromkeys(found))

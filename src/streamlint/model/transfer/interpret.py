@@ -41,6 +41,7 @@ class Walked:
     left_on_self: tuple[AccessEvent, ...] = ()  # writes on `self` left in flight for the caller
     # everything the walk did, before the summary's budget (D-32): the function's own findings read these
     effects: tuple[Effect, ...] = ()
+    untold: tuple = ()  # what stayed unknown where it mattered (Gathered.untold), for `readings/untold.py`
 
 
 # Nodes that can perform work, and so have a site: calls, operators, stores.
@@ -116,7 +117,8 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     conflicts = [c for c in frame.found.conflicts if (c.earlier not in earlier_calls or _host_reads_copy(c))
                  and not _after_the_callers_work(c, frame.found.exit_state, producer, context)]
     return Walked(summary, tuple(conflicts), tuple(frame.found.handed_out),
-                  misjoined(frame.found.exit_state, own, earlier_calls), left_on_self(frame.found.exit_state, own), own)
+                  misjoined(frame.found.exit_state, own, earlier_calls), left_on_self(frame.found.exit_state, own), own,
+                  tuple(frame.found.untold))
 
 
 def _unjoined(exit_state: State, effects: tuple[Effect, ...] = (), earlier_calls: frozenset = frozenset()):

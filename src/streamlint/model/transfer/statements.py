@@ -18,8 +18,8 @@ from streamlint.model.summary.function_summary import Evidence
 from streamlint.model.domain.values import MERGED, NO_ITEMS, OPTION, UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import released, untold_access
-from streamlint.model.transfer.act import access, do, host_access, kernel, wait_for
-from streamlint.model.transfer.devices import is_device, is_host
+from streamlint.model.transfer.act import access, do, host_access, kernel, unseen_devices, untold_tensor, wait_for
+from streamlint.model.transfer.devices import is_device, is_host, placed
 from streamlint.model.transfer.expressions import evaluate, memory_of, slice_bounds, unpacked
 from streamlint.model.transfer.frame import Frame
 from streamlint.model.syntax.counters import advance
@@ -330,8 +330,10 @@ def leave(state: State, frame: Frame) -> None:
 def tested(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[AbsValue, State]:
     """A test's value; testing a CUDA tensor's truth copies it to the host, which waits for the current stream."""
     value, state = evaluate(node, state, frame)
-    if is_device(value):
-        site = frame.site(node)
+    if untold_tensor(value) and not frame.assumes_cuda:
+        unseen_devices(frame, frame.site(node), [value])
+    if is_device(placed(value, frame.assumes_cuda)):
+        value, site = placed(value), frame.site(node)
         state = read_back("bool", [value], state.current_stream(value.framework or F), "", value.framework, site, state,
                           frame)[1]
     return value, state

@@ -17,7 +17,8 @@ from streamlint.model.domain.values import UNKNOWN, AbsValue, HostBuilt, Memory,
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import untold_access
 from streamlint.model.api.op_kinds import OpKind
-from streamlint.model.transfer.act import access, copy, do, fresh, host_access, kernel, may_wait, operation, read_by_host
+from streamlint.model.transfer.act import (access, copy, do, fresh, host_access, kernel, may_wait, operation, read_by_host,
+                                           unseen_devices)
 from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device, is_host, memory_named, placed
 from streamlint.model.transfer.fact_calls import apply_fact, made_at
@@ -81,7 +82,9 @@ def read_back(api: str, values: list[AbsValue], stream: StreamRef, value_site: s
 def sized_by_data(api: str, inputs: list[AbsValue], arguments: Arguments, state: State, frame: Frame) -> Handled:
     """An operation whose result's size the data decides: of CUDA memory, the host reads the size back (it waits
     for the stream), then the result is made where the inputs are."""
-    read = [v for v in inputs if is_device(v)]
+    seen = [placed(v, frame.assumes_cuda) for v in inputs]
+    read = [v for v in seen if is_device(v)]
+    unseen_devices(frame, frame.site(arguments.node), seen)
     if read:
         site = frame.site(arguments.node)
         _, state = read_back(api, read[:1], state.current_stream(read[0].framework or F), made_at(read[0]),
@@ -220,6 +223,8 @@ def _known_as(state: State, before: AbsValue, after: AbsValue) -> State:
 
 def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     memory = memory_named(arguments, Arg(kw="device"))
+    if memory is None and arguments.located(Arg(kw="device")) is not None and frame.assumes_cuda:
+        memory = Memory.DEVICE  # a device the code does not show, in a project that assumes CUDA
     pinned = arguments.flag(Arg(kw="pin_memory"), False)
     if short in torch_api.FROM_DATA and arguments.located(Arg(kw="device")) is None \
             and _host_built(arguments, written_out=True):
@@ -308,8 +313,9 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
     site = frame.site(arguments.node)
     framework = next((v.framework for v in inputs if is_device(v) and v.framework), F)
     current = state.current_stream(framework)
-    if frame.chosen_stream(state) and not any(map(is_host, inputs)):  # (a CPU operation ignores the stream)
-        # under a stream the code chose, a tensor of unknown device is a CUDA tensor: the work is queued there
+    if frame.untold_is_cuda(state) and not any(map(is_host, inputs)):  # (a CPU operation ignores the stream)
+        # under a stream the code chose (or assuming CUDA), a tensor of unknown device is a CUDA tensor: the work
+        # is queued there
         inputs, written = [placed(v) for v in inputs], placed(written)
     on_device = any(is_device(v) for v in inputs)
     stream = current if on_device else None
@@ -371,7 +377,7 @@ def touch(state: State, frame: Frame, site: str, value: AbsValue, write: bool, s
 
 def _to(tensor: AbsValue, non_blocking: Optional[bool], arguments: Arguments, state: State, frame: Frame) -> Handled:
     target = memory_named(arguments, Arg(0, "device")) or memory_named(arguments, Arg(kw="device"))
-    if target is None and non_blocking and arguments.located(Arg(0, "device")) is not None and frame.chosen_stream(state):
+    if target is None and non_blocking and arguments.located(Arg(0, "device")) is not None and frame.untold_is_cuda(state):
         # `t.to(device, non_blocking=True)` under a stream the code chose: a move to that stream's device
         target = Memory.DEVICE
     device = arguments.value(Arg(0, "device")) or arguments.value(Arg(kw="device"))
@@ -395,6 +401,8 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
     if built_here:
         # built on the host on some path to here (a scalar standing in for a norm): an upload on that path
         source = replace(source, memory=Memory.PAGEABLE)
+    if frame.assumes_cuda and not to_device and (not source.is_buffer or source.memory is Memory.UNKNOWN):
+        source = _on_device(source)  # a tensor the code never places, in a project that assumes CUDA
     if not source.is_buffer or source.memory is Memory.UNKNOWN:
         # a copy of a value the code says nothing about: a tensor on the other side (with
         # non_blocking=False, for a copy to the host, it may already be there: not told)
@@ -452,7 +460,7 @@ def _copy_(tensor: AbsValue, non_blocking: Optional[bool], arguments: Arguments,
     if not source.is_buffer or (source.memory is Memory.UNKNOWN and is_device(tensor)):
         # into device memory from a source we cannot see, or of a device not told: the write is queued all the
         # same (into memory of a device not told from a source of unknown kind: under a stream the code chose)
-        untold = tensor.memory is Memory.UNKNOWN and not source.is_buffer and frame.chosen_stream(state)
+        untold = tensor.memory is Memory.UNKNOWN and not source.is_buffer and frame.untold_is_cuda(state)
         if (is_device(tensor) or untold) and tensor.identity is not None:
             state = access(state, frame, site, tensor.identity, True, current)
         return tensor, state

@@ -1,0 +1,80 @@
+"""`assume-device = "cuda"`: tensors whose device the code never shows are taken as CUDA tensors, in a project
+that says so; off by default. The fixture package (fixtures/crossmodule/assume_device_pkg) is a sampler whose
+device its callers hand in: silent by default (its `.expected` snapshots), reported with the setting; tensors the
+code puts on the host stay silent with it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from conftest import write
+
+from streamlint.cache.keys import config_key
+from streamlint.cli import main
+from streamlint.config import ConfigError, Settings, load_settings
+from streamlint.engine.lint import lint_text
+from streamlint.model import declared
+from streamlint.model.interproc import replay
+
+PKG = Path(__file__).resolve().parent.parent / "fixtures" / "crossmodule" / "assume_device_pkg"
+CUDA = replace(Settings.default(), assume_device="cuda")
+
+
+def _found(name: str, settings: Settings) -> list[tuple[int, str]]:
+    path = PKG / name
+    return [(d.row, d.code) for d in lint_text(path.read_text(encoding="utf-8"), str(path), settings)]
+
+
+def test_the_sampler_is_silent_by_default_and_reported_when_the_project_assumes_cuda():
+    assert _found("sampler.py", Settings.default()) == []
+    # the timestep made by a helper of another module on the caller's device, read every step; the lengths
+    # made on that device, read one element per step
+    assert _found("sampler.py", CUDA) == [(22, "SL502"), (32, "SL502")]
+    assert _found("sampler.py", Settings.default()) == []  # (and again after: nothing of the setting stays)
+
+
+def test_walks_kept_for_a_run_are_kept_apart_per_assumed_device():
+    """A run whose files have different settings never replays a walk made under the other assumption."""
+    try:
+        declared.use((), (), "cuda")
+        assumed = replay.kept_walks()
+        declared.use((), (), "")
+        assert replay.kept_walks() is not assumed
+        declared.use((), (), "cuda")
+        assert replay.kept_walks() is assumed
+    finally:
+        declared.use((), ())
+
+
+def test_tensors_the_code_puts_on_the_host_stay_silent_with_the_setting():
+    assert _found("host_lengths.py", CUDA) == []
+    assert _found("host_lengths.py", Settings.default()) == []
+
+
+def test_the_key_in_pyproject_and_its_errors(tmp_path):
+    write(tmp_path / "pyproject.toml", '[tool.streamlint]\nassume-device = "cuda"\n')
+    settings = load_settings(tmp_path)
+    assert settings.assume_device == "cuda"
+    assert Settings.default().assume_device is None
+    assert config_key(settings, ("SL502",)) != config_key(Settings.default(), ("SL502",))  # a cached result differs
+    for bad in ('"gpu"', '"cpu"', "true", '["cuda"]'):
+        write(tmp_path / "pyproject.toml", f"[tool.streamlint]\nassume-device = {bad}\n")
+        with pytest.raises(ConfigError, match="assume-device"):
+            load_settings(tmp_path)
+
+
+def test_the_command_line_reports_with_the_project_setting_only(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    pkg = tmp_path / "pkg"
+    for name in ("__init__.py", "schedule.py", "sampler.py", "host_lengths.py"):
+        write(pkg / name, (PKG / name).read_text(encoding="utf-8"))
+    assert main(["check", "--no-cache", "--format", "json", "pkg"]) == 0
+    capsys.readouterr()
+    write(tmp_path / "pyproject.toml", '[tool.streamlint]\nassume-device = "cuda"\n')
+    assert main(["check", "--no-cache", "--format", "json", "pkg"]) == 1
+    found = json.loads(capsys.readouterr().out)
+    assert sorted((Path(d["filename"]).name, d["location"]["row"], d["code"]) for d in found) == [
+        ("sampler.py", 22, "SL502"), ("sampler.py", 32, "SL502")]
