@@ -274,6 +274,8 @@ OPTION = "(option)"
 ITEMS_ONLY = "(items only)"
 # The target of a parameter its annotation tells is a sequence: the caller's collection, not an iterator.
 SEQUENCE = "(sequence)"
+# The target of a parameter its annotation tells is a callable whose result is no tensor (`Callable[[Tensor], Loader]`).
+RETURNS_NO_TENSOR = "(returns no tensor)"
 # The target of an `or` / `and` of arguments as given: kept on `self`, an option too.
 OF_ARGUMENTS = "(of arguments)"
 NONE = AbsValue(ValueKind.NONE)

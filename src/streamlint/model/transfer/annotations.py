@@ -8,7 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model.api import cupy, numba_cuda, torch_api
-from streamlint.model.domain.values import SEQUENCE, AbsValue, Memory, ValueKind
+from streamlint.model.domain.values import RETURNS_NO_TENSOR, SEQUENCE, AbsValue, Memory, ValueKind
 from streamlint.model.transfer.devices import memory_of_device_string
 from streamlint.model.transfer.names import dotted, qualified
 
@@ -52,7 +52,27 @@ def _of_type(node: cst.BaseExpression, imports: dict[str, str]) -> Optional[AbsV
     if name is None:
         return None
     name = qualified(name, imports) or name
+    if generic and name in _CALLABLES:
+        return _callable_of(node, imports)
     return _SEQUENCE if name in _SEQUENCES else (None if generic else _TYPES.get(name))
+
+
+_CALLABLES = frozenset({"typing.Callable", "collections.abc.Callable"})
+_NO_TENSOR = frozenset({"None", "int", "float", "bool", "str", "bytes", "dict", "typing.Dict"})
+
+
+def _callable_of(node: cst.Subscript, imports: dict[str, str]) -> Optional[AbsValue]:
+    """`Callable[[Tensor], DeviceIterator]`: a callable whose result the annotation names; one that names no tensor
+    (a project class, a host value) returns none, whatever it runs on the tensors it is given."""
+    result = node.slice[-1].slice.value if len(node.slice) == 2 and isinstance(node.slice[-1].slice, cst.Index) else None
+    name = dotted(result.value if isinstance(result, cst.Subscript) else result) if result is not None else None
+    if name is None:
+        return None
+    name = qualified(name, imports) or name
+    if name in _TYPES or name in _SEQUENCES or name in ("typing.Any", "Any", "object", "typing.Optional", "typing.Union"):
+        return None
+    project = "." not in name or name.split(".", 1)[0] not in ("torch", "cupy", "numba", "numpy", "typing", "collections")
+    return AbsValue(target=RETURNS_NO_TENSOR) if name in _NO_TENSOR or project else None
 
 
 def _optional_of(node: cst.BaseExpression, imports: dict[str, str]) -> Optional[cst.BaseExpression]:

@@ -16,7 +16,7 @@ from streamlint.model.api.facts import LEGACY_BY_DEFAULT, Arg, OpKind
 from streamlint.model.domain.order import AccessEvent
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
-from streamlint.model.domain.values import MAX_TARGETS, MERGED, NO_ITEMS, SEQUENCE, UNKNOWN, AbsValue, Memory, ValueKind
+from streamlint.model.domain.values import MAX_TARGETS, MERGED, NO_ITEMS, RETURNS_NO_TENSOR, SEQUENCE, UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.syntax.names import attribute_named
 from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect
@@ -116,6 +116,8 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
         return array_calls.launch(callee, None, arguments, state, frame)
     if callee.kind is ValueKind.CALLABLE:  # (a project function: one of one)
         return _one_of(callee, arguments, state, frame)
+    if callee.kind is ValueKind.UNKNOWN and callee.target == RETURNS_NO_TENSOR:  # (its annotation names its result)
+        return UNKNOWN, _run_model(callee, arguments, state, frame)[1]
     if callee.kind in (ValueKind.UNKNOWN, ValueKind.BUFFER) and callee.identity is not None:
         return _run_model(callee, arguments, state, frame)
     instance = callee.kind is ValueKind.OBJECT and callee.target  # (an object of a project class: no `__call__` followed)
