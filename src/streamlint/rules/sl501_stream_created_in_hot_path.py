@@ -12,7 +12,7 @@ from streamlint.fixes.edits import FixBuilder, binding_pattern, make_fix
 from streamlint.fixes.idioms import fresh_name
 from streamlint.fixes.model import Applicability, Edit
 from streamlint.model import api
-from streamlint.model.readings.hot_paths import Work, own_operations, repeating_loops, work_in
+from streamlint.model.readings.hot_paths import Work, guarded_in, own_operations, repeating_loops, work_in
 from streamlint.model.readings.operations import OperationAt
 from streamlint.model.syntax.ancestry import Ancestry, comprehension_of
 from streamlint.model.syntax.purpose import event_on_purpose
@@ -272,7 +272,8 @@ def _where(model, ancestry: Ancestry, creation: _Creation) -> Optional[str]:
         if own.operation.op == _EVENT and function is not None and event_on_purpose(
                 creation.node, creation.loops[-1], function, ancestry):
             return None  # made on purpose, or a timing mark of a measurement loop (not a training loop's)
-        hot = repeating_loops(model, own.function, creation.node, ancestry)
+        hot = [loop for loop in repeating_loops(model, own.function, creation.node, ancestry)
+               if not (own.operation.conditional and guarded_in(creation.node, loop, ancestry))]
         if any(work_in(model, own.function, loop, ancestry, Work.ANY) for loop in hot):
             return "on every iteration of a loop that queues GPU work"
         return None

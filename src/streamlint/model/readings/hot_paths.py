@@ -19,6 +19,7 @@ from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.api.device_selectors import DEVICE_SELECTORS
 from streamlint.model.interproc.program import qualified
 from streamlint.model.syntax.sync_purpose import per_device, unrolled, waits_on_user
+from streamlint.model.syntax.tests import fills_on_miss, rare_test
 
 
 def own_operations(model: FileModel) -> list[OperationAt]:
@@ -154,3 +155,20 @@ def _in_nested_loop(at: cst.CSTNode, inner: bool, loop: cst.CSTNode, node: cst.C
     nested = ancestry.loops_around(at)
     return any(n is not loop and ancestry.inside(n, loop) and not ancestry.inside(node, n) and not unrolled(n)
                for n in nested)
+
+
+def guarded_in(node: cst.CSTNode, loop: cst.CSTNode, ancestry: Ancestry) -> bool:
+    """Is `node` under a test inside `loop` that runs its side only now and then (a rare test, a cache's miss:
+    `if key not in streams: streams[key] = Stream()`)? A test before the loop makes the whole loop run only
+    sometimes, not each pass."""
+    child = node
+    for current in ancestry.ancestors(node):
+        if current is loop:
+            return False
+        if isinstance(current, cst.If) and child is not current.test:
+            body, other = fills_on_miss(current)
+            in_body = child is current.body
+            if rare_test(current.test) or (body and in_body) or (other and not in_body):
+                return True
+        child = current
+    return False
