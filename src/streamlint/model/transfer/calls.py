@@ -577,8 +577,13 @@ def _context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
     complete = isinstance(arguments.node, cst.Call) and not any(a.star for a in arguments.node.args)
     hot = frame.context.hot if not frame.guards_at(arguments.node) else ""  # (on every call of a hot entry: hot too)
     return CallContext(facts, receiver, hot, chosen=frame.chosen_stream(state), entered=tuple(sorted(entered)),
-                       cold=frame.context.cold or (frame.program.cold_entry(frame.qualname) if frame.program else ""),
+                       cold=frame.context.cold or _cold_entry(frame),
                        work_stream=handed_on[0] if len(handed_on) == 1 else "", complete=complete)
+
+
+def _cold_entry(frame: Frame) -> str:
+    """The cold entry the walked function is (asked once per function: a fact of its name and class)."""
+    return frame.numbering.once("cold_entry", lambda: frame.program.cold_entry(frame.qualname) if frame.program else "")
 
 
 def _work_stream_of(value: AbsValue) -> bool:
