@@ -84,8 +84,7 @@ _READ_BACK_OPS = frozenset(k.value for k in (OpKind.COPY_D2H, OpKind.IMPLICIT_SY
 
 def work_in(model: FileModel, function: str, within: cst.CSTNode, ancestry: Ancestry, *wanted: Work) -> bool:
     """Does `within` (a loop, a comprehension of `function`) do one of `wanted`, its callees' work included?"""
-    qualname = f"{model.module}.{function}"
-    effects = [e for (name, _), walked in model.solved.walks.items() if name == qualname for e in walked.effects]
+    effects = _effects_of(model, function)
     read_backs = {e.site for e in effects if e.kind is EffectKind.OPERATION and e.operation is not None
                   and e.operation.op in _READ_BACK_OPS}
     shown = (model.node_of(shown_at(e)) for e in effects if _works(e, read_backs).intersection(wanted))
@@ -131,19 +130,22 @@ _WAIT_OPS = frozenset(k.value for k in (OpKind.STREAM_SYNC, OpKind.EVENT_SYNC, O
 
 def _steady_waits(model: FileModel, function: str) -> list[tuple[cst.CSTNode, bool]]:
     """(where it shows, in a callee's loop) of every wait of the host that runs on every pass of its loop."""
-    qualname = f"{model.module}.{function}"
     found = []
-    for (name, _), walked in model.solved.walks.items():
-        for effect in walked.effects if name == qualname else ():
-            operation = effect.operation
-            if effect.kind is not EffectKind.OPERATION or operation is None or operation.conditional \
-                    or not operation.in_loop:
-                continue
-            if operation.op in _WAIT_OPS or (operation.op == OpKind.COPY_D2H.value and operation.host_blocking):
-                at = model.node_of(shown_at(effect))
-                if at is not None:
-                    found.append((at, effect.inner_loop and bool(effect.chain)))
+    for effect in _effects_of(model, function):
+        operation = effect.operation
+        if effect.kind is not EffectKind.OPERATION or operation is None or operation.conditional or not operation.in_loop:
+            continue
+        if operation.op in _WAIT_OPS or (operation.op == OpKind.COPY_D2H.value and operation.host_blocking):
+            at = model.node_of(shown_at(effect))
+            if at is not None:
+                found.append((at, effect.inner_loop and bool(effect.chain)))
     return found
+
+
+def _effects_of(model: FileModel, function: str) -> list[Effect]:
+    """The effects of every walk of `function` (as written in the file: "f", "C.m"), under any context."""
+    qualname = f"{model.module}.{function}"
+    return [e for (name, _), walked in model.solved.walks.items() if name == qualname for e in walked.effects]
 
 
 def _in_nested_loop(at: cst.CSTNode, inner: bool, loop: cst.CSTNode, node: cst.CSTNode, ancestry: Ancestry) -> bool:
