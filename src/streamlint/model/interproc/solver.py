@@ -112,6 +112,7 @@ class Solver:
         self._from_callers = False
         self._extra_spent: dict[str, set] = {}  # the kinds of extra context each function has used
         self._kept = replay.kept_walks()
+        self._units_read: Optional[list] = None
 
     def solve_module(self) -> Solved:
         self._globals[self.program.main.name] = self._module_names(self.program.main.name)
@@ -126,12 +127,7 @@ class Solver:
         as any caller, and what every call site passes a checked function, joined, is a context
         it is walked in too (when it tells more than the root context)."""
         before = set(self.solved.walks)
-        main = self.program.main
-        called = frozenset({q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL})
-        # (a module that defines no name a caller can call has no callers: the package is not read)
-        units = self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, called, main.classes) \
-            if called or main.classes else ()
-        callers = (q for unit in units for q in self._callers_in(unit))
+        callers = (q for unit in self._caller_units() for q in self._callers_in(unit))
         self._from_callers = True  # (a callee they reach in what a call site passes: the context the joined walk gets)
         try:
             for qualname in callers:
@@ -151,6 +147,26 @@ class Solver:
             # what it reaches is reported, also a walk a caller's walk made before in the same context
             self.solved.unreported -= {key} | self._joining
             self._joining = None
+
+    def _caller_units(self) -> list:
+        """The modules of the package and the root scripts that may call a name the checked module
+        defines or spell one of its classes (read once)."""
+        if self._units_read is None:
+            main = self.program.main
+            called = frozenset({q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL})
+            # (a module that defines no name a caller can call has no callers: the package is not read)
+            self._units_read = self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, called, main.classes) \
+                if called or main.classes else []
+        return self._units_read
+
+    def _subclasses_of(self, cls: str) -> list[str]:
+        """The project classes that derive from `cls` directly, a class of the checked module, among
+        the modules read for its callers (a subclass spells its base)."""
+        if cls.rpartition(".")[0] != self.program.main.name:
+            return []
+        return [f"{unit.name}.{name}" for unit in [self.program.main, *self._caller_units()]
+                for name, bases in sorted(unit.bases.items())
+                if any(self.program.class_defined_at(b) == cls for b in bases)]
 
     def _callers_in(self, unit) -> list[str]:
         """The functions of `unit` that may call a function of the checked module: by the name
@@ -417,12 +433,31 @@ class Solver:
             rest, more = self._stores_of([m for m in methods if not m.endswith(".__init__") and unit.composes_state(m)], first)
             # what the methods' use of an attribute shows it is (`self.x.record_stream(s)`), where no store tells
             joined = shown_by_use(join_stores(first, rest), shown + more)
+            joined = self._completed_by_subclasses(cls, joined)
         finally:
             self._composing_depth -= 1
         joined = placeholders_given_way(joined)
         self._class_states[cls] = joined
         self._composing.discard(cls)
         return joined
+
+    def _completed_by_subclasses(self, cls: str, state: tuple) -> tuple:
+        """A class's methods run on an instance of the class or of a subclass: an attribute the class
+        never sets (or sets only to None) is what every one of its project subclasses sets there,
+        joined; when one of them leaves it unset, it stays unknown."""
+        subclasses = self._subclasses_of(cls)
+        if not subclasses or len(subclasses) > MAX_CONTEXTS:
+            return state
+        theirs = [dict(self._class_state_of(*sub.rsplit(".", 1))) for sub in subclasses]
+        own = dict(state)
+        for attr in sorted(set.intersection(*(set(t) for t in theirs))):
+            if attr in own and own[attr].kind is not ValueKind.NONE:
+                continue
+            value = theirs[0][attr]
+            for other in theirs[1:]:
+                value = value.join(other[attr])
+            own[attr] = value
+        return tuple(sorted(own.items()))
 
     def _stores_of(self, methods: list[str], receiver_state: tuple) -> tuple[tuple, list]:
         found: tuple = ()

@@ -177,8 +177,8 @@ def host_waits_after(model: FileModel, qualname: str, at: OperationAt) -> list[s
 
 
 def chosen(stream: Optional[StreamRef]) -> bool:
-    """A stream the code chose: made, or held at a path."""
-    return stream is not None and stream.kind in (StreamRefKind.CREATED, StreamRefKind.PATH)
+    """A stream the code chose: made, or held at a path (the host's own accesses are on no stream)."""
+    return stream is not None and stream.kind in (StreamRefKind.CREATED, StreamRefKind.PATH) and stream != HOST
 
 
 def chosen_streams(model: FileModel, qualname: str, at: OperationAt) -> list[StreamRef]:
