@@ -471,14 +471,16 @@ class Program:
                             if q.startswith(own) and "." not in q[len(own):] and q[len(own):].startswith(prefix)))
 
     def package_units(self, most: int, most_in_root: int, called: frozenset[str],
-                      named: frozenset[str] = frozenset()) -> list[ModuleUnit]:
+                      named: frozenset[str] = frozenset(), remember: bool = True) -> list[ModuleUnit]:
         """The other modules of the checked module's package and the project's root scripts that may
         call one of `called` by name or spell one of `named`, read through the loader (so the cache
         notes each). Those that spell one of them are remembered for the classes a method call may
-        reach (`_defining`), read only when they spell the method's name."""
+        reach (`_defining`), read only when they spell the method's name; not when `remember` is False
+        (a question about the package that leaves the call resolution of the walks as it was)."""
         listing = getattr(self._loader, "package", None)
         spelling, calling = listing(most, most_in_root, called, named) if listing is not None else ((), ())
-        self._package_read = [(name, text) for name, text in spelling if name != self.main.name]
+        if remember:
+            self._package_read = [(name, text) for name, text in spelling if name != self.main.name]
         units = (self.unit(name) for name in calling if name != self.main.name)
         return [unit for unit in units if unit is not None]
 

@@ -127,7 +127,12 @@ class Solver:
         as any caller, and what every call site passes a checked function, joined, is a context
         it is walked in too (when it tells more than the root context)."""
         before = set(self.solved.walks)
-        callers = (q for unit in self._caller_units() for q in self._callers_in(unit))
+        main = self.program.main
+        called = frozenset({q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL})
+        # (a module that defines no name a caller can call has no callers: the package is not read)
+        units = self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, called, main.classes) \
+            if called or main.classes else ()
+        callers = (q for unit in units for q in self._callers_in(unit))
         self._from_callers = True  # (a callee they reach in what a call site passes: the context the joined walk gets)
         try:
             for qualname in callers:
@@ -148,15 +153,13 @@ class Solver:
             self.solved.unreported -= {key} | self._joining
             self._joining = None
 
-    def _caller_units(self) -> list:
-        """The modules of the package and the root scripts that may call a name the checked module
-        defines or spell one of its classes (read once)."""
+    def _spelling_classes(self) -> list:
+        """The modules of the package and the root scripts that spell a class of the checked module
+        (read once; the walks' call resolution is left as it was until the callers' search)."""
         if self._units_read is None:
             main = self.program.main
-            called = frozenset({q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL})
-            # (a module that defines no name a caller can call has no callers: the package is not read)
-            self._units_read = self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, called, main.classes) \
-                if called or main.classes else []
+            self._units_read = self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, frozenset(),
+                                                          main.classes, remember=False) if main.classes else []
         return self._units_read
 
     def _subclasses_of(self, cls: str) -> list[str]:
@@ -164,7 +167,7 @@ class Solver:
         the modules read for its callers (a subclass spells its base)."""
         if cls.rpartition(".")[0] != self.program.main.name:
             return []
-        return [f"{unit.name}.{name}" for unit in [self.program.main, *self._caller_units()]
+        return [f"{unit.name}.{name}" for unit in [self.program.main, *self._spelling_classes()]
                 for name, bases in sorted(unit.bases.items())
                 if any(self.program.class_defined_at(b) == cls for b in bases)]
 
