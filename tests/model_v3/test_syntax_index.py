@@ -20,3 +20,35 @@ def test_the_syntax_layer_imports_nothing_of_the_model_but_itself():
                     assert not alias.name.startswith("streamlint") or alias.name.startswith(
                         "streamlint.model.syntax"
                     ), (path.name, alias.name)
+
+
+def test_every_pass_of_a_loop_runs_a_test_but_not_its_branches():
+    import libcst as cst
+
+    from streamlint.model.syntax.ancestry import Ancestry
+
+    module = cst.parse_module(
+        "for _ in range(9):\n"
+        "    a()\n"
+        "    if b() and c():\n"
+        "        d()\n"
+        "    e() if f() else g()\n"
+        "    for _ in x:\n"
+        "        h()\n"
+        "    try:\n"
+        "        i()\n"
+        "    except E:\n"
+        "        j()\n"
+    )
+    ancestry = Ancestry(module)
+    loop = module.body[0]
+    calls = {}
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            calls[node.func.value] = node
+
+    module.visit(Calls())
+    runs = {name: ancestry.every_pass(node, loop) for name, node in calls.items()}
+    assert runs == {"range": False, "a": True, "b": True, "c": False, "d": False, "e": False, "f": True,
+                    "g": False, "h": False, "i": True, "j": False}

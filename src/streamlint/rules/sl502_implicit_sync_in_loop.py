@@ -70,7 +70,12 @@ class ImplicitSyncInLoop(Rule):
       `used_bytes()` right next to it), or precedes a CUDA-graph capture;
     - it is printed or logged in a block of log lines under a switch the loop
       does not change (`if verbosityLevel > 0:`): a debug path, off unless
-      asked for.
+      asked for;
+    - later in the same pass, on every pass, the host reads a value it needs in
+      one of these ways (a decoding loop keeps the new token with
+      `generated.append(tok.item())`, then breaks on `if tok.item() == eos:` or
+      on a score threshold): that read waits for everything the earlier one
+      waits for, so the earlier one adds no wait of its own.
 
     Which loops make a hot path is the same for SL103, SL201, SL501 and SL502:
     - a loop of a few passes written out in the code (`for t in [fp32, fp16]:`,
@@ -286,10 +291,35 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
     purpose = sync.purpose(model, ancestry, purposes)
     if purpose is not None and purpose.needed:
         return None  # the host needs the value: control flow, a shape, a test, a measurement
+    if _waited_anyway(analysis, model, ancestry, purposes, sync):
+        return None  # a later read of the same pass that the host needs waits for all this one waits for
     if _sized_by_data(operation.api):
         return Finding(sync.node, f"{what} sizes its result from the data, so the host waits for the stream on every "
                                   f"{where}", help=_FIXED_SHAPES)
     return _worded(analysis, sync, what, where, purpose)
+
+
+def _waited_anyway(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: _Sync) -> bool:
+    """The same pass of the loop goes on to a host read it needs (a stop test on the new token), on every pass: that
+    read waits for everything this one waits for, so this one adds no wait of its own, and reading after the loop
+    would not remove the per-pass wait."""
+    here = analysis.position(sync.node)
+    if not sync.loops or here is None:
+        return False
+    loop = sync.loops[-1]
+    for other in own_operations(model):
+        if other.function != sync.own.function or other.context != sync.own.context or other.site == sync.own.site \
+                or other.operation.op not in _READS or other.operation.conditional or other.chain:
+            continue
+        node = model.node_of(other.site)
+        there = analysis.position(node) if node is not None else None
+        if there is None or (there.start.line, there.start.column) <= (here.start.line, here.start.column) \
+                or not ancestry.every_pass(node, loop):
+            continue
+        later = purposes.purpose(node, True, other.operation.op == _D2H, False, False)
+        if later is not None and later.needed:
+            return True
+    return False
 
 
 def _sized_by_data(api_name: str) -> bool:

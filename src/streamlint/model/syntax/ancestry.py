@@ -55,6 +55,23 @@ class Ancestry:
             child = current
         return found[::-1]
 
+    def every_pass(self, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
+        """Whether `node` runs on every pass of `loop` that reaches it in order: not in a branch of a test inside the
+        loop (a test's own condition runs), not past the first operand of `and`/`or`, not in an exception
+        handler, a nested loop or a comprehension."""
+        child = node
+        for current in self.ancestors(node):
+            if current is loop:  # (in its body, or a `while` test; a `for` header runs once)
+                return child is current.body or (isinstance(current, cst.While) and child is current.test)
+            if isinstance(current, SCOPES + (cst.For, cst.While, cst.ExceptHandler, cst.BaseComp)):
+                return False
+            if isinstance(current, (cst.If, cst.IfExp)) and child is not current.test:
+                return False
+            if isinstance(current, cst.BooleanOperation) and child is current.right:
+                return False
+            child = current
+        return False
+
     def inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
         return node is ancestor or any(a is ancestor for a in self.ancestors(node))
 
