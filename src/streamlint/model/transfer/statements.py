@@ -8,7 +8,7 @@ from typing import Callable, Optional, Sequence, Union
 import libcst as cst
 
 from streamlint.model.api import numba_cuda, python_std, torch_api
-from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS
+from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS, Arg
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.domain.order import HOST, AccessEvent, Conflict, ConflictKind, access_key
 from streamlint.model.domain.paths import Index, Path, Root, RootKind, outermost_site
@@ -19,7 +19,8 @@ from streamlint.model.domain.values import MERGED, NO_ITEMS, OPTION, UNKNOWN, Ab
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import released, untold_access
 from streamlint.model.transfer.act import access, do, host_access, kernel, unseen_devices, untold_tensor, wait_for
-from streamlint.model.transfer.devices import is_device, is_host, placed
+from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.devices import is_device, is_host, memory_named, placed
 from streamlint.model.transfer.expressions import evaluate, memory_of, slice_bounds, unpacked
 from streamlint.model.transfer.frame import Frame
 from streamlint.model.syntax.counters import advance
@@ -59,11 +60,25 @@ def _module_move(call: cst.BaseExpression, state: State, frame: Frame) -> Option
     receiver, state = evaluate(call.func.value, state, frame)
     if receiver.kind is not ValueKind.UNKNOWN or receiver.identity is None:
         return None
+    positional, keywords = [], {}
     for arg in call.args:
-        _, state = evaluate(arg.value, state, frame)
-    current = state.current_stream(F)
-    module = AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, receiver.identity, current)
-    state = access(state, frame, frame.site(call), receiver.identity, True, current, guard=receiver.identity)
+        value, state = evaluate(arg.value, state, frame)
+        if arg.keyword is not None:
+            keywords[arg.keyword.value] = (value, arg.value)
+        else:
+            positional.append((value, arg.value))
+    arguments = Arguments(tuple(positional), keywords, None, call)
+    current, site = state.current_stream(F), frame.site(call)
+    to_host = call.func.attr.value == "to" and memory_named(arguments, Arg(0, "device")) is Memory.PAGEABLE \
+        or memory_named(arguments, Arg(kw="device")) is Memory.PAGEABLE
+    module = AbsValue(ValueKind.BUFFER, F, Memory.PAGEABLE if to_host else Memory.DEVICE, receiver.identity, current)
+    state = access(state, frame, site, receiver.identity, True, current, guard=receiver.identity)
+    told = to_host or call.func.attr.value != "to" or memory_named(arguments, Arg(0, "device")) is not None \
+        or memory_named(arguments, Arg(kw="device")) is not None
+    if not arguments.flag(Arg(kw="non_blocking"), False) and (to_host or not told):
+        # (a blocking move to the host returns with the parameters there: the host waited for the copy; to a
+        # device not told, it may have; a cast or a move to a GPU does not wait)
+        state = do(state, frame, Effect(EffectKind.SYNC, site, stream=current, may=not to_host))
     return learn(state, module)  # (every name of it holds the moved module)
 
 
