@@ -34,6 +34,8 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     fact = torch_api.FUNCTIONS.get(name)
     if fact is not None:
         return apply_fact(fact, arguments, state, frame, name)
+    if name in torch_api.MODULE_STATE:  # (it moves with its module: a device not told)
+        return fresh(frame, arguments, Memory.UNKNOWN, None), state
     if name in torch_api.COLLECTIVES:
         return _collective(torch_api.COLLECTIVES[name], _tensor_arguments(name, arguments), state, frame)
     if name.startswith(torch_api.TENSOR_LIST_FUNCTIONS):
