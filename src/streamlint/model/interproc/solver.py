@@ -280,14 +280,20 @@ class Solver:
 
     def kernel_framework(self, qualname: str) -> str:
         """Whose current stream a launch of the project function `qualname` without a stream runs on: PyTorch's for a
-        Triton kernel, else Numba's; "" when not a function."""
+        Triton kernel, Numba's for a Numba kernel; "" when not told or not a function (a class subscripted,
+        `Dataset[T](...)`, makes an instance of a generic class)."""
+        if self.program.is_class(qualname):
+            return ""
         function = self.program.function(qualname)
         unit = self.program.unit(function.module) if function is not None else None
         if unit is None or not isinstance(function.node, cst.FunctionDef):
             return ""
         decorators = {qualified(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator, unit.imports)
                       for d in function.node.decorators}
-        return triton.LAUNCHED_ON if decorators & triton.KERNEL_DECORATORS else "numba"
+        if decorators & triton.KERNEL_DECORATORS:
+            return triton.LAUNCHED_ON
+        # (a decorator of Numba's: its legacy default stream; one nothing tells of, a project's own wrapper: not told)
+        return "numba" if any(d.split(".", 1)[0] == "numba" for d in decorators) else ""
 
     def kernel_writes(self, qualname: str) -> Optional[frozenset[int]]:
         function = self.program.function(qualname)

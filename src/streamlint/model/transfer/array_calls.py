@@ -130,11 +130,15 @@ def launch(kernel: AbsValue, settings: Optional[list[AbsValue]], arguments: Argu
     kernel called (`raw(grid, block, (a, b), stream=s)`: the current stream without one; `kernel:cupy:2`: the items of
     argument 2 are its arrays): it reads its arrays and writes those its body stores into (all, when not told)."""
     parts, compiled = kernel.target.split(":"), kernel.target.startswith("kernel:")
-    launched_by = frame.program.kernel_framework(kernel.target) if frame.program and kernel.target and not compiled else ""
-    writes = frame.program.kernel_writes(kernel.target) if launched_by == "numba" else None
+    launched_by = "" if compiled else kernel.framework or (
+        frame.program.kernel_framework(kernel.target) if frame.program and kernel.target else "")
+    writes = frame.program.kernel_writes(kernel.target) if frame.program and launched_by == "numba" and kernel.target \
+        else None
     framework = (parts[1] if len(parts) > 1 else "cupy") if compiled else launched_by
-    if settings is None and framework == "numba" and compiled_from(arguments) is not None:  # `cuda.jit(signature)(fn)`
-        return compiled_from(arguments), state
+    if not framework:
+        return UNKNOWN, state  # (a subscripted call nothing tells is a kernel's: a generic class, a wrapper's kernel)
+    if settings is None and framework == "numba" and len(parts) < 3:  # `cuda.jit(signature)(fn)`: fn compiled
+        return compiled_from(arguments) or AbsValue(ValueKind.CALLABLE, "numba"), state
     told = arguments.value(Arg(kw="stream")) if settings is None else settings[2] if len(settings) > 2 else NONE
     # (Triton's launcher queues on PyTorch's current stream: its `[grid]` names no stream)
     stream = state.current_stream(framework) if launched_by == triton.LAUNCHED_ON else \

@@ -160,7 +160,7 @@ def compiled_from(arguments: Arguments) -> Optional[AbsValue]:
     """`cuda.jit(fn)`, `cuda.jit(signature)(fn)`: the kernel of the project function `fn`."""
     given = arguments.value(Arg(0))
     if given is not None and given.kind is ValueKind.CALLABLE and given.target and ":" not in given.target:
-        return given
+        return replace(given, framework="numba")  # (compiled by Numba, whatever its own decorators say)
     return None
 
 
