@@ -34,6 +34,8 @@ def optimizer_base(base_texts: list[str]) -> bool:
 MODULE_NAMESPACE = "torch.nn."
 # The methods that move a module's parameters (and return the module): `.cuda()`, `.to(device)`.
 MODULE_MOVES = frozenset({"cuda", "to"})
+# A module's methods that yield (name, item) pairs: the names are strings the host has.
+NAMED_ITEMS = frozenset({"named_parameters", "named_buffers", "named_modules", "named_children"})
 MODULE_HOT_METHODS = frozenset({"forward"})
 # Cold entries: methods of a module or an optimizer that PyTorch (and the code that saves, restores or prints
 # one) calls at checkpoint, restore or print time, never once per step; what they reach only is off the hot path.

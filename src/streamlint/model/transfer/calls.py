@@ -219,6 +219,10 @@ def _answered_first(name: str, receiver: AbsValue, arguments: Arguments, state: 
         return torch_calls.optimizer_step(receiver, name, arguments, state, frame)
     if name == "parameters" and torch_calls.parameters_of(receiver) is not None:
         return torch_calls.parameters_of(receiver), state
+    if name in torch_modules.NAMED_ITEMS and torch_calls.parameters_of(receiver) is not None:
+        # (name, item) pairs: the name a string the host has, the item as `parameters()` gives it
+        pair = AbsValue(ValueKind.CONTAINER, positions=(AbsValue(ValueKind.HOST_NUMBER), UNKNOWN))
+        return AbsValue(ValueKind.CONTAINER, "torch", element=pair), state
     if _own_method(name, receiver, frame):
         return _project_call(f"{frame.module}.{frame.class_name}.{name}", arguments, state, frame)
     return None

@@ -374,6 +374,16 @@ def _repeated(node: cst.BaseExpression, values: list) -> Optional[AbsValue]:
     return replace(lists[0], positions=())
 
 
+def _looked_up(node: cst.BaseExpression, values: list[AbsValue]) -> bool:
+    """`x in c` / `x not in c` where `c` is no tensor nor a list or tuple written out: a dict's or a set's lookup
+    (a tensor hashes by identity), or a container's not told; `t in [a, b]` compares with each item, `x in t` reads `t`."""
+    if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+        return False
+    comparison = node.comparisons[0]
+    return isinstance(comparison.operator, (cst.In, cst.NotIn)) and not values[1].is_buffer and not values[1].either \
+        and not isinstance(comparison.comparator, (cst.List, cst.Tuple))
+
+
 def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated:
     """`a * 2`, `-a`, `a > b`: an operation on tensors where they live (PyTorch's invariant)."""
     operands = [getattr(node, name) for name in ("left", "right", "expression") if hasattr(node, name)]
@@ -395,6 +405,8 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     buffers = [b for v in values for b in ((v,) if v.is_buffer else v.either)]
     if isinstance(node, cst.Comparison) and all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in node.comparisons):
         return HOST_NUMBER, state  # `x is None`: the host compares references, no kernel runs
+    if _looked_up(node, values):
+        return HOST_NUMBER, state  # `key in table`: the container's own lookup, by hash; no kernel runs
     if _configuration(node, operands, values, frame):
         return replace(UNKNOWN, target=OPTION), state
     if not buffers:
