@@ -52,3 +52,38 @@ def test_every_pass_of_a_loop_runs_a_test_but_not_its_branches():
     runs = {name: ancestry.every_pass(node, loop) for name, node in calls.items()}
     assert runs == {"range": False, "a": True, "b": True, "c": False, "d": False, "e": False, "f": True,
                     "g": False, "h": False, "i": True, "j": False}
+
+
+def test_a_pass_that_leaves_its_loop_after_a_statement_runs_it_once():
+    import libcst as cst
+
+    from streamlint.model.syntax.ancestry import Ancestry
+
+    module = cst.parse_module(
+        "def f(items):\n"
+        "    for item in items:\n"
+        "        if item.busy:\n"
+        "            continue\n"
+        "        try:\n"
+        "            a()\n"
+        "            return True\n"
+        "        except E:\n"
+        "            b()\n"
+        "        c()\n"
+        "        if item.last:\n"
+        "            break\n"
+        "        for x in item:\n"
+        "            d()\n"
+        "            break\n"
+    )
+    ancestry = Ancestry(module)
+    loop = module.body[0].body.body[0]
+    calls = {}
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            calls[node.func.value] = node
+
+    module.visit(Calls())
+    leaves = {name: ancestry.leaves_after(node, loop) for name, node in calls.items()}
+    assert leaves == {"a": True, "b": False, "c": False, "d": False}

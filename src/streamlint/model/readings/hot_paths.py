@@ -108,7 +108,8 @@ def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry
     placement policy of loops): none when one waits for a person every pass (`input()`), nor in a function that
     runs at checkpoint, restore or print time (a cold entry, or reached from cold entries only); never a loop of a few
     passes written out (a literal sequence, `range(3)`), nor one over the devices (each pass makes current the device its
-    item names: as many passes as devices); never an outer loop, whose every pass runs a nested loop
+    item names: as many passes as devices), nor one whose pass leaves it after `node` (a `return` or a `break`: it
+    runs once per entry); never an outer loop, whose every pass runs a nested loop
     (its own or a callee's) that already waits for the GPU on every pass (an epoch around its steps: one wait
     more per pass of it is spread over the nested loop's)."""
     loops = ancestry.loops_around(node)
@@ -116,7 +117,7 @@ def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry
         return []
     unit = model.solver.program.unit(model.module)
     imports = unit.imports if unit is not None else {}
-    loops = [loop for loop in loops if not unrolled(loop)
+    loops = [loop for loop in loops if not unrolled(loop) and not ancestry.leaves_after(node, loop)
              and not per_device(loop, lambda expr: qualified(expr, imports), DEVICE_SELECTORS)]
     if not loops:
         return loops

@@ -72,6 +72,23 @@ class Ancestry:
             child = current
         return False
 
+    def leaves_after(self, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
+        """Does every pass of `loop` that reaches `node` leave the loop after it: a `return`, a `raise`, or a `break`
+        of that loop later in a block around it (a loop that tries its items until one works: `node` runs once)?"""
+        child = node
+        for current in self.ancestors(node):
+            if current is loop or isinstance(current, SCOPES):
+                return False
+            if isinstance(current, cst.IndentedBlock):
+                later = current.body[next((i for i, s in enumerate(current.body) if s is child), len(current.body)) + 1:]
+                # (a `break` leaves the innermost loop around it: `loop`'s only when no other lies between)
+                innermost = next((a for a in self.ancestors(current) if isinstance(a, (cst.For, cst.While))), None)
+                exits = (cst.Return, cst.Raise, cst.Break) if innermost is loop else (cst.Return, cst.Raise)
+                if any(isinstance(s, cst.SimpleStatementLine) and any(isinstance(p, exits) for p in s.body) for s in later):
+                    return True
+            child = current
+        return False
+
     def inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
         return node is ancestor or any(a is ancestor for a in self.ancestors(node))
 
