@@ -17,9 +17,9 @@ from streamlint.model.readings.operations import drained_alone, host_writes_into
 from streamlint.model.summary.effects import Operation
 from streamlint.model.syntax import ancestry as nesting
 from streamlint.model.syntax.ancestry import Ancestry
-from streamlint.model.syntax.sync_purpose import comprehension_of
+from streamlint.model.syntax.sync_purpose import SyncPurposes, comprehension_of
 from streamlint.rules import _labels as labels
-from streamlint.rules._shared import api_named, hot_entry_name, named
+from streamlint.rules._shared import api_named, hot_entry_name, named, waited_later_in_pass
 from streamlint.rules.base import Finding, Rule
 
 
@@ -66,6 +66,11 @@ class MissingNonBlocking(Rule):
       (`if i < 25:`) runs on the first passes only; so does one under a test
       that runs now and then (`if step % 100 == 0:`, `if debug:`), in an
       `except` handler, or after an early `return` that a cache hit takes.
+
+    A tensor built on the host and uploaded in a pass that goes on, on every
+    pass, to a host read it needs (`if has_data.item() == 0: break` after the
+    ranks reduce a flag) is not reported: that read waits for all the upload
+    waits for.
 
     ## Why is this bad?
     With `non_blocking=False` (the default) PyTorch queues the copy on the
@@ -193,8 +198,10 @@ def _host_built_uploads(model, analysis, reported: set[str]):
     iteration of a loop that queues GPU work, or on every call of a hot entry (no fix: a non-blocking
     copy of pageable memory is SL301's problem)."""
     ancestry = Ancestry(analysis.module)
+    purposes = SyncPurposes(ancestry)
     done: set[str] = set(reported)
-    for own in hot_operations(model):
+    operations = hot_operations(model)
+    for own in operations:
         operation = own.operation
         if own.site in done or not (operation.op == OpKind.COPY_H2D.value and operation.host_built
                                     and operation.non_blocking is False):
@@ -203,6 +210,9 @@ def _host_built_uploads(model, analysis, reported: set[str]):
         where = _hot_where(model, ancestry, own, call) if isinstance(call, cst.Call) else None
         if where is None:
             continue
+        loops = ancestry.loops_around(call)
+        if loops and waited_later_in_pass(analysis, model, ancestry, purposes, operations, own, call, loops[-1]):
+            continue  # (the pass waits for the GPU later anyway, for a read it needs: the upload's wait is in that)
         done.add(own.site)
         yield Finding(
             call,

@@ -23,7 +23,7 @@ from streamlint.model.syntax.sync_purpose import (
     comprehension_of,
     element_read,
 )
-from streamlint.rules._shared import OPERATION_WORDS, STEP_TIMING_HELP, api_named, hot_entry_name
+from streamlint.rules._shared import OPERATION_WORDS, STEP_TIMING_HELP, api_named, hot_entry_name, waited_later_in_pass
 from streamlint.rules.base import Finding, Rule
 from streamlint.rules.sl202_blocking_copy_in_stream_region import BlockingCopyInStreamRegion
 
@@ -294,35 +294,13 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
     purpose = sync.purpose(model, ancestry, purposes)
     if purpose is not None and purpose.needed:
         return None  # the host needs the value: control flow, a shape, a test, a measurement
-    if _waited_anyway(analysis, model, ancestry, purposes, sync):
+    if sync.loops and waited_later_in_pass(analysis, model, ancestry, purposes, own_operations(model), sync.own,
+                                           sync.node, sync.loops[-1]):
         return None  # a later read of the same pass that the host needs waits for all this one waits for
     if _sized_by_data(operation.api):
         return Finding(sync.node, f"{what} sizes its result from the data, so the host waits for the stream on every "
                                   f"{where}", help=_FIXED_SHAPES)
     return _worded(analysis, sync, what, where, purpose)
-
-
-def _waited_anyway(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: _Sync) -> bool:
-    """The same pass of the loop goes on to a host read it needs (a stop test on the new token), on every pass: that
-    read waits for everything this one waits for, so this one adds no wait of its own, and reading after the loop
-    would not remove the per-pass wait."""
-    here = analysis.position(sync.node)
-    if not sync.loops or here is None:
-        return False
-    loop = sync.loops[-1]
-    for other in own_operations(model):
-        if other.function != sync.own.function or other.context != sync.own.context or other.site == sync.own.site \
-                or other.operation.op not in _READS or other.operation.conditional or other.chain:
-            continue
-        node = model.node_of(other.site)
-        there = analysis.position(node) if node is not None else None
-        if there is None or (there.start.line, there.start.column) <= (here.start.line, here.start.column) \
-                or not ancestry.every_pass(node, loop):
-            continue
-        later = purposes.purpose(node, True, other.operation.op == _D2H, False, False)
-        if later is not None and later.needed:
-            return True
-    return False
 
 
 def _sized_by_data(api_name: str) -> bool:
