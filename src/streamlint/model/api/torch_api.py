@@ -202,6 +202,12 @@ COLLECTIVES: dict[str, tuple[int, ...]] = {
     _D + "all_to_all": (0,), _D + "all_to_all_single": (0,), _D + "gather": (1,), _D + "scatter": (0,),
     _D + "recv": (0,), _D + "irecv": (0,), _D + "send": (), _D + "isend": (),
 }
+# Functional collectives (`torch.distributed._functional_collectives`): they read their first argument, a CUDA
+# tensor, on the current stream and return a new CUDA tensor made there (waited for by `wait_tensor` or its first use).
+FUNCTIONAL_COLLECTIVES = frozenset(_D + "_functional_collectives." + name for name in (
+    "all_reduce", "all_gather_tensor", "reduce_scatter_tensor", "all_to_all_single", "broadcast", "permute_tensor",
+    "all_reduce_autograd", "all_gather_tensor_autograd", "reduce_scatter_tensor_autograd",
+    "all_to_all_single_autograd"))
 # The same collectives' tensor parameters by name, in their positions (`all_to_all_single(output=out)`).
 COLLECTIVE_TENSOR_PARAMS: dict[str, tuple[str, ...]] = {
     **{_D + name: ("tensor",) for name in ("all_reduce", "broadcast", "reduce", "recv", "irecv", "send", "isend")},

@@ -38,6 +38,9 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         return fresh(frame, arguments, Memory.UNKNOWN, None), state
     if name in torch_api.COLLECTIVES:
         return _collective(torch_api.COLLECTIVES[name], _tensor_arguments(name, arguments), state, frame)
+    if name in torch_api.FUNCTIONAL_COLLECTIVES and arguments.positional:
+        _, state = _collective((), replace(arguments, positional=arguments.positional[:1], keywords={}), state, frame)
+        return fresh(frame, arguments, Memory.DEVICE, state.current_stream(F)), state
     if name.startswith(torch_api.TENSOR_LIST_FUNCTIONS):
         return _tensor_lists(name.endswith("_"), arguments, state, frame)
     if name in torch_api.ITEM_COMBINERS:
