@@ -40,13 +40,12 @@ FUNCTIONS: dict[str, Fact] = {
     "contextlib.nullcontext": Fact(None, F, result="none"),
 }
 
-# torch.<creator>(..., device=, pin_memory=): device from the keywords, CPU otherwise.
-
 # Tensors a module keeps as its state (`nn.Parameter(torch.randn(...))`, `nn.Buffer(...)`): they move with the
 # module (`model.to("cuda")`), so where the data was made tells nothing of where they are when used.
 MODULE_STATE = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
                           "torch.nn.parameter.Buffer"})
 
+# torch.<creator>(..., device=, pin_memory=): device from the keywords, CPU otherwise.
 CREATORS = frozenset({
     "rand", "randn", "randint", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "tensor",
     "as_tensor", "empty_strided", "randperm", "normal",

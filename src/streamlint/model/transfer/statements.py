@@ -69,8 +69,8 @@ def _module_move(call: cst.BaseExpression, state: State, frame: Frame) -> Option
             positional.append((value, arg.value))
     arguments = Arguments(tuple(positional), keywords, None, call)
     current, site = state.current_stream(F), frame.site(call)
-    to_host = call.func.attr.value == "to" and memory_named(arguments, Arg(0, "device")) is Memory.PAGEABLE \
-        or memory_named(arguments, Arg(kw="device")) is Memory.PAGEABLE
+    to_host = call.func.attr.value == "to" and Memory.PAGEABLE in (memory_named(arguments, Arg(0, "device")),
+                                                                   memory_named(arguments, Arg(kw="device")))
     module = AbsValue(ValueKind.BUFFER, F, Memory.PAGEABLE if to_host else Memory.DEVICE, receiver.identity, current)
     state = access(state, frame, site, receiver.identity, True, current, guard=receiver.identity)
     told = to_host or call.func.attr.value != "to" or memory_named(arguments, Arg(0, "device")) is not None \
