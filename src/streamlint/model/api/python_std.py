@@ -21,6 +21,8 @@ TYPE_QUERIES = frozenset({
     "builtins.isinstance", "builtins.issubclass", "builtins.hasattr", "builtins.callable", "builtins.type",
     "builtins.id",
 })
+# Calls that bind a function to arguments for a later call (`functools.partial(f, model)`): nothing runs now.
+DEFERRED_CALLS = frozenset({"functools.partial"})
 # Calls that pair the items of their iterables, position by position (`for s, buf in zip(streams, bufs)`).
 PAIRING_CALLS = frozenset({"builtins.zip"})
 # qualified name -> the iterable whose items it pairs with a number (`for i, x in enumerate(xs)`).

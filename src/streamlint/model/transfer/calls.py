@@ -181,6 +181,8 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         return _super(frame), state
     if target in python_std.ATTRIBUTE_SETTERS:
         return UNKNOWN, _set_attribute(python_std.ATTRIBUTE_SETTERS[target], arguments, state)
+    if target in python_std.DEFERRED_CALLS:  # a function bound to arguments for later: nothing runs now
+        return UNKNOWN, state
     if target.startswith("builtins."):
         return _builtin_or_opaque(target, arguments, state, frame)
     if target.rpartition(".")[0] in torch_api.TENSOR_FUNCTION_NAMESPACES \
