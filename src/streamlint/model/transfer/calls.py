@@ -179,10 +179,10 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         return fact_calls.apply_fact(modelled, arguments, state, frame, target)
     if target == "builtins.super":
         return _super(frame), state
-    if target in python_std.ATTRIBUTE_SETTERS:
-        return UNKNOWN, _set_attribute(python_std.ATTRIBUTE_SETTERS[target], arguments, state)
-    if target in python_std.DEFERRED_CALLS:  # a function bound to arguments for later: nothing runs now
-        return UNKNOWN, state
+    if target in python_std.ATTRIBUTE_SETTERS or target in python_std.DEFERRED_CALLS:
+        # (`setattr(obj, "x", v)` stores; `functools.partial(f, x)` binds a call for later: nothing runs now)
+        setter = python_std.ATTRIBUTE_SETTERS.get(target)
+        return UNKNOWN, _set_attribute(setter, arguments, state) if setter is not None else state
     if target.startswith("builtins."):
         return _builtin_or_opaque(target, arguments, state, frame)
     if target.rpartition(".")[0] in torch_api.TENSOR_FUNCTION_NAMESPACES \
