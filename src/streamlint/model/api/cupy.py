@@ -10,10 +10,9 @@ F = "cupy"
 
 FUNCTIONS: dict[str, Fact] = {
     "cupy.cuda.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="not:non_blocking"),
-    "cupy.cuda.ExternalStream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown",
-        target=Arg(0, "ptr")),
-    "cupy.cuda.Stream.from_external": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown",
-        target=Arg(0, "stream")),
+    # A wrapper of a stream made elsewhere: no stream is made (API-FACTS: it keeps the foreign flags)
+    "cupy.cuda.ExternalStream": Fact(None, F, result="wrapped_stream", target=Arg(0, "ptr")),
+    "cupy.cuda.Stream.from_external": Fact(None, F, result="wrapped_stream", target=Arg(0, "stream")),
     "cupy.cuda.get_current_stream": Fact(None, F, result="current_stream"),
     "cupy.cuda.Event": Fact(K.EVENT_CREATE, F, result="event"),
     "cupy.cuda.Device().synchronize": Fact(K.DEVICE_SYNC, F, blocking=Block.ALWAYS),

@@ -15,8 +15,8 @@ FUNCTIONS: dict[str, Fact] = {
     "numba.cuda.default_stream": Fact(None, F, result="legacy_stream"),
     "numba.cuda.legacy_default_stream": Fact(None, F, result="legacy_stream"),
     "numba.cuda.per_thread_default_stream": Fact(None, F, result="per_thread_stream"),
-    "numba.cuda.external_stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown",
-        target=Arg(0, "ptr")),
+    # a wrapper of a stream made elsewhere: no stream is made, the foreign flags kept
+    "numba.cuda.external_stream": Fact(None, F, result="wrapped_stream", target=Arg(0, "ptr")),
     "numba.cuda.event": Fact(K.EVENT_CREATE, F, result="event"),
     "numba.cuda.synchronize": Fact(K.DEVICE_SYNC, F, blocking=Block.ALWAYS),
     "numba.cuda.to_device": Fact(

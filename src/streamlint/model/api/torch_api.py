@@ -13,10 +13,9 @@ FUNCTIONS: dict[str, Fact] = {
     "torch.cuda.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="no"),
     "torch.Stream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="no"),
     # a foreign stream keeps its creation flags, which the code does not show
-    "torch.cuda.ExternalStream": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown",
-        target=Arg(0, "stream_ptr")),
-    "torch.cuda.get_stream_from_external": Fact(K.STREAM_CREATE, F, result="stream", creates_blocking="unknown",
-        target=Arg(0, "data_ptr")),
+    # A wrapper of a stream made elsewhere: no stream is made (API-FACTS 4.1: it keeps the foreign flags)
+    "torch.cuda.ExternalStream": Fact(None, F, result="wrapped_stream", target=Arg(0, "stream_ptr")),
+    "torch.cuda.get_stream_from_external": Fact(None, F, result="wrapped_stream", target=Arg(0, "data_ptr")),
     "torch.cuda.current_stream": Fact(None, F, result="current_stream"),
     "torch.cuda.default_stream": Fact(None, F, result="legacy_stream"),
     "torch.cuda.stream": Fact(None, F, result="context", stream_arg=Arg(0, "stream")),

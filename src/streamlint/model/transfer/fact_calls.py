@@ -178,6 +178,8 @@ def apply_fact(fact: Fact, arguments: Arguments, state: State, frame: Frame, api
         value, state = handler(fact, arguments, state, frame)
     elif fact.result == "current_stream":
         value = stream_value(state.current_stream(fact.framework))
+    elif fact.result == "wrapped_stream":
+        value = _wrapped_stream(fact, arguments, frame)
     else:
         value = result_of(fact, arguments, frame, None)
     if fact.returns_tuple:  # cuda-python: (error, value)
@@ -261,9 +263,7 @@ def _shared_view(fact: Fact, arguments: Arguments) -> Optional[AbsValue]:
 
 def _create_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
     rule = fact.creates_blocking or "yes"
-    # a stream whose flags the code does not show (`ExternalStream(ptr)`) is taken as ordered by
-    # the legacy default stream: unknown stays silent
-    blocking = rule in ("yes", "unknown")
+    blocking = rule == "yes"
     if rule.startswith("not:"):
         blocking = arguments.flag(Arg(kw=rule[4:]), False) is False
     if rule.startswith("flags:"):
@@ -274,6 +274,20 @@ def _create_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame)
         # any stream, the current one or the one another wrapper of it makes current (unknown stays silent)
         return AbsValue(ValueKind.STREAM, fact.framework, stream=UNKNOWN_STREAM), state
     return stream_value(StreamRef.created(frame.site(arguments.node), fact.framework, blocking)), state
+
+
+def _wrapped_stream(fact: Fact, arguments: Arguments, frame: Frame) -> AbsValue:
+    """`ExternalStream(ptr)`: a stream made elsewhere, wrapped (none is made). The handle of a stream the code holds
+    (`ExternalStream(torch_stream.cuda_stream)`) wraps that very stream: its work is that stream's, its flags its own
+    (a PyTorch pool stream is non-blocking), entered it is this framework's current stream. A handle the code does not
+    show where it came from is any stream (unknown stays silent); one it shows nothing more of is taken as ordered by
+    the legacy default stream."""
+    handle = arguments.value(fact.target)
+    if handle is not None and handle.kind is ValueKind.UNKNOWN and handle.identity is None:
+        return AbsValue(ValueKind.STREAM, fact.framework, stream=UNKNOWN_STREAM)
+    if handle is not None and handle.kind is ValueKind.STREAM and handle.stream is not None and handle.stream.known:
+        return AbsValue(ValueKind.STREAM, fact.framework, stream=handle.stream)
+    return stream_value(StreamRef.created(frame.site(arguments.node), fact.framework, True))
 
 
 def _flags_block(flags: Optional[AbsValue]) -> bool:
