@@ -287,29 +287,9 @@ def _withs_around(builder, node: cst.CSTNode, other: Optional[cst.CSTNode]) -> l
     return found
 
 
-# The host reads device data (Operation.op, the fact tables' kinds): what a later read of a pass may be.
-_HOST_READS = frozenset({"implicit synchronization", "D2H copy"})
-
-
-def waited_later_in_pass(analysis, model, ancestry, purposes, operations: list, own, node: cst.CSTNode,
-                         loop: cst.CSTNode) -> bool:
-    """The same pass of `loop` goes on, on every pass, to a host read it needs (a stop test on the new token, an
-    agreement between ranks on when to stop): that read waits for everything queued before it, so an earlier wait
-    of the pass adds none of its own, and moving it out of the loop would not remove the per-pass wait.
-    `operations`: the file's operations, once each (`readings.hot_paths.own_operations`)."""
-    here = analysis.position(node)
-    if here is None:
-        return False
-    for other in operations:
-        if other.function != own.function or other.site == own.site \
-                or other.operation.op not in _HOST_READS or other.operation.conditional or other.chain:
-            continue
-        later_node = model.node_of(other.site)
-        there = analysis.position(later_node) if later_node is not None else None
-        if there is None or (there.start.line, there.start.column) <= (here.start.line, here.start.column) \
-                or not ancestry.every_pass(later_node, loop):
-            continue
-        later = purposes.purpose(later_node, True, other.operation.op == "D2H copy", False, False)
-        if later is not None and later.needed:
-            return True
-    return False
+def start_of(analysis):
+    """Where a node starts in the checked file, (line, column), or None: the order of two nodes of one function."""
+    def start(node: cst.CSTNode) -> Optional[tuple[int, int]]:
+        placed = analysis.position(node)
+        return (placed.start.line, placed.start.column) if placed is not None else None
+    return start

@@ -11,7 +11,7 @@ from streamlint.fixes.model import Applicability
 from streamlint.model.api.facts import OpKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import Memory
-from streamlint.model.readings.hot_paths import Work, repeating_loops, work_in
+from streamlint.model.readings.hot_paths import Work, repeating_loops, waited_later_in_pass, work_in
 from streamlint.model.readings.hot_paths import own_operations as hot_operations
 from streamlint.model.readings.operations import drained_alone, host_writes_into, leaves_unordered, own_operations
 from streamlint.model.summary.effects import Operation
@@ -19,7 +19,7 @@ from streamlint.model.syntax import ancestry as nesting
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.sync_purpose import SyncPurposes, comprehension_of
 from streamlint.rules import _labels as labels
-from streamlint.rules._shared import api_named, hot_entry_name, named, waited_later_in_pass
+from streamlint.rules._shared import api_named, hot_entry_name, named, start_of
 from streamlint.rules.base import Finding, Rule
 
 
@@ -211,7 +211,7 @@ def _host_built_uploads(model, analysis, reported: set[str]):
         if where is None:
             continue
         loops = ancestry.loops_around(call)
-        if loops and waited_later_in_pass(analysis, model, ancestry, purposes, operations, own, call, loops[-1]):
+        if loops and waited_later_in_pass(model, ancestry, purposes, operations, own, call, loops[-1], start_of(analysis)):
             continue  # (the pass waits for the GPU later anyway, for a read it needs: the upload's wait is in that)
         done.add(own.site)
         yield Finding(

@@ -13,6 +13,7 @@ from streamlint.model.readings.hot_paths import (
     Work,
     own_operations,
     repeating_loops,
+    waited_later_in_pass,
     work_in,
 )
 from streamlint.model.readings.operations import OperationAt, round_trips
@@ -23,7 +24,7 @@ from streamlint.model.syntax.sync_purpose import (
     comprehension_of,
     element_read,
 )
-from streamlint.rules._shared import OPERATION_WORDS, STEP_TIMING_HELP, api_named, hot_entry_name, waited_later_in_pass
+from streamlint.rules._shared import OPERATION_WORDS, STEP_TIMING_HELP, api_named, hot_entry_name, start_of
 from streamlint.rules.base import Finding, Rule
 from streamlint.rules.sl202_blocking_copy_in_stream_region import BlockingCopyInStreamRegion
 
@@ -230,7 +231,8 @@ class ImplicitSyncInLoop(Rule):
         ancestry = Ancestry(analysis.module)
         purposes = SyncPurposes(ancestry)
         trips = {trip.read_site for trip in round_trips(model)}  # SL503's: the value needs no device at all
-        for own in own_operations(model):
+        operations = own_operations(model)
+        for own in operations:
             operation = own.operation
             if operation.op not in _READS or own.site in trips:
                 continue
@@ -243,7 +245,7 @@ class ImplicitSyncInLoop(Rule):
                 while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
                     node = node.expression  # (`if not torch.isfinite(z).all():` reads the value under the `not`)
             sync = _Sync(own, node, ancestry.loops_around(node), comprehension_of(node, ancestry))
-            finding = _finding(analysis, model, ancestry, purposes, sync)
+            finding = _finding(analysis, model, ancestry, purposes, sync, operations)
             if finding is not None:
                 yield finding
 
@@ -266,7 +268,8 @@ class _Sync:
         return purposes.purpose(self.node, True, copy, self.own.operation.conditional, uploads)
 
 
-def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: _Sync) -> Optional[Finding]:
+def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: _Sync, operations: list
+             ) -> Optional[Finding]:
     operation = sync.own.operation
     what = _what(analysis, sync)
     if operation.op == _IMPLICIT and sync.loops and sync.framework in ("torch", "cupy"):
@@ -294,8 +297,8 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
     purpose = sync.purpose(model, ancestry, purposes)
     if purpose is not None and purpose.needed:
         return None  # the host needs the value: control flow, a shape, a test, a measurement
-    if sync.loops and waited_later_in_pass(analysis, model, ancestry, purposes, own_operations(model), sync.own,
-                                           sync.node, sync.loops[-1]):
+    if sync.loops and waited_later_in_pass(model, ancestry, purposes, operations, sync.own, sync.node, sync.loops[-1],
+                                           start_of(analysis)):
         return None  # a later read of the same pass that the host needs waits for all this one waits for
     if _sized_by_data(operation.api):
         return Finding(sync.node, f"{what} sizes its result from the data, so the host waits for the stream on every "

@@ -175,3 +175,31 @@ def guarded_in(node: cst.CSTNode, loop: cst.CSTNode, ancestry: Ancestry) -> bool
                 return True
         child = current
     return False
+
+
+# The host reads device data (Operation.op, the fact tables' kinds): what a later read of a pass may be.
+_HOST_READS = frozenset({OpKind.IMPLICIT_SYNC.value, OpKind.COPY_D2H.value})
+
+
+def waited_later_in_pass(model: FileModel, ancestry: Ancestry, purposes, operations: list, own: OperationAt,
+                         node: cst.CSTNode, loop: cst.CSTNode, position) -> bool:
+    """The same pass of `loop` goes on, on every pass, to a host read it needs (a stop test on the new token, an
+    agreement between ranks on when to stop): that read waits for everything queued before it, so an earlier wait
+    of the pass adds none of its own, and moving it out of the loop would not remove the per-pass wait (a placement
+    policy). `operations`: the file's operations, once each (`own_operations`); `purposes`: the syntax layer's
+    `SyncPurposes`; `position(node)`: where a node starts, (line, column), or None."""
+    here = position(node)
+    if here is None:
+        return False
+    for other in operations:
+        if other.function != own.function or other.site == own.site \
+                or other.operation.op not in _HOST_READS or other.operation.conditional or other.chain:
+            continue
+        later_node = model.node_of(other.site)
+        there = position(later_node) if later_node is not None else None
+        if there is None or there <= here or not ancestry.every_pass(later_node, loop):
+            continue
+        later = purposes.purpose(later_node, True, other.operation.op == OpKind.COPY_D2H.value, False, False)
+        if later is not None and later.needed:
+            return True
+    return False
