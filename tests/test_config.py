@@ -50,12 +50,13 @@ def run(loader):
 
 
 def test_test_and_benchmark_files_get_only_the_race_rules_by_default(tmp_path):
-    for name in ("tests/test_loop.py", "pkg/loop_test.py", "benchmarks/bench_loop.py", "src/loop.py"):
+    tests = ("tests/test_loop.py", "pkg/loop_test.py", "benchmarks/bench_loop.py", "pkg/unit_tests/infer_loop.py")
+    for name in (*tests, "src/loop.py"):
         write(tmp_path / name, _SYNC_IN_LOOP_AND_RACE)
     by_file = {Path(r.path).relative_to(tmp_path).as_posix(): sorted({d.code for d in r.diagnostics})
                for r in lint_paths([tmp_path], Settings.default())}
     assert by_file["src/loop.py"] == ["SL401", "SL404", "SL502"]
-    for name in ("tests/test_loop.py", "pkg/loop_test.py", "benchmarks/bench_loop.py"):
+    for name in tests:
         assert by_file[name] == ["SL401", "SL404"], name
 
 
