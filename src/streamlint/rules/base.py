@@ -25,6 +25,22 @@ class Finding:
     help: Optional[str] = None
 
 
+# The loop placement policy the hot-path rules share (readings/hot_paths.repeating_loops), as their docs say it.
+LOOP_POLICY = """\
+- a loop of a few passes written out in the code (`for t in [fp32, fp16]:`,
+  `for _ in range(3):`, a written count up to 8) is judged by the loop
+  around it, if any;
+- a loop that waits for a person every iteration (`input()`) is no hot path;
+- a loop whose every pass makes current the device its item names
+  (`for gpu in gpus: with cupy.cuda.Device(gpu.index):`) runs once per
+  device, and is judged by the loop around it;
+- a pass that leaves the loop after the operation (a `return`, a `raise`
+  or a `break` later in the pass: a loop that tries items until one
+  works) runs it once, and is judged by the loop around it;
+- nothing repeats in a function that runs at checkpoint, restore or print
+  time: `state_dict`, `load_state_dict` and the like of a module or an
+  optimizer, or a function only those call;"""
+
 class Rule:
     """Base class. Subclasses set `code`, `name`, `summary` and document themselves.
 
@@ -48,4 +64,5 @@ class Rule:
 
     @classmethod
     def docs(cls) -> str:
-        return inspect.cleandoc(cls.__doc__ or "")
+        # (the loop policy SL103, SL201, SL501 and SL502 share, written once: `{loop_policy}` in their docstrings)
+        return inspect.cleandoc(cls.__doc__ or "").replace("{loop_policy}", LOOP_POLICY)

@@ -43,19 +43,7 @@ class StreamCreatedInHotPath(Rule):
 
     Which loops make a hot path is the same for SL103, SL201, SL501 and SL502
     (SL501 also reports a creation under a test that runs only sometimes):
-    - a loop of a few passes written out in the code (`for t in [fp32, fp16]:`,
-      `for _ in range(3):`, a written count up to 8) is judged by the loop
-      around it, if any;
-    - a loop that waits for a person every iteration (`input()`) is no hot path;
-    - a loop whose every pass makes current the device its item names
-      (`for gpu in gpus: with cupy.cuda.Device(gpu.index):`) runs once per
-      device, and is judged by the loop around it;
-    - a pass that leaves the loop after the operation (a `return`, a `raise`
-      or a `break` later in the pass: a loop that tries items until one
-      works) runs it once, and is judged by the loop around it;
-    - nothing repeats in a function that runs at checkpoint, restore or print
-      time: `state_dict`, `load_state_dict` and the like of a module or an
-      optimizer, or a function only those call;
+    {loop_policy}
     - an outer loop, whose every pass runs a nested loop (its own, or in a
       function it calls) that already waits for the GPU on every pass (an epoch
       around its steps), is no hot path for what it does outside that nested
