@@ -18,6 +18,7 @@ from streamlint.model.summary.effects import EffectKind
 from streamlint.model.interproc.modules import ProjectModules, main_names
 from streamlint.model.interproc.program import Program, unit_of
 from streamlint.model.interproc.solver import Solved, Solver, entered_bare
+from streamlint.model.syntax import children
 
 
 @dataclass
@@ -33,6 +34,7 @@ class FileModel:
 
 def analyze_file(module: cst.Module, path: str = "", text: bytes = b"") -> FileModel:
     """`text`: the file's checked bytes, for the syntax layer's prefilters."""
+    children.forget()  # (the last file's trees)
     name, package = main_names(path)
     solver = Solver(Program(unit_of(name, module, package, text), ProjectModules(path)))
     solved = solver.solve_module()

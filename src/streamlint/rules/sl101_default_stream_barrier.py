@@ -214,7 +214,7 @@ class DefaultStreamBarrier(Rule):
         model = analysis.v3
         ancestry = Ancestry(analysis.module)
         builder = FixBuilder(analysis)
-        per_thread = per_thread_switched(analysis.module)
+        per_thread: Optional[set[str]] = None  # (read when a candidate needs it: a walk of the whole module)
         reported: set[tuple[str, str]] = set()
         for qualname, at in own_operations(model, through_calls=True):
             operation = at.operation
@@ -222,7 +222,11 @@ class DefaultStreamBarrier(Rule):
             if key in reported or operation.op not in _BARRIER_WORK or at.stream is None:
                 continue
             framework = at.framework or _framework(operation.api)
-            if at.stream.kind is not StreamRefKind.LEGACY or not framework or framework in per_thread:
+            if at.stream.kind is not StreamRefKind.LEGACY or not framework:
+                continue
+            if per_thread is None:
+                per_thread = per_thread_switched(analysis.module)
+            if framework in per_thread:
                 continue  # (whose work is unknown; the file switched this framework to the per-thread default stream)
             if operation.op in _COPIES and operation.sync_form:
                 continue  # a synchronous copy is SL202's finding, not also SL101's

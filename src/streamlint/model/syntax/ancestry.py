@@ -18,19 +18,26 @@ _last: tuple = (None, {})
 
 class Ancestry:
     def __init__(self, module: cst.Module) -> None:
-        global _last
         self.module = module
-        if _last[0] is module:
-            self._parents: dict[int, cst.CSTNode] = _last[1]
-            return
-        self._parents = {}
-        stack: list[cst.CSTNode] = [module]
-        while stack:
-            current = stack.pop()
-            for child in child_nodes(current):
-                self._parents[id(child)] = current
-                stack.append(child)
-        _last = (module, self._parents)
+        self._built: Optional[dict[int, cst.CSTNode]] = None
+
+    @property
+    def _parents(self) -> dict[int, cst.CSTNode]:
+        """Built on the first question (a walk of the whole module; a rule with no candidate asks none)."""
+        global _last
+        if self._built is None:
+            if _last[0] is self.module:
+                self._built = _last[1]
+            else:
+                self._built = {}
+                stack: list[cst.CSTNode] = [self.module]
+                while stack:
+                    current = stack.pop()
+                    for child in child_nodes(current):
+                        self._built[id(child)] = current
+                        stack.append(child)
+                _last = (self.module, self._built)
+        return self._built
 
     def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         return self._parents.get(id(node))

@@ -23,7 +23,17 @@ def _kind(of: type) -> int:
     return kind
 
 
-def child_nodes(node: cst.CSTNode) -> list:
+# id(node) -> (node, its child nodes): the model walks a function's nodes several times (numbering, stores, tests,
+# spellings), and reading fields is most of a walk's cost. The entry keeps its node alive, so an id is never reused
+# while cached; cleared per checked file (forget) and past a bound (a huge module).
+_CHILDREN: dict[int, tuple] = {}
+MAX_CACHED_NODES = 400_000
+
+
+def child_nodes(node: cst.CSTNode) -> tuple:
+    entry = _CHILDREN.get(id(node))
+    if entry is not None and entry[0] is node:
+        return entry[1]
     names = _FIELDS.get(type(node))
     if names is None:
         names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node) if not f.name.startswith(_BLANK))
@@ -35,7 +45,15 @@ def child_nodes(node: cst.CSTNode) -> list:
             found.append(value)
         elif kind == _SEQUENCE:
             found.extend(v for v in value if _kind(type(v)) == _NODE)
-    return found
+    if len(_CHILDREN) >= MAX_CACHED_NODES:
+        _CHILDREN.clear()
+    parts = _CHILDREN[id(node)] = (node, tuple(found))
+    return parts[1]
+
+
+def forget() -> None:
+    """Drop the cached child lists (the trees they keep alive): a new checked file."""
+    _CHILDREN.clear()
 
 
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)

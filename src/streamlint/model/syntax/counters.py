@@ -12,13 +12,29 @@ from streamlint.model.syntax.children import child_nodes, walk
 def ring_counters(tree: cst.Module) -> dict[str, int]:
     """Attribute name -> the ring's size, of every attribute the module advances so (on one size)."""
     found: dict[str, int] = {}
-    for node in walk(tree, (), lambda n: [c for c in child_nodes(n) if not isinstance(c, cst.BaseExpression)]):
-        if isinstance(node, cst.Assign):
+    for node in walk(tree, (), _statement_parts):
+        if type(node) is cst.Assign:
             advanced = advance(node)
             if advanced is not None:
                 attr, modulus = advanced
                 found[attr] = modulus if found.get(attr, modulus) == modulus else 0
     return {attr: modulus for attr, modulus in found.items() if modulus}
+
+
+_IS_EXPRESSION: dict[type, bool] = {}  # (a node type -> an expression's: libcst's ABCs are slow to test)
+
+
+def _statement_parts(node: cst.CSTNode) -> list:
+    """Its child nodes but expressions (an assignment is a statement's part, never an expression's)."""
+    found = []
+    for child in child_nodes(node):
+        kind = type(child)
+        expression = _IS_EXPRESSION.get(kind)
+        if expression is None:
+            expression = _IS_EXPRESSION[kind] = issubclass(kind, cst.BaseExpression)
+        if not expression:
+            found.append(child)
+    return found
 
 
 def advance(node: cst.Assign) -> Optional[tuple[str, int]]:

@@ -84,7 +84,7 @@ def stored_attributes(node: "cst.FunctionDef | cst.Module", receiver: str,
             elif type(func) is cst.Attribute and func.attr.value in keeping:
                 own.update(_on_receiver(func.value, receiver))
             continue
-        if isinstance(statement, cst.AnnAssign) and statement.value is None:
+        if type(statement) is cst.AnnAssign and statement.value is None:
             continue  # (an annotation stores nothing)
         for target in flat_targets(statement):
             own.update(_on_receiver(target, receiver))

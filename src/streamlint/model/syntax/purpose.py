@@ -44,9 +44,10 @@ def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
 
 def flat_targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
     """The targets an assignment, a `for` or a comprehension's `for` binds, tuples and stars unpacked."""
-    if isinstance(node, cst.Assign):
+    kind = type(node)  # (exact types: libcst's node classes are ABCs, slow to test with isinstance)
+    if kind is cst.Assign:
         return unpacked([t.target for t in node.targets])
-    return unpacked([node.target]) if isinstance(node, _BINDS_TARGET) else []
+    return unpacked([node.target]) if kind in _BINDS_TARGET else []
 
 
 def unpacked(targets: list) -> list[cst.BaseExpression]:

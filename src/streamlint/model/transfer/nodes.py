@@ -25,9 +25,7 @@ def preorder(node: cst.CSTNode, enter: Callable[[cst.CSTNode], bool]) -> Iterato
         current = todo.pop()
         yield current
         if current is node or enter(current):
-            found = child_nodes(current)
-            found.reverse()
-            todo.extend(found)
+            todo.extend(reversed(child_nodes(current)))
 
 
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
