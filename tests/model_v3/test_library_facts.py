@@ -211,3 +211,22 @@ def test_advanced_indexing_is_a_fresh_pageable_array():
     """, "f")
     sets = [e for e in effects if e.startswith("cupy.ndarray.set:")]
     assert [e.rsplit("host memory ", 1)[1] for e in sets] == ["pageable", "pinned"]
+
+
+def test_a_device_copy_into_an_untold_tensor_under_a_chosen_stream_is_device_to_device():
+    # `out` has a device the code never shows; under the side stream the code chose it is CUDA memory, so the copy
+    # from the model's output is queued there and the host does not wait. Outside a chosen stream it stays untold.
+    source = """
+        import torch
+
+        def stage(model, x, out, side):
+            with torch.cuda.stream(side):
+                out.copy_(model(x))
+
+        def plain(model, x, out):
+            out.copy_(model(x).cuda())
+    """
+    staged = [line for line in summary(source, "stage") if "copy_" in line]
+    assert staged and all("D2D copy" in line and "host waits" not in line for line in staged), staged
+    plain = [line for line in summary(source, "plain") if "copy_" in line]
+    assert plain and all("D2D copy" not in line for line in plain), plain

@@ -136,3 +136,39 @@ def test_a_use_is_noted_and_its_digest_made_from_the_text_then_or_now(tmp_path):
     modules.forget()
     assert digest_of_use(str(staging), "prefetch") != before
     assert digest_of_use(str(staging), "prefetch", then) == before  # (from the text a cache kept)
+
+
+def test_a_star_import_of_a_project_module_binds_its_public_names(tmp_path):
+    # `from .common import *` brings `cupy` (imported there) and `staging_pair` (defined there); the private
+    # helper and a star import of another package bind nothing
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "common.py").write_text(textwrap.dedent("""
+        import cupy
+        import numpy as np
+
+        def staging_pair(n):
+            return cupy.cuda.Stream(non_blocking=True), np.empty(n)
+
+        def _private():
+            pass
+    """))
+    loop = tmp_path / "pkg" / "loop.py"
+    loop.write_text(textwrap.dedent("""
+        from os.path import *
+        from .common import *
+
+        def run(xs):
+            stream, host = staging_pair(len(xs))
+            for x in xs:
+                d = cupy.asarray(x)
+                with stream:
+                    d.get(out=host)
+    """))
+    model = analyze_file(cst.parse_module(loop.read_text()), str(loop))
+    imports = model.solver.program.main.imports
+    assert imports["cupy"] == "cupy" and imports["np"] == "numpy"
+    assert imports["staging_pair"] == "pkg.common.staging_pair"
+    assert "_private" not in imports and "join" not in imports
+    assert ("pkg.common.staging_pair",) == tuple(q for q, _ in model.solved.walks if q.startswith("pkg.common"))[:1]

@@ -38,7 +38,8 @@ def purposes(body: str) -> list:
         uploads = bool(loops) and work_in(model, qualname, loops[-1], ancestry, Work.UPLOAD)
         copy = operation.op == OpKind.COPY_D2H.value
         value_read = operation.op != OpKind.DEVICE_SYNC.value
-        found.append(asked.purpose(node, value_read, copy, operation.conditional, uploads))
+        found.append(asked.purpose(node, value_read, copy, operation.conditional, uploads,
+                                   into=copy and operation.into_given))
     return found  # in the order the walk met them
 
 
@@ -96,6 +97,17 @@ def test_purpose(body: str, expected) -> None:
     found = purposes(body)
     assert found, "no synchronization recorded"
     assert found[-1] is expected
+
+
+@pytest.mark.parametrize("body, expected", [
+    # into a buffer the call is given, in a counted loop that only computes: an offload, the pipeline's output
+    ("bufs = [np.empty(3) for _ in range(n)]\nfor i in range(n):\n    d = cp.arange(3) * i\n    d.get(out=bufs[i])\n",
+     Purpose.OUTPUT),
+    # the same loop returning the value: a read-back to keep on the device, not an output
+    ("out = []\nfor i in range(n):\n    d = cp.arange(3) * i\n    total = d.get()\n", None),
+], ids=["into-given", "returned"])
+def test_a_copy_into_a_given_buffer_is_a_pipeline_output(body: str, expected) -> None:
+    assert purposes(body)[-1] is expected
 
 
 def test_python_int_comparisons_read_no_gpu_memory() -> None:

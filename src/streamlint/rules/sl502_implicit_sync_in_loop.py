@@ -253,7 +253,8 @@ class _Sync:
         loop = self.loops[-1] if self.loops else None
         uploads = loop is not None and work_in(model, self.own.function, loop, ancestry, Work.UPLOAD)
         copy = self.own.operation.op == _D2H
-        return purposes.purpose(self.node, True, copy, self.own.operation.conditional, uploads)
+        into = copy and self.own.operation.into_given  # (`x.get(out=buf)` writes a buffer; it returns no value)
+        return purposes.purpose(self.node, True, copy, self.own.operation.conditional, uploads, into=into)
 
 
 def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: _Sync, operations: list
@@ -396,8 +397,8 @@ def _operand(analysis, node) -> str:
             text = analysis.code(node.args[0].value)
         else:
             text = ""
-        if text and len(text) <= 30 and "\n" not in text:
-            return text
+        if text and len(text) <= 30 and "\n" not in text and "[...]" not in text:
+            return text  # (an abridged subscript is no code to paste)
     return "x"
 
 

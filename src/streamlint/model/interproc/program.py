@@ -18,7 +18,7 @@ from streamlint.model.syntax.arity import accepts
 from streamlint.model.interproc.training_steps import runs_backward_every_call
 from streamlint.model.interproc.gpu_vocabulary import GPU_METHODS, GPU_WORDS
 from streamlint.model.api import python_std, torch_modules
-from streamlint.model.transfer.names import imports_of
+from streamlint.model.transfer.names import star_imports_of, imports_of
 from streamlint.model.transfer.nodes import own_nodes
 
 
@@ -71,6 +71,7 @@ class ModuleUnit:
     _holders: Optional[dict[str, frozenset[str]]] = None  # (holder_stores)
     _counters: Optional[dict[str, int]] = None  # (ring_counters)
     top_names_held: Optional[dict] = None  # what its names hold after its top level ran (Solver._module_names)
+    stars: tuple[str, ...] = ()  # the modules it imports `*` from, named from the top of the package
 
     def called_names(self) -> dict[str, frozenset[str]]:
         """Each function's calls by the name they call (`f(...)`, `x.m(...)`, `super().m(...)`:
@@ -127,6 +128,7 @@ def unit_of(name: str, tree: cst.Module, package: Optional[str] = None, data: by
     base = name.rpartition(".")[0] if package is None else package
     imports = {local: absolute(target, base) for local, target in imports_of(tree).items()}
     unit = ModuleUnit(name, tree, imports, frozenset(_top_names(tree)), classes, text=data)
+    unit.stars = tuple(absolute(target, base) for target in star_imports_of(tree))
     unit.bases = {s.name.value: tuple(_qualified(b, unit) for b in _base_names(s))
                   for s in tree.body if isinstance(s, cst.ClassDef)}
     unit.functions[f"{name}.{TOP_LEVEL}"] = FunctionRef(f"{name}.{TOP_LEVEL}", name, "", tree)
@@ -235,6 +237,8 @@ class Program:
         self.main = main
         self._units: dict[str, Optional[ModuleUnit]] = {main.name: main}
         self._loader = loader
+        self._starred: set[str] = set()  # (units whose star imports are bound)
+        self._bind_stars(main)
         self._step_methods: dict[str, bool] = {}
         # (package_units: the modules that spell a checked module's name, with their name runs or bytes)
         self._package_read: list[tuple[str, bytes]] = []
@@ -488,7 +492,24 @@ class Program:
         if module not in self._units:
             source = self._loader(module) if self._loader is not None else None
             self._units[module] = _unit_of_source(module, source) if source is not None else None
+            if self._units[module] is not None:
+                self._bind_stars(self._units[module])
         return self._units[module]
+
+    def _bind_stars(self, unit: ModuleUnit) -> None:
+        """`from m import *` of a project module binds the public names m binds: what it imports and the functions
+        and classes it defines (an import of the module's own comes first; a name bound twice keeps the first)."""
+        if unit.name in self._starred or not unit.stars:
+            return
+        self._starred.add(unit.name)
+        for module in unit.stars:
+            source = self.unit(module)
+            if source is None:
+                continue
+            exported = {**source.imports, **{name: f"{module}.{name}" for name in source.top_names}}
+            for name, target in exported.items():
+                if not name.startswith("_"):
+                    unit.imports.setdefault(name, target)
 
 
 def _unit_of_source(module: str, source: Source) -> ModuleUnit:

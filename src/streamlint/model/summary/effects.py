@@ -50,6 +50,11 @@ class Operation:
     # its first pass only (the body carries what the later passes use)
     host_built: Optional[HostBuilt] = field(default=None, metadata={"omit_default": True})
 
+    @property
+    def into_given(self) -> bool:
+        """The host side is a buffer the call is given as an argument (`x.get(out=buf)`), not one it returns."""
+        return self.host_at not in ("", "return", "self")
+
 
 @dataclass(frozen=True)
 class Effect:

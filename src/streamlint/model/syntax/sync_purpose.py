@@ -299,10 +299,14 @@ def _switch(test: cst.BaseExpression, scope: cst.CSTNode) -> bool:
 
 
 # -- a streaming pipeline's output -------------------------------------------------------
-def _streams_out(body: SyncPurposes, node: cst.CSTNode, copy: bool, loop: Optional[cst.CSTNode], uploads: bool) -> bool:
-    """An array read back and kept in a loop that uploads every iteration or iterates over incoming data."""
+def _streams_out(body: SyncPurposes, node: cst.CSTNode, copy: bool, loop: Optional[cst.CSTNode], uploads: bool,
+                 into: bool) -> bool:
+    """An array read back and kept in a loop that uploads every iteration or iterates over incoming data; or copied
+    into a buffer the call is given (`x.get(out=staging[i])`): an offload, a pipeline stage's output, whatever the loop."""
     if loop is None or last_name(getattr(node, "func", cst.Name("x"))) not in _ARRAY_READS and not copy:
         return False
+    if into:
+        return True
     fed = isinstance(loop, cst.For) and not _counts(loop.iter)
     return (fed or uploads) and _kept(body, node, 0)
 
@@ -345,8 +349,9 @@ class SyncPurposes:
         self._uses: dict[int, dict[str, list[cst.Name]]] = {}
 
     def purpose(self, node: cst.CSTNode, value_read: bool, copy: bool, conditional: bool,
-                uploads: bool, probes: frozenset = frozenset()) -> Optional[Purpose]:
-        """What the sync at `node` is for (None: a stall); `probes`: ids of calls of functions that read a timer."""
+                uploads: bool, probes: frozenset = frozenset(), into: bool = False) -> Optional[Purpose]:
+        """What the sync at `node` is for (None: a stall); `probes`: ids of calls of functions that read a timer;
+        `into`: a copy into a host buffer the call is given, not a value it returns."""
         function = next((a for a in self.ancestry.ancestors(node) if isinstance(a, cst.FunctionDef)), self.ancestry.module)
         if id(function) not in self._uses:
             uses = self._uses[id(function)] = {}
@@ -355,14 +360,14 @@ class SyncPurposes:
                     uses.setdefault(current.value, []).append(current)
         self.uses, self.probes = self._uses[id(function)], probes
         loops = self.ancestry.loops_around(node)
-        found = _why(self, node, value_read, copy, loops, function, uploads)
+        found = _why(self, node, value_read, copy, loops, function, uploads, into)
         if found is Purpose.MEASUREMENT and not conditional and any(trains(loop, self.modules) for loop in loops):
             return Purpose.STEP_TIMING  # timing every step of a training loop is the stall itself
         return found  # (every N steps, `if step % N == 0:`, is the windowed timing to advise)
 
 
 def _why(body: SyncPurposes, node: cst.CSTNode, value_read: bool, copy: bool, loops: list, function: cst.CSTNode,
-         uploads: bool) -> Optional[Purpose]:
+         uploads: bool, into: bool = False) -> Optional[Purpose]:
     itself = _argument_of(node, node, False) if isinstance(node, cst.Call) else None
     found = itself or (_feeds(body, node, 0) if value_read else None)
     if found is not None and found is not Purpose.SELECTION:
@@ -372,7 +377,7 @@ def _why(body: SyncPurposes, node: cst.CSTNode, value_read: bool, copy: bool, lo
     near = _neighbours(body, node)
     if near is not None:
         return near
-    if found is None and value_read and _streams_out(body, node, copy, loops[-1] if loops else None, uploads):
+    if found is None and value_read and _streams_out(body, node, copy, loops[-1] if loops else None, uploads, into):
         return Purpose.OUTPUT
     return found
 

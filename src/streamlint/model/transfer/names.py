@@ -17,6 +17,17 @@ def imports_of(module: cst.Module) -> dict[str, str]:
     return bound
 
 
+def star_imports_of(module: cst.Module) -> list[str]:
+    """The modules a module-level `from m import *` names (a relative one keeps its dots), in order."""
+    found: list[str] = []
+    for statement in module.body:
+        for small in getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):
+                name = dotted(small.module) if small.module is not None else ""
+                found.append("." * len(small.relative) + (name or ""))
+    return found
+
+
 def _imports_in(body, bound: dict[str, str]) -> None:
     for statement in body:
         if isinstance(statement, cst.SimpleStatementLine):

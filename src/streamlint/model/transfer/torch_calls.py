@@ -456,6 +456,8 @@ def _copy_(tensor: AbsValue, non_blocking: Optional[bool], arguments: Arguments,
         if not non_blocking:
             return tensor, state if source.identity is None else host_access(state, frame, site, source.identity, False)
         tensor = _on_device(tensor)
+    if is_device(source) and tensor.memory is Memory.UNKNOWN and frame.untold_is_cuda(state):
+        tensor = _on_device(tensor)  # (into a tensor of a device not told, under a stream the code chose: CUDA's)
     if is_host(tensor) and not is_device(source):
         # host memory written: by the host, or by a stream from a source we cannot see
         if tensor.identity is not None:
