@@ -2020,3 +2020,69 @@ def test_two_halves_of_a_split_at_a_local_bound_are_two_regions():
                     self.buf[k:k + m].add_(1)
                 torch.cuda.synchronize()
         """) == []
+
+
+def test_a_generator_hands_its_items_to_the_loop_that_iterates_it():
+    # the items a generator yields were written on its side stream: the loop's read races the copy unless the
+    # generator made the current stream wait before it yielded; a `@contextmanager` is no generator of items
+    source = """
+        import contextlib
+        import torch
+        def prefetched(loader, stream):
+            for batch in loader:
+                with torch.cuda.stream(stream):
+                    batch = batch.cuda(non_blocking=True)
+                {fix}
+                yield batch
+        def train(model, loader):
+            side = torch.cuda.Stream()
+            for batch in prefetched(loader, side):
+                model(batch)
+    """
+    assert ("read_after_write", "train") in found(source.replace("{fix}", "pass"))
+    waited = "torch.cuda.current_stream().wait_stream(stream); batch.record_stream(torch.cuda.current_stream())"
+    assert found(source.replace("{fix}", waited)) == []
+    managed = source.replace("{fix}", "pass").replace("def prefetched", "@contextlib.contextmanager\n        def prefetched")
+    assert ("read_after_write", "train") not in found(managed)
+
+
+def test_a_loop_over_an_object_iterates_what_its_dunder_iter_returns():
+    # `__iter__` a generator, or `__iter__` returning the object and `__next__` the item
+    generator = """
+        import torch
+        class Prefetcher:
+            def __init__(self, loader):
+                self.loader = loader
+                self.stream = torch.cuda.Stream()
+            def __iter__(self):
+                for batch in self.loader:
+                    with torch.cuda.stream(self.stream):
+                        batch = batch.cuda(non_blocking=True)
+                    yield batch
+        def train(model, loader):
+            for batch in Prefetcher(loader):
+                model(batch)
+    """
+    stepping = """
+        import torch
+        class Prefetcher:
+            def __init__(self, loader):
+                self.loader = iter(loader)
+                self.stream = torch.cuda.Stream()
+            def __iter__(self):
+                return self
+            def __next__(self):
+                with torch.cuda.stream(self.stream):
+                    batch = next(self.loader).cuda(non_blocking=True)
+                return batch
+        def train(model, loader):
+            for batch in Prefetcher(loader):
+                model(batch)
+    """
+    assert ("read_after_write", "train") in found(generator)
+    # (no call of `__next__` is written: the hand-out is reported where `__next__` returns the batch)
+    assert ("read_after_write", "__next__") in found(stepping)
+    assert ("read_after_write", "__next__") not in found(stepping.replace(
+        "return batch", "torch.cuda.current_stream().wait_stream(self.stream)\n                return batch"))
+    no_iter = generator.replace("def __iter__(self):", "def batches(self):")
+    assert ("read_after_write", "train") not in found(no_iter)

@@ -230,3 +230,20 @@ def test_a_device_copy_into_an_untold_tensor_under_a_chosen_stream_is_device_to_
     assert staged and all("D2D copy" in line and "host waits" not in line for line in staged), staged
     plain = [line for line in summary(source, "plain") if "copy_" in line]
     assert plain and all("D2D copy" not in line for line in plain), plain
+
+
+def test_a_queue_is_a_container_of_what_is_put_on_it():
+    # what one put on a queue is what `get` hands back: a CUDA tensor, read on the current stream
+    source = """
+        import queue
+        import torch
+
+        def relay(x, side):
+            q = queue.Queue(maxsize=2)
+            with torch.cuda.stream(side):
+                q.put(x.cuda(non_blocking=True))
+            y = q.get()
+            return y * 2
+    """
+    lines = summary(source, "relay")
+    assert any(line.startswith("read <allocation") and "on the current stream" in line for line in lines), lines

@@ -17,7 +17,7 @@ from streamlint.model.domain.paths import Index, IndexKind, Path, RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.file_model import FileModel
 from streamlint.model.readings.hazards import HazardReading, Side, readings
-from streamlint.rules._shared import api_named
+from streamlint.rules._shared import DESCRIBED_STREAM, api_named
 
 # The conflict kinds each code reports (the model knows kinds, not codes).
 KIND_CODES = {
@@ -148,7 +148,11 @@ class Words:
             # what the call returns); kept on `self`, the caller's name of the object's attribute
             inner = self.bound_to(self.model.node_of(steps[-1])) if len(steps) > 1 else ""
             local = inner if not inner.startswith("self.") else ""
-            bound = local or self.site_label(ref.site, (near.node,) if near is not None else ()) or inner
+            bound = local or self.site_label(ref.site, (near.node,) if near is not None else ())
+            owner = self._owner_class(steps[-1]) if not bound and inner.startswith("self.") else ""
+            if owner and owner != reading.function.class_name:
+                return f"{DESCRIBED_STREAM}`{owner}` keeps at `{inner}`"  # (the object has no name here: in words)
+            bound = bound or inner
             if bound or len(steps) > 1:
                 return bound or "the stream a callee made"
             made = self.model.node_of(outer_site(ref.site))
@@ -181,9 +185,10 @@ class Words:
             return "the current stream"
         return self.stream(ref, reading, near)
 
-    def bound_to(self, node: Optional[cst.CSTNode], near: tuple = ()) -> str:
+    def bound_to(self, node: Optional[cst.CSTNode], near: tuple = (), items: bool = False) -> str:
         """The name a call's value is bound to (`s = torch.cuda.Stream()` -> "s"); of a tuple
-        target (`err, s = cudaStreamCreate()`), the one element the `near` nodes use."""
+        target (`err, s = cudaStreamCreate()`), the one element the `near` nodes use; `items`: memory the call
+        made inside it, which a loop over its value binds to its target."""
         if node is None:
             return ""
         parent = self._parent(node)
@@ -202,6 +207,10 @@ class Words:
             target = parent.target
         elif isinstance(parent, cst.WithItem) and parent.asname is not None:
             target = parent.asname.name
+        elif isinstance(parent, cst.For) and parent.iter is node and items:
+            target = parent.target  # (a generator's items: `for batch in prefetched(loader)`)
+        elif isinstance(node, cst.For) and items:
+            target = node.target  # (what the loop's `__iter__` call made: `for batch in Prefetcher(loader)`)
         if isinstance(target, (cst.Tuple, cst.List)):
             names = [_spelled(e.value) for e in target.elements]
             used = {_spelled(n) for place in near for n in _walk(place) if isinstance(n, (cst.Name, cst.Attribute))}
@@ -231,7 +240,9 @@ class Words:
         FrameStager()`; `self.frame = cp.empty(...)` in `__init__`) that name's attribute
         (`stager.frame`)."""
         steps = _site_steps(site)
-        label = self.bound_to(self.model.node_of(steps[0]), near)
+        # (memory a call made inside it is what a loop over its value binds; a constructor's is the object's state)
+        items = len(steps) > 1 and not self._constructor(steps[1])
+        label = self.bound_to(self.model.node_of(steps[0]), near, items=items)
         if not label:
             return ""
         for inner in steps[1:]:
@@ -239,6 +250,17 @@ class Words:
             if kept.startswith("self."):
                 label += kept[len("self"):]
         return label
+
+    def _owner_class(self, site: str) -> str:
+        """The class whose method the site is in ("" for a function)."""
+        function = self.model.solver.program.function(site.rpartition("#")[0])
+        return function.class_name if function is not None else ""
+
+    def _constructor(self, site: str) -> bool:
+        """Is the site's function a constructor (`C.__init__#3`)?"""
+        function = self.model.solver.program.function(site.rpartition("#")[0])
+        return function is not None and getattr(function.node, "name", None) is not None \
+            and function.node.name.value == "__init__"
 
     def buffer(self, reading: HazardReading) -> str:
         """The memory both sides touch (the larger of the two paths), named as the code names it."""

@@ -52,11 +52,18 @@ _WAIT_IDIOM = {
 _WAIT_IDIOM["cuda-python"] = "`cudaEventRecord(e, {a})` then `cudaStreamWaitEvent({b}, e, 0)`"
 
 
+# How a label starts that describes a stream the code has no name for where the advice goes (an object's stream
+# of an object the code never names): no default stream, no code.
+DESCRIBED_STREAM = "the stream "
+
+
 def stream_code(label: str, framework: str, analysis: Optional[CheckedFile] = None, legacy: bool = False) -> str:
     """A stream label as code the user can paste (the default streams have no name),
     spelled with what the file has (`get_accelerator()` where torch is not imported).
     `legacy`: the label is the code's (`Words.stream_for_code`), where "the legacy default
     stream" is that stream, never a script's current one: PyTorch spells it `default_stream()`."""
+    if label.startswith(DESCRIBED_STREAM):
+        return label  # (a side stream the code cannot name here: advice says it in words)
     if not label or label.startswith("the ") or " " in label:
         # (a framework without a spelling keeps the words, which advice then says as prose)
         spelled = _DEFAULT_SPELLING.get(framework, label if label.startswith("the ") else "the default stream")

@@ -12,7 +12,7 @@ from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.findings import Placement
 from streamlint.model.syntax.children import walk
 from streamlint.rules._hazard_words import Words, allocation_node, is_module_level, stored_allocation_node
-from streamlint.rules._shared import handed_to_callers_of, may_be_none_in, named, stream_code
+from streamlint.rules._shared import handed_to_callers_of, is_placeholder, may_be_none_in, named, stream_code
 from streamlint.rules.base import Finding, Rule
 
 
@@ -158,7 +158,8 @@ class MissingRecordStream(Rule):
                 f"on {named(user_label)} here, then {released} without `record_stream`: its memory may go to "
                 f"new work on {named(owner_label)} too early",
                 fix=_fix(words.builder, h, tensor, words.stream_for_code(h.earlier.stream, h, h.earlier)),
-                help=_record_help(tensor, user) + f" (or `{owner}.wait_stream({user})` before the release)",
+                help=_record_help(tensor, user) + (f" (or `{owner}.wait_stream({user})` before the release)"
+                                                   if not is_placeholder(owner) else ""),
             )
 
 

@@ -36,6 +36,11 @@ LISTING_CALLS: dict[str, Arg] = {
     "builtins.tuple": Arg(0, "iterable"),
 }
 
+# Containers made empty by a call (a queue's arguments are its size): a thread puts items in, another takes them out.
+EMPTY_CONTAINERS = frozenset({
+    "queue.Queue", "queue.LifoQueue", "queue.PriorityQueue", "queue.SimpleQueue", "asyncio.Queue",
+})
+
 # A mapping's views: "items" gives (key, value) pairs, "values" the values.
 MAPPING_VIEWS = frozenset({"items", "values"})
 
@@ -44,6 +49,9 @@ LISTING_METHODS = frozenset({"tolist"})
 
 # Decorators that memoize a function: its syncs are not its callers' per-call work.
 MEMOIZING_DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "functools.cached_property"})
+
+# Decorators that make a generator function a context manager: what it yields is what `with ... as x` binds.
+CONTEXT_MANAGER_DECORATORS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
 
 # Methods of Python's containers and queues that keep what they are given (as items): no device work.
 KEEPING_METHODS = frozenset({

@@ -183,7 +183,7 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         # (`setattr(obj, "x", v)` stores; `functools.partial(f, x)` binds a call for later: nothing runs now)
         setter = python_std.ATTRIBUTE_SETTERS.get(target)
         return UNKNOWN, _set_attribute(setter, arguments, state) if setter is not None else state
-    if target.startswith("builtins."):
+    if target.startswith("builtins.") or target in python_std.EMPTY_CONTAINERS:
         return _builtin_or_opaque(target, arguments, state, frame)
     if target.rpartition(".")[0] in torch_api.TENSOR_FUNCTION_NAMESPACES \
             and target.rpartition(".")[2] in torch_api.TENSORS_OR_TUPLES and not _buffers_given(arguments):
@@ -379,11 +379,12 @@ def _sides(calls: list[tuple[str, Arguments]], label: str, run, state: State, fr
 
 def _item_of(receiver: AbsValue, name: str, state: State) -> Optional[AbsValue]:
     """`d.pop(k)`, `d.get(k)`: what the container's weak slot holds, else its items."""
-    if name not in python_std.ITEM_METHODS or receiver.identity is None:
+    if name not in python_std.ITEM_METHODS:
         return None
-    held = state.stored(receiver.identity.element(Index.any_()))
+    held = state.stored(receiver.identity.element(Index.any_())) if receiver.identity is not None else None
     if held is not None and held.kind is not ValueKind.UNKNOWN:
         return held
+    # (a container a name holds, `q = queue.Queue(); q.put(t)`: its items as the name holds them)
     return receiver.element if receiver.kind is ValueKind.CONTAINER else None
 
 
@@ -423,6 +424,29 @@ def _object_method(target: str, arguments: Arguments, state: State, frame: Frame
     return _project_call(target, arguments, state, frame)
 
 
+def iterated_object(receiver: AbsValue, at: cst.CSTNode, state: State, frame: Frame) -> tuple[Optional[AbsValue], State]:
+    """The items of a project object a loop iterates (`for batch in Prefetcher(loader)`): what its class's `__iter__`
+    returns the items of (a generator's, or a container's), or, when `__iter__` returns the object itself, what its
+    `__next__` returns; None when the class defines neither (the loop's own rules then apply)."""
+    cls = receiver.target if receiver.kind is ValueKind.OBJECT else ""
+    if not cls or frame.program is None or not frame.program.methods_named(cls, "__iter__"):
+        return None, state
+    made, state = protocol_call(receiver, "__iter__", at, state, frame)
+    if made.kind is not ValueKind.OBJECT or made.target != cls or not frame.program.methods_named(cls, "__next__"):
+        return made.iterated(), state
+    return protocol_call(receiver, "__next__", at, state, frame)
+
+
+def protocol_call(receiver: AbsValue, name: str, at: cst.CSTNode, state: State, frame: Frame) -> Handled:
+    """A method Python calls for the code (`for x in obj` calls `obj.__iter__()`), placed at the statement that
+    calls it: a call node of its own, numbered as that statement."""
+    node = frame.numbering.once(f"protocol:{id(at)}:{name}", lambda: cst.Call(cst.Attribute(cst.Name("self"), cst.Name(name))))
+    ordinals = frame.numbering.call_ordinals
+    if id(node) not in ordinals and id(at) in ordinals:
+        ordinals[id(node)] = ordinals[id(at)]
+    return _object_method(f"{receiver.target}.{name}", Arguments((), {}, receiver, node), state, frame)
+
+
 def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:
     """An object we cannot see into may keep the buffers its method is given (`list.append`): as its items."""
     if receiver.identity is None or receiver.is_buffer:
@@ -460,6 +484,8 @@ def _getattr(arguments: Arguments, state: State, frame: Frame) -> tuple[Optional
 
 
 def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    if target in python_std.EMPTY_CONTAINERS:  # `queue.Queue(maxsize=2)`: no items yet, as `[]`
+        return AbsValue(ValueKind.CONTAINER, target=NO_ITEMS), state
     name = target[len("builtins."):]
     if name == "dict" and not arguments.positional and arguments.keywords:  # `dict(non_blocking=True)`
         items = tuple(v for v, _ in arguments.keywords.values())

@@ -481,10 +481,21 @@ def _none_test(node: cst.BaseExpression, values: list[AbsValue]) -> Optional[Abs
     return TRUE if is_none == isinstance(operator, cst.Is) else FALSE
 
 
+YIELDED = "<yielded>"  # the name the generator's consumer holds the last item by (no Python name)
+
+
 def _yield(node: cst.Yield, state: State, frame: Frame) -> Evaluated:
-    """Where a generator yields its caller runs: the current streams entering it as a context manager makes."""
-    if isinstance(node.value, cst.BaseExpression):
-        _, state = evaluate(node.value, state, frame)
+    """Where a generator yields its caller runs: the current streams entering it as a context manager makes. What it
+    yields (each item of `yield from`) is an item of the generator its call returns."""
+    item = NONE
+    if isinstance(node.value, cst.From):
+        value, state = evaluate(node.value.item, state, frame)
+        item = value.iterated()
+    elif isinstance(node.value, cst.BaseExpression):
+        item, state = evaluate(node.value, state, frame)
+    item = state.with_items(item)
+    frame.found.items = item if frame.found.items is None else frame.found.items.join(item)
+    state = state.bind(YIELDED, item)  # (the consumer holds what it was given: a later rebinding releases nothing)
     if frame.found.yielded is None:
         frame.found.yielded = state.current
     return UNKNOWN, state

@@ -101,6 +101,7 @@ class Gathered:
     exit_state: Optional[State] = None  # the join of the states it returns or falls off the end with
     evidence: dict[str, set[str]] = field(default_factory=dict)  # parameter -> what its use shows it is
     yielded: Optional[tuple] = None  # the current streams at the first `yield`
+    items: Optional[AbsValue] = None  # the join of the values it yields (a generator's items)
     handed_out: list[Conflict] = field(default_factory=list)  # memory returned while still being written
     taken: dict = field(default_factory=dict)  # memory not allocated here -> where a name first took it
     holder_stores: dict = field(default_factory=dict)  # attribute -> the tensor stored on a holder (None: two)

@@ -8,6 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model.api import cupy as cupy_api
+from streamlint.model.api import python_std
 from streamlint.model.api.facts import LEGACY_BY_DEFAULT
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.domain.order import HOST, AccessEvent, Conflict, ConflictKind
@@ -106,7 +107,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     effects, truncated = bounded(own)
     summary = FunctionSummary(
         frame.qualname, signature(node) if isinstance(node, cst.FunctionDef) else (), effects,
-        frame.found.returned or UNKNOWN, _self_stores(frame.found.exit_state, context.receiver_state),
+        _returned(node, frame), _self_stores(frame.found.exit_state, context.receiver_state),
         tuple(sorted((param, tuple(sorted(tags))) for param, tags in frame.found.evidence.items())), bool(context.hot),
         tuple((f, s) for f, s in frame.found.yielded or () if s.kind is not StreamRefKind.AMBIENT),  # (streams it set)
         truncated, tuple(sorted((a, v) for a, v in frame.found.holder_stores.items() if v is not None)),
@@ -119,6 +120,17 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     return Walked(summary, tuple(conflicts), tuple(frame.found.handed_out),
                   misjoined(frame.found.exit_state, own, earlier_calls), left_on_self(frame.found.exit_state, own), own,
                   tuple(frame.found.untold))
+
+
+def _returned(node: "cst.FunctionDef | cst.Module", frame: Frame) -> AbsValue:
+    """What a call returns: a generator function's call, a generator of what it yields (its body's work is taken to
+    run where the generator is made, before its items are used); else the join of its returns."""
+    items = frame.found.items
+    if items is None or not isinstance(node, cst.FunctionDef) or any(
+            qualified(dotted(d.decorator) or "", frame.imports) in python_std.CONTEXT_MANAGER_DECORATORS
+            for d in node.decorators):
+        return frame.found.returned or UNKNOWN
+    return AbsValue(ValueKind.CONTAINER, element=items)
 
 
 def _unjoined(exit_state: State, effects: tuple[Effect, ...] = (), earlier_calls: frozenset = frozenset()):
@@ -412,12 +424,30 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
 def _release_locals(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:
     """At return, memory only the function's names held goes back to the allocator."""
     returned = frame.found.returned or UNKNOWN
+    # (a generator's consumer holds every item it was given, of any iteration: its memory is not released here)
+    yielded = _sites_held(frame.found.items) if frame.found.items is not None else set()
     state = exit_state
     for name, value in exit_state.names:
         kept = value.identity is not None and (returned.identity == value.identity or value.identity in returned.members
-                                                or (returned.element is not None and returned.element.identity == value.identity))
+                                                or (returned.element is not None and returned.element.identity == value.identity)
+                                                or _site_of(value.identity) in yielded)
         if not kept:
             state = release_if_dropped(value, state.bind(name, UNKNOWN), frame, node)
+
+
+def _sites_held(value: AbsValue) -> set:
+    """The allocations a value is or holds (a tuple's items, a container's members), whatever the iteration."""
+    found = {_site_of(value.identity)} | {_site_of(member) for member in value.members}
+    for part in (*value.positions, *value.either, *((value.element,) if value.element is not None else ())):
+        found |= _sites_held(part)
+    return found - {None}
+
+
+def _site_of(identity: Optional[Path]) -> Optional[Root]:
+    """The allocation a path is, whatever the iteration (a loop's earlier allocations are aged): None for another."""
+    if identity is None or identity.steps or identity.root.kind is not RootKind.FRESH:
+        return None
+    return replace(identity.root, age=0)
 
 
 def _released_by_producers(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:

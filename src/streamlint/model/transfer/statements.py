@@ -30,7 +30,7 @@ from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
 from streamlint.model.transfer.torch_calls import F, learn, read_back, touch
-from streamlint.model.transfer import type_tests
+from streamlint.model.transfer import calls, type_tests
 
 # The one loop budget: rounds of a body to a fixpoint (past it later rounds go unseen: fewer reports only).
 MAX_LOOP_ROUNDS = 6
@@ -452,7 +452,8 @@ def _joined(state: State, others: list[State]) -> State:
 
 def _for(node: cst.For, state: State, frame: Frame) -> State:
     iterable, state = evaluate(node.iter, state, frame)
-    element = iterable.iterated()
+    element, state = calls.iterated_object(iterable, node, state, frame)  # (a project class's `__iter__`)
+    element = iterable.iterated() if element is None else element
     frame.numbering.item_tests.update(frame.numbering.once(("item_tests", id(node)), lambda: item_tests(node)))
     return _loop(node, state, frame, lambda s: bind(node.target, element, s, frame, node), _counter(node))
 
