@@ -1145,6 +1145,8 @@ CASES = {
         """, "pass", "torch.cuda.current_stream().wait_stream(stream)", [("write_after_read", "_reduce")]),
     # a pool of streams kept on self, filled by `append` in the constructor: `self._blk_st[0]` is
     # one of its streams, and what a helper leaves on self in flight there the getter hands out
+    # (made on that stream, its readers release it there too: record_stream, as the fixture
+    # SL401/positive_getter_hands_out_pending_norm.py)
     "a getter hands out a norm left in flight on a stream of an appended pool": ("""
         import torch
         class Opt:
@@ -1159,11 +1161,13 @@ CASES = {
                     self._norm = flat_grads.norm(dtype=torch.float32, p=2) ** 2
             def complete_reductions(self, flat_grads):
                 self._reduce(flat_grads)
-                {fix}
             @property
             def norm(self):
+                {fix}
                 return self._norm
-        """, "pass", "torch.cuda.current_stream().wait_stream(self._blk_st[0])", [("read_after_write", "norm")]),
+        """, "pass", "torch.cuda.current_stream().wait_stream(self._blk_st[0])\n"
+                     "                self._norm.record_stream(torch.cuda.current_stream())",
+        [("read_after_write", "norm"), ("release_without_record", "norm")]),
     # where memory lives is fixed when it is made: the collective under the side stream shows the
     # flattened gradients are CUDA memory, so the scaling before the stream was entered wrote them
     # on the current stream (D-11, an access to a device not told yet)

@@ -46,8 +46,8 @@ class State:
         if value.kind is not ValueKind.CONTAINER or value.identity is None:
             return value
         slot = self.heap.get(value.identity.element(Index.any_()))
-        if slot is None or slot.kind is ValueKind.UNKNOWN:
-            return value
+        if slot is None or (slot.kind is ValueKind.UNKNOWN and not slot.either):
+            return value  # (an item of a kind not told is still the memory some path made: its may-set, D-20)
         held = [slot, *slot.positions]
         kept = {v.identity for v in held if v.identity is not None and v.kind in (ValueKind.BUFFER, ValueKind.EVENT)}
         return replace(value, element=slot if value.element is None else value.element.join(slot),

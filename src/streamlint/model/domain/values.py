@@ -74,8 +74,10 @@ class AbsValue:
             return self
         if self.kind is other.kind is ValueKind.CONTAINER and NO_ITEMS in (self.target, other.target):
             return other if self.target == NO_ITEMS else self  # an empty display, or the items put in it since
-        if OPTION in (self.target, other.target) and {self.kind, other.kind} <= {ValueKind.UNKNOWN, ValueKind.HOST_NUMBER}:
-            # an argument kept as an option, or a constant set in its place: configuration
+        if OPTION in (self.target, other.target) and {self.kind, other.kind} <= {ValueKind.UNKNOWN, ValueKind.HOST_NUMBER} \
+                and not (self.target == other.target == OPTION and self.identity != other.identity):
+            # an argument kept as an option, or a constant set in its place: configuration (two options kept at
+            # two places are neither's: the generic join)
             return self if self.target == OPTION else other
         if ValueKind.NONE in (self.kind, other.kind) and self.kind is not other.kind:
             # this value on one path, None on the other
