@@ -10,7 +10,7 @@ import libcst as cst
 from streamlint.model.api import cupy as cupy_api
 from streamlint.model.api.facts import LEGACY_BY_DEFAULT
 from streamlint.model.api.op_kinds import OpKind
-from streamlint.model.domain.order import HOST, AccessEvent, Conflict, ConflictKind
+from streamlint.model.domain.order import HOST, AccessEvent, Conflict, ConflictKind, as_made
 from streamlint.model.domain.paths import Index, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
@@ -114,7 +114,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     earlier_calls = frozenset(context.receiver_pending)
     # (what another call left in flight meets this call's work only at the boundary placements)
     # (a host read of host memory another method's copy fills is placed here: the host waits for no stream)
-    conflicts = [c for c in frame.found.conflicts if (c.earlier not in earlier_calls or _host_reads_copy(c))
+    conflicts = [c for c in frame.found.conflicts if (as_made(c.earlier) not in earlier_calls or _host_reads_copy(c))
                  and not _after_the_callers_work(c, frame.found.exit_state, producer, context)]
     return Walked(summary, tuple(conflicts), tuple(frame.found.handed_out),
                   misjoined(frame.found.exit_state, own, earlier_calls), left_on_self(frame.found.exit_state, own), own,
@@ -131,7 +131,7 @@ def _unjoined(exit_state: State, effects: tuple[Effect, ...] = (), earlier_calls
         if not access.stream.distinct_from(current):
             continue
         if not pending.ordered_before(current) or (effects and _only_through_default(effects, access, current,
-                                                                                        access in earlier_calls)):
+                                                                                        as_made(access) in earlier_calls)):
             yield access, current
 
 
@@ -211,7 +211,7 @@ def misjoined(exit_state: Optional[State], effects: tuple[Effect, ...], earlier_
         return ()
     found = []
     for access, current in _unjoined(exit_state, effects, earlier_calls):
-        join = _join_after(effects, access, current, access in earlier_calls)
+        join = _join_after(effects, access, current, as_made(access) in earlier_calls)
         if join is not None:
             caller = AccessEvent(access.path, False, current, join[0])
             found.append((Conflict(ConflictKind.READ_AFTER_WRITE, access, caller), *join))
