@@ -77,7 +77,7 @@ class Root:
 
 
 # A root's age in an identity: the object its path held before a store put another object there (as a loop's
-# back edge ages the body's allocations, a store ages what names still hold of the place: row 5.30)
+# back edge ages the body's allocations, a store ages what names still hold of the place: model-cases 4.24)
 STORED_OVER = 2
 OLDER = 3  # (FRESH: an allocation of an iteration before the last one)
 _ITERATION = {1: " (earlier iteration)", OLDER: " (older iteration)"}
