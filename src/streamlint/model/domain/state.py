@@ -97,7 +97,7 @@ class State:
             return _names_under(value, place)
 
         names = any(map(touched, self.names.values()))
-        heap = any(touched(v) for p, v in self.heap.items() if not p.under(place))
+        heap = any(touched(v) and not p.under(place) for p, v in self.heap.items())
         order = self.order.names_under(place)
         if not (names or heap or order):
             return self

@@ -61,6 +61,8 @@ class Solved:
     # Walks done only to learn what the project's callers pass (a caller in another module, and
     # what it calls under its own context): their conflicts are that module's to report
     unreported: set[tuple[str, CallContext]] = field(default_factory=set)
+    # Walks that compose a class's state from its constructor's (`COMPOSING`): no findings, no evidence
+    composing: dict[tuple[str, CallContext], Walked] = field(default_factory=dict)
 
     def reported(self) -> list[tuple[tuple[str, CallContext], Walked]]:
         return [(key, walked) for key, walked in self.walks.items() if key not in self.unreported]
@@ -117,7 +119,6 @@ class Solver:
         self._extra_spent: dict[str, set] = {}  # the kinds of extra context each function has used
         self._kept = replay.kept_walks()
         self._units_read: Optional[list] = None
-        self._composed: dict[tuple[str, CallContext], Walked] = {}
 
     def solve_module(self) -> Solved:
         self._globals[self.program.main.name] = self._module_names(self.program.main.name)
@@ -228,7 +229,7 @@ class Solver:
 
     def _solve(self, qualname: str, context: CallContext) -> Optional[FunctionSummary]:
         function = self.program.function(qualname)
-        if function is None or len(self.solved.walks) + len(self._composed) >= MAX_WALKS:
+        if function is None or len(self.solved.walks) + len(self.solved.composing) >= MAX_WALKS:
             return None
         qualname = function.qualname  # (a name re-exported or inherited: where it is defined)
         context = self._within_budget(qualname, self._with_receiver_state(function, self._hot(function, _by_name(function, context))))
@@ -236,7 +237,7 @@ class Solver:
         if self._joining is not None:
             self._joining.add(key)
         # (a walk that composes a class's state starts from part of it: kept apart, read by no reading)
-        walks = self._composed if context.receiver_state[:1] == COMPOSING else self.solved.walks
+        walks = self.solved.composing if context.receiver_state[:1] == COMPOSING else self.solved.walks
         if key in walks:
             return walks[key].summary
         if qualname in self._stack:
