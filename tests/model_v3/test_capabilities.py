@@ -1786,6 +1786,33 @@ def test_a_kept_hand_out_the_callers_in_sight_record_is_theirs():
     assert found(recorded) == []
 
 
+def test_what_a_name_took_from_a_place_refilled_on_one_path_is_the_old_memory_on_both():
+    # `batch = self.next_input; if refill: self.preload(); return batch`: on both paths `batch` is the memory
+    # the place held before the refill (Path.stored_over joined with the place), handed out unwaited
+    source = """
+        import torch
+        class Prefetcher:
+            def __init__(self, loader):
+                self.loader = iter(loader)
+                self.stream = torch.cuda.Stream()
+                self.preload()
+            def preload(self):
+                self.next_input = next(self.loader, None)
+                if self.next_input is None:
+                    return
+                with torch.cuda.stream(self.stream):
+                    self.next_input = self.next_input.cuda(non_blocking=True)
+            def next(self, refill=True):
+                {fix}
+                batch = self.next_input
+                if refill:
+                    self.preload()
+                return batch
+        """
+    assert found(source.replace("{fix}", "pass")) == [("read_after_write", "next")]
+    assert found(source.replace("{fix}", "torch.cuda.current_stream().wait_stream(self.stream)")) == []
+
+
 def test_a_tuples_positions_are_what_each_item_is():
     # `t[0]` and `out, done = t` give the output, not the join of an output and an event (nothing)
     source, bug, _, _ = CASES["a tuple of an output and its event kept on self, handed out by position"]

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Optional
 
-from streamlint.model.domain.paths import MERGED, Index, Path, Root, RootKind
+from streamlint.model.domain.paths import MERGED, STORED_OVER, Index, Path, Root, RootKind
 from streamlint.model.domain.streams import StreamRef
 
 
@@ -212,6 +212,9 @@ def _join_identity(a: Optional[Path], b: Optional[Path]) -> Optional[Path]:
     """The same memory on both paths, or one site's allocations of different iterations (the earlier's)."""
     if a == b or a is None or b is None:
         return a if a == b else None
+    if a.held_at == b or b.held_at == a:
+        # what a place held, stored over on one path only: that object on both (Path.stored_over)
+        return a if a.root.age == STORED_OVER else b
     if a.same_site(b):
         return a if a.root.age else b
     steps = _join_views(a.steps, b.steps)
