@@ -177,7 +177,7 @@ def left_on_self(exit_state: Optional[State], effects: tuple[Effect, ...] = ()) 
         stream = access.stream  # (named the same way by the object's other methods: made, or held on `self`)
         named = stream.context_free or (stream.kind is StreamRefKind.PATH and stream.path is not None
                                         and stream.path.root.kind in (RootKind.SELF, RootKind.FRESH))
-        if path.root.kind is RootKind.SELF and (named or access in into_host):
+        if path.root.kind is RootKind.SELF and not path.root.age and (named or access in into_host):
             found.append(replace(access, path=path))
     return tuple(found)
 
@@ -186,7 +186,7 @@ def _kept_on_self(exit_state: State) -> dict[Path, Path]:
     """Memory made in the call and held at `self.<attr>` at its end: its allocation -> that path."""
     kept = {}
     for path, value in exit_state.heap:
-        if path.root.kind is not RootKind.SELF or not 1 <= len(path.steps) <= 2:
+        if path.root.kind is not RootKind.SELF or path.root.age or not 1 <= len(path.steps) <= 2:
             continue
         if len(path.steps) == 2 and path.steps[1] != Index.any_():
             continue  # (an item under a key the text tells: not the container's weak slot)
@@ -393,7 +393,7 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
         return ()
     found, before = {}, dict(entry)
     for path, value in exit_state.heap:
-        if path.root.kind is RootKind.SELF and len(path.steps) == 1 and isinstance(path.steps[0], str):
+        if path.root.kind is RootKind.SELF and not path.root.age and len(path.steps) == 1 and isinstance(path.steps[0], str):
             entry_value = before.get(path.steps[0])
             value = exit_state.with_items(value)  # (a container's items stored under keys not told)
             # (what it held on entry, only known better now: a use showed it a host number)
@@ -402,7 +402,7 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
             if entry_value != value and not refined:
                 found[path.steps[0]] = value
     for path, value in exit_state.heap:
-        attr = path.steps[0] if path.root.kind is RootKind.SELF and len(path.steps) == 2 else None
+        attr = path.steps[0] if path.root.kind is RootKind.SELF and not path.root.age and len(path.steps) == 2 else None
         if isinstance(attr, str) and path.steps[1] == Index.any_() and attr not in found and attr not in before \
                 and Path(path.root, (attr,)) not in exit_state.heap and (value.kind is not ValueKind.UNKNOWN or value.either):
             found[attr] = AbsValue(identity=Path(path.root, (attr,)), element=value, target=ITEMS_ONLY)
