@@ -89,7 +89,9 @@ def _at_self(attr: str, value: AbsValue, owners: dict, kept_at: dict) -> AbsValu
     if value.kind is ValueKind.STREAM:
         return replace(value, stream=stream, identity=None)
     if value.kind in (ValueKind.BUFFER, ValueKind.EVENT, ValueKind.OBJECT):
-        owned = value.identity is not None and value.identity.root.kind is not RootKind.SELF
+        # (what another attribute held before the method stored over it, `self.prev = self.cur; self.cur = ...`:
+        # the memory this attribute keeps now)
+        owned = value.identity is not None and (value.identity.root.kind is not RootKind.SELF or value.identity.root.age)
         return replace(value, identity=here if owned or value.identity is None else value.identity, stream=stream)
     if value.kind is ValueKind.UNKNOWN and (value.target == OF_ARGUMENTS or value.identity is not None
                                             and value.identity.root.kind is RootKind.PARAM and not value.identity.steps):

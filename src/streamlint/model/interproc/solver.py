@@ -236,7 +236,7 @@ class Solver:
         key = (qualname, context)
         if self._joining is not None:
             self._joining.add(key)
-        # (a walk that composes a class's state starts from part of it: kept apart, read by no reading)
+        # (a walk that composes a class's state starts from part of it: kept apart, no findings, no evidence)
         walks = self.solved.composing if context.receiver_state[:1] == COMPOSING else self.solved.walks
         if key in walks:
             return walks[key].summary

@@ -15,8 +15,8 @@ from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import Evidence, FunctionSummary
 from streamlint.model.summary.perform import perform, released
 
-SELF_OPTION = "<self>."
-_RETURNED = "<returned by the call>"  # (a name no code spells)  # the branch tag of a test of `self.<attr>`: an option the object was made with
+SELF_OPTION = "<self>."  # the branch tag of a test of `self.<attr>`: an option the object was made with
+_RETURNED = "<returned by the call>"  # (a name no code spells: what a call returns, bound while its stores land)
 
 
 @dataclass(frozen=True)
