@@ -1813,6 +1813,34 @@ def test_what_a_name_took_from_a_place_refilled_on_one_path_is_the_old_memory_on
     assert found(source.replace("{fix}", "torch.cuda.current_stream().wait_stream(self.stream)")) == []
 
 
+def test_an_attribute_given_what_another_held_before_a_store_keeps_that_memory():
+    # `self.prev = self.cur; self.cur = <new on the side stream>`: the caller's `prev` is the memory `cur` held
+    # before the call (made on the side stream by the call before, in the loop), still held, so the next
+    # `last()` reads it unwaited; the callee's stores land together before what they drop is released
+    source = """
+        import torch
+        class SwapBuffers:
+            def __init__(self, n):
+                self.stream = torch.cuda.Stream()
+                self.cur = torch.empty(n, device="cuda")
+                self.prev = torch.empty(n, device="cuda")
+            def produce(self, x):
+                self.prev = self.cur
+                with torch.cuda.stream(self.stream):
+                    self.cur = x * 2
+            def last(self):
+                {fix}
+                return self.prev.sum()
+        def run(xs, n):
+            buffers = SwapBuffers(n)
+            for x in xs:
+                buffers.produce(x.cuda())
+                print(buffers.last())
+        """
+    assert found(source.replace("{fix}", "pass")) == [("read_after_write", "run")]
+    assert found(source.replace("{fix}", "torch.cuda.current_stream().wait_stream(self.stream)")) == []
+
+
 def test_a_tuples_positions_are_what_each_item_is():
     # `t[0]` and `out, done = t` give the output, not the join of an output and an event (nothing)
     source, bug, _, _ = CASES["a tuple of an output and its event kept on self, handed out by position"]

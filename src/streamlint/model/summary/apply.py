@@ -68,9 +68,11 @@ def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bo
     # what the call returns is held while the callee's stores land (what it hands back of an object it stored
     # over is that object, still held: Path.stored_over)
     state = state.bind(_RETURNED, _as_given(mapper.value(summary.returns), summary.returns, binding))
+    stored_over = []  # (what the callee stored over may go back to the allocator, once all its stores landed)
     for attr, value in summary.self_stores if receiver is not None else ():
-        old = state.at(receiver.attr(attr))  # (what the callee stored over may go back to the allocator)
+        stored_over.append(state.at(receiver.attr(attr)))
         state = state.store(receiver.attr(attr), mapper.value(value))
+    for old in stored_over:
         release = released(old, state, binding.site)
         if release is not None:
             state, found = perform(state, release)
