@@ -1145,6 +1145,8 @@ CASES = {
         """, "pass", "torch.cuda.current_stream().wait_stream(stream)", [("write_after_read", "_reduce")]),
     # a pool of streams kept on self, filled by `append` in the constructor: `self._blk_st[0]` is
     # one of its streams, and what a helper leaves on self in flight there the getter hands out
+    # (made on that stream, its readers release it there too: record_stream, as the fixture
+    # SL401/positive_getter_hands_out_pending_norm.py)
     "a getter hands out a norm left in flight on a stream of an appended pool": ("""
         import torch
         class Opt:
@@ -1159,11 +1161,13 @@ CASES = {
                     self._norm = flat_grads.norm(dtype=torch.float32, p=2) ** 2
             def complete_reductions(self, flat_grads):
                 self._reduce(flat_grads)
-                {fix}
             @property
             def norm(self):
+                {fix}
                 return self._norm
-        """, "pass", "torch.cuda.current_stream().wait_stream(self._blk_st[0])", [("read_after_write", "norm")]),
+        """, "pass", "torch.cuda.current_stream().wait_stream(self._blk_st[0])\n"
+                     "                self._norm.record_stream(torch.cuda.current_stream())",
+        [("read_after_write", "norm"), ("release_without_record", "norm")]),
     # where memory lives is fixed when it is made: the collective under the side stream shows the
     # flattened gradients are CUDA memory, so the scaling before the stream was entered wrote them
     # on the current stream (D-11, an access to a device not told yet)
@@ -1780,6 +1784,61 @@ def test_a_kept_hand_out_the_callers_in_sight_record_is_theirs():
     recorded = source.replace("{fix}", bug).replace(
         "                model(batch)\n", "                batch.record_stream(torch.cuda.current_stream())\n                model(batch)\n")
     assert found(recorded) == []
+
+
+def test_what_a_name_took_from_a_place_refilled_on_one_path_is_the_old_memory_on_both():
+    # `batch = self.next_input; if refill: self.preload(); return batch`: on both paths `batch` is the memory
+    # the place held before the refill (Path.stored_over joined with the place), handed out unwaited
+    source = """
+        import torch
+        class Prefetcher:
+            def __init__(self, loader):
+                self.loader = iter(loader)
+                self.stream = torch.cuda.Stream()
+                self.preload()
+            def preload(self):
+                self.next_input = next(self.loader, None)
+                if self.next_input is None:
+                    return
+                with torch.cuda.stream(self.stream):
+                    self.next_input = self.next_input.cuda(non_blocking=True)
+            def next(self, refill=True):
+                {fix}
+                batch = self.next_input
+                if refill:
+                    self.preload()
+                return batch
+        """
+    assert found(source.replace("{fix}", "pass")) == [("read_after_write", "next")]
+    assert found(source.replace("{fix}", "torch.cuda.current_stream().wait_stream(self.stream)")) == []
+
+
+def test_an_attribute_given_what_another_held_before_a_store_keeps_that_memory():
+    # `self.prev = self.cur; self.cur = <new on the side stream>`: the caller's `prev` is the memory `cur` held
+    # before the call (made on the side stream by the call before, in the loop), still held, so the next
+    # `last()` reads it unwaited; the callee's stores land together before what they drop is released
+    source = """
+        import torch
+        class SwapBuffers:
+            def __init__(self, n):
+                self.stream = torch.cuda.Stream()
+                self.cur = torch.empty(n, device="cuda")
+                self.prev = torch.empty(n, device="cuda")
+            def produce(self, x):
+                self.prev = self.cur
+                with torch.cuda.stream(self.stream):
+                    self.cur = x * 2
+            def last(self):
+                {fix}
+                return self.prev.sum()
+        def run(xs, n):
+            buffers = SwapBuffers(n)
+            for x in xs:
+                buffers.produce(x.cuda())
+                print(buffers.last())
+        """
+    assert found(source.replace("{fix}", "pass")) == [("read_after_write", "run")]
+    assert found(source.replace("{fix}", "torch.cuda.current_stream().wait_stream(self.stream)")) == []
 
 
 def test_a_tuples_positions_are_what_each_item_is():
