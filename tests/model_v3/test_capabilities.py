@@ -2145,3 +2145,30 @@ def test_a_loop_over_an_object_iterates_what_its_dunder_iter_returns():
         "return batch", "torch.cuda.current_stream().wait_stream(self.stream)\n                return batch"))
     no_iter = generator.replace("def __iter__(self):", "def batches(self):")
     assert ("read_after_write", "train") not in found(no_iter)
+
+
+def test_a_worker_threads_copies_are_in_flight_for_the_other_methods():
+    # a loader thread copies batches on the class's side stream and puts them on a queue; a method that takes one
+    # and uses it on the current stream races the copy unless the worker synchronized its stream first
+    source = """
+        import queue
+        import threading
+        import torch
+        class Loader:
+            def __init__(self, batches):
+                self.batches = batches
+                self.stream = torch.cuda.Stream()
+                self.queue = queue.Queue(maxsize=2)
+                self.thread = threading.Thread(target=self._worker, daemon=True)
+            def _worker(self):
+                for batch in self.batches:
+                    with torch.cuda.stream(self.stream):
+                        batch = batch.cuda(non_blocking=True)
+                    {fix}
+                    self.queue.put(batch)
+            def step(self, model):
+                batch = self.queue.get()
+                return model(batch)
+    """
+    assert ("read_after_write", "step") in found(source.replace("{fix}", "pass"))
+    assert ("read_after_write", "step") not in found(source.replace("{fix}", "self.stream.synchronize()"))

@@ -247,3 +247,38 @@ def test_a_queue_is_a_container_of_what_is_put_on_it():
     """
     lines = summary(source, "relay")
     assert any(line.startswith("read <allocation") and "on the current stream" in line for line in lines), lines
+
+
+def test_a_function_started_on_a_thread_begins_on_the_default_stream():
+    # `threading.Thread(target=self._refresh)`, an executor's `submit(fn)`: the new thread's current stream is
+    # PyTorch's default stream, not the one the starting code had current; a function nobody starts keeps the
+    # caller's current stream
+    source = textwrap.dedent("""
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+        import torch
+
+        class Refresher:
+            def __init__(self, model):
+                self.model = model
+                self.thread = threading.Thread(target=self._refresh, daemon=True)
+
+            def _refresh(self):
+                for p in self.model.parameters():
+                    p.detach().clone()
+
+        def offload(x):
+            return x.detach().clone()
+
+        def start(pool, x):
+            return pool.submit(offload, x)
+
+        def plain(x):
+            return x.detach().clone()
+    """)
+    model = analyze_file(cst.parse_module(source), "lib.py")
+    refresh = explain(model, "Refresher._refresh")
+    assert "on a thread of its own" in refresh and "kernel on the default stream" in refresh, refresh
+    assert "on a thread of its own" in explain(model, "offload")
+    plain = explain(model, "plain")
+    assert "on a thread of its own" not in plain and "on the default stream" not in plain, plain

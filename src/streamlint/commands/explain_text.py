@@ -67,6 +67,8 @@ def _context(context: CallContext) -> str:
         parts.append(f"under the caller's current stream of {', '.join(context.entered)}")
     if context.hot:
         parts.append(f"hot: on every call of {context.hot}")
+    if context.thread:
+        parts.append("on a thread of its own (PyTorch's default stream current)")
     if context.receiver_pending:
         left = ", ".join(f"write {a.path.spell()} on {_stream(a.stream)}" for a in context.receiver_pending)
         parts.append(f"other calls left in flight: {left}")

@@ -50,6 +50,12 @@ LISTING_METHODS = frozenset({"tolist"})
 # Decorators that memoize a function: its syncs are not its callers' per-call work.
 MEMOIZING_DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "functools.cached_property"})
 
+# Calls that run a function on a thread of its own (by the call's last name -> where the function is: position,
+# keyword): a new thread's current stream is its framework's default stream, not the caller's.
+THREAD_STARTS: dict[str, tuple[int, str]] = {
+    "Thread": (1, "target"), "start_new_thread": (0, "function"), "submit": (0, "fn"),
+}
+
 # Decorators that make a generator function a context manager: what it yields is what `with ... as x` binds.
 CONTEXT_MANAGER_DECORATORS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
 

@@ -66,6 +66,7 @@ class ModuleUnit:
     path: str = ""  # the file it was read from (another module of the project)
     text: bytes = b""  # its bytes, read from a file or checked (b"": not known; the prefilters then say yes)
     hooks: Optional[frozenset] = None  # the functions it registers as PyTorch hooks ("f", "C.m", "C.m.hook"), once asked
+    threads: Optional[frozenset] = None  # the functions it starts on threads of their own, named alike, once asked
     _calls: Optional[dict[str, frozenset[str]]] = None  # (called_names)
     _composing: Optional[dict[str, bool]] = None  # (composes_state)
     _holders: Optional[dict[str, frozenset[str]]] = None  # (holder_stores)
@@ -354,6 +355,17 @@ class Program:
                 return None
             return self.class_defined_at(f"{target}.{rest}" if rest else target, hops + 1)
         return None
+
+    def thread_entry(self, function: FunctionRef) -> bool:
+        """Is the function started on a thread of its own (`threading.Thread(target=self._worker)`, an executor's
+        `submit`) by its module? It then begins on its frameworks' default streams."""
+        unit = self.unit(function.module)
+        if unit is None or getattr(function.node, "name", None) is None:
+            return False
+        if unit.threads is None:  # (a module that spells no thread start starts none: not walked)
+            starts = not unit.text or may_call(unit.text, frozenset(python_std.THREAD_STARTS))
+            unit.threads = registered_hooks(unit.tree, python_std.THREAD_STARTS) if starts else frozenset()
+        return function.qualname[len(function.module) + 1:] in unit.threads
 
     def memoized(self, function: FunctionRef) -> bool:
         """Decorated to run once per distinct argument tuple (`functools.lru_cache`)."""

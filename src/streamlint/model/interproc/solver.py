@@ -264,10 +264,11 @@ class Solver:
 
     def _hot(self, function: FunctionRef, context: CallContext) -> CallContext:
         """The hot dimension: a hot entry is hot on its own; a memoized function runs once per argument
-        tuple, not on every call."""
+        tuple, not on every call. The thread dimension: a function its module starts on a thread of its own."""
         entry = self.program.hot_entry(function)
         hot = "" if self.program.memoized(function) else (entry or context.hot)
-        return context if hot == context.hot else replace(context, hot=hot)
+        thread = self.program.thread_entry(function)
+        return context if (hot, thread) == (context.hot, context.thread) else replace(context, hot=hot, thread=thread)
 
     def cold_entry(self, qualname: str) -> str:
         function = self.program.function(qualname)
@@ -400,7 +401,30 @@ class Solver:
         # for the checked module alone: another module's method is entered without it)
         if entered and function.module == self.program.main.name and self._reporting:
             context = replace(context, receiver_pending=self._class_pending(function, context))
+        elif function.module == self.program.main.name and self._reporting and not self.program.thread_entry(function):
+            # (a method the class starts on a thread of its own may be running whoever calls this one)
+            context = replace(context, receiver_pending=self._thread_pending(function))
         return context
+
+    def _thread_pending(self, function: FunctionRef) -> tuple:
+        """What the class's methods started on threads of their own leave in flight on `self`."""
+        cls = f"{function.module}.{function.class_name}"
+        key = f"{cls}<threads>"
+        cached = self._class_pendings.get(key)
+        if cached is not None:
+            return cached
+        if cls in self._composing:
+            return ()
+        self._class_pendings[key] = ()
+        unit = self.program.unit(function.module)
+        found: list = []
+        for method in (unit.functions if unit is not None else ()):
+            if method.startswith(cls + ".") and "." not in method[len(cls) + 1:] and self._threaded(method):
+                self.summary_at_root(method)
+                walked = next((w for (q, _), w in self.solved.walks.items() if q == method), None)
+                found.extend(a for a in (walked.left_on_self if walked else ()) if a not in found)
+        self._class_pendings[key] = tuple(found)
+        return self._class_pendings[key]
 
     def _class_pending(self, function: FunctionRef, entered: CallContext) -> tuple:
         """What the class's public methods, entered with the receiver state, leave in flight on
@@ -417,12 +441,18 @@ class Solver:
         found: list = []
         for method in unit.functions:
             name = method[len(cls) + 1:]
-            if method.startswith(cls + ".") and "." not in name and not name.startswith("_"):
+            # (a public method may have run before; a method started on a thread of its own may be running)
+            if method.startswith(cls + ".") and "." not in name and (not name.startswith("_") or self._threaded(method)):
                 self._solve(method, entered)
-                walked = self.solved.walks.get((method, entered))
+                walked = self.solved.walks.get((method, entered)) or self.solved.walks.get(
+                    (method, replace(entered, thread=True)))  # (one started on a thread is walked as such)
                 found.extend(a for a in (walked.left_on_self if walked else ()) if a not in found)
         self._class_pendings[cls] = tuple(found)
         return self._class_pendings[cls]
+
+    def _threaded(self, qualname: str) -> bool:
+        function = self.program.function(qualname)
+        return function is not None and self.program.thread_entry(function)
 
     def _class_state(self, function: FunctionRef) -> tuple:
         """What `self.<attr>` holds on entry to a method: the join of what the constructor and

@@ -14,8 +14,16 @@ from streamlint.model.syntax.purpose import flat_targets, param_names
 _PARTIALS = frozenset({"partial", "functools.partial"})
 
 
-def registered_hooks(tree: cst.Module, registrations: frozenset) -> frozenset[str]:
-    """The qualified names of the functions registered by a method `registrations` (the fact table's) names."""
+# Where a registration call takes the function it registers: (position, keyword).
+FIRST_ARGUMENT = (0, "")
+
+
+def registered_hooks(tree: cst.Module, registrations: "frozenset[str] | dict[str, tuple[int, str]]") -> frozenset[str]:
+    """The qualified names of the functions registered by a call `registrations` (the fact table's) names by its last
+    name (`m.register_forward_hook(f)`, `threading.Thread(target=f)`): a set takes the function first, a dict says
+    where (position, keyword)."""
+    if not isinstance(registrations, dict):
+        registrations = dict.fromkeys(registrations, FIRST_ARGUMENT)
     returns: dict[str, str] = {}  # a function's path -> the closure it returns
     found: set[str] = set()
     for statement in tree.body:
@@ -41,14 +49,30 @@ def _scope(node: "cst.FunctionDef | cst.Module", path: str, cls: str, outer: dic
     own = {d.name.value: f"{path}.{d.name.value}" for d in inner}
     names = {**outer, **own}
     for n in nodes:
-        if type(n) is cst.Call and isinstance(n.func, cst.Attribute) and n.func.attr.value in registrations and n.args:
-            named = _named(n.args[0].value, cls, names)
+        where = registrations.get(_last_name(n.func)) if type(n) is cst.Call else None
+        registered = _argument(n, where) if where is not None else None
+        if registered is not None:
+            named = _named(registered, cls, names)
             if named is not None:
                 found.add(named)
         elif type(n) is cst.Return and isinstance(n.value, cst.Name) and n.value.value in own:
             returns.setdefault(path, own[n.value.value])
     for d in inner:
         _scope(d, own[d.name.value], cls, names, returns, registrations, found)
+
+
+def _last_name(func: cst.BaseExpression) -> str:
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+
+
+def _argument(call: cst.Call, where: tuple[int, str]) -> Optional[cst.BaseExpression]:
+    """The argument at (position, keyword) of the call, if written."""
+    position, keyword = where
+    for arg in call.args:
+        if keyword and arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return positional[position] if position is not None and position < len(positional) else None
 
 
 def _named(expr: cst.BaseExpression, cls: str, names: dict[str, str]) -> Optional[str]:
@@ -60,8 +84,9 @@ def _named(expr: cst.BaseExpression, cls: str, names: dict[str, str]) -> Optiona
     name = None
     if isinstance(expr, cst.Name):
         name = names.get(expr.value, expr.value)
-    elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" and cls:
-        name = f"{cls}.{expr.attr.value}"
+    elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value in ("self", cls) \
+            and cls:
+        name = f"{cls}.{expr.attr.value}"  # (`self.m`, or `C.m` of a static method)
     return f"{name}()" if name is not None and factory else name
 
 

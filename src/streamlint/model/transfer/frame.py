@@ -36,6 +36,7 @@ class CallContext:
     entered: tuple[str, ...] = ()  # legacy-by-default frameworks whose current stream every caller set
     complete: bool = False  # the call site's arguments are all in `args`: one left out takes its default (D-21)
     cold: str = ""  # the cold entry (`C.state_dict`) every call of which this walk is reached from ("" when none)
+    thread: bool = False  # started on a thread of its own: its current streams begin as the default ones
 
     def arg(self, name: str) -> Optional[AbsValue]:
         return dict(self.args).get(name)

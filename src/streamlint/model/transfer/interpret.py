@@ -84,6 +84,8 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     state = State()
     for framework in context.entered:  # the caller's `with s:` is the current stream here too
         state = state.with_current(framework, StreamRef.ambient(framework))
+    if context.thread:  # a thread of its own starts on PyTorch's default stream too (the others' start there always)
+        state = state.with_current("torch", StreamRef.legacy())
     context = frame.context = _told_by_a_test(node, frame, context)
     if frame.free_receiver:
         state = state.bind(frame.free_receiver, _receiver_value(context))
@@ -97,6 +99,9 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         state = _made_before(state, frame, value, StreamRef.ambient("torch"), RootKind.SELF)
     for pending in context.receiver_pending:
         state = state.with_order(state.order.add(pending))
+        held = _held_at(state, pending.path)  # (the memory the state holds there has it in flight too)
+        if held is not None:
+            state = state.with_order(state.order.add(replace(pending, path=held)))
     end = run_block(node.body if isinstance(node, cst.Module) else node.body.body, state, frame)
     if end.reachable:
         leave(end, frame)
@@ -433,6 +438,19 @@ def _release_locals(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:
                                                 or _site_of(value.identity) in yielded)
         if not kept:
             state = release_if_dropped(value, state.bind(name, UNKNOWN), frame, node)
+
+
+def _held_at(state: State, path: Path) -> Optional[Path]:
+    """The memory the state holds at `path` (an item of a container there: the container's items), when it names it
+    otherwise than by that path."""
+    stored = state.stored(path)
+    if stored is not None and stored.identity is not None and stored.identity != path:
+        return stored.identity
+    if not path.steps or not isinstance(path.steps[-1], Index):
+        return None
+    holder = state.stored(Path(path.root, path.steps[:-1]))
+    item = holder.element if holder is not None else None
+    return item.identity if item is not None and item.is_buffer else None
 
 
 def _sites_held(value: AbsValue) -> set:
