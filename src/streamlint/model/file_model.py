@@ -8,7 +8,7 @@ from typing import Optional
 
 import libcst as cst
 
-from streamlint.model.domain.order import HOST, ConflictKind, as_made
+from streamlint.model.domain.order import HOST, ConflictKind
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.domain.values import ValueKind
@@ -43,8 +43,6 @@ def analyze_file(module: cst.Module, path: str = "", text: bytes = b"") -> FileM
     placed = [conflict if isinstance(conflict, Hazard) else place(function, conflict)
               for function, conflict in _all_conflicts(solver, solved, name)]
     placed = [hazard for hazard in placed if not _the_callees(hazard, name)]
-    keepers = _keepers(placed)
-    placed = [hazard for hazard in placed if not _the_keepers(hazard, keepers)]
     own = {_pair(hazard) for hazard in placed}
     for hazard in placed:
         # (a release: one problem per memory released, `return a + b` drops two allocations)
@@ -76,7 +74,7 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
         left = frozenset(context.receiver_pending)
         handed = [c for c in walked.handed_out
                   if (qualname not in solver.called
-                      or (interface and (as_made(c.earlier) in left or (_kept(c) and not _callers_record(solved, qualname)))))
+                      or (interface and (c.earlier in left or (_kept(c) and not _callers_record(solved, qualname)))))
                   and not _reallocates_after_callers(solved, qualname, c)]
         found.extend((qualname, at_boundary(qualname, c)) for c in handed)
         if qualname in solver.called:
@@ -299,23 +297,6 @@ def _the_callees(hazard: Hazard, module: str) -> bool:
     # host waits for none: D-27 (2), row 11.20), not each caller again
     return (later.stream == HOST and not later.host_memory and not later.write and earlier.write
             and not _made_in(later, module) and _made_in(earlier, module))
-
-
-def _keepers(placed: list) -> set:
-    """The classes one of whose methods hands out memory the object keeps unrecorded (`_kept`), reported there."""
-    return {hazard.function.rsplit(".", 1)[0] for hazard in placed if hazard.placement is Placement.AT_BOUNDARY
-            and hazard.kind is ConflictKind.RELEASE_WITHOUT_RECORD and hazard.later.path.root.kind is RootKind.SELF}
-
-
-def _the_keepers(hazard: Hazard, keepers: set) -> bool:
-    """A caller's release of memory such an object made on a stream it made, handed out unrecorded: the problem
-    its method's hand-out names (the record there fixes both), reported once, there."""
-    if hazard.kind is not ConflictKind.RELEASE_WITHOUT_RECORD or hazard.placement is Placement.AT_BOUNDARY \
-            or not keepers:
-        return False
-    made, stream = hazard.later.path.root, hazard.later.stream
-    return made.kind is RootKind.FRESH and stream.kind is StreamRefKind.CREATED and any(
-        f">{cls}." in f">{made.site}" and f">{cls}." in f">{stream.site}" for cls in keepers)
 
 
 def _callee(access) -> str:

@@ -538,8 +538,7 @@ def stored_allocation_node(model: FileModel, reading: HazardReading) -> Optional
     if path.root.kind is not RootKind.SELF or len(path.steps) != 1 or not reading.function.class_name:
         return None
     owner = reading.function.qualname.rsplit(".", 1)[0]
-    # (the walks that composed the class's state first: they ran first)
-    for (qualname, _), walked in [*model.solved.composing.items(), *model.solved.walks.items()]:
+    for (qualname, _), walked in model.solved.walks.items():
         if qualname.rsplit(".", 1)[0] != owner:
             continue
         for attr, value in walked.summary.self_stores:

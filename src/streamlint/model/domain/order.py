@@ -8,7 +8,7 @@ from operator import itemgetter
 from enum import Enum
 from typing import Iterable, Optional
 
-from streamlint.model.domain.paths import OLDER, Path
+from streamlint.model.domain.paths import Path
 from streamlint.model.domain.persistent import EMPTY, PMap
 from streamlint.model.domain.sides import configuration_sides, exclusive
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
@@ -46,12 +46,6 @@ class AccessEvent:
     either: Optional[StreamRef] = field(default=None, metadata={"omit_default": True})
     # memory of a device not told when accessed: a later access to it as device memory tells (D-11)
     untold: bool = field(default=False, metadata={"omit_default": True})
-
-
-def as_made(access: AccessEvent) -> AccessEvent:
-    """The access named by the place its memory was held at when it was made (since stored over: Path.stored_over)."""
-    held = access.path.held_at
-    return access if held is access.path else replace(access, path=held)
 
 
 def on_paths(access: AccessEvent) -> tuple[AccessEvent, ...]:
@@ -330,7 +324,7 @@ class Order:
         """What the event captured (an earlier iteration's stands for every event of its site)."""
         found = None
         for path, captured in self.events:
-            if path == event or (event.root.age in (1, OLDER) and event.root.kind is path.root.kind and path.same_site(event)):
+            if path == event or (event.root.age == 1 and event.root.kind is path.root.kind and path.same_site(event)):
                 found = captured if found is None else found | captured
         return found
 
@@ -363,8 +357,7 @@ class Order:
         return self._made(kept_for=self.kept_for | {(path, stream)})
 
     def _recorded_for(self, access: AccessEvent) -> bool:
-        # (memory a join named by two allocations' sites is kept when one of them is: on some path)
-        return any(access.stream in stream.paths and path.may_be(access.path) for path, stream in self.kept_for)
+        return any(access.stream in stream.paths and path.may_alias(access.path) for path, stream in self.kept_for)
 
     def release(self, release: AccessEvent) -> tuple["Order", list[Conflict]]:
         """`release.path` goes back to its stream's allocator: an access that stream did not see, nor told, races."""
@@ -401,12 +394,6 @@ class Order:
         """Everything pending is done but work on a configuration side exclusive with the sync's (D-18)."""
         sides = configuration_sides(branch)
         return self._map(lambda p: p if sides and exclusive(p.access.branch, sides) else p.completed())
-
-    def names_under(self, place: Path) -> bool:
-        """Some pending access, kept memory or event's capture names memory at `place` (or a part of it) by that path."""
-        return any(self.seq[n].access.path.under(place) for n in self.roots.get(place.root, ())) \
-            or any(path.under(place) for path, _ in self.kept_for) \
-            or any(path.under(place) or any(k[2].under(place) for k in captured) for path, captured in self.events)
 
     def renamed(self, rename) -> "Order":
         """Every path renamed (a loop's back edge: ring slots shift, the body's allocations age)."""

@@ -44,9 +44,7 @@ class Root:
     name: str = ""
     index: int = -1  # parameter position
     site: str = ""  # allocation site key ("qualname#ordinal")
-    # 0: what the root names now; FRESH: 1 for the last iteration's allocation (a loop's back edge), OLDER for
-    # an iteration's before it; STORED_OVER: the object the path held before a store put another there (any root)
-    age: int = 0
+    age: int = 0  # FRESH: 0 for this loop iteration's allocation, 1 for an earlier iteration's
 
     @staticmethod
     def param(index: int, name: str) -> "Root":
@@ -70,17 +68,11 @@ class Root:
 
     def spell(self) -> str:
         if self.kind is RootKind.FRESH:
-            return f"<allocation {self.site}{_ITERATION.get(self.age, '')}>"
+            return f"<allocation {self.site}{' (earlier iteration)' if self.age else ''}>"
         if self.kind is RootKind.RETURN:
             return f"{self.name}()"
         return self.name
 
-
-# A root's age in an identity: the object its path held before a store put another object there (as a loop's
-# back edge ages the body's allocations, a store ages what names still hold of the place: model-cases 4.24)
-STORED_OVER = 2
-OLDER = 3  # (FRESH: an allocation of an iteration before the last one)
-_ITERATION = {1: " (earlier iteration)", OLDER: " (older iteration)"}
 
 # The lower end of a view's region: the region is named by the site of its slicing.
 VIEW = "<view at>"
@@ -201,28 +193,6 @@ class Path:
         """This path with its root replaced by `root_path` (a parameter by the argument)."""
         return Path(root_path.root, root_path.steps + self.steps)
 
-    def under(self, place: "Path") -> bool:
-        """This path is `place` or lies under it, step by step (the memory or object stored there, or its parts)."""
-        return self.root == place.root and self.steps[:len(place.steps)] == place.steps
-
-    @property
-    def strong(self) -> bool:
-        """A store here puts another object in the place of the one there (not one of a container's items the text
-        does not tell, nor a place of memory already named as held earlier)."""
-        return not self.root.age and not any(isinstance(s, Index) and s.kind in (IndexKind.ANY, IndexKind.ITEMS)
-                                             for s in self.steps)
-
-    def stored_over(self) -> "Path":
-        """The object this path names once a store put another object at its place: named as it was held then."""
-        root = self.root
-        return Path(Root(root.kind, root.name, root.index, root.site, STORED_OVER), self.steps)
-
-    @property
-    def held_at(self) -> "Path":
-        """The place a stored-over identity was read from (any other path: itself)."""
-        root = self.root
-        return self if root.age != STORED_OVER else Path(Root(root.kind, root.name, root.index, root.site), self.steps)
-
     def aged(self, in_loop) -> "Path":
         """The same memory seen from the next iteration: the body's allocations are an earlier iteration's."""
         root = self.root
@@ -231,12 +201,9 @@ class Path:
             # a view the loop body takes is somewhere else in the next iteration: unknown
             steps = tuple(Index.any_() if isinstance(s, Index) and s.taken_at and any(map(in_loop, s.taken_at.split("|")))
                           else s for s in steps)
-        if root.kind is not RootKind.FRESH or root.age not in (0, 1) \
-                or not any(map(in_loop, outermost_site(root.site).split("|"))):
+        if root.kind is not RootKind.FRESH or root.age or not any(map(in_loop, outermost_site(root.site).split("|"))):
             return self if steps == self.steps else Path(root, steps)
-        # (the last iteration's is an older one's now: what a name carries over two iterations is not
-        # the memory the last one made, as a prefetch loop hands out what the iteration before made)
-        return Path(Root(root.kind, root.name, root.index, root.site, OLDER if root.age else 1), steps)
+        return Path(Root(root.kind, root.name, root.index, root.site, 1), steps)
 
     def shifted(self, symbol: str, by: int) -> "Path":
         """The same slots of `symbol` seen from an iteration `by` steps later (`k` renamed `k + by`)."""
@@ -298,18 +265,7 @@ class Path:
                 return False
         return True
 
-    def may_be(self, other: "Path") -> bool:
-        """May alias, or memory a join named by the sites of two allocations (`a|b`) and memory of one of them."""
-        if self.may_alias(other):
-            return True
-        mine, theirs = self.root, other.root
-        if not (mine.kind is theirs.kind is RootKind.FRESH and mine.age == theirs.age and MERGED in mine.site + theirs.site):
-            return False
-        return bool(set(mine.site.split(MERGED)) & set(theirs.site.split(MERGED))) and Path(theirs, self.steps).may_alias(other)
-
     def spell(self, root: bool = True) -> str:
         """As written (without `root`: its steps only)."""
         steps = "".join(step.spell() if isinstance(step, Index) else f".{step}" for step in self.steps)
-        if self.root.age == STORED_OVER and root:
-            return f"<{self.held_at.spell()} before a store>"
         return self.root.spell() + steps if root else steps

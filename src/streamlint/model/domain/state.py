@@ -46,8 +46,8 @@ class State:
         if value.kind is not ValueKind.CONTAINER or value.identity is None:
             return value
         slot = self.heap.get(value.identity.element(Index.any_()))
-        if slot is None or (slot.kind is ValueKind.UNKNOWN and not slot.either):
-            return value  # (an item of a kind not told is still the memory some path made: its may-set, D-20)
+        if slot is None or slot.kind is ValueKind.UNKNOWN:
+            return value
         held = [slot, *slot.positions]
         kept = {v.identity for v in held if v.identity is not None and v.kind in (ValueKind.BUFFER, ValueKind.EVENT)}
         return replace(value, element=slot if value.element is None else value.element.join(slot),
@@ -70,46 +70,14 @@ class State:
         dropped = (self.names.get(name),)
         return self._made(self.names.set(name, value), self.heap, self.order, lambda h: _held_after(h, dropped, value))
 
-    def unbound(self, name: str) -> "State":
-        """Without the name (bound only while a call's stores land)."""
-        dropped = self.names.get(name)
-        if dropped is None:
-            return self
-        return self._made(self.names.delete(name), self.heap, self.order,
-                          lambda h: _held_after(h, (dropped,), UNKNOWN, bound=False))
-
     def store(self, path: Path, value: AbsValue) -> "State":
-        # (another object there: what names still hold of the old one by this path is aged)
-        state = self._stored_over(path) if value.identity != path and path.strong else self
         depth = len(path.steps)  # what lies under `path` is overwritten with it
-        under = [(p, v) for p, v in state.heap.items() if len(p.steps) > depth and path.may_alias(p)]
-        dropped = [state.heap.get(path), *(v for _, v in under)]
-        heap = state.heap
+        under = [(p, v) for p, v in self.heap.items() if len(p.steps) > depth and path.may_alias(p)]
+        dropped = [self.heap.get(path), *(v for _, v in under)]
+        heap = self.heap
         for p, _ in under:
             heap = heap.delete(p)
-        return state._made(state.names, heap.set(path, value), state.order, lambda h: _held_after(h, dropped, value))
-
-    def _stored_over(self, place: Path) -> "State":
-        """Before another object is stored at `place`: the names, the other places and the pending accesses that
-        name the object there (or its parts) by that path name it as held before the store (`Path.stored_over`),
-        so that they follow the old object, not the path (`x = self.buf; self.refill(); return x`)."""
-        def touched(value: AbsValue) -> bool:
-            return _names_under(value, place)
-
-        names = any(map(touched, self.names.values()))
-        heap = any(touched(v) and not p.under(place) for p, v in self.heap.items())
-        order = self.order.names_under(place)
-        if not (names or heap or order):
-            return self
-
-        def rename(p: Path) -> Path:
-            return p.stored_over() if p.under(place) else p
-
-        return State(PMap({n: v.mapped(rename) for n, v in self.names.items()}) if names else self.names,
-                     PMap({rename(p): v.mapped(rename) for p, v in self.heap.items() if p != place}) if heap or names
-                     else self.heap,
-                     self.current, self.order.renamed(rename) if order else self.order, self.reachable, self.capturing,
-                     self.recorded)
+        return self._made(self.names, heap.set(path, value), self.order, lambda h: _held_after(h, dropped, value))
 
     def with_memory(self, identity: Path, memory) -> "State":
         """The memory `identity` names is now of another kind (page-locked in place): everything holding it says so."""
@@ -191,15 +159,13 @@ def _chosen(joined: AbsValue, a: AbsValue, b: AbsValue, sides: tuple[str, str]) 
     return replace(joined, stream=stream.chosen_by({a.stream: sides[0], b.stream: sides[1]}))
 
 
-def _held_after(held: tuple[PMap, int], dropped, added: AbsValue, bound: bool = True) -> tuple[PMap, int]:
-    """`held` once the values `dropped` (None: nothing was there) are gone and `added` is bound (if `bound`)."""
+def _held_after(held: tuple[PMap, int], dropped, added: AbsValue) -> tuple[PMap, int]:
+    """`held` once the values `dropped` (None: nothing was there) are gone and `added` is bound."""
     direct, containers = held
     for value in dropped:
         if value is not None:
             direct = direct.set(value.identity, direct[value.identity] - 1)
             containers -= _has_items(value)
-    if not bound:
-        return direct, containers
     direct = direct.set(added.identity, direct.get(added.identity, 0) + 1)
     return direct, containers + _has_items(added)
 
@@ -228,15 +194,6 @@ def _join_current(left: PMap, right: PMap) -> PMap:
         y = right.get(framework, entry_stream(framework))
         merged[framework] = x if x == y else (x.joined(y) or UNKNOWN_STREAM)
     return PMap(merged)
-
-
-def _names_under(value: AbsValue, place: Path) -> bool:
-    """The value names the object at `place` (or a part of it) by that path, itself or in its items."""
-    if value.identity is not None and value.identity.under(place) or any(m.under(place) for m in value.members):
-        return True
-    if value.element is not None and _names_under(value.element, place):
-        return True
-    return any(_names_under(v, place) for v in value.positions + value.either)
 
 
 def _refers(value: AbsValue, identity: Path) -> bool:

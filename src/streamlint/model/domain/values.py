@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Optional
 
-from streamlint.model.domain.paths import MERGED, STORED_OVER, Index, Path, Root, RootKind
+from streamlint.model.domain.paths import MERGED, Index, Path, Root, RootKind
 from streamlint.model.domain.streams import StreamRef
 
 
@@ -74,10 +74,8 @@ class AbsValue:
             return self
         if self.kind is other.kind is ValueKind.CONTAINER and NO_ITEMS in (self.target, other.target):
             return other if self.target == NO_ITEMS else self  # an empty display, or the items put in it since
-        if OPTION in (self.target, other.target) and {self.kind, other.kind} <= {ValueKind.UNKNOWN, ValueKind.HOST_NUMBER} \
-                and not (self.target == other.target == OPTION and self.identity != other.identity):
-            # an argument kept as an option, or a constant set in its place: configuration (two options kept at
-            # two places are neither's: the generic join)
+        if OPTION in (self.target, other.target) and {self.kind, other.kind} <= {ValueKind.UNKNOWN, ValueKind.HOST_NUMBER}:
+            # an argument kept as an option, or a constant set in its place: configuration
             return self if self.target == OPTION else other
         if ValueKind.NONE in (self.kind, other.kind) and self.kind is not other.kind:
             # this value on one path, None on the other
@@ -212,9 +210,6 @@ def _join_identity(a: Optional[Path], b: Optional[Path]) -> Optional[Path]:
     """The same memory on both paths, or one site's allocations of different iterations (the earlier's)."""
     if a == b or a is None or b is None:
         return a if a == b else None
-    if a.held_at == b or b.held_at == a:
-        # what a place held, stored over on one path only: that object on both (Path.stored_over)
-        return a if a.root.age == STORED_OVER else b
     if a.same_site(b):
         return a if a.root.age else b
     steps = _join_views(a.steps, b.steps)

@@ -12,43 +12,14 @@ from streamlint.model.summary.function_summary import Evidence
 
 def as_receiver_state(stores: tuple[tuple[str, AbsValue], ...], known: tuple = ()) -> tuple[tuple[str, AbsValue], ...]:
     """`stores` in `self`'s terms; `known`: the receiver state the method was walked from."""
-    stores = _pools_named(stores, known)
     owners = {value.identity: attr for attr, value in stores
               if attr and value.is_buffer and value.identity is not None and not value.identity.steps}
     kept_at = {value.stream: Path(Root.self_()).attr(attr) for attr, value in stores
                if attr and value.kind is ValueKind.STREAM and value.stream is not None}
-    # (a stream of a pool the object keeps, `self._streams.append(Stream())`: an item of that attribute)
-    kept_at.update((value.element.stream, Path(Root.self_()).attr(attr).element(Index.any_()))
-                   for attr, value in known + stores if attr and value.kind is ValueKind.CONTAINER
-                   and value.element is not None and value.element.kind is ValueKind.STREAM
-                   and value.element.stream is not None and value.element.stream.kind is StreamRefKind.CREATED
-                   and value.element.stream not in kept_at)
     restated = tuple((attr, _at_self(attr, value, owners, kept_at)) for attr, value in stores if attr)
     made = {Path(Root.self_()).attr(attr): value.stream for attr, value in known + restated
             if value.kind is ValueKind.STREAM and value.stream is not None and value.stream.fresh}
     return tuple((attr, _on_made_stream(value, made)) for attr, value in restated)
-
-
-def _pools_named(stores: tuple, known: tuple) -> tuple:
-    """A stream held in a container made and kept (`self._streams = [Stream() ...]`: by this method, or in the
-    receiver state it was walked from) named by the attribute that keeps the container (`self._streams[0]`),
-    wherever a kept value names it."""
-    made = {value.identity.root.site: attr for attr, value in stores if attr and value.identity is not None
-            and value.identity.root.kind is RootKind.FRESH and not value.identity.steps}
-    made.update((value.element.stream.site, attr) for attr, value in known
-                if attr and value.kind is ValueKind.CONTAINER and value.element is not None
-                and value.element.kind is ValueKind.STREAM and value.element.stream is not None
-                and value.element.stream.kind is StreamRefKind.CREATED)
-    if not made:
-        return stores
-
-    def named(ref: StreamRef) -> StreamRef:
-        path = ref.path
-        if path is None or path.root.kind is not RootKind.FRESH or path.root.site not in made:
-            return ref
-        return replace(ref, path=path.rebased(Path(Root.self_()).attr(made[path.root.site])))
-
-    return tuple((attr, value.mapped(lambda path: path, named)) for attr, value in stores)
 
 
 def _on_made_stream(value: AbsValue, made: dict) -> AbsValue:
@@ -73,10 +44,6 @@ def _kept(stream: StreamRef, here: Path, kept_at: dict) -> StreamRef:
     """A stream the class made, named by the attribute keeping it, its site kept (of two: each, D-14)."""
     if stream.kind is StreamRefKind.EITHER:
         return StreamRef.either_of(_kept(m, kept_at.get(stream, here), kept_at) for m in stream.members) or stream
-    if stream.kind is StreamRefKind.PATH and stream.path is not None and stream.path.root.kind is RootKind.PARAM \
-            and not stream.path.steps:
-        # a stream the method was given, kept: the other methods name it by the attribute
-        return replace(stream, path=kept_at.get(stream, here))
     if stream.kind is not StreamRefKind.CREATED:
         return stream
     return StreamRef(StreamRefKind.PATH, stream.framework, kept_at.get(stream, here), stream.site, stream.blocking, True)
@@ -89,9 +56,7 @@ def _at_self(attr: str, value: AbsValue, owners: dict, kept_at: dict) -> AbsValu
     if value.kind is ValueKind.STREAM:
         return replace(value, stream=stream, identity=None)
     if value.kind in (ValueKind.BUFFER, ValueKind.EVENT, ValueKind.OBJECT):
-        # (what another attribute held before the method stored over it, `self.prev = self.cur; self.cur = ...`:
-        # the memory this attribute keeps now)
-        owned = value.identity is not None and (value.identity.root.kind is not RootKind.SELF or value.identity.root.age)
+        owned = value.identity is not None and value.identity.root.kind is not RootKind.SELF
         return replace(value, identity=here if owned or value.identity is None else value.identity, stream=stream)
     if value.kind is ValueKind.UNKNOWN and (value.target == OF_ARGUMENTS or value.identity is not None
                                             and value.identity.root.kind is RootKind.PARAM and not value.identity.steps):
@@ -114,15 +79,6 @@ def _named_on_self(either: tuple) -> tuple:
 def _made_at(value: AbsValue, here: Path) -> AbsValue:
     made = value.identity is not None and value.identity.root.kind is RootKind.FRESH and not value.identity.steps
     return replace(value, identity=here) if made and value.kind in (ValueKind.BUFFER, ValueKind.EVENT) else value
-
-
-def new_objects(stores: tuple, known: tuple) -> tuple:
-    """A method's stores but the objects the class already held there, changed in place (`self.model.to("cuda")`):
-    the object is the same, and where it lives is no fact of the attribute's for the other methods' entry. A
-    container's items put in it are (row 5.21)."""
-    held = {attr for attr, _ in known}
-    return tuple((attr, value) for attr, value in stores if attr not in held or value.kind is ValueKind.CONTAINER
-                 or value.identity != Path(Root.self_()).attr(attr))
 
 
 def join_stores(a: tuple, b: tuple) -> tuple:

@@ -21,8 +21,7 @@ from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import FALSE, TRUE, UNKNOWN, AbsValue, ValueKind
 from streamlint.model import declared, resolve
-from streamlint.model.interproc.class_state import (as_global, as_receiver_state, join_stores, new_objects,
-                                                    placeholders_given_way, shown_by_use)
+from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, shown_by_use, placeholders_given_way
 from streamlint.model.interproc import replay
 from streamlint.model.interproc.digests import note_use
 from streamlint.model.interproc.modules import ProjectModules, main_names, read_source
@@ -41,9 +40,6 @@ MAX_PRODUCERS = 4
 # The context of the one walk of a module's top level that finds what its names hold.
 GLOBALS_CONTEXT = CallContext(receiver_state=(("<globals>", UNKNOWN),))
 MAX_WALKS = 5000
-# The receiver state's mark on the walks that compose a class's state from its constructor's
-# stores (they start from part of the state: apart from entry walks, and no findings)
-COMPOSING = (("", UNKNOWN),)
 # The modules read for the callers of the checked module's functions: its package's (none when
 # the package has more) and the project root's scripts (at most this many).
 MAX_PACKAGE_FILES = 256
@@ -61,8 +57,6 @@ class Solved:
     # Walks done only to learn what the project's callers pass (a caller in another module, and
     # what it calls under its own context): their conflicts are that module's to report
     unreported: set[tuple[str, CallContext]] = field(default_factory=set)
-    # Walks that compose a class's state from its constructor's (`COMPOSING`): no findings, no evidence
-    composing: dict[tuple[str, CallContext], Walked] = field(default_factory=dict)
 
     def reported(self) -> list[tuple[tuple[str, CallContext], Walked]]:
         return [(key, walked) for key, walked in self.walks.items() if key not in self.unreported]
@@ -229,17 +223,15 @@ class Solver:
 
     def _solve(self, qualname: str, context: CallContext) -> Optional[FunctionSummary]:
         function = self.program.function(qualname)
-        if function is None or len(self.solved.walks) + len(self.solved.composing) >= MAX_WALKS:
+        if function is None or len(self.solved.walks) >= MAX_WALKS:
             return None
         qualname = function.qualname  # (a name re-exported or inherited: where it is defined)
         context = self._within_budget(qualname, self._with_receiver_state(function, self._hot(function, _by_name(function, context))))
         key = (qualname, context)
         if self._joining is not None:
             self._joining.add(key)
-        # (a walk that composes a class's state starts from part of it: kept apart, no findings, no evidence)
-        walks = self.solved.composing if context.receiver_state[:1] == COMPOSING else self.solved.walks
-        if key in walks:
-            return walks[key].summary
+        if key in self.solved.walks:
+            return self.solved.walks[key].summary
         if qualname in self._stack:
             return None  # recursion: cut here
         tick()  # (the file's time budget, read once per walk: past it the analysis stops)
@@ -259,7 +251,7 @@ class Solver:
         finally:
             self._stack.discard(qualname)
             self._walking.pop()
-        walks[key] = walked
+        self.solved.walks[key] = walked
         return walked.summary
 
     def _hot(self, function: FunctionRef, context: CallContext) -> CallContext:
@@ -401,30 +393,7 @@ class Solver:
         # for the checked module alone: another module's method is entered without it)
         if entered and function.module == self.program.main.name and self._reporting:
             context = replace(context, receiver_pending=self._class_pending(function, context))
-        elif function.module == self.program.main.name and self._reporting and not self.program.thread_entry(function):
-            # (a method the class starts on a thread of its own may be running whoever calls this one)
-            context = replace(context, receiver_pending=self._thread_pending(function))
         return context
-
-    def _thread_pending(self, function: FunctionRef) -> tuple:
-        """What the class's methods started on threads of their own leave in flight on `self`."""
-        cls = f"{function.module}.{function.class_name}"
-        key = f"{cls}<threads>"
-        cached = self._class_pendings.get(key)
-        if cached is not None:
-            return cached
-        if cls in self._composing:
-            return ()
-        self._class_pendings[key] = ()
-        unit = self.program.unit(function.module)
-        found: list = []
-        for method in (unit.functions if unit is not None else ()):
-            if method.startswith(cls + ".") and "." not in method[len(cls) + 1:] and self._threaded(method):
-                self.summary_at_root(method)
-                walked = next((w for (q, _), w in self.solved.walks.items() if q == method), None)
-                found.extend(a for a in (walked.left_on_self if walked else ()) if a not in found)
-        self._class_pendings[key] = tuple(found)
-        return self._class_pendings[key]
 
     def _class_pending(self, function: FunctionRef, entered: CallContext) -> tuple:
         """What the class's public methods, entered with the receiver state, leave in flight on
@@ -441,18 +410,12 @@ class Solver:
         found: list = []
         for method in unit.functions:
             name = method[len(cls) + 1:]
-            # (a public method may have run before; a method started on a thread of its own may be running)
-            if method.startswith(cls + ".") and "." not in name and (not name.startswith("_") or self._threaded(method)):
+            if method.startswith(cls + ".") and "." not in name and not name.startswith("_"):
                 self._solve(method, entered)
-                walked = self.solved.walks.get((method, entered)) or self.solved.walks.get(
-                    (method, replace(entered, thread=True)))  # (one started on a thread is walked as such)
+                walked = self.solved.walks.get((method, entered))
                 found.extend(a for a in (walked.left_on_self if walked else ()) if a not in found)
         self._class_pendings[cls] = tuple(found)
         return self._class_pendings[cls]
-
-    def _threaded(self, qualname: str) -> bool:
-        function = self.program.function(qualname)
-        return function is not None and self.program.thread_entry(function)
 
     def _class_state(self, function: FunctionRef) -> tuple:
         """What `self.<attr>` holds on entry to a method: the join of what the constructor and
@@ -476,8 +439,6 @@ class Solver:
         self._composing_depth += 1  # (these walks start from part of the state: their calls are no callers' evidence)
         try:
             first, shown = self._stores_of([f"{cls}.__init__"], ())
-            # (the methods the second round's walks call start from it too, apart from entry walks)
-            self._class_states[cls] = COMPOSING + first
             # (a method whose text neither assigns on `self` nor spells the GPU adds no store, nor a use that shows one)
             rest, more = self._stores_of([m for m in methods if not m.endswith(".__init__") and unit.composes_state(m)], first)
             # what the methods' use of an attribute shows it is (`self.x.record_stream(s)`), where no store tells
@@ -512,10 +473,9 @@ class Solver:
         found: tuple = ()
         shown: list = []
         for method in methods:
-            # (the constructor as entered; another method from the constructor's state, a walk apart)
-            summary = self._solve(method, CallContext(receiver_state=COMPOSING + receiver_state if receiver_state else ()))
+            summary = self._solve(method, CallContext(receiver_state=receiver_state or (("", UNKNOWN),)))
             if summary is not None:
-                found = join_stores(found, as_receiver_state(new_objects(summary.self_stores, receiver_state), receiver_state))
+                found = join_stores(found, as_receiver_state(summary.self_stores, receiver_state))
                 shown.extend(summary.evidence)
         return found, shown
 
@@ -636,10 +596,8 @@ def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
     work = context.work_stream
     if work.isdigit():  # (a call site hands it by position)
         work = params[int(work)] if int(work) < len(params) else ""
-    # (the receiver state a class's composition walks a method from stays: `_stores_of`'s second round)
     return CallContext(tuple(sorted(named.items())), receiver, context.hot, chosen=context.chosen,
-                       work_stream=work, entered=context.entered, cold=context.cold,
-                       receiver_state=context.receiver_state)
+                       work_stream=work, entered=context.entered, cold=context.cold)
 
 
 def _flag_defaults(function: FunctionRef) -> list[tuple[str, AbsValue]]:

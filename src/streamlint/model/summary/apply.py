@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from streamlint.model.domain.order import HOST, Conflict
-from streamlint.model.domain.paths import STORED_OVER, Path, Root, RootKind, outermost_site
+from streamlint.model.domain.paths import Path, Root, RootKind, outermost_site
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import EXISTING, UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.domain.sides import exclusive
@@ -16,7 +16,6 @@ from streamlint.model.summary.function_summary import Evidence, FunctionSummary
 from streamlint.model.summary.perform import perform, released
 
 SELF_OPTION = "<self>."  # the branch tag of a test of `self.<attr>`: an option the object was made with
-_RETURNED = "<returned by the call>"  # (a name no code spells: what a call returns, bound while its stores land)
 
 
 @dataclass(frozen=True)
@@ -65,20 +64,15 @@ def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bo
         mapped.append(translated)
         mapper.state = state
     receiver = binding.receiver.identity if binding.receiver is not None else None
-    # what the call returns is held while the callee's stores land (what it hands back of an object it stored
-    # over is that object, still held: Path.stored_over)
-    state = state.bind(_RETURNED, _as_given(mapper.value(summary.returns), summary.returns, binding))
-    stored_over = []  # (what the callee stored over may go back to the allocator, once all its stores landed)
     for attr, value in summary.self_stores if receiver is not None else ():
-        stored_over.append(state.at(receiver.attr(attr)))
+        old = state.at(receiver.attr(attr))  # (what the callee stored over may go back to the allocator)
         state = state.store(receiver.attr(attr), mapper.value(value))
-    for old in stored_over:
         release = released(old, state, binding.site)
         if release is not None:
             state, found = perform(state, release)
             conflicts.extend(found)
             mapped.append(release)
-    returns, state = state.value(_RETURNED), state.unbound(_RETURNED)
+    returns = _as_given(mapper.value(summary.returns), summary.returns, binding)
     if summary.enters:  # a context manager that enters streams: `with helper():` runs its body there
         framework, stream = summary.enters[0]
         returns = AbsValue(ValueKind.STREAM_CONTEXT, framework, stream=mapper.stream(stream))
@@ -170,10 +164,6 @@ class _Mapper:
         return f"{receiver!r}.{tag[len(SELF_OPTION):]}"
 
     def path(self, path: Path) -> Optional[Path]:
-        if path.root.age == STORED_OVER and path.root.kind is not RootKind.FRESH:
-            # what the callee's `self` or parameter held at a place before the callee stored there: what the
-            # caller holds there now (its stores land after; the caller's own store then ages it)
-            path = path.held_at
         root = path.root
         if root.kind in (RootKind.PARAM, RootKind.SELF):
             value = self.binding.receiver if root.kind is RootKind.SELF else self.binding.arg(root.name)
@@ -185,8 +175,7 @@ class _Mapper:
         if root.kind is RootKind.FRESH and self.callee and outermost_site(root.site).partition("#")[0] != self.callee:
             return path  # made by another function (the object's memory, made in its constructor): the same here
         if root.kind is RootKind.FRESH:
-            made = Path(Root.fresh(f"{self.binding.site}>{root.site}"), path.steps)
-            return made.stored_over() if root.age == STORED_OVER else made
+            return Path(Root.fresh(f"{self.binding.site}>{root.site}"), path.steps)
         if root.kind is RootKind.GLOBAL:
             return path
         return None  # a callee's local or return path: not the caller's to name

@@ -11,7 +11,7 @@ from streamlint.model.api import cupy as cupy_api
 from streamlint.model.api import python_std
 from streamlint.model.api.facts import LEGACY_BY_DEFAULT
 from streamlint.model.api.op_kinds import OpKind
-from streamlint.model.domain.order import HOST, AccessEvent, Conflict, ConflictKind, as_made
+from streamlint.model.domain.order import HOST, AccessEvent, Conflict, ConflictKind
 from streamlint.model.domain.paths import Index, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
@@ -99,9 +99,6 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         state = _made_before(state, frame, value, StreamRef.ambient("torch"), RootKind.SELF)
     for pending in context.receiver_pending:
         state = state.with_order(state.order.add(pending))
-        held = _held_at(state, pending.path)  # (the memory the state holds there has it in flight too)
-        if held is not None:
-            state = state.with_order(state.order.add(replace(pending, path=held)))
     end = run_block(node.body if isinstance(node, cst.Module) else node.body.body, state, frame)
     if end.reachable:
         leave(end, frame)
@@ -120,7 +117,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     earlier_calls = frozenset(context.receiver_pending)
     # (what another call left in flight meets this call's work only at the boundary placements)
     # (a host read of host memory another method's copy fills is placed here: the host waits for no stream)
-    conflicts = [c for c in frame.found.conflicts if (as_made(c.earlier) not in earlier_calls or _host_reads_copy(c))
+    conflicts = [c for c in frame.found.conflicts if (c.earlier not in earlier_calls or _host_reads_copy(c))
                  and not _after_the_callers_work(c, frame.found.exit_state, producer, context)]
     return Walked(summary, tuple(conflicts), tuple(frame.found.handed_out),
                   misjoined(frame.found.exit_state, own, earlier_calls), left_on_self(frame.found.exit_state, own), own,
@@ -148,7 +145,7 @@ def _unjoined(exit_state: State, effects: tuple[Effect, ...] = (), earlier_calls
         if not access.stream.distinct_from(current):
             continue
         if not pending.ordered_before(current) or (effects and _only_through_default(effects, access, current,
-                                                                                        as_made(access) in earlier_calls)):
+                                                                                        access in earlier_calls)):
             yield access, current
 
 
@@ -194,7 +191,7 @@ def left_on_self(exit_state: Optional[State], effects: tuple[Effect, ...] = ()) 
         stream = access.stream  # (named the same way by the object's other methods: made, or held on `self`)
         named = stream.context_free or (stream.kind is StreamRefKind.PATH and stream.path is not None
                                         and stream.path.root.kind in (RootKind.SELF, RootKind.FRESH))
-        if path.root.kind is RootKind.SELF and not path.root.age and (named or access in into_host):
+        if path.root.kind is RootKind.SELF and (named or access in into_host):
             found.append(replace(access, path=path))
     return tuple(found)
 
@@ -203,7 +200,7 @@ def _kept_on_self(exit_state: State) -> dict[Path, Path]:
     """Memory made in the call and held at `self.<attr>` at its end: its allocation -> that path."""
     kept = {}
     for path, value in exit_state.heap:
-        if path.root.kind is not RootKind.SELF or path.root.age or not 1 <= len(path.steps) <= 2:
+        if path.root.kind is not RootKind.SELF or not 1 <= len(path.steps) <= 2:
             continue
         if len(path.steps) == 2 and path.steps[1] != Index.any_():
             continue  # (an item under a key the text tells: not the container's weak slot)
@@ -228,7 +225,7 @@ def misjoined(exit_state: Optional[State], effects: tuple[Effect, ...], earlier_
         return ()
     found = []
     for access, current in _unjoined(exit_state, effects, earlier_calls):
-        join = _join_after(effects, access, current, as_made(access) in earlier_calls)
+        join = _join_after(effects, access, current, access in earlier_calls)
         if join is not None:
             caller = AccessEvent(access.path, False, current, join[0])
             found.append((Conflict(ConflictKind.READ_AFTER_WRITE, access, caller), *join))
@@ -410,7 +407,7 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
         return ()
     found, before = {}, dict(entry)
     for path, value in exit_state.heap:
-        if path.root.kind is RootKind.SELF and not path.root.age and len(path.steps) == 1 and isinstance(path.steps[0], str):
+        if path.root.kind is RootKind.SELF and len(path.steps) == 1 and isinstance(path.steps[0], str):
             entry_value = before.get(path.steps[0])
             value = exit_state.with_items(value)  # (a container's items stored under keys not told)
             # (what it held on entry, only known better now: a use showed it a host number)
@@ -419,7 +416,7 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
             if entry_value != value and not refined:
                 found[path.steps[0]] = value
     for path, value in exit_state.heap:
-        attr = path.steps[0] if path.root.kind is RootKind.SELF and not path.root.age and len(path.steps) == 2 else None
+        attr = path.steps[0] if path.root.kind is RootKind.SELF and len(path.steps) == 2 else None
         if isinstance(attr, str) and path.steps[1] == Index.any_() and attr not in found and attr not in before \
                 and Path(path.root, (attr,)) not in exit_state.heap and (value.kind is not ValueKind.UNKNOWN or value.either):
             found[attr] = AbsValue(identity=Path(path.root, (attr,)), element=value, target=ITEMS_ONLY)
@@ -438,19 +435,6 @@ def _release_locals(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:
                                                 or _site_of(value.identity) in yielded)
         if not kept:
             state = release_if_dropped(value, state.bind(name, UNKNOWN), frame, node)
-
-
-def _held_at(state: State, path: Path) -> Optional[Path]:
-    """The memory the state holds at `path` (an item of a container there: the container's items), when it names it
-    otherwise than by that path."""
-    stored = state.stored(path)
-    if stored is not None and stored.identity is not None and stored.identity != path:
-        return stored.identity
-    if not path.steps or not isinstance(path.steps[-1], Index):
-        return None
-    holder = state.stored(Path(path.root, path.steps[:-1]))
-    item = holder.element if holder is not None else None
-    return item.identity if item is not None and item.is_buffer else None
 
 
 def _sites_held(value: AbsValue) -> set:

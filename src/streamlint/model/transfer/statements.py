@@ -11,7 +11,7 @@ from streamlint.model.api import numba_cuda, python_std, torch_api
 from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS, Arg
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.domain.order import HOST, AccessEvent, Conflict, ConflictKind, access_key
-from streamlint.model.domain.paths import STORED_OVER, Index, Path, Root, RootKind, outermost_site
+from streamlint.model.domain.paths import Index, Path, Root, RootKind, outermost_site
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.summary.function_summary import Evidence
@@ -272,8 +272,6 @@ def _return(node: cst.Return, state: State, frame: Frame) -> State:
 
 def _restored(identity: Optional[Path], state: State) -> bool:
     """The path holds other memory now than when it was read (the function stored there since)."""
-    if identity is not None and identity.root.age == STORED_OVER:
-        return True  # (named as held before a store: Path.stored_over)
     stored = state.stored(identity) if identity is not None else None
     return stored is not None and stored.identity != identity
 
@@ -321,7 +319,7 @@ def _where_held(identity: Path, frame: Frame, default: str) -> str:
     """Where a caller's use of memory handed out shows: where this function or the keeper took it."""
     if identity.root.kind is RootKind.FRESH and identity in frame.found.taken:
         return outermost_site(identity.root.site.split(MERGED)[0])  # (made at either of two sites: the first)
-    return frame.found.taken.get(identity.held_at, default)  # (of memory since stored over: where it was read)
+    return frame.found.taken.get(identity, default)
 
 
 def _released_unrecorded(value: AbsValue, caller: StreamRef, state: State, taken: dict) -> bool:
