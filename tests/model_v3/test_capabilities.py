@@ -244,7 +244,8 @@ CASES = {
             {fix}
             print(h_res[:8])
             return h_res
-        """, "pass", "stream.synchronize()", [("host_read_before_sync", "readback"), ("read_after_write", "readback")]),
+        """, "pass", "stream.synchronize()", [("host_read_before_sync", "readback"), ("host_read_before_sync", "readback")]),
+    # (the NumPy array handed out is read by the host, wherever the callers use it: a host read, not a stream's)
     "a ring of buffers made by a comprehension, indexed by a named slot of the step": ("""
         import cupy as cp
         import cupyx

@@ -96,6 +96,10 @@ TENSOR_METHODS: dict[str, Fact] = {
 # host reads the size back first and waits for the stream (`x.nonzero()`, `torch.unique(x)`).
 SIZED_BY_DATA = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive"})
 
+# Methods that, on a CPU tensor, return a NumPy array over the same memory: no copy, no read of the data yet (a
+# pending device-to-host copy into it is read where the array is used, not here).
+HOST_VIEWS = frozenset({"numpy"})
+
 # Methods of one kind of tensor only (API-FACTS 4.3, 4.5): called on a value of unknown kind, they
 # tell its memory; "": a copy, whose result does not depend on what the receiver was.
 RECEIVER_EVIDENCE: dict[str, str] = {"pin_memory": "pageable", "record_stream": "device", "cuda": "", "to": "", "cpu": ""}

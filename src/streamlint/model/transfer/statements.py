@@ -289,7 +289,9 @@ def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) ->
     for identity in identities:
         site = _where_held(identity, frame, caller.site) if _restored(identity, state) else caller.site
         made = _held_value(value, identity, state)
-        reader = HOST if _read_back(identity, frame) else caller.stream
+        # (a NumPy array over host memory is read by the host, wherever the callers use it)
+        numpy_view = identity == value.identity and value.framework == "numpy" and is_host(value)
+        reader = HOST if numpy_view or _read_back(identity, frame) else caller.stream
         found = state.order.conflicts(replace(caller, path=identity, site=site, stream=reader))
         frame.found.handed_out.extend(c for c in found if c.earlier.write and not c.earlier.assumed
                                       and access_key(c.earlier) not in handed_events)

@@ -286,6 +286,8 @@ def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: Stat
         fact = torch_api.TENSOR_COPIES[name]
         non_blocking = arguments.flag(fact.flag, fact.flag_default) if fact.flag else False
         return _COPIES[name](tensor, non_blocking, arguments, state, frame)
+    if name in torch_api.HOST_VIEWS and is_host(tensor):  # `.cpu(...).numpy()`: the same memory, nothing read yet
+        return replace(tensor, framework="numpy"), state
     if name in torch_api.TENSOR_METHODS:
         return apply_fact(torch_api.TENSOR_METHODS[name], replace(arguments, receiver=tensor), state, frame,
                           f"torch.Tensor.{name}")
