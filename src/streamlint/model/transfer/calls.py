@@ -431,13 +431,13 @@ def iterated_object(receiver: AbsValue, at: cst.CSTNode, state: State, frame: Fr
     cls = receiver.target if receiver.kind is ValueKind.OBJECT else ""
     if not cls or frame.program is None or not frame.program.methods_named(cls, "__iter__"):
         return None, state
-    made, state = protocol_call(receiver, "__iter__", at, state, frame)
+    made, state = _protocol_call(receiver, "__iter__", at, state, frame)
     if made.kind is not ValueKind.OBJECT or made.target != cls or not frame.program.methods_named(cls, "__next__"):
         return made.iterated(), state
-    return protocol_call(receiver, "__next__", at, state, frame)
+    return _protocol_call(receiver, "__next__", at, state, frame)
 
 
-def protocol_call(receiver: AbsValue, name: str, at: cst.CSTNode, state: State, frame: Frame) -> Handled:
+def _protocol_call(receiver: AbsValue, name: str, at: cst.CSTNode, state: State, frame: Frame) -> Handled:
     """A method Python calls for the code (`for x in obj` calls `obj.__iter__()`), placed at the statement that
     calls it: a call node of its own, numbered as that statement."""
     node = frame.numbering.once(f"protocol:{id(at)}:{name}", lambda: cst.Call(cst.Attribute(cst.Name("self"), cst.Name(name))))
