@@ -26,6 +26,15 @@ def hot_entry_name(entry: str, function: str) -> str:
     return entry.rsplit(".", 1)[-1] if entry == function else entry
 
 
+def calling_loop_named(analysis, loops: list) -> Optional[str]:
+    """The first loop of another function that calls a helper on every pass (hot_paths.calling_loops), in words:
+    "iteration of the loop in `train` that calls it at line 13"; None when there is none."""
+    if not loops:
+        return None
+    first = min(loops, key=lambda c: analysis.line_of(c.call))
+    return f"iteration of the loop in `{first.function}` that calls it at line {analysis.line_of(first.call)}"
+
+
 def api_named(api: str) -> str:
     """An operation as a message names it: its call as code (`cp.asarray`), an operator
     in words ("this arithmetic")."""

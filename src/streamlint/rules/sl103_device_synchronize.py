@@ -14,7 +14,7 @@ from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.purpose import timed, trains
 from streamlint.model.syntax.sync_purpose import Purpose, SyncPurposes, comprehension_of
 from streamlint.rules import _labels as labels
-from streamlint.rules._shared import STEP_TIMING_HELP, api_named, hot_entry_name
+from streamlint.rules._shared import STEP_TIMING_HELP, api_named, calling_loop_named, hot_entry_name
 from streamlint.rules.base import Finding, Rule
 
 
@@ -176,7 +176,8 @@ class DeviceSynchronize(Rule):
             loops = ancestry.loops_around(node)
             if comprehension_of(node, ancestry) is not None or _in_timed_loop(loops, purposes.modules):
                 continue  # (a benchmark's sync ends its timed region)
-            where = _where(model, ancestry, qualname, at, node, loops, entries.get(at.site))
+            where = _where(model, ancestry, qualname, at, node, loops, entries.get(at.site)) or _called_in_loop(
+                model, ancestry, at, loops, purposes.modules, analysis)
             if where is None:
                 continue
             reported.add(at.site)
@@ -223,6 +224,16 @@ def _where(model, ancestry: Ancestry, qualname: str, at, node, loops: list, own)
             return "on every iteration of a loop that queues GPU work"
     before, after = stream_work_around(model, qualname, at, ancestry)
     return "between stream work" if before and after else None
+
+
+def _called_in_loop(model, ancestry: Ancestry, at, loops: list, modules: frozenset, analysis) -> Optional[str]:
+    """A helper's sync (no loop of its own) that a loop of another function of the file runs on every pass."""
+    if loops:
+        return None
+    callers = [c for c in hot_paths.calling_loops(model, at, ancestry, Work.QUEUED, Work.ORDERING)
+               if not _in_timed_loop(ancestry.loops_around(c.call), modules)]
+    named = calling_loop_named(analysis, callers)
+    return f"on every {named}" if named else None
 
 
 def _entry_named(entry: str, function: str) -> str:

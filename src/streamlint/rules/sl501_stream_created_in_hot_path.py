@@ -12,11 +12,18 @@ from streamlint.fixes.edits import FixBuilder, binding_pattern, make_fix
 from streamlint.fixes.idioms import fresh_name
 from streamlint.fixes.model import Applicability, Edit
 from streamlint.model import api
-from streamlint.model.readings.hot_paths import Work, guarded_in, own_operations, repeating_loops, work_in
+from streamlint.model.readings.hot_paths import (
+    Work,
+    calling_loops,
+    guarded_in,
+    own_operations,
+    repeating_loops,
+    work_in,
+)
 from streamlint.model.readings.operations import OperationAt
 from streamlint.model.syntax.ancestry import Ancestry, comprehension_of
 from streamlint.model.syntax.purpose import event_on_purpose
-from streamlint.rules._shared import hot_entry_name
+from streamlint.rules._shared import calling_loop_named, hot_entry_name
 from streamlint.rules.base import Finding, Rule
 
 _STREAM, _EVENT = "stream creation", "event creation"  # Operation.op of a creation (the fact tables' kinds)
@@ -208,7 +215,7 @@ class StreamCreatedInHotPath(Rule):
             if not isinstance(node, cst.Call) or comprehension_of(node, ancestry) is not None:
                 continue
             creation = _Creation(own, node, ancestry.loops_around(node))
-            where = _where(model, ancestry, creation)
+            where = _where(analysis, model, ancestry, creation)
             if where is None:
                 continue
             key = (own.function, id(creation.loops[-1]) if creation.loops else None)
@@ -255,7 +262,7 @@ class _Creation:
         return not self.loops
 
 
-def _where(model, ancestry: Ancestry, creation: _Creation) -> Optional[str]:
+def _where(analysis, model, ancestry: Ancestry, creation: _Creation) -> Optional[str]:
     """What makes the creation hot, in words; None when it is not."""
     own = creation.own
     if creation.loops:
@@ -270,7 +277,8 @@ def _where(model, ancestry: Ancestry, creation: _Creation) -> Optional[str]:
         return None
     if own.entry and not own.operation.conditional:
         return f"on every call of `{hot_entry_name(own.entry, own.function)}`"
-    return None
+    named = calling_loop_named(analysis, calling_loops(model, own, ancestry, Work.ANY))
+    return f"on every {named}" if named else None
 
 
 def _group_fix(fixes):

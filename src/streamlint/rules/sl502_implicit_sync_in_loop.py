@@ -11,6 +11,7 @@ from streamlint.model import api
 from streamlint.model.api import torch_api
 from streamlint.model.readings.hot_paths import (
     Work,
+    calling_loops,
     own_operations,
     repeating_loops,
     waited_later_in_pass,
@@ -24,7 +25,14 @@ from streamlint.model.syntax.sync_purpose import (
     comprehension_of,
     element_read,
 )
-from streamlint.rules._shared import OPERATION_WORDS, STEP_TIMING_HELP, api_named, hot_entry_name, start_of
+from streamlint.rules._shared import (
+    OPERATION_WORDS,
+    STEP_TIMING_HELP,
+    api_named,
+    calling_loop_named,
+    hot_entry_name,
+    start_of,
+)
 from streamlint.rules.base import Finding, Rule
 from streamlint.rules.sl202_blocking_copy_in_stream_region import BlockingCopyInStreamRegion
 
@@ -278,7 +286,7 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
             f"{what} waits for the stream once per element of this comprehension",
             help=_ONE_READ.get(sync.framework, _ONE_READ["torch"]),
         )
-    where = _hot_where(model, ancestry, sync)
+    where = _hot_where(model, ancestry, sync) or _called_in_loop(analysis, model, ancestry, purposes, sync)
     if where is None:
         return None
     if operation.op == _D2H and any(f.node is sync.node for f in BlockingCopyInStreamRegion().check(analysis)):
@@ -325,6 +333,14 @@ def _hot_where(model, ancestry: Ancestry, sync: _Sync) -> Optional[str]:
     if loops and work_in(model, own.function, loops[-1], ancestry, Work.QUEUED):
         return "iteration"
     return None
+
+
+def _called_in_loop(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: _Sync) -> Optional[str]:
+    """A helper's read (no loop of its own) that a loop of another function of the file runs on every pass; not one
+    whose value the helper hands back (the caller's use decides whether it is needed)."""
+    if sync.loops or sync.comprehension is not None or purposes.handed_back(sync.node):
+        return None
+    return calling_loop_named(analysis, calling_loops(model, sync.own, ancestry, Work.QUEUED))
 
 
 def _truth_value(own: OperationAt, node: cst.CSTNode) -> bool:

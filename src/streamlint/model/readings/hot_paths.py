@@ -3,7 +3,7 @@ call): read off the summaries' effects and contexts."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from enum import Enum
 
 import libcst as cst
@@ -13,9 +13,10 @@ from streamlint.model.domain.values import UNKNOWN
 from streamlint.model.file_model import FileModel
 from streamlint.model.findings import shown_at
 from streamlint.model.api.op_kinds import OpKind
-from streamlint.model.readings.operations import DEVICE_WORK, OperationAt, operations_in
+from streamlint.model.readings.operations import DEVICE_WORK, OperationAt, measuring_calls, operations_in
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.purpose import imported_modules, timed, trains
 from streamlint.model.api.device_selectors import DEVICE_SELECTORS
 from streamlint.model.interproc.program import qualified
 from streamlint.model.syntax.sync_purpose import per_device, unrolled, waits_on_user
@@ -123,6 +124,51 @@ def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry
         return loops
     waits = _steady_waits(model, function)
     return [loop for loop in loops if not any(_in_nested_loop(at, inner, loop, node, ancestry) for at, inner in waits)]
+
+
+@dataclass(frozen=True)
+class CallingLoop:
+    """A loop of another function of the file that calls, on every pass, the function an operation is in."""
+
+    function: str  # the caller, as written in the file ("train", "C.run")
+    call: cst.CSTNode  # the call in the loop that reaches the operation
+    loop: cst.CSTNode
+
+
+def calling_loops(model: FileModel, own: OperationAt, ancestry: Ancestry, *wanted: Work) -> list[CallingLoop]:
+    """The placement policy of a helper's operation: hot when a call of its function in another function of the file
+    runs it unconditionally on every pass of a repeating loop there that does one of `wanted` (its callees' work
+    included), each once. Never a memoized helper's (it runs once per argument tuple), nor one a measurement harness
+    calls (a loop that reads a host timer, itself or through a call, and trains nothing: the helper's work is what it
+    measures)."""
+    if own.operation.conditional or model.solver.memoized(f"{model.module}.{own.function}"):
+        return []
+    prefix = f"{model.module}."
+    found = []
+    for (qualname, _), walked in model.solved.walks.items():
+        caller = qualname[len(prefix):]
+        if not qualname.startswith(prefix) or caller == own.function:
+            continue
+        for effect in walked.effects:
+            operation = effect.operation
+            if effect.kind is not EffectKind.OPERATION or not effect.chain or effect.site != own.own_site \
+                    or operation is None or not operation.in_loop or operation.conditional \
+                    or (operation.api, operation.op) != (own.operation.api, own.operation.op):
+                continue
+            call = model.node_of(effect.chain[0])
+            loops = repeating_loops(model, caller, call, ancestry) if call is not None else []
+            if loops and not guarded_in(call, loops[-1], ancestry) and not _measures(model, qualname, loops[-1], ancestry) \
+                    and work_in(model, caller, loops[-1], ancestry, *wanted):
+                found.append(CallingLoop(caller, call, loops[-1]))
+    return list(dict.fromkeys(found))
+
+
+def _measures(model: FileModel, qualname: str, loop: cst.CSTNode, ancestry: Ancestry) -> bool:
+    """A measurement harness: the loop reads a host timer (itself or through a call) and trains nothing."""
+    if trains(loop, imported_modules(ancestry.module)):
+        return False
+    probes = (model.node_of(site) for site in measuring_calls(model, qualname))
+    return timed(loop) or any(node is not None and ancestry.inside(node, loop) for node in probes)
 
 
 # The host waits for the GPU: a sync, an implicit one, a blocking read back (EffectKind.SYNC effects carry no loop).

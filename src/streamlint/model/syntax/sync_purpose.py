@@ -366,6 +366,25 @@ class SyncPurposes:
         return found  # (every N steps, `if step % N == 0:`, is the windowed timing to advise)
 
 
+    def handed_back(self, node: cst.CSTNode) -> bool:
+        """Does the value read at `node` leave its function by a `return` or `yield` (itself, or a name bound to it):
+        what it is for is the caller's to decide."""
+        self.purpose(node, False, False, False, False)  # (gathers the function's name uses)
+        return _handed_back(self, node, 0)
+
+
+def _handed_back(body: SyncPurposes, node: cst.CSTNode, depth: int) -> bool:
+    for parent in body.ancestry.ancestors(node):
+        if isinstance(parent, (cst.Return, cst.Yield)):
+            return True
+        if isinstance(parent, (cst.Assign, cst.AnnAssign)) and depth < _DEPTH:
+            return any(_handed_back(body, use, depth + 1) for name in bound_names(parent)
+                       for use in body.uses.get(name, ()) if not is_target(use, body.ancestry))
+        if isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            return False
+    return False
+
+
 def _why(body: SyncPurposes, node: cst.CSTNode, value_read: bool, copy: bool, loops: list, function: cst.CSTNode,
          uploads: bool, into: bool = False) -> Optional[Purpose]:
     itself = _argument_of(node, node, False) if isinstance(node, cst.Call) else None

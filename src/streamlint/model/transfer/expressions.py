@@ -13,6 +13,7 @@ from streamlint.model.api.facts import POINTER_FRAMEWORKS
 from streamlint.model.domain.paths import FILL, PREFIX, Index, IndexKind, Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
+from streamlint.model.domain.paths import MERGED
 from streamlint.model.domain.values import NO_ITEMS, FALSE, NONE, OF_ARGUMENTS, OPTION, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
 from streamlint.model.transfer import array_calls, calls, torch_calls
 from streamlint.model.transfer.arguments import Arguments
@@ -64,12 +65,33 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
     path = base.identity.attr(attr)
     if held.kind is not ValueKind.UNKNOWN or held.target:  # (what it is, or that it is an option)
         return held, state
+    kept = None
     if base.kind is ValueKind.OBJECT and base.target and frame.program is not None:
         kept = frame.program.class_attribute(base.target, attr)  # what the object's class keeps there
-        if kept is not None and kept.kind is not ValueKind.UNKNOWN:
-            return calls.of_object(kept, base.identity), state
+        kept = calls.of_object(kept, base.identity) if kept is not None and kept.kind is not ValueKind.UNKNOWN else None
+        # (a default None of the class is no evidence about an object handed in: its producers' stores are, D-16)
+        if kept is not None and not (kept.kind is ValueKind.NONE and base.identity.root.kind is RootKind.PARAM):
+            return kept, state
+    bound = _bound_method(base, attr, frame)
+    if bound is not None:
+        return bound, state
     left, state = calls.left_on_holder(base, attr, state, frame)
-    return (left if left is not None else calls.attribute_of(base, attr, path)), state
+    return (left or kept or calls.attribute_of(base, attr, path)), state
+
+
+def _bound_method(base: AbsValue, attr: str, frame: Frame) -> Optional[AbsValue]:
+    """`trainer.train_step` read, not called: the method of the object's project class, bound to the object (a
+    callable handed to a loop, a callback)."""
+    cls = base.target if base.kind is ValueKind.OBJECT else ""
+    if not cls and base.identity is not None and base.identity.root.kind is RootKind.SELF and not base.identity.steps \
+            and frame.class_name:
+        cls = f"{frame.module}.{frame.class_name}"
+    if not cls or frame.program is None or MERGED in cls:
+        return None
+    method = f"{cls}.{attr}"
+    if method not in frame.program.methods_named(cls, attr):
+        return None
+    return AbsValue(ValueKind.CALLABLE, identity=base.identity, target=method)
 
 
 def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:

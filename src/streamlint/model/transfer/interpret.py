@@ -295,6 +295,10 @@ def _annotations(node: cst.FunctionDef, frame: Frame) -> dict[str, AbsValue]:
             found[param.name.value] = value
     if frame.program is None:
         return found
+    for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+        cls = _annotated_class(param, frame) if param.name.value not in found else None
+        if cls is not None:
+            found[param.name.value] = AbsValue(ValueKind.OBJECT, target=cls)  # `trainer: Trainer`
     for name, methods in _parameter_uses(node, frame)[0].items():
         cls = frame.program.class_defining(frame.module, methods) if len(methods) >= MIN_METHODS else None
         if cls is None and not methods & FRAMEWORK_METHODS:  # the one hierarchy whose classes define them
@@ -302,6 +306,15 @@ def _annotations(node: cst.FunctionDef, frame: Frame) -> dict[str, AbsValue]:
         if cls is not None and name not in found:
             found[name] = AbsValue(ValueKind.OBJECT, target=cls)  # only that class has those methods
     return found
+
+
+def _annotated_class(param: cst.Param, frame: Frame) -> Optional[str]:
+    """The project class a parameter's annotation names (`trainer: Trainer`, `"Trainer"` not read), or None."""
+    name = dotted(param.annotation.annotation) if param.annotation is not None else None
+    if name is None:
+        return None
+    cls = qualified(name, frame.imports) or f"{frame.module}.{name}"
+    return cls if frame.program.is_class(cls) else None
 
 
 # Methods called on a parameter that tell its class: a unique project class defining them all.
