@@ -63,17 +63,32 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         return AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, given.identity, given.stream), state
     if name.startswith("torch.") and short in torch_api.CREATORS:
         return _creator(short, arguments, state, frame)
-    if name.startswith("torch.") and short in torch_api.LIKE_CREATORS:  # where its input is, unless told
-        like = arguments.value(Arg(0, "input"))
-        memory = memory_named(arguments, Arg(kw="device")) or (like.memory if like and like.is_buffer else None)
-        if memory is not Memory.DEVICE and arguments.flag(Arg(kw="pin_memory"), False):
-            memory = Memory.PINNED  # (`empty_like(x, pin_memory=True)`: page-locked host memory, whatever `x` is)
-        return (UNKNOWN, state) if memory is None else _made(short, memory, arguments, state, frame)
+    if name.startswith("torch.") and short in torch_api.LIKE_CREATORS:
+        return _like_creator(short, arguments, state, frame)
     if torch_api.returns_tensor(name) and all(v.memory is Memory.UNKNOWN and not (v.is_buffer and v.stream)
                                               for v in arguments.values()):
         # given no tensor of known memory (or made on a known stream): a new tensor of a device not told
-        return fresh(frame, arguments, Memory.UNKNOWN, None), state
+        return untold_result(arguments, state, frame) if buffers else (fresh(frame, arguments, Memory.UNKNOWN, None), state)
     return None
+
+
+def _like_creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """`zeros_like(x)`: a new tensor where its input is, unless told (filled there unless only allocated)."""
+    like = arguments.value(Arg(0, "input"))
+    memory = memory_named(arguments, Arg(kw="device")) or (like.memory if like and like.is_buffer else None)
+    if memory is not Memory.DEVICE and arguments.flag(Arg(kw="pin_memory"), False):
+        memory = Memory.PINNED  # (`empty_like(x, pin_memory=True)`: page-locked host memory, whatever `x` is)
+    if memory is None and like is not None and like.is_buffer:
+        filled = short not in torch_api.ALLOCATING_ONLY
+        return untold_result(arguments, state, frame) if filled else (fresh(frame, arguments, Memory.UNKNOWN, None), state)
+    return (UNKNOWN, state) if memory is None else _made(short, memory, arguments, state, frame)
+
+
+def untold_result(arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """A new tensor an operation makes from tensors of a device not told: where they are, written on the current
+    stream if that is a device (PyTorch's invariant); a later use as device memory tells, and meets the write (D-11)."""
+    result = fresh(frame, arguments, Memory.UNKNOWN, None)
+    return result, touch(state, frame, frame.site(arguments.node), result, True, None)
 
 
 def read_back(api: str, values: list[AbsValue], stream: StreamRef, value_site: str, framework: str, site: str,
@@ -208,7 +223,7 @@ def _combined(arguments: Arguments, state: State, frame: Frame) -> Handled:
         return UNKNOWN, state
     item = _items(given)
     if item is None:
-        return fresh(frame, arguments, Memory.UNKNOWN, None), state
+        return untold_result(arguments, state, frame)
     items = [replace(item, identity=member) for member in sorted(given.members, key=repr)]
     return run_operation(items or [item], None, False, arguments, state, frame)
 
@@ -340,7 +355,7 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
         host = next((v for v in inputs if is_host(v) and not maybe_item(v)), None)
         if host is None and any(v.is_buffer and v.framework == F and v.memory is Memory.UNKNOWN for v in inputs):
             # tensors of a device not told: a new tensor where they are (`domain/values._learned_on_one_path`)
-            return fresh(frame, arguments, Memory.UNKNOWN, None), state
+            return untold_result(arguments, state, frame)
         return (fresh(frame, arguments, Memory.PAGEABLE, None, host.framework or F)
                 if host else UNKNOWN), state
     result = fresh(frame, arguments, Memory.DEVICE, stream, framework)
