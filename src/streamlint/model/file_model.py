@@ -198,8 +198,9 @@ class _LegacyWaits:
 
 def _kept(conflict) -> bool:
     """Memory the object keeps, handed out unrecorded: a later call of the class releases it,
-    whoever calls."""
-    return conflict.kind is ConflictKind.RELEASE_WITHOUT_RECORD and conflict.later.path.root.kind is RootKind.SELF
+    whoever calls; so does a generator's next allocation on the stream it made and keeps across its yields."""
+    return conflict.kind is ConflictKind.RELEASE_WITHOUT_RECORD and (
+        conflict.later.path.root.kind is RootKind.SELF or conflict.later.stream.kind is StreamRefKind.CREATED)
 
 
 def _callers_record(solved: Solved, qualname: str) -> bool:

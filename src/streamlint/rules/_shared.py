@@ -216,14 +216,17 @@ def lines_named(lines: list[int]) -> str:
     return f"line{'s' if len(lines) > 1 else ''} {joined([str(n) for n in lines])}"
 
 
-def handed_to_callers_of(analysis: CheckedFile, node: cst.CSTNode, class_name: str, what_they_do: str) -> str:
-    """What the function `node` (a method of `class_name` when given) hands its callers, and where they call it."""
+def handed_to_callers_of(analysis: CheckedFile, node: cst.CSTNode, class_name: str, what_they_do: str,
+                         yielded: bool = False) -> str:
+    """What the function `node` (a method of `class_name` when given) hands its callers (`yielded`: the consumers of
+    the generator), and where they call it."""
     short = node.name.value if isinstance(node, cst.FunctionDef) else ""
     if _is_property_node(node):
         return f"handed to the readers of the property `{short}`, which {what_they_do}"
     lines = calls_of(analysis, node, class_name)
     where = f" ({lines_named(lines)})" if lines else ""
-    return f"handed to the callers of `{short}()`, which {what_they_do}{where}"
+    who = "the consumers of the generator" if yielded else "the callers of"
+    return f"handed to {who} `{short}()`, which {what_they_do}{where}"
 
 
 def may_be_none_in(analysis: CheckedFile, function: cst.CSTNode, label: str) -> bool:

@@ -10,6 +10,7 @@ from streamlint.fixes.model import Applicability
 from streamlint.model.domain.paths import Index, RootKind
 from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.findings import Placement
+from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.children import walk
 from streamlint.rules._hazard_words import Words, allocation_node, is_module_level, stored_allocation_node
 from streamlint.rules._shared import handed_to_callers_of, is_placeholder, may_be_none_in, named, stream_code
@@ -36,6 +37,14 @@ class MissingRecordStream(Rule):
     (`self.store[key] = t`) whose entries a public method of the class hands to the
     caller (`return self.store.pop(key)`) is flagged at the allocation: the caller
     uses it on its current stream and drops it, and the class records nothing.
+
+    A generator that makes a side stream, allocates each batch on it and yields the
+    batch (a prefetching loader) is flagged at the `yield`, once per allocation: its
+    consumers use the batch on their current stream and drop it, and the generator's
+    next copy on the side stream may take that memory while their work still reads
+    it. The advice records the tensor where it is made, after the side stream's `with`
+    block. A generator whose side stream waits for the current stream before every
+    copy orders its next allocation after the consumer's work, and is not flagged.
 
     ## Why is this bad?
     PyTorch's caching allocator ties each block to the stream that was current
@@ -119,7 +128,8 @@ class MissingRecordStream(Rule):
             if h.hazard.placement is Placement.AT_BOUNDARY:
                 # used and released in the callers, not here: name their lines
                 callers = handed_to_callers_of(analysis, h.function.node, h.function.class_name,
-                                               "use it on their current stream and release it when they drop it")
+                                               "use it on their current stream and release it when they drop it",
+                                               yielded=isinstance(h.node, cst.Yield))
                 # the object's own memory handed out (a getter): at its read, where `record_stream` goes
                 getter = h.earlier.access.path.root.kind is RootKind.SELF
                 node = words.first_read(h, buffer) if getter else h.node
@@ -128,7 +138,8 @@ class MissingRecordStream(Rule):
                     f"{named(buffer)} was allocated on {named(owner_label)}{_at_line(words, made)} and is "
                     f"{callers}, without `record_stream`: its memory may go to new work on {named(owner_label)} too early",
                     # (at its read in the getter, else where it is handed out: the callers' stream is current there)
-                    help=_record_help(tensor, user) if getter else _record_at_return(words, h.function.node, user),
+                    help=_record_help(tensor, user) if getter else _record_after_allocation(words, h.node, made, user)
+                    or _record_at_return(words, h.function.node, user),
                 )
                 continue
             producer = _producer(h.later.stream)
@@ -228,7 +239,9 @@ def _one_per_use(words: Words):
     for h in words.hazards("SL404"):
         if h.framework != "torch":
             continue  # the caching allocator that hands memory back early is PyTorch's
-        key = (id(h.node), words.buffer(h))
+        # (a generator's yields of one allocation are one problem: recorded once where it is made)
+        made = allocation_node(words.model, h) if isinstance(h.node, cst.Yield) else None
+        key = (id(made) if made is not None else id(h.node), words.buffer(h))
         if key not in chosen or (chosen[key].released_at is None and h.released_at is not None):
             chosen[key] = h
     return [(h, key[1]) for key, h in chosen.items()]
@@ -264,6 +277,37 @@ def _record_at_return(words: Words, function: cst.CSTNode, user: str) -> str:
         return f"`{returns[0].value.value}.record_stream({user})` before line {words.line(returns[0])}"
     name = function.name.value if isinstance(function, cst.FunctionDef) else "the function"
     return f"`.record_stream({user})` on the tensor `{name}()` returns, before it returns it"
+
+
+def _record_after_allocation(words: Words, node: cst.CSTNode, made, user: str) -> str:
+    """The advice where a generator hands the tensor out: record it where it is made, just after the `with` block
+    that makes its stream current (the consumer's stream is current again there: every allocation is recorded, and
+    every `yield` of it covered); "" when the allocation is not so placed or bound to no name."""
+    if not isinstance(node, cst.Yield):
+        return ""
+    if made is None:
+        return f"`.record_stream({user})` on each tensor the generator yields, where it is made"
+    ancestry = Ancestry(words.analysis.module)
+    withs = []
+    for around in ancestry.ancestors(made):
+        if isinstance(around, cst.FunctionDef):
+            break
+        if isinstance(around, cst.With):
+            withs.append(around)
+    statement, child = None, made
+    for around in ancestry.ancestors(made):  # (through a method chain only: `x.float().sub_(m)`, not an item)
+        if isinstance(around, cst.Assign) or not (
+                (isinstance(around, cst.Attribute) and around.value is child)
+                or (isinstance(around, cst.Call) and around.func is child)):
+            statement = around
+            break
+        child = around
+    target = statement.targets[0].target if isinstance(statement, cst.Assign) and len(statement.targets) == 1 else None
+    name = target.value if isinstance(target, cst.Name) else ""
+    if len(withs) != 1 or not name:
+        return f"`.record_stream({user})` on each tensor the generator yields, where it is made"
+    placed = words.analysis.position(withs[0])
+    return f"`{name}.record_stream({user})` after the `with` block that ends at line {placed.end.line}" if placed else ""
 
 
 def _record_help(buffer: str, user: str) -> str:

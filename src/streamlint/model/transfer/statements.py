@@ -21,7 +21,7 @@ from streamlint.model.summary.perform import released, untold_access
 from streamlint.model.transfer.act import access, do, host_access, kernel, unseen_devices, untold_tensor, wait_for
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host, memory_named, placed
-from streamlint.model.transfer.expressions import evaluate, memory_of, slice_bounds, unpacked
+from streamlint.model.transfer.expressions import YIELDED, evaluate, memory_of, slice_bounds, unpacked
 from streamlint.model.transfer.frame import Frame
 from streamlint.model.syntax.counters import advance
 from streamlint.model.syntax.tests import (called_on_every_side, ends_in_raise, ends_the_loop, fills_on_miss, first_passes, item_tests,
@@ -46,7 +46,33 @@ def run_block(statements: Sequence[cst.CSTNode], state: State, frame: Frame) -> 
 
 
 def _expr(node: cst.Expr, state: State, frame: Frame) -> State:
-    return _module_move(node.value, state, frame) or evaluate(node.value, state, frame)[1]
+    moved = _module_move(node.value, state, frame)
+    if moved is not None:
+        return moved
+    state = evaluate(node.value, state, frame)[1]
+    if isinstance(node.value, cst.Yield):
+        _yielded_unrecorded(state.value(YIELDED), state, frame, node.value)
+    return state
+
+
+def _yielded_unrecorded(item: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> None:
+    """A generator's item made on a stream the generator made and keeps across its yields, handed to its consumer's
+    current stream: when the consumer drops it, the memory goes back to that stream's pool, and the generator's next
+    allocation there may take it while the consumer's work still reads it, unless `record_stream` tells the
+    allocator (a hand-out, as a kept stream's is: reported at the generator)."""
+    outside = state if frame.outside_withs is None else replace(state, current=frame.outside_withs)
+    caller = outside.current_stream(F)
+    for value in (item, *item.positions, *item.either):
+        made_on = value.stream if value.is_buffer else None
+        if made_on is None or value.identity is None or made_on.kind is not StreamRefKind.CREATED \
+                or value.framework not in STREAM_ORDERED_ALLOCATORS or not made_on.distinct_from(caller):
+            continue
+        if any((stream == caller or caller in stream.paths) and path.may_alias(value.identity)
+               for path, stream in state.order.kept_for):
+            continue
+        use = AccessEvent(value.identity, False, caller, _where_held(value.identity, frame, frame.site(node)))
+        frame.found.handed_out.append(Conflict(ConflictKind.RELEASE_WITHOUT_RECORD, use,
+                                               AccessEvent(value.identity, True, made_on, frame.site(node))))
 
 
 # Methods that move or cast an nn.Module in place (and return it): `model.to(device)`.
