@@ -76,8 +76,11 @@ def _like_creator(short: str, arguments: Arguments, state: State, frame: Frame) 
     """`zeros_like(x)`: a new tensor where its input is, unless told (filled there unless only allocated)."""
     like = arguments.value(Arg(0, "input"))
     memory = memory_named(arguments, Arg(kw="device")) or (like.memory if like and like.is_buffer else None)
-    if memory is not Memory.DEVICE and arguments.flag(Arg(kw="pin_memory"), False):
+    pinned = arguments.flag(Arg(kw="pin_memory"), False)
+    if memory is not Memory.DEVICE and pinned:
         memory = Memory.PINNED  # (`empty_like(x, pin_memory=True)`: page-locked host memory, whatever `x` is)
+    elif memory is not Memory.DEVICE and memory is not None and pinned is None:
+        memory = Memory.UNKNOWN  # (`pin_memory=self.use_pin_memory`: pinned or not as the option says: not told)
     if memory is None and like is not None and like.is_buffer:
         filled = short not in torch_api.ALLOCATING_ONLY
         return untold_result(arguments, state, frame) if filled else (fresh(frame, arguments, Memory.UNKNOWN, None), state)
