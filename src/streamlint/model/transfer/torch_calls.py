@@ -90,6 +90,9 @@ def _like_creator(short: str, arguments: Arguments, state: State, frame: Frame) 
 def untold_result(arguments: Arguments, state: State, frame: Frame) -> Handled:
     """A new tensor an operation makes from tensors of a device not told: where they are, written on the current
     stream if that is a device (PyTorch's invariant); a later use as device memory tells, and meets the write (D-11)."""
+    tensors = [v for v in arguments.values() if v.is_buffer]
+    if tensors and frame.untold_is_cuda(state) and not any(map(is_host, tensors)):  # (under a stream the code chose they are CUDA tensors: work there)
+        return run_operation(tensors, None, False, arguments, state, frame)
     result = fresh(frame, arguments, Memory.UNKNOWN, None)
     return result, touch(state, frame, frame.site(arguments.node), result, True, None)
 
