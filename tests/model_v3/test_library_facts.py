@@ -252,7 +252,8 @@ def test_a_queue_is_a_container_of_what_is_put_on_it():
 def test_a_function_started_on_a_thread_begins_on_the_default_stream():
     # `threading.Thread(target=self._refresh)`, an executor's `submit(fn)`: the new thread's current stream is
     # PyTorch's default stream, not the one the starting code had current; a function nobody starts keeps the
-    # caller's current stream
+    # caller's current stream. (That default stream is no stream the code chose: a tensor of a device not told stays
+    # untold there, so the kernel here is made on memory the code places on the GPU.)
     source = textwrap.dedent("""
         import threading
         from concurrent.futures import ThreadPoolExecutor
@@ -265,7 +266,7 @@ def test_a_function_started_on_a_thread_begins_on_the_default_stream():
 
             def _refresh(self):
                 for p in self.model.parameters():
-                    p.detach().clone()
+                    torch.ones(8, device="cuda").mul_(2)
 
         def offload(x):
             return x.detach().clone()

@@ -167,8 +167,8 @@ class Frame:
     def chosen_stream(self, state: State) -> bool:
         """PyTorch's current stream here is one the code chose: a tensor of unknown device used there is CUDA's."""
         current = state.current_stream("torch")
-        if current.kind is StreamRefKind.AMBIENT:
-            return self.context.chosen
+        if current.kind is StreamRefKind.AMBIENT or (current.kind is StreamRefKind.LEGACY and self.context.thread):
+            return self.context.chosen  # (a thread starts on the default stream: no stream the code chose)
         return current.known
 
     @property
