@@ -58,6 +58,8 @@ THREAD_STARTS: dict[str, tuple[int, str]] = {
 
 # Decorators that make a generator function a context manager: what it yields is what `with ... as x` binds.
 CONTEXT_MANAGER_DECORATORS = frozenset({"contextlib.contextmanager", "contextlib.asynccontextmanager"})
+# Bases of enumerations: their members are constants (configuration to compare), not objects with state.
+ENUMERATION_BASES = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"})
 
 # Methods of Python's containers and queues that keep what they are given (as items): no device work.
 KEEPING_METHODS = frozenset({

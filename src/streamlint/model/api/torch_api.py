@@ -101,8 +101,10 @@ SIZED_BY_DATA = frozenset({"nonzero", "argwhere", "masked_select", "unique", "un
 HOST_VIEWS = frozenset({"numpy"})
 
 # Methods of one kind of tensor only (API-FACTS 4.3, 4.5): called on a value of unknown kind, they
-# tell its memory; "": a copy, whose result does not depend on what the receiver was.
-RECEIVER_EVIDENCE: dict[str, str] = {"pin_memory": "pageable", "record_stream": "device", "cuda": "", "to": "", "cpu": ""}
+# tell its memory; "": a copy, whose result does not depend on what the receiver was; "unknown": a tensor of a
+# device not told (`make_viewless(t).detach()`: a view of it, where it is).
+RECEIVER_EVIDENCE: dict[str, str] = {"pin_memory": "pageable", "record_stream": "device", "cuda": "", "to": "", "cpu": "",
+                                     "detach": "unknown"}
 
 # Tensor methods that return a tensor on the same device (and launch work there, except views).
 TENSOR_PRESERVING = frozenset({

@@ -251,6 +251,11 @@ class Program:
     def is_class(self, qualname: str) -> bool:
         return self._defined(qualname) == "class"
 
+    def is_enumeration(self, qualname: str) -> bool:
+        """A project class deriving from an enumeration base (`class Clipping(Enum)`), also through project bases."""
+        owner = self._unit_of_class(qualname)
+        return owner is not None and bool(set(self._bases_of(*owner)) & python_std.ENUMERATION_BASES)
+
     def _defined(self, qualname: str, hops: int = 0) -> "FunctionRef | str | None":
         """The function (or "class") a qualified name denotes: in the longest module prefix
         that is a module of the project, following names that module imports from another."""

@@ -279,6 +279,9 @@ class Solver:
     def is_class(self, qualname: str) -> bool:
         return self.program.is_class(qualname)
 
+    def is_enumeration(self, qualname: str) -> bool:
+        return self.program.is_enumeration(qualname)
+
     def kernel_framework(self, qualname: str) -> str:
         """Whose current stream a launch of the project function `qualname` without a stream runs on: PyTorch's for a
         Triton kernel, Numba's for a Numba kernel; "" when not told or not a function (a class subscripted,

@@ -56,6 +56,9 @@ class ProgramView(Protocol):
     def is_class(self, qualname: str) -> bool:
         """A project class: calling it constructs an object."""
 
+    def is_enumeration(self, qualname: str) -> bool:
+        """A project class deriving from an enumeration base: its members are constants."""
+
     def kernel_framework(self, qualname: str) -> str:
         """Whose current stream a launch of the project function `qualname` runs on ("torch" for Triton, "numba")."""
 

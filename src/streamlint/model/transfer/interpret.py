@@ -317,7 +317,8 @@ def _annotated_class(param: cst.Param, frame: Frame) -> Optional[str]:
     if name is None:
         return None
     cls = qualified(name, frame.imports) or f"{frame.module}.{name}"
-    return cls if frame.program.is_class(cls) else None
+    # (an enumeration's members are constants: an argument of one kept on `self` is configuration, an option)
+    return cls if frame.program.is_class(cls) and not frame.program.is_enumeration(cls) else None
 
 
 # Methods called on a parameter that tell its class: a unique project class defining them all.
