@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from streamlint.model.findings import Placement
 from streamlint.rules._hazard_words import Words
 from streamlint.rules._shared import join_place, named, over_elements, stream_code, sync_idiom, wait_idiom, wait_line
@@ -137,6 +139,19 @@ class CrossStreamWriteAfterRead(Rule):
                 reader = words.stream_for_code(h.later.stream, h, h.later)
                 at = wait_line(words.builder, node, h.earlier.shown, writer, h.framework)
                 fix = f"{wait_idiom(writer, reader, h.framework, analysis, legacy=True)} before line {at}"
+                if not _receiver_in_scope(reader, h.function.node):
+                    # (a callee's stream kept on its own object, which has no name here: said in words)
+                    fix = (f"make {named(second)}{words.inside(h.later)} wait for {named(first)} before it writes "
+                           f"{named(buffer)}")
                 what = (f"{named(buffer)} is overwritten on {named(second)} here while {named(first)} may still use it "
                         f"(line {other}{words.inside(h.earlier)}){words.inside(h.later)}")
             yield Finding(node, what, help=fix)
+
+
+def _receiver_in_scope(code: str, function: cst.CSTNode) -> bool:
+    """A stream spelled from `self` (or `cls`) names something only in a method whose first parameter it is."""
+    root = code.split(".", 1)[0].split("[", 1)[0]
+    if root not in ("self", "cls"):
+        return True
+    params = function.params.params if isinstance(function, cst.FunctionDef) else ()
+    return bool(params) and params[0].name.value == root

@@ -54,7 +54,7 @@ _IS_NUMBERED: dict[type, bool] = {}
 def call_ordinals(function: cst.CSTNode, nodes: Optional[list[cst.CSTNode]] = None) -> dict[int, int]:
     """Each node that can perform work, numbered in a fixed order (`nodes`: its `own_nodes` if read)."""
     ordinals: dict[int, int] = {}
-    loops, formats, yields = [], [], []
+    loops, formats, yields, decorated = [], [], [], []
     for node in own_nodes(function) if nodes is None else nodes:
         if is_kind(node, _NUMBERED, _IS_NUMBERED):
             ordinals[id(node)] = len(ordinals)
@@ -64,10 +64,18 @@ def call_ordinals(function: cst.CSTNode, nodes: Optional[list[cst.CSTNode]] = No
             formats.append(node)
         elif type(node) is cst.Yield:
             yields.append(node)
+        elif type(node) is cst.FunctionDef and node is not function and node.decorators:
+            decorated.append(node)
     # a `for` header stores its target each iteration (what the last one held is dropped there); an
-    # f-string reads what it formats; a `yield` hands an item to the consumer (numbered last: the other sites keep
-    # their numbers)
+    # f-string reads what it formats; a `yield` hands an item to the consumer; a nested function's decorators run
+    # here, and their application is a call at the `def` (numbered last: the other sites keep their numbers)
     for node in loops + formats + yields:
+        ordinals[id(node)] = len(ordinals)
+    for node in decorated:
+        for decorator in node.decorators:
+            for part in own_nodes(decorator.decorator):
+                if is_kind(part, _NUMBERED, _IS_NUMBERED):
+                    ordinals[id(part)] = len(ordinals)
         ordinals[id(node)] = len(ordinals)
     return ordinals
 

@@ -558,14 +558,35 @@ def _import_failure(handler: cst.ExceptHandler) -> bool:
 
 
 def _def(node: cst.FunctionDef, state: State, frame: Frame) -> State:
-    """A nested function's name holds a closure the program solves on its own (a decorated one is its decorator's)."""
-    if node.decorators or frame.qualname.rsplit(".", 1)[-1].startswith("<"):
+    """A nested function's name holds a closure the program solves on its own; a decorated one holds what the
+    project's decorators return for it (`@chunks.gpu_batch(axis=0)`: the wrapper that runs it per chunk), and nothing
+    told where a decorator is not the project's."""
+    if frame.qualname.rsplit(".", 1)[-1].startswith("<"):
         return state  # (a module's top level: its functions are the module's)
     # its cells: what this function's never-rebound names it reads hold (D-21)
     read = frame.numbering.once(f"cells:{node.name.value}", lambda: names_read(node, frame.numbering.fixed))
     cells = tuple(sorted((name, state.value(name)) for name in read if state.value(name).kind is not ValueKind.UNKNOWN))
-    return state.bind(node.name.value, AbsValue(ValueKind.CALLABLE, target=f"{frame.qualname}.{node.name.value}",
-                                                positions=tuple(v for _, v in cells), keys=tuple(k for k, _ in cells)))
+    closure = AbsValue(ValueKind.CALLABLE, target=f"{frame.qualname}.{node.name.value}",
+                       positions=tuple(v for _, v in cells), keys=tuple(k for k, _ in cells))
+    for decorator in reversed(node.decorators):  # (the innermost applies first)
+        applied, state = _decorated(decorator.decorator, closure, node, state, frame)
+        if applied is None:
+            return state
+        closure = applied
+    return state.bind(node.name.value, closure)
+
+
+def _decorated(decorator: cst.BaseExpression, function: AbsValue, node: cst.FunctionDef, state: State,
+               frame: Frame) -> tuple[Optional[AbsValue], State]:
+    """What a project decorator returns for the function (a callable), else None (a framework's or one not told)."""
+    value, state = evaluate(decorator, state, frame)
+    project = value.kind is ValueKind.CALLABLE and value.target and not value.target.startswith((calls.METHOD, "kernel:")) \
+        and frame.program is not None and not frame.program.is_class(value.target)
+    if not project:
+        return None, state
+    arguments = Arguments(((function, node.name),), {}, None, node)
+    result, state = calls.call(value, arguments, state, frame)
+    return (result if result.kind is ValueKind.CALLABLE else None), state
 
 
 def _import(node: cst.Import | cst.ImportFrom, state: State, frame: Frame) -> State:
