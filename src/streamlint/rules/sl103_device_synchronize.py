@@ -14,7 +14,7 @@ from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.purpose import timed, trains
 from streamlint.model.syntax.sync_purpose import Purpose, SyncPurposes, comprehension_of
 from streamlint.rules import _labels as labels
-from streamlint.rules._shared import STEP_TIMING_HELP, api_named, calling_loop_named, hot_entry_name
+from streamlint.rules._shared import STEP_TIMING_HELP, api_named, calling_loop_named, hot_entry_name, start_of
 from streamlint.rules.base import Finding, Rule
 
 
@@ -44,7 +44,8 @@ class DeviceSynchronize(Rule):
       `except` handler, or after an early `return` that a cache hit takes.
 
     One synchronization before any stream work, or at the end after the
-    pipeline, is fine and not flagged. Nor is one whose neighbours show what it is
+    pipeline, is fine and not flagged; nor is a second one of a loop's pass
+    with no GPU work queued since the first (that first one is the stall). Nor is one whose neighbours show what it is
     for (decided from the code's shape, never from file names):
     - a test's assertion follows it (`assert`, `torch.testing.assert_close`,
       `np.testing.assert_*`, `self.assert*`), or a read-back whose value an
@@ -168,6 +169,7 @@ class DeviceSynchronize(Rule):
         purposes = SyncPurposes(ancestry)
         entries = {own.site: own for own in hot_paths.own_operations(model) if own.operation.op == _DEVICE_SYNC}
         reported: set[str] = set()
+        syncs = [at for _, at in own_operations(model) if at.operation.op == _DEVICE_SYNC]
         for qualname, at in own_operations(model):
             operation = at.operation
             node = model.node_of(at.site)
@@ -176,7 +178,8 @@ class DeviceSynchronize(Rule):
             loops = ancestry.loops_around(node)
             if comprehension_of(node, ancestry) is not None or _in_timed_loop(loops, purposes.modules):
                 continue  # (a benchmark's sync ends its timed region)
-            where = _where(model, ancestry, qualname, at, node, loops, entries.get(at.site)) or _called_in_loop(
+            where = _where(model, ancestry, qualname, at, node, loops, entries.get(at.site), syncs,
+                           start_of(analysis)) or _called_in_loop(
                 model, ancestry, at, loops, purposes.modules, analysis)
             if where is None:
                 continue
@@ -211,7 +214,25 @@ def _in_timed_loop(loops: list, modules: frozenset) -> bool:
     return not any(trains(loop, modules) for loop in loops) and any(timed(loop) for loop in loops)
 
 
-def _where(model, ancestry: Ancestry, qualname: str, at, node, loops: list, own) -> Optional[str]:
+def _drained_before(model, ancestry: Ancestry, function: str, at, node, loop, syncs: list, position) -> bool:
+    """An earlier device sync of the same pass, on every pass, with no work queued since: the device is already
+    drained here, so this wait costs nothing of its own (the earlier one is the stall)."""
+    for other in syncs:
+        if other.function != function or other.site == at.site or other.operation.conditional or other.chain:
+            continue
+        earlier = model.node_of(other.site)
+        if earlier is None or not ancestry.every_pass(earlier, loop) or not ancestry.inside(earlier, loop):
+            continue
+        before, here = position(earlier), position(node)
+        if before is None or here is None or before >= here:
+            continue
+        if not hot_paths.work_between(model, function, loop, ancestry, position, earlier, node, Work.QUEUED):
+            return True
+    return False
+
+
+def _where(model, ancestry: Ancestry, qualname: str, at, node, loops: list, own, syncs: list = (),
+           position=None) -> Optional[str]:
     """Where the sync stalls the device: on every call of a hot entry, on every iteration of a loop
     that queues GPU work, or between stream work; None when nowhere."""
     operation = at.operation
@@ -220,7 +241,8 @@ def _where(model, ancestry: Ancestry, qualname: str, at, node, loops: list, own)
         return f"in `{_entry_named(own.entry, function)}`, on every call"
     if not operation.conditional:
         hot = hot_paths.repeating_loops(model, function, node, ancestry)
-        if hot and work_in(model, function, hot[-1], ancestry, Work.QUEUED, Work.ORDERING):
+        if hot and work_in(model, function, hot[-1], ancestry, Work.QUEUED, Work.ORDERING) \
+                and not _drained_before(model, ancestry, function, at, node, hot[-1], syncs, position):
             return "on every iteration of a loop that queues GPU work"
     before, after = stream_work_around(model, qualname, at, ancestry)
     return "between stream work" if before and after else None

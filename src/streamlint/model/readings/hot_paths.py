@@ -92,6 +92,24 @@ def work_in(model: FileModel, function: str, within: cst.CSTNode, ancestry: Ance
     return any(node is not None and ancestry.inside(node, within) for node in shown)  # (itself, or its call)
 
 
+def work_between(model: FileModel, function: str, within: cst.CSTNode, ancestry: Ancestry, position, earlier: cst.CSTNode,
+                 later: cst.CSTNode, *wanted: Work) -> bool:
+    """Does `within` do one of `wanted` between `earlier` and `later` in its text (`position(node)`: where a node
+    starts, or None), its callees' work included? (Not past its end: the next pass's work before `earlier`.)"""
+    start, end = position(earlier), position(later)
+    effects = _effects_of(model, function)
+    read_backs = {e.site for e in effects if e.kind is EffectKind.OPERATION and e.operation is not None
+                  and e.operation.op in _READ_BACK_OPS}
+    for effect in effects:
+        if not _works(effect, read_backs).intersection(wanted):
+            continue
+        node = model.node_of(shown_at(effect))
+        at = position(node) if node is not None and ancestry.inside(node, within) else None
+        if at is not None and start is not None and end is not None and start < at < end:
+            return True
+    return False
+
+
 def _works(effect: Effect, read_backs: set) -> frozenset:
     if effect.kind is EffectKind.OPERATION:
         op = effect.operation.op if effect.operation is not None else None
