@@ -85,11 +85,7 @@ _READ_BACK_OPS = frozenset(k.value for k in (OpKind.COPY_D2H, OpKind.IMPLICIT_SY
 
 def work_in(model: FileModel, function: str, within: cst.CSTNode, ancestry: Ancestry, *wanted: Work) -> bool:
     """Does `within` (a loop, a comprehension of `function`) do one of `wanted`, its callees' work included?"""
-    effects = _effects_of(model, function)
-    read_backs = {e.site for e in effects if e.kind is EffectKind.OPERATION and e.operation is not None
-                  and e.operation.op in _READ_BACK_OPS}
-    shown = (model.node_of(shown_at(e)) for e in effects if _works(e, read_backs).intersection(wanted))
-    return any(node is not None and ancestry.inside(node, within) for node in shown)  # (itself, or its call)
+    return any(ancestry.inside(node, within) for node in _working_nodes(model, function, wanted))  # (itself, or its call)
 
 
 def work_between(model: FileModel, function: str, within: cst.CSTNode, ancestry: Ancestry, position, earlier: cst.CSTNode,
@@ -97,17 +93,24 @@ def work_between(model: FileModel, function: str, within: cst.CSTNode, ancestry:
     """Does `within` do one of `wanted` between `earlier` and `later` in its text (`position(node)`: where a node
     starts, or None), its callees' work included? (Not past its end: the next pass's work before `earlier`.)"""
     start, end = position(earlier), position(later)
+    if start is None or end is None:
+        return True  # (not told where: as if there were)
+    for node in _working_nodes(model, function, wanted):
+        at = position(node) if ancestry.inside(node, within) else None
+        if at is not None and start < at < end:
+            return True
+    return False
+
+
+def _working_nodes(model: FileModel, function: str, wanted: tuple):
+    """Where the function's effects that do one of `wanted` show (an operation, or the call it came through)."""
     effects = _effects_of(model, function)
     read_backs = {e.site for e in effects if e.kind is EffectKind.OPERATION and e.operation is not None
                   and e.operation.op in _READ_BACK_OPS}
     for effect in effects:
-        if not _works(effect, read_backs).intersection(wanted):
-            continue
-        node = model.node_of(shown_at(effect))
-        at = position(node) if node is not None and ancestry.inside(node, within) else None
-        if at is not None and start is not None and end is not None and start < at < end:
-            return True
-    return False
+        node = model.node_of(shown_at(effect)) if _works(effect, read_backs).intersection(wanted) else None
+        if node is not None:
+            yield node
 
 
 def _works(effect: Effect, read_backs: set) -> frozenset:
