@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
 from streamlint.fixes.edits import FixBuilder, make_fix
@@ -10,6 +12,7 @@ from streamlint.fixes.model import Applicability
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.findings import Placement
+from streamlint.model.summary.effects import EffectKind
 from streamlint.rules._hazard_words import Words
 from streamlint.rules._shared import handed_to_callers_of, named, stream_code, wait_idiom, wait_line
 from streamlint.rules.base import Finding, Rule
@@ -218,9 +221,13 @@ class CrossStreamReadAfterWrite(Rule):
             fix, lines = (None, None) if h.from_caller else _fix(
                 builder, h, words.stream_for_code(h.earlier.stream, h, h.earlier),
                 words.stream_for_code(h.later.stream, h, h.later))
+            early = _wait_on_an_earlier_record(words, h)
             yield Finding(
                 h.node,
-                f"{origin} and read on {named(second)} here{words.inside(h.later)} with no wait in between",
+                f"{origin} and read on {named(second)} here{words.inside(h.later)} with no wait in between"
+                if not early else
+                f"{origin} and read on {named(second)} here{words.inside(h.later)} with no wait for the write in "
+                f"between: the wait at line {early[0]} is for an event recorded at line {early[1]}, before the write",
                 fix=fix,
                 # PyTorch's advice is the code the fix inserts, so that the two name each stream
                 # alike: the legacy default stream as `default_stream()` (another stream than the
@@ -229,6 +236,28 @@ class CrossStreamReadAfterWrite(Rule):
                 else f"{idiom}{words.in_maker(h.later)}" if words.in_maker(h.later)
                 else f"{idiom} before line {wait_line(builder, h.node, h.earlier.shown, writer, h.framework)}",
             )
+
+
+def _wait_on_an_earlier_record(words: Words, h) -> Optional[tuple[int, int]]:
+    """(the wait's line, the record's line) where the reading stream waits, between the write and this read, for an
+    event the writing stream recorded before the write: that wait orders nothing about the write."""
+    qualname = h.function.qualname
+    for (name, _), walked in words.model.solved.walks.items():
+        if name != qualname:
+            continue
+        effects = list(walked.effects)
+        write = next((i for i, e in enumerate(effects) if e.site == h.earlier.access.site and not e.chain
+                      and e.kind is EffectKind.ACCESS and e.write), None)
+        if write is None:
+            continue
+        records = {e.path: i for i, e in enumerate(effects[:write])
+                   if e.kind is EffectKind.RECORD_EVENT and e.stream == h.earlier.stream and not e.chain}
+        for e in effects[write:]:
+            if e.kind is EffectKind.WAIT_EVENT and e.stream == h.later.stream and e.path in records and not e.chain:
+                wait, record = words.model.node_of(e.site), words.model.node_of(effects[records[e.path]].site)
+                if wait is not None and record is not None:
+                    return words.line(wait), words.line(record)
+    return None
 
 
 def _wrong_wait(analysis, words: Words, hazard, buffer: str, first: str, second: str) -> Finding:
