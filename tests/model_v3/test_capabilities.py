@@ -1348,6 +1348,46 @@ CASES = {
             x = torch.ones(n, device="cuda")
             return overlapped(x, side)
         """, "pass", "stream.wait_stream(torch.cuda.current_stream())", [("read_after_write", "main")]),
+    # a call's arguments past the positional parameters are a tuple of the caller's items (`*args`), handed on
+    # item by item by `fn(*args)`: the callee's write to its first argument is a write to the caller's buffer
+    "arguments forwarded through `*args` to a function run on a stream": ("""
+        import torch
+        def run_on(stream, fn, *args):
+            with torch.cuda.stream(stream):
+                return fn(*args)
+        def copy_into(dst, src):
+            dst.copy_(src, non_blocking=True)
+        def prefetch_and_run(model, host_batch, buffer, stream):
+            run_on(stream, copy_into, buffer, host_batch.pin_memory())
+            {fix}
+            return model(buffer)
+        def main(model, host_batch, shape):
+            side = torch.cuda.Stream()
+            buffer = torch.empty(shape, device="cuda")
+            return prefetch_and_run(model, host_batch, buffer, side)
+        """, "pass", "torch.cuda.current_stream().wait_stream(stream)", [("read_after_write", "main")]),
+    # a function defined in a method (not the method of an object) handed on binds no receiver: its first
+    # parameter, even one named `self`, takes the first argument of the call
+    "a nested function whose first parameter is named self, called through a helper": ("""
+        import cupy as cp
+        class Chunks:
+            def __init__(self):
+                self.streams = [cp.cuda.Stream(non_blocking=True) for _ in range(2)]
+            def each_chunk(self, func, owner, acc, x):
+                {fix}
+                for k in range(4):
+                    with self.streams[k % 2]:
+                        func(owner, acc, cp.asarray(x[k]))
+                for s in self.streams:
+                    s.synchronize()
+            def norm(self, x):
+                acc = cp.zeros(1, dtype="float32")
+                def _add(self, acc_out, part):
+                    acc_out[:] += cp.vdot(part, part)
+                self.each_chunk(_add, self, acc, x)
+                return float(acc[0].get())
+        """, "pass", "ready = cp.cuda.get_current_stream().record()\n                for s in self.streams: s.wait_event(ready)",
+        [("write_after_write", "norm")]),
     # the items of a list the caller hands in are the caller's memory, as a parameter is
     "the shards of a list parameter reduced on a side stream with no wait": ("""
         from typing import List

@@ -588,7 +588,14 @@ def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
         params = params[1:]
     named: dict[str, AbsValue] = {}
     passed = set()
-    for key, value in context.args:  # (past the positional parameters: `*args` takes the rest)
+    rest = _star_name(function)
+    if rest:  # `*args`: a tuple of what the call passes past the positional parameters, in order
+        items = sorted((int(key), value) for key, value in context.args if key.isdigit() and int(key) >= len(params))
+        if items and [i for i, _ in items] == list(range(len(params), len(params) + len(items))):
+            named[rest] = AbsValue(ValueKind.CONTAINER, positions=tuple(value for _, value in items))
+    for key, value in context.args:
+        if rest and key.isdigit() and int(key) >= len(params):
+            continue
         name = params[int(key)] if key.isdigit() and int(key) < len(params) else key
         passed.add(name)
         if (name in params or not key.isdigit()) and value != UNKNOWN:  # (nothing known: as not passed)
@@ -610,6 +617,13 @@ def _flag_defaults(function: FunctionRef) -> list[tuple[str, AbsValue]]:
     p = function.node.params
     return [(x.name.value, TRUE if x.default.value == "True" else FALSE) for x in (*p.posonly_params, *p.params, *p.kwonly_params)
             if isinstance(x.default, cst.Name) and x.default.value in ("True", "False")]
+
+
+def _star_name(function: FunctionRef) -> str:
+    """The name of the function's `*args` parameter ("" when none)."""
+    if isinstance(function.node, cst.Module) or not isinstance(function.node.params.star_arg, cst.Param):
+        return ""
+    return function.node.params.star_arg.name.value
 
 
 def _params(function: FunctionRef) -> list[str]:

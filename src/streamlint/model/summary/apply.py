@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from streamlint.model.domain.order import HOST, Conflict
-from streamlint.model.domain.paths import Path, Root, RootKind, outermost_site
+from streamlint.model.domain.paths import Index, IndexKind, Path, Root, RootKind, outermost_site
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import EXISTING, UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.domain.sides import exclusive
@@ -167,6 +167,9 @@ class _Mapper:
         root = path.root
         if root.kind in (RootKind.PARAM, RootKind.SELF):
             value = self.binding.receiver if root.kind is RootKind.SELF else self.binding.arg(root.name)
+            item = _told_item(value, path.steps)
+            if item is not None:  # an item of a tuple the call writes out (`*args`): the caller's value there
+                return self._deref(item.identity, path.steps[1:]) if item.identity is not None else None
             base = value.identity if value is not None else None
             if base is None:
                 return None
@@ -238,7 +241,8 @@ class _Mapper:
         if path.root.kind is RootKind.PARAM and len(path.steps) <= 1:
             value = self.binding.arg(path.root.name)
             if value is not None and path.steps and not isinstance(path.steps[0], str):
-                value = value.element  # (a stream the caller passes inside a container)
+                # (a stream the caller passes inside a container: the item it writes there, else any item)
+                value = _told_item(value, path.steps) or value.element
             if value is not None and value.kind is ValueKind.STREAM and value.stream is not None:
                 return value.stream
         mapped = self.path(path)
@@ -253,3 +257,13 @@ class _Mapper:
 
     def value(self, value: AbsValue) -> AbsValue:
         return value.mapped(self.path, self.stream)
+
+
+def _told_item(value: Optional[AbsValue], steps: tuple) -> Optional[AbsValue]:
+    """The caller's item of a tuple with no identity of its own (the items a call hands a `*args`) at a step `[i]`."""
+    if value is None or value.identity is not None or not value.positions or value.keys or not steps:
+        return None
+    step = steps[0]
+    if not isinstance(step, Index) or step.kind is not IndexKind.CONST or not isinstance(step.const, int):
+        return None
+    return value.positions[step.const] if -len(value.positions) <= step.const < len(value.positions) else None

@@ -357,8 +357,10 @@ def _one_of(callee: AbsValue, arguments: Arguments, state: State, frame: Frame, 
     cells = cells_of(callee) if run is None else ()
     targets = callee.target.split(MERGED)
     receiver = arguments.receiver
-    if callee.identity is not None:
-        receiver = AbsValue(ValueKind.OBJECT, identity=callee.identity, target=targets[0].rpartition(".")[0])
+    owner = targets[0].rpartition(".")[0]
+    # a bound method's object (a function defined in a function, a closure handed in, binds no receiver)
+    if callee.identity is not None and (frame.program is None or frame.program.is_class(owner)):
+        receiver = AbsValue(ValueKind.OBJECT, identity=callee.identity, target=owner)
     calls = [(target, replace(arguments, receiver=receiver)) for target in targets]
     return _sides(calls, f"{frame.site(arguments.node)}?callee:", run or _project_call, state, frame,
                   *((cells,) if cells else ()))
@@ -594,6 +596,9 @@ def _bound_args(params: tuple[str, ...], arguments: Arguments) -> tuple[tuple[st
     starred = [i for i, name in enumerate(names) if name.startswith("*")]
     positional = names[:starred[0]] if starred else names
     bound = {name: value for name, (value, _) in zip(positional, arguments.positional)}
+    if starred and names[starred[0]] != "*" and not names[starred[0]].startswith("**"):  # `*args`: a tuple of the rest, each item the caller's
+        rest = tuple(value for value, _ in arguments.positional[len(positional):])
+        bound[names[starred[0]][1:]] = AbsValue(ValueKind.CONTAINER, positions=rest) if rest else UNKNOWN
     bound.update({name: value for name, (value, _) in arguments.keywords.items()
                   if name in params and not name.startswith("*")})
     return tuple(bound.items())
@@ -637,6 +642,10 @@ def _fact(value: AbsValue, state: State) -> AbsValue:
                     value.may_be_none, element, target)
     if value.kind is ValueKind.CALLABLE and value.keys:
         told = replace(told, positions=tuple(_fact(v, state) for v in value.positions), keys=value.keys)
+    elif value.kind is ValueKind.CONTAINER and value.positions and not value.keys \
+            and any(v.kind is not ValueKind.HOST_NUMBER for v in value.positions):
+        # a tuple whose items the text shows, handed on (`run(args, fn)`): each item's facts (not a shape's numbers)
+        told = replace(told, positions=tuple(_fact(v, state) for v in value.positions))
     return told
 
 

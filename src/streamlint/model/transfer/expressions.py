@@ -116,6 +116,10 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
     if index.kind is IndexKind.CONST and isinstance(index.const, int) and -len(base.positions) <= index.const < len(base.positions) \
             and not base.keys:
         return base.positions[index.const], state  # `t[0]` of a tuple whose items the text shows
+    if index.kind is IndexKind.REGION and base.kind is ValueKind.CONTAINER and base.positions and not base.keys \
+            and all(end is None or isinstance(end, int) for end in index.const):
+        # `args[1:]` of a tuple whose items the text shows: a tuple of those items
+        return AbsValue(ValueKind.CONTAINER, positions=base.positions[index.const[0]:index.const[1]]), state
     if index.kind is IndexKind.CONST and index.const in base.keys:
         return base.positions[base.keys.index(index.const)], state  # `d["k"]` of a dict written out
     if base.identity is None and base.target == PER_ITEM and base.element is not None and base.element.identity:
@@ -263,13 +267,18 @@ def _call(node: cst.Call, state: State, frame: Frame) -> Evaluated:
     else:
         callee, state = evaluate(node.func, state, frame)
     positional, keywords = [], {}
+    placed = True  # (past a `*items` whose items the text does not tell, no argument has a known position)
     for arg in node.args:
         value, state = evaluate(arg.value, state, frame)
         if arg.keyword is not None:
             keywords[arg.keyword.value] = (value, arg.value)
         elif arg.star == "**":  # a dict written out: its keys are keyword arguments
             keywords.update({k: (v, arg.value) for k, v in zip(value.keys, value.positions) if k not in keywords})
-        elif not arg.star or settings is not None:  # (a launch's `*args`: the arrays it hands the kernel)
+        elif arg.star and settings is None and value.kind is ValueKind.CONTAINER and value.positions and not value.keys:
+            positional.extend((item, arg.value) for item in value.positions)  # `f(*args)` of a tuple told: its items
+        elif arg.star and settings is None:
+            placed = False
+        elif placed:  # (a launch's `*args`: the arrays it hands the kernel)
             positional.append((value, arg.value))
     arguments = Arguments(tuple(positional), keywords, receiver, node)
     if settings is not None:

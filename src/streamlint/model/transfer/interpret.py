@@ -418,7 +418,20 @@ def _parameter_value(index: int, name: str, frame: Frame, context: CallContext,
         element = replace(element, stream=StreamRef.at(identity.element(Index.any_())))
     value = AbsValue(given.kind, given.framework, given.memory, identity, stream, given.may_be_none, element,
                      given.target)
+    if given.kind is ValueKind.CONTAINER and given.positions and not given.keys:
+        return replace(value, positions=_items_at(given.positions, identity))
     return replace(value, positions=given.positions, keys=given.keys) if given.kind is ValueKind.CALLABLE else value
+
+
+def _items_at(items: tuple[AbsValue, ...], identity: Path) -> tuple[AbsValue, ...]:
+    """The items of a tuple the callers hand in (`*args`), each named by its place in the parameter."""
+    found = []
+    for i, item in enumerate(items):
+        at = identity.element(Index.const_(i))
+        stream = StreamRef.at(at) if item.kind is ValueKind.STREAM and (item.stream is None or item.stream == SIDE_STREAM_FACT) \
+            else item.stream
+        found.append(replace(item, identity=at, stream=stream))
+    return tuple(found)
 
 
 def _receiver_value(context: CallContext) -> AbsValue:
