@@ -336,11 +336,21 @@ def _hot_where(model, ancestry: Ancestry, sync: _Sync) -> Optional[str]:
 
 
 def _called_in_loop(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: _Sync) -> Optional[str]:
-    """A helper's read (no loop of its own) that a loop of another function of the file runs on every pass; not one
-    whose value the helper hands back (the caller's use decides whether it is needed)."""
-    if sync.loops or sync.comprehension is not None or purposes.handed_back(sync.node):
+    """A helper's read (no loop of its own) that a loop of another function of the file runs on every pass. One whose
+    value the helper hands back is the caller's to judge: only the loops whose call's value the host does not need
+    there (nor hands back again) count."""
+    if sync.loops or sync.comprehension is not None:
         return None
-    return calling_loop_named(analysis, calling_loops(model, sync.own, ancestry, Work.QUEUED))
+    loops = calling_loops(model, sync.own, ancestry, Work.QUEUED)
+    if purposes.handed_back(sync.node):
+        copy = sync.own.operation.op == _D2H
+        loops = [c for c in loops if not purposes.handed_back(c.call) and not _needed(
+            purposes.purpose(c.call, True, copy, False, work_in(model, c.function, c.loop, ancestry, Work.UPLOAD)))]
+    return calling_loop_named(analysis, loops)
+
+
+def _needed(purpose) -> bool:
+    return purpose is not None and purpose.needed
 
 
 def _truth_value(own: OperationAt, node: cst.CSTNode) -> bool:
