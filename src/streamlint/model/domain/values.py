@@ -255,6 +255,9 @@ def _join_targets(a: AbsValue, b: AbsValue) -> str:
     names = merged.split(MERGED)
     if len(names) > MAX_TARGETS:
         return ""
+    if a.kind is b.kind is ValueKind.OBJECT and a.target and b.target and not any(
+            t.startswith("(") for t in (a.target, b.target)):
+        return merged  # an object of one of a few project classes (made on either side of a test)
     if a.kind is b.kind is ValueKind.NAMESPACE:
         parents = {n.rpartition(".")[0] for n in names}
         return merged if len(parents) == 1 and parents.pop() and not any(n.endswith("()") for n in names) else ""

@@ -253,6 +253,9 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     elif evident is not None:  # a method that exists on one kind of tensor only tells what the receiver is
         _note_parameter(frame, evident, name in torch_api.RECEIVER_EVIDENCE)
         handled = torch_calls.tensor_method(name, evident, arguments, state, frame)
+    elif receiver.kind is ValueKind.OBJECT and MERGED in receiver.target:
+        # an object of one of a few classes (made on either side of a configuration test): each class's method
+        return _any_of(tuple(receiver.target.split(MERGED)), name, arguments, state, frame)
     elif receiver.kind is ValueKind.OBJECT and receiver.target:
         return _object_method(f"{receiver.target}.{name}", arguments, state, frame)
     elif receiver.identity is not None and receiver.identity.root.kind is RootKind.SELF and not receiver.identity.steps:
