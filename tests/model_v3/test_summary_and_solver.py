@@ -148,3 +148,30 @@ def test_positional_arguments_past_star_args_bind_no_keyword_only_parameter():
     summary = next(w.summary for (q, _), w in model.solved.walks.items() if q == "prog.launch")
     assert summary.params == ("kernel", "n", "*args", "stream")
     assert found == []
+
+
+def test_a_methods_walks_from_part_of_its_class_state_are_not_reported():
+    # the first round of class composition walks a method from the constructor's stores alone (here none: the
+    # streams and the event are set in `init`); the method's own walk starts from every method's stores joined
+    source = """
+    import torch
+
+    class StreamsAttention:
+        def init(self):
+            self.stream1 = torch.cuda.Stream()
+            self.event = torch.cuda.Event()
+
+        def forward(self, query):
+            self.event.record()
+            self.event.wait(self.stream1)
+            with torch.cuda.stream(self.stream1):
+                out = query * 2
+            torch.cuda.current_stream().wait_stream(self.stream1)
+            return out
+    """
+    model, found = hazards(source)
+    assert found == []
+    walks = [(ctx, key in model.solved.unreported) for key, ctx in
+             ((key, key[1]) for key in model.solved.walks if key[0].endswith("StreamsAttention.forward"))]
+    states = {bool(ctx.receiver_state and ctx.receiver_state[0][0]): unreported for ctx, unreported in walks}
+    assert states == {False: True, True: False}  # the bare walk is unreported, the one from the joined state reported

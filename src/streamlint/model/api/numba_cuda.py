@@ -48,6 +48,7 @@ EVENT_METHODS: dict[str, Fact] = {
     "record": Fact(K.EVENT_RECORD, F, stream=Stream.ARG, stream_arg=Arg(0, "stream")),
     "wait": Fact(K.STREAM_WAIT_EVENT, F, stream=Stream.ARG, stream_arg=Arg(0, "stream")),
     "synchronize": Fact(K.EVENT_SYNC, F, blocking=Block.ALWAYS),
+    "elapsed_time": Fact(K.HOST_TIMER, F),  # (`start.elapsed_time(end)`, as `cuda.event_elapsed_time`)
 }
 
 ARRAY_METHODS: dict[str, Fact] = {

@@ -73,6 +73,8 @@ EVENT_METHODS: dict[str, Fact] = {
     "record": Fact(K.EVENT_RECORD, F, stream=Stream.ARG_OR_CURRENT, stream_arg=Arg(0, "stream")),
     "wait": Fact(K.STREAM_WAIT_EVENT, F, stream=Stream.ARG_OR_CURRENT, stream_arg=Arg(0, "stream")),
     "synchronize": Fact(K.EVENT_SYNC, F, blocking=Block.ALWAYS),
+    # the time between two events, read by the host: the code measures (a sync beside it is the measurement's)
+    "elapsed_time": Fact(K.HOST_TIMER, F),
 }
 
 # Copies whose direction depends on source and target.

@@ -440,16 +440,22 @@ class Solver:
         assert unit is not None
         methods = [q for q in unit.functions if q.startswith(cls + ".") and q.count(".") == cls.count(".") + 1]
         self._composing_depth += 1  # (these walks start from part of the state: their calls are no callers' evidence)
+        before = set(self.solved.walks)
         try:
             first, shown = self._stores_of([f"{cls}.__init__"], ())
             # (a method whose text neither assigns on `self` nor spells the GPU adds no store, nor a use that shows one)
             rest, more = self._stores_of([m for m in methods if not m.endswith(".__init__") and unit.composes_state(m)], first)
+            # the walks of the class's methods from part of its state (the constructor's stores, or none yet)
+            first_round = {key for key in set(self.solved.walks) - before if key[0] in methods
+                           and not key[0].endswith(".__init__") and key[1].receiver_state in ((), _BARE_STATE, first)}
             # what the methods' use of an attribute shows it is (`self.x.record_stream(s)`), where no store tells
             joined = shown_by_use(join_stores(first, rest), shown + more)
             joined = self._completed_by_subclasses(cls, joined)
         finally:
             self._composing_depth -= 1
         joined = placeholders_given_way(joined)
+        if joined != first:  # a walk from the constructor's stores alone: the first round, not the method's walk
+            self.solved.unreported |= first_round
         self._class_states[cls] = joined
         self._composing.discard(cls)
         return joined
@@ -476,7 +482,7 @@ class Solver:
         found: tuple = ()
         shown: list = []
         for method in methods:
-            summary = self._solve(method, CallContext(receiver_state=receiver_state or (("", UNKNOWN),)))
+            summary = self._solve(method, CallContext(receiver_state=receiver_state or _BARE_STATE))
             if summary is not None:
                 found = join_stores(found, as_receiver_state(summary.self_stores, receiver_state))
                 shown.extend(summary.evidence)
@@ -617,6 +623,10 @@ def _flag_defaults(function: FunctionRef) -> list[tuple[str, AbsValue]]:
     p = function.node.params
     return [(x.name.value, TRUE if x.default.value == "True" else FALSE) for x in (*p.posonly_params, *p.params, *p.kwonly_params)
             if isinstance(x.default, cst.Name) and x.default.value in ("True", "False")]
+
+
+# The receiver state of a method walked before anything the class stores is known (the first round of composition).
+_BARE_STATE = (("", UNKNOWN),)
 
 
 def _star_name(function: FunctionRef) -> str:

@@ -81,6 +81,9 @@ def _like_creator(short: str, arguments: Arguments, state: State, frame: Frame) 
         memory = Memory.PINNED  # (`empty_like(x, pin_memory=True)`: page-locked host memory, whatever `x` is)
     elif memory is not Memory.DEVICE and memory is not None and pinned is None:
         memory = Memory.UNKNOWN  # (`pin_memory=self.use_pin_memory`: pinned or not as the option says: not told)
+    elif memory is Memory.PINNED:
+        memory = Memory.PAGEABLE  # (`zeros_like(pinned)`: host memory, page-locked only when asked: a tensor's
+        # options carry no pinning)
     if memory is None and like is not None and like.is_buffer:
         filled = short not in torch_api.ALLOCATING_ONLY
         return untold_result(arguments, state, frame) if filled else (fresh(frame, arguments, Memory.UNKNOWN, None), state)
