@@ -1365,7 +1365,7 @@ CASES = {
             side = torch.cuda.Stream()
             buffer = torch.empty(shape, device="cuda")
             return prefetch_and_run(model, host_batch, buffer, side)
-        """, "pass", "torch.cuda.current_stream().wait_stream(stream)", [("read_after_write", "main")]),
+        """, "pass", "torch.cuda.current_stream().wait_stream(stream)", [("read_after_write", "prefetch_and_run")]),
     # a function defined in a method (not the method of an object) handed on binds no receiver: its first
     # parameter, even one named `self`, takes the first argument of the call
     "a nested function whose first parameter is named self, called through a helper": ("""

@@ -412,7 +412,8 @@ def _parameter_value(index: int, name: str, frame: Frame, context: CallContext,
         return AbsValue(identity=identity)
     stream = given.stream if given.kind is ValueKind.STREAM else None
     if given.kind is ValueKind.STREAM and (given.stream is None or given.stream == SIDE_STREAM_FACT):
-        stream = _work_stream(index, name, given.framework) if context.work_stream == name else StreamRef.at(identity)
+        stream = _work_stream(index, name, given.framework) if context.work_stream == name \
+            else replace(StreamRef.at(identity), fresh=True) if given.stream == SIDE_STREAM_FACT else StreamRef.at(identity)
     element = given.element  # (a stream in a container the caller passes: named by its place in the parameter)
     if element is not None and element.kind is ValueKind.STREAM and element.stream is None:
         element = replace(element, stream=StreamRef.at(identity.element(Index.any_())))

@@ -67,8 +67,10 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         return _like_creator(short, arguments, state, frame)
     if torch_api.returns_tensor(name) and all(v.memory is Memory.UNKNOWN and not (v.is_buffer and v.stream)
                                               for v in arguments.values()):
-        # given no tensor of known memory (or made on a known stream): a new tensor of a device not told
-        return untold_result(arguments, state, frame) if buffers else (fresh(frame, arguments, Memory.UNKNOWN, None), state)
+        # given no tensor of known memory (or made on a known stream): a new tensor of a device not told, written where
+        # its inputs live (a value the walk knows nothing of, handed to a tensor function, is one of its tensors)
+        inputs = buffers or [v for v in arguments.values() if v.kind is ValueKind.UNKNOWN and v.identity is not None]
+        return untold_result(arguments, state, frame) if inputs else (fresh(frame, arguments, Memory.UNKNOWN, None), state)
     return None
 
 
