@@ -568,13 +568,17 @@ def test_the_checked_modules_bytes_spare_it_the_hook_query(monkeypatch):
 
     asked: list = []
     real = program.registered_hooks
-    monkeypatch.setattr(program, "registered_hooks", lambda tree, names: asked.append(tree) or real(tree, names))
+    monkeypatch.setattr(program, "registered_hooks", lambda tree, *names: asked.append(tree) or real(tree, *names))
     source = "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x.cuda()\n"
     analyze_file(cst.parse_module(source), "net.py", text=source.encode())
     assert asked == []
     hooked = source + "\n\nNet().register_forward_hook(print)\n"
     analyze_file(cst.parse_module(hooked), "net.py", text=hooked.encode())
     assert len(asked) == 1
+    # a function stored as a module's forward is installed there: the module is walked for it too
+    patched = source + "\n\ndef fast_forward(self, x):\n    return x\n\n\nNet.forward = fast_forward\n"
+    analyze_file(cst.parse_module(patched), "net.py", text=patched.encode())
+    assert len(asked) == 2
 
 
 @pytest.mark.slow  # (parses every fixture)

@@ -22,7 +22,8 @@ class DeviceSynchronize(Rule):
     """
     ## What it does
     Flags a device-wide synchronization in a hot path (a loop body, the
-    `forward` method of an `nn.Module` subclass, a function registered as a
+    `forward` method of an `nn.Module` subclass or a function stored as a
+    module's `forward` (`UNet.forward = patched_forward`), a function registered as a
     hook with `register_hook`, `register_post_accumulate_grad_hook`,
     `register_forward_pre_hook` and the like, which PyTorch calls on every
     backward or forward pass, or a helper of the same module that one of these

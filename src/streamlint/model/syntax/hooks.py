@@ -18,12 +18,15 @@ _PARTIALS = frozenset({"partial", "functools.partial"})
 FIRST_ARGUMENT = (0, "")
 
 
-def registered_hooks(tree: cst.Module, registrations: "frozenset[str] | dict[str, tuple[int, str]]") -> frozenset[str]:
+def registered_hooks(tree: cst.Module, registrations: "frozenset[str] | dict[str, tuple[int, str]]",
+                     installed: frozenset[str] = frozenset()) -> frozenset[str]:
     """The qualified names of the functions registered by a call `registrations` (the fact table's) names by its last
     name (`m.register_forward_hook(f)`, `threading.Thread(target=f)`): a set takes the function first, a dict says
-    where (position, keyword)."""
+    where (position, keyword); and of those stored as an attribute `installed` names (`UNet.forward = patched_forward`:
+    the function is now that method of the class or object)."""
     if not isinstance(registrations, dict):
         registrations = dict.fromkeys(registrations, FIRST_ARGUMENT)
+    registrations = {**registrations, **{f"{INSTALLED}{name}": FIRST_ARGUMENT for name in installed}}
     returns: dict[str, str] = {}  # a function's path -> the closure it returns
     found: set[str] = set()
     for statement in tree.body:
@@ -50,7 +53,7 @@ def _scope(node: "cst.FunctionDef | cst.Module", path: str, cls: str, outer: dic
     names = {**outer, **own}
     for n in nodes:
         where = registrations.get(_last_name(n.func)) if type(n) is cst.Call else None
-        registered = _argument(n, where) if where is not None else None
+        registered = _argument(n, where) if where is not None else _installed(n, registrations)
         if registered is not None:
             named = _named(registered, cls, names)
             if named is not None:
@@ -59,6 +62,17 @@ def _scope(node: "cst.FunctionDef | cst.Module", path: str, cls: str, outer: dic
             returns.setdefault(path, own[n.value.value])
     for d in inner:
         _scope(d, own[d.name.value], cls, names, returns, registrations, found)
+
+
+# The key of an attribute a function stored there becomes a method of (`registered_hooks`'s `installed`).
+INSTALLED = "<installed as>."
+
+
+def _installed(node: cst.CSTNode, registrations: dict) -> Optional[cst.BaseExpression]:
+    """The function an assignment stores as an installed attribute (`Module.forward = f`: `f`), else None."""
+    if type(node) is not cst.Assign or len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Attribute):
+        return None
+    return node.value if f"{INSTALLED}{node.targets[0].target.attr.value}" in registrations else None
 
 
 def _last_name(func: cst.BaseExpression) -> str:

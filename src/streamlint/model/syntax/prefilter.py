@@ -15,6 +15,11 @@ def may_call(data: bytes, names: frozenset[str]) -> bool:
     return any(name.encode() in data for name in names)
 
 
+def may_install(data: bytes, names: frozenset[str]) -> bool:
+    """False only when the bytes hold no assignment to an attribute of one of `names` (`X.forward = f`)."""
+    return any(re.search(rb"\.%s\s*=[^=]" % name.encode(), data) for name in names)
+
+
 def spelled_words(data: bytes) -> bytes:
     """The module's distinct runs of ASCII name characters, apart: an ASCII name is in the bytes
     exactly when it is in these (it lies within one run), and these are a fraction of the text."""
