@@ -234,7 +234,7 @@ class StreamCreatedInHotPath(Rule):
                     f"`{analysis.code(creation.node.func)}()` creates a{'n' if thing == 'event' else ''} {thing} {where}",
                     fix=_fix(builder, creation),
                     help=f"{_EVENT_WHY if events else _WHY.get(framework, 'creation is not free')}; "
-                         f"create it once (before the loop or in `__init__`) and reuse it",
+                         f"create it once ({_once_at(creation, ancestry)}) and reuse it",
                 )
                 continue
             counted = " and ".join(
@@ -247,8 +247,19 @@ class StreamCreatedInHotPath(Rule):
                 f"{apis} create{'s' if ', ' not in apis else ''} {counted} ({_names(analysis, ancestry, made)}) {where}",
                 fix=_group_fix([_fix(builder, c) for c in made]),
                 help=f"{_WHY.get(framework, 'creation is not free') if streams else _EVENT_WHY}; "
-                     f"create them once (before the loop or in `__init__`) and reuse them",
+                     f"create them once ({_once_at(creation, ancestry)}) and reuse them",
             )
+
+
+def _once_at(creation: "_Creation", ancestry: Ancestry) -> str:
+    """Where one creation serves every pass or call, in words that name only what exists there."""
+    if creation.loops:
+        return "before the loop"
+    function = next((a for a in ancestry.ancestors(creation.node) if isinstance(a, cst.FunctionDef)), None)
+    owner = ancestry.parent(ancestry.parent(function)) if function is not None else None
+    if isinstance(owner, cst.ClassDef):
+        return "in `__init__`"  # (a method: kept on the object)
+    return f"outside `{function.name.value}`" if function is not None else "outside the hot path"
 
 
 @dataclass(frozen=True)
