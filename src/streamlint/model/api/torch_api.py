@@ -208,6 +208,11 @@ COLLECTIVES: dict[str, tuple[int, ...]] = {
     _D + "all_to_all": (0,), _D + "all_to_all_single": (0,), _D + "gather": (1,), _D + "scatter": (0,),
     _D + "recv": (0,), _D + "irecv": (0,), _D + "send": (), _D + "isend": (),
 }
+# torch.distributed calls given tensors that queue no operation on the current stream and return no tensor: a
+# point-to-point descriptor (it only holds its tensor) and the batch that starts such ops on the process group's own
+# stream, returning its `Work` handles (`w.wait()` orders the current stream after them).
+HANDLES, DESCRIPTOR = "handles", "descriptor"  # what each returns: a list of `Work` handles, one descriptor
+DISTRIBUTED_HANDLES: dict[str, str] = {_D + "P2POp": DESCRIPTOR, _D + "batch_isend_irecv": HANDLES}
 # Functional collectives (`torch.distributed._functional_collectives`): they read their first argument, a CUDA
 # tensor, on the current stream and return a new CUDA tensor made there (waited for by `wait_tensor` or its first use).
 FUNCTIONAL_COLLECTIVES = frozenset(_D + "_functional_collectives." + name for name in (

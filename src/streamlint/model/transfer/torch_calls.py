@@ -36,6 +36,10 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         return apply_fact(fact, arguments, state, frame, name)
     if name in torch_api.MODULE_STATE:  # (it moves with its module: a device not told)
         return fresh(frame, arguments, Memory.UNKNOWN, None), state
+    if name in torch_api.DISTRIBUTED_HANDLES:
+        # (a descriptor, or a list of handles: no memory)
+        listed = torch_api.DISTRIBUTED_HANDLES[name] == torch_api.HANDLES
+        return (AbsValue(ValueKind.CONTAINER, element=UNKNOWN) if listed else UNKNOWN), state
     if name in torch_api.COLLECTIVES:
         return _collective(torch_api.COLLECTIVES[name], _tensor_arguments(name, arguments), state, frame)
     if name in torch_api.FUNCTIONAL_COLLECTIVES and arguments.positional:
