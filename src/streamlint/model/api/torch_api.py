@@ -147,6 +147,10 @@ NON_TENSOR_FUNCTIONS = frozenset({
     "inference_mode", "set_grad_enabled", "device", "dtype", "get_default_dtype", "set_default_dtype",
     "is_grad_enabled", "compile", "jit",
 })
+# Of those, the ones that answer from a tensor's metadata on the host (a type, a count): a host value, no device work.
+HOST_PREDICATES = frozenset({"torch." + name for name in (
+    "is_tensor", "numel", "is_floating_point", "is_complex", "is_storage", "is_grad_enabled", "is_inference_mode_enabled",
+    "is_autocast_enabled")})
 # Namespaces whose (lowercase) functions return a new tensor made where their tensor arguments are
 # (`torch.diff`, `F.softmax`): given values of a device not told, a tensor of a device not told.
 TENSOR_FUNCTION_NAMESPACES = frozenset({"torch", "torch.linalg", "torch.nn.functional", "torch.fft", "torch.special"})

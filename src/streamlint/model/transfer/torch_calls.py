@@ -36,10 +36,9 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         return apply_fact(fact, arguments, state, frame, name)
     if name in torch_api.MODULE_STATE:  # (it moves with its module: a device not told)
         return fresh(frame, arguments, Memory.UNKNOWN, None), state
-    if name in torch_api.DISTRIBUTED_HANDLES:
-        # (a descriptor, or a list of handles: no memory)
-        listed = torch_api.DISTRIBUTED_HANDLES[name] == torch_api.HANDLES
-        return (AbsValue(ValueKind.CONTAINER, element=UNKNOWN) if listed else UNKNOWN), state
+    answer = _no_work(name)
+    if answer is not None:
+        return answer, state
     if name in torch_api.COLLECTIVES:
         return _collective(torch_api.COLLECTIVES[name], _tensor_arguments(name, arguments), state, frame)
     if name in torch_api.FUNCTIONAL_COLLECTIVES and arguments.positional:
@@ -75,6 +74,17 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         # its inputs live (a value the walk knows nothing of, handed to a tensor function, is one of its tensors)
         inputs = buffers or [v for v in arguments.values() if v.kind is ValueKind.UNKNOWN and v.identity is not None]
         return untold_result(arguments, state, frame) if inputs else (fresh(frame, arguments, Memory.UNKNOWN, None), state)
+    return None
+
+
+def _no_work(name: str) -> Optional[AbsValue]:
+    """What a function that queues nothing on the current stream returns: a host value read from a tensor's
+    metadata (`torch.is_tensor(x)`), a P2P descriptor or a list of `Work` handles (no memory); None for others."""
+    if name in torch_api.HOST_PREDICATES:
+        return AbsValue(ValueKind.HOST_NUMBER)
+    if name in torch_api.DISTRIBUTED_HANDLES:
+        listed = torch_api.DISTRIBUTED_HANDLES[name] == torch_api.HANDLES
+        return AbsValue(ValueKind.CONTAINER, element=UNKNOWN) if listed else UNKNOWN
     return None
 
 
