@@ -86,6 +86,8 @@ class Solver:
         self._reporting = reporting
         self.solved = Solved()
         self._stack: set[str] = set()
+        # walks of a method from no receiver state, made while its class's constructor runs: by class
+        self._under_constructor: dict[str, set] = {}
         self._contexts: dict[str, set[CallContext]] = {}
         self._class_states: dict[str, tuple] = {}
         self._class_pendings: dict[str, tuple] = {}
@@ -119,6 +121,11 @@ class Solver:
         for qualname in list(self.program.main.functions):
             self._solve(qualname, ROOT_CONTEXT)
         self._solve_under_callers()
+        for cls, keys in self._under_constructor.items():
+            # the class's methods walked while its constructor ran, from nothing it stores: not the methods' walks
+            # where the class stores something (their walks from its joined state report for them)
+            if self._class_states.get(cls) and self._reporting:
+                self.solved.unreported |= keys
         return self.solved
 
     def _solve_under_callers(self) -> None:
@@ -252,6 +259,9 @@ class Solver:
             self._stack.discard(qualname)
             self._walking.pop()
         self.solved.walks[key] = walked
+        cls = f"{function.module}.{function.class_name}" if function.class_name and not function.free_receiver else ""
+        if cls and not context.receiver_state and f"{cls}.__init__" in self._stack and qualname != f"{cls}.__init__":
+            self._under_constructor.setdefault(cls, set()).add(key)
         return walked.summary
 
     def _hot(self, function: FunctionRef, context: CallContext) -> CallContext:

@@ -1,0 +1,51 @@
+import json
+from collections import Counter
+V={}
+def s(labels,v,why):
+    for l in labels.split(): V[l]=(v,why)
+s("G01 G27 G43 G99","FP","per-sample rollout dump to JSON (.cpu().numpy().tolist()) in an eval loop; read-back is required and dominated by host tolist/JSON work; nothing to overlap")
+s("G03","FP","per-epoch validation logging of per-timestep MSE; negligible")
+s("G05","FP","per-validation logging of per-variable error; negligible")
+s("G54","FP","per-epoch validation plotting read-back; negligible")
+s("G04 G10 G19 G49 G53 G64 G86 G88","TP-low","diffusion sampling inner loop copies x0/xt to CPU every step (and xt is brought back with .to('cuda') next step): a real per-step D2H sync/round trip, avoidable by keeping on GPU or async copies into pinned buffers")
+s("G06 G18 G70","TP-low","three .item() diagnostics per call inside the KMC rollout loop; real avoidable syncs (could be returned as tensors / one .tolist())")
+s("G16 G17 G20 G31 G39 G41 G50 G55 G65 G72 G77 G87","TP-low","13 separate .cpu() per rollout iteration; real per-iteration syncs/D2H latencies, should be one batched copy (redundant: 13 findings for one block)")
+s("G78","TP-low","active.nonzero per rollout iteration forces a sync (loop already syncs on done.all(); extra stall after new sampling kernels)")
+s("G07","FP","cached_fc2_input is produced on self.stream in linear_fc1_forward_and_act (inside with torch.cuda.stream(self.stream)), same stream as the read; no cross-stream RAW")
+s("G38","FP","cached_fc1_input is produced on self.stream in pre_forward_comm after self.stream.wait_stream(current); same stream as the read")
+s("G08 G28 G45 G48 G73 G92","TP-low","per-request truth-value test + .item() on a CUDA tensor after all_reduce in the serving step path: 2 D2H syncs per request per step; one .tolist() would do")
+s("G09 G79","FP","tolist inside an error message on the raise path; only executes on failure")
+s("G23","FP","one-time cross-rank checksum verification; the sync is the point of the check")
+s("G11 G35 G67","TP-low","loss.item() every training step; real per-step host sync (common, minor)")
+s("G12 G22 G52","FP","k_work/kv_work/grad_work are lists of dist Work handles, not tensors; data is ordered by w.wait() + comm_stream.record_event/compute_stream.wait_event")
+s("G24 G32 G37 G51 G56 G90","FP","SL404 on Work-handle lists (not tensors); the real tensors (k/v/grad_k/grad_v) are record_stream'ed and recv buffers are allocated on the compute stream")
+s("G13 G101","FP","test: caller waits on knn_stream; assertions read results on host before the tensors are freed; no reuse hazard")
+s("G14 G93 G102","TP-low","autoregressive rollout saves predictions/ground truth with .cpu() and RMSE .item() every timestep; real per-step syncs")
+s("G36 G96","TP-low","autoregressive rollout appends .cpu() copies every timestep; real per-step syncs")
+s("G25 G34 G76 G30 G69","TP-low","autoregressive inference stores predictions via .cpu() (normalized prediction round-trips through host for next timestep) and loss .item() every partition/timestep; real per-step syncs")
+s("G15 G75 G80 G33 G42 G91","FP","timing events created per benchmark iteration/measurement call; cudaEventCreate is microseconds and outside the timed region; harmless")
+s("G21 G60 G62 G83 G84 G97 G89","FP","torch.cuda.synchronize() to time a step in a profiling/benchmark script; intended and required for the measurement")
+s("G26 G81","FP","one .cpu() of a 64-step SDE sample per evaluated time; result needed on host; negligible")
+s("G29","FP","per-sample VTK dump of predictions; required read-back")
+s("G46 G63 G74 G103","FP","once-per-measurement host<->device transfer of a timing scalar in a profiling script; harmless")
+s("G57 G58 G68 G85","FP","test-loop dump of inputs/targets/preds to numpy arrays per batch; required read-back in a one-off evaluation")
+s("G59","TP-low","f-string with a CUDA tensor is evaluated eagerly even if debug logging is off: forces a host sync every clip_grad_norm call (every step)")
+s("G98","TP-low","torch.tensor(0.0, device=cuda) is a blocking H2D copy that syncs the stream on every call; torch.zeros((),device=...) avoids it")
+s("G61","FP","debug print in a test function of a triton kernel; not production")
+s("G66","TP-low","pin_memory() per sample creates a fresh pinned copy (extra host memcpy, host-alloc) before each H2D; real minor inefficiency")
+s("G71","TP-low","test helper: warm-up runs on a fresh torch.cuda.Stream() without wait_stream(current) while inputs were produced on the caller's stream; real RAW race pattern (test code)")
+s("G82 G95","TP","VeOmni MoE preprocess: non_blocking D2H of token counts consumed on host (split_sizes.tolist(), torch.cumsum) with no sync; matches expert E-V1")
+s("G94","FP","torch.is_tensor() is a Python bool, not a GPU truth value")
+s("G100","FP","per-frame VTK export read-back; required; rationale 'only to choose between values' is wrong")
+s("G02","FP","__getitem__ makes consumer_stream (captured current stream) wait on the transfer event before returning (cae_dataset.py:1226) and results are record_stream'ed")
+s("G40 G44 G47","TP-low","3 x num_layers separate .item() when building MoE monitor metrics at each log step; one .tolist() would do")
+s("G104","TP-low","torch.tensor([...], device=device) per pool sample: blocking H2D copy after the embedding forward is queued, so the host waits for the model every iteration")
+b=json.load(open('blind.json'))
+missing=[r['label'] for r in b if r['label'] not in V]
+assert not missing, missing
+with open('verdicts.txt','w') as f:
+    f.write("# label\tverdict\tproject\tpath:line\tcode\treason\n# SL000 diagnostics: none in either version\n")
+    for r in b:
+        v,w=V[r['label']]
+        f.write(f"{r['label']}\t{v}\t{r['project']}\t{r['path']}:{r['line']}\t{r['code']}\t{w}\n")
+print(Counter(v for v,_ in V.values()))
