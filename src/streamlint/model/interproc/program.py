@@ -13,7 +13,7 @@ from streamlint.model.interproc.modules import Source
 from streamlint.model.syntax.counters import ring_counters
 from streamlint.model.syntax.hooks import registered_hooks, stored_attributes
 from streamlint.model.syntax.gpu_words import module_vocabulary, spells
-from streamlint.model.syntax.prefilter import may_call, may_install
+from streamlint.model.syntax.prefilter import may_call, may_register
 from streamlint.model.syntax.arity import accepts
 from streamlint.model.interproc.training_steps import runs_backward_every_call
 from streamlint.model.interproc.gpu_vocabulary import GPU_METHODS, GPU_WORDS
@@ -286,8 +286,8 @@ class Program:
         if unit is None or name is None:
             return ""
         if unit.hooks is None:  # (a module that spells no registration registers no hook: not walked)
-            registers = not unit.text or may_call(unit.text, torch_modules.HOOK_REGISTRATIONS) \
-                or may_install(unit.text, torch_modules.MODULE_HOT_METHODS)
+            registers = not unit.text or may_register(unit.text, torch_modules.HOOK_REGISTRATIONS,
+                                                      torch_modules.MODULE_HOT_METHODS)
             unit.hooks = registered_hooks(unit.tree, torch_modules.HOOK_REGISTRATIONS, torch_modules.MODULE_HOT_METHODS) \
                 if registers else frozenset()
         within = function.qualname[len(function.module) + 1:]

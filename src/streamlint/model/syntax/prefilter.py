@@ -20,6 +20,12 @@ def may_install(data: bytes, names: frozenset[str]) -> bool:
     return any(re.search(rb"\.%s\s*=[^=]" % name.encode(), data) for name in names)
 
 
+def may_register(data: bytes, registrations: frozenset[str], installed: frozenset[str] = frozenset()) -> bool:
+    """False only when the bytes spell none of `registrations` and assign no attribute of `installed` (the tests
+    before `syntax/hooks.registered_hooks` reads a module)."""
+    return may_call(data, registrations) or may_install(data, installed)
+
+
 def spelled_words(data: bytes) -> bytes:
     """The module's distinct runs of ASCII name characters, apart: an ASCII name is in the bytes
     exactly when it is in these (it lies within one run), and these are a fraction of the text."""
