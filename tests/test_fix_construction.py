@@ -20,17 +20,44 @@ def _fixed(source: str, code: str) -> str:
     return outcome.source
 
 
-def test_sl501_moves_the_events_with_the_stream_and_drops_a_comment_made_false():
+def test_sl501_moves_the_stream_and_drops_a_comment_made_false_leaving_timing_marks():
     source = (FIXTURES / "SL501" / "positive_numba_stream_per_batch.py").read_text()
     source = source.replace("stream = nc.stream()  # expect: SL501", "stream = nc.stream()  # a new stream every batch")
     fixed = _fixed(source, "SL501")
     assert (
         "    checksums, times_ms = [], []\n"
         "    stream = nc.stream()\n"
-        "    start = nc.event()\n"
-        "    end = nc.event()\n"
         "    for b in range(n_batches):\n"
+        "        start = nc.event()\n"
+        "        end = nc.event()\n"
         "        start.record(stream)\n"
+    ) in fixed  # (the events only time the batch: no part of the finding, left where they are)
+    assert "SL501" not in [d.code for d in lint_text(fixed, "t.py", Settings())]
+
+
+def test_sl501_moves_the_events_with_the_stream():
+    fixed = _fixed("""\
+        import cupy as cp
+
+
+        def process(chunks):
+            out = []
+            for chunk in chunks:
+                stream = cp.cuda.Stream(non_blocking=True)  # a new stream every chunk
+                copied = cp.cuda.Event()
+                with stream:
+                    d = cp.asarray(chunk)
+                    copied.record()
+                cp.cuda.get_current_stream().wait_event(copied)
+                out.append(cp.fft.fft(d))
+            return out
+        """, "SL501")
+    assert (
+        "    out = []\n"
+        "    stream = cp.cuda.Stream(non_blocking=True)\n"
+        "    copied = cp.cuda.Event()\n"
+        "    for chunk in chunks:\n"
+        "        with stream:\n"
     ) in fixed
     assert "SL501" not in [d.code for d in lint_text(fixed, "t.py", Settings())]
 

@@ -59,15 +59,17 @@ class StreamCreatedInHotPath(Rule):
 
     A comprehension that builds a set of streams or events once at set-up
     (`streams = [torch.cuda.Stream() for _ in range(4)]`) is not a hot path.
-    Nor are the timing marks of a benchmark loop: events made in a loop that
-    repeats the same work (`for _ in range(n_run):`), reads the elapsed time and
-    does not train, when the body only records them, waits for them and reads
-    the time (`start.record()`, `end.synchronize()`,
-    `cp.cuda.get_elapsed_time(start, end)`). Per step of a training loop, per
-    chunk of a pipeline, or used to order streams, they are reported.
+    Nor are timing marks: events made in a loop that reads the elapsed time,
+    when the body only records them, waits for them and reads the time
+    (`start.record()`, `end.synchronize()`,
+    `cp.cuda.get_elapsed_time(start, end)`), in a benchmark, per step of a
+    training loop or per chunk of a pipeline alike. Making one costs
+    microseconds, outside the timed region; the wait that reads the time is the
+    cost, and SL103 and SL502 judge that wait where it happens. An event that
+    orders streams (`wait_event`) is no timing mark and is reported.
 
     The creations of one iteration (or of one `forward` call) are one problem:
-    a loop that creates four timing events yields one finding, at the first,
+    a loop that creates four events yields one finding, at the first,
     naming all of them. Creations in an outer and an inner loop are two.
 
     ## Why is this bad?
@@ -281,7 +283,7 @@ def _where(analysis, model, ancestry: Ancestry, creation: _Creation) -> Optional
         function = next((a for a in ancestry.ancestors(creation.node) if isinstance(a, cst.FunctionDef)), None)
         if own.operation.op == _EVENT and function is not None and event_on_purpose(
                 creation.node, creation.loops[-1], function, ancestry):
-            return None  # made on purpose, or a timing mark of a measurement loop (not a training loop's)
+            return None  # made to be kept, or a timing mark
         hot = [loop for loop in repeating_loops(model, own.function, creation.node, ancestry)
                if not (own.operation.conditional and guarded_in(creation.node, loop, ancestry))]
         if any(work_in(model, own.function, loop, ancestry, Work.ANY) for loop in hot):

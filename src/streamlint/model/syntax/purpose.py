@@ -94,16 +94,18 @@ def timed(loop: cst.CSTNode) -> bool:
     return any(is_timer(call) for call in calls_in(loop))
 
 
-def repeats(loop: cst.CSTNode) -> bool:
-    """`for _ in range(n_run):`: the body never reads the loop's variable (it repeats the same work)."""
+def repeats(loop: cst.CSTNode, ancestry: Ancestry) -> bool:
+    """`for _ in range(n_run):`: the body never reads the loop's variable (it repeats the same work; binding the
+    same name again, `_ = model(x)`, is no read of it)."""
     if not isinstance(loop, cst.For):
         return False
     targets = {n.value for n in names_in(loop.target)}
-    return not targets & {n.value for n in names_in(loop.body)}
+    return not targets & {n.value for n in names_in(loop.body) if not is_target(n, ancestry)}
 
 
 def event_on_purpose(creation: cst.Call, loop: cst.CSTNode, function: cst.CSTNode, ancestry: Ancestry) -> bool:
-    """An event made to be kept, one per item, or made in a measurement loop and used only to time."""
+    """An event made to be kept, one per item, or used only to time in a loop that reads the elapsed time: a timing
+    mark costs microseconds to make; the wait that reads it is the cost, and is judged where it happens."""
     assign = ancestry.parent(creation)  # (the uses of the one name it is assigned to)
     names = bound_names(assign) if isinstance(assign, (cst.Assign, cst.AnnAssign)) and assign.value is creation else []
     if len(names) != 1:
@@ -111,7 +113,7 @@ def event_on_purpose(creation: cst.Call, loop: cst.CSTNode, function: cst.CSTNod
     uses = [use for use in names_in(function) if use.value == names[0]]
     if any(_keeps(use, ancestry) for use in uses):
         return True
-    return repeats(loop) and not trains(loop) and timed(loop) and all(_times(use, ancestry) for use in uses)
+    return timed(loop) and all(_times(use, ancestry) for use in uses)
 
 
 def _keeps(use: cst.Name, ancestry: Ancestry) -> bool:
