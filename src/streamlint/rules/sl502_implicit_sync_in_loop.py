@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import libcst as cst
@@ -113,6 +113,13 @@ class ImplicitSyncInLoop(Rule):
     CPU tensors and NumPy arrays are never reported, nor are comparisons of
     Python ints taken from arrays (`a.data.ptr == b.data.ptr`,
     `x.shape[0] == n`, `t.numel()`).
+
+    The reads of one pass that follow each other in one block with no GPU
+    work queued between them (`times[k] = t.cpu().numpy()`, then
+    `positions[k] = xyz.cpu().numpy()`) are one problem: the first waits for
+    the stream, the others add a copy each. One finding, at the first, names
+    the lines of the others; a read after other GPU work starts a run of its
+    own.
 
     **One stream or several.** A blocking copy in a loop that uses one stream
     costs host/GPU overlap: the host waits for the stream every iteration and
@@ -228,6 +235,7 @@ class ImplicitSyncInLoop(Rule):
         purposes = SyncPurposes(ancestry)
         trips = {trip.read_site for trip in round_trips(model)}  # SL503's: the value needs no device at all
         operations = own_operations(model)
+        found: list[tuple[Finding, _Sync]] = []
         for own in operations:
             operation = own.operation
             if operation.op not in _READS or own.site in trips:
@@ -243,7 +251,61 @@ class ImplicitSyncInLoop(Rule):
             sync = _Sync(own, node, ancestry.loops_around(node), comprehension_of(node, ancestry))
             finding = _finding(analysis, model, ancestry, purposes, sync, operations)
             if finding is not None:
-                yield finding
+                found.append((finding, sync))
+        yield from _one_per_run(analysis, model, ancestry, found)
+
+
+def _one_per_run(analysis, model, ancestry: Ancestry, found: list) -> list[Finding]:
+    """One finding per run of reads: reads of one pass in one block (one statement, or statements side by side) with
+    no GPU work queued between them wait once, at the first; the others add a copy each, not a wait for the stream.
+    The first is reported, naming the lines of the others (a read per element or per comprehension stays its own)."""
+    position = start_of(analysis)
+    runs: list[list] = []
+    for finding, sync in sorted(found, key=lambda pair: position(pair[0].node) or (0, 0)):
+        last = runs[-1][-1][1] if runs else None
+        if last is not None and _runs_on(model, ancestry, last, sync):
+            runs[-1].append((finding, sync))
+        else:
+            runs.append([(finding, sync)])
+    return [_naming_the_rest(analysis, run) for run in runs]
+
+
+def _runs_on(model, ancestry: Ancestry, earlier: "_Sync", later: "_Sync") -> bool:
+    """Does `later` read right after `earlier` in the same pass: one function, one block, no GPU work queued between?"""
+    if not (_groups(earlier) and _groups(later)) or earlier.own.function != later.own.function:
+        return False
+    first, second = _statement_of(ancestry, earlier.node), _statement_of(ancestry, later.node)
+    if first is None or second is None or ancestry.parent(first) is not ancestry.parent(second):
+        return False
+    if first is second:
+        return True
+    body = list(getattr(ancestry.parent(first), "body", ()))
+    at = {id(statement): index for index, statement in enumerate(body)}
+    if id(first) not in at or id(second) not in at or at[id(first)] > at[id(second)]:
+        return False
+    between = body[at[id(first)] + 1:at[id(second)]]
+    return not any(work_in(model, earlier.own.function, statement, ancestry, Work.QUEUED) for statement in between)
+
+
+def _groups(sync: "_Sync") -> bool:
+    """A read of the pass itself (not one per element, nor per comprehension, nor only sometimes)."""
+    per_element = sync.own.operation.op == _IMPLICIT and sync.loops and element_read(sync.node, sync.loops[-1])
+    return sync.comprehension is None and not sync.own.operation.conditional and not per_element
+
+
+def _statement_of(ancestry: Ancestry, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    return next((a for a in ancestry.ancestors(node) if isinstance(a, cst.BaseStatement)), None)
+
+
+def _naming_the_rest(analysis, run: list) -> Finding:
+    finding = run[0][0]
+    if len(run) == 1:
+        return finding
+    lines = sorted({analysis.position(f.node).start.line for f, _ in run[1:] if analysis.position(f.node) is not None})
+    named = ", ".join(str(line) for line in lines)
+    more = f"{len(run) - 1} more read{'s' if len(run) > 2 else ''} right after it (line{'s' if len(lines) > 1 else ''} {named})"
+    return replace(finding, message=f"{finding.message}, with {more}",
+                   help=f"{finding.help}; read the values of the reads after it in the same copy" if finding.help else None)
 
 
 @dataclass(frozen=True)
