@@ -36,7 +36,8 @@ LOOP_POLICY = """\
   device, and is judged by the loop around it;
 - a pass that leaves the loop after the operation (a `return`, a `raise`
   or a `break` later in the pass: a loop that tries items until one
-  works) runs it once, and is judged by the loop around it;
+  works; or the `return` or `raise` the operation is part of: an error
+  message's values) runs it once, and is judged by the loop around it;
 - nothing repeats in a function that runs at checkpoint, restore or print
   time: `state_dict`, `load_state_dict` and the like of a module or an
   optimizer, or a function only those call;

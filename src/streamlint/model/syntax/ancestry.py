@@ -81,11 +81,14 @@ class Ancestry:
 
     def leaves_after(self, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
         """Does every pass of `loop` that reaches `node` leave the loop after it: a `return`, a `raise`, or a `break`
-        of that loop later in a block around it (a loop that tries its items until one works: `node` runs once)?"""
+        of that loop later in a block around it (a loop that tries its items until one works: `node` runs once), or the
+        `return` or `raise` that `node` is part of (an error message's values)?"""
         child = node
         for current in self.ancestors(node):
             if current is loop or isinstance(current, SCOPES):
                 return False
+            if isinstance(current, (cst.Return, cst.Raise)):
+                return True
             if isinstance(current, cst.IndentedBlock):
                 later = current.body[next((i for i, s in enumerate(current.body) if s is child), len(current.body)) + 1:]
                 # (a `break` leaves the innermost loop around it: `loop`'s only when no other lies between)
