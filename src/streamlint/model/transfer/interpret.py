@@ -396,6 +396,8 @@ def _made_before(state: State, frame: Frame, value: AbsValue, producer: StreamRe
         return state
     if root is RootKind.SELF and value.kind is not ValueKind.UNKNOWN and not (value.is_buffer and value.stream is None):
         return state  # (what the walk knows the producer of, it orders by that)
+    if root is RootKind.SELF and value.kind is ValueKind.UNKNOWN and value.stream is not None:
+        producer = value.stream  # (kept under a stream the code chose: made there if a tensor)
     made = AccessEvent(identity, True, producer, f"{frame.qualname}#entry", assumed=True)
     return state.with_order(state.order.add(made))
 

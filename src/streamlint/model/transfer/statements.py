@@ -185,6 +185,7 @@ def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame
         base, state = evaluate(target.value, state, frame)
         if base.identity is not None:
             path = base.identity.attr(target.attr.value)
+            value = _made_under_chosen(value, path, state, frame)
             old = state.at(path)
             _left_on_holder(base, target.attr.value, value, state, frame)
             state = _consumed(target, value, state, frame, node)
@@ -194,6 +195,18 @@ def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame
     if isinstance(target, cst.Subscript):
         return _store_element(target, value, state, frame, node)
     return state
+
+
+def _made_under_chosen(value: AbsValue, path, state: State, frame: Frame) -> AbsValue:
+    """A value the walk knows nothing of, kept on `self` under a stream the code chose: if it is a tensor, it was made
+    there (PyTorch's invariant), and the class's other methods find it made on that stream, not on their callers'."""
+    made_here = value.identity is None or value.identity.root.kind is RootKind.FRESH  # (not a value handed in)
+    untold = value.kind is ValueKind.UNKNOWN or (value.is_buffer and value.memory is not Memory.PINNED
+                                                 and value.memory is not Memory.PAGEABLE)
+    if not (untold and made_here) or value.stream is not None or path.root.kind is not RootKind.SELF \
+            or not frame.chosen_stream(state):
+        return value
+    return replace(value, stream=state.current_stream("torch"))
 
 
 def _consumed(target: cst.Attribute, value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:

@@ -70,11 +70,18 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         return _like_creator(short, arguments, state, frame)
     if torch_api.returns_tensor(name) and all(v.memory is Memory.UNKNOWN and not (v.is_buffer and v.stream)
                                               for v in arguments.values()):
-        # given no tensor of known memory (or made on a known stream): a new tensor of a device not told, written where
-        # its inputs live (a value the walk knows nothing of, handed to a tensor function, is one of its tensors)
-        inputs = buffers or [v for v in arguments.values() if v.kind is ValueKind.UNKNOWN and v.identity is not None]
-        return untold_result(arguments, state, frame) if inputs else (fresh(frame, arguments, Memory.UNKNOWN, None), state)
+        return _of_untold(buffers, arguments, state, frame)
     return None
+
+
+def _of_untold(buffers: list, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """Given no tensor of known memory (or made on a known stream): a new tensor of a device not told, written where
+    its inputs live (a value the walk knows nothing of, handed to a tensor function, is one of its tensors); under a
+    stream the code chose, a CUDA tensor made there whatever it was given."""
+    inputs = buffers or [v for v in arguments.values() if v.kind is ValueKind.UNKNOWN and v.identity is not None]
+    if inputs or frame.untold_is_cuda(state):
+        return untold_result(arguments, state, frame)
+    return fresh(frame, arguments, Memory.UNKNOWN, None), state
 
 
 def _no_work(name: str) -> Optional[AbsValue]:
@@ -110,8 +117,12 @@ def untold_result(arguments: Arguments, state: State, frame: Frame) -> Handled:
     """A new tensor an operation makes from tensors of a device not told: where they are, written on the current
     stream if that is a device (PyTorch's invariant); a later use as device memory tells, and meets the write (D-11)."""
     tensors = [v for v in arguments.values() if v.is_buffer]
-    if tensors and frame.untold_is_cuda(state) and not any(map(is_host, tensors)):  # (under a stream the code chose they are CUDA tensors: work there)
-        return run_operation(tensors, None, False, arguments, state, frame)
+    if frame.untold_is_cuda(state) and not any(map(is_host, tensors)):  # (under a stream the code chose they are CUDA tensors: work there)
+        # (a value the walk knows nothing of, handed to a tensor function, may be one of its tensors: the result is
+        # CUDA memory made there; its memory is not told to be read there, D-11)
+        unknowns = [AbsValue(ValueKind.BUFFER, F) for v in arguments.values() if v.kind is ValueKind.UNKNOWN]
+        if tensors or unknowns:
+            return run_operation(tensors + unknowns, None, False, arguments, state, frame)
     result = fresh(frame, arguments, Memory.UNKNOWN, None)
     return result, touch(state, frame, frame.site(arguments.node), result, True, None)
 
