@@ -484,11 +484,17 @@ def _callee_spelled(node: cst.CSTNode) -> str:
         return f"{_callee_spelled(node.value)}.{node.attr.value}"
     if isinstance(node, cst.Call):
         return f"{_callee_spelled(node.func)}({'...' if node.args else ''})"
+    if isinstance(node, cst.Subscript):
+        whole = _spelled(node)  # (a slice written over lines, or long, is elided: a message is one line)
+        return whole if "\n" not in cst.Module(body=[]).code_for_node(node) and len(whole) <= 40 \
+            else f"{_callee_spelled(node.value)}[...]"
     return _spelled(node)
 
 
 def _spelled(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node).strip()
+    """The node's code on one line (code written over several lines joined with single spaces)."""
+    text = cst.Module(body=[]).code_for_node(node).strip()
+    return " ".join(text.split()) if "\n" in text else text
 
 
 def _getattr_spelled(node: cst.CSTNode) -> str:

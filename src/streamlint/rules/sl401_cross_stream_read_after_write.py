@@ -155,7 +155,9 @@ class CrossStreamReadAfterWrite(Rule):
       or other modules are not followed.
     - Slices with different bounds (`x[:half]`, `x[half:]`, also along one other axis:
       `x[:, :, a:b]`) are taken as disjoint; slices along different axes overlap. A name
-      bound to a view keeps the part it names.
+      bound to a view keeps the part it names. A fill at a running offset
+      (`x[off : off + n]`, with `off = 0` and `off += n`, or an offset the object keeps)
+      and the prefix up to it (`x[:off]`) are one region.
     - A parameter tested against constants in exclusive branches (`if mode == 2:` ...
       `elif mode == 3:`) and never rebound is followed one value at a time: a wait on
       one value's path does not order another value's reads.
@@ -218,6 +220,11 @@ class CrossStreamReadAfterWrite(Rule):
                 yield Finding(node, f"{origin} and {handed} with no wait in between",
                               help=_handed_out_help(analysis, h, idiom, wait_line(builder, node, h.earlier.shown, writer, h.framework)))
                 continue
+            inner = _wait_in_callee(words, builder, h, writer, reader, idiom)
+            if inner is not None:  # (a wait at this call would come too late: the callee writes, then reads)
+                yield Finding(h.node, f"{origin} and read on {named(second)} here{words.inside(h.later)} with no wait "
+                                      f"in between", help=inner)
+                continue
             fix, lines = (None, None) if h.from_caller else _fix(
                 builder, h, words.stream_for_code(h.earlier.stream, h, h.earlier),
                 words.stream_for_code(h.later.stream, h, h.later))
@@ -236,6 +243,35 @@ class CrossStreamReadAfterWrite(Rule):
                 else f"{idiom}{words.in_maker(h.later)}" if words.in_maker(h.later)
                 else f"{idiom} before line {wait_line(builder, h.node, h.earlier.shown, writer, h.framework)}",
             )
+
+
+def _wait_in_callee(words: Words, builder: FixBuilder, h, writer: str, reader: str, idiom: str) -> Optional[str]:
+    """Where both accesses are made by one method of the same object that this function calls, the wait goes in that
+    method before the read (outside a `with` that makes the reader current), naming streams it can name too (the
+    current stream, the object's own): None for any other race."""
+    earlier, later = h.earlier.access, h.later.access
+    if h.from_caller or not (earlier.chain and later.chain):
+        return None
+    called = {_first_callee(earlier), _first_callee(later)}
+    callee = words.model.solver.program.function(called.pop()) if len(called) == 1 else None
+    if callee is None or callee.module != words.model.module or callee.class_name != h.function.class_name \
+            or not isinstance(callee.node, cst.FunctionDef):
+        return None
+    if not all(label == "the current stream" or label.startswith("self.") for label in (writer, reader)):
+        return None
+    read, write = words.model.node_of(_in_callee(later)), words.model.node_of(_in_callee(earlier))
+    if read is None:
+        return None
+    return f"{idiom} in `{callee.node.name.value}()` before line {wait_line(builder, read, write, writer, h.framework)}"
+
+
+def _first_callee(access) -> str:
+    return _in_callee(access).partition("#")[0]
+
+
+def _in_callee(access) -> str:
+    """The site in the first function called of an access made through calls (its call there, or itself)."""
+    return access.chain[1] if len(access.chain) > 1 else access.site
 
 
 def _wait_on_an_earlier_record(words: Words, h) -> Optional[tuple[int, int]]:

@@ -134,7 +134,28 @@ def readings(model: FileModel) -> list[HazardReading]:
             framework = framework_of(*sides) or module_framework(model)
         found.append(HazardReading(hazard, kind, function, node, _side(model, hazard.later, shown_at(hazard.later)),
                                    _side(model, hazard.earlier, hazard.earlier_site), framework))
-    return _returned_copies(model, found)
+    return _returned_copies(model, _one_per_callee_race(found))
+
+
+def _one_per_callee_race(found: list[HazardReading]) -> list[HazardReading]:
+    """A race both of whose accesses a callee of this module makes, met through several of its calls here (a helper
+    every caller runs under the object's state): one problem, reported through the first call."""
+    kept, seen = [], set()
+    for r in found:
+        earlier, later = r.hazard.earlier, r.hazard.later
+        inner = earlier.chain and later.chain and not earlier.assumed and _called(earlier) == _called(later)
+        key = (r.kind, earlier.chain[1:], earlier.site, later.chain[1:], later.site) if inner else None
+        if key is not None and key in seen:
+            continue
+        if key is not None:
+            seen.add(key)
+        kept.append(r)
+    return kept
+
+
+def _called(access: AccessEvent) -> str:
+    """The function the reporting function called to make an access (the first callee of its chain)."""
+    return (access.chain[1] if len(access.chain) > 1 else access.site).partition("#")[0]
 
 
 def _returned_copies(model: FileModel, found: list[HazardReading]) -> list[HazardReading]:

@@ -151,6 +151,23 @@ def never_rebound(function: cst.FunctionDef, own: Optional[list] = None) -> froz
     return frozenset(names - bound - _bound_in(todo))
 
 
+def fill_cursors(own: list) -> frozenset[str]:
+    """The local names a function counts a fill level with (D-30): set to 0 and otherwise only raised by `+=`
+    (`offset = 0`, then `offset += n` per item), never a loop's target nor rebound any other way."""
+    zeroed, raised, other = set(), set(), set()
+    for node in own:
+        kind = type(node)
+        if kind is cst.Assign:
+            zero = type(node.value) is cst.Integer and node.value.value == "0"
+            for target in node.targets:
+                (zeroed if zero and type(target.target) is cst.Name else other).update(_target_names(target.target))
+        elif kind is cst.AugAssign and type(node.target) is cst.Name:
+            (raised if type(node.operator) is cst.AddAssign else other).add(node.target.value)
+        elif kind in _BINDS and kind is not cst.AssignTarget:
+            other.update(_BINDS[kind](node))
+    return frozenset((zeroed & raised) - other)
+
+
 def names_read(function: cst.FunctionDef, among: frozenset[str]) -> frozenset[str]:
     """The names of `among` the function's body reads from the enclosing scope (a closure's free names)."""
     wanted = among - param_names(function)

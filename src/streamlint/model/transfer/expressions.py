@@ -106,13 +106,14 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
             return AbsValue(ValueKind.BUFFER, base.framework, Memory.PAGEABLE, Path(Root.fresh(frame.site(node)))), state
         index = _told_index(node.slice[0].slice.value, chosen, state, frame)
     elif len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
-        index = _region(node.slice[0].slice)
+        cut = _cut_by_cursor(node.slice[0].slice, frame.numbering.cursors)  # (a cut by a fill level: a view, D-30)
+        index = Index.view(frame.site(node), cut) if cut else _region(node.slice[0].slice)
     else:
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
                 _, state = evaluate(element.slice.value, state, frame)
     if index.kind is IndexKind.ANY and any(isinstance(element.slice, cst.Slice) for element in node.slice):
-        index = Index.view(frame.site(node), _cut_by_cursor(node.slice[0].slice))  # bounds the text does not tell
+        index = Index.view(frame.site(node), _cut_by_cursor(node.slice[0].slice, frame.numbering.cursors))  # bounds the text does not tell
     if index.kind is IndexKind.CONST and isinstance(index.const, int) and -len(base.positions) <= index.const < len(base.positions) \
             and not base.keys:
         return base.positions[index.const], state  # `t[0]` of a tuple whose items the text shows
@@ -204,16 +205,19 @@ def _region(node: cst.Slice) -> Index:
     return Index.any_() if "?" in ends else Index.region(ends[0], ends[1])
 
 
-def _cut_by_cursor(node: cst.BaseSlice) -> tuple:
-    """(FILL, k) for `x[k : k + n]`, (PREFIX, k) for `x[:k]` or `x[0:k]`, `k` an attribute (a cursor kept
-    on an object, D-30); () for any other slicing."""
-    if not isinstance(node, cst.Slice) or node.step is not None or not isinstance(node.upper, (cst.Attribute, cst.BinaryOperation)):
+def _cut_by_cursor(node: cst.BaseSlice, cursors: frozenset) -> tuple:
+    """(FILL, k) for `x[k : k + n]`, (PREFIX, k) for `x[:k]` or `x[0:k]`, `k` a fill level: an attribute (a cursor
+    kept on an object) or a local name of `cursors` (set to 0, only raised by `+=`), D-30; () for any other slicing."""
+    if not isinstance(node, cst.Slice) or node.step is not None \
+            or not isinstance(node.upper, (cst.Attribute, cst.BinaryOperation, cst.Name)):
         return ()
     lower = dotted(node.lower) if node.lower is not None else None
-    if isinstance(node.upper, cst.Attribute):
+    if not isinstance(node.upper, cst.BinaryOperation):
         upper = dotted(node.upper)
-        return (PREFIX, upper) if upper and (node.lower is None or _bound(node.lower) == 0) else ()
-    fills = isinstance(node.upper.operator, cst.Add) and lower and "." in lower and dotted(node.upper.left) == lower
+        level = upper and ("." in upper or upper in cursors)
+        return (PREFIX, upper) if level and (node.lower is None or _bound(node.lower) == 0) else ()
+    level = lower and ("." in lower or lower in cursors)
+    fills = isinstance(node.upper.operator, cst.Add) and level and dotted(node.upper.left) == lower
     return (FILL, lower) if fills else ()
 
 
