@@ -338,14 +338,15 @@ def test_same_summary_results_match_an_uncached_run(package, tmp_path):
 
 
 def test_changed_files_are_checked_in_the_pool_while_the_summaries_are_compared(package, tmp_path):
-    # helpers.py (same summary) and tools/tool.py changed: both are checked in the pool while
+    # helpers.py (same summary) and tool-scripts/tool.py changed: both are checked in the pool while
     # this process settles main.py, whose entry holds if make_host's summary is the same.
-    # (tools/ is no part of the package: a module of the package, read for main.py's callers,
-    # would make main.py's entry a plain miss when it changes.)
-    write(package / "tools" / "tool.py", "import torch\nx = torch.zeros(3, device='cuda')\n")
+    # (tool-scripts/ is no part of the package, not even a namespace portion: its name is no module
+    # name. A module of the package, read for main.py's callers, would make main.py's entry a plain
+    # miss when it changes.)
+    write(package / "tool-scripts" / "tool.py", "import torch\nx = torch.zeros(3, device='cuda')\n")
     lint(package, tmp_path / "c", jobs=2)
     write(package / "helpers.py", "# edited\n" + HELPERS.format(pin=""))
-    write(package / "tools" / "tool.py", "import torch\nx = torch.zeros(4, device='cuda')\n")
+    write(package / "tool-scripts" / "tool.py", "import torch\nx = torch.zeros(4, device='cuda')\n")
     warm, cache = lint(package, tmp_path / "c", jobs=2)
     assert (cache.hits, cache.misses) == (3, 2)  # __init__, main.py, other.py; helpers.py and tool.py
     _forget_modules()

@@ -17,10 +17,17 @@ def canonical_name(path: Path) -> str:
     path = path.resolve()
     parts = [] if path.name == "__init__.py" else [path.stem]
     folder = path.parent
-    while (folder / "__init__.py").is_file() and folder.parent != folder:
+    while in_package(folder) and folder.parent != folder:
         parts.insert(0, folder.name)
         folder = folder.parent
     return ".".join(parts) or path.parent.name
+
+
+def in_package(folder: Path) -> bool:
+    """A folder of a package: it has an `__init__.py`, or it is a namespace portion inside one (PEP 420: a folder
+    named as a module, without `__init__.py`, whose parent is a folder of a package: `pkg/worker/layers/`)."""
+    return per_run(("package", folder), lambda: (folder / "__init__.py").is_file() or (
+        folder.name.isidentifier() and folder.parent != folder and in_package(folder.parent)))
 
 
 def forget() -> None:
@@ -66,7 +73,7 @@ def _probed(from_path: str, dotted: str) -> tuple[Optional[Path], tuple[tuple[st
         bases = (base,)
     elif parts and parts[0] != "numpy":
         top = here
-        while _is_file(top / "__init__.py", probes) and top.parent != top:
+        while (_is_file(top / "__init__.py", probes) or in_package(top)) and top.parent != top:
             top = top.parent
         bases = tuple(dict.fromkeys((here, top, *_project_root(top))))
     found = next((file for base in bases if (file := _find(base, parts, probes)) is not None), None)
@@ -92,16 +99,16 @@ def enclosing_package_files(path: str, most: int, most_in_root: int) -> tuple[st
 def _enclosing(here: Path, most: int, most_in_root: int) -> tuple[str, ...]:
     found: tuple[str, ...] = ()
     top = here.parent
-    while (top / "__init__.py").is_file() and top.parent != top:
+    while in_package(top) and top.parent != top:
         top = top.parent
     root = next(iter(_project_root(top)), None)  # (the nearest marked directory at or above the top package)
     folder, whole = here.parent, here.parent == root  # (a root script: the root is its whole package)
-    while (folder / "__init__.py").is_file():
+    while in_package(folder):
         listed = _listing(folder, most)
         if listed is None:
             break
         found = listed
-        whole = not (folder.parent / "__init__.py").is_file() or folder.parent == folder
+        whole = not in_package(folder.parent) or folder.parent == folder
         if whole:
             break
         folder = folder.parent
@@ -115,7 +122,7 @@ def _listing(top: Path, most: int, packages: bool = True) -> Optional[tuple[str,
     """The Python files of the folder `top` (and of its subpackages, with `packages`); None past `most`."""
     found: list[str] = []
     for folder, dirs, names in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if packages and (Path(folder) / d / "__init__.py").is_file())
+        dirs[:] = sorted(d for d in dirs if packages and in_package(Path(folder) / d))
         found.extend(str(Path(folder) / n) for n in sorted(names) if n.endswith(".py"))
         if len(found) > most:
             return None

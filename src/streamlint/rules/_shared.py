@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Optional
 
 import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from streamlint.checked_file import CheckedFile
 from streamlint.fixes.idioms import WAIT_LINES, fresh_name, import_alias
@@ -28,11 +29,23 @@ def hot_entry_name(entry: str, function: str) -> str:
 
 def calling_loop_named(analysis, loops: list) -> Optional[str]:
     """The first loop of another function that calls a helper on every pass (hot_paths.calling_loops), in words:
-    "iteration of the loop in `train` that calls it at line 13"; None when there is none."""
+    "iteration of the loop in `train` that calls it at line 13" (a caller of another module: "... at line 13 of
+    model.py", named after the checked file's own callers); None when there is none."""
     if not loops:
         return None
-    first = min(loops, key=lambda c: analysis.line_of(c.call))
-    return f"iteration of the loop in `{first.function}` that calls it at line {analysis.line_of(first.call)}"
+    first = min(loops, key=lambda c: (bool(c.module), _line_in(analysis, c)))
+    where = f" of {first.module.rsplit('.', 1)[-1]}.py" if first.module else ""
+    return f"iteration of the loop in `{first.function}` that calls it at line {_line_in(analysis, first)}{where}"
+
+
+def _line_in(analysis, calling) -> int:
+    """The line of a calling loop's call, in the checked file or in its caller's module."""
+    if not calling.module:
+        return analysis.line_of(calling.call)
+    unit = analysis.v3.solver.program.unit(calling.module)
+    placed = MetadataWrapper(unit.tree, unsafe_skip_copy=True).resolve(PositionProvider).get(calling.call) \
+        if unit is not None else None
+    return placed.start.line if placed is not None else 0
 
 
 def api_named(api: str) -> str:

@@ -41,10 +41,12 @@ LOOP_POLICY = """\
 - nothing repeats in a function that runs at checkpoint, restore or print
   time: `state_dict`, `load_state_dict` and the like of a module or an
   optimizer, or a function only those call;
-- a helper of the same file with no loop of its own is on the hot path of
-  each loop that calls it unconditionally on every pass (directly, through
-  helpers, or as a method handed in: `run(trainer.step, loader)`), and the
-  message names that loop's function and the call's line; not a helper
+- a helper with no loop of its own is on the hot path of each loop that
+  calls it unconditionally on every pass (directly, through helpers, or as
+  a method handed in: `run(trainer.step, loader)`), in its own file or in
+  another module of the project (`for layer in self.layers:
+  layer.forward(...)` in `model.py`), and the message names that loop's
+  function and the call's line (and file); not a helper
   cached with `functools.lru_cache` (it runs once per argument), not one a
   measurement loop calls (one that reads a host timer and trains nothing),
   and not a host read whose value the helper returns (the caller's use

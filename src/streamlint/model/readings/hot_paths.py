@@ -149,11 +149,13 @@ def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry
 
 @dataclass(frozen=True)
 class CallingLoop:
-    """A loop of another function of the file that calls, on every pass, the function an operation is in."""
+    """A loop of another function of the file, or of a module of the project that calls it, that calls the function
+    an operation is in on every pass."""
 
-    function: str  # the caller, as written in the file ("train", "C.run")
+    function: str  # the caller, as written in its file ("train", "C.run")
     call: cst.CSTNode  # the call in the loop that reaches the operation
     loop: cst.CSTNode
+    module: str = ""  # the caller's module when another than the checked one
 
 
 def calling_loops(model: FileModel, own: OperationAt, ancestry: Ancestry, *wanted: Work) -> list[CallingLoop]:
@@ -164,11 +166,12 @@ def calling_loops(model: FileModel, own: OperationAt, ancestry: Ancestry, *wante
     measures)."""
     if own.operation.conditional or model.solver.memoized(f"{model.module}.{own.function}"):
         return []
-    prefix = f"{model.module}."
     found = []
+    views: dict[str, tuple[FileModel, Ancestry]] = {model.module: (model, ancestry)}
     for (qualname, _), walked in model.solved.walks.items():
-        caller = qualname[len(prefix):]
-        if not qualname.startswith(prefix) or caller == own.function:
+        view = _view_of(model, qualname, views)
+        caller = qualname[len(view[0].module) + 1:] if view is not None else ""
+        if view is None or (view[0] is model and caller == own.function):
             continue
         for effect in walked.effects:
             operation = effect.operation
@@ -176,12 +179,35 @@ def calling_loops(model: FileModel, own: OperationAt, ancestry: Ancestry, *wante
                     or operation is None or not operation.in_loop or operation.conditional \
                     or (operation.api, operation.op) != (own.operation.api, own.operation.op):
                 continue
-            call = model.node_of(effect.chain[0])
-            loops = repeating_loops(model, caller, call, ancestry) if call is not None else []
-            if loops and not guarded_in(call, loops[-1], ancestry) and not _measures(model, qualname, loops[-1], ancestry) \
-                    and work_in(model, caller, loops[-1], ancestry, *wanted):
-                found.append(CallingLoop(caller, call, loops[-1]))
+            looping = _calling_loop(view, caller, qualname, effect.chain[0], wanted, model.module)
+            if looping is not None:
+                found.append(looping)
     return list(dict.fromkeys(found))
+
+
+def _view_of(model: FileModel, qualname: str, views: dict) -> "tuple[FileModel, Ancestry] | None":
+    """The file model and ancestry a caller's loops are read with: the checked file's, or (for a caller in another
+    module of the project, walked as one of its callers) that module's, over the same solution."""
+    function = model.solver.program.function(qualname)
+    if function is None:
+        return None
+    if function.module not in views:
+        unit = model.solver.program.unit(function.module)
+        views[function.module] = (replace(model, module=function.module, hazards=[]), Ancestry(unit.tree)) \
+            if unit is not None else None
+    return views[function.module]
+
+
+def _calling_loop(view: tuple, caller: str, qualname: str, site: str, wanted: tuple, checked: str
+                  ) -> "CallingLoop | None":
+    """The repeating loop of `caller` whose every pass makes the call at `site`, doing one of `wanted`; None if none."""
+    model, ancestry = view
+    call = model.node_of(site)
+    loops = repeating_loops(model, caller, call, ancestry) if call is not None else []
+    if loops and not guarded_in(call, loops[-1], ancestry) and not _measures(model, qualname, loops[-1], ancestry) \
+            and work_in(model, caller, loops[-1], ancestry, *wanted):
+        return CallingLoop(caller, call, loops[-1], "" if model.module == checked else model.module)
+    return None
 
 
 def _measures(model: FileModel, qualname: str, loop: cst.CSTNode, ancestry: Ancestry) -> bool:
