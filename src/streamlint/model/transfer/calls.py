@@ -671,7 +671,9 @@ def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = Fal
     given = next((v for v in arguments.values() if v.kind is ValueKind.STREAM), None)
     if given is not None:  # (`f(x, stream=s)`: it reads the device arrays it is given; what it writes is not told)
         stream = fact_calls.stream_of_value(given)
-        return UNKNOWN, device_reads(state, frame, frame.site(arguments.node), tensors, stream) if stream.known else state
+        # (a tensor of a device not told, handed to work queued on a stream, is device memory there)
+        on_stream = [placed(v) if v.framework == "torch" else v for v in tensors]
+        return UNKNOWN, device_reads(state, frame, frame.site(arguments.node), on_stream, stream) if stream.known else state
     frameworks = ("torch", "cupy", "") if direct else ("torch", "")  # a function passed in runs where it is called
     if any(v.framework in frameworks for v in tensors):
         out = arguments.value(Arg(kw="out"))  # PyTorch's `out=`: the result is written there
