@@ -36,6 +36,9 @@ LISTING_CALLS: dict[str, Arg] = {
     "builtins.tuple": Arg(0, "iterable"),
 }
 
+# Calls that make a plain object whose attributes are their keyword arguments (`SimpleNamespace(mask=m)`.mask is m).
+ATTRIBUTE_BAGS = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
+
 # Containers made empty by a call (a queue's arguments are its size): a thread puts items in, another takes them out.
 EMPTY_CONTAINERS = frozenset({
     "queue.Queue", "queue.LifoQueue", "queue.PriorityQueue", "queue.SimpleQueue", "asyncio.Queue",

@@ -115,6 +115,10 @@ class State:
             return False  # no value has items: only a direct hold could keep it
         return any(_refers(v, identity) for v in self.names.values()) or any(_refers(v, identity) for v in self.heap.values())
 
+    def on_device(self, identity: Path) -> bool:
+        """A name or heap entry holds this memory as device memory (the walk was told where it lives)."""
+        return any(v.identity == identity and v.on_device for v in chain(self.names.values(), self.heap.values()))
+
     @cached_property
     def _held(self) -> tuple[PMap, int]:
         """Identity -> how many names and heap entries hold it; how many have items (kept by `bind`, `store`)."""

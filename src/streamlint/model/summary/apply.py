@@ -57,7 +57,8 @@ def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bo
         translated = mapper.effect(effect)
         # (not this call's: its sides of a test are not the caller's; a move of what is on the device already)
         if translated is None or exclusive(binding.branch, translated.branch) \
-                or (translated.guard is not None and state.at(translated.guard).on_device):
+                or (translated.guard is not None and state.at(translated.guard).on_device) \
+                or _host_read_of_device_memory(translated, state):
             continue
         state, found = perform(state, replace(translated, branch=binding.branch + translated.branch), reported)
         conflicts.extend(c for c in found if not _found_inside(c, binding.site))
@@ -77,6 +78,15 @@ def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bo
         framework, stream = summary.enters[0]
         returns = AbsValue(ValueKind.STREAM_CONTEXT, framework, stream=mapper.stream(stream))
     return Applied(state, tuple(conflicts), returns, tuple(mapped))
+
+
+def _host_read_of_device_memory(effect: Effect, state: State) -> bool:
+    """The host's own access, in the callee, of an allocation the caller made as device memory: the callee took memory
+    it was not told of for the host's (`x.to(device)` of a CUDA tensor copies nothing from the host). An allocation's
+    path names one memory, unlike an attribute's, which a callee may fill anew."""
+    path = effect.path
+    return effect.kind is EffectKind.ACCESS and effect.stream == HOST and effect.host_memory and path is not None \
+        and path.root.kind is RootKind.FRESH and state.on_device(path)
 
 
 def _as_given(returns: AbsValue, said: AbsValue, binding: Binding) -> AbsValue:

@@ -183,7 +183,7 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         # (`setattr(obj, "x", v)` stores; `functools.partial(f, x)` binds a call for later: nothing runs now)
         setter = python_std.ATTRIBUTE_SETTERS.get(target)
         return UNKNOWN, _set_attribute(setter, arguments, state) if setter is not None else state
-    if target.startswith("builtins.") or target in python_std.EMPTY_CONTAINERS:
+    if target.startswith("builtins.") or target in python_std.EMPTY_CONTAINERS or target in python_std.ATTRIBUTE_BAGS:
         return _builtin_or_opaque(target, arguments, state, frame)
     if target.rpartition(".")[0] in torch_api.TENSOR_FUNCTION_NAMESPACES \
             and target.rpartition(".")[2] in torch_api.TENSORS_OR_TUPLES and not _buffers_given(arguments):
@@ -491,6 +491,11 @@ def _getattr(arguments: Arguments, state: State, frame: Frame) -> tuple[Optional
 def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if target in python_std.EMPTY_CONTAINERS:  # `queue.Queue(maxsize=2)`: no items yet, as `[]`
         return AbsValue(ValueKind.CONTAINER, target=NO_ITEMS), state
+    if target in python_std.ATTRIBUTE_BAGS and not arguments.positional:  # each keyword is an attribute of a new object
+        made = Path(Root.fresh(frame.site(arguments.node)))
+        for key, (value, _) in arguments.keywords.items():
+            state = state.store(made.attr(key), value)
+        return AbsValue(ValueKind.OBJECT, identity=made), state
     name = target[len("builtins."):]
     if name == "dict" and not arguments.positional and arguments.keywords:  # `dict(non_blocking=True)`
         items = tuple(v for v, _ in arguments.keywords.values())
