@@ -131,8 +131,10 @@ class HostReadBeforeSync(Rule):
             buffer, first = words.buffer(h), words.stream(h.earlier.stream, h, h.earlier)
             stream = stream_code(first, h.framework, analysis)
             if not h.earlier.access.host_memory:
-                # device memory read from the host side, by a library outside the streams (MPI)
-                yield self.outside(analysis, words, h, buffer, first, stream, at)
+                # device memory read from the host side, by a library outside the streams (MPI); not the host's own
+                # read of what it took for host memory (memory told to be the device's elsewhere: no evidence)
+                if not h.later.access.host_memory:
+                    yield self.outside(analysis, words, h, buffer, first, stream, at)
                 continue
             if h.readers:
                 # a helper's copy every call of it reads unfinished: the wait belongs in the helper
