@@ -28,6 +28,8 @@ FUNCTIONS: dict[str, Fact] = {
     # the memory it is given (host or device, DLPack or NumPy), now a tensor too: no copy
     **dict.fromkeys(("torch.from_numpy", "torch.from_dlpack", "torch.utils.dlpack.from_dlpack"),
                     Fact(None, F, result="like_arg0")),
+    # a tensor over a Python object's buffer (bytes, bytearray, memoryview, array.array): pageable host memory
+    "torch.frombuffer": Fact(None, F, result="host_view"),
     # a Python bool of CUDA tensors' data (a test's comparison: the host raises): read back, the host waits (4.4)
     **dict.fromkeys(("torch.equal", "torch.allclose", "torch.is_nonzero", "torch.testing.assert_close",
                      "torch.testing.assert_allclose"), Fact(K.IMPLICIT_SYNC, F, **_SYNC)),

@@ -150,6 +150,8 @@ _MADE: dict[str, Callable[[Fact, Arguments, str], AbsValue]] = {
     "device": lambda fact, arguments, framework: device_value(arguments),
     "loader": _loader,
     "like_arg0": _like_first,
+    # a tensor over a Python buffer (`torch.frombuffer(bytearray(b))`): pageable host memory, no copy
+    "host_view": lambda fact, arguments, framework: AbsValue(ValueKind.BUFFER, framework, Memory.PAGEABLE),
     numba_cuda.SYNC_ON_EXIT: _sync_on_exit,
     "true": lambda fact, arguments, framework: TRUE,
     "none": lambda fact, arguments, framework: NONE,
