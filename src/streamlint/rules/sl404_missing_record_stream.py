@@ -161,8 +161,10 @@ class MissingRecordStream(Rule):
             elif h.released_at is None:
                 qualname = h.function.qualname.removeprefix(h.function.module + ".")
                 released = f"released when `{qualname}` returns"
+            elif words.line(h.released_at, h.later.callee):  # (a callee's release: its line in its own file)
+                released = f"released at line {words.line(h.released_at, h.later.callee)}{words.foreign(h.later.callee)}"
             else:
-                released = f"released at line {words.line(h.released_at)}"
+                released = "released in a function it is handed to"
             yield Finding(
                 h.node,
                 f"{named(buffer)} was allocated on {named(owner_label)}{_at_line(words, made)}, is used "
