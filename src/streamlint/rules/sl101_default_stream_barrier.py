@@ -36,7 +36,10 @@ class DefaultStreamBarrier(Rule):
     copy given stream 0, or a raw `cudaMalloc` / `cudaFree`. Blocking streams
     are CuPy `cp.cuda.Stream()` (unless `non_blocking=True`), Numba
     `cuda.stream()` and cuda-python `cudaStreamCreate()` (or a stream created
-    with the default flag).
+    with the default flag). A raw `cudaMalloc` / `cudaFree` is no queued work
+    but worse: it synchronizes the device whatever the streams' flags, so its
+    message says so and its advice is to allocate at set-up or to use the
+    stream-ordered `cudaMallocAsync` / `cudaFreeAsync`.
 
     The finding is also reported at the call site of a function of the same
     module whose body does such work; the message names the helper and its
@@ -235,13 +238,24 @@ class DefaultStreamBarrier(Rule):
             if not (before and after) or node is None:
                 continue
             reported.add(key)
-            what = "cudaMalloc/cudaFree" if operation.op == _RAW_ALLOC else operation.op
             waited = _labels(model, before, analysis.module, ancestry)
             waiting = _labels(model, after, analysis.module, ancestry)
+            if operation.op == _RAW_ALLOC:
+                # not queued work: a raw allocation or free synchronizes the device, whatever the streams' flags
+                call = operation.api.rsplit(".", 1)[-1]
+                yield Finding(
+                    node,
+                    f"{_named(model, at, node, analysis)} synchronizes the device{_inside(model, at, analysis)} "
+                    f"between work on streams (a raw {call} is not stream-ordered): {_both_ways(waited, waiting, call)}",
+                    help="allocate once at set-up, or use the stream-ordered `cudaMallocAsync`/`cudaFreeAsync` on "
+                         "the stream that uses the memory",
+                )
+                continue
             yield Finding(
                 node,
-                f"{_named(model, at, node, analysis)} queues a {what} on the legacy default stream"
-                f"{_inside(model, at, analysis)} between work on blocking streams: {_both_ways(waited, waiting, what)}",
+                f"{_named(model, at, node, analysis)} queues a {operation.op} on the legacy default stream"
+                f"{_inside(model, at, analysis)} between work on blocking streams: "
+                f"{_both_ways(waited, waiting, operation.op)}",
                 fix=_fix(builder, model, qualname, at, node) if not at.chain else None,
                 help="queue it on a stream (or create the streams non-blocking)",
             )
