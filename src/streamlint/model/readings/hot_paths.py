@@ -169,16 +169,16 @@ def calling_loops(model: FileModel, own: OperationAt, ancestry: Ancestry, *wante
     found = []
     views: dict[str, tuple[FileModel, Ancestry]] = {model.module: (model, ancestry)}
     for (qualname, _), walked in model.solved.walks.items():
-        view = _view_of(model, qualname, views)
-        caller = qualname[len(view[0].module) + 1:] if view is not None else ""
-        if view is None or (view[0] is model and caller == own.function):
-            continue
         for effect in walked.effects:
             operation = effect.operation
             if effect.kind is not EffectKind.OPERATION or not effect.chain or effect.site != own.own_site \
                     or operation is None or not operation.in_loop or operation.conditional \
                     or (operation.api, operation.op) != (own.operation.api, own.operation.op):
                 continue
+            view = _view_of(model, qualname, views)  # (read only for a walk that makes the operation in a loop)
+            caller = qualname[len(view[0].module) + 1:] if view is not None else ""
+            if view is None or (view[0] is model and caller == own.function):
+                break
             looping = _calling_loop(view, caller, qualname, effect.chain[0], wanted, model.module)
             if looping is not None:
                 found.append(looping)
