@@ -396,7 +396,9 @@ def _why(body: SyncPurposes, node: cst.CSTNode, value_read: bool, copy: bool, lo
     near = _neighbours(body, node)
     if near is not None:
         return near
-    if found is None and value_read and _streams_out(body, node, copy, loops[-1] if loops else None, uploads, into):
+    # (an array kept as the loop's output is output, whatever else its values choose: `buf[i] = x_h` after `min(m, x_h.min())`)
+    if found in (None, Purpose.SELECTION) and value_read \
+            and _streams_out(body, node, copy, loops[-1] if loops else None, uploads, into):
         return Purpose.OUTPUT
     return found
 
