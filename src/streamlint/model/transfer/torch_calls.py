@@ -347,7 +347,7 @@ def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: Stat
     if name in torch_api.NON_TENSOR_METHODS:
         return UNKNOWN, state
     if name in torch_api.TENSOR_PRESERVING or (name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE):
-        if name in torch_api.PURE_VIEWS and tensor.identity is not None:
+        if name in torch_api.PURE_VIEWS and (tensor.identity is not None or is_device(tensor)):
             return tensor, state  # a view of the same memory: no kernel, nothing read
         inputs = [tensor] + [v for v in arguments.values() if v.is_buffer]
         written = tensor if name.endswith("_") else None  # (in place: `add_`)
