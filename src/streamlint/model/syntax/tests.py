@@ -168,6 +168,13 @@ def fill_cursors(own: list) -> frozenset[str]:
     return frozenset((zeroed & raised) - other)
 
 
+def loop_bound(own: list) -> frozenset[str]:
+    """The names a loop or a comprehension binds per pass (`for d in ...`, `[... for i, x in ...]`): what they
+    hold changes from one pass to the next."""
+    return frozenset(name for node in own if type(node) in (cst.For, cst.CompFor)
+                     for name in _target_names(node.target))
+
+
 def names_read(function: cst.FunctionDef, among: frozenset[str]) -> frozenset[str]:
     """The names of `among` the function's body reads from the enclosing scope (a closure's free names)."""
     wanted = among - param_names(function)

@@ -20,6 +20,7 @@ from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.act import host_access
 from streamlint.model.transfer.devices import is_host, memory_of_device_string
 from streamlint.model.transfer.fact_calls import ERROR_FIRST
+from streamlint.model.syntax.children import walk
 from streamlint.model.syntax.names import dotted
 from streamlint.model.syntax.tests import written_constant
 from streamlint.model.transfer.frame import Frame
@@ -537,13 +538,28 @@ def _yield(node: cst.Yield, state: State, frame: Frame) -> Evaluated:
 
 
 def _formatted(node: cst.FormattedString, state: State, frame: Frame) -> Evaluated:
-    """`f"loss {t}"`: the host formats what its fields hold."""
+    """`f"loss {t}"`: the host formats what its fields hold; `f"cuda:{rank}"` names a device, as "cuda:0" does."""
+    memory = _device_named(node, frame.numbering.loop_bound)
+    if memory is not None:
+        return AbsValue(ValueKind.DEVICE, "torch", memory), state
     values = []
     for part in node.parts:
         if isinstance(part, cst.FormattedStringExpression):
             value, state = evaluate(part.expression, state, frame)
             values.append(value)
     return HOST_NUMBER, calls.formatted_on_host(host_math.F_STRING, values, frame.site(node), state, frame)
+
+
+def _device_named(node: cst.FormattedString, per_pass: frozenset[str]) -> Optional[Memory]:
+    """`f"cuda:{local_rank}"`: one device of a kind, as "cuda:0" is; not one whose index a loop or comprehension
+    changes per pass (`f"cuda:{d}"` for each `d`: tensors on several devices, read one by one)."""
+    head = node.parts[0] if node.parts else None
+    if not isinstance(head, cst.FormattedStringText) or not head.value.endswith(":"):
+        return None
+    if any(isinstance(n, cst.Name) and n.value in per_pass for part in node.parts[1:]
+           if isinstance(part, cst.FormattedStringExpression) for n in walk(part.expression, ())):
+        return None
+    return memory_of_device_string(head.value)
 
 
 def _string(node: cst.SimpleString, state: State, frame: Frame) -> Evaluated:

@@ -135,6 +135,7 @@ class Numbering:
     every_side: dict[int, int] = field(default_factory=dict)  # a call every side of a rare test makes
     fixed: frozenset[str] = frozenset()  # the parameters the function never rebinds (tests of them correlate)
     cursors: frozenset[str] = frozenset()  # the local names it counts a fill level with (D-30)
+    loop_bound: frozenset[str] = frozenset()  # the names a loop or comprehension of it binds per pass
     item_tests: set[int] = field(default_factory=set)  # tests of a loop's item against None (data-dependent)
     # what the function's text alone tells (read once per function, kept by the solver across its walks)
     text_facts: dict = field(default_factory=dict)
