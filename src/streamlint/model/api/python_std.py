@@ -39,6 +39,14 @@ LISTING_CALLS: dict[str, Arg] = {
 # Calls that make a plain object whose attributes are their keyword arguments (`SimpleNamespace(mask=m)`.mask is m).
 ATTRIBUTE_BAGS = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
 
+# Command-line parsers: `add_argument("--device", default="cuda")` gives the namespace `parse_args()` returns that
+# attribute (`args.device`), its default the value the program runs with unless told otherwise (a default is evidence).
+OPTION_PARSERS = frozenset({"argparse.ArgumentParser"})
+OPTION_ADDERS = frozenset({"add_argument"})
+OPTION_GROUPS = frozenset({"add_argument_group", "add_mutually_exclusive_group"})  # options land on the parser
+OPTION_PARSES = {"parse_args": False, "parse_known_args": True}  # -> whether it returns (namespace, the rest)
+FLAG_ACTIONS = {"store_true": False, "store_false": True}  # an option without a default: its implied one
+
 # Containers made empty by a call (a queue's arguments are its size): a thread puts items in, another takes them out.
 EMPTY_CONTAINERS = frozenset({
     "queue.Queue", "queue.LifoQueue", "queue.PriorityQueue", "queue.SimpleQueue", "asyncio.Queue",
@@ -93,3 +101,6 @@ HOST_TIMERS = frozenset({
 # The exceptions of a missing module or name: a `try:` catching only these is the optional-dependency
 # idiom; the analysed program runs where its framework is, so the handler is the path it does not take.
 IMPORT_FAILURES = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})
+
+# Calls of Python's library that make a plain object or container the model follows (not a framework's).
+PYTHON_OBJECT_MAKERS = EMPTY_CONTAINERS | ATTRIBUTE_BAGS | OPTION_PARSERS

@@ -21,7 +21,7 @@ from streamlint.model.syntax.names import attribute_named
 from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect
 from streamlint.model.summary.function_summary import Evidence
-from streamlint.model.transfer import array_calls, fact_calls, handlers, mpi_calls, torch_calls
+from streamlint.model.transfer import command_line, array_calls, fact_calls, handlers, mpi_calls, torch_calls
 from streamlint.model.transfer.act import access, device_reads, host_reads, kernel, operation, unseen_devices
 from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device, is_host, memory_named, placed
@@ -183,7 +183,7 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         # (`setattr(obj, "x", v)` stores; `functools.partial(f, x)` binds a call for later: nothing runs now)
         setter = python_std.ATTRIBUTE_SETTERS.get(target)
         return UNKNOWN, _set_attribute(setter, arguments, state) if setter is not None else state
-    if target.startswith("builtins.") or target in python_std.EMPTY_CONTAINERS or target in python_std.ATTRIBUTE_BAGS:
+    if target.startswith("builtins.") or target in python_std.PYTHON_OBJECT_MAKERS:
         return _builtin_or_opaque(target, arguments, state, frame)
     if target.rpartition(".")[0] in torch_api.TENSOR_FUNCTION_NAMESPACES \
             and target.rpartition(".")[2] in torch_api.TENSORS_OR_TUPLES and not _buffers_given(arguments):
@@ -256,6 +256,8 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     elif receiver.kind is ValueKind.OBJECT and MERGED in receiver.target:
         # an object of one of a few classes (made on either side of a configuration test): each class's method
         return _any_of(tuple(receiver.target.split(MERGED)), name, arguments, state, frame)
+    elif receiver.target == command_line.PARSER:
+        handled = command_line.method(name, receiver, arguments, state)
     elif receiver.kind is ValueKind.OBJECT and receiver.target:
         return _object_method(f"{receiver.target}.{name}", arguments, state, frame)
     elif receiver.identity is not None and receiver.identity.root.kind is RootKind.SELF and not receiver.identity.steps:
@@ -491,6 +493,8 @@ def _getattr(arguments: Arguments, state: State, frame: Frame) -> tuple[Optional
 def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if target in python_std.EMPTY_CONTAINERS:  # `queue.Queue(maxsize=2)`: no items yet, as `[]`
         return AbsValue(ValueKind.CONTAINER, target=NO_ITEMS), state
+    if target in python_std.OPTION_PARSERS:
+        return command_line.made(arguments, frame), state
     if target in python_std.ATTRIBUTE_BAGS and not arguments.positional:  # each keyword is an attribute of a new object
         made = Path(Root.fresh(frame.site(arguments.node)))
         for key, (value, _) in arguments.keywords.items():
@@ -648,7 +652,7 @@ def _fact(value: AbsValue, state: State) -> AbsValue:
     target = "" if value.target == SEQUENCE else value.target  # (the caller's own annotation: the callee reads its own)
     told = AbsValue(value.kind, value.framework, value.memory, None, SIDE_STREAM_FACT if side else None,
                     value.may_be_none, element, target)
-    if value.kind is ValueKind.CALLABLE and value.keys:
+    if value.kind in (ValueKind.CALLABLE, ValueKind.OBJECT) and value.keys:  # (a closure's cells, an object's fields)
         told = replace(told, positions=tuple(_fact(v, state) for v in value.positions), keys=value.keys)
     elif value.kind is ValueKind.CONTAINER and value.positions and not value.keys \
             and any(v.kind is not ValueKind.HOST_NUMBER for v in value.positions):

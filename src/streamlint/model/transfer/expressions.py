@@ -15,7 +15,7 @@ from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.paths import MERGED
 from streamlint.model.domain.values import NO_ITEMS, FALSE, NONE, OF_ARGUMENTS, OPTION, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
-from streamlint.model.transfer import array_calls, calls, torch_calls
+from streamlint.model.transfer import array_calls, calls, command_line, torch_calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.act import host_access
 from streamlint.model.transfer.devices import is_host, memory_of_device_string
@@ -58,6 +58,9 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
     if base.kind is ValueKind.STREAM and attr in nccl.STREAM_HANDLE_ATTRS:
         return base, state  # a stream's raw handle: handing it to a call hands it the stream
     held = state.at(base.identity.attr(attr)) if base.identity is not None else UNKNOWN
+    carried = command_line.field_of(base, attr) if held.kind is ValueKind.UNKNOWN else None
+    if carried is not None:  # (an option's default the parsed namespace carries, also into callees)
+        return carried, state
     if held.kind is ValueKind.UNKNOWN and attr in host_math.NUMBER_ATTRIBUTES:  # `x.size`, or a tuple: `x.shape`
         many = attr in host_math.NUMBER_TUPLE_ATTRIBUTES
         return (AbsValue(ValueKind.CONTAINER, element=HOST_NUMBER) if many else HOST_NUMBER), state

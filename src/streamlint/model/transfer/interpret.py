@@ -426,7 +426,8 @@ def _parameter_value(index: int, name: str, frame: Frame, context: CallContext,
                      given.target)
     if given.kind is ValueKind.CONTAINER and given.positions and not given.keys:
         return replace(value, positions=_items_at(given.positions, identity))
-    return replace(value, positions=given.positions, keys=given.keys) if given.kind is ValueKind.CALLABLE else value
+    carried = given.kind in (ValueKind.CALLABLE, ValueKind.OBJECT)  # (a closure's cells, an object's fields)
+    return replace(value, positions=given.positions, keys=given.keys) if carried else value
 
 
 def _items_at(items: tuple[AbsValue, ...], identity: Path) -> tuple[AbsValue, ...]:

@@ -30,7 +30,7 @@ from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
 from streamlint.model.transfer.torch_calls import F, learn, read_back, touch
-from streamlint.model.transfer import calls, type_tests
+from streamlint.model.transfer import calls, command_line, type_tests
 
 # The one loop budget: rounds of a body to a fixpoint (past it later rounds go unseen: fewer reports only).
 MAX_LOOP_ROUNDS = 6
@@ -191,6 +191,8 @@ def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame
             state = _consumed(target, value, state, frame, node)
             state = release_if_dropped(old, state.store(path, value), frame, node)
             state = state.with_order(state.order.replaced_at(path))
+        if isinstance(target.value, cst.Name) and target.attr.value in base.keys:  # (`args.device = "cpu"`)
+            state = state.bind(target.value.value, command_line.with_field(base, target.attr.value, value))
         return state
     if isinstance(target, cst.Subscript):
         return _store_element(target, value, state, frame, node)
