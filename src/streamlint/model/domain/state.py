@@ -12,7 +12,7 @@ from streamlint.model.domain.order import Order
 from streamlint.model.domain.paths import Index, Path
 from streamlint.model.domain.persistent import EMPTY, PMap
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
-from streamlint.model.domain.values import NO_ITEMS, UNKNOWN, AbsValue, ValueKind
+from streamlint.model.domain.values import NO_ITEMS, UNKNOWN, AbsValue, Memory, ValueKind
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,29 @@ class State:
         for path, value in self.heap.items():
             if value.identity == identity and value.memory is not memory:
                 state = state.store(path, replace(value, memory=memory))
+        return state
+
+    def learned_device(self, accessed: Path) -> "State":
+        """Memory of a device not told, accessed on a stream (work queued on it under a stream the code chose): device
+        memory, for every name and field that holds it or a list of such allocations (evidence, D-20's one-path fact)."""
+        def told(value: AbsValue) -> Optional[AbsValue]:
+            if value.is_buffer and value.identity == allocation and value.memory is Memory.UNKNOWN:
+                return replace(value, memory=Memory.DEVICE)
+            item = value.element
+            if value.kind is ValueKind.CONTAINER and item is not None and item.identity == allocation \
+                    and item.is_buffer and item.memory is Memory.UNKNOWN:
+                return replace(value, element=replace(item, memory=Memory.DEVICE))
+            return None
+        steps = accessed.steps
+        cut = next((i for i, step in enumerate(steps) if not isinstance(step, str)), len(steps))
+        allocation = Path(accessed.root, steps[:cut])  # (the buffer an item or a view of it is in)
+        state = self
+        for name, value in self.names.items():
+            new = told(value)
+            state = state.bind(name, new) if new is not None else state
+        for path, value in self.heap.items():
+            new = told(value)
+            state = state.store(path, new) if new is not None else state
         return state
 
     def with_current(self, framework: str, stream: StreamRef) -> "State":

@@ -293,6 +293,8 @@ def stream_value(ref: StreamRef) -> AbsValue:
 
 
 # Truth known in the analysed world (a program whose streams run has a GPU).
+# The target of a container whose items are one allocation each (`[cp.empty(n) for _ in range(2)]`).
+PER_ITEM = "(an allocation per item)"
 TRUE = AbsValue(ValueKind.HOST_NUMBER, target="True")
 FALSE = AbsValue(ValueKind.HOST_NUMBER, target="False")
 

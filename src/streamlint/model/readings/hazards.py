@@ -134,7 +134,7 @@ def readings(model: FileModel) -> list[HazardReading]:
             framework = framework_of(*sides) or module_framework(model)
         found.append(HazardReading(hazard, kind, function, node, _side(model, hazard.later, shown_at(hazard.later)),
                                    _side(model, hazard.earlier, hazard.earlier_site), framework))
-    return _returned_copies(model, _one_per_callee_race(found))
+    return _returned_copies(model, _one_per_callee_race(_one_per_entry_race(found)))
 
 
 def _one_per_callee_race(found: list[HazardReading]) -> list[HazardReading]:
@@ -151,6 +151,21 @@ def _one_per_callee_race(found: list[HazardReading]) -> list[HazardReading]:
             seen.add(key)
         kept.append(r)
     return kept
+
+
+def _one_per_entry_race(found: list[HazardReading]) -> list[HazardReading]:
+    """A race with memory made before entry, met in a function and again through its call in a function of this
+    module that encloses or calls it (a closure of a method, reported as an entry and through the method): one
+    problem, reported where the racing operation is nearest (the shortest chain to it)."""
+    def key(r: HazardReading) -> Optional[tuple]:
+        earlier, later = r.hazard.earlier, r.hazard.later
+        return (r.kind, earlier.path, later.site, later.stream) if earlier.assumed and later.chain else None
+    nearest: dict[tuple, int] = {}
+    for r in found:
+        k = key(r)
+        if k is not None:
+            nearest[k] = min(nearest.get(k, len(r.hazard.later.chain)), len(r.hazard.later.chain))
+    return [r for r in found if key(r) is None or len(r.hazard.later.chain) == nearest[key(r)]]
 
 
 def _called(access: AccessEvent) -> str:

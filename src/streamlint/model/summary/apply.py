@@ -10,7 +10,7 @@ from streamlint.model.domain.paths import Index, IndexKind, Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import EXISTING, UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.domain.sides import exclusive
-from streamlint.model.domain.values import AbsValue, Memory, ValueKind, truth
+from streamlint.model.domain.values import PER_ITEM, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import Evidence, FunctionSummary
 from streamlint.model.summary.perform import perform, released
@@ -61,6 +61,9 @@ def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bo
                 or _host_read_of_device_memory(translated, state):
             continue
         state, found = perform(state, replace(translated, branch=binding.branch + translated.branch), reported)
+        if translated.kind is EffectKind.ACCESS and translated.path is not None and translated.stream is not None \
+                and translated.stream != HOST and translated.stream.known:
+            state = state.learned_device(translated.path)  # (the callee queued work on it: device memory)
         conflicts.extend(c for c in found if not _found_inside(c, binding.site))
         mapped.append(translated)
         mapper.state = state
@@ -180,6 +183,9 @@ class _Mapper:
             item = _told_item(value, path.steps)
             if item is not None:  # an item of a tuple the call writes out (`*args`): the caller's value there
                 return self._deref(item.identity, path.steps[1:]) if item.identity is not None else None
+            each = _item_made_per_item(value, path.steps)
+            if each is not None:  # `bufs[i]` of a list the caller built an allocation per item (a closure's cell)
+                return self._deref(each, path.steps[1:])
             base = value.identity if value is not None else None
             if base is None:
                 return None
@@ -267,6 +273,15 @@ class _Mapper:
 
     def value(self, value: AbsValue) -> AbsValue:
         return value.mapped(self.path, self.stream)
+
+
+def _item_made_per_item(value: Optional[AbsValue], steps: tuple) -> Optional[Path]:
+    """The caller's item at a step `[i]` of a list with no identity of its own whose items were each allocated
+    (`[torch.empty(n) for _ in range(2)]`): the items' allocation at that index, as the caller's own `bufs[i]` names it."""
+    if value is None or value.identity is not None or value.target != PER_ITEM or value.element is None \
+            or value.element.identity is None or not steps or not isinstance(steps[0], Index):
+        return None
+    return value.element.identity.element(steps[0])
 
 
 def _told_item(value: Optional[AbsValue], steps: tuple) -> Optional[AbsValue]:

@@ -175,6 +175,24 @@ def loop_bound(own: list) -> frozenset[str]:
                      for name in _target_names(node.target))
 
 
+def assigned_once(own: list) -> frozenset[str]:
+    """The local names a function binds exactly once, by a plain assignment outside any loop (`buffers = [...]`):
+    a closure defined after it sees that value whenever it runs (D-21's cells, beside the parameters)."""
+    counts: dict[str, int] = {}
+    plain: set[str] = set()
+    looped: list = []
+    for node in own:
+        kind = type(node)
+        if kind in (cst.For, cst.While):
+            looped.append(node.body)
+        for name in _binds(node):
+            counts[name] = counts.get(name, 0) + 1
+            if kind is cst.AssignTarget or kind is cst.AnnAssign:
+                plain.add(name)
+    in_loops = _bound_in(looped)
+    return frozenset(name for name, n in counts.items() if n == 1 and name in plain and name not in in_loops)
+
+
 def names_read(function: cst.FunctionDef, among: frozenset[str]) -> frozenset[str]:
     """The names of `among` the function's body reads from the enclosing scope (a closure's free names)."""
     wanted = among - param_names(function)

@@ -584,8 +584,10 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame,
     if target.rpartition(".")[0] != frame.qualname:  # (a closure of another function: what its cells hold, as facts)
         cells = tuple((key, _fact(value, state)) for key, value in cells)
     bound = _bound_args(summary.params, arguments) + cells  # (a cell is bound as the parameter it is in the walk)
-    binding = Binding(frame.site(arguments.node), bound, arguments.receiver, frame.branch,
-                      shared=frame.program.memoized(target))
+    receiver = arguments.receiver
+    if receiver is None and frame.class_name and target.rpartition(".")[0] == frame.qualname:
+        receiver = AbsValue(identity=Path(Root.self_()))  # (a closure of a method: its free receiver is this `self`)
+    binding = Binding(frame.site(arguments.node), bound, receiver, frame.branch, shared=frame.program.memoized(target))
     applied = apply(summary, state, binding)
     for effect in applied.effects:
         frame.emit(_in_this_loop(effect, frame, frame.guards_at(arguments.node)))

@@ -14,7 +14,7 @@ from streamlint.model.domain.paths import FILL, PREFIX, Index, IndexKind, Path, 
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.paths import MERGED
-from streamlint.model.domain.values import NO_ITEMS, FALSE, NONE, OF_ARGUMENTS, OPTION, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
+from streamlint.model.domain.values import NO_ITEMS, PER_ITEM, FALSE, NONE, OF_ARGUMENTS, OPTION, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
 from streamlint.model.transfer import array_calls, calls, command_line, torch_calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.act import host_access
@@ -352,10 +352,6 @@ def memory_of(item: AbsValue) -> frozenset:
     """The memory an item of a container holds: itself (a buffer, an event) and its own members."""
     own = {item.identity} if item.identity is not None and item.kind in (ValueKind.BUFFER, ValueKind.EVENT) else set()
     return item.members | own
-
-
-# The target of a container whose items are one allocation each (`[cp.empty(n) for _ in range(2)]`).
-PER_ITEM = "(an allocation per item)"
 
 
 def _bind_names(target: cst.BaseExpression, value: AbsValue, state: State) -> State:

@@ -136,6 +136,7 @@ class Numbering:
     fixed: frozenset[str] = frozenset()  # the parameters the function never rebinds (tests of them correlate)
     cursors: frozenset[str] = frozenset()  # the local names it counts a fill level with (D-30)
     loop_bound: frozenset[str] = frozenset()  # the names a loop or comprehension of it binds per pass
+    settled: frozenset[str] = frozenset()  # its never-rebound parameters and the locals it assigns once (cells, D-21)
     item_tests: set[int] = field(default_factory=set)  # tests of a loop's item against None (data-dependent)
     # what the function's text alone tells (read once per function, kept by the solver across its walks)
     text_facts: dict = field(default_factory=dict)

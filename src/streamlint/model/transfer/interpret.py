@@ -26,7 +26,7 @@ from streamlint.model.transfer.nodes import is_kind, own_nodes
 from streamlint.model.syntax.children import child_nodes
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.transfer.statements import leave, release_if_dropped, run_block
-from streamlint.model.syntax.tests import loop_bound, never_rebound, fill_cursors
+from streamlint.model.syntax.tests import assigned_once, loop_bound, never_rebound, fill_cursors
 
 # Walks done so far, per (function, context): the guard-rail test asserts each is 1.
 WALKS: dict[tuple[str, CallContext], int] = {}
@@ -92,6 +92,8 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         params = _parameters(node)
         frame.numbering.fixed = frame.numbering.once("fixed", lambda: never_rebound(node, _body_nodes(node, frame)))
         frame.numbering.cursors = frame.numbering.once("cursors", lambda: fill_cursors(_body_nodes(node, frame)))
+        frame.numbering.settled = frame.numbering.fixed | frame.numbering.once(
+            "assigned_once", lambda: assigned_once(_body_nodes(node, frame)))
         declared = _annotations(node, frame)
     frame.numbering.loop_bound = frame.numbering.once("loop_bound", lambda: loop_bound(
         _body_nodes(node, frame) if isinstance(node, cst.FunctionDef) else frame.numbering.once("nodes", lambda: own_nodes(node))))

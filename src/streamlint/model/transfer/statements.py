@@ -578,8 +578,8 @@ def _def(node: cst.FunctionDef, state: State, frame: Frame) -> State:
     told where a decorator is not the project's."""
     if frame.qualname.rsplit(".", 1)[-1].startswith("<"):
         return state  # (a module's top level: its functions are the module's)
-    # its cells: what this function's never-rebound names it reads hold (D-21)
-    read = frame.numbering.once(f"cells:{node.name.value}", lambda: names_read(node, frame.numbering.fixed))
+    # its cells: what this function's never-rebound names it reads hold (D-21): parameters, locals assigned once
+    read = frame.numbering.once(f"cells:{node.name.value}", lambda: names_read(node, frame.numbering.settled))
     cells = tuple(sorted((name, state.value(name)) for name in read if state.value(name).kind is not ValueKind.UNKNOWN))
     closure = AbsValue(ValueKind.CALLABLE, target=f"{frame.qualname}.{node.name.value}",
                        positions=tuple(v for _, v in cells), keys=tuple(k for k, _ in cells))

@@ -373,7 +373,10 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
     current = state.current_stream(framework)
     if frame.untold_is_cuda(state) and not any(map(is_host, inputs)):  # (a CPU operation ignores the stream)
         # under a stream the code chose (or assuming CUDA), a tensor of unknown device is a CUDA tensor: the work
-        # is queued there
+        # is queued there, and the code after the block finds it a CUDA tensor too
+        for untold in (v for v in [*inputs, written] if v is not None and v.is_buffer and v.identity is not None
+                       and v.memory is Memory.UNKNOWN):
+            state = state.learned_device(untold.identity)
         inputs, written = [placed(v) for v in inputs], placed(written)
     on_device = any(is_device(v) for v in inputs)
     stream = current if on_device else None
