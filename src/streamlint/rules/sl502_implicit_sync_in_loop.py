@@ -12,6 +12,7 @@ from streamlint.model.api import torch_api
 from streamlint.model.readings.hot_paths import (
     Work,
     calling_loops,
+    drained_before,
     own_operations,
     repeating_loops,
     waited_later_in_pass,
@@ -267,7 +268,16 @@ def _one_per_run(analysis, model, ancestry: Ancestry, found: list) -> list[Findi
             runs[-1].append((finding, sync))
         else:
             runs.append([(finding, sync)])
-    return [_naming_the_rest(analysis, run) for run in runs]
+    return [_naming_the_rest(analysis, run) for run in runs if not _drained(model, ancestry, run[0][1], position)]
+
+
+def _drained(model, ancestry: Ancestry, sync: "_Sync", position) -> bool:
+    """A device-wide wait earlier in the pass drained the stream before the run's first read: the run adds copies,
+    not a stall (that wait is the stall, SL103's to judge, or a measurement's)."""
+    if not _groups(sync) or not sync.loops:
+        return False
+    hot = repeating_loops(model, sync.own.function, sync.node, ancestry)
+    return bool(hot) and drained_before(model, sync.own.function, hot[-1], ancestry, position, sync.node)
 
 
 def _runs_on(model, ancestry: Ancestry, earlier: "_Sync", later: "_Sync") -> bool:

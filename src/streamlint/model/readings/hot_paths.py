@@ -102,6 +102,39 @@ def work_between(model: FileModel, function: str, within: cst.CSTNode, ancestry:
     return False
 
 
+def drained_before(model: FileModel, function: str, loop: cst.CSTNode, ancestry: Ancestry, position,
+                   node: cst.CSTNode) -> bool:
+    """Has the host waited for the whole device earlier in the same pass (a device sync of its own or a callee's, on
+    every pass, after the work that call queued), with no work queued since? Then a read at `node` finds the stream
+    drained: it costs the copy of its own operand, not a stall (the earlier wait is the stall, reported or meant)."""
+    here = position(node)
+    for wait in _draining_nodes(model, function):
+        at = position(wait)
+        if at is None or here is None or at >= here or not ancestry.inside(wait, loop) \
+                or not ancestry.every_pass(wait, loop):
+            continue
+        if not work_between(model, function, loop, ancestry, position, wait, node, Work.QUEUED):
+            return True
+    return False
+
+
+def _draining_nodes(model: FileModel, function: str):
+    """Where a device-wide sync of the host shows (a call of the function's own, or of a callee) that no work the
+    same call queues follows: after it, the device has nothing left of that call's."""
+    last: dict[str, bool] = {}  # shown site -> whether its last work so far is an unconditional device sync
+    for effect in _effects_of(model, function):
+        op = effect.operation.op if effect.kind is EffectKind.OPERATION and effect.operation is not None else None
+        site = shown_at(effect)
+        if op == OpKind.DEVICE_SYNC.value and not effect.operation.conditional:
+            last[site] = True
+        elif Work.QUEUED in _works(effect, set()):
+            last[site] = False
+    for site, drained in last.items():
+        node = model.node_of(site) if drained else None
+        if node is not None:
+            yield node
+
+
 def _working_nodes(model: FileModel, function: str, wanted: tuple):
     """Where the function's effects that do one of `wanted` show (an operation, or the call it came through)."""
     effects = _effects_of(model, function)
