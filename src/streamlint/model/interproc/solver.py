@@ -28,7 +28,7 @@ from streamlint.model.interproc.modules import ProjectModules, main_names, read_
 from streamlint.model.api import triton
 from streamlint.model.interproc.program import TOP_LEVEL, FunctionRef, Program, qualified, unit_of
 from streamlint.model.summary.codec import sealed
-from streamlint.model.transfer.kernels import stored_parameters
+from streamlint.model.transfer.kernels import stored_parameters, triton_stored_parameters
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.summary.function_summary import FunctionSummary
 from streamlint.model.transfer.frame import ROOT_CONTEXT, SIDE_STREAM_FACT, CallContext, Frame
@@ -313,6 +313,10 @@ class Solver:
         function = self.program.function(qualname)
         if function is None or not isinstance(function.node, cst.FunctionDef):
             return None
+        if self.kernel_framework(qualname) == triton.LAUNCHED_ON:
+            unit = self.program.unit(function.module)
+            imports = unit.imports if unit is not None else {}
+            return triton_stored_parameters(function.node, lambda expr: qualified(expr, imports))
         return stored_parameters(function.node)
 
     def class_defining(self, module: str, methods: frozenset[str]) -> Optional[str]:

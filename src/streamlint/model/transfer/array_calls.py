@@ -132,8 +132,8 @@ def launch(kernel: AbsValue, settings: Optional[list[AbsValue]], arguments: Argu
     parts, compiled = kernel.target.split(":"), kernel.target.startswith("kernel:")
     launched_by = "" if compiled else kernel.framework or (
         frame.program.kernel_framework(kernel.target) if frame.program and kernel.target else "")
-    writes = frame.program.kernel_writes(kernel.target) if frame.program and launched_by == "numba" and kernel.target \
-        else None
+    writes = frame.program.kernel_writes(kernel.target) if frame.program and kernel.target \
+        and launched_by in ("numba", triton.LAUNCHED_ON) else None
     framework = (parts[1] if len(parts) > 1 else "cupy") if compiled else launched_by
     if not framework:
         return UNKNOWN, state  # (a subscripted call nothing tells is a kernel's: a generic class, a wrapper's kernel)
