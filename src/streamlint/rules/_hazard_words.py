@@ -336,7 +336,8 @@ class Words:
         if path.root.kind is RootKind.RETURN:
             return f"the result of `{path.root.name.rsplit('.', 1)[-1]}()`"
         return self._with_steps(path.root.name.rsplit(".", 1)[-1] if path.root.kind is RootKind.GLOBAL
-                                else path.root.name, path.steps, reading)
+                                else path.root.spell() if path.root.kind is RootKind.PARAM else path.root.name,
+                                path.steps, reading)
 
     def stream_path(self, path: Path) -> str:
         """A stream kept at a path, with every step (`self._stages[...].stream`: unlike a

@@ -7,6 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.checked_file import spell as spelled  # noqa: F401 (the rules spell call targets with it)
+from streamlint.model.domain.paths import RootKind
 from streamlint.model.syntax.names import dotted
 
 # Spellings of a host array's address (`h.ctypes.data`): the array itself, as a message names it.
@@ -109,7 +110,7 @@ def at(call: cst.Call, where: str, scope: cst.CSTNode) -> str:
 
 def path_label(path) -> str:
     """A held value's path as messages name it: `self.stream`, `streams[...]` (any index)."""
-    text = path.root.name or "?"
+    text = path.root.spell() if path.root.kind is RootKind.PARAM else path.root.name or "?"  # (a closure's cell)
     for step in path.steps:
         text += f".{step}" if isinstance(step, str) else "[...]"
     return text

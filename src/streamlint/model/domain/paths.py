@@ -28,6 +28,9 @@ def cached_hash(cls: type) -> type:
     return cls
 
 
+CELL = "cell:"  # a closure's cell among its parameters (`cell:buffers`: the enclosing function's `buffers`, D-21)
+
+
 class RootKind(Enum):
     PARAM = "param"  # the function's parameter `index` (named `name`)
     SELF = "self"  # the receiver of a method
@@ -67,6 +70,8 @@ class Root:
         return Root(RootKind.FRESH, "", -1, site)
 
     def spell(self) -> str:
+        if self.kind is RootKind.PARAM:
+            return self.name.removeprefix(CELL)  # (a closure's cell is the enclosing function's name)
         if self.kind is RootKind.FRESH:
             return f"<allocation {self.site}{' (earlier iteration)' if self.age else ''}>"
         if self.kind is RootKind.RETURN:

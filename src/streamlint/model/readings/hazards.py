@@ -159,7 +159,7 @@ def _one_per_entry_race(found: list[HazardReading]) -> list[HazardReading]:
     problem, reported where the racing operation is nearest (the shortest chain to it)."""
     def key(r: HazardReading) -> Optional[tuple]:
         earlier, later = r.hazard.earlier, r.hazard.later
-        return (r.kind, earlier.path, later.site, later.stream) if earlier.assumed and later.chain else None
+        return (r.kind, earlier.path, later.site) if earlier.assumed and later.chain else None
     nearest: dict[tuple, int] = {}
     for r in found:
         k = key(r)

@@ -9,6 +9,7 @@ import libcst as cst
 
 from streamlint.model import declared
 from streamlint.model.domain.order import AccessEvent, Conflict
+from streamlint.model.domain.paths import CELL  # noqa: F401  (a context's key for a closure's cell: `cell:device`)
 from streamlint.model.domain.sides import configuration_sides
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
@@ -43,7 +44,6 @@ class CallContext:
 
 
 ROOT_CONTEXT = CallContext()
-CELL = "cell:"  # a context's key for a closure's cell (`cell:device`: what a free name holds)
 # The only stream fact a context carries: a non-blocking stream of the program's, not the caller's current one.
 SIDE_STREAM_FACT = StreamRef(StreamRefKind.CREATED, "", None, "<a side stream>", False, True)
 
