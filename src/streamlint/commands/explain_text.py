@@ -140,6 +140,8 @@ def _effect(effect: Effect, module: str = "") -> str:
         what = f"{_path(effect.path)} {verb} {_stream(effect.stream)}"
     elif kind is EffectKind.COUNTER:
         what = f"{_path(effect.path)} {'set: its slots are forgotten' if effect.write else 'moves on by one'}"
+    elif kind is EffectKind.PIN:
+        what = f"{_path(effect.path)} page-locked in place"
     elif kind is EffectKind.OPERATION and effect.operation is not None:
         op = effect.operation
         where = f" on {_stream(effect.stream)}" if effect.stream else ""

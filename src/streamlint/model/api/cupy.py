@@ -18,6 +18,8 @@ FUNCTIONS: dict[str, Fact] = {
     "cupy.cuda.Device().synchronize": Fact(K.DEVICE_SYNC, F, blocking=Block.ALWAYS),
     "cupy.cuda.runtime.deviceSynchronize": Fact(K.DEVICE_SYNC, F, blocking=Block.ALWAYS),
     "cupy.cuda.runtime.streamSynchronize": Fact(K.STREAM_SYNC, F, blocking=Block.ALWAYS, target=Arg(0)),
+    # `hostRegister(h.ctypes.data, nbytes, flags)`: cudaHostRegister, the host array page-locked in place
+    "cupy.cuda.runtime.hostRegister": Fact(K.HOST_REGISTER, F, host=Arg(0, "ptr")),
     "cupy.asnumpy": Fact(
         K.COPY_D2H, F, stream=Stream.ARG_OR_CURRENT, stream_arg=Arg(1, "stream"), blocking=Block.FLAG,
         flag=Arg(kw="blocking"), flag_default=True, flag_blocks_when=True,

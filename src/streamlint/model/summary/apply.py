@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Optional
 
+from streamlint.deadline import tick
 from streamlint.model.domain.order import HOST, Conflict
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root, RootKind, outermost_site
 from streamlint.model.domain.state import State
@@ -54,6 +55,7 @@ def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bo
     mapped: list[Effect] = []
     conflicts: list[Conflict] = []
     for effect in summary.effects:
+        tick()  # (a large summary applied at many calls is long work too: the file's budget counts it)
         translated = mapper.effect(effect)
         # (not this call's: its sides of a test are not the caller's; a move of what is on the device already)
         if translated is None or exclusive(binding.branch, translated.branch) \

@@ -26,6 +26,7 @@ class EffectKind(Enum):
     LAUNCH_GRAPH = "launch_graph"  # the graph at `path` runs its recorded work on `stream`
     # the ring counter at `path` moves on by one; `write`: it is set to a value not told (D-25)
     COUNTER = "counter"
+    PIN = "pin"  # the host memory at `path` is page-locked in place from now on (`cudaHostRegister`)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from streamlint.model.domain.order import HOST, AccessEvent, Conflict, Order
 from streamlint.model.api.facts import STREAM_ORDERED_ALLOCATORS
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.state import State
-from streamlint.model.domain.values import AbsValue
+from streamlint.model.domain.values import AbsValue, Memory
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.summary.effects import Effect, EffectKind
 
@@ -181,6 +181,11 @@ def _counter_moved(state: State, e: Effect) -> Result:
     return state.renamed(lambda p: p.forgotten(symbol) if e.write else p.shifted(symbol, 1)), []
 
 
+def _pinned(state: State, e: Effect) -> Result:
+    """Host memory page-locked in place (in a helper the caller handed it to): everything holding it is pinned."""
+    return (state.with_memory(e.path, Memory.PINNED) if e.path is not None else state), []
+
+
 _HANDLERS: dict[EffectKind, Callable[[State, Effect], Result]] = {
     EffectKind.BEGIN_CAPTURE: _capture(True),
     EffectKind.END_CAPTURE: _capture(False),
@@ -194,4 +199,5 @@ _HANDLERS: dict[EffectKind, Callable[[State, Effect], Result]] = {
     EffectKind.RELEASE: _release,
     EffectKind.SET_CURRENT: lambda state, e: (state.with_current(e.framework, e.stream) if e.stream else state, []),
     EffectKind.COUNTER: _counter_moved,
+    EffectKind.PIN: _pinned,
 }

@@ -476,7 +476,8 @@ def _register_host(fact: Fact, arguments: Arguments, state: State, frame: Frame)
     """`cudaHostRegister(h.ctypes.data, ...)`, `with cuda.pinned(h):`: the host array is page-locked in place."""
     host = arguments.value(fact.host)
     if host is not None and is_host(host) and host.identity is not None:
-        state = state.with_memory(host.identity, Memory.PINNED)
+        # (an effect, so a caller that handed the array to this helper finds it pinned too)
+        state = do(state, frame, Effect(EffectKind.PIN, frame.site(arguments.node), host.identity))
     return result_of(fact, arguments, frame, None), state
 
 
