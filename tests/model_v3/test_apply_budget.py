@@ -28,3 +28,17 @@ def test_applying_within_the_budget_completes():
     with deadline.bounded(None):
         applied = apply(_summary(4 * deadline.CHECK_EVERY), State(), Binding("m.f#1", ()))
     assert applied.returns is not None
+
+
+def test_copies_of_one_operation_are_bounded():
+    """A sync met through many call paths and test sides: at most MAX_VARIANTS copies, the last under no test; the
+    accesses are untouched by this bound."""
+    from streamlint.model.summary.function_summary import MAX_EFFECTS, MAX_VARIANTS, bounded
+
+    copies = tuple(Effect(EffectKind.SYNC, "m.gc#3", stream=StreamRef.ambient("torch"), chain=(f"m.f{i}#1",),
+                          branch=(f"m.f{i}?0:1",)) for i in range(MAX_EFFECTS + 50))
+    kept, _ = bounded(copies)
+    assert len(kept) == MAX_VARIANTS
+    assert kept[-1].branch == () and all(e.branch for e in kept[:-1])
+    few = copies[:10]
+    assert bounded(few) == (few, False)  # (within the budget: every copy, as it was)

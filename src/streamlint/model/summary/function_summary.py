@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from streamlint.model.domain.streams import StreamRef
 from streamlint.model.domain.values import UNKNOWN, AbsValue
@@ -42,9 +42,37 @@ class FunctionSummary:
 MAX_EFFECTS = 400
 
 
+# Past this many copies of one operation (the same kind, site, memory and streams) met through different call paths
+# and test sides, the rest are one copy under no test: a helper called from everywhere (a timer read, a device sync in
+# a garbage-collect helper) would otherwise multiply its copies at every level of the call graph.
+MAX_VARIANTS = 16
+
+
 def bounded(effects: tuple[Effect, ...]) -> tuple[tuple[Effect, ...], bool]:
+    effects = _variants_bounded(effects)
     if len(effects) <= MAX_EFFECTS:
         return effects, False
     room = max(0, MAX_EFFECTS - sum(e.kind is not EffectKind.ACCESS for e in effects))
     kept = {id(e) for e in [e for e in effects if e.kind is EffectKind.ACCESS][:room]}
     return tuple(e for e in effects if e.kind is not EffectKind.ACCESS or id(e) in kept), True
+
+
+def _variants_bounded(effects: tuple[Effect, ...]) -> tuple[Effect, ...]:
+    """Each operation, wait or sync kept in at most MAX_VARIANTS copies (path and sides of tests); the copies past
+    that are one, under no test (a wait or sync then holds on every path: that can only remove reports)."""
+    if len(effects) <= MAX_EFFECTS:
+        return effects
+    counts: dict = {}
+    kept: list[Effect] = []
+    for e in effects:
+        if e.kind is EffectKind.ACCESS:
+            kept.append(e)
+            continue
+        key = (e.kind, e.site, e.path, e.stream, e.other, e.write, e.operation)
+        seen = counts.get(key, 0)
+        counts[key] = seen + 1
+        if seen < MAX_VARIANTS - 1:
+            kept.append(e)
+        elif seen == MAX_VARIANTS - 1:
+            kept.append(replace(e, branch=()))
+    return tuple(kept)
