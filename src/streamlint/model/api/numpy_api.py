@@ -20,6 +20,9 @@ SCALAR_WITHOUT_SIZE = {
     "random.random": 0, "random.random_sample": 0, "random.standard_normal": 0,
 }
 
+# Methods of a host array that give a view of its memory (a page-locked array's view is page-locked): `reshape` and
+# `ravel` copy only an array that is not contiguous, which the views made to be registered or copied from are not.
+VIEW_METHODS = frozenset({"reshape", "ravel", "view", "transpose", "swapaxes", "squeeze"})
 # Attributes of a host array that are its memory under another name (`a.ctypes.data`).
 SAME_MEMORY_ATTRIBUTES = frozenset({"ctypes"})
 # Methods and functions that write the host array they are given first (the rest read).

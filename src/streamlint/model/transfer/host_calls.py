@@ -58,6 +58,8 @@ def _makes_array(short: str, arguments: Arguments) -> bool:
 def array_method(name: str, array: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
     if not is_host(array) or array.identity is None:
         return None
+    if name in numpy_api.VIEW_METHODS:
+        return array, state  # the same memory, nothing read yet
     site = frame.site(arguments.node)
     state = host_access(state, frame, site, array.identity, name in numpy_api.WRITING_METHODS)
     return fresh(frame, arguments, Memory.PAGEABLE, None, "numpy"), host_reads(state, frame, site, arguments.values())
