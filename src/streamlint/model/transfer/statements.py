@@ -248,6 +248,10 @@ def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: 
     holder, state = evaluate(target.value, state, frame)
     if holder.identity is None and holder.kind is ValueKind.CONTAINER and isinstance(target.value, cst.Name):
         return state.bind(target.value.value, _put(holder, value))  # `out[key] = v` into a display: its items
+    if holder.identity is None and holder.kind is ValueKind.CONTAINER and isinstance(target.value, cst.Attribute):
+        owner, state = evaluate(target.value.value, state, frame)  # (`self.events[d] = e`: the dict kept there)
+        if owner.identity is not None:
+            holder = replace(holder, identity=owner.identity.attr(target.value.attr.value))
     if holder.identity is None or not holder.is_buffer:
         state = _indices(target, state, frame)  # (what `buf[i]` evaluates below does this)
     if holder.identity is None:
@@ -263,6 +267,10 @@ def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: 
         return state
     if holder.kind is ValueKind.UNKNOWN and any(isinstance(e.slice, cst.Slice) for e in target.slice):
         return state  # `x[:n] = v` of something of unknown kind: a region written, no item stored
+    kept = state.stored(holder.identity)
+    if kept is not None and kept.kind is ValueKind.CONTAINER and kept.target == NO_ITEMS:
+        # `self.events[dev] = Event()` into an empty dict kept on `self`: it has items now (as `append` gives it)
+        state = state.store(holder.identity, replace(kept, target="", element=value))
     state = state.store(holder.identity.element(Index.any_()), value)
     key = _told_key(target)
     # (a key written out is that item's own place too: `d["step"]` reads what was stored there, not another key's)
