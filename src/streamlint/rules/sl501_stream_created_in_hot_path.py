@@ -22,7 +22,7 @@ from streamlint.model.readings.hot_paths import (
 )
 from streamlint.model.readings.operations import OperationAt
 from streamlint.model.syntax.ancestry import Ancestry, comprehension_of
-from streamlint.model.syntax.purpose import event_on_purpose
+from streamlint.model.syntax.purpose import event_on_purpose, made_to_time
 from streamlint.rules._shared import calling_loop_named, hot_entry_name
 from streamlint.rules.base import Finding, Rule
 
@@ -63,7 +63,10 @@ class StreamCreatedInHotPath(Rule):
     when the body only records them, waits for them and reads the time
     (`start.record()`, `end.synchronize()`,
     `cp.cuda.get_elapsed_time(start, end)`), in a benchmark, per step of a
-    training loop or per chunk of a pipeline alike. Making one costs
+    training loop or per chunk of a pipeline alike. Nor is a PyTorch event
+    asked for timing (`torch.cuda.Event(enable_timing=True)`), wherever it is
+    made (a hook that times every call): each measurement needs a pair of its
+    own. Making one costs
     microseconds, outside the timed region; the wait that reads the time is the
     cost, and SL103 and SL502 judge that wait where it happens. An event that
     orders streams (`wait_event`) is no timing mark and is reported.
@@ -279,6 +282,8 @@ class _Creation:
 def _where(analysis, model, ancestry: Ancestry, creation: _Creation) -> Optional[str]:
     """What makes the creation hot, in words; None when it is not."""
     own = creation.own
+    if own.operation.op == _EVENT and api.framework_of(own.operation.api) == "torch" and made_to_time(creation.node):
+        return None  # a timing mark wherever it is made: each measurement needs its own pair
     if creation.loops:
         function = next((a for a in ancestry.ancestors(creation.node) if isinstance(a, cst.FunctionDef)), None)
         if own.operation.op == _EVENT and function is not None and event_on_purpose(

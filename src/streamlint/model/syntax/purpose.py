@@ -18,6 +18,7 @@ TIMER_CALLS = frozenset({"perf_counter", "perf_counter_ns", "monotonic", "monoto
 TIMER_DOTTED = frozenset({"time.time", "time.time_ns"})
 # Event methods that only time: an event used by these alone is a timing mark.
 EVENT_TIMING_METHODS = frozenset({"record", "synchronize", "query", "elapsed_time"})
+EVENT_TIMING_FLAG = "enable_timing"  # PyTorch's `torch.cuda.Event(enable_timing=True)`: off unless asked for
 # Methods a training step calls (a backward pass and an update): a loop calling both trains.
 TRAINING_STEP_METHODS = (frozenset({"backward"}), frozenset({"step"}))
 # Methods that keep what they are given (containers, queues, files).
@@ -101,6 +102,13 @@ def repeats(loop: cst.CSTNode, ancestry: Ancestry) -> bool:
         return False
     targets = {n.value for n in names_in(loop.target)}
     return not targets & {n.value for n in names_in(loop.body) if not is_target(n, ancestry)}
+
+
+def made_to_time(creation: cst.Call) -> bool:
+    """`torch.cuda.Event(enable_timing=True)`: an event asked for timing (PyTorch makes them without) exists to be
+    measured, and each measurement needs a pair of its own; making one costs microseconds."""
+    return any(a.keyword is not None and a.keyword.value == EVENT_TIMING_FLAG and isinstance(a.value, cst.Name)
+               and a.value.value == "True" for a in creation.args)
 
 
 def event_on_purpose(creation: cst.Call, loop: cst.CSTNode, function: cst.CSTNode, ancestry: Ancestry) -> bool:
