@@ -147,6 +147,9 @@ class Words:
             # made in a callee for its own work: the local name it binds it to (a call's target names
             # what the call returns); kept on `self`, the caller's name of the object's attribute
             inner = self.bound_to(self.model.node_of(steps[-1])) if len(steps) > 1 else ""
+            if inner.startswith("self.") and len(steps) == 2 and self._on_own_receiver(steps[0]) \
+                    and self._owner_class(steps[-1]) == reading.function.class_name:
+                return inner  # kept on this very object by its own method: the caller names it so too
             local = inner if not inner.startswith("self.") else ""
             bound = local or self.site_label(ref.site, (near.node,) if near is not None else ())
             owner = self._owner_class(steps[-1]) if not bound and inner.startswith("self.") else ""
@@ -250,6 +253,12 @@ class Words:
             if kept.startswith("self."):
                 label += kept[len("self"):]
         return label
+
+    def _on_own_receiver(self, site: str) -> bool:
+        """Is the call at `site` a method call on the caller's own `self` (`self.helper()`)?"""
+        call = self.model.node_of(site)
+        return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
+            and isinstance(call.func.value, cst.Name) and call.func.value.value == "self"
 
     def _owner_class(self, site: str) -> str:
         """The class whose method the site is in ("" for a function)."""
