@@ -16,7 +16,9 @@ from streamlint.model.domain.order import HOST, ConflictKind
 from streamlint.model.domain.paths import Index, IndexKind, Path, RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.file_model import FileModel
+from streamlint.model.findings import Placement
 from streamlint.model.readings.hazards import HazardReading, Side, readings
+from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.rules._shared import DESCRIBED_STREAM, api_named
 
 # The conflict kinds each code reports (the model knows kinds, not codes).
@@ -47,6 +49,21 @@ class Words:
         for reading in readings(self.model):
             if KIND_CODES.get(reading.kind) == code:
                 yield reading
+
+    def unjoined_side_streams(self) -> set[tuple[str, StreamRef]]:
+        """(class or function, side stream) where the side stream reads what the current stream made (before the call or in
+        it) with no wait for it: that one missing wait also leaves unordered whatever else the function's side-stream work meets of
+        the callers' (the next call's allocations there against their use of what it returns)."""
+        return {(wait_scope(h), h.later.stream) for h in readings(self.model)
+                if h.kind is ConflictKind.READ_AFTER_WRITE and h.earlier.stream.kind is StreamRefKind.AMBIENT
+                and h.later.stream.kind is StreamRefKind.PATH}
+
+    def made_here_handed_out(self) -> dict[tuple[str, StreamRef], HazardReading]:
+        """(class or function, stream) -> a release at the boundary of memory the function made on a stream the object keeps
+        (its callers drop it; the next call's allocation there may take it)."""
+        return {(wait_scope(h), h.later.stream): h for h in readings(self.model)
+                if h.kind is ConflictKind.RELEASE_WITHOUT_RECORD and h.hazard.placement is Placement.AT_BOUNDARY
+                and h.later.access.path.root.kind is RootKind.FRESH and h.later.stream.kind is StreamRefKind.PATH}
 
     # -- lines ---------------------------------------------------------------------------
     def line(self, node: Optional[cst.CSTNode], function=None) -> int:
@@ -573,3 +590,43 @@ def outer_site(site: str) -> str:
 
 def is_module_level(reading: HazardReading) -> bool:
     return isinstance(reading.function.node, cst.Module)
+
+
+def made_in_block(words: Words, made) -> tuple[str, Optional[cst.With]]:
+    """The name an allocation is bound to, and the one `with` block of its function around it (None: none or
+    several)."""
+    ancestry = Ancestry(words.analysis.module)
+    withs = []
+    for around in ancestry.ancestors(made):
+        if isinstance(around, cst.FunctionDef):
+            break
+        if isinstance(around, cst.With):
+            withs.append(around)
+    statement, child = None, made
+    for around in ancestry.ancestors(made):  # (through a method chain only: `x.float().sub_(m)`, not an item)
+        if isinstance(around, cst.Assign) or not (
+                (isinstance(around, cst.Attribute) and around.value is child)
+                or (isinstance(around, cst.Call) and around.func is child)):
+            statement = around
+            break
+        child = around
+    target = statement.targets[0].target if isinstance(statement, cst.Assign) and len(statement.targets) == 1 else None
+    name = target.value if isinstance(target, cst.Name) else ""
+    return name, withs[0] if len(withs) == 1 else None
+
+
+def allocation_name(words: Words, h, made) -> str:
+    """A fresh allocation handed out as an item of what the function returns, named by the name it was bound
+    to where it was made (`static_embeddings`, not the dict `embeddings` it was spread into); "" otherwise."""
+    if made is None or not isinstance(h.node, cst.Return) or h.later.access.path.root.kind is not RootKind.FRESH:
+        return ""
+    name, _ = made_in_block(words, made)
+    returned = h.node.value
+    return name if name and not (isinstance(returned, cst.Name) and returned.value == name) else ""
+
+
+def wait_scope(reading: HazardReading) -> str:
+    """The class of the reporting method (a wait any of its methods makes orders the object's stream for all of
+    them), else the function."""
+    function = reading.function
+    return function.qualname.rsplit(".", 1)[0] if function.class_name else function.qualname

@@ -13,7 +13,7 @@ from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.findings import Placement
 from streamlint.model.summary.effects import EffectKind
-from streamlint.rules._hazard_words import Words
+from streamlint.rules._hazard_words import Words, allocation_name, allocation_node, wait_scope
 from streamlint.rules._shared import handed_to_callers_of, named, stream_code, wait_idiom, wait_line
 from streamlint.rules.base import Finding, Rule
 
@@ -48,6 +48,11 @@ class CrossStreamReadAfterWrite(Rule):
     non-blocking stream (subclasses calling the inherited method through `self`
     included): the callers' work on that stream, before and after the call, is not
     ordered with it.
+
+    When a method of the same object makes memory on that side stream and returns it,
+    the same missing wait also lets the next call's allocations there take that memory
+    while the callers still use it: the message says so, and no separate SL404 is
+    reported (one wait fixes both).
 
     ## Why is this bad?
     Streams run independently: the reader can start before the writer finishes and
@@ -183,6 +188,7 @@ class CrossStreamReadAfterWrite(Rule):
     def check(self, analysis):
         words = Words(analysis)
         builder = words.builder
+        handed_out = words.made_here_handed_out()
         for h in words.hazards(self.code):
             at = analysis.line_of(h.node)
             buffer, first = words.buffer(h), words.stream(h.earlier.stream, h, h.earlier)
@@ -229,9 +235,10 @@ class CrossStreamReadAfterWrite(Rule):
                 builder, h, words.stream_for_code(h.earlier.stream, h, h.earlier),
                 words.stream_for_code(h.later.stream, h, h.later))
             early = _wait_on_an_earlier_record(words, h)
+            also = _also_unordered(words, h, handed_out.pop((wait_scope(h), h.later.stream), None), second)
             yield Finding(
                 h.node,
-                f"{origin} and read on {named(second)} here{words.inside(h.later)} with no wait in between"
+                f"{origin} and read on {named(second)} here{words.inside(h.later)} with no wait in between{also}"
                 if not early else
                 f"{origin} and read on {named(second)} here{words.inside(h.later)} with no wait for the write in "
                 f"between: the wait at line {early[0]} is for an event recorded at line {early[1]}, before the write",
@@ -243,6 +250,18 @@ class CrossStreamReadAfterWrite(Rule):
                 else f"{idiom}{words.in_maker(h.later)}" if words.in_maker(h.later)
                 else f"{idiom} before line {wait_line(builder, h.node, h.earlier.shown, writer, h.framework)}",
             )
+
+
+def _also_unordered(words: Words, h, handed_out, stream: str) -> str:
+    """The other thing the same missing wait leaves unordered, said once with it (one problem): memory this
+    function makes on the side stream and returns, which the next call's allocations there may take while the
+    callers still use it."""
+    if handed_out is None or h.earlier.stream.kind is not StreamRefKind.AMBIENT:
+        return ""
+    made = allocation_name(words, handed_out, allocation_node(words.model, handed_out)) or words.buffer(handed_out)
+    function = handed_out.function.qualname.rpartition(".")[2]
+    return (f"; nor is the next call's work on {named(stream)} ordered after the callers' use of "
+            f"{named(made)}, which `{function}()` returns: its memory may go to that work too early")
 
 
 def _wait_in_callee(words: Words, builder: FixBuilder, h, writer: str, reader: str, idiom: str) -> Optional[str]:

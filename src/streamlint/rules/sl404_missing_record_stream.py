@@ -12,7 +12,15 @@ from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.findings import Placement
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.children import walk
-from streamlint.rules._hazard_words import Words, allocation_node, is_module_level, stored_allocation_node
+from streamlint.rules._hazard_words import (
+    Words,
+    allocation_name,
+    allocation_node,
+    is_module_level,
+    made_in_block,
+    stored_allocation_node,
+    wait_scope,
+)
 from streamlint.rules._shared import handed_to_callers_of, is_placeholder, may_be_none_in, named, stream_code
 from streamlint.rules.base import Finding, Rule
 
@@ -37,6 +45,17 @@ class MissingRecordStream(Rule):
     (`self.store[key] = t`) whose entries a public method of the class hands to the
     caller (`return self.store.pop(key)`) is flagged at the allocation: the caller
     uses it on its current stream and drops it, and the class records nothing.
+
+    A method no caller in sight calls that allocates its output on a stream the object
+    keeps (`with torch.cuda.stream(self.side):`) and returns it, alone or inside a dict
+    (`{**mp_out, **dp_out}`), is flagged at the `return`: the callers use it on their
+    current stream and drop it, and the next call's allocation on the kept stream may
+    take that memory while their work still reads it. Not flagged when a method of the
+    class makes that stream wait for the current one (the next allocation's writes are
+    ordered after the callers' work), or when the object keeps the output itself. The
+    tensors one `return` hands out are one finding. Where that stream also reads what
+    the current stream made with no wait, the one missing wait is reported once, by
+    SL401, whose message names the returned memory too.
 
     A generator that makes a side stream, allocates each batch on it and yields the
     batch (a prefetching loader) is flagged at the `yield`, once per allocation: its
@@ -119,11 +138,17 @@ class MissingRecordStream(Rule):
 
     def check(self, analysis):
         words = Words(analysis)
+        unjoined = words.unjoined_side_streams()
+        returned: dict = {}  # a return's node -> the memory it made and hands out unrecorded (one problem)
         for h, buffer in _one_per_use(words):
+            if (wait_scope(h), h.later.stream) in unjoined and h.later.access.path.root.kind is RootKind.FRESH \
+                    and h.hazard.placement is Placement.AT_BOUNDARY:
+                continue  # (one problem: the side stream's missing wait for the callers, reported by its read)
             owner_label = words.stream(h.later.stream, h, h.later)
             user_label = words.stream(h.earlier.stream, h, h.earlier)
             user, owner = stream_code(user_label, "torch", analysis), stream_code(owner_label, "torch", analysis)
             made = allocation_node(words.model, h) or stored_allocation_node(words.model, h)
+            buffer = allocation_name(words, h, made) or buffer
             tensor = buffer if _names_one_tensor(words, h, buffer) else ""
             if h.hazard.placement is Placement.AT_BOUNDARY:
                 # used and released in the callers, not here: name their lines
@@ -133,6 +158,9 @@ class MissingRecordStream(Rule):
                 # the object's own memory handed out (a getter): at its read, where `record_stream` goes
                 getter = h.earlier.access.path.root.kind is RootKind.SELF
                 node = words.first_read(h, buffer) if getter else h.node
+                if isinstance(h.node, cst.Return) and h.later.access.path.root.kind is RootKind.FRESH:
+                    returned.setdefault(id(h.node), []).append((h, buffer, made, owner_label, user))
+                    continue
                 yield Finding(
                     node,
                     f"{named(buffer)} was allocated on {named(owner_label)}{_at_line(words, made)} and is "
@@ -174,6 +202,45 @@ class MissingRecordStream(Rule):
                 help=_record_help(tensor, user) + (f" (or `{owner}.wait_stream({user})` before the release)"
                                                    if not is_placeholder(owner) else ""),
             )
+
+        for hand_outs in returned.values():
+            yield _returned_unrecorded(words, hand_outs)
+
+def _returned_unrecorded(words: Words, hand_outs: list) -> Finding:
+    """Memory a function makes on a stream it keeps and returns unrecorded, at one return: one problem (one
+    return hands it all out), its tensors named together, recorded together after the block that made them."""
+    h, _, _, owner_label, user = hand_outs[0]
+    hand_outs = sorted(hand_outs, key=lambda item: words.line(item[2]) if item[2] is not None else 0)
+    names = [buffer for _, buffer, _, _, _ in hand_outs]
+    lines = [words.line(made) for _, _, made, _, _ in hand_outs if made is not None]
+    helps = [_record_after_allocation(words, h.node, made, user) for h, _, made, _, _ in hand_outs]
+    callers = handed_to_callers_of(words.analysis, h.function.node, h.function.class_name,
+                                   "use it on their current stream and release it when they drop it")
+    if len(hand_outs) == 1:
+        return Finding(h.node, f"{named(names[0])} was allocated on {named(owner_label)}{_at_line(words, hand_outs[0][2])} "
+                               f"and is {callers}, without `record_stream`: its memory may go to new work on "
+                               f"{named(owner_label)} too early",
+                       help=helps[0] or _record_at_return(words, h.function.node, user))
+    where = f" (lines {', '.join(map(str, lines[:-1]))} and {lines[-1]})" if len(lines) == len(names) else ""
+    callers = callers.replace("use it on", "use them on").replace("release it when they drop it",
+                                                                   "release them when they drop them")
+    return Finding(h.node, f"{_listed(names)} were allocated on {named(owner_label)}{where} and are {callers}, "
+                           f"without `record_stream`: their memory may go to new work on {named(owner_label)} too early",
+                   help=_joined_helps(helps, user))
+
+
+def _listed(names: list) -> str:
+    quoted = [named(n) for n in names]
+    return ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def _joined_helps(helps: list, user: str) -> str:
+    """One paste for several records that go after the same `with` block; else each tensor where it is made."""
+    parts = [h.partition("` after the `with` block that ends at line ") for h in helps]
+    if all(code.startswith("`") and sep for code, sep, _ in parts) and len({end for _, _, end in parts}) == 1:
+        codes = "; ".join(code.removeprefix("`") for code, _, _ in parts)
+        return f"`{codes}` after the `with` block that ends at line {parts[0][2]}"
+    return f"`.record_stream({user})` on each tensor it returns, where it is made"
 
 
 def _at_line(words: Words, made) -> str:
@@ -282,34 +349,34 @@ def _record_at_return(words: Words, function: cst.CSTNode, user: str) -> str:
 
 
 def _record_after_allocation(words: Words, node: cst.CSTNode, made, user: str) -> str:
-    """The advice where a generator hands the tensor out: record it where it is made, just after the `with` block
-    that makes its stream current (the consumer's stream is current again there: every allocation is recorded, and
-    every `yield` of it covered); "" when the allocation is not so placed or bound to no name."""
-    if not isinstance(node, cst.Yield):
+    """The advice where a generator or a method hands the tensor out: record it where it is made, just after the
+    `with` block that makes its stream current (the consumer's stream is current again there: every allocation is
+    recorded, and every `yield` or `return` of it covered); "" when the allocation is not so placed or bound to no
+    name. A mapping of tensors (`**name`) has no `record_stream`: each of its tensors is recorded."""
+    if not isinstance(node, (cst.Yield, cst.Return)):
         return ""
+    made_by = "the generator yields" if isinstance(node, cst.Yield) else "it returns"
     if made is None:
-        return f"`.record_stream({user})` on each tensor the generator yields, where it is made"
+        return f"`.record_stream({user})` on each tensor {made_by}, where it is made" if isinstance(node, cst.Yield) else ""
+    name, block = made_in_block(words, made)
+    if not name or block is None:
+        return f"`.record_stream({user})` on each tensor {made_by}, where it is made" if isinstance(node, cst.Yield) else ""
+    placed = words.analysis.position(block)
+    if not placed:
+        return ""
+    if _splatted(words, made, name):
+        return (f"record each tensor of `{name}` (`.record_stream({user})`) after the `with` block that ends at "
+                f"line {placed.end.line}")
+    return f"`{name}.record_stream({user})` after the `with` block that ends at line {placed.end.line}"
+
+
+def _splatted(words: Words, made, name: str) -> bool:
+    """The function spreads the name into a dict (`{**name}`): a mapping of tensors, not one."""
     ancestry = Ancestry(words.analysis.module)
-    withs = []
-    for around in ancestry.ancestors(made):
-        if isinstance(around, cst.FunctionDef):
-            break
-        if isinstance(around, cst.With):
-            withs.append(around)
-    statement, child = None, made
-    for around in ancestry.ancestors(made):  # (through a method chain only: `x.float().sub_(m)`, not an item)
-        if isinstance(around, cst.Assign) or not (
-                (isinstance(around, cst.Attribute) and around.value is child)
-                or (isinstance(around, cst.Call) and around.func is child)):
-            statement = around
-            break
-        child = around
-    target = statement.targets[0].target if isinstance(statement, cst.Assign) and len(statement.targets) == 1 else None
-    name = target.value if isinstance(target, cst.Name) else ""
-    if len(withs) != 1 or not name:
-        return f"`.record_stream({user})` on each tensor the generator yields, where it is made"
-    placed = words.analysis.position(withs[0])
-    return f"`{name}.record_stream({user})` after the `with` block that ends at line {placed.end.line}" if placed else ""
+    function = next((a for a in ancestry.ancestors(made) if isinstance(a, cst.FunctionDef)), None)
+    return function is not None and any(
+        isinstance(n, cst.StarredDictElement) and isinstance(n.value, cst.Name) and n.value.value == name
+        for n in walk(function))
 
 
 def _record_help(buffer: str, user: str) -> str:

@@ -9,7 +9,7 @@ from typing import Optional
 
 from streamlint.model.api.facts import LEGACY_BY_DEFAULT
 from streamlint.model.domain.order import Order
-from streamlint.model.domain.paths import Index, Path
+from streamlint.model.domain.paths import Index, Path, RootKind
 from streamlint.model.domain.persistent import EMPTY, PMap
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.domain.values import NO_ITEMS, UNKNOWN, AbsValue, Memory, ValueKind
@@ -172,6 +172,28 @@ class State:
             self.capturing | other.capturing,
             _join_recorded(self.recorded, other.recorded),
         )
+
+    def kept_on_self(self) -> dict[Path, Path]:
+        """Memory made in the call and held at `self.<attr>` at its end: its allocation -> that path."""
+        kept = {}
+        for path, value in self.heap:
+            if path.root.kind is not RootKind.SELF or not 1 <= len(path.steps) <= 2:
+                continue
+            if len(path.steps) == 2 and path.steps[1] != Index.any_():
+                continue  # (an item under a key the text tells: not the container's weak slot)
+            held = [(value, path)]
+            if len(path.steps) == 1 and value.element is not None:
+                held.append((value.element, path.element(Index.any_())))
+            for item, where in held:  # (an item of a container kept there, a tuple's positions each: D-12)
+                told = [(item, where)] + [(p, where.element(Index.const_(i))) for i, p in enumerate(item.positions)]
+                for made, at in told + [(v, where) for v in item.either]:  # (memory it is on some path: D-20)
+                    identity = made.identity
+                    if identity is not None and identity.root.kind is RootKind.FRESH and not identity.steps:
+                        kept.setdefault(identity, at)
+            for member in value.members if len(path.steps) == 1 else ():
+                if member.root.kind is RootKind.FRESH and not member.steps:  # an item, where the join lost which
+                    kept.setdefault(member, path.element(Index.any_()))
+        return kept
 
 
 def _chosen(joined: AbsValue, a: AbsValue, b: AbsValue, sides: tuple[str, str]) -> AbsValue:

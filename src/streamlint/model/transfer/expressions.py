@@ -308,7 +308,8 @@ def _display(node: cst.Tuple | cst.List | cst.Dict, state: State, frame: Frame) 
         value, state = evaluate(element.value, state, frame)
         values.append(value)
         if isinstance(element, cst.StarredDictElement):
-            value = value.element or UNKNOWN  # `**other`: its values
+            # `**other`: its values (a mapping known only as memory a call made: that memory)
+            value = value.element or (value if value.is_buffer else UNKNOWN)
         elif value.kind is ValueKind.NAMESPACE and not mapping:
             continue  # a type or module beside the items (`[buf, MPI.FLOAT]`) holds no memory
         joined = value if joined is None else joined.join(value)

@@ -194,7 +194,7 @@ def left_on_self(exit_state: Optional[State], effects: tuple[Effect, ...] = ()) 
     copies from the device into host memory the host has not waited for (on any stream: the host follows none)."""
     if exit_state is None:
         return ()
-    kept = _kept_on_self(exit_state)
+    kept = exit_state.kept_on_self()
     found = []
     copies_back = {e.site for e in effects if e.kind is EffectKind.OPERATION and e.operation.op == OpKind.COPY_D2H.value}
     into_host = [p.access for p in exit_state.order.pending if p.access.write and p.access.host_memory
@@ -210,29 +210,6 @@ def left_on_self(exit_state: Optional[State], effects: tuple[Effect, ...] = ()) 
         if path.root.kind is RootKind.SELF and (named or access in into_host):
             found.append(replace(access, path=path))
     return tuple(found)
-
-
-def _kept_on_self(exit_state: State) -> dict[Path, Path]:
-    """Memory made in the call and held at `self.<attr>` at its end: its allocation -> that path."""
-    kept = {}
-    for path, value in exit_state.heap:
-        if path.root.kind is not RootKind.SELF or not 1 <= len(path.steps) <= 2:
-            continue
-        if len(path.steps) == 2 and path.steps[1] != Index.any_():
-            continue  # (an item under a key the text tells: not the container's weak slot)
-        held = [(value, path)]
-        if len(path.steps) == 1 and value.element is not None:
-            held.append((value.element, path.element(Index.any_())))
-        for item, where in held:  # (an item of a container kept there, a tuple's positions each: D-12)
-            told = [(item, where)] + [(p, where.element(Index.const_(i))) for i, p in enumerate(item.positions)]
-            for made, at in told + [(v, where) for v in item.either]:  # (memory it is on some path: D-20)
-                identity = made.identity
-                if identity is not None and identity.root.kind is RootKind.FRESH and not identity.steps:
-                    kept.setdefault(identity, at)
-        for member in value.members if len(path.steps) == 1 else ():
-            if member.root.kind is RootKind.FRESH and not member.steps:  # an item, where the join lost which
-                kept.setdefault(member, path.element(Index.any_()))
-    return kept
 
 
 def misjoined(exit_state: Optional[State], effects: tuple[Effect, ...], earlier_calls: frozenset = frozenset()) -> tuple:

@@ -337,14 +337,14 @@ def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) ->
     handed_events = set().union(*(state.order.recorded(identity) or () for identity in identities))
     for identity in identities:
         site = _where_held(identity, frame, caller.site) if _restored(identity, state) else caller.site
-        made = _held_value(value, identity, state)
+        made = _held_value(value, identity, state) or _made_by_write(identity, frame)
         # (a NumPy array over host memory is read by the host, wherever the callers use it)
         numpy_view = identity == value.identity and value.framework == "numpy" and is_host(value)
         reader = HOST if numpy_view or _read_back(identity, frame) else caller.stream
         found = state.order.conflicts(replace(caller, path=identity, site=site, stream=reader))
         frame.found.handed_out.extend(c for c in found if c.earlier.write and not c.earlier.assumed
                                       and access_key(c.earlier) not in handed_events)
-        if made is not None and _released_unrecorded(made, caller.stream, state, frame.found.taken):
+        if made is not None and _released_unrecorded(made, caller.stream, state, frame):
             use = replace(caller, path=identity, site=_where_held(identity, frame, caller.site))
             release = AccessEvent(identity, True, made.stream, caller.site)
             frame.found.handed_out.append(Conflict(ConflictKind.RELEASE_WITHOUT_RECORD, use, release))
@@ -366,6 +366,18 @@ def _held_value(returned: AbsValue, identity: Path, state: State) -> Optional[Ab
         or next((v for _, v in state.names if v.is_buffer and v.identity == identity), None)
 
 
+def _made_by_write(identity: Path, frame: Frame) -> Optional[AbsValue]:
+    """Memory this call allocated (an item of a container it returns, where a join of two paths' allocations
+    named no one of them): a buffer on the stream of the write that made it."""
+    root = identity.root
+    if root.kind is not RootKind.FRESH or identity.steps:
+        return None
+    made = next((e for e in frame.found.effects if e.kind is EffectKind.ACCESS and e.write and e.path == identity
+                 and e.site == root.site and e.stream is not None), None)
+    return AbsValue(ValueKind.BUFFER, made.framework or made.stream.framework, Memory.DEVICE, identity,
+                    made.stream) if made else None
+
+
 def _where_held(identity: Path, frame: Frame, default: str) -> str:
     """Where a caller's use of memory handed out shows: where this function or the keeper took it."""
     if identity.root.kind is RootKind.FRESH and identity in frame.found.taken:
@@ -373,14 +385,18 @@ def _where_held(identity: Path, frame: Frame, default: str) -> str:
     return frame.found.taken.get(identity, default)
 
 
-def _released_unrecorded(value: AbsValue, caller: StreamRef, state: State, taken: dict) -> bool:
-    """Memory the object keeps, made on its stream, handed to a caller's stream: reused unless recorded."""
+def _released_unrecorded(value: AbsValue, caller: StreamRef, state: State, frame: Frame) -> bool:
+    """Memory made on a stream the object keeps, handed to a caller's stream that drops the last reference: the
+    object's next allocation on its stream may take it unless recorded. The last reference is the caller's when the
+    memory was taken out of what the object keeps (`pop`), or made by this call and not kept on `self` too."""
     made_on, identity = value.stream, value.identity
     if made_on is None or made_on.path is None or made_on.path.root.kind is not RootKind.SELF \
             or value.framework not in STREAM_ORDERED_ALLOCATORS or identity is None:
         return False
-    if identity.root.kind is not RootKind.SELF and identity not in taken:
-        return False  # made for this call and returned: the caller's to keep, and to record
+    made_here = identity.root.kind is RootKind.FRESH and identity.root.site.startswith(frame.qualname + "#")
+    if identity.root.kind is not RootKind.SELF and identity not in frame.found.taken \
+            and not (made_here and identity not in state.kept_on_self()):
+        return False  # (the object still holds it: its callers' drop releases nothing)
     if not made_on.distinct_from(caller):
         return False
     # (kept for one of two streams, one the caller's: recorded on that path only, D-14)
