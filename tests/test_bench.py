@@ -30,7 +30,7 @@ def test_bench_runs_cold_warm_and_touched_rows_and_prints_a_table(tmp_path, caps
     write(tree / "__init__.py", "")
     write(tree / "helpers.py", "import torch\n\ndef make_host(n):\n    return torch.zeros(n)\n")
     write(tree / "main.py", "import torch\nfrom .helpers import make_host\n\n"
-                            "def up(n):\n    return make_host(n).to('cuda', non_blocking=True)\n")
+                            "def up(n, steps):\n    for _ in range(steps):\n        yield make_host(n).to('cuda', non_blocking=True)\n")
     write(tree / "notes.py", "x = 1\n")
     out = tmp_path / "results.json"
     argv = ["--tree", str(tree), "--copies", "1", "--runs", "1", "--work", str(tmp_path / "work"),
@@ -50,7 +50,7 @@ def test_bench_runs_cold_warm_and_touched_rows_and_prints_a_table(tmp_path, caps
     helper = re.search(r"`pkg/(\w+\.py)` \(\+(\d+) importers\)", rows[("pkg", "streamlint helper touched")]["note"])
     leaf = re.search(r"`pkg/(\w+\.py)` \(\+(\d+) importers\)", rows[("pkg", "streamlint touched")]["note"])
     assert helper and leaf and int(helper.group(2)) >= int(leaf.group(2)) >= 0
-    assert report["trees"] == {"pkg": {"files": 4, "lines": 10}, "monorepo": {"files": 4, "lines": 10}}
+    assert report["trees"] == {"pkg": {"files": 4, "lines": 11}, "monorepo": {"files": 4, "lines": 11}}
     assert "| pkg (4 files, 0.00 M lines) | streamlint cold | 1 |" in table
     assert "| monorepo (4 files, 0.00 M lines) | TorchFix | 0 | - |" in table
     # The touched files are restored: the work copies end as they began.

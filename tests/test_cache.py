@@ -193,7 +193,7 @@ HELPERS = (
 )
 MAIN = (
     "import torch\nfrom .helpers import make_host\n\n"
-    "def up(n):\n    return make_host(n).to('cuda', non_blocking=True)\n"
+    "def up(n, steps):\n    for _ in range(steps):\n        yield make_host(n).to('cuda', non_blocking=True)\n"
 )
 
 
@@ -383,7 +383,7 @@ def test_new_module_that_an_import_now_finds_invalidates(tmp_path):
     root = tmp_path / "scripts"
     main = (
         "import torch\nfrom util import make_host\n\n"
-        "def up(n):\n    return make_host(n).to('cuda', non_blocking=True)\n"
+        "def up(n, steps):\n    for _ in range(steps):\n        yield make_host(n).to('cuda', non_blocking=True)\n"
     )
     write(root / "main.py", main)
     first, _ = lint(root, tmp_path / "c")

@@ -43,15 +43,15 @@ def test_other_modules_of_the_project_are_read_for_summaries(tmp_path):
     main = pkg / "main.py"
     main.write_text(
         "import torch\nfrom .helpers import make_host, make_pinned\nfrom pkg.helpers import make_host as mh\n\n"
-        "def up(n):\n    a = make_host(n).to('cuda', non_blocking=True)\n"
-        "    b = make_pinned(n).to('cuda', non_blocking=True)\n"
-        "    c = mh(n).to('cuda', non_blocking=True)\n    return a, b, c\n"
+        "def up(n, steps):\n    for _ in range(steps):\n        a = make_host(n).to('cuda', non_blocking=True)\n"
+        "        b = make_pinned(n).to('cuda', non_blocking=True)\n"
+        "        c = mh(n).to('cuda', non_blocking=True)\n        yield a, b, c\n"
     )
     assert resolve.module_file(str(main), ".helpers") == pkg / "helpers.py"
     assert resolve.module_file(str(main), "pkg.helpers") == pkg / "helpers.py"
     assert resolve.module_file(str(main), "os.path") is None  # the standard library is never read
     found = [(d.row, d.code) for d in check_source(main.read_text(), str(main), all_rules())]
-    assert found == [(6, "SL301"), (8, "SL301")]  # make_pinned's result is pinned: no finding
+    assert found == [(7, "SL301"), (9, "SL301")]  # make_pinned's result is pinned: no finding
     # Without a path (stdin, no project) the imported helpers stay unknown.
     assert check_source(main.read_text(), "-", all_rules()) == []
 

@@ -42,9 +42,10 @@ def make_project(root: Path) -> Path:
         from .staging import make_host_buffer
 
 
-        def upload(n):
-            h = make_host_buffer(n)
-            return h.to("cuda", non_blocking=True)
+        def upload(n, steps):
+            for _ in range(steps):
+                h = make_host_buffer(n)
+                yield h.to("cuda", non_blocking=True)
         """))  # fmt: skip
     for name in ("conftest", "setup", "sitecustomize", "usercustomize", "__main__", *SHADOWS):
         write(root / f"{name}.py", PAYLOAD + "import torch\ns = torch.cuda.Stream()\n")
@@ -88,7 +89,7 @@ def test_python_dash_m_in_the_checked_directory_runs_none_of_it(tmp_path):
         cwd=root, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 1, done.stderr
-    assert "pkg/train.py:7:12: SL301 " in done.stdout
+    assert "pkg/train.py:8:15: SL301 " in done.stdout
     assert pwned(root) == []
 
 

@@ -9,8 +9,11 @@ import libcst as cst
 from streamlint.model.api.facts import OpKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import Memory
-from streamlint.model.readings.operations import own_operations
+from streamlint.model.readings.hot_paths import Work, calling_loops, repeating_loops
+from streamlint.model.readings.hot_paths import own_operations as hot_operations
+from streamlint.model.readings.operations import chosen
 from streamlint.model.summary.effects import Operation
+from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.rules import _labels as labels
 from streamlint.rules._shared import api_named
 from streamlint.rules.base import Finding, Rule
@@ -33,6 +36,13 @@ class AsyncCopyPageable(Rule):
     - cuda-python: `cudaMemcpyAsync` / `cuMemcpyHtoDAsync` / `cuMemcpyDtoHAsync`
       with a host pointer that does not come from `cudaMallocHost`,
       `cudaHostAlloc` or `cudaHostRegister`.
+
+    Only where the staging costs something: a copy queued on a stream the code
+    chose (it asked for overlap there), or one on a hot path (every pass of a loop
+    that repeats it, every call of `forward` or of another hot entry, every pass of
+    a caller's loop in sight). A one-off copy on the current stream (a model's
+    set-up in its constructor, a loader helper called once, a final read-back)
+    waits for its staging once and has nothing to overlap: not flagged.
 
     Not flagged: `cp.asarray(np_arr)`, which stages a pageable source through
     CuPy's own pinned memory pool. Batches of a `DataLoader` are reported as
@@ -65,7 +75,9 @@ class AsyncCopyPageable(Rule):
     import torch
 
     x_host = torch.from_numpy(np.load("features.npy"))  # pageable
-    x = x_host.to("cuda", non_blocking=True)  # does not overlap, host waits
+    for step in range(num_steps):
+        x = x_host.to("cuda", non_blocking=True)  # every step: no overlap, host waits
+        model(x).sum().backward()
     ```
     ```python
     import numpy as np
@@ -104,9 +116,10 @@ class AsyncCopyPageable(Rule):
     import numpy as np
     import torch
 
-    x_host = torch.empty(shape, dtype=torch.float32, pin_memory=True)
-    x_host.numpy()[:] = np.load("features.npy")
-    x = x_host.to("cuda", non_blocking=True)
+    x_host = torch.from_numpy(np.load("features.npy")).pin_memory()  # once
+    for step in range(num_steps):
+        x = x_host.to("cuda", non_blocking=True)
+        model(x).sum().backward()
     ```
     ```python
     import numpy as np
@@ -178,13 +191,14 @@ class AsyncCopyPageable(Rule):
 
     def check(self, analysis):
         model = analysis.v3
+        ancestry = Ancestry(analysis.module)
         reported: set[str] = set()
-        for _, at in own_operations(model):
+        for at in hot_operations(model):
             operation = at.operation
             if at.site in reported or not _async_pageable_copy(operation, at.stream):
                 continue
             call = model.node_of(at.site)
-            if not isinstance(call, cst.Call):
+            if not isinstance(call, cst.Call) or not _overlap_at_stake(model, ancestry, at, call):
                 continue
             reported.add(at.site)
             label = labels.at(call, operation.host_at, analysis.module)
@@ -199,6 +213,18 @@ class AsyncCopyPageable(Rule):
 
 
 _COPIES = frozenset({OpKind.COPY_H2D.value, OpKind.COPY_D2H.value})
+
+
+def _overlap_at_stake(model, ancestry: Ancestry, at, call: cst.Call) -> bool:
+    """Where a staged copy costs something (the placement policy): on a stream the code chose for it (it asked for
+    overlap there), or on a hot path (every pass of a loop that repeats it, every call of a hot entry, every pass of
+    a loop of a caller in sight). A one-off copy on the current stream (set-up, a helper nothing in sight calls
+    repeatedly) waits once: nothing to overlap."""
+    if chosen(at.stream) or at.entry:
+        return True
+    if ancestry.loops_around(call):
+        return bool(repeating_loops(model, at.function, call, ancestry))
+    return bool(calling_loops(model, at, ancestry, Work.QUEUED))
 
 
 def _async_pageable_copy(operation: Operation, stream: Optional[StreamRef]) -> bool:

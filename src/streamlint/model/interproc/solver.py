@@ -18,6 +18,7 @@ from pathlib import Path as FilePath
 from streamlint import reads
 from streamlint.deadline import tick
 from streamlint.model.domain.order import Conflict
+from streamlint.model.domain.paths import CELL
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import FALSE, TRUE, UNKNOWN, AbsValue, ValueKind
 from streamlint.model import declared, resolve
@@ -537,8 +538,10 @@ class Solver:
         # stream the callers hand for the work and whether the caller's current stream is one it
         # entered stay (dimensions of a few values each: without the last, a CuPy helper called
         # inside `with s:` would be walked as if on the legacy default stream)
+        # a closure's cells stay too: they are its enclosing walk's own names (what the closure runs on), not what
+        # callers tell, and as many as that walk's contexts, which the budget already bounds
         work = context.work_stream
-        handed = tuple((name, value) for name, value in context.args if name == work)
+        handed = tuple((name, value) for name, value in context.args if name == work or name.startswith(CELL))
         return CallContext(handed, hot=context.hot, receiver_state=context.receiver_state, work_stream=work,
                            entered=context.entered, cold=context.cold)
 

@@ -61,6 +61,9 @@ def attribute_of(base: AbsValue, attr: str, path: Optional[Path]) -> AbsValue:
         return base
     if base.is_buffer and base.memory is not Memory.DEVICE and attr in numpy_api.SAME_MEMORY_ATTRIBUTES:
         return base  # `h.ctypes`: the host array's own memory (its `.data` is the address)
+    if base.kind is ValueKind.UNKNOWN and base.identity is not None and attr in numpy_api.SAME_MEMORY_ATTRIBUTES:
+        # only a NumPy array has `.ctypes`: a host array handed in, its pinnedness not told
+        return AbsValue(ValueKind.BUFFER, "numpy", Memory.UNKNOWN, base.identity)
     if base.is_buffer and attr in torch_api.DEVICE_ATTRIBUTES and base.memory is not Memory.UNKNOWN:
         # (the CPU on the path where the tensor is a scalar built on the host: `host_built`)
         return AbsValue(ValueKind.DEVICE, base.framework, Memory.DEVICE if base.on_device else Memory.PAGEABLE,

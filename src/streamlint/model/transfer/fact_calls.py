@@ -475,7 +475,8 @@ def _touched(fact: Fact, arguments: Arguments) -> list[tuple[Optional[AbsValue],
 def _register_host(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
     """`cudaHostRegister(h.ctypes.data, ...)`, `with cuda.pinned(h):`: the host array is page-locked in place."""
     host = arguments.value(fact.host)
-    if host is not None and is_host(host) and host.identity is not None:
+    # (a host array whose pinnedness nobody told, a parameter's, is page-locked too)
+    if host is not None and host.is_buffer and host.memory is not Memory.DEVICE and host.identity is not None:
         # (an effect, so a caller that handed the array to this helper finds it pinned too)
         state = do(state, frame, Effect(EffectKind.PIN, frame.site(arguments.node), host.identity))
     return result_of(fact, arguments, frame, None), state
