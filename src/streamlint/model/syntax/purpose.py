@@ -66,7 +66,8 @@ def unpacked(targets: list) -> list[cst.BaseExpression]:
 
 
 def bound_names(node: cst.CSTNode) -> list[str]:
-    if not isinstance(node, (cst.Assign, cst.AnnAssign, cst.NamedExpr)):
+    """The names an assignment binds (`total += n` binds `total`: its later uses carry the value)."""
+    if not isinstance(node, (cst.Assign, cst.AnnAssign, cst.NamedExpr, cst.AugAssign)):
         return []
     return [t.value for t in flat_targets(node) if isinstance(t, cst.Name)]
 

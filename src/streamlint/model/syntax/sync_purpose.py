@@ -108,7 +108,7 @@ def _feeds(body: SyncPurposes, node: cst.CSTNode, depth: int, compared: bool = F
             found = _argument_of(parent, child, compared)
             if found is not None:
                 return found
-        if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.NamedExpr)) and depth < _DEPTH:
+        if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.NamedExpr, cst.AugAssign)) and depth < _DEPTH:
             return _names_feed(body, parent, depth, compared)
         if isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
             return None
