@@ -34,7 +34,8 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 PERFORMANCE_RULES: tuple[str, ...] = ("SL1", "SL2", "SL3", "SL5")
 DEFAULT_PER_FILE_IGNORES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
     (pattern, PERFORMANCE_RULES) for pattern in (
-        "**/test_*.py", "**/*_test.py", "**/conftest.py", "**/tests/**", "**/test/**", "**/*_tests/**",
+        "**/test_*.py", "**/*_test.py", "**/test.py", "**/tests.py", "**/conftest.py", "**/tests/**", "**/test/**",
+        "**/*_tests/**",
         "**/benchmarks/**", "**/benchmark/**",
     ))
 # Seconds one file's analysis may take before it is given up with SL000.
