@@ -60,7 +60,8 @@ class DeviceSynchronize(Rule):
       it, or the loop reads a host timer (a benchmark);
     - a CUDA-graph capture follows it (`with torch.cuda.graph(g):`,
       `g.capture_begin()`, `stream.begin_capture()`), also from inside the
-      warm-up loop just before the capture.
+      warm-up loop just before the capture, and past the capture's set-up lines
+      (assignments that make graph objects or list the static buffers).
     Stream waits, other synchronizations, barriers, NVTX ranges and log lines
     (also under an `if`) between the sync and what follows are looked past.
 

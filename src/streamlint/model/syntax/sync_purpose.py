@@ -211,7 +211,7 @@ def _neighbours(body: SyncPurposes, node: cst.CSTNode) -> Optional[Purpose]:
     while stmt is not None and block is not None:
         siblings = list(block.body)
         at = next(i for i, s in enumerate(siblings) if s is stmt)  # (a block lists the statements it holds)
-        if any(_is_capture(later) for later in siblings[at + 1: at + 4]):
+        if any(_is_capture(later) for later in siblings[at + 1: at + 4]) or _capture_after_set_up(siblings[at + 1:]):
             return Purpose.CAPTURE  # (past the graph's own set-up: `g = torch.cuda.CUDAGraph()`)
         for later in siblings[at + 1: at + 4]:
             found = None if in_loop else _next_to(body, later)
@@ -226,6 +226,29 @@ def _neighbours(body: SyncPurposes, node: cst.CSTNode) -> Optional[Purpose]:
         in_loop = in_loop or isinstance(outer, LOOPS)
         stmt, block = _statement(body, outer)
     return None
+
+
+def _capture_after_set_up(later: list) -> bool:
+    """A capture follows after any number of the capture's set-up lines: assignments and log lines that call
+    nothing but graph constructors and builtins (`graphs = [torch.cuda.CUDAGraph() for _ in range(n)]`, `n = self.config.n`,
+    `inputs = [static_x] + [layer.out for layer in layers]`)."""
+    for statement in later:
+        if _is_capture(statement):
+            return True
+        if not (isinstance(statement, cst.SimpleStatementLine) and all(
+                isinstance(s, (cst.Assign, cst.AnnAssign)) for s in statement.body)
+                and all(last_name(c.func) in _GRAPH_CONSTRUCTORS or _builtin(c) for c in calls_in(statement))) \
+                and not _passive(statement):
+            return False
+    return False
+
+
+_GRAPH_CONSTRUCTORS = frozenset({"CUDAGraph", "graph_pool_handle"})
+
+
+def _builtin(call: cst.Call) -> bool:
+    """`range(n)`, `len(xs)`: a builtin, which queues no GPU work."""
+    return isinstance(call.func, cst.Name) and call.func.value in _BUILTIN_NAMES
 
 
 def _next_to(body: SyncPurposes, later: cst.CSTNode) -> Optional[Purpose]:
