@@ -51,7 +51,8 @@ def run(loader):
 
 def test_test_and_benchmark_files_get_only_the_race_rules_by_default(tmp_path):
     tests = ("tests/test_loop.py", "pkg/loop_test.py", "benchmarks/bench_loop.py", "pkg/unit_tests/infer_loop.py",
-             "corelib/attn/test.py", "pkg/tests.py")
+             "corelib/attn/test.py", "pkg/tests.py", "scripts/benchmark_allreduce.py", "tools/bench_copy.py",
+             "dietgpu/benchmark.py")
     for name in (*tests, "src/loop.py"):
         write(tmp_path / name, _SYNC_IN_LOOP_AND_RACE)
     by_file = {Path(r.path).relative_to(tmp_path).as_posix(): sorted({d.code for d in r.diagnostics})

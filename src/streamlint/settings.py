@@ -36,7 +36,8 @@ DEFAULT_PER_FILE_IGNORES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
     (pattern, PERFORMANCE_RULES) for pattern in (
         "**/test_*.py", "**/*_test.py", "**/test.py", "**/tests.py", "**/conftest.py", "**/tests/**", "**/test/**",
         "**/*_tests/**",
-        "**/benchmarks/**", "**/benchmark/**",
+        "**/benchmarks/**", "**/benchmark/**", "**/benchmark.py", "**/benchmark_*.py", "**/*_benchmark.py",
+        "**/bench_*.py", "**/*_bench.py",
     ))
 # Seconds one file's analysis may take before it is given up with SL000.
 DEFAULT_TIMEOUT = 30.0
