@@ -234,3 +234,10 @@ COLLECTIVE_TENSOR_PARAMS: dict[str, tuple[str, ...]] = {
 
 # Functions over lists of tensors (`torch._foreach_mul_(params, decay)`), their first argument a list.
 TENSOR_LIST_FUNCTIONS = "torch._foreach_"
+
+# The per-accelerator modules of one API (`torch.cuda.synchronize`, `torch.npu.synchronize`, ...). A value that is one
+# of them by the path taken (`get_device_module()` returning `torch.cuda` or `torch.npu`) is the CUDA one where the
+# analysed program runs (D-2: the code's GPU path).
+CUDA_MODULE = "torch.cuda"
+ACCELERATOR_MODULES = frozenset({CUDA_MODULE, "torch.npu", "torch.mlu", "torch.xpu", "torch.mps", "torch.cpu",
+                                 "torch.hpu", "torch.musa", "torch.mtia"})

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Optional
 
+from streamlint.model.api import torch_api
 from streamlint.model.domain.paths import MERGED, Index, Path, Root, RootKind
 from streamlint.model.domain.streams import StreamRef
 
@@ -259,6 +260,8 @@ def _join_targets(a: AbsValue, b: AbsValue) -> str:
             t.startswith("(") for t in (a.target, b.target)):
         return merged  # an object of one of a few project classes (made on either side of a test)
     if a.kind is b.kind is ValueKind.NAMESPACE:
+        if torch_api.CUDA_MODULE in names and set(names) <= torch_api.ACCELERATOR_MODULES:
+            return torch_api.CUDA_MODULE  # (one accelerator's module on each path: the CUDA one runs, D-2)
         parents = {n.rpartition(".")[0] for n in names}
         return merged if len(parents) == 1 and parents.pop() and not any(n.endswith("()") for n in names) else ""
     if not (a.kind is b.kind is ValueKind.CALLABLE and a.target and b.target and a.identity == b.identity):

@@ -36,6 +36,8 @@ from streamlint.model.transfer.frame import ROOT_CONTEXT, SIDE_STREAM_FACT, Call
 from streamlint.model.transfer.interpret import Walked, call_ordinals, walk_function
 
 MAX_CONTEXTS = 4
+# What a module-level call of a project function may bind a global to (`Solver._called_globals`).
+_CALLED_GLOBAL_KINDS = frozenset({ValueKind.NAMESPACE, ValueKind.DEVICE})
 # Functions that may store one attribute on a holder for a reader to take what they leave (D-16)
 MAX_PRODUCERS = 4
 # The context of the one walk of a module's top level that finds what its names hold.
@@ -118,7 +120,8 @@ class Solver:
         self._units_read: Optional[list] = None
 
     def solve_module(self) -> Solved:
-        self._globals[self.program.main.name] = self._module_names(self.program.main.name)
+        held = self._globals[self.program.main.name] = self._module_names(self.program.main.name)
+        self._called_globals(self.program.main.name, held)
         for qualname in list(self.program.main.functions):
             self._solve(qualname, ROOT_CONTEXT)
         self._solve_under_callers()
@@ -555,9 +558,30 @@ class Solver:
         frame.numbering.call_ordinals = frame.numbering.once(
             "ordinals", lambda: call_ordinals(function.node, frame.numbering.once("nodes", lambda: function.own_nodes)))
         if function.module not in self._globals:  # another module's names, read when first used
-            self._globals[function.module] = self._module_names(function.module)
+            held = self._globals[function.module] = self._module_names(function.module)
+            self._called_globals(function.module, held)  # (a walk it starts sees the names held so far)
         frame.globals = self._globals[function.module]
         return frame
+
+    def _called_globals(self, module: str, held: dict) -> None:
+        """A module-level name bound to what a project function returns (`DEVICE_MODULE = get_device_module()`,
+        `DEVICE = get_device()`): a framework module or a device, as that function returns it under any caller
+        (the top level's own walk leaves calls opaque)."""
+        unit = self.program.unit(module)
+        for statement in unit.tree.body if unit is not None else ():
+            assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and statement.body else None
+            if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.value, cst.Call)
+                    and isinstance(assign.targets[0].target, cst.Name)):
+                continue
+            name = assign.targets[0].target.value
+            if held.get(name, UNKNOWN).kind is not ValueKind.UNKNOWN:
+                continue
+            func = assign.value.func
+            callee = next((q for q in (f"{module}.{func.value}" if isinstance(func, cst.Name) else "",
+                                       qualified(func, unit.imports)) if q and self.program.function(q) is not None), "")
+            summary = self.summary_at_root(callee) if callee else None
+            if summary is not None and summary.returns.kind in _CALLED_GLOBAL_KINDS:
+                held[name] = summary.returns
 
 
 def entered_bare(context: CallContext) -> bool:

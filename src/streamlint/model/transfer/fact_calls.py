@@ -378,10 +378,13 @@ def _record_stream(fact: Fact, arguments: Arguments, state: State, frame: Frame)
 
 
 def _pin(fact: Fact, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    """`t.pin_memory()` (a method of host memory only): the host copies the receiver into new page-locked memory."""
+    """`t.pin_memory()` (a method of host memory only): the host copies the receiver into new page-locked memory; of
+    memory pinned already it returns the tensor itself, read by nobody (a `non_blocking` copy's pinned output)."""
     receiver = arguments.receiver
     if receiver is not None and is_device(receiver):
         return UNKNOWN, state
+    if receiver is not None and receiver.is_buffer and receiver.memory is Memory.PINNED:
+        return receiver, state
     if receiver is not None and receiver.identity is not None:
         state = host_access(state, frame, frame.site(arguments.node), receiver.identity, False)
     return result_of(fact, arguments, frame, None), state
