@@ -28,7 +28,8 @@ class DeviceSynchronize(Rule):
     `register_forward_pre_hook` and the like, which PyTorch calls on every
     backward or forward pass, or a helper of the same module that one of these
     calls on every call) or between work on explicit streams:
-    - PyTorch: `torch.cuda.synchronize()`
+    - PyTorch: `torch.cuda.synchronize()`, `torch.cuda.empty_cache()` (it returns the
+      cached blocks with `cudaFree`, which waits for the whole device)
     - CuPy: `cp.cuda.Device().synchronize()`, `cp.cuda.runtime.deviceSynchronize()`
     - Numba-CUDA: `numba.cuda.synchronize()`
     - cuda-python: `cudaDeviceSynchronize()`

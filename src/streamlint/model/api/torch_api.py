@@ -23,6 +23,9 @@ FUNCTIONS: dict[str, Fact] = {
     "torch.cuda.set_stream": Fact(K.SET_STREAM, F, stream_arg=Arg(0, "stream")),
     **dict.fromkeys(("torch.cuda.Event", "torch.Event"), Fact(K.EVENT_CREATE, F, result="event")),
     "torch.cuda.synchronize": Fact(K.DEVICE_SYNC, F, blocking=Block.ALWAYS),
+    # frees the allocator's cached blocks with cudaFree, which waits for the whole device (API facts §6)
+    **dict.fromkeys(("torch.cuda.empty_cache", "torch.cuda.memory.empty_cache"),
+                    Fact(K.DEVICE_SYNC, F, blocking=Block.ALWAYS)),
     "torch.utils.data.DataLoader": Fact(None, F, result="loader", flag=Arg(kw="pin_memory"), flag_default=False),
     "torch.device": Fact(None, F, result="device"),
     # the memory it is given (host or device, DLPack or NumPy), now a tensor too: no copy
