@@ -19,6 +19,7 @@ from streamlint import reads
 from streamlint.deadline import tick
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.paths import CELL
+from streamlint.model.syntax.names import bound_to_calls
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import FALSE, TRUE, UNKNOWN, AbsValue, ValueKind
 from streamlint.model import declared, resolve
@@ -568,15 +569,9 @@ class Solver:
         `DEVICE = get_device()`): a framework module or a device, as that function returns it under any caller
         (the top level's own walk leaves calls opaque)."""
         unit = self.program.unit(module)
-        for statement in unit.tree.body if unit is not None else ():
-            assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and statement.body else None
-            if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.value, cst.Call)
-                    and isinstance(assign.targets[0].target, cst.Name)):
-                continue
-            name = assign.targets[0].target.value
+        for name, func in bound_to_calls(unit.tree) if unit is not None else ():
             if held.get(name, UNKNOWN).kind is not ValueKind.UNKNOWN:
                 continue
-            func = assign.value.func
             callee = next((q for q in (f"{module}.{func.value}" if isinstance(func, cst.Name) else "",
                                        qualified(func, unit.imports)) if q and self.program.function(q) is not None), "")
             summary = self.summary_at_root(callee) if callee else None

@@ -36,3 +36,14 @@ def attribute_named(node: cst.BaseExpression) -> Optional[tuple[str, bool]]:
         if named is not None and named[1]:
             return named[0], False
     return None
+
+
+def bound_to_calls(module: cst.Module) -> list[tuple[str, cst.BaseExpression]]:
+    """(name, the callee as written) of each top-level `NAME = callee(...)` of a module, in order."""
+    found = []
+    for statement in module.body:
+        assign = statement.body[0] if type(statement) is cst.SimpleStatementLine and statement.body else None
+        if type(assign) is cst.Assign and len(assign.targets) == 1 and type(assign.targets[0].target) is cst.Name \
+                and type(assign.value) is cst.Call:
+            found.append((assign.targets[0].target.value, assign.value.func))
+    return found
