@@ -10,6 +10,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from streamlint.checked_file import CheckedFile
 from streamlint.fixes.idioms import WAIT_LINES, fresh_name, import_alias
+from streamlint.model.api import torch_api
 
 # A sync that times or measures every step of a training loop (SL103, SL502).
 STEP_TIMING_HELP = ("time a window of steps instead: read a host timer (or record events) every N steps and "
@@ -19,7 +20,7 @@ STEP_TIMING_HELP = ("time a window of steps instead: read a host timer (or recor
 # The words the model gives an operation that is no call: prose, never code.
 OPERATION_WORDS = frozenset({"arithmetic", "in-place arithmetic", "a comparison", "an elementwise operation",
                              "an f-string", "string formatting",
-                             "truth value"})
+                             "truth value", torch_api.SLICE_BOUND, torch_api.INTEGER_ARGUMENT})
 
 
 def hot_entry_name(entry: str, function: str) -> str:

@@ -52,7 +52,10 @@ class ImplicitSyncInLoop(Rule):
       `%` formatting of it (`f"loss {loss}"`), its truth value (`if t:`,
       `bool(t)`, `while t:`), and operations whose result's size depends on the
       data (`nonzero`, `argwhere`, `masked_select`, `unique`,
-      `unique_consecutive`, `torch.where(cond)` with one argument).
+      `unique_consecutive`, `torch.where(cond)` with one argument), and a
+      CUDA tensor where the host needs a Python integer (a slice bound,
+      `x[:n]`; `topk`'s and `kthvalue`'s `k`, `narrow`'s `start` and
+      `length`): PyTorch reads it back, whatever the integer is for.
     - CuPy, on a CuPy array: `.get()`, `cp.asnumpy()`, `float(x)`, `int(x)`,
       `x.item()`.
 
@@ -363,6 +366,9 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
         return None
     if operation.op == _D2H and any(f.node is sync.node for f in BlockingCopyInStreamRegion().check(analysis)):
         return None  # SL202 reports this call (other streams' work could overlap it)
+    if operation.api in _READ_AS_INTEGER:  # (a tensor where the host needs a Python integer: the read is the problem)
+        return Finding(sync.node, f"{what} is a GPU value the host reads back as an integer, so it waits for the stream "
+                                  f"on every {where}", help=_READ_ONCE)
     purpose = sync.purpose(model, ancestry, purposes)
     if purpose is not None and purpose.needed:
         return None  # the host needs the value: control flow, a shape, a test, a measurement
@@ -380,6 +386,9 @@ def _sized_by_data(api_name: str) -> bool:
     return api_name.rsplit(".", 1)[-1] in torch_api.SIZED_BY_DATA or api_name == "torch.where"
 
 
+_READ_AS_INTEGER = frozenset({torch_api.SLICE_BOUND, torch_api.INTEGER_ARGUMENT})
+_READ_ONCE = ("read the values the host needs once, outside the per-step path (`.tolist()`), or keep the shapes fixed on "
+              "the device (a mask, `torch.where(mask, x, 0)`)")
 _FIXED_SHAPES = ("keep shapes fixed on the device: a mask (`torch.where(mask, x, 0)`, `x * mask`) instead of the "
                  "indices or values it selects, or do it once outside the per-step path")
 

@@ -244,3 +244,15 @@ TENSOR_LIST_FUNCTIONS = "torch._foreach_"
 CUDA_MODULE = "torch.cuda"
 ACCELERATOR_MODULES = frozenset({CUDA_MODULE, "torch.npu", "torch.mlu", "torch.xpu", "torch.mps", "torch.cpu",
                                  "torch.hpu", "torch.musa", "torch.mtia"})
+
+# Parameters the host must read as a Python integer (PyTorch calls `__index__` on a tensor given there, a copy to the
+# host that waits for the stream): by function (`torch.topk(x, k)`) and by tensor method (`x.topk(k)`).
+INT_PARAMETERS: dict[str, tuple[Arg, ...]] = {
+    "topk": (Arg(1, "k"),), "kthvalue": (Arg(1, "k"),), "narrow": (Arg(2, "start"), Arg(3, "length")),
+}
+INT_METHOD_PARAMETERS: dict[str, tuple[Arg, ...]] = {
+    "topk": (Arg(0, "k"),), "kthvalue": (Arg(0, "k"),), "narrow": (Arg(1, "start"), Arg(2, "length")),
+}
+# How an operation the host reads as an integer is named (the rules' words for it).
+SLICE_BOUND = "a slice bound"
+INTEGER_ARGUMENT = "an integer argument"

@@ -162,12 +162,14 @@ def _made_stream(value: Optional[AbsValue]) -> bool:
 
 
 def slice_bounds(node: cst.Subscript, state: State, frame: Frame) -> State:
-    """The work the bounds of its slices do (`x[: lengths[b].item()]`)."""
+    """The work the bounds of its slices do (`x[: lengths[b].item()]`); a CUDA tensor as a bound (`x[:n]`, `n` a
+    0-d count on the device) is read back as an integer, and the host waits for the stream."""
     for element in node.slice:
         if isinstance(element.slice, cst.Slice):
             for bound in (element.slice.lower, element.slice.upper, element.slice.step):
-                if bound is not None and not isinstance(bound, (cst.Name, cst.Integer)):
-                    _, state = evaluate(bound, state, frame)
+                if bound is not None and not isinstance(bound, cst.Integer):
+                    value, state = evaluate(bound, state, frame)
+                    state = torch_calls.read_as_int(torch_api.SLICE_BOUND, value, node, state, frame)
     return state
 
 

@@ -30,7 +30,26 @@ OPTIMIZERS = ("torch.optim.",)
 OPTIMIZER = "optimizer"
 
 
+def read_as_int(api: str, value: Optional[AbsValue], node: cst.CSTNode, state: State, frame: Frame) -> State:
+    """A CUDA tensor where the host needs a Python integer (a slice bound, `topk`'s `k`): PyTorch reads it back
+    (`__index__`), and the host waits for the stream."""
+    if value is None or not is_device(placed(value)):
+        return state
+    framework = value.framework or F
+    return read_back(api, [placed(value)], state.current_stream(framework), "", framework, frame.site(node), state,
+                     frame)[1]
+
+
+def _int_arguments(table: dict, short: str, arguments: Arguments, state: State, frame: Frame) -> State:
+    for parameter in table.get(short, ()):
+        located = arguments.located(parameter)
+        if located is not None:
+            state = read_as_int(torch_api.INTEGER_ARGUMENT, located[0], located[1], state, frame)
+    return state
+
+
 def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    state = _int_arguments(torch_api.INT_PARAMETERS, name.removeprefix("torch."), arguments, state, frame)
     fact = torch_api.FUNCTIONS.get(name)
     if fact is not None:
         return apply_fact(fact, arguments, state, frame, name)
@@ -329,6 +348,7 @@ def _host_built(arguments: Arguments, written_out: bool = False) -> bool:
 
 
 def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    state = _int_arguments(torch_api.INT_METHOD_PARAMETERS, name, arguments, state, frame)
     if tensor.target == torch_api.STORAGE:
         return _storage_method(name, tensor, arguments, state, frame)
     if name in torch_api.STORAGE_METHODS:
