@@ -206,6 +206,7 @@ class MissingRecordStream(Rule):
         for hand_outs in returned.values():
             yield _returned_unrecorded(words, hand_outs)
 
+
 def _returned_unrecorded(words: Words, hand_outs: list) -> Finding:
     """Memory a function makes on a stream it keeps and returns unrecorded, at one return: one problem (one
     return hands it all out), its tensors named together, recorded together after the block that made them."""
@@ -213,7 +214,7 @@ def _returned_unrecorded(words: Words, hand_outs: list) -> Finding:
     hand_outs = sorted(hand_outs, key=lambda item: words.line(item[2]) if item[2] is not None else 0)
     names = [buffer for _, buffer, _, _, _ in hand_outs]
     lines = [words.line(made) for _, _, made, _, _ in hand_outs if made is not None]
-    helps = [_record_after_allocation(words, h.node, made, user) for h, _, made, _, _ in hand_outs]
+    helps = [_record_after_allocation(words, h.node, made, user) for _, _, made, _, _ in hand_outs]
     callers = handed_to_callers_of(words.analysis, h.function.node, h.function.class_name,
                                    "use it on their current stream and release it when they drop it")
     if len(hand_outs) == 1:
@@ -355,12 +356,12 @@ def _record_after_allocation(words: Words, node: cst.CSTNode, made, user: str) -
     name. A mapping of tensors (`**name`) has no `record_stream`: each of its tensors is recorded."""
     if not isinstance(node, (cst.Yield, cst.Return)):
         return ""
-    made_by = "the generator yields" if isinstance(node, cst.Yield) else "it returns"
-    if made is None:
-        return f"`.record_stream({user})` on each tensor {made_by}, where it is made" if isinstance(node, cst.Yield) else ""
-    name, block = made_in_block(words, made)
+    # (a return's allocation this function does not bind: no place to name; a generator's: each where it is made)
+    anywhere = f"`.record_stream({user})` on each tensor the generator yields, where it is made" \
+        if isinstance(node, cst.Yield) else ""
+    name, block = made_in_block(words, made) if made is not None else ("", None)
     if not name or block is None:
-        return f"`.record_stream({user})` on each tensor {made_by}, where it is made" if isinstance(node, cst.Yield) else ""
+        return anywhere
     placed = words.analysis.position(block)
     if not placed:
         return ""
