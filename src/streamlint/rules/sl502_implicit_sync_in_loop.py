@@ -344,7 +344,9 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
              ) -> Optional[Finding]:
     operation = sync.own.operation
     what = _what(analysis, sync)
-    if operation.op == _IMPLICIT and sync.loops and sync.framework in ("torch", "cupy"):
+    # (a slice bound's read shows at its subscript, whose indexed tensor is not the one read)
+    if operation.op == _IMPLICIT and sync.loops and sync.framework in ("torch", "cupy") \
+            and operation.api != torch_api.SLICE_BOUND:
         read_by_element = element_read(sync.node, sync.loops[-1])
         if read_by_element and sync.purpose(model, ancestry, purposes) not in _ELEMENT_READ_NEEDED:
             return Finding(

@@ -32,6 +32,18 @@ def optimizer_base(base_texts: list[str]) -> bool:
 # Hot entries: methods PyTorch runs on every step, by what their class derives from. A method
 # of a class deriving from anything in `torch.nn` named here runs once per call of the module.
 MODULE_NAMESPACE = "torch.nn."
+# Libraries' classes that derive from `torch.nn.Module` (their models' `forward` is a module's): by namespace, by name,
+# and Hugging Face's `transformers.models.<name>.modeling_<name>.*`.
+LIBRARY_MODULE_NAMESPACES = ("diffusers.models.", "transformers.modeling_utils.", "timm.models.",
+                             "lightning.pytorch.core.module.", "pytorch_lightning.core.module.")
+LIBRARY_MODULE_CLASSES = frozenset({"transformers.PreTrainedModel", "diffusers.ModelMixin", "lightning.LightningModule",
+                                    "lightning.pytorch.LightningModule", "pytorch_lightning.LightningModule"})
+
+
+def is_module_class(qualname: str) -> bool:
+    """A class that derives from `torch.nn.Module`, by where it is defined (a base the project imports)."""
+    return qualname.startswith((MODULE_NAMESPACE, *LIBRARY_MODULE_NAMESPACES)) or qualname in LIBRARY_MODULE_CLASSES \
+        or (qualname.startswith("transformers.models.") and ".modeling_" in qualname)
 # The methods that move a module's parameters (and return the module): `.cuda()`, `.to(device)`.
 MODULE_MOVES = frozenset({"cuda", "to"})
 # A module's methods that yield (name, item) pairs: the names are strings the host has.

@@ -298,8 +298,7 @@ class Program:
             return ""
         named = name.value in torch_modules.MODULE_HOT_METHODS or name.value in torch_modules.OPTIMIZER_HOT_METHODS
         bases = self._bases_of(unit, function.class_name) if named else []  # (project bases read only for these)
-        module = name.value in torch_modules.MODULE_HOT_METHODS and any(
-            b.startswith(torch_modules.MODULE_NAMESPACE) for b in bases)
+        module = name.value in torch_modules.MODULE_HOT_METHODS and any(map(torch_modules.is_module_class, bases))
         optimizer = name.value in torch_modules.OPTIMIZER_HOT_METHODS and torch_modules.optimizer_base(bases)
         return f"{function.class_name}.{name.value}" if module or optimizer or self._steps(function, unit) else ""
 
