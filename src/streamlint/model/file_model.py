@@ -65,7 +65,7 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
                    for qualname, placed in ((q, _at_misdirected_wait(q, c, solved, waits)) for q, c in solved.conflicts_in(name))
                    if isinstance(placed, Hazard) or not _the_callers(placed, qualname, solver)]
     found.extend(_next_calls(solver, solved, name))
-    for (qualname, context), walked in solved.reported():
+    for (qualname, context), walked in solved.at_boundary():
         if not qualname.startswith(name + ".") or not _as_entered(context):
             continue
         # a public method is the class's interface: its users may call it after the others (a private
@@ -238,7 +238,7 @@ def _next_calls(solver: Solver, solved: Solved, name: str) -> list:
     """A public method of a class that keeps a stream, called again: the last call's pending work on
     `self` meets this call's."""
     found = []
-    for (qualname, context), walked in solved.reported():
+    for (qualname, context), walked in solved.at_boundary():
         method = qualname.rsplit(".", 1)[-1]
         if not qualname.startswith(name + ".") or method.startswith("_") or not context.receiver_state:
             continue
@@ -290,14 +290,26 @@ def _the_callees(hazard: Hazard, module: str) -> bool:
     for mine, other in ((later, earlier), (earlier, later)):
         if other.stream in mine.handed and not _made_in(mine, module):
             return True
-    if earlier.chain[:1] == later.chain[:1] and later.chain and _callee(earlier) == _callee(later) \
-            and not _made_in(later, module):
-        return True  # both accesses in one call of another module's function: its module's own (row 11.21)
+    if any(not f.startswith(module + ".") for f in _called_around_both(earlier, later)):
+        return True  # both accesses in one call of another module's function, at any depth: its module's own (row 11.21)
     # a host reader (MPI) in a callee of another module, of device memory the caller wrote before
     # the call: the callee's check reports it against its entry assumption, for any stream (the
     # host waits for none: D-27 (2), row 11.20), not each caller again
     return (later.stream == HOST and not later.host_memory and not later.write and earlier.write
             and not _made_in(later, module) and _made_in(earlier, module))
+
+
+def _called_around_both(a, b) -> list[str]:
+    """The functions whose one call both accesses are made in, outermost first (their chains' common calls)."""
+    found = []
+    for depth in range(1, min(len(a.chain), len(b.chain)) + 1):
+        if a.chain[depth - 1] != b.chain[depth - 1]:
+            break
+        inside = {(x.chain[depth] if depth < len(x.chain) else x.site).partition("#")[0] for x in (a, b)}
+        if len(inside) != 1:
+            break
+        found.extend(inside)
+    return found
 
 
 def _callee(access) -> str:

@@ -61,8 +61,16 @@ class Solved:
     # Walks done only to learn what the project's callers pass (a caller in another module, and
     # what it calls under its own context): their conflicts are that module's to report
     unreported: set[tuple[str, CallContext]] = field(default_factory=set)
+    # Walks of a function as no caller in sight calls it where callers in sight call it (row 6.43):
+    # not its findings, but still its class's interface for the memory it hands out (`at_boundary`)
+    entered_only: set[tuple[str, CallContext]] = field(default_factory=set)
 
     def reported(self) -> list[tuple[tuple[str, CallContext], Walked]]:
+        return [(key, walked) for key, walked in self.walks.items()
+                if key not in self.unreported and key not in self.entered_only]
+
+    def at_boundary(self) -> list[tuple[tuple[str, CallContext], Walked]]:
+        """The walks read for what a function hands its callers out of sight."""
         return [(key, walked) for key, walked in self.walks.items() if key not in self.unreported]
 
     def conflicts_in(self, module: str) -> list[tuple[str, Conflict]]:
@@ -119,6 +127,11 @@ class Solver:
         self._extra_spent: dict[str, set] = {}  # the kinds of extra context each function has used
         self._kept = replay.kept_walks()
         self._units_read: Optional[list] = None
+        # the walks each walk's call sites reached (call edges between walks), the walks in progress,
+        # and the walks of what every caller passes: where the checked module's findings are read (row 6.43)
+        self._calls: dict[tuple, set] = {}
+        self._keys: list[tuple] = []
+        self._joined_walks: set[tuple] = set()
 
     def solve_module(self) -> Solved:
         held = self._globals[self.program.main.name] = self._module_names(self.program.main.name)
@@ -126,6 +139,8 @@ class Solver:
         for qualname in list(self.program.main.functions):
             self._solve(qualname, ROOT_CONTEXT)
         self._solve_under_callers()
+        if self._reporting:
+            self._read_where_reached()
         for cls, keys in self._under_constructor.items():
             # the class's methods walked while its constructor ran, from nothing it stores: not the methods' walks
             # where the class stores something (their walks from its joined state report for them)
@@ -161,9 +176,40 @@ class Solver:
             self._joining = set()  # (the walks reported: one context each past what the callers' walks took)
             self._solve(qualname, joined)
             key = self._key_of(qualname, joined)
+            self._joined_walks |= {key} | self._joining
             # what it reaches is reported, also a walk a caller's walk made before in the same context
             self.solved.unreported -= {key} | self._joining
             self._joining = None
+
+    def _read_where_reached(self) -> None:
+        """Which of the checked module's walks are its findings (row 6.43): a function some other function's
+        walk calls is reported in what its callers pass (the walks their call sites reach, and the walks
+        the callers' joined walk reaches), not as no caller in sight calls it. The entries: the functions
+        no other function's walk calls, a walk whose function's own text told what its callers hand it (D-14:
+        callers out of sight), the walks of other modules (a caller that passes nothing told
+        reaches the walk as entered); a function none of whose walks is reached (a cycle entered from
+        nowhere) keeps its walks as they were."""
+        main = self.program.main.name + "."
+        unreported = self.solved.unreported
+        walks = {key for key in self.solved.walks if key[0].startswith(main)}
+        called = {callee[0] for caller, callees in self._calls.items() for callee in callees if callee[0] != caller[0]}
+        joined = self._reached(self._joined_walks) & walks
+        seeds = {key for key, walked in self.solved.walks.items() if not key[0].startswith(main)
+                 or ((key[0] not in called or walked.told_by_itself) and key not in unreported)}
+        reached = self._reached(seeds | joined)
+        functions = {key[0] for key in reached if key in joined or key not in unreported}
+        kept = (reached - unreported) | joined | {key for key in walks - unreported if key[0] not in functions}
+        self.solved.entered_only = (walks - unreported) - kept
+        self.solved.unreported = unreported - kept
+
+    def _reached(self, seeds: set) -> set:
+        reached, todo = set(seeds), list(seeds)
+        while todo:
+            for callee in self._calls.get(todo.pop(), ()):
+                if callee not in reached:
+                    reached.add(callee)
+                    todo.append(callee)
+        return reached
 
     def _spelling_classes(self) -> list:
         """The modules of the package and the root scripts that spell a class of the checked module
@@ -210,7 +256,8 @@ class Solver:
         elif function is not None:
             self.called.add(function.qualname)
             self._note_caller(function, context)
-        return self._solve(qualname, context)
+        caller = self._keys[-1] if self._keys else None
+        return self._solve(qualname, context, caller)
 
     def _note_caller(self, function: FunctionRef, context: CallContext) -> None:
         """A call site of a checked-module function, in a caller walked as it is entered (no
@@ -233,7 +280,7 @@ class Solver:
         """What `qualname` does under no assumption about its callers."""
         return self._solve(qualname, ROOT_CONTEXT)
 
-    def _solve(self, qualname: str, context: CallContext) -> Optional[FunctionSummary]:
+    def _solve(self, qualname: str, context: CallContext, caller: Optional[tuple] = None) -> Optional[FunctionSummary]:
         function = self.program.function(qualname)
         if function is None or len(self.solved.walks) >= MAX_WALKS:
             return None
@@ -242,12 +289,15 @@ class Solver:
         key = (qualname, context)
         if self._joining is not None:
             self._joining.add(key)
+        if caller is not None and caller[0] != qualname and (key in self.solved.walks or qualname not in self._stack):
+            self._calls.setdefault(caller, set()).add(key)
         if key in self.solved.walks:
             return self.solved.walks[key].summary
         if qualname in self._stack:
             return None  # recursion: cut here
         tick()  # (the file's time budget, read once per walk: past it the analysis stops)
         self._stack.add(qualname)
+        self._keys.append(key)
         own_hot = context.hot and context.hot == self.program.hot_entry(function)  # (a hot entry is hot on its own)
         self._walking.append((function.module, entered_bare(replace(context, receiver_pending=(), hot="" if own_hot else context.hot))))
         # another module's function: its walk kept for the run, replayed when its queries get the same answers (D-39)
@@ -263,6 +313,7 @@ class Solver:
         finally:
             self._stack.discard(qualname)
             self._walking.pop()
+            self._keys.pop()
         self.solved.walks[key] = walked
         cls = f"{function.module}.{function.class_name}" if function.class_name and not function.free_receiver else ""
         if cls and not context.receiver_state and f"{cls}.__init__" in self._stack and qualname != f"{cls}.__init__":

@@ -16,6 +16,7 @@ from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.readings.operations import DEVICE_WORK, OperationAt, measuring_calls, operations_in
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.children import walk
 from streamlint.model.syntax.purpose import imported_modules, timed, trains
 from streamlint.model.api.device_selectors import DEVICE_SELECTORS
 from streamlint.model.interproc.program import qualified
@@ -165,8 +166,8 @@ def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry
     passes written out (a literal sequence, `range(3)`), nor one over the devices (each pass makes current the device its
     item names: as many passes as devices), nor one whose pass leaves it after `node` (a `return` or a `break`: it
     runs once per entry); never an outer loop, whose every pass runs a nested loop
-    (its own or a callee's) that already waits for the GPU on every pass (an epoch around its steps: one wait
-    more per pass of it is spread over the nested loop's)."""
+    (its own or a callee's) that already waits for the GPU on every pass, or its own nested loop of training steps
+    (an epoch around its steps: one wait more per pass of it is spread over the nested loop's)."""
     loops = ancestry.loops_around(node)
     if any(waits_on_user(loop) for loop in loops) or model.solver.cold(f"{model.module}.{function}"):
         return []
@@ -177,7 +178,16 @@ def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry
     if not loops:
         return loops
     waits = _steady_waits(model, function)
-    return [loop for loop in loops if not any(_in_nested_loop(at, inner, loop, node, ancestry) for at, inner in waits)]
+    return [loop for loop in loops if not any(_in_nested_loop(at, inner, loop, node, ancestry) for at, inner in waits)
+            and not _around_steps(loop, node, ancestry)]
+
+
+def _around_steps(loop: cst.CSTNode, node: cst.CSTNode, ancestry: Ancestry) -> bool:
+    """Does every pass of `loop` run a nested loop of training steps (a backward pass and an update each pass) that
+    `node` is not in? Then `loop` is an epoch, and `node` runs once per epoch."""
+    modules = imported_modules(ancestry.module)
+    return any(type(n) in (cst.For, cst.While) and n is not loop and not ancestry.inside(node, n) and not unrolled(n)
+               and ancestry.every_pass(n, loop) and trains(n, modules) for n in walk(loop))
 
 
 @dataclass(frozen=True)

@@ -242,7 +242,7 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     handled = _answered_first(name, receiver, arguments, state, frame)
     if handled is not None:
         return handled
-    receiver = _evident_stream(receiver, name)
+    receiver = _evident_stream(receiver, name, arguments, state)
     batch = receiver if receiver.loader_batch else receiver.element if receiver.kind is ValueKind.CONTAINER else None
     if name in python_std.MAPPING_VIEWS and batch is not None and (batch is receiver or batch.is_buffer):
         # `batch.items()` of a loader's batch, or of a dict of tensors: those tensors
@@ -282,12 +282,19 @@ def _of_super(node: cst.Call) -> bool:
     return isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super"
 
 
-def _evident_stream(receiver: AbsValue, name: str) -> AbsValue:
-    """A stream's (or a MemoryPointer's) own method called on a value of unknown kind shows what it is."""
+def _evident_stream(receiver: AbsValue, name: str, arguments: Arguments, state: State) -> AbsValue:
+    """A stream's (or a MemoryPointer's) own method called on a value of unknown kind shows what it is; so does
+    an event's `record(stream)` given a stream, or the stream the walk has entered (`with torch.cuda.stream(s):
+    ev.record(s)`): no other object records itself on a stream."""
     if receiver.kind is not ValueKind.UNKNOWN or receiver.identity is None:
         return receiver
     if name in torch_api.STREAM_ONLY_METHODS:
         return AbsValue(ValueKind.STREAM, "torch", identity=receiver.identity)
+    stream = arguments.value(torch_api.EVENT_METHODS["record"].stream_arg) if name == "record" else None
+    if stream is not None and stream.kind is ValueKind.STREAM and stream.framework:
+        return AbsValue(ValueKind.EVENT, stream.framework, identity=receiver.identity)
+    if stream is not None and stream.identity is not None and state.current_stream(torch_api.F) == StreamRef.at(stream.identity):
+        return AbsValue(ValueKind.EVENT, torch_api.F, identity=receiver.identity)
     if name in cupy_api.MEMORY_POINTER_ONLY:
         return AbsValue(ValueKind.BUFFER, RAW, Memory.DEVICE, receiver.identity)
     return receiver

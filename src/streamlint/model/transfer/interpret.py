@@ -43,6 +43,8 @@ class Walked:
     # everything the walk did, before the summary's budget (D-32): the function's own findings read these
     effects: tuple[Effect, ...] = ()
     untold: tuple = ()  # what stayed unknown where it mattered (Gathered.untold), for `readings/untold.py`
+    # the function's own text told what its callers hand it (D-14, `_told_by_a_test`): callers out of sight
+    told_by_itself: bool = False
 
 
 # Nodes that can perform work, and so have a site: calls, operators, stores.
@@ -102,6 +104,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         state = state.with_current(framework, StreamRef.ambient(framework))
     if context.thread:  # a thread of its own starts on PyTorch's default stream too (the others' start there always)
         state = state.with_current("torch", StreamRef.legacy())
+    entered = context
     context = frame.context = _told_by_a_test(node, frame, context)
     if frame.free_receiver:
         state = state.bind(frame.free_receiver, _receiver_value(context))
@@ -137,7 +140,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
                  and not _after_the_callers_work(c, frame.found.exit_state, producer, context)]
     return Walked(summary, tuple(conflicts), tuple(frame.found.handed_out),
                   misjoined(frame.found.exit_state, own, earlier_calls), left_on_self(frame.found.exit_state, own), own,
-                  tuple(frame.found.untold))
+                  tuple(frame.found.untold), context != entered)
 
 
 def _returned(node: "cst.FunctionDef | cst.Module", frame: Frame) -> AbsValue:

@@ -333,8 +333,10 @@ def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) ->
     # the callers read it on their current stream: the `with` blocks around the return are left by it
     current = state if frame.outside_withs is None else replace(state, current=frame.outside_withs)
     caller = AccessEvent(Path(Root.local("<returned>")), False, current.current_stream(F), frame.site(node))
-    # an event handed out with the memory, recorded after the write, lets the caller wait for it
-    handed_events = set().union(*(state.order.recorded(identity) or () for identity in identities))
+    # an event handed out with the memory, recorded after the write, lets the caller wait for it; so does one
+    # at a parameter's path (`ctx.finished_event`, an event the callers handed in): they hold it
+    handed_events = set().union(*(state.order.recorded(identity) or () for identity in identities),
+                                *(captured for path, captured in state.order.events if path.root.kind is RootKind.PARAM))
     for identity in identities:
         site = _where_held(identity, frame, caller.site) if _restored(identity, state) else caller.site
         made = _held_value(value, identity, state) or _made_by_write(identity, frame)
