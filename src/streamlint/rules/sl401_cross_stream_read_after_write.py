@@ -168,7 +168,12 @@ class CrossStreamReadAfterWrite(Rule):
       one value's path does not order another value's reads.
     - A call given part of a buffer this body allocated and nothing wrote yet is taken
       to fill it (an output argument).
-    - An event the analysis cannot follow is assumed to order everything.
+    - An event the analysis cannot follow is assumed to order everything. Memory
+      a function hands its callers is ordered for them by an event recorded
+      after its last write on the writing stream when the callers hold that event:
+      returned with it, or at a parameter's path (`ctx.finished.record(ctx.stream)`
+      in an autograd function's `backward`, the event its caller handed to
+      `forward`); their wait is out of sight.
     - Kernel arguments of CuPy RawKernels and of Numba kernels defined elsewhere are
       taken as read and written.
 

@@ -53,9 +53,11 @@ class StreamCreatedInHotPath(Rule):
     (SL501 also reports a creation under a test that runs only sometimes):
     {loop_policy}
     - an outer loop, whose every pass runs a nested loop (its own, or in a
-      function it calls) that already waits for the GPU on every pass (an epoch
-      around its steps), is no hot path for what it does outside that nested
-      loop: one wait more per epoch is spread over the epoch's steps.
+      function it calls) that already waits for the GPU on every pass, or
+      its own nested loop of training steps (a backward pass and an update
+      every pass), is an epoch around its steps: no hot path for what it
+      does outside that nested loop (one wait more per epoch is spread over
+      the epoch's steps).
 
     A comprehension that builds a set of streams or events once at set-up
     (`streams = [torch.cuda.Stream() for _ in range(4)]`) is not a hot path.

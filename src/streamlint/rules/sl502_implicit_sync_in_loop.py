@@ -93,9 +93,11 @@ class ImplicitSyncInLoop(Rule):
     Which loops make a hot path is the same for SL103, SL201, SL501 and SL502:
     {loop_policy}
     - an outer loop, whose every pass runs a nested loop (its own, or in a
-      function it calls) that already waits for the GPU on every pass (an epoch
-      around its steps), is no hot path for what it does outside that nested
-      loop: one wait more per epoch is spread over the epoch's steps;
+      function it calls) that already waits for the GPU on every pass, or
+      its own nested loop of training steps (a backward pass and an update
+      every pass), is an epoch around its steps: no hot path for what it
+      does outside that nested loop (one wait more per epoch is spread over
+      the epoch's steps);
     - a block under a test of the loop's counter against a written constant
       (`if i < 25:`) runs on the first passes only; so does one under a test
       that runs now and then (`if step % 100 == 0:`, `if debug:`), in an
