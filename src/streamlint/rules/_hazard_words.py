@@ -19,6 +19,7 @@ from streamlint.model.file_model import FileModel
 from streamlint.model.findings import Placement
 from streamlint.model.readings.hazards import HazardReading, Side, readings
 from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.names import returned_names
 from streamlint.rules._shared import DESCRIBED_STREAM, api_named
 
 # The conflict kinds each code reports (the model knows kinds, not codes).
@@ -168,6 +169,9 @@ class Words:
                     and self._owner_class(steps[-1]) == reading.function.class_name:
                 return inner  # kept on this very object by its own method: the caller names it so too
             local = inner if not inner.startswith("self.") else ""
+            if local and len(steps) == 2 and self._returns(steps[-1], local):
+                # a getter that returns the stream it made (or cached): the caller's name of what the call returns
+                local = self.bound_to(self.model.node_of(steps[0])) or local
             bound = local or self.site_label(ref.site, (near.node,) if near is not None else ())
             owner = self._owner_class(steps[-1]) if not bound and inner.startswith("self.") else ""
             if owner and owner != reading.function.class_name:
@@ -276,6 +280,11 @@ class Words:
         call = self.model.node_of(site)
         return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
             and isinstance(call.func.value, cst.Name) and call.func.value.value == "self"
+
+    def _returns(self, site: str, name: str) -> bool:
+        """Does the function the site is in return the name as it is (`return stream`)?"""
+        function = self.model.solver.program.function(site.rpartition("#")[0])
+        return function is not None and name in returned_names(function.node)
 
     def _owner_class(self, site: str) -> str:
         """The class whose method the site is in ("" for a function)."""

@@ -47,3 +47,17 @@ def bound_to_calls(module: cst.Module) -> list[tuple[str, cst.BaseExpression]]:
                 and type(assign.value) is cst.Call:
             found.append((assign.targets[0].target.value, assign.value.func))
     return found
+
+
+def returned_names(function: cst.CSTNode) -> frozenset[str]:
+    """The names a function returns as they are (`return stream`), its nested functions apart."""
+    found: set[str] = set()
+    todo = list(getattr(getattr(function, "body", None), "body", ()))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.Return) and isinstance(node.value, cst.Name):
+            found.add(node.value.value)
+        todo.extend(node.children)
+    return frozenset(found)
