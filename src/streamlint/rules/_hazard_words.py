@@ -5,6 +5,7 @@ except which conflict kinds each code reports."""
 
 from __future__ import annotations
 
+import re
 from typing import Iterator, Optional
 
 import libcst as cst
@@ -173,6 +174,12 @@ class Words:
                 # a getter that returns the stream it made (or cached): the caller's name of what the call returns
                 local = self.bound_to(self.model.node_of(steps[0])) or local
             bound = local or self.site_label(ref.site, (near.node,) if near is not None else ())
+            if len(steps) == 1 and bound.startswith("self.") and _function_of(ref.site) != reading.function.qualname:
+                # made by another function of another class (an object's constructor): `self` there is not this
+                # function's; the object has no name here
+                made_by = self._owner_class(ref.site)
+                if made_by and made_by != reading.function.class_name:
+                    return f"{DESCRIBED_STREAM}`{made_by}` keeps at `{_any_index(bound)}`"
             owner = self._owner_class(steps[-1]) if not bound and inner.startswith("self.") else ""
             if owner and owner != reading.function.class_name:
                 return f"{DESCRIBED_STREAM}`{owner}` keeps at `{inner}`"  # (the object has no name here: in words)
@@ -639,3 +646,12 @@ def wait_scope(reading: HazardReading) -> str:
     them), else the function."""
     function = reading.function
     return function.qualname.rsplit(".", 1)[0] if function.class_name else function.qualname
+
+
+def _function_of(site: str) -> str:
+    return site.rpartition("#")[0]
+
+
+def _any_index(label: str) -> str:
+    """`self.streams[rank]` as the object keeps it: one of its items (the index is its maker's name)."""
+    return re.sub(r"\[[^\]]*\]", "[...]", label)

@@ -61,3 +61,17 @@ def returned_names(function: cst.CSTNode) -> frozenset[str]:
             found.add(node.value.value)
         todo.extend(node.children)
     return frozenset(found)
+
+
+def rebound_globals(module: cst.Module) -> frozenset[str]:
+    """The module-level names a function of the module declares `global` (it may rebind them: an initializer's
+    `global _comm; _comm = Communicator(...)`)."""
+    found: set[str] = set()
+    todo: list[cst.CSTNode] = [module]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, cst.Global):
+            found.update(item.name.value for item in node.names)
+        elif not isinstance(node, cst.BaseExpression):  # (no statement inside an expression)
+            todo.extend(node.children)
+    return frozenset(found)
