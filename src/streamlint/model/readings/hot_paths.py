@@ -185,9 +185,24 @@ def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry
 def _around_steps(loop: cst.CSTNode, node: cst.CSTNode, ancestry: Ancestry) -> bool:
     """Does every pass of `loop` run a nested loop of training steps (a backward pass and an update each pass) that
     `node` is not in? Then `loop` is an epoch, and `node` runs once per epoch."""
+    return any(not ancestry.inside(node, steps) for steps in _step_loops(loop, ancestry))
+
+
+# The nested loops of training steps of each loop (read once per loop: every operation in it asks), by id.
+_STEP_LOOPS: dict[int, tuple[cst.CSTNode, tuple]] = {}
+
+
+def _step_loops(loop: cst.CSTNode, ancestry: Ancestry) -> tuple:
+    known = _STEP_LOOPS.get(id(loop))
+    if known is not None and known[0] is loop:
+        return known[1]
     modules = imported_modules(ancestry.module)
-    return any(type(n) in (cst.For, cst.While) and n is not loop and not ancestry.inside(node, n) and not unrolled(n)
-               and ancestry.every_pass(n, loop) and trains(n, modules) for n in walk(loop))
+    found = tuple(n for n in walk(loop) if type(n) in (cst.For, cst.While) and n is not loop and not unrolled(n)
+                  and ancestry.every_pass(n, loop) and trains(n, modules))
+    if len(_STEP_LOOPS) > 10_000:
+        _STEP_LOOPS.clear()
+    _STEP_LOOPS[id(loop)] = (loop, found)
+    return found
 
 
 @dataclass(frozen=True)
