@@ -1,0 +1,37 @@
+import json, random, re, os, collections
+OUT='/tmp/rv34/out'
+projects=['RLinf','unsloth-zoo','omniserve','MONAI','httomo','larnd-sim']
+pat=re.compile(r'^(.*?):(\d+):(\d+): (SL\d+) (.*)$')
+items={}
+sl000=collections.Counter()
+unparsed=collections.Counter()
+for p in projects:
+    for v in ('old','new'):
+        fn=f'{OUT}/{v}-{p}.txt'
+        for line in open(fn):
+            line=line.rstrip('\n')
+            if not line.strip(): continue
+            m=pat.match(line)
+            if not m:
+                unparsed[(p,v)]+=1; continue
+            path,ln,col,code,msg=m.groups()
+            if path.startswith('./'): path=path[2:]
+            if code=='SL000':
+                sl000[(p,v)]+=1; continue
+            key=(p,path,int(ln),code,msg)
+            d=items.setdefault(key,{'project':p,'path':path,'line':int(ln),'col':int(col),'code':code,'message':msg,'versions':set()})
+            d['versions'].add(v)
+keys=sorted(items)
+random.Random(3232).shuffle(keys)
+blind=[];keymap={}
+w=len(str(len(keys)))
+w=max(w,2)
+for i,k in enumerate(keys,1):
+    lab=f'J{i:0{w}d}'
+    d=items[k]
+    blind.append({'id':lab,'project':d['project'],'path':d['path'],'line':d['line'],'col':d['col'],'code':d['code'],'message':d['message']})
+    keymap[lab]=sorted(d['versions'])
+json.dump(blind,open('/tmp/rv34/blind.json','w'),indent=1)
+json.dump(keymap,open('/tmp/rv34/.versions_key.json','w'),indent=1)
+json.dump({'sl000':{f'{a}/{b}':c for (a,b),c in sl000.items()},'unparsed':{f'{a}/{b}':c for (a,b),c in unparsed.items()}},open('/tmp/rv34/out/sl000_counts.json','w'),indent=1)
+print(len(blind),'pooled findings; sl000',dict(sl000),'unparsed',dict(unparsed))
