@@ -30,7 +30,9 @@ LOOP_POLICY = """\
 - a loop of a few passes written out in the code (`for t in [fp32, fp16]:`,
   `for _ in range(3):`, a written count up to 8) is judged by the loop
   around it, if any;
-- a loop that waits for a person every iteration (`input()`) is no hot path;
+- a loop that waits for a person every iteration (`input()`), or draws a
+  figure on every pass (a call of matplotlib, seaborn, plotly or bokeh), is
+  no hot path: the host's wait for the person or the drawing is the cost;
 - a loop whose every pass makes current the device its item names
   (`for gpu in gpus: with cupy.cuda.Device(gpu.index):`) runs once per
   device, and is judged by the loop around it;

@@ -104,3 +104,7 @@ IMPORT_FAILURES = frozenset({"ImportError", "ModuleNotFoundError", "AttributeErr
 
 # Calls of Python's library that make a plain object or container the model follows (not a framework's).
 PYTHON_OBJECT_MAKERS = EMPTY_CONTAINERS | ATTRIBUTE_BAGS | OPTION_PARSERS
+
+# Libraries that draw figures on the host: a loop that draws on every pass is bound by the drawing (milliseconds a
+# figure), not by a read of GPU data for it. Qualified-name prefixes.
+DRAWING_MODULES = ("matplotlib.", "seaborn.", "plotly.", "bokeh.")

@@ -256,3 +256,9 @@ INT_METHOD_PARAMETERS: dict[str, tuple[Arg, ...]] = {
 # How an operation the host reads as an integer is named (the rules' words for it).
 SLICE_BOUND = "a slice bound"
 INTEGER_ARGUMENT = "an integer argument"
+
+# Methods of an autograd function's `ctx` (only it has them): they keep references to the tensors they are given for
+# the backward pass, and read no data.
+AUTOGRAD_CONTEXT_METHODS = frozenset({
+    "save_for_backward", "save_for_forward", "mark_dirty", "mark_non_differentiable",
+})

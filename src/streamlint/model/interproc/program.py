@@ -304,9 +304,11 @@ class Program:
 
     def cold_entry(self, function: FunctionRef) -> str:
         """`C.state_dict` when the function is a method of a module or an optimizer that runs at checkpoint,
-        restore or print time (`torch_modules.COLD_METHODS`), else ""."""
+        restore or print time (`torch_modules.COLD_METHODS`), a module-level test function (`test_*`), else ""."""
         name = getattr(function.node, "name", None)
         unit = self.unit(function.module)
+        if name is not None and not function.class_name and _is_test_name(name.value):
+            return name.value  # a test function (pytest's `test_*`, a `_test_*` helper): once per test session
         if unit is None or name is None or not function.class_name or name.value not in torch_modules.COLD_METHODS:
             return ""
         bases = self._bases_of(unit, function.class_name)
@@ -550,3 +552,9 @@ def qualified(expr: cst.BaseExpression, imports: dict[str, str]) -> str:
         return ""
     parts.append(imports.get(expr.value, expr.value))
     return ".".join(reversed(parts))
+
+
+def _is_test_name(name: str) -> bool:
+    """`test_x`, `test`, `_test_x`: a test function's name, as pytest collects them (and their private helpers)."""
+    bare = name.lstrip("_")
+    return bare == "test" or bare.startswith("test_")

@@ -18,9 +18,10 @@ from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.children import walk
 from streamlint.model.syntax.purpose import imported_modules, timed, trains
+from streamlint.model.api import python_std
 from streamlint.model.api.device_selectors import DEVICE_SELECTORS
 from streamlint.model.interproc.program import qualified
-from streamlint.model.syntax.sync_purpose import per_device, unrolled, waits_on_user
+from streamlint.model.syntax.sync_purpose import draws, per_device, unrolled, waits_on_user
 from streamlint.model.syntax.tests import fills_on_miss, rare_test
 
 
@@ -161,7 +162,8 @@ def _works(effect: Effect, read_backs: set) -> frozenset:
 
 def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry: Ancestry) -> list:
     """The loops around `node` in its function whose passes repeat it on a hot path, outermost first (the one
-    placement policy of loops): none when one waits for a person every pass (`input()`), nor in a function that
+    placement policy of loops): none when one waits for a person every pass (`input()`) or draws a figure every pass
+    (a plotting library's call: bound by the drawing), nor in a function that
     runs at checkpoint, restore or print time (a cold entry, or reached from cold entries only); never a loop of a few
     passes written out (a literal sequence, `range(3)`), nor one over the devices (each pass makes current the device its
     item names: as many passes as devices), nor one whose pass leaves it after `node` (a `return` or a `break`: it
@@ -169,7 +171,7 @@ def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry
     (its own or a callee's) that already waits for the GPU on every pass, or its own nested loop of training steps
     (an epoch around its steps: one wait more per pass of it is spread over the nested loop's)."""
     loops = ancestry.loops_around(node)
-    if any(waits_on_user(loop) for loop in loops) or model.solver.cold(f"{model.module}.{function}"):
+    if bound_by_the_host(model, loops) or model.solver.cold(f"{model.module}.{function}"):
         return []
     unit = model.solver.program.unit(model.module)
     imports = unit.imports if unit is not None else {}
@@ -203,6 +205,15 @@ def _step_loops(loop: cst.CSTNode, ancestry: Ancestry) -> tuple:
         _STEP_LOOPS.clear()
     _STEP_LOOPS[id(loop)] = (loop, found)
     return found
+
+
+def bound_by_the_host(model: FileModel, loops: list) -> bool:
+    """Does one of the loops wait for the host on every pass: for a person (`input()`), or for a figure it draws (a
+    plotting library's call, milliseconds each)? Then a read of GPU data in it costs nothing anyone waits for."""
+    unit = model.solver.program.unit(model.module)
+    imports = unit.imports if unit is not None else {}
+    return any(waits_on_user(loop) or draws(loop, lambda expr: qualified(expr, imports) or "", python_std.DRAWING_MODULES)
+               for loop in loops)
 
 
 @dataclass(frozen=True)

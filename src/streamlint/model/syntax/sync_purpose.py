@@ -495,6 +495,13 @@ def waits_on_user(loop: cst.CSTNode) -> bool:
                for n in walk(loop, ()))
 
 
+def draws(loop: cst.CSTNode, qualify: Callable[[cst.BaseExpression], str], libraries: tuple[str, ...]) -> bool:
+    """A drawing loop: its body calls a plotting library's function (`plt.plot(...)`, `plt.figure()`) on every pass."""
+    body = getattr(loop, "body", None)
+    return any(isinstance(n, cst.Call) and qualify(n.func).startswith(libraries)
+               for statement in getattr(body, "body", ()) for n in walk(statement, ()))
+
+
 def unrolled(loop: cst.CSTNode) -> bool:
     """`for x in [a, b]:`, `for _ in range(3):`: a loop of a few passes written out in the code (a warm-up, a
     short test loop); the loop around it, if any, decides how often they run."""

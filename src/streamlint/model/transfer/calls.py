@@ -313,8 +313,9 @@ def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: S
     if item is not None:
         _taken_out(receiver, item, name, arguments, frame)
         return item, state
-    if receiver.kind is ValueKind.CONTAINER or name in python_std.KEEPING_METHODS:
-        return UNKNOWN, state  # a container's own method: it keeps its arguments, runs no kernel
+    if receiver.kind is ValueKind.CONTAINER or name in python_std.KEEPING_METHODS \
+            or name in torch_api.AUTOGRAD_CONTEXT_METHODS:
+        return UNKNOWN, state  # a container's (or an autograd `ctx`'s) own method: it keeps its arguments, runs no kernel
     if name in python_std.LISTING_METHODS:
         _, state = _opaque(arguments, state, frame)
         return AbsValue(ValueKind.CONTAINER, element=AbsValue(ValueKind.HOST_NUMBER)), state
