@@ -67,11 +67,20 @@ def rebound_globals(module: cst.Module) -> frozenset[str]:
     """The module-level names a function of the module declares `global` (it may rebind them: an initializer's
     `global _comm; _comm = Communicator(...)`)."""
     found: set[str] = set()
-    todo: list[cst.CSTNode] = [module]
-    while todo:
+    todo: list = list(module.body)
+    while todo:  # (statements only: a `global` is never inside an expression)
         node = todo.pop()
-        if isinstance(node, cst.Global):
+        if isinstance(node, cst.Global):  # (of a one-line suite: `def init(): global _comm`)
             found.update(item.name.value for item in node.names)
-        elif not isinstance(node, cst.BaseExpression):  # (no statement inside an expression)
-            todo.extend(node.children)
+            continue
+        if isinstance(node, cst.SimpleStatementLine):
+            found.update(item.name.value for small in node.body if isinstance(small, cst.Global) for item in small.names)
+            continue
+        for part in (getattr(node, "body", None), getattr(node, "orelse", None), getattr(node, "finalbody", None)):
+            if isinstance(part, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+                todo.extend(part.body)
+            elif part is not None and hasattr(part, "body"):  # (an `else`/`finally`/`elif` clause)
+                todo.append(part)
+        todo.extend(getattr(node, "handlers", ()))
+        todo.extend(getattr(node, "cases", ()))
     return frozenset(found)

@@ -10,6 +10,7 @@ import libcst as cst
 from streamlint.model import declared
 from streamlint.model.domain.order import AccessEvent, Conflict
 from streamlint.model.domain.paths import CELL  # noqa: F401  (a context's key for a closure's cell: `cell:device`)
+from streamlint.model.domain.paths import cached_hash
 from streamlint.model.domain.sides import configuration_sides
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
@@ -21,6 +22,7 @@ from streamlint.model.syntax.tests import tested_value
 from streamlint.model.transfer.nodes import preorder
 
 
+@cached_hash  # (the solver's keys: hashed at every call site asked for a summary, and in its call edges)
 @dataclass(frozen=True)
 class CallContext:
     """What every caller passes: facts of each parameter and the receiver, in the callee's own paths."""
