@@ -10,6 +10,7 @@ import libcst as cst
 import pytest
 
 from streamlint.model.syntax.names import rebound_globals
+from streamlint.model.syntax.prefilter import may_rebind_globals
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -72,3 +73,16 @@ def test_the_statement_walk_agrees_with_a_full_walk_on_the_fixtures(path):
     # (the fixtures that spell `global`: every other one has none either way)
     module = cst.parse_module(path.read_bytes())
     assert rebound_globals(module) == _every_global(module)
+
+
+@pytest.mark.parametrize("spelled", ["global x", "global\tx", "global(x)" , "def f():\n    global \\\n        x\n"])
+def test_the_prefilter_passes_every_spelling_of_a_global_statement(spelled):
+    assert may_rebind_globals(spelled.encode())
+
+
+def test_the_prefilter_says_the_same_as_the_parse_on_the_fixtures():
+    # a module the prefilter rejects has no `global` statement (the solver skips the walk on its word)
+    for path in FIXTURES.rglob("*.py"):
+        data = path.read_bytes()
+        if not may_rebind_globals(data):
+            assert not rebound_globals(cst.parse_module(data)), path

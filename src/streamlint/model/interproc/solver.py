@@ -20,6 +20,7 @@ from streamlint.deadline import tick
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.paths import CELL
 from streamlint.model.syntax.names import bound_to_calls, rebound_globals
+from streamlint.model.syntax.prefilter import may_rebind_globals
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import FALSE, TRUE, UNKNOWN, AbsValue, ValueKind
 from streamlint.model import declared, resolve
@@ -454,7 +455,7 @@ class Solver:
             walk_function(unit.tree, frame, GLOBALS_CONTEXT)
             exit_state = frame.found.exit_state
             # a name a function rebinds (`global _comm`) holds what the module set or what that function stores
-            rebound = rebound_globals(unit.tree) if not unit.text or b"global " in unit.text else frozenset()
+            rebound = rebound_globals(unit.tree) if not unit.text or may_rebind_globals(unit.text) else frozenset()
             unit.top_names_held = {} if exit_state is None else {
                 name: as_global(name, UNKNOWN if name in rebound else value) for name, value in exit_state.names}
         return dict(unit.top_names_held)

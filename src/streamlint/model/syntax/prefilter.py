@@ -15,6 +15,11 @@ def may_call(data: bytes, names: frozenset[str]) -> bool:
     return any(name.encode() in data for name in names)
 
 
+def may_rebind_globals(data: bytes) -> bool:
+    """False only when the bytes spell no `global` keyword (the test before `names.rebound_globals` reads a module)."""
+    return b"global" in data
+
+
 def may_install(data: bytes, names: frozenset[str]) -> bool:
     """False only when the bytes hold no assignment to an attribute of one of `names` (`X.forward = f`)."""
     return any(re.search(rb"\.%s\s*=[^=]" % name.encode(), data) for name in names)
