@@ -8,6 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import api
+from streamlint.model.api import cupy as cupy_api
 from streamlint.model.api import torch_api
 from streamlint.model.readings.hot_paths import (
     Work,
@@ -387,8 +388,10 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
 
 
 def _sized_by_data(api_name: str) -> bool:
-    """`x.nonzero()`, `torch.unique(x)`, `torch.where(cond)`: the host reads the result's size first."""
-    return api_name.rsplit(".", 1)[-1] in torch_api.SIZED_BY_DATA or api_name == "torch.where"
+    """`x.nonzero()`, `torch.unique(x)`, `torch.where(cond)`, `cupy.where(cond)`: the host reads the result's size first."""
+    short = api_name.rsplit(".", 1)[-1]
+    return short in torch_api.SIZED_BY_DATA or api_name in ("torch.where", "cupy.where") \
+        or (api_name.startswith("cupy.") and short in cupy_api.SIZED_BY_DATA)
 
 
 _READ_AS_INTEGER = frozenset({torch_api.SLICE_BOUND, torch_api.INTEGER_ARGUMENT})

@@ -105,6 +105,10 @@ MEMORY_POINTER_METHODS: dict[str, Fact] = {
 MEMORY_POINTER_ONLY = frozenset({"copy_from_device", "copy_from_device_async", "memset_async"})
 
 
+# Functions whose result's size the data decides (`cupy.where(cond)` with one argument too): the host reads the size
+# back before it can make the result, so it waits for the stream (as PyTorch's `nonzero` does).
+SIZED_BY_DATA = frozenset({"nonzero", "argwhere", "flatnonzero", "unique", "extract", "compress"})
+
 # Namespaces whose functions compute on device arrays (a call is a kernel launch).
 KERNEL_NAMESPACES = frozenset({"cupy", "cupy.linalg", "cupy.fft", "cupyx.scipy.signal", "cupyx.scipy.ndimage", "cupyx.scipy.special"})
 # (and host-side predicates and type helpers, which return Python values)

@@ -23,7 +23,7 @@ from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device, is_host
 from streamlint.model.transfer.fact_calls import apply_fact, compiled_from, stream_of_value
 from streamlint.model.transfer.frame import Frame
-from streamlint.model.transfer.torch_calls import learn, maybe_item
+from streamlint.model.transfer.torch_calls import learn, maybe_item, sized_by_data
 
 
 
@@ -38,6 +38,10 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         return apply_fact(fact, arguments, state, frame, name)
     if namespace in cupy.CREATING_NAMESPACES:
         return _cupy_kernel(name, arguments, state, frame)
+    buffers = [v for v in arguments.values() if v.is_buffer and is_device(v)]
+    if namespace == cupy.DEVICE_MODULE and buffers and (
+            short in cupy.SIZED_BY_DATA or (short == "where" and len(arguments.values()) == 1)):
+        return sized_by_data(name, buffers, arguments, state, frame)  # (the host reads the result's size first)
     if namespace in cupy.KERNEL_NAMESPACES and short not in cupy.NON_KERNEL_FUNCTIONS:
         # `cp.ceil(n / 32)` of host numbers (or tuples of them: `x.shape`): a kernel the host could have skipped
         host_inputs = short not in host_math.SHAPE_TAKERS and bool(arguments.values()) and all(
