@@ -63,6 +63,31 @@ def ends_in_raise(block: cst.BaseSuite) -> bool:
     return _ends_with(block, (cst.Raise,))
 
 
+def empty_test(test: cst.BaseExpression) -> bool:
+    """`if not x.shape[0]:`, `if len(xs) == 0:`, `if not a.size or not b.shape[1]:`: a test that something is empty (an
+    edge case: the side it guards is the rare one)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return empty_test(test.left) and empty_test(test.right)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _a_size(test.expression)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        zero = isinstance(target.comparator, cst.Integer) and target.comparator.value == "0"
+        return zero and isinstance(target.operator, (cst.Equal, cst.LessThanEqual)) and _a_size(test.left)
+    return False
+
+
+def _a_size(expr: cst.BaseExpression) -> bool:
+    """`x.shape[i]`, `len(x)`, `x.size`, `x.numel()`, `x.nelement()`: a count of elements."""
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute):
+        return expr.value.attr.value == "shape"
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        return (isinstance(func, cst.Name) and func.value == "len") or (
+            isinstance(func, cst.Attribute) and func.attr.value in ("numel", "nelement") and not expr.args)
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "size"
+
+
 def ends_the_loop(block: cst.BaseSuite) -> bool:
     """A branch that ends by leaving the loop (`break`, `return`): every pass that goes on runs the rest."""
     return _ends_with(block, (cst.Break, cst.Return))

@@ -24,7 +24,8 @@ from streamlint.model.transfer.devices import is_device, is_host, memory_named, 
 from streamlint.model.transfer.expressions import YIELDED, evaluate, memory_of, slice_bounds, unpacked
 from streamlint.model.transfer.frame import Frame
 from streamlint.model.syntax.counters import advance
-from streamlint.model.syntax.tests import (called_on_every_side, ends_in_raise, ends_the_loop, fills_on_miss, first_passes, item_tests,
+from streamlint.model.syntax.tests import (called_on_every_side, empty_test, ends_in_raise, ends_the_loop, fills_on_miss, first_passes,
+                                           item_tests,
                                            names_read, negated, rare_test)
 from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
@@ -457,7 +458,10 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
         frame.numbering.every_side[id(call)] -= 1
     frame.branch = outside
     leaves_loop = frame.loop_depth > 0 and ends_the_loop(node.body)  # (`if i == n: break`: every pass runs on)
-    if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body) and not leaves_loop:
+    # (`if not x.shape[0]: continue`: the empty case leaves; the usual pass runs on)
+    edge_case = not taken.reachable and empty_test(node.test)
+    if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body) and not leaves_loop \
+            and not edge_case:
         frame.guards += 1  # one side leaves (`if done: return`): what follows runs only sometimes
     sides = (frame.configuration_side(node.test, True, option), frame.configuration_side(node.test, False, option))
     if truth(test) is None and not frame.loop_depth and taken.reachable != other.reachable and sides[0]:
