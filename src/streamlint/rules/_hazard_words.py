@@ -174,7 +174,7 @@ class Words:
                 # a getter that returns the stream it made (or cached): the caller's name of what the call returns
                 local = self.bound_to(self.model.node_of(steps[0])) or local
             bound = local or self.site_label(ref.site, (near.node,) if near is not None else ())
-            if len(steps) == 1 and bound.startswith("self.") and _function_of(ref.site) != reading.function.qualname:
+            if len(steps) == 1 and bound.startswith("self.") and ref.site.rpartition("#")[0] != reading.function.qualname:
                 # made by another function of another class (an object's constructor): `self` there is not this
                 # function's; the object has no name here
                 made_by = self._owner_class(ref.site)
@@ -646,10 +646,6 @@ def wait_scope(reading: HazardReading) -> str:
     them), else the function."""
     function = reading.function
     return function.qualname.rsplit(".", 1)[0] if function.class_name else function.qualname
-
-
-def _function_of(site: str) -> str:
-    return site.rpartition("#")[0]
 
 
 def _any_index(label: str) -> str:

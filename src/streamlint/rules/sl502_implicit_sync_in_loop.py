@@ -350,7 +350,7 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
     what = _what(analysis, sync)
     # (a slice bound's read shows at its subscript, whose indexed tensor is not the one read)
     if operation.op == _IMPLICIT and sync.loops and sync.framework in ("torch", "cupy") \
-            and operation.api != torch_api.SLICE_BOUND and not bound_by_the_host(model, sync.loops):
+            and operation.api != torch_api.SLICE_BOUND and not bound_by_the_host(model, sync.loops, ancestry):
         read_by_element = element_read(sync.node, sync.loops[-1])
         if read_by_element and sync.purpose(model, ancestry, purposes) not in _ELEMENT_READ_NEEDED:
             return Finding(

@@ -171,7 +171,7 @@ def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry
     (its own or a callee's) that already waits for the GPU on every pass, or its own nested loop of training steps
     (an epoch around its steps: one wait more per pass of it is spread over the nested loop's)."""
     loops = ancestry.loops_around(node)
-    if bound_by_the_host(model, loops) or model.solver.cold(f"{model.module}.{function}"):
+    if bound_by_the_host(model, loops, ancestry) or model.solver.cold(f"{model.module}.{function}"):
         return []
     unit = model.solver.program.unit(model.module)
     imports = unit.imports if unit is not None else {}
@@ -181,39 +181,40 @@ def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry
         return loops
     waits = _steady_waits(model, function)
     return [loop for loop in loops if not any(_in_nested_loop(at, inner, loop, node, ancestry) for at, inner in waits)
-            and not _around_steps(loop, node, ancestry)]
+            and not _around_steps(loop, node, ancestry, imports)]
 
 
-def _around_steps(loop: cst.CSTNode, node: cst.CSTNode, ancestry: Ancestry) -> bool:
+def _around_steps(loop: cst.CSTNode, node: cst.CSTNode, ancestry: Ancestry, imports: dict) -> bool:
     """Does every pass of `loop` run a nested loop of training steps (a backward pass and an update each pass) that
     `node` is not in? Then `loop` is an epoch, and `node` runs once per epoch."""
-    return any(not ancestry.inside(node, steps) for steps in _step_loops(loop, ancestry))
+    return any(not ancestry.inside(node, steps) for steps in _loop_facts(loop, ancestry, imports)[0])
 
 
-# The nested loops of training steps of each loop (read once per loop: every operation in it asks), by id.
-_STEP_LOOPS: dict[int, tuple[cst.CSTNode, tuple]] = {}
+# What each loop's text says of its passes (read once per loop: every operation in it asks), by id: its nested loops
+# of training steps, and whether it waits for a person or draws a figure.
+_LOOP_FACTS: dict[int, tuple[cst.CSTNode, tuple, bool]] = {}
 
 
-def _step_loops(loop: cst.CSTNode, ancestry: Ancestry) -> tuple:
-    known = _STEP_LOOPS.get(id(loop))
+def _loop_facts(loop: cst.CSTNode, ancestry: Ancestry, imports: dict) -> tuple[tuple, bool]:
+    known = _LOOP_FACTS.get(id(loop))
     if known is not None and known[0] is loop:
-        return known[1]
+        return known[1], known[2]
     modules = imported_modules(ancestry.module)
-    found = tuple(n for n in walk(loop) if type(n) in (cst.For, cst.While) and n is not loop and not unrolled(n)
+    steps = tuple(n for n in walk(loop) if type(n) in (cst.For, cst.While) and n is not loop and not unrolled(n)
                   and ancestry.every_pass(n, loop) and trains(n, modules))
-    if len(_STEP_LOOPS) > 10_000:
-        _STEP_LOOPS.clear()
-    _STEP_LOOPS[id(loop)] = (loop, found)
-    return found
+    host = waits_on_user(loop) or draws(loop, lambda expr: qualified(expr, imports) or "", python_std.DRAWING_MODULES)
+    if len(_LOOP_FACTS) > 10_000:
+        _LOOP_FACTS.clear()
+    _LOOP_FACTS[id(loop)] = (loop, steps, host)
+    return steps, host
 
 
-def bound_by_the_host(model: FileModel, loops: list) -> bool:
+def bound_by_the_host(model: FileModel, loops: list, ancestry: Ancestry) -> bool:
     """Does one of the loops wait for the host on every pass: for a person (`input()`), or for a figure it draws (a
     plotting library's call, milliseconds each)? Then a read of GPU data in it costs nothing anyone waits for."""
     unit = model.solver.program.unit(model.module)
     imports = unit.imports if unit is not None else {}
-    return any(waits_on_user(loop) or draws(loop, lambda expr: qualified(expr, imports) or "", python_std.DRAWING_MODULES)
-               for loop in loops)
+    return any(_loop_facts(loop, ancestry, imports)[1] for loop in loops)
 
 
 @dataclass(frozen=True)

@@ -242,7 +242,7 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     handled = _answered_first(name, receiver, arguments, state, frame)
     if handled is not None:
         return handled
-    receiver = _evident_stream(receiver, name, arguments, state)
+    receiver = _evident_kind(receiver, name, arguments, state)
     batch = receiver if receiver.loader_batch else receiver.element if receiver.kind is ValueKind.CONTAINER else None
     if name in python_std.MAPPING_VIEWS and batch is not None and (batch is receiver or batch.is_buffer):
         # `batch.items()` of a loader's batch, or of a dict of tensors: those tensors
@@ -282,7 +282,7 @@ def _of_super(node: cst.Call) -> bool:
     return isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super"
 
 
-def _evident_stream(receiver: AbsValue, name: str, arguments: Arguments, state: State) -> AbsValue:
+def _evident_kind(receiver: AbsValue, name: str, arguments: Arguments, state: State) -> AbsValue:
     """A stream's (or a MemoryPointer's) own method called on a value of unknown kind shows what it is; so does
     an event's `record(stream)` given a stream, or the stream the walk has entered (`with torch.cuda.stream(s):
     ev.record(s)`): no other object records itself on a stream."""
