@@ -21,7 +21,7 @@ from streamlint.model.transfer.frame import Frame
 
 def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
     site = frame.site(arguments.node)
-    hosts = [v for v in arguments.values() if is_host(v) and v.identity is not None]
+    hosts = [v for v in _handed(arguments) if is_host(v) and v.identity is not None]
     short = name.removeprefix("numpy.")
     first = arguments.value(Arg(0))
     if short in numpy_api.SAME_MEMORY and first is not None and is_host(first) and first.identity is not None:
@@ -36,6 +36,17 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         written = name in numpy_api.WRITING_FUNCTIONS and value is first
         state = host_access(state, frame, site, value.identity, written)
     return fresh(frame, arguments, Memory.PAGEABLE, None, "numpy"), state
+
+
+def _handed(arguments: Arguments) -> list[AbsValue]:
+    """The values a call is given: each argument, and the items of a tuple or list handed whole
+    (`np.concatenate((a, b))`, `rfn.merge_arrays((tracks, extra))` read both arrays)."""
+    handed = []
+    for value in arguments.values():
+        handed.append(value)
+        if value.kind is ValueKind.CONTAINER:
+            handed.extend(value.positions or ([value.element] if value.element is not None else []))
+    return handed
 
 
 def _rank(arguments: Arguments) -> int:
