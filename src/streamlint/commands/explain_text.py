@@ -46,6 +46,8 @@ def render(summary: FunctionSummary, context: CallContext, module: str = "") -> 
         lines.append(f"  leaves self.{attr} = {_value(value)}")
     for attr, value in summary.holder_stores:
         lines.append(f"  leaves .{attr} on a holder = {_value(value)}")
+    for param, value in summary.param_stores:
+        lines.append(f"  keeps in {param}: {_value(value)}")
     for framework, stream in summary.enters:
         lines.append(f"  entered as a context, runs the body on {_stream(stream)} ({framework})")
     for param, tags in summary.evidence:

@@ -282,6 +282,20 @@ class Words:
                 label += kept[len("self"):]
         return label
 
+    def _handed_names(self, site: str) -> set:
+        """The plain names a call at the outermost step of `site` hands over (its arguments, and the items of a
+        tuple it is given: `Thread(target=f, args=(q, s))`)."""
+        call = self.model.node_of(_site_steps(site)[0])
+        if not isinstance(call, cst.Call) or len(_site_steps(site)) < 2:
+            return set()
+        # (only a call whose value is not the memory: a bare statement, or one handing `args=` to a thread)
+        bare = isinstance(self._parent(call), cst.Expr)
+        if not bare and not any(a.keyword is not None and a.keyword.value == "args" for a in call.args):
+            return set()
+        values = [a.value for a in call.args]
+        values += [e.value for v in values if isinstance(v, cst.Tuple) for e in v.elements]
+        return {v.value for v in values if isinstance(v, cst.Name)}
+
     def _on_own_receiver(self, site: str) -> bool:
         """Is the call at `site` a method call on the caller's own `self` (`self.helper()`)?"""
         call = self.model.node_of(site)
@@ -323,6 +337,16 @@ class Words:
             alias = self._alias_at(name, reading) if name else self._read_through(set(names) - {""}, reading)
             if alias and alias != name:
                 return alias  # the name the code reads the memory through here: it names the part too
+            # (memory a call put in a container it was handed, `fill(loader, q, s)`: the name read from that container,
+            # else the item as what the callee put there; never the call's own value, which is not that memory)
+            handed = self._handed_names(path.root.site)
+            through = self._read_through(handed, reading, deep=True)
+            if through:
+                return through
+            container = next((n for n in sorted(handed) if self._reaches({n}, reading)), "")
+            if container:
+                callee = _site_steps(path.root.site)[1].rpartition("#")[0].rsplit(".", 1)[-1]
+                return f"an item `{callee}()` put in `{container}`"
             if not name:
                 return self._named_in(reading) or "the memory"
             return self._as_read(self._with_steps(self._alias_at(name, reading), path.steps, reading), reading)
@@ -471,7 +495,7 @@ class Words:
         `half = buf[:n]`) when only that name is used there."""
         return self._read_through({name}, reading) or name
 
-    def _read_through(self, names: set, reading: HazardReading) -> str:
+    def _read_through(self, names: set, reading: HazardReading, deep: bool = False) -> str:
         """Of the names the reported operation uses, the one the function binds to an
         expression of one of `names` (none when the operation uses one of `names` itself, or
         several such bindings fit): the name the code reads the memory through at that place."""
@@ -481,17 +505,38 @@ class Words:
         if names & used:
             return ""
         aliases = set()
-        for node in _walk(reading.function.node):
-            if not isinstance(node, cst.Assign) or len(node.targets) != 1:
-                continue
-            target = node.targets[0].target
-            if not isinstance(target, cst.Name) or target.value not in used:
-                continue
-            mentioned = {_spelled(n) for n in _walk(node.value) if isinstance(n, (cst.Name, cst.Attribute))}
-            mentioned |= {_getattr_spelled(n) for n in _walk(node.value)}
-            if mentioned & names:
-                aliases.add(target.value)
+        for bound, mentioned in self._bindings(reading, deep):
+            if bound & used and mentioned & names:
+                aliases |= bound & used
+        if deep:  # (through each name in turn: `batch = ready.get()`, then `inputs, targets = batch`)
+            aliases = (_reached_from(names, self._bindings(reading, deep)) - set(names)) & used
         return aliases.pop() if len(aliases) == 1 else ""
+
+    def _reaches(self, names: set, reading: HazardReading) -> bool:
+        """Does the reported operation use a name bound, step by step, from one of `names`?"""
+        used = {_spelled(n) for n in _walk(reading.node) if isinstance(n, (cst.Name, cst.Attribute))}
+        return bool(_reached_from(names, self._bindings(reading, True)) & used)
+
+    def _bindings(self, reading: HazardReading, deep: bool) -> list:
+        """The function's bindings of names to values: (names bound, names the value mentions); `deep`: loop targets
+        and unpacked tuples too."""
+        bindings = []
+        for node in _walk(reading.function.node):
+            if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0].target, node.value
+            elif deep and isinstance(node, (cst.For, cst.CompFor)):  # (`for chunk in staged`: an item of it)
+                target, value = node.target, node.iter
+            else:
+                continue
+            if not deep and not isinstance(target, cst.Name):
+                continue
+            # (`inputs, targets = batch`: each name an item of it)
+            bound = [target] if isinstance(target, cst.Name) else \
+                [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else []
+            mentioned = {_spelled(n) for n in _walk(value) if isinstance(n, (cst.Name, cst.Attribute))}
+            mentioned |= {_getattr_spelled(n) for n in _walk(value)}
+            bindings.append(({b.value for b in bound if isinstance(b, cst.Name)}, mentioned))
+        return bindings
 
     def _given_through(self, label: str, reading: HazardReading) -> str:
         """`helper(...)` where the reported call is given the memory through a call of a function
@@ -518,6 +563,18 @@ class Words:
         while isinstance(parent, (cst.Attribute, cst.Call)):
             parent = self._parent(parent)
         return "the returned value" if isinstance(parent, cst.Return) else _spelled(made)
+
+
+def _reached_from(names: set, bindings: list) -> set:
+    """`names` and the names bound from them, step by step (`batch = ready.get()`, then `inputs, targets = batch`)."""
+    reached, grown = set(names), True
+    while grown:
+        grown = False
+        for bound, mentioned in bindings:
+            if mentioned & reached and not bound <= reached:
+                reached |= bound
+                grown = True
+    return reached
 
 
 def _callee_spelled(node: cst.CSTNode) -> str:

@@ -26,8 +26,10 @@ class DeviceSynchronize(Rule):
     module's `forward` (`UNet.forward = patched_forward`), a function registered as a
     hook with `register_hook`, `register_post_accumulate_grad_hook`,
     `register_forward_pre_hook` and the like, which PyTorch calls on every
-    backward or forward pass, or a helper of the same module that one of these
-    calls on every call) or between work on explicit streams:
+    backward or forward pass, the `__getitem__` of a `torch.utils.data.Dataset`
+    subclass, which the data loader calls once per sample, or a helper of the
+    same module that one of these calls on every call) or between work on
+    explicit streams:
     - PyTorch: `torch.cuda.synchronize()`, `torch.cuda.empty_cache()` (it returns the
       cached blocks with `cudaFree`, which waits for the whole device)
     - CuPy: `cp.cuda.Device().synchronize()`, `cp.cuda.runtime.deviceSynchronize()`

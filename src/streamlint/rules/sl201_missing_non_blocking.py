@@ -39,7 +39,8 @@ class MissingNonBlocking(Rule):
       `(norm if grads else torch.tensor(0.0)).to(total.device)`, where `total` is a
       CUDA tensor on some path) and the upload runs in a hot path: a
       loop that queues GPU work, `forward` (or a function stored as a module's
-      `forward`), a registered hook, or a helper of the
+      `forward`), a registered hook, a dataset's `__getitem__` (once per
+      sample), or a helper of the
       same module that one of these calls on every call (reported in the helper,
       naming that function).
       No fix is offered there: build the tensor once on the device, or in pinned

@@ -42,7 +42,8 @@ class StreamCreatedInHotPath(Rule):
     ## What it does
     Flags the creation of a CUDA stream or event in a hot path: a loop body, or
     the `forward` method of an `nn.Module` subclass (or a function stored as a
-    module's `forward`: `UNet.forward = patched_forward`).
+    module's `forward`: `UNet.forward = patched_forward`), or the `__getitem__`
+    of a `torch.utils.data.Dataset` subclass (once per sample).
     - PyTorch: `torch.cuda.Stream()`, `torch.cuda.Event()`
     - CuPy: `cp.cuda.Stream()`, `cp.cuda.Event()`
     - Numba-CUDA: `cuda.stream()`, `cuda.event()`

@@ -46,7 +46,8 @@ class ImplicitSyncInLoop(Rule):
     Flags an operation that implicitly copies GPU data to the host and waits for
     it, in a hot path (a loop body that queues GPU work, the `forward` method
     of an `nn.Module` subclass or a function stored as a module's `forward`, a
-    function registered as an autograd or module hook, or a helper of the same module that one of these calls on every call:
+    function registered as an autograd or module hook, the `__getitem__` of a
+    `torch.utils.data.Dataset` subclass (once per sample), or a helper of the same module that one of these calls on every call:
     reported in the helper, naming that `forward` or hook):
     - PyTorch, on a CUDA tensor: `.item()`, `.tolist()`, `.cpu()`,
       `.numpy(force=True)`, `.to("cpu")` without `non_blocking=True`,

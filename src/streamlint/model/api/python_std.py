@@ -63,6 +63,10 @@ MEMOIZING_DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "fun
 
 # Calls that run a function on a thread of its own (by the call's last name -> where the function is: position,
 # keyword): a new thread's current stream is its framework's default stream, not the caller's.
+# Calls that start a thread running `target(*args, **kwargs)`: where each is given (position, keyword).
+THREAD_TARGETS: dict[str, tuple[tuple[int, str], tuple[int, str]]] = {
+    "threading.Thread": ((1, "target"), (3, "args")),
+}
 THREAD_STARTS: dict[str, tuple[int, str]] = {
     "Thread": (1, "target"), "start_new_thread": (0, "function"), "submit": (0, "fn"),
 }

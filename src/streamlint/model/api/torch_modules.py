@@ -23,6 +23,17 @@ TRAINING_STEP_CALLS: dict[str, str] = {"backward": STEP_BACKWARD, "step": STEP_U
 TRAINING_STEP_FUNCTIONS: dict[str, str] = {"torch.autograd.backward": STEP_BACKWARD}
 
 
+# Methods of a class deriving from a map-style dataset that the data loader calls once per sample (or per batch of
+# indices): a hot entry, as `forward` is; GPU work or a wait there repeats for every item of every epoch.
+DATASET_HOT_METHODS = frozenset({"__getitem__", "__getitems__"})
+DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset"})
+
+
+def dataset_base(base_texts: list[str]) -> bool:
+    """Does a class derive from PyTorch's map-style `Dataset` (its `__getitem__` runs per sample)?"""
+    return any(t in DATASET_BASES for t in base_texts)
+
+
 def optimizer_base(base_texts: list[str]) -> bool:
     """Does a class derive from an optimizer (its `step` is a hot path, as forward is)?"""
     return any(t.rsplit(".", 1)[-1] in ("Optimizer", "ZeroRedundancyOptimizer") or t.startswith("torch.optim.")

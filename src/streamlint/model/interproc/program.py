@@ -296,11 +296,14 @@ class Program:
             return name.value if nested else within
         if not function.class_name or nested:
             return ""
-        named = name.value in torch_modules.MODULE_HOT_METHODS or name.value in torch_modules.OPTIMIZER_HOT_METHODS
+        named = name.value in torch_modules.MODULE_HOT_METHODS or name.value in torch_modules.OPTIMIZER_HOT_METHODS \
+            or name.value in torch_modules.DATASET_HOT_METHODS
         bases = self._bases_of(unit, function.class_name) if named else []  # (project bases read only for these)
         module = name.value in torch_modules.MODULE_HOT_METHODS and any(map(torch_modules.is_module_class, bases))
         optimizer = name.value in torch_modules.OPTIMIZER_HOT_METHODS and torch_modules.optimizer_base(bases)
-        return f"{function.class_name}.{name.value}" if module or optimizer or self._steps(function, unit) else ""
+        dataset = name.value in torch_modules.DATASET_HOT_METHODS and torch_modules.dataset_base(bases)
+        return f"{function.class_name}.{name.value}" if module or optimizer or dataset or self._steps(function, unit) \
+            else ""
 
     def cold_entry(self, function: FunctionRef) -> str:
         """`C.state_dict` when the function is a method of a module or an optimizer that runs at checkpoint,

@@ -46,6 +46,7 @@ class Applied:
     conflicts: tuple[Conflict, ...]
     returns: AbsValue
     effects: tuple[Effect, ...]  # the callee's effects in the caller's terms (for the caller's own summary)
+    kept: tuple[tuple[str, AbsValue], ...] = ()  # per parameter, the items the callee put in it, in the caller's terms
 
 
 def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bool = True) -> Applied:
@@ -78,11 +79,18 @@ def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bo
             state, found = perform(state, release)
             conflicts.extend(found)
             mapped.append(release)
+    kept = tuple((param, mapper.value(items)) for param, items in summary.param_stores)
+    for param, items in kept:
+        given = binding.arg(param)  # (the caller's container holds what the callee put in it, beside what it held)
+        if given is not None and given.identity is not None and not given.is_buffer:
+            slot = given.identity.element(Index.any_())
+            held = state.stored(slot)
+            state = state.store(slot, items if held is None or held.kind is ValueKind.UNKNOWN else held.join(items))
     returns = _as_given(mapper.value(summary.returns), summary.returns, binding)
     if summary.enters:  # a context manager that enters streams: `with helper():` runs its body there
         framework, stream = summary.enters[0]
         returns = AbsValue(ValueKind.STREAM_CONTEXT, framework, stream=mapper.stream(stream))
-    return Applied(state, tuple(conflicts), returns, tuple(mapped))
+    return Applied(state, tuple(conflicts), returns, tuple(mapped), kept)
 
 
 def _host_read_of_device_memory(effect: Effect, state: State) -> bool:

@@ -34,6 +34,9 @@ class FunctionSummary:
     # What it leaves on objects its parameters reach (`node.state.x = t`): per attribute, the tensor
     # stored there, on the stream it was made on or else the current one at the store (D-16)
     holder_stores: tuple[tuple[str, AbsValue], ...] = field(default=(), metadata={"omit_default": True})
+    # What it keeps in containers its parameters are (`out.append(t)`, `q.put(t)`): per parameter, the items put there,
+    # which the caller's container holds after the call
+    param_stores: tuple[tuple[str, AbsValue], ...] = field(default=(), metadata={"omit_default": True})
     digest: str = field(default="", compare=False)  # filled by codec.sealed when asked (it costs a serialisation)
 
 

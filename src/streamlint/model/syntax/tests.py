@@ -258,6 +258,41 @@ def item_tests(loop: cst.For) -> frozenset[int]:
     return frozenset(found)
 
 
+def item_guards(loop: cst.For) -> frozenset[int]:
+    """The ids of the tests of the loop body's own `if` statements that read the item the pass works on (a name the
+    loop binds, or one the pass derived from it before the test) and not the loop's counter (`range`'s number,
+    `enumerate`'s count): which passes such a guard lets through depends on the data, on every call (row 7.59:
+    `if not is_valid(x): continue`)."""
+    counter = _count_name(loop)
+    items, found = set(_target_names(loop.target)) - {counter}, set()
+    for line in getattr(loop.body, "body", ()):
+        if isinstance(line, cst.If):
+            read = _names_in(line.test)
+            if read & items and counter not in read:
+                found.add(id(line.test))
+        for statement in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
+            if isinstance(statement, cst.Assign):
+                bound = {name for target in statement.targets for name in _target_names(target.target)}
+                items = items | bound if _names_in(statement.value) & items else items - bound
+        if not isinstance(line, cst.SimpleStatementLine):
+            items -= _bound_in([line])
+    return frozenset(found)
+
+
+def _count_name(loop: cst.For) -> str:
+    """The name that counts the passes: `range(...)`'s target, `enumerate(...)`'s first name; "" for none."""
+    call = loop.iter.func.value if isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Name) else ""
+    if call == "range" and isinstance(loop.target, cst.Name):
+        return loop.target.value
+    if call == "enumerate" and isinstance(loop.target, cst.Tuple) and isinstance(loop.target.elements[0].value, cst.Name):
+        return loop.target.elements[0].value.value
+    return ""
+
+
+def _names_in(expr: cst.CSTNode) -> set[str]:
+    return {n.value for n in walk(expr, ()) if type(n) is cst.Name}
+
+
 def _none_tested(test: cst.BaseExpression) -> Optional[str]:
     """The name `x` of `x is None` / `x is not None` (else None)."""
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)):

@@ -123,7 +123,11 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
         return UNKNOWN, _run_model(callee, arguments, state, frame)[1]
     if callee.kind in (ValueKind.UNKNOWN, ValueKind.BUFFER) and callee.identity is not None:
         return _run_model(callee, arguments, state, frame)
-    instance = callee.kind is ValueKind.OBJECT and callee.target  # (an object of a project class: no `__call__` followed)
+    instance = callee.kind is ValueKind.OBJECT and callee.target
+    if instance and MERGED not in callee.target and frame.program is not None \
+            and frame.program.methods_named(callee.target, "__call__"):
+        # (calling an object of a project class that defines `__call__` runs that method: a transform, a functor)
+        return _object_method(f"{callee.target}.__call__", replace(arguments, receiver=callee), state, frame)
     return _opaque(arguments, state, frame, callee=f"{callee.target}()" if instance else "")
 
 
@@ -157,6 +161,7 @@ def _as_tensor(value: AbsValue) -> AbsValue:
 
 
 def _namespace_call(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    state = _started(target, arguments, state, frame)  # (a thread start: what its target does to what it is handed)
     if target in python_std.HOST_TIMERS:  # the code measures: a number the host has
         state = operation(state, frame, frame.site(arguments.node), target, OpKind.HOST_TIMER, None, False)
         return AbsValue(ValueKind.HOST_NUMBER), state
@@ -305,6 +310,8 @@ def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: S
     if receiver.kind is ValueKind.CONTAINER and receiver.target == NO_ITEMS and name in python_std.KEEPING_METHODS:
         state = _no_longer_empty(receiver, _added(receiver, name, arguments), arguments, state)
     state = _kept_by(receiver, arguments, state)
+    if name in python_std.KEEPING_METHODS:
+        _kept_in_parameter(receiver, arguments, frame)
     item = _item_of(receiver, name, state)
     default = arguments.value(python_std.DEFAULTED_ITEMS[name]) if name in python_std.DEFAULTED_ITEMS else None
     if default is not None and receiver.kind in (ValueKind.UNKNOWN, ValueKind.CONTAINER):
@@ -479,6 +486,40 @@ def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:
     return state.store(items, kept if len(given) == 1 else AbsValue(ValueKind.CONTAINER, element=joined))
 
 
+def _started(target: str, arguments: Arguments, state: State, frame: Frame) -> State:
+    """`threading.Thread(target=f, args=(q, s))`: what `f` does to what it is handed is done (it runs on a thread of its
+    own, from its default stream: the thread dimension of its context), placed where the thread is made: the items it
+    puts in a queue the caller keeps are the caller's (D-13 for a project function; other targets run unseen)."""
+    if target not in python_std.THREAD_TARGETS:
+        return state
+    at_target, at_args = python_std.THREAD_TARGETS[target]
+    function = arguments.value(Arg(*at_target))
+    if function is None or function.kind is not ValueKind.CALLABLE or not function.target:
+        return state
+    located = arguments.located(Arg(*at_args))
+    given: tuple = ()
+    if located is not None and isinstance(located[1], cst.Tuple) \
+            and not any(isinstance(e, cst.StarredElement) for e in located[1].elements):
+        given = tuple(zip(located[0].positions or (UNKNOWN,) * len(located[1].elements),
+                          (e.value for e in located[1].elements)))
+    elif located is not None:
+        return state  # (arguments not written out: what the thread is handed is not told)
+    return call(function, Arguments(given, {}, None, arguments.node), state, frame)[1]
+
+
+def _kept_in_parameter(receiver: AbsValue, arguments: Arguments, frame: Frame) -> None:
+    """`out.append(t)`, `q.put(t)` into a container the caller handed in: the caller's container holds `t` after the
+    call (the summary's `param_stores`)."""
+    if receiver.identity is None or receiver.identity.root.kind is not RootKind.PARAM or receiver.identity.steps:
+        return
+    given = [v for v in arguments.values() if (v.is_buffer and v.identity is not None)
+             or (v.kind is ValueKind.CONTAINER and any(p.is_buffer for p in (*v.positions, v.element) if p is not None))]
+    if given:  # (a tensor, or a tuple of tensors: `ready.put((inputs, targets))`)
+        name, found = receiver.identity.root.name, frame.found.param_items
+        joined = reduce(AbsValue.join, given)
+        found[name] = joined if name not in found else found[name].join(joined)
+
+
 def _getattr(arguments: Arguments, state: State, frame: Frame) -> tuple[Optional[AbsValue], State]:
     """`getattr(obj, name)`: a project object's method of that name, or those whose names start with the constant
     prefix it is built from (<= MAX_TARGETS); else what the producers of a holder leave there (D-16)."""
@@ -603,7 +644,7 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame,
     for effect in applied.effects:
         frame.emit(_in_this_loop(effect, frame, frame.guards_at(arguments.node)))
     frame.report(list(applied.conflicts))
-    state = applied.state
+    state = _kept_in_named(applied.kept, summary.params, arguments, applied.state)
     for param, tags in summary.evidence:
         # what the callee's use of a parameter showed it to be, the caller's argument is
         given = binding.arg(param)
@@ -613,6 +654,24 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame,
             else Memory.UNKNOWN
         state = torch_calls.learn(state, AbsValue(ValueKind.BUFFER, "torch", memory, given.identity))
     return (obj or applied.returns), state
+
+
+def _kept_in_named(kept: tuple, params: tuple[str, ...], arguments: Arguments, state: State) -> State:
+    """A container the caller's name holds (`out = []`, `q = queue.Queue()`) and hands to a callee that puts items in
+    it holds those items after the call, beside its own (the summary's `param_stores`)."""
+    if not kept:
+        return state
+    names = [p for p in params if p not in ("self", "cls")] if arguments.receiver is not None else list(params)
+    nodes = {name: node for name, (_, node) in zip(names, arguments.positional)}
+    nodes.update({name: node for name, (_, node) in arguments.keywords.items()})
+    for param, items in kept:
+        node = nodes.get(param)
+        held = state.value(node.value) if isinstance(node, cst.Name) else None
+        if held is None or held.kind is not ValueKind.CONTAINER or held.identity is not None:
+            continue
+        element = items if held.element is None else held.element.join(items)
+        state = state.bind(node.value, replace(held, element=element, target="" if held.target == NO_ITEMS else held.target))
+    return state
 
 
 def _bound_args(params: tuple[str, ...], arguments: Arguments) -> tuple[tuple[str, AbsValue], ...]:

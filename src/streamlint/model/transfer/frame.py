@@ -111,6 +111,7 @@ class Gathered:
     handed_out: list[Conflict] = field(default_factory=list)  # memory returned while still being written
     taken: dict = field(default_factory=dict)  # memory not allocated here -> where a name first took it
     holder_stores: dict = field(default_factory=dict)  # attribute -> the tensor stored on a holder (None: two)
+    param_items: dict = field(default_factory=dict)  # parameter -> what a container method put in it (`q.put(t)`)
     produced: dict = field(default_factory=dict)  # a holder's attribute read here -> its producers' value (D-16)
     unlike: dict = field(default_factory=dict)  # a producer's stream -> the streams `record_stream` says it is not
     # per enclosing loop, innermost last: the states its `break`s and its `continue`s leave
@@ -140,6 +141,7 @@ class Numbering:
     loop_bound: frozenset[str] = frozenset()  # the names a loop or comprehension of it binds per pass
     settled: frozenset[str] = frozenset()  # its never-rebound parameters and the locals it assigns once (cells, D-21)
     item_tests: set[int] = field(default_factory=set)  # tests of a loop's item against None (data-dependent)
+    item_guards: set[int] = field(default_factory=set)  # tests of a loop's item (its guard clauses: data-dependent)
     # what the function's text alone tells (read once per function, kept by the solver across its walks)
     text_facts: dict = field(default_factory=dict)
 

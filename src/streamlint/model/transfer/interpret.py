@@ -132,6 +132,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         tuple(sorted((param, tuple(sorted(tags))) for param, tags in frame.found.evidence.items())), bool(context.hot),
         tuple((f, s) for f, s in frame.found.yielded or () if s.kind is not StreamRefKind.AMBIENT),  # (streams it set)
         truncated, tuple(sorted((a, v) for a, v in frame.found.holder_stores.items() if v is not None)),
+        _param_stores(frame),
     )
     earlier_calls = frozenset(context.receiver_pending)
     # (what another call left in flight meets this call's work only at the boundary placements)
@@ -426,6 +427,13 @@ def _items_at(items: tuple[AbsValue, ...], identity: Path) -> tuple[AbsValue, ..
 def _receiver_value(context: CallContext) -> AbsValue:
     receiver = context.receiver or AbsValue()
     return AbsValue(receiver.kind, receiver.framework, receiver.memory, Path(Root.self_()), target=receiver.target)
+
+
+def _param_stores(frame: Frame) -> tuple[tuple[str, AbsValue], ...]:
+    """The items the function put in containers its parameters are (`out.append(t)`, `q.put(t)`), per parameter."""
+    if frame.found.exit_state is None:
+        return ()
+    return tuple(sorted(frame.found.param_items.items()))
 
 
 def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, AbsValue], ...]:

@@ -25,7 +25,7 @@ from streamlint.model.transfer.expressions import YIELDED, evaluate, memory_of, 
 from streamlint.model.transfer.frame import Frame
 from streamlint.model.syntax.counters import advance
 from streamlint.model.syntax.tests import (called_on_every_side, empty_test, ends_in_raise, ends_the_loop, fills_on_miss, first_passes,
-                                           item_tests,
+                                           item_guards, item_tests,
                                            names_read, negated, rare_test)
 from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
@@ -459,7 +459,8 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     frame.branch = outside
     leaves_loop = frame.loop_depth > 0 and ends_the_loop(node.body)  # (`if i == n: break`: every pass runs on)
     # (`if not x.shape[0]: continue`: the empty case leaves; the usual pass runs on)
-    edge_case = not taken.reachable and empty_test(node.test)
+    # (`if not is_valid(x): continue`: which items pass is the data's choice; the usual pass runs on, row 7.59)
+    edge_case = not taken.reachable and (empty_test(node.test) or id(node.test) in frame.numbering.item_guards)
     if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body) and not leaves_loop \
             and not edge_case:
         frame.guards += 1  # one side leaves (`if done: return`): what follows runs only sometimes
@@ -528,6 +529,8 @@ def _for(node: cst.For, state: State, frame: Frame) -> State:
     element, state = calls.iterated_object(iterable, node, state, frame)  # (a project class's `__iter__`)
     element = iterable.iterated() if element is None else element
     frame.numbering.item_tests.update(frame.numbering.once(("item_tests", id(node)), lambda: item_tests(node)))
+    frame.numbering.item_guards.update(frame.numbering.once(("item_guards", id(node)),
+                                                            lambda: item_guards(node)))
     return _loop(node, state, frame, lambda s: bind(node.target, element, s, frame, node), _counter(node))
 
 
