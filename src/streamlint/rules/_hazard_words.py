@@ -526,6 +526,8 @@ class Words:
                 target, value = node.targets[0].target, node.value
             elif deep and isinstance(node, (cst.For, cst.CompFor)):  # (`for chunk in staged`: an item of it)
                 target, value = node.target, node.iter
+            elif deep and isinstance(node, cst.NamedExpr):  # (`while (batch := ready.get()) is not None:`)
+                target, value = node.target, node.value
             else:
                 continue
             if not deep and not isinstance(target, cst.Name):

@@ -67,6 +67,9 @@ MEMOIZING_DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "fun
 THREAD_TARGETS: dict[str, tuple[tuple[int, str], tuple[int, str]]] = {
     "threading.Thread": ((1, "target"), (3, "args")),
 }
+# Methods that run `fn(*rest)` on a thread of a pool, whatever the receiver (`executor.submit(fn, a, b)`, as
+# `THREAD_STARTS` names them): where the function is given, and the position its arguments start at.
+THREAD_TARGET_METHODS: dict[str, tuple[tuple[int, str], int]] = {"submit": ((0, "fn"), 1)}
 THREAD_STARTS: dict[str, tuple[int, str]] = {
     "Thread": (1, "target"), "start_new_thread": (0, "function"), "submit": (0, "fn"),
 }

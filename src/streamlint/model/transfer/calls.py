@@ -307,6 +307,7 @@ def _evident_kind(receiver: AbsValue, name: str, arguments: Arguments, state: St
 
 def _unseen_method(receiver: AbsValue, name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
     """A method no table and no project class answers for."""
+    state = _started(name, arguments, state, frame)  # (a pool's `submit(fn, ...)`: what fn does to what it is handed)
     if receiver.kind is ValueKind.CONTAINER and receiver.target == NO_ITEMS and name in python_std.KEEPING_METHODS:
         state = _no_longer_empty(receiver, _added(receiver, name, arguments), arguments, state)
     state = _kept_by(receiver, arguments, state)
@@ -490,6 +491,12 @@ def _started(target: str, arguments: Arguments, state: State, frame: Frame) -> S
     """`threading.Thread(target=f, args=(q, s))`: what `f` does to what it is handed is done (it runs on a thread of its
     own, from its default stream: the thread dimension of its context), placed where the thread is made: the items it
     puts in a queue the caller keeps are the caller's (D-13 for a project function; other targets run unseen)."""
+    if target in python_std.THREAD_TARGET_METHODS:  # (`executor.submit(fn, a, b)`: the rest are fn's arguments)
+        at_function, first = python_std.THREAD_TARGET_METHODS[target]
+        function = arguments.value(Arg(*at_function))
+        if function is None or function.kind is not ValueKind.CALLABLE or not function.target:
+            return state
+        return call(function, Arguments(arguments.positional[first:], {}, None, arguments.node), state, frame)[1]
     if target not in python_std.THREAD_TARGETS:
         return state
     at_target, at_args = python_std.THREAD_TARGETS[target]

@@ -570,6 +570,12 @@ def _string(node: cst.SimpleString, state: State, frame: Frame) -> Evaluated:
     return (AbsValue(ValueKind.DEVICE, "torch", memory) if memory is not None else HOST_NUMBER), state
 
 
+def _named_expr(node: cst.NamedExpr, state: State, frame: Frame) -> Evaluated:
+    """`(batch := ready.get())`: the value, bound to the name as an assignment binds it (Python only allows a name)."""
+    value, state = evaluate(node.value, state, frame)
+    return value, state.bind(node.target.value, value) if isinstance(node.target, cst.Name) else state
+
+
 _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.Name: _name,
     cst.Attribute: _attribute,
@@ -592,4 +598,5 @@ _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.Float: lambda node, state, frame: (HOST_NUMBER, state),
     cst.SimpleString: _string,
     cst.FormattedString: _formatted,
+    cst.NamedExpr: _named_expr,
 }
