@@ -42,7 +42,8 @@ LOOP_POLICY = """\
   message's values) runs it once, and is judged by the loop around it;
 - nothing repeats in a function that runs at checkpoint, restore or print
   time: `state_dict`, `load_state_dict` and the like of a module or an
-  optimizer, or a function only those call;
+  optimizer, a module-level function named for a checkpoint's state
+  (`load_optimizer_state_dict`), or a function only those call;
 - a helper with no loop of its own is on the hot path of each loop that
   calls it unconditionally on every pass (directly, through helpers, or as
   a method handed in: `run(trainer.step, loader)`), in its own file or in

@@ -62,5 +62,8 @@ NAMED_ITEMS = frozenset({"named_parameters", "named_buffers", "named_modules", "
 MODULE_HOT_METHODS = frozenset({"forward"})
 # Cold entries: methods of a module or an optimizer that PyTorch (and the code that saves, restores or prints
 # one) calls at checkpoint, restore or print time, never once per step; what they reach only is off the hot path.
+# A module-level function whose name holds one of these words builds, loads or converts a checkpoint's state
+# (`load_optimizer_state_dict`, `get_model_state_dict`): it runs at checkpoint or restore time, as the methods below do.
+COLD_FUNCTION_WORDS = ("state_dict",)
 COLD_METHODS = frozenset({"state_dict", "load_state_dict", "_save_to_state_dict", "_load_from_state_dict",
                           "extra_repr", "__repr__", "__getstate__", "__setstate__"})

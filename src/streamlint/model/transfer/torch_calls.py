@@ -307,6 +307,11 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
         # (in pinned memory it is what an upload should start from: no stand-in to report)
         return replace(fresh(frame, arguments, Memory.PINNED if pinned else Memory.PAGEABLE, None),
                        built=None if pinned else HostBuilt.EVERY_PASS), state
+    data = arguments.value(Arg(0, "data"))
+    if short in ("tensor", "as_tensor") and data is not None and data.kind is ValueKind.CONTAINER \
+            and arguments.located(Arg(kw="device")) is None:
+        # `torch.tensor(lengths)` of a Python list, no `device=`: made on the default device, the host's memory
+        return fresh(frame, arguments, Memory.PINNED if pinned else Memory.PAGEABLE, None), state
     if memory is None and short in ("tensor", "as_tensor"):
         return UNKNOWN, state  # the input's device, or one the code does not show: not told
     if memory is None and arguments.located(Arg(kw="device")) is not None:
