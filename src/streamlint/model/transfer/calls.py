@@ -488,30 +488,37 @@ def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:
 
 
 def _started(target: str, arguments: Arguments, state: State, frame: Frame) -> State:
-    """`threading.Thread(target=f, args=(q, s))`: what `f` does to what it is handed is done (it runs on a thread of its
-    own, from its default stream: the thread dimension of its context), placed where the thread is made: the items it
-    puts in a queue the caller keeps are the caller's (D-13 for a project function; other targets run unseen)."""
+    """`threading.Thread(target=f, args=(q, s))`, `pool.submit(f, q, s)`: what `f` does to what it is handed is done (it
+    runs on a thread of its own, from its default stream: the thread dimension of its context), placed where the thread
+    is made: the items it puts in a queue the caller keeps are the caller's (a target that is no project function, or
+    arguments not written out, tell nothing: the call stays unseen)."""
+    started = _thread_call(target, arguments)
+    if started is None:
+        return state
+    function, given = started
+    return call(function, Arguments(given, {}, None, arguments.node), state, frame)[1]
+
+
+def _thread_call(target: str, arguments: Arguments) -> Optional[tuple[AbsValue, tuple]]:
+    """The function a thread start runs and the arguments it hands it, as (value, expression) pairs."""
     if target in python_std.THREAD_TARGET_METHODS:  # (`executor.submit(fn, a, b)`: the rest are fn's arguments)
         at_function, first = python_std.THREAD_TARGET_METHODS[target]
-        function = arguments.value(Arg(*at_function))
-        if function is None or function.kind is not ValueKind.CALLABLE or not function.target:
-            return state
-        return call(function, Arguments(arguments.positional[first:], {}, None, arguments.node), state, frame)[1]
-    if target not in python_std.THREAD_TARGETS:
-        return state
-    at_target, at_args = python_std.THREAD_TARGETS[target]
-    function = arguments.value(Arg(*at_target))
+        given = arguments.positional[first:]
+    elif target in python_std.THREAD_TARGETS:
+        at_function, at_args = python_std.THREAD_TARGETS[target]
+        located = arguments.located(Arg(*at_args))
+        if located is not None and not (isinstance(located[1], cst.Tuple)
+                                        and not any(isinstance(e, cst.StarredElement) for e in located[1].elements)):
+            return None  # (`args=some_tuple`: what the thread is handed is not told)
+        elements = located[1].elements if located is not None else ()
+        given = tuple(zip(located[0].positions or (UNKNOWN,) * len(elements), (e.value for e in elements))) \
+            if located is not None else ()
+    else:
+        return None
+    function = arguments.value(Arg(*at_function))
     if function is None or function.kind is not ValueKind.CALLABLE or not function.target:
-        return state
-    located = arguments.located(Arg(*at_args))
-    given: tuple = ()
-    if located is not None and isinstance(located[1], cst.Tuple) \
-            and not any(isinstance(e, cst.StarredElement) for e in located[1].elements):
-        given = tuple(zip(located[0].positions or (UNKNOWN,) * len(located[1].elements),
-                          (e.value for e in located[1].elements)))
-    elif located is not None:
-        return state  # (arguments not written out: what the thread is handed is not told)
-    return call(function, Arguments(given, {}, None, arguments.node), state, frame)[1]
+        return None
+    return function, given
 
 
 def _kept_in_parameter(receiver: AbsValue, arguments: Arguments, frame: Frame) -> None:
