@@ -16,6 +16,7 @@ from streamlint.model.syntax.sync_purpose import Purpose, SyncPurposes, comprehe
 from streamlint.rules import _labels as labels
 from streamlint.rules._shared import STEP_TIMING_HELP, api_named, calling_loop_named, hot_entry_name, start_of
 from streamlint.rules.base import Finding, Rule
+from streamlint.rules.sl101_default_stream_barrier import DefaultStreamBarrier
 
 
 class DeviceSynchronize(Rule):
@@ -34,7 +35,9 @@ class DeviceSynchronize(Rule):
       cached blocks with `cudaFree`, which waits for the whole device)
     - CuPy: `cp.cuda.Device().synchronize()`, `cp.cuda.runtime.deviceSynchronize()`
     - Numba-CUDA: `numba.cuda.synchronize()`
-    - cuda-python: `cudaDeviceSynchronize()`
+    - cuda-python: `cudaDeviceSynchronize()`; also `cudaMalloc` and `cudaFree`
+      (`cuMemAlloc`, `cuMemFree`), which are not stream-ordered and
+      synchronize the device as a side effect
 
     Which loops make a hot path is the same for SL103, SL201, SL501 and SL502:
     {loop_policy}
@@ -117,6 +120,18 @@ class DeviceSynchronize(Rule):
         cp.cuda.Device().synchronize()  # serializes the two streams
     ```
 
+    ```python
+    from cuda.bindings import runtime as cudart
+
+
+    def stage(batches, d_out, stream):
+        for d_batch, nbytes in batches:
+            err, tmp = cudart.cudaMalloc(nbytes)  # synchronizes the device, every batch
+            cudart.cudaMemcpyAsync(tmp, d_batch, nbytes, cudart.cudaMemcpyKind.cudaMemcpyDeviceToDevice, stream)
+            cudart.cudaMemcpyAsync(d_out, tmp, nbytes, cudart.cudaMemcpyKind.cudaMemcpyDeviceToDevice, stream)
+            cudart.cudaFreeAsync(tmp, stream)
+    ```
+
     ## Use instead
     ```python
     import torch
@@ -141,14 +156,28 @@ class DeviceSynchronize(Rule):
     cp.cuda.Device().synchronize()  # once, after the pipeline
     ```
 
+    ```python
+    from cuda.bindings import runtime as cudart
+
+
+    def stage(batches, d_out, stream):
+        for d_batch, nbytes in batches:
+            err, tmp = cudart.cudaMallocAsync(nbytes, stream)  # stream-ordered
+            cudart.cudaMemcpyAsync(tmp, d_batch, nbytes, cudart.cudaMemcpyKind.cudaMemcpyDeviceToDevice, stream)
+            cudart.cudaMemcpyAsync(d_out, tmp, nbytes, cudart.cudaMemcpyKind.cudaMemcpyDeviceToDevice, stream)
+            cudart.cudaFreeAsync(tmp, stream)
+    ```
+
     ## Fix safety
     There is no fix: whether a device-wide synchronization can become a stream or
     event wait depends on what the host does next, which a linter cannot decide.
 
     ## Known limits
-    - Only the calls listed above are reported. Operations that synchronize as a
-      side effect (`torch.cuda.empty_cache()`, entering `torch.cuda.graph(...)`,
-      `cudaFree`) are not this rule.
+    - Only the calls listed above are reported. Entering `torch.cuda.graph(...)`,
+      which synchronizes as a side effect, is not this rule. A raw allocation
+      between work on streams outside a hot path is SL101's barrier, not this
+      rule's; a `cudaMalloc` right after a `cudaFree` of the previous pass is
+      reported although that pass's free already drained the device.
     - Synchronizations inside functions of other modules are not seen.
     - Only the statements right after the synchronization (up to three, past
       other waits) are read for an assertion, a measurement or a capture; a sync
@@ -174,13 +203,14 @@ class DeviceSynchronize(Rule):
         model = analysis.v3
         ancestry = Ancestry(analysis.module)
         purposes = SyncPurposes(ancestry)
-        entries = {own.site: own for own in hot_paths.own_operations(model) if own.operation.op == _DEVICE_SYNC}
+        entries = {own.site: own for own in hot_paths.own_operations(model) if own.operation.op in _SYNCS}
         reported: set[str] = set()
+        barriers = None  # (the nodes SL101 reports, read once a raw allocation is hot)
         syncs = [at for _, at in own_operations(model) if at.operation.op == _DEVICE_SYNC]
         for qualname, at in own_operations(model):
             operation = at.operation
             node = model.node_of(at.site)
-            if operation.op != _DEVICE_SYNC or at.site in reported or node is None:
+            if operation.op not in _SYNCS or at.site in reported or node is None:
                 continue
             loops = ancestry.loops_around(node)
             if comprehension_of(node, ancestry) is not None or _in_timed_loop(loops, purposes.modules):
@@ -190,12 +220,25 @@ class DeviceSynchronize(Rule):
                 model, ancestry, at, loops, purposes.modules, analysis)
             if where is None:
                 continue
+            if operation.op == _RAW_ALLOC:
+                if barriers is None:
+                    barriers = {id(f.node) for f in DefaultStreamBarrier().check(analysis)}
+                if where == _BETWEEN or id(node) in barriers:
+                    continue  # (a raw allocation between stream work is SL101's barrier)
             reported.add(at.site)
             probes = frozenset(id(model.node_of(site)) for site in measuring_calls(model, qualname))
             purpose = purposes.purpose(node, False, False, operation.conditional, False, probes)
             if purpose is not None and purpose.needed:
                 continue  # before an assertion, a timer or memory statistic, a graph capture
             what = api_named(_spelled(node, analysis))
+            if operation.op == _RAW_ALLOC:
+                yield Finding(
+                    node,
+                    f"{what} is not stream-ordered: it synchronizes the device {where}",
+                    help="allocate once at set-up and reuse the memory, or use the stream-ordered "
+                         "`cudaMallocAsync`/`cudaFreeAsync` on the stream that uses it",
+                )
+                continue
             if purpose is Purpose.STEP_TIMING:
                 yield Finding(
                     node,
@@ -213,6 +256,9 @@ class DeviceSynchronize(Rule):
 
 
 _DEVICE_SYNC = "device synchronize"  # Operation.op (the fact tables' kind)
+_RAW_ALLOC = "raw allocation"  # cudaMalloc / cudaFree: not stream-ordered, they synchronize the device
+_SYNCS = frozenset({_DEVICE_SYNC, _RAW_ALLOC})
+_BETWEEN = "between stream work"
 
 
 def _in_timed_loop(loops: list, modules: frozenset) -> bool:
@@ -252,7 +298,7 @@ def _where(model, ancestry: Ancestry, qualname: str, at, node, loops: list, own,
                 and not _drained_before(model, ancestry, function, at, node, hot[-1], syncs, position):
             return "on every iteration of a loop that queues GPU work"
     before, after = stream_work_around(model, qualname, at, ancestry)
-    return "between stream work" if before and after else None
+    return _BETWEEN if before and after else None
 
 
 def _called_in_loop(model, ancestry: Ancestry, at, loops: list, modules: frozenset, analysis) -> Optional[str]:

@@ -99,6 +99,8 @@ class AbsValue:
 
     def join_carried(self, carried: "AbsValue") -> "AbsValue":
         """At a loop's head: this value or what the body `carried` round (memory it allocated: what the name holds)."""
+        if self.kind is ValueKind.HOST_NUMBER and carried.on_device:
+            return carried  # a Python number the body makes a GPU tensor (`cum += p[i]`): one from the second pass on
         joined = self.join(carried)
         if joined.host_built and not carried.host_built and carried.on_device:
             joined = replace(joined, built=HostBuilt.FIRST_PASS)  # built on the host before the loop only

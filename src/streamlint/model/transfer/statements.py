@@ -31,7 +31,7 @@ from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
 from streamlint.model.transfer.torch_calls import F, learn, read_back, touch
-from streamlint.model.transfer import calls, command_line, type_tests
+from streamlint.model.transfer import calls, command_line, torch_calls, type_tests
 
 # The one loop budget: rounds of a body to a fixpoint (past it later rounds go unseen: fewer reports only).
 MAX_LOOP_ROUNDS = 6
@@ -162,6 +162,11 @@ def _aug_assign(node: cst.AugAssign, state: State, frame: Frame) -> State:
         # a parameter of a kind not told changed in place (`flat_grads /= n`): the same memory (D-11)
         state = untold_access(state, frame.site(node), current.identity, True, state.current_stream(F))
         return bind(node.target, AbsValue(identity=current.identity), state, frame, node)
+    if current.kind is ValueKind.HOST_NUMBER and other.is_buffer:
+        # `total += t` on a Python number is `total = total + t`: a new tensor where `t` lives
+        operator = Arguments((), {}, None, node)  # type: ignore[arg-type]
+        result, state = torch_calls.run_operation([other], None, False, operator, state, frame)
+        return bind(node.target, result, state, frame, node)
     return bind(node.target, UNKNOWN if other.kind is not ValueKind.HOST_NUMBER else other, state, frame, node)
 
 
