@@ -36,6 +36,16 @@ LISTING_CALLS: dict[str, Arg] = {
     "builtins.tuple": Arg(0, "iterable"),
 }
 
+# Methods that only Python strings (and bytes) have: no tensor or array has one, so a value they are called on is
+# text on the host, whatever an opaque call was taken to return (a tokenizer's `batch_decode` of CUDA ids).
+STRING_ONLY_METHODS = frozenset({
+    "startswith", "endswith", "strip", "lstrip", "rstrip", "splitlines", "lower", "upper", "casefold", "isdigit",
+    "isalpha", "isalnum", "isnumeric", "isdecimal", "isspace", "isidentifier", "zfill", "ljust", "rjust",
+    "removeprefix", "removesuffix", "capitalize", "title", "swapcase", "expandtabs", "format_map",
+})
+# Of those, the ones that return a list of strings.
+STRING_LISTING_METHODS = frozenset({"splitlines"})
+
 # Calls that make a plain object whose attributes are their keyword arguments (`SimpleNamespace(mask=m)`.mask is m).
 ATTRIBUTE_BAGS = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
 

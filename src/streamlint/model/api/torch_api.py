@@ -202,6 +202,12 @@ DEVICE_ATTRIBUTES = frozenset({"device"})
 FROM_DATA = frozenset({"tensor", "as_tensor"})
 # Attributes of a CUDA tensor that are CUDA tensors (views or named-tuple fields).
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "mH", "real", "imag", "values", "indices"})
+# Attributes of a tensor that are host values (its metadata and autograd flags): never GPU data.
+TENSOR_HOST_ATTRIBUTES = frozenset({
+    "dtype", "layout", "is_cuda", "is_cpu", "is_mps", "is_xpu", "is_meta", "is_sparse", "is_sparse_csr",
+    "is_quantized", "is_nested", "is_mkldnn", "is_leaf", "requires_grad", "retains_grad", "grad_fn", "output_nr",
+    "names", "itemsize", "nbytes", "ndim", "shape",
+})
 # A tensor's attribute a framework consumer reads later: a parameter's gradient (`p.grad = t`), read
 # by the optimizer's step at a time the storing code does not order.
 CONSUMED_ATTRIBUTES = frozenset({"grad"})

@@ -72,6 +72,11 @@ def attribute_of(base: AbsValue, attr: str, path: Optional[Path]) -> AbsValue:
         return UNKNOWN
     if base.is_buffer and attr in torch_api.TENSOR_ATTRIBUTES:
         return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream)
+    if base.on_device and base.framework == torch_api.F and attr not in torch_api.TENSOR_HOST_ATTRIBUTES \
+            and not attr.startswith("_"):
+        # no tensor has it: a field of what a call on CUDA tensors returned (`outputs.loss`, `out.logits`), one of
+        # the CUDA tensors made there (PyTorch's invariant)
+        return AbsValue(ValueKind.BUFFER, base.framework, Memory.DEVICE, path, base.stream)
     return AbsValue(identity=path)
 
 
@@ -247,6 +252,8 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     handled = _answered_first(name, receiver, arguments, state, frame)
     if handled is not None:
         return handled
+    if name in python_std.STRING_ONLY_METHODS and receiver.kind in (ValueKind.UNKNOWN, ValueKind.BUFFER):
+        return _text_method(name, receiver, state)
     receiver = _evident_kind(receiver, name, arguments, state)
     batch = receiver if receiver.loader_batch else receiver.element if receiver.kind is ValueKind.CONTAINER else None
     if name in python_std.MAPPING_VIEWS and batch is not None and (batch is receiver or batch.is_buffer):
@@ -279,6 +286,17 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     if name in python_std.LISTING_METHODS and value.kind is ValueKind.HOST_NUMBER:
         return AbsValue(ValueKind.CONTAINER, element=value), state  # a Python list of host values
     return handled
+
+
+def _text_method(name: str, receiver: AbsValue, state: State) -> Handled:
+    """A method only Python strings have (`token.startswith("<|s_")`): the receiver, and every name holding it, is
+    text on the host; what the method returns is host text too."""
+    text = AbsValue(ValueKind.HOST_NUMBER)
+    if receiver.identity is not None:
+        for bound, value in state.names:
+            if value.identity == receiver.identity:
+                state = state.bind(bound, text)
+    return (AbsValue(ValueKind.CONTAINER, element=text) if name in python_std.STRING_LISTING_METHODS else text), state
 
 
 def _of_super(node: cst.Call) -> bool:

@@ -201,6 +201,8 @@ def _slot_of(value: AbsValue) -> Optional[Index]:
 
 
 _SLOT = "slot of "
+# The keyword under which `f(**d)` hands the items of a dict whose keys the text does not tell (no parameter's name).
+UNNAMED_KEYWORDS = "**"
 
 
 def _region(node: cst.Slice) -> Index:
@@ -284,6 +286,9 @@ def _call(node: cst.Call, state: State, frame: Frame) -> Evaluated:
             keywords[arg.keyword.value] = (value, arg.value)
         elif arg.star == "**":  # a dict written out: its keys are keyword arguments
             keywords.update({k: (v, arg.value) for k, v in zip(value.keys, value.positions) if k not in keywords})
+            if not value.keys and value.kind is ValueKind.CONTAINER and value.element is not None:
+                # keys not told (`{k: v.to(device) for ...}`): its items are handed, under no parameter's name
+                keywords.setdefault(UNNAMED_KEYWORDS, (value.element, arg.value))
         elif arg.star and settings is None and value.kind is ValueKind.CONTAINER and value.positions and not value.keys:
             positional.extend((item, arg.value) for item in value.positions)  # `f(*args)` of a tuple told: its items
         elif arg.star and settings is None:
