@@ -15,6 +15,7 @@ from streamlint.model.readings.hot_paths import (
     bound_by_the_host,
     calling_loops,
     drained_before,
+    off_the_hot_path,
     own_operations,
     repeating_loops,
     waited_later_in_pass,
@@ -351,7 +352,8 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
     what = _what(analysis, sync)
     # (a slice bound's read shows at its subscript, whose indexed tensor is not the one read)
     if operation.op == _IMPLICIT and sync.loops and sync.framework in ("torch", "cupy") \
-            and operation.api != torch_api.SLICE_BOUND and not bound_by_the_host(model, sync.loops, ancestry):
+            and operation.api != torch_api.SLICE_BOUND and not bound_by_the_host(model, sync.loops, ancestry) \
+            and not off_the_hot_path(model, sync.own.function):
         read_by_element = element_read(sync.node, sync.loops[-1])
         if read_by_element and sync.purpose(model, ancestry, purposes) not in _ELEMENT_READ_NEEDED:
             return Finding(

@@ -116,6 +116,8 @@ class Solver:
         # what each call site of a checked-module function passed (reverse edges), and which of
         # those functions a caller in another module calls
         self._asked: dict[str, list[CallContext]] = {}
+        # the same call sites by the function that makes them, and whether each runs only now and then
+        self._asked_from: dict[str, set[tuple[str, bool]]] = {}
         self._called_from_outside: set[str] = set()
         self._composing_depth = 0  # class states being composed (walks that are no callers' evidence)
         self._by_methods: dict[tuple[str, frozenset[str]], str] = {}
@@ -266,6 +268,8 @@ class Solver:
         if not self._walking or self._composing_depth or not self._walking[-1][1]:
             return
         self._asked.setdefault(function.qualname, []).append(_by_name(function, context))
+        if self._keys:
+            self._asked_from.setdefault(function.qualname, set()).add((self._keys[-1][0], context.now_and_then))
         if self._walking[-1][0] != function.module:
             self._called_from_outside.add(function.qualname)
 
@@ -336,7 +340,19 @@ class Solver:
     def cold(self, qualname: str) -> str:
         """The cold entry the function is, or that every call site in sight reaches it from ("" when none)."""
         joined = _joined(self._asked.get(qualname, []))
-        return self.cold_entry(qualname) or (joined.cold if joined is not None else "")
+        return self.cold_entry(qualname) or (joined.cold if joined is not None else "") or self._called_now_and_then(qualname)
+
+    def _called_now_and_then(self, qualname: str, seen: frozenset = frozenset()) -> str:
+        """Every call site in sight runs only now and then, or sits in a function that is cold so (a report
+        reached only every N steps, through helpers): "" when one runs on every pass of its caller."""
+        sites = self._asked_from.get(qualname)
+        if not sites or qualname in seen:
+            return ""
+        seen = seen | {qualname}
+        for caller, now_and_then in sorted(sites):
+            if not now_and_then and not (self.cold_entry(caller) or self._called_now_and_then(caller, seen)):
+                return ""
+        return f"{sorted(sites)[0][0]} (now and then)"
 
     def memoized(self, qualname: str) -> bool:
         """Does the function run once per argument tuple (`functools.lru_cache`)?"""

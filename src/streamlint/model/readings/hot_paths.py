@@ -171,7 +171,7 @@ def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry
     (its own or a callee's) that already waits for the GPU on every pass, or its own nested loop of training steps
     (an epoch around its steps: one wait more per pass of it is spread over the nested loop's)."""
     loops = ancestry.loops_around(node)
-    if bound_by_the_host(model, loops, ancestry) or model.solver.cold(f"{model.module}.{function}"):
+    if bound_by_the_host(model, loops, ancestry) or off_the_hot_path(model, function):
         return []
     unit = model.solver.program.unit(model.module)
     imports = unit.imports if unit is not None else {}
@@ -207,6 +207,12 @@ def _loop_facts(loop: cst.CSTNode, ancestry: Ancestry, imports: dict) -> tuple[t
         _LOOP_FACTS.clear()
     _LOOP_FACTS[id(loop)] = (loop, steps, host)
     return steps, host
+
+
+def off_the_hot_path(model: FileModel, function: str) -> bool:
+    """Does the function run at checkpoint, restore or print time, or only where its callers run now and then
+    (a cold entry, or reached from cold entries or from call sites under a rare test only)?"""
+    return bool(model.solver.cold(f"{model.module}.{function}"))
 
 
 def bound_by_the_host(model: FileModel, loops: list, ancestry: Ancestry) -> bool:

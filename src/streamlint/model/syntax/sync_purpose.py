@@ -438,7 +438,17 @@ def element_read(node: cst.CSTNode, loop: cst.CSTNode) -> str:
         return ""
     if base.split(".")[0] in targets or not _only_reads_elements(loop.body, base):
         return ""
+    if _keys_of(loop.iter) == base:
+        return ""  # `for key in losses: losses[key]`: a lookup of a mapping's values by key, no tensor's elements
     return base
+
+
+def _keys_of(iterable: cst.BaseExpression) -> str:
+    """The mapping whose keys a loop runs over (`d`, `d.keys()`), as spelled; else ""."""
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value == "keys" \
+            and not iterable.args:
+        return dotted(iterable.func.value)
+    return dotted(iterable)
 
 
 def _read_element(node: cst.CSTNode, loop: cst.For) -> Optional[cst.Subscript]:

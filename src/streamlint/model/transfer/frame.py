@@ -40,6 +40,9 @@ class CallContext:
     complete: bool = False  # the call site's arguments are all in `args`: one left out takes its default (D-21)
     cold: str = ""  # the cold entry (`C.state_dict`) every call of which this walk is reached from ("" when none)
     thread: bool = False  # started on a thread of its own: its current streams begin as the default ones
+    # the call site runs only now and then (every N steps, in warm-up, on an error): caller evidence the solver
+    # reads where it asks whether a function is off the hot path, never a key of the walk
+    now_and_then: bool = field(default=False, compare=False)
 
     def arg(self, name: str) -> Optional[AbsValue]:
         return dict(self.args).get(name)
