@@ -43,7 +43,10 @@ LOOP_POLICY = """\
 - nothing repeats in a function that runs at checkpoint, restore or print
   time: `state_dict`, `load_state_dict` and the like of a module or an
   optimizer, a module-level function named for a checkpoint's state
-  (`load_optimizer_state_dict`), or a function only those call;
+  (`load_optimizer_state_dict`), a warm-up function or method (`warmup`,
+  `warm_up`), or a function only those call; nor in one that every call
+  site in sight calls only now and then (under `if step % 100 == 0:`, in
+  warm-up passes, in an `except` handler), directly or through helpers;
 - a helper with no loop of its own is on the hot path of each loop that
   calls it unconditionally on every pass (directly, through helpers, or as
   a method handed in: `run(trainer.step, loader)`), in its own file or in

@@ -67,7 +67,8 @@ class DeviceSynchronize(Rule):
       a project function that reads a timer or an elapsed time stands next to
       it, or the loop reads a host timer (a benchmark);
     - a CUDA-graph capture follows it (`with torch.cuda.graph(g):`,
-      `g.capture_begin()`, `stream.begin_capture()`), also from inside the
+      `g.capture_begin()`, `stream.begin_capture()`, also as the first
+      statement of a `with torch.cuda.stream(s):` block), also from inside the
       warm-up loop just before the capture, and past the capture's set-up lines
       (assignments that make graph objects or list the static buffers).
     Stream waits, other synchronizations, barriers, NVTX ranges and log lines

@@ -65,5 +65,8 @@ MODULE_HOT_METHODS = frozenset({"forward"})
 # A module-level function whose name holds one of these words builds, loads or converts a checkpoint's state
 # (`load_optimizer_state_dict`, `get_model_state_dict`): it runs at checkpoint or restore time, as the methods below do.
 COLD_FUNCTION_WORDS = ("state_dict",)
+# A function or method of any class whose name holds one of these words warms a program up (compiles, autotunes,
+# fills caches) once before its steady state: a cold entry.
+WARM_UP_WORDS = ("warmup", "warm_up")
 COLD_METHODS = frozenset({"state_dict", "load_state_dict", "_save_to_state_dict", "_load_from_state_dict",
                           "extra_repr", "__repr__", "__getstate__", "__setstate__"})

@@ -308,13 +308,16 @@ class Program:
     def cold_entry(self, function: FunctionRef) -> str:
         """`C.state_dict` when the function is a method of a module or an optimizer that runs at checkpoint,
         restore or print time (`torch_modules.COLD_METHODS`), a module-level test function (`test_*`) or
-        checkpoint-state function (`load_optimizer_state_dict`: `torch_modules.COLD_FUNCTION_WORDS`), else ""."""
+        checkpoint-state function (`load_optimizer_state_dict`: `torch_modules.COLD_FUNCTION_WORDS`), a warm-up function
+        or method (`warmup`: `torch_modules.WARM_UP_WORDS`), else ""."""
         name = getattr(function.node, "name", None)
         unit = self.unit(function.module)
         if name is not None and not function.class_name and _is_test_name(name.value):
             return name.value  # a test function (pytest's `test_*`, a `_test_*` helper): once per test session
         if name is not None and not function.class_name and any(w in name.value for w in torch_modules.COLD_FUNCTION_WORDS):
             return name.value  # a checkpoint's state built or loaded (`load_optimizer_state_dict`): once per checkpoint
+        if name is not None and any(w in name.value.lower() for w in torch_modules.WARM_UP_WORDS):
+            return name.value  # a warm-up (`def warmup(self, n=3)`): once, before the steady state
         if unit is None or name is None or not function.class_name or name.value not in torch_modules.COLD_METHODS:
             return ""
         bases = self._bases_of(unit, function.class_name)

@@ -87,7 +87,9 @@ def _is_log(call: cst.Call, names: frozenset = _PRINT_CALLS) -> bool:
 def _is_capture(node: cst.CSTNode) -> bool:
     """A statement that begins a CUDA-graph capture."""
     if isinstance(node, cst.With):
-        return any(isinstance(item.item, cst.Call) and last_name(item.item.func) in ("graph", "capture") for item in node.items)
+        # (`with torch.cuda.stream(s): g.capture_begin()`: a capture begun first thing in the block)
+        return any(isinstance(item.item, cst.Call) and last_name(item.item.func) in ("graph", "capture")
+                   for item in node.items) or any(_is_capture(s) for s in node.body.body[:1])
     return any(last_name(c.func) in _CAPTURE_CALLS - {"graph"} for c in calls_in(node))
 
 
