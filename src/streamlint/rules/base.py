@@ -46,7 +46,8 @@ LOOP_POLICY = """\
   (`load_optimizer_state_dict`), a warm-up function or method (`warmup`,
   `warm_up`), or a function only those call; nor in one that every call
   site in sight calls only now and then (under `if step % 100 == 0:`, in
-  warm-up passes, in an `except` handler), directly or through helpers;
+  warm-up passes, in an `except` handler; not a switch such as `if
+  args.log:`, on or off for the whole run), directly or through helpers;
 - a helper with no loop of its own is on the hot path of each loop that
   calls it unconditionally on every pass (directly, through helpers, or as
   a method handed in: `run(trainer.step, loader)`), in its own file or in

@@ -728,8 +728,9 @@ def _context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
     entered = tuple(f for f in LEGACY_BY_DEFAULT if state.current_stream(f).kind is not StreamRefKind.LEGACY)
     handed_on = [key for key, (value, _) in keyed if _work_stream_of(value)]
     complete = isinstance(arguments.node, cst.Call) and not any(a.star for a in arguments.node.args)
-    now_and_then = frame.guards_at(arguments.node) > 0
-    hot = frame.context.hot if not now_and_then else ""  # (on every call of a hot entry: hot too)
+    sometimes = frame.guards_at(arguments.node) > 0
+    hot = frame.context.hot if not sometimes else ""  # (on every call of a hot entry: hot too)
+    now_and_then = sometimes and frame.numbering.periodic > 0  # (not a configuration's test: `if __name__ == "__main__":`)
     return CallContext(facts, receiver, hot, chosen=frame.chosen_stream(state), entered=tuple(sorted(entered)),
                        cold=frame.context.cold or _cold_entry(frame),
                        work_stream=handed_on[0] if len(handed_on) == 1 else "", complete=complete,

@@ -139,6 +139,9 @@ class Numbering:
     loop_sites: dict[int, frozenset[str]] = field(default_factory=dict)
     tests: dict[int, int] = field(default_factory=dict)  # each test's ordinal among the tests met
     every_side: dict[int, int] = field(default_factory=dict)  # a call every side of a rare test makes
+    # the enclosing tests, as the walk is in them, that run their body now and then over time, not by
+    # configuration: every N steps, the first passes (a warm-up), an exception handler
+    periodic: int = 0
     fixed: frozenset[str] = frozenset()  # the parameters the function never rebinds (tests of them correlate)
     cursors: frozenset[str] = frozenset()  # the local names it counts a fill level with (D-30)
     loop_bound: frozenset[str] = frozenset()  # the names a loop or comprehension of it binds per pass

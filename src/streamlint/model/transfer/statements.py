@@ -448,7 +448,10 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     yes, no = frame.side(node.test, True, option), frame.side(node.test, False, option)
     frame.branch, frame.guards = yes, frame.guards + rare + once_body
     entered = frame.guards
+    periodic = rare and (rare_test(node.test, periodic=True) or first_passes(node.test, frame.loop_names))
+    frame.numbering.periodic += periodic
     taken = run_block(node.body.body, holds, frame) if truth(test) is None else state.unreachable()
+    frame.numbering.periodic -= periodic
     # (an exit on the rare side leaves the usual path as it was)
     frame.guards = (entered if rare else frame.guards) - once_body - usual_else
     frame.branch, other = no, state
@@ -593,10 +596,12 @@ def _try(node: cst.Try, state: State, frame: Frame) -> State:
     if node.orelse is not None:
         after = run_block(node.orelse.body.body, after, frame)
     frame.guards += 1  # a handler runs only when something raised
+    frame.numbering.periodic += 1
     for handler in node.handlers:
         if not _import_failure(handler):  # (else the framework is there: the body's bindings stand)
             after = after.join(run_block(handler.body.body, state.join(after), frame))
     frame.guards -= 1
+    frame.numbering.periodic -= 1
     if node.finalbody is not None:
         after = run_block(node.finalbody.body.body, after, frame)
     return after
