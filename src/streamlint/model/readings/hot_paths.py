@@ -211,7 +211,8 @@ def _loop_facts(loop: cst.CSTNode, ancestry: Ancestry, imports: dict) -> tuple[t
 
 def off_the_hot_path(model: FileModel, function: str) -> bool:
     """Does the function run at checkpoint, restore or print time, or only where its callers run now and then
-    (a cold entry, or reached from cold entries or from call sites under a rare test only)?"""
+    (a cold entry, or reached from cold entries, or only from call sites under a test that runs its body now and
+    then over time: every N steps, the first passes, an `except` handler)?"""
     return bool(model.solver.cold(f"{model.module}.{function}"))
 
 
