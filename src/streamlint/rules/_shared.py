@@ -20,7 +20,8 @@ STEP_TIMING_HELP = ("time a window of steps instead: read a host timer (or recor
 # The words the model gives an operation that is no call: prose, never code.
 OPERATION_WORDS = frozenset({"arithmetic", "in-place arithmetic", "a comparison", "an elementwise operation",
                              "an f-string", "string formatting",
-                             "truth value", torch_api.SLICE_BOUND, torch_api.INTEGER_ARGUMENT})
+                             "truth value", torch_api.SLICE_BOUND, torch_api.INTEGER_ARGUMENT, torch_api.MASK_INDEX,
+                             torch_api.MASK_STORE})
 
 
 def hot_entry_name(entry: str, function: str) -> str:

@@ -56,12 +56,19 @@ class ImplicitSyncInLoop(Rule):
       `%` formatting of it (`f"loss {loss}"`), its truth value (`if t:`,
       `bool(t)`, `while t:`), and operations whose result's size depends on the
       data (`nonzero`, `argwhere`, `masked_select`, `unique`,
-      `unique_consecutive`, `torch.where(cond)` with one argument), and a
+      `unique_consecutive`, `torch.where(cond)` with one argument, indexing
+      with a boolean mask, `x[mask]`, and storing a tensor under one,
+      `x[mask] = y`; a number stored under one mask is `masked_fill_`, no
+      read), and a
       CUDA tensor where the host needs a Python integer (a slice bound,
       `x[:n]`; `topk`'s and `kthvalue`'s `k`, `narrow`'s `start` and
       `length`): PyTorch reads it back, whatever the integer is for.
     - CuPy, on a CuPy array: `.get()`, `cp.asnumpy()`, `float(x)`, `int(x)`,
-      `x.item()`.
+      `x.item()`, indexing with a boolean mask and storing under one.
+
+    A mask is a tensor or array that how it was made shows holds booleans: a
+    comparison (`x > t`), `~`, `&`, `|` of masks, `.bool()`, a predicate such as
+    `isnan` or `logical_and`. An index of unknown kind is no mask.
 
     A comprehension that queues GPU work for each element and synchronizes on it
     (`[int(t.sum().item()) for t in parts]`) is reported too, whatever the values
@@ -77,7 +84,9 @@ class ImplicitSyncInLoop(Rule):
       an `if` that leaves the loop or the function or queues other work
       (`if cp.all(new == old): break`), a `for` iterable, a `range()` bound;
     - it decides the shape of the next arrays (`n = int(mask.sum())` then
-      `torch.empty(n)`, a slice bound, `view`/`reshape` arguments);
+      `torch.empty(n)`, a slice bound, `view`/`reshape` arguments); a result
+      sized by the data in a pass that reads such a count anyway is part of
+      that pass's shapes;
     - an assertion checks it (`assert`, `np.testing.assert_*`,
       `torch.testing.assert_close`, `self.assert*`), or it is compared with a
       reference on the host (`np.allclose(x.get(), ref)`, `np.array_equal`,
@@ -364,6 +373,11 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
     if sync.comprehension is not None:
         if operation.conditional or not work_in(model, sync.own.function, sync.comprehension, ancestry, Work.QUEUED):
             return None
+        if _sized_by_data(operation.api):
+            if _shaped_by_the_host(analysis, model, ancestry, purposes, operations, sync):
+                return None
+            return Finding(sync.node, f"{what} sizes its result from the data, so the host waits for the stream once "
+                                      f"per element of this comprehension", help=_ONE_SELECTION)
         # Needed or not, the values can come back in one copy instead of one per element.
         return Finding(
             sync.node,
@@ -385,21 +399,52 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
                                            start_of(analysis)):
         return None  # a later read of the same pass that the host needs waits for all this one waits for
     if _sized_by_data(operation.api):
+        if _shaped_by_the_host(analysis, model, ancestry, purposes, operations, sync):
+            return None
+        if operation.api == torch_api.MASK_STORE:
+            return Finding(sync.node, f"{what} counts the mask's items on the host first, so the host waits for the "
+                                      f"stream on every {where}", help=_masked_write(analysis, ancestry, sync))
         return Finding(sync.node, f"{what} sizes its result from the data, so the host waits for the stream on every "
                                   f"{where}", help=_FIXED_SHAPES)
     return _worded(analysis, sync, what, where, purpose)
 
 
+def _masked_write(analysis, ancestry: Ancestry, sync: _Sync) -> str:
+    """The store `x[mask] = v` written through the mask with no count, in the user's names where one mask is the
+    whole index."""
+    node = sync.node
+    target = ancestry.parent(node)  # (`x[mask] = v`: Assign > AssignTarget > Subscript)
+    statement = ancestry.parent(target) if isinstance(target, cst.AssignTarget) else None
+    if not (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+            and isinstance(statement, cst.Assign) and len(statement.targets) == 1):
+        return "write through the mask on the device with no count (`where`), or select with fixed shapes"
+    holder, mask, value = (analysis.code(n) for n in (node.value, node.slice[0].slice.value, statement.value))
+    if sync.framework == "cupy":
+        return f"write through the mask on the device, with no count: `cp.copyto({holder}, {value}, where={mask})`"
+    return (f"write through the mask on the device, with no count: `{holder}.copy_(torch.where({mask}, {value}, {holder}))`"
+            f" (or `{holder}.masked_fill_({mask}, {value})` when the value is a number or a 0-d tensor)")
+
+
+def _shaped_by_the_host(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, operations: list, sync: _Sync) -> bool:
+    """The pass reads, on every pass, another value the host needs (a count that sizes a buffer): its shapes are the
+    host's to decide anyway, and fixed shapes are no advice for it."""
+    return bool(sync.loops) and waited_later_in_pass(model, ancestry, purposes, operations, sync.own, sync.node,
+                                                     sync.loops[-1], start_of(analysis), before_too=True)
+
+
 def _sized_by_data(api_name: str) -> bool:
     """`x.nonzero()`, `torch.unique(x)`, `torch.where(cond)`, `cupy.where(cond)`: the host reads the result's size first."""
     short = api_name.rsplit(".", 1)[-1]
-    return short in torch_api.SIZED_BY_DATA or api_name in ("torch.where", "cupy.where") \
+    return short in torch_api.SIZED_BY_DATA or api_name in ("torch.where", "cupy.where", *_MASKED) \
         or (api_name.startswith("cupy.") and short in cupy_api.SIZED_BY_DATA)
 
 
+_MASKED = (torch_api.MASK_INDEX, torch_api.MASK_STORE)
 _READ_AS_INTEGER = frozenset({torch_api.SLICE_BOUND, torch_api.INTEGER_ARGUMENT})
 _READ_ONCE = ("read the values the host needs once, outside the per-step path (`.tolist()`), or keep the shapes fixed on "
               "the device (a mask, `torch.where(mask, x, 0)`)")
+_ONE_SELECTION = ("select for all the elements at once on the device (one mask over the whole batch, "
+                  "`torch.where(mask, x, 0)`), or read the sizes once with one `.tolist()`")
 _FIXED_SHAPES = ("keep shapes fixed on the device: a mask (`torch.where(mask, x, 0)`, `x * mask`) instead of the "
                  "indices or values it selects, or do it once outside the per-step path")
 

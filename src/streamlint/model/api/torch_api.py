@@ -102,6 +102,17 @@ TENSOR_METHODS: dict[str, Fact] = {
 # Operations whose result's size depends on the data (API-FACTS 4.4, 8 item 12): on a CUDA tensor the
 # host reads the size back first and waits for the stream (`x.nonzero()`, `torch.unique(x)`).
 SIZED_BY_DATA = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive"})
+# Indexing with a boolean mask (`x[mask]`, `x[mask] = v`) selects as many items as the mask holds True: the host reads
+# that count back first (API-FACTS 4.4), as `nonzero` does. How the rules name it:
+MASK_INDEX = "a boolean-mask index"
+MASK_STORE = "a boolean-mask store"
+# Functions and tensor methods (of PyTorch and CuPy alike) whose result holds booleans: a comparison, a
+# predicate, a logical operation, `.bool()`. Their result indexes as a mask.
+MASK_MAKERS = frozenset({
+    "bool", "eq", "ne", "gt", "ge", "lt", "le", "greater", "greater_equal", "less", "less_equal", "not_equal",
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "isin", "isclose", "signbit",
+    "logical_and", "logical_or", "logical_not", "logical_xor",
+})
 
 # Methods that, on a CPU tensor, return a NumPy array over the same memory: no copy, no read of the data yet (a
 # pending device-to-host copy into it is read where the array is used, not here).

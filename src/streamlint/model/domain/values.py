@@ -254,6 +254,8 @@ def _join_targets(a: AbsValue, b: AbsValue) -> str:
     one name (the version idiom, D-13), at most MAX_TARGETS."""
     if a.target == b.target:
         return a.target
+    if MASK in (a.target, b.target):
+        return ""  # booleans on one path only: not told
     merged = _merged(a.target, b.target)
     names = merged.split(MERGED)
     if len(names) > MAX_TARGETS:
@@ -284,6 +286,9 @@ ITEMS_ONLY = "(items only)"
 SEQUENCE = "(sequence)"
 # The target of a parameter its annotation tells is a callable whose result is no tensor (`Callable[[Tensor], Loader]`).
 RETURNS_NO_TENSOR = "(returns no tensor)"
+# The target of a BUFFER whose items are booleans, as how it was made shows (a comparison, `.bool()`): it indexes as a
+# mask, whose count of True items sizes the result.
+MASK = "(booleans)"
 # The target of an `or` / `and` of arguments as given: kept on `self`, an option too.
 OF_ARGUMENTS = "(of arguments)"
 NONE = AbsValue(ValueKind.NONE)

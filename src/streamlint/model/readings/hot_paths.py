@@ -352,12 +352,14 @@ _HOST_READS = frozenset({OpKind.IMPLICIT_SYNC.value, OpKind.COPY_D2H.value})
 
 
 def waited_later_in_pass(model: FileModel, ancestry: Ancestry, purposes, operations: list, own: OperationAt,
-                         node: cst.CSTNode, loop: cst.CSTNode, position) -> bool:
+                         node: cst.CSTNode, loop: cst.CSTNode, position, before_too: bool = False) -> bool:
     """The same pass of `loop` goes on, on every pass, to a host read it needs (a stop test on the new token, an
     agreement between ranks on when to stop): that read waits for everything queued before it, so an earlier wait
     of the pass adds none of its own, and moving it out of the loop would not remove the per-pass wait (a placement
-    policy). `operations`: the file's operations, once each (`own_operations`); `purposes`: the syntax layer's
-    `SyncPurposes`; `position(node)`: where a node starts, (line, column), or None."""
+    policy). `before_too`: a needed read earlier in the pass counts too (a result sized by the data in a pass whose
+    shapes the host reads anyway: `n = int(mask.sum())` then `x[mask]`). `operations`: the file's operations, once
+    each (`own_operations`); `purposes`: the syntax layer's `SyncPurposes`; `position(node)`: where a node starts,
+    (line, column), or None."""
     here = position(node)
     if here is None:
         return False
@@ -367,7 +369,7 @@ def waited_later_in_pass(model: FileModel, ancestry: Ancestry, purposes, operati
             continue
         later_node = model.node_of(other.site)
         there = position(later_node) if later_node is not None else None
-        if there is None or there <= here or not ancestry.every_pass(later_node, loop):
+        if there is None or there == here or (there < here and not before_too) or not ancestry.every_pass(later_node, loop):
             continue
         later = purposes.purpose(later_node, True, other.operation.op == OpKind.COPY_D2H.value, False, False)
         if later is not None and later.needed:

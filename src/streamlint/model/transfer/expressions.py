@@ -15,7 +15,7 @@ from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.paths import MERGED
 from streamlint.model.domain.values import NO_ITEMS, PER_ITEM, FALSE, NONE, OF_ARGUMENTS, OPTION, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
-from streamlint.model.transfer import array_calls, calls, command_line, torch_calls
+from streamlint.model.transfer import array_calls, calls, command_line, masks, torch_calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.act import host_access
 from streamlint.model.transfer.devices import is_host, memory_of_device_string
@@ -99,11 +99,18 @@ def _bound_method(base: AbsValue, attr: str, frame: Frame) -> Optional[AbsValue]
 
 
 def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
+    return subscript(node, state, frame)
+
+
+def subscript(node: cst.Subscript, state: State, frame: Frame, stored: Optional[AbsValue] = None) -> Evaluated:
+    """`base[index]`: the item or region it names; `stored`: the value a store puts there (None for a read)."""
     base, state = evaluate(node.value, state, frame)
     state = slice_bounds(node, state, frame)
     index = Index.any_()
+    indices = []  # (what the indices hold: a mask among them selects)
     if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
         chosen, state = evaluate(node.slice[0].slice.value, state, frame)
+        indices.append(chosen)
         if is_host(base) and chosen.kind in (ValueKind.BUFFER, ValueKind.CONTAINER):
             # `h[index_array]`: advanced indexing of a host array copies the items into new pageable memory
             state = host_access(state, frame, frame.site(node), base.identity, False) if base.identity is not None else state
@@ -115,7 +122,11 @@ def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
     else:
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
-                _, state = evaluate(element.slice.value, state, frame)
+                value, state = evaluate(element.slice.value, state, frame)
+                indices.append(value)
+    selected = masks.indexed(node, base, indices, stored, state, frame)
+    if selected is not None:
+        return selected  # `x[mask]`: a new tensor of the items selected, sized by a count the host reads
     if index.kind is IndexKind.ANY and any(isinstance(element.slice, cst.Slice) for element in node.slice):
         index = Index.view(frame.site(node), _cut_by_cursor(node.slice[0].slice, frame.numbering.cursors))  # bounds the text does not tell
     if index.kind is IndexKind.CONST and isinstance(index.const, int) and -len(base.positions) <= index.const < len(base.positions) \
@@ -150,7 +161,7 @@ def _item_at(base: AbsValue, index: Index, state: State) -> AbsValue:
         return base.element
     if base.kind is ValueKind.BUFFER:
         rank = -1 if base.rank < 0 else base.rank - (index.kind is not IndexKind.REGION)  # (a region keeps them all)
-        return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream,
+        return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream, target=masks.keeps_mask(base),
                         loader_batch=base.loader_batch, rank=rank)
     return AbsValue(identity=path)
 
@@ -298,7 +309,16 @@ def _call(node: cst.Call, state: State, frame: Frame) -> Evaluated:
     arguments = Arguments(tuple(positional), keywords, receiver, node)
     if settings is not None:
         return array_calls.launch(callee, settings, arguments, state, frame)
-    return calls.call(callee, arguments, state, frame)
+    result, state = calls.call(callee, arguments, state, frame)
+    return masks.of_call(*_called_name(node, callee, receiver), result), state
+
+
+def _called_name(node: cst.Call, callee: AbsValue, receiver: Optional[AbsValue]) -> tuple[str, bool]:
+    """The name of what was called, and whether it is a framework's function or a method of one of its tensors."""
+    if receiver is not None and isinstance(node.func, cst.Attribute):
+        return node.func.attr.value, receiver.is_buffer or receiver.kind is ValueKind.UNKNOWN
+    module, _, name = callee.target.rpartition(".")
+    return name, callee.kind in (ValueKind.CALLABLE, ValueKind.NAMESPACE) and module.split(".")[0] in ("torch", "cupy")
 
 
 def _display(node: cst.Tuple | cst.List | cst.Dict, state: State, frame: Frame) -> Evaluated:
@@ -470,7 +490,8 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     if pointer is not None and isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
         return pointer, state  # pointer arithmetic (`mem + offset`): an address into the same memory, no kernel
     operator = Arguments((), {}, None, node)  # type: ignore[arg-type]
-    return torch_calls.run_operation(buffers, None, False, operator, state, frame)  # (PyTorch's invariant)
+    result, state = torch_calls.run_operation(buffers, None, False, operator, state, frame)  # (PyTorch's invariant)
+    return masks.of_operator(node, values, result), state
 
 
 def _configuration(node: cst.BaseExpression, operands: list, values: list[AbsValue], frame: Frame) -> bool:

@@ -21,7 +21,7 @@ from streamlint.model.summary.perform import released, untold_access
 from streamlint.model.transfer.act import access, do, host_access, kernel, unseen_devices, untold_tensor, wait_for
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, is_host, memory_named, placed
-from streamlint.model.transfer.expressions import YIELDED, evaluate, memory_of, slice_bounds, unpacked
+from streamlint.model.transfer.expressions import YIELDED, evaluate, memory_of, slice_bounds, subscript, unpacked
 from streamlint.model.transfer.frame import Frame
 from streamlint.model.syntax.counters import advance
 from streamlint.model.syntax.tests import (called_on_every_side, empty_test, ends_in_raise, ends_the_loop, fills_on_miss, first_passes,
@@ -31,7 +31,7 @@ from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
 from streamlint.model.transfer.torch_calls import F, learn, read_back, touch
-from streamlint.model.transfer import calls, command_line, torch_calls, type_tests
+from streamlint.model.transfer import calls, command_line, masks, torch_calls, type_tests
 
 # The one loop budget: rounds of a body to a fixpoint (past it later rounds go unseen: fewer reports only).
 MAX_LOOP_ROUNDS = 6
@@ -264,8 +264,8 @@ def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: 
         return state
     site = frame.site(node)
     if holder.is_buffer:
-        element, state = evaluate(target, state, frame)  # the region written: `buf[:half]`, `buf[k % 2]`
-        written = element.identity if element.identity is not None else holder.identity
+        element, state = subscript(target, state, frame, value)  # the region written: `buf[:half]`, `buf[k % 2]`
+        written = masks.region_of(element.identity, holder.identity)
         if is_host(holder):
             return host_access(state, frame, site, written, True)
         if is_device(holder):

@@ -1,0 +1,69 @@
+"""Boolean masks: tensors and arrays whose items are booleans, as how they were made shows (a comparison, a logical
+operator on masks, `.bool()`, `isnan`). Indexing with one selects as many items as it holds True, a count the host
+reads back first: a sync (API-FACTS 4.4), as `nonzero` is."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+import libcst as cst
+
+from streamlint.model.api import torch_api
+from streamlint.model.domain.paths import Path
+from streamlint.model.domain.state import State
+from streamlint.model.domain.values import MASK, AbsValue
+from streamlint.model.transfer import torch_calls
+from streamlint.model.transfer.arguments import Arguments
+from streamlint.model.transfer.devices import is_device, placed
+from streamlint.model.transfer.frame import Frame
+
+# Frameworks whose arrays index by mask on the device (NumPy's run on the host: no stream to wait for).
+_ON_DEVICE = ("torch", "cupy")
+_LOGICAL = (cst.BitAnd, cst.BitOr, cst.BitXor)
+
+
+def of_operator(node: cst.BaseExpression, operands: list[AbsValue], result: AbsValue) -> AbsValue:
+    """`a > b` of tensors is a mask; so are `~m`, `m1 & m2`, `m1 | m2` of masks."""
+    if not result.is_buffer:
+        return result
+    if isinstance(node, cst.Comparison):
+        return replace(result, target=MASK)
+    buffers = [v for v in operands if v.is_buffer]
+    logical = (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert)) or (
+        isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _LOGICAL))
+    return replace(result, target=MASK) if logical and buffers and all(v.target == MASK for v in buffers) else result
+
+
+def of_call(name: str, framework_call: bool, result: AbsValue) -> AbsValue:
+    """The result of a framework's predicate or comparison (`x.isnan()`, `torch.eq(a, b)`, `m.bool()`) is a mask."""
+    if framework_call and result.is_buffer and name in torch_api.MASK_MAKERS:
+        return replace(result, target=MASK)
+    return result
+
+
+def indexed(node: cst.Subscript, base: AbsValue, indices: list[AbsValue], stored: Optional[AbsValue], state: State,
+            frame: Frame) -> Optional[tuple[AbsValue, State]]:
+    """`x[mask]`, `x[i, mask, :]` with a device mask: the host reads the mask's count, then a new tensor of the
+    selected items is made where `x` is. None when no index is a mask the code shows, and for PyTorch's
+    `x[mask] = 0`: a number stored under one mask is `masked_fill_`, which reads no count (API-FACTS 4.4)."""
+    masks = [placed(v, frame.assumes_cuda) for v in indices if v.is_buffer and v.target == MASK]
+    if not base.is_buffer or not any(is_device(m) and (m.framework or "torch") in _ON_DEVICE for m in masks):
+        return None
+    if stored is not None and not stored.is_buffer and (base.framework or "torch") == "torch" and len(indices) == 1:
+        return None
+    operator = Arguments((), {}, None, node)  # type: ignore[arg-type]
+    api = torch_api.MASK_INDEX if stored is None else torch_api.MASK_STORE
+    return torch_calls.sized_by_data(api, [*masks, base], operator, state, frame)
+
+
+def keeps_mask(base: AbsValue) -> str:
+    """The target an item or region of `base` keeps: a mask's items are booleans too."""
+    return MASK if base.target == MASK else ""
+
+
+def region_of(written: Optional[Path], holder: Path) -> Path:
+    """The memory a store into `holder[...]` writes: the region its index names, or `holder` where the index made a
+    new tensor (a mask's selection is written back into `holder`)."""
+    return written if written is not None and written.root == holder.root else holder
+
