@@ -142,13 +142,14 @@ class Solver:
         for qualname in list(self.program.main.functions):
             self._solve(qualname, ROOT_CONTEXT)
         self._solve_under_callers()
-        if self._reporting:
-            self._read_where_reached()
         for cls, keys in self._under_constructor.items():
             # the class's methods walked while its constructor ran, from nothing it stores: not the methods' walks
-            # where the class stores something (their walks from its joined state report for them)
+            # where the class stores something (their walks from its joined state report for them); set aside
+            # before the reported walks are read, so a method only they reach is reported from the joined state
             if self._class_states.get(cls) and self._reporting:
                 self.solved.unreported |= keys
+        if self._reporting:
+            self._read_where_reached()
         return self.solved
 
     def _solve_under_callers(self) -> None:
