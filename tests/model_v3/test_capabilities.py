@@ -17,6 +17,21 @@ def found(source: str) -> list[tuple[str, str]]:
 
 # name: (program with {fix} as the deciding spot, the bug's text there, the fix's text there, hazards of the bug)
 CASES = {
+    # `self(x)` runs the class's own `__call__` (a functor calling itself): its side-stream copy is seen
+    "self(x) runs the class's own __call__": ("""
+        import torch
+        class Prefetcher:
+            def __init__(self):
+                self.stream = torch.cuda.Stream()
+            def __call__(self, batch):
+                with torch.cuda.stream(self.stream):
+                    return batch.to("cuda", non_blocking=True)
+            def first_loss(self, model, batch):
+                moved = self(batch)
+                {fix}
+                return model(moved).sum()
+        """, "pass", "torch.cuda.current_stream().wait_stream(self.stream); moved.record_stream(torch.cuda.current_stream())",
+        [("read_after_write", "__call__"), ("release_without_record", "first_loss")]),
     "cupy stream entered by with, read on another stream": ("""
         import cupy as cp
         def f(n):

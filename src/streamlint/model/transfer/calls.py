@@ -126,6 +126,10 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
         return _one_of(callee, arguments, state, frame)
     if callee.kind is ValueKind.UNKNOWN and callee.target == RETURNS_NO_TENSOR:  # (its annotation names its result)
         return UNKNOWN, _run_model(callee, arguments, state, frame)[1]
+    own = f"{frame.module}.{frame.class_name}"
+    if callee.identity == Path(Root.self_()) and frame.class_name and frame.program is not None \
+            and frame.program.methods_named(own, "__call__"):
+        return _project_call(f"{own}.__call__", replace(arguments, receiver=callee), state, frame)  # `self(x)`: its `__call__`
     if callee.kind in (ValueKind.UNKNOWN, ValueKind.BUFFER) and callee.identity is not None:
         return _run_model(callee, arguments, state, frame)
     instance = callee.kind is ValueKind.OBJECT and callee.target
