@@ -36,6 +36,12 @@ def test_the_sampler_is_silent_by_default_and_reported_when_the_project_assumes_
     assert _found("sampler.py", Settings.default()) == []  # (and again after: nothing of the setting stays)
 
 
+def test_a_type_test_tells_a_tensor_whose_device_the_setting_tells():
+    # `torch.is_tensor(v)` holds: `v` is a tensor (of a device not told); `v.item()` per step is read with the setting
+    assert _found("trainer.py", CUDA) == [(11, "SL502")]
+    assert _found("trainer.py", Settings.default()) == []
+
+
 def test_walks_kept_for_a_run_are_kept_apart_per_assumed_device():
     """A run whose files have different settings never replays a walk made under the other assumption."""
     try:

@@ -207,6 +207,8 @@ NON_TENSOR_METHODS = frozenset({
 })
 # Types every tensor is an instance of (`isinstance(t, torch.Tensor)` of a tensor is true).
 TENSOR_TYPES: frozenset[str] = frozenset({"torch.Tensor"})
+# Predicates that hold of a tensor only (`torch.is_tensor(x)`): where they hold, `x` is a tensor (its device not told).
+TENSOR_TESTS = frozenset({"torch.is_tensor"})
 # A tensor's device (`x.device`): where it lives, as a device value.
 DEVICE_ATTRIBUTES = frozenset({"device"})
 # Creators that build their tensor from the data they are given (Python values: on the host first).

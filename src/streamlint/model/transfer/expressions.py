@@ -410,8 +410,10 @@ def _ternary(node: cst.IfExp, state: State, frame: Frame) -> Evaluated:
     known = truth(test)
     if known is not None:
         return evaluate(node.body if known else node.orelse, state, frame)
-    yes, after_yes = evaluate(node.body, state, frame)
-    no, after_no = evaluate(node.orelse, state, frame)
+    from streamlint.model.transfer.type_tests import sides  # (it evaluates the tests it reads)
+    holds, fails = sides(node.test, state, frame)  # a type test narrows each side (`v.item() if torch.is_tensor(v)`)
+    yes, after_yes = evaluate(node.body, holds, frame)
+    no, after_no = evaluate(node.orelse, fails, frame)
     if ValueKind.NONE in (yes.kind, no.kind):  # (the other one, or None)
         return (yes if no.kind is ValueKind.NONE else no).join_none(), after_yes.join(after_no)
     return yes.join(no), after_yes.join(after_no)

@@ -44,7 +44,7 @@ def sides(test: cst.BaseExpression, state: State, frame: Frame) -> tuple[State, 
         return none_sides
     found = _tested(test, state, frame)
     if found is None:
-        return state, state
+        return _tensor_sides(test, state, frame)
     name, device_when, host_other_side, framework = found
     value = state.names.get(name)
     if value is None or value.identity is None:
@@ -56,6 +56,25 @@ def sides(test: cst.BaseExpression, state: State, frame: Frame) -> tuple[State, 
 
 
 Tested = tuple[str, bool, bool, str]
+
+
+def _tensor_sides(test: cst.BaseExpression, state: State, frame: Frame) -> tuple[State, State]:
+    """`isinstance(x, torch.Tensor)`, `torch.is_tensor(x)` of a value of unknown kind: a tensor where it holds (of
+    a device not told: the type says nothing of where it lives); nothing learnt where it does not."""
+    negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+    call = test.expression if negated else test
+    if not isinstance(call, cst.Call) or not call.args or not isinstance(call.args[0].value, cst.Name):
+        return state, state
+    by_type = isinstance(call.func, cst.Name) and call.func.value == "isinstance" and len(call.args) == 2
+    told = evaluate(call.args[1].value if by_type else call.func, state, frame)[0]
+    tensor = told.kind is ValueKind.NAMESPACE and (told.target in torch_api.TENSOR_TYPES if by_type
+                                                   else told.target in torch_api.TENSOR_TESTS and len(call.args) == 1)
+    name = call.args[0].value.value
+    value = state.names.get(name)
+    if not tensor or value is None or value.kind is not ValueKind.UNKNOWN or value.identity is None:
+        return state, state
+    holds = state.bind(name, replace(value, kind=ValueKind.BUFFER, framework=torch_api.F))
+    return (state, holds) if negated else (holds, state)
 
 
 def _none_sides(test: cst.BaseExpression, state: State) -> Optional[tuple[State, State]]:
