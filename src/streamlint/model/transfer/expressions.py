@@ -15,7 +15,7 @@ from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.paths import MERGED
 from streamlint.model.domain.values import NO_ITEMS, PER_ITEM, FALSE, NONE, OF_ARGUMENTS, OPTION, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
-from streamlint.model.transfer import array_calls, calls, command_line, masks, torch_calls
+from streamlint.model.transfer import array_calls, calls, command_line, masks, torch_calls, type_tests
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.act import host_access
 from streamlint.model.transfer.devices import is_host, memory_of_device_string
@@ -410,8 +410,7 @@ def _ternary(node: cst.IfExp, state: State, frame: Frame) -> Evaluated:
     known = truth(test)
     if known is not None:
         return evaluate(node.body if known else node.orelse, state, frame)
-    from streamlint.model.transfer.type_tests import sides  # (it evaluates the tests it reads)
-    holds, fails = sides(node.test, state, frame)  # a type test narrows each side (`v.item() if torch.is_tensor(v)`)
+    holds, fails = type_tests.sides(node.test, state, frame, evaluate)  # a type test narrows each side (`v.item() if torch.is_tensor(v)`)
     yes, after_yes = evaluate(node.body, holds, frame)
     no, after_no = evaluate(node.orelse, fails, frame)
     if ValueKind.NONE in (yes.kind, no.kind):  # (the other one, or None)

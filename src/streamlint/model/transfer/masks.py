@@ -10,12 +10,13 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model.api import torch_api
-from streamlint.model.domain.paths import Path
+from streamlint.model.domain.paths import Index
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import MASK, AbsValue
 from streamlint.model.transfer import torch_calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, placed
+from streamlint.model.transfer.fact_calls import made_at
 from streamlint.model.transfer.frame import Frame
 
 # Frameworks whose arrays index by mask on the device (NumPy's run on the host: no stream to wait for).
@@ -53,8 +54,21 @@ def indexed(node: cst.Subscript, base: AbsValue, indices: list[AbsValue], stored
     if stored is not None and not stored.is_buffer and (base.framework or "torch") == "torch" and len(indices) == 1:
         return None
     operator = Arguments((), {}, None, node)  # type: ignore[arg-type]
-    api = torch_api.MASK_INDEX if stored is None else torch_api.MASK_STORE
-    return torch_calls.sized_by_data(api, [*masks, base], operator, state, frame)
+    if stored is None:
+        return torch_calls.sized_by_data(torch_api.MASK_INDEX, [*masks, base], operator, state, frame)
+    # a store: the count read back, then the items selected written in place (the caller writes the region)
+    mask = next(m for m in masks if is_device(m))
+    framework = mask.framework or torch_api.F
+    _, state = torch_calls.read_back(torch_api.MASK_STORE, [mask], state.current_stream(framework), made_at(mask),
+                                     framework, frame.site(node), state, frame)
+    return _region(base), state
+
+
+def _region(base: AbsValue) -> AbsValue:
+    """The items of `base` a mask selects: a region of its memory, which ones not told."""
+    if base.identity is None:
+        return base
+    return replace(base, identity=base.identity.element(Index.any_()), target=keeps_mask(base))
 
 
 def keeps_mask(base: AbsValue) -> str:
@@ -62,8 +76,4 @@ def keeps_mask(base: AbsValue) -> str:
     return MASK if base.target == MASK else ""
 
 
-def region_of(written: Optional[Path], holder: Path) -> Path:
-    """The memory a store into `holder[...]` writes: the region its index names, or `holder` where the index made a
-    new tensor (a mask's selection is written back into `holder`)."""
-    return written if written is not None and written.root == holder.root else holder
 

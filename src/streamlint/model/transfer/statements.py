@@ -31,7 +31,7 @@ from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
 from streamlint.model.transfer.torch_calls import F, learn, read_back, touch
-from streamlint.model.transfer import calls, command_line, masks, torch_calls, type_tests
+from streamlint.model.transfer import calls, command_line, torch_calls, type_tests
 
 # The one loop budget: rounds of a body to a fixpoint (past it later rounds go unseen: fewer reports only).
 MAX_LOOP_ROUNDS = 6
@@ -265,7 +265,7 @@ def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: 
     site = frame.site(node)
     if holder.is_buffer:
         element, state = subscript(target, state, frame, value)  # the region written: `buf[:half]`, `buf[k % 2]`
-        written = masks.region_of(element.identity, holder.identity)
+        written = element.identity if element.identity is not None else holder.identity
         if is_host(holder):
             return host_access(state, frame, site, written, True)
         if is_device(holder):
@@ -431,9 +431,9 @@ def tested(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[AbsVal
 
 def _if(node: cst.If, state: State, frame: Frame) -> State:
     test, state = tested(node.test, state, frame)
-    if truth(test) is True or type_tests.decided(node.test, state, frame):
+    if truth(test) is True or type_tests.decided(node.test, state, frame, evaluate):
         return run_block(node.body.body, state, frame)
-    holds, state = type_tests.sides(node.test, state, frame)  # a type test narrows each side
+    holds, state = type_tests.sides(node.test, state, frame, evaluate)  # a type test narrows each side
     # (no guard for a test of an option, nor of a loop's item against None, row 7.32)
     option = test.kind is ValueKind.UNKNOWN and test.target == OPTION
     rare = (rare_test(node.test) or first_passes(node.test, frame.loop_names)) and not option \

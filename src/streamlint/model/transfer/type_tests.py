@@ -4,7 +4,7 @@ test): the tested name is a device array on the device side, a host array on an 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
+from typing import Callable, Optional
 
 import libcst as cst
 
@@ -12,9 +12,10 @@ from streamlint.model.api import chainer, cupy, numba_cuda, torch_api
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import NONE, AbsValue, Memory, ValueKind
 from streamlint.model.transfer.devices import is_device, is_host
-from streamlint.model.transfer.expressions import evaluate
 from streamlint.model.transfer.frame import Frame
 
+# How a name or expression is evaluated (expressions.evaluate, handed in: that module narrows by these tests too).
+Evaluate = Callable[[cst.BaseExpression, State, Frame], tuple[AbsValue, State]]
 _ARRAY_MODULE_FUNCTIONS = cupy.ARRAY_MODULE_FUNCTIONS | chainer.ARRAY_MODULE_FUNCTIONS
 # The framework of the device array each type (isinstance) or predicate test tells.
 _DEVICE_TYPES = {**{t: cupy.F for t in cupy.DEVICE_ARRAY_TYPES}, **{t: numba_cuda.F for t in numba_cuda.DEVICE_ARRAY_TYPES}}
@@ -23,10 +24,10 @@ _DEVICE_TESTS = {t: numba_cuda.F for t in numba_cuda.DEVICE_ARRAY_TESTS}
 _TENSOR_TYPES = {**{t: torch_api.F for t in torch_api.TENSOR_TYPES}, **_DEVICE_TYPES}
 
 
-def decided(test: cst.BaseExpression, state: State, frame: Frame) -> Optional[bool]:
+def decided(test: cst.BaseExpression, state: State, frame: Frame, evaluate: Evaluate) -> Optional[bool]:
     """`isinstance(x, torch.Tensor)` of a value known to be a tensor of that framework holds; else undecided."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = decided(test.expression, state, frame)
+        inner = decided(test.expression, state, frame, evaluate)
         return None if inner is None else not inner
     if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
             and len(test.args) == 2 and isinstance(test.args[0].value, (cst.Name, cst.Attribute))):
@@ -37,14 +38,14 @@ def decided(test: cst.BaseExpression, state: State, frame: Frame) -> Optional[bo
     return True if tensor_of and value.is_buffer and not value.may_be_none and value.framework == tensor_of else None
 
 
-def sides(test: cst.BaseExpression, state: State, frame: Frame) -> tuple[State, State]:
+def sides(test: cst.BaseExpression, state: State, frame: Frame, evaluate: Evaluate) -> tuple[State, State]:
     """The states where the test holds and where it does not."""
     none_sides = _none_sides(test, state)
     if none_sides is not None:
         return none_sides
-    found = _tested(test, state, frame)
+    found = _tested(test, state, frame, evaluate)
     if found is None:
-        return _tensor_sides(test, state, frame)
+        return _tensor_sides(test, state, frame, evaluate)
     name, device_when, host_other_side, framework = found
     value = state.names.get(name)
     if value is None or value.identity is None:
@@ -58,7 +59,7 @@ def sides(test: cst.BaseExpression, state: State, frame: Frame) -> tuple[State, 
 Tested = tuple[str, bool, bool, str]
 
 
-def _tensor_sides(test: cst.BaseExpression, state: State, frame: Frame) -> tuple[State, State]:
+def _tensor_sides(test: cst.BaseExpression, state: State, frame: Frame, evaluate: Evaluate) -> tuple[State, State]:
     """`isinstance(x, torch.Tensor)`, `torch.is_tensor(x)` of a value of unknown kind: a tensor where it holds (of
     a device not told: the type says nothing of where it lives); nothing learnt where it does not."""
     negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
@@ -93,13 +94,13 @@ def _none_sides(test: cst.BaseExpression, state: State) -> Optional[tuple[State,
     return (none, other) if isinstance(compared.operator, cst.Is) else (other, none)
 
 
-def _tested(test: cst.BaseExpression, state: State, frame: Frame) -> Optional[Tested]:
+def _tested(test: cst.BaseExpression, state: State, frame: Frame, evaluate: Evaluate) -> Optional[Tested]:
     """(tested name, holds on the device side, other side a host array, the framework)."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = _tested(test.expression, state, frame)
+        inner = _tested(test.expression, state, frame, evaluate)
         return (inner[0], not inner[1], inner[2], inner[3]) if inner is not None else None
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        return _array_module(test, state, frame)
+        return _array_module(test, state, frame, evaluate)
     if not isinstance(test, cst.Call):
         return None
     by_type = isinstance(test.func, cst.Name) and test.func.value == "isinstance"  # else a predicate's
@@ -111,7 +112,7 @@ def _tested(test: cst.BaseExpression, state: State, frame: Frame) -> Optional[Te
     return (test.args[0].value.value, True, False, framework) if framework else None
 
 
-def _array_module(test: cst.Comparison, state: State, frame: Frame) -> Optional[Tested]:
+def _array_module(test: cst.Comparison, state: State, frame: Frame, evaluate: Evaluate) -> Optional[Tested]:
     """`get_array_module(x) is numpy`, `... is not numpy`, `... is cupy`, `... == cupy`."""
     call, comparison = test.left, test.comparisons[0]
     if not (isinstance(call, cst.Call) and call.args and isinstance(call.args[0].value, cst.Name)):
