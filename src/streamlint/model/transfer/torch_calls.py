@@ -18,7 +18,7 @@ from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import untold_access
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.transfer.act import (access, copy, do, fresh, host_access, kernel, may_wait, operation, read_by_host,
-                                           unseen_devices)
+                                           unseen_devices, wait_for)
 from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device, is_host, memory_named, placed
 from streamlint.model.transfer.fact_calls import apply_fact, made_at
@@ -325,7 +325,12 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
         built = AbsValue(ValueKind.BUFFER, F, Memory.PAGEABLE)
         return value, _copied("torch.tensor", built, value, True, False, arguments, state, frame,
                                   host_built=HostBuilt.EVERY_PASS)
-    return _made(short, memory, arguments, state, frame)
+    made = _made(short, memory, arguments, state, frame)
+    if short in torch_api.FROM_DATA and memory is Memory.DEVICE and not (data is not None and is_device(data)):
+        # data not on the device: built on the host, then copied with `non_blocking=False`, which synchronizes the
+        # current stream (API-FACTS 4.2): the host has waited for everything queued there (no upload claimed)
+        return made[0], wait_for(made[1], frame, frame.site(arguments.node), state.current_stream(F))
+    return made
 
 
 def _made(short: str, memory: Memory, arguments: Arguments, state: State, frame: Frame) -> Handled:
