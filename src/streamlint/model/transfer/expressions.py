@@ -98,10 +98,6 @@ def _bound_method(base: AbsValue, attr: str, frame: Frame) -> Optional[AbsValue]
     return AbsValue(ValueKind.CALLABLE, identity=base.identity, target=method)
 
 
-def _subscript(node: cst.Subscript, state: State, frame: Frame) -> Evaluated:
-    return subscript(node, state, frame)
-
-
 def subscript(node: cst.Subscript, state: State, frame: Frame, stored: Optional[AbsValue] = None) -> Evaluated:
     """`base[index]`: the item or region it names; `stored`: the value a store puts there (None for a read)."""
     base, state = evaluate(node.value, state, frame)
@@ -606,7 +602,7 @@ def _named_expr(node: cst.NamedExpr, state: State, frame: Frame) -> Evaluated:
 _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.Name: _name,
     cst.Attribute: _attribute,
-    cst.Subscript: _subscript,
+    cst.Subscript: subscript,
     cst.Call: _call,
     cst.Tuple: _display,
     cst.List: _display,
