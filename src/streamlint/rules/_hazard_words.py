@@ -334,6 +334,10 @@ class Words:
             # the buffer a list of allocations holds is named by the list (`h_in` for `h_in[k]`)
             names = [n.removesuffix("[...]") for n in names]
             name = names[0] if len(set(names)) == 1 else ""
+            if name and "." not in name and self._made_elsewhere(path.root.site, reading):
+                # a local name of another method (`tensor` where `allocate()` made it): not one the user can write here;
+                # the item as this function's own operation reaches it (`self.tensors[name]`), if one does
+                name = _receiver_in(reading)
             alias = self._alias_at(name, reading) if name else self._read_through(set(names) - {""}, reading)
             if alias and alias != name:
                 return alias  # the name the code reads the memory through here: it names the part too
@@ -556,6 +560,17 @@ class Words:
                 return f"{given.func.value}(...)"
         return ""
 
+    def _made_elsewhere(self, site: str, reading: HazardReading) -> bool:
+        """Was the allocation made by another function than the one the reported node is in (not by a call it makes)?"""
+        steps = _site_steps(site)
+        made = self.model.node_of(steps[0]) if len(steps) == 1 else None
+        return made is not None and self._function_around(made) is not self._function_around(reading.node)
+
+    def _function_around(self, node: Optional[cst.CSTNode]) -> Optional[cst.CSTNode]:
+        while node is not None and not isinstance(node, cst.FunctionDef):
+            node = self._parent(node)
+        return node
+
     def _named_in(self, reading: HazardReading) -> str:
         """Memory made where no name binds it: the code of the call that made it."""
         made = allocation_node(self.model, reading)
@@ -616,6 +631,16 @@ def _walk(node: Optional[cst.CSTNode]) -> Iterator[cst.CSTNode]:
         current = stack.pop()
         yield current
         stack.extend(reversed(current.children))
+
+
+def _receiver_in(reading: HazardReading) -> str:
+    """The item or attribute a method of this function's own side is called on (`self.tensors[name].copy_(buf)`)."""
+    for side in (reading.earlier, reading.later):
+        node = side.node
+        if side.callee is None and isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and isinstance(node.func.value, (cst.Subscript, cst.Attribute)):
+            return _spelled(node.func.value)
+    return ""
 
 
 def _site_steps(site: str) -> list[str]:

@@ -22,6 +22,8 @@ SHAPE_TAKERS = frozenset({"zeros", "empty", "ones", "full", "reshape", "view", "
                           "ones_like", "full_like", "random", "rand", "randn", "arange", "linspace"})
 # Builtins that convert one value to a Python scalar: of device memory, the host reads it back.
 SCALAR_CONVERSIONS = frozenset({"int", "float", "bool", "complex"})
+# Of those, the ones that give an address back unchanged (`int(t.data_ptr())`: the same number).
+ADDRESS_KEEPING = frozenset({"int"})
 # Builtins that format their arguments for the host: a device array among them is read back. The
 # syntax that formats (`f"{t}"`, `"%s" % t`) is named as the operation it is, in words.
 FORMATTING_READERS = frozenset({"print", "str", "repr", "format"})

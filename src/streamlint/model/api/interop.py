@@ -25,5 +25,7 @@ MEMORY_VIEWS: dict[str, Arg] = {
 MEMORY_ATTRIBUTES = frozenset({"data", "ptr"})
 # Of those, the addresses (Python ints: compared on the host, no kernel).
 ADDRESS_ATTRIBUTES = frozenset({"ptr"})
+# Methods of a tensor that return its address (a Python int that names its memory: `t.data_ptr()`).
+ADDRESS_METHODS = frozenset({"data_ptr"})
 # Classes whose instances provide those wrappers as methods.
 POINTER_LIBRARY_CLASSES = frozenset({"cffi.FFI"})

@@ -198,7 +198,7 @@ def returns_tensor(name: str) -> bool:
 
 # Tensor methods that return no tensor (metadata, host values, hooks; and dicts', lists' and sets'): no device work.
 NON_TENSOR_METHODS = frozenset({
-    "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "storage_offset", "data_ptr",
+    "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "storage_offset",
     "is_contiguous", "is_pinned", "is_floating_point", "is_complex", "get_device", "untyped_storage", "storage", "type",
     "register_hook", "requires_grad_", "retain_grad", "__len__", "__repr__", "__str__", "__format__", "__hash__",
     "dim_order", "is_set_to", "nbytes", "is_shared", "share_memory_", "backward", "new_empty", "new_zeros", "new_ones",

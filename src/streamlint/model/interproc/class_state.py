@@ -94,6 +94,8 @@ def _joined(a: AbsValue, b: AbsValue) -> AbsValue:
         items, held = (a, b) if a.target == ITEMS_ONLY else (b, a)
         if held.target == ITEMS_ONLY:
             return replace(held, element=held.element.join(items.element))  # type: ignore[union-attr]
+        if held.kind is ValueKind.UNKNOWN and items.element is not None:  # an object not seen into keeps them
+            return replace(held, element=items.element if held.element is None else held.element.join(items.element))
         if held.kind is not ValueKind.CONTAINER or items.element is None:
             return held
         element = items.element if held.element is None or held.target == NO_ITEMS else held.element.join(items.element)

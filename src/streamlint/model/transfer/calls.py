@@ -10,9 +10,9 @@ import libcst as cst
 
 from streamlint.model import api, declared
 from streamlint.model.api import cupy as cupy_api
-from streamlint.model.api import cuda_python, host_math, interop, mpi, normalize, numpy_api, python_std, torch_api, torch_modules
+from streamlint.model.api import cuda_python, host_math, interop, mpi, normalize, numpy_api, python_std, tensorrt, torch_api, torch_modules
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.api.facts import LEGACY_BY_DEFAULT, Arg, OpKind
+from streamlint.model.api.facts import LEGACY_BY_DEFAULT, POINTER_FRAMEWORKS, Arg, OpKind
 from streamlint.model.domain.order import AccessEvent
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
@@ -37,7 +37,8 @@ FRAMEWORK_METHODS = (frozenset(torch_api.TENSOR_METHODS) | torch_api.TENSOR_PRES
                      | frozenset(torch_api.TENSOR_COPIES) | frozenset(torch_api.STREAM_METHODS)
                      | frozenset(torch_api.EVENT_METHODS) | torch_api.BUILTIN_METHODS
                      | frozenset(torch_modules.TRAINING_STEP_CALLS) | torch_modules.MODULE_HOT_METHODS
-                     | python_std.KEEPING_METHODS | python_std.LISTING_METHODS)
+                     | python_std.KEEPING_METHODS | python_std.LISTING_METHODS
+                     | frozenset(tensorrt.CONTEXT_METHODS) | tensorrt.BINDING_METHODS)
 
 
 def method_of(receiver: AbsValue, name: str) -> AbsValue:
@@ -258,6 +259,10 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
         return handled
     if name in python_std.STRING_ONLY_METHODS and receiver.kind in (ValueKind.UNKNOWN, ValueKind.BUFFER):
         return _text_method(name, receiver, state)
+    if name in tensorrt.CONTEXT_METHODS and receiver.kind is ValueKind.UNKNOWN:
+        # a method only TensorRT's execution context has: inference on the handle given, over the memory bound to it
+        return fact_calls.apply_fact(tensorrt.CONTEXT_METHODS[name], arguments, state, frame,
+                                     f"tensorrt.IExecutionContext.{name}")
     receiver = _evident_kind(receiver, name, arguments, state)
     batch = receiver if receiver.loader_batch else receiver.element if receiver.kind is ValueKind.CONTAINER else None
     if name in python_std.MAPPING_VIEWS and batch is not None and (batch is receiver or batch.is_buffer):
@@ -599,12 +604,12 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
             return method, state
     site = frame.site(arguments.node)
     values = [v for v, _ in arguments.positional]
-    if name in host_math.FORMATTING_READERS or (name in host_math.SCALAR_CONVERSIONS and len(values) == 1):
-        # `print(loss)`, `int(t)`: the host copies the value back once the current stream finished
-        state = formatted_on_host(name, values, site, state, frame)
     listed = _listed_items(target, arguments)
     if listed is not None:
         return listed, state
+    if name in host_math.FORMATTING_READERS or (name in host_math.SCALAR_CONVERSIONS and len(values) == 1):
+        # `print(loss)`, `int(t)`: the host copies the value back once the current stream finished
+        state = formatted_on_host(name, values, site, state, frame)
     if name in HOST_READERS:
         return AbsValue(ValueKind.HOST_NUMBER), host_reads(state, frame, site, arguments.values())
     if target in python_std.TYPE_QUERIES:  # its type, not its data: no device work
@@ -640,7 +645,12 @@ def formatted_on_host(api: str, values: list[AbsValue], site: str, state: State,
 
 
 def _listed_items(target: str, arguments: Arguments) -> Optional[AbsValue]:
-    """`list(t.split(n))`: a new container of the items of device memory or of a container with known items."""
+    """`list(t.split(n))`: a new container of the items of device memory or of a container with known items;
+    `int(t.data_ptr())`: the address itself, a number the host has (no read back)."""
+    given = arguments.values()
+    if target.removeprefix("builtins.") in host_math.ADDRESS_KEEPING and len(given) == 1 and given[0].is_buffer \
+            and given[0].framework in POINTER_FRAMEWORKS:
+        return given[0]
     iterable = arguments.value(python_std.LISTING_CALLS.get(target)) if len(arguments.values()) == 1 else None
     if iterable is None or (iterable.is_buffer and not is_device(iterable)) or iterable.items is None:
         return None

@@ -67,8 +67,8 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
     if base.identity is None:  # (a tensor's device is told all the same: where it lives)
         return (calls.attribute_of(base, attr, None) if attr in torch_api.DEVICE_ATTRIBUTES else UNKNOWN), state
     path = base.identity.attr(attr)
-    if held.kind is not ValueKind.UNKNOWN or held.target:  # (what it is, or that it is an option)
-        return held, state
+    if held.kind is not ValueKind.UNKNOWN or held.target or held.element is not None:
+        return held, state  # (what it is, that it is an option, or the memory an object not seen into keeps)
     kept = None
     if base.kind is ValueKind.OBJECT and base.target and frame.program is not None:
         kept = frame.program.class_attribute(base.target, attr)  # what the object's class keeps there
@@ -486,6 +486,8 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     pointer = pointers[0] if pointers else None
     if pointer is not None and isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
         return pointer, state  # pointer arithmetic (`mem + offset`): an address into the same memory, no kernel
+    if pointers and len(pointers) == len(buffers) and not isinstance(node, cst.UnaryOperation):
+        return HOST_NUMBER, state  # an address is a Python int: `ptr % 256` is the host's arithmetic, no kernel
     operator = Arguments((), {}, None, node)  # type: ignore[arg-type]
     result, state = torch_calls.run_operation(buffers, None, False, operator, state, frame)  # (PyTorch's invariant)
     return masks.of_operator(node, values, result), state

@@ -8,7 +8,7 @@ from typing import Callable, Optional
 
 from streamlint.model.api import cuda_python, numba_cuda
 from streamlint.model.api.facts import Arg, Block, Fact, Stream
-from streamlint.model.domain.paths import Path, Root, RootKind
+from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.domain.values import NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
@@ -440,8 +440,8 @@ def _device_work(fact: Fact, arguments: Arguments, state: State, frame: Frame) -
     if stream is None:
         return UNKNOWN, state
     copy = fact.kind is OpKind.COPY
-    for value, write in _touched(fact, arguments):
-        if value is not None and value.is_buffer and value.identity is not None:
+    for given, write in _touched(fact, arguments, state):
+        for value in _memory_in(given, state):
             host_memory = (copy and not is_device(value)) or is_host(value)
             state = access(state, frame, site, value.identity, write, stream, host_memory=host_memory)
     if not copy:  # (a kernel writes the new memory it returns on its stream)
@@ -453,7 +453,19 @@ def _device_work(fact: Fact, arguments: Arguments, state: State, frame: Frame) -
     return UNKNOWN, state
 
 
-def _touched(fact: Fact, arguments: Arguments) -> list[tuple[Optional[AbsValue], bool]]:
+def _memory_in(value: Optional[AbsValue], state: State) -> tuple[AbsValue, ...]:
+    """The memory an argument names: a buffer; of a list or tuple (TensorRT's `bindings`), every memory an item may
+    be, whatever its index (the call reaches them all)."""
+    if value is None or value.kind is not ValueKind.CONTAINER:
+        return (value,) if value is not None and value.is_buffer and value.identity is not None else ()
+    identity = value.identity
+    stored = [v for path, v in state.heap if identity is not None and path.root == identity.root
+              and path.steps[:-1] == identity.steps and path.steps and isinstance(path.steps[-1], Index)]
+    items = (*value.positions, *(v for v in (value.element, *stored) if v is not None))
+    return tuple(m for item in items if item.kind is not ValueKind.CONTAINER for m in item.alternatives)
+
+
+def _touched(fact: Fact, arguments: Arguments, state: State) -> list[tuple[Optional[AbsValue], bool]]:
     """The arguments a call reads and writes, by its fact (from `reads_from` on: a kernel's arguments)."""
     writes, reads, ends = fact.writes, fact.reads, fact.ends
     if fact.kind is OpKind.MEMSET and not writes and arguments.receiver is None:
@@ -470,6 +482,12 @@ def _touched(fact: Fact, arguments: Arguments) -> list[tuple[Optional[AbsValue],
                 touched.append((value, True))
     receiver = arguments.receiver
     if receiver is not None and (fact.self_reads or fact.self_writes):  # its own memory, whatever it is
+        # (an object that is no buffer: the memory it keeps, each read and written as its fact says, as TensorRT's
+        # context reads its inputs and writes its outputs through the addresses bound to it)
+        slot = state.stored(receiver.identity.element(Index.items())) if receiver.identity is not None else None
+        kept = slot or receiver.element or UNKNOWN  # (kept here, or by another method: the class's state)
+        if not receiver.is_buffer and _memory_in(kept, state):
+            return touched + [(kept, False)] * fact.self_reads + [(kept, True)] * fact.self_writes
         own = replace(receiver, kind=ValueKind.BUFFER)
         touched += [(own, False)] if fact.self_reads and not fact.self_writes else [(own, True)]
     return touched

@@ -452,8 +452,11 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
                 found[path.steps[0]] = value
     for path, value in exit_state.heap:
         attr = path.steps[0] if path.root.kind is RootKind.SELF and len(path.steps) == 2 else None
-        if isinstance(attr, str) and path.steps[1] == Index.any_() and attr not in found and attr not in before \
+        # (items put in a container kept there, or memory an object kept there keeps: `_kept_by`)
+        if isinstance(attr, str) and path.steps[1] in (Index.any_(), Index.items()) and attr not in found and attr not in before \
                 and Path(path.root, (attr,)) not in exit_state.heap and (value.kind is not ValueKind.UNKNOWN or value.either):
+            if path.steps[1] == Index.items() and value.kind is ValueKind.CONTAINER and value.element is not None:
+                value = value.element  # (the slot of what an object keeps holds them as a container's items)
             found[attr] = AbsValue(identity=Path(path.root, (attr,)), element=value, target=ITEMS_ONLY)
     return tuple(sorted(found.items(), key=lambda item: item[0]))
 

@@ -8,7 +8,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from streamlint.model.api import torch_api
+from streamlint.model.api import cuda_python, interop, torch_api
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
@@ -374,6 +374,8 @@ def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: Stat
                           f"torch.Tensor.{name}")
     if name in torch_api.SIZED_BY_DATA:
         return sized_by_data(f"torch.Tensor.{name}", [tensor], arguments, state, frame)
+    if name in interop.ADDRESS_METHODS:  # its memory, as an address: no kernel, nothing read
+        return replace(tensor, framework=cuda_python.RAW_ADDRESS), state
     if name in torch_api.NON_TENSOR_METHODS:
         return UNKNOWN, state
     if name in torch_api.TENSOR_PRESERVING or (name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE):
