@@ -45,6 +45,12 @@ STRING_ONLY_METHODS = frozenset({
 })
 # Of those, the ones that return a list of strings.
 STRING_LISTING_METHODS = frozenset({"splitlines"})
+# Methods that turn token ids (or bytes) into text on the host: bytes' `decode`, and a tokenizer's `decode`,
+# `batch_decode` and `convert_ids_to_tokens` (Hugging Face's convert tensors with `.tolist()` first). No tensor or array
+# has one: the host reads what it is given, and the result is Python text, not GPU work.
+TEXT_MAKING_METHODS = frozenset({"decode", "batch_decode", "convert_ids_to_tokens"})
+# Of those, the ones that return a list of strings.
+TEXT_LISTING_METHODS = frozenset({"batch_decode", "convert_ids_to_tokens"})
 
 # Calls that make a plain object whose attributes are their keyword arguments (`SimpleNamespace(mask=m)`.mask is m).
 ATTRIBUTE_BAGS = frozenset({"types.SimpleNamespace", "argparse.Namespace"})

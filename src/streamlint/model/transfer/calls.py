@@ -259,6 +259,8 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
         return handled
     if name in python_std.STRING_ONLY_METHODS and receiver.kind in (ValueKind.UNKNOWN, ValueKind.BUFFER):
         return _text_method(name, receiver, state)
+    if name in python_std.TEXT_MAKING_METHODS and receiver.kind is ValueKind.UNKNOWN:
+        return _decoded(name, arguments, state, frame)
     if name in tensorrt.CONTEXT_METHODS and receiver.kind is ValueKind.UNKNOWN:
         # a method only TensorRT's execution context has: inference on the handle given, over the memory bound to it
         return fact_calls.apply_fact(tensorrt.CONTEXT_METHODS[name], arguments, state, frame,
@@ -306,6 +308,14 @@ def _text_method(name: str, receiver: AbsValue, state: State) -> Handled:
             if value.identity == receiver.identity:
                 state = state.bind(bound, text)
     return (AbsValue(ValueKind.CONTAINER, element=text) if name in python_std.STRING_LISTING_METHODS else text), state
+
+
+def _decoded(name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """`tokenizer.decode(ids)`: text the host makes of what it is given. Device memory among it is copied back once
+    the current stream finished (as `print` reads it); the result is Python text, not memory a kernel made."""
+    state = formatted_on_host(name, arguments.values(), frame.site(arguments.node), state, frame)
+    text = AbsValue(ValueKind.HOST_NUMBER)
+    return (AbsValue(ValueKind.CONTAINER, element=text) if name in python_std.TEXT_LISTING_METHODS else text), state
 
 
 def _of_super(node: cst.Call) -> bool:
