@@ -257,14 +257,9 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     handled = _answered_first(name, receiver, arguments, state, frame)
     if handled is not None:
         return handled
-    if name in python_std.STRING_ONLY_METHODS and receiver.kind in (ValueKind.UNKNOWN, ValueKind.BUFFER):
-        return _text_method(name, receiver, state)
-    if name in python_std.TEXT_MAKING_METHODS and receiver.kind is ValueKind.UNKNOWN:
-        return _decoded(name, arguments, state, frame)
-    if name in tensorrt.CONTEXT_METHODS and receiver.kind is ValueKind.UNKNOWN:
-        # a method only TensorRT's execution context has: inference on the handle given, over the memory bound to it
-        return fact_calls.apply_fact(tensorrt.CONTEXT_METHODS[name], arguments, state, frame,
-                                     f"tensorrt.IExecutionContext.{name}")
+    handled = _of_one_kind(name, receiver, arguments, state, frame)
+    if handled is not None:
+        return handled
     receiver = _evident_kind(receiver, name, arguments, state)
     batch = receiver if receiver.loader_batch else receiver.element if receiver.kind is ValueKind.CONTAINER else None
     if name in python_std.MAPPING_VIEWS and batch is not None and (batch is receiver or batch.is_buffer):
@@ -297,6 +292,21 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     if name in python_std.LISTING_METHODS and value.kind is ValueKind.HOST_NUMBER:
         return AbsValue(ValueKind.CONTAINER, element=value), state  # a Python list of host values
     return handled
+
+
+def _of_one_kind(name: str, receiver: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    """A method only one kind of object has, called on a value of unknown kind: what that kind's method does."""
+    if name in python_std.STRING_ONLY_METHODS and receiver.kind in (ValueKind.UNKNOWN, ValueKind.BUFFER):
+        return _text_method(name, receiver, state)
+    if receiver.kind is not ValueKind.UNKNOWN:
+        return None
+    if name in python_std.TEXT_MAKING_METHODS:  # a tokenizer's (or bytes') decode
+        return _decoded(name, arguments, state, frame)
+    if name in tensorrt.CONTEXT_METHODS:
+        # TensorRT's execution context: inference on the handle given, over the memory bound to it
+        return fact_calls.apply_fact(tensorrt.CONTEXT_METHODS[name], arguments, state, frame,
+                                     f"tensorrt.IExecutionContext.{name}")
+    return None
 
 
 def _text_method(name: str, receiver: AbsValue, state: State) -> Handled:
