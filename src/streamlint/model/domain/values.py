@@ -291,6 +291,9 @@ RETURNS_NO_TENSOR = "(returns no tensor)"
 MASK = "(booleans)"
 # The target of an `or` / `and` of arguments as given: kept on `self`, an option too.
 OF_ARGUMENTS = "(of arguments)"
+# The target of a host truth value that holds every N steps (`step % freq == 0`), also as a helper returns it: a test of
+# it runs its side now and then.
+PERIODIC = "(every N)"
 NONE = AbsValue(ValueKind.NONE)
 
 

@@ -99,6 +99,7 @@ class Solver:
         self._reporting = reporting
         self.solved = Solved()
         self._stack: set[str] = set()
+        self._cut: set[str] = set()  # the functions a walk was cut at as recursive (on the stack when called)
         # walks of a method from no receiver state, made while its class's constructor runs: by class
         self._under_constructor: dict[str, set] = {}
         self._contexts: dict[str, set[CallContext]] = {}
@@ -300,6 +301,7 @@ class Solver:
         if key in self.solved.walks:
             return self.solved.walks[key].summary
         if qualname in self._stack:
+            self._cut.add(qualname)
             return None  # recursion: cut here
         tick()  # (the file's time budget, read once per walk: past it the analysis stops)
         self._stack.add(qualname)
@@ -442,7 +444,7 @@ class Solver:
             return None
         left = []
         for qualname in producers:
-            summary = self.summary_at_root(qualname)
+            summary = self._asked_aside(qualname)
             value = dict(summary.holder_stores).get(attr) if summary is not None else None
             if value is not None:
                 left.append(replace(value, stream=produced_by(qualname, value.stream)))
@@ -453,6 +455,21 @@ class Solver:
             joined = joined.join(replace(value, stream=joined.stream))
         stream = StreamRef.either_of(value.stream for value in left)
         return replace(joined, stream=stream) if stream is not None else None
+
+    def _asked_aside(self, qualname: str) -> Optional[FunctionSummary]:
+        """A function's root summary asked by a query in the middle of other walks (not by a call): a walk it makes that
+        calls one of the interrupted functions is cut there as if recursive; those walks are not kept, and are walked
+        again when a call asks for them."""
+        interrupted, cut, walks = set(self._stack), self._cut, set(self.solved.walks)
+        self._cut = set()
+        try:
+            summary = self.summary_at_root(qualname)
+            if self._cut & interrupted:
+                for key in set(self.solved.walks) - walks:
+                    del self.solved.walks[key]
+        finally:
+            self._cut = cut | self._cut
+        return summary
 
     def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
         cls = self.program.class_defined_at(cls) or ""  # (named through a re-export: where it is defined)

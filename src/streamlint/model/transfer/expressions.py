@@ -14,7 +14,7 @@ from streamlint.model.domain.paths import FILL, PREFIX, Index, IndexKind, Path, 
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.paths import MERGED
-from streamlint.model.domain.values import NO_ITEMS, PER_ITEM, FALSE, NONE, OF_ARGUMENTS, OPTION, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
+from streamlint.model.domain.values import NO_ITEMS, PER_ITEM, FALSE, NONE, OF_ARGUMENTS, OPTION, PERIODIC, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value, truth
 from streamlint.model.transfer import array_calls, calls, command_line, masks, torch_calls, type_tests
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.act import host_access
@@ -22,7 +22,7 @@ from streamlint.model.transfer.devices import is_host, memory_of_device_string
 from streamlint.model.transfer.fact_calls import ERROR_FIRST
 from streamlint.model.syntax.children import walk
 from streamlint.model.syntax.names import dotted
-from streamlint.model.syntax.tests import written_constant
+from streamlint.model.syntax.tests import rare_test, written_constant
 from streamlint.model.transfer.frame import Frame
 
 Evaluated = tuple[AbsValue, State]
@@ -467,6 +467,8 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
         return HOST_NUMBER, state  # `x is None`: the host compares references, no kernel runs
     if _looked_up(node, values):
         return HOST_NUMBER, state  # `key in table`: the container's own lookup, by hash; no kernel runs
+    if not buffers and isinstance(node, cst.Comparison) and rare_test(node, periodic=True):
+        return replace(HOST_NUMBER, target=PERIODIC), state  # `step % freq == 0`: true every N steps
     if _configuration(node, operands, values, frame):
         return replace(UNKNOWN, target=OPTION), state
     if not buffers:
@@ -508,6 +510,8 @@ def _boolean(node: cst.BooleanOperation, state: State, frame: Frame) -> Evaluate
         # `stream or torch.cuda.current_stream()`: the stream given, else the other (a stream is
         # true, None false): one of two streams (D-14); the right side ran on one path only
         return replace(left, may_be_none=False).join(right), after_left.join(state)
+    if isinstance(node.operator, cst.And) and PERIODIC in (left.target, right.target):
+        return replace(HOST_NUMBER, target=PERIODIC), state  # true at most every N steps
     options = [v.target == OPTION and v.kind is ValueKind.UNKNOWN for v in (left, right)]
     if any(options) if isinstance(node.operator, cst.Or) else all(options):
         return replace(UNKNOWN, target=OPTION), state

@@ -15,7 +15,7 @@ from streamlint.model.domain.paths import Index, Path, Root, RootKind, outermost
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.summary.function_summary import Evidence
-from streamlint.model.domain.values import MERGED, NO_ITEMS, OPTION, UNKNOWN, AbsValue, Memory, ValueKind, truth
+from streamlint.model.domain.values import MERGED, NO_ITEMS, OPTION, PERIODIC, UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import released, untold_access
 from streamlint.model.transfer.act import access, do, host_access, kernel, unseen_devices, untold_tensor, wait_for
@@ -436,7 +436,8 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     holds, state = type_tests.sides(node.test, state, frame, evaluate)  # a type test narrows each side
     # (no guard for a test of an option, nor of a loop's item against None, row 7.32)
     option = test.kind is ValueKind.UNKNOWN and test.target == OPTION
-    rare = (rare_test(node.test) or first_passes(node.test, frame.loop_names)) and not option \
+    every_n = test.target == PERIODIC  # (a helper's `step % freq == 0`, tested here)
+    rare = (rare_test(node.test) or first_passes(node.test, frame.loop_names) or every_n) and not option \
         and id(node.test) not in frame.numbering.item_tests
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
     usual_else = rare and not negated(node.test)  # (the other side of a one-off, a flag, every N steps)
@@ -448,7 +449,7 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     yes, no = frame.side(node.test, True, option), frame.side(node.test, False, option)
     frame.branch, frame.guards = yes, frame.guards + rare + once_body
     entered = frame.guards
-    periodic = rare and (rare_test(node.test, periodic=True) or first_passes(node.test, frame.loop_names))
+    periodic = rare and (rare_test(node.test, periodic=True) or first_passes(node.test, frame.loop_names) or every_n)
     frame.numbering.periodic += periodic
     taken = run_block(node.body.body, holds, frame) if truth(test) is None else state.unreachable()
     frame.numbering.periodic -= periodic
