@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 
@@ -50,6 +50,34 @@ def fills_on_miss(node: cst.If) -> tuple[bool, bool]:
     if isinstance(operator, cst.In) and isinstance(node.orelse, cst.Else):
         return False, _stores_into(node.orelse.body, container)
     return False, False
+
+
+def refills_on_change(node: cst.If, after: Sequence[cst.CSTNode]) -> tuple[bool, bool]:
+    """(body, else): the side that runs when a kept key differs from the one asked for, where the key is then kept
+    (`if self.key == key: ... else: compute`, `self.key = key` on that side or after the `if`): once per new key."""
+    test = node.test
+    parts = [test.left, test.right] if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) \
+        else [test]
+    for part in parts:
+        if not (isinstance(part, cst.Comparison) and len(part.comparisons) == 1):
+            continue
+        operator, right = part.comparisons[0].operator, part.comparisons[0].comparator
+        if not isinstance(operator, (cst.Equal, cst.NotEqual)):
+            continue
+        miss = node.orelse.body if isinstance(operator, cst.Equal) and isinstance(node.orelse, cst.Else) \
+            else node.body if isinstance(operator, cst.NotEqual) else None
+        kept = [(part.left, right), (right, part.left)]
+        if miss is not None and any(_assigns(block, k, v) for k, v in kept for block in (miss, *after)):
+            return isinstance(operator, cst.NotEqual), isinstance(operator, cst.Equal)
+    return False, False
+
+
+def _assigns(block: cst.CSTNode, target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+    """Does the block assign `value` to `target` (`self.key = key`), an attribute or name?"""
+    if not isinstance(target, (cst.Attribute, cst.Name)):
+        return False
+    return any(type(n) is cst.Assign and n.value.deep_equals(value) and any(t.target.deep_equals(target) for t in n.targets)
+               for n in walk(block))
 
 
 def _stores_into(block: cst.CSTNode, container: cst.BaseExpression) -> bool:

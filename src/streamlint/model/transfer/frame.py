@@ -148,6 +148,8 @@ class Numbering:
     settled: frozenset[str] = frozenset()  # its never-rebound parameters and the locals it assigns once (cells, D-21)
     item_tests: set[int] = field(default_factory=set)  # tests of a loop's item against None (data-dependent)
     item_guards: set[int] = field(default_factory=set)  # tests of a loop's item (its guard clauses: data-dependent)
+    # (body, else) of each `if` that refills a cache kept by key when the key changes: once per new key
+    refills: dict[int, tuple[bool, bool]] = field(default_factory=dict)
     # what the function's text alone tells (read once per function, kept by the solver across its walks)
     text_facts: dict = field(default_factory=dict)
 

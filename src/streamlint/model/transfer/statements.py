@@ -24,7 +24,7 @@ from streamlint.model.transfer.devices import is_device, is_host, memory_named, 
 from streamlint.model.transfer.expressions import YIELDED, evaluate, memory_of, slice_bounds, subscript, unpacked
 from streamlint.model.transfer.frame import Frame
 from streamlint.model.syntax.counters import advance
-from streamlint.model.syntax.tests import (called_on_every_side, empty_test, ends_in_raise, ends_the_loop, fills_on_miss, first_passes,
+from streamlint.model.syntax.tests import (called_on_every_side, empty_test, ends_in_raise, ends_the_loop, fills_on_miss, first_passes, refills_on_change,
                                            item_guards, item_tests,
                                            names_read, negated, rare_test)
 from streamlint.model.transfer.names import import_targets
@@ -38,9 +38,11 @@ MAX_LOOP_ROUNDS = 6
 
 
 def run_block(statements: Sequence[cst.CSTNode], state: State, frame: Frame) -> State:
-    for statement in statements:
+    for at, statement in enumerate(statements):
         if not state.reachable:
             break
+        if type(statement) is cst.If:  # (a cache refilled when its key changes: the key may be kept after the `if`)
+            frame.numbering.refills[id(statement)] = refills_on_change(statement, statements[at + 1:])
         handler = _HANDLERS.get(type(statement))  # (none: a statement that does nothing the model sees)
         state = handler(statement, state, frame) if handler is not None else state
     return state
@@ -440,6 +442,8 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     rare = (rare_test(node.test) or first_passes(node.test, frame.loop_names) or every_n) and not option \
         and id(node.test) not in frame.numbering.item_tests
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
+    refill_body, refill_else = frame.numbering.refills.get(id(node), (False, False))
+    once_body, once_else = once_body or refill_body, once_else or refill_else
     usual_else = rare and not negated(node.test)  # (the other side of a one-off, a flag, every N steps)
     body_calls, else_calls = called_on_every_side(node) if rare else ([], [])
     steady = body_calls + ([] if usual_else else else_calls)  # (a callee either side calls runs every time)
@@ -450,6 +454,7 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     frame.branch, frame.guards = yes, frame.guards + rare + once_body
     entered = frame.guards
     periodic = rare and (rare_test(node.test, periodic=True) or first_passes(node.test, frame.loop_names) or every_n)
+    periodic = periodic or once_body  # (a cache's miss side: once per new key, now and then for its callees too)
     frame.numbering.periodic += periodic
     taken = run_block(node.body.body, holds, frame) if truth(test) is None else state.unreachable()
     frame.numbering.periodic -= periodic
@@ -460,7 +465,9 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
         other = _if(node.orelse, state, frame)
     elif isinstance(node.orelse, cst.Else):
         frame.guards += once_else
+        frame.numbering.periodic += once_else
         other = run_block(node.orelse.body.body, state, frame)
+        frame.numbering.periodic -= once_else
         frame.guards -= once_else
     frame.guards -= rare - usual_else
     for call in steady:
