@@ -18,14 +18,21 @@ def imports_of(module: cst.Module) -> dict[str, str]:
 
 
 def star_imports_of(module: cst.Module) -> list[str]:
-    """The modules a module-level `from m import *` names (a relative one keeps its dots), in order."""
+    """The modules a module-level `from m import *` names (a relative one keeps its dots), in order; also under
+    `try:` or `if` (`try: from .utils import *` / `except ImportError: from pkg.utils import *`), as imports are."""
     found: list[str] = []
-    for statement in module.body:
-        for small in getattr(statement, "body", ()) if isinstance(statement, cst.SimpleStatementLine) else ():
+    _stars_in(module.body, found)
+    return found
+
+
+def _stars_in(body, found: list[str]) -> None:
+    for statement in body:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
             if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):
                 name = dotted(small.module) if small.module is not None else ""
                 found.append("." * len(small.relative) + (name or ""))
-    return found
+        for block in _blocks(statement):
+            _stars_in(block, found)
 
 
 def _imports_in(body, bound: dict[str, str]) -> None:
