@@ -2146,3 +2146,19 @@ def test_a_loop_over_an_object_iterates_what_its_dunder_iter_returns():
         "return batch", "torch.cuda.current_stream().wait_stream(self.stream)\n                return batch"))
     no_iter = generator.replace("def __iter__(self):", "def batches(self):")
     assert ("read_after_write", "train") not in found(no_iter)
+
+
+def test_a_decode_is_the_host_s_only_on_an_object_that_showed_it_is_a_tokenizer():
+    # row 10.81: `decode` is also an autoencoder's GPU work; a tokenizer-only method called first shows the tokenizer
+    summaries = _summaries("""
+        import torch
+        def caption(tokenizer, ids):
+            prompt = tokenizer.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False)
+            return tokenizer.decode(ids.cuda())
+        def image(vae, latents):
+            return vae.decode(latents.cuda())
+        """)
+    reads = [e.operation.api for e in summaries["caption"].effects if e.operation is not None]
+    assert "decode" in reads and summaries["caption"].returns.kind.value == "host_number"
+    assert not [e for e in summaries["image"].effects if e.operation is not None and e.operation.api == "decode"]
+    assert summaries["image"].returns.kind.value != "host_number"

@@ -45,12 +45,17 @@ STRING_ONLY_METHODS = frozenset({
 })
 # Of those, the ones that return a list of strings.
 STRING_LISTING_METHODS = frozenset({"splitlines"})
-# Methods that turn token ids (or bytes) into text on the host: bytes' `decode`, and a tokenizer's `decode`,
-# `batch_decode` and `convert_ids_to_tokens` (Hugging Face's convert tensors with `.tolist()` first). No tensor or array
-# has one: the host reads what it is given, and the result is Python text, not GPU work.
+# A tokenizer's methods that turn token ids into text on the host (Hugging Face's convert tensors with `.tolist()`
+# first): the host reads what it is given, and the result is Python text, not GPU work. `decode` is also an
+# autoencoder's (a VAE's GPU work): it is a tokenizer's only where the object showed it is one.
 TEXT_MAKING_METHODS = frozenset({"decode", "batch_decode", "convert_ids_to_tokens"})
 # Of those, the ones that return a list of strings.
 TEXT_LISTING_METHODS = frozenset({"batch_decode", "convert_ids_to_tokens"})
+# Methods only a tokenizer has (Hugging Face's tokenizer API): a value they are called on is a tokenizer.
+TOKENIZER_ONLY_METHODS = frozenset({
+    "batch_decode", "convert_ids_to_tokens", "convert_tokens_to_ids", "apply_chat_template", "batch_encode_plus",
+    "encode_plus", "get_vocab", "add_special_tokens", "save_vocabulary",
+})
 
 # Calls that make a plain object whose attributes are their keyword arguments (`SimpleNamespace(mask=m)`.mask is m).
 ATTRIBUTE_BAGS = frozenset({"types.SimpleNamespace", "argparse.Namespace"})

@@ -294,6 +294,9 @@ OF_ARGUMENTS = "(of arguments)"
 # The target of a host truth value that holds every N steps (`step % freq == 0`), also as a helper returns it: a test of
 # it runs its side now and then.
 PERIODIC = "(every N)"
+# The target of a value of unknown kind that a method only tokenizers have was called on: a tokenizer (its `decode`
+# is the host's).
+TOKENIZER = "(tokenizer)"
 NONE = AbsValue(ValueKind.NONE)
 
 

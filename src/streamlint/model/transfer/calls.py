@@ -16,7 +16,7 @@ from streamlint.model.api.facts import LEGACY_BY_DEFAULT, POINTER_FRAMEWORKS, Ar
 from streamlint.model.domain.order import AccessEvent
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
-from streamlint.model.domain.values import MAX_TARGETS, MERGED, NO_ITEMS, RETURNS_NO_TENSOR, SEQUENCE, UNKNOWN, AbsValue, Memory, ValueKind
+from streamlint.model.domain.values import MAX_TARGETS, MERGED, NO_ITEMS, RETURNS_NO_TENSOR, SEQUENCE, TOKENIZER, UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.syntax.names import attribute_named
 from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect
@@ -300,8 +300,10 @@ def _of_one_kind(name: str, receiver: AbsValue, arguments: Arguments, state: Sta
         return _text_method(name, receiver, state)
     if receiver.kind is not ValueKind.UNKNOWN:
         return None
-    if name in python_std.TEXT_MAKING_METHODS:  # a tokenizer's (or bytes') decode
-        return _decoded(name, arguments, state, frame)
+    if name in python_std.TEXT_MAKING_METHODS and (receiver.target == TOKENIZER or name in python_std.TOKENIZER_ONLY_METHODS):
+        return _decoded(name, arguments, _as_tokenizer(receiver, arguments, state), frame)
+    if name in python_std.TOKENIZER_ONLY_METHODS:  # (what it returns stays unknown: ids, a template's text)
+        return _opaque(arguments, _as_tokenizer(receiver, arguments, state), frame, callee=METHOD + name)
     if name in tensorrt.CONTEXT_METHODS:
         # TensorRT's execution context: inference on the handle given, over the memory bound to it
         return fact_calls.apply_fact(tensorrt.CONTEXT_METHODS[name], arguments, state, frame,
@@ -318,6 +320,23 @@ def _text_method(name: str, receiver: AbsValue, state: State) -> Handled:
             if value.identity == receiver.identity:
                 state = state.bind(bound, text)
     return (AbsValue(ValueKind.CONTAINER, element=text) if name in python_std.STRING_LISTING_METHODS else text), state
+
+
+def _as_tokenizer(receiver: AbsValue, arguments: Arguments, state: State) -> State:
+    """The name or attribute the method was called through, and the names holding the same object, hold a tokenizer:
+    a method only tokenizers have was called on it."""
+    if receiver.target == TOKENIZER:
+        return state
+    tokenizer = replace(receiver, target=TOKENIZER)
+    func = arguments.node.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):  # (`tokenizer.apply_chat_template(...)`)
+        state = state.bind(func.value.value, tokenizer)
+    if receiver.identity is None:
+        return state
+    for bound, value in state.names:
+        if value.identity == receiver.identity:
+            state = state.bind(bound, tokenizer)
+    return state.store(receiver.identity, tokenizer) if receiver.identity.steps else state
 
 
 def _decoded(name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
