@@ -114,6 +114,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         value = _parameter_value(index, key, frame, context, declared.get(key))
         state = _made_before(state.bind(key.removeprefix(CELL), value), frame, value, producer, RootKind.PARAM)
     for attr, value in context.receiver_state:
+        value = value.mapped(_made_by_an_earlier_call(frame.qualname))
         state = state.store(Path(Root.self_()).attr(attr), value)
         state = _made_before(state, frame, value, StreamRef.ambient("torch"), RootKind.SELF)
     for pending in context.receiver_pending:
@@ -422,6 +423,20 @@ def _items_at(items: tuple[AbsValue, ...], identity: Path) -> tuple[AbsValue, ..
             else item.stream
         found.append(replace(item, identity=at, stream=stream))
     return tuple(found)
+
+
+def _made_by_an_earlier_call(qualname: str):
+    """The receiver state holds what earlier calls of this method stored (the class's composition joins every method's
+    stores, its own too): memory its own call sites allocated there is an earlier call's, not what this call will
+    allocate at those sites, as a loop's back edge ages the body's allocations."""
+    own = qualname + "#"
+
+    def aged(path: Path) -> Path:
+        root = path.root
+        if root.kind is not RootKind.FRESH or root.age or not any(site.startswith(own) for site in root.site.split("|")):
+            return path
+        return Path(replace(root, age=1), path.steps)
+    return aged
 
 
 def _receiver_value(context: CallContext) -> AbsValue:
