@@ -76,6 +76,8 @@ class Fact:
     args_written: bool = False
     self_reads: bool = False
     self_writes: bool = False
+    # reads and writes the memory the receiver keeps (addresses bound to it), never the receiver itself
+    self_kept: bool = False
 
 
 # Frameworks whose caching allocators reuse freed memory on the stream it was made on at once, unless

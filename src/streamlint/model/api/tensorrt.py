@@ -16,9 +16,8 @@ F = "tensorrt"
 _BINDINGS_V2 = Arg(0, "bindings")
 _BINDINGS_V1 = Arg(1, "bindings")
 CONTEXT_METHODS: dict[str, Fact] = {
-    # the addresses set on the context (its kept memory): `self_reads`/`self_writes`
-    "execute_async_v3": Fact(K.KERNEL, F, stream=Stream.ARG, stream_arg=Arg(0, "stream_handle"),
-                             self_reads=True, self_writes=True),
+    # the addresses set on the context (the memory it keeps); a context is never memory itself
+    "execute_async_v3": Fact(K.KERNEL, F, stream=Stream.ARG, stream_arg=Arg(0, "stream_handle"), self_kept=True),
     "execute_async_v2": Fact(K.KERNEL, F, stream=Stream.ARG, stream_arg=Arg(1, "stream_handle"),
                              reads=(_BINDINGS_V2,), writes=(_BINDINGS_V2,)),
     "execute_async": Fact(K.KERNEL, F, stream=Stream.ARG, stream_arg=Arg(2, "stream_handle"),

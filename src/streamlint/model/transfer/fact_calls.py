@@ -481,13 +481,13 @@ def _touched(fact: Fact, arguments: Arguments, state: State) -> list[tuple[Optio
             if fact.args_written:
                 touched.append((value, True))
     receiver = arguments.receiver
-    if receiver is not None and (fact.self_reads or fact.self_writes):  # its own memory, whatever it is
-        # (an object that is no buffer: the memory it keeps, each read and written as its fact says, as TensorRT's
-        # context reads its inputs and writes its outputs through the addresses bound to it)
+    if receiver is not None and fact.self_kept:
+        # the memory bound to it, read and written (TensorRT's context reads its inputs and writes its outputs through
+        # the addresses it keeps, here or by another method: the class's state); none known, none touched
         slot = state.stored(receiver.identity.element(Index.items())) if receiver.identity is not None else None
-        kept = slot or receiver.element or UNKNOWN  # (kept here, or by another method: the class's state)
-        if not receiver.is_buffer and _memory_in(kept, state):
-            return touched + [(kept, False)] * fact.self_reads + [(kept, True)] * fact.self_writes
+        kept = slot or receiver.element
+        return touched + ([(kept, False), (kept, True)] if kept is not None else [])
+    if receiver is not None and (fact.self_reads or fact.self_writes):  # its own memory, whatever it is
         own = replace(receiver, kind=ValueKind.BUFFER)
         touched += [(own, False)] if fact.self_reads and not fact.self_writes else [(own, True)]
     return touched
