@@ -30,9 +30,9 @@ def _found(name: str, settings: Settings) -> list[tuple[int, str]]:
 
 def test_the_sampler_is_silent_by_default_and_reported_when_the_project_assumes_cuda():
     assert _found("sampler.py", Settings.default()) == []
-    # the timestep made by a helper of another module on the caller's device, read every step; the lengths
-    # made on that device, read one element per step
-    assert _found("sampler.py", CUDA) == [(22, "SL502"), (32, "SL502")]
+    # the timestep made by a helper of another module on the caller's device, read every step; the scores of the
+    # batch moved to that device, read every step; the lengths made on that device, read one element per step
+    assert _found("sampler.py", CUDA) == [(22, "SL502"), (32, "SL502"), (32, "SL502")]
     assert _found("sampler.py", Settings.default()) == []  # (and again after: nothing of the setting stays)
 
 
@@ -83,4 +83,15 @@ def test_the_command_line_reports_with_the_project_setting_only(tmp_path, capsys
     assert main(["check", "--no-cache", "--format", "json", "pkg"]) == 1
     found = json.loads(capsys.readouterr().out)
     assert sorted((Path(d["filename"]).name, d["location"]["row"], d["code"]) for d in found) == [
-        ("sampler.py", 22, "SL502"), ("sampler.py", 32, "SL502")]
+        ("sampler.py", 22, "SL502"), ("sampler.py", 32, "SL502"), ("sampler.py", 32, "SL502")]
+
+
+def test_a_move_to_a_device_the_code_never_shows_is_cuda_with_the_setting(tmp_path):
+    # row 10.85: `x.to(device)` of a batch and a device the callers hand in: a CUDA tensor where the project assumes
+    # CUDA (no copy of its own: the untold tensor already is one), nothing told by default
+    path = tmp_path / "loop.py"
+    write(path, "import torch\n\n\ndef train(model, loader, device):\n    for x in loader:\n"
+                "        x = x.to(device)\n        loss = model(x)\n        print(loss.item())\n")
+    found = [(d.row, d.code) for d in lint_text(path.read_text(encoding="utf-8"), str(path), CUDA)]
+    assert found == [(8, "SL502")]
+    assert lint_text(path.read_text(encoding="utf-8"), str(path), Settings.default()) == []

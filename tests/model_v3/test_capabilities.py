@@ -2162,3 +2162,55 @@ def test_a_decode_is_the_host_s_only_on_an_object_that_showed_it_is_a_tokenizer(
     assert "decode" in reads and summaries["caption"].returns.kind.value == "host_number"
     assert not [e for e in summaries["image"].effects if e.operation is not None and e.operation.api == "decode"]
     assert summaries["image"].returns.kind.value != "host_number"
+
+
+def test_the_builtin_sum_of_cuda_tensors_is_a_cuda_tensor_and_of_numbers_a_host_number():
+    # row 10.83: `sum(xs)` adds the items with `+`: on tensors an operation where they live, never a host read
+    summaries = _summaries("""
+        import torch
+        def total(n):
+            x = torch.ones(n, device="cuda")
+            return sum(t * 2 for t in [x, x + 1])
+        def count(xs):
+            return sum(len(x) for x in xs)
+        """)
+    assert summaries["total"].returns.memory.value == "device"
+    assert not [e for e in summaries["total"].effects if e.kind.value == "sync"]
+    assert summaries["count"].returns.kind.value == "host_number"
+
+
+def test_what_a_call_on_cuda_tensors_returned_iterates_as_cuda_tensors():
+    # row 10.84: no tensor has `items()`; a dict a call on CUDA tensors returned holds tensors made there, and so does
+    # a dict of them rebuilt on another path (the join keeps them device memory)
+    summaries = _summaries("""
+        import torch
+        def scaled(model, x, w):
+            loss_dict = model(x.cuda())
+            return {k: v * w[k] for k, v in loss_dict.items()}
+        def reduced(d, world):
+            if world < 2:
+                return d
+            return {k: v for k, v in zip(sorted(d.keys()), torch.stack(list(d.values())))}
+        def caller(model, x, world):
+            return reduced(model(x.cuda()), world)
+        """)
+    assert summaries["scaled"].returns.element.memory.value == "device"
+    assert summaries["caller"].returns.memory.value == "device"
+
+
+def test_a_keywords_parameter_holds_the_keywords_no_named_parameter_takes():
+    # row 6.53: `**kwargs` is a dict of the extra keywords (and the items of a dict unpacked into the call)
+    model = analyze_file(cst.parse_module(textwrap.dedent("""
+        import torch
+        class Logger:
+            def update(self, **kwargs):
+                for k, v in kwargs.items():
+                    self.last = v.item()
+        def step(x, lr):
+            logger = Logger()
+            losses = {"a": x.cuda() * 2}
+            logger.update(lr=lr, **losses)
+        """)), "prog.py")
+    reads = [e for (q, c), w in model.solved.walks.items() if q == "prog.Logger.update" and c.args
+             for e in w.summary.effects if e.operation is not None and e.operation.api.endswith("item")]
+    assert reads

@@ -88,10 +88,13 @@ def purposes(body: str) -> list:
          "    print(v)\n", None),
         ("t = torch.zeros(3, device='cuda')\nfor _ in range(n):\n    t = t * 2\n    v = t.sum().item()\n"
          "    u = torch.full((3,), v, device='cuda')\n", None),
+        # asking the value's type checks nothing the read returns (row 7.66)
+        ("t = torch.zeros(3, device='cuda')\nfor _ in range(n):\n    t = t * 2\n    v = t.sum().item()\n"
+         "    assert isinstance(v, (float, int))\n", None),
     ],
     ids=["while", "if-break", "via-name", "alloc", "slice", "assert", "np-testing", "memory", "timer",
          "warmup-capture", "selection", "nan-raise", "stream-out", "verify-allclose", "verify-norm", "debug-switch",
-         "profiler-range", "readback-assert", "training-step-timer", "plain", "fill-value"],
+         "profiler-range", "readback-assert", "training-step-timer", "plain", "fill-value", "type-asserted"],
 )
 def test_purpose(body: str, expected) -> None:
     found = purposes(body)

@@ -13,6 +13,7 @@ from streamlint.model.api import torch_api
 from streamlint.model.readings.hot_paths import (
     Work,
     bound_by_the_host,
+    callers_operations,
     calling_loops,
     drained_before,
     off_the_hot_path,
@@ -254,8 +255,9 @@ class ImplicitSyncInLoop(Rule):
         purposes = SyncPurposes(ancestry)
         trips = {trip.read_site for trip in round_trips(model)}  # SL503's: the value needs no device at all
         operations = own_operations(model)
+        by_callers = callers_operations(model)  # (placed at the callers' loops only)
         found: list[tuple[Finding, _Sync]] = []
-        for own in operations:
+        for own in operations + by_callers:
             operation = own.operation
             if operation.op not in _READS or own.site in trips:
                 continue
@@ -268,7 +270,8 @@ class ImplicitSyncInLoop(Rule):
                 while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
                     node = node.expression  # (`if not torch.isfinite(z).all():` reads the value under the `not`)
             sync = _Sync(own, node, ancestry.loops_around(node), comprehension_of(node, ancestry))
-            finding = _finding(analysis, model, ancestry, purposes, sync, operations)
+            finding = _at_callers(analysis, model, ancestry, purposes, sync) if own in by_callers \
+                else _finding(analysis, model, ancestry, purposes, sync, operations)
             if finding is not None:
                 found.append((finding, sync))
         yield from _one_per_run(analysis, model, ancestry, found)
@@ -409,6 +412,15 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
     return _worded(analysis, sync, what, where, purpose)
 
 
+def _at_callers(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: _Sync) -> Optional[Finding]:
+    """A read only some callers' facts show: reported where their loops run it on every pass, unless needed."""
+    where = _called_in_loop(analysis, model, ancestry, purposes, sync) if sync.comprehension is None else None
+    purpose = sync.purpose(model, ancestry, purposes) if where is not None else None
+    if where is None or (purpose is not None and purpose.needed):
+        return None
+    return _worded(analysis, sync, _what(analysis, sync), where, purpose)
+
+
 def _masked_write(analysis, ancestry: Ancestry, sync: _Sync) -> str:
     """The store `x[mask] = v` written through the mask with no count, in the user's names where one mask is the
     whole index."""
@@ -473,10 +485,12 @@ def _hot_where(model, ancestry: Ancestry, sync: _Sync) -> Optional[str]:
 
 
 def _called_in_loop(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: _Sync) -> Optional[str]:
-    """A helper's read (no loop of its own) that a loop of another function of the file runs on every pass. One whose
-    value the helper hands back is the caller's to judge: only the loops whose call's value the host does not need
-    there (nor hands back again) count."""
-    if sync.loops or sync.comprehension is not None:
+    """A helper's read that a loop of another function of the file runs on every pass: one with no loop of its own, or
+    in loops of its own that queue no GPU work (`for k, v in meters.items(): v.item()`: the first read waits, the others
+    copy), so each call waits once. One whose value the helper hands back is the caller's to judge: only the loops whose
+    call's value the host does not need there (nor hands back again) count."""
+    if sync.comprehension is not None or any(
+            work_in(model, sync.own.function, loop, ancestry, Work.QUEUED) for loop in sync.loops):
         return None
     loops = calling_loops(model, sync.own, ancestry, Work.QUEUED)
     if purposes.handed_back(sync.node):

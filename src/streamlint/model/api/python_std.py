@@ -36,6 +36,12 @@ LISTING_CALLS: dict[str, Arg] = {
     "builtins.tuple": Arg(0, "iterable"),
 }
 
+# qualified name -> the iterable whose items it adds with `+` (`sum(losses)`): on tensors, operations where they live
+# and a tensor there, never a read (items the host has are the host's arithmetic, a host read).
+FOLDING_CALLS: dict[str, Arg] = {
+    "builtins.sum": Arg(0, "iterable"),
+}
+
 # Methods that only Python strings (and bytes) have: no tensor or array has one, so a value they are called on is
 # text on the host, whatever an opaque call was taken to return (a tokenizer's `batch_decode` of CUDA ids).
 STRING_ONLY_METHODS = frozenset({

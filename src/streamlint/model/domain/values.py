@@ -187,6 +187,10 @@ def _learned_on_one_path(joined: AbsValue, a: AbsValue, b: AbsValue) -> AbsValue
         if one.is_buffer and one.host_built and one.memory in (Memory.PAGEABLE, Memory.PINNED) and other.on_device:
             # a CUDA tensor, or on some path a scalar built on the host: the GPU path, kept as `host_built`
             return replace(joined, kind=ValueKind.BUFFER, memory=Memory.DEVICE, framework=other.framework)
+        if one.on_device and other.kind is ValueKind.CONTAINER and other.element is not None and other.element.on_device:
+            # what a call on CUDA tensors returned (tensors made there, in whatever structure) on one path, a container
+            # of CUDA tensors on the other: the tensors it holds are device memory on both
+            return replace(joined, kind=ValueKind.BUFFER, memory=Memory.DEVICE, framework=one.framework)
         untold = other.kind is ValueKind.UNKNOWN or (other.kind is ValueKind.BUFFER and other.memory is Memory.UNKNOWN)
         if same and one.kind is ValueKind.BUFFER and one.memory is not Memory.UNKNOWN and untold:
             return replace(joined, kind=ValueKind.BUFFER, memory=one.memory, framework=one.framework or other.framework)

@@ -40,6 +40,20 @@ def own_operations(model: FileModel) -> list[OperationAt]:
     return list(found.values())
 
 
+def callers_operations(model: FileModel) -> list[OperationAt]:
+    """The operations of the file's functions that only the walks made under one project caller's facts show (what a
+    call site in another module hands a helper: `update(**losses)` of CUDA tensors), once each. They are placed at
+    those callers only (`calling_loops`), never as the function's own: no other caller is known to hand the same."""
+    seen = {(at.site, at.operation.api, at.operation.op) for at in own_operations(model)}
+    found: dict[tuple, OperationAt] = {}
+    walks = [(key, walked) for key, walked in model.solved.walks.items() if key in model.solved.unreported]
+    for _, at in operations_in(model, walks, False):
+        key = (at.site, at.operation.api, at.operation.op)
+        if key not in seen and key not in found:
+            found[key] = at
+    return list(found.values())
+
+
 # The receiver state of a method's bare walks (the solver's first round, before the class's stores are known).
 _BARE = (("", UNKNOWN),)
 
@@ -179,7 +193,7 @@ def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry
              and not per_device(loop, lambda expr: qualified(expr, imports), DEVICE_SELECTORS)]
     if not loops:
         return loops
-    waits = _steady_waits(model, function)
+    waits = _steady_waits(model, function, ancestry)
     return [loop for loop in loops if not any(_in_nested_loop(at, inner, loop, node, ancestry) for at, inner in waits)
             and not _around_steps(loop, node, ancestry, imports)]
 
@@ -299,7 +313,7 @@ def _measures(model: FileModel, qualname: str, loop: cst.CSTNode, ancestry: Ance
 _WAIT_OPS = frozenset(k.value for k in (OpKind.STREAM_SYNC, OpKind.EVENT_SYNC, OpKind.DEVICE_SYNC, OpKind.IMPLICIT_SYNC))
 
 
-def _steady_waits(model: FileModel, function: str) -> list[tuple[cst.CSTNode, bool]]:
+def _steady_waits(model: FileModel, function: str, ancestry: Ancestry) -> list[tuple[cst.CSTNode, bool]]:
     """(where it shows, in a callee's loop) of every wait of the host that runs on every pass of its loop."""
     found = []
     for effect in _effects_of(model, function):
@@ -308,9 +322,24 @@ def _steady_waits(model: FileModel, function: str) -> list[tuple[cst.CSTNode, bo
             continue
         if operation.op in _WAIT_OPS or (operation.op == OpKind.COPY_D2H.value and operation.host_blocking):
             at = model.node_of(shown_at(effect))
-            if at is not None:
-                found.append((at, effect.inner_loop and bool(effect.chain)))
+            inner = effect.inner_loop and bool(effect.chain)
+            if at is not None and (not inner or _queues_in_its_loop(model, effect.site, ancestry)):
+                found.append((at, inner))
     return found
+
+
+def _queues_in_its_loop(model: FileModel, site: str, ancestry: Ancestry) -> bool:
+    """Does the callee's loop around the wait at `site` queue GPU work on its passes? A loop that only reads values
+    back (`for k, v in meters.items(): v.item()`) waits at its first pass only: one wait per call, not per pass."""
+    function = site.rpartition("#")[0]
+    view = _view_of(model, function, {model.module: (model, ancestry)})
+    if view is None:
+        return True
+    callee, ancestry = view
+    node = callee.node_of(site)
+    loops = ancestry.loops_around(node) if node is not None else []
+    name = function[len(callee.module) + 1:]
+    return not loops or work_in(callee, name, loops[-1], ancestry, Work.QUEUED)
 
 
 def _effects_of(model: FileModel, function: str) -> list[Effect]:

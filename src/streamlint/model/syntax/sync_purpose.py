@@ -55,6 +55,8 @@ _PROFILER_CALLS = frozenset({"cudaProfilerStart", "cudaProfilerStop", "cuProfile
 _PROFILER_DOTTED = ("profiler.start", "profiler.stop")  # torch.cuda.profiler.start()
 _ASSERT_MODULES = ("testing.", "np.testing", "numpy.testing", "cp.testing", "cupy.testing", "torch.testing")
 # Comparisons of a result with a reference; a difference's norm is one when printed or asserted.
+# Builtins that ask a value's type, never its data: a use there needs nothing the read returns (`isinstance(v, float)`).
+_TYPE_QUERIES = frozenset({"isinstance", "issubclass", "type", "hasattr", "callable", "id"})
 _VERIFY_CALLS = frozenset({"allclose", "isclose", "array_equal", "array_equiv", "assert_close"})
 _DIFFERENCE_REDUCTIONS = frozenset({"norm", "abs", "fabs", "absolute", "amax", "max"})
 # Log calls: what a debug block under a switch (`if verbosity > 0:`) does, and nothing else.
@@ -106,6 +108,8 @@ def _feeds(body: SyncPurposes, node: cst.CSTNode, depth: int, compared: bool = F
             return place[1] if place[1] is not None else _branch(parent)
         if isinstance(parent, cst.Call) and difference and last_name(parent.func) in _DIFFERENCE_REDUCTIONS:
             compared = True
+        if isinstance(parent, cst.Call) and child is not parent.func and last_name(parent.func) in _TYPE_QUERIES:
+            return None  # (its type, asked, even in an assertion, checks no value)
         if isinstance(parent, cst.Call) and child is not parent.func:
             found = _argument_of(parent, child, compared)
             if found is not None:
@@ -266,7 +270,17 @@ def _next_to(body: SyncPurposes, later: cst.CSTNode) -> Optional[Purpose]:
 
 def _asserts(stmt: cst.CSTNode) -> bool:
     return isinstance(stmt, cst.SimpleStatementLine) and (
-        any(isinstance(s, cst.Assert) for s in stmt.body) or any(_is_assertion(c) for c in calls_in(stmt)))
+        any(isinstance(s, cst.Assert) and not _types_only(s.test) for s in stmt.body)
+        or any(_is_assertion(c) for c in calls_in(stmt)))
+
+
+def _types_only(test: cst.BaseExpression) -> bool:
+    """A test that asks only types (`isinstance(v, (float, int))`, and `and`/`or`/`not` of such): no value checked."""
+    if isinstance(test, cst.BooleanOperation):
+        return _types_only(test.left) and _types_only(test.right)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _types_only(test.expression)
+    return isinstance(test, cst.Call) and last_name(test.func) in _TYPE_QUERIES
 
 
 def _passive(stmt: cst.CSTNode) -> bool:

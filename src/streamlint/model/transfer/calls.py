@@ -261,7 +261,10 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     if handled is not None:
         return handled
     receiver = _evident_kind(receiver, name, arguments, state)
-    batch = receiver if receiver.loader_batch else receiver.element if receiver.kind is ValueKind.CONTAINER else None
+    # (no tensor has `items()`; a tensor's `values()` is its own values: what a call on tensors returned is a dict of
+    # the tensors made there)
+    batch = receiver if receiver.loader_batch or receiver.is_buffer \
+        else receiver.element if receiver.kind is ValueKind.CONTAINER else None
     if name in python_std.MAPPING_VIEWS and batch is not None and (batch is receiver or batch.is_buffer):
         # `batch.items()` of a loader's batch, or of a dict of tensors: those tensors
         item = replace(batch, identity=None)
@@ -644,8 +647,9 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
     site = frame.site(arguments.node)
     values = [v for v, _ in arguments.positional]
     listed = _listed_items(target, arguments)
-    if listed is not None:
-        return listed, state
+    by_items = (listed, state) if listed is not None else _folded(target, arguments, state, frame)
+    if by_items is not None:
+        return by_items
     if name in host_math.FORMATTING_READERS or (name in host_math.SCALAR_CONVERSIONS and len(values) == 1):
         # `print(loss)`, `int(t)`: the host copies the value back once the current stream finished
         state = formatted_on_host(name, values, site, state, frame)
@@ -666,6 +670,20 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
         state = host_reads(state, frame, site, arguments.values())
         return AbsValue(ValueKind.CONTAINER, element=AbsValue(ValueKind.HOST_NUMBER)), state
     return _opaque(arguments, state, frame)
+
+
+def _folded(target: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    """`sum(losses)`: `0 + item + ...`, an operation on the tensors among the items where they live (PyTorch's
+    invariant), or None when no item is a tensor (numbers the host adds)."""
+    iterable = arguments.value(python_std.FOLDING_CALLS.get(target))
+    if iterable is None:
+        return None
+    item = iterable if iterable.is_buffer else iterable.iterated()  # (a tensor's rows are views of its memory)
+    buffers = [b for b in ((item,) if item.is_buffer else item.either)]
+    if not buffers:
+        return None
+    operator = Arguments((), {}, None, arguments.node)  # type: ignore[arg-type]
+    return torch_calls.run_operation(buffers, None, False, operator, state, frame)
 
 
 def formatted_on_host(api: str, values: list[AbsValue], site: str, state: State, frame: Frame) -> State:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import reduce
 from typing import Optional
 
 import libcst as cst
@@ -110,8 +111,12 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         state = state.bind(frame.free_receiver, _receiver_value(context))
     cells = [key for key, _ in context.args if key.startswith(CELL)]  # a closure's cells: parameters too (D-21)
     producer = _producer(params, context)
+    keywords = node.params.star_kwarg.name.value \
+        if isinstance(node, cst.FunctionDef) and isinstance(node.params.star_kwarg, cst.Param) else None
     for index, key in [*enumerate(cells, start=len(params)), *enumerate(params)]:
         value = _parameter_value(index, key, frame, context, declared.get(key))
+        if key == keywords and value.kind is ValueKind.UNKNOWN:
+            value = _extra_keywords(value, params, context)
         state = _made_before(state.bind(key.removeprefix(CELL), value), frame, value, producer, RootKind.PARAM)
     for attr, value in context.receiver_state:
         value = value.mapped(_made_by_an_earlier_call(frame.qualname))
@@ -412,6 +417,17 @@ def _parameter_value(index: int, name: str, frame: Frame, context: CallContext,
         return replace(value, positions=_items_at(given.positions, identity))
     carried = given.kind in (ValueKind.CALLABLE, ValueKind.OBJECT)  # (a closure's cells, an object's fields)
     return replace(value, positions=given.positions, keys=given.keys) if carried else value
+
+
+def _extra_keywords(value: AbsValue, params: tuple[str, ...], context: CallContext) -> AbsValue:
+    """`**kwargs`: a dict of the keywords the callers give that no named parameter takes, with the items of a dict they
+    unpack whose keys the text does not show. Its items are iterated one by one, so where some are tensors, what the
+    body does to an item is done to them (a number among them takes no GPU work)."""
+    given = [v for key, v in context.args if not key.isdigit() and key not in params and not key.startswith(CELL)]
+    tensors = [v for v in given if v.kind is not ValueKind.HOST_NUMBER]
+    if not given or not tensors:
+        return value
+    return AbsValue(ValueKind.CONTAINER, identity=value.identity, element=reduce(AbsValue.join, tensors))
 
 
 def _items_at(items: tuple[AbsValue, ...], identity: Path) -> tuple[AbsValue, ...]:

@@ -474,6 +474,12 @@ def _to(tensor: AbsValue, non_blocking: Optional[bool], arguments: Arguments, st
         # `t.to(device, non_blocking=True)` under a stream the code chose: a move to that stream's device
         target = Memory.DEVICE
     device = arguments.value(Arg(0, "device")) or arguments.value(Arg(kw="device"))
+    untold = not tensor.is_buffer or tensor.memory is Memory.UNKNOWN
+    if target is None and untold and frame.assumes_cuda and device is not None and not device.target \
+            and device.kind in (ValueKind.UNKNOWN, ValueKind.DEVICE) and device.memory is Memory.UNKNOWN:
+        # `x.to(device)` of a value and a device the code never shows, in a project that assumes CUDA: a CUDA tensor
+        # (or a module whose parameters are), where the project's untold tensors already are: no copy
+        return AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, tensor.identity, state.current_stream(F)), state
     if target is None and tensor.is_buffer and device is not None and device.kind is ValueKind.UNKNOWN \
             and not device.target:
         # `t.to(device)` of a device (or dtype) not told: where the result is, is not told either
