@@ -519,6 +519,30 @@ def _object_method(target: str, arguments: Arguments, state: State, frame: Frame
     return _project_call(target, arguments, state, frame)
 
 
+def _iterating(target: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    """`zip(a, b)`: tuples of the iterables' items, by position; `enumerate(xs)`: pairs of a number and an item."""
+    if target in python_std.PAIRING_CALLS and arguments.positional:  # tuples of the iterables' items, by position
+        items = []
+        for value, _ in arguments.positional:
+            item, state = _items_of(value, arguments.node, state, frame)
+            items.append(item)
+        pair = AbsValue(ValueKind.CONTAINER, element=reduce(AbsValue.join, items), positions=tuple(items))
+        return AbsValue(ValueKind.CONTAINER, element=pair), state
+    if target in python_std.NUMBERING_CALLS:  # pairs of a number and an item of the iterable
+        iterable = arguments.value(python_std.NUMBERING_CALLS[target])
+        item, state = _items_of(iterable, arguments.node, state, frame) if iterable is not None else (UNKNOWN, state)
+        pair = AbsValue(ValueKind.CONTAINER, element=item, target=fact_calls.ERROR_FIRST)
+        return AbsValue(ValueKind.CONTAINER, element=pair), state
+    return None
+
+
+def _items_of(iterable: AbsValue, at: cst.CSTNode, state: State, frame: Frame) -> Handled:
+    """What iterating `iterable` gives, as a `for` loop over it binds (`enumerate(loader)` of a project object: what
+    its class's `__iter__` hands out)."""
+    item, state = iterated_object(iterable, at, state, frame)
+    return (iterable.iterated() if item is None else item), state
+
+
 def iterated_object(receiver: AbsValue, at: cst.CSTNode, state: State, frame: Frame) -> tuple[Optional[AbsValue], State]:
     """The items of a project object a loop iterates (`for batch in Prefetcher(loader)`): what its class's `__iter__`
     returns the items of (a generator's, or a container's), or, when `__iter__` returns the object itself, what its
@@ -657,15 +681,9 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
         return AbsValue(ValueKind.HOST_NUMBER), host_reads(state, frame, site, arguments.values())
     if target in python_std.TYPE_QUERIES:  # its type, not its data: no device work
         return UNKNOWN, state
-    if target in python_std.PAIRING_CALLS and arguments.positional:  # tuples of the iterables' items, by position
-        items = tuple(value.iterated() for value, _ in arguments.positional)
-        pair = AbsValue(ValueKind.CONTAINER, element=reduce(AbsValue.join, items), positions=items)
-        return AbsValue(ValueKind.CONTAINER, element=pair), state
-    if target in python_std.NUMBERING_CALLS:  # pairs of a number and an item of the iterable
-        iterable = arguments.value(python_std.NUMBERING_CALLS[target])
-        item = iterable.iterated() if iterable is not None else UNKNOWN
-        pair = AbsValue(ValueKind.CONTAINER, element=item, target=fact_calls.ERROR_FIRST)
-        return AbsValue(ValueKind.CONTAINER, element=pair), state
+    iterating = _iterating(target, arguments, state, frame)
+    if iterating is not None:
+        return iterating
     if name in host_math.NUMBER_SEQUENCES:  # `range(n)`: its items (a loop's counter) are host numbers
         state = host_reads(state, frame, site, arguments.values())
         return AbsValue(ValueKind.CONTAINER, element=AbsValue(ValueKind.HOST_NUMBER)), state
