@@ -11,15 +11,16 @@ from streamlint.fixes.model import Applicability
 from streamlint.model.api.facts import OpKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import Memory
-from streamlint.model.readings.hot_paths import Work, calling_loops, repeating_loops, waited_later_in_pass, work_in
 from streamlint.model.readings.hot_paths import own_operations as hot_operations
+from streamlint.model.readings.hot_paths import waited_later_in_pass
 from streamlint.model.readings.operations import drained_alone, host_writes_into, leaves_unordered, own_operations
 from streamlint.model.summary.effects import Operation
 from streamlint.model.syntax import ancestry as nesting
 from streamlint.model.syntax.ancestry import Ancestry
-from streamlint.model.syntax.sync_purpose import SyncPurposes, comprehension_of
+from streamlint.model.syntax.sync_purpose import SyncPurposes
 from streamlint.rules import _labels as labels
-from streamlint.rules._shared import api_named, calling_loop_named, hot_entry_name, named, start_of
+from streamlint.rules._hot_uploads import upload_hot_where
+from streamlint.rules._shared import api_named, named, start_of
 from streamlint.rules.base import Finding, Rule
 
 
@@ -199,7 +200,7 @@ def _host_built_uploads(model, analysis, reported: set[str]):
                                     and operation.non_blocking is False):
             continue
         call = model.node_of(own.site)
-        where = _hot_where(analysis, model, ancestry, own, call) if isinstance(call, cst.Call) else None
+        where = upload_hot_where(analysis, model, ancestry, own, call) if isinstance(call, cst.Call) else None
         if where is None:
             continue
         loops = ancestry.loops_around(call)
@@ -212,28 +213,6 @@ def _host_built_uploads(model, analysis, reported: set[str]):
             f"stream to drain {where}",
             help="build it on the device once, outside the hot path, or in pinned memory with `non_blocking=True`",
         )
-
-
-def _hot_where(analysis, model, ancestry: Ancestry, own, node: cst.CSTNode) -> Optional[str]:
-    """"on every iteration" in a loop that queues GPU work on every pass, "on every call of
-    `forward`" on every call of a hot entry; where the loop's later passes find the tensor on the
-    GPU (the body carries device memory to the next pass), once per call of the function, on the
-    loop's first pass; None off the hot path, only sometimes, or once per element of a comprehension."""
-    if own.operation.conditional or comprehension_of(node, ancestry) is not None:
-        return None
-    loops = ancestry.loops_around(node)
-    if own.entry and not loops:
-        return f"on every call of `{hot_entry_name(own.entry, own.function)}`"
-    if not loops and not own.entry:
-        named = calling_loop_named(analysis, calling_loops(model, own, ancestry, Work.QUEUED))
-        return f"on every {named}" if named else None
-    loops = repeating_loops(model, own.function, node, ancestry)
-    if not loops or not (own.entry or work_in(model, own.function, loops[-1], ancestry, Work.QUEUED)):
-        return None
-    if own.first_pass:
-        caller = hot_entry_name(own.entry, own.function) if own.entry else own.function
-        return f"once per call of `{caller}`, on the loop's first pass (later passes find it on the GPU)"
-    return "on every iteration"
 
 
 def _uploads(model) -> list:

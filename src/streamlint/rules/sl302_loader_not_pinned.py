@@ -1,4 +1,5 @@
-"""SL302 loader-not-pinned: non-blocking copies of batches from a DataLoader without pin_memory=True."""
+"""SL302 loader-not-pinned: copies of batches from a DataLoader without pin_memory=True (non-blocking ones, and
+blocking ones that repeat on a hot path)."""
 
 from __future__ import annotations
 
@@ -6,19 +7,30 @@ import libcst as cst
 
 from streamlint.model.api.facts import OpKind
 from streamlint.model.domain.values import Memory
+from streamlint.model.readings.hot_paths import own_operations as hot_operations
+from streamlint.model.readings.hot_paths import waited_later_in_pass
 from streamlint.model.readings.operations import own_operations
 from streamlint.model.summary.effects import Operation
+from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.sync_purpose import SyncPurposes
 from streamlint.rules import _labels as labels
+from streamlint.rules._hot_uploads import upload_hot_where
+from streamlint.rules._shared import start_of
 from streamlint.rules.base import Finding, Rule
 
 
 class LoaderNotPinned(Rule):
     """
     ## What it does
-    Flags a PyTorch host-to-device copy with `non_blocking=True`
-    (`.to(<cuda device>, non_blocking=True)`, `.cuda(non_blocking=True)`) of a
-    batch from a `torch.utils.data.DataLoader` that was created without
-    `pin_memory=True`.
+    Flags a PyTorch host-to-device copy of a batch from a
+    `torch.utils.data.DataLoader` that was created without `pin_memory=True`:
+    - with `non_blocking=True` (`.to(<cuda device>, non_blocking=True)`,
+      `.cuda(non_blocking=True)`), wherever it is;
+    - without it (`.cuda()`, `.to(device)`), where it repeats on a hot path:
+      every iteration of a loop that queues GPU work (a training or
+      evaluation loop), every call of `forward` or another hot entry. The
+      batch's copies of one pass are one finding, at the first (the others
+      wait for their own copy only, the stream being drained already).
 
     ## Why is this bad?
     Without `pin_memory=True` the loader yields batches in pageable memory, and
@@ -29,10 +41,16 @@ class LoaderNotPinned(Rule):
     pinned one; a two-stream pipeline with pageable buffers was no faster than
     sequential code (56.1 ms against 53.3 ms).
 
+    A blocking copy (`non_blocking=False`, the default) is worse on every step:
+    PyTorch queues it and then synchronizes the stream, so the host waits for
+    everything the previous step queued before it can queue the next step's
+    kernels, and the GPU idles while the host catches up.
+
     With `pin_memory=True` a dedicated pin-memory thread copies each batch into
     pinned memory off the main thread, so `non_blocking=True` becomes a truly
     asynchronous copy. Calling `.pin_memory()` on each batch in the loop instead
-    pays the extra host copy on the main thread (SL303).
+    pays the extra host copy on the main thread (SL303). Writing only
+    `non_blocking=True` without pinning the loader leaves the first case.
 
     ## Example
     ```python
@@ -80,7 +98,7 @@ class LoaderNotPinned(Rule):
 
     code = "SL302"
     name = "loader-not-pinned"
-    summary = "Non-blocking copy of a batch from a DataLoader created without pin_memory=True"
+    summary = "Copy of a batch from a DataLoader created without pin_memory=True (non-blocking, or blocking every step)"
 
     def check(self, analysis):
         model = analysis.v3
@@ -99,9 +117,48 @@ class LoaderNotPinned(Rule):
                 f"DataLoader created without `pin_memory=True`: the batch is pageable, so the copy is not asynchronous",
                 help="create the DataLoader with `pin_memory=True`",
             )
+        yield from _blocking_batch_uploads(analysis, model, reported)
 
 
-def _unpinned_batch_upload(operation: Operation) -> bool:
-    """A non-blocking upload of a data loader's batch that is pageable (the loader was not asked to pin)."""
-    return (operation.op == OpKind.COPY_H2D.value and operation.non_blocking is True
+def _blocking_batch_uploads(analysis, model, reported: set[str]):
+    """Blocking copies of an unpinned loader's batch that repeat on a hot path: one per pass, at the first."""
+    ancestry = Ancestry(analysis.module)
+    purposes = SyncPurposes(ancestry)
+    operations = hot_operations(model)
+    runs: dict[int, list] = {}  # the innermost loop (or the function) -> the pass's uploads, in order
+    for own in operations:
+        operation = own.operation
+        if own.site in reported or not _unpinned_batch_upload(operation, blocking=True):
+            continue
+        call = model.node_of(own.site)
+        where = upload_hot_where(analysis, model, ancestry, own, call) if isinstance(call, cst.Call) else None
+        if where is None:
+            continue
+        loops = ancestry.loops_around(call)
+        if loops and waited_later_in_pass(model, ancestry, purposes, operations, own, call, loops[-1],
+                                          start_of(analysis)):
+            continue  # (the pass waits for the GPU later anyway, for a read it needs)
+        reported.add(own.site)
+        runs.setdefault(id(loops[-1]) if loops else id(call), []).append((call, where))
+    position = start_of(analysis)
+    for uploads in runs.values():
+        uploads.sort(key=lambda pair: position(pair[0]) or (0, 0))
+        (call, where), rest = uploads[0], uploads[1:]
+        more = ""
+        if rest:
+            lines = ", ".join(str(analysis.line_of(c)) for c, _ in rest)
+            more = (f", and the batch's other copy after it (line {lines}) waits for its own" if len(rest) == 1 else
+                    f", and the batch's other {len(rest)} copies after it (lines {lines}) wait for their own")
+        yield Finding(
+            call,
+            f"`{labels.spelled(call.func) or analysis.code(call.func)}` copies a batch of a DataLoader created without "
+            f"`pin_memory=True` and waits for the stream to drain {where}{more}",
+            help="create the DataLoader with `pin_memory=True` and copy with `non_blocking=True`",
+        )
+
+
+def _unpinned_batch_upload(operation: Operation, blocking: bool = False) -> bool:
+    """An upload of a data loader's batch that is pageable (the loader was not asked to pin): non-blocking, or
+    (`blocking`) one the host waits for."""
+    return (operation.op == OpKind.COPY_H2D.value and operation.non_blocking is (not blocking)
             and operation.host_loader_batch and operation.host_memory is Memory.PAGEABLE)
