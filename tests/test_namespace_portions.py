@@ -34,3 +34,28 @@ def test_package_listing_takes_in_namespace_portions(tmp_path):
     listed = resolve.enclosing_package_files(str(layer), 100, 100)
     assert str(model.resolve()) in {str(Path(f).resolve()) for f in listed}
     assert not any("tool-scripts" in f for f in listed)
+
+
+def test_a_top_level_namespace_folder_the_package_imports_itself_through_names_its_modules(tmp_path):
+    # row 10.86: `basicsr/models/` (a package) in `basicsr/` (no `__init__.py`): its modules write
+    # `from basicsr.models.base_model import BaseModel`, so that is their name; a src layout's modules import
+    # `pkg.x`, never `src.pkg.x`, so `src` stays out of their names
+    resolve.forget()
+    _touch(tmp_path / "basicsr" / "models" / "__init__.py")
+    base = _touch(tmp_path / "basicsr" / "models" / "base_model.py", "class BaseModel:\n    pass\n")
+    sr = _touch(tmp_path / "basicsr" / "models" / "sr_model.py",
+                "from basicsr.models.base_model import BaseModel\n\n\nclass SRModel(BaseModel):\n    pass\n")
+    _touch(tmp_path / "src" / "pkg" / "__init__.py")
+    inner = _touch(tmp_path / "src" / "pkg" / "a.py", "from pkg.b import f\n")
+    _touch(tmp_path / "src" / "pkg" / "b.py", "def f():\n    pass\n")
+    assert resolve.canonical_name(base) == "basicsr.models.base_model"
+    assert resolve.canonical_name(sr) == "basicsr.models.sr_model"
+    assert resolve.canonical_name(tmp_path / "basicsr" / "models" / "__init__.py") == "basicsr.models"
+    assert resolve.canonical_name(inner) == "pkg.a"
+
+
+def test_a_comment_or_string_that_spells_the_longer_name_is_no_import(tmp_path):
+    resolve.forget()
+    _touch(tmp_path / "tools" / "lib" / "__init__.py")
+    mod = _touch(tmp_path / "tools" / "lib" / "m.py", 'DOC = """\nfrom tools.lib import m\n"""\n')
+    assert resolve.canonical_name(mod) == "lib.m"

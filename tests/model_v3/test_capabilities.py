@@ -2214,3 +2214,23 @@ def test_a_keywords_parameter_holds_the_keywords_no_named_parameter_takes():
     reads = [e for (q, c), w in model.solved.walks.items() if q == "prog.Logger.update" and c.args
              for e in w.summary.effects if e.operation is not None and e.operation.api.endswith("item")]
     assert reads
+
+
+def test_an_ordered_dict_or_defaultdict_made_empty_holds_what_is_put_in_it():
+    # row 9.30: `OrderedDict()`, `defaultdict(list)`, `dict()` start with no items, as `{}` does
+    summaries = _summaries("""
+        from collections import OrderedDict, defaultdict
+        import torch
+        def losses(x):
+            d = OrderedDict()
+            d["l1"] = x.cuda().abs().mean()
+            return d
+        def grouped(x):
+            g = defaultdict(list)
+            g["a"].append(x.cuda())
+            return g
+        def copied(pairs):
+            return OrderedDict(pairs)
+        """)
+    assert summaries["losses"].returns.element.memory.value == "device"
+    assert summaries["copied"].returns.kind.value != "container" or summaries["copied"].returns.element is None

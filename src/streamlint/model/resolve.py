@@ -8,19 +8,58 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+import libcst as cst
+
 from streamlint import reads
 from streamlint.model import api
+from streamlint.model.syntax.names import imports_module
+from streamlint.model.syntax.prefilter import may_import
 
 
 def canonical_name(path: Path) -> str:
-    """A module's dotted name from the top of its package (a package's `__init__.py`: the package)."""
+    """A module's dotted name from the top of its package (a package's `__init__.py`: the package), through the
+    folders above it that the package's own modules import it through (a top-level namespace package, PEP 420:
+    `basicsr/models/` without `basicsr/__init__.py`, whose modules write `from basicsr.models.base import X`)."""
     path = path.resolve()
     parts = [] if path.name == "__init__.py" else [path.stem]
     folder = path.parent
     while in_package(folder) and folder.parent != folder:
         parts.insert(0, folder.name)
         folder = folder.parent
+    inside = folder != path.parent  # (a module of a package: its top may sit in a namespace folder)
+    while inside and folder.name.isidentifier() and folder.parent != folder:
+        top, name = folder / parts[0], folder.name
+        if not per_run(("imported through", str(top), name), lambda top=top, name=name: _imported_through(top, name)):
+            break
+        parts.insert(0, name)
+        folder = folder.parent
     return ".".join(parts) or path.parent.name
+
+
+def _imported_through(package: Path, namespace: str) -> bool:
+    """Do the modules of `package` import it as a module of the namespace folder above it (`namespace.package`)?"""
+    prefix = f"{namespace}.{package.name}"
+    try:
+        files = sorted(package.glob("*.py"))[:_MOST_READ_FOR_NAME]
+    except OSError:
+        return False
+    for file in files:
+        try:
+            data = file.read_bytes()
+        except OSError:
+            continue
+        if may_import(data, prefix):
+            reads.note_read(str(file), data)
+            try:
+                if imports_module(cst.parse_module(data), prefix):
+                    return True
+            except Exception:  # (a module that does not parse says nothing)
+                continue
+    return False
+
+
+# The modules of a package read to learn what it is imported as (the first that shows it decides).
+_MOST_READ_FOR_NAME = 64
 
 
 def in_package(folder: Path) -> bool:

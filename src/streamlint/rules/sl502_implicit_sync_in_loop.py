@@ -413,7 +413,8 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
 
 
 def _at_callers(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: _Sync) -> Optional[Finding]:
-    """A read only some callers' facts show: reported where their loops run it on every pass, unless needed."""
+    """A read only some callers' facts show (the value's device): reported where those callers' loops run it on every
+    pass (the message names the loop), unless needed."""
     where = _called_in_loop(analysis, model, ancestry, purposes, sync) if sync.comprehension is None else None
     purpose = sync.purpose(model, ancestry, purposes) if where is not None else None
     if where is None or (purpose is not None and purpose.needed):

@@ -78,6 +78,12 @@ FLAG_ACTIONS = {"store_true": False, "store_false": True}  # an option without a
 EMPTY_CONTAINERS = frozenset({
     "queue.Queue", "queue.LifoQueue", "queue.PriorityQueue", "queue.SimpleQueue", "asyncio.Queue",
 })
+# qualified name -> how many of its leading positional arguments are no items (a `defaultdict`'s factory): called
+# with no more than those, a container with no items yet, as `{}` (`loss_dict = OrderedDict()`, then filled).
+EMPTY_WHEN_NO_ITEMS: dict[str, int] = {
+    "collections.OrderedDict": 0, "collections.defaultdict": 1, "collections.deque": 0,
+    "builtins.dict": 0, "builtins.list": 0, "builtins.set": 0,
+}
 
 # A mapping's views: "items" gives (key, value) pairs, "values" the values.
 MAPPING_VIEWS = frozenset({"items", "values"})
@@ -137,7 +143,7 @@ HOST_TIMERS = frozenset({
 IMPORT_FAILURES = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError"})
 
 # Calls of Python's library that make a plain object or container the model follows (not a framework's).
-PYTHON_OBJECT_MAKERS = EMPTY_CONTAINERS | ATTRIBUTE_BAGS | OPTION_PARSERS
+PYTHON_OBJECT_MAKERS = EMPTY_CONTAINERS | frozenset(EMPTY_WHEN_NO_ITEMS) | ATTRIBUTE_BAGS | OPTION_PARSERS
 
 # Libraries that draw figures on the host: a loop that draws on every pass is bound by the drawing (milliseconds a
 # figure), not by a read of GPU data for it. Qualified-name prefixes.

@@ -6,6 +6,8 @@ from typing import Optional
 
 import libcst as cst
 
+from streamlint.model.syntax.children import walk
+
 
 def dotted(node: cst.BaseExpression) -> Optional[str]:
     """`a.b.c` for a chain of names (parentheses around its parts change nothing), else None."""
@@ -84,3 +86,18 @@ def rebound_globals(module: cst.Module) -> frozenset[str]:
         todo.extend(getattr(node, "handlers", ()))
         todo.extend(getattr(node, "cases", ()))
     return frozenset(found)
+
+
+def imports_module(module: cst.Module, prefix: str) -> bool:
+    """Does the module import `prefix` or a module in it, absolutely (`from a.b.c import x`, `import a.b`), at any
+    depth (an import under `try:` or in a function counts)?"""
+    for node in walk(module, skip=()):
+        if isinstance(node, cst.Import):
+            names = [dotted(alias.name) for alias in node.names]
+        elif isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None:
+            names = [dotted(node.module)]
+        else:
+            continue
+        if any(name == prefix or (name or "").startswith(prefix + ".") for name in names):
+            return True
+    return False

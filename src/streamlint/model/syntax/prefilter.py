@@ -67,3 +67,9 @@ def _call_of(name: str) -> re.Pattern:
     # (each step is one blank, one backslash or one whole comment: no text is matched two ways, so a
     # name followed by a long comment and no parenthesis fails in linear time)
     return re.compile(re.escape(name.encode()) + rb"(?:[ \t\f\v\r\n]|\\|#[^\n]*\n)*\(")
+
+
+def may_import(data: bytes, dotted: str) -> bool:
+    """False only when no line of the bytes starts an import of `dotted` or of a module in it (`from a.b.c import x`,
+    `import a.b`); `syntax/names.imports_module` confirms on the parse."""
+    return re.search(rb"(?m)^[ \t]*(?:from|import)[ \t]+%s(?:[. \t]|$)" % re.escape(dotted.encode()), data) is not None

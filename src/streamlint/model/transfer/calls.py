@@ -650,7 +650,9 @@ def _getattr(arguments: Arguments, state: State, frame: Frame) -> tuple[Optional
 
 
 def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
-    if target in python_std.EMPTY_CONTAINERS:  # `queue.Queue(maxsize=2)`: no items yet, as `[]`
+    if target in python_std.EMPTY_CONTAINERS or len(arguments.positional) <= python_std.EMPTY_WHEN_NO_ITEMS.get(
+            target, -1) and (target != "builtins.dict" or not arguments.keywords):
+        # `queue.Queue(maxsize=2)`, `OrderedDict()`, `defaultdict(list)`: no items yet, as `[]`
         return AbsValue(ValueKind.CONTAINER, target=NO_ITEMS), state
     if target in python_std.OPTION_PARSERS:
         return command_line.made(arguments, frame), state
