@@ -159,6 +159,8 @@ class MissingRecordStream(Rule):
                 getter = h.earlier.access.path.root.kind is RootKind.SELF
                 node = words.first_read(h, buffer) if getter else h.node
                 if isinstance(h.node, cst.Return) and h.later.access.path.root.kind is RootKind.FRESH:
+                    if _items_handed_out(h):  # (tensors a callee made, in what the function returns: a dict of them)
+                        buffer = f"the tensors in `{analysis.code(h.node.value)}`"
                     returned.setdefault(id(h.node), []).append((h, buffer, made, owner_label, user))
                     continue
                 yield Finding(
@@ -217,17 +219,47 @@ def _returned_unrecorded(words: Words, hand_outs: list) -> Finding:
     helps = [_record_after_allocation(words, h.node, made, user) for _, _, made, _, _ in hand_outs]
     callers = handed_to_callers_of(words.analysis, h.function.node, h.function.class_name,
                                    "use it on their current stream and release it when they drop it")
+    if len(hand_outs) == 1 and names[0].startswith(_ITEMS):
+        held = names[0][len(_ITEMS):]
+        return Finding(h.node, f"{names[0]} were allocated on {named(owner_label)}{_made_in(words, h)} "
+                               f"and are {_plural(callers)}, without `record_stream`: their "
+                               f"memory may go to new work on {named(owner_label)} too early",
+                       help=f"record each tensor in {held} for the callers' stream (`.record_stream({user})`) before "
+                            f"line {words.line(h.node)}")
     if len(hand_outs) == 1:
         return Finding(h.node, f"{named(names[0])} was allocated on {named(owner_label)}{_at_line(words, hand_outs[0][2])} "
                                f"and is {callers}, without `record_stream`: its memory may go to new work on "
                                f"{named(owner_label)} too early",
                        help=helps[0] or _record_at_return(words, h.function.node, user))
     where = f" (lines {', '.join(map(str, lines[:-1]))} and {lines[-1]})" if len(lines) == len(names) else ""
-    callers = callers.replace("use it on", "use them on").replace("release it when they drop it",
-                                                                   "release them when they drop them")
+    callers = _plural(callers)
     return Finding(h.node, f"{_listed(names)} were allocated on {named(owner_label)}{where} and are {callers}, "
                            f"without `record_stream`: their memory may go to new work on {named(owner_label)} too early",
                    help=_joined_helps(helps, user))
+
+
+_ITEMS = "the tensors in "  # (a label: the items of what a function returns)
+
+
+def _items_handed_out(h) -> bool:
+    """The memory handed out is an item of what the return hands out, made by a callee (`batch = self.batch;
+    self.preload(); return batch`: the tensors an earlier `preload()` put in the dict)."""
+    node = h.node
+    return ">" in h.later.access.path.root.site and node.value is not None and not isinstance(node.value, cst.Call)
+
+
+def _made_in(words: Words, h) -> str:
+    """` in `preload()` (line 115)`: the function whose allocation it is (the last call of its site's chain)."""
+    last = h.later.access.path.root.site.rsplit(">", 1)[-1]
+    function = last.rpartition("#")[0].rsplit(".", 1)[-1]
+    node = words.model.node_of(last)
+    line = words.line(node) if node is not None else None
+    return f" in `{function}()`" + (f" (line {line})" if line else "") if function else ""
+
+
+def _plural(callers: str) -> str:
+    return callers.replace("use it on", "use them on").replace("release it when they drop it",
+                                                               "release them when they drop them")
 
 
 def _listed(names: list) -> str:

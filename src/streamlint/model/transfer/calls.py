@@ -16,7 +16,7 @@ from streamlint.model.api.facts import LEGACY_BY_DEFAULT, POINTER_FRAMEWORKS, Ar
 from streamlint.model.domain.order import AccessEvent
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
-from streamlint.model.domain.values import MAX_TARGETS, MERGED, NO_ITEMS, RETURNS_NO_TENSOR, SEQUENCE, TOKENIZER, UNKNOWN, AbsValue, Memory, ValueKind
+from streamlint.model.domain.values import ITEMS_ONLY, MAX_TARGETS, MERGED, NO_ITEMS, RETURNS_NO_TENSOR, SEQUENCE, TOKENIZER, UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.syntax.names import attribute_named
 from streamlint.model.summary.apply import Binding, apply
 from streamlint.model.summary.effects import Effect
@@ -264,7 +264,7 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     # (no tensor has `items()`; a tensor's `values()` is its own values: what a call on tensors returned is a dict of
     # the tensors made there)
     batch = receiver if receiver.loader_batch or receiver.is_buffer \
-        else receiver.element if receiver.kind is ValueKind.CONTAINER else None
+        else receiver.element if receiver.kind is ValueKind.CONTAINER or receiver.target == ITEMS_ONLY else None
     if name in python_std.MAPPING_VIEWS and batch is not None and (batch is receiver or batch.is_buffer):
         # `batch.items()` of a loader's batch, or of a dict of tensors: those tensors
         item = replace(batch, identity=None)

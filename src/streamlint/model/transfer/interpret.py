@@ -476,6 +476,7 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
         if path.root.kind is RootKind.SELF and len(path.steps) == 1 and isinstance(path.steps[0], str):
             entry_value = before.get(path.steps[0])
             value = exit_state.with_items(value)  # (a container's items stored under keys not told)
+            value = _items_stored_in_untold(exit_state, path, value)
             # (what it held on entry, only known better now: a use showed it a host number)
             refined = (entry_value is None or entry_value.kind is ValueKind.UNKNOWN) \
                 and value.kind is ValueKind.HOST_NUMBER and value.identity == path
@@ -490,6 +491,18 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
                 value = value.element  # (the slot of what an object keeps holds them as a container's items)
             found[attr] = AbsValue(identity=Path(path.root, (attr,)), element=value, target=ITEMS_ONLY)
     return tuple(sorted(found.items(), key=lambda item: item[0]))
+
+
+def _items_stored_in_untold(exit_state: State, path: Path, value: AbsValue) -> AbsValue:
+    """An attribute holding what the code does not tell (`self.batch = next(self.loader)`), into which it stored items
+    (`self.batch[k] = v.to(device, non_blocking=True)`): as it leaves, those items are what is told of it (row 10.80's
+    items-only value)."""
+    if value.kind is not ValueKind.UNKNOWN or value.either or value.target:
+        return value
+    slot = exit_state.heap.get(path.element(Index.any_()))
+    if slot is None or (slot.kind is ValueKind.UNKNOWN and not slot.either):
+        return value
+    return AbsValue(identity=path, element=slot, target=ITEMS_ONLY, may_be_none=value.may_be_none)
 
 
 def _release_locals(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:

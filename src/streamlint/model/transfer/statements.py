@@ -15,7 +15,7 @@ from streamlint.model.domain.paths import Index, Path, Root, RootKind, outermost
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.summary.function_summary import Evidence
-from streamlint.model.domain.values import MERGED, NO_ITEMS, OPTION, PERIODIC, UNKNOWN, AbsValue, Memory, ValueKind, truth
+from streamlint.model.domain.values import ITEMS_ONLY, MERGED, NO_ITEMS, OPTION, PERIODIC, UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import released, untold_access
 from streamlint.model.transfer.act import access, do, host_access, kernel, unseen_devices, untold_tensor, wait_for
@@ -358,6 +358,21 @@ def _hand_out(value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) ->
             use = replace(caller, path=identity, site=_where_held(identity, frame, caller.site))
             release = AccessEvent(identity, True, made.stream, caller.site)
             frame.found.handed_out.append(Conflict(ConflictKind.RELEASE_WITHOUT_RECORD, use, release))
+    for item in _stored_items(value):  # (their callers release them too: recorded for their stream or not)
+        made = _held_value(value, item, state) or _made_by_write(item, frame)
+        if made is not None and _released_unrecorded(made, caller.stream, state, frame):
+            use = replace(caller, path=item, site=_where_held(item, frame, caller.site))
+            frame.found.handed_out.append(Conflict(ConflictKind.RELEASE_WITHOUT_RECORD, use,
+                                                   AccessEvent(item, True, made.stream, caller.site)))
+
+
+def _stored_items(value: AbsValue) -> list[Path]:
+    """The memory of the items the code stored into an object it was not told of and hands out (`self.batch[k] =
+    v.to(device, non_blocking=True)`, then `return batch`: row 10.80's items-only value)."""
+    items = value.element if value.target == ITEMS_ONLY and value.element is not None else None
+    if items is None or not items.is_buffer:
+        return []
+    return [v.identity for v in (items, *items.either) if v.identity is not None and v.identity not in value.members]
 
 
 def _read_back(identity: Path, frame: Frame) -> bool:
@@ -371,7 +386,9 @@ def _read_back(identity: Path, frame: Frame) -> bool:
 
 def _held_value(returned: AbsValue, identity: Path, state: State) -> Optional[AbsValue]:
     """The buffer the function returns at `identity` (itself, or an item of what it returns)."""
-    told = ([returned] if returned.is_buffer else []) + list(returned.either)
+    items = returned.element if returned.element is not None and returned.element.is_buffer else None
+    told = ([returned] if returned.is_buffer else []) + list(returned.either) \
+        + ([items, *items.either] if items is not None else [])
     return next((v for v in told if v.identity == identity), None) \
         or next((v for _, v in state.names if v.is_buffer and v.identity == identity), None)
 
