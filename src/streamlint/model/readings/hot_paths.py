@@ -328,11 +328,24 @@ def _steady_waits(model: FileModel, function: str, ancestry: Ancestry) -> list[t
     return found
 
 
+# The views of the modules a checked file's callees live in, kept for that file's model (built once: a tree's
+# ancestry costs a walk of it).
+_VIEWS: dict[int, tuple] = {}
+
+
+def _views_for(model: FileModel, ancestry: Ancestry) -> dict:
+    known = _VIEWS.get(id(model))
+    if known is None or known[0] is not model:
+        _VIEWS.clear()
+        known = _VIEWS[id(model)] = (model, {model.module: (model, ancestry)})
+    return known[1]
+
+
 def _queues_in_its_loop(model: FileModel, site: str, ancestry: Ancestry) -> bool:
     """Does the callee's loop around the wait at `site` queue GPU work on its passes? A loop that only reads values
     back (`for k, v in meters.items(): v.item()`) waits at its first pass only: one wait per call, not per pass."""
     function = site.rpartition("#")[0]
-    view = _view_of(model, function, {model.module: (model, ancestry)})
+    view = _view_of(model, function, _views_for(model, ancestry))
     if view is None:
         return True
     callee, ancestry = view
