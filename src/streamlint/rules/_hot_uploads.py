@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Iterator, Optional
 
 import libcst as cst
 
-from streamlint.model.readings.hot_paths import Work, calling_loops, repeating_loops, work_in
+from streamlint.model.readings.hot_paths import Work, calling_loops, repeating_loops, waited_later_in_pass, work_in
+from streamlint.model.readings.hot_paths import own_operations as hot_operations
+from streamlint.model.summary.effects import Operation
 from streamlint.model.syntax.ancestry import Ancestry
-from streamlint.model.syntax.sync_purpose import comprehension_of
-from streamlint.rules._shared import calling_loop_named, hot_entry_name
+from streamlint.model.syntax.sync_purpose import SyncPurposes, comprehension_of
+from streamlint.rules._shared import calling_loop_named, hot_entry_name, start_of
 
 
 def upload_hot_where(analysis, model, ancestry: Ancestry, own, node: cst.CSTNode) -> Optional[str]:
@@ -32,3 +34,25 @@ def upload_hot_where(analysis, model, ancestry: Ancestry, own, node: cst.CSTNode
         caller = hot_entry_name(own.entry, own.function) if own.entry else own.function
         return f"once per call of `{caller}`, on the loop's first pass (later passes find it on the GPU)"
     return "on every iteration"
+
+
+def hot_blocking_uploads(analysis, model, wanted: Callable[[Operation], bool], skipped: set[str]) -> Iterator[tuple]:
+    """(operation, call, where) of each upload `wanted` picks that repeats on a hot path (`upload_hot_where`), once
+    per site not in `skipped`; not one in a pass that goes on to a host read it needs (that read waits for all the
+    upload waits for)."""
+    ancestry = Ancestry(analysis.module)
+    purposes = SyncPurposes(ancestry)
+    operations = hot_operations(model)
+    for own in operations:
+        if own.site in skipped or not wanted(own.operation):
+            continue
+        call = model.node_of(own.site)
+        where = upload_hot_where(analysis, model, ancestry, own, call) if isinstance(call, cst.Call) else None
+        if where is None:
+            continue
+        loops = ancestry.loops_around(call)
+        if loops and waited_later_in_pass(model, ancestry, purposes, operations, own, call, loops[-1],
+                                          start_of(analysis)):
+            continue
+        skipped.add(own.site)
+        yield own, call, where

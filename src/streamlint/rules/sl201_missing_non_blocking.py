@@ -11,16 +11,12 @@ from streamlint.fixes.model import Applicability
 from streamlint.model.api.facts import OpKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import Memory
-from streamlint.model.readings.hot_paths import own_operations as hot_operations
-from streamlint.model.readings.hot_paths import waited_later_in_pass
 from streamlint.model.readings.operations import drained_alone, host_writes_into, leaves_unordered, own_operations
 from streamlint.model.summary.effects import Operation
 from streamlint.model.syntax import ancestry as nesting
-from streamlint.model.syntax.ancestry import Ancestry
-from streamlint.model.syntax.sync_purpose import SyncPurposes
 from streamlint.rules import _labels as labels
-from streamlint.rules._hot_uploads import upload_hot_where
-from streamlint.rules._shared import api_named, named, start_of
+from streamlint.rules._hot_uploads import hot_blocking_uploads
+from streamlint.rules._shared import api_named, named
 from streamlint.rules.base import Finding, Rule
 
 
@@ -186,27 +182,15 @@ class MissingNonBlocking(Rule):
 
 
 
+def _host_built_blocking(operation: Operation) -> bool:
+    return operation.op == OpKind.COPY_H2D.value and bool(operation.host_built) and operation.non_blocking is False
+
+
 def _host_built_uploads(model, analysis, reported: set[str]):
     """A tensor built on the host from Python values and uploaded with a blocking copy on every
     iteration of a loop that queues GPU work, or on every call of a hot entry (no fix: a non-blocking
     copy of pageable memory is SL301's problem)."""
-    ancestry = Ancestry(analysis.module)
-    purposes = SyncPurposes(ancestry)
-    done: set[str] = set(reported)
-    operations = hot_operations(model)
-    for own in operations:
-        operation = own.operation
-        if own.site in done or not (operation.op == OpKind.COPY_H2D.value and operation.host_built
-                                    and operation.non_blocking is False):
-            continue
-        call = model.node_of(own.site)
-        where = upload_hot_where(analysis, model, ancestry, own, call) if isinstance(call, cst.Call) else None
-        if where is None:
-            continue
-        loops = ancestry.loops_around(call)
-        if loops and waited_later_in_pass(model, ancestry, purposes, operations, own, call, loops[-1], start_of(analysis)):
-            continue  # (the pass waits for the GPU later anyway, for a read it needs: the upload's wait is in that)
-        done.add(own.site)
+    for _, call, where in hot_blocking_uploads(analysis, model, _host_built_blocking, set(reported)):
         yield Finding(
             call,
             f"{api_named(_spelling(call.func, analysis))} uploads a tensor built on the host and waits for the "

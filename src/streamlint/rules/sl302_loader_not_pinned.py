@@ -7,14 +7,11 @@ import libcst as cst
 
 from streamlint.model.api.facts import OpKind
 from streamlint.model.domain.values import Memory
-from streamlint.model.readings.hot_paths import own_operations as hot_operations
-from streamlint.model.readings.hot_paths import waited_later_in_pass
 from streamlint.model.readings.operations import own_operations
 from streamlint.model.summary.effects import Operation
 from streamlint.model.syntax.ancestry import Ancestry
-from streamlint.model.syntax.sync_purpose import SyncPurposes
 from streamlint.rules import _labels as labels
-from streamlint.rules._hot_uploads import upload_hot_where
+from streamlint.rules._hot_uploads import hot_blocking_uploads
 from streamlint.rules._shared import start_of
 from streamlint.rules.base import Finding, Rule
 
@@ -123,22 +120,9 @@ class LoaderNotPinned(Rule):
 def _blocking_batch_uploads(analysis, model, reported: set[str]):
     """Blocking copies of an unpinned loader's batch that repeat on a hot path: one per pass, at the first."""
     ancestry = Ancestry(analysis.module)
-    purposes = SyncPurposes(ancestry)
-    operations = hot_operations(model)
     runs: dict[int, list] = {}  # the innermost loop (or the function) -> the pass's uploads, in order
-    for own in operations:
-        operation = own.operation
-        if own.site in reported or not _unpinned_batch_upload(operation, blocking=True):
-            continue
-        call = model.node_of(own.site)
-        where = upload_hot_where(analysis, model, ancestry, own, call) if isinstance(call, cst.Call) else None
-        if where is None:
-            continue
+    for _, call, where in hot_blocking_uploads(analysis, model, _blocking_unpinned_batch_upload, reported):
         loops = ancestry.loops_around(call)
-        if loops and waited_later_in_pass(model, ancestry, purposes, operations, own, call, loops[-1],
-                                          start_of(analysis)):
-            continue  # (the pass waits for the GPU later anyway, for a read it needs)
-        reported.add(own.site)
         runs.setdefault(id(loops[-1]) if loops else id(call), []).append((call, where))
     position = start_of(analysis)
     for uploads in runs.values():
@@ -155,6 +139,10 @@ def _blocking_batch_uploads(analysis, model, reported: set[str]):
             f"`pin_memory=True` and waits for the stream to drain {where}{more}",
             help="create the DataLoader with `pin_memory=True` and copy with `non_blocking=True`",
         )
+
+
+def _blocking_unpinned_batch_upload(operation: Operation) -> bool:
+    return _unpinned_batch_upload(operation, blocking=True)
 
 
 def _unpinned_batch_upload(operation: Operation, blocking: bool = False) -> bool:
