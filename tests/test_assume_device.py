@@ -95,3 +95,22 @@ def test_a_move_to_a_device_the_code_never_shows_is_cuda_with_the_setting(tmp_pa
     found = [(d.row, d.code) for d in lint_text(path.read_text(encoding="utf-8"), str(path), CUDA)]
     assert found == [(8, "SL502")]
     assert lint_text(path.read_text(encoding="utf-8"), str(path), Settings.default()) == []
+
+
+def test_a_project_file_that_spells_only_torch_is_checked_under_the_setting(tmp_path, capsys, monkeypatch):
+    # the prefilter skips a file with no GPU word; under the setting a file whose tensors come in through
+    # `.to(x.device)` (no `cuda` anywhere) can have findings, so `torch` is enough to check it
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "pkg" / "__init__.py", "")
+    write(tmp_path / "pkg" / "decode.py", "import torch\n\n\ndef decode(model, prompt, features, steps):\n"
+                                          "    tokens = prompt.to(features.device)\n    for _ in range(steps):\n"
+                                          "        best = model(tokens, features)[:, -1].argmax(-1)\n"
+                                          "        print(best.item())\n"
+                                          "        tokens = torch.cat([tokens, best[:, None]], dim=1)\n")
+    write(tmp_path / "pyproject.toml", '[tool.streamlint]\nassume-device = "cuda"\n')
+    assert main(["check", "--no-cache", "--format", "json", "pkg"]) == 1
+    found = json.loads(capsys.readouterr().out)
+    assert [(Path(d["filename"]).name, d["location"]["row"], d["code"]) for d in found] == [("decode.py", 8, "SL502")]
+    write(tmp_path / "pyproject.toml", "[tool.streamlint]\n")
+    assert main(["check", "--no-cache", "--format", "json", "pkg"]) == 0
+    assert json.loads(capsys.readouterr().out) == []

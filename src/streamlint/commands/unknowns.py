@@ -16,7 +16,7 @@ from streamlint.commands.unknowns_text import Entry, entries, write_json, write_
 from streamlint.config import SettingsResolver
 from streamlint.discovery import discover
 from streamlint.model import declared
-from streamlint.model.prefilter import PREFILTER_KEYS
+from streamlint.model.prefilter import may_have_findings
 from streamlint.model.readings.untold import unseen_in
 from streamlint.settings import Settings
 from streamlint.source import SourceFile, SourceKind, read_bytes
@@ -45,7 +45,7 @@ def _of_file(filename: str, settings: Settings) -> tuple[list[Entry], int, str]:
         data = read_bytes(filename)
     except OSError as error:
         return [], 0, error.strerror or str(error)
-    if not settings.named and not any(word in data for word in PREFILTER_KEYS):
+    if not settings.named and not may_have_findings(data, settings.assume_device):
         return [], 0, ""  # no GPU word: `check` does not analyse it either
     text = SourceFile(filename, data).text()
     if not isinstance(text, str):

@@ -19,7 +19,7 @@ from streamlint.diagnostics import Diagnostic
 from streamlint.fixes.apply import FixOutcome
 from streamlint.fixes.rounds import FixRounds
 from streamlint.fixes.verify import Linted
-from streamlint.model.prefilter import PREFILTER_KEYS
+from streamlint.model.prefilter import may_have_findings
 from streamlint.nesting import nesting_problem
 from streamlint.rules import Rule
 from streamlint.selection import SOURCE_ERROR
@@ -167,7 +167,7 @@ def lint_python(
     if isinstance(text, Diagnostic):
         return FileResult(source.path, [text], analysed=False, lines=0)
     lines = line_count(text)
-    if not settings.named and not any(word in source.data for word in PREFILTER_KEYS):
+    if not settings.named and not may_have_findings(source.data, settings.assume_device):
         return FileResult(source.path, [], analysed=False, lines=lines)
     try:
         if fix is None:

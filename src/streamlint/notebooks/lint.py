@@ -15,7 +15,7 @@ from streamlint import isolation
 from streamlint.diagnostics import Diagnostic, sort_key
 from streamlint.engine.lint import FileResult, lint_text
 from streamlint.fixes.model import Fix
-from streamlint.model.prefilter import PREFILTER_KEYS
+from streamlint.model.prefilter import may_have_findings
 from streamlint.nesting import nesting_problem
 from streamlint.notebooks import cells, magics
 from streamlint.notebooks.messages import to_cell_message
@@ -58,7 +58,7 @@ def lint_cells(
     code = "\n".join(source for _, source in notebook.code_cells())
     lines = code.count("\n") + 1 if code else 0
     encoded = code.encode("utf-8", "surrogatepass")
-    if not settings.named and not any(word in encoded for word in PREFILTER_KEYS):
+    if not settings.named and not may_have_findings(encoded, settings.assume_device):
         return LintedNotebook(FileResult(filename, [], analysed=False, lines=lines))
     module = cells.build(notebook, syntax_error)
     broken = [

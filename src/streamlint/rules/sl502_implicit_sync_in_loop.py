@@ -480,7 +480,8 @@ def _hot_where(model, ancestry: Ancestry, sync: _Sync) -> Optional[str]:
     loops = repeating_loops(model, own.function, sync.node, ancestry)
     if own.entry and loops:
         return "iteration"
-    if loops and work_in(model, own.function, loops[-1], ancestry, Work.QUEUED):
+    # (a nested loop that only reads values back repeats the wait of the loop around it that queues the work)
+    if any(work_in(model, own.function, loop, ancestry, Work.QUEUED) for loop in loops):
         return "iteration"
     return None
 

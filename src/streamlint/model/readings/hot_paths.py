@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import Enum
+from typing import Optional
 
 import libcst as cst
 
@@ -323,7 +324,8 @@ def _steady_waits(model: FileModel, function: str, ancestry: Ancestry) -> list[t
         if operation.op in _WAIT_OPS or (operation.op == OpKind.COPY_D2H.value and operation.host_blocking):
             at = model.node_of(shown_at(effect))
             inner = effect.inner_loop and bool(effect.chain)
-            if at is not None and (not inner or _queues_in_its_loop(model, effect.site, ancestry)):
+            queues = _queues_in_its_loop(model, effect.site, ancestry) if inner else _queues_around(model, function, at, ancestry)
+            if at is not None and queues:
                 found.append((at, inner))
     return found
 
@@ -353,6 +355,14 @@ def _queues_in_its_loop(model: FileModel, site: str, ancestry: Ancestry) -> bool
     loops = ancestry.loops_around(node) if node is not None else []
     name = function[len(callee.module) + 1:]
     return not loops or work_in(callee, name, loops[-1], ancestry, Work.QUEUED)
+
+
+def _queues_around(model: FileModel, function: str, at: Optional[cst.CSTNode], ancestry: Ancestry) -> bool:
+    """Does the innermost loop of `function` around the wait at `at` queue GPU work on its passes? A nested loop that
+    only reads values back (`for tok in ids: tok.item()`) waits at its first pass only: once per pass of the loop
+    around it, which it does not make an epoch (the same policy as a callee's loop, `_queues_in_its_loop`)."""
+    loops = ancestry.loops_around(at) if at is not None else []
+    return not loops or work_in(model, function, loops[-1], ancestry, Work.QUEUED)
 
 
 def _effects_of(model: FileModel, function: str) -> list[Effect]:

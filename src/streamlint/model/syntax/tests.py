@@ -26,6 +26,15 @@ def rare_test(test: cst.BaseExpression, periodic: bool = False) -> bool:
     return has_modulo(test)
 
 
+def settled_flag(test: cst.BaseExpression, settled: frozenset[str]) -> bool:
+    """`if processors:`, `if not use_cache:`: the truth of a name the function binds once outside any loop (or a
+    parameter it never rebinds): the same side on every pass of a loop in the call, so a block under it runs on every
+    pass or on none; no flag that turns a block on now and then."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return settled_flag(test.expression, settled)
+    return isinstance(test, cst.Name) and test.value in settled
+
+
 def first_passes(test: cst.BaseExpression, counters: list[str]) -> bool:
     """`if i < 25:` (`25 > i`, `<=`): a loop's counter below a written constant runs the body on its first passes
     only (a warm-up, a sample of a long run), however long the loop runs."""

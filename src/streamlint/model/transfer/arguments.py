@@ -20,6 +20,7 @@ class Arguments:
     keywords: dict[str, tuple[AbsValue, cst.BaseExpression]]
     receiver: Optional[AbsValue]
     node: cst.Call
+    spread: Optional[AbsValue] = None  # an item of a `*xs` whose count the text does not tell (each item past it)
 
     def value(self, where: Optional[Arg]) -> Optional[AbsValue]:
         found = self.located(where)
@@ -39,7 +40,8 @@ class Arguments:
         return None
 
     def values(self) -> list[AbsValue]:
-        return [v for v, _ in self.positional] + [v for v, _ in self.keywords.values()]
+        spread = [self.spread] if self.spread is not None else []
+        return [v for v, _ in self.positional] + spread + [v for v, _ in self.keywords.values()]
 
     def flag(self, where: Optional[Arg], default: bool) -> Optional[bool]:
         """What a True/False argument (a literal, or a name the walk knows holds one) says; the default when absent."""

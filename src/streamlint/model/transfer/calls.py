@@ -521,12 +521,16 @@ def _object_method(target: str, arguments: Arguments, state: State, frame: Frame
 
 def _iterating(target: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
     """`zip(a, b)`: tuples of the iterables' items, by position; `enumerate(xs)`: pairs of a number and an item."""
-    if target in python_std.PAIRING_CALLS and arguments.positional:  # tuples of the iterables' items, by position
-        items = []
+    if target in python_std.PAIRING_CALLS and (arguments.positional or arguments.spread is not None):
+        items = []  # tuples of the iterables' items, by position (`zip(*rows)`: items of rows, positions not told)
         for value, _ in arguments.positional:
             item, state = _items_of(value, arguments.node, state, frame)
             items.append(item)
-        pair = AbsValue(ValueKind.CONTAINER, element=reduce(AbsValue.join, items), positions=tuple(items))
+        if arguments.spread is not None:
+            item, state = _items_of(arguments.spread, arguments.node, state, frame)
+            items.append(item)
+        told = tuple(items) if arguments.spread is None else ()
+        pair = AbsValue(ValueKind.CONTAINER, element=reduce(AbsValue.join, items), positions=told)
         return AbsValue(ValueKind.CONTAINER, element=pair), state
     if target in python_std.NUMBERING_CALLS:  # pairs of a number and an item of the iterable
         iterable = arguments.value(python_std.NUMBERING_CALLS[target])

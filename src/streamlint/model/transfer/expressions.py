@@ -286,6 +286,7 @@ def _call(node: cst.Call, state: State, frame: Frame) -> Evaluated:
     else:
         callee, state = evaluate(node.func, state, frame)
     positional, keywords = [], {}
+    spread: Optional[AbsValue] = None
     placed = True  # (past a `*items` whose items the text does not tell, no argument has a known position)
     for arg in node.args:
         value, state = evaluate(arg.value, state, frame)
@@ -300,9 +301,10 @@ def _call(node: cst.Call, state: State, frame: Frame) -> Evaluated:
             positional.extend((item, arg.value) for item in value.positions)  # `f(*args)` of a tuple told: its items
         elif arg.star and settings is None:
             placed = False
+            spread = value.iterated() if spread is None else spread.join(value.iterated())
         elif placed:  # (a launch's `*args`: the arrays it hands the kernel)
             positional.append((value, arg.value))
-    arguments = Arguments(tuple(positional), keywords, receiver, node)
+    arguments = Arguments(tuple(positional), keywords, receiver, node, spread)
     if settings is not None:
         return array_calls.launch(callee, settings, arguments, state, frame)
     result, state = calls.call(callee, arguments, state, frame)

@@ -26,7 +26,7 @@ from streamlint.model.transfer.frame import Frame
 from streamlint.model.syntax.counters import advance
 from streamlint.model.syntax.tests import (called_on_every_side, empty_test, ends_in_raise, ends_the_loop, fills_on_miss, first_passes, refills_on_change,
                                            item_guards, item_tests,
-                                           names_read, negated, rare_test)
+                                           names_read, negated, rare_test, settled_flag)
 from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
@@ -457,7 +457,7 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     option = test.kind is ValueKind.UNKNOWN and test.target == OPTION
     every_n = test.target == PERIODIC  # (a helper's `step % freq == 0`, tested here)
     rare = (rare_test(node.test) or first_passes(node.test, frame.loop_names) or every_n) and not option \
-        and id(node.test) not in frame.numbering.item_tests
+        and id(node.test) not in frame.numbering.item_tests and not settled_flag(node.test, frame.numbering.settled)
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
     refill_body, refill_else = frame.numbering.refills.get(id(node), (False, False))
     once_body, once_else = once_body or refill_body, once_else or refill_else
