@@ -18,6 +18,7 @@ from streamlint.model.readings.hot_paths import (
     drained_before,
     off_the_hot_path,
     own_operations,
+    read_just_before,
     repeating_loops,
     waited_later_in_pass,
     work_in,
@@ -139,7 +140,10 @@ class ImplicitSyncInLoop(Rule):
     `positions[k] = xyz.cpu().numpy()`) are one problem: the first waits for
     the stream, the others add a copy each. One finding, at the first, names
     the lines of the others; a read after other GPU work starts a run of its
-    own.
+    own. A read under a test that read the value already (`if mean > 50:`
+    then `logger.warning(f"mean {mean}")`), with no GPU work queued between,
+    adds no wait either: it joins that read's finding, or is silent when the
+    host needs the tested value.
 
     **One stream or several.** A blocking copy in a loop that uses one stream
     costs host/GPU overlap: the host waits for the stream every iteration and
@@ -274,13 +278,16 @@ class ImplicitSyncInLoop(Rule):
                 else _finding(analysis, model, ancestry, purposes, sync, operations)
             if finding is not None:
                 found.append((finding, sync))
-        yield from _one_per_run(analysis, model, ancestry, found)
+        yield from _one_per_run(analysis, model, ancestry, found, operations)
 
 
-def _one_per_run(analysis, model, ancestry: Ancestry, found: list) -> list[Finding]:
+def _one_per_run(analysis, model, ancestry: Ancestry, found: list, operations: list) -> list[Finding]:
     """One finding per run of reads: reads of one pass in one block (one statement, or statements side by side) with
     no GPU work queued between them wait once, at the first; the others add a copy each, not a wait for the stream.
-    The first is reported, naming the lines of the others (a read per element or per comprehension stays its own)."""
+    The first is reported, naming the lines of the others (a read per element or per comprehension stays its own).
+    A run whose first read follows, with nothing queued since, an earlier read that runs whenever it does (the test
+    of the `if` it is under) adds no wait either: it joins that read's run, or, when that read is not reported (the
+    host needs its value), it is silent."""
     position = start_of(analysis)
     runs: list[list] = []
     for finding, sync in sorted(found, key=lambda pair: position(pair[0].node) or (0, 0)):
@@ -289,7 +296,20 @@ def _one_per_run(analysis, model, ancestry: Ancestry, found: list) -> list[Findi
             runs[-1].append((finding, sync))
         else:
             runs.append([(finding, sync)])
-    return [_naming_the_rest(analysis, run) for run in runs if not _drained(model, ancestry, run[0][1], position)]
+    kept: list[list] = []
+    for run in runs:
+        first = run[0][1]
+        if _drained(model, ancestry, first, position):
+            continue
+        earlier = read_just_before(model, ancestry, operations, first.own, first.node, position) \
+            if _groups(first) else None
+        if earlier is None:
+            kept.append(run)
+            continue
+        joined = next((k for k in kept if any(sync.node is earlier for _, sync in k)), None)
+        if joined is not None:
+            joined.extend(run)
+    return [_naming_the_rest(analysis, run) for run in kept]
 
 
 def _drained(model, ancestry: Ancestry, sync: "_Sync", position) -> bool:
@@ -302,7 +322,8 @@ def _drained(model, ancestry: Ancestry, sync: "_Sync", position) -> bool:
 
 
 def _runs_on(model, ancestry: Ancestry, earlier: "_Sync", later: "_Sync") -> bool:
-    """Does `later` read right after `earlier` in the same pass: one function, one block, no GPU work queued between?"""
+    """Does `later` read right after `earlier` in the same pass: one function, one block, no GPU work queued between
+    (in the text between them: the body of an `if` whose test is `earlier` included)?"""
     if not (_groups(earlier) and _groups(later)) or earlier.own.function != later.own.function:
         return False
     first, second = _statement_of(ancestry, earlier.node), _statement_of(ancestry, later.node)
@@ -314,8 +335,14 @@ def _runs_on(model, ancestry: Ancestry, earlier: "_Sync", later: "_Sync") -> boo
     at = {id(statement): index for index, statement in enumerate(body)}
     if id(first) not in at or id(second) not in at or at[id(first)] > at[id(second)]:
         return False
-    between = body[at[id(first)] + 1:at[id(second)]]
+    between = body[at[id(first)] + 1:at[id(second)]] + _blocks_after(first, earlier.node, ancestry)
     return not any(work_in(model, earlier.own.function, statement, ancestry, Work.QUEUED) for statement in between)
+
+
+def _blocks_after(statement: cst.CSTNode, read: cst.CSTNode, ancestry: Ancestry) -> list:
+    """The blocks of a compound statement that run after a read in its header (`if t > 0:` then its sides)."""
+    blocks = [getattr(statement, "body", None), getattr(statement, "orelse", None)]
+    return [b for b in blocks if isinstance(b, cst.CSTNode) and not ancestry.inside(read, b)]
 
 
 def _groups(sync: "_Sync") -> bool:

@@ -427,3 +427,32 @@ def waited_later_in_pass(model: FileModel, ancestry: Ancestry, purposes, operati
         if later is not None and later.needed:
             return True
     return False
+
+
+def read_just_before(model: FileModel, ancestry: Ancestry, operations: list, own: OperationAt, node: cst.CSTNode,
+                     position) -> Optional[cst.CSTNode]:
+    """Where an earlier host read of the same function (needed or not) runs whenever the read at `node` does, in the
+    same passes of the same loops, with no GPU work queued between them (`if mean > 50: log(f"{mean}")`); else None.
+    It waited for the stream, so the read at `node` finds it drained and adds the copy of its operand, not a wait (a
+    placement policy: one wait, one problem; `waited_later_in_pass` is its mirror for a later read the host needs)."""
+    here = position(node)
+    loops = [id(loop) for loop in ancestry.loops_around(node)]
+    within = ancestry.loops_around(node)[-1] if loops else _scope_of(ancestry, node)
+    if here is None or within is None:
+        return None
+    for other in operations:
+        if other.function != own.function or other.site == own.site or other.operation.op not in _HOST_READS \
+                or other.operation.conditional or other.chain or other.operation.host_blocking is False:
+            continue
+        earlier = model.node_of(other.site)
+        there = position(earlier) if earlier is not None else None
+        if there is None or there >= here or [id(loop) for loop in ancestry.loops_around(earlier)] != loops \
+                or not ancestry.runs_whenever(earlier, node):
+            continue
+        if not work_between(model, own.function, within, ancestry, position, earlier, node, Work.QUEUED):
+            return earlier
+    return None
+
+
+def _scope_of(ancestry: Ancestry, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    return next((a for a in ancestry.ancestors(node) if isinstance(a, (cst.FunctionDef, cst.Lambda))), None)

@@ -102,6 +102,28 @@ class Ancestry:
     def inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
         return node is ancestor or any(a is ancestor for a in self.ancestors(node))
 
+    def runs_whenever(self, node: cst.CSTNode, later: cst.CSTNode) -> bool:
+        """Does `node` run whenever `later` does, in the same pass: between it and the first node around both, no side
+        of a test it alone is on (an `if`'s test runs before either side), no right operand of `and`/`or`, handler,
+        loop, comprehension or nested function? (Which comes first in the text is the caller's to ask.)"""
+        child = node
+        for current in self.ancestors(node):
+            if self.inside(later, current):
+                if isinstance(current, (cst.If, cst.IfExp, cst.While)):
+                    return child is current.test or (isinstance(current, cst.While) and child is current.body)
+                if isinstance(current, cst.BooleanOperation):
+                    return child is current.left
+                return not isinstance(current, (cst.For, cst.BaseComp, cst.ExceptHandler)) or (
+                    isinstance(current, cst.For) and child is current.body)
+            if isinstance(current, SCOPES + (cst.For, cst.While, cst.ExceptHandler, cst.BaseComp)):
+                return False
+            if isinstance(current, (cst.If, cst.IfExp)) and child is not current.test:
+                return False
+            if isinstance(current, cst.BooleanOperation) and child is current.right:
+                return False
+            child = current
+        return False
+
 
 def comprehension_of(node: cst.CSTNode, ancestry: Ancestry) -> Optional[cst.CSTNode]:
     """The innermost comprehension around the node in its function (its first iterable is not in it: Python
