@@ -27,6 +27,8 @@ from typing import Optional, Sequence
 import pathspec
 
 from streamlint.config import Settings, SettingsResolver
+from streamlint.model.prefilter import may_have_findings
+from streamlint.model.syntax.prefilter import imported_modules
 
 PY_SUFFIXES = (".py", ".pyi", ".ipynb")  # notebooks are checked cell by cell
 GITIGNORE = ".gitignore"
@@ -69,8 +71,71 @@ def discover(
             if force_exclude and walker.excluded_with_parents(absolute, False, settings, chain):
                 continue
             walker.add(shown, absolute, replace(settings, named=True))
-    files = sorted(walker.files.values(), key=lambda item: str(item[0]))
+    files = _with_gpu_importers(sorted(walker.files.values(), key=lambda item: str(item[0])))
     return Discovery(files=files, warnings=walker.warnings, unreadable=walker.unreadable)
+
+
+# The word a file without CUDA words spells where it moves tensors or names their device (`x.to(model.device)`).
+DEVICE_WORD = b"device"
+
+
+def _with_gpu_importers(files: list[tuple[Path, Settings]]) -> list[tuple[Path, Settings]]:
+    """Mark the .py files without CUDA words that import a module of the run that has some, or that such a module
+    imports (resolved to the run's files by path): models, devices and tensors pass between them (a model moved to
+    CUDA, a decoder handed CUDA tensors), so the prefilter must not skip them. A package's `__init__` is no such
+    module for its importers (every module of a package imports it). Only a file that spells `device` (it moves
+    tensors or names where they are): the rest stay skipped, which keeps a large library's run near the
+    prefilter's cost (on PyTorch's own tree, 270 files more instead of 956)."""
+    texts: dict[int, bytes] = {}
+    modules = _ModuleFiles()
+    for index, (path, _) in enumerate(files):
+        if path.suffix == ".py":
+            try:
+                texts[index] = path.read_bytes()
+            except OSError:
+                continue
+            modules.add(index, path)
+    gpu = {i for i, data in texts.items() if files[i][1].named or may_have_findings(data, files[i][1].assume_device)}
+    imports = {i: modules.resolved(files[i][0], data) for i, data in texts.items()}
+    imported_by_gpu = set().union(*(imports[i] for i in gpu)) if gpu else set()
+    gpu_modules = gpu - modules.packages
+    marked = list(files)
+    for index, data in texts.items():
+        if index not in gpu and DEVICE_WORD in data and (index in imported_by_gpu or imports[index] & gpu_modules):
+            path, settings = files[index]
+            marked[index] = (path, replace(settings, imports_gpu_module=True))
+    return marked
+
+
+class _ModuleFiles:
+    """The run's .py files by module path: the full path (for relative imports), and its dotted tails of two or
+    more parts (for absolute ones: `pkg.model` names `.../pkg/model.py` wherever the root is)."""
+
+    def __init__(self) -> None:
+        self.by_path: dict[tuple[str, ...], int] = {}
+        self.by_tail: dict[tuple[str, ...], set[int]] = {}
+        self.packages: set[int] = set()
+
+    def add(self, index: int, path: Path) -> None:
+        parts = Path(os.path.abspath(path)).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+            self.packages.add(index)
+        self.by_path[parts] = index
+        for start in range(max(0, len(parts) - 8), len(parts) - 1):
+            self.by_tail.setdefault(parts[start:], set()).add(index)
+
+    def resolved(self, path: Path, data: bytes) -> set[int]:
+        here = Path(os.path.abspath(path)).parent.parts
+        found: set[int] = set()
+        for level, dotted in imported_modules(data):
+            names = tuple(dotted.split("."))
+            if level:
+                index = self.by_path.get(here[:len(here) - level + 1] + names)
+                found.update(() if index is None else (index,))
+            else:
+                found.update(self.by_tail.get(names, ()))
+        return found
 
 
 def shown_path(absolute: str, cwd: str) -> str:

@@ -89,6 +89,9 @@ class Settings:
     # A file named on the command line: analysed even without CUDA words (the prefilter
     # would skip it), so that a syntax error in it is reported. Set by discovery.
     named: bool = False
+    # A file without CUDA words that imports a module of the run that has some (its tensors may come from there:
+    # a model moved to CUDA, a device helper): analysed too. Set by discovery.
+    imports_gpu_module: bool = False
 
     @classmethod
     def default(cls) -> Settings:

@@ -45,7 +45,7 @@ def _of_file(filename: str, settings: Settings) -> tuple[list[Entry], int, str]:
         data = read_bytes(filename)
     except OSError as error:
         return [], 0, error.strerror or str(error)
-    if not settings.named and not may_have_findings(data, settings.assume_device):
+    if not (settings.named or settings.imports_gpu_module) and not may_have_findings(data, settings.assume_device):
         return [], 0, ""  # no GPU word: `check` does not analyse it either
     text = SourceFile(filename, data).text()
     if not isinstance(text, str):

@@ -167,7 +167,8 @@ def lint_python(
     if isinstance(text, Diagnostic):
         return FileResult(source.path, [text], analysed=False, lines=0)
     lines = line_count(text)
-    if not settings.named and not may_have_findings(source.data, settings.assume_device):
+    analysed_anyway = settings.named or settings.imports_gpu_module  # (discovery's answer for this file)
+    if not analysed_anyway and not may_have_findings(source.data, settings.assume_device):
         return FileResult(source.path, [], analysed=False, lines=lines)
     try:
         if fix is None:

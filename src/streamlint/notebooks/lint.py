@@ -58,7 +58,7 @@ def lint_cells(
     code = "\n".join(source for _, source in notebook.code_cells())
     lines = code.count("\n") + 1 if code else 0
     encoded = code.encode("utf-8", "surrogatepass")
-    if not settings.named and not may_have_findings(encoded, settings.assume_device):
+    if not (settings.named or settings.imports_gpu_module) and not may_have_findings(encoded, settings.assume_device):
         return LintedNotebook(FileResult(filename, [], analysed=False, lines=lines))
     module = cells.build(notebook, syntax_error)
     broken = [

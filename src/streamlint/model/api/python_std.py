@@ -91,6 +91,9 @@ MAPPING_VIEWS = frozenset({"items", "values"})
 # Methods that hand back a Python list of host values whatever the receiver (`t.tolist()`).
 LISTING_METHODS = frozenset({"tolist"})
 
+# Decorators that make a method a property: reading the attribute runs it (`model.device`).
+PROPERTY_DECORATORS = frozenset({"property", "builtins.property", "functools.cached_property"})
+
 # Decorators that memoize a function: its syncs are not its callers' per-call work.
 MEMOIZING_DECORATORS = frozenset({"functools.cache", "functools.lru_cache", "functools.cached_property"})
 

@@ -57,6 +57,8 @@ def is_module_class(qualname: str) -> bool:
         or (qualname.startswith("transformers.models.") and ".modeling_" in qualname)
 # The methods that move a module's parameters (and return the module): `.cuda()`, `.to(device)`.
 MODULE_MOVES = frozenset({"cuda", "to"})
+# A module's methods that list tensors in its memory (its parameters and buffers: where `.to()` put them).
+MEMORY_LISTINGS = frozenset({"parameters", "buffers"})
 # A module's methods that yield (name, item) pairs: the names are strings the host has.
 NAMED_ITEMS = frozenset({"named_parameters", "named_buffers", "named_modules", "named_children"})
 MODULE_HOT_METHODS = frozenset({"forward"})

@@ -13,7 +13,8 @@ from streamlint.model.summary.function_summary import Evidence
 def as_receiver_state(stores: tuple[tuple[str, AbsValue], ...], known: tuple = ()) -> tuple[tuple[str, AbsValue], ...]:
     """`stores` in `self`'s terms; `known`: the receiver state the method was walked from."""
     owners = {value.identity: attr for attr, value in stores
-              if attr and value.is_buffer and value.identity is not None and not value.identity.steps}
+              if attr and (value.is_buffer or value.kind is ValueKind.OBJECT) and value.identity is not None
+              and not value.identity.steps}
     kept_at = {value.stream: Path(Root.self_()).attr(attr) for attr, value in stores
                if attr and value.kind is ValueKind.STREAM and value.stream is not None}
     restated = tuple((attr, _at_self(attr, value, owners, kept_at)) for attr, value in stores if attr)
@@ -62,7 +63,9 @@ def _at_self(attr: str, value: AbsValue, owners: dict, kept_at: dict) -> AbsValu
                                             and value.identity.root.kind is RootKind.PARAM and not value.identity.steps):
         return replace(value, identity=here, target=OPTION)  # an argument kept as it was given (or of them): an option
     element = _item_at(value.element, here.element(Index.any_())) if value.element is not None else None
-    return replace(value, identity=here, element=element)
+    # (an optimizer over a module the object keeps: its members are that attribute's memory)
+    members = frozenset(Path(Root.self_()).attr(owners[m]) if m in owners else m for m in value.members)
+    return replace(value, identity=here, element=element, members=members)
 
 
 def _item_at(item: AbsValue, slot: Path) -> AbsValue:

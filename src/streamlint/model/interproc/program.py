@@ -384,6 +384,21 @@ class Program:
             unit.threads = registered_hooks(unit.tree, python_std.THREAD_STARTS) if starts else frozenset()
         return function.qualname[len(function.module) + 1:] in unit.threads
 
+    def is_module(self, cls: str) -> bool:
+        """A project class deriving from `torch.nn.Module` (or a library's module class), through its project bases."""
+        owner = self._unit_of_class(cls)
+        return owner is not None and any(map(torch_modules.is_module_class, self._bases_of(*owner)))
+
+    def is_property(self, function: FunctionRef) -> bool:
+        """Decorated as a property (`@property`, `@functools.cached_property`): reading the attribute runs it."""
+        unit = self.unit(function.module)
+        for decorator in getattr(function.node, "decorators", ()):
+            expr = decorator.decorator
+            if unit is not None and (qualified(expr, unit.imports) or getattr(expr, "value", "")) \
+                    in python_std.PROPERTY_DECORATORS:
+                return True
+        return False
+
     def memoized(self, function: FunctionRef) -> bool:
         """Decorated to run once per distinct argument tuple (`functools.lru_cache`)."""
         unit = self.unit(function.module)

@@ -336,6 +336,13 @@ class Solver:
         thread = self.program.thread_entry(function)
         return context if (hot, thread) == (context.hot, context.thread) else replace(context, hot=hot, thread=thread)
 
+    def is_module(self, cls: str) -> bool:
+        return self.program.is_module(cls)
+
+    def property_of(self, cls: str, attr: str) -> str:
+        function = self.program.function(f"{cls}.{attr}")
+        return function.qualname if function is not None and self.program.is_property(function) else ""
+
     def cold_entry(self, qualname: str) -> str:
         function = self.program.function(qualname)
         return self.program.cold_entry(function) if function is not None else ""

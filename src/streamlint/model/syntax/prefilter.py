@@ -73,3 +73,26 @@ def may_import(data: bytes, dotted: str) -> bool:
     """False only when no line of the bytes starts an import of `dotted` or of a module in it (`from a.b.c import x`,
     `import a.b`); `syntax/names.imports_module` confirms on the parse."""
     return re.search(rb"(?m)^[ \t]*(?:from|import)[ \t]+%s(?:[. \t]|$)" % re.escape(dotted.encode()), data) is not None
+
+
+# `from a.b import c` / `from . import c, d` / `import a.b, e`: the modules an import statement names.
+_IMPORTS = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(?:\(([^)]*)\)|((?:[\w, \t*]|\\\r?\n)+))"
+                      rb"|import[ \t]+((?:[\w., \t]|\\\r?\n)+))", re.M)
+
+
+def imported_modules(data: bytes) -> frozenset[tuple[int, str]]:
+    """The modules a file's import statements may name, as (dots, dotted name) read from the text: `from .model import
+    load` gives (1, "model") and (1, "model.load"); `from . import a` (1, "a"); `import pkg.model as m` (0,
+    "pkg.model"). What the engine's prefilter asks of a file without CUDA words (discovery resolves them to files)."""
+    found: set[tuple[int, str]] = set()
+    for dots, source, bracketed, names, plain in _IMPORTS.findall(data):
+        level, base, names = len(dots), source.decode(), bracketed or names
+        if plain:
+            found.update((0, m.split()[0].decode()) for m in plain.replace(b"\\", b" ").split(b",") if m.strip())
+            continue
+        if base:
+            found.add((level, base))
+        for name in re.split(rb"[\s,()\\]+", re.sub(rb"#[^\n]*", b"", names)):
+            if name and name not in (b"as", b"*"):
+                found.add((level, f"{base}.{name.decode()}" if base else name.decode()))
+    return frozenset(found)

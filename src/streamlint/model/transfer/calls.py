@@ -138,6 +138,9 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
             and frame.program.methods_named(callee.target, "__call__"):
         # (calling an object of a project class that defines `__call__` runs that method: a transform, a functor)
         return _object_method(f"{callee.target}.__call__", replace(arguments, receiver=callee), state, frame)
+    if instance and callee.memory is Memory.DEVICE:  # a module moved to CUDA computes where its parameters are
+        module = AbsValue(ValueKind.BUFFER, "torch", Memory.DEVICE, callee.identity)
+        arguments = replace(arguments, positional=arguments.positional + ((module, arguments.node),))
     return _opaque(arguments, state, frame, callee=f"{callee.target}()" if instance else "")
 
 
@@ -237,6 +240,8 @@ def _answered_first(name: str, receiver: AbsValue, arguments: Arguments, state: 
         return array_calls.launch_graph(receiver, arguments, state, frame)
     if receiver.kind is ValueKind.CONTAINER and receiver.target == torch_calls.OPTIMIZER:
         return torch_calls.optimizer_step(receiver, name, arguments, state, frame)
+    if _project_module(name, receiver, frame):
+        return _module_method(name, receiver, arguments, state)
     if name == "parameters" and torch_calls.parameters_of(receiver) is not None:
         return torch_calls.parameters_of(receiver), state
     if name in torch_modules.NAMED_ITEMS and torch_calls.parameters_of(receiver) is not None:
@@ -246,6 +251,35 @@ def _answered_first(name: str, receiver: AbsValue, arguments: Arguments, state: 
     if _own_method(name, receiver, frame):
         return _project_call(f"{frame.module}.{frame.class_name}.{name}", arguments, state, frame)
     return None
+
+
+def _project_module(name: str, receiver: AbsValue, frame: Frame) -> bool:
+    """A method PyTorch's `nn.Module` gives an object of a project module class that does not define it itself."""
+    if name not in torch_modules.MODULE_MOVES and name not in torch_modules.MEMORY_LISTINGS:
+        return False
+    cls = receiver.target if receiver.kind is ValueKind.OBJECT else ""
+    return bool(cls) and frame.program is not None and MERGED not in cls and frame.program.is_module(cls) \
+        and f"{cls}.{name}" not in frame.program.methods_named(cls, name)
+
+
+def _module_method(name: str, module: AbsValue, arguments: Arguments, state: State) -> Handled:
+    """`model.to(device)`, `model.cuda()`: the module itself, its parameters and buffers where the call puts them (in
+    place: every name holding it sees the move); `model.parameters()`: tensors in the module's memory."""
+    if name in torch_modules.MEMORY_LISTINGS:
+        item = AbsValue(ValueKind.BUFFER, "torch", module.memory,
+                        module.identity.element(Index.any_()) if module.identity is not None else None)
+        members = frozenset({module.identity}) if module.identity is not None else frozenset()
+        return AbsValue(ValueKind.CONTAINER, "torch", element=item, members=members), state
+    memory = Memory.DEVICE if name == "cuda" else memory_named(arguments, Arg(0, "device"))
+    if memory is None:
+        return module, state
+    moved = replace(module, memory=memory)
+    if module.identity is not None and state.stored(module.identity) == module:
+        state = state.store(module.identity, moved)
+    for bound, value in state.names:
+        if value == module:
+            state = state.bind(bound, moved)
+    return moved, state
 
 
 def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -560,14 +594,20 @@ def iterated_object(receiver: AbsValue, at: cst.CSTNode, state: State, frame: Fr
     return _protocol_call(receiver, "__next__", at, state, frame)
 
 
-def _protocol_call(receiver: AbsValue, name: str, at: cst.CSTNode, state: State, frame: Frame) -> Handled:
+def run_property(method: str, receiver: AbsValue, at: cst.Attribute, state: State, frame: Frame) -> Handled:
+    """A read of a property (`model.device`): its method, run on the object where the attribute is read."""
+    return _protocol_call(receiver, method.rpartition(".")[2], at, state, frame, method)
+
+
+def _protocol_call(receiver: AbsValue, name: str, at: cst.CSTNode, state: State, frame: Frame,
+                   method: str = "") -> Handled:
     """A method Python calls for the code (`for x in obj` calls `obj.__iter__()`), placed at the statement that
     calls it: a call node of its own, numbered as that statement."""
     node = frame.numbering.once(f"protocol:{id(at)}:{name}", lambda: cst.Call(cst.Attribute(cst.Name("self"), cst.Name(name))))
     ordinals = frame.numbering.call_ordinals
     if id(node) not in ordinals and id(at) in ordinals:
         ordinals[id(node)] = ordinals[id(at)]
-    return _object_method(f"{receiver.target}.{name}", Arguments((), {}, receiver, node), state, frame)
+    return _object_method(method or f"{receiver.target}.{name}", Arguments((), {}, receiver, node), state, frame)
 
 
 def _kept_by(receiver: AbsValue, arguments: Arguments, state: State) -> State:

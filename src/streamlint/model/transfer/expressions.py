@@ -76,6 +76,9 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
         # (a default None of the class is no evidence about an object handed in: its producers' stores are, D-16)
         if kept is not None and not (kept.kind is ValueKind.NONE and base.identity.root.kind is RootKind.PARAM):
             return kept, state
+    read = _property_read(base, attr, node, state, frame)
+    if read is not None:
+        return read
     bound = _bound_method(base, attr, frame)
     if bound is not None:
         return bound, state
@@ -83,14 +86,27 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
     return (left or kept or calls.attribute_of(base, attr, path)), state
 
 
-def _bound_method(base: AbsValue, attr: str, frame: Frame) -> Optional[AbsValue]:
-    """`trainer.train_step` read, not called: the method of the object's project class, bound to the object (a
-    callable handed to a loop, a callback)."""
+def _property_read(base: AbsValue, attr: str, node: cst.Attribute, state: State, frame: Frame) -> Optional[Evaluated]:
+    """`model.device` of an object whose project class makes `device` a property: the read runs the method."""
+    cls = _class_of(base, frame)
+    method = frame.program.property_of(cls, attr) if cls else ""
+    return calls.run_property(method, base, node, state, frame) if method else None
+
+
+def _class_of(base: AbsValue, frame: Frame) -> str:
+    """The project class of an object, or of `self` in a method of one; "" when not told."""
     cls = base.target if base.kind is ValueKind.OBJECT else ""
     if not cls and base.identity is not None and base.identity.root.kind is RootKind.SELF and not base.identity.steps \
             and frame.class_name:
         cls = f"{frame.module}.{frame.class_name}"
-    if not cls or frame.program is None or MERGED in cls:
+    return "" if not cls or frame.program is None or MERGED in cls else cls
+
+
+def _bound_method(base: AbsValue, attr: str, frame: Frame) -> Optional[AbsValue]:
+    """`trainer.train_step` read, not called: the method of the object's project class, bound to the object (a
+    callable handed to a loop, a callback)."""
+    cls = _class_of(base, frame)
+    if not cls:
         return None
     method = f"{cls}.{attr}"
     if method not in frame.program.methods_named(cls, attr):

@@ -95,6 +95,12 @@ class ProgramView(Protocol):
     def left_on_holders(self, module: str, attr: str, reader: str) -> Optional[AbsValue]:
         """The tensor other functions store at `.<attr>` on an object their parameters reach (D-16)."""
 
+    def is_module(self, cls: str) -> bool:
+        """A project class deriving from PyTorch's `nn.Module` (its `.to()`, `.cuda()`, `parameters()` are PyTorch's)."""
+
+    def property_of(self, cls: str, attr: str) -> str:
+        """The method a read of `obj.<attr>` runs for an instance of `cls` (a `@property`, its own or a base's), else ""."""
+
     def cold_entry(self, qualname: str) -> str:
         """`C.state_dict` when the function runs at checkpoint, restore or print time, never per step; else ""."""
 
