@@ -87,8 +87,10 @@ def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
 
 
 def _property_read(base: AbsValue, attr: str, node: cst.Attribute, state: State, frame: Frame) -> Optional[Evaluated]:
-    """`model.device` of an object whose project class makes `device` a property: the read runs the method."""
-    cls = _class_of(base, frame)
+    """`model.device` of an object whose project class makes `device` a property: the read runs the method. (Not
+    `self.<attr>` in the class's own methods: a property is the class's interface, read by its users out of sight
+    after any of its methods, which the class's own reads must not stand in for, row 10.88.)"""
+    cls = base.target if base.kind is ValueKind.OBJECT and frame.program is not None and MERGED not in base.target else ""
     method = frame.program.property_of(cls, attr) if cls else ""
     return calls.run_property(method, base, node, state, frame) if method else None
 
