@@ -327,3 +327,17 @@ def test_a_named_notebook_without_cuda_words_is_still_parsed(tmp_path, capsys, m
     code, out, _ = run(capsys, "plain.ipynb")
     assert code == 1 and out.startswith("plain.ipynb:cell 1:1:7: SL000 SyntaxError")
     assert run(capsys, ".")[0] == 0  # found by the walk: skipped without CUDA words
+
+
+def test_a_list_of_lines_in_a_message_counts_in_the_cells(tmp_path, capsys, monkeypatch):
+    # an SL502 run of reads names the reads after the first ("lines 4, 5"): rows of the cell, not of all cells
+    monkeypatch.chdir(tmp_path)
+    loop = ("for step in range(100):\n    y = x * step\n    a = y.sum().item()\n    b = y.max().item()\n"
+            "    c = y.min().item()\n    log(a, b, c)\n")
+    nb = notebook(v4.new_code_cell("import torch\nx = torch.ones(8, device='cuda')\nlog = print"),
+                  v4.new_markdown_cell("# loop"), v4.new_code_cell(loop))
+    nbformat.write(nb, "reads.ipynb")
+    code, out, _ = run(capsys, "reads.ipynb", "--output-format", "concise")
+    assert code == 1
+    assert out.splitlines()[0].startswith("reads.ipynb:cell 3:3:9: SL502 ")
+    assert out.splitlines()[0].endswith("with 2 more reads right after it (lines 4, 5)")

@@ -13,11 +13,22 @@ import re
 from streamlint.notebooks.cells import VirtualModule
 
 _LINE = re.compile(r"\bline (\d+)\b")
+# "lines 15, 18, 19", "lines 16 and 19": each number of the list
+_LINES = re.compile(r"\blines (\d+(?:(?:, | and )\d+)+)\b")
+_NUMBER = re.compile(r"\d+")
 
 
 def to_cell_message(message: str, module: VirtualModule, cell: int) -> str:
-    def relative(match: re.Match) -> str:
-        number, row = module.locate(int(match.group(1)))
-        return f"line {row}" if number == cell else f"line {row} of cell {number}"
+    def located(number: int) -> str:
+        at, row = module.locate(number)
+        return f"{row}" if at == cell else f"{row} of cell {at}"
 
-    return _LINE.sub(relative, message) if "line " in message else message
+    def relative(match: re.Match) -> str:
+        return f"line {located(int(match.group(1)))}"
+
+    def relative_list(match: re.Match) -> str:
+        return "lines " + _NUMBER.sub(lambda m: located(int(m.group(0))), match.group(1))
+
+    if "line" not in message:
+        return message
+    return _LINE.sub(relative, _LINES.sub(relative_list, message))
