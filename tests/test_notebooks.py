@@ -122,13 +122,14 @@ def test_ipython_syntax_keeps_rows_and_columns(tmp_path):
         "!pip install \\\n"
         "    cupy\n"
         "pip install numba\n"
+        "cd ../data\n"
         "for i in range(30):\n"
         "    %time s = torch.cuda.Stream()\n"
         "    s = torch.cuda.Stream()\n"
         "    with torch.cuda.stream(s):\n"
         "        x = torch.ones(4, device='cuda')\n"
     )
-    assert _codes(tmp_path, notebook(v4.new_code_cell(cell))) == [(1, 10, "SL501")]
+    assert _codes(tmp_path, notebook(v4.new_code_cell(cell))) == [(1, 11, "SL501")]  # (`cd ../data`: automagic %cd)
     # A Python cell magic keeps its body; others (%%bash) leave the cell out, unparsed.
     loop = cell[cell.index("for i") :]
     timed = notebook(v4.new_code_cell("import torch"), v4.new_code_cell("%%timeit -n 3\n" + loop))

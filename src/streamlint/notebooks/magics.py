@@ -24,9 +24,11 @@ _ASSIGNED_ESCAPE = re.compile(r"^(?P<target>\s*[A-Za-z_][\w.\[\], ]*?)\s*=\s*(?:
 # `%name`, `%%name`, `!cmd` at the start of a line; not `% x` or `!= y` continuing an
 # expression from the line above.
 _ESCAPE = re.compile(r"\s*(?:%{1,2}[A-Za-z_]|!(?!=))")
-# IPython's automagic runs `pip install x` (no `%`) as the %pip magic.
+# IPython's automagic runs `pip install x` (no `%`) as the %pip magic, and `cd ../data` as %cd (a path after
+# it, never an operator: `cd = 3` is Python).
 _AUTOMAGIC = re.compile(
-    r"\s*(?:pip|conda|mamba)\s+(?:install|uninstall|list|show|freeze|download|update|remove)\b"
+    r"\s*(?:(?:pip|conda|mamba)\s+(?:install|uninstall|list|show|freeze|download|update|remove)\b"
+    r"|cd(?:\s+(?![=(\[.,:+*/%<>!&|^]\s)[^\s=]\S*)?\s*$)"
 )
 _HELP = re.compile(r"^\s*(\?{1,2}\S.*|[\w.*\[\]]+\?{1,2})\s*$")
 
