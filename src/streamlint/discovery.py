@@ -29,6 +29,7 @@ import pathspec
 from streamlint.config import Settings, SettingsResolver
 from streamlint.model.prefilter import may_have_findings
 from streamlint.model.syntax.prefilter import imported_modules
+from streamlint.source import read_bytes
 
 PY_SUFFIXES = (".py", ".pyi", ".ipynb")  # notebooks are checked cell by cell
 GITIGNORE = ".gitignore"
@@ -91,7 +92,7 @@ def _with_gpu_importers(files: list[tuple[Path, Settings]]) -> list[tuple[Path, 
     for index, (path, _) in enumerate(files):
         if path.suffix == ".py":
             try:
-                texts[index] = path.read_bytes()
+                texts[index] = read_bytes(path)  # (never waits on a FIFO named `.py`)
             except OSError:
                 continue
             modules.add(index, path)
