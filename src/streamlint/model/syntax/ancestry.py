@@ -70,11 +70,7 @@ class Ancestry:
         for current in self.ancestors(node):
             if current is loop:  # (in its body, or a `while` test; a `for` header runs once)
                 return child is current.body or (isinstance(current, cst.While) and child is current.test)
-            if isinstance(current, SCOPES + (cst.For, cst.While, cst.ExceptHandler, cst.BaseComp)):
-                return False
-            if isinstance(current, (cst.If, cst.IfExp)) and child is not current.test:
-                return False
-            if isinstance(current, cst.BooleanOperation) and child is current.right:
+            if not _always_runs(current, child):
                 return False
             child = current
         return False
@@ -115,14 +111,20 @@ class Ancestry:
                     return child is current.left
                 return not isinstance(current, (cst.For, cst.BaseComp, cst.ExceptHandler)) or (
                     isinstance(current, cst.For) and child is current.body)
-            if isinstance(current, SCOPES + (cst.For, cst.While, cst.ExceptHandler, cst.BaseComp)):
-                return False
-            if isinstance(current, (cst.If, cst.IfExp)) and child is not current.test:
-                return False
-            if isinstance(current, cst.BooleanOperation) and child is current.right:
+            if not _always_runs(current, child):
                 return False
             child = current
         return False
+
+
+def _always_runs(current: cst.CSTNode, child: cst.CSTNode) -> bool:
+    """Does `child` run whenever the node `current` around it does: not a side of a test (its condition runs), not the
+    right operand of `and`/`or`, nor in a handler, a loop, a comprehension or a nested function?"""
+    if isinstance(current, SCOPES + (cst.For, cst.While, cst.ExceptHandler, cst.BaseComp)):
+        return False
+    if isinstance(current, (cst.If, cst.IfExp)) and child is not current.test:
+        return False
+    return not (isinstance(current, cst.BooleanOperation) and child is current.right)
 
 
 def comprehension_of(node: cst.CSTNode, ancestry: Ancestry) -> Optional[cst.CSTNode]:
