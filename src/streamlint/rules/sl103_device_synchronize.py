@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from streamlint.model.api import torch_modules
+from streamlint.model.api import step_entries
 from streamlint.model.readings import hot_paths
 from streamlint.model.readings.hot_paths import Work, work_in
 from streamlint.model.readings.operations import measuring_calls, own_operations, stream_work_around
@@ -313,10 +313,10 @@ def _called_in_loop(model, ancestry: Ancestry, at, loops: list, modules: frozens
 
 
 def _entry_named(entry: str, function: str) -> str:
-    """A module's or optimizer's own hot method by its name (`forward`); a hook PyTorch calls by
+    """A framework step entry by its name (`forward`, `training_step`: `api/step_entries`); a hook PyTorch calls by
     its qualified name (`ParamOffloader._fetch`); a helper by its entry's."""
     method = entry.rsplit(".", 1)[-1]
-    if entry == function and method not in torch_modules.MODULE_HOT_METHODS | torch_modules.OPTIMIZER_HOT_METHODS:
+    if entry == function and method not in step_entries.STEP_METHODS:
         return entry
     return hot_entry_name(entry, function)
 

@@ -265,9 +265,15 @@ def _once_at(creation: "_Creation", ancestry: Ancestry) -> str:
         return "before the loop"
     function = next((a for a in ancestry.ancestors(creation.node) if isinstance(a, cst.FunctionDef)), None)
     owner = ancestry.parent(ancestry.parent(function)) if function is not None else None
-    if isinstance(owner, cst.ClassDef):
+    if isinstance(owner, cst.ClassDef) and not _has_no_object(function):
         return "in `__init__`"  # (a method: kept on the object)
     return f"outside `{function.name.value}`" if function is not None else "outside the hot path"
+
+
+def _has_no_object(function: cst.FunctionDef) -> bool:
+    """A static or class method (a custom autograd function's `forward`): no `__init__` runs for its calls."""
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
+               for d in function.decorators)
 
 
 @dataclass(frozen=True)
@@ -364,8 +370,8 @@ def _fix(builder: FixBuilder, creation: "_Creation"):
     if creation.hot_call:
         function = next((a for a in builder.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
         cls = builder.parent(builder.parent(function)) if function is not None else None
-        if not isinstance(cls, cst.ClassDef):
-            return None  # a hook nested in a method, or a function: no `self` to keep it on
+        if not isinstance(cls, cst.ClassDef) or _has_no_object(function):
+            return None  # a hook nested in a method, a function, a static method: no `self` to keep it on
         return _into_init(builder, cls, statement, node, assign.targets[0].target.value, thing, false_comment)
     loop = creation.loops[0]
     if _uses_names_bound_in(builder, node, loop):

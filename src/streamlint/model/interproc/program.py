@@ -15,9 +15,10 @@ from streamlint.model.syntax.hooks import registered_hooks, stored_attributes
 from streamlint.model.syntax.gpu_words import module_vocabulary, spells
 from streamlint.model.syntax.prefilter import may_call, may_register
 from streamlint.model.syntax.arity import accepts
+from streamlint.model.syntax.every_call import every_call
 from streamlint.model.interproc.training_steps import runs_backward_every_call
 from streamlint.model.interproc.gpu_vocabulary import GPU_METHODS, GPU_WORDS
-from streamlint.model.api import python_std, torch_modules
+from streamlint.model.api import python_std, step_entries, torch_modules
 from streamlint.model.transfer.names import star_imports_of, imports_of
 from streamlint.model.transfer.nodes import own_nodes
 
@@ -241,6 +242,7 @@ class Program:
         self._starred: set[str] = set()  # (units whose star imports are bound)
         self._bind_stars(main)
         self._step_methods: dict[str, bool] = {}
+        self._class_entries: dict[str, dict[str, str]] = {}  # (_step_entries, per class)
         # (package_units: the modules that spell a checked module's name, with their name runs or bytes)
         self._package_read: list[tuple[str, bytes]] = []
 
@@ -279,8 +281,9 @@ class Program:
         return None
 
     def hot_entry(self, function: FunctionRef) -> str:
-        """`C.forward` when the function is a method PyTorch runs on every step (an `nn.Module`'s
-        `forward`, an optimizer's `step`, a hook its module registers), else ""."""
+        """`C.forward` when the function is a method a framework runs on every step (an `nn.Module`'s `forward`, an
+        optimizer's `step`, an environment's `step`: `api/step_entries`), one such a method calls on its receiver on
+        every call, a hook its module registers, or a method that runs backward on every call; else ""."""
         unit = self.unit(function.module)
         name = getattr(function.node, "name", None)
         if unit is None or name is None:
@@ -294,16 +297,63 @@ class Program:
         nested = within.count(".") > (1 if within.partition(".")[0] in unit.classes else 0)
         if within in unit.hooks:  # (a closure is named by its own name, a method as `C.m`)
             return name.value if nested else within
-        if not function.class_name or nested:
+        head, _, rest = within.partition(".")
+        cls = function.class_name or (head if head in unit.classes and rest else "")  # (a static method's class too)
+        if not cls or nested:
             return ""
-        named = name.value in torch_modules.MODULE_HOT_METHODS or name.value in torch_modules.OPTIMIZER_HOT_METHODS \
-            or name.value in torch_modules.DATASET_HOT_METHODS
-        bases = self._bases_of(unit, function.class_name) if named else []  # (project bases read only for these)
-        module = name.value in torch_modules.MODULE_HOT_METHODS and any(map(torch_modules.is_module_class, bases))
-        optimizer = name.value in torch_modules.OPTIMIZER_HOT_METHODS and torch_modules.optimizer_base(bases)
-        dataset = name.value in torch_modules.DATASET_HOT_METHODS and torch_modules.dataset_base(bases)
-        return f"{function.class_name}.{name.value}" if module or optimizer or dataset or self._steps(function, unit) \
-            else ""
+        entry = self._step_entries(unit, cls).get(name.value)
+        return entry or (f"{cls}.{name.value}" if function.class_name and self._steps(function, unit) else "")
+
+    def _step_entries(self, unit: ModuleUnit, cls: str) -> dict[str, str]:
+        """A class's methods that run once per pass of a framework's loop (`api/step_entries`: its own or inherited
+        `forward`, `step`, `training_step`, ...) and the methods those call on the receiver on every call (a template
+        method's steps, which subclasses define), each by the entry that runs it ("C.step"). Read once per class."""
+        key = f"{unit.name}.{cls}"
+        found = self._class_entries.get(key)
+        if found is not None:
+            return found
+        found = self._class_entries[key] = {}
+        own = {q.rpartition(".")[2] for q in unit.functions if q.startswith(f"{key}.") and q.count(".") == key.count(".") + 1}
+        if not own & step_entries.STEP_METHODS and not unit.bases.get(cls):
+            return found  # (no entry of its own and no base to inherit one from: the bases are not read)
+        bases = self._bases_of(unit, cls)
+        for row in step_entries.STEP_ENTRIES:
+            if any(map(row.derives, bases)) or (row.protocol and self._implements(key, row.protocol)):
+                for method in sorted(row.methods):
+                    self._add_entry(found, key, method, f"{cls}.{method}", row.protocol)
+        return found
+
+    def _implements(self, cls: str, protocol: frozenset[str]) -> bool:
+        """Does the class define every method of the protocol, its own or inherited?"""
+        for method in protocol:
+            defined = self._defined(f"{cls}.{method}")
+            if not isinstance(defined, FunctionRef) or not isinstance(defined.node, cst.FunctionDef):
+                return False
+        return True
+
+    def _add_entry(self, found: dict[str, str], cls: str, method: str, label: str, protocol: frozenset[str],
+                   hops: int = 0) -> None:
+        defined = self._defined(f"{cls}.{method}")
+        if not isinstance(defined, FunctionRef) or not isinstance(defined.node, cst.FunctionDef) or hops > _MAX_REEXPORTS:
+            return
+        if protocol and hops == 0 and not _takes_an_argument(defined.node):
+            return  # (a protocol's step is handed the action)
+        found.setdefault(method, label)
+        calls = every_call(defined.node)
+        for called in sorted(calls.receiver_calls):
+            found.setdefault(called, label)
+        if method in calls.super_calls and defined.class_name:  # (the base's step runs too: its template's steps)
+            owner = f"{defined.module}.{defined.class_name}"
+            for base in self._unit_bases(owner):
+                before = dict(found)
+                self._add_entry(found, base, method, label, protocol, hops + 1)
+                if found != before:
+                    break
+
+    def _unit_bases(self, cls: str) -> tuple[str, ...]:
+        module, _, name = cls.rpartition(".")
+        unit = self.unit(module)
+        return unit.bases.get(name, ()) if unit is not None else ()
 
     def cold_entry(self, function: FunctionRef) -> str:
         """`C.state_dict` when the function is a method of a module or an optimizer that runs at checkpoint,
@@ -576,6 +626,12 @@ def qualified(expr: cst.BaseExpression, imports: dict[str, str]) -> str:
         return ""
     parts.append(imports.get(expr.value, expr.value))
     return ".".join(reversed(parts))
+
+
+def _takes_an_argument(node: cst.FunctionDef) -> bool:
+    """A method handed something besides its receiver: a parameter without a default after the first."""
+    params = (*node.params.posonly_params, *node.params.params)[1:]
+    return any(p.default is None for p in (*params, *node.params.kwonly_params))
 
 
 def _is_test_name(name: str) -> bool:
