@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
@@ -35,9 +36,27 @@ class Diagnostic:
     # None when the message says it all. Not part of identity or order.
     help: Optional[str] = field(default=None, compare=False)
 
+    def __post_init__(self) -> None:
+        # a message and its help are one line each, whatever code they quote (a call written over lines)
+        object.__setattr__(self, "message", one_line(self.message))
+        if self.help is not None:
+            object.__setattr__(self, "help", one_line(self.help))
+
     @property
     def url(self) -> str | None:
         return None if self.code == "SL000" else DOCS_URL.format(code=self.code)
+
+
+_OPENING_BREAK = re.compile(r"([(\[{])\s*\n\s*")
+_CLOSING_BREAK = re.compile(r"\s*\n\s*([)\]}])")
+_BREAK = re.compile(r"\s*\n\s*")
+
+
+def one_line(text: str) -> str:
+    """Text with the line breaks of the code it quotes joined: `(\n    a - b\n).cpu` as `(a - b).cpu`."""
+    if "\n" not in text:
+        return text
+    return _BREAK.sub(" ", _CLOSING_BREAK.sub(r"\1", _OPENING_BREAK.sub(r"\1", text)))
 
 
 def sort_key(diag: Diagnostic) -> tuple:

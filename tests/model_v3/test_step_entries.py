@@ -137,14 +137,44 @@ def test_every_call_stops_at_an_early_exit():
             self.first(actions)
             with self.timer:
                 self.second()
+            if self.done:
+                raise StopIteration
+            self.third()
             if self.paused:
-                self.third()
+                self.fourth()
                 return None
-            self.fourth()
+            self.fifth()
             super().step(actions)
     """))
     found = every_call(node)
-    assert found.receiver_calls == {"first", "second"}
+    assert found.receiver_calls == {"first", "second", "third"}
     assert found.super_calls == frozenset()
     node = cst.parse_statement("def step(self, a):\n    try:\n        self.x()\n    finally:\n        pass\n    super().step(a)\n")
     assert every_call(node) == EveryCall(frozenset({"x"}), frozenset({"step"}))
+
+
+def test_an_iterator_hands_out_one_item_per_pass_of_its_consumer():
+    hot = _hot("""
+        import torch
+
+        class Reader:
+            def __init__(self, batches):
+                self.batches = batches
+
+            def __iter__(self):
+                return self
+
+            def __next__(self):
+                if not self.batches:
+                    raise StopIteration
+                return self._decode(self.batches.pop())
+
+            def _decode(self, batch):
+                torch.cuda.synchronize()
+
+        class NotAnIterator:
+            def __next__(self):
+                torch.cuda.synchronize()
+    """)
+    assert hot["Reader.__next__"] == hot["Reader._decode"] == "Reader.__next__"
+    assert not hot["Reader.__iter__"] and not hot["NotAnIterator.__next__"]

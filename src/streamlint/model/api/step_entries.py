@@ -20,17 +20,20 @@ class Driver(Enum):
     AUTOGRAD = "autograd, per forward and backward pass"
     TRAINING_LIBRARY = "a training library's loop, per batch"
     RL_RUNNER = "an RL runner's loop, per environment step"
+    CONSUMER = "the consumer's loop, per item"  # `for batch in loader:` runs `__next__`
 
 
 @dataclass(frozen=True)
 class StepEntry:
     """Methods `methods` of a class that derives from a base `derives` accepts (qualified, through project bases), or
-    that defines all of `protocol` itself or through its project bases, run once per pass of `driver`'s loop."""
+    that defines all of `protocol` itself or through its project bases, run once per pass of `driver`'s loop;
+    `handed`: only where the method takes an argument besides its receiver (an environment's `step(action)`)."""
 
     driver: Driver
     methods: frozenset[str]
     derives: Callable[[str], bool] = lambda base: False
     protocol: frozenset[str] = frozenset()
+    handed: bool = False
 
 
 def _named(*bases: str) -> Callable[[str], bool]:
@@ -80,7 +83,9 @@ STEP_ENTRIES: tuple[StepEntry, ...] = (
     StepEntry(Driver.RL_RUNNER, frozenset({"step", "step_wait"}), _ENVIRONMENTS),
     # the environment protocol (Gym's): a class with `step(action)` and `reset()` is stepped by an outer loop, whatever
     # its base (an RL project's own abstract `Env`)
-    StepEntry(Driver.RL_RUNNER, frozenset({"step"}), protocol=frozenset({"step", "reset"})),
+    StepEntry(Driver.RL_RUNNER, frozenset({"step"}), protocol=frozenset({"step", "reset"}), handed=True),
+    # the iterator protocol: a loader's or reader's `__next__` hands the consumer one batch per pass of its loop
+    StepEntry(Driver.CONSUMER, frozenset({"__next__"}), protocol=frozenset({"__iter__", "__next__"})),
     StepEntry(Driver.RL_RUNNER, frozenset({"process_infos"}), _RL_GAMES_OBSERVERS),
     StepEntry(Driver.RL_RUNNER, frozenset({"calc_gradients", "env_step", "get_action_values"}), _RL_GAMES_AGENTS),
 )

@@ -320,7 +320,7 @@ class Program:
         for row in step_entries.STEP_ENTRIES:
             if any(map(row.derives, bases)) or (row.protocol and self._implements(key, row.protocol)):
                 for method in sorted(row.methods):
-                    self._add_entry(found, key, method, f"{cls}.{method}", row.protocol)
+                    self._add_entry(found, key, method, f"{cls}.{method}", row.handed)
         return found
 
     def _implements(self, cls: str, protocol: frozenset[str]) -> bool:
@@ -331,13 +331,13 @@ class Program:
                 return False
         return True
 
-    def _add_entry(self, found: dict[str, str], cls: str, method: str, label: str, protocol: frozenset[str],
+    def _add_entry(self, found: dict[str, str], cls: str, method: str, label: str, handed: bool,
                    hops: int = 0) -> None:
         defined = self._defined(f"{cls}.{method}")
         if not isinstance(defined, FunctionRef) or not isinstance(defined.node, cst.FunctionDef) or hops > _MAX_REEXPORTS:
             return
-        if protocol and hops == 0 and not _takes_an_argument(defined.node):
-            return  # (a protocol's step is handed the action)
+        if handed and hops == 0 and not _takes_an_argument(defined.node):
+            return  # (an environment's step is handed the action)
         found.setdefault(method, label)
         calls = every_call(defined.node)
         for called in sorted(calls.receiver_calls):
@@ -346,7 +346,7 @@ class Program:
             owner = f"{defined.module}.{defined.class_name}"
             for base in self._unit_bases(owner):
                 before = dict(found)
-                self._add_entry(found, base, method, label, protocol, hops + 1)
+                self._add_entry(found, base, method, label, handed, hops + 1)
                 if found != before:
                     break
 

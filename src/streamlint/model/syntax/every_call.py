@@ -29,7 +29,8 @@ def every_call(node: cst.FunctionDef) -> EveryCall:
 
 def _statements(statements, receiver: str, own: set[str], base: set[str]) -> bool:
     """Collects the calls of statements that run whenever the block does; False once one may leave the block early
-    (a `return` or `raise` under a test: what follows runs only sometimes)."""
+    (a `return` under a test: what follows runs only sometimes). A `raise` under a test leaves only on an error or
+    at the end of the iteration (`raise StopIteration`): what follows runs on every usual call."""
     for statement in statements:
         if isinstance(statement, cst.SimpleStatementLine):
             _calls(statement, receiver, own, base)
@@ -53,7 +54,7 @@ def _statements(statements, receiver: str, own: set[str], base: set[str]) -> boo
 
 
 def _may_leave(statement: cst.If) -> bool:
-    return any(isinstance(n, (cst.Return, cst.Raise)) for n in walk(statement))
+    return any(isinstance(n, cst.Return) for n in walk(statement))
 
 
 def _calls(node: cst.CSTNode, receiver: str, own: set[str], base: set[str]) -> None:
