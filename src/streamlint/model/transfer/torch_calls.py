@@ -76,6 +76,10 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     split = arguments.value(Arg(0, "tensor"))
     if name.startswith("torch.") and short in torch_api.SPLITS and split is not None and split.is_buffer:
         return split, state  # views of its memory: iterating or unpacking them gives pieces where it is
+    if name.startswith("torch.") and short in torch_api.VIEW_METHODS and arguments.positional and split is not None \
+            and split.is_buffer:
+        # `torch.reshape(t, shape)` is `t.reshape(shape)`: a view where the tensor is (a loader's pinned batch stays pinned)
+        return tensor_method(short, split, replace(arguments, positional=arguments.positional[1:]), state, frame)
     if name.startswith("torch.") and buffers and (short in torch_api.SIZED_BY_DATA or (
             short == "where" and len(arguments.values()) == 1)):  # `torch.where(cond)` is `nonzero`
         return sized_by_data(name, buffers, arguments, state, frame)
