@@ -73,13 +73,9 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         return AbsValue(ValueKind.CONTAINER, F, target=OPTIMIZER, members=members), state
     short = name.rsplit(".", 1)[-1]
     buffers = [v for v in arguments.values() if v.is_buffer]
-    split = arguments.value(Arg(0, "tensor"))
-    if name.startswith("torch.") and short in torch_api.SPLITS and split is not None and split.is_buffer:
-        return split, state  # views of its memory: iterating or unpacking them gives pieces where it is
-    if name.startswith("torch.") and short in torch_api.VIEW_METHODS and arguments.positional and split is not None \
-            and split.is_buffer:
-        # `torch.reshape(t, shape)` is `t.reshape(shape)`: a view where the tensor is (a loader's pinned batch stays pinned)
-        return tensor_method(short, split, replace(arguments, positional=arguments.positional[1:]), state, frame)
+    viewed = _view_function(name, short, arguments, state, frame)
+    if viewed is not None:
+        return viewed
     if name.startswith("torch.") and buffers and (short in torch_api.SIZED_BY_DATA or (
             short == "where" and len(arguments.values()) == 1)):  # `torch.where(cond)` is `nonzero`
         return sized_by_data(name, buffers, arguments, state, frame)
@@ -94,6 +90,19 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     if torch_api.returns_tensor(name) and all(v.memory is Memory.UNKNOWN and not (v.is_buffer and v.stream)
                                               for v in arguments.values()):
         return _of_untold(buffers, arguments, state, frame)
+    return None
+
+
+def _view_function(name: str, short: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    """`torch.split(t, n)`: views of its memory (iterating or unpacking them gives pieces where it is);
+    `torch.reshape(t, shape)` is `t.reshape(shape)`: a view where the tensor is (a loader's pinned batch stays pinned)."""
+    tensor = arguments.value(Arg(0, "tensor"))
+    if not name.startswith("torch.") or tensor is None or not tensor.is_buffer:
+        return None
+    if short in torch_api.SPLITS:
+        return tensor, state
+    if short in torch_api.VIEW_METHODS and arguments.positional:
+        return tensor_method(short, tensor, replace(arguments, positional=arguments.positional[1:]), state, frame)
     return None
 
 
