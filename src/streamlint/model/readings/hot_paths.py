@@ -183,8 +183,8 @@ def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry
     passes written out (a literal sequence, `range(3)`), nor one over the devices (each pass makes current the device its
     item names: as many passes as devices), nor one whose pass leaves it after `node` (a `return` or a `break`: it
     runs once per entry); never an outer loop, whose every pass runs a nested loop
-    (its own or a callee's) that already waits for the GPU on every pass, or its own nested loop of training steps
-    (an epoch around its steps: one wait more per pass of it is spread over the nested loop's)."""
+    (its own or a callee's) that already waits for the GPU on every pass, or a nested loop of training steps, its own
+    or a callee's (an epoch around its steps: one wait more per pass of it is spread over the nested loop's)."""
     loops = ancestry.loops_around(node)
     if bound_by_the_host(model, loops, ancestry) or off_the_hot_path(model, function):
         return []
@@ -196,13 +196,49 @@ def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry
         return loops
     waits = _steady_waits(model, function, ancestry)
     return [loop for loop in loops if not any(_in_nested_loop(at, inner, loop, node, ancestry) for at, inner in waits)
-            and not _around_steps(loop, node, ancestry, imports)]
+            and not _around_steps(loop, node, ancestry, imports) and not _around_callee_steps(model, loop, node, ancestry)]
 
 
 def _around_steps(loop: cst.CSTNode, node: cst.CSTNode, ancestry: Ancestry, imports: dict) -> bool:
     """Does every pass of `loop` run a nested loop of training steps (a backward pass and an update each pass) that
     `node` is not in? Then `loop` is an epoch, and `node` runs once per epoch."""
     return any(not ancestry.inside(node, steps) for steps in _loop_facts(loop, ancestry, imports)[0])
+
+
+def _around_callee_steps(model: FileModel, loop: cst.CSTNode, node: cst.CSTNode, ancestry: Ancestry) -> bool:
+    """Does every pass of `loop` call, in a statement `node` is not in, a function of the project whose own loop trains
+    (`for epoch in ...: train(...); evaluate(...)`)? Then `loop` is an epoch around the callee's steps, as around its
+    own nested loop of steps (`_around_steps`)."""
+    program = model.solver.program
+    unit = program.unit(model.module)
+    if unit is None:
+        return False
+    for call in (n for n in walk(loop) if type(n) is cst.Call and isinstance(n.func, (cst.Name, cst.Attribute))):
+        if ancestry.inside(node, call) or not ancestry.every_pass(call, loop):
+            continue
+        local = isinstance(call.func, cst.Name) and call.func.value not in unit.imports
+        name = f"{model.module}.{call.func.value}" if local else qualified(call.func, unit.imports)
+        function = program.function(name) if name else None
+        if function is not None and _trains_in_a_loop(program, function):
+            return True
+    return False
+
+
+# Whether a function's own loops train, by function (read once per function: every loop around a call of it asks).
+_TRAINS: dict[int, tuple[cst.CSTNode, bool]] = {}
+
+
+def _trains_in_a_loop(program, function) -> bool:
+    known = _TRAINS.get(id(function.node))
+    if known is not None and known[0] is function.node:
+        return known[1]
+    unit = program.unit(function.module)
+    modules = imported_modules(unit.tree) if unit is not None else frozenset()
+    found = any(type(n) in (cst.For, cst.While) and not unrolled(n) and trains(n, modules) for n in walk(function.node))
+    if len(_TRAINS) > 10_000:
+        _TRAINS.clear()
+    _TRAINS[id(function.node)] = (function.node, found)
+    return found
 
 
 # What each loop's text says of its passes (read once per loop: every operation in it asks), by id: its nested loops
