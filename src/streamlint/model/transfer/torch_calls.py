@@ -382,6 +382,9 @@ def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: Stat
         return _COPIES[name](tensor, non_blocking, arguments, state, frame)
     if name in torch_api.HOST_VIEWS and is_host(tensor):  # `.cpu(...).numpy()`: the same memory, nothing read yet
         return replace(tensor, framework="numpy"), state
+    if name in torch_api.HOST_ONLY_METHODS and not arguments.flag(torch_api.HOST_ONLY_METHODS[name], False):
+        # (a tensor taken for a CUDA one, by `assume-device` or a join, is on the host: it would raise otherwise)
+        return fresh(frame, arguments, Memory.PAGEABLE, None, "numpy"), state
     if name in torch_api.TENSOR_METHODS:
         return apply_fact(torch_api.TENSOR_METHODS[name], replace(arguments, receiver=tensor), state, frame,
                           f"torch.Tensor.{name}")
