@@ -397,7 +397,7 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
         if read_by_element and sync.purpose(model, ancestry, purposes) not in _ELEMENT_READ_NEEDED:
             return Finding(
                 sync.node,
-                f"{what} waits for the stream once per element of `{read_by_element}`",
+                f"{what} waits for the stream on every iteration to read one element of `{read_by_element}`",
                 help=f"read all the elements once before the loop (`{read_by_element}.tolist()`) and index that list",
             )
     if sync.comprehension is not None:
