@@ -74,6 +74,7 @@ class ModuleUnit:
     _counters: Optional[dict[str, int]] = None  # (ring_counters)
     top_names_held: Optional[dict] = None  # what its names hold after its top level ran (Solver._module_names)
     stars: tuple[str, ...] = ()  # the modules it imports `*` from, named from the top of the package
+    aliases: dict[str, str] = field(default_factory=dict)  # "C.attr" -> the name a class-body `attr = name` binds
 
     def called_names(self) -> dict[str, frozenset[str]]:
         """Each function's calls by the name they call (`f(...)`, `x.m(...)`, `super().m(...)`:
@@ -158,12 +159,33 @@ def absolute(target: str, package: str) -> str:
 def _methods(unit: ModuleUnit, cls: cst.ClassDef) -> None:
     body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
     for member in body:
+        alias = _class_attribute_alias(member)
+        if alias is not None:  # `decode = decode_function`: a function bound as a method of the class
+            unit.aliases[f"{cls.name.value}.{alias[0]}"] = alias[1]
         if isinstance(member, cst.FunctionDef):
             qualname = f"{unit.name}.{cls.name.value}.{member.name.value}"
             # a static method has no receiver: a function that lives in the class
             owner = "" if _is_static(member) else cls.name.value
             unit.functions[qualname] = FunctionRef(qualname, unit.name, owner, member)
             _nested(unit, unit.functions[qualname])
+
+
+def _class_attribute_alias(member: cst.CSTNode) -> Optional[tuple[str, str]]:
+    """(attribute, dotted name) of a class-body assignment of one name to a name (`transcribe = transcribe_function`,
+    `__call__ = forward`); None for anything else."""
+    if not isinstance(member, cst.SimpleStatementLine) or len(member.body) != 1:
+        return None
+    statement = member.body[0]
+    if not isinstance(statement, cst.Assign) or len(statement.targets) != 1 \
+            or not isinstance(statement.targets[0].target, cst.Name):
+        return None
+    parts, value = [], statement.value
+    while isinstance(value, cst.Attribute):
+        parts.append(value.attr.value)
+        value = value.value
+    if not isinstance(value, cst.Name):
+        return None
+    return statement.targets[0].target.value, ".".join([value.value, *reversed(parts)])
 
 
 def _nested(unit: ModuleUnit, outer: FunctionRef) -> None:
@@ -433,6 +455,25 @@ class Program:
             starts = not unit.text or may_call(unit.text, frozenset(python_std.THREAD_STARTS))
             unit.threads = registered_hooks(unit.tree, python_std.THREAD_STARTS) if starts else frozenset()
         return function.qualname[len(function.module) + 1:] in unit.threads
+
+    def method_alias(self, qualname: str) -> Optional[FunctionRef]:
+        """The function a class attribute names (`class Whisper: decode = decode_function`, `__call__ = forward`): called
+        through an instance, it is that function with the instance as its first argument (a method's: its receiver)."""
+        cls, _, name = qualname.rpartition(".")
+        where = self.class_defined_at(cls)
+        owner = self._unit_of_class(cls) if where is not None else None
+        if owner is None:
+            return None
+        unit, cls_name = owner
+        dotted = unit.aliases.get(f"{cls_name}.{name}")
+        if dotted is None:
+            return None
+        own = f"{unit.name}.{cls_name}.{dotted}"  # (a method of the class body, bound above the alias)
+        if own in unit.functions:
+            return unit.functions[own]
+        head = dotted.partition(".")[0]
+        target = _qualified(dotted, unit) if head in unit.imports else f"{unit.name}.{dotted}"
+        return self.function(target)
 
     def is_module(self, cls: str) -> bool:
         """A project class deriving from `torch.nn.Module` (or a library's module class), through its project bases."""

@@ -372,6 +372,12 @@ class Solver:
     def is_class(self, qualname: str) -> bool:
         return self.program.is_class(qualname)
 
+    def method_alias(self, qualname: str) -> Optional[tuple[str, bool]]:
+        if self.program.function(qualname) is not None:
+            return None  # (a method the class defines or inherits)
+        function = self.program.method_alias(qualname)
+        return (function.qualname, bool(function.class_name)) if function is not None else None
+
     def is_enumeration(self, qualname: str) -> bool:
         return self.program.is_enumeration(qualname)
 

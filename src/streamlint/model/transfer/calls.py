@@ -794,6 +794,8 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame,
     if frame.program is not None and frame.program.is_class(target):
         obj = AbsValue(ValueKind.OBJECT, identity=Path(Root.fresh(frame.site(arguments.node))), target=target)
         target, arguments = f"{target}.__init__", replace(arguments, receiver=obj)
+    elif frame.program is not None and arguments.receiver is not None:
+        target, arguments = _aliased(target, arguments, frame)
     context = _context(arguments, state, frame)
     if cells:  # a closure's cells: what its free names hold, a dimension of the context (D-21)
         context = replace(context, args=context.args + tuple((key, _fact(value, state)) for key, value in cells))
@@ -821,6 +823,19 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame,
             else Memory.UNKNOWN
         state = torch_calls.learn(state, AbsValue(ValueKind.BUFFER, "torch", memory, given.identity))
     return (obj or applied.returns), state
+
+
+def _aliased(target: str, arguments: Arguments, frame: Frame) -> tuple[str, Arguments]:
+    """`model.decode(mel)` where the class binds `decode = decode_function`: `decode_function(model, mel)` (a function
+    of a module is handed the instance first; a method of the class takes it as its receiver)."""
+    alias = frame.program.method_alias(target)
+    if alias is None:
+        return target, arguments
+    qualname, method = alias
+    if method:
+        return qualname, arguments
+    receiver = (arguments.receiver, arguments.node)
+    return qualname, replace(arguments, positional=(receiver,) + arguments.positional, receiver=None)
 
 
 def _kept_in_named(kept: tuple, params: tuple[str, ...], arguments: Arguments, state: State) -> State:

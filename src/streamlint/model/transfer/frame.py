@@ -104,6 +104,10 @@ class ProgramView(Protocol):
     def cold_entry(self, qualname: str) -> str:
         """`C.state_dict` when the function runs at checkpoint, restore or print time, never per step; else ""."""
 
+    def method_alias(self, qualname: str) -> "Optional[tuple[str, bool]]":
+        """(the function, whether it is a method) a class attribute `C.attr = name` binds, for a call through an
+        instance; None when `C.attr` is no such attribute."""
+
 
 @dataclass
 class Gathered:
