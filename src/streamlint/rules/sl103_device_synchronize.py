@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from streamlint.model.api import step_entries
+from streamlint.model.api import step_entries, torch_api
 from streamlint.model.readings import hot_paths
 from streamlint.model.readings.hot_paths import Work, work_in
 from streamlint.model.readings.operations import measuring_calls, own_operations, stream_work_around
@@ -28,7 +28,12 @@ class DeviceSynchronize(Rule):
     hook with `register_hook`, `register_post_accumulate_grad_hook`,
     `register_forward_pre_hook` and the like, which PyTorch calls on every
     backward or forward pass, the `__getitem__` of a `torch.utils.data.Dataset`
-    subclass, which the data loader calls once per sample, or a helper of the
+    subclass, which the data loader calls once per sample, a method a framework
+    calls once per step of a loop out of sight (a custom autograd function's
+    `forward` and `backward`, a Lightning module's `training_step` and batch
+    hooks, a Hugging Face trainer's `training_step` and a trainer callback's
+    `on_step_end`, a Gym environment's `step` and what it calls on the
+    environment on every call, an iterator's `__next__`), or a helper of the
     same module that one of these calls on every call) or between work on
     explicit streams:
     - PyTorch: `torch.cuda.synchronize()`, `torch.cuda.empty_cache()` (it returns the
@@ -96,6 +101,10 @@ class DeviceSynchronize(Rule):
       produces it (`s.synchronize()`, `e.synchronize()`,
       `cudaStreamSynchronize`, `cudaEventSynchronize`).
     - To time GPU work, record events and synchronize the end event once.
+    - `torch.cuda.empty_cache()` hands the allocator's cached blocks back:
+      the allocator would have reused them, so freeing them every step only
+      makes the step wait for the device and allocate again. Free the cache
+      once, between phases, or when an allocation fails.
 
     ## Example
     ```python
@@ -251,11 +260,15 @@ class DeviceSynchronize(Rule):
             yield Finding(
                 node,
                 f"{what} waits for every stream on the device {where}",
-                help="wait only for what is needed: `s.synchronize()`, an event, or "
-                     "`wait_stream`/`wait_event` to order streams on the device",
+                help=_CACHE_HELP if operation.api in torch_api.CACHE_RELEASES else
+                "wait only for what is needed: `s.synchronize()`, an event, or "
+                "`wait_stream`/`wait_event` to order streams on the device",
             )
 
 
+# (the allocator reuses its cached blocks: freeing them every pass makes the next pass allocate again)
+_CACHE_HELP = ("free the cache once, outside the per-step path (between phases, or when an allocation fails): the "
+               "allocator reuses its cached blocks, and freeing them each time waits for the device")
 _DEVICE_SYNC = "device synchronize"  # Operation.op (the fact tables' kind)
 _RAW_ALLOC = "raw allocation"  # cudaMalloc / cudaFree: not stream-ordered, they synchronize the device
 _SYNCS = frozenset({_DEVICE_SYNC, _RAW_ALLOC})

@@ -117,6 +117,9 @@ MASK_MAKERS = frozenset({
 # Methods that, on a CPU tensor, return a NumPy array over the same memory: no copy, no read of the data yet (a
 # pending device-to-host copy into it is read where the array is used, not here).
 HOST_VIEWS = frozenset({"numpy"})
+# Device syncs made to hand the allocator's cached blocks back (not to wait for results): the remedy is to free less
+# often, not to wait for less.
+CACHE_RELEASES = frozenset({"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache"})
 # Methods that work on host tensors only (a CUDA tensor's `numpy()` raises), unless the flag named asks for a copy
 # (`numpy(force=True)` copies a CUDA tensor to the host): without it, the call shows the tensor is on the host.
 HOST_ONLY_METHODS: dict[str, Arg] = {"numpy": Arg(kw="force")}
