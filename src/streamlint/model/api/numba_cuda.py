@@ -35,6 +35,12 @@ FUNCTIONS: dict[str, Fact] = {
     "numba.cuda.jit": Fact(None, F, result="kernel:numba"),
 }
 
+# Calls that only allocate when a flag says not to copy (`cuda.to_device(h, stream, copy=False)`: memory shaped like
+# `h`, nothing copied): the flag, and the call the flag makes it.
+WITHOUT_COPY: dict[str, tuple[Arg, str]] = {
+    "numba.cuda.to_device": (Arg(2, "copy"), "numba.cuda.device_array_like"),
+}
+
 STREAM_METHODS: dict[str, Fact] = {
     "synchronize": Fact(K.STREAM_SYNC, F, stream=Stream.SELF, blocking=Block.ALWAYS),
     # `await s.async_done()`: the coroutine resumes once the stream has drained.

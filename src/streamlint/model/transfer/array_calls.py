@@ -9,7 +9,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model import api
-from streamlint.model.api import cupy, host_math, interop, triton
+from streamlint.model.api import cupy, host_math, interop, numba_cuda, triton
 from streamlint.model.api.facts import Arg
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.domain.order import AccessEvent
@@ -33,6 +33,8 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
         state = sizes_are_numbers(arguments, state)
     if name in interop.MEMORY_VIEWS:
         return _memory_view(name, arguments, state, frame), state
+    if name in numba_cuda.WITHOUT_COPY and arguments.flag(numba_cuda.WITHOUT_COPY[name][0], True) is False:
+        name = numba_cuda.WITHOUT_COPY[name][1]  # (`to_device(h, stream, copy=False)` only allocates)
     fact = api.FUNCTIONS.get(name)
     if fact is not None:
         return apply_fact(fact, arguments, state, frame, name)
