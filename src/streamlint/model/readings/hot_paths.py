@@ -209,19 +209,33 @@ def _around_callee_steps(model: FileModel, loop: cst.CSTNode, node: cst.CSTNode,
     """Does every pass of `loop` call, in a statement `node` is not in, a function of the project whose own loop trains
     (`for epoch in ...: train(...); evaluate(...)`)? Then `loop` is an epoch around the callee's steps, as around its
     own nested loop of steps (`_around_steps`)."""
+    return any(not ancestry.inside(node, call) for call in _calls_of_training(model, loop, ancestry))
+
+
+# The calls on every pass of a loop whose callee's own loop trains, by loop (read once per loop: every operation in it
+# asks).
+_TRAINING_CALLS: dict[int, tuple[cst.CSTNode, tuple]] = {}
+
+
+def _calls_of_training(model: FileModel, loop: cst.CSTNode, ancestry: Ancestry) -> tuple:
+    known = _TRAINING_CALLS.get(id(loop))
+    if known is not None and known[0] is loop:
+        return known[1]
     program = model.solver.program
     unit = program.unit(model.module)
-    if unit is None:
-        return False
+    found = []
     for call in (n for n in walk(loop) if type(n) is cst.Call and isinstance(n.func, (cst.Name, cst.Attribute))):
-        if ancestry.inside(node, call) or not ancestry.every_pass(call, loop):
+        if unit is None or not ancestry.every_pass(call, loop):
             continue
         local = isinstance(call.func, cst.Name) and call.func.value not in unit.imports
         name = f"{model.module}.{call.func.value}" if local else qualified(call.func, unit.imports)
         function = program.function(name) if name else None
         if function is not None and _trains_in_a_loop(program, function):
-            return True
-    return False
+            found.append(call)
+    if len(_TRAINING_CALLS) > 10_000:
+        _TRAINING_CALLS.clear()
+    _TRAINING_CALLS[id(loop)] = (loop, tuple(found))
+    return tuple(found)
 
 
 # Whether a function's own loops train, by function (read once per function: every loop around a call of it asks).
