@@ -37,7 +37,9 @@ class MissingNonBlocking(Rule):
       CUDA tensor on some path) and the upload runs in a hot path: a
       loop that queues GPU work, `forward` (or a function stored as a module's
       `forward`), a registered hook, a dataset's `__getitem__` (once per
-      sample), or a helper of the
+      sample), a method a framework calls once per step (Lightning's
+      `training_step`, an environment's `step`, an iterator's `__next__`),
+      or a helper of the
       same module that one of these calls on every call (reported in the helper,
       naming that function).
       No fix is offered there: build the tensor once on the device, or in pinned

@@ -42,8 +42,12 @@ class StreamCreatedInHotPath(Rule):
     ## What it does
     Flags the creation of a CUDA stream or event in a hot path: a loop body, or
     the `forward` method of an `nn.Module` subclass (or a function stored as a
-    module's `forward`: `UNet.forward = patched_forward`), or the `__getitem__`
-    of a `torch.utils.data.Dataset` subclass (once per sample).
+    module's `forward`: `UNet.forward = patched_forward`), the `__getitem__`
+    of a `torch.utils.data.Dataset` subclass (once per sample), or a method a
+    framework calls once per step (a custom autograd function's `forward` and
+    `backward`, Lightning's `training_step` and batch hooks, a Hugging Face
+    trainer's `training_step`, a Gym environment's `step`, an iterator's
+    `__next__`).
     - PyTorch: `torch.cuda.Stream()`, `torch.cuda.Event()`
     - CuPy: `cp.cuda.Stream()`, `cp.cuda.Event()`
     - Numba-CUDA: `cuda.stream()`, `cuda.event()`

@@ -50,7 +50,12 @@ class ImplicitSyncInLoop(Rule):
     it, in a hot path (a loop body that queues GPU work, the `forward` method
     of an `nn.Module` subclass or a function stored as a module's `forward`, a
     function registered as an autograd or module hook, the `__getitem__` of a
-    `torch.utils.data.Dataset` subclass (once per sample), or a helper of the same module that one of these calls on every call:
+    `torch.utils.data.Dataset` subclass (once per sample), a method a framework
+    calls once per step of a loop out of sight (a custom autograd function's
+    `forward`/`backward`, Lightning's `training_step` and batch hooks, a
+    Hugging Face trainer's `training_step` and callbacks' `on_step_end`, a Gym
+    environment's `step` and what it calls on the environment every call, an
+    iterator's `__next__`), or a helper of the same module that one of these calls on every call:
     reported in the helper, naming that `forward` or hook):
     - PyTorch, on a CUDA tensor: `.item()`, `.tolist()`, `.cpu()`,
       `.numpy(force=True)`, `.to("cpu")` without `non_blocking=True`,
