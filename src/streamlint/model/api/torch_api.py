@@ -211,6 +211,10 @@ NON_TENSOR_METHODS = frozenset({
     "new_full", "new_tensor", "keys", "items", "values", "get", "pop", "popitem", "remove", "clear", "update",
     "discard", "count",
 })
+# Tensor methods that answer from the tensor's metadata, on the host: numbers, or (True) a tuple of numbers when called
+# without an argument (`t.size()` is a `torch.Size`, `t.size(0)` an int). No device memory is read.
+SHAPE_METHODS: dict[str, bool] = {"size": True, "stride": True, "dim": False, "ndimension": False, "numel": False,
+                                  "nelement": False, "element_size": False, "storage_offset": False}
 # Types every tensor is an instance of (`isinstance(t, torch.Tensor)` of a tensor is true).
 TENSOR_TYPES: frozenset[str] = frozenset({"torch.Tensor"})
 # Predicates that hold of a tensor only (`torch.is_tensor(x)`): where they hold, `x` is a tensor (its device not told).

@@ -291,6 +291,11 @@ def _method(name: str, arguments: Arguments, state: State, frame: Frame) -> Hand
     handled = _answered_first(name, receiver, arguments, state, frame)
     if handled is not None:
         return handled
+    if name in torch_api.SHAPE_METHODS and (receiver.kind is ValueKind.UNKNOWN or receiver.framework == "torch"):
+        # `t.size()[1:]`: numbers the host has, whatever the tensor's device (also of a value the code never shows)
+        many = torch_api.SHAPE_METHODS[name] and not arguments.positional and not arguments.keywords
+        return (AbsValue(ValueKind.CONTAINER, element=AbsValue(ValueKind.HOST_NUMBER)) if many
+                else AbsValue(ValueKind.HOST_NUMBER)), state
     handled = _of_one_kind(name, receiver, arguments, state, frame)
     if handled is not None:
         return handled
