@@ -288,11 +288,13 @@ def test_github_escaping(raw, data, prop):
 
 
 def test_github_escapes_file_and_message():
+    # (a diagnostic's message is one line: code quoted over lines is joined; the escape still covers raw text)
     diag = Diagnostic("dir,x/a:b%.py", 2, 3, "SL000", "line1\nline2 50%", 2, 3, 2, "")
     line = github.format_line(diag)
     assert "file=dir%2Cx/a%3Ab%25.py," in line
-    assert line.endswith("::SL000 line1%0Aline2 50%25")
+    assert line.endswith("::SL000 line1 line2 50%25")
     assert "\n" not in line
+    assert github.escape_data("a\r\nb 5%") == "a%0D%0Ab 5%25"
 
 
 def test_unknown_format_is_rejected():
