@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+# The framework of a host array in the abstract state.
+FRAMEWORK = "numpy"
+
 # numpy.<name>(...) returns a new pageable host array.
 PAGEABLE_CREATORS = frozenset({
     "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "array", "eye", "identity", "zeros_like",

@@ -8,7 +8,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from streamlint.model.api import cuda_python, host_math, nccl, torch_api
+from streamlint.model.api import cuda_python, host_math, nccl, numpy_api, torch_api
 from streamlint.model.api.facts import POINTER_FRAMEWORKS
 from streamlint.model.domain.paths import FILL, PREFIX, Index, IndexKind, Path, Root, RootKind
 from streamlint.model.domain.state import State
@@ -417,6 +417,8 @@ def unpacked(value: AbsValue, position: int) -> AbsValue:
     if position < len(value.positions):
         return value.positions[position]
     if value.element is None and value.is_buffer:
+        if value.framework == numpy_api.FRAMEWORK:
+            return UNKNOWN  # (a NumPy array's items are scalars or rows: its dimensions are untold)
         return AbsValue(ValueKind.BUFFER, value.framework, value.memory, loader_batch=value.loader_batch)
     return value.element or UNKNOWN
 
