@@ -211,6 +211,9 @@ NON_TENSOR_METHODS = frozenset({
     "new_full", "new_tensor", "keys", "items", "values", "get", "pop", "popitem", "remove", "clear", "update",
     "discard", "count",
 })
+# Metadata methods that, given an argument, convert instead: `t.type()` is a string, `t.type(torch.float16)` a tensor
+# on the tensor's device (as `t.half()`).
+CONVERTING_WITH_ARGUMENT = frozenset({"type"})
 # Tensor methods that answer from the tensor's metadata, on the host: numbers, or (True) a tuple of numbers when called
 # without an argument (`t.size()` is a `torch.Size`, `t.size(0)` an int). No device memory is read.
 SHAPE_METHODS: dict[str, bool] = {"size": True, "stride": True, "dim": False, "ndimension": False, "numel": False,

@@ -302,6 +302,9 @@ PERIODIC = "(every N)"
 # is the host's).
 TOKENIZER = "(tokenizer)"
 NONE = AbsValue(ValueKind.NONE)
+# What a calling context holds for a parameter the call passes without telling anything of it: the caller's value,
+# not the parameter's default (a default is evidence only where a call leaves the argument out).
+PASSED_UNTOLD = AbsValue(target="(passed, untold)")
 
 
 def buffer(identity: Path, memory: Memory, framework: str = "") -> AbsValue:

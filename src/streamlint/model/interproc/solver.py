@@ -22,7 +22,7 @@ from streamlint.model.domain.paths import CELL
 from streamlint.model.syntax.names import bound_to_calls, rebound_globals
 from streamlint.model.syntax.prefilter import may_rebind_globals
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import FALSE, TRUE, UNKNOWN, AbsValue, ValueKind
+from streamlint.model.domain.values import FALSE, PASSED_UNTOLD, TRUE, UNKNOWN, AbsValue, ValueKind
 from streamlint.model import declared, resolve
 from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, shown_by_use, placeholders_given_way
 from streamlint.model.interproc import replay
@@ -292,7 +292,7 @@ class Solver:
         if function is None or len(self.solved.walks) >= MAX_WALKS:
             return None
         qualname = function.qualname  # (a name re-exported or inherited: where it is defined)
-        context = self._within_budget(qualname, self._with_receiver_state(function, self._hot(function, _by_name(function, context))))
+        context = self._within_budget(function, self._with_receiver_state(function, self._hot(function, _by_name(function, context))))
         key = (qualname, context)
         if self._joining is not None:
             self._joining.add(key)
@@ -625,7 +625,8 @@ class Solver:
             found = self._ids[id(root)] = {id(node): node for node in preorder(root, lambda n: True)}
         return found
 
-    def _within_budget(self, qualname: str, context: CallContext) -> CallContext:
+    def _within_budget(self, function: FunctionRef, context: CallContext) -> CallContext:
+        qualname = function.qualname
         known = self._contexts.setdefault(qualname, set())
         if context in known or len(known) < MAX_CONTEXTS:
             known.add(context)
@@ -646,7 +647,10 @@ class Solver:
         # a closure's cells stay too: they are its enclosing walk's own names (what the closure runs on), not what
         # callers tell, and as many as that walk's contexts, which the budget already bounds
         work = context.work_stream
-        handed = tuple((name, value) for name, value in context.args if name == work or name.startswith(CELL))
+        # (an argument passed, whatever it was, still hides the parameter's default)
+        defaulted = _defaulted_by_value(function)
+        handed = tuple((name, value if name == work or name.startswith(CELL) else PASSED_UNTOLD)
+                       for name, value in context.args if name == work or name.startswith(CELL) or name in defaulted)
         return CallContext(handed, hot=context.hot, receiver_state=context.receiver_state, work_stream=work,
                            entered=context.entered, cold=context.cold)
 
@@ -741,8 +745,10 @@ def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
             continue
         name = params[int(key)] if key.isdigit() and int(key) < len(params) else key
         passed.add(name)
-        if (name in params or not key.isdigit()) and value != UNKNOWN:  # (nothing known: as not passed)
+        if (name in params or not key.isdigit()) and value != UNKNOWN:
             named[name] = value
+        elif value == UNKNOWN and name in _defaulted_by_value(function):  # (else nothing known: as not passed)
+            named[name] = PASSED_UNTOLD
     if context.complete:  # what a call leaves out is the parameter's default (D-21)
         named.update((name, value) for name, value in _flag_defaults(function) if name not in passed)
     receiver = context.receiver if context.receiver != UNKNOWN else None
@@ -751,6 +757,15 @@ def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
         work = params[int(work)] if int(work) < len(params) else ""
     return CallContext(tuple(sorted(named.items())), receiver, context.hot, chosen=context.chosen,
                        work_stream=work, entered=context.entered, cold=context.cold)
+
+
+def _defaulted_by_value(function: FunctionRef) -> frozenset[str]:
+    """The parameters whose default is a value that may tell something (a device string, `torch.device(...)`)."""
+    if isinstance(function.node, cst.Module):
+        return frozenset()
+    p = function.node.params
+    return frozenset(x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)
+                     if isinstance(x.default, (cst.SimpleString, cst.Call)))
 
 
 def _flag_defaults(function: FunctionRef) -> list[tuple[str, AbsValue]]:

@@ -293,7 +293,8 @@ def _annotations(node: cst.FunctionDef, frame: Frame) -> dict[str, AbsValue]:
     p = node.params
     found = {}
     for param in (*p.posonly_params, *p.params, *p.kwonly_params):
-        value = annotated(param, frame.imports) or defaulted(param, frame.imports)
+        passed = frame.context.arg(param.name.value) is not None  # (the caller's value, not the default)
+        value = annotated(param, frame.imports) or (None if passed else defaulted(param, frame.imports))
         if value is not None:
             found[param.name.value] = value
     if frame.program is None:

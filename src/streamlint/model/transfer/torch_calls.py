@@ -392,9 +392,10 @@ def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: Stat
         return sized_by_data(f"torch.Tensor.{name}", [tensor], arguments, state, frame)
     if name in interop.ADDRESS_METHODS:  # its memory, as an address: no kernel, nothing read
         return replace(tensor, framework=cuda_python.RAW_ADDRESS), state
-    if name in torch_api.NON_TENSOR_METHODS:
+    converts = name in torch_api.CONVERTING_WITH_ARGUMENT and bool(arguments.positional or arguments.keywords)
+    if name in torch_api.NON_TENSOR_METHODS and not converts:
         return UNKNOWN, state
-    if name in torch_api.TENSOR_PRESERVING or (name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE):
+    if name in torch_api.TENSOR_PRESERVING or converts or (name.endswith("_") and name not in torch_api.NON_KERNEL_INPLACE):
         if name in torch_api.PURE_VIEWS and (tensor.identity is not None or is_device(tensor)):
             return tensor, state  # a view of the same memory: no kernel, nothing read
         inputs = [tensor] + [v for v in arguments.values() if v.is_buffer]
