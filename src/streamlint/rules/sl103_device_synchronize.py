@@ -70,7 +70,9 @@ class DeviceSynchronize(Rule):
       `reset_peak_memory_stats()`, CuPy's pool `used_bytes()`), a profiler
       range (`cudaProfilerStart()`, `torch.cuda.profiler.start()`) or a call of
       a project function that reads a timer or an elapsed time stands next to
-      it, or the loop reads a host timer (a benchmark);
+      it, or the loop reads a host timer (a benchmark), itself or through a
+      call on its passes (a sweep over configurations, each timed by a helper,
+      that frees the cache between them);
     - a CUDA-graph capture follows it (`with torch.cuda.graph(g):`,
       `g.capture_begin()`, `stream.begin_capture()`, also as the first
       statement of a `with torch.cuda.stream(s):` block), also from inside the
@@ -81,7 +83,7 @@ class DeviceSynchronize(Rule):
 
     A training loop is no measurement harness: in a loop whose body runs a
     backward pass and an update (methods `backward()` and `step()` of values,
-    not functions of an imported module), a sync that times or measures every
+    not functions of an imported module), itself or in a step helper it calls, a sync that times or measures every
     step is reported, with the advice to time a window of steps instead; one
     under `if step % N == 0:` is that window, and silent.
 
@@ -223,8 +225,9 @@ class DeviceSynchronize(Rule):
             if operation.op not in _SYNCS or at.site in reported or node is None:
                 continue
             loops = ancestry.loops_around(node)
-            if comprehension_of(node, ancestry) is not None or _in_timed_loop(loops, purposes.modules):
-                continue  # (a benchmark's sync ends its timed region)
+            if comprehension_of(node, ancestry) is not None or _in_timed_loop(loops, purposes.modules) \
+                    or any(hot_paths.measures(model, qualname, loop, ancestry) for loop in loops):
+                continue  # (a benchmark's sync ends its timed region; a sweep's sits between measurements)
             where = _where(model, ancestry, qualname, at, node, loops, entries.get(at.site), syncs,
                            start_of(analysis)) or _called_in_loop(
                 model, ancestry, at, loops, purposes.modules, analysis)

@@ -214,11 +214,13 @@ def _around_callee_steps(model: FileModel, loop: cst.CSTNode, node: cst.CSTNode,
 
 # The calls on every pass of a loop whose callee's own loop trains, by loop (read once per loop: every operation in it
 # asks).
-_TRAINING_CALLS: dict[int, tuple[cst.CSTNode, tuple]] = {}
+_TRAINING_CALLS: dict[tuple[int, bool], tuple[cst.CSTNode, tuple]] = {}
 
 
-def _calls_of_training(model: FileModel, loop: cst.CSTNode, ancestry: Ancestry) -> tuple:
-    known = _TRAINING_CALLS.get(id(loop))
+def _calls_of_training(model: FileModel, loop: cst.CSTNode, ancestry: Ancestry, looped: bool = True) -> tuple:
+    """The calls on every pass of `loop` whose callee trains: in a loop of its own (`looped`), or anywhere in its body
+    (a training step's helper)."""
+    known = _TRAINING_CALLS.get((id(loop), looped))
     if known is not None and known[0] is loop:
         return known[1]
     program = model.solver.program
@@ -230,28 +232,31 @@ def _calls_of_training(model: FileModel, loop: cst.CSTNode, ancestry: Ancestry) 
         local = isinstance(call.func, cst.Name) and call.func.value not in unit.imports
         name = f"{model.module}.{call.func.value}" if local else qualified(call.func, unit.imports)
         function = program.function(name) if name else None
-        if function is not None and _trains_in_a_loop(program, function):
+        if function is not None and _trains_in_a_loop(program, function, looped):
             found.append(call)
     if len(_TRAINING_CALLS) > 10_000:
         _TRAINING_CALLS.clear()
-    _TRAINING_CALLS[id(loop)] = (loop, tuple(found))
+    _TRAINING_CALLS[(id(loop), looped)] = (loop, tuple(found))
     return tuple(found)
 
 
 # Whether a function's own loops train, by function (read once per function: every loop around a call of it asks).
-_TRAINS: dict[int, tuple[cst.CSTNode, bool]] = {}
+_TRAINS: dict[tuple[int, bool], tuple[cst.CSTNode, bool]] = {}
 
 
-def _trains_in_a_loop(program, function) -> bool:
-    known = _TRAINS.get(id(function.node))
+def _trains_in_a_loop(program, function, looped: bool = True) -> bool:
+    known = _TRAINS.get((id(function.node), looped))
     if known is not None and known[0] is function.node:
         return known[1]
     unit = program.unit(function.module)
     modules = imported_modules(unit.tree) if unit is not None else frozenset()
-    found = any(type(n) in (cst.For, cst.While) and not unrolled(n) and trains(n, modules) for n in walk(function.node))
+    if looped:
+        found = any(type(n) in (cst.For, cst.While) and not unrolled(n) and trains(n, modules) for n in walk(function.node))
+    else:
+        found = trains(function.node, modules)
     if len(_TRAINS) > 10_000:
         _TRAINS.clear()
-    _TRAINS[id(function.node)] = (function.node, found)
+    _TRAINS[(id(function.node), looped)] = (function.node, found)
     return found
 
 
@@ -346,15 +351,16 @@ def _calling_loop(view: tuple, caller: str, qualname: str, site: str, wanted: tu
     model, ancestry = view
     call = model.node_of(site)
     loops = repeating_loops(model, caller, call, ancestry) if call is not None else []
-    if loops and not guarded_in(call, loops[-1], ancestry) and not _measures(model, qualname, loops[-1], ancestry) \
+    if loops and not guarded_in(call, loops[-1], ancestry) and not measures(model, qualname, loops[-1], ancestry) \
             and work_in(model, caller, loops[-1], ancestry, *wanted):
         return CallingLoop(caller, call, loops[-1], "" if model.module == checked else model.module)
     return None
 
 
-def _measures(model: FileModel, qualname: str, loop: cst.CSTNode, ancestry: Ancestry) -> bool:
-    """A measurement harness: the loop reads a host timer (itself or through a call) and trains nothing."""
-    if trains(loop, imported_modules(ancestry.module)):
+def measures(model: FileModel, qualname: str, loop: cst.CSTNode, ancestry: Ancestry) -> bool:
+    """A measurement harness: the loop of `qualname` reads a host timer (itself or through a call) and trains nothing
+    (neither itself nor through a training step's helper it calls)."""
+    if trains(loop, imported_modules(ancestry.module)) or _calls_of_training(model, loop, ancestry, looped=False):
         return False
     probes = (model.node_of(site) for site in measuring_calls(model, qualname))
     return timed(loop) or any(node is not None and ancestry.inside(node, loop) for node in probes)
