@@ -102,7 +102,7 @@ _READ_BACK_OPS = frozenset(k.value for k in (OpKind.COPY_D2H, OpKind.IMPLICIT_SY
 
 def work_in(model: FileModel, function: str, within: cst.CSTNode, ancestry: Ancestry, *wanted: Work) -> bool:
     """Does `within` (a loop, a comprehension of `function`) do one of `wanted`, its callees' work included?"""
-    return any(ancestry.inside(node, within) for node in _working_nodes(model, function, wanted))  # (itself, or its call)
+    return id(within) in _working_scopes(model, function, wanted, ancestry)  # (itself, or its call)
 
 
 def work_between(model: FileModel, function: str, within: cst.CSTNode, ancestry: Ancestry, position, earlier: cst.CSTNode,
@@ -152,15 +152,42 @@ def _draining_nodes(model: FileModel, function: str):
             yield node
 
 
-def _working_nodes(model: FileModel, function: str, wanted: tuple):
-    """Where the function's effects that do one of `wanted` show (an operation, or the call it came through)."""
-    effects = _effects_of(model, function)
-    read_backs = {e.site for e in effects if e.kind is EffectKind.OPERATION and e.operation is not None
-                  and e.operation.op in _READ_BACK_OPS}
-    for effect in effects:
-        node = model.node_of(shown_at(effect)) if _works(effect, read_backs).intersection(wanted) else None
-        if node is not None:
-            yield node
+def _working_nodes(model: FileModel, function: str, wanted: tuple) -> tuple:
+    """Where the function's effects that do one of `wanted` show (an operation, or the call it came through), each
+    node once (read once per function and wish: every loop and read of the function asks)."""
+    key = (function, wanted)
+    cache = _per_model(model)
+    if key not in cache:
+        effects = _effects_of(model, function)
+        read_backs = {e.site for e in effects if e.kind is EffectKind.OPERATION and e.operation is not None
+                      and e.operation.op in _READ_BACK_OPS}
+        sites = dict.fromkeys(shown_at(e) for e in effects if _works(e, read_backs).intersection(wanted))
+        cache[key] = tuple(node for node in map(model.node_of, sites) if node is not None)
+    return cache[key]
+
+
+def _working_scopes(model: FileModel, function: str, wanted: tuple, ancestry: Ancestry) -> frozenset:
+    """The ids of the nodes that hold one of the function's working nodes (those nodes and their ancestors)."""
+    key = ("scopes", function, wanted)
+    cache = _per_model(model)
+    if key not in cache:
+        nodes = _working_nodes(model, function, wanted)
+        cache[key] = frozenset(id(a) for node in nodes for a in (node, *ancestry.ancestors(node)))
+    return cache[key]
+
+
+# What the readings derive from a file's model, kept while that model is the one read (by id, with the model, and
+# the count of its walks: a walk solved later makes it stale).
+_DERIVED: dict[int, tuple] = {}
+
+
+def _per_model(model: FileModel) -> dict:
+    known = _DERIVED.get(id(model))
+    walks = len(model.solved.walks)
+    if known is None or known[0] is not model or known[1] != walks:
+        _DERIVED.clear()
+        known = _DERIVED[id(model)] = (model, walks, {})
+    return known[2]
 
 
 def _works(effect: Effect, read_backs: set) -> frozenset:
@@ -423,8 +450,13 @@ def _queues_around(model: FileModel, function: str, at: Optional[cst.CSTNode], a
 
 def _effects_of(model: FileModel, function: str) -> list[Effect]:
     """The effects of every walk of `function` (as written in the file: "f", "C.m"), under any context."""
-    qualname = f"{model.module}.{function}"
-    return [e for (name, _), walked in model.solved.walks.items() if name == qualname for e in walked.effects]
+    cache = _per_model(model)
+    by_function = cache.get("effects")
+    if by_function is None:
+        by_function = cache["effects"] = {}
+        for (name, _), walked in model.solved.walks.items():
+            by_function.setdefault(name, []).extend(walked.effects)
+    return by_function.get(f"{model.module}.{function}", [])
 
 
 def _in_nested_loop(at: cst.CSTNode, inner: bool, loop: cst.CSTNode, node: cst.CSTNode, ancestry: Ancestry) -> bool:
