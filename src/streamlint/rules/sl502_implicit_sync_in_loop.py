@@ -30,6 +30,7 @@ from streamlint.model.syntax.sync_purpose import (
     SyncPurposes,
     comprehension_of,
     element_read,
+    over_held_values,
 )
 from streamlint.rules._shared import (
     OPERATION_WORDS,
@@ -79,7 +80,11 @@ class ImplicitSyncInLoop(Rule):
 
     A comprehension that queues GPU work for each element and synchronizes on it
     (`[int(t.sum().item()) for t in parts]`) is reported too, whatever the values
-    are for: one read of all of them replaces one wait per element. So is a loop
+    are for: one read of all of them replaces one wait per element. Not one over
+    a mapping's items (`{k: v.mean().item() for k, v in metrics.items()}`, once
+    per named value) that nothing around repeats on a hot path: an evaluation's
+    summary, an export. A comprehension that only reads (the work queued before
+    it) waits once, and is reported where its loop repeats it, as a plain read. So is a loop
     that reads one element of the same tensor per iteration by the loop's index
     (`for b in range(n): ... lengths[b].item()`) and does not change that tensor:
     one `.tolist()` before the loop reads them all (not in assertions, timing or
@@ -405,9 +410,11 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
                 f"{what} waits for the stream on every iteration to read one element of `{read_by_element}`",
                 help=f"read all the elements once before the loop (`{read_by_element}.tolist()`) and index that list",
             )
-    if sync.comprehension is not None:
-        if operation.conditional or not work_in(model, sync.own.function, sync.comprehension, ancestry, Work.QUEUED):
-            return None
+    if sync.comprehension is not None and operation.conditional:
+        return None
+    if sync.comprehension is not None and work_in(model, sync.own.function, sync.comprehension, ancestry, Work.QUEUED):
+        if over_held_values(sync.comprehension) and not _repeated(model, ancestry, sync):
+            return None  # (once per value a mapping holds, once: an export, a summary)
         if _sized_by_data(operation.api):
             if _shaped_by_the_host(analysis, model, ancestry, purposes, operations, sync):
                 return None
@@ -499,6 +506,11 @@ def _blocking_read_back(own: OperationAt) -> bool:
     `x.get()`, `cp.asnumpy(x)`; a host tensor's `copy_` from the device is SL301's and SL202's)."""
     framework = api.framework_of(own.operation.api)
     return own.operation.host_blocking is True and framework in ("torch", "cupy") and own.operation.api not in _INTO_HOST
+
+
+def _repeated(model, ancestry: Ancestry, sync: _Sync) -> bool:
+    """Does something around the read repeat it on a hot path: a loop of its function, a hot entry, a caller's loop?"""
+    return _hot_where(model, ancestry, sync) is not None or bool(calling_loops(model, sync.own, ancestry, Work.QUEUED))
 
 
 def _hot_where(model, ancestry: Ancestry, sync: _Sync) -> Optional[str]:

@@ -541,6 +541,24 @@ def unrolled(loop: cst.CSTNode) -> bool:
     return isinstance(bound, cst.Integer) and int(bound.value, 0) <= FEW_PASSES
 
 
+# A mapping's views: a loop over one passes once per value the program keeps in the mapping.
+_HELD_VIEWS = frozenset({"items", "values", "keys"})
+
+
+def over_held_values(loop: cst.CSTNode) -> bool:
+    """`for name in splats.keys():`, `{k: v.cpu() for k, v in state.items()}`: a loop over a mapping's views passes
+    once per value the program holds there (a handful of named tensors, metrics or parameters), not once per datum or
+    step; the loop around it, if any, decides how often it runs."""
+    if isinstance(loop, cst.For):
+        iterable = loop.iter
+    elif isinstance(loop, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+        iterable = loop.for_in.iter
+    else:
+        return False
+    return (isinstance(iterable, cst.Call) and not iterable.args and isinstance(iterable.func, cst.Attribute)
+            and iterable.func.attr.value in _HELD_VIEWS)
+
+
 def per_device(loop: cst.CSTNode, qualify: Callable[[cst.BaseExpression], str], selectors: frozenset[str]) -> bool:
     """`for gpu in gpus: with cupy.cuda.Device(gpu.index):`: every pass makes current the device its item names (a call
     of `selectors`, by qualified name, given a name the loop binds): the loop runs once per device."""

@@ -48,6 +48,15 @@ def first_passes(test: cst.BaseExpression, counters: list[str]) -> bool:
     return isinstance(left, cst.Name) and left.value in counters and written_constant(right)
 
 
+def listed_passes(test: cst.BaseExpression, counters: list[str]) -> bool:
+    """`if step in [i - 1 for i in cfg.eval_steps]:`, `if epoch in milestones:`: a loop's counter among listed values
+    runs the body on those passes only (an evaluation or a save at chosen steps), however long the loop runs."""
+    if isinstance(test, cst.BooleanOperation):
+        return listed_passes(test.left, counters) or listed_passes(test.right, counters)
+    return (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.In)
+            and isinstance(test.left, cst.Name) and test.left.value in counters)
+
+
 def fills_on_miss(node: cst.If) -> tuple[bool, bool]:
     """(body, else): the side of a membership test that runs when the key is missing and stores it: once per key."""
     test = node.test

@@ -24,7 +24,7 @@ from streamlint.model.transfer.devices import is_device, is_host, memory_named, 
 from streamlint.model.transfer.expressions import YIELDED, evaluate, memory_of, slice_bounds, subscript, unpacked
 from streamlint.model.transfer.frame import Frame
 from streamlint.model.syntax.counters import advance
-from streamlint.model.syntax.tests import (called_on_every_side, empty_test, ends_in_raise, ends_the_loop, fills_on_miss, first_passes, refills_on_change,
+from streamlint.model.syntax.tests import (called_on_every_side, empty_test, ends_in_raise, ends_the_loop, fills_on_miss, first_passes, listed_passes, refills_on_change,
                                            item_guards, item_tests,
                                            names_read, negated, rare_test, settled_flag)
 from streamlint.model.transfer.names import import_targets
@@ -456,7 +456,8 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     # (no guard for a test of an option, nor of a loop's item against None, row 7.32)
     option = test.kind is ValueKind.UNKNOWN and test.target == OPTION
     every_n = test.target == PERIODIC  # (a helper's `step % freq == 0`, tested here)
-    rare = (rare_test(node.test) or first_passes(node.test, frame.loop_names) or every_n) and not option \
+    chosen_passes = first_passes(node.test, frame.loop_names) or listed_passes(node.test, frame.loop_names)
+    rare = (rare_test(node.test) or chosen_passes or every_n) and not option \
         and id(node.test) not in frame.numbering.item_tests and not settled_flag(node.test, frame.numbering.settled)
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
     refill_body, refill_else = frame.numbering.refills.get(id(node), (False, False))
@@ -470,7 +471,7 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     yes, no = frame.side(node.test, True, option), frame.side(node.test, False, option)
     frame.branch, frame.guards = yes, frame.guards + rare + once_body
     entered = frame.guards
-    periodic = rare and (rare_test(node.test, periodic=True) or first_passes(node.test, frame.loop_names) or every_n)
+    periodic = rare and (rare_test(node.test, periodic=True) or chosen_passes or every_n)
     periodic = periodic or once_body  # (a cache's miss side: once per new key, now and then for its callees too)
     frame.numbering.periodic += periodic
     taken = run_block(node.body.body, holds, frame) if truth(test) is None else state.unreachable()

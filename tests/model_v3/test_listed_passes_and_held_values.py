@@ -1,0 +1,38 @@
+"""Two syntax facts of the placement policy: a loop counter tested against listed values runs its side on those passes
+only (`syntax/tests.listed_passes`), and a loop or comprehension over a mapping's views passes once per value the
+mapping holds (`syntax/sync_purpose.over_held_values`)."""
+
+import libcst as cst
+import pytest
+
+from streamlint.model.syntax.sync_purpose import over_held_values
+from streamlint.model.syntax.tests import listed_passes
+
+
+@pytest.mark.parametrize("test, expected", [
+    ("step in [i - 1 for i in cfg.eval_steps]", True),
+    ("epoch in milestones", True),
+    ("rank == 0 and step in save_steps", True),
+    ("key in cache", False),  # (not a counter: data decides)
+    ("step not in skipped", False),  # (every pass but a few)
+    ("step < 25", False),  # (first_passes' shape, not this one)
+])
+def test_a_counter_among_listed_values(test, expected):
+    assert listed_passes(cst.parse_expression(test), ["step", "epoch"]) is expected
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("{k: v.cpu() for k, v in splats.items()}", True),
+    ("[v.item() for v in metrics.values()]", True),
+    ("[t.item() for t in parts]", False),
+    ("[x.item() for x in batch.items(1)]", False),  # (a method with an argument: no mapping view)
+    ("{k: v for k, v in zip(names, values)}", False),
+])
+def test_a_comprehension_over_a_mappings_view(source, expected):
+    assert over_held_values(cst.parse_expression(source)) is expected
+
+
+def test_a_for_loop_over_a_mappings_view():
+    loop = cst.parse_statement("for name in splats.keys():\n    pass\n")
+    assert over_held_values(loop)
+    assert not over_held_values(cst.parse_statement("for b in range(n):\n    pass\n"))
