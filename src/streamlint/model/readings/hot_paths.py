@@ -494,8 +494,9 @@ _HOST_READS = frozenset({OpKind.IMPLICIT_SYNC.value, OpKind.COPY_D2H.value})
 def waited_later_in_pass(model: FileModel, ancestry: Ancestry, purposes, operations: list, own: OperationAt,
                          node: cst.CSTNode, loop: cst.CSTNode, position, before_too: bool = False) -> bool:
     """The same pass of `loop` goes on, on every pass, to a host read it needs (a stop test on the new token, an
-    agreement between ranks on when to stop): that read waits for everything queued before it, so an earlier wait
-    of the pass adds none of its own, and moving it out of the loop would not remove the per-pass wait (a placement
+    agreement between ranks on when to stop), with no GPU work queued between the two: that read waits for everything
+    queued before it, so an earlier wait of the pass adds none of its own (with work between, the earlier read drains
+    the stream once more: a wait of its own), and moving it out of the loop would not remove the per-pass wait (a placement
     policy). `before_too`: a needed read earlier in the pass counts too (a result sized by the data in a pass whose
     shapes the host reads anyway: `n = int(mask.sum())` then `x[mask]`). `operations`: the file's operations, once
     each (`own_operations`); `purposes`: the syntax layer's `SyncPurposes`; `position(node)`: where a node starts,
@@ -512,9 +513,21 @@ def waited_later_in_pass(model: FileModel, ancestry: Ancestry, purposes, operati
         if there is None or there == here or (there < here and not before_too) or not ancestry.every_pass(later_node, loop):
             continue
         later = purposes.purpose(later_node, True, other.operation.op == OpKind.COPY_D2H.value, False, False)
-        if later is not None and later.needed:
+        if later is not None and later.needed and not (there > here and _drains_of_its_own(model, own, loop, ancestry,
+                                                                                           position, node, later_node)):
             return True
     return False
+
+
+def _drains_of_its_own(model: FileModel, own: OperationAt, loop: cst.CSTNode, ancestry: Ancestry, position,
+                       node: cst.CSTNode, later: cst.CSTNode) -> bool:
+    """Does the earlier read back at `node` drain the stream once more in the pass: work of the pass queued before it
+    (it waits for that), and work queued between it and the later wait (the GPU idles until the host queues it)? (An
+    upload's wait is left to the later one: what it waits for is mostly the copies and waits around it.)"""
+    if own.operation.op not in _READ_BACK_OPS:
+        return False
+    return work_between(model, own.function, loop, ancestry, position, loop, node, Work.QUEUED) \
+        and work_between(model, own.function, loop, ancestry, position, node, later, Work.QUEUED)
 
 
 def read_just_before(model: FileModel, ancestry: Ancestry, operations: list, own: OperationAt, node: cst.CSTNode,
