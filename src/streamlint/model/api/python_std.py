@@ -30,6 +30,16 @@ NUMBERING_CALLS: dict[str, Arg] = {
     "builtins.enumerate": Arg(0, "iterable"),
 }
 
+# qualified name -> the iterable an iterator is made over (`it = iter(loader)`): iterating it, or `next(it)`, gives
+# the iterable's items.
+ITERATOR_CALLS: dict[str, Arg] = {
+    "builtins.iter": Arg(0, "object"),
+}
+# qualified name -> (the iterator whose next item it returns, the default it returns when there is none).
+NEXT_CALLS: dict[str, tuple[Arg, Arg]] = {
+    "builtins.next": (Arg(0, "iterator"), Arg(1, "default")),
+}
+
 # qualified name -> the iterable whose items it lists in a new container (`list(t.split(n))`), unread.
 LISTING_CALLS: dict[str, Arg] = {
     "builtins.list": Arg(0, "iterable"),

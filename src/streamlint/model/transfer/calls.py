@@ -571,12 +571,35 @@ def _iterating(target: str, arguments: Arguments, state: State, frame: Frame) ->
         told = tuple(items) if arguments.spread is None else ()
         pair = AbsValue(ValueKind.CONTAINER, element=reduce(AbsValue.join, items), positions=told)
         return AbsValue(ValueKind.CONTAINER, element=pair), state
+    if target in python_std.ITERATOR_CALLS and arguments.value(python_std.ITERATOR_CALLS[target]) is not None:
+        item, state = _items_of(arguments.value(python_std.ITERATOR_CALLS[target]), arguments.node, state, frame)
+        return (AbsValue(ValueKind.CONTAINER, element=item) if item != UNKNOWN else UNKNOWN), state
+    if target in python_std.NEXT_CALLS:
+        return _next_item(arguments, state, frame)
     if target in python_std.NUMBERING_CALLS:  # pairs of a number and an item of the iterable
         iterable = arguments.value(python_std.NUMBERING_CALLS[target])
         item, state = _items_of(iterable, arguments.node, state, frame) if iterable is not None else (UNKNOWN, state)
         pair = AbsValue(ValueKind.CONTAINER, element=item, target=fact_calls.ERROR_FIRST)
         return AbsValue(ValueKind.CONTAINER, element=pair), state
     return None
+
+
+def _next_item(arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    """`next(it)`: the iterator's next item (a project object's `__next__`, an `iter(...)`'s item), or the default
+    given for an exhausted one (`next(it, None)`: an item or None)."""
+    iterator_arg, default_arg = python_std.NEXT_CALLS["builtins.next"]
+    iterator = arguments.value(iterator_arg)
+    if iterator is None:
+        return None
+    cls = iterator.target if iterator.kind is ValueKind.OBJECT else ""
+    if cls and frame.program is not None and frame.program.methods_named(cls, "__next__"):
+        item, state = _protocol_call(iterator, "__next__", arguments.node, state, frame)
+    else:
+        item = iterator.iterated()
+    default = arguments.value(default_arg)
+    if default is not None and item != UNKNOWN:
+        item = item.join_none() if default.kind is ValueKind.NONE else item.join(default)
+    return item, state
 
 
 def _items_of(iterable: AbsValue, at: cst.CSTNode, state: State, frame: Frame) -> Handled:
