@@ -176,8 +176,8 @@ def _working_scopes(model: FileModel, function: str, wanted: tuple, ancestry: An
     return cache[key]
 
 
-# What the readings derive from a file's model, kept while that model is the one read (by id, with the model, and
-# the count of its walks: a walk solved later makes it stale).
+# What the readings derive from a file's model, kept while that model and a few others are read (by id, with the
+# model, and the count of its walks: a walk solved later makes it stale).
 _DERIVED: dict[int, tuple] = {}
 
 
@@ -185,7 +185,8 @@ def _per_model(model: FileModel) -> dict:
     known = _DERIVED.get(id(model))
     walks = len(model.solved.walks)
     if known is None or known[0] is not model or known[1] != walks:
-        _DERIVED.clear()
+        if len(_DERIVED) >= 8:  # (the checked file's model and the models of the callers' modules it reads)
+            _DERIVED.clear()
         known = _DERIVED[id(model)] = (model, walks, {})
     return known[2]
 
