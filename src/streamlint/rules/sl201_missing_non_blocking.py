@@ -34,7 +34,9 @@ class MissingNonBlocking(Rule):
       (`torch.tensor(0.0).to(dev)`, `torch.tensor([a, b], device="cuda")`, which
       builds it on the host and copies it; also one built there on some paths only,
       `(norm if grads else torch.tensor(0.0)).to(total.device)`, where `total` is a
-      CUDA tensor on some path) and the upload runs in a hot path: a
+      CUDA tensor on some path), or one a factory makes on the host with no
+      `device=` (`torch.zeros(n).cuda()`, `torch.randn(b, d).to("cuda")`; not
+      `torch.empty`, a buffer the code fills) and the upload runs in a hot path: a
       loop that queues GPU work, `forward` (or a function stored as a module's
       `forward`), a registered hook, a dataset's `__getitem__` (once per
       sample), a method a framework calls once per step (Lightning's

@@ -301,6 +301,9 @@ PERIODIC = "(every N)"
 # The target of a value of unknown kind that a method only tokenizers have was called on: a tokenizer (its `decode`
 # is the host's).
 TOKENIZER = "(tokenizer)"
+# The target of a BUFFER a factory made in the host's pageable memory (`torch.zeros(n)`, `torch.randn(...)`, no
+# `device=`): its values are the host's own making, so an upload of it is of host-built data.
+HOST_MADE = "(made on the host)"
 NONE = AbsValue(ValueKind.NONE)
 # What a calling context holds for a parameter the call passes without telling anything of it: the caller's value,
 # not the parameter's default (a default is evidence only where a call leaves the argument out).

@@ -13,7 +13,7 @@ from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import StreamRef
-from streamlint.model.domain.values import UNKNOWN, AbsValue, HostBuilt, Memory, ValueKind
+from streamlint.model.domain.values import HOST_MADE, UNKNOWN, AbsValue, HostBuilt, Memory, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import untold_access
 from streamlint.model.api.op_kinds import OpKind
@@ -339,6 +339,9 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
         return value, _copied("torch.tensor", built, value, True, False, arguments, state, frame,
                                   host_built=HostBuilt.EVERY_PASS)
     made = _made(short, memory, arguments, state, frame)
+    if memory is Memory.PAGEABLE and short not in torch_api.FROM_DATA | torch_api.ALLOCATING_ONLY \
+            and arguments.located(Arg(kw="device")) is None:
+        return replace(made[0], target=HOST_MADE), made[1]  # (`torch.zeros(n)`: values the host made)
     if short in torch_api.FROM_DATA and memory is Memory.DEVICE and not (data is not None and is_device(data)):
         # data not on the device: built on the host, then copied with `non_blocking=False`, which synchronizes the
         # current stream (API-FACTS 4.2): the host has waited for everything queued there (no upload claimed)
@@ -514,6 +517,8 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
     """`t.to(device)`: a copy only where `t` is elsewhere; the result is new memory there."""
     to_device = target is Memory.DEVICE
     built_here = to_device and source.host_built and source.memory is not Memory.PINNED
+    # (`torch.zeros(n).cuda()`: a blocking upload of values the host made)
+    made_here = to_device and not non_blocking and source.target == HOST_MADE and source.memory is Memory.PAGEABLE
     if built_here:
         # built on the host on some path to here (a scalar standing in for a norm): an upload on that path
         source = replace(source, memory=Memory.PAGEABLE)
@@ -533,7 +538,7 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
     blocks = not non_blocking or (to_device and source.memory is Memory.PAGEABLE)
     state = _copied("torch.Tensor.to", source, result, blocks, non_blocking, arguments, state, frame,
                     async_form=True, host_at="self" if to_device else "return",
-                    host_built=source.built if built_here else None)
+                    host_built=source.built if built_here else HostBuilt.EVERY_PASS if made_here else None)
     return result, state
 
 
