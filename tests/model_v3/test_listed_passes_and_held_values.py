@@ -36,3 +36,16 @@ def test_a_for_loop_over_a_mappings_view():
     loop = cst.parse_statement("for name in splats.keys():\n    pass\n")
     assert over_held_values(loop)
     assert not over_held_values(cst.parse_statement("for b in range(n):\n    pass\n"))
+
+
+def test_a_range_bounded_by_a_module_constant_of_a_few_is_unrolled():
+    from streamlint.model.syntax.sync_purpose import module_constants, unrolled
+    module = cst.parse_module("NUM_STREAMS = 4\nNUM_FRAMES = 1000\nCHANGED = 2\nCHANGED += 1\n"
+                              "for k in range(NUM_STREAMS):\n    pass\nfor f in range(NUM_FRAMES):\n    pass\n"
+                              "for c in range(CHANGED):\n    pass\n")
+    constants = module_constants(module)
+    assert constants == {"NUM_STREAMS": 4, "NUM_FRAMES": 1000}
+    few, many, changed = (s for s in module.body if isinstance(s, cst.For))
+    assert unrolled(few, constants) and not unrolled(few)
+    assert not unrolled(many, constants)
+    assert not unrolled(changed, constants)

@@ -22,7 +22,7 @@ from streamlint.model.syntax.purpose import imported_modules, timed, trains
 from streamlint.model.api import python_std
 from streamlint.model.api.device_selectors import DEVICE_SELECTORS
 from streamlint.model.interproc.program import qualified
-from streamlint.model.syntax.sync_purpose import draws, per_device, unrolled, waits_on_user
+from streamlint.model.syntax.sync_purpose import draws, module_constants, per_device, unrolled, waits_on_user
 from streamlint.model.syntax.tests import fills_on_miss, rare_test
 
 
@@ -218,7 +218,8 @@ def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry
         return []
     unit = model.solver.program.unit(model.module)
     imports = unit.imports if unit is not None else {}
-    loops = [loop for loop in loops if not unrolled(loop) and not ancestry.leaves_after(node, loop)
+    constants = module_constants(ancestry.module)
+    loops = [loop for loop in loops if not unrolled(loop, constants) and not ancestry.leaves_after(node, loop)
              and not per_device(loop, lambda expr: qualified(expr, imports), DEVICE_SELECTORS)]
     if not loops:
         return loops

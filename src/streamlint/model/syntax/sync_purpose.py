@@ -528,9 +528,10 @@ def draws(loop: cst.CSTNode, qualify: Callable[[cst.BaseExpression], str], libra
                for statement in getattr(body, "body", ()) for n in walk(statement, ()))
 
 
-def unrolled(loop: cst.CSTNode) -> bool:
+def unrolled(loop: cst.CSTNode, constants: Optional[dict[str, int]] = None) -> bool:
     """`for x in [a, b]:`, `for _ in range(3):`: a loop of a few passes written out in the code (a warm-up, a
-    short test loop); the loop around it, if any, decides how often they run."""
+    short test loop, a pool of streams made one by one); the loop around it, if any, decides how often they run.
+    `constants`: the module's names bound once to a written integer (`for k in range(NUM_STREAMS):`)."""
     if not isinstance(loop, cst.For):
         return False
     if isinstance(loop.iter, (cst.List, cst.Tuple, cst.Set)):
@@ -538,7 +539,35 @@ def unrolled(loop: cst.CSTNode) -> bool:
     call = loop.iter
     counted = isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "range"
     bound = call.args[-1].value if counted and len(call.args) in (1, 2) else None  # type: ignore[attr-defined]
+    if isinstance(bound, cst.Name) and constants and bound.value in constants:
+        return constants[bound.value] <= FEW_PASSES
     return isinstance(bound, cst.Integer) and int(bound.value, 0) <= FEW_PASSES
+
+
+def module_constants(module: cst.Module) -> dict[str, int]:
+    """The module-level names bound exactly once, to a written integer (`NUM_STREAMS = 4`), read once per module."""
+    known = _CONSTANTS.get(id(module))
+    if known is not None and known[0] is module:
+        return known[1]
+    bound: dict[str, list] = {}
+    for statement in module.body:
+        for small in (statement.body if isinstance(statement, cst.SimpleStatementLine) else ()):
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    for name in walk(target.target, ()):
+                        if isinstance(name, cst.Name):
+                            bound.setdefault(name.value, []).append(small.value if target.target is name else None)
+            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)) and isinstance(small.target, cst.Name):
+                bound.setdefault(small.target.value, []).append(None)
+    found = {name: int(values[0].value, 0) for name, values in bound.items()
+             if len(values) == 1 and isinstance(values[0], cst.Integer)}
+    if len(_CONSTANTS) > 64:
+        _CONSTANTS.clear()
+    _CONSTANTS[id(module)] = (module, found)
+    return found
+
+
+_CONSTANTS: dict[int, tuple[cst.Module, dict[str, int]]] = {}
 
 
 # A mapping's views: a loop over one passes once per value the program keeps in the mapping.
