@@ -49,3 +49,12 @@ def test_a_range_bounded_by_a_module_constant_of_a_few_is_unrolled():
     assert unrolled(few, constants) and not unrolled(few)
     assert not unrolled(many, constants)
     assert not unrolled(changed, constants)
+
+
+def test_a_counter_the_function_steps_is_a_counter():
+    from streamlint.model.syntax.children import walk
+    from streamlint.model.syntax.tests import stepped_counters
+    body = cst.parse_module("self.global_step += 1\nstep += 1\ntotal += loss\nx -= 1\n")
+    stepped = stepped_counters(list(walk(body)))
+    assert stepped == frozenset({"self.global_step", "step"})
+    assert listed_passes(cst.parse_expression("self.global_step in self.upsample_steps"), stepped)

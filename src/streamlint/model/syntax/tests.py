@@ -7,6 +7,7 @@ from typing import Iterator, Optional, Sequence
 import libcst as cst
 
 from streamlint.model.syntax.children import SCOPES, child_nodes, walk
+from streamlint.model.syntax.names import dotted
 from streamlint.model.syntax.purpose import param_names, read_parts, unpacked
 
 
@@ -48,13 +49,20 @@ def first_passes(test: cst.BaseExpression, counters: list[str]) -> bool:
     return isinstance(left, cst.Name) and left.value in counters and written_constant(right)
 
 
-def listed_passes(test: cst.BaseExpression, counters: list[str]) -> bool:
-    """`if step in [i - 1 for i in cfg.eval_steps]:`, `if epoch in milestones:`: a loop's counter among listed values
-    runs the body on those passes only (an evaluation or a save at chosen steps), however long the loop runs."""
+def listed_passes(test: cst.BaseExpression, counters: "list[str] | frozenset[str]") -> bool:
+    """`if step in [i - 1 for i in cfg.eval_steps]:`, `if self.global_step in upsample_steps:`: a counter (a loop's,
+    or one the function steps by a constant) among listed values runs the body on those passes only (an evaluation,
+    a save or an upsampling at chosen steps), however long the loop runs."""
     if isinstance(test, cst.BooleanOperation):
         return listed_passes(test.left, counters) or listed_passes(test.right, counters)
     return (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.In)
-            and isinstance(test.left, cst.Name) and test.left.value in counters)
+            and dotted(test.left) in counters)
+
+
+def stepped_counters(nodes: list) -> frozenset[str]:
+    """The names and attributes a function steps by a written integer (`self.global_step += 1`): step counters."""
+    return frozenset(name for node in nodes if type(node) is cst.AugAssign and isinstance(node.operator, cst.AddAssign)
+                     and isinstance(node.value, cst.Integer) and (name := dotted(node.target)) is not None)
 
 
 def fills_on_miss(node: cst.If) -> tuple[bool, bool]:

@@ -24,7 +24,7 @@ from streamlint.model.transfer.devices import is_device, is_host, memory_named, 
 from streamlint.model.transfer.expressions import YIELDED, evaluate, memory_of, slice_bounds, subscript, unpacked
 from streamlint.model.transfer.frame import Frame
 from streamlint.model.syntax.counters import advance
-from streamlint.model.syntax.tests import (called_on_every_side, empty_test, ends_in_raise, ends_the_loop, fills_on_miss, first_passes, listed_passes, refills_on_change,
+from streamlint.model.syntax.tests import (called_on_every_side, empty_test, ends_in_raise, ends_the_loop, fills_on_miss, first_passes, listed_passes, stepped_counters, refills_on_change,
                                            item_guards, item_tests,
                                            names_read, negated, rare_test, settled_flag)
 from streamlint.model.transfer.names import import_targets
@@ -448,6 +448,13 @@ def tested(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[AbsVal
     return value, state
 
 
+def _counters(frame: Frame) -> frozenset[str]:
+    """The enclosing loops' counters and the names the function steps by a constant (`self.global_step += 1`)."""
+    stepped = frame.numbering.once("stepped", lambda: stepped_counters(
+        frame.numbering.text_facts.get("body") or frame.numbering.text_facts.get("nodes") or []))
+    return stepped | frozenset(frame.loop_names)
+
+
 def _if(node: cst.If, state: State, frame: Frame) -> State:
     test, state = tested(node.test, state, frame)
     if truth(test) is True or type_tests.decided(node.test, state, frame, evaluate):
@@ -456,7 +463,7 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     # (no guard for a test of an option, nor of a loop's item against None, row 7.32)
     option = test.kind is ValueKind.UNKNOWN and test.target == OPTION
     every_n = test.target == PERIODIC  # (a helper's `step % freq == 0`, tested here)
-    chosen_passes = first_passes(node.test, frame.loop_names) or listed_passes(node.test, frame.loop_names)
+    chosen_passes = first_passes(node.test, frame.loop_names) or listed_passes(node.test, _counters(frame))
     rare = (rare_test(node.test) or chosen_passes or every_n) and not option \
         and id(node.test) not in frame.numbering.item_tests and not settled_flag(node.test, frame.numbering.settled)
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
