@@ -80,11 +80,11 @@ class ImplicitSyncInLoop(Rule):
 
     A comprehension that queues GPU work for each element and synchronizes on it
     (`[int(t.sum().item()) for t in parts]`) is reported too, whatever the values
-    are for: one read of all of them replaces one wait per element. Not one over
-    a mapping's items (`{k: v.mean().item() for k, v in metrics.items()}`, once
-    per named value) that nothing around repeats on a hot path: an evaluation's
-    summary, an export. A comprehension that only reads (the work queued before
-    it) waits once, and is reported where its loop repeats it, as a plain read. So is a loop
+    are for: one read of all of them replaces one wait per element (not one over
+    a mapping's items, `{k: v.mean().item() for k, v in metrics.items()}`, once
+    per named value, that nothing around repeats on a hot path: an evaluation's
+    summary, an export; a comprehension that only reads, the work queued before
+    it, waits once, and is reported where its loop repeats it, as a plain read). So is a loop
     that reads one element of the same tensor per iteration by the loop's index
     (`for b in range(n): ... lengths[b].item()`) and does not change that tensor:
     one `.tolist()` before the loop reads them all (not in assertions, timing or
