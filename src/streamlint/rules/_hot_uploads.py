@@ -1,4 +1,5 @@
-"""Where a blocking upload repeats on a hot path, in words (SL201, SL302)."""
+"""Where a blocking upload repeats on a hot path, in words (SL201, SL302), and where a copy's wait costs at all
+(SL102, SL301)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import libcst as cst
 
 from streamlint.model.readings.hot_paths import Work, calling_loops, repeating_loops, waited_later_in_pass, work_in
 from streamlint.model.readings.hot_paths import own_operations as hot_operations
+from streamlint.model.readings.operations import chosen
 from streamlint.model.summary.effects import Operation
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.sync_purpose import SyncPurposes, comprehension_of
@@ -56,3 +58,15 @@ def hot_blocking_uploads(analysis, model, wanted: Callable[[Operation], bool], s
             continue
         skipped.add(own.site)
         yield own, call, where
+
+
+def copy_cost_at_stake(model, ancestry: Ancestry, at, call: cst.Call) -> bool:
+    """Where a staged or implicit copy costs something (the placement policy): on a stream the code chose for it (it asked for
+    overlap there), or on a hot path (every pass of a loop that repeats it, every call of a hot entry, every pass of
+    a loop of a caller in sight). A one-off copy on the current stream (set-up, a helper nothing in sight calls
+    repeatedly) waits once: nothing to overlap."""
+    if chosen(at.stream) or at.entry:
+        return True
+    if ancestry.loops_around(call):
+        return bool(repeating_loops(model, at.function, call, ancestry))
+    return bool(calling_loops(model, at, ancestry, Work.QUEUED))

@@ -9,8 +9,10 @@ from streamlint.fixes.idioms import fresh_name, import_alias
 from streamlint.fixes.model import Applicability
 from streamlint.model.api.facts import OpKind
 from streamlint.model.domain.streams import StreamRefKind
-from streamlint.model.readings.operations import own_operations
+from streamlint.model.readings.hot_paths import own_operations as hot_operations
+from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.rules import _labels as labels
+from streamlint.rules._hot_uploads import copy_cost_at_stake
 from streamlint.rules._shared import api_named
 from streamlint.rules.base import Finding, Rule
 
@@ -20,7 +22,11 @@ class ImplicitKernelTransfer(Rule):
     ## What it does
     Flags a Numba-CUDA kernel launch (`kernel[grid, block](...)` of a
     `@cuda.jit` function) that receives a host NumPy array directly as an
-    argument.
+    argument, where the copies cost something: the launch repeats (in a loop
+    that repeats it, on every call of a hot entry, or in a helper a loop in
+    sight calls on every pass), another launch is given the same array (it
+    goes to the device and back once per launch), or it runs on a stream the
+    code chose (the copies then serialize what the stream was meant to overlap).
 
     ## Why is this bad?
     For every host array argument Numba allocates a device buffer, copies the
@@ -95,6 +101,9 @@ class ImplicitKernelTransfer(Rule):
     and move the copies out of loops where the data does not change. Launches on a stream get no fix (the copies would have to be ordered on it).
 
     ## Known limits
+    - A single launch (a demo's module code, a helper nothing in sight calls
+      repeatedly) is not reported: its copies in and out are the ones the host
+      needs anyway, but for the copies back of arrays the kernel only reads.
     - Only arguments the analysis knows to be host NumPy arrays are reported
       (arrays made by NumPy in the same function or module, results of
       `copy_to_host()`). Parameters and values from other modules are unknown and
@@ -123,16 +132,21 @@ class ImplicitKernelTransfer(Rule):
     def check(self, analysis):
         model = analysis.v3
         builder = FixBuilder(analysis)
+        ancestry = Ancestry(analysis.module)
         reported: set[str] = set()
-        for _, at in own_operations(model):
+        operations = hot_operations(model)
+        launches = [at for at in operations if at.operation.op == OpKind.KERNEL.value and at.operation.host_arrays]
+        for at in operations:
             operation = at.operation
             if operation.op != OpKind.KERNEL.value or not operation.host_arrays or at.site in reported:
                 continue
             call = model.node_of(at.site)
             if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Subscript):
                 continue
+            if not (copy_cost_at_stake(model, ancestry, at, call) or _moved_again(at, launches)):
+                continue  # (one launch: Numba's copies are the ones the host needs anyway)
             reported.add(at.site)
-            hosts = [labels.buffer_label(labels.argument(call, i, None)) for i in operation.host_arrays]
+            hosts = [labels.buffer_label(labels.argument(call, h.position, None)) for h in operation.host_arrays]
             plural = "s" if len(hosts) > 1 else ""
             names = ", ".join(f"`{label}`" for label in hosts if label) or ("arguments" if plural else "argument")
             on_default = at.stream is not None and at.stream.kind is StreamRefKind.LEGACY
@@ -151,6 +165,14 @@ class ImplicitKernelTransfer(Rule):
                 fix=_fix(builder, call, hosts) if on_default else None,
                 help="move the data once with `cuda.to_device` and pass device arrays",
             )
+
+
+def _moved_again(at, launches: list) -> bool:
+    """Another launch of the function is given one of its host arrays: the array goes to the device and back once per
+    launch, where one copy in and one out would do."""
+    memory = {h.memory for h in at.operation.host_arrays if h.memory is not None}
+    return any(other.function == at.function and other.site != at.site
+               and memory & {h.memory for h in other.operation.host_arrays} for other in launches)
 
 
 def _fix(builder: FixBuilder, node: cst.Call, hosts: list[str]):

@@ -9,12 +9,11 @@ import libcst as cst
 from streamlint.model.api.facts import OpKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import Memory
-from streamlint.model.readings.hot_paths import Work, calling_loops, repeating_loops
 from streamlint.model.readings.hot_paths import own_operations as hot_operations
-from streamlint.model.readings.operations import chosen
 from streamlint.model.summary.effects import Operation
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.rules import _labels as labels
+from streamlint.rules._hot_uploads import copy_cost_at_stake
 from streamlint.rules._shared import api_named
 from streamlint.rules.base import Finding, Rule
 
@@ -198,7 +197,7 @@ class AsyncCopyPageable(Rule):
             if at.site in reported or not _async_pageable_copy(operation, at.stream):
                 continue
             call = model.node_of(at.site)
-            if not isinstance(call, cst.Call) or not _overlap_at_stake(model, ancestry, at, call):
+            if not isinstance(call, cst.Call) or not copy_cost_at_stake(model, ancestry, at, call):
                 continue
             reported.add(at.site)
             label = labels.at(call, operation.host_at, analysis.module)
@@ -213,18 +212,6 @@ class AsyncCopyPageable(Rule):
 
 
 _COPIES = frozenset({OpKind.COPY_H2D.value, OpKind.COPY_D2H.value})
-
-
-def _overlap_at_stake(model, ancestry: Ancestry, at, call: cst.Call) -> bool:
-    """Where a staged copy costs something (the placement policy): on a stream the code chose for it (it asked for
-    overlap there), or on a hot path (every pass of a loop that repeats it, every call of a hot entry, every pass of
-    a loop of a caller in sight). A one-off copy on the current stream (set-up, a helper nothing in sight calls
-    repeatedly) waits once: nothing to overlap."""
-    if chosen(at.stream) or at.entry:
-        return True
-    if ancestry.loops_around(call):
-        return bool(repeating_loops(model, at.function, call, ancestry))
-    return bool(calling_loops(model, at, ancestry, Work.QUEUED))
 
 
 def _async_pageable_copy(operation: Operation, stream: Optional[StreamRef]) -> bool:

@@ -30,6 +30,14 @@ class EffectKind(Enum):
 
 
 @dataclass(frozen=True)
+class HostArray:
+    """A host array a kernel launch is given: Numba copies it in before the launch and back after it."""
+
+    position: int  # the positional argument
+    memory: Optional[Path] = None  # its memory, where told (two launches given one array move it twice)
+
+
+@dataclass(frozen=True)
 class Operation:
     """What the rules about single operations need: which API, how it blocks, what memory."""
 
@@ -45,7 +53,7 @@ class Operation:
     non_blocking: Optional[bool] = None  # the call as written lets the host go on (non_blocking=, a stream given)
     host_at: str = ""  # where the host side is in the call: "self", "return", or "<pos>/<keyword>"
     host_loader_batch: bool = False  # the host side is a batch a data loader yielded
-    host_arrays: tuple[int, ...] = ()  # a kernel launch's positional arguments that are host arrays
+    host_arrays: tuple[HostArray, ...] = ()  # a kernel launch's positional arguments that are host arrays
     sync_form: bool = False  # a synchronous copy API, used so, whose stream-ordered form exists
     # the host side is a tensor built from Python values where it is used (`[a, b]`): on every pass of its loop, or on
     # its first pass only (the body carries what the later passes use)

@@ -17,7 +17,7 @@ from streamlint.model.domain.paths import Path, Root, RootKind
 from streamlint.model.domain.state import State, entry_stream
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import NONE, UNKNOWN, AbsValue, Memory, ValueKind
-from streamlint.model.summary.effects import Effect, EffectKind
+from streamlint.model.summary.effects import Effect, EffectKind, HostArray
 from streamlint.model.transfer.act import access, do, fresh, kernel, operation
 from streamlint.model.transfer.arguments import Arguments, Handled
 from streamlint.model.transfer.devices import is_device, is_host
@@ -155,8 +155,8 @@ def launch(kernel: AbsValue, settings: Optional[list[AbsValue]], arguments: Argu
     given = arguments.values() if packed is None else _items(arguments.value(Arg(packed)))
     site = frame.site(arguments.node)
     # Numba copies a host NumPy array argument (not an item of one, maybe a scalar) in before the launch, out after
-    hosts = tuple(i for i, v in enumerate(given) if settings is not None and is_host(v) and v.framework == "numpy"
-                  and not maybe_item(v))
+    hosts = tuple(HostArray(i, v.identity) for i, v in enumerate(given)
+                  if settings is not None and is_host(v) and v.framework == "numpy" and not maybe_item(v))
     api = "kernel" if compiled else kernel.target or "kernel"
     state = operation(state, frame, site, api, OpKind.KERNEL, stream, bool(hosts), framework=framework,
                       host_arrays=hosts)
