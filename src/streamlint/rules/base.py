@@ -40,6 +40,12 @@ LOOP_POLICY = """\
   or a `break` later in the pass: a loop that tries items until one
   works; or the `return` or `raise` the operation is part of: an error
   message's values) runs it once, and is judged by the loop around it;
+- in a training loop that steps its optimizer only every N passes
+  (gradient accumulation: `if (i + 1) % accum == 0: opt.step()`, or
+  `if (i + 1) % accum: continue` before the update), that test marks the
+  real step: what it lets through runs on every optimizer step, and is
+  reported so; a scheduler or a log line every N passes of a loop that
+  steps on every pass stays now and then;
 - nothing repeats in a function that runs at checkpoint, restore or print
   time: `state_dict`, `load_state_dict` and the like of a module or an
   optimizer, a module-level function named for a checkpoint's state

@@ -32,6 +32,7 @@ from streamlint.model.syntax.sync_purpose import (
     element_read,
     over_held_values,
 )
+from streamlint.model.syntax.tests import update_boundaries
 from streamlint.rules._shared import (
     OPERATION_WORDS,
     STEP_TIMING_HELP,
@@ -526,8 +527,27 @@ def _hot_where(model, ancestry: Ancestry, sync: _Sync) -> Optional[str]:
         return "iteration"
     # (a nested loop that only reads values back repeats the wait of the loop around it that queues the work)
     if any(work_in(model, own.function, loop, ancestry, Work.QUEUED) for loop in loops):
-        return "iteration"
+        return "optimizer step" if _at_update(ancestry, sync.node, loops[-1]) else "iteration"
     return None
+
+
+def _at_update(ancestry: Ancestry, node: cst.CSTNode, loop: cst.CSTNode) -> bool:
+    """In the `if` of a training loop that steps the update (gradient accumulation): once per optimizer step."""
+    boundaries = update_boundaries([loop])
+    if not boundaries:
+        return False
+    for ancestor in ancestry.ancestors(node):
+        if ancestor is loop:
+            break
+        if type(ancestor) is cst.If and id(ancestor.test) in boundaries:
+            return True
+    # (after `if (i + 1) % accum: continue`, which lets through the passes that step)
+    for statement in loop.body.body:
+        if ancestry.inside(node, statement):
+            return False
+        if type(statement) is cst.If and id(statement.test) in boundaries:
+            return True
+    return False
 
 
 def _called_in_loop(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: _Sync) -> Optional[str]:

@@ -8,7 +8,7 @@ import libcst as cst
 
 from streamlint.model.syntax.children import SCOPES, child_nodes, walk
 from streamlint.model.syntax.names import dotted
-from streamlint.model.syntax.purpose import param_names, read_parts, unpacked
+from streamlint.model.syntax.purpose import TRAINING_STEP_METHODS, calls_in, param_names, read_parts, trains, unpacked
 
 
 def rare_test(test: cst.BaseExpression, periodic: bool = False) -> bool:
@@ -354,3 +354,44 @@ def _none_tested(test: cst.BaseExpression) -> Optional[str]:
     comparison = test.comparisons[0]
     none = isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"
     return test.left.value if none and isinstance(comparison.operator, (cst.Is, cst.IsNot)) else None
+
+
+def update_boundaries(nodes: list) -> frozenset[int]:
+    """The tests (by id) of the `if`s of every N passes inside a training loop that mark its real step, where the
+    loop steps the update nowhere else (gradient accumulation): one whose body steps the update (`if (i + 1) %
+    accum == 0: opt.step()`), or one that leaves the other passes early before the update (`if (i + 1) % accum:
+    continue`). What they let through runs on every optimizer step, not now and then. (A loop that steps its
+    optimizer on every pass and a scheduler every N has no such test.)"""
+    found = set()
+    for loop in nodes:
+        if type(loop) not in (cst.For, cst.While) or not trains(loop):
+            continue
+        tests, inside, skips = [], set(), []
+        for node in walk(loop.body):
+            if type(node) is not cst.If or not rare_test(node.test, periodic=True):
+                continue
+            steps = {id(call) for call in calls_in(node.body) if _steps_update(call)}
+            if steps:
+                tests.append(id(node.test))
+                inside |= steps
+            elif _skips_pass(node.body):
+                skips.append(id(node.test))
+        steps = [call for call in calls_in(loop.body) if _steps_update(call)]
+        if tests and all(id(call) in inside for call in steps):
+            found.update(tests)
+        elif skips and steps and not tests:
+            found.update(skips)
+    return frozenset(found)
+
+
+def _steps_update(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in TRAINING_STEP_METHODS[1]
+
+
+def _skips_pass(body: cst.BaseSuite) -> bool:
+    """`if ...: continue`: the block ends the pass."""
+    last = body.body[-1] if isinstance(body, cst.IndentedBlock) and body.body else \
+        body if isinstance(body, cst.SimpleStatementSuite) else None
+    small = last.body[-1] if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and last.body \
+        else None
+    return type(small) is cst.Continue

@@ -24,6 +24,7 @@ from streamlint.model.transfer.devices import is_device, is_host, memory_named, 
 from streamlint.model.transfer.expressions import YIELDED, evaluate, memory_of, slice_bounds, subscript, unpacked
 from streamlint.model.transfer.frame import Frame
 from streamlint.model.syntax.counters import advance
+from streamlint.model.syntax.tests import update_boundaries
 from streamlint.model.syntax.tests import (called_on_every_side, empty_test, ends_in_raise, ends_the_loop, fills_on_miss, first_passes, listed_passes, stepped_counters, refills_on_change,
                                            item_guards, item_tests,
                                            names_read, negated, rare_test, settled_flag)
@@ -455,6 +456,12 @@ def _counters(frame: Frame) -> frozenset[str]:
     return stepped | frozenset(frame.loop_names)
 
 
+def _update_boundaries(frame: Frame) -> frozenset[int]:
+    """The tests of a training loop's `if`s that step the update: every optimizer step takes them (row 7.79)."""
+    return frame.numbering.once("updates", lambda: update_boundaries(
+        frame.numbering.text_facts.get("body") or frame.numbering.text_facts.get("nodes") or []))
+
+
 def _if(node: cst.If, state: State, frame: Frame) -> State:
     test, state = tested(node.test, state, frame)
     if truth(test) is True or type_tests.decided(node.test, state, frame, evaluate):
@@ -465,7 +472,8 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     every_n = test.target == PERIODIC  # (a helper's `step % freq == 0`, tested here)
     chosen_passes = first_passes(node.test, frame.loop_names) or listed_passes(node.test, _counters(frame))
     rare = (rare_test(node.test) or chosen_passes or every_n) and not option \
-        and id(node.test) not in frame.numbering.item_tests and not settled_flag(node.test, frame.numbering.settled)
+        and id(node.test) not in frame.numbering.item_tests and not settled_flag(node.test, frame.numbering.settled) \
+        and id(node.test) not in _update_boundaries(frame)
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
     refill_body, refill_else = frame.numbering.refills.get(id(node), (False, False))
     once_body, once_else = once_body or refill_body, once_else or refill_else
@@ -503,7 +511,7 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     # (`if not is_valid(x): continue`: which items pass is the data's choice; the usual pass runs on, row 7.59)
     edge_case = not taken.reachable and (empty_test(node.test) or id(node.test) in frame.numbering.item_guards)
     if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body) and not leaves_loop \
-            and not edge_case:
+            and not edge_case and id(node.test) not in _update_boundaries(frame):
         frame.guards += 1  # one side leaves (`if done: return`): what follows runs only sometimes
     sides = (frame.configuration_side(node.test, True, option), frame.configuration_side(node.test, False, option))
     if truth(test) is None and not frame.loop_depth and taken.reachable != other.reachable and sides[0]:
