@@ -30,9 +30,14 @@ LOOP_POLICY = """\
 - a loop of a few passes written out in the code (`for t in [fp32, fp16]:`,
   `for _ in range(3):`, a written count up to 8) is judged by the loop
   around it, if any;
-- a loop that waits for a person every iteration (`input()`), or draws a
-  figure on every pass (a call of matplotlib, seaborn, plotly or bokeh), is
-  no hot path: the host's wait for the person or the drawing is the cost;
+- a loop that waits for a person every iteration (`input()`), draws a
+  figure on every pass (a call of matplotlib, seaborn, plotly or bokeh), or
+  reads or writes a file on every pass (`open`, `cv2.imwrite`, `imageio`,
+  `np.save`, `torch.save`, not under a test that picks some passes),
+  itself or through a function of the project it calls, is no hot path: the
+  host's wait for the person, the drawing or the file is the cost; nor is a
+  hot entry that does so on every call (a dataset's `__getitem__` that
+  loads an image);
 - a loop whose every pass makes current the device its item names
   (`for gpu in gpus: with cupy.cuda.Device(gpu.index):`) runs once per
   device, and is judged by the loop around it;

@@ -161,3 +161,14 @@ PYTHON_OBJECT_MAKERS = EMPTY_CONTAINERS | frozenset(EMPTY_WHEN_NO_ITEMS) | ATTRI
 # Libraries that draw figures on the host: a loop that draws on every pass is bound by the drawing (milliseconds a
 # figure), not by a read of GPU data for it. Qualified-name prefixes.
 DRAWING_MODULES = ("matplotlib.", "seaborn.", "plotly.", "bokeh.")
+
+# Calls that read or write a file (an image, an array, a checkpoint, a record): a loop that does one on every pass
+# is bound by the host's file I/O (milliseconds a file), not by a read of GPU data for it. Qualified names, and
+# qualified-name prefixes of I/O modules.
+FILE_IO_CALLS = frozenset({
+    "open", "cv2.imread", "cv2.imwrite", "PIL.Image.open", "numpy.load", "numpy.save", "numpy.savez",
+    "numpy.savez_compressed", "numpy.savetxt", "numpy.loadtxt", "numpy.fromfile", "torch.load", "torch.save",
+    "pickle.load", "pickle.dump", "json.load", "json.dump", "torchvision.utils.save_image",
+    "torchvision.io.read_image", "torchvision.io.write_png", "torchvision.io.write_jpeg", "trimesh.load", "h5py.File",
+})
+FILE_IO_MODULES = ("imageio.", "skimage.io.", "open3d.io.", "tifffile.", "soundfile.", "plyfile.")

@@ -22,7 +22,7 @@ from streamlint.model.syntax.purpose import imported_modules, timed, trains
 from streamlint.model.api import python_std
 from streamlint.model.api.device_selectors import DEVICE_SELECTORS
 from streamlint.model.interproc.program import qualified
-from streamlint.model.syntax.sync_purpose import draws, module_constants, per_device, unrolled, waits_on_user
+from streamlint.model.syntax.sync_purpose import draws, module_constants, per_device, unrolled, waits_on_files, waits_on_user
 from streamlint.model.syntax.tests import fills_on_miss, rare_test
 
 
@@ -66,11 +66,15 @@ def _informed_first(item) -> bool:
 
 
 def _entries(model: FileModel) -> dict[str, str]:
+    """The hot entry that reaches each function on every call; none for an entry that reads or writes a file or draws
+    on every call (a dataset's `__getitem__` that loads images: bound by the host, row 7.80)."""
     entries: dict[str, str] = {}
     for (qualname, context), _ in model.solved.walks.items():
         if context.hot and (qualname not in entries or context.hot < entries[qualname]):
             entries[qualname] = context.hot
-    return entries
+    program = model.solver.program
+    return {qualname: entry for qualname, entry in entries.items()
+            if not _host_bound(program, model.module, f"{model.module}.{entry}")}
 
 
 class Work(Enum):
@@ -225,13 +229,14 @@ def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry
         return loops
     waits = _steady_waits(model, function, ancestry)
     return [loop for loop in loops if not any(_in_nested_loop(at, inner, loop, node, ancestry) for at, inner in waits)
-            and not _around_steps(loop, node, ancestry, imports) and not _around_callee_steps(model, loop, node, ancestry)]
+            and not _around_steps(model, loop, node, ancestry, imports) and not _around_callee_steps(model, loop, node, ancestry)]
 
 
-def _around_steps(loop: cst.CSTNode, node: cst.CSTNode, ancestry: Ancestry, imports: dict) -> bool:
+def _around_steps(model: FileModel, loop: cst.CSTNode, node: cst.CSTNode, ancestry: Ancestry, imports: dict) -> bool:
     """Does every pass of `loop` run a nested loop of training steps (a backward pass and an update each pass) that
     `node` is not in? Then `loop` is an epoch, and `node` runs once per epoch."""
-    return any(not ancestry.inside(node, steps) for steps in _loop_facts(loop, ancestry, imports)[0])
+    facts = _loop_facts(loop, ancestry, imports, model.solver.program, model.module)
+    return any(not ancestry.inside(node, steps) for steps in facts[0])
 
 
 def _around_callee_steps(model: FileModel, loop: cst.CSTNode, node: cst.CSTNode, ancestry: Ancestry) -> bool:
@@ -294,18 +299,45 @@ def _trains_in_a_loop(program, function, looped: bool = True) -> bool:
 _LOOP_FACTS: dict[int, tuple[cst.CSTNode, tuple, bool]] = {}
 
 
-def _loop_facts(loop: cst.CSTNode, ancestry: Ancestry, imports: dict) -> tuple[tuple, bool]:
+def _loop_facts(loop: cst.CSTNode, ancestry: Ancestry, imports: dict, program, module: str) -> tuple[tuple, bool]:
     known = _LOOP_FACTS.get(id(loop))
     if known is not None and known[0] is loop:
         return known[1], known[2]
     modules = imported_modules(ancestry.module)
     steps = tuple(n for n in walk(loop) if type(n) in (cst.For, cst.While) and n is not loop and not unrolled(n)
                   and ancestry.every_pass(n, loop) and trains(n, modules))
-    host = waits_on_user(loop) or draws(loop, lambda expr: qualified(expr, imports) or "", python_std.DRAWING_MODULES)
+    qualify = lambda expr: qualified(expr, imports)  # noqa: E731
+    host = waits_on_user(loop) or draws(loop, qualify, python_std.DRAWING_MODULES) or waits_on_files(
+        getattr(loop, "body", loop), qualify, python_std.FILE_IO_CALLS, python_std.FILE_IO_MODULES,
+        lambda name: _host_bound(program, module, name))
     if len(_LOOP_FACTS) > 10_000:
         _LOOP_FACTS.clear()
     _LOOP_FACTS[id(loop)] = (loop, steps, host)
     return steps, host
+
+
+def _host_bound(program, module: str, name: str) -> bool:
+    """A function of the project (`name` as its caller qualifies it) that reads or writes a file, or draws a figure,
+    every time it runs: a loop that calls it on every pass is bound by the host (row 7.80)."""
+    function = program.function(name) or program.function(f"{module}.{name}")
+    if function is None or not isinstance(function.node, cst.FunctionDef):
+        return False
+    known = _HOST_BOUND.get(function.qualname)
+    if known is not None and known[0] is function.node:
+        return known[1]
+    unit = program.unit(function.module)
+    imports = unit.imports if unit is not None else {}
+    qualify = lambda expr: qualified(expr, imports)  # noqa: E731
+    _HOST_BOUND[function.qualname] = (function.node, False)  # (a recursive helper: not bound through itself)
+    bound = draws(function.node, qualify, python_std.DRAWING_MODULES) or waits_on_files(
+        function.node.body, qualify, python_std.FILE_IO_CALLS, python_std.FILE_IO_MODULES, lambda _: False)
+    if len(_HOST_BOUND) > 10_000:
+        _HOST_BOUND.clear()
+    _HOST_BOUND[function.qualname] = (function.node, bound)
+    return bound
+
+
+_HOST_BOUND: dict[str, tuple] = {}
 
 
 def off_the_hot_path(model: FileModel, function: str) -> bool:
@@ -320,7 +352,7 @@ def bound_by_the_host(model: FileModel, loops: list, ancestry: Ancestry) -> bool
     plotting library's call, milliseconds each)? Then a read of GPU data in it costs nothing anyone waits for."""
     unit = model.solver.program.unit(model.module)
     imports = unit.imports if unit is not None else {}
-    return any(_loop_facts(loop, ancestry, imports)[1] for loop in loops)
+    return any(_loop_facts(loop, ancestry, imports, model.solver.program, model.module)[1] for loop in loops)
 
 
 @dataclass(frozen=True)

@@ -528,6 +528,36 @@ def draws(loop: cst.CSTNode, qualify: Callable[[cst.BaseExpression], str], libra
                for statement in getattr(body, "body", ()) for n in walk(statement, ()))
 
 
+def waits_on_files(body: cst.CSTNode, qualify: Callable[[cst.BaseExpression], str], calls: frozenset,
+                   modules: tuple[str, ...], bound: Callable[[str], bool]) -> bool:
+    """A body that waits on the host's files every time it runs: it calls a file reader or writer (`calls`, or a
+    function of `modules`) outside any test, or a function `bound` says does (a helper that saves a figure)."""
+    for n in walk(body, parts=_per_pass_parts):
+        if type(n) is not cst.Call:
+            continue
+        name = qualify(n.func)
+        if name and (name in calls or name.startswith(modules) or bound(name)):
+            return True
+    return False
+
+
+def _per_pass_parts(node: cst.CSTNode) -> list:
+    """What runs whenever `node` does: a test's sides only under a switch (`if save_frames:`, `if run is None:`,
+    on or off for every pass), not under a test that picks some passes (`if step % 100 == 0:`, `if i == last:`)."""
+    if type(node) is cst.If and not _on_or_off(node.test):
+        return [node.test]
+    return list(child_nodes(node))
+
+
+def _on_or_off(test: cst.BaseExpression) -> bool:
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(
+            test.comparisons[0].operator, (cst.Is, cst.IsNot)):
+        test = test.left
+    return isinstance(test, (cst.Name, cst.Attribute))
+
+
 def unrolled(loop: cst.CSTNode, constants: Optional[dict[str, int]] = None) -> bool:
     """`for x in [a, b]:`, `for _ in range(3):`: a loop of a few passes written out in the code (a warm-up, a
     short test loop, a pool of streams made one by one); the loop around it, if any, decides how often they run.
