@@ -55,7 +55,8 @@ LOOP_POLICY = """\
   time: `state_dict`, `load_state_dict` and the like of a module or an
   optimizer, a module-level function named for a checkpoint's state
   (`load_optimizer_state_dict`), a warm-up function or method (`warmup`,
-  `warm_up`), or a function only those call; nor in one that every call
+  `warm_up`), a teardown method of any class (`terminate`, `close`,
+  `shutdown`, `finalize`, `__exit__`), or a function only those call; nor in one that every call
   site in sight calls only now and then (under `if step % 100 == 0:`, in
   warm-up passes, in an `except` handler; not a switch such as `if
   args.log:`, on or off for the whole run), directly or through helpers;

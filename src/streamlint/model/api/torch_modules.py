@@ -70,5 +70,9 @@ COLD_FUNCTION_WORDS = ("state_dict",)
 # A function or method of any class whose name holds one of these words warms a program up (compiles, autotunes,
 # fills caches) once before its steady state: a cold entry.
 WARM_UP_WORDS = ("warmup", "warm_up")
+# A method of any class with one of these names ends the object's work (flushes, joins, runs a last optimization
+# before exit): it runs once, at the end of a run, so what it reaches only is off the hot path.
+TEARDOWN_METHODS = frozenset({"terminate", "shutdown", "close", "finalize", "teardown", "cleanup", "__del__",
+                              "__exit__"})
 COLD_METHODS = frozenset({"state_dict", "load_state_dict", "_save_to_state_dict", "_load_from_state_dict",
                           "extra_repr", "__repr__", "__getstate__", "__setstate__"})

@@ -381,7 +381,8 @@ class Program:
         """`C.state_dict` when the function is a method of a module or an optimizer that runs at checkpoint,
         restore or print time (`torch_modules.COLD_METHODS`), a module-level test function (`test_*`) or
         checkpoint-state function (`load_optimizer_state_dict`: `torch_modules.COLD_FUNCTION_WORDS`), a warm-up function
-        or method (`warmup`: `torch_modules.WARM_UP_WORDS`), else ""."""
+        or method (`warmup`: `torch_modules.WARM_UP_WORDS`), a teardown method of any class (`terminate`, `close`:
+        `torch_modules.TEARDOWN_METHODS`), else ""."""
         name = getattr(function.node, "name", None)
         unit = self.unit(function.module)
         if name is not None and not function.class_name and _is_test_name(name.value):
@@ -390,6 +391,8 @@ class Program:
             return name.value  # a checkpoint's state built or loaded (`load_optimizer_state_dict`): once per checkpoint
         if name is not None and any(w in name.value.lower() for w in torch_modules.WARM_UP_WORDS):
             return name.value  # a warm-up (`def warmup(self, n=3)`): once, before the steady state
+        if name is not None and function.class_name and name.value in torch_modules.TEARDOWN_METHODS:
+            return f"{function.class_name}.{name.value}"  # a teardown (`def terminate(self)`): once, at the end
         if unit is None or name is None or not function.class_name or name.value not in torch_modules.COLD_METHODS:
             return ""
         bases = self._bases_of(unit, function.class_name)
