@@ -7,7 +7,14 @@ from typing import Callable, Iterator, Optional
 
 import libcst as cst
 
-from streamlint.model.readings.hot_paths import Work, calling_loops, repeating_loops, waited_later_in_pass, work_in
+from streamlint.model.readings.hot_paths import (
+    Work,
+    calling_loops,
+    read_just_before,
+    repeating_loops,
+    waited_later_in_pass,
+    work_in,
+)
 from streamlint.model.readings.hot_paths import own_operations as hot_operations
 from streamlint.model.readings.operations import chosen
 from streamlint.model.summary.effects import Operation
@@ -38,10 +45,12 @@ def upload_hot_where(analysis, model, ancestry: Ancestry, own, node: cst.CSTNode
     return "on every iteration"
 
 
-def hot_blocking_uploads(analysis, model, wanted: Callable[[Operation], bool], skipped: set[str]) -> Iterator[tuple]:
+def hot_blocking_uploads(analysis, model, wanted: Callable[[Operation], bool], skipped: set[str],
+                         drain_only: bool = False) -> Iterator[tuple]:
     """(operation, call, where) of each upload `wanted` picks that repeats on a hot path (`upload_hot_where`), once
     per site not in `skipped`; not one in a pass that goes on to a host read it needs (that read waits for all the
-    upload waits for)."""
+    upload waits for). `drain_only`: an upload whose cost is its wait for the stream to drain (a small tensor built on the host),
+    not its own transfer, is not reported right after a wait that drained the stream (row 7.82)."""
     ancestry = Ancestry(analysis.module)
     purposes = SyncPurposes(ancestry)
     operations = hot_operations(model)
@@ -56,6 +65,8 @@ def hot_blocking_uploads(analysis, model, wanted: Callable[[Operation], bool], s
         if loops and waited_later_in_pass(model, ancestry, purposes, operations, own, call, loops[-1],
                                           start_of(analysis)):
             continue
+        if drain_only and read_just_before(model, ancestry, operations, own, call, start_of(analysis), uploads=True):
+            continue  # (a wait just before it drained the stream: this upload waits for nothing more)
         skipped.add(own.site)
         yield own, call, where
 

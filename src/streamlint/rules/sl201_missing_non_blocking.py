@@ -138,6 +138,10 @@ class MissingNonBlocking(Rule):
     report the copy.
 
     ## Known limits
+    - An upload of a tensor built on the host right after another wait of the
+      same pass (a blocking copy, a read back) with no GPU work queued between
+      them is not reported: the stream is already drained, and the first wait
+      is the problem (`yield image.cuda(), intrinsics.cuda()`).
     - Pinnedness of a tensor created elsewhere (a parameter, another module) is
       unknown; outside a side-stream context such a copy is not reported.
     - The target must be recognizably a CUDA device (`"cuda"`, `"cuda:1"`,
@@ -194,7 +198,7 @@ def _host_built_uploads(model, analysis, reported: set[str]):
     """A tensor built on the host from Python values and uploaded with a blocking copy on every
     iteration of a loop that queues GPU work, or on every call of a hot entry (no fix: a non-blocking
     copy of pageable memory is SL301's problem)."""
-    for _, call, where in hot_blocking_uploads(analysis, model, _host_built_blocking, set(reported)):
+    for _, call, where in hot_blocking_uploads(analysis, model, _host_built_blocking, set(reported), drain_only=True):
         yield Finding(
             call,
             f"{api_named(_spelling(call.func, analysis))} uploads a tensor built on the host and waits for the "

@@ -565,19 +565,24 @@ def _drains_of_its_own(model: FileModel, own: OperationAt, loop: cst.CSTNode, an
 
 
 def read_just_before(model: FileModel, ancestry: Ancestry, operations: list, own: OperationAt, node: cst.CSTNode,
-                     position) -> Optional[cst.CSTNode]:
+                     position, uploads: bool = False) -> Optional[cst.CSTNode]:
     """Where an earlier host read of the same function (needed or not) runs whenever the read at `node` does, in the
     same passes of the same loops, with no GPU work queued between them (`if mean > 50: log(f"{mean}")`); else None.
     It waited for the stream, so the read at `node` finds it drained and adds the copy of its operand, not a wait (a
-    placement policy: one wait, one problem; `waited_later_in_pass` is its mirror for a later read the host needs)."""
+    placement policy: one wait, one problem; `waited_later_in_pass` is its mirror for a later read the host needs).
+    `uploads`: a blocking upload counts as such a wait too (`yield image.cuda(), intrinsics.cuda()`: the first one
+    drained the stream, the second finds nothing to wait for)."""
+    waits = _HOST_READS | {OpKind.COPY_H2D.value} if uploads else _HOST_READS
     here = position(node)
     loops = [id(loop) for loop in ancestry.loops_around(node)]
     within = ancestry.loops_around(node)[-1] if loops else _scope_of(ancestry, node)
     if here is None or within is None:
         return None
     for other in operations:
-        if other.function != own.function or other.site == own.site or other.operation.op not in _HOST_READS \
-                or other.operation.conditional or other.chain or other.operation.host_blocking is False:
+        blocking = other.operation.host_blocking is True or (
+            other.operation.op in _HOST_READS and other.operation.host_blocking is None)
+        if other.function != own.function or other.site == own.site or other.operation.op not in waits \
+                or other.operation.conditional or other.chain or not blocking:
             continue
         earlier = model.node_of(other.site)
         there = position(earlier) if earlier is not None else None
