@@ -105,7 +105,7 @@ def _feeds(body: SyncPurposes, node: cst.CSTNode, depth: int, compared: bool = F
             difference = True
         place = _PLACES.get(type(parent))
         if place is not None and (place[0] is None or getattr(parent, place[0]) is child):
-            return place[1] if place[1] is not None else _branch(parent)
+            return place[1] if place[1] is not None else _branch(body, parent, depth)
         if isinstance(parent, cst.Call) and difference and last_name(parent.func) in _DIFFERENCE_REDUCTIONS:
             compared = True
         if isinstance(parent, cst.Call) and child is not parent.func and last_name(parent.func) in _TYPE_QUERIES:
@@ -158,19 +158,36 @@ def _names_feed(body: SyncPurposes, assignment: cst.CSTNode, depth: int, compare
     return best
 
 
-def _branch(node: cst.If) -> Purpose:
+def _branch(uses: SyncPurposes, node: cst.If, depth: int) -> Purpose:
     """An `if` that leaves or queues other work needs the value; one that only assigns could select on the device;
-    one that raises, logs or collects is a check."""
+    one that raises, logs or collects is a check, but for a collection the function then acts on (`to_remove.append(k)`
+    then `if to_remove: window.remove(to_remove[-1])`: a decision)."""
     checks = False
     for statement in (s for body in _bodies(node) for s in body):
         for current in walk(statement, _NOT_ENTERED) if type(statement) not in _NOT_ENTERED else ():
             if type(current) in (cst.Break, cst.Continue, cst.Return) or (
                     type(current) is cst.Call and not _is_log(current, _LOG_CALLS)):
                 return Purpose.CONTROL
+            if type(current) is cst.Call and _acted_on(uses, current, depth):
+                return Purpose.CONTROL
             if type(current) in _ASSIGNMENTS and current.value is not None and _calls_a_function(current.value):
                 return Purpose.CONTROL  # (`x = all_gather(t)`: what it calls may do anything, not a value to select)
             checks = checks or type(current) in (cst.Raise, cst.Call)
     return Purpose.CHECK if checks else Purpose.SELECTION
+
+
+def _acted_on(uses: SyncPurposes, call: cst.Call, depth: int) -> bool:
+    """`found.append(x)`: a collection the function uses elsewhere for a purpose that needs it (a test, a loop)."""
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if not isinstance(receiver, cst.Name) or last_name(call.func) not in KEEPING_METHODS or depth >= _DEPTH:
+        return False
+    for use in uses.uses.get(receiver.value, ()):
+        if use is receiver or is_target(use, uses.ancestry):
+            continue
+        purpose = _feeds(uses, use, depth + 1)
+        if purpose is not None and purpose.needed:
+            return True
+    return False
 
 
 _ASSIGNMENTS = (cst.Assign, cst.AugAssign, cst.AnnAssign)
