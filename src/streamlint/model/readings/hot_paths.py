@@ -22,7 +22,9 @@ from streamlint.model.syntax.purpose import imported_modules, timed, trains
 from streamlint.model.api import python_std
 from streamlint.model.api.device_selectors import DEVICE_SELECTORS
 from streamlint.model.interproc.program import qualified
-from streamlint.model.syntax.sync_purpose import draws, module_constants, per_device, unrolled, waits_on_files, waits_on_user
+from streamlint.model.syntax.sync_purpose import (
+    draws, module_constants, parameter_defaults, per_device, unrolled, waits_on_files, waits_on_user,
+)
 from streamlint.model.syntax.tests import fills_on_miss, rare_test
 
 
@@ -307,9 +309,10 @@ def _loop_facts(loop: cst.CSTNode, ancestry: Ancestry, imports: dict, program, m
     steps = tuple(n for n in walk(loop) if type(n) in (cst.For, cst.While) and n is not loop and not unrolled(n)
                   and ancestry.every_pass(n, loop) and trains(n, modules))
     qualify = lambda expr: qualified(expr, imports)  # noqa: E731
+    function = next((a for a in ancestry.ancestors(loop) if type(a) is cst.FunctionDef), None)
     host = waits_on_user(loop) or draws(loop, qualify, python_std.DRAWING_MODULES) or waits_on_files(
         getattr(loop, "body", loop), qualify, python_std.FILE_IO_CALLS, python_std.FILE_IO_MODULES,
-        lambda name: _host_bound(program, module, name))
+        lambda name: _host_bound(program, module, name), parameter_defaults(function))
     if len(_LOOP_FACTS) > 10_000:
         _LOOP_FACTS.clear()
     _LOOP_FACTS[id(loop)] = (loop, steps, host)
@@ -329,8 +332,10 @@ def _host_bound(program, module: str, name: str) -> bool:
     imports = unit.imports if unit is not None else {}
     qualify = lambda expr: qualified(expr, imports)  # noqa: E731
     _HOST_BOUND[function.qualname] = (function.node, False)  # (a recursive helper: not bound through itself)
-    bound = draws(function.node, qualify, python_std.DRAWING_MODULES) or waits_on_files(
-        function.node.body, qualify, python_std.FILE_IO_CALLS, python_std.FILE_IO_MODULES, lambda _: False)
+    # (every call, under the function's defaults: a figure drawn only `if visualize:` with `visualize=False` is not)
+    bound = waits_on_files(function.node.body, qualify, python_std.FILE_IO_CALLS,
+                           python_std.FILE_IO_MODULES + python_std.DRAWING_MODULES, lambda _: False,
+                           parameter_defaults(function.node))
     if len(_HOST_BOUND) > 10_000:
         _HOST_BOUND.clear()
     _HOST_BOUND[function.qualname] = (function.node, bound)

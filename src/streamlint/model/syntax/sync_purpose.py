@@ -449,7 +449,8 @@ def _why(body: SyncPurposes, node: cst.CSTNode, value_read: bool, copy: bool, lo
         return found
     if value_read and _debug_log(body, node, loops[-1] if loops else function):
         return Purpose.DEBUG
-    near = _neighbours(body, node)
+    # (what stands next to it says what a bare read is for; a test that selects between values says it itself)
+    near = _neighbours(body, node) if found is None else None
     if near is not None:
         return near
     # (an array kept as the loop's output is output, whatever else its values choose: `buf[i] = x_h` after `min(m, x_h.min())`)
@@ -546,10 +547,18 @@ def draws(loop: cst.CSTNode, qualify: Callable[[cst.BaseExpression], str], libra
 
 
 def waits_on_files(body: cst.CSTNode, qualify: Callable[[cst.BaseExpression], str], calls: frozenset,
-                   modules: tuple[str, ...], bound: Callable[[str], bool]) -> bool:
+                   modules: tuple[str, ...], bound: Callable[[str], bool], defaults: dict) -> bool:
     """A body that waits on the host's files every time it runs: it calls a file reader or writer (`calls`, or a
-    function of `modules`) outside any test, or a function `bound` says does (a helper that saves a figure)."""
-    for n in walk(body, parts=_per_pass_parts):
+    function of `modules`) outside any test but a switch its function's defaults turn on (`if run is None:` with
+    `run=None`), or a function `bound` says does (a helper that saves a figure). `defaults`: the function's
+    parameters' default values (a switch that defaults off, `if visualize:` with `visualize=False`, is not taken)."""
+    def parts(node: cst.CSTNode) -> list:
+        if type(node) is cst.If:
+            side = _default_side(node.test, defaults)
+            return [node.test] + ([node.body] if side is True else [node.orelse] if side is False and node.orelse else [])
+        return list(child_nodes(node))
+
+    for n in walk(body, parts=parts):
         if type(n) is not cst.Call:
             continue
         name = qualify(n.func)
@@ -558,21 +567,43 @@ def waits_on_files(body: cst.CSTNode, qualify: Callable[[cst.BaseExpression], st
     return False
 
 
-def _per_pass_parts(node: cst.CSTNode) -> list:
-    """What runs whenever `node` does: a test's sides only under a switch (`if save_frames:`, `if run is None:`,
-    on or off for every pass), not under a test that picks some passes (`if step % 100 == 0:`, `if i == last:`)."""
-    if type(node) is cst.If and not _on_or_off(node.test):
-        return [node.test]
-    return list(child_nodes(node))
+def parameter_defaults(function: cst.CSTNode) -> dict:
+    """The default values of a function's parameters, by name ({} for a module)."""
+    params = getattr(function, "params", None)
+    if params is None:
+        return {}
+    return {p.name.value: p.default for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+            if p.default is not None}
 
 
-def _on_or_off(test: cst.BaseExpression) -> bool:
+def _default_side(test: cst.BaseExpression, defaults: dict) -> Optional[bool]:
+    """Which side a switch on a parameter takes under its default (`if run is None:` with `run=None`: True; `if
+    verbose:` with `verbose=False`: False); None when the test is no such switch."""
+    negated = False
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test = test.expression
+        test, negated = test.expression, True
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(
-            test.comparisons[0].operator, (cst.Is, cst.IsNot)):
-        test = test.left
-    return isinstance(test, (cst.Name, cst.Attribute))
+            test.comparisons[0].operator, (cst.Is, cst.IsNot)) and isinstance(test.left, cst.Name):
+        default, against = defaults.get(test.left.value), test.comparisons[0].comparator
+        if default is None or not (isinstance(against, cst.Name) and against.value == "None"):
+            return None
+        is_none = isinstance(default, cst.Name) and default.value == "None"
+        taken = is_none if isinstance(test.comparisons[0].operator, cst.Is) else not is_none
+        return taken != negated
+    if isinstance(test, cst.Name) and test.value in defaults:
+        truth = _literal_truth(defaults[test.value])
+        return None if truth is None else truth != negated
+    return None
+
+
+def _literal_truth(value: cst.BaseExpression) -> Optional[bool]:
+    if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
+        return value.value == "True"
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return float(value.value.replace("_", "")) != 0
+    if isinstance(value, cst.SimpleString):
+        return len(value.evaluated_value or "") > 0
+    return None
 
 
 def unrolled(loop: cst.CSTNode, constants: Optional[dict[str, int]] = None) -> bool:
