@@ -84,6 +84,8 @@ def test_the_command_line_reports_with_the_project_setting_only(tmp_path, capsys
     found = json.loads(capsys.readouterr().out)
     assert sorted((Path(d["filename"]).name, d["location"]["row"], d["code"]) for d in found) == [
         ("sampler.py", 22, "SL502"), ("sampler.py", 32, "SL502"), ("sampler.py", 32, "SL502")]
+    # the project's setting never outlives its run: a later analysis in this process assumes nothing
+    assert declared.assumed_device() == ""
 
 
 def test_a_move_to_a_device_the_code_never_shows_is_cuda_with_the_setting(tmp_path):

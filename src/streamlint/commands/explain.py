@@ -39,15 +39,14 @@ def run_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         settings = load_settings(path)
     except ConfigError as error:
         raise UsageError(str(error)) from None
-    declared.use(settings.models, settings.per_thread_default_stream, settings.assume_device)
-
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
         err.write(f"{path_text}: cannot parse: {error.message}\n")
         return EXIT_ERROR
-    model = analyze_file(module, str(path))
-    text = explain(model, qualname) if qualname else explain_module(model)
+    with declared.using(settings.models, settings.per_thread_default_stream, settings.assume_device):
+        model = analyze_file(module, str(path))
+        text = explain(model, qualname) if qualname else explain_module(model)
     if not text:
         raise UsageError(f"no function {qualname!r} in {path_text} (give it as f or Class.method)")
     out.write(text)

@@ -50,9 +50,9 @@ def _of_file(filename: str, settings: Settings) -> tuple[list[Entry], int, str]:
     text = SourceFile(filename, data).text()
     if not isinstance(text, str):
         return [], 0, text.message
-    declared.use(settings.models, settings.per_thread_default_stream, settings.assume_device)
     try:
-        return (*isolation.call_with_large_stack(_analysed, text, filename, timeout=settings.timeout), "")
+        with declared.using(settings.models, settings.per_thread_default_stream, settings.assume_device):
+            return (*isolation.call_with_large_stack(_analysed, text, filename, timeout=settings.timeout), "")
     except deadline.AnalysisTimeout as error:
         return [], 0, str(error)
     except Exception as error:  # (a syntax error, a file too deep: `check` reports it as SL000)

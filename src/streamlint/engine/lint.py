@@ -105,9 +105,9 @@ def _check(text: str, filename: str, settings: Settings, checked: Sequence[type[
     from streamlint.model import declared
 
     # the project's API models, per-thread streams and assumed device
-    declared.use(settings.models, settings.per_thread_default_stream, settings.assume_device)
     try:
-        return isolation.call_with_large_stack(check, text, filename, checked, timeout=settings.timeout)
+        with declared.using(settings.models, settings.per_thread_default_stream, settings.assume_device):
+            return isolation.call_with_large_stack(check, text, filename, checked, timeout=settings.timeout)
     except deadline.AnalysisTimeout as err:
         message = f"{err}; raise `timeout` in [tool.streamlint] or pass --timeout"
         return [source_error(filename, message)]

@@ -3,10 +3,11 @@ tables are checked by the config layer, declared_toml.py)."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
 if TYPE_CHECKING:
     from streamlint.model.api.facts import Arg, Fact
@@ -192,6 +193,18 @@ def use(models: Sequence[Model], per_thread: Sequence[str] = (), assume_device: 
     _project = tuple(models)
     _per_thread = frozenset(per_thread)
     _assumed_device = assume_device or ""
+
+
+@contextmanager
+def using(models: Sequence[Model], per_thread: Sequence[str] = (), assume_device: Optional[str] = None) -> Iterator[None]:
+    """`use` for one file's analysis, then what was active before: a project's settings never outlive its files (a
+    later analysis in the same process, of another project, sees its own)."""
+    before = (_project, _per_thread, _assumed_device)
+    use(models, per_thread, assume_device)
+    try:
+        yield
+    finally:
+        use(before[0], tuple(before[1]), before[2])
 
 
 def per_thread_configured() -> frozenset:
