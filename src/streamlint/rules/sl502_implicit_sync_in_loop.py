@@ -373,8 +373,10 @@ def _naming_the_rest(analysis, run: list) -> Finding:
     lines = sorted({analysis.position(f.node).start.line for f, _ in run[1:] if analysis.position(f.node) is not None})
     named = ", ".join(str(line) for line in lines)
     more = f"{len(run) - 1} more read{'s' if len(run) > 2 else ''} right after it (line{'s' if len(lines) > 1 else ''} {named})"
+    # (masks: their indices taken once wait once, and indexing by them waits for nothing)
+    rest = _MASKS_ONCE if finding.help == _FIXED_SHAPES else "read the values of the reads after it in the same copy"
     return replace(finding, message=f"{finding.message}, with {more}",
-                   help=f"{finding.help}; read the values of the reads after it in the same copy" if finding.help else None)
+                   help=f"{finding.help}; {rest}" if finding.help else None)
 
 
 @dataclass(frozen=True)
@@ -498,8 +500,10 @@ _READ_ONCE = ("read the values the host needs once, outside the per-step path (`
               "the device (a mask, `torch.where(mask, x, 0)`)")
 _ONE_SELECTION = ("select for all the elements at once on the device (one mask over the whole batch, "
                   "`torch.where(mask, x, 0)`), or read the sizes once with one `.tolist()`")
-_FIXED_SHAPES = ("keep shapes fixed on the device: a mask (`torch.where(mask, x, 0)`, `x * mask`) instead of the "
-                 "indices or values it selects, or do it once outside the per-step path")
+_FIXED_SHAPES = ("keep shapes fixed on the device: a mask (`torch.where(mask, x, 0)`, or `x * mask` where `x` holds no "
+                 "NaN) instead of the indices or values it selects, or do it once outside the per-step path")
+_MASKS_ONCE = ("or take each mask's indices once (`idx = mask.nonzero()[:, 0]`, one wait) and index with them "
+               "(`x[idx]` waits for nothing)")
 
 
 def _blocking_read_back(own: OperationAt) -> bool:
