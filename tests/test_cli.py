@@ -233,7 +233,7 @@ def test_real_findings_text_and_json(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     code, out, _ = run(capsys, ".")
     assert code == 1
-    assert "loop.py:3:9: SL501 " in out and "kern.py:9:1: SL102 " in out
+    assert "loop.py:3:9: SL501 " in out and "kern.py:10:5: SL102 " in out
     data = json.loads(run(capsys, "--format", "json", "loop.py")[1])
     assert [(d["code"], d["location"], d["noqa_row"]) for d in data] == [
         ("SL501", {"row": 3, "column": 9}, 3)
