@@ -116,3 +116,10 @@ def test_a_project_file_that_spells_only_torch_is_checked_under_the_setting(tmp_
     write(tmp_path / "pyproject.toml", "[tool.streamlint]\n")
     assert main(["check", "--no-cache", "--format", "json", "pkg"]) == 0
     assert json.loads(capsys.readouterr().out) == []
+
+
+def test_a_project_module_whose_device_is_never_shown_computes_on_cuda_with_the_setting():
+    # the module built at module level and called per batch: its loss read each batch is reported with the setting;
+    # the copy kept on the host (`.to("cpu")`) stays silent with it
+    assert _found("evaluator.py", CUDA) == [(28, "SL502")]
+    assert _found("evaluator.py", Settings.default()) == []

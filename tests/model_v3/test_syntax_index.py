@@ -87,3 +87,36 @@ def test_a_pass_that_leaves_its_loop_after_a_statement_runs_it_once():
     module.visit(Calls())
     leaves = {name: ancestry.leaves_after(node, loop) for name, node in calls.items()}
     assert leaves == {"a": True, "b": False, "c": False, "d": False}
+
+
+def test_two_statements_are_exclusive_only_on_different_sides_of_one_test():
+    import libcst as cst
+
+    from streamlint.model.syntax.ancestry import Ancestry
+
+    module = cst.parse_module(
+        "for _ in range(9):\n"
+        "    if k() > 1:\n"
+        "        for _ in y:\n"
+        "            a()\n"
+        "        b()\n"
+        "    elif m():\n"
+        "        c()\n"
+        "    else:\n"
+        "        d()\n"
+        "    e()\n"
+    )
+    ancestry = Ancestry(module)
+    calls = {}
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            calls[node.func.value] = node
+
+    module.visit(Calls())
+    pairs = {(x, y): ancestry.exclusive(calls[x], calls[y]) for x, y in
+             [("a", "b"), ("a", "c"), ("a", "d"), ("c", "d"), ("d", "a"), ("a", "e"), ("k", "a"), ("a", "k"),
+              ("m", "c"), ("m", "d"), ("m", "a")]}
+    assert pairs == {("a", "b"): False, ("a", "c"): True, ("a", "d"): True, ("c", "d"): True, ("d", "a"): True,
+                     ("a", "e"): False, ("k", "a"): False, ("a", "k"): False, ("m", "c"): False,
+                     ("m", "d"): False, ("m", "a"): True}

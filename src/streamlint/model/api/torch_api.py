@@ -169,6 +169,9 @@ NON_TENSOR_FUNCTIONS = frozenset({
     "inference_mode", "set_grad_enabled", "device", "dtype", "get_default_dtype", "set_default_dtype",
     "is_grad_enabled", "compile", "jit",
 })
+# Of those, the ones that restore a saved object whose kind the call does not tell (a model, a tensor, a dict of
+# them): a value as unknown as an unseen function's, so its uses are the evidence (`torch.load(f).to(device)`).
+RESTORERS = frozenset({"torch.load", "torch.jit.load", "torch.hub.load", "torch.export.load"})
 # Of those, the ones that answer from a tensor's metadata on the host (a type, a count): a host value, no device work.
 HOST_PREDICATES = frozenset({"torch." + name for name in (
     "is_tensor", "numel", "is_floating_point", "is_complex", "is_storage", "is_grad_enabled", "is_inference_mode_enabled",

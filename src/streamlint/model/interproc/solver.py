@@ -29,6 +29,7 @@ from streamlint.model.interproc import replay
 from streamlint.model.interproc.digests import note_use
 from streamlint.model.interproc.modules import ProjectModules, main_names, read_source
 from streamlint.model.api import triton
+from streamlint.model.interproc.top_level import TopLevelView
 from streamlint.model.interproc.program import TOP_LEVEL, FunctionRef, Program, qualified, unit_of
 from streamlint.model.summary.codec import sealed
 from streamlint.model.transfer.kernels import stored_parameters, triton_stored_parameters
@@ -498,7 +499,7 @@ class Solver:
         if unit is None:
             return {}
         if unit.top_names_held is None:  # (no caller's view: the same for every solver of the unit)
-            frame = Frame(f"{module}.<globals>", module, unit.imports, unit.top_names)
+            frame = Frame(f"{module}.<globals>", module, unit.imports, unit.top_names, program=TopLevelView(self))
             walk_function(unit.tree, frame, GLOBALS_CONTEXT)
             exit_state = frame.found.exit_state
             # a name a function rebinds (`global _comm`) holds what the module set or what that function stores

@@ -499,8 +499,9 @@ def _effects_of(model: FileModel, function: str) -> list[Effect]:
 
 
 def _in_nested_loop(at: cst.CSTNode, inner: bool, loop: cst.CSTNode, node: cst.CSTNode, ancestry: Ancestry) -> bool:
-    """Is the wait shown at `at` in a loop nested in `loop` that `node` is not in (a callee's, when `inner`)?"""
-    if not ancestry.inside(at, loop) or ancestry.inside(node, at):
+    """Is the wait shown at `at` in a loop nested in `loop` that `node` is not in (a callee's, when `inner`), on the
+    passes that run `node` (not on the other side of a test)?"""
+    if not ancestry.inside(at, loop) or ancestry.inside(node, at) or ancestry.exclusive(node, at):
         return False
     if inner:
         return True

@@ -98,6 +98,18 @@ class Ancestry:
     def inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
         return node is ancestor or any(a is ancestor for a in self.ancestors(node))
 
+    def exclusive(self, node: cst.CSTNode, other: cst.CSTNode) -> bool:
+        """Are the two on different sides of one test (an `if` and its `else`, or a later `elif`): no pass runs both?"""
+        child = node
+        for current in self.ancestors(node):
+            if self.inside(other, current):
+                if isinstance(current, (cst.If, cst.IfExp)) and child is not current.test:
+                    own_side = current.body if child is current.body else current.orelse
+                    return not self.inside(other, current.test) and not self.inside(other, own_side)
+                return False
+            child = current
+        return False
+
     def runs_whenever(self, node: cst.CSTNode, later: cst.CSTNode) -> bool:
         """Does `node` run whenever `later` does, in the same pass: between it and the first node around both, no side
         of a test it alone is on (an `if`'s test runs before either side), no right operand of `and`/`or`, handler,

@@ -109,8 +109,9 @@ def of_object(value: AbsValue, obj: Path) -> AbsValue:
 def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Handled:
     if callee.kind is ValueKind.NAMESPACE and callee.target.endswith("()"):
         # calling a framework object (an `nn.Linear(...)` stored on self): a model, as below; one whose parameters
-        # are CUDA memory computes on CUDA tensors, whatever it is given (PyTorch's invariant)
-        if callee.memory is Memory.DEVICE:
+        # are CUDA memory computes on CUDA tensors, whatever it is given (PyTorch's invariant); so does one whose
+        # device the code never shows, in a project that declares such memory CUDA's (`assume-device`)
+        if callee.memory is Memory.DEVICE or (callee.memory is Memory.UNKNOWN and frame.assumes_cuda):
             weights = AbsValue(ValueKind.BUFFER, "torch", Memory.DEVICE)
             return _opaque(replace(arguments, positional=arguments.positional + ((weights, arguments.node),)), state,
                            frame, direct=True)
@@ -138,7 +139,11 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
             and frame.program.methods_named(callee.target, "__call__"):
         # (calling an object of a project class that defines `__call__` runs that method: a transform, a functor)
         return _object_method(f"{callee.target}.__call__", replace(arguments, receiver=callee), state, frame)
-    if instance and callee.memory is Memory.DEVICE:  # a module moved to CUDA computes where its parameters are
+    # a module moved to CUDA computes where its parameters are; so does a project module whose device the code never
+    # shows, in a project that declares such memory CUDA's (`assume-device`)
+    untold_module = instance and callee.memory is Memory.UNKNOWN and frame.assumes_cuda and MERGED not in callee.target \
+        and frame.program is not None and frame.program.is_module(callee.target)
+    if instance and (callee.memory is Memory.DEVICE or untold_module):
         module = AbsValue(ValueKind.BUFFER, "torch", Memory.DEVICE, callee.identity)
         arguments = replace(arguments, positional=arguments.positional + ((module, arguments.node),))
     return _opaque(arguments, state, frame, callee=f"{callee.target}()" if instance else "")

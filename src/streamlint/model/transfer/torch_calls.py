@@ -118,9 +118,12 @@ def _of_untold(buffers: list, arguments: Arguments, state: State, frame: Frame) 
 
 def _no_work(name: str) -> Optional[AbsValue]:
     """What a function that queues nothing on the current stream returns: a host value read from a tensor's
-    metadata (`torch.is_tensor(x)`), a P2P descriptor or a list of `Work` handles (no memory); None for others."""
+    metadata (`torch.is_tensor(x)`), a P2P descriptor or a list of `Work` handles (no memory), a restored object of
+    no kind told; None for others."""
     if name in torch_api.HOST_PREDICATES:
         return AbsValue(ValueKind.HOST_NUMBER)
+    if name in torch_api.RESTORERS:  # (no framework object of its own: a model, a tensor, a dict, as it was saved)
+        return UNKNOWN
     if name in torch_api.DISTRIBUTED_HANDLES:
         listed = torch_api.DISTRIBUTED_HANDLES[name] == torch_api.HANDLES
         return AbsValue(ValueKind.CONTAINER, element=UNKNOWN) if listed else UNKNOWN
