@@ -120,3 +120,25 @@ def test_two_statements_are_exclusive_only_on_different_sides_of_one_test():
     assert pairs == {("a", "b"): False, ("a", "c"): True, ("a", "d"): True, ("c", "d"): True, ("d", "a"): True,
                      ("a", "e"): False, ("k", "a"): False, ("a", "k"): False, ("m", "c"): False,
                      ("m", "d"): False, ("m", "a"): True}
+
+
+def test_a_name_handed_on_as_a_value_is_not_only_called():
+    import libcst as cst
+
+    from streamlint.model.syntax.names import names_only_called
+
+    module = cst.parse_module(
+        "class Trainer:\n"
+        "    def __init__(self):\n"
+        "        self._a()\n"
+        "        register(self._b)\n"
+        "    def _a(self):\n"
+        "        pass\n"
+        "    def _b(self):\n"
+        "        pass\n"
+        "def _c():\n"
+        "    Trainer()._a()\n"
+        "threading.Thread(target=_c)\n"
+    )
+    # `_b` and `_c` are handed on (a hook, a thread's target): called from out of sight, so not only called
+    assert sorted(names_only_called(module)) == ["Thread", "__init__", "_a", "register"]

@@ -69,6 +69,8 @@ def _context(context: CallContext) -> str:
         parts.append(f"under the caller's current stream of {', '.join(context.entered)}")
     if context.hot:
         parts.append(f"hot: on every call of {context.hot}")
+    if context.cold:
+        parts.append(f"cold: reached from {context.cold} only")
     if context.thread:
         parts.append("on a thread of its own (PyTorch's default stream current)")
     if context.receiver_pending:

@@ -74,5 +74,6 @@ WARM_UP_WORDS = ("warmup", "warm_up")
 # before exit): it runs once, at the end of a run, so what it reaches only is off the hot path.
 TEARDOWN_METHODS = frozenset({"terminate", "shutdown", "close", "finalize", "teardown", "cleanup", "__del__",
                               "__exit__"})
-COLD_METHODS = frozenset({"state_dict", "load_state_dict", "_save_to_state_dict", "_load_from_state_dict",
+# A module's or an optimizer's constructor runs where the model is built (set-up), not once per step.
+COLD_METHODS = frozenset({"__init__", "state_dict", "load_state_dict", "_save_to_state_dict", "_load_from_state_dict",
                           "extra_repr", "__repr__", "__getstate__", "__setstate__"})

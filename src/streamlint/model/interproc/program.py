@@ -16,6 +16,7 @@ from streamlint.model.syntax.gpu_words import module_vocabulary, spells
 from streamlint.model.syntax.prefilter import may_call, may_register
 from streamlint.model.syntax.arity import accepts
 from streamlint.model.syntax.every_call import every_call
+from streamlint.model.syntax.names import names_only_called
 from streamlint.model.interproc.training_steps import runs_backward_every_call
 from streamlint.model.interproc.gpu_vocabulary import GPU_METHODS, GPU_WORDS
 from streamlint.model.api import python_std, step_entries, torch_modules
@@ -267,6 +268,7 @@ class Program:
         self._class_entries: dict[str, dict[str, str]] = {}  # (_step_entries, per class)
         # (package_units: the modules that spell a checked module's name, with their name runs or bytes)
         self._package_read: list[tuple[str, bytes]] = []
+        self._only_called: dict[str, frozenset[str]] = {}  # (private_callers, per module)
 
     def function(self, qualname: str) -> Optional[FunctionRef]:
         found = self._defined(qualname)
@@ -492,6 +494,20 @@ class Program:
                     in python_std.PROPERTY_DECORATORS:
                 return True
         return False
+
+    def private_callers(self, function: FunctionRef) -> tuple[str, ...]:
+        """The functions that call a private one (`_sync_params`, `_helper`: named for its module's own use, so its
+        callers are there), found by the name they call; none when it is public, a dunder, called by no one, or
+        handed on as a value somewhere in its module (`register_hook(self._on_grad)`: called from out of sight)."""
+        name = function.node.name.value if isinstance(function.node, cst.FunctionDef) else ""
+        unit = self.unit(function.module)
+        if unit is None or not name.startswith("_") or name.startswith("__"):
+            return ()
+        if function.module not in self._only_called:
+            self._only_called[function.module] = names_only_called(unit.tree)
+        if name not in self._only_called[function.module]:
+            return ()
+        return tuple(q for q, names in sorted(unit.called_names().items()) if name in names and q != function.qualname)
 
     def memoized(self, function: FunctionRef) -> bool:
         """Decorated to run once per distinct argument tuple (`functools.lru_cache`)."""

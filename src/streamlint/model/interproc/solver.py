@@ -351,7 +351,16 @@ class Solver:
     def cold(self, qualname: str) -> str:
         """The cold entry the function is, or that every call site in sight reaches it from ("" when none)."""
         joined = _joined(self._asked.get(qualname, []))
-        return self.cold_entry(qualname) or (joined.cold if joined is not None else "") or self._called_now_and_then(qualname)
+        return self.cold_entry(qualname) or (joined.cold if joined is not None else "") \
+            or self._called_now_and_then(qualname) or self._cold_callers(qualname)
+
+    def _cold_callers(self, qualname: str, seen: frozenset = frozenset()) -> str:
+        """A private function every caller of which is a cold entry, or private and cold so (a helper a module's
+        constructor calls alone): cold from the first such entry; "" otherwise."""
+        function = self.program.function(qualname)
+        callers = self.program.private_callers(function) if function is not None and qualname not in seen else ()
+        entries = [self.cold_entry(c) or self._cold_callers(c, seen | {qualname}) for c in callers]
+        return entries[0] if entries and all(entries) else ""
 
     def _called_now_and_then(self, qualname: str, seen: frozenset = frozenset()) -> str:
         """Every call site in sight runs only now and then, or sits in a function that is cold so (a report

@@ -101,3 +101,30 @@ def imports_module(module: cst.Module, prefix: str) -> bool:
         if any(name == prefix or (name or "").startswith(prefix + ".") for name in names):
             return True
     return False
+
+
+def names_only_called(module: cst.Module) -> frozenset[str]:
+    """The names the module spells only as what a call calls (`f(...)`, `self.m(...)`) or a `def` defines: never
+    handed on as a value (`register_hook(self.m)`, `Thread(target=f)`), so its calls of them are all their uses."""
+    spelled: dict[str, int] = {}
+    as_callee: dict[str, int] = {}
+
+    def counted(table: dict, name: str) -> None:
+        table[name] = table.get(name, 0) + 1
+
+    class Uses(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Name):
+                counted(as_callee, func.value)
+            elif isinstance(func, cst.Attribute):
+                counted(as_callee, func.attr.value)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            counted(as_callee, node.name.value)
+
+        def visit_Name(self, node: cst.Name) -> None:  # (a callee's and a def's own names are visited too)
+            counted(spelled, node.value)
+
+    module.visit(Uses())
+    return frozenset(name for name, count in as_callee.items() if spelled.get(name) == count)
