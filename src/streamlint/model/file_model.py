@@ -347,4 +347,6 @@ def _problem(hazard: Hazard) -> tuple:
         return (hazard.placement, hazard.site)
     if hazard.placement is Placement.AT_BOUNDARY:
         return (hazard.kind, hazard.function, hazard.later.path)
+    if hazard.placement is Placement.AT_CALL:  # (a callee that reads on two streams lacks a wait for each)
+        return (hazard.kind, hazard.site, hazard.later.stream)
     return (hazard.kind, hazard.site)

@@ -344,7 +344,9 @@ def _one_per_use(words: Words):
         # (a generator's yields of one allocation are one problem: recorded once where it is made)
         made = allocation_node(words.model, h) if isinstance(h.node, cst.Yield) else None
         key = (id(made) if made is not None else id(h.node), words.buffer(h))
-        if key not in chosen or (chosen[key].released_at is None and h.released_at is not None):
+        # (of two uses on different streams, the one queued last: a record there covers what it waited for)
+        if key not in chosen or (chosen[key].released_at is None and h.released_at is not None) \
+                or ((chosen[key].released_at is None) == (h.released_at is None) and h.hazard.behind < chosen[key].hazard.behind):
             chosen[key] = h
     return [(h, key[1]) for key, h in chosen.items()]
 

@@ -358,8 +358,14 @@ def _blocks_after(statement: cst.CSTNode, read: cst.CSTNode, ancestry: Ancestry)
 
 def _groups(sync: "_Sync") -> bool:
     """A read of the pass itself (not one per element, nor per comprehension, nor only sometimes)."""
-    per_element = sync.own.operation.op == _IMPLICIT and sync.loops and element_read(sync.node, sync.loops[-1])
+    per_element = _reads_an_element(sync) and element_read(sync.node, sync.loops[-1])
     return sync.comprehension is None and not sync.own.operation.conditional and not per_element
+
+
+def _reads_an_element(sync: "_Sync") -> bool:
+    """A read of a value in a loop (`q[b].item()`, `if q[b] < 0:`) that may be one element's; a selection sized by
+    the data (`x[mask]`, `nonzero`) reads a count, never an element, whatever it indexes."""
+    return sync.own.operation.op == _IMPLICIT and bool(sync.loops) and not _sized_by_data(sync.own.operation.api)
 
 
 def _statement_of(ancestry: Ancestry, node: cst.CSTNode) -> Optional[cst.CSTNode]:
@@ -403,7 +409,7 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
     operation = sync.own.operation
     what = _what(analysis, sync)
     # (a slice bound's read shows at its subscript, whose indexed tensor is not the one read)
-    if operation.op == _IMPLICIT and sync.loops and sync.framework in ("torch", "cupy") \
+    if _reads_an_element(sync) and sync.framework in ("torch", "cupy") \
             and operation.api != torch_api.SLICE_BOUND and not bound_by_the_host(model, sync.loops, ancestry) \
             and not off_the_hot_path(model, sync.own.function):
         read_by_element = element_read(sync.node, sync.loops[-1])

@@ -356,19 +356,25 @@ class Order:
         """`t.record_stream(s)`: the allocator keeps `t` until `s`'s work queued before the release is done."""
         return self._made(kept_for=self.kept_for | {(path, stream)})
 
-    def _recorded_for(self, access: AccessEvent) -> bool:
-        return any(access.stream in stream.paths and path.may_alias(access.path) for path, stream in self.kept_for)
+    def _recorded_for(self, p: Pending) -> bool:
+        """A `record_stream(s)` keeps the memory until what `s` queued by the release is done: the accesses on `s`,
+        and those `s` waited for (the allocator records its event on `s` when the memory is freed)."""
+        return any(path.may_alias(p.access.path) and (p.access.stream in stream.paths or p.ordered_before(stream))
+                   for path, stream in self.kept_for)
 
     def release(self, release: AccessEvent) -> tuple["Order", list[Conflict]]:
         """`release.path` goes back to its stream's allocator: an access that stream did not see, nor told, races."""
-        found, gone = [], []
+        racing, gone = [], []
         for n, p in self._same_root(release.path.root):
             if not release.path.may_alias(p.access.path):
                 continue
             gone.append((n, p))
-            covered = p.ordered_before(release.stream) or self._recorded_for(p.access) or p.access.untold
+            covered = p.ordered_before(release.stream) or self._recorded_for(p) or p.access.untold
             if not covered and _may_differ(p.access.stream, release.stream):
-                found.append(Conflict(ConflictKind.RELEASE_WITHOUT_RECORD, p.access, release))
+                racing.append(p)
+        # (named first: a use whose stream saw every other one, where one `record_stream` covers them all)
+        found = [Conflict(ConflictKind.RELEASE_WITHOUT_RECORD, p.access, release,
+                          behind=0 if all(q.ordered_before(p.access.stream) for q in racing) else 1) for p in racing]
         kept_for = frozenset(r for r in self.kept_for if not release.path.may_alias(r[0]))
         return self._removed(gone, kept_for=kept_for), found
 

@@ -143,10 +143,25 @@ def call(callee: AbsValue, arguments: Arguments, state: State, frame: Frame) -> 
     # shows, in a project that declares such memory CUDA's (`assume-device`)
     untold_module = instance and callee.memory is Memory.UNKNOWN and frame.assumes_cuda and MERGED not in callee.target \
         and frame.program is not None and frame.program.is_module(callee.target)
+    # (a module kept in host memory computes on the host: its submodules went with it, whatever its forward shows)
+    if instance and MERGED not in callee.target and callee.memory in (Memory.UNKNOWN, Memory.DEVICE) \
+            and frame.program is not None and frame.program.is_module(callee.target) \
+            and f"{callee.target}.forward" in frame.program.methods_named(callee.target, "forward"):
+        return _module_forward(callee, arguments, state, frame, callee.memory is Memory.DEVICE or untold_module)
     if instance and (callee.memory is Memory.DEVICE or untold_module):
         module = AbsValue(ValueKind.BUFFER, "torch", Memory.DEVICE, callee.identity)
         arguments = replace(arguments, positional=arguments.positional + ((module, arguments.node),))
     return _opaque(arguments, state, frame, callee=f"{callee.target}()" if instance else "")
+
+
+def _module_forward(callee: AbsValue, arguments: Arguments, state: State, frame: Frame, on_device: bool) -> Handled:
+    """`model(x)` of a project module runs its `forward` on what it is handed (`nn.Module.__call__`); one whose
+    parameters are CUDA memory returns a CUDA tensor made on the current stream where its `forward` tells nothing."""
+    result, state = _object_method(f"{callee.target}.forward", replace(arguments, receiver=callee), state, frame)
+    if result.kind is not ValueKind.UNKNOWN or not on_device:
+        return result, state
+    weights = AbsValue(ValueKind.BUFFER, "torch", Memory.DEVICE, callee.identity)
+    return _opaque(replace(arguments, positional=((weights, arguments.node),), keywords={}, spread=None), state, frame)
 
 
 def _module_memory(target: str, arguments: Arguments) -> Memory:
