@@ -479,11 +479,16 @@ def _masked_write(analysis, ancestry: Ancestry, sync: _Sync) -> str:
     if not (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
             and isinstance(statement, cst.Assign) and len(statement.targets) == 1):
         return "write through the mask on the device with no count (`where`), or select with fixed shapes"
-    holder, mask, value = (analysis.code(n) for n in (node.value, node.slice[0].slice.value, statement.value))
+    holder, mask, value = (analysis.module.code_for_node(n).strip() for n in (node.value, node.slice[0].slice.value,
+                                                                               statement.value))
     if sync.framework == "cupy":
         return f"write through the mask on the device, with no count: `cp.copyto({holder}, {value}, where={mask})`"
+    # (measured, torch 2.11: `where` and `masked_scatter_` wait for nothing; `masked_fill_` with a 0-d CUDA tensor
+    # waits, and a row mask must be widened to broadcast: benchmarks/probes/mask_writes*.py)
     return (f"write through the mask on the device, with no count: `{holder}.copy_(torch.where({mask}, {value}, {holder}))`"
-            f" (or `{holder}.masked_fill_({mask}, {value})` when the value is a number or a 0-d tensor)")
+            f" when the value is a 0-d tensor or has `{holder}`'s shape, `{holder}.masked_scatter_({mask}, {value})` "
+            f"when it holds only the selected items (either way the mask widened to `{holder}`'s shape: "
+            f"`[:, None]` for a mask of its rows)")
 
 
 def _shaped_by_the_host(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, operations: list, sync: _Sync) -> bool:
