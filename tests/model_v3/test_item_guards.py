@@ -53,3 +53,16 @@ def test_the_number_a_range_loop_binds_is_its_counter_and_a_name_rebound_from_el
         "        continue\n"
         "    run(x)\n"
     ) == []
+
+
+def test_a_test_of_where_a_tensor_lives_is_told_apart_from_a_flag():
+    import libcst as cst
+
+    from streamlint.model.transfer.type_tests import tells_device
+
+    told = {text: tells_device(cst.parse_expression(text)) for text in [
+        "x.is_cuda", "not x.is_cpu", 'x.device.type == "cuda"', '"cpu" != x.device.type', "self.verbose",
+        'x.device == "cuda"', 'x.dtype == "float16"', 'x.device.type == "mps"']}
+    assert told == {"x.is_cuda": True, "not x.is_cpu": True, 'x.device.type == "cuda"': True,
+                    '"cpu" != x.device.type': True, "self.verbose": False, 'x.device == "cuda"': False,
+                    'x.dtype == "float16"': False, 'x.device.type == "mps"': False}

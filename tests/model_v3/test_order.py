@@ -108,6 +108,23 @@ def test_release_without_record_stream_and_with_it():
     assert early.release(released)[1] == []
 
 
+def test_a_record_covers_the_uses_its_stream_waited_for_and_the_covering_use_is_named_first():
+    c = StreamRef.created("f#3", "torch")
+    alloc = Path(Root.fresh("f#5"))
+    order, _ = run(Order(), A, True, "alloc", alloc)
+    order = order.wait(B, A).wait(c, A)
+    order, _ = run(order, c, False, "side use", alloc)
+    order = order.wait(B, c)  # B joins the side stream after its use
+    order, _ = run(order, B, False, "use", alloc)
+    released = AccessEvent(alloc, True, A, "free")
+    found = order.release(released)[1]
+    named = min(found, key=lambda conflict: conflict.behind)
+    assert sorted(f.earlier.site for f in found) == ["side use", "use"] and named.earlier.site == "use"
+    # one record on B, where the release waits for what B queued, covers the side stream's use too
+    assert order.record_stream(alloc, B).release(released)[1] == []
+    assert [f.earlier.site for f in order.record_stream(alloc, c).release(released)[1]] == ["use"]
+
+
 def test_caller_stream_and_parameter_stream_are_not_known_distinct():
     ambient = StreamRef.ambient("torch")
     param = StreamRef.at(Path(Root.param(0, "s")))

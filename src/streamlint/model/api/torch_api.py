@@ -225,6 +225,9 @@ SHAPE_METHODS: dict[str, bool] = {"size": True, "stride": True, "dim": False, "n
 TENSOR_TYPES: frozenset[str] = frozenset({"torch.Tensor"})
 # Predicates that hold of a tensor only (`torch.is_tensor(x)`): where they hold, `x` is a tensor (its device not told).
 TENSOR_TESTS = frozenset({"torch.is_tensor"})
+# Tests of where a tensor lives, by the device type they tell: its flags (`x.is_cuda`) and its `x.device.type`.
+DEVICE_FLAGS = {"is_cuda": "cuda", "is_cpu": "cpu"}
+CUDA_TYPE, CPU_TYPE = "cuda", "cpu"
 # A tensor's device (`x.device`): where it lives, as a device value.
 DEVICE_ATTRIBUTES = frozenset({"device"})
 # Creators that build their tensor from the data they are given (Python values: on the host first).

@@ -51,8 +51,9 @@ MAX_WALKS = 5000
 MAX_PACKAGE_FILES = 256
 MAX_ROOT_FILES = 64
 # The walks done to learn what the project's callers pass (its callers and what they call):
-# past this many, no further caller is walked (the contexts found so far stand).
-MAX_CALLER_WALKS = 1000
+# past this many, no further caller is walked (the contexts found so far stand). Set-up callers (constructors,
+# checkpoint code) are walked last; their cold contexts walk again what the steady path walks.
+MAX_CALLER_WALKS = 1500
 
 
 @dataclass
@@ -165,7 +166,9 @@ class Solver:
         # (a module that defines no name a caller can call has no callers: the package is not read)
         units = self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, called, main.classes) \
             if called or main.classes else ()
-        callers = (q for unit in units for q in self._callers_in(unit))
+        # (the budget goes to the callers on the steady path first: a set-up entry's walks, a constructor's, only
+        # tell that what it calls is cold there)
+        callers = sorted((q for unit in units for q in self._callers_in(unit)), key=lambda q: bool(self.cold_entry(q)))
         self._from_callers = True  # (a callee they reach in what a call site passes: the context the joined walk gets)
         try:
             for qualname in callers:

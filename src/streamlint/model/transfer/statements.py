@@ -471,7 +471,7 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     option = test.kind is ValueKind.UNKNOWN and test.target == OPTION
     every_n = test.target == PERIODIC  # (a helper's `step % freq == 0`, tested here)
     chosen_passes = first_passes(node.test, frame.loop_names) or listed_passes(node.test, _counters(frame))
-    rare = (rare_test(node.test) or chosen_passes or every_n) and not option \
+    rare = (rare_test(node.test) or chosen_passes or every_n) and not option and not type_tests.tells_device(node.test) \
         and id(node.test) not in frame.numbering.item_tests and not settled_flag(node.test, frame.numbering.settled) \
         and id(node.test) not in _update_boundaries(frame)
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)

@@ -9,6 +9,7 @@ from typing import Callable, Optional
 import libcst as cst
 
 from streamlint.model.api import chainer, cupy, numba_cuda, torch_api
+from streamlint.model.domain.paths import Path, Root
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import NONE, AbsValue, Memory, ValueKind
 from streamlint.model.transfer.devices import is_device, is_host
@@ -43,6 +44,9 @@ def sides(test: cst.BaseExpression, state: State, frame: Frame, evaluate: Evalua
     none_sides = _none_sides(test, state)
     if none_sides is not None:
         return none_sides
+    placed = _device_type_sides(test, state)
+    if placed is not None:
+        return placed
     found = _tested(test, state, frame, evaluate)
     if found is None:
         return _tensor_sides(test, state, frame, evaluate)
@@ -76,6 +80,52 @@ def _tensor_sides(test: cst.BaseExpression, state: State, frame: Frame, evaluate
         return state, state
     holds = state.bind(name, replace(value, kind=ValueKind.BUFFER, framework=torch_api.F))
     return (state, holds) if negated else (holds, state)
+
+
+def _device_type_sides(test: cst.BaseExpression, state: State) -> Optional[tuple[State, State]]:
+    """`x.is_cuda`, `x.device.type == "cuda"` (`!=`, "cpu", `x.is_cpu`) of a tensor: a CUDA tensor on the side where it
+    is on CUDA, a host one where it is on the CPU, and on the other side of a CUDA test one on no CUDA device (an
+    accelerator's fallback path: its copies wait for no CUDA stream). Nothing learnt on the other side of a CPU test."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _device_type_sides(test.expression, state)
+        return inner[::-1] if inner is not None else None
+    found = _device_type_of(test)
+    if found is None:
+        return None
+    name, device_type, holds = found
+    value = state.names.get(name)
+    if value is None or value.kind not in (ValueKind.UNKNOWN, ValueKind.BUFFER) or value.framework not in ("", torch_api.F):
+        return None
+    if value.identity is None:  # (an item of what the code was handed: the memory the name holds)
+        value = replace(value, identity=Path(Root.local(name)))
+    on_cuda = state.bind(name, replace(value, kind=ValueKind.BUFFER, framework=torch_api.F, memory=Memory.DEVICE))
+    on_host = state.bind(name, replace(value, kind=ValueKind.BUFFER, framework=torch_api.F, memory=Memory.PAGEABLE))
+    told = (on_cuda, on_host) if device_type == torch_api.CUDA_TYPE else (on_host, state)
+    return told if holds else told[::-1]
+
+
+def tells_device(test: cst.BaseExpression) -> bool:
+    """A test of where a tensor lives: on a run it takes the same side for the same tensors, no now-and-then flag."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return tells_device(test.expression)
+    return _device_type_of(test) is not None
+
+
+def _device_type_of(test: cst.BaseExpression) -> Optional[tuple[str, str, bool]]:
+    """(the tested name, the device type told, whether the test holds on it) of a test of where a tensor lives."""
+    if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.attr.value in torch_api.DEVICE_FLAGS:
+        return test.value.value, torch_api.DEVICE_FLAGS[test.attr.value], True
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, (cst.Equal, cst.NotEqual))):
+        return None
+    typed, told = test.left, test.comparisons[0].comparator
+    if isinstance(typed, cst.SimpleString):
+        typed, told = told, typed
+    if not (isinstance(told, cst.SimpleString) and told.evaluated_value in (torch_api.CUDA_TYPE, torch_api.CPU_TYPE)
+            and isinstance(typed, cst.Attribute) and typed.attr.value == "type" and isinstance(typed.value, cst.Attribute)
+            and typed.value.attr.value == "device" and isinstance(typed.value.value, cst.Name)):
+        return None
+    return typed.value.value.value, told.evaluated_value, isinstance(test.comparisons[0].operator, cst.Equal)
 
 
 def _none_sides(test: cst.BaseExpression, state: State) -> Optional[tuple[State, State]]:
