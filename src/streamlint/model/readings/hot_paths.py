@@ -35,8 +35,10 @@ def own_operations(model: FileModel) -> list[OperationAt]:
     # (the reported walks: one made under one caller's facts while callers are searched is no context)
     for qualname, at in operations_in(model, sorted(model.solved.reported(), key=_informed_first), False):
         key = (at.site, at.operation.api, at.operation.op)
-        if key not in found:
-            found[key] = replace(at, entry=entries.get(qualname, ""))
+        if at.context.cold:  # (a walk under a set-up caller's facts: the function runs there at set-up, not per step)
+            at = replace(at, hot=False)
+        if key not in found or (found[key].context.cold and not at.context.cold):
+            found[key] = replace(at, entry=entries.get(qualname, "") if not at.context.cold else "")
         elif at.first_pass and not found[key].first_pass:
             # the upload of a loop's first pass (later rounds see its source built before the loop)
             found[key] = replace(found[key], first_pass=True)
