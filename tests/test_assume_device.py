@@ -123,3 +123,9 @@ def test_a_project_module_whose_device_is_never_shown_computes_on_cuda_with_the_
     # the copy kept on the host (`.to("cpu")`) stays silent with it
     assert _found("evaluator.py", CUDA) == [(28, "SL502")]
     assert _found("evaluator.py", Settings.default()) == []
+
+
+def test_a_legacy_typed_constructor_makes_host_memory_and_its_cuda_namesake_cuda_memory():
+    # (the host buffer's fill and its plain copy race nothing, setting or not; the CUDA scratch is read per pass)
+    assert _found("token_stream.py", CUDA) == [(39, "SL502")]
+    assert _found("token_stream.py", Settings.default()) == [(39, "SL502")]

@@ -54,6 +54,11 @@ CREATORS = frozenset({
     "rand", "randn", "randint", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "tensor",
     "as_tensor", "empty_strided", "randperm", "normal",
 })
+# The legacy typed constructors (`torch.LongTensor(n, m)`, `torch.FloatTensor(data)`): a new tensor in the host's
+# pageable memory; under `torch.cuda.` (`torch.cuda.FloatTensor(n)`) in CUDA memory, made on the current stream.
+LEGACY_TENSOR_TYPES = frozenset({"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
+                                 "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor"})
+LEGACY_CUDA_NAMESPACE = "torch.cuda."
 LIKE_CREATORS = frozenset({"rand_like", "randn_like", "zeros_like", "ones_like", "empty_like", "full_like", "randint_like"})
 ALLOCATING_ONLY = frozenset({"empty", "empty_like", "empty_strided"})
 # Functions that make one new tensor from a list of tensors (their first argument), on the

@@ -83,14 +83,31 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     if name == "torch.as_tensor" and given is not None and is_device(given) and given.identity is not None:
         # device memory another framework made, now a tensor too (no copy)
         return AbsValue(ValueKind.BUFFER, F, Memory.DEVICE, given.identity, given.stream), state
-    if name.startswith("torch.") and short in torch_api.CREATORS:
-        return _creator(short, arguments, state, frame)
-    if name.startswith("torch.") and short in torch_api.LIKE_CREATORS:
-        return _like_creator(short, arguments, state, frame)
+    created = _created(name, short, arguments, state, frame)
+    if created is not None:
+        return created
     if torch_api.returns_tensor(name) and all(v.memory is Memory.UNKNOWN and not (v.is_buffer and v.stream)
                                               for v in arguments.values()):
         return _of_untold(buffers, arguments, state, frame)
     return None
+
+
+def _created(name: str, short: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
+    """A new tensor of a creator (`torch.zeros(n, device=d)`, `torch.zeros_like(t)`, `torch.LongTensor(n)`)."""
+    if name.startswith("torch.") and short in torch_api.CREATORS:
+        return _creator(short, arguments, state, frame)
+    if short in torch_api.LEGACY_TENSOR_TYPES and name in (f"torch.{short}", torch_api.LEGACY_CUDA_NAMESPACE + short):
+        return _legacy_typed(name, arguments, state, frame)
+    if name.startswith("torch.") and short in torch_api.LIKE_CREATORS:
+        return _like_creator(short, arguments, state, frame)
+    return None
+
+
+def _legacy_typed(name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
+    """`torch.LongTensor(n, m)`: a new tensor in pageable host memory; `torch.cuda.FloatTensor(n)`: in CUDA memory."""
+    if name.startswith(torch_api.LEGACY_CUDA_NAMESPACE):
+        return _made("empty", Memory.DEVICE, arguments, state, frame)
+    return fresh(frame, arguments, Memory.PAGEABLE, None), state
 
 
 def _view_function(name: str, short: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
