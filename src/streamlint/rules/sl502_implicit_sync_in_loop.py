@@ -25,6 +25,7 @@ from streamlint.model.readings.hot_paths import (
 )
 from streamlint.model.readings.operations import OperationAt, round_trips
 from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.children import walk
 from streamlint.model.syntax.sync_purpose import (
     Purpose,
     SyncPurposes,
@@ -320,7 +321,7 @@ def _one_per_run(analysis, model, ancestry: Ancestry, found: list, operations: l
         joined = next((k for k in kept if any(sync.node is earlier for _, sync in k)), None)
         if joined is not None:
             joined.extend(run)
-    return [_naming_the_rest(analysis, run) for run in kept]
+    return [_naming_the_rest(analysis, ancestry, run) for run in kept]
 
 
 def _drained(model, ancestry: Ancestry, sync: "_Sync", position) -> bool:
@@ -372,12 +373,17 @@ def _statement_of(ancestry: Ancestry, node: cst.CSTNode) -> Optional[cst.CSTNode
     return next((a for a in ancestry.ancestors(node) if isinstance(a, cst.BaseStatement)), None)
 
 
-def _naming_the_rest(analysis, run: list) -> Finding:
+def _naming_the_rest(analysis, ancestry: Ancestry, run: list) -> Finding:
     finding = run[0][0]
     if len(run) == 1:
         return finding
     lines = sorted({analysis.position(f.node).start.line for f, _ in run[1:] if analysis.position(f.node) is not None})
     named = ", ".join(str(line) for line in lines)
+    store = _gathering_store(ancestry, run[0][1])
+    if store is not None and all(ancestry.inside(sync.node, store.value) for _, sync in run[1:]):
+        # (the value's own gather by the same mask: the help computes the value on every element instead)
+        return replace(finding, message=f"{finding.message}, and its value's gather by the same mask waits too "
+                                        f"(line{'s' if len(lines) > 1 else ''} {named})")
     more = f"{len(run) - 1} more read{'s' if len(run) > 2 else ''} right after it (line{'s' if len(lines) > 1 else ''} {named})"
     # (masks: their indices taken once wait once, and indexing by them waits for nothing)
     rest = _MASKS_ONCE if finding.help == _FIXED_SHAPES else "read the values of the reads after it in the same copy"
@@ -470,6 +476,21 @@ def _at_callers(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, syn
     return _worded(analysis, sync, _what(analysis, sync), where, purpose)
 
 
+def _gathering_store(ancestry: Ancestry, sync: "_Sync") -> Optional[cst.Assign]:
+    """The store `x[mask] = f(x[mask])` whose value gathers by the same mask from the same holder, else None."""
+    node = sync.node
+    target = ancestry.parent(node)
+    statement = ancestry.parent(target) if isinstance(target, cst.AssignTarget) else None
+    if not (isinstance(statement, cst.Assign) and isinstance(node, cst.Subscript) and len(node.slice) == 1):
+        return None
+    return statement if _same_gathers(statement.value, node) else None
+
+
+def _same_gathers(value: cst.BaseExpression, store: cst.Subscript) -> list:
+    """The subscripts in `value` that index the store's holder by its index, as written."""
+    return [n for n in walk(value, ()) if isinstance(n, cst.Subscript) and n.deep_equals(store)]
+
+
 def _masked_write(analysis, ancestry: Ancestry, sync: _Sync) -> str:
     """The store `x[mask] = v` written through the mask with no count, in the user's names where one mask is the
     whole index."""
@@ -483,6 +504,14 @@ def _masked_write(analysis, ancestry: Ancestry, sync: _Sync) -> str:
                                                                                statement.value))
     if sync.framework == "cupy":
         return f"write through the mask on the device, with no count: `cp.copyto({holder}, {value}, where={mask})`"
+    gathers = _same_gathers(statement.value, node)
+    if gathers:  # `x[m] = x[m] - c`: the value computed for every element has `x`'s shape, and no gather
+        whole = statement.value
+        for gather in gathers:
+            whole = whole.deep_replace(gather, node.value)
+        rewritten = analysis.module.code_for_node(whole).strip()
+        return (f"write through the mask on the device, with no count and no gather: "
+                f"`{holder}.copy_(torch.where({mask}, {rewritten}, {holder}))`")
     # (measured, torch 2.11: `where` and `masked_scatter_` wait for nothing; `masked_fill_` with a 0-d CUDA tensor
     # waits, and a row mask must be widened to broadcast: benchmarks/probes/mask_writes*.py)
     return (f"write through the mask on the device, with no count: `{holder}.copy_(torch.where({mask}, {value}, {holder}))`"
