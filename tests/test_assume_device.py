@@ -129,3 +129,8 @@ def test_a_legacy_typed_constructor_makes_host_memory_and_its_cuda_namesake_cuda
     # (the host buffer's fill and its plain copy race nothing, setting or not; the CUDA scratch is read per pass)
     assert _found("token_stream.py", CUDA) == [(39, "SL502")]
     assert _found("token_stream.py", Settings.default()) == [(39, "SL502")]
+
+
+def test_a_method_no_tensor_has_tells_its_receiver_is_no_tensor():
+    # (`net.get_avg_time_dict()` of a module moved with `.to(device)`: its values are not CUDA tensors)
+    assert _found("timing_report.py", CUDA) == []

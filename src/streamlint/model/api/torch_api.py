@@ -3,6 +3,9 @@ tensor's device; pool streams are non-blocking, never ordered by the legacy defa
 
 from __future__ import annotations
 
+from functools import lru_cache
+from pathlib import Path
+
 from streamlint.model.api.facts import Arg, Block, Fact, Stream
 from streamlint.model.api.op_kinds import OpKind as K
 
@@ -208,6 +211,17 @@ def returns_tensor(name: str) -> bool:
     """`torch.diff`, `torch.nn.functional.relu`: a function that returns one new tensor."""
     namespace, _, short = name.rpartition(".")
     return namespace in TENSOR_FUNCTION_NAMESPACES and short[:1].islower() and short not in NOT_ONE_TENSOR
+
+
+_TENSOR_ATTRIBUTES = Path(__file__).resolve().parent / "data" / "torch_tensor_attributes.txt"
+
+
+@lru_cache(maxsize=1)
+def tensor_attributes() -> frozenset[str]:
+    """Every method and attribute a `torch.Tensor` has (torch's own docs and stubs, data/torch_tensor_attributes.txt):
+    a method none of them names tells that its receiver is no tensor (a module moved with `.to(device)`)."""
+    lines = _TENSOR_ATTRIBUTES.read_text(encoding="utf-8").splitlines()
+    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
 
 
 # Tensor methods that return no tensor (metadata, host values, hooks; and dicts', lists' and sets'): no device work.

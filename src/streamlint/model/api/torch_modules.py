@@ -57,6 +57,8 @@ def is_module_class(qualname: str) -> bool:
         or (qualname.startswith("transformers.models.") and ".modeling_" in qualname)
 # The methods that move a module's parameters (and return the module): `.cuda()`, `.to(device)`.
 MODULE_MOVES = frozenset({"cuda", "to"})
+# `nn.Module` methods no tensor has that return the module itself (`model.cuda().eval()`: the moved module).
+RETURNS_SELF = frozenset({"eval", "train", "apply", "share_memory", "to_empty", "requires_grad_", "compile"})
 # A module's methods that list tensors in its memory (its parameters and buffers: where `.to()` put them).
 MEMORY_LISTINGS = frozenset({"parameters", "buffers"})
 # A module's methods that yield (name, item) pairs: the names are strings the host has.

@@ -8,7 +8,7 @@ from typing import Callable, Optional
 
 import libcst as cst
 
-from streamlint.model.api import cuda_python, interop, torch_api
+from streamlint.model.api import cuda_python, interop, torch_api, torch_modules
 from streamlint.model.api.facts import Arg
 from streamlint.model.domain.paths import Index, IndexKind, Path, Root
 from streamlint.model.domain.state import State
@@ -424,6 +424,8 @@ def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: Stat
         inputs = [tensor] + [v for v in arguments.values() if v.is_buffer]
         written = tensor if name.endswith("_") else None  # (in place: `add_`)
         return run_operation(inputs, written, name in torch_api.VIEW_METHODS, arguments, state, frame)
+    if name not in torch_api.tensor_attributes():  # (no tensor has it: the receiver is a module or another object)
+        return (tensor if name in torch_modules.RETURNS_SELF else UNKNOWN), state
     return None
 
 
