@@ -4,7 +4,7 @@ Run on a GPU: python benchmarks/probes/mask_writes.py; prints one line per form,
 import torch
 
 
-def _probe(name, action):
+def probe(name, action):
     torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode("error")
     try:
@@ -22,20 +22,20 @@ def main():
     mask = torch.rand(64, device="cuda") > 0.5
     full = torch.ones(64, 8, device="cuda")
     selected = torch.ones(int(mask.sum()), 8, device="cuda")
-    _probe("holder[mask] = selected", lambda: holder.__setitem__(mask, selected))
-    _probe("holder[mask] = 1.0", lambda: holder.__setitem__(mask, 1.0))
-    _probe("holder[mask] = 0-d tensor", lambda: holder.__setitem__(mask, torch.tensor(1.0, device="cuda")))
-    _probe("holder.copy_(torch.where(mask[:, None], full, holder))",
+    probe("holder[mask] = selected", lambda: holder.__setitem__(mask, selected))
+    probe("holder[mask] = 1.0", lambda: holder.__setitem__(mask, 1.0))
+    probe("holder[mask] = 0-d tensor", lambda: holder.__setitem__(mask, torch.tensor(1.0, device="cuda")))
+    probe("holder.copy_(torch.where(mask[:, None], full, holder))",
            lambda: holder.copy_(torch.where(mask[:, None], full, holder)))
-    _probe("holder.masked_fill_(mask[:, None], 1.0)", lambda: holder.masked_fill_(mask[:, None], 1.0))
-    _probe("holder.masked_scatter_(mask[:, None].expand_as(holder), selected)",
+    probe("holder.masked_fill_(mask[:, None], 1.0)", lambda: holder.masked_fill_(mask[:, None], 1.0))
+    probe("holder.masked_scatter_(mask[:, None].expand_as(holder), selected)",
            lambda: holder.masked_scatter_(mask[:, None].expand_as(holder), selected))
-    _probe("holder.index_put_((idx,), selected) with idx taken once",
+    probe("holder.index_put_((idx,), selected) with idx taken once",
            lambda: holder.index_put_((mask.nonzero()[:, 0],), selected))
     idx = mask.nonzero()[:, 0]
-    _probe("holder[idx] = selected (idx precomputed)", lambda: holder.__setitem__(idx, selected))
-    _probe("holder[mask] (gather)", lambda: holder[mask])
-    _probe("torch.where(mask[:, None], holder, 0)", lambda: torch.where(mask[:, None], holder, 0))
+    probe("holder[idx] = selected (idx precomputed)", lambda: holder.__setitem__(idx, selected))
+    probe("holder[mask] (gather)", lambda: holder[mask])
+    probe("torch.where(mask[:, None], holder, 0)", lambda: torch.where(mask[:, None], holder, 0))
     print(torch.__version__)
 
 

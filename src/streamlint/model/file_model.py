@@ -13,7 +13,7 @@ from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.domain.values import ValueKind
 from streamlint.model.interproc.repeat import next_call_conflicts
-from streamlint.model.findings import Hazard, Placement, at_boundary, at_fork, at_wait, place
+from streamlint.model.findings import Hazard, Placement, at_boundary, at_fork, at_wait, place, shown_place
 from streamlint.model.summary.effects import EffectKind
 from streamlint.model.interproc.modules import ProjectModules, main_names
 from streamlint.model.interproc.program import Program, unit_of
@@ -347,6 +347,4 @@ def _problem(hazard: Hazard) -> tuple:
         return (hazard.placement, hazard.site)
     if hazard.placement is Placement.AT_BOUNDARY:
         return (hazard.kind, hazard.function, hazard.later.path)
-    if hazard.placement is Placement.AT_CALL:  # (a callee that reads on two streams lacks a wait for each)
-        return (hazard.kind, hazard.site, hazard.later.stream)
-    return (hazard.kind, hazard.site)
+    return (hazard.kind, *shown_place(hazard))

@@ -35,6 +35,12 @@ class Hazard:
     behind: int = field(default=0, compare=False)
 
 
+def shown_place(hazard: Hazard) -> tuple:
+    """Where one problem shows: its site; at a call, its site and the callee's stream (each stream lacks its own wait,
+    a callee reading on two streams is two problems there)."""
+    return (hazard.site, hazard.later.stream) if hazard.placement is Placement.AT_CALL else (hazard.site,)
+
+
 def shown_at(access: AccessEvent) -> str:
     return access.chain[0] if access.chain else access.site
 

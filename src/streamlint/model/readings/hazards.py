@@ -12,7 +12,7 @@ from streamlint.model.domain.order import HOST, AccessEvent, ConflictKind
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.streams import StreamRef
 from streamlint.model.file_model import FileModel
-from streamlint.model.findings import Hazard, Placement, shown_at
+from streamlint.model.findings import Hazard, Placement, shown_at, shown_place
 from streamlint.model.interproc.program import FunctionRef
 
 # Which conflict an operation racing in several ways (an in-place update) is reported as: the
@@ -105,22 +105,17 @@ def _rank(hazard: Hazard) -> tuple:
     return (behind, _PRECEDENCE.index(hazard.kind))
 
 
-def _place(hazard: Hazard) -> tuple:
-    """Where one problem shows: its site; at a call, its site and the callee's stream (each lacks its own wait)."""
-    return (hazard.site, hazard.later.stream) if hazard.placement is Placement.AT_CALL else (hazard.site,)
-
-
 def readings(model: FileModel) -> list[HazardReading]:
     """Every hazard of the file, one per problem, in the model's order."""
     chosen: dict[tuple, Hazard] = {}
     for hazard in sorted((h for h in model.hazards if h.kind in _PRECEDENCE), key=_rank):
-        chosen.setdefault(_place(hazard), hazard)
+        chosen.setdefault(shown_place(hazard), hazard)
     found = []
     for hazard in model.hazards:
         kind = hazard.kind  # (of several stream conflicts at one place, the chosen one only)
         function = model.solver.program.function(hazard.function)
         node = model.node_of(hazard.site)
-        if (kind in _PRECEDENCE and chosen[_place(hazard)] is not hazard) or function is None or node is None:
+        if (kind in _PRECEDENCE and chosen[shown_place(hazard)] is not hazard) or function is None or node is None:
             continue
         from_caller = hazard.earlier.assumed
         if kind is ConflictKind.WRITE_AFTER_WRITE and from_caller:
