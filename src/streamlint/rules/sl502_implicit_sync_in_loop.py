@@ -469,7 +469,7 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
 def _at_callers(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: _Sync) -> Optional[Finding]:
     """A read only some callers' facts show (the value's device): reported where those callers' loops run it on every
     pass (the message names the loop), unless needed."""
-    where = _called_in_loop(analysis, model, ancestry, purposes, sync) if sync.comprehension is None else None
+    where = _called_in_loop(analysis, model, ancestry, purposes, sync)
     purpose = sync.purpose(model, ancestry, purposes) if where is not None else None
     if where is None or (purpose is not None and purpose.needed):
         return None
@@ -564,7 +564,9 @@ def _hot_where(model, ancestry: Ancestry, sync: _Sync) -> Optional[str]:
     own = sync.own
     if own.operation.conditional:
         return None
-    if own.entry and not sync.loops:
+    scopes = [*sync.loops, *([sync.comprehension] if sync.comprehension is not None else [])]
+    if own.entry and not any(work_in(model, own.function, scope, ancestry, Work.QUEUED) for scope in scopes):
+        # (loops of its own that queue no GPU work: the first read of a call waits, the others copy)
         return f"call of `{hot_entry_name(own.entry, own.function)}`"
     loops = repeating_loops(model, own.function, sync.node, ancestry)
     if own.entry and loops:
@@ -599,8 +601,8 @@ def _called_in_loop(analysis, model, ancestry: Ancestry, purposes: SyncPurposes,
     in loops of its own that queue no GPU work (`for k, v in meters.items(): v.item()`: the first read waits, the others
     copy), so each call waits once. One whose value the helper hands back is the caller's to judge: only the loops whose
     call's value the host does not need there (nor hands back again) count."""
-    if sync.comprehension is not None or any(
-            work_in(model, sync.own.function, loop, ancestry, Work.QUEUED) for loop in sync.loops):
+    scopes = [*sync.loops, *([sync.comprehension] if sync.comprehension is not None else [])]
+    if any(work_in(model, sync.own.function, scope, ancestry, Work.QUEUED) for scope in scopes):
         return None
     loops = calling_loops(model, sync.own, ancestry, Work.QUEUED)
     if purposes.handed_back(sync.node):
@@ -650,6 +652,10 @@ def _worded(analysis, sync: _Sync, what: str, where: str, purpose) -> Finding:
             f"so the next chunk's work cannot overlap the read-back",
             help=_STREAM_OUT.get(framework, _STREAM_OUT["torch"]).replace("x.", f"{operand}.", 1).replace("(x,", f"({operand},"),
         )
+    if sync.comprehension is not None:  # (one read per element of a helper's comprehension, each call)
+        return Finding(node, f"{what} copies GPU data to the host once per element and waits for the stream on every "
+                             f"{where}", help=f"{_ONE_READ.get(framework, _ONE_READ['torch'])}, or read them outside the "
+                                              f"per-step path")
     return Finding(
         node,
         f"{what} copies GPU data to the host and waits for the stream on every {where}",

@@ -1018,7 +1018,9 @@ def _unseen_call(callee: str, arguments: Arguments, state: State, frame: Frame) 
 
 
 def _buffers_given(arguments: Arguments) -> list[AbsValue]:
-    """The buffers a call is given, and the items of a list or tuple of buffers (`torch.cat([a, b])`)."""
+    """The buffers a call is given, and the items of a list or tuple of buffers (`torch.cat([a, b])`); of a container
+    whose items are CUDA tensors on some paths of its filling and untold on others (a batch's dict moved key by key,
+    other entries passed through), those CUDA tensors: the container holds every path's items at once."""
     found = []
     for value in arguments.values():
         if value.is_buffer:
@@ -1026,6 +1028,8 @@ def _buffers_given(arguments: Arguments) -> list[AbsValue]:
         elif value.kind is ValueKind.CONTAINER and value.element is not None and value.element.is_buffer:
             item = value.element
             found.extend(replace(item, identity=member) for member in sorted(value.members, key=repr))
+        elif value.kind is ValueKind.CONTAINER and value.element is not None:
+            found.extend(v for v in value.element.either if is_device(v))
     return found
 
 
