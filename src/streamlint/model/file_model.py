@@ -139,17 +139,19 @@ def _the_callers(conflict, qualname: str, solver: Solver) -> bool:
 
 def _at_misdirected_wait(qualname: str, conflict, solved: Solved, waits: dict):
     """A stream that reads what the current stream at entry wrote after waiting on the default stream
-    instead: the wait names the wrong stream and is where the fix goes. `waits`: each summary's
-    `_LegacyWaits`, kept across the conflicts of one file."""
+    instead, or what another stream wrote after that stream waited for itself (`current_stream().wait_stream(s)`
+    inside `with stream(s)`: it orders nothing): the wait names the wrong stream and is where the fix goes.
+    `waits`: each summary's `_LegacyWaits`, kept across the conflicts of one file."""
     if conflict.kind not in (ConflictKind.READ_AFTER_WRITE, ConflictKind.WRITE_AFTER_WRITE):
         return conflict
-    if conflict.earlier.stream.kind is not StreamRefKind.AMBIENT or conflict.later.stream == HOST:
+    if conflict.later.stream == HOST or conflict.later.stream == conflict.earlier.stream:
         return conflict
     for walked in solved.walks_of(qualname):
         kept = waits.get(id(walked))
         if kept is None or kept[0] is not walked:
             kept = waits[id(walked)] = (walked, _LegacyWaits(walked.effects))
-        wait = kept[1].before(conflict.later)
+        wait = kept[1].before(conflict.later) if conflict.earlier.stream.kind is StreamRefKind.AMBIENT \
+            else kept[1].self_wait_between(conflict.earlier, conflict.later)
         if wait is not None:
             return at_wait(qualname, conflict, wait.site, wait.other, wait.stream)
     return conflict
@@ -179,6 +181,7 @@ class _LegacyWaits:
     def __init__(self, effects: tuple) -> None:
         self.first: dict[str, int] = {}
         self.waits: dict = {}  # stream -> ([index], [wait effect])
+        self.self_waits: dict = {}  # stream -> [(index, wait effect)] of the stream waiting for itself
         for index, effect in enumerate(effects):
             if effect.kind is EffectKind.ACCESS:
                 self.first.setdefault(effect.site, index)
@@ -187,6 +190,16 @@ class _LegacyWaits:
                 indexes, found = self.waits.setdefault(effect.stream, ([], []))
                 indexes.append(index)
                 found.append(effect)
+            elif effect.kind is EffectKind.WAIT_STREAM and effect.other == effect.stream and not effect.chain:
+                self.self_waits.setdefault(effect.stream, []).append((index, effect))
+
+    def self_wait_between(self, earlier, later) -> Optional[object]:
+        """A wait of `earlier`'s stream for itself after `earlier` and before `later` (the first), or None."""
+        start = self.first.get(earlier.chain[0] if earlier.chain else earlier.site)
+        end = self.first.get(later.chain[0] if later.chain else later.site)
+        if start is None or end is None:
+            return None
+        return next((wait for index, wait in self.self_waits.get(earlier.stream, ()) if start < index < end), None)
 
     def before(self, later) -> Optional[object]:
         """The last wait of `later`'s stream on the legacy default stream before `later`, or None."""

@@ -6,13 +6,16 @@ from typing import Optional
 
 import libcst as cst
 
+from streamlint.checked_file import spell
 from streamlint.fixes.edits import FixBuilder, make_fix
 from streamlint.fixes.idioms import wait_statements
 from streamlint.fixes.model import Applicability
 from streamlint.model.domain.paths import RootKind
 from streamlint.model.domain.streams import StreamRefKind
 from streamlint.model.findings import Placement
+from streamlint.model.readings.waits import self_waits
 from streamlint.model.summary.effects import EffectKind
+from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.rules._hazard_words import Words, allocation_name, allocation_node, wait_scope
 from streamlint.rules._shared import handed_to_callers_of, named, stream_code, wait_idiom, wait_line
 from streamlint.rules.base import Finding, Rule
@@ -38,7 +41,11 @@ class CrossStreamReadAfterWrite(Rule):
     stream waiting on `torch.cuda.default_stream()` for tensors the current stream
     produced, the default stream (not the current one) waiting on a side stream
     whose results the following work uses, and the current stream waiting on one
-    side stream while the body's writes on another are never waited for. A CUDA
+    side stream while the body's writes on another are never waited for. So is a
+    stream made to wait for itself, which orders nothing:
+    `torch.cuda.current_stream().wait_stream(s)` inside `with torch.cuda.stream(s):`
+    (the current stream there is `s`), whether or not the reader it was meant for is
+    in sight (a prefetching generator's consumer). A CUDA
     graph (`s.end_capture()`, `torch.cuda.graph(g)`) replays its captured reads and
     writes on the stream it is launched on, at each `launch()` / `replay()`.
 
@@ -191,6 +198,13 @@ class CrossStreamReadAfterWrite(Rule):
     fix_availability = "sometimes"
 
     def check(self, analysis):
+        placed = []
+        for finding in self._hazards(analysis):
+            placed.append(finding.node)
+            yield finding
+        yield from _self_waits(analysis, placed)
+
+    def _hazards(self, analysis):
         words = Words(analysis)
         builder = words.builder
         handed_out = words.made_here_handed_out()
@@ -255,6 +269,38 @@ class CrossStreamReadAfterWrite(Rule):
                 else f"{idiom}{words.in_maker(h.later)}" if words.in_maker(h.later)
                 else f"{idiom} before line {wait_line(builder, h.node, h.earlier.shown, writer, h.framework)}",
             )
+
+
+def _self_waits(analysis, placed: list):
+    """A wait of a stream for itself that no race in sight shows (the reader is a caller out of sight, or a
+    generator's consumer): it orders nothing, whatever follows."""
+    ancestry = Ancestry(analysis.module)
+    for wait in self_waits(analysis.v3):
+        node = analysis.v3.node_of(wait.site)
+        if not isinstance(node, cst.Call) or any(node is p for p in placed) or not node.args:
+            continue
+        receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+        argument = node.args[0].value
+        # (the side spelled as a call is the current stream: `current_stream().wait_stream(s)` meant the stream
+        # after the block to wait for `s`; `s.wait_stream(current_stream())`, `s` to wait for the one before it)
+        named_side = receiver if isinstance(argument, cst.Call) and receiver is not None else argument
+        stream = spell(named_side)
+        if stream is None or isinstance(named_side, cst.Call):
+            continue
+        in_block = any(isinstance(a, cst.With) for a in ancestry.ancestors(node))
+        if not in_block:
+            advice = f"make the stream that uses what `{stream}` queued wait for it instead"
+        elif named_side is argument:
+            advice = f"move this wait after `{stream}`'s block, where the current stream is the one that uses its results"
+        else:
+            advice = f"move this wait before `{stream}`'s block, where the current stream is the one `{stream}` must follow"
+        yield Finding(
+            node,
+            f"`{stream}` waits for itself here (the current stream is `{stream}` at this line), so this wait orders "
+            f"nothing" + (f": the work that uses what `{stream}` queued does not wait for it" if named_side is argument
+                          else ": the work it runs does not wait for what the stream current before its block queued"),
+            help=advice,
+        )
 
 
 def _also_unordered(words: Words, h, handed_out, stream: str) -> str:
@@ -338,6 +384,18 @@ def _wrong_wait(analysis, words: Words, hazard, buffer: str, first: str, second:
             f"{named(second)} waits on the default stream here, but {named(buffer)} is produced on the current "
             f"stream, which is another stream under a caller's side stream or a CUDA graph",
             help=f"wait on `{stream_code('the current stream', 'torch', analysis)}` instead",
+        )
+    if waiter is not None and waiter == waited:
+        stream = named(words.stream(waited, hazard))
+        read = analysis.line_of(hazard.later.shown) if hazard.later.shown is not None else None
+        where = f" at line {read}" if read is not None else ""
+        return Finding(
+            hazard.node,
+            f"{stream} waits for itself here (the current stream is {stream} at this line), so this wait orders "
+            f"nothing: {named(buffer)}, written on {stream} at line {analysis.line_of(hazard.earlier.shown)}, is read "
+            f"on {named(second)}{where} with no wait in between",
+            help=f"move this wait after {stream}'s block" + (f", before line {read}" if read is not None else "")
+                 + f", where the current stream is the one that reads {named(buffer)}",
         )
     waited = words.stream(waited, hazard)
     return Finding(
