@@ -156,6 +156,22 @@ def test_absolute_imports_resolve_from_the_project_root_and_through_reexports(tm
     assert check_source(main.read_text(), str(main), all_rules()) == []
 
 
+def test_a_script_imports_from_the_folders_between_it_and_the_package_top(tmp_path):
+    """`examples/ppo/train.py`, run from `examples/`, imports `utils.initializers` from `examples/utils/`: a folder
+    between the script and the top of its package, tried after the script's own folder."""
+    examples = tmp_path / "examples"
+    (examples / "ppo").mkdir(parents=True)
+    (examples / "utils").mkdir()
+    for folder in (examples, examples / "ppo", examples / "utils"):
+        (folder / "__init__.py").write_text("")
+    (examples / "utils" / "initializers.py").write_text("def args_initialize(args):\n    return args\n")
+    script = examples / "ppo" / "train.py"
+    script.write_text("from utils.initializers import args_initialize\n")
+    _forget()
+    assert resolve.module_file(str(script), "utils.initializers") == examples / "utils" / "initializers.py"
+    assert resolve.module_file(str(script), "missing.initializers") is None
+
+
 def test_a_device_picked_in_a_reexported_helper_makes_the_loop_sync_a_finding(tmp_path):
     from streamlint.checker import check_source
     from streamlint.rules import all_rules

@@ -111,10 +111,12 @@ def _probed(from_path: str, dotted: str) -> tuple[Optional[Path], tuple[tuple[st
             base = base.parent
         bases = (base,)
     elif parts and parts[0] != "numpy":
-        top = here
+        top, between = here, []
         while (_is_file(top / "__init__.py", probes) or in_package(top)) and top.parent != top:
             top = top.parent
-        bases = tuple(dict.fromkeys((here, top, *_project_root(top))))
+            between.append(top)
+        # (the folders between: a script of `examples/ppo/` run from `examples/` imports `utils.x` from there)
+        bases = tuple(dict.fromkeys((here, *between, top, *_project_root(top))))
     found = next((file for base in bases if (file := _find(base, parts, probes)) is not None), None)
     return found, tuple(probes)
 

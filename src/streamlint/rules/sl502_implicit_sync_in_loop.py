@@ -487,8 +487,10 @@ def _gathering_store(ancestry: Ancestry, sync: "_Sync") -> Optional[cst.Assign]:
 
 
 def _same_gathers(value: cst.BaseExpression, store: cst.Subscript) -> list:
-    """The subscripts in `value` that index the store's holder by its index, as written."""
-    return [n for n in walk(value, ()) if isinstance(n, cst.Subscript) and n.deep_equals(store)]
+    """The subscripts in `value` that index a holder by the store's index, as written (`x[m] = x[m] - c`,
+    `final[done] = running[done]`): a gather by the same mask, of a holder of the store's shape."""
+    return [n for n in walk(value, ()) if isinstance(n, cst.Subscript) and len(n.slice) == len(store.slice)
+            and all(a.deep_equals(b) for a, b in zip(n.slice, store.slice))]
 
 
 def _masked_write(analysis, ancestry: Ancestry, sync: _Sync) -> str:
@@ -505,10 +507,10 @@ def _masked_write(analysis, ancestry: Ancestry, sync: _Sync) -> str:
     if sync.framework == "cupy":
         return f"write through the mask on the device, with no count: `cp.copyto({holder}, {value}, where={mask})`"
     gathers = _same_gathers(statement.value, node)
-    if gathers:  # `x[m] = x[m] - c`: the value computed for every element has `x`'s shape, and no gather
+    if gathers:  # `x[m] = y[m] - c`: the value computed for every element has `x`'s shape, and no gather
         whole = statement.value
         for gather in gathers:
-            whole = whole.deep_replace(gather, node.value)
+            whole = whole.deep_replace(gather, gather.value)
         rewritten = analysis.module.code_for_node(whole).strip()
         return (f"write through the mask on the device, with no count and no gather: "
                 f"`{holder}.copy_(torch.where({mask}, {rewritten}, {holder}))`")

@@ -122,6 +122,9 @@ MASK_MAKERS = frozenset({
     "logical_and", "logical_or", "logical_not", "logical_xor",
 })
 
+# Boolean dtypes: a tensor made or converted with one holds a mask.
+BOOL_DTYPES = frozenset({"torch.bool", "cupy.bool_", "numpy.bool_", "numpy.bool"})
+
 # Methods that, on a CPU tensor, return a NumPy array over the same memory: no copy, no read of the data yet (a
 # pending device-to-host copy into it is read where the array is used, not here).
 HOST_VIEWS = frozenset({"numpy"})

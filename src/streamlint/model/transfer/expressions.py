@@ -326,7 +326,7 @@ def _call(node: cst.Call, state: State, frame: Frame) -> Evaluated:
     if settings is not None:
         return array_calls.launch(callee, settings, arguments, state, frame)
     result, state = calls.call(callee, arguments, state, frame)
-    return masks.of_call(*_called_name(node, callee, receiver), result), state
+    return masks.of_call(*_called_name(node, callee, receiver), result, arguments), state
 
 
 def _called_name(node: cst.Call, callee: AbsValue, receiver: Optional[AbsValue]) -> tuple[str, bool]:

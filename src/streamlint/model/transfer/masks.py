@@ -12,7 +12,7 @@ import libcst as cst
 from streamlint.model.api import torch_api
 from streamlint.model.domain.paths import Index
 from streamlint.model.domain.state import State
-from streamlint.model.domain.values import MASK, AbsValue
+from streamlint.model.domain.values import MASK, AbsValue, ValueKind
 from streamlint.model.transfer import torch_calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, placed
@@ -36,9 +36,14 @@ def of_operator(node: cst.BaseExpression, operands: list[AbsValue], result: AbsV
     return replace(result, target=MASK) if logical and buffers and all(v.target == MASK for v in buffers) else result
 
 
-def of_call(name: str, framework_call: bool, result: AbsValue) -> AbsValue:
-    """The result of a framework's predicate or comparison (`x.isnan()`, `torch.eq(a, b)`, `m.bool()`) is a mask."""
+def of_call(name: str, framework_call: bool, result: AbsValue, arguments: Arguments) -> AbsValue:
+    """The result of a framework's predicate or comparison (`x.isnan()`, `torch.eq(a, b)`, `m.bool()`) is a mask; so
+    is a tensor made or converted with a boolean dtype (`done.to(device, dtype=torch.bool)`, `torch.zeros(n,
+    dtype=torch.bool)`), unless its target already tells how it was made (a factory's host values)."""
     if framework_call and result.is_buffer and name in torch_api.MASK_MAKERS:
+        return replace(result, target=MASK)
+    if framework_call and result.is_buffer and not result.target and any(
+            v.kind is ValueKind.NAMESPACE and v.target in torch_api.BOOL_DTYPES for v in arguments.values()):
         return replace(result, target=MASK)
     return result
 
