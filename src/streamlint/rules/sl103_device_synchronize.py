@@ -11,7 +11,7 @@ from streamlint.model.readings import hot_paths
 from streamlint.model.readings.hot_paths import Work, work_in
 from streamlint.model.readings.operations import measuring_calls, own_operations, stream_work_around
 from streamlint.model.syntax.ancestry import Ancestry
-from streamlint.model.syntax.purpose import timed, trains
+from streamlint.model.syntax.purpose import imported_modules, timed, trains
 from streamlint.model.syntax.sync_purpose import Purpose, SyncPurposes, comprehension_of
 from streamlint.rules import _labels as labels
 from streamlint.rules._shared import STEP_TIMING_HELP, api_named, calling_loop_named, hot_entry_name, start_of
@@ -311,9 +311,13 @@ def _where(model, ancestry: Ancestry, qualname: str, at, node, loops: list, own,
         return f"in `{_entry_named(own.entry, function)}`, on every call"
     if not operation.conditional:
         hot = hot_paths.repeating_loops(model, function, node, ancestry)
-        if hot and work_in(model, function, hot[-1], ancestry, Work.QUEUED, Work.ORDERING) \
-                and not _drained_before(model, ancestry, function, at, node, hot[-1], syncs, position):
-            return "on every iteration of a loop that queues GPU work"
+        # (a training step in a loop that waits for the CUDA device every pass runs on that device: the sync says
+        # where the program trains, as a CUDA device on one path does)
+        if hot and not _drained_before(model, ancestry, function, at, node, hot[-1], syncs, position):
+            if work_in(model, function, hot[-1], ancestry, Work.QUEUED, Work.ORDERING):
+                return "on every iteration of a loop that queues GPU work"
+            if trains(hot[-1], imported_modules(ancestry.module)):
+                return "on every step of a training loop"
     before, after = stream_work_around(model, qualname, at, ancestry)
     return _BETWEEN if before and after else None
 
