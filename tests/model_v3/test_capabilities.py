@@ -2084,7 +2084,8 @@ def test_two_halves_of_a_split_at_a_local_bound_are_two_regions():
 
 def test_a_generator_hands_its_items_to_the_loop_that_iterates_it():
     # the items a generator yields were written on its side stream: the loop's read races the copy unless the
-    # generator made the current stream wait before it yielded; a `@contextmanager` is no generator of items
+    # generator made the current stream wait before it yielded (every loop in sight reads unwaited: one problem, the
+    # generator's, at its `yield`); a `@contextmanager` is no generator of items
     source = """
         import contextlib
         import torch
@@ -2099,11 +2100,11 @@ def test_a_generator_hands_its_items_to_the_loop_that_iterates_it():
             for batch in prefetched(loader, side):
                 model(batch)
     """
-    assert ("read_after_write", "train") in found(source.replace("{fix}", "pass"))
+    assert ("read_after_write", "prefetched") in found(source.replace("{fix}", "pass"))
     waited = "torch.cuda.current_stream().wait_stream(stream); batch.record_stream(torch.cuda.current_stream())"
     assert found(source.replace("{fix}", waited)) == []
     managed = source.replace("{fix}", "pass").replace("def prefetched", "@contextlib.contextmanager\n        def prefetched")
-    assert ("read_after_write", "train") not in found(managed)
+    assert not {("read_after_write", "train"), ("read_after_write", "prefetched")} & set(found(managed))
 
 
 def test_a_loop_over_an_object_iterates_what_its_dunder_iter_returns():
@@ -2139,7 +2140,8 @@ def test_a_loop_over_an_object_iterates_what_its_dunder_iter_returns():
             for batch in Prefetcher(loader):
                 model(batch)
     """
-    assert ("read_after_write", "train") in found(generator)
+    # (the loop in sight reads the yielded batch unwaited: the generator's problem, at its `yield`)
+    assert ("read_after_write", "__iter__") in found(generator)
     # (no call of `__next__` is written: the hand-out is reported where `__next__` returns the batch)
     assert ("read_after_write", "__next__") in found(stepping)
     assert ("read_after_write", "__next__") not in found(stepping.replace(

@@ -76,7 +76,9 @@ def _all_conflicts(solver: Solver, solved: Solved, name: str) -> list:
                   if (qualname not in solver.called
                       or (interface and (c.earlier in left or (_kept(c) and not _callers_record(solved, qualname)))))
                   and not _reallocates_after_callers(solved, qualname, c)]
-        found.extend((qualname, at_boundary(qualname, c)) for c in handed)
+        # (a hand-out after the writing stream waited for itself: that wait is where the fix goes)
+        found.extend((qualname, placed if isinstance(placed, Hazard) else at_boundary(qualname, c))
+                     for c in handed for placed in (_at_misdirected_wait(qualname, c, solved, waits),))
         if qualname in solver.called:
             continue
         found.extend((qualname, at_wait(qualname, c, site, waited, waiter))
@@ -182,6 +184,7 @@ class _LegacyWaits:
         self.first: dict[str, int] = {}
         self.waits: dict = {}  # stream -> ([index], [wait effect])
         self.self_waits: dict = {}  # stream -> [(index, wait effect)] of the stream waiting for itself
+        self.count = len(effects)
         for index, effect in enumerate(effects):
             if effect.kind is EffectKind.ACCESS:
                 self.first.setdefault(effect.site, index)
@@ -196,8 +199,9 @@ class _LegacyWaits:
     def self_wait_between(self, earlier, later) -> Optional[object]:
         """A wait of `earlier`'s stream for itself after `earlier` and before `later` (the first), or None."""
         start = self.first.get(earlier.chain[0] if earlier.chain else earlier.site)
-        end = self.first.get(later.chain[0] if later.chain else later.site)
-        if start is None or end is None:
+        end = self.first.get(later.chain[0] if later.chain else later.site, self.count) \
+            if start is not None else None  # (a hand-out's reader comes after all the walk's work)
+        if start is None:
             return None
         return next((wait for index, wait in self.self_waits.get(earlier.stream, ()) if start < index < end), None)
 

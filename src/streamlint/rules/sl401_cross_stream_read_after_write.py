@@ -238,7 +238,7 @@ class CrossStreamReadAfterWrite(Rule):
             if h.hazard.placement is Placement.AT_BOUNDARY and not h.from_caller:
                 function = h.function.node
                 handed = handed_to_callers_of(analysis, function, h.function.class_name,
-                                              "read it on their current stream")
+                                              "read it on their current stream", yielded=isinstance(h.node, cst.Yield))
                 # the object's own memory handed out (a getter): at its read, where the wait goes;
                 # a result: at the return
                 node = words.first_read(h, buffer) if h.earlier.access.path.root.kind is RootKind.SELF else h.node
@@ -389,11 +389,13 @@ def _wrong_wait(analysis, words: Words, hazard, buffer: str, first: str, second:
         stream = named(words.stream(waited, hazard))
         read = analysis.line_of(hazard.later.shown) if hazard.later.shown is not None else None
         where = f" at line {read}" if read is not None else ""
+        handed = isinstance(hazard.later.shown, (cst.Yield, cst.Return))  # (its readers are out of sight)
+        use = f"handed out{where} to be read on {named(second)}" if handed else f"read on {named(second)}{where}"
         return Finding(
             hazard.node,
             f"{stream} waits for itself here (the current stream is {stream} at this line), so this wait orders "
-            f"nothing: {named(buffer)}, written on {stream} at line {analysis.line_of(hazard.earlier.shown)}, is read "
-            f"on {named(second)}{where} with no wait in between",
+            f"nothing: {named(buffer)}, written on {stream} at line {analysis.line_of(hazard.earlier.shown)}, is "
+            f"{use} with no wait in between",
             help=f"move this wait after {stream}'s block" + (f", before line {read}" if read is not None else "")
                  + f", where the current stream is the one that reads {named(buffer)}",
         )

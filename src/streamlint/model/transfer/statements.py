@@ -55,8 +55,20 @@ def _expr(node: cst.Expr, state: State, frame: Frame) -> State:
         return moved
     state = evaluate(node.value, state, frame)[1]
     if isinstance(node.value, cst.Yield):
+        _yielded_unwaited(state.value(YIELDED), state, frame, node.value)
         _yielded_unrecorded(state.value(YIELDED), state, frame, node.value)
     return state
+
+
+def _yielded_unwaited(item: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> None:
+    """A generator's item another stream may still write, handed to its consumer: the consumer reads it on the stream
+    current at the `yield` (a `with` around the yield is still entered while the consumer runs), as a caller reads
+    what a function returns (reported where no consumer reads it in sight)."""
+    reader = state.current_stream(F)
+    identities = [v.identity for v in (item, *item.positions, *item.either) if v.is_buffer and v.identity is not None]
+    for identity in dict.fromkeys(identities):
+        use = AccessEvent(identity, False, reader, _where_held(identity, frame, frame.site(node)))
+        frame.found.handed_out.extend(c for c in state.order.conflicts(use) if c.earlier.write and not c.earlier.assumed)
 
 
 def _yielded_unrecorded(item: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> None:
