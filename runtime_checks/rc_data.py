@@ -28,7 +28,7 @@ PAIRS_CUPTI = DATA / "pairs_cupti"
 SCRIPT = DATA / "script"
 REPORTS = HERE / "reports"
 FIXTURES = HERE.parent / "fixtures"
-CODES = ("SL101", "SL102", "SL103", "SL201", "SL202", "SL301", "SL302", "SL303",
+CODES = ("SL101", "SL102", "SL103", "SL104", "SL201", "SL202", "SL301", "SL302", "SL303",
          "SL401", "SL402", "SL403", "SL404", "SL501", "SL502", "SL503")  # fmt: skip
 # Meta rules check streamlint's own comments, not GPU code: there is nothing to run.
 META_CODES = ("SL900",)

@@ -6,7 +6,7 @@ traced repetitions), the trial comparison (compare.py) and the hazard trace chec
 the one-line figure for tables}. A variant that crashed or hung gives "error" before
 any judge runs.
 
-- serialization (SL101, SL103, SL201, SL202): confirmed when the fix is measurably faster
+- serialization (SL101, SL103, SL104, SL201, SL202): confirmed when the fix is measurably faster
   (span ratio >= FASTER) and the bad variant either lost cross-stream overlap the fix has
   or stalled the host in CUDA calls (before its last op was issued) for a time the fix
   removes (>= STALL_SHARE of the bad span).
@@ -35,6 +35,7 @@ from typing import Callable
 FAMILY = {
     "SL101": "serialization",
     "SL103": "serialization",
+    "SL104": "serialization",
     "SL201": "serialization",
     "SL202": "serialization",
     "SL301": "pageable",
@@ -54,7 +55,7 @@ FAMILY = {
 # measured by the overlap lost between streams; a host stall (a synchronize, a blocking
 # copy) by the host time spent inside the call.
 DEVICE_BARRIER, HOST_STALL = "device barrier", "host stall"
-SERIALIZATION_MEASURE = {"SL101": DEVICE_BARRIER, "SL103": HOST_STALL, "SL201": HOST_STALL, "SL202": HOST_STALL}
+SERIALIZATION_MEASURE = {"SL101": DEVICE_BARRIER, "SL103": HOST_STALL, "SL104": DEVICE_BARRIER, "SL201": HOST_STALL, "SL202": HOST_STALL}
 FASTER = 1.05
 STALL_SHARE = 0.10
 OVERLAP_LOSS = 0.05

@@ -509,6 +509,15 @@ class Program:
             return ()
         return tuple(q for q, names in sorted(unit.called_names().items()) if name in names and q != function.qualname)
 
+    def is_context_manager(self, function: FunctionRef) -> bool:
+        """Decorated to be entered by `with` (`contextlib.contextmanager`): its `yield` runs the `with` body."""
+        unit = self.unit(function.module)
+        for decorator in getattr(function.node, "decorators", ()):
+            expr = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+            if unit is not None and qualified(expr, unit.imports) in python_std.CONTEXT_MANAGER_DECORATORS:
+                return True
+        return False
+
     def memoized(self, function: FunctionRef) -> bool:
         """Decorated to run once per distinct argument tuple (`functools.lru_cache`)."""
         unit = self.unit(function.module)

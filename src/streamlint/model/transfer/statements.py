@@ -76,8 +76,7 @@ def _yielded_unrecorded(item: AbsValue, state: State, frame: Frame, node: cst.CS
     current stream: when the consumer drops it, the memory goes back to that stream's pool, and the generator's next
     allocation there may take it while the consumer's work still reads it, unless `record_stream` tells the
     allocator (a hand-out, as a kept stream's is: reported at the generator)."""
-    outside = state if frame.outside_withs is None else replace(state, current=frame.outside_withs)
-    caller = outside.current_stream(F)
+    caller = state.current_stream(F)  # (a `with` around the `yield` is still entered while the consumer runs)
     for value in (item, *item.positions, *item.either):
         made_on = value.stream if value.is_buffer else None
         if made_on is None or value.identity is None or made_on.kind is not StreamRefKind.CREATED \
