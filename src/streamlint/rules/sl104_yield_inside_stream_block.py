@@ -43,7 +43,7 @@ class YieldInsideStreamBlock(Rule):
                 yield images
     ```
 
-    Use instead:
+    ## Use instead
     ```python
     import torch
 
