@@ -71,6 +71,8 @@ def fills_on_miss(node: cst.If) -> tuple[bool, bool]:
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
         return False, False
     operator, container = test.comparisons[0].operator, test.comparisons[0].comparator
+    if _unset_then_set(test, node.body):
+        return True, False
     if isinstance(operator, cst.NotIn):
         return _stores_into(node.body, container), False
     if isinstance(operator, cst.In) and isinstance(node.orelse, cst.Else):
@@ -104,6 +106,17 @@ def _assigns(block: cst.CSTNode, target: cst.BaseExpression, value: cst.BaseExpr
         return False
     return any(type(n) is cst.Assign and n.value.deep_equals(value) and any(t.target.deep_equals(target) for t in n.targets)
                for n in walk(block))
+
+
+def _unset_then_set(test: cst.Comparison, body: cst.CSTNode) -> bool:
+    """`if self.scales[i] <= 0: ... self.scales[i] = v`, `if self.scale is None: self.scale = v`: a kept value tested
+    against a constant that marks it unset, and set by the side that found it so (a lazy initialization)."""
+    kept, marker = test.left, test.comparisons[0].comparator
+    if not isinstance(test.comparisons[0].operator, (cst.Is, cst.Equal, cst.LessThanEqual, cst.LessThan)) \
+            or not isinstance(kept, (cst.Attribute, cst.Subscript)) \
+            or not (isinstance(marker, (cst.Integer, cst.Float)) or (isinstance(marker, cst.Name) and marker.value == "None")):
+        return False
+    return any(type(n) is cst.Assign and any(t.target.deep_equals(kept) for t in n.targets) for n in walk(body))
 
 
 def _stores_into(block: cst.CSTNode, container: cst.BaseExpression) -> bool:

@@ -75,6 +75,18 @@ def _callable_of(node: cst.Subscript, imports: dict[str, str]) -> Optional[AbsVa
     return AbsValue(target=RETURNS_NO_TENSOR) if name in _NO_TENSOR or project else None
 
 
+# Return annotations that name a number or a string the host has (`-> int`): the result is no tensor.
+_HOST_NUMBERS = frozenset({"int", "float", "bool", "str", "builtins.int", "builtins.float", "builtins.bool"})
+
+
+def returns_host_number(function: cst.FunctionDef, imports: dict[str, str]) -> bool:
+    """Its signature says it returns a Python number or string (`def get_match_len(...) -> int:`)."""
+    if function.returns is None:
+        return False
+    name = dotted(function.returns.annotation)
+    return name is not None and (qualified(name, imports) or name) in _HOST_NUMBERS
+
+
 def _optional_of(node: cst.BaseExpression, imports: dict[str, str]) -> Optional[cst.BaseExpression]:
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
         if isinstance(node.right, cst.Name) and node.right.value == "None":

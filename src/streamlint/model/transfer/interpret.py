@@ -19,6 +19,7 @@ from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import ITEMS_ONLY, UNKNOWN, AbsValue, ValueKind
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import FunctionSummary, bounded
+from streamlint.model.transfer import annotations
 from streamlint.model.transfer.annotations import annotated, defaulted
 from streamlint.model.transfer.calls import FRAMEWORK_METHODS
 from streamlint.model.transfer.frame import CELL, SIDE_STREAM_FACT, CallContext, Frame
@@ -153,6 +154,14 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
 def _returned(node: "cst.FunctionDef | cst.Module", frame: Frame) -> AbsValue:
     """What a call returns: a generator function's call, a generator of what it yields (its body's work is taken to
     run where the generator is made, before its items are used); else the join of its returns."""
+    returned = _returned_as_computed(node, frame)
+    if returned.kind is not ValueKind.HOST_NUMBER and isinstance(node, cst.FunctionDef) \
+            and annotations.returns_host_number(node, frame.imports):
+        return AbsValue(ValueKind.HOST_NUMBER)  # (`-> int`: its signature says the host has the result)
+    return returned
+
+
+def _returned_as_computed(node: "cst.FunctionDef | cst.Module", frame: Frame) -> AbsValue:
     items = frame.found.items
     if items is None or not isinstance(node, cst.FunctionDef) or any(
             qualified(dotted(d.decorator) or "", frame.imports) in python_std.CONTEXT_MANAGER_DECORATORS
