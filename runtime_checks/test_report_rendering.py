@@ -58,10 +58,12 @@ def test_a_pair_confirmed_only_when_run_again_says_so(built):
 
 
 def test_a_pair_re_run_later_is_named_in_the_header(built):
-    rerun = built["rerun"]["SL303"]
-    assert rerun["git_commit"] != built["git_commit"] and rerun["machine"]["tracer"] == built["machine"]["tracer"]
     head = render.markdown(built).split("\n## ")[0]
-    assert f"records of SL303 from a later run ({rerun['date']}, commit `{rerun['git_commit']}`" in head
+    assert set(built["rerun"]) == {"SL104", "SL303"}
+    for code, rerun in built["rerun"].items():
+        assert rerun["git_commit"] != built["git_commit"] and rerun["machine"]["tracer"] == built["machine"]["tracer"]
+        assert f"{code} from a later run ({rerun['date']}, commit `{rerun['git_commit']}`" in head
+    assert head.count("from a later run") == 2
 
 
 def test_html_is_escaped_and_links_the_pictures(built):

@@ -1028,7 +1028,8 @@ def _buffers_given(arguments: Arguments) -> list[AbsValue]:
         elif value.kind is ValueKind.CONTAINER and value.element is not None and value.element.is_buffer:
             item = value.element
             found.extend(replace(item, identity=member) for member in sorted(value.members, key=repr))
-        elif value.kind is ValueKind.CONTAINER and value.element is not None:
+        elif value.kind is ValueKind.CONTAINER and value.element is not None and not value.positions:
+            # (not a tuple written out: which of its items a raw kernel writes, the text does not say)
             found.extend(v for v in value.element.either if is_device(v))
     return found
 
