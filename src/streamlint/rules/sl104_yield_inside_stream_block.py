@@ -91,10 +91,9 @@ class YieldInsideStreamBlock(Rule):
             if function is None or not isinstance(function.node, cst.FunctionDef):
                 continue
             for node in _own_yields(function.node):
-                block = _stream_block(node, function.node, ancestry)
-                if block is None:
+                stream = _stream_block(node, function.node, ancestry)
+                if stream is None:
                     continue
-                stream = block
                 yield Finding(
                     node,
                     f"this `yield` hands the item over while `{stream}` is current: the consumer's work on it runs on "
