@@ -12,8 +12,9 @@ import libcst as cst
 
 from streamlint import reads
 from streamlint.model import api
+from streamlint.model.syntax.import_roots import added_import_roots
 from streamlint.model.syntax.names import imports_module
-from streamlint.model.syntax.prefilter import may_import
+from streamlint.model.syntax.prefilter import imported_modules, may_add_import_roots, may_import
 
 
 def canonical_name(path: Path) -> str:
@@ -91,15 +92,34 @@ def module_file(from_path: str, dotted: str) -> Optional[Path]:
     root = dotted.lstrip(".").split(".", 1)[0]
     if not dotted.startswith(".") and (root in sys.stdlib_module_names or api.framework_of(dotted)):
         return None
-    found, probes = per_run(("module", os.path.dirname(from_path), dotted), lambda: _probed(from_path, dotted))
+    roots = per_run(("roots", from_path), lambda: _added_roots(from_path)) if not dotted.startswith(".") else ()
+    found, probes = per_run(("module", os.path.dirname(from_path), roots, dotted), lambda: _probed(from_path, dotted, roots))
     for path, exists in probes:  # noted on every call: each checked file needs its own
         reads.note(path, reads.PRESENT if exists else reads.ABSENT)
     return found
 
 
-def _probed(from_path: str, dotted: str) -> tuple[Optional[Path], tuple[tuple[str, bool], ...]]:
-    """(the file, the paths probed on the way): relative to the file, else beside it (scripts), from the top of its
-    package, or from the project's root (numpy, as the frameworks and the standard library: none)."""
+def _added_roots(from_path: str) -> tuple[Path, ...]:
+    """The folders the file itself puts on `sys.path` (`sys.path.append('droid_slam')` in a script at the root)."""
+    try:
+        data = Path(from_path).read_bytes()
+    except OSError:
+        return ()
+    if not may_add_import_roots(data):
+        return ()
+    try:
+        steps = added_import_roots(cst.parse_module(data))
+    except Exception:  # (a file that does not parse adds nothing)
+        return ()
+    here = Path(from_path).resolve().parent
+    return tuple(dict.fromkeys(Path(os.path.normpath(here.joinpath(*s))) for s in steps))
+
+
+def _probed(from_path: str, dotted: str, roots: tuple[Path, ...] = ()
+            ) -> tuple[Optional[Path], tuple[tuple[str, bool], ...]]:
+    """(the file, the paths probed on the way): relative to the file, else beside it (scripts), in the folders the
+    file adds to `sys.path`, from the top of its package, or from the project's root (numpy, as the frameworks and
+    the standard library: none)."""
     probes: list[tuple[str, bool]] = []
     here = Path(from_path).resolve().parent
     level = len(dotted) - len(dotted.lstrip("."))
@@ -116,7 +136,7 @@ def _probed(from_path: str, dotted: str) -> tuple[Optional[Path], tuple[tuple[st
             top = top.parent
             between.append(top)
         # (the folders between: a script of `examples/ppo/` run from `examples/` imports `utils.x` from there)
-        bases = tuple(dict.fromkeys((here, *between, top, *_project_root(top))))
+        bases = tuple(dict.fromkeys((here, *roots, *between, top, *_project_root(top))))
     found = next((file for base in bases if (file := _find(base, parts, probes)) is not None), None)
     return found, tuple(probes)
 
@@ -153,10 +173,50 @@ def _enclosing(here: Path, most: int, most_in_root: int) -> tuple[str, ...]:
         if whole:
             break
         folder = folder.parent
+    if not in_package(here.parent) and root is not None and here.parent != root:
+        # (a folder of scripts, no package: its modules import each other by plain name, and a root script that puts
+        # the folder on `sys.path` imports them so)
+        return _importers(here, root, most, most_in_root)
     if whole and root is not None and not (root / "__init__.py").is_file():
         scripts = per_run(("listing", str(root)), lambda: _listing(root, most_in_root, packages=False)) or ()
         found = found + tuple(f for f in scripts if f not in found)
     return found
+
+
+def _importers(here: Path, root: Path, most: int, most_in_root: int) -> tuple[str, ...]:
+    """The modules of the program the module at `here`, in a folder of scripts, is part of: of that folder and the
+    root's scripts, those its imports by plain name connect it with, either way (`demo.py` imports `droid`, which
+    imports `factor_graph` and `depth_video`): its callers, theirs, and the objects they hand it."""
+    candidates = [*(_listing(here.parent, most, packages=False) or ()),
+                  *(per_run(("listing", str(root)), lambda: _listing(root, most_in_root, packages=False)) or ())]
+    by_name: dict[str, list[str]] = {}
+    for file in candidates:
+        by_name.setdefault(Path(file).stem, []).append(file)
+    edges: dict[str, set[str]] = {file: set() for file in candidates}
+    for file in candidates:
+        for name in per_run(("plain imports", file), lambda file=file: _plain_imports(Path(file))):
+            for other in by_name.get(name, ()):
+                if other != file:
+                    edges[file].add(other)
+                    edges[other].add(file)
+    start = str(here)
+    chosen, todo = [start], [start]
+    while todo:
+        for other in sorted(edges.get(todo.pop(), ())):
+            if other not in chosen:
+                chosen.append(other)
+                todo.append(other)
+    return tuple(chosen)
+
+
+def _plain_imports(file: Path) -> frozenset[str]:
+    """The top names of the modules the file imports absolutely (`from factor_graph import X`: `factor_graph`)."""
+    try:
+        data = file.read_bytes()
+    except OSError:
+        return frozenset()
+    reads.note_read(str(file), data)
+    return frozenset(dotted.split(".", 1)[0] for dots, dotted in imported_modules(data) if not dots)
 
 
 def _listing(top: Path, most: int, packages: bool = True) -> Optional[tuple[str, ...]]:

@@ -37,7 +37,8 @@ def calling_loop_named(analysis, loops: list) -> Optional[str]:
         return None
     first = min(loops, key=lambda c: (bool(c.module), _line_in(analysis, c)))
     where = f" of {first.module.rsplit('.', 1)[-1]}.py" if first.module else ""
-    return f"iteration of the loop in `{first.function}` that calls it at line {_line_in(analysis, first)}{where}"
+    loop = "the top-level loop" if first.top_level else f"the loop in `{first.function}`"  # (a script's)
+    return f"iteration of {loop} that calls it at line {_line_in(analysis, first)}{where}"
 
 
 def _line_in(analysis, calling) -> int:

@@ -305,6 +305,12 @@ TOKENIZER = "(tokenizer)"
 # `device=`): its values are the host's own making, so an upload of it is of host-built data.
 HOST_MADE = "(made on the host)"
 NONE = AbsValue(ValueKind.NONE)
+# The target of a parameter's written default where a call leaves the argument out (`stream=None`): a fact of that call,
+# not one every caller agrees on when another passes a value (`solver._joined`).
+LEFT_OUT = "(left out)"
+# What `del self.attr` leaves at the attribute: nothing a later call can read (it would raise), so the class's other
+# methods' stores there stand alone (`class_state.join_stores`).
+UNBOUND = AbsValue(target="(unbound)")
 # What a calling context holds for a parameter the call passes without telling anything of it: the caller's value,
 # not the parameter's default (a default is evidence only where a call leaves the argument out).
 PASSED_UNTOLD = AbsValue(target="(passed, untold)")

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import ITEMS_ONLY, NO_ITEMS, OF_ARGUMENTS, OPTION, AbsValue, Memory, ValueKind
+from streamlint.model.domain.values import ITEMS_ONLY, NO_ITEMS, OF_ARGUMENTS, OPTION, UNBOUND, AbsValue, Memory, ValueKind
 from streamlint.model.summary.function_summary import Evidence
 
 
@@ -92,7 +92,10 @@ def join_stores(a: tuple, b: tuple) -> tuple:
 
 
 def _joined(a: AbsValue, b: AbsValue) -> AbsValue:
-    """Two methods' stores at one attribute; `ITEMS_ONLY` stores are the items of the container kept there."""
+    """Two methods' stores at one attribute; `ITEMS_ONLY` stores are the items of the container kept there; a method
+    that deletes the attribute (`del self.frontend` at teardown) leaves nothing another method reads."""
+    if UNBOUND.target in (a.target, b.target):
+        return b if a.target == UNBOUND.target else a
     if ITEMS_ONLY in (a.target, b.target):
         items, held = (a, b) if a.target == ITEMS_ONLY else (b, a)
         if held.target == ITEMS_ONLY:

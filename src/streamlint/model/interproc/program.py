@@ -11,6 +11,7 @@ import libcst as cst
 
 from streamlint.model.interproc.modules import Source
 from streamlint.model.syntax.counters import ring_counters
+from streamlint.model.syntax.latches import latches
 from streamlint.model.syntax.hooks import registered_hooks, stored_attributes
 from streamlint.model.syntax.gpu_words import module_vocabulary, spells
 from streamlint.model.syntax.prefilter import may_call, may_register
@@ -73,6 +74,7 @@ class ModuleUnit:
     _composing: Optional[dict[str, bool]] = None  # (composes_state)
     _holders: Optional[dict[str, frozenset[str]]] = None  # (holder_stores)
     _counters: Optional[dict[str, int]] = None  # (ring_counters)
+    _latches: Optional[dict[str, frozenset[str]]] = None  # (latches)
     top_names_held: Optional[dict] = None  # what its names hold after its top level ran (Solver._module_names)
     stars: tuple[str, ...] = ()  # the modules it imports `*` from, named from the top of the package
     aliases: dict[str, str] = field(default_factory=dict)  # "C.attr" -> the name a class-body `attr = name` binds
@@ -108,6 +110,12 @@ class ModuleUnit:
                              if (found := f.stores[1])}
         return self._holders
 
+
+    def latches(self) -> dict[str, frozenset[str]]:
+        """Each class's latches: attributes it starts False and only sets True (syntax/latches)."""
+        if self._latches is None:
+            self._latches = latches(self.tree)
+        return self._latches
 
     def ring_counters(self) -> dict[str, int]:
         """The attributes the module advances around a ring (`x.i = 1 - x.i`), with its size."""

@@ -19,10 +19,10 @@ from streamlint import reads
 from streamlint.deadline import tick
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.paths import CELL
-from streamlint.model.syntax.names import bound_to_calls, rebound_globals
+from streamlint.model.syntax.names import bound_to_calls, kept_under, rebound_globals
 from streamlint.model.syntax.prefilter import may_rebind_globals
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import FALSE, PASSED_UNTOLD, TRUE, UNKNOWN, AbsValue, ValueKind
+from streamlint.model.domain.values import FALSE, LEFT_OUT, NONE, PASSED_UNTOLD, TRUE, UNKNOWN, AbsValue, ValueKind
 from streamlint.model import declared, resolve
 from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, shown_by_use, placeholders_given_way
 from streamlint.model.interproc import replay
@@ -54,6 +54,11 @@ MAX_ROOT_FILES = 64
 # past this many, no further caller is walked (the contexts found so far stand). Set-up callers (constructors,
 # checkpoint code) are walked last; their cold contexts walk again what the steady path walks.
 MAX_CALLER_WALKS = 1500
+# How many calls away from the checked module's functions their callers are sought (a caller's callers, ...), within
+# MAX_CALLER_WALKS: the loop that runs a helper's helper on every step (a script's frame loop over a tracker's update).
+MAX_CALLER_DEPTH = 3
+# The methods a call of the object itself runs (`self.frontend()`, a module called on its input).
+_CALLED_AS_OBJECT = frozenset({"__call__", "forward"})
 
 
 @dataclass
@@ -166,15 +171,23 @@ class Solver:
         # (a module that defines no name a caller can call has no callers: the package is not read)
         units = self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, called, main.classes) \
             if called or main.classes else ()
-        # (the budget goes to the callers on the steady path first: a set-up entry's walks, a constructor's, only
-        # tell that what it calls is cold there)
-        callers = sorted((q for unit in units for q in self._callers_in(unit)), key=lambda q: bool(self.cold_entry(q)))
+        wanted = set(called) | set(main.classes)
+        callers = [q for unit in units for q in self._callers_in(unit, wanted, main.name)]
         self._from_callers = True  # (a callee they reach in what a call site passes: the context the joined walk gets)
+        walked: set[str] = set()
         try:
-            for qualname in callers:
-                if len(self.solved.walks) - len(before) >= MAX_CALLER_WALKS:
+            # (their callers in turn, up to MAX_CALLER_DEPTH calls away: the loop that runs a helper's helper)
+            for _ in range(MAX_CALLER_DEPTH):
+                # (the budget goes to the callers on the steady path first: a set-up entry's walks, a constructor's,
+                # only tell that what it calls is cold there)
+                for qualname in sorted(dict.fromkeys(callers), key=lambda q: bool(self.cold_entry(q))):
+                    if len(self.solved.walks) - len(before) >= MAX_CALLER_WALKS:
+                        break
+                    walked.add(qualname)
+                    self._solve(qualname, ROOT_CONTEXT)
+                callers = [q for q in self._callers_of(callers) if q not in walked]
+                if not callers or len(self.solved.walks) - len(before) >= MAX_CALLER_WALKS:
                     break
-                self._solve(qualname, ROOT_CONTEXT)
         finally:
             self._from_callers = False
         self.solved.unreported |= set(self.solved.walks) - before
@@ -238,20 +251,32 @@ class Solver:
                 for name, bases in sorted(unit.bases.items())
                 if any(self.program.class_defined_at(b) == cls for b in bases)]
 
-    def _callers_in(self, unit) -> list[str]:
-        """The functions of `unit` that may call a function of the checked module: by the name
-        they call (a class, a function, a method through any receiver: class-hierarchy style),
-        and a constructor only from a subclass of one of its classes (`super().__init__(...)`:
+    def _callers_in(self, unit, wanted: set[str], module: str) -> list[str]:
+        """The functions of `unit` that may call a function named in `wanted` (of `module`): by the
+        name they call (a class, a function, a method through any receiver: class-hierarchy style),
+        and a constructor only from a subclass of one of `module`'s classes (`super().__init__(...)`:
         every other class's constructor calls its own bases')."""
-        main = self.program.main
-        wanted = {q.rsplit(".", 1)[-1] for q in main.functions} - {"__init__", TOP_LEVEL} | set(main.classes)
-        subclasses = {cls for cls, bases in unit.bases.items() if any(self._is_main_class(b) for b in bases)}
+        subclasses = {cls for cls, bases in unit.bases.items() if any(self._is_class_of(b, module) for b in bases)}
         return [q for q, names in unit.called_names().items()
                 if names & wanted or ("__init__" in names and unit.functions[q].class_name in subclasses)]
 
-    def _is_main_class(self, qualname: str) -> bool:
-        """A base named as a class of the checked module (directly, or through a re-export)."""
-        return qualname.rsplit(".", 1)[-1] in self.program.main.classes and self.program.is_class(qualname)
+    def _callers_of(self, functions: list[str]) -> list[str]:
+        """The functions of the package and the root scripts that may call one of `functions` (the callers found one
+        call further away): by name, and an object called (`self.frontend()`) by the attribute its class's
+        instances are kept under (`self.frontend = Frontend(...)`), for a `__call__` or a module's `forward`."""
+        names = {q.rsplit(".", 1)[-1] for q in functions} - {"__init__", TOP_LEVEL}
+        classes = {f.class_name for f in map(self.program.function, functions)
+                   if f is not None and f.class_name and f.qualname.rsplit(".", 1)[-1] in _CALLED_AS_OBJECT}
+        units = self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, frozenset(names), frozenset(classes),
+                                           remember=False) if names or classes else []
+        held = {attr for unit in units for cls in classes for attr in kept_under(unit.tree, cls)}
+        wanted = names | held
+        return [q for unit in units for q in unit.called_names() if unit.called_names()[q] & wanted]
+
+    def _is_class_of(self, qualname: str, module: str) -> bool:
+        """A base named as a class of `module` (directly, or through a re-export)."""
+        unit = self.program.main if module == self.program.main.name else self.program.unit(module)
+        return unit is not None and qualname.rsplit(".", 1)[-1] in unit.classes and self.program.is_class(qualname)
 
     def summary(self, qualname: str, context: CallContext) -> Optional[FunctionSummary]:
         """A call site asks (ProgramView): the callee has a caller in sight."""
@@ -429,6 +454,13 @@ class Solver:
 
     def methods_named(self, cls: str, prefix: str) -> tuple[str, ...]:
         return self.program.methods_named(cls, prefix)
+
+    def latches(self, qualname: str) -> frozenset[str]:
+        function = self.program.function(qualname)
+        unit = self.program.unit(function.module) if function is not None and function.class_name else None
+        if unit is None or function.free_receiver:  # type: ignore[union-attr]
+            return frozenset()
+        return unit.latches().get(function.class_name, frozenset())  # type: ignore[union-attr]
 
     def ring_size(self, module: str, attr: str) -> int:
         unit = self.program.unit(module)
@@ -712,7 +744,9 @@ def _joined(contexts: list[CallContext]) -> Optional[CallContext]:
     receiver = contexts[0].receiver
     for context in contexts[1:]:
         theirs = dict(context.args)
-        args = {name: value.join(theirs[name]) for name, value in args.items() if name in theirs}
+        # (a default one call leaves out and another call's value: nothing all of them agree on)
+        args = {name: value.join(theirs[name]) for name, value in args.items() if name in theirs
+                and (value == theirs[name] or LEFT_OUT not in (value.target, theirs[name].target))}
         receiver = receiver.join(context.receiver) if receiver is not None and context.receiver is not None else None
     told = tuple(sorted(((n, v) for n, v in args.items() if v.kind is not UNKNOWN.kind), key=lambda item: item[0]))
     if receiver is not None and receiver.kind is UNKNOWN.kind:
@@ -735,7 +769,7 @@ def _handed_for_the_work(contexts: list[CallContext]) -> list[tuple[str, str]]:
     found = []
     names = {name for c in contexts for name, value in c.args if value.stream == SIDE_STREAM_FACT}
     for name in sorted(names):
-        passed = [v for v in (c.arg(name) for c in contexts) if v is not None]
+        passed = [v for v in (c.arg(name) for c in contexts) if v is not None and v.target != LEFT_OUT]
         if all(v.kind is ValueKind.STREAM for v in passed):
             found.append((name, passed[0].framework if len({v.framework for v in passed}) == 1 else ""))
     return found
@@ -763,7 +797,7 @@ def _by_name(function: FunctionRef, context: CallContext) -> CallContext:
         elif value == UNKNOWN and name in _defaulted_by_value(function):  # (else nothing known: as not passed)
             named[name] = PASSED_UNTOLD
     if context.complete:  # what a call leaves out is the parameter's default (D-21)
-        named.update((name, value) for name, value in _flag_defaults(function) if name not in passed)
+        named.update((name, value) for name, value in _written_defaults(function) if name not in passed)
     receiver = context.receiver if context.receiver != UNKNOWN else None
     work = context.work_stream
     if work.isdigit():  # (a call site hands it by position)
@@ -781,13 +815,17 @@ def _defaulted_by_value(function: FunctionRef) -> frozenset[str]:
                      if isinstance(x.default, (cst.SimpleString, cst.Call)))
 
 
-def _flag_defaults(function: FunctionRef) -> list[tuple[str, AbsValue]]:
-    """The parameters whose default is written `True` or `False`, with that truth."""
+def _written_defaults(function: FunctionRef) -> list[tuple[str, AbsValue]]:
+    """The parameters whose default is written `True`, `False` or `None`, with that value (row 6.12: a test
+    `if t0 is None:` of a parameter a call leaves out is decided there)."""
     if isinstance(function.node, cst.Module):
         return []
     p = function.node.params
-    return [(x.name.value, TRUE if x.default.value == "True" else FALSE) for x in (*p.posonly_params, *p.params, *p.kwonly_params)
-            if isinstance(x.default, cst.Name) and x.default.value in ("True", "False")]
+    return [(x.name.value, _WRITTEN[x.default.value]) for x in (*p.posonly_params, *p.params, *p.kwonly_params)
+            if isinstance(x.default, cst.Name) and x.default.value in _WRITTEN]
+
+
+_WRITTEN = {"True": TRUE, "False": FALSE, "None": replace(NONE, target=LEFT_OUT)}
 
 
 # The receiver state of a method walked before anything the class stores is known (the first round of composition).

@@ -371,15 +371,17 @@ class CallingLoop:
     call: cst.CSTNode  # the call in the loop that reaches the operation
     loop: cst.CSTNode
     module: str = ""  # the caller's module when another than the checked one
+    top_level: bool = False  # the caller is its module's top level (a script's loop), not a function
 
 
 def calling_loops(model: FileModel, own: OperationAt, ancestry: Ancestry, *wanted: Work) -> list[CallingLoop]:
-    """The placement policy of a helper's operation: hot when a call of its function in another function of the file
-    runs it unconditionally on every pass of a repeating loop there that does one of `wanted` (its callees' work
-    included), each once. Never a memoized helper's (it runs once per argument tuple), nor one a measurement harness
+    """The placement policy of a helper's operation: hot when a call of its function in another function runs it
+    unconditionally (as that caller's walk finds it: the callee's own tests decided by what the call passes) on every
+    pass of a repeating loop there that does one of `wanted` (its callees' work included), each once. Never a memoized helper's (it runs once per argument tuple), nor one a measurement harness
     calls (a loop that reads a host timer, itself or through a call, and trains nothing: the helper's work is what it
     measures)."""
-    if own.operation.conditional or model.solver.memoized(f"{model.module}.{own.function}"):
+    # (a test the callers decide, `if t0 is None:` of a parameter a call leaves out, is read from their walks' effects)
+    if model.solver.memoized(f"{model.module}.{own.function}"):
         return []
     found = []
     views: dict[str, tuple[FileModel, Ancestry]] = {model.module: (model, ancestry)}
@@ -421,7 +423,8 @@ def _calling_loop(view: tuple, caller: str, qualname: str, site: str, wanted: tu
     loops = repeating_loops(model, caller, call, ancestry) if call is not None else []
     if loops and not guarded_in(call, loops[-1], ancestry) and not measures(model, qualname, loops[-1], ancestry) \
             and work_in(model, caller, loops[-1], ancestry, *wanted):
-        return CallingLoop(caller, call, loops[-1], "" if model.module == checked else model.module)
+        return CallingLoop(caller, call, loops[-1], "" if model.module == checked else model.module,
+                           isinstance(model.solver.program.function(qualname).node, cst.Module))
     return None
 
 

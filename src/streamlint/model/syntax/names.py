@@ -51,6 +51,20 @@ def bound_to_calls(module: cst.Module) -> list[tuple[str, cst.BaseExpression]]:
     return found
 
 
+def kept_under(module: cst.Module, cls: str) -> frozenset[str]:
+    """The attributes and names the module keeps instances of the class named `cls` under (`self.frontend =
+    Frontend(...)`, `frontend = tracking.Frontend(...)`): what a call of the object through them (`self.frontend()`)
+    calls."""
+    found = set()
+    for node in walk(module, skip=()):
+        if type(node) is cst.Assign and type(node.value) is cst.Call:
+            name = dotted(node.value.func)
+            if name is not None and name.rsplit(".", 1)[-1] == cls:
+                found.update(t.target.attr.value if type(t.target) is cst.Attribute else t.target.value
+                             for t in node.targets if type(t.target) in (cst.Attribute, cst.Name))
+    return frozenset(found)
+
+
 def returned_names(function: cst.CSTNode) -> frozenset[str]:
     """The names a function returns as they are (`return stream`), its nested functions apart."""
     found: set[str] = set()

@@ -15,6 +15,11 @@ def may_call(data: bytes, names: frozenset[str]) -> bool:
     return any(name.encode() in data for name in names)
 
 
+def may_add_import_roots(data: bytes) -> bool:
+    """False only when the bytes never spell `sys.path` (the test before `import_roots.added_import_roots`)."""
+    return b"sys.path" in data
+
+
 def may_rebind_globals(data: bytes) -> bool:
     """False only when the bytes spell no `global` keyword (the test before `names.rebound_globals` reads a module)."""
     return b"global" in data

@@ -20,11 +20,22 @@ def rare_test(test: cst.BaseExpression, periodic: bool = False) -> bool:
     if isinstance(test, cst.BooleanOperation):
         return rare_test(test.left, periodic) or rare_test(test.right, periodic)
     if isinstance(test, cst.Comparison):
+        if script_entry(test):
+            return False  # the script run as a program: its body runs once per run, every time
         if has_modulo(test.left) or any(has_modulo(c.comparator) for c in test.comparisons):
             return True  # every N steps
         return not periodic and all(isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot))
                                     for c in test.comparisons)
     return has_modulo(test)
+
+
+def script_entry(test: cst.BaseExpression) -> bool:
+    """`__name__ == "__main__"`: the module run as a script (the checked entry point), not a now-and-then test."""
+    return (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)
+            and {dotted(test.left), dotted(test.comparisons[0].comparator)} & {"__name__"} != set()
+            and any(isinstance(side, cst.SimpleString) and side.raw_value == "__main__"
+                    for side in (test.left, test.comparisons[0].comparator)))
 
 
 def settled_flag(test: cst.BaseExpression, settled: frozenset[str]) -> bool:
@@ -33,7 +44,25 @@ def settled_flag(test: cst.BaseExpression, settled: frozenset[str]) -> bool:
     pass or on none; no flag that turns a block on now and then."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return settled_flag(test.expression, settled)
-    return isinstance(test, cst.Name) and test.value in settled
+    return isinstance(test, (cst.Name, cst.Attribute)) and dotted(test) in settled
+
+
+def rare_unless_settled(test: cst.BaseExpression, settled: frozenset[str]) -> bool:
+    """`rare_test`, where a part that is a settled flag (a name bound once, a latch: `self.is_initialized`) turns
+    nothing on now and then: `if self.is_initialized and self.t1 < n:` runs as often as its other part allows."""
+    if isinstance(test, cst.BooleanOperation):
+        return rare_unless_settled(test.left, settled) or rare_unless_settled(test.right, settled)
+    return rare_test(test) and not settled_flag(test, settled)
+
+
+def latch_sides(test: cst.BaseExpression, latched: frozenset[str]) -> tuple[bool, bool]:
+    """(body, else): the side that runs only while a latch is unset (`if not self.ready:`, `if not self.ready and
+    n == warmup:`, the `else` of `if self.ready:`): before the latch is set, once, not on every call."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return latch_sides(test.left, latched)[0] or latch_sides(test.right, latched)[0], False
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return isinstance(test.expression, cst.Attribute) and dotted(test.expression) in latched, False
+    return False, isinstance(test, cst.Attribute) and dotted(test) in latched
 
 
 def first_passes(test: cst.BaseExpression, counters: list[str]) -> bool:

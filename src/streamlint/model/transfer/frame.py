@@ -89,6 +89,9 @@ class ProgramView(Protocol):
     def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
         """What `obj.<attr>` holds for an instance of `cls`, in `self`'s terms."""
 
+    def latches(self, qualname: str) -> frozenset[str]:
+        """The latches of the class whose method `qualname` is (syntax/latches), by attribute name."""
+
     def ring_size(self, module: str, attr: str) -> int:
         """The ring `module` advances `attr` around by one (`x.i = 1 - x.i`: 2), else 0 (D-25)."""
 
@@ -156,6 +159,7 @@ class Numbering:
     cursors: frozenset[str] = frozenset()  # the local names it counts a fill level with (D-30)
     loop_bound: frozenset[str] = frozenset()  # the names a loop or comprehension of it binds per pass
     settled: frozenset[str] = frozenset()  # its never-rebound parameters and the locals it assigns once (cells, D-21)
+    latched: frozenset[str] = frozenset()  # its receiver's latches (`self.is_initialized`: set once, never reset)
     item_tests: set[int] = field(default_factory=set)  # tests of a loop's item against None (data-dependent)
     item_guards: set[int] = field(default_factory=set)  # tests of a loop's item (its guard clauses: data-dependent)
     # (body, else) of each `if` that refills a cache kept by key when the key changes: once per new key

@@ -96,7 +96,8 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         params = _parameters(node)
         frame.numbering.fixed = frame.numbering.once("fixed", lambda: never_rebound(node, _body_nodes(node, frame)))
         frame.numbering.cursors = frame.numbering.once("cursors", lambda: fill_cursors(_body_nodes(node, frame)))
-        frame.numbering.settled = frame.numbering.fixed | frame.numbering.once(
+        frame.numbering.latched = frame.numbering.once("latched", lambda: _receiver_latches(node, frame))
+        frame.numbering.settled = frame.numbering.fixed | frame.numbering.latched | frame.numbering.once(
             "assigned_once", lambda: assigned_once(_body_nodes(node, frame)))
         declared = _annotations(node, frame)
     frame.numbering.loop_bound = frame.numbering.once("loop_bound", lambda: loop_bound(
@@ -291,6 +292,14 @@ def signature(node: cst.FunctionDef) -> tuple[str, ...]:
     names = [x.name.value for x in (*p.posonly_params, *p.params)] + ([star] if star else [])
     names += [x.name.value for x in p.kwonly_params]
     return tuple(names) + ((f"**{p.star_kwarg.name.value}",) if p.star_kwarg is not None else ())
+
+
+def _receiver_latches(node: cst.FunctionDef, frame: Frame) -> frozenset[str]:
+    """The latches of the method's class, as its body spells them (`self.is_initialized`)."""
+    params = (*node.params.posonly_params, *node.params.params)
+    if frame.program is None or not params:
+        return frozenset()
+    return frozenset(f"{params[0].name.value}.{attr}" for attr in frame.program.latches(frame.qualname))
 
 
 def _parameters(node: cst.FunctionDef) -> tuple[str, ...]:

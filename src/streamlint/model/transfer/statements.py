@@ -15,7 +15,7 @@ from streamlint.model.domain.paths import Index, Path, Root, RootKind, outermost
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
 from streamlint.model.summary.function_summary import Evidence
-from streamlint.model.domain.values import ITEMS_ONLY, MERGED, NO_ITEMS, OPTION, PERIODIC, UNKNOWN, AbsValue, Memory, ValueKind, truth
+from streamlint.model.domain.values import ITEMS_ONLY, MERGED, NO_ITEMS, OPTION, PERIODIC, UNBOUND, UNKNOWN, AbsValue, Memory, ValueKind, truth
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.perform import released, untold_access
 from streamlint.model.transfer.act import access, do, host_access, kernel, unseen_devices, untold_tensor, wait_for
@@ -27,7 +27,8 @@ from streamlint.model.syntax.counters import advance
 from streamlint.model.syntax.tests import update_boundaries
 from streamlint.model.syntax.tests import (called_on_every_side, empty_test, ends_in_raise, ends_the_loop, fills_on_miss, first_passes, listed_passes, stepped_counters, refills_on_change,
                                            item_guards, item_tests,
-                                           names_read, negated, rare_test, settled_flag)
+                                           latch_sides, names_read, negated, rare_test, rare_unless_settled,
+                                           settled_flag)
 from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
@@ -186,7 +187,9 @@ def _aug_assign(node: cst.AugAssign, state: State, frame: Frame) -> State:
 
 def _unbind(node: cst.Del, state: State, frame: Frame) -> State:
     """`del x`, `del self.buf`, `del a, b`: what nothing else holds goes back to the allocator (an item stays)."""
-    return state if isinstance(node.target, cst.Subscript) else bind(node.target, UNKNOWN, state, frame, node)
+    if isinstance(node.target, cst.Subscript):
+        return state
+    return bind(node.target, UNBOUND if isinstance(node.target, cst.Attribute) else UNKNOWN, state, frame, node)
 
 
 def bind(target: cst.BaseExpression, value: AbsValue, state: State, frame: Frame, node: cst.CSTNode) -> State:
@@ -482,12 +485,13 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     option = test.kind is ValueKind.UNKNOWN and test.target == OPTION
     every_n = test.target == PERIODIC  # (a helper's `step % freq == 0`, tested here)
     chosen_passes = first_passes(node.test, frame.loop_names) or listed_passes(node.test, _counters(frame))
-    rare = (rare_test(node.test) or chosen_passes or every_n) and not option and not type_tests.tells_device(node.test) \
+    rare = (rare_unless_settled(node.test, frame.numbering.settled) or chosen_passes or every_n) and not option and not type_tests.tells_device(node.test) \
         and id(node.test) not in frame.numbering.item_tests and not settled_flag(node.test, frame.numbering.settled) \
         and id(node.test) not in _update_boundaries(frame)
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
     refill_body, refill_else = frame.numbering.refills.get(id(node), (False, False))
-    once_body, once_else = once_body or refill_body, once_else or refill_else
+    latch_body, latch_else = latch_sides(node.test, frame.numbering.latched)  # (the side before a latch is set)
+    once_body, once_else = once_body or refill_body or latch_body, once_else or refill_else or latch_else
     usual_else = rare and not negated(node.test)  # (the other side of a one-off, a flag, every N steps)
     body_calls, else_calls = called_on_every_side(node) if rare else ([], [])
     steady = body_calls + ([] if usual_else else else_calls)  # (a callee either side calls runs every time)
