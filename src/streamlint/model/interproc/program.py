@@ -12,6 +12,7 @@ import libcst as cst
 from streamlint.model.interproc.modules import Source
 from streamlint.model.syntax.counters import ring_counters
 from streamlint.model.syntax.latches import latches
+from streamlint.model.syntax.tests import none_tested_names
 from streamlint.model.syntax.hooks import registered_hooks, stored_attributes
 from streamlint.model.syntax.gpu_words import module_vocabulary, spells
 from streamlint.model.syntax.prefilter import may_call, may_register
@@ -49,6 +50,11 @@ class FunctionRef:
         """The attributes it stores on its receiver (items kept by a keeping method included) and on
         objects its other parameters reach (syntax/hooks.stored_attributes), read once."""
         return stored_attributes(self.node, _receiver_of(self), python_std.KEEPING_METHODS)
+
+    @cached_property
+    def none_tested(self) -> frozenset[str]:
+        """The names its body compares with None (a parameter whose None default a call decides), read once."""
+        return none_tested_names(self.node)
 
     @cached_property
     def text_facts(self) -> dict:

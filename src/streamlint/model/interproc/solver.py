@@ -673,7 +673,8 @@ class Solver:
     def _within_budget(self, function: FunctionRef, context: CallContext) -> CallContext:
         qualname = function.qualname
         known = self._contexts.setdefault(qualname, set())
-        if context in known or len(known) < MAX_CONTEXTS:
+        # (a default a call leaves out spends no context of its own: it splits one the callers' facts make)
+        if context in known or len({_without_left_out(c) for c in known | {context}}) <= MAX_CONTEXTS:
             known.add(context)
             return context
         # one more each for what the callers pass: the joined walk (and the walks it reaches), and
@@ -695,7 +696,8 @@ class Solver:
         # (an argument passed, whatever it was, still hides the parameter's default)
         defaulted = _defaulted_by_value(function)
         handed = tuple((name, value if name == work or name.startswith(CELL) else PASSED_UNTOLD)
-                       for name, value in context.args if name == work or name.startswith(CELL) or name in defaulted)
+                       for name, value in context.args if name == work or name.startswith(CELL)
+                       or (name in defaulted and value.target != LEFT_OUT))
         return CallContext(handed, hot=context.hot, receiver_state=context.receiver_state, work_stream=work,
                            entered=context.entered, cold=context.cold)
 
@@ -815,14 +817,25 @@ def _defaulted_by_value(function: FunctionRef) -> frozenset[str]:
                      if isinstance(x.default, (cst.SimpleString, cst.Call)))
 
 
+def _without_left_out(context: CallContext) -> CallContext:
+    """The context less the defaults its call left out (`LEFT_OUT`)."""
+    if not any(value.target == LEFT_OUT for _, value in context.args):
+        return context
+    return replace(context, args=tuple((n, v) for n, v in context.args if v.target != LEFT_OUT))
+
+
 def _written_defaults(function: FunctionRef) -> list[tuple[str, AbsValue]]:
     """The parameters whose default is written `True`, `False` or `None`, with that value (row 6.12: a test
     `if t0 is None:` of a parameter a call leaves out is decided there)."""
     if isinstance(function.node, cst.Module):
         return []
     p = function.node.params
-    return [(x.name.value, _WRITTEN[x.default.value]) for x in (*p.posonly_params, *p.params, *p.kwonly_params)
-            if isinstance(x.default, cst.Name) and x.default.value in _WRITTEN]
+    written = [x for x in (*p.posonly_params, *p.params, *p.kwonly_params)
+               if isinstance(x.default, cst.Name) and x.default.value in _WRITTEN]
+    # (a None default tells only a function that tests it: the others keep one context for every caller)
+    tested = function.none_tested if any(x.default.value == "None" for x in written) else frozenset()
+    return [(x.name.value, _WRITTEN[x.default.value]) for x in written
+            if x.default.value != "None" or x.name.value in tested]
 
 
 _WRITTEN = {"True": TRUE, "False": FALSE, "None": replace(NONE, target=LEFT_OUT)}

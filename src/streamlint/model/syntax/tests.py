@@ -389,6 +389,12 @@ def _names_in(expr: cst.CSTNode) -> set[str]:
     return {n.value for n in walk(expr, ()) if type(n) is cst.Name}
 
 
+def none_tested_names(function: cst.CSTNode) -> frozenset[str]:
+    """The names the function's body compares with None (`if t0 is None:`, `s if s is not None else d`)."""
+    return frozenset(name for node in walk(function, ()) if type(node) is cst.Comparison
+                     and (name := _none_tested(node)) is not None)
+
+
 def _none_tested(test: cst.BaseExpression) -> Optional[str]:
     """The name `x` of `x is None` / `x is not None` (else None)."""
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)):
