@@ -28,7 +28,7 @@ import pathspec
 
 from streamlint.config import Settings, SettingsResolver
 from streamlint.model.prefilter import may_have_findings
-from streamlint.model.syntax.prefilter import imported_modules
+from streamlint.model.syntax.prefilter import imported_modules, may_set_default_device
 from streamlint.source import read_bytes
 
 PY_SUFFIXES = (".py", ".pyi", ".ipynb")  # notebooks are checked cell by cell
@@ -100,9 +100,12 @@ def _with_gpu_importers(files: list[tuple[Path, Settings]]) -> list[tuple[Path, 
     imports = {i: modules.resolved(files[i][0], data) for i, data in texts.items()}
     imported_by_gpu = set().union(*(imports[i] for i in gpu)) if gpu else set()
     gpu_modules = gpu - modules.packages
+    # (a run that makes CUDA PyTorch's default device: a helper's `torch.zeros(n)` is CUDA memory, spelled or not)
+    cuda_default = any(may_set_default_device(data) and b"cuda" in data for data in texts.values())
     marked = list(files)
     for index, data in texts.items():
-        if index not in gpu and DEVICE_WORD in data and (index in imported_by_gpu or imports[index] & gpu_modules):
+        if index not in gpu and (DEVICE_WORD in data or cuda_default) \
+                and (index in imported_by_gpu or imports[index] & gpu_modules):
             path, settings = files[index]
             marked[index] = (path, replace(settings, imports_gpu_module=True))
     return marked
@@ -136,6 +139,8 @@ class _ModuleFiles:
                 found.update(() if index is None else (index,))
             else:
                 found.update(self.by_tail.get(names, ()))
+                beside = self.by_path.get(here + names)  # (a script's module beside it: `from helpers import f`)
+                found.update(() if beside is None else (beside,))
         return found
 
 

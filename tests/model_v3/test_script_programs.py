@@ -15,6 +15,7 @@ from streamlint.model.file_model import analyze_file
 from streamlint.model.interproc import modules
 from streamlint.model.readings.hot_paths import Work, calling_loops, own_operations
 from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.default_device import sets_cuda_default
 from streamlint.model.syntax.import_roots import added_import_roots
 from streamlint.model.syntax.latches import latches
 from streamlint.model.syntax.names import kept_under
@@ -239,3 +240,30 @@ def test_a_read_three_calls_below_a_scripts_frame_loop_is_placed_at_that_loop(tm
 def test_a_loop_that_runs_the_tracker_a_few_times_is_no_frame_loop(tmp_path):
     few = SCRIPT.replace("range(1000)", "range(3)")
     assert _read_in_loops(_tracker_project(tmp_path, few)) == []
+
+
+@pytest.mark.parametrize("line, cuda", [
+    ("torch.set_default_tensor_type('torch.cuda.FloatTensor')", True),
+    ("torch.set_default_tensor_type(torch.cuda.FloatTensor)", True),
+    ("torch.set_default_device('cuda:0')", True),
+    ("torch.set_default_device(torch.device('cuda'))", True),
+    ("torch.set_default_tensor_type('torch.DoubleTensor')", False),
+    ("torch.set_default_device('cpu')", False),
+])
+def test_a_program_makes_cuda_the_default_device_only_with_a_cuda_type_or_device(line, cuda):
+    assert sets_cuda_default(_parse(f"import torch\n{line}\n")) is cuda
+
+
+def test_a_helper_without_cuda_words_is_checked_in_a_run_that_makes_cuda_the_default(tmp_path):
+    from streamlint.discovery import discover
+    (tmp_path / "setup.cfg").write_text("")
+    (tmp_path / "helpers.py").write_text("import torch\n\n\ndef far():\n    return torch.Tensor([1e10])\n")
+    (tmp_path / "run.py").write_text("import torch\nfrom helpers import far\n\nif __name__ == '__main__':\n"
+                                     "    torch.set_default_tensor_type('torch.cuda.FloatTensor')\n")
+    marked = {path.name: settings.imports_gpu_module for path, settings in
+              discover([tmp_path]).files}
+    assert marked["helpers.py"]
+    (tmp_path / "run.py").write_text("import torch\nfrom helpers import far\n")
+    marked = {path.name: settings.imports_gpu_module for path, settings in
+              discover([tmp_path]).files}
+    assert not marked["helpers.py"]

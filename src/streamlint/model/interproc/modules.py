@@ -20,7 +20,8 @@ import libcst as cst
 from streamlint import reads
 from streamlint.model import resolve
 from streamlint.syntax_notes import parsed_at_all
-from streamlint.model.syntax.prefilter import may_call, may_call_by_name, spelled_words
+from streamlint.model.syntax.default_device import sets_cuda_default
+from streamlint.model.syntax.prefilter import may_call, may_call_by_name, may_set_default_device, spelled_words
 
 # The parsed modules kept between checked files (a tree costs about 35x its source). A package and
 # scripts past the bytes are parsed again for every checked file that reads them for its callers
@@ -105,6 +106,31 @@ class ProjectModules:
                 if file in _parsed or may_call_by_name(data, called, named, words):
                     calling.append(spelling[-1][0])
         return tuple(spelling), tuple(calling)
+
+
+    def makes_cuda_default(self, most: int, most_in_root: int) -> bool:
+        """Does a module of the checked file's program (its package and the root's scripts, or the folder of scripts
+        its imports connect it with) make CUDA PyTorch's default device? The setting is the process's, whichever
+        module runs it (a script's `__main__` before it calls its helpers)."""
+        if not self.path or self.path == "-":
+            return False
+        files = (self.path, *resolve.enclosing_package_files(self.path, most, most_in_root))
+        return any(_makes_cuda_default(file) for file in dict.fromkeys(files))
+
+
+def _makes_cuda_default(file: str) -> bool:
+    if not _spells(file, _DEFAULT_SETTERS):
+        return False
+    data = _words[file][2]
+    if not may_set_default_device(data):
+        return False
+    try:
+        return sets_cuda_default(cst.parse_module(data))
+    except Exception:  # (a module that does not parse sets nothing)
+        return False
+
+
+_DEFAULT_SETTERS = frozenset({"set_default_tensor_type", "set_default_device"})
 
 
 def _spells(file: str, names: frozenset[str]) -> bool:

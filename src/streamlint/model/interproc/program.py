@@ -283,6 +283,7 @@ class Program:
         # (package_units: the modules that spell a checked module's name, with their name runs or bytes)
         self._package_read: list[tuple[str, bytes]] = []
         self._only_called: dict[str, frozenset[str]] = {}  # (private_callers, per module)
+        self._cuda_default: Optional[bool] = None  # (makes_cuda_default, once)
 
     def function(self, qualname: str) -> Optional[FunctionRef]:
         found = self._defined(qualname)
@@ -650,6 +651,13 @@ class Program:
         own = f"{cls}."
         return tuple(sorted(q for q in unit.functions
                             if q.startswith(own) and "." not in q[len(own):] and q[len(own):].startswith(prefix)))
+
+    def makes_cuda_default(self, most: int, most_in_root: int) -> bool:
+        """Does a module of the program make CUDA PyTorch's default device (ProjectModules.makes_cuda_default)?"""
+        if self._cuda_default is None:
+            asked = getattr(self._loader, "makes_cuda_default", None)
+            self._cuda_default = bool(asked(most, most_in_root)) if asked is not None else False
+        return self._cuda_default
 
     def package_units(self, most: int, most_in_root: int, called: frozenset[str],
                       named: frozenset[str] = frozenset(), remember: bool = True) -> list[ModuleUnit]:

@@ -455,6 +455,9 @@ class Solver:
     def methods_named(self, cls: str, prefix: str) -> tuple[str, ...]:
         return self.program.methods_named(cls, prefix)
 
+    def makes_cuda_default(self) -> bool:
+        return self.program.makes_cuda_default(MAX_PACKAGE_FILES, MAX_ROOT_FILES)
+
     def latches(self, qualname: str) -> frozenset[str]:
         function = self.program.function(qualname)
         unit = self.program.unit(function.module) if function is not None and function.class_name else None

@@ -58,6 +58,12 @@ class TopLevelView:
     def ring_size(self, module: str, attr: str) -> int:
         return 0
 
+    def latches(self, qualname: str) -> frozenset[str]:
+        return frozenset()
+
+    def makes_cuda_default(self) -> bool:
+        return False  # (what the module-level names hold is read before any setter runs)
+
     def left_on_holders(self, module: str, attr: str, reader: str) -> Optional[AbsValue]:
         return None
 

@@ -15,6 +15,11 @@ def may_call(data: bytes, names: frozenset[str]) -> bool:
     return any(name.encode() in data for name in names)
 
 
+def may_set_default_device(data: bytes) -> bool:
+    """False only when the bytes never spell PyTorch's default-device setters (before `default_device.sets_cuda_default`)."""
+    return b"set_default_tensor_type" in data or b"set_default_device" in data
+
+
 def may_add_import_roots(data: bytes) -> bool:
     """False only when the bytes never spell `sys.path` (the test before `import_roots.added_import_roots`)."""
     return b"sys.path" in data

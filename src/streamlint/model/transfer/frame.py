@@ -89,6 +89,9 @@ class ProgramView(Protocol):
     def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
         """What `obj.<attr>` holds for an instance of `cls`, in `self`'s terms."""
 
+    def makes_cuda_default(self) -> bool:
+        """A module of the program makes CUDA PyTorch's default device: a factory with no `device=` makes CUDA memory."""
+
     def latches(self, qualname: str) -> frozenset[str]:
         """The latches of the class whose method `qualname` is (syntax/latches), by attribute name."""
 

@@ -98,9 +98,15 @@ def _created(name: str, short: str, arguments: Arguments, state: State, frame: F
         return _creator(short, arguments, state, frame)
     if short in torch_api.LEGACY_TENSOR_TYPES and name in (f"torch.{short}", torch_api.LEGACY_CUDA_NAMESPACE + short):
         return _legacy_typed(name, arguments, state, frame)
+    if name == "torch.Tensor" and arguments.positional and _cuda_default(frame):
+        return _creator("tensor", arguments, state, frame)  # (the default tensor type's constructor: CUDA's now)
     if name.startswith("torch.") and short in torch_api.LIKE_CREATORS:
         return _like_creator(short, arguments, state, frame)
     return None
+
+
+def _cuda_default(frame: Frame) -> bool:
+    return frame.program is not None and frame.program.makes_cuda_default()
 
 
 def _legacy_typed(name: str, arguments: Arguments, state: State, frame: Frame) -> Handled:
@@ -333,6 +339,13 @@ def _creator(short: str, arguments: Arguments, state: State, frame: Frame) -> Ha
     memory = memory_named(arguments, Arg(kw="device"))
     if memory is None and arguments.located(Arg(kw="device")) is not None and frame.assumes_cuda:
         memory = Memory.DEVICE  # a device the code does not show, in a project that assumes CUDA
+    if memory is None and arguments.located(Arg(kw="device")) is None and _cuda_default(frame):
+        memory = Memory.DEVICE  # no `device=`, in a program that made CUDA the default device
+        if short in torch_api.FROM_DATA and _host_built(arguments):  # (`torch.tensor([1e10])`: built, then uploaded)
+            value = fresh(frame, arguments, memory, state.current_stream(F))
+            built = AbsValue(ValueKind.BUFFER, F, Memory.PAGEABLE)
+            return value, _copied("torch.tensor", built, value, True, False, arguments, state, frame,
+                                  host_built=HostBuilt.EVERY_PASS)
     pinned = arguments.flag(Arg(kw="pin_memory"), False)
     if short in torch_api.FROM_DATA and arguments.located(Arg(kw="device")) is None \
             and _host_built(arguments, written_out=True):
