@@ -18,7 +18,7 @@ from streamlint.model.syntax.gpu_words import module_vocabulary, spells
 from streamlint.model.syntax.prefilter import may_call, may_register
 from streamlint.model.syntax.arity import accepts
 from streamlint.model.syntax.every_call import every_call
-from streamlint.model.syntax.names import names_only_called
+from streamlint.model.syntax.names import kept_under, names_only_called
 from streamlint.model.interproc.training_steps import runs_backward_every_call
 from streamlint.model.interproc.gpu_vocabulary import GPU_METHODS, GPU_WORDS
 from streamlint.model.api import python_std, step_entries, torch_modules
@@ -81,6 +81,7 @@ class ModuleUnit:
     _holders: Optional[dict[str, frozenset[str]]] = None  # (holder_stores)
     _counters: Optional[dict[str, int]] = None  # (ring_counters)
     _latches: Optional[dict[str, frozenset[str]]] = None  # (latches)
+    _kept: dict[str, frozenset[str]] = field(default_factory=dict)  # (kept_under, per class name)
     top_names_held: Optional[dict] = None  # what its names hold after its top level ran (Solver._module_names)
     stars: tuple[str, ...] = ()  # the modules it imports `*` from, named from the top of the package
     aliases: dict[str, str] = field(default_factory=dict)  # "C.attr" -> the name a class-body `attr = name` binds
@@ -116,6 +117,13 @@ class ModuleUnit:
                              if (found := f.stores[1])}
         return self._holders
 
+
+    def kept_under(self, cls: str) -> frozenset[str]:
+        """The attributes and names the module keeps instances of the class named `cls` under (syntax/names), once."""
+        found = self._kept.get(cls)
+        if found is None:
+            found = self._kept[cls] = kept_under(self.tree, cls)
+        return found
 
     def latches(self) -> dict[str, frozenset[str]]:
         """Each class's latches: attributes it starts False and only sets True (syntax/latches)."""

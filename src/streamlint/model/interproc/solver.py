@@ -19,7 +19,7 @@ from streamlint import reads
 from streamlint.deadline import tick
 from streamlint.model.domain.order import Conflict
 from streamlint.model.domain.paths import CELL
-from streamlint.model.syntax.names import bound_to_calls, kept_under, rebound_globals
+from streamlint.model.syntax.names import bound_to_calls, rebound_globals
 from streamlint.model.syntax.prefilter import may_rebind_globals
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import FALSE, LEFT_OUT, NONE, PASSED_UNTOLD, TRUE, UNKNOWN, AbsValue, ValueKind
@@ -269,7 +269,7 @@ class Solver:
                    if f is not None and f.class_name and f.qualname.rsplit(".", 1)[-1] in _CALLED_AS_OBJECT}
         units = self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, frozenset(names), frozenset(classes),
                                            remember=False) if names or classes else []
-        held = {attr for unit in units for cls in classes for attr in kept_under(unit.tree, cls)}
+        held = {attr for unit in units for cls in classes for attr in unit.kept_under(cls)}
         wanted = names | held
         return [q for unit in units for q in unit.called_names() if unit.called_names()[q] & wanted]
 
