@@ -97,6 +97,20 @@ def test_a_folder_of_scripts_is_one_program_by_its_plain_imports(tmp_path):
     assert found == {"graph.py", "frontend.py", "app.py", "video.py", "demo.py"}
 
 
+def test_each_script_of_a_folder_gets_its_own_program_whatever_was_checked_before(tmp_path):
+    # (a pool worker keeps per-run answers from file to file: one script's program must not stand for its neighbour's)
+    (tmp_path / "setup.cfg").write_text("")
+    scripts = tmp_path / "tools"
+    scripts.mkdir()
+    (scripts / "train.py").write_text("import torch\n")
+    (scripts / "evaluate.py").write_text("import torch\n")
+    resolve.forget()
+    first = resolve.enclosing_package_files(str(scripts / "train.py"), 256, 64)
+    second = resolve.enclosing_package_files(str(scripts / "evaluate.py"), 256, 64)
+    assert [Path(f).name for f in first] == ["train.py"]
+    assert [Path(f).name for f in second] == ["evaluate.py"]
+
+
 def test_the_main_guard_is_no_now_and_then_test():
     assert script_entry(_test('__name__ == "__main__"')) and script_entry(_test("'__main__' == __name__"))
     assert not rare_test(_test('__name__ == "__main__"'))

@@ -154,7 +154,9 @@ def enclosing_package_files(path: str, most: int, most_in_root: int) -> tuple[st
     """The files of the largest package around `path` with at most `most`, and the root's scripts (at most
     `most_in_root`) when the whole top package is within the bound (deeper call trees pass the budget)."""
     here = Path(path).resolve()
-    return per_run(("enclosing", here.parent, most, most_in_root), lambda: _enclosing(here, most, most_in_root))
+    # (a package's files share one answer; in a folder of scripts each module's program starts from itself)
+    key = here.parent if in_package(here.parent) else here
+    return per_run(("enclosing", key, most, most_in_root), lambda: _enclosing(here, most, most_in_root))
 
 
 def _enclosing(here: Path, most: int, most_in_root: int) -> tuple[str, ...]:
