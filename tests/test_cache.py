@@ -687,6 +687,28 @@ def test_warm_run_on_fixtures_matches_cold_and_uncached(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_worker_gives_the_same_findings_whatever_order_it_checks_files_in(tmp_path):
+    # A pool worker keeps what it made of the project from file to file (one per-run state): no file's findings may
+    # depend on which files that worker happened to check before it. Script folders and packages both.
+    items = list(discover([REPO / "fixtures" / "SL502"], SettingsResolver()).files)
+    assert len(items) > 60
+
+    def findings(order: list, run: str) -> dict:
+        resolve.forget()
+        checked = engine_run.check_chunk(order, None, None, digests=False, run=run)
+        return {result.path: rows([result]) for result, *_ in checked}
+
+    alone = {path: found for i, item in enumerate(items) for path, found in findings([item], f"alone {i}").items()}
+    assert any(alone.values())
+    assert findings(items, "forward") == alone
+    assert findings(items[::-1], "backward") == alone
+    # (one pair that differed: a script whose program was its neighbour's found a loop of its own hot)
+    pair = [item for name in ("negative_model_output_fields_kept_on_device", "negative_metrics_summarized_at_listed")
+            for item in items if item[0].name.startswith(name)]
+    assert findings(pair, "pair") == {path: alone[path] for path in findings(pair, "pair again")}
+
+
+@pytest.mark.slow
 def test_warm_run_parses_nothing_and_does_not_import_libcst(tmp_path):
     env = {**os.environ, "STREAMLINT_CACHE_DIR": str(tmp_path / "c")}
     _cli("check", "fixtures/SL301", "--exit-zero", cwd=REPO, env=env)
