@@ -58,7 +58,7 @@ def hot_blocking_uploads(analysis, model, wanted: Callable[[Operation], bool], s
         if own.site in skipped or not wanted(own.operation):
             continue
         call = model.node_of(own.site)
-        where = upload_hot_where(analysis, model, ancestry, own, call) if isinstance(call, cst.Call) else None
+        where = upload_hot_where(analysis, model, ancestry, own, call) if isinstance(call, (cst.Call, cst.Subscript)) else None
         if where is None:
             continue
         loops = ancestry.loops_around(call)

@@ -36,7 +36,11 @@ class MissingNonBlocking(Rule):
       `(norm if grads else torch.tensor(0.0)).to(total.device)`, where `total` is a
       CUDA tensor on some path), or one a factory makes on the host with no
       `device=` (`torch.zeros(n).cuda()`, `torch.randn(b, d).to("cuda")`; not
-      `torch.empty`, a buffer the code fills) and the upload runs in a hot path: a
+      `torch.empty`, a buffer the code fills), or an index the host holds that
+      indexes a CUDA tensor (`rays[np.random.choice(n, k)]`, `x[idx]` with `idx`
+      a CPU tensor, `x[[0, 2, 4]]`: PyTorch copies the index to the device first,
+      with a blocking copy; one index used for several tensors is one finding)
+      and the upload runs in a hot path: a
       loop that queues GPU work, `forward` (or a function stored as a module's
       `forward`), a registered hook, a dataset's `__getitem__` (once per
       sample), a method a framework calls once per step (Lightning's
@@ -198,7 +202,25 @@ def _host_built_uploads(model, analysis, reported: set[str]):
     """A tensor built on the host from Python values and uploaded with a blocking copy on every
     iteration of a loop that queues GPU work, or on every call of a hot entry (no fix: a non-blocking
     copy of pageable memory is SL301's problem)."""
-    for _, call, where in hot_blocking_uploads(analysis, model, _host_built_blocking, set(reported), drain_only=True):
+    found = list(hot_blocking_uploads(analysis, model, _host_built_blocking, set(reported), drain_only=True))
+    by_index: dict[tuple, list] = {}  # (one host index used for several tensors: one problem, made where it is made)
+    for own, call, where in found:
+        if isinstance(call, cst.Subscript):
+            key = own.operation.value_site or own.site  # (where the index is made: one fix there ends every upload)
+            by_index.setdefault(key, []).append((call, where))
+    for uses in by_index.values():
+        (call, where), later = uses[0], [c for c, _ in uses[1:]]
+        again = f" (and again at line {', '.join(str(analysis.position(c).start.line) for c in later)})" if later else ""
+        yield Finding(
+            call,
+            f"indexing `{labels.spelled(call.value) or analysis.code(call.value)}` with an index the host holds "
+            f"copies the index to the GPU and waits for the stream to drain {where}{again}",
+            help="make the index on the GPU (a `torch` factory with `device=` set), or upload it once and keep "
+                 "the device copy",
+        )
+    for _, call, where in found:
+        if isinstance(call, cst.Subscript):
+            continue
         yield Finding(
             call,
             f"{api_named(_spelling(call.func, analysis))} uploads a tensor built on the host and waits for the "

@@ -11,6 +11,8 @@ PAGEABLE_CREATORS = frozenset({
     "ones_like", "empty_like", "full_like", "concatenate", "stack", "vstack", "hstack", "copy", "fromfile", "load",
     "loadtxt", "tile", "meshgrid", "random.rand", "random.randn", "random.random", "random.randint", "random.uniform",
     "random.normal", "random.standard_normal", "random.random_sample", "ascontiguousarray",
+    # index arrays: picked, shuffled or sorted positions
+    "random.choice", "random.permutation", "argsort", "flatnonzero",
 })
 # Creators whose first argument is the shape (an int, or a tuple with one size per dimension).
 SHAPE_FIRST = frozenset({"zeros", "ones", "empty", "full"})
@@ -20,7 +22,7 @@ SAME_MEMORY = frozenset({"frombuffer", "asarray", "asanyarray", "reshape", "rave
 # numpy.random.<name>(...) returns a scalar unless given a size: the positional arguments before it.
 SCALAR_WITHOUT_SIZE = {
     "random.randint": 2, "random.uniform": 2, "random.normal": 2, "random.rand": 0, "random.randn": 0,
-    "random.random": 0, "random.random_sample": 0, "random.standard_normal": 0,
+    "random.random": 0, "random.random_sample": 0, "random.standard_normal": 0, "random.choice": 1,
 }
 
 # Methods of a host array that give a view of its memory (a page-locked array's view is page-locked): `reshape` and

@@ -114,6 +114,10 @@ SIZED_BY_DATA = frozenset({"nonzero", "argwhere", "masked_select", "unique", "un
 # that count back first (API-FACTS 4.4), as `nonzero` does. How the rules name it:
 MASK_INDEX = "a boolean-mask index"
 MASK_STORE = "a boolean-mask store"
+# Indexing a CUDA tensor with an index the host holds (a NumPy array, a CPU tensor, a list written out) moves the index
+# to the tensor's device first, with a blocking copy (`index.to(self.device())` in ATen's AdvancedIndex): an upload of
+# host-built data, and the host waits for the stream to drain. How the rules name it:
+HOST_INDEX = "an index on the host"
 # Functions and tensor methods (of PyTorch and CuPy alike) whose result holds booleans: a comparison, a
 # predicate, a logical operation, `.bool()`. Their result indexes as a mask.
 MASK_MAKERS = frozenset({

@@ -122,9 +122,11 @@ def subscript(node: cst.Subscript, state: State, frame: Frame, stored: Optional[
     state = slice_bounds(node, state, frame)
     index = Index.any_()
     indices = []  # (what the indices hold: a mask among them selects)
+    written = []  # (and how each was written: a list of numbers written out is an index the host builds)
     if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
         chosen, state = evaluate(node.slice[0].slice.value, state, frame)
         indices.append(chosen)
+        written.append(node.slice[0].slice.value)
         if is_host(base) and chosen.kind in (ValueKind.BUFFER, ValueKind.CONTAINER):
             # `h[index_array]`: advanced indexing of a host array copies the items into new pageable memory
             state = host_access(state, frame, frame.site(node), base.identity, False) if base.identity is not None else state
@@ -138,6 +140,8 @@ def subscript(node: cst.Subscript, state: State, frame: Frame, stored: Optional[
             if isinstance(element.slice, cst.Index):
                 value, state = evaluate(element.slice.value, state, frame)
                 indices.append(value)
+                written.append(element.slice.value)
+    state = masks.host_indices_uploaded(node, base, list(zip(indices, written)), state, frame)
     selected = masks.indexed(node, base, indices, stored, state, frame)
     if selected is not None:
         return selected  # `x[mask]`: a new tensor of the items selected, sized by a count the host reads

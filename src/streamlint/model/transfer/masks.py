@@ -12,7 +12,7 @@ import libcst as cst
 from streamlint.model.api import torch_api
 from streamlint.model.domain.paths import Index
 from streamlint.model.domain.state import State
-from streamlint.model.domain.values import MASK, AbsValue, ValueKind
+from streamlint.model.domain.values import MASK, AbsValue, Memory, ValueKind
 from streamlint.model.transfer import torch_calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, placed
@@ -67,6 +67,22 @@ def indexed(node: cst.Subscript, base: AbsValue, indices: list[AbsValue], stored
     _, state = torch_calls.read_back(torch_api.MASK_STORE, [mask], state.current_stream(framework), made_at(mask),
                                      framework, frame.site(node), state, frame)
     return _region(base), state
+
+
+def host_indices_uploaded(node: cst.Subscript, base: AbsValue, indices: list[tuple[AbsValue, cst.BaseExpression]],
+                          state: State, frame: Frame) -> State:
+    """`x[idx]` of a CUDA tensor with an index the host holds (a NumPy array, a CPU tensor, a list of numbers written
+    out): PyTorch copies the index to the device first, a blocking upload of host-built data (`HOST_INDEX`)."""
+    if not base.is_buffer or (base.framework or "torch") != "torch" or not is_device(placed(base, frame.assumes_cuda)):
+        return state
+    for value, written in indices:
+        on_host = value.is_buffer and value.memory in (Memory.PAGEABLE, Memory.PINNED) and value.target != MASK
+        listed = isinstance(written, cst.List) and bool(written.elements) and value.kind is ValueKind.CONTAINER
+        if on_host or listed:
+            operator = Arguments((), {}, None, node)  # type: ignore[arg-type]
+            source = replace(value, kind=ValueKind.BUFFER, memory=Memory.PAGEABLE) if listed else value
+            return torch_calls.index_uploaded(torch_api.HOST_INDEX, source, operator, state, frame)
+    return state
 
 
 def _region(base: AbsValue) -> AbsValue:

@@ -577,6 +577,14 @@ def copy_between(source: AbsValue, target: Memory, non_blocking: Optional[bool],
     return result, state
 
 
+def index_uploaded(api: str, index: AbsValue, arguments: Arguments, state: State, frame: Frame) -> State:
+    """A host index moved to the device before an indexing op reads it: a blocking upload of values the host made
+    (with `non_blocking=False`, so the host waits for the current stream to drain)."""
+    on_device = fresh(frame, arguments, Memory.DEVICE, state.current_stream(F))
+    return _copied(api, replace(index, memory=Memory.PAGEABLE), on_device, True, False, arguments, state, frame,
+                   host_built=HostBuilt.EVERY_PASS, value_site=made_at(index))
+
+
 def _copied(api: str, source: AbsValue, target: AbsValue, blocks: bool, non_blocking: Optional[bool],
             arguments: Arguments, state: State, frame: Frame, **form) -> State:
     """A copy on the current stream; a blocking one returns with the data there (API-FACTS 4.3)."""
