@@ -3,7 +3,7 @@ it imports, by qualified name ("pkg.mod.f", "pkg.mod.C.m")."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Callable, Optional
 
@@ -11,6 +11,7 @@ import libcst as cst
 
 from streamlint.model.interproc.modules import Source
 from streamlint.model.syntax.counters import ring_counters
+from streamlint.model.syntax.constructions import Construction, constructions
 from streamlint.model.syntax.latches import latches
 from streamlint.model.syntax.tests import none_tested_names
 from streamlint.model.syntax.hooks import registered_hooks, stored_attributes
@@ -82,6 +83,7 @@ class ModuleUnit:
     _counters: Optional[dict[str, int]] = None  # (ring_counters)
     _latches: Optional[dict[str, frozenset[str]]] = None  # (latches)
     _kept: dict[str, frozenset[str]] = field(default_factory=dict)  # (kept_under, per class name)
+    _constructions: dict[str, tuple] = field(default_factory=dict)  # (constructions, per class name)
     top_names_held: Optional[dict] = None  # what its names hold after its top level ran (Solver._module_names)
     stars: tuple[str, ...] = ()  # the modules it imports `*` from, named from the top of the package
     aliases: dict[str, str] = field(default_factory=dict)  # "C.attr" -> the name a class-body `attr = name` binds
@@ -123,6 +125,15 @@ class ModuleUnit:
         found = self._kept.get(cls)
         if found is None:
             found = self._kept[cls] = kept_under(self.tree, cls)
+        return found
+
+    def constructions(self, cls: str) -> tuple[Construction, ...]:
+        """The module's calls of the class named `cls` (syntax/constructions), with the callee qualified as the module
+        binds it, once."""
+        found = self._constructions.get(cls)
+        if found is None:
+            found = self._constructions[cls] = tuple(
+                replace(site, called=_qualified(site.called, self)) for site in constructions(self.tree, cls))
         return found
 
     def latches(self) -> dict[str, frozenset[str]]:

@@ -610,7 +610,7 @@ class Solver:
         self._composing_depth += 1  # (these walks start from part of the state: their calls are no callers' evidence)
         before = set(self.solved.walks)
         try:
-            first, shown = self._stores_of([f"{cls}.__init__"], ())
+            first, shown = self._stores_of([f"{cls}.__init__"], (), self._handed_by_owners(module, class_name))
             # (a method whose text neither assigns on `self` nor spells the GPU adds no store, nor a use that shows one)
             rest, more = self._stores_of([m for m in methods if not m.endswith(".__init__") and unit.composes_state(m)], first)
             # the walks of the class's methods from part of its state (the constructor's stores, or none yet)
@@ -646,11 +646,59 @@ class Solver:
             own[attr] = value
         return tuple(sorted(own.items()))
 
-    def _stores_of(self, methods: list[str], receiver_state: tuple) -> tuple[tuple, list]:
+    def _handed_by_owners(self, module: str, class_name: str) -> tuple[tuple[str, AbsValue], ...]:
+        """What the class's constructor is handed where every construction in sight (the checked module, the modules
+        of the package and the root scripts that spell the class) agrees: an owner's receiver (`Tracker(cfg, self)`
+        in a method of `System`: an instance of `System`, whose attributes its class state tells) or the object or
+        memory the owner keeps at an attribute (`Frontend(self.video)`). A parameter some construction hands
+        anything else, or leaves out, is not told (the project's own call sites are evidence, D-16)."""
+        cls = f"{module}.{class_name}"
+        init = self.program.function(f"{cls}.__init__")
+        params = _params(init)[1:] if init is not None and not _star_name(init) else []
+        if not params:
+            return ()
+        units = [self.program.main, *self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, frozenset(),
+                                                                frozenset({class_name}), remember=False)]
+        told: dict[str, list] = {}
+        count = 0
+        for unit in {unit.name: unit for unit in units}.values():
+            for site in unit.constructions(class_name):
+                if self.program.class_defined_at(site.called) != cls:
+                    continue
+                if site.starred:
+                    return ()
+                count += 1
+                for slot, own in site.handed:
+                    name = params[int(slot)] if slot.isdigit() and int(slot) < len(params) else slot
+                    told.setdefault(name, []).append(self._kept_by_owner(f"{unit.name}.{site.owner}", own))
+        handed = []
+        for name in params:
+            values = told.get(name, [])
+            if count and len(values) == count and all(v is not None for v in values):
+                joined = values[0]
+                for value in values[1:]:
+                    joined = joined.join(value)
+                if joined.kind in (ValueKind.OBJECT, ValueKind.BUFFER):
+                    handed.append((name, joined))
+        return tuple(handed)
+
+    def _kept_by_owner(self, owner: str, own: Optional[str]) -> Optional[AbsValue]:
+        """An owner's receiver (an instance of its class), or what its class keeps at `self.<own>` (an object, or
+        memory whose kind is told); None when not told."""
+        if own is None or not owner.rpartition(".")[2] or not self.program.is_class(owner):
+            return None
+        if own == "":
+            return AbsValue(ValueKind.OBJECT, target=owner)
+        kept = self.class_attribute(owner, own)
+        return replace(kept, identity=None) if kept is not None and kept.kind in (ValueKind.OBJECT, ValueKind.BUFFER) \
+            else None
+
+    def _stores_of(self, methods: list[str], receiver_state: tuple,
+                   handed: tuple[tuple[str, AbsValue], ...] = ()) -> tuple[tuple, list]:
         found: tuple = ()
         shown: list = []
         for method in methods:
-            summary = self._solve(method, CallContext(receiver_state=receiver_state or _BARE_STATE))
+            summary = self._solve(method, CallContext(args=handed, receiver_state=receiver_state or _BARE_STATE))
             if summary is not None:
                 found = join_stores(found, as_receiver_state(summary.self_stores, receiver_state))
                 shown.extend(summary.evidence)

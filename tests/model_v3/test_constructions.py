@@ -1,0 +1,69 @@
+"""Row 6.65: what an owner hands the constructors of the objects it builds (its receiver, its attributes) is what
+the constructor's parameters hold, where every construction in sight agrees."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from streamlint.model import resolve
+from streamlint.model.file_model import analyze_file
+from streamlint.model.interproc import modules
+from streamlint.model.syntax.constructions import Construction, constructions
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "crossmodule"
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    resolve.forget()
+    modules.forget()
+    yield
+    resolve.forget()
+    modules.forget()
+
+
+def test_a_call_of_the_class_records_what_the_method_hands_of_its_own_receiver():
+    tree = cst.parse_module(textwrap.dedent("""
+        class System:
+            def __init__(me, cfg):
+                me.tracker = slam.Tracker(cfg, me, video=me.video, rate=2)
+
+        def build(cfg, owner):
+            return Tracker(cfg, owner)
+
+        Trackers = [Tracker(c, None) for c in range(2)]
+    """))
+    assert constructions(tree, "Tracker") == (
+        Construction("slam.Tracker", "System", (("0", None), ("1", ""), ("video", "video"), ("rate", None)), False),
+        Construction("Tracker", "", (("0", None), ("1", None)), False),
+        Construction("Tracker", "", (("0", None), ("1", None)), False),
+    )
+    assert constructions(tree, "Frontend") == ()
+
+
+def test_a_starred_call_is_marked():
+    tree = cst.parse_module("class A:\n    def f(self, *rest):\n        return Tracker(self, *rest)\n")
+    assert constructions(tree, "Tracker")[0].starred
+
+
+def _init_contexts(project: str, tmp_path: Path) -> list[str]:
+    root = tmp_path / project
+    shutil.copytree(FIXTURES / project, root)
+    path = root / "scene" / "renderer.py"
+    model = analyze_file(cst.parse_module(path.read_text()), str(path))
+    return [str(context.arg("slam")) for context, _ in model.solved.summaries_of("scene.renderer.Renderer.__init__")]
+
+
+def test_the_owner_handing_itself_is_what_the_constructor_reads(tmp_path):
+    told = _init_contexts("owner_handed_project", tmp_path)
+    assert any("scene.system.SLAM" in t for t in told)
+
+
+def test_a_construction_that_hands_something_else_leaves_the_parameter_not_told(tmp_path):
+    told = _init_contexts("owner_handed_negative_project", tmp_path)
+    assert not any("scene.system.SLAM" in t for t in told)
