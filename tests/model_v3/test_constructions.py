@@ -67,3 +67,23 @@ def test_the_owner_handing_itself_is_what_the_constructor_reads(tmp_path):
 def test_a_construction_that_hands_something_else_leaves_the_parameter_not_told(tmp_path):
     told = _init_contexts("owner_handed_negative_project", tmp_path)
     assert not any("scene.system.SLAM" in t for t in told)
+
+
+def test_in_place_writes_of_the_receivers_attributes_are_found_outside_the_constructor():
+    from streamlint.model.syntax.in_place import written_in_place
+
+    cls = cst.parse_module(textwrap.dedent("""
+        class Tracker:
+            def __init__(self):
+                self.kept.zero_()
+                self.made = torch.zeros(3)
+
+            def step(me, p, x):
+                me.pose.copy_(p)
+                me.rows[0] = x
+                me.total += x
+                torch.add(x, x, out=me.out)
+                me.read = me.kept.to("cuda")
+                me.made._private_helper()
+    """)).body[0]
+    assert written_in_place(cls) == {"pose", "rows", "total", "out"}

@@ -10,7 +10,7 @@ from streamlint.fixes.edits import FixBuilder, make_fix, with_keyword
 from streamlint.fixes.model import Applicability
 from streamlint.model.api.facts import OpKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import Memory
+from streamlint.model.domain.values import HostBuilt, Memory
 from streamlint.model.readings.operations import drained_alone, host_writes_into, leaves_unordered, own_operations
 from streamlint.model.summary.effects import Operation
 from streamlint.model.syntax import ancestry as nesting
@@ -39,7 +39,11 @@ class MissingNonBlocking(Rule):
       `torch.empty`, a buffer the code fills), or an index the host holds that
       indexes a CUDA tensor (`rays[np.random.choice(n, k)]`, `x[idx]` with `idx`
       a CPU tensor, `x[[0, 2, 4]]`: PyTorch copies the index to the device first,
-      with a blocking copy; one index used for several tensors is one finding)
+      with a blocking copy; one index used for several tensors is one finding),
+      or a pageable tensor an object made in its constructor and keeps
+      (`self.K = torch.from_numpy(intrinsics)`, uploaded as `self.K.to(device)`
+      on every call: the same values each time; not one another method stores
+      again or writes into, `self.pose.copy_(p)`, whose values change)
       and the upload runs in a hot path: a
       loop that queues GPU work, `forward` (or a function stored as a module's
       `forward`), a registered hook, a dataset's `__getitem__` (once per
@@ -218,8 +222,16 @@ def _host_built_uploads(model, analysis, reported: set[str]):
             help="make the index on the GPU (a `torch` factory with `device=` set), or upload it once and keep "
                  "the device copy",
         )
-    for _, call, where in found:
+    for own, call, where in found:
         if isinstance(call, cst.Subscript):
+            continue
+        if own.operation.host_built is HostBuilt.KEPT:
+            yield Finding(
+                call,
+                f"{api_named(_spelling(call.func, analysis))} uploads a tensor the object keeps in host memory (the same "
+                f"values every time) and waits for the stream to drain {where}",
+                help="move it to the GPU once, where it is made, and keep that copy",
+            )
             continue
         yield Finding(
             call,

@@ -33,6 +33,9 @@ class HostBuilt(Enum):
 
     EVERY_PASS = "every pass"
     FIRST_PASS = "first pass"  # before a loop only: the body carries device memory on
+    # made once and kept by an object (its class state), which no method writes on the host: every upload of it
+    # copies the same values again
+    KEPT = "kept"
 
 
 def _join_built(a: Optional[HostBuilt], b: Optional[HostBuilt]) -> Optional[HostBuilt]:

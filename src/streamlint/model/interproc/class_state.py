@@ -6,7 +6,9 @@ from dataclasses import replace
 
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import ITEMS_ONLY, NO_ITEMS, OF_ARGUMENTS, OPTION, UNBOUND, AbsValue, Memory, ValueKind
+from streamlint.model.domain.values import (HOST_MADE, ITEMS_ONLY, NO_ITEMS, OF_ARGUMENTS, OPTION, UNBOUND, AbsValue,
+                                           HostBuilt, Memory, ValueKind)
+from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.summary.function_summary import Evidence
 
 
@@ -133,3 +135,28 @@ def shown_by_use(stores: tuple, evidence: list) -> tuple:
         if held.kind is ValueKind.UNKNOWN:
             state[attr] = replace(held, kind=ValueKind.BUFFER, framework="torch", memory=Memory.DEVICE)
     return tuple(sorted(state.items()))
+
+
+def host_written_attributes(effects: tuple[Effect, ...]) -> set[str]:
+    """The attributes of `self` whose memory the effects write on the host (`self.buf.copy_(x)`, `self.buf[i] = v`)."""
+    return {effect.path.steps[0] for effect in effects
+            if effect.kind is EffectKind.ACCESS and effect.write and effect.path is not None
+            and effect.path.root.kind is RootKind.SELF and effect.path.steps and isinstance(effect.path.steps[0], str)
+            and (effect.host_memory or effect.stream is None)}
+
+
+def kept_on_the_host(constructed: tuple, others: tuple, written: frozenset[str]) -> tuple:
+    """The constructor's stores, where one is a PyTorch tensor in pageable host memory: made once and kept, so each
+    upload of it copies the same values (`HostBuilt.KEPT`), where no other method stores it again or writes into it;
+    where one does, a staging tensor, whose values are no longer the ones its factory made (`HOST_MADE` dropped)."""
+    restored = {attr for attr, _ in others}
+    return tuple((attr, _as_kept(value, attr in written or attr in restored)) for attr, value in constructed)
+
+
+def _as_kept(value: AbsValue, changed: bool) -> AbsValue:
+    if not value.is_buffer or value.memory is not Memory.PAGEABLE or (value.framework or "torch") != "torch" \
+            or value.loader_batch:
+        return value
+    if changed:
+        return replace(value, target="") if value.target == HOST_MADE else value
+    return replace(value, built=HostBuilt.KEPT) if value.built is None else value

@@ -12,6 +12,7 @@ import libcst as cst
 from streamlint.model.interproc.modules import Source
 from streamlint.model.syntax.counters import ring_counters
 from streamlint.model.syntax.constructions import Construction, constructions
+from streamlint.model.syntax.in_place import written_in_place
 from streamlint.model.syntax.latches import latches
 from streamlint.model.syntax.tests import none_tested_names
 from streamlint.model.syntax.hooks import registered_hooks, stored_attributes
@@ -84,6 +85,7 @@ class ModuleUnit:
     _latches: Optional[dict[str, frozenset[str]]] = None  # (latches)
     _kept: dict[str, frozenset[str]] = field(default_factory=dict)  # (kept_under, per class name)
     _constructions: dict[str, tuple] = field(default_factory=dict)  # (constructions, per class name)
+    _in_place: dict[str, frozenset[str]] = field(default_factory=dict)  # (written_in_place, per class name)
     top_names_held: Optional[dict] = None  # what its names hold after its top level ran (Solver._module_names)
     stars: tuple[str, ...] = ()  # the modules it imports `*` from, named from the top of the package
     aliases: dict[str, str] = field(default_factory=dict)  # "C.attr" -> the name a class-body `attr = name` binds
@@ -134,6 +136,15 @@ class ModuleUnit:
         if found is None:
             found = self._constructions[cls] = tuple(
                 replace(site, called=_qualified(site.called, self)) for site in constructions(self.tree, cls))
+        return found
+
+    def written_in_place(self, cls: str) -> frozenset[str]:
+        """The attributes the methods of the module-level class `cls` (but its constructor) write into in place
+        (syntax/in_place), once."""
+        found = self._in_place.get(cls)
+        if found is None:
+            node = next((s for s in self.tree.body if isinstance(s, cst.ClassDef) and s.name.value == cls), None)
+            found = self._in_place[cls] = written_in_place(node) if node is not None else frozenset()
         return found
 
     def latches(self) -> dict[str, frozenset[str]]:

@@ -24,7 +24,8 @@ from streamlint.model.syntax.prefilter import may_rebind_globals
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import FALSE, LEFT_OUT, NONE, PASSED_UNTOLD, TRUE, UNKNOWN, AbsValue, ValueKind
 from streamlint.model import declared, resolve
-from streamlint.model.interproc.class_state import as_global, as_receiver_state, join_stores, shown_by_use, placeholders_given_way
+from streamlint.model.interproc.class_state import (as_global, as_receiver_state, host_written_attributes, join_stores,
+                                                    kept_on_the_host, placeholders_given_way, shown_by_use)
 from streamlint.model.interproc import replay
 from streamlint.model.interproc.digests import note_use
 from streamlint.model.interproc.modules import ProjectModules, main_names, read_source
@@ -610,14 +611,15 @@ class Solver:
         self._composing_depth += 1  # (these walks start from part of the state: their calls are no callers' evidence)
         before = set(self.solved.walks)
         try:
-            first, shown = self._stores_of([f"{cls}.__init__"], (), self._handed_by_owners(module, class_name))
+            first, shown, _ = self._stores_of([f"{cls}.__init__"], (), self._handed_by_owners(module, class_name))
             # (a method whose text neither assigns on `self` nor spells the GPU adds no store, nor a use that shows one)
-            rest, more = self._stores_of([m for m in methods if not m.endswith(".__init__") and unit.composes_state(m)], first)
+            rest, more, written = self._stores_of([m for m in methods if not m.endswith(".__init__")
+                                                   and unit.composes_state(m)], first)
             # the walks of the class's methods from part of its state (the constructor's stores, or none yet)
             first_round = {key for key in set(self.solved.walks) - before if key[0] in methods
                            and not key[0].endswith(".__init__") and key[1].receiver_state in ((), _BARE_STATE, first)}
             # what the methods' use of an attribute shows it is (`self.x.record_stream(s)`), where no store tells
-            joined = shown_by_use(join_stores(first, rest), shown + more)
+            joined = shown_by_use(join_stores(kept_on_the_host(first, rest, written | unit.written_in_place(class_name)), rest), shown + more)
             joined = self._completed_by_subclasses(cls, joined)
         finally:
             self._composing_depth -= 1
@@ -694,15 +696,19 @@ class Solver:
             else None
 
     def _stores_of(self, methods: list[str], receiver_state: tuple,
-                   handed: tuple[tuple[str, AbsValue], ...] = ()) -> tuple[tuple, list]:
+                   handed: tuple[tuple[str, AbsValue], ...] = ()) -> tuple[tuple, list, set]:
+        """What the methods leave on `self`, joined; the uses that show what an attribute is; the attributes whose
+        memory they write on the host."""
         found: tuple = ()
         shown: list = []
+        written: set[str] = set()
         for method in methods:
             summary = self._solve(method, CallContext(args=handed, receiver_state=receiver_state or _BARE_STATE))
             if summary is not None:
+                written |= host_written_attributes(summary.effects)
                 found = join_stores(found, as_receiver_state(summary.self_stores, receiver_state))
                 shown.extend(summary.evidence)
-        return found, shown
+        return found, shown, written
 
     def node_of(self, site: str):
         """The syntax node a site key names, in the program's modules."""

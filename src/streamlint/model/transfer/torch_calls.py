@@ -594,7 +594,7 @@ def _copied(api: str, source: AbsValue, target: AbsValue, blocks: bool, non_bloc
     state = operation(state, frame, site, api, kind, current, crosses and blocks,
                       source.memory if upload else target.memory, non_blocking=non_blocking,
                       host_loader_batch=upload and source.loader_batch, **form)
-    if form.get("host_built"):  # (a host-built scalar's memory is the host's own: nothing else reads it)
+    if form.get("host_built") not in (None, HostBuilt.KEPT):  # (a host-built scalar's memory is the host's own)
         source = replace(source, identity=None)
     staged = bool(crosses and blocks and upload and non_blocking)
     waits = crosses and blocks and (is_host(target) or (upload and not non_blocking))
