@@ -215,9 +215,21 @@ def _host_built_uploads(model, analysis, reported: set[str]):
     for uses in by_index.values():
         (call, where), later = uses[0], [c for c, _ in uses[1:]]
         again = f" (and again at line {', '.join(str(analysis.position(c).start.line) for c in later)})" if later else ""
+        indexed = labels.spelled(call.value) or analysis.code(call.value)
+        listed = next((e.slice.value for e in call.slice if isinstance(e.slice, cst.Index)
+                       and isinstance(e.slice.value, cst.List)), None)
+        if listed is not None:  # (`x[:, [0]]`: a list written out, made into a CPU index tensor per call)
+            yield Finding(
+                call,
+                f"indexing `{indexed}` with the list `{analysis.code(listed)}` copies it to the GPU as an index "
+                f"and waits for the stream to drain {where}{again}",
+                help="write evenly spaced positions as a slice (`[0]` as `0:1`, `[0, 2, 4]` as `0:5:2`: a view, no "
+                     "copy), or make the index on the GPU once and keep it",
+            )
+            continue
         yield Finding(
             call,
-            f"indexing `{labels.spelled(call.value) or analysis.code(call.value)}` with an index the host holds "
+            f"indexing `{indexed}` with an index the host holds "
             f"copies the index to the GPU and waits for the stream to drain {where}{again}",
             help="make the index on the GPU (a `torch` factory with `device=` set), or upload it once and keep "
                  "the device copy",
