@@ -87,3 +87,42 @@ def test_in_place_writes_of_the_receivers_attributes_are_found_outside_the_const
                 me.made._private_helper()
     """)).body[0]
     assert written_in_place(cls) == {"pose", "rows", "total", "out"}
+
+
+def _analyzed(tmp_path: Path, text: str):
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent(text))
+    return analyze_file(cst.parse_module(path.read_text()), str(path))
+
+
+def test_a_stack_of_a_meshgrid_is_where_its_inputs_are(tmp_path):
+    model = _analyzed(tmp_path, """
+        import torch
+
+        def grid(h, w):
+            a = torch.linspace(0, h - 1, h, device="cuda")
+            b = torch.linspace(0, w - 1, w, device="cuda")
+            return torch.stack(torch.meshgrid(a, b), -1)
+    """)
+    returned = [summary.returns for _, summary in model.solved.summaries_of("m.grid")]
+    assert returned and all(r is not None and r.on_device for r in returned)
+
+
+def test_a_settled_local_compared_with_a_constant_is_no_now_and_then_test(tmp_path):
+    text = """
+        import numpy as np
+        import torch
+
+        def train(model, opt, coords, n, cfg):
+            coords = coords.cuda()
+            n_rand = cfg.n_rand
+            for i in range(n):
+                if n_rand is not None:
+                    sel = np.random.choice(coords.shape[0], size=[n_rand], replace=False)
+                    model(coords[sel]).sum().backward()
+                    opt.step()
+    """
+    model = _analyzed(tmp_path, text)
+    from streamlint.model.readings.hot_paths import own_operations
+    uploads = [own for own in own_operations(model) if own.operation.api == "an index on the host"]
+    assert uploads and not any(own.operation.conditional for own in uploads)

@@ -78,7 +78,7 @@ ATTRIBUTE_BAGS = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
 
 # Command-line parsers: `add_argument("--device", default="cuda")` gives the namespace `parse_args()` returns that
 # attribute (`args.device`), its default the value the program runs with unless told otherwise (a default is evidence).
-OPTION_PARSERS = frozenset({"argparse.ArgumentParser"})
+OPTION_PARSERS = frozenset({"argparse.ArgumentParser", "configargparse.ArgumentParser", "configargparse.ArgParser"})
 OPTION_ADDERS = frozenset({"add_argument"})
 OPTION_GROUPS = frozenset({"add_argument_group", "add_mutually_exclusive_group"})  # options land on the parser
 OPTION_PARSES = {"parse_args": False, "parse_known_args": True}  # -> whether it returns (namespace, the rest)

@@ -47,12 +47,24 @@ def settled_flag(test: cst.BaseExpression, settled: frozenset[str]) -> bool:
     return isinstance(test, (cst.Name, cst.Attribute)) and dotted(test) in settled
 
 
-def rare_unless_settled(test: cst.BaseExpression, settled: frozenset[str]) -> bool:
+def rare_unless_settled(test: cst.BaseExpression, settled: frozenset[str], compared: frozenset[str] = frozenset()) -> bool:
     """`rare_test`, where a part that is a settled flag (a name bound once, a latch: `self.is_initialized`) turns
-    nothing on now and then: `if self.is_initialized and self.t1 < n:` runs as often as its other part allows."""
+    nothing on now and then: `if self.is_initialized and self.t1 < n:` runs as often as its other part allows; nor does
+    a comparison of `compared` names (locals bound once: settings, not a parameter each call may bind anew) with
+    written constants."""
     if isinstance(test, cst.BooleanOperation):
-        return rare_unless_settled(test.left, settled) or rare_unless_settled(test.right, settled)
-    return rare_test(test) and not settled_flag(test, settled)
+        return rare_unless_settled(test.left, settled, compared) or rare_unless_settled(test.right, settled, compared)
+    return rare_test(test) and not settled_flag(test, settled) and not settled_comparison(test, compared)
+
+
+def settled_comparison(test: cst.BaseExpression, settled: frozenset[str]) -> bool:
+    """`if n_rand is not None:`, `if mode == "train":`: a comparison of settled names with each other or with written
+    constants takes the same side on every pass, as a settled flag does (a setting, not a now-and-then test)."""
+    if not isinstance(test, cst.Comparison):
+        return False
+    operands = [test.left, *(c.comparator for c in test.comparisons)]
+    named = [o for o in operands if isinstance(o, (cst.Name, cst.Attribute)) and dotted(o) in settled]
+    return bool(named) and all(o in named or written_constant(o) for o in operands)
 
 
 def latch_sides(test: cst.BaseExpression, latched: frozenset[str]) -> tuple[bool, bool]:

@@ -17,6 +17,7 @@ from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.frame import Frame
 
 PARSER = "argparse.ArgumentParser()"  # the target of a parser object
+PARSED = "(parsed options)"  # the target of the namespace its `parse_args()` returns: the run's settings
 OPTIONS = "<options>"  # the parser's attribute that keeps the options added so far (a container: keys, positions)
 # The defaults a namespace carries: devices (where the program's tensors go), as the evidence that matters here
 KEPT_KINDS = frozenset({ValueKind.DEVICE})
@@ -37,7 +38,7 @@ def method(name: str, parser: AbsValue, arguments: Arguments, state: State) -> O
         return parser, state
     if name in python_std.OPTION_PARSES:
         namespace = AbsValue(ValueKind.OBJECT, identity=parser.identity, positions=options.positions,
-                             keys=options.keys)
+                             keys=options.keys, target=PARSED)
         rest = AbsValue(ValueKind.CONTAINER, element=AbsValue(ValueKind.HOST_NUMBER))
         return (AbsValue(ValueKind.CONTAINER, positions=(namespace, rest)) if python_std.OPTION_PARSES[name]
                 else namespace), state

@@ -26,6 +26,8 @@ def function(name: str, arguments: Arguments, state: State, frame: Frame) -> Opt
     first = arguments.value(Arg(0))
     if short in numpy_api.SAME_MEMORY and first is not None and is_host(first) and first.identity is not None:
         return first, host_access(state, frame, site, first.identity, False)  # a view of the same memory
+    if short in numpy_api.SCALAR_WITHOUT_SIZE and not _makes_array(short, arguments):
+        return AbsValue(ValueKind.HOST_NUMBER), host_reads(state, frame, site, hosts)  # (`np.random.choice(ids)`: one)
     if short in numpy_api.PAGEABLE_CREATORS and _makes_array(short, arguments):
         state = host_reads(state, frame, site, hosts)
         made = fresh(frame, arguments, Memory.PAGEABLE, None, "numpy")
@@ -63,7 +65,9 @@ def _rank(arguments: Arguments) -> int:
 def _makes_array(short: str, arguments: Arguments) -> bool:
     """A creator returns an array, not a scalar (`np.random.rand()` without a size)."""
     before_size = numpy_api.SCALAR_WITHOUT_SIZE.get(short)
-    return before_size is None or len(arguments.positional) > before_size or arguments.located(Arg(kw="size")) is not None
+    starred = isinstance(arguments.node, cst.Call) and any(arg.star for arg in arguments.node.args)  # (`rand(*shape)`)
+    return before_size is None or starred or len(arguments.positional) > before_size \
+        or arguments.located(Arg(kw="size")) is not None
 
 
 def array_method(name: str, array: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:

@@ -28,7 +28,7 @@ from streamlint.model.syntax.tests import update_boundaries
 from streamlint.model.syntax.tests import (called_on_every_side, empty_test, ends_in_raise, ends_the_loop, fills_on_miss, first_passes, listed_passes, stepped_counters, refills_on_change,
                                            item_guards, item_tests,
                                            latch_sides, names_read, negated, rare_test, rare_unless_settled,
-                                           settled_flag)
+                                           settled_flag, written_constant)
 from streamlint.model.transfer.names import import_targets
 from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
@@ -463,6 +463,34 @@ def tested(node: cst.BaseExpression, state: State, frame: Frame) -> tuple[AbsVal
     return value, state
 
 
+def _a_setting(test: cst.BaseExpression, state: State, frame: Frame) -> bool:
+    """A test of the run's settings: an option, a field of the namespace a command-line parser returned
+    (`if args.render_only:`, `args.dataset_type == "blender"`), compared with written constants or not: the same side
+    for the whole run."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _a_setting(test.expression, state, frame)
+    if isinstance(test, cst.Attribute):
+        return _a_setting_read(test, state, frame)
+    if not isinstance(test, cst.Comparison):
+        return False
+    operands = [o for o in (test.left, *(c.comparator for c in test.comparisons)) if not _constants(o)]
+    return bool(operands) and all(isinstance(o, cst.Attribute) and _a_setting_read(o, state, frame) for o in operands)
+
+
+def _constants(node: cst.BaseExpression) -> bool:
+    """A constant written out, or a tuple, list or set of them (`("blender", "llff")`)."""
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        return all(isinstance(e, cst.Element) and written_constant(e.value) for e in node.elements)
+    return written_constant(node)
+
+
+def _a_setting_read(operand: cst.Attribute, state: State, frame: Frame) -> bool:
+    if evaluate(operand, state, frame)[0].target == OPTION:
+        return True
+    base = evaluate(operand.value, state, frame)[0]
+    return base.kind is ValueKind.OBJECT and base.target == command_line.PARSED
+
+
 def _counters(frame: Frame) -> frozenset[str]:
     """The enclosing loops' counters and the names the function steps by a constant (`self.global_step += 1`)."""
     stepped = frame.numbering.once("stepped", lambda: stepped_counters(
@@ -485,7 +513,7 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     option = test.kind is ValueKind.UNKNOWN and test.target == OPTION
     every_n = test.target == PERIODIC  # (a helper's `step % freq == 0`, tested here)
     chosen_passes = first_passes(node.test, frame.loop_names) or listed_passes(node.test, _counters(frame))
-    rare = (rare_unless_settled(node.test, frame.numbering.settled) or chosen_passes or every_n) and not option and not type_tests.tells_device(node.test) \
+    rare = (rare_unless_settled(node.test, frame.numbering.settled, frame.numbering.settled - frame.numbering.fixed) or chosen_passes or every_n) and not option and not type_tests.tells_device(node.test) \
         and id(node.test) not in frame.numbering.item_tests and not settled_flag(node.test, frame.numbering.settled) \
         and id(node.test) not in _update_boundaries(frame)
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
@@ -525,10 +553,13 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
     # (`if not x.shape[0]: continue`: the empty case leaves; the usual pass runs on)
     # (`if not is_valid(x): continue`: which items pass is the data's choice; the usual pass runs on, row 7.59)
     edge_case = not taken.reachable and (empty_test(node.test) or id(node.test) in frame.numbering.item_guards)
-    if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body) and not leaves_loop \
-            and not edge_case and id(node.test) not in _update_boundaries(frame):
-        frame.guards += 1  # one side leaves (`if done: return`): what follows runs only sometimes
     sides = (frame.configuration_side(node.test, True, option), frame.configuration_side(node.test, False, option))
+    # (a setting that leaves, `if args.render_only: render(); return`: what follows runs on every call of a run that
+    # does not set it, not now and then)
+    if truth(test) is None and taken.reachable != other.reachable and not ends_in_raise(node.body) and not leaves_loop \
+            and not edge_case and id(node.test) not in _update_boundaries(frame) and not option \
+            and not _a_setting(node.test, state, frame):
+        frame.guards += 1  # one side leaves (`if done: return`): what follows runs only sometimes
     if truth(test) is None and not frame.loop_depth and taken.reachable != other.reachable and sides[0]:
         frame.branch += (sides[other.reachable],)  # what follows is on the side that stays (D-18)
     if not any(sides) and other.reachable:

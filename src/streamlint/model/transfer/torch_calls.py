@@ -313,6 +313,10 @@ def _items_path(value: AbsValue) -> Path:
 def _combined(arguments: Arguments, state: State, frame: Frame) -> Handled:
     """`torch.cat(tensors)`: a new tensor made where the list's items live (unknown items: device not told)."""
     given = arguments.value(Arg(0, "tensors"))
+    if given is not None and given.is_buffer:
+        # (the pieces of a tensor, or the tuple a split or `meshgrid` returns, which the walk holds as one tensor of
+        # where they are: `torch.stack(torch.meshgrid(a, b), -1)` is made there)
+        return run_operation([given], None, False, arguments, state, frame)
     if given is None or given.kind not in (ValueKind.CONTAINER, ValueKind.UNKNOWN):
         return UNKNOWN, state
     item = _items(given)
