@@ -126,3 +126,13 @@ def test_a_settled_local_compared_with_a_constant_is_no_now_and_then_test(tmp_pa
     from streamlint.model.readings.hot_paths import own_operations
     uploads = [own for own in own_operations(model) if own.operation.api == "an index on the host"]
     assert uploads and not any(own.operation.conditional for own in uploads)
+
+
+def test_a_static_methods_first_parameter_is_no_receiver():
+    tree = cst.parse_module(textwrap.dedent("""
+        class Factory:
+            @staticmethod
+            def make(ckpt_list, version):
+                return Loader(ckpt_list, version)
+    """))
+    assert constructions(tree, "Loader")[0].handed == (("0", None), ("1", None))

@@ -24,6 +24,7 @@ from streamlint.model.syntax.prefilter import may_rebind_globals
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import FALSE, LEFT_OUT, NONE, PASSED_UNTOLD, TRUE, UNKNOWN, AbsValue, ValueKind
 from streamlint.model import declared, resolve
+from streamlint.model.syntax.constructions import kept_whole
 from streamlint.model.interproc.class_state import (as_global, as_receiver_state, host_written_attributes, join_stores,
                                                     kept_on_the_host, placeholders_given_way, shown_by_use)
 from streamlint.model.interproc import replay
@@ -661,6 +662,9 @@ class Solver:
             return ()
         units = [self.program.main, *self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, frozenset(),
                                                                 frozenset({class_name}), remember=False)]
+        # (a parameter kept whole is a back-reference to the owner, whose methods the component calls later: handing
+        # the owner there would walk the owner's methods in each component's contexts, bound B-18)
+        whole = kept_whole(init.node) if isinstance(init.node, cst.FunctionDef) else frozenset()
         told: dict[str, list] = {}
         count = 0
         for unit in {unit.name: unit for unit in units}.values():
@@ -672,7 +676,8 @@ class Solver:
                 count += 1
                 for slot, own in site.handed:
                     name = params[int(slot)] if slot.isdigit() and int(slot) < len(params) else slot
-                    told.setdefault(name, []).append(self._kept_by_owner(f"{unit.name}.{site.owner}", own))
+                    kept = self._kept_by_owner(f"{unit.name}.{site.owner}", own) if own != "" or name not in whole else None
+                    told.setdefault(name, []).append(kept)
         handed = []
         for name in params:
             values = told.get(name, [])
@@ -691,7 +696,10 @@ class Solver:
             return None
         if own == "":
             return AbsValue(ValueKind.OBJECT, target=owner)
-        kept = self.class_attribute(owner, own)
+        # (only a state already composed: composing the owner's here, inside another class's composition, would make
+        # its methods' walks no callers' evidence, and they are kept so)
+        composed = self._class_states.get(self.program.class_defined_at(owner) or owner)
+        kept = dict(composed).get(own) if composed else None
         return replace(kept, identity=None) if kept is not None and kept.kind in (ValueKind.OBJECT, ValueKind.BUFFER) \
             else None
 

@@ -33,12 +33,18 @@ def constructions(module: cst.Module, name: str) -> tuple[Construction, ...]:
         if type(statement) is cst.ClassDef:
             for member in statement.body.body:  # type: ignore[union-attr]
                 receiver = member.params.params[0].name.value if type(member) is cst.FunctionDef \
-                    and member.params.params else ""  # type: ignore[attr-defined]
+                    and member.params.params and not _unbound(member) else ""  # type: ignore[attr-defined]
                 owner = statement.name.value if receiver else ""  # type: ignore[attr-defined]
                 found.extend(_calls_of(member, name, owner, receiver))
         else:
             found.extend(_calls_of(statement, name, "", ""))
     return tuple(found)
+
+
+def _unbound(function: cst.FunctionDef) -> bool:
+    """A static or class method: its first parameter is no instance of the class."""
+    return any(type(d.decorator) is cst.Name and d.decorator.value in ("staticmethod", "classmethod")  # type: ignore
+               for d in function.decorators)
 
 
 def _calls_of(node: cst.CSTNode, name: str, owner: str, receiver: str) -> Iterator[Construction]:
@@ -62,3 +68,17 @@ def _own(value: cst.BaseExpression, receiver: str) -> Optional[str]:
             and value.value.value == receiver:  # type: ignore[attr-defined]
         return value.attr.value  # type: ignore[attr-defined]
     return None
+
+
+def kept_whole(function: cst.FunctionDef) -> frozenset[str]:
+    """The parameters a constructor keeps whole on its receiver (`self.engine = engine`): a back-reference to its
+    owner, whose methods it calls later, rather than the owner's fields read once."""
+    params = function.params.params
+    receiver = params[0].name.value if params else ""
+    names = {p.name.value for p in params[1:]} | {p.name.value for p in function.params.kwonly_params}
+    found = set()
+    for node in walk(function.body, skip=()):
+        if type(node) is cst.Assign and type(node.value) is cst.Name and node.value.value in names:  # type: ignore
+            if any(_own(t.target, receiver) for t in node.targets):  # type: ignore[attr-defined]
+                found.add(node.value.value)  # type: ignore[attr-defined]
+    return frozenset(found)
