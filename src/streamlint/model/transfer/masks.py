@@ -10,7 +10,7 @@ from typing import Optional
 import libcst as cst
 
 from streamlint.model.api import torch_api
-from streamlint.model.domain.paths import Index
+from streamlint.model.domain.paths import Index, IndexKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import MASK, AbsValue, Memory, ValueKind
 from streamlint.model.transfer import torch_calls
@@ -76,13 +76,24 @@ def host_indices_uploaded(node: cst.Subscript, base: AbsValue, indices: list[tup
     if not base.is_buffer or (base.framework or "torch") != "torch" or not is_device(placed(base, frame.assumes_cuda)):
         return state
     for value, written in indices:
-        on_host = value.is_buffer and value.memory in (Memory.PAGEABLE, Memory.PINNED) and value.target != MASK
+        on_host = value.is_buffer and value.memory in (Memory.PAGEABLE, Memory.PINNED) and value.target != MASK \
+            and not _maybe_a_scalar(value)
         listed = isinstance(written, cst.List) and bool(written.elements) and value.kind is ValueKind.CONTAINER
         if on_host or listed:
             operator = Arguments((), {}, None, node)  # type: ignore[arg-type]
             source = replace(value, kind=ValueKind.BUFFER, memory=Memory.PAGEABLE) if listed else value
             return torch_calls.index_uploaded(torch_api.HOST_INDEX, source, operator, state, frame)
     return state
+
+
+def _maybe_a_scalar(value: AbsValue) -> bool:
+    """A 0-d tensor (`perm[i]`, an item of an index tensor of no told rank): PyTorch applies it as a Python integer,
+    with no copy; an item of a tensor whose rank is not told may be one (unknown stays silent)."""
+    if value.rank == 0:
+        return True
+    steps = value.identity.steps if value.identity is not None else ()
+    return value.rank < 0 and bool(steps) and isinstance(steps[-1], Index) \
+        and steps[-1].kind in (IndexKind.CONST, IndexKind.SLOT, IndexKind.ANY)  # (not a slice: `perm[a:b]` is 1-d)
 
 
 def _region(base: AbsValue) -> AbsValue:
