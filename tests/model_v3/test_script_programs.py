@@ -82,6 +82,18 @@ def test_a_script_import_is_found_in_the_folder_it_put_on_the_import_path(tmp_pa
     assert resolve.module_file(str(other), "frontend") is None
 
 
+def test_a_namespace_folder_is_imported_by_its_own_name_from_inside(tmp_path):
+    # (`src/` without `__init__.py`, its subfolders packages, the program run from above it: `from src.utils.x import`)
+    for package in ("entities", "utils"):
+        (tmp_path / "src" / package).mkdir(parents=True)
+        (tmp_path / "src" / package / "__init__.py").write_text("")
+    (tmp_path / "src" / "utils" / "losses.py").write_text("def l1(a, b): return (a - b).abs().mean()\n")
+    mapper = tmp_path / "src" / "entities" / "mapper.py"
+    mapper.write_text("from src.utils.losses import l1\n")
+    assert resolve.module_file(str(mapper), "src.utils.losses") == tmp_path / "src" / "utils" / "losses.py"
+    assert resolve.module_file(str(mapper), "src.utils.missing") is None
+
+
 def test_a_folder_of_scripts_is_one_program_by_its_plain_imports(tmp_path):
     (tmp_path / "setup.cfg").write_text("")
     scripts = tmp_path / "slam"

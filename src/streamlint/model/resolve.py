@@ -136,7 +136,10 @@ def _probed(from_path: str, dotted: str, roots: tuple[Path, ...] = ()
             top = top.parent
             between.append(top)
         # (the folders between: a script of `examples/ppo/` run from `examples/` imports `utils.x` from there)
-        bases = tuple(dict.fromkeys((here, *roots, *between, top, *_project_root(top))))
+        # (`src.utils.x` imported inside `src/`, a folder without `__init__.py` the program runs from above: a
+        # namespace package named from its parent, PEP 420)
+        named_top = (top.parent,) if parts[0] == top.name and top.parent != top else ()
+        bases = tuple(dict.fromkeys((here, *roots, *between, top, *named_top, *_project_root(top))))
     found = next((file for base in bases if (file := _find(base, parts, probes)) is not None), None)
     return found, tuple(probes)
 
