@@ -24,7 +24,7 @@ from streamlint.model.syntax.prefilter import may_rebind_globals
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.domain.values import FALSE, LEFT_OUT, NONE, PASSED_UNTOLD, TRUE, UNKNOWN, AbsValue, ValueKind
 from streamlint.model import declared, resolve
-from streamlint.model.syntax.constructions import kept_whole
+from streamlint.model.syntax.constructions import fields_read, kept_whole
 from streamlint.model.interproc.class_state import (as_global, as_receiver_state, host_written_attributes, join_stores,
                                                     kept_on_the_host, placeholders_given_way, shown_by_use)
 from streamlint.model.interproc import replay
@@ -658,7 +658,9 @@ class Solver:
         cls = f"{module}.{class_name}"
         init = self.program.function(f"{cls}.__init__")
         params = _params(init)[1:] if init is not None and not _star_name(init) else []
-        if not params:
+        # (only a constructor that reads fields off a parameter takes anything from an owner: the others are not
+        # worth reading the package's constructions for, bound B-18)
+        if not params or not isinstance(init.node, cst.FunctionDef) or not fields_read(init.node):
             return ()
         units = [self.program.main, *self.program.package_units(MAX_PACKAGE_FILES, MAX_ROOT_FILES, frozenset(),
                                                                 frozenset({class_name}), remember=False)]

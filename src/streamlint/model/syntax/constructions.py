@@ -82,3 +82,12 @@ def kept_whole(function: cst.FunctionDef) -> frozenset[str]:
             if any(_own(t.target, receiver) for t in node.targets):  # type: ignore[attr-defined]
                 found.add(node.value.value)  # type: ignore[attr-defined]
     return frozenset(found)
+
+
+def fields_read(function: cst.FunctionDef) -> frozenset[str]:
+    """The parameters whose attributes the function reads (`slam.bound`): an owner's fields a component takes."""
+    params = function.params.params
+    names = {p.name.value for p in params[1:]} | {p.name.value for p in function.params.kwonly_params}
+    return frozenset(node.value.value for node in walk(function.body, skip=())  # type: ignore[attr-defined]
+                     if type(node) is cst.Attribute and type(node.value) is cst.Name  # type: ignore[attr-defined]
+                     and node.value.value in names)  # type: ignore[attr-defined]
