@@ -10,21 +10,13 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from streamlint.model import resolve
 from streamlint.model.file_model import analyze_file
-from streamlint.model.interproc import modules
 from streamlint.model.syntax.constructions import Construction, constructions
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "crossmodule"
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    resolve.forget()
-    modules.forget()
-    yield
-    resolve.forget()
-    modules.forget()
+pytestmark = pytest.mark.usefixtures("fresh_project_state")
 
 
 def test_a_call_of_the_class_records_what_the_method_hands_of_its_own_receiver():

@@ -14,13 +14,11 @@ import libcst as cst
 import pytest
 
 from streamlint import reads
-from streamlint.model import resolve
 from streamlint.model.domain.order import AccessEvent, ConflictKind, Order
 from streamlint.model.domain.paths import Path as APath
 from streamlint.model.domain.paths import Root
 from streamlint.model.domain.streams import StreamRef
 from streamlint.model.file_model import analyze_file
-from streamlint.model.interproc import modules
 
 MEMORY = """
 import cupy as cp
@@ -61,13 +59,7 @@ class Communicator:
 """
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    resolve.forget()
-    modules.forget()
-    yield
-    resolve.forget()
-    modules.forget()
+pytestmark = pytest.mark.usefixtures("fresh_project_state")
 
 
 def _package(root: Path, files: dict[str, str]) -> Path:

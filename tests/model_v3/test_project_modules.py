@@ -38,13 +38,7 @@ def step(batch):
 """
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    resolve.forget()
-    modules.forget()
-    yield
-    resolve.forget()
-    modules.forget()
+pytestmark = pytest.mark.usefixtures("fresh_project_state")
 
 
 def _project(root: Path, imports: str, init: str = "from .staging import prefetch\n") -> Path:

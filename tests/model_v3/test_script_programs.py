@@ -12,7 +12,6 @@ import pytest
 
 from streamlint.model import resolve
 from streamlint.model.file_model import analyze_file
-from streamlint.model.interproc import modules
 from streamlint.model.readings.hot_paths import Work, calling_loops, own_operations
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.model.syntax.default_device import sets_cuda_default
@@ -23,13 +22,7 @@ from streamlint.model.syntax.prefilter import may_add_import_roots
 from streamlint.model.syntax.tests import latch_sides, rare_test, rare_unless_settled, script_entry
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    resolve.forget()
-    modules.forget()
-    yield
-    resolve.forget()
-    modules.forget()
+pytestmark = pytest.mark.usefixtures("fresh_project_state")
 
 
 def _parse(text: str) -> cst.Module:
