@@ -48,6 +48,8 @@ def render(summary: FunctionSummary, context: CallContext, module: str = "") -> 
         lines.append(f"  leaves .{attr} on a holder = {_value(value)}")
     for param, value in summary.param_stores:
         lines.append(f"  keeps in {param}: {_value(value)}")
+    for param, key, value in summary.param_keys:
+        lines.append(f"  leaves {param}[{key!r}] = {_value(value)}")
     for framework, stream in summary.enters:
         lines.append(f"  entered as a context, runs the body on {_stream(stream)} ({framework})")
     for param, tags in summary.evidence:

@@ -12,7 +12,7 @@ from streamlint.model.domain.order import Order
 from streamlint.model.domain.paths import Index, Path, RootKind
 from streamlint.model.domain.persistent import EMPTY, PMap
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
-from streamlint.model.domain.values import NO_ITEMS, UNKNOWN, AbsValue, Memory, ValueKind
+from streamlint.model.domain.values import ITEMS_ONLY, NO_ITEMS, UNKNOWN, AbsValue, Memory, ValueKind
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,17 @@ class State:
                        target="" if value.target == NO_ITEMS else value.target,
                        members=value.members | slot.members | kept)
 
+    def items_told(self, path: Path, value: AbsValue) -> AbsValue:
+        """What the code does not tell (`self.batch = next(self.loader)`, a parameter), into which it stored items
+        (`self.batch[k] = v.to(device, non_blocking=True)`, `batch["img"] = batch["img"].cuda()`): as it leaves, those
+        items are what is told of it (row 10.80's items-only value)."""
+        if value.kind is not ValueKind.UNKNOWN or value.either or value.target:
+            return value
+        slot = self.heap.get(path.element(Index.any_()))
+        if slot is None or (slot.kind is ValueKind.UNKNOWN and not slot.either):
+            return value
+        return AbsValue(identity=path, element=slot, target=ITEMS_ONLY, may_be_none=value.may_be_none)
+
     def current_stream(self, framework: str) -> StreamRef:
         stream = self.current.get(framework)
         return entry_stream(framework) if stream is None else stream
@@ -78,6 +89,19 @@ class State:
         for p, _ in under:
             heap = heap.delete(p)
         return self._made(self.names, heap.set(path, value), self.order, lambda h: _held_after(h, dropped, value))
+
+    def named_anew(self, name: str, value: AbsValue) -> "State":
+        """`name` bound to `value` as an object named by that name from here on (`Root.local(name)`); what an earlier
+        object of that name left under it is not this one's."""
+        root = value.identity.root
+        gone = [(p, v) for p, v in self.heap.items() if p.root == root]
+        if not gone:
+            return self.bind(name, value)
+        heap = self.heap
+        for path, _ in gone:
+            heap = heap.delete(path)
+        state = State(self.names, heap, self.current, self.order, self.reachable, self.capturing, self.recorded)
+        return state.bind(name, value)  # (its count of holders is made anew when asked)
 
     def with_memory(self, identity: Path, memory) -> "State":
         """The memory `identity` names is now of another kind (page-locked in place): everything holding it says so."""

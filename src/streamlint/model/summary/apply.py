@@ -86,6 +86,14 @@ def apply(summary: FunctionSummary, state: State, binding: Binding, reported: bo
             slot = given.identity.element(Index.any_())
             held = state.stored(slot)
             state = state.store(slot, items if held is None or held.kind is ValueKind.UNKNOWN else held.join(items))
+    for param, key, value in summary.param_keys:
+        given = binding.arg(param)  # (the caller's object holds what the callee stored under a key written out)
+        if given is not None and given.identity is not None and (not given.is_buffer or given.loader_batch):
+            item = mapper.value(value)
+            slot = given.identity.element(Index.any_())
+            held = state.stored(slot)
+            state = state.store(slot, item if held is None or held.kind is ValueKind.UNKNOWN else held.join(item))
+            state = state.store(given.identity.element(Index.const_(key)), item)
     returns = _as_given(mapper.value(summary.returns), summary.returns, binding)
     if summary.enters:  # a context manager that enters streams: `with helper():` runs its body there
         framework, stream = summary.enters[0]
@@ -112,7 +120,7 @@ def _as_given(returns: AbsValue, said: AbsValue, binding: Binding) -> AbsValue:
         return returns
     return replace(returns, framework=returns.framework or given.framework,
                    memory=given.memory if returns.memory is Memory.UNKNOWN else returns.memory,
-                   stream=returns.stream or given.stream)
+                   stream=returns.stream or given.stream, loader_batch=returns.loader_batch or given.loader_batch)
 
 
 def _found_inside(conflict: Conflict, site: str) -> bool:

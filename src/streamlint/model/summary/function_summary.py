@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Union
 
 from streamlint.model.domain.streams import StreamRef
 from streamlint.model.domain.values import UNKNOWN, AbsValue
@@ -37,6 +38,9 @@ class FunctionSummary:
     # What it keeps in containers its parameters are (`out.append(t)`, `q.put(t)`): per parameter, the items put there,
     # which the caller's container holds after the call
     param_stores: tuple[tuple[str, AbsValue], ...] = field(default=(), metadata={"omit_default": True})
+    # What it stores under keys written out in objects its parameters are (`batch["img"] = batch["img"].cuda()`): per
+    # parameter and key, what the caller's object holds there after the call
+    param_keys: tuple[tuple[str, Union[int, str], AbsValue], ...] = field(default=(), metadata={"omit_default": True})
     digest: str = field(default="", compare=False)  # filled by codec.sealed when asked (it costs a serialisation)
 
 

@@ -14,7 +14,7 @@ from streamlint.model.api import cuda_python, host_math, interop, mpi, normalize
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
 from streamlint.model.api.facts import LEGACY_BY_DEFAULT, POINTER_FRAMEWORKS, Arg, OpKind
 from streamlint.model.domain.order import AccessEvent
-from streamlint.model.domain.paths import Index, Path, Root, RootKind
+from streamlint.model.domain.paths import Index, IndexKind, Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.values import ITEMS_ONLY, MAX_TARGETS, MERGED, NO_ITEMS, RETURNS_NO_TENSOR, SEQUENCE, TOKENIZER, UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model.syntax.names import attribute_named
@@ -852,6 +852,7 @@ def _project_call(target: str, arguments: Arguments, state: State, frame: Frame,
         return (obj, state) if obj is not None else _opaque(arguments, state, frame, callee=target)
     if target.rpartition(".")[0] != frame.qualname:  # (a closure of another function: what its cells hold, as facts)
         cells = tuple((key, _fact(value, state)) for key, value in cells)
+    arguments, state = _named_for_keys(summary, arguments, state)
     bound = _bound_args(summary.params, arguments) + cells  # (a cell is bound as the parameter it is in the walk)
     receiver = arguments.receiver
     if receiver is None and frame.class_name and target.rpartition(".")[0] == frame.qualname:
@@ -884,6 +885,35 @@ def _aliased(target: str, arguments: Arguments, frame: Frame) -> tuple[str, Argu
         return qualname, arguments
     receiver = (arguments.receiver, arguments.node)
     return qualname, replace(arguments, positional=(receiver,) + arguments.positional, receiver=None)
+
+
+def _named_for_keys(summary, arguments: Arguments, state: State) -> tuple[Arguments, State]:
+    """An object a name holds, handed to a callee that stores items in it under keys written out (a loader's batch
+    given to `prepare_batch(batch)`): named by the caller's name from here on, so that what the callee leaves there is
+    what the caller reads there after the call."""
+    keyed = {param for param, _, _ in summary.param_keys}
+    if not keyed:
+        return arguments, state
+    names = [p for p in summary.params if p not in ("self", "cls")] if arguments.receiver is not None else list(summary.params)
+    positional = list(arguments.positional)
+    keywords = dict(arguments.keywords)
+    for param, (value, node), put in [*((n, a, i) for i, (n, a) in enumerate(zip(names, positional))),
+                                      *((n, keywords[n], n) for n in keywords)]:
+        if param not in keyed or not isinstance(node, cst.Name) or not holds_keys(value):
+            continue
+        value = replace(value, identity=Path(Root.local(node.value)))
+        state = state.named_anew(node.value, value)
+        if isinstance(put, int):
+            positional[put] = (value, node)
+        else:
+            keywords[put] = (value, node)
+    return replace(arguments, positional=tuple(positional), keywords=keywords), state
+
+
+def holds_keys(value: AbsValue) -> bool:
+    """A value of no identity that may be a mapping: a loader's batch, a value of kind not told."""
+    return value.identity is None and not value.either and (value.loader_batch or (
+        value.kind is ValueKind.UNKNOWN and not value.target))
 
 
 def _kept_in_named(kept: tuple, params: tuple[str, ...], arguments: Arguments, state: State) -> State:
@@ -963,7 +993,30 @@ def _fact(value: AbsValue, state: State) -> AbsValue:
             and any(v.kind is not ValueKind.HOST_NUMBER for v in value.positions):
         # a tuple whose items the text shows, handed on (`run(args, fn)`): each item's facts (not a shape's numbers)
         told = replace(told, positions=tuple(_fact(v, state) for v in value.positions))
+    elif not value.positions:
+        keyed = told_keys(value, state)
+        if keyed:  # (a batch whose items the caller stored under keys written out: `batch["img"] = img.cuda()`)
+            told = replace(told, keys=tuple(k for k, _ in keyed), positions=tuple(_fact(v, state) for _, v in keyed))
     return told
+
+
+def told_keys(value: AbsValue, state: State) -> list:
+    """What the code stored under keys written out in the object a value is, by key (none unless something was
+    stored under a key: every store leaves the object's weak slot)."""
+    identity = value.identity
+    if identity is None or value.kind not in _KEYED_KINDS or state.stored(identity.element(Index.any_())) is None:
+        return []
+    depth = len(identity.steps) + 1
+    return sorted(((path.steps[-1].const, held) for path, held in state.heap
+                   if path.root == identity.root and len(path.steps) == depth and path.steps[:-1] == identity.steps
+                   and isinstance(path.steps[-1], Index) and path.steps[-1].kind is IndexKind.CONST
+                   # (a tensor's item is its memory; no tensor takes a string key: a batch's mapping does)
+                   and (isinstance(path.steps[-1].const, str) or not value.is_buffer)
+                   and (held.kind is not ValueKind.UNKNOWN or held.either)), key=lambda item: str(item[0]))
+
+
+# The kinds of value a caller may have stored items in by key: a dict, a batch, a value of kind not told.
+_KEYED_KINDS = frozenset({ValueKind.CONTAINER, ValueKind.BUFFER, ValueKind.UNKNOWN})
 
 
 def cells_of(callee: AbsValue) -> tuple[tuple[str, AbsValue], ...]:
@@ -979,7 +1032,7 @@ def _opaque(arguments: Arguments, state: State, frame: Frame, direct: bool = Fal
     `callee`: its name where a declared model could name it ("" unnamed; None: a model's or a builtin's call)."""
     if callee is not None:
         _unseen_call(callee, arguments, state, frame)
-    tensors = _buffers_given(arguments)
+    tensors = _buffers_given(arguments, state)
     if arguments.receiver is not None and arguments.receiver.is_buffer:
         tensors.append(arguments.receiver)
     given = next((v for v in arguments.values() if v.kind is ValueKind.STREAM), None)
@@ -1017,12 +1070,19 @@ def _unseen_call(callee: str, arguments: Arguments, state: State, frame: Frame) 
         frame.unseen(site, "opaque", None, callee)
 
 
-def _buffers_given(arguments: Arguments) -> list[AbsValue]:
+def _buffers_given(arguments: Arguments, state: Optional[State] = None) -> list[AbsValue]:
     """The buffers a call is given, and the items of a list or tuple of buffers (`torch.cat([a, b])`); of a container
     whose items are CUDA tensors on some paths of its filling and untold on others (a batch's dict moved key by key,
-    other entries passed through), those CUDA tensors: the container holds every path's items at once."""
+    other entries passed through), those CUDA tensors: the container holds every path's items at once. With the
+    caller's `state`: the tensors stored under keys written out in a mapping given (`batch["img"] = img.cuda()`), in
+    place of the loader's batch they were moved out of."""
     found = []
     for value in arguments.values():
+        keyed = [item for _, item in told_keys(value, state) if item.is_buffer] if state is not None else []
+        if keyed:
+            found.extend(keyed)
+            if value.is_buffer:
+                continue  # (a string key shows it a mapping: the tensor it was taken for is not handed)
         if value.is_buffer:
             found.append(value)
         elif value.kind is ValueKind.CONTAINER and value.element is not None and value.element.is_buffer:

@@ -169,7 +169,8 @@ def _item_at(base: AbsValue, index: Index, state: State) -> AbsValue:
     """The item at `base[index]`, `base` memory or a container the walk can name."""
     path = base.identity.element(index)  # type: ignore[union-attr]
     held = state.at(path)
-    if held.kind is ValueKind.UNKNOWN and not base.is_buffer and index.kind in (IndexKind.CONST, IndexKind.SLOT):
+    if held.kind is ValueKind.UNKNOWN and not base.is_buffer and index.kind in (IndexKind.CONST, IndexKind.SLOT) \
+            and base.identity.root.kind not in _HANDED_IN:
         held = state.at(base.identity.element(Index.any_()))  # (a told key nothing was stored at: the weak slot, D-12)
     if held.kind is not ValueKind.UNKNOWN:
         return held
@@ -182,6 +183,11 @@ def _item_at(base: AbsValue, index: Index, state: State) -> AbsValue:
         return AbsValue(ValueKind.BUFFER, base.framework, base.memory, path, base.stream, target=masks.keeps_mask(base),
                         loader_batch=base.loader_batch, rank=rank)
     return AbsValue(identity=path)
+
+
+# Objects the code was handed (a parameter, a loader's batch named where the code first stored in it): a key written out
+# that nothing was stored at holds what it was handed with, not what was stored at other keys.
+_HANDED_IN = frozenset({RootKind.PARAM, RootKind.LOCAL})
 
 
 def _made_stream(value: Optional[AbsValue]) -> bool:

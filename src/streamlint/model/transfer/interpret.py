@@ -26,7 +26,7 @@ from streamlint.model.transfer.frame import CELL, SIDE_STREAM_FACT, CallContext,
 from streamlint.model.transfer.names import dotted, qualified
 from streamlint.model.transfer.nodes import is_kind, own_nodes
 from streamlint.model.syntax.children import child_nodes
-from streamlint.model.domain.paths import RootKind
+from streamlint.model.domain.paths import IndexKind, RootKind
 from streamlint.model.transfer.statements import leave, release_if_dropped, run_block
 from streamlint.model.syntax.tests import assigned_once, loop_bound, never_rebound, fill_cursors
 
@@ -112,6 +112,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     if frame.free_receiver:
         state = state.bind(frame.free_receiver, _receiver_value(context))
     cells = [key for key, _ in context.args if key.startswith(CELL)]  # a closure's cells: parameters too (D-21)
+    seeded: dict = {}  # (the items the callers stored under keys written out in the objects they hand in)
     producer = _producer(params, context)
     keywords = node.params.star_kwarg.name.value \
         if isinstance(node, cst.FunctionDef) and isinstance(node.params.star_kwarg, cst.Param) else None
@@ -120,6 +121,9 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         if key == keywords and value.kind is ValueKind.UNKNOWN:
             value = _extra_keywords(value, params, context)
         state = _made_before(state.bind(key.removeprefix(CELL), value), frame, value, producer, RootKind.PARAM)
+        for path, item in _keyed_items(index, key, frame, context, value):
+            state = state.store(path, item)
+            seeded[path] = item
     for attr, value in context.receiver_state:
         value = value.mapped(_made_by_an_earlier_call(frame.qualname))
         state = state.store(Path(Root.self_()).attr(attr), value)
@@ -140,7 +144,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         tuple(sorted((param, tuple(sorted(tags))) for param, tags in frame.found.evidence.items())), bool(context.hot),
         tuple((f, s) for f, s in frame.found.yielded or () if s.kind is not StreamRefKind.AMBIENT),  # (streams it set)
         truncated, tuple(sorted((a, v) for a, v in frame.found.holder_stores.items() if v is not None)),
-        _param_stores(frame),
+        _param_stores(frame), _param_keys(frame.found.exit_state, seeded),
     )
     earlier_calls = frozenset(context.receiver_pending)
     # (what another call left in flight meets this call's work only at the boundary placements)
@@ -486,6 +490,33 @@ def _param_stores(frame: Frame) -> tuple[tuple[str, AbsValue], ...]:
     return tuple(sorted(frame.found.param_items.items()))
 
 
+def _param_keys(exit_state: Optional[State], seeded: dict) -> tuple:
+    """What it stored under keys written out in objects its parameters are (`batch["img"] = batch["img"].cuda()`):
+    the caller's object holds it there after the call, as a store in the caller's own body would leave it."""
+    if exit_state is None:
+        return ()
+    return tuple(sorted(((path.root.name, path.steps[0].const, value) for path, value in exit_state.heap
+                         if path.root.kind is RootKind.PARAM and len(path.steps) == 1
+                         and isinstance(path.steps[0], Index) and path.steps[0].kind is IndexKind.CONST
+                         and (value.kind is not ValueKind.UNKNOWN or value.either) and seeded.get(path) != value),
+                        key=lambda item: (item[0], str(item[1]))))
+
+
+def _keyed_items(index: int, name: str, frame: Frame, context: CallContext, value: AbsValue):
+    """The items the callers stored under keys written out in the object they hand in (`batch["img"] = img.cuda()`,
+    then `model(batch)`): stored at the parameter's keys, as the callers' stores left them."""
+    if value.identity is None or value.kind in (ValueKind.CALLABLE, ValueKind.OBJECT):
+        return ()
+    given = context.arg(name) or context.arg(str(index - int(bool(frame.class_name) and not frame.free_receiver)))
+    if given is None or not given.keys or len(given.keys) != len(given.positions):
+        return ()
+    items = tuple((value.identity.element(Index.const_(key)), replace(item, identity=value.identity.element(
+        Index.const_(key))) if item.is_buffer and item.identity is None else item)
+        for key, item in zip(given.keys, given.positions))
+    # (and the weak slot, as the callers' stores left it: a read under a key not written out finds them)
+    return items + ((value.identity.element(Index.any_()), reduce(AbsValue.join, (item for _, item in items))),)
+
+
 def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, AbsValue], ...]:
     """What `self.<attr>` holds when the function returns, for each attribute it changed."""
     if exit_state is None:
@@ -495,7 +526,7 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
         if path.root.kind is RootKind.SELF and len(path.steps) == 1 and isinstance(path.steps[0], str):
             entry_value = before.get(path.steps[0])
             value = exit_state.with_items(value)  # (a container's items stored under keys not told)
-            value = _items_stored_in_untold(exit_state, path, value)
+            value = exit_state.items_told(path, value)
             # (what it held on entry, only known better now: a use showed it a host number)
             refined = (entry_value is None or entry_value.kind is ValueKind.UNKNOWN) \
                 and value.kind is ValueKind.HOST_NUMBER and value.identity == path
@@ -510,18 +541,6 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
                 value = value.element  # (the slot of what an object keeps holds them as a container's items)
             found[attr] = AbsValue(identity=Path(path.root, (attr,)), element=value, target=ITEMS_ONLY)
     return tuple(sorted(found.items(), key=lambda item: item[0]))
-
-
-def _items_stored_in_untold(exit_state: State, path: Path, value: AbsValue) -> AbsValue:
-    """An attribute holding what the code does not tell (`self.batch = next(self.loader)`), into which it stored items
-    (`self.batch[k] = v.to(device, non_blocking=True)`): as it leaves, those items are what is told of it (row 10.80's
-    items-only value)."""
-    if value.kind is not ValueKind.UNKNOWN or value.either or value.target:
-        return value
-    slot = exit_state.heap.get(path.element(Index.any_()))
-    if slot is None or (slot.kind is ValueKind.UNKNOWN and not slot.either):
-        return value
-    return AbsValue(identity=path, element=slot, target=ITEMS_ONLY, may_be_none=value.may_be_none)
 
 
 def _release_locals(exit_state: State, frame: Frame, node: cst.CSTNode) -> None:

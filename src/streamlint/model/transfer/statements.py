@@ -275,12 +275,17 @@ def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: 
         owner, state = evaluate(target.value.value, state, frame)  # (`self.events[d] = e`: the dict kept there)
         if owner.identity is not None:
             holder = replace(holder, identity=owner.identity.attr(target.value.attr.value))
+    if isinstance(target.value, cst.Name) and isinstance(_told_key(target), str) and calls.holds_keys(holder):
+        # (`batch["img"] = ...` into a loader's batch: a mapping, named by the name that holds it from here on)
+        holder = replace(holder, identity=Path(Root.local(target.value.value)))
+        state = state.named_anew(target.value.value, holder)
     if holder.identity is None or not holder.is_buffer:
         state = _indices(target, state, frame)  # (what `buf[i]` evaluates below does this)
     if holder.identity is None:
         return state
     site = frame.site(node)
-    if holder.is_buffer:
+    # (no tensor takes a string key: `batch["img"] = ...` stores an item of a loader's dict)
+    if holder.is_buffer and not isinstance(_told_key(target), str):
         element, state = subscript(target, state, frame, value)  # the region written: `buf[:half]`, `buf[k % 2]`
         written = element.identity if element.identity is not None else holder.identity
         if is_host(holder):
@@ -331,6 +336,10 @@ def _return(node: cst.Return, state: State, frame: Frame) -> State:
     if node.value is not None:
         value, state = evaluate(node.value, state, frame)
         value = state.with_items(value)
+        if value.identity is not None and value.identity.root.kind is RootKind.PARAM and not calls.told_keys(value, state):
+            # (`batch[key] = val.cuda()` for the keys it iterates, then `return batch`: its items are what is told of
+            # it; items stored under keys written out reach the caller by key, the summary's `param_keys`)
+            value = state.items_told(value.identity, value)
         if value.positions:
             # (an item read at a path since stored over names memory no caller can name by that path)
             value = replace(value, positions=tuple(replace(p, identity=None) if _restored(p.identity, state) else p
