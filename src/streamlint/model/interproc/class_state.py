@@ -19,7 +19,8 @@ def as_receiver_state(stores: tuple[tuple[str, AbsValue], ...], known: tuple = (
               and not value.identity.steps}
     kept_at = {value.stream: Path(Root.self_()).attr(attr) for attr, value in stores
                if attr and value.kind is ValueKind.STREAM and value.stream is not None}
-    restated = tuple((attr, _at_self(attr, value, owners, kept_at)) for attr, value in stores if attr)
+    kept_whole = frozenset(attr for attr, value in stores if attr and _kept_argument(value))
+    restated = tuple((attr, _at_self(attr, value, owners, kept_at, kept_whole)) for attr, value in stores if attr)
     made = {Path(Root.self_()).attr(attr): value.stream for attr, value in known + restated
             if value.kind is ValueKind.STREAM and value.stream is not None and value.stream.fresh}
     return tuple((attr, _on_made_stream(value, made)) for attr, value in restated)
@@ -52,7 +53,24 @@ def _kept(stream: StreamRef, here: Path, kept_at: dict) -> StreamRef:
     return StreamRef(StreamRefKind.PATH, stream.framework, kept_at.get(stream, here), stream.site, stream.blocking, True)
 
 
-def _at_self(attr: str, value: AbsValue, owners: dict, kept_at: dict) -> AbsValue:
+def _kept_argument(value: AbsValue) -> bool:
+    """An argument kept as it was given (or of them): an option the object was made with."""
+    return value.kind is ValueKind.UNKNOWN and (value.target == OF_ARGUMENTS or value.identity is not None
+                                               and value.identity.root.kind is RootKind.PARAM and not value.identity.steps)
+
+
+def _field_of_an_option(value: AbsValue, kept_whole: frozenset) -> bool:
+    """A field read off an argument, or off one kept as an option (`self.mode = config["odometry_type"]`,
+    `self.mode = self.config["odometry_type"]`): an option the object was made with too."""
+    identity = value.identity
+    if value.kind is not ValueKind.UNKNOWN or value.target or value.element is not None or value.either \
+            or identity is None or not identity.steps:
+        return False
+    return identity.root.kind is RootKind.PARAM or (identity.root.kind is RootKind.SELF and len(identity.steps) > 1
+                                                    and identity.steps[0] in kept_whole)
+
+
+def _at_self(attr: str, value: AbsValue, owners: dict, kept_at: dict, kept_whole: frozenset = frozenset()) -> AbsValue:
     value = replace(value, either=_named_on_self(value.either)) if value.either else value
     here = _held_at(attr, value, owners)
     stream = _kept(value.stream, here, kept_at) if value.stream is not None else None
@@ -61,9 +79,8 @@ def _at_self(attr: str, value: AbsValue, owners: dict, kept_at: dict) -> AbsValu
     if value.kind in (ValueKind.BUFFER, ValueKind.EVENT, ValueKind.OBJECT):
         owned = value.identity is not None and value.identity.root.kind is not RootKind.SELF
         return replace(value, identity=here if owned or value.identity is None else value.identity, stream=stream)
-    if value.kind is ValueKind.UNKNOWN and (value.target == OF_ARGUMENTS or value.identity is not None
-                                            and value.identity.root.kind is RootKind.PARAM and not value.identity.steps):
-        return replace(value, identity=here, target=OPTION)  # an argument kept as it was given (or of them): an option
+    if _kept_argument(value) or _field_of_an_option(value, kept_whole):
+        return replace(value, identity=here, target=OPTION)
     element = _item_at(value.element, here.element(Index.any_())) if value.element is not None else None
     # (an optimizer over a module the object keeps: its members are that attribute's memory)
     members = frozenset(Path(Root.self_()).attr(owners[m]) if m in owners else m for m in value.members)
