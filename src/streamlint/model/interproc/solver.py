@@ -61,6 +61,7 @@ MAX_CALLER_WALKS = 1500
 MAX_CALLER_DEPTH = 3
 # The methods a call of the object itself runs (`self.frontend()`, a module called on its input).
 _CALLED_AS_OBJECT = frozenset({"__call__", "forward"})
+NOW_AND_THEN = " (now and then)"  # (the mark of a function cold because its callers call it every N steps)
 
 
 @dataclass
@@ -402,7 +403,13 @@ class Solver:
         for caller, now_and_then in sorted(sites):
             if not now_and_then and not (self.cold_entry(caller) or self._called_now_and_then(caller, seen)):
                 return ""
-        return f"{sorted(sites)[0][0]} (now and then)"
+        return f"{sorted(sites)[0][0]}{NOW_AND_THEN}"
+
+    def only_now_and_then(self, qualname: str) -> bool:
+        """Cold only because its callers call it now and then (every N steps): what it does per call is rare, though
+        a loop of its own still repeats on every call."""
+        reason = self.cold(qualname)
+        return reason.endswith(NOW_AND_THEN)
 
     def memoized(self, qualname: str) -> bool:
         """Does the function run once per argument tuple (`functools.lru_cache`)?"""

@@ -222,8 +222,15 @@ def repeating_loops(model: FileModel, function: str, node: cst.CSTNode, ancestry
     (its own or a callee's) that already waits for the GPU on every pass, or a nested loop of training steps, its own
     or a callee's (an epoch around its steps: one wait more per pass of it is spread over the nested loop's)."""
     loops = ancestry.loops_around(node)
-    if bound_by_the_host(model, loops, ancestry) or off_the_hot_path(model, function):
+    # (a function its callers call now and then, every N steps, still repeats a loop of its own that trains on every
+    # pass, a backward pass and an update: an optimisation of a few hundred iterations per keyframe; a report's loop
+    # over its items stays off the hot path)
+    now_and_then = model.solver.only_now_and_then(f"{model.module}.{function}")
+    if bound_by_the_host(model, loops, ancestry) or (off_the_hot_path(model, function) and not now_and_then):
         return []
+    if now_and_then:
+        loops = [loop for loop in loops if trains(loop, imported_modules(ancestry.module))
+                 or _calls_of_training(model, loop, ancestry, looped=False)]
     unit = model.solver.program.unit(model.module)
     imports = unit.imports if unit is not None else {}
     constants = module_constants(ancestry.module)

@@ -989,10 +989,11 @@ def _fact(value: AbsValue, state: State) -> AbsValue:
                     value.may_be_none, element, target)
     if value.kind in (ValueKind.CALLABLE, ValueKind.OBJECT) and value.keys:  # (a closure's cells, an object's fields)
         told = replace(told, positions=tuple(_fact(v, state) for v in value.positions), keys=value.keys)
-    elif value.kind is ValueKind.CONTAINER and value.positions and not value.keys \
+    elif value.kind is ValueKind.CONTAINER and value.positions \
             and any(v.kind is not ValueKind.HOST_NUMBER for v in value.positions):
-        # a tuple whose items the text shows, handed on (`run(args, fn)`): each item's facts (not a shape's numbers)
-        told = replace(told, positions=tuple(_fact(v, state) for v in value.positions))
+        # a tuple whose items the text shows, handed on (`run(args, fn)`): each item's facts (not a shape's numbers);
+        # a dict written out, each key's
+        told = replace(told, positions=tuple(_fact(v, state) for v in value.positions), keys=value.keys)
     elif not value.positions:
         keyed = told_keys(value, state)
         if keyed:  # (a batch whose items the caller stored under keys written out: `batch["img"] = img.cuda()`)

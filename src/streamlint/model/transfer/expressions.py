@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import replace
+from functools import reduce
 from typing import Callable, Optional
 
 import libcst as cst
@@ -170,7 +171,7 @@ def _item_at(base: AbsValue, index: Index, state: State) -> AbsValue:
     path = base.identity.element(index)  # type: ignore[union-attr]
     held = state.at(path)
     if held.kind is ValueKind.UNKNOWN and not base.is_buffer and index.kind in (IndexKind.CONST, IndexKind.SLOT) \
-            and base.identity.root.kind not in _HANDED_IN:
+            and not _known_by_its_keys(base, state):
         held = state.at(base.identity.element(Index.any_()))  # (a told key nothing was stored at: the weak slot, D-12)
     if held.kind is not ValueKind.UNKNOWN:
         return held
@@ -185,9 +186,11 @@ def _item_at(base: AbsValue, index: Index, state: State) -> AbsValue:
     return AbsValue(identity=path)
 
 
-# Objects the code was handed (a parameter, a loader's batch named where the code first stored in it): a key written out
-# that nothing was stored at holds what it was handed with, not what was stored at other keys.
-_HANDED_IN = frozenset({RootKind.PARAM, RootKind.LOCAL})
+def _known_by_its_keys(base: AbsValue, state: State) -> bool:
+    """An object the code was handed (a parameter, a loader's batch named where the code first stored in it) whose
+    items are known under keys written out: a key nothing was stored at holds what it was handed with, not what was
+    stored at other keys (the weak slot holds those)."""
+    return base.identity.root.kind in (RootKind.PARAM, RootKind.LOCAL) and bool(calls.told_keys(base, state))
 
 
 def _made_stream(value: Optional[AbsValue]) -> bool:
@@ -466,6 +469,24 @@ def _repeated(node: cst.BaseExpression, values: list) -> Optional[AbsValue]:
     return replace(lists[0], positions=())
 
 
+def _concatenated(node: cst.BaseExpression, values: list) -> Optional[AbsValue]:
+    """`[(frame_id, keyframe)] + self.keyframes`: a list of the items of both (a tuple of both tuples' items where the
+    text shows them all); an empty one adds nothing."""
+    if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add)) or len(values) != 2 \
+            or not all(v.kind is ValueKind.CONTAINER and not v.keys for v in values):
+        return None
+    filled = [v for v in values if v.target != NO_ITEMS]
+    if len(filled) < 2:
+        return replace(filled[0], identity=None) if filled else replace(values[0], identity=None)
+    if all(v.positions and v.element is None for v in filled):
+        return AbsValue(ValueKind.CONTAINER, positions=filled[0].positions + filled[1].positions)
+    items = [item for v in filled for item in (*v.positions, *((v.element,) if v.element is not None else ()))]
+    if len(items) < 2 and any(not v.positions and v.element is None for v in filled):
+        return AbsValue(ValueKind.CONTAINER)  # (a list whose items the walk was not told: nor are the sum's)
+    return AbsValue(ValueKind.CONTAINER, element=reduce(AbsValue.join, items) if items else None,
+                    members=filled[0].members | filled[1].members)
+
+
 def _looked_up(node: cst.BaseExpression, values: list[AbsValue]) -> bool:
     """`x in c` / `x not in c` where `c` is no tensor nor a list or tuple written out: a dict's or a set's lookup
     (a tensor hashes by identity), or a container's not told; `t in [a, b]` compares with each item, `x in t` reads `t`."""
@@ -504,9 +525,9 @@ def _operator(node: cst.BaseExpression, state: State, frame: Frame) -> Evaluated
     if _configuration(node, operands, values, frame):
         return replace(UNKNOWN, target=OPTION), state
     if not buffers:
-        repeated = _repeated(node, values)
-        if repeated is not None:
-            return repeated, state
+        listed = _concatenated(node, values) or _repeated(node, values)
+        if listed is not None:
+            return listed, state
         slot = _slot(node)
         if slot is not None:
             # a host number that is a ring slot of a loop counter (`k % 2`), as a name holds it
