@@ -62,6 +62,11 @@ CREATORS = frozenset({
 LEGACY_TENSOR_TYPES = frozenset({"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor",
                                  "CharTensor", "ShortTensor", "IntTensor", "LongTensor", "BoolTensor"})
 LEGACY_CUDA_NAMESPACE = "torch.cuda."
+# Wrappers that hand back the tensor they are given (`Variable(t)` since PyTorch 0.4): that tensor, as it is.
+IDENTITY_WRAPPERS: dict[str, Arg] = {
+    "torch.autograd.Variable": Arg(0, "data"),
+    "torch.autograd.variable.Variable": Arg(0, "data"),
+}
 LIKE_CREATORS = frozenset({"rand_like", "randn_like", "zeros_like", "ones_like", "empty_like", "full_like", "randint_like"})
 ALLOCATING_ONLY = frozenset({"empty", "empty_like", "empty_strided"})
 # Functions that make one new tensor from a list of tensors (their first argument), on the

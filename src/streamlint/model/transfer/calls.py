@@ -212,7 +212,7 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         handled = mpi_calls.comm_method(target.rsplit(".", 1)[-1], arguments, state, frame)
     if handled is not None:
         return handled
-    given = arguments.value(python_std.IDENTITY_CALLS.get(target))
+    given = arguments.value(python_std.IDENTITY_CALLS.get(target) or torch_api.IDENTITY_WRAPPERS.get(target))
     if given is not None:  # `typing.cast(List[T], [None] * n)`: the value given, as it is
         return given, state
     modelled = declared.active().facts.get(target)

@@ -97,12 +97,25 @@ def _created(name: str, short: str, arguments: Arguments, state: State, frame: F
     if name.startswith("torch.") and short in torch_api.CREATORS:
         return _creator(short, arguments, state, frame)
     if short in torch_api.LEGACY_TENSOR_TYPES and name in (f"torch.{short}", torch_api.LEGACY_CUDA_NAMESPACE + short):
+        if _given_data(arguments) and not name.startswith(torch_api.LEGACY_CUDA_NAMESPACE):
+            return _creator("tensor", arguments, state, frame)  # (`torch.FloatTensor([...])`: built from the values)
         return _legacy_typed(name, arguments, state, frame)
     if name == "torch.Tensor" and arguments.positional and _cuda_default(frame):
         return _creator("tensor", arguments, state, frame)  # (the default tensor type's constructor: CUDA's now)
+    if name == "torch.Tensor" and arguments.positional:
+        # (the default tensor type's constructor: a host tensor, built from the values it is given or of the sizes)
+        return _creator("tensor", arguments, state, frame) if _given_data(arguments) \
+            else _legacy_typed(name, arguments, state, frame)
     if name.startswith("torch.") and short in torch_api.LIKE_CREATORS:
         return _like_creator(short, arguments, state, frame)
     return None
+
+
+def _given_data(arguments: Arguments) -> bool:
+    """A legacy constructor given values (`torch.Tensor([1.0, 2.0])`, a list it builds), not sizes (`torch.Tensor(3, 4)`)."""
+    first = arguments.positional[0][0] if arguments.positional else None
+    return first is not None and len(arguments.positional) == 1 and (
+        first.kind is ValueKind.CONTAINER or (first.is_buffer and is_host(first)))
 
 
 def _cuda_default(frame: Frame) -> bool:
@@ -404,10 +417,25 @@ def _host_built(arguments: Arguments, written_out: bool = False) -> bool:
     data, node = located
     if data.kind is ValueKind.HOST_NUMBER:
         return True
-    items, written = data.element, isinstance(node, (cst.List, cst.Tuple))  # (a list written out)
+    # (a list written out, or computed over a range of counters: `[exp(-(x - c) ** 2) for x in range(n)]`)
+    items, written = data.element, isinstance(node, (cst.List, cst.Tuple)) or _over_a_range(node)
     if data.kind is not ValueKind.CONTAINER or (written_out and not written):
         return False
     return (items is not None and items.kind is ValueKind.HOST_NUMBER) or (written and not (items and items.is_buffer))
+
+
+def _over_a_range(node: cst.BaseExpression) -> bool:
+    """A list comprehension whose every `for` runs over `range(...)`: values the code computes, not data it reads."""
+    return isinstance(node, cst.ListComp) and _ranges(node.for_in)
+
+
+def _ranges(for_in: Optional[cst.CompFor]) -> bool:
+    while for_in is not None:
+        it = for_in.iter
+        if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"):
+            return False
+        for_in = for_in.inner_for_in
+    return True
 
 
 def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
@@ -486,8 +514,13 @@ def run_operation(inputs: list[AbsValue], written: Optional[AbsValue], view: boo
         if host is None and any(v.is_buffer and v.framework == F and v.memory is Memory.UNKNOWN for v in inputs):
             # tensors of a device not told: a new tensor where they are (`domain/values._learned_on_one_path`)
             return untold_result(arguments, state, frame)
-        return (fresh(frame, arguments, Memory.PAGEABLE, None, host.framework or F)
-                if host else UNKNOWN), state
+        if host is None:
+            return UNKNOWN, state
+        result = fresh(frame, arguments, Memory.PAGEABLE, None, host.framework or F)
+        buffers = [v for v in inputs if v.is_buffer]
+        if host.framework == F and all(v.target == HOST_MADE or v.host_built for v in buffers):
+            result = replace(result, target=HOST_MADE)  # (`gauss / gauss.sum()`: values the host computed from its own)
+        return result, state
     result = fresh(frame, arguments, Memory.DEVICE, stream, framework)
     return result, touch(state, frame, site, result, True, stream)
 
