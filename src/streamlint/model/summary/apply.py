@@ -105,9 +105,10 @@ def _host_read_of_device_memory(effect: Effect, state: State) -> bool:
     """The host's own access, in the callee, of an allocation the caller made as device memory: the callee took memory
     it was not told of for the host's (`x.to(device)` of a CUDA tensor copies nothing from the host). An allocation's
     path names one memory, unlike an attribute's, which a callee may fill anew."""
-    path = effect.path
+    path = effect.path  # (an item or a view of the allocation, `self.obs[step + 1]`, is in the same memory)
     return effect.kind is EffectKind.ACCESS and effect.stream == HOST and effect.host_memory and path is not None \
-        and path.root.kind is RootKind.FRESH and state.on_device(path)
+        and path.root.kind is RootKind.FRESH and (state.on_device(path) or bool(path.steps)
+                                                  and state.on_device(Path(path.root)))
 
 
 def _as_given(returns: AbsValue, said: AbsValue, binding: Binding) -> AbsValue:
