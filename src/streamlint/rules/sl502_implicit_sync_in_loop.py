@@ -9,7 +9,7 @@ import libcst as cst
 
 from streamlint.model import api
 from streamlint.model.api import cupy as cupy_api
-from streamlint.model.api import torch_api
+from streamlint.model.api import python_std, torch_api
 from streamlint.model.readings.hot_paths import (
     Work,
     bound_by_the_host,
@@ -90,7 +90,10 @@ class ImplicitSyncInLoop(Rule):
     that reads one element of the same tensor per iteration by the loop's index
     (`for b in range(n): ... lengths[b].item()`) and does not change that tensor:
     one `.tolist()` before the loop reads them all (not in assertions, timing or
-    debug logs, which read elements on purpose).
+    debug logs, which read elements on purpose). So is Python's `all()` or
+    `any()` of a CUDA tensor (`if all(done): break`): it iterates the tensor on
+    the host and reads each element's truth with a wait of its own, where
+    `done.all()` reads the answer once, even where the loop needs it to exit.
 
     It stays silent where the code's shape shows that the host needs the value
     now, so that the wait is the price of the logic rather than a stall:
@@ -414,6 +417,8 @@ def _finding(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: 
              ) -> Optional[Finding]:
     operation = sync.own.operation
     what = _what(analysis, sync)
+    if operation.api in python_std.ELEMENTWISE_TRUTH:
+        return _elementwise_truth(analysis, model, ancestry, purposes, sync)
     # (a slice bound's read shows at its subscript, whose indexed tensor is not the one read)
     if _reads_an_element(sync) and sync.framework in ("torch", "cupy") \
             and operation.api != torch_api.SLICE_BOUND and not bound_by_the_host(model, sync.loops, ancestry) \
@@ -558,6 +563,22 @@ def _blocking_read_back(own: OperationAt) -> bool:
 def _repeated(model, ancestry: Ancestry, sync: _Sync) -> bool:
     """Does something around the read repeat it on a hot path: a loop of its function, a hot entry, a caller's loop?"""
     return _hot_where(model, ancestry, sync) is not None or bool(calling_loops(model, sync.own, ancestry, Work.QUEUED))
+
+
+def _elementwise_truth(analysis, model, ancestry: Ancestry, purposes: SyncPurposes, sync: _Sync) -> Optional[Finding]:
+    """`all(done)` of a CUDA tensor in a hot loop: one wait per element, where the tensor's own method reads the answer
+    in one copy (needed or not, as the loop's exit test: one read instead of one per element)."""
+    node = sync.node
+    if not isinstance(node, cst.Call) or len(node.args) != 1 or sync.comprehension is not None:
+        return None
+    where = _hot_where(model, ancestry, sync) or _called_in_loop(analysis, model, ancestry, purposes, sync)
+    if where is None:
+        return None
+    spelled = analysis.module.code_for_node(node.args[0].value).strip()
+    method = python_std.ELEMENTWISE_TRUTH[sync.own.operation.api]
+    return Finding(node, f"`{method}({spelled})` reads the tensor's elements one by one on the host, so it waits for "
+                         f"the stream once per element on every {where}",
+                   help=f"test them in one read: `{spelled}.{method}()`")
 
 
 def _hot_where(model, ancestry: Ancestry, sync: _Sync) -> Optional[str]:

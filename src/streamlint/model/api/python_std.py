@@ -48,6 +48,14 @@ LISTING_CALLS: dict[str, Arg] = {
 
 # qualified name -> the iterable whose items it adds with `+` (`sum(losses)`): on tensors, operations where they live
 # and a tensor there, never a read (items the host has are the host's arithmetic, a host read).
+# Builtins that iterate what they are given and test each item's truth (`all(done)`): over a device tensor, each
+# element is a 0-d tensor whose `bool()` the host reads, one wait for the stream per element read. The value: the
+# tensor method that reads the same answer in one copy.
+ELEMENTWISE_TRUTH: dict[str, str] = {
+    "builtins.all": "all",
+    "builtins.any": "any",
+}
+
 FOLDING_CALLS: dict[str, Arg] = {
     "builtins.sum": Arg(0, "iterable"),
 }

@@ -764,6 +764,11 @@ def _builtin_or_opaque(target: str, arguments: Arguments, state: State, frame: F
             return method, state
     site = frame.site(arguments.node)
     values = [v for v, _ in arguments.positional]
+    tested = placed(values[0], frame.assumes_cuda) if len(values) == 1 else None
+    if target in python_std.ELEMENTWISE_TRUTH and tested is not None and tested.is_buffer and is_device(tested):
+        # `all(done)` of a CUDA tensor: the host reads its elements' truth one by one (a wait per element)
+        return torch_calls.read_back(target, [tested], state.current_stream(tested.framework or "torch"),
+                                     fact_calls.made_at(tested), tested.framework or "torch", site, state, frame)
     listed = _listed_items(target, arguments)
     by_items = (listed, state) if listed is not None else _folded(target, arguments, state, frame)
     if by_items is not None:
