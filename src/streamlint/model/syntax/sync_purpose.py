@@ -555,6 +555,9 @@ def waits_on_files(body: cst.CSTNode, qualify: Callable[[cst.BaseExpression], st
     def parts(node: cst.CSTNode) -> list:
         if type(node) is cst.If:
             side = _default_side(node.test, defaults)
+            if side is None and node.orelse is not None and all(
+                    waits_on_files(b, qualify, calls, modules, bound, defaults) for b in (node.body, node.orelse)):
+                return [node.test, node.body]  # (a file read or written on every side: `.png` or another format)
             return [node.test] + ([node.body] if side is True else [node.orelse] if side is False and node.orelse else [])
         return list(child_nodes(node))
 
