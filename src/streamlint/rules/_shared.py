@@ -21,7 +21,7 @@ STEP_TIMING_HELP = ("time a window of steps instead: read a host timer (or recor
 OPERATION_WORDS = frozenset({"arithmetic", "in-place arithmetic", "a comparison", "an elementwise operation",
                              "an f-string", "string formatting",
                              "truth value", torch_api.SLICE_BOUND, torch_api.INTEGER_ARGUMENT, torch_api.MASK_INDEX,
-                             torch_api.MASK_STORE})
+                             torch_api.MASK_STORE, torch_api.HOST_STORE})
 
 
 def hot_entry_name(entry: str, function: str) -> str:

@@ -69,7 +69,8 @@ class ImplicitSyncInLoop(Rule):
       `unique_consecutive`, `torch.where(cond)` with one argument, indexing
       with a boolean mask, `x[mask]`, and storing a tensor under one,
       `x[mask] = y`; a number stored under one mask is `masked_fill_`, no
-      read), and a
+      read), storing a CUDA tensor into a CPU tensor (`pose[:3, :3] = rot`,
+      a copy back to the host), and a
       CUDA tensor where the host needs a Python integer (a slice bound,
       `x[:n]`; `topk`'s and `kthvalue`'s `k`, `narrow`'s `start` and
       `length`): PyTorch reads it back, whatever the integer is for.

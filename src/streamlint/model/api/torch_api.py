@@ -119,6 +119,9 @@ SIZED_BY_DATA = frozenset({"nonzero", "argwhere", "masked_select", "unique", "un
 # that count back first (API-FACTS 4.4), as `nonzero` does. How the rules name it:
 MASK_INDEX = "a boolean-mask index"
 MASK_STORE = "a boolean-mask store"
+# `cpu_tensor[i] = cuda_tensor`: PyTorch copies the device values into host memory (`copy_`, non_blocking=False): the
+# host waits for the stream
+HOST_STORE = "a store of GPU data into a host tensor"
 # Indexing a CUDA tensor with an index the host holds (a NumPy array, a CPU tensor, a list written out) moves the index
 # to the tensor's device first, with a blocking copy (`index.to(self.device())` in ATen's AdvancedIndex): an upload of
 # host-built data, and the host waits for the stream to drain. How the rules name it:
@@ -172,6 +175,8 @@ STORAGE_RELEASES = frozenset({"resize_"})  # with a size of 0
 BUILTIN_METHODS = frozenset(name for kind in (str, list, dict, set, tuple, bytes) for name in dir(kind))
 # Tensor operations that show a value of unknown kind called under a stream the code chose is a tensor.
 TENSOR_OPERATIONS = TENSOR_PRESERVING - BUILTIN_METHODS
+# Methods that set a flag of the tensor and return the tensor itself (`x.cuda().requires_grad_(True)`): no kernel.
+RETURN_THEMSELVES = frozenset({"requires_grad_", "share_memory_", "detach_"})
 # In-place-looking methods (trailing "_") that launch no kernel on the tensor's data.
 NON_KERNEL_INPLACE = frozenset({"requires_grad_", "share_memory_", "set_", "resize_", "detach_", "retain_grad_", "record_stream_"})
 # Splits hand back views of the tensor's memory (a tuple of them): no kernel, no copy; the pieces are where

@@ -34,6 +34,7 @@ from streamlint.model.transfer.nodes import preorder
 from streamlint.model.transfer.handlers import STREAMS_ENTERED
 from streamlint.model.transfer.torch_calls import F, learn, read_back, touch
 from streamlint.model.transfer import calls, command_line, torch_calls, type_tests
+from streamlint.model.transfer.fact_calls import made_at
 
 # The one loop budget: rounds of a body to a fixpoint (past it later rounds go unseen: fewer reports only).
 MAX_LOOP_ROUNDS = 6
@@ -289,6 +290,7 @@ def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: 
         element, state = subscript(target, state, frame, value)  # the region written: `buf[:half]`, `buf[k % 2]`
         written = element.identity if element.identity is not None else holder.identity
         if is_host(holder):
+            state = _device_values_copied_in(target, holder, value, state, frame)
             return host_access(state, frame, site, written, True)
         if is_device(holder):
             return access(state, frame, site, written, True, state.current_stream(holder.framework or F))
@@ -303,6 +305,15 @@ def _store_element(target: cst.Subscript, value: AbsValue, state: State, frame: 
     key = _told_key(target)
     # (a key written out is that item's own place too: `d["step"]` reads what was stored there, not another key's)
     return state.store(holder.identity.element(Index.const_(key)), value) if key is not None else state
+
+
+def _device_values_copied_in(target: cst.Subscript, holder: AbsValue, value: AbsValue, state: State,
+                             frame: Frame) -> State:
+    """`pose[:3, :3] = rotation` of a CUDA tensor into a PyTorch host tensor: a copy back that waits for the stream."""
+    if (holder.framework or F) != F or not value.is_buffer or (value.framework or F) != F or not is_device(value):
+        return state
+    return read_back(torch_api.HOST_STORE, [value], state.current_stream(F), made_at(value), F, frame.site(target),
+                     state, frame)[1]
 
 
 def _told_key(target: cst.Subscript) -> Optional[Union[int, str]]:

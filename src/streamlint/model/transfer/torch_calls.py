@@ -460,6 +460,8 @@ def tensor_method(name: str, tensor: AbsValue, arguments: Arguments, state: Stat
         return sized_by_data(f"torch.Tensor.{name}", [tensor], arguments, state, frame)
     if name in interop.ADDRESS_METHODS:  # its memory, as an address: no kernel, nothing read
         return replace(tensor, framework=cuda_python.RAW_ADDRESS), state
+    if name in torch_api.RETURN_THEMSELVES:
+        return tensor, state
     converts = name in torch_api.CONVERTING_WITH_ARGUMENT and bool(arguments.positional or arguments.keywords)
     if name in torch_api.NON_TENSOR_METHODS and not converts:
         return UNKNOWN, state
