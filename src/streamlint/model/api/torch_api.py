@@ -30,6 +30,9 @@ FUNCTIONS: dict[str, Fact] = {
     **dict.fromkeys(("torch.cuda.empty_cache", "torch.cuda.memory.empty_cache"),
                     Fact(K.DEVICE_SYNC, F, blocking=Block.ALWAYS)),
     "torch.utils.data.DataLoader": Fact(None, F, result="loader", flag=Arg(kw="pin_memory"), flag_default=False),
+    # a sampler of batches: each is a Python list of indices (ints the host holds)
+    **dict.fromkeys(("torch.utils.data.BatchSampler", "torch.utils.data.sampler.BatchSampler"),
+                    Fact(None, F, result="index_batches")),
     "torch.device": Fact(None, F, result="device"),
     # the memory it is given (host or device, DLPack or NumPy), now a tensor too: no copy
     **dict.fromkeys(("torch.from_numpy", "torch.from_dlpack", "torch.utils.dlpack.from_dlpack"),

@@ -307,6 +307,9 @@ TOKENIZER = "(tokenizer)"
 # The target of a BUFFER a factory made in the host's pageable memory (`torch.zeros(n)`, `torch.randn(...)`, no
 # `device=`): its values are the host's own making, so an upload of it is of host-built data.
 HOST_MADE = "(made on the host)"
+# The target of a Python list of indices a sampler yields (`BatchSampler`'s batches): indexing a tensor with it is
+# advanced indexing by a list the host holds (a tuple would be one index per dimension).
+INDEX_LIST = "(a list of indices)"
 NONE = AbsValue(ValueKind.NONE)
 # The target of a parameter's written default where a call leaves the argument out (`stream=None`): a fact of that call,
 # not one every caller agrees on when another passes a value (`solver._joined`).

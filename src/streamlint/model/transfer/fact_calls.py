@@ -11,7 +11,7 @@ from streamlint.model.api.facts import Arg, Block, Fact, Stream
 from streamlint.model.domain.paths import Index, Path, Root, RootKind
 from streamlint.model.domain.state import State
 from streamlint.model.domain.streams import UNKNOWN_STREAM, StreamRef, StreamRefKind
-from streamlint.model.domain.values import NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
+from streamlint.model.domain.values import INDEX_LIST, NONE, TRUE, UNKNOWN, AbsValue, Memory, ValueKind, stream_value
 from streamlint.model.api.op_kinds import OpKind
 from streamlint.model.summary.effects import Effect, EffectKind
 from streamlint.model.transfer.act import access, copy, do, host_access, operation, read_by_host, wait_for
@@ -149,6 +149,9 @@ _MADE: dict[str, Callable[[Fact, Arguments, str], AbsValue]] = {
     "graph_context": lambda fact, arguments, framework: AbsValue(ValueKind.STREAM_CONTEXT, framework, stream=None),
     "device": lambda fact, arguments, framework: device_value(arguments),
     "loader": _loader,
+    # a batch sampler: its items are lists of indices the host holds
+    "index_batches": lambda fact, arguments, framework: AbsValue(ValueKind.CONTAINER, element=AbsValue(
+        ValueKind.CONTAINER, element=AbsValue(ValueKind.HOST_NUMBER), target=INDEX_LIST)),
     "like_arg0": _like_first,
     # a tensor over a Python buffer (`torch.frombuffer(bytearray(b))`): pageable host memory, no copy
     "host_view": lambda fact, arguments, framework: AbsValue(ValueKind.BUFFER, framework, Memory.PAGEABLE),

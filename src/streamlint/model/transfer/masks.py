@@ -12,7 +12,7 @@ import libcst as cst
 from streamlint.model.api import torch_api
 from streamlint.model.domain.paths import Index, IndexKind
 from streamlint.model.domain.state import State
-from streamlint.model.domain.values import MASK, AbsValue, Memory, ValueKind
+from streamlint.model.domain.values import INDEX_LIST, MASK, AbsValue, Memory, ValueKind
 from streamlint.model.transfer import torch_calls
 from streamlint.model.transfer.arguments import Arguments
 from streamlint.model.transfer.devices import is_device, placed
@@ -78,7 +78,8 @@ def host_indices_uploaded(node: cst.Subscript, base: AbsValue, indices: list[tup
     for value, written in indices:
         on_host = value.is_buffer and value.memory in (Memory.PAGEABLE, Memory.PINNED) and value.target != MASK \
             and not _maybe_a_scalar(value)
-        listed = isinstance(written, cst.List) and bool(written.elements) and value.kind is ValueKind.CONTAINER
+        listed = value.kind is ValueKind.CONTAINER and (
+            (isinstance(written, cst.List) and bool(written.elements)) or value.target == INDEX_LIST)
         if on_host or listed:
             operator = Arguments((), {}, None, node)  # type: ignore[arg-type]
             source = replace(value, kind=ValueKind.BUFFER, memory=Memory.PAGEABLE) if listed else value
