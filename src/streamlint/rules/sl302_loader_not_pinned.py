@@ -123,7 +123,9 @@ def _blocking_batch_uploads(analysis, model, reported: set[str]):
     runs: dict[int, list] = {}  # the innermost loop (or the function) -> the pass's uploads, in order
     for _, call, where in hot_blocking_uploads(analysis, model, _blocking_unpinned_batch_upload, reported):
         loops = ancestry.loops_around(call)
-        runs.setdefault(id(loops[-1]) if loops else id(call), []).append((call, where))
+        # (a helper's copies, placed at the loop that calls it: the helper's one pass, `prepare_batch`'s keys)
+        function = next((a for a in ancestry.ancestors(call) if isinstance(a, cst.FunctionDef)), None)
+        runs.setdefault(id(loops[-1]) if loops else id(function or call), []).append((call, where))
     position = start_of(analysis)
     for uploads in runs.values():
         uploads.sort(key=lambda pair: position(pair[0]) or (0, 0))

@@ -991,7 +991,7 @@ def _fact(value: AbsValue, state: State) -> AbsValue:
     element = _fact(value.element, state) if value.kind is ValueKind.CONTAINER and value.element is not None else None
     target = "" if value.target == SEQUENCE else value.target  # (the caller's own annotation: the callee reads its own)
     told = AbsValue(value.kind, value.framework, value.memory, None, SIDE_STREAM_FACT if side else None,
-                    value.may_be_none, element, target)
+                    value.may_be_none, element, target, loader_batch=value.loader_batch)
     if value.kind in (ValueKind.CALLABLE, ValueKind.OBJECT) and value.keys:  # (a closure's cells, an object's fields)
         told = replace(told, positions=tuple(_fact(v, state) for v in value.positions), keys=value.keys)
     elif value.kind is ValueKind.CONTAINER and value.positions \

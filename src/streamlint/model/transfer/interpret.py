@@ -435,7 +435,7 @@ def _parameter_value(index: int, name: str, frame: Frame, context: CallContext,
     if element is not None and element.kind is ValueKind.STREAM and element.stream is None:
         element = replace(element, stream=StreamRef.at(identity.element(Index.any_())))
     value = AbsValue(given.kind, given.framework, given.memory, identity, stream, given.may_be_none, element,
-                     given.target)
+                     given.target, loader_batch=given.loader_batch)
     if given.kind is ValueKind.CONTAINER and given.positions and not given.keys:
         return replace(value, positions=_items_at(given.positions, identity))
     carried = given.kind in (ValueKind.CALLABLE, ValueKind.OBJECT)  # (a closure's cells, an object's fields)
