@@ -123,6 +123,10 @@ def _loader(fact: Fact, arguments: Arguments, framework: str) -> AbsValue:
     """A data loader: its batches are host buffers, pinned when its flag (`pin_memory=`) asks."""
     pinned = arguments.flag(fact.flag, fact.flag_default)
     memory = Memory.UNKNOWN if pinned is None else Memory.PINNED if pinned else Memory.PAGEABLE
+    batching = arguments.value(Arg(kw="batch_size"))
+    if memory is Memory.PAGEABLE and batching is not None and batching.kind is ValueKind.NONE:
+        # (`batch_size=None`: no collation, the batches are the dataset's own items, in whatever memory it keeps them)
+        memory = Memory.UNKNOWN
     return AbsValue(ValueKind.CONTAINER, framework, element=AbsValue(ValueKind.BUFFER, framework, memory, loader_batch=True))
 
 
