@@ -90,6 +90,11 @@ class ModuleUnit:
     stars: tuple[str, ...] = ()  # the modules it imports `*` from, named from the top of the package
     aliases: dict[str, str] = field(default_factory=dict)  # "C.attr" -> the name a class-body `attr = name` binds
 
+    def lambda_function(self, node: cst.Lambda) -> Optional[str]:
+        """The function a module-level `name = lambda ...` defines (`program.lambda_named`), by its lambda."""
+        return next((q for q, f in self.functions.items() if isinstance(f.node, cst.FunctionDef)
+                     and _returned_body(f.node) is node.body), None)
+
     def called_names(self) -> dict[str, frozenset[str]]:
         """Each function's calls by the name they call (`f(...)`, `x.m(...)`, `super().m(...)`:
         "f", "m"): the edges by name a caller search starts from (class-hierarchy style: a
@@ -186,7 +191,34 @@ def unit_of(name: str, tree: cst.Module, package: Optional[str] = None, data: by
             _nested(unit, unit.functions[f"{name}.{statement.name.value}"])
         elif isinstance(statement, cst.ClassDef):
             _methods(unit, statement)
+        else:
+            named = lambda_named(statement)
+            if named is not None:  # `to_np = lambda x: x.detach().cpu().numpy()`: a function of the module
+                unit.functions[f"{name}.{named.name.value}"] = FunctionRef(f"{name}.{named.name.value}", name, "", named)
     return unit
+
+
+def _returned_body(function: cst.FunctionDef) -> Optional[cst.CSTNode]:
+    """What a one-line function made from a lambda returns (None for any other)."""
+    body = function.body
+    if isinstance(body, cst.IndentedBlock) and len(body.body) == 1 and isinstance(body.body[0], cst.SimpleStatementLine):
+        statement = body.body[0].body[0]
+        return statement.value if isinstance(statement, cst.Return) else None
+    return None
+
+
+def lambda_named(statement: cst.CSTNode) -> Optional[cst.FunctionDef]:
+    """`name = lambda params: body` at a module's top, as the function it defines (`def name(params): return body`,
+    the body the same node); None for any other statement."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    assign = statement.body[0]
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name) \
+            or not isinstance(assign.value, cst.Lambda):
+        return None
+    lam = assign.value
+    return cst.FunctionDef(name=assign.targets[0].target, params=lam.params,
+                           body=cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(lam.body)])]))
 
 
 def absolute(target: str, package: str) -> str:
@@ -292,7 +324,9 @@ def _is_static(function: cst.FunctionDef) -> bool:
 
 
 def _top_names(tree: cst.Module) -> list[str]:
-    return [s.name.value for s in tree.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+    named = [lambda_named(s) for s in tree.body]
+    return [s.name.value for s in tree.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))] \
+        + [n.name.value for n in named if n is not None]
 
 
 # Reads another module of the project by its dotted name.

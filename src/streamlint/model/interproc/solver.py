@@ -464,6 +464,10 @@ class Solver:
     def methods_named(self, cls: str, prefix: str) -> tuple[str, ...]:
         return self.program.methods_named(cls, prefix)
 
+    def lambda_function(self, module: str, node: cst.Lambda) -> Optional[str]:
+        unit = self.program.unit(module)
+        return unit.lambda_function(node) if unit is not None else None
+
     def makes_cuda_default(self) -> bool:
         return self.program.makes_cuda_default(MAX_PACKAGE_FILES, MAX_ROOT_FILES)
 

@@ -52,6 +52,9 @@ class TopLevelView:
     def methods_named(self, cls: str, prefix: str) -> tuple[str, ...]:
         return ()
 
+    def lambda_function(self, module: str, node) -> Optional[str]:
+        return self._program.lambda_function(module, node)
+
     def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
         return None
 

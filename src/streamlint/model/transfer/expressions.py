@@ -51,6 +51,14 @@ def _name(node: cst.Name, state: State, frame: Frame) -> Evaluated:
     return UNKNOWN, state
 
 
+def _lambda(node: cst.Lambda, state: State, frame: Frame) -> Evaluated:
+    """`to_np = lambda x: ...` at a module's top: the function it defines (nothing runs when it is made)."""
+    qualname = frame.program.lambda_function(frame.module, node) if frame.program is not None else None
+    if not qualname:  # (another lambda: its body's work taken to run where it is written)
+        return _children_then_unknown(node, state, frame)
+    return AbsValue(ValueKind.CALLABLE, target=qualname), state
+
+
 def _attribute(node: cst.Attribute, state: State, frame: Frame) -> Evaluated:
     base, state = evaluate(node.value, state, frame)
     attr = node.attr.value
@@ -661,6 +669,7 @@ def _named_expr(node: cst.NamedExpr, state: State, frame: Frame) -> Evaluated:
 _HANDLERS: dict[type, Callable[..., Evaluated]] = {
     cst.Name: _name,
     cst.Attribute: _attribute,
+    cst.Lambda: _lambda,
     cst.Subscript: subscript,
     cst.Call: _call,
     cst.Tuple: _display,

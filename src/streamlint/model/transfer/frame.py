@@ -86,6 +86,9 @@ class ProgramView(Protocol):
     def methods_named(self, cls: str, prefix: str) -> tuple[str, ...]:
         """The methods of `cls` whose names start with `prefix` (a name built at run time)."""
 
+    def lambda_function(self, module: str, node: cst.Lambda) -> Optional[str]:
+        """The function a module-level `name = lambda ...` of `module` defines, by its lambda."""
+
     def class_attribute(self, cls: str, attr: str) -> Optional[AbsValue]:
         """What `obj.<attr>` holds for an instance of `cls`, in `self`'s terms."""
 
