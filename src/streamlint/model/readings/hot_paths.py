@@ -23,7 +23,7 @@ from streamlint.model.api import python_std
 from streamlint.model.api.device_selectors import DEVICE_SELECTORS
 from streamlint.model.interproc.program import qualified
 from streamlint.model.syntax.sync_purpose import (
-    draws, file_handles, module_constants, parameter_defaults, per_device, unrolled, waits_on_files, waits_on_user,
+    draws, module_constants, parameter_defaults, per_device, unrolled, waits_on_files, waits_on_user,
 )
 from streamlint.model.syntax.tests import fills_on_miss, rare_test
 
@@ -319,10 +319,9 @@ def _loop_facts(loop: cst.CSTNode, ancestry: Ancestry, imports: dict, program, m
                   and ancestry.every_pass(n, loop) and trains(n, modules))
     qualify = lambda expr: qualified(expr, imports)  # noqa: E731
     function = next((a for a in ancestry.ancestors(loop) if type(a) is cst.FunctionDef), None)
-    handles = file_handles(function, qualify)  # (`f.write(line)` of a file the function opened)
     host = waits_on_user(loop) or draws(loop, qualify, python_std.DRAWING_MODULES) or waits_on_files(
         getattr(loop, "body", loop), qualify, python_std.FILE_IO_CALLS, python_std.FILE_IO_MODULES,
-        lambda name: name.partition(".")[0] in handles or _host_bound(program, module, name), parameter_defaults(function))
+        lambda name: _host_bound(program, module, name), parameter_defaults(function))
     if len(_LOOP_FACTS) > 10_000:
         _LOOP_FACTS.clear()
     _LOOP_FACTS[id(loop)] = (loop, steps, host)

@@ -570,30 +570,6 @@ def waits_on_files(body: cst.CSTNode, qualify: Callable[[cst.BaseExpression], st
     return False
 
 
-def file_handles(function: Optional[cst.CSTNode], qualify: Callable[[cst.BaseExpression], str]) -> frozenset[str]:
-    """The names a function binds to an open file (`with open(path, "w") as f:`, `f = open(path)`): calling a
-    method of one (`f.write(line)`) reads or writes that file."""
-    if function is None:
-        return frozenset()
-    found = set()
-    for n in walk(function):
-        if type(n) is cst.WithItem and isinstance(n.asname, cst.AsName) and isinstance(n.asname.name, cst.Name) \
-                and _opens(n.item, qualify):
-            found.add(n.asname.name.value)
-        elif type(n) is cst.Assign and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) \
-                and _opens(n.value, qualify):
-            found.add(n.targets[0].target.value)
-    return frozenset(found)
-
-
-def _opens(expr: cst.BaseExpression, qualify: Callable[[cst.BaseExpression], str]) -> bool:
-    return isinstance(expr, cst.Call) and qualify(expr.func) in _FILE_OPENERS
-
-
-# Calls that open a file and return its handle.
-_FILE_OPENERS = frozenset({"open", "builtins.open", "io.open", "gzip.open", "bz2.open", "lzma.open", "codecs.open"})
-
-
 def parameter_defaults(function: cst.CSTNode) -> dict:
     """The default values of a function's parameters, by name ({} for a module)."""
     params = getattr(function, "params", None)
