@@ -134,3 +134,23 @@ def test_a_legacy_typed_constructor_makes_host_memory_and_its_cuda_namesake_cuda
 def test_a_method_no_tensor_has_tells_its_receiver_is_no_tensor():
     # (`net.get_avg_time_dict()` of a module moved with `.to(device)`: its values are not CUDA tensors)
     assert _found("timing_report.py", CUDA) == []
+
+
+def test_a_join_with_a_piece_on_the_host_is_on_the_host_whatever_the_setting():
+    # `b` is a piece of indices whose device the code never shows; `torch.full(...)` beside it is on the host, and
+    # PyTorch joins tensors of one device only: the packet is on the host, and reading its items waits for nothing
+    source = (
+        "import torch\n"
+        "\n"
+        "\n"
+        "def packets(indices, batch_size, lookup):\n"
+        "    names = []\n"
+        "    for j, b in enumerate(torch.split(indices, batch_size)):\n"
+        "        packet = torch.cat((b, torch.full((b.shape[0], 1), j, dtype=torch.long)), dim=1)\n"
+        "        for group_idx in torch.unique(packet[:, 0]):\n"
+        "            names.append(lookup[group_idx.item()])\n"
+        "    return names\n"
+    )
+    assert lint_text(source, "packets.py", CUDA) == []
+    untold = source.replace("torch.full((b.shape[0], 1), j, dtype=torch.long)", "b")
+    assert [d.code for d in lint_text(untold, "packets.py", CUDA)] == ["SL502"]

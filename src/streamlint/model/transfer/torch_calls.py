@@ -332,6 +332,11 @@ def _combined(arguments: Arguments, state: State, frame: Frame) -> Handled:
         return run_operation([given], None, False, arguments, state, frame)
     if given is None or given.kind not in (ValueKind.CONTAINER, ValueKind.UNKNOWN):
         return UNKNOWN, state
+    pieces = [p for p in given.positions if p.is_buffer]
+    if pieces and any(is_host(p) for p in pieces):
+        # (`torch.cat((b, torch.full(...)))`: the pieces the text shows, one of them on the host: so are the others,
+        # PyTorch joins tensors of one device only)
+        return run_operation(pieces, None, False, arguments, state, frame)
     item = _items(given)
     if item is None:
         return untold_result(arguments, state, frame)
