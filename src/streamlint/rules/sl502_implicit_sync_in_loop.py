@@ -577,8 +577,8 @@ def _elementwise_truth(analysis, model, ancestry: Ancestry, purposes: SyncPurpos
         return None
     spelled = analysis.module.code_for_node(node.args[0].value).strip()
     method = python_std.ELEMENTWISE_TRUTH[sync.own.operation.api]
-    return Finding(node, f"`{method}({spelled})` reads the tensor's elements one by one on the host, so it waits for "
-                         f"the stream once per element on every {where}",
+    return Finding(node, f"`{method}({spelled})` reads the tensor's elements one by one on the host, a copy and a "
+                         f"wait for the stream per element read, on every {where}",
                    help=f"test them in one read: `{spelled}.{method}()`")
 
 
