@@ -149,6 +149,19 @@ def _assigns(block: cst.CSTNode, target: cst.BaseExpression, value: cst.BaseExpr
                for n in walk(block))
 
 
+def sets_what_it_found_unset(node: cst.If, params: frozenset) -> bool:
+    """In a loop, `if best is None: best = loss.item()` of a local (no parameter) that the side sets: the side runs on
+    the pass that finds it unset, the first, not on every pass (a lazy initialization of a loop's running value)."""
+    test = node.test
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name)
+            and isinstance(test.comparisons[0].operator, cst.Is) and isinstance(test.comparisons[0].comparator, cst.Name)
+            and test.comparisons[0].comparator.value == "None") or test.left.value in params:
+        return False
+    name = test.left.value
+    return any(type(n) is cst.Assign and any(isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets)
+               and not (isinstance(n.value, cst.Name) and n.value.value == "None") for n in walk(node.body))
+
+
 def _unset_then_set(test: cst.Comparison, body: cst.CSTNode) -> bool:
     """`if self.scales[i] <= 0: ... self.scales[i] = v`, `if self.scale is None: self.scale = v`: a kept value tested
     against a constant that marks it unset, and set by the side that found it so (a lazy initialization)."""

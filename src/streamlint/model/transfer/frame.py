@@ -162,6 +162,7 @@ class Numbering:
     # configuration: every N steps, the first passes (a warm-up), an exception handler
     periodic: int = 0
     fixed: frozenset[str] = frozenset()  # the parameters the function never rebinds (tests of them correlate)
+    params: frozenset[str] = frozenset()  # its parameters' names
     cursors: frozenset[str] = frozenset()  # the local names it counts a fill level with (D-30)
     loop_bound: frozenset[str] = frozenset()  # the names a loop or comprehension of it binds per pass
     settled: frozenset[str] = frozenset()  # its never-rebound parameters and the locals it assigns once (cells, D-21)

@@ -94,6 +94,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     params, declared = (), {}
     if isinstance(node, cst.FunctionDef):
         params = _parameters(node)
+        frame.numbering.params = frozenset(params)
         frame.numbering.fixed = frame.numbering.once("fixed", lambda: never_rebound(node, _body_nodes(node, frame)))
         frame.numbering.cursors = frame.numbering.once("cursors", lambda: fill_cursors(_body_nodes(node, frame)))
         frame.numbering.latched = frame.numbering.once("latched", lambda: _receiver_latches(node, frame))

@@ -26,6 +26,7 @@ from streamlint.model.transfer.frame import Frame
 from streamlint.model.syntax.counters import advance
 from streamlint.model.syntax.tests import update_boundaries
 from streamlint.model.syntax.tests import (called_on_every_side, empty_test, ends_in_raise, ends_the_loop, fills_on_miss, first_passes, listed_passes, stepped_counters, refills_on_change,
+                                           sets_what_it_found_unset,
                                            item_guards, item_tests,
                                            latch_sides, names_read, negated, rare_test, rare_unless_settled,
                                            settled_flag, written_constant)
@@ -526,8 +527,15 @@ def _update_boundaries(frame: Frame) -> frozenset[int]:
 
 def _if(node: cst.If, state: State, frame: Frame) -> State:
     test, state = tested(node.test, state, frame)
+    # (`if best is None: best = loss.item()` in a loop: the side that sets what it found unset runs on the first pass)
+    latched_here = frame.loop_depth > 0 and sets_what_it_found_unset(node, frame.numbering.params)
     if truth(test) is True or type_tests.decided(node.test, state, frame, evaluate):
-        return run_block(node.body.body, state, frame)
+        frame.guards += latched_here
+        frame.numbering.periodic += latched_here
+        state = run_block(node.body.body, state, frame)
+        frame.guards -= latched_here
+        frame.numbering.periodic -= latched_here
+        return state
     holds, state = type_tests.sides(node.test, state, frame, evaluate)  # a type test narrows each side
     # (no guard for a test of an option, nor of a loop's item against None, row 7.32)
     option = test.kind is ValueKind.UNKNOWN and test.target == OPTION
@@ -537,6 +545,7 @@ def _if(node: cst.If, state: State, frame: Frame) -> State:
         and id(node.test) not in frame.numbering.item_tests and not settled_flag(node.test, frame.numbering.settled) \
         and id(node.test) not in _update_boundaries(frame)
     once_body, once_else = fills_on_miss(node)  # (a side that stores the key it missed runs once per key)
+    once_body = once_body or latched_here
     refill_body, refill_else = frame.numbering.refills.get(id(node), (False, False))
     latch_body, latch_else = latch_sides(node.test, frame.numbering.latched)  # (the side before a latch is set)
     once_body, once_else = once_body or refill_body or latch_body, once_else or refill_else or latch_else
