@@ -569,6 +569,9 @@ def touch(state: State, frame: Frame, site: str, value: AbsValue, write: bool, s
 
 def _to(tensor: AbsValue, non_blocking: Optional[bool], arguments: Arguments, state: State, frame: Frame) -> Handled:
     target = memory_named(arguments, Arg(0, "device")) or memory_named(arguments, Arg(kw="device"))
+    like = arguments.value(Arg(0, "device"))
+    if target is None and like is not None and like.is_buffer and like.framework in (F, "") and is_device(like):
+        target = Memory.DEVICE  # (`t.to(other)`: to the device (and dtype) of a CUDA tensor)
     if target is None and non_blocking and arguments.located(Arg(0, "device")) is not None and frame.untold_is_cuda(state):
         # `t.to(device, non_blocking=True)` under a stream the code chose: a move to that stream's device
         target = Memory.DEVICE
