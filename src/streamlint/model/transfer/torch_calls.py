@@ -430,7 +430,10 @@ def _host_built(arguments: Arguments, written_out: bool = False) -> bool:
 
 
 def _over_a_range(node: cst.BaseExpression) -> bool:
-    """A list comprehension whose every `for` runs over `range(...)`: values the code computes, not data it reads."""
+    """A list comprehension whose every `for` runs over `range(...)`, or a list written out repeated (`[t] * n`):
+    values the code computes, not data it reads."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        return any(isinstance(side, (cst.List, cst.Tuple)) and side.elements for side in (node.left, node.right))
     return isinstance(node, cst.ListComp) and _ranges(node.for_in)
 
 
