@@ -124,10 +124,18 @@ def _loader(fact: Fact, arguments: Arguments, framework: str) -> AbsValue:
     pinned = arguments.flag(fact.flag, fact.flag_default)
     memory = Memory.UNKNOWN if pinned is None else Memory.PINNED if pinned else Memory.PAGEABLE
     batching = arguments.value(Arg(kw="batch_size"))
-    if memory is Memory.PAGEABLE and batching is not None and batching.kind is ValueKind.NONE:
-        # (`batch_size=None`: no collation, the batches are the dataset's own items, in whatever memory it keeps them)
+    dataset = arguments.value(Arg(0, "dataset"))
+    indexed_by_framework = dataset is not None and (dataset.target.startswith(_FRAMEWORK_DATASETS) or (
+        dataset.is_buffer and dataset.memory is Memory.PAGEABLE))  # (`TensorDataset(data)` of host tensors)
+    if memory is Memory.PAGEABLE and batching is not None and batching.kind is ValueKind.NONE and not indexed_by_framework:
+        # (`batch_size=None`: no collation, the batches are the dataset's own items, in whatever memory a project's
+        # dataset keeps them; a framework's `TensorDataset` indexes its tensors into new pageable ones)
         memory = Memory.UNKNOWN
     return AbsValue(ValueKind.CONTAINER, framework, element=AbsValue(ValueKind.BUFFER, framework, memory, loader_batch=True))
+
+
+# The framework's own datasets (`TensorDataset(data)`): their items are indexed out of host tensors it was given.
+_FRAMEWORK_DATASETS = ("torch.utils.data.",)
 
 
 def _like_first(fact: Fact, arguments: Arguments, framework: str) -> AbsValue:
