@@ -5,19 +5,7 @@ Run on a GPU: python benchmarks/probes/host_indices.py; prints one line per form
 CUDA runtime calls and copies the profiler records for one NumPy-indexed read."""
 import numpy as np
 import torch
-
-
-def probe(name, action):
-    torch.cuda.synchronize()
-    torch.cuda.set_sync_debug_mode("error")
-    try:
-        action()
-        verdict = "no wait"
-    except RuntimeError as error:
-        verdict = "waits" if "synchroniz" in str(error) else f"error: {error}"
-    finally:
-        torch.cuda.set_sync_debug_mode("default")
-    print(f"{name}: {verdict}")
+from sync_debug import probe
 
 
 def main():

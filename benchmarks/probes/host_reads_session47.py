@@ -9,19 +9,7 @@ and how many device-to-host copies does each make (the profiler's Memcpy DtoH co
 
 Run on a GPU: python benchmarks/probes/host_reads_session47.py"""
 import torch
-
-
-def probe(name, action):
-    torch.cuda.synchronize()
-    torch.cuda.set_sync_debug_mode("error")
-    try:
-        action()
-        verdict = "no wait"
-    except RuntimeError as error:
-        verdict = "waits" if "synchroniz" in str(error) else f"error: {error}"
-    finally:
-        torch.cuda.set_sync_debug_mode("default")
-    print(f"{name}: {verdict}")
+from sync_debug import probe
 
 
 def copies_back(action):
@@ -54,8 +42,9 @@ def main():
     print("DtoH copies, bool(t.all()):", copies_back(lambda: bool(done_true.all())))
     rot = torch.rand(3, 3, device="cuda")
     pose = torch.eye(4)
-    probe("cpu_pose[:3, :3] = cuda_rot", lambda: pose.__setitem__((slice(0, 3), slice(0, 3)), rot))
-    print("DtoH copies, cpu_pose[:3, :3] = cuda_rot:", copies_back(lambda: pose.__setitem__((slice(0, 3), slice(0, 3)), rot)))
+    store = lambda: pose.__setitem__((slice(0, 3), slice(0, 3)), rot)  # noqa: E731
+    probe("cpu_pose[:3, :3] = cuda_rot", store)
+    print("DtoH copies, cpu_pose[:3, :3] = cuda_rot:", copies_back(store))
     init = torch.rand(4)
     print("init.cuda().requires_grad_(True).device:", init.cuda().requires_grad_(True).device)
     loader = torch.utils.data.DataLoader(InMemory([{"x": torch.rand(4, 3)} for _ in range(2)]), batch_size=None,

@@ -2,19 +2,7 @@
 
 Run on a GPU: python benchmarks/probes/mask_writes.py; prints one line per form, "waits" or "no wait"."""
 import torch
-
-
-def probe(name, action):
-    torch.cuda.synchronize()
-    torch.cuda.set_sync_debug_mode("error")
-    try:
-        action()
-        verdict = "no wait"
-    except RuntimeError as error:
-        verdict = "waits" if "synchroniz" in str(error) else f"error: {error}"
-    finally:
-        torch.cuda.set_sync_debug_mode("default")
-    print(f"{name}: {verdict}")
+from sync_debug import probe
 
 
 def main():
