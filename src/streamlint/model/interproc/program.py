@@ -466,7 +466,8 @@ class Program:
         `torch_modules.TEARDOWN_METHODS`), else ""."""
         name = getattr(function.node, "name", None)
         unit = self.unit(function.module)
-        if name is not None and not function.class_name and _is_test_name(name.value):
+        if name is not None and not function.class_name and _is_test_name(name.value) \
+                and not self._called_in_its_module(function, name.value, unit):
             return name.value  # a test function (pytest's `test_*`, a `_test_*` helper): once per test session
         if name is not None and not function.class_name and any(w in name.value for w in torch_modules.COLD_FUNCTION_WORDS):
             return name.value  # a checkpoint's state built or loaded (`load_optimizer_state_dict`): once per checkpoint
@@ -479,6 +480,13 @@ class Program:
         bases = self._bases_of(unit, function.class_name)
         framework = torch_modules.optimizer_base(bases) or any(b.startswith(torch_modules.MODULE_NAMESPACE) for b in bases)
         return f"{function.class_name}.{name.value}" if framework else ""
+
+    @staticmethod
+    def _called_in_its_module(function: FunctionRef, name: str, unit: "ModuleUnit | None") -> bool:
+        """Does its own module's code call it by name (a script's `for epoch in ...: train(epoch); test(epoch)`)? A
+        test runner calls a test; a function the project calls is the project's own step, named `test` or not."""
+        return unit is not None and any(name in names for q, names in unit.called_names().items()
+                                        if q != function.qualname)
 
     def _steps(self, function: FunctionRef, unit: ModuleUnit) -> bool:
         """A method that runs the backward pass on a loss it is handed, on every call (a training

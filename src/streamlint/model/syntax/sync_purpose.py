@@ -147,9 +147,12 @@ def _argument_of(call: cst.Call, child: cst.CSTNode, compared: bool) -> Optional
 def _names_feed(body: SyncPurposes, assignment: cst.CSTNode, depth: int, compared: bool) -> Optional[Purpose]:
     """Where the names it is assigned to are used: the first needed purpose, else the first one."""
     best = None
+    # (a name the read binds in its loop and a use reads only after the loop, `correct += n.item()` then
+    # `acc = correct / total`: the host needs it once, after the loop, not on every pass)
+    loop = body.loop if body.loop is not None and body.ancestry.inside(assignment, body.loop) else None
     for name in bound_names(assignment):
         for use in body.uses.get(name, ()):
-            if is_target(use, body.ancestry):
+            if is_target(use, body.ancestry) or (loop is not None and not body.ancestry.inside(use, loop)):
                 continue
             purpose = _feeds(body, use, depth + 1, compared)
             if purpose is not None and purpose.needed:
@@ -401,6 +404,7 @@ class SyncPurposes:
         self.ancestry = ancestry
         self.modules = imported_modules(ancestry.module)  # (a module's `step()` is no optimizer's)
         self.probes: frozenset[int] = frozenset()
+        self.loop: Optional[cst.CSTNode] = None  # (the innermost loop around the read asked about)
         self.uses: dict[str, list[cst.Name]] = {}
         self._uses: dict[int, dict[str, list[cst.Name]]] = {}
 
@@ -416,6 +420,7 @@ class SyncPurposes:
                     uses.setdefault(current.value, []).append(current)
         self.uses, self.probes = self._uses[id(function)], probes
         loops = self.ancestry.loops_around(node)
+        self.loop = loops[-1] if loops else None
         found = _why(self, node, value_read, copy, loops, function, uploads, into)
         if found is Purpose.MEASUREMENT and not conditional and any(trains(loop, self.modules) for loop in loops):
             return Purpose.STEP_TIMING  # timing every step of a training loop is the stall itself
