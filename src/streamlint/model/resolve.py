@@ -185,7 +185,34 @@ def _enclosing(here: Path, most: int, most_in_root: int) -> tuple[str, ...]:
     if whole and root is not None and not (root / "__init__.py").is_file():
         scripts = per_run(("listing", str(root)), lambda: _listing(root, most_in_root, packages=False)) or ()
         found = found + tuple(f for f in scripts if f not in found)
+        if in_package(here.parent):  # (a package's callers: a root script's program is the root's scripts)
+            found = found + tuple(f for f in per_run(("script folders", str(root)),
+                                                     lambda: _script_folders(root, most_in_root)) if f not in found)
     return found
+
+
+def _script_folders(root: Path, most: int) -> tuple[str, ...]:
+    """The scripts of the root's folders that are no package (`scripts/image_train.py` beside the package it
+    imports): the project's own entry points, whose call sites tell what the package's functions and classes are
+    handed. Not test modules (pytest's `test_*.py`, `*_test.py`): a test's arguments are no steady caller's. At most
+    `most` in all, the first folders by name."""
+    found: list[str] = []
+    try:
+        folders = sorted(d for d in root.iterdir() if d.is_dir() and not d.name.startswith((".", "_"))
+                         and not in_package(d))
+    except OSError:
+        return ()
+    for folder in folders:
+        listed = _listing(folder, most, packages=False) or ()
+        names = [f for f in listed if not _test_module(Path(f).name)]
+        if len(found) + len(names) > most:
+            break
+        found.extend(names)
+    return tuple(found)
+
+
+def _test_module(name: str) -> bool:
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
 
 
 def _importers(here: Path, root: Path, most: int, most_in_root: int) -> tuple[str, ...]:

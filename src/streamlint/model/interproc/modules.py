@@ -102,11 +102,21 @@ class ProjectModules:
         for file in resolve.enclosing_package_files(self.path, most, most_in_root):
             if _spells(file, called | named):  # (its bytes are then the newest kept; one parsed already costs nothing)
                 _, _, data, _, words = _words[file]
-                spelling.append((resolve.canonical_name(Path(file)), words or data))
+                spelling.append((self._name_of(file), words or data))
                 if file in _parsed or may_call_by_name(data, called, named, words):
                     calling.append(spelling[-1][0])
         return tuple(spelling), tuple(calling)
 
+
+    def _name_of(self, file: str) -> str:
+        """The name the checked file's program loads `file` by: its dotted name, or, for a script in a folder of
+        scripts beside the package (`scripts/image_train.py`), the folder's name before it (a namespace folder
+        under the project root, PEP 420), which the loader finds from any module of the project."""
+        name = resolve.canonical_name(Path(file))
+        if "." in name or resolve.module_file(self.path, name) is not None:
+            return name
+        spelled = f"{Path(file).parent.name}.{name}"
+        return spelled if resolve.module_file(self.path, spelled) is not None else name
 
     def makes_cuda_default(self, most: int, most_in_root: int) -> bool:
         """Does a module of the checked file's program (its package and the root's scripts, or the folder of scripts

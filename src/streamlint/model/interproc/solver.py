@@ -18,11 +18,11 @@ from pathlib import Path as FilePath
 from streamlint import reads
 from streamlint.deadline import tick
 from streamlint.model.domain.order import Conflict
-from streamlint.model.domain.paths import CELL
+from streamlint.model.domain.paths import CELL, Path, Root
 from streamlint.model.syntax.names import bound_to_calls, rebound_globals
 from streamlint.model.syntax.prefilter import may_rebind_globals
 from streamlint.model.domain.streams import StreamRef, StreamRefKind
-from streamlint.model.domain.values import FALSE, LEFT_OUT, NONE, PASSED_UNTOLD, TRUE, UNKNOWN, AbsValue, ValueKind
+from streamlint.model.domain.values import FALSE, LEFT_OUT, NONE, PASSED_UNTOLD, TRUE, UNKNOWN, AbsValue, Memory, ValueKind
 from streamlint.model import declared, resolve
 from streamlint.model.syntax.constructions import fields_read, kept_whole
 from streamlint.model.interproc.class_state import (as_global, as_receiver_state, host_written_attributes, join_stores,
@@ -572,7 +572,11 @@ class Solver:
         if not function.class_name or function.node.name.value == "__init__" or context.receiver_state:
             return context
         entered = context == ROOT_CONTEXT  # (no caller in sight says what it passes)
-        context = replace(context, receiver_state=self._class_state(function))
+        receiver = context.receiver
+        if receiver is not None and receiver.keys and receiver.kind is ValueKind.OBJECT:
+            # (the caller's fields refine the composed state, and are no key of the walk beyond what they refine)
+            context = replace(context, receiver=replace(receiver, keys=(), positions=()))
+        context = replace(context, receiver_state=_told_by_the_receiver(self._class_state(function), receiver))
         # (what the other public methods leave pending meets only the walk's conflicts, which are reported
         # for the checked module alone: another module's method is entered without it)
         if entered and function.module == self.program.main.name and self._reporting:
@@ -813,6 +817,30 @@ def entered_bare(context: CallContext) -> bool:
     """The context a function is walked in as no caller in sight calls it: nothing known of its
     arguments; for a method, the receiver's state its class's methods leave on `self`."""
     return replace(context, receiver_state=()) == ROOT_CONTEXT and all(attr for attr, _ in context.receiver_state)
+
+
+def _told_by_the_receiver(state: tuple, receiver: Optional[AbsValue]) -> tuple:
+    """The class's composed state, each field it leaves untold (of unknown kind, an option, or memory not told) taken
+    from what the caller's object holds there (`_receiver_fact`): the object the call is made on, as its caller made
+    it, is evidence of what its fields are."""
+    if receiver is None or receiver.kind is not ValueKind.OBJECT or not receiver.keys \
+            or len(receiver.keys) != len(receiver.positions):
+        return state
+    told = dict(zip(receiver.keys, receiver.positions))
+    refined = tuple((attr, replace(told[attr], identity=Path(Root.self_()).attr(attr))
+                     if attr in told and _untold(value, told[attr]) else value) for attr, value in state)
+    return refined if refined != state else state
+
+
+def _untold(composed: AbsValue, caller: AbsValue) -> bool:
+    """Does the class's own composition leave what the caller's object holds untold?"""
+    if composed.kind is ValueKind.UNKNOWN:
+        return True
+    if composed.kind is not caller.kind:
+        return False
+    if composed.kind is ValueKind.CONTAINER:
+        return composed.element is None or (caller.element is not None and _untold(composed.element, caller.element))
+    return composed.memory is Memory.UNKNOWN and caller.memory is not Memory.UNKNOWN
 
 
 def _joined(contexts: list[CallContext]) -> Optional[CallContext]:

@@ -826,6 +826,10 @@ def _listed_items(target: str, arguments: Arguments) -> Optional[AbsValue]:
             and given[0].framework in POINTER_FRAMEWORKS:
         return given[0]
     iterable = arguments.value(python_std.LISTING_CALLS.get(target)) if len(arguments.values()) == 1 else None
+    if target in python_std.LISTING_CALLS and iterable is not None and iterable.kind is ValueKind.CONTAINER \
+            and iterable.items is None:
+        # (items not told: no numbers; nor memory told, which an optimizer over it would take for CUDA parameters)
+        return AbsValue(ValueKind.CONTAINER, iterable.framework)
     if iterable is None or (iterable.is_buffer and not is_device(iterable)) or iterable.items is None:
         return None
     return AbsValue(ValueKind.CONTAINER, element=iterable.items, members=iterable.members)
@@ -957,7 +961,7 @@ def _context(arguments: Arguments, state: State, frame: Frame) -> CallContext:
     """What this call tells the callee of its arguments (kind, memory, stream) and of the current stream."""
     keyed = [(str(i), given) for i, given in enumerate(arguments.positional)] + list(arguments.keywords.items())
     facts = tuple((key, _fact(value, state)) for key, (value, _) in keyed)
-    receiver = _fact(arguments.receiver, state) if arguments.receiver is not None else None
+    receiver = _receiver_fact(arguments.receiver, state) if arguments.receiver is not None else None
     entered = tuple(f for f in LEGACY_BY_DEFAULT if state.current_stream(f).kind is not StreamRefKind.LEGACY)
     handed_on = [key for key, (value, _) in keyed if _work_stream_of(value)]
     complete = isinstance(arguments.node, cst.Call) and not any(a.star for a in arguments.node.args)
@@ -1004,6 +1008,32 @@ def _fact(value: AbsValue, state: State) -> AbsValue:
         if keyed:  # (a batch whose items the caller stored under keys written out: `batch["img"] = img.cuda()`)
             told = replace(told, keys=tuple(k for k, _ in keyed), positions=tuple(_fact(v, state) for _, v in keyed))
     return told
+
+
+def _receiver_fact(receiver: AbsValue, state: State) -> AbsValue:
+    """The receiver's facts, with what the caller's heap holds in the fields of an object it made or was handed
+    (`loop = TrainLoop(model=model)` after `model.to(dev)`: `loop.model` is a module on the device). The callee's class
+    composition takes a field from here where its own stores leave it untold (the project's own call sites are
+    evidence, D-16). `self`'s own too: a method entered with its caller's fields hands them on to the methods it
+    calls."""
+    told = _fact(receiver, state)
+    identity = receiver.identity
+    if receiver.kind is not ValueKind.OBJECT or identity is None or told.keys:
+        return told
+    depth = len(identity.steps) + 1
+    fields = sorted((path.steps[-1], held) for path, held in state.heap
+                    if path.root == identity.root and len(path.steps) == depth and path.steps[:-1] == identity.steps
+                    and isinstance(path.steps[-1], str) and _informative(held))
+    if not fields:
+        return told
+    return replace(told, keys=tuple(k for k, _ in fields), positions=tuple(_fact(v, state) for _, v in fields))
+
+
+def _informative(value: AbsValue) -> bool:
+    """A field value that says where memory lives: a module or buffer on a told memory, a container of such."""
+    if value.kind is ValueKind.CONTAINER:
+        return value.element is not None and _informative(value.element)
+    return value.kind in (ValueKind.OBJECT, ValueKind.BUFFER) and value.memory is not Memory.UNKNOWN
 
 
 def told_keys(value: AbsValue, state: State) -> list:

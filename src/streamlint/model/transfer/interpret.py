@@ -125,8 +125,12 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
         for path, item in _keyed_items(index, key, frame, context, value):
             state = state.store(path, item)
             seeded[path] = item
+    named: dict[str, AbsValue] = {}  # (a caller's container whose items were only named here: no store of this call)
     for attr, value in context.receiver_state:
         value = value.mapped(_made_by_an_earlier_call(frame.qualname))
+        if value.kind is ValueKind.CONTAINER and value.identity is not None and value.element is not None \
+                and not value.positions:
+            value = named[attr] = replace(value, element=_items_named(value.element, value.identity))
         state = state.store(Path(Root.self_()).attr(attr), value)
         state = _made_before(state, frame, value, StreamRef.ambient("torch"), RootKind.SELF)
     for pending in context.receiver_pending:
@@ -141,7 +145,7 @@ def walk_function(node: "cst.FunctionDef | cst.Module", frame: Frame, context: C
     effects, truncated = bounded(own)
     summary = FunctionSummary(
         frame.qualname, signature(node) if isinstance(node, cst.FunctionDef) else (), effects,
-        _returned(node, frame), _self_stores(frame.found.exit_state, context.receiver_state),
+        _returned(node, frame), _self_stores(frame.found.exit_state, context.receiver_state, named),
         tuple(sorted((param, tuple(sorted(tags))) for param, tags in frame.found.evidence.items())), bool(context.hot),
         tuple((f, s) for f, s in frame.found.yielded or () if s.kind is not StreamRefKind.AMBIENT),  # (streams it set)
         truncated, tuple(sorted((a, v) for a, v in frame.found.holder_stores.items() if v is not None)),
@@ -435,12 +439,21 @@ def _parameter_value(index: int, name: str, frame: Frame, context: CallContext,
     element = given.element  # (a stream in a container the caller passes: named by its place in the parameter)
     if element is not None and element.kind is ValueKind.STREAM and element.stream is None:
         element = replace(element, stream=StreamRef.at(identity.element(Index.any_())))
+    element = _items_named(element, identity) if not given.positions else element
     value = AbsValue(given.kind, given.framework, given.memory, identity, stream, given.may_be_none, element,
                      given.target, loader_batch=given.loader_batch)
     if given.kind is ValueKind.CONTAINER and given.positions and not given.keys:
         return replace(value, positions=_items_at(given.positions, identity))
     carried = given.kind in (ValueKind.CALLABLE, ValueKind.OBJECT)  # (a closure's cells, an object's fields)
     return replace(value, positions=given.positions, keys=given.keys) if carried else value
+
+
+def _items_named(element: Optional[AbsValue], container: Path) -> Optional[AbsValue]:
+    """Tensors a caller's container holds, named by their place in it (`for p in params: p.grad`): memory the body
+    reaches through them, not values of no identity."""
+    if element is None or not element.is_buffer or element.identity is not None:
+        return element
+    return replace(element, identity=container.element(Index.any_()))
 
 
 def _extra_keywords(value: AbsValue, params: tuple[str, ...], context: CallContext) -> AbsValue:
@@ -518,7 +531,7 @@ def _keyed_items(index: int, name: str, frame: Frame, context: CallContext, valu
     return items + ((value.identity.element(Index.any_()), reduce(AbsValue.join, (item for _, item in items))),)
 
 
-def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, AbsValue], ...]:
+def _self_stores(exit_state: Optional[State], entry: tuple, named: Optional[dict] = None) -> tuple[tuple[str, AbsValue], ...]:
     """What `self.<attr>` holds when the function returns, for each attribute it changed."""
     if exit_state is None:
         return ()
@@ -531,7 +544,7 @@ def _self_stores(exit_state: Optional[State], entry: tuple) -> tuple[tuple[str, 
             # (what it held on entry, only known better now: a use showed it a host number)
             refined = (entry_value is None or entry_value.kind is ValueKind.UNKNOWN) \
                 and value.kind is ValueKind.HOST_NUMBER and value.identity == path
-            if entry_value != value and not refined:
+            if entry_value != value and not refined and (named or {}).get(path.steps[0]) != value:
                 found[path.steps[0]] = value
     for path, value in exit_state.heap:
         attr = path.steps[0] if path.root.kind is RootKind.SELF and len(path.steps) == 2 else None

@@ -232,7 +232,10 @@ def parameters_of(module: AbsValue) -> Optional[AbsValue]:
     """`model.parameters()`: the module's parameters, its memory (an nn.Module's method)."""
     if module.identity is None or module.kind not in (ValueKind.UNKNOWN, ValueKind.BUFFER):
         return None
-    return AbsValue(ValueKind.CONTAINER, F, members=frozenset({module.identity}))
+    # (its items are tensors in the module's memory, where that memory is told: `list(model.parameters())` lists them)
+    item = AbsValue(ValueKind.BUFFER, F, module.memory, module.identity.element(Index.any_())) \
+        if module.memory is not Memory.UNKNOWN else None
+    return AbsValue(ValueKind.CONTAINER, F, members=frozenset({module.identity}), element=item)
 
 
 def optimizer_step(optimizer: AbsValue, name: str, arguments: Arguments, state: State, frame: Frame) -> Optional[Handled]:
