@@ -19,6 +19,7 @@ from streamlint.model.readings.hot_paths import own_operations as hot_operations
 from streamlint.model.readings.operations import chosen
 from streamlint.model.summary.effects import Operation
 from streamlint.model.syntax.ancestry import Ancestry
+from streamlint.model.syntax.invariants import bound_in, copied_root, unchanged_in
 from streamlint.model.syntax.sync_purpose import SyncPurposes, comprehension_of
 from streamlint.rules._shared import calling_loop_named, hot_entry_name, start_of
 
@@ -81,3 +82,19 @@ def copy_cost_at_stake(model, ancestry: Ancestry, at, call: cst.Call) -> bool:
     if ancestry.loops_around(call):
         return bool(repeating_loops(model, at.function, call, ancestry))
     return bool(calling_loops(model, at, ancestry, Work.QUEUED))
+
+
+def reuploaded_source(ancestry: Ancestry, call: cst.CSTNode, where: str) -> Optional[str]:
+    """The name an upload on every pass of its loop copies from (`batch["rgb"][idx].to(dev)`), where the loop only
+    reads that name: the same data, or parts of it, moved again every pass (SL201's), not a new batch the loop takes
+    (SL302's). None otherwise."""
+    loops = ancestry.loops_around(call)
+    if where != "on every iteration" or not loops or not isinstance(call, cst.Call) \
+            or not isinstance(call.func, cst.Attribute):
+        return None
+    root = copied_root(call.func.value)
+    function = next((a for a in ancestry.ancestors(call) if isinstance(a, cst.FunctionDef)), None)
+    # (a name of the function's own: a parameter or a local, not a module the expression calls into)
+    if root is None or function is None or not bound_in(root.value, function):
+        return None
+    return root.value if unchanged_in(root.value, loops[-1]) else None

@@ -15,7 +15,7 @@ from streamlint.model.readings.operations import drained_alone, host_writes_into
 from streamlint.model.summary.effects import Operation
 from streamlint.model.syntax import ancestry as nesting
 from streamlint.rules import _labels as labels
-from streamlint.rules._hot_uploads import hot_blocking_uploads
+from streamlint.rules._hot_uploads import hot_blocking_uploads, reuploaded_source
 from streamlint.rules._shared import api_named, named
 from streamlint.rules.base import Finding, Rule
 
@@ -54,6 +54,16 @@ class MissingNonBlocking(Rule):
       naming that function).
       No fix is offered there: build the tensor once on the device, or in pinned
       memory and copy it with `non_blocking=True`.
+    - the source is pageable data the loop only reads, uploaded (all of it or a
+      part, `batch["rgb"][idx].to(device)`) with a blocking copy on every pass of
+      a loop that queues GPU work: a parameter or a local bound before the loop
+      that the loop never rebinds, stores into, hands to a call or changes with
+      an in-place method (an optimisation loop over one frame's data, a loop of
+      minibatches cut from one host tensor). Every pass waits for the stream to
+      drain and moves data it could have moved once. The copies of one source in
+      one loop are one finding, at the first. A loader's batch the loop takes
+      itself is SL302's; one taken before the loop and moved again every pass is
+      this rule's (pinning the loader would not end the copies).
 
     Which loops make a hot path is the same for SL103, SL201, SL501 and SL502:
     {loop_policy}
@@ -195,6 +205,7 @@ class MissingNonBlocking(Rule):
                 help=unsafe_because or "pass `non_blocking=True`",
             )
         yield from _host_built_uploads(model, analysis, reported)
+        yield from _unchanged_source_uploads(model, analysis, reported)
 
 
 
@@ -250,6 +261,34 @@ def _host_built_uploads(model, analysis, reported: set[str]):
             f"{api_named(_spelling(call.func, analysis))} uploads a tensor built on the host and waits for the "
             f"stream to drain {where}",
             help="build it on the device once, outside the hot path, or in pinned memory with `non_blocking=True`",
+        )
+
+
+def _pageable_blocking(operation: Operation) -> bool:
+    """A blocking upload by a copy method of pageable memory the code did not build from Python values."""
+    return _blocking_torch_upload(operation) and operation.host_memory is Memory.PAGEABLE and not operation.host_built
+
+
+def _unchanged_source_uploads(model, analysis, reported: set[str]):
+    """Pageable data a loop only reads (a frame's arrays, a dataset tensor, bound before the loop) uploaded again, a
+    part of it or all, with a blocking copy on every pass: the copy waits for the stream to drain each time, and
+    moves data the loop could have moved once. The copies of one source in one loop are one finding, at the first."""
+    ancestry = nesting.Ancestry(analysis.module)
+    by_source: dict[tuple, list] = {}
+    for _, call, where in hot_blocking_uploads(analysis, model, _pageable_blocking, set(reported)):
+        name = reuploaded_source(ancestry, call, where)
+        if name is not None:
+            by_source.setdefault((id(ancestry.loops_around(call)[-1]), name), []).append(call)
+    for (_, name), calls in by_source.items():
+        first, later = calls[0], calls[1:]
+        lines = ", ".join(str(analysis.position(c).start.line) for c in later)
+        again = f", and again at line{'s' if len(later) > 1 else ''} {lines}" if later else ""
+        yield Finding(
+            first,
+            f"{api_named(_spelling(first.func, analysis))} uploads data from `{name}`, which the loop only reads, with a "
+            f"blocking copy of pageable memory that waits for the stream to drain on every iteration{again}",
+            help=f"move `{name}` (or the part the loop reads) to the GPU once before the loop and index that copy on the "
+                 f"device; or pin it and copy with `non_blocking=True`",
         )
 
 

@@ -11,7 +11,7 @@ from streamlint.model.readings.operations import own_operations
 from streamlint.model.summary.effects import Operation
 from streamlint.model.syntax.ancestry import Ancestry
 from streamlint.rules import _labels as labels
-from streamlint.rules._hot_uploads import hot_blocking_uploads
+from streamlint.rules._hot_uploads import hot_blocking_uploads, reuploaded_source
 from streamlint.rules._shared import start_of
 from streamlint.rules.base import Finding, Rule
 
@@ -122,6 +122,8 @@ def _blocking_batch_uploads(analysis, model, reported: set[str]):
     ancestry = Ancestry(analysis.module)
     runs: dict[int, list] = {}  # the innermost loop (or the function) -> the pass's uploads, in order
     for _, call, where in hot_blocking_uploads(analysis, model, _blocking_unpinned_batch_upload, reported):
+        if reuploaded_source(ancestry, call, where) is not None:
+            continue  # (a batch taken before the loop, moved again on every pass: SL201's, which pinning would not end)
         loops = ancestry.loops_around(call)
         # (a helper's copies, placed at the loop that calls it: the helper's one pass, `prepare_batch`'s keys)
         function = next((a for a in ancestry.ancestors(call) if isinstance(a, cst.FunctionDef)), None)

@@ -34,6 +34,10 @@ NUMBERING_CALLS: dict[str, Arg] = {
 # the iterable's items.
 ITERATOR_CALLS: dict[str, Arg] = {
     "builtins.iter": Arg(0, "object"),
+    # progress bars that hand out the items of what they wrap, one per pass (`for batch in tqdm(loader)`)
+    **{name: Arg(0, "iterable") for name in ("tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.std.tqdm", "tqdm.notebook.tqdm",
+                                             "tqdm.rich.tqdm", "tqdm.autonotebook.tqdm")},
+    "rich.progress.track": Arg(0, "sequence"),
 }
 # qualified name -> (the iterator whose next item it returns, the default it returns when there is none).
 NEXT_CALLS: dict[str, tuple[Arg, Arg]] = {

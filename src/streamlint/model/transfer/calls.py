@@ -224,7 +224,7 @@ def _namespace_call(target: str, arguments: Arguments, state: State, frame: Fram
         # (`setattr(obj, "x", v)` stores; `functools.partial(f, x)` binds a call for later: nothing runs now)
         setter = python_std.ATTRIBUTE_SETTERS.get(target)
         return UNKNOWN, _set_attribute(setter, arguments, state) if setter is not None else state
-    if target.startswith("builtins.") or target in python_std.PYTHON_OBJECT_MAKERS:
+    if target.startswith("builtins.") or target in python_std.PYTHON_OBJECT_MAKERS or target in python_std.ITERATOR_CALLS:
         return _builtin_or_opaque(target, arguments, state, frame)
     if target.rpartition(".")[0] in torch_api.TENSOR_FUNCTION_NAMESPACES \
             and target.rpartition(".")[2] in torch_api.TENSORS_OR_TUPLES and not _buffers_given(arguments):
